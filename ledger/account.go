@@ -1,0 +1,390 @@
+package ledger
+
+import (
+	"fmt"
+	"hash/fnv"
+	"strconv"
+)
+
+// Account is a balance: a merchant's balance account in one currency, or one
+// of the service's own accounts (clearing, fees, funding) that hold the other
+// side of every posting. Merchant account numbers are the currency code and
+// eight digits ("GHS12345678"); system account numbers are "SYS:" + purpose +
+// ":" + currency and never leave the ledger.
+type Account struct {
+	Number   string
+	OrgID    string // empty for system accounts
+	Currency string
+	Purpose  AccountPurpose
+
+	Total Minor // sum of every posting on the account
+	Held  Minor // amounts on hold (not spendable, still in Total)
+
+	// Reservation is the highest reservation number of a debit proposed by
+	// the account's actor that the ledger has applied, whatever its outcome.
+	// The actor counts its in-flight debits above this number as reserved;
+	// see package actors.
+	Reservation uint64
+
+	CreatedAt int64
+}
+
+// Available is what a debit created now could draw on.
+func (a Account) Available() Minor { return a.Total - a.Held }
+
+// AccountPurpose says what an account is for.
+type AccountPurpose uint8
+
+// Account purposes. Values are frozen (stored in snapshots).
+const (
+	PurposeMerchant          AccountPurpose = 1 // an organization's balance
+	PurposePayoutsClearing   AccountPurpose = 2 // payouts accepted, not yet settled by the rail
+	PurposeFeeRevenue        AccountPurpose = 3 // fees earned
+	PurposeSandboxFunding    AccountPurpose = 4 // the source of simulated top-ups
+	PurposeRailSettlement    AccountPurpose = 5 // money that left through a rail (payouts settled)
+	PurposeCollectionsSource AccountPurpose = 6 // money that arrived through a rail (collections)
+	purposeEnd               AccountPurpose = 7
+)
+
+var purposeNames = [...]string{
+	PurposeMerchant:          "merchant",
+	PurposePayoutsClearing:   "payouts_clearing",
+	PurposeFeeRevenue:        "fee_revenue",
+	PurposeSandboxFunding:    "sandbox_funding",
+	PurposeRailSettlement:    "rail_settlement",
+	PurposeCollectionsSource: "collections_source",
+}
+
+func (p AccountPurpose) String() string {
+	if p == 0 || p >= purposeEnd {
+		return "purpose(" + strconv.Itoa(int(p)) + ")"
+	}
+	return purposeNames[p]
+}
+
+func systemAccountNumber(p AccountPurpose, currency string) string {
+	return "SYS:" + p.String() + ":" + currency
+}
+
+// EntryType is what booked a ledger entry. Values are frozen (stored in the
+// log's effects and in snapshots); names are the API's.
+type EntryType uint8
+
+// Entry types. The first group appears on merchant accounts, the second only
+// on system accounts.
+const (
+	EntryManualCredit         EntryType = 1
+	EntryPayoutDebit          EntryType = 2
+	EntryPayoutRefund         EntryType = 3
+	EntryFeeDebit             EntryType = 4
+	EntryFeeRefund            EntryType = 5
+	EntryCollectionCredit     EntryType = 6
+	EntryCollectionFeeDebit   EntryType = 7
+	EntryPayoutCredit         EntryType = 8  // clearing receives a payout's principal
+	EntryFeeRevenue           EntryType = 9  // fee revenue receives a payout fee
+	EntryCollectionFeeRevenue EntryType = 10 // fee revenue receives a collection fee
+	EntryPayoutSettlement     EntryType = 11 // a settled payout leaves clearing
+	EntryFundingSource        EntryType = 12 // the sandbox funding source pays a top-up
+	EntryCollectionSource     EntryType = 13 // the rail pays a collection
+	entryTypeEnd              EntryType = 14
+)
+
+var entryTypeNames = [...]string{
+	EntryManualCredit:         "manual_credit",
+	EntryPayoutDebit:          "payout_debit",
+	EntryPayoutRefund:         "payout_refund",
+	EntryFeeDebit:             "fee_debit",
+	EntryFeeRefund:            "fee_refund",
+	EntryCollectionCredit:     "collection_credit",
+	EntryCollectionFeeDebit:   "collection_fee_debit",
+	EntryPayoutCredit:         "payout_credit",
+	EntryFeeRevenue:           "fee_revenue",
+	EntryCollectionFeeRevenue: "collection_fee_revenue",
+	EntryPayoutSettlement:     "payout_settlement",
+	EntryFundingSource:        "funding_source",
+	EntryCollectionSource:     "collection_source",
+}
+
+func (t EntryType) String() string {
+	if t == 0 || t >= entryTypeEnd {
+		return "entry(" + strconv.Itoa(int(t)) + ")"
+	}
+	return entryTypeNames[t]
+}
+
+// ParseEntryType returns the entry type with the given API name.
+func ParseEntryType(name string) (EntryType, bool) {
+	for t := EntryType(1); t < entryTypeEnd; t++ {
+		if entryTypeNames[t] == name {
+			return t, true
+		}
+	}
+	return 0, false
+}
+
+// ReferenceType names the kind of resource that booked entries of type t.
+func (t EntryType) ReferenceType() string {
+	switch t {
+	case EntryManualCredit, EntryFundingSource:
+		return "topup"
+	case EntryCollectionCredit, EntryCollectionFeeDebit, EntryCollectionFeeRevenue, EntryCollectionSource:
+		return "collection"
+	default:
+		return "payout"
+	}
+}
+
+// Entry is one posting: a signed amount on one account. Its sequence number
+// is its position in the global journal (1-based), which orders every booking.
+type Entry struct {
+	Account      string
+	Type         EntryType
+	Amount       Minor // credits positive, debits negative
+	BalanceAfter Minor // the account's Total after this entry
+	RefID        string
+	ExternalRef  string
+	At           int64
+}
+
+// posting is one leg of a transaction before it is booked.
+type posting struct {
+	account string
+	typ     EntryType
+	amount  Minor
+}
+
+// book applies a balanced set of postings atomically: all of them or, when an
+// account would overflow, none. Postings must sum to zero; a set that does
+// not is a bug, and the ledger stops rather than book it.
+func (s *State) book(at int64, refID, externalRef string, postings []posting) *Error {
+	var sum Minor
+	for _, p := range postings {
+		var ok bool
+		if sum, ok = addMinor(sum, p.amount); !ok {
+			return errorf(CodeValidation, "amount out of range")
+		}
+	}
+	if sum != 0 {
+		panic(fmt.Sprintf("ledger: unbalanced postings for %s: sum %d", refID, sum))
+	}
+	// Compute every balance first so a failure leaves nothing half-booked.
+	// One account may take several postings (a debit and its fee).
+	after := make([]Minor, len(postings))
+	for i, p := range postings {
+		total, found := Minor(0), false
+		for j := i - 1; j >= 0; j-- {
+			if postings[j].account == p.account {
+				total, found = after[j], true
+				break
+			}
+		}
+		if !found {
+			a, ok := s.accounts.get(p.account)
+			if !ok {
+				panic("ledger: posting to missing account " + p.account)
+			}
+			total = a.Total
+		}
+		var ok bool
+		if after[i], ok = addMinor(total, p.amount); !ok {
+			return errorf(CodeValidation, "balance out of range")
+		}
+	}
+	for i, p := range postings {
+		a, _ := s.accounts.get(p.account)
+		a.Total = after[i]
+		s.accounts.put(a.Number, a)
+		s.entries = append(s.entries, Entry{
+			Account:      p.account,
+			Type:         p.typ,
+			Amount:       p.amount,
+			BalanceAfter: after[i],
+			RefID:        refID,
+			ExternalRef:  externalRef,
+			At:           at,
+		})
+		if a.Purpose == PurposeMerchant {
+			s.entriesByAccount[a.Number] = append(s.entriesByAccount[a.Number], uint64(len(s.entries)))
+		}
+	}
+	return nil
+}
+
+// merchantAccount returns the organization's account in currency, creating
+// it on first touch when create is set.
+func (s *State) merchantAccount(orgID, currency string, at int64, create bool) (Account, bool) {
+	key := orgID + "\x00" + currency
+	if number, ok := s.accountByOrgCurrency[key]; ok {
+		a, _ := s.accounts.get(number)
+		return a, true
+	}
+	if !create {
+		return Account{}, false
+	}
+	a := Account{
+		Number:    s.newAccountNumber(orgID, currency),
+		OrgID:     orgID,
+		Currency:  currency,
+		Purpose:   PurposeMerchant,
+		CreatedAt: at,
+	}
+	s.insertAccount(a)
+	return a, true
+}
+
+// systemAccount returns the service's account for a purpose and currency,
+// creating it on first use.
+func (s *State) systemAccount(p AccountPurpose, currency string, at int64) string {
+	number := systemAccountNumber(p, currency)
+	if _, ok := s.accounts.get(number); !ok {
+		s.insertAccount(Account{Number: number, Currency: currency, Purpose: p, CreatedAt: at})
+	}
+	return number
+}
+
+func (s *State) insertAccount(a Account) {
+	s.accounts.put(a.Number, a)
+	s.accountOrder = append(s.accountOrder, a.Number)
+	s.indexAccount(a)
+}
+
+func (s *State) indexAccount(a Account) {
+	if a.Purpose != PurposeMerchant {
+		return
+	}
+	s.accountByOrgCurrency[a.OrgID+"\x00"+a.Currency] = a.Number
+	s.accountsByOrg[a.OrgID] = append(s.accountsByOrg[a.OrgID], a.Number)
+}
+
+// newAccountNumber derives an account number from the organization and
+// currency, probing forward on a collision. It depends only on the state, so
+// every replica picks the same number.
+func (s *State) newAccountNumber(orgID, currency string) string {
+	h := fnv.New64a()
+	h.Write([]byte(orgID))
+	h.Write([]byte{0})
+	h.Write([]byte(currency))
+	n := h.Sum64() % 100_000_000
+	for {
+		number := fmt.Sprintf("%s%08d", currency, n)
+		if _, taken := s.accounts.get(number); !taken {
+			return number
+		}
+		n = (n + 1) % 100_000_000
+	}
+}
+
+// Account returns the merchant account with the given number.
+func (s *State) Account(number string) (Account, bool) {
+	a, ok := s.accounts.get(number)
+	if !ok || a.Purpose != PurposeMerchant {
+		return Account{}, false
+	}
+	return a, true
+}
+
+// AccountFor returns an organization's account in a currency.
+func (s *State) AccountFor(orgID, currency string) (Account, bool) {
+	return s.merchantAccount(orgID, currency, 0, false)
+}
+
+// Accounts lists an organization's accounts in the order they were opened.
+func (s *State) Accounts(orgID string) []Account {
+	numbers := s.accountsByOrg[orgID]
+	out := make([]Account, 0, len(numbers))
+	for _, n := range numbers {
+		a, _ := s.accounts.get(n)
+		out = append(out, a)
+	}
+	return out
+}
+
+// SystemAccounts lists the service's own accounts, for audits.
+func (s *State) SystemAccounts() []Account {
+	var out []Account
+	for _, n := range s.accountOrder {
+		if a, _ := s.accounts.get(n); a.Purpose != PurposeMerchant {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// Entry returns the entry with the given sequence number.
+func (s *State) Entry(seq uint64) (Entry, bool) {
+	if seq == 0 || seq > uint64(len(s.entries)) {
+		return Entry{}, false
+	}
+	return s.entries[seq-1], true
+}
+
+// EntryCount is the number of postings booked so far.
+func (s *State) EntryCount() uint64 { return uint64(len(s.entries)) }
+
+// AccountEntries returns the sequence numbers of a merchant account's
+// entries, oldest first. The slice is shared: callers must not modify it.
+func (s *State) AccountEntries(number string) []uint64 {
+	return s.entriesByAccount[number]
+}
+
+// Entry identifiers are "le_" and a bijective scramble of the sequence
+// number, so they look opaque yet map back to their place in the journal
+// without an index.
+
+// EntryID returns the public identifier of the entry with sequence seq.
+func EntryID(seq uint64) string {
+	return "le_" + strconv.FormatUint(scramble(seq), 36)
+}
+
+// ParseEntryID returns the sequence number of an entry identifier.
+func ParseEntryID(id string) (uint64, bool) {
+	if len(id) <= 3 || id[:3] != "le_" {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(id[3:], 36, 64)
+	if err != nil || EntryID(unscramble(v)) != id {
+		return 0, false
+	}
+	return unscramble(v), true
+}
+
+const (
+	mixA = 0xbf58476d1ce4e5b9
+	mixB = 0x94d049bb133111eb
+)
+
+var (
+	mixAInverse = inverseMod64(mixA)
+	mixBInverse = inverseMod64(mixB)
+)
+
+// scramble is the splitmix64 finalizer: every step is invertible.
+func scramble(z uint64) uint64 {
+	z = (z ^ (z >> 30)) * mixA
+	z = (z ^ (z >> 27)) * mixB
+	return z ^ (z >> 31)
+}
+
+func unscramble(z uint64) uint64 {
+	z = unshiftXor(z, 31) * mixBInverse
+	z = unshiftXor(z, 27) * mixAInverse
+	return unshiftXor(z, 30)
+}
+
+// unshiftXor inverts z ^= z >> k.
+func unshiftXor(z uint64, k uint) uint64 {
+	x := z
+	for i := k; i < 64; i += k {
+		x = z ^ (x >> k)
+	}
+	return x
+}
+
+// inverseMod64 returns the inverse of an odd x modulo 2^64 (Newton's method).
+func inverseMod64(x uint64) uint64 {
+	inv := x
+	for i := 0; i < 6; i++ {
+		inv *= 2 - x*inv
+	}
+	return inv
+}

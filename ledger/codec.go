@@ -1,0 +1,142 @@
+package ledger
+
+import (
+	"encoding/binary"
+	"errors"
+	"math"
+)
+
+// The binary codec of commands and snapshots. Integers are varints, strings
+// and byte strings are a uvarint length then the bytes. The codec is frozen:
+// a change of layout is a new command kind or a new snapshot version, never an
+// edit, because old log entries must replay exactly.
+
+// errTruncated is returned when a decoder runs out of input.
+var errTruncated = errors.New("ledger: truncated record")
+
+// stringLenMax bounds any decoded string, so a corrupt length cannot make the
+// decoder allocate gigabytes.
+const stringLenMax = 1 << 20
+
+type encoder struct {
+	buf []byte
+}
+
+func (e *encoder) u8(v uint8)       { e.buf = append(e.buf, v) }
+func (e *encoder) uvarint(v uint64) { e.buf = binary.AppendUvarint(e.buf, v) }
+func (e *encoder) varint(v int64)   { e.buf = binary.AppendVarint(e.buf, v) }
+func (e *encoder) minor(v Minor)    { e.varint(int64(v)) }
+func (e *encoder) bool(v bool) {
+	if v {
+		e.u8(1)
+	} else {
+		e.u8(0)
+	}
+}
+func (e *encoder) str(s string) {
+	e.uvarint(uint64(len(s)))
+	e.buf = append(e.buf, s...)
+}
+func (e *encoder) bytes(b []byte) {
+	e.uvarint(uint64(len(b)))
+	e.buf = append(e.buf, b...)
+}
+
+// decoder reads what encoder wrote. The first error sticks; every later read
+// returns zero values, so decode functions check d.err once at the end.
+type decoder struct {
+	buf []byte
+	err error
+}
+
+func (d *decoder) fail(err error) {
+	if d.err == nil {
+		d.err = err
+	}
+	d.buf = nil
+}
+
+func (d *decoder) u8() uint8 {
+	if len(d.buf) < 1 {
+		d.fail(errTruncated)
+		return 0
+	}
+	v := d.buf[0]
+	d.buf = d.buf[1:]
+	return v
+}
+
+func (d *decoder) uvarint() uint64 {
+	v, n := binary.Uvarint(d.buf)
+	if n <= 0 {
+		d.fail(errTruncated)
+		return 0
+	}
+	d.buf = d.buf[n:]
+	return v
+}
+
+func (d *decoder) varint() int64 {
+	v, n := binary.Varint(d.buf)
+	if n <= 0 {
+		d.fail(errTruncated)
+		return 0
+	}
+	d.buf = d.buf[n:]
+	return v
+}
+
+func (d *decoder) minor() Minor { return Minor(d.varint()) }
+
+func (d *decoder) bool() bool {
+	switch d.u8() {
+	case 0:
+		return false
+	case 1:
+		return true
+	default:
+		d.fail(errors.New("ledger: invalid boolean"))
+		return false
+	}
+}
+
+func (d *decoder) str() string {
+	b := d.rawBytes()
+	return string(b)
+}
+
+func (d *decoder) bytes() []byte {
+	b := d.rawBytes()
+	if len(b) == 0 {
+		return nil
+	}
+	return append([]byte(nil), b...)
+}
+
+func (d *decoder) rawBytes() []byte {
+	n := d.uvarint()
+	if d.err != nil {
+		return nil
+	}
+	if n > stringLenMax || n > uint64(len(d.buf)) || n > math.MaxInt32 {
+		d.fail(errTruncated)
+		return nil
+	}
+	b := d.buf[:n]
+	d.buf = d.buf[n:]
+	return b
+}
+
+// count reads a collection length and bounds it by the bytes left, since
+// every element takes at least one byte.
+func (d *decoder) count() int {
+	n := d.uvarint()
+	if d.err != nil {
+		return 0
+	}
+	if n > uint64(len(d.buf)) {
+		d.fail(errTruncated)
+		return 0
+	}
+	return int(n)
+}

@@ -1,0 +1,249 @@
+package ledger
+
+// CollectionStatus is where a collection is in its life:
+//
+//	pending ──payer approves──▶ completed (balance credited, fee debited)
+//	   └──────prompt fails────▶ failed (nothing booked)
+type CollectionStatus uint8
+
+// Collection statuses. Values are frozen.
+const (
+	CollectionPending   CollectionStatus = 1
+	CollectionCompleted CollectionStatus = 2
+	CollectionFailed    CollectionStatus = 3
+)
+
+var collectionStatusNames = [...]string{"", "pending", "completed", "failed"}
+
+func (s CollectionStatus) String() string {
+	if int(s) < len(collectionStatusNames) {
+		return collectionStatusNames[s]
+	}
+	return "unknown"
+}
+
+// Terminal reports whether the collection can no longer change.
+func (s CollectionStatus) Terminal() bool {
+	return s == CollectionCompleted || s == CollectionFailed
+}
+
+// ParseCollectionStatus returns the status with the given API name.
+func ParseCollectionStatus(name string) (CollectionStatus, bool) {
+	for i := 1; i < len(collectionStatusNames); i++ {
+		if collectionStatusNames[i] == name {
+			return CollectionStatus(i), true
+		}
+	}
+	return 0, false
+}
+
+// CollectionSpec is everything the caller asked for; see PayoutSpec.
+type CollectionSpec struct {
+	Currency    string
+	Amount      Minor
+	Method      string // payment method code of the payer's wallet
+	PayerNumber string // the payer's phone number
+	Narration   string
+	Metadata    string // canonical JSON object, or ""
+	KYC         string // canonical JSON object, or ""
+}
+
+// Collection charges a payer's mobile money wallet into the organization's
+// balance in the collected currency.
+type Collection struct {
+	ID                string
+	OrgID             string
+	Type              string // "mobile_money"
+	Spec              CollectionSpec
+	MethodType        string
+	Fee               Minor
+	ExternalReference string
+
+	// AccountNumber is the balance account credited on completion; empty
+	// until then if the organization had no account in the currency.
+	AccountNumber string
+
+	Status        CollectionStatus
+	StatusMessage string
+
+	CreatedAt   int64
+	UpdatedAt   int64
+	CompletedAt int64
+	FailedAt    int64
+}
+
+// collectionFeeBasisPoints is the collection fee by method type.
+var collectionFeeBasisPoints = map[string]int64{
+	"mobile_money": 150, // 1.5%
+}
+
+// CollectionFee returns the fee for collecting amount over a method of the
+// given type. It is debited from the credited balance on completion.
+func CollectionFee(methodType string, amount Minor) Minor {
+	return basisPointsHalfUp(amount, collectionFeeBasisPoints[methodType])
+}
+
+// CreateCollection records a pending collection; nothing is booked until the
+// payer approves.
+type CreateCollection struct {
+	At                int64
+	ID                string
+	OrgID             string
+	ExternalReference string
+	Spec              CollectionSpec
+	MethodType        string
+	Fee               Minor
+}
+
+// SettleCollection ends a collection: completed credits the balance (less
+// the fee), failed books nothing.
+type SettleCollection struct {
+	At        int64
+	ID        string
+	Completed bool
+	Message   string
+}
+
+func (s *State) createCollection(c *CreateCollection) Result {
+	if err := checkID(c.ID, "col_"); err != nil {
+		return Result{Err: err}
+	}
+	if _, ok := s.orgs.get(c.OrgID); !ok {
+		return Result{Err: errorf(CodeNotFound, "Organization not found")}
+	}
+	if _, ok := LookupCurrency(c.Spec.Currency); !ok {
+		return Result{Err: FieldInvalid("from.currency", "is not a supported currency")}
+	}
+	if c.Spec.Amount <= 0 || c.Spec.Amount > AmountMax || c.Fee < 0 || c.Fee > c.Spec.Amount {
+		return Result{Err: FieldInvalid("from.amount", "is out of range")}
+	}
+	if c.ExternalReference == "" {
+		return Result{Err: FieldInvalid("externalReference", "is required")}
+	}
+	if id, ok := s.collectionByRef[refKey(c.OrgID, c.ExternalReference)]; ok {
+		col, _ := s.collections.get(id)
+		if col.Spec == c.Spec {
+			return Result{Replayed: true, Collection: &col}
+		}
+		return Result{Err: &Error{
+			Code:       CodeDuplicate,
+			Message:    "Collection with this externalReference already exists",
+			ExistingID: col.ID,
+		}}
+	}
+	if _, ok := s.collections.get(c.ID); ok {
+		return Result{Err: errorf(CodeConflict, "collection %s already exists", c.ID)}
+	}
+	col := Collection{
+		ID:                c.ID,
+		OrgID:             c.OrgID,
+		Type:              "mobile_money",
+		Spec:              c.Spec,
+		MethodType:        c.MethodType,
+		Fee:               c.Fee,
+		ExternalReference: c.ExternalReference,
+		Status:            CollectionPending,
+		CreatedAt:         c.At,
+		UpdatedAt:         c.At,
+	}
+	if a, ok := s.merchantAccount(c.OrgID, c.Spec.Currency, c.At, false); ok {
+		col.AccountNumber = a.Number
+	}
+	s.collections.put(col.ID, col)
+	s.collectionOrder = append(s.collectionOrder, col.ID)
+	s.indexCollection(col)
+	return Result{Collection: &col}
+}
+
+func (s *State) indexCollection(col Collection) {
+	s.collectionsByOrg[col.OrgID] = append(s.collectionsByOrg[col.OrgID], col.ID)
+	s.collectionByRef[refKey(col.OrgID, col.ExternalReference)] = col.ID
+	if !col.Status.Terminal() {
+		s.openCollections[col.ID] = struct{}{}
+	}
+}
+
+func (s *State) settleCollection(c *SettleCollection) Result {
+	col, ok := s.collections.get(c.ID)
+	if !ok {
+		return Result{Err: errorf(CodeNotFound, "Collection not found")}
+	}
+	if col.Status.Terminal() {
+		return Result{Err: errorf(CodeConflict, "collection %s is already %s", col.ID, col.Status)}
+	}
+	if c.Completed {
+		cur := col.Spec.Currency
+		account, _ := s.merchantAccount(col.OrgID, cur, c.At, true)
+		postings := []posting{
+			{s.systemAccount(PurposeCollectionsSource, cur, c.At), EntryCollectionSource, -col.Spec.Amount},
+			{account.Number, EntryCollectionCredit, col.Spec.Amount},
+		}
+		if col.Fee > 0 {
+			postings = append(postings,
+				posting{account.Number, EntryCollectionFeeDebit, -col.Fee},
+				posting{s.systemAccount(PurposeFeeRevenue, cur, c.At), EntryCollectionFeeRevenue, col.Fee})
+		}
+		if err := s.book(c.At, col.ID, col.ExternalReference, postings); err != nil {
+			return Result{Err: err}
+		}
+		col.AccountNumber = account.Number
+		col.Status = CollectionCompleted
+		col.CompletedAt = c.At
+	} else {
+		col.Status = CollectionFailed
+		col.FailedAt = c.At
+	}
+	col.StatusMessage = c.Message
+	col.UpdatedAt = c.At
+	s.collections.put(col.ID, col)
+	delete(s.openCollections, col.ID)
+	return Result{Collection: &col}
+}
+
+// Collection returns the collection with the given id.
+func (s *State) Collection(id string) (Collection, bool) { return s.collections.get(id) }
+
+// CollectionByReference returns an organization's collection by its
+// externalReference.
+func (s *State) CollectionByReference(orgID, ref string) (Collection, bool) {
+	id, ok := s.collectionByRef[refKey(orgID, ref)]
+	if !ok {
+		return Collection{}, false
+	}
+	return s.collections.get(id)
+}
+
+// CollectionFilter selects collections in a list; zero fields match everything.
+type CollectionFilter struct {
+	Status            CollectionStatus
+	Type              string
+	Method            string
+	Currency          string
+	ExternalReference string
+	CreatedFrom       int64 // unix ms, inclusive; 0 for no bound
+	CreatedTo         int64 // unix ms, inclusive; 0 for no bound
+}
+
+// Collections lists an organization's collections newest first.
+func (s *State) Collections(orgID string, f CollectionFilter, before Cursor, limit int) Page[Collection] {
+	return page(s.collectionsByOrg[orgID], before, limit, s.collections.get, func(c Collection) bool {
+		return (f.Status == 0 || c.Status == f.Status) &&
+			(f.Type == "" || c.Type == f.Type) &&
+			(f.Method == "" || c.Spec.Method == f.Method) &&
+			(f.Currency == "" || c.Spec.Currency == f.Currency) &&
+			(f.ExternalReference == "" || c.ExternalReference == f.ExternalReference) &&
+			(f.CreatedFrom == 0 || c.CreatedAt >= f.CreatedFrom) &&
+			(f.CreatedTo == 0 || c.CreatedAt <= f.CreatedTo)
+	})
+}
+
+// OpenCollections lists the collections still pending, oldest first.
+func (s *State) OpenCollections() []Collection {
+	out := make([]Collection, 0, len(s.openCollections))
+	for id := range s.openCollections {
+		c, _ := s.collections.get(id)
+		out = append(out, c)
+	}
+	sortByCreation(out, func(c Collection) (int64, string) { return c.CreatedAt, c.ID })
+	return out
+}

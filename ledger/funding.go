@@ -1,0 +1,79 @@
+package ledger
+
+// Funding is a sandbox top-up: a credit to an organization's balance from the
+// sandbox funding source, idempotent by the caller's reference.
+type Funding struct {
+	EntrySeq          uint64 // the credit entry; its EntryID is the transaction id
+	OrgID             string
+	AccountNumber     string
+	Currency          string
+	Amount            Minor
+	BalanceAfter      Minor // the account's total right after the credit
+	ExternalReference string
+	At                int64
+}
+
+// FundBalance credits a sandbox balance. Crypto currencies are refused: a
+// stablecoin balance is funded by a deposit on its chain.
+type FundBalance struct {
+	At                int64
+	OrgID             string
+	Currency          string
+	Amount            Minor
+	ExternalReference string
+}
+
+func (s *State) fundBalance(c *FundBalance) Result {
+	if _, ok := s.orgs.get(c.OrgID); !ok {
+		return Result{Err: errorf(CodeNotFound, "Organization not found")}
+	}
+	cur, ok := LookupCurrency(c.Currency)
+	if !ok {
+		return Result{Err: FieldInvalid("currency", "is not a supported currency")}
+	}
+	if cur.Crypto {
+		return Result{Err: FieldInvalid("currency", "is a crypto currency; fund it with a deposit instead")}
+	}
+	if c.Amount <= 0 || c.Amount > AmountMax {
+		return Result{Err: FieldInvalid("amount", "is out of range")}
+	}
+	if c.ExternalReference == "" {
+		return Result{Err: FieldInvalid("externalReference", "is required")}
+	}
+	key := refKey(c.OrgID, c.ExternalReference)
+	if f, ok := s.fundings.get(key); ok {
+		if f.Currency == c.Currency && f.Amount == c.Amount {
+			return Result{Replayed: true, Funding: &f}
+		}
+		return Result{Err: &Error{
+			Code:    CodeConflict,
+			Message: "externalReference was already used for different balance funding",
+		}}
+	}
+	account, _ := s.merchantAccount(c.OrgID, cur.Code, c.At, true)
+	source := s.systemAccount(PurposeSandboxFunding, cur.Code, c.At)
+	postings := []posting{
+		{source, EntryFundingSource, -c.Amount},
+		{account.Number, EntryManualCredit, c.Amount},
+	}
+	// The credit is the second posting; its entry id is the transaction id
+	// that the entries refer to.
+	creditSeq := uint64(len(s.entries)) + 2
+	if err := s.book(c.At, EntryID(creditSeq), c.ExternalReference, postings); err != nil {
+		return Result{Err: err}
+	}
+	credit := s.entries[creditSeq-1]
+	f := Funding{
+		EntrySeq:          creditSeq,
+		OrgID:             c.OrgID,
+		AccountNumber:     account.Number,
+		Currency:          cur.Code,
+		Amount:            c.Amount,
+		BalanceAfter:      credit.BalanceAfter,
+		ExternalReference: c.ExternalReference,
+		At:                c.At,
+	}
+	s.fundings.put(key, f)
+	s.fundingOrder = append(s.fundingOrder, key)
+	return Result{Funding: &f}
+}

@@ -1,0 +1,291 @@
+package ledger
+
+import "strings"
+
+// Organization is a merchant: every resource belongs to exactly one, and an
+// API key sees only its own organization's resources.
+type Organization struct {
+	ID              string
+	Name            string
+	Country         string // ISO 3166-1 alpha-2
+	Timezone        string // IANA name
+	DefaultCurrency string
+	Status          string // "active"
+	CreatedAt       int64  // unix milliseconds, chosen by the leader
+	UpdatedAt       int64
+}
+
+// APIKey is a bearer credential of one organization. Only the SHA-256 hash of
+// the secret is kept; the secret is shown once, when the key is created.
+type APIKey struct {
+	ID        string
+	OrgID     string
+	Name      string
+	Hash      string // raw SHA-256 of the full secret, 32 bytes
+	Hint      string // prefix and last four characters, for display: "sk_test_…9f3a"
+	Scopes    Scopes
+	Revoked   bool
+	CreatedAt int64
+	RevokedAt int64
+}
+
+// Scopes is a set of permissions. Bit positions are frozen: they are stored
+// in the log and in snapshots.
+type Scopes uint32
+
+// The scopes. A key carries a subset; each endpoint needs one (reference data
+// such as the organization itself needs only a valid key).
+const (
+	ScopePayoutsWrite Scopes = 1 << iota
+	ScopePayoutsRead
+	ScopeCollectionsWrite
+	ScopeCollectionsRead
+	ScopeOrdersWrite
+	ScopeOrdersRead
+	ScopeConversionsWrite
+	ScopeBalancesRead
+	ScopeRecipientsWrite
+	ScopeRecipientsRead
+	ScopePaymentLinksWrite
+	ScopePaymentLinksRead
+	ScopeWebhooksWrite
+	ScopeWebhooksRead
+	ScopeFilesWrite
+	ScopeFilesRead
+	ScopeDisputesWrite
+	ScopeDisputesRead
+	ScopeSimulationsWrite
+	ScopeKeysAdmin
+	ScopeOrganizationsAdmin // create organizations: the operator's own keys only
+
+	scopeEnd
+)
+
+// ScopesAll is every scope: the bootstrap key's set.
+const ScopesAll = scopeEnd - 1
+
+// ScopesMerchant is every scope but creating organizations: the set of an
+// organization's first key.
+const ScopesMerchant = ScopesAll &^ ScopeOrganizationsAdmin
+
+var scopeNames = [...]string{
+	"payouts:write", "payouts:read", "collections:write", "collections:read",
+	"orders:write", "orders:read", "conversions:write", "balances:read",
+	"recipients:write", "recipients:read", "payment_links:write", "payment_links:read",
+	"webhooks:write", "webhooks:read", "files:write", "files:read",
+	"disputes:write", "disputes:read", "simulations:write", "keys:admin",
+	"organizations:admin",
+}
+
+// Has reports whether s holds every scope in want.
+func (s Scopes) Has(want Scopes) bool { return s&want == want }
+
+// Names lists the scopes in s in their canonical order.
+func (s Scopes) Names() []string {
+	names := make([]string, 0, len(scopeNames))
+	for i, name := range scopeNames {
+		if s&(1<<i) != 0 {
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
+// ParseScope returns the scope with the given name.
+func ParseScope(name string) (Scopes, bool) {
+	for i, n := range scopeNames {
+		if n == name {
+			return 1 << i, true
+		}
+	}
+	return 0, false
+}
+
+// ScopeName returns the name of a single scope.
+func ScopeName(s Scopes) string {
+	for i, n := range scopeNames {
+		if s == 1<<i {
+			return n
+		}
+	}
+	return ""
+}
+
+// CreateOrganization creates an organization together with its first API key,
+// in one command so that no organization exists without a way in.
+type CreateOrganization struct {
+	At              int64
+	ID              string
+	Name            string
+	Country         string
+	Timezone        string
+	DefaultCurrency string
+	Key             CreateAPIKey // Key.OrgID must equal ID
+}
+
+// CreateAPIKey adds a key to an organization.
+type CreateAPIKey struct {
+	At     int64
+	ID     string
+	OrgID  string
+	Name   string
+	Hash   string
+	Hint   string
+	Scopes Scopes
+}
+
+// RevokeAPIKey disables a key; a revoked key authenticates nothing.
+type RevokeAPIKey struct {
+	At    int64
+	ID    string
+	OrgID string
+}
+
+func (s *State) createOrganization(c *CreateOrganization) Result {
+	if err := checkID(c.ID, "org_"); err != nil {
+		return Result{Err: err}
+	}
+	if _, ok := s.orgs.get(c.ID); ok {
+		return Result{Err: errorf(CodeConflict, "organization %s already exists", c.ID)}
+	}
+	if strings.TrimSpace(c.Name) == "" {
+		return Result{Err: FieldInvalid("name", "is required")}
+	}
+	if c.DefaultCurrency != "" {
+		if _, ok := LookupCurrency(c.DefaultCurrency); !ok {
+			return Result{Err: FieldInvalid("defaultCurrency", "is not a supported currency")}
+		}
+	}
+	if c.Key.OrgID != c.ID {
+		return Result{Err: errorf(CodeValidation, "first key belongs to another organization")}
+	}
+	if err := s.checkNewKey(&c.Key); err != nil {
+		return Result{Err: err}
+	}
+	org := Organization{
+		ID:              c.ID,
+		Name:            c.Name,
+		Country:         c.Country,
+		Timezone:        c.Timezone,
+		DefaultCurrency: c.DefaultCurrency,
+		Status:          "active",
+		CreatedAt:       c.At,
+		UpdatedAt:       c.At,
+	}
+	s.orgs.put(org.ID, org)
+	s.orgOrder = append(s.orgOrder, org.ID)
+	key := s.insertKey(&c.Key)
+	return Result{Organization: &org, APIKey: &key}
+}
+
+func (s *State) createAPIKey(c *CreateAPIKey) Result {
+	if _, ok := s.orgs.get(c.OrgID); !ok {
+		return Result{Err: errorf(CodeNotFound, "Organization not found")}
+	}
+	if err := s.checkNewKey(c); err != nil {
+		return Result{Err: err}
+	}
+	key := s.insertKey(c)
+	return Result{APIKey: &key}
+}
+
+func (s *State) checkNewKey(c *CreateAPIKey) *Error {
+	if err := checkID(c.ID, "key_"); err != nil {
+		return err
+	}
+	if _, ok := s.keys.get(c.ID); ok {
+		return errorf(CodeConflict, "API key %s already exists", c.ID)
+	}
+	if len(c.Hash) != 32 {
+		return errorf(CodeValidation, "API key hash must be 32 bytes")
+	}
+	if _, ok := s.keyByHash[c.Hash]; ok {
+		return errorf(CodeConflict, "an API key with this secret already exists")
+	}
+	if c.Scopes&^ScopesAll != 0 {
+		return errorf(CodeValidation, "unknown scope bits")
+	}
+	return nil
+}
+
+func (s *State) insertKey(c *CreateAPIKey) APIKey {
+	key := APIKey{
+		ID:        c.ID,
+		OrgID:     c.OrgID,
+		Name:      c.Name,
+		Hash:      c.Hash,
+		Hint:      c.Hint,
+		Scopes:    c.Scopes,
+		CreatedAt: c.At,
+	}
+	s.keys.put(key.ID, key)
+	s.keyOrder = append(s.keyOrder, key.ID)
+	s.keyByHash[key.Hash] = key.ID
+	s.keysByOrg[key.OrgID] = append(s.keysByOrg[key.OrgID], key.ID)
+	return key
+}
+
+func (s *State) revokeAPIKey(c *RevokeAPIKey) Result {
+	key, ok := s.keys.get(c.ID)
+	if !ok || key.OrgID != c.OrgID {
+		return Result{Err: errorf(CodeNotFound, "API key not found")}
+	}
+	if !key.Revoked {
+		key.Revoked = true
+		key.RevokedAt = c.At
+		s.keys.put(key.ID, key)
+	}
+	return Result{APIKey: &key}
+}
+
+// Organization returns the organization with the given id.
+func (s *State) Organization(id string) (Organization, bool) {
+	return s.orgs.get(id)
+}
+
+// OrganizationCount is the number of organizations.
+func (s *State) OrganizationCount() int { return len(s.orgOrder) }
+
+// FirstOrganization returns the organization created first, the one the
+// server bootstrapped on an empty data directory.
+func (s *State) FirstOrganization() (Organization, bool) {
+	if len(s.orgOrder) == 0 {
+		return Organization{}, false
+	}
+	return s.orgs.get(s.orgOrder[0])
+}
+
+// APIKeyByHash finds a key by the SHA-256 of its secret.
+func (s *State) APIKeyByHash(hash string) (APIKey, bool) {
+	id, ok := s.keyByHash[hash]
+	if !ok {
+		return APIKey{}, false
+	}
+	return s.keys.get(id)
+}
+
+// APIKeys lists an organization's keys, oldest first.
+func (s *State) APIKeys(orgID string) []APIKey {
+	ids := s.keysByOrg[orgID]
+	keys := make([]APIKey, 0, len(ids))
+	for _, id := range ids {
+		k, _ := s.keys.get(id)
+		keys = append(keys, k)
+	}
+	return keys
+}
+
+// checkID validates an identifier chosen by the leader: the expected prefix,
+// then 1 to 64 lowercase letters, digits or underscores.
+func checkID(id, prefix string) *Error {
+	if !strings.HasPrefix(id, prefix) || len(id) == len(prefix) || len(id) > len(prefix)+64 {
+		return errorf(CodeValidation, "identifier %q must start with %s", id, prefix)
+	}
+	for i := len(prefix); i < len(id); i++ {
+		c := id[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
+			return errorf(CodeValidation, "identifier %q has an invalid character", id)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,330 @@
+package ledger
+
+// PayoutStatus is where a payout is in its life:
+//
+//	pending ──submitted──▶ processing ──rail confirms──▶ completed
+//	   │                       │
+//	   └───rail rejects────────┴──────rail rejects─────▶ failed (debit and fee refunded)
+type PayoutStatus uint8
+
+// Payout statuses. Values are frozen.
+const (
+	PayoutPending    PayoutStatus = 1
+	PayoutProcessing PayoutStatus = 2
+	PayoutCompleted  PayoutStatus = 3
+	PayoutFailed     PayoutStatus = 4
+)
+
+var payoutStatusNames = [...]string{"", "pending", "processing", "completed", "failed"}
+
+func (s PayoutStatus) String() string {
+	if int(s) < len(payoutStatusNames) {
+		return payoutStatusNames[s]
+	}
+	return "unknown"
+}
+
+// Terminal reports whether the payout can no longer change.
+func (s PayoutStatus) Terminal() bool { return s == PayoutCompleted || s == PayoutFailed }
+
+// ParsePayoutStatus returns the status with the given API name.
+func ParsePayoutStatus(name string) (PayoutStatus, bool) {
+	for i := 1; i < len(payoutStatusNames); i++ {
+		if payoutStatusNames[i] == name {
+			return PayoutStatus(i), true
+		}
+	}
+	return 0, false
+}
+
+// Side says which side of a transfer the caller fixed the amount on.
+type Side uint8
+
+// Sides. Values are frozen.
+const (
+	SideFrom Side = 1 // "debit exactly this much"
+	SideTo   Side = 2 // "deliver exactly this much"
+)
+
+// PayoutSpec is everything the caller asked for. Two requests with the same
+// reference are the same payout exactly when their specs are equal, so every
+// field that the caller controls is here, and nothing the service decides.
+type PayoutSpec struct {
+	Currency      string
+	Amount        Minor
+	AmountSide    Side
+	Method        string // payment method code, e.g. "gh_mtn"
+	AccountNumber string // fiat destination
+	Address       string // crypto destination
+	Tag           string
+	RecipientID   string
+	Narration     string
+	Metadata      string // canonical JSON object, or ""
+	FromKYC       string // canonical JSON object, or ""
+	ToKYC         string // canonical JSON object, or ""
+}
+
+// Payout sends money from an organization's balance to a destination.
+type Payout struct {
+	ID                string
+	OrgID             string
+	AccountNumber     string // the debited balance account
+	Spec              PayoutSpec
+	MethodType        string // "mobile_money", "bank", "crypto"
+	Fee               Minor
+	ExternalReference string
+
+	Status            PayoutStatus
+	StatusMessage     string
+	ProviderReference string
+
+	CreatedAt    int64
+	UpdatedAt    int64
+	ProcessingAt int64
+	CompletedAt  int64
+	FailedAt     int64
+}
+
+// Debit is what the payout takes from the balance: principal plus fee.
+func (p Payout) Debit() Minor { return p.Spec.Amount + p.Fee }
+
+// feeBasisPoints is the payout fee by method type, in basis points of the
+// principal. The leader computes the fee when it accepts a payout and
+// carries it in the command, so a change here never alters a replay.
+var feeBasisPoints = map[string]int64{
+	"mobile_money": 100, // 1%
+	"bank":         50,  // 0.5%
+	"crypto":       20,  // 0.2%
+}
+
+// PayoutFee returns the fee for a payout of amount over a method of the
+// given type.
+func PayoutFee(methodType string, amount Minor) Minor {
+	return basisPointsHalfUp(amount, feeBasisPoints[methodType])
+}
+
+// CreatePayout debits the principal and fee from the organization's balance
+// and records a pending payout, or fails as a whole.
+type CreatePayout struct {
+	At                int64
+	ID                string
+	OrgID             string
+	ExternalReference string
+	Spec              PayoutSpec
+	MethodType        string
+	Fee               Minor
+	// Reservation is the account actor's number for this debit (see
+	// Account.Reservation); zero when the command did not come from it.
+	Reservation uint64
+}
+
+// MarkPayoutProcessing records that the rail accepted (or may have accepted)
+// the payout.
+type MarkPayoutProcessing struct {
+	At                int64
+	ID                string
+	ProviderReference string
+	Message           string
+}
+
+// SettlePayout ends a payout: completed, or failed with its debit and fee
+// refunded.
+type SettlePayout struct {
+	At        int64
+	ID        string
+	Completed bool
+	Message   string
+}
+
+func refKey(orgID, ref string) string { return orgID + "\x00" + ref }
+
+func (s *State) createPayout(c *CreatePayout) Result {
+	if err := checkID(c.ID, "pay_"); err != nil {
+		return Result{Err: err}
+	}
+	if _, ok := s.orgs.get(c.OrgID); !ok {
+		return Result{Err: errorf(CodeNotFound, "Organization not found")}
+	}
+	cur, ok := LookupCurrency(c.Spec.Currency)
+	if !ok {
+		return Result{Err: FieldInvalid("to.currency", "is not a supported currency")}
+	}
+	if c.Spec.Amount <= 0 || c.Spec.Amount > AmountMax || c.Fee < 0 || c.Fee > AmountMax {
+		return Result{Err: FieldInvalid("amount", "is out of range")}
+	}
+	if c.ExternalReference == "" {
+		return Result{Err: FieldInvalid("externalReference", "is required")}
+	}
+	account, hasAccount := s.merchantAccount(c.OrgID, cur.Code, c.At, false)
+	if hasAccount && c.Reservation > account.Reservation {
+		account.Reservation = c.Reservation
+		s.accounts.put(account.Number, account)
+	}
+	if id, ok := s.payoutByRef[refKey(c.OrgID, c.ExternalReference)]; ok {
+		p, _ := s.payouts.get(id)
+		if p.Spec == c.Spec {
+			return Result{Replayed: true, Payout: &p}
+		}
+		return Result{Err: &Error{
+			Code:       CodeDuplicate,
+			Message:    "Payout with this externalReference already exists",
+			ExistingID: p.ID,
+		}}
+	}
+	if _, ok := s.payouts.get(c.ID); ok {
+		return Result{Err: errorf(CodeConflict, "payout %s already exists", c.ID)}
+	}
+	required := c.Spec.Amount + c.Fee
+	var available Minor
+	if hasAccount {
+		available = account.Available()
+	}
+	if available < required {
+		return Result{Err: &Error{
+			Code:      CodeInsufficientFunds,
+			Message:   "Insufficient funds: the balance does not cover the amount plus fee",
+			Available: available,
+			Required:  required,
+			Currency:  cur.Code,
+		}}
+	}
+	clearing := s.systemAccount(PurposePayoutsClearing, cur.Code, c.At)
+	fees := s.systemAccount(PurposeFeeRevenue, cur.Code, c.At)
+	postings := []posting{
+		{account.Number, EntryPayoutDebit, -c.Spec.Amount},
+		{clearing, EntryPayoutCredit, c.Spec.Amount},
+	}
+	if c.Fee > 0 {
+		postings = append(postings,
+			posting{account.Number, EntryFeeDebit, -c.Fee},
+			posting{fees, EntryFeeRevenue, c.Fee})
+	}
+	if err := s.book(c.At, c.ID, c.ExternalReference, postings); err != nil {
+		return Result{Err: err}
+	}
+	p := Payout{
+		ID:                c.ID,
+		OrgID:             c.OrgID,
+		AccountNumber:     account.Number,
+		Spec:              c.Spec,
+		MethodType:        c.MethodType,
+		Fee:               c.Fee,
+		ExternalReference: c.ExternalReference,
+		Status:            PayoutPending,
+		CreatedAt:         c.At,
+		UpdatedAt:         c.At,
+	}
+	s.payouts.put(p.ID, p)
+	s.payoutOrder = append(s.payoutOrder, p.ID)
+	s.indexPayout(p)
+	return Result{Payout: &p}
+}
+
+func (s *State) indexPayout(p Payout) {
+	s.payoutsByOrg[p.OrgID] = append(s.payoutsByOrg[p.OrgID], p.ID)
+	s.payoutByRef[refKey(p.OrgID, p.ExternalReference)] = p.ID
+	if !p.Status.Terminal() {
+		s.openPayouts[p.ID] = struct{}{}
+	}
+}
+
+func (s *State) markPayoutProcessing(c *MarkPayoutProcessing) Result {
+	p, ok := s.payouts.get(c.ID)
+	if !ok {
+		return Result{Err: errorf(CodeNotFound, "Payout not found")}
+	}
+	if p.Status != PayoutPending {
+		return Result{Err: errorf(CodeConflict, "payout %s is %s, not pending", p.ID, p.Status)}
+	}
+	p.Status = PayoutProcessing
+	p.StatusMessage = c.Message
+	p.ProviderReference = c.ProviderReference
+	p.ProcessingAt = c.At
+	p.UpdatedAt = c.At
+	s.payouts.put(p.ID, p)
+	return Result{Payout: &p}
+}
+
+func (s *State) settlePayout(c *SettlePayout) Result {
+	p, ok := s.payouts.get(c.ID)
+	if !ok {
+		return Result{Err: errorf(CodeNotFound, "Payout not found")}
+	}
+	if p.Status.Terminal() {
+		return Result{Err: errorf(CodeConflict, "payout %s is already %s", p.ID, p.Status)}
+	}
+	cur := p.Spec.Currency
+	clearing := s.systemAccount(PurposePayoutsClearing, cur, c.At)
+	var postings []posting
+	if c.Completed {
+		postings = []posting{
+			{clearing, EntryPayoutSettlement, -p.Spec.Amount},
+			{s.systemAccount(PurposeRailSettlement, cur, c.At), EntryPayoutSettlement, p.Spec.Amount},
+		}
+	} else {
+		postings = []posting{
+			{clearing, EntryPayoutSettlement, -p.Spec.Amount},
+			{p.AccountNumber, EntryPayoutRefund, p.Spec.Amount},
+		}
+		if p.Fee > 0 {
+			fees := s.systemAccount(PurposeFeeRevenue, cur, c.At)
+			postings = append(postings,
+				posting{fees, EntryFeeRevenue, -p.Fee},
+				posting{p.AccountNumber, EntryFeeRefund, p.Fee})
+		}
+	}
+	if err := s.book(c.At, p.ID, p.ExternalReference, postings); err != nil {
+		return Result{Err: err}
+	}
+	if c.Completed {
+		p.Status = PayoutCompleted
+		p.CompletedAt = c.At
+	} else {
+		p.Status = PayoutFailed
+		p.FailedAt = c.At
+	}
+	p.StatusMessage = c.Message
+	p.UpdatedAt = c.At
+	s.payouts.put(p.ID, p)
+	delete(s.openPayouts, p.ID)
+	return Result{Payout: &p}
+}
+
+// Payout returns the payout with the given id.
+func (s *State) Payout(id string) (Payout, bool) { return s.payouts.get(id) }
+
+// PayoutByReference returns an organization's payout by its externalReference.
+func (s *State) PayoutByReference(orgID, ref string) (Payout, bool) {
+	id, ok := s.payoutByRef[refKey(orgID, ref)]
+	if !ok {
+		return Payout{}, false
+	}
+	return s.payouts.get(id)
+}
+
+// PayoutFilter selects payouts in a list; zero fields match everything.
+type PayoutFilter struct {
+	Status      PayoutStatus
+	RecipientID string
+}
+
+// Payouts lists an organization's payouts newest first, starting below
+// position `before` (a Cursor from an earlier page, or CursorStart).
+func (s *State) Payouts(orgID string, f PayoutFilter, before Cursor, limit int) Page[Payout] {
+	return page(s.payoutsByOrg[orgID], before, limit, s.payouts.get, func(p Payout) bool {
+		return (f.Status == 0 || p.Status == f.Status) &&
+			(f.RecipientID == "" || p.Spec.RecipientID == f.RecipientID)
+	})
+}
+
+// OpenPayouts lists the payouts that are not yet completed or failed, in the
+// order they were created: the rail driver's work after a leader change.
+func (s *State) OpenPayouts() []Payout {
+	out := make([]Payout, 0, len(s.openPayouts))
+	for id := range s.openPayouts {
+		p, _ := s.payouts.get(id)
+		out = append(out, p)
+	}
+	sortByCreation(out, func(p Payout) (int64, string) { return p.CreatedAt, p.ID })
+	return out
+}

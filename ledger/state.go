@@ -1,0 +1,149 @@
+package ledger
+
+import "fmt"
+
+// State is the whole ledger: every resource, every balance, every posting.
+// It changes only through Apply, which is deterministic: the same commands in
+// the same order produce the same state, byte for byte (see Snapshot).
+//
+// State is not safe for concurrent use. Its owner (the Raft FSM) applies
+// commands on one goroutine and guards reads from other goroutines with a
+// read-write lock; the read methods never modify the state.
+type State struct {
+	// Tables of records, by id. They are what a snapshot holds.
+	orgs        table[Organization]
+	keys        table[APIKey]
+	accounts    table[Account]
+	payouts     table[Payout]
+	collections table[Collection]
+	fundings    table[Funding] // by refKey(org, externalReference)
+
+	// Creation order of every table, append-only; a snapshot walks these so
+	// that its bytes do not depend on map iteration order.
+	orgOrder        []string
+	keyOrder        []string
+	accountOrder    []string
+	payoutOrder     []string
+	collectionOrder []string
+	fundingOrder    []string
+
+	// entries is the journal: every posting, in booking order. Entries are
+	// immutable; an entry's sequence number is its index plus one.
+	entries []Entry
+
+	// Indexes, derived from the tables and rebuilt on restore.
+	keyByHash            map[string]string
+	keysByOrg            map[string][]string
+	accountByOrgCurrency map[string]string
+	accountsByOrg        map[string][]string
+	entriesByAccount     map[string][]uint64
+	payoutsByOrg         map[string][]string
+	payoutByRef          map[string]string
+	openPayouts          map[string]struct{}
+	collectionsByOrg     map[string][]string
+	collectionByRef      map[string]string
+	openCollections      map[string]struct{}
+
+	frozen bool // a snapshot is reading the tables' bases
+}
+
+// NewState returns an empty ledger.
+func NewState() *State {
+	return &State{
+		orgs:        newTable[Organization](),
+		keys:        newTable[APIKey](),
+		accounts:    newTable[Account](),
+		payouts:     newTable[Payout](),
+		collections: newTable[Collection](),
+		fundings:    newTable[Funding](),
+
+		keyByHash:            make(map[string]string),
+		keysByOrg:            make(map[string][]string),
+		accountByOrgCurrency: make(map[string]string),
+		accountsByOrg:        make(map[string][]string),
+		entriesByAccount:     make(map[string][]uint64),
+		payoutsByOrg:         make(map[string][]string),
+		payoutByRef:          make(map[string]string),
+		openPayouts:          make(map[string]struct{}),
+		collectionsByOrg:     make(map[string][]string),
+		collectionByRef:      make(map[string]string),
+		openCollections:      make(map[string]struct{}),
+	}
+}
+
+// Result is the outcome of applying one command. Err is set when the command
+// was rejected, in which case the state is unchanged (but for the account's
+// reservation number, see Account.Reservation). Otherwise the affected
+// resource is returned as a copy.
+type Result struct {
+	Err      *Error
+	Replayed bool // the command repeated an earlier one; nothing changed
+
+	Organization *Organization
+	APIKey       *APIKey
+	Payout       *Payout
+	Collection   *Collection
+	Funding      *Funding
+}
+
+// Apply applies one command and returns its result.
+func (s *State) Apply(cmd Command) Result {
+	switch c := cmd.(type) {
+	case *CreateOrganization:
+		return s.createOrganization(c)
+	case *CreateAPIKey:
+		return s.createAPIKey(c)
+	case *RevokeAPIKey:
+		return s.revokeAPIKey(c)
+	case *FundBalance:
+		return s.fundBalance(c)
+	case *CreatePayout:
+		return s.createPayout(c)
+	case *MarkPayoutProcessing:
+		return s.markPayoutProcessing(c)
+	case *SettlePayout:
+		return s.settlePayout(c)
+	case *CreateCollection:
+		return s.createCollection(c)
+	case *SettleCollection:
+		return s.settleCollection(c)
+	default:
+		panic(fmt.Sprintf("ledger: no rule for command %T", cmd))
+	}
+}
+
+// Check verifies the ledger's invariants and returns the first violation:
+// the journal sums to zero per currency; every account's total is the sum of
+// its entries and each entry's BalanceAfter is the running total; no
+// merchant's available balance is negative. It walks the whole journal, so
+// tests and audits call it, not the hot path.
+func (s *State) Check() error {
+	sums := make(map[string]Minor)
+	running := make(map[string]Minor)
+	for i, e := range s.entries {
+		a, ok := s.accounts.get(e.Account)
+		if !ok {
+			return fmt.Errorf("entry %d: unknown account %s", i+1, e.Account)
+		}
+		sums[a.Currency] += e.Amount
+		running[e.Account] += e.Amount
+		if running[e.Account] != e.BalanceAfter {
+			return fmt.Errorf("entry %d on %s: balanceAfter %d, running total %d", i+1, e.Account, e.BalanceAfter, running[e.Account])
+		}
+	}
+	for cur, sum := range sums {
+		if sum != 0 {
+			return fmt.Errorf("postings in %s sum to %d, not zero", cur, sum)
+		}
+	}
+	for _, n := range s.accountOrder {
+		a, _ := s.accounts.get(n)
+		if a.Total != running[n] {
+			return fmt.Errorf("account %s: total %d, entries sum to %d", n, a.Total, running[n])
+		}
+		if a.Purpose == PurposeMerchant && a.Available() < 0 {
+			return fmt.Errorf("account %s: available balance %d is negative", n, a.Available())
+		}
+	}
+	return nil
+}
