@@ -321,10 +321,34 @@ func (s *State) Entry(seq uint64) (Entry, bool) {
 // EntryCount is the number of postings booked so far.
 func (s *State) EntryCount() uint64 { return uint64(len(s.entries)) }
 
-// AccountEntries returns the sequence numbers of a merchant account's
-// entries, oldest first. The slice is shared: callers must not modify it.
-func (s *State) AccountEntries(number string) []uint64 {
-	return s.entriesByAccount[number]
+// NumberedEntry is an entry with its sequence number in the journal.
+type NumberedEntry struct {
+	Seq   uint64
+	Entry Entry
+}
+
+// EntryFilter selects entries in a statement; zero fields match everything.
+type EntryFilter struct {
+	Type  EntryType
+	RefID string
+	From  int64 // unix ms, inclusive; 0 for no bound
+	To    int64 // unix ms, inclusive; 0 for no bound
+}
+
+// Statement lists a merchant account's entries newest first. Paging back
+// to the start and summing the amounts gives the account's total.
+func (s *State) Statement(number string, f EntryFilter, before Cursor, limit int) Page[NumberedEntry] {
+	get := func(seq uint64) (NumberedEntry, bool) {
+		e, ok := s.Entry(seq)
+		return NumberedEntry{Seq: seq, Entry: e}, ok
+	}
+	return page(s.entriesByAccount[number], before, limit, get, func(n NumberedEntry) bool {
+		e := n.Entry
+		return (f.Type == 0 || e.Type == f.Type) &&
+			(f.RefID == "" || e.RefID == f.RefID) &&
+			(f.From == 0 || e.At >= f.From) &&
+			(f.To == 0 || e.At <= f.To)
+	})
 }
 
 // Entry identifiers are "le_" and a bijective scramble of the sequence

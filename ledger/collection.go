@@ -125,11 +125,7 @@ func (s *State) createCollection(c *CreateCollection) Result {
 		if col.Spec == c.Spec {
 			return Result{Replayed: true, Collection: &col}
 		}
-		return Result{Err: &Error{
-			Code:       CodeDuplicate,
-			Message:    "Collection with this externalReference already exists",
-			ExistingID: col.ID,
-		}}
+		return Result{Err: Duplicate("Collection", col.ID)}
 	}
 	if _, ok := s.collections.get(c.ID); ok {
 		return Result{Err: errorf(CodeConflict, "collection %s already exists", c.ID)}

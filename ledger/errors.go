@@ -99,3 +99,33 @@ func AsError(err error) *Error {
 	}
 	return &Error{Code: CodeInternal, Message: "internal error"}
 }
+
+// Duplicate is the error for a reference reused with different details;
+// resource is "Payout", "Collection", ….
+func Duplicate(resource, existingID string) *Error {
+	return &Error{
+		Code:       CodeDuplicate,
+		Message:    resource + " with this externalReference already exists",
+		ExistingID: existingID,
+	}
+}
+
+// InsufficientFunds is the error for a debit the balance does not cover.
+func InsufficientFunds(available, required Minor, currency string) *Error {
+	return &Error{
+		Code:      CodeInsufficientFunds,
+		Message:   "Insufficient funds: the available balance does not cover the amount plus fee",
+		Available: available,
+		Required:  required,
+		Currency:  currency,
+	}
+}
+
+// FundingConflict is the error for a sandbox funding reference reused for a
+// different credit.
+func FundingConflict() *Error {
+	return &Error{
+		Code:    CodeConflict,
+		Message: "externalReference was already used for different balance funding",
+	}
+}

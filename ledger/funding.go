@@ -45,10 +45,7 @@ func (s *State) fundBalance(c *FundBalance) Result {
 		if f.Currency == c.Currency && f.Amount == c.Amount {
 			return Result{Replayed: true, Funding: &f}
 		}
-		return Result{Err: &Error{
-			Code:    CodeConflict,
-			Message: "externalReference was already used for different balance funding",
-		}}
+		return Result{Err: FundingConflict()}
 	}
 	account, _ := s.merchantAccount(c.OrgID, cur.Code, c.At, true)
 	source := s.systemAccount(PurposeSandboxFunding, cur.Code, c.At)

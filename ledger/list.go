@@ -23,7 +23,7 @@ type Page[T any] struct {
 
 // page walks ids (oldest first) backwards from before, keeping items that
 // match, until it has limit of them and knows whether another one exists.
-func page[T any](ids []string, before Cursor, limit int, get func(string) (T, bool), keep func(T) bool) Page[T] {
+func page[K, T any](ids []K, before Cursor, limit int, get func(K) (T, bool), keep func(T) bool) Page[T] {
 	var p Page[T]
 	i := len(ids)
 	if before < Cursor(i) {

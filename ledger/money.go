@@ -107,6 +107,9 @@ func ParseAmount(text string, cur Currency) (Minor, error) {
 	if len(text) > amountTextLenMax {
 		return 0, errorf(CodeValidation, "must be at most %d characters", amountTextLenMax)
 	}
+	if text[0] == '-' && isNumberLiteral(text[1:]) {
+		return 0, errorf(CodeValidation, "must be greater than zero")
+	}
 	if !isNumberLiteral(text) {
 		return 0, errorf(CodeValidation, "must be a positive decimal amount such as \"150.00\"")
 	}

@@ -205,8 +205,15 @@ func (s *State) checkNewKey(c *CreateAPIKey) *Error {
 	if c.Scopes&^ScopesAll != 0 {
 		return errorf(CodeValidation, "unknown scope bits")
 	}
+	if len(s.keysByOrg[c.OrgID]) >= KeysPerOrganizationMax {
+		return errorf(CodeValidation, "an organization has at most %d API keys", KeysPerOrganizationMax)
+	}
 	return nil
 }
+
+// KeysPerOrganizationMax bounds an organization's API keys, revoked ones
+// included.
+const KeysPerOrganizationMax = 1000
 
 func (s *State) insertKey(c *CreateAPIKey) APIKey {
 	key := APIKey{

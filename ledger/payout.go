@@ -165,11 +165,7 @@ func (s *State) createPayout(c *CreatePayout) Result {
 		if p.Spec == c.Spec {
 			return Result{Replayed: true, Payout: &p}
 		}
-		return Result{Err: &Error{
-			Code:       CodeDuplicate,
-			Message:    "Payout with this externalReference already exists",
-			ExistingID: p.ID,
-		}}
+		return Result{Err: Duplicate("Payout", p.ID)}
 	}
 	if _, ok := s.payouts.get(c.ID); ok {
 		return Result{Err: errorf(CodeConflict, "payout %s already exists", c.ID)}
@@ -180,13 +176,7 @@ func (s *State) createPayout(c *CreatePayout) Result {
 		available = account.Available()
 	}
 	if available < required {
-		return Result{Err: &Error{
-			Code:      CodeInsufficientFunds,
-			Message:   "Insufficient funds: the balance does not cover the amount plus fee",
-			Available: available,
-			Required:  required,
-			Currency:  cur.Code,
-		}}
+		return Result{Err: InsufficientFunds(available, required, cur.Code)}
 	}
 	clearing := s.systemAccount(PurposePayoutsClearing, cur.Code, c.At)
 	fees := s.systemAccount(PurposeFeeRevenue, cur.Code, c.At)

@@ -39,12 +39,12 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // taken in O(1) by Freeze. It may be written on any goroutine while Apply
 // goes on; call State.Thaw once it is no longer read.
 type Snapshot struct {
-	orgs         map[string]Organization
-	keys         map[string]APIKey
-	accounts     map[string]Account
-	payouts      map[string]Payout
-	collections  map[string]Collection
-	fundings     map[string]Funding
+	orgs         func(string) (Organization, bool)
+	keys         func(string) (APIKey, bool)
+	accounts     func(string) (Account, bool)
+	payouts      func(string) (Payout, bool)
+	collections  func(string) (Collection, bool)
+	fundings     func(string) (Funding, bool)
 	orgOrder     []string
 	keyOrder     []string
 	accountOrder []string
@@ -54,6 +54,13 @@ type Snapshot struct {
 	entries      []Entry
 }
 
+func lookup[V any](m map[string]V) func(string) (V, bool) {
+	return func(k string) (V, bool) {
+		v, ok := m[k]
+		return v, ok
+	}
+}
+
 // Freeze captures the current state for a snapshot. Until Thaw, Apply writes
 // to overlays and the captured maps stay untouched.
 func (s *State) Freeze() *Snapshot {
@@ -61,13 +68,33 @@ func (s *State) Freeze() *Snapshot {
 		panic("ledger: state frozen twice")
 	}
 	s.frozen = true
+	sn := s.view()
+	sn.orgs = lookup(s.orgs.freeze())
+	sn.keys = lookup(s.keys.freeze())
+	sn.accounts = lookup(s.accounts.freeze())
+	sn.payouts = lookup(s.payouts.freeze())
+	sn.collections = lookup(s.collections.freeze())
+	sn.fundings = lookup(s.fundings.freeze())
+	return sn
+}
+
+// View is the live state as a Snapshot, for encoding it without freezing
+// (to compare replicas, or audit). It is valid only while the caller keeps
+// Apply out, as a read lock does.
+func (s *State) View() *Snapshot {
+	sn := s.view()
+	sn.orgs = s.orgs.get
+	sn.keys = s.keys.get
+	sn.accounts = s.accounts.get
+	sn.payouts = s.payouts.get
+	sn.collections = s.collections.get
+	sn.fundings = s.fundings.get
+	return sn
+}
+
+// view captures the append-only orders; their prefixes never change.
+func (s *State) view() *Snapshot {
 	return &Snapshot{
-		orgs:         s.orgs.freeze(),
-		keys:         s.keys.freeze(),
-		accounts:     s.accounts.freeze(),
-		payouts:      s.payouts.freeze(),
-		collections:  s.collections.freeze(),
-		fundings:     s.fundings.freeze(),
 		orgOrder:     s.orgOrder[:len(s.orgOrder):len(s.orgOrder)],
 		keyOrder:     s.keyOrder[:len(s.keyOrder):len(s.keyOrder)],
 		accountOrder: s.accountOrder[:len(s.accountOrder):len(s.accountOrder)],
@@ -123,10 +150,10 @@ func (sn *Snapshot) WriteTo(w io.Writer) (int64, error) {
 	return sw.n, sw.err
 }
 
-func section[V any](sw *snapshotWriter, order []string, records map[string]V, enc func(*encoder, *V)) {
+func section[V any](sw *snapshotWriter, order []string, get func(string) (V, bool), enc func(*encoder, *V)) {
 	sw.count(len(order))
 	for _, id := range order {
-		v, ok := records[id]
+		v, ok := get(id)
 		if !ok {
 			panic("ledger: snapshot order names a missing record " + id)
 		}

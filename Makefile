@@ -1,0 +1,46 @@
+# The payments service. `make` lists the targets.
+
+GO       ?= go
+BIN      := bin
+DATA_DIR ?= ./data
+HTTP_ADDR ?= 127.0.0.1:8080
+RAFT_ADDR ?= 127.0.0.1:7000
+
+.DEFAULT_GOAL := help
+.PHONY: help build run test test-short vet fuzz bench bench-micro clean
+
+help: ## list the targets
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+build: ## build the service binary into bin/payments
+	$(GO) build -o $(BIN)/payments ./cmd/payments
+
+run: build ## start the sandbox stack as a single node, data under ./data
+	$(BIN)/payments serve --stack sandbox --data-dir $(DATA_DIR) --http-addr $(HTTP_ADDR) --raft-addr $(RAFT_ADDR)
+
+vet: ## go vet and gofmt
+	$(GO) vet ./...
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1)
+
+test: vet ## run every test, with the race detector
+	$(GO) test -race -timeout 9m ./...
+
+test-short: ## unit tests only (skips end-to-end tests), no race detector
+	$(GO) test -short ./...
+
+fuzz: ## run each fuzz test for 30s
+	$(GO) test ./ledger -run XXX -fuzz FuzzParseAmount -fuzztime 30s
+	$(GO) test ./ledger -run XXX -fuzz FuzzDecodeBatch -fuzztime 30s
+	$(GO) test ./http -run XXX -fuzz FuzzDecodePayoutBody -fuzztime 30s
+	$(GO) test ./wal -run XXX -fuzz FuzzDecodeLogRecord -fuzztime 30s -fuzzminimizetime 0x
+
+bench: ## load a fresh single node with the named workloads (uniform, hot_account, replay)
+	$(GO) build -o $(BIN)/payments ./cmd/payments
+	$(GO) build -o $(BIN)/paybench ./bench/cmd/paybench
+	$(BIN)/paybench -spawn $(BIN)/payments $(BENCH_ARGS)
+
+bench-micro: ## Go benchmarks of the ledger, the WAL and the HTTP path
+	$(GO) test -run XXX -bench . -benchmem ./ledger ./wal ./http
+
+clean: ## remove build output (not ./data)
+	rm -rf $(BIN)

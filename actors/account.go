@@ -1,0 +1,399 @@
+package actors
+
+import (
+	"strings"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"payments/ledger"
+)
+
+// accountKey names a balance account: one per organization and currency.
+type accountKey struct {
+	org      string
+	currency string
+}
+
+// accountMessage is a request routed to the actor of one account.
+type accountMessage interface {
+	account() accountKey
+}
+
+type payoutRequest struct {
+	key        accountKey
+	ref        string
+	spec       ledger.PayoutSpec
+	methodType string
+	reply      chan<- Reply
+}
+
+type collectionRequest struct {
+	key        accountKey
+	ref        string
+	spec       ledger.CollectionSpec
+	methodType string
+	reply      chan<- Reply
+}
+
+type fundRequest struct {
+	key    accountKey
+	ref    string
+	amount ledger.Minor
+	reply  chan<- Reply
+}
+
+func (m *payoutRequest) account() accountKey     { return m.key }
+func (m *collectionRequest) account() accountKey { return m.key }
+func (m *fundRequest) account() accountKey       { return m.key }
+
+// applied carries a command's result from the proposer back to the actor
+// that proposed it.
+type applied struct {
+	kind        ledger.Kind
+	ref         string
+	reservation uint64 // payouts only
+	result      ledger.Result
+	err         error
+}
+
+// passivate asks the router to stop an idle account actor. received is how
+// many routed messages the actor has taken; the router stops it only if it
+// has sent no more than that, so no request is ever lost to a stopped actor.
+type passivate struct {
+	key      accountKey
+	received uint64
+}
+
+// accountRouter owns the account actors: it spawns one on the first message
+// for an account, forwards every request to it, and stops it when idle.
+type accountRouter struct {
+	deps     *deps
+	children map[accountKey]*routedChild
+}
+
+type routedChild struct {
+	pid  *actor.PID
+	sent uint64
+}
+
+func (r *accountRouter) Receive(ctx actor.Context) {
+	switch m := ctx.Message().(type) {
+	case accountMessage:
+		key := m.account()
+		c, ok := r.children[key]
+		if !ok {
+			props := actor.PropsFromProducer(func() actor.Actor { return newAccountActor(key, r.deps) })
+			c = &routedChild{pid: ctx.Spawn(props)}
+			r.children[key] = c
+		}
+		c.sent++
+		ctx.Send(c.pid, m)
+	case *passivate:
+		c, ok := r.children[m.key]
+		if ok && c.sent == m.received && ctx.Sender() != nil && c.pid.Equal(ctx.Sender()) {
+			delete(r.children, m.key)
+			ctx.Stop(c.pid)
+		}
+	}
+}
+
+// accountActor serializes everything that touches one balance account: the
+// idempotency of its references and the reservation of funds for debits in
+// flight. It never waits for the log: it proposes and goes on with the next
+// message, so many debits of a hot account are in flight at once.
+//
+// Reservations: each debit gets a number, increasing, carried in its
+// command. The ledger records on the account the highest number it applied
+// (ledger.Account.Reservation). A debit whose number is at or below that is
+// already in the balance the actor reads; those above it are in flight and
+// held back from what new debits can draw on. This keeps the fast check
+// exact without waiting for results: N concurrent payouts against a balance
+// that covers K of them are K acceptances, not fewer.
+type accountActor struct {
+	key  accountKey
+	deps *deps
+	ids  *idSource
+
+	received uint64 // routed messages taken, for passivation
+	inFlight int    // proposals not yet answered
+
+	nextReservation uint64
+	reservations    []reservation // in number order
+	reservedMinor   ledger.Minor  // sum of reservations
+
+	payouts     map[string]*waitingPayout
+	collections map[string]*waitingCollection
+	fundings    map[string]*waitingFunding
+}
+
+type reservation struct {
+	number uint64
+	amount ledger.Minor
+}
+
+type waitingPayout struct {
+	id      string
+	spec    ledger.PayoutSpec
+	waiters []chan<- Reply
+}
+
+type waitingCollection struct {
+	id      string
+	spec    ledger.CollectionSpec
+	waiters []chan<- Reply
+}
+
+type waitingFunding struct {
+	amount  ledger.Minor
+	waiters []chan<- Reply
+}
+
+func newAccountActor(key accountKey, d *deps) *accountActor {
+	return &accountActor{
+		key:         key,
+		deps:        d,
+		ids:         newIDSource(),
+		payouts:     make(map[string]*waitingPayout),
+		collections: make(map[string]*waitingCollection),
+		fundings:    make(map[string]*waitingFunding),
+	}
+}
+
+func (a *accountActor) Receive(ctx actor.Context) {
+	switch m := ctx.Message().(type) {
+	case *actor.Started:
+		ctx.SetReceiveTimeout(a.deps.idleTimeout)
+	case *actor.ReceiveTimeout:
+		if a.inFlight == 0 {
+			ctx.Send(ctx.Parent(), &passivate{key: a.key, received: a.received})
+		}
+	case *payoutRequest:
+		a.received++
+		a.payout(ctx, m)
+	case *collectionRequest:
+		a.received++
+		a.collection(ctx, m)
+	case *fundRequest:
+		a.received++
+		a.fund(ctx, m)
+	case *applied:
+		a.inFlight--
+		switch m.kind {
+		case ledger.KindCreatePayout:
+			a.payoutApplied(m)
+		case ledger.KindCreateCollection:
+			a.collectionApplied(m)
+		case ledger.KindFundBalance:
+			a.fundApplied(m)
+		}
+	}
+}
+
+// propose sends cmd to the log; its result comes back as an *applied.
+func (a *accountActor) propose(ctx actor.Context, cmd ledger.Command, ref string, number uint64) error {
+	self := ctx.Self()
+	root := a.deps.root
+	err := a.deps.proposer.Propose(cmd, func(r ledger.Result, err error) {
+		root.Send(self, &applied{kind: cmd.Kind(), ref: ref, reservation: number, result: r, err: err})
+	})
+	if err == nil {
+		a.inFlight++
+	}
+	return err
+}
+
+func (a *accountActor) payout(ctx actor.Context, m *payoutRequest) {
+	if w, ok := a.payouts[m.ref]; ok {
+		if w.spec == m.spec {
+			w.waiters = append(w.waiters, m.reply)
+		} else {
+			m.reply <- Reply{Result: ledger.Result{Err: ledger.Duplicate("Payout", w.id)}}
+		}
+		return
+	}
+	var (
+		existing   ledger.Payout
+		found      bool
+		account    ledger.Account
+		hasAccount bool
+	)
+	a.deps.state.Read(func(s *ledger.State) {
+		if existing, found = s.PayoutByReference(a.key.org, m.ref); !found {
+			account, hasAccount = s.AccountFor(a.key.org, a.key.currency)
+		}
+	})
+	if found {
+		if existing.Spec == m.spec {
+			m.reply <- Reply{Result: ledger.Result{Replayed: true, Payout: &existing}}
+		} else {
+			m.reply <- Reply{Result: ledger.Result{Err: ledger.Duplicate("Payout", existing.ID)}}
+		}
+		return
+	}
+	a.releaseApplied(account.Reservation)
+	fee := ledger.PayoutFee(m.methodType, m.spec.Amount)
+	required := m.spec.Amount + fee
+	var available ledger.Minor
+	if hasAccount {
+		available = account.Available() - a.reservedMinor
+	}
+	if available < required {
+		m.reply <- Reply{Result: ledger.Result{Err: ledger.InsufficientFunds(available, required, a.key.currency)}}
+		return
+	}
+	number := max(a.nextReservation, account.Reservation+1)
+	a.nextReservation = number + 1
+	cmd := &ledger.CreatePayout{
+		At:                a.deps.now().UnixMilli(),
+		ID:                a.ids.next("pay_" + strings.ToLower(a.key.currency) + "_"),
+		OrgID:             a.key.org,
+		ExternalReference: m.ref,
+		Spec:              m.spec,
+		MethodType:        m.methodType,
+		Fee:               fee,
+		Reservation:       number,
+	}
+	if err := a.propose(ctx, cmd, m.ref, number); err != nil {
+		m.reply <- Reply{Err: err}
+		return
+	}
+	a.reservations = append(a.reservations, reservation{number, required})
+	a.reservedMinor += required
+	a.payouts[m.ref] = &waitingPayout{id: cmd.ID, spec: m.spec, waiters: []chan<- Reply{m.reply}}
+}
+
+func (a *accountActor) payoutApplied(m *applied) {
+	a.release(m.reservation)
+	w, ok := a.payouts[m.ref]
+	if !ok {
+		return
+	}
+	delete(a.payouts, m.ref)
+	answer(w.waiters, m.result, m.err)
+	if m.err == nil && m.result.Err == nil && !m.result.Replayed {
+		a.deps.track(m.result.Payout, nil)
+	}
+}
+
+// answer replies to everyone waiting on one reference: the first caller gets
+// the result as it is, the ones who joined while it was in flight get it as
+// a replay of the same resource.
+func answer(waiters []chan<- Reply, r ledger.Result, err error) {
+	for i, w := range waiters {
+		res := r
+		if i > 0 && r.Err == nil {
+			res.Replayed = true
+		}
+		w <- Reply{Result: res, Err: err}
+	}
+}
+
+// releaseApplied drops reservations the ledger has applied: their debits are
+// in the balance already.
+func (a *accountActor) releaseApplied(appliedNumber uint64) {
+	i := 0
+	for i < len(a.reservations) && a.reservations[i].number <= appliedNumber {
+		a.reservedMinor -= a.reservations[i].amount
+		i++
+	}
+	if i > 0 {
+		a.reservations = append(a.reservations[:0], a.reservations[i:]...)
+	}
+}
+
+// release drops one reservation, whether it was applied or failed.
+func (a *accountActor) release(number uint64) {
+	for i, r := range a.reservations {
+		if r.number == number {
+			a.reservedMinor -= r.amount
+			a.reservations = append(a.reservations[:i], a.reservations[i+1:]...)
+			return
+		}
+	}
+}
+
+func (a *accountActor) collection(ctx actor.Context, m *collectionRequest) {
+	if w, ok := a.collections[m.ref]; ok {
+		if w.spec == m.spec {
+			w.waiters = append(w.waiters, m.reply)
+		} else {
+			m.reply <- Reply{Result: ledger.Result{Err: ledger.Duplicate("Collection", w.id)}}
+		}
+		return
+	}
+	var existing ledger.Collection
+	var found bool
+	a.deps.state.Read(func(s *ledger.State) {
+		existing, found = s.CollectionByReference(a.key.org, m.ref)
+	})
+	if found {
+		if existing.Spec == m.spec {
+			m.reply <- Reply{Result: ledger.Result{Replayed: true, Collection: &existing}}
+		} else {
+			m.reply <- Reply{Result: ledger.Result{Err: ledger.Duplicate("Collection", existing.ID)}}
+		}
+		return
+	}
+	cmd := &ledger.CreateCollection{
+		At:                a.deps.now().UnixMilli(),
+		ID:                a.ids.next("col_"),
+		OrgID:             a.key.org,
+		ExternalReference: m.ref,
+		Spec:              m.spec,
+		MethodType:        m.methodType,
+		Fee:               ledger.CollectionFee(m.methodType, m.spec.Amount),
+	}
+	if err := a.propose(ctx, cmd, m.ref, 0); err != nil {
+		m.reply <- Reply{Err: err}
+		return
+	}
+	a.collections[m.ref] = &waitingCollection{id: cmd.ID, spec: m.spec, waiters: []chan<- Reply{m.reply}}
+}
+
+func (a *accountActor) collectionApplied(m *applied) {
+	w, ok := a.collections[m.ref]
+	if !ok {
+		return
+	}
+	delete(a.collections, m.ref)
+	answer(w.waiters, m.result, m.err)
+	if m.err == nil && m.result.Err == nil && !m.result.Replayed {
+		a.deps.track(nil, m.result.Collection)
+	}
+}
+
+func (a *accountActor) fund(ctx actor.Context, m *fundRequest) {
+	if w, ok := a.fundings[m.ref]; ok {
+		if w.amount == m.amount {
+			w.waiters = append(w.waiters, m.reply)
+		} else {
+			m.reply <- Reply{Result: ledger.Result{Err: ledger.FundingConflict()}}
+		}
+		return
+	}
+	cmd := &ledger.FundBalance{
+		At:                a.deps.now().UnixMilli(),
+		OrgID:             a.key.org,
+		Currency:          a.key.currency,
+		Amount:            m.amount,
+		ExternalReference: m.ref,
+	}
+	if err := a.propose(ctx, cmd, m.ref, 0); err != nil {
+		m.reply <- Reply{Err: err}
+		return
+	}
+	a.fundings[m.ref] = &waitingFunding{amount: m.amount, waiters: []chan<- Reply{m.reply}}
+}
+
+func (a *accountActor) fundApplied(m *applied) {
+	w, ok := a.fundings[m.ref]
+	if !ok {
+		return
+	}
+	delete(a.fundings, m.ref)
+	answer(w.waiters, m.result, m.err)
+}
+
+// accountIdleTimeout is how long an account actor lives without messages.
+const accountIdleTimeout = 2 * time.Minute

@@ -1,0 +1,247 @@
+package actors_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"payments/actors"
+	"payments/ledger"
+	"payments/raft"
+	"payments/rails"
+)
+
+// fastSandbox settles quickly so tests see final states without waiting.
+var fastSandbox = rails.SandboxTiming{
+	SubmitLatency: time.Millisecond,
+	Settlement:    20 * time.Millisecond,
+	Timeout:       50 * time.Millisecond,
+}
+
+type harness struct {
+	node *raft.Node
+	sys  *actors.System
+	org  string
+}
+
+// start opens a real single-node Raft cluster on a temporary directory and
+// starts the actors on it, with one organization.
+func start(t *testing.T) *harness {
+	t.Helper()
+	node, err := raft.Open(raft.Config{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sys := actors.Start(actors.Config{Log: node, State: node, Rail: rails.NewSandbox(fastSandbox)})
+	t.Cleanup(func() {
+		sys.Stop()
+		node.Close()
+	})
+	select {
+	case leading := <-node.Leadership():
+		if !leading {
+			t.Fatal("single node did not become leader")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no leader after 10s")
+	}
+	sys.SetLeading(true)
+	h := &harness{node: node, sys: sys, org: "org_test"}
+	secret := actors.NewKeySecret(false)
+	r := sys.Propose(context.Background(), &ledger.CreateOrganization{
+		At: time.Now().UnixMilli(), ID: h.org, Name: "Test org",
+		Key: ledger.CreateAPIKey{ID: "key_test", OrgID: h.org, Hash: actors.HashKey(secret), Scopes: ledger.ScopesMerchant},
+	})
+	if r.Err != nil || r.Result.Err != nil {
+		t.Fatalf("create organization: %v %v", r.Err, r.Result.Err)
+	}
+	return h
+}
+
+func (h *harness) fund(t *testing.T, currency string, amount ledger.Minor, ref string) {
+	t.Helper()
+	r := h.sys.FundBalance(context.Background(), h.org, currency, amount, ref)
+	if r.Err != nil || r.Result.Err != nil {
+		t.Fatalf("fund: %v %v", r.Err, r.Result.Err)
+	}
+}
+
+func (h *harness) payout(ctx context.Context, ref string, amount ledger.Minor) actors.Reply {
+	return h.sys.CreatePayout(ctx, actors.PayoutRequest{
+		OrgID:             h.org,
+		ExternalReference: ref,
+		MethodType:        "mobile_money",
+		Spec: ledger.PayoutSpec{
+			Currency: "GHS", Amount: amount, AmountSide: ledger.SideTo, Method: "gh_mtn", AccountNumber: "233241234567",
+		},
+	})
+}
+
+func (h *harness) balance(currency string) ledger.Account {
+	var a ledger.Account
+	h.sys.Read(func(s *ledger.State) { a, _ = s.AccountFor(h.org, currency) })
+	return a
+}
+
+// N concurrent payouts against a balance that covers exactly K of them:
+// exactly K succeed, the others are refused for insufficient funds, and the
+// balance never goes below zero.
+func TestConcurrentPayoutsOneAccount(t *testing.T) {
+	h := start(t)
+	const n, k = 200, 37
+	amount := ledger.Minor(10_000) // 100.00 GHS, fee 1.00
+	fee := ledger.PayoutFee("mobile_money", amount)
+	h.fund(t, "GHS", ledger.Minor(k)*(amount+fee)+fee, "seed") // K fit, K+1 does not
+
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	created, refused := 0, 0
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			r := h.payout(context.Background(), fmt.Sprintf("p-%d", i), amount)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case r.Err != nil:
+				t.Errorf("payout %d: %v", i, r.Err)
+			case r.Result.Err == nil:
+				created++
+			case errors.Is(r.Result.Err, ledger.ErrInsufficientFunds):
+				refused++
+			default:
+				t.Errorf("payout %d: unexpected %v", i, r.Result.Err)
+			}
+		}(i)
+	}
+	wg.Wait()
+	if created != k || refused != n-k {
+		t.Fatalf("created %d, refused %d; want %d and %d", created, refused, k, n-k)
+	}
+	a := h.balance("GHS")
+	if a.Available() != fee {
+		t.Fatalf("available %d after %d payouts, want %d", a.Available(), k, fee)
+	}
+	h.sys.Read(func(s *ledger.State) {
+		if err := s.Check(); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// The same reference sent concurrently many times creates one payout, and
+// every caller gets its id.
+func TestConcurrentSameReference(t *testing.T) {
+	h := start(t)
+	h.fund(t, "GHS", 1_000_000, "seed")
+	const n = 100
+	ids := make(chan string, n)
+	created := make(chan bool, n)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := h.payout(context.Background(), "same-ref", 5_000)
+			if r.Err != nil || r.Result.Err != nil {
+				t.Errorf("payout: %v %v", r.Err, r.Result.Err)
+				return
+			}
+			ids <- r.Result.Payout.ID
+			created <- !r.Result.Replayed
+		}()
+	}
+	wg.Wait()
+	close(ids)
+	close(created)
+	var first string
+	for id := range ids {
+		if first == "" {
+			first = id
+		}
+		if id != first {
+			t.Fatalf("two payouts for one reference: %s and %s", first, id)
+		}
+	}
+	fresh := 0
+	for c := range created {
+		if c {
+			fresh++
+		}
+	}
+	if fresh != 1 {
+		t.Fatalf("%d callers were told they created the payout, want 1", fresh)
+	}
+	var count int
+	h.sys.Read(func(s *ledger.State) {
+		count = len(s.Payouts(h.org, ledger.PayoutFilter{}, ledger.CursorStart, 100).Items)
+	})
+	if count != 1 {
+		t.Fatalf("%d payouts exist, want 1", count)
+	}
+	// A changed replay is a duplicate naming the original.
+	r := h.payout(context.Background(), "same-ref", 5_001)
+	if !errors.Is(r.Result.Err, ledger.ErrDuplicate) || r.Result.Err.ExistingID != first {
+		t.Fatalf("changed replay: %v, want duplicate of %s", r.Result.Err, first)
+	}
+}
+
+// Payouts move through the sandbox rail to their final state; a rejected
+// one (cents 01) is refunded with its fee.
+func TestPayoutLifecycle(t *testing.T) {
+	h := start(t)
+	h.fund(t, "GHS", 100_000, "seed")
+	ok := h.payout(context.Background(), "good", 10_000)
+	bad := h.payout(context.Background(), "bad", 10_001)
+	slow := h.payout(context.Background(), "slow", 10_003)
+	for _, r := range []actors.Reply{ok, bad, slow} {
+		if r.Err != nil || r.Result.Err != nil {
+			t.Fatalf("create: %v %v", r.Err, r.Result.Err)
+		}
+	}
+	want := map[string]ledger.PayoutStatus{
+		ok.Result.Payout.ID:   ledger.PayoutCompleted,
+		bad.Result.Payout.ID:  ledger.PayoutFailed,
+		slow.Result.Payout.ID: ledger.PayoutCompleted,
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		done := true
+		h.sys.Read(func(s *ledger.State) {
+			for id, st := range want {
+				if p, _ := s.Payout(id); p.Status != st {
+					done = false
+				}
+			}
+		})
+		if done {
+			break
+		}
+		if time.Now().After(deadline) {
+			h.sys.Read(func(s *ledger.State) {
+				for id := range want {
+					p, _ := s.Payout(id)
+					t.Logf("%s: %s %q", id, p.Status, p.StatusMessage)
+				}
+			})
+			t.Fatal("payouts did not reach their final states")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// Funded 1000.00; two payouts of 100.00 and 100.03 went out with fees
+	// 1.00 each; the rejected one came back in full.
+	a := h.balance("GHS")
+	wantTotal := ledger.Minor(100_000 - (10_000 + 100) - (10_003 + 100))
+	if a.Total != wantTotal {
+		t.Fatalf("total %d, want %d", a.Total, wantTotal)
+	}
+	h.sys.Read(func(s *ledger.State) {
+		if err := s.Check(); err != nil {
+			t.Fatal(err)
+		}
+	})
+}

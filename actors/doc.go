@@ -1,0 +1,41 @@
+// Package actors is the service's concurrency: one protoactor actor per
+// balance account, the rail driver, and the proposer that turns their
+// commands into log entries.
+//
+// # The write path
+//
+// A request for an account goes to the account router, which spawns the
+// account's actor on first use and stops it when idle. The actor checks
+// idempotency (a reference already committed is replayed; one in flight is
+// joined; one with different details is a duplicate), checks and reserves
+// funds, stamps identifiers and the leader's clock into a command, and hands
+// it to the Proposer without waiting: many debits of one hot account are in
+// flight at once. The Proposer batches whatever is queued into one log entry
+// (group commit); the result of each command comes back to its actor in log
+// order, which answers every caller waiting on that reference.
+//
+// The ledger re-validates everything on apply; the actors' checks are the
+// fast path that keeps doomed commands out of the log, and their reservation
+// scheme (see accountActor) is exact, so a balance that covers K of N
+// concurrent debits accepts exactly K.
+//
+// # The rail driver
+//
+// On the leader, the driver moves payouts and collections through their
+// rails from committed state, like an outbox; see driver.go.
+//
+// # Concurrency rules
+//
+// Actors share nothing mutable: they talk through messages, reply channels
+// and the log. They read the ledger only through StateReader, under its read
+// lock. Every queue is bounded: the proposer's intake, the batches in
+// flight, and the write requests inside the actors (Config.InFlightMax),
+// which bounds every mailbox. Rail I/O runs in worker goroutines, never in an
+// actor's Receive.
+//
+// # Never
+//
+// This package does not decide business rules (the ledger does), does not
+// touch HTTP, and does not import the rails or raft packages: it declares the
+// interfaces it needs (Replicator, StateReader, Rail) and they implement them.
+package actors

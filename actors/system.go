@@ -1,0 +1,226 @@
+package actors
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"payments/ledger"
+)
+
+// Config wires a System to the rest of the service.
+type Config struct {
+	Log    Replicator
+	State  StateReader
+	Rail   Rail
+	Now    func() time.Time // the leader's clock; time.Now when nil
+	Logger *slog.Logger
+
+	// IdleTimeout is how long an account actor lives without messages
+	// (default two minutes).
+	IdleTimeout time.Duration
+	// InFlightMax bounds the write requests inside the actors at once; past
+	// it, requests are refused with ErrOverloaded (default 16384). This is
+	// the bound on every account actor's mailbox.
+	InFlightMax int
+}
+
+// deps is what every actor of a System shares. It is immutable once built.
+type deps struct {
+	proposer    *Proposer
+	state       StateReader
+	rail        Rail
+	now         func() time.Time
+	logger      *slog.Logger
+	root        *actor.RootContext
+	driver      *actor.PID
+	idleTimeout time.Duration
+}
+
+// track hands a newly created payout or collection to the rail driver.
+func (d *deps) track(p *ledger.Payout, c *ledger.Collection) {
+	switch {
+	case p != nil:
+		d.root.Send(d.driver, &trackPayout{*p})
+	case c != nil:
+		d.root.Send(d.driver, &trackCollection{*c})
+	}
+}
+
+// System is the service's actors: the account actors behind their router,
+// the rail driver, and the proposer they share. Its methods are safe for
+// concurrent use; each write waits for its command to be applied.
+type System struct {
+	stopOnce sync.Once
+	actors   *actor.ActorSystem
+	deps     *deps
+	router   *actor.PID
+	proposer *Proposer
+	admit    chan struct{}
+}
+
+// Reply is the answer to a write. Err is set when the outcome is not a
+// ledger result: ErrNotLeader, ErrOverloaded, ErrOutcomeUnknown. Otherwise
+// Result says what happened (Result.Err for a rejection).
+type Reply struct {
+	Result ledger.Result
+	Err    error
+}
+
+// Start builds and starts a System.
+func Start(cfg Config) *System {
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	now := cfg.Now
+	if now == nil {
+		now = time.Now
+	}
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = accountIdleTimeout
+	}
+	if cfg.InFlightMax <= 0 {
+		cfg.InFlightMax = 16384
+	}
+	as := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
+		return logger.With("component", "actors")
+	}))
+	proposer := NewProposer(cfg.Log)
+	d := &deps{
+		proposer:    proposer,
+		state:       cfg.State,
+		rail:        cfg.Rail,
+		now:         now,
+		logger:      logger,
+		root:        as.Root,
+		idleTimeout: cfg.IdleTimeout,
+	}
+	d.driver = as.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return newDriverActor(d) }))
+	router := as.Root.Spawn(actor.PropsFromProducer(func() actor.Actor {
+		return &accountRouter{deps: d, children: make(map[accountKey]*routedChild)}
+	}))
+	return &System{
+		actors:   as,
+		deps:     d,
+		router:   router,
+		proposer: proposer,
+		admit:    make(chan struct{}, cfg.InFlightMax),
+	}
+}
+
+// Stop stops the actors and the proposer. Writes still in flight are
+// answered ErrNotLeader or ErrOutcomeUnknown.
+func (s *System) Stop() {
+	s.stopOnce.Do(func() {
+		s.actors.Root.Stop(s.deps.driver)
+		s.proposer.Stop()
+		s.actors.Root.Stop(s.router)
+		s.actors.Shutdown()
+	})
+}
+
+// SetLeading tells the System whether this node leads the cluster (and has
+// applied everything committed before its term). Only the leader drives
+// rails.
+func (s *System) SetLeading(leading bool) {
+	s.actors.Root.Send(s.deps.driver, &leadership{leading: leading})
+}
+
+// Read gives read access to the applied state; see StateReader.
+func (s *System) Read(fn func(*ledger.State)) { s.deps.state.Read(fn) }
+
+// Now is the leader's clock.
+func (s *System) Now() time.Time { return s.deps.now() }
+
+// PayoutRequest is a validated request to create a payout.
+type PayoutRequest struct {
+	OrgID             string
+	ExternalReference string
+	Spec              ledger.PayoutSpec
+	MethodType        string
+}
+
+// CreatePayout creates a payout, or returns the one its reference already
+// names. It waits until the command is applied or ctx ends; an ended ctx is
+// ErrOutcomeUnknown, since the command may still apply.
+func (s *System) CreatePayout(ctx context.Context, req PayoutRequest) Reply {
+	return s.ask(ctx, func(reply chan<- Reply) accountMessage {
+		return &payoutRequest{
+			key:        accountKey{req.OrgID, req.Spec.Currency},
+			ref:        req.ExternalReference,
+			spec:       req.Spec,
+			methodType: req.MethodType,
+			reply:      reply,
+		}
+	})
+}
+
+// CollectionRequest is a validated request to create a collection.
+type CollectionRequest struct {
+	OrgID             string
+	ExternalReference string
+	Spec              ledger.CollectionSpec
+	MethodType        string
+}
+
+// CreateCollection creates a collection; see CreatePayout.
+func (s *System) CreateCollection(ctx context.Context, req CollectionRequest) Reply {
+	return s.ask(ctx, func(reply chan<- Reply) accountMessage {
+		return &collectionRequest{
+			key:        accountKey{req.OrgID, req.Spec.Currency},
+			ref:        req.ExternalReference,
+			spec:       req.Spec,
+			methodType: req.MethodType,
+			reply:      reply,
+		}
+	})
+}
+
+// FundBalance credits a sandbox balance; see CreatePayout.
+func (s *System) FundBalance(ctx context.Context, orgID, currency string, amount ledger.Minor, ref string) Reply {
+	return s.ask(ctx, func(reply chan<- Reply) accountMessage {
+		return &fundRequest{key: accountKey{orgID, currency}, ref: ref, amount: amount, reply: reply}
+	})
+}
+
+func (s *System) ask(ctx context.Context, build func(chan<- Reply) accountMessage) Reply {
+	select {
+	case s.admit <- struct{}{}:
+	default:
+		return Reply{Err: ErrOverloaded}
+	}
+	reply := make(chan Reply, 1)
+	s.actors.Root.Send(s.router, build(reply))
+	select {
+	case r := <-reply:
+		<-s.admit
+		return r
+	case <-ctx.Done():
+		// The actor still answers into the buffered channel; hold the
+		// admission until it does, so the bound stays true.
+		go func() {
+			<-reply
+			<-s.admit
+		}()
+		return Reply{Err: ErrOutcomeUnknown}
+	}
+}
+
+// Propose commits a command that no actor owns (organizations, keys) and
+// waits for its result; see CreatePayout for ctx.
+func (s *System) Propose(ctx context.Context, cmd ledger.Command) Reply {
+	reply := make(chan Reply, 1)
+	if err := s.proposer.Propose(cmd, func(r ledger.Result, err error) { reply <- Reply{r, err} }); err != nil {
+		return Reply{Err: err}
+	}
+	select {
+	case r := <-reply:
+		return r
+	case <-ctx.Done():
+		return Reply{Err: ErrOutcomeUnknown}
+	}
+}

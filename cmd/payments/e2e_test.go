@@ -1,0 +1,551 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	nethttp "net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// End-to-end tests: they build the real binary, run it as a process on
+// loopback, and talk to it over HTTP, as an operator and a client would.
+
+var binaryOnce struct {
+	sync.Once
+	path string
+	err  error
+}
+
+// binary builds cmd/payments once per test run.
+func binary(t *testing.T) string {
+	t.Helper()
+	binaryOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "payments-e2e-bin")
+		if err != nil {
+			binaryOnce.err = err
+			return
+		}
+		binaryOnce.path = filepath.Join(dir, "payments")
+		out, err := exec.Command("go", "build", "-o", binaryOnce.path, ".").CombinedOutput()
+		if err != nil {
+			binaryOnce.err = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if binaryOnce.err != nil {
+		t.Fatal(binaryOnce.err)
+	}
+	return binaryOnce.path
+}
+
+const testKey = "sk_test_e2etestbootstrapkey0001"
+
+// proc is a running server process.
+type proc struct {
+	t       *testing.T
+	cmd     *exec.Cmd
+	addr    string
+	stderr  *bytes.Buffer
+	exited  chan error
+	dataDir string
+	args    []string
+}
+
+// startServer runs `payments serve` with args on dataDir and waits until it
+// serves the given address (learned from its stdout).
+func startServer(t *testing.T, dataDir string, args ...string) *proc {
+	t.Helper()
+	p := &proc{t: t, dataDir: dataDir, args: args}
+	p.launch()
+	return p
+}
+
+func (p *proc) launch() {
+	p.t.Helper()
+	all := append([]string{"serve", "--data-dir", p.dataDir, "--bootstrap-key", testKey, "--log-level", "warn"}, p.args...)
+	if !containsFlag(p.args, "--http-addr") {
+		all = append(all, "--http-addr", "127.0.0.1:0")
+	}
+	if !containsFlag(p.args, "--raft-addr") {
+		all = append(all, "--raft-addr", "127.0.0.1:0")
+	}
+	cmd := exec.Command(binary(p.t), all...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	p.stderr = &bytes.Buffer{}
+	cmd.Stderr = &lockedWriter{w: p.stderr}
+	if err := cmd.Start(); err != nil {
+		p.t.Fatal(err)
+	}
+	p.cmd = cmd
+	p.exited = make(chan error, 1)
+	addrCh := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if a, ok := strings.CutPrefix(sc.Text(), "http_addr="); ok {
+				addrCh <- a
+			}
+		}
+		p.exited <- cmd.Wait()
+	}()
+	p.t.Cleanup(func() { p.kill() })
+	select {
+	case p.addr = <-addrCh:
+	case err := <-p.exited:
+		p.t.Fatalf("server exited before serving: %v\n%s", err, p.stderr)
+	case <-time.After(20 * time.Second):
+		p.t.Fatalf("server did not start\n%s", p.stderr)
+	}
+}
+
+func containsFlag(args []string, flag string) bool {
+	for _, a := range args {
+		if a == flag || strings.HasPrefix(a, flag+"=") {
+			return true
+		}
+	}
+	return false
+}
+
+// kill sends SIGKILL: no drain, no flush, nothing.
+func (p *proc) kill() {
+	if p.cmd != nil && p.cmd.ProcessState == nil {
+		p.cmd.Process.Signal(syscall.SIGKILL)
+		select {
+		case <-p.exited:
+		case <-time.After(10 * time.Second):
+		}
+	}
+}
+
+// waitReady waits for /readyz.
+func (p *proc) waitReady() {
+	p.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		resp, err := nethttp.Get("http://" + p.addr + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	p.t.Fatalf("%s not ready\n%s", p.addr, p.stderr)
+}
+
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
+}
+
+var client = &nethttp.Client{Timeout: 20 * time.Second, Transport: &nethttp.Transport{MaxIdleConnsPerHost: 64}}
+
+// call sends a JSON request and decodes a JSON response into out (if not nil).
+func call(addr, method, path string, body any, out any) (int, error) {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return 0, err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := nethttp.NewRequest(method, "http://"+addr+path, rd)
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Authorization", "Bearer "+testKey)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return resp.StatusCode, err
+	}
+	if out != nil {
+		if err := json.Unmarshal(raw, out); err != nil {
+			return resp.StatusCode, fmt.Errorf("decode %s: %w", raw, err)
+		}
+	}
+	return resp.StatusCode, nil
+}
+
+type payoutView struct {
+	ID                string `json:"id"`
+	Status            string `json:"status"`
+	ExternalReference string `json:"externalReference"`
+	From              struct {
+		Amount string `json:"amount"`
+	} `json:"from"`
+	Fee struct {
+		Amount string `json:"amount"`
+	} `json:"fee"`
+}
+
+type accountView struct {
+	ID               string `json:"id"`
+	AvailableBalance string `json:"availableBalance"`
+	TotalBalance     string `json:"totalBalance"`
+}
+
+// cents parses a GHS decimal string ("-12.05") into minor units.
+func cents(t *testing.T, s string) int64 {
+	t.Helper()
+	neg := strings.HasPrefix(s, "-")
+	whole, frac, _ := strings.Cut(strings.TrimPrefix(s, "-"), ".")
+	w, err1 := strconv.ParseInt(whole, 10, 64)
+	f, err2 := strconv.ParseInt(frac, 10, 64)
+	if err1 != nil || err2 != nil || len(frac) != 2 {
+		t.Fatalf("amount %q is not a GHS decimal string", s)
+	}
+	if neg {
+		return -(w*100 + f)
+	}
+	return w*100 + f
+}
+
+// listPayouts walks every page of GET /v1/payouts.
+func listPayouts(t *testing.T, addr string) []payoutView {
+	t.Helper()
+	var all []payoutView
+	cursor := ""
+	for page := 0; page < 10_000; page++ {
+		var body struct {
+			Data       []payoutView `json:"data"`
+			HasMore    bool         `json:"hasMore"`
+			NextCursor *string      `json:"nextCursor"`
+		}
+		path := "/v1/payouts?limit=100"
+		if cursor != "" {
+			path += "&cursor=" + cursor
+		}
+		if st, err := call(addr, "GET", path, nil, &body); err != nil || st != 200 {
+			t.Fatalf("list payouts: %d %v", st, err)
+		}
+		all = append(all, body.Data...)
+		if !body.HasMore {
+			return all
+		}
+		cursor = *body.NextCursor
+	}
+	t.Fatal("too many pages")
+	return nil
+}
+
+func ghsAccount(t *testing.T, addr string) accountView {
+	t.Helper()
+	var body struct {
+		Data []accountView `json:"data"`
+	}
+	if st, err := call(addr, "GET", "/v1/accounts", nil, &body); err != nil || st != 200 || len(body.Data) != 1 {
+		t.Fatalf("accounts: %d %v %+v", st, err, body)
+	}
+	return body.Data[0]
+}
+
+// Every acknowledged write survives kill -9 and a restart: concurrent
+// payouts, SIGKILL mid-load, restart; each acknowledged payout is there
+// exactly once, and the balance is funded − debited + refunded.
+func TestKill9KeepsAcknowledgedWrites(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end")
+	}
+	dir := t.TempDir()
+	args := []string{"--rate-limit", "1000000", "--sandbox-settlement", "30ms"}
+	p := startServer(t, dir, args...)
+	p.waitReady()
+	const funded = 100_000_000 // 1,000,000.00 GHS
+	if st, err := call(p.addr, "POST", "/v1/simulations/fund-balance",
+		map[string]any{"amount": "1000000.00", "currency": "GHS", "externalReference": "seed"}, nil); err != nil || st != 201 {
+		t.Fatalf("fund: %d %v", st, err)
+	}
+
+	var mu sync.Mutex
+	acked := map[string]string{} // reference → payout id
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := 0; w < 32; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				ref := fmt.Sprintf("w%d-%d", w, i)
+				// Cents 01 fail at the rail and are refunded; 03 time out
+				// and reconcile; the rest complete.
+				amount := fmt.Sprintf("%d.%02d", 1+i%50, []int{0, 1, 3, 25}[i%4])
+				var body struct {
+					Payout payoutView `json:"payout"`
+				}
+				st, err := call(p.addr, "POST", "/v1/payouts", map[string]any{
+					"to":                map[string]any{"code": "gh_mtn", "currency": "GHS", "accountNumber": "233241234567", "amount": amount},
+					"externalReference": ref,
+				}, &body)
+				if err != nil {
+					return // the server died: this one's outcome is unknown
+				}
+				if st == 201 {
+					mu.Lock()
+					acked[ref] = body.Payout.ID
+					mu.Unlock()
+				} else if st != 503 {
+					t.Errorf("payout %s: status %d", ref, st)
+				}
+			}
+		}(w)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	p.kill()
+	close(stop)
+	wg.Wait()
+	if len(acked) < 100 {
+		t.Fatalf("only %d payouts acknowledged before the kill", len(acked))
+	}
+	t.Logf("%d payouts acknowledged before SIGKILL", len(acked))
+
+	p = startServer(t, dir, args...)
+	p.waitReady()
+
+	// Every acknowledged payout is there, under its reference, once.
+	payouts := listPayouts(t, p.addr)
+	byRef := map[string]payoutView{}
+	seen := map[string]bool{}
+	for _, po := range payouts {
+		if seen[po.ID] {
+			t.Fatalf("payout %s listed twice", po.ID)
+		}
+		seen[po.ID] = true
+		if _, dup := byRef[po.ExternalReference]; dup {
+			t.Fatalf("two payouts for reference %s", po.ExternalReference)
+		}
+		byRef[po.ExternalReference] = po
+	}
+	for ref, id := range acked {
+		if got, ok := byRef[ref]; !ok || got.ID != id {
+			t.Fatalf("acknowledged payout %s (%s) lost after kill -9: %+v", ref, id, got)
+		}
+	}
+
+	// The restarted leader resumes the rail work: every payout settles.
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		open := 0
+		payouts = listPayouts(t, p.addr)
+		for _, po := range payouts {
+			if po.Status != "completed" && po.Status != "failed" {
+				open++
+			}
+		}
+		if open == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d payouts still open a minute after restart", open)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+
+	// Balance = funded − debited + refunded.
+	var debited, refunded int64
+	for _, po := range payouts {
+		d := cents(t, po.From.Amount) + cents(t, po.Fee.Amount)
+		debited += d
+		if po.Status == "failed" {
+			refunded += d
+			if !strings.HasSuffix(po.From.Amount, ".01") {
+				t.Errorf("payout %s of %s failed", po.ID, po.From.Amount)
+			}
+		} else if strings.HasSuffix(po.From.Amount, ".01") {
+			t.Errorf("payout %s of %s should have been rejected by the sandbox rail", po.ID, po.From.Amount)
+		}
+	}
+	acct := ghsAccount(t, p.addr)
+	want := funded - debited + refunded
+	if got := cents(t, acct.TotalBalance); got != want {
+		t.Fatalf("total balance %d, want funded %d − debited %d + refunded %d = %d", got, funded, debited, refunded, want)
+	}
+	if got := cents(t, acct.AvailableBalance); got != want {
+		t.Fatalf("available balance %d, want %d", got, want)
+	}
+}
+
+// SIGTERM drains: requests in flight finish, and the process exits 0.
+func TestSIGTERMDrains(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end")
+	}
+	p := startServer(t, t.TempDir(), "--rate-limit", "1000000", "--log-level", "info")
+	p.waitReady()
+	if st, err := call(p.addr, "POST", "/v1/simulations/fund-balance",
+		map[string]any{"amount": "1000.00", "currency": "GHS", "externalReference": "seed"}, nil); err != nil || st != 201 {
+		t.Fatalf("fund: %d %v", st, err)
+	}
+	type result struct {
+		status int
+		err    error
+	}
+	results := make(chan result, 64)
+	for i := 0; i < 64; i++ {
+		go func(i int) {
+			st, err := call(p.addr, "POST", "/v1/payouts", map[string]any{
+				"to":                map[string]any{"code": "gh_mtn", "currency": "GHS", "accountNumber": "233241234567", "amount": "1.00"},
+				"externalReference": fmt.Sprintf("drain-%d", i),
+			}, nil)
+			results <- result{st, err}
+		}(i)
+	}
+	time.Sleep(5 * time.Millisecond)
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-p.exited:
+		if err != nil {
+			t.Fatalf("exit after SIGTERM: %v\n%s", err, p.stderr)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("no exit 30s after SIGTERM")
+	}
+	for i := 0; i < 64; i++ {
+		r := <-results
+		// A request either made it in and completed, or found the door
+		// closed; none is cut off with a broken answer.
+		if r.err == nil && r.status != 201 {
+			t.Errorf("request in flight answered %d", r.status)
+		}
+	}
+	if !strings.Contains(p.stderr.String(), "stopped cleanly") {
+		t.Errorf("no clean stop in the log:\n%s", p.stderr)
+	}
+}
+
+// freeAddrs reserves loopback ports.
+func freeAddrs(t *testing.T, n int) []string {
+	t.Helper()
+	var out []string
+	for i := 0; i < n; i++ {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, ln.Addr().String())
+		ln.Close()
+	}
+	return out
+}
+
+// A three-process cluster: every node serves (followers forward to the
+// leader), and after the leader is killed the new leader serves every
+// acknowledged write.
+func TestThreeProcessCluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end")
+	}
+	addrs := freeAddrs(t, 6)
+	var peers []string
+	for i := 0; i < 3; i++ {
+		peers = append(peers, fmt.Sprintf("n%d=%s@%s", i+1, addrs[i], addrs[3+i]))
+	}
+	var procs []*proc
+	for i := 0; i < 3; i++ {
+		procs = append(procs, startServer(t, t.TempDir(),
+			"--node-id", fmt.Sprintf("n%d", i+1), "--raft-addr", addrs[i], "--http-addr", addrs[3+i],
+			"--peers", strings.Join(peers, ","), "--rate-limit", "1000000"))
+	}
+	for _, p := range procs {
+		p.waitReady()
+	}
+	// Writes through every node.
+	if st, err := call(procs[1].addr, "POST", "/v1/simulations/fund-balance",
+		map[string]any{"amount": "100000.00", "currency": "GHS", "externalReference": "seed"}, nil); err != nil || st != 201 {
+		t.Fatalf("fund via n2: %d %v", st, err)
+	}
+	acked := map[string]string{}
+	for i := 0; i < 60; i++ {
+		var body struct {
+			Payout payoutView `json:"payout"`
+		}
+		ref := fmt.Sprintf("c-%d", i)
+		st, err := call(procs[i%3].addr, "POST", "/v1/payouts", map[string]any{
+			"to":                map[string]any{"code": "gh_mtn", "currency": "GHS", "accountNumber": "233241234567", "amount": "10.00"},
+			"externalReference": ref,
+		}, &body)
+		if err != nil || st != 201 {
+			t.Fatalf("payout %d via n%d: %d %v", i, i%3+1, st, err)
+		}
+		acked[ref] = body.Payout.ID
+	}
+	// Find and kill the leader.
+	var health struct {
+		Leader string `json:"leader"`
+	}
+	if st, err := call(procs[0].addr, "GET", "/readyz", nil, &health); err != nil || st != 200 {
+		t.Fatalf("readyz: %d %v", st, err)
+	}
+	leader := int(health.Leader[1] - '1')
+	procs[leader].kill()
+	survivor := procs[(leader+1)%3]
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var h struct {
+			Leader string `json:"leader"`
+			Role   string `json:"role"`
+		}
+		st, _ := call(survivor.addr, "GET", "/readyz", nil, &h)
+		if st == 200 && h.Leader != "" && h.Leader != fmt.Sprintf("n%d", leader+1) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no new leader after killing the old one")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	for ref, id := range acked {
+		var body struct {
+			Payout payoutView `json:"payout"`
+		}
+		st, err := call(survivor.addr, "GET", "/v1/payouts/by-reference/"+ref, nil, &body)
+		if err != nil || st != 200 || body.Payout.ID != id {
+			t.Fatalf("acknowledged payout %s missing after failover: %d %v %+v", ref, st, err, body)
+		}
+	}
+	// The new leader takes writes, through either survivor.
+	for i, p := range []*proc{procs[(leader+1)%3], procs[(leader+2)%3]} {
+		st, err := call(p.addr, "POST", "/v1/payouts", map[string]any{
+			"to":                map[string]any{"code": "gh_mtn", "currency": "GHS", "accountNumber": "233241234567", "amount": "10.00"},
+			"externalReference": fmt.Sprintf("after-%d", i),
+		}, nil)
+		if err != nil || st != 201 {
+			t.Fatalf("write after failover: %d %v", st, err)
+		}
+	}
+}

@@ -1,0 +1,280 @@
+// Command payments is the payments service: one binary that serves the REST
+// API as a node of a Raft cluster (a cluster of one by default).
+//
+//	payments serve --stack sandbox --data-dir ./data --http-addr 127.0.0.1:8080
+//
+// Every flag can also be set with an environment variable: PAYMENTS_ and the
+// flag's name in upper case with dashes as underscores (PAYMENTS_DATA_DIR).
+// A flag on the command line wins over the environment.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"payments/actors"
+	api "payments/http"
+	"payments/raft"
+	"payments/rails"
+)
+
+const usage = `payments: a payments service over bank, mobile money and stablecoin rails
+
+Usage:
+  payments serve [flags]    run a node (see payments serve -h)
+  payments version          print the version
+`
+
+var version = "dev"
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprint(os.Stderr, usage)
+		os.Exit(2)
+	}
+	switch os.Args[1] {
+	case "serve":
+		if err := serve(os.Args[2:], os.Stdout, os.Stderr); err != nil {
+			fmt.Fprintln(os.Stderr, "payments:", err)
+			os.Exit(1)
+		}
+	case "version":
+		fmt.Println(version)
+	case "-h", "--help", "help":
+		fmt.Print(usage)
+	default:
+		fmt.Fprintf(os.Stderr, "payments: unknown command %q\n\n%s", os.Args[1], usage)
+		os.Exit(2)
+	}
+}
+
+type serveConfig struct {
+	stack             string
+	dataDir           string
+	httpAddr          string
+	raftAddr          string
+	nodeID            string
+	peers             string
+	bootstrapKey      string
+	orgName           string
+	logLevel          string
+	rateLimit         int
+	snapshotThreshold uint64
+	trailingLogs      uint64
+	settlement        time.Duration
+	commitTimeout     time.Duration
+	drainTimeout      time.Duration
+}
+
+func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
+	c := &serveConfig{}
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&c.stack, "stack", "sandbox", "which stack this node serves: sandbox (sk_test_ keys, simulated rails) or production (sk_live_ keys)")
+	fs.StringVar(&c.dataDir, "data-dir", "./data", "directory of the node's log and snapshots")
+	fs.StringVar(&c.httpAddr, "http-addr", "127.0.0.1:8080", "host:port the REST API listens on (port 0 picks one)")
+	fs.StringVar(&c.raftAddr, "raft-addr", "127.0.0.1:7000", "host:port Raft listens on for its peers (port 0 picks one)")
+	fs.StringVar(&c.nodeID, "node-id", "n1", "this node's name in the cluster")
+	fs.StringVar(&c.peers, "peers", "", "the whole cluster, this node included, as id=raft-host:port@http-host:port,… (empty: a single node)")
+	fs.StringVar(&c.bootstrapKey, "bootstrap-key", "", "seed this API key (with every scope) instead of drawing a random one on first start")
+	fs.StringVar(&c.orgName, "bootstrap-org-name", "Default organization", "name of the organization created on first start")
+	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.IntVar(&c.rateLimit, "rate-limit", 100, "requests per second allowed per API key (sliding window)")
+	fs.Uint64Var(&c.snapshotThreshold, "snapshot-threshold", 8192, "log entries between snapshots; the log is truncated behind each")
+	fs.Uint64Var(&c.trailingLogs, "trailing-logs", 10240, "log entries kept behind a snapshot for lagging followers")
+	fs.DurationVar(&c.settlement, "sandbox-settlement", rails.DefaultSandboxTiming.Settlement, "sandbox: how long a simulated rail takes to settle")
+	fs.DurationVar(&c.commitTimeout, "commit-timeout", 10*time.Second, "how long a write waits for its commit before answering outcome_unknown")
+	fs.DurationVar(&c.drainTimeout, "drain-timeout", 15*time.Second, "on SIGTERM, how long to wait for requests in flight")
+	if err := applyEnv(fs); err != nil {
+		return nil, err
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	if c.stack != "sandbox" && c.stack != "production" {
+		return nil, fmt.Errorf("--stack must be sandbox or production, not %q", c.stack)
+	}
+	return c, nil
+}
+
+// applyEnv sets each flag from PAYMENTS_<NAME> when that variable is set;
+// the command line, parsed afterwards, wins.
+func applyEnv(fs *flag.FlagSet) error {
+	var err error
+	fs.VisitAll(func(f *flag.Flag) {
+		name := "PAYMENTS_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		if v, ok := os.LookupEnv(name); ok && err == nil {
+			if serr := f.Value.Set(v); serr != nil {
+				err = fmt.Errorf("%s: %w", name, serr)
+			}
+		}
+	})
+	return err
+}
+
+// parsePeers reads id=raft@http,… into Raft peers and the HTTP address of
+// each node.
+func parsePeers(s string) ([]raft.Peer, map[string]string, error) {
+	if s == "" {
+		return nil, nil, nil
+	}
+	var peers []raft.Peer
+	httpAddrs := make(map[string]string)
+	for _, item := range strings.Split(s, ",") {
+		id, rest, ok1 := strings.Cut(strings.TrimSpace(item), "=")
+		raftAddr, httpAddr, ok2 := strings.Cut(rest, "@")
+		if !ok1 || !ok2 || id == "" || raftAddr == "" || httpAddr == "" {
+			return nil, nil, fmt.Errorf("--peers: %q is not id=raft-host:port@http-host:port", item)
+		}
+		if _, dup := httpAddrs[id]; dup {
+			return nil, nil, fmt.Errorf("--peers: %s listed twice", id)
+		}
+		peers = append(peers, raft.Peer{ID: id, RaftAddr: raftAddr})
+		httpAddrs[id] = httpAddr
+	}
+	return peers, httpAddrs, nil
+}
+
+func newLogger(level string, w io.Writer) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level: %w", err)
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
+}
+
+// serve runs a node until SIGTERM or SIGINT, then drains: the HTTP server
+// stops accepting and lets requests in flight finish (they wait for their
+// commits), then the actors stop, then Raft and the log close.
+func serve(args []string, stdout, stderr io.Writer) error {
+	cfg, err := parseServe(args, stderr)
+	if err != nil {
+		return err
+	}
+	logger, err := newLogger(cfg.logLevel, stderr)
+	if err != nil {
+		return err
+	}
+	peers, peerHTTP, err := parsePeers(cfg.peers)
+	if err != nil {
+		return err
+	}
+	live := cfg.stack == "production"
+	if cfg.bootstrapKey != "" && !strings.HasPrefix(cfg.bootstrapKey, actors.KeyPrefix(live)) {
+		return fmt.Errorf("--bootstrap-key must start with %s on the %s stack", actors.KeyPrefix(live), cfg.stack)
+	}
+
+	ln, err := net.Listen("tcp", cfg.httpAddr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.httpAddr, err)
+	}
+	defer ln.Close()
+
+	node, err := raft.Open(raft.Config{
+		ID:                cfg.nodeID,
+		DataDir:           cfg.dataDir,
+		RaftAddr:          cfg.raftAddr,
+		Peers:             peers,
+		SnapshotThreshold: cfg.snapshotThreshold,
+		TrailingLogs:      cfg.trailingLogs,
+		Logger:            logger,
+	})
+	if err != nil {
+		return err
+	}
+	defer node.Close()
+
+	timing := rails.DefaultSandboxTiming
+	timing.Settlement = cfg.settlement
+	var rail actors.Rail = rails.NewSandbox(timing)
+	if live {
+		rail = rails.NoProvider{}
+	}
+	sys := actors.Start(actors.Config{Log: node, State: node, Rail: rail, Logger: logger})
+	defer sys.Stop()
+
+	server := api.New(api.Config{
+		Live:               live,
+		NoProvider:         live,
+		Actors:             sys,
+		Cluster:            node,
+		PeerHTTP:           peerHTTP,
+		Logger:             logger,
+		RateLimitPerSecond: cfg.rateLimit,
+		CommitTimeout:      cfg.commitTimeout,
+	})
+
+	// Machine-readable lines on stdout: what an operator or a test needs.
+	fmt.Fprintf(stdout, "http_addr=%s\n", ln.Addr())
+	fmt.Fprintf(stdout, "node_id=%s\n", cfg.nodeID)
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	go followLeadership(ctx, node, sys, actors.Bootstrap{
+		Live: live, Secret: cfg.bootstrapKey, OrgName: cfg.orgName,
+	}, stdout, logger)
+
+	served := make(chan error, 1)
+	go func() { served <- server.Serve(ln) }()
+	logger.Info("serving", "stack", cfg.stack, "http", ln.Addr().String(), "node", cfg.nodeID, "data", cfg.dataDir)
+
+	select {
+	case err := <-served:
+		return fmt.Errorf("http server: %w", err)
+	case <-ctx.Done():
+	}
+	logger.Info("draining", "timeout", cfg.drainTimeout)
+	drain, cancel := context.WithTimeout(context.Background(), cfg.drainTimeout)
+	defer cancel()
+	if err := server.Shutdown(drain); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		logger.Warn("http shutdown", "err", err)
+	}
+	sys.Stop()
+	if err := node.Close(); err != nil {
+		return fmt.Errorf("close raft: %w", err)
+	}
+	logger.Info("stopped cleanly")
+	return nil
+}
+
+// followLeadership tells the actors when this node leads, and seeds an
+// empty cluster with its first organization and key.
+func followLeadership(ctx context.Context, node *raft.Node, sys *actors.System, b actors.Bootstrap, stdout io.Writer, logger *slog.Logger) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case leading := <-node.Leadership():
+			sys.SetLeading(leading)
+			if !leading {
+				logger.Info("no longer the leader")
+				continue
+			}
+			logger.Info("leading the cluster")
+			bctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			secret, err := sys.EnsureBootstrap(bctx, b)
+			cancel()
+			if err != nil {
+				logger.Error("bootstrap failed", "err", err)
+				continue
+			}
+			if secret != "" {
+				fmt.Fprintf(stdout, "bootstrap_key=%s\n", secret)
+				logger.Info("created the first organization; its API key is printed once on stdout")
+			}
+		}
+	}
+}

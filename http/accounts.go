@@ -1,0 +1,97 @@
+package http
+
+import (
+	"github.com/valyala/fasthttp"
+
+	"payments/ledger"
+)
+
+type accountBody struct {
+	Account accountJSON `json:"account"`
+}
+
+// listAccounts: GET /v1/accounts. One account per currency; not paginated.
+func (c *call) listAccounts() {
+	var accounts []ledger.Account
+	c.s.cfg.Actors.Read(func(s *ledger.State) { accounts = s.Accounts(c.org) })
+	c.ok(fasthttp.StatusOK, newList(0, ledger.Page[ledger.Account]{Items: accounts}, renderAccount))
+}
+
+// account finds the caller's account named by the path.
+func (c *call) account() (ledger.Account, bool) {
+	id, e := pathParam(c.ctx, "id")
+	if e != nil {
+		c.fail(e)
+		return ledger.Account{}, false
+	}
+	var a ledger.Account
+	var found bool
+	c.s.cfg.Actors.Read(func(s *ledger.State) { a, found = s.Account(id) })
+	if !found || a.OrgID != c.org {
+		c.fail(notFound("Account"))
+		return ledger.Account{}, false
+	}
+	return a, true
+}
+
+// getAccount: GET /v1/accounts/{id}.
+func (c *call) getAccount() {
+	if a, ok := c.account(); ok {
+		c.ok(fasthttp.StatusOK, &accountBody{renderAccount(&a)})
+	}
+}
+
+// accountLedger: GET /v1/accounts/{id}/ledger, the account's statement.
+func (c *call) accountLedger() {
+	a, ok := c.account()
+	if !ok {
+		return
+	}
+	limit, before, e := pageParams(c.ctx, listEntries, 60)
+	if e != nil {
+		c.fail(e)
+		return
+	}
+	var f ledger.EntryFilter
+	var p problems
+	if v, ok := query(c.ctx, "type"); ok {
+		t, known := ledger.ParseEntryType(v)
+		if !known {
+			p.add("type", "is not a ledger entry type")
+		}
+		f.Type = t
+	}
+	f.RefID, _ = query(c.ctx, "referenceId")
+	var err *ledger.Error
+	if f.From, err = queryTime(c.ctx, "from"); err != nil {
+		p = append(p, err.Fields...)
+	}
+	if f.To, err = queryTime(c.ctx, "to"); err != nil {
+		p = append(p, err.Fields...)
+	}
+	if e := p.err(); e != nil {
+		c.fail(e)
+		return
+	}
+	var page ledger.Page[ledger.NumberedEntry]
+	c.s.cfg.Actors.Read(func(s *ledger.State) { page = s.Statement(a.Number, f, before, limit) })
+	c.ok(fasthttp.StatusOK, newList(listEntries, page, func(n *ledger.NumberedEntry) entryJSON {
+		return renderEntry(n, a.Currency)
+	}))
+}
+
+type organizationBody struct {
+	Organization organizationJSON `json:"organization"`
+}
+
+// getOrganization: GET /v1/organization, the caller's own organization.
+func (c *call) getOrganization() {
+	var o ledger.Organization
+	var found bool
+	c.s.cfg.Actors.Read(func(s *ledger.State) { o, found = s.Organization(c.org) })
+	if !found {
+		c.fail(notFound("Organization"))
+		return
+	}
+	c.ok(fasthttp.StatusOK, &organizationBody{renderOrganization(&o)})
+}

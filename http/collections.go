@@ -1,0 +1,188 @@
+package http
+
+import (
+	"github.com/valyala/fasthttp"
+
+	"payments/actors"
+	"payments/ledger"
+	"payments/rails"
+)
+
+type collectionRequestBody struct {
+	From *struct {
+		AccountNumber *string    `json:"accountNumber"`
+		Code          *string    `json:"code"`
+		Amount        amount     `json:"amount"`
+		Currency      *string    `json:"currency"`
+		KYC           jsonObject `json:"kyc"`
+	} `json:"from"`
+	To *struct {
+		Currency *string `json:"currency"`
+	} `json:"to"`
+	Narration         *string    `json:"narration"`
+	ExternalReference *string    `json:"externalReference"`
+	Metadata          jsonObject `json:"metadata"`
+}
+
+type collectionBody struct {
+	Collection collectionJSON `json:"collection"`
+}
+
+// createCollection: POST /v1/collections.
+func (c *call) createCollection() {
+	if !c.railsAvailable() {
+		return
+	}
+	body, e := jsonBody(c.ctx)
+	if e != nil {
+		c.fail(e)
+		return
+	}
+	var req collectionRequestBody
+	if e := decodeBody(body, &req); e != nil {
+		c.fail(e)
+		return
+	}
+	spec, methodType, e := c.s.collectionSpec(&req)
+	if e != nil {
+		c.fail(e)
+		return
+	}
+	ctx, cancel := c.commitContext()
+	defer cancel()
+	r := c.s.cfg.Actors.CreateCollection(ctx, actors.CollectionRequest{
+		OrgID:             c.org,
+		ExternalReference: *req.ExternalReference,
+		Spec:              spec,
+		MethodType:        methodType,
+	})
+	c.created(r, func(res *ledger.Result) any { return &collectionBody{renderCollection(res.Collection)} })
+}
+
+func (s *Server) collectionSpec(req *collectionRequestBody) (ledger.CollectionSpec, string, *ledger.Error) {
+	var p problems
+	var spec ledger.CollectionSpec
+	p.text("externalReference", req.ExternalReference, true, referenceLenMax)
+	spec.Narration = p.text("narration", req.Narration, false, narrationLenMax)
+	if e := checkMetadata("metadata", req.Metadata); e != nil {
+		p = append(p, e.Fields...)
+	}
+	spec.Metadata = req.Metadata.raw
+	if req.From == nil {
+		p.add("from", "is required")
+		return spec, "", p.err()
+	}
+	from := req.From
+	spec.PayerNumber = p.text("from.accountNumber", from.AccountNumber, true, 50)
+	if spec.PayerNumber != "" {
+		p.digits("from.accountNumber", spec.PayerNumber, 8, 15)
+	}
+	spec.Method = p.text("from.code", from.Code, true, 64)
+	cur, curOK := p.currency("from.currency", from.Currency, true)
+	spec.Currency = cur.Code
+	if !from.Amount.set {
+		p.add("from.amount", "is required")
+	} else if curOK {
+		spec.Amount = p.amount("from.amount", from.Amount, cur)
+	}
+	if req.To != nil {
+		if to, ok := p.currency("to.currency", req.To.Currency, false); ok && curOK && to.Code != cur.Code {
+			p.add("to.currency", "must equal from.currency: collections are credited in the currency collected")
+		}
+	}
+	if e := checkKYC("from.kyc", from.KYC); e != nil {
+		p = append(p, e.Fields...)
+	}
+	spec.KYC = from.KYC.raw
+	if len(p) > 0 {
+		return spec, "", p.err()
+	}
+	method, e := s.cfg.Catalogue.Check(rails.Collection, "from.code", "from.amount", spec.Method, spec.Currency, spec.Amount)
+	if e != nil {
+		return spec, "", e
+	}
+	if method.Type != "mobile_money" {
+		return spec, "", ledger.FieldInvalid("from.code", "must be a mobile money method: collections charge a payer's wallet")
+	}
+	return spec, method.Type, nil
+}
+
+// getCollection: GET /v1/collections/{id}.
+func (c *call) getCollection() {
+	id, e := pathParam(c.ctx, "id")
+	if e != nil {
+		c.fail(e)
+		return
+	}
+	var col ledger.Collection
+	var found bool
+	c.s.cfg.Actors.Read(func(s *ledger.State) { col, found = s.Collection(id) })
+	if !found || col.OrgID != c.org {
+		c.fail(notFound("Collection"))
+		return
+	}
+	c.ok(fasthttp.StatusOK, &collectionBody{renderCollection(&col)})
+}
+
+// getCollectionByReference: GET /v1/collections/by-reference/{externalReference}.
+func (c *call) getCollectionByReference() {
+	ref, e := pathParam(c.ctx, "externalReference")
+	if e != nil {
+		c.fail(e)
+		return
+	}
+	var col ledger.Collection
+	var found bool
+	c.s.cfg.Actors.Read(func(s *ledger.State) { col, found = s.CollectionByReference(c.org, ref) })
+	if !found {
+		c.fail(notFound("Collection"))
+		return
+	}
+	c.ok(fasthttp.StatusOK, &collectionBody{renderCollection(&col)})
+}
+
+// listCollections: GET /v1/collections.
+func (c *call) listCollections() {
+	limit, before, e := pageParams(c.ctx, listCollections, 20)
+	if e != nil {
+		c.fail(e)
+		return
+	}
+	var f ledger.CollectionFilter
+	var p problems
+	if v, ok := query(c.ctx, "status"); ok {
+		if f.Status, ok = ledger.ParseCollectionStatus(v); !ok {
+			p.add("status", "must be one of pending, completed, failed")
+		}
+	}
+	if v, ok := query(c.ctx, "type"); ok {
+		switch v {
+		case "mobile_money", "virtual_account", "crypto":
+			f.Type = v
+		default:
+			p.add("type", "must be one of mobile_money, virtual_account, crypto")
+		}
+	}
+	f.Method, _ = query(c.ctx, "code")
+	if v, ok := query(c.ctx, "currency"); ok {
+		if _, known := ledger.LookupCurrency(v); !known {
+			p.add("currency", "is not a supported currency")
+		}
+		f.Currency = v
+	}
+	f.ExternalReference, _ = query(c.ctx, "externalReference")
+	var err *ledger.Error
+	if f.CreatedFrom, err = queryTime(c.ctx, "from"); err != nil {
+		p = append(p, err.Fields...)
+	}
+	if f.CreatedTo, err = queryTime(c.ctx, "to"); err != nil {
+		p = append(p, err.Fields...)
+	}
+	if e := p.err(); e != nil {
+		c.fail(e)
+		return
+	}
+	var page ledger.Page[ledger.Collection]
+	c.s.cfg.Actors.Read(func(s *ledger.State) { page = s.Collections(c.org, f, before, limit) })
+	c.ok(fasthttp.StatusOK, newList(listCollections, page, renderCollection))
+}

@@ -1,0 +1,21 @@
+// Package http is the REST front end (imported as api where it meets
+// net/http): fasthttp and a router, the JSON codec, authentication by bearer
+// key, per-key rate limits, scopes, the error envelope and the one table from
+// error codes to HTTP statuses, pagination with opaque cursors, the
+// service-version header, request ids, and forwarding from followers to the
+// leader.
+//
+// # The pipeline
+//
+// Every /v1 request: a fresh request id (x-request-id, echoed as requestId in
+// errors), the version check and echo, forwarding to the leader if this node
+// is a follower, authentication (the key's prefix must match the stack), the
+// rate limit, the scope, then the handler. Handlers copy what they need out
+// of the fasthttp context before anything outlives the request, and writes
+// wait for their commit (CommitTimeout) before answering: a 2xx is durable.
+//
+// # Never
+//
+// Handlers touch the ledger only through the actors and the read views they
+// offer, and never decide a business rule the ledger owns.
+package http

@@ -1,0 +1,114 @@
+package http
+
+import (
+	"errors"
+	"strconv"
+
+	"github.com/valyala/fasthttp"
+
+	"payments/actors"
+	"payments/ledger"
+)
+
+// statusOf is the one table from error codes to HTTP statuses.
+var statusOf = map[ledger.Code]int{
+	ledger.CodeValidation:        fasthttp.StatusBadRequest,
+	ledger.CodeBadRequest:        fasthttp.StatusBadRequest,
+	ledger.CodeUnauthorized:      fasthttp.StatusUnauthorized,
+	ledger.CodeForbidden:         fasthttp.StatusForbidden,
+	ledger.CodeNotFound:          fasthttp.StatusNotFound,
+	ledger.CodeMethodNotAllowed:  fasthttp.StatusMethodNotAllowed,
+	ledger.CodeDuplicate:         fasthttp.StatusConflict,
+	ledger.CodeConflict:          fasthttp.StatusConflict,
+	ledger.CodeInsufficientFunds: fasthttp.StatusUnprocessableEntity,
+	ledger.CodeRateLimited:       fasthttp.StatusTooManyRequests,
+	ledger.CodeOutcomeUnknown:    fasthttp.StatusServiceUnavailable,
+	ledger.CodeUnavailable:       fasthttp.StatusServiceUnavailable,
+	ledger.CodeInternal:          fasthttp.StatusInternalServerError,
+}
+
+// HTTPStatus returns the HTTP status of an error code.
+func HTTPStatus(code ledger.Code) int {
+	if s, ok := statusOf[code]; ok {
+		return s
+	}
+	return fasthttp.StatusInternalServerError
+}
+
+// errorFromActors turns a transport failure of the write path into the
+// error the client sees.
+func errorFromActors(err error) *ledger.Error {
+	switch {
+	case errors.Is(err, actors.ErrOutcomeUnknown):
+		return &ledger.Error{Code: ledger.CodeOutcomeUnknown,
+			Message: "The outcome of this request is unknown (the cluster changed leader while committing it); retrying with the same externalReference is safe"}
+	case errors.Is(err, actors.ErrNotLeader):
+		return &ledger.Error{Code: ledger.CodeUnavailable,
+			Message: "This node is not the leader and could not reach one; nothing was done, retry shortly"}
+	case errors.Is(err, actors.ErrOverloaded):
+		return &ledger.Error{Code: ledger.CodeUnavailable,
+			Message: "The service is overloaded; nothing was done, retry shortly"}
+	default:
+		return &ledger.Error{Code: ledger.CodeInternal, Message: "Internal error"}
+	}
+}
+
+// errorBody is the error envelope: {error, message, details, requestId}.
+type errorBody struct {
+	Error     ledger.Code   `json:"error"`
+	Message   string        `json:"message"`
+	Details   *errorDetails `json:"details,omitempty"`
+	RequestID string        `json:"requestId"`
+}
+
+// errorDetails holds what some codes carry; empty members are left out.
+type errorDetails struct {
+	Fields     []fieldJSON `json:"fields,omitempty"`
+	ExistingID string      `json:"existingId,omitempty"`
+	Available  string      `json:"available,omitempty"`
+	Required   string      `json:"required,omitempty"`
+	Currency   string      `json:"currency,omitempty"`
+	RetryAfter int         `json:"retryAfter,omitzero"`
+}
+
+type fieldJSON struct {
+	Field   string `json:"field"`
+	Message string `json:"message"`
+}
+
+// writeError renders e with its status. The request id is the one set on
+// the response header by the request pipeline.
+func writeError(ctx *fasthttp.RequestCtx, e *ledger.Error) {
+	body := errorBody{Error: e.Code, Message: e.Message, RequestID: requestIDOf(ctx)}
+	if body.Message == "" {
+		body.Message = string(e.Code)
+	}
+	var d errorDetails
+	for _, f := range e.Fields {
+		d.Fields = append(d.Fields, fieldJSON(f))
+	}
+	d.ExistingID = e.ExistingID
+	if e.Code == ledger.CodeInsufficientFunds {
+		cur, _ := ledger.LookupCurrency(e.Currency)
+		d.Available = ledger.FormatMinor(e.Available, cur)
+		d.Required = ledger.FormatMinor(e.Required, cur)
+		d.Currency = e.Currency
+	}
+	if e.RetryAfterSeconds > 0 {
+		d.RetryAfter = e.RetryAfterSeconds
+		ctx.Response.Header.Set("Retry-After", strconv.Itoa(e.RetryAfterSeconds))
+	}
+	if d.Fields != nil || d.ExistingID != "" || d.Currency != "" || d.RetryAfter != 0 {
+		body.Details = &d
+	}
+	writeJSON(ctx, HTTPStatus(e.Code), &body)
+}
+
+// bodyTooLarge is the error for a body past a limit.
+func bodyTooLarge(limitBytes int) *ledger.Error {
+	return &ledger.Error{
+		Code:    ledger.CodeValidation,
+		Message: "Request body is larger than the limit of " + strconv.Itoa(limitBytes) + " bytes",
+		Fields:  []ledger.FieldError{{Field: "body", Message: "is larger than " + strconv.Itoa(limitBytes) + " bytes"}},
+	}
+}

@@ -1,0 +1,234 @@
+package http_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+var rewrite = flag.Bool("rewrite", false, "rewrite the golden files in testdata/ with the responses the server gives now")
+
+// The HTTP contract as data: each testdata/*.txt file is a script of
+// requests and the responses the server must give, run in order against a
+// fresh stack. Blocks are separated by "====" lines; in each block the
+// request comes first, then a "----" line, then the response (status line,
+// the headers that carry meaning, and the body as indented JSON).
+//
+// Identifiers, secrets, account numbers and timestamps differ on every run,
+// so responses are normalized: each distinct value becomes a numbered
+// placeholder such as <pay:1>, the same value the same placeholder. A request
+// may use a placeholder seen in an earlier response; it is replaced by the
+// value it stands for. {{key}} is the bootstrap key (every scope).
+//
+// Run with -rewrite to regenerate after an intended change, and review the
+// diff.
+func TestGolden(t *testing.T) {
+	files, err := filepath.Glob("testdata/*.txt")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no golden files: %v", err)
+	}
+	for _, file := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(file), ".txt"), func(t *testing.T) {
+			runGolden(t, file)
+		})
+	}
+}
+
+type goldenBlock struct {
+	request  string
+	response string
+}
+
+func parseGolden(t *testing.T, text string) []goldenBlock {
+	var blocks []goldenBlock
+	var cur *goldenBlock
+	var part *strings.Builder
+	var req, resp strings.Builder
+	flush := func() {
+		if cur != nil {
+			cur.request, cur.response = req.String(), resp.String()
+			blocks = append(blocks, *cur)
+		}
+		req.Reset()
+		resp.Reset()
+		cur, part = &goldenBlock{}, &req
+	}
+	flush()
+	for _, line := range strings.SplitAfter(text, "\n") {
+		switch strings.TrimRight(line, "\n") {
+		case "====":
+			flush()
+		case "----":
+			part = &resp
+		default:
+			part.WriteString(line)
+		}
+	}
+	flush()
+	var out []goldenBlock
+	for _, b := range blocks {
+		if strings.TrimSpace(b.request) != "" {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+func runGolden(t *testing.T, file string) {
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := stackOptions{}
+	if bytes.HasPrefix(raw, []byte("# stack: production")) {
+		opts.live = true
+	}
+	st := newStack(t, opts)
+	n := newNormalizer()
+	var out strings.Builder
+	for i, b := range parseGolden(t, string(raw)) {
+		method, path, headers, body := parseRequest(t, n.expand(strings.ReplaceAll(b.request, "{{key}}", st.key)))
+		var r response
+		if body == "" {
+			r = st.do(method, path, "", nil, headers...)
+		} else {
+			r = st.do(method, path, "", []byte(body), headers...)
+		}
+		got := renderResponse(t, n, r)
+		if i > 0 {
+			out.WriteString("====\n")
+		}
+		out.WriteString(b.request)
+		out.WriteString("----\n")
+		out.WriteString(got)
+		if !*rewrite && got != b.response {
+			t.Errorf("%s, block %d (%s %s):\n--- want\n%s--- got\n%s", file, i+1, method, path, b.response, got)
+		}
+	}
+	if *rewrite {
+		if err := os.WriteFile(file, []byte(out.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// parseRequest reads "METHOD /path", header lines, a blank line and a body.
+// Lines starting with # are comments. An Authorization header may be given
+// as is; its value is expanded like the rest.
+func parseRequest(t *testing.T, text string) (method, path string, headers []string, body string) {
+	lines := strings.Split(text, "\n")
+	i := 0
+	for i < len(lines) && (strings.HasPrefix(lines[i], "#") || strings.TrimSpace(lines[i]) == "") {
+		i++
+	}
+	if i == len(lines) {
+		t.Fatalf("block without a request line:\n%s", text)
+	}
+	method, path, _ = strings.Cut(lines[i], " ")
+	i++
+	for ; i < len(lines) && lines[i] != ""; i++ {
+		k, v, ok := strings.Cut(lines[i], ": ")
+		if !ok {
+			t.Fatalf("bad header line %q", lines[i])
+		}
+		headers = append(headers, k, v)
+	}
+	body = strings.TrimSpace(strings.Join(lines[min(i, len(lines)):], "\n"))
+	return method, path, headers, body
+}
+
+// shownHeaders are the response headers golden files record, when present.
+var shownHeaders = []string{"idempotent-replayed", "retry-after", "allow"}
+
+func renderResponse(t *testing.T, n *normalizer, r response) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d\n", r.status)
+	for _, h := range shownHeaders {
+		if v, ok := r.header[h]; ok {
+			fmt.Fprintf(&b, "%s: %s\n", h, n.normalize(v))
+		}
+	}
+	b.WriteString("\n")
+	var pretty bytes.Buffer
+	if err := json.Indent(&pretty, r.body, "", "  "); err != nil {
+		t.Fatalf("response body is not JSON: %s", r.body)
+	}
+	b.WriteString(n.normalize(pretty.String()))
+	b.WriteString("\n")
+	return b.String()
+}
+
+// normalizer maps run-specific values to stable placeholders and back.
+type normalizer struct {
+	forward  map[string]string // value → placeholder
+	backward map[string]string // placeholder → value
+	counts   map[string]int
+}
+
+func newNormalizer() *normalizer {
+	return &normalizer{forward: map[string]string{}, backward: map[string]string{}, counts: map[string]int{}}
+}
+
+var volatile = []struct {
+	kind string
+	re   *regexp.Regexp
+}{
+	{"time", regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z`)},
+	{"secret", regexp.MustCompile(`sk_(test|live)_[A-Za-z0-9]{40}`)},
+	{"hint", regexp.MustCompile(`sk_(test|live)_…[A-Za-z0-9]{4}`)},
+	{"req", regexp.MustCompile(`req_[a-z0-9]{20}`)},
+	{"pay", regexp.MustCompile(`pay_[a-z]+_[a-z0-9]{20}`)},
+	{"col", regexp.MustCompile(`col_[a-z0-9]{20}`)},
+	{"org", regexp.MustCompile(`org_[a-z0-9]{20}`)},
+	{"key", regexp.MustCompile(`key_[a-z0-9]{20}`)},
+	{"account", regexp.MustCompile(`\b[A-Z]{3,4}\d{8}\b`)},
+	{"cursor", regexp.MustCompile(`"nextCursor": "[A-Za-z0-9_-]+"`)},
+}
+
+func (n *normalizer) normalize(s string) string {
+	for _, v := range volatile {
+		s = v.re.ReplaceAllStringFunc(s, func(m string) string {
+			if v.kind == "time" {
+				return "<time>"
+			}
+			if v.kind == "req" {
+				return "<request-id>"
+			}
+			value := m
+			if v.kind == "cursor" {
+				value = strings.TrimSuffix(strings.TrimPrefix(m, `"nextCursor": "`), `"`)
+			}
+			p, ok := n.forward[value]
+			if !ok {
+				n.counts[v.kind]++
+				p = "<" + v.kind + ":" + strconv.Itoa(n.counts[v.kind]) + ">"
+				n.forward[value] = p
+				n.backward[p] = value
+			}
+			if v.kind == "cursor" {
+				return `"nextCursor": "` + p + `"`
+			}
+			return p
+		})
+	}
+	return s
+}
+
+var placeholder = regexp.MustCompile(`<[a-z]+:\d+>`)
+
+// expand replaces placeholders in a request with the values they stand for.
+func (n *normalizer) expand(s string) string {
+	return placeholder.ReplaceAllStringFunc(s, func(p string) string {
+		if v, ok := n.backward[p]; ok {
+			return v
+		}
+		return p
+	})
+}

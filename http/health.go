@@ -1,0 +1,38 @@
+package http
+
+import (
+	"github.com/valyala/fasthttp"
+
+	"payments/ledger"
+)
+
+type healthBody struct {
+	Status string `json:"status"`
+	Node   string `json:"node,omitempty"`
+	Role   string `json:"role,omitempty"`
+	Leader string `json:"leader,omitempty"`
+}
+
+// healthz answers while the process is up; it needs no key.
+func (s *Server) healthz(ctx *fasthttp.RequestCtx) {
+	s.begin(ctx)
+	writeJSON(ctx, fasthttp.StatusOK, &healthBody{Status: "ok"})
+}
+
+// readyz answers 200 when the node can serve: a leader is known and this
+// node has applied everything it knows to be committed.
+func (s *Server) readyz(ctx *fasthttp.RequestCtx) {
+	s.begin(ctx)
+	c := s.cfg.Cluster
+	body := healthBody{Status: "ready", Node: c.ID(), Role: "follower"}
+	if c.IsLeader() {
+		body.Role = "leader"
+	}
+	body.Leader, _ = c.Leader()
+	if !c.Ready() {
+		writeError(ctx, &ledger.Error{Code: ledger.CodeUnavailable,
+			Message: "Not ready: no leader is known yet, or this node is still catching up"})
+		return
+	}
+	writeJSON(ctx, fasthttp.StatusOK, &body)
+}

@@ -1,0 +1,234 @@
+package http
+
+import (
+	"github.com/valyala/fasthttp"
+
+	"payments/actors"
+	"payments/ledger"
+	"payments/rails"
+)
+
+type payoutRequestBody struct {
+	From *struct {
+		Amount   amount     `json:"amount"`
+		Currency *string    `json:"currency"`
+		KYC      jsonObject `json:"kyc"`
+	} `json:"from"`
+	To *struct {
+		Code          *string    `json:"code"`
+		Currency      *string    `json:"currency"`
+		AccountNumber *string    `json:"accountNumber"`
+		Address       *string    `json:"address"`
+		Tag           *string    `json:"tag"`
+		Amount        amount     `json:"amount"`
+		KYC           jsonObject `json:"kyc"`
+	} `json:"to"`
+	Narration         *string    `json:"narration"`
+	ExternalReference *string    `json:"externalReference"`
+	Metadata          jsonObject `json:"metadata"`
+}
+
+type payoutBody struct {
+	Payout payoutJSON `json:"payout"`
+}
+
+// createPayout: POST /v1/payouts.
+func (c *call) createPayout() {
+	if !c.railsAvailable() {
+		return
+	}
+	body, e := jsonBody(c.ctx)
+	if e != nil {
+		c.fail(e)
+		return
+	}
+	var req payoutRequestBody
+	if e := decodeBody(body, &req); e != nil {
+		c.fail(e)
+		return
+	}
+	spec, methodType, e := c.s.payoutSpec(&req)
+	if e != nil {
+		c.fail(e)
+		return
+	}
+	ctx, cancel := c.commitContext()
+	defer cancel()
+	r := c.s.cfg.Actors.CreatePayout(ctx, actors.PayoutRequest{
+		OrgID:             c.org,
+		ExternalReference: *req.ExternalReference,
+		Spec:              spec,
+		MethodType:        methodType,
+	})
+	c.created(r, func(res *ledger.Result) any { return &payoutBody{renderPayout(res.Payout)} })
+}
+
+// created answers a create: 201 for a new resource, 200 with the
+// idempotent-replayed header for a replay, the error otherwise.
+func (c *call) created(r actors.Reply, body func(*ledger.Result) any) {
+	switch {
+	case r.Err != nil:
+		c.fail(errorFromActors(r.Err))
+	case r.Result.Err != nil:
+		c.fail(r.Result.Err)
+	case r.Result.Replayed:
+		c.ctx.Response.Header.Set("idempotent-replayed", "true")
+		c.ok(fasthttp.StatusOK, body(&r.Result))
+	default:
+		c.ok(fasthttp.StatusCreated, body(&r.Result))
+	}
+}
+
+// payoutSpec validates a payout request against the contract and the method
+// catalogue, reporting every problem at once.
+func (s *Server) payoutSpec(req *payoutRequestBody) (ledger.PayoutSpec, string, *ledger.Error) {
+	var p problems
+	var spec ledger.PayoutSpec
+	p.text("externalReference", req.ExternalReference, true, payoutReferenceLenMax)
+	spec.Narration = p.text("narration", req.Narration, false, narrationLenMax)
+	if e := checkMetadata("metadata", req.Metadata); e != nil {
+		p = append(p, e.Fields...)
+	}
+	spec.Metadata = req.Metadata.raw
+	if req.To == nil {
+		p.add("to", "is required")
+		return spec, "", p.err()
+	}
+	to := req.To
+	spec.Method = p.text("to.code", to.Code, true, 64)
+	cur, curOK := p.currency("to.currency", to.Currency, true)
+	spec.Currency = cur.Code
+	if e := checkKYC("to.kyc", to.KYC); e != nil {
+		p = append(p, e.Fields...)
+	}
+	spec.ToKYC = to.KYC.raw
+
+	// The amount goes on exactly one side.
+	var side amount
+	switch {
+	case to.Amount.set && req.From != nil && req.From.Amount.set:
+		p.add("to.amount", "must not be given together with from.amount: put the amount on exactly one side")
+	case to.Amount.set:
+		side, spec.AmountSide = to.Amount, ledger.SideTo
+	case req.From != nil && req.From.Amount.set:
+		side, spec.AmountSide = req.From.Amount, ledger.SideFrom
+	default:
+		p.add("to.amount", "is required (or from.amount): put the amount on exactly one side")
+	}
+	if req.From != nil {
+		if from, ok := p.currency("from.currency", req.From.Currency, false); ok && curOK && from.Code != cur.Code {
+			p.add("from.currency", "must equal to.currency: payouts are paid from the balance in the currency they deliver; convert first with /v1/conversions")
+		}
+		if e := checkKYC("from.kyc", req.From.KYC); e != nil {
+			p = append(p, e.Fields...)
+		}
+		spec.FromKYC = req.From.KYC.raw
+	}
+	if curOK && spec.AmountSide != 0 {
+		spec.Amount = p.amount(sideField(spec.AmountSide), side, cur)
+	}
+	if len(p) > 0 {
+		return spec, "", p.err()
+	}
+
+	method, e := s.cfg.Catalogue.Check(rails.Payout, "to.code", sideField(spec.AmountSide), spec.Method, spec.Currency, spec.Amount)
+	if e != nil {
+		return spec, "", e
+	}
+	switch method.Type {
+	case "crypto":
+		spec.Address = p.text("to.address", to.Address, true, 128)
+		spec.Tag = p.text("to.tag", to.Tag, false, 64)
+		if to.AccountNumber != nil {
+			p.add("to.accountNumber", "must not be given for a crypto method; use to.address")
+		}
+	default:
+		spec.AccountNumber = p.text("to.accountNumber", to.AccountNumber, true, 50)
+		if spec.AccountNumber != "" {
+			if method.Type == "mobile_money" {
+				p.digits("to.accountNumber", spec.AccountNumber, 8, 15)
+			} else {
+				p.alnum("to.accountNumber", spec.AccountNumber, 5, 34)
+			}
+		}
+		if to.Address != nil {
+			p.add("to.address", "must not be given for a "+method.Type+" method; use to.accountNumber")
+		}
+		if to.Tag != nil {
+			p.add("to.tag", "is only for crypto methods")
+		}
+	}
+	return spec, method.Type, p.err()
+}
+
+// sideField names the request field that carried the amount.
+func sideField(side ledger.Side) string {
+	if side == ledger.SideFrom {
+		return "from.amount"
+	}
+	return "to.amount"
+}
+
+// getPayout: GET /v1/payouts/{id}.
+func (c *call) getPayout() {
+	id, e := pathParam(c.ctx, "id")
+	if e != nil {
+		c.fail(e)
+		return
+	}
+	var p ledger.Payout
+	var found bool
+	c.s.cfg.Actors.Read(func(s *ledger.State) { p, found = s.Payout(id) })
+	if !found || p.OrgID != c.org {
+		c.fail(notFound("Payout"))
+		return
+	}
+	out := renderPayout(&p)
+	out.Timeline = payoutTimeline(&p)
+	c.ok(fasthttp.StatusOK, &payoutBody{out})
+}
+
+// getPayoutByReference: GET /v1/payouts/by-reference/{externalReference}.
+func (c *call) getPayoutByReference() {
+	ref, e := pathParam(c.ctx, "externalReference")
+	if e != nil {
+		c.fail(e)
+		return
+	}
+	var p ledger.Payout
+	var found bool
+	c.s.cfg.Actors.Read(func(s *ledger.State) { p, found = s.PayoutByReference(c.org, ref) })
+	if !found {
+		c.fail(notFound("Payout"))
+		return
+	}
+	c.ok(fasthttp.StatusOK, &payoutBody{renderPayout(&p)})
+}
+
+// listPayouts: GET /v1/payouts.
+func (c *call) listPayouts() {
+	limit, before, e := pageParams(c.ctx, listPayouts, 20)
+	if e != nil {
+		c.fail(e)
+		return
+	}
+	var f ledger.PayoutFilter
+	if v, ok := query(c.ctx, "status"); ok {
+		st, ok := ledger.ParsePayoutStatus(v)
+		if !ok {
+			c.fail(ledger.FieldInvalid("status", "must be one of pending, processing, completed, failed"))
+			return
+		}
+		f.Status = st
+	}
+	if v, ok := query(c.ctx, "recipientId"); ok {
+		f.RecipientID = v
+	}
+	var page ledger.Page[ledger.Payout]
+	c.s.cfg.Actors.Read(func(s *ledger.State) { page = s.Payouts(c.org, f, before, limit) })
+	c.ok(fasthttp.StatusOK, newList(listPayouts, page, renderPayout))
+}
+
+func notFound(resource string) *ledger.Error {
+	return &ledger.Error{Code: ledger.CodeNotFound, Message: resource + " not found"}
+}

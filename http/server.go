@@ -1,0 +1,256 @@
+package http
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fasthttp/router"
+	"github.com/valyala/fasthttp"
+
+	"payments/actors"
+	"payments/ledger"
+	"payments/rails"
+)
+
+// Versions the API accepts in the service-version header; the first is the
+// current one, used when a request sends none.
+var apiVersions = []string{"2026-02-20"}
+
+// Cluster is what the front end needs to know of the Raft node.
+type Cluster interface {
+	ID() string
+	IsLeader() bool // leads and has caught up: may take writes
+	Ready() bool    // a leader is known and this node caught up
+	Leader() (id string, ok bool)
+}
+
+// Config configures a Server.
+type Config struct {
+	Live      bool // production stack: sk_live_ keys, no simulations
+	Actors    *actors.System
+	Cluster   Cluster
+	Catalogue *rails.Catalogue
+	Logger    *slog.Logger
+
+	// PeerHTTP maps node ids to their HTTP host:port, so a follower can
+	// forward requests to the leader. Empty for a single node.
+	PeerHTTP map[string]string
+
+	// NoProvider is set on a production deployment without provider
+	// adapters: creating payouts and collections answers 503.
+	NoProvider bool
+
+	RateLimitPerSecond int           // per API key; default 100
+	CommitTimeout      time.Duration // how long a write waits for its commit; default 10s
+}
+
+// Limits of the HTTP front end.
+const (
+	jsonBodyBytesMax   = 64 << 10 // a JSON request body
+	serverBodyBytesMax = 1 << 20  // anything fasthttp will read
+	readTimeout        = 10 * time.Second
+	writeTimeout       = 10 * time.Second
+	idleTimeout        = 60 * time.Second
+	forwardTimeout     = 15 * time.Second
+	defaultCommitWait  = 10 * time.Second
+	defaultRatePerKey  = 100
+	concurrencyMax     = 64 << 10
+)
+
+// Server is the REST front end: fasthttp and a router, authentication, rate
+// limits, the error envelope, and forwarding from followers to the leader.
+type Server struct {
+	cfg     Config
+	srv     *fasthttp.Server
+	router  *router.Router
+	limiter *rateLimiter
+	logger  *slog.Logger
+
+	forwardMu  sync.Mutex
+	forwarders map[string]*fasthttp.HostClient
+}
+
+// New builds a Server.
+func New(cfg Config) *Server {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.RateLimitPerSecond <= 0 {
+		cfg.RateLimitPerSecond = defaultRatePerKey
+	}
+	if cfg.CommitTimeout <= 0 {
+		cfg.CommitTimeout = defaultCommitWait
+	}
+	if cfg.Catalogue == nil {
+		cfg.Catalogue = rails.DefaultCatalogue()
+	}
+	s := &Server{
+		cfg:        cfg,
+		limiter:    newRateLimiter(cfg.RateLimitPerSecond),
+		logger:     cfg.Logger,
+		forwarders: make(map[string]*fasthttp.HostClient),
+	}
+	r := router.New()
+	r.RedirectTrailingSlash = false
+	r.RedirectFixedPath = false
+	r.HandleMethodNotAllowed = true
+	r.NotFound = s.notFound
+	r.MethodNotAllowed = s.methodNotAllowed
+	r.PanicHandler = s.panicked
+	s.router = r
+	s.routes()
+	s.srv = &fasthttp.Server{
+		Handler:                       r.Handler,
+		ErrorHandler:                  s.badRequest,
+		Name:                          "payments",
+		ReadTimeout:                   readTimeout,
+		WriteTimeout:                  writeTimeout,
+		IdleTimeout:                   idleTimeout,
+		MaxRequestBodySize:            serverBodyBytesMax,
+		Concurrency:                   concurrencyMax,
+		NoDefaultServerHeader:         true,
+		NoDefaultDate:                 false,
+		DisableHeaderNamesNormalizing: false,
+		CloseOnShutdown:               true,
+	}
+	return s
+}
+
+// Serve serves requests on ln until Shutdown.
+func (s *Server) Serve(ln net.Listener) error { return s.srv.Serve(ln) }
+
+// Shutdown stops accepting connections and waits for requests in flight to
+// finish, or for ctx to end.
+func (s *Server) Shutdown(ctx context.Context) error { return s.srv.ShutdownWithContext(ctx) }
+
+// Handler is the server's request handler, for tests that serve it
+// themselves.
+func (s *Server) Handler() fasthttp.RequestHandler { return s.router.Handler }
+
+// handler is an API endpoint's logic; the pipeline has authenticated the
+// request before it runs.
+type handler func(c *call)
+
+// call is one authenticated request.
+type call struct {
+	s   *Server
+	ctx *fasthttp.RequestCtx
+	key ledger.APIKey
+	org string
+}
+
+func (c *call) fail(e *ledger.Error) { writeError(c.ctx, e) }
+
+// railsAvailable refuses money movement when no provider can carry it.
+func (c *call) railsAvailable() bool {
+	if c.s.cfg.NoProvider {
+		c.fail(&ledger.Error{Code: ledger.CodeUnavailable,
+			Message: "No payment provider is configured on this deployment; nothing was done"})
+		return false
+	}
+	return true
+}
+
+func (c *call) ok(status int, v any) { writeJSON(c.ctx, status, v) }
+
+// commitContext bounds how long a write waits for its commit.
+func (c *call) commitContext() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), c.s.cfg.CommitTimeout)
+}
+
+// route registers an authenticated endpoint that needs scope (0: any valid
+// key).
+func (s *Server) route(method, path string, scope ledger.Scopes, h handler) {
+	s.router.Handle(method, path, func(ctx *fasthttp.RequestCtx) {
+		if !s.begin(ctx) {
+			return
+		}
+		if s.forwardIfFollower(ctx) {
+			return
+		}
+		key, err := s.authenticate(ctx)
+		if err != nil {
+			writeError(ctx, err)
+			return
+		}
+		if err := s.limiter.allow(ctx, key.ID); err != nil {
+			writeError(ctx, err)
+			return
+		}
+		if scope != 0 && !key.Scopes.Has(scope) {
+			writeError(ctx, &ledger.Error{Code: ledger.CodeForbidden,
+				Message: "API key does not have the required scope: " + ledger.ScopeName(scope)})
+			return
+		}
+		h(&call{s: s, ctx: ctx, key: key, org: key.OrgID})
+	})
+}
+
+// begin stamps the request id and the API version on the response. It
+// returns false, having answered, for an unknown version.
+func (s *Server) begin(ctx *fasthttp.RequestCtx) bool {
+	ctx.Response.Header.Set("x-request-id", actors.NewID("req_"))
+	version := string(ctx.Request.Header.Peek("service-version"))
+	if version == "" {
+		version = apiVersions[0]
+	}
+	known := false
+	for _, v := range apiVersions {
+		if v == version {
+			known = true
+		}
+	}
+	if !known {
+		ctx.Response.Header.Set("service-version", apiVersions[0])
+		writeError(ctx, ledger.FieldInvalid("service-version",
+			"must be one of: "+strings.Join(apiVersions, ", ")+" (or absent for the current version)"))
+		return false
+	}
+	ctx.Response.Header.Set("service-version", version)
+	return true
+}
+
+func requestIDOf(ctx *fasthttp.RequestCtx) string {
+	return string(ctx.Response.Header.Peek("x-request-id"))
+}
+
+func (s *Server) notFound(ctx *fasthttp.RequestCtx) {
+	if !s.begin(ctx) {
+		return
+	}
+	writeError(ctx, &ledger.Error{Code: ledger.CodeNotFound,
+		Message: "No endpoint " + string(ctx.Method()) + " " + string(ctx.Path())})
+}
+
+func (s *Server) methodNotAllowed(ctx *fasthttp.RequestCtx) {
+	if !s.begin(ctx) {
+		return
+	}
+	writeError(ctx, &ledger.Error{Code: ledger.CodeMethodNotAllowed,
+		Message: string(ctx.Method()) + " is not allowed on " + string(ctx.Path()) + "; allowed: " + string(ctx.Response.Header.Peek("Allow"))})
+}
+
+func (s *Server) panicked(ctx *fasthttp.RequestCtx, v any) {
+	s.logger.Error("handler panicked", "path", string(ctx.Path()), "panic", v)
+	ctx.Response.Reset()
+	s.begin(ctx)
+	writeError(ctx, &ledger.Error{Code: ledger.CodeInternal, Message: "Internal error"})
+}
+
+// badRequest answers requests fasthttp could not read: a body past the
+// limit, a malformed request line or headers.
+func (s *Server) badRequest(ctx *fasthttp.RequestCtx, err error) {
+	s.begin(ctx)
+	var e *ledger.Error
+	if errors.Is(err, fasthttp.ErrBodyTooLarge) {
+		e = bodyTooLarge(serverBodyBytesMax)
+	} else {
+		e = &ledger.Error{Code: ledger.CodeValidation, Message: "Malformed HTTP request"}
+	}
+	writeError(ctx, e)
+}

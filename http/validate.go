@@ -1,0 +1,187 @@
+package http
+
+import (
+	"fmt"
+	"net/url"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/valyala/fasthttp"
+
+	"payments/ledger"
+)
+
+// problems gathers every field error of a request, so the caller fixes them
+// all at once.
+type problems []ledger.FieldError
+
+func (p *problems) add(field, message string) {
+	*p = append(*p, ledger.FieldError{Field: field, Message: message})
+}
+
+func (p problems) err() *ledger.Error {
+	if len(p) == 0 {
+		return nil
+	}
+	msg := "Request validation failed: " + p[0].Field + " " + p[0].Message
+	if len(p) > 1 {
+		msg += fmt.Sprintf(" (and %d more)", len(p)-1)
+	}
+	return &ledger.Error{Code: ledger.CodeValidation, Message: msg, Fields: p}
+}
+
+// text checks an optional string: at most max characters of printable text.
+// required makes absence an error too.
+func (p *problems) text(field string, v *string, required bool, maxLen int) string {
+	if v == nil || *v == "" {
+		if required {
+			p.add(field, "is required")
+		}
+		return ""
+	}
+	s := *v
+	if !utf8.ValidString(s) {
+		p.add(field, "must be valid UTF-8")
+		return ""
+	}
+	if n := utf8.RuneCountInString(s); n > maxLen {
+		p.add(field, fmt.Sprintf("must be at most %d characters", maxLen))
+		return ""
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			p.add(field, "must not contain control characters")
+			return ""
+		}
+	}
+	return s
+}
+
+// currency checks a currency code.
+func (p *problems) currency(field string, v *string, required bool) (ledger.Currency, bool) {
+	if v == nil || *v == "" {
+		if required {
+			p.add(field, "is required")
+		}
+		return ledger.Currency{}, false
+	}
+	cur, ok := ledger.LookupCurrency(*v)
+	if !ok {
+		p.add(field, fmt.Sprintf("%q is not a supported currency (codes are upper case, e.g. GHS)", *v))
+		return ledger.Currency{}, false
+	}
+	return cur, true
+}
+
+// amount parses an amount in cur.
+func (p *problems) amount(field string, a amount, cur ledger.Currency) ledger.Minor {
+	m, err := ledger.ParseAmount(a.text, cur)
+	if err != nil {
+		p.add(field, ledger.AsError(err).Message)
+		return 0
+	}
+	return m
+}
+
+// digits checks a phone-like account number: digits only, in a length range.
+func (p *problems) digits(field, s string, minLen, maxLen int) {
+	if len(s) < minLen || len(s) > maxLen {
+		p.add(field, fmt.Sprintf("must be %d to %d digits", minLen, maxLen))
+		return
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			p.add(field, "must contain digits only, with the country code and no +")
+			return
+		}
+	}
+}
+
+// alnum checks a bank account number: letters and digits.
+func (p *problems) alnum(field, s string, minLen, maxLen int) {
+	if len(s) < minLen || len(s) > maxLen {
+		p.add(field, fmt.Sprintf("must be %d to %d characters", minLen, maxLen))
+		return
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= '0' && c <= '9' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z') {
+			p.add(field, "must contain letters and digits only")
+			return
+		}
+	}
+}
+
+// Field length limits, in characters.
+const (
+	referenceLenMax       = 255
+	payoutReferenceLenMax = 100
+	narrationLenMax       = 500
+	nameLenMax            = 200
+)
+
+// pathParam returns a path parameter, percent-decoded (the router leaves it
+// encoded), as a string of its own.
+func pathParam(ctx *fasthttp.RequestCtx, name string) (string, *ledger.Error) {
+	raw, _ := ctx.UserValue(name).(string)
+	v, err := url.PathUnescape(raw)
+	if err != nil || v == "" {
+		return "", ledger.FieldInvalid(name, "is not a valid path segment")
+	}
+	return v, nil
+}
+
+// query returns a query parameter and whether it was given.
+func query(ctx *fasthttp.RequestCtx, name string) (string, bool) {
+	v := ctx.QueryArgs().Peek(name)
+	if v == nil {
+		return "", false
+	}
+	return string(v), true
+}
+
+// queryTime parses an ISO 8601 timestamp query parameter into unix ms.
+func queryTime(ctx *fasthttp.RequestCtx, name string) (int64, *ledger.Error) {
+	v, ok := query(ctx, name)
+	if !ok {
+		return 0, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil {
+		return 0, ledger.FieldInvalid(name, "must be an ISO 8601 timestamp such as 2026-08-01T00:00:00Z")
+	}
+	return t.UnixMilli(), nil
+}
+
+// jsonBody returns the request body, refusing a wrong content type or a body
+// past the JSON limit.
+func jsonBody(ctx *fasthttp.RequestCtx) ([]byte, *ledger.Error) {
+	body := ctx.PostBody()
+	if len(body) > jsonBodyBytesMax {
+		return nil, bodyTooLarge(jsonBodyBytesMax)
+	}
+	if ct := ctx.Request.Header.ContentType(); len(body) > 0 && !isJSONContentType(ct) {
+		return nil, &ledger.Error{Code: ledger.CodeValidation,
+			Message: "Content-Type must be application/json", Fields: []ledger.FieldError{{Field: "Content-Type", Message: "must be application/json"}}}
+	}
+	return body, nil
+}
+
+func isJSONContentType(ct []byte) bool {
+	const want = "application/json"
+	if len(ct) < len(want) {
+		return false
+	}
+	for i := 0; i < len(want); i++ {
+		c := ct[i]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != want[i] {
+			return false
+		}
+	}
+	rest := ct[len(want):]
+	return len(rest) == 0 || rest[0] == ';' || rest[0] == ' '
+}

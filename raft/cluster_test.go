@@ -1,0 +1,320 @@
+package raft_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"payments/actors"
+	"payments/ledger"
+	"payments/raft"
+)
+
+// fastTiming makes elections on loopback take tens of milliseconds.
+func fastTiming(c raft.Config) raft.Config {
+	c.HeartbeatTimeout = 100 * time.Millisecond
+	c.ElectionTimeout = 100 * time.Millisecond
+	c.LeaderLeaseTimeout = 100 * time.Millisecond
+	return c
+}
+
+// freePorts reserves n loopback ports for Raft transports.
+func freePorts(t *testing.T, n int) []string {
+	t.Helper()
+	var addrs []string
+	var lns []net.Listener
+	for i := 0; i < n; i++ {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lns = append(lns, ln)
+		addrs = append(addrs, ln.Addr().String())
+	}
+	for _, ln := range lns {
+		ln.Close()
+	}
+	return addrs
+}
+
+type cluster struct {
+	t     *testing.T
+	cfgs  []raft.Config
+	nodes []*raft.Node // nil when stopped
+}
+
+func newCluster(t *testing.T, n int) *cluster {
+	t.Helper()
+	addrs := freePorts(t, n)
+	var peers []raft.Peer
+	for i, a := range addrs {
+		peers = append(peers, raft.Peer{ID: fmt.Sprintf("n%d", i+1), RaftAddr: a})
+	}
+	c := &cluster{t: t}
+	for i := range addrs {
+		c.cfgs = append(c.cfgs, fastTiming(raft.Config{
+			ID: peers[i].ID, DataDir: t.TempDir(), RaftAddr: addrs[i], Peers: peers,
+			SnapshotThreshold: 64, TrailingLogs: 32,
+		}))
+	}
+	c.nodes = make([]*raft.Node, n)
+	for i := range c.cfgs {
+		c.start(i)
+	}
+	t.Cleanup(func() {
+		for i := range c.nodes {
+			c.stop(i)
+		}
+	})
+	return c
+}
+
+func (c *cluster) start(i int) {
+	c.t.Helper()
+	n, err := raft.Open(c.cfgs[i])
+	if err != nil {
+		c.t.Fatalf("start %s: %v", c.cfgs[i].ID, err)
+	}
+	c.nodes[i] = n
+}
+
+func (c *cluster) stop(i int) {
+	if c.nodes[i] != nil {
+		c.nodes[i].Close()
+		c.nodes[i] = nil
+	}
+}
+
+// leader waits for a node that leads and has caught up.
+func (c *cluster) leader() (int, *raft.Node) {
+	c.t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		for i, n := range c.nodes {
+			if n != nil && n.IsLeader() {
+				return i, n
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	c.t.Fatal("no leader within 15s")
+	return -1, nil
+}
+
+// apply commits one batch through node n and returns its results.
+func apply(n *raft.Node, cmds ...ledger.Command) ([]ledger.Result, error) {
+	return n.Append(ledger.EncodeBatch(nil, cmds)).Wait()
+}
+
+// stateBytes is the node's applied ledger as snapshot bytes: equal bytes,
+// equal state.
+func stateBytes(t *testing.T, n *raft.Node) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := n.WriteState(&buf); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// waitApplied waits until every running node has applied index.
+func (c *cluster) waitApplied(index uint64) {
+	c.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		done := true
+		for _, n := range c.nodes {
+			if n != nil && n.AppliedIndex() < index {
+				done = false
+			}
+		}
+		if done {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	c.t.Fatalf("nodes did not apply index %d", index)
+}
+
+func org(id string) *ledger.CreateOrganization {
+	return &ledger.CreateOrganization{
+		At: 1, ID: id, Name: id,
+		Key: ledger.CreateAPIKey{At: 1, ID: "key_" + id[4:], OrgID: id, Hash: actors.HashKey("sk_test_" + id), Scopes: ledger.ScopesMerchant},
+	}
+}
+
+func payout(id, ref string, amount ledger.Minor) *ledger.CreatePayout {
+	return &ledger.CreatePayout{
+		At: 2, ID: id, OrgID: "org_a", ExternalReference: ref,
+		Spec:       ledger.PayoutSpec{Currency: "GHS", Amount: amount, AmountSide: ledger.SideTo, Method: "gh_mtn", AccountNumber: "233241234567"},
+		MethodType: "mobile_money", Fee: ledger.PayoutFee("mobile_money", amount),
+	}
+}
+
+// Writes through the leader are applied identically on all three nodes;
+// killing the leader elects a new one that serves every acknowledged write,
+// and the old leader, back, catches up to the same state.
+func TestThreeNodeCluster(t *testing.T) {
+	c := newCluster(t, 3)
+	li, l := c.leader()
+	if _, err := apply(l, org("org_a"), &ledger.FundBalance{At: 1, OrgID: "org_a", Currency: "GHS", Amount: 100_000_000, ExternalReference: "seed"}); err != nil {
+		t.Fatal(err)
+	}
+
+	// Concurrent writers through the leader; remember what was acknowledged.
+	var mu sync.Mutex
+	acked := map[string]string{} // reference → payout id
+	write := func(n *raft.Node, from, to int) {
+		var wg sync.WaitGroup
+		for w := 0; w < 8; w++ {
+			wg.Add(1)
+			go func(w int) {
+				defer wg.Done()
+				for i := from + w; i < to; i += 8 {
+					ref := fmt.Sprintf("ref-%d", i)
+					id := fmt.Sprintf("pay_ghs_%020d", i)
+					res, err := apply(n, payout(id, ref, ledger.Minor(100+i)))
+					if err != nil {
+						continue // not acknowledged: the outcome is the log's to decide
+					}
+					if res[0].Err != nil {
+						t.Errorf("payout %s: %v", ref, res[0].Err)
+						continue
+					}
+					mu.Lock()
+					acked[ref] = res[0].Payout.ID
+					mu.Unlock()
+				}
+			}(w)
+		}
+		wg.Wait()
+	}
+	write(l, 0, 400)
+	if len(acked) != 400 {
+		t.Fatalf("%d of 400 writes acknowledged with a stable leader", len(acked))
+	}
+	c.waitApplied(l.AppliedIndex())
+	want := stateBytes(t, l)
+	for i, n := range c.nodes {
+		if got := stateBytes(t, n); !bytes.Equal(got, want) {
+			t.Fatalf("node %d's state differs from the leader's", i+1)
+		}
+	}
+
+	// Kill the leader while writes are in flight.
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		write(l, 400, 800)
+	}()
+	time.Sleep(20 * time.Millisecond)
+	c.stop(li)
+	<-done
+
+	ni, nl := c.leader()
+	if ni == li {
+		t.Fatal("the stopped node is still the leader")
+	}
+	nl.Read(func(s *ledger.State) {
+		for ref, id := range acked {
+			p, ok := s.PayoutByReference("org_a", ref)
+			if !ok || p.ID != id {
+				t.Errorf("acknowledged payout %s (%s) missing on the new leader", ref, id)
+			}
+		}
+		if err := s.Check(); err != nil {
+			t.Error(err)
+		}
+	})
+	// The new leader takes writes.
+	if _, err := apply(nl, payout("pay_ghs_after_failover_00", "after", 500)); err != nil {
+		t.Fatalf("write after failover: %v", err)
+	}
+
+	// The old leader comes back and converges.
+	c.start(li)
+	c.waitApplied(nl.AppliedIndex())
+	want = stateBytes(t, nl)
+	for i, n := range c.nodes {
+		if got := stateBytes(t, n); !bytes.Equal(got, want) {
+			t.Fatalf("node %d's state differs from the new leader's after rejoining", i+1)
+		}
+	}
+}
+
+// A follower refuses writes: nothing it could acknowledge would be durable.
+func TestFollowerRefusesWrites(t *testing.T) {
+	c := newCluster(t, 3)
+	li, _ := c.leader()
+	f := c.nodes[(li+1)%3]
+	_, err := apply(f, org("org_b"))
+	if !errors.Is(err, actors.ErrNotLeader) {
+		t.Fatalf("write on a follower: %v, want ErrNotLeader", err)
+	}
+}
+
+// A restart recovers the state from the latest snapshot plus the log after
+// it; the log behind the snapshot is truncated.
+func TestRestartFromSnapshotAndLog(t *testing.T) {
+	dir := t.TempDir()
+	cfg := fastTiming(raft.Config{DataDir: dir, SnapshotThreshold: 16, TrailingLogs: 4})
+	n, err := raft.Open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitLeader(t, n)
+	if _, err := apply(n, org("org_a"), &ledger.FundBalance{At: 1, OrgID: "org_a", Currency: "GHS", Amount: 10_000_000, ExternalReference: "seed"}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 100; i++ {
+		if _, err := apply(n, payout(fmt.Sprintf("pay_ghs_%020d", i), fmt.Sprintf("r%d", i), 1000)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := n.Snapshot(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 100; i < 130; i++ { // a tail after the snapshot
+		if _, err := apply(n, payout(fmt.Sprintf("pay_ghs_%020d", i), fmt.Sprintf("r%d", i), 1000)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := stateBytes(t, n)
+	first, _ := n.LogBounds()
+	if first <= 1 {
+		t.Fatalf("log not truncated behind the snapshot: first index %d", first)
+	}
+	if err := n.Close(); err != nil {
+		t.Fatal(err)
+	}
+	snaps, _ := filepath.Glob(filepath.Join(dir, "snapshots", "*", "state.bin"))
+	if len(snaps) == 0 {
+		t.Fatal("no snapshot on disk")
+	}
+
+	n, err = raft.Open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	waitLeader(t, n)
+	if after := stateBytes(t, n); !bytes.Equal(after, before) {
+		t.Fatal("state after restart differs")
+	}
+}
+
+func waitLeader(t *testing.T, n *raft.Node) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !n.IsLeader() {
+		if time.Now().After(deadline) {
+			t.Fatal("no leader")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

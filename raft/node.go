@@ -1,0 +1,338 @@
+package raft
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	hraft "github.com/hashicorp/raft"
+
+	"payments/actors"
+	"payments/ledger"
+	"payments/wal"
+)
+
+// Peer is a voting member of the cluster.
+type Peer struct {
+	ID       string // stable node name, e.g. "n1"
+	RaftAddr string // host:port of its Raft transport
+}
+
+// Config configures a Node.
+type Config struct {
+	ID       string // this node's name; "n1" when empty
+	DataDir  string // holds the log (wal/), snapshots (snapshots/)
+	RaftAddr string // host:port to listen on for Raft; "127.0.0.1:0" picks a port
+
+	// Peers is the whole cluster, this node included. Empty means a
+	// single-node cluster, the default. On an empty data directory every
+	// node bootstraps with the same list.
+	Peers []Peer
+
+	// SnapshotThreshold is how many log entries since the last snapshot
+	// trigger a new one; TrailingLogs how many entries are kept behind a
+	// snapshot for followers that lag. Zero keeps hashicorp's defaults.
+	SnapshotThreshold uint64
+	SnapshotInterval  time.Duration
+	TrailingLogs      uint64
+
+	// Timing of elections; zero keeps hashicorp's defaults. Tests on
+	// loopback shorten them.
+	HeartbeatTimeout   time.Duration
+	ElectionTimeout    time.Duration
+	LeaderLeaseTimeout time.Duration
+
+	Logger *slog.Logger
+}
+
+// Node is one member of the Raft cluster: the log in Pebble, the FSM that
+// applies it to the ledger, and the TCP transport to its peers.
+type Node struct {
+	cfg       Config
+	raft      *hraft.Raft
+	fsm       *fsm
+	store     *wal.Store
+	transport *hraft.NetworkTransport
+	logger    *slog.Logger
+
+	ready      atomic.Bool // leader: Barrier done; see Ready
+	leadership chan bool
+	done       chan struct{}
+	wg         sync.WaitGroup
+	closeOnce  sync.Once
+}
+
+var _ actors.Replicator = (*Node)(nil)
+var _ actors.StateReader = (*Node)(nil)
+
+// appendTimeout bounds how long Append waits for the leader to take an
+// entry; past it nothing was appended.
+const appendTimeout = 5 * time.Second
+
+// Open starts a node on cfg.DataDir. An empty directory bootstraps a new
+// cluster (of one, or of cfg.Peers); otherwise the node restores its latest
+// snapshot and replays the log after it.
+func Open(cfg Config) (*Node, error) {
+	if cfg.ID == "" {
+		cfg.ID = "n1"
+	}
+	if cfg.RaftAddr == "" {
+		cfg.RaftAddr = "127.0.0.1:0"
+	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("raft: data dir: %w", err)
+	}
+	store, err := wal.Open(filepath.Join(cfg.DataDir, "wal"), wal.Options{Logger: logger.With("component", "wal")})
+	if err != nil {
+		return nil, fmt.Errorf("raft: open log: %w", err)
+	}
+	n := &Node{
+		cfg:        cfg,
+		fsm:        newFSM(),
+		store:      store,
+		logger:     logger,
+		leadership: make(chan bool, 1),
+		done:       make(chan struct{}),
+	}
+	if err := n.start(); err != nil {
+		store.Close()
+		if n.transport != nil {
+			n.transport.Close()
+		}
+		return nil, err
+	}
+	return n, nil
+}
+
+func (n *Node) start() error {
+	hlog := hclog.New(&hclog.LoggerOptions{
+		Name:   "raft",
+		Level:  hclog.Warn,
+		Output: &slogWriter{logger: n.logger.With("component", "raft")},
+	})
+	conf := hraft.DefaultConfig()
+	conf.LocalID = hraft.ServerID(n.cfg.ID)
+	conf.Logger = hlog
+	conf.MaxAppendEntries = 256
+	if n.cfg.SnapshotThreshold > 0 {
+		conf.SnapshotThreshold = n.cfg.SnapshotThreshold
+	}
+	if n.cfg.SnapshotInterval > 0 {
+		conf.SnapshotInterval = n.cfg.SnapshotInterval
+	}
+	if n.cfg.TrailingLogs > 0 {
+		conf.TrailingLogs = n.cfg.TrailingLogs
+	}
+	if n.cfg.HeartbeatTimeout > 0 {
+		conf.HeartbeatTimeout = n.cfg.HeartbeatTimeout
+	}
+	if n.cfg.ElectionTimeout > 0 {
+		conf.ElectionTimeout = n.cfg.ElectionTimeout
+	}
+	if n.cfg.LeaderLeaseTimeout > 0 {
+		conf.LeaderLeaseTimeout = n.cfg.LeaderLeaseTimeout
+	}
+
+	snaps, err := hraft.NewFileSnapshotStoreWithLogger(n.cfg.DataDir, 2, hlog) // keeps them in DataDir/snapshots
+	if err != nil {
+		return fmt.Errorf("raft: snapshot store: %w", err)
+	}
+	addr, err := net.ResolveTCPAddr("tcp", n.cfg.RaftAddr)
+	if err != nil {
+		return fmt.Errorf("raft: address %q: %w", n.cfg.RaftAddr, err)
+	}
+	var advertise net.Addr
+	if addr.Port != 0 {
+		advertise = addr
+	}
+	n.transport, err = hraft.NewTCPTransportWithLogger(n.cfg.RaftAddr, advertise, 3, 10*time.Second, hlog)
+	if err != nil {
+		return fmt.Errorf("raft: transport on %s: %w", n.cfg.RaftAddr, err)
+	}
+	logs, err := hraft.NewLogCache(4096, n.store)
+	if err != nil {
+		return err
+	}
+	existing, err := hraft.HasExistingState(logs, n.store, snaps)
+	if err != nil {
+		return fmt.Errorf("raft: read state: %w", err)
+	}
+	if !existing {
+		cluster := hraft.Configuration{}
+		if len(n.cfg.Peers) == 0 {
+			cluster.Servers = []hraft.Server{{ID: conf.LocalID, Address: n.transport.LocalAddr()}}
+		}
+		for _, p := range n.cfg.Peers {
+			cluster.Servers = append(cluster.Servers, hraft.Server{ID: hraft.ServerID(p.ID), Address: hraft.ServerAddress(p.RaftAddr)})
+		}
+		if err := hraft.BootstrapCluster(conf, logs, n.store, snaps, n.transport, cluster); err != nil {
+			return fmt.Errorf("raft: bootstrap: %w", err)
+		}
+	}
+	n.raft, err = hraft.NewRaft(conf, n.fsm, logs, n.store, snaps, n.transport)
+	if err != nil {
+		return fmt.Errorf("raft: start: %w", err)
+	}
+	n.wg.Add(1)
+	go n.watchLeadership()
+	return nil
+}
+
+// watchLeadership turns hashicorp's leadership signal into ours: a new
+// leader is announced only after a Barrier, when it has applied every entry
+// of earlier terms, so what it reads is everything that was acknowledged.
+func (n *Node) watchLeadership() {
+	defer n.wg.Done()
+	for {
+		select {
+		case <-n.done:
+			return
+		case leading := <-n.raft.LeaderCh():
+			if leading {
+				if err := n.raft.Barrier(30 * time.Second).Error(); err != nil {
+					n.logger.Warn("barrier after election failed", "err", err)
+					continue
+				}
+				if n.raft.State() != hraft.Leader {
+					continue
+				}
+			}
+			n.ready.Store(leading)
+			// Keep only the latest value: a slow reader sees where things
+			// ended, not every step.
+			select {
+			case <-n.leadership:
+			default:
+			}
+			n.leadership <- leading
+		}
+	}
+}
+
+// Leadership delivers true when this node becomes a leader ready to serve,
+// and false when it stops being one. Only the latest value is kept.
+func (n *Node) Leadership() <-chan bool { return n.leadership }
+
+// IsLeader reports whether this node leads and has caught up.
+func (n *Node) IsLeader() bool {
+	return n.ready.Load() && n.raft.State() == hraft.Leader
+}
+
+// Leader returns the current leader's id, if one is known.
+func (n *Node) Leader() (string, bool) {
+	_, id := n.raft.LeaderWithID()
+	return string(id), id != ""
+}
+
+// ID is this node's name.
+func (n *Node) ID() string { return n.cfg.ID }
+
+// Ready reports whether the node can serve: a leader is known and this node
+// has applied every entry it knows to be committed (a leader, also every
+// entry of earlier terms).
+func (n *Node) Ready() bool {
+	if _, ok := n.Leader(); !ok {
+		return false
+	}
+	if n.raft.State() == hraft.Leader {
+		return n.ready.Load()
+	}
+	return n.raft.AppliedIndex() >= n.raft.CommitIndex()
+}
+
+// Append proposes an entry; see actors.Replicator.
+func (n *Node) Append(entry []byte) actors.Pending {
+	return pending{n.raft.Apply(entry, appendTimeout)}
+}
+
+// Read gives read access to the applied state; see actors.StateReader.
+func (n *Node) Read(fn func(*ledger.State)) { n.fsm.Read(fn) }
+
+// WriteState encodes the applied ledger state (snapshot format), for
+// comparing replicas and for audits.
+func (n *Node) WriteState(w io.Writer) error { return n.fsm.WriteState(w) }
+
+// LogBounds returns the first and last index held in the log.
+func (n *Node) LogBounds() (first, last uint64) {
+	first, _ = n.store.FirstIndex()
+	last, _ = n.store.LastIndex()
+	return first, last
+}
+
+// Snapshot takes a snapshot now and truncates the log behind it.
+func (n *Node) Snapshot() error {
+	return n.raft.Snapshot().Error()
+}
+
+// Stats is hashicorp's view of the node, for operators.
+func (n *Node) Stats() map[string]string { return n.raft.Stats() }
+
+// AppliedIndex is the index of the last entry applied to the ledger.
+func (n *Node) AppliedIndex() uint64 { return n.raft.AppliedIndex() }
+
+// Close stops the node: Raft, the transport, then the log.
+func (n *Node) Close() error {
+	var err error
+	n.closeOnce.Do(func() {
+		close(n.done)
+		err = n.raft.Shutdown().Error()
+		n.wg.Wait()
+		if cerr := n.transport.Close(); err == nil {
+			err = cerr
+		}
+		if cerr := n.store.Close(); err == nil {
+			err = cerr
+		}
+	})
+	return err
+}
+
+type pending struct{ f hraft.ApplyFuture }
+
+// Wait maps hashicorp's errors to the actors': an entry that never entered
+// the log is ErrNotLeader, one that did but whose commit is uncertain is
+// ErrOutcomeUnknown.
+func (p pending) Wait() ([]ledger.Result, error) {
+	if err := p.f.Error(); err != nil {
+		switch {
+		case errors.Is(err, hraft.ErrNotLeader), errors.Is(err, hraft.ErrEnqueueTimeout):
+			return nil, actors.ErrNotLeader
+		default:
+			return nil, fmt.Errorf("%w: %v", actors.ErrOutcomeUnknown, err)
+		}
+	}
+	results, ok := p.f.Response().([]ledger.Result)
+	if !ok {
+		return nil, fmt.Errorf("%w: unexpected FSM response %T", actors.ErrOutcomeUnknown, p.f.Response())
+	}
+	return results, nil
+}
+
+// slogWriter carries hashicorp's log lines into our logger.
+type slogWriter struct{ logger *slog.Logger }
+
+func (w *slogWriter) Write(p []byte) (int, error) {
+	w.logger.Warn(string(trimNewline(p)))
+	return len(p), nil
+}
+
+func trimNewline(p []byte) []byte {
+	for len(p) > 0 && (p[len(p)-1] == '\n' || p[len(p)-1] == '\r') {
+		p = p[:len(p)-1]
+	}
+	return p
+}
+
+var _ io.Writer = (*slogWriter)(nil)

@@ -1,0 +1,10 @@
+// Package rails is the outside world: the catalogue of payment methods (an
+// embedded data file), and the rails that carry payouts and collections. For
+// now that is the sandbox simulator, deterministic from the amount (see
+// PayoutTrigger and CollectionTrigger), and NoProvider for a production
+// deployment without provider adapters.
+//
+// Rails implement actors.Rail; the rail driver in package actors calls them
+// from worker goroutines on the leader. They are never called from inside
+// ledger.Apply.
+package rails

@@ -1,0 +1,295 @@
+package wal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+	hraft "github.com/hashicorp/raft"
+)
+
+// ErrCorrupt is wrapped by every error that reports damaged storage: a record
+// that fails its checksum, a key that disagrees with its record, a log that is
+// not contiguous, or a Pebble WAL or MANIFEST that Pebble would silently
+// shorten.
+var ErrCorrupt = errors.New("wal: corrupt log")
+
+// errNotFound is what Get and GetUint64 return for a missing key. hashicorp/raft
+// tells "missing" from "failed" by comparing err.Error() with "not found"
+// (raft.go, api.go), so the text must stay exactly that and must never be
+// wrapped.
+var errNotFound = errors.New("not found")
+
+var errClosed = errors.New("wal: store closed")
+
+const (
+	memTableBytesDefault = 32 << 20
+	// memTableBytesMax keeps memtables, and so WAL files and replay time,
+	// bounded; Pebble itself refuses 4 GiB or more.
+	memTableBytesMax  = 1 << 30
+	cacheBytesDefault = 16 << 20
+)
+
+var (
+	_ hraft.LogStore          = (*Store)(nil)
+	_ hraft.StableStore       = (*Store)(nil)
+	_ hraft.MonotonicLogStore = (*Store)(nil)
+)
+
+// Options configure Open. The zero value is ready to use.
+type Options struct {
+	// FS is where Pebble's files live. Nil means vfs.Default; tests pass
+	// vfs.NewCrashableMem() or an errorfs wrapper.
+	FS vfs.FS
+	// Logger receives the store's warnings and Pebble's own messages (info at
+	// debug level, errors at error level). Nil discards everything.
+	Logger *slog.Logger
+	// MemTableBytes is the size of one Pebble memtable, and so roughly how
+	// much log a Pebble WAL holds and Open replays. Zero means 32 MiB.
+	MemTableBytes uint64
+	// CacheBytes is the size of Pebble's block cache. Zero means 16 MiB.
+	CacheBytes int64
+}
+
+// Store is a Raft log and stable store on Pebble. See the package
+// documentation for what is safe to call concurrently.
+type Store struct {
+	db     *pebble.DB
+	lock   *pebble.Lock
+	logger *slog.Logger
+
+	// life is read-held by every method and write-held by Close, because
+	// Pebble panics when it is used after Close.
+	life   sync.RWMutex
+	closed bool // guarded by life
+
+	// logMu serializes StoreLogs and DeleteRange so that bounds moves in the
+	// order the log does. Stable writes do not take it.
+	logMu  sync.Mutex
+	bounds atomic.Pointer[logBounds]
+
+	// failure is set once, by the first error after which the store must not
+	// serve: corruption, or a failed WAL write or sync.
+	failure atomic.Pointer[error]
+}
+
+// logBounds is the first and last index of the log. The zero value is the
+// empty log. Values are never modified after they are published.
+type logBounds struct {
+	first, last uint64
+	nonEmpty    bool
+	// gapped is set once a write leaves a gap. Until then DeleteRange can
+	// compute the new bounds without an iterator, which matters because a
+	// new iterator re-fragments every range deletion still in the memtable.
+	gapped bool
+}
+
+// Open opens or creates the store in dir. Before Pebble replays its WAL, Open
+// checks that no WAL has a damaged record followed by valid ones; after, it
+// reads and verifies every record. Either failure returns an error wrapping
+// ErrCorrupt, and the node should refuse to serve rather than repair.
+func Open(dir string, opts Options) (*Store, error) {
+	fs := opts.FS
+	if fs == nil {
+		fs = vfs.Default
+	}
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	memTableBytes := opts.MemTableBytes
+	if memTableBytes == 0 {
+		memTableBytes = memTableBytesDefault
+	}
+	if memTableBytes > memTableBytesMax {
+		return nil, fmt.Errorf("wal: memtable of %d bytes exceeds %d", memTableBytes, memTableBytesMax)
+	}
+	cacheBytes := opts.CacheBytes
+	if cacheBytes <= 0 {
+		cacheBytes = cacheBytesDefault
+	}
+
+	if err := fs.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("wal: create %s: %w", dir, err)
+	}
+	// Hold Pebble's directory lock across our WAL check so that no other
+	// process writes the WAL while we read it.
+	lock, err := pebble.LockDirectory(dir, fs)
+	if err != nil {
+		return nil, fmt.Errorf("wal: lock %s: %w", dir, err)
+	}
+	s := &Store{lock: lock, logger: logger}
+	s.bounds.Store(&logBounds{})
+	if err := checkPebbleLogs(fs, dir); err != nil {
+		_ = lock.Close()
+		return nil, fmt.Errorf("wal: open %s: %w", dir, err)
+	}
+	db, err := openPebble(dir, &pebble.Options{
+		FS:     fs,
+		Lock:   lock,
+		Logger: pebbleLogger{logger},
+		EventListener: &pebble.EventListener{
+			DataCorruption: s.onDataCorruption,
+		},
+		// The newest format writes WAL chunks that carry a synced offset,
+		// which lets Pebble's own replay tell some corruption from a torn
+		// tail. A new store has no older readers to stay compatible with.
+		FormatMajorVersion: pebble.FormatNewest,
+		MemTableSize:       memTableBytes,
+		CacheSize:          cacheBytes,
+	})
+	if err != nil {
+		_ = lock.Close()
+		if pebble.IsCorruptionError(err) {
+			err = fmt.Errorf("%w: %w", ErrCorrupt, err)
+		}
+		return nil, fmt.Errorf("wal: open %s: %w", dir, err)
+	}
+	s.db = db
+	if err := s.verify(); err != nil {
+		_ = s.Close()
+		return nil, fmt.Errorf("wal: open %s: %w", dir, err)
+	}
+	return s, nil
+}
+
+// openPebble is pebble.Open with our logger's fatal panics turned into errors.
+func openPebble(dir string, opts *pebble.Options) (db *pebble.DB, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			f, ok := r.(pebbleFatal)
+			if !ok {
+				panic(r)
+			}
+			db, err = nil, errors.New(f.msg)
+		}
+	}()
+	return pebble.Open(dir, opts)
+}
+
+// Close closes Pebble and releases the directory lock. It waits for calls in
+// progress; calls after it return an error. Closing twice is a no-op.
+func (s *Store) Close() (err error) {
+	s.life.Lock()
+	defer s.life.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	func() {
+		defer s.recoverFatal(&err)
+		err = s.db.Close()
+	}()
+	if lerr := s.lock.Close(); err == nil {
+		err = lerr
+	}
+	if err != nil {
+		return fmt.Errorf("wal: close: %w", err)
+	}
+	return nil
+}
+
+// IsMonotonic tells hashicorp/raft that this log never has gaps, so that after
+// a snapshot is installed it deletes the old log instead of leaving a gap that
+// the next Open would refuse.
+func (s *Store) IsMonotonic() bool { return true }
+
+// enter admits a call unless the store is closed or failed; a nil return must
+// be paired with leave.
+func (s *Store) enter() error {
+	s.life.RLock()
+	if s.closed {
+		s.life.RUnlock()
+		return errClosed
+	}
+	if f := s.failure.Load(); f != nil {
+		s.life.RUnlock()
+		return *f
+	}
+	return nil
+}
+
+func (s *Store) leave() { s.life.RUnlock() }
+
+// fail marks the store failed, so that every later call returns an error, and
+// returns cause wrapped for the caller at hand.
+func (s *Store) fail(cause error) error {
+	err := fmt.Errorf("wal: store failed, refusing further use: %w", cause)
+	if s.failure.CompareAndSwap(nil, &err) {
+		s.logger.Error("wal: store failed", "err", cause)
+	}
+	return err
+}
+
+// commit applies b with one fsync. A failed WAL write or sync leaves the batch
+// visible in Pebble's memtable without being durable, so the store fails
+// rather than serve it.
+func (s *Store) commit(b *pebble.Batch) (err error) {
+	defer s.recoverFatal(&err)
+	if err := b.Commit(pebble.Sync); err != nil {
+		return s.fail(err)
+	}
+	return nil
+}
+
+// readError wraps an error from a Pebble read; corruption also fails the
+// store.
+func (s *Store) readError(what string, err error) error {
+	err = classify(what, err)
+	if errors.Is(err, ErrCorrupt) {
+		return s.fail(err)
+	}
+	return fmt.Errorf("wal: %w", err)
+}
+
+// recoverFatal turns a pebbleFatal panic in the calling goroutine into a
+// failed store and an error; other panics go on.
+func (s *Store) recoverFatal(err *error) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	f, ok := r.(pebbleFatal)
+	if !ok {
+		panic(r)
+	}
+	*err = s.fail(errors.New(f.msg))
+}
+
+// onDataCorruption is Pebble's report of a block that failed its checksum,
+// possibly from a background compaction. The read that hit it, if any, also
+// returns an error.
+func (s *Store) onDataCorruption(info pebble.DataCorruptionInfo) {
+	s.fail(fmt.Errorf("%w: pebble: %s", ErrCorrupt, info))
+}
+
+// pebbleFatal is the panic value of pebbleLogger.Fatalf.
+type pebbleFatal struct{ msg string }
+
+// pebbleLogger routes Pebble's messages to slog. Fatalf must not return:
+// Pebble calls it on a failed WAL sync and, if it returned, would report the
+// commit as successful. It panics instead; the store recovers the panic in the
+// goroutine that called Pebble and fails. In Pebble's background goroutines
+// the panic ends the process, as Pebble intends.
+type pebbleLogger struct{ l *slog.Logger }
+
+func (p pebbleLogger) Infof(format string, args ...any) {
+	if p.l.Enabled(context.Background(), slog.LevelDebug) {
+		p.l.Debug(fmt.Sprintf(format, args...), "component", "pebble")
+	}
+}
+
+func (p pebbleLogger) Errorf(format string, args ...any) {
+	p.l.Error(fmt.Sprintf(format, args...), "component", "pebble")
+}
+
+func (p pebbleLogger) Fatalf(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	p.l.Error(msg, "component", "pebble", "fatal", true)
+	panic(pebbleFatal{msg: msg})
+}
