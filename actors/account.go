@@ -57,6 +57,14 @@ type applied struct {
 	err         error
 }
 
+// idleCheck is an account actor's reminder to itself: if it has taken no
+// request since it scheduled the check (received is unchanged) and has
+// nothing in flight, it is idle. (protoactor's own receive timeout races with
+// message processing under the race detector, so it is not used.)
+type idleCheck struct {
+	received uint64
+}
+
 // passivate asks the router to stop an idle account actor. received is how
 // many routed messages the actor has taken; the router stops it only if it
 // has sent no more than that, so no request is ever lost to a stopped actor.
@@ -163,11 +171,13 @@ func newAccountActor(key accountKey, d *deps) *accountActor {
 func (a *accountActor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
-		ctx.SetReceiveTimeout(a.deps.idleTimeout)
-	case *actor.ReceiveTimeout:
-		if a.inFlight == 0 {
+		a.scheduleIdleCheck(ctx)
+	case *idleCheck:
+		if m.received == a.received && a.inFlight == 0 {
 			ctx.Send(ctx.Parent(), &passivate{key: a.key, received: a.received})
+			return
 		}
+		a.scheduleIdleCheck(ctx)
 	case *payoutRequest:
 		a.received++
 		a.payout(ctx, m)
@@ -188,6 +198,11 @@ func (a *accountActor) Receive(ctx actor.Context) {
 			a.fundApplied(m)
 		}
 	}
+}
+
+func (a *accountActor) scheduleIdleCheck(ctx actor.Context) {
+	self, root, check := ctx.Self(), a.deps.root, &idleCheck{received: a.received}
+	time.AfterFunc(a.deps.idleTimeout, func() { root.Send(self, check) })
 }
 
 // propose sends cmd to the log; its result comes back as an *applied.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -30,12 +31,22 @@ type harness struct {
 // start opens a real single-node Raft cluster on a temporary directory and
 // starts the actors on it, with one organization.
 func start(t *testing.T) *harness {
+	return startWith(t, actors.Config{})
+}
+
+func startWith(t *testing.T, cfg actors.Config) *harness {
 	t.Helper()
-	node, err := raft.Open(raft.Config{DataDir: t.TempDir()})
+	node, err := raft.Open(raft.Config{
+		DataDir:            t.TempDir(),
+		HeartbeatTimeout:   50 * time.Millisecond,
+		ElectionTimeout:    50 * time.Millisecond,
+		LeaderLeaseTimeout: 50 * time.Millisecond,
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sys := actors.Start(actors.Config{Log: node, State: node, Rail: rails.NewSandbox(fastSandbox)})
+	cfg.Log, cfg.State, cfg.Rail = node, node, rails.NewSandbox(fastSandbox)
+	sys := actors.Start(cfg)
 	t.Cleanup(func() {
 		sys.Stop()
 		node.Close()
@@ -244,4 +255,41 @@ func TestPayoutLifecycle(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// Idle account actors are stopped and come back on the next message; no
+// request is lost in between, even when requests arrive just as an actor
+// decides to stop.
+func TestAccountActorPassivation(t *testing.T) {
+	h := startWith(t, actors.Config{IdleTimeout: 5 * time.Millisecond})
+	h.fund(t, "GHS", 10_000_000, "seed")
+	var wg sync.WaitGroup
+	var created atomic.Int64
+	for w := 0; w < 4; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := 0; i < 40; i++ {
+				// Pauses around the idle timeout race requests against
+				// passivation.
+				time.Sleep(time.Duration(i%4) * 3 * time.Millisecond)
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				r := h.payout(ctx, fmt.Sprintf("p-%d-%d", w, i), 1_000)
+				cancel()
+				if r.Err != nil || r.Result.Err != nil {
+					t.Errorf("payout %d/%d: %v %v", w, i, r.Err, r.Result.Err)
+					return
+				}
+				created.Add(1)
+			}
+		}(w)
+	}
+	wg.Wait()
+	if created.Load() != 160 {
+		t.Fatalf("%d of 160 payouts created", created.Load())
+	}
+	want := ledger.Minor(10_000_000 - 160*(1_000+ledger.PayoutFee("mobile_money", 1_000)))
+	if a := h.balance("GHS"); a.Total != want {
+		t.Fatalf("total %d, want %d", a.Total, want)
+	}
 }

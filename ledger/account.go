@@ -169,7 +169,13 @@ func (s *State) book(at int64, refID, externalRef string, postings []posting) *E
 	}
 	// Compute every balance first so a failure leaves nothing half-booked.
 	// One account may take several postings (a debit and its fee).
-	after := make([]Minor, len(postings))
+	var afterBuf [8]Minor
+	after := afterBuf[:0]
+	if len(postings) <= len(afterBuf) {
+		after = afterBuf[:len(postings)]
+	} else {
+		after = make([]Minor, len(postings))
+	}
 	for i, p := range postings {
 		total, found := Minor(0), false
 		for j := i - 1; j >= 0; j-- {
@@ -194,7 +200,7 @@ func (s *State) book(at int64, refID, externalRef string, postings []posting) *E
 		a, _ := s.accounts.get(p.account)
 		a.Total = after[i]
 		s.accounts.put(a.Number, a)
-		s.entries = append(s.entries, Entry{
+		s.entries.append(Entry{
 			Account:      p.account,
 			Type:         p.typ,
 			Amount:       p.amount,
@@ -204,7 +210,7 @@ func (s *State) book(at int64, refID, externalRef string, postings []posting) *E
 			At:           at,
 		})
 		if a.Purpose == PurposeMerchant {
-			s.entriesByAccount[a.Number] = append(s.entriesByAccount[a.Number], uint64(len(s.entries)))
+			indexOf(s.entriesByAccount, a.Number).append(uint64(s.entries.len()))
 		}
 	}
 	return nil
@@ -213,8 +219,7 @@ func (s *State) book(at int64, refID, externalRef string, postings []posting) *E
 // merchantAccount returns the organization's account in currency, creating
 // it on first touch when create is set.
 func (s *State) merchantAccount(orgID, currency string, at int64, create bool) (Account, bool) {
-	key := orgID + "\x00" + currency
-	if number, ok := s.accountByOrgCurrency[key]; ok {
+	if number, ok := s.accountByOrgCurrency[orgKey{orgID, currency}]; ok {
 		a, _ := s.accounts.get(number)
 		return a, true
 	}
@@ -252,7 +257,7 @@ func (s *State) indexAccount(a Account) {
 	if a.Purpose != PurposeMerchant {
 		return
 	}
-	s.accountByOrgCurrency[a.OrgID+"\x00"+a.Currency] = a.Number
+	s.accountByOrgCurrency[orgKey{a.OrgID, a.Currency}] = a.Number
 	s.accountsByOrg[a.OrgID] = append(s.accountsByOrg[a.OrgID], a.Number)
 }
 
@@ -312,14 +317,14 @@ func (s *State) SystemAccounts() []Account {
 
 // Entry returns the entry with the given sequence number.
 func (s *State) Entry(seq uint64) (Entry, bool) {
-	if seq == 0 || seq > uint64(len(s.entries)) {
+	if seq == 0 || seq > uint64(s.entries.len()) {
 		return Entry{}, false
 	}
-	return s.entries[seq-1], true
+	return s.entries.at(int(seq - 1)), true
 }
 
 // EntryCount is the number of postings booked so far.
-func (s *State) EntryCount() uint64 { return uint64(len(s.entries)) }
+func (s *State) EntryCount() uint64 { return uint64(s.entries.len()) }
 
 // NumberedEntry is an entry with its sequence number in the journal.
 type NumberedEntry struct {

@@ -120,7 +120,7 @@ func (s *State) createCollection(c *CreateCollection) Result {
 	if c.ExternalReference == "" {
 		return Result{Err: FieldInvalid("externalReference", "is required")}
 	}
-	if id, ok := s.collectionByRef[refKey(c.OrgID, c.ExternalReference)]; ok {
+	if id, ok := s.collectionByRef[orgKey{c.OrgID, c.ExternalReference}]; ok {
 		col, _ := s.collections.get(id)
 		if col.Spec == c.Spec {
 			return Result{Replayed: true, Collection: &col}
@@ -146,14 +146,14 @@ func (s *State) createCollection(c *CreateCollection) Result {
 		col.AccountNumber = a.Number
 	}
 	s.collections.put(col.ID, col)
-	s.collectionOrder = append(s.collectionOrder, col.ID)
+	s.collectionOrder.append(col.ID)
 	s.indexCollection(col)
 	return Result{Collection: &col}
 }
 
 func (s *State) indexCollection(col Collection) {
-	s.collectionsByOrg[col.OrgID] = append(s.collectionsByOrg[col.OrgID], col.ID)
-	s.collectionByRef[refKey(col.OrgID, col.ExternalReference)] = col.ID
+	indexOf(s.collectionsByOrg, col.OrgID).append(col.ID)
+	s.collectionByRef[orgKey{col.OrgID, col.ExternalReference}] = col.ID
 	if !col.Status.Terminal() {
 		s.openCollections[col.ID] = struct{}{}
 	}
@@ -202,7 +202,7 @@ func (s *State) Collection(id string) (Collection, bool) { return s.collections.
 // CollectionByReference returns an organization's collection by its
 // externalReference.
 func (s *State) CollectionByReference(orgID, ref string) (Collection, bool) {
-	id, ok := s.collectionByRef[refKey(orgID, ref)]
+	id, ok := s.collectionByRef[orgKey{orgID, ref}]
 	if !ok {
 		return Collection{}, false
 	}

@@ -40,7 +40,7 @@ func (s *State) fundBalance(c *FundBalance) Result {
 	if c.ExternalReference == "" {
 		return Result{Err: FieldInvalid("externalReference", "is required")}
 	}
-	key := refKey(c.OrgID, c.ExternalReference)
+	key := fundingKey(c.OrgID, c.ExternalReference)
 	if f, ok := s.fundings.get(key); ok {
 		if f.Currency == c.Currency && f.Amount == c.Amount {
 			return Result{Replayed: true, Funding: &f}
@@ -55,11 +55,11 @@ func (s *State) fundBalance(c *FundBalance) Result {
 	}
 	// The credit is the second posting; its entry id is the transaction id
 	// that the entries refer to.
-	creditSeq := uint64(len(s.entries)) + 2
+	creditSeq := uint64(s.entries.len()) + 2
 	if err := s.book(c.At, EntryID(creditSeq), c.ExternalReference, postings); err != nil {
 		return Result{Err: err}
 	}
-	credit := s.entries[creditSeq-1]
+	credit := s.entries.at(int(creditSeq - 1))
 	f := Funding{
 		EntrySeq:          creditSeq,
 		OrgID:             c.OrgID,

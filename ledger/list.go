@@ -22,16 +22,20 @@ type Page[T any] struct {
 }
 
 // page walks ids (oldest first) backwards from before, keeping items that
-// match, until it has limit of them and knows whether another one exists.
-func page[K, T any](ids []K, before Cursor, limit int, get func(K) (T, bool), keep func(T) bool) Page[T] {
+// match, until it has limit of them and knows whether another one exists. A
+// nil list is empty.
+func page[K, T any](ids *appendList[K], before Cursor, limit int, get func(K) (T, bool), keep func(T) bool) Page[T] {
 	var p Page[T]
-	i := len(ids)
+	if ids == nil {
+		return p
+	}
+	i := ids.len()
 	if before < Cursor(i) {
 		i = int(before)
 	}
 	for i > 0 {
 		i--
-		v, ok := get(ids[i])
+		v, ok := get(ids.at(i))
 		if !ok || !keep(v) {
 			continue
 		}

@@ -136,7 +136,8 @@ type SettlePayout struct {
 	Message   string
 }
 
-func refKey(orgID, ref string) string { return orgID + "\x00" + ref }
+// fundingKey keys a funding by its organization and reference.
+func fundingKey(orgID, ref string) string { return orgID + "\x00" + ref }
 
 func (s *State) createPayout(c *CreatePayout) Result {
 	if err := checkID(c.ID, "pay_"); err != nil {
@@ -160,7 +161,7 @@ func (s *State) createPayout(c *CreatePayout) Result {
 		account.Reservation = c.Reservation
 		s.accounts.put(account.Number, account)
 	}
-	if id, ok := s.payoutByRef[refKey(c.OrgID, c.ExternalReference)]; ok {
+	if id, ok := s.payoutByRef[orgKey{c.OrgID, c.ExternalReference}]; ok {
 		p, _ := s.payouts.get(id)
 		if p.Spec == c.Spec {
 			return Result{Replayed: true, Payout: &p}
@@ -205,14 +206,14 @@ func (s *State) createPayout(c *CreatePayout) Result {
 		UpdatedAt:         c.At,
 	}
 	s.payouts.put(p.ID, p)
-	s.payoutOrder = append(s.payoutOrder, p.ID)
+	s.payoutOrder.append(p.ID)
 	s.indexPayout(p)
 	return Result{Payout: &p}
 }
 
 func (s *State) indexPayout(p Payout) {
-	s.payoutsByOrg[p.OrgID] = append(s.payoutsByOrg[p.OrgID], p.ID)
-	s.payoutByRef[refKey(p.OrgID, p.ExternalReference)] = p.ID
+	indexOf(s.payoutsByOrg, p.OrgID).append(p.ID)
+	s.payoutByRef[orgKey{p.OrgID, p.ExternalReference}] = p.ID
 	if !p.Status.Terminal() {
 		s.openPayouts[p.ID] = struct{}{}
 	}
@@ -285,7 +286,7 @@ func (s *State) Payout(id string) (Payout, bool) { return s.payouts.get(id) }
 
 // PayoutByReference returns an organization's payout by its externalReference.
 func (s *State) PayoutByReference(orgID, ref string) (Payout, bool) {
-	id, ok := s.payoutByRef[refKey(orgID, ref)]
+	id, ok := s.payoutByRef[orgKey{orgID, ref}]
 	if !ok {
 		return Payout{}, false
 	}

@@ -48,10 +48,10 @@ type Snapshot struct {
 	orgOrder     []string
 	keyOrder     []string
 	accountOrder []string
-	payoutOrder  []string
-	collOrder    []string
+	payoutOrder  appendList[string]
+	collOrder    appendList[string]
 	fundingOrder []string
-	entries      []Entry
+	entries      appendList[Entry]
 }
 
 func lookup[V any](m map[string]V) func(string) (V, bool) {
@@ -98,10 +98,10 @@ func (s *State) view() *Snapshot {
 		orgOrder:     s.orgOrder[:len(s.orgOrder):len(s.orgOrder)],
 		keyOrder:     s.keyOrder[:len(s.keyOrder):len(s.keyOrder)],
 		accountOrder: s.accountOrder[:len(s.accountOrder):len(s.accountOrder)],
-		payoutOrder:  s.payoutOrder[:len(s.payoutOrder):len(s.payoutOrder)],
-		collOrder:    s.collectionOrder[:len(s.collectionOrder):len(s.collectionOrder)],
+		payoutOrder:  s.payoutOrder.view(),
+		collOrder:    s.collectionOrder.view(),
 		fundingOrder: s.fundingOrder[:len(s.fundingOrder):len(s.fundingOrder)],
-		entries:      s.entries[:len(s.entries):len(s.entries)],
+		entries:      s.entries.view(),
 	}
 }
 
@@ -131,13 +131,13 @@ func (sn *Snapshot) WriteTo(w io.Writer) (int64, error) {
 	section(sw, sn.orgOrder, sn.orgs, encodeOrganization)
 	section(sw, sn.keyOrder, sn.keys, encodeAPIKey)
 	section(sw, sn.accountOrder, sn.accounts, encodeAccount)
-	section(sw, sn.payoutOrder, sn.payouts, encodePayout)
-	section(sw, sn.collOrder, sn.collections, encodeCollection)
+	listSection(sw, &sn.payoutOrder, sn.payouts, encodePayout)
+	listSection(sw, &sn.collOrder, sn.collections, encodeCollection)
 	section(sw, sn.fundingOrder, sn.fundings, encodeFunding)
-	sw.count(len(sn.entries))
-	for i := range sn.entries {
-		sw.record(func(e *encoder) { encodeEntry(e, &sn.entries[i]) })
-	}
+	sw.count(sn.entries.len())
+	sn.entries.all(func(_ int, en Entry) {
+		sw.record(func(e *encoder) { encodeEntry(e, &en) })
+	})
 	var crc [4]byte
 	binary.BigEndian.PutUint32(crc[:], sw.crc.Sum32())
 	if sw.err == nil {
@@ -159,6 +159,17 @@ func section[V any](sw *snapshotWriter, order []string, get func(string) (V, boo
 		}
 		sw.record(func(e *encoder) { enc(e, &v) })
 	}
+}
+
+func listSection[V any](sw *snapshotWriter, order *appendList[string], get func(string) (V, bool), enc func(*encoder, *V)) {
+	sw.count(order.len())
+	order.all(func(_ int, id string) {
+		v, ok := get(id)
+		if !ok {
+			panic("ledger: snapshot order names a missing record " + id)
+		}
+		sw.record(func(e *encoder) { enc(e, &v) })
+	})
 }
 
 type snapshotWriter struct {
@@ -225,26 +236,26 @@ func Restore(r io.Reader) (*State, error) {
 	readSection(sr, func(d *decoder) {
 		p := decodePayout(d)
 		s.payouts.put(p.ID, p)
-		s.payoutOrder = append(s.payoutOrder, p.ID)
+		s.payoutOrder.append(p.ID)
 		s.indexPayout(p)
 	})
 	readSection(sr, func(d *decoder) {
 		c := decodeCollection(d)
 		s.collections.put(c.ID, c)
-		s.collectionOrder = append(s.collectionOrder, c.ID)
+		s.collectionOrder.append(c.ID)
 		s.indexCollection(c)
 	})
 	readSection(sr, func(d *decoder) {
 		f := decodeFunding(d)
-		key := refKey(f.OrgID, f.ExternalReference)
+		key := fundingKey(f.OrgID, f.ExternalReference)
 		s.fundings.put(key, f)
 		s.fundingOrder = append(s.fundingOrder, key)
 	})
 	readSection(sr, func(d *decoder) {
 		e := decodeEntry(d)
-		s.entries = append(s.entries, e)
+		s.entries.append(e)
 		if a, ok := s.accounts.get(e.Account); ok && a.Purpose == PurposeMerchant {
-			s.entriesByAccount[e.Account] = append(s.entriesByAccount[e.Account], uint64(len(s.entries)))
+			indexOf(s.entriesByAccount, e.Account).append(uint64(s.entries.len()))
 		}
 	})
 	if sr.err != nil {

@@ -23,28 +23,43 @@ type State struct {
 	orgOrder        []string
 	keyOrder        []string
 	accountOrder    []string
-	payoutOrder     []string
-	collectionOrder []string
+	payoutOrder     appendList[string]
+	collectionOrder appendList[string]
 	fundingOrder    []string
 
 	// entries is the journal: every posting, in booking order. Entries are
 	// immutable; an entry's sequence number is its index plus one.
-	entries []Entry
+	entries appendList[Entry]
 
 	// Indexes, derived from the tables and rebuilt on restore.
 	keyByHash            map[string]string
 	keysByOrg            map[string][]string
-	accountByOrgCurrency map[string]string
+	accountByOrgCurrency map[orgKey]string
 	accountsByOrg        map[string][]string
-	entriesByAccount     map[string][]uint64
-	payoutsByOrg         map[string][]string
-	payoutByRef          map[string]string
+	entriesByAccount     map[string]*appendList[uint64]
+	payoutsByOrg         map[string]*appendList[string]
+	payoutByRef          map[orgKey]string
 	openPayouts          map[string]struct{}
-	collectionsByOrg     map[string][]string
-	collectionByRef      map[string]string
+	collectionsByOrg     map[string]*appendList[string]
+	collectionByRef      map[orgKey]string
 	openCollections      map[string]struct{}
 
 	frozen bool // a snapshot is reading the tables' bases
+}
+
+// orgKey is a map key scoped to an organization: a reference, a currency.
+type orgKey struct {
+	org, name string
+}
+
+// indexOf returns the list under key, creating it.
+func indexOf[T any](m map[string]*appendList[T], key string) *appendList[T] {
+	l, ok := m[key]
+	if !ok {
+		l = &appendList[T]{}
+		m[key] = l
+	}
+	return l
 }
 
 // NewState returns an empty ledger.
@@ -59,14 +74,14 @@ func NewState() *State {
 
 		keyByHash:            make(map[string]string),
 		keysByOrg:            make(map[string][]string),
-		accountByOrgCurrency: make(map[string]string),
+		accountByOrgCurrency: make(map[orgKey]string),
 		accountsByOrg:        make(map[string][]string),
-		entriesByAccount:     make(map[string][]uint64),
-		payoutsByOrg:         make(map[string][]string),
-		payoutByRef:          make(map[string]string),
+		entriesByAccount:     make(map[string]*appendList[uint64]),
+		payoutsByOrg:         make(map[string]*appendList[string]),
+		payoutByRef:          make(map[orgKey]string),
 		openPayouts:          make(map[string]struct{}),
-		collectionsByOrg:     make(map[string][]string),
-		collectionByRef:      make(map[string]string),
+		collectionsByOrg:     make(map[string]*appendList[string]),
+		collectionByRef:      make(map[orgKey]string),
 		openCollections:      make(map[string]struct{}),
 	}
 }
@@ -120,16 +135,23 @@ func (s *State) Apply(cmd Command) Result {
 func (s *State) Check() error {
 	sums := make(map[string]Minor)
 	running := make(map[string]Minor)
-	for i, e := range s.entries {
+	var err error
+	s.entries.all(func(i int, e Entry) {
 		a, ok := s.accounts.get(e.Account)
-		if !ok {
-			return fmt.Errorf("entry %d: unknown account %s", i+1, e.Account)
+		switch {
+		case err != nil:
+		case !ok:
+			err = fmt.Errorf("entry %d: unknown account %s", i+1, e.Account)
+		default:
+			sums[a.Currency] += e.Amount
+			running[e.Account] += e.Amount
+			if running[e.Account] != e.BalanceAfter {
+				err = fmt.Errorf("entry %d on %s: balanceAfter %d, running total %d", i+1, e.Account, e.BalanceAfter, running[e.Account])
+			}
 		}
-		sums[a.Currency] += e.Amount
-		running[e.Account] += e.Amount
-		if running[e.Account] != e.BalanceAfter {
-			return fmt.Errorf("entry %d on %s: balanceAfter %d, running total %d", i+1, e.Account, e.BalanceAfter, running[e.Account])
-		}
+	})
+	if err != nil {
+		return err
 	}
 	for cur, sum := range sums {
 		if sum != 0 {

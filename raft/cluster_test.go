@@ -318,3 +318,68 @@ func waitLeader(t *testing.T, n *raft.Node) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// Snapshots taken while writes go on (the threshold is tiny) never stall or
+// corrupt the state: after a restart from the last snapshot and the log, the
+// state is the same bytes.
+func TestSnapshotsUnderLoad(t *testing.T) {
+	dir := t.TempDir()
+	cfg := fastTiming(raft.Config{DataDir: dir, SnapshotThreshold: 8, TrailingLogs: 4, SnapshotInterval: 20 * time.Millisecond})
+	n, err := raft.Open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitLeader(t, n)
+	if _, err := apply(n, org("org_a"), &ledger.FundBalance{At: 1, OrgID: "org_a", Currency: "GHS", Amount: 100_000_000, ExternalReference: "seed"}); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := 0; i < 150; i++ {
+				id := fmt.Sprintf("pay_ghs_%010d%010d", w, i)
+				res, err := apply(n, payout(id, id, ledger.Minor(100+i)))
+				if err != nil || res[0].Err != nil {
+					t.Errorf("payout: %v %v", err, res)
+					return
+				}
+				// Move some along, as the rail driver would.
+				if i%3 == 0 {
+					apply(n, &ledger.SettlePayout{At: 3, ID: id, Completed: i%2 == 0})
+				}
+				// Readers run alongside.
+				n.Read(func(s *ledger.State) { s.Payouts("org_a", ledger.PayoutFilter{}, ledger.CursorStart, 10) })
+			}
+		}(w)
+	}
+	snapshots := make(chan struct{})
+	go func() {
+		defer close(snapshots)
+		for i := 0; i < 20; i++ {
+			n.Snapshot() // errors when nothing is new; that is fine
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	wg.Wait()
+	<-snapshots
+	before := stateBytes(t, n)
+	n.Read(func(s *ledger.State) {
+		if err := s.Check(); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if err := n.Close(); err != nil {
+		t.Fatal(err)
+	}
+	n, err = raft.Open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	waitLeader(t, n)
+	if after := stateBytes(t, n); !bytes.Equal(after, before) {
+		t.Fatal("state after restart differs from before")
+	}
+}

@@ -74,6 +74,7 @@ type serveConfig struct {
 	settlement        time.Duration
 	commitTimeout     time.Duration
 	drainTimeout      time.Duration
+	debugAddr         string
 }
 
 func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
@@ -95,6 +96,7 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	fs.DurationVar(&c.settlement, "sandbox-settlement", rails.DefaultSandboxTiming.Settlement, "sandbox: how long a simulated rail takes to settle")
 	fs.DurationVar(&c.commitTimeout, "commit-timeout", 10*time.Second, "how long a write waits for its commit before answering outcome_unknown")
 	fs.DurationVar(&c.drainTimeout, "drain-timeout", 15*time.Second, "on SIGTERM, how long to wait for requests in flight")
+	fs.StringVar(&c.debugAddr, "debug-addr", "", "if set, serve Go's pprof profiles on this loopback host:port (for operators)")
 	if err := applyEnv(fs); err != nil {
 		return nil, err
 	}
@@ -226,6 +228,12 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	go followLeadership(ctx, node, sys, actors.Bootstrap{
 		Live: live, Secret: cfg.bootstrapKey, OrgName: cfg.orgName,
 	}, stdout, logger)
+
+	if cfg.debugAddr != "" {
+		if err := serveDebug(cfg.debugAddr, logger); err != nil {
+			return err
+		}
+	}
 
 	served := make(chan error, 1)
 	go func() { served <- server.Serve(ln) }()

@@ -1,0 +1,186 @@
+// Command paybench runs named workloads against the payments service and
+// prints throughput, latency percentiles and status counts.
+//
+//	go build -o bin/payments ./cmd/payments
+//	go run ./bench/cmd/paybench -spawn ./bin/payments -duration 10s
+//	go run ./bench/cmd/paybench -addr 127.0.0.1:8080 -key sk_test_… -workload hot_account
+//
+// It exits 0 when every measured request got its workload's expected
+// status, 1 when some did not (the table names them), and 2 on a usage or
+// setup error.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+
+	"payments/bench"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("paybench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		spawn      = fs.String("spawn", "", "start a fresh server from this payments binary (temporary data dir, loopback ports) and stop it at the end")
+		serverArgs = fs.String("server-args", "", "with -spawn: extra flags for `payments serve`, split on spaces")
+		serverLog  = fs.String("server-log", "", "with -spawn: write the server's log (its stderr) to this file")
+		addr       = fs.String("addr", "", "without -spawn: host:port of a running server (loopback only)")
+		key        = fs.String("key", "", "without -spawn: the server's bootstrap key (it creates organizations)")
+		workloads  = fs.String("workload", "uniform,hot_account,replay", "comma-separated workloads, run one after the other")
+		jsonPath   = fs.String("json", "", "also write the results as JSON to this file")
+		cfg        bench.Config
+	)
+	fs.IntVar(&cfg.Connections, "connections", bench.DefaultConnections, "closed-loop workers, one keep-alive connection each")
+	fs.DurationVar(&cfg.Duration, "duration", bench.DefaultDuration, "length of the measured phase of each workload")
+	fs.DurationVar(&cfg.Warmup, "warmup", bench.DefaultWarmup, "load before the measured phase, not recorded")
+	fs.Uint64Var(&cfg.RequestsMax, "requests", bench.DefaultRequestsMax, "at most this many measured requests per workload")
+	fs.DurationVar(&cfg.RequestTimeout, "timeout", bench.DefaultRequestTimeout, "timeout of one request")
+	fs.DurationVar(&cfg.SetupTimeout, "setup-timeout", bench.DefaultSetupTimeout, "timeout of each workload's setup")
+	fs.IntVar(&cfg.Keys, "keys", bench.DefaultKeys, "API keys each workload rotates over (each key is limited to 100 req/s)")
+	fs.IntVar(&cfg.Orgs, "orgs", bench.DefaultOrgs, "organizations of uniform and replay")
+	fs.IntVar(&cfg.ReplayReferences, "replay-refs", bench.DefaultReplayReferences, "payouts replay creates once, then re-sends")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "paybench: unexpected arguments %v\n", fs.Args())
+		return 2
+	}
+	wls, err := bench.ParseWorkloads(*workloads)
+	if err != nil {
+		fmt.Fprintln(stderr, "paybench:", err)
+		return 2
+	}
+	cfg.Progress = stderr
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+
+	report := &bench.Report{StartedAt: time.Now().UTC(), CPUs: runtime.NumCPU()}
+	var srv *bench.Server // when spawned
+	switch {
+	case *spawn != "":
+		if *addr != "" || *key != "" {
+			fmt.Fprintln(stderr, "paybench: -spawn starts its own server: drop -addr and -key")
+			return 2
+		}
+		sc := bench.SpawnConfig{Binary: *spawn, Args: strings.Fields(*serverArgs)}
+		if *serverLog != "" {
+			f, err := os.Create(*serverLog)
+			if err != nil {
+				fmt.Fprintln(stderr, "paybench:", err)
+				return 2
+			}
+			defer f.Close()
+			sc.Log = f
+		}
+		srv, err = bench.Spawn(ctx, sc)
+		if err != nil {
+			fmt.Fprintln(stderr, "paybench:", err)
+			return 2
+		}
+		defer func() {
+			if err := srv.Stop(); err != nil {
+				fmt.Fprintln(stderr, "paybench: stop server:", err)
+			}
+		}()
+		fmt.Fprintf(stderr, "paybench: spawned %s on %s\n", *spawn, srv.Addr)
+		cfg.Addr, cfg.Key = srv.Addr, srv.BootstrapKey
+		report.Spawned = true
+	case *addr != "":
+		if err := bench.CheckLoopback(*addr); err != nil {
+			fmt.Fprintln(stderr, "paybench: -addr:", err)
+			return 2
+		}
+		if *key == "" {
+			fmt.Fprintln(stderr, "paybench: -addr needs -key, the server's bootstrap key")
+			return 2
+		}
+		cfg.Addr, cfg.Key = *addr, *key
+	default:
+		fmt.Fprintln(stderr, "paybench: give -spawn PATH, or -addr host:port and -key")
+		fs.Usage()
+		return 2
+	}
+	report.Target = cfg.Addr
+
+	code := 0
+	for _, w := range wls {
+		if srv != nil && exited(srv) {
+			break
+		}
+		fmt.Fprintf(stderr, "%s: %s\n", w.Name, w.Measures)
+		res, err := bench.Run(ctx, cfg, w)
+		if res != nil {
+			report.Results = append(report.Results, res)
+			if res.Unexpected > 0 {
+				code = 1
+			}
+		}
+		if err != nil {
+			fmt.Fprintln(stderr, "paybench:", err)
+			code = 2
+			if res == nil || errors.Is(err, context.Canceled) {
+				break
+			}
+		}
+		if srv != nil && exited(srv) {
+			// Not paybench's doing: it signals the server only at the end.
+			status := "exit status 0"
+			if err := srv.ExitErr(); err != nil {
+				status = err.Error()
+			}
+			fmt.Fprintf(stderr, "paybench: the spawned server exited while %s ran (%s); stopping\n", w.Name, status)
+			code = 2
+		}
+	}
+	if len(report.Results) > 0 {
+		fmt.Fprintln(stdout)
+		if err := bench.WriteTable(stdout, report.Results); err != nil {
+			fmt.Fprintln(stderr, "paybench:", err)
+			code = 2
+		}
+	}
+	if *jsonPath != "" {
+		if err := writeJSON(*jsonPath, report); err != nil {
+			fmt.Fprintln(stderr, "paybench:", err)
+			code = 2
+		}
+	}
+	return code
+}
+
+// exited reports whether the spawned server's process has ended.
+func exited(srv *bench.Server) bool {
+	select {
+	case <-srv.Exited():
+		return true
+	default:
+		return false
+	}
+}
+
+func writeJSON(path string, r *bench.Report) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := bench.WriteJSON(f, r); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return f.Close()
+}

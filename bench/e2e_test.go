@@ -1,0 +1,114 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// TestWorkloadsEndToEnd builds the real server, spawns it as -spawn does,
+// runs every workload for about a second on two connections, and checks
+// that every request got the workload's status and that the report adds up.
+func TestWorkloadsEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the server")
+	}
+	bin := filepath.Join(t.TempDir(), "payments")
+	build := exec.Command("go", "build", "-o", bin, "payments/cmd/payments")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var serverLog bytes.Buffer
+	srv, err := Spawn(ctx, SpawnConfig{Binary: bin, Log: &serverLog})
+	if err != nil {
+		t.Fatalf("spawn: %v", err)
+	}
+	defer func() {
+		// The log is complete once Stop has waited for the process.
+		if err := srv.Stop(); err != nil {
+			// Stopping cleanly is the server's contract, tested with the
+			// server; here it is reported, not held against the load
+			// generator.
+			t.Logf("the server did not stop cleanly: %v\nits log:\n%s", err, tail(serverLog.Bytes(), 4000))
+		}
+	}()
+
+	cfg := Config{
+		Addr:        srv.Addr,
+		Key:         srv.BootstrapKey,
+		Connections: 2,
+		Warmup:      200 * time.Millisecond,
+		Duration:    time.Second,
+		// Replays take well under 100µs on loopback: even two connections
+		// need hundreds of keys to stay under 100 requests per second and
+		// key.
+		Keys:             1000,
+		Orgs:             4,
+		ReplayReferences: 32,
+	}
+	for _, w := range Workloads() {
+		t.Run(w.Name, func(t *testing.T) {
+			res, err := Run(ctx, cfg, w)
+			if err != nil {
+				t.Fatalf("run: %v", err)
+			}
+			expect := strconv.Itoa(w.Expect)
+			if res.Requests == 0 {
+				t.Fatalf("no requests measured: %+v", res)
+			}
+			if res.Errors != 0 || res.Unexpected != 0 || len(res.TransportErrors) != 0 {
+				t.Errorf("%d errors, %d unexpected: statuses %v, transport errors %v",
+					res.Errors, res.Unexpected, res.Statuses, res.TransportErrors)
+			}
+			if res.Statuses[expect] != res.Requests || res.Responses != res.Requests {
+				t.Errorf("statuses %v for %d requests (%d responses); want all %s", res.Statuses, res.Requests, res.Responses, expect)
+			}
+			if res.WarmupErrors != 0 {
+				t.Errorf("%d of %d warm-up requests failed", res.WarmupErrors, res.WarmupRequests)
+			}
+			l := res.Latency
+			if !(0 < l.Min && l.Min <= l.P50 && l.P50 <= l.P90 && l.P90 <= l.P99 && l.P99 <= l.P999 && l.P999 <= l.Max) {
+				t.Errorf("latencies out of order: %+v", l)
+			}
+			if l.Mean < l.Min || l.Mean > l.Max {
+				t.Errorf("mean %v outside [%v, %v]", l.Mean, l.Min, l.Max)
+			}
+			if res.ElapsedSeconds < cfg.Duration.Seconds() || res.ElapsedSeconds > cfg.Duration.Seconds()+5 {
+				t.Errorf("elapsed %.3fs for a %s run", res.ElapsedSeconds, cfg.Duration)
+			}
+			if rps := float64(res.Requests) / res.ElapsedSeconds; res.RequestsPerSecond != rps {
+				t.Errorf("%.1f req/s, but %d requests in %.3fs is %.1f", res.RequestsPerSecond, res.Requests, res.ElapsedSeconds, rps)
+			}
+
+			// The JSON report reads back the same, to the microsecond.
+			b, err := json.Marshal(res)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var back Result
+			if err := json.Unmarshal(b, &back); err != nil {
+				t.Fatal(err)
+			}
+			if back.Requests != res.Requests || back.Latency.P99.Round(time.Microsecond) != res.Latency.P99.Round(time.Microsecond) {
+				t.Errorf("JSON round trip: %s", b)
+			}
+			t.Logf("%d requests, %.0f req/s, p50 %v p99 %v p999 %v max %v, statuses %v",
+				res.Requests, res.RequestsPerSecond, l.P50, l.P99, l.P999, l.Max, res.Statuses)
+		})
+	}
+}
+
+func tail(b []byte, n int) []byte {
+	if len(b) <= n {
+		return b
+	}
+	return b[len(b)-n:]
+}

@@ -1,0 +1,266 @@
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// Result is what one run of a workload measured. Only the measured phase
+// counts: the warm-up appears in WarmupRequests and WarmupErrors alone.
+type Result struct {
+	Workload    string `json:"workload"`
+	Expect      int    `json:"expectedStatus"`
+	Connections int    `json:"connections"`
+	Keys        int    `json:"keys"` // API keys the requests rotated over
+	// KeyLimitPerSecond is the rate limit per key the server announced in
+	// its ratelimit-limit header during setup; 0 if it did not.
+	KeyLimitPerSecond int `json:"keyLimitPerSecond"`
+
+	SetupSeconds    float64 `json:"setupSeconds"`
+	WarmupSeconds   float64 `json:"warmupSeconds"`
+	DurationSeconds float64 `json:"durationSeconds"` // as configured
+	// ElapsedSeconds runs from the start of the measured phase to the last
+	// response of it, so it exceeds DurationSeconds by about one latency
+	// (or falls short of it when RequestsMax stopped the run).
+	ElapsedSeconds float64 `json:"elapsedSeconds"`
+
+	Requests          uint64  `json:"requests"` // sent: Responses + transport errors
+	Responses         uint64  `json:"responses"`
+	RequestsPerSecond float64 `json:"requestsPerSecond"` // Requests / ElapsedSeconds
+	// Latency is measured in the client, from just before the request is
+	// written to when the whole response has been read, over every response
+	// whatever its status. Requests that failed without a response are not
+	// in it.
+	Latency Latency `json:"latency"`
+
+	// Statuses counts responses by status code ("201"); "other" counts codes
+	// outside 0-599.
+	Statuses map[string]uint64 `json:"statuses"`
+	// TransportErrors counts requests that got no response, by kind
+	// ("timeout", "connection_closed", …).
+	TransportErrors map[string]uint64 `json:"transportErrors"`
+	// Errors counts responses outside 2xx plus transport errors.
+	Errors uint64 `json:"errors"`
+	// Unexpected counts requests that did not get Expect: Errors plus any
+	// 2xx other than Expect.
+	Unexpected uint64 `json:"unexpected"`
+
+	WarmupRequests uint64 `json:"warmupRequests"`
+	WarmupErrors   uint64 `json:"warmupErrors"` // transport errors and non-2xx
+}
+
+// KeyRatePerSecond returns the requests per second each key carried on
+// average.
+func (r *Result) KeyRatePerSecond() float64 {
+	if r.Keys == 0 {
+		return 0
+	}
+	return r.RequestsPerSecond / float64(r.Keys)
+}
+
+// Latency summarises a Histogram.
+type Latency struct {
+	Min, Mean, P50, P90, P99, P999, Max time.Duration
+}
+
+// latencyJSON is Latency on the wire, in milliseconds.
+type latencyJSON struct {
+	MinMs  float64 `json:"minMs"`
+	MeanMs float64 `json:"meanMs"`
+	P50Ms  float64 `json:"p50Ms"`
+	P90Ms  float64 `json:"p90Ms"`
+	P99Ms  float64 `json:"p99Ms"`
+	P999Ms float64 `json:"p999Ms"`
+	MaxMs  float64 `json:"maxMs"`
+}
+
+func ms(d time.Duration) float64 { return math.Round(float64(d)/1e3) / 1e3 } // to the microsecond
+
+func fromMs(v float64) time.Duration { return time.Duration(math.Round(v * 1e6)) }
+
+// MarshalJSON writes the latencies in milliseconds.
+func (l Latency) MarshalJSON() ([]byte, error) {
+	return json.Marshal(latencyJSON{ms(l.Min), ms(l.Mean), ms(l.P50), ms(l.P90), ms(l.P99), ms(l.P999), ms(l.Max)})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (l *Latency) UnmarshalJSON(b []byte) error {
+	var j latencyJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*l = Latency{fromMs(j.MinMs), fromMs(j.MeanMs), fromMs(j.P50Ms), fromMs(j.P90Ms), fromMs(j.P99Ms), fromMs(j.P999Ms), fromMs(j.MaxMs)}
+	return nil
+}
+
+// Summarize reads a Latency from h.
+func Summarize(h *Histogram) Latency {
+	return Latency{
+		Min: h.Min(), Mean: h.Mean(), Max: h.Max(),
+		P50: h.Quantile(0.50), P90: h.Quantile(0.90), P99: h.Quantile(0.99), P999: h.Quantile(0.999),
+	}
+}
+
+// summarize merges the workers' stats into a Result.
+func summarize(w *Workload, cfg *Config, keys int, stats []*workerStats, elapsed time.Duration) *Result {
+	res := &Result{
+		Workload:        w.Name,
+		Expect:          w.Expect,
+		Connections:     cfg.Connections,
+		Keys:            keys,
+		WarmupSeconds:   cfg.Warmup.Seconds(),
+		DurationSeconds: cfg.Duration.Seconds(),
+		ElapsedSeconds:  elapsed.Seconds(),
+		Statuses:        make(map[string]uint64),
+		TransportErrors: make(map[string]uint64),
+	}
+	var h Histogram
+	var status [statusCodeMax]uint64
+	for _, st := range stats {
+		h.Merge(&st.latency)
+		for code, n := range st.status {
+			status[code] += n
+		}
+		for kind, n := range st.transport {
+			res.TransportErrors[kind] += n
+		}
+		res.WarmupRequests += st.warmup
+		res.WarmupErrors += st.warmupBad
+	}
+	for code, n := range status {
+		if n == 0 {
+			continue
+		}
+		name := strconv.Itoa(code)
+		if code == 0 {
+			name = "other"
+		}
+		res.Statuses[name] = n
+		res.Responses += n
+		if code < 200 || code > 299 {
+			res.Errors += n
+		}
+		if code != w.Expect {
+			res.Unexpected += n
+		}
+	}
+	for _, n := range res.TransportErrors {
+		res.Requests += n
+		res.Errors += n
+		res.Unexpected += n
+	}
+	res.Requests += res.Responses
+	if elapsed > 0 {
+		res.RequestsPerSecond = float64(res.Requests) / elapsed.Seconds()
+	}
+	res.Latency = Summarize(&h)
+	return res
+}
+
+// keyRateWarnFraction is the fraction of the server's rate limit per key
+// above which the table warns that the limit, not the service, may be what
+// bounds the throughput.
+const keyRateWarnFraction = 0.7
+
+// WriteTable prints results as a table, then one line per workload that saw
+// errors or unexpected statuses, naming them.
+func WriteTable(w io.Writer, results []*Result) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "workload\trequests\treq/s\tp50\tp99\tp999\tmax\terrors\tstatuses\t")
+	for _, r := range results {
+		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%s\t%s\t%s\t%s\t%d\t%s\t\n",
+			r.Workload, r.Requests, r.RequestsPerSecond,
+			FormatDuration(r.Latency.P50), FormatDuration(r.Latency.P99),
+			FormatDuration(r.Latency.P999), FormatDuration(r.Latency.Max),
+			r.Errors, counts(r.Statuses))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, r := range results {
+		if r.Unexpected > 0 {
+			fmt.Fprintf(w, "%s: %d of %d requests did not get %d: statuses %s",
+				r.Workload, r.Unexpected, r.Requests, r.Expect, counts(r.Statuses))
+			if len(r.TransportErrors) > 0 {
+				fmt.Fprintf(w, "; transport errors %s", counts(r.TransportErrors))
+			}
+			fmt.Fprintln(w)
+		}
+		if rate := r.KeyRatePerSecond(); r.KeyLimitPerSecond > 0 && rate > keyRateWarnFraction*float64(r.KeyLimitPerSecond) {
+			fmt.Fprintf(w, "%s: %.0f req/s per key on average, near the server's limit of %d: run with more -keys\n",
+				r.Workload, rate, r.KeyLimitPerSecond)
+		}
+		if r.WarmupErrors > 0 {
+			fmt.Fprintf(w, "%s: %d of %d warm-up requests failed or got a status outside 2xx\n",
+				r.Workload, r.WarmupErrors, r.WarmupRequests)
+		}
+	}
+	return nil
+}
+
+// counts formats a count map as "201=1234 429=5", sorted by key.
+func counts(m map[string]uint64) string {
+	if len(m) == 0 {
+		return "-"
+	}
+	var b strings.Builder
+	for i, k := range slices.Sorted(maps.Keys(m)) {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		fmt.Fprintf(&b, "%s=%d", k, m[k])
+	}
+	return b.String()
+}
+
+// FormatDuration prints d with three significant digits in a unit that
+// suits it: 850µs, 12.3ms, 1.25s.
+func FormatDuration(d time.Duration) string {
+	switch {
+	case d < time.Millisecond:
+		return strconv.FormatFloat(float64(d)/1e3, 'f', 0, 64) + "µs"
+	case d < time.Second:
+		v := float64(d) / 1e6
+		return strconv.FormatFloat(v, 'f', decimals(v), 64) + "ms"
+	default:
+		v := d.Seconds()
+		return strconv.FormatFloat(v, 'f', decimals(v), 64) + "s"
+	}
+}
+
+// decimals returns how many decimals give v (1 ≤ v < 1000) three
+// significant digits.
+func decimals(v float64) int {
+	switch {
+	case v < 10:
+		return 2
+	case v < 100:
+		return 1
+	default:
+		return 0
+	}
+}
+
+// Report is what -json writes: the runs of one invocation.
+type Report struct {
+	StartedAt time.Time `json:"startedAt"`
+	Target    string    `json:"target"`  // host:port of the server
+	Spawned   bool      `json:"spawned"` // whether paybench started the server
+	CPUs      int       `json:"cpus"`    // runtime.NumCPU of the machine
+	Results   []*Result `json:"results"`
+}
+
+// WriteJSON writes r as indented JSON.
+func WriteJSON(w io.Writer, r *Report) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}

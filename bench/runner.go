@@ -1,0 +1,318 @@
+package bench
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/valyala/fasthttp"
+)
+
+// Config configures a run of a workload.
+type Config struct {
+	Addr string // host:port of the server; must be on loopback
+	Key  string // the bootstrap key: it must be able to create organizations
+
+	Connections    int           // closed-loop workers, one connection each
+	Warmup         time.Duration // load before the measured phase, not recorded; zero for none
+	Duration       time.Duration // the measured phase
+	RequestsMax    uint64        // requests of the measured phase (and, separately, of the warm-up)
+	RequestTimeout time.Duration // one request, from send to the whole response
+	SetupTimeout   time.Duration // all of setup
+
+	Keys             int // API keys each workload rotates over
+	Orgs             int // organizations of uniform and replay
+	ReplayReferences int // payouts replay creates once and then re-sends
+
+	// Progress receives a line at each step of a run; nil discards them.
+	Progress io.Writer
+}
+
+// Defaults and bounds of Config.
+const (
+	DefaultConnections      = 128
+	DefaultWarmup           = 2 * time.Second
+	DefaultDuration         = 10 * time.Second
+	DefaultRequestsMax      = 2_000_000
+	DefaultRequestTimeout   = 15 * time.Second // the server's commit timeout is 10s
+	DefaultSetupTimeout     = 2 * time.Minute
+	DefaultKeys             = 1000 // the most one organization may hold (hot_account)
+	DefaultOrgs             = 64
+	DefaultReplayReferences = 1024
+
+	connectionsMax      = 4096
+	durationMax         = time.Hour
+	orgsMax             = 1024
+	keysMax             = 16384
+	replayReferencesMax = 65536
+	// keysPerOrganizationMax is the server's limit on an organization's
+	// keys (its ledger.KeysPerOrganizationMax; bench speaks only HTTP).
+	keysPerOrganizationMax = 1000
+	errorKindsMax          = 16  // distinct transport errors a worker tells apart
+	statusCodeMax          = 600 // status codes counted one by one; others count as 0
+)
+
+// withDefaults fills the zero fields of c and checks it.
+func (c Config) withDefaults() (Config, error) {
+	if c.Connections == 0 {
+		c.Connections = DefaultConnections
+	}
+	if c.Duration == 0 {
+		c.Duration = DefaultDuration
+	}
+	if c.RequestsMax == 0 {
+		c.RequestsMax = DefaultRequestsMax
+	}
+	if c.RequestTimeout == 0 {
+		c.RequestTimeout = DefaultRequestTimeout
+	}
+	if c.SetupTimeout == 0 {
+		c.SetupTimeout = DefaultSetupTimeout
+	}
+	if c.Keys == 0 {
+		c.Keys = DefaultKeys
+	}
+	if c.Orgs == 0 {
+		c.Orgs = DefaultOrgs
+	}
+	if c.ReplayReferences == 0 {
+		c.ReplayReferences = DefaultReplayReferences
+	}
+	if c.Progress == nil {
+		c.Progress = io.Discard
+	}
+	switch {
+	case c.Key == "":
+		return c, errors.New("no bootstrap key")
+	case c.Connections < 1 || c.Connections > connectionsMax:
+		return c, fmt.Errorf("connections must be 1 to %d, not %d", connectionsMax, c.Connections)
+	case c.Warmup < 0 || c.Warmup > durationMax:
+		return c, fmt.Errorf("warm-up must be 0 to %s, not %s", durationMax, c.Warmup)
+	case c.Duration < 0 || c.Duration > durationMax:
+		return c, fmt.Errorf("duration must be up to %s, not %s", durationMax, c.Duration)
+	case c.RequestTimeout < 0 || c.SetupTimeout < 0:
+		return c, errors.New("timeouts must be positive")
+	case c.Orgs < 1 || c.Orgs > orgsMax:
+		return c, fmt.Errorf("orgs must be 1 to %d, not %d", orgsMax, c.Orgs)
+	case c.Keys < c.Orgs || c.Keys > keysMax:
+		return c, fmt.Errorf("keys must be %d (one per organization) to %d, not %d", c.Orgs, keysMax, c.Keys)
+	case c.Keys > keysPerOrganizationMax:
+		// hot_account puts every key in one organization.
+		return c, fmt.Errorf("keys must be at most %d, the keys one organization may hold, not %d", keysPerOrganizationMax, c.Keys)
+	case c.ReplayReferences < 1 || c.ReplayReferences > replayReferencesMax:
+		return c, fmt.Errorf("replay references must be 1 to %d, not %d", replayReferencesMax, c.ReplayReferences)
+	}
+	if err := CheckLoopback(c.Addr); err != nil {
+		return c, err
+	}
+	return c, nil
+}
+
+// Run prepares workload w on the server, runs its load for cfg.Warmup and
+// then cfg.Duration (or until cfg.RequestsMax requests), and returns what it
+// measured. A setup failure is an error; failed requests during the load are
+// not: they are counted in the Result. When ctx ends during the load, Run
+// returns the partial Result with ctx's error.
+//
+// Run is safe to call again, sequentially or concurrently, against the same
+// server: each run creates its own organizations and references.
+func Run(ctx context.Context, cfg Config, w *Workload) (*Result, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	runID, err := newRunID()
+	if err != nil {
+		return nil, err
+	}
+
+	fmt.Fprintf(cfg.Progress, "%s: setting up (run %s)…\n", w.Name, runID)
+	setupStart := time.Now()
+	s := newSetup(cfg.Addr)
+	sctx, cancel := context.WithTimeout(ctx, cfg.SetupTimeout)
+	src, err := w.prepare(sctx, s, &cfg, runID)
+	cancel()
+	s.close()
+	if err != nil {
+		return nil, fmt.Errorf("%s: setup: %w", w.Name, err)
+	}
+	setupTime := time.Since(setupStart)
+	fmt.Fprintf(cfg.Progress, "%s: setup done in %s (%d keys); warm-up %s, then measuring %s with %d connections\n",
+		w.Name, setupTime.Round(time.Millisecond), src.keyCount(), cfg.Warmup, cfg.Duration, cfg.Connections)
+
+	r := newLoad(&cfg, src)
+	stats := r.run(ctx)
+	res := summarize(w, &cfg, src.keyCount(), stats, r.elapsed)
+	res.SetupSeconds = setupTime.Seconds()
+	res.KeyLimitPerSecond = int(s.keyLimit.Load())
+	return res, ctx.Err()
+}
+
+// load is one run of the load loop.
+type load struct {
+	cfg    *Config
+	src    source
+	client *fasthttp.HostClient
+	url    string
+
+	measureFrom time.Time // the end of the warm-up
+	end         time.Time // the end of the measured phase
+	elapsed     time.Duration
+
+	turn           atomic.Uint64 // requests started, warm-up included
+	warmupIssued   atomic.Uint64
+	measuredIssued atomic.Uint64
+	stop           chan struct{} // closed when the measured phase or ctx ends
+}
+
+func newLoad(cfg *Config, src source) *load {
+	return &load{
+		cfg: cfg,
+		src: src,
+		url: "http://" + cfg.Addr + "/v1/payouts",
+		client: &fasthttp.HostClient{
+			Addr:               cfg.Addr,
+			Name:               "paybench",
+			MaxConns:           cfg.Connections,
+			ReadTimeout:        cfg.RequestTimeout,
+			WriteTimeout:       cfg.RequestTimeout,
+			MaxConnWaitTimeout: cfg.RequestTimeout,
+			// A failed request is counted, never retried: a retry would
+			// hide the failure and skew the latency.
+			MaxIdemponentCallAttempts: 1,
+			RetryIfErr:                func(*fasthttp.Request, int, error) (bool, bool) { return false, false },
+		},
+		stop: make(chan struct{}),
+	}
+}
+
+// workerStats is what one worker saw in the measured phase.
+type workerStats struct {
+	latency   Histogram
+	status    [statusCodeMax]uint64
+	transport map[string]uint64 // at most errorKindsMax keys
+	warmup    uint64            // requests of the warm-up
+	warmupBad uint64            // of which failed or got a status other than 2xx
+}
+
+// run starts the workers, waits for them, and returns their stats.
+func (r *load) run(ctx context.Context) []*workerStats {
+	start := time.Now()
+	r.measureFrom = start.Add(r.cfg.Warmup)
+	r.end = r.measureFrom.Add(r.cfg.Duration)
+	go func() {
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Until(r.end)):
+		}
+		close(r.stop)
+	}()
+
+	stats := make([]*workerStats, r.cfg.Connections)
+	var wg sync.WaitGroup
+	for i := range stats {
+		stats[i] = &workerStats{transport: make(map[string]uint64)}
+		wg.Go(func() { r.worker(stats[i]) })
+	}
+	wg.Wait()
+	r.elapsed = time.Since(r.measureFrom)
+	r.client.CloseIdleConnections()
+	return stats
+}
+
+// worker sends one request at a time until the measured phase ends, the
+// request cap is reached, or the run is stopped.
+func (r *load) worker(st *workerStats) {
+	req := fasthttp.AcquireRequest()
+	resp := fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseRequest(req)
+	defer fasthttp.ReleaseResponse(resp)
+	req.Header.SetMethod(fasthttp.MethodPost)
+	req.SetRequestURI(r.url)
+	req.Header.SetContentType("application/json")
+	var buf []byte
+
+	for {
+		select {
+		case <-r.stop:
+			return
+		default:
+		}
+		measured := !time.Now().Before(r.measureFrom)
+		if measured {
+			if r.measuredIssued.Add(1) > r.cfg.RequestsMax {
+				return
+			}
+		} else if r.warmupIssued.Add(1) > r.cfg.RequestsMax {
+			// Warm-up cap reached: idle until the measured phase.
+			select {
+			case <-r.stop:
+				return
+			case <-time.After(time.Until(r.measureFrom)):
+			}
+			continue
+		}
+		buf = r.src.fill(req, r.turn.Add(1)-1, buf[:0])
+		sent := time.Now()
+		err := r.client.Do(req, resp)
+		latency := time.Since(sent)
+		if !measured {
+			st.warmup++
+			if err != nil || resp.StatusCode() < 200 || resp.StatusCode() > 299 {
+				st.warmupBad++
+			}
+			continue
+		}
+		if err != nil {
+			kind := errorKind(err)
+			if _, ok := st.transport[kind]; !ok && len(st.transport) >= errorKindsMax {
+				kind = "other"
+			}
+			st.transport[kind]++
+			continue
+		}
+		st.latency.Record(latency)
+		code := resp.StatusCode()
+		if code < 0 || code >= statusCodeMax {
+			code = 0
+		}
+		st.status[code]++
+	}
+}
+
+// errorKind names a transport error briefly, so that errors of one kind
+// count together.
+func errorKind(err error) string {
+	var nerr net.Error
+	switch {
+	case errors.Is(err, fasthttp.ErrTimeout), errors.As(err, &nerr) && nerr.Timeout():
+		return "timeout"
+	case errors.Is(err, fasthttp.ErrNoFreeConns):
+		return "no_free_connection"
+	case errors.Is(err, fasthttp.ErrConnectionClosed):
+		return "connection_closed"
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return "eof"
+	}
+	var op *net.OpError
+	if errors.As(err, &op) {
+		return op.Op + ": " + op.Err.Error()
+	}
+	return err.Error()
+}
+
+// newRunID draws 8 hex digits that tag the names and references of a run.
+func newRunID() (string, error) {
+	var b [4]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("run id: %w", err)
+	}
+	return hex.EncodeToString(b[:]), nil
+}

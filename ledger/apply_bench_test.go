@@ -1,0 +1,60 @@
+package ledger
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"testing"
+)
+
+func benchState(b *testing.B, orgs int) *State {
+	s := NewState()
+	for i := 0; i < orgs; i++ {
+		id := fmt.Sprintf("org_%08d", i)
+		hash := sha256.Sum256([]byte(id))
+		s.Apply(&CreateOrganization{At: 1, ID: id, Name: id, Key: CreateAPIKey{At: 1, ID: fmt.Sprintf("key_%08d", i), OrgID: id, Hash: string(hash[:])}})
+		s.Apply(&FundBalance{At: 1, OrgID: id, Currency: "GHS", Amount: AmountMax, ExternalReference: "seed"})
+	}
+	return s
+}
+
+// BenchmarkApplyPayout measures a payout's whole life in the ledger:
+// created (debit and fee), processing, completed: three commands.
+func BenchmarkApplyPayout(b *testing.B) {
+	s := benchState(b, 64)
+	cmds := make([]Command, 0, 3*b.N)
+	for i := 0; i < b.N; i++ {
+		id := fmt.Sprintf("pay_ghs_%020d", i)
+		cmds = append(cmds,
+			&CreatePayout{At: 2, ID: id, OrgID: fmt.Sprintf("org_%08d", i%64), ExternalReference: id,
+				Spec:       PayoutSpec{Currency: "GHS", Amount: 1000, AmountSide: SideTo, Method: "gh_mtn", AccountNumber: "233241234567"},
+				MethodType: "mobile_money", Fee: 10},
+			&MarkPayoutProcessing{At: 3, ID: id, ProviderReference: "sbx"},
+			&SettlePayout{At: 4, ID: id, Completed: true})
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for _, c := range cmds {
+		if r := s.Apply(c); r.Err != nil {
+			b.Fatal(r.Err)
+		}
+	}
+}
+
+// BenchmarkDecodeBatch measures decoding a log entry of 64 payouts.
+func BenchmarkDecodeBatch(b *testing.B) {
+	var cmds []Command
+	for i := 0; i < 64; i++ {
+		id := fmt.Sprintf("pay_ghs_%020d", i)
+		cmds = append(cmds, &CreatePayout{At: 2, ID: id, OrgID: "org_00000001", ExternalReference: id,
+			Spec:       PayoutSpec{Currency: "GHS", Amount: 1000, AmountSide: SideTo, Method: "gh_mtn", AccountNumber: "233241234567"},
+			MethodType: "mobile_money", Fee: 10})
+	}
+	entry := EncodeBatch(nil, cmds)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(entry)))
+	for i := 0; i < b.N; i++ {
+		if _, err := DecodeBatch(entry); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
