@@ -233,11 +233,11 @@ func (a *accountActor) payout(ctx actor.Context, m *payoutRequest) {
 		account    ledger.Account
 		hasAccount bool
 	)
-	a.deps.state.Read(func(s *ledger.State) {
-		if existing, found = s.PayoutByReference(a.key.org, m.ref); !found {
-			account, hasAccount = s.AccountFor(a.key.org, a.key.currency)
-		}
-	})
+	st := a.deps.state.RLockState()
+	if existing, found = st.PayoutByReference(a.key.org, m.ref); !found {
+		account, hasAccount = st.AccountFor(a.key.org, a.key.currency)
+	}
+	a.deps.state.RUnlockState()
 	if found {
 		if existing.Spec == m.spec {
 			m.reply <- Reply{Result: ledger.Result{Replayed: true, Payout: &existing}}
@@ -339,9 +339,9 @@ func (a *accountActor) collection(ctx actor.Context, m *collectionRequest) {
 	}
 	var existing ledger.Collection
 	var found bool
-	a.deps.state.Read(func(s *ledger.State) {
-		existing, found = s.CollectionByReference(a.key.org, m.ref)
-	})
+	st := a.deps.state.RLockState()
+	existing, found = st.CollectionByReference(a.key.org, m.ref)
+	a.deps.state.RUnlockState()
 	if found {
 		if existing.Spec == m.spec {
 			m.reply <- Reply{Result: ledger.Result{Replayed: true, Collection: &existing}}

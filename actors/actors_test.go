@@ -74,14 +74,14 @@ func startWith(t *testing.T, cfg actors.Config) *harness {
 
 func (h *harness) fund(t *testing.T, currency string, amount ledger.Minor, ref string) {
 	t.Helper()
-	r := h.sys.FundBalance(context.Background(), h.org, currency, amount, ref)
+	r := h.sys.FundBalance(h.org, currency, amount, ref)
 	if r.Err != nil || r.Result.Err != nil {
 		t.Fatalf("fund: %v %v", r.Err, r.Result.Err)
 	}
 }
 
-func (h *harness) payout(ctx context.Context, ref string, amount ledger.Minor) actors.Reply {
-	return h.sys.CreatePayout(ctx, actors.PayoutRequest{
+func (h *harness) payout(ref string, amount ledger.Minor) actors.Reply {
+	return h.sys.CreatePayout(actors.PayoutRequest{
 		OrgID:             h.org,
 		ExternalReference: ref,
 		MethodType:        "mobile_money",
@@ -114,7 +114,7 @@ func TestConcurrentPayoutsOneAccount(t *testing.T) {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			r := h.payout(context.Background(), fmt.Sprintf("p-%d", i), amount)
+			r := h.payout(fmt.Sprintf("p-%d", i), amount)
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
@@ -157,7 +157,7 @@ func TestConcurrentSameReference(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r := h.payout(context.Background(), "same-ref", 5_000)
+			r := h.payout("same-ref", 5_000)
 			if r.Err != nil || r.Result.Err != nil {
 				t.Errorf("payout: %v %v", r.Err, r.Result.Err)
 				return
@@ -195,7 +195,7 @@ func TestConcurrentSameReference(t *testing.T) {
 		t.Fatalf("%d payouts exist, want 1", count)
 	}
 	// A changed replay is a duplicate naming the original.
-	r := h.payout(context.Background(), "same-ref", 5_001)
+	r := h.payout("same-ref", 5_001)
 	if !errors.Is(r.Result.Err, ledger.ErrDuplicate) || r.Result.Err.ExistingID != first {
 		t.Fatalf("changed replay: %v, want duplicate of %s", r.Result.Err, first)
 	}
@@ -206,9 +206,9 @@ func TestConcurrentSameReference(t *testing.T) {
 func TestPayoutLifecycle(t *testing.T) {
 	h := start(t)
 	h.fund(t, "GHS", 100_000, "seed")
-	ok := h.payout(context.Background(), "good", 10_000)
-	bad := h.payout(context.Background(), "bad", 10_001)
-	slow := h.payout(context.Background(), "slow", 10_003)
+	ok := h.payout("good", 10_000)
+	bad := h.payout("bad", 10_001)
+	slow := h.payout("slow", 10_003)
 	for _, r := range []actors.Reply{ok, bad, slow} {
 		if r.Err != nil || r.Result.Err != nil {
 			t.Fatalf("create: %v %v", r.Err, r.Result.Err)
@@ -273,9 +273,7 @@ func TestAccountActorPassivation(t *testing.T) {
 				// Pauses around the idle timeout race requests against
 				// passivation.
 				time.Sleep(time.Duration(i%4) * 3 * time.Millisecond)
-				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-				r := h.payout(ctx, fmt.Sprintf("p-%d-%d", w, i), 1_000)
-				cancel()
+				r := h.payout(fmt.Sprintf("p-%d-%d", w, i), 1_000)
 				if r.Err != nil || r.Result.Err != nil {
 					t.Errorf("payout %d/%d: %v %v", w, i, r.Err, r.Result.Err)
 					return

@@ -36,7 +36,7 @@ func (s *System) EnsureBootstrap(ctx context.Context, b Bootstrap) (string, erro
 	s.Read(func(st *ledger.State) {
 		first, hasOrg = st.FirstOrganization()
 		if b.Secret != "" {
-			_, seeded = st.APIKeyByHash(HashKey(b.Secret))
+			_, seeded = st.APIKeyByHash(KeyDigest([]byte(b.Secret)))
 		}
 	})
 	if hasOrg && (b.Secret == "" || seeded) {

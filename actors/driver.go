@@ -24,8 +24,10 @@ import (
 // reports back to the driver with a message when it stops.
 
 type (
-	trackPayout     struct{ payout ledger.Payout }
-	trackCollection struct{ collection ledger.Collection }
+	// The tracked records are copies owned by their command's result;
+	// nobody modifies them.
+	trackPayout     struct{ payout *ledger.Payout }
+	trackCollection struct{ collection *ledger.Collection }
 	leadership      struct{ leading bool }
 	rescanTick      struct{}
 	workerDone      struct {
@@ -123,15 +125,15 @@ func (dr *driverActor) rescan(ctx actor.Context) {
 	}
 	var payouts []ledger.Payout
 	var collections []ledger.Collection
-	dr.deps.state.Read(func(s *ledger.State) {
-		payouts = s.OpenPayouts()
-		collections = s.OpenCollections()
-	})
-	for _, p := range payouts {
-		dr.track(ctx, p.ID, &trackPayout{p})
+	st := dr.deps.state.RLockState()
+	payouts = st.OpenPayouts()
+	collections = st.OpenCollections()
+	dr.deps.state.RUnlockState()
+	for i := range payouts {
+		dr.track(ctx, payouts[i].ID, &trackPayout{&payouts[i]})
 	}
-	for _, c := range collections {
-		dr.track(ctx, c.ID, &trackCollection{c})
+	for i := range collections {
+		dr.track(ctx, collections[i].ID, &trackCollection{&collections[i]})
 	}
 }
 
@@ -163,10 +165,10 @@ func (dr *driverActor) start(ctx actor.Context, work any) {
 		switch m := work.(type) {
 		case *trackPayout:
 			id = m.payout.ID
-			w.drivePayout(m.payout)
+			w.drivePayout(*m.payout)
 		case *trackCollection:
 			id = m.collection.ID
-			w.driveCollection(m.collection)
+			w.driveCollection(*m.collection)
 		}
 		root.Send(self, &workerDone{id: id, term: term})
 	}()
@@ -264,7 +266,9 @@ func (w *worker) drivePayout(p ledger.Payout) {
 			// Someone else moved the payout (a previous leader's worker
 			// that committed late): continue from the state as it is.
 			var found bool
-			w.deps.state.Read(func(s *ledger.State) { p, found = s.Payout(p.ID) })
+			st := w.deps.state.RLockState()
+			p, found = st.Payout(p.ID)
+			w.deps.state.RUnlockState()
 			if !found {
 				return
 			}
@@ -309,7 +313,9 @@ func (w *worker) driveCollection(c ledger.Collection) {
 		w.delay = 0
 		if res.Err != nil {
 			var found bool
-			w.deps.state.Read(func(s *ledger.State) { c, found = s.Collection(c.ID) })
+			st := w.deps.state.RLockState()
+			c, found = st.Collection(c.ID)
+			w.deps.state.RUnlockState()
 			if !found {
 				return
 			}

@@ -41,8 +41,12 @@ func NewID(prefix string) string {
 // the alphabet's size) are rejected.
 func randomString(prefix, alphabet string, n int, read func([]byte)) string {
 	limit := 256 - 256%len(alphabet)
-	out := make([]byte, len(prefix), len(prefix)+n)
-	copy(out, prefix)
+	var stack [64]byte
+	out := stack[:0]
+	if len(prefix)+n > len(stack) {
+		out = make([]byte, 0, len(prefix)+n)
+	}
+	out = append(out, prefix...)
 	var buf [64]byte
 	for len(out) < len(prefix)+n {
 		read(buf[:])
@@ -77,9 +81,12 @@ func NewKeySecret(live bool) string {
 
 // HashKey returns the stored form of a key secret: its raw SHA-256.
 func HashKey(secret string) string {
-	sum := sha256.Sum256([]byte(secret))
+	sum := KeyDigest([]byte(secret))
 	return string(sum[:])
 }
+
+// KeyDigest is the SHA-256 of a key secret, for looking the key up.
+func KeyDigest(secret []byte) [32]byte { return sha256.Sum256(secret) }
 
 // KeyHint is the displayable part of a secret: its prefix and last four
 // characters.

@@ -26,11 +26,15 @@ type Pending interface {
 	Wait() ([]ledger.Result, error)
 }
 
-// StateReader lets readers look at the applied ledger state.
+// StateReader lets readers look at the applied ledger state, under a read
+// lock that keeps Apply out. It is two methods rather than a callback so the
+// hot paths read without allocating a closure.
 type StateReader interface {
-	// Read calls fn with the state under a read lock. fn must not keep
-	// references into the state after it returns, nor modify it.
-	Read(fn func(*ledger.State))
+	// RLockState locks the state for reading and returns it. The caller must
+	// call RUnlockState soon, must not modify the state, and must not keep
+	// references into it afterwards.
+	RLockState() *ledger.State
+	RUnlockState()
 }
 
 // Rail is the outside world for payouts and collections: a provider adapter,

@@ -26,6 +26,9 @@ type Config struct {
 	// it, requests are refused with ErrOverloaded (default 16384). This is
 	// the bound on every account actor's mailbox.
 	InFlightMax int
+	// CommitTimeout is how long a write waits for its command to be applied
+	// before answering ErrOutcomeUnknown (default ten seconds).
+	CommitTimeout time.Duration
 }
 
 // deps is what every actor of a System shares. It is immutable once built.
@@ -44,9 +47,9 @@ type deps struct {
 func (d *deps) track(p *ledger.Payout, c *ledger.Collection) {
 	switch {
 	case p != nil:
-		d.root.Send(d.driver, &trackPayout{*p})
+		d.root.Send(d.driver, &trackPayout{p})
 	case c != nil:
-		d.root.Send(d.driver, &trackCollection{*c})
+		d.root.Send(d.driver, &trackCollection{c})
 	}
 }
 
@@ -54,12 +57,14 @@ func (d *deps) track(p *ledger.Payout, c *ledger.Collection) {
 // the rail driver, and the proposer they share. Its methods are safe for
 // concurrent use; each write waits for its command to be applied.
 type System struct {
-	stopOnce sync.Once
-	actors   *actor.ActorSystem
-	deps     *deps
-	router   *actor.PID
-	proposer *Proposer
-	admit    chan struct{}
+	stopOnce      sync.Once
+	actors        *actor.ActorSystem
+	deps          *deps
+	router        *actor.PID
+	proposer      *Proposer
+	admit         chan struct{}
+	commitTimeout time.Duration
+	timers        sync.Pool // *time.Timer, stopped
 }
 
 // Reply is the answer to a write. Err is set when the outcome is not a
@@ -86,6 +91,9 @@ func Start(cfg Config) *System {
 	if cfg.InFlightMax <= 0 {
 		cfg.InFlightMax = 16384
 	}
+	if cfg.CommitTimeout <= 0 {
+		cfg.CommitTimeout = 10 * time.Second
+	}
 	as := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
 		return logger.With("component", "actors")
 	}))
@@ -104,11 +112,12 @@ func Start(cfg Config) *System {
 		return &accountRouter{deps: d, children: make(map[accountKey]*routedChild)}
 	}))
 	return &System{
-		actors:   as,
-		deps:     d,
-		router:   router,
-		proposer: proposer,
-		admit:    make(chan struct{}, cfg.InFlightMax),
+		actors:        as,
+		deps:          d,
+		router:        router,
+		proposer:      proposer,
+		admit:         make(chan struct{}, cfg.InFlightMax),
+		commitTimeout: cfg.CommitTimeout,
 	}
 }
 
@@ -130,8 +139,18 @@ func (s *System) SetLeading(leading bool) {
 	s.actors.Root.Send(s.deps.driver, &leadership{leading: leading})
 }
 
-// Read gives read access to the applied state; see StateReader.
-func (s *System) Read(fn func(*ledger.State)) { s.deps.state.Read(fn) }
+// Read calls fn with the applied state under the read lock; see
+// StateReader. Hot paths use RLock and RUnlock, which allocate nothing.
+func (s *System) Read(fn func(*ledger.State)) {
+	defer s.deps.state.RUnlockState()
+	fn(s.deps.state.RLockState())
+}
+
+// RLock locks the applied state for reading and returns it; see StateReader.
+func (s *System) RLock() *ledger.State { return s.deps.state.RLockState() }
+
+// RUnlock releases RLock.
+func (s *System) RUnlock() { s.deps.state.RUnlockState() }
 
 // Now is the leader's clock.
 func (s *System) Now() time.Time { return s.deps.now() }
@@ -145,10 +164,10 @@ type PayoutRequest struct {
 }
 
 // CreatePayout creates a payout, or returns the one its reference already
-// names. It waits until the command is applied or ctx ends; an ended ctx is
-// ErrOutcomeUnknown, since the command may still apply.
-func (s *System) CreatePayout(ctx context.Context, req PayoutRequest) Reply {
-	return s.ask(ctx, func(reply chan<- Reply) accountMessage {
+// names. It waits until the command is applied, at most CommitTimeout; past
+// it the answer is ErrOutcomeUnknown, since the command may still apply.
+func (s *System) CreatePayout(req PayoutRequest) Reply {
+	return s.ask(func(reply chan<- Reply) accountMessage {
 		return &payoutRequest{
 			key:        accountKey{req.OrgID, req.Spec.Currency},
 			ref:        req.ExternalReference,
@@ -168,8 +187,8 @@ type CollectionRequest struct {
 }
 
 // CreateCollection creates a collection; see CreatePayout.
-func (s *System) CreateCollection(ctx context.Context, req CollectionRequest) Reply {
-	return s.ask(ctx, func(reply chan<- Reply) accountMessage {
+func (s *System) CreateCollection(req CollectionRequest) Reply {
+	return s.ask(func(reply chan<- Reply) accountMessage {
 		return &collectionRequest{
 			key:        accountKey{req.OrgID, req.Spec.Currency},
 			ref:        req.ExternalReference,
@@ -181,13 +200,13 @@ func (s *System) CreateCollection(ctx context.Context, req CollectionRequest) Re
 }
 
 // FundBalance credits a sandbox balance; see CreatePayout.
-func (s *System) FundBalance(ctx context.Context, orgID, currency string, amount ledger.Minor, ref string) Reply {
-	return s.ask(ctx, func(reply chan<- Reply) accountMessage {
+func (s *System) FundBalance(orgID, currency string, amount ledger.Minor, ref string) Reply {
+	return s.ask(func(reply chan<- Reply) accountMessage {
 		return &fundRequest{key: accountKey{orgID, currency}, ref: ref, amount: amount, reply: reply}
 	})
 }
 
-func (s *System) ask(ctx context.Context, build func(chan<- Reply) accountMessage) Reply {
+func (s *System) ask(build func(chan<- Reply) accountMessage) Reply {
 	select {
 	case s.admit <- struct{}{}:
 	default:
@@ -195,11 +214,23 @@ func (s *System) ask(ctx context.Context, build func(chan<- Reply) accountMessag
 	}
 	reply := make(chan Reply, 1)
 	s.actors.Root.Send(s.router, build(reply))
+	// A stopped timer from the pool: a request costs no timer allocation.
+	// (Since Go 1.23 a stopped timer's channel holds no stale value.)
+	t, _ := s.timers.Get().(*time.Timer)
+	if t == nil {
+		t = time.NewTimer(s.commitTimeout)
+	} else {
+		t.Reset(s.commitTimeout)
+	}
+	defer func() {
+		t.Stop()
+		s.timers.Put(t)
+	}()
 	select {
 	case r := <-reply:
 		<-s.admit
 		return r
-	case <-ctx.Done():
+	case <-t.C:
 		// The actor still answers into the buffered channel; hold the
 		// admission until it does, so the bound stays true.
 		go func() {

@@ -29,10 +29,10 @@ func (s *Server) authenticate(ctx *fasthttp.RequestCtx) (ledger.APIKey, *ledger.
 		}
 		return ledger.APIKey{}, unauthorized("Invalid API key")
 	}
-	hash := actors.HashKey(string(secret))
-	var key ledger.APIKey
-	var found bool
-	s.cfg.Actors.Read(func(st *ledger.State) { key, found = st.APIKeyByHash(hash) })
+	hash := actors.KeyDigest(secret)
+	st := s.cfg.Actors.RLock()
+	key, found := st.APIKeyByHash(hash)
+	s.cfg.Actors.RUnlock()
 	if !found || key.Revoked {
 		return ledger.APIKey{}, unauthorized("Invalid API key")
 	}

@@ -98,18 +98,18 @@ func describeGoType(t string) string {
 	}
 }
 
-// writeJSON renders v as the response body with the given status.
+// writeJSON renders v as the response body with the given status, encoding
+// straight into fasthttp's pooled body buffer.
 func writeJSON(ctx *fasthttp.RequestCtx, status int, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
+	ctx.Response.ResetBody()
+	ctx.SetContentType("application/json")
+	if err := json.MarshalWrite(ctx, v); err != nil {
+		ctx.Response.ResetBody()
 		ctx.SetStatusCode(fasthttp.StatusInternalServerError)
-		ctx.SetContentType("application/json")
 		ctx.SetBodyString(`{"error":"internal_error","message":"Internal error","requestId":"` + requestIDOf(ctx) + `"}`)
 		return
 	}
 	ctx.SetStatusCode(status)
-	ctx.SetContentType("application/json")
-	ctx.SetBody(b)
 }
 
 // amount is a request amount: the literal text of a JSON number, or the

@@ -48,9 +48,7 @@ func (c *call) createCollection() {
 		c.fail(e)
 		return
 	}
-	ctx, cancel := c.commitContext()
-	defer cancel()
-	r := c.s.cfg.Actors.CreateCollection(ctx, actors.CollectionRequest{
+	r := c.s.cfg.Actors.CreateCollection(actors.CollectionRequest{
 		OrgID:             c.org,
 		ExternalReference: *req.ExternalReference,
 		Spec:              spec,
@@ -114,9 +112,9 @@ func (c *call) getCollection() {
 		c.fail(e)
 		return
 	}
-	var col ledger.Collection
-	var found bool
-	c.s.cfg.Actors.Read(func(s *ledger.State) { col, found = s.Collection(id) })
+	st := c.s.cfg.Actors.RLock()
+	col, found := st.Collection(id)
+	c.s.cfg.Actors.RUnlock()
 	if !found || col.OrgID != c.org {
 		c.fail(notFound("Collection"))
 		return
@@ -131,9 +129,9 @@ func (c *call) getCollectionByReference() {
 		c.fail(e)
 		return
 	}
-	var col ledger.Collection
-	var found bool
-	c.s.cfg.Actors.Read(func(s *ledger.State) { col, found = s.CollectionByReference(c.org, ref) })
+	st := c.s.cfg.Actors.RLock()
+	col, found := st.CollectionByReference(c.org, ref)
+	c.s.cfg.Actors.RUnlock()
 	if !found {
 		c.fail(notFound("Collection"))
 		return

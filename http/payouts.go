@@ -52,9 +52,7 @@ func (c *call) createPayout() {
 		c.fail(e)
 		return
 	}
-	ctx, cancel := c.commitContext()
-	defer cancel()
-	r := c.s.cfg.Actors.CreatePayout(ctx, actors.PayoutRequest{
+	r := c.s.cfg.Actors.CreatePayout(actors.PayoutRequest{
 		OrgID:             c.org,
 		ExternalReference: *req.ExternalReference,
 		Spec:              spec,
@@ -176,9 +174,9 @@ func (c *call) getPayout() {
 		c.fail(e)
 		return
 	}
-	var p ledger.Payout
-	var found bool
-	c.s.cfg.Actors.Read(func(s *ledger.State) { p, found = s.Payout(id) })
+	st := c.s.cfg.Actors.RLock()
+	p, found := st.Payout(id)
+	c.s.cfg.Actors.RUnlock()
 	if !found || p.OrgID != c.org {
 		c.fail(notFound("Payout"))
 		return
@@ -195,9 +193,9 @@ func (c *call) getPayoutByReference() {
 		c.fail(e)
 		return
 	}
-	var p ledger.Payout
-	var found bool
-	c.s.cfg.Actors.Read(func(s *ledger.State) { p, found = s.PayoutByReference(c.org, ref) })
+	st := c.s.cfg.Actors.RLock()
+	p, found := st.PayoutByReference(c.org, ref)
+	c.s.cfg.Actors.RUnlock()
 	if !found {
 		c.fail(notFound("Payout"))
 		return

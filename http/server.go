@@ -46,7 +46,7 @@ type Config struct {
 	NoProvider bool
 
 	RateLimitPerSecond int           // per API key; default 100
-	CommitTimeout      time.Duration // how long a write waits for its commit; default 10s
+	CommitTimeout      time.Duration // how long an administrative write waits for its commit; default 10s
 }
 
 // Limits of the HTTP front end.

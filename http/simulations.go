@@ -67,9 +67,7 @@ func (c *call) fundBalance() {
 		c.fail(e)
 		return
 	}
-	ctx, cancel := c.commitContext()
-	defer cancel()
-	r := c.s.cfg.Actors.FundBalance(ctx, c.org, cur.Code, amt, ref)
+	r := c.s.cfg.Actors.FundBalance(c.org, cur.Code, amt, ref)
 	c.created(r, func(res *ledger.Result) any {
 		f := res.Funding
 		return &simulationBody{fundBalanceJSON{

@@ -240,11 +240,18 @@ func (s *State) merchantAccount(orgID, currency string, at int64, create bool) (
 // systemAccount returns the service's account for a purpose and currency,
 // creating it on first use.
 func (s *State) systemAccount(p AccountPurpose, currency string, at int64) string {
-	number := systemAccountNumber(p, currency)
-	if _, ok := s.accounts.get(number); !ok {
-		s.insertAccount(Account{Number: number, Currency: currency, Purpose: p, CreatedAt: at})
+	if number, ok := s.systemAccounts[systemKey{p, currency}]; ok {
+		return number
 	}
+	number := systemAccountNumber(p, currency)
+	s.insertAccount(Account{Number: number, Currency: currency, Purpose: p, CreatedAt: at})
 	return number
+}
+
+// systemKey names a system account: its purpose and currency.
+type systemKey struct {
+	purpose  AccountPurpose
+	currency string
 }
 
 func (s *State) insertAccount(a Account) {
@@ -255,6 +262,7 @@ func (s *State) insertAccount(a Account) {
 
 func (s *State) indexAccount(a Account) {
 	if a.Purpose != PurposeMerchant {
+		s.systemAccounts[systemKey{a.Purpose, a.Currency}] = a.Number
 		return
 	}
 	s.accountByOrgCurrency[orgKey{a.OrgID, a.Currency}] = a.Number

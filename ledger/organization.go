@@ -199,7 +199,7 @@ func (s *State) checkNewKey(c *CreateAPIKey) *Error {
 	if len(c.Hash) != 32 {
 		return errorf(CodeValidation, "API key hash must be 32 bytes")
 	}
-	if _, ok := s.keyByHash[c.Hash]; ok {
+	if _, ok := s.keyByHash[digest(c.Hash)]; ok {
 		return errorf(CodeConflict, "an API key with this secret already exists")
 	}
 	if c.Scopes&^ScopesAll != 0 {
@@ -227,7 +227,7 @@ func (s *State) insertKey(c *CreateAPIKey) APIKey {
 	}
 	s.keys.put(key.ID, key)
 	s.keyOrder = append(s.keyOrder, key.ID)
-	s.keyByHash[key.Hash] = key.ID
+	s.keyByHash[digest(key.Hash)] = key.ID
 	s.keysByOrg[key.OrgID] = append(s.keysByOrg[key.OrgID], key.ID)
 	return key
 }
@@ -262,8 +262,15 @@ func (s *State) FirstOrganization() (Organization, bool) {
 	return s.orgs.get(s.orgOrder[0])
 }
 
+// digest is a key hash as a fixed-size map key.
+func digest(hash string) [32]byte {
+	var d [32]byte
+	copy(d[:], hash)
+	return d
+}
+
 // APIKeyByHash finds a key by the SHA-256 of its secret.
-func (s *State) APIKeyByHash(hash string) (APIKey, bool) {
+func (s *State) APIKeyByHash(hash [32]byte) (APIKey, bool) {
 	id, ok := s.keyByHash[hash]
 	if !ok {
 		return APIKey{}, false

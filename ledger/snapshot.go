@@ -226,7 +226,7 @@ func Restore(r io.Reader) (*State, error) {
 		k := decodeAPIKey(d)
 		s.keys.put(k.ID, k)
 		s.keyOrder = append(s.keyOrder, k.ID)
-		s.keyByHash[k.Hash] = k.ID
+		s.keyByHash[digest(k.Hash)] = k.ID
 		s.keysByOrg[k.OrgID] = append(s.keysByOrg[k.OrgID], k.ID)
 	})
 	readSection(sr, func(d *decoder) {

@@ -32,7 +32,8 @@ type State struct {
 	entries appendList[Entry]
 
 	// Indexes, derived from the tables and rebuilt on restore.
-	keyByHash            map[string]string
+	keyByHash            map[[32]byte]string
+	systemAccounts       map[systemKey]string
 	keysByOrg            map[string][]string
 	accountByOrgCurrency map[orgKey]string
 	accountsByOrg        map[string][]string
@@ -72,7 +73,8 @@ func NewState() *State {
 		collections: newTable[Collection](),
 		fundings:    newTable[Funding](),
 
-		keyByHash:            make(map[string]string),
+		keyByHash:            make(map[[32]byte]string),
+		systemAccounts:       make(map[systemKey]string),
 		keysByOrg:            make(map[string][]string),
 		accountByOrgCurrency: make(map[orgKey]string),
 		accountsByOrg:        make(map[string][]string),

@@ -26,11 +26,19 @@ var (
 
 func newFSM() *fsm { return &fsm{state: ledger.NewState()} }
 
+// RLockState locks the state for reading and returns it.
+func (f *fsm) RLockState() *ledger.State {
+	f.mu.RLock()
+	return f.state
+}
+
+// RUnlockState releases RLockState.
+func (f *fsm) RUnlockState() { f.mu.RUnlock() }
+
 // Read calls fn with the state under the read lock.
 func (f *fsm) Read(fn func(*ledger.State)) {
-	f.mu.RLock()
-	defer f.mu.RUnlock()
-	fn(f.state)
+	defer f.RUnlockState()
+	fn(f.RLockState())
 }
 
 // ApplyBatch applies committed entries in log order. Each command entry is

@@ -257,7 +257,13 @@ func (n *Node) Append(entry []byte) actors.Pending {
 	return pending{n.raft.Apply(entry, appendTimeout)}
 }
 
-// Read gives read access to the applied state; see actors.StateReader.
+// RLockState locks the applied state for reading; see actors.StateReader.
+func (n *Node) RLockState() *ledger.State { return n.fsm.RLockState() }
+
+// RUnlockState releases RLockState.
+func (n *Node) RUnlockState() { n.fsm.RUnlockState() }
+
+// Read calls fn with the applied state under the read lock.
 func (n *Node) Read(fn func(*ledger.State)) { n.fsm.Read(fn) }
 
 // WriteState encodes the applied ledger state (snapshot format), for
