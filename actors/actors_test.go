@@ -17,9 +17,11 @@ import (
 
 // fastSandbox settles quickly so tests see final states without waiting.
 var fastSandbox = rails.SandboxTiming{
-	SubmitLatency: time.Millisecond,
-	Settlement:    20 * time.Millisecond,
-	Timeout:       50 * time.Millisecond,
+	SubmitLatency:     time.Millisecond,
+	Settlement:        20 * time.Millisecond,
+	Timeout:           50 * time.Millisecond,
+	DelayedCompletion: 150 * time.Millisecond,
+	CustomerTimeout:   100 * time.Millisecond,
 }
 
 type harness struct {
@@ -289,5 +291,76 @@ func TestAccountActorPassivation(t *testing.T) {
 	want := ledger.Minor(10_000_000 - 160*(1_000+ledger.PayoutFee("mobile_money", 1_000)))
 	if a := h.balance("GHS"); a.Total != want {
 		t.Fatalf("total %d, want %d", a.Total, want)
+	}
+}
+
+// Each sandbox collection scenario ends in its state, and only completed
+// collections credit the balance, less their fee.
+func TestCollectionScenarios(t *testing.T) {
+	h := start(t)
+	cases := []struct {
+		amount ledger.Minor // GHS pesewas: the cents pick the scenario
+		want   ledger.CollectionStatus
+	}{
+		{10_000, ledger.CollectionCompleted}, // default
+		{10_001, ledger.CollectionFailed},    // 01 rejected
+		{10_003, ledger.CollectionCompleted}, // 03 times out, then reconciles
+		{10_050, ledger.CollectionCompleted}, // 50 completes late
+		{10_051, ledger.CollectionFailed},    // 51 fails
+		{10_052, ledger.CollectionFailed},    // 52 payer never approves
+		{10_099, ledger.CollectionCompleted}, // 99 transient error, then reconciles
+	}
+	ids := map[string]ledger.CollectionStatus{}
+	var credited ledger.Minor
+	for i, c := range cases {
+		r := h.sys.CreateCollection(actors.CollectionRequest{
+			OrgID: h.org, ExternalReference: fmt.Sprintf("c-%d", i), MethodType: "mobile_money",
+			Spec: ledger.CollectionSpec{Currency: "GHS", Amount: c.amount, Method: "gh_mtn", PayerNumber: "233559630374"},
+		})
+		if r.Err != nil || r.Result.Err != nil {
+			t.Fatalf("collection %d: %v %v", i, r.Err, r.Result.Err)
+		}
+		if r.Result.Collection.Status != ledger.CollectionPending {
+			t.Fatalf("collection %d starts %s", i, r.Result.Collection.Status)
+		}
+		ids[r.Result.Collection.ID] = c.want
+		if c.want == ledger.CollectionCompleted {
+			credited += c.amount - ledger.CollectionFee("mobile_money", c.amount)
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		done := true
+		h.sys.Read(func(s *ledger.State) {
+			for id := range ids {
+				if c, _ := s.Collection(id); !c.Status.Terminal() {
+					done = false
+				}
+			}
+		})
+		if done {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("collections did not finish")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	h.sys.Read(func(s *ledger.State) {
+		for id, want := range ids {
+			c, _ := s.Collection(id)
+			if c.Status != want {
+				t.Errorf("collection of %d ended %s (%q), want %s", c.Spec.Amount, c.Status, c.StatusMessage, want)
+			}
+			if want == ledger.CollectionFailed && c.StatusMessage == "" {
+				t.Errorf("failed collection of %d has no statusMessage", c.Spec.Amount)
+			}
+		}
+		if err := s.Check(); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if got := h.balance("GHS").Total; got != credited {
+		t.Fatalf("balance %d, want the completed collections less fees: %d", got, credited)
 	}
 }

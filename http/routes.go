@@ -11,6 +11,7 @@ func (s *Server) routes() {
 	r := s.router
 	r.GET("/healthz", s.healthz)
 	r.GET("/readyz", s.readyz)
+	r.GET("/openapi.json", s.openAPIDocument)
 
 	type endpoint struct {
 		method, path string

@@ -3,6 +3,7 @@ package http
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"strings"
@@ -51,8 +52,12 @@ type Config struct {
 
 // Limits of the HTTP front end.
 const (
-	jsonBodyBytesMax   = 64 << 10 // a JSON request body
-	serverBodyBytesMax = 1 << 20  // anything fasthttp will read
+	jsonBodyBytesMax = 64 << 10 // a JSON request body
+	// serverBodyBytesMax is what fasthttp reads at all. Bodies up to it are
+	// read and refused by the handler with a clean 400; past it fasthttp
+	// answers 400 and closes the connection, which a client still sending
+	// may see as a reset.
+	serverBodyBytesMax = 4 << 20
 	readTimeout        = 10 * time.Second
 	writeTimeout       = 10 * time.Second
 	idleTimeout        = 60 * time.Second
@@ -73,6 +78,8 @@ type Server struct {
 
 	forwardMu  sync.Mutex
 	forwarders map[string]*fasthttp.HostClient
+
+	scopes map[string]ledger.Scopes // "METHOD /path" → the scope the route needs
 }
 
 // New builds a Server.
@@ -94,6 +101,7 @@ func New(cfg Config) *Server {
 		limiter:    newRateLimiter(cfg.RateLimitPerSecond),
 		logger:     cfg.Logger,
 		forwarders: make(map[string]*fasthttp.HostClient),
+		scopes:     make(map[string]ledger.Scopes),
 	}
 	r := router.New()
 	r.RedirectTrailingSlash = false
@@ -117,6 +125,7 @@ func New(cfg Config) *Server {
 		NoDefaultDate:                 false,
 		DisableHeaderNamesNormalizing: false,
 		CloseOnShutdown:               true,
+		Logger:                        fasthttpLogger{cfg.Logger},
 	}
 	return s
 }
@@ -166,6 +175,7 @@ func (c *call) commitContext() (context.Context, context.CancelFunc) {
 // route registers an authenticated endpoint that needs scope (0: any valid
 // key).
 func (s *Server) route(method, path string, scope ledger.Scopes, h handler) {
+	s.scopes[method+" "+path] = scope
 	s.router.Handle(method, path, func(ctx *fasthttp.RequestCtx) {
 		if !s.begin(ctx) {
 			return
@@ -253,4 +263,12 @@ func (s *Server) badRequest(ctx *fasthttp.RequestCtx, err error) {
 		e = &ledger.Error{Code: ledger.CodeValidation, Message: "Malformed HTTP request"}
 	}
 	writeError(ctx, e)
+}
+
+// fasthttpLogger carries fasthttp's own messages (mostly clients that hang up
+// or send garbage) into our logger at debug level.
+type fasthttpLogger struct{ logger *slog.Logger }
+
+func (l fasthttpLogger) Printf(format string, args ...any) {
+	l.logger.Debug(fmt.Sprintf(format, args...), "component", "fasthttp")
 }

@@ -272,13 +272,22 @@ func ghsAccount(t *testing.T, addr string) accountView {
 
 // Every acknowledged write survives kill -9 and a restart: concurrent
 // payouts, SIGKILL mid-load, restart; each acknowledged payout is there
-// exactly once, and the balance is funded − debited + refunded.
+// exactly once, and the balance is funded − debited + refunded. Once
+// recovering from the log alone, once from snapshots taken under load plus
+// the log after them.
 func TestKill9KeepsAcknowledgedWrites(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end")
 	}
+	t.Run("log", func(t *testing.T) { kill9(t) })
+	t.Run("snapshot+log", func(t *testing.T) {
+		kill9(t, "--snapshot-threshold", "16", "--snapshot-interval", "100ms", "--trailing-logs", "8")
+	})
+}
+
+func kill9(t *testing.T, extra ...string) {
 	dir := t.TempDir()
-	args := []string{"--rate-limit", "1000000", "--sandbox-settlement", "30ms"}
+	args := append([]string{"--rate-limit", "1000000", "--sandbox-settlement", "30ms"}, extra...)
 	p := startServer(t, dir, args...)
 	p.waitReady()
 	const funded = 100_000_000 // 1,000,000.00 GHS
@@ -334,6 +343,12 @@ func TestKill9KeepsAcknowledgedWrites(t *testing.T) {
 	}
 	t.Logf("%d payouts acknowledged before SIGKILL", len(acked))
 
+	if len(extra) > 0 {
+		snaps, _ := filepath.Glob(filepath.Join(dir, "snapshots", "*", "state.bin"))
+		if len(snaps) == 0 {
+			t.Fatal("no snapshot was taken under load")
+		}
+	}
 	p = startServer(t, dir, args...)
 	p.waitReady()
 

@@ -71,6 +71,7 @@ type serveConfig struct {
 	logLevel          string
 	rateLimit         int
 	snapshotThreshold uint64
+	snapshotInterval  time.Duration
 	trailingLogs      uint64
 	settlement        time.Duration
 	commitTimeout     time.Duration
@@ -93,6 +94,7 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.IntVar(&c.rateLimit, "rate-limit", 100, "requests per second allowed per API key (sliding window)")
 	fs.Uint64Var(&c.snapshotThreshold, "snapshot-threshold", 8192, "log entries between snapshots; the log is truncated behind each")
+	fs.DurationVar(&c.snapshotInterval, "snapshot-interval", 2*time.Minute, "how often to check whether --snapshot-threshold is reached")
 	fs.Uint64Var(&c.trailingLogs, "trailing-logs", 10240, "log entries kept behind a snapshot for lagging followers")
 	fs.DurationVar(&c.settlement, "sandbox-settlement", rails.DefaultSandboxTiming.Settlement, "sandbox: how long a simulated rail takes to settle")
 	fs.DurationVar(&c.commitTimeout, "commit-timeout", 10*time.Second, "how long a write waits for its commit before answering outcome_unknown")
@@ -198,6 +200,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		RaftAddr:          cfg.raftAddr,
 		Peers:             peers,
 		SnapshotThreshold: cfg.snapshotThreshold,
+		SnapshotInterval:  cfg.snapshotInterval,
 		TrailingLogs:      cfg.trailingLogs,
 		Logger:            logger,
 	})
