@@ -29,14 +29,8 @@ type organizationCreatedBody struct {
 // createOrganization: POST /v1/organizations. The response carries the new
 // organization's first key; its secret is shown this once.
 func (c *call) createOrganization() {
-	body, e := jsonBody(c.ctx)
-	if e != nil {
-		c.fail(e)
-		return
-	}
 	var req createOrganizationBody
-	if e := decodeBody(body, &req); e != nil {
-		c.fail(e)
+	if !c.decode(&req) {
 		return
 	}
 	var p problems
@@ -83,14 +77,8 @@ type keyBody struct {
 
 // createKey: POST /v1/keys. A key can grant no scope its creator lacks.
 func (c *call) createKey() {
-	body, e := jsonBody(c.ctx)
-	if e != nil {
-		c.fail(e)
-		return
-	}
 	var req createKeyBody
-	if e := decodeBody(body, &req); e != nil {
-		c.fail(e)
+	if !c.decode(&req) {
 		return
 	}
 	var p problems

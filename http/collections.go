@@ -33,14 +33,8 @@ func (c *call) createCollection() {
 	if !c.railsAvailable() {
 		return
 	}
-	body, e := jsonBody(c.ctx)
-	if e != nil {
-		c.fail(e)
-		return
-	}
 	var req collectionRequestBody
-	if e := decodeBody(body, &req); e != nil {
-		c.fail(e)
+	if !c.decode(&req) {
 		return
 	}
 	spec, methodType, e := c.s.collectionSpec(&req)

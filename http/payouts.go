@@ -37,14 +37,8 @@ func (c *call) createPayout() {
 	if !c.railsAvailable() {
 		return
 	}
-	body, e := jsonBody(c.ctx)
-	if e != nil {
-		c.fail(e)
-		return
-	}
 	var req payoutRequestBody
-	if e := decodeBody(body, &req); e != nil {
-		c.fail(e)
+	if !c.decode(&req) {
 		return
 	}
 	spec, methodType, e := c.s.payoutSpec(&req)

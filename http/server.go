@@ -155,6 +155,21 @@ type call struct {
 
 func (c *call) fail(e *ledger.Error) { writeError(c.ctx, e) }
 
+// decode reads the JSON request body into v. It answers the request and
+// returns false when the body is missing, too large, of the wrong type, or
+// not the expected JSON.
+func (c *call) decode(v any) bool {
+	body, e := jsonBody(c.ctx)
+	if e == nil {
+		e = decodeBody(body, v)
+	}
+	if e != nil {
+		c.fail(e)
+		return false
+	}
+	return true
+}
+
 // railsAvailable refuses money movement when no provider can carry it.
 func (c *call) railsAvailable() bool {
 	if c.s.cfg.NoProvider {

@@ -40,14 +40,8 @@ func (c *call) fundBalance() {
 	if !c.sandboxOnly() {
 		return
 	}
-	body, e := jsonBody(c.ctx)
-	if e != nil {
-		c.fail(e)
-		return
-	}
 	var req fundBalanceRequestBody
-	if e := decodeBody(body, &req); e != nil {
-		c.fail(e)
+	if !c.decode(&req) {
 		return
 	}
 	var p problems
