@@ -23,10 +23,10 @@ func fastTiming(c raft.Config) raft.Config {
 	return c
 }
 
-// freePorts reserves n loopback ports for Raft transports.
-func freePorts(t *testing.T, n int) []string {
+// listeners binds n loopback ports for Raft transports; they stay bound, so
+// parallel test runs cannot take them.
+func listeners(t *testing.T, n int) []net.Listener {
 	t.Helper()
-	var addrs []string
 	var lns []net.Listener
 	for i := 0; i < n; i++ {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -34,12 +34,8 @@ func freePorts(t *testing.T, n int) []string {
 			t.Fatal(err)
 		}
 		lns = append(lns, ln)
-		addrs = append(addrs, ln.Addr().String())
 	}
-	for _, ln := range lns {
-		ln.Close()
-	}
-	return addrs
+	return lns
 }
 
 type cluster struct {
@@ -50,15 +46,15 @@ type cluster struct {
 
 func newCluster(t *testing.T, n int) *cluster {
 	t.Helper()
-	addrs := freePorts(t, n)
+	lns := listeners(t, n)
 	var peers []raft.Peer
-	for i, a := range addrs {
-		peers = append(peers, raft.Peer{ID: fmt.Sprintf("n%d", i+1), RaftAddr: a})
+	for i, ln := range lns {
+		peers = append(peers, raft.Peer{ID: fmt.Sprintf("n%d", i+1), RaftAddr: ln.Addr().String()})
 	}
 	c := &cluster{t: t}
-	for i := range addrs {
+	for i := range lns {
 		c.cfgs = append(c.cfgs, fastTiming(raft.Config{
-			ID: peers[i].ID, DataDir: t.TempDir(), RaftAddr: addrs[i], Peers: peers,
+			ID: peers[i].ID, DataDir: t.TempDir(), RaftAddr: peers[i].RaftAddr, Listener: lns[i], Peers: peers,
 			SnapshotThreshold: 64, TrailingLogs: 32,
 		}))
 	}
@@ -77,6 +73,7 @@ func newCluster(t *testing.T, n int) *cluster {
 func (c *cluster) start(i int) {
 	c.t.Helper()
 	n, err := raft.Open(c.cfgs[i])
+	c.cfgs[i].Listener = nil // closed with the node; a restart binds RaftAddr again
 	if err != nil {
 		c.t.Fatalf("start %s: %v", c.cfgs[i].ID, err)
 	}

@@ -32,6 +32,11 @@ type Config struct {
 	DataDir  string // holds the log (wal/), snapshots (snapshots/)
 	RaftAddr string // host:port to listen on for Raft; "127.0.0.1:0" picks a port
 
+	// Listener, if set, is the bound socket Raft serves on instead of
+	// listening on RaftAddr (tests bind every node's port before any node
+	// starts, so their addresses are known without reserving ports).
+	Listener net.Listener
+
 	// Peers is the whole cluster, this node included. Empty means a
 	// single-node cluster, the default. On an empty data directory every
 	// node bootstraps with the same list.
@@ -149,18 +154,17 @@ func (n *Node) start() error {
 	if err != nil {
 		return fmt.Errorf("raft: snapshot store: %w", err)
 	}
-	addr, err := net.ResolveTCPAddr("tcp", n.cfg.RaftAddr)
-	if err != nil {
-		return fmt.Errorf("raft: address %q: %w", n.cfg.RaftAddr, err)
+	ln := n.cfg.Listener
+	if ln == nil {
+		if ln, err = net.Listen("tcp", n.cfg.RaftAddr); err != nil {
+			return fmt.Errorf("raft: listen on %s: %w", n.cfg.RaftAddr, err)
+		}
 	}
-	var advertise net.Addr
-	if addr.Port != 0 {
-		advertise = addr
+	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && tcp.IP.IsUnspecified() && len(n.cfg.Peers) > 0 {
+		ln.Close()
+		return fmt.Errorf("raft: %s is not an address peers can reach; listen on a specific IP", ln.Addr())
 	}
-	n.transport, err = hraft.NewTCPTransportWithLogger(n.cfg.RaftAddr, advertise, 3, 10*time.Second, hlog)
-	if err != nil {
-		return fmt.Errorf("raft: transport on %s: %w", n.cfg.RaftAddr, err)
-	}
+	n.transport = hraft.NewNetworkTransportWithLogger(&streamLayer{ln}, 3, 10*time.Second, hlog)
 	logs, err := hraft.NewLogCache(4096, n.store)
 	if err != nil {
 		return err
@@ -303,6 +307,17 @@ func (n *Node) Close() error {
 		}
 	})
 	return err
+}
+
+// streamLayer is Raft's TCP transport on a listener we hold.
+type streamLayer struct{ ln net.Listener }
+
+func (s *streamLayer) Accept() (net.Conn, error) { return s.ln.Accept() }
+func (s *streamLayer) Close() error              { return s.ln.Close() }
+func (s *streamLayer) Addr() net.Addr            { return s.ln.Addr() }
+
+func (s *streamLayer) Dial(address hraft.ServerAddress, timeout time.Duration) (net.Conn, error) {
+	return net.DialTimeout("tcp", string(address), timeout)
 }
 
 type pending struct{ f hraft.ApplyFuture }

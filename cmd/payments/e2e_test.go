@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -67,11 +68,16 @@ type proc struct {
 func startServer(t *testing.T, dataDir string, args ...string) *proc {
 	t.Helper()
 	p := &proc{t: t, dataDir: dataDir, args: args}
-	p.launch()
+	if err := p.launch(); err != nil {
+		t.Fatal(err)
+	}
 	return p
 }
 
-func (p *proc) launch() {
+// errPortTaken is a start that lost its reserved port to another process.
+var errPortTaken = errors.New("address already in use")
+
+func (p *proc) launch() error {
 	p.t.Helper()
 	all := append([]string{"serve", "--data-dir", p.dataDir, "--bootstrap-key", testKey, "--log-level", "warn"}, p.args...)
 	if !containsFlag(p.args, "--http-addr") {
@@ -105,10 +111,14 @@ func (p *proc) launch() {
 	p.t.Cleanup(func() { p.kill() })
 	select {
 	case p.addr = <-addrCh:
+		return nil
 	case err := <-p.exited:
-		p.t.Fatalf("server exited before serving: %v\n%s", err, p.stderr)
+		if strings.Contains(p.stderr.String(), "address already in use") {
+			return errPortTaken
+		}
+		return fmt.Errorf("server exited before serving: %v\n%s", err, p.stderr)
 	case <-time.After(20 * time.Second):
-		p.t.Fatalf("server did not start\n%s", p.stderr)
+		return fmt.Errorf("server did not start\n%s", p.stderr)
 	}
 }
 
@@ -485,16 +495,35 @@ func TestThreeProcessCluster(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end")
 	}
-	addrs := freeAddrs(t, 6)
-	var peers []string
-	for i := 0; i < 3; i++ {
-		peers = append(peers, fmt.Sprintf("n%d=%s@%s", i+1, addrs[i], addrs[3+i]))
-	}
+	// The peers must know each other's ports before any starts, so the
+	// ports are reserved and released; if another process takes one in
+	// between, start again on fresh ones.
 	var procs []*proc
-	for i := 0; i < 3; i++ {
-		procs = append(procs, startServer(t, t.TempDir(),
-			"--node-id", fmt.Sprintf("n%d", i+1), "--raft-addr", addrs[i], "--http-addr", addrs[3+i],
-			"--peers", strings.Join(peers, ","), "--rate-limit", "1000000"))
+	for attempt := 0; ; attempt++ {
+		addrs := freeAddrs(t, 6)
+		var peers []string
+		for i := 0; i < 3; i++ {
+			peers = append(peers, fmt.Sprintf("n%d=%s@%s", i+1, addrs[i], addrs[3+i]))
+		}
+		procs = nil
+		var err error
+		for i := 0; i < 3 && err == nil; i++ {
+			p := &proc{t: t, dataDir: t.TempDir(), args: []string{
+				"--node-id", fmt.Sprintf("n%d", i+1), "--raft-addr", addrs[i], "--http-addr", addrs[3+i],
+				"--peers", strings.Join(peers, ","), "--rate-limit", "1000000"}}
+			if err = p.launch(); err == nil {
+				procs = append(procs, p)
+			}
+		}
+		if err == nil {
+			break
+		}
+		for _, p := range procs {
+			p.kill()
+		}
+		if !errors.Is(err, errPortTaken) || attempt == 3 {
+			t.Fatal(err)
+		}
 	}
 	for _, p := range procs {
 		p.waitReady()
