@@ -297,7 +297,7 @@ func (a *accountActor) payoutApplied(m *applied) {
 func answer(waiters []chan<- Reply, r ledger.Result, err error) {
 	for i, w := range waiters {
 		res := r
-		if i > 0 && r.Err == nil {
+		if i > 0 && err == nil && r.Err == nil {
 			res.Replayed = true
 		}
 		w <- Reply{Result: res, Err: err}
