@@ -68,6 +68,9 @@ type serveConfig struct {
 	peers             string
 	bootstrapKey      string
 	orgName           string
+	orgCountry        string
+	orgTimezone       string
+	orgCurrency       string
 	logLevel          string
 	rateLimit         int
 	snapshotThreshold uint64
@@ -91,6 +94,9 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	fs.StringVar(&c.peers, "peers", "", "the whole cluster, this node included, as id=raft-host:port@http-host:port,… (empty: a single node)")
 	fs.StringVar(&c.bootstrapKey, "bootstrap-key", "", "seed this API key (with every scope) instead of drawing a random one on first start")
 	fs.StringVar(&c.orgName, "bootstrap-org-name", "Default organization", "name of the organization created on first start")
+	fs.StringVar(&c.orgCountry, "bootstrap-org-country", "GH", "its country (ISO 3166-1 alpha-2)")
+	fs.StringVar(&c.orgTimezone, "bootstrap-org-timezone", "Africa/Accra", "its timezone (IANA name)")
+	fs.StringVar(&c.orgCurrency, "bootstrap-org-currency", "GHS", "its default currency")
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.IntVar(&c.rateLimit, "rate-limit", 100, "requests per second allowed per API key (sliding window)")
 	fs.Uint64Var(&c.snapshotThreshold, "snapshot-threshold", 8192, "log entries between snapshots; the log is truncated behind each")
@@ -237,6 +243,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	defer stop()
 	go followLeadership(ctx, node, sys, actors.Bootstrap{
 		Live: live, Secret: cfg.bootstrapKey, OrgName: cfg.orgName,
+		Country: cfg.orgCountry, Timezone: cfg.orgTimezone, DefaultCurrency: cfg.orgCurrency,
 	}, stdout, logger)
 
 	if cfg.debugAddr != "" {
