@@ -25,6 +25,7 @@ import (
 
 	"payments/actors"
 	api "payments/http"
+	"payments/ledger"
 	"payments/raft"
 	"payments/rails"
 )
@@ -117,6 +118,9 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	}
 	if c.stack != "sandbox" && c.stack != "production" {
 		return nil, fmt.Errorf("--stack must be sandbox or production, not %q", c.stack)
+	}
+	if _, ok := ledger.LookupCurrency(c.orgCurrency); !ok {
+		return nil, fmt.Errorf("--bootstrap-org-currency: %q is not a supported currency", c.orgCurrency)
 	}
 	return c, nil
 }
