@@ -66,10 +66,18 @@ func (d *decoder) u8() uint8 {
 	return v
 }
 
+// errOverlong is a varint in more bytes than it needs. The format has one
+// encoding per value, so such bytes were not written by this codec.
+var errOverlong = errors.New("ledger: non-canonical varint")
+
 func (d *decoder) uvarint() uint64 {
 	v, n := binary.Uvarint(d.buf)
 	if n <= 0 {
 		d.fail(errTruncated)
+		return 0
+	}
+	if n > 1 && d.buf[n-1] == 0 {
+		d.fail(errOverlong)
 		return 0
 	}
 	d.buf = d.buf[n:]
@@ -82,11 +90,25 @@ func (d *decoder) varint() int64 {
 		d.fail(errTruncated)
 		return 0
 	}
+	if n > 1 && d.buf[n-1] == 0 {
+		d.fail(errOverlong)
+		return 0
+	}
 	d.buf = d.buf[n:]
 	return v
 }
 
 func (d *decoder) minor() Minor { return Minor(d.varint()) }
+
+// u32 reads a uvarint that must fit 32 bits (a scope set).
+func (d *decoder) u32() uint32 {
+	v := d.uvarint()
+	if v > math.MaxUint32 {
+		d.fail(errors.New("ledger: value exceeds 32 bits"))
+		return 0
+	}
+	return uint32(v)
+}
 
 func (d *decoder) bool() bool {
 	switch d.u8() {

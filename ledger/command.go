@@ -151,7 +151,7 @@ func (c *CreateAPIKey) encode(e *encoder) {
 func decodeCreateAPIKey(d *decoder) CreateAPIKey {
 	return CreateAPIKey{
 		At: d.varint(), ID: d.str(), OrgID: d.str(), Name: d.str(), Hash: d.str(),
-		Hint: d.str(), Scopes: Scopes(d.uvarint()),
+		Hint: d.str(), Scopes: Scopes(d.u32()),
 	}
 }
 

@@ -384,7 +384,7 @@ func encodeAPIKey(e *encoder, k *APIKey) {
 func decodeAPIKey(d *decoder) APIKey {
 	return APIKey{
 		ID: d.str(), OrgID: d.str(), Name: d.str(), Hash: d.str(), Hint: d.str(),
-		Scopes: Scopes(d.uvarint()), Revoked: d.bool(), CreatedAt: d.varint(), RevokedAt: d.varint(),
+		Scopes: Scopes(d.u32()), Revoked: d.bool(), CreatedAt: d.varint(), RevokedAt: d.varint(),
 	}
 }
 
