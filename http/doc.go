@@ -12,7 +12,8 @@
 // is a follower, authentication (the key's prefix must match the stack), the
 // rate limit, the scope, then the handler. Handlers copy what they need out
 // of the fasthttp context before anything outlives the request, and writes
-// wait for their commit (CommitTimeout) before answering: a 2xx is durable.
+// wait for their commit (actors.Config.CommitTimeout) before answering: a 2xx
+// is durable.
 //
 // # Never
 //

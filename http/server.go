@@ -113,19 +113,17 @@ func New(cfg Config) *Server {
 	s.router = r
 	s.routes()
 	s.srv = &fasthttp.Server{
-		Handler:                       r.Handler,
-		ErrorHandler:                  s.badRequest,
-		Name:                          "payments",
-		ReadTimeout:                   readTimeout,
-		WriteTimeout:                  writeTimeout,
-		IdleTimeout:                   idleTimeout,
-		MaxRequestBodySize:            serverBodyBytesMax,
-		Concurrency:                   concurrencyMax,
-		NoDefaultServerHeader:         true,
-		NoDefaultDate:                 false,
-		DisableHeaderNamesNormalizing: false,
-		CloseOnShutdown:               true,
-		Logger:                        fasthttpLogger{cfg.Logger},
+		Handler:               r.Handler,
+		ErrorHandler:          s.badRequest,
+		Name:                  "payments",
+		ReadTimeout:           readTimeout,
+		WriteTimeout:          writeTimeout,
+		IdleTimeout:           idleTimeout,
+		MaxRequestBodySize:    serverBodyBytesMax,
+		Concurrency:           concurrencyMax,
+		NoDefaultServerHeader: true,
+		CloseOnShutdown:       true,
+		Logger:                fasthttpLogger{cfg.Logger},
 	}
 	return s
 }

@@ -170,7 +170,7 @@ func (s *State) book(at int64, refID, externalRef string, postings []posting) *E
 	// Compute every balance first so a failure leaves nothing half-booked.
 	// One account may take several postings (a debit and its fee).
 	var afterBuf [8]Minor
-	after := afterBuf[:0]
+	var after []Minor
 	if len(postings) <= len(afterBuf) {
 		after = afterBuf[:len(postings)]
 	} else {
@@ -312,17 +312,6 @@ func (s *State) Accounts(orgID string) []Account {
 	return out
 }
 
-// SystemAccounts lists the service's own accounts, for audits.
-func (s *State) SystemAccounts() []Account {
-	var out []Account
-	for _, n := range s.accountOrder {
-		if a, _ := s.accounts.get(n); a.Purpose != PurposeMerchant {
-			out = append(out, a)
-		}
-	}
-	return out
-}
-
 // Entry returns the entry with the given sequence number.
 func (s *State) Entry(seq uint64) (Entry, bool) {
 	if seq == 0 || seq > uint64(s.entries.len()) {
@@ -330,9 +319,6 @@ func (s *State) Entry(seq uint64) (Entry, bool) {
 	}
 	return s.entries.at(int(seq - 1)), true
 }
-
-// EntryCount is the number of postings booked so far.
-func (s *State) EntryCount() uint64 { return uint64(s.entries.len()) }
 
 // NumberedEntry is an entry with its sequence number in the journal.
 type NumberedEntry struct {

@@ -37,10 +37,6 @@ func (e *encoder) str(s string) {
 	e.uvarint(uint64(len(s)))
 	e.buf = append(e.buf, s...)
 }
-func (e *encoder) bytes(b []byte) {
-	e.uvarint(uint64(len(b)))
-	e.buf = append(e.buf, b...)
-}
 
 // decoder reads what encoder wrote. The first error sticks; every later read
 // returns zero values, so decode functions check d.err once at the end.
@@ -125,14 +121,6 @@ func (d *decoder) bool() bool {
 func (d *decoder) str() string {
 	b := d.rawBytes()
 	return string(b)
-}
-
-func (d *decoder) bytes() []byte {
-	b := d.rawBytes()
-	if len(b) == 0 {
-		return nil
-	}
-	return append([]byte(nil), b...)
 }
 
 func (d *decoder) rawBytes() []byte {

@@ -71,7 +71,6 @@ func (e *Error) Is(target error) bool {
 // Sentinels for errors.Is.
 var (
 	ErrValidation        = &Error{Code: CodeValidation}
-	ErrBadRequest        = &Error{Code: CodeBadRequest}
 	ErrNotFound          = &Error{Code: CodeNotFound}
 	ErrDuplicate         = &Error{Code: CodeDuplicate}
 	ErrConflict          = &Error{Code: CodeConflict}

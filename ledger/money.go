@@ -2,7 +2,6 @@ package ledger
 
 import (
 	"math/bits"
-	"slices"
 	"strconv"
 
 	"github.com/cockroachdb/apd/v3"
@@ -67,16 +66,6 @@ var currencies = map[string]Currency{
 func LookupCurrency(code string) (Currency, bool) {
 	c, ok := currencies[code]
 	return c, ok
-}
-
-// Currencies returns every supported currency code, sorted.
-func Currencies() []string {
-	codes := make([]string, 0, len(currencies))
-	for code := range currencies {
-		codes = append(codes, code)
-	}
-	slices.Sort(codes)
-	return codes
 }
 
 // amountContext converts request amounts to minor units. It traps Inexact, so

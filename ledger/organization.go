@@ -250,9 +250,6 @@ func (s *State) Organization(id string) (Organization, bool) {
 	return s.orgs.get(id)
 }
 
-// OrganizationCount is the number of organizations.
-func (s *State) OrganizationCount() int { return len(s.orgOrder) }
-
 // FirstOrganization returns the organization created first, the one the
 // server bootstrapped on an empty data directory.
 func (s *State) FirstOrganization() (Organization, bool) {

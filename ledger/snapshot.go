@@ -120,9 +120,6 @@ func (s *State) Thaw() {
 	s.frozen = false
 }
 
-// Frozen reports whether a snapshot is in progress.
-func (s *State) Frozen() bool { return s.frozen }
-
 // WriteTo encodes the snapshot. It returns the number of bytes written.
 func (sn *Snapshot) WriteTo(w io.Writer) (int64, error) {
 	sw := &snapshotWriter{w: bufio.NewWriterSize(w, 256<<10), crc: crc32.New(castagnoli)}

@@ -34,16 +34,6 @@ func (t *table[V]) put(key string, v V) {
 	t.base[key] = v
 }
 
-func (t *table[V]) len() int {
-	n := len(t.base)
-	for k := range t.overlay {
-		if _, ok := t.base[k]; !ok {
-			n++
-		}
-	}
-	return n
-}
-
 // freeze makes the base read-only and returns it.
 func (t *table[V]) freeze() map[string]V {
 	if t.overlay != nil {

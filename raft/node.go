@@ -286,9 +286,6 @@ func (n *Node) Snapshot() error {
 	return n.raft.Snapshot().Error()
 }
 
-// Stats is hashicorp's view of the node, for operators.
-func (n *Node) Stats() map[string]string { return n.raft.Stats() }
-
 // AppliedIndex is the index of the last entry applied to the ledger.
 func (n *Node) AppliedIndex() uint64 { return n.raft.AppliedIndex() }
 
