@@ -6,6 +6,20 @@ import (
 	"payments/ledger"
 )
 
+// endpoint is one route: its method, path, the scope it needs (0: any valid
+// key) and its handler.
+type endpoint struct {
+	method, path string
+	scope        ledger.Scopes
+	h            func(*call)
+}
+
+// featureRoutes are the endpoints that feature files add from their init
+// functions, so that each feature keeps its routes beside its handlers.
+var featureRoutes []endpoint
+
+func registerRoutes(es ...endpoint) { featureRoutes = append(featureRoutes, es...) }
+
 // routes registers every endpoint with the scope it needs.
 func (s *Server) routes() {
 	r := s.router
@@ -13,12 +27,7 @@ func (s *Server) routes() {
 	r.GET("/readyz", s.readyz)
 	r.GET("/openapi.json", s.openAPIDocument)
 
-	type endpoint struct {
-		method, path string
-		scope        ledger.Scopes
-		h            func(*call)
-	}
-	for _, e := range []endpoint{
+	for _, e := range append([]endpoint{
 		{fasthttp.MethodGet, "/v1/organization", 0, (*call).getOrganization},
 		{fasthttp.MethodPost, "/v1/organizations", ledger.ScopeOrganizationsAdmin, (*call).createOrganization},
 		{fasthttp.MethodGet, "/v1/keys", ledger.ScopeKeysAdmin, (*call).listKeys},
@@ -40,7 +49,7 @@ func (s *Server) routes() {
 		{fasthttp.MethodGet, "/v1/accounts/{id}/ledger", ledger.ScopeBalancesRead, (*call).accountLedger},
 
 		{fasthttp.MethodPost, "/v1/simulations/fund-balance", ledger.ScopeSimulationsWrite, (*call).fundBalance},
-	} {
+	}, featureRoutes...) {
 		h := e.h
 		s.route(e.method, e.path, e.scope, func(c *call) { h(c) })
 	}

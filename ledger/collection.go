@@ -148,6 +148,7 @@ func (s *State) createCollection(c *CreateCollection) Result {
 	s.collections.put(col.ID, col)
 	s.collectionOrder.append(col.ID)
 	s.indexCollection(col)
+	s.emit(c.At, col.OrgID, EventCollectionPending, col.ID, col)
 	return Result{Collection: &col}
 }
 
@@ -193,6 +194,12 @@ func (s *State) settleCollection(c *SettleCollection) Result {
 	col.UpdatedAt = c.At
 	s.collections.put(col.ID, col)
 	delete(s.openCollections, col.ID)
+	if col.Status == CollectionCompleted {
+		s.emit(c.At, col.OrgID, EventCollectionCompleted, col.ID, col)
+		s.emitCredited(c.At, col.AccountNumber)
+	} else {
+		s.emit(c.At, col.OrgID, EventCollectionFailed, col.ID, col)
+	}
 	return Result{Collection: &col}
 }
 

@@ -113,7 +113,11 @@ func decodeCommand(d *decoder) (Command, error) {
 		if d.err != nil {
 			return nil, d.err
 		}
-		return nil, fmt.Errorf("ledger: unknown command kind %d", kind)
+		decode, ok := commandDecoders[kind]
+		if !ok {
+			return nil, fmt.Errorf("ledger: unknown command kind %d", kind)
+		}
+		c = decode(d)
 	}
 	if d.err != nil {
 		return nil, d.err

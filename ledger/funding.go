@@ -72,5 +72,6 @@ func (s *State) fundBalance(c *FundBalance) Result {
 	}
 	s.fundings.put(key, f)
 	s.fundingOrder = append(s.fundingOrder, key)
+	s.emitCredited(c.At, account.Number)
 	return Result{Funding: &f}
 }

@@ -278,6 +278,11 @@ func (s *State) settlePayout(c *SettlePayout) Result {
 	p.UpdatedAt = c.At
 	s.payouts.put(p.ID, p)
 	delete(s.openPayouts, p.ID)
+	if c.Completed {
+		s.emit(c.At, p.OrgID, EventPayoutCompleted, p.ID, p)
+	} else {
+		s.emit(c.At, p.OrgID, EventPayoutFailed, p.ID, p)
+	}
 	return Result{Payout: &p}
 }
 

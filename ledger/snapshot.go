@@ -10,10 +10,11 @@ import (
 	"io"
 )
 
-// Snapshot format, version 1. Frozen; a new layout is a new version.
+// Snapshot format, version 2. Frozen; a new layout is a new version.
+// Version 1 is version 2 without the named sections, and is still read.
 //
 //	magic    "PAYLEDGR"           8 bytes
-//	version  1                     1 byte
+//	version  2                     1 byte
 //	section  organizations         count, then each record
 //	section  API keys
 //	section  accounts
@@ -21,6 +22,7 @@ import (
 //	section  collections
 //	section  fundings
 //	section  journal entries
+//	named    count, then each: its name, then a section (see extend.go)
 //	crc      CRC-32C of all the bytes above, big-endian, 4 bytes
 //
 // A count is a uvarint; a record is a uvarint length and the record's bytes
@@ -29,7 +31,7 @@ import (
 
 const (
 	snapshotMagic   = "PAYLEDGR"
-	snapshotVersion = 1
+	snapshotVersion = 2
 	recordLenMax    = 4 << 20
 )
 
@@ -52,6 +54,8 @@ type Snapshot struct {
 	collOrder    appendList[string]
 	fundingOrder []string
 	entries      appendList[Entry]
+	names        []string
+	named        []sectionView
 }
 
 func lookup[V any](m map[string]V) func(string) (V, bool) {
@@ -75,6 +79,10 @@ func (s *State) Freeze() *Snapshot {
 	sn.payouts = lookup(s.payouts.freeze())
 	sn.collections = lookup(s.collections.freeze())
 	sn.fundings = lookup(s.fundings.freeze())
+	for _, sec := range s.sections {
+		sn.names = append(sn.names, sec.sectionName())
+		sn.named = append(sn.named, sec.freezeSection())
+	}
 	return sn
 }
 
@@ -89,6 +97,10 @@ func (s *State) View() *Snapshot {
 	sn.payouts = s.payouts.get
 	sn.collections = s.collections.get
 	sn.fundings = s.fundings.get
+	for _, sec := range s.sections {
+		sn.names = append(sn.names, sec.sectionName())
+		sn.named = append(sn.named, sec.liveSection())
+	}
 	return sn
 }
 
@@ -117,6 +129,9 @@ func (s *State) Thaw() {
 	s.payouts.thaw()
 	s.collections.thaw()
 	s.fundings.thaw()
+	for _, sec := range s.sections {
+		sec.thawSection()
+	}
 	s.frozen = false
 }
 
@@ -125,16 +140,22 @@ func (sn *Snapshot) WriteTo(w io.Writer) (int64, error) {
 	sw := &snapshotWriter{w: bufio.NewWriterSize(w, 256<<10), crc: crc32.New(castagnoli)}
 	sw.raw([]byte(snapshotMagic))
 	sw.raw([]byte{snapshotVersion})
-	section(sw, sn.orgOrder, sn.orgs, encodeOrganization)
-	section(sw, sn.keyOrder, sn.keys, encodeAPIKey)
-	section(sw, sn.accountOrder, sn.accounts, encodeAccount)
+	tableSection(sw, sn.orgOrder, sn.orgs, encodeOrganization)
+	tableSection(sw, sn.keyOrder, sn.keys, encodeAPIKey)
+	tableSection(sw, sn.accountOrder, sn.accounts, encodeAccount)
 	listSection(sw, &sn.payoutOrder, sn.payouts, encodePayout)
 	listSection(sw, &sn.collOrder, sn.collections, encodeCollection)
-	section(sw, sn.fundingOrder, sn.fundings, encodeFunding)
+	tableSection(sw, sn.fundingOrder, sn.fundings, encodeFunding)
 	sw.count(sn.entries.len())
 	sn.entries.all(func(_ int, en Entry) {
 		sw.record(func(e *encoder) { encodeEntry(e, &en) })
 	})
+	sw.count(len(sn.named))
+	for i, v := range sn.named {
+		sw.record(func(e *encoder) { e.str(sn.names[i]) })
+		sw.count(v.len())
+		v.each(sw.record)
+	}
 	var crc [4]byte
 	binary.BigEndian.PutUint32(crc[:], sw.crc.Sum32())
 	if sw.err == nil {
@@ -147,7 +168,7 @@ func (sn *Snapshot) WriteTo(w io.Writer) (int64, error) {
 	return sw.n, sw.err
 }
 
-func section[V any](sw *snapshotWriter, order []string, get func(string) (V, bool), enc func(*encoder, *V)) {
+func tableSection[V any](sw *snapshotWriter, order []string, get func(string) (V, bool), enc func(*encoder, *V)) {
 	sw.count(len(order))
 	for _, id := range order {
 		v, ok := get(id)
@@ -210,8 +231,9 @@ func Restore(r io.Reader) (*State, error) {
 	if string(head[:len(snapshotMagic)]) != snapshotMagic {
 		return nil, errors.New("ledger: not a ledger snapshot")
 	}
-	if v := head[len(snapshotMagic)]; v != snapshotVersion {
-		return nil, fmt.Errorf("ledger: unknown snapshot version %d", v)
+	version := head[len(snapshotMagic)]
+	if version != 1 && version != snapshotVersion {
+		return nil, fmt.Errorf("ledger: unknown snapshot version %d", version)
 	}
 	s := NewState()
 	readSection(sr, func(d *decoder) {
@@ -255,6 +277,9 @@ func Restore(r io.Reader) (*State, error) {
 			indexOf(s.entriesByAccount, e.Account).append(uint64(s.entries.len()))
 		}
 	})
+	if version >= 2 {
+		restoreNamed(sr, s)
+	}
 	if sr.err != nil {
 		return nil, fmt.Errorf("ledger: read snapshot: %w", sr.err)
 	}
@@ -273,6 +298,32 @@ func Restore(r io.Reader) (*State, error) {
 		return nil, fmt.Errorf("ledger: restored snapshot is inconsistent: %w", err)
 	}
 	return s, nil
+}
+
+// restoreNamed reads the named sections. Each name must be one this build
+// knows: a snapshot from a newer build is refused rather than half-read.
+func restoreNamed(sr *snapshotReader, s *State) {
+	n := sr.uvarint()
+	seen := make(map[string]bool)
+	for i := uint64(0); i < n && sr.err == nil; i++ {
+		var name string
+		readRecord(sr, func(d *decoder) { name = d.str() })
+		if sr.err != nil {
+			return
+		}
+		var sec section
+		for _, c := range s.sections {
+			if c.sectionName() == name {
+				sec = c
+			}
+		}
+		if sec == nil || seen[name] {
+			sr.err = fmt.Errorf("unknown or repeated section %q", name)
+			return
+		}
+		seen[name] = true
+		readSection(sr, func(d *decoder) { sec.restoreRecord(s, d) })
+	}
 }
 
 type snapshotReader struct {
@@ -321,28 +372,33 @@ func (sr *snapshotReader) uvarint() uint64 {
 func readSection(sr *snapshotReader, fn func(*decoder)) {
 	n := sr.uvarint()
 	for i := uint64(0); i < n && sr.err == nil; i++ {
-		size := sr.uvarint()
-		if size > recordLenMax {
-			sr.err = fmt.Errorf("record of %d bytes exceeds %d", size, recordLenMax)
-			return
-		}
-		if cap(sr.buf) < int(size) {
-			sr.buf = make([]byte, size)
-		}
-		sr.buf = sr.buf[:size]
-		sr.full(sr.buf)
-		if sr.err != nil {
-			return
-		}
-		d := decoder{buf: sr.buf}
-		fn(&d)
-		if d.err == nil && len(d.buf) != 0 {
-			d.err = errors.New("trailing bytes in record")
-		}
-		if d.err != nil {
-			sr.err = d.err
-			return
-		}
+		readRecord(sr, fn)
+	}
+}
+
+// readRecord reads one length-prefixed record and decodes it with fn, which
+// must consume it whole.
+func readRecord(sr *snapshotReader, fn func(*decoder)) {
+	size := sr.uvarint()
+	if size > recordLenMax {
+		sr.err = fmt.Errorf("record of %d bytes exceeds %d", size, recordLenMax)
+		return
+	}
+	if cap(sr.buf) < int(size) {
+		sr.buf = make([]byte, size)
+	}
+	sr.buf = sr.buf[:size]
+	sr.full(sr.buf)
+	if sr.err != nil {
+		return
+	}
+	d := decoder{buf: sr.buf}
+	fn(&d)
+	if d.err == nil && len(d.buf) != 0 {
+		d.err = errors.New("trailing bytes in record")
+	}
+	if d.err != nil {
+		sr.err = d.err
 	}
 }
 

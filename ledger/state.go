@@ -45,6 +45,14 @@ type State struct {
 	collectionByRef      map[orgKey]string
 	openCollections      map[string]struct{}
 
+	// Records of later features (see extend.go), snapshotted in this order
+	// after the built-in tables.
+	sections []section
+	events   *store[Event]
+
+	// eventHooks run for every event, in the Apply that emits it.
+	eventHooks []func(*State, Event)
+
 	frozen bool // a snapshot is reading the tables' bases
 }
 
@@ -65,7 +73,7 @@ func indexOf[T any](m map[string]*appendList[T], key string) *appendList[T] {
 
 // NewState returns an empty ledger.
 func NewState() *State {
-	return &State{
+	s := &State{
 		orgs:        newTable[Organization](),
 		keys:        newTable[APIKey](),
 		accounts:    newTable[Account](),
@@ -86,6 +94,9 @@ func NewState() *State {
 		collectionByRef:      make(map[orgKey]string),
 		openCollections:      make(map[string]struct{}),
 	}
+	s.events = newStore("events", func(e *Event) (string, string) { return e.ID, e.OrgID }, encodeEvent, decodeEvent)
+	s.sections = append(s.sections, s.events)
+	return s
 }
 
 // Result is the outcome of applying one command. Err is set when the command
@@ -124,6 +135,8 @@ func (s *State) Apply(cmd Command) Result {
 		return s.createCollection(c)
 	case *SettleCollection:
 		return s.settleCollection(c)
+	case applier:
+		return c.apply(s)
 	default:
 		panic(fmt.Sprintf("ledger: no rule for command %T", cmd))
 	}

@@ -1,0 +1,182 @@
+package ledger
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// Event is one change the contract names (payout.completed, order.expired,
+// …), recorded by the same Apply that makes the change: no change without
+// its event, no event without its change. It carries a copy of the resource
+// as it was at that moment, which the API renders as the GET of that
+// resource would.
+type Event struct {
+	Seq        uint64 // position in the whole event log, from 1
+	ID         string // EventID(Seq)
+	OrgID      string
+	Type       string
+	ResourceID string
+	At         int64 // unix milliseconds
+	Subject    Subject
+}
+
+// Subject is a copy of the resource an event is about.
+type Subject interface {
+	subjectKind() SubjectKind
+}
+
+// SubjectKind tags a subject's record type in the log and in snapshots.
+// Values are frozen, and allocated by feature like command kinds:
+//
+//	1–3    payouts, collections, accounts
+//	4–19   money movement (conversions, orders, virtual accounts, …)
+//	20–29  recipients, files, disputes
+//	30–39  webhooks
+type SubjectKind uint8
+
+const (
+	SubjectPayout     SubjectKind = 1
+	SubjectCollection SubjectKind = 2
+	SubjectAccount    SubjectKind = 3
+)
+
+func (Payout) subjectKind() SubjectKind     { return SubjectPayout }
+func (Collection) subjectKind() SubjectKind { return SubjectCollection }
+func (Account) subjectKind() SubjectKind    { return SubjectAccount }
+
+type subjectCodec struct {
+	encode func(*encoder, Subject)
+	decode func(*decoder) Subject
+}
+
+var subjectCodecs = map[SubjectKind]subjectCodec{}
+
+// registerSubject makes a record type usable as an event subject. It is
+// called from init functions.
+func registerSubject(k SubjectKind, enc func(*encoder, Subject), dec func(*decoder) Subject) {
+	if _, dup := subjectCodecs[k]; dup {
+		panic(fmt.Sprintf("ledger: subject kind %d registered twice", k))
+	}
+	subjectCodecs[k] = subjectCodec{enc, dec}
+}
+
+func init() {
+	registerSubject(SubjectPayout,
+		func(e *encoder, s Subject) { p := s.(Payout); encodePayout(e, &p) },
+		func(d *decoder) Subject { return decodePayout(d) })
+	registerSubject(SubjectCollection,
+		func(e *encoder, s Subject) { c := s.(Collection); encodeCollection(e, &c) },
+		func(d *decoder) Subject { return decodeCollection(d) })
+	registerSubject(SubjectAccount,
+		func(e *encoder, s Subject) { a := s.(Account); encodeAccount(e, &a) },
+		func(d *decoder) Subject { return decodeAccount(d) })
+}
+
+// The event types of the contract.
+const (
+	EventPayoutCompleted      = "payout.completed"
+	EventPayoutFailed         = "payout.failed"
+	EventConversionCompleted  = "conversion.completed"
+	EventAccountCredited      = "account.credited"
+	EventCollectionPending    = "collection.pending"
+	EventCollectionCompleted  = "collection.completed"
+	EventCollectionFailed     = "collection.failed"
+	EventOrderAwaitingFunds   = "order.awaiting_funds"
+	EventOrderAwaitingConfirm = "order.awaiting_confirmations"
+	EventOrderFundsReceived   = "order.funds_received"
+	EventOrderProcessing      = "order.processing_payout"
+	EventOrderCompleted       = "order.completed"
+	EventOrderFailed          = "order.failed"
+	EventOrderExpired         = "order.expired"
+	EventOrderOverpaid        = "order.overpaid"
+	EventOrderUnderpaid       = "order.underpaid"
+	EventDisputeCreated       = "dispute.created"
+	EventDisputeUpdated       = "dispute.updated"
+	EventDisputeClosed        = "dispute.closed"
+)
+
+// EventTypes lists every event type, in the contract's order.
+var EventTypes = []string{
+	EventPayoutCompleted, EventPayoutFailed, EventConversionCompleted, EventAccountCredited,
+	EventCollectionPending, EventCollectionCompleted, EventCollectionFailed,
+	EventOrderAwaitingFunds, EventOrderAwaitingConfirm, EventOrderFundsReceived,
+	EventOrderProcessing, EventOrderCompleted, EventOrderFailed, EventOrderExpired,
+	EventOrderOverpaid, EventOrderUnderpaid,
+	EventDisputeCreated, EventDisputeUpdated, EventDisputeClosed,
+}
+
+// EventID is the public id of the event at seq: "wev_" and the scrambled
+// sequence number, so ids reveal neither volume nor order.
+func EventID(seq uint64) string {
+	return "wev_" + strconv.FormatUint(scramble(seq), 36)
+}
+
+// emit records an event. Only rules call it, after the change is made and
+// in the same Apply. Hooks (webhook fan-out) run in the same Apply too.
+func (s *State) emit(at int64, org, typ, resourceID string, subject Subject) {
+	seq := uint64(s.events.order.len()) + 1
+	ev := Event{Seq: seq, ID: EventID(seq), OrgID: org, Type: typ, ResourceID: resourceID, At: at, Subject: subject}
+	s.events.insert(ev)
+	for _, h := range s.eventHooks {
+		h(s, ev)
+	}
+}
+
+// emitCredited records account.credited with the account as it is after
+// the credit.
+func (s *State) emitCredited(at int64, number string) {
+	a, _ := s.accounts.get(number)
+	s.emit(at, a.OrgID, EventAccountCredited, a.Number, a)
+}
+
+func encodeEvent(e *encoder, ev *Event) {
+	e.uvarint(ev.Seq)
+	e.str(ev.OrgID)
+	e.str(ev.Type)
+	e.str(ev.ResourceID)
+	e.varint(ev.At)
+	k := ev.Subject.subjectKind()
+	e.u8(uint8(k))
+	subjectCodecs[k].encode(e, ev.Subject)
+}
+
+func decodeEvent(d *decoder) Event {
+	ev := Event{Seq: d.uvarint(), OrgID: d.str(), Type: d.str(), ResourceID: d.str(), At: d.varint()}
+	ev.ID = EventID(ev.Seq)
+	k := SubjectKind(d.u8())
+	c, ok := subjectCodecs[k]
+	if !ok {
+		d.fail(fmt.Errorf("ledger: unknown event subject kind %d", k))
+		return ev
+	}
+	ev.Subject = c.decode(d)
+	return ev
+}
+
+// EventFilter selects events in a list.
+type EventFilter struct {
+	Type       string
+	ResourceID string
+}
+
+// Event returns an organization's event by id.
+func (s *State) Event(orgID, id string) (Event, bool) { return s.events.owned(orgID, id) }
+
+// Events returns one page of an organization's events, newest first.
+func (s *State) Events(orgID string, f EventFilter, before Cursor, limit int) Page[Event] {
+	return s.events.page(orgID, before, limit, func(ev Event) bool {
+		return (f.Type == "" || ev.Type == f.Type) && (f.ResourceID == "" || ev.ResourceID == f.ResourceID)
+	})
+}
+
+// EventCount is the number of events in the whole log.
+func (s *State) EventCount() uint64 { return uint64(s.events.order.len()) }
+
+// EventAt returns the event at seq (from 1), for readers that follow the
+// log in order.
+func (s *State) EventAt(seq uint64) (Event, bool) {
+	if seq == 0 || seq > s.EventCount() {
+		return Event{}, false
+	}
+	return s.events.get(s.events.order.at(int(seq - 1)))
+}
