@@ -12,6 +12,16 @@ type endpoint struct {
 	method, path string
 	scope        ledger.Scopes
 	h            func(*call)
+	sim          *simulationDoc // set on sandbox simulation endpoints
+}
+
+// simulationDoc describes an explicit simulation endpoint for the
+// simulation index (GET /v1/simulations), which is built from the route
+// table so that it lists exactly the simulations that are served.
+type simulationDoc struct {
+	operation   string
+	description string
+	outcomes    []string // explicit outcome values the endpoint accepts
 }
 
 // featureRoutes are the endpoints that feature files add from their init
@@ -28,27 +38,30 @@ func (s *Server) routes() {
 	r.GET("/openapi.json", s.openAPIDocument)
 
 	for _, e := range append([]endpoint{
-		{fasthttp.MethodGet, "/v1/organization", 0, (*call).getOrganization},
-		{fasthttp.MethodPost, "/v1/organizations", ledger.ScopeOrganizationsAdmin, (*call).createOrganization},
-		{fasthttp.MethodGet, "/v1/keys", ledger.ScopeKeysAdmin, (*call).listKeys},
-		{fasthttp.MethodPost, "/v1/keys", ledger.ScopeKeysAdmin, (*call).createKey},
-		{fasthttp.MethodDelete, "/v1/keys/{id}", ledger.ScopeKeysAdmin, (*call).revokeKey},
+		{fasthttp.MethodGet, "/v1/organization", 0, (*call).getOrganization, nil},
+		{fasthttp.MethodPost, "/v1/organizations", ledger.ScopeOrganizationsAdmin, (*call).createOrganization, nil},
+		{fasthttp.MethodGet, "/v1/keys", ledger.ScopeKeysAdmin, (*call).listKeys, nil},
+		{fasthttp.MethodPost, "/v1/keys", ledger.ScopeKeysAdmin, (*call).createKey, nil},
+		{fasthttp.MethodDelete, "/v1/keys/{id}", ledger.ScopeKeysAdmin, (*call).revokeKey, nil},
 
-		{fasthttp.MethodPost, "/v1/payouts", ledger.ScopePayoutsWrite, (*call).createPayout},
-		{fasthttp.MethodGet, "/v1/payouts", ledger.ScopePayoutsRead, (*call).listPayouts},
-		{fasthttp.MethodGet, "/v1/payouts/by-reference/{externalReference}", ledger.ScopePayoutsRead, (*call).getPayoutByReference},
-		{fasthttp.MethodGet, "/v1/payouts/{id}", ledger.ScopePayoutsRead, (*call).getPayout},
+		{fasthttp.MethodPost, "/v1/payouts", ledger.ScopePayoutsWrite, (*call).createPayout, nil},
+		{fasthttp.MethodGet, "/v1/payouts", ledger.ScopePayoutsRead, (*call).listPayouts, nil},
+		{fasthttp.MethodGet, "/v1/payouts/by-reference/{externalReference}", ledger.ScopePayoutsRead, (*call).getPayoutByReference, nil},
+		{fasthttp.MethodGet, "/v1/payouts/{id}", ledger.ScopePayoutsRead, (*call).getPayout, nil},
 
-		{fasthttp.MethodPost, "/v1/collections", ledger.ScopeCollectionsWrite, (*call).createCollection},
-		{fasthttp.MethodGet, "/v1/collections", ledger.ScopeCollectionsRead, (*call).listCollections},
-		{fasthttp.MethodGet, "/v1/collections/by-reference/{externalReference}", ledger.ScopeCollectionsRead, (*call).getCollectionByReference},
-		{fasthttp.MethodGet, "/v1/collections/{id}", ledger.ScopeCollectionsRead, (*call).getCollection},
+		{fasthttp.MethodPost, "/v1/collections", ledger.ScopeCollectionsWrite, (*call).createCollection, nil},
+		{fasthttp.MethodGet, "/v1/collections", ledger.ScopeCollectionsRead, (*call).listCollections, nil},
+		{fasthttp.MethodGet, "/v1/collections/by-reference/{externalReference}", ledger.ScopeCollectionsRead, (*call).getCollectionByReference, nil},
+		{fasthttp.MethodGet, "/v1/collections/{id}", ledger.ScopeCollectionsRead, (*call).getCollection, nil},
 
-		{fasthttp.MethodGet, "/v1/accounts", ledger.ScopeBalancesRead, (*call).listAccounts},
-		{fasthttp.MethodGet, "/v1/accounts/{id}", ledger.ScopeBalancesRead, (*call).getAccount},
-		{fasthttp.MethodGet, "/v1/accounts/{id}/ledger", ledger.ScopeBalancesRead, (*call).accountLedger},
+		{fasthttp.MethodGet, "/v1/accounts", ledger.ScopeBalancesRead, (*call).listAccounts, nil},
+		{fasthttp.MethodGet, "/v1/accounts/{id}", ledger.ScopeBalancesRead, (*call).getAccount, nil},
+		{fasthttp.MethodGet, "/v1/accounts/{id}/ledger", ledger.ScopeBalancesRead, (*call).accountLedger, nil},
 
-		{fasthttp.MethodPost, "/v1/simulations/fund-balance", ledger.ScopeSimulationsWrite, (*call).fundBalance},
+		{fasthttp.MethodPost, "/v1/simulations/fund-balance", ledger.ScopeSimulationsWrite, (*call).fundBalance, &simulationDoc{
+			operation:   "fund_balance",
+			description: "Credits a balance account with sandbox money, idempotent by externalReference.",
+		}},
 	}, featureRoutes...) {
 		h := e.h
 		s.route(e.method, e.path, e.scope, func(c *call) { h(c) })
