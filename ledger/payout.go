@@ -233,6 +233,7 @@ func (s *State) markPayoutProcessing(c *MarkPayoutProcessing) Result {
 	p.ProcessingAt = c.At
 	p.UpdatedAt = c.At
 	s.payouts.put(p.ID, p)
+	s.orderPayoutMoved(p, c.At)
 	return Result{Payout: &p}
 }
 
@@ -283,6 +284,7 @@ func (s *State) settlePayout(c *SettlePayout) Result {
 	} else {
 		s.emit(c.At, p.OrgID, EventPayoutFailed, p.ID, p)
 	}
+	s.orderPayoutMoved(p, c.At)
 	return Result{Payout: &p}
 }
 

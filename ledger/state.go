@@ -57,6 +57,8 @@ type State struct {
 	// eventHooks run for every event, in the Apply that emits it.
 	eventHooks []func(*State, Event)
 
+	orders *orderBook // orders and their indexes (order.go)
+
 	frozen bool // a snapshot is reading the tables' bases
 }
 
@@ -101,6 +103,7 @@ func NewState() *State {
 	s.events = newStore("events", func(e *Event) (string, string) { return e.ID, e.OrgID }, encodeEvent, decodeEvent)
 	s.clocks = newStore("clocks", func(c *Clock) (string, string) { return c.OrgID, c.OrgID }, encodeClock, decodeClock)
 	s.sections = append(s.sections, s.events, s.clocks)
+	s.registerOrders()
 	return s
 }
 
@@ -118,6 +121,7 @@ type Result struct {
 	Collection   *Collection
 	Funding      *Funding
 	Clock        *Clock
+	Order        *Order
 }
 
 // Apply applies one command and returns its result.

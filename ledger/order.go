@@ -1,0 +1,973 @@
+package ledger
+
+import (
+	"slices"
+	"strings"
+)
+
+// Orders collect on one rail and pay out on another. An order is a record
+// of its own and two legs that are ordinary resources: the collection that
+// brings the customer's money onto the organization's balance (collectionId)
+// and the payout that delivers it (payoutId). Every step that moves money
+// changes the order and its legs in one Apply, so they never disagree.
+//
+//	awaiting_funds ──deposit seen, crypto──▶ awaiting_confirmations ──confirmed──┐
+//	   │  │  └──────deposit lands (bank, crypto) or prompt approved (mobile)────┤
+//	   │  │                                                                      ▼
+//	   │  │          received < expected: underpaid (rests; funds stay on the balance, no payout)
+//	   │  │          received = expected: funds_received ─┐
+//	   │  │          received > expected: overpaid ───────┴─▶ processing_payout ──▶ completed
+//	   │  └──deposit rejected, prompt failed──▶ failed                  └──payout fails──▶ failed
+//	   └──expiresAt passes (bank, crypto)──▶ expired
+//
+// The rules, decided here because the contract leaves them open:
+//
+//   - expectedAmount is from.amount plus the fee, in the origin currency:
+//     the fee is charged on top, as the reference's Order schema says.
+//   - A deposit that matches lands as a completed collection (credit less
+//     the fee) and, in the same Apply, funds_received, the conversion at
+//     the rate locked at creation (cross-currency orders) and a payout of
+//     to.amount with no fee of its own: the order's fee paid for it.
+//   - Overpaid: the same, and the excess stays on the origin-currency
+//     balance. The order passes through overpaid to processing_payout; its
+//     receivedAmount shows the excess and statusMessage says where it is.
+//   - Underpaid: the deposit lands in full on the balance, no fee is charged
+//     and no payout is made. The order rests in underpaid (it no longer
+//     takes deposits and does not expire); the merchant settles with the
+//     customer, e.g. by a refund payout from the balance.
+//   - Expiry: bank and crypto orders expire four hours after creation, on
+//     the organization's clock, if no deposit was seen. Mobile money orders
+//     have no expiresAt: the prompt's own outcome ends them.
+//   - A payout leg that fails refunds its debit to the destination-currency
+//     balance (as every failed payout does) and the order fails.
+//   - funds_received and overpaid never rest: the payout starts in the Apply
+//     that receives the funds. Their events are emitted all the same.
+//   - created is the status of an order whose instructions are not yet
+//     provisioned; instructions are provisioned in the creating Apply, so
+//     no order is ever seen in it.
+
+// OrderStatus is where an order is in its life. Values are frozen.
+type OrderStatus uint8
+
+// Order statuses.
+const (
+	OrderCreated               OrderStatus = 1
+	OrderAwaitingFunds         OrderStatus = 2
+	OrderAwaitingConfirmations OrderStatus = 3
+	OrderFundsReceived         OrderStatus = 4
+	OrderOverpaid              OrderStatus = 5
+	OrderUnderpaid             OrderStatus = 6
+	OrderProcessingPayout      OrderStatus = 7
+	OrderCompleted             OrderStatus = 8
+	OrderFailed                OrderStatus = 9
+	OrderExpired               OrderStatus = 10
+)
+
+var orderStatusNames = [...]string{"", "created", "awaiting_funds", "awaiting_confirmations",
+	"funds_received", "overpaid", "underpaid", "processing_payout", "completed", "failed", "expired"}
+
+func (s OrderStatus) String() string {
+	if int(s) < len(orderStatusNames) && s != 0 {
+		return orderStatusNames[s]
+	}
+	return "unknown"
+}
+
+// Terminal reports whether the order can no longer change.
+func (s OrderStatus) Terminal() bool {
+	return s == OrderCompleted || s == OrderFailed || s == OrderExpired
+}
+
+// ParseOrderStatus returns the status with the given API name.
+func ParseOrderStatus(name string) (OrderStatus, bool) {
+	for i := 1; i < len(orderStatusNames); i++ {
+		if orderStatusNames[i] == name {
+			return OrderStatus(i), true
+		}
+	}
+	return 0, false
+}
+
+// OrderStatusNames lists the API names of the statuses, in order.
+func OrderStatusNames() []string { return slices.Clone(orderStatusNames[1:]) }
+
+// OrderExpiryMillis is how long a bank or crypto order waits for its
+// deposit, on the organization's clock.
+const OrderExpiryMillis = 4 * 3600 * 1000
+
+// Instruction types: where the customer sends the funds.
+const (
+	InstructionsCrypto         = "crypto"
+	InstructionsVirtualAccount = "virtual_account"
+	InstructionsMobileMoney    = "mobile_money"
+)
+
+// instructionsFor is the instruction type of an origin method type.
+var instructionsFor = map[string]string{
+	"crypto":       InstructionsCrypto,
+	"bank":         InstructionsVirtualAccount,
+	"mobile_money": InstructionsMobileMoney,
+}
+
+// OrderSpec is everything the caller asked for; two requests with the same
+// reference are the same order exactly when their specs are equal.
+type OrderSpec struct {
+	FromMethod        string
+	FromCurrency      string
+	FromAccountNumber string // mobile money: the payer's phone number
+	FromKYC           string // canonical JSON object, or ""
+	ToMethod          string
+	ToCurrency        string
+	ToAccountNumber   string // phone, bank account, or crypto address
+	ToTag             string
+	ToKYC             string
+	Amount            Minor
+	AmountSide        Side
+	Narration         string
+	Metadata          string
+}
+
+// OrderInstructions tell the customer where to send the funds. The leader
+// provisions them (a deposit address, a virtual account, or the payer's
+// phone for a mobile money prompt) and carries them in the command.
+type OrderInstructions struct {
+	Type          string // InstructionsCrypto, …
+	Chain         string // crypto: the chain's display name
+	Address       string // crypto
+	Tag           string // crypto on chains that need a memo
+	Bank          string // virtual_account
+	AccountNumber string // virtual_account: the account; mobile_money: the payer's phone
+	AccountName   string // virtual_account
+}
+
+// OrderLeg names the part of an order a timeline step is about.
+type OrderLeg uint8
+
+// Order legs. Values are frozen.
+const (
+	LegOrder      OrderLeg = 1
+	LegCollection OrderLeg = 2
+	LegPayout     OrderLeg = 3
+)
+
+// OrderStep is one state change of an order or of one of its legs, for the
+// order's timeline. Status is an OrderStatus, CollectionStatus or
+// PayoutStatus according to Leg.
+type OrderStep struct {
+	At      int64 // on the organization's clock
+	Leg     OrderLeg
+	Status  uint8
+	Message string
+}
+
+// orderStepsMax bounds an order's timeline; an order takes at most ten
+// steps, so this is a guard, not a limit anyone reaches.
+const orderStepsMax = 32
+
+// Order is one order. Timestamps are on the organization's clock.
+type Order struct {
+	ID                string
+	OrgID             string
+	ExternalReference string
+	Spec              OrderSpec
+	FromMethodType    string
+	ToMethodType      string
+	FromAmount        Minor  // the principal, in the origin currency
+	ToAmount          Minor  // delivered, in the destination currency
+	Fee               Minor  // in the origin currency, on top of FromAmount
+	Rate              string // locked at creation; "" for a same-currency order
+	Instructions      OrderInstructions
+
+	Status         OrderStatus
+	StatusMessage  string
+	ReceivedAmount Minor
+	ReceivedAt     int64 // 0 until a deposit is seen
+	CollectionID   string
+	PayoutID       string
+
+	ExpiresAt   int64 // 0: never (mobile money)
+	CreatedAt   int64
+	UpdatedAt   int64
+	CompletedAt int64
+
+	Steps []OrderStep
+}
+
+// Expected is what the customer must send: the principal and the fee.
+func (o Order) Expected() Minor { return o.FromAmount + o.Fee }
+
+// OrderFee is the fee of an order whose principal is amount, delivered over
+// a method of the given type: the payout fee of that method type, charged in
+// the origin currency. The leader computes it and carries it in the command.
+func OrderFee(toMethodType string, amount Minor) Minor { return PayoutFee(toMethodType, amount) }
+
+// OrderPayoutID is the id of an order's payout leg: the order's random part
+// under the payout prefix and the destination currency, so the leg's id is
+// known without another draw when the funds land in a later command.
+func OrderPayoutID(orderID, toCurrency string) string {
+	return "pay_" + strings.ToLower(toCurrency) + "_" + strings.TrimPrefix(orderID, "ord_")
+}
+
+// Ledger bookings of orders: the conversion between the two currencies of a
+// cross-currency order runs through the order FX pool, one system account
+// per currency.
+const (
+	PurposeOrderFX AccountPurpose = 32
+
+	EntryOrderFXDebit  EntryType = 32 // the origin-currency balance pays the conversion
+	EntryOrderFXCredit EntryType = 33 // the destination-currency balance receives it
+	EntryOrderFXPool   EntryType = 34 // the FX pool's side of either
+)
+
+// Command kinds of orders.
+const (
+	KindCreateOrder  Kind = 32
+	KindDepositOrder Kind = 33
+)
+
+// DepositOutcome is what a deposit into an order's instructions does.
+type DepositOutcome uint8
+
+// Deposit outcomes. Values are frozen.
+const (
+	// DepositConfirmed: the funds are final; they land on the balance.
+	// Sent while awaiting confirmations, it confirms the deposit seen.
+	DepositConfirmed DepositOutcome = 1
+	// DepositUnconfirmed: a crypto deposit is seen on chain and waits for
+	// confirmations.
+	DepositUnconfirmed DepositOutcome = 2
+	// DepositRejected: the deposit bounced (or was never confirmed); the
+	// order fails and nothing is booked.
+	DepositRejected DepositOutcome = 3
+)
+
+var depositOutcomeNames = [...]string{"", "confirmed", "unconfirmed", "rejected"}
+
+func (o DepositOutcome) String() string {
+	if int(o) < len(depositOutcomeNames) && o != 0 {
+		return depositOutcomeNames[o]
+	}
+	return "unknown"
+}
+
+// ParseDepositOutcome returns the outcome with the given API name.
+func ParseDepositOutcome(name string) (DepositOutcome, bool) {
+	for i := 1; i < len(depositOutcomeNames); i++ {
+		if depositOutcomeNames[i] == name {
+			return DepositOutcome(i), true
+		}
+	}
+	return 0, false
+}
+
+// CreateOrder records an order awaiting funds, with its instructions. A
+// mobile money order creates its collection leg (the prompt) in the same
+// Apply.
+type CreateOrder struct {
+	At                int64
+	ID                string
+	OrgID             string
+	ExternalReference string
+	Spec              OrderSpec
+	FromMethodType    string
+	ToMethodType      string
+	FromAmount        Minor
+	ToAmount          Minor
+	Fee               Minor
+	Rate              string
+	Instructions      OrderInstructions
+	CollectionID      string // mobile money only
+}
+
+// DepositOrder is money arriving at a bank or crypto order's instructions:
+// the sandbox's simulated deposit, or a provider's notification.
+type DepositOrder struct {
+	At           int64
+	OrgID        string
+	OrderID      string
+	CollectionID string // the collection leg to create if the funds land
+	Amount       Minor  // 0 when confirming: the amount seen
+	Outcome      DepositOutcome
+}
+
+func (*CreateOrder) Kind() Kind  { return KindCreateOrder }
+func (*DepositOrder) Kind() Kind { return KindDepositOrder }
+
+func init() {
+	registerCommand(KindCreateOrder, func(d *decoder) Command { return decodeCreateOrder(d) })
+	registerCommand(KindDepositOrder, func(d *decoder) Command {
+		return &DepositOrder{At: d.varint(), OrgID: d.str(), OrderID: d.str(), CollectionID: d.str(),
+			Amount: d.minor(), Outcome: DepositOutcome(d.u8())}
+	})
+	registerSubject(SubjectOrder,
+		func(e *encoder, s Subject) { o := s.(Order); encodeOrder(e, &o) },
+		func(d *decoder) Subject { return decodeOrder(d) })
+	registerPurpose(PurposeOrderFX, "order_fx")
+	registerEntryType(EntryOrderFXDebit, "order_fx_debit", "order")
+	registerEntryType(EntryOrderFXCredit, "order_fx_credit", "order")
+	registerEntryType(EntryOrderFXPool, "order_fx_pool", "order")
+}
+
+// SubjectOrder tags an order as an event subject.
+const SubjectOrder SubjectKind = 7
+
+func (Order) subjectKind() SubjectKind { return SubjectOrder }
+
+// orderBook is the orders and their indexes.
+type orderBook struct {
+	rows  *store[Order]
+	byRef map[orgKey]string   // organization and externalReference → order
+	byLeg map[string]string   // collection or payout id → order
+	due   map[string]struct{} // orders awaiting funds with a deadline
+}
+
+func newOrderBook() *orderBook {
+	b := &orderBook{
+		byRef: make(map[orgKey]string),
+		byLeg: make(map[string]string),
+		due:   make(map[string]struct{}),
+	}
+	b.rows = newStore("orders", func(o *Order) (string, string) { return o.ID, o.OrgID }, encodeOrder, decodeOrder)
+	b.rows.index = func(_ *State, o Order) { b.index(o) }
+	return b
+}
+
+// registerOrders adds the orders' section and expirer to a new state.
+func (s *State) registerOrders() {
+	s.orders = newOrderBook()
+	s.sections = append(s.sections, s.orders.rows)
+	s.expirers = append(s.expirers, expirer{due: ordersDue, expire: expireOrders})
+}
+
+func (b *orderBook) index(o Order) {
+	b.byRef[orgKey{o.OrgID, o.ExternalReference}] = o.ID
+	if o.CollectionID != "" {
+		b.byLeg[o.CollectionID] = o.ID
+	}
+	if o.PayoutID != "" {
+		b.byLeg[o.PayoutID] = o.ID
+	}
+	if o.Status == OrderAwaitingFunds && o.ExpiresAt != 0 {
+		b.due[o.ID] = struct{}{}
+	} else {
+		delete(b.due, o.ID)
+	}
+}
+
+// save replaces an order and keeps its indexes.
+func (s *State) saveOrder(o Order) {
+	s.orders.rows.put(o)
+	s.orders.index(o)
+}
+
+// step records a state change of the order or a leg, stamping the order.
+// The steps are copied, never appended in place: the stored record (and a
+// frozen snapshot's copy of it) shares the old array.
+func (o *Order) step(at int64, leg OrderLeg, status uint8, message string) {
+	o.UpdatedAt = at
+	if len(o.Steps) >= orderStepsMax {
+		return
+	}
+	steps := make([]OrderStep, len(o.Steps), len(o.Steps)+1)
+	copy(steps, o.Steps)
+	o.Steps = append(steps, OrderStep{At: at, Leg: leg, Status: status, Message: message})
+}
+
+// moveOrder changes an order's status, records the step and emits the
+// status's event. The caller saves the order afterwards.
+func (s *State) moveOrder(o *Order, at int64, to OrderStatus, message string) {
+	o.Status = to
+	o.StatusMessage = message
+	o.step(at, LegOrder, uint8(to), message)
+	if to == OrderCompleted {
+		o.CompletedAt = at
+	}
+	s.saveOrder(*o)
+	if typ := orderEventType[to]; typ != "" {
+		s.emit(at, o.OrgID, typ, o.ID, *o)
+	}
+}
+
+var orderEventType = map[OrderStatus]string{
+	OrderAwaitingFunds:         EventOrderAwaitingFunds,
+	OrderAwaitingConfirmations: EventOrderAwaitingConfirm,
+	OrderFundsReceived:         EventOrderFundsReceived,
+	OrderOverpaid:              EventOrderOverpaid,
+	OrderUnderpaid:             EventOrderUnderpaid,
+	OrderProcessingPayout:      EventOrderProcessing,
+	OrderCompleted:             EventOrderCompleted,
+	OrderFailed:                EventOrderFailed,
+	OrderExpired:               EventOrderExpired,
+}
+
+func (c *CreateOrder) apply(s *State) Result {
+	if err := checkID(c.ID, "ord_"); err != nil {
+		return Result{Err: err}
+	}
+	if _, ok := s.orgs.get(c.OrgID); !ok {
+		return Result{Err: errorf(CodeNotFound, "Organization not found")}
+	}
+	if _, ok := LookupCurrency(c.Spec.FromCurrency); !ok {
+		return Result{Err: FieldInvalid("from.currency", "is not a supported currency")}
+	}
+	if _, ok := LookupCurrency(c.Spec.ToCurrency); !ok {
+		return Result{Err: FieldInvalid("to.currency", "is not a supported currency")}
+	}
+	if c.FromAmount <= 0 || c.ToAmount <= 0 || c.ToAmount > AmountMax || c.Fee < 0 ||
+		c.FromAmount > AmountMax-c.Fee {
+		return Result{Err: FieldInvalid("amount", "is out of range")}
+	}
+	if c.Spec.AmountSide != SideFrom && c.Spec.AmountSide != SideTo {
+		return Result{Err: FieldInvalid("amount", "must be given on exactly one side")}
+	}
+	if (c.Rate == "") != (c.Spec.FromCurrency == c.Spec.ToCurrency) {
+		return Result{Err: FieldInvalid("rate", "is required exactly for a cross-currency order")}
+	}
+	if c.Spec.FromCurrency == c.Spec.ToCurrency && c.FromAmount != c.ToAmount {
+		return Result{Err: FieldInvalid("amount", "must be the same on both sides of a same-currency order")}
+	}
+	if c.ExternalReference == "" {
+		return Result{Err: FieldInvalid("externalReference", "is required")}
+	}
+	if t, ok := instructionsFor[c.FromMethodType]; !ok || t != c.Instructions.Type {
+		return Result{Err: FieldInvalid("from.code", "has no deposit instructions of type "+c.Instructions.Type)}
+	}
+	if _, ok := feeBasisPoints[c.ToMethodType]; !ok {
+		return Result{Err: FieldInvalid("to.code", "is not a payout method")}
+	}
+	if id, ok := s.orders.byRef[orgKey{c.OrgID, c.ExternalReference}]; ok {
+		o, _ := s.orders.rows.get(id)
+		if o.Spec == c.Spec {
+			return Result{Replayed: true, Order: &o}
+		}
+		return Result{Err: Duplicate("Order", o.ID)}
+	}
+	if _, ok := s.orders.rows.get(c.ID); ok {
+		return Result{Err: errorf(CodeConflict, "order %s already exists", c.ID)}
+	}
+	payoutID := OrderPayoutID(c.ID, c.Spec.ToCurrency)
+	if _, ok := s.payouts.get(payoutID); ok {
+		return Result{Err: errorf(CodeConflict, "payout %s already exists", payoutID)}
+	}
+	now := s.OrgNow(c.OrgID, c.At)
+	o := Order{
+		ID:                c.ID,
+		OrgID:             c.OrgID,
+		ExternalReference: c.ExternalReference,
+		Spec:              c.Spec,
+		FromMethodType:    c.FromMethodType,
+		ToMethodType:      c.ToMethodType,
+		FromAmount:        c.FromAmount,
+		ToAmount:          c.ToAmount,
+		Fee:               c.Fee,
+		Rate:              c.Rate,
+		Instructions:      c.Instructions,
+		Status:            OrderCreated,
+		CreatedAt:         now,
+		UpdatedAt:         now,
+	}
+	o.step(now, LegOrder, uint8(OrderCreated), "")
+	var res Result
+	if c.FromMethodType == "mobile_money" {
+		// The prompt is the collection leg: the payer approves the
+		// expected amount, the fee is taken from it when it lands.
+		if err := checkID(c.CollectionID, "col_"); err != nil {
+			return Result{Err: err}
+		}
+		r := s.createCollection(&CreateCollection{
+			At: c.At, ID: c.CollectionID, OrgID: c.OrgID, ExternalReference: c.ID,
+			Spec: CollectionSpec{
+				Currency: c.Spec.FromCurrency, Amount: o.Expected(), Method: c.Spec.FromMethod,
+				PayerNumber: c.Spec.FromAccountNumber, Narration: c.Spec.Narration, KYC: c.Spec.FromKYC,
+			},
+			MethodType: "mobile_money", Fee: c.Fee,
+		})
+		if r.Err != nil {
+			return r
+		}
+		res.Collection = r.Collection
+		o.CollectionID = c.CollectionID
+		o.step(now, LegCollection, uint8(CollectionPending), "")
+	} else {
+		o.ExpiresAt = now + OrderExpiryMillis
+	}
+	s.orders.rows.insert(o)
+	s.moveOrder(&o, now, OrderAwaitingFunds, "")
+	res.Order = &o
+	return res
+}
+
+func (c *DepositOrder) apply(s *State) Result {
+	o, ok := s.orders.rows.owned(c.OrgID, c.OrderID)
+	if !ok {
+		return Result{Err: errorf(CodeNotFound, "Order not found")}
+	}
+	if o.FromMethodType == "mobile_money" {
+		return Result{Err: errorf(CodeBadRequest,
+			"Order %s is paid by a mobile money prompt, not a deposit: the prompt's outcome follows the amount's last two decimal digits", o.ID)}
+	}
+	if c.Amount < 0 || c.Amount > AmountMax {
+		return Result{Err: FieldInvalid("amount", "is out of range")}
+	}
+	now := s.OrgNow(o.OrgID, c.At)
+	switch o.Status {
+	case OrderAwaitingFunds:
+		if o.ExpiresAt != 0 && now >= o.ExpiresAt {
+			return Result{Err: errorf(CodeBadRequest, "Order %s has expired: its deposit instructions are no longer valid", o.ID)}
+		}
+		amount := c.Amount
+		if amount == 0 {
+			amount = o.Expected()
+		}
+		switch c.Outcome {
+		case DepositUnconfirmed:
+			if o.FromMethodType != "crypto" {
+				return Result{Err: FieldInvalid("outcome", "unconfirmed is only for crypto orders: a bank transfer is final when it arrives")}
+			}
+			o.ReceivedAmount, o.ReceivedAt = amount, now
+			s.moveOrder(&o, now, OrderAwaitingConfirmations,
+				"Deposit of "+formatIn(amount, o.Spec.FromCurrency)+" seen on chain; waiting for confirmations")
+			return Result{Order: &o}
+		case DepositConfirmed:
+			return s.landDeposit(&o, c, now, amount)
+		case DepositRejected:
+			s.moveOrder(&o, now, OrderFailed, "The deposit was rejected; nothing was credited")
+			return Result{Order: &o}
+		}
+	case OrderAwaitingConfirmations:
+		switch c.Outcome {
+		case DepositConfirmed:
+			if c.Amount != 0 && c.Amount != o.ReceivedAmount {
+				return Result{Err: FieldInvalid("amount", "must be "+formatIn(o.ReceivedAmount, o.Spec.FromCurrency)+
+					", the deposit awaiting confirmations, or absent")}
+			}
+			return s.landDeposit(&o, c, now, o.ReceivedAmount)
+		case DepositRejected:
+			o.ReceivedAmount, o.ReceivedAt = 0, 0
+			s.moveOrder(&o, now, OrderFailed, "The deposit was not confirmed on chain; nothing was credited")
+			return Result{Order: &o}
+		case DepositUnconfirmed:
+			return Result{Err: errorf(CodeBadRequest, "Order %s already has a deposit awaiting confirmations", o.ID)}
+		}
+	default:
+		return Result{Err: errorf(CodeBadRequest, "Order %s is %s; it takes a deposit only while awaiting funds", o.ID, o.Status)}
+	}
+	return Result{Err: FieldInvalid("outcome", "must be one of confirmed, unconfirmed, rejected")}
+}
+
+func formatIn(m Minor, currency string) string {
+	cur, _ := LookupCurrency(currency)
+	return FormatMinor(m, cur) + " " + currency
+}
+
+// landDeposit books a bank or crypto deposit as the order's completed
+// collection leg and moves the order on.
+func (s *State) landDeposit(o *Order, c *DepositOrder, now int64, amount Minor) Result {
+	if err := checkID(c.CollectionID, "col_"); err != nil {
+		return Result{Err: err}
+	}
+	if _, ok := s.collections.get(c.CollectionID); ok {
+		return Result{Err: errorf(CodeConflict, "collection %s already exists", c.CollectionID)}
+	}
+	if amount <= 0 {
+		return Result{Err: FieldInvalid("amount", "must be greater than zero")}
+	}
+	cur := o.Spec.FromCurrency
+	fee := o.Fee
+	if amount < o.Expected() {
+		fee = 0 // underpaid: no fee for an order that pays nothing out
+	}
+	account, _ := s.merchantAccount(o.OrgID, cur, c.At, true)
+	postings := []posting{
+		{s.systemAccount(PurposeCollectionsSource, cur, c.At), EntryCollectionSource, -amount},
+		{account.Number, EntryCollectionCredit, amount},
+	}
+	if fee > 0 {
+		postings = append(postings,
+			posting{account.Number, EntryCollectionFeeDebit, -fee},
+			posting{s.systemAccount(PurposeFeeRevenue, cur, c.At), EntryCollectionFeeRevenue, fee})
+	}
+	if err := s.book(c.At, c.CollectionID, o.ID, postings); err != nil {
+		return Result{Err: err}
+	}
+	typ := InstructionsVirtualAccount
+	if o.FromMethodType == "crypto" {
+		typ = "crypto"
+	}
+	col := Collection{
+		ID:    c.CollectionID,
+		OrgID: o.OrgID,
+		Type:  typ,
+		Spec: CollectionSpec{
+			Currency: cur, Amount: amount, Method: o.Spec.FromMethod, Narration: o.Spec.Narration, KYC: o.Spec.FromKYC,
+		},
+		MethodType:        o.FromMethodType,
+		Fee:               fee,
+		ExternalReference: o.ID,
+		AccountNumber:     account.Number,
+		Status:            CollectionCompleted,
+		CreatedAt:         c.At,
+		UpdatedAt:         c.At,
+		CompletedAt:       c.At,
+	}
+	s.collections.put(col.ID, col)
+	s.collectionOrder.append(col.ID)
+	s.indexCollection(col)
+	s.emit(c.At, col.OrgID, EventCollectionCompleted, col.ID, col)
+	s.emitCredited(c.At, col.AccountNumber)
+
+	o.CollectionID = col.ID
+	o.ReceivedAmount, o.ReceivedAt = amount, now
+	o.step(now, LegCollection, uint8(CollectionCompleted), "")
+	res := Result{Collection: &col}
+	res.Payout = s.fundsLanded(o, c.At, now)
+	res.Order = o
+	return res
+}
+
+// fundsLanded moves an order whose collection leg completed: underpaid
+// rests; otherwise the order converts (cross-currency) and pays out. at is
+// the leader's time (for the legs' records and bookings), now the
+// organization's. It returns the payout leg, if one started.
+func (s *State) fundsLanded(o *Order, at, now int64) *Payout {
+	cur := o.Spec.FromCurrency
+	expected := o.Expected()
+	switch {
+	case o.ReceivedAmount < expected:
+		s.moveOrder(o, now, OrderUnderpaid, "Received "+formatIn(o.ReceivedAmount, cur)+" of "+formatIn(expected, cur)+
+			": the funds are on your "+cur+" balance and no payout was made")
+		return nil
+	case o.ReceivedAmount > expected:
+		s.moveOrder(o, now, OrderOverpaid, "Received "+formatIn(o.ReceivedAmount, cur)+", "+
+			formatIn(o.ReceivedAmount-expected, cur)+" more than expected: the excess stays on your "+cur+" balance")
+	default:
+		s.moveOrder(o, now, OrderFundsReceived, "")
+	}
+	message := o.StatusMessage
+	p, err := s.startOrderPayout(o, at)
+	if err != nil {
+		s.moveOrder(o, now, OrderFailed, "The payout could not start: "+err.Message+"; the funds are on your "+cur+" balance")
+		return nil
+	}
+	o.PayoutID = p.ID
+	o.step(now, LegPayout, uint8(PayoutPending), "")
+	s.moveOrder(o, now, OrderProcessingPayout, message)
+	return p
+}
+
+// startOrderPayout converts the principal at the locked rate (for a
+// cross-currency order) and creates the payout leg, in one booking. The
+// payout charges no fee: the order's fee paid for it.
+func (s *State) startOrderPayout(o *Order, at int64) (*Payout, *Error) {
+	from, to := o.Spec.FromCurrency, o.Spec.ToCurrency
+	fromAccount, _ := s.merchantAccount(o.OrgID, from, at, true)
+	if fromAccount.Available() < o.FromAmount {
+		return nil, InsufficientFunds(fromAccount.Available(), o.FromAmount, from)
+	}
+	toAccount, _ := s.merchantAccount(o.OrgID, to, at, true)
+	var postings []posting
+	if from != to {
+		postings = append(postings,
+			posting{fromAccount.Number, EntryOrderFXDebit, -o.FromAmount},
+			posting{s.systemAccount(PurposeOrderFX, from, at), EntryOrderFXPool, o.FromAmount},
+			posting{s.systemAccount(PurposeOrderFX, to, at), EntryOrderFXPool, -o.ToAmount},
+			posting{toAccount.Number, EntryOrderFXCredit, o.ToAmount})
+	}
+	if len(postings) > 0 {
+		if err := s.book(at, o.ID, o.ExternalReference, postings); err != nil {
+			return nil, err
+		}
+	}
+	spec := PayoutSpec{
+		Currency: to, Amount: o.ToAmount, AmountSide: SideTo, Method: o.Spec.ToMethod,
+		Narration: o.Spec.Narration, Metadata: o.Spec.Metadata, FromKYC: o.Spec.FromKYC, ToKYC: o.Spec.ToKYC,
+	}
+	if o.ToMethodType == "crypto" {
+		spec.Address, spec.Tag = o.Spec.ToAccountNumber, o.Spec.ToTag
+	} else {
+		spec.AccountNumber = o.Spec.ToAccountNumber
+	}
+	p := Payout{
+		ID:                OrderPayoutID(o.ID, to),
+		OrgID:             o.OrgID,
+		AccountNumber:     toAccount.Number,
+		Spec:              spec,
+		MethodType:        o.ToMethodType,
+		ExternalReference: o.ID,
+		Status:            PayoutPending,
+		CreatedAt:         at,
+		UpdatedAt:         at,
+	}
+	postings = []posting{
+		{toAccount.Number, EntryPayoutDebit, -o.ToAmount},
+		{s.systemAccount(PurposePayoutsClearing, to, at), EntryPayoutCredit, o.ToAmount},
+	}
+	if err := s.book(at, p.ID, o.ID, postings); err != nil {
+		// Cannot happen once the conversion booked (the credit covers the
+		// debit); a failure here would leave the conversion without its
+		// payout, so the ledger stops rather than go on.
+		panic("ledger: order payout booking failed after its conversion: " + err.Message)
+	}
+	s.payouts.put(p.ID, p)
+	s.payoutOrder.append(p.ID)
+	s.indexPayout(p)
+	s.orders.byLeg[p.ID] = o.ID
+	return &p, nil
+}
+
+// orderCollectionSettled follows a mobile money order's collection leg when
+// it settles. It is called by settleCollection in the same Apply.
+func (s *State) orderCollectionSettled(col Collection, at int64) {
+	id, ok := s.orders.byLeg[col.ID]
+	if !ok {
+		return
+	}
+	o, _ := s.orders.rows.get(id)
+	if o.Status != OrderAwaitingFunds {
+		return
+	}
+	now := s.OrgNow(o.OrgID, at)
+	if col.Status != CollectionCompleted {
+		o.step(now, LegCollection, uint8(col.Status), col.StatusMessage)
+		s.moveOrder(&o, now, OrderFailed, "The payer's mobile money prompt failed: "+firstOf(col.StatusMessage, "no reason given"))
+		return
+	}
+	o.ReceivedAmount, o.ReceivedAt = col.Spec.Amount, now
+	o.step(now, LegCollection, uint8(col.Status), col.StatusMessage)
+	s.fundsLanded(&o, at, now)
+}
+
+// orderPayoutMoved follows an order's payout leg: the order records the
+// leg's step and, when the payout settles, completes or fails with it. It
+// is called by markPayoutProcessing and settlePayout in the same Apply.
+func (s *State) orderPayoutMoved(p Payout, at int64) {
+	id, ok := s.orders.byLeg[p.ID]
+	if !ok {
+		return
+	}
+	o, _ := s.orders.rows.get(id)
+	if o.Status != OrderProcessingPayout {
+		return
+	}
+	now := s.OrgNow(o.OrgID, at)
+	o.step(now, LegPayout, uint8(p.Status), p.StatusMessage)
+	switch p.Status {
+	case PayoutCompleted:
+		s.moveOrder(&o, now, OrderCompleted, "")
+	case PayoutFailed:
+		s.moveOrder(&o, now, OrderFailed, "The payout failed: "+firstOf(p.StatusMessage, "no reason given")+
+			"; its amount was refunded to your "+p.Spec.Currency+" balance")
+	default:
+		s.saveOrder(o)
+	}
+}
+
+func firstOf(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// ordersDue reports whether an order's deadline has passed at leader time at.
+func ordersDue(s *State, at int64) bool {
+	for id := range s.orders.due {
+		o, _ := s.orders.rows.get(id)
+		if o.ExpiresAt <= s.OrgNow(o.OrgID, at) {
+			return true
+		}
+	}
+	return false
+}
+
+// expireOrders expires every order whose deadline has passed, in deadline
+// order (then id), so that every replica emits the events in one order.
+func expireOrders(s *State, at int64) {
+	var expired []Order
+	for id := range s.orders.due {
+		o, _ := s.orders.rows.get(id)
+		if o.ExpiresAt <= s.OrgNow(o.OrgID, at) {
+			expired = append(expired, o)
+		}
+	}
+	sortByCreation(expired, func(o Order) (int64, string) { return o.ExpiresAt, o.ID })
+	for i := range expired {
+		o := &expired[i]
+		s.moveOrder(o, s.OrgNow(o.OrgID, at), OrderExpired, "No deposit arrived before the order expired; nothing was charged")
+	}
+}
+
+// Order returns an organization's order by id.
+func (s *State) Order(orgID, id string) (Order, bool) { return s.orders.rows.owned(orgID, id) }
+
+// OrderByReference returns an organization's order by its externalReference.
+func (s *State) OrderByReference(orgID, ref string) (Order, bool) {
+	id, ok := s.orders.byRef[orgKey{orgID, ref}]
+	if !ok {
+		return Order{}, false
+	}
+	return s.orders.rows.get(id)
+}
+
+// OrderOfLeg returns the order whose collection or payout leg has id.
+func (s *State) OrderOfLeg(id string) (Order, bool) {
+	oid, ok := s.orders.byLeg[id]
+	if !ok {
+		return Order{}, false
+	}
+	return s.orders.rows.get(oid)
+}
+
+// OrderFilter selects orders in a list; zero fields match everything.
+type OrderFilter struct {
+	Status            OrderStatus
+	Currency          string   // origin or destination
+	Origins           []string // any of these origin currencies
+	Destinations      []string // any of these destination currencies
+	CreatedFrom       int64    // unix ms, inclusive; 0 for no bound
+	CreatedBefore     int64    // unix ms, exclusive; 0 for no bound
+	ExternalReference string
+}
+
+// Orders lists an organization's orders newest first.
+func (s *State) Orders(orgID string, f OrderFilter, before Cursor, limit int) Page[Order] {
+	return s.orders.rows.page(orgID, before, limit, func(o Order) bool {
+		return (f.Status == 0 || o.Status == f.Status) &&
+			(f.Currency == "" || o.Spec.FromCurrency == f.Currency || o.Spec.ToCurrency == f.Currency) &&
+			(len(f.Origins) == 0 || slices.Contains(f.Origins, o.Spec.FromCurrency)) &&
+			(len(f.Destinations) == 0 || slices.Contains(f.Destinations, o.Spec.ToCurrency)) &&
+			(f.CreatedFrom == 0 || o.CreatedAt >= f.CreatedFrom) &&
+			(f.CreatedBefore == 0 || o.CreatedAt < f.CreatedBefore) &&
+			(f.ExternalReference == "" || o.ExternalReference == f.ExternalReference)
+	})
+}
+
+// Codec: commands and the snapshot record.
+
+func (s *OrderSpec) encode(e *encoder) {
+	e.str(s.FromMethod)
+	e.str(s.FromCurrency)
+	e.str(s.FromAccountNumber)
+	e.str(s.FromKYC)
+	e.str(s.ToMethod)
+	e.str(s.ToCurrency)
+	e.str(s.ToAccountNumber)
+	e.str(s.ToTag)
+	e.str(s.ToKYC)
+	e.minor(s.Amount)
+	e.u8(uint8(s.AmountSide))
+	e.str(s.Narration)
+	e.str(s.Metadata)
+}
+
+func decodeOrderSpec(d *decoder) OrderSpec {
+	return OrderSpec{
+		FromMethod: d.str(), FromCurrency: d.str(), FromAccountNumber: d.str(), FromKYC: d.str(),
+		ToMethod: d.str(), ToCurrency: d.str(), ToAccountNumber: d.str(), ToTag: d.str(), ToKYC: d.str(),
+		Amount: d.minor(), AmountSide: Side(d.u8()), Narration: d.str(), Metadata: d.str(),
+	}
+}
+
+func (i *OrderInstructions) encode(e *encoder) {
+	e.str(i.Type)
+	e.str(i.Chain)
+	e.str(i.Address)
+	e.str(i.Tag)
+	e.str(i.Bank)
+	e.str(i.AccountNumber)
+	e.str(i.AccountName)
+}
+
+func decodeOrderInstructions(d *decoder) OrderInstructions {
+	return OrderInstructions{Type: d.str(), Chain: d.str(), Address: d.str(), Tag: d.str(), Bank: d.str(),
+		AccountNumber: d.str(), AccountName: d.str()}
+}
+
+func (c *CreateOrder) encode(e *encoder) {
+	e.varint(c.At)
+	e.str(c.ID)
+	e.str(c.OrgID)
+	e.str(c.ExternalReference)
+	c.Spec.encode(e)
+	e.str(c.FromMethodType)
+	e.str(c.ToMethodType)
+	e.minor(c.FromAmount)
+	e.minor(c.ToAmount)
+	e.minor(c.Fee)
+	e.str(c.Rate)
+	c.Instructions.encode(e)
+	e.str(c.CollectionID)
+}
+
+func decodeCreateOrder(d *decoder) *CreateOrder {
+	return &CreateOrder{
+		At: d.varint(), ID: d.str(), OrgID: d.str(), ExternalReference: d.str(), Spec: decodeOrderSpec(d),
+		FromMethodType: d.str(), ToMethodType: d.str(), FromAmount: d.minor(), ToAmount: d.minor(),
+		Fee: d.minor(), Rate: d.str(), Instructions: decodeOrderInstructions(d), CollectionID: d.str(),
+	}
+}
+
+func (c *DepositOrder) encode(e *encoder) {
+	e.varint(c.At)
+	e.str(c.OrgID)
+	e.str(c.OrderID)
+	e.str(c.CollectionID)
+	e.minor(c.Amount)
+	e.u8(uint8(c.Outcome))
+}
+
+func encodeOrder(e *encoder, o *Order) {
+	e.str(o.ID)
+	e.str(o.OrgID)
+	e.str(o.ExternalReference)
+	o.Spec.encode(e)
+	e.str(o.FromMethodType)
+	e.str(o.ToMethodType)
+	e.minor(o.FromAmount)
+	e.minor(o.ToAmount)
+	e.minor(o.Fee)
+	e.str(o.Rate)
+	o.Instructions.encode(e)
+	e.u8(uint8(o.Status))
+	e.str(o.StatusMessage)
+	e.minor(o.ReceivedAmount)
+	e.varint(o.ReceivedAt)
+	e.str(o.CollectionID)
+	e.str(o.PayoutID)
+	e.varint(o.ExpiresAt)
+	e.varint(o.CreatedAt)
+	e.varint(o.UpdatedAt)
+	e.varint(o.CompletedAt)
+	e.uvarint(uint64(len(o.Steps)))
+	for _, st := range o.Steps {
+		e.varint(st.At)
+		e.u8(uint8(st.Leg))
+		e.u8(st.Status)
+		e.str(st.Message)
+	}
+}
+
+func decodeOrder(d *decoder) Order {
+	o := Order{
+		ID: d.str(), OrgID: d.str(), ExternalReference: d.str(), Spec: decodeOrderSpec(d),
+		FromMethodType: d.str(), ToMethodType: d.str(), FromAmount: d.minor(), ToAmount: d.minor(),
+		Fee: d.minor(), Rate: d.str(), Instructions: decodeOrderInstructions(d), Status: OrderStatus(d.u8()),
+		StatusMessage: d.str(), ReceivedAmount: d.minor(), ReceivedAt: d.varint(), CollectionID: d.str(),
+		PayoutID: d.str(), ExpiresAt: d.varint(), CreatedAt: d.varint(), UpdatedAt: d.varint(),
+		CompletedAt: d.varint(),
+	}
+	n := d.count()
+	if n > orderStepsMax {
+		d.fail(errorf(CodeInternal, "order %s: %d timeline steps", o.ID, n))
+		return o
+	}
+	if n > 0 {
+		o.Steps = make([]OrderStep, 0, n)
+	}
+	for i := 0; i < n && d.err == nil; i++ {
+		o.Steps = append(o.Steps, OrderStep{At: d.varint(), Leg: OrderLeg(d.u8()), Status: d.u8(), Message: d.str()})
+	}
+	return o
+}
