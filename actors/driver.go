@@ -322,5 +322,8 @@ func (w *worker) driveCollection(c ledger.Collection) {
 			continue
 		}
 		c = *res.Collection
+		if c.Status == ledger.CollectionCompleted {
+			w.followOrder(c.ID)
+		}
 	}
 }

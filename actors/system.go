@@ -61,6 +61,7 @@ type System struct {
 	actors        *actor.ActorSystem
 	deps          *deps
 	router        *actor.PID
+	orders        *actor.PID // the order actors' router (order.go)
 	proposer      *Proposer
 	admit         chan struct{}
 	commitTimeout time.Duration
@@ -112,10 +113,14 @@ func Start(cfg Config) *System {
 	router := as.Root.Spawn(actor.PropsFromProducer(func() actor.Actor {
 		return &accountRouter{deps: d, children: make(map[accountKey]*routedChild)}
 	}))
+	orders := as.Root.Spawn(actor.PropsFromProducer(func() actor.Actor {
+		return &orderRouter{deps: d, children: make(map[orderKey]*routedChild)}
+	}))
 	s := &System{
 		actors:        as,
 		deps:          d,
 		router:        router,
+		orders:        orders,
 		proposer:      proposer,
 		admit:         make(chan struct{}, cfg.InFlightMax),
 		commitTimeout: cfg.CommitTimeout,
@@ -132,6 +137,7 @@ func (s *System) Stop() {
 		s.actors.Root.Stop(s.deps.driver)
 		s.proposer.Stop()
 		s.actors.Root.Stop(s.router)
+		s.actors.Root.Stop(s.orders)
 		s.actors.Shutdown()
 	})
 }
@@ -212,13 +218,19 @@ func (s *System) FundBalance(orgID, currency string, amount ledger.Minor, ref st
 }
 
 func (s *System) ask(build func(chan<- Reply) accountMessage) Reply {
+	return s.askVia(s.router, func(reply chan<- Reply) any { return build(reply) })
+}
+
+// askVia sends the message build makes to the router pid and waits for the
+// reply, at most CommitTimeout.
+func (s *System) askVia(pid *actor.PID, build func(chan<- Reply) any) Reply {
 	select {
 	case s.admit <- struct{}{}:
 	default:
 		return Reply{Err: ErrOverloaded}
 	}
 	reply := make(chan Reply, 1)
-	s.actors.Root.Send(s.router, build(reply))
+	s.actors.Root.Send(pid, build(reply))
 	// A stopped timer from the pool: a request costs no timer allocation.
 	// (Since Go 1.23 a stopped timer's channel holds no stale value.)
 	t, _ := s.timers.Get().(*time.Timer)

@@ -1,0 +1,280 @@
+package actors
+
+import (
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"payments/ledger"
+)
+
+// Orders. Each order has an actor of its own, named by its organization
+// and externalReference: the one thing known about an order before it has
+// an id, so that concurrent creates with one reference meet in one mailbox
+// (the first proposes, the others join it or are duplicates). Deposits into
+// the order's instructions go to the same actor, found through the order's
+// reference. Like account actors, order actors are spawned on the first
+// message by a router and passivated when idle.
+//
+// The actor never waits for the log. When a command it proposed starts a
+// leg (the mobile money prompt at creation, the payout when a deposit
+// lands), it hands the leg to the rail driver at once rather than leave it
+// for the driver's periodic rescan.
+
+type orderKey struct {
+	org string
+	ref string
+}
+
+// orderMessage is a request routed to the actor of one order.
+type orderMessage interface {
+	order() orderKey
+}
+
+type orderCreate struct {
+	key   orderKey
+	req   OrderRequest
+	reply chan<- Reply
+}
+
+type orderDeposit struct {
+	key     orderKey
+	orderID string
+	amount  ledger.Minor
+	outcome ledger.DepositOutcome
+	reply   chan<- Reply
+}
+
+func (m *orderCreate) order() orderKey  { return m.key }
+func (m *orderDeposit) order() orderKey { return m.key }
+
+// orderApplied carries a command's result back to the order actor.
+type orderApplied struct {
+	kind   ledger.Kind
+	reply  chan<- Reply // deposits: the caller
+	result ledger.Result
+	err    error
+}
+
+type orderPassivate struct {
+	key      orderKey
+	received uint64
+}
+
+// OrderRequest is a validated request to create an order: the caller's
+// spec and what the front end priced and provisioned for it.
+type OrderRequest struct {
+	OrgID             string
+	ExternalReference string
+	Spec              ledger.OrderSpec
+	FromMethodType    string
+	ToMethodType      string
+	FromAmount        ledger.Minor
+	ToAmount          ledger.Minor
+	Fee               ledger.Minor
+	Rate              string
+	Instructions      ledger.OrderInstructions
+}
+
+// CreateOrder creates an order, or returns the one its reference already
+// names; see CreatePayout for the waiting.
+func (s *System) CreateOrder(req OrderRequest) Reply {
+	return s.askVia(s.orders, func(reply chan<- Reply) any {
+		return &orderCreate{key: orderKey{req.OrgID, req.ExternalReference}, req: req, reply: reply}
+	})
+}
+
+// DepositOrder records money arriving at an order's instructions (a
+// sandbox simulation); amount 0 means the expected amount, or the amount
+// awaiting confirmations.
+func (s *System) DepositOrder(orgID, orderID string, amount ledger.Minor, outcome ledger.DepositOutcome) Reply {
+	st := s.deps.state.RLockState()
+	o, ok := st.Order(orgID, orderID)
+	s.deps.state.RUnlockState()
+	if !ok {
+		return Reply{Result: ledger.Result{Err: &ledger.Error{Code: ledger.CodeNotFound, Message: "Order not found"}}}
+	}
+	return s.askVia(s.orders, func(reply chan<- Reply) any {
+		return &orderDeposit{key: orderKey{orgID, o.ExternalReference}, orderID: orderID, amount: amount, outcome: outcome, reply: reply}
+	})
+}
+
+// orderRouter owns the order actors; see accountRouter.
+type orderRouter struct {
+	deps     *deps
+	children map[orderKey]*routedChild
+}
+
+func (r *orderRouter) Receive(ctx actor.Context) {
+	switch m := ctx.Message().(type) {
+	case orderMessage:
+		key := m.order()
+		c, ok := r.children[key]
+		if !ok {
+			props := actor.PropsFromProducer(func() actor.Actor { return newOrderActor(key, r.deps) })
+			c = &routedChild{pid: ctx.Spawn(props)}
+			r.children[key] = c
+		}
+		c.sent++
+		ctx.Send(c.pid, m)
+	case *orderPassivate:
+		c, ok := r.children[m.key]
+		if ok && c.sent == m.received && ctx.Sender() != nil && c.pid.Equal(ctx.Sender()) {
+			delete(r.children, m.key)
+			ctx.Stop(c.pid)
+		}
+	}
+}
+
+// orderActor serializes everything that touches one order.
+type orderActor struct {
+	key      orderKey
+	deps     *deps
+	ids      *idSource
+	received uint64
+	inFlight int
+	creating *waitingOrder // the create in flight, if any
+}
+
+type waitingOrder struct {
+	id      string
+	spec    ledger.OrderSpec
+	waiters []chan<- Reply
+}
+
+func newOrderActor(key orderKey, d *deps) *orderActor {
+	return &orderActor{key: key, deps: d, ids: newIDSource()}
+}
+
+func (a *orderActor) Receive(ctx actor.Context) {
+	switch m := ctx.Message().(type) {
+	case *actor.Started:
+		a.scheduleIdleCheck(ctx)
+	case *idleCheck:
+		if m.received == a.received && a.inFlight == 0 {
+			ctx.Send(ctx.Parent(), &orderPassivate{key: a.key, received: a.received})
+			return
+		}
+		a.scheduleIdleCheck(ctx)
+	case *orderCreate:
+		a.received++
+		a.create(ctx, m)
+	case *orderDeposit:
+		a.received++
+		a.deposit(ctx, m)
+	case *orderApplied:
+		a.inFlight--
+		switch m.kind {
+		case ledger.KindCreateOrder:
+			a.created(m)
+		case ledger.KindDepositOrder:
+			m.reply <- Reply{Result: m.result, Err: m.err}
+			if m.err == nil && m.result.Err == nil {
+				a.deps.track(m.result.Payout, nil)
+			}
+		}
+	}
+}
+
+func (a *orderActor) scheduleIdleCheck(ctx actor.Context) {
+	self, root, check := ctx.Self(), a.deps.root, &idleCheck{received: a.received}
+	time.AfterFunc(a.deps.idleTimeout, func() { root.Send(self, check) })
+}
+
+func (a *orderActor) propose(ctx actor.Context, cmd ledger.Command, reply chan<- Reply) error {
+	self, root := ctx.Self(), a.deps.root
+	err := a.deps.proposer.Propose(cmd, func(r ledger.Result, err error) {
+		root.Send(self, &orderApplied{kind: cmd.Kind(), reply: reply, result: r, err: err})
+	})
+	if err == nil {
+		a.inFlight++
+	}
+	return err
+}
+
+func (a *orderActor) create(ctx actor.Context, m *orderCreate) {
+	req := &m.req
+	if w := a.creating; w != nil {
+		if w.spec == req.Spec {
+			w.waiters = append(w.waiters, m.reply)
+		} else {
+			m.reply <- Reply{Result: ledger.Result{Err: ledger.Duplicate("Order", w.id)}}
+		}
+		return
+	}
+	st := a.deps.state.RLockState()
+	existing, found := st.OrderByReference(a.key.org, a.key.ref)
+	a.deps.state.RUnlockState()
+	if found {
+		if existing.Spec == req.Spec {
+			m.reply <- Reply{Result: ledger.Result{Replayed: true, Order: &existing}}
+		} else {
+			m.reply <- Reply{Result: ledger.Result{Err: ledger.Duplicate("Order", existing.ID)}}
+		}
+		return
+	}
+	cmd := &ledger.CreateOrder{
+		At:                a.deps.now().UnixMilli(),
+		ID:                a.ids.next("ord_"),
+		OrgID:             a.key.org,
+		ExternalReference: a.key.ref,
+		Spec:              req.Spec,
+		FromMethodType:    req.FromMethodType,
+		ToMethodType:      req.ToMethodType,
+		FromAmount:        req.FromAmount,
+		ToAmount:          req.ToAmount,
+		Fee:               req.Fee,
+		Rate:              req.Rate,
+		Instructions:      req.Instructions,
+	}
+	if req.FromMethodType == "mobile_money" {
+		cmd.CollectionID = a.ids.next("col_")
+	}
+	if err := a.propose(ctx, cmd, nil); err != nil {
+		m.reply <- Reply{Err: err}
+		return
+	}
+	a.creating = &waitingOrder{id: cmd.ID, spec: req.Spec, waiters: []chan<- Reply{m.reply}}
+}
+
+func (a *orderActor) created(m *orderApplied) {
+	w := a.creating
+	if w == nil {
+		return
+	}
+	a.creating = nil
+	answer(w.waiters, m.result, m.err)
+	if m.err == nil && m.result.Err == nil && !m.result.Replayed {
+		a.deps.track(nil, m.result.Collection)
+	}
+}
+
+func (a *orderActor) deposit(ctx actor.Context, m *orderDeposit) {
+	cmd := &ledger.DepositOrder{
+		At:           a.deps.now().UnixMilli(),
+		OrgID:        a.key.org,
+		OrderID:      m.orderID,
+		CollectionID: a.ids.next("col_"),
+		Amount:       m.amount,
+		Outcome:      m.outcome,
+	}
+	if err := a.propose(ctx, cmd, m.reply); err != nil {
+		m.reply <- Reply{Err: err}
+	}
+}
+
+// followOrder hands the driver the payout an order started when its
+// collection leg settled, so it is submitted now rather than at the next
+// rescan.
+func (w *worker) followOrder(collectionID string) {
+	var p ledger.Payout
+	var found bool
+	st := w.deps.state.RLockState()
+	if o, ok := st.OrderOfLeg(collectionID); ok && o.PayoutID != "" {
+		p, found = st.Payout(o.PayoutID)
+	}
+	w.deps.state.RUnlockState()
+	if found && !p.Status.Terminal() {
+		w.deps.track(&p, nil)
+	}
+}
