@@ -188,6 +188,9 @@ var volatile = []struct {
 	{"col", regexp.MustCompile(`col_[a-z0-9]{20}`)},
 	{"org", regexp.MustCompile(`org_[a-z0-9]{20}`)},
 	{"key", regexp.MustCompile(`key_[a-z0-9]{20}`)},
+	{"ord", regexp.MustCompile(`ord_[a-z0-9]{20}`)},
+	{"address", regexp.MustCompile(`\bT[1-9A-HJ-NP-Za-km-z]{33}\b`)}, // an order's Tron deposit address
+	{"va", regexp.MustCompile(`\b98\d{8}\b`)},                        // an order's sandbox virtual account number
 	{"account", regexp.MustCompile(`\b[A-Z]{3,4}\d{8}\b`)},
 	{"cursor", regexp.MustCompile(`"nextCursor": "[A-Za-z0-9_-]+"`)},
 }

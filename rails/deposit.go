@@ -21,6 +21,10 @@ import (
 // Nothing on a real chain or bank is behind them: the sandbox funds them
 // through POST /v1/simulations/order-deposit.
 
+// sandboxVirtualAccountPrefix starts every sandbox virtual account number:
+// ten digits in a range of their own, easy to tell from a real account.
+const sandboxVirtualAccountPrefix = "98"
+
 // chainNames are the display names of the chains the catalogue lists.
 var chainNames = map[string]string{
 	"tron": "Tron", "ethereum": "Ethereum", "solana": "Solana", "stellar": "Stellar",
@@ -53,7 +57,7 @@ func SandboxDepositInstructions(m Method, accountName, payer string) (ledger.Ord
 		return ledger.OrderInstructions{
 			Type:          ledger.InstructionsVirtualAccount,
 			Bank:          "Sandbox Bank " + m.Country,
-			AccountNumber: randomDigits(10),
+			AccountNumber: sandboxVirtualAccountPrefix + randomDigits(8),
 			AccountName:   accountName,
 		}, nil
 	case "mobile_money":

@@ -89,7 +89,7 @@ func TestSandboxDepositBankAndMobile(t *testing.T) {
 	bank, _ := c.Method("ng_nip")
 	in, err := SandboxDepositInstructions(bank, "Golden Org", "")
 	if err != nil || in.Type != ledger.InstructionsVirtualAccount || len(in.AccountNumber) != 10 ||
-		in.AccountNumber[0] == '0' || in.AccountName != "Golden Org" || in.Bank == "" {
+		in.AccountNumber[:2] != "98" || in.AccountName != "Golden Org" || in.Bank == "" {
 		t.Fatalf("virtual account %+v %v", in, err)
 	}
 	mm, _ := c.Method("gh_mtn")

@@ -1,0 +1,407 @@
+package http
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/valyala/fasthttp"
+
+	"payments/actors"
+	"payments/ledger"
+	"payments/rails"
+)
+
+// Orders: POST /v1/orders, the list with its seven filters, get by id (with
+// the timeline) and by reference, and the sandbox's deposit into an order's
+// instructions. The rules of the order's life are in ledger/order.go.
+
+func init() {
+	registerRoutes(
+		endpoint{fasthttp.MethodPost, "/v1/orders", ledger.ScopeOrdersWrite, (*call).createOrder, nil},
+		endpoint{fasthttp.MethodGet, "/v1/orders", ledger.ScopeOrdersRead, (*call).listOrders, nil},
+		endpoint{fasthttp.MethodGet, "/v1/orders/by-reference/{externalReference}", ledger.ScopeOrdersRead, (*call).getOrderByReference, nil},
+		endpoint{fasthttp.MethodGet, "/v1/orders/{id}", ledger.ScopeOrdersRead, (*call).getOrder, nil},
+		endpoint{fasthttp.MethodPost, "/v1/simulations/order-deposit", ledger.ScopeSimulationsWrite, (*call).simulateOrderDeposit, &simulationDoc{
+			operation: "order_deposit",
+			description: "Sends money to a bank or crypto order's deposit instructions: `amount` in the order's origin currency " +
+				"(default: its expectedAmount; less is underpaid, more is overpaid). Outcome `confirmed` (default) lands the funds " +
+				"and starts the payout; `unconfirmed` (crypto only) leaves the deposit awaiting confirmations until a later call " +
+				"confirms or rejects it; `rejected` bounces it and the order fails. Mobile money orders are paid by their prompt, " +
+				"whose outcome follows the last two decimal digits of the amount, as for collections.",
+			outcomes: []string{"confirmed", "unconfirmed", "rejected"},
+		}},
+	)
+}
+
+const (
+	listOrders           listKind = 'o'
+	orderReferenceLenMax          = 100
+	orderNarrationLenMax          = 200
+)
+
+type orderRequestBody struct {
+	From *struct {
+		Code          *string    `json:"code"`
+		Currency      *string    `json:"currency"`
+		AccountNumber *string    `json:"accountNumber"`
+		Amount        amount     `json:"amount"`
+		KYC           jsonObject `json:"kyc"`
+	} `json:"from"`
+	To *struct {
+		Code          *string    `json:"code"`
+		Currency      *string    `json:"currency"`
+		AccountNumber *string    `json:"accountNumber"`
+		Tag           *string    `json:"tag"`
+		Amount        amount     `json:"amount"`
+		KYC           jsonObject `json:"kyc"`
+	} `json:"to"`
+	ExternalReference *string    `json:"externalReference"`
+	Narration         *string    `json:"narration"`
+	Metadata          jsonObject `json:"metadata"`
+}
+
+type orderBody struct {
+	Order orderJSON `json:"order"`
+}
+
+// createOrder: POST /v1/orders.
+func (c *call) createOrder() {
+	if !c.railsAvailable() {
+		return
+	}
+	var body orderRequestBody
+	if !c.decode(&body) {
+		return
+	}
+	req, e := c.orderRequest(&body)
+	if e != nil {
+		c.fail(e)
+		return
+	}
+	r := c.s.cfg.Actors.CreateOrder(req)
+	c.created(r, func(res *ledger.Result) any { return &orderBody{renderOrder(res.Order)} })
+}
+
+// orderRequest validates an order against the contract and the catalogue,
+// prices it at the live rate and provisions its instructions.
+func (c *call) orderRequest(body *orderRequestBody) (actors.OrderRequest, *ledger.Error) {
+	var p problems
+	req := actors.OrderRequest{OrgID: c.org}
+	spec := &req.Spec
+	req.ExternalReference = p.text("externalReference", body.ExternalReference, true, orderReferenceLenMax)
+	spec.Narration = p.text("narration", body.Narration, false, orderNarrationLenMax)
+	if e := checkMetadata("metadata", body.Metadata); e != nil {
+		p = append(p, e.Fields...)
+	}
+	spec.Metadata = body.Metadata.raw
+	if body.From == nil {
+		p.add("from", "is required")
+	}
+	if body.To == nil {
+		p.add("to", "is required")
+	}
+	if body.From == nil || body.To == nil {
+		return req, p.err()
+	}
+	from, to := body.From, body.To
+	spec.FromMethod = p.text("from.code", from.Code, true, 64)
+	fromCur, fromOK := p.currency("from.currency", from.Currency, true)
+	spec.FromCurrency = fromCur.Code
+	spec.ToMethod = p.text("to.code", to.Code, true, 64)
+	toCur, toOK := p.currency("to.currency", to.Currency, true)
+	spec.ToCurrency = toCur.Code
+	for _, k := range []struct {
+		field string
+		o     jsonObject
+	}{{"from.kyc", from.KYC}, {"to.kyc", to.KYC}} {
+		if e := checkKYC(k.field, k.o); e != nil {
+			p = append(p, e.Fields...)
+		}
+	}
+	spec.FromKYC, spec.ToKYC = from.KYC.raw, to.KYC.raw
+
+	// The amount goes on exactly one side, in that side's currency.
+	switch {
+	case from.Amount.set && to.Amount.set:
+		p.add("to.amount", "must not be given together with from.amount: put the amount on exactly one side")
+	case from.Amount.set:
+		spec.AmountSide = ledger.SideFrom
+		if fromOK {
+			spec.Amount = p.amount("from.amount", from.Amount, fromCur)
+		}
+	case to.Amount.set:
+		spec.AmountSide = ledger.SideTo
+		if toOK {
+			spec.Amount = p.amount("to.amount", to.Amount, toCur)
+		}
+	default:
+		p.add("to.amount", "is required (or from.amount): put the amount on exactly one side")
+	}
+	spec.ToAccountNumber = p.text("to.accountNumber", to.AccountNumber, true, 128)
+	spec.ToTag = p.text("to.tag", to.Tag, false, 100)
+	spec.FromAccountNumber = p.text("from.accountNumber", from.AccountNumber, false, 100)
+	if len(p) > 0 {
+		return req, p.err()
+	}
+	amountField := sideField(spec.AmountSide)
+
+	// Price it: a cross-currency order locks the live rate now.
+	req.FromAmount, req.ToAmount = spec.Amount, spec.Amount
+	if spec.FromCurrency != spec.ToCurrency {
+		rate, e := c.rate(spec.FromCurrency, spec.ToCurrency)
+		if e != nil {
+			return req, e
+		}
+		req.Rate = rate.String()
+		var err error
+		if spec.AmountSide == ledger.SideFrom {
+			req.ToAmount, err = rails.ConvertFrom(rate, spec.Amount)
+		} else {
+			req.FromAmount, err = rails.ConvertTo(rate, spec.Amount)
+		}
+		if err != nil {
+			return req, ledger.FieldInvalid(amountField, "is too large to convert")
+		}
+		if req.FromAmount == 0 || req.ToAmount == 0 {
+			return req, ledger.FieldInvalid(amountField, "is too small: it converts to nothing at rate "+req.Rate)
+		}
+	}
+
+	// Both methods exist, are operational, carry the currencies and take
+	// the amounts. A bank order's money arrives as a transfer into a
+	// virtual account: the catalogue's collections flag is about charging
+	// a payer, which banks do not offer, so the bank rail is checked as the
+	// transfer rail it is.
+	cat := c.s.cfg.Catalogue
+	toMethod, e := cat.Check(rails.Payout, "to.code", amountField, spec.ToMethod, spec.ToCurrency, req.ToAmount)
+	if e != nil {
+		return req, e
+	}
+	req.ToMethodType = toMethod.Type
+	req.Fee = ledger.OrderFee(toMethod.Type, req.FromAmount)
+	if req.FromAmount > ledger.AmountMax-req.Fee {
+		return req, ledger.FieldInvalid(amountField, "is out of range")
+	}
+	dir := rails.Collection
+	if m, ok := cat.Method(spec.FromMethod); ok && m.Type == "bank" {
+		dir = rails.Payout
+	}
+	fromMethod, e := cat.Check(dir, "from.code", amountField, spec.FromMethod, spec.FromCurrency, req.FromAmount+req.Fee)
+	if e != nil {
+		return req, e
+	}
+	req.FromMethodType = fromMethod.Type
+
+	switch fromMethod.Type {
+	case "mobile_money":
+		if spec.FromAccountNumber == "" {
+			p.add("from.accountNumber", "is required for a mobile money order: the payer's phone number, which gets the prompt")
+		} else {
+			p.digits("from.accountNumber", spec.FromAccountNumber, 8, 15)
+		}
+	default:
+		if spec.FromAccountNumber != "" {
+			p.add("from.accountNumber", "must not be given for a "+fromMethod.Type+" order: the order provisions where the customer sends the funds")
+		}
+	}
+	switch toMethod.Type {
+	case "crypto":
+		// to.accountNumber is the destination address.
+	case "mobile_money":
+		p.digits("to.accountNumber", spec.ToAccountNumber, 8, 15)
+	default:
+		p.alnum("to.accountNumber", spec.ToAccountNumber, 5, 34)
+	}
+	if spec.ToTag != "" && toMethod.Type != "crypto" {
+		p.add("to.tag", "is only for crypto methods")
+	}
+	if len(p) > 0 {
+		return req, p.err()
+	}
+
+	var orgName string
+	c.s.cfg.Actors.Read(func(s *ledger.State) {
+		o, _ := s.Organization(c.org)
+		orgName = o.Name
+	})
+	in, err := rails.SandboxDepositInstructions(fromMethod, orgName, spec.FromAccountNumber)
+	if err != nil {
+		return req, ledger.FieldInvalid("from.code", "cannot receive deposits: "+err.Error())
+	}
+	req.Instructions = in
+	return req, nil
+}
+
+// getOrder: GET /v1/orders/{id}, with its timeline.
+func (c *call) getOrder() {
+	id, e := pathParam(c.ctx, "id")
+	if e != nil {
+		c.fail(e)
+		return
+	}
+	st := c.s.cfg.Actors.RLock()
+	o, found := st.Order(c.org, id)
+	c.s.cfg.Actors.RUnlock()
+	if !found {
+		c.fail(notFound("Order"))
+		return
+	}
+	out := renderOrder(&o)
+	out.Timeline = orderTimeline(&o)
+	c.ok(fasthttp.StatusOK, &orderBody{out})
+}
+
+// getOrderByReference: GET /v1/orders/by-reference/{externalReference}.
+func (c *call) getOrderByReference() {
+	ref, e := pathParam(c.ctx, "externalReference")
+	if e != nil {
+		c.fail(e)
+		return
+	}
+	st := c.s.cfg.Actors.RLock()
+	o, found := st.OrderByReference(c.org, ref)
+	c.s.cfg.Actors.RUnlock()
+	if !found {
+		c.fail(notFound("Order"))
+		return
+	}
+	c.ok(fasthttp.StatusOK, &orderBody{renderOrder(&o)})
+}
+
+// listOrders: GET /v1/orders.
+func (c *call) listOrders() {
+	limit, before, e := pageParams(c.ctx, listOrders, 20)
+	if e != nil {
+		c.fail(e)
+		return
+	}
+	var f ledger.OrderFilter
+	var p problems
+	if v, ok := query(c.ctx, "status"); ok {
+		if f.Status, ok = ledger.ParseOrderStatus(v); !ok {
+			p.add("status", "must be one of "+strings.Join(ledger.OrderStatusNames(), ", "))
+		}
+	}
+	if v, ok := query(c.ctx, "currency"); ok {
+		if _, known := ledger.LookupCurrency(v); !known {
+			p.add("currency", "is not a supported currency")
+		}
+		f.Currency = v
+	}
+	f.Origins = currencyList(c.ctx, &p, "origin")
+	f.Destinations = currencyList(c.ctx, &p, "destination")
+	f.ExternalReference, _ = query(c.ctx, "externalReference")
+	var err *ledger.Error
+	if f.CreatedFrom, err = queryTime(c.ctx, "from"); err != nil {
+		p = append(p, err.Fields...)
+	}
+	if f.CreatedBefore, err = queryTime(c.ctx, "to"); err != nil {
+		p = append(p, err.Fields...)
+	}
+	if e := p.err(); e != nil {
+		c.fail(e)
+		return
+	}
+	var page ledger.Page[ledger.Order]
+	c.s.cfg.Actors.Read(func(s *ledger.State) { page = s.Orders(c.org, f, before, limit) })
+	c.ok(fasthttp.StatusOK, newList(listOrders, page, renderOrder))
+}
+
+// currencyList reads a comma-separated list of currency codes.
+func currencyList(ctx *fasthttp.RequestCtx, p *problems, name string) []string {
+	v, ok := query(ctx, name)
+	if !ok {
+		return nil
+	}
+	codes := strings.Split(v, ",")
+	if len(codes) > 50 {
+		p.add(name, "must list at most 50 currencies")
+		return nil
+	}
+	out := make([]string, 0, len(codes))
+	for _, code := range codes {
+		code = strings.TrimSpace(code)
+		if _, known := ledger.LookupCurrency(code); !known {
+			p.add(name, fmt.Sprintf("must be a comma-separated list of supported currencies; %q is not one", code))
+			return nil
+		}
+		out = append(out, code)
+	}
+	return out
+}
+
+type orderDepositBody struct {
+	OrderID *string `json:"orderId"`
+	Amount  amount  `json:"amount"`
+	Outcome *string `json:"outcome"`
+}
+
+type orderDepositJSON struct {
+	Type    string    `json:"type"`
+	OrderID string    `json:"orderId"`
+	Outcome string    `json:"outcome"`
+	Amount  string    `json:"amount"`
+	Order   orderJSON `json:"order"`
+}
+
+// simulateOrderDeposit: POST /v1/simulations/order-deposit.
+func (c *call) simulateOrderDeposit() {
+	if !c.sandboxOnly() {
+		return
+	}
+	var body orderDepositBody
+	if !c.decode(&body) {
+		return
+	}
+	var p problems
+	id := p.text("orderId", body.OrderID, true, 64)
+	outcome := ledger.DepositConfirmed
+	if body.Outcome != nil {
+		var ok bool
+		if outcome, ok = ledger.ParseDepositOutcome(*body.Outcome); !ok {
+			p.add("outcome", "must be one of confirmed, unconfirmed, rejected")
+		}
+	}
+	if e := p.err(); e != nil {
+		c.fail(e)
+		return
+	}
+	st := c.s.cfg.Actors.RLock()
+	o, found := st.Order(c.org, id)
+	c.s.cfg.Actors.RUnlock()
+	if !found {
+		c.fail(notFound("Order"))
+		return
+	}
+	cur, _ := ledger.LookupCurrency(o.Spec.FromCurrency)
+	var amt ledger.Minor
+	if body.Amount.set {
+		if amt = p.amount("amount", body.Amount, cur); len(p) > 0 {
+			c.fail(p.err())
+			return
+		}
+	}
+	r := c.s.cfg.Actors.DepositOrder(c.org, id, amt, outcome)
+	switch {
+	case r.Err != nil:
+		c.fail(errorFromActors(r.Err))
+		return
+	case r.Result.Err != nil:
+		c.fail(r.Result.Err)
+		return
+	}
+	after := r.Result.Order
+	sent := amt
+	if sent == 0 {
+		sent = after.ReceivedAmount
+		if sent == 0 {
+			sent = after.Expected()
+		}
+	}
+	c.ok(fasthttp.StatusOK, struct {
+		Simulation orderDepositJSON `json:"simulation"`
+	}{orderDepositJSON{
+		Type: "order_deposit", OrderID: after.ID, Outcome: outcome.String(),
+		Amount: money(sent, after.Spec.FromCurrency), Order: renderOrder(after),
+	}})
+}
