@@ -50,6 +50,9 @@ type State struct {
 	sections []section
 	events   *store[Event]
 
+	// Recipients (recipient.go).
+	recipients *store[Recipient]
+
 	// eventHooks run for every event, in the Apply that emits it.
 	eventHooks []func(*State, Event)
 
@@ -96,6 +99,9 @@ func NewState() *State {
 	}
 	s.events = newStore("events", func(e *Event) (string, string) { return e.ID, e.OrgID }, encodeEvent, decodeEvent)
 	s.sections = append(s.sections, s.events)
+	// Recipients (recipient.go).
+	s.recipients = newRecipientStore()
+	s.sections = append(s.sections, s.recipients)
 	return s
 }
 
@@ -112,6 +118,10 @@ type Result struct {
 	Payout       *Payout
 	Collection   *Collection
 	Funding      *Funding
+
+	// Recipients (recipient.go).
+	Recipient      *Recipient
+	RecipientBatch []RecipientOutcome
 }
 
 // Apply applies one command and returns its result.
