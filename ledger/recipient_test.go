@@ -141,7 +141,7 @@ func TestPayoutToRecipient(t *testing.T) {
 	s.Apply(&CreateRecipient{At: 2, ID: "rcp_b", OrgID: "org_b", Spec: mobileSpec})
 	payout := func(ref, rcp, account string) Result {
 		return s.Apply(&CreatePayout{At: 3, ID: "pay_ghs_" + ref, OrgID: "org_a", ExternalReference: ref,
-			Spec: PayoutSpec{Currency: "GHS", Amount: 100, AmountSide: SideTo, Method: "gh_mtn", AccountNumber: account, RecipientID: rcp},
+			Spec:       PayoutSpec{Currency: "GHS", Amount: 100, AmountSide: SideTo, Method: "gh_mtn", AccountNumber: account, RecipientID: rcp},
 			MethodType: "mobile_money"})
 	}
 	if res := payout("p1", "rcp_1", "233241234567"); res.Err != nil {

@@ -26,8 +26,8 @@ var knownGoodAddresses = []struct {
 	{"tron", "TEkxiTehnzSmSe2XqrBj4w32RUN966rdz8"}, // USDC
 	{"solana", "11111111111111111111111111111111"}, // system program: 32 zero bytes
 	{"solana", "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA"},
-	{"solana", "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"}, // USDC mint
-	{"solana", "Es9vMFrzaCERmJfrF4H2FYD4KCoNkY11McCe8BenwNYB"}, // USDT mint
+	{"solana", "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"},              // USDC mint
+	{"solana", "Es9vMFrzaCERmJfrF4H2FYD4KCoNkY11McCe8BenwNYB"},              // USDT mint
 	{"stellar", "GA5ZSEJYB37JRC5AVCIA5MOP4RHTM335X2KGX3IHOJAPP5RE34K4KZVN"}, // USDC issuer
 	{"stellar", "GAAZI4TCR3TY5OJHCTJC2A4QSY6CJWJH5IAJTGKIN2ER7LBNVKOCCWN7"}, // SEP-23
 }
