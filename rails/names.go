@@ -59,7 +59,8 @@ func (t Trigger) SelectSuffix(value string) Outcome {
 // holder's name when the account is valid.
 type Resolution struct {
 	Outcome     Outcome
-	AccountName string
+	AccountName string // when Outcome is OutcomeValid
+	Message     string // why not, for the API caller, otherwise
 }
 
 // SandboxNames resolves account holder names on the sandbox, from the
@@ -72,11 +73,16 @@ func (SandboxNames) ResolveName(ctx context.Context, m Method, accountNumber str
 	if err := ctx.Err(); err != nil {
 		return Resolution{}, err
 	}
-	o := ValidationTrigger.SelectSuffix(accountNumber)
-	if o != OutcomeValid {
-		return Resolution{Outcome: o}, nil
+	switch o := ValidationTrigger.SelectSuffix(accountNumber); o {
+	case OutcomeAccountNotFound:
+		return Resolution{Outcome: o, Message: "No account with this number exists on " + m.Name + " (sandbox: account number ending in 000000)"}, nil
+	case OutcomeAccountClosed:
+		return Resolution{Outcome: o, Message: "The account is closed (sandbox: account number ending in 000001)"}, nil
+	case OutcomeTimeout:
+		return Resolution{Outcome: o, Message: m.Name + " did not answer in time; retry later (sandbox: account number ending in 000002)"}, nil
+	default:
+		return Resolution{Outcome: o, AccountName: sandboxHolderName(accountNumber)}, nil
 	}
-	return Resolution{Outcome: o, AccountName: sandboxHolderName(accountNumber)}, nil
 }
 
 // ResolveName always fails on a deployment without provider adapters: no
