@@ -178,7 +178,7 @@ func (s *Server) recipientSpec(req *recipientRequestBody, prefix string) (ledger
 	case res.Outcome == rails.OutcomeTimeout:
 		return spec, &ledger.Error{Code: ledger.CodeUnavailable, Message: res.Message + "; nothing was saved"}
 	case res.Outcome != rails.OutcomeValid:
-		return spec, ledger.FieldInvalid(prefix+"accountNumber", "cannot be saved: "+res.Message+" ("+string(res.Outcome)+")")
+		return spec, ledger.FieldInvalid(prefix+"accountNumber", "was refused by the rail ("+string(res.Outcome)+"): "+res.Message)
 	}
 	spec.AccountName = res.AccountName // the rail's name is the validated one
 	return spec, nil
