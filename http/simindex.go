@@ -30,7 +30,7 @@ type simulationJSON struct {
 	Method      string         `json:"method"`
 	Path        string         `json:"path"`
 	Description string         `json:"description"`
-	Outcomes    []string       `json:"outcomes,omitempty"`
+	Outcomes    []string       `json:"outcomes"` // explicit outcome values; none for triggers
 	Trigger     *triggerJSON   `json:"trigger,omitempty"`
 	Scenarios   jsontext.Value `json:"scenarios,omitzero"`
 }
@@ -56,7 +56,7 @@ func (s *Server) simulationIndex() []simulationJSON {
 		}
 		out = append(out, simulationJSON{
 			Operation: t.Operation, Method: t.Method, Path: t.Path, Description: t.Description,
-			Trigger: &triggerJSON{Field: t.Field, Rule: t.Rule}, Scenarios: sorted,
+			Outcomes: []string{}, Trigger: &triggerJSON{Field: t.Field, Rule: t.Rule}, Scenarios: sorted,
 		})
 	}
 	var explicit []simulationJSON
@@ -64,9 +64,13 @@ func (s *Server) simulationIndex() []simulationJSON {
 		if e.sim == nil {
 			continue
 		}
+		outcomes := e.sim.outcomes
+		if outcomes == nil {
+			outcomes = []string{}
+		}
 		explicit = append(explicit, simulationJSON{
 			Operation: e.sim.operation, Method: e.method, Path: e.path,
-			Description: e.sim.description, Outcomes: e.sim.outcomes,
+			Description: e.sim.description, Outcomes: outcomes,
 		})
 	}
 	sort.Slice(explicit, func(i, j int) bool {
