@@ -53,6 +53,12 @@ type State struct {
 	// eventHooks run for every event, in the Apply that emits it.
 	eventHooks []func(*State, Event)
 
+	// Files and disputes (file.go, dispute.go).
+	files               *store[File]
+	fileKeys            *store[fileSigningKey]
+	disputes            *store[Dispute]
+	disputeByCollection map[string]string // collection id → its dispute
+
 	frozen bool // a snapshot is reading the tables' bases
 }
 
@@ -96,6 +102,12 @@ func NewState() *State {
 	}
 	s.events = newStore("events", func(e *Event) (string, string) { return e.ID, e.OrgID }, encodeEvent, decodeEvent)
 	s.sections = append(s.sections, s.events)
+
+	// Files and disputes.
+	s.files, s.fileKeys = newFileStores()
+	s.disputes = newDisputeStore()
+	s.disputeByCollection = make(map[string]string)
+	s.sections = append(s.sections, s.files, s.fileKeys, s.disputes)
 	return s
 }
 
@@ -112,6 +124,11 @@ type Result struct {
 	Payout       *Payout
 	Collection   *Collection
 	Funding      *Funding
+
+	// Files and disputes.
+	File           *File
+	Dispute        *Dispute
+	DisputeMessage *DisputeMessage
 }
 
 // Apply applies one command and returns its result.
@@ -181,6 +198,9 @@ func (s *State) Check() error {
 		if a.Purpose == PurposeMerchant && a.Available() < 0 {
 			return fmt.Errorf("account %s: available balance %d is negative", n, a.Available())
 		}
+		if a.Held < 0 {
+			return fmt.Errorf("account %s: holds %d, a negative amount", n, a.Held)
+		}
 	}
-	return nil
+	return s.checkHolds()
 }
