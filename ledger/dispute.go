@@ -391,7 +391,9 @@ func (c *OpenDispute) apply(s *State) Result {
 		panic("ledger: completed collection without its account " + col.AccountNumber)
 	}
 	if a.Available() < c.Amount {
-		return Result{Err: InsufficientFunds(a.Available(), c.Amount, a.Currency)}
+		e := InsufficientFunds(a.Available(), c.Amount, a.Currency)
+		e.Message = "Insufficient funds: the available balance cannot hold the disputed amount"
+		return Result{Err: e}
 	}
 	a.Held += c.Amount
 	s.accounts.put(a.Number, a)
