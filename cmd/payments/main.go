@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"os/signal"
 	"runtime/debug"
 	"strings"
@@ -234,6 +235,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		Actors:             sys,
 		Cluster:            node,
 		PeerHTTP:           peerHTTP,
+		FilesDir:           filepath.Join(cfg.dataDir, "blobs"), // uploaded files' bytes, beside the log
 		Logger:             logger,
 		RateLimitPerSecond: cfg.rateLimit,
 		CommitTimeout:      cfg.commitTimeout,
