@@ -7,6 +7,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/valyala/fasthttp"
+
 	"payments/ledger"
 )
 
@@ -204,4 +206,28 @@ func FuzzParseUpload(f *testing.F) {
 			t.Fatalf("accepted %d bytes of %s for %s", len(u.content), typ, purpose.Name)
 		}
 	})
+}
+
+// Only the upload and the peers' push read more body than a JSON call.
+func TestBodyLimitFor(t *testing.T) {
+	cases := []struct {
+		method, uri string
+		want        int
+	}{
+		{"POST", "/v1/files", uploadBodyBytesMax},
+		{"POST", "/v1/files?x=1", uploadBodyBytesMax},
+		{"PUT", "/internal/blobs/abc", ledger.FileSizeMaxBytes},
+		{"GET", "/v1/files", serverBodyBytesMax},
+		{"POST", "/v1/files/x", serverBodyBytesMax},
+		{"POST", "/v1/payouts", serverBodyBytesMax},
+		{"POST", "/internal/blobs/abc", serverBodyBytesMax},
+	}
+	for _, c := range cases {
+		var h fasthttp.RequestHeader
+		h.SetMethod(c.method)
+		h.SetRequestURI(c.uri)
+		if got := bodyLimitFor(&h); got != c.want {
+			t.Errorf("%s %s: %d, want %d", c.method, c.uri, got, c.want)
+		}
+	}
 }
