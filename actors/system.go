@@ -65,6 +65,7 @@ type System struct {
 	admit         chan struct{}
 	commitTimeout time.Duration
 	timers        sync.Pool // *time.Timer, stopped
+	expiry        *expiryTicker
 }
 
 // Reply is the answer to a write. Err is set when the outcome is not a
@@ -111,7 +112,7 @@ func Start(cfg Config) *System {
 	router := as.Root.Spawn(actor.PropsFromProducer(func() actor.Actor {
 		return &accountRouter{deps: d, children: make(map[accountKey]*routedChild)}
 	}))
-	return &System{
+	s := &System{
 		actors:        as,
 		deps:          d,
 		router:        router,
@@ -119,12 +120,15 @@ func Start(cfg Config) *System {
 		admit:         make(chan struct{}, cfg.InFlightMax),
 		commitTimeout: cfg.CommitTimeout,
 	}
+	s.expiry = startExpiryTicker(s, ExpiryInterval)
+	return s
 }
 
 // Stop stops the actors and the proposer. Writes still in flight are
 // answered ErrNotLeader or ErrOutcomeUnknown.
 func (s *System) Stop() {
 	s.stopOnce.Do(func() {
+		s.expiry.close()
 		s.actors.Root.Stop(s.deps.driver)
 		s.proposer.Stop()
 		s.actors.Root.Stop(s.router)
@@ -137,6 +141,7 @@ func (s *System) Stop() {
 // rails.
 func (s *System) SetLeading(leading bool) {
 	s.actors.Root.Send(s.deps.driver, &leadership{leading: leading})
+	s.expiry.leading.Store(leading)
 }
 
 // Read calls fn with the applied state under the read lock; see

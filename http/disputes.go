@@ -102,8 +102,7 @@ type threadRenderer struct {
 }
 
 func (c *call) threadRenderer(st *ledger.State) threadRenderer {
-	key, _ := st.FileSigningKey()
-	return threadRenderer{sign: c.signer(key), files: func(id string) (ledger.File, bool) { return st.File(c.org, id) }}
+	return threadRenderer{sign: c.signer(st), files: func(id string) (ledger.File, bool) { return st.File(c.org, id) }}
 }
 
 func (t threadRenderer) message(m *ledger.DisputeMessage) disputeMessageJSON {

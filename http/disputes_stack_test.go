@@ -221,4 +221,23 @@ func TestUploadLimitsAndDownload(t *testing.T) {
 	if !strings.HasPrefix(resp.Header.Get("Content-Security-Policy"), "default-src 'none'") {
 		t.Errorf("Content-Security-Policy: %q", resp.Header.Get("Content-Security-Policy"))
 	}
+
+	// Advancing the organization's sandbox clock past the link's lifetime
+	// (a day for a logo) expires it; a fresh get signs a new one.
+	s.mustStatus(s.do("POST", "/v1/simulations/advance-clock", s.key, `{"seconds":90000}`), 200)
+	expired := s.do("GET", path, "", nil)
+	s.mustStatus(expired, 403)
+	if !strings.Contains(string(expired.body), "expired") {
+		t.Fatalf("after the clock moved: %s", expired.body)
+	}
+	id := r.json(t)["file"].(map[string]any)["id"].(string)
+	fresh := s.do("GET", "/v1/files/"+id, s.key, nil).json(t)["file"].(map[string]any)["url"].(string)
+	resp2, err := s.client.Get("http://" + s.addr + fresh[strings.Index(fresh, "/v1/"):])
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp2.Body.Close()
+	if resp2.StatusCode != 200 {
+		t.Fatalf("fresh url: %d", resp2.StatusCode)
+	}
 }

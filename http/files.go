@@ -83,9 +83,13 @@ type urlSigner struct {
 }
 
 // signer returns the URL signer for this request: the host the client
-// called and the replicated key (nil before any file exists).
-func (c *call) signer(key []byte) urlSigner {
-	return urlSigner{base: "http://" + string(c.ctx.Host()), key: key, now: c.s.cfg.Actors.Now()}
+// called, the replicated key (nil before any file exists), and the
+// organization's clock, so that advancing a sandbox clock expires links as
+// it expires everything else. Call it under the state's read lock.
+func (c *call) signer(st *ledger.State) urlSigner {
+	key, _ := st.FileSigningKey()
+	now := time.UnixMilli(st.OrgNow(c.org, c.s.cfg.Actors.Now().UnixMilli()))
+	return urlSigner{base: "http://" + string(c.ctx.Host()), key: key, now: now}
 }
 
 func (u urlSigner) url(f *ledger.File) string {
@@ -176,7 +180,8 @@ func (c *call) uploadFile() {
 		Purpose: purpose.Name, Filename: up.filename, ContentType: contentType,
 		Size: int64(len(up.content)), SHA256: digest,
 	})
-	sign := c.signer(key)
+	var sign urlSigner
+	c.s.cfg.Actors.Read(func(st *ledger.State) { sign = c.signer(st) })
 	c.created(r, func(res *ledger.Result) any {
 		f := renderFile(res.File)
 		f.URL = sign.url(res.File)
@@ -193,17 +198,17 @@ func (c *call) getFile() {
 	}
 	var f ledger.File
 	var found bool
-	var key []byte
+	var sign urlSigner
 	c.s.cfg.Actors.Read(func(s *ledger.State) {
 		f, found = s.File(c.org, id)
-		key, _ = s.FileSigningKey()
+		sign = c.signer(s)
 	})
 	if !found {
 		c.fail(notFound("File"))
 		return
 	}
 	body := fileBody{renderFile(&f)}
-	body.File.URL = c.signer(key).url(&f)
+	body.File.URL = sign.url(&f)
 	c.ok(fasthttp.StatusOK, &body)
 }
 
@@ -272,28 +277,31 @@ func (s *Server) downloadFile(ctx *fasthttp.RequestCtx) {
 		writeError(ctx, e)
 		return
 	}
-	if s.cfg.Actors.Now().Unix() > expires {
-		writeError(ctx, &ledger.Error{Code: ledger.CodeForbidden,
-			Message: "This file link has expired; get the file again (GET /v1/files/{id}) for a fresh url"})
-		return
-	}
 	var f ledger.File
 	var found bool
 	var key []byte
+	var nowSeconds int64 // on the file's organization's clock
 	s.cfg.Actors.Read(func(st *ledger.State) {
 		f, found = st.FileByID(id)
 		key, _ = st.FileSigningKey()
+		nowSeconds = st.OrgNow(f.OrgID, s.cfg.Actors.Now().UnixMilli()) / 1000
 	})
 	if (key == nil || !found) && s.forwardIfFollower(ctx) {
 		return
 	}
-	if key == nil || !hmac.Equal([]byte(signature), []byte(fileSignature(key, id, expiresText))) {
-		writeError(ctx, &ledger.Error{Code: ledger.CodeForbidden,
-			Message: "This file link's signature is invalid; use the url exactly as the API returned it"})
+	invalid := &ledger.Error{Code: ledger.CodeForbidden,
+		Message: "This file link's signature is invalid; use the url exactly as the API returned it"}
+	if key == nil || !found { // no valid link names an unknown file
+		writeError(ctx, invalid)
 		return
 	}
-	if !found {
-		writeError(ctx, notFound("File"))
+	if nowSeconds > expires {
+		writeError(ctx, &ledger.Error{Code: ledger.CodeForbidden,
+			Message: "This file link has expired; get the file again (GET /v1/files/{id}) for a fresh url"})
+		return
+	}
+	if !hmac.Equal([]byte(signature), []byte(fileSignature(key, id, expiresText))) {
+		writeError(ctx, invalid)
 		return
 	}
 	if s.blobs == nil {
@@ -318,7 +326,7 @@ func (s *Server) downloadFile(ctx *fasthttp.RequestCtx) {
 	h.Set("Content-Disposition", contentDisposition(f.Filename))
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Content-Security-Policy", "default-src 'none'; sandbox")
-	h.Set("Cache-Control", "private, max-age="+strconv.FormatInt(max(expires-s.cfg.Actors.Now().Unix(), 0), 10))
+	h.Set("Cache-Control", "private, max-age="+strconv.FormatInt(max(expires-nowSeconds, 0), 10))
 	ctx.SetStatusCode(fasthttp.StatusOK)
 	ctx.SetBodyStream(file, int(size)) // fasthttp closes file when sent
 }

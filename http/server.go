@@ -47,6 +47,10 @@ type Config struct {
 	// adapters: creating payouts and collections answers 503.
 	NoProvider bool
 
+	// Rates prices currency pairs: the sandbox table by default, and no
+	// source (503 rate_unavailable) on production until one is connected.
+	Rates rails.RateSource
+
 	// FilesDir is the node's blob store of uploaded files (package blob),
 	// under its data directory. Empty: uploads and downloads answer 503.
 	FilesDir string
@@ -99,6 +103,12 @@ func New(cfg Config) *Server {
 	}
 	if cfg.CommitTimeout <= 0 {
 		cfg.CommitTimeout = defaultCommitWait
+	}
+	if cfg.Rates == nil {
+		cfg.Rates = rails.SandboxRates{SpreadBasisPoints: SandboxSpreadBasisPoints}
+		if cfg.Live {
+			cfg.Rates = rails.NoRates{}
+		}
 	}
 	if cfg.Catalogue == nil {
 		cfg.Catalogue = rails.DefaultCatalogue()
