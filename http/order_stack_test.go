@@ -20,14 +20,14 @@ var quickTiming = rails.SandboxTiming{
 	CustomerTimeout:   50 * time.Millisecond,
 }
 
-func (s *stack) createOrder(body string) map[string]any {
+func (s *stack) orderCreate(body string) map[string]any {
 	s.t.Helper()
 	r := s.do("POST", "/v1/orders", s.key, body)
 	s.mustStatus(r, 201)
 	return r.json(s.t)["order"].(map[string]any)
 }
 
-func (s *stack) deposit(body string) map[string]any {
+func (s *stack) orderDeposit(body string) map[string]any {
 	s.t.Helper()
 	r := s.do("POST", "/v1/simulations/order-deposit", s.key, body)
 	s.mustStatus(r, 200)
@@ -35,7 +35,7 @@ func (s *stack) deposit(body string) map[string]any {
 }
 
 // settleOrder polls the order until it leaves its in-flight statuses.
-func (s *stack) settleOrder(id string) map[string]any {
+func (s *stack) orderSettle(id string) map[string]any {
 	s.t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
 	for {
@@ -54,7 +54,7 @@ func (s *stack) settleOrder(id string) map[string]any {
 }
 
 // balances maps currency to total balance, as GET /v1/accounts shows them.
-func (s *stack) balances() map[string]string {
+func (s *stack) orderBalances() map[string]string {
 	s.t.Helper()
 	out := map[string]string{}
 	for _, a := range s.do("GET", "/v1/accounts", s.key, nil).json(s.t)["data"].([]any) {
@@ -66,7 +66,7 @@ func (s *stack) balances() map[string]string {
 
 // entries lists the ledger entries of the balance in currency, oldest
 // first, as "type amount".
-func (s *stack) entries(currency string) []string {
+func (s *stack) orderEntries(currency string) []string {
 	s.t.Helper()
 	var id string
 	for _, a := range s.do("GET", "/v1/accounts", s.key, nil).json(s.t)["data"].([]any) {
@@ -98,15 +98,6 @@ func (s *stack) orderEvents(id string) []string {
 	return out
 }
 
-func (s *stack) checkLedger() {
-	s.t.Helper()
-	s.sys.Read(func(st *ledger.State) {
-		if err := st.Check(); err != nil {
-			s.t.Fatal(err)
-		}
-	})
-}
-
 // Each instruction type's full life over real HTTP, through the actors,
 // the Raft log and the sandbox rails: the order ends completed, its legs
 // completed, the balances hold only what the rules leave there, and every
@@ -116,14 +107,14 @@ func TestOrderLivesOverHTTP(t *testing.T) {
 	completed := []string{ledger.EventOrderAwaitingFunds, ledger.EventOrderFundsReceived, ledger.EventOrderProcessing, ledger.EventOrderCompleted}
 
 	// Crypto: seen, confirmed, converted, paid out.
-	o := st.createOrder(`{"from":{"code":"usdt_tron","currency":"USDT","amount":100},"to":{"code":"gh_mtn","currency":"GHS","accountNumber":"233559630374"},"externalReference":"crypto"}`)
+	o := st.orderCreate(`{"from":{"code":"usdt_tron","currency":"USDT","amount":100},"to":{"code":"gh_mtn","currency":"GHS","accountNumber":"233559630374"},"externalReference":"crypto"}`)
 	crypto := o["id"].(string)
 	if o["rate"] != "15.444" || o["expectedAmount"] != "101.000000" || o["instructions"].(map[string]any)["type"] != "crypto" {
 		t.Fatalf("crypto order %v", o)
 	}
-	st.deposit(fmt.Sprintf(`{"orderId":%q,"outcome":"unconfirmed"}`, crypto))
-	st.deposit(fmt.Sprintf(`{"orderId":%q}`, crypto))
-	o = st.settleOrder(crypto)
+	st.orderDeposit(fmt.Sprintf(`{"orderId":%q,"outcome":"unconfirmed"}`, crypto))
+	st.orderDeposit(fmt.Sprintf(`{"orderId":%q}`, crypto))
+	o = st.orderSettle(crypto)
 	if o["status"] != "completed" || o["completedAt"] == nil {
 		t.Fatalf("crypto order ended %v", o)
 	}
@@ -136,21 +127,21 @@ func TestOrderLivesOverHTTP(t *testing.T) {
 	if p["status"] != "completed" || p["to"].(map[string]any)["amount"] != "1544.40" || c["status"] != "completed" || c["type"] != "crypto" {
 		t.Fatalf("legs: payout %v, collection %v", p, c)
 	}
-	if got, want := st.entries("USDT"), []string{"collection_credit 101.000000", "collection_fee_debit -1.000000", "order_fx_debit -100.000000"}; !slices.Equal(got, want) {
+	if got, want := st.orderEntries("USDT"), []string{"collection_credit 101.000000", "collection_fee_debit -1.000000", "order_fx_debit -100.000000"}; !slices.Equal(got, want) {
 		t.Fatalf("USDT entries %v, want %v", got, want)
 	}
-	if got, want := st.entries("GHS"), []string{"order_fx_credit 1544.40", "payout_debit -1544.40"}; !slices.Equal(got, want) {
+	if got, want := st.orderEntries("GHS"), []string{"order_fx_credit 1544.40", "payout_debit -1544.40"}; !slices.Equal(got, want) {
 		t.Fatalf("GHS entries %v, want %v", got, want)
 	}
 
 	// Bank: a transfer into the virtual account, paid out in the same currency.
-	o = st.createOrder(`{"from":{"code":"gh_ghipss","currency":"GHS"},"to":{"code":"gh_mtn","currency":"GHS","accountNumber":"233559630374","amount":"500.00"},"externalReference":"bank"}`)
+	o = st.orderCreate(`{"from":{"code":"gh_ghipss","currency":"GHS"},"to":{"code":"gh_mtn","currency":"GHS","accountNumber":"233559630374","amount":"500.00"},"externalReference":"bank"}`)
 	bank := o["id"].(string)
 	if in := o["instructions"].(map[string]any); in["type"] != "virtual_account" || in["accountName"] != "Golden Org" {
 		t.Fatalf("bank instructions %v", in)
 	}
-	st.deposit(fmt.Sprintf(`{"orderId":%q,"amount":"505.00"}`, bank))
-	if o = st.settleOrder(bank); o["status"] != "completed" {
+	st.orderDeposit(fmt.Sprintf(`{"orderId":%q,"amount":"505.00"}`, bank))
+	if o = st.orderSettle(bank); o["status"] != "completed" {
 		t.Fatalf("bank order ended %v", o)
 	}
 	if got := st.orderEvents(bank); !slices.Equal(got, completed) {
@@ -159,12 +150,12 @@ func TestOrderLivesOverHTTP(t *testing.T) {
 
 	// Mobile money: the prompt is the collection leg; the driver runs it,
 	// and the payout it starts, to the end.
-	o = st.createOrder(`{"from":{"code":"gh_mtn","currency":"GHS","accountNumber":"233241234567","amount":"200"},"to":{"code":"usdc_solana","currency":"USDC","accountNumber":"7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU"},"externalReference":"mobile"}`)
+	o = st.orderCreate(`{"from":{"code":"gh_mtn","currency":"GHS","accountNumber":"233241234567","amount":"200"},"to":{"code":"usdc_solana","currency":"USDC","accountNumber":"7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU"},"externalReference":"mobile"}`)
 	mobile := o["id"].(string)
 	if o["collectionId"] == nil || o["expiresAt"] != nil || o["instructions"].(map[string]any)["type"] != "mobile_money" {
 		t.Fatalf("mobile order %v", o)
 	}
-	if o = st.settleOrder(mobile); o["status"] != "completed" || o["receivedAmount"] != "200.40" {
+	if o = st.orderSettle(mobile); o["status"] != "completed" || o["receivedAmount"] != "200.40" {
 		t.Fatalf("mobile order ended %v", o)
 	}
 	if got := st.orderEvents(mobile); !slices.Equal(got, completed) {
@@ -181,7 +172,7 @@ func TestOrderLivesOverHTTP(t *testing.T) {
 	}
 
 	// Every order paid out exactly what it took in, less its fee.
-	if b := st.balances(); b["USDT"] != "0.000000" || b["GHS"] != "0.00" || b["USDC"] != "0.000000" {
+	if b := st.orderBalances(); b["USDT"] != "0.000000" || b["GHS"] != "0.00" || b["USDC"] != "0.000000" {
 		t.Fatalf("balances %v", b)
 	}
 	st.checkLedger()
@@ -193,9 +184,9 @@ func TestOrderOutcomesOverHTTP(t *testing.T) {
 	st := newStack(t, stackOptions{timing: quickTiming, rateLimit: 1000})
 
 	// Overpaid: 150 for 101 expected; 49 USDT stay, the payout completes.
-	over := st.createOrder(`{"from":{"code":"usdt_tron","currency":"USDT","amount":100},"to":{"code":"gh_mtn","currency":"GHS","accountNumber":"233559630374"},"externalReference":"over"}`)["id"].(string)
-	st.deposit(fmt.Sprintf(`{"orderId":%q,"amount":150}`, over))
-	if o := st.settleOrder(over); o["status"] != "completed" || o["receivedAmount"] != "150.000000" {
+	over := st.orderCreate(`{"from":{"code":"usdt_tron","currency":"USDT","amount":100},"to":{"code":"gh_mtn","currency":"GHS","accountNumber":"233559630374"},"externalReference":"over"}`)["id"].(string)
+	st.orderDeposit(fmt.Sprintf(`{"orderId":%q,"amount":150}`, over))
+	if o := st.orderSettle(over); o["status"] != "completed" || o["receivedAmount"] != "150.000000" {
 		t.Fatalf("overpaid order ended %v", o)
 	}
 	want := []string{ledger.EventOrderAwaitingFunds, ledger.EventOrderOverpaid, ledger.EventOrderProcessing, ledger.EventOrderCompleted}
@@ -204,43 +195,43 @@ func TestOrderOutcomesOverHTTP(t *testing.T) {
 	}
 
 	// Underpaid: everything received stays on the balance, no fee, no payout.
-	under := st.createOrder(`{"from":{"code":"usdt_tron","currency":"USDT","amount":100},"to":{"code":"gh_mtn","currency":"GHS","accountNumber":"233559630374"},"externalReference":"under"}`)["id"].(string)
-	st.deposit(fmt.Sprintf(`{"orderId":%q,"amount":"60"}`, under))
-	if o := st.settleOrder(under); o["status"] != "underpaid" || o["payoutId"] != nil {
+	under := st.orderCreate(`{"from":{"code":"usdt_tron","currency":"USDT","amount":100},"to":{"code":"gh_mtn","currency":"GHS","accountNumber":"233559630374"},"externalReference":"under"}`)["id"].(string)
+	st.orderDeposit(fmt.Sprintf(`{"orderId":%q,"amount":"60"}`, under))
+	if o := st.orderSettle(under); o["status"] != "underpaid" || o["payoutId"] != nil {
 		t.Fatalf("underpaid order %v", o)
 	}
-	if b := st.balances(); b["USDT"] != "109.000000" || b["GHS"] != "0.00" {
+	if b := st.orderBalances(); b["USDT"] != "109.000000" || b["GHS"] != "0.00" {
 		t.Fatalf("balances after over- and underpayment %v", b)
 	}
 
 	// The payout leg is rejected (to.amount ending in .01): the order fails
 	// and the converted amount is refunded to the GHS balance.
-	failing := st.createOrder(`{"from":{"code":"gh_ghipss","currency":"GHS"},"to":{"code":"gh_mtn","currency":"GHS","accountNumber":"233559630374","amount":"100.01"},"externalReference":"payout-fails"}`)["id"].(string)
-	st.deposit(fmt.Sprintf(`{"orderId":%q}`, failing))
-	if o := st.settleOrder(failing); o["status"] != "failed" || o["statusMessage"] == nil {
+	failing := st.orderCreate(`{"from":{"code":"gh_ghipss","currency":"GHS"},"to":{"code":"gh_mtn","currency":"GHS","accountNumber":"233559630374","amount":"100.01"},"externalReference":"payout-fails"}`)["id"].(string)
+	st.orderDeposit(fmt.Sprintf(`{"orderId":%q}`, failing))
+	if o := st.orderSettle(failing); o["status"] != "failed" || o["statusMessage"] == nil {
 		t.Fatalf("order with a rejected payout %v", o)
 	}
 
 	// The prompt is rejected (expected 50.01): the order fails, nothing moves.
-	prompt := st.createOrder(`{"from":{"code":"gh_mtn","currency":"GHS","accountNumber":"233241234567","amount":"49.51"},"to":{"code":"gh_mtn","currency":"GHS","accountNumber":"233559630374"},"externalReference":"prompt-fails"}`)
+	prompt := st.orderCreate(`{"from":{"code":"gh_mtn","currency":"GHS","accountNumber":"233241234567","amount":"49.51"},"to":{"code":"gh_mtn","currency":"GHS","accountNumber":"233559630374"},"externalReference":"prompt-fails"}`)
 	if prompt["expectedAmount"] != "50.01" {
 		t.Fatalf("expected %v", prompt["expectedAmount"])
 	}
-	if o := st.settleOrder(prompt["id"].(string)); o["status"] != "failed" || o["payoutId"] != nil {
+	if o := st.orderSettle(prompt["id"].(string)); o["status"] != "failed" || o["payoutId"] != nil {
 		t.Fatalf("order with a rejected prompt %v", o)
 	}
-	if b := st.balances(); b["GHS"] != "100.01" {
+	if b := st.orderBalances(); b["GHS"] != "100.01" {
 		t.Fatalf("GHS balance %v after the failures, want the refunded 100.01", b["GHS"])
 	}
 
 	// Expiry on the organization's clock; a deposit afterwards is refused.
-	late := st.createOrder(`{"from":{"code":"usdt_tron","currency":"USDT","amount":10},"to":{"code":"gh_mtn","currency":"GHS","accountNumber":"233559630374"},"externalReference":"late"}`)["id"].(string)
+	late := st.orderCreate(`{"from":{"code":"usdt_tron","currency":"USDT","amount":10},"to":{"code":"gh_mtn","currency":"GHS","accountNumber":"233559630374"},"externalReference":"late"}`)["id"].(string)
 	st.mustStatus(st.do("POST", "/v1/simulations/advance-clock", st.key, `{"seconds":14399}`), 200)
 	if o := st.do("GET", "/v1/orders/"+late, st.key, nil).json(t)["order"].(map[string]any); o["status"] != "awaiting_funds" {
 		t.Fatalf("expired early: %v", o)
 	}
 	st.mustStatus(st.do("POST", "/v1/simulations/advance-clock", st.key, `{"seconds":1}`), 200)
-	if o := st.settleOrder(late); o["status"] != "expired" {
+	if o := st.orderSettle(late); o["status"] != "expired" {
 		t.Fatalf("order did not expire: %v", o)
 	}
 	r := st.do("POST", "/v1/simulations/order-deposit", st.key, fmt.Sprintf(`{"orderId":%q}`, late))
@@ -248,7 +239,7 @@ func TestOrderOutcomesOverHTTP(t *testing.T) {
 	if got := st.orderEvents(late); !slices.Equal(got, []string{ledger.EventOrderAwaitingFunds, ledger.EventOrderExpired}) {
 		t.Fatalf("expiry events %v", got)
 	}
-	if b := st.balances(); b["USDT"] != "109.000000" || b["GHS"] != "100.01" {
+	if b := st.orderBalances(); b["USDT"] != "109.000000" || b["GHS"] != "100.01" {
 		t.Fatalf("final balances %v", b)
 	}
 	st.checkLedger()

@@ -206,7 +206,16 @@ func (c *call) orderRequest(body *orderRequestBody) (actors.OrderRequest, *ledge
 	}
 	switch toMethod.Type {
 	case "crypto":
-		// to.accountNumber is the destination address.
+		// to.accountNumber is the destination address, checked by the
+		// chain's own rules.
+		if err := rails.ValidateAddress(toMethod.Chain, spec.ToAccountNumber); err != nil {
+			p.add("to.accountNumber", addressReason(err))
+		}
+		if spec.ToTag != "" {
+			if err := rails.ValidateTag(toMethod.Chain, spec.ToTag); err != nil {
+				p.add("to.tag", addressReason(err))
+			}
+		}
 	case "mobile_money":
 		p.digits("to.accountNumber", spec.ToAccountNumber, 8, 15)
 	default:

@@ -14,6 +14,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"payments/actors"
+	"payments/http/blob"
 	"payments/ledger"
 	"payments/rails"
 )
@@ -50,6 +51,14 @@ type Config struct {
 	// source (503 rate_unavailable) on production until one is connected.
 	Rates rails.RateSource
 
+	// Names resolves account holder names (validation.go); by default the
+	// sandbox's, or none when NoProvider is set.
+	Names NameResolver
+
+	// FilesDir is the node's blob store of uploaded files (package blob),
+	// under its data directory. Empty: uploads and downloads answer 503.
+	FilesDir string
+
 	RateLimitPerSecond int           // per API key; default 100
 	CommitTimeout      time.Duration // how long an administrative write waits for its commit; default 10s
 }
@@ -84,6 +93,10 @@ type Server struct {
 	forwarders map[string]*fasthttp.HostClient
 
 	scopes map[string]ledger.Scopes // "METHOD /path" → the scope the route needs
+
+	endpoints []endpoint // every API route, in registration order (simindex.go)
+
+	blobs *blob.Store // uploaded files' bytes; nil without Config.FilesDir
 }
 
 // New builds a Server.
@@ -106,12 +119,22 @@ func New(cfg Config) *Server {
 	if cfg.Catalogue == nil {
 		cfg.Catalogue = rails.DefaultCatalogue()
 	}
+	if cfg.Names == nil {
+		cfg.Names = defaultNames(cfg.NoProvider)
+	}
 	s := &Server{
 		cfg:        cfg,
 		limiter:    newRateLimiter(cfg.RateLimitPerSecond),
 		logger:     cfg.Logger,
 		forwarders: make(map[string]*fasthttp.HostClient),
 		scopes:     make(map[string]ledger.Scopes),
+	}
+	if cfg.FilesDir != "" {
+		b, err := blob.Open(cfg.FilesDir)
+		if err != nil {
+			cfg.Logger.Error("file storage unavailable", "dir", cfg.FilesDir, "err", err)
+		}
+		s.blobs = b
 	}
 	r := router.New()
 	r.RedirectTrailingSlash = false
@@ -123,17 +146,24 @@ func New(cfg Config) *Server {
 	s.router = r
 	s.routes()
 	s.srv = &fasthttp.Server{
-		Handler:               r.Handler,
-		ErrorHandler:          s.badRequest,
-		Name:                  "payments",
-		ReadTimeout:           readTimeout,
-		WriteTimeout:          writeTimeout,
-		IdleTimeout:           idleTimeout,
-		MaxRequestBodySize:    serverBodyBytesMax,
-		Concurrency:           concurrencyMax,
-		NoDefaultServerHeader: true,
-		CloseOnShutdown:       true,
-		Logger:                fasthttpLogger{cfg.Logger},
+		Handler:            r.Handler,
+		ErrorHandler:       s.badRequest,
+		Name:               "payments",
+		ReadTimeout:        readTimeout,
+		WriteTimeout:       writeTimeout,
+		IdleTimeout:        idleTimeout,
+		MaxRequestBodySize: serverBodyBytesMax,
+		// Uploads may be larger than JSON bodies; the limit is raised for
+		// their routes only, and multipart bodies are parsed by the upload
+		// handler, not pre-parsed (or spooled to disk) by fasthttp.
+		HeaderReceived: func(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
+			return fasthttp.RequestConfig{MaxRequestBodySize: bodyLimitFor(h)}
+		},
+		DisablePreParseMultipartForm: true,
+		Concurrency:                  concurrencyMax,
+		NoDefaultServerHeader:        true,
+		CloseOnShutdown:              true,
+		Logger:                       fasthttpLogger{cfg.Logger},
 	}
 	return s
 }
@@ -281,7 +311,7 @@ func (s *Server) badRequest(ctx *fasthttp.RequestCtx, err error) {
 	s.begin(ctx)
 	var e *ledger.Error
 	if errors.Is(err, fasthttp.ErrBodyTooLarge) {
-		e = bodyTooLarge(serverBodyBytesMax)
+		e = bodyTooLarge(bodyLimitFor(&ctx.Request.Header))
 	} else {
 		e = &ledger.Error{Code: ledger.CodeValidation, Message: "Malformed HTTP request"}
 	}

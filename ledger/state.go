@@ -54,8 +54,17 @@ type State struct {
 	// expirers make deadline-driven transitions (see clock.go).
 	expirers []expirer
 
+	// Recipients (recipient.go).
+	recipients *store[Recipient]
+
 	// eventHooks run for every event, in the Apply that emits it.
 	eventHooks []func(*State, Event)
+
+	// Files and disputes (file.go, dispute.go).
+	files               *store[File]
+	fileKeys            *store[fileSigningKey]
+	disputes            *store[Dispute]
+	disputeByCollection map[string]string // collection id → its dispute
 
 	orders *orderBook // orders and their indexes (order.go)
 
@@ -103,6 +112,16 @@ func NewState() *State {
 	s.events = newStore("events", func(e *Event) (string, string) { return e.ID, e.OrgID }, encodeEvent, decodeEvent)
 	s.clocks = newStore("clocks", func(c *Clock) (string, string) { return c.OrgID, c.OrgID }, encodeClock, decodeClock)
 	s.sections = append(s.sections, s.events, s.clocks)
+	// Recipients (recipient.go).
+	s.recipients = newRecipientStore()
+	s.sections = append(s.sections, s.recipients)
+
+	// Files and disputes.
+	s.files, s.fileKeys = newFileStores()
+	s.disputes = newDisputeStore()
+	s.disputeByCollection = make(map[string]string)
+	s.sections = append(s.sections, s.files, s.fileKeys, s.disputes)
+
 	s.registerOrders()
 	return s
 }
@@ -121,7 +140,16 @@ type Result struct {
 	Collection   *Collection
 	Funding      *Funding
 	Clock        *Clock
-	Order        *Order
+
+	// Recipients (recipient.go).
+	Recipient      *Recipient
+	RecipientBatch []RecipientOutcome
+	// Files and disputes.
+	File           *File
+	Dispute        *Dispute
+	DisputeMessage *DisputeMessage
+	// Orders (order.go).
+	Order *Order
 }
 
 // Apply applies one command and returns its result.
@@ -191,6 +219,9 @@ func (s *State) Check() error {
 		if a.Purpose == PurposeMerchant && a.Available() < 0 {
 			return fmt.Errorf("account %s: available balance %d is negative", n, a.Available())
 		}
+		if a.Held < 0 {
+			return fmt.Errorf("account %s: holds %d, a negative amount", n, a.Held)
+		}
 	}
-	return nil
+	return s.checkHolds()
 }
