@@ -57,6 +57,9 @@ type State struct {
 	// eventHooks run for every event, in the Apply that emits it.
 	eventHooks []func(*State, Event)
 
+	// Quotes and conversions (conversion.go).
+	fx conversions
+
 	frozen bool // a snapshot is reading the tables' bases
 }
 
@@ -101,6 +104,9 @@ func NewState() *State {
 	s.events = newStore("events", func(e *Event) (string, string) { return e.ID, e.OrgID }, encodeEvent, decodeEvent)
 	s.clocks = newStore("clocks", func(c *Clock) (string, string) { return c.OrgID, c.OrgID }, encodeClock, decodeClock)
 	s.sections = append(s.sections, s.events, s.clocks)
+
+	// Quotes and conversions.
+	s.fx = newConversions(s)
 	return s
 }
 
@@ -118,6 +124,10 @@ type Result struct {
 	Collection   *Collection
 	Funding      *Funding
 	Clock        *Clock
+
+	// Quotes and conversions.
+	Quote      *Quote
+	Conversion *Conversion
 }
 
 // Apply applies one command and returns its result.
