@@ -19,6 +19,15 @@
 // scheme (see accountActor) is exact, so a balance that covers K of N
 // concurrent debits accepts exactly K.
 //
+// # Quotes
+//
+// Each conversion quote has an actor too (quote.go), spawned by the quote
+// router on the first execution request and stopped when idle. It serializes
+// the executions of its quote: one proposes, those arriving while it is in
+// flight join it and get its conversion. A conversion's debit carries no
+// reservation of the account actor; the ledger's check at apply time keeps
+// conversions and payouts together from overdrawing a balance (see quote.go).
+//
 // # The rail driver
 //
 // On the leader, the driver moves payouts and collections through their

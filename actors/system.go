@@ -66,6 +66,8 @@ type System struct {
 	commitTimeout time.Duration
 	timers        sync.Pool // *time.Timer, stopped
 	expiry        *expiryTicker
+
+	quotes *actor.PID // the quote actors' router (quote.go)
 }
 
 // Reply is the answer to a write. Err is set when the outcome is not a
@@ -120,6 +122,7 @@ func Start(cfg Config) *System {
 		admit:         make(chan struct{}, cfg.InFlightMax),
 		commitTimeout: cfg.CommitTimeout,
 	}
+	s.quotes = spawnQuoteRouter(as, d)
 	s.expiry = startExpiryTicker(s, ExpiryInterval)
 	return s
 }
@@ -132,6 +135,7 @@ func (s *System) Stop() {
 		s.actors.Root.Stop(s.deps.driver)
 		s.proposer.Stop()
 		s.actors.Root.Stop(s.router)
+		s.actors.Root.Stop(s.quotes)
 		s.actors.Shutdown()
 	})
 }

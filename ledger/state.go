@@ -66,6 +66,9 @@ type State struct {
 	disputes            *store[Dispute]
 	disputeByCollection map[string]string // collection id → its dispute
 
+	// Quotes and conversions (conversion.go).
+	fx conversions
+
 	frozen bool // a snapshot is reading the tables' bases
 }
 
@@ -119,6 +122,9 @@ func NewState() *State {
 	s.disputes = newDisputeStore()
 	s.disputeByCollection = make(map[string]string)
 	s.sections = append(s.sections, s.files, s.fileKeys, s.disputes)
+
+	// Quotes and conversions.
+	s.fx = newConversions(s)
 	return s
 }
 
@@ -144,6 +150,10 @@ type Result struct {
 	File           *File
 	Dispute        *Dispute
 	DisputeMessage *DisputeMessage
+
+	// Quotes and conversions.
+	Quote      *Quote
+	Conversion *Conversion
 }
 
 // Apply applies one command and returns its result.
