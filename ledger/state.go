@@ -53,6 +53,9 @@ type State struct {
 	// eventHooks run for every event, in the Apply that emits it.
 	eventHooks []func(*State, Event)
 
+	// Webhook endpoints and deliveries (webhook.go).
+	webhooks webhookState
+
 	frozen bool // a snapshot is reading the tables' bases
 }
 
@@ -96,6 +99,7 @@ func NewState() *State {
 	}
 	s.events = newStore("events", func(e *Event) (string, string) { return e.ID, e.OrgID }, encodeEvent, decodeEvent)
 	s.sections = append(s.sections, s.events)
+	s.initWebhooks() // webhook.go
 	return s
 }
 
@@ -112,6 +116,10 @@ type Result struct {
 	Payout       *Payout
 	Collection   *Collection
 	Funding      *Funding
+
+	// Webhooks (webhook.go).
+	WebhookEndpoint *WebhookEndpoint
+	WebhookDelivery *WebhookDelivery
 }
 
 // Apply applies one command and returns its result.
