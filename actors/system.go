@@ -29,6 +29,9 @@ type Config struct {
 	// CommitTimeout is how long a write waits for its command to be applied
 	// before answering ErrOutcomeUnknown (default ten seconds).
 	CommitTimeout time.Duration
+
+	// Webhooks configures webhook delivery (webhooks.go).
+	Webhooks WebhookConfig
 }
 
 // deps is what every actor of a System shares. It is immutable once built.
@@ -65,6 +68,10 @@ type System struct {
 	admit         chan struct{}
 	commitTimeout time.Duration
 	timers        sync.Pool // *time.Timer, stopped
+
+	// Webhook delivery (webhooks.go); nil without a payload renderer.
+	webhooks      *webhookEngine
+	webhookPolicy WebhookURLPolicy
 }
 
 // Reply is the answer to a write. Err is set when the outcome is not a
@@ -111,14 +118,19 @@ func Start(cfg Config) *System {
 	router := as.Root.Spawn(actor.PropsFromProducer(func() actor.Actor {
 		return &accountRouter{deps: d, children: make(map[accountKey]*routedChild)}
 	}))
-	return &System{
+	sys := &System{
 		actors:        as,
 		deps:          d,
 		router:        router,
 		proposer:      proposer,
 		admit:         make(chan struct{}, cfg.InFlightMax),
 		commitTimeout: cfg.CommitTimeout,
+		webhookPolicy: cfg.Webhooks.Policy,
 	}
+	if cfg.Webhooks.Payload != nil {
+		sys.webhooks = startWebhooks(d, as, cfg.Webhooks)
+	}
+	return sys
 }
 
 // Stop stops the actors and the proposer. Writes still in flight are
@@ -126,6 +138,9 @@ func Start(cfg Config) *System {
 func (s *System) Stop() {
 	s.stopOnce.Do(func() {
 		s.actors.Root.Stop(s.deps.driver)
+		if s.webhooks != nil {
+			s.actors.Root.Stop(s.webhooks.driver)
+		}
 		s.proposer.Stop()
 		s.actors.Root.Stop(s.router)
 		s.actors.Shutdown()
@@ -137,6 +152,9 @@ func (s *System) Stop() {
 // rails.
 func (s *System) SetLeading(leading bool) {
 	s.actors.Root.Send(s.deps.driver, &leadership{leading: leading})
+	if s.webhooks != nil {
+		s.actors.Root.Send(s.webhooks.driver, &whLeadership{leading: leading})
+	}
 }
 
 // Read calls fn with the applied state under the read lock; see

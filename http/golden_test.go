@@ -156,6 +156,9 @@ func renderResponse(t *testing.T, n *normalizer, r response) string {
 		}
 	}
 	b.WriteString("\n")
+	if len(r.body) == 0 { // 204
+		return b.String()
+	}
 	var pretty bytes.Buffer
 	if err := json.Indent(&pretty, r.body, "", "  "); err != nil {
 		t.Fatalf("response body is not JSON: %s", r.body)
@@ -190,6 +193,9 @@ var volatile = []struct {
 	{"key", regexp.MustCompile(`key_[a-z0-9]{20}`)},
 	{"account", regexp.MustCompile(`\b[A-Z]{3,4}\d{8}\b`)},
 	{"cursor", regexp.MustCompile(`"nextCursor": "[A-Za-z0-9_-]+"`)},
+	// Webhooks (webhook ids whd_ and wev_ follow the log, so they are stable).
+	{"whe", regexp.MustCompile(`whe_[a-z0-9]{20}`)},
+	{"whsec", regexp.MustCompile(`whsec_[A-Za-z0-9+/]{43}=`)},
 }
 
 func (n *normalizer) normalize(s string) string {

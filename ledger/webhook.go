@@ -842,3 +842,7 @@ func init() {
 		func(e *encoder, s Subject) { w := s.(WebhookEndpoint); encodeWebhookEndpoint(e, &w) },
 		func(d *decoder) Subject { return decodeWebhookEndpoint(d) })
 }
+
+// KindOfSubject returns the record type of an event's subject, for the
+// API's table of renderers.
+func KindOfSubject(s Subject) SubjectKind { return s.subjectKind() }
