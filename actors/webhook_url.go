@@ -193,6 +193,10 @@ func (p WebhookURLPolicy) resolve(ctx context.Context, host string) ([]netip.Add
 	if ip, err := netip.ParseAddr(host); err == nil {
 		return []netip.Addr{ip}, p.CheckAddr(ip)
 	}
+	if isLoopbackName(host) { // localhost is loopback, whatever DNS says (RFC 6761)
+		ip := netip.AddrFrom4([4]byte{127, 0, 0, 1})
+		return []netip.Addr{ip}, p.CheckAddr(ip)
+	}
 	r := p.Resolver
 	if r == nil {
 		r = net.DefaultResolver

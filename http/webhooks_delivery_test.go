@@ -454,3 +454,38 @@ func TestWebhookLeaderKilledMidDelivery(t *testing.T) {
 		return fmt.Sprint(a) == fmt.Sprint(b)
 	})
 }
+
+// A dead endpoint holds only its own slots: while every attempt to it
+// hangs, no more than EndpointConcurrency of them are in flight, and a
+// healthy endpoint of the same organization receives everything.
+func TestWebhookSlowEndpointDelaysNoOther(t *testing.T) {
+	stuck := newReceiver(t, func(int) string { return "hold" })
+	healthy := newReceiver(t, nil)
+	h := startEngine(t, actors.Config{Webhooks: actors.WebhookConfig{
+		Timeout: 30 * time.Second, EndpointConcurrency: 2, Concurrency: 8,
+		Policy: actors.WebhookURLPolicy{AllowLoopback: true},
+	}})
+	h.endpoint("whe_stuck", stuck.url())
+	h.endpoint("whe_healthy", healthy.url())
+	const events = 10
+	for i := 0; i < events; i++ {
+		h.fund(fmt.Sprint("slow-", i))
+	}
+	waitFor(t, "the healthy endpoint to receive every event", 20*time.Second, func() bool {
+		var done int
+		h.sys.Read(func(s *ledger.State) {
+			done = len(s.WebhookDeliveries(h.org, ledger.DeliveryFilter{EndpointID: "whe_healthy", Status: ledger.DeliverySuccess}, ledger.CursorStart, 100).Items)
+		})
+		return done == events
+	})
+	waitFor(t, "attempts in flight to the stuck endpoint", 10*time.Second, func() bool { return stuck.held.Load() >= 2 })
+	if held := stuck.held.Load(); held != 2 {
+		t.Fatalf("%d attempts in flight to the stuck endpoint, want its bound of 2", held)
+	}
+	close(stuck.release)
+	waitFor(t, "the stuck endpoint to catch up", 20*time.Second, func() bool {
+		var pending int
+		h.sys.Read(func(s *ledger.State) { pending = len(s.PendingWebhookDeliveries()) })
+		return pending == 0
+	})
+}
