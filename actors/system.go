@@ -68,6 +68,7 @@ type System struct {
 	admit         chan struct{}
 	commitTimeout time.Duration
 	timers        sync.Pool // *time.Timer, stopped
+	expiry        *expiryTicker
 
 	// Webhook delivery (webhooks.go); nil without a payload renderer.
 	webhooks      *webhookEngine
@@ -118,7 +119,7 @@ func Start(cfg Config) *System {
 	router := as.Root.Spawn(actor.PropsFromProducer(func() actor.Actor {
 		return &accountRouter{deps: d, children: make(map[accountKey]*routedChild)}
 	}))
-	sys := &System{
+	s := &System{
 		actors:        as,
 		deps:          d,
 		router:        router,
@@ -127,16 +128,18 @@ func Start(cfg Config) *System {
 		commitTimeout: cfg.CommitTimeout,
 		webhookPolicy: cfg.Webhooks.Policy,
 	}
+	s.expiry = startExpiryTicker(s, ExpiryInterval)
 	if cfg.Webhooks.Payload != nil {
-		sys.webhooks = startWebhooks(d, as, cfg.Webhooks)
+		s.webhooks = startWebhooks(d, as, cfg.Webhooks)
 	}
-	return sys
+	return s
 }
 
 // Stop stops the actors and the proposer. Writes still in flight are
 // answered ErrNotLeader or ErrOutcomeUnknown.
 func (s *System) Stop() {
 	s.stopOnce.Do(func() {
+		s.expiry.close()
 		s.actors.Root.Stop(s.deps.driver)
 		if s.webhooks != nil {
 			s.actors.Root.Stop(s.webhooks.driver)
@@ -152,6 +155,7 @@ func (s *System) Stop() {
 // rails.
 func (s *System) SetLeading(leading bool) {
 	s.actors.Root.Send(s.deps.driver, &leadership{leading: leading})
+	s.expiry.leading.Store(leading)
 	if s.webhooks != nil {
 		s.actors.Root.Send(s.webhooks.driver, &whLeadership{leading: leading})
 	}

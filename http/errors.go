@@ -25,6 +25,7 @@ var statusOf = map[ledger.Code]int{
 	ledger.CodeOutcomeUnknown:    fasthttp.StatusServiceUnavailable,
 	ledger.CodeUnavailable:       fasthttp.StatusServiceUnavailable,
 	ledger.CodeInternal:          fasthttp.StatusInternalServerError,
+	ledger.CodeRateUnavailable:   fasthttp.StatusServiceUnavailable,
 }
 
 // HTTPStatus returns the HTTP status of an error code.

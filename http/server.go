@@ -46,6 +46,10 @@ type Config struct {
 	// adapters: creating payouts and collections answers 503.
 	NoProvider bool
 
+	// Rates prices currency pairs: the sandbox table by default, and no
+	// source (503 rate_unavailable) on production until one is connected.
+	Rates rails.RateSource
+
 	RateLimitPerSecond int           // per API key; default 100
 	CommitTimeout      time.Duration // how long an administrative write waits for its commit; default 10s
 }
@@ -92,6 +96,12 @@ func New(cfg Config) *Server {
 	}
 	if cfg.CommitTimeout <= 0 {
 		cfg.CommitTimeout = defaultCommitWait
+	}
+	if cfg.Rates == nil {
+		cfg.Rates = rails.SandboxRates{SpreadBasisPoints: SandboxSpreadBasisPoints}
+		if cfg.Live {
+			cfg.Rates = rails.NoRates{}
+		}
 	}
 	if cfg.Catalogue == nil {
 		cfg.Catalogue = rails.DefaultCatalogue()

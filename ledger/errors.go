@@ -25,6 +25,7 @@ const (
 	CodeOutcomeUnknown    Code = "outcome_unknown"     // leadership was lost mid-commit; retry with the same reference
 	CodeUnavailable       Code = "service_unavailable" // no leader, or the node is not ready; nothing was done
 	CodeInternal          Code = "internal_error"      // a bug; nothing is assumed to have happened
+	CodeRateUnavailable   Code = "rate_unavailable"    // no exchange rate can be had right now; nothing was done
 )
 
 // Error is the typed error of the service: a code, a message written for the

@@ -49,6 +49,10 @@ type State struct {
 	// after the built-in tables.
 	sections []section
 	events   *store[Event]
+	clocks   *store[Clock]
+
+	// expirers make deadline-driven transitions (see clock.go).
+	expirers []expirer
 
 	// eventHooks run for every event, in the Apply that emits it.
 	eventHooks []func(*State, Event)
@@ -98,7 +102,8 @@ func NewState() *State {
 		openCollections:      make(map[string]struct{}),
 	}
 	s.events = newStore("events", func(e *Event) (string, string) { return e.ID, e.OrgID }, encodeEvent, decodeEvent)
-	s.sections = append(s.sections, s.events)
+	s.clocks = newStore("clocks", func(c *Clock) (string, string) { return c.OrgID, c.OrgID }, encodeClock, decodeClock)
+	s.sections = append(s.sections, s.events, s.clocks)
 	s.initWebhooks() // webhook.go
 	return s
 }
@@ -116,6 +121,7 @@ type Result struct {
 	Payout       *Payout
 	Collection   *Collection
 	Funding      *Funding
+	Clock        *Clock
 
 	// Webhooks (webhook.go).
 	WebhookEndpoint *WebhookEndpoint

@@ -1,0 +1,68 @@
+package actors
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+
+	"payments/ledger"
+)
+
+// The expiry ticker proposes a ledger Tick when a deadline has passed (a
+// quote, order or checkout session expiring), so that the transition and
+// its event are committed like any other change. It runs on the leader
+// only; the state says what is due, so a new leader picks up where the old
+// one left off.
+//
+// It is a goroutine rather than an actor: it holds no state but the
+// leadership flag, and it only ever reads the state and proposes.
+
+// ExpiryInterval is how often the leader looks for passed deadlines.
+const ExpiryInterval = time.Second
+
+type expiryTicker struct {
+	leading atomic.Bool
+	stop    chan struct{}
+	done    chan struct{}
+}
+
+func startExpiryTicker(s *System, every time.Duration) *expiryTicker {
+	t := &expiryTicker{stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(t.done)
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		for {
+			select {
+			case <-t.stop:
+				return
+			case <-tick.C:
+				if t.leading.Load() {
+					s.ExpireDue()
+				}
+			}
+		}
+	}()
+	return t
+}
+
+func (t *expiryTicker) close() {
+	close(t.stop)
+	<-t.done
+}
+
+// ExpireDue proposes a Tick if anything is due at the leader's clock, and
+// waits for it to apply. The ticker calls it every ExpiryInterval; tests
+// call it to expire at once.
+func (s *System) ExpireDue() error {
+	at := s.deps.now().UnixMilli()
+	st := s.deps.state.RLockState()
+	due := st.ExpiryDue(at)
+	s.deps.state.RUnlockState()
+	if !due {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), s.commitTimeout)
+	defer cancel()
+	return s.Propose(ctx, &ledger.Tick{At: at}).Err
+}
