@@ -449,8 +449,12 @@ func TestWebhookLeaderKilledMidDelivery(t *testing.T) {
 	}
 	waitFor(t, "the follower to catch up", 10*time.Second, func() bool {
 		var a, b []ledger.WebhookDelivery
-		survivor.Read(func(s *ledger.State) { a = s.WebhookDeliveries(org, ledger.DeliveryFilter{}, ledger.CursorStart, 100).Items })
-		other.Read(func(s *ledger.State) { b = s.WebhookDeliveries(org, ledger.DeliveryFilter{}, ledger.CursorStart, 100).Items })
+		survivor.Read(func(s *ledger.State) {
+			a = s.WebhookDeliveries(org, ledger.DeliveryFilter{}, ledger.CursorStart, 100).Items
+		})
+		other.Read(func(s *ledger.State) {
+			b = s.WebhookDeliveries(org, ledger.DeliveryFilter{}, ledger.CursorStart, 100).Items
+		})
 		return fmt.Sprint(a) == fmt.Sprint(b)
 	})
 }
