@@ -12,6 +12,7 @@ require (
 	github.com/hashicorp/raft v1.8.0
 	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1
 	github.com/valyala/fasthttp v1.74.0
+	golang.org/x/crypto v0.55.0
 )
 
 require (

@@ -191,6 +191,7 @@ var volatile = []struct {
 	{"col", regexp.MustCompile(`col_[a-z0-9]{20}`)},
 	{"org", regexp.MustCompile(`org_[a-z0-9]{20}`)},
 	{"key", regexp.MustCompile(`key_[a-z0-9]{20}`)},
+	{"rcp", regexp.MustCompile(`rcp_[a-z0-9]{20}`)},
 	{"account", regexp.MustCompile(`\b[A-Z]{3,4}\d{8}\b`)},
 	{"cursor", regexp.MustCompile(`"nextCursor": "[A-Za-z0-9_-]+"`)},
 	// Webhooks (webhook ids whd_ and wev_ follow the log, so they are stable).
