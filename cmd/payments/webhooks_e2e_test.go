@@ -35,9 +35,16 @@ func TestWebhookDeliveredByTheBinary(t *testing.T) {
 			ID string `json:"id"`
 		} `json:"endpoint"`
 	}
-	if st, err := call(p.addr, "POST", "/v1/webhooks/endpoints",
-		map[string]any{"url": rcv.URL + "/hook", "events": []string{"account.credited"}}, &created); err != nil || st != 201 {
-		t.Fatalf("create endpoint: %d %v", st, err)
+	// Ready means a leader is known; the bootstrap key commits just after.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		st, err := call(p.addr, "POST", "/v1/webhooks/endpoints",
+			map[string]any{"url": rcv.URL + "/hook", "events": []string{"account.credited"}}, &created)
+		if err == nil && st == 201 {
+			break
+		}
+		if st != 401 || time.Now().After(deadline) {
+			t.Fatalf("create endpoint: %d %v", st, err)
+		}
 	}
 	var secret struct {
 		SigningSecret string `json:"signingSecret"`
