@@ -33,6 +33,13 @@
 // On the leader, the driver moves payouts and collections through their
 // rails from committed state, like an outbox; see driver.go.
 //
+// # Webhook delivery
+//
+// On the leader, a driver follows the committed webhook deliveries and hands
+// each to its endpoint's actor, which schedules, sends, signs and records
+// the attempts; see webhooks.go. URLs are checked at creation and at every
+// dial against WebhookURLPolicy (webhook_url.go).
+//
 // # Concurrency rules
 //
 // Actors share nothing mutable: they talk through messages, reply channels

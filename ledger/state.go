@@ -69,6 +69,9 @@ type State struct {
 	// Quotes and conversions (conversion.go).
 	fx conversions
 
+	// Webhook endpoints and deliveries (webhook.go).
+	webhooks webhookState
+
 	frozen bool // a snapshot is reading the tables' bases
 }
 
@@ -125,6 +128,8 @@ func NewState() *State {
 
 	// Quotes and conversions.
 	s.fx = newConversions(s)
+
+	s.initWebhooks() // webhook.go
 	return s
 }
 
@@ -154,6 +159,10 @@ type Result struct {
 	// Quotes and conversions.
 	Quote      *Quote
 	Conversion *Conversion
+
+	// Webhooks (webhook.go).
+	WebhookEndpoint *WebhookEndpoint
+	WebhookDelivery *WebhookDelivery
 }
 
 // Apply applies one command and returns its result.
