@@ -259,6 +259,9 @@ var volatile = []struct {
 	{"ord", regexp.MustCompile(`ord_[a-z0-9]{20}`)},
 	{"account", regexp.MustCompile(`\b[A-Z]{3,4}\d{8}\b`)},
 	{"cursor", regexp.MustCompile(`"nextCursor": "[A-Za-z0-9_-]+"`)},
+	// Webhooks (webhook ids whd_ and wev_ follow the log, so they are stable).
+	{"whe", regexp.MustCompile(`whe_[a-z0-9]{20}`)},
+	{"whsec", regexp.MustCompile(`whsec_[A-Za-z0-9+/]{43}=`)},
 }
 
 func (n *normalizer) normalize(s string) string {

@@ -1,11 +1,13 @@
 package http_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"testing"
 	"time"
 
+	api "payments/http"
 	"payments/ledger"
 	"payments/rails"
 )
@@ -169,6 +171,28 @@ func TestOrderLivesOverHTTP(t *testing.T) {
 		"Payout: Created", "Processing payout", "Payout: Processing", "Payout: Completed", "Order completed"}
 	if !slices.Equal(titles, wantTitles) {
 		t.Fatalf("timeline %v\nwant %v", titles, wantTitles)
+	}
+
+	// The order.* events render as webhook payloads: the order as its GET
+	// shows it at that moment.
+	var payload []byte
+	st.sys.Read(func(s *ledger.State) {
+		for seq := s.EventCount(); seq > 0 && payload == nil; seq-- {
+			if ev, _ := s.EventAt(seq); ev.Type == ledger.EventOrderCompleted && ev.ResourceID == mobile {
+				var err error
+				if payload, err = api.EventPayload(ev); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	})
+	var ev struct {
+		Event string         `json:"event"`
+		Data  map[string]any `json:"data"`
+	}
+	if err := json.Unmarshal(payload, &ev); err != nil || ev.Event != "order.completed" || ev.Data["id"] != mobile ||
+		ev.Data["status"] != "completed" || len(ev.Data["timeline"].([]any)) != len(wantTitles) {
+		t.Fatalf("order.completed payload %s: %v", payload, err)
 	}
 
 	// Every order paid out exactly what it took in, less its fee.

@@ -16,6 +16,12 @@ import (
 // instructions. The rules of the order's life are in ledger/order.go.
 
 func init() {
+	// order.* events carry the order as GET /v1/orders/{id} shows it.
+	registerEventRenderer(ledger.SubjectOrder, renderAs(func(o *ledger.Order) orderJSON {
+		out := renderOrder(o)
+		out.Timeline = orderTimeline(o)
+		return out
+	}))
 	registerRoutes(
 		endpoint{fasthttp.MethodPost, "/v1/orders", ledger.ScopeOrdersWrite, (*call).createOrder, nil},
 		endpoint{fasthttp.MethodGet, "/v1/orders", ledger.ScopeOrdersRead, (*call).listOrders, nil},

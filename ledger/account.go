@@ -55,12 +55,12 @@ var purposeNames = [...]string{
 	PurposeCollectionsSource: "collections_source",
 }
 
-// featurePurposes are system account purposes that features register
-// from their own files (registerPurpose), outside the built-in range.
+// featurePurposes are account purposes that features register from their
+// own files (registerPurpose), by name.
 var featurePurposes = map[AccountPurpose]string{}
 
-// registerPurpose adds a system account purpose. It is called from init
-// functions.
+// registerPurpose adds an account purpose outside the built-in range. It is
+// called from init functions.
 func registerPurpose(p AccountPurpose, name string) {
 	if _, dup := featurePurposes[p]; dup || p < purposeEnd {
 		panic(fmt.Sprintf("ledger: account purpose %d registered twice", p))
@@ -69,8 +69,8 @@ func registerPurpose(p AccountPurpose, name string) {
 }
 
 func (p AccountPurpose) String() string {
-	if n, ok := featurePurposes[p]; ok {
-		return n
+	if name, ok := featurePurposes[p]; ok {
+		return name
 	}
 	if p == 0 || p >= purposeEnd {
 		return "purpose(" + strconv.Itoa(int(p)) + ")"

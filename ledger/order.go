@@ -209,14 +209,12 @@ func OrderPayoutID(orderID, toCurrency string) string {
 }
 
 // Ledger bookings of orders: the conversion between the two currencies of a
-// cross-currency order runs through the order FX pool, one system account
-// per currency.
+// cross-currency order runs through the FX clearing accounts that
+// conversions use, one per currency, so the house has one FX position.
 const (
-	PurposeOrderFX AccountPurpose = 32
-
-	EntryOrderFXDebit  EntryType = 32 // the origin-currency balance pays the conversion
-	EntryOrderFXCredit EntryType = 33 // the destination-currency balance receives it
-	EntryOrderFXPool   EntryType = 34 // the FX pool's side of either
+	EntryOrderFXDebit    EntryType = 32 // the origin-currency balance pays the conversion
+	EntryOrderFXCredit   EntryType = 33 // the destination-currency balance receives it
+	EntryOrderFXClearing EntryType = 34 // the FX clearing account's side of either
 )
 
 // Command kinds of orders.
@@ -302,10 +300,9 @@ func init() {
 	registerSubject(SubjectOrder,
 		func(e *encoder, s Subject) { o := s.(Order); encodeOrder(e, &o) },
 		func(d *decoder) Subject { return decodeOrder(d) })
-	registerPurpose(PurposeOrderFX, "order_fx")
 	registerEntryType(EntryOrderFXDebit, "order_fx_debit", "order")
 	registerEntryType(EntryOrderFXCredit, "order_fx_credit", "order")
-	registerEntryType(EntryOrderFXPool, "order_fx_pool", "order")
+	registerEntryType(EntryOrderFXClearing, "order_fx_clearing", "order")
 }
 
 // SubjectOrder tags an order as an event subject.
@@ -669,8 +666,8 @@ func (s *State) startOrderPayout(o *Order, at int64) (*Payout, *Error) {
 	if from != to {
 		postings = append(postings,
 			posting{fromAccount.Number, EntryOrderFXDebit, -o.FromAmount},
-			posting{s.systemAccount(PurposeOrderFX, from, at), EntryOrderFXPool, o.FromAmount},
-			posting{s.systemAccount(PurposeOrderFX, to, at), EntryOrderFXPool, -o.ToAmount},
+			posting{s.systemAccount(PurposeFXClearing, from, at), EntryOrderFXClearing, o.FromAmount},
+			posting{s.systemAccount(PurposeFXClearing, to, at), EntryOrderFXClearing, -o.ToAmount},
 			posting{toAccount.Number, EntryOrderFXCredit, o.ToAmount})
 	}
 	if len(postings) > 0 {

@@ -169,7 +169,7 @@ func TestOrderCryptoFullLife(t *testing.T) {
 	// The funds went through: USDT in, converted, GHS on its way out.
 	if f.balance("USDT") != 0 || f.balance("GHS") != 0 ||
 		f.system(PurposeFeeRevenue, "USDT") != 1_000000 ||
-		f.system(PurposeOrderFX, "USDT") != 100_000000 || f.system(PurposeOrderFX, "GHS") != -1544_40 ||
+		f.system(PurposeFXClearing, "USDT") != 100_000000 || f.system(PurposeFXClearing, "GHS") != -1544_40 ||
 		f.system(PurposePayoutsClearing, "GHS") != 1544_40 {
 		t.Fatalf("balances after the funds landed: USDT %d GHS %d", f.balance("USDT"), f.balance("GHS"))
 	}
@@ -221,7 +221,7 @@ func TestOrderBankFullLife(t *testing.T) {
 		t.Fatalf("collection leg %+v", col)
 	}
 	// Same currency: no conversion was booked.
-	if f.system(PurposeOrderFX, "GHS") != 0 || f.balance("GHS") != 0 || f.system(PurposePayoutsClearing, "GHS") != 500_00 {
+	if f.system(PurposeFXClearing, "GHS") != 0 || f.balance("GHS") != 0 || f.system(PurposePayoutsClearing, "GHS") != 500_00 {
 		t.Fatalf("balances: GHS %d", f.balance("GHS"))
 	}
 	f.must(&SettlePayout{At: 30, ID: o.PayoutID, Completed: true}, EventPayoutCompleted, EventOrderCompleted)

@@ -66,6 +66,12 @@ type State struct {
 	disputes            *store[Dispute]
 	disputeByCollection map[string]string // collection id → its dispute
 
+	// Quotes and conversions (conversion.go).
+	fx conversions
+
+	// Webhook endpoints and deliveries (webhook.go).
+	webhooks webhookState
+
 	orders *orderBook // orders and their indexes (order.go)
 
 	frozen bool // a snapshot is reading the tables' bases
@@ -122,6 +128,11 @@ func NewState() *State {
 	s.disputeByCollection = make(map[string]string)
 	s.sections = append(s.sections, s.files, s.fileKeys, s.disputes)
 
+	// Quotes and conversions.
+	s.fx = newConversions(s)
+
+	s.initWebhooks() // webhook.go
+
 	s.registerOrders()
 	return s
 }
@@ -148,6 +159,15 @@ type Result struct {
 	File           *File
 	Dispute        *Dispute
 	DisputeMessage *DisputeMessage
+
+	// Quotes and conversions.
+	Quote      *Quote
+	Conversion *Conversion
+
+	// Webhooks (webhook.go).
+	WebhookEndpoint *WebhookEndpoint
+	WebhookDelivery *WebhookDelivery
+
 	// Orders (order.go).
 	Order *Order
 }
