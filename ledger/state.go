@@ -50,6 +50,7 @@ type State struct {
 	sections []section
 	events   *store[Event]
 	clocks   *store[Clock]
+	pl       *linkState // payment links, pages, checkout sessions (paymentlink.go)
 
 	// expirers make deadline-driven transitions (see clock.go).
 	expirers []expirer
@@ -101,6 +102,7 @@ func NewState() *State {
 	s.events = newStore("events", func(e *Event) (string, string) { return e.ID, e.OrgID }, encodeEvent, decodeEvent)
 	s.clocks = newStore("clocks", func(c *Clock) (string, string) { return c.OrgID, c.OrgID }, encodeClock, decodeClock)
 	s.sections = append(s.sections, s.events, s.clocks)
+	s.initPaymentLinks()
 	return s
 }
 
@@ -118,6 +120,11 @@ type Result struct {
 	Collection   *Collection
 	Funding      *Funding
 	Clock        *Clock
+
+	PaymentLink     *PaymentLink
+	PaymentPage     *PaymentPage
+	CheckoutSession *CheckoutSession
+	CheckoutDeposit *CheckoutDeposit
 }
 
 // Apply applies one command and returns its result.
