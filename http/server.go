@@ -50,6 +50,10 @@ type Config struct {
 	// source (503 rate_unavailable) on production until one is connected.
 	Rates rails.RateSource
 
+	// CheckoutURL is the base of payment links' and pages' hosted checkout
+	// addresses ({checkout_url}/<id>); one per process.
+	CheckoutURL string
+
 	RateLimitPerSecond int           // per API key; default 100
 	CommitTimeout      time.Duration // how long an administrative write waits for its commit; default 10s
 }
@@ -106,6 +110,7 @@ func New(cfg Config) *Server {
 	if cfg.Catalogue == nil {
 		cfg.Catalogue = rails.DefaultCatalogue()
 	}
+	setCheckoutURL(cfg.CheckoutURL)
 	s := &Server{
 		cfg:        cfg,
 		limiter:    newRateLimiter(cfg.RateLimitPerSecond),

@@ -81,6 +81,7 @@ type serveConfig struct {
 	commitTimeout     time.Duration
 	drainTimeout      time.Duration
 	debugAddr         string
+	checkoutURL       string
 }
 
 func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
@@ -106,6 +107,7 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	fs.DurationVar(&c.settlement, "sandbox-settlement", rails.DefaultSandboxTiming.Settlement, "sandbox: how long a simulated rail takes to settle")
 	fs.DurationVar(&c.commitTimeout, "commit-timeout", 10*time.Second, "how long a write waits for its commit before answering outcome_unknown")
 	fs.DurationVar(&c.drainTimeout, "drain-timeout", 15*time.Second, "on SIGTERM, how long to wait for requests in flight")
+	fs.StringVar(&c.checkoutURL, "checkout-url", "", "base address of hosted checkouts in payment links' url (default: http://<http-addr>/checkout)")
 	fs.StringVar(&c.debugAddr, "debug-addr", "", "if set, serve Go's pprof profiles on this loopback host:port (for operators)")
 	if err := applyEnv(fs); err != nil {
 		return nil, err
@@ -228,6 +230,10 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	sys := actors.Start(actors.Config{Log: node, State: node, Rail: rail, Logger: logger, CommitTimeout: cfg.commitTimeout})
 	defer sys.Stop()
 
+	checkoutURL := cfg.checkoutURL
+	if checkoutURL == "" {
+		checkoutURL = "http://" + ln.Addr().String() + "/checkout"
+	}
 	server := api.New(api.Config{
 		Live:               live,
 		NoProvider:         live,
@@ -237,6 +243,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		Logger:             logger,
 		RateLimitPerSecond: cfg.rateLimit,
 		CommitTimeout:      cfg.commitTimeout,
+		CheckoutURL:        checkoutURL,
 	})
 
 	// Machine-readable lines on stdout: what an operator or a test needs.
