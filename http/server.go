@@ -54,6 +54,10 @@ type Config struct {
 	// addresses ({checkout_url}/<id>); one per process.
 	CheckoutURL string
 
+	// Names resolves account holder names (validation.go); by default the
+	// sandbox's, or none when NoProvider is set.
+	Names NameResolver
+
 	RateLimitPerSecond int           // per API key; default 100
 	CommitTimeout      time.Duration // how long an administrative write waits for its commit; default 10s
 }
@@ -88,6 +92,8 @@ type Server struct {
 	forwarders map[string]*fasthttp.HostClient
 
 	scopes map[string]ledger.Scopes // "METHOD /path" → the scope the route needs
+
+	endpoints []endpoint // every API route, in registration order (simindex.go)
 }
 
 // New builds a Server.
@@ -109,6 +115,9 @@ func New(cfg Config) *Server {
 	}
 	if cfg.Catalogue == nil {
 		cfg.Catalogue = rails.DefaultCatalogue()
+	}
+	if cfg.Names == nil {
+		cfg.Names = defaultNames(cfg.NoProvider)
 	}
 	setCheckoutURL(cfg.CheckoutURL)
 	s := &Server{

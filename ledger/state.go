@@ -55,6 +55,9 @@ type State struct {
 	// expirers make deadline-driven transitions (see clock.go).
 	expirers []expirer
 
+	// Recipients (recipient.go).
+	recipients *store[Recipient]
+
 	// eventHooks run for every event, in the Apply that emits it.
 	eventHooks []func(*State, Event)
 
@@ -102,6 +105,9 @@ func NewState() *State {
 	s.events = newStore("events", func(e *Event) (string, string) { return e.ID, e.OrgID }, encodeEvent, decodeEvent)
 	s.clocks = newStore("clocks", func(c *Clock) (string, string) { return c.OrgID, c.OrgID }, encodeClock, decodeClock)
 	s.sections = append(s.sections, s.events, s.clocks)
+	// Recipients (recipient.go).
+	s.recipients = newRecipientStore()
+	s.sections = append(s.sections, s.recipients)
 	s.initPaymentLinks()
 	return s
 }
@@ -125,6 +131,10 @@ type Result struct {
 	PaymentPage     *PaymentPage
 	CheckoutSession *CheckoutSession
 	CheckoutDeposit *CheckoutDeposit
+
+	// Recipients (recipient.go).
+	Recipient      *Recipient
+	RecipientBatch []RecipientOutcome
 }
 
 // Apply applies one command and returns its result.
