@@ -114,14 +114,14 @@ type brandingBody struct {
 	BusinessName *string `json:"businessName"`
 }
 
-// nullable is an update field that may be absent, null (clear it) or a
+// linkPatch is an update field that may be absent, null (clear it) or a
 // value.
-type nullable[T any] struct {
+type linkPatch[T any] struct {
 	set, null bool
 	v         T
 }
 
-func (n *nullable[T]) UnmarshalJSON(b []byte) error {
+func (n *linkPatch[T]) UnmarshalJSON(b []byte) error {
 	n.set = true
 	if string(b) == "null" {
 		n.null = true
@@ -171,20 +171,20 @@ type pageLinkRequestBody struct {
 }
 
 type updateLinkRequestBody struct {
-	Status      *string                `json:"status"`
-	ExpiresAt   nullable[string]       `json:"expiresAt"`
-	RedirectURL nullable[string]       `json:"redirectUrl"`
-	Branding    nullable[brandingBody] `json:"branding"`
+	Status      *string                 `json:"status"`
+	ExpiresAt   linkPatch[string]       `json:"expiresAt"`
+	RedirectURL linkPatch[string]       `json:"redirectUrl"`
+	Branding    linkPatch[brandingBody] `json:"branding"`
 }
 
 type updatePageRequestBody struct {
-	Status              *string                `json:"status"`
-	AllowedMethods      *[]string              `json:"allowedMethods"`
-	AllowedCryptoAssets *[]string              `json:"allowedCryptoAssets"`
-	CustomFields        *[]customFieldBody     `json:"customFields"`
-	ExpiresAt           nullable[string]       `json:"expiresAt"`
-	RedirectURL         nullable[string]       `json:"redirectUrl"`
-	Branding            nullable[brandingBody] `json:"branding"`
+	Status              *string                 `json:"status"`
+	AllowedMethods      *[]string               `json:"allowedMethods"`
+	AllowedCryptoAssets *[]string               `json:"allowedCryptoAssets"`
+	CustomFields        *[]customFieldBody      `json:"customFields"`
+	ExpiresAt           linkPatch[string]       `json:"expiresAt"`
+	RedirectURL         linkPatch[string]       `json:"redirectUrl"`
+	Branding            linkPatch[brandingBody] `json:"branding"`
 }
 
 type checkoutSessionRequestBody struct {
@@ -201,7 +201,7 @@ type checkoutDepositRequestBody struct {
 
 // Validation.
 
-func (p *problems) email(field string, v *string) string {
+func (p *problems) checkoutEmail(field string, v *string) string {
 	s := p.text(field, v, true, emailLenMax)
 	if s == "" {
 		return ""
@@ -215,7 +215,7 @@ func (p *problems) email(field string, v *string) string {
 	return s
 }
 
-func (p *problems) url(field string, v *string) string {
+func (p *problems) checkoutURLField(field string, v *string) string {
 	s := p.text(field, v, false, urlLenMax)
 	if s == "" {
 		return ""
@@ -229,7 +229,7 @@ func (p *problems) url(field string, v *string) string {
 }
 
 // expiresAt parses a timestamp; null or absent is 0.
-func (p *problems) expiresAt(field string, v *string) int64 {
+func (p *problems) checkoutDeadline(field string, v *string) int64 {
 	if v == nil {
 		return 0
 	}
@@ -245,7 +245,7 @@ func (p *problems) expiresAt(field string, v *string) int64 {
 	return t.UnixMilli()
 }
 
-func (p *problems) methods(field string, v *[]string, required bool) ledger.MethodSet {
+func (p *problems) checkoutMethods(field string, v *[]string, required bool) ledger.MethodSet {
 	if v == nil {
 		if required {
 			p.add(field, "is required")
@@ -272,7 +272,7 @@ func (p *problems) methods(field string, v *[]string, required bool) ledger.Meth
 	return set
 }
 
-func (p *problems) cryptoAssets(field string, v *[]string) (string, bool) {
+func (p *problems) checkoutAssets(field string, v *[]string) (string, bool) {
 	if v == nil {
 		return "", false
 	}
@@ -302,7 +302,7 @@ type customFieldJSON struct {
 	Required bool   `json:"required"`
 }
 
-func (p *problems) customFields(field string, v *[]customFieldBody) string {
+func (p *problems) checkoutFields(field string, v *[]customFieldBody) string {
 	if v == nil || len(*v) == 0 {
 		return ""
 	}
@@ -331,12 +331,12 @@ type brandingJSON struct {
 	BusinessName string `json:"businessName,omitempty"`
 }
 
-func (p *problems) branding(field string, b *brandingBody) string {
+func (p *problems) checkoutBranding(field string, b *brandingBody) string {
 	if b == nil {
 		return ""
 	}
 	v := brandingJSON{
-		LogoURL:      p.url(field+".logoUrl", b.LogoURL),
+		LogoURL:      p.checkoutURLField(field+".logoUrl", b.LogoURL),
 		AccentColor:  p.text(field+".accentColor", b.AccentColor, false, brandingTextMax),
 		BusinessName: p.text(field+".businessName", b.BusinessName, false, brandingTextMax),
 	}
@@ -347,20 +347,20 @@ func (p *problems) branding(field string, b *brandingBody) string {
 	return string(out)
 }
 
-func (p *problems) appearance(req *appearanceBody) ledger.CheckoutAppearance {
+func (p *problems) checkoutAppearance(req *appearanceBody) ledger.CheckoutAppearance {
 	var a ledger.CheckoutAppearance
 	a.Title = p.text("title", req.Title, true, titleLenMax)
 	a.Description = p.text("description", req.Description, false, descriptionLenMax)
-	a.Methods = p.methods("allowedMethods", req.AllowedMethods, true)
-	a.CryptoAssets, a.CryptoAssetsSet = p.cryptoAssets("allowedCryptoAssets", req.AllowedCryptoAssets)
-	a.CustomFields = p.customFields("customFields", req.CustomFields)
-	a.RedirectURL = p.url("redirectUrl", req.RedirectURL)
-	a.Branding = p.branding("branding", req.Branding)
+	a.Methods = p.checkoutMethods("allowedMethods", req.AllowedMethods, true)
+	a.CryptoAssets, a.CryptoAssetsSet = p.checkoutAssets("allowedCryptoAssets", req.AllowedCryptoAssets)
+	a.CustomFields = p.checkoutFields("customFields", req.CustomFields)
+	a.RedirectURL = p.checkoutURLField("redirectUrl", req.RedirectURL)
+	a.Branding = p.checkoutBranding("branding", req.Branding)
 	if e := checkMetadata("metadata", req.Metadata); e != nil {
 		*p = append(*p, e.Fields...)
 	}
 	a.Metadata = req.Metadata.raw
-	a.ExpiresAt = p.expiresAt("expiresAt", req.ExpiresAt)
+	a.ExpiresAt = p.checkoutDeadline("expiresAt", req.ExpiresAt)
 	return a
 }
 
@@ -605,13 +605,13 @@ type paymentPageBody struct {
 
 // propose commits a command that no account actor owns, answering a
 // transport failure itself.
-func (c *call) propose(cmd ledger.Command) actors.Reply {
+func (c *call) proposeCheckout(cmd ledger.Command) actors.Reply {
 	ctx, cancel := c.commitContext()
 	defer cancel()
 	return c.s.cfg.Actors.ProposeTracked(ctx, cmd)
 }
 
-func (c *call) now() int64 { return c.s.cfg.Actors.Now().UnixMilli() }
+func (c *call) checkoutNow() int64 { return c.s.cfg.Actors.Now().UnixMilli() }
 
 // createPaymentLink: POST /v1/payment-links.
 func (c *call) createPaymentLink() {
@@ -620,7 +620,7 @@ func (c *call) createPaymentLink() {
 		return
 	}
 	var p problems
-	spec := ledger.PaymentLinkSpec{Email: p.email("email", req.Email)}
+	spec := ledger.PaymentLinkSpec{Email: p.checkoutEmail("email", req.Email)}
 	ref := p.text("customerReference", req.CustomerReference, false, referenceLenMax)
 	cur, curOK := p.currency("currency", req.Currency, true)
 	spec.Currency = cur.Code
@@ -629,12 +629,12 @@ func (c *call) createPaymentLink() {
 	} else if curOK {
 		spec.Amount = p.amount("amount", req.Amount, cur)
 	}
-	spec.Appearance = p.appearance(&req.appearanceBody)
+	spec.Appearance = p.checkoutAppearance(&req.appearanceBody)
 	if e := p.err(); e != nil {
 		c.fail(e)
 		return
 	}
-	r := c.propose(&ledger.CreatePaymentLink{At: c.now(), ID: actors.NewID("pl_"), OrgID: c.org, CustomerReference: ref, Spec: spec})
+	r := c.proposeCheckout(&ledger.CreatePaymentLink{At: c.checkoutNow(), ID: actors.NewID("pl_"), OrgID: c.org, CustomerReference: ref, Spec: spec})
 	c.created(r, func(res *ledger.Result) any { return &paymentLinkBody{renderPaymentLink(res.PaymentLink)} })
 }
 
@@ -652,7 +652,7 @@ func (c *call) createPageLink() {
 		return
 	}
 	var p problems
-	spec := ledger.PaymentLinkSpec{Email: p.email("email", req.Email)}
+	spec := ledger.PaymentLinkSpec{Email: p.checkoutEmail("email", req.Email)}
 	ref := p.text("customerReference", req.CustomerReference, false, referenceLenMax)
 	if e := checkMetadata("metadata", req.Metadata); e != nil {
 		p = append(p, e.Fields...)
@@ -676,7 +676,7 @@ func (c *call) createPageLink() {
 		c.fail(e)
 		return
 	}
-	r := c.propose(&ledger.CreatePaymentLink{At: c.now(), ID: actors.NewID("pl_"), OrgID: c.org, ParentID: page.ID, CustomerReference: ref, Spec: spec})
+	r := c.proposeCheckout(&ledger.CreatePaymentLink{At: c.checkoutNow(), ID: actors.NewID("pl_"), OrgID: c.org, ParentID: page.ID, CustomerReference: ref, Spec: spec})
 	c.created(r, func(res *ledger.Result) any { return &paymentLinkBody{renderPaymentLink(res.PaymentLink)} })
 }
 
@@ -754,7 +754,7 @@ func (c *call) updatePaymentLink() {
 		return
 	}
 	var p problems
-	cmd := &ledger.UpdatePaymentLink{At: c.now(), OrgID: c.org, ID: id}
+	cmd := &ledger.UpdatePaymentLink{At: c.checkoutNow(), OrgID: c.org, ID: id}
 	if req.Status != nil {
 		if *req.Status != "closed" {
 			p.add("status", "must be closed: the only status a link can be moved to")
@@ -762,21 +762,21 @@ func (c *call) updatePaymentLink() {
 		cmd.Close = true
 	}
 	if req.ExpiresAt.set {
-		cmd.Set |= ledger.SetExpiresAt
+		cmd.Set |= ledger.AppearanceExpiresAt
 		if !req.ExpiresAt.null {
-			cmd.Appearance.ExpiresAt = p.expiresAt("expiresAt", &req.ExpiresAt.v)
+			cmd.Appearance.ExpiresAt = p.checkoutDeadline("expiresAt", &req.ExpiresAt.v)
 		}
 	}
 	if req.RedirectURL.set {
-		cmd.Set |= ledger.SetRedirectURL
+		cmd.Set |= ledger.AppearanceRedirectURL
 		if !req.RedirectURL.null {
-			cmd.Appearance.RedirectURL = p.url("redirectUrl", &req.RedirectURL.v)
+			cmd.Appearance.RedirectURL = p.checkoutURLField("redirectUrl", &req.RedirectURL.v)
 		}
 	}
 	if req.Branding.set {
-		cmd.Set |= ledger.SetBranding
+		cmd.Set |= ledger.AppearanceBranding
 		if !req.Branding.null {
-			cmd.Appearance.Branding = p.branding("branding", &req.Branding.v)
+			cmd.Appearance.Branding = p.checkoutBranding("branding", &req.Branding.v)
 		}
 	}
 	if !cmd.Close && cmd.Set == 0 && len(p) == 0 {
@@ -786,12 +786,12 @@ func (c *call) updatePaymentLink() {
 		c.fail(e)
 		return
 	}
-	r := c.propose(cmd)
-	c.updated(r, func(res *ledger.Result) any { return &paymentLinkBody{renderPaymentLink(res.PaymentLink)} })
+	r := c.proposeCheckout(cmd)
+	c.answerUpdate(r, func(res *ledger.Result) any { return &paymentLinkBody{renderPaymentLink(res.PaymentLink)} })
 }
 
-// updated answers an update: 200 with the resource.
-func (c *call) updated(r actors.Reply, body func(*ledger.Result) any) {
+// answerUpdate answers an update: 200 with the resource.
+func (c *call) answerUpdate(r actors.Reply, body func(*ledger.Result) any) {
 	switch {
 	case r.Err != nil:
 		c.fail(errorFromActors(r.Err))
@@ -814,12 +814,12 @@ func (c *call) createPaymentPage() {
 	if req.Amount.set && curOK {
 		amt = p.amount("amount", req.Amount, cur)
 	}
-	a := p.appearance(&req.appearanceBody)
+	a := p.checkoutAppearance(&req.appearanceBody)
 	if e := p.err(); e != nil {
 		c.fail(e)
 		return
 	}
-	r := c.propose(&ledger.CreatePaymentPage{At: c.now(), ID: actors.NewID("pp_"), OrgID: c.org, Currency: cur.Code, Amount: amt, Appearance: a})
+	r := c.proposeCheckout(&ledger.CreatePaymentPage{At: c.checkoutNow(), ID: actors.NewID("pp_"), OrgID: c.org, Currency: cur.Code, Amount: amt, Appearance: a})
 	c.created(r, func(res *ledger.Result) any { return &paymentPageBody{renderPaymentPage(res.PaymentPage)} })
 }
 
@@ -876,7 +876,7 @@ func (c *call) updatePaymentPage() {
 		return
 	}
 	var p problems
-	cmd := &ledger.UpdatePaymentPage{At: c.now(), OrgID: c.org, ID: id}
+	cmd := &ledger.UpdatePaymentPage{At: c.checkoutNow(), OrgID: c.org, ID: id}
 	if req.Status != nil {
 		if *req.Status != "closed" {
 			p.add("status", "must be closed: the only status a page can be moved to")
@@ -884,33 +884,33 @@ func (c *call) updatePaymentPage() {
 		cmd.Close = true
 	}
 	if req.AllowedMethods != nil {
-		cmd.Set |= ledger.SetMethods
-		cmd.Appearance.Methods = p.methods("allowedMethods", req.AllowedMethods, true)
+		cmd.Set |= ledger.AppearanceMethods
+		cmd.Appearance.Methods = p.checkoutMethods("allowedMethods", req.AllowedMethods, true)
 	}
 	if req.AllowedCryptoAssets != nil {
-		cmd.Set |= ledger.SetCryptoAssets
-		cmd.Appearance.CryptoAssets, cmd.Appearance.CryptoAssetsSet = p.cryptoAssets("allowedCryptoAssets", req.AllowedCryptoAssets)
+		cmd.Set |= ledger.AppearanceCryptoAssets
+		cmd.Appearance.CryptoAssets, cmd.Appearance.CryptoAssetsSet = p.checkoutAssets("allowedCryptoAssets", req.AllowedCryptoAssets)
 	}
 	if req.CustomFields != nil {
-		cmd.Set |= ledger.SetCustomFields
-		cmd.Appearance.CustomFields = p.customFields("customFields", req.CustomFields)
+		cmd.Set |= ledger.AppearanceCustomFields
+		cmd.Appearance.CustomFields = p.checkoutFields("customFields", req.CustomFields)
 	}
 	if req.ExpiresAt.set {
-		cmd.Set |= ledger.SetExpiresAt
+		cmd.Set |= ledger.AppearanceExpiresAt
 		if !req.ExpiresAt.null {
-			cmd.Appearance.ExpiresAt = p.expiresAt("expiresAt", &req.ExpiresAt.v)
+			cmd.Appearance.ExpiresAt = p.checkoutDeadline("expiresAt", &req.ExpiresAt.v)
 		}
 	}
 	if req.RedirectURL.set {
-		cmd.Set |= ledger.SetRedirectURL
+		cmd.Set |= ledger.AppearanceRedirectURL
 		if !req.RedirectURL.null {
-			cmd.Appearance.RedirectURL = p.url("redirectUrl", &req.RedirectURL.v)
+			cmd.Appearance.RedirectURL = p.checkoutURLField("redirectUrl", &req.RedirectURL.v)
 		}
 	}
 	if req.Branding.set {
-		cmd.Set |= ledger.SetBranding
+		cmd.Set |= ledger.AppearanceBranding
 		if !req.Branding.null {
-			cmd.Appearance.Branding = p.branding("branding", &req.Branding.v)
+			cmd.Appearance.Branding = p.checkoutBranding("branding", &req.Branding.v)
 		}
 	}
 	if !cmd.Close && cmd.Set == 0 && len(p) == 0 {
@@ -920,8 +920,8 @@ func (c *call) updatePaymentPage() {
 		c.fail(e)
 		return
 	}
-	r := c.propose(cmd)
-	c.updated(r, func(res *ledger.Result) any { return &paymentPageBody{renderPaymentPage(res.PaymentPage)} })
+	r := c.proposeCheckout(cmd)
+	c.answerUpdate(r, func(res *ledger.Result) any { return &paymentPageBody{renderPaymentPage(res.PaymentPage)} })
 }
 
 // createCheckoutSession: POST /v1/payment-links/{id}/sessions. The hosted
@@ -982,7 +982,7 @@ func (c *call) createCheckoutSession() {
 	}
 	remaining := link.Remaining()
 	cmd := &ledger.CreateCheckoutSession{
-		At: c.now(), ID: actors.NewID("cs_"), OrgID: c.org, LinkID: link.ID, Method: method,
+		At: c.checkoutNow(), ID: actors.NewID("cs_"), OrgID: c.org, LinkID: link.ID, Method: method,
 		OriginCurrency: link.Spec.Currency, OriginAmount: remaining, DestAmount: remaining, Rate: "1",
 	}
 	if link.Status == ledger.PaymentLinkActive && remaining > 0 {
@@ -1025,7 +1025,7 @@ func (c *call) createCheckoutSession() {
 			}
 		}
 	}
-	r := c.propose(cmd)
+	r := c.proposeCheckout(cmd)
 	c.created(r, func(res *ledger.Result) any {
 		return &struct {
 			CheckoutSession checkoutSessionJSON `json:"checkoutSession"`
@@ -1109,8 +1109,8 @@ func (c *call) checkoutDeposit() {
 			return
 		}
 	}
-	r := c.propose(&ledger.CheckoutDepositCommand{
-		At: c.now(), OrgID: c.org, SessionID: sess.ID, Amount: amt, ExternalReference: ref,
+	r := c.proposeCheckout(&ledger.CheckoutDepositCommand{
+		At: c.checkoutNow(), OrgID: c.org, SessionID: sess.ID, Amount: amt, ExternalReference: ref,
 		DepositID: actors.NewID("vad_"), CollectionID: actors.NewID("col_"),
 	})
 	c.created(r, func(res *ledger.Result) any {

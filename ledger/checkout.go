@@ -477,17 +477,17 @@ func (c CheckoutSession) creditFor(amount Minor) (Minor, bool) {
 	if c.OriginCurrency == c.DestCurrency {
 		return amount, true
 	}
-	before, ok1 := mulDiv(c.OriginReceived, c.DestAmount, c.OriginAmount)
-	after, ok2 := mulDiv(c.OriginReceived+amount, c.DestAmount, c.OriginAmount)
+	before, ok1 := checkoutShare(c.OriginReceived, c.DestAmount, c.OriginAmount)
+	after, ok2 := checkoutShare(c.OriginReceived+amount, c.DestAmount, c.OriginAmount)
 	if !ok1 || !ok2 || after-before > AmountMax {
 		return 0, false
 	}
 	return after - before, true
 }
 
-// mulDiv returns a×b÷c rounded down, for non-negative a, b and positive c,
+// checkoutShare returns a×b÷c rounded down, for non-negative a, b and positive c,
 // and false if the result does not fit.
-func mulDiv(a, b, c Minor) (Minor, bool) {
+func checkoutShare(a, b, c Minor) (Minor, bool) {
 	if a < 0 || b < 0 || c <= 0 {
 		return 0, false
 	}
@@ -643,7 +643,7 @@ func checkoutExpiryDue(s *State, at int64) bool {
 // expireCheckouts expires links and sessions whose deadline has passed on
 // their organization's clock, in id order.
 func expireCheckouts(s *State, at int64) {
-	for _, id := range sortedKeys(s.pl.expiringLinks) {
+	for _, id := range checkoutOrder(s.pl.expiringLinks) {
 		l, _ := s.pl.links.get(id)
 		now := s.OrgNow(l.OrgID, at)
 		if l.Status != PaymentLinkActive || now < l.Current.ExpiresAt {
@@ -657,7 +657,7 @@ func expireCheckouts(s *State, at int64) {
 		s.emit(now, l.OrgID, EventPaymentLinkExpired, l.ID, l)
 		s.endOpenSessions(at, l.ID, SessionExpired, "The payment link expired")
 	}
-	for _, id := range sortedKeys(s.pl.openSessions) {
+	for _, id := range checkoutOrder(s.pl.openSessions) {
 		c, _ := s.pl.sessions.get(id)
 		if c.Status.Terminal() || s.OrgNow(c.OrgID, at) < c.ExpiresAt {
 			continue

@@ -262,12 +262,12 @@ type CreatePaymentLink struct {
 
 // Fields an update sets (UpdatePaymentLink.Set, UpdatePaymentPage.Set).
 const (
-	SetExpiresAt    uint16 = 1 << 0
-	SetRedirectURL  uint16 = 1 << 1
-	SetBranding     uint16 = 1 << 2
-	SetMethods      uint16 = 1 << 3
-	SetCryptoAssets uint16 = 1 << 4
-	SetCustomFields uint16 = 1 << 5
+	AppearanceExpiresAt    uint16 = 1 << 0
+	AppearanceRedirectURL  uint16 = 1 << 1
+	AppearanceBranding     uint16 = 1 << 2
+	AppearanceMethods      uint16 = 1 << 3
+	AppearanceCryptoAssets uint16 = 1 << 4
+	AppearanceCustomFields uint16 = 1 << 5
 )
 
 // UpdatePaymentLink closes a link or changes its expiry, redirect or
@@ -612,16 +612,16 @@ func (c *UpdatePaymentLink) apply(s *State) Result {
 		}
 		return Result{Err: errorf(CodeBadRequest, "Payment link %s is %s: only an active link can be updated", l.ID, l.Status)}
 	}
-	if c.Set&SetExpiresAt != 0 && c.Appearance.ExpiresAt != 0 && c.Appearance.ExpiresAt <= now {
+	if c.Set&AppearanceExpiresAt != 0 && c.Appearance.ExpiresAt != 0 && c.Appearance.ExpiresAt <= now {
 		return Result{Err: FieldInvalid("expiresAt", "must be in the future")}
 	}
-	if c.Set&SetExpiresAt != 0 {
+	if c.Set&AppearanceExpiresAt != 0 {
 		l.Current.ExpiresAt = c.Appearance.ExpiresAt
 	}
-	if c.Set&SetRedirectURL != 0 {
+	if c.Set&AppearanceRedirectURL != 0 {
 		l.Current.RedirectURL = c.Appearance.RedirectURL
 	}
-	if c.Set&SetBranding != 0 {
+	if c.Set&AppearanceBranding != 0 {
 		l.Current.Branding = c.Appearance.Branding
 	}
 	l.UpdatedAt = now
@@ -681,22 +681,22 @@ func (c *UpdatePaymentPage) apply(s *State) Result {
 		return Result{Err: errorf(CodeBadRequest, "Payment page %s is closed: it can no longer be updated", p.ID)}
 	}
 	a := p.Current
-	if c.Set&SetMethods != 0 {
+	if c.Set&AppearanceMethods != 0 {
 		a.Methods = c.Appearance.Methods
 	}
-	if c.Set&SetCryptoAssets != 0 {
+	if c.Set&AppearanceCryptoAssets != 0 {
 		a.CryptoAssets, a.CryptoAssetsSet = c.Appearance.CryptoAssets, c.Appearance.CryptoAssetsSet
 	}
-	if c.Set&SetCustomFields != 0 {
+	if c.Set&AppearanceCustomFields != 0 {
 		a.CustomFields = c.Appearance.CustomFields
 	}
-	if c.Set&SetRedirectURL != 0 {
+	if c.Set&AppearanceRedirectURL != 0 {
 		a.RedirectURL = c.Appearance.RedirectURL
 	}
-	if c.Set&SetBranding != 0 {
+	if c.Set&AppearanceBranding != 0 {
 		a.Branding = c.Appearance.Branding
 	}
-	if c.Set&SetExpiresAt != 0 {
+	if c.Set&AppearanceExpiresAt != 0 {
 		if c.Appearance.ExpiresAt != 0 && c.Appearance.ExpiresAt <= now {
 			return Result{Err: FieldInvalid("expiresAt", "must be in the future")}
 		}
@@ -763,9 +763,9 @@ func (s *State) PaymentPages(orgID string, status PaymentPageStatus, before Curs
 	})
 }
 
-// sortedKeys returns a set's keys in order, so that transitions made from a
+// checkoutOrder returns a set's keys in order, so that transitions made from a
 // map happen in the same order on every replica.
-func sortedKeys(m map[string]struct{}) []string {
+func checkoutOrder(m map[string]struct{}) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
 		out = append(out, k)

@@ -18,13 +18,13 @@ func newLinkTestState(t *testing.T) *State {
 	return s
 }
 
-func linkSpec(amount Minor) PaymentLinkSpec {
+func plLinkSpec(amount Minor) PaymentLinkSpec {
 	return PaymentLinkSpec{Email: "ama@example.com", Currency: "GHS", Amount: amount, Appearance: CheckoutAppearance{
 		Title: "Invoice 1", Methods: MethodSet(0).With(CheckoutMobileMoney).With(CheckoutBankTransfer).With(CheckoutCrypto),
 	}}
 }
 
-func mustApply(t *testing.T, s *State, cmd Command) Result {
+func plApply(t *testing.T, s *State, cmd Command) Result {
 	t.Helper()
 	r := s.Apply(cmd)
 	if r.Err != nil {
@@ -36,23 +36,23 @@ func mustApply(t *testing.T, s *State, cmd Command) Result {
 	return r
 }
 
-func bankSession(id, link string, dest Minor) *CreateCheckoutSession {
+func plBankSession(id, link string, dest Minor) *CreateCheckoutSession {
 	return &CreateCheckoutSession{At: 10, ID: id, OrgID: "org_a", LinkID: link, Method: CheckoutBankTransfer,
 		OriginCurrency: "GHS", OriginAmount: dest, DestAmount: dest, DepositAccount: "9900000001", DepositBank: "Sandbox Bank"}
 }
 
-func mmSession(id, link, col string, dest Minor) *CreateCheckoutSession {
+func plMobileSession(id, link, col string, dest Minor) *CreateCheckoutSession {
 	return &CreateCheckoutSession{At: 10, ID: id, OrgID: "org_a", LinkID: link, Method: CheckoutMobileMoney,
 		MethodCode: "gh_mtn", PayerNumber: "233241234567", OriginCurrency: "GHS", OriginAmount: dest, DestAmount: dest,
 		CollectionID: col, MethodType: "mobile_money", Fee: CollectionFee("mobile_money", dest)}
 }
 
-func deposit(ref, session string, amount Minor, n string) *CheckoutDepositCommand {
+func plDeposit(ref, session string, amount Minor, n string) *CheckoutDepositCommand {
 	return &CheckoutDepositCommand{At: 20, OrgID: "org_a", SessionID: session, Amount: amount, ExternalReference: ref,
 		DepositID: "vad_" + n, CollectionID: "col_d" + n}
 }
 
-func eventTypes(s *State, from uint64) []string {
+func plEventTypes(s *State, from uint64) []string {
 	var out []string
 	for seq := from + 1; seq <= s.EventCount(); seq++ {
 		ev, _ := s.EventAt(seq)
@@ -61,7 +61,7 @@ func eventTypes(s *State, from uint64) []string {
 	return out
 }
 
-func balance(s *State, cur string) Minor {
+func plBalance(s *State, cur string) Minor {
 	a, _ := s.AccountFor("org_a", cur)
 	return a.Total
 }
@@ -69,15 +69,15 @@ func balance(s *State, cur string) Minor {
 // Bad commands are refused with their code and change nothing.
 func TestPaymentLinkRejectsBadInput(t *testing.T) {
 	s := newLinkTestState(t)
-	mustApply(t, s, &CreatePaymentLink{At: 2, ID: "pl_1", OrgID: "org_a", CustomerReference: "inv-1", Spec: linkSpec(25_000)})
-	mustApply(t, s, bankSession("cs_1", "pl_1", 25_000))
-	mustApply(t, s, mmSessionLinkSetup(s))
-	noMethods := linkSpec(100)
+	plApply(t, s, &CreatePaymentLink{At: 2, ID: "pl_1", OrgID: "org_a", CustomerReference: "inv-1", Spec: plLinkSpec(25_000)})
+	plApply(t, s, plBankSession("cs_1", "pl_1", 25_000))
+	plApply(t, s, mmSessionLinkSetup(s))
+	noMethods := plLinkSpec(100)
 	noMethods.Appearance.Methods = 0
-	bankOnly := linkSpec(100)
+	bankOnly := plLinkSpec(100)
 	bankOnly.Appearance.Methods = MethodSet(0).With(CheckoutBankTransfer)
-	mustApply(t, s, &CreatePaymentLink{At: 2, ID: "pl_bank", OrgID: "org_a", Spec: bankOnly})
-	changed := linkSpec(25_001)
+	plApply(t, s, &CreatePaymentLink{At: 2, ID: "pl_bank", OrgID: "org_a", Spec: bankOnly})
+	changed := plLinkSpec(25_001)
 	for _, tc := range []struct {
 		name string
 		cmd  Command
@@ -85,17 +85,17 @@ func TestPaymentLinkRejectsBadInput(t *testing.T) {
 	}{
 		{"changed repeat", &CreatePaymentLink{At: 3, ID: "pl_2", OrgID: "org_a", CustomerReference: "inv-1", Spec: changed}, ErrDuplicate},
 		{"no methods", &CreatePaymentLink{At: 3, ID: "pl_3", OrgID: "org_a", Spec: noMethods}, ErrValidation},
-		{"zero amount", &CreatePaymentLink{At: 3, ID: "pl_3", OrgID: "org_a", Spec: linkSpec(0)}, ErrValidation},
-		{"bad id", &CreatePaymentLink{At: 3, ID: "x_3", OrgID: "org_a", Spec: linkSpec(1)}, ErrValidation},
-		{"unknown page", &CreatePaymentLink{At: 3, ID: "pl_3", OrgID: "org_a", ParentID: "pp_x", Spec: linkSpec(1)}, ErrNotFound},
-		{"unknown link", bankSession("cs_9", "pl_none", 1), ErrNotFound},
-		{"stale price", bankSession("cs_9", "pl_1", 1), ErrConflict},
-		{"method not allowed", mmSession("cs_9", "pl_bank", "col_9", 100), ErrValidation},
-		{"deposit unknown session", deposit("d1", "cs_none", 0, "1"), ErrNotFound},
-		{"deposit into mobile money", deposit("d1", "cs_mm", 0, "1"), &Error{Code: CodeBadRequest}},
-		{"deposit without reference", deposit("", "cs_1", 0, "1"), ErrValidation},
+		{"zero amount", &CreatePaymentLink{At: 3, ID: "pl_3", OrgID: "org_a", Spec: plLinkSpec(0)}, ErrValidation},
+		{"bad id", &CreatePaymentLink{At: 3, ID: "x_3", OrgID: "org_a", Spec: plLinkSpec(1)}, ErrValidation},
+		{"unknown page", &CreatePaymentLink{At: 3, ID: "pl_3", OrgID: "org_a", ParentID: "pp_x", Spec: plLinkSpec(1)}, ErrNotFound},
+		{"unknown link", plBankSession("cs_9", "pl_none", 1), ErrNotFound},
+		{"stale price", plBankSession("cs_9", "pl_1", 1), ErrConflict},
+		{"method not allowed", plMobileSession("cs_9", "pl_bank", "col_9", 100), ErrValidation},
+		{"deposit unknown session", plDeposit("d1", "cs_none", 0, "1"), ErrNotFound},
+		{"deposit into mobile money", plDeposit("d1", "cs_mm", 0, "1"), &Error{Code: CodeBadRequest}},
+		{"deposit without reference", plDeposit("", "cs_1", 0, "1"), ErrValidation},
 		{"update unknown link", &UpdatePaymentLink{At: 3, OrgID: "org_a", ID: "pl_none", Close: true}, ErrNotFound},
-		{"update in the past", &UpdatePaymentLink{At: 3, OrgID: "org_a", ID: "pl_1", Set: SetExpiresAt, Appearance: CheckoutAppearance{ExpiresAt: 2}}, ErrValidation},
+		{"update in the past", &UpdatePaymentLink{At: 3, OrgID: "org_a", ID: "pl_1", Set: AppearanceExpiresAt, Appearance: CheckoutAppearance{ExpiresAt: 2}}, ErrValidation},
 		{"another org's link", &UpdatePaymentLink{At: 3, OrgID: "org_b", ID: "pl_1", Close: true}, ErrNotFound},
 	} {
 		before := encodeSnapshot(t, s)
@@ -109,7 +109,7 @@ func TestPaymentLinkRejectsBadInput(t *testing.T) {
 		}
 	}
 	// A repeat with the same request returns the link.
-	r := s.Apply(&CreatePaymentLink{At: 4, ID: "pl_4", OrgID: "org_a", CustomerReference: "inv-1", Spec: linkSpec(25_000)})
+	r := s.Apply(&CreatePaymentLink{At: 4, ID: "pl_4", OrgID: "org_a", CustomerReference: "inv-1", Spec: plLinkSpec(25_000)})
 	if r.Err != nil || !r.Replayed || r.PaymentLink.ID != "pl_1" {
 		t.Fatalf("repeat: %+v", r)
 	}
@@ -118,8 +118,8 @@ func TestPaymentLinkRejectsBadInput(t *testing.T) {
 // mmSessionLinkSetup makes a link with a processing mobile money session
 // cs_mm, for deposit refusals.
 func mmSessionLinkSetup(s *State) Command {
-	s.Apply(&CreatePaymentLink{At: 2, ID: "pl_mm", OrgID: "org_a", Spec: linkSpec(500)})
-	return mmSession("cs_mm", "pl_mm", "col_mm", 500)
+	s.Apply(&CreatePaymentLink{At: 2, ID: "pl_mm", OrgID: "org_a", Spec: plLinkSpec(500)})
+	return plMobileSession("cs_mm", "pl_mm", "col_mm", 500)
 }
 
 // A bank-transfer session paid in two deposits: the first leaves the
@@ -127,11 +127,11 @@ func mmSessionLinkSetup(s *State) Command {
 // recorded, and the balance credited with exactly what arrived.
 func TestBankTransferCheckout(t *testing.T) {
 	s := newLinkTestState(t)
-	mustApply(t, s, &CreatePaymentLink{At: 2, ID: "pl_1", OrgID: "org_a", Spec: linkSpec(25_000)})
-	mustApply(t, s, bankSession("cs_1", "pl_1", 25_000))
+	plApply(t, s, &CreatePaymentLink{At: 2, ID: "pl_1", OrgID: "org_a", Spec: plLinkSpec(25_000)})
+	plApply(t, s, plBankSession("cs_1", "pl_1", 25_000))
 	ev := s.EventCount()
-	r := mustApply(t, s, deposit("d1", "cs_1", 10_000, "1"))
-	if got := eventTypes(s, ev); !reflect.DeepEqual(got, []string{EventCollectionCompleted, EventAccountCredited}) {
+	r := plApply(t, s, plDeposit("d1", "cs_1", 10_000, "1"))
+	if got := plEventTypes(s, ev); !reflect.DeepEqual(got, []string{EventCollectionCompleted, EventAccountCredited}) {
 		t.Fatalf("events %v", got)
 	}
 	if r.Collection.Type != "virtual_account" || r.Collection.Spec.Amount != 10_000 || r.Collection.Status != CollectionCompleted {
@@ -139,21 +139,21 @@ func TestBankTransferCheckout(t *testing.T) {
 	}
 	l, _ := s.PaymentLink("org_a", "pl_1")
 	sess, _ := s.CheckoutSession("org_a", "cs_1")
-	if l.Status != PaymentLinkActive || l.Remaining() != 15_000 || sess.Status != SessionAwaitingTransfer || balance(s, "GHS") != 10_000 {
+	if l.Status != PaymentLinkActive || l.Remaining() != 15_000 || sess.Status != SessionAwaitingTransfer || plBalance(s, "GHS") != 10_000 {
 		t.Fatalf("after a partial deposit: link %+v session %+v", l, sess)
 	}
 	// The same reference replays; the same reference for another amount
 	// conflicts.
-	if r := s.Apply(deposit("d1", "cs_1", 10_000, "9")); !r.Replayed || r.CheckoutDeposit.ID != "vad_1" {
+	if r := s.Apply(plDeposit("d1", "cs_1", 10_000, "9")); !r.Replayed || r.CheckoutDeposit.ID != "vad_1" {
 		t.Fatalf("replay: %+v", r)
 	}
-	if r := s.Apply(deposit("d1", "cs_1", 10_001, "9")); !errors.Is(r.Err, ErrConflict) {
+	if r := s.Apply(plDeposit("d1", "cs_1", 10_001, "9")); !errors.Is(r.Err, ErrConflict) {
 		t.Fatalf("changed replay: %+v", r)
 	}
 	ev = s.EventCount()
-	mustApply(t, s, deposit("d2", "cs_1", 20_000, "2"))
+	plApply(t, s, plDeposit("d2", "cs_1", 20_000, "2"))
 	want := []string{EventCollectionCompleted, EventAccountCredited, EventCheckoutSessionCompleted, EventPaymentLinkPaid}
-	if got := eventTypes(s, ev); !reflect.DeepEqual(got, want) {
+	if got := plEventTypes(s, ev); !reflect.DeepEqual(got, want) {
 		t.Fatalf("events %v, want %v", got, want)
 	}
 	l, _ = s.PaymentLink("org_a", "pl_1")
@@ -161,14 +161,14 @@ func TestBankTransferCheckout(t *testing.T) {
 	if l.Status != PaymentLinkPaid || l.TotalReceived != 30_000 || l.Overpayment() != 5_000 || l.Remaining() != 0 {
 		t.Fatalf("link %+v", l)
 	}
-	if sess.Status != SessionComplete || sess.Received != 30_000 || balance(s, "GHS") != 30_000 {
-		t.Fatalf("session %+v balance %d", sess, balance(s, "GHS"))
+	if sess.Status != SessionComplete || sess.Received != 30_000 || plBalance(s, "GHS") != 30_000 {
+		t.Fatalf("session %+v balance %d", sess, plBalance(s, "GHS"))
 	}
 	// A paid link takes no more sessions, and its session no deposits.
-	if r := s.Apply(bankSession("cs_2", "pl_1", 0)); !errors.Is(r.Err, &Error{Code: CodeBadRequest}) {
+	if r := s.Apply(plBankSession("cs_2", "pl_1", 0)); !errors.Is(r.Err, &Error{Code: CodeBadRequest}) {
 		t.Fatalf("session on a paid link: %v", r.Err)
 	}
-	if r := s.Apply(deposit("d3", "cs_1", 0, "3")); !errors.Is(r.Err, &Error{Code: CodeBadRequest}) {
+	if r := s.Apply(plDeposit("d3", "cs_1", 0, "3")); !errors.Is(r.Err, &Error{Code: CodeBadRequest}) {
 		t.Fatalf("deposit on a complete session: %v", r.Err)
 	}
 }
@@ -177,32 +177,32 @@ func TestBankTransferCheckout(t *testing.T) {
 // settlement settles the session and the link in the same Apply.
 func TestMobileMoneyCheckout(t *testing.T) {
 	s := newLinkTestState(t)
-	mustApply(t, s, &CreatePaymentLink{At: 2, ID: "pl_1", OrgID: "org_a", Spec: linkSpec(25_000)})
-	r := mustApply(t, s, mmSession("cs_1", "pl_1", "col_1", 25_000))
+	plApply(t, s, &CreatePaymentLink{At: 2, ID: "pl_1", OrgID: "org_a", Spec: plLinkSpec(25_000)})
+	r := plApply(t, s, plMobileSession("cs_1", "pl_1", "col_1", 25_000))
 	if r.Collection == nil || r.Collection.Status != CollectionPending || r.Collection.Spec.Amount != 25_000 || r.CheckoutSession.Status != SessionProcessing {
 		t.Fatalf("result %+v", r)
 	}
 	// A processing charge blocks a switch.
-	if r := s.Apply(bankSession("cs_2", "pl_1", 25_000)); !errors.Is(r.Err, &Error{Code: CodeBadRequest}) {
+	if r := s.Apply(plBankSession("cs_2", "pl_1", 25_000)); !errors.Is(r.Err, &Error{Code: CodeBadRequest}) {
 		t.Fatalf("switch during a charge: %v", r.Err)
 	}
 	// It fails: the session fails, the link stays active.
-	mustApply(t, s, &SettleCollection{At: 30, ID: "col_1", Completed: false, Message: "declined"})
+	plApply(t, s, &SettleCollection{At: 30, ID: "col_1", Completed: false, Message: "declined"})
 	sess, _ := s.CheckoutSession("org_a", "cs_1")
 	if sess.Status != SessionFailed || sess.StatusMessage != "declined" {
 		t.Fatalf("session %+v", sess)
 	}
-	mustApply(t, s, mmSession("cs_3", "pl_1", "col_3", 25_000))
+	plApply(t, s, plMobileSession("cs_3", "pl_1", "col_3", 25_000))
 	ev := s.EventCount()
-	mustApply(t, s, &SettleCollection{At: 40, ID: "col_3", Completed: true})
+	plApply(t, s, &SettleCollection{At: 40, ID: "col_3", Completed: true})
 	want := []string{EventCollectionCompleted, EventCheckoutSessionCompleted, EventPaymentLinkPaid, EventAccountCredited}
-	if got := eventTypes(s, ev); !reflect.DeepEqual(got, want) {
+	if got := plEventTypes(s, ev); !reflect.DeepEqual(got, want) {
 		t.Fatalf("events %v, want %v", got, want)
 	}
 	l, _ := s.PaymentLink("org_a", "pl_1")
 	fee := CollectionFee("mobile_money", 25_000)
-	if l.Status != PaymentLinkPaid || l.TotalReceived != 25_000 || balance(s, "GHS") != 25_000-fee {
-		t.Fatalf("link %+v, balance %d", l, balance(s, "GHS"))
+	if l.Status != PaymentLinkPaid || l.TotalReceived != 25_000 || plBalance(s, "GHS") != 25_000-fee {
+		t.Fatalf("link %+v, balance %d", l, plBalance(s, "GHS"))
 	}
 	if got := s.PaymentLinkSessions("pl_1"); len(got) != 2 || got[0].ID != "cs_3" || got[0].Status != SessionComplete || got[1].ID != "cs_1" {
 		t.Fatalf("sessions newest first: %+v", got)
@@ -213,26 +213,26 @@ func TestMobileMoneyCheckout(t *testing.T) {
 // coin credit exactly the link amount in the link currency.
 func TestCryptoCheckoutConverts(t *testing.T) {
 	s := newLinkTestState(t)
-	mustApply(t, s, &CreatePaymentLink{At: 2, ID: "pl_1", OrgID: "org_a", Spec: linkSpec(25_000)})
+	plApply(t, s, &CreatePaymentLink{At: 2, ID: "pl_1", OrgID: "org_a", Spec: plLinkSpec(25_000)})
 	// 250.00 GHS at 15.444 GHS per USDT: 16.187516 USDT (rounded up).
 	cmd := &CreateCheckoutSession{At: 10, ID: "cs_1", OrgID: "org_a", LinkID: "pl_1", Method: CheckoutCrypto,
 		MethodCode: "usdt_tron", Chain: "tron", OriginCurrency: "USDT", OriginAmount: 16_187_516, DestAmount: 25_000,
 		Rate: "15.444", DepositAccount: "Tsandbox"}
-	mustApply(t, s, cmd)
-	mustApply(t, s, deposit("d1", "cs_1", 6_000_000, "1"))
-	mustApply(t, s, deposit("d2", "cs_1", 0, "2")) // the rest
+	plApply(t, s, cmd)
+	plApply(t, s, plDeposit("d1", "cs_1", 6_000_000, "1"))
+	plApply(t, s, plDeposit("d2", "cs_1", 0, "2")) // the rest
 	l, _ := s.PaymentLink("org_a", "pl_1")
 	sess, _ := s.CheckoutSession("org_a", "cs_1")
-	if l.Status != PaymentLinkPaid || l.TotalReceived != 25_000 || balance(s, "GHS") != 25_000 || sess.OriginReceived != 16_187_516 {
-		t.Fatalf("link %+v session %+v balance %d", l, sess, balance(s, "GHS"))
+	if l.Status != PaymentLinkPaid || l.TotalReceived != 25_000 || plBalance(s, "GHS") != 25_000 || sess.OriginReceived != 16_187_516 {
+		t.Fatalf("link %+v session %+v balance %d", l, sess, plBalance(s, "GHS"))
 	}
 	if _, ok := s.AccountFor("org_a", "USDT"); ok {
 		t.Fatal("a USDT balance was opened: the link credits its own currency")
 	}
 	// An asset the link does not accept is refused.
-	only := linkSpec(100)
+	only := plLinkSpec(100)
 	only.Appearance.CryptoAssets, only.Appearance.CryptoAssetsSet = "USDC", true
-	mustApply(t, s, &CreatePaymentLink{At: 2, ID: "pl_2", OrgID: "org_a", Spec: only})
+	plApply(t, s, &CreatePaymentLink{At: 2, ID: "pl_2", OrgID: "org_a", Spec: only})
 	bad := *cmd
 	bad.ID, bad.LinkID, bad.DestAmount = "cs_2", "pl_2", 100
 	if r := s.Apply(&bad); !errors.Is(r.Err, ErrValidation) {
@@ -244,19 +244,19 @@ func TestCryptoCheckoutConverts(t *testing.T) {
 // expires them at once, with their events.
 func TestCheckoutExpiry(t *testing.T) {
 	s := newLinkTestState(t)
-	spec := linkSpec(25_000)
+	spec := plLinkSpec(25_000)
 	spec.Appearance.ExpiresAt = 2 + 3_600_000 // an hour after creation
-	mustApply(t, s, &CreatePaymentLink{At: 2, ID: "pl_1", OrgID: "org_a", Spec: linkSpec(25_000)})
-	mustApply(t, s, &CreatePaymentLink{At: 2, ID: "pl_2", OrgID: "org_a", Spec: spec})
-	mustApply(t, s, mmSession("cs_1", "pl_1", "col_1", 25_000))
-	mustApply(t, s, bankSession("cs_2", "pl_2", 25_000))
+	plApply(t, s, &CreatePaymentLink{At: 2, ID: "pl_1", OrgID: "org_a", Spec: plLinkSpec(25_000)})
+	plApply(t, s, &CreatePaymentLink{At: 2, ID: "pl_2", OrgID: "org_a", Spec: spec})
+	plApply(t, s, plMobileSession("cs_1", "pl_1", "col_1", 25_000))
+	plApply(t, s, plBankSession("cs_2", "pl_2", 25_000))
 	if s.ExpiryDue(10 + CheckoutLifetimeMobileMoney - 1) {
 		t.Fatal("due before the deadline")
 	}
 	// Five minutes pass on the organization's clock.
 	ev := s.EventCount()
-	mustApply(t, s, &AdvanceClock{At: 11, OrgID: "org_a", Millis: CheckoutLifetimeMobileMoney})
-	if got := eventTypes(s, ev); !reflect.DeepEqual(got, []string{EventCheckoutSessionExpired}) {
+	plApply(t, s, &AdvanceClock{At: 11, OrgID: "org_a", Millis: CheckoutLifetimeMobileMoney})
+	if got := plEventTypes(s, ev); !reflect.DeepEqual(got, []string{EventCheckoutSessionExpired}) {
 		t.Fatalf("events %v", got)
 	}
 	if c, _ := s.CheckoutSession("org_a", "cs_1"); c.Status != SessionExpired {
@@ -267,20 +267,20 @@ func TestCheckoutExpiry(t *testing.T) {
 	}
 	// The approval arrives late: the money is credited and counted on the
 	// link, which is paid by it.
-	mustApply(t, s, &SettleCollection{At: 12, ID: "col_1", Completed: true})
+	plApply(t, s, &SettleCollection{At: 12, ID: "col_1", Completed: true})
 	if l, _ := s.PaymentLink("org_a", "pl_1"); l.Status != PaymentLinkPaid {
 		t.Fatalf("late approval: %+v", l)
 	}
 	// An hour passes: the link pl_2 expires, and its session with it.
 	ev = s.EventCount()
-	mustApply(t, s, &AdvanceClock{At: 13, OrgID: "org_a", Millis: 3_600_000})
-	if got := eventTypes(s, ev); !reflect.DeepEqual(got, []string{EventPaymentLinkExpired, EventCheckoutSessionExpired}) {
+	plApply(t, s, &AdvanceClock{At: 13, OrgID: "org_a", Millis: 3_600_000})
+	if got := plEventTypes(s, ev); !reflect.DeepEqual(got, []string{EventPaymentLinkExpired, EventCheckoutSessionExpired}) {
 		t.Fatalf("events %v", got)
 	}
 	if s.ExpiryDue(13) {
 		t.Fatal("still due after expiring")
 	}
-	if r := s.Apply(deposit("d1", "cs_2", 0, "1")); !errors.Is(r.Err, &Error{Code: CodeBadRequest}) {
+	if r := s.Apply(plDeposit("d1", "cs_2", 0, "1")); !errors.Is(r.Err, &Error{Code: CodeBadRequest}) {
 		t.Fatalf("deposit into an expired session: %v", r.Err)
 	}
 }
@@ -289,20 +289,20 @@ func TestCheckoutExpiry(t *testing.T) {
 // link fails the rest.
 func TestCheckoutSwitchAndClose(t *testing.T) {
 	s := newLinkTestState(t)
-	mustApply(t, s, &CreatePaymentLink{At: 2, ID: "pl_1", OrgID: "org_a", Spec: linkSpec(25_000)})
-	mustApply(t, s, bankSession("cs_1", "pl_1", 25_000))
-	mustApply(t, s, bankSession("cs_2", "pl_1", 25_000))
+	plApply(t, s, &CreatePaymentLink{At: 2, ID: "pl_1", OrgID: "org_a", Spec: plLinkSpec(25_000)})
+	plApply(t, s, plBankSession("cs_1", "pl_1", 25_000))
+	plApply(t, s, plBankSession("cs_2", "pl_1", 25_000))
 	if c, _ := s.CheckoutSession("org_a", "cs_1"); c.Status != SessionFailed {
 		t.Fatalf("switched session %+v", c)
 	}
-	r := mustApply(t, s, &UpdatePaymentLink{At: 3, OrgID: "org_a", ID: "pl_1", Close: true})
+	r := plApply(t, s, &UpdatePaymentLink{At: 3, OrgID: "org_a", ID: "pl_1", Close: true})
 	if r.PaymentLink.Status != PaymentLinkClosed {
 		t.Fatalf("closed %+v", r.PaymentLink)
 	}
 	if c, _ := s.CheckoutSession("org_a", "cs_2"); c.Status != SessionFailed {
 		t.Fatalf("session of a closed link %+v", c)
 	}
-	if r := s.Apply(&UpdatePaymentLink{At: 3, OrgID: "org_a", ID: "pl_1", Set: SetRedirectURL}); !errors.Is(r.Err, &Error{Code: CodeBadRequest}) {
+	if r := s.Apply(&UpdatePaymentLink{At: 3, OrgID: "org_a", ID: "pl_1", Set: AppearanceRedirectURL}); !errors.Is(r.Err, &Error{Code: CodeBadRequest}) {
 		t.Fatalf("update of a closed link: %v", r.Err)
 	}
 }
@@ -311,9 +311,9 @@ func TestCheckoutSwitchAndClose(t *testing.T) {
 // page; a closed page spawns none.
 func TestPaymentPageChildren(t *testing.T) {
 	s := newLinkTestState(t)
-	app := linkSpec(0).Appearance
-	mustApply(t, s, &CreatePaymentPage{At: 2, ID: "pp_1", OrgID: "org_a", Currency: "GHS", Appearance: app})
-	r := mustApply(t, s, &CreatePaymentLink{At: 3, ID: "pl_1", OrgID: "org_a", ParentID: "pp_1",
+	app := plLinkSpec(0).Appearance
+	plApply(t, s, &CreatePaymentPage{At: 2, ID: "pp_1", OrgID: "org_a", Currency: "GHS", Appearance: app})
+	r := plApply(t, s, &CreatePaymentLink{At: 3, ID: "pl_1", OrgID: "org_a", ParentID: "pp_1",
 		Spec: PaymentLinkSpec{Email: "kofi@example.com", Amount: 5_000}})
 	l := r.PaymentLink
 	if l.Spec.Currency != "GHS" || l.Current.Title != app.Title || l.ParentID != "pp_1" {
@@ -323,8 +323,8 @@ func TestPaymentPageChildren(t *testing.T) {
 		Spec: PaymentLinkSpec{Email: "kofi@example.com"}}); !errors.Is(r.Err, ErrValidation) {
 		t.Fatalf("open-amount page without an amount: %v", r.Err)
 	}
-	mustApply(t, s, bankSession("cs_1", "pl_1", 5_000))
-	mustApply(t, s, deposit("d1", "cs_1", 0, "1"))
+	plApply(t, s, plBankSession("cs_1", "pl_1", 5_000))
+	plApply(t, s, plDeposit("d1", "cs_1", 0, "1"))
 	p, _ := s.PaymentPage("org_a", "pp_1")
 	if p.PaymentCount != 1 || p.TotalCollected != 5_000 {
 		t.Fatalf("page %+v", p)
@@ -332,7 +332,7 @@ func TestPaymentPageChildren(t *testing.T) {
 	if got := s.PaymentLinks("org_a", PaymentLinkFilter{ParentID: "pp_1"}, CursorStart, 10); len(got.Items) != 1 {
 		t.Fatalf("children %+v", got)
 	}
-	mustApply(t, s, &UpdatePaymentPage{At: 4, OrgID: "org_a", ID: "pp_1", Close: true})
+	plApply(t, s, &UpdatePaymentPage{At: 4, OrgID: "org_a", ID: "pp_1", Close: true})
 	if r := s.Apply(&CreatePaymentLink{At: 5, ID: "pl_3", OrgID: "org_a", ParentID: "pp_1",
 		Spec: PaymentLinkSpec{Email: "kofi@example.com", Amount: 1}}); !errors.Is(r.Err, &Error{Code: CodeBadRequest}) {
 		t.Fatalf("child of a closed page: %v", r.Err)
@@ -343,22 +343,22 @@ func TestPaymentPageChildren(t *testing.T) {
 // commands survive the log codec.
 func TestPaymentLinkSnapshotAndCodec(t *testing.T) {
 	s := newLinkTestState(t)
-	spec := linkSpec(25_000)
+	spec := plLinkSpec(25_000)
 	spec.Appearance.CryptoAssets, spec.Appearance.CryptoAssetsSet = "USDT,USDC", true
 	spec.Appearance.Metadata, spec.Appearance.Branding, spec.Appearance.ExpiresAt = `{"a":1}`, `{"accentColor":"#fff"}`, 99_999_999
 	cmds := []Command{
 		&CreatePaymentPage{At: 2, ID: "pp_1", OrgID: "org_a", Currency: "GHS", Amount: 700, Appearance: spec.Appearance},
 		&CreatePaymentLink{At: 2, ID: "pl_1", OrgID: "org_a", CustomerReference: "inv-1", Spec: spec},
-		&UpdatePaymentLink{At: 3, OrgID: "org_a", ID: "pl_1", Set: SetRedirectURL | SetBranding, Appearance: CheckoutAppearance{RedirectURL: "https://x.example"}},
-		&UpdatePaymentPage{At: 3, OrgID: "org_a", ID: "pp_1", Set: SetMethods, Appearance: CheckoutAppearance{Methods: MethodSet(0).With(CheckoutCrypto)}},
-		mmSession("cs_1", "pl_1", "col_1", 25_000),
+		&UpdatePaymentLink{At: 3, OrgID: "org_a", ID: "pl_1", Set: AppearanceRedirectURL | AppearanceBranding, Appearance: CheckoutAppearance{RedirectURL: "https://x.example"}},
+		&UpdatePaymentPage{At: 3, OrgID: "org_a", ID: "pp_1", Set: AppearanceMethods, Appearance: CheckoutAppearance{Methods: MethodSet(0).With(CheckoutCrypto)}},
+		plMobileSession("cs_1", "pl_1", "col_1", 25_000),
 		&SettleCollection{At: 5, ID: "col_1", Completed: false},
-		bankSession("cs_2", "pl_1", 25_000),
-		deposit("d1", "cs_2", 100, "1"),
+		plBankSession("cs_2", "pl_1", 25_000),
+		plDeposit("d1", "cs_2", 100, "1"),
 	}
 	var log [][]byte
 	for _, c := range cmds {
-		mustApply(t, s, c)
+		plApply(t, s, c)
 		log = append(log, EncodeBatch(nil, []Command{c}))
 	}
 	replay := NewState()
@@ -385,7 +385,7 @@ func TestPaymentLinkSnapshotAndCodec(t *testing.T) {
 	if res := r.Apply(&CreatePaymentLink{At: 9, ID: "pl_9", OrgID: "org_a", CustomerReference: "inv-1", Spec: spec}); !res.Replayed {
 		t.Fatalf("customerReference after restore: %+v", res)
 	}
-	if res := r.Apply(deposit("d1", "cs_2", 100, "7")); !res.Replayed {
+	if res := r.Apply(plDeposit("d1", "cs_2", 100, "7")); !res.Replayed {
 		t.Fatalf("deposit reference after restore: %+v", res)
 	}
 	if got := r.PaymentLinkSessions("pl_1"); len(got) != 2 || got[0].ID != "cs_2" {
