@@ -50,6 +50,7 @@ type State struct {
 	sections []section
 	events   *store[Event]
 	clocks   *store[Clock]
+	pl       *linkState // payment links, pages, checkout sessions (paymentlink.go)
 
 	// expirers make deadline-driven transitions (see clock.go).
 	expirers []expirer
@@ -130,6 +131,8 @@ func NewState() *State {
 	s.fx = newConversions(s)
 
 	s.initWebhooks() // webhook.go
+
+	s.initPaymentLinks()
 	return s
 }
 
@@ -147,6 +150,11 @@ type Result struct {
 	Collection   *Collection
 	Funding      *Funding
 	Clock        *Clock
+
+	PaymentLink     *PaymentLink
+	PaymentPage     *PaymentPage
+	CheckoutSession *CheckoutSession
+	CheckoutDeposit *CheckoutDeposit
 
 	// Recipients (recipient.go).
 	Recipient      *Recipient
