@@ -258,6 +258,11 @@ var volatile = []struct {
 	{"rcp", regexp.MustCompile(`rcp_[a-z0-9]{20}`)},
 	{"ord", regexp.MustCompile(`ord_[a-z0-9]{20}`)},
 	{"account", regexp.MustCompile(`\b[A-Z]{3,4}\d{8}\b`)},
+	{"pl", regexp.MustCompile(`pl_[a-z0-9]{20}`)},
+	{"pp", regexp.MustCompile(`pp_[a-z0-9]{20}`)},
+	{"cs", regexp.MustCompile(`cs_[a-z0-9]{20}`)},
+	{"vad", regexp.MustCompile(`vad_[a-z0-9]{20}`)},
+	{"address", regexp.MustCompile(`0x[0-9a-f]{40}`)},
 	{"cursor", regexp.MustCompile(`"nextCursor": "[A-Za-z0-9_-]+"`)},
 	// Webhooks (webhook ids whd_ and wev_ follow the log, so they are stable).
 	{"whe", regexp.MustCompile(`whe_[a-z0-9]{20}`)},

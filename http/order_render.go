@@ -155,10 +155,10 @@ func orderTimeline(o *ledger.Order) []timelineJSON {
 		var kind, title string
 		switch st.Leg {
 		case ledger.LegCollection:
-			kind, title = legStep(ledger.CollectionStatus(st.Status).String())
+			kind, title = orderLegStep(ledger.CollectionStatus(st.Status).String())
 			title = "Collection: " + title
 		case ledger.LegPayout:
-			kind, title = legStep(ledger.PayoutStatus(st.Status).String())
+			kind, title = orderLegStep(ledger.PayoutStatus(st.Status).String())
 			title = "Payout: " + title
 		default:
 			status := ledger.OrderStatus(st.Status)
@@ -179,7 +179,7 @@ func orderTimeline(o *ledger.Order) []timelineJSON {
 	return out
 }
 
-func legStep(status string) (kind, title string) {
+func orderLegStep(status string) (kind, title string) {
 	switch status {
 	case "pending":
 		return "created", "Created"

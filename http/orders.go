@@ -303,8 +303,8 @@ func (c *call) listOrders() {
 		}
 		f.Currency = v
 	}
-	f.Origins = currencyList(c.ctx, &p, "origin")
-	f.Destinations = currencyList(c.ctx, &p, "destination")
+	f.Origins = orderCurrencyList(c.ctx, &p, "origin")
+	f.Destinations = orderCurrencyList(c.ctx, &p, "destination")
 	f.ExternalReference, _ = query(c.ctx, "externalReference")
 	var err *ledger.Error
 	if f.CreatedFrom, err = queryTime(c.ctx, "from"); err != nil {
@@ -322,8 +322,8 @@ func (c *call) listOrders() {
 	c.ok(fasthttp.StatusOK, newList(listOrders, page, renderOrder))
 }
 
-// currencyList reads a comma-separated list of currency codes.
-func currencyList(ctx *fasthttp.RequestCtx, p *problems, name string) []string {
+// orderCurrencyList reads a comma-separated list of currency codes.
+func orderCurrencyList(ctx *fasthttp.RequestCtx, p *problems, name string) []string {
 	v, ok := query(ctx, name)
 	if !ok {
 		return nil

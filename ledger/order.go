@@ -523,7 +523,7 @@ func (c *DepositOrder) apply(s *State) Result {
 			}
 			o.ReceivedAmount, o.ReceivedAt = amount, now
 			s.moveOrder(&o, now, OrderAwaitingConfirmations,
-				"Deposit of "+formatIn(amount, o.Spec.FromCurrency)+" seen on chain; waiting for confirmations")
+				"Deposit of "+orderMoney(amount, o.Spec.FromCurrency)+" seen on chain; waiting for confirmations")
 			return Result{Order: &o}
 		case DepositConfirmed:
 			return s.landDeposit(&o, c, now, amount)
@@ -535,7 +535,7 @@ func (c *DepositOrder) apply(s *State) Result {
 		switch c.Outcome {
 		case DepositConfirmed:
 			if c.Amount != 0 && c.Amount != o.ReceivedAmount {
-				return Result{Err: FieldInvalid("amount", "must be "+formatIn(o.ReceivedAmount, o.Spec.FromCurrency)+
+				return Result{Err: FieldInvalid("amount", "must be "+orderMoney(o.ReceivedAmount, o.Spec.FromCurrency)+
 					", the deposit awaiting confirmations, or absent")}
 			}
 			return s.landDeposit(&o, c, now, o.ReceivedAmount)
@@ -552,7 +552,7 @@ func (c *DepositOrder) apply(s *State) Result {
 	return Result{Err: FieldInvalid("outcome", "must be one of confirmed, unconfirmed, rejected")}
 }
 
-func formatIn(m Minor, currency string) string {
+func orderMoney(m Minor, currency string) string {
 	cur, _ := LookupCurrency(currency)
 	return FormatMinor(m, cur) + " " + currency
 }
@@ -631,12 +631,12 @@ func (s *State) fundsLanded(o *Order, at, now int64) *Payout {
 	expected := o.Expected()
 	switch {
 	case o.ReceivedAmount < expected:
-		s.moveOrder(o, now, OrderUnderpaid, "Received "+formatIn(o.ReceivedAmount, cur)+" of "+formatIn(expected, cur)+
+		s.moveOrder(o, now, OrderUnderpaid, "Received "+orderMoney(o.ReceivedAmount, cur)+" of "+orderMoney(expected, cur)+
 			": the funds are on your "+cur+" balance and no payout was made")
 		return nil
 	case o.ReceivedAmount > expected:
-		s.moveOrder(o, now, OrderOverpaid, "Received "+formatIn(o.ReceivedAmount, cur)+", "+
-			formatIn(o.ReceivedAmount-expected, cur)+" more than expected: the excess stays on your "+cur+" balance")
+		s.moveOrder(o, now, OrderOverpaid, "Received "+orderMoney(o.ReceivedAmount, cur)+", "+
+			orderMoney(o.ReceivedAmount-expected, cur)+" more than expected: the excess stays on your "+cur+" balance")
 	default:
 		s.moveOrder(o, now, OrderFundsReceived, "")
 	}
@@ -726,7 +726,7 @@ func (s *State) orderCollectionSettled(col Collection, at int64) {
 	now := s.OrgNow(o.OrgID, at)
 	if col.Status != CollectionCompleted {
 		o.step(now, LegCollection, uint8(col.Status), col.StatusMessage)
-		s.moveOrder(&o, now, OrderFailed, "The payer's mobile money prompt failed: "+firstOf(col.StatusMessage, "no reason given"))
+		s.moveOrder(&o, now, OrderFailed, "The payer's mobile money prompt failed: "+orderFirstOf(col.StatusMessage, "no reason given"))
 		return
 	}
 	o.ReceivedAmount, o.ReceivedAt = col.Spec.Amount, now
@@ -752,14 +752,14 @@ func (s *State) orderPayoutMoved(p Payout, at int64) {
 	case PayoutCompleted:
 		s.moveOrder(&o, now, OrderCompleted, "")
 	case PayoutFailed:
-		s.moveOrder(&o, now, OrderFailed, "The payout failed: "+firstOf(p.StatusMessage, "no reason given")+
+		s.moveOrder(&o, now, OrderFailed, "The payout failed: "+orderFirstOf(p.StatusMessage, "no reason given")+
 			"; its amount was refunded to your "+p.Spec.Currency+" balance")
 	default:
 		s.saveOrder(o)
 	}
 }
 
-func firstOf(s ...string) string {
+func orderFirstOf(s ...string) string {
 	for _, v := range s {
 		if v != "" {
 			return v

@@ -50,6 +50,7 @@ type State struct {
 	sections []section
 	events   *store[Event]
 	clocks   *store[Clock]
+	pl       *linkState // payment links, pages, checkout sessions (paymentlink.go)
 
 	// expirers make deadline-driven transitions (see clock.go).
 	expirers []expirer
@@ -133,6 +134,7 @@ func NewState() *State {
 
 	s.initWebhooks() // webhook.go
 
+	s.initPaymentLinks()
 	s.registerOrders()
 	return s
 }
@@ -151,6 +153,11 @@ type Result struct {
 	Collection   *Collection
 	Funding      *Funding
 	Clock        *Clock
+
+	PaymentLink     *PaymentLink
+	PaymentPage     *PaymentPage
+	CheckoutSession *CheckoutSession
+	CheckoutDeposit *CheckoutDeposit
 
 	// Recipients (recipient.go).
 	Recipient      *Recipient

@@ -53,7 +53,7 @@ func SandboxDepositInstructions(m Method, accountName, payer string) (ledger.Ord
 		return ledger.OrderInstructions{
 			Type:          ledger.InstructionsVirtualAccount,
 			Bank:          "Sandbox Bank " + m.Country,
-			AccountNumber: sandboxVirtualAccountPrefix + randomDigits(8),
+			AccountNumber: sandboxVirtualAccountPrefix + depositDigits(8),
 			AccountName:   accountName,
 		}, nil
 	case "mobile_money":
@@ -81,13 +81,13 @@ func newDepositAddress(chain string) (addr, tag string, err error) {
 	case "stellar":
 		var key [32]byte
 		rand.Read(key[:])
-		return StellarAddress(key), randomDigits(9), nil
+		return StellarAddress(key), depositDigits(9), nil
 	}
 	return "", "", fmt.Errorf("rails: no deposit addresses on chain %q", chain)
 }
 
-// randomDigits returns n decimal digits, the first not zero.
-func randomDigits(n int) string {
+// depositDigits returns n decimal digits, the first not zero.
+func depositDigits(n int) string {
 	out := make([]byte, n)
 	for i := range out {
 		lo := int64(0)
