@@ -51,6 +51,9 @@ type State struct {
 	events   *store[Event]
 	clocks   *store[Clock]
 
+	// Virtual accounts, crypto addresses and their deposits (deposit.go).
+	deposits *depositState
+
 	// expirers make deadline-driven transitions (see clock.go).
 	expirers []expirer
 
@@ -101,6 +104,7 @@ func NewState() *State {
 	s.events = newStore("events", func(e *Event) (string, string) { return e.ID, e.OrgID }, encodeEvent, decodeEvent)
 	s.clocks = newStore("clocks", func(c *Clock) (string, string) { return c.OrgID, c.OrgID }, encodeClock, decodeClock)
 	s.sections = append(s.sections, s.events, s.clocks)
+	s.deposits = newDepositState(s) // virtual accounts, crypto addresses, deposits
 	return s
 }
 
@@ -118,6 +122,11 @@ type Result struct {
 	Collection   *Collection
 	Funding      *Funding
 	Clock        *Clock
+
+	// Virtual accounts, crypto addresses and deposits (deposit.go).
+	VirtualAccount *VirtualAccount
+	CryptoAddress  *CryptoAddress
+	Deposit        *Deposit // with Collection, the collection it made
 }
 
 // Apply applies one command and returns its result.
