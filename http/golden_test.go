@@ -189,6 +189,11 @@ var volatile = []struct {
 	{"org", regexp.MustCompile(`org_[a-z0-9]{20}`)},
 	{"key", regexp.MustCompile(`key_[a-z0-9]{20}`)},
 	{"account", regexp.MustCompile(`\b[A-Z]{3,4}\d{8}\b`)},
+	// Virtual accounts, crypto addresses and deposits.
+	{"va", regexp.MustCompile(`\bva_[a-z0-9]{20}`)},
+	{"vad", regexp.MustCompile(`\bvad_[a-z0-9]{20}`)},
+	{"cdp", regexp.MustCompile(`\bcdp_[a-z0-9]{20}`)},
+	{"addr", regexp.MustCompile(`\baddr_[a-z0-9]{20}`)},
 	{"cursor", regexp.MustCompile(`"nextCursor": "[A-Za-z0-9_-]+"`)},
 }
 

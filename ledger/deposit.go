@@ -361,6 +361,18 @@ func (c *ReceiveDeposit) apply(s *State) Result {
 	return Result{Deposit: &dep, Collection: &col}
 }
 
+// OrganizationNumber is the organization's place in creation order, from 1.
+// The sandbox derives deposit addresses from it, so that they are stable
+// for the same sequence of commands.
+func (s *State) OrganizationNumber(orgID string) (uint64, bool) {
+	for i, id := range s.orgOrder {
+		if id == orgID {
+			return uint64(i) + 1, true
+		}
+	}
+	return 0, false
+}
+
 // DepositByReference returns an organization's deposit by the reference it
 // was simulated with.
 func (s *State) DepositByReference(orgID, ref string) (Deposit, bool) {

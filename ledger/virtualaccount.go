@@ -1,9 +1,6 @@
 package ledger
 
-import (
-	"fmt"
-	"hash/fnv"
-)
+import "strconv"
 
 // Virtual accounts: a bank account number, issued in the organization's
 // name, that a customer transfers into from any bank. Every transfer is a
@@ -185,7 +182,7 @@ func (c *CreateVirtualAccount) apply(s *State) Result {
 		Status:            VirtualAccountActive,
 		Currency:          cur.Code,
 		Bank:              c.Bank,
-		AccountNumber:     s.newVirtualAccountNumber(c.ID),
+		AccountNumber:     s.newVirtualAccountNumber(),
 		AccountName:       org.Name,
 		ExternalReference: c.ExternalReference,
 		Metadata:          c.Metadata,
@@ -198,14 +195,13 @@ func (c *CreateVirtualAccount) apply(s *State) Result {
 }
 
 // newVirtualAccountNumber derives a ten-digit account number from the
-// account's id, probing forward on a collision; it depends only on the
-// state, so every replica picks the same number.
-func (s *State) newVirtualAccountNumber(id string) string {
-	h := fnv.New64a()
-	h.Write([]byte(id))
-	n := h.Sum64() % 9_000_000_000
+// account's place among all virtual accounts, scrambled so numbers look
+// unrelated, probing forward on a collision. It depends only on the state,
+// so every replica picks the same number.
+func (s *State) newVirtualAccountNumber() string {
+	n := scramble(uint64(s.deposits.virtualAccounts.order.len())+1) % 9_000_000_000
 	for {
-		number := fmt.Sprintf("%010d", 1_000_000_000+n)
+		number := strconv.FormatUint(1_000_000_000+n, 10)
 		if _, taken := s.deposits.vaByNumber[number]; !taken {
 			return number
 		}

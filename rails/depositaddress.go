@@ -79,13 +79,13 @@ func DepositAddress(chain string, seed []byte) (string, error) {
 }
 
 // DepositTag derives the memo a deposit on chain must carry, or "" on
-// chains without memos: a decimal Stellar memo id of at most 10 digits.
+// chains without memos: a decimal Stellar memo id of 10 digits.
 func DepositTag(chain string, seed []byte) string {
 	if !ChainNeedsTag(chain) {
 		return ""
 	}
 	h := sha256.Sum256(append([]byte("payments/deposit-tag\x00"), seed...))
-	return strconv.FormatUint(1+binary.BigEndian.Uint64(h[:8])%9_999_999_999, 10)
+	return strconv.FormatUint(1_000_000_000+binary.BigEndian.Uint64(h[:8])%9_000_000_000, 10)
 }
 
 // SandboxTxHash derives the transaction hash of a simulated deposit on

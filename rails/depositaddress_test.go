@@ -140,7 +140,7 @@ func TestDepositTagsAndReferences(t *testing.T) {
 		t.Fatal("solana got a tag")
 	}
 	tag := DepositTag("stellar", []byte("x"))
-	if tag == "" || len(tag) > 10 || tag != DepositTag("stellar", []byte("x")) || tag == DepositTag("stellar", []byte("y")) {
+	if len(tag) != 10 || tag != DepositTag("stellar", []byte("x")) || tag == DepositTag("stellar", []byte("y")) {
 		t.Fatalf("stellar tag %q", tag)
 	}
 	if s := SandboxSessionID([]byte("x")); len(s) != 30 || strings.Trim(s, "0123456789") != "" {
