@@ -11,6 +11,7 @@ require (
 	github.com/hashicorp/go-hclog v1.6.3
 	github.com/hashicorp/raft v1.8.0
 	github.com/valyala/fasthttp v1.74.0
+	golang.org/x/crypto v0.55.0
 )
 
 require (

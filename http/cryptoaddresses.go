@@ -2,6 +2,7 @@ package http
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/goccy/go-json/jsontext"
 	"github.com/valyala/fasthttp"
@@ -60,19 +61,19 @@ type createCryptoAddressBody struct {
 	Metadata          jsonObject `json:"metadata"`
 }
 
-// depositChain reads a chain name in any case into the catalogue's id.
-func (p *problems) depositChain(field string, v *string, required bool) (string, bool) {
+// depositChain reads a chain's code or name, in any case.
+func (c *call) depositChain(p *problems, field string, v *string, required bool) (rails.Chain, bool) {
 	if v == nil || *v == "" {
 		if required {
 			p.add(field, "is required")
 		}
-		return "", false
+		return rails.Chain{}, false
 	}
-	id, ok := rails.ParseChain(*v)
+	ch, ok := c.s.cfg.Catalogue.ParseChain(*v)
 	if !ok {
-		p.add(field, "must be one of Ethereum, Polygon, Base, BSC, Tron, Solana, Stellar")
+		p.add(field, "must be one of "+strings.Join(c.s.cfg.Catalogue.ChainNames(), ", "))
 	}
-	return id, ok
+	return ch, ok
 }
 
 // depositSeed is what the sandbox derives an organization's addresses and
@@ -103,10 +104,10 @@ func (c *call) createCryptoAddress() {
 	}
 	var p problems
 	cur, curOK := p.currency("currency", req.Currency, true)
-	chain, chainOK := p.depositChain("chain", req.Chain, true)
+	chain, chainOK := c.depositChain(&p, "chain", req.Chain, true)
 	if curOK && chainOK {
-		if _, ok := c.s.cfg.Catalogue.DepositNetwork(cur.Code, chain); !ok {
-			p.add("chain", cur.Code+" on "+rails.ChainName(chain)+" takes no deposits; supported: "+c.s.cfg.Catalogue.DepositNetworks())
+		if _, ok := c.s.cfg.Catalogue.DepositNetwork(cur.Code, chain.Code); !ok {
+			p.add("chain", cur.Code+" on "+chain.Name+" takes no deposits; supported: "+c.s.cfg.Catalogue.DepositNetworks())
 		}
 	}
 	ref := p.text("externalReference", req.ExternalReference, false, referenceLenMax)
@@ -121,19 +122,23 @@ func (c *call) createCryptoAddress() {
 	if !ok {
 		return
 	}
-	address, err := rails.DepositAddress(chain, []byte(seed+chain))
+	address, err := rails.DepositAddress(chain.Code, []byte(seed+chain.Code))
 	if err != nil {
 		c.fail(ledger.FieldInvalid("chain", err.Error()))
 		return
+	}
+	var tag string
+	if chain.RequiresMemo {
+		tag = rails.DepositTag([]byte(seed + cur.Code + "\x00" + chain.Code))
 	}
 	r := c.depositsPropose(&ledger.CreateCryptoAddress{
 		At:                c.s.cfg.Actors.Now().UnixMilli(),
 		ID:                actors.NewID("addr_"),
 		OrgID:             c.org,
 		Currency:          cur.Code,
-		Chain:             chain,
+		Chain:             chain.Code,
 		Address:           address,
-		Tag:               rails.DepositTag(chain, []byte(seed+cur.Code+"\x00"+chain)),
+		Tag:               tag,
 		ExternalReference: ref,
 		Metadata:          req.Metadata.raw,
 	})
@@ -184,7 +189,8 @@ func (c *call) listCryptoAddresses() {
 		f.Currency = v
 	}
 	if v, ok := query(c.ctx, "chain"); ok {
-		f.Chain, _ = p.depositChain("chain", &v, false)
+		ch, _ := c.depositChain(&p, "chain", &v, false)
+		f.Chain = ch.Code
 	}
 	f.ExternalReference, _ = query(c.ctx, "externalReference")
 	if e := p.err(); e != nil {

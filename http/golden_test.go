@@ -156,6 +156,9 @@ func renderResponse(t *testing.T, n *normalizer, r response) string {
 		}
 	}
 	b.WriteString("\n")
+	if len(r.body) == 0 { // 204
+		return b.String()
+	}
 	var pretty bytes.Buffer
 	if err := json.Indent(&pretty, r.body, "", "  "); err != nil {
 		t.Fatalf("response body is not JSON: %s", r.body)
@@ -188,6 +191,7 @@ var volatile = []struct {
 	{"col", regexp.MustCompile(`col_[a-z0-9]{20}`)},
 	{"org", regexp.MustCompile(`org_[a-z0-9]{20}`)},
 	{"key", regexp.MustCompile(`key_[a-z0-9]{20}`)},
+	{"rcp", regexp.MustCompile(`rcp_[a-z0-9]{20}`)},
 	{"account", regexp.MustCompile(`\b[A-Z]{3,4}\d{8}\b`)},
 	// Virtual accounts, crypto addresses and deposits.
 	{"va", regexp.MustCompile(`\bva_[a-z0-9]{20}`)},

@@ -22,6 +22,7 @@ type payoutRequestBody struct {
 		Tag           *string    `json:"tag"`
 		Amount        amount     `json:"amount"`
 		KYC           jsonObject `json:"kyc"`
+		RecipientID   *string    `json:"recipientId"` // fills the destination (recipients.go)
 	} `json:"to"`
 	Narration         *string    `json:"narration"`
 	ExternalReference *string    `json:"externalReference"`
@@ -38,13 +39,16 @@ func (c *call) createPayout() {
 		return
 	}
 	var req payoutRequestBody
-	if !c.decode(&req) {
+	if !c.decode(&req) || !c.fillPayoutFromRecipient(&req) {
 		return
 	}
 	spec, methodType, e := c.s.payoutSpec(&req)
 	if e != nil {
 		c.fail(e)
 		return
+	}
+	if req.To.RecipientID != nil {
+		spec.RecipientID = *req.To.RecipientID
 	}
 	r := c.s.cfg.Actors.CreatePayout(actors.PayoutRequest{
 		OrgID:             c.org,
@@ -131,6 +135,11 @@ func (s *Server) payoutSpec(req *payoutRequestBody) (ledger.PayoutSpec, string, 
 	case "crypto":
 		spec.Address = p.text("to.address", to.Address, true, 128)
 		spec.Tag = p.text("to.tag", to.Tag, false, 64)
+		if spec.Address != "" {
+			if err := rails.ValidateAddress(method.Chain, spec.Address); err != nil {
+				p.add("to.address", addressReason(err))
+			}
+		}
 		if to.AccountNumber != nil {
 			p.add("to.accountNumber", "must not be given for a crypto method; use to.address")
 		}

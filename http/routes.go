@@ -65,5 +65,6 @@ func (s *Server) routes() {
 	}, featureRoutes...) {
 		h := e.h
 		s.route(e.method, e.path, e.scope, func(c *call) { h(c) })
+		s.endpoints = append(s.endpoints, e) // for the simulation index
 	}
 }

@@ -50,6 +50,10 @@ type Config struct {
 	// source (503 rate_unavailable) on production until one is connected.
 	Rates rails.RateSource
 
+	// Names resolves account holder names (validation.go); by default the
+	// sandbox's, or none when NoProvider is set.
+	Names NameResolver
+
 	RateLimitPerSecond int           // per API key; default 100
 	CommitTimeout      time.Duration // how long an administrative write waits for its commit; default 10s
 }
@@ -84,6 +88,8 @@ type Server struct {
 	forwarders map[string]*fasthttp.HostClient
 
 	scopes map[string]ledger.Scopes // "METHOD /path" → the scope the route needs
+
+	endpoints []endpoint // every API route, in registration order (simindex.go)
 }
 
 // New builds a Server.
@@ -105,6 +111,9 @@ func New(cfg Config) *Server {
 	}
 	if cfg.Catalogue == nil {
 		cfg.Catalogue = rails.DefaultCatalogue()
+	}
+	if cfg.Names == nil {
+		cfg.Names = defaultNames(cfg.NoProvider)
 	}
 	s := &Server{
 		cfg:        cfg,

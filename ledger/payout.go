@@ -171,6 +171,9 @@ func (s *State) createPayout(c *CreatePayout) Result {
 	if _, ok := s.payouts.get(c.ID); ok {
 		return Result{Err: errorf(CodeConflict, "payout %s already exists", c.ID)}
 	}
+	if err := s.checkPayoutRecipient(c.OrgID, &c.Spec); err != nil {
+		return Result{Err: err}
+	}
 	required := c.Spec.Amount + c.Fee
 	var available Minor
 	if hasAccount {

@@ -57,6 +57,9 @@ type State struct {
 	// expirers make deadline-driven transitions (see clock.go).
 	expirers []expirer
 
+	// Recipients (recipient.go).
+	recipients *store[Recipient]
+
 	// eventHooks run for every event, in the Apply that emits it.
 	eventHooks []func(*State, Event)
 
@@ -104,6 +107,9 @@ func NewState() *State {
 	s.events = newStore("events", func(e *Event) (string, string) { return e.ID, e.OrgID }, encodeEvent, decodeEvent)
 	s.clocks = newStore("clocks", func(c *Clock) (string, string) { return c.OrgID, c.OrgID }, encodeClock, decodeClock)
 	s.sections = append(s.sections, s.events, s.clocks)
+	// Recipients (recipient.go).
+	s.recipients = newRecipientStore()
+	s.sections = append(s.sections, s.recipients)
 	s.deposits = newDepositState(s) // virtual accounts, crypto addresses, deposits
 	return s
 }
@@ -122,6 +128,10 @@ type Result struct {
 	Collection   *Collection
 	Funding      *Funding
 	Clock        *Clock
+
+	// Recipients (recipient.go).
+	Recipient      *Recipient
+	RecipientBatch []RecipientOutcome
 
 	// Virtual accounts, crypto addresses and deposits (deposit.go).
 	VirtualAccount *VirtualAccount

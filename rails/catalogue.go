@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 
 	"payments/ledger"
@@ -52,13 +53,34 @@ type Option struct {
 	Value string `json:"value"`
 }
 
+// Field returns the method's input field with key.
+func (m Method) Field(key string) (Field, bool) {
+	for _, f := range m.Fields {
+		if f.Key == key {
+			return f, true
+		}
+	}
+	return Field{}, false
+}
+
 // Country groups the methods of one country.
 type Country struct {
-	Code     string
-	Name     string
-	Flag     string
-	Currency string
-	Methods  []Method
+	Code         string // ISO 3166-1 alpha-2, upper case
+	Name         string
+	Flag         string
+	Currency     string
+	CurrencyName string
+	DialCode     string // the international calling code, digits only
+	Methods      []Method
+}
+
+// Chain is a blockchain the stablecoin networks run on.
+type Chain struct {
+	Code              string // "tron", "ethereum", …: the Method.Chain value
+	Name              string
+	SandboxNetwork    string // the test network the sandbox stack uses
+	ProductionNetwork string
+	RequiresMemo      bool // a deposit to a shared address needs its memo
 }
 
 // Catalogue is the set of payment methods. It is immutable and safe for
@@ -67,6 +89,7 @@ type Catalogue struct {
 	methods   map[string]Method
 	countries []Country
 	networks  []Method
+	chains    map[string]Chain
 }
 
 var (
@@ -93,9 +116,16 @@ type catalogueFile struct {
 		Name     string         `json:"name"`
 		Flag     string         `json:"flag"`
 		Currency string         `json:"currency"`
+		DialCode string         `json:"dialCode"`
 		Methods  []methodRecord `json:"methods"`
 	} `json:"countries"`
-	Networks  []methodRecord     `json:"networks"`
+	Networks []methodRecord `json:"networks"`
+	Chains   map[string]struct {
+		Name              string `json:"name"`
+		SandboxNetwork    string `json:"sandboxNetwork"`
+		ProductionNetwork string `json:"productionNetwork"`
+		RequiresMemo      bool   `json:"requiresMemo"`
+	} `json:"chains"`
 	FieldSets map[string][]Field `json:"fieldSets"`
 }
 
@@ -122,8 +152,15 @@ func ParseCatalogue(data []byte) (*Catalogue, error) {
 	if err := json.Unmarshal(data, &f); err != nil {
 		return nil, fmt.Errorf("rails: catalogue: %w", err)
 	}
-	c := &Catalogue{methods: make(map[string]Method)}
-	build := func(r methodRecord, country, currency string) (Method, error) {
+	c := &Catalogue{methods: make(map[string]Method), chains: make(map[string]Chain)}
+	for code, ch := range f.Chains {
+		if _, ok := addressRules[code]; !ok {
+			return nil, fmt.Errorf("rails: chain %s has no address rules", code)
+		}
+		c.chains[code] = Chain{Code: code, Name: ch.Name, SandboxNetwork: ch.SandboxNetwork,
+			ProductionNetwork: ch.ProductionNetwork, RequiresMemo: ch.RequiresMemo}
+	}
+	build := func(r methodRecord, country, dialCode, currency string) (Method, error) {
 		if currency == "" {
 			currency = r.Currency
 		}
@@ -139,9 +176,19 @@ func ParseCatalogue(data []byte) (*Catalogue, error) {
 		if err != nil || maximum < minimum {
 			return Method{}, fmt.Errorf("rails: method %s: max %q invalid", r.Code, r.Limits.Max)
 		}
-		fields, ok := f.FieldSets[r.Fields]
+		set, ok := f.FieldSets[r.Fields]
 		if !ok {
 			return Method{}, fmt.Errorf("rails: method %s: unknown field set %q", r.Code, r.Fields)
+		}
+		// Each method has its own copy of its fields, with the country's
+		// calling code in the placeholders.
+		fields := make([]Field, len(set))
+		for i, fd := range set {
+			fd.Placeholder = strings.ReplaceAll(fd.Placeholder, "{dial}", dialCode)
+			if (fd.Type == "select") != (len(fd.Options) > 0) {
+				return Method{}, fmt.Errorf("rails: method %s: field %s: options go with type select", r.Code, fd.Key)
+			}
+			fields[i] = fd
 		}
 		switch r.Type {
 		case "mobile_money", "bank", "crypto":
@@ -160,9 +207,13 @@ func ParseCatalogue(data []byte) (*Catalogue, error) {
 		return m, nil
 	}
 	for _, rc := range f.Countries {
-		country := Country{Code: rc.Code, Name: rc.Name, Flag: rc.Flag, Currency: rc.Currency}
+		cur, ok := ledger.LookupCurrency(rc.Currency)
+		if !ok || len(rc.Code) != 2 || rc.DialCode == "" {
+			return nil, fmt.Errorf("rails: country %q: needs a two-letter code, a known currency and a calling code", rc.Code)
+		}
+		country := Country{Code: rc.Code, Name: rc.Name, Flag: rc.Flag, Currency: cur.Code, CurrencyName: cur.Name, DialCode: rc.DialCode}
 		for _, r := range rc.Methods {
-			m, err := build(r, rc.Code, rc.Currency)
+			m, err := build(r, rc.Code, rc.DialCode, rc.Currency)
 			if err != nil {
 				return nil, err
 			}
@@ -171,12 +222,12 @@ func ParseCatalogue(data []byte) (*Catalogue, error) {
 		c.countries = append(c.countries, country)
 	}
 	for _, r := range f.Networks {
-		m, err := build(r, "", "")
+		m, err := build(r, "", "", "")
 		if err != nil {
 			return nil, err
 		}
-		if m.Type != "crypto" || m.Chain == "" {
-			return nil, fmt.Errorf("rails: network %s must be a crypto method with a chain", m.Code)
+		if _, ok := c.chains[m.Chain]; m.Type != "crypto" || !ok {
+			return nil, fmt.Errorf("rails: network %s must be a crypto method on a listed chain", m.Code)
 		}
 		c.networks = append(c.networks, m)
 	}
@@ -203,6 +254,24 @@ func (c *Catalogue) Countries() []Country { return c.countries }
 
 // Networks lists the stablecoin networks.
 func (c *Catalogue) Networks() []Method { return c.networks }
+
+// Country returns the country with an ISO 3166-1 alpha-2 code, in either
+// case.
+func (c *Catalogue) Country(code string) (Country, bool) {
+	code = strings.ToUpper(code)
+	for _, country := range c.countries {
+		if country.Code == code {
+			return country, true
+		}
+	}
+	return Country{}, false
+}
+
+// Chain returns the chain with the given code ("tron").
+func (c *Catalogue) Chain(code string) (Chain, bool) {
+	ch, ok := c.chains[code]
+	return ch, ok
+}
 
 // Direction is which way money moves through a method.
 type Direction uint8

@@ -40,12 +40,12 @@ func (c *Catalogue) VirtualAccountCurrencies() []string {
 }
 
 // DepositNetwork returns the stablecoin network that takes deposits of
-// currency on chain (a catalogue chain id): an operational network that
-// supports collections and has an address generator.
+// currency on chain (a catalogue chain code): an operational network that
+// supports collections, on a chain the address generator serves.
 func (c *Catalogue) DepositNetwork(currency, chain string) (Method, bool) {
 	for _, m := range c.networks {
 		if m.Currency == currency && m.Chain == chain && m.Collections && m.Status == "operational" {
-			if _, known := chainNames[m.Chain]; known {
+			if _, err := DepositAddress(m.Chain, nil); err == nil {
 				return m, true
 			}
 		}
@@ -59,8 +59,41 @@ func (c *Catalogue) DepositNetworks() string {
 	var pairs []string
 	for _, m := range c.networks {
 		if _, ok := c.DepositNetwork(m.Currency, m.Chain); ok {
-			pairs = append(pairs, m.Currency+" on "+ChainName(m.Chain))
+			pairs = append(pairs, m.Currency+" on "+c.chainName(m.Chain))
 		}
 	}
 	return strings.Join(pairs, ", ")
 }
+
+// ParseChain returns the chain whose code or name is name, in any case
+// ("Solana", "solana").
+func (c *Catalogue) ParseChain(name string) (Chain, bool) {
+	for _, ch := range c.chains {
+		if strings.EqualFold(ch.Code, name) || strings.EqualFold(ch.Name, name) {
+			return ch, true
+		}
+	}
+	return Chain{}, false
+}
+
+// ChainNames lists the names of the catalogue's chains, sorted.
+func (c *Catalogue) ChainNames() []string {
+	var out []string
+	for _, ch := range c.chains {
+		out = append(out, ch.Name)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func (c *Catalogue) chainName(code string) string {
+	if ch, ok := c.chains[code]; ok {
+		return ch.Name
+	}
+	return code
+}
+
+// ChainName returns the name the API shows for a chain code of the
+// embedded catalogue ("Solana" for "solana"); an unknown code is returned
+// as is.
+func ChainName(code string) string { return DefaultCatalogue().chainName(code) }

@@ -1,5 +1,7 @@
 // Package rails is the outside world: the catalogue of payment methods (an
-// embedded data file), and the rails that carry payouts and collections. For
+// embedded data file), the address rules of each chain (ValidateAddress),
+// account holder name resolution (SandboxNames, driven by
+// ValidationTrigger), and the rails that carry payouts and collections. For
 // now that is the sandbox simulator, deterministic from the amount (see
 // PayoutTrigger and CollectionTrigger), and NoProvider for a production
 // deployment without provider adapters.

@@ -97,3 +97,76 @@ func TestTriggerSelect(t *testing.T) {
 		}
 	}
 }
+
+// The catalogue's reference data: currencies have names, countries calling
+// codes (which the phone placeholders carry), select fields their options,
+// and every network a chain with address rules.
+func TestCatalogueReferenceData(t *testing.T) {
+	c := DefaultCatalogue()
+	for _, country := range c.Countries() {
+		if country.CurrencyName == "" || country.DialCode == "" || country.Flag == "" {
+			t.Errorf("country %s is incomplete: %+v", country.Code, country)
+		}
+		for _, m := range country.Methods {
+			for _, f := range m.Fields {
+				if strings.Contains(f.Placeholder, "{dial}") {
+					t.Errorf("%s: field %s placeholder not expanded", m.Code, f.Key)
+				}
+				if f.Type == "select" && len(f.Options) == 0 {
+					t.Errorf("%s: select field %s without options", m.Code, f.Key)
+				}
+			}
+			if m.Type == "mobile_money" {
+				f, _ := m.Field("accountNumber")
+				if !strings.HasPrefix(f.Placeholder, country.DialCode) {
+					t.Errorf("%s: phone placeholder %q lacks the calling code %s", m.Code, f.Placeholder, country.DialCode)
+				}
+			}
+		}
+	}
+	if got, ok := c.Country("gh"); !ok || got.Code != "GH" {
+		t.Errorf("country lookup is not case-insensitive: %+v %v", got, ok)
+	}
+	if _, ok := c.Country("XX"); ok {
+		t.Error("unknown country found")
+	}
+	for _, m := range c.Networks() {
+		ch, ok := c.Chain(m.Chain)
+		if !ok || ch.SandboxNetwork == "" || ch.ProductionNetwork == "" {
+			t.Errorf("network %s: chain %q not described", m.Code, m.Chain)
+		}
+		if _, ok := addressRules[m.Chain]; !ok {
+			t.Errorf("network %s: no address rules for %s", m.Code, m.Chain)
+		}
+	}
+}
+
+// The suffix of the account number picks the sandbox's answer, and a valid
+// number always gets the same name.
+func TestSandboxNames(t *testing.T) {
+	gh, _ := DefaultCatalogue().Method("gh_mtn")
+	tests := []struct {
+		number string
+		want   Outcome
+	}{
+		{"233241000000", OutcomeAccountNotFound},
+		{"233241000001", OutcomeAccountClosed},
+		{"233241000002", OutcomeTimeout},
+		{"233241000003", OutcomeValid},
+		{"233241234567", OutcomeValid},
+	}
+	for _, tt := range tests {
+		r, err := SandboxNames{}.ResolveName(t.Context(), gh, tt.number)
+		if err != nil || r.Outcome != tt.want || (r.AccountName != "") != (tt.want == OutcomeValid) {
+			t.Errorf("%s: %+v %v, want %s", tt.number, r, err, tt.want)
+		}
+	}
+	a, _ := SandboxNames{}.ResolveName(t.Context(), gh, "233241234567")
+	b, _ := SandboxNames{}.ResolveName(t.Context(), gh, "233241234567")
+	if a.AccountName != b.AccountName {
+		t.Errorf("names differ: %q, %q", a.AccountName, b.AccountName)
+	}
+	if _, err := (NoProvider{}).ResolveName(t.Context(), gh, "233241234567"); !errors.Is(err, ErrNoProvider) {
+		t.Errorf("NoProvider: %v", err)
+	}
+}
