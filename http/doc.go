@@ -15,6 +15,11 @@
 // wait for their commit (actors.Config.CommitTimeout) before answering: a 2xx
 // is durable.
 //
+// Two kinds of route skip that pipeline, and are served by whichever node
+// is asked: signed file downloads (GET /v1/files/{id}/content, authorized
+// by the URL's signature, not a key) and the internal blob routes between
+// nodes (authorized by a peer token); see files.go and filepeers.go.
+//
 // # Never
 //
 // Handlers touch the ledger only through the actors and the read views they

@@ -34,5 +34,17 @@ func (s *Server) readyz(ctx *fasthttp.RequestCtx) {
 			Message: "Not ready: no leader is known yet, or this node is still catching up"})
 		return
 	}
+	// A fresh cluster is ready once its bootstrap organization and key are
+	// committed: before that every key would be refused.
+	if a := s.cfg.Actors; a != nil {
+		st := a.RLock()
+		_, bootstrapped := st.FirstOrganization()
+		a.RUnlock()
+		if !bootstrapped {
+			writeError(ctx, &ledger.Error{Code: ledger.CodeUnavailable,
+				Message: "Not ready: the first organization and its key are not committed yet"})
+			return
+		}
+	}
 	writeJSON(ctx, fasthttp.StatusOK, &body)
 }

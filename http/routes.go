@@ -36,6 +36,7 @@ func (s *Server) routes() {
 	r.GET("/healthz", s.healthz)
 	r.GET("/readyz", s.readyz)
 	r.GET("/openapi.json", s.openAPIDocument)
+	s.fileRoutes() // signed downloads and internal blob routes: no API key, no forwarding
 
 	for _, e := range append([]endpoint{
 		{fasthttp.MethodGet, "/v1/organization", 0, (*call).getOrganization, nil},

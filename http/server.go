@@ -14,6 +14,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"payments/actors"
+	"payments/http/blob"
 	"payments/ledger"
 	"payments/rails"
 )
@@ -54,6 +55,10 @@ type Config struct {
 	// sandbox's, or none when NoProvider is set.
 	Names NameResolver
 
+	// FilesDir is the node's blob store of uploaded files (package blob),
+	// under its data directory. Empty: uploads and downloads answer 503.
+	FilesDir string
+
 	RateLimitPerSecond int           // per API key; default 100
 	CommitTimeout      time.Duration // how long an administrative write waits for its commit; default 10s
 }
@@ -90,6 +95,8 @@ type Server struct {
 	scopes map[string]ledger.Scopes // "METHOD /path" → the scope the route needs
 
 	endpoints []endpoint // every API route, in registration order (simindex.go)
+
+	blobs *blob.Store // uploaded files' bytes; nil without Config.FilesDir
 }
 
 // New builds a Server.
@@ -122,6 +129,13 @@ func New(cfg Config) *Server {
 		forwarders: make(map[string]*fasthttp.HostClient),
 		scopes:     make(map[string]ledger.Scopes),
 	}
+	if cfg.FilesDir != "" {
+		b, err := blob.Open(cfg.FilesDir)
+		if err != nil {
+			cfg.Logger.Error("file storage unavailable", "dir", cfg.FilesDir, "err", err)
+		}
+		s.blobs = b
+	}
 	r := router.New()
 	r.RedirectTrailingSlash = false
 	r.RedirectFixedPath = false
@@ -132,17 +146,24 @@ func New(cfg Config) *Server {
 	s.router = r
 	s.routes()
 	s.srv = &fasthttp.Server{
-		Handler:               r.Handler,
-		ErrorHandler:          s.badRequest,
-		Name:                  "payments",
-		ReadTimeout:           readTimeout,
-		WriteTimeout:          writeTimeout,
-		IdleTimeout:           idleTimeout,
-		MaxRequestBodySize:    serverBodyBytesMax,
-		Concurrency:           concurrencyMax,
-		NoDefaultServerHeader: true,
-		CloseOnShutdown:       true,
-		Logger:                fasthttpLogger{cfg.Logger},
+		Handler:            r.Handler,
+		ErrorHandler:       s.badRequest,
+		Name:               "payments",
+		ReadTimeout:        readTimeout,
+		WriteTimeout:       writeTimeout,
+		IdleTimeout:        idleTimeout,
+		MaxRequestBodySize: serverBodyBytesMax,
+		// Uploads may be larger than JSON bodies; the limit is raised for
+		// their routes only, and multipart bodies are parsed by the upload
+		// handler, not pre-parsed (or spooled to disk) by fasthttp.
+		HeaderReceived: func(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
+			return fasthttp.RequestConfig{MaxRequestBodySize: bodyLimitFor(h)}
+		},
+		DisablePreParseMultipartForm: true,
+		Concurrency:                  concurrencyMax,
+		NoDefaultServerHeader:        true,
+		CloseOnShutdown:              true,
+		Logger:                       fasthttpLogger{cfg.Logger},
 	}
 	return s
 }
@@ -290,7 +311,7 @@ func (s *Server) badRequest(ctx *fasthttp.RequestCtx, err error) {
 	s.begin(ctx)
 	var e *ledger.Error
 	if errors.Is(err, fasthttp.ErrBodyTooLarge) {
-		e = bodyTooLarge(serverBodyBytesMax)
+		e = bodyTooLarge(bodyLimitFor(&ctx.Request.Header))
 	} else {
 		e = &ledger.Error{Code: ledger.CodeValidation, Message: "Malformed HTTP request"}
 	}

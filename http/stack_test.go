@@ -53,7 +53,8 @@ func newStack(t *testing.T, opts stackOptions) *stack {
 		opts.timing = frozenTiming
 	}
 	sys := actors.Start(actors.Config{Log: node, State: node, Rail: rails.NewSandbox(opts.timing)})
-	srv := api.New(api.Config{Live: opts.live, NoProvider: opts.live, Actors: sys, Cluster: node, RateLimitPerSecond: opts.rateLimit})
+	srv := api.New(api.Config{Live: opts.live, NoProvider: opts.live, Actors: sys, Cluster: node, RateLimitPerSecond: opts.rateLimit,
+		FilesDir: t.TempDir()})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

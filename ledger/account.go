@@ -105,7 +105,23 @@ var entryTypeNames = [...]string{
 	EntryCollectionSource:     "collection_source",
 }
 
+// featureEntryTypes are entry types that features register from their own
+// files (registerEntryType): name and reference type.
+var featureEntryTypes = map[EntryType][2]string{}
+
+// registerEntryType adds an entry type outside the built-in range. It is
+// called from init functions.
+func registerEntryType(t EntryType, name, referenceType string) {
+	if _, dup := featureEntryTypes[t]; dup || t < entryTypeEnd {
+		panic(fmt.Sprintf("ledger: entry type %d registered twice", t))
+	}
+	featureEntryTypes[t] = [2]string{name, referenceType}
+}
+
 func (t EntryType) String() string {
+	if f, ok := featureEntryTypes[t]; ok {
+		return f[0]
+	}
 	if t == 0 || t >= entryTypeEnd {
 		return "entry(" + strconv.Itoa(int(t)) + ")"
 	}
@@ -119,11 +135,19 @@ func ParseEntryType(name string) (EntryType, bool) {
 			return t, true
 		}
 	}
+	for t, f := range featureEntryTypes {
+		if f[0] == name {
+			return t, true
+		}
+	}
 	return 0, false
 }
 
 // ReferenceType names the kind of resource that booked entries of type t.
 func (t EntryType) ReferenceType() string {
+	if f, ok := featureEntryTypes[t]; ok {
+		return f[1]
+	}
 	switch t {
 	case EntryManualCredit, EntryFundingSource:
 		return "topup"

@@ -63,6 +63,12 @@ type State struct {
 	// eventHooks run for every event, in the Apply that emits it.
 	eventHooks []func(*State, Event)
 
+	// Files and disputes (file.go, dispute.go).
+	files               *store[File]
+	fileKeys            *store[fileSigningKey]
+	disputes            *store[Dispute]
+	disputeByCollection map[string]string // collection id → its dispute
+
 	frozen bool // a snapshot is reading the tables' bases
 }
 
@@ -110,6 +116,13 @@ func NewState() *State {
 	// Recipients (recipient.go).
 	s.recipients = newRecipientStore()
 	s.sections = append(s.sections, s.recipients)
+
+	// Files and disputes.
+	s.files, s.fileKeys = newFileStores()
+	s.disputes = newDisputeStore()
+	s.disputeByCollection = make(map[string]string)
+	s.sections = append(s.sections, s.files, s.fileKeys, s.disputes)
+
 	s.deposits = newDepositState(s) // virtual accounts, crypto addresses, deposits
 	return s
 }
@@ -132,6 +145,10 @@ type Result struct {
 	// Recipients (recipient.go).
 	Recipient      *Recipient
 	RecipientBatch []RecipientOutcome
+	// Files and disputes.
+	File           *File
+	Dispute        *Dispute
+	DisputeMessage *DisputeMessage
 
 	// Virtual accounts, crypto addresses and deposits (deposit.go).
 	VirtualAccount *VirtualAccount
@@ -206,6 +223,9 @@ func (s *State) Check() error {
 		if a.Purpose == PurposeMerchant && a.Available() < 0 {
 			return fmt.Errorf("account %s: available balance %d is negative", n, a.Available())
 		}
+		if a.Held < 0 {
+			return fmt.Errorf("account %s: holds %d, a negative amount", n, a.Held)
+		}
 	}
-	return nil
+	return s.checkHolds()
 }

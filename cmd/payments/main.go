@@ -18,6 +18,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"syscall"
@@ -234,6 +235,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		Actors:             sys,
 		Cluster:            node,
 		PeerHTTP:           peerHTTP,
+		FilesDir:           filepath.Join(cfg.dataDir, "blobs"), // uploaded files' bytes, beside the log
 		Logger:             logger,
 		RateLimitPerSecond: cfg.rateLimit,
 		CommitTimeout:      cfg.commitTimeout,

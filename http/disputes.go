@@ -1,0 +1,393 @@
+package http
+
+import (
+	"strconv"
+
+	"github.com/valyala/fasthttp"
+
+	"payments/actors"
+	"payments/ledger"
+)
+
+// Disputes: opened by the service against a completed collection (on the
+// sandbox, by a simulation), answered by the merchant, resolved by the
+// service. Every change is one ledger command; the hold on the balance and
+// the events move with it.
+
+func init() {
+	registerRoutes(
+		endpoint{fasthttp.MethodGet, "/v1/disputes", ledger.ScopeDisputesRead, (*call).listDisputes, nil},
+		endpoint{fasthttp.MethodGet, "/v1/disputes/{id}", ledger.ScopeDisputesRead, (*call).getDispute, nil},
+		endpoint{fasthttp.MethodPost, "/v1/disputes/{id}/respond", ledger.ScopeDisputesWrite, (*call).respondToDispute, nil},
+		endpoint{fasthttp.MethodPost, "/v1/disputes/{id}/messages", ledger.ScopeDisputesWrite, (*call).addDisputeMessage, nil},
+		endpoint{fasthttp.MethodPost, "/v1/simulations/dispute-open", ledger.ScopeSimulationsWrite, (*call).simulateDisputeOpen, &simulationDoc{
+			operation:   "open_dispute",
+			description: "Opens a dispute against a completed collection of the caller and holds its amount (default: the whole collection) on the balance; the same collection again replays it.",
+		}},
+		endpoint{fasthttp.MethodPost, "/v1/simulations/dispute-resolve", ledger.ScopeSimulationsWrite, (*call).simulateDisputeResolve, &simulationDoc{
+			operation:   "resolve_dispute",
+			description: "Resolves an open or under-review dispute: won releases the hold (status declined), lost debits the amount (status accepted).",
+			outcomes:    []string{"won", "lost"},
+		}},
+	)
+}
+
+const listDisputes listKind = 'D'
+
+type disputeJSON struct {
+	ID             string                `json:"id"`
+	OrganizationID string                `json:"organizationId"`
+	CollectionID   string                `json:"collectionId"`
+	Amount         string                `json:"amount"`
+	Currency       string                `json:"currency"`
+	Category       string                `json:"category"`
+	Status         string                `json:"status"`
+	StatusMessage  *string               `json:"statusMessage"`
+	Evidence       any                   `json:"evidence"`
+	ResolvedAt     *string               `json:"resolvedAt"`
+	CreatedAt      string                `json:"createdAt"`
+	UpdatedAt      string                `json:"updatedAt"`
+	Messages       *[]disputeMessageJSON `json:"messages,omitempty"`
+}
+
+type evidenceJSON struct {
+	Action  string   `json:"action"`
+	Reason  string   `json:"reason"`
+	FileIDs []string `json:"fileIds"`
+}
+
+type disputeMessageJSON struct {
+	ID          string           `json:"id"`
+	AuthorType  string           `json:"authorType"`
+	Body        string           `json:"body"`
+	Attachments []attachmentJSON `json:"attachments"`
+	CreatedAt   string           `json:"createdAt"`
+}
+
+type attachmentJSON struct {
+	Name   string `json:"name"`
+	URL    string `json:"url"`
+	FileID string `json:"fileId"`
+}
+
+type disputeBody struct {
+	Dispute disputeJSON `json:"dispute"`
+}
+
+type disputeMessageBody struct {
+	Message disputeMessageJSON `json:"message"`
+}
+
+func renderDispute(d *ledger.Dispute) disputeJSON {
+	var evidence any = struct{}{}
+	if d.Evidence.Action != "" {
+		ids := d.Evidence.FileIDs
+		if ids == nil {
+			ids = []string{}
+		}
+		evidence = evidenceJSON{Action: d.Evidence.Action, Reason: d.Evidence.Reason, FileIDs: ids}
+	}
+	return disputeJSON{
+		ID: d.ID, OrganizationID: d.OrgID, CollectionID: d.CollectionID,
+		Amount: money(d.Amount, d.Currency), Currency: d.Currency, Category: d.Category,
+		Status: d.Status.String(), StatusMessage: optional(d.StatusMessage), Evidence: evidence,
+		ResolvedAt: optionalTimestamp(d.ResolvedAt), CreatedAt: timestamp(d.CreatedAt), UpdatedAt: timestamp(d.UpdatedAt),
+	}
+}
+
+// threadRenderer renders messages with fresh signed URLs for attachments.
+type threadRenderer struct {
+	sign  urlSigner
+	files func(id string) (ledger.File, bool)
+}
+
+func (c *call) threadRenderer(st *ledger.State) threadRenderer {
+	return threadRenderer{sign: c.signer(st), files: func(id string) (ledger.File, bool) { return st.File(c.org, id) }}
+}
+
+func (t threadRenderer) message(m *ledger.DisputeMessage) disputeMessageJSON {
+	out := disputeMessageJSON{ID: m.ID, AuthorType: m.AuthorType, Body: m.Body,
+		Attachments: make([]attachmentJSON, 0, len(m.Attachments)), CreatedAt: timestamp(m.CreatedAt)}
+	for _, a := range m.Attachments {
+		att := attachmentJSON{Name: a.Name, FileID: a.FileID}
+		if f, ok := t.files(a.FileID); ok {
+			att.URL = t.sign.url(&f)
+		}
+		out.Attachments = append(out.Attachments, att)
+	}
+	return out
+}
+
+func (t threadRenderer) withThread(d *ledger.Dispute) disputeJSON {
+	out := renderDispute(d)
+	msgs := make([]disputeMessageJSON, 0, len(d.Messages))
+	for i := range d.Messages {
+		msgs = append(msgs, t.message(&d.Messages[i]))
+	}
+	out.Messages = &msgs
+	return out
+}
+
+// renderWithThread renders a dispute from a command's result, its thread
+// included, under the read lock (for the files of its attachments).
+func (c *call) renderWithThread(d *ledger.Dispute) *disputeBody {
+	var body disputeBody
+	c.s.cfg.Actors.Read(func(st *ledger.State) { body.Dispute = c.threadRenderer(st).withThread(d) })
+	return &body
+}
+
+// listDisputes: GET /v1/disputes, newest first, without threads.
+func (c *call) listDisputes() {
+	limit, before, e := pageParams(c.ctx, listDisputes, 20)
+	if e != nil {
+		c.fail(e)
+		return
+	}
+	var status ledger.DisputeStatus
+	if v, ok := query(c.ctx, "status"); ok {
+		if status, ok = ledger.ParseDisputeStatus(v); !ok {
+			c.fail(ledger.FieldInvalid("status", "must be one of open, under_review, accepted, declined"))
+			return
+		}
+	}
+	var page ledger.Page[ledger.Dispute]
+	c.s.cfg.Actors.Read(func(s *ledger.State) { page = s.Disputes(c.org, status, before, limit) })
+	c.ok(fasthttp.StatusOK, newList(listDisputes, page, renderDispute))
+}
+
+// getDispute: GET /v1/disputes/{id}, with its thread oldest first.
+func (c *call) getDispute() {
+	id, e := pathParam(c.ctx, "id")
+	if e != nil {
+		c.fail(e)
+		return
+	}
+	var body disputeBody
+	var found bool
+	c.s.cfg.Actors.Read(func(st *ledger.State) {
+		var d ledger.Dispute
+		if d, found = st.Dispute(c.org, id); found {
+			body.Dispute = c.threadRenderer(st).withThread(&d)
+		}
+	})
+	if !found {
+		c.fail(notFound("Dispute"))
+		return
+	}
+	c.ok(fasthttp.StatusOK, &body)
+}
+
+type respondRequestBody struct {
+	Action  *string  `json:"action"`
+	Reason  *string  `json:"reason"`
+	FileIDs []string `json:"fileIds"`
+}
+
+// Limits of dispute text, in characters (the ledger bounds bytes).
+const disputeTextLenMax = 2000
+
+// respondToDispute: POST /v1/disputes/{id}/respond.
+func (c *call) respondToDispute() {
+	id, e := pathParam(c.ctx, "id")
+	if e != nil {
+		c.fail(e)
+		return
+	}
+	var req respondRequestBody
+	if !c.decode(&req) {
+		return
+	}
+	var p problems
+	action := p.text("action", req.Action, true, 16)
+	if action != "" && action != ledger.DisputeActionAccept && action != ledger.DisputeActionContest {
+		p.add("action", "must be accept or contest")
+	}
+	reason := p.text("reason", req.Reason, false, disputeTextLenMax)
+	if len(req.FileIDs) > ledger.DisputeAttachmentsMax {
+		p.add("fileIds", "must have at most 10 file ids")
+	}
+	if e := p.err(); e != nil {
+		c.fail(e)
+		return
+	}
+	ctx, cancel := c.commitContext()
+	defer cancel()
+	r := c.s.cfg.Actors.Propose(ctx, &ledger.RespondToDispute{
+		At: c.s.cfg.Actors.Now().UnixMilli(), ID: id, OrgID: c.org, Action: action, Reason: reason,
+		FileIDs: req.FileIDs, MessageID: actors.NewID("dsm_"),
+	})
+	c.applied(r, func(res *ledger.Result) any { return c.renderWithThread(res.Dispute) })
+}
+
+// applied answers a command that changes a resource: 200 with its body.
+func (c *call) applied(r actors.Reply, body func(*ledger.Result) any) {
+	switch {
+	case r.Err != nil:
+		c.fail(errorFromActors(r.Err))
+	case r.Result.Err != nil:
+		c.fail(r.Result.Err)
+	default:
+		c.ok(fasthttp.StatusOK, body(&r.Result))
+	}
+}
+
+type messageRequestBody struct {
+	Body        *string `json:"body"`
+	Attachments []struct {
+		FileID *string `json:"fileId"`
+		Name   *string `json:"name"`
+	} `json:"attachments"`
+}
+
+// addDisputeMessage: POST /v1/disputes/{id}/messages.
+func (c *call) addDisputeMessage() {
+	id, e := pathParam(c.ctx, "id")
+	if e != nil {
+		c.fail(e)
+		return
+	}
+	var req messageRequestBody
+	if !c.decode(&req) {
+		return
+	}
+	var p problems
+	text := p.text("body", req.Body, true, disputeTextLenMax)
+	if len(req.Attachments) > ledger.DisputeAttachmentsMax {
+		p.add("attachments", "must have at most 10 files")
+		req.Attachments = nil
+	}
+	atts := make([]ledger.Attachment, 0, len(req.Attachments))
+	for i, a := range req.Attachments {
+		field := "attachments[" + strconv.Itoa(i) + "]"
+		fileID := p.text(field+".fileId", a.FileID, true, 64)
+		name := p.text(field+".name", a.Name, false, fileNameLenMax)
+		atts = append(atts, ledger.Attachment{FileID: fileID, Name: name})
+	}
+	if e := p.err(); e != nil {
+		c.fail(e)
+		return
+	}
+	ctx, cancel := c.commitContext()
+	defer cancel()
+	r := c.s.cfg.Actors.Propose(ctx, &ledger.AddDisputeMessage{
+		At: c.s.cfg.Actors.Now().UnixMilli(), DisputeID: id, OrgID: c.org, MessageID: actors.NewID("dsm_"),
+		AuthorType: ledger.AuthorMerchant, Body: text, Attachments: atts,
+	})
+	c.created(r, func(res *ledger.Result) any {
+		var body disputeMessageBody
+		c.s.cfg.Actors.Read(func(st *ledger.State) { body.Message = c.threadRenderer(st).message(res.DisputeMessage) })
+		return &body
+	})
+}
+
+type disputeOpenRequestBody struct {
+	CollectionID *string `json:"collectionId"`
+	Amount       amount  `json:"amount"`
+	Category     *string `json:"category"`
+	Reason       *string `json:"reason"`
+}
+
+type disputeSimulationBody struct {
+	Simulation disputeSimulationJSON `json:"simulation"`
+}
+
+type disputeSimulationJSON struct {
+	Type     string      `json:"type"`
+	Outcome  string      `json:"outcome,omitempty"`
+	Replayed bool        `json:"replayed"`
+	Dispute  disputeJSON `json:"dispute"`
+}
+
+// simulateDisputeOpen: POST /v1/simulations/dispute-open.
+func (c *call) simulateDisputeOpen() {
+	if !c.sandboxOnly() {
+		return
+	}
+	var req disputeOpenRequestBody
+	if !c.decode(&req) {
+		return
+	}
+	var p problems
+	colID := p.text("collectionId", req.CollectionID, true, 64)
+	category := p.text("category", req.Category, false, 16)
+	if category == "" {
+		category = "fraud"
+	} else if category != "fraud" && category != "chargeback" && category != "other" {
+		p.add("category", "must be one of fraud, chargeback, other")
+	}
+	reason := p.text("reason", req.Reason, false, disputeTextLenMax)
+	if e := p.err(); e != nil {
+		c.fail(e)
+		return
+	}
+	var col ledger.Collection
+	found := false
+	c.s.cfg.Actors.Read(func(st *ledger.State) {
+		col, found = st.Collection(colID)
+		found = found && col.OrgID == c.org
+	})
+	if !found {
+		c.fail(notFound("Collection"))
+		return
+	}
+	amt := col.Spec.Amount
+	if req.Amount.set {
+		cur, _ := ledger.LookupCurrency(col.Spec.Currency)
+		amt = p.amount("amount", req.Amount, cur)
+		if e := p.err(); e != nil {
+			c.fail(e)
+			return
+		}
+	}
+	ctx, cancel := c.commitContext()
+	defer cancel()
+	cmd := &ledger.OpenDispute{
+		At: c.s.cfg.Actors.Now().UnixMilli(), ID: actors.NewID("dsp_"), OrgID: c.org, CollectionID: col.ID,
+		Amount: amt, Category: category, Reason: reason,
+	}
+	if reason != "" {
+		cmd.MessageID = actors.NewID("dsm_")
+	}
+	r := c.s.cfg.Actors.Propose(ctx, cmd)
+	c.created(r, func(res *ledger.Result) any {
+		return &disputeSimulationBody{disputeSimulationJSON{Type: "open_dispute", Replayed: res.Replayed,
+			Dispute: c.renderWithThread(res.Dispute).Dispute}}
+	})
+}
+
+type disputeResolveRequestBody struct {
+	DisputeID *string `json:"disputeId"`
+	Outcome   *string `json:"outcome"`
+	Message   *string `json:"message"`
+}
+
+// simulateDisputeResolve: POST /v1/simulations/dispute-resolve.
+func (c *call) simulateDisputeResolve() {
+	if !c.sandboxOnly() {
+		return
+	}
+	var req disputeResolveRequestBody
+	if !c.decode(&req) {
+		return
+	}
+	var p problems
+	id := p.text("disputeId", req.DisputeID, true, 64)
+	outcome := p.text("outcome", req.Outcome, true, 8)
+	if outcome != "" && outcome != "won" && outcome != "lost" {
+		p.add("outcome", "must be won or lost")
+	}
+	message := p.text("message", req.Message, false, disputeTextLenMax)
+	if e := p.err(); e != nil {
+		c.fail(e)
+		return
+	}
+	ctx, cancel := c.commitContext()
+	defer cancel()
+	r := c.s.cfg.Actors.Propose(ctx, &ledger.ResolveDispute{
+		At: c.s.cfg.Actors.Now().UnixMilli(), ID: id, OrgID: c.org, Won: outcome == "won", Message: message,
+	})
+	c.applied(r, func(res *ledger.Result) any {
+		return &disputeSimulationBody{disputeSimulationJSON{Type: "resolve_dispute", Outcome: outcome,
+			Dispute: c.renderWithThread(res.Dispute).Dispute}}
+	})
+}

@@ -1,0 +1,243 @@
+package http_test
+
+import (
+	"bytes"
+	"fmt"
+	"mime/multipart"
+	"strings"
+	"testing"
+	"time"
+
+	"payments/ledger"
+	"payments/rails"
+)
+
+var fastRails = rails.SandboxTiming{SubmitLatency: time.Millisecond, Settlement: 10 * time.Millisecond,
+	Timeout: time.Hour, DelayedCompletion: time.Hour, CustomerTimeout: time.Hour}
+
+// stateBytes encodes the applied state, to show that a request changed
+// nothing.
+func (s *stack) stateBytes() []byte {
+	var buf bytes.Buffer
+	s.sys.Read(func(st *ledger.State) {
+		if _, err := st.View().WriteTo(&buf); err != nil {
+			s.t.Fatal(err)
+		}
+	})
+	return buf.Bytes()
+}
+
+func (s *stack) checkLedger() {
+	s.t.Helper()
+	s.sys.Read(func(st *ledger.State) {
+		if err := st.Check(); err != nil {
+			s.t.Fatal(err)
+		}
+	})
+}
+
+// completedCollection creates a collection and waits for the sandbox rail
+// to complete it.
+func (s *stack) completedCollection(ref, amount string) string {
+	s.t.Helper()
+	r := s.do("POST", "/v1/collections", s.key, fmt.Sprintf(`{"from":{"accountNumber":"233559630374","code":"gh_mtn","amount":%q,"currency":"GHS"},"externalReference":%q}`, amount, ref))
+	s.mustStatus(r, 201)
+	id := r.json(s.t)["collection"].(map[string]any)["id"].(string)
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if r := s.do("GET", "/v1/collections/"+id, s.key, nil); strings.Contains(string(r.body), `"status":"completed"`) {
+			return id
+		}
+	}
+	s.t.Fatal("collection never completed")
+	return ""
+}
+
+func (s *stack) upload(purpose, name, declared string, content []byte) response {
+	s.t.Helper()
+	var buf bytes.Buffer
+	w := multipart.NewWriter(&buf)
+	w.WriteField("purpose", purpose)
+	h := map[string][]string{"Content-Disposition": {`form-data; name="file"; filename="` + name + `"`}}
+	if declared != "" {
+		h["Content-Type"] = []string{declared}
+	}
+	pw, _ := w.CreatePart(h)
+	pw.Write(content)
+	w.Close()
+	return s.do("POST", "/v1/files", s.key, buf.Bytes(), "Content-Type", w.FormDataContentType())
+}
+
+func balance(t *testing.T, s *stack, account string) (available, held string) {
+	t.Helper()
+	a := s.do("GET", "/v1/accounts/"+account, s.key, nil).json(t)["account"].(map[string]any)
+	return a["availableBalance"].(string), a["pendingBalance"].(string)
+}
+
+// The life of disputes over the API, both endings and the merchant's
+// concession: the hold, its release or debit, the events of each change,
+// the ledger's invariants after every step; and requests that are refused
+// change nothing.
+func TestDisputesOverHTTP(t *testing.T) {
+	s := newStack(t, stackOptions{timing: fastRails})
+	colWon := s.completedCollection("d-1", "100.00")   // 98.50 credited
+	colLost := s.completedCollection("d-2", "200.00")  // 197.00
+	colAccept := s.completedCollection("d-3", "50.00") // 49.25
+	col := s.do("GET", "/v1/collections/"+colWon, s.key, nil).json(t)["collection"].(map[string]any)
+	account := col["to"].(map[string]any)["accountNumber"].(string)
+	if a, h := balance(t, s, account); a != "344.75" || h != "0.00" {
+		t.Fatalf("balance %s held %s", a, h)
+	}
+	s.checkLedger()
+
+	open := func(colID, amount string) string {
+		r := s.do("POST", "/v1/simulations/dispute-open", s.key, fmt.Sprintf(`{"collectionId":%q,"amount":%q}`, colID, amount))
+		s.mustStatus(r, 201)
+		s.checkLedger()
+		return r.json(t)["simulation"].(map[string]any)["dispute"].(map[string]any)["id"].(string)
+	}
+	won, lost, conceded := open(colWon, "100.00"), open(colLost, "150.00"), open(colAccept, "20.00")
+	if a, h := balance(t, s, account); a != "74.75" || h != "270.00" {
+		t.Fatalf("after holds: available %s held %s", a, h)
+	}
+	// A payout cannot spend what is held.
+	r := s.do("POST", "/v1/payouts", s.key, `{"to":{"code":"gh_mtn","currency":"GHS","accountNumber":"233241234567","amount":"80.00"},"externalReference":"p-1"}`)
+	s.mustStatus(r, 422)
+
+	evidence := s.upload("dispute.evidence", "proof.pdf", "", []byte("%PDF-1.4\nproof\n"))
+	s.mustStatus(evidence, 201)
+	fileID := evidence.json(t)["file"].(map[string]any)["id"].(string)
+	s.mustStatus(s.do("POST", "/v1/disputes/"+won+"/respond", s.key, fmt.Sprintf(`{"action":"contest","reason":"Delivered","fileIds":[%q]}`, fileID)), 200)
+	s.mustStatus(s.do("POST", "/v1/disputes/"+won+"/messages", s.key, fmt.Sprintf(`{"body":"More","attachments":[{"fileId":%q}]}`, fileID)), 201)
+	s.mustStatus(s.do("POST", "/v1/simulations/dispute-resolve", s.key, fmt.Sprintf(`{"disputeId":%q,"outcome":"won"}`, won)), 200)
+	s.checkLedger()
+	s.mustStatus(s.do("POST", "/v1/simulations/dispute-resolve", s.key, fmt.Sprintf(`{"disputeId":%q,"outcome":"lost"}`, lost)), 200)
+	s.checkLedger()
+	s.mustStatus(s.do("POST", "/v1/disputes/"+conceded+"/respond", s.key, `{"action":"accept"}`), 200)
+	s.checkLedger()
+	// 344.75 − 150.00 − 20.00, nothing held.
+	if a, h := balance(t, s, account); a != "174.75" || h != "0.00" {
+		t.Fatalf("after resolution: available %s held %s", a, h)
+	}
+
+	// The thread, oldest first, with a signed url on each attachment.
+	d := s.do("GET", "/v1/disputes/"+won, s.key, nil).json(t)["dispute"].(map[string]any)
+	msgs := d["messages"].([]any)
+	if d["status"] != "declined" || len(msgs) != 2 || msgs[0].(map[string]any)["body"] != "Delivered" {
+		t.Fatalf("dispute = %v", d)
+	}
+	att := msgs[1].(map[string]any)["attachments"].([]any)[0].(map[string]any)
+	if !strings.Contains(att["url"].(string), "/v1/files/"+fileID+"/content?expires=") || att["name"] != "proof.pdf" {
+		t.Fatalf("attachment = %v", att)
+	}
+
+	// Each change's event, in the same Apply: created ×3, updated ×2
+	// (contest, message), closed ×3.
+	counts := map[string]int{}
+	s.sys.Read(func(st *ledger.State) {
+		for seq := uint64(1); seq <= st.EventCount(); seq++ {
+			ev, _ := st.EventAt(seq)
+			if strings.HasPrefix(ev.Type, "dispute.") {
+				counts[ev.Type]++
+			}
+		}
+	})
+	if counts[ledger.EventDisputeCreated] != 3 || counts[ledger.EventDisputeUpdated] != 2 || counts[ledger.EventDisputeClosed] != 3 {
+		t.Fatalf("dispute events = %v", counts)
+	}
+
+	// Refused requests leave the ledger byte for byte as it was.
+	before := s.stateBytes()
+	for _, c := range []struct {
+		method, path, body string
+		status             int
+	}{
+		{"POST", "/v1/disputes/" + won + "/respond", `{"action":"accept"}`, 400},
+		{"POST", "/v1/disputes/" + won + "/messages", `{"body":"late"}`, 400},
+		{"POST", "/v1/disputes/" + lost + "/messages", `{"body":"x","attachments":[{"fileId":"file_nope"}]}`, 400},
+		{"POST", "/v1/simulations/dispute-resolve", fmt.Sprintf(`{"disputeId":%q,"outcome":"lost"}`, won), 400},
+		{"POST", "/v1/simulations/dispute-open", fmt.Sprintf(`{"collectionId":%q,"amount":"1.00"}`, colWon), 409},
+		{"POST", "/v1/simulations/dispute-open", `{"collectionId":"col_nope"}`, 404},
+		{"POST", "/v1/disputes/dsp_nope/respond", `{"action":"contest"}`, 404},
+		{"POST", "/v1/disputes/" + won + "/respond", `{"action":"contest","extra":1}`, 400},
+	} {
+		s.mustStatus(s.do(c.method, c.path, s.key, c.body), c.status)
+	}
+	for _, bad := range []struct{ purpose, name, declared, content string }{
+		{"dispute.evidence", "a.txt", "", "plain text"},
+		{"identity.selfie", "a.pdf", "", "%PDF-1.4"},
+		{"dispute.evidence", "a.png", "image/png", "%PDF-1.4"},
+		{"nope", "a.pdf", "", "%PDF-1.4"},
+	} {
+		s.mustStatus(s.upload(bad.purpose, bad.name, bad.declared, []byte(bad.content)), 400)
+	}
+	if !bytes.Equal(s.stateBytes(), before) {
+		t.Fatal("a refused request changed the ledger")
+	}
+}
+
+// The upload route reads bodies past the JSON limit, up to the largest
+// purpose; a purpose's own limit is then applied to the bytes. A signed
+// URL downloads the bytes as an attachment that browsers will not sniff.
+func TestUploadLimitsAndDownload(t *testing.T) {
+	s := newStack(t, stackOptions{})
+	png := append([]byte("\x89PNG\r\n\x1a\n"), make([]byte, 6<<20)...) // past the 4 MiB JSON limit
+	r := s.upload("dispute.evidence", "big.png", "image/png", png)
+	s.mustStatus(r, 201)
+	f := r.json(t)["file"].(map[string]any)
+	if f["size"] != float64(len(png)) {
+		t.Fatalf("size %v", f["size"])
+	}
+	// 6 MiB is past a selfie's 5 MiB.
+	r = s.upload("identity.selfie", "big.png", "image/png", png)
+	s.mustStatus(r, 400)
+	if !strings.Contains(string(r.body), `"bad_request"`) || !strings.Contains(string(r.body), "allows at most 5242880") {
+		t.Fatalf("selfie: %s", r.body)
+	}
+
+	logo := []byte(`<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>`)
+	r = s.upload("business.logo", "lögo.svg", "", logo)
+	s.mustStatus(r, 201)
+	u := r.json(t)["file"].(map[string]any)["url"].(string)
+	path := u[strings.Index(u, "/v1/"):]
+	resp, err := s.client.Get("http://" + s.addr + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var got bytes.Buffer
+	got.ReadFrom(resp.Body)
+	if resp.StatusCode != 200 || !bytes.Equal(got.Bytes(), logo) {
+		t.Fatalf("download: %d %q", resp.StatusCode, got.Bytes())
+	}
+	for h, want := range map[string]string{
+		"Content-Type":           "image/svg+xml",
+		"Content-Disposition":    `attachment; filename="l_go.svg"; filename*=UTF-8''l%C3%B6go.svg`,
+		"X-Content-Type-Options": "nosniff",
+	} {
+		if resp.Header.Get(h) != want {
+			t.Errorf("%s: %q, want %q", h, resp.Header.Get(h), want)
+		}
+	}
+	if !strings.HasPrefix(resp.Header.Get("Content-Security-Policy"), "default-src 'none'") {
+		t.Errorf("Content-Security-Policy: %q", resp.Header.Get("Content-Security-Policy"))
+	}
+
+	// Advancing the organization's sandbox clock past the link's lifetime
+	// (a day for a logo) expires it; a fresh get signs a new one.
+	s.mustStatus(s.do("POST", "/v1/simulations/advance-clock", s.key, `{"seconds":90000}`), 200)
+	expired := s.do("GET", path, "", nil)
+	s.mustStatus(expired, 403)
+	if !strings.Contains(string(expired.body), "expired") {
+		t.Fatalf("after the clock moved: %s", expired.body)
+	}
+	id := r.json(t)["file"].(map[string]any)["id"].(string)
+	fresh := s.do("GET", "/v1/files/"+id, s.key, nil).json(t)["file"].(map[string]any)["url"].(string)
+	resp2, err := s.client.Get("http://" + s.addr + fresh[strings.Index(fresh, "/v1/"):])
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp2.Body.Close()
+	if resp2.StatusCode != 200 {
+		t.Fatalf("fresh url: %d", resp2.StatusCode)
+	}
+}

@@ -1,0 +1,606 @@
+package ledger
+
+import "fmt"
+
+// DisputeStatus is where a dispute is in its life:
+//
+//	open ──merchant accepts──────────────────────────▶ accepted (amount debited)
+//	  │ └─service rules (won / lost)─────────────────▶ declined / accepted
+//	  └──merchant contests──▶ under_review ──service rules (won / lost)──▶ declined / accepted
+//
+// While a dispute is open or under review its amount is held on the
+// merchant's balance: still in Total, not in Available. Accepted (the
+// merchant conceded or lost) debits the amount back to the payer's side,
+// the collections source; declined (the merchant won) releases the hold.
+type DisputeStatus uint8
+
+// Dispute statuses. Values are frozen.
+const (
+	DisputeOpen        DisputeStatus = 1
+	DisputeUnderReview DisputeStatus = 2
+	DisputeAccepted    DisputeStatus = 3
+	DisputeDeclined    DisputeStatus = 4
+)
+
+var disputeStatusNames = [...]string{"", "open", "under_review", "accepted", "declined"}
+
+func (s DisputeStatus) String() string {
+	if int(s) < len(disputeStatusNames) {
+		return disputeStatusNames[s]
+	}
+	return "unknown"
+}
+
+// Final reports whether the dispute is resolved.
+func (s DisputeStatus) Final() bool { return s == DisputeAccepted || s == DisputeDeclined }
+
+// ParseDisputeStatus returns the status with the given API name.
+func ParseDisputeStatus(name string) (DisputeStatus, bool) {
+	for i := 1; i < len(disputeStatusNames); i++ {
+		if disputeStatusNames[i] == name {
+			return DisputeStatus(i), true
+		}
+	}
+	return 0, false
+}
+
+// DisputeCategories are the categories a dispute may have.
+var DisputeCategories = []string{"fraud", "chargeback", "other"}
+
+// Dispute actions a merchant may respond with.
+const (
+	DisputeActionAccept  = "accept"
+	DisputeActionContest = "contest"
+)
+
+// Authors of dispute messages.
+const (
+	AuthorMerchant = "merchant"
+	AuthorAdmin    = "admin" // the service
+)
+
+// Limits of a dispute, re-checked by Apply.
+const (
+	DisputeMessagesMax    = 100  // messages in one thread
+	DisputeAttachmentsMax = 10   // files on one message or response
+	DisputeTextLenMax     = 5000 // bytes of a message body or reason
+)
+
+// Attachment is a file on a dispute message.
+type Attachment struct {
+	FileID string
+	Name   string // the file's name, or the one the author gave
+}
+
+// DisputeMessage is one message of a dispute's thread.
+type DisputeMessage struct {
+	ID          string
+	AuthorType  string
+	Body        string
+	Attachments []Attachment
+	CreatedAt   int64
+}
+
+// DisputeEvidence is the merchant's response: empty until they respond.
+type DisputeEvidence struct {
+	Action  string
+	Reason  string
+	FileIDs []string
+}
+
+// Dispute is a payer's claim against a completed collection.
+type Dispute struct {
+	ID            string
+	OrgID         string
+	CollectionID  string
+	AccountNumber string // the balance the amount is held on
+	Amount        Minor
+	Currency      string
+	Category      string
+	Status        DisputeStatus
+	StatusMessage string
+	Evidence      DisputeEvidence
+	// Messages is the thread, oldest first. A new message makes a new
+	// slice: records are never mutated in place (see table).
+	Messages []DisputeMessage
+
+	ResolvedAt int64
+	CreatedAt  int64
+	UpdatedAt  int64
+}
+
+// OpenDispute opens a dispute against a completed collection and holds its
+// amount on the balance the collection credited. A collection has at most
+// one dispute: the same request again is a replay, a different one a
+// conflict.
+type OpenDispute struct {
+	At           int64
+	ID           string
+	OrgID        string
+	CollectionID string
+	Amount       Minor
+	Category     string
+	Reason       string // posted as the service's first message, if set
+	MessageID    string
+}
+
+// RespondToDispute is the merchant's answer to an open dispute: accept
+// (concede; the held amount is debited) or contest (under review, with
+// evidence; the reason is posted as a message).
+type RespondToDispute struct {
+	At        int64
+	ID        string
+	OrgID     string
+	Action    string
+	Reason    string
+	FileIDs   []string
+	MessageID string
+}
+
+// AddDisputeMessage posts to a dispute's thread.
+type AddDisputeMessage struct {
+	At          int64
+	DisputeID   string
+	OrgID       string
+	MessageID   string
+	AuthorType  string
+	Body        string
+	Attachments []Attachment
+}
+
+// ResolveDispute ends a dispute by the service's ruling: won releases the
+// hold, lost debits the amount.
+type ResolveDispute struct {
+	At      int64
+	ID      string
+	OrgID   string
+	Won     bool
+	Message string
+}
+
+// Command kinds of disputes. Frozen.
+const (
+	KindOpenDispute       Kind = 57
+	KindRespondToDispute  Kind = 58
+	KindAddDisputeMessage Kind = 59
+	KindResolveDispute    Kind = 60
+)
+
+func (*OpenDispute) Kind() Kind       { return KindOpenDispute }
+func (*RespondToDispute) Kind() Kind  { return KindRespondToDispute }
+func (*AddDisputeMessage) Kind() Kind { return KindAddDisputeMessage }
+func (*ResolveDispute) Kind() Kind    { return KindResolveDispute }
+
+// SubjectDispute tags dispute events' subjects. Frozen.
+const SubjectDispute SubjectKind = 22
+
+func (Dispute) subjectKind() SubjectKind { return SubjectDispute }
+
+// Entry types of disputes: the merchant's debit when a dispute is lost, and
+// the collections source taking the amount back. Frozen.
+const (
+	EntryDisputeDebit    EntryType = 50
+	EntryDisputeReversal EntryType = 51
+)
+
+func init() {
+	registerEntryType(EntryDisputeDebit, "dispute_debit", "dispute")
+	registerEntryType(EntryDisputeReversal, "dispute_reversal", "dispute")
+	registerCommand(KindOpenDispute, func(d *decoder) Command {
+		return &OpenDispute{At: d.varint(), ID: d.str(), OrgID: d.str(), CollectionID: d.str(), Amount: d.minor(),
+			Category: d.str(), Reason: d.str(), MessageID: d.str()}
+	})
+	registerCommand(KindRespondToDispute, func(d *decoder) Command {
+		return &RespondToDispute{At: d.varint(), ID: d.str(), OrgID: d.str(), Action: d.str(), Reason: d.str(),
+			FileIDs: decodeStrings(d), MessageID: d.str()}
+	})
+	registerCommand(KindAddDisputeMessage, func(d *decoder) Command {
+		return &AddDisputeMessage{At: d.varint(), DisputeID: d.str(), OrgID: d.str(), MessageID: d.str(),
+			AuthorType: d.str(), Body: d.str(), Attachments: decodeAttachments(d)}
+	})
+	registerCommand(KindResolveDispute, func(d *decoder) Command {
+		return &ResolveDispute{At: d.varint(), ID: d.str(), OrgID: d.str(), Won: d.bool(), Message: d.str()}
+	})
+	registerSubject(SubjectDispute,
+		func(e *encoder, s Subject) { v := s.(Dispute); encodeDispute(e, &v) },
+		func(d *decoder) Subject { return decodeDispute(d) })
+}
+
+func (c *OpenDispute) encode(e *encoder) {
+	e.varint(c.At)
+	e.str(c.ID)
+	e.str(c.OrgID)
+	e.str(c.CollectionID)
+	e.minor(c.Amount)
+	e.str(c.Category)
+	e.str(c.Reason)
+	e.str(c.MessageID)
+}
+
+func (c *RespondToDispute) encode(e *encoder) {
+	e.varint(c.At)
+	e.str(c.ID)
+	e.str(c.OrgID)
+	e.str(c.Action)
+	e.str(c.Reason)
+	encodeStrings(e, c.FileIDs)
+	e.str(c.MessageID)
+}
+
+func (c *AddDisputeMessage) encode(e *encoder) {
+	e.varint(c.At)
+	e.str(c.DisputeID)
+	e.str(c.OrgID)
+	e.str(c.MessageID)
+	e.str(c.AuthorType)
+	e.str(c.Body)
+	encodeAttachments(e, c.Attachments)
+}
+
+func (c *ResolveDispute) encode(e *encoder) {
+	e.varint(c.At)
+	e.str(c.ID)
+	e.str(c.OrgID)
+	e.bool(c.Won)
+	e.str(c.Message)
+}
+
+func encodeStrings(e *encoder, ss []string) {
+	e.uvarint(uint64(len(ss)))
+	for _, s := range ss {
+		e.str(s)
+	}
+}
+
+func decodeStrings(d *decoder) []string {
+	n := d.count()
+	if n == 0 {
+		return nil
+	}
+	out := make([]string, 0, n)
+	for i := 0; i < n && d.err == nil; i++ {
+		out = append(out, d.str())
+	}
+	return out
+}
+
+func encodeAttachments(e *encoder, as []Attachment) {
+	e.uvarint(uint64(len(as)))
+	for _, a := range as {
+		e.str(a.FileID)
+		e.str(a.Name)
+	}
+}
+
+func decodeAttachments(d *decoder) []Attachment {
+	n := d.count()
+	if n == 0 {
+		return nil
+	}
+	out := make([]Attachment, 0, n)
+	for i := 0; i < n && d.err == nil; i++ {
+		out = append(out, Attachment{FileID: d.str(), Name: d.str()})
+	}
+	return out
+}
+
+func encodeDispute(e *encoder, v *Dispute) {
+	e.str(v.ID)
+	e.str(v.OrgID)
+	e.str(v.CollectionID)
+	e.str(v.AccountNumber)
+	e.minor(v.Amount)
+	e.str(v.Currency)
+	e.str(v.Category)
+	e.u8(uint8(v.Status))
+	e.str(v.StatusMessage)
+	e.str(v.Evidence.Action)
+	e.str(v.Evidence.Reason)
+	encodeStrings(e, v.Evidence.FileIDs)
+	e.uvarint(uint64(len(v.Messages)))
+	for _, m := range v.Messages {
+		e.str(m.ID)
+		e.str(m.AuthorType)
+		e.str(m.Body)
+		encodeAttachments(e, m.Attachments)
+		e.varint(m.CreatedAt)
+	}
+	e.varint(v.ResolvedAt)
+	e.varint(v.CreatedAt)
+	e.varint(v.UpdatedAt)
+}
+
+func decodeDispute(d *decoder) Dispute {
+	v := Dispute{ID: d.str(), OrgID: d.str(), CollectionID: d.str(), AccountNumber: d.str(), Amount: d.minor(),
+		Currency: d.str(), Category: d.str(), Status: DisputeStatus(d.u8()), StatusMessage: d.str()}
+	v.Evidence = DisputeEvidence{Action: d.str(), Reason: d.str(), FileIDs: decodeStrings(d)}
+	if n := d.count(); n > 0 {
+		v.Messages = make([]DisputeMessage, 0, n)
+		for i := 0; i < n && d.err == nil; i++ {
+			v.Messages = append(v.Messages, DisputeMessage{ID: d.str(), AuthorType: d.str(), Body: d.str(),
+				Attachments: decodeAttachments(d), CreatedAt: d.varint()})
+		}
+	}
+	v.ResolvedAt, v.CreatedAt, v.UpdatedAt = d.varint(), d.varint(), d.varint()
+	return v
+}
+
+func newDisputeStore() *store[Dispute] {
+	t := newStore("disputes", func(v *Dispute) (string, string) { return v.ID, v.OrgID }, encodeDispute, decodeDispute)
+	t.index = func(s *State, v Dispute) { s.disputeByCollection[v.CollectionID] = v.ID }
+	return t
+}
+
+// withMessage returns the dispute with m appended to a fresh copy of its
+// thread, so a snapshot reading the old record never sees the new message.
+func (v Dispute) withMessage(m DisputeMessage) Dispute {
+	msgs := make([]DisputeMessage, len(v.Messages), len(v.Messages)+1)
+	copy(msgs, v.Messages)
+	v.Messages = append(msgs, m)
+	return v
+}
+
+func validCategory(c string) bool {
+	for _, k := range DisputeCategories {
+		if k == c {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *OpenDispute) apply(s *State) Result {
+	if err := checkID(c.ID, "dsp_"); err != nil {
+		return Result{Err: err}
+	}
+	if c.Reason != "" {
+		if err := checkID(c.MessageID, "dsm_"); err != nil {
+			return Result{Err: err}
+		}
+	}
+	col, ok := s.collections.get(c.CollectionID)
+	if !ok || col.OrgID != c.OrgID {
+		return Result{Err: errorf(CodeNotFound, "Collection not found")}
+	}
+	if !validCategory(c.Category) {
+		return Result{Err: FieldInvalid("category", "must be one of fraud, chargeback, other")}
+	}
+	if len(c.Reason) > DisputeTextLenMax {
+		return Result{Err: FieldInvalid("reason", fmt.Sprintf("must be at most %d bytes", DisputeTextLenMax))}
+	}
+	if id, ok := s.disputeByCollection[c.CollectionID]; ok {
+		d, _ := s.disputes.get(id)
+		if d.Amount == c.Amount && d.Category == c.Category {
+			return Result{Replayed: true, Dispute: &d}
+		}
+		return Result{Err: errorf(CodeConflict, "Collection %s already has dispute %s with a different amount or category", col.ID, d.ID)}
+	}
+	if col.Status != CollectionCompleted {
+		return Result{Err: errorf(CodeBadRequest, "Only completed collections can be disputed; %s is %s", col.ID, col.Status)}
+	}
+	if c.Amount <= 0 || c.Amount > col.Spec.Amount {
+		return Result{Err: FieldInvalid("amount", "must be more than zero and at most the collection's amount")}
+	}
+	if _, dup := s.disputes.get(c.ID); dup {
+		return Result{Err: errorf(CodeConflict, "dispute %s already exists", c.ID)}
+	}
+	// The hold must leave the available balance non-negative: the money
+	// may already have left in payouts.
+	a, ok := s.accounts.get(col.AccountNumber)
+	if !ok {
+		panic("ledger: completed collection without its account " + col.AccountNumber)
+	}
+	if a.Available() < c.Amount {
+		e := InsufficientFunds(a.Available(), c.Amount, a.Currency)
+		e.Message = "Insufficient funds: the available balance cannot hold the disputed amount"
+		return Result{Err: e}
+	}
+	a.Held += c.Amount
+	s.accounts.put(a.Number, a)
+	d := Dispute{
+		ID: c.ID, OrgID: c.OrgID, CollectionID: col.ID, AccountNumber: a.Number,
+		Amount: c.Amount, Currency: col.Spec.Currency, Category: c.Category,
+		Status: DisputeOpen, CreatedAt: c.At, UpdatedAt: c.At,
+	}
+	if c.Reason != "" {
+		d = d.withMessage(DisputeMessage{ID: c.MessageID, AuthorType: AuthorAdmin, Body: c.Reason, CreatedAt: c.At})
+	}
+	s.disputes.insert(d)
+	s.disputeByCollection[col.ID] = d.ID
+	s.emit(c.At, d.OrgID, EventDisputeCreated, d.ID, d)
+	return Result{Dispute: &d}
+}
+
+// attachments checks file ids: each an evidence file of the organization,
+// at most DisputeAttachmentsMax, none twice. Names default to the file's.
+func (s *State) attachments(orgID, field string, in []Attachment) ([]Attachment, *Error) {
+	if len(in) > DisputeAttachmentsMax {
+		return nil, FieldInvalid(field, fmt.Sprintf("must have at most %d files", DisputeAttachmentsMax))
+	}
+	out := make([]Attachment, 0, len(in))
+	seen := make(map[string]bool, len(in))
+	for i, a := range in {
+		f, ok := s.files.owned(orgID, a.FileID)
+		name := fmt.Sprintf("%s[%d]", field, i)
+		switch {
+		case !ok:
+			return nil, FieldInvalid(name, "is not a file of this organization")
+		case f.Purpose != PurposeDisputeEvidence:
+			return nil, FieldInvalid(name, "is a "+f.Purpose+" file; attach files uploaded with purpose dispute.evidence")
+		case seen[a.FileID]:
+			return nil, FieldInvalid(name, "is attached twice")
+		}
+		seen[a.FileID] = true
+		if a.Name == "" {
+			a.Name = f.Filename
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+func (c *RespondToDispute) apply(s *State) Result {
+	d, ok := s.disputes.owned(c.OrgID, c.ID)
+	if !ok {
+		return Result{Err: errorf(CodeNotFound, "Dispute not found")}
+	}
+	if c.Action != DisputeActionAccept && c.Action != DisputeActionContest {
+		return Result{Err: FieldInvalid("action", "must be accept or contest")}
+	}
+	if len(c.Reason) > DisputeTextLenMax {
+		return Result{Err: FieldInvalid("reason", fmt.Sprintf("must be at most %d bytes", DisputeTextLenMax))}
+	}
+	in := make([]Attachment, len(c.FileIDs))
+	for i, id := range c.FileIDs {
+		in[i] = Attachment{FileID: id}
+	}
+	atts, err := s.attachments(c.OrgID, "fileIds", in)
+	if err != nil {
+		return Result{Err: err}
+	}
+	if d.Status != DisputeOpen {
+		return Result{Err: errorf(CodeBadRequest, "Can only respond to open disputes; this one is %s", d.Status)}
+	}
+	if c.Reason != "" || len(atts) > 0 {
+		if err := checkID(c.MessageID, "dsm_"); err != nil {
+			return Result{Err: err}
+		}
+		if len(d.Messages) >= DisputeMessagesMax {
+			return Result{Err: errorf(CodeBadRequest, "The dispute's thread is full (%d messages)", DisputeMessagesMax)}
+		}
+	}
+	d.Evidence = DisputeEvidence{Action: c.Action, Reason: c.Reason, FileIDs: append([]string(nil), c.FileIDs...)}
+	if c.Reason != "" || len(atts) > 0 {
+		d = d.withMessage(DisputeMessage{ID: c.MessageID, AuthorType: AuthorMerchant, Body: c.Reason, Attachments: atts, CreatedAt: c.At})
+	}
+	d.UpdatedAt = c.At
+	if c.Action == DisputeActionAccept {
+		if err := s.settleDispute(&d, c.At, false, "Accepted by the merchant"); err != nil {
+			return Result{Err: err}
+		}
+		s.disputes.put(d)
+		s.emit(c.At, d.OrgID, EventDisputeClosed, d.ID, d)
+		return Result{Dispute: &d}
+	}
+	d.Status = DisputeUnderReview
+	s.disputes.put(d)
+	s.emit(c.At, d.OrgID, EventDisputeUpdated, d.ID, d)
+	return Result{Dispute: &d}
+}
+
+// settleDispute ends a dispute: the hold is released and, when the merchant
+// lost, the amount goes back to the collections source.
+func (s *State) settleDispute(d *Dispute, at int64, won bool, message string) *Error {
+	a, ok := s.accounts.get(d.AccountNumber)
+	if !ok || a.Held < d.Amount {
+		panic(fmt.Sprintf("ledger: dispute %s holds %d on %s, which holds %d", d.ID, d.Amount, d.AccountNumber, a.Held))
+	}
+	if !won {
+		postings := []posting{
+			{a.Number, EntryDisputeDebit, -d.Amount},
+			{s.systemAccount(PurposeCollectionsSource, d.Currency, at), EntryDisputeReversal, d.Amount},
+		}
+		if err := s.book(at, d.ID, d.CollectionID, postings); err != nil {
+			return err
+		}
+		a, _ = s.accounts.get(d.AccountNumber)
+	}
+	a.Held -= d.Amount
+	s.accounts.put(a.Number, a)
+	if won {
+		d.Status = DisputeDeclined
+	} else {
+		d.Status = DisputeAccepted
+	}
+	d.StatusMessage = message
+	d.ResolvedAt = at
+	d.UpdatedAt = at
+	return nil
+}
+
+func (c *AddDisputeMessage) apply(s *State) Result {
+	d, ok := s.disputes.owned(c.OrgID, c.DisputeID)
+	if !ok {
+		return Result{Err: errorf(CodeNotFound, "Dispute not found")}
+	}
+	if err := checkID(c.MessageID, "dsm_"); err != nil {
+		return Result{Err: err}
+	}
+	if c.AuthorType != AuthorMerchant && c.AuthorType != AuthorAdmin {
+		return Result{Err: errorf(CodeValidation, "author type %q is not merchant or admin", c.AuthorType)}
+	}
+	if c.Body == "" || len(c.Body) > DisputeTextLenMax {
+		return Result{Err: FieldInvalid("body", fmt.Sprintf("must be 1 to %d bytes", DisputeTextLenMax))}
+	}
+	atts, err := s.attachments(c.OrgID, "attachments", c.Attachments)
+	if err != nil {
+		return Result{Err: err}
+	}
+	if d.Status.Final() {
+		return Result{Err: errorf(CodeBadRequest, "Cannot add messages to a resolved dispute (%s)", d.Status)}
+	}
+	if len(d.Messages) >= DisputeMessagesMax {
+		return Result{Err: errorf(CodeBadRequest, "The dispute's thread is full (%d messages)", DisputeMessagesMax)}
+	}
+	m := DisputeMessage{ID: c.MessageID, AuthorType: c.AuthorType, Body: c.Body, Attachments: atts, CreatedAt: c.At}
+	d = d.withMessage(m)
+	d.UpdatedAt = c.At
+	s.disputes.put(d)
+	s.emit(c.At, d.OrgID, EventDisputeUpdated, d.ID, d)
+	return Result{Dispute: &d, DisputeMessage: &m}
+}
+
+func (c *ResolveDispute) apply(s *State) Result {
+	d, ok := s.disputes.owned(c.OrgID, c.ID)
+	if !ok {
+		return Result{Err: errorf(CodeNotFound, "Dispute not found")}
+	}
+	if len(c.Message) > DisputeTextLenMax {
+		return Result{Err: FieldInvalid("message", fmt.Sprintf("must be at most %d bytes", DisputeTextLenMax))}
+	}
+	if d.Status.Final() {
+		return Result{Err: errorf(CodeBadRequest, "The dispute is already resolved (%s)", d.Status)}
+	}
+	msg := c.Message
+	if msg == "" {
+		msg = "Resolved in the merchant's favour; the hold is released"
+		if !c.Won {
+			msg = "Resolved in the payer's favour; the amount is debited"
+		}
+	}
+	if err := s.settleDispute(&d, c.At, c.Won, msg); err != nil {
+		return Result{Err: err}
+	}
+	s.disputes.put(d)
+	s.emit(c.At, d.OrgID, EventDisputeClosed, d.ID, d)
+	return Result{Dispute: &d}
+}
+
+// Dispute returns an organization's dispute by id.
+func (s *State) Dispute(orgID, id string) (Dispute, bool) { return s.disputes.owned(orgID, id) }
+
+// Disputes lists an organization's disputes newest first, of one status
+// when status is set.
+func (s *State) Disputes(orgID string, status DisputeStatus, before Cursor, limit int) Page[Dispute] {
+	return s.disputes.page(orgID, before, limit, func(d Dispute) bool { return status == 0 || d.Status == status })
+}
+
+// checkHolds verifies that every account holds exactly the amounts of its
+// unresolved disputes.
+func (s *State) checkHolds() error {
+	want := make(map[string]Minor)
+	var err error
+	s.disputes.order.all(func(_ int, id string) {
+		d, _ := s.disputes.get(id)
+		if !d.Status.Final() {
+			want[d.AccountNumber] += d.Amount
+		}
+	})
+	for _, n := range s.accountOrder {
+		a, _ := s.accounts.get(n)
+		if a.Held != want[n] && err == nil {
+			err = fmt.Errorf("account %s: holds %d, its unresolved disputes %d", n, a.Held, want[n])
+		}
+	}
+	return err
+}
