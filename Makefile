@@ -32,6 +32,7 @@ fuzz: ## run each fuzz test for 30s
 	$(GO) test ./ledger -run XXX -fuzz FuzzParseAmount -fuzztime 30s
 	$(GO) test ./ledger -run XXX -fuzz FuzzDecodeBatch -fuzztime 30s
 	$(GO) test ./http -run XXX -fuzz FuzzDecodePayoutBody -fuzztime 30s
+	$(GO) test ./actors -run XXX -fuzz FuzzWebhookURLPolicy -fuzztime 30s
 	$(GO) test ./wal -run XXX -fuzz FuzzDecodeLogRecord -fuzztime 30s -fuzzminimizetime 0x
 	$(GO) test ./rails -run XXX -fuzz FuzzValidateAddress -fuzztime 30s
 	$(GO) test ./rails -run XXX -fuzz FuzzBase58 -fuzztime 30s

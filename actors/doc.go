@@ -19,10 +19,26 @@
 // scheme (see accountActor) is exact, so a balance that covers K of N
 // concurrent debits accepts exactly K.
 //
+// # Quotes
+//
+// Each conversion quote has an actor too (quote.go), spawned by the quote
+// router on the first execution request and stopped when idle. It serializes
+// the executions of its quote: one proposes, those arriving while it is in
+// flight join it and get its conversion. A conversion's debit carries no
+// reservation of the account actor; the ledger's check at apply time keeps
+// conversions and payouts together from overdrawing a balance (see quote.go).
+//
 // # The rail driver
 //
 // On the leader, the driver moves payouts and collections through their
 // rails from committed state, like an outbox; see driver.go.
+//
+// # Webhook delivery
+//
+// On the leader, a driver follows the committed webhook deliveries and hands
+// each to its endpoint's actor, which schedules, sends, signs and records
+// the attempts; see webhooks.go. URLs are checked at creation and at every
+// dial against WebhookURLPolicy (webhook_url.go).
 //
 // # Concurrency rules
 //

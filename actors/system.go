@@ -29,6 +29,9 @@ type Config struct {
 	// CommitTimeout is how long a write waits for its command to be applied
 	// before answering ErrOutcomeUnknown (default ten seconds).
 	CommitTimeout time.Duration
+
+	// Webhooks configures webhook delivery (webhooks.go).
+	Webhooks WebhookConfig
 }
 
 // deps is what every actor of a System shares. It is immutable once built.
@@ -66,6 +69,12 @@ type System struct {
 	commitTimeout time.Duration
 	timers        sync.Pool // *time.Timer, stopped
 	expiry        *expiryTicker
+
+	quotes *actor.PID // the quote actors' router (quote.go)
+
+	// Webhook delivery (webhooks.go); nil without a payload renderer.
+	webhooks      *webhookEngine
+	webhookPolicy WebhookURLPolicy
 }
 
 // Reply is the answer to a write. Err is set when the outcome is not a
@@ -119,8 +128,13 @@ func Start(cfg Config) *System {
 		proposer:      proposer,
 		admit:         make(chan struct{}, cfg.InFlightMax),
 		commitTimeout: cfg.CommitTimeout,
+		webhookPolicy: cfg.Webhooks.Policy,
 	}
+	s.quotes = spawnQuoteRouter(as, d)
 	s.expiry = startExpiryTicker(s, ExpiryInterval)
+	if cfg.Webhooks.Payload != nil {
+		s.webhooks = startWebhooks(d, as, cfg.Webhooks)
+	}
 	return s
 }
 
@@ -130,8 +144,12 @@ func (s *System) Stop() {
 	s.stopOnce.Do(func() {
 		s.expiry.close()
 		s.actors.Root.Stop(s.deps.driver)
+		if s.webhooks != nil {
+			s.actors.Root.Stop(s.webhooks.driver)
+		}
 		s.proposer.Stop()
 		s.actors.Root.Stop(s.router)
+		s.actors.Root.Stop(s.quotes)
 		s.actors.Shutdown()
 	})
 }
@@ -142,6 +160,9 @@ func (s *System) Stop() {
 func (s *System) SetLeading(leading bool) {
 	s.actors.Root.Send(s.deps.driver, &leadership{leading: leading})
 	s.expiry.leading.Store(leading)
+	if s.webhooks != nil {
+		s.actors.Root.Send(s.webhooks.driver, &whLeadership{leading: leading})
+	}
 }
 
 // Read calls fn with the applied state under the read lock; see

@@ -30,6 +30,10 @@ import (
 // the balance is credited the amount sent.
 
 func init() {
+	// A deposit's collection is a subject of its own kind (it carries its
+	// deposit); it renders as GET /v1/collections/{id} does.
+	registerEventRenderer(ledger.SubjectDepositCollection, renderAs(renderCollection))
+
 	registerRoutes(
 		endpoint{fasthttp.MethodPost, "/v1/simulations/virtual-account-deposit", ledger.ScopeSimulationsWrite, (*call).simulateVirtualAccountDeposit, &simulationDoc{
 			operation: "virtual_account_deposit",

@@ -232,6 +232,9 @@ var volatile = []struct {
 	{"cdp", regexp.MustCompile(`\bcdp_[a-z0-9]{20}`)},
 	{"addr", regexp.MustCompile(`\baddr_[a-z0-9]{20}`)},
 	{"cursor", regexp.MustCompile(`"nextCursor": "[A-Za-z0-9_-]+"`)},
+	// Webhooks (webhook ids whd_ and wev_ follow the log, so they are stable).
+	{"whe", regexp.MustCompile(`whe_[a-z0-9]{20}`)},
+	{"whsec", regexp.MustCompile(`whsec_[A-Za-z0-9+/]{43}=`)},
 }
 
 func (n *normalizer) normalize(s string) string {

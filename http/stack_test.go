@@ -32,6 +32,7 @@ type stackOptions struct {
 	live      bool
 	timing    rails.SandboxTiming
 	rateLimit int
+	webhooks  *actors.WebhookConfig // overrides webhookConfig's defaults (webhooks_test.go)
 }
 
 // frozenTiming keeps every payout and collection pending, so responses do
@@ -52,7 +53,8 @@ func newStack(t *testing.T, opts stackOptions) *stack {
 	if opts.timing == (rails.SandboxTiming{}) {
 		opts.timing = frozenTiming
 	}
-	sys := actors.Start(actors.Config{Log: node, State: node, Rail: rails.NewSandbox(opts.timing)})
+	sys := actors.Start(actors.Config{Log: node, State: node, Rail: rails.NewSandbox(opts.timing),
+		Webhooks: webhookConfig(opts)})
 	srv := api.New(api.Config{Live: opts.live, NoProvider: opts.live, Actors: sys, Cluster: node, RateLimitPerSecond: opts.rateLimit,
 		FilesDir: t.TempDir()})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -55,7 +55,23 @@ var purposeNames = [...]string{
 	PurposeCollectionsSource: "collections_source",
 }
 
+// featurePurposes are account purposes that features register from their
+// own files (registerPurpose), by name.
+var featurePurposes = map[AccountPurpose]string{}
+
+// registerPurpose adds an account purpose outside the built-in range. It is
+// called from init functions.
+func registerPurpose(p AccountPurpose, name string) {
+	if _, dup := featurePurposes[p]; dup || p < purposeEnd {
+		panic(fmt.Sprintf("ledger: account purpose %d registered twice", p))
+	}
+	featurePurposes[p] = name
+}
+
 func (p AccountPurpose) String() string {
+	if name, ok := featurePurposes[p]; ok {
+		return name
+	}
 	if p == 0 || p >= purposeEnd {
 		return "purpose(" + strconv.Itoa(int(p)) + ")"
 	}

@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 )
 
@@ -60,6 +61,17 @@ func registerSubject(k SubjectKind, enc func(*encoder, Subject), dec func(*decod
 		panic(fmt.Sprintf("ledger: subject kind %d registered twice", k))
 	}
 	subjectCodecs[k] = subjectCodec{enc, dec}
+}
+
+// SubjectKinds lists every registered subject kind in order, so that the
+// API can check it renders each one.
+func SubjectKinds() []SubjectKind {
+	ks := make([]SubjectKind, 0, len(subjectCodecs))
+	for k := range subjectCodecs {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
 }
 
 func init() {

@@ -69,6 +69,12 @@ type State struct {
 	disputes            *store[Dispute]
 	disputeByCollection map[string]string // collection id → its dispute
 
+	// Quotes and conversions (conversion.go).
+	fx conversions
+
+	// Webhook endpoints and deliveries (webhook.go).
+	webhooks webhookState
+
 	frozen bool // a snapshot is reading the tables' bases
 }
 
@@ -123,6 +129,11 @@ func NewState() *State {
 	s.disputeByCollection = make(map[string]string)
 	s.sections = append(s.sections, s.files, s.fileKeys, s.disputes)
 
+	// Quotes and conversions.
+	s.fx = newConversions(s)
+
+	s.initWebhooks() // webhook.go
+
 	s.deposits = newDepositState(s) // virtual accounts, crypto addresses, deposits
 	return s
 }
@@ -149,6 +160,14 @@ type Result struct {
 	File           *File
 	Dispute        *Dispute
 	DisputeMessage *DisputeMessage
+
+	// Quotes and conversions.
+	Quote      *Quote
+	Conversion *Conversion
+
+	// Webhooks (webhook.go).
+	WebhookEndpoint *WebhookEndpoint
+	WebhookDelivery *WebhookDelivery
 
 	// Virtual accounts, crypto addresses and deposits (deposit.go).
 	VirtualAccount *VirtualAccount

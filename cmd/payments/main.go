@@ -82,6 +82,11 @@ type serveConfig struct {
 	commitTimeout     time.Duration
 	drainTimeout      time.Duration
 	debugAddr         string
+
+	// Webhook delivery.
+	webhookTimeout         time.Duration
+	webhookWorkers         int
+	webhookEndpointWorkers int
 }
 
 func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
@@ -108,6 +113,9 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	fs.DurationVar(&c.commitTimeout, "commit-timeout", 10*time.Second, "how long a write waits for its commit before answering outcome_unknown")
 	fs.DurationVar(&c.drainTimeout, "drain-timeout", 15*time.Second, "on SIGTERM, how long to wait for requests in flight")
 	fs.StringVar(&c.debugAddr, "debug-addr", "", "if set, serve Go's pprof profiles on this loopback host:port (for operators)")
+	fs.DurationVar(&c.webhookTimeout, "webhook-timeout", 10*time.Second, "how long a webhook receiver has to answer one delivery attempt")
+	fs.IntVar(&c.webhookWorkers, "webhook-workers", 256, "webhook delivery attempts in flight at once, over all endpoints")
+	fs.IntVar(&c.webhookEndpointWorkers, "webhook-endpoint-workers", 4, "webhook delivery attempts in flight at once to one endpoint")
 	if err := applyEnv(fs); err != nil {
 		return nil, err
 	}
@@ -226,7 +234,16 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	if live {
 		rail = rails.NoProvider{}
 	}
-	sys := actors.Start(actors.Config{Log: node, State: node, Rail: rail, Logger: logger, CommitTimeout: cfg.commitTimeout})
+	sys := actors.Start(actors.Config{Log: node, State: node, Rail: rail, Logger: logger, CommitTimeout: cfg.commitTimeout,
+		Webhooks: actors.WebhookConfig{
+			Payload: api.EventPayload,
+			// Production delivers only to public https URLs; the sandbox
+			// also to loopback receivers, for local testing.
+			Policy:              actors.WebhookURLPolicy{AllowLoopback: !live},
+			Timeout:             cfg.webhookTimeout,
+			Concurrency:         cfg.webhookWorkers,
+			EndpointConcurrency: cfg.webhookEndpointWorkers,
+		}})
 	defer sys.Stop()
 
 	server := api.New(api.Config{

@@ -1,0 +1,188 @@
+package actors
+
+import (
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"payments/ledger"
+)
+
+// Quote actors: one per quote (and organization), spawned on the first
+// execution request, stopped when idle. A quote executes once; the actor
+// serializes the executions of its quote, so the requests that arrive while
+// one is in flight join it and get its result instead of proposing again.
+// Requests that arrive after it was applied read the executed quote and get
+// the ledger's answer (bad_request, naming the conversion).
+//
+// The conversion's debit does not pass through the debited account's
+// actor: it carries no reservation. That is safe because the ledger checks
+// the balance when it applies ExecuteQuote, and the account actor's fast
+// check is a bound, not the authority: an account actor that accepted a
+// payout on a balance a conversion has since drawn on sees the ledger refuse
+// it with insufficient_funds at apply time, and its reservation numbers,
+// which only payouts carry, stay exact. Nothing can overdraw the balance.
+
+// quoteKey names a quote actor. The organization is part of the key, so a
+// request with another organization's quote id reaches an actor of its own
+// and finds nothing.
+type quoteKey struct {
+	org string
+	id  string
+}
+
+type executeRequest struct {
+	key   quoteKey
+	reply chan<- Reply
+}
+
+// quoteVisit runs fn on a quote actor, between its messages: tests look at
+// an actor's state this way without racing it (see export_test.go).
+type quoteVisit struct {
+	key quoteKey
+	fn  func(*quoteActor)
+}
+
+type quoteApplied struct {
+	result ledger.Result
+	err    error
+}
+
+type quotePassivate struct {
+	key      quoteKey
+	received uint64
+}
+
+// quoteRouter owns the quote actors, as accountRouter owns account actors.
+type quoteRouter struct {
+	deps     *deps
+	children map[quoteKey]*routedChild
+}
+
+func (r *quoteRouter) Receive(ctx actor.Context) {
+	switch m := ctx.Message().(type) {
+	case *executeRequest:
+		c, ok := r.children[m.key]
+		if !ok {
+			key := m.key
+			props := actor.PropsFromProducer(func() actor.Actor { return &quoteActor{key: key, deps: r.deps} })
+			c = &routedChild{pid: ctx.Spawn(props)}
+			r.children[m.key] = c
+		}
+		c.sent++
+		ctx.Send(c.pid, m)
+	case *quoteVisit:
+		if c, ok := r.children[m.key]; ok {
+			ctx.Send(c.pid, m)
+		} else {
+			m.fn(nil)
+		}
+	case *quotePassivate:
+		c, ok := r.children[m.key]
+		if ok && c.sent == m.received && ctx.Sender() != nil && c.pid.Equal(ctx.Sender()) {
+			delete(r.children, m.key)
+			ctx.Stop(c.pid)
+		}
+	}
+}
+
+type quoteActor struct {
+	key      quoteKey
+	deps     *deps
+	received uint64
+	waiters  []chan<- Reply // the execution in flight, if any: its callers in arrival order
+}
+
+func (a *quoteActor) Receive(ctx actor.Context) {
+	switch m := ctx.Message().(type) {
+	case *actor.Started:
+		a.scheduleIdleCheck(ctx)
+	case *idleCheck:
+		if m.received == a.received && len(a.waiters) == 0 {
+			ctx.Send(ctx.Parent(), &quotePassivate{key: a.key, received: a.received})
+			return
+		}
+		a.scheduleIdleCheck(ctx)
+	case *executeRequest:
+		a.received++
+		a.execute(ctx, m)
+	case *quoteVisit:
+		m.fn(a)
+	case *quoteApplied:
+		waiters := a.waiters
+		a.waiters = nil
+		answer(waiters, m.result, m.err)
+	}
+}
+
+func (a *quoteActor) scheduleIdleCheck(ctx actor.Context) {
+	self, root, check := ctx.Self(), a.deps.root, &idleCheck{received: a.received}
+	time.AfterFunc(a.deps.idleTimeout, func() { root.Send(self, check) })
+}
+
+func (a *quoteActor) execute(ctx actor.Context, m *executeRequest) {
+	if len(a.waiters) > 0 {
+		a.waiters = append(a.waiters, m.reply)
+		return
+	}
+	at := a.deps.now().UnixMilli()
+	// The fast path: refuse at once what the ledger would refuse for the
+	// quote's state. The balance is the ledger's to check.
+	st := a.deps.state.RLockState()
+	q, found := st.Quote(a.key.org, a.key.id, at)
+	now := st.OrgNow(a.key.org, at)
+	a.deps.state.RUnlockState()
+	if !found {
+		m.reply <- Reply{Result: ledger.Result{Err: &ledger.Error{Code: ledger.CodeNotFound, Message: "Conversion quote not found"}}}
+		return
+	}
+	if e := q.CheckExecutable(now); e != nil {
+		m.reply <- Reply{Result: ledger.Result{Err: e}}
+		return
+	}
+	cmd := &ledger.ExecuteQuote{At: at, OrgID: a.key.org, QuoteID: a.key.id, ConversionID: NewID("conv_")}
+	self, root := ctx.Self(), a.deps.root
+	err := a.deps.proposer.Propose(cmd, func(r ledger.Result, err error) {
+		root.Send(self, &quoteApplied{result: r, err: err})
+	})
+	if err != nil {
+		m.reply <- Reply{Err: err}
+		return
+	}
+	a.waiters = []chan<- Reply{m.reply}
+}
+
+// ExecuteQuote converts at a pending quote of the organization. The first
+// caller's Reply carries the new conversion; callers that arrive while that
+// execution is in flight get the same conversion with Result.Replayed set.
+// Refusals are in Result.Err: not_found for an unknown quote, bad_request
+// for an expired or executed one (ExistingID naming its conversion),
+// insufficient_funds. It waits as CreatePayout does.
+func (s *System) ExecuteQuote(orgID, quoteID string) Reply {
+	select {
+	case s.admit <- struct{}{}:
+	default:
+		return Reply{Err: ErrOverloaded}
+	}
+	reply := make(chan Reply, 1)
+	s.actors.Root.Send(s.quotes, &executeRequest{key: quoteKey{orgID, quoteID}, reply: reply})
+	t := time.NewTimer(s.commitTimeout)
+	defer t.Stop()
+	select {
+	case r := <-reply:
+		<-s.admit
+		return r
+	case <-t.C:
+		go func() {
+			<-reply
+			<-s.admit
+		}()
+		return Reply{Err: ErrOutcomeUnknown}
+	}
+}
+
+func spawnQuoteRouter(as *actor.ActorSystem, d *deps) *actor.PID {
+	return as.Root.Spawn(actor.PropsFromProducer(func() actor.Actor {
+		return &quoteRouter{deps: d, children: make(map[quoteKey]*routedChild)}
+	}))
+}

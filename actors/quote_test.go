@@ -1,0 +1,292 @@
+package actors_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"payments/actors"
+	"payments/ledger"
+	"payments/raft"
+	"payments/rails"
+)
+
+// gatedLog is the real Raft log with a gate in front of it: while the gate
+// is shut, appends wait. It lets a test hold one command in flight and see
+// what arrives meanwhile.
+type gatedLog struct {
+	actors.Replicator
+	mu   sync.Mutex
+	gate chan struct{} // nil when open
+}
+
+func (g *gatedLog) Append(entry []byte) actors.Pending {
+	g.mu.Lock()
+	gate := g.gate
+	g.mu.Unlock()
+	if gate != nil {
+		<-gate
+	}
+	return g.Replicator.Append(entry)
+}
+
+func (g *gatedLog) shut() {
+	g.mu.Lock()
+	g.gate = make(chan struct{})
+	g.mu.Unlock()
+}
+
+func (g *gatedLog) open() {
+	g.mu.Lock()
+	close(g.gate)
+	g.gate = nil
+	g.mu.Unlock()
+}
+
+// startGated is start with the gate between the actors and the log.
+func startGated(t *testing.T, cfg actors.Config) (*harness, *gatedLog) {
+	t.Helper()
+	node, err := raft.Open(raft.Config{
+		DataDir:            t.TempDir(),
+		HeartbeatTimeout:   50 * time.Millisecond,
+		ElectionTimeout:    50 * time.Millisecond,
+		LeaderLeaseTimeout: 50 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &gatedLog{Replicator: node}
+	cfg.Log, cfg.State, cfg.Rail = g, node, rails.NewSandbox(fastSandbox)
+	sys := actors.Start(cfg)
+	t.Cleanup(func() {
+		sys.Stop()
+		node.Close()
+	})
+	select {
+	case <-node.Leadership():
+	case <-time.After(10 * time.Second):
+		t.Fatal("no leader after 10s")
+	}
+	sys.SetLeading(true)
+	h := &harness{node: node, sys: sys, org: "org_test"}
+	r := sys.Propose(context.Background(), &ledger.CreateOrganization{
+		At: time.Now().UnixMilli(), ID: h.org, Name: "Test org",
+		Key: ledger.CreateAPIKey{ID: "key_test", OrgID: h.org, Hash: actors.HashKey(actors.NewKeySecret(false)), Scopes: ledger.ScopesMerchant},
+	})
+	if r.Err != nil || r.Result.Err != nil {
+		t.Fatalf("create organization: %v %v", r.Err, r.Result.Err)
+	}
+	return h, g
+}
+
+// quote creates a GHS→USD quote selling from pesewas.
+func (h *harness) quote(t *testing.T, from, to ledger.Minor) string {
+	t.Helper()
+	id := actors.NewID("qte_")
+	r := h.sys.Propose(context.Background(), &ledger.CreateQuote{
+		At: h.sys.Now().UnixMilli(), ID: id, OrgID: h.org, FromCurrency: "GHS", FromAmount: from,
+		ToCurrency: "USD", ToAmount: to, Side: ledger.SideFrom, Rate: "0.0634",
+	})
+	if r.Err != nil || r.Result.Err != nil {
+		t.Fatalf("quote: %v %v", r.Err, r.Result.Err)
+	}
+	return id
+}
+
+// Dozens of executions of one quote while the first is in flight join it:
+// one conversion, every caller gets it, exactly one as its creator.
+func TestConcurrentQuoteExecutionsJoin(t *testing.T) {
+	h, g := startGated(t, actors.Config{})
+	h.fund(t, "GHS", 100_000, "seed")
+	id := h.quote(t, 10_000, 634)
+
+	const n = 48
+	g.shut()
+	replies := make(chan actors.Reply, n)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			replies <- h.sys.ExecuteQuote(h.org, id)
+		}()
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for h.sys.QuoteWaiters(h.org, id) != n {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d executions reached the quote actor", h.sys.QuoteWaiters(h.org, id), n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	g.open()
+	wg.Wait()
+	close(replies)
+	ids := map[string]int{}
+	fresh := 0
+	for r := range replies {
+		if r.Err != nil || r.Result.Err != nil {
+			t.Fatalf("execution: %v %v", r.Err, r.Result.Err)
+		}
+		ids[r.Result.Conversion.ID]++
+		if !r.Result.Replayed {
+			fresh++
+		}
+	}
+	if len(ids) != 1 || fresh != 1 {
+		t.Fatalf("conversions %v, %d fresh; want one conversion created once", ids, fresh)
+	}
+	if a := h.balance("GHS"); a.Total != 90_000 {
+		t.Fatalf("GHS total %d, want 90000: the quote moved money more than once", a.Total)
+	}
+	if a := h.balance("USD"); a.Total != 634 {
+		t.Fatalf("USD total %d", a.Total)
+	}
+	// After it applied, an execution is refused and names the conversion.
+	r := h.sys.ExecuteQuote(h.org, id)
+	for cid := range ids {
+		if r.Result.Err == nil || r.Result.Err.Code != ledger.CodeBadRequest || r.Result.Err.ExistingID != cid {
+			t.Fatalf("late execution: %+v", r.Result.Err)
+		}
+	}
+	// Another organization cannot execute it, nor join.
+	if r := h.sys.ExecuteQuote("org_other", id); !errors.Is(r.Result.Err, ledger.ErrNotFound) {
+		t.Fatalf("another organization: %v", r.Result.Err)
+	}
+	h.sys.Read(func(s *ledger.State) {
+		if err := s.Check(); err != nil {
+			t.Fatal(err)
+		}
+		if p := s.Conversions(h.org, ledger.CursorStart, 10); len(p.Items) != 1 {
+			t.Fatalf("%d conversions", len(p.Items))
+		}
+	})
+}
+
+// Conversions debit the balance outside the account actor. Payouts (through
+// the actor, with reservations) and conversions racing on one balance never
+// overdraw it: what succeeded is exactly what left, the ledger stays
+// balanced, and the actor's reservations stay exact, so the remainder can
+// still be paid out to the last pesewa.
+func TestConversionsAndPayoutsShareOneBalance(t *testing.T) {
+	h := start(t)
+	const funded = 200_000 // 2000.00 GHS
+	h.fund(t, "GHS", funded, "seed")
+	const nQuotes, nPayouts = 30, 30
+	quotes := make([]string, nQuotes)
+	for i := range quotes {
+		quotes[i] = h.quote(t, 5_000, 317) // 50.00 GHS each
+	}
+	payout := ledger.Minor(5_000) // 50.00 GHS, fee 0.50
+	fee := ledger.PayoutFee("mobile_money", payout)
+
+	var mu sync.Mutex
+	var debited ledger.Minor
+	converted, paid := 0, 0
+	var wg sync.WaitGroup
+	for i := 0; i < nQuotes+nPayouts; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			var r actors.Reply
+			if i%2 == 0 {
+				r = h.sys.ExecuteQuote(h.org, quotes[i/2])
+			} else {
+				r = h.payout(fmt.Sprintf("race-%d", i), payout)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case r.Err != nil:
+				t.Errorf("request %d: %v", i, r.Err)
+			case r.Result.Err == nil && r.Result.Conversion != nil:
+				converted++
+				debited += r.Result.Conversion.FromAmount
+			case r.Result.Err == nil && r.Result.Payout != nil:
+				paid++
+				debited += r.Result.Payout.Debit()
+			case !errors.Is(r.Result.Err, ledger.ErrInsufficientFunds):
+				t.Errorf("request %d: %v", i, r.Result.Err)
+			}
+		}(i)
+	}
+	wg.Wait()
+	a := h.balance("GHS")
+	if a.Total != funded-debited || a.Available() < 0 {
+		t.Fatalf("total %d, available %d; funded %d and %d left in %d conversions and %d payouts",
+			a.Total, a.Available(), funded, debited, converted, paid)
+	}
+	// 30 × 50.00 + 30 × 50.50 > 2000.00: some requests must have been refused.
+	if converted+paid == nQuotes+nPayouts || converted == 0 || paid == 0 {
+		t.Fatalf("%d conversions and %d payouts succeeded", converted, paid)
+	}
+	h.sys.Read(func(s *ledger.State) {
+		if err := s.Check(); err != nil {
+			t.Fatal(err)
+		}
+	})
+	// The account actor holds no stale reservation: the remainder, less a
+	// fee, pays out exactly, and a pesewa more does not.
+	rest := a.Available()
+	if rest > fee+1 {
+		amount := rest - ledger.PayoutFee("mobile_money", rest)
+		for amount+ledger.PayoutFee("mobile_money", amount) > rest {
+			amount--
+		}
+		if r := h.payout("rest", amount); r.Err != nil || r.Result.Err != nil {
+			t.Fatalf("paying out the remaining %d: %v %v", amount, r.Err, r.Result.Err)
+		}
+		left := h.balance("GHS").Available()
+		if r := h.payout("one-more", left+1); !errors.Is(r.Result.Err, ledger.ErrInsufficientFunds) {
+			t.Fatalf("overdraft by one pesewa: %v", r.Result.Err)
+		}
+	}
+}
+
+// A quote expires on the organization's sandbox clock: after an advance
+// past its deadline, executing it is refused and nothing moves.
+func TestQuoteExpiresOnSandboxClock(t *testing.T) {
+	h := start(t)
+	h.fund(t, "GHS", 100_000, "seed")
+	id := h.quote(t, 10_000, 634)
+	r := h.sys.Propose(context.Background(), &ledger.AdvanceClock{At: h.sys.Now().UnixMilli(), OrgID: h.org, Millis: ledger.QuoteLifetimeMillis})
+	if r.Err != nil || r.Result.Err != nil {
+		t.Fatal(r.Err, r.Result.Err)
+	}
+	r = h.sys.ExecuteQuote(h.org, id)
+	if r.Result.Err == nil || r.Result.Err.Code != ledger.CodeBadRequest {
+		t.Fatalf("expired quote executed: %+v", r)
+	}
+	if a := h.balance("GHS"); a.Total != 100_000 {
+		t.Fatalf("balance %d after a refused execution", a.Total)
+	}
+	if r := h.sys.ExecuteQuote(h.org, "qte_unknown"); !errors.Is(r.Result.Err, ledger.ErrNotFound) {
+		t.Fatalf("unknown quote: %v", r.Result.Err)
+	}
+}
+
+// Idle quote actors stop and come back: executions spread around the idle
+// timeout all get an answer, and the quote converts once.
+func TestQuoteActorPassivation(t *testing.T) {
+	h := startWith(t, actors.Config{IdleTimeout: 5 * time.Millisecond})
+	h.fund(t, "GHS", 100_000, "seed")
+	id := h.quote(t, 1_000, 63)
+	created := 0
+	for i := 0; i < 20; i++ {
+		time.Sleep(time.Duration(i%4) * 3 * time.Millisecond)
+		r := h.sys.ExecuteQuote(h.org, id)
+		switch {
+		case r.Err != nil:
+			t.Fatal(r.Err)
+		case r.Result.Err == nil:
+			created++
+		case r.Result.Err.Code != ledger.CodeBadRequest:
+			t.Fatalf("execution %d: %v", i, r.Result.Err)
+		}
+	}
+	if created != 1 || h.balance("GHS").Total != 99_000 {
+		t.Fatalf("%d conversions, balance %d", created, h.balance("GHS").Total)
+	}
+}

@@ -1,0 +1,182 @@
+package actors
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"net"
+	"net/netip"
+	"net/url"
+	"strings"
+	"testing"
+)
+
+// mapResolver stands for DNS without reaching it.
+type mapResolver map[string]string
+
+func (r mapResolver) LookupIPAddr(_ context.Context, host string) ([]net.IPAddr, error) {
+	ip, ok := r[host]
+	if !ok {
+		return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+	}
+	return []net.IPAddr{{IP: net.ParseIP(ip)}}, nil
+}
+
+var testDNS = mapResolver{
+	"hooks.example.com":   "93.184.216.34",
+	"private.example.com": "192.168.0.9",
+	"rebind.example.com":  "127.0.0.1",
+	"mapped.example.com":  "::ffff:10.0.0.1",
+	"v6.example.com":      "2606:2800:220:1:248:1893:25c8:1946",
+}
+
+func TestWebhookURLPolicy(t *testing.T) {
+	prod := WebhookURLPolicy{Resolver: testDNS}
+	sandbox := WebhookURLPolicy{AllowLoopback: true, Resolver: testDNS}
+	cases := []struct {
+		url         string
+		prod, sandb bool // accepted
+	}{
+		{"https://hooks.example.com/payments", true, true},
+		{"https://hooks.example.com:8443/p?x=1", true, true},
+		{"https://v6.example.com/p", true, true},
+		{"https://93.184.216.34/p", true, true},
+		{"https://[2606:2800:220:1:248:1893:25c8:1946]/p", true, true},
+		{"http://hooks.example.com/payments", false, false},
+		{"http://127.0.0.1:9000/hook", false, true},
+		{"http://localhost:9000/hook", false, true},
+		{"http://[::1]:9000/hook", false, true},
+		{"https://127.0.0.1/hook", false, true},
+		{"https://rebind.example.com/hook", false, true}, // resolves to loopback
+		{"http://rebind.example.com/hook", false, false}, // http only to a loopback literal or localhost
+		{"https://private.example.com/hook", false, false},
+		{"https://mapped.example.com/hook", false, false},
+		{"https://10.0.0.1/hook", false, false},
+		{"https://172.31.255.255/hook", false, false},
+		{"https://192.168.1.1/hook", false, false},
+		{"https://169.254.169.254/latest", false, false},
+		{"https://[fe80::1]/hook", false, false},
+		{"https://[fd00::1]/hook", false, false},
+		{"https://[::ffff:192.168.0.1]/hook", false, false},
+		{"https://[64:ff9b::a00:1]/hook", false, false},
+		{"https://100.64.0.1/hook", false, false},
+		{"https://0.0.0.0/hook", false, false},
+		{"https://255.255.255.255/hook", false, false},
+		{"https://224.0.0.1/hook", false, false},
+		{"https://2130706433/hook", false, false},
+		{"https://0177.0.0.1/hook", false, false},
+		{"https://127.1/hook", false, false},
+		{"https://user:pw@hooks.example.com/hook", false, false},
+		{"https://hooks.example.com/hook#frag", false, false},
+		{"https://hooks.example.com:99999/hook", false, false},
+		{"https://unknown.example.com/hook", false, false},
+		{"ftp://hooks.example.com/hook", false, false},
+		{"//hooks.example.com/hook", false, false},
+		{"hooks.example.com/hook", false, false},
+		{"https:///hook", false, false},
+		{"https://hooks.example.com/a b", false, false},
+		{"https://" + strings.Repeat("a", WebhookURLLenMax) + ".com/", false, false},
+	}
+	for _, tc := range cases {
+		for _, p := range []struct {
+			name   string
+			policy WebhookURLPolicy
+			want   bool
+		}{{"production", prod, tc.prod}, {"sandbox", sandbox, tc.sandb}} {
+			err := p.policy.Check(context.Background(), tc.url)
+			if (err == nil) != p.want {
+				t.Errorf("%s: %q: err %v, want accepted=%v", p.name, tc.url, err, p.want)
+			}
+		}
+	}
+}
+
+// The dialer checks what the host resolves to at dial time, whatever it
+// resolved to when the endpoint was created.
+func TestWebhookDialRefusesRebinding(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	dns := mapResolver{"hooks.example.com": "93.184.216.34"}
+	p := WebhookURLPolicy{Resolver: dns}
+	if err := p.Check(context.Background(), "https://hooks.example.com:"+port+"/"); err != nil {
+		t.Fatal(err)
+	}
+	dns["hooks.example.com"] = "127.0.0.1" // the name now points inside
+	_, err = p.dialContext(0)(context.Background(), "tcp", "hooks.example.com:"+port)
+	if !errors.Is(err, ErrWebhookURL) {
+		t.Fatalf("dial after rebinding: %v", err)
+	}
+	// The sandbox may dial loopback.
+	c, err := WebhookURLPolicy{AllowLoopback: true, Resolver: dns}.dialContext(0)(context.Background(), "tcp", "hooks.example.com:"+port)
+	if err != nil {
+		t.Fatalf("sandbox dial to loopback: %v", err)
+	}
+	c.Close()
+}
+
+// SignWebhook computes the Standard Webhooks signature of each secret.
+func TestSignWebhook(t *testing.T) {
+	a, b := NewWebhookSecret(), NewWebhookSecret()
+	if !strings.HasPrefix(a, "whsec_") || a == b {
+		t.Fatalf("secrets %q %q", a, b)
+	}
+	key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(a, "whsec_"))
+	if err != nil || len(key) != webhookSecretBytes {
+		t.Fatalf("secret %q decodes to %d bytes: %v", a, len(key), err)
+	}
+	mac := hmac.New(sha256.New, key)
+	mac.Write([]byte("whd_1.1700000000.{\"a\":1}"))
+	want := "v1," + base64.StdEncoding.EncodeToString(mac.Sum(nil))
+	if got := SignWebhook([]string{a}, "whd_1", 1700000000, []byte(`{"a":1}`)); got != want {
+		t.Fatalf("signature %q, want %q", got, want)
+	}
+	two := strings.Fields(SignWebhook([]string{a, b}, "whd_1", 1700000000, []byte(`{"a":1}`)))
+	if len(two) != 2 || two[0] != want || two[1] == want {
+		t.Fatalf("two secrets sign as %v", two)
+	}
+}
+
+// Whatever the input, the policy does not panic, and what it accepts is an
+// https URL (or http to loopback on the sandbox) without credentials whose
+// host, if an address, is allowed.
+func FuzzWebhookURLPolicy(f *testing.F) {
+	for _, s := range []string{
+		"https://hooks.example.com/p", "http://127.0.0.1:80/", "https://[::1]/", "https://10.0.0.1/",
+		"https://user@h/", "https://0x7f.1/", "https://[::ffff:7f00:1]/", "http://localhost./", "https://%31%32%37.0.0.1/",
+		"https://h/#x", "HTTPS://HOOKS.EXAMPLE.COM/", "https://[fe80::1%25eth0]/",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		for _, p := range []WebhookURLPolicy{{Resolver: testDNS}, {AllowLoopback: true, Resolver: testDNS}} {
+			u, err := p.CheckSyntax(raw)
+			if err != nil {
+				if !errors.Is(err, ErrWebhookURL) {
+					t.Fatalf("%q: error %v is not a refusal", raw, err)
+				}
+				continue
+			}
+			again, perr := url.Parse(raw)
+			if perr != nil || again.User != nil || again.Hostname() == "" {
+				t.Fatalf("%q accepted: %+v", raw, u)
+			}
+			if u.Scheme != "https" && !(p.AllowLoopback && u.Scheme == "http") {
+				t.Fatalf("%q accepted with scheme %q", raw, u.Scheme)
+			}
+			if ip, err := netip.ParseAddr(u.Hostname()); err == nil {
+				if why := p.addrProblem(ip); why != "" {
+					t.Fatalf("%q accepted though its address is %s", raw, why)
+				}
+			}
+			if !p.AllowLoopback && isLoopbackName(u.Hostname()) {
+				t.Fatalf("%q accepted a loopback name on production", raw)
+			}
+		}
+	})
+}

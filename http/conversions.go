@@ -1,0 +1,259 @@
+package http
+
+import (
+	"github.com/valyala/fasthttp"
+
+	"payments/actors"
+	"payments/ledger"
+	"payments/rails"
+)
+
+// Quotes and conversions. A quote is priced here, at the edge: the rate
+// source gives the all-in rate, the side the client left out is computed
+// from it (rails.ConvertFrom rounds the bought amount down, rails.ConvertTo
+// rounds the sold amount up, so the house never gives more than the rate),
+// and the ledger records both amounts and the rate string as given.
+// Executing goes through the quote's actor (actors.System.ExecuteQuote).
+//
+// Reads of quotes and conversions need balances:read, like the balances
+// they move; creating and executing quotes need conversions:write.
+
+func init() {
+	registerRoutes(
+		endpoint{fasthttp.MethodPost, "/v1/conversions/quote", ledger.ScopeConversionsWrite, (*call).createQuote, nil},
+		endpoint{fasthttp.MethodGet, "/v1/conversions/quote/{id}", ledger.ScopeBalancesRead, (*call).getQuote, nil},
+		endpoint{fasthttp.MethodPost, "/v1/conversions", ledger.ScopeConversionsWrite, (*call).executeConversion, nil},
+		endpoint{fasthttp.MethodGet, "/v1/conversions", ledger.ScopeBalancesRead, (*call).listConversions, nil},
+		endpoint{fasthttp.MethodGet, "/v1/conversions/{id}", ledger.ScopeBalancesRead, (*call).getConversion, nil},
+	)
+}
+
+// listConversionsKind tags conversion list cursors.
+const listConversionsKind listKind = 'v'
+
+type conversionSideJSON struct {
+	AccountNumber *string `json:"accountNumber"`
+	Amount        string  `json:"amount"`
+	Currency      string  `json:"currency"`
+}
+
+type quoteJSON struct {
+	ID        string             `json:"id"`
+	Status    string             `json:"status"`
+	From      conversionSideJSON `json:"from"`
+	To        conversionSideJSON `json:"to"`
+	Rate      string             `json:"rate"`
+	ExpiresAt string             `json:"expiresAt"`
+	CreatedAt string             `json:"createdAt"`
+	UpdatedAt string             `json:"updatedAt"`
+}
+
+type conversionJSON struct {
+	ID            string             `json:"id"`
+	Status        string             `json:"status"`
+	QuoteID       *string            `json:"quoteId"`
+	From          conversionSideJSON `json:"from"`
+	To            conversionSideJSON `json:"to"`
+	Rate          string             `json:"rate"`
+	StatusMessage *string            `json:"statusMessage"`
+	CompletedAt   *string            `json:"completedAt"`
+	CreatedAt     string             `json:"createdAt"`
+	UpdatedAt     string             `json:"updatedAt"`
+}
+
+func renderQuote(q *ledger.Quote) quoteJSON {
+	return quoteJSON{
+		ID:        q.ID,
+		Status:    q.Status.String(),
+		From:      conversionSideJSON{optional(q.FromAccount), money(q.FromAmount, q.FromCurrency), q.FromCurrency},
+		To:        conversionSideJSON{optional(q.ToAccount), money(q.ToAmount, q.ToCurrency), q.ToCurrency},
+		Rate:      q.Rate,
+		ExpiresAt: timestamp(q.ExpiresAt),
+		CreatedAt: timestamp(q.CreatedAt),
+		UpdatedAt: timestamp(q.UpdatedAt),
+	}
+}
+
+func renderConversion(c *ledger.Conversion) conversionJSON {
+	var completedAt *string
+	if c.Status == ledger.ConversionCompleted {
+		completedAt = optionalTimestamp(c.CompletedAt)
+	}
+	return conversionJSON{
+		ID:            c.ID,
+		Status:        c.Status.String(),
+		QuoteID:       optional(c.QuoteID),
+		From:          conversionSideJSON{optional(c.FromAccount), money(c.FromAmount, c.FromCurrency), c.FromCurrency},
+		To:            conversionSideJSON{optional(c.ToAccount), money(c.ToAmount, c.ToCurrency), c.ToCurrency},
+		Rate:          c.Rate,
+		StatusMessage: optional(c.StatusMessage),
+		CompletedAt:   completedAt,
+		CreatedAt:     timestamp(c.CreatedAt),
+		UpdatedAt:     timestamp(c.UpdatedAt),
+	}
+}
+
+type quoteBody struct {
+	Quote quoteJSON `json:"quote"`
+}
+
+type conversionBody struct {
+	Conversion conversionJSON `json:"conversion"`
+}
+
+type quoteSideBody struct {
+	Amount   amount  `json:"amount"`
+	Currency *string `json:"currency"`
+}
+
+type quoteRequestBody struct {
+	From *quoteSideBody `json:"from"`
+	To   *quoteSideBody `json:"to"`
+}
+
+// createQuote: POST /v1/conversions/quote.
+func (c *call) createQuote() {
+	var req quoteRequestBody
+	if !c.decode(&req) {
+		return
+	}
+	cmd, e := c.priceQuote(&req)
+	if e != nil {
+		c.fail(e)
+		return
+	}
+	ctx, cancel := c.commitContext()
+	defer cancel()
+	r := c.s.cfg.Actors.Propose(ctx, cmd)
+	c.created(r, func(res *ledger.Result) any { return &quoteBody{renderQuote(res.Quote)} })
+}
+
+// priceQuote validates a quote request, reporting every problem at once,
+// and prices it at the current rate.
+func (c *call) priceQuote(req *quoteRequestBody) (*ledger.CreateQuote, *ledger.Error) {
+	var p problems
+	if req.From == nil {
+		p.add("from", "is required")
+	}
+	if req.To == nil {
+		p.add("to", "is required")
+	}
+	if len(p) > 0 {
+		return nil, p.err()
+	}
+	from, fromOK := p.currency("from.currency", req.From.Currency, true)
+	to, toOK := p.currency("to.currency", req.To.Currency, true)
+	if fromOK && toOK && from.Code == to.Code {
+		p.add("to.currency", "must differ from from.currency")
+	}
+	cmd := &ledger.CreateQuote{ID: actors.NewID("qte_"), OrgID: c.org, FromCurrency: from.Code, ToCurrency: to.Code}
+	switch {
+	case req.From.Amount.set && req.To.Amount.set:
+		p.add("to.amount", "must not be given together with from.amount: put the amount on exactly one side")
+	case req.From.Amount.set:
+		cmd.Side = ledger.SideFrom
+		if fromOK {
+			cmd.FromAmount = p.amount("from.amount", req.From.Amount, from)
+		}
+	case req.To.Amount.set:
+		cmd.Side = ledger.SideTo
+		if toOK {
+			cmd.ToAmount = p.amount("to.amount", req.To.Amount, to)
+		}
+	default:
+		p.add("from.amount", "is required (or to.amount): put the amount on exactly one side")
+	}
+	if len(p) > 0 {
+		return nil, p.err()
+	}
+	rate, e := c.rate(from.Code, to.Code)
+	if e != nil {
+		return nil, e
+	}
+	var err error
+	if cmd.Side == ledger.SideFrom {
+		cmd.ToAmount, err = rails.ConvertFrom(rate, cmd.FromAmount)
+		if err == nil && cmd.ToAmount == 0 {
+			return nil, ledger.FieldInvalid("from.amount", "is too small: at the rate "+rate.String()+" it buys less than the smallest unit of "+to.Code)
+		}
+	} else {
+		cmd.FromAmount, err = rails.ConvertTo(rate, cmd.ToAmount)
+	}
+	if err != nil || cmd.FromAmount > ledger.AmountMax || cmd.ToAmount > ledger.AmountMax {
+		return nil, ledger.FieldInvalid(sideField(cmd.Side), "is too large to convert")
+	}
+	cmd.Rate = rate.String()
+	cmd.At = c.s.cfg.Actors.Now().UnixMilli()
+	return cmd, nil
+}
+
+// getQuote: GET /v1/conversions/quote/{id}. A lapsed quote reads expired
+// even before the leader's expiry tick records it.
+func (c *call) getQuote() {
+	id, e := pathParam(c.ctx, "id")
+	if e != nil {
+		c.fail(e)
+		return
+	}
+	at := c.s.cfg.Actors.Now().UnixMilli()
+	st := c.s.cfg.Actors.RLock()
+	q, found := st.Quote(c.org, id, at)
+	c.s.cfg.Actors.RUnlock()
+	if !found {
+		c.fail(notFound("Conversion quote"))
+		return
+	}
+	c.ok(fasthttp.StatusOK, &quoteBody{renderQuote(&q)})
+}
+
+type executeRequestBody struct {
+	QuoteID *string `json:"quoteId"`
+}
+
+// executeConversion: POST /v1/conversions. 201 with the conversion; 200
+// (idempotent-replayed) to a caller that joined an execution of the same
+// quote already in flight; 400 bad_request for an expired or executed
+// quote (details.existingId names the conversion of an executed one).
+func (c *call) executeConversion() {
+	var req executeRequestBody
+	if !c.decode(&req) {
+		return
+	}
+	var p problems
+	id := p.text("quoteId", req.QuoteID, true, 100)
+	if e := p.err(); e != nil {
+		c.fail(e)
+		return
+	}
+	r := c.s.cfg.Actors.ExecuteQuote(c.org, id)
+	c.created(r, func(res *ledger.Result) any { return &conversionBody{renderConversion(res.Conversion)} })
+}
+
+// listConversions: GET /v1/conversions, newest first.
+func (c *call) listConversions() {
+	limit, before, e := pageParams(c.ctx, listConversionsKind, 20)
+	if e != nil {
+		c.fail(e)
+		return
+	}
+	var page ledger.Page[ledger.Conversion]
+	c.s.cfg.Actors.Read(func(s *ledger.State) { page = s.Conversions(c.org, before, limit) })
+	c.ok(fasthttp.StatusOK, newList(listConversionsKind, page, renderConversion))
+}
+
+// getConversion: GET /v1/conversions/{id}.
+func (c *call) getConversion() {
+	id, e := pathParam(c.ctx, "id")
+	if e != nil {
+		c.fail(e)
+		return
+	}
+	st := c.s.cfg.Actors.RLock()
+	conv, found := st.Conversion(c.org, id)
+	c.s.cfg.Actors.RUnlock()
+	if !found {
+		c.fail(notFound("Conversion"))
+		return
+	}
+	c.ok(fasthttp.StatusOK, &conversionBody{renderConversion(&conv)})
+}

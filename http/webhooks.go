@@ -1,0 +1,432 @@
+package http
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"payments/actors"
+	"payments/ledger"
+)
+
+// Webhook endpoints, their signing secrets, test sends and deliveries. The
+// delivery itself runs in package actors, on the leader.
+
+// Cursor kinds of the webhook lists.
+const (
+	listEvents           listKind = 'E'
+	listWebhookEndpoints listKind = 'H'
+	listDeliveries       listKind = 'D'
+)
+
+// Limits of webhook requests.
+const (
+	webhookDescriptionLenMax = 500
+	webhookTestWaitMax       = 30 * time.Second
+)
+
+func init() {
+	registerRoutes(
+		endpoint{fasthttp.MethodPost, "/v1/webhooks/endpoints", ledger.ScopeWebhooksWrite, (*call).createWebhookEndpoint, nil},
+		endpoint{fasthttp.MethodGet, "/v1/webhooks/endpoints", ledger.ScopeWebhooksRead, (*call).listWebhookEndpoints, nil},
+		endpoint{fasthttp.MethodGet, "/v1/webhooks/endpoints/{id}", ledger.ScopeWebhooksRead, (*call).getWebhookEndpoint, nil},
+		endpoint{fasthttp.MethodPatch, "/v1/webhooks/endpoints/{id}", ledger.ScopeWebhooksWrite, (*call).updateWebhookEndpoint, nil},
+		endpoint{fasthttp.MethodDelete, "/v1/webhooks/endpoints/{id}", ledger.ScopeWebhooksWrite, (*call).deleteWebhookEndpoint, nil},
+		endpoint{fasthttp.MethodPost, "/v1/webhooks/endpoints/{id}/test", ledger.ScopeWebhooksWrite, (*call).testWebhookEndpoint, nil},
+		endpoint{fasthttp.MethodGet, "/v1/webhooks/signing-secret/{endpointId}", ledger.ScopeWebhooksRead, (*call).getSigningSecret, nil},
+		endpoint{fasthttp.MethodPost, "/v1/webhooks/signing-secret/{endpointId}/rotate", ledger.ScopeWebhooksWrite, (*call).rotateSigningSecret, nil},
+		endpoint{fasthttp.MethodGet, "/v1/webhooks/deliveries", ledger.ScopeWebhooksRead, (*call).listDeliveries, nil},
+		endpoint{fasthttp.MethodPost, "/v1/webhooks/deliveries/{id}/retry", ledger.ScopeWebhooksWrite, (*call).retryDelivery, nil},
+	)
+}
+
+type webhookEndpointJSON struct {
+	ID             string   `json:"id"`
+	URL            string   `json:"url"`
+	Description    *string  `json:"description"`
+	Events         []string `json:"events"`
+	Status         string   `json:"status"`
+	FailureCount   int64    `json:"failureCount"`
+	DisabledReason *string  `json:"disabledReason"`
+	CreatedAt      string   `json:"createdAt"`
+	UpdatedAt      string   `json:"updatedAt"`
+}
+
+func renderWebhookEndpoint(e *ledger.WebhookEndpoint) webhookEndpointJSON {
+	events := e.Events
+	if events == nil {
+		events = []string{}
+	}
+	return webhookEndpointJSON{
+		ID: e.ID, URL: e.URL, Description: optional(e.Description), Events: events, Status: e.Status,
+		FailureCount: e.FailureCount, DisabledReason: optional(e.DisabledReason),
+		CreatedAt: timestamp(e.CreatedAt), UpdatedAt: timestamp(e.UpdatedAt),
+	}
+}
+
+type webhookDeliveryJSON struct {
+	ID             string  `json:"id"`
+	EventID        string  `json:"eventId"`
+	EventType      *string `json:"eventType"`
+	ResourceID     *string `json:"resourceId"`
+	EndpointID     string  `json:"endpointId"`
+	Status         string  `json:"status"`
+	Attempts       int64   `json:"attempts"`
+	LastStatusCode *int64  `json:"lastStatusCode"`
+	LastError      *string `json:"lastError"`
+	NextAttemptAt  *string `json:"nextAttemptAt"`
+	CompletedAt    *string `json:"completedAt"`
+	CreatedAt      string  `json:"createdAt"`
+}
+
+func renderWebhookDelivery(d *ledger.WebhookDelivery) webhookDeliveryJSON {
+	out := webhookDeliveryJSON{
+		ID: d.ID, EventID: d.EventID, EventType: optional(d.EventType), ResourceID: optional(d.ResourceID),
+		EndpointID: d.EndpointID, Status: d.Status.String(), Attempts: d.Attempts,
+		LastError: optional(d.LastError), CompletedAt: optionalTimestamp(d.CompletedAt), CreatedAt: timestamp(d.CreatedAt),
+	}
+	if d.LastStatusCode != 0 {
+		code := d.LastStatusCode
+		out.LastStatusCode = &code
+	}
+	if d.Status == ledger.DeliveryPending {
+		out.NextAttemptAt = optionalTimestamp(d.NextAttemptAt)
+	}
+	return out
+}
+
+type webhookEndpointBody struct {
+	Endpoint webhookEndpointJSON `json:"endpoint"`
+}
+
+type webhookDeliveryBody struct {
+	Delivery webhookDeliveryJSON `json:"delivery"`
+}
+
+type signingSecretBody struct {
+	SigningSecret string `json:"signingSecret"`
+}
+
+// nullableString is a request field that may be absent, null or a string.
+type nullableString struct {
+	set   bool
+	null  bool
+	value string
+}
+
+func (n *nullableString) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == 'n' {
+		*n = nullableString{set: true, null: true}
+		return nil
+	}
+	var s string
+	if err := decodeBody(b, &s); err != nil || len(b) == 0 || b[0] != '"' {
+		return fieldMessage("must be a string or null")
+	}
+	*n = nullableString{set: true, value: s}
+	return nil
+}
+
+type createWebhookEndpointBody struct {
+	URL         *string  `json:"url"`
+	Description *string  `json:"description"`
+	Events      []string `json:"events"`
+}
+
+type updateWebhookEndpointBody struct {
+	URL         *string        `json:"url"`
+	Description nullableString `json:"description"`
+	Events      *[]string      `json:"events"`
+	Status      *string        `json:"status"`
+}
+
+// checkWebhookURL checks an endpoint URL against the stack's policy,
+// resolving its host now (it is checked again at every delivery).
+func (c *call) checkWebhookURL(p *problems, v *string) string {
+	u := p.text("url", v, true, actors.WebhookURLLenMax)
+	if u == "" {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := c.s.cfg.Actors.WebhookPolicy().Check(ctx, u); err != nil {
+		msg := err.Error()
+		if errors.Is(err, actors.ErrWebhookURL) {
+			msg = strings.TrimPrefix(msg, actors.ErrWebhookURL.Error()+": ")
+		} else {
+			msg = "could not be checked: " + msg
+		}
+		p.add("url", msg)
+		return ""
+	}
+	return u
+}
+
+func checkWebhookEvents(p *problems, events []string) {
+	if msg := ledger.ValidWebhookEvents(events); msg != "" {
+		if strings.Contains(msg, "is not an event type") {
+			msg += "; event types: " + strings.Join(ledger.EventTypes, ", ")
+		}
+		p.add("events", msg)
+	}
+}
+
+// committed answers a write that is not a create: status with the body,
+// or the error.
+func (c *call) committed(r actors.Reply, status int, body func(*ledger.Result) any) {
+	switch {
+	case r.Err != nil:
+		c.fail(errorFromActors(r.Err))
+	case r.Result.Err != nil:
+		c.fail(r.Result.Err)
+	default:
+		c.ok(status, body(&r.Result))
+	}
+}
+
+func (c *call) propose(cmd ledger.Command) actors.Reply {
+	ctx, cancel := c.commitContext()
+	defer cancel()
+	return c.s.cfg.Actors.Propose(ctx, cmd)
+}
+
+// createWebhookEndpoint: POST /v1/webhooks/endpoints. The signing secret is
+// drawn here, on the leader, and fetched from the signing-secret endpoint.
+func (c *call) createWebhookEndpoint() {
+	var req createWebhookEndpointBody
+	if !c.decode(&req) {
+		return
+	}
+	var p problems
+	url := c.checkWebhookURL(&p, req.URL)
+	desc := p.text("description", req.Description, false, webhookDescriptionLenMax)
+	if req.Events == nil {
+		p.add("events", "is required: a list of event types, or [\"*\"] for all")
+	} else {
+		checkWebhookEvents(&p, req.Events)
+	}
+	if e := p.err(); e != nil {
+		c.fail(e)
+		return
+	}
+	r := c.propose(&ledger.CreateWebhookEndpoint{
+		At: c.s.cfg.Actors.Now().UnixMilli(), ID: actors.NewID("whe_"), OrgID: c.org,
+		URL: url, Description: desc, Events: req.Events, Secret: actors.NewWebhookSecret(),
+	})
+	c.created(r, func(res *ledger.Result) any { return &webhookEndpointBody{renderWebhookEndpoint(res.WebhookEndpoint)} })
+}
+
+// listWebhookEndpoints: GET /v1/webhooks/endpoints.
+func (c *call) listWebhookEndpoints() {
+	limit, before, e := pageParams(c.ctx, listWebhookEndpoints, 20)
+	if e != nil {
+		c.fail(e)
+		return
+	}
+	var page ledger.Page[ledger.WebhookEndpoint]
+	c.s.cfg.Actors.Read(func(s *ledger.State) { page = s.WebhookEndpoints(c.org, before, limit) })
+	c.ok(fasthttp.StatusOK, newList(listWebhookEndpoints, page, renderWebhookEndpoint))
+}
+
+// webhookEndpoint finds the caller's endpoint named by the path parameter.
+func (c *call) webhookEndpoint(param string) (ledger.WebhookEndpoint, bool) {
+	id, e := pathParam(c.ctx, param)
+	if e != nil {
+		c.fail(e)
+		return ledger.WebhookEndpoint{}, false
+	}
+	var ep ledger.WebhookEndpoint
+	var found bool
+	c.s.cfg.Actors.Read(func(s *ledger.State) { ep, found = s.WebhookEndpoint(c.org, id) })
+	if !found {
+		c.fail(notFound("Webhook endpoint"))
+		return ep, false
+	}
+	return ep, true
+}
+
+// getWebhookEndpoint: GET /v1/webhooks/endpoints/{id}.
+func (c *call) getWebhookEndpoint() {
+	if ep, ok := c.webhookEndpoint("id"); ok {
+		c.ok(fasthttp.StatusOK, &webhookEndpointBody{renderWebhookEndpoint(&ep)})
+	}
+}
+
+// updateWebhookEndpoint: PATCH /v1/webhooks/endpoints/{id}. Setting status
+// active re-enables a disabled endpoint and clears its failure count.
+func (c *call) updateWebhookEndpoint() {
+	ep, ok := c.webhookEndpoint("id")
+	if !ok {
+		return
+	}
+	var req updateWebhookEndpointBody
+	if !c.decode(&req) {
+		return
+	}
+	cmd := &ledger.UpdateWebhookEndpoint{At: c.s.cfg.Actors.Now().UnixMilli(), ID: ep.ID, OrgID: c.org}
+	var p problems
+	if req.URL != nil {
+		cmd.SetURL, cmd.URL = true, c.checkWebhookURL(&p, req.URL)
+	}
+	if req.Description.set {
+		cmd.SetDescription = true
+		if !req.Description.null {
+			cmd.Description = p.text("description", &req.Description.value, false, webhookDescriptionLenMax)
+		}
+	}
+	if req.Events != nil {
+		cmd.SetEvents, cmd.Events = true, *req.Events
+		checkWebhookEvents(&p, cmd.Events)
+	}
+	if req.Status != nil {
+		cmd.SetStatus, cmd.Status = true, *req.Status
+		if cmd.Status != ledger.WebhookActive && cmd.Status != ledger.WebhookDisabled {
+			p.add("status", "must be active or disabled")
+		}
+	}
+	if !cmd.SetURL && !cmd.SetDescription && !cmd.SetEvents && !cmd.SetStatus && len(p) == 0 {
+		p.add("body", "must change at least one of url, description, events, status")
+	}
+	if e := p.err(); e != nil {
+		c.fail(e)
+		return
+	}
+	c.committed(c.propose(cmd), fasthttp.StatusOK, func(res *ledger.Result) any {
+		return &webhookEndpointBody{renderWebhookEndpoint(res.WebhookEndpoint)}
+	})
+}
+
+// deleteWebhookEndpoint: DELETE /v1/webhooks/endpoints/{id}; 204. Its
+// pending deliveries fail with endpoint_unavailable.
+func (c *call) deleteWebhookEndpoint() {
+	ep, ok := c.webhookEndpoint("id")
+	if !ok {
+		return
+	}
+	r := c.propose(&ledger.DeleteWebhookEndpoint{At: c.s.cfg.Actors.Now().UnixMilli(), ID: ep.ID, OrgID: c.org})
+	switch {
+	case r.Err != nil:
+		c.fail(errorFromActors(r.Err))
+	case r.Result.Err != nil:
+		c.fail(r.Result.Err)
+	default:
+		c.ctx.Response.ResetBody()
+		c.ctx.SetStatusCode(fasthttp.StatusNoContent)
+	}
+}
+
+// getSigningSecret: GET /v1/webhooks/signing-secret/{endpointId}.
+func (c *call) getSigningSecret() {
+	if ep, ok := c.webhookEndpoint("endpointId"); ok {
+		c.ok(fasthttp.StatusOK, &signingSecretBody{ep.Secret})
+	}
+}
+
+// rotateSigningSecret: POST /v1/webhooks/signing-secret/{endpointId}/rotate.
+// For a day after, deliveries carry a signature by each secret.
+func (c *call) rotateSigningSecret() {
+	ep, ok := c.webhookEndpoint("endpointId")
+	if !ok {
+		return
+	}
+	r := c.propose(&ledger.RotateWebhookSecret{
+		At: c.s.cfg.Actors.Now().UnixMilli(), ID: ep.ID, OrgID: c.org, Secret: actors.NewWebhookSecret(),
+	})
+	c.committed(r, fasthttp.StatusOK, func(res *ledger.Result) any { return &signingSecretBody{res.WebhookEndpoint.Secret} })
+}
+
+type webhookTestJSON struct {
+	Success    bool    `json:"success"`
+	StatusCode *int64  `json:"statusCode"`
+	Error      *string `json:"error"`
+	DeliveryID string  `json:"deliveryId"`
+}
+
+type webhookTestBody struct {
+	Test webhookTestJSON `json:"test"`
+}
+
+// testWebhookEndpoint: POST /v1/webhooks/endpoints/{id}/test. It records a
+// webhook.test event with one delivery to this endpoint, attempts it now,
+// and answers 200 with the outcome (success false when the receiver
+// failed). The test is never retried.
+func (c *call) testWebhookEndpoint() {
+	ep, ok := c.webhookEndpoint("id")
+	if !ok {
+		return
+	}
+	r := c.propose(&ledger.SendWebhookTest{At: c.s.cfg.Actors.Now().UnixMilli(), OrgID: c.org, EndpointID: ep.ID})
+	if r.Err != nil {
+		c.fail(errorFromActors(r.Err))
+		return
+	}
+	if r.Result.Err != nil {
+		c.fail(r.Result.Err)
+		return
+	}
+	d := *r.Result.WebhookDelivery
+	ctx, cancel := context.WithTimeout(context.Background(), webhookTestWaitMax)
+	defer cancel()
+	if err := c.s.cfg.Actors.DeliverWebhookNow(ctx, d); err != nil && !errors.Is(err, actors.ErrOutcomeUnknown) {
+		c.fail(errorFromActors(err))
+		return
+	}
+	c.s.cfg.Actors.Read(func(s *ledger.State) { d, _ = s.WebhookDelivery(c.org, d.ID) })
+	out := webhookTestJSON{Success: d.Status == ledger.DeliverySuccess, DeliveryID: d.ID}
+	if d.LastStatusCode != 0 {
+		code := d.LastStatusCode
+		out.StatusCode = &code
+	}
+	switch d.Status {
+	case ledger.DeliveryPending:
+		out.Error = optional("The attempt's outcome is not recorded yet; see GET /v1/webhooks/deliveries?eventId=" + d.EventID)
+	case ledger.DeliveryFailed:
+		out.Error = optional(firstNonEmpty(d.LastError, "failed"))
+	}
+	c.ok(fasthttp.StatusOK, &webhookTestBody{out})
+}
+
+// listDeliveries: GET /v1/webhooks/deliveries, filtered by endpointId,
+// eventId and status.
+func (c *call) listDeliveries() {
+	limit, before, e := pageParams(c.ctx, listDeliveries, 20)
+	if e != nil {
+		c.fail(e)
+		return
+	}
+	var f ledger.DeliveryFilter
+	f.EndpointID, _ = query(c.ctx, "endpointId")
+	f.EventID, _ = query(c.ctx, "eventId")
+	if v, ok := query(c.ctx, "status"); ok {
+		st, known := ledger.ParseDeliveryStatus(v)
+		if !known {
+			c.fail(ledger.FieldInvalid("status", "must be one of pending, success, failed"))
+			return
+		}
+		f.Status = st
+	}
+	var page ledger.Page[ledger.WebhookDelivery]
+	c.s.cfg.Actors.Read(func(s *ledger.State) { page = s.WebhookDeliveries(c.org, f, before, limit) })
+	c.ok(fasthttp.StatusOK, newList(listDeliveries, page, renderWebhookDelivery))
+}
+
+// retryDelivery: POST /v1/webhooks/deliveries/{id}/retry. A pending or
+// failed delivery starts a fresh schedule in place; a successful one is
+// sent again as a new delivery, so its history stays.
+func (c *call) retryDelivery() {
+	id, e := pathParam(c.ctx, "id")
+	if e != nil {
+		c.fail(e)
+		return
+	}
+	r := c.propose(&ledger.RetryWebhookDelivery{At: c.s.cfg.Actors.Now().UnixMilli(), OrgID: c.org, DeliveryID: id})
+	if r.Err == nil && r.Result.Err == nil {
+		c.s.cfg.Actors.TrackWebhookDelivery(*r.Result.WebhookDelivery)
+	}
+	c.committed(r, fasthttp.StatusOK, func(res *ledger.Result) any {
+		return &webhookDeliveryBody{renderWebhookDelivery(res.WebhookDelivery)}
+	})
+}

@@ -1,0 +1,495 @@
+package http_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"payments/actors"
+	api "payments/http"
+	"payments/ledger"
+	"payments/raft"
+	"payments/rails"
+)
+
+// fakeClock is a clock the test moves by hand: timers fire when it passes
+// their time, so a day of retries takes milliseconds.
+type fakeClock struct {
+	mu     sync.Mutex
+	now    time.Time
+	timers []*fakeTimer
+}
+
+type fakeTimer struct {
+	at   time.Time
+	f    func()
+	done bool // fired or stopped
+	c    *fakeClock
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) AfterFunc(d time.Duration, f func()) actors.Timer {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t := &fakeTimer{at: c.now.Add(d), f: f, c: c}
+	c.timers = append(c.timers, t)
+	return t
+}
+
+func (t *fakeTimer) Stop() bool {
+	t.c.mu.Lock()
+	defer t.c.mu.Unlock()
+	was := !t.done
+	t.done = true
+	return was
+}
+
+// set moves the clock to at and fires the timers due by then.
+func (c *fakeClock) set(at time.Time) {
+	c.mu.Lock()
+	c.now = at
+	var due []func()
+	keep := c.timers[:0]
+	for _, t := range c.timers {
+		switch {
+		case t.done:
+		case !t.at.After(at):
+			t.done = true
+			due = append(due, t.f)
+		default:
+			keep = append(keep, t)
+		}
+	}
+	c.timers = keep
+	c.mu.Unlock()
+	for _, f := range due {
+		f()
+	}
+}
+
+// engineHarness is a real single-node Raft cluster on Pebble with the
+// actors and webhook delivery, without the HTTP front end.
+type engineHarness struct {
+	t   *testing.T
+	sys *actors.System
+	org string
+}
+
+func startEngine(t *testing.T, cfg actors.Config) *engineHarness {
+	t.Helper()
+	node, err := raft.Open(raft.Config{DataDir: t.TempDir(), HeartbeatTimeout: 50 * time.Millisecond,
+		ElectionTimeout: 50 * time.Millisecond, LeaderLeaseTimeout: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Log, cfg.State, cfg.Rail = node, node, rails.NewSandbox(frozenTiming)
+	cfg.Webhooks.Payload = api.EventPayload
+	sys := actors.Start(cfg)
+	t.Cleanup(func() {
+		sys.Stop()
+		node.Close()
+	})
+	select {
+	case <-node.Leadership():
+	case <-time.After(10 * time.Second):
+		t.Fatal("no leader")
+	}
+	sys.SetLeading(true)
+	h := &engineHarness{t: t, sys: sys, org: "org_webhooks"}
+	h.propose(&ledger.CreateOrganization{At: h.now(), ID: h.org, Name: "Webhooks",
+		Key: ledger.CreateAPIKey{At: h.now(), ID: "key_webhooks", OrgID: h.org, Hash: actors.HashKey("k"), Scopes: ledger.ScopesMerchant}})
+	return h
+}
+
+func (h *engineHarness) now() int64 { return h.sys.Now().UnixMilli() }
+
+func (h *engineHarness) propose(cmd ledger.Command) ledger.Result {
+	h.t.Helper()
+	r := h.sys.Propose(context.Background(), cmd)
+	if r.Err != nil || r.Result.Err != nil {
+		h.t.Fatalf("%T: %v %v", cmd, r.Err, r.Result.Err)
+	}
+	return r.Result
+}
+
+// endpoint registers url directly in the ledger, as if it had passed the
+// creation check (DNS may change later).
+func (h *engineHarness) endpoint(id, url string) {
+	h.propose(&ledger.CreateWebhookEndpoint{At: h.now(), ID: id, OrgID: h.org, URL: url, Events: []string{"*"}, Secret: actors.NewWebhookSecret()})
+}
+
+func (h *engineHarness) fund(ref string) {
+	h.propose(&ledger.FundBalance{At: h.now(), OrgID: h.org, Currency: "GHS", Amount: 100, ExternalReference: ref})
+}
+
+func (h *engineHarness) delivery(endpointID string, n int) ledger.WebhookDelivery {
+	var page ledger.Page[ledger.WebhookDelivery]
+	h.sys.Read(func(s *ledger.State) {
+		page = s.WebhookDeliveries(h.org, ledger.DeliveryFilter{EndpointID: endpointID}, ledger.CursorStart, 100)
+	})
+	if len(page.Items) <= n {
+		return ledger.WebhookDelivery{}
+	}
+	return page.Items[len(page.Items)-1-n] // oldest first
+}
+
+func (h *engineHarness) endpointState(id string) ledger.WebhookEndpoint {
+	var e ledger.WebhookEndpoint
+	h.sys.Read(func(s *ledger.State) { e, _ = s.WebhookEndpoint(h.org, id) })
+	return e
+}
+
+// The retry schedule, with an injected clock: a failing delivery is tried
+// at 30s, 2m, 8m, 32m, 2h, 6h, 6h, 6h (each ±10%) after each failure, then
+// fails; every attempt has the same webhook-id. Ten failures in a row,
+// across deliveries, disable the endpoint; a 410 disables it at once.
+func TestWebhookRetryScheduleAndAutoDisable(t *testing.T) {
+	clock := &fakeClock{now: time.UnixMilli(1_800_000_000_000)}
+	h := startEngine(t, actors.Config{Now: clock.Now, Webhooks: actors.WebhookConfig{
+		Clock: clock, Timeout: time.Second, Policy: actors.WebhookURLPolicy{AllowLoopback: true},
+	}})
+	rcv := newReceiver(t, func(int) string { return "500" })
+	h.endpoint("whe_sched", rcv.url())
+	h.fund("first")
+
+	sched := actors.DefaultWebhookSchedule
+	for i := 0; i <= len(sched); i++ {
+		waitFor(t, fmt.Sprintf("attempt %d", i+1), 10*time.Second, func() bool { return h.delivery("whe_sched", 0).Attempts == int64(i+1) })
+		d := h.delivery("whe_sched", 0)
+		if i == len(sched) {
+			if d.Status != ledger.DeliveryFailed || d.CompletedAt != clock.Now().UnixMilli() {
+				t.Fatalf("after the schedule: %+v", d)
+			}
+			break
+		}
+		wait := time.Duration(d.NextAttemptAt-clock.Now().UnixMilli()) * time.Millisecond
+		if d.Status != ledger.DeliveryPending || d.LastStatusCode != 500 || !strings.HasPrefix(d.LastError, "HTTP 500: receiver is down") ||
+			wait < sched[i]*9/10-time.Millisecond || wait > sched[i]*11/10+time.Millisecond {
+			t.Fatalf("after attempt %d: waits %v (schedule %v): %+v", i+1, wait, sched[i], d)
+		}
+		// Nothing happens before the time comes.
+		clock.set(time.UnixMilli(d.NextAttemptAt - 1))
+		time.Sleep(20 * time.Millisecond)
+		if n := len(rcv.requests()); n != i+1 {
+			t.Fatalf("attempt %d came early: %d requests", i+2, n)
+		}
+		clock.set(time.UnixMilli(d.NextAttemptAt))
+	}
+	reqs := rcv.requests()
+	if len(reqs) != len(sched)+1 {
+		t.Fatalf("%d requests, want %d", len(reqs), len(sched)+1)
+	}
+	for _, r := range reqs {
+		if r.id != reqs[0].id {
+			t.Fatalf("webhook-id changed between retries: %s, %s", reqs[0].id, r.id)
+		}
+	}
+	if e := h.endpointState("whe_sched"); e.Status != ledger.WebhookActive || e.FailureCount != int64(len(sched)+1) {
+		t.Fatalf("endpoint after %d failures: %+v", len(sched)+1, e)
+	}
+
+	// The tenth failure in a row disables the endpoint.
+	h.fund("second")
+	waitFor(t, "the endpoint to be disabled", 10*time.Second, func() bool {
+		return h.endpointState("whe_sched").Status == ledger.WebhookDisabled
+	})
+	if e := h.endpointState("whe_sched"); e.DisabledReason != ledger.DisabledConsecutiveFailures || e.FailureCount != ledger.WebhookFailuresMax {
+		t.Fatalf("auto-disabled endpoint: %+v", e)
+	}
+	if d := h.delivery("whe_sched", 1); d.Status != ledger.DeliveryFailed || d.Attempts != 1 {
+		t.Fatalf("the delivery that disabled it: %+v", d)
+	}
+	h.fund("third") // a disabled endpoint gets no delivery
+	if d := h.delivery("whe_sched", 2); d.ID != "" {
+		t.Fatalf("a disabled endpoint got %+v", d)
+	}
+
+	// Re-activated, then a 410: disabled at once.
+	h.propose(&ledger.UpdateWebhookEndpoint{At: h.now(), ID: "whe_sched", OrgID: h.org, SetStatus: true, Status: ledger.WebhookActive})
+	gone := newReceiver(t, func(int) string { return "410" })
+	h.propose(&ledger.UpdateWebhookEndpoint{At: h.now(), ID: "whe_sched", OrgID: h.org, SetURL: true, URL: gone.url()})
+	h.fund("fourth")
+	waitFor(t, "the 410 to disable the endpoint", 10*time.Second, func() bool {
+		return h.endpointState("whe_sched").Status == ledger.WebhookDisabled
+	})
+	if e := h.endpointState("whe_sched"); e.DisabledReason != ledger.DisabledGone || e.FailureCount != 1 || len(gone.requests()) != 1 {
+		t.Fatalf("after a 410: %+v, %d requests", e, len(gone.requests()))
+	}
+}
+
+// SSRF at delivery: a URL that passed the creation check but now resolves
+// to loopback, or names it, is refused at the dial on production; and a
+// redirect is an answer, never followed, on every stack.
+func TestWebhookDeliveryRefusesPrivateTargets(t *testing.T) {
+	rcv := newReceiver(t, nil)
+	_, port, _ := net.SplitHostPort(strings.TrimPrefix(rcv.srv.URL, "http://"))
+	h := startEngine(t, actors.Config{Webhooks: actors.WebhookConfig{
+		Timeout: time.Second, Policy: actors.WebhookURLPolicy{Resolver: goldenDNS}, // production
+	}})
+	h.endpoint("whe_rebind", "https://rebind.example.com:"+port+"/hook")
+	h.endpoint("whe_literal", "https://127.0.0.1:"+port+"/hook")
+	h.endpoint("whe_private", "https://10.0.0.7:"+port+"/hook")
+	h.fund("ssrf")
+	for id, want := range map[string]string{
+		"whe_rebind":  "host rebind.example.com resolves to 127.0.0.1, which is loopback",
+		"whe_literal": "address 127.0.0.1 is loopback",
+		"whe_private": "address 10.0.0.7 is private",
+	} {
+		waitFor(t, id+"'s first attempt", 10*time.Second, func() bool { return h.delivery(id, 0).Attempts == 1 })
+		if d := h.delivery(id, 0); !strings.Contains(d.LastError, want) || d.LastStatusCode != 0 {
+			t.Fatalf("%s: %+v, want an error with %q", id, d, want)
+		}
+	}
+	if n := len(rcv.requests()); n != 0 {
+		t.Fatalf("the loopback receiver got %d requests on production", n)
+	}
+}
+
+func TestWebhookRedirectNotFollowed(t *testing.T) {
+	target := newReceiver(t, nil)
+	redirector := newReceiver(t, func(int) string { return "redirect" })
+	redirector.location = target.url()
+	h := startEngine(t, actors.Config{Webhooks: actors.WebhookConfig{Timeout: time.Second, Policy: actors.WebhookURLPolicy{AllowLoopback: true}}})
+	h.endpoint("whe_redirect", redirector.url())
+	h.fund("redirect")
+	waitFor(t, "the first attempt", 10*time.Second, func() bool { return h.delivery("whe_redirect", 0).Attempts == 1 })
+	if d := h.delivery("whe_redirect", 0); d.Status != ledger.DeliveryPending || d.LastStatusCode != 307 {
+		t.Fatalf("after a redirect: %+v", d)
+	}
+	if n := len(target.requests()); n != 0 {
+		t.Fatalf("the redirect was followed: %d requests", n)
+	}
+}
+
+// clusterNode is one node of an in-process three-node cluster with its
+// own actors and webhook engine.
+type clusterNode struct {
+	node *raft.Node
+	sys  *actors.System
+	stop chan struct{}
+}
+
+// At least once across a leader's death: three nodes, a receiver that
+// fails at random, and the leader killed while deliveries are in flight
+// (some of them already answered 2xx by the receiver but not recorded).
+// The new leader resends them with the same webhook-id and body; every
+// committed event reaches the receiver; nothing reaches it that did not
+// commit.
+func TestWebhookLeaderKilledMidDelivery(t *testing.T) {
+	if testing.Short() {
+		t.Skip("three-node cluster")
+	}
+	schedule := make([]time.Duration, 40)
+	for i := range schedule {
+		schedule[i] = 30 * time.Millisecond
+	}
+	var holding atomic.Bool
+	var mu sync.Mutex
+	rng := rand.New(rand.NewPCG(7, 11))
+	rcv := newReceiver(t, func(int) string {
+		if holding.Load() {
+			return "hold"
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		switch n := rng.IntN(10); {
+		case n < 1:
+			return "500"
+		case n < 2:
+			return "close"
+		case n < 3:
+			return "hang"
+		}
+		return "ok"
+	})
+	rcv.hang = 500 * time.Millisecond
+
+	lns := make([]net.Listener, 3)
+	var peers []raft.Peer
+	for i := range lns {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lns[i] = ln
+		peers = append(peers, raft.Peer{ID: fmt.Sprintf("n%d", i+1), RaftAddr: ln.Addr().String()})
+	}
+	nodes := make([]*clusterNode, 3)
+	for i := range nodes {
+		node, err := raft.Open(raft.Config{
+			ID: peers[i].ID, DataDir: t.TempDir(), RaftAddr: peers[i].RaftAddr, Listener: lns[i], Peers: peers,
+			HeartbeatTimeout: 100 * time.Millisecond, ElectionTimeout: 100 * time.Millisecond, LeaderLeaseTimeout: 100 * time.Millisecond,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sys := actors.Start(actors.Config{Log: node, State: node, Rail: rails.NewSandbox(frozenTiming), Webhooks: actors.WebhookConfig{
+			Payload: api.EventPayload, Policy: actors.WebhookURLPolicy{AllowLoopback: true},
+			Timeout: 200 * time.Millisecond, Schedule: schedule,
+		}})
+		cn := &clusterNode{node: node, sys: sys, stop: make(chan struct{})}
+		nodes[i] = cn
+		go func() {
+			for {
+				select {
+				case <-cn.stop:
+					return
+				case leading := <-node.Leadership():
+					sys.SetLeading(leading)
+				}
+			}
+		}()
+	}
+	kill := func(i int) {
+		if nodes[i] == nil {
+			return
+		}
+		close(nodes[i].stop)
+		nodes[i].node.Close()
+		nodes[i].sys.Stop()
+		nodes[i] = nil
+	}
+	t.Cleanup(func() {
+		for i := range nodes {
+			kill(i)
+		}
+	})
+	leader := func() int {
+		deadline := time.Now().Add(15 * time.Second)
+		for time.Now().Before(deadline) {
+			for i, n := range nodes {
+				if n != nil && n.node.IsLeader() {
+					return i
+				}
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		t.Fatal("no leader")
+		return -1
+	}
+	// propose commits cmd through whichever node leads, retrying an
+	// unknown outcome: every command here is idempotent.
+	propose := func(cmd ledger.Command) {
+		for attempt := 0; attempt < 100; attempt++ {
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+			r := nodes[leader()].sys.Propose(ctx, cmd)
+			cancel()
+			if r.Err == nil && (r.Result.Err == nil || r.Result.Err.Code == ledger.CodeConflict) {
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		t.Fatalf("%T never committed", cmd)
+	}
+	const org = "org_cluster"
+	propose(&ledger.CreateOrganization{At: time.Now().UnixMilli(), ID: org, Name: "Cluster",
+		Key: ledger.CreateAPIKey{At: time.Now().UnixMilli(), ID: "key_cluster", OrgID: org, Hash: actors.HashKey("c"), Scopes: ledger.ScopesMerchant}})
+	secret := actors.NewWebhookSecret()
+	propose(&ledger.CreateWebhookEndpoint{At: time.Now().UnixMilli(), ID: "whe_cluster", OrgID: org, URL: rcv.url(), Events: []string{"*"}, Secret: secret})
+	fund := func(from, to int) {
+		for i := from; i < to; i++ {
+			propose(&ledger.FundBalance{At: time.Now().UnixMilli(), OrgID: org, Currency: "GHS", Amount: 100, ExternalReference: fmt.Sprint("ref-", i)})
+		}
+	}
+	const events = 40
+	fund(0, events/2)
+
+	// Hold the receiver's answers, wait for deliveries in flight, kill the
+	// leader's log, then let the receiver answer 2xx to the dead leader.
+	holding.Store(true)
+	fund(events/2, events/2+5)
+	waitFor(t, "deliveries in flight", 10*time.Second, func() bool { return rcv.held.Load() >= 2 })
+	old := leader()
+	nodes[old].node.Close()
+	close(rcv.release)
+	holding.Store(false)
+	time.Sleep(50 * time.Millisecond)
+	kill(old)
+
+	fund(events/2+5, events)
+	var survivor *actors.System
+	waitFor(t, "every delivery to succeed on the new leader", 60*time.Second, func() bool {
+		survivor = nodes[leader()].sys
+		var pending, count int
+		survivor.Read(func(s *ledger.State) {
+			pending = len(s.PendingWebhookDeliveries())
+			count = int(s.WebhookDeliveryCount())
+		})
+		return pending == 0 && count == events
+	})
+	checkAtLeastOnce(t, survivor, rcv, secret, events)
+	var sawResend bool
+	seen := map[string]int{}
+	for _, r := range rcv.requests() {
+		seen[r.id]++
+		if seen[r.id] > 1 && r.answered == "ok" {
+			sawResend = true
+		}
+	}
+	if !sawResend {
+		t.Fatal("no delivery was sent twice: the test did not exercise a resend")
+	}
+	// Both survivors hold the same deliveries.
+	var other *actors.System
+	for _, n := range nodes {
+		if n != nil && n.sys != survivor {
+			other = n.sys
+		}
+	}
+	waitFor(t, "the follower to catch up", 10*time.Second, func() bool {
+		var a, b []ledger.WebhookDelivery
+		survivor.Read(func(s *ledger.State) {
+			a = s.WebhookDeliveries(org, ledger.DeliveryFilter{}, ledger.CursorStart, 100).Items
+		})
+		other.Read(func(s *ledger.State) {
+			b = s.WebhookDeliveries(org, ledger.DeliveryFilter{}, ledger.CursorStart, 100).Items
+		})
+		return fmt.Sprint(a) == fmt.Sprint(b)
+	})
+}
+
+// A dead endpoint holds only its own slots: while every attempt to it
+// hangs, no more than EndpointConcurrency of them are in flight, and a
+// healthy endpoint of the same organization receives everything.
+func TestWebhookSlowEndpointDelaysNoOther(t *testing.T) {
+	stuck := newReceiver(t, func(int) string { return "hold" })
+	healthy := newReceiver(t, nil)
+	h := startEngine(t, actors.Config{Webhooks: actors.WebhookConfig{
+		Timeout: 30 * time.Second, EndpointConcurrency: 2, Concurrency: 8,
+		Policy: actors.WebhookURLPolicy{AllowLoopback: true},
+	}})
+	h.endpoint("whe_stuck", stuck.url())
+	h.endpoint("whe_healthy", healthy.url())
+	const events = 10
+	for i := 0; i < events; i++ {
+		h.fund(fmt.Sprint("slow-", i))
+	}
+	waitFor(t, "the healthy endpoint to receive every event", 20*time.Second, func() bool {
+		var done int
+		h.sys.Read(func(s *ledger.State) {
+			done = len(s.WebhookDeliveries(h.org, ledger.DeliveryFilter{EndpointID: "whe_healthy", Status: ledger.DeliverySuccess}, ledger.CursorStart, 100).Items)
+		})
+		return done == events
+	})
+	waitFor(t, "attempts in flight to the stuck endpoint", 10*time.Second, func() bool { return stuck.held.Load() >= 2 })
+	if held := stuck.held.Load(); held != 2 {
+		t.Fatalf("%d attempts in flight to the stuck endpoint, want its bound of 2", held)
+	}
+	close(stuck.release)
+	waitFor(t, "the stuck endpoint to catch up", 20*time.Second, func() bool {
+		var pending int
+		h.sys.Read(func(s *ledger.State) { pending = len(s.PendingWebhookDeliveries()) })
+		return pending == 0
+	})
+}

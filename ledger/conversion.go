@@ -1,0 +1,492 @@
+package ledger
+
+import "slices"
+
+// Quotes and conversions.
+//
+// A quote locks a rate between two of an organization's balances for
+// QuoteLifetimeMillis on the organization's clock. The caller (package http)
+// prices it: it asks the rate source, computes the side the client did not
+// give, and carries both amounts and the rate string in CreateQuote, so the
+// ledger never reads a rate and a replay is exact. Executing the quote
+// (ExecuteQuote) books, in one Apply, the debit of from.amount and the
+// credit of to.amount, each against the service's FX clearing account in
+// its currency, so the journal sums to zero per currency; or it books
+// nothing. No fee is taken: the spread is in the rate.
+//
+//	quote:  pending ──ExecuteQuote──▶ executed
+//	           └──────expiresAt passes (Tick, AdvanceClock)──▶ expired
+//
+// A quote's times (createdAt, expiresAt, updatedAt) and its conversion's are
+// on the organization's clock (OrgNow), so a sandbox clock advance expires
+// it; the conversion's journal entries carry the leader's time, like every
+// other entry of the journal, which is ordered by sequence.
+
+// Command kinds of conversions (20–24 are this feature's; 22–24 reserved).
+const (
+	KindCreateQuote  Kind = 20
+	KindExecuteQuote Kind = 21
+)
+
+// SubjectConversion tags conversion events' subjects. Frozen.
+const SubjectConversion SubjectKind = 4
+
+// QuoteLifetimeMillis is how long a quote holds its rate.
+const QuoteLifetimeMillis = 10 * 60 * 1000
+
+// Entry types of conversions. Frozen.
+const (
+	EntryConversionDebit    EntryType = 20 // the from balance gives from.amount
+	EntryConversionCredit   EntryType = 21 // the to balance receives to.amount
+	EntryConversionClearing EntryType = 22 // the FX clearing account's side of either leg
+)
+
+// PurposeFXClearing is the service's account, one per currency, that takes
+// the other side of every conversion leg. Frozen.
+const PurposeFXClearing AccountPurpose = 20
+
+// QuoteStatus is where a quote is in its life.
+type QuoteStatus uint8
+
+// Quote statuses. Values are frozen.
+const (
+	QuotePending  QuoteStatus = 1
+	QuoteExecuted QuoteStatus = 2
+	QuoteExpired  QuoteStatus = 3
+)
+
+var quoteStatusNames = [...]string{"", "pending", "executed", "expired"}
+
+func (s QuoteStatus) String() string {
+	if int(s) < len(quoteStatusNames) && s != 0 {
+		return quoteStatusNames[s]
+	}
+	return "unknown"
+}
+
+// ConversionStatus is a conversion's state. A conversion exists only once
+// its quote executed, so today every conversion is completed; failed is the
+// contract's other value, kept for a rail-backed conversion.
+type ConversionStatus uint8
+
+// Conversion statuses. Values are frozen.
+const (
+	ConversionCompleted ConversionStatus = 1
+	ConversionFailed    ConversionStatus = 2
+)
+
+func (s ConversionStatus) String() string {
+	switch s {
+	case ConversionCompleted:
+		return "completed"
+	case ConversionFailed:
+		return "failed"
+	}
+	return "unknown"
+}
+
+// Quote is a rate locked between two of an organization's balances.
+type Quote struct {
+	ID           string
+	OrgID        string
+	FromCurrency string
+	FromAmount   Minor
+	ToCurrency   string
+	ToAmount     Minor
+	Side         Side   // which amount the client fixed
+	Rate         string // units of ToCurrency per FromCurrency, spread included
+	// FromAccount and ToAccount are the balance accounts, when they exist:
+	// the to balance is opened by the conversion that first credits it.
+	FromAccount string
+	ToAccount   string
+
+	Status       QuoteStatus
+	ConversionID string // set once executed
+
+	CreatedAt int64 // on the organization's clock
+	ExpiresAt int64
+	UpdatedAt int64
+}
+
+// StatusAt is the quote's status when the organization's clock reads now:
+// a pending quote whose deadline has passed is expired, even before the
+// Tick that records it.
+func (q Quote) StatusAt(now int64) QuoteStatus {
+	if q.Status == QuotePending && now >= q.ExpiresAt {
+		return QuoteExpired
+	}
+	return q.Status
+}
+
+// Conversion is an executed quote: from.amount left one balance and
+// to.amount arrived in another, at the quoted rate.
+type Conversion struct {
+	ID            string
+	OrgID         string
+	QuoteID       string
+	FromAccount   string
+	FromCurrency  string
+	FromAmount    Minor
+	ToAccount     string
+	ToCurrency    string
+	ToAmount      Minor
+	Rate          string
+	Status        ConversionStatus
+	StatusMessage string
+	CreatedAt     int64 // on the organization's clock
+	CompletedAt   int64
+	UpdatedAt     int64
+}
+
+func (Conversion) subjectKind() SubjectKind { return SubjectConversion }
+
+// CreateQuote records a priced quote. ID is "qte_…"; the amounts and the
+// rate are the caller's pricing, applied as given.
+type CreateQuote struct {
+	At           int64
+	ID           string
+	OrgID        string
+	FromCurrency string
+	FromAmount   Minor
+	ToCurrency   string
+	ToAmount     Minor
+	Side         Side
+	Rate         string
+}
+
+// ExecuteQuote converts at a pending quote, once. ConversionID ("conv_…")
+// names the conversion it creates.
+type ExecuteQuote struct {
+	At           int64
+	OrgID        string
+	QuoteID      string
+	ConversionID string
+}
+
+func (*CreateQuote) Kind() Kind  { return KindCreateQuote }
+func (*ExecuteQuote) Kind() Kind { return KindExecuteQuote }
+
+func (c *CreateQuote) encode(e *encoder) {
+	e.varint(c.At)
+	e.str(c.ID)
+	e.str(c.OrgID)
+	e.str(c.FromCurrency)
+	e.minor(c.FromAmount)
+	e.str(c.ToCurrency)
+	e.minor(c.ToAmount)
+	e.u8(uint8(c.Side))
+	e.str(c.Rate)
+}
+
+func (c *ExecuteQuote) encode(e *encoder) {
+	e.varint(c.At)
+	e.str(c.OrgID)
+	e.str(c.QuoteID)
+	e.str(c.ConversionID)
+}
+
+func init() {
+	registerEntryType(EntryConversionDebit, "conversion_debit", "conversion")
+	registerEntryType(EntryConversionCredit, "conversion_credit", "conversion")
+	registerEntryType(EntryConversionClearing, "conversion_clearing", "conversion")
+	registerPurpose(PurposeFXClearing, "fx_clearing")
+	registerCommand(KindCreateQuote, func(d *decoder) Command {
+		return &CreateQuote{At: d.varint(), ID: d.str(), OrgID: d.str(), FromCurrency: d.str(), FromAmount: d.minor(),
+			ToCurrency: d.str(), ToAmount: d.minor(), Side: Side(d.u8()), Rate: d.str()}
+	})
+	registerCommand(KindExecuteQuote, func(d *decoder) Command {
+		return &ExecuteQuote{At: d.varint(), OrgID: d.str(), QuoteID: d.str(), ConversionID: d.str()}
+	})
+	registerSubject(SubjectConversion,
+		func(e *encoder, s Subject) { c := s.(Conversion); encodeConversion(e, &c) },
+		func(d *decoder) Subject { return decodeConversion(d) })
+}
+
+// conversions is the feature's part of State, built by newConversions in
+// NewState.
+type conversions struct {
+	quotes        *store[Quote]
+	conversions   *store[Conversion]
+	pendingQuotes map[string]struct{} // quotes neither executed nor recorded expired
+}
+
+func newConversions(s *State) conversions {
+	c := conversions{
+		quotes:        newStore("quotes", func(q *Quote) (string, string) { return q.ID, q.OrgID }, encodeQuote, decodeQuote),
+		conversions:   newStore("conversions", func(c *Conversion) (string, string) { return c.ID, c.OrgID }, encodeConversion, decodeConversion),
+		pendingQuotes: make(map[string]struct{}),
+	}
+	c.quotes.index = func(s *State, q Quote) {
+		if q.Status == QuotePending {
+			s.fx.pendingQuotes[q.ID] = struct{}{}
+		}
+	}
+	s.sections = append(s.sections, c.quotes, c.conversions)
+	s.expirers = append(s.expirers, expirer{due: quotesDue, expire: expireQuotes})
+	return c
+}
+
+func (c *CreateQuote) apply(s *State) Result {
+	if err := checkID(c.ID, "qte_"); err != nil {
+		return Result{Err: err}
+	}
+	if _, ok := s.orgs.get(c.OrgID); !ok {
+		return Result{Err: errorf(CodeNotFound, "Organization not found")}
+	}
+	from, ok := LookupCurrency(c.FromCurrency)
+	if !ok {
+		return Result{Err: FieldInvalid("from.currency", "is not a supported currency")}
+	}
+	to, ok := LookupCurrency(c.ToCurrency)
+	if !ok {
+		return Result{Err: FieldInvalid("to.currency", "is not a supported currency")}
+	}
+	switch {
+	case from.Code == to.Code:
+		return Result{Err: FieldInvalid("to.currency", "must differ from from.currency")}
+	case c.FromAmount <= 0 || c.FromAmount > AmountMax:
+		return Result{Err: FieldInvalid("from.amount", "is out of range")}
+	case c.ToAmount <= 0 || c.ToAmount > AmountMax:
+		return Result{Err: FieldInvalid("to.amount", "is out of range")}
+	case c.Side != SideFrom && c.Side != SideTo:
+		return Result{Err: errorf(CodeValidation, "quote side %d is unknown", c.Side)}
+	case !validRate(c.Rate):
+		return Result{Err: errorf(CodeValidation, "rate %q is not a positive decimal", c.Rate)}
+	}
+	if _, dup := s.fx.quotes.get(c.ID); dup {
+		return Result{Err: errorf(CodeConflict, "quote %s already exists", c.ID)}
+	}
+	now := s.OrgNow(c.OrgID, c.At)
+	q := Quote{
+		ID: c.ID, OrgID: c.OrgID,
+		FromCurrency: from.Code, FromAmount: c.FromAmount,
+		ToCurrency: to.Code, ToAmount: c.ToAmount,
+		Side: c.Side, Rate: c.Rate,
+		Status:    QuotePending,
+		CreatedAt: now, ExpiresAt: now + QuoteLifetimeMillis, UpdatedAt: now,
+	}
+	if a, ok := s.merchantAccount(c.OrgID, from.Code, c.At, false); ok {
+		q.FromAccount = a.Number
+	}
+	if a, ok := s.merchantAccount(c.OrgID, to.Code, c.At, false); ok {
+		q.ToAccount = a.Number
+	}
+	s.fx.quotes.insert(q)
+	s.fx.pendingQuotes[q.ID] = struct{}{}
+	return Result{Quote: &q}
+}
+
+// ErrQuoteExecuted and ErrQuoteExpired are the bad_request answers to an
+// execution of a quote that cannot execute; the first names the conversion
+// the quote made in ExistingID.
+func quoteExecuted(conversionID string) *Error {
+	return &Error{Code: CodeBadRequest, Message: "Quote has already been executed; request a new quote", ExistingID: conversionID}
+}
+
+func quoteExpired() *Error {
+	return &Error{Code: CodeBadRequest, Message: "Quote has expired; request a new quote"}
+}
+
+// CheckExecutable is the fast check an executor makes before proposing:
+// the answer ExecuteQuote would give for a quote in this state when the
+// organization's clock reads now, or nil if it would go ahead (the balance
+// is checked at apply time only).
+func (q Quote) CheckExecutable(now int64) *Error {
+	switch q.StatusAt(now) {
+	case QuoteExecuted:
+		return quoteExecuted(q.ConversionID)
+	case QuoteExpired:
+		return quoteExpired()
+	}
+	return nil
+}
+
+func (c *ExecuteQuote) apply(s *State) Result {
+	q, ok := s.fx.quotes.owned(c.OrgID, c.QuoteID)
+	if !ok {
+		return Result{Err: errorf(CodeNotFound, "Conversion quote not found")}
+	}
+	now := s.OrgNow(c.OrgID, c.At)
+	if err := q.CheckExecutable(now); err != nil {
+		return Result{Err: err}
+	}
+	if err := checkID(c.ConversionID, "conv_"); err != nil {
+		return Result{Err: err}
+	}
+	if _, dup := s.fx.conversions.get(c.ConversionID); dup {
+		return Result{Err: errorf(CodeConflict, "conversion %s already exists", c.ConversionID)}
+	}
+	from, hasFrom := s.merchantAccount(c.OrgID, q.FromCurrency, c.At, false)
+	var available Minor
+	if hasFrom {
+		available = from.Available()
+	}
+	if available < q.FromAmount {
+		e := InsufficientFunds(available, q.FromAmount, q.FromCurrency)
+		e.Message = "Insufficient funds: the available " + q.FromCurrency + " balance does not cover the quote's from.amount"
+		return Result{Err: e}
+	}
+	// The credited balance opens on first touch. A new account holds
+	// nothing, so its credit cannot overflow and book cannot fail after it.
+	to, _ := s.merchantAccount(c.OrgID, q.ToCurrency, c.At, true)
+	postings := []posting{
+		{from.Number, EntryConversionDebit, -q.FromAmount},
+		{s.systemAccount(PurposeFXClearing, q.FromCurrency, c.At), EntryConversionClearing, q.FromAmount},
+		{s.systemAccount(PurposeFXClearing, q.ToCurrency, c.At), EntryConversionClearing, -q.ToAmount},
+		{to.Number, EntryConversionCredit, q.ToAmount},
+	}
+	if err := s.book(c.At, c.ConversionID, "", postings); err != nil {
+		return Result{Err: err}
+	}
+	conv := Conversion{
+		ID: c.ConversionID, OrgID: c.OrgID, QuoteID: q.ID,
+		FromAccount: from.Number, FromCurrency: q.FromCurrency, FromAmount: q.FromAmount,
+		ToAccount: to.Number, ToCurrency: q.ToCurrency, ToAmount: q.ToAmount,
+		Rate: q.Rate, Status: ConversionCompleted,
+		CreatedAt: now, CompletedAt: now, UpdatedAt: now,
+	}
+	s.fx.conversions.insert(conv)
+	q.Status = QuoteExecuted
+	q.ConversionID = conv.ID
+	q.FromAccount, q.ToAccount = from.Number, to.Number
+	q.UpdatedAt = now
+	s.fx.quotes.put(q)
+	delete(s.fx.pendingQuotes, q.ID)
+	s.emit(c.At, c.OrgID, EventConversionCompleted, conv.ID, conv)
+	s.emitCredited(c.At, to.Number)
+	return Result{Conversion: &conv, Quote: &q}
+}
+
+// quotesDue reports whether a pending quote's deadline has passed on its
+// organization's clock.
+func quotesDue(s *State, at int64) bool {
+	for id := range s.fx.pendingQuotes {
+		q, _ := s.fx.quotes.get(id)
+		if s.OrgNow(q.OrgID, at) >= q.ExpiresAt {
+			return true
+		}
+	}
+	return false
+}
+
+// expireQuotes records every lapsed pending quote as expired, in id order
+// so the result does not depend on map iteration.
+func expireQuotes(s *State, at int64) {
+	var due []string
+	for id := range s.fx.pendingQuotes {
+		q, _ := s.fx.quotes.get(id)
+		if s.OrgNow(q.OrgID, at) >= q.ExpiresAt {
+			due = append(due, id)
+		}
+	}
+	slices.Sort(due)
+	for _, id := range due {
+		q, _ := s.fx.quotes.get(id)
+		q.Status = QuoteExpired
+		q.UpdatedAt = s.OrgNow(q.OrgID, at)
+		s.fx.quotes.put(q)
+		delete(s.fx.pendingQuotes, id)
+	}
+}
+
+// validRate accepts a positive decimal without sign or exponent: digits,
+// at most one point, not all zeros.
+func validRate(r string) bool {
+	if r == "" || len(r) > 64 || r[0] == '.' || r[len(r)-1] == '.' {
+		return false
+	}
+	point, nonzero := false, false
+	for i := 0; i < len(r); i++ {
+		switch c := r[i]; {
+		case c == '.' && !point:
+			point = true
+		case c >= '1' && c <= '9':
+			nonzero = true
+		case c != '0':
+			return false
+		}
+	}
+	return nonzero
+}
+
+// Quote returns an organization's quote with its status as of leader time
+// at (see StatusAt).
+func (s *State) Quote(orgID, id string, at int64) (Quote, bool) {
+	q, ok := s.fx.quotes.owned(orgID, id)
+	if !ok {
+		return Quote{}, false
+	}
+	if st := q.StatusAt(s.OrgNow(orgID, at)); st != q.Status {
+		q.Status = st
+		q.UpdatedAt = q.ExpiresAt
+	}
+	return q, true
+}
+
+// Conversion returns an organization's conversion.
+func (s *State) Conversion(orgID, id string) (Conversion, bool) {
+	return s.fx.conversions.owned(orgID, id)
+}
+
+// Conversions lists an organization's conversions newest first.
+func (s *State) Conversions(orgID string, before Cursor, limit int) Page[Conversion] {
+	return s.fx.conversions.page(orgID, before, limit, nil)
+}
+
+// PendingQuotes is how many quotes are neither executed nor recorded
+// expired, for tests and metrics.
+func (s *State) PendingQuotes() int { return len(s.fx.pendingQuotes) }
+
+func encodeQuote(e *encoder, q *Quote) {
+	e.str(q.ID)
+	e.str(q.OrgID)
+	e.str(q.FromCurrency)
+	e.minor(q.FromAmount)
+	e.str(q.ToCurrency)
+	e.minor(q.ToAmount)
+	e.u8(uint8(q.Side))
+	e.str(q.Rate)
+	e.str(q.FromAccount)
+	e.str(q.ToAccount)
+	e.u8(uint8(q.Status))
+	e.str(q.ConversionID)
+	e.varint(q.CreatedAt)
+	e.varint(q.ExpiresAt)
+	e.varint(q.UpdatedAt)
+}
+
+func decodeQuote(d *decoder) Quote {
+	return Quote{
+		ID: d.str(), OrgID: d.str(), FromCurrency: d.str(), FromAmount: d.minor(),
+		ToCurrency: d.str(), ToAmount: d.minor(), Side: Side(d.u8()), Rate: d.str(),
+		FromAccount: d.str(), ToAccount: d.str(), Status: QuoteStatus(d.u8()), ConversionID: d.str(),
+		CreatedAt: d.varint(), ExpiresAt: d.varint(), UpdatedAt: d.varint(),
+	}
+}
+
+func encodeConversion(e *encoder, c *Conversion) {
+	e.str(c.ID)
+	e.str(c.OrgID)
+	e.str(c.QuoteID)
+	e.str(c.FromAccount)
+	e.str(c.FromCurrency)
+	e.minor(c.FromAmount)
+	e.str(c.ToAccount)
+	e.str(c.ToCurrency)
+	e.minor(c.ToAmount)
+	e.str(c.Rate)
+	e.u8(uint8(c.Status))
+	e.str(c.StatusMessage)
+	e.varint(c.CreatedAt)
+	e.varint(c.CompletedAt)
+	e.varint(c.UpdatedAt)
+}
+
+func decodeConversion(d *decoder) Conversion {
+	return Conversion{
+		ID: d.str(), OrgID: d.str(), QuoteID: d.str(), FromAccount: d.str(), FromCurrency: d.str(),
+		FromAmount: d.minor(), ToAccount: d.str(), ToCurrency: d.str(), ToAmount: d.minor(),
+		Rate: d.str(), Status: ConversionStatus(d.u8()), StatusMessage: d.str(),
+		CreatedAt: d.varint(), CompletedAt: d.varint(), UpdatedAt: d.varint(),
+	}
+}

@@ -1,0 +1,848 @@
+package ledger
+
+import (
+	"slices"
+	"strconv"
+)
+
+// Webhooks: endpoints that subscribe to event types, and one delivery per
+// event per subscribed endpoint. Deliveries are made in the same Apply as
+// the event (an event hook), so a committed change has its deliveries and
+// an uncommitted one has none. Attempts, their outcomes and the endpoint's
+// failure count are commands too: a new leader knows which deliveries are
+// still pending and when each is due, and never resends one that was
+// acknowledged.
+//
+// What happens on the wire (the timeout, the retry schedule and its jitter,
+// signing) is the leader's business: it carries the next attempt's time in
+// RecordWebhookAttempt, so a replay never depends on configuration. What
+// the ledger decides is the life of a delivery and of its endpoint:
+//
+//	delivery: pending ──2xx──▶ success
+//	             │ └──failure, RetryAt set──▶ pending (due at RetryAt)
+//	             └──failure, no RetryAt / test / endpoint disabled or deleted──▶ failed
+//	endpoint: active ──WebhookFailuresMax failures in a row, or 410──▶ disabled
+//	            ▲ └──PATCH status disabled──▶ disabled (manual)
+//	            └──────PATCH status active (failureCount reset)───┘
+
+// Command kinds of webhooks (70–89).
+const (
+	KindCreateWebhookEndpoint Kind = 70
+	KindUpdateWebhookEndpoint Kind = 71
+	KindDeleteWebhookEndpoint Kind = 72
+	KindRotateWebhookSecret   Kind = 73
+	KindSendWebhookTest       Kind = 74
+	KindRecordWebhookAttempt  Kind = 75
+	KindRetryWebhookDelivery  Kind = 76
+)
+
+// SubjectWebhookEndpoint is the subject of webhook.test events.
+const SubjectWebhookEndpoint SubjectKind = 30
+
+// EventWebhookTest is the event POST /v1/webhooks/endpoints/{id}/test
+// sends. It goes to that endpoint only and is never retried; endpoints
+// cannot subscribe to it.
+const EventWebhookTest = "webhook.test"
+
+// Limits of webhooks.
+const (
+	WebhookEndpointsMax = 16 // endpoints per organization, deleted ones aside
+	// WebhookFailuresMax failed attempts in a row disable an endpoint.
+	WebhookFailuresMax = 10
+	// WebhookSecretOverlapMillis is how long, after a rotation, deliveries
+	// are signed with the previous secret too.
+	WebhookSecretOverlapMillis = 24 * 60 * 60 * 1000
+	webhookErrorLenMax         = 500
+)
+
+// Endpoint statuses and the reasons for a disabled one (API values).
+const (
+	WebhookActive   = "active"
+	WebhookDisabled = "disabled"
+
+	DisabledManual              = "manual"
+	DisabledConsecutiveFailures = "consecutive_failures"
+	DisabledGone                = "endpoint_gone" // the receiver answered 410 Gone
+)
+
+// WebhookEndpoint is a URL that receives an organization's events.
+type WebhookEndpoint struct {
+	ID             string
+	OrgID          string
+	URL            string
+	Description    string
+	Events         []string // event types, or ["*"]; replaced, never mutated
+	Status         string
+	DisabledReason string
+	FailureCount   int64 // failed attempts in a row
+	Deleted        bool
+
+	// Secret signs deliveries ("whsec_…"). PreviousSecret, until
+	// PreviousUntil (unix ms), signs them too, so receivers can switch
+	// over after a rotation.
+	Secret         string
+	PreviousSecret string
+	PreviousUntil  int64
+
+	CreatedAt int64
+	UpdatedAt int64
+}
+
+// Subscribed reports whether the endpoint wants events of type typ.
+func (e *WebhookEndpoint) Subscribed(typ string) bool {
+	return slices.Contains(e.Events, "*") || slices.Contains(e.Events, typ)
+}
+
+// Secrets returns the secrets that sign a delivery at time at (unix ms):
+// the current one, and the previous one during the rotation window.
+func (e *WebhookEndpoint) Secrets(at int64) []string {
+	if e.PreviousSecret != "" && at < e.PreviousUntil {
+		return []string{e.Secret, e.PreviousSecret}
+	}
+	return []string{e.Secret}
+}
+
+// DeliveryStatus is where a delivery is in its life.
+type DeliveryStatus uint8
+
+// Delivery statuses. Values are frozen.
+const (
+	DeliveryPending DeliveryStatus = 1
+	DeliverySuccess DeliveryStatus = 2
+	DeliveryFailed  DeliveryStatus = 3
+)
+
+var deliveryStatusNames = [...]string{"", "pending", "success", "failed"}
+
+func (s DeliveryStatus) String() string {
+	if int(s) < len(deliveryStatusNames) {
+		return deliveryStatusNames[s]
+	}
+	return "unknown"
+}
+
+// ParseDeliveryStatus returns the status with the given API name.
+func ParseDeliveryStatus(name string) (DeliveryStatus, bool) {
+	for i := 1; i < len(deliveryStatusNames); i++ {
+		if deliveryStatusNames[i] == name {
+			return DeliveryStatus(i), true
+		}
+	}
+	return 0, false
+}
+
+// WebhookDelivery is one event on its way to one endpoint. Its id is the
+// webhook-id header of every attempt, so receivers can drop repeats.
+type WebhookDelivery struct {
+	Seq        uint64 // position among all deliveries, from 1
+	ID         string // DeliveryID(Seq)
+	OrgID      string
+	EndpointID string
+	EventSeq   uint64
+	EventID    string
+	EventType  string
+	ResourceID string
+	Test       bool // a webhook.test: one attempt, never retried
+
+	Status         DeliveryStatus
+	Attempts       int64 // every attempt made, over all replays
+	Step           int64 // attempts since the schedule last started
+	LastStatusCode int64 // 0: no HTTP answer
+	LastError      string
+	NextAttemptAt  int64 // unix ms; when pending
+	CompletedAt    int64
+	CreatedAt      int64
+}
+
+// DeliveryID is the public id of the delivery at seq.
+func DeliveryID(seq uint64) string {
+	return "whd_" + strconv.FormatUint(scramble(seq^0x5bd1e995), 36)
+}
+
+// webhookState is the webhook records and their indexes.
+type webhookState struct {
+	endpoints  *store[WebhookEndpoint]
+	deliveries *store[WebhookDelivery]
+
+	// Derived, rebuilt on restore.
+	liveEndpoints map[string]int                 // org → endpoints not deleted
+	pending       map[string]struct{}            // pending delivery ids
+	pendingByEnd  map[string]map[string]struct{} // endpoint → pending delivery ids
+}
+
+// initWebhooks adds the webhook stores to a new State and hooks the
+// delivery fan-out to every event.
+func (s *State) initWebhooks() {
+	w := &s.webhooks
+	w.liveEndpoints = make(map[string]int)
+	w.pending = make(map[string]struct{})
+	w.pendingByEnd = make(map[string]map[string]struct{})
+	w.endpoints = newStore("webhook_endpoints", func(e *WebhookEndpoint) (string, string) { return e.ID, e.OrgID },
+		encodeWebhookEndpoint, decodeWebhookEndpoint)
+	w.endpoints.index = func(s *State, e WebhookEndpoint) {
+		if !e.Deleted {
+			s.webhooks.liveEndpoints[e.OrgID]++
+		}
+	}
+	w.deliveries = newStore("webhook_deliveries", func(d *WebhookDelivery) (string, string) { return d.ID, d.OrgID },
+		encodeWebhookDelivery, decodeWebhookDelivery)
+	w.deliveries.index = func(s *State, d WebhookDelivery) { s.webhooks.track(d) }
+	s.sections = append(s.sections, w.endpoints, w.deliveries)
+	s.eventHooks = append(s.eventHooks, fanOutWebhooks)
+}
+
+// track keeps the pending indexes in step with a delivery's status.
+func (w *webhookState) track(d WebhookDelivery) {
+	if d.Status == DeliveryPending {
+		w.pending[d.ID] = struct{}{}
+		set := w.pendingByEnd[d.EndpointID]
+		if set == nil {
+			set = make(map[string]struct{})
+			w.pendingByEnd[d.EndpointID] = set
+		}
+		set[d.ID] = struct{}{}
+		return
+	}
+	delete(w.pending, d.ID)
+	if set := w.pendingByEnd[d.EndpointID]; set != nil {
+		delete(set, d.ID)
+		if len(set) == 0 {
+			delete(w.pendingByEnd, d.EndpointID)
+		}
+	}
+}
+
+func (w *webhookState) putDelivery(d WebhookDelivery) {
+	w.deliveries.put(d)
+	w.track(d)
+}
+
+// newDelivery records a pending delivery of ev to endpoint, due at once.
+func (s *State) newDelivery(ev Event, endpointID string, test bool) WebhookDelivery {
+	w := &s.webhooks
+	seq := uint64(w.deliveries.order.len()) + 1
+	d := WebhookDelivery{
+		Seq: seq, ID: DeliveryID(seq), OrgID: ev.OrgID, EndpointID: endpointID,
+		EventSeq: ev.Seq, EventID: ev.ID, EventType: ev.Type, ResourceID: ev.ResourceID, Test: test,
+		Status: DeliveryPending, NextAttemptAt: ev.At, CreatedAt: ev.At,
+	}
+	w.deliveries.insert(d)
+	w.track(d)
+	return d
+}
+
+// fanOutWebhooks gives ev one delivery per active endpoint of its
+// organization that subscribes to its type, in the endpoints' creation
+// order.
+func fanOutWebhooks(s *State, ev Event) {
+	if ev.Type == EventWebhookTest {
+		return
+	}
+	ids := s.webhooks.endpoints.byOrg[ev.OrgID]
+	if ids == nil {
+		return
+	}
+	ids.all(func(_ int, id string) {
+		e, _ := s.webhooks.endpoints.get(id)
+		if e.Deleted || e.Status != WebhookActive || !e.Subscribed(ev.Type) {
+			return
+		}
+		s.newDelivery(ev, e.ID, false)
+	})
+}
+
+// failPending ends every pending delivery of an endpoint that stopped
+// (disabled or deleted), except keep, in id order.
+func (s *State) failPending(endpointID, reason string, at int64, keep string) {
+	set := s.webhooks.pendingByEnd[endpointID]
+	ids := make([]string, 0, len(set))
+	for id := range set {
+		if id != keep {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		d, _ := s.webhooks.deliveries.get(id)
+		d.Status = DeliveryFailed
+		d.LastError = reason
+		d.NextAttemptAt = 0
+		d.CompletedAt = at
+		s.webhooks.putDelivery(d)
+	}
+}
+
+// disable stops an endpoint and fails its pending deliveries.
+func (s *State) disableEndpoint(e *WebhookEndpoint, reason string, at int64, keep string) {
+	e.Status = WebhookDisabled
+	e.DisabledReason = reason
+	e.UpdatedAt = at
+	s.failPending(e.ID, "endpoint_disabled", at, keep)
+}
+
+// ValidWebhookEvents reports whether events is a valid subscription:
+// ["*"], or distinct known event types. It returns a message otherwise.
+func ValidWebhookEvents(events []string) string {
+	if len(events) == 0 {
+		return "must list at least one event type, or \"*\""
+	}
+	if slices.Contains(events, "*") {
+		if len(events) != 1 {
+			return "must be [\"*\"] alone, or a list of event types"
+		}
+		return ""
+	}
+	for i, ev := range events {
+		if !slices.Contains(EventTypes, ev) {
+			return strconv.Quote(ev) + " is not an event type"
+		}
+		if slices.Contains(events[:i], ev) {
+			return strconv.Quote(ev) + " is listed twice"
+		}
+	}
+	return ""
+}
+
+// CreateWebhookEndpoint registers an endpoint with its first secret.
+type CreateWebhookEndpoint struct {
+	At          int64
+	ID          string
+	OrgID       string
+	URL         string
+	Description string
+	Events      []string
+	Secret      string
+}
+
+// UpdateWebhookEndpoint changes the fields whose Set flag is true.
+type UpdateWebhookEndpoint struct {
+	At             int64
+	ID             string
+	OrgID          string
+	SetURL         bool
+	URL            string
+	SetDescription bool
+	Description    string
+	SetEvents      bool
+	Events         []string
+	SetStatus      bool
+	Status         string // WebhookActive or WebhookDisabled
+}
+
+// DeleteWebhookEndpoint removes an endpoint; its pending deliveries fail.
+type DeleteWebhookEndpoint struct {
+	At    int64
+	ID    string
+	OrgID string
+}
+
+// RotateWebhookSecret replaces an endpoint's secret; the old one keeps
+// signing for WebhookSecretOverlapMillis.
+type RotateWebhookSecret struct {
+	At     int64
+	ID     string
+	OrgID  string
+	Secret string
+}
+
+// SendWebhookTest records a webhook.test event and its one delivery.
+type SendWebhookTest struct {
+	At         int64
+	OrgID      string
+	EndpointID string
+}
+
+// RecordWebhookAttempt records the outcome of one attempt of a delivery.
+// Attempt is the attempt's number (the delivery's Attempts plus one): a
+// stale report, from a leader that was replaced mid-attempt, is refused.
+type RecordWebhookAttempt struct {
+	At         int64
+	DeliveryID string
+	Attempt    int64
+	Succeeded  bool
+	StatusCode int64 // 0: no HTTP answer
+	Error      string
+	// RetryAt is when to try again (unix ms) after a failure; 0 when the
+	// schedule is exhausted.
+	RetryAt int64
+}
+
+// RetryWebhookDelivery sends a delivery again with a fresh schedule: a
+// pending or failed one in place, a successful one as a new delivery.
+type RetryWebhookDelivery struct {
+	At         int64
+	OrgID      string
+	DeliveryID string
+}
+
+func (*CreateWebhookEndpoint) Kind() Kind { return KindCreateWebhookEndpoint }
+func (*UpdateWebhookEndpoint) Kind() Kind { return KindUpdateWebhookEndpoint }
+func (*DeleteWebhookEndpoint) Kind() Kind { return KindDeleteWebhookEndpoint }
+func (*RotateWebhookSecret) Kind() Kind   { return KindRotateWebhookSecret }
+func (*SendWebhookTest) Kind() Kind       { return KindSendWebhookTest }
+func (*RecordWebhookAttempt) Kind() Kind  { return KindRecordWebhookAttempt }
+func (*RetryWebhookDelivery) Kind() Kind  { return KindRetryWebhookDelivery }
+
+func webhookNotFound() *Error         { return errorf(CodeNotFound, "Webhook endpoint not found") }
+func webhookDeliveryNotFound() *Error { return errorf(CodeNotFound, "Webhook delivery not found") }
+
+// liveEndpoint returns org's endpoint id unless it is deleted.
+func (s *State) liveEndpoint(org, id string) (WebhookEndpoint, *Error) {
+	e, ok := s.webhooks.endpoints.owned(org, id)
+	if !ok || e.Deleted {
+		return e, webhookNotFound()
+	}
+	return e, nil
+}
+
+func checkSecret(secret string) *Error {
+	if len(secret) < len("whsec_")+32 || secret[:6] != "whsec_" {
+		return errorf(CodeValidation, "webhook secret must be whsec_ and base64 of 24 to 32 bytes")
+	}
+	return nil
+}
+
+func (c *CreateWebhookEndpoint) apply(s *State) Result {
+	if err := checkID(c.ID, "whe_"); err != nil {
+		return Result{Err: err}
+	}
+	if _, ok := s.orgs.get(c.OrgID); !ok {
+		return Result{Err: errorf(CodeNotFound, "Organization not found")}
+	}
+	if _, ok := s.webhooks.endpoints.get(c.ID); ok {
+		return Result{Err: errorf(CodeConflict, "webhook endpoint %s already exists", c.ID)}
+	}
+	if c.URL == "" {
+		return Result{Err: FieldInvalid("url", "is required")}
+	}
+	if msg := ValidWebhookEvents(c.Events); msg != "" {
+		return Result{Err: FieldInvalid("events", msg)}
+	}
+	if err := checkSecret(c.Secret); err != nil {
+		return Result{Err: err}
+	}
+	if s.webhooks.liveEndpoints[c.OrgID] >= WebhookEndpointsMax {
+		return Result{Err: errorf(CodeBadRequest, "An organization can have at most %d webhook endpoints; delete one first", WebhookEndpointsMax)}
+	}
+	e := WebhookEndpoint{
+		ID: c.ID, OrgID: c.OrgID, URL: c.URL, Description: c.Description, Events: slices.Clone(c.Events),
+		Status: WebhookActive, Secret: c.Secret, CreatedAt: c.At, UpdatedAt: c.At,
+	}
+	s.webhooks.endpoints.insert(e)
+	s.webhooks.liveEndpoints[e.OrgID]++
+	return Result{WebhookEndpoint: &e}
+}
+
+func (c *UpdateWebhookEndpoint) apply(s *State) Result {
+	e, err := s.liveEndpoint(c.OrgID, c.ID)
+	if err != nil {
+		return Result{Err: err}
+	}
+	if c.SetURL && c.URL == "" {
+		return Result{Err: FieldInvalid("url", "must not be empty")}
+	}
+	if c.SetEvents {
+		if msg := ValidWebhookEvents(c.Events); msg != "" {
+			return Result{Err: FieldInvalid("events", msg)}
+		}
+	}
+	if c.SetStatus && c.Status != WebhookActive && c.Status != WebhookDisabled {
+		return Result{Err: FieldInvalid("status", "must be active or disabled")}
+	}
+	if c.SetURL {
+		e.URL = c.URL
+	}
+	if c.SetDescription {
+		e.Description = c.Description
+	}
+	if c.SetEvents {
+		e.Events = slices.Clone(c.Events)
+	}
+	e.UpdatedAt = c.At
+	if c.SetStatus {
+		switch c.Status {
+		case WebhookActive:
+			e.Status, e.DisabledReason, e.FailureCount = WebhookActive, "", 0
+		case WebhookDisabled:
+			if e.Status != WebhookDisabled {
+				s.disableEndpoint(&e, DisabledManual, c.At, "")
+			}
+		}
+	}
+	s.webhooks.endpoints.put(e)
+	return Result{WebhookEndpoint: &e}
+}
+
+func (c *DeleteWebhookEndpoint) apply(s *State) Result {
+	e, err := s.liveEndpoint(c.OrgID, c.ID)
+	if err != nil {
+		return Result{Err: err}
+	}
+	e.Deleted = true
+	e.UpdatedAt = c.At
+	s.webhooks.endpoints.put(e)
+	s.webhooks.liveEndpoints[e.OrgID]--
+	s.failPending(e.ID, "endpoint_unavailable", c.At, "")
+	return Result{WebhookEndpoint: &e}
+}
+
+func (c *RotateWebhookSecret) apply(s *State) Result {
+	e, err := s.liveEndpoint(c.OrgID, c.ID)
+	if err != nil {
+		return Result{Err: err}
+	}
+	if err := checkSecret(c.Secret); err != nil {
+		return Result{Err: err}
+	}
+	e.PreviousSecret = e.Secret
+	e.PreviousUntil = c.At + WebhookSecretOverlapMillis
+	e.Secret = c.Secret
+	e.UpdatedAt = c.At
+	s.webhooks.endpoints.put(e)
+	return Result{WebhookEndpoint: &e}
+}
+
+// subject is the endpoint as an event subject: without its secrets.
+func (e WebhookEndpoint) subject() WebhookEndpoint {
+	e.Secret, e.PreviousSecret, e.PreviousUntil = "", "", 0
+	return e
+}
+
+func (c *SendWebhookTest) apply(s *State) Result {
+	e, err := s.liveEndpoint(c.OrgID, c.EndpointID)
+	if err != nil {
+		return Result{Err: err}
+	}
+	s.emit(c.At, e.OrgID, EventWebhookTest, e.ID, e.subject())
+	ev, _ := s.EventAt(s.EventCount())
+	d := s.newDelivery(ev, e.ID, true)
+	return Result{WebhookDelivery: &d}
+}
+
+func (c *RecordWebhookAttempt) apply(s *State) Result {
+	d, ok := s.webhooks.deliveries.get(c.DeliveryID)
+	if !ok {
+		return Result{Err: webhookDeliveryNotFound()}
+	}
+	if d.Status != DeliveryPending || c.Attempt != d.Attempts+1 {
+		return Result{Err: errorf(CodeConflict, "delivery %s is %s after %d attempts; attempt %d is stale",
+			d.ID, d.Status, d.Attempts, c.Attempt)}
+	}
+	msg := c.Error
+	if len(msg) > webhookErrorLenMax {
+		msg = msg[:webhookErrorLenMax]
+	}
+	d.Attempts++
+	d.Step++
+	d.LastStatusCode = c.StatusCode
+	d.LastError = msg
+	e, _ := s.webhooks.endpoints.get(d.EndpointID)
+	counts := !e.Deleted && e.Status == WebhookActive
+	if c.Succeeded {
+		d.Status, d.LastError, d.NextAttemptAt, d.CompletedAt = DeliverySuccess, "", 0, c.At
+		s.webhooks.putDelivery(d)
+		if counts && e.FailureCount != 0 {
+			e.FailureCount = 0
+			s.webhooks.endpoints.put(e)
+		}
+		return Result{WebhookDelivery: &d}
+	}
+	disabled := false
+	if counts {
+		e.FailureCount++
+		reason := ""
+		switch {
+		case c.StatusCode == 410:
+			reason = DisabledGone
+		case e.FailureCount >= WebhookFailuresMax:
+			reason = DisabledConsecutiveFailures
+		}
+		if reason != "" {
+			s.disableEndpoint(&e, reason, c.At, d.ID)
+			disabled = true
+		}
+		s.webhooks.endpoints.put(e)
+	}
+	if d.Test || c.RetryAt == 0 || disabled {
+		d.Status, d.NextAttemptAt, d.CompletedAt = DeliveryFailed, 0, c.At
+	} else {
+		d.NextAttemptAt = max(c.RetryAt, c.At)
+	}
+	s.webhooks.putDelivery(d)
+	return Result{WebhookDelivery: &d}
+}
+
+func (c *RetryWebhookDelivery) apply(s *State) Result {
+	d, ok := s.webhooks.deliveries.owned(c.OrgID, c.DeliveryID)
+	if !ok {
+		return Result{Err: webhookDeliveryNotFound()}
+	}
+	e, ok := s.webhooks.endpoints.get(d.EndpointID)
+	if !ok || e.Deleted {
+		return Result{Err: errorf(CodeBadRequest, "The delivery's webhook endpoint was deleted")}
+	}
+	if e.Status != WebhookActive {
+		return Result{Err: errorf(CodeBadRequest, "The webhook endpoint is disabled; set its status to active first")}
+	}
+	if d.Status == DeliverySuccess {
+		ev, _ := s.EventAt(d.EventSeq)
+		ev.At = c.At
+		n := s.newDelivery(ev, d.EndpointID, d.Test)
+		return Result{WebhookDelivery: &n}
+	}
+	d.Status, d.Step, d.NextAttemptAt, d.CompletedAt = DeliveryPending, 0, c.At, 0
+	s.webhooks.putDelivery(d)
+	return Result{WebhookDelivery: &d}
+}
+
+// Queries.
+
+// WebhookEndpoint returns an organization's endpoint, unless deleted.
+func (s *State) WebhookEndpoint(orgID, id string) (WebhookEndpoint, bool) {
+	e, err := s.liveEndpoint(orgID, id)
+	return e, err == nil
+}
+
+// WebhookEndpointByID returns an endpoint by id alone, deleted or not, for
+// the delivery engine.
+func (s *State) WebhookEndpointByID(id string) (WebhookEndpoint, bool) {
+	return s.webhooks.endpoints.get(id)
+}
+
+// WebhookEndpoints returns one page of an organization's endpoints, newest
+// first.
+func (s *State) WebhookEndpoints(orgID string, before Cursor, limit int) Page[WebhookEndpoint] {
+	return s.webhooks.endpoints.page(orgID, before, limit, func(e WebhookEndpoint) bool { return !e.Deleted })
+}
+
+// WebhookDelivery returns an organization's delivery.
+func (s *State) WebhookDelivery(orgID, id string) (WebhookDelivery, bool) {
+	return s.webhooks.deliveries.owned(orgID, id)
+}
+
+// WebhookDeliveryByID returns a delivery by id alone, for the engine.
+func (s *State) WebhookDeliveryByID(id string) (WebhookDelivery, bool) {
+	return s.webhooks.deliveries.get(id)
+}
+
+// DeliveryFilter selects deliveries in a list; zero fields match all.
+type DeliveryFilter struct {
+	EndpointID string
+	EventID    string
+	Status     DeliveryStatus
+}
+
+// WebhookDeliveries returns one page of an organization's deliveries,
+// newest first.
+func (s *State) WebhookDeliveries(orgID string, f DeliveryFilter, before Cursor, limit int) Page[WebhookDelivery] {
+	return s.webhooks.deliveries.page(orgID, before, limit, func(d WebhookDelivery) bool {
+		return (f.EndpointID == "" || d.EndpointID == f.EndpointID) &&
+			(f.EventID == "" || d.EventID == f.EventID) &&
+			(f.Status == 0 || d.Status == f.Status)
+	})
+}
+
+// WebhookDeliveryCount is the number of deliveries ever made.
+func (s *State) WebhookDeliveryCount() uint64 { return uint64(s.webhooks.deliveries.order.len()) }
+
+// WebhookDeliveryAt returns the delivery at seq (from 1), for the engine
+// that follows new deliveries in order.
+func (s *State) WebhookDeliveryAt(seq uint64) (WebhookDelivery, bool) {
+	if seq == 0 || seq > s.WebhookDeliveryCount() {
+		return WebhookDelivery{}, false
+	}
+	return s.webhooks.deliveries.get(s.webhooks.deliveries.order.at(int(seq - 1)))
+}
+
+// PendingWebhookDeliveries lists every pending delivery in creation order:
+// a new leader's work.
+func (s *State) PendingWebhookDeliveries() []WebhookDelivery {
+	out := make([]WebhookDelivery, 0, len(s.webhooks.pending))
+	for id := range s.webhooks.pending {
+		d, _ := s.webhooks.deliveries.get(id)
+		out = append(out, d)
+	}
+	slices.SortFunc(out, func(a, b WebhookDelivery) int {
+		switch {
+		case a.Seq < b.Seq:
+			return -1
+		case a.Seq > b.Seq:
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// Codecs.
+
+func (e *encoder) strs(v []string) {
+	e.uvarint(uint64(len(v)))
+	for _, s := range v {
+		e.str(s)
+	}
+}
+
+func (d *decoder) strs() []string {
+	n := d.count()
+	if n == 0 {
+		return nil
+	}
+	out := make([]string, 0, n)
+	for i := 0; i < n && d.err == nil; i++ {
+		out = append(out, d.str())
+	}
+	return out
+}
+
+func encodeWebhookEndpoint(e *encoder, w *WebhookEndpoint) {
+	e.str(w.ID)
+	e.str(w.OrgID)
+	e.str(w.URL)
+	e.str(w.Description)
+	e.strs(w.Events)
+	e.str(w.Status)
+	e.str(w.DisabledReason)
+	e.varint(w.FailureCount)
+	e.bool(w.Deleted)
+	e.str(w.Secret)
+	e.str(w.PreviousSecret)
+	e.varint(w.PreviousUntil)
+	e.varint(w.CreatedAt)
+	e.varint(w.UpdatedAt)
+}
+
+func decodeWebhookEndpoint(d *decoder) WebhookEndpoint {
+	return WebhookEndpoint{
+		ID: d.str(), OrgID: d.str(), URL: d.str(), Description: d.str(), Events: d.strs(),
+		Status: d.str(), DisabledReason: d.str(), FailureCount: d.varint(), Deleted: d.bool(),
+		Secret: d.str(), PreviousSecret: d.str(), PreviousUntil: d.varint(),
+		CreatedAt: d.varint(), UpdatedAt: d.varint(),
+	}
+}
+
+func encodeWebhookDelivery(e *encoder, w *WebhookDelivery) {
+	e.uvarint(w.Seq)
+	e.str(w.OrgID)
+	e.str(w.EndpointID)
+	e.uvarint(w.EventSeq)
+	e.str(w.EventType)
+	e.str(w.ResourceID)
+	e.bool(w.Test)
+	e.u8(uint8(w.Status))
+	e.varint(w.Attempts)
+	e.varint(w.Step)
+	e.varint(w.LastStatusCode)
+	e.str(w.LastError)
+	e.varint(w.NextAttemptAt)
+	e.varint(w.CompletedAt)
+	e.varint(w.CreatedAt)
+}
+
+func decodeWebhookDelivery(d *decoder) WebhookDelivery {
+	w := WebhookDelivery{
+		Seq: d.uvarint(), OrgID: d.str(), EndpointID: d.str(), EventSeq: d.uvarint(),
+		EventType: d.str(), ResourceID: d.str(), Test: d.bool(), Status: DeliveryStatus(d.u8()),
+		Attempts: d.varint(), Step: d.varint(), LastStatusCode: d.varint(), LastError: d.str(),
+		NextAttemptAt: d.varint(), CompletedAt: d.varint(), CreatedAt: d.varint(),
+	}
+	w.ID = DeliveryID(w.Seq)
+	w.EventID = EventID(w.EventSeq)
+	return w
+}
+
+func (c *CreateWebhookEndpoint) encode(e *encoder) {
+	e.varint(c.At)
+	e.str(c.ID)
+	e.str(c.OrgID)
+	e.str(c.URL)
+	e.str(c.Description)
+	e.strs(c.Events)
+	e.str(c.Secret)
+}
+
+func (c *UpdateWebhookEndpoint) encode(e *encoder) {
+	e.varint(c.At)
+	e.str(c.ID)
+	e.str(c.OrgID)
+	e.bool(c.SetURL)
+	e.str(c.URL)
+	e.bool(c.SetDescription)
+	e.str(c.Description)
+	e.bool(c.SetEvents)
+	e.strs(c.Events)
+	e.bool(c.SetStatus)
+	e.str(c.Status)
+}
+
+func (c *DeleteWebhookEndpoint) encode(e *encoder) {
+	e.varint(c.At)
+	e.str(c.ID)
+	e.str(c.OrgID)
+}
+
+func (c *RotateWebhookSecret) encode(e *encoder) {
+	e.varint(c.At)
+	e.str(c.ID)
+	e.str(c.OrgID)
+	e.str(c.Secret)
+}
+
+func (c *SendWebhookTest) encode(e *encoder) {
+	e.varint(c.At)
+	e.str(c.OrgID)
+	e.str(c.EndpointID)
+}
+
+func (c *RecordWebhookAttempt) encode(e *encoder) {
+	e.varint(c.At)
+	e.str(c.DeliveryID)
+	e.varint(c.Attempt)
+	e.bool(c.Succeeded)
+	e.varint(c.StatusCode)
+	e.str(c.Error)
+	e.varint(c.RetryAt)
+}
+
+func (c *RetryWebhookDelivery) encode(e *encoder) {
+	e.varint(c.At)
+	e.str(c.OrgID)
+	e.str(c.DeliveryID)
+}
+
+func (WebhookEndpoint) subjectKind() SubjectKind { return SubjectWebhookEndpoint }
+
+func init() {
+	registerCommand(KindCreateWebhookEndpoint, func(d *decoder) Command {
+		return &CreateWebhookEndpoint{At: d.varint(), ID: d.str(), OrgID: d.str(), URL: d.str(),
+			Description: d.str(), Events: d.strs(), Secret: d.str()}
+	})
+	registerCommand(KindUpdateWebhookEndpoint, func(d *decoder) Command {
+		return &UpdateWebhookEndpoint{At: d.varint(), ID: d.str(), OrgID: d.str(),
+			SetURL: d.bool(), URL: d.str(), SetDescription: d.bool(), Description: d.str(),
+			SetEvents: d.bool(), Events: d.strs(), SetStatus: d.bool(), Status: d.str()}
+	})
+	registerCommand(KindDeleteWebhookEndpoint, func(d *decoder) Command {
+		return &DeleteWebhookEndpoint{At: d.varint(), ID: d.str(), OrgID: d.str()}
+	})
+	registerCommand(KindRotateWebhookSecret, func(d *decoder) Command {
+		return &RotateWebhookSecret{At: d.varint(), ID: d.str(), OrgID: d.str(), Secret: d.str()}
+	})
+	registerCommand(KindSendWebhookTest, func(d *decoder) Command {
+		return &SendWebhookTest{At: d.varint(), OrgID: d.str(), EndpointID: d.str()}
+	})
+	registerCommand(KindRecordWebhookAttempt, func(d *decoder) Command {
+		return &RecordWebhookAttempt{At: d.varint(), DeliveryID: d.str(), Attempt: d.varint(),
+			Succeeded: d.bool(), StatusCode: d.varint(), Error: d.str(), RetryAt: d.varint()}
+	})
+	registerCommand(KindRetryWebhookDelivery, func(d *decoder) Command {
+		return &RetryWebhookDelivery{At: d.varint(), OrgID: d.str(), DeliveryID: d.str()}
+	})
+	registerSubject(SubjectWebhookEndpoint,
+		func(e *encoder, s Subject) { w := s.(WebhookEndpoint); encodeWebhookEndpoint(e, &w) },
+		func(d *decoder) Subject { return decodeWebhookEndpoint(d) })
+}
+
+// KindOfSubject returns the record type of an event's subject, for the
+// API's table of renderers.
+func KindOfSubject(s Subject) SubjectKind { return s.subjectKind() }
