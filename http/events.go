@@ -49,6 +49,9 @@ func init() {
 	// A dispute event carries the dispute as it was; its message thread is
 	// read live by GET /v1/disputes/{id} and is not part of the payload.
 	registerEventRenderer(ledger.SubjectDispute, renderAs(renderDispute))
+	registerEventRenderer(ledger.SubjectPaymentLink, renderAs(renderPaymentLink))
+	registerEventRenderer(ledger.SubjectPaymentPage, renderAs(renderPaymentPage))
+	registerEventRenderer(ledger.SubjectCheckoutSession, renderAs(renderCheckoutSession))
 
 	registerRoutes(
 		endpoint{fasthttp.MethodGet, "/v1/webhooks/events", ledger.ScopeWebhooksRead, (*call).listEvents, nil},

@@ -226,9 +226,13 @@ var volatile = []struct {
 	{"key", regexp.MustCompile(`key_[a-z0-9]{20}`)},
 	{"rcp", regexp.MustCompile(`rcp_[a-z0-9]{20}`)},
 	{"account", regexp.MustCompile(`\b[A-Z]{3,4}\d{8}\b`)},
-	// Virtual accounts, crypto addresses and deposits.
+	{"pl", regexp.MustCompile(`pl_[a-z0-9]{20}`)},
+	{"pp", regexp.MustCompile(`pp_[a-z0-9]{20}`)},
+	{"cs", regexp.MustCompile(`cs_[a-z0-9]{20}`)},
+	{"vad", regexp.MustCompile(`vad_[a-z0-9]{20}`)},
+	{"address", regexp.MustCompile(`0x[0-9a-f]{40}`)},
+	// Virtual accounts, crypto addresses and deposits (vad_ above).
 	{"va", regexp.MustCompile(`\bva_[a-z0-9]{20}`)},
-	{"vad", regexp.MustCompile(`\bvad_[a-z0-9]{20}`)},
 	{"cdp", regexp.MustCompile(`\bcdp_[a-z0-9]{20}`)},
 	{"addr", regexp.MustCompile(`\baddr_[a-z0-9]{20}`)},
 	{"cursor", regexp.MustCompile(`"nextCursor": "[A-Za-z0-9_-]+"`)},

@@ -51,6 +51,10 @@ type Config struct {
 	// source (503 rate_unavailable) on production until one is connected.
 	Rates rails.RateSource
 
+	// CheckoutURL is the base of payment links' and pages' hosted checkout
+	// addresses ({checkout_url}/<id>); one per process.
+	CheckoutURL string
+
 	// Names resolves account holder names (validation.go); by default the
 	// sandbox's, or none when NoProvider is set.
 	Names NameResolver
@@ -122,6 +126,7 @@ func New(cfg Config) *Server {
 	if cfg.Names == nil {
 		cfg.Names = defaultNames(cfg.NoProvider)
 	}
+	setCheckoutURL(cfg.CheckoutURL)
 	s := &Server{
 		cfg:        cfg,
 		limiter:    newRateLimiter(cfg.RateLimitPerSecond),

@@ -109,7 +109,8 @@ const (
 	EventDisputeClosed        = "dispute.closed"
 )
 
-// EventTypes lists every event type, in the contract's order.
+// EventTypes lists every event type an endpoint can subscribe to: the
+// contract's, in its order, then our own (see CheckoutEventTypes).
 var EventTypes = []string{
 	EventPayoutCompleted, EventPayoutFailed, EventConversionCompleted, EventAccountCredited,
 	EventCollectionPending, EventCollectionCompleted, EventCollectionFailed,

@@ -50,6 +50,7 @@ type State struct {
 	sections []section
 	events   *store[Event]
 	clocks   *store[Clock]
+	pl       *linkState // payment links, pages, checkout sessions (paymentlink.go)
 
 	// Virtual accounts, crypto addresses and their deposits (deposit.go).
 	deposits *depositState
@@ -134,6 +135,8 @@ func NewState() *State {
 
 	s.initWebhooks() // webhook.go
 
+	s.initPaymentLinks()
+
 	s.deposits = newDepositState(s) // virtual accounts, crypto addresses, deposits
 	return s
 }
@@ -152,6 +155,11 @@ type Result struct {
 	Collection   *Collection
 	Funding      *Funding
 	Clock        *Clock
+
+	PaymentLink     *PaymentLink
+	PaymentPage     *PaymentPage
+	CheckoutSession *CheckoutSession
+	CheckoutDeposit *CheckoutDeposit
 
 	// Recipients (recipient.go).
 	Recipient      *Recipient

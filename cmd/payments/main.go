@@ -87,6 +87,8 @@ type serveConfig struct {
 	webhookTimeout         time.Duration
 	webhookWorkers         int
 	webhookEndpointWorkers int
+
+	checkoutURL string
 }
 
 func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
@@ -112,6 +114,7 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	fs.DurationVar(&c.settlement, "sandbox-settlement", rails.DefaultSandboxTiming.Settlement, "sandbox: how long a simulated rail takes to settle")
 	fs.DurationVar(&c.commitTimeout, "commit-timeout", 10*time.Second, "how long a write waits for its commit before answering outcome_unknown")
 	fs.DurationVar(&c.drainTimeout, "drain-timeout", 15*time.Second, "on SIGTERM, how long to wait for requests in flight")
+	fs.StringVar(&c.checkoutURL, "checkout-url", "", "base address of hosted checkouts in payment links' url (default: http://<http-addr>/checkout)")
 	fs.StringVar(&c.debugAddr, "debug-addr", "", "if set, serve Go's pprof profiles on this loopback host:port (for operators)")
 	fs.DurationVar(&c.webhookTimeout, "webhook-timeout", 10*time.Second, "how long a webhook receiver has to answer one delivery attempt")
 	fs.IntVar(&c.webhookWorkers, "webhook-workers", 256, "webhook delivery attempts in flight at once, over all endpoints")
@@ -246,6 +249,10 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		}})
 	defer sys.Stop()
 
+	checkoutURL := cfg.checkoutURL
+	if checkoutURL == "" {
+		checkoutURL = "http://" + ln.Addr().String() + "/checkout"
+	}
 	server := api.New(api.Config{
 		Live:               live,
 		NoProvider:         live,
@@ -256,6 +263,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		Logger:             logger,
 		RateLimitPerSecond: cfg.rateLimit,
 		CommitTimeout:      cfg.commitTimeout,
+		CheckoutURL:        checkoutURL,
 	})
 
 	// Machine-readable lines on stdout: what an operator or a test needs.

@@ -1,0 +1,779 @@
+package ledger
+
+import (
+	"sort"
+	"strings"
+)
+
+// Payment links, payment pages and checkout sessions.
+//
+// A payment link is a single-use charge of a fixed amount for one customer:
+//
+//	active ──a payment covers the amount──▶ paid
+//	   ├─────expiresAt passes─────────────▶ expired
+//	   └─────PATCH status closed──────────▶ closed
+//
+// A payment page is a reusable checkout: every payer who starts one gets a
+// child link under the page (parentType payment_page), so each payment is
+// tracked on its own link. A page is active or closed; past its expiresAt it
+// stays active but refuses new child links.
+//
+// A checkout session is one attempt to pay a link with one method (see
+// checkout.go). Money reaches the merchant's balance only through a
+// collection, so collection.* and account.credited fire as for any other
+// inflow.
+//
+// Times on these records are on the organization's clock (OrgNow), so the
+// sandbox clock expires them.
+
+// Command kinds of payment links (40–49 of the money-movement range).
+const (
+	KindCreatePaymentLink     Kind = 40
+	KindUpdatePaymentLink     Kind = 41
+	KindCreatePaymentPage     Kind = 42
+	KindUpdatePaymentPage     Kind = 43
+	KindCreateCheckoutSession Kind = 44
+	KindCheckoutDeposit       Kind = 45
+)
+
+// Event subject kinds of payment links.
+const (
+	SubjectPaymentLink     SubjectKind = 8
+	SubjectCheckoutSession SubjectKind = 9
+	SubjectPaymentPage     SubjectKind = 10
+)
+
+// Event types of payment links and checkout sessions. They are ours: the
+// contract's list has none for links.
+const (
+	EventPaymentLinkPaid          = "payment_link.paid"
+	EventPaymentLinkExpired       = "payment_link.expired"
+	EventCheckoutSessionCompleted = "checkout_session.completed"
+	EventCheckoutSessionFailed    = "checkout_session.failed"
+	EventCheckoutSessionExpired   = "checkout_session.expired"
+)
+
+// CheckoutEventTypes lists the event types of this file. They are ours,
+// beyond the contract's list, and subscribable like the contract's (also
+// through "*"), so a merchant can follow links without polling.
+var CheckoutEventTypes = []string{
+	EventPaymentLinkPaid, EventPaymentLinkExpired,
+	EventCheckoutSessionCompleted, EventCheckoutSessionFailed, EventCheckoutSessionExpired,
+}
+
+func init() { EventTypes = append(EventTypes, CheckoutEventTypes...) }
+
+// CheckoutMethod is a way the payer can pay a link. Values are frozen.
+type CheckoutMethod uint8
+
+const (
+	CheckoutMobileMoney  CheckoutMethod = 1
+	CheckoutBankTransfer CheckoutMethod = 2
+	CheckoutCrypto       CheckoutMethod = 3
+	checkoutMethodEnd    CheckoutMethod = 4
+)
+
+var checkoutMethodNames = [...]string{"", "mobile_money", "bank_transfer", "crypto"}
+
+func (m CheckoutMethod) String() string {
+	if m == 0 || m >= checkoutMethodEnd {
+		return "unknown"
+	}
+	return checkoutMethodNames[m]
+}
+
+// ParseCheckoutMethod returns the method with the given API name.
+func ParseCheckoutMethod(name string) (CheckoutMethod, bool) {
+	for m := CheckoutMethod(1); m < checkoutMethodEnd; m++ {
+		if checkoutMethodNames[m] == name {
+			return m, true
+		}
+	}
+	return 0, false
+}
+
+// MethodSet is a set of checkout methods, one bit per method.
+type MethodSet uint8
+
+// Has reports whether m is in the set.
+func (s MethodSet) Has(m CheckoutMethod) bool { return s&(1<<m) != 0 }
+
+// With returns the set with m added.
+func (s MethodSet) With(m CheckoutMethod) MethodSet { return s | 1<<m }
+
+// Methods lists the set's methods in their fixed order.
+func (s MethodSet) Methods() []CheckoutMethod {
+	var out []CheckoutMethod
+	for m := CheckoutMethod(1); m < checkoutMethodEnd; m++ {
+		if s.Has(m) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// methodSetAll is every checkout method.
+const methodSetAll MethodSet = 1<<CheckoutMobileMoney | 1<<CheckoutBankTransfer | 1<<CheckoutCrypto
+
+func (s MethodSet) valid() bool { return s != 0 && s&^methodSetAll == 0 }
+
+// PaymentLinkStatus is where a link is in its life. Values are frozen.
+type PaymentLinkStatus uint8
+
+const (
+	PaymentLinkActive  PaymentLinkStatus = 1
+	PaymentLinkPaid    PaymentLinkStatus = 2
+	PaymentLinkExpired PaymentLinkStatus = 3
+	PaymentLinkClosed  PaymentLinkStatus = 4
+)
+
+var paymentLinkStatusNames = [...]string{"", "active", "paid", "expired", "closed"}
+
+func (s PaymentLinkStatus) String() string {
+	if int(s) < len(paymentLinkStatusNames) && s != 0 {
+		return paymentLinkStatusNames[s]
+	}
+	return "unknown"
+}
+
+// ParsePaymentLinkStatus returns the status with the given API name.
+func ParsePaymentLinkStatus(name string) (PaymentLinkStatus, bool) {
+	for i := 1; i < len(paymentLinkStatusNames); i++ {
+		if paymentLinkStatusNames[i] == name {
+			return PaymentLinkStatus(i), true
+		}
+	}
+	return 0, false
+}
+
+// PaymentPageStatus is active or closed. Values are frozen.
+type PaymentPageStatus uint8
+
+const (
+	PaymentPageActive PaymentPageStatus = 1
+	PaymentPageClosed PaymentPageStatus = 2
+)
+
+func (s PaymentPageStatus) String() string {
+	switch s {
+	case PaymentPageActive:
+		return "active"
+	case PaymentPageClosed:
+		return "closed"
+	}
+	return "unknown"
+}
+
+// CheckoutAppearance is what a link or page shows and accepts at checkout;
+// JSON values are canonical text ("" when absent). Comparable, so that a
+// repeated create can be told from a changed one.
+type CheckoutAppearance struct {
+	Title           string
+	Description     string
+	Methods         MethodSet
+	CryptoAssets    string // comma-separated tickers, in the caller's order
+	CryptoAssetsSet bool   // false: any supported asset
+	CustomFields    string // canonical JSON array, or ""
+	Branding        string // canonical JSON object, or ""
+	RedirectURL     string
+	Metadata        string // canonical JSON object, or ""
+	ExpiresAt       int64  // org clock, unix ms; 0 never
+}
+
+// AllowsAsset reports whether a stablecoin ticker may pay.
+func (a CheckoutAppearance) AllowsAsset(ticker string) bool {
+	if !a.CryptoAssetsSet {
+		return true
+	}
+	for _, t := range strings.Split(a.CryptoAssets, ",") {
+		if t == ticker {
+			return true
+		}
+	}
+	return false
+}
+
+// PaymentLinkSpec is what the caller asked for when creating a link.
+type PaymentLinkSpec struct {
+	Email      string
+	Currency   string
+	Amount     Minor
+	Appearance CheckoutAppearance
+}
+
+// PaymentLink is a single-use charge for one customer.
+type PaymentLink struct {
+	ID                string
+	OrgID             string
+	ParentID          string // the payment page that spawned it, or ""
+	CustomerReference string
+	// Spec is the link as created, for telling a repeated create from a
+	// changed one; Current is what updates have made of its appearance.
+	Spec    PaymentLinkSpec
+	Current CheckoutAppearance
+
+	Status        PaymentLinkStatus
+	StatusMessage string
+	TotalReceived Minor // gross, in the link currency
+
+	CreatedAt int64
+	UpdatedAt int64
+	PaidAt    int64
+}
+
+// Remaining is the amount still to pay, floored at zero.
+func (l PaymentLink) Remaining() Minor {
+	return max(0, l.Spec.Amount-l.TotalReceived)
+}
+
+// Overpayment is what was received beyond the amount.
+func (l PaymentLink) Overpayment() Minor {
+	return max(0, l.TotalReceived-l.Spec.Amount)
+}
+
+// PaymentPage is a reusable checkout that spawns one child link per payer.
+type PaymentPage struct {
+	ID       string
+	OrgID    string
+	Currency string
+	Amount   Minor // 0: the payer chooses
+	Current  CheckoutAppearance
+	Status   PaymentPageStatus
+
+	PaymentCount   int64 // child links paid
+	TotalCollected Minor // gross, across paid child links
+
+	CreatedAt int64
+	UpdatedAt int64
+}
+
+// Limits of payment links.
+const (
+	CheckoutSessionsPerLinkMax = 100
+)
+
+// CreatePaymentLink creates a link, or a page's child link when ParentID is
+// set: then the appearance and currency come from the page, and Amount from
+// the page unless the page leaves it to the payer.
+type CreatePaymentLink struct {
+	At                int64
+	ID                string
+	OrgID             string
+	ParentID          string
+	CustomerReference string
+	Spec              PaymentLinkSpec
+}
+
+// Fields an update sets (UpdatePaymentLink.Set, UpdatePaymentPage.Set).
+const (
+	AppearanceExpiresAt    uint16 = 1 << 0
+	AppearanceRedirectURL  uint16 = 1 << 1
+	AppearanceBranding     uint16 = 1 << 2
+	AppearanceMethods      uint16 = 1 << 3
+	AppearanceCryptoAssets uint16 = 1 << 4
+	AppearanceCustomFields uint16 = 1 << 5
+)
+
+// UpdatePaymentLink closes a link or changes its expiry, redirect or
+// branding. Amount, currency and email never change.
+type UpdatePaymentLink struct {
+	At         int64
+	OrgID      string
+	ID         string
+	Close      bool
+	Set        uint16
+	Appearance CheckoutAppearance // the fields Set names
+}
+
+// CreatePaymentPage creates a page.
+type CreatePaymentPage struct {
+	At         int64
+	ID         string
+	OrgID      string
+	Currency   string
+	Amount     Minor
+	Appearance CheckoutAppearance
+}
+
+// UpdatePaymentPage closes a page or changes what its checkout accepts and
+// shows. Amount and currency never change.
+type UpdatePaymentPage struct {
+	At         int64
+	OrgID      string
+	ID         string
+	Close      bool
+	Set        uint16
+	Appearance CheckoutAppearance
+}
+
+func (*CreatePaymentLink) Kind() Kind { return KindCreatePaymentLink }
+func (*UpdatePaymentLink) Kind() Kind { return KindUpdatePaymentLink }
+func (*CreatePaymentPage) Kind() Kind { return KindCreatePaymentPage }
+func (*UpdatePaymentPage) Kind() Kind { return KindUpdatePaymentPage }
+
+// linkState is the feature's part of State: its stores and the indexes
+// derived from them (rebuilt on restore).
+type linkState struct {
+	links    *store[PaymentLink]
+	pages    *store[PaymentPage]
+	sessions *store[CheckoutSession]
+	deposits *store[CheckoutDeposit]
+
+	linkByRef           map[orgKey]string
+	expiringLinks       map[string]struct{} // active links with an expiresAt
+	sessionsByLink      map[string][]string // oldest first
+	openSessions        map[string]struct{}
+	sessionByCollection map[string]string // mobile money collections
+	depositByRef        map[orgKey]string
+}
+
+func (s *State) initPaymentLinks() {
+	ls := &linkState{
+		linkByRef:           make(map[orgKey]string),
+		expiringLinks:       make(map[string]struct{}),
+		sessionsByLink:      make(map[string][]string),
+		openSessions:        make(map[string]struct{}),
+		sessionByCollection: make(map[string]string),
+		depositByRef:        make(map[orgKey]string),
+	}
+	ls.links = newStore("payment_links", func(l *PaymentLink) (string, string) { return l.ID, l.OrgID }, encodePaymentLink, decodePaymentLink)
+	ls.links.index = func(s *State, l PaymentLink) { s.pl.indexLink(l) }
+	ls.pages = newStore("payment_pages", func(p *PaymentPage) (string, string) { return p.ID, p.OrgID }, encodePaymentPage, decodePaymentPage)
+	ls.sessions = newStore("checkout_sessions", func(c *CheckoutSession) (string, string) { return c.ID, c.OrgID }, encodeCheckoutSession, decodeCheckoutSession)
+	ls.sessions.index = func(s *State, c CheckoutSession) { s.pl.indexSession(c) }
+	ls.deposits = newStore("checkout_deposits", func(d *CheckoutDeposit) (string, string) { return d.ID, d.OrgID }, encodeCheckoutDeposit, decodeCheckoutDeposit)
+	ls.deposits.index = func(s *State, d CheckoutDeposit) { s.pl.depositByRef[orgKey{d.OrgID, d.ExternalReference}] = d.ID }
+	s.pl = ls
+	s.sections = append(s.sections, ls.pages, ls.links, ls.sessions, ls.deposits)
+	s.expirers = append(s.expirers, expirer{due: checkoutExpiryDue, expire: expireCheckouts})
+	s.eventHooks = append(s.eventHooks, checkoutCollectionSettled)
+}
+
+func (ls *linkState) indexLink(l PaymentLink) {
+	if l.CustomerReference != "" {
+		ls.linkByRef[orgKey{l.OrgID, l.CustomerReference}] = l.ID
+	}
+	ls.trackExpiry(l)
+}
+
+func (ls *linkState) trackExpiry(l PaymentLink) {
+	if l.Status == PaymentLinkActive && l.Current.ExpiresAt != 0 {
+		ls.expiringLinks[l.ID] = struct{}{}
+	} else {
+		delete(ls.expiringLinks, l.ID)
+	}
+}
+
+func (ls *linkState) indexSession(c CheckoutSession) {
+	ls.sessionsByLink[c.LinkID] = append(ls.sessionsByLink[c.LinkID], c.ID)
+	if !c.Status.Terminal() {
+		ls.openSessions[c.ID] = struct{}{}
+	}
+	if c.CollectionID != "" {
+		ls.sessionByCollection[c.CollectionID] = c.ID
+	}
+}
+
+func init() {
+	registerCommand(KindCreatePaymentLink, func(d *decoder) Command {
+		return &CreatePaymentLink{At: d.varint(), ID: d.str(), OrgID: d.str(), ParentID: d.str(),
+			CustomerReference: d.str(), Spec: decodePaymentLinkSpec(d)}
+	})
+	registerCommand(KindUpdatePaymentLink, func(d *decoder) Command {
+		return &UpdatePaymentLink{At: d.varint(), OrgID: d.str(), ID: d.str(), Close: d.bool(),
+			Set: uint16(d.uvarint()), Appearance: decodeAppearance(d)}
+	})
+	registerCommand(KindCreatePaymentPage, func(d *decoder) Command {
+		return &CreatePaymentPage{At: d.varint(), ID: d.str(), OrgID: d.str(), Currency: d.str(),
+			Amount: d.minor(), Appearance: decodeAppearance(d)}
+	})
+	registerCommand(KindUpdatePaymentPage, func(d *decoder) Command {
+		return &UpdatePaymentPage{At: d.varint(), OrgID: d.str(), ID: d.str(), Close: d.bool(),
+			Set: uint16(d.uvarint()), Appearance: decodeAppearance(d)}
+	})
+	registerSubject(SubjectPaymentLink,
+		func(e *encoder, s Subject) { l := s.(PaymentLink); encodePaymentLink(e, &l) },
+		func(d *decoder) Subject { return decodePaymentLink(d) })
+	registerSubject(SubjectPaymentPage,
+		func(e *encoder, s Subject) { p := s.(PaymentPage); encodePaymentPage(e, &p) },
+		func(d *decoder) Subject { return decodePaymentPage(d) })
+}
+
+func (PaymentLink) subjectKind() SubjectKind { return SubjectPaymentLink }
+func (PaymentPage) subjectKind() SubjectKind { return SubjectPaymentPage }
+
+// Codecs. Field order is frozen.
+
+func encodeAppearance(e *encoder, a *CheckoutAppearance) {
+	e.str(a.Title)
+	e.str(a.Description)
+	e.u8(uint8(a.Methods))
+	e.str(a.CryptoAssets)
+	e.bool(a.CryptoAssetsSet)
+	e.str(a.CustomFields)
+	e.str(a.Branding)
+	e.str(a.RedirectURL)
+	e.str(a.Metadata)
+	e.varint(a.ExpiresAt)
+}
+
+func decodeAppearance(d *decoder) CheckoutAppearance {
+	return CheckoutAppearance{
+		Title: d.str(), Description: d.str(), Methods: MethodSet(d.u8()), CryptoAssets: d.str(),
+		CryptoAssetsSet: d.bool(), CustomFields: d.str(), Branding: d.str(), RedirectURL: d.str(),
+		Metadata: d.str(), ExpiresAt: d.varint(),
+	}
+}
+
+func encodePaymentLinkSpec(e *encoder, s *PaymentLinkSpec) {
+	e.str(s.Email)
+	e.str(s.Currency)
+	e.minor(s.Amount)
+	encodeAppearance(e, &s.Appearance)
+}
+
+func decodePaymentLinkSpec(d *decoder) PaymentLinkSpec {
+	return PaymentLinkSpec{Email: d.str(), Currency: d.str(), Amount: d.minor(), Appearance: decodeAppearance(d)}
+}
+
+func (c *CreatePaymentLink) encode(e *encoder) {
+	e.varint(c.At)
+	e.str(c.ID)
+	e.str(c.OrgID)
+	e.str(c.ParentID)
+	e.str(c.CustomerReference)
+	encodePaymentLinkSpec(e, &c.Spec)
+}
+
+func (c *UpdatePaymentLink) encode(e *encoder) {
+	e.varint(c.At)
+	e.str(c.OrgID)
+	e.str(c.ID)
+	e.bool(c.Close)
+	e.uvarint(uint64(c.Set))
+	encodeAppearance(e, &c.Appearance)
+}
+
+func (c *CreatePaymentPage) encode(e *encoder) {
+	e.varint(c.At)
+	e.str(c.ID)
+	e.str(c.OrgID)
+	e.str(c.Currency)
+	e.minor(c.Amount)
+	encodeAppearance(e, &c.Appearance)
+}
+
+func (c *UpdatePaymentPage) encode(e *encoder) {
+	e.varint(c.At)
+	e.str(c.OrgID)
+	e.str(c.ID)
+	e.bool(c.Close)
+	e.uvarint(uint64(c.Set))
+	encodeAppearance(e, &c.Appearance)
+}
+
+func encodePaymentLink(e *encoder, l *PaymentLink) {
+	e.str(l.ID)
+	e.str(l.OrgID)
+	e.str(l.ParentID)
+	e.str(l.CustomerReference)
+	encodePaymentLinkSpec(e, &l.Spec)
+	encodeAppearance(e, &l.Current)
+	e.u8(uint8(l.Status))
+	e.str(l.StatusMessage)
+	e.minor(l.TotalReceived)
+	e.varint(l.CreatedAt)
+	e.varint(l.UpdatedAt)
+	e.varint(l.PaidAt)
+}
+
+func decodePaymentLink(d *decoder) PaymentLink {
+	return PaymentLink{
+		ID: d.str(), OrgID: d.str(), ParentID: d.str(), CustomerReference: d.str(),
+		Spec: decodePaymentLinkSpec(d), Current: decodeAppearance(d),
+		Status: PaymentLinkStatus(d.u8()), StatusMessage: d.str(), TotalReceived: d.minor(),
+		CreatedAt: d.varint(), UpdatedAt: d.varint(), PaidAt: d.varint(),
+	}
+}
+
+func encodePaymentPage(e *encoder, p *PaymentPage) {
+	e.str(p.ID)
+	e.str(p.OrgID)
+	e.str(p.Currency)
+	e.minor(p.Amount)
+	encodeAppearance(e, &p.Current)
+	e.u8(uint8(p.Status))
+	e.varint(p.PaymentCount)
+	e.minor(p.TotalCollected)
+	e.varint(p.CreatedAt)
+	e.varint(p.UpdatedAt)
+}
+
+func decodePaymentPage(d *decoder) PaymentPage {
+	return PaymentPage{
+		ID: d.str(), OrgID: d.str(), Currency: d.str(), Amount: d.minor(), Current: decodeAppearance(d),
+		Status: PaymentPageStatus(d.u8()), PaymentCount: d.varint(), TotalCollected: d.minor(),
+		CreatedAt: d.varint(), UpdatedAt: d.varint(),
+	}
+}
+
+// Rules.
+
+func checkAppearance(a *CheckoutAppearance) *Error {
+	switch {
+	case a.Title == "":
+		return FieldInvalid("title", "is required")
+	case !a.Methods.valid():
+		return FieldInvalid("allowedMethods", "must name at least one of mobile_money, bank_transfer, crypto")
+	}
+	return nil
+}
+
+func (c *CreatePaymentLink) apply(s *State) Result {
+	if err := checkID(c.ID, "pl_"); err != nil {
+		return Result{Err: err}
+	}
+	if _, ok := s.orgs.get(c.OrgID); !ok {
+		return Result{Err: errorf(CodeNotFound, "Organization not found")}
+	}
+	now := s.OrgNow(c.OrgID, c.At)
+	spec := c.Spec
+	if c.ParentID != "" {
+		page, ok := s.pl.pages.owned(c.OrgID, c.ParentID)
+		if !ok {
+			return Result{Err: errorf(CodeNotFound, "Payment page not found")}
+		}
+		switch {
+		case page.Status != PaymentPageActive:
+			return Result{Err: errorf(CodeBadRequest, "Payment page %s is closed: it takes no new payments", page.ID)}
+		case page.Current.ExpiresAt != 0 && now >= page.Current.ExpiresAt:
+			return Result{Err: errorf(CodeBadRequest, "Payment page %s has expired: it takes no new payments", page.ID)}
+		case page.Amount != 0 && spec.Amount != 0 && spec.Amount != page.Amount:
+			return Result{Err: FieldInvalid("amount", "must be absent or equal to the page's fixed amount")}
+		}
+		if page.Amount != 0 {
+			spec.Amount = page.Amount
+		}
+		meta := spec.Appearance.Metadata
+		spec.Currency = page.Currency
+		spec.Appearance = page.Current
+		spec.Appearance.Metadata = meta
+	}
+	if _, ok := LookupCurrency(spec.Currency); !ok {
+		return Result{Err: FieldInvalid("currency", "is not a supported currency")}
+	}
+	if spec.Amount <= 0 || spec.Amount > AmountMax {
+		return Result{Err: FieldInvalid("amount", "is out of range")}
+	}
+	if spec.Email == "" {
+		return Result{Err: FieldInvalid("email", "is required")}
+	}
+	if err := checkAppearance(&spec.Appearance); err != nil {
+		return Result{Err: err}
+	}
+	if c.CustomerReference != "" {
+		if id, ok := s.pl.linkByRef[orgKey{c.OrgID, c.CustomerReference}]; ok {
+			l, _ := s.pl.links.get(id)
+			if l.Spec == spec && l.ParentID == c.ParentID {
+				return Result{Replayed: true, PaymentLink: &l}
+			}
+			return Result{Err: &Error{Code: CodeDuplicate,
+				Message:    "Payment link with this customerReference already exists",
+				ExistingID: l.ID}}
+		}
+	}
+	if spec.Appearance.ExpiresAt != 0 && spec.Appearance.ExpiresAt <= now {
+		return Result{Err: FieldInvalid("expiresAt", "must be in the future")}
+	}
+	if _, ok := s.pl.links.get(c.ID); ok {
+		return Result{Err: errorf(CodeConflict, "payment link %s already exists", c.ID)}
+	}
+	l := PaymentLink{
+		ID:                c.ID,
+		OrgID:             c.OrgID,
+		ParentID:          c.ParentID,
+		CustomerReference: c.CustomerReference,
+		Spec:              spec,
+		Current:           spec.Appearance,
+		Status:            PaymentLinkActive,
+		CreatedAt:         now,
+		UpdatedAt:         now,
+	}
+	s.pl.links.insert(l)
+	s.pl.indexLink(l)
+	return Result{PaymentLink: &l}
+}
+
+func (c *UpdatePaymentLink) apply(s *State) Result {
+	l, ok := s.pl.links.owned(c.OrgID, c.ID)
+	if !ok {
+		return Result{Err: errorf(CodeNotFound, "Payment link not found")}
+	}
+	now := s.OrgNow(c.OrgID, c.At)
+	if l.Status != PaymentLinkActive {
+		if c.Close && c.Set == 0 && l.Status == PaymentLinkClosed {
+			return Result{PaymentLink: &l} // closing a closed link changes nothing
+		}
+		return Result{Err: errorf(CodeBadRequest, "Payment link %s is %s: only an active link can be updated", l.ID, l.Status)}
+	}
+	if c.Set&AppearanceExpiresAt != 0 && c.Appearance.ExpiresAt != 0 && c.Appearance.ExpiresAt <= now {
+		return Result{Err: FieldInvalid("expiresAt", "must be in the future")}
+	}
+	if c.Set&AppearanceExpiresAt != 0 {
+		l.Current.ExpiresAt = c.Appearance.ExpiresAt
+	}
+	if c.Set&AppearanceRedirectURL != 0 {
+		l.Current.RedirectURL = c.Appearance.RedirectURL
+	}
+	if c.Set&AppearanceBranding != 0 {
+		l.Current.Branding = c.Appearance.Branding
+	}
+	l.UpdatedAt = now
+	if c.Close {
+		l.Status = PaymentLinkClosed
+		l.StatusMessage = "Closed by the merchant"
+	}
+	s.pl.links.put(l)
+	s.pl.trackExpiry(l)
+	if c.Close {
+		s.endOpenSessions(c.At, l.ID, SessionFailed, "The payment link was closed")
+	}
+	return Result{PaymentLink: &l}
+}
+
+func (c *CreatePaymentPage) apply(s *State) Result {
+	if err := checkID(c.ID, "pp_"); err != nil {
+		return Result{Err: err}
+	}
+	if _, ok := s.orgs.get(c.OrgID); !ok {
+		return Result{Err: errorf(CodeNotFound, "Organization not found")}
+	}
+	if _, ok := LookupCurrency(c.Currency); !ok {
+		return Result{Err: FieldInvalid("currency", "is not a supported currency")}
+	}
+	if c.Amount < 0 || c.Amount > AmountMax {
+		return Result{Err: FieldInvalid("amount", "is out of range")}
+	}
+	if err := checkAppearance(&c.Appearance); err != nil {
+		return Result{Err: err}
+	}
+	now := s.OrgNow(c.OrgID, c.At)
+	if c.Appearance.ExpiresAt != 0 && c.Appearance.ExpiresAt <= now {
+		return Result{Err: FieldInvalid("expiresAt", "must be in the future")}
+	}
+	if _, ok := s.pl.pages.get(c.ID); ok {
+		return Result{Err: errorf(CodeConflict, "payment page %s already exists", c.ID)}
+	}
+	p := PaymentPage{
+		ID: c.ID, OrgID: c.OrgID, Currency: c.Currency, Amount: c.Amount, Current: c.Appearance,
+		Status: PaymentPageActive, CreatedAt: now, UpdatedAt: now,
+	}
+	s.pl.pages.insert(p)
+	return Result{PaymentPage: &p}
+}
+
+func (c *UpdatePaymentPage) apply(s *State) Result {
+	p, ok := s.pl.pages.owned(c.OrgID, c.ID)
+	if !ok {
+		return Result{Err: errorf(CodeNotFound, "Payment page not found")}
+	}
+	now := s.OrgNow(c.OrgID, c.At)
+	if p.Status == PaymentPageClosed {
+		if c.Close && c.Set == 0 {
+			return Result{PaymentPage: &p}
+		}
+		return Result{Err: errorf(CodeBadRequest, "Payment page %s is closed: it can no longer be updated", p.ID)}
+	}
+	a := p.Current
+	if c.Set&AppearanceMethods != 0 {
+		a.Methods = c.Appearance.Methods
+	}
+	if c.Set&AppearanceCryptoAssets != 0 {
+		a.CryptoAssets, a.CryptoAssetsSet = c.Appearance.CryptoAssets, c.Appearance.CryptoAssetsSet
+	}
+	if c.Set&AppearanceCustomFields != 0 {
+		a.CustomFields = c.Appearance.CustomFields
+	}
+	if c.Set&AppearanceRedirectURL != 0 {
+		a.RedirectURL = c.Appearance.RedirectURL
+	}
+	if c.Set&AppearanceBranding != 0 {
+		a.Branding = c.Appearance.Branding
+	}
+	if c.Set&AppearanceExpiresAt != 0 {
+		if c.Appearance.ExpiresAt != 0 && c.Appearance.ExpiresAt <= now {
+			return Result{Err: FieldInvalid("expiresAt", "must be in the future")}
+		}
+		a.ExpiresAt = c.Appearance.ExpiresAt
+	}
+	if err := checkAppearance(&a); err != nil {
+		return Result{Err: err}
+	}
+	p.Current = a
+	if c.Close {
+		p.Status = PaymentPageClosed
+	}
+	p.UpdatedAt = now
+	s.pl.pages.put(p)
+	return Result{PaymentPage: &p}
+}
+
+// Reads.
+
+// PaymentLink returns an organization's link by id.
+func (s *State) PaymentLink(orgID, id string) (PaymentLink, bool) { return s.pl.links.owned(orgID, id) }
+
+// PaymentLinkSessions returns a link's checkout sessions, newest first.
+func (s *State) PaymentLinkSessions(linkID string) []CheckoutSession {
+	ids := s.pl.sessionsByLink[linkID]
+	out := make([]CheckoutSession, 0, len(ids))
+	for i := len(ids) - 1; i >= 0; i-- {
+		c, _ := s.pl.sessions.get(ids[i])
+		out = append(out, c)
+	}
+	return out
+}
+
+// PaymentLinkFilter selects links in a list; zero fields match everything.
+type PaymentLinkFilter struct {
+	Status            PaymentLinkStatus
+	ParentID          string
+	DirectOnly        bool // links created directly, without a parent
+	ChildOnly         bool // links spawned by a payment page
+	Email             string
+	CustomerReference string
+}
+
+// PaymentLinks lists an organization's links, newest first.
+func (s *State) PaymentLinks(orgID string, f PaymentLinkFilter, before Cursor, limit int) Page[PaymentLink] {
+	return s.pl.links.page(orgID, before, limit, func(l PaymentLink) bool {
+		return (f.Status == 0 || l.Status == f.Status) &&
+			(f.ParentID == "" || l.ParentID == f.ParentID) &&
+			(!f.ChildOnly || l.ParentID != "") &&
+			(!f.DirectOnly || l.ParentID == "") &&
+			(f.Email == "" || l.Spec.Email == f.Email) &&
+			(f.CustomerReference == "" || l.CustomerReference == f.CustomerReference)
+	})
+}
+
+// PaymentPage returns an organization's page by id.
+func (s *State) PaymentPage(orgID, id string) (PaymentPage, bool) { return s.pl.pages.owned(orgID, id) }
+
+// PaymentPages lists an organization's pages, newest first; status 0 lists
+// every page.
+func (s *State) PaymentPages(orgID string, status PaymentPageStatus, before Cursor, limit int) Page[PaymentPage] {
+	return s.pl.pages.page(orgID, before, limit, func(p PaymentPage) bool {
+		return status == 0 || p.Status == status
+	})
+}
+
+// checkoutOrder returns a set's keys in order, so that transitions made from a
+// map happen in the same order on every replica.
+func checkoutOrder(m map[string]struct{}) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,397 @@
+package ledger
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"errors"
+	"reflect"
+	"testing"
+)
+
+func newLinkTestState(t *testing.T) *State {
+	t.Helper()
+	s := NewState()
+	hash := sha256.Sum256([]byte("k"))
+	if r := s.Apply(&CreateOrganization{At: 1, ID: "org_a", Name: "A", Key: CreateAPIKey{At: 1, ID: "key_a", OrgID: "org_a", Hash: string(hash[:])}}); r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	return s
+}
+
+func plLinkSpec(amount Minor) PaymentLinkSpec {
+	return PaymentLinkSpec{Email: "ama@example.com", Currency: "GHS", Amount: amount, Appearance: CheckoutAppearance{
+		Title: "Invoice 1", Methods: MethodSet(0).With(CheckoutMobileMoney).With(CheckoutBankTransfer).With(CheckoutCrypto),
+	}}
+}
+
+func plApply(t *testing.T, s *State, cmd Command) Result {
+	t.Helper()
+	r := s.Apply(cmd)
+	if r.Err != nil {
+		t.Fatalf("%T: %v", cmd, r.Err)
+	}
+	if err := s.Check(); err != nil {
+		t.Fatalf("after %T: %v", cmd, err)
+	}
+	return r
+}
+
+func plBankSession(id, link string, dest Minor) *CreateCheckoutSession {
+	return &CreateCheckoutSession{At: 10, ID: id, OrgID: "org_a", LinkID: link, Method: CheckoutBankTransfer,
+		OriginCurrency: "GHS", OriginAmount: dest, DestAmount: dest, DepositAccount: "9900000001", DepositBank: "Sandbox Bank"}
+}
+
+func plMobileSession(id, link, col string, dest Minor) *CreateCheckoutSession {
+	return &CreateCheckoutSession{At: 10, ID: id, OrgID: "org_a", LinkID: link, Method: CheckoutMobileMoney,
+		MethodCode: "gh_mtn", PayerNumber: "233241234567", OriginCurrency: "GHS", OriginAmount: dest, DestAmount: dest,
+		CollectionID: col, MethodType: "mobile_money", Fee: CollectionFee("mobile_money", dest)}
+}
+
+func plDeposit(ref, session string, amount Minor, n string) *CheckoutDepositCommand {
+	return &CheckoutDepositCommand{At: 20, OrgID: "org_a", SessionID: session, Amount: amount, ExternalReference: ref,
+		DepositID: "vad_" + n, CollectionID: "col_d" + n}
+}
+
+func plEventTypes(s *State, from uint64) []string {
+	var out []string
+	for seq := from + 1; seq <= s.EventCount(); seq++ {
+		ev, _ := s.EventAt(seq)
+		out = append(out, ev.Type)
+	}
+	return out
+}
+
+func plBalance(s *State, cur string) Minor {
+	a, _ := s.AccountFor("org_a", cur)
+	return a.Total
+}
+
+// Bad commands are refused with their code and change nothing.
+func TestPaymentLinkRejectsBadInput(t *testing.T) {
+	s := newLinkTestState(t)
+	plApply(t, s, &CreatePaymentLink{At: 2, ID: "pl_1", OrgID: "org_a", CustomerReference: "inv-1", Spec: plLinkSpec(25_000)})
+	plApply(t, s, plBankSession("cs_1", "pl_1", 25_000))
+	plApply(t, s, mmSessionLinkSetup(s))
+	noMethods := plLinkSpec(100)
+	noMethods.Appearance.Methods = 0
+	bankOnly := plLinkSpec(100)
+	bankOnly.Appearance.Methods = MethodSet(0).With(CheckoutBankTransfer)
+	plApply(t, s, &CreatePaymentLink{At: 2, ID: "pl_bank", OrgID: "org_a", Spec: bankOnly})
+	changed := plLinkSpec(25_001)
+	for _, tc := range []struct {
+		name string
+		cmd  Command
+		want error
+	}{
+		{"changed repeat", &CreatePaymentLink{At: 3, ID: "pl_2", OrgID: "org_a", CustomerReference: "inv-1", Spec: changed}, ErrDuplicate},
+		{"no methods", &CreatePaymentLink{At: 3, ID: "pl_3", OrgID: "org_a", Spec: noMethods}, ErrValidation},
+		{"zero amount", &CreatePaymentLink{At: 3, ID: "pl_3", OrgID: "org_a", Spec: plLinkSpec(0)}, ErrValidation},
+		{"bad id", &CreatePaymentLink{At: 3, ID: "x_3", OrgID: "org_a", Spec: plLinkSpec(1)}, ErrValidation},
+		{"unknown page", &CreatePaymentLink{At: 3, ID: "pl_3", OrgID: "org_a", ParentID: "pp_x", Spec: plLinkSpec(1)}, ErrNotFound},
+		{"unknown link", plBankSession("cs_9", "pl_none", 1), ErrNotFound},
+		{"stale price", plBankSession("cs_9", "pl_1", 1), ErrConflict},
+		{"method not allowed", plMobileSession("cs_9", "pl_bank", "col_9", 100), ErrValidation},
+		{"deposit unknown session", plDeposit("d1", "cs_none", 0, "1"), ErrNotFound},
+		{"deposit into mobile money", plDeposit("d1", "cs_mm", 0, "1"), &Error{Code: CodeBadRequest}},
+		{"deposit without reference", plDeposit("", "cs_1", 0, "1"), ErrValidation},
+		{"update unknown link", &UpdatePaymentLink{At: 3, OrgID: "org_a", ID: "pl_none", Close: true}, ErrNotFound},
+		{"update in the past", &UpdatePaymentLink{At: 3, OrgID: "org_a", ID: "pl_1", Set: AppearanceExpiresAt, Appearance: CheckoutAppearance{ExpiresAt: 2}}, ErrValidation},
+		{"another org's link", &UpdatePaymentLink{At: 3, OrgID: "org_b", ID: "pl_1", Close: true}, ErrNotFound},
+	} {
+		before := encodeSnapshot(t, s)
+		events := s.EventCount()
+		r := s.Apply(tc.cmd)
+		if !errors.Is(r.Err, tc.want) {
+			t.Fatalf("%s: got %v, want %v", tc.name, r.Err, tc.want)
+		}
+		if !bytes.Equal(encodeSnapshot(t, s), before) || s.EventCount() != events {
+			t.Fatalf("%s: a rejected command changed the state", tc.name)
+		}
+	}
+	// A repeat with the same request returns the link.
+	r := s.Apply(&CreatePaymentLink{At: 4, ID: "pl_4", OrgID: "org_a", CustomerReference: "inv-1", Spec: plLinkSpec(25_000)})
+	if r.Err != nil || !r.Replayed || r.PaymentLink.ID != "pl_1" {
+		t.Fatalf("repeat: %+v", r)
+	}
+}
+
+// mmSessionLinkSetup makes a link with a processing mobile money session
+// cs_mm, for deposit refusals.
+func mmSessionLinkSetup(s *State) Command {
+	s.Apply(&CreatePaymentLink{At: 2, ID: "pl_mm", OrgID: "org_a", Spec: plLinkSpec(500)})
+	return plMobileSession("cs_mm", "pl_mm", "col_mm", 500)
+}
+
+// A bank-transfer session paid in two deposits: the first leaves the
+// session open, the second overpays; the link is paid, the overpayment
+// recorded, and the balance credited with exactly what arrived.
+func TestBankTransferCheckout(t *testing.T) {
+	s := newLinkTestState(t)
+	plApply(t, s, &CreatePaymentLink{At: 2, ID: "pl_1", OrgID: "org_a", Spec: plLinkSpec(25_000)})
+	plApply(t, s, plBankSession("cs_1", "pl_1", 25_000))
+	ev := s.EventCount()
+	r := plApply(t, s, plDeposit("d1", "cs_1", 10_000, "1"))
+	if got := plEventTypes(s, ev); !reflect.DeepEqual(got, []string{EventCollectionCompleted, EventAccountCredited}) {
+		t.Fatalf("events %v", got)
+	}
+	if r.Collection.Type != "virtual_account" || r.Collection.Spec.Amount != 10_000 || r.Collection.Status != CollectionCompleted {
+		t.Fatalf("collection %+v", r.Collection)
+	}
+	l, _ := s.PaymentLink("org_a", "pl_1")
+	sess, _ := s.CheckoutSession("org_a", "cs_1")
+	if l.Status != PaymentLinkActive || l.Remaining() != 15_000 || sess.Status != SessionAwaitingTransfer || plBalance(s, "GHS") != 10_000 {
+		t.Fatalf("after a partial deposit: link %+v session %+v", l, sess)
+	}
+	// The same reference replays; the same reference for another amount
+	// conflicts.
+	if r := s.Apply(plDeposit("d1", "cs_1", 10_000, "9")); !r.Replayed || r.CheckoutDeposit.ID != "vad_1" {
+		t.Fatalf("replay: %+v", r)
+	}
+	if r := s.Apply(plDeposit("d1", "cs_1", 10_001, "9")); !errors.Is(r.Err, ErrConflict) {
+		t.Fatalf("changed replay: %+v", r)
+	}
+	ev = s.EventCount()
+	plApply(t, s, plDeposit("d2", "cs_1", 20_000, "2"))
+	want := []string{EventCollectionCompleted, EventAccountCredited, EventCheckoutSessionCompleted, EventPaymentLinkPaid}
+	if got := plEventTypes(s, ev); !reflect.DeepEqual(got, want) {
+		t.Fatalf("events %v, want %v", got, want)
+	}
+	l, _ = s.PaymentLink("org_a", "pl_1")
+	sess, _ = s.CheckoutSession("org_a", "cs_1")
+	if l.Status != PaymentLinkPaid || l.TotalReceived != 30_000 || l.Overpayment() != 5_000 || l.Remaining() != 0 {
+		t.Fatalf("link %+v", l)
+	}
+	if sess.Status != SessionComplete || sess.Received != 30_000 || plBalance(s, "GHS") != 30_000 {
+		t.Fatalf("session %+v balance %d", sess, plBalance(s, "GHS"))
+	}
+	// A paid link takes no more sessions, and its session no deposits.
+	if r := s.Apply(plBankSession("cs_2", "pl_1", 0)); !errors.Is(r.Err, &Error{Code: CodeBadRequest}) {
+		t.Fatalf("session on a paid link: %v", r.Err)
+	}
+	if r := s.Apply(plDeposit("d3", "cs_1", 0, "3")); !errors.Is(r.Err, &Error{Code: CodeBadRequest}) {
+		t.Fatalf("deposit on a complete session: %v", r.Err)
+	}
+}
+
+// A mobile money session charges the payer through a collection; its
+// settlement settles the session and the link in the same Apply.
+func TestMobileMoneyCheckout(t *testing.T) {
+	s := newLinkTestState(t)
+	plApply(t, s, &CreatePaymentLink{At: 2, ID: "pl_1", OrgID: "org_a", Spec: plLinkSpec(25_000)})
+	r := plApply(t, s, plMobileSession("cs_1", "pl_1", "col_1", 25_000))
+	if r.Collection == nil || r.Collection.Status != CollectionPending || r.Collection.Spec.Amount != 25_000 || r.CheckoutSession.Status != SessionProcessing {
+		t.Fatalf("result %+v", r)
+	}
+	// A processing charge blocks a switch.
+	if r := s.Apply(plBankSession("cs_2", "pl_1", 25_000)); !errors.Is(r.Err, &Error{Code: CodeBadRequest}) {
+		t.Fatalf("switch during a charge: %v", r.Err)
+	}
+	// It fails: the session fails, the link stays active.
+	plApply(t, s, &SettleCollection{At: 30, ID: "col_1", Completed: false, Message: "declined"})
+	sess, _ := s.CheckoutSession("org_a", "cs_1")
+	if sess.Status != SessionFailed || sess.StatusMessage != "declined" {
+		t.Fatalf("session %+v", sess)
+	}
+	plApply(t, s, plMobileSession("cs_3", "pl_1", "col_3", 25_000))
+	ev := s.EventCount()
+	plApply(t, s, &SettleCollection{At: 40, ID: "col_3", Completed: true})
+	want := []string{EventCollectionCompleted, EventCheckoutSessionCompleted, EventPaymentLinkPaid, EventAccountCredited}
+	if got := plEventTypes(s, ev); !reflect.DeepEqual(got, want) {
+		t.Fatalf("events %v, want %v", got, want)
+	}
+	l, _ := s.PaymentLink("org_a", "pl_1")
+	fee := CollectionFee("mobile_money", 25_000)
+	if l.Status != PaymentLinkPaid || l.TotalReceived != 25_000 || plBalance(s, "GHS") != 25_000-fee {
+		t.Fatalf("link %+v, balance %d", l, plBalance(s, "GHS"))
+	}
+	if got := s.PaymentLinkSessions("pl_1"); len(got) != 2 || got[0].ID != "cs_3" || got[0].Status != SessionComplete || got[1].ID != "cs_1" {
+		t.Fatalf("sessions newest first: %+v", got)
+	}
+}
+
+// A stablecoin session for a link in another currency: instalments in the
+// coin credit exactly the link amount in the link currency.
+func TestCryptoCheckoutConverts(t *testing.T) {
+	s := newLinkTestState(t)
+	plApply(t, s, &CreatePaymentLink{At: 2, ID: "pl_1", OrgID: "org_a", Spec: plLinkSpec(25_000)})
+	// 250.00 GHS at 15.444 GHS per USDT: 16.187516 USDT (rounded up).
+	cmd := &CreateCheckoutSession{At: 10, ID: "cs_1", OrgID: "org_a", LinkID: "pl_1", Method: CheckoutCrypto,
+		MethodCode: "usdt_tron", Chain: "tron", OriginCurrency: "USDT", OriginAmount: 16_187_516, DestAmount: 25_000,
+		Rate: "15.444", DepositAccount: "Tsandbox"}
+	plApply(t, s, cmd)
+	plApply(t, s, plDeposit("d1", "cs_1", 6_000_000, "1"))
+	plApply(t, s, plDeposit("d2", "cs_1", 0, "2")) // the rest
+	l, _ := s.PaymentLink("org_a", "pl_1")
+	sess, _ := s.CheckoutSession("org_a", "cs_1")
+	if l.Status != PaymentLinkPaid || l.TotalReceived != 25_000 || plBalance(s, "GHS") != 25_000 || sess.OriginReceived != 16_187_516 {
+		t.Fatalf("link %+v session %+v balance %d", l, sess, plBalance(s, "GHS"))
+	}
+	if _, ok := s.AccountFor("org_a", "USDT"); ok {
+		t.Fatal("a USDT balance was opened: the link credits its own currency")
+	}
+	// An asset the link does not accept is refused.
+	only := plLinkSpec(100)
+	only.Appearance.CryptoAssets, only.Appearance.CryptoAssetsSet = "USDC", true
+	plApply(t, s, &CreatePaymentLink{At: 2, ID: "pl_2", OrgID: "org_a", Spec: only})
+	bad := *cmd
+	bad.ID, bad.LinkID, bad.DestAmount = "cs_2", "pl_2", 100
+	if r := s.Apply(&bad); !errors.Is(r.Err, ErrValidation) {
+		t.Fatalf("unaccepted asset: %v", r.Err)
+	}
+}
+
+// Sessions and links expire on the organization's clock: advancing it
+// expires them at once, with their events.
+func TestCheckoutExpiry(t *testing.T) {
+	s := newLinkTestState(t)
+	spec := plLinkSpec(25_000)
+	spec.Appearance.ExpiresAt = 2 + 3_600_000 // an hour after creation
+	plApply(t, s, &CreatePaymentLink{At: 2, ID: "pl_1", OrgID: "org_a", Spec: plLinkSpec(25_000)})
+	plApply(t, s, &CreatePaymentLink{At: 2, ID: "pl_2", OrgID: "org_a", Spec: spec})
+	plApply(t, s, plMobileSession("cs_1", "pl_1", "col_1", 25_000))
+	plApply(t, s, plBankSession("cs_2", "pl_2", 25_000))
+	if s.ExpiryDue(10 + CheckoutLifetimeMobileMoney - 1) {
+		t.Fatal("due before the deadline")
+	}
+	// Five minutes pass on the organization's clock.
+	ev := s.EventCount()
+	plApply(t, s, &AdvanceClock{At: 11, OrgID: "org_a", Millis: CheckoutLifetimeMobileMoney})
+	if got := plEventTypes(s, ev); !reflect.DeepEqual(got, []string{EventCheckoutSessionExpired}) {
+		t.Fatalf("events %v", got)
+	}
+	if c, _ := s.CheckoutSession("org_a", "cs_1"); c.Status != SessionExpired {
+		t.Fatalf("mobile money session %+v", c)
+	}
+	if c, _ := s.CheckoutSession("org_a", "cs_2"); c.Status != SessionAwaitingTransfer {
+		t.Fatalf("bank session expired early: %+v", c)
+	}
+	// The approval arrives late: the money is credited and counted on the
+	// link, which is paid by it.
+	plApply(t, s, &SettleCollection{At: 12, ID: "col_1", Completed: true})
+	if l, _ := s.PaymentLink("org_a", "pl_1"); l.Status != PaymentLinkPaid {
+		t.Fatalf("late approval: %+v", l)
+	}
+	// An hour passes: the link pl_2 expires, and its session with it.
+	ev = s.EventCount()
+	plApply(t, s, &AdvanceClock{At: 13, OrgID: "org_a", Millis: 3_600_000})
+	if got := plEventTypes(s, ev); !reflect.DeepEqual(got, []string{EventPaymentLinkExpired, EventCheckoutSessionExpired}) {
+		t.Fatalf("events %v", got)
+	}
+	if s.ExpiryDue(13) {
+		t.Fatal("still due after expiring")
+	}
+	if r := s.Apply(plDeposit("d1", "cs_2", 0, "1")); !errors.Is(r.Err, &Error{Code: CodeBadRequest}) {
+		t.Fatalf("deposit into an expired session: %v", r.Err)
+	}
+}
+
+// Opening a session fails the open one (the payer switched); closing the
+// link fails the rest.
+func TestCheckoutSwitchAndClose(t *testing.T) {
+	s := newLinkTestState(t)
+	plApply(t, s, &CreatePaymentLink{At: 2, ID: "pl_1", OrgID: "org_a", Spec: plLinkSpec(25_000)})
+	plApply(t, s, plBankSession("cs_1", "pl_1", 25_000))
+	plApply(t, s, plBankSession("cs_2", "pl_1", 25_000))
+	if c, _ := s.CheckoutSession("org_a", "cs_1"); c.Status != SessionFailed {
+		t.Fatalf("switched session %+v", c)
+	}
+	r := plApply(t, s, &UpdatePaymentLink{At: 3, OrgID: "org_a", ID: "pl_1", Close: true})
+	if r.PaymentLink.Status != PaymentLinkClosed {
+		t.Fatalf("closed %+v", r.PaymentLink)
+	}
+	if c, _ := s.CheckoutSession("org_a", "cs_2"); c.Status != SessionFailed {
+		t.Fatalf("session of a closed link %+v", c)
+	}
+	if r := s.Apply(&UpdatePaymentLink{At: 3, OrgID: "org_a", ID: "pl_1", Set: AppearanceRedirectURL}); !errors.Is(r.Err, &Error{Code: CodeBadRequest}) {
+		t.Fatalf("update of a closed link: %v", r.Err)
+	}
+}
+
+// A page spawns child links that inherit it; a paid child counts on the
+// page; a closed page spawns none.
+func TestPaymentPageChildren(t *testing.T) {
+	s := newLinkTestState(t)
+	app := plLinkSpec(0).Appearance
+	plApply(t, s, &CreatePaymentPage{At: 2, ID: "pp_1", OrgID: "org_a", Currency: "GHS", Appearance: app})
+	r := plApply(t, s, &CreatePaymentLink{At: 3, ID: "pl_1", OrgID: "org_a", ParentID: "pp_1",
+		Spec: PaymentLinkSpec{Email: "kofi@example.com", Amount: 5_000}})
+	l := r.PaymentLink
+	if l.Spec.Currency != "GHS" || l.Current.Title != app.Title || l.ParentID != "pp_1" {
+		t.Fatalf("child %+v", l)
+	}
+	if r := s.Apply(&CreatePaymentLink{At: 3, ID: "pl_2", OrgID: "org_a", ParentID: "pp_1",
+		Spec: PaymentLinkSpec{Email: "kofi@example.com"}}); !errors.Is(r.Err, ErrValidation) {
+		t.Fatalf("open-amount page without an amount: %v", r.Err)
+	}
+	plApply(t, s, plBankSession("cs_1", "pl_1", 5_000))
+	plApply(t, s, plDeposit("d1", "cs_1", 0, "1"))
+	p, _ := s.PaymentPage("org_a", "pp_1")
+	if p.PaymentCount != 1 || p.TotalCollected != 5_000 {
+		t.Fatalf("page %+v", p)
+	}
+	if got := s.PaymentLinks("org_a", PaymentLinkFilter{ParentID: "pp_1"}, CursorStart, 10); len(got.Items) != 1 {
+		t.Fatalf("children %+v", got)
+	}
+	plApply(t, s, &UpdatePaymentPage{At: 4, OrgID: "org_a", ID: "pp_1", Close: true})
+	if r := s.Apply(&CreatePaymentLink{At: 5, ID: "pl_3", OrgID: "org_a", ParentID: "pp_1",
+		Spec: PaymentLinkSpec{Email: "kofi@example.com", Amount: 1}}); !errors.Is(r.Err, &Error{Code: CodeBadRequest}) {
+		t.Fatalf("child of a closed page: %v", r.Err)
+	}
+}
+
+// The feature's records survive a snapshot with their indexes, and its
+// commands survive the log codec.
+func TestPaymentLinkSnapshotAndCodec(t *testing.T) {
+	s := newLinkTestState(t)
+	spec := plLinkSpec(25_000)
+	spec.Appearance.CryptoAssets, spec.Appearance.CryptoAssetsSet = "USDT,USDC", true
+	spec.Appearance.Metadata, spec.Appearance.Branding, spec.Appearance.ExpiresAt = `{"a":1}`, `{"accentColor":"#fff"}`, 99_999_999
+	cmds := []Command{
+		&CreatePaymentPage{At: 2, ID: "pp_1", OrgID: "org_a", Currency: "GHS", Amount: 700, Appearance: spec.Appearance},
+		&CreatePaymentLink{At: 2, ID: "pl_1", OrgID: "org_a", CustomerReference: "inv-1", Spec: spec},
+		&UpdatePaymentLink{At: 3, OrgID: "org_a", ID: "pl_1", Set: AppearanceRedirectURL | AppearanceBranding, Appearance: CheckoutAppearance{RedirectURL: "https://x.example"}},
+		&UpdatePaymentPage{At: 3, OrgID: "org_a", ID: "pp_1", Set: AppearanceMethods, Appearance: CheckoutAppearance{Methods: MethodSet(0).With(CheckoutCrypto)}},
+		plMobileSession("cs_1", "pl_1", "col_1", 25_000),
+		&SettleCollection{At: 5, ID: "col_1", Completed: false},
+		plBankSession("cs_2", "pl_1", 25_000),
+		plDeposit("d1", "cs_2", 100, "1"),
+	}
+	var log [][]byte
+	for _, c := range cmds {
+		plApply(t, s, c)
+		log = append(log, EncodeBatch(nil, []Command{c}))
+	}
+	replay := NewState()
+	replay.Apply(&CreateOrganization{At: 1, ID: "org_a", Name: "A", Key: CreateAPIKey{At: 1, ID: "key_a", OrgID: "org_a", Hash: string(func() []byte { h := sha256.Sum256([]byte("k")); return h[:] }())}})
+	for i, entry := range log {
+		got, err := DecodeBatch(entry)
+		if err != nil || !reflect.DeepEqual(got[0], cmds[i]) {
+			t.Fatalf("command %d round trip: %v %#v", i, err, got)
+		}
+		replay.Apply(got[0])
+	}
+	snap := encodeSnapshot(t, s)
+	if !bytes.Equal(encodeSnapshot(t, replay), snap) {
+		t.Fatal("replaying the log gave another state")
+	}
+	r, err := Restore(bytes.NewReader(snap))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(encodeSnapshot(t, r), snap) {
+		t.Fatal("restore changed the state")
+	}
+	// The derived indexes came back: references replay, sessions list.
+	if res := r.Apply(&CreatePaymentLink{At: 9, ID: "pl_9", OrgID: "org_a", CustomerReference: "inv-1", Spec: spec}); !res.Replayed {
+		t.Fatalf("customerReference after restore: %+v", res)
+	}
+	if res := r.Apply(plDeposit("d1", "cs_2", 100, "7")); !res.Replayed {
+		t.Fatalf("deposit reference after restore: %+v", res)
+	}
+	if got := r.PaymentLinkSessions("pl_1"); len(got) != 2 || got[0].ID != "cs_2" {
+		t.Fatalf("sessions after restore: %+v", got)
+	}
+	if !r.ExpiryDue(1 << 40) {
+		t.Fatal("open session not tracked after restore")
+	}
+}
