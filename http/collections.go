@@ -135,13 +135,15 @@ func (c *call) getCollectionByReference() {
 
 // listCollections: GET /v1/collections.
 func (c *call) listCollections() {
-	limit, before, e := pageParams(c.ctx, listCollections, 20)
+	kind := collectionListKind(c.ctx) // deposit filters page their own list (deposits.go)
+	limit, before, e := pageParams(c.ctx, kind, 20)
 	if e != nil {
 		c.fail(e)
 		return
 	}
 	var f ledger.CollectionFilter
 	var p problems
+	depositCollectionFilter(c.ctx, &f, &p)
 	if v, ok := query(c.ctx, "status"); ok {
 		if f.Status, ok = ledger.ParseCollectionStatus(v); !ok {
 			p.add("status", "must be one of pending, completed, failed")
@@ -176,5 +178,5 @@ func (c *call) listCollections() {
 	}
 	var page ledger.Page[ledger.Collection]
 	c.s.cfg.Actors.Read(func(s *ledger.State) { page = s.Collections(c.org, f, before, limit) })
-	c.ok(fasthttp.StatusOK, newList(listCollections, page, renderCollection))
+	c.ok(fasthttp.StatusOK, newList(kind, page, renderCollection))
 }

@@ -212,8 +212,8 @@ type normalizer struct {
 // "# normalize: kind…" line names them, because the same shapes appear as
 // fixed values in other files (a Tron address saved in a recipient).
 var optInVolatile = map[string]*regexp.Regexp{
-	"address": regexp.MustCompile(`\bT[1-9A-HJ-NP-Za-km-z]{33}\b`), // an order's Tron deposit address
-	"va":      regexp.MustCompile(`\b98\d{8}\b`),                   // an order's sandbox virtual account number
+	"tron":     regexp.MustCompile(`\bT[1-9A-HJ-NP-Za-km-z]{33}\b`), // an order's Tron deposit address
+	"vanumber": regexp.MustCompile(`\b98\d{8}\b`),                   // an order's sandbox virtual account number
 }
 
 var normalizeLine = regexp.MustCompile(`(?m)^# normalize: (.*)$`)
@@ -263,6 +263,10 @@ var volatile = []struct {
 	{"cs", regexp.MustCompile(`cs_[a-z0-9]{20}`)},
 	{"vad", regexp.MustCompile(`vad_[a-z0-9]{20}`)},
 	{"address", regexp.MustCompile(`0x[0-9a-f]{40}`)},
+	// Virtual accounts, crypto addresses and deposits (vad_ above).
+	{"va", regexp.MustCompile(`\bva_[a-z0-9]{20}`)},
+	{"cdp", regexp.MustCompile(`\bcdp_[a-z0-9]{20}`)},
+	{"addr", regexp.MustCompile(`\baddr_[a-z0-9]{20}`)},
 	{"cursor", regexp.MustCompile(`"nextCursor": "[A-Za-z0-9_-]+"`)},
 	// Webhooks (webhook ids whd_ and wev_ follow the log, so they are stable).
 	{"whe", regexp.MustCompile(`whe_[a-z0-9]{20}`)},

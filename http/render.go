@@ -180,7 +180,7 @@ type collectionJSON struct {
 
 type collectionFromJSON struct {
 	AccountNumber string         `json:"accountNumber"`
-	Code          string         `json:"code"`
+	Code          *string        `json:"code"` // null on deposits
 	Amount        string         `json:"amount"`
 	Currency      string         `json:"currency"`
 	KYC           jsontext.Value `json:"kyc"`
@@ -204,7 +204,7 @@ func renderCollection(c *ledger.Collection) collectionJSON {
 		Status: c.Status.String(),
 		From: collectionFromJSON{
 			AccountNumber: c.Spec.PayerNumber,
-			Code:          c.Spec.Method,
+			Code:          optional(c.Spec.Method),
 			Amount:        amt,
 			Currency:      c.Spec.Currency,
 			KYC:           objectOrEmpty(c.Spec.KYC),
@@ -212,6 +212,7 @@ func renderCollection(c *ledger.Collection) collectionJSON {
 		To:                collectionToJSON{AccountNumber: optional(c.AccountNumber), Amount: amt, Currency: c.Spec.Currency},
 		Fee:               moneyJSON{Amount: money(c.Fee, c.Spec.Currency), Currency: c.Spec.Currency},
 		Rate:              "1",
+		Details:           depositDetails(c), // null on charges
 		Narration:         optional(c.Spec.Narration),
 		ExternalReference: optional(c.ExternalReference),
 		Metadata:          objectOrEmpty(c.Spec.Metadata),

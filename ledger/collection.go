@@ -70,6 +70,12 @@ type Collection struct {
 	UpdatedAt   int64
 	CompletedAt int64
 	FailedAt    int64
+
+	// Deposit is set on collections made by a deposit into a virtual
+	// account or to a crypto address (deposit.go). It is not in the
+	// collection's frozen codec: the deposits store holds it and joins it
+	// back on restore. Deposits are immutable; never write through it.
+	Deposit *Deposit
 }
 
 // collectionFeeBasisPoints is the collection fee by method type.
@@ -154,7 +160,9 @@ func (s *State) createCollection(c *CreateCollection) Result {
 
 func (s *State) indexCollection(col Collection) {
 	indexOf(s.collectionsByOrg, col.OrgID).append(col.ID)
-	s.collectionByRef[orgKey{col.OrgID, col.ExternalReference}] = col.ID
+	if col.ExternalReference != "" { // deposits have none
+		s.collectionByRef[orgKey{col.OrgID, col.ExternalReference}] = col.ID
+	}
 	if !col.Status.Terminal() {
 		s.openCollections[col.ID] = struct{}{}
 	}
@@ -226,12 +234,21 @@ type CollectionFilter struct {
 	ExternalReference string
 	CreatedFrom       int64 // unix ms, inclusive; 0 for no bound
 	CreatedTo         int64 // unix ms, inclusive; 0 for no bound
+
+	// Deposits into one virtual account or crypto address (deposit.go).
+	VirtualAccountID string
+	CryptoAddressID  string
 }
 
 // Collections lists an organization's collections newest first.
 func (s *State) Collections(orgID string, f CollectionFilter, before Cursor, limit int) Page[Collection] {
-	return page(s.collectionsByOrg[orgID], before, limit, s.collections.get, func(c Collection) bool {
-		return (f.Status == 0 || c.Status == f.Status) &&
+	ids := s.collectionsByOrg[orgID]
+	if l, ok := s.depositCollections(&f); ok { // a shorter list: that source's deposits
+		ids = l
+	}
+	return page(ids, before, limit, s.collections.get, func(c Collection) bool {
+		return c.OrgID == orgID && f.matchesDepositSource(&c) &&
+			(f.Status == 0 || c.Status == f.Status) &&
 			(f.Type == "" || c.Type == f.Type) &&
 			(f.Method == "" || c.Spec.Method == f.Method) &&
 			(f.Currency == "" || c.Spec.Currency == f.Currency) &&

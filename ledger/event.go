@@ -41,9 +41,11 @@ const (
 	SubjectAccount    SubjectKind = 3
 )
 
-func (Payout) subjectKind() SubjectKind     { return SubjectPayout }
-func (Collection) subjectKind() SubjectKind { return SubjectCollection }
-func (Account) subjectKind() SubjectKind    { return SubjectAccount }
+func (Payout) subjectKind() SubjectKind { return SubjectPayout }
+
+// Collection's subjectKind is in deposit.go: a deposit's collection has a
+// kind of its own.
+func (Account) subjectKind() SubjectKind { return SubjectAccount }
 
 type subjectCodec struct {
 	encode func(*encoder, Subject)

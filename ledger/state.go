@@ -52,6 +52,9 @@ type State struct {
 	clocks   *store[Clock]
 	pl       *linkState // payment links, pages, checkout sessions (paymentlink.go)
 
+	// Virtual accounts, crypto addresses and their deposits (deposit.go).
+	deposits *depositState
+
 	// expirers make deadline-driven transitions (see clock.go).
 	expirers []expirer
 
@@ -135,6 +138,8 @@ func NewState() *State {
 	s.initWebhooks() // webhook.go
 
 	s.initPaymentLinks()
+
+	s.deposits = newDepositState(s) // virtual accounts, crypto addresses, deposits
 	s.registerOrders()
 	return s
 }
@@ -175,6 +180,10 @@ type Result struct {
 	WebhookEndpoint *WebhookEndpoint
 	WebhookDelivery *WebhookDelivery
 
+	// Virtual accounts, crypto addresses and deposits (deposit.go).
+	VirtualAccount *VirtualAccount
+	CryptoAddress  *CryptoAddress
+	Deposit        *Deposit // with Collection, the collection it made
 	// Orders (order.go).
 	Order *Order
 }

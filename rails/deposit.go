@@ -2,10 +2,8 @@ package rails
 
 import (
 	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"math/big"
-	"strings"
 
 	"payments/ledger"
 )
@@ -22,22 +20,6 @@ import (
 // ten digits in a range of their own, easy to tell from a real account.
 const sandboxVirtualAccountPrefix = "98"
 
-// chainNames are the display names of the chains the catalogue lists.
-var chainNames = map[string]string{
-	"tron": "Tron", "ethereum": "Ethereum", "solana": "Solana", "stellar": "Stellar", "base": "Base",
-}
-
-// ChainName is the display name of a chain id ("solana" → "Solana").
-func ChainName(chain string) string {
-	if n, ok := chainNames[chain]; ok {
-		return n
-	}
-	if chain == "" {
-		return ""
-	}
-	return strings.ToUpper(chain[:1]) + chain[1:]
-}
-
 // SandboxDepositInstructions provisions an order's instructions for origin
 // method m. accountName is the name a virtual account shows (the
 // organization's); payer is the phone a mobile money prompt goes to.
@@ -50,9 +32,13 @@ func SandboxDepositInstructions(m Method, accountName, payer string) (ledger.Ord
 		}
 		return ledger.OrderInstructions{Type: ledger.InstructionsCrypto, Chain: ChainName(m.Chain), Address: addr, Tag: tag}, nil
 	case "bank":
+		bank, ok := DefaultCatalogue().VirtualAccountBank(m.Currency)
+		if !ok {
+			bank = "Sandbox Bank " + m.Country
+		}
 		return ledger.OrderInstructions{
 			Type:          ledger.InstructionsVirtualAccount,
-			Bank:          "Sandbox Bank " + m.Country,
+			Bank:          bank,
 			AccountNumber: sandboxVirtualAccountPrefix + depositDigits(8),
 			AccountName:   accountName,
 		}, nil
@@ -62,28 +48,19 @@ func SandboxDepositInstructions(m Method, accountName, payer string) (ledger.Ord
 	return ledger.OrderInstructions{}, fmt.Errorf("rails: method %s of type %s takes no deposits", m.Code, m.Type)
 }
 
-// newDepositAddress draws an address on chain; tag is the memo the sender
-// must include on chains where deposit addresses are shared (Stellar).
+// newDepositAddress draws an address on chain, from a fresh random seed
+// through the deposit address generator; tag is the memo the sender must
+// include on chains where deposit addresses are shared (Stellar).
 func newDepositAddress(chain string) (addr, tag string, err error) {
-	switch chain {
-	case "tron":
-		var account [20]byte
-		rand.Read(account[:])
-		return TronAddress(account), "", nil
-	case "ethereum", "base":
-		var account [20]byte
-		rand.Read(account[:])
-		return EVMChecksumAddress("0x" + hex.EncodeToString(account[:])), "", nil
-	case "solana":
-		var key [32]byte
-		rand.Read(key[:])
-		return SolanaAddress(key), "", nil
-	case "stellar":
-		var key [32]byte
-		rand.Read(key[:])
-		return StellarAddress(key), depositDigits(9), nil
+	seed := make([]byte, 32)
+	rand.Read(seed)
+	if addr, err = DepositAddress(chain, seed); err != nil {
+		return "", "", err
 	}
-	return "", "", fmt.Errorf("rails: no deposit addresses on chain %q", chain)
+	if ch, ok := DefaultCatalogue().ParseChain(chain); ok && ch.RequiresMemo {
+		tag = DepositTag(seed)
+	}
+	return addr, tag, nil
 }
 
 // depositDigits returns n decimal digits, the first not zero.

@@ -25,7 +25,7 @@ func TestSandboxDepositAddresses(t *testing.T) {
 				t.Fatalf("%s: %s: %v", m.Code, in.Address, err)
 			}
 			if m.Chain == "stellar" {
-				if err := ValidateTag(m.Chain, in.Tag); err != nil || len(in.Tag) != 9 || in.Tag[0] == '0' {
+				if err := ValidateTag(m.Chain, in.Tag); err != nil || len(in.Tag) != 10 || in.Tag[0] == '0' {
 					t.Fatalf("stellar memo %q: %v", in.Tag, err)
 				}
 			} else if in.Tag != "" {

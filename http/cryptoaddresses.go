@@ -1,0 +1,236 @@
+package http
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/goccy/go-json/jsontext"
+	"github.com/valyala/fasthttp"
+
+	"payments/actors"
+	"payments/ledger"
+	"payments/rails"
+)
+
+// Crypto addresses: POST, GET (list), GET one and PATCH (metadata).
+// Creating and changing need collections:write, reading collections:read.
+
+func init() {
+	registerRoutes(
+		endpoint{fasthttp.MethodPost, "/v1/crypto-addresses", ledger.ScopeCollectionsWrite, (*call).createCryptoAddress, nil},
+		endpoint{fasthttp.MethodGet, "/v1/crypto-addresses", ledger.ScopeCollectionsRead, (*call).listCryptoAddresses, nil},
+		endpoint{fasthttp.MethodGet, "/v1/crypto-addresses/{id}", ledger.ScopeCollectionsRead, (*call).getCryptoAddress, nil},
+		endpoint{fasthttp.MethodPatch, "/v1/crypto-addresses/{id}", ledger.ScopeCollectionsWrite, (*call).updateCryptoAddress, nil},
+	)
+}
+
+type cryptoAddressJSON struct {
+	ID                string         `json:"id"`
+	Currency          string         `json:"currency"`
+	Chain             string         `json:"chain"`
+	Address           string         `json:"address"`
+	Tag               *string        `json:"tag"`
+	ExternalReference *string        `json:"externalReference"`
+	Metadata          jsontext.Value `json:"metadata"`
+	CreatedAt         string         `json:"createdAt"`
+	UpdatedAt         string         `json:"updatedAt"`
+}
+
+type cryptoAddressBody struct {
+	Address cryptoAddressJSON `json:"address"`
+}
+
+func renderCryptoAddress(a *ledger.CryptoAddress) cryptoAddressJSON {
+	return cryptoAddressJSON{
+		ID:                a.ID,
+		Currency:          a.Currency,
+		Chain:             rails.ChainName(a.Chain),
+		Address:           a.Address,
+		Tag:               optional(a.Tag),
+		ExternalReference: optional(a.ExternalReference),
+		Metadata:          objectOrEmpty(a.Metadata),
+		CreatedAt:         timestamp(a.CreatedAt),
+		UpdatedAt:         timestamp(a.UpdatedAt),
+	}
+}
+
+type createCryptoAddressBody struct {
+	Currency          *string    `json:"currency"`
+	Chain             *string    `json:"chain"`
+	ExternalReference *string    `json:"externalReference"`
+	Metadata          jsonObject `json:"metadata"`
+}
+
+// depositChain reads a chain's code or name, in any case.
+func (c *call) depositChain(p *problems, field string, v *string, required bool) (rails.Chain, bool) {
+	if v == nil || *v == "" {
+		if required {
+			p.add(field, "is required")
+		}
+		return rails.Chain{}, false
+	}
+	ch, ok := c.s.cfg.Catalogue.ParseChain(*v)
+	if !ok {
+		p.add(field, "must be one of "+strings.Join(c.s.cfg.Catalogue.ChainNames(), ", "))
+	}
+	return ch, ok
+}
+
+// depositSeed is what the sandbox derives an organization's addresses and
+// deposit references from: its place in creation order, so that they are
+// the same for the same sequence of requests (and golden files need not
+// mask them). Sandbox addresses hold nothing, so being guessable is fine.
+func (c *call) depositSeed() (string, bool) {
+	var n uint64
+	var ok bool
+	c.s.cfg.Actors.Read(func(s *ledger.State) { n, ok = s.OrganizationNumber(c.org) })
+	if !ok {
+		c.fail(&ledger.Error{Code: ledger.CodeNotFound, Message: "Organization not found"})
+		return "", false
+	}
+	return "organization " + strconv.FormatUint(n, 10) + "\x00", true
+}
+
+// createCryptoAddress: POST /v1/crypto-addresses. One address per currency
+// and chain: asking again answers the existing address, unchanged, with 201
+// (as for a new one) and the header idempotent-replayed: true.
+func (c *call) createCryptoAddress() {
+	if !c.railsAvailable() {
+		return
+	}
+	var req createCryptoAddressBody
+	if !c.decode(&req) {
+		return
+	}
+	var p problems
+	cur, curOK := p.currency("currency", req.Currency, true)
+	chain, chainOK := c.depositChain(&p, "chain", req.Chain, true)
+	if curOK && chainOK {
+		if _, ok := c.s.cfg.Catalogue.DepositNetwork(cur.Code, chain.Code); !ok {
+			p.add("chain", cur.Code+" on "+chain.Name+" takes no deposits; supported: "+c.s.cfg.Catalogue.DepositNetworks())
+		}
+	}
+	ref := p.text("externalReference", req.ExternalReference, false, referenceLenMax)
+	if e := checkMetadata("metadata", req.Metadata); e != nil {
+		p = append(p, e.Fields...)
+	}
+	if e := p.err(); e != nil {
+		c.fail(e)
+		return
+	}
+	seed, ok := c.depositSeed()
+	if !ok {
+		return
+	}
+	address, err := rails.DepositAddress(chain.Code, []byte(seed+chain.Code))
+	if err != nil {
+		c.fail(ledger.FieldInvalid("chain", err.Error()))
+		return
+	}
+	var tag string
+	if chain.RequiresMemo {
+		tag = rails.DepositTag([]byte(seed + cur.Code + "\x00" + chain.Code))
+	}
+	r := c.depositsPropose(&ledger.CreateCryptoAddress{
+		At:                c.s.cfg.Actors.Now().UnixMilli(),
+		ID:                actors.NewID("addr_"),
+		OrgID:             c.org,
+		Currency:          cur.Code,
+		Chain:             chain.Code,
+		Address:           address,
+		Tag:               tag,
+		ExternalReference: ref,
+		Metadata:          req.Metadata.raw,
+	})
+	switch {
+	case r.Err != nil:
+		c.fail(errorFromActors(r.Err))
+	case r.Result.Err != nil:
+		c.fail(r.Result.Err)
+	default:
+		if r.Result.Replayed {
+			c.ctx.Response.Header.Set("idempotent-replayed", "true")
+		}
+		c.ok(fasthttp.StatusCreated, &cryptoAddressBody{renderCryptoAddress(r.Result.CryptoAddress)})
+	}
+}
+
+// getCryptoAddress: GET /v1/crypto-addresses/{id}.
+func (c *call) getCryptoAddress() {
+	id, e := pathParam(c.ctx, "id")
+	if e != nil {
+		c.fail(e)
+		return
+	}
+	var a ledger.CryptoAddress
+	var found bool
+	c.s.cfg.Actors.Read(func(s *ledger.State) { a, found = s.CryptoAddress(c.org, id) })
+	if !found {
+		c.fail(notFound("Crypto address"))
+		return
+	}
+	c.ok(fasthttp.StatusOK, &cryptoAddressBody{renderCryptoAddress(&a)})
+}
+
+// listCryptoAddresses: GET /v1/crypto-addresses, filters currency, chain and
+// externalReference.
+func (c *call) listCryptoAddresses() {
+	limit, before, e := pageParams(c.ctx, listCryptoAddresses, 20)
+	if e != nil {
+		c.fail(e)
+		return
+	}
+	var f ledger.CryptoAddressFilter
+	var p problems
+	if v, ok := query(c.ctx, "currency"); ok {
+		if _, known := ledger.LookupCurrency(v); !known {
+			p.add("currency", "is not a supported currency")
+		}
+		f.Currency = v
+	}
+	if v, ok := query(c.ctx, "chain"); ok {
+		ch, _ := c.depositChain(&p, "chain", &v, false)
+		f.Chain = ch.Code
+	}
+	f.ExternalReference, _ = query(c.ctx, "externalReference")
+	if e := p.err(); e != nil {
+		c.fail(e)
+		return
+	}
+	var page ledger.Page[ledger.CryptoAddress]
+	c.s.cfg.Actors.Read(func(s *ledger.State) { page = s.CryptoAddresses(c.org, f, before, limit) })
+	c.ok(fasthttp.StatusOK, newList(listCryptoAddresses, page, renderCryptoAddress))
+}
+
+type updateCryptoAddressBody struct {
+	Metadata jsonObject `json:"metadata"`
+}
+
+// updateCryptoAddress: PATCH /v1/crypto-addresses/{id}, body {metadata}.
+// The metadata given replaces the old ({} clears it); the address itself
+// never changes.
+func (c *call) updateCryptoAddress() {
+	id, e := pathParam(c.ctx, "id")
+	if e != nil {
+		c.fail(e)
+		return
+	}
+	var req updateCryptoAddressBody
+	if !c.decode(&req) {
+		return
+	}
+	if !req.Metadata.set {
+		c.fail(ledger.FieldInvalid("metadata", "is required: the JSON object to keep ({} clears it), the only field that can change"))
+		return
+	}
+	if e := checkMetadata("metadata", req.Metadata); e != nil {
+		c.fail(e)
+		return
+	}
+	metadata := req.Metadata.raw
+	if metadata == "{}" {
+		metadata = ""
+	}
+	r := c.depositsPropose(&ledger.UpdateCryptoAddress{At: c.s.cfg.Actors.Now().UnixMilli(), ID: id, OrgID: c.org, Metadata: metadata})
+	c.depositsUpdated(r, func(res *ledger.Result) any { return &cryptoAddressBody{renderCryptoAddress(res.CryptoAddress)} })
+}

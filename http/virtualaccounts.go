@@ -1,0 +1,206 @@
+package http
+
+import (
+	"strings"
+
+	"github.com/goccy/go-json/jsontext"
+	"github.com/valyala/fasthttp"
+
+	"payments/actors"
+	"payments/ledger"
+)
+
+// Virtual accounts: POST, GET (list), GET one and PATCH (pause or
+// reactivate). Creating and changing need collections:write, reading
+// collections:read: a virtual account exists to collect.
+
+func init() {
+	registerRoutes(
+		endpoint{fasthttp.MethodPost, "/v1/virtual-accounts", ledger.ScopeCollectionsWrite, (*call).createVirtualAccount, nil},
+		endpoint{fasthttp.MethodGet, "/v1/virtual-accounts", ledger.ScopeCollectionsRead, (*call).listVirtualAccounts, nil},
+		endpoint{fasthttp.MethodGet, "/v1/virtual-accounts/{id}", ledger.ScopeCollectionsRead, (*call).getVirtualAccount, nil},
+		endpoint{fasthttp.MethodPatch, "/v1/virtual-accounts/{id}", ledger.ScopeCollectionsWrite, (*call).updateVirtualAccount, nil},
+	)
+}
+
+// Cursor kinds of this feature's lists (see pagination.go).
+const (
+	listVirtualAccounts    listKind = 'V'
+	listCryptoAddresses    listKind = 'A'
+	listDepositCollections listKind = 'D' // collections filtered by virtual account or address
+)
+
+type virtualAccountJSON struct {
+	ID                string         `json:"id"`
+	Status            string         `json:"status"`
+	Currency          string         `json:"currency"`
+	Bank              string         `json:"bank"`
+	AccountNumber     string         `json:"accountNumber"`
+	AccountName       string         `json:"accountName"`
+	ExternalReference *string        `json:"externalReference"`
+	Metadata          jsontext.Value `json:"metadata"`
+	CreatedAt         string         `json:"createdAt"`
+	UpdatedAt         string         `json:"updatedAt"`
+}
+
+type virtualAccountBody struct {
+	VirtualAccount virtualAccountJSON `json:"virtualAccount"`
+}
+
+func renderVirtualAccount(v *ledger.VirtualAccount) virtualAccountJSON {
+	return virtualAccountJSON{
+		ID:                v.ID,
+		Status:            v.Status.String(),
+		Currency:          v.Currency,
+		Bank:              v.Bank,
+		AccountNumber:     v.AccountNumber,
+		AccountName:       v.AccountName,
+		ExternalReference: optional(v.ExternalReference),
+		Metadata:          objectOrEmpty(v.Metadata),
+		CreatedAt:         timestamp(v.CreatedAt),
+		UpdatedAt:         timestamp(v.UpdatedAt),
+	}
+}
+
+type createVirtualAccountBody struct {
+	Currency          *string    `json:"currency"`
+	ExternalReference *string    `json:"externalReference"`
+	Metadata          jsonObject `json:"metadata"`
+}
+
+// depositsPropose commits a command of this feature and waits for it.
+func (c *call) depositsPropose(cmd ledger.Command) actors.Reply {
+	ctx, cancel := c.commitContext()
+	defer cancel()
+	return c.s.cfg.Actors.Propose(ctx, cmd)
+}
+
+// createVirtualAccount: POST /v1/virtual-accounts. With an
+// externalReference it is idempotent per currency: the same reference and
+// currency again answer the existing account with 200.
+func (c *call) createVirtualAccount() {
+	if !c.railsAvailable() {
+		return
+	}
+	var req createVirtualAccountBody
+	if !c.decode(&req) {
+		return
+	}
+	var p problems
+	cur, curOK := p.currency("currency", req.Currency, true)
+	var bank string
+	if curOK {
+		var ok bool
+		if bank, ok = c.s.cfg.Catalogue.VirtualAccountBank(cur.Code); !ok {
+			p.add("currency", "has no virtual accounts; they are issued in "+strings.Join(c.s.cfg.Catalogue.VirtualAccountCurrencies(), ", "))
+		}
+	}
+	ref := p.text("externalReference", req.ExternalReference, false, referenceLenMax)
+	if e := checkMetadata("metadata", req.Metadata); e != nil {
+		p = append(p, e.Fields...)
+	}
+	if e := p.err(); e != nil {
+		c.fail(e)
+		return
+	}
+	r := c.depositsPropose(&ledger.CreateVirtualAccount{
+		At:                c.s.cfg.Actors.Now().UnixMilli(),
+		ID:                actors.NewID("va_"),
+		OrgID:             c.org,
+		Currency:          cur.Code,
+		Bank:              bank,
+		ExternalReference: ref,
+		Metadata:          req.Metadata.raw,
+	})
+	c.created(r, func(res *ledger.Result) any { return &virtualAccountBody{renderVirtualAccount(res.VirtualAccount)} })
+}
+
+// getVirtualAccount: GET /v1/virtual-accounts/{id}.
+func (c *call) getVirtualAccount() {
+	id, e := pathParam(c.ctx, "id")
+	if e != nil {
+		c.fail(e)
+		return
+	}
+	var v ledger.VirtualAccount
+	var found bool
+	c.s.cfg.Actors.Read(func(s *ledger.State) { v, found = s.VirtualAccount(c.org, id) })
+	if !found {
+		c.fail(notFound("Virtual account"))
+		return
+	}
+	c.ok(fasthttp.StatusOK, &virtualAccountBody{renderVirtualAccount(&v)})
+}
+
+// listVirtualAccounts: GET /v1/virtual-accounts, filters status, currency
+// and externalReference.
+func (c *call) listVirtualAccounts() {
+	limit, before, e := pageParams(c.ctx, listVirtualAccounts, 20)
+	if e != nil {
+		c.fail(e)
+		return
+	}
+	var f ledger.VirtualAccountFilter
+	var p problems
+	if v, ok := query(c.ctx, "status"); ok {
+		if f.Status, ok = ledger.ParseVirtualAccountStatus(v); !ok {
+			p.add("status", "must be one of active, paused")
+		}
+	}
+	if v, ok := query(c.ctx, "currency"); ok {
+		if _, known := ledger.LookupCurrency(v); !known {
+			p.add("currency", "is not a supported currency")
+		}
+		f.Currency = v
+	}
+	f.ExternalReference, _ = query(c.ctx, "externalReference")
+	if e := p.err(); e != nil {
+		c.fail(e)
+		return
+	}
+	var page ledger.Page[ledger.VirtualAccount]
+	c.s.cfg.Actors.Read(func(s *ledger.State) { page = s.VirtualAccounts(c.org, f, before, limit) })
+	c.ok(fasthttp.StatusOK, newList(listVirtualAccounts, page, renderVirtualAccount))
+}
+
+type updateVirtualAccountBody struct {
+	Status *string `json:"status"`
+}
+
+// updateVirtualAccount: PATCH /v1/virtual-accounts/{id}, body {status}.
+// Setting the status it already has changes nothing and answers 200.
+func (c *call) updateVirtualAccount() {
+	id, e := pathParam(c.ctx, "id")
+	if e != nil {
+		c.fail(e)
+		return
+	}
+	var req updateVirtualAccountBody
+	if !c.decode(&req) {
+		return
+	}
+	if req.Status == nil {
+		c.fail(ledger.FieldInvalid("status", "is required: active or paused"))
+		return
+	}
+	status, ok := ledger.ParseVirtualAccountStatus(*req.Status)
+	if !ok {
+		c.fail(ledger.FieldInvalid("status", "must be one of active, paused"))
+		return
+	}
+	r := c.depositsPropose(&ledger.UpdateVirtualAccount{At: c.s.cfg.Actors.Now().UnixMilli(), ID: id, OrgID: c.org, Status: status})
+	c.depositsUpdated(r, func(res *ledger.Result) any { return &virtualAccountBody{renderVirtualAccount(res.VirtualAccount)} })
+}
+
+// depositsUpdated answers a change to an existing resource: 200 or the
+// error.
+func (c *call) depositsUpdated(r actors.Reply, body func(*ledger.Result) any) {
+	switch {
+	case r.Err != nil:
+		c.fail(errorFromActors(r.Err))
+	case r.Result.Err != nil:
+		c.fail(r.Result.Err)
+	default:
+		c.ok(fasthttp.StatusOK, body(&r.Result))
+	}
+}

@@ -1,0 +1,200 @@
+package ledger
+
+// Crypto addresses: a deposit address for one asset on one chain. Every
+// transfer to it is a deposit (deposit.go): a collection of type crypto that
+// credits the organization's balance in the asset. An organization has at
+// most one address per currency and chain; asking again returns it.
+
+// Command kinds of crypto addresses (range 20–49, see extend.go).
+const (
+	KindCreateCryptoAddress Kind = 27
+	KindUpdateCryptoAddress Kind = 28
+)
+
+// CryptoAddress is a deposit address.
+type CryptoAddress struct {
+	ID                string
+	OrgID             string
+	Currency          string // the asset, e.g. USDC
+	Chain             string // the catalogue's chain id, e.g. solana
+	Address           string
+	Tag               string // memo the sender must include (Stellar); "" elsewhere
+	ExternalReference string
+	Metadata          string // canonical JSON object, or ""
+	CreatedAt         int64
+	UpdatedAt         int64
+}
+
+// CreateCryptoAddress provisions a deposit address. The address is derived
+// by the caller (package rails) and carried in the command. An organization
+// that already has an address for the currency and chain gets that one back,
+// unchanged (Replayed).
+type CreateCryptoAddress struct {
+	At                int64
+	ID                string
+	OrgID             string
+	Currency          string
+	Chain             string
+	Address           string
+	Tag               string
+	ExternalReference string
+	Metadata          string
+}
+
+// UpdateCryptoAddress replaces an address's metadata, the only part that
+// can change.
+type UpdateCryptoAddress struct {
+	At       int64
+	ID       string
+	OrgID    string
+	Metadata string
+}
+
+func (*CreateCryptoAddress) Kind() Kind { return KindCreateCryptoAddress }
+func (*UpdateCryptoAddress) Kind() Kind { return KindUpdateCryptoAddress }
+
+func (c *CreateCryptoAddress) encode(e *encoder) {
+	e.varint(c.At)
+	e.str(c.ID)
+	e.str(c.OrgID)
+	e.str(c.Currency)
+	e.str(c.Chain)
+	e.str(c.Address)
+	e.str(c.Tag)
+	e.str(c.ExternalReference)
+	e.str(c.Metadata)
+}
+
+func (c *UpdateCryptoAddress) encode(e *encoder) {
+	e.varint(c.At)
+	e.str(c.ID)
+	e.str(c.OrgID)
+	e.str(c.Metadata)
+}
+
+func init() {
+	registerCommand(KindCreateCryptoAddress, func(d *decoder) Command {
+		return &CreateCryptoAddress{At: d.varint(), ID: d.str(), OrgID: d.str(), Currency: d.str(), Chain: d.str(),
+			Address: d.str(), Tag: d.str(), ExternalReference: d.str(), Metadata: d.str()}
+	})
+	registerCommand(KindUpdateCryptoAddress, func(d *decoder) Command {
+		return &UpdateCryptoAddress{At: d.varint(), ID: d.str(), OrgID: d.str(), Metadata: d.str()}
+	})
+}
+
+func encodeCryptoAddress(e *encoder, a *CryptoAddress) {
+	e.str(a.ID)
+	e.str(a.OrgID)
+	e.str(a.Currency)
+	e.str(a.Chain)
+	e.str(a.Address)
+	e.str(a.Tag)
+	e.str(a.ExternalReference)
+	e.str(a.Metadata)
+	e.varint(a.CreatedAt)
+	e.varint(a.UpdatedAt)
+}
+
+func decodeCryptoAddress(d *decoder) CryptoAddress {
+	return CryptoAddress{
+		ID: d.str(), OrgID: d.str(), Currency: d.str(), Chain: d.str(), Address: d.str(), Tag: d.str(),
+		ExternalReference: d.str(), Metadata: d.str(), CreatedAt: d.varint(), UpdatedAt: d.varint(),
+	}
+}
+
+// addressPairKey is an organization's (currency, chain) pair.
+func addressPairKey(org, currency, chain string) orgKey {
+	return orgKey{org, currency + "\x00" + chain}
+}
+
+// addressLocation is where a deposit lands on chain: the address, its tag
+// and the asset. No two addresses share one, so a deposit has one owner.
+func addressLocation(a *CryptoAddress) string {
+	return a.Chain + "\x00" + a.Address + "\x00" + a.Tag + "\x00" + a.Currency
+}
+
+func (s *State) indexCryptoAddress(a CryptoAddress) {
+	d := s.deposits
+	d.addressByPair[addressPairKey(a.OrgID, a.Currency, a.Chain)] = a.ID
+	d.addressByLocation[addressLocation(&a)] = a.ID
+}
+
+func (c *CreateCryptoAddress) apply(s *State) Result {
+	if err := checkID(c.ID, "addr_"); err != nil {
+		return Result{Err: err}
+	}
+	if _, ok := s.orgs.get(c.OrgID); !ok {
+		return Result{Err: errorf(CodeNotFound, "Organization not found")}
+	}
+	if cur, ok := LookupCurrency(c.Currency); !ok || !cur.Crypto {
+		return Result{Err: FieldInvalid("currency", "is not a crypto currency")}
+	}
+	if c.Chain == "" {
+		return Result{Err: FieldInvalid("chain", "is required")}
+	}
+	if c.Address == "" {
+		return Result{Err: FieldInvalid("chain", "has no address generator")}
+	}
+	d := s.deposits
+	if id, ok := d.addressByPair[addressPairKey(c.OrgID, c.Currency, c.Chain)]; ok {
+		a, _ := d.cryptoAddresses.get(id)
+		return Result{Replayed: true, CryptoAddress: &a}
+	}
+	if _, ok := d.cryptoAddresses.get(c.ID); ok {
+		return Result{Err: errorf(CodeConflict, "crypto address %s already exists", c.ID)}
+	}
+	a := CryptoAddress{
+		ID:                c.ID,
+		OrgID:             c.OrgID,
+		Currency:          c.Currency,
+		Chain:             c.Chain,
+		Address:           c.Address,
+		Tag:               c.Tag,
+		ExternalReference: c.ExternalReference,
+		Metadata:          c.Metadata,
+		CreatedAt:         c.At,
+		UpdatedAt:         c.At,
+	}
+	if _, taken := d.addressByLocation[addressLocation(&a)]; taken {
+		return Result{Err: errorf(CodeConflict, "the derived %s address is already in use; nothing was created", c.Chain)}
+	}
+	d.cryptoAddresses.insert(a)
+	s.indexCryptoAddress(a)
+	return Result{CryptoAddress: &a}
+}
+
+func (c *UpdateCryptoAddress) apply(s *State) Result {
+	a, ok := s.deposits.cryptoAddresses.owned(c.OrgID, c.ID)
+	if !ok {
+		return Result{Err: errorf(CodeNotFound, "Crypto address not found")}
+	}
+	if a.Metadata == c.Metadata {
+		return Result{CryptoAddress: &a}
+	}
+	a.Metadata = c.Metadata
+	a.UpdatedAt = c.At
+	s.deposits.cryptoAddresses.put(a)
+	return Result{CryptoAddress: &a}
+}
+
+// CryptoAddress returns an organization's crypto address by id.
+func (s *State) CryptoAddress(orgID, id string) (CryptoAddress, bool) {
+	return s.deposits.cryptoAddresses.owned(orgID, id)
+}
+
+// CryptoAddressFilter selects crypto addresses in a list; zero fields match
+// everything.
+type CryptoAddressFilter struct {
+	Currency          string
+	Chain             string
+	ExternalReference string
+}
+
+// CryptoAddresses lists an organization's crypto addresses newest first.
+func (s *State) CryptoAddresses(orgID string, f CryptoAddressFilter, before Cursor, limit int) Page[CryptoAddress] {
+	return s.deposits.cryptoAddresses.page(orgID, before, limit, func(a CryptoAddress) bool {
+		return (f.Currency == "" || a.Currency == f.Currency) &&
+			(f.Chain == "" || a.Chain == f.Chain) &&
+			(f.ExternalReference == "" || a.ExternalReference == f.ExternalReference)
+	})
+}

@@ -1,0 +1,407 @@
+package ledger
+
+// Deposits: money that arrives unasked, by bank transfer into a virtual
+// account or on chain to a crypto address. A deposit is one command,
+// ReceiveDeposit, that in one Apply
+//
+//   - creates the collection (type virtual_account or crypto) and emits
+//     collection.pending, as every collection starts;
+//   - then, for a completed deposit, books the credit as a settled
+//     collection does (the collections source pays the balance, the fee, if
+//     any, goes to fee revenue) and emits collection.completed and
+//     account.credited; for a failed one it books nothing and emits
+//     collection.failed.
+//
+// So a deposit's collection is terminal as soon as it exists: GET returns
+// what the deposit's response said, and the rail driver never picks it up.
+//
+// Fees: the command carries the fee the caller computed with CollectionFee
+// for the collection type; the schedule has no entry for virtual_account or
+// crypto, so deposits are free today. The rule books any fee it is given.
+//
+// The collection's link to its virtual account or address is a Deposit
+// record, kept in its own store (the collection codec is frozen) and joined
+// to the collection as Collection.Deposit, in memory and on restore. Events
+// about such a collection use subject kind SubjectDepositCollection, whose
+// codec carries the deposit too.
+//
+// Deposits are idempotent by the caller's externalReference (the sandbox
+// simulation's), per organization and shared by both kinds of deposit: the
+// same reference with the same source, amount and outcome replays the
+// original; anything else is a conflict and changes nothing.
+
+// KindReceiveDeposit is the deposit command (range 20–49, see extend.go).
+// Kinds 30 and 31 are reserved for deposits too.
+const KindReceiveDeposit Kind = 29
+
+// SubjectDepositCollection tags an event subject that is a collection made
+// by a deposit: the collection and its Deposit.
+const SubjectDepositCollection SubjectKind = 5
+
+// Collection types of deposits.
+const (
+	CollectionTypeVirtualAccount = "virtual_account"
+	CollectionTypeCrypto         = "crypto"
+)
+
+// Deposit is one transfer into a virtual account or to a crypto address,
+// with what the rail reported about it.
+type Deposit struct {
+	ID                string // vad_… (virtual account) or cdp_… (crypto)
+	OrgID             string
+	CollectionID      string
+	Type              string // CollectionTypeVirtualAccount or CollectionTypeCrypto
+	VirtualAccountID  string
+	CryptoAddressID   string
+	Currency          string
+	Amount            Minor
+	Completed         bool // the outcome; false: the deposit failed
+	ExternalReference string
+
+	// The virtual account as the sender saw it.
+	Bank, AccountNumber, AccountName string
+	// The address as the sender paid it.
+	Chain, Address, Tag string
+	// SourceReference is the rail's reference: the bank's session id or
+	// the transaction hash.
+	SourceReference string
+
+	At int64
+}
+
+// ReceiveDeposit records a deposit; see the package comment above.
+type ReceiveDeposit struct {
+	At                int64
+	ID                string
+	CollectionID      string
+	OrgID             string
+	VirtualAccountID  string // exactly one of these two
+	CryptoAddressID   string
+	Amount            Minor
+	Fee               Minor
+	Completed         bool
+	Message           string // the collection's status message
+	ExternalReference string
+	SourceReference   string
+}
+
+func (*ReceiveDeposit) Kind() Kind { return KindReceiveDeposit }
+
+func (c Collection) subjectKind() SubjectKind {
+	if c.Deposit != nil {
+		return SubjectDepositCollection
+	}
+	return SubjectCollection
+}
+
+func (c *ReceiveDeposit) encode(e *encoder) {
+	e.varint(c.At)
+	e.str(c.ID)
+	e.str(c.CollectionID)
+	e.str(c.OrgID)
+	e.str(c.VirtualAccountID)
+	e.str(c.CryptoAddressID)
+	e.minor(c.Amount)
+	e.minor(c.Fee)
+	e.bool(c.Completed)
+	e.str(c.Message)
+	e.str(c.ExternalReference)
+	e.str(c.SourceReference)
+}
+
+func init() {
+	registerCommand(KindReceiveDeposit, func(d *decoder) Command {
+		return &ReceiveDeposit{At: d.varint(), ID: d.str(), CollectionID: d.str(), OrgID: d.str(),
+			VirtualAccountID: d.str(), CryptoAddressID: d.str(), Amount: d.minor(), Fee: d.minor(),
+			Completed: d.bool(), Message: d.str(), ExternalReference: d.str(), SourceReference: d.str()}
+	})
+	registerSubject(SubjectDepositCollection,
+		func(e *encoder, s Subject) {
+			c := s.(Collection)
+			encodeCollection(e, &c)
+			encodeDeposit(e, c.Deposit)
+		},
+		func(d *decoder) Subject {
+			c := decodeCollection(d)
+			dep := decodeDeposit(d)
+			c.Deposit = &dep
+			return c
+		})
+}
+
+func encodeDeposit(e *encoder, d *Deposit) {
+	e.str(d.ID)
+	e.str(d.OrgID)
+	e.str(d.CollectionID)
+	e.str(d.Type)
+	e.str(d.VirtualAccountID)
+	e.str(d.CryptoAddressID)
+	e.str(d.Currency)
+	e.minor(d.Amount)
+	e.bool(d.Completed)
+	e.str(d.ExternalReference)
+	e.str(d.Bank)
+	e.str(d.AccountNumber)
+	e.str(d.AccountName)
+	e.str(d.Chain)
+	e.str(d.Address)
+	e.str(d.Tag)
+	e.str(d.SourceReference)
+	e.varint(d.At)
+}
+
+func decodeDeposit(d *decoder) Deposit {
+	return Deposit{
+		ID: d.str(), OrgID: d.str(), CollectionID: d.str(), Type: d.str(), VirtualAccountID: d.str(),
+		CryptoAddressID: d.str(), Currency: d.str(), Amount: d.minor(), Completed: d.bool(),
+		ExternalReference: d.str(), Bank: d.str(), AccountNumber: d.str(), AccountName: d.str(),
+		Chain: d.str(), Address: d.str(), Tag: d.str(), SourceReference: d.str(), At: d.varint(),
+	}
+}
+
+// depositState is the records and indexes of virtual accounts, crypto
+// addresses and deposits.
+type depositState struct {
+	virtualAccounts *store[VirtualAccount]
+	cryptoAddresses *store[CryptoAddress]
+	records         *store[Deposit]
+
+	vaByRef             map[orgKey]string // vaRefKey → virtual account id
+	vaByNumber          map[string]string // account number → virtual account id
+	addressByPair       map[orgKey]string // addressPairKey → address id
+	addressByLocation   map[string]string // addressLocation → address id
+	depositByRef        map[orgKey]string // (org, externalReference) → deposit id
+	collectionsBySource map[string]*appendList[string]
+}
+
+// newDepositState builds the stores and appends them to s.sections.
+func newDepositState(s *State) *depositState {
+	d := &depositState{
+		vaByRef:             make(map[orgKey]string),
+		vaByNumber:          make(map[string]string),
+		addressByPair:       make(map[orgKey]string),
+		addressByLocation:   make(map[string]string),
+		depositByRef:        make(map[orgKey]string),
+		collectionsBySource: make(map[string]*appendList[string]),
+	}
+	d.virtualAccounts = newStore("virtual_accounts", func(v *VirtualAccount) (string, string) { return v.ID, v.OrgID },
+		encodeVirtualAccount, decodeVirtualAccount)
+	d.virtualAccounts.index = func(s *State, v VirtualAccount) { s.indexVirtualAccount(v) }
+	d.cryptoAddresses = newStore("crypto_addresses", func(a *CryptoAddress) (string, string) { return a.ID, a.OrgID },
+		encodeCryptoAddress, decodeCryptoAddress)
+	d.cryptoAddresses.index = func(s *State, a CryptoAddress) { s.indexCryptoAddress(a) }
+	d.records = newStore("deposits", func(x *Deposit) (string, string) { return x.ID, x.OrgID },
+		encodeDeposit, decodeDeposit)
+	// Collections are restored before every named section, so the deposit
+	// can be joined back to its collection here.
+	d.records.index = func(s *State, dep Deposit) {
+		s.indexDeposit(dep)
+		if col, ok := s.collections.get(dep.CollectionID); ok {
+			col.Deposit = &dep
+			s.collections.put(col.ID, col)
+		}
+	}
+	s.sections = append(s.sections, d.virtualAccounts, d.cryptoAddresses, d.records)
+	return d
+}
+
+func (dep *Deposit) source() string {
+	if dep.VirtualAccountID != "" {
+		return dep.VirtualAccountID
+	}
+	return dep.CryptoAddressID
+}
+
+func (s *State) indexDeposit(dep Deposit) {
+	d := s.deposits
+	d.depositByRef[orgKey{dep.OrgID, dep.ExternalReference}] = dep.ID
+	indexOf(d.collectionsBySource, dep.source()).append(dep.CollectionID)
+}
+
+// DepositConflict is the error for a deposit reference reused for a
+// different deposit.
+func DepositConflict() *Error {
+	return &Error{
+		Code:    CodeConflict,
+		Message: "externalReference was already used for different funding: another deposit, amount or outcome",
+	}
+}
+
+func (c *ReceiveDeposit) apply(s *State) Result {
+	d := s.deposits
+	dep := Deposit{
+		ID: c.ID, OrgID: c.OrgID, CollectionID: c.CollectionID,
+		VirtualAccountID: c.VirtualAccountID, CryptoAddressID: c.CryptoAddressID,
+		Amount: c.Amount, Completed: c.Completed, ExternalReference: c.ExternalReference,
+		SourceReference: c.SourceReference, At: c.At,
+	}
+	prefix := "vad_"
+	switch {
+	case c.VirtualAccountID != "" && c.CryptoAddressID == "":
+		dep.Type = CollectionTypeVirtualAccount
+	case c.CryptoAddressID != "" && c.VirtualAccountID == "":
+		dep.Type, prefix = CollectionTypeCrypto, "cdp_"
+	default:
+		return Result{Err: errorf(CodeValidation, "a deposit names exactly one virtual account or crypto address")}
+	}
+	if err := checkID(c.ID, prefix); err != nil {
+		return Result{Err: err}
+	}
+	if err := checkID(c.CollectionID, "col_"); err != nil {
+		return Result{Err: err}
+	}
+	if _, ok := s.orgs.get(c.OrgID); !ok {
+		return Result{Err: errorf(CodeNotFound, "Organization not found")}
+	}
+	if c.ExternalReference == "" {
+		return Result{Err: FieldInvalid("externalReference", "is required")}
+	}
+	var paused bool
+	if dep.Type == CollectionTypeVirtualAccount {
+		v, ok := d.virtualAccounts.owned(c.OrgID, c.VirtualAccountID)
+		if !ok {
+			return Result{Err: errorf(CodeNotFound, "Virtual account not found")}
+		}
+		dep.Currency, dep.Bank, dep.AccountNumber, dep.AccountName = v.Currency, v.Bank, v.AccountNumber, v.AccountName
+		paused = v.Status == VirtualAccountPaused
+	} else {
+		a, ok := d.cryptoAddresses.owned(c.OrgID, c.CryptoAddressID)
+		if !ok {
+			return Result{Err: errorf(CodeNotFound, "Crypto address not found")}
+		}
+		dep.Currency, dep.Chain, dep.Address, dep.Tag = a.Currency, a.Chain, a.Address, a.Tag
+	}
+	if id, ok := d.depositByRef[orgKey{c.OrgID, c.ExternalReference}]; ok {
+		prev, _ := d.records.get(id)
+		if prev.VirtualAccountID == c.VirtualAccountID && prev.CryptoAddressID == c.CryptoAddressID &&
+			prev.Amount == c.Amount && prev.Completed == c.Completed {
+			col, _ := s.collections.get(prev.CollectionID)
+			return Result{Replayed: true, Deposit: &prev, Collection: &col}
+		}
+		return Result{Err: DepositConflict()}
+	}
+	if paused {
+		return Result{Err: errorf(CodeBadRequest,
+			"This virtual account is paused and does not accept deposits; reactivate it with PATCH /v1/virtual-accounts/%s", c.VirtualAccountID)}
+	}
+	if c.Amount <= 0 || c.Amount > AmountMax {
+		return Result{Err: FieldInvalid("amount", "is out of range")}
+	}
+	if c.Fee < 0 || c.Fee > c.Amount {
+		return Result{Err: FieldInvalid("amount", "does not cover the deposit fee")}
+	}
+	if _, ok := d.records.get(c.ID); ok {
+		return Result{Err: errorf(CodeConflict, "deposit %s already exists", c.ID)}
+	}
+	if _, ok := s.collections.get(c.CollectionID); ok {
+		return Result{Err: errorf(CodeConflict, "collection %s already exists", c.CollectionID)}
+	}
+
+	// Book first: a credit that would overflow is refused before anything
+	// is recorded.
+	cur := dep.Currency
+	var account Account
+	if c.Completed {
+		account, _ = s.merchantAccount(c.OrgID, cur, c.At, true)
+		postings := []posting{
+			{s.systemAccount(PurposeCollectionsSource, cur, c.At), EntryCollectionSource, -c.Amount},
+			{account.Number, EntryCollectionCredit, c.Amount},
+		}
+		if c.Fee > 0 {
+			postings = append(postings,
+				posting{account.Number, EntryCollectionFeeDebit, -c.Fee},
+				posting{s.systemAccount(PurposeFeeRevenue, cur, c.At), EntryCollectionFeeRevenue, c.Fee})
+		}
+		if err := s.book(c.At, c.CollectionID, "", postings); err != nil {
+			return Result{Err: err}
+		}
+	} else {
+		account, _ = s.merchantAccount(c.OrgID, cur, c.At, false)
+	}
+
+	from := dep.AccountNumber
+	if dep.Type == CollectionTypeCrypto {
+		from = dep.Address
+	}
+	col := Collection{
+		ID:            c.CollectionID,
+		OrgID:         c.OrgID,
+		Type:          dep.Type,
+		Spec:          CollectionSpec{Currency: cur, Amount: c.Amount, PayerNumber: from},
+		MethodType:    dep.Type,
+		Fee:           c.Fee,
+		AccountNumber: account.Number,
+		Status:        CollectionPending,
+		CreatedAt:     c.At,
+		UpdatedAt:     c.At,
+		Deposit:       &dep,
+	}
+	pending := col
+	if c.Completed {
+		col.Status = CollectionCompleted
+		col.CompletedAt = c.At
+	} else {
+		col.Status = CollectionFailed
+		col.FailedAt = c.At
+	}
+	col.StatusMessage = c.Message
+	s.collections.put(col.ID, col)
+	s.collectionOrder.append(col.ID)
+	s.indexCollection(col)
+	d.records.insert(dep)
+	s.indexDeposit(dep)
+
+	s.emit(c.At, col.OrgID, EventCollectionPending, col.ID, pending)
+	if c.Completed {
+		s.emit(c.At, col.OrgID, EventCollectionCompleted, col.ID, col)
+		s.emitCredited(c.At, account.Number)
+	} else {
+		s.emit(c.At, col.OrgID, EventCollectionFailed, col.ID, col)
+	}
+	return Result{Deposit: &dep, Collection: &col}
+}
+
+// OrganizationNumber is the organization's place in creation order, from 1.
+// The sandbox derives deposit addresses from it, so that they are stable
+// for the same sequence of commands.
+func (s *State) OrganizationNumber(orgID string) (uint64, bool) {
+	for i, id := range s.orgOrder {
+		if id == orgID {
+			return uint64(i) + 1, true
+		}
+	}
+	return 0, false
+}
+
+// DepositByReference returns an organization's deposit by the reference it
+// was simulated with.
+func (s *State) DepositByReference(orgID, ref string) (Deposit, bool) {
+	id, ok := s.deposits.depositByRef[orgKey{orgID, ref}]
+	if !ok {
+		return Deposit{}, false
+	}
+	return s.deposits.records.get(id)
+}
+
+// depositCollections returns the list of collections deposited into the
+// virtual account or address a filter names, or nil when it names none.
+func (s *State) depositCollections(f *CollectionFilter) (*appendList[string], bool) {
+	switch {
+	case f.VirtualAccountID != "":
+		return s.deposits.collectionsBySource[f.VirtualAccountID], true
+	case f.CryptoAddressID != "":
+		return s.deposits.collectionsBySource[f.CryptoAddressID], true
+	}
+	return nil, false
+}
+
+// matchesDepositSource reports whether c was deposited into the virtual
+// account and address f names, if any.
+func (f *CollectionFilter) matchesDepositSource(c *Collection) bool {
+	if f.VirtualAccountID == "" && f.CryptoAddressID == "" {
+		return true
+	}
+	return c.Deposit != nil &&
+		(f.VirtualAccountID == "" || c.Deposit.VirtualAccountID == f.VirtualAccountID) &&
+		(f.CryptoAddressID == "" || c.Deposit.CryptoAddressID == f.CryptoAddressID)
+}
