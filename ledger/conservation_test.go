@@ -1,0 +1,237 @@
+package ledger
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+// Money is conserved across every flow. A random mix of fundings, deposits
+// into virtual accounts, payouts, collections, conversions and disputes runs
+// against the ledger, while a separate tally follows what each command
+// should do to each merchant balance and to fee revenue. After every command
+// the journal must balance (Check), and at the end every merchant balance
+// and every currency's fee revenue must equal the tally to the minor unit.
+func TestMoneyConservedAcrossFlows(t *testing.T) {
+	for seed := uint64(1); seed <= 3; seed++ {
+		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) { runConservation(t, seed, 3000) })
+	}
+}
+
+type conservation struct {
+	t        *testing.T
+	rng      *rand.Rand
+	s        *State
+	at       int64
+	n        int
+	balance  map[string]Minor // org/currency → merchant total, as the tally says
+	fees     map[string]Minor // currency → fee revenue
+	payouts  []string         // open payouts
+	colls    []string         // open collections
+	done     []string         // completed collections, disputable
+	disputes []string         // open disputes
+	quotes   []string         // pending quotes
+	vas      map[string]string
+	outcomes map[string]int
+}
+
+var conservationOrgs = []string{"org_a", "org_b"}
+var conservationCurrencies = []string{"GHS", "KES", "USD"}
+
+func runConservation(t *testing.T, seed uint64, steps int) {
+	c := &conservation{
+		t: t, rng: rand.New(rand.NewPCG(seed, 7)), s: NewState(), at: 1_000,
+		balance: map[string]Minor{}, fees: map[string]Minor{}, vas: map[string]string{}, outcomes: map[string]int{},
+	}
+	for i, org := range conservationOrgs {
+		hash := sha256.Sum256([]byte(org))
+		c.must(&CreateOrganization{At: c.at, ID: org, Name: org, Key: CreateAPIKey{At: c.at, ID: fmt.Sprint("key_", i), OrgID: org, Hash: string(hash[:])}})
+		for _, cur := range []string{"GHS", "KES"} {
+			id := c.id("va_")
+			c.must(&CreateVirtualAccount{At: c.at, ID: id, OrgID: org, Currency: cur, Bank: "Sandbox Bank"})
+			c.vas[org+"/"+cur] = id
+		}
+	}
+	for i := 0; i < steps; i++ {
+		c.at += int64(c.rng.IntN(2000))
+		c.step()
+		if err := c.s.Check(); err != nil {
+			t.Fatalf("seed %d step %d: %v", seed, i, err)
+		}
+	}
+	for key, want := range c.balance {
+		var org, cur string
+		fmt.Sscanf(key, "%5s/%3s", &org, &cur)
+		a, _ := c.s.AccountFor(org, cur)
+		if a.Total != want {
+			t.Errorf("%s: balance %d, the tally says %d", key, a.Total, want)
+		}
+	}
+	revenue := map[string]Minor{}
+	for _, n := range c.s.accountOrder {
+		a, _ := c.s.accounts.get(n)
+		if a.Purpose == PurposeFeeRevenue {
+			revenue[a.Currency] += a.Total
+		}
+	}
+	for _, cur := range conservationCurrencies {
+		if revenue[cur] != c.fees[cur] {
+			t.Errorf("%s fee revenue %d, the tally says %d", cur, revenue[cur], c.fees[cur])
+		}
+	}
+	for _, want := range []string{"fund", "payout/completed", "payout/failed", "collection/completed", "deposit", "conversion", "dispute/lost", "dispute/won"} {
+		if c.outcomes[want] == 0 {
+			t.Errorf("seed %d never reached %s: %v", seed, want, c.outcomes)
+		}
+	}
+}
+
+func (c *conservation) id(prefix string) string {
+	c.n++
+	return fmt.Sprintf("%s%020d", prefix, c.n)
+}
+
+func (c *conservation) must(cmd Command) Result {
+	c.t.Helper()
+	r := c.s.Apply(cmd)
+	if r.Err != nil {
+		c.t.Fatalf("%T: %v", cmd, r.Err)
+	}
+	return r
+}
+
+func (c *conservation) pick(l *[]string) (string, bool) {
+	if len(*l) == 0 {
+		return "", false
+	}
+	i := c.rng.IntN(len(*l))
+	v := (*l)[i]
+	(*l)[i] = (*l)[len(*l)-1]
+	*l = (*l)[:len(*l)-1]
+	return v, true
+}
+
+func (c *conservation) step() {
+	org := conservationOrgs[c.rng.IntN(len(conservationOrgs))]
+	cur := conservationCurrencies[c.rng.IntN(len(conservationCurrencies))]
+	amount := Minor(1 + c.rng.IntN(50_000))
+	switch c.rng.IntN(10) {
+	case 0:
+		ref := c.id("f")
+		if c.must(&FundBalance{At: c.at, OrgID: org, Currency: cur, Amount: amount, ExternalReference: ref}).Funding != nil {
+			c.balance[org+"/"+cur] += amount
+			c.outcomes["fund"]++
+		}
+	case 1, 2:
+		fee := amount / 100
+		r := c.s.Apply(&CreatePayout{At: c.at, ID: c.id("pay_"), OrgID: org, ExternalReference: c.id("p"),
+			Spec: PayoutSpec{Currency: cur, Amount: amount, AmountSide: SideTo, Method: "gh_mtn"}, MethodType: "mobile_money", Fee: fee})
+		if r.Err == nil {
+			c.balance[org+"/"+cur] -= amount + fee
+			c.fees[cur] += fee
+			c.payouts = append(c.payouts, r.Payout.ID)
+		} else if r.Err.Code != CodeInsufficientFunds {
+			c.t.Fatalf("payout: %v", r.Err)
+		}
+	case 3:
+		id, ok := c.pick(&c.payouts)
+		if !ok {
+			return
+		}
+		p, _ := c.s.Payout(id)
+		completed := c.rng.IntN(4) != 0
+		c.must(&SettlePayout{At: c.at, ID: id, Completed: completed})
+		if completed {
+			c.outcomes["payout/completed"]++
+		} else {
+			c.balance[p.OrgID+"/"+p.Spec.Currency] += p.Spec.Amount + p.Fee
+			c.fees[p.Spec.Currency] -= p.Fee
+			c.outcomes["payout/failed"]++
+		}
+	case 4:
+		fee := amount * 150 / 10_000
+		r := c.must(&CreateCollection{At: c.at, ID: c.id("col_"), OrgID: org, ExternalReference: c.id("c"),
+			Spec: CollectionSpec{Currency: cur, Amount: amount, Method: "gh_mtn"}, MethodType: "mobile_money", Fee: fee})
+		c.colls = append(c.colls, r.Collection.ID)
+	case 5:
+		id, ok := c.pick(&c.colls)
+		if !ok {
+			return
+		}
+		col, _ := c.s.Collection(id)
+		completed := c.rng.IntN(5) != 0
+		c.must(&SettleCollection{At: c.at, ID: id, Completed: completed})
+		if completed {
+			c.balance[col.OrgID+"/"+col.Spec.Currency] += col.Spec.Amount - col.Fee
+			c.fees[col.Spec.Currency] += col.Fee
+			c.done = append(c.done, id)
+			c.outcomes["collection/completed"]++
+		}
+	case 6:
+		va, ok := c.vas[org+"/"+cur]
+		if !ok {
+			return
+		}
+		completed := c.rng.IntN(6) != 0
+		r := c.must(&ReceiveDeposit{At: c.at, ID: c.id("vad_"), CollectionID: c.id("col_"), OrgID: org,
+			VirtualAccountID: va, Amount: amount, Completed: completed, ExternalReference: c.id("d")})
+		if completed {
+			c.balance[org+"/"+cur] += amount
+			c.done = append(c.done, r.Collection.ID)
+			c.outcomes["deposit"]++
+		}
+	case 7:
+		to := conservationCurrencies[c.rng.IntN(len(conservationCurrencies))]
+		if to == cur {
+			return
+		}
+		toAmount := amount*3 + Minor(c.rng.IntN(7))
+		r := c.must(&CreateQuote{At: c.at, ID: c.id("qte_"), OrgID: org, FromCurrency: cur, FromAmount: amount,
+			ToCurrency: to, ToAmount: toAmount, Side: SideFrom, Rate: "3"})
+		c.quotes = append(c.quotes, r.Quote.ID)
+	case 8:
+		id, ok := c.pick(&c.quotes)
+		if !ok {
+			return
+		}
+		q, _ := c.s.fx.quotes.get(id)
+		r := c.s.Apply(&ExecuteQuote{At: c.at, OrgID: q.OrgID, QuoteID: id, ConversionID: c.id("conv_")})
+		switch {
+		case r.Err == nil:
+			c.balance[q.OrgID+"/"+q.FromCurrency] -= q.FromAmount
+			c.balance[q.OrgID+"/"+q.ToCurrency] += q.ToAmount
+			c.outcomes["conversion"]++
+		case r.Err.Code == CodeInsufficientFunds || r.Err.Code == CodeBadRequest: // short, or expired
+		default:
+			c.t.Fatalf("execute: %v", r.Err)
+		}
+	case 9:
+		if id, ok := c.pick(&c.disputes); ok {
+			d, _ := c.s.disputes.get(id)
+			won := c.rng.IntN(2) == 0
+			c.must(&ResolveDispute{At: c.at, ID: id, OrgID: d.OrgID, Won: won})
+			if won {
+				c.outcomes["dispute/won"]++
+			} else {
+				c.balance[d.OrgID+"/"+d.Currency] -= d.Amount
+				c.outcomes["dispute/lost"]++
+			}
+			return
+		}
+		col, ok := c.pick(&c.done)
+		if !ok {
+			return
+		}
+		cl, _ := c.s.Collection(col)
+		r := c.s.Apply(&OpenDispute{At: c.at, ID: c.id("dsp_"), OrgID: cl.OrgID, CollectionID: col,
+			Amount: cl.Spec.Amount, Category: "chargeback", MessageID: c.id("dsm_")})
+		switch {
+		case r.Err == nil:
+			c.disputes = append(c.disputes, r.Dispute.ID)
+		case r.Err.Code == CodeInsufficientFunds: // the balance has moved on
+		default:
+			c.t.Fatalf("open dispute: %v", r.Err)
+		}
+	}
+}
