@@ -8,7 +8,8 @@ import (
 )
 
 // Money is conserved across every flow. A random mix of fundings, deposits
-// into virtual accounts, payouts, collections, conversions and disputes runs
+// into virtual accounts, payouts, collections, conversions, orders (paid
+// short, exactly or over, same- and cross-currency) and disputes runs
 // against the ledger, while a separate tally follows what each command
 // should do to each merchant balance and to fee revenue. After every command
 // the journal must balance (Check), and at the end every merchant balance
@@ -32,6 +33,7 @@ type conservation struct {
 	done     []string         // completed collections, disputable
 	disputes []string         // open disputes
 	quotes   []string         // pending quotes
+	orders   []string         // orders awaiting funds
 	vas      map[string]string
 	outcomes map[string]int
 }
@@ -80,7 +82,8 @@ func runConservation(t *testing.T, seed uint64, steps int) {
 			t.Errorf("%s fee revenue %d, the tally says %d", cur, revenue[cur], c.fees[cur])
 		}
 	}
-	for _, want := range []string{"fund", "payout/completed", "payout/failed", "collection/completed", "deposit", "conversion", "dispute/lost", "dispute/won"} {
+	for _, want := range []string{"fund", "payout/completed", "payout/failed", "collection/completed", "deposit", "conversion",
+		"dispute/lost", "dispute/won", "order/underpaid", "order/paid", "order/overpaid"} {
 		if c.outcomes[want] == 0 {
 			t.Errorf("seed %d never reached %s: %v", seed, want, c.outcomes)
 		}
@@ -116,7 +119,7 @@ func (c *conservation) step() {
 	org := conservationOrgs[c.rng.IntN(len(conservationOrgs))]
 	cur := conservationCurrencies[c.rng.IntN(len(conservationCurrencies))]
 	amount := Minor(1 + c.rng.IntN(50_000))
-	switch c.rng.IntN(10) {
+	switch c.rng.IntN(12) {
 	case 0:
 		ref := c.id("f")
 		if c.must(&FundBalance{At: c.at, OrgID: org, Currency: cur, Amount: amount, ExternalReference: ref}).Funding != nil {
@@ -205,6 +208,54 @@ func (c *conservation) step() {
 		case r.Err.Code == CodeInsufficientFunds || r.Err.Code == CodeBadRequest: // short, or expired
 		default:
 			c.t.Fatalf("execute: %v", r.Err)
+		}
+	case 10:
+		// A GHS bank transfer in, paid out in GHS or, at a locked rate of
+		// 3, in KES.
+		to, toAmount, rate := "GHS", amount, ""
+		if c.rng.IntN(2) == 0 {
+			to, toAmount, rate = "KES", amount*3, "3"
+		}
+		r := c.must(&CreateOrder{At: c.at, ID: c.id("ord_"), OrgID: org, ExternalReference: c.id("o"),
+			Spec: OrderSpec{FromMethod: "gh_ghipss", FromCurrency: "GHS", ToMethod: "ke_mpesa", ToCurrency: to,
+				ToAccountNumber: "254712345678", Amount: amount, AmountSide: SideFrom},
+			FromMethodType: "bank", ToMethodType: "mobile_money",
+			FromAmount: amount, ToAmount: toAmount, Fee: amount / 100, Rate: rate,
+			Instructions: OrderInstructions{Type: InstructionsVirtualAccount, Bank: "Sandbox Bank GH", AccountNumber: "9800000000", AccountName: org}})
+		c.orders = append(c.orders, r.Order.ID)
+	case 11:
+		id, ok := c.pick(&c.orders)
+		if !ok {
+			return
+		}
+		o, _ := c.s.orders.rows.get(id)
+		expected := o.FromAmount + o.Fee
+		received := expected
+		switch c.rng.IntN(3) {
+		case 0:
+			received = 1 + Minor(c.rng.Int64N(int64(expected)))
+		case 1:
+			received = expected + Minor(c.rng.IntN(1000)) + 1
+		}
+		r := c.must(&DepositOrder{At: c.at, OrgID: o.OrgID, OrderID: id, CollectionID: c.id("col_"), Amount: received, Outcome: DepositConfirmed})
+		switch {
+		case received < expected:
+			c.balance[o.OrgID+"/GHS"] += received
+			c.outcomes["order/underpaid"]++
+		default:
+			c.balance[o.OrgID+"/GHS"] += received - o.Fee
+			c.fees["GHS"] += o.Fee
+			if o.Rate != "" {
+				c.balance[o.OrgID+"/GHS"] -= o.FromAmount
+				c.balance[o.OrgID+"/"+o.Spec.ToCurrency] += o.ToAmount
+			}
+			c.balance[o.OrgID+"/"+o.Spec.ToCurrency] -= o.ToAmount
+			c.payouts = append(c.payouts, r.Order.PayoutID)
+			if received == expected {
+				c.outcomes["order/paid"]++
+			} else {
+				c.outcomes["order/overpaid"]++
+			}
 		}
 	case 9:
 		if id, ok := c.pick(&c.disputes); ok {
