@@ -344,7 +344,17 @@ func kill9(t *testing.T, extra ...string) {
 			}
 		}(w)
 	}
+	// Kill mid-load: after 1.5 s and at least a few hundred acknowledged
+	// writes, however slow a loaded machine makes the server.
 	time.Sleep(1500 * time.Millisecond)
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		mu.Lock()
+		n := len(acked)
+		mu.Unlock()
+		if n >= 300 {
+			break
+		}
+	}
 	p.kill()
 	close(stop)
 	wg.Wait()
