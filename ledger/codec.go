@@ -106,6 +106,16 @@ func (d *decoder) u32() uint32 {
 	return uint32(v)
 }
 
+// u16 reads a uvarint that must fit 16 bits (a set of flags).
+func (d *decoder) u16() uint16 {
+	v := d.uvarint()
+	if v > math.MaxUint16 {
+		d.fail(errors.New("ledger: value exceeds 16 bits"))
+		return 0
+	}
+	return uint16(v)
+}
+
 func (d *decoder) bool() bool {
 	switch d.u8() {
 	case 0:

@@ -381,7 +381,7 @@ func init() {
 	})
 	registerCommand(KindUpdatePaymentLink, func(d *decoder) Command {
 		return &UpdatePaymentLink{At: d.varint(), OrgID: d.str(), ID: d.str(), Close: d.bool(),
-			Set: uint16(d.uvarint()), Appearance: decodeAppearance(d)}
+			Set: d.u16(), Appearance: decodeAppearance(d)}
 	})
 	registerCommand(KindCreatePaymentPage, func(d *decoder) Command {
 		return &CreatePaymentPage{At: d.varint(), ID: d.str(), OrgID: d.str(), Currency: d.str(),
@@ -389,7 +389,7 @@ func init() {
 	})
 	registerCommand(KindUpdatePaymentPage, func(d *decoder) Command {
 		return &UpdatePaymentPage{At: d.varint(), OrgID: d.str(), ID: d.str(), Close: d.bool(),
-			Set: uint16(d.uvarint()), Appearance: decodeAppearance(d)}
+			Set: d.u16(), Appearance: decodeAppearance(d)}
 	})
 	registerSubject(SubjectPaymentLink,
 		func(e *encoder, s Subject) { l := s.(PaymentLink); encodePaymentLink(e, &l) },

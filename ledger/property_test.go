@@ -429,6 +429,14 @@ func FuzzDecodeBatch(f *testing.F) {
 		f.Add(EncodeBatch(nil, []Command{g.next(), g.next()}))
 	}
 	f.Add([]byte{1, 200, 1})
+	// A seed for every registered kind: its zero value, so the fuzzer
+	// starts inside each feature's decoder.
+	for _, k := range registeredKinds() {
+		d := decoder{buf: make([]byte, 256)}
+		if c := commandDecoders[k](&d); d.err == nil {
+			f.Add(EncodeBatch(nil, []Command{c}))
+		}
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		cmds, err := DecodeBatch(b)
 		if err != nil {
