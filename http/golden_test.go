@@ -262,7 +262,7 @@ var volatile = []struct {
 	{"pp", regexp.MustCompile(`pp_[a-z0-9]{20}`)},
 	{"cs", regexp.MustCompile(`cs_[a-z0-9]{20}`)},
 	{"vad", regexp.MustCompile(`vad_[a-z0-9]{20}`)},
-	{"address", regexp.MustCompile(`0x[0-9a-f]{40}`)},
+	{"address", regexp.MustCompile(`\b0x[0-9a-fA-F]{40}\b`)}, // EVM addresses, any case
 	// Virtual accounts, crypto addresses and deposits (vad_ above).
 	{"va", regexp.MustCompile(`\bva_[a-z0-9]{20}`)},
 	{"cdp", regexp.MustCompile(`\bcdp_[a-z0-9]{20}`)},

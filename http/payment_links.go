@@ -2,7 +2,6 @@ package http
 
 import (
 	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"math/big"
 	"net/url"
@@ -1009,7 +1008,12 @@ func (c *call) createCheckoutSession() {
 				return
 			}
 			cmd.MethodCode, cmd.Chain, cmd.OriginCurrency = m.Code, m.Chain, m.Currency
-			cmd.DepositAccount = sandboxDepositAddress(m.Chain, cmd.ID)
+			addr, err := sandboxDepositAddress(m.Chain, cmd.ID)
+			if err != nil {
+				c.fail(ledger.FieldInvalid("code", fmt.Sprintf("%q: deposits on %s are not supported", code, m.Chain)))
+				return
+			}
+			cmd.DepositAccount = addr
 			if m.Currency != link.Spec.Currency {
 				rate, e := c.rate(m.Currency, link.Spec.Currency)
 				if e != nil {
@@ -1041,25 +1045,11 @@ func pooledAccountNumber(currency string) string {
 	return fmt.Sprintf("99%08d", n.Mod(n, big.NewInt(100_000_000)).Int64())
 }
 
-// sandboxDepositAddress derives a session's sandbox deposit address from
-// its id, shaped like an address of the chain. It receives nothing real.
-func sandboxDepositAddress(chain, sessionID string) string {
-	sum := sha256.Sum256([]byte("checkout:" + sessionID))
-	switch chain {
-	case "ethereum":
-		return "0x" + hex.EncodeToString(sum[:20])
-	default:
-		const alphabet = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
-		n := new(big.Int).SetBytes(sum[:])
-		var b []byte
-		for n.Sign() > 0 && len(b) < 33 {
-			m := new(big.Int)
-			n.DivMod(n, big.NewInt(58), m)
-			b = append(b, alphabet[m.Int64()])
-		}
-		prefix := map[string]string{"tron": "T", "stellar": "G"}[chain]
-		return prefix + string(b)
-	}
+// sandboxDepositAddress derives a session's own sandbox deposit address
+// from its id: a valid address of the chain (the same generator as deposit
+// addresses and orders use) that nobody holds keys to.
+func sandboxDepositAddress(chain, sessionID string) (string, error) {
+	return rails.DepositAddress(chain, []byte("checkout:"+sessionID))
 }
 
 type checkoutDepositJSON struct {
