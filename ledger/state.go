@@ -50,33 +50,24 @@ type State struct {
 	sections []section
 	events   *store[Event]
 	clocks   *store[Clock]
-	pl       *linkState // payment links, pages, checkout sessions (paymentlink.go)
 
-	// Virtual accounts, crypto addresses and their deposits (deposit.go).
-	deposits *depositState
-
+	// eventHooks run for every event, in the Apply that emits it (webhook
+	// fan-out, checkout sessions following their collections).
+	eventHooks []func(*State, Event)
 	// expirers make deadline-driven transitions (see clock.go).
 	expirers []expirer
 
-	// Recipients (recipient.go).
-	recipients *store[Recipient]
-
-	// eventHooks run for every event, in the Apply that emits it.
-	eventHooks []func(*State, Event)
-
-	// Files and disputes (file.go, dispute.go).
-	files               *store[File]
-	fileKeys            *store[fileSigningKey]
-	disputes            *store[Dispute]
-	disputeByCollection map[string]string // collection id → its dispute
-
-	// Quotes and conversions (conversion.go).
-	fx conversions
-
-	// Webhook endpoints and deliveries (webhook.go).
-	webhooks webhookState
-
-	orders *orderBook // orders and their indexes (order.go)
+	// The features' records and indexes, each owned by its file.
+	recipients          *store[Recipient]      // recipient.go
+	files               *store[File]           // file.go
+	fileKeys            *store[fileSigningKey] // file.go
+	disputes            *store[Dispute]        // dispute.go
+	disputeByCollection map[string]string      // dispute.go: collection id → its dispute
+	fx                  conversions            // conversion.go: quotes and conversions
+	webhooks            webhookState           // webhook.go: endpoints and deliveries
+	pl                  *linkState             // paymentlink.go, checkout.go: links, pages, sessions
+	deposits            *depositState          // deposit.go: virtual accounts, crypto addresses, deposits
+	orders              *orderBook             // order.go
 
 	frozen bool // a snapshot is reading the tables' bases
 }
@@ -122,24 +113,20 @@ func NewState() *State {
 	s.events = newStore("events", func(e *Event) (string, string) { return e.ID, e.OrgID }, encodeEvent, decodeEvent)
 	s.clocks = newStore("clocks", func(c *Clock) (string, string) { return c.OrgID, c.OrgID }, encodeClock, decodeClock)
 	s.sections = append(s.sections, s.events, s.clocks)
-	// Recipients (recipient.go).
+
+	// The features, each registering its stores, hooks and expirers. The
+	// order fixes the order of snapshot sections and of hooks; Restore
+	// finds sections by name.
 	s.recipients = newRecipientStore()
 	s.sections = append(s.sections, s.recipients)
-
-	// Files and disputes.
 	s.files, s.fileKeys = newFileStores()
 	s.disputes = newDisputeStore()
 	s.disputeByCollection = make(map[string]string)
 	s.sections = append(s.sections, s.files, s.fileKeys, s.disputes)
-
-	// Quotes and conversions.
 	s.fx = newConversions(s)
-
-	s.initWebhooks() // webhook.go
-
+	s.initWebhooks()
 	s.initPaymentLinks()
-
-	s.deposits = newDepositState(s) // virtual accounts, crypto addresses, deposits
+	s.deposits = newDepositState(s)
 	s.registerOrders()
 	return s
 }
