@@ -63,15 +63,17 @@ type System struct {
 	stopOnce      sync.Once
 	actors        *actor.ActorSystem
 	deps          *deps
-	router        *actor.PID
-	orders        *actor.PID // the order actors' router (order.go)
 	proposer      *Proposer
 	admit         chan struct{}
 	commitTimeout time.Duration
 	timers        sync.Pool // *time.Timer, stopped
-	expiry        *expiryTicker
 
-	quotes *actor.PID // the quote actors' router (quote.go)
+	// The routers of the per-resource actors.
+	router *actor.PID // balance accounts (account.go)
+	quotes *actor.PID // quotes (quote.go)
+	orders *actor.PID // orders (order.go)
+
+	expiry *expiryTicker // proposes Tick when a deadline passes (expiry.go)
 
 	// Webhook delivery (webhooks.go); nil without a payload renderer.
 	webhooks      *webhookEngine
