@@ -36,6 +36,9 @@ fuzz: ## run each fuzz test for 30s
 	$(GO) test ./wal -run XXX -fuzz FuzzDecodeLogRecord -fuzztime 30s -fuzzminimizetime 0x
 	$(GO) test ./rails -run XXX -fuzz FuzzValidateAddress -fuzztime 30s
 	$(GO) test ./rails -run XXX -fuzz FuzzBase58 -fuzztime 30s
+	$(GO) test ./ledger -run XXX -fuzz FuzzDepositCommands -fuzztime 30s
+	$(GO) test ./http -run XXX -fuzz FuzzParseUpload -fuzztime 30s
+	$(GO) test ./http -run XXX -fuzz FuzzTransactionID -fuzztime 30s
 
 bench: ## load a fresh single node with the named workloads (uniform, hot_account, replay)
 	$(GO) build -o $(BIN)/payments ./cmd/payments
