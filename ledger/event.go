@@ -13,7 +13,7 @@ import (
 // resource would.
 type Event struct {
 	Seq        uint64 // position in the whole event log, from 1
-	ID         string // EventID(Seq)
+	ID         string // EventID(Seq); filled by the readers, not stored
 	OrgID      string
 	Type       string
 	ResourceID string
@@ -126,12 +126,65 @@ func EventID(seq uint64) string {
 	return "wev_" + strconv.FormatUint(scramble(seq), 36)
 }
 
+// ParseEventID returns the sequence number of an event id.
+func ParseEventID(id string) (uint64, bool) {
+	const prefix = "wev_"
+	if len(id) <= len(prefix) || id[:len(prefix)] != prefix {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(id[len(prefix):], 36, 64)
+	if err != nil || EventID(unscramble(v)) != id {
+		return 0, false
+	}
+	return unscramble(v), true
+}
+
+// eventLog is every event in order, and each organization's events. Events
+// never change once recorded, so the log is append-only lists and needs no
+// table: an id is its sequence number, scrambled (EventID), and a snapshot
+// reads a view of the lists while Apply appends.
+type eventLog struct {
+	all   appendList[Event]
+	byOrg map[string]*appendList[uint64]
+}
+
+func newEventLog() *eventLog {
+	return &eventLog{byOrg: make(map[string]*appendList[uint64])}
+}
+
+func (l *eventLog) append(ev Event) {
+	l.all.append(ev)
+	indexOf(l.byOrg, ev.OrgID).append(ev.Seq)
+}
+
+func (l *eventLog) sectionName() string        { return "events" }
+func (l *eventLog) freezeSection() sectionView { return eventView{l.all.view()} }
+func (l *eventLog) liveSection() sectionView   { return eventView{l.all.view()} }
+func (l *eventLog) thawSection()               {}
+func (l *eventLog) restoreRecord(_ *State, d *decoder) {
+	ev := decodeEvent(d)
+	if d.err == nil && ev.Seq != uint64(l.all.len())+1 {
+		d.fail(fmt.Errorf("ledger: event %d restored out of order", ev.Seq))
+	}
+	if d.err == nil {
+		l.append(ev)
+	}
+}
+
+type eventView struct{ all appendList[Event] }
+
+func (v eventView) len() int { return v.all.len() }
+
+func (v eventView) each(fn func(enc func(*encoder))) {
+	v.all.all(func(_ int, ev Event) { fn(func(e *encoder) { encodeEvent(e, &ev) }) })
+}
+
 // emit records an event. Only rules call it, after the change is made and
 // in the same Apply. Hooks (webhook fan-out) run in the same Apply too.
 func (s *State) emit(at int64, org, typ, resourceID string, subject Subject) {
-	seq := uint64(s.events.order.len()) + 1
-	ev := Event{Seq: seq, ID: EventID(seq), OrgID: org, Type: typ, ResourceID: resourceID, At: at, Subject: subject}
-	s.events.insert(ev)
+	seq := uint64(s.events.all.len()) + 1
+	ev := Event{Seq: seq, OrgID: org, Type: typ, ResourceID: resourceID, At: at, Subject: subject}
+	s.events.append(ev)
 	for _, h := range s.eventHooks {
 		h(s, ev)
 	}
@@ -157,7 +210,6 @@ func encodeEvent(e *encoder, ev *Event) {
 
 func decodeEvent(d *decoder) Event {
 	ev := Event{Seq: d.uvarint(), OrgID: d.str(), Type: d.str(), ResourceID: d.str(), At: d.varint()}
-	ev.ID = EventID(ev.Seq)
 	k := SubjectKind(d.u8())
 	c, ok := subjectCodecs[k]
 	if !ok {
@@ -175,17 +227,27 @@ type EventFilter struct {
 }
 
 // Event returns an organization's event by id.
-func (s *State) Event(orgID, id string) (Event, bool) { return s.events.owned(orgID, id) }
+func (s *State) Event(orgID, id string) (Event, bool) {
+	seq, ok := ParseEventID(id)
+	if !ok {
+		return Event{}, false
+	}
+	ev, ok := s.EventAt(seq)
+	if !ok || ev.OrgID != orgID {
+		return Event{}, false
+	}
+	return ev, true
+}
 
 // Events returns one page of an organization's events, newest first.
 func (s *State) Events(orgID string, f EventFilter, before Cursor, limit int) Page[Event] {
-	return s.events.page(orgID, before, limit, func(ev Event) bool {
+	return page(s.events.byOrg[orgID], before, limit, s.EventAt, func(ev Event) bool {
 		return (f.Type == "" || ev.Type == f.Type) && (f.ResourceID == "" || ev.ResourceID == f.ResourceID)
 	})
 }
 
 // EventCount is the number of events in the whole log.
-func (s *State) EventCount() uint64 { return uint64(s.events.order.len()) }
+func (s *State) EventCount() uint64 { return uint64(s.events.all.len()) }
 
 // EventAt returns the event at seq (from 1), for readers that follow the
 // log in order.
@@ -193,5 +255,7 @@ func (s *State) EventAt(seq uint64) (Event, bool) {
 	if seq == 0 || seq > s.EventCount() {
 		return Event{}, false
 	}
-	return s.events.get(s.events.order.at(int(seq - 1)))
+	ev := s.events.all.at(int(seq - 1))
+	ev.ID = EventID(seq)
+	return ev, true
 }

@@ -48,7 +48,7 @@ type State struct {
 	// Records of later features (see extend.go), snapshotted in this order
 	// after the built-in tables.
 	sections []section
-	events   *store[Event]
+	events   *eventLog
 	clocks   *store[Clock]
 
 	// eventHooks run for every event, in the Apply that emits it (webhook
@@ -110,7 +110,7 @@ func NewState() *State {
 		collectionByRef:      make(map[orgKey]string),
 		openCollections:      make(map[string]struct{}),
 	}
-	s.events = newStore("events", func(e *Event) (string, string) { return e.ID, e.OrgID }, encodeEvent, decodeEvent)
+	s.events = newEventLog()
 	s.clocks = newStore("clocks", func(c *Clock) (string, string) { return c.OrgID, c.OrgID }, encodeClock, decodeClock)
 	s.sections = append(s.sections, s.events, s.clocks)
 

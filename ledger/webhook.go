@@ -223,7 +223,7 @@ func (s *State) newDelivery(ev Event, endpointID string, test bool) WebhookDeliv
 	seq := uint64(w.deliveries.order.len()) + 1
 	d := WebhookDelivery{
 		Seq: seq, ID: DeliveryID(seq), OrgID: ev.OrgID, EndpointID: endpointID,
-		EventSeq: ev.Seq, EventID: ev.ID, EventType: ev.Type, ResourceID: ev.ResourceID, Test: test,
+		EventSeq: ev.Seq, EventID: EventID(ev.Seq), EventType: ev.Type, ResourceID: ev.ResourceID, Test: test,
 		Status: DeliveryPending, NextAttemptAt: ev.At, CreatedAt: ev.At,
 	}
 	w.deliveries.insert(d)
