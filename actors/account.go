@@ -25,6 +25,7 @@ type payoutRequest struct {
 	ref        string
 	spec       ledger.PayoutSpec
 	methodType string
+	fx         *FXPricing // cross-currency; key.currency is its FromCurrency
 	reply      chan<- Reply
 }
 
@@ -143,6 +144,7 @@ type reservation struct {
 type waitingPayout struct {
 	id      string
 	spec    ledger.PayoutSpec
+	fx      bool
 	waiters []chan<- Reply
 }
 
@@ -190,7 +192,7 @@ func (a *accountActor) Receive(ctx actor.Context) {
 	case *applied:
 		a.inFlight--
 		switch m.kind {
-		case ledger.KindCreatePayout:
+		case ledger.KindCreatePayout, ledger.KindCreateFXPayout:
 			a.payoutApplied(m)
 		case ledger.KindCreateCollection:
 			a.collectionApplied(m)
@@ -220,7 +222,7 @@ func (a *accountActor) propose(ctx actor.Context, cmd ledger.Command, ref string
 
 func (a *accountActor) payout(ctx actor.Context, m *payoutRequest) {
 	if w, ok := a.payouts[m.ref]; ok {
-		if w.spec == m.spec {
+		if w.spec == m.spec && w.fx == (m.fx != nil) {
 			w.waiters = append(w.waiters, m.reply)
 		} else {
 			m.reply <- Reply{Result: ledger.Result{Err: ledger.Duplicate("Payout", w.id)}}
@@ -239,7 +241,8 @@ func (a *accountActor) payout(ctx actor.Context, m *payoutRequest) {
 	}
 	a.deps.state.RUnlockState()
 	if found {
-		if existing.Spec == m.spec {
+		// The same request: the same spec as given, from the same balance.
+		if existing.RequestedSpec() == m.spec && existing.FromCurrency() == a.key.currency {
 			m.reply <- Reply{Result: ledger.Result{Replayed: true, Payout: &existing}}
 		} else {
 			m.reply <- Reply{Result: ledger.Result{Err: ledger.Duplicate("Payout", existing.ID)}}
@@ -247,8 +250,13 @@ func (a *accountActor) payout(ctx actor.Context, m *payoutRequest) {
 		return
 	}
 	a.releaseApplied(account.Reservation)
-	fee := ledger.PayoutFee(m.methodType, m.spec.Amount)
-	required := m.spec.Amount + fee
+	// The fee is charged in the from currency, on the from amount.
+	principal := m.spec.Amount
+	if m.fx != nil {
+		principal = m.fx.FromAmount
+	}
+	fee := ledger.PayoutFee(m.methodType, principal)
+	required := principal + fee
 	var available ledger.Minor
 	if hasAccount {
 		available = account.Available() - a.reservedMinor
@@ -259,15 +267,34 @@ func (a *accountActor) payout(ctx actor.Context, m *payoutRequest) {
 	}
 	number := max(a.nextReservation, account.Reservation+1)
 	a.nextReservation = number + 1
-	cmd := &ledger.CreatePayout{
-		At:                a.deps.now().UnixMilli(),
-		ID:                a.ids.next("pay_" + strings.ToLower(a.key.currency) + "_"),
-		OrgID:             a.key.org,
-		ExternalReference: m.ref,
-		Spec:              m.spec,
-		MethodType:        m.methodType,
-		Fee:               fee,
-		Reservation:       number,
+	var cmd ledger.Command
+	id := a.ids.next("pay_" + strings.ToLower(m.spec.Currency) + "_")
+	if m.fx != nil {
+		cmd = &ledger.CreateFXPayout{
+			At:                a.deps.now().UnixMilli(),
+			ID:                id,
+			OrgID:             a.key.org,
+			ExternalReference: m.ref,
+			Spec:              m.spec,
+			MethodType:        m.methodType,
+			Fee:               fee,
+			Reservation:       number,
+			FromCurrency:      m.fx.FromCurrency,
+			FromAmount:        m.fx.FromAmount,
+			ToAmount:          m.fx.ToAmount,
+			Rate:              m.fx.Rate,
+		}
+	} else {
+		cmd = &ledger.CreatePayout{
+			At:                a.deps.now().UnixMilli(),
+			ID:                id,
+			OrgID:             a.key.org,
+			ExternalReference: m.ref,
+			Spec:              m.spec,
+			MethodType:        m.methodType,
+			Fee:               fee,
+			Reservation:       number,
+		}
 	}
 	if err := a.propose(ctx, cmd, m.ref, number); err != nil {
 		m.reply <- Reply{Err: err}
@@ -275,7 +302,7 @@ func (a *accountActor) payout(ctx actor.Context, m *payoutRequest) {
 	}
 	a.reservations = append(a.reservations, reservation{number, required})
 	a.reservedMinor += required
-	a.payouts[m.ref] = &waitingPayout{id: cmd.ID, spec: m.spec, waiters: []chan<- Reply{m.reply}}
+	a.payouts[m.ref] = &waitingPayout{id: id, spec: m.spec, fx: m.fx != nil, waiters: []chan<- Reply{m.reply}}
 }
 
 func (a *accountActor) payoutApplied(m *applied) {

@@ -195,6 +195,19 @@ type PayoutRequest struct {
 	ExternalReference string
 	Spec              ledger.PayoutSpec
 	MethodType        string
+	// FX prices a cross-currency payout (debited from FX.FromCurrency,
+	// delivered in Spec.Currency); nil for a same-currency payout. Spec's
+	// amount is the one the caller gave, on its side.
+	FX *FXPricing
+}
+
+// FXPricing is a cross-currency payout's price at the current rate: both
+// amounts and the all-in rate (units of the to currency per from unit).
+type FXPricing struct {
+	FromCurrency string
+	FromAmount   ledger.Minor
+	ToAmount     ledger.Minor
+	Rate         string
 }
 
 // CreatePayout creates a payout, or returns the one its reference already
@@ -202,13 +215,20 @@ type PayoutRequest struct {
 // it the answer is ErrOutcomeUnknown, since the command may still apply.
 func (s *System) CreatePayout(req PayoutRequest) Reply {
 	return s.ask(func(reply chan<- Reply) accountMessage {
-		return &payoutRequest{
+		// A payout debits the balance in its from currency: that
+		// account's actor reserves the funds.
+		m := &payoutRequest{
 			key:        accountKey{req.OrgID, req.Spec.Currency},
 			ref:        req.ExternalReference,
 			spec:       req.Spec,
 			methodType: req.MethodType,
 			reply:      reply,
 		}
+		if req.FX != nil {
+			fx := *req.FX
+			m.key.currency, m.fx = fx.FromCurrency, &fx
+		}
+		return m
 	})
 }
 

@@ -37,11 +37,13 @@ func renderAs[T, R any](render func(*T) R) func(ledger.Subject) any {
 }
 
 func init() {
-	registerEventRenderer(ledger.SubjectPayout, renderAs(func(p *ledger.Payout) payoutJSON {
+	renderPayoutEvent := renderAs(func(p *ledger.Payout) payoutJSON {
 		out := renderPayout(p)
 		out.Timeline = payoutTimeline(p) // as GET /v1/payouts/{id}
 		return out
-	}))
+	})
+	registerEventRenderer(ledger.SubjectPayout, renderPayoutEvent)
+	registerEventRenderer(ledger.SubjectFXPayout, renderPayoutEvent) // a cross-currency payout, its FX joined
 	registerEventRenderer(ledger.SubjectCollection, renderAs(renderCollection))
 	registerEventRenderer(ledger.SubjectAccount, renderAs(renderAccount))
 	registerEventRenderer(ledger.SubjectWebhookEndpoint, renderAs(renderWebhookEndpoint))

@@ -35,6 +35,9 @@ type payoutBody struct {
 
 // createPayout: POST /v1/payouts.
 func (c *call) createPayout() {
+	if c.s.cfg.NoProvider && !c.crossCurrencyRateAvailable() {
+		return
+	}
 	if !c.railsAvailable() {
 		return
 	}
@@ -42,7 +45,7 @@ func (c *call) createPayout() {
 	if !c.decode(&req) || !c.fillPayoutFromRecipient(&req) {
 		return
 	}
-	spec, methodType, e := c.s.payoutSpec(&req)
+	spec, methodType, fx, e := c.payoutSpec(&req)
 	if e != nil {
 		c.fail(e)
 		return
@@ -55,8 +58,33 @@ func (c *call) createPayout() {
 		ExternalReference: *req.ExternalReference,
 		Spec:              spec,
 		MethodType:        methodType,
+		FX:                fx,
 	})
 	c.created(r, func(res *ledger.Result) any { return &payoutBody{renderPayout(res.Payout)} })
+}
+
+// crossCurrencyRateAvailable answers a cross-currency payout whose pair
+// has no rate right now (503 rate_unavailable, or 400 for a currency the
+// source does not price) and reports false; it lets anything else through.
+// The rate is asked first because without it nothing can be priced, rail
+// or not. A body it cannot read is left to the normal path.
+func (c *call) crossCurrencyRateAvailable() bool {
+	var peek payoutRequestBody
+	body, e := jsonBody(c.ctx)
+	if e != nil || decodeBody(body, &peek) != nil || peek.From == nil || peek.To == nil ||
+		peek.From.Currency == nil || peek.To.Currency == nil {
+		return true
+	}
+	from, ok1 := ledger.LookupCurrency(*peek.From.Currency)
+	to, ok2 := ledger.LookupCurrency(*peek.To.Currency)
+	if !ok1 || !ok2 || from.Code == to.Code {
+		return true
+	}
+	if _, e := c.rate(from.Code, to.Code); e != nil {
+		c.fail(e)
+		return false
+	}
+	return true
 }
 
 // created answers a create: 201 for a new resource, 200 with the
@@ -76,8 +104,43 @@ func (c *call) created(r actors.Reply, body func(*ledger.Result) any) {
 }
 
 // payoutSpec validates a payout request against the contract and the method
-// catalogue, reporting every problem at once.
-func (s *Server) payoutSpec(req *payoutRequestBody) (ledger.PayoutSpec, string, *ledger.Error) {
+// catalogue, reporting every problem at once. A cross-currency payout
+// (from.currency given and not to.currency) is priced here at the current
+// all-in rate: the side the caller left out is computed (rails.ConvertTo
+// rounds the from amount up, rails.ConvertFrom the to amount down), and
+// the method's limits apply to the amount delivered.
+func (c *call) payoutSpec(req *payoutRequestBody) (ledger.PayoutSpec, string, *actors.FXPricing, *ledger.Error) {
+	spec, methodType, fx, e := c.s.payoutSpecPriced(req, c.priceFXPayout)
+	return spec, methodType, fx, e
+}
+
+// priceFXPayout prices a cross-currency payout of amount on side.
+func (c *call) priceFXPayout(from, to string, side ledger.Side, amount ledger.Minor) (*actors.FXPricing, *ledger.Error) {
+	r, e := c.rate(from, to)
+	if e != nil {
+		return nil, e
+	}
+	fx := &actors.FXPricing{FromCurrency: from, Rate: r.String()}
+	var err error
+	if side == ledger.SideFrom {
+		fx.FromAmount = amount
+		fx.ToAmount, err = rails.ConvertFrom(r, amount)
+	} else {
+		fx.ToAmount = amount
+		fx.FromAmount, err = rails.ConvertTo(r, amount)
+	}
+	switch {
+	case err != nil:
+		return nil, ledger.FieldInvalid(sideField(side), "is out of range at the current rate "+r.String())
+	case fx.ToAmount <= 0:
+		return nil, ledger.FieldInvalid(sideField(side), "is too small: it converts to nothing in "+to+" at the current rate "+r.String())
+	}
+	return fx, nil
+}
+
+type fxPricer func(from, to string, side ledger.Side, amount ledger.Minor) (*actors.FXPricing, *ledger.Error)
+
+func (s *Server) payoutSpecPriced(req *payoutRequestBody, price fxPricer) (ledger.PayoutSpec, string, *actors.FXPricing, *ledger.Error) {
 	var p problems
 	var spec ledger.PayoutSpec
 	p.text("externalReference", req.ExternalReference, true, payoutReferenceLenMax)
@@ -88,7 +151,7 @@ func (s *Server) payoutSpec(req *payoutRequestBody) (ledger.PayoutSpec, string, 
 	spec.Metadata = req.Metadata.raw
 	if req.To == nil {
 		p.add("to", "is required")
-		return spec, "", p.err()
+		return spec, "", nil, p.err()
 	}
 	to := req.To
 	spec.Method = p.text("to.code", to.Code, true, 64)
@@ -111,9 +174,10 @@ func (s *Server) payoutSpec(req *payoutRequestBody) (ledger.PayoutSpec, string, 
 	default:
 		p.add("to.amount", "is required (or from.amount): put the amount on exactly one side")
 	}
+	var fromCur ledger.Currency // set for a cross-currency payout
 	if req.From != nil {
 		if from, ok := p.currency("from.currency", req.From.Currency, false); ok && curOK && from.Code != cur.Code {
-			p.add("from.currency", "must equal to.currency: payouts are paid from the balance in the currency they deliver; convert first with /v1/conversions")
+			fromCur = from
 		}
 		if e := checkKYC("from.kyc", req.From.KYC); e != nil {
 			p = append(p, e.Fields...)
@@ -121,15 +185,28 @@ func (s *Server) payoutSpec(req *payoutRequestBody) (ledger.PayoutSpec, string, 
 		spec.FromKYC = req.From.KYC.raw
 	}
 	if curOK && spec.AmountSide != 0 {
-		spec.Amount = p.amount(sideField(spec.AmountSide), side, cur)
+		amountCur := cur
+		if fromCur.Code != "" && spec.AmountSide == ledger.SideFrom {
+			amountCur = fromCur
+		}
+		spec.Amount = p.amount(sideField(spec.AmountSide), side, amountCur)
 	}
 	if len(p) > 0 {
-		return spec, "", p.err()
+		return spec, "", nil, p.err()
 	}
 
-	method, e := s.cfg.Catalogue.Check(rails.Payout, "to.code", sideField(spec.AmountSide), spec.Method, spec.Currency, spec.Amount)
+	var fx *actors.FXPricing
+	delivered, amountField := spec.Amount, sideField(spec.AmountSide)
+	if fromCur.Code != "" {
+		var e *ledger.Error
+		if fx, e = price(fromCur.Code, spec.Currency, spec.AmountSide, spec.Amount); e != nil {
+			return spec, "", nil, e
+		}
+		delivered, amountField = fx.ToAmount, "to.amount"
+	}
+	method, e := s.cfg.Catalogue.Check(rails.Payout, "to.code", amountField, spec.Method, spec.Currency, delivered)
 	if e != nil {
-		return spec, "", e
+		return spec, "", nil, e
 	}
 	switch method.Type {
 	case "crypto":
@@ -159,7 +236,10 @@ func (s *Server) payoutSpec(req *payoutRequestBody) (ledger.PayoutSpec, string, 
 			p.add("to.tag", "is only for crypto methods")
 		}
 	}
-	return spec, method.Type, p.err()
+	if e := p.err(); e != nil {
+		return spec, "", nil, e
+	}
+	return spec, method.Type, fx, nil
 }
 
 // sideField names the request field that carried the amount.

@@ -91,13 +91,20 @@ func renderPayout(p *ledger.Payout) payoutJSON {
 	if p.Status == ledger.PayoutCompleted {
 		completedAt = optionalTimestamp(p.CompletedAt)
 	}
+	// A cross-currency payout's from side, fee and rate are its FX
+	// details; otherwise both sides are the same money and rate is null.
+	fromCur := p.FromCurrency()
+	var rate *string
+	if p.FX != nil {
+		rate = optional(p.FX.Rate)
+	}
 	return payoutJSON{
 		ID:     p.ID,
 		Status: p.Status.String(),
 		From: payoutFromJSON{
 			AccountNumber: p.AccountNumber,
-			Amount:        amt,
-			Currency:      p.Spec.Currency,
+			Amount:        money(p.FromAmount(), fromCur),
+			Currency:      fromCur,
 			KYC:           objectOrEmpty(p.Spec.FromKYC),
 		},
 		To: payoutToJSON{
@@ -110,7 +117,8 @@ func renderPayout(p *ledger.Payout) payoutJSON {
 			RecipientID:   optional(p.Spec.RecipientID),
 			KYC:           objectOrEmpty(p.Spec.ToKYC),
 		},
-		Fee:               moneyJSON{Amount: money(p.Fee, p.Spec.Currency), Currency: p.Spec.Currency},
+		Fee:               moneyJSON{Amount: money(p.Fee, fromCur), Currency: fromCur},
+		Rate:              rate,
 		Narration:         optional(p.Spec.Narration),
 		ExternalReference: p.ExternalReference,
 		Metadata:          objectOrEmpty(p.Spec.Metadata),
@@ -124,17 +132,21 @@ func renderPayout(p *ledger.Payout) payoutJSON {
 // payoutTimeline is the payout's audit trail, derived from its record: the
 // state changes and the bookings they made.
 func payoutTimeline(p *ledger.Payout) []timelineJSON {
-	cur := p.Spec.Currency
+	cur, from := p.Spec.Currency, p.FromCurrency()
 	detail := func(s string) *string { return &s }
 	t := []timelineJSON{
 		{At: timestamp(p.CreatedAt), Kind: "created", Title: "Payout created",
 			Detail: detail(cur + " " + money(p.Spec.Amount, cur) + " via " + p.Spec.Method)},
 		{At: timestamp(p.CreatedAt), Kind: "debit", Title: "Balance debited",
-			Detail: detail(cur + " " + money(p.Spec.Amount, cur) + " from " + p.AccountNumber)},
+			Detail: detail(from + " " + money(p.FromAmount(), from) + " from " + p.AccountNumber)},
+	}
+	if p.FX != nil {
+		t = append(t, timelineJSON{At: timestamp(p.CreatedAt), Kind: "conversion", Title: "Converted",
+			Detail: detail(from + " " + money(p.FromAmount(), from) + " to " + cur + " " + money(p.Spec.Amount, cur) + " at " + p.FX.Rate)})
 	}
 	if p.Fee > 0 {
 		t = append(t, timelineJSON{At: timestamp(p.CreatedAt), Kind: "fee", Title: "Fee charged",
-			Detail: detail(cur + " " + money(p.Fee, cur))})
+			Detail: detail(from + " " + money(p.Fee, from))})
 	}
 	if p.ProcessingAt != 0 {
 		t = append(t, timelineJSON{At: timestamp(p.ProcessingAt), Kind: "processing", Title: "Submitted to the rail",
@@ -147,7 +159,7 @@ func payoutTimeline(p *ledger.Payout) []timelineJSON {
 		t = append(t,
 			timelineJSON{At: timestamp(p.FailedAt), Kind: "failed", Title: "Payout failed", Detail: optional(p.StatusMessage)},
 			timelineJSON{At: timestamp(p.FailedAt), Kind: "refund", Title: "Debit and fee refunded",
-				Detail: detail(cur + " " + money(p.Debit(), cur) + " to " + p.AccountNumber)})
+				Detail: detail(from + " " + money(p.Debit(), from) + " to " + p.AccountNumber)})
 	}
 	return t
 }

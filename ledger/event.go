@@ -41,7 +41,12 @@ const (
 	SubjectAccount    SubjectKind = 3
 )
 
-func (Payout) subjectKind() SubjectKind { return SubjectPayout }
+func (p Payout) subjectKind() SubjectKind {
+	if p.FX != nil {
+		return SubjectFXPayout // fxpayout.go
+	}
+	return SubjectPayout
+}
 
 // Collection's subjectKind is in deposit.go: a deposit's collection has a
 // kind of its own.

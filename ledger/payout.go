@@ -83,10 +83,15 @@ type Payout struct {
 	ProcessingAt int64
 	CompletedAt  int64
 	FailedAt     int64
+
+	// FX is set, on reads only, for a cross-currency payout (fxpayout.go):
+	// the record codec is frozen and does not carry it.
+	FX *PayoutFX
 }
 
-// Debit is what the payout takes from the balance: principal plus fee.
-func (p Payout) Debit() Minor { return p.Spec.Amount + p.Fee }
+// Debit is what the payout takes from the balance, in its currency
+// (FromCurrency): principal plus fee.
+func (p Payout) Debit() Minor { return p.FromAmount() + p.Fee }
 
 // feeBasisPoints is the payout fee by method type, in basis points of the
 // principal. The leader computes the fee when it accepts a payout and
@@ -162,8 +167,8 @@ func (s *State) createPayout(c *CreatePayout) Result {
 		s.accounts.put(account.Number, account)
 	}
 	if id, ok := s.payoutByRef[orgKey{c.OrgID, c.ExternalReference}]; ok {
-		p, _ := s.payouts.get(id)
-		if p.Spec == c.Spec {
+		p, _ := s.Payout(id)
+		if p.FX == nil && p.Spec == c.Spec {
 			return Result{Replayed: true, Payout: &p}
 		}
 		return Result{Err: Duplicate("Payout", p.ID)}
@@ -237,6 +242,7 @@ func (s *State) markPayoutProcessing(c *MarkPayoutProcessing) Result {
 	p.UpdatedAt = c.At
 	s.payouts.put(p.ID, p)
 	s.orderPayoutMoved(p, c.At)
+	p = s.joinFX(p)
 	return Result{Payout: &p}
 }
 
@@ -250,12 +256,15 @@ func (s *State) settlePayout(c *SettlePayout) Result {
 	}
 	cur := p.Spec.Currency
 	clearing := s.systemAccount(PurposePayoutsClearing, cur, c.At)
+	fx, isFX := s.payoutFX.get(p.ID)
 	var postings []posting
 	if c.Completed {
 		postings = []posting{
 			{clearing, EntryPayoutSettlement, -p.Spec.Amount},
 			{s.systemAccount(PurposeRailSettlement, cur, c.At), EntryPayoutSettlement, p.Spec.Amount},
 		}
+	} else if isFX {
+		postings = s.fxRefundPostings(p, fx, c.At)
 	} else {
 		postings = []posting{
 			{clearing, EntryPayoutSettlement, -p.Spec.Amount},
@@ -282,6 +291,7 @@ func (s *State) settlePayout(c *SettlePayout) Result {
 	p.UpdatedAt = c.At
 	s.payouts.put(p.ID, p)
 	delete(s.openPayouts, p.ID)
+	p = s.joinFX(p)
 	if c.Completed {
 		s.emit(c.At, p.OrgID, EventPayoutCompleted, p.ID, p)
 	} else {
@@ -292,7 +302,13 @@ func (s *State) settlePayout(c *SettlePayout) Result {
 }
 
 // Payout returns the payout with the given id.
-func (s *State) Payout(id string) (Payout, bool) { return s.payouts.get(id) }
+func (s *State) Payout(id string) (Payout, bool) {
+	p, ok := s.payouts.get(id)
+	if !ok {
+		return Payout{}, false
+	}
+	return s.joinFX(p), true
+}
 
 // PayoutByReference returns an organization's payout by its externalReference.
 func (s *State) PayoutByReference(orgID, ref string) (Payout, bool) {
@@ -300,7 +316,7 @@ func (s *State) PayoutByReference(orgID, ref string) (Payout, bool) {
 	if !ok {
 		return Payout{}, false
 	}
-	return s.payouts.get(id)
+	return s.Payout(id)
 }
 
 // PayoutFilter selects payouts in a list; zero fields match everything.
@@ -312,7 +328,7 @@ type PayoutFilter struct {
 // Payouts lists an organization's payouts newest first, starting below
 // position `before` (a Cursor from an earlier page, or CursorStart).
 func (s *State) Payouts(orgID string, f PayoutFilter, before Cursor, limit int) Page[Payout] {
-	return page(s.payoutsByOrg[orgID], before, limit, s.payouts.get, func(p Payout) bool {
+	return page(s.payoutsByOrg[orgID], before, limit, s.Payout, func(p Payout) bool {
 		return (f.Status == 0 || p.Status == f.Status) &&
 			(f.RecipientID == "" || p.Spec.RecipientID == f.RecipientID)
 	})
@@ -323,7 +339,7 @@ func (s *State) Payouts(orgID string, f PayoutFilter, before Cursor, limit int) 
 func (s *State) OpenPayouts() []Payout {
 	out := make([]Payout, 0, len(s.openPayouts))
 	for id := range s.openPayouts {
-		p, _ := s.payouts.get(id)
+		p, _ := s.Payout(id)
 		out = append(out, p)
 	}
 	sortByCreation(out, func(p Payout) (int64, string) { return p.CreatedAt, p.ID })

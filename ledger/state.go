@@ -68,6 +68,7 @@ type State struct {
 	pl                  *linkState             // paymentlink.go, checkout.go: links, pages, sessions
 	deposits            *depositState          // deposit.go: virtual accounts, crypto addresses, deposits
 	orders              *orderBook             // order.go
+	payoutFX            *store[PayoutFX]       // fxpayout.go: cross-currency payouts' FX details
 
 	frozen bool // a snapshot is reading the tables' bases
 }
@@ -128,6 +129,8 @@ func NewState() *State {
 	s.initPaymentLinks()
 	s.deposits = newDepositState(s)
 	s.registerOrders()
+	s.payoutFX = newPayoutFXStore()
+	s.sections = append(s.sections, s.payoutFX)
 	return s
 }
 

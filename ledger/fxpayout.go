@@ -1,0 +1,279 @@
+package ledger
+
+// Cross-currency payouts.
+//
+// A cross-currency payout is debited from the organization's balance in
+// one currency (from) and delivered in another (to). The caller (package
+// http) prices it at the current all-in rate and carries both amounts, the
+// rate and the fee in CreateFXPayout, so the ledger never reads a rate and
+// a replay is exact. In one Apply it books:
+//
+//	from balance   −(fromAmount + fee)
+//	FX clearing(from)        +fromAmount      fee revenue(from) +fee
+//	FX clearing(to)          −toAmount
+//	payouts clearing(to)     +toAmount
+//
+// so the journal sums to zero in each currency. From there the payout is an
+// ordinary payout of toAmount in the to currency: the rail settles it from
+// payouts clearing. On failure settlePayout reverses the FX legs too, and
+// the from balance gets back exactly fromAmount + fee, whatever the rate.
+//
+// The Payout record and its codec (and CreatePayout, kind 5) are frozen, so
+// the FX details live in a side store keyed by payout id ("payout_fx") and
+// are joined onto the payout (Payout.FX) by every read.
+
+// KindCreateFXPayout creates a cross-currency payout.
+const KindCreateFXPayout Kind = 12
+
+// Entry types of cross-currency payouts. Frozen.
+const (
+	EntryFXPayoutDebit    EntryType = 35 // the from balance pays the payout's from amount
+	EntryFXPayoutClearing EntryType = 36 // the FX clearing accounts' side of the conversion
+	EntryFXPayoutReversal EntryType = 37 // a failed payout's conversion, reversed
+)
+
+// SubjectFXPayout tags events about a cross-currency payout: the payout
+// record and its FX details. Frozen.
+const SubjectFXPayout SubjectKind = 11
+
+// PayoutFX is what a cross-currency payout adds to its payout: the balance
+// it was debited from and at which rate. The payout's Spec is in the to
+// currency, its Fee and AccountNumber in the from currency.
+type PayoutFX struct {
+	PayoutID     string
+	OrgID        string
+	FromCurrency string
+	FromAmount   Minor
+	Rate         string // units of to currency per from currency, all-in
+}
+
+// FromCurrency is the currency of the debited balance.
+func (p Payout) FromCurrency() string {
+	if p.FX != nil {
+		return p.FX.FromCurrency
+	}
+	return p.Spec.Currency
+}
+
+// FromAmount is the principal taken from the debited balance, fee aside.
+func (p Payout) FromAmount() Minor {
+	if p.FX != nil {
+		return p.FX.FromAmount
+	}
+	return p.Spec.Amount
+}
+
+// RequestedSpec is the spec as the caller gave it: for a cross-currency
+// payout fixed on the from side, its amount is the from amount.
+func (p Payout) RequestedSpec() PayoutSpec {
+	spec := p.Spec
+	if p.FX != nil && spec.AmountSide == SideFrom {
+		spec.Amount = p.FX.FromAmount
+	}
+	return spec
+}
+
+// CreateFXPayout debits FromAmount + Fee from the organization's
+// FromCurrency balance, converts FromAmount into ToAmount of
+// Spec.Currency at Rate, and records a pending payout of ToAmount, in one
+// Apply or not at all. Spec is the caller's request: its Amount is the
+// amount on the side it fixed (FromAmount or ToAmount).
+type CreateFXPayout struct {
+	At                int64
+	ID                string
+	OrgID             string
+	ExternalReference string
+	Spec              PayoutSpec
+	MethodType        string
+	Fee               Minor // in FromCurrency
+	Reservation       uint64
+	FromCurrency      string
+	FromAmount        Minor
+	ToAmount          Minor
+	Rate              string
+}
+
+func (*CreateFXPayout) Kind() Kind { return KindCreateFXPayout }
+
+func (c *CreateFXPayout) encode(e *encoder) {
+	e.varint(c.At)
+	e.str(c.ID)
+	e.str(c.OrgID)
+	e.str(c.ExternalReference)
+	c.Spec.encode(e)
+	e.str(c.MethodType)
+	e.minor(c.Fee)
+	e.uvarint(c.Reservation)
+	e.str(c.FromCurrency)
+	e.minor(c.FromAmount)
+	e.minor(c.ToAmount)
+	e.str(c.Rate)
+}
+
+func decodeCreateFXPayout(d *decoder) Command {
+	return &CreateFXPayout{
+		At: d.varint(), ID: d.str(), OrgID: d.str(), ExternalReference: d.str(), Spec: decodePayoutSpec(d),
+		MethodType: d.str(), Fee: d.minor(), Reservation: d.uvarint(), FromCurrency: d.str(),
+		FromAmount: d.minor(), ToAmount: d.minor(), Rate: d.str(),
+	}
+}
+
+func encodePayoutFX(e *encoder, f *PayoutFX) {
+	e.str(f.PayoutID)
+	e.str(f.OrgID)
+	e.str(f.FromCurrency)
+	e.minor(f.FromAmount)
+	e.str(f.Rate)
+}
+
+func decodePayoutFX(d *decoder) PayoutFX {
+	return PayoutFX{PayoutID: d.str(), OrgID: d.str(), FromCurrency: d.str(), FromAmount: d.minor(), Rate: d.str()}
+}
+
+func init() {
+	registerCommand(KindCreateFXPayout, decodeCreateFXPayout)
+	registerEntryType(EntryFXPayoutDebit, "fx_payout_debit", "payout")
+	registerEntryType(EntryFXPayoutClearing, "fx_payout_clearing", "payout")
+	registerEntryType(EntryFXPayoutReversal, "fx_payout_reversal", "payout")
+	registerSubject(SubjectFXPayout,
+		func(e *encoder, s Subject) {
+			p := s.(Payout)
+			encodePayout(e, &p)
+			encodePayoutFX(e, p.FX)
+		},
+		func(d *decoder) Subject {
+			p := decodePayout(d)
+			fx := decodePayoutFX(d)
+			p.FX = &fx
+			return p
+		})
+}
+
+func newPayoutFXStore() *store[PayoutFX] {
+	return newStore("payout_fx", func(f *PayoutFX) (string, string) { return f.PayoutID, f.OrgID }, encodePayoutFX, decodePayoutFX)
+}
+
+// joinFX returns p with its FX details, if it has any. Records in
+// s.payouts never carry them (the frozen codec would drop them).
+func (s *State) joinFX(p Payout) Payout {
+	p.FX = nil
+	if f, ok := s.payoutFX.get(p.ID); ok {
+		p.FX = &f
+	}
+	return p
+}
+
+func (c *CreateFXPayout) apply(s *State) Result {
+	if err := checkID(c.ID, "pay_"); err != nil {
+		return Result{Err: err}
+	}
+	if _, ok := s.orgs.get(c.OrgID); !ok {
+		return Result{Err: errorf(CodeNotFound, "Organization not found")}
+	}
+	from, ok := LookupCurrency(c.FromCurrency)
+	if !ok {
+		return Result{Err: FieldInvalid("from.currency", "is not a supported currency")}
+	}
+	to, ok := LookupCurrency(c.Spec.Currency)
+	if !ok {
+		return Result{Err: FieldInvalid("to.currency", "is not a supported currency")}
+	}
+	switch {
+	case from.Code == to.Code:
+		return Result{Err: FieldInvalid("from.currency", "must differ from to.currency for a cross-currency payout")}
+	case c.FromAmount <= 0 || c.FromAmount > AmountMax:
+		return Result{Err: FieldInvalid("from.amount", "is out of range")}
+	case c.ToAmount <= 0 || c.ToAmount > AmountMax:
+		return Result{Err: FieldInvalid("to.amount", "is out of range")}
+	case c.Fee < 0 || c.Fee > AmountMax:
+		return Result{Err: FieldInvalid("fee", "is out of range")}
+	case c.Spec.AmountSide == SideFrom && c.Spec.Amount != c.FromAmount,
+		c.Spec.AmountSide == SideTo && c.Spec.Amount != c.ToAmount,
+		c.Spec.AmountSide != SideFrom && c.Spec.AmountSide != SideTo:
+		return Result{Err: errorf(CodeValidation, "payout amount does not match its side")}
+	case !validRate(c.Rate):
+		return Result{Err: errorf(CodeValidation, "rate %q is not a positive decimal", c.Rate)}
+	case c.ExternalReference == "":
+		return Result{Err: FieldInvalid("externalReference", "is required")}
+	}
+	account, hasAccount := s.merchantAccount(c.OrgID, from.Code, c.At, false)
+	if hasAccount && c.Reservation > account.Reservation {
+		account.Reservation = c.Reservation
+		s.accounts.put(account.Number, account)
+	}
+	if id, ok := s.payoutByRef[orgKey{c.OrgID, c.ExternalReference}]; ok {
+		p, _ := s.payouts.get(id)
+		p = s.joinFX(p)
+		if p.RequestedSpec() == c.Spec && p.FromCurrency() == from.Code {
+			return Result{Replayed: true, Payout: &p}
+		}
+		return Result{Err: Duplicate("Payout", p.ID)}
+	}
+	if _, ok := s.payouts.get(c.ID); ok {
+		return Result{Err: errorf(CodeConflict, "payout %s already exists", c.ID)}
+	}
+	if err := s.checkPayoutRecipient(c.OrgID, &c.Spec); err != nil {
+		return Result{Err: err}
+	}
+	required := c.FromAmount + c.Fee
+	var available Minor
+	if hasAccount {
+		available = account.Available()
+	}
+	if available < required {
+		return Result{Err: InsufficientFunds(available, required, from.Code)}
+	}
+	postings := []posting{
+		{account.Number, EntryFXPayoutDebit, -c.FromAmount},
+		{s.systemAccount(PurposeFXClearing, from.Code, c.At), EntryFXPayoutClearing, c.FromAmount},
+		{s.systemAccount(PurposeFXClearing, to.Code, c.At), EntryFXPayoutClearing, -c.ToAmount},
+		{s.systemAccount(PurposePayoutsClearing, to.Code, c.At), EntryPayoutCredit, c.ToAmount},
+	}
+	if c.Fee > 0 {
+		postings = append(postings,
+			posting{account.Number, EntryFeeDebit, -c.Fee},
+			posting{s.systemAccount(PurposeFeeRevenue, from.Code, c.At), EntryFeeRevenue, c.Fee})
+	}
+	if err := s.book(c.At, c.ID, c.ExternalReference, postings); err != nil {
+		return Result{Err: err}
+	}
+	spec := c.Spec
+	spec.Amount = c.ToAmount
+	p := Payout{
+		ID:                c.ID,
+		OrgID:             c.OrgID,
+		AccountNumber:     account.Number,
+		Spec:              spec,
+		MethodType:        c.MethodType,
+		Fee:               c.Fee,
+		ExternalReference: c.ExternalReference,
+		Status:            PayoutPending,
+		CreatedAt:         c.At,
+		UpdatedAt:         c.At,
+	}
+	s.payouts.put(p.ID, p)
+	s.payoutOrder.append(p.ID)
+	s.indexPayout(p)
+	s.payoutFX.insert(PayoutFX{PayoutID: p.ID, OrgID: p.OrgID, FromCurrency: from.Code, FromAmount: c.FromAmount, Rate: c.Rate})
+	p = s.joinFX(p)
+	return Result{Payout: &p}
+}
+
+// fxRefundPostings reverses a failed cross-currency payout: the payout's
+// to amount leaves payouts clearing back to FX clearing, and the from
+// amount and fee return from FX clearing and fee revenue to the balance.
+func (s *State) fxRefundPostings(p Payout, fx PayoutFX, at int64) []posting {
+	to := p.Spec.Currency
+	postings := []posting{
+		{s.systemAccount(PurposePayoutsClearing, to, at), EntryPayoutSettlement, -p.Spec.Amount},
+		{s.systemAccount(PurposeFXClearing, to, at), EntryFXPayoutReversal, p.Spec.Amount},
+		{s.systemAccount(PurposeFXClearing, fx.FromCurrency, at), EntryFXPayoutReversal, -fx.FromAmount},
+		{p.AccountNumber, EntryPayoutRefund, fx.FromAmount},
+	}
+	if p.Fee > 0 {
+		postings = append(postings,
+			posting{s.systemAccount(PurposeFeeRevenue, fx.FromCurrency, at), EntryFeeRevenue, -p.Fee},
+			posting{p.AccountNumber, EntryFeeRefund, p.Fee})
+	}
+	return postings
+}

@@ -1,0 +1,250 @@
+package ledger
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"testing"
+)
+
+// fxPayoutCmd pays out 150.00 GHS from the USD balance at 15.444: 9.72 USD
+// (rounded up), fee 0.10 USD.
+func fxPayoutCmd(id, ref string, at int64) *CreateFXPayout {
+	return &CreateFXPayout{
+		At: at, ID: id, OrgID: "org_a", ExternalReference: ref,
+		Spec:       PayoutSpec{Currency: "GHS", Amount: 15_000, AmountSide: SideTo, Method: "gh_mtn", AccountNumber: "233241234567"},
+		MethodType: "mobile_money", Fee: 10,
+		FromCurrency: "USD", FromAmount: 972, ToAmount: 15_000, Rate: "15.444",
+	}
+}
+
+func newFXPayoutState(t *testing.T) *State {
+	t.Helper()
+	s := newConversionState(t)
+	mustApply(t, s, &FundBalance{At: 3, OrgID: "org_a", Currency: "USD", Amount: 100_000, ExternalReference: "fu"})
+	checkState(t, s)
+	return s
+}
+
+func checkState(t *testing.T, s *State) {
+	t.Helper()
+	if err := s.Check(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func orgTotal(s *State, org, cur string) Minor {
+	a, _ := s.AccountFor(org, cur)
+	return a.Total
+}
+
+func systemBalance(s *State, p AccountPurpose, cur string) Minor {
+	a, _ := s.accounts.get(systemAccountNumber(p, cur))
+	return a.Total
+}
+
+// Bad cross-currency payouts are refused and change nothing.
+func TestCreateFXPayoutRules(t *testing.T) {
+	s := newFXPayoutState(t)
+	cases := []struct {
+		name string
+		edit func(c *CreateFXPayout)
+		want error
+	}{
+		{"bad id", func(c *CreateFXPayout) { c.ID = "col_1" }, ErrValidation},
+		{"unknown org", func(c *CreateFXPayout) { c.OrgID = "org_x" }, ErrNotFound},
+		{"unknown from currency", func(c *CreateFXPayout) { c.FromCurrency = "XYZ" }, ErrValidation},
+		{"unknown to currency", func(c *CreateFXPayout) { c.Spec.Currency = "ghs" }, ErrValidation},
+		{"same currency", func(c *CreateFXPayout) { c.FromCurrency = "GHS" }, ErrValidation},
+		{"zero from", func(c *CreateFXPayout) { c.FromAmount = 0 }, ErrValidation},
+		{"zero to", func(c *CreateFXPayout) { c.ToAmount, c.Spec.Amount = 0, 0 }, ErrValidation},
+		{"negative fee", func(c *CreateFXPayout) { c.Fee = -1 }, ErrValidation},
+		{"amount not its side", func(c *CreateFXPayout) { c.Spec.Amount = 14_999 }, ErrValidation},
+		{"no side", func(c *CreateFXPayout) { c.Spec.AmountSide = 0 }, ErrValidation},
+		{"bad rate", func(c *CreateFXPayout) { c.Rate = "1e3" }, ErrValidation},
+		{"no reference", func(c *CreateFXPayout) { c.ExternalReference = "" }, ErrValidation},
+		{"no such recipient", func(c *CreateFXPayout) { c.Spec.RecipientID = "rcp_x" }, ErrValidation},
+		// 1000.00 USD cover 999.00 but not its 1% fee: exactly nothing moves.
+		{"insufficient funds", func(c *CreateFXPayout) {
+			c.FromAmount, c.Fee, c.ToAmount, c.Spec.Amount = 99_900, 999, 1_542_855, 1_542_855
+		}, ErrInsufficientFunds},
+		{"no from balance", func(c *CreateFXPayout) { c.OrgID = "org_b" }, ErrInsufficientFunds},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := *fxPayoutCmd("pay_1", "r1", 10)
+			tc.edit(&c)
+			applyRejected(t, s, &c, tc.want)
+			checkState(t, s)
+		})
+	}
+}
+
+// The debit is exactly from amount + fee in the from currency; the FX legs
+// balance in each currency; completion settles the to amount from payouts
+// clearing; a failure gives the from balance back exactly what it lost.
+func TestFXPayoutLifecycle(t *testing.T) {
+	for _, complete := range []bool{true, false} {
+		t.Run(fmt.Sprintf("completed=%v", complete), func(t *testing.T) {
+			s := newFXPayoutState(t)
+			usd0, ghs0 := orgTotal(s, "org_a", "USD"), orgTotal(s, "org_a", "GHS")
+
+			r := mustApply(t, s, fxPayoutCmd("pay_1", "r1", 10))
+			checkState(t, s)
+			p := r.Payout
+			if p.FX == nil || p.FX.Rate != "15.444" || p.FromCurrency() != "USD" || p.FromAmount() != 972 ||
+				p.Spec.Amount != 15_000 || p.Spec.Currency != "GHS" || p.Fee != 10 || p.Debit() != 982 || p.Status != PayoutPending {
+				t.Fatalf("payout %+v fx %+v", p, p.FX)
+			}
+			if got := orgTotal(s, "org_a", "USD"); got != usd0-982 {
+				t.Fatalf("USD balance %d, want %d", got, usd0-982)
+			}
+			if got := orgTotal(s, "org_a", "GHS"); got != ghs0 {
+				t.Fatalf("GHS balance moved: %d", got)
+			}
+			if systemBalance(s, PurposeFXClearing, "USD") != 972 || systemBalance(s, PurposeFXClearing, "GHS") != -15_000 ||
+				systemBalance(s, PurposePayoutsClearing, "GHS") != 15_000 || systemBalance(s, PurposeFeeRevenue, "USD") != 10 {
+				t.Fatal("FX legs or fee booked wrong", systemBalance(s, PurposeFXClearing, "USD"), systemBalance(s, PurposeFXClearing, "GHS"), systemBalance(s, PurposePayoutsClearing, "GHS"), systemBalance(s, PurposeFeeRevenue, "USD"))
+			}
+			// The payout is the same on every read.
+			for _, got := range []Payout{mustPayout(t, s, "pay_1"), s.Payouts("org_a", PayoutFilter{}, CursorStart, 10).Items[0], s.OpenPayouts()[0]} {
+				if got.FX == nil || *got.FX != *p.FX {
+					t.Fatalf("read without its FX: %+v", got)
+				}
+			}
+			if byRef, _ := s.PayoutByReference("org_a", "r1"); byRef.FX == nil {
+				t.Fatal("by reference without FX")
+			}
+
+			// A replay is the same payout; another request is a duplicate,
+			// as is a same-currency payout under the same reference.
+			if r := s.Apply(fxPayoutCmd("pay_2", "r1", 11)); r.Err != nil || !r.Replayed || r.Payout.ID != "pay_1" {
+				t.Fatalf("replay: %+v", r)
+			}
+			other := fxPayoutCmd("pay_2", "r1", 11)
+			other.Spec.Amount, other.ToAmount = 15_001, 15_001
+			applyRejected(t, s, other, ErrDuplicate)
+			applyRejected(t, s, &CreatePayout{At: 11, ID: "pay_2", OrgID: "org_a", ExternalReference: "r1",
+				Spec: fxPayoutCmd("", "", 0).Spec, MethodType: "mobile_money", Fee: 150}, ErrDuplicate)
+
+			mustApply(t, s, &MarkPayoutProcessing{At: 12, ID: "pay_1", ProviderReference: "sbx"})
+			checkState(t, s)
+			r = mustApply(t, s, &SettlePayout{At: 13, ID: "pay_1", Completed: complete, Message: "m"})
+			checkState(t, s)
+			if r.Payout.FX == nil {
+				t.Fatal("settled payout without FX")
+			}
+			if complete {
+				if orgTotal(s, "org_a", "USD") != usd0-982 || systemBalance(s, PurposeRailSettlement, "GHS") != 15_000 ||
+					systemBalance(s, PurposePayoutsClearing, "GHS") != 0 {
+					t.Fatal("completion booked wrong")
+				}
+			} else {
+				if got := orgTotal(s, "org_a", "USD"); got != usd0 {
+					t.Fatalf("refund: USD balance %d, want %d", got, usd0)
+				}
+				for _, cur := range []string{"USD", "GHS"} {
+					if systemBalance(s, PurposeFXClearing, cur) != 0 || systemBalance(s, PurposePayoutsClearing, cur) != 0 ||
+						systemBalance(s, PurposeFeeRevenue, cur) != 0 {
+						t.Fatalf("%s system accounts not reversed", cur)
+					}
+				}
+			}
+			// The settlement event carries the FX details, and survives a snapshot.
+			evs := s.events.page("org_a", CursorStart, 1, nil).Items
+			if len(evs) != 1 || KindOfSubject(evs[0].Subject) != SubjectFXPayout || evs[0].Subject.(Payout).FX.FromAmount != 972 {
+				t.Fatalf("event %+v", evs)
+			}
+			rs := checkFXRoundTrip(t, s)
+			if got := mustPayout(t, rs, "pay_1"); got.FX == nil || *got.FX != *p.FX {
+				t.Fatalf("restored payout %+v", got)
+			}
+			if ev := rs.events.page("org_a", CursorStart, 1, nil).Items[0]; ev.Subject.(Payout).FX == nil {
+				t.Fatal("restored event without FX")
+			}
+		})
+	}
+}
+
+// from.amount fixed: the spec's amount is the from amount; the payout
+// delivers ToAmount, and a replay compares the request as given.
+func TestFXPayoutFromSide(t *testing.T) {
+	s := newFXPayoutState(t)
+	c := fxPayoutCmd("pay_1", "r1", 10)
+	c.Spec.AmountSide, c.Spec.Amount, c.FromAmount, c.ToAmount, c.Fee = SideFrom, 2000, 2000, 30_888, 20
+	r := mustApply(t, s, c)
+	checkState(t, s)
+	if r.Payout.Spec.Amount != 30_888 || r.Payout.RequestedSpec().Amount != 2000 || orgTotal(s, "org_a", "USD") != 100_000-2020 {
+		t.Fatalf("payout %+v", r.Payout)
+	}
+	// The same request priced at another rate later is still a replay.
+	again := *c
+	again.ID, again.ToAmount, again.Rate = "pay_2", 30_000, "15"
+	if r := s.Apply(&again); !r.Replayed || r.Payout.ID != "pay_1" {
+		t.Fatalf("replay %+v", r)
+	}
+}
+
+func mustPayout(t *testing.T, s *State, id string) Payout {
+	t.Helper()
+	p, ok := s.Payout(id)
+	if !ok {
+		t.Fatalf("no payout %s", id)
+	}
+	return p
+}
+
+func checkFXRoundTrip(t *testing.T, s *State) *State {
+	t.Helper()
+	enc := encodeSnapshot(t, s)
+	r, err := Restore(bytes.NewReader(enc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(encodeSnapshot(t, r), enc) {
+		t.Fatal("restored state encodes differently")
+	}
+	checkState(t, r)
+	return r
+}
+
+// The new command survives the log's codec; same-currency payouts keep
+// kind 5.
+func TestFXPayoutCommandRoundTrip(t *testing.T) {
+	c := fxPayoutCmd("pay_1", "r1", 10)
+	c.Reservation = 7
+	c.Spec.Metadata, c.Spec.ToKYC = `{"a":1}`, `{"accountName":"A"}`
+	got, err := DecodeBatch(EncodeBatch(nil, []Command{c, &CreatePayout{At: 1, ID: "pay_2"}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, ok := got[0].(*CreateFXPayout); !ok || *d != *c || d.Kind() != 12 {
+		t.Fatalf("round trip: %+v", got[0])
+	}
+	if got[1].Kind() != KindCreatePayout {
+		t.Fatal("same-currency payout kind changed")
+	}
+	for _, name := range []string{"fx_payout_debit", "fx_payout_clearing", "fx_payout_reversal"} {
+		if et, ok := ParseEntryType(name); !ok || et.String() != name || et.ReferenceType() != "payout" {
+			t.Errorf("entry type %s: %v %v", name, et, ok)
+		}
+	}
+}
+
+// A state with no cross-currency payout writes no FX record, and a refused
+// command leaves the side store as it was.
+func TestFXPayoutSideStoreEmpty(t *testing.T) {
+	s := newFXPayoutState(t)
+	if s.payoutFX.order.len() != 0 {
+		t.Fatal("side store not empty")
+	}
+	if r := s.Apply(fxPayoutCmd("pay_1", "r1", 10)); r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	if _, ok := s.payoutFX.get("pay_1"); !ok {
+		t.Fatal("no FX record")
+	}
+	if !errors.Is(s.Apply(fxPayoutCmd("pay_1", "r2", 11)).Err, ErrConflict) {
+		t.Fatal("same id twice")
+	}
+}
