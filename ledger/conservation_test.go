@@ -110,7 +110,7 @@ func runConservation(t *testing.T, seed uint64, steps int) {
 	if !bytes.Equal(encodeSnapshot(t, restored), want) {
 		t.Fatal("restoring the snapshot gives a different state")
 	}
-	for _, want := range []string{"fund", "payout/completed", "payout/failed", "collection/completed", "deposit", "conversion",
+	for _, want := range []string{"fund", "payout/completed", "payout/failed", "payout/cross-currency", "collection/completed", "deposit", "conversion",
 		"dispute/lost", "dispute/won", "order/underpaid", "order/paid", "order/overpaid"} {
 		if c.outcomes[want] == 0 {
 			t.Errorf("seed %d never reached %s: %v", seed, want, c.outcomes)
@@ -162,12 +162,24 @@ func (c *conservation) step() {
 		}
 	case 1, 2:
 		fee := amount / 100
-		r := c.apply(&CreatePayout{At: c.at, ID: c.id("pay_"), OrgID: org, ExternalReference: c.id("p"),
-			Spec: PayoutSpec{Currency: cur, Amount: amount, AmountSide: SideTo, Method: "gh_mtn"}, MethodType: "mobile_money", Fee: fee})
+		spec := PayoutSpec{Currency: cur, Amount: amount, AmountSide: SideTo, Method: "gh_mtn"}
+		var cmd Command = &CreatePayout{At: c.at, ID: c.id("pay_"), OrgID: org, ExternalReference: c.id("p"),
+			Spec: spec, MethodType: "mobile_money", Fee: fee}
+		from, debit := cur, amount
+		if to := conservationCurrencies[c.rng.IntN(len(conservationCurrencies))]; to != cur && c.rng.IntN(3) == 0 {
+			// Cross-currency: delivered in to at a rate of 2, debited in cur.
+			spec.Currency, spec.Amount = to, amount*2
+			cmd = &CreateFXPayout{At: c.at, ID: c.id("pay_"), OrgID: org, ExternalReference: c.id("p"),
+				Spec: spec, MethodType: "mobile_money", Fee: fee, FromCurrency: cur, FromAmount: amount, ToAmount: amount * 2, Rate: "2"}
+		}
+		r := c.apply(cmd)
 		if r.Err == nil {
-			c.balance[org+"/"+cur] -= amount + fee
-			c.fees[cur] += fee
+			c.balance[org+"/"+from] -= debit + fee
+			c.fees[from] += fee
 			c.payouts = append(c.payouts, r.Payout.ID)
+			if r.Payout.FX != nil {
+				c.outcomes["payout/cross-currency"]++
+			}
 		} else if r.Err.Code != CodeInsufficientFunds {
 			c.t.Fatalf("payout: %v", r.Err)
 		}
@@ -179,11 +191,15 @@ func (c *conservation) step() {
 		p, _ := c.s.Payout(id)
 		completed := c.rng.IntN(4) != 0
 		c.must(&SettlePayout{At: c.at, ID: id, Completed: completed})
+		from, debit := p.Spec.Currency, p.Spec.Amount
+		if p.FX != nil {
+			from, debit = p.FX.FromCurrency, p.FX.FromAmount
+		}
 		if completed {
 			c.outcomes["payout/completed"]++
 		} else {
-			c.balance[p.OrgID+"/"+p.Spec.Currency] += p.Spec.Amount + p.Fee
-			c.fees[p.Spec.Currency] -= p.Fee
+			c.balance[p.OrgID+"/"+from] += debit + p.Fee
+			c.fees[from] -= p.Fee
 			c.outcomes["payout/failed"]++
 		}
 	case 4:

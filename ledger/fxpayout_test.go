@@ -151,7 +151,7 @@ func TestFXPayoutLifecycle(t *testing.T) {
 				}
 			}
 			// The settlement event carries the FX details, and survives a snapshot.
-			evs := s.events.page("org_a", CursorStart, 1, nil).Items
+			evs := s.Events("org_a", EventFilter{}, CursorStart, 1).Items
 			if len(evs) != 1 || KindOfSubject(evs[0].Subject) != SubjectFXPayout || evs[0].Subject.(Payout).FX.FromAmount != 972 {
 				t.Fatalf("event %+v", evs)
 			}
@@ -159,7 +159,7 @@ func TestFXPayoutLifecycle(t *testing.T) {
 			if got := mustPayout(t, rs, "pay_1"); got.FX == nil || *got.FX != *p.FX {
 				t.Fatalf("restored payout %+v", got)
 			}
-			if ev := rs.events.page("org_a", CursorStart, 1, nil).Items[0]; ev.Subject.(Payout).FX == nil {
+			if ev := rs.Events("org_a", EventFilter{}, CursorStart, 1).Items[0]; ev.Subject.(Payout).FX == nil {
 				t.Fatal("restored event without FX")
 			}
 		})
