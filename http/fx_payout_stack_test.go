@@ -3,6 +3,7 @@ package http_test
 import (
 	"encoding/json"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -133,4 +134,48 @@ func TestFXPayoutReservationsOverHTTP(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// switchableRates is the sandbox table until it is switched off, when every
+// cross-currency pair is unavailable: a rate provider's outage.
+type switchableRates struct{ down atomic.Bool }
+
+func (r *switchableRates) Rate(from, to string) (rails.Rate, error) {
+	if r.down.Load() && from != to {
+		return rails.Rate{}, rails.ErrRateUnavailable
+	}
+	return rails.SandboxRates{SpreadBasisPoints: 100}.Rate(from, to)
+}
+
+// A retried cross-currency payout is a replay at the price it was created
+// at, even while the rate source is down; a changed retry needs a new price,
+// so it gets 503 rate_unavailable then, and nothing moves.
+func TestFXPayoutReplayKeepsItsPrice(t *testing.T) {
+	rates := &switchableRates{}
+	st := newStack(t, stackOptions{timing: frozenTiming, rates: rates})
+	st.fund(st.key, "USD", "100.00", "seed")
+	for _, body := range []string{
+		`{"from":{"currency":"USD"},"to":{"code":"gh_mtn","currency":"GHS","accountNumber":"233241234567","amount":"150"},"externalReference":"fx-to"}`,
+		`{"from":{"currency":"USD","amount":"5.00"},"to":{"code":"gh_mtn","currency":"GHS","accountNumber":"233241234567"},"externalReference":"fx-from"}`,
+	} {
+		rates.down.Store(false)
+		first := st.do("POST", "/v1/payouts", st.key, body)
+		st.mustStatus(first, 201)
+		rates.down.Store(true)
+		again := st.do("POST", "/v1/payouts", st.key, body)
+		st.mustStatus(again, 200)
+		if again.header["idempotent-replayed"] != "true" || string(again.body) != string(first.body) {
+			t.Fatalf("replay during the outage:\n%s\nwant\n%s", again.body, first.body)
+		}
+	}
+	before := st.orderBalances()["USD"]
+	changed := st.do("POST", "/v1/payouts", st.key,
+		`{"from":{"currency":"USD"},"to":{"code":"gh_mtn","currency":"GHS","accountNumber":"233241234567","amount":"151"},"externalReference":"fx-to"}`)
+	st.mustStatus(changed, 503)
+	if e := changed.json(t)["error"]; e != "rate_unavailable" {
+		t.Fatalf("changed retry during the outage: %s", changed.body)
+	}
+	if after := st.orderBalances()["USD"]; after != before {
+		t.Fatalf("USD moved from %s to %s", before, after)
+	}
 }

@@ -45,7 +45,7 @@ func (c *call) createPayout() {
 	if !c.decode(&req) || !c.fillPayoutFromRecipient(&req) {
 		return
 	}
-	spec, methodType, fx, e := c.payoutSpec(&req)
+	spec, methodType, fx, e := c.s.payoutSpecPriced(&req, c.fxPricerFor(req.ExternalReference))
 	if e != nil {
 		c.fail(e)
 		return
@@ -103,18 +103,36 @@ func (c *call) created(r actors.Reply, body func(*ledger.Result) any) {
 	}
 }
 
-// payoutSpec validates a payout request against the contract and the method
-// catalogue, reporting every problem at once. A cross-currency payout
-// (from.currency given and not to.currency) is priced here at the current
-// all-in rate: the side the caller left out is computed (rails.ConvertTo
-// rounds the from amount up, rails.ConvertFrom the to amount down), and
-// the method's limits apply to the amount delivered.
-func (c *call) payoutSpec(req *payoutRequestBody) (ledger.PayoutSpec, string, *actors.FXPricing, *ledger.Error) {
-	spec, methodType, fx, e := c.s.payoutSpecPriced(req, c.priceFXPayout)
-	return spec, methodType, fx, e
+// fxPricerFor returns how to price a cross-currency payout with reference
+// ref: at the current all-in rate (priceFXPayout), except that a retry of a
+// cross-currency payout that exists keeps the price it was created at, so
+// that a replay is a replay (200) whatever the rate, or the rate source,
+// does meanwhile. A changed retry is priced afresh and refused as a
+// duplicate by the ledger.
+func (c *call) fxPricerFor(ref *string) fxPricer {
+	if ref == nil {
+		return c.priceFXPayout
+	}
+	var prev ledger.Payout
+	var found bool
+	c.s.cfg.Actors.Read(func(s *ledger.State) { prev, found = s.PayoutByReference(c.org, *ref) })
+	if !found || prev.FX == nil {
+		return c.priceFXPayout
+	}
+	return func(from, to string, side ledger.Side, amount ledger.Minor) (*actors.FXPricing, *ledger.Error) {
+		same := from == prev.FX.FromCurrency && to == prev.Spec.Currency && side == prev.Spec.AmountSide &&
+			amount == prev.RequestedSpec().Amount
+		if !same {
+			return c.priceFXPayout(from, to, side, amount)
+		}
+		return &actors.FXPricing{FromCurrency: from, FromAmount: prev.FX.FromAmount, ToAmount: prev.Spec.Amount, Rate: prev.FX.Rate}, nil
+	}
 }
 
-// priceFXPayout prices a cross-currency payout of amount on side.
+// priceFXPayout prices a cross-currency payout of amount on side at the
+// current all-in rate: the side the caller left out is computed
+// (rails.ConvertTo rounds the from amount up, rails.ConvertFrom the to
+// amount down); the method's limits apply to the amount delivered.
 func (c *call) priceFXPayout(from, to string, side ledger.Side, amount ledger.Minor) (*actors.FXPricing, *ledger.Error) {
 	r, e := c.rate(from, to)
 	if e != nil {

@@ -33,6 +33,7 @@ type stackOptions struct {
 	timing    rails.SandboxTiming
 	rateLimit int
 	webhooks  *actors.WebhookConfig // overrides webhookConfig's defaults (webhooks_test.go)
+	rates     rails.RateSource      // the sandbox table when nil
 }
 
 // frozenTiming keeps every payout and collection pending, so responses do
@@ -56,7 +57,7 @@ func newStack(t *testing.T, opts stackOptions) *stack {
 	sys := actors.Start(actors.Config{Log: node, State: node, Rail: rails.NewSandbox(opts.timing),
 		Webhooks: webhookConfig(opts)})
 	srv := api.New(api.Config{Live: opts.live, NoProvider: opts.live, Actors: sys, Cluster: node, RateLimitPerSecond: opts.rateLimit,
-		FilesDir: t.TempDir()})
+		FilesDir: t.TempDir(), Rates: opts.rates})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
