@@ -110,19 +110,16 @@ func (c *call) created(r actors.Reply, body func(*ledger.Result) any) {
 // does meanwhile. A changed retry is priced afresh and refused as a
 // duplicate by the ledger.
 func (c *call) fxPricerFor(ref *string) fxPricer {
-	if ref == nil {
-		return c.priceFXPayout
-	}
-	var prev ledger.Payout
-	var found bool
-	c.s.cfg.Actors.Read(func(s *ledger.State) { prev, found = s.PayoutByReference(c.org, *ref) })
-	if !found || prev.FX == nil {
-		return c.priceFXPayout
-	}
 	return func(from, to string, side ledger.Side, amount ledger.Minor) (*actors.FXPricing, *ledger.Error) {
-		same := from == prev.FX.FromCurrency && to == prev.Spec.Currency && side == prev.Spec.AmountSide &&
-			amount == prev.RequestedSpec().Amount
-		if !same {
+		// Only cross-currency payouts get here, so same-currency ones pay
+		// nothing for the lookup.
+		var prev ledger.Payout
+		var found bool
+		if ref != nil {
+			c.s.cfg.Actors.Read(func(s *ledger.State) { prev, found = s.PayoutByReference(c.org, *ref) })
+		}
+		if !found || prev.FX == nil || from != prev.FX.FromCurrency || to != prev.Spec.Currency ||
+			side != prev.Spec.AmountSide || amount != prev.RequestedSpec().Amount {
 			return c.priceFXPayout(from, to, side, amount)
 		}
 		return &actors.FXPricing{FromCurrency: from, FromAmount: prev.FX.FromAmount, ToAmount: prev.Spec.Amount, Rate: prev.FX.Rate}, nil
