@@ -158,7 +158,8 @@ func newPayoutFXStore() *store[PayoutFX] {
 func (s *State) joinFX(p Payout) Payout {
 	p.FX = nil
 	if f, ok := s.payoutFX.get(p.ID); ok {
-		p.FX = &f
+		fx := f // allocated only for a cross-currency payout
+		p.FX = &fx
 	}
 	return p
 }
