@@ -241,3 +241,24 @@ func TestUploadLimitsAndDownload(t *testing.T) {
 		t.Fatalf("fresh url: %d", resp2.StatusCode)
 	}
 }
+
+// Signed downloads carry no key, so they are limited per client address at
+// the per-key rate, and the limit answers in the envelope with Retry-After.
+func TestDownloadsAreRateLimitedPerClient(t *testing.T) {
+	s := newStack(t, stackOptions{timing: frozenTiming, rateLimit: 3})
+	r := s.upload("dispute.evidence", "e.pdf", "application/pdf", []byte("%PDF-1.4\n%%EOF\n"))
+	s.mustStatus(r, 201)
+	u := r.json(t)["file"].(map[string]any)["url"].(string)
+	path := u[strings.Index(u, "/v1/"):]
+	var statuses []int
+	for i := 0; i < 4; i++ {
+		statuses = append(statuses, s.do("GET", path, "", nil).status)
+	}
+	if statuses[0] != 200 || statuses[3] != 429 {
+		t.Fatalf("statuses %v: want 200 first and 429 past 3 a second", statuses)
+	}
+	limited := s.do("GET", path, "", nil)
+	if limited.status != 429 || limited.header["retry-after"] == "" || limited.json(t)["error"] != "rate_limited" {
+		t.Fatalf("limited download: %d %v %s", limited.status, limited.header, limited.body)
+	}
+}

@@ -258,6 +258,12 @@ func (s *Server) downloadFile(ctx *fasthttp.RequestCtx) {
 	if !s.begin(ctx) {
 		return
 	}
+	// No key to count against: the route is limited per client address,
+	// at the per-key rate, before any lookup or signature check.
+	if e := s.limiter.allow(ctx, "ip:"+ctx.RemoteIP().String()); e != nil {
+		writeError(ctx, e)
+		return
+	}
 	id, e := pathParam(ctx, "id")
 	if e != nil {
 		writeError(ctx, e)
