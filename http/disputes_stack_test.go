@@ -2,12 +2,18 @@ package http_test
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"io/fs"
 	"mime/multipart"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	api "payments/http"
 	"payments/ledger"
 	"payments/rails"
 )
@@ -261,4 +267,50 @@ func TestDownloadsAreRateLimitedPerClient(t *testing.T) {
 	if limited.status != 429 || limited.header["retry-after"] == "" || limited.json(t)["error"] != "rate_limited" {
 		t.Fatalf("limited download: %d %v %s", limited.status, limited.header, limited.body)
 	}
+}
+
+// SweepBlobs removes bytes no file record names once they are older than
+// BlobOrphanAge (an upload whose record never committed), and keeps every
+// file's bytes and any recent upload's.
+func TestSweepBlobsKeepsEveryFile(t *testing.T) {
+	s := newStack(t, stackOptions{timing: frozenTiming})
+	r := s.upload("dispute.evidence", "e.pdf", "application/pdf", []byte("%PDF-1.4\n%%EOF\n"))
+	s.mustStatus(r, 201)
+	fileID := r.json(t)["file"].(map[string]any)["id"].(string)
+	write := func(data string, age time.Duration) string {
+		sum := sha256.Sum256([]byte(data))
+		d := hex.EncodeToString(sum[:])
+		p := filepath.Join(s.files, d[:2], d)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		old := time.Now().Add(-age)
+		os.Chtimes(p, old, old)
+		return p
+	}
+	orphan := write("never committed", 2*api.BlobOrphanAge)
+	recent := write("upload in progress", time.Minute)
+	// The committed file's bytes, aged too: a record keeps them.
+	filepath.WalkDir(s.files, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && p != orphan && p != recent {
+			old := time.Now().Add(-48 * time.Hour)
+			os.Chtimes(p, old, old)
+		}
+		return nil
+	})
+	n, err := s.srv.SweepBlobs()
+	if err != nil || n != 1 {
+		t.Fatalf("swept %d, %v; want 1", n, err)
+	}
+	if _, err := os.Stat(orphan); !os.IsNotExist(err) {
+		t.Fatal("the orphan is still there")
+	}
+	if _, err := os.Stat(recent); err != nil {
+		t.Fatal("a recent upload's bytes were removed")
+	}
+	u := s.do("GET", "/v1/files/"+fileID, s.key, nil).json(t)["file"].(map[string]any)["url"].(string)
+	s.mustStatus(s.do("GET", u[strings.Index(u, "/v1/"):], "", nil), 200)
 }

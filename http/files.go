@@ -348,3 +348,21 @@ func contentDisposition(name string) string {
 	}, name)
 	return `attachment; filename="` + ascii + `"; filename*=UTF-8''` + url.PathEscape(name)
 }
+
+// BlobOrphanAge is how long uploaded bytes may wait for their file record
+// before SweepBlobs removes them: far longer than any upload takes to
+// commit.
+const BlobOrphanAge = time.Hour
+
+// SweepBlobs removes from this node's blob store the bytes that no
+// committed file record names and that are older than BlobOrphanAge: the
+// leftovers of uploads whose record never committed (no majority, a failed
+// commit). It returns how many it removed. cmd/payments calls it hourly.
+func (s *Server) SweepBlobs() (int, error) {
+	if s.blobs == nil || s.cfg.Actors == nil {
+		return 0, nil
+	}
+	var known map[string]bool
+	s.cfg.Actors.Read(func(st *ledger.State) { known = st.FileDigests() })
+	return s.blobs.Sweep(func(d string) bool { return known[d] }, time.Now().Add(-BlobOrphanAge))
+}

@@ -26,6 +26,8 @@ type stack struct {
 	key    string // the bootstrap key: every scope
 	client *nethttp.Client
 	sys    *actors.System
+	srv    *api.Server
+	files  string // the node's blob store directory
 }
 
 type stackOptions struct {
@@ -56,8 +58,9 @@ func newStack(t *testing.T, opts stackOptions) *stack {
 	}
 	sys := actors.Start(actors.Config{Log: node, State: node, Rail: rails.NewSandbox(opts.timing),
 		Webhooks: webhookConfig(opts)})
+	files := t.TempDir()
 	srv := api.New(api.Config{Live: opts.live, NoProvider: opts.live, Actors: sys, Cluster: node, RateLimitPerSecond: opts.rateLimit,
-		FilesDir: t.TempDir(), Rates: opts.rates})
+		FilesDir: files, Rates: opts.rates})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -84,6 +87,8 @@ func newStack(t *testing.T, opts stackOptions) *stack {
 		key:    key,
 		client: &nethttp.Client{Timeout: 30 * time.Second, Transport: &nethttp.Transport{MaxIdleConnsPerHost: 256}},
 		sys:    sys,
+		srv:    srv,
+		files:  files,
 	}
 }
 

@@ -240,3 +240,15 @@ func (s *State) FileByID(id string) (File, bool) { return s.files.get(id) }
 func (s *State) Files(orgID, purpose string, before Cursor, limit int) Page[File] {
 	return s.files.page(orgID, before, limit, func(f File) bool { return purpose == "" || f.Purpose == purpose })
 }
+
+// FileDigests returns the digest of every file record, for sweeping the
+// blob store of bytes no record names. It walks every file.
+func (s *State) FileDigests() map[string]bool {
+	out := make(map[string]bool, s.files.order.len())
+	s.files.order.all(func(_ int, id string) {
+		if f, ok := s.files.get(id); ok {
+			out[f.SHA256] = true
+		}
+	})
+	return out
+}

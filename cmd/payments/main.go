@@ -283,6 +283,24 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 
+	// Uploaded bytes whose file record never committed are removed hourly.
+	go func() {
+		tick := time.NewTicker(time.Hour)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				if n, err := server.SweepBlobs(); err != nil {
+					logger.Warn("sweeping the blob store", "err", err)
+				} else if n > 0 {
+					logger.Info("removed uploaded bytes no file record names", "blobs", n)
+				}
+			}
+		}
+	}()
+
 	served := make(chan error, 1)
 	go func() { served <- server.Serve(ln) }()
 	logger.Info("serving", "stack", cfg.stack, "http", ln.Addr().String(), "node", cfg.nodeID, "data", cfg.dataDir)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // ErrNotFound is returned by Open for a blob the store does not hold.
@@ -183,4 +184,42 @@ func (s *Store) Open(digest string) (*os.File, int64, error) {
 		return nil, 0, fmt.Errorf("blob: %w", err)
 	}
 	return f, st.Size(), nil
+}
+
+// Sweep removes the blobs that keep refuses and that were last written
+// before cutoff, and returns how many it removed. A blob is written before
+// its file record commits (on the uploading node and on the peers it is
+// pushed to), so a blob without a record is either an upload in progress
+// or one whose record never committed; cutoff, well before now, spares the
+// former.
+func (s *Store) Sweep(keep func(digest string) bool, cutoff time.Time) (int, error) {
+	shards, err := os.ReadDir(s.dir)
+	if err != nil {
+		return 0, fmt.Errorf("blob: %w", err)
+	}
+	removed := 0
+	for _, shard := range shards {
+		if !shard.IsDir() || len(shard.Name()) != 2 {
+			continue
+		}
+		entries, err := os.ReadDir(filepath.Join(s.dir, shard.Name()))
+		if err != nil {
+			return removed, fmt.Errorf("blob: %w", err)
+		}
+		for _, e := range entries {
+			digest := e.Name()
+			if !ValidDigest(digest) || digest[:2] != shard.Name() || keep(digest) {
+				continue
+			}
+			info, err := e.Info()
+			if err != nil || !info.ModTime().Before(cutoff) {
+				continue
+			}
+			if err := os.Remove(s.path(digest)); err != nil && !os.IsNotExist(err) {
+				return removed, fmt.Errorf("blob: %w", err)
+			}
+			removed++
+		}
+	}
+	return removed, nil
 }

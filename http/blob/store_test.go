@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 func TestPutOpenVerify(t *testing.T) {
@@ -74,5 +75,35 @@ func TestPutOpenVerify(t *testing.T) {
 	}
 	if _, _, err := other.Open("../../etc/passwd"); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("Open of a path: %v", err)
+	}
+}
+
+// Sweep removes only old blobs that keep refuses: a named blob stays
+// however old, and a recent unnamed one (an upload in progress) stays.
+func TestSweep(t *testing.T) {
+	s, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	put := func(data string, age time.Duration) string {
+		d, err := s.Put([]byte(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		old := time.Now().Add(-age)
+		if err := os.Chtimes(s.path(d), old, old); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	named := put("named", 48*time.Hour)
+	orphan := put("orphan", 2*time.Hour)
+	recent := put("recent", time.Minute)
+	n, err := s.Sweep(func(d string) bool { return d == named }, time.Now().Add(-time.Hour))
+	if err != nil || n != 1 {
+		t.Fatalf("removed %d, %v; want 1", n, err)
+	}
+	if !s.Has(named) || s.Has(orphan) || !s.Has(recent) {
+		t.Fatalf("after the sweep: named %v, orphan %v, recent %v", s.Has(named), s.Has(orphan), s.Has(recent))
 	}
 }
