@@ -39,10 +39,12 @@ func init() {
 	)
 }
 
+const listOrders listKind = 'o'
+
+// Limits of an order's text fields, in bytes.
 const (
-	listOrders           listKind = 'o'
-	orderReferenceLenMax          = 100
-	orderNarrationLenMax          = 200
+	orderReferenceLenMax = 100
+	orderNarrationLenMax = 200
 )
 
 type orderRequestBody struct {
