@@ -17,7 +17,7 @@ import (
 // Kind numbers are allocated in ranges, one per feature, and frozen like the
 // first nine:
 //
-//	10–19  events and the sandbox clock
+//	10–19  the sandbox clock (10, 11), cross-currency payouts (12)
 //	20–49  money movement: rates, quotes, conversions, virtual accounts,
 //	       crypto addresses, orders, payment links, checkout sessions
 //	50–69  recipients, files, disputes
