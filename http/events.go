@@ -37,11 +37,7 @@ func renderAs[T, R any](render func(*T) R) func(ledger.Subject) any {
 }
 
 func init() {
-	renderPayoutEvent := renderAs(func(p *ledger.Payout) payoutJSON {
-		out := renderPayout(p)
-		out.Timeline = payoutTimeline(p) // as GET /v1/payouts/{id}
-		return out
-	})
+	renderPayoutEvent := renderAs(renderPayoutDetail)
 	registerEventRenderer(ledger.SubjectPayout, renderPayoutEvent)
 	registerEventRenderer(ledger.SubjectFXPayout, renderPayoutEvent) // a cross-currency payout, its FX joined
 	registerEventRenderer(ledger.SubjectCollection, renderAs(renderCollection))

@@ -17,11 +17,7 @@ import (
 
 func init() {
 	// order.* events carry the order as GET /v1/orders/{id} shows it.
-	registerEventRenderer(ledger.SubjectOrder, renderAs(func(o *ledger.Order) orderJSON {
-		out := renderOrder(o)
-		out.Timeline = orderTimeline(o)
-		return out
-	}))
+	registerEventRenderer(ledger.SubjectOrder, renderAs(renderOrderDetail))
 	registerRoutes(
 		endpoint{fasthttp.MethodPost, "/v1/orders", ledger.ScopeOrdersWrite, (*call).createOrder, nil},
 		endpoint{fasthttp.MethodGet, "/v1/orders", ledger.ScopeOrdersRead, (*call).listOrders, nil},
@@ -263,9 +259,15 @@ func (c *call) getOrder() {
 		c.fail(notFound("Order"))
 		return
 	}
-	out := renderOrder(&o)
-	out.Timeline = orderTimeline(&o)
-	c.ok(fasthttp.StatusOK, &orderBody{out})
+	c.ok(fasthttp.StatusOK, &orderBody{renderOrderDetail(&o)})
+}
+
+// renderOrderDetail is an order as a single-order GET shows it, with its
+// timeline: by id, by reference, and in its events.
+func renderOrderDetail(o *ledger.Order) orderJSON {
+	out := renderOrder(o)
+	out.Timeline = orderTimeline(o)
+	return out
 }
 
 // getOrderByReference: GET /v1/orders/by-reference/{externalReference}.
@@ -282,7 +284,7 @@ func (c *call) getOrderByReference() {
 		c.fail(notFound("Order"))
 		return
 	}
-	c.ok(fasthttp.StatusOK, &orderBody{renderOrder(&o)})
+	c.ok(fasthttp.StatusOK, &orderBody{renderOrderDetail(&o)})
 }
 
 // listOrders: GET /v1/orders.

@@ -279,9 +279,15 @@ func (c *call) getPayout() {
 		c.fail(notFound("Payout"))
 		return
 	}
-	out := renderPayout(&p)
-	out.Timeline = payoutTimeline(&p)
-	c.ok(fasthttp.StatusOK, &payoutBody{out})
+	c.ok(fasthttp.StatusOK, &payoutBody{renderPayoutDetail(&p)})
+}
+
+// renderPayoutDetail is a payout as a single-payout GET shows it, with its
+// timeline: by id, by reference, and in its events.
+func renderPayoutDetail(p *ledger.Payout) payoutJSON {
+	out := renderPayout(p)
+	out.Timeline = payoutTimeline(p)
+	return out
 }
 
 // getPayoutByReference: GET /v1/payouts/by-reference/{externalReference}.
@@ -298,7 +304,7 @@ func (c *call) getPayoutByReference() {
 		c.fail(notFound("Payout"))
 		return
 	}
-	c.ok(fasthttp.StatusOK, &payoutBody{renderPayout(&p)})
+	c.ok(fasthttp.StatusOK, &payoutBody{renderPayoutDetail(&p)})
 }
 
 // listPayouts: GET /v1/payouts.
