@@ -95,7 +95,7 @@ func (h *harness) payout(ref string, amount ledger.Minor) actors.Reply {
 
 func (h *harness) balance(currency string) ledger.Account {
 	var a ledger.Account
-	h.sys.Read(func(s *ledger.State) { a, _ = s.AccountFor(h.org, currency) })
+	a, _ = h.sys.Reader().AccountFor(h.org, currency)
 	return a
 }
 
@@ -139,11 +139,12 @@ func TestConcurrentPayoutsOneAccount(t *testing.T) {
 	if a.Available() != fee {
 		t.Fatalf("available %d after %d payouts, want %d", a.Available(), k, fee)
 	}
-	h.sys.Read(func(s *ledger.State) {
+	{
+		s := h.sys.Reader()
 		if err := s.Check(); err != nil {
 			t.Fatal(err)
 		}
-	})
+	}
 }
 
 // The same reference sent concurrently many times creates one payout, and
@@ -190,9 +191,10 @@ func TestConcurrentSameReference(t *testing.T) {
 		t.Fatalf("%d callers were told they created the payout, want 1", fresh)
 	}
 	var count int
-	h.sys.Read(func(s *ledger.State) {
+	{
+		s := h.sys.Reader()
 		count = len(s.Payouts(h.org, ledger.PayoutFilter{}, ledger.CursorStart, 100).Items)
-	})
+	}
 	if count != 1 {
 		t.Fatalf("%d payouts exist, want 1", count)
 	}
@@ -224,23 +226,25 @@ func TestPayoutLifecycle(t *testing.T) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		done := true
-		h.sys.Read(func(s *ledger.State) {
+		{
+			s := h.sys.Reader()
 			for id, st := range want {
 				if p, _ := s.Payout(id); p.Status != st {
 					done = false
 				}
 			}
-		})
+		}
 		if done {
 			break
 		}
 		if time.Now().After(deadline) {
-			h.sys.Read(func(s *ledger.State) {
+			{
+				s := h.sys.Reader()
 				for id := range want {
 					p, _ := s.Payout(id)
 					t.Logf("%s: %s %q", id, p.Status, p.StatusMessage)
 				}
-			})
+			}
 			t.Fatal("payouts did not reach their final states")
 		}
 		time.Sleep(10 * time.Millisecond)
@@ -252,11 +256,12 @@ func TestPayoutLifecycle(t *testing.T) {
 	if a.Total != wantTotal {
 		t.Fatalf("total %d, want %d", a.Total, wantTotal)
 	}
-	h.sys.Read(func(s *ledger.State) {
+	{
+		s := h.sys.Reader()
 		if err := s.Check(); err != nil {
 			t.Fatal(err)
 		}
-	})
+	}
 }
 
 // Idle account actors are stopped and come back on the next message; no
@@ -331,13 +336,14 @@ func TestCollectionScenarios(t *testing.T) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		done := true
-		h.sys.Read(func(s *ledger.State) {
+		{
+			s := h.sys.Reader()
 			for id := range ids {
 				if c, _ := s.Collection(id); !c.Status.Terminal() {
 					done = false
 				}
 			}
-		})
+		}
 		if done {
 			break
 		}
@@ -346,7 +352,8 @@ func TestCollectionScenarios(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	h.sys.Read(func(s *ledger.State) {
+	{
+		s := h.sys.Reader()
 		for id, want := range ids {
 			c, _ := s.Collection(id)
 			if c.Status != want {
@@ -359,7 +366,7 @@ func TestCollectionScenarios(t *testing.T) {
 		if err := s.Check(); err != nil {
 			t.Fatal(err)
 		}
-	})
+	}
 	if got := h.balance("GHS").Total; got != credited {
 		t.Fatalf("balance %d, want the completed collections less fees: %d", got, credited)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -44,6 +45,9 @@ type deps struct {
 	root        *actor.RootContext
 	driver      *actor.PID
 	idleTimeout time.Duration
+	// parked counts rail transitions the ledger refused and the driver
+	// retried with backoff (driver.go).
+	parked atomic.Uint64
 }
 
 // track hands a newly created payout or collection to the rail driver.
@@ -173,18 +177,12 @@ func (s *System) SetLeading(leading bool) {
 	}
 }
 
-// Read calls fn with the applied state under the read lock; see
-// StateReader. Hot paths use RLock and RUnlock, which allocate nothing.
-func (s *System) Read(fn func(*ledger.State)) {
-	defer s.deps.state.RUnlockState()
-	fn(s.deps.state.RLockState())
-}
+// Reader returns the readers' view of the applied state; see StateReader.
+func (s *System) Reader() *ledger.Reader { return s.deps.state.Reader() }
 
-// RLock locks the applied state for reading and returns it; see StateReader.
-func (s *System) RLock() *ledger.State { return s.deps.state.RLockState() }
-
-// RUnlock releases RLock.
-func (s *System) RUnlock() { s.deps.state.RUnlockState() }
+// ParkedTransitions counts the rail transitions the ledger refused, which
+// the driver retried after a backoff instead of at once.
+func (s *System) ParkedTransitions() uint64 { return s.deps.parked.Load() }
 
 // Now is the leader's clock.
 func (s *System) Now() time.Time { return s.deps.now() }
