@@ -232,6 +232,7 @@ func (dr *driverActor) start(ctx actor.Context, work any) {
 	w := &worker{deps: dr.deps, ctx: dr.ctx}
 	self, root, term := ctx.Self(), dr.deps.root, dr.term
 	go func() {
+		defer stopOnClosedStore()
 		done := &workerDone{term: term, final: true}
 		switch m := work.(type) {
 		case *trackPayout:

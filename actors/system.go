@@ -2,6 +2,7 @@ package actors
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -179,6 +180,20 @@ func (s *System) SetLeading(leading bool) {
 
 // Reader returns the readers' view of the applied state; see StateReader.
 func (s *System) Reader() *ledger.Reader { return s.deps.state.Reader() }
+
+// stopOnClosedStore, deferred at the top of a goroutine of the node's own
+// work, ends it quietly when a read found the state store closed: the node
+// is shutting down. Any other panic goes on.
+func stopOnClosedStore() {
+	r := recover()
+	if r == nil {
+		return
+	}
+	if se, ok := r.(ledger.StoreError); ok && errors.Is(se, ledger.ErrStoreClosed) {
+		return
+	}
+	panic(r)
+}
 
 // ParkedTransitions counts the rail transitions the ledger refused, which
 // the driver retried after a backoff instead of at once.

@@ -447,6 +447,7 @@ func (a *webhookEndpointActor) pump(ctx actor.Context) {
 		a.inflight++
 		self, root, id, term := ctx.Self(), a.e.deps.root, ent.d.ID, a.ctx
 		go func() {
+			defer stopOnClosedStore()
 			err := a.e.attempt(term, id)
 			<-a.e.slots
 			root.Send(self, &whDone{id: id, err: err})

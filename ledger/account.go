@@ -10,10 +10,11 @@ import (
 // of the service's own accounts (clearing, fees, funding) that hold the other
 // side of every posting. Merchant account numbers are the currency code and
 // eight digits ("GHS12345678"); system account numbers are "SYS:" + purpose +
-// ":" + currency and never leave the ledger.
+// ":" + currency (+ ":" + organization, for one organization's) and never
+// leave the ledger.
 type Account struct {
 	Number   string
-	OrgID    string // empty for system accounts
+	OrgID    string // empty for the system accounts every organization shares
 	Currency string
 	Purpose  AccountPurpose
 
@@ -235,7 +236,8 @@ func (s *State) book(at int64, refID, externalRef string, postings []posting) (u
 		}
 		after, ok := addMinor(total, p.amount)
 		if !ok {
-			return 0, errorf(CodeValidation, "balance out of range")
+			a, _ := s.accounts.get(p.account)
+			return 0, BalanceLimit(a.Currency)
 		}
 		entries[i] = Entry{Account: p.account, Type: p.typ, Amount: p.amount, BalanceAfter: after,
 			RefID: refID, ExternalRef: externalRef, At: at}
@@ -279,24 +281,39 @@ func (s *State) merchantAccount(orgID, currency string, at int64, create bool) (
 // systemAccount returns the service's account for a purpose and currency,
 // creating it on first use.
 func (s *State) systemAccount(p AccountPurpose, currency string, at int64) string {
-	if number, ok := s.systemAccounts[systemKey{p, currency}]; ok {
+	return s.orgSystemAccount(p, "", currency, at)
+}
+
+// orgSystemAccount returns the service's account for a purpose and
+// currency that belongs to one organization (org "" for one shared by
+// all), creating it on first use. Sandbox top-ups are paid from one per
+// organization, so that one tenant's top-ups, however large, never take
+// the source past its limit for another.
+func (s *State) orgSystemAccount(p AccountPurpose, org, currency string, at int64) string {
+	if number, ok := s.systemAccounts[systemKey{p, currency, org}]; ok {
 		return number
 	}
-	a := Account{Number: systemAccountNumber(p, currency), Currency: currency, Purpose: p, CreatedAt: at}
+	number := systemAccountNumber(p, currency)
+	if org != "" {
+		number += ":" + org
+	}
+	a := Account{Number: number, OrgID: org, Currency: currency, Purpose: p, CreatedAt: at}
 	s.accounts.insert(a)
 	s.indexAccount(&a)
 	return a.Number
 }
 
-// systemKey names a system account: its purpose and currency.
+// systemKey names a system account: its purpose, currency, and the
+// organization it serves ("" for every one).
 type systemKey struct {
 	purpose  AccountPurpose
 	currency string
+	org      string
 }
 
 func (s *State) indexAccount(a *Account) {
 	if a.Purpose != PurposeMerchant {
-		s.systemAccounts[systemKey{a.Purpose, a.Currency}] = a.Number
+		s.systemAccounts[systemKey{a.Purpose, a.Currency, a.OrgID}] = a.Number
 		return
 	}
 	s.accountByOrgCurrency[orgKey{a.OrgID, a.Currency}] = a.Number

@@ -61,7 +61,7 @@ func (s *State) fundBalance(c *FundBalance) Result {
 		return Result{Err: FundingConflict()}
 	}
 	account, _ := s.merchantAccount(c.OrgID, cur.Code, c.At, true)
-	source := s.systemAccount(PurposeSandboxFunding, cur.Code, c.At)
+	source := s.orgSystemAccount(PurposeSandboxFunding, c.OrgID, cur.Code, c.At)
 	postings := []posting{
 		{source, EntryFundingSource, -c.Amount},
 		{account.Number, EntryManualCredit, c.Amount},

@@ -50,8 +50,14 @@ type KVWriter interface {
 
 // StoreError is the panic value of a failed read or write of the state
 // store. Apply cannot go on without its state, so a failure there stops
-// the node; readers recover it into a 500 (see package http).
+// the node; readers recover it into a 500 (see package http), and work of
+// the node's own that reads while the node shuts down stops quietly on
+// ErrStoreClosed.
 type StoreError struct{ Err error }
+
+// ErrStoreClosed is the cause of a StoreError raised by a read made after
+// the node closed its state store: the node is shutting down.
+var ErrStoreClosed = errors.New("ledger: state store closed")
 
 func (e StoreError) Error() string { return "ledger: state store: " + e.Err.Error() }
 func (e StoreError) Unwrap() error { return e.Err }

@@ -65,7 +65,13 @@ type State struct {
 	orders     *orderBook             // order.go
 
 	views *views // what readers see of the always-open records (views.go)
+
+	formatWritten bool
 }
+
+// StoreFormat is the version of the state store's layout (doc.go). A store
+// of another version is refused rather than misread.
+const StoreFormat = 1
 
 // storeOps is a store, whatever its record type.
 type storeOps interface {
@@ -150,6 +156,13 @@ func Load(kv KVReader) (s *State, err error) {
 		}
 	}()
 	s = NewState(kv)
+	switch format := readCounter(kv, "format"); format {
+	case 0: // empty
+	case StoreFormat:
+		s.formatWritten = true
+	default:
+		return nil, fmt.Errorf("ledger: the state store has format %d; this build reads %d", format, StoreFormat)
+	}
 	for _, t := range s.stores {
 		t.load()
 	}
@@ -164,6 +177,10 @@ func Load(kv KVReader) (s *State, err error) {
 // Flush writes every change made since the last flush into w, which the
 // FSM then commits.
 func (s *State) Flush(w KVWriter) {
+	if !s.formatWritten {
+		writeCounter(w, "format", StoreFormat)
+		s.formatWritten = true
+	}
 	for _, t := range s.stores {
 		t.flush(w, &s.enc)
 	}

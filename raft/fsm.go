@@ -235,21 +235,32 @@ type readCloser struct {
 // stateKV is the state store as the ledger reads it.
 type stateKV struct{ s *wal.StateStore }
 
-func (kv stateKV) Get(key []byte, fn func([]byte)) (bool, error) { return kv.s.Get(key, fn) }
+func (kv stateKV) Get(key []byte, fn func([]byte)) (bool, error) {
+	ok, err := kv.s.Get(key, fn)
+	return ok, closedError(err)
+}
 
 func (kv stateKV) NewIter(lower, upper []byte) (ledger.Iterator, error) {
 	it, err := kv.s.NewIter(lower, upper)
 	if err != nil {
-		return nil, err
+		return nil, closedError(err)
 	}
 	return it, nil
+}
+
+// closedError tells the ledger that the store is closed in its own terms.
+func closedError(err error) error {
+	if errors.Is(err, wal.ErrClosed) {
+		return fmt.Errorf("%w: %w", ledger.ErrStoreClosed, err)
+	}
+	return err
 }
 
 // Snapshot pins a consistent view of the store.
 func (kv stateKV) Snapshot() (ledger.KVReader, func(), error) {
 	sn, err := kv.s.NewSnapshot()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, closedError(err)
 	}
 	return snapshotKV{sn}, sn.Close, nil
 }

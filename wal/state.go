@@ -169,7 +169,7 @@ func (s *StateStore) enter() error {
 	s.life.RLock()
 	if s.closed {
 		s.life.RUnlock()
-		return errClosed
+		return ErrClosed
 	}
 	if f := s.failure.Load(); f != nil {
 		s.life.RUnlock()
