@@ -64,3 +64,51 @@ func BenchmarkDecodeBatch(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSustainedPayouts applies payouts as a loaded node does: each
+// applied batch creates 100 payouts, marks the previous batch's processing
+// and settles the batch before that, over 64 organizations, on a state
+// store on disk. cpu-ns/payout is the whole process's CPU time, Pebble's
+// flushes and compactions included.
+func BenchmarkSustainedPayouts(b *testing.B) {
+	s := newTestStateOn(b, b.TempDir())
+	for i := 0; i < 64; i++ {
+		id := fmt.Sprintf("org_%08d", i)
+		hash := sha256.Sum256([]byte(id))
+		s.Apply(&CreateOrganization{At: 1, ID: id, Name: id, Key: CreateAPIKey{At: 1, ID: fmt.Sprintf("key_%08d", i), OrgID: id, Hash: string(hash[:])}})
+		s.Apply(&FundBalance{At: 1, OrgID: id, Currency: "GHS", Amount: AmountMax, ExternalReference: "seed"})
+	}
+	const per = 100
+	id := func(i int) string { return fmt.Sprintf("pay_ghs_%07d%013d", 1_000_000+i/20_000, i) }
+	cpu0 := processCPU()
+	b.ResetTimer()
+	b.ReportAllocs()
+	for batch := 0; batch*per < b.N+2*per; batch++ {
+		var cmds []Command
+		for j := 0; j < per; j++ {
+			i := batch*per + j
+			if i < b.N {
+				ref := id(i)
+				cmds = append(cmds, &CreatePayout{At: 2, ID: id(i), OrgID: fmt.Sprintf("org_%08d", i%64), ExternalReference: ref,
+					Spec:       PayoutSpec{Currency: "GHS", Amount: 1000, AmountSide: SideTo, Method: "gh_mtn", AccountNumber: "233241234567"},
+					MethodType: "mobile_money", Fee: 10})
+			}
+			if k := i - per; k >= 0 && k < b.N {
+				cmds = append(cmds, &MarkPayoutProcessing{At: 3, ID: id(k), ProviderReference: "sbx_" + id(k)})
+			}
+			if k := i - 2*per; k >= 0 && k < b.N {
+				cmds = append(cmds, &SettlePayout{At: 4, ID: id(k), Completed: true})
+			}
+		}
+		for _, r := range s.applyBatch(cmds...) {
+			if r.Err != nil {
+				b.Fatal(r.Err)
+			}
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/payout")
+	if testing.Verbose() && b.N > 1000 {
+		b.Log(s.store.Metrics())
+	}
+}

@@ -34,27 +34,28 @@ func Check(kv KVReader) (err error) {
 	running := make(map[string]Minor)
 	var next uint64 = 1
 	jp := newKey(tagJournal)
-	scan(kv, jp, prefixEnd(jp), false, func(key, v []byte) bool {
-		first := trailingSeq(key)
-		if first != next {
-			err = fmt.Errorf("journal: transaction at entry %d, expected %d", first, next)
+	scan(kv, jp, prefixEnd(jp), false, func(key, page []byte) bool {
+		if first := trailingSeq(key); first != next {
+			err = fmt.Errorf("journal: page at entry %d, expected %d", first, next)
 			return false
 		}
-		for i, e := range decodeOrFail(v, decodeTransaction) {
+		eachEntry(page, next, func(n NumberedEntry) bool {
+			e := n.Entry
 			a, ok := accounts[e.Account]
 			if !ok {
-				err = fmt.Errorf("entry %d: unknown account %s", first+uint64(i), e.Account)
+				err = fmt.Errorf("entry %d: unknown account %s", n.Seq, e.Account)
 				return false
 			}
 			sums[a.Currency] += e.Amount
 			running[e.Account] += e.Amount
 			if running[e.Account] != e.BalanceAfter {
-				err = fmt.Errorf("entry %d on %s: balanceAfter %d, running total %d", first+uint64(i), e.Account, e.BalanceAfter, running[e.Account])
+				err = fmt.Errorf("entry %d on %s: balanceAfter %d, running total %d", n.Seq, e.Account, e.BalanceAfter, running[e.Account])
 				return false
 			}
 			next++
-		}
-		return true
+			return true
+		})
+		return err == nil
 	})
 	if err != nil {
 		return err

@@ -116,7 +116,8 @@ var collectionKind = &kind[Collection]{
 	tag: tagCollection, name: "collection",
 	id:  func(c *Collection) (string, string) { return c.ID, c.OrgID },
 	enc: encodeStoredCollection, dec: decodeStoredCollection,
-	open: func(c *Collection) bool { return !c.Status.Terminal() },
+	open:  func(c *Collection) bool { return !c.Status.Terminal() },
+	final: true,
 	lookups: []lookup[Collection]{
 		{indexReference, func(c *Collection) string { return refKey(c.OrgID, c.ExternalReference) }},
 	},
@@ -170,7 +171,7 @@ func (s *State) createCollection(c *CreateCollection) Result {
 		}
 		return Result{Err: Duplicate("Collection", col.ID)}
 	}
-	if _, ok := s.collections.get(c.ID); ok {
+	if s.collections.taken(c.ID) {
 		return Result{Err: errorf(CodeConflict, "collection %s already exists", c.ID)}
 	}
 	col := Collection{

@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 	"strconv"
@@ -19,6 +20,8 @@ type Event struct {
 	ResourceID string
 	At         int64 // unix milliseconds
 	Subject    Subject
+
+	recordTag byte // decoded: the subject is the stored record of this kind (subjectRecord)
 }
 
 // Subject is a copy of the resource an event is about.
@@ -146,30 +149,72 @@ func ParseEventID(id string) (uint64, bool) {
 
 // eventLog is the applying side of the events: their numbering, and the
 // events emitted since the last commit, which the state store does not
-// have yet. In the state store an event is under its sequence number, and
-// listed by organization and by resource.
+// have yet. In the state store the events of one log entry are one page,
+// under the number of the first; each organization's part of a page is
+// listed under it, and each event under its resource.
 type eventLog struct {
 	seq        uint64 // the last event emitted
 	seqWritten uint64
 	committed  uint64  // events up to this one are in the state store
 	pending    []Event // events after committed, in order
+	ends       []int   // pending[:ends[i]] ends the i-th log entry's page
+	byOrg      map[string][]uint64
 }
 
-func (l *eventLog) flush(w KVWriter, e *encoder) {
-	for i := range l.pending {
-		ev := &l.pending[i]
-		if ev.Seq <= l.seqWritten {
-			continue
-		}
-		e.buf = e.buf[:0]
-		encodeEvent(e, ev)
-		must(w.Set(newKey(tagEvent).u64(ev.Seq), e.buf))
-		must(w.Set(newKey(tagEventList, 'o').str(ev.OrgID).u64(ev.Seq), nil))
-		must(w.Set(newKey(tagEventList, 'r').str(ev.OrgID).str(ev.ResourceID).u64(ev.Seq), nil))
+// endEntry closes the page of the log entry just applied.
+func (l *eventLog) endEntry() {
+	if n := len(l.pending); n > 0 && (len(l.ends) == 0 || l.ends[len(l.ends)-1] < n) {
+		l.ends = append(l.ends, n)
 	}
+}
+
+func (l *eventLog) flush(w KVWriter, e *encoder, record func(*Event) (byte, bool)) {
+	l.endEntry()
+	start := 0
+	for _, end := range l.ends {
+		if l.pending[start].Seq > l.seqWritten {
+			l.flushPage(w, e, l.pending[start:end], record)
+		}
+		start = end
+	}
+	l.ends = l.ends[:0]
 	if l.seq != l.seqWritten {
 		writeCounter(w, "events", l.seq)
 		l.seqWritten = l.seq
+	}
+}
+
+// flushPage writes the events of one log entry: the page, each
+// organization's list of them, and each one under its resource.
+func (l *eventLog) flushPage(w KVWriter, e *encoder, page []Event, record func(*Event) (byte, bool)) {
+	e.buf = e.buf[:0]
+	e.uvarint(uint64(len(page)))
+	if l.byOrg == nil {
+		l.byOrg = make(map[string][]uint64)
+	}
+	for i := range page {
+		ev := &page[i]
+		if tag, ok := record(ev); ok {
+			encodeEventHeader(e, ev)
+			e.u8(uint8(subjectRecord))
+			e.u8(tag)
+		} else {
+			encodeEvent(e, ev)
+		}
+		l.byOrg[ev.OrgID] = append(l.byOrg[ev.OrgID], ev.Seq)
+	}
+	must(w.Set(newKey(tagEvent).u64(page[0].Seq), e.buf))
+	for org, seqs := range l.byOrg {
+		e.buf = e.buf[:0]
+		e.uvarint(uint64(len(seqs)))
+		for _, seq := range seqs {
+			e.uvarint(seq - seqs[0])
+		}
+		must(w.Set(newKey(tagEventList, 'o').str(org).u64(seqs[0]), e.buf))
+		delete(l.byOrg, org)
+	}
+	for i := range page {
+		must(w.Set(newKey(tagEventList, 'r').str(page[i].OrgID).str(page[i].ResourceID).u64(page[i].Seq), nil))
 	}
 }
 
@@ -195,12 +240,76 @@ func (l *eventLog) at(kv KVReader, seq uint64) (Event, bool) {
 	return readEvent(kv, seq)
 }
 
+// readEvent returns the event with sequence number seq from its page.
 func readEvent(kv KVReader, seq uint64) (Event, bool) {
-	ev, ok := getRecord(kv, newKey(tagEvent).u64(seq), decodeEvent)
-	if ok {
-		ev.ID = EventID(seq)
+	var ev Event
+	var found bool
+	prefix := newKey(tagEvent)
+	scan(kv, prefix, prefix.u64(seq+1), true, func(_, page []byte) bool {
+		d := decoder{buf: page}
+		n := d.count()
+		for i := 0; i < n && d.err == nil; i++ {
+			if e := decodeEvent(&d); e.Seq == seq {
+				ev, found = e, true
+				break
+			}
+		}
+		must(d.err)
+		return false
+	})
+	if !found {
+		return ev, false
 	}
-	return ev, ok
+	ev.ID = EventID(seq)
+	switch ev.recordTag {
+	case 0:
+	case tagPayout:
+		ev.Subject = readSubject(kv, payoutKind, ev.ResourceID)
+	case tagCollection:
+		ev.Subject = readSubject(kv, collectionKind, ev.ResourceID)
+	default:
+		must(fmt.Errorf("event %d refers to a record of kind %q", seq, ev.recordTag))
+	}
+	return ev, true
+}
+
+// subjectRecord, in place of an event's subject kind, says that the
+// subject is the resource's record as stored, of the kind whose tag
+// follows: an event about a record's closing (payout.completed,
+// collection.failed…) of a final kind refers to the record instead of
+// carrying a second copy of it, which would be byte for byte the same.
+const subjectRecord SubjectKind = 0
+
+func readSubject[V Subject](kv KVReader, k *kind[V], id string) Subject {
+	sr, ok := k.read(kv, id)
+	if !ok {
+		must(errMissing(k.name, id))
+	}
+	return sr.v
+}
+
+// recordSubject reports whether an event's subject is the record it is
+// about as flushed, closed, in this batch, and that record's kind tag.
+func (s *State) recordSubject(ev *Event) (byte, bool) {
+	switch sub := ev.Subject.(type) {
+	case Payout:
+		return sameClosed(s.payouts, ev.ResourceID, &sub, &s.cmp)
+	case Collection:
+		return sameClosed(s.collections, ev.ResourceID, &sub, &s.cmp)
+	}
+	return 0, false
+}
+
+func sameClosed[V any](t *store[V], id string, sub *V, scratch *[2]encoder) (byte, bool) {
+	v, ok := t.closedNow(id)
+	if !ok {
+		return 0, false
+	}
+	a, b := &scratch[0], &scratch[1]
+	a.buf, b.buf = a.buf[:0], b.buf[:0]
+	t.k.enc(a, v)
+	t.k.enc(b, sub)
+	return t.k.tag, bytes.Equal(a.buf, b.buf)
 }
 
 // emit records an event. Only rules call it, after the change is made and
@@ -223,12 +332,16 @@ func (s *State) emitCredited(at int64, number string) {
 	s.emit(at, a.OrgID, EventAccountCredited, a.Number, a)
 }
 
-func encodeEvent(e *encoder, ev *Event) {
+func encodeEventHeader(e *encoder, ev *Event) {
 	e.uvarint(ev.Seq)
 	e.str(ev.OrgID)
 	e.str(ev.Type)
 	e.str(ev.ResourceID)
 	e.varint(ev.At)
+}
+
+func encodeEvent(e *encoder, ev *Event) {
+	encodeEventHeader(e, ev)
 	k := ev.Subject.subjectKind()
 	e.u8(uint8(k))
 	subjectCodecs[k].encode(e, ev.Subject)
@@ -237,6 +350,10 @@ func encodeEvent(e *encoder, ev *Event) {
 func decodeEvent(d *decoder) Event {
 	ev := Event{Seq: d.uvarint(), OrgID: d.str(), Type: d.str(), ResourceID: d.str(), At: d.varint()}
 	k := SubjectKind(d.u8())
+	if k == subjectRecord {
+		ev.recordTag = d.u8()
+		return ev
+	}
 	c, ok := subjectCodecs[k]
 	if !ok {
 		d.fail(fmt.Errorf("ledger: unknown event subject kind %d", k))
@@ -267,17 +384,56 @@ func (r *Reader) Event(orgID, id string) (Event, bool) {
 
 // Events returns one page of an organization's events, newest first.
 func (r *Reader) Events(orgID string, f EventFilter, before Cursor, limit int) Page[Event] {
-	prefix := newKey(tagEventList, 'o').str(orgID)
-	if f.ResourceID != "" {
-		prefix = newKey(tagEventList, 'r').str(orgID).str(f.ResourceID)
-	}
-	return pageOf(r.kv, prefix, before, limit, func(seq uint64, _ []byte) (Event, bool) {
+	get := func(seq uint64) (Event, bool) {
 		ev, ok := readEvent(r.kv, seq)
 		if !ok {
 			must(errMissing("event", EventID(seq)))
 		}
 		return ev, f.Type == "" || ev.Type == f.Type
+	}
+	if f.ResourceID != "" {
+		prefix := newKey(tagEventList, 'r').str(orgID).str(f.ResourceID)
+		return pageOf(r.kv, prefix, before, limit, func(seq uint64, _ []byte) (Event, bool) { return get(seq) })
+	}
+	// The organization's lists, one per page of the log, newest first.
+	var p Page[Event]
+	prefix := newKey(tagEventList, 'o').str(orgID)
+	upper := prefixEnd(prefix)
+	if before != CursorStart {
+		upper = slices.Clip(prefix).u64(uint64(before))
+	}
+	scanned := 0
+	scan(r.kv, prefix, upper, true, func(key, list []byte) bool {
+		first := trailingSeq(key)
+		d := decoder{buf: list}
+		seqs := make([]uint64, d.count())
+		for i := range seqs {
+			seqs[i] = first + d.uvarint()
+		}
+		must(d.err)
+		for i := len(seqs) - 1; i >= 0; i-- {
+			seq := seqs[i]
+			if Cursor(seq) >= before {
+				continue
+			}
+			if scanned == PageScanMax {
+				p.HasMore, p.Next = true, Cursor(seq+1)
+				return false
+			}
+			scanned++
+			ev, keep := get(seq)
+			if !keep {
+				continue
+			}
+			if len(p.Items) == limit {
+				p.HasMore, p.Next = true, Cursor(seq+1)
+				return false
+			}
+			p.Items = append(p.Items, ev)
+		}
+		return true
 	})
+	return p
 }
 
 // EventCount is the number of events in the whole log.

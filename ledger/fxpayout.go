@@ -193,7 +193,7 @@ func (c *CreateFXPayout) apply(s *State) Result {
 		}
 		return Result{Err: Duplicate("Payout", p.ID)}
 	}
-	if _, ok := s.payouts.get(c.ID); ok {
+	if s.payouts.taken(c.ID) {
 		return Result{Err: errorf(CodeConflict, "payout %s already exists", c.ID)}
 	}
 	if err := s.checkPayoutRecipient(c.OrgID, &c.Spec); err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"syscall"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -85,22 +86,57 @@ func loadTestState(tb fataler, store *wal.StateStore) (*testState, error) {
 	return s, nil
 }
 
-// Apply applies one command and commits it.
+// Apply applies one command, as a log entry of its own, and commits it.
 func (s *testState) Apply(cmd Command) Result {
 	r := s.st.Apply(cmd)
+	s.st.EndEntry()
 	s.commit()
 	return r
 }
 
-// applyBatch applies commands and commits them together, as one applied
-// batch of the FSM.
+// applyBatch applies commands as one log entry and commits it.
 func (s *testState) applyBatch(cmds ...Command) []Result {
+	pr, err := s.store.NewPointReader()
+	if err != nil {
+		s.tb.Fatal(err)
+	}
+	restore := s.st.ReadThrough(pointKV{pr})
 	out := make([]Result, len(cmds))
 	for i, c := range cmds {
 		out[i] = s.st.Apply(c)
 	}
+	s.st.EndEntry()
+	restore()
+	pr.Close()
 	s.commit()
 	return out
+}
+
+// applyEntries applies commands entry by entry, the whole lot committed
+// together: one applied batch of the FSM.
+func (s *testState) applyEntries(entries ...[]Command) [][]Result {
+	out := make([][]Result, len(entries))
+	for i, cmds := range entries {
+		for _, c := range cmds {
+			out[i] = append(out[i], s.st.Apply(c))
+		}
+		s.st.EndEntry()
+	}
+	s.commit()
+	return out
+}
+
+// pointKV is a PointReader as the ledger reads it.
+type pointKV struct{ r *wal.PointReader }
+
+func (kv pointKV) Get(key []byte, fn func([]byte)) (bool, error) { return kv.r.Get(key, fn) }
+
+func (kv pointKV) NewIter(lower, upper []byte) (Iterator, error) {
+	it, err := kv.r.NewIter(lower, upper)
+	if err != nil {
+		return nil, err
+	}
+	return it, nil
 }
 
 func (s *testState) commit() {
@@ -186,4 +222,24 @@ func walkOpen[V any](page func(OpenCursor, int) ([]V, OpenCursor, bool)) []V {
 		}
 		cur = next
 	}
+}
+
+// newTestStateOn returns an empty ledger on a state store in dir, on disk.
+func newTestStateOn(tb testing.TB, dir string) *testState {
+	store, err := wal.OpenState(dir, wal.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { store.Close() })
+	s := &testState{tb: tb, store: store, kv: storeKV{store}}
+	s.st = NewState(s.kv)
+	s.Reader = NewReader(s.kv, s.st.Views())
+	return s
+}
+
+// processCPU is the process's CPU time so far, user and system, in ns.
+func processCPU() int64 {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return ru.Utime.Nano() + ru.Stime.Nano()
 }

@@ -6,18 +6,30 @@ import (
 )
 
 // The journal: every entry ever booked, in the state store. Entries are
-// numbered from 1 in booking order; the entries booked together (one
-// book call: a payout's debit, fee and their other sides) are one
-// transaction, stored as one value under the number of its first entry,
-// and listed under each merchant account it touches, so that a statement
-// is a walk of that list.
+// numbered from 1 in booking order; the entries booked together (one book
+// call: a payout's debit, fee and their other sides) are one transaction.
+// Each flush writes the transactions booked since the last one as one page,
+// under the number of its first entry, and for each merchant account they
+// touch, a page of that account's entries alone, so that a statement is a
+// walk of the account's pages and nothing else.
 
 // journal is the applying side: the entry numbers handed out, and the
-// transactions booked since the last flush.
+// transactions booked since the last flush. A page holds the transactions
+// of one log entry (State.EndEntry), so that pages are the same on every
+// node whatever batches the log was applied in.
 type journal struct {
 	seq        uint64 // the last entry booked
 	seqWritten uint64
 	pending    []transaction
+	ends       []int                      // pending[:ends[i]] ends the i-th log entry's page
+	byAccount  map[string][]NumberedEntry // flush's scratch
+}
+
+// endEntry closes the page of the log entry just applied.
+func (j *journal) endEntry() {
+	if n := len(j.pending); n > 0 && (len(j.ends) == 0 || j.ends[len(j.ends)-1] < n) {
+		j.ends = append(j.ends, n)
+	}
 }
 
 // transaction is entries booked together: they share a reference and a
@@ -25,45 +37,58 @@ type journal struct {
 type transaction struct {
 	first    uint64 // the sequence number of entries[0]
 	entries  []Entry
-	merchant []string // the merchant accounts among the entries, once each
+	merchant []bool // entries[i] is on a merchant account
 }
 
 // add records entries and returns the first one's sequence number.
 func (j *journal) add(entries []Entry, isMerchant func(string) bool) uint64 {
-	t := transaction{first: j.seq + 1, entries: entries}
-	for _, e := range entries {
-		if isMerchant(e.Account) && !contains(t.merchant, e.Account) {
-			t.merchant = append(t.merchant, e.Account)
-		}
+	t := transaction{first: j.seq + 1, entries: entries, merchant: make([]bool, len(entries))}
+	for i, e := range entries {
+		t.merchant[i] = isMerchant(e.Account)
 	}
 	j.seq += uint64(len(entries))
 	j.pending = append(j.pending, t)
 	return t.first
 }
 
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
-}
-
 func (j *journal) flush(w KVWriter, e *encoder) {
-	for i := range j.pending {
-		t := &j.pending[i]
-		e.buf = e.buf[:0]
-		encodeTransaction(e, t.entries)
-		must(w.Set(newKey(tagJournal).u64(t.first), e.buf))
-		for _, a := range t.merchant {
-			must(w.Set(newKey(tagStatement).str(a).u64(t.first), nil))
-		}
+	j.endEntry()
+	start := 0
+	for _, end := range j.ends {
+		j.flushPage(w, e, j.pending[start:end])
+		start = end
 	}
-	j.pending = j.pending[:0]
+	j.pending, j.ends = j.pending[:0], j.ends[:0]
 	if j.seq != j.seqWritten {
 		writeCounter(w, "journal", j.seq)
 		j.seqWritten = j.seq
+	}
+}
+
+// flushPage writes the transactions of one log entry: the journal page,
+// and a statement page for each merchant account they touch.
+func (j *journal) flushPage(w KVWriter, e *encoder, page []transaction) {
+	e.buf = e.buf[:0]
+	e.uvarint(uint64(len(page)))
+	for i := range page {
+		encodeTransaction(e, page[i].entries)
+	}
+	must(w.Set(newKey(tagJournal).u64(page[0].first), e.buf))
+	if j.byAccount == nil {
+		j.byAccount = make(map[string][]NumberedEntry)
+	}
+	for _, t := range page {
+		for i, en := range t.entries {
+			if t.merchant[i] {
+				j.byAccount[en.Account] = append(j.byAccount[en.Account], NumberedEntry{Seq: t.first + uint64(i), Entry: en})
+			}
+		}
+	}
+	for account, entries := range j.byAccount {
+		e.buf = e.buf[:0]
+		encodeStatementPage(e, entries)
+		must(w.Set(newKey(tagStatement).str(account).u64(entries[0].Seq), e.buf))
+		delete(j.byAccount, account)
 	}
 }
 
@@ -88,9 +113,9 @@ func readCounter(kv KVReader, name string) uint64 {
 	return v
 }
 
-// A transaction's value: the count of entries, each entry's account, type,
-// amount and balance after, then the reference, the external reference and
-// the time they share.
+// A transaction: the count of entries, each entry's account, type, amount
+// and balance after, then the reference, the external reference and the
+// time they share. A journal page is the count of transactions, then each.
 func encodeTransaction(e *encoder, entries []Entry) {
 	e.uvarint(uint64(len(entries)))
 	for i := range entries {
@@ -118,6 +143,49 @@ func decodeTransaction(d *decoder) []Entry {
 	return entries
 }
 
+// eachEntry calls fn with each entry of a journal page, in order, numbered
+// from first, until fn returns false.
+func eachEntry(page []byte, first uint64, fn func(NumberedEntry) bool) {
+	d := decoder{buf: page}
+	n := d.count()
+	seq := first
+	for i := 0; i < n && d.err == nil; i++ {
+		for _, en := range decodeTransaction(&d) {
+			if d.err == nil && !fn(NumberedEntry{Seq: seq, Entry: en}) {
+				return
+			}
+			seq++
+		}
+	}
+	must(d.err)
+}
+
+// A statement page: an account's entries of one journal page, oldest
+// first: the count, then each entry's sequence number, type, amount,
+// balance after, reference, external reference and time.
+func encodeStatementPage(e *encoder, entries []NumberedEntry) {
+	e.uvarint(uint64(len(entries)))
+	for i := range entries {
+		n := &entries[i]
+		e.uvarint(n.Seq)
+		e.u8(uint8(n.Entry.Type))
+		e.minor(n.Entry.Amount)
+		e.minor(n.Entry.BalanceAfter)
+		e.str(n.Entry.RefID)
+		e.str(n.Entry.ExternalRef)
+		e.varint(n.Entry.At)
+	}
+}
+
+func decodeStatementPage(d *decoder, account string, out []NumberedEntry) []NumberedEntry {
+	n := d.count()
+	for i := 0; i < n && d.err == nil; i++ {
+		out = append(out, NumberedEntry{Seq: d.uvarint(), Entry: Entry{Account: account, Type: EntryType(d.u8()),
+			Amount: d.minor(), BalanceAfter: d.minor(), RefID: d.str(), ExternalRef: d.str(), At: d.varint()}})
+	}
+	return out
+}
+
 // Entry returns the entry with the given sequence number.
 func (r *Reader) Entry(seq uint64) (Entry, bool) {
 	if seq == 0 {
@@ -126,12 +194,14 @@ func (r *Reader) Entry(seq uint64) (Entry, bool) {
 	prefix := newKey(tagJournal)
 	var out Entry
 	var found bool
-	scan(r.kv, prefix, prefix.u64(seq+1), true, func(key, value []byte) bool {
-		first := trailingSeq(key)
-		entries := decodeOrFail(value, decodeTransaction)
-		if seq-first < uint64(len(entries)) {
-			out, found = entries[seq-first], true
-		}
+	scan(r.kv, prefix, prefix.u64(seq+1), true, func(key, page []byte) bool {
+		eachEntry(page, trailingSeq(key), func(n NumberedEntry) bool {
+			if n.Seq == seq {
+				out, found = n.Entry, true
+				return false
+			}
+			return n.Seq < seq
+		})
 		return false
 	})
 	return out, found
@@ -219,7 +289,7 @@ type statement struct {
 	account string
 	it      Iterator
 	below   uint64          // entries from this sequence number up are skipped
-	buf     []NumberedEntry // what is left of the current transaction, oldest first
+	buf     []NumberedEntry // what is left of the current page, oldest first
 	head    NumberedEntry
 	ok      bool
 }
@@ -228,8 +298,8 @@ func (r *Reader) openStatement(account string, before Cursor) *statement {
 	prefix := newKey(tagStatement).str(account)
 	upper := prefixEnd(prefix)
 	if before != CursorStart {
-		// A transaction that starts below before may hold entries from
-		// before up; load drops those.
+		// A page that starts below before may hold entries from before
+		// up; load drops those.
 		upper = keyBuf(append([]byte(nil), prefix...)).u64(uint64(before))
 	}
 	it, err := r.kv.NewIter(prefix, upper)
@@ -244,20 +314,19 @@ func (r *Reader) openStatement(account string, before Cursor) *statement {
 	return st
 }
 
-// load reads the transaction at the iterator into buf.
+// load reads the statement page at the iterator into buf.
 func (st *statement) load() {
-	first := trailingSeq(st.it.Key())
-	var entries []Entry
-	ok, err := st.r.kv.Get(newKey(tagJournal).u64(first), func(b []byte) { entries = decodeOrFail(b, decodeTransaction) })
-	must(err)
-	if !ok {
-		must(fmt.Errorf("statement of %s names transaction %d, which is missing", st.account, first))
-	}
+	d := decoder{buf: st.it.Value()}
 	st.buf = st.buf[:0]
-	for i, e := range entries {
-		seq := first + uint64(i)
-		if e.Account == st.account && seq < st.below {
-			st.buf = append(st.buf, NumberedEntry{Seq: seq, Entry: e})
+	page := decodeStatementPage(&d, st.account, st.buf)
+	if d.err == nil && len(d.buf) != 0 {
+		d.err = fmt.Errorf("trailing bytes in the statement page of %s", st.account)
+	}
+	must(d.err)
+	st.buf = page[:0]
+	for _, n := range page {
+		if n.Seq < st.below {
+			st.buf = append(st.buf, n)
 		}
 	}
 }

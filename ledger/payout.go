@@ -147,7 +147,8 @@ var payoutKind = &kind[Payout]{
 	tag: tagPayout, name: "payout",
 	id:  func(p *Payout) (string, string) { return p.ID, p.OrgID },
 	enc: encodeStoredPayout, dec: decodeStoredPayout,
-	open: func(p *Payout) bool { return !p.Status.Terminal() },
+	open:  func(p *Payout) bool { return !p.Status.Terminal() },
+	final: true,
 	lookups: []lookup[Payout]{
 		{indexReference, func(p *Payout) string { return refKey(p.OrgID, p.ExternalReference) }},
 	},
@@ -211,7 +212,7 @@ func (s *State) createPayout(c *CreatePayout) Result {
 		}
 		return Result{Err: Duplicate("Payout", p.ID)}
 	}
-	if _, ok := s.payouts.get(c.ID); ok {
+	if s.payouts.taken(c.ID) {
 		return Result{Err: errorf(CodeConflict, "payout %s already exists", c.ID)}
 	}
 	if err := s.checkPayoutRecipient(c.OrgID, &c.Spec); err != nil {

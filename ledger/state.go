@@ -19,8 +19,9 @@ import (
 // applies, flushes and commits. Readers never touch it; they read the
 // committed state store through a Reader (reader.go).
 type State struct {
-	kv  KVReader
-	enc encoder // flush's buffer
+	kv  *kvRef
+	enc encoder    // flush's buffer
+	cmp [2]encoder // recordSubject's
 
 	orgs        *store[Organization]
 	keys        *store[APIKey]
@@ -73,6 +74,21 @@ type State struct {
 // of another version is refused rather than misread.
 const StoreFormat = 1
 
+// kvRef is the state store Apply reads: the store itself, or for the
+// length of one batch, a faster reader of it (ReadThrough).
+type kvRef struct{ KVReader }
+
+// ReadThrough makes Apply read the committed state through kv until the
+// returned function is called: the FSM hands a reader that keeps one
+// iterator open for a whole applied batch, whose reads then cost no set-up
+// each. kv must see the state as committed, which nothing changes while a
+// batch is applied.
+func (s *State) ReadThrough(kv KVReader) (restore func()) {
+	prev := s.kv.KVReader
+	s.kv.KVReader = kv
+	return func() { s.kv.KVReader = prev }
+}
+
 // storeOps is a store, whatever its record type.
 type storeOps interface {
 	flush(w KVWriter, e *encoder)
@@ -103,7 +119,7 @@ func refKey(org, ref string) string {
 // empty; see Load for one that is not.
 func NewState(kv KVReader) *State {
 	s := &State{
-		kv:                   kv,
+		kv:                   &kvRef{kv},
 		keyByHash:            make(map[[32]byte]string),
 		systemAccounts:       make(map[systemKey]string),
 		accountByOrgCurrency: make(map[orgKey]string),
@@ -185,7 +201,16 @@ func (s *State) Flush(w KVWriter) {
 		t.flush(w, &s.enc)
 	}
 	s.journal.flush(w, &s.enc)
-	s.events.flush(w, &s.enc)
+	s.events.flush(w, &s.enc, s.recordSubject)
+}
+
+// EndEntry marks the end of a log entry's commands. The journal and the
+// events are stored in pages of one log entry each, so that the state
+// store is the same on every node whatever batches of entries it applied
+// together; the FSM calls it after each entry it applies.
+func (s *State) EndEntry() {
+	s.journal.endEntry()
+	s.events.endEntry()
 }
 
 // Committed tells the state that the writes of the last Flush are in the

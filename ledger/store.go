@@ -34,6 +34,10 @@ type kind[V any] struct {
 	filters []filter[V]
 	// unlisted kinds keep no list by organization.
 	unlisted bool
+	// final kinds never change a record once it closed, so an event about
+	// a record's closing can refer to the stored record instead of
+	// carrying a copy of it (event.go). put enforces it.
+	final bool
 }
 
 // lookup is one unique index: key returns the record's key in it, scoped
@@ -119,7 +123,7 @@ type row[V any] struct {
 // applies commands.
 type store[V any] struct {
 	k  *kind[V]
-	kv KVReader
+	kv *kvRef
 
 	rows  map[string]*row[V] // open records, and those changed since the last commit
 	seq   uint64             // the last creation sequence number
@@ -144,7 +148,7 @@ type store[V any] struct {
 	seqWritten uint64 // the sequence number the state store holds
 }
 
-func newStore[V any](k *kind[V], kv KVReader) *store[V] {
+func newStore[V any](k *kind[V], kv *kvRef) *store[V] {
 	if len(k.filters) > filtersMax || len(k.lookups) > 8 {
 		panic("ledger: kind " + k.name + " has too many indexes")
 	}
@@ -162,6 +166,17 @@ func (t *store[V]) get(id string) (V, bool) {
 	}
 	sr, ok := t.k.read(t.kv, id)
 	return sr.v, ok
+}
+
+// taken reports whether a record in memory (open, or changed in the batch)
+// has id. Creates on the hot path check only this: identifiers are drawn
+// by the leader at random (actors/ids.go: 67 random bits behind the second
+// they were drawn in), and looking for a clash with a closed record would
+// cost a read of the state store per create, for a clash that does not
+// happen. Apply re-checks everything else.
+func (t *store[V]) taken(id string) bool {
+	_, ok := t.rows[id]
+	return ok
 }
 
 // owned returns the record with id if it belongs to org: another
@@ -228,6 +243,9 @@ func (t *store[V]) put(v V) {
 		if !found {
 			panic(fmt.Sprintf("ledger: put of %s %s, which does not exist", t.k.name, id))
 		}
+		if t.k.final {
+			panic(fmt.Sprintf("ledger: closed %s %s changed; its kind is final", t.k.name, id))
+		}
 		r = t.storedRow(sr)
 		t.rows[id] = r
 	}
@@ -263,6 +281,16 @@ func (t *store[V]) touch(r *row[V]) {
 		r.dirty = true
 		t.dirty = append(t.dirty, r)
 	}
+}
+
+// closedNow returns the record with id if it closed in the batch being
+// flushed (its row is still in memory), for events that refer to it.
+func (t *store[V]) closedNow(id string) (*V, bool) {
+	r, ok := t.rows[id]
+	if !ok || !t.k.final || !r.stored || r.storedOpen || r.dirty {
+		return nil, false
+	}
+	return &r.v, true
 }
 
 // count returns how many records of an always-open kind org has.

@@ -80,6 +80,7 @@ func (f *fsm) ApplyBatch(logs []*hraft.Log) []interface{} {
 		for j, c := range cmds {
 			results[j] = f.state.Apply(c)
 		}
+		f.state.EndEntry()
 		responses[i] = results
 	}
 	b := f.store.NewBatch()

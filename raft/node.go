@@ -280,7 +280,7 @@ func (n *Node) Ready() bool {
 
 // Append proposes an entry; see actors.Replicator.
 func (n *Node) Append(entry []byte) actors.Pending {
-	return pending{n.raft.Apply(entry, appendTimeout)}
+	return pending{f: n.raft.Apply(entry, appendTimeout), closed: n.done}
 }
 
 // Reader returns the readers' view of the applied state; see actors.StateReader.
@@ -387,13 +387,31 @@ func (s *streamLayer) Dial(address hraft.ServerAddress, timeout time.Duration) (
 	return net.DialTimeout("tcp", string(address), timeout)
 }
 
-type pending struct{ f hraft.ApplyFuture }
+type pending struct {
+	f      hraft.ApplyFuture
+	closed <-chan struct{} // the node's done channel
+}
 
 // Wait maps hashicorp's errors to the actors': an entry that never entered
 // the log is ErrNotLeader, one that did but whose commit is uncertain is
-// ErrOutcomeUnknown.
+// ErrOutcomeUnknown. A future still queued inside Raft when the node shuts
+// down is never answered, so Wait also gives up, with ErrOutcomeUnknown,
+// once the node is closed. (One goroutine per wait: the proposer waits once
+// per batch, not per request.)
 func (p pending) Wait() ([]ledger.Result, error) {
-	if err := p.f.Error(); err != nil {
+	answered := make(chan error, 1)
+	go func() { answered <- p.f.Error() }()
+	var err error
+	select {
+	case err = <-answered:
+	case <-p.closed:
+		select {
+		case err = <-answered:
+		case <-time.After(time.Second):
+			return nil, fmt.Errorf("%w: the node shut down", actors.ErrOutcomeUnknown)
+		}
+	}
+	if err != nil {
 		switch {
 		case errors.Is(err, hraft.ErrNotLeader), errors.Is(err, hraft.ErrEnqueueTimeout):
 			return nil, actors.ErrNotLeader

@@ -2,6 +2,7 @@ package wal
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
@@ -612,6 +613,15 @@ func (s *StateStore) Digest() (sum [32]byte, applied uint64, err error) {
 	return sum, sn.applied, err
 }
 
+// Metrics is Pebble's report on the store: levels, compactions, caches.
+func (s *StateStore) Metrics() string {
+	if err := s.enter(); err != nil {
+		return err.Error()
+	}
+	defer s.leave()
+	return s.db.Metrics().String()
+}
+
 // DiskBytes is the size of the store's files.
 func (s *StateStore) DiskBytes() uint64 {
 	if err := s.enter(); err != nil {
@@ -641,4 +651,65 @@ func (s *StateStore) Close() (err error) {
 		return fmt.Errorf("wal: close state store: %w", err)
 	}
 	return nil
+}
+
+// PointReader reads keys of the store through one iterator kept open: its
+// reads skip the set-up that each StateStore.Get pays, and all see the
+// store as it was when the reader was made. The FSM makes one per applied
+// batch, during which nothing commits. Not safe for concurrent use; Close
+// it.
+type PointReader struct {
+	s  *StateStore
+	it *pebble.Iterator
+}
+
+// NewPointReader returns a PointReader of the store as it is now.
+func (s *StateStore) NewPointReader() (*PointReader, error) {
+	if err := s.enter(); err != nil {
+		return nil, err
+	}
+	it, err := s.db.NewIter(&pebble.IterOptions{})
+	if err != nil {
+		s.leave()
+		return nil, s.readError("iterate", err)
+	}
+	return &PointReader{s: s, it: it}, nil
+}
+
+// Get is StateStore.Get, as of when the reader was made.
+func (r *PointReader) Get(key []byte, fn func(value []byte)) (bool, error) {
+	if !r.it.SeekPrefixGE(key) {
+		if err := r.it.Error(); err != nil {
+			return false, r.s.readError(fmt.Sprintf("get %q", key), err)
+		}
+		return false, nil
+	}
+	if !bytes.Equal(r.it.Key(), key) {
+		return false, nil
+	}
+	v, err := r.it.ValueAndErr()
+	if err != nil {
+		return false, r.s.readError(fmt.Sprintf("get %q", key), err)
+	}
+	fn(v)
+	return true, nil
+}
+
+// NewIter is StateStore.NewIter: a fresh iterator, which sees the store as
+// it is now.
+func (r *PointReader) NewIter(lower, upper []byte) (*StateIter, error) {
+	it, err := r.s.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	if err != nil {
+		return nil, r.s.readError("iterate", err)
+	}
+	return &StateIter{Iterator: it}, nil
+}
+
+// Close releases the reader.
+func (r *PointReader) Close() {
+	if r.it != nil {
+		_ = r.it.Close()
+		r.it = nil
+		r.s.leave()
+	}
 }
