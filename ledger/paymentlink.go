@@ -723,6 +723,9 @@ func (c *UpdatePaymentPage) apply(s *State) Result {
 // PaymentLink returns an organization's link by id.
 func (s *State) PaymentLink(orgID, id string) (PaymentLink, bool) { return s.pl.links.owned(orgID, id) }
 
+// PaymentLinkByID returns a link by id, whatever its organization: for the public hosted checkout.
+func (s *State) PaymentLinkByID(id string) (PaymentLink, bool) { return s.pl.links.get(id) }
+
 // PaymentLinkSessions returns a link's checkout sessions, newest first.
 func (s *State) PaymentLinkSessions(linkID string) []CheckoutSession {
 	ids := s.pl.sessionsByLink[linkID]
