@@ -292,3 +292,242 @@ func minus(t *testing.T, a, b string) string {
 	c := cents(t, a) - cents(t, b)
 	return fmt.Sprintf("%d.%02d", c/100, c%100)
 }
+
+// submit sends the payment form.
+func submit(t *testing.T, ctx context.Context) {
+	t.Helper()
+	do(t, ctx, chromedp.Click(chromedp.CSS(`form[data-form=pay] button[type=submit]`)))
+}
+
+// simulate clicks the sandbox's simulated deposit button whose label
+// starts with label, in the panel shown.
+func simulate(t *testing.T, ctx context.Context, label string) {
+	t.Helper()
+	waitFor(t, ctx, `[...document.querySelectorAll("[data-panel]:not([hidden]) [data-simulations] button")].some(b => b.textContent.startsWith("`+label+`") && !b.disabled)`)
+	eval[bool](t, ctx, `(() => { const b = [...document.querySelectorAll("[data-panel]:not([hidden]) [data-simulations] button")].find(b => b.textContent.startsWith("`+label+`")); b.click(); return true })()`)
+}
+
+// step waits until the progress of the panel shown is at step.
+func step(t *testing.T, ctx context.Context, step string) {
+	t.Helper()
+	waitFor(t, ctx, `document.querySelector('[data-panel]:not([hidden]) .steps li[aria-current=step]')?.dataset.step === "`+step+`"`)
+}
+
+// A payer pays by bank transfer, in two instalments through the sandbox's
+// simulated deposits: half first (the page says what is left to send),
+// then more than the rest (the receipt says what was paid too much). The
+// page moves through awaiting → confirming → paid without a reload.
+func TestCheckoutBankTransfer(t *testing.T) {
+	e := newCheckoutEnv(t)
+	l := e.link("200.00", []string{"bank_transfer"}, nil)
+	ctx := e.open(l)
+	submit(t, ctx) // the only method is chosen already
+	screen(t, ctx, "bank_transfer")
+	sess := e.getLink(l.ID).Sessions
+	if len(sess) != 1 || sess[0].Method != "bank_transfer" {
+		t.Fatalf("sessions: %+v", sess)
+	}
+	wantText(t, ctx, "Pay by bank transfer", "Sandbox Pooled Bank", "Payments Checkout Collections", "200.00", sess[0].ID)
+	if got := eval[string](t, ctx, `document.querySelector('[data-panel=bank_transfer] [data-countdown]').textContent`); !strings.HasPrefix(got, "29:") && !strings.HasPrefix(got, "30:") {
+		t.Fatalf("countdown %q, want about 30 minutes", got)
+	}
+	if n := eval[int](t, ctx, `[...document.querySelectorAll('[data-panel=bank_transfer] [data-copy]')].filter(b => !b.hidden).length`); n != 3 {
+		t.Fatalf("%d copy buttons, want 3 (account number, amount, reference)", n)
+	}
+	step(t, ctx, "awaiting")
+	screenshot(t, ctx, "instructions")
+
+	simulate(t, ctx, "Pay half")
+	step(t, ctx, "confirming")
+	screenshot(t, ctx, "confirming")
+	waitFor(t, ctx, `!document.querySelector('[data-panel=bank_transfer] [data-when-stage=partially_paid]').hidden`)
+	wantText(t, ctx, "We received 100.00 GHS, less than asked")
+	if got := eval[string](t, ctx, `document.querySelector('[data-panel=bank_transfer] .mono[data-bind="session.amount"]').textContent`); got != "100.00" {
+		t.Fatalf("amount still to send %q, want 100.00", got)
+	}
+	screenshot(t, ctx, "underpaid")
+
+	simulate(t, ctx, "Pay 10% too much")
+	screen(t, ctx, "paid")
+	wantText(t, ctx, "Payment received", "Bank transfer", "You paid GHS 10.00 more than the amount asked")
+	screenshot(t, ctx, "overpaid")
+
+	got := e.getLink(l.ID)
+	if got.Status != "paid" || got.TotalReceived != "210.00" || got.OverpaymentAmount == nil || *got.OverpaymentAmount != "10.00" {
+		t.Fatalf("link after payment: %+v", got)
+	}
+	if b := e.balance(); b != "210.00" {
+		t.Fatalf("balance %s, want 210.00", b)
+	}
+	e.waitHooks("collection.completed", "account.credited", "checkout_session.completed", "payment_link.paid")
+	if n := len(slices.DeleteFunc(e.hooks.types(), func(s string) bool { return s != "collection.completed" })); n != 2 {
+		t.Fatalf("%d collection.completed webhooks, want one per deposit (2)", n)
+	}
+}
+
+// A payer pays with stablecoins: picks the coin and the chain, sees the
+// address, its QR code, the exact amount in the coin and the countdown, and
+// the page follows the deposit through awaiting → confirming → paid. The
+// link's currency is credited at the price the session was opened at.
+func TestCheckoutCrypto(t *testing.T) {
+	e := newCheckoutEnv(t)
+	l := e.link("150.00", []string{"crypto"}, map[string]any{"allowedCryptoAssets": []string{"USDT"}})
+	ctx := e.open(l)
+	if got := eval[[]string](t, ctx, `[...document.querySelectorAll('#crypto-network option')].map(o => o.value)`); !slices.Equal(got, []string{"usdt_tron", "usdt_ethereum"}) {
+		t.Fatalf("networks offered %v, want the USDT ones only", got)
+	}
+	do(t, ctx, chromedp.SetValue(chromedp.ID("crypto-network"), "usdt_tron"))
+	submit(t, ctx)
+	screen(t, ctx, "crypto")
+	var api struct {
+		PaymentLink struct {
+			Sessions []struct {
+				ID           string `json:"id"`
+				OriginAmount string `json:"originAmount"`
+				Instructions struct {
+					Address string `json:"address"`
+				} `json:"instructions"`
+			} `json:"sessions"`
+		} `json:"paymentLink"`
+	}
+	e.api("GET", "/v1/payment-links/"+l.ID, nil, &api, 200)
+	s := api.PaymentLink.Sessions[0]
+	wantText(t, ctx, "Pay with USDT", "Tron", "USDT on Tron (TRC-20)", s.Instructions.Address, s.OriginAmount)
+	waitFor(t, ctx, `(() => { const i = document.querySelector('[data-panel=crypto] .qr img'); return i.complete && i.naturalWidth > 0 && i.getAttribute("src").endsWith("/qr.svg") })()`)
+	step(t, ctx, "awaiting")
+	screenshot(t, ctx, "address")
+
+	simulate(t, ctx, "Pay in full")
+	step(t, ctx, "confirming")
+	screenshot(t, ctx, "confirming")
+	screen(t, ctx, "paid")
+	wantText(t, ctx, "Payment received", "Stablecoins", s.ID)
+	if got := e.getLink(l.ID); got.Status != "paid" || got.TotalReceived != "150.00" {
+		t.Fatalf("link after payment: %+v", got)
+	}
+	if b := e.balance(); b != "150.00" {
+		t.Fatalf("balance %s, want 150.00", b)
+	}
+	e.waitHooks("collection.completed", "account.credited", "checkout_session.completed", "payment_link.paid")
+}
+
+// Attempts that end: a bank transfer the payer switches away from (the
+// ledger fails it), a stablecoin session the sandbox clock expires, and a
+// mobile money charge the payer declines; each time the page says why and
+// offers the methods again, and the last method pays.
+func TestCheckoutSessionsEnd(t *testing.T) {
+	e := newCheckoutEnv(t)
+	l := e.link("80.51", []string{"mobile_money", "bank_transfer", "crypto"}, nil)
+	ctx := e.open(l)
+
+	do(t, ctx, chromedp.Click(chromedp.ID("method-bank_transfer")))
+	submit(t, ctx)
+	screen(t, ctx, "bank_transfer")
+	do(t, ctx, chromedp.Click(chromedp.CSS(`[data-panel=bank_transfer] [data-action=change]`)))
+	waitFor(t, ctx, `!document.querySelector("[data-panel=pick]").hidden`) // over the open session
+	do(t, ctx, chromedp.Click(chromedp.ID("method-crypto")), chromedp.SetValue(chromedp.ID("crypto-network"), "usdc_solana"))
+	submit(t, ctx)
+	screen(t, ctx, "crypto")
+
+	e.api("POST", "/v1/simulations/advance-clock", map[string]any{"seconds": 91 * 60}, nil, 200)
+	screen(t, ctx, "pick")
+	wantText(t, ctx, "Your stablecoins payment timed out before it arrived")
+	screenshot(t, ctx, "expired")
+
+	// 80.51: the sandbox declines the prompt.
+	do(t, ctx, chromedp.Click(chromedp.ID("method-mobile_money")), chromedp.SendKeys(chromedp.ID("mm-phone"), "233241234567"))
+	submit(t, ctx)
+	screen(t, ctx, "mobile_money")
+	screen(t, ctx, "pick")
+	wantText(t, ctx, "Your mobile money payment did not go through")
+	screenshot(t, ctx, "declined")
+
+	do(t, ctx, chromedp.Click(chromedp.ID("method-bank_transfer")))
+	submit(t, ctx)
+	screen(t, ctx, "bank_transfer")
+	simulate(t, ctx, "Pay in full")
+	screen(t, ctx, "paid")
+
+	var statuses []string
+	for _, s := range e.getLink(l.ID).Sessions {
+		statuses = append(statuses, s.Method+":"+s.Status)
+	}
+	if want := []string{"bank_transfer:complete", "mobile_money:failed", "crypto:expired", "bank_transfer:failed"}; !slices.Equal(statuses, want) {
+		t.Fatalf("sessions newest first %v, want %v", statuses, want)
+	}
+	// Every event is recorded. Those the ledger stamps with the advanced
+	// sandbox clock (checkout_session.*, payment_link.*) are delivered only
+	// once real time reaches that stamp, so the receiver is asked for the
+	// others, and for the switch, which came before the clock moved.
+	if got, want := e.eventTypes(), []string{"account.credited", "checkout_session.completed", "checkout_session.expired",
+		"checkout_session.failed", "checkout_session.failed", "collection.completed", "collection.failed", "collection.pending", "payment_link.paid"}; !slices.Equal(got, want) {
+		t.Fatalf("events %v, want %v", got, want)
+	}
+	e.waitHooks("checkout_session.failed", "collection.pending", "collection.failed", "collection.completed", "account.credited")
+}
+
+// eventTypes lists the types of the organization's events, sorted.
+func (e *checkoutEnv) eventTypes() []string {
+	e.t.Helper()
+	var body struct {
+		Data []struct {
+			EventType string `json:"eventType"`
+		} `json:"data"`
+	}
+	e.api("GET", "/v1/webhooks/events?limit=100", nil, &body, 200)
+	var out []string
+	for _, ev := range body.Data {
+		if ev.EventType != "webhook.test" {
+			out = append(out, ev.EventType)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// A paid, an expired, a closed and an unknown link each have their screen.
+func TestCheckoutLinkStates(t *testing.T) {
+	e := newCheckoutEnv(t)
+	paid := e.link("10.00", []string{"bank_transfer"}, nil)
+	var opened struct {
+		CheckoutSession struct {
+			ID string `json:"id"`
+		} `json:"checkoutSession"`
+	}
+	e.api("POST", "/v1/payment-links/"+paid.ID+"/sessions", map[string]any{"method": "bank_transfer"}, &opened, 201)
+	e.api("POST", "/v1/simulations/checkout-deposit", map[string]any{"checkoutSessionId": opened.CheckoutSession.ID, "externalReference": "paid-1"}, nil, 201)
+	closed := e.link("11.00", []string{"bank_transfer"}, nil)
+	e.api("PATCH", "/v1/payment-links/"+closed.ID, map[string]any{"status": "closed"}, nil, 200)
+	expired := e.link("12.00", []string{"bank_transfer"}, map[string]any{"expiresAt": time.Now().Add(time.Hour).UTC().Format(time.RFC3339)})
+	e.api("POST", "/v1/simulations/advance-clock", map[string]any{"seconds": 2 * 3600}, nil, 200)
+	for deadline := time.Now().Add(10 * time.Second); e.getLink(expired.ID).Status != "expired"; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the link did not expire")
+		}
+	}
+
+	ctx := e.open(paid)
+	screen(t, ctx, "paid")
+	wantText(t, ctx, "Payment received", "GHS 10.00", "Bank transfer", opened.CheckoutSession.ID, "Return to Zouk Inc.")
+	screenshot(t, ctx, "paid")
+	if loc := eval[string](t, ctx, `location.href`); loc != paid.URL {
+		t.Fatalf("an already paid link redirected at once to %s", loc)
+	}
+
+	do(t, ctx, chromedp.Navigate(expired.URL))
+	screen(t, ctx, "expired")
+	wantText(t, ctx, "This payment link has expired", "Zouk Inc.")
+	screenshot(t, ctx, "expired")
+
+	do(t, ctx, chromedp.Navigate(closed.URL))
+	screen(t, ctx, "closed")
+	wantText(t, ctx, "This payment link is closed")
+	screenshot(t, ctx, "closed")
+
+	resp, err := chromedp.Run(ctx, chromedp.NavigateResponse(strings.TrimSuffix(paid.URL, paid.ID)+"pl_doesnotexist00000000"))
+	if err != nil || resp.Status != 404 {
+		t.Fatalf("unknown link: %v %+v", err, resp)
+	}
+	wantText(t, ctx, "Payment link not found", "ask the merchant for a new link")
+	screenshot(t, ctx, "unknown")
+}
