@@ -115,11 +115,18 @@ func eval[T any](t *testing.T, ctx context.Context, expr string) T {
 	return v
 }
 
-// waitFor waits until a JavaScript expression is true in the tab.
+// waitFor waits until a JavaScript expression is true in the tab; a
+// navigation under way is waited out.
 func waitFor(t *testing.T, ctx context.Context, expr string) {
 	t.Helper()
-	_, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](expr,
-		chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(30*time.Second)))
+	var err error
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		_, err = chromedp.Run(ctx, chromedp.Poll[chromedp.Void](expr,
+			chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(time.Until(deadline))))
+		if err == nil || !strings.Contains(err.Error(), "(-32000)") { // not the page going away mid-poll
+			break
+		}
+	}
 	if err != nil {
 		text, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body ? document.body.innerText : ""`))
 		t.Fatalf("waiting for %s: %v\npage text:\n%s", expr, err, text)

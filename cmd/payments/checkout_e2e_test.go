@@ -13,7 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 )
 
 // End-to-end tests of the hosted checkout: a payer in headless Chromium on
@@ -530,4 +533,192 @@ func TestCheckoutLinkStates(t *testing.T) {
 	}
 	wantText(t, ctx, "Payment link not found", "ask the merchant for a new link")
 	screenshot(t, ctx, "unknown")
+}
+
+// On a phone's screen the page fits its width (nothing scrolls sideways),
+// whatever the merchant's texts, and its controls are large enough to tap.
+func TestCheckoutPhoneWidth(t *testing.T) {
+	e := newCheckoutEnv(t)
+	l := e.link("1250.00", []string{"mobile_money", "bank_transfer", "crypto"}, map[string]any{
+		"title":        "Catering for the Asante–Mensah wedding reception, Saturday 14 November (deposit)",
+		"description":  "Deposit for 120 guests: jollof, kelewele, grilled tilapia and drinks. Balance due a week before the event.",
+		"branding":     map[string]any{"businessName": "Zouk Catering & Events International Limited", "accentColor": "#f5c400"},
+		"customFields": []map[string]any{{"name": "eventReference", "type": "text", "required": true}, {"name": "email", "type": "email", "required": false}},
+	})
+	ctx := newTab(t)
+	do(t, ctx, chromedp.EmulateViewport(375, 740, chromedp.EmulateScale(2), chromedp.EmulateMobile))
+	do(t, ctx, chromedp.Navigate(l.URL))
+	fits := func() {
+		t.Helper()
+		if w := eval[[]int](t, ctx, `[document.documentElement.scrollWidth, window.innerWidth]`); w[0] > w[1] {
+			t.Fatalf("the page is %d px wide on a %d px screen", w[0], w[1])
+		}
+		small := eval[[]string](t, ctx, `[...document.querySelectorAll("button, input, select, a.button")].filter(el => el.offsetParent && el.type !== "radio" && el.type !== "hidden" && el.getBoundingClientRect().height < 32).map(el => el.outerHTML)`)
+		if len(small) > 0 {
+			t.Fatalf("controls too small to tap: %v", small)
+		}
+	}
+	screen(t, ctx, "pick")
+	fits()
+	screenshot(t, ctx, "pick")
+	// The accent is light: its text on the button is dark, for contrast.
+	if c := eval[string](t, ctx, `getComputedStyle(document.querySelector("button.primary")).color`); c != "rgb(17, 24, 39)" {
+		t.Fatalf("text on a yellow button is %s, want the dark ink", c)
+	}
+	do(t, ctx, chromedp.SendKeys(chromedp.ID("cf-0"), "EV-2026-1114"), chromedp.Click(chromedp.ID("method-crypto")))
+	submit(t, ctx)
+	screen(t, ctx, "crypto")
+	fits()
+	screenshot(t, ctx, "crypto")
+	do(t, ctx, chromedp.Click(chromedp.CSS(`[data-panel=crypto] [data-action=change]`)), chromedp.Click(chromedp.ID("method-bank_transfer")))
+	submit(t, ctx)
+	screen(t, ctx, "bank_transfer")
+	fits()
+	screenshot(t, ctx, "bank_transfer")
+}
+
+// A payer who uses only the keyboard pays by bank transfer: the focus goes
+// through the form in reading order, every focused control shows it, the
+// arrow keys choose the method, Enter sends, the focus moves to the
+// instructions, and the simulated deposit is a key press away.
+func TestCheckoutKeyboardOnly(t *testing.T) {
+	e := newCheckoutEnv(t)
+	l := e.link("45.00", []string{"mobile_money", "bank_transfer"}, map[string]any{
+		"customFields": []map[string]any{{"name": "orderNumber", "type": "text", "required": true}},
+	})
+	ctx := e.open(l)
+	focused := func() string {
+		t.Helper()
+		return eval[string](t, ctx, `(el => el.id || el.textContent.trim())(document.activeElement)`)
+	}
+	var order []string
+	for range 5 {
+		do(t, ctx, chromedp.KeyEvent(kb.Tab))
+		order = append(order, focused())
+		if style := eval[string](t, ctx, `getComputedStyle(document.activeElement).outlineStyle + "/" + getComputedStyle(document.activeElement.matches("input[type=radio]") ? document.activeElement.nextElementSibling : document.activeElement).outlineStyle`); !strings.Contains(style, "solid") {
+			t.Fatalf("%s shows no focus (%s)", order[len(order)-1], style)
+		}
+	}
+	if want := []string{"cf-0", "method-mobile_money", "mm-network", "mm-phone", "Pay GHS 45.00"}; !slices.Equal(order, want) {
+		t.Fatalf("focus order %v, want %v", order, want)
+	}
+	// Back to the field, type, then choose bank transfer with an arrow key.
+	for range 4 {
+		do(t, ctx, chromedp.KeyEvent(kb.Tab, chromedp.KeyModifiers(chromedp.ModifierShift)))
+	}
+	if f := focused(); f != "cf-0" {
+		t.Fatalf("shift-tab went to %s", f)
+	}
+	do(t, ctx, chromedp.KeyEvent("K-9"), chromedp.KeyEvent(kb.Tab), chromedp.KeyEvent(kb.ArrowDown))
+	if f := focused(); f != "method-bank_transfer" {
+		t.Fatalf("the arrow key moved to %s", f)
+	}
+	do(t, ctx, chromedp.KeyEvent(kb.Tab))
+	if f := focused(); f != "Pay GHS 45.00" {
+		t.Fatalf("after the methods the focus is on %s, want the pay button", f)
+	}
+	do(t, ctx, chromedp.KeyEvent(kb.Enter))
+	screen(t, ctx, "bank_transfer")
+	waitFor(t, ctx, `document.activeElement.id === "bank-title"`)
+	for i := 0; !strings.HasPrefix(focused(), "Pay in full"); i++ {
+		if i == 15 {
+			t.Fatal("no simulated deposit button within 15 tabs")
+		}
+		do(t, ctx, chromedp.KeyEvent(kb.Tab))
+	}
+	do(t, ctx, chromedp.KeyEvent(kb.Enter))
+	screen(t, ctx, "paid")
+	waitFor(t, ctx, `document.activeElement.id === "paid-title"`)
+	if got := e.getLink(l.ID); got.Status != "paid" {
+		t.Fatalf("link %+v", got)
+	}
+}
+
+// The merchant's branding and texts, and what the payer types, reach the
+// page as text: none of them becomes markup, a style or a script.
+func TestCheckoutInjection(t *testing.T) {
+	e := newCheckoutEnv(t)
+	const (
+		name  = `<img src=x onerror="window.pwned=1">Zouk`
+		title = `</title><script>window.pwned=2</script>Invoice`
+		desc  = `"><svg onload="window.pwned=3"></svg>`
+		field = `x"><script>window.pwned=4</script>`
+		value = `</textarea><script>window.pwned=5</script>"'`
+	)
+	l := e.link("30.00", []string{"mobile_money"}, map[string]any{
+		"title": title, "description": desc,
+		"branding":     map[string]any{"businessName": name, "accentColor": `red;}</style><script>window.pwned=6</script>`},
+		"customFields": []map[string]any{{"name": field, "type": "text\"><b>", "required": true}},
+	})
+	ctx := e.open(l)
+	check := func() {
+		t.Helper()
+		if v := eval[string](t, ctx, `String(window.pwned)`); v != "undefined" {
+			t.Fatalf("injected script ran: window.pwned = %s", v)
+		}
+		if n := eval[int](t, ctx, `document.querySelectorAll("img:not(.logo):not([data-bind-src]), svg, b, script:not([src]):not([type='application/json'])").length`); n != 0 {
+			t.Fatalf("%d injected elements on the page: %s", n, eval[string](t, ctx, `[...document.querySelectorAll("img:not(.logo):not([data-bind-src]), svg, b, script:not([src]):not([type='application/json'])")].map(e => e.outerHTML).join(" ")`))
+		}
+		wantText(t, ctx, name, title, desc)
+		if c := eval[string](t, ctx, `getComputedStyle(document.documentElement).getPropertyValue("--accent").trim()`); c != "#1e56b3" {
+			t.Fatalf("accent %q, want the default for a colour that is not one", c)
+		}
+	}
+	check()
+	if got := eval[string](t, ctx, `document.title`); !strings.Contains(got, title) {
+		t.Fatalf("title %q", got)
+	}
+	// The form sent without the page's script (a plain form post) comes
+	// back with the payer's value in its field, as typed, and an error.
+	do(t, ctx, chromedp.SendKeys(chromedp.ID("cf-0"), value), chromedp.SendKeys(chromedp.ID("mm-phone"), "12"))
+	do(t, ctx, chromedp.Evaluate[chromedp.Void](`document.querySelector("form[data-form=pay]").submit()`))
+	waitFor(t, ctx, `document.readyState === "complete" && document.getElementById("mm-phone-error").textContent !== ""`)
+	check()
+	if got := eval[string](t, ctx, `document.getElementById("cf-0").value`); got != value {
+		t.Fatalf("the field holds %q, want %q", got, value)
+	}
+	wantText(t, ctx, "This field must be 8 to 15 digits")
+	screenshot(t, ctx, "form-error")
+}
+
+// Without JavaScript the page still shows the amount and, once the payer
+// sends the form, the payment instructions; switching method works too.
+func TestCheckoutWithoutJavaScript(t *testing.T) {
+	e := newCheckoutEnv(t)
+	l := e.link("64.00", []string{"bank_transfer", "crypto"}, nil)
+	ctx := newTab(t)
+	if _, err := chromedp.Call(ctx, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true}); err != nil {
+		t.Fatal(err)
+	}
+	do(t, ctx, chromedp.Navigate(l.URL))
+	wantText(t, ctx, "Invoice #1042", "GHS", "64.00", "Choose how to pay")
+	do(t, ctx, chromedp.Click(chromedp.ID("method-bank_transfer")))
+	if _, err := chromedp.Run(ctx, chromedp.WaitEvent(page.LoadEventFired, nil,
+		chromedp.Click(chromedp.CSS(`form[data-form=pay] button[type=submit]`)))); err != nil {
+		t.Fatal(err)
+	}
+	sess := e.getLink(l.ID).Sessions
+	if len(sess) != 1 {
+		t.Fatalf("sessions %+v", sess)
+	}
+	wantText(t, ctx, "Pay by bank transfer", "Sandbox Pooled Bank", "64.00", sess[0].ID, "Time left to pay")
+	screenshot(t, ctx, "bank_transfer")
+
+	if _, err := chromedp.Run(ctx, chromedp.WaitEvent(page.LoadEventFired, nil,
+		chromedp.Click(chromedp.CSS(`[data-panel=bank_transfer] [data-action=change]`)))); err != nil {
+		t.Fatal(err)
+	}
+	do(t, ctx, chromedp.Click(chromedp.ID("method-crypto")), chromedp.SetValue(chromedp.ID("crypto-network"), "usdc_base"))
+	if _, err := chromedp.Run(ctx, chromedp.WaitEvent(page.LoadEventFired, nil,
+		chromedp.Click(chromedp.CSS(`form[data-form=pay] button[type=submit]`)))); err != nil {
+		t.Fatal(err)
+	}
+	wantText(t, ctx, "Pay with USDC", "Base", "USDC on Base")
+	if ok := eval[bool](t, ctx, `(i => i.complete && i.naturalWidth > 0)(document.querySelector("[data-panel=crypto] .qr img"))`); !ok {
+		t.Fatal("no QR code without JavaScript")
+	}
+	if got := e.getLink(l.ID).Sessions; len(got) != 2 || got[1].Status != "failed" {
+		t.Fatalf("switching did not end the bank transfer: %+v", got)
+	}
+	screenshot(t, ctx, "crypto")
 }

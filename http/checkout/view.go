@@ -313,11 +313,11 @@ func notice(s *Session) string {
 	case StageExpired:
 		return "Your " + strings.ToLower(s.MethodLabel) + " payment timed out before it arrived. Choose a method to try again."
 	case StageFailed:
-		msg := "Your " + strings.ToLower(s.MethodLabel) + " payment did not go through"
+		msg := "Your " + strings.ToLower(s.MethodLabel) + " payment did not go through. "
 		if s.StatusMessage != nil {
-			msg += ": " + strings.TrimSuffix(*s.StatusMessage, ".")
+			msg += strings.TrimSuffix(*s.StatusMessage, ".") + ". "
 		}
-		return msg + ". Choose a method to try again."
+		return msg + "Choose a method to try again."
 	case StageComplete:
 		return "We received part of the amount. Choose a method to pay the rest."
 	}
