@@ -2,6 +2,7 @@ package checkout
 
 import (
 	"net/url"
+	"sort"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -34,10 +35,15 @@ func CheckFieldValues(fields []CustomField, values map[string]string) []Problem 
 			out = append(out, Problem{"customFields." + f.Name, msg})
 		}
 	}
+	var unknown []string
 	for name := range values {
 		if !known[name] {
-			out = append(out, Problem{"customFields." + name, "is not a field of this payment link"})
+			unknown = append(unknown, name)
 		}
+	}
+	sort.Strings(unknown)
+	for _, name := range unknown {
+		out = append(out, Problem{"customFields." + name, "is not a field of this payment link"})
 	}
 	return out
 }
