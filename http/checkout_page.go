@@ -42,7 +42,9 @@ func (s *Server) checkoutForm(base string) fasthttp.RequestHandler {
 			cs, _, e = s.openPublicSession(ctx, cs.link.ID, &req)
 		}
 		if e == nil {
-			ctx.Redirect(base+"/"+cs.link.ID, fasthttp.StatusSeeOther)
+			// Relative, so that it holds behind a proxy that rewrites Host.
+			ctx.Response.Header.Set("Location", base+"/"+cs.link.ID)
+			ctx.SetStatusCode(fasthttp.StatusSeeOther)
 			return
 		}
 		form.Errors = map[string]string{}
