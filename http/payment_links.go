@@ -25,10 +25,11 @@ import (
 // the same, and 409 duplicate with details.existingId when it differs,
 // which is the API's convention for every idempotency key.
 //
-// The hosted checkout (a later issue) calls two endpoints of ours:
 // POST /v1/payment-pages/{id}/payment-links gives a payer of a page their
 // own child link, and POST /v1/payment-links/{id}/sessions opens a checkout
-// session on a link for the method the payer chose.
+// session on a link for the method the payer chose. The hosted checkout
+// (checkout_public.go) opens sessions through the same parse, price and
+// command (parseCheckoutSession, checkoutSessionCommand).
 
 func init() {
 	registerRoutes(

@@ -546,7 +546,7 @@ func TestCheckoutPhoneWidth(t *testing.T) {
 		"customFields": []map[string]any{{"name": "eventReference", "type": "text", "required": true}, {"name": "email", "type": "email", "required": false}},
 	})
 	ctx := newTab(t)
-	do(t, ctx, chromedp.EmulateViewport(375, 740, chromedp.EmulateScale(2), chromedp.EmulateMobile))
+	do(t, ctx, chromedp.EmulateViewport(375, 740, chromedp.EmulateMobile))
 	do(t, ctx, chromedp.Navigate(l.URL))
 	fits := func() {
 		t.Helper()
@@ -575,6 +575,10 @@ func TestCheckoutPhoneWidth(t *testing.T) {
 	screen(t, ctx, "bank_transfer")
 	fits()
 	screenshot(t, ctx, "bank_transfer")
+	simulate(t, ctx, "Pay in full")
+	screen(t, ctx, "paid")
+	fits()
+	screenshot(t, ctx, "paid")
 }
 
 // A payer who uses only the keyboard pays by bank transfer: the focus goes
