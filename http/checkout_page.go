@@ -199,13 +199,7 @@ func (s *Server) checkoutAsset(ctx *fasthttp.RequestCtx) {
 // checkoutQR: GET {base}/{id}/sessions/{sessionId}/qr.svg, the QR code of
 // a stablecoin session's deposit address.
 func (s *Server) checkoutQR(ctx *fasthttp.RequestCtx) {
-	if !s.begin(ctx) {
-		return
-	}
-	if done, e := s.checkoutGate(ctx); done {
-		if e != nil {
-			writeError(ctx, e)
-		}
+	if !s.checkoutJSONStart(ctx) {
 		return
 	}
 	id, _ := ctx.UserValue("id").(string)

@@ -150,13 +150,7 @@ func (s *Server) crossSite(ctx *fasthttp.RequestCtx) bool {
 // gate, then the handler with the link id.
 func (s *Server) checkoutJSON(h func(ctx *fasthttp.RequestCtx, linkID string) *ledger.Error) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
-		if !s.begin(ctx) {
-			return
-		}
-		if done, e := s.checkoutGate(ctx); done {
-			if e != nil {
-				writeError(ctx, e)
-			}
+		if !s.checkoutJSONStart(ctx) {
 			return
 		}
 		id, e := pathParam(ctx, "id")
@@ -167,6 +161,19 @@ func (s *Server) checkoutJSON(h func(ctx *fasthttp.RequestCtx, linkID string) *l
 			writeError(ctx, e)
 		}
 	}
+}
+
+// checkoutJSONStart starts a checkout route that answers in JSON: the
+// request id and the version, then the gate. False when it answered.
+func (s *Server) checkoutJSONStart(ctx *fasthttp.RequestCtx) bool {
+	if !s.begin(ctx) {
+		return false
+	}
+	done, e := s.checkoutGate(ctx)
+	if e != nil {
+		writeError(ctx, e)
+	}
+	return !done
 }
 
 // checkoutInput is what the views of a link the checkout shows under base

@@ -227,7 +227,7 @@
     fields.forEach(function (f) {
       var slot = root.querySelector('[data-error-for="' + f.field.replace(/["\\]/g, "") + '"]');
       if (slot && isShown(slot)) {
-        slot.textContent = "This " + f.message;
+        slot.textContent = "This field " + f.message;
         var input = document.getElementById(slot.id.replace(/-error$/, ""));
         if (input) { input.setAttribute("aria-invalid", "true"); first = first || input; }
       } else {
