@@ -5,11 +5,13 @@ BIN      := bin
 DATA_DIR ?= ./data
 HTTP_ADDR ?= 127.0.0.1:8080
 RAFT_ADDR ?= 127.0.0.1:7000
+SOAK_DURATION ?= 3m
+SOAK_SERVER_ARGS ?=
 
 CHROMIUM ?= $(or $(PAYMENTS_CHROMIUM),/usr/bin/chromium)
 
 .DEFAULT_GOAL := help
-.PHONY: help build run test test-short vet chromium fuzz bench bench-micro clean
+.PHONY: help build run test test-short vet chromium fuzz paybench bench soak bench-micro clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -55,10 +57,16 @@ fuzz: ## run each fuzz test for 30s
 	$(GO) test ./http -run XXX -fuzz FuzzParseUpload -fuzztime 30s
 	$(GO) test ./http -run XXX -fuzz FuzzTransactionID -fuzztime 30s
 
-bench: ## load a fresh single node with the named workloads (uniform, hot_account, replay)
-	$(GO) build -o $(BIN)/payments ./cmd/payments
+paybench: build ## build the load generator into bin/paybench (and the service)
 	$(GO) build -o $(BIN)/paybench ./bench/cmd/paybench
+
+bench: paybench ## load a fresh single node with the named workloads (uniform, hot_account, replay)
 	$(BIN)/paybench -spawn $(BIN)/payments $(BENCH_ARGS)
+
+soak: paybench ## uniform for SOAK_DURATION (3m) in 5s windows with the server RSS, snapshots every 20s, plus SOAK_SERVER_ARGS; JSON to bench/results/soak.json
+	@mkdir -p bench/results
+	$(BIN)/paybench -spawn $(BIN)/payments -workload uniform -duration $(SOAK_DURATION) -window 5s \
+		-server-args "--snapshot-interval 20s $(SOAK_SERVER_ARGS)" -json bench/results/soak.json
 
 bench-micro: ## Go benchmarks of the ledger, the WAL and the HTTP path
 	$(GO) test -run XXX -bench . -benchmem ./ledger ./wal ./http

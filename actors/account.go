@@ -235,11 +235,10 @@ func (a *accountActor) payout(ctx actor.Context, m *payoutRequest) {
 		account    ledger.Account
 		hasAccount bool
 	)
-	st := a.deps.state.RLockState()
+	st := a.deps.state.Reader()
 	if existing, found = st.PayoutByReference(a.key.org, m.ref); !found {
 		account, hasAccount = st.AccountFor(a.key.org, a.key.currency)
 	}
-	a.deps.state.RUnlockState()
 	if found {
 		// The same request: the same spec as given, from the same balance.
 		if existing.RequestedSpec() == m.spec && existing.FromCurrency() == a.key.currency {
@@ -366,9 +365,8 @@ func (a *accountActor) collection(ctx actor.Context, m *collectionRequest) {
 	}
 	var existing ledger.Collection
 	var found bool
-	st := a.deps.state.RLockState()
+	st := a.deps.state.Reader()
 	existing, found = st.CollectionByReference(a.key.org, m.ref)
-	a.deps.state.RUnlockState()
 	if found {
 		if existing.Spec == m.spec {
 			m.reply <- Reply{Result: ledger.Result{Replayed: true, Collection: &existing}}

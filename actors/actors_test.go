@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -38,6 +39,11 @@ func start(t *testing.T) *harness {
 
 func startWith(t *testing.T, cfg actors.Config) *harness {
 	t.Helper()
+	return startWithRail(t, cfg, fastSandbox)
+}
+
+func startWithRail(t *testing.T, cfg actors.Config, timing rails.SandboxTiming) *harness {
+	t.Helper()
 	node, err := raft.Open(raft.Config{
 		DataDir:            t.TempDir(),
 		HeartbeatTimeout:   50 * time.Millisecond,
@@ -47,7 +53,7 @@ func startWith(t *testing.T, cfg actors.Config) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Log, cfg.State, cfg.Rail = node, node, rails.NewSandbox(fastSandbox)
+	cfg.Log, cfg.State, cfg.Rail = node, node, rails.NewSandbox(timing)
 	sys := actors.Start(cfg)
 	t.Cleanup(func() {
 		sys.Stop()
@@ -95,7 +101,7 @@ func (h *harness) payout(ref string, amount ledger.Minor) actors.Reply {
 
 func (h *harness) balance(currency string) ledger.Account {
 	var a ledger.Account
-	h.sys.Read(func(s *ledger.State) { a, _ = s.AccountFor(h.org, currency) })
+	a, _ = h.sys.Reader().AccountFor(h.org, currency)
 	return a
 }
 
@@ -139,11 +145,12 @@ func TestConcurrentPayoutsOneAccount(t *testing.T) {
 	if a.Available() != fee {
 		t.Fatalf("available %d after %d payouts, want %d", a.Available(), k, fee)
 	}
-	h.sys.Read(func(s *ledger.State) {
+	{
+		s := h.sys.Reader()
 		if err := s.Check(); err != nil {
 			t.Fatal(err)
 		}
-	})
+	}
 }
 
 // The same reference sent concurrently many times creates one payout, and
@@ -190,9 +197,10 @@ func TestConcurrentSameReference(t *testing.T) {
 		t.Fatalf("%d callers were told they created the payout, want 1", fresh)
 	}
 	var count int
-	h.sys.Read(func(s *ledger.State) {
+	{
+		s := h.sys.Reader()
 		count = len(s.Payouts(h.org, ledger.PayoutFilter{}, ledger.CursorStart, 100).Items)
-	})
+	}
 	if count != 1 {
 		t.Fatalf("%d payouts exist, want 1", count)
 	}
@@ -224,23 +232,25 @@ func TestPayoutLifecycle(t *testing.T) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		done := true
-		h.sys.Read(func(s *ledger.State) {
+		{
+			s := h.sys.Reader()
 			for id, st := range want {
 				if p, _ := s.Payout(id); p.Status != st {
 					done = false
 				}
 			}
-		})
+		}
 		if done {
 			break
 		}
 		if time.Now().After(deadline) {
-			h.sys.Read(func(s *ledger.State) {
+			{
+				s := h.sys.Reader()
 				for id := range want {
 					p, _ := s.Payout(id)
 					t.Logf("%s: %s %q", id, p.Status, p.StatusMessage)
 				}
-			})
+			}
 			t.Fatal("payouts did not reach their final states")
 		}
 		time.Sleep(10 * time.Millisecond)
@@ -252,11 +262,12 @@ func TestPayoutLifecycle(t *testing.T) {
 	if a.Total != wantTotal {
 		t.Fatalf("total %d, want %d", a.Total, wantTotal)
 	}
-	h.sys.Read(func(s *ledger.State) {
+	{
+		s := h.sys.Reader()
 		if err := s.Check(); err != nil {
 			t.Fatal(err)
 		}
-	})
+	}
 }
 
 // Idle account actors are stopped and come back on the next message; no
@@ -331,13 +342,14 @@ func TestCollectionScenarios(t *testing.T) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		done := true
-		h.sys.Read(func(s *ledger.State) {
+		{
+			s := h.sys.Reader()
 			for id := range ids {
 				if c, _ := s.Collection(id); !c.Status.Terminal() {
 					done = false
 				}
 			}
-		})
+		}
 		if done {
 			break
 		}
@@ -346,7 +358,8 @@ func TestCollectionScenarios(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	h.sys.Read(func(s *ledger.State) {
+	{
+		s := h.sys.Reader()
 		for id, want := range ids {
 			c, _ := s.Collection(id)
 			if c.Status != want {
@@ -359,8 +372,86 @@ func TestCollectionScenarios(t *testing.T) {
 		if err := s.Check(); err != nil {
 			t.Fatal(err)
 		}
-	})
+	}
 	if got := h.balance("GHS").Total; got != credited {
 		t.Fatalf("balance %d, want the completed collections less fees: %d", got, credited)
+	}
+}
+
+// A rail transition the ledger refuses (the refund of a failed payout that
+// would take the balance past its limit) is retried with backoff, not
+// re-proposed as fast as the log commits, and goes through once it can.
+func TestRefusedTransitionIsParked(t *testing.T) {
+	slow := fastSandbox
+	slow.Settlement = 500 * time.Millisecond
+	h := startWithRail(t, actors.Config{}, slow)
+	// Fill the GHS balance to the most an account holds.
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	var refused atomic.Int64
+	for g := 0; g < 32; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for i := 0; refused.Load() == 0 && i < 1000; i++ {
+				r := h.sys.Propose(ctx, &ledger.FundBalance{At: time.Now().UnixMilli(), OrgID: h.org, Currency: "GHS",
+					Amount: ledger.AmountMax, ExternalReference: fmt.Sprint("fill-", g, "-", i)})
+				if r.Err == nil && r.Result.Err != nil && r.Result.Err.Code == ledger.CodeBalanceLimit {
+					refused.Add(1)
+				}
+			}
+		}(g)
+	}
+	wg.Wait()
+	if a, _ := h.sys.Reader().AccountFor(h.org, "GHS"); a.Total < math.MaxInt64 {
+		h.fund(t, "GHS", ledger.Minor(math.MaxInt64)-a.Total, "fill-last")
+	}
+	// A payout the rail will reject, debited now; a collection credits the
+	// balance behind it, so its refund cannot book.
+	r := h.payout("rejected", 1001) // 10.01: rejected by the sandbox rail
+	if r.Err != nil || r.Result.Err != nil {
+		t.Fatalf("payout: %v %v", r.Err, r.Result.Err)
+	}
+	for _, cmd := range []ledger.Command{
+		&ledger.CreateCollection{At: time.Now().UnixMilli(), ID: "col_fill", OrgID: h.org, ExternalReference: "fill-col",
+			Spec:       ledger.CollectionSpec{Currency: "GHS", Amount: 100, Method: "gh_mtn", PayerNumber: "233241234567"},
+			MethodType: "mobile_money"},
+		&ledger.SettleCollection{At: time.Now().UnixMilli(), ID: "col_fill", Completed: true},
+	} {
+		if r := h.sys.Propose(ctx, cmd); r.Err != nil || r.Result.Err != nil {
+			t.Fatalf("%T: %v %v", cmd, r.Err, r.Result.Err)
+		}
+	}
+	_, last0 := h.node.LogBounds()
+	time.Sleep(3 * time.Second)
+	parked := h.sys.ParkedTransitions()
+	_, last1 := h.node.LogBounds()
+	if parked == 0 {
+		t.Fatal("the refused refund was never parked")
+	}
+	if parked > 12 || last1-last0 > 20 {
+		t.Fatalf("in 3s the refund was refused %d times and the log grew %d entries: not backing off", parked, last1-last0)
+	}
+	p, _ := h.sys.Reader().PayoutByReference(h.org, "rejected")
+	if p.Status != ledger.PayoutProcessing {
+		t.Fatalf("payout is %s while its refund cannot book", p.Status)
+	}
+	// Room again: the next try books the refund.
+	if r := h.payout("room", 100_000); r.Err != nil || r.Result.Err != nil {
+		t.Fatalf("payout: %v %v", r.Err, r.Result.Err)
+	}
+	deadline := time.Now().Add(40 * time.Second)
+	for {
+		p, _ = h.sys.Reader().PayoutByReference(h.org, "rejected")
+		if p.Status == ledger.PayoutFailed {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("payout still %s after the balance had room for its refund", p.Status)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := h.sys.Reader().Check(); err != nil {
+		t.Fatal(err)
 	}
 }

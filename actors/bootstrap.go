@@ -31,14 +31,12 @@ func (s *System) EnsureBootstrap(ctx context.Context, b Bootstrap) (string, erro
 	if b.Secret != "" && (!strings.HasPrefix(b.Secret, prefix) || len(b.Secret) < len(prefix)+16) {
 		return "", fmt.Errorf("bootstrap key must start with %s and have at least 16 characters after it", prefix)
 	}
-	var first ledger.Organization
-	var hasOrg, seeded bool
-	s.Read(func(st *ledger.State) {
-		first, hasOrg = st.FirstOrganization()
-		if b.Secret != "" {
-			_, seeded = st.APIKeyByHash(KeyDigest([]byte(b.Secret)))
-		}
-	})
+	var seeded bool
+	st := s.Reader()
+	first, hasOrg := st.FirstOrganization()
+	if b.Secret != "" {
+		_, seeded = st.APIKeyByHash(KeyDigest([]byte(b.Secret)))
+	}
 	if hasOrg && (b.Secret == "" || seeded) {
 		return "", nil
 	}

@@ -3,6 +3,7 @@ package actors
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"time"
 
@@ -14,14 +15,21 @@ import (
 // The rail driver moves payouts and collections through their rails. It runs
 // on the leader only and works from committed state, like an outbox: every
 // payout or collection that is not final is work, whoever created it and
-// whichever leader was in charge before. A new leader scans the state and
-// resumes everything in flight; the rails are idempotent by instruction id,
-// so resubmitting after a crash is harmless.
+// whichever leader was in charge before. A new leader walks the open ones
+// and resumes them all; the rails are idempotent by instruction id, so
+// resubmitting after a crash is harmless.
 //
 // The driver actor owns the set of instructions being worked on. Each one is
 // driven by a worker goroutine that talks to the rail (slow, remote I/O that
 // must never block an actor's mailbox) and proposes the transitions; it
-// reports back to the driver with a message when it stops.
+// reports back to the driver with a message when it stops. Its bounds:
+// driverWorkersMax workers, and a queue of 4×driverWorkersMax behind them.
+// The walk of the open instructions goes a chunk at a time and pauses
+// while the queue has no room for a chunk, so a backlog of any size is
+// taken up as capacity frees, never scanned twice; work dropped by a full
+// queue from outside the walk is picked up by a new walk, and a worker
+// that stops before its instruction is final (the log refused a proposal)
+// hands it back to be tried again.
 
 type (
 	// The tracked records are copies owned by their command's result;
@@ -30,15 +38,26 @@ type (
 	trackCollection struct{ collection *ledger.Collection }
 	leadership      struct{ leading bool }
 	rescanTick      struct{}
-	workerDone      struct {
-		id   string
+	// walkStep takes the next chunk of the walk of open instructions.
+	walkStep   struct{ term uint64 }
+	workerDone struct {
+		id    string
+		term  uint64
+		final bool // the instruction is final; else work is its latest copy
+		work  any
+	}
+	retrack struct {
 		term uint64
+		id   string
+		work any
 	}
 )
 
 const (
-	driverWorkersMax = 8192            // instructions driven at once
-	driverRescan     = 5 * time.Second // how often to look for orphaned work
+	driverWorkersMax = 8192 // instructions driven at once
+	driverQueueMax   = 4 * driverWorkersMax
+	driverWalkChunk  = 512             // open instructions read per step of a walk
+	driverRescan     = 5 * time.Second // how often to look for dropped work
 	retryDelayMin    = 50 * time.Millisecond
 	retryDelayMax    = 30 * time.Second
 )
@@ -53,6 +72,13 @@ type driverActor struct {
 	queue   []any // *trackPayout or *trackCollection waiting for a worker
 	running int
 	stopped bool
+
+	// The walk of the open instructions: payouts, then collections.
+	walking    bool
+	walkPaused bool // waiting for room in the queue
+	walkColls  bool // past the payouts
+	walkCursor ledger.OpenCursor
+	dropped    bool // work was dropped outside a walk: walk again
 }
 
 func newDriverActor(d *deps) *driverActor {
@@ -75,28 +101,49 @@ func (dr *driverActor) Receive(ctx actor.Context) {
 		if m.leading {
 			dr.term++
 			dr.ctx, dr.cancel = context.WithCancel(context.Background())
-			dr.rescan(ctx)
+			dr.startWalk(ctx)
 		}
 	case *rescanTick:
 		if dr.stopped {
 			return
 		}
-		dr.rescan(ctx)
+		if dr.leading && dr.dropped && !dr.walking {
+			dr.dropped = false
+			dr.startWalk(ctx)
+		}
 		dr.scheduleRescan(ctx)
+	case *walkStep:
+		if m.term == dr.term && dr.leading && dr.walking {
+			dr.walkChunk(ctx)
+		}
 	case *trackPayout:
 		dr.track(ctx, m.payout.ID, m)
 	case *trackCollection:
 		dr.track(ctx, m.collection.ID, m)
+	case *retrack:
+		if m.term == dr.term {
+			dr.track(ctx, m.id, m.work)
+		}
 	case *workerDone:
 		if m.term != dr.term {
 			return
 		}
 		dr.running--
 		delete(dr.active, m.id)
+		if !m.final && dr.leading {
+			// The log refused a proposal while this node still leads
+			// (an outcome it could not learn): try again later.
+			self, root, r := ctx.Self(), dr.deps.root, &retrack{term: m.term, id: m.id, work: m.work}
+			time.AfterFunc(retryDelayMax/10, func() { root.Send(self, r) })
+		}
 		for dr.running < driverWorkersMax && len(dr.queue) > 0 {
 			next := dr.queue[0]
 			dr.queue = dr.queue[1:]
 			dr.start(ctx, next)
+		}
+		if dr.walkPaused && dr.room() {
+			dr.walkPaused = false
+			ctx.Send(ctx.Self(), &walkStep{term: dr.term})
 		}
 	}
 }
@@ -110,6 +157,7 @@ func (dr *driverActor) endTerm() {
 	dr.active = make(map[string]struct{})
 	dr.queue = nil
 	dr.running = 0
+	dr.walking, dr.walkPaused = false, false
 }
 
 func (dr *driverActor) scheduleRescan(ctx actor.Context) {
@@ -117,24 +165,46 @@ func (dr *driverActor) scheduleRescan(ctx actor.Context) {
 	time.AfterFunc(driverRescan, func() { root.Send(self, &rescanTick{}) })
 }
 
-// rescan tracks every open payout and collection the driver is not working
-// on: everything after a leader change, and anything a full queue dropped.
-func (dr *driverActor) rescan(ctx actor.Context) {
-	if !dr.leading {
+// startWalk begins a walk of every open payout and collection: after a
+// leader change, and after work was dropped.
+func (dr *driverActor) startWalk(ctx actor.Context) {
+	dr.walking, dr.walkPaused, dr.walkColls, dr.walkCursor = true, false, false, ""
+	ctx.Send(ctx.Self(), &walkStep{term: dr.term})
+}
+
+// room reports whether a whole chunk of the walk fits in the queue.
+func (dr *driverActor) room() bool { return len(dr.queue)+driverWalkChunk <= driverQueueMax }
+
+// walkChunk tracks the next chunk of open instructions, then asks for the
+// next step, or pauses until the queue has room.
+func (dr *driverActor) walkChunk(ctx actor.Context) {
+	if !dr.room() {
+		dr.walkPaused = true
 		return
 	}
-	var payouts []ledger.Payout
-	var collections []ledger.Collection
-	st := dr.deps.state.RLockState()
-	payouts = st.OpenPayouts()
-	collections = st.OpenCollections()
-	dr.deps.state.RUnlockState()
-	for i := range payouts {
-		dr.track(ctx, payouts[i].ID, &trackPayout{&payouts[i]})
+	st := dr.deps.state.Reader()
+	var done bool
+	if !dr.walkColls {
+		var payouts []ledger.Payout
+		payouts, dr.walkCursor, done = st.OpenPayouts(dr.walkCursor, driverWalkChunk)
+		for i := range payouts {
+			dr.track(ctx, payouts[i].ID, &trackPayout{&payouts[i]})
+		}
+		if done {
+			dr.walkColls, dr.walkCursor, done = true, "", false
+		}
+	} else {
+		var collections []ledger.Collection
+		collections, dr.walkCursor, done = st.OpenCollections(dr.walkCursor, driverWalkChunk)
+		for i := range collections {
+			dr.track(ctx, collections[i].ID, &trackCollection{&collections[i]})
+		}
 	}
-	for i := range collections {
-		dr.track(ctx, collections[i].ID, &trackCollection{&collections[i]})
+	if done {
+		dr.walking = false
+		return
 	}
+	ctx.Send(ctx.Self(), &walkStep{term: dr.term})
 }
 
 func (dr *driverActor) track(ctx actor.Context, id string, work any) {
@@ -146,10 +216,11 @@ func (dr *driverActor) track(ctx actor.Context, id string, work any) {
 	}
 	dr.active[id] = struct{}{}
 	if dr.running >= driverWorkersMax {
-		if len(dr.queue) < 4*driverWorkersMax {
+		if len(dr.queue) < driverQueueMax {
 			dr.queue = append(dr.queue, work)
 		} else {
-			delete(dr.active, id) // the next rescan picks it up
+			delete(dr.active, id)
+			dr.dropped = true // a walk picks it up
 		}
 		return
 	}
@@ -161,25 +232,31 @@ func (dr *driverActor) start(ctx actor.Context, work any) {
 	w := &worker{deps: dr.deps, ctx: dr.ctx}
 	self, root, term := ctx.Self(), dr.deps.root, dr.term
 	go func() {
-		var id string
+		defer stopOnClosedStore()
+		done := &workerDone{term: term, final: true}
 		switch m := work.(type) {
 		case *trackPayout:
-			id = m.payout.ID
-			w.drivePayout(*m.payout)
+			done.id = m.payout.ID
+			if p, final := w.drivePayout(*m.payout); !final {
+				done.final, done.work = false, &trackPayout{&p}
+			}
 		case *trackCollection:
-			id = m.collection.ID
-			w.driveCollection(*m.collection)
+			done.id = m.collection.ID
+			if c, final := w.driveCollection(*m.collection); !final {
+				done.final, done.work = false, &trackCollection{&c}
+			}
 		}
-		root.Send(self, &workerDone{id: id, term: term})
+		root.Send(self, done)
 	}()
 }
 
 // worker drives one instruction until it is final, the term ends, or the
 // log refuses its proposals.
 type worker struct {
-	deps  *deps
-	ctx   context.Context
-	delay time.Duration
+	deps   *deps
+	ctx    context.Context
+	delay  time.Duration
+	parked bool // a refusal was logged
 }
 
 // backoff waits before retrying a failed step: exponential with jitter.
@@ -219,7 +296,24 @@ func (w *worker) propose(cmd ledger.Command) (ledger.Result, bool) {
 	return res, true
 }
 
-func (w *worker) drivePayout(p ledger.Payout) {
+// park waits before proposing again a transition that the ledger refused
+// while nothing else moved the instruction (a refund that cannot book, say):
+// proposing it at once would loop through the log as fast as it commits.
+// The first refusal of a worker is logged, every one is counted.
+func (w *worker) park(kind, id string, cmd ledger.Command, refusal *ledger.Error) bool {
+	w.deps.parked.Add(1)
+	if !w.parked {
+		w.parked = true
+		w.deps.logger.Warn("the ledger refused a rail transition; retrying with backoff",
+			kind, id, "command", fmt.Sprintf("%T", cmd), "code", refusal.Code, "message", refusal.Message)
+	}
+	return w.backoff()
+}
+
+// drivePayout moves p until it is final (final is true) or the worker must
+// stop: the term ended, or the log refused a proposal; p is then the
+// latest copy the worker has.
+func (w *worker) drivePayout(p ledger.Payout) (latest ledger.Payout, final bool) {
 	for w.ctx.Err() == nil {
 		var cmd ledger.Command
 		switch p.Status {
@@ -234,7 +328,7 @@ func (w *worker) drivePayout(p ledger.Payout) {
 			default:
 				w.deps.logger.Warn("payout submission failed", "payout", p.ID, "err", err)
 				if !w.backoff() {
-					return
+					return p, false
 				}
 				continue
 			}
@@ -243,42 +337,46 @@ func (w *worker) drivePayout(p ledger.Payout) {
 			if err != nil {
 				w.deps.logger.Warn("payout status check failed", "payout", p.ID, "err", err)
 				if !w.backoff() {
-					return
+					return p, false
 				}
 				continue
 			}
 			if !out.Final {
 				if !w.sleep(max(out.CheckAfter, retryDelayMin)) {
-					return
+					return p, false
 				}
 				continue
 			}
 			cmd = &ledger.SettlePayout{At: w.deps.now().UnixMilli(), ID: p.ID, Completed: out.Completed, Message: out.Message}
 		default:
-			return
+			return p, true
 		}
 		res, ok := w.propose(cmd)
 		if !ok {
-			return
+			return p, false
 		}
-		w.delay = 0
 		if res.Err != nil {
-			// Someone else moved the payout (a previous leader's worker
-			// that committed late): continue from the state as it is.
-			var found bool
-			st := w.deps.state.RLockState()
-			p, found = st.Payout(p.ID)
-			w.deps.state.RUnlockState()
+			// Someone else may have moved the payout (a previous leader's
+			// worker that committed late): continue from the state as it
+			// is; if nothing moved it, the ledger refused the step itself.
+			now, found := w.deps.state.Reader().Payout(p.ID)
 			if !found {
-				return
+				return p, true
 			}
+			if now.Status == p.Status && !w.park("payout", p.ID, cmd, res.Err) {
+				return now, false
+			}
+			p = now
 			continue
 		}
+		w.delay, w.parked = 0, false
 		p = *res.Payout
 	}
+	return p, false
 }
 
-func (w *worker) driveCollection(c ledger.Collection) {
+// driveCollection moves c until it is final; see drivePayout.
+func (w *worker) driveCollection(c ledger.Collection) (latest ledger.Collection, final bool) {
 	started := false
 	for w.ctx.Err() == nil && !c.Status.Terminal() {
 		if !started {
@@ -286,7 +384,7 @@ func (w *worker) driveCollection(c ledger.Collection) {
 			if err != nil && !errors.Is(err, ErrRailTimeout) {
 				w.deps.logger.Warn("collection prompt failed", "collection", c.ID, "err", err)
 				if !w.backoff() {
-					return
+					return c, false
 				}
 				continue
 			}
@@ -296,34 +394,37 @@ func (w *worker) driveCollection(c ledger.Collection) {
 		if err != nil {
 			w.deps.logger.Debug("collection status check failed", "collection", c.ID, "err", err)
 			if !w.backoff() {
-				return
+				return c, false
 			}
 			continue
 		}
 		if !out.Final {
 			if !w.sleep(max(out.CheckAfter, retryDelayMin)) {
-				return
+				return c, false
 			}
 			continue
 		}
-		res, ok := w.propose(&ledger.SettleCollection{At: w.deps.now().UnixMilli(), ID: c.ID, Completed: out.Completed, Message: out.Message})
+		cmd := &ledger.SettleCollection{At: w.deps.now().UnixMilli(), ID: c.ID, Completed: out.Completed, Message: out.Message}
+		res, ok := w.propose(cmd)
 		if !ok {
-			return
+			return c, false
 		}
-		w.delay = 0
 		if res.Err != nil {
-			var found bool
-			st := w.deps.state.RLockState()
-			c, found = st.Collection(c.ID)
-			w.deps.state.RUnlockState()
+			now, found := w.deps.state.Reader().Collection(c.ID)
 			if !found {
-				return
+				return c, true
 			}
+			if now.Status == c.Status && !w.park("collection", c.ID, cmd, res.Err) {
+				return now, false
+			}
+			c = now
 			continue
 		}
+		w.delay, w.parked = 0, false
 		c = *res.Collection
 		if c.Status == ledger.CollectionCompleted {
 			w.followOrder(c.ID)
 		}
 	}
+	return c, c.Status.Terminal()
 }

@@ -11,8 +11,9 @@ import (
 // The expiry ticker proposes a ledger Tick when a deadline has passed (a
 // quote, order or checkout session expiring), so that the transition and
 // its event are committed like any other change. It runs on the leader
-// only; the state says what is due, so a new leader picks up where the old
-// one left off.
+// only; the state keeps its deadlines in a heap and publishes the earliest
+// (Views.NextDeadline), so a look costs nothing, and a new leader picks up
+// where the old one left off.
 //
 // It is a goroutine rather than an actor: it holds no state but the
 // leadership flag, and it only ever reads the state and proposes.
@@ -51,15 +52,12 @@ func (t *expiryTicker) close() {
 	<-t.done
 }
 
-// ExpireDue proposes a Tick if anything is due at the leader's clock, and
-// waits for it to apply. The ticker calls it every ExpiryInterval; tests
-// call it to expire at once.
+// ExpireDue proposes a Tick if a deadline has passed at the leader's
+// clock, and waits for it to apply. The ticker calls it every
+// ExpiryInterval; tests call it to expire at once.
 func (s *System) ExpireDue() error {
 	at := s.deps.now().UnixMilli()
-	st := s.deps.state.RLockState()
-	due := st.ExpiryDue(at)
-	s.deps.state.RUnlockState()
-	if !due {
+	if next := s.deps.state.Reader().NextDeadline(); next == 0 || next > at {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), s.commitTimeout)

@@ -26,15 +26,11 @@ type Pending interface {
 	Wait() ([]ledger.Result, error)
 }
 
-// StateReader lets readers look at the applied ledger state, under a read
-// lock that keeps Apply out. It is two methods rather than a callback so the
-// hot paths read without allocating a closure.
+// StateReader gives readers the applied ledger state. A Reader never takes
+// a lock that Apply needs; it sees every write acknowledged before the
+// read began.
 type StateReader interface {
-	// RLockState locks the state for reading and returns it. The caller must
-	// call RUnlockState soon, must not modify the state, and must not keep
-	// references into it afterwards.
-	RLockState() *ledger.State
-	RUnlockState()
+	Reader() *ledger.Reader
 }
 
 // Rail is the outside world for payouts and collections: a provider adapter,

@@ -88,9 +88,8 @@ func (s *System) CreateOrder(req OrderRequest) Reply {
 // sandbox simulation); amount 0 means the expected amount, or the amount
 // awaiting confirmations.
 func (s *System) DepositOrder(orgID, orderID string, amount ledger.Minor, outcome ledger.DepositOutcome) Reply {
-	st := s.deps.state.RLockState()
+	st := s.deps.state.Reader()
 	o, ok := st.Order(orgID, orderID)
-	s.deps.state.RUnlockState()
 	if !ok {
 		return Reply{Result: ledger.Result{Err: &ledger.Error{Code: ledger.CodeNotFound, Message: "Order not found"}}}
 	}
@@ -202,9 +201,8 @@ func (a *orderActor) create(ctx actor.Context, m *orderCreate) {
 		}
 		return
 	}
-	st := a.deps.state.RLockState()
+	st := a.deps.state.Reader()
 	existing, found := st.OrderByReference(a.key.org, a.key.ref)
-	a.deps.state.RUnlockState()
 	if found {
 		if existing.Spec == req.Spec {
 			m.reply <- Reply{Result: ledger.Result{Replayed: true, Order: &existing}}
@@ -269,11 +267,10 @@ func (a *orderActor) deposit(ctx actor.Context, m *orderDeposit) {
 func (w *worker) followOrder(collectionID string) {
 	var p ledger.Payout
 	var found bool
-	st := w.deps.state.RLockState()
+	st := w.deps.state.Reader()
 	if o, ok := st.OrderOfLeg(collectionID); ok && o.PayoutID != "" {
 		p, found = st.Payout(o.PayoutID)
 	}
-	w.deps.state.RUnlockState()
 	if found && !p.Status.Terminal() {
 		w.deps.track(&p, nil)
 	}

@@ -26,7 +26,7 @@ func (h *harness) waitOrder(t *testing.T, id string) ledger.Order {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		var o ledger.Order
-		h.sys.Read(func(s *ledger.State) { o, _ = s.Order(h.org, id) })
+		o, _ = h.sys.Reader().Order(h.org, id)
 		if o.Status.Terminal() || o.Status == ledger.OrderUnderpaid {
 			return o
 		}
@@ -107,11 +107,12 @@ func TestOrderLifecycleThroughRails(t *testing.T) {
 			t.Fatalf("order %s ended %s (%s)", id, o.Status, o.StatusMessage)
 		}
 	}
-	h.sys.Read(func(s *ledger.State) {
+	{
+		s := h.sys.Reader()
 		if err := s.Check(); err != nil {
 			t.Fatal(err)
 		}
-	})
+	}
 	// Each order's fee is all that stayed: nothing is left on the balances.
 	if h.balance("GHS").Total != 0 || h.balance("USDT").Total != 0 {
 		t.Fatalf("balances GHS %d USDT %d", h.balance("GHS").Total, h.balance("USDT").Total)

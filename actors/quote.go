@@ -128,10 +128,9 @@ func (a *quoteActor) execute(ctx actor.Context, m *executeRequest) {
 	at := a.deps.now().UnixMilli()
 	// The fast path: refuse at once what the ledger would refuse for the
 	// quote's state. The balance is the ledger's to check.
-	st := a.deps.state.RLockState()
+	st := a.deps.state.Reader()
 	q, found := st.Quote(a.key.org, a.key.id, at)
 	now := st.OrgNow(a.key.org, at)
-	a.deps.state.RUnlockState()
 	if !found {
 		m.reply <- Reply{Result: ledger.Result{Err: &ledger.Error{Code: ledger.CodeNotFound, Message: "Conversion quote not found"}}}
 		return

@@ -155,14 +155,15 @@ func TestConcurrentQuoteExecutionsJoin(t *testing.T) {
 	if r := h.sys.ExecuteQuote("org_other", id); !errors.Is(r.Result.Err, ledger.ErrNotFound) {
 		t.Fatalf("another organization: %v", r.Result.Err)
 	}
-	h.sys.Read(func(s *ledger.State) {
+	{
+		s := h.sys.Reader()
 		if err := s.Check(); err != nil {
 			t.Fatal(err)
 		}
 		if p := s.Conversions(h.org, ledger.CursorStart, 10); len(p.Items) != 1 {
 			t.Fatalf("%d conversions", len(p.Items))
 		}
-	})
+	}
 }
 
 // Conversions debit the balance outside the account actor. Payouts (through
@@ -222,11 +223,12 @@ func TestConversionsAndPayoutsShareOneBalance(t *testing.T) {
 	if converted+paid == nQuotes+nPayouts || converted == 0 || paid == 0 {
 		t.Fatalf("%d conversions and %d payouts succeeded", converted, paid)
 	}
-	h.sys.Read(func(s *ledger.State) {
+	{
+		s := h.sys.Reader()
 		if err := s.Check(); err != nil {
 			t.Fatal(err)
 		}
-	})
+	}
 	// The account actor holds no stale reservation: the remainder, less a
 	// fee, pays out exactly, and a pesewa more does not.
 	rest := a.Available()

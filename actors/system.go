@@ -2,8 +2,10 @@ package actors
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -44,6 +46,9 @@ type deps struct {
 	root        *actor.RootContext
 	driver      *actor.PID
 	idleTimeout time.Duration
+	// parked counts rail transitions the ledger refused and the driver
+	// retried with backoff (driver.go).
+	parked atomic.Uint64
 }
 
 // track hands a newly created payout or collection to the rail driver.
@@ -173,18 +178,26 @@ func (s *System) SetLeading(leading bool) {
 	}
 }
 
-// Read calls fn with the applied state under the read lock; see
-// StateReader. Hot paths use RLock and RUnlock, which allocate nothing.
-func (s *System) Read(fn func(*ledger.State)) {
-	defer s.deps.state.RUnlockState()
-	fn(s.deps.state.RLockState())
+// Reader returns the readers' view of the applied state; see StateReader.
+func (s *System) Reader() *ledger.Reader { return s.deps.state.Reader() }
+
+// stopOnClosedStore, deferred at the top of a goroutine of the node's own
+// work, ends it quietly when a read found the state store closed: the node
+// is shutting down. Any other panic goes on.
+func stopOnClosedStore() {
+	r := recover()
+	if r == nil {
+		return
+	}
+	if se, ok := r.(ledger.StoreError); ok && errors.Is(se, ledger.ErrStoreClosed) {
+		return
+	}
+	panic(r)
 }
 
-// RLock locks the applied state for reading and returns it; see StateReader.
-func (s *System) RLock() *ledger.State { return s.deps.state.RLockState() }
-
-// RUnlock releases RLock.
-func (s *System) RUnlock() { s.deps.state.RUnlockState() }
+// ParkedTransitions counts the rail transitions the ledger refused, which
+// the driver retried after a backoff instead of at once.
+func (s *System) ParkedTransitions() uint64 { return s.deps.parked.Load() }
 
 // Now is the leader's clock.
 func (s *System) Now() time.Time { return s.deps.now() }

@@ -191,14 +191,9 @@ func (w *webhookDriver) Receive(ctx actor.Context) {
 		if m.leading {
 			w.leading = true
 			w.ctx, w.cancel = context.WithCancel(context.Background())
-			var pending []ledger.WebhookDelivery
-			st := w.e.deps.state.RLockState()
+			st := w.e.deps.state.Reader()
 			w.seen = st.WebhookDeliveryCount()
-			pending = st.PendingWebhookDeliveries()
-			w.e.deps.state.RUnlockState()
-			for _, d := range pending {
-				w.route(ctx, &whDue{d}, d.EndpointID)
-			}
+			w.routePending(ctx, st)
 		}
 	case *whPoll:
 		if w.stopped {
@@ -213,12 +208,7 @@ func (w *webhookDriver) Receive(ctx actor.Context) {
 			return
 		}
 		if w.leading {
-			st := w.e.deps.state.RLockState()
-			pending := st.PendingWebhookDeliveries()
-			w.e.deps.state.RUnlockState()
-			for _, d := range pending {
-				w.route(ctx, &whDue{d}, d.EndpointID)
-			}
+			w.routePending(ctx, w.e.deps.state.Reader())
 		}
 		w.after(ctx, webhookRescan, &whRescan{})
 	case *whTrack:
@@ -234,6 +224,23 @@ func (w *webhookDriver) Receive(ctx actor.Context) {
 	}
 }
 
+// routePending routes every pending delivery to its endpoint's actor,
+// which drops those it has already.
+func (w *webhookDriver) routePending(ctx actor.Context, st *ledger.Reader) {
+	var cursor ledger.OpenCursor
+	for {
+		var pending []ledger.WebhookDelivery
+		var done bool
+		pending, cursor, done = st.PendingWebhookDeliveries(cursor, webhookPollBatchMax)
+		for _, d := range pending {
+			w.route(ctx, &whDue{d}, d.EndpointID)
+		}
+		if done {
+			return
+		}
+	}
+}
+
 func (w *webhookDriver) after(ctx actor.Context, d time.Duration, msg any) {
 	self, root := ctx.Self(), w.e.deps.root
 	time.AfterFunc(d, func() { root.Send(self, msg) })
@@ -242,7 +249,7 @@ func (w *webhookDriver) after(ctx actor.Context, d time.Duration, msg any) {
 // poll routes the deliveries committed since the last poll.
 func (w *webhookDriver) poll(ctx actor.Context) {
 	var batch []ledger.WebhookDelivery
-	st := w.e.deps.state.RLockState()
+	st := w.e.deps.state.Reader()
 	n := st.WebhookDeliveryCount()
 	for w.seen < n && len(batch) < webhookPollBatchMax {
 		w.seen++
@@ -250,7 +257,6 @@ func (w *webhookDriver) poll(ctx actor.Context) {
 			batch = append(batch, d)
 		}
 	}
-	w.e.deps.state.RUnlockState()
 	for _, d := range batch {
 		w.route(ctx, &whDue{d}, d.EndpointID)
 	}
@@ -374,8 +380,7 @@ func (a *webhookEndpointActor) Receive(ctx actor.Context) {
 }
 
 func (a *webhookEndpointActor) read(id string) (ledger.WebhookDelivery, bool) {
-	st := a.e.deps.state.RLockState()
-	defer a.e.deps.state.RUnlockState()
+	st := a.e.deps.state.Reader()
 	return st.WebhookDeliveryByID(id)
 }
 
@@ -442,6 +447,7 @@ func (a *webhookEndpointActor) pump(ctx actor.Context) {
 		a.inflight++
 		self, root, id, term := ctx.Self(), a.e.deps.root, ent.d.ID, a.ctx
 		go func() {
+			defer stopOnClosedStore()
 			err := a.e.attempt(term, id)
 			<-a.e.slots
 			root.Send(self, &whDone{id: id, err: err})
@@ -453,11 +459,10 @@ func (a *webhookEndpointActor) pump(ctx actor.Context) {
 // records its outcome. It returns an error when the outcome was not
 // recorded.
 func (e *webhookEngine) attempt(ctx context.Context, id string) error {
-	st := e.deps.state.RLockState()
+	st := e.deps.state.Reader()
 	d, ok := st.WebhookDeliveryByID(id)
 	ep, epOK := st.WebhookEndpointByID(d.EndpointID)
 	ev, evOK := st.EventAt(d.EventSeq)
-	e.deps.state.RUnlockState()
 	if !ok || d.Status != ledger.DeliveryPending || !epOK || ep.Deleted || !evOK {
 		return nil // nothing to send: the ledger has moved on
 	}

@@ -81,11 +81,76 @@
 // the figures are those of the pair; the generator's share is small
 // (fasthttp, with requests and buffers reused) but not zero.
 //
+// # Soak mode
+//
+// A run of minutes shows what ten seconds hide: throughput that sags as
+// state grows, a tail that lengthens at each snapshot, memory that only
+// climbs. With Config.Window (paybench -window 5s) the measured phase is
+// also reported as back-to-back windows of that length: for each, its
+// start and end (seconds since the measured phase began), requests, req/s,
+// p50, p99, p999 and max latency, errors (responses outside 2xx and
+// transport errors), and the server's resident memory (VmRSS of
+// /proc/<pid>/status) when the window closed. A request counts in the
+// window in which its response arrived; the last window also takes the
+// responses that arrive after the measured phase's end, and runs to the
+// last of them (it is short when Duration is not a multiple of Window, or
+// when RequestsMax ended the run early).
+//
+// paybench prints each window on stderr as it closes, then a table of them
+// on stdout after the usual one, and a summary: the median window's req/s;
+// the slowest window's req/s as a fraction of that median (1 for a flat
+// run); the requests answered in more than a second; the failures; and the
+// RSS growth per request after the first window, (RSS at the last window's
+// end − RSS at the first window's end) ÷ the requests of the windows after
+// the first, in bytes: near zero for a server whose memory has settled,
+// steady and positive for one that keeps what it serves (whether that is
+// state the ledger must hold or a leak is for the profile to say). The
+// memory is read from a spawned server's process, or, against -addr, from
+// the process named by -server-pid; without it the column shows "-". The
+// -json report holds the windows ("windows") and the summary ("soak") of
+// each result.
+//
+//	make soak                       # uniform for 3m, 5 s windows, snapshots every 20 s
+//	make soak SOAK_DURATION=30m SOAK_SERVER_ARGS="--snapshot-threshold 100000"
+//
+// make soak writes bench/results/soak.json (ignored by git).
+//
+// # Noisy neighbour
+//
+// With Config.NoiseExports (paybench -noise-exports N) setup also creates
+// one noisy organization with a long history: it funds it, creates
+// Config.NoisePayouts payouts for it (-noise-payouts, 20,000 by default;
+// two ledger rows each), and waits until none is pending. The transactions
+// export answers at most 10,000 rows and refuses a longer range, so setup
+// splits the history into from/to ranges it accepts, by halving any range
+// it refuses. During the measured phase, and only then, N goroutines export
+// the ranges in turn as CSV (GET /v1/transactions/export?format=csv), each
+// one export at a time, with keys of the noisy organization paced under
+// their rate limit; every export must be answered 200, and any other answer
+// is counted as a failure and makes paybench exit 1. Meanwhile the workload
+// runs on its own organizations and is measured as usual. The report adds a
+// line of exports completed, their rate (and rows per second), their
+// latency and their failures.
+//
+// Isolation is the difference between two runs of the same workload:
+//
+//	paybench -spawn bin/payments -workload uniform -noise-exports 0
+//	paybench -spawn bin/payments -workload uniform -noise-exports 16
+//
+// If organizations were isolated, the second run's req/s and latencies
+// would match the first's, less the CPU the exports take from a shared
+// machine.
+//
 // # Concurrency
 //
 // Run may be called concurrently, and sequentially against one server:
 // every run creates its own organizations and references, tagged with a
 // random run id. A Histogram is not safe for concurrent use; the runner
-// gives each worker its own and merges them at the end. Spawn's Server is
-// stopped with Stop, once the runs that use it are done.
+// gives each worker its own and merges them at the end. In soak mode each
+// worker also records into a window's stats of its own, behind a mutex of
+// its own that only the window collector ever takes besides it, once per
+// window; no lock is shared between workers. Every loop is bounded: the
+// workers, the exporters and the collector by Duration (and RequestsMax),
+// setup by SetupTimeout. Spawn's Server is stopped with Stop, once the runs
+// that use it are done.
 package bench

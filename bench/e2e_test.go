@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -104,6 +105,72 @@ func TestWorkloadsEndToEnd(t *testing.T) {
 				res.Requests, res.RequestsPerSecond, l.P50, l.P99, l.P999, l.Max, res.Statuses)
 		})
 	}
+
+	// Soak mode: three windows of a second, with the server's memory.
+	t.Run("soak", func(t *testing.T) {
+		soak := cfg
+		soak.Duration, soak.Window, soak.ServerPID = 3*time.Second, time.Second, srv.PID()
+		res, err := Run(ctx, soak, Uniform)
+		if err != nil {
+			t.Fatalf("run: %v", err)
+		}
+		if len(res.Windows) != 3 || res.Soak == nil {
+			t.Fatalf("%d windows, summary %v; want 3 and a summary", len(res.Windows), res.Soak)
+		}
+		var requests uint64
+		for i, w := range res.Windows {
+			requests += w.Requests
+			if w.Requests == 0 || w.RSSBytes == 0 || w.Errors != 0 || w.Latency.P50 == 0 {
+				t.Errorf("window %d: %+v", i+1, w)
+			}
+			if i > 0 && w.StartSeconds != res.Windows[i-1].EndSeconds {
+				t.Errorf("window %d starts at %.3fs, the previous one ended at %.3fs", i+1, w.StartSeconds, res.Windows[i-1].EndSeconds)
+			}
+		}
+		if last := res.Windows[2].EndSeconds; last != res.ElapsedSeconds {
+			t.Errorf("the last window ends at %.3fs, the measured phase at %.3fs", last, res.ElapsedSeconds)
+		}
+		if requests != res.Requests {
+			t.Errorf("%d requests in the windows, %d in the run", requests, res.Requests)
+		}
+		s := res.Soak
+		if s.MedianRequestsPerSecond <= 0 || s.MinWindowFraction <= 0 || s.MinWindowFraction > 1 ||
+			s.Failures != 0 || s.RSSGrowthBytesPerRequest == nil {
+			t.Errorf("summary %+v", s)
+		}
+		var table bytes.Buffer
+		if err := WriteTable(&table, []*Result{res}); err != nil || !bytes.Contains(table.Bytes(), []byte("uniform: soak: median window")) {
+			t.Errorf("table (%v):\n%s", err, table.String())
+		}
+		t.Logf("%s", table.Bytes())
+	})
+
+	// A noisy neighbour with a short history: its exports must all be
+	// answered, and the workload's requests too.
+	t.Run("noise", func(t *testing.T) {
+		noisy := cfg
+		noisy.NoiseExports, noisy.NoisePayouts = 2, 200
+		res, err := Run(ctx, noisy, Uniform)
+		if err != nil {
+			t.Fatalf("run: %v", err)
+		}
+		n := res.Noise
+		if n == nil {
+			t.Fatal("no noise in the result")
+		}
+		// Each payout is a debit and a fee; the funding is one more row.
+		if n.Exporters != 2 || n.Payouts != 200 || n.HistoryRows != 401 || n.Ranges != 1 {
+			t.Errorf("noise %+v; want 2 exporters, 200 payouts, 401 rows in 1 range", n)
+		}
+		if n.Exports == 0 || n.Failures != 0 || n.ExportsPerSecond <= 0 || math.Abs(n.RowsPerSecond-n.ExportsPerSecond*401) > 1e-6*n.RowsPerSecond {
+			t.Errorf("%d exports (%.1f/s, %.0f rows/s), %d failed: statuses %v, transport errors %v",
+				n.Exports, n.ExportsPerSecond, n.RowsPerSecond, n.Failures, n.Statuses, n.TransportErrors)
+		}
+		if res.Failed() || res.Requests == 0 {
+			t.Errorf("%d requests, %d unexpected", res.Requests, res.Unexpected)
+		}
+		t.Logf("noise: %s", n.line())
+	})
 }
 
 func tail(b []byte, n int) []byte {

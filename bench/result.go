@@ -55,6 +55,21 @@ type Result struct {
 
 	WarmupRequests uint64 `json:"warmupRequests"`
 	WarmupErrors   uint64 `json:"warmupErrors"` // transport errors and non-2xx
+
+	// Windows and Soak are soak mode's (Config.Window): each window of the
+	// measured phase, and their summary. Absent without it.
+	Windows []Window `json:"windows,omitempty"`
+	Soak    *Soak    `json:"soak,omitempty"`
+	// Noise is what the noisy neighbour did (Config.NoiseExports); absent
+	// without it.
+	Noise *Noise `json:"noise,omitempty"`
+}
+
+// Failed reports whether some request of the measured phase did not get
+// the workload's expected status, or some export of the noisy neighbour
+// did not get 200.
+func (r *Result) Failed() bool {
+	return r.Unexpected > 0 || r.Noise != nil && r.Noise.Failures > 0
 }
 
 // KeyRatePerSecond returns the requests per second each key carried on
@@ -119,23 +134,42 @@ func summarize(w *Workload, cfg *Config, keys int, stats []*workerStats, elapsed
 		WarmupSeconds:   cfg.Warmup.Seconds(),
 		DurationSeconds: cfg.Duration.Seconds(),
 		ElapsedSeconds:  elapsed.Seconds(),
-		Statuses:        make(map[string]uint64),
-		TransportErrors: make(map[string]uint64),
 	}
 	var h Histogram
-	var status [statusCodeMax]uint64
+	var all tally
 	for _, st := range stats {
 		h.Merge(&st.latency)
-		for code, n := range st.status {
-			status[code] += n
-		}
-		for kind, n := range st.transport {
-			res.TransportErrors[kind] += n
-		}
+		all.merge(&st.tally)
 		res.WarmupRequests += st.warmup
 		res.WarmupErrors += st.warmupBad
 	}
-	for code, n := range status {
+	sum := all.summarize(w.Expect)
+	res.Statuses, res.TransportErrors = sum.statuses, sum.transport
+	res.Requests, res.Responses, res.Errors, res.Unexpected = sum.requests, sum.responses, sum.errors, sum.unexpected
+	if elapsed > 0 {
+		res.RequestsPerSecond = float64(res.Requests) / elapsed.Seconds()
+	}
+	res.Latency = Summarize(&h)
+	return res
+}
+
+// tallySummary is a tally as a report shows it.
+type tallySummary struct {
+	statuses  map[string]uint64 // by status code ("201"); "other" for codes outside 1-599
+	transport map[string]uint64 // by kind
+	requests  uint64            // responses and transport errors
+	responses uint64
+	errors    uint64 // responses outside 2xx, and transport errors
+	// unexpected counts the requests that did not get expect: errors and
+	// any 2xx other than expect.
+	unexpected uint64
+}
+
+// summarize reads t as a report shows it, for requests that expect status
+// expect.
+func (t *tally) summarize(expect int) tallySummary {
+	s := tallySummary{statuses: make(map[string]uint64), transport: make(map[string]uint64)}
+	for code, n := range t.status {
 		if n == 0 {
 			continue
 		}
@@ -143,26 +177,23 @@ func summarize(w *Workload, cfg *Config, keys int, stats []*workerStats, elapsed
 		if code == 0 {
 			name = "other"
 		}
-		res.Statuses[name] = n
-		res.Responses += n
+		s.statuses[name] = n
+		s.responses += n
 		if code < 200 || code > 299 {
-			res.Errors += n
+			s.errors += n
 		}
-		if code != w.Expect {
-			res.Unexpected += n
+		if code != expect {
+			s.unexpected += n
 		}
 	}
-	for _, n := range res.TransportErrors {
-		res.Requests += n
-		res.Errors += n
-		res.Unexpected += n
+	for kind, n := range t.transport {
+		s.transport[kind] = n
+		s.requests += n
+		s.errors += n
+		s.unexpected += n
 	}
-	res.Requests += res.Responses
-	if elapsed > 0 {
-		res.RequestsPerSecond = float64(res.Requests) / elapsed.Seconds()
-	}
-	res.Latency = Summarize(&h)
-	return res
+	s.requests += s.responses
+	return s
 }
 
 // keyRateWarnFraction is the fraction of the server's rate limit per key
@@ -202,8 +233,38 @@ func WriteTable(w io.Writer, results []*Result) error {
 			fmt.Fprintf(w, "%s: %d of %d warm-up requests failed or got a status outside 2xx\n",
 				r.Workload, r.WarmupErrors, r.WarmupRequests)
 		}
+		if r.Noise != nil {
+			fmt.Fprintf(w, "%s: noise: %s\n", r.Workload, r.Noise.line())
+		}
+	}
+	for _, r := range results {
+		if r.Soak != nil {
+			if err := writeWindows(w, r); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
+}
+
+// writeWindows prints the windows of a soak result as a table, then their
+// summary.
+func writeWindows(w io.Writer, r *Result) error {
+	fmt.Fprintf(w, "\n%s: windows of %s\n", r.Workload, time.Duration(r.Soak.WindowSeconds*float64(time.Second)))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "start\tend\trequests\treq/s\tp50\tp99\tp999\tmax\terrors\trss\t")
+	for _, win := range r.Windows {
+		fmt.Fprintf(tw, "%.1fs\t%.1fs\t%d\t%.0f\t%s\t%s\t%s\t%s\t%d\t%s\t\n",
+			win.StartSeconds, win.EndSeconds, win.Requests, win.RequestsPerSecond,
+			FormatDuration(win.Latency.P50), FormatDuration(win.Latency.P99),
+			FormatDuration(win.Latency.P999), FormatDuration(win.Latency.Max),
+			win.Errors, FormatBytes(win.RSSBytes))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "%s: soak: %s\n", r.Workload, r.Soak.line())
+	return err
 }
 
 // counts formats a count map as "201=1234 429=5", sorted by key.

@@ -31,6 +31,20 @@ type Config struct {
 	Orgs             int // organizations of uniform and replay
 	ReplayReferences int // payouts replay creates once and then re-sends
 
+	// Window, when positive, splits the measured phase into back-to-back
+	// windows of this length, each reported on its own (soak mode); zero
+	// reports the phase as a whole only.
+	Window time.Duration
+	// ServerPID is the server's process id: each window reports its
+	// resident memory. Zero when unknown.
+	ServerPID int
+
+	// NoiseExports, when positive, adds a noisy neighbour: an organization
+	// with NoisePayouts payouts whose transactions NoiseExports goroutines
+	// export during the measured phase. Zero for none.
+	NoiseExports int
+	NoisePayouts int
+
 	// Progress receives a line at each step of a run; nil discards them.
 	Progress io.Writer
 }
@@ -61,6 +75,26 @@ const (
 
 // withDefaults fills the zero fields of c and checks it.
 func (c Config) withDefaults() (Config, error) {
+	c = c.filled()
+	if err := c.checkLimits(); err != nil {
+		return c, err
+	}
+	if c.Key == "" {
+		return c, errors.New("no bootstrap key")
+	}
+	if err := CheckLoopback(c.Addr); err != nil {
+		return c, err
+	}
+	return c, nil
+}
+
+// Validate fills c's zero fields with their defaults and checks every field
+// but Addr and Key, as Run does: a command can refuse bad settings before
+// it starts a server.
+func (c Config) Validate() error { return c.filled().checkLimits() }
+
+// filled returns c with its zero fields set to their defaults.
+func (c Config) filled() Config {
 	if c.Connections == 0 {
 		c.Connections = DefaultConnections
 	}
@@ -85,34 +119,52 @@ func (c Config) withDefaults() (Config, error) {
 	if c.ReplayReferences == 0 {
 		c.ReplayReferences = DefaultReplayReferences
 	}
+	if c.NoisePayouts == 0 {
+		c.NoisePayouts = DefaultNoisePayouts
+	}
 	if c.Progress == nil {
 		c.Progress = io.Discard
 	}
+	return c
+}
+
+// checkLimits checks the fields of a filled Config but Addr and Key.
+func (c Config) checkLimits() error {
 	switch {
-	case c.Key == "":
-		return c, errors.New("no bootstrap key")
 	case c.Connections < 1 || c.Connections > connectionsMax:
-		return c, fmt.Errorf("connections must be 1 to %d, not %d", connectionsMax, c.Connections)
+		return fmt.Errorf("connections must be 1 to %d, not %d", connectionsMax, c.Connections)
 	case c.Warmup < 0 || c.Warmup > durationMax:
-		return c, fmt.Errorf("warm-up must be 0 to %s, not %s", durationMax, c.Warmup)
+		return fmt.Errorf("warm-up must be 0 to %s, not %s", durationMax, c.Warmup)
 	case c.Duration < 0 || c.Duration > durationMax:
-		return c, fmt.Errorf("duration must be up to %s, not %s", durationMax, c.Duration)
+		return fmt.Errorf("duration must be up to %s, not %s", durationMax, c.Duration)
 	case c.RequestTimeout < 0 || c.SetupTimeout < 0:
-		return c, errors.New("timeouts must be positive")
+		return errors.New("timeouts must be positive")
 	case c.Orgs < 1 || c.Orgs > orgsMax:
-		return c, fmt.Errorf("orgs must be 1 to %d, not %d", orgsMax, c.Orgs)
+		return fmt.Errorf("orgs must be 1 to %d, not %d", orgsMax, c.Orgs)
 	case c.Keys < c.Orgs || c.Keys > keysMax:
-		return c, fmt.Errorf("keys must be %d (one per organization) to %d, not %d", c.Orgs, keysMax, c.Keys)
+		return fmt.Errorf("keys must be %d (one per organization) to %d, not %d", c.Orgs, keysMax, c.Keys)
 	case c.Keys > keysPerOrganizationMax:
 		// hot_account puts every key in one organization.
-		return c, fmt.Errorf("keys must be at most %d, the keys one organization may hold, not %d", keysPerOrganizationMax, c.Keys)
+		return fmt.Errorf("keys must be at most %d, the keys one organization may hold, not %d", keysPerOrganizationMax, c.Keys)
 	case c.ReplayReferences < 1 || c.ReplayReferences > replayReferencesMax:
-		return c, fmt.Errorf("replay references must be 1 to %d, not %d", replayReferencesMax, c.ReplayReferences)
+		return fmt.Errorf("replay references must be 1 to %d, not %d", replayReferencesMax, c.ReplayReferences)
+	case c.Window < 0:
+		return fmt.Errorf("window must not be negative, not %s", c.Window)
+	case c.Window > 0 && c.Window < windowMin:
+		return fmt.Errorf("window must be at least %s, not %s", windowMin, c.Window)
+	case c.Window > c.Duration:
+		return fmt.Errorf("window %s is longer than the duration %s", c.Window, c.Duration)
+	case c.Window > 0 && windowCount(c.Duration, c.Window) > windowsMax:
+		return fmt.Errorf("a duration of %s makes %d windows of %s; at most %d: use a longer window",
+			c.Duration, windowCount(c.Duration, c.Window), c.Window, windowsMax)
+	case c.ServerPID < 0:
+		return fmt.Errorf("server pid must be positive, not %d", c.ServerPID)
+	case c.NoiseExports < 0 || c.NoiseExports > noiseExportsMax:
+		return fmt.Errorf("noise exports must be 0 to %d, not %d", noiseExportsMax, c.NoiseExports)
+	case c.NoisePayouts < 1 || c.NoisePayouts > noisePayoutsMax:
+		return fmt.Errorf("noise payouts must be 1 to %d, not %d", noisePayoutsMax, c.NoisePayouts)
 	}
-	if err := CheckLoopback(c.Addr); err != nil {
-		return c, err
-	}
-	return c, nil
+	return nil
 }
 
 // Run prepares workload w on the server, runs its load for cfg.Warmup and
@@ -138,6 +190,14 @@ func Run(ctx context.Context, cfg Config, w *Workload) (*Result, error) {
 	s := newSetup(cfg.Addr)
 	sctx, cancel := context.WithTimeout(ctx, cfg.SetupTimeout)
 	src, err := w.prepare(sctx, s, &cfg, runID)
+	var nz *noise
+	if err == nil && cfg.NoiseExports > 0 {
+		noiseStart := time.Now()
+		if nz, err = prepareNoise(sctx, s, &cfg, runID); err == nil {
+			fmt.Fprintf(cfg.Progress, "%s: noisy organization ready in %s: %d payouts, %d rows in %d export ranges\n",
+				w.Name, time.Since(noiseStart).Round(time.Millisecond), nz.payouts, nz.rows(), len(nz.ranges))
+		}
+	}
 	cancel()
 	s.close()
 	if err != nil {
@@ -147,20 +207,33 @@ func Run(ctx context.Context, cfg Config, w *Workload) (*Result, error) {
 	fmt.Fprintf(cfg.Progress, "%s: setup done in %s (%d keys); warm-up %s, then measuring %s with %d connections\n",
 		w.Name, setupTime.Round(time.Millisecond), src.keyCount(), cfg.Warmup, cfg.Duration, cfg.Connections)
 
-	r := newLoad(&cfg, src)
-	stats := r.run(ctx)
+	r := newLoad(&cfg, w.Name, src, nz)
+	stats, exporters := r.run(ctx)
 	res := summarize(w, &cfg, src.keyCount(), stats, r.elapsed)
 	res.SetupSeconds = setupTime.Seconds()
 	res.KeyLimitPerSecond = int(s.keyLimit.Load())
+	if r.win != nil {
+		res.Windows = r.win.closed
+		res.Soak = summarizeSoak(r.win.closed, cfg.Window)
+	}
+	if nz != nil {
+		res.Noise = summarizeNoise(nz, exporters, r.elapsed)
+	}
 	return res, ctx.Err()
 }
 
 // load is one run of the load loop.
 type load struct {
 	cfg    *Config
+	name   string // of the workload
 	src    source
 	client *fasthttp.HostClient
 	url    string
+
+	win         *windows             // soak mode's; nil without it
+	noise       *noise               // the noisy neighbour; nil without it
+	noiseClient *fasthttp.HostClient // the exporters'
+	noiseIssued atomic.Uint64        // exports started
 
 	measureFrom time.Time // the end of the warm-up
 	end         time.Time // the end of the measured phase
@@ -170,40 +243,55 @@ type load struct {
 	warmupIssued   atomic.Uint64
 	measuredIssued atomic.Uint64
 	stop           chan struct{} // closed when the measured phase or ctx ends
+	finished       chan struct{} // closed when the workers have returned
 }
 
-func newLoad(cfg *Config, src source) *load {
-	return &load{
-		cfg: cfg,
-		src: src,
-		url: "http://" + cfg.Addr + "/v1/payouts",
-		client: &fasthttp.HostClient{
-			Addr:               cfg.Addr,
-			Name:               "paybench",
-			MaxConns:           cfg.Connections,
-			ReadTimeout:        cfg.RequestTimeout,
-			WriteTimeout:       cfg.RequestTimeout,
-			MaxConnWaitTimeout: cfg.RequestTimeout,
-			// A failed request is counted, never retried: a retry would
-			// hide the failure and skew the latency.
-			MaxIdemponentCallAttempts: 1,
-			RetryIfErr:                func(*fasthttp.Request, int, error) (bool, bool) { return false, false },
-		},
-		stop: make(chan struct{}),
+func newLoad(cfg *Config, name string, src source, nz *noise) *load {
+	r := &load{
+		cfg:      cfg,
+		name:     name,
+		src:      src,
+		url:      "http://" + cfg.Addr + "/v1/payouts",
+		client:   loadClient(cfg, "paybench", cfg.Connections),
+		noise:    nz,
+		stop:     make(chan struct{}),
+		finished: make(chan struct{}),
+	}
+	if nz != nil {
+		r.noiseClient = loadClient(cfg, "paybench-noise", cfg.NoiseExports)
+		r.noiseClient.MaxResponseBodySize = exportBodyBytesMax
+	}
+	return r
+}
+
+// loadClient is a client of the measured phase, with conns connections.
+func loadClient(cfg *Config, name string, conns int) *fasthttp.HostClient {
+	return &fasthttp.HostClient{
+		Addr:               cfg.Addr,
+		Name:               name,
+		MaxConns:           conns,
+		ReadTimeout:        cfg.RequestTimeout,
+		WriteTimeout:       cfg.RequestTimeout,
+		MaxConnWaitTimeout: cfg.RequestTimeout,
+		// A failed request is counted, never retried: a retry would
+		// hide the failure and skew the latency.
+		MaxIdemponentCallAttempts: 1,
+		RetryIfErr:                func(*fasthttp.Request, int, error) (bool, bool) { return false, false },
 	}
 }
 
 // workerStats is what one worker saw in the measured phase.
 type workerStats struct {
+	tally
 	latency   Histogram
-	status    [statusCodeMax]uint64
-	transport map[string]uint64 // at most errorKindsMax keys
-	warmup    uint64            // requests of the warm-up
-	warmupBad uint64            // of which failed or got a status other than 2xx
+	warmup    uint64 // requests of the warm-up
+	warmupBad uint64 // of which failed or got a status other than 2xx
 }
 
-// run starts the workers, waits for them, and returns their stats.
-func (r *load) run(ctx context.Context) []*workerStats {
+// run starts the workers (and the exporters and the window collector, when
+// the run has them), waits for them, and returns the stats of the workers
+// and of the exporters.
+func (r *load) run(ctx context.Context) ([]*workerStats, []*exporterStats) {
 	start := time.Now()
 	r.measureFrom = start.Add(r.cfg.Warmup)
 	r.end = r.measureFrom.Add(r.cfg.Duration)
@@ -215,21 +303,50 @@ func (r *load) run(ctx context.Context) []*workerStats {
 		close(r.stop)
 	}()
 
+	collected := make(chan struct{})
+	if r.cfg.Window > 0 {
+		r.win = newWindows(r.measureFrom, r.cfg.Duration, r.cfg.Window, r.cfg.Connections)
+		r.win.name, r.win.progress, r.win.pid = r.name, r.cfg.Progress, r.cfg.ServerPID
+		go func() {
+			defer close(collected)
+			// elapsed is set before finished is closed.
+			r.win.collect(r.finished, func() time.Duration { return r.elapsed })
+		}()
+	} else {
+		close(collected)
+	}
+	var exporters []*exporterStats
+	var noiseWG sync.WaitGroup
+	if r.noise != nil {
+		exporters = make([]*exporterStats, r.cfg.NoiseExports)
+		for i := range exporters {
+			exporters[i] = &exporterStats{}
+			noiseWG.Go(func() { r.exporter(i, exporters[i]) })
+		}
+	}
+
 	stats := make([]*workerStats, r.cfg.Connections)
 	var wg sync.WaitGroup
 	for i := range stats {
-		stats[i] = &workerStats{transport: make(map[string]uint64)}
-		wg.Go(func() { r.worker(stats[i]) })
+		stats[i] = &workerStats{}
+		wg.Go(func() { r.worker(i, stats[i]) })
 	}
 	wg.Wait()
 	r.elapsed = time.Since(r.measureFrom)
+	close(r.finished)
+	noiseWG.Wait()
+	<-collected
 	r.client.CloseIdleConnections()
-	return stats
+	if r.noiseClient != nil {
+		r.noiseClient.CloseIdleConnections()
+	}
+	return stats, exporters
 }
 
 // worker sends one request at a time until the measured phase ends, the
-// request cap is reached, or the run is stopped.
-func (r *load) worker(st *workerStats) {
+// request cap is reached, or the run is stopped. slot is its index among
+// the workers.
+func (r *load) worker(slot int, st *workerStats) {
 	req := fasthttp.AcquireRequest()
 	resp := fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseRequest(req)
@@ -262,7 +379,6 @@ func (r *load) worker(st *workerStats) {
 		buf = r.src.fill(req, r.turn.Add(1)-1, buf[:0])
 		sent := time.Now()
 		err := r.client.Do(req, resp)
-		latency := time.Since(sent)
 		if !measured {
 			st.warmup++
 			if err != nil || resp.StatusCode() < 200 || resp.StatusCode() > 299 {
@@ -270,20 +386,55 @@ func (r *load) worker(st *workerStats) {
 			}
 			continue
 		}
-		if err != nil {
-			kind := errorKind(err)
-			if _, ok := st.transport[kind]; !ok && len(st.transport) >= errorKindsMax {
-				kind = "other"
-			}
-			st.transport[kind]++
-			continue
+		var latency time.Duration
+		if r.win != nil {
+			latency = r.win.record(slot, sent, resp.StatusCode(), err != nil)
+		} else {
+			latency = time.Since(sent)
 		}
-		st.latency.Record(latency)
-		code := resp.StatusCode()
-		if code < 0 || code >= statusCodeMax {
-			code = 0
+		st.add(err, resp.StatusCode())
+		if err == nil {
+			st.latency.Record(latency)
 		}
-		st.status[code]++
+	}
+}
+
+// tally counts the outcomes of requests: responses by status code, and
+// requests that failed without a response by kind of transport error.
+type tally struct {
+	status    [statusCodeMax]uint64 // index 0 counts the codes outside 1-599
+	transport map[string]uint64     // at most errorKindsMax keys
+}
+
+// add counts one request: failed with err, or answered with code.
+func (t *tally) add(err error, code int) {
+	if err != nil {
+		if t.transport == nil {
+			t.transport = make(map[string]uint64)
+		}
+		kind := errorKind(err)
+		if _, ok := t.transport[kind]; !ok && len(t.transport) >= errorKindsMax {
+			kind = "other"
+		}
+		t.transport[kind]++
+		return
+	}
+	if code < 0 || code >= statusCodeMax {
+		code = 0
+	}
+	t.status[code]++
+}
+
+// merge adds o's counts to t's.
+func (t *tally) merge(o *tally) {
+	for code, n := range o.status {
+		t.status[code] += n
+	}
+	for kind, n := range o.transport {
+		if t.transport == nil {
+			t.transport = make(map[string]uint64)
+		}
+		t.transport[kind] += n
 	}
 }
 

@@ -13,8 +13,8 @@ import (
 )
 
 // Setup talks to the server before the measured phase: it creates
-// organizations and keys, funds balances, and creates the payouts a replay
-// re-sends. It is not measured, but it is bounded: every call has a timeout,
+// organizations and keys, funds balances, creates the payouts a replay
+// re-sends, and gives the noisy neighbour its history. It is not measured, but it is bounded: every call has a timeout,
 // at most setupConcurrency calls are in flight, a rate-limited call is
 // retried at most setupRetriesMax times, and the whole setup runs under
 // Config.SetupTimeout.
@@ -25,7 +25,7 @@ const (
 	setupRetriesMax   = 50                    // retries of a call answered 429
 	setupRetryDelay   = 20 * time.Millisecond // first wait after a 429; grows linearly
 	setupCallTimeout  = 15 * time.Second      // one call, queueing for a connection included
-	setupBodyBytesMax = 1 << 20               // a response body setup reads
+	setupBodyBytesMax = 16 << 20              // a response body setup reads: an export of 10,000 rows is about 2 MB
 	// keyFanout is how many keys one key creates in a round of growKeys:
 	// well under the per-key rate limit, so a key used in two rounds stays
 	// under it too.
@@ -74,10 +74,43 @@ func (s *setup) post(ctx context.Context, key, path string, body any, want int, 
 			return fmt.Errorf("POST %s: %w", path, err)
 		}
 	}
+	return s.expect(ctx, fasthttp.MethodPost, key, path, raw, want, out)
+}
+
+// get reads path with key and decodes the response into out when its
+// status is want, retrying a 429 like post.
+func (s *setup) get(ctx context.Context, key, path string, want int, out any) error {
+	return s.expect(ctx, fasthttp.MethodGet, key, path, nil, want, out)
+}
+
+// expect makes a call and checks its status: want, or an error quoting the
+// response. It decodes a JSON response into out unless out is nil.
+func (s *setup) expect(ctx context.Context, method, key, path string, body []byte, want int, out any) error {
+	code, resp, err := s.call(ctx, method, key, path, body)
+	if err != nil {
+		return err
+	}
+	if code != want {
+		return fmt.Errorf("%s %s: got %d, want %d: %s", method, path, code, want, truncate(resp, 300))
+	}
+	if out == nil {
+		return nil
+	}
+	if err := json.Unmarshal(resp, out); err != nil {
+		return fmt.Errorf("%s %s: decode %d response: %w", method, path, code, err)
+	}
+	return nil
+}
+
+// call sends method to path with key and body (nil for none), retries a
+// 429 at most setupRetriesMax times after a growing wait, and returns the
+// final status and a copy of the response body. An error means no usable
+// answer: a transport error, or ctx ended.
+func (s *setup) call(ctx context.Context, method, key, path string, body []byte) (int, []byte, error) {
 	select {
 	case s.sem <- struct{}{}:
 	case <-ctx.Done():
-		return fmt.Errorf("POST %s: %w", path, ctx.Err())
+		return 0, nil, fmt.Errorf("%s %s: %w", method, path, ctx.Err())
 	}
 	defer func() { <-s.sem }()
 
@@ -85,39 +118,32 @@ func (s *setup) post(ctx context.Context, key, path string, body any, want int, 
 	resp := fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseRequest(req)
 	defer fasthttp.ReleaseResponse(resp)
-	req.Header.SetMethod(fasthttp.MethodPost)
+	req.Header.SetMethod(method)
 	req.SetRequestURI(s.base + path)
-	req.Header.SetContentType("application/json")
 	req.Header.Set("Authorization", "Bearer "+key)
-	req.SetBodyRaw(raw)
+	if body != nil {
+		req.Header.SetContentType("application/json")
+		req.SetBodyRaw(body)
+	}
 
 	for attempt := 0; ; attempt++ {
 		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("POST %s: %w", path, err)
+			return 0, nil, fmt.Errorf("%s %s: %w", method, path, err)
 		}
 		if err := s.hc.DoTimeout(req, resp, setupCallTimeout); err != nil {
-			return fmt.Errorf("POST %s: %w", path, err)
+			return 0, nil, fmt.Errorf("%s %s: %w", method, path, err)
 		}
 		if v, err := strconv.Atoi(string(resp.Header.Peek("ratelimit-limit"))); err == nil && v > 0 {
 			s.keyLimit.Store(int64(v))
 		}
 		code := resp.StatusCode()
-		if code == want {
-			if out == nil {
-				return nil
-			}
-			if err := json.Unmarshal(resp.Body(), out); err != nil {
-				return fmt.Errorf("POST %s: decode %d response: %w", path, code, err)
-			}
-			return nil
-		}
 		if code != fasthttp.StatusTooManyRequests || attempt >= setupRetriesMax {
-			return fmt.Errorf("POST %s: got %d, want %d: %s", path, code, want, truncate(resp.Body(), 300))
+			return code, append([]byte(nil), resp.Body()...), nil
 		}
 		select {
 		case <-time.After(time.Duration(attempt+1) * setupRetryDelay):
 		case <-ctx.Done():
-			return fmt.Errorf("POST %s: %w", path, ctx.Err())
+			return 0, nil, fmt.Errorf("%s %s: %w", method, path, ctx.Err())
 		}
 	}
 }
@@ -214,13 +240,29 @@ func (s *setup) createOrgs(ctx context.Context, bootstrapKey, runID string, n, k
 // semaphore bounds the calls they make) and returns the first error; the
 // context passed to fn is cancelled on it.
 func parallel(ctx context.Context, n int, fn func(ctx context.Context, i int) error) error {
+	return parallelN(ctx, n, n, fn)
+}
+
+// parallelN is parallel on at most workers goroutines, which take the
+// indices in turn: for n far above setupConcurrency, where a goroutine per
+// index would only wait on the semaphore. After an error no further index
+// is started.
+func parallelN(ctx context.Context, n, workers int, fn func(ctx context.Context, i int) error) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	var next atomic.Int64
 	var wg sync.WaitGroup
-	for i := range n {
+	for range min(n, workers) {
 		wg.Go(func() {
-			if err := fn(ctx, i); err != nil {
-				cancel(err)
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n || ctx.Err() != nil {
+					return
+				}
+				if err := fn(ctx, i); err != nil {
+					cancel(err)
+					return
+				}
 			}
 		})
 	}

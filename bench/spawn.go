@@ -185,6 +185,9 @@ func (s *Server) Stop() error {
 	return nil
 }
 
+// PID returns the server's process id.
+func (s *Server) PID() int { return s.cmd.Process.Pid }
+
 // Exited is closed when the server process has exited, for whatever reason.
 func (s *Server) Exited() <-chan struct{} { return s.exited }
 

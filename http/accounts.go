@@ -13,7 +13,7 @@ type accountBody struct {
 // listAccounts: GET /v1/accounts. One account per currency; not paginated.
 func (c *call) listAccounts() {
 	var accounts []ledger.Account
-	c.s.cfg.Actors.Read(func(s *ledger.State) { accounts = s.Accounts(c.org) })
+	accounts = c.s.cfg.Actors.Reader().Accounts(c.org)
 	c.ok(fasthttp.StatusOK, newList(0, ledger.Page[ledger.Account]{Items: accounts}, renderAccount))
 }
 
@@ -26,7 +26,7 @@ func (c *call) account() (ledger.Account, bool) {
 	}
 	var a ledger.Account
 	var found bool
-	c.s.cfg.Actors.Read(func(s *ledger.State) { a, found = s.Account(id) })
+	a, found = c.s.cfg.Actors.Reader().Account(id)
 	if !found || a.OrgID != c.org {
 		c.fail(notFound("Account"))
 		return ledger.Account{}, false
@@ -74,7 +74,7 @@ func (c *call) accountLedger() {
 		return
 	}
 	var page ledger.Page[ledger.NumberedEntry]
-	c.s.cfg.Actors.Read(func(s *ledger.State) { page = s.Statement(a.Number, f, before, limit) })
+	page = c.s.cfg.Actors.Reader().Statement(a.Number, f, before, limit)
 	c.ok(fasthttp.StatusOK, newList(listEntries, page, func(n *ledger.NumberedEntry) entryJSON {
 		return renderEntry(n, a.Currency)
 	}))
@@ -88,7 +88,7 @@ type organizationBody struct {
 func (c *call) getOrganization() {
 	var o ledger.Organization
 	var found bool
-	c.s.cfg.Actors.Read(func(s *ledger.State) { o, found = s.Organization(c.org) })
+	o, found = c.s.cfg.Actors.Reader().Organization(c.org)
 	if !found {
 		c.fail(notFound("Organization"))
 		return

@@ -119,7 +119,7 @@ func (c *call) createKey() {
 // listKeys: GET /v1/keys, without secrets.
 func (c *call) listKeys() {
 	var keys []ledger.APIKey
-	c.s.cfg.Actors.Read(func(s *ledger.State) { keys = s.APIKeys(c.org) })
+	keys = c.s.cfg.Actors.Reader().APIKeys(c.org)
 	// Newest first, like every list.
 	for i, j := 0, len(keys)-1; i < j; i, j = i+1, j-1 {
 		keys[i], keys[j] = keys[j], keys[i]

@@ -30,9 +30,8 @@ func (s *Server) authenticate(ctx *fasthttp.RequestCtx) (ledger.APIKey, *ledger.
 		return ledger.APIKey{}, unauthorized("Invalid API key")
 	}
 	hash := actors.KeyDigest(secret)
-	st := s.cfg.Actors.RLock()
+	st := s.cfg.Actors.Reader()
 	key, found := st.APIKeyByHash(hash)
-	s.cfg.Actors.RUnlock()
 	if !found || key.Revoked {
 		return ledger.APIKey{}, unauthorized("Invalid API key")
 	}

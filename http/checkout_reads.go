@@ -24,17 +24,13 @@ func (cs *checkoutState) session(id string) (ledger.CheckoutSession, bool) {
 }
 
 // readCheckout reads a link by id, whatever its organization (the checkout
-// has no key to name one), with its sessions and its organization's clock.
+// has no key to name one), with its sessions and its organization's clock,
+// from one view of the applied state.
 func (s *Server) readCheckout(linkID string) (checkoutState, bool) {
-	var cs checkoutState
-	found := false
-	s.cfg.Actors.Read(func(st *ledger.State) {
-		l, ok := st.PaymentLinkByID(linkID)
-		if !ok {
-			return
-		}
-		found = true
-		cs = checkoutState{link: l, sessions: st.PaymentLinkSessions(l.ID), now: st.OrgNow(l.OrgID, s.cfg.Actors.Now().UnixMilli())}
-	})
-	return cs, found
+	r := s.cfg.Actors.Reader()
+	l, ok := r.PaymentLinkByID(linkID)
+	if !ok {
+		return checkoutState{}, false
+	}
+	return checkoutState{link: l, sessions: r.PaymentLinkSessions(l.OrgID, l.ID), now: r.OrgNow(l.OrgID, s.cfg.Actors.Now().UnixMilli())}, true
 }

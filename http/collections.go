@@ -106,9 +106,8 @@ func (c *call) getCollection() {
 		c.fail(e)
 		return
 	}
-	st := c.s.cfg.Actors.RLock()
+	st := c.s.cfg.Actors.Reader()
 	col, found := st.Collection(id)
-	c.s.cfg.Actors.RUnlock()
 	if !found || col.OrgID != c.org {
 		c.fail(notFound("Collection"))
 		return
@@ -123,9 +122,8 @@ func (c *call) getCollectionByReference() {
 		c.fail(e)
 		return
 	}
-	st := c.s.cfg.Actors.RLock()
+	st := c.s.cfg.Actors.Reader()
 	col, found := st.CollectionByReference(c.org, ref)
-	c.s.cfg.Actors.RUnlock()
 	if !found {
 		c.fail(notFound("Collection"))
 		return
@@ -177,6 +175,6 @@ func (c *call) listCollections() {
 		return
 	}
 	var page ledger.Page[ledger.Collection]
-	c.s.cfg.Actors.Read(func(s *ledger.State) { page = s.Collections(c.org, f, before, limit) })
+	page = c.s.cfg.Actors.Reader().Collections(c.org, f, before, limit)
 	c.ok(fasthttp.StatusOK, newList(kind, page, renderCollection))
 }

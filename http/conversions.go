@@ -196,9 +196,8 @@ func (c *call) getQuote() {
 		return
 	}
 	at := c.s.cfg.Actors.Now().UnixMilli()
-	st := c.s.cfg.Actors.RLock()
+	st := c.s.cfg.Actors.Reader()
 	q, found := st.Quote(c.org, id, at)
-	c.s.cfg.Actors.RUnlock()
 	if !found {
 		c.fail(notFound("Conversion quote"))
 		return
@@ -237,7 +236,7 @@ func (c *call) listConversions() {
 		return
 	}
 	var page ledger.Page[ledger.Conversion]
-	c.s.cfg.Actors.Read(func(s *ledger.State) { page = s.Conversions(c.org, before, limit) })
+	page = c.s.cfg.Actors.Reader().Conversions(c.org, before, limit)
 	c.ok(fasthttp.StatusOK, newList(listConversionsKind, page, renderConversion))
 }
 
@@ -248,9 +247,8 @@ func (c *call) getConversion() {
 		c.fail(e)
 		return
 	}
-	st := c.s.cfg.Actors.RLock()
+	st := c.s.cfg.Actors.Reader()
 	conv, found := st.Conversion(c.org, id)
-	c.s.cfg.Actors.RUnlock()
 	if !found {
 		c.fail(notFound("Conversion"))
 		return

@@ -83,7 +83,7 @@ func (c *call) depositChain(p *problems, field string, v *string, required bool)
 func (c *call) depositSeed() (string, bool) {
 	var n uint64
 	var ok bool
-	c.s.cfg.Actors.Read(func(s *ledger.State) { n, ok = s.OrganizationNumber(c.org) })
+	n, ok = c.s.cfg.Actors.Reader().OrganizationNumber(c.org)
 	if !ok {
 		c.fail(&ledger.Error{Code: ledger.CodeNotFound, Message: "Organization not found"})
 		return "", false
@@ -164,7 +164,7 @@ func (c *call) getCryptoAddress() {
 	}
 	var a ledger.CryptoAddress
 	var found bool
-	c.s.cfg.Actors.Read(func(s *ledger.State) { a, found = s.CryptoAddress(c.org, id) })
+	a, found = c.s.cfg.Actors.Reader().CryptoAddress(c.org, id)
 	if !found {
 		c.fail(notFound("Crypto address"))
 		return
@@ -198,7 +198,7 @@ func (c *call) listCryptoAddresses() {
 		return
 	}
 	var page ledger.Page[ledger.CryptoAddress]
-	c.s.cfg.Actors.Read(func(s *ledger.State) { page = s.CryptoAddresses(c.org, f, before, limit) })
+	page = c.s.cfg.Actors.Reader().CryptoAddresses(c.org, f, before, limit)
 	c.ok(fasthttp.StatusOK, newList(listCryptoAddresses, page, renderCryptoAddress))
 }
 

@@ -175,7 +175,7 @@ func (c *call) simulateVirtualAccountDeposit() {
 		return
 	}
 	var va ledger.VirtualAccount
-	c.s.cfg.Actors.Read(func(s *ledger.State) { va, ok = s.VirtualAccount(c.org, vaID) })
+	va, ok = c.s.cfg.Actors.Reader().VirtualAccount(c.org, vaID)
 	if !ok {
 		c.fail(notFound("Virtual account"))
 		return
@@ -218,7 +218,7 @@ func (c *call) simulateCryptoDeposit() {
 		return
 	}
 	var addr ledger.CryptoAddress
-	c.s.cfg.Actors.Read(func(s *ledger.State) { addr, ok = s.CryptoAddress(c.org, addrID) })
+	addr, ok = c.s.cfg.Actors.Reader().CryptoAddress(c.org, addrID)
 	if !ok {
 		c.fail(notFound("Crypto address"))
 		return

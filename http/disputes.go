@@ -101,7 +101,7 @@ type threadRenderer struct {
 	files func(id string) (ledger.File, bool)
 }
 
-func (c *call) threadRenderer(st *ledger.State) threadRenderer {
+func (c *call) threadRenderer(st *ledger.Reader) threadRenderer {
 	return threadRenderer{sign: c.signer(st), files: func(id string) (ledger.File, bool) { return st.File(c.org, id) }}
 }
 
@@ -132,7 +132,7 @@ func (t threadRenderer) withThread(d *ledger.Dispute) disputeJSON {
 // included, under the read lock (for the files of its attachments).
 func (c *call) renderWithThread(d *ledger.Dispute) *disputeBody {
 	var body disputeBody
-	c.s.cfg.Actors.Read(func(st *ledger.State) { body.Dispute = c.threadRenderer(st).withThread(d) })
+	body.Dispute = c.threadRenderer(c.s.cfg.Actors.Reader()).withThread(d)
 	return &body
 }
 
@@ -151,7 +151,7 @@ func (c *call) listDisputes() {
 		}
 	}
 	var page ledger.Page[ledger.Dispute]
-	c.s.cfg.Actors.Read(func(s *ledger.State) { page = s.Disputes(c.org, status, before, limit) })
+	page = c.s.cfg.Actors.Reader().Disputes(c.org, status, before, limit)
 	c.ok(fasthttp.StatusOK, newList(listDisputes, page, renderDispute))
 }
 
@@ -164,12 +164,13 @@ func (c *call) getDispute() {
 	}
 	var body disputeBody
 	var found bool
-	c.s.cfg.Actors.Read(func(st *ledger.State) {
+	{
+		st := c.s.cfg.Actors.Reader()
 		var d ledger.Dispute
 		if d, found = st.Dispute(c.org, id); found {
 			body.Dispute = c.threadRenderer(st).withThread(&d)
 		}
-	})
+	}
 	if !found {
 		c.fail(notFound("Dispute"))
 		return
@@ -275,7 +276,7 @@ func (c *call) addDisputeMessage() {
 	})
 	c.created(r, func(res *ledger.Result) any {
 		var body disputeMessageBody
-		c.s.cfg.Actors.Read(func(st *ledger.State) { body.Message = c.threadRenderer(st).message(res.DisputeMessage) })
+		body.Message = c.threadRenderer(c.s.cfg.Actors.Reader()).message(res.DisputeMessage)
 		return &body
 	})
 }
@@ -322,10 +323,11 @@ func (c *call) simulateDisputeOpen() {
 	}
 	var col ledger.Collection
 	found := false
-	c.s.cfg.Actors.Read(func(st *ledger.State) {
+	{
+		st := c.s.cfg.Actors.Reader()
 		col, found = st.Collection(colID)
 		found = found && col.OrgID == c.org
-	})
+	}
 	if !found {
 		c.fail(notFound("Collection"))
 		return

@@ -24,22 +24,18 @@ var fastRails = rails.SandboxTiming{SubmitLatency: time.Millisecond, Settlement:
 // stateBytes encodes the applied state, to show that a request changed
 // nothing.
 func (s *stack) stateBytes() []byte {
-	var buf bytes.Buffer
-	s.sys.Read(func(st *ledger.State) {
-		if _, err := st.View().WriteTo(&buf); err != nil {
-			s.t.Fatal(err)
-		}
-	})
-	return buf.Bytes()
+	sum := s.sys.Reader().Digest()
+	return sum[:]
 }
 
 func (s *stack) checkLedger() {
 	s.t.Helper()
-	s.sys.Read(func(st *ledger.State) {
+	{
+		st := s.sys.Reader()
 		if err := st.Check(); err != nil {
 			s.t.Fatal(err)
 		}
-	})
+	}
 }
 
 // completedCollection creates a collection and waits for the sandbox rail
@@ -139,14 +135,15 @@ func TestDisputesOverHTTP(t *testing.T) {
 	// Each change's event, in the same Apply: created ×3, updated ×2
 	// (contest, message), closed ×3.
 	counts := map[string]int{}
-	s.sys.Read(func(st *ledger.State) {
+	{
+		st := s.sys.Reader()
 		for seq := uint64(1); seq <= st.EventCount(); seq++ {
 			ev, _ := st.EventAt(seq)
 			if strings.HasPrefix(ev.Type, "dispute.") {
 				counts[ev.Type]++
 			}
 		}
-	})
+	}
 	if counts[ledger.EventDisputeCreated] != 3 || counts[ledger.EventDisputeUpdated] != 2 || counts[ledger.EventDisputeClosed] != 3 {
 		t.Fatalf("dispute events = %v", counts)
 	}

@@ -117,7 +117,7 @@ func (c *call) listEvents() {
 	}
 	f.ResourceID, _ = query(c.ctx, "resourceId")
 	var page ledger.Page[ledger.Event]
-	c.s.cfg.Actors.Read(func(s *ledger.State) { page = s.Events(c.org, f, before, limit) })
+	page = c.s.cfg.Actors.Reader().Events(c.org, f, before, limit)
 	c.ok(fasthttp.StatusOK, newList(listEvents, page, renderEvent))
 }
 
@@ -130,7 +130,7 @@ func (c *call) getEvent() {
 	}
 	var ev ledger.Event
 	var found bool
-	c.s.cfg.Actors.Read(func(s *ledger.State) { ev, found = s.Event(c.org, id) })
+	ev, found = c.s.cfg.Actors.Reader().Event(c.org, id)
 	if !found {
 		c.fail(notFound("Webhook event"))
 		return

@@ -90,7 +90,7 @@ func (s *Server) checkPeer(ctx *fasthttp.RequestCtx, digest string) *ledger.Erro
 	}
 	var key []byte
 	for deadline := time.Now().Add(peerKeyWait); ; time.Sleep(20 * time.Millisecond) {
-		s.cfg.Actors.Read(func(st *ledger.State) { key, _ = st.FileSigningKey() })
+		key, _ = s.cfg.Actors.Reader().FileSigningKey()
 		if key != nil || time.Now().After(deadline) {
 			break
 		}

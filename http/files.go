@@ -86,7 +86,7 @@ type urlSigner struct {
 // called, the replicated key (nil before any file exists), and the
 // organization's clock, so that advancing a sandbox clock expires links as
 // it expires everything else. Call it under the state's read lock.
-func (c *call) signer(st *ledger.State) urlSigner {
+func (c *call) signer(st *ledger.Reader) urlSigner {
 	key, _ := st.FileSigningKey()
 	now := time.UnixMilli(st.OrgNow(c.org, c.s.cfg.Actors.Now().UnixMilli()))
 	return urlSigner{base: "http://" + string(c.ctx.Host()), key: key, now: now}
@@ -116,7 +116,7 @@ func fileSignature(key []byte, id, expires string) string {
 // race of two leaders is settled by the ledger (first one wins).
 func (c *call) signingKey() ([]byte, *ledger.Error) {
 	var key []byte
-	c.s.cfg.Actors.Read(func(s *ledger.State) { key, _ = s.FileSigningKey() })
+	key, _ = c.s.cfg.Actors.Reader().FileSigningKey()
 	if key != nil {
 		return key, nil
 	}
@@ -131,7 +131,7 @@ func (c *call) signingKey() ([]byte, *ledger.Error) {
 	if r.Result.Err != nil {
 		return nil, r.Result.Err
 	}
-	c.s.cfg.Actors.Read(func(s *ledger.State) { key, _ = s.FileSigningKey() })
+	key, _ = c.s.cfg.Actors.Reader().FileSigningKey()
 	return key, nil
 }
 
@@ -181,7 +181,7 @@ func (c *call) uploadFile() {
 		Size: int64(len(up.content)), SHA256: digest,
 	})
 	var sign urlSigner
-	c.s.cfg.Actors.Read(func(st *ledger.State) { sign = c.signer(st) })
+	sign = c.signer(c.s.cfg.Actors.Reader())
 	c.created(r, func(res *ledger.Result) any {
 		f := renderFile(res.File)
 		f.URL = sign.url(res.File)
@@ -199,10 +199,11 @@ func (c *call) getFile() {
 	var f ledger.File
 	var found bool
 	var sign urlSigner
-	c.s.cfg.Actors.Read(func(s *ledger.State) {
+	{
+		s := c.s.cfg.Actors.Reader()
 		f, found = s.File(c.org, id)
 		sign = c.signer(s)
-	})
+	}
 	if !found {
 		c.fail(notFound("File"))
 		return
@@ -227,7 +228,7 @@ func (c *call) listFiles() {
 		}
 	}
 	var page ledger.Page[ledger.File]
-	c.s.cfg.Actors.Read(func(s *ledger.State) { page = s.Files(c.org, purpose, before, limit) })
+	page = c.s.cfg.Actors.Reader().Files(c.org, purpose, before, limit)
 	c.ok(fasthttp.StatusOK, newList(listFiles, page, renderFile))
 }
 
@@ -287,11 +288,12 @@ func (s *Server) downloadFile(ctx *fasthttp.RequestCtx) {
 	var found bool
 	var key []byte
 	var nowSeconds int64 // on the file's organization's clock
-	s.cfg.Actors.Read(func(st *ledger.State) {
+	{
+		st := s.cfg.Actors.Reader()
 		f, found = st.FileByID(id)
 		key, _ = st.FileSigningKey()
 		nowSeconds = st.OrgNow(f.OrgID, s.cfg.Actors.Now().UnixMilli()) / 1000
-	})
+	}
 	if (key == nil || !found) && s.forwardIfFollower(ctx) {
 		return
 	}
@@ -363,6 +365,6 @@ func (s *Server) SweepBlobs() (int, error) {
 		return 0, nil
 	}
 	var known map[string]bool
-	s.cfg.Actors.Read(func(st *ledger.State) { known = st.FileDigests() })
+	known = s.cfg.Actors.Reader().FileDigests()
 	return s.blobs.Sweep(func(d string) bool { return known[d] }, time.Now().Add(-BlobOrphanAge))
 }

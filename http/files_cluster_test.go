@@ -198,7 +198,7 @@ func TestFileFetchedFromAnyNode(t *testing.T) {
 		ready := 0
 		for _, n := range nodes {
 			var found bool
-			n.sys.Read(func(s *ledger.State) { _, found = s.FileByID(id) })
+			_, found = n.sys.Reader().FileByID(id)
 			if _, err := os.Stat(blobPath(n)); err == nil && found {
 				ready++
 			}
@@ -225,7 +225,7 @@ func TestFileFetchedFromAnyNode(t *testing.T) {
 
 	// Signatures: tampered, expired, or for another file.
 	var signingKey []byte
-	nodes[1].sys.Read(func(s *ledger.State) { signingKey, _ = s.FileSigningKey() })
+	signingKey, _ = nodes[1].sys.Reader().FileSigningKey()
 	sign := func(id string, expires int64) string {
 		e := strconv.FormatInt(expires, 10)
 		m := hmac.New(sha256.New, signingKey)
@@ -268,10 +268,11 @@ func TestFileFetchedFromAnyNode(t *testing.T) {
 	// cannot reach a majority: the upload is refused and nothing is
 	// recorded.
 	var org string
-	nodes[0].sys.Read(func(s *ledger.State) { f, _ := s.FileByID(id); org = f.OrgID })
+	f, _ := nodes[0].sys.Reader().FileByID(id)
+	org = f.OrgID
 	count := func() int {
 		var n int
-		nodes[0].sys.Read(func(s *ledger.State) { n = len(s.Files(org, "", ledger.CursorStart, 100).Items) })
+		n = len(nodes[0].sys.Reader().Files(org, "", ledger.CursorStart, 100).Items)
 		return n
 	}
 	before := count()

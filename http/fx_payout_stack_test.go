@@ -68,11 +68,12 @@ func TestFXPayoutOutcomesOverHTTP(t *testing.T) {
 	if got := st.orderEntries("USD"); !slices.Equal(got, want) {
 		t.Fatalf("USD entries %v, want %v", got, want)
 	}
-	st.sys.Read(func(s *ledger.State) {
+	{
+		s := st.sys.Reader()
 		if err := s.Check(); err != nil {
 			t.Fatal(err)
 		}
-	})
+	}
 
 	// The webhook events carry the rate and the from side.
 	r := st.do("GET", "/v1/webhooks/events", st.key, nil)
@@ -129,11 +130,12 @@ func TestFXPayoutReservationsOverHTTP(t *testing.T) {
 	if got := st.orderBalances()["USD"]; got != "0.00" {
 		t.Fatalf("USD %s, want 0.00", got)
 	}
-	st.sys.Read(func(s *ledger.State) {
+	{
+		s := st.sys.Reader()
 		if err := s.Check(); err != nil {
 			t.Fatal(err)
 		}
-	})
+	}
 }
 
 // switchableRates is the sandbox table until it is switched off, when every

@@ -37,9 +37,8 @@ func (s *Server) readyz(ctx *fasthttp.RequestCtx) {
 	// A fresh cluster is ready once its bootstrap organization and key are
 	// committed: before that every key would be refused.
 	if a := s.cfg.Actors; a != nil {
-		st := a.RLock()
+		st := a.Reader()
 		_, bootstrapped := st.FirstOrganization()
-		a.RUnlock()
 		if !bootstrapped {
 			writeError(ctx, &ledger.Error{Code: ledger.CodeUnavailable,
 				Message: "Not ready: the first organization and its key are not committed yet"})

@@ -80,7 +80,8 @@ func (c *call) listLedger() {
 	var page ledger.Page[ledger.NumberedEntry]
 	var currencies map[string]string
 	found := true
-	c.s.cfg.Actors.Read(func(s *ledger.State) {
+	{
+		s := c.s.cfg.Actors.Reader()
 		if f.Account != "" {
 			a, ok := s.Account(f.Account)
 			found = ok && a.OrgID == c.org
@@ -89,7 +90,7 @@ func (c *call) listLedger() {
 			page = s.Journal(c.org, f, before, limit)
 			currencies = accountCurrencies(s, c.org)
 		}
-	})
+	}
 	if !found {
 		c.fail(notFound("Account"))
 		return
@@ -100,7 +101,7 @@ func (c *call) listLedger() {
 }
 
 // accountCurrencies maps the organization's account numbers to currencies.
-func accountCurrencies(s *ledger.State, org string) map[string]string {
+func accountCurrencies(s *ledger.Reader, org string) map[string]string {
 	out := map[string]string{}
 	for _, a := range s.Accounts(org) {
 		out[a.Number] = a.Currency
@@ -119,7 +120,7 @@ func (c *call) getLedgerEntry() {
 	var a ledger.Account
 	found := false
 	if seq, ok := ledger.ParseEntryID(id); ok {
-		c.s.cfg.Actors.Read(func(s *ledger.State) { n, a, found = s.OrgEntry(c.org, seq) })
+		n, a, found = c.s.cfg.Actors.Reader().OrgEntry(c.org, seq)
 	}
 	if !found {
 		c.fail(notFound("Ledger entry"))
@@ -182,7 +183,7 @@ var transactionTypes = map[string]string{
 // renderTransaction renders an entry of a merchant account as a
 // transaction, describing it from the resource that booked it. It reads s,
 // so it runs under the read lock.
-func renderTransaction(s *ledger.State, n *ledger.NumberedEntry, currency string) transactionJSON {
+func renderTransaction(s *ledger.Reader, n *ledger.NumberedEntry, currency string) transactionJSON {
 	e := &n.Entry
 	raw := e.Type.String()
 	typ, ok := transactionTypes[raw]
@@ -311,13 +312,14 @@ func (c *call) listTransactions() {
 		return
 	}
 	body := listBody[transactionJSON]{}
-	c.s.cfg.Actors.Read(func(s *ledger.State) {
+	{
+		s := c.s.cfg.Actors.Reader()
 		page := s.Journal(c.org, f, before, limit)
 		currencies := accountCurrencies(s, c.org)
 		body = newList(listTransactionsKind, page, func(n *ledger.NumberedEntry) transactionJSON {
 			return renderTransaction(s, n, currencies[n.Entry.Account])
 		})
-	})
+	}
 	c.ok(fasthttp.StatusOK, &body)
 }
 
@@ -331,12 +333,13 @@ func (c *call) getTransaction() {
 	var t transactionJSON
 	found := false
 	if seq, typ, ok := parseTransactionID(id); ok {
-		c.s.cfg.Actors.Read(func(s *ledger.State) {
+		{
+			s := c.s.cfg.Actors.Reader()
 			n, a, ok := s.OrgEntry(c.org, seq)
 			if ok && n.Entry.Type.String() == typ {
 				t, found = renderTransaction(s, &n, a.Currency), true
 			}
-		})
+		}
 	}
 	if !found {
 		c.fail(notFound("Transaction"))
@@ -369,23 +372,16 @@ func (c *call) exportTransactions() {
 		c.fail(e)
 		return
 	}
-	var rows []transactionJSON
-	tooMany := false
-	c.s.cfg.Actors.Read(func(s *ledger.State) {
-		page := s.Journal(c.org, f, ledger.CursorStart, exportRowsMax)
-		if page.HasMore {
-			tooMany = true
-			return
-		}
-		currencies := accountCurrencies(s, c.org)
-		rows = make([]transactionJSON, 0, len(page.Items))
-		for i := range page.Items {
-			rows = append(rows, renderTransaction(s, &page.Items[i], currencies[page.Items[i].Entry.Account]))
-		}
-	})
-	if tooMany {
+	s := c.s.cfg.Actors.Reader()
+	page := s.Journal(c.org, f, ledger.CursorStart, exportRowsMax)
+	if page.HasMore {
 		c.fail(ledger.FieldInvalid("from", "selects more than "+strconv.Itoa(exportRowsMax)+" transactions: export a shorter range"))
 		return
+	}
+	currencies := accountCurrencies(s, c.org)
+	rows := make([]transactionJSON, 0, len(page.Items))
+	for i := range page.Items {
+		rows = append(rows, renderTransaction(s, &page.Items[i], currencies[page.Items[i].Entry.Account]))
 	}
 	if format == "json" {
 		c.ok(fasthttp.StatusOK, &struct {

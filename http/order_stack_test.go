@@ -90,13 +90,14 @@ func (s *stack) orderEntries(currency string) []string {
 // orderEvents lists the types of the order.* events of an order, in order.
 func (s *stack) orderEvents(id string) []string {
 	var out []string
-	s.sys.Read(func(st *ledger.State) {
+	{
+		st := s.sys.Reader()
 		for seq := uint64(1); seq <= st.EventCount(); seq++ {
 			if ev, _ := st.EventAt(seq); ev.ResourceID == id {
 				out = append(out, ev.Type)
 			}
 		}
-	})
+	}
 	return out
 }
 
@@ -176,7 +177,8 @@ func TestOrderLivesOverHTTP(t *testing.T) {
 	// The order.* events render as webhook payloads: the order as its GET
 	// shows it at that moment.
 	var payload []byte
-	st.sys.Read(func(s *ledger.State) {
+	{
+		s := st.sys.Reader()
 		for seq := s.EventCount(); seq > 0 && payload == nil; seq-- {
 			if ev, _ := s.EventAt(seq); ev.Type == ledger.EventOrderCompleted && ev.ResourceID == mobile {
 				var err error
@@ -185,7 +187,7 @@ func TestOrderLivesOverHTTP(t *testing.T) {
 				}
 			}
 		}
-	})
+	}
 	var ev struct {
 		Event string         `json:"event"`
 		Data  map[string]any `json:"data"`

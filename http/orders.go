@@ -233,10 +233,11 @@ func (c *call) orderRequest(body *orderRequestBody) (actors.OrderRequest, *ledge
 	}
 
 	var orgName string
-	c.s.cfg.Actors.Read(func(s *ledger.State) {
+	{
+		s := c.s.cfg.Actors.Reader()
 		o, _ := s.Organization(c.org)
 		orgName = o.Name
-	})
+	}
 	in, err := rails.SandboxDepositInstructions(fromMethod, orgName, spec.FromAccountNumber)
 	if err != nil {
 		return req, ledger.FieldInvalid("from.code", "cannot receive deposits: "+err.Error())
@@ -252,9 +253,8 @@ func (c *call) getOrder() {
 		c.fail(e)
 		return
 	}
-	st := c.s.cfg.Actors.RLock()
+	st := c.s.cfg.Actors.Reader()
 	o, found := st.Order(c.org, id)
-	c.s.cfg.Actors.RUnlock()
 	if !found {
 		c.fail(notFound("Order"))
 		return
@@ -277,9 +277,8 @@ func (c *call) getOrderByReference() {
 		c.fail(e)
 		return
 	}
-	st := c.s.cfg.Actors.RLock()
+	st := c.s.cfg.Actors.Reader()
 	o, found := st.OrderByReference(c.org, ref)
-	c.s.cfg.Actors.RUnlock()
 	if !found {
 		c.fail(notFound("Order"))
 		return
@@ -322,7 +321,7 @@ func (c *call) listOrders() {
 		return
 	}
 	var page ledger.Page[ledger.Order]
-	c.s.cfg.Actors.Read(func(s *ledger.State) { page = s.Orders(c.org, f, before, limit) })
+	page = c.s.cfg.Actors.Reader().Orders(c.org, f, before, limit)
 	c.ok(fasthttp.StatusOK, newList(listOrders, page, renderOrder))
 }
 
@@ -385,9 +384,8 @@ func (c *call) simulateOrderDeposit() {
 		c.fail(e)
 		return
 	}
-	st := c.s.cfg.Actors.RLock()
+	st := c.s.cfg.Actors.Reader()
 	o, found := st.Order(c.org, id)
-	c.s.cfg.Actors.RUnlock()
 	if !found {
 		c.fail(notFound("Order"))
 		return

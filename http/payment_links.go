@@ -658,9 +658,8 @@ func (c *call) createPageLink() {
 		p = append(p, e.Fields...)
 	}
 	spec.Appearance.Metadata = req.Metadata.raw
-	st := c.s.cfg.Actors.RLock()
+	st := c.s.cfg.Actors.Reader()
 	page, found := st.PaymentPage(c.org, id)
-	c.s.cfg.Actors.RUnlock()
 	if !found {
 		c.fail(notFound("Payment page"))
 		return
@@ -688,24 +687,18 @@ func (c *call) getPaymentLink() {
 		c.fail(e)
 		return
 	}
-	var body paymentLinkBody
-	found := false
-	c.s.cfg.Actors.Read(func(st *ledger.State) {
-		l, ok := st.PaymentLink(c.org, id)
-		if !ok {
-			return
-		}
-		found = true
-		body.PaymentLink = renderPaymentLink(&l)
-		sessions := st.PaymentLinkSessions(l.ID)
-		body.PaymentLink.Sessions = make([]checkoutSessionJSON, 0, len(sessions))
-		for i := range sessions {
-			body.PaymentLink.Sessions = append(body.PaymentLink.Sessions, renderCheckoutSession(&sessions[i]))
-		}
-	})
-	if !found {
+	st := c.s.cfg.Actors.Reader()
+	l, ok := st.PaymentLink(c.org, id)
+	if !ok {
 		c.fail(notFound("Payment link"))
 		return
+	}
+	var body paymentLinkBody
+	body.PaymentLink = renderPaymentLink(&l)
+	sessions := st.PaymentLinkSessions(c.org, l.ID)
+	body.PaymentLink.Sessions = make([]checkoutSessionJSON, 0, len(sessions))
+	for i := range sessions {
+		body.PaymentLink.Sessions = append(body.PaymentLink.Sessions, renderCheckoutSession(&sessions[i]))
 	}
 	c.ok(fasthttp.StatusOK, &body)
 }
@@ -738,7 +731,7 @@ func (c *call) listPaymentLinks() {
 		return
 	}
 	var page ledger.Page[ledger.PaymentLink]
-	c.s.cfg.Actors.Read(func(s *ledger.State) { page = s.PaymentLinks(c.org, f, before, limit) })
+	page = c.s.cfg.Actors.Reader().PaymentLinks(c.org, f, before, limit)
 	c.ok(fasthttp.StatusOK, newList(listPaymentLinks, page, renderPaymentLink))
 }
 
@@ -830,9 +823,8 @@ func (c *call) getPaymentPage() {
 		c.fail(e)
 		return
 	}
-	st := c.s.cfg.Actors.RLock()
+	st := c.s.cfg.Actors.Reader()
 	page, found := st.PaymentPage(c.org, id)
-	c.s.cfg.Actors.RUnlock()
 	if !found {
 		c.fail(notFound("Payment page"))
 		return
@@ -860,7 +852,7 @@ func (c *call) listPaymentPages() {
 		}
 	}
 	var page ledger.Page[ledger.PaymentPage]
-	c.s.cfg.Actors.Read(func(s *ledger.State) { page = s.PaymentPages(c.org, status, before, limit) })
+	page = c.s.cfg.Actors.Reader().PaymentPages(c.org, status, before, limit)
 	c.ok(fasthttp.StatusOK, newList(listPaymentPages, page, renderPaymentPage))
 }
 
@@ -947,9 +939,8 @@ func (c *call) createCheckoutSession() {
 		c.fail(e)
 		return
 	}
-	st := c.s.cfg.Actors.RLock()
+	st := c.s.cfg.Actors.Reader()
 	link, found := st.PaymentLink(c.org, id)
-	c.s.cfg.Actors.RUnlock()
 	if !found {
 		c.fail(notFound("Payment link"))
 		return
@@ -1108,9 +1099,8 @@ func (c *call) checkoutDeposit() {
 		c.fail(e)
 		return
 	}
-	st := c.s.cfg.Actors.RLock()
+	st := c.s.cfg.Actors.Reader()
 	sess, found := st.CheckoutSession(c.org, sid)
-	c.s.cfg.Actors.RUnlock()
 	if !found {
 		c.fail(notFound("Checkout session"))
 		return

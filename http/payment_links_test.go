@@ -69,13 +69,14 @@ func (s *stack) plDeposit(session, amount, ref string) map[string]any {
 func (s *stack) plBalance(currency string) ledger.Minor {
 	var total ledger.Minor
 	org := s.plOrg()
-	s.sys.Read(func(st *ledger.State) {
+	{
+		st := s.sys.Reader()
 		for _, a := range st.Accounts(org) {
 			if a.Currency == currency {
 				total = a.Total
 			}
 		}
-	})
+	}
 	return total
 }
 
@@ -156,7 +157,8 @@ func TestPaymentLinkLifeOverHTTP(t *testing.T) {
 		t.Fatalf("GHS balance %d, want %d", got, want)
 	}
 	org := s.plOrg()
-	s.sys.Read(func(st *ledger.State) {
+	{
+		st := s.sys.Reader()
 		if err := st.Check(); err != nil {
 			t.Fatal(err)
 		}
@@ -167,7 +169,7 @@ func TestPaymentLinkLifeOverHTTP(t *testing.T) {
 		if len(completed.Items) != 5 || len(credited.Items) != 5 {
 			t.Fatalf("%d collection.completed and %d account.credited events, want 5 each", len(completed.Items), len(credited.Items))
 		}
-	})
+	}
 }
 
 // Sessions and links expire on the sandbox clock, at once, without
@@ -196,7 +198,7 @@ func TestCheckoutExpiryOverHTTP(t *testing.T) {
 	// expires when the clock passes it.
 	var now time.Time
 	org := s.plOrg()
-	s.sys.Read(func(st *ledger.State) { now = time.UnixMilli(st.OrgNow(org, s.sys.Now().UnixMilli())) })
+	now = time.UnixMilli(s.sys.Reader().OrgNow(org, s.sys.Now().UnixMilli()))
 	r = s.do("POST", "/v1/payment-links", s.key, fmt.Sprintf(
 		`{"email":"a@example.com","amount":5,"currency":"GHS","title":"Soon","allowedMethods":["bank_transfer"],"expiresAt":%q}`,
 		now.Add(time.Hour).UTC().Format(time.RFC3339)))
@@ -210,9 +212,10 @@ func TestCheckoutExpiryOverHTTP(t *testing.T) {
 	}
 	r = s.do("POST", "/v1/payment-links/"+soon+"/sessions", s.key, `{"method":"bank_transfer"}`)
 	s.mustStatus(r, 400)
-	s.sys.Read(func(st *ledger.State) {
+	{
+		st := s.sys.Reader()
 		if err := st.Check(); err != nil {
 			t.Fatal(err)
 		}
-	})
+	}
 }

@@ -116,7 +116,7 @@ func (c *call) fxPricerFor(ref *string) fxPricer {
 		var prev ledger.Payout
 		var found bool
 		if ref != nil {
-			c.s.cfg.Actors.Read(func(s *ledger.State) { prev, found = s.PayoutByReference(c.org, *ref) })
+			prev, found = c.s.cfg.Actors.Reader().PayoutByReference(c.org, *ref)
 		}
 		if !found || prev.FX == nil || from != prev.FX.FromCurrency || to != prev.Spec.Currency ||
 			side != prev.Spec.AmountSide || amount != prev.RequestedSpec().Amount {
@@ -272,9 +272,8 @@ func (c *call) getPayout() {
 		c.fail(e)
 		return
 	}
-	st := c.s.cfg.Actors.RLock()
+	st := c.s.cfg.Actors.Reader()
 	p, found := st.Payout(id)
-	c.s.cfg.Actors.RUnlock()
 	if !found || p.OrgID != c.org {
 		c.fail(notFound("Payout"))
 		return
@@ -297,9 +296,8 @@ func (c *call) getPayoutByReference() {
 		c.fail(e)
 		return
 	}
-	st := c.s.cfg.Actors.RLock()
+	st := c.s.cfg.Actors.Reader()
 	p, found := st.PayoutByReference(c.org, ref)
-	c.s.cfg.Actors.RUnlock()
 	if !found {
 		c.fail(notFound("Payout"))
 		return
@@ -327,7 +325,7 @@ func (c *call) listPayouts() {
 		f.RecipientID = v
 	}
 	var page ledger.Page[ledger.Payout]
-	c.s.cfg.Actors.Read(func(s *ledger.State) { page = s.Payouts(c.org, f, before, limit) })
+	page = c.s.cfg.Actors.Reader().Payouts(c.org, f, before, limit)
 	c.ok(fasthttp.StatusOK, newList(listPayouts, page, renderPayout))
 }
 

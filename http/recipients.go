@@ -290,7 +290,7 @@ func (c *call) listRecipients() {
 		}
 	}
 	var page ledger.Page[ledger.Recipient]
-	c.s.cfg.Actors.Read(func(s *ledger.State) { page = s.Recipients(c.org, f, before, limit) })
+	page = c.s.cfg.Actors.Reader().Recipients(c.org, f, before, limit)
 	c.ok(fasthttp.StatusOK, newList(listRecipients, page, renderRecipient))
 }
 
@@ -313,7 +313,7 @@ func (c *call) recipient() (ledger.Recipient, bool) {
 	}
 	var r ledger.Recipient
 	var found bool
-	c.s.cfg.Actors.Read(func(s *ledger.State) { r, found = s.Recipient(c.org, id) })
+	r, found = c.s.cfg.Actors.Reader().Recipient(c.org, id)
 	if !found {
 		c.fail(notFound("Recipient"))
 		return ledger.Recipient{}, false
@@ -420,13 +420,14 @@ func (c *call) fillPayoutFromRecipient(req *payoutRequestBody) bool {
 	var found bool
 	var earlier ledger.Payout
 	var replay bool
-	c.s.cfg.Actors.Read(func(s *ledger.State) {
+	{
+		s := c.s.cfg.Actors.Reader()
 		r, found = s.Recipient(c.org, id)
 		if req.ExternalReference != nil {
 			earlier, replay = s.PayoutByReference(c.org, *req.ExternalReference)
 			replay = replay && earlier.Spec.RecipientID == id
 		}
-	})
+	}
 	var spec ledger.RecipientSpec
 	switch {
 	case replay:

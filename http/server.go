@@ -319,9 +319,14 @@ func (s *Server) methodNotAllowed(ctx *fasthttp.RequestCtx) {
 }
 
 func (s *Server) panicked(ctx *fasthttp.RequestCtx, v any) {
-	s.logger.Error("handler panicked", "path", string(ctx.Path()), "panic", v)
 	ctx.Response.Reset()
 	s.begin(ctx)
+	// A read of a closing node's state store: the node is shutting down.
+	if se, ok := v.(ledger.StoreError); ok && errors.Is(se, ledger.ErrStoreClosed) {
+		writeError(ctx, &ledger.Error{Code: ledger.CodeUnavailable, Message: "This node is shutting down; retry"})
+		return
+	}
+	s.logger.Error("handler panicked", "path", string(ctx.Path()), "panic", v)
 	writeError(ctx, &ledger.Error{Code: ledger.CodeInternal, Message: "Internal error"})
 }
 

@@ -124,7 +124,7 @@ func (c *call) getVirtualAccount() {
 	}
 	var v ledger.VirtualAccount
 	var found bool
-	c.s.cfg.Actors.Read(func(s *ledger.State) { v, found = s.VirtualAccount(c.org, id) })
+	v, found = c.s.cfg.Actors.Reader().VirtualAccount(c.org, id)
 	if !found {
 		c.fail(notFound("Virtual account"))
 		return
@@ -159,7 +159,7 @@ func (c *call) listVirtualAccounts() {
 		return
 	}
 	var page ledger.Page[ledger.VirtualAccount]
-	c.s.cfg.Actors.Read(func(s *ledger.State) { page = s.VirtualAccounts(c.org, f, before, limit) })
+	page = c.s.cfg.Actors.Reader().VirtualAccounts(c.org, f, before, limit)
 	c.ok(fasthttp.StatusOK, newList(listVirtualAccounts, page, renderVirtualAccount))
 }
 

@@ -227,7 +227,7 @@ func (c *call) listWebhookEndpoints() {
 		return
 	}
 	var page ledger.Page[ledger.WebhookEndpoint]
-	c.s.cfg.Actors.Read(func(s *ledger.State) { page = s.WebhookEndpoints(c.org, before, limit) })
+	page = c.s.cfg.Actors.Reader().WebhookEndpoints(c.org, before, limit)
 	c.ok(fasthttp.StatusOK, newList(listWebhookEndpoints, page, renderWebhookEndpoint))
 }
 
@@ -240,7 +240,7 @@ func (c *call) webhookEndpoint(param string) (ledger.WebhookEndpoint, bool) {
 	}
 	var ep ledger.WebhookEndpoint
 	var found bool
-	c.s.cfg.Actors.Read(func(s *ledger.State) { ep, found = s.WebhookEndpoint(c.org, id) })
+	ep, found = c.s.cfg.Actors.Reader().WebhookEndpoint(c.org, id)
 	if !found {
 		c.fail(notFound("Webhook endpoint"))
 		return ep, false
@@ -374,7 +374,7 @@ func (c *call) testWebhookEndpoint() {
 		c.fail(errorFromActors(err))
 		return
 	}
-	c.s.cfg.Actors.Read(func(s *ledger.State) { d, _ = s.WebhookDelivery(c.org, d.ID) })
+	d, _ = c.s.cfg.Actors.Reader().WebhookDelivery(c.org, d.ID)
 	out := webhookTestJSON{Success: d.Status == ledger.DeliverySuccess, DeliveryID: d.ID}
 	if d.LastStatusCode != 0 {
 		code := d.LastStatusCode
@@ -409,7 +409,7 @@ func (c *call) listDeliveries() {
 		f.Status = st
 	}
 	var page ledger.Page[ledger.WebhookDelivery]
-	c.s.cfg.Actors.Read(func(s *ledger.State) { page = s.WebhookDeliveries(c.org, f, before, limit) })
+	page = c.s.cfg.Actors.Reader().WebhookDeliveries(c.org, f, before, limit)
 	c.ok(fasthttp.StatusOK, newList(listDeliveries, page, renderWebhookDelivery))
 }
 

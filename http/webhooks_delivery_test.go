@@ -135,9 +135,10 @@ func (h *engineHarness) fund(ref string) {
 
 func (h *engineHarness) delivery(endpointID string, n int) ledger.WebhookDelivery {
 	var page ledger.Page[ledger.WebhookDelivery]
-	h.sys.Read(func(s *ledger.State) {
+	{
+		s := h.sys.Reader()
 		page = s.WebhookDeliveries(h.org, ledger.DeliveryFilter{EndpointID: endpointID}, ledger.CursorStart, 100)
-	})
+	}
 	if len(page.Items) <= n {
 		return ledger.WebhookDelivery{}
 	}
@@ -146,7 +147,7 @@ func (h *engineHarness) delivery(endpointID string, n int) ledger.WebhookDeliver
 
 func (h *engineHarness) endpointState(id string) ledger.WebhookEndpoint {
 	var e ledger.WebhookEndpoint
-	h.sys.Read(func(s *ledger.State) { e, _ = s.WebhookEndpoint(h.org, id) })
+	e, _ = h.sys.Reader().WebhookEndpoint(h.org, id)
 	return e
 }
 
@@ -422,10 +423,11 @@ func TestWebhookLeaderKilledMidDelivery(t *testing.T) {
 	waitFor(t, "every delivery to succeed on the new leader", 60*time.Second, func() bool {
 		survivor = nodes[leader()].sys
 		var pending, count int
-		survivor.Read(func(s *ledger.State) {
-			pending = len(s.PendingWebhookDeliveries())
+		{
+			s := survivor.Reader()
+			pending = s.PendingWebhookDeliveryCount()
 			count = int(s.WebhookDeliveryCount())
-		})
+		}
 		return pending == 0 && count == events
 	})
 	checkAtLeastOnce(t, survivor, rcv, secret, events)
@@ -449,12 +451,14 @@ func TestWebhookLeaderKilledMidDelivery(t *testing.T) {
 	}
 	waitFor(t, "the follower to catch up", 10*time.Second, func() bool {
 		var a, b []ledger.WebhookDelivery
-		survivor.Read(func(s *ledger.State) {
+		{
+			s := survivor.Reader()
 			a = s.WebhookDeliveries(org, ledger.DeliveryFilter{}, ledger.CursorStart, 100).Items
-		})
-		other.Read(func(s *ledger.State) {
+		}
+		{
+			s := other.Reader()
 			b = s.WebhookDeliveries(org, ledger.DeliveryFilter{}, ledger.CursorStart, 100).Items
-		})
+		}
 		return fmt.Sprint(a) == fmt.Sprint(b)
 	})
 }
@@ -477,9 +481,10 @@ func TestWebhookSlowEndpointDelaysNoOther(t *testing.T) {
 	}
 	waitFor(t, "the healthy endpoint to receive every event", 20*time.Second, func() bool {
 		var done int
-		h.sys.Read(func(s *ledger.State) {
+		{
+			s := h.sys.Reader()
 			done = len(s.WebhookDeliveries(h.org, ledger.DeliveryFilter{EndpointID: "whe_healthy", Status: ledger.DeliverySuccess}, ledger.CursorStart, 100).Items)
-		})
+		}
 		return done == events
 	})
 	waitFor(t, "attempts in flight to the stuck endpoint", 10*time.Second, func() bool { return stuck.held.Load() >= 2 })
@@ -489,7 +494,7 @@ func TestWebhookSlowEndpointDelaysNoOther(t *testing.T) {
 	close(stuck.release)
 	waitFor(t, "the stuck endpoint to catch up", 20*time.Second, func() bool {
 		var pending int
-		h.sys.Read(func(s *ledger.State) { pending = len(s.PendingWebhookDeliveries()) })
+		pending = h.sys.Reader().PendingWebhookDeliveryCount()
 		return pending == 0
 	})
 }

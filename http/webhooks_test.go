@@ -274,7 +274,7 @@ func TestWebhookAtLeastOnceUnderFaults(t *testing.T) {
 	}
 	waitFor(t, "every delivery to succeed", 60*time.Second, func() bool {
 		var pending int
-		st.sys.Read(func(s *ledger.State) { pending = len(s.PendingWebhookDeliveries()) })
+		pending = st.sys.Reader().PendingWebhookDeliveryCount()
 		return pending == 0
 	})
 	checkAtLeastOnce(t, st.sys, rcv, secret, events)
@@ -287,13 +287,14 @@ func checkAtLeastOnce(t *testing.T, sys *actors.System, rcv *receiver, secret st
 	t.Helper()
 	var deliveries []ledger.WebhookDelivery
 	var eventCount int
-	sys.Read(func(s *ledger.State) {
+	{
+		s := sys.Reader()
 		for seq := uint64(1); seq <= s.WebhookDeliveryCount(); seq++ {
 			d, _ := s.WebhookDeliveryAt(seq)
 			deliveries = append(deliveries, d)
 		}
 		eventCount = int(s.EventCount())
-	})
+	}
 	if eventCount < wantEvents || len(deliveries) != eventCount {
 		t.Fatalf("%d events, %d deliveries, want at least %d events each with one delivery", eventCount, len(deliveries), wantEvents)
 	}

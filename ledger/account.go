@@ -10,10 +10,11 @@ import (
 // of the service's own accounts (clearing, fees, funding) that hold the other
 // side of every posting. Merchant account numbers are the currency code and
 // eight digits ("GHS12345678"); system account numbers are "SYS:" + purpose +
-// ":" + currency and never leave the ledger.
+// ":" + currency (+ ":" + organization, for one organization's) and never
+// leave the ledger.
 type Account struct {
 	Number   string
-	OrgID    string // empty for system accounts
+	OrgID    string // empty for the system accounts every organization shares
 	Currency string
 	Purpose  AccountPurpose
 
@@ -186,6 +187,13 @@ type Entry struct {
 	At           int64
 }
 
+// accountKind: balance accounts stay open for good.
+var accountKind = &kind[Account]{
+	tag: tagAccount, name: "account",
+	id:  func(a *Account) (string, string) { return a.Number, a.OrgID },
+	enc: encodeAccount, dec: decodeAccount,
+}
+
 // posting is one leg of a transaction before it is booked.
 type posting struct {
 	account string
@@ -195,13 +203,14 @@ type posting struct {
 
 // book applies a balanced set of postings atomically: all of them or, when an
 // account would overflow, none. Postings must sum to zero; a set that does
-// not is a bug, and the ledger stops rather than book it.
-func (s *State) book(at int64, refID, externalRef string, postings []posting) *Error {
+// not is a bug, and the ledger stops rather than book it. It returns the
+// sequence number of the first entry; the others follow in order.
+func (s *State) book(at int64, refID, externalRef string, postings []posting) (uint64, *Error) {
 	var sum Minor
 	for _, p := range postings {
 		var ok bool
 		if sum, ok = addMinor(sum, p.amount); !ok {
-			return errorf(CodeValidation, "amount out of range")
+			return 0, errorf(CodeValidation, "amount out of range")
 		}
 	}
 	if sum != 0 {
@@ -209,18 +218,12 @@ func (s *State) book(at int64, refID, externalRef string, postings []posting) *E
 	}
 	// Compute every balance first so a failure leaves nothing half-booked.
 	// One account may take several postings (a debit and its fee).
-	var afterBuf [8]Minor
-	var after []Minor
-	if len(postings) <= len(afterBuf) {
-		after = afterBuf[:len(postings)]
-	} else {
-		after = make([]Minor, len(postings))
-	}
+	entries := make([]Entry, len(postings))
 	for i, p := range postings {
 		total, found := Minor(0), false
 		for j := i - 1; j >= 0; j-- {
 			if postings[j].account == p.account {
-				total, found = after[j], true
+				total, found = entries[j].BalanceAfter, true
 				break
 			}
 		}
@@ -231,29 +234,26 @@ func (s *State) book(at int64, refID, externalRef string, postings []posting) *E
 			}
 			total = a.Total
 		}
-		var ok bool
-		if after[i], ok = addMinor(total, p.amount); !ok {
-			return errorf(CodeValidation, "balance out of range")
+		after, ok := addMinor(total, p.amount)
+		if !ok {
+			a, _ := s.accounts.get(p.account)
+			return 0, BalanceLimit(a.Currency)
 		}
+		entries[i] = Entry{Account: p.account, Type: p.typ, Amount: p.amount, BalanceAfter: after,
+			RefID: refID, ExternalRef: externalRef, At: at}
 	}
-	for i, p := range postings {
-		a, _ := s.accounts.get(p.account)
-		a.Total = after[i]
-		s.accounts.put(a.Number, a)
-		s.entries.append(Entry{
-			Account:      p.account,
-			Type:         p.typ,
-			Amount:       p.amount,
-			BalanceAfter: after[i],
-			RefID:        refID,
-			ExternalRef:  externalRef,
-			At:           at,
-		})
-		if a.Purpose == PurposeMerchant {
-			indexOf(s.entriesByAccount, a.Number).append(uint64(s.entries.len()))
-		}
+	for i := range entries {
+		a, _ := s.accounts.get(entries[i].Account)
+		a.Total = entries[i].BalanceAfter
+		s.accounts.put(a)
 	}
-	return nil
+	return s.journal.add(entries, s.merchantOf), nil
+}
+
+// merchantOf reports whether an account is a merchant's balance.
+func (s *State) merchantOf(number string) bool {
+	a, _ := s.accounts.get(number)
+	return a.Purpose == PurposeMerchant
 }
 
 // merchantAccount returns the organization's account in currency, creating
@@ -273,40 +273,50 @@ func (s *State) merchantAccount(orgID, currency string, at int64, create bool) (
 		Purpose:   PurposeMerchant,
 		CreatedAt: at,
 	}
-	s.insertAccount(a)
+	s.accounts.insert(a)
+	s.indexAccount(&a)
 	return a, true
 }
 
 // systemAccount returns the service's account for a purpose and currency,
 // creating it on first use.
 func (s *State) systemAccount(p AccountPurpose, currency string, at int64) string {
-	if number, ok := s.systemAccounts[systemKey{p, currency}]; ok {
+	return s.orgSystemAccount(p, "", currency, at)
+}
+
+// orgSystemAccount returns the service's account for a purpose and
+// currency that belongs to one organization (org "" for one shared by
+// all), creating it on first use. Sandbox top-ups are paid from one per
+// organization, so that one tenant's top-ups, however large, never take
+// the source past its limit for another.
+func (s *State) orgSystemAccount(p AccountPurpose, org, currency string, at int64) string {
+	if number, ok := s.systemAccounts[systemKey{p, currency, org}]; ok {
 		return number
 	}
 	number := systemAccountNumber(p, currency)
-	s.insertAccount(Account{Number: number, Currency: currency, Purpose: p, CreatedAt: at})
-	return number
+	if org != "" {
+		number += ":" + org
+	}
+	a := Account{Number: number, OrgID: org, Currency: currency, Purpose: p, CreatedAt: at}
+	s.accounts.insert(a)
+	s.indexAccount(&a)
+	return a.Number
 }
 
-// systemKey names a system account: its purpose and currency.
+// systemKey names a system account: its purpose, currency, and the
+// organization it serves ("" for every one).
 type systemKey struct {
 	purpose  AccountPurpose
 	currency string
+	org      string
 }
 
-func (s *State) insertAccount(a Account) {
-	s.accounts.put(a.Number, a)
-	s.accountOrder = append(s.accountOrder, a.Number)
-	s.indexAccount(a)
-}
-
-func (s *State) indexAccount(a Account) {
+func (s *State) indexAccount(a *Account) {
 	if a.Purpose != PurposeMerchant {
-		s.systemAccounts[systemKey{a.Purpose, a.Currency}] = a.Number
+		s.systemAccounts[systemKey{a.Purpose, a.Currency, a.OrgID}] = a.Number
 		return
 	}
 	s.accountByOrgCurrency[orgKey{a.OrgID, a.Currency}] = a.Number
-	s.accountsByOrg[a.OrgID] = append(s.accountsByOrg[a.OrgID], a.Number)
 }
 
 // newAccountNumber derives an account number from the organization and
@@ -327,39 +337,6 @@ func (s *State) newAccountNumber(orgID, currency string) string {
 	}
 }
 
-// Account returns the merchant account with the given number.
-func (s *State) Account(number string) (Account, bool) {
-	a, ok := s.accounts.get(number)
-	if !ok || a.Purpose != PurposeMerchant {
-		return Account{}, false
-	}
-	return a, true
-}
-
-// AccountFor returns an organization's account in a currency.
-func (s *State) AccountFor(orgID, currency string) (Account, bool) {
-	return s.merchantAccount(orgID, currency, 0, false)
-}
-
-// Accounts lists an organization's accounts in the order they were opened.
-func (s *State) Accounts(orgID string) []Account {
-	numbers := s.accountsByOrg[orgID]
-	out := make([]Account, 0, len(numbers))
-	for _, n := range numbers {
-		a, _ := s.accounts.get(n)
-		out = append(out, a)
-	}
-	return out
-}
-
-// Entry returns the entry with the given sequence number.
-func (s *State) Entry(seq uint64) (Entry, bool) {
-	if seq == 0 || seq > uint64(s.entries.len()) {
-		return Entry{}, false
-	}
-	return s.entries.at(int(seq - 1)), true
-}
-
 // NumberedEntry is an entry with its sequence number in the journal.
 type NumberedEntry struct {
 	Seq   uint64
@@ -374,20 +351,18 @@ type EntryFilter struct {
 	To    int64 // unix ms, inclusive; 0 for no bound
 }
 
-// Statement lists a merchant account's entries newest first. Paging back
-// to the start and summing the amounts gives the account's total.
-func (s *State) Statement(number string, f EntryFilter, before Cursor, limit int) Page[NumberedEntry] {
-	get := func(seq uint64) (NumberedEntry, bool) {
-		e, ok := s.Entry(seq)
-		return NumberedEntry{Seq: seq, Entry: e}, ok
-	}
-	return page(s.entriesByAccount[number], before, limit, get, func(n NumberedEntry) bool {
-		e := n.Entry
-		return (f.Type == 0 || e.Type == f.Type) &&
-			(f.RefID == "" || e.RefID == f.RefID) &&
-			(f.From == 0 || e.At >= f.From) &&
-			(f.To == 0 || e.At <= f.To)
-	})
+func (f *EntryFilter) keep(e *Entry) bool {
+	return (f.Type == 0 || e.Type == f.Type) &&
+		(f.RefID == "" || e.RefID == f.RefID) &&
+		(f.From == 0 || e.At >= f.From) &&
+		(f.To == 0 || e.At <= f.To)
+}
+
+// Statement lists a merchant account's entries newest first, from below
+// the entry sequence number before. Paging back to the start and summing
+// the amounts gives the account's total.
+func (r *Reader) Statement(number string, f EntryFilter, before Cursor, limit int) Page[NumberedEntry] {
+	return r.Journal("", JournalFilter{Account: number, Type: f.Type, RefID: f.RefID, From: f.From, To: f.To}, before, limit)
 }
 
 // Entry identifiers are "le_" and a bijective scramble of the sequence

@@ -3,6 +3,7 @@ package ledger
 import (
 	"math"
 	"math/bits"
+	"strings"
 )
 
 // Checkout sessions: one attempt to pay a payment link with one method.
@@ -303,7 +304,7 @@ func (c *CreateCheckoutSession) apply(s *State) Result {
 		return Result{Err: errorf(CodeConflict, "Payment link %s changed while the session was priced; retry", l.ID)}
 	case c.OriginAmount <= 0 || c.OriginAmount > AmountMax:
 		return Result{Err: FieldInvalid("amount", "is out of range")}
-	case len(s.pl.sessionsByLink[l.ID]) >= CheckoutSessionsPerLinkMax:
+	case l.Sessions >= CheckoutSessionsPerLinkMax:
 		return Result{Err: errorf(CodeBadRequest, "Payment link %s has had %d checkout sessions, the most one link may have", l.ID, CheckoutSessionsPerLinkMax)}
 	}
 	if _, ok := LookupCurrency(c.OriginCurrency); !ok {
@@ -329,7 +330,7 @@ func (c *CreateCheckoutSession) apply(s *State) Result {
 	if _, ok := s.pl.sessions.get(c.ID); ok {
 		return Result{Err: errorf(CodeConflict, "checkout session %s already exists", c.ID)}
 	}
-	for _, id := range s.pl.sessionsByLink[l.ID] {
+	for _, id := range s.pl.openByLink[l.ID] {
 		if o, _ := s.pl.sessions.get(id); o.Status == SessionProcessing {
 			return Result{Err: errorf(CodeBadRequest,
 				"A mobile money charge is in progress on this payment link (session %s); wait for the payer to approve or decline it", o.ID)}
@@ -362,7 +363,7 @@ func (c *CreateCheckoutSession) apply(s *State) Result {
 		if a, ok := s.merchantAccount(c.OrgID, col.Spec.Currency, c.At, false); ok {
 			col.AccountNumber = a.Number
 		}
-		s.insertCheckoutCollection(col)
+		s.insertCollection(col)
 		s.emit(c.At, col.OrgID, EventCollectionPending, col.ID, col)
 		res.Collection = &col
 	case CheckoutBankTransfer:
@@ -370,26 +371,19 @@ func (c *CreateCheckoutSession) apply(s *State) Result {
 	case CheckoutCrypto:
 		sess.Status = SessionAwaitingPayment
 	}
-	s.pl.sessions.insert(sess)
-	s.pl.indexSession(sess)
+	s.pl.openSession(sess)
+	s.addDeadline(s.pl.sessionExpiry, sess.OrgID, sess.ExpiresAt, sess.ID)
+	l.Sessions++
+	s.pl.links.put(l)
 	res.CheckoutSession = &sess
 	return res
-}
-
-// insertCheckoutCollection adds a collection made by a checkout, with the
-// indexes every collection has.
-func (s *State) insertCheckoutCollection(col Collection) {
-	s.collections.put(col.ID, col)
-	s.collectionOrder.append(col.ID)
-	s.indexCollection(col)
 }
 
 func (c *CheckoutDepositCommand) apply(s *State) Result {
 	if c.ExternalReference == "" {
 		return Result{Err: FieldInvalid("externalReference", "is required")}
 	}
-	if id, ok := s.pl.depositByRef[orgKey{c.OrgID, c.ExternalReference}]; ok {
-		d, _ := s.pl.deposits.get(id)
+	if d, ok := s.pl.deposits.find(indexReference, refKey(c.OrgID, c.ExternalReference)); ok {
 		if d.SessionID == c.SessionID && d.Requested == c.Amount {
 			return Result{Replayed: true, CheckoutDeposit: &d}
 		}
@@ -451,10 +445,10 @@ func (c *CheckoutDepositCommand) apply(s *State) Result {
 		{s.systemAccount(PurposeCollectionsSource, cur, c.At), EntryCollectionSource, -credit},
 		{account.Number, EntryCollectionCredit, credit},
 	}
-	if err := s.book(c.At, col.ID, col.ExternalReference, postings); err != nil {
+	if _, err := s.book(c.At, col.ID, col.ExternalReference, postings); err != nil {
 		return Result{Err: err}
 	}
-	s.insertCheckoutCollection(col)
+	s.insertCollection(col)
 	s.emit(c.At, col.OrgID, EventCollectionCompleted, col.ID, col)
 	s.emitCredited(c.At, account.Number)
 
@@ -464,7 +458,6 @@ func (c *CheckoutDepositCommand) apply(s *State) Result {
 		Currency: sess.OriginCurrency, Credited: credit, At: now,
 	}
 	s.pl.deposits.insert(d)
-	s.pl.depositByRef[orgKey{d.OrgID, d.ExternalReference}] = d.ID
 	s.checkoutPaid(c.At, sess, amount, credit)
 	return Result{CheckoutDeposit: &d, Collection: &col}
 }
@@ -563,10 +556,9 @@ func (s *State) checkoutPaid(at int64, sess CheckoutSession, origin, credit Mino
 		}
 	}
 	s.pl.links.put(l)
-	s.pl.trackExpiry(l)
 	s.pl.sessions.put(sess)
-	if sess.Status.Terminal() {
-		delete(s.pl.openSessions, sess.ID)
+	if sessionWasOpen && sess.Status.Terminal() {
+		s.pl.closeSession(sess)
 	}
 	if completeNow {
 		s.emit(now, sess.OrgID, EventCheckoutSessionCompleted, sess.ID, sess)
@@ -580,10 +572,9 @@ func (s *State) checkoutPaid(at int64, sess CheckoutSession, origin, credit Mino
 // endOpenSessions ends every open session of a link with status (failed or
 // expired), emitting their events.
 func (s *State) endOpenSessions(at int64, linkID string, status CheckoutSessionStatus, message string) {
-	for _, id := range s.pl.sessionsByLink[linkID] {
-		if c, _ := s.pl.sessions.get(id); !c.Status.Terminal() {
-			s.endSession(at, c, status, message)
-		}
+	for _, id := range append([]string(nil), s.pl.openByLink[linkID]...) {
+		c, _ := s.pl.sessions.get(id)
+		s.endSession(at, c, status, message)
 	}
 }
 
@@ -591,7 +582,7 @@ func (s *State) endSession(at int64, c CheckoutSession, status CheckoutSessionSt
 	now := s.OrgNow(c.OrgID, at)
 	c.Status, c.StatusMessage, c.EndedAt, c.UpdatedAt = status, message, now, now
 	s.pl.sessions.put(c)
-	delete(s.pl.openSessions, c.ID)
+	s.pl.closeSession(c)
 	typ := EventCheckoutSessionFailed
 	if status == SessionExpired {
 		typ = EventCheckoutSessionExpired
@@ -606,12 +597,14 @@ func checkoutCollectionSettled(s *State, ev Event) {
 	if ev.Type != EventCollectionCompleted && ev.Type != EventCollectionFailed {
 		return
 	}
-	id, ok := s.pl.sessionByCollection[ev.ResourceID]
+	col, _ := s.collections.get(ev.ResourceID)
+	if !strings.HasPrefix(col.ExternalReference, "cs_") {
+		return // a session's collection carries the session's id as its reference
+	}
+	sess, ok := s.pl.sessions.find(indexLeg, ev.ResourceID)
 	if !ok {
 		return
 	}
-	sess, _ := s.pl.sessions.get(id)
-	col, _ := s.collections.get(ev.ResourceID)
 	if ev.Type == EventCollectionCompleted {
 		s.checkoutPaid(ev.At, sess, col.Spec.Amount, col.Spec.Amount)
 		return
@@ -625,48 +618,20 @@ func checkoutCollectionSettled(s *State, ev Event) {
 	}
 }
 
-// checkoutExpiryDue reports whether a session or link deadline has passed.
-func checkoutExpiryDue(s *State, at int64) bool {
-	for id := range s.pl.openSessions {
-		if c, _ := s.pl.sessions.get(id); s.OrgNow(c.OrgID, at) >= c.ExpiresAt {
-			return true
-		}
-	}
-	for id := range s.pl.expiringLinks {
-		if l, _ := s.pl.links.get(id); s.OrgNow(l.OrgID, at) >= l.Current.ExpiresAt {
-			return true
-		}
-	}
-	return false
-}
-
-// expireCheckouts expires links and sessions whose deadline has passed on
-// their organization's clock, in id order.
-func expireCheckouts(s *State, at int64) {
-	for _, id := range checkoutOrder(s.pl.expiringLinks) {
-		l, _ := s.pl.links.get(id)
-		now := s.OrgNow(l.OrgID, at)
-		if l.Status != PaymentLinkActive || now < l.Current.ExpiresAt {
-			continue
-		}
-		l.Status = PaymentLinkExpired
-		l.StatusMessage = "The payment link expired before it was paid"
-		l.UpdatedAt = now
-		s.pl.links.put(l)
-		s.pl.trackExpiry(l)
-		s.emit(now, l.OrgID, EventPaymentLinkExpired, l.ID, l)
-		s.endOpenSessions(at, l.ID, SessionExpired, "The payment link expired")
-	}
-	for _, id := range checkoutOrder(s.pl.openSessions) {
-		c, _ := s.pl.sessions.get(id)
-		if c.Status.Terminal() || s.OrgNow(c.OrgID, at) < c.ExpiresAt {
-			continue
-		}
-		s.endSession(at, c, SessionExpired, "The checkout session expired before it was paid")
-	}
+// expireLink expires an active link whose deadline has passed, and its
+// open sessions with it.
+func expireLink(s *State, id string, at int64) {
+	l, _ := s.pl.links.get(id)
+	now := s.OrgNow(l.OrgID, at)
+	l.Status = PaymentLinkExpired
+	l.StatusMessage = "The payment link expired before it was paid"
+	l.UpdatedAt = now
+	s.pl.links.put(l)
+	s.emit(now, l.OrgID, EventPaymentLinkExpired, l.ID, l)
+	s.endOpenSessions(at, l.ID, SessionExpired, "The payment link expired")
 }
 
 // CheckoutSession returns an organization's session by id.
-func (s *State) CheckoutSession(orgID, id string) (CheckoutSession, bool) {
-	return s.pl.sessions.owned(orgID, id)
+func (r *Reader) CheckoutSession(orgID, id string) (CheckoutSession, bool) {
+	return readOwned(r, checkoutSessionKind, orgID, id)
 }

@@ -1,5 +1,7 @@
 package ledger
 
+import "container/heap"
+
 // The sandbox clock and deadlines.
 //
 // Every rule reads time from its command's At, the leader's clock. An
@@ -8,10 +10,11 @@ package ledger
 // tests without sleeping. Production organizations never have an offset.
 //
 // Deadline-driven transitions (a quote, order or session expiring) are made
-// by expirers: each feature registers one in NewState. Two commands run
-// them: Tick, which the leader proposes when ExpiryDue says something is
-// due, and AdvanceClock, which moves one organization's clock and then
-// expires whatever the jump made due, in the same Apply.
+// by expirers: each feature registers one in NewState and adds a deadline
+// to one heap when a record gets one. Two commands run them: Tick, which
+// the leader proposes when the earliest deadline has passed (Views.
+// NextDeadline), and AdvanceClock, which moves one organization's clock
+// and then expires whatever the jump made due, in the same Apply.
 
 // Command kinds of the clock.
 const (
@@ -29,15 +32,28 @@ type Clock struct {
 	UpdatedAt    int64
 }
 
-// expirer is one feature's deadline-driven transitions.
+// clockKind: a clock stays open for good.
+var clockKind = &kind[Clock]{
+	tag: tagClock, name: "clock",
+	id:  func(c *Clock) (string, string) { return c.OrgID, c.OrgID },
+	enc: encodeClock, dec: decodeClock,
+	unlisted: true,
+}
+
+// expirer is one feature's deadline-driven transitions. A feature adds a
+// deadline (addDeadline) when a record gets one; the state keeps them all
+// in one heap, in leader time, so that Tick finds what is due without
+// looking at anything else.
 type expirer struct {
-	// due reports whether anything expires at leader time at; it must not
-	// change the state.
-	due func(s *State, at int64) bool
-	// expire makes every transition due at leader time at, emitting their
-	// events. Each record's deadline is compared with its organization's
-	// clock, s.OrgNow(org, at).
-	expire func(s *State, at int64)
+	// each calls add for every open deadline of the feature: at Load, and
+	// after a clock jump moved an organization's deadlines.
+	each func(s *State, add func(org string, due int64, id string))
+	// deadline returns the record's deadline now, on its organization's
+	// clock; ok is false when it has none any more (it was met).
+	deadline func(s *State, id string) (org string, due int64, ok bool)
+	// expire makes the record's transition, emitting its events. It is
+	// called when the record's deadline has passed at leader time at.
+	expire func(s *State, id string, at int64)
 }
 
 // AdvanceClock moves an organization's sandbox clock forward.
@@ -96,6 +112,8 @@ func (c *AdvanceClock) apply(s *State) Result {
 		clk.OrgID = c.OrgID
 		s.clocks.insert(clk)
 	}
+	// The organization's deadlines came closer in leader time.
+	s.rebuildDeadlines()
 	s.expireDue(c.At)
 	return Result{Clock: &clk}
 }
@@ -103,12 +121,6 @@ func (c *AdvanceClock) apply(s *State) Result {
 func (c *Tick) apply(s *State) Result {
 	s.expireDue(c.At)
 	return Result{}
-}
-
-func (s *State) expireDue(at int64) {
-	for _, x := range s.expirers {
-		x.expire(s, at)
-	}
 }
 
 // OrgNow is an organization's current time, in unix milliseconds, when the
@@ -120,21 +132,97 @@ func (s *State) OrgNow(orgID string, at int64) int64 {
 	return at
 }
 
-// Clock returns an organization's sandbox clock; the zero offset if it was
-// never advanced.
-func (s *State) Clock(orgID string) Clock {
-	if c, ok := s.clocks.get(orgID); ok {
-		return c
-	}
-	return Clock{OrgID: orgID}
+// registerExpirer adds a feature's expirer and returns its number, which
+// the feature passes to addDeadline.
+func (s *State) registerExpirer(x expirer) uint8 {
+	s.expirers = append(s.expirers, x)
+	return uint8(len(s.expirers) - 1)
 }
 
-// ExpiryDue reports whether a Tick at leader time at would expire anything.
+// addDeadline records that the record id of expirer x falls due when its
+// organization's clock reads due.
+func (s *State) addDeadline(x uint8, org string, due int64, id string) {
+	heap.Push(&s.deadlines, deadline{at: due - s.OrgNow(org, 0), exp: x, id: id})
+}
+
+// rebuildDeadlines fills the heap again from the features' open deadlines.
+func (s *State) rebuildDeadlines() {
+	s.deadlines = s.deadlines[:0]
+	for i, x := range s.expirers {
+		x.each(s, func(org string, due int64, id string) { s.addDeadline(uint8(i), org, due, id) })
+	}
+}
+
+// live reports whether a heap entry is still its record's deadline.
+func (s *State) live(d *deadline) bool {
+	org, due, ok := s.expirers[d.exp].deadline(s, d.id)
+	return ok && due-s.OrgNow(org, 0) == d.at
+}
+
+// expireDue makes every transition due at leader time at, earliest
+// deadline first.
+func (s *State) expireDue(at int64) {
+	for len(s.deadlines) > 0 && s.deadlines[0].at <= at {
+		d := heap.Pop(&s.deadlines).(deadline)
+		if s.live(&d) {
+			s.expirers[d.exp].expire(s, d.id, at)
+		}
+	}
+}
+
+// nextDeadline is the earliest deadline in leader time, 0 for none. It
+// drops the entries of deadlines met meanwhile first, so that the leader
+// does not propose a Tick for nothing.
+func (s *State) nextDeadline() int64 {
+	for len(s.deadlines) > 0 && !s.live(&s.deadlines[0]) {
+		heap.Pop(&s.deadlines)
+	}
+	if len(s.deadlines) == 0 {
+		return 0
+	}
+	return s.deadlines[0].at
+}
+
+// ExpiryDue reports whether a Tick at leader time at would expire
+// anything. It looks at every deadline: tests use it; the leader reads
+// Views.NextDeadline.
 func (s *State) ExpiryDue(at int64) bool {
-	for _, x := range s.expirers {
-		if x.due(s, at) {
+	for i := range s.deadlines {
+		if d := &s.deadlines[i]; d.at <= at && s.live(d) {
 			return true
 		}
 	}
 	return false
+}
+
+// deadline is one entry of the deadline heap. Entries of records that met
+// their deadline meanwhile stay until they come up and are dropped, so two
+// replicas' heaps may differ in such entries, never in the order of the
+// live ones: ties go by expirer and id, not by when an entry was added.
+type deadline struct {
+	at  int64  // leader time, unix ms
+	exp uint8  // the expirer
+	id  string // its record
+}
+
+type deadlineHeap []deadline
+
+func (h deadlineHeap) Len() int { return len(h) }
+func (h deadlineHeap) Less(i, j int) bool {
+	a, b := &h[i], &h[j]
+	if a.at != b.at {
+		return a.at < b.at
+	}
+	if a.exp != b.exp {
+		return a.exp < b.exp
+	}
+	return a.id < b.id
+}
+func (h deadlineHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *deadlineHeap) Push(x any)   { *h = append(*h, x.(deadline)) }
+func (h *deadlineHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
 }

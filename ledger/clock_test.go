@@ -8,7 +8,7 @@ import (
 )
 
 func TestAdvanceClock(t *testing.T) {
-	s := NewState()
+	s := newTestState(t)
 	hash := sha256.Sum256([]byte("k"))
 	s.Apply(&CreateOrganization{At: 1, ID: "org_a", Name: "A", Key: CreateAPIKey{At: 1, ID: "key_a", OrgID: "org_a", Hash: string(hash[:])}})
 	for _, tc := range []struct {

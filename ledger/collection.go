@@ -110,6 +110,44 @@ type SettleCollection struct {
 	Message   string
 }
 
+// collectionKind: a collection stays open while pending. The stored record
+// carries the deposit that made it, if one did (deposit.go).
+var collectionKind = &kind[Collection]{
+	tag: tagCollection, name: "collection",
+	id:  func(c *Collection) (string, string) { return c.ID, c.OrgID },
+	enc: encodeStoredCollection, dec: decodeStoredCollection,
+	open: func(c *Collection) bool { return !c.Status.Terminal() },
+	lookups: []lookup[Collection]{
+		{indexReference, func(c *Collection) string { return refKey(c.OrgID, c.ExternalReference) }},
+	},
+	filters: []filter[Collection]{
+		{indexStatus, func(c *Collection) string { return terminalName(c.Status.Terminal(), c.Status.String()) }},
+		{indexSource, func(c *Collection) string {
+			if c.Deposit == nil {
+				return ""
+			}
+			return c.Deposit.source()
+		}},
+	},
+}
+
+func encodeStoredCollection(e *encoder, c *Collection) {
+	encodeCollection(e, c)
+	e.bool(c.Deposit != nil)
+	if c.Deposit != nil {
+		encodeDeposit(e, c.Deposit)
+	}
+}
+
+func decodeStoredCollection(d *decoder) Collection {
+	c := decodeCollection(d)
+	if d.bool() {
+		dep := decodeDeposit(d)
+		c.Deposit = &dep
+	}
+	return c
+}
+
 func (s *State) createCollection(c *CreateCollection) Result {
 	if err := checkID(c.ID, "col_"); err != nil {
 		return Result{Err: err}
@@ -126,8 +164,7 @@ func (s *State) createCollection(c *CreateCollection) Result {
 	if c.ExternalReference == "" {
 		return Result{Err: FieldInvalid("externalReference", "is required")}
 	}
-	if id, ok := s.collectionByRef[orgKey{c.OrgID, c.ExternalReference}]; ok {
-		col, _ := s.collections.get(id)
+	if col, ok := s.collections.find(indexReference, refKey(c.OrgID, c.ExternalReference)); ok {
 		if col.Spec == c.Spec {
 			return Result{Replayed: true, Collection: &col}
 		}
@@ -151,18 +188,14 @@ func (s *State) createCollection(c *CreateCollection) Result {
 	if a, ok := s.merchantAccount(c.OrgID, c.Spec.Currency, c.At, false); ok {
 		col.AccountNumber = a.Number
 	}
-	s.collections.put(col.ID, col)
-	s.collectionOrder.append(col.ID)
-	s.indexCollection(col)
+	s.insertCollection(col)
 	s.emit(c.At, col.OrgID, EventCollectionPending, col.ID, col)
 	return Result{Collection: &col}
 }
 
-func (s *State) indexCollection(col Collection) {
-	indexOf(s.collectionsByOrg, col.OrgID).append(col.ID)
-	if col.ExternalReference != "" { // deposits have none
-		s.collectionByRef[orgKey{col.OrgID, col.ExternalReference}] = col.ID
-	}
+// insertCollection records a new collection; a pending one is open.
+func (s *State) insertCollection(col Collection) {
+	s.collections.insert(col)
 	if !col.Status.Terminal() {
 		s.openCollections[col.ID] = struct{}{}
 	}
@@ -188,7 +221,7 @@ func (s *State) settleCollection(c *SettleCollection) Result {
 				posting{account.Number, EntryCollectionFeeDebit, -col.Fee},
 				posting{s.systemAccount(PurposeFeeRevenue, cur, c.At), EntryCollectionFeeRevenue, col.Fee})
 		}
-		if err := s.book(c.At, col.ID, col.ExternalReference, postings); err != nil {
+		if _, err := s.book(c.At, col.ID, col.ExternalReference, postings); err != nil {
 			return Result{Err: err}
 		}
 		col.AccountNumber = account.Number
@@ -200,7 +233,7 @@ func (s *State) settleCollection(c *SettleCollection) Result {
 	}
 	col.StatusMessage = c.Message
 	col.UpdatedAt = c.At
-	s.collections.put(col.ID, col)
+	s.collections.put(col)
 	delete(s.openCollections, col.ID)
 	if col.Status == CollectionCompleted {
 		s.emit(c.At, col.OrgID, EventCollectionCompleted, col.ID, col)
@@ -213,16 +246,12 @@ func (s *State) settleCollection(c *SettleCollection) Result {
 }
 
 // Collection returns the collection with the given id.
-func (s *State) Collection(id string) (Collection, bool) { return s.collections.get(id) }
+func (r *Reader) Collection(id string) (Collection, bool) { return readRecord(r, collectionKind, id) }
 
 // CollectionByReference returns an organization's collection by its
 // externalReference.
-func (s *State) CollectionByReference(orgID, ref string) (Collection, bool) {
-	id, ok := s.collectionByRef[orgKey{orgID, ref}]
-	if !ok {
-		return Collection{}, false
-	}
-	return s.collections.get(id)
+func (r *Reader) CollectionByReference(orgID, ref string) (Collection, bool) {
+	return readFind(r, collectionKind, indexReference, refKey(orgID, ref))
 }
 
 // CollectionFilter selects collections in a list; zero fields match everything.
@@ -241,30 +270,44 @@ type CollectionFilter struct {
 }
 
 // Collections lists an organization's collections newest first.
-func (s *State) Collections(orgID string, f CollectionFilter, before Cursor, limit int) Page[Collection] {
-	ids := s.collectionsByOrg[orgID]
-	if l, ok := s.depositCollections(&f); ok { // a shorter list: that source's deposits
-		ids = l
+func (r *Reader) Collections(orgID string, f CollectionFilter, before Cursor, limit int) Page[Collection] {
+	k := collectionKind
+	if f.ExternalReference != "" {
+		// At most one: the reference is unique.
+		var p Page[Collection]
+		if c, ok := r.CollectionByReference(orgID, f.ExternalReference); ok && f.keep(&c) && before == CursorStart {
+			p.Items = append(p.Items, c)
+		}
+		return p
 	}
-	return page(ids, before, limit, s.collections.get, func(c Collection) bool {
-		return c.OrgID == orgID && f.matchesDepositSource(&c) &&
-			(f.Status == 0 || c.Status == f.Status) &&
-			(f.Type == "" || c.Type == f.Type) &&
-			(f.Method == "" || c.Spec.Method == f.Method) &&
-			(f.Currency == "" || c.Spec.Currency == f.Currency) &&
-			(f.ExternalReference == "" || c.ExternalReference == f.ExternalReference) &&
-			(f.CreatedFrom == 0 || c.CreatedAt >= f.CreatedFrom) &&
-			(f.CreatedTo == 0 || c.CreatedAt <= f.CreatedTo)
-	})
+	var prefix keyBuf
+	switch {
+	case f.VirtualAccountID != "":
+		prefix = k.filterPrefix(indexSource, orgID, f.VirtualAccountID)
+	case f.CryptoAddressID != "":
+		prefix = k.filterPrefix(indexSource, orgID, f.CryptoAddressID)
+	case f.Status.Terminal():
+		prefix = k.filterPrefix(indexStatus, orgID, f.Status.String())
+	case f.Status != 0:
+		prefix = k.openPrefix(orgID)
+	default:
+		prefix = k.listPrefix(orgID)
+	}
+	return readPage(r, k, prefix, before, limit, f.keep)
 }
 
-// OpenCollections lists the collections still pending, oldest first.
-func (s *State) OpenCollections() []Collection {
-	out := make([]Collection, 0, len(s.openCollections))
-	for id := range s.openCollections {
-		c, _ := s.collections.get(id)
-		out = append(out, c)
-	}
-	sortByCreation(out, func(c Collection) (int64, string) { return c.CreatedAt, c.ID })
-	return out
+func (f *CollectionFilter) keep(c *Collection) bool {
+	return f.matchesDepositSource(c) &&
+		(f.Status == 0 || c.Status == f.Status) &&
+		(f.Type == "" || c.Type == f.Type) &&
+		(f.Method == "" || c.Spec.Method == f.Method) &&
+		(f.Currency == "" || c.Spec.Currency == f.Currency) &&
+		(f.ExternalReference == "" || c.ExternalReference == f.ExternalReference) &&
+		(f.CreatedFrom == 0 || c.CreatedAt >= f.CreatedFrom) &&
+		(f.CreatedTo == 0 || c.CreatedAt <= f.CreatedTo)
+}
+
+// OpenCollections walks the pending collections; see OpenPayouts.
+func (r *Reader) OpenCollections(after OpenCursor, limit int) ([]Collection, OpenCursor, bool) {
+	return readOpen(r, collectionKind, after, limit)
 }

@@ -1,7 +1,5 @@
 package ledger
 
-import "slices"
-
 // Quotes and conversions.
 //
 // A quote locks a rate between two of an organization's balances for
@@ -202,27 +200,44 @@ func init() {
 		func(d *decoder) Subject { return decodeConversion(d) })
 }
 
+// quoteKind: a quote stays open while pending; conversionKind: a
+// conversion never changes.
+var quoteKind = &kind[Quote]{
+	tag: tagQuote, name: "quote",
+	id:  func(q *Quote) (string, string) { return q.ID, q.OrgID },
+	enc: encodeQuote, dec: decodeQuote,
+	open: func(q *Quote) bool { return q.Status == QuotePending },
+}
+
+var conversionKind = &kind[Conversion]{
+	tag: tagConversion, name: "conversion",
+	id:  func(c *Conversion) (string, string) { return c.ID, c.OrgID },
+	enc: encodeConversion, dec: decodeConversion,
+	open: func(*Conversion) bool { return false },
+}
+
 // conversions is the feature's part of State, built by newConversions in
 // NewState.
 type conversions struct {
-	quotes        *store[Quote]
-	conversions   *store[Conversion]
-	pendingQuotes map[string]struct{} // quotes neither executed nor recorded expired
+	quotes      *store[Quote]
+	conversions *store[Conversion]
+	expiry      uint8 // the quotes' expirer
 }
 
 func newConversions(s *State) conversions {
-	c := conversions{
-		quotes:        newStore("quotes", func(q *Quote) (string, string) { return q.ID, q.OrgID }, encodeQuote, decodeQuote),
-		conversions:   newStore("conversions", func(c *Conversion) (string, string) { return c.ID, c.OrgID }, encodeConversion, decodeConversion),
-		pendingQuotes: make(map[string]struct{}),
-	}
-	c.quotes.index = func(s *State, q Quote) {
-		if q.Status == QuotePending {
-			s.fx.pendingQuotes[q.ID] = struct{}{}
-		}
-	}
-	s.sections = append(s.sections, c.quotes, c.conversions)
-	s.expirers = append(s.expirers, expirer{due: quotesDue, expire: expireQuotes})
+	c := conversions{quotes: addStore(s, quoteKind), conversions: addStore(s, conversionKind)}
+	c.expiry = s.registerExpirer(expirer{
+		each: func(s *State, add func(string, int64, string)) {
+			for id, r := range s.fx.quotes.rows {
+				add(r.v.OrgID, r.v.ExpiresAt, id)
+			}
+		},
+		deadline: func(s *State, id string) (string, int64, bool) {
+			q, ok := s.fx.quotes.get(id)
+			return q.OrgID, q.ExpiresAt, ok && q.Status == QuotePending
+		},
+		expire: expireQuote,
+	})
 	return c
 }
 
@@ -272,7 +287,7 @@ func (c *CreateQuote) apply(s *State) Result {
 		q.ToAccount = a.Number
 	}
 	s.fx.quotes.insert(q)
-	s.fx.pendingQuotes[q.ID] = struct{}{}
+	s.addDeadline(s.fx.expiry, q.OrgID, q.ExpiresAt, q.ID)
 	return Result{Quote: &q}
 }
 
@@ -335,7 +350,7 @@ func (c *ExecuteQuote) apply(s *State) Result {
 		{s.systemAccount(PurposeFXClearing, q.ToCurrency, c.At), EntryConversionClearing, -q.ToAmount},
 		{to.Number, EntryConversionCredit, q.ToAmount},
 	}
-	if err := s.book(c.At, c.ConversionID, "", postings); err != nil {
+	if _, err := s.book(c.At, c.ConversionID, "", postings); err != nil {
 		return Result{Err: err}
 	}
 	conv := Conversion{
@@ -351,42 +366,17 @@ func (c *ExecuteQuote) apply(s *State) Result {
 	q.FromAccount, q.ToAccount = from.Number, to.Number
 	q.UpdatedAt = now
 	s.fx.quotes.put(q)
-	delete(s.fx.pendingQuotes, q.ID)
 	s.emit(c.At, c.OrgID, EventConversionCompleted, conv.ID, conv)
 	s.emitCredited(c.At, to.Number)
 	return Result{Conversion: &conv, Quote: &q}
 }
 
-// quotesDue reports whether a pending quote's deadline has passed on its
-// organization's clock.
-func quotesDue(s *State, at int64) bool {
-	for id := range s.fx.pendingQuotes {
-		q, _ := s.fx.quotes.get(id)
-		if s.OrgNow(q.OrgID, at) >= q.ExpiresAt {
-			return true
-		}
-	}
-	return false
-}
-
-// expireQuotes records every lapsed pending quote as expired, in id order
-// so the result does not depend on map iteration.
-func expireQuotes(s *State, at int64) {
-	var due []string
-	for id := range s.fx.pendingQuotes {
-		q, _ := s.fx.quotes.get(id)
-		if s.OrgNow(q.OrgID, at) >= q.ExpiresAt {
-			due = append(due, id)
-		}
-	}
-	slices.Sort(due)
-	for _, id := range due {
-		q, _ := s.fx.quotes.get(id)
-		q.Status = QuoteExpired
-		q.UpdatedAt = s.OrgNow(q.OrgID, at)
-		s.fx.quotes.put(q)
-		delete(s.fx.pendingQuotes, id)
-	}
+// expireQuote records a lapsed pending quote as expired.
+func expireQuote(s *State, id string, at int64) {
+	q, _ := s.fx.quotes.get(id)
+	q.Status = QuoteExpired
+	q.UpdatedAt = s.OrgNow(q.OrgID, at)
+	s.fx.quotes.put(q)
 }
 
 // validRate accepts a positive decimal without sign or exponent: digits,
@@ -411,12 +401,12 @@ func validRate(r string) bool {
 
 // Quote returns an organization's quote with its status as of leader time
 // at (see StatusAt).
-func (s *State) Quote(orgID, id string, at int64) (Quote, bool) {
-	q, ok := s.fx.quotes.owned(orgID, id)
+func (r *Reader) Quote(orgID, id string, at int64) (Quote, bool) {
+	q, ok := readOwned(r, quoteKind, orgID, id)
 	if !ok {
 		return Quote{}, false
 	}
-	if st := q.StatusAt(s.OrgNow(orgID, at)); st != q.Status {
+	if st := q.StatusAt(r.OrgNow(orgID, at)); st != q.Status {
 		q.Status = st
 		q.UpdatedAt = q.ExpiresAt
 	}
@@ -424,18 +414,18 @@ func (s *State) Quote(orgID, id string, at int64) (Quote, bool) {
 }
 
 // Conversion returns an organization's conversion.
-func (s *State) Conversion(orgID, id string) (Conversion, bool) {
-	return s.fx.conversions.owned(orgID, id)
+func (r *Reader) Conversion(orgID, id string) (Conversion, bool) {
+	return readOwned(r, conversionKind, orgID, id)
 }
 
 // Conversions lists an organization's conversions newest first.
-func (s *State) Conversions(orgID string, before Cursor, limit int) Page[Conversion] {
-	return s.fx.conversions.page(orgID, before, limit, nil)
+func (r *Reader) Conversions(orgID string, before Cursor, limit int) Page[Conversion] {
+	return readPage(r, conversionKind, conversionKind.listPrefix(orgID), before, limit, nil)
 }
 
 // PendingQuotes is how many quotes are neither executed nor recorded
-// expired, for tests and metrics.
-func (s *State) PendingQuotes() int { return len(s.fx.pendingQuotes) }
+// expired, for tests.
+func (s *State) PendingQuotes() int { return len(s.fx.quotes.rows) }
 
 func encodeQuote(e *encoder, q *Quote) {
 	e.str(q.ID)

@@ -8,9 +8,9 @@ import (
 	"testing"
 )
 
-func newConversionState(t *testing.T) *State {
+func newConversionState(t *testing.T) *testState {
 	t.Helper()
-	s := NewState()
+	s := newTestState(t)
 	for _, org := range []string{"org_a", "org_b"} {
 		hash := sha256.Sum256([]byte(org))
 		if r := s.Apply(&CreateOrganization{At: 1, ID: org, Name: org, Key: CreateAPIKey{At: 1, ID: "key_" + org[4:], OrgID: org, Hash: string(hash[:])}}); r.Err != nil {

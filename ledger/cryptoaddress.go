@@ -113,10 +113,17 @@ func addressLocation(a *CryptoAddress) string {
 	return a.Chain + "\x00" + a.Address + "\x00" + a.Tag + "\x00" + a.Currency
 }
 
-func (s *State) indexCryptoAddress(a CryptoAddress) {
+// cryptoAddressKind: crypto addresses stay open for good.
+var cryptoAddressKind = &kind[CryptoAddress]{
+	tag: tagCryptoAddress, name: "crypto address",
+	id:  func(a *CryptoAddress) (string, string) { return a.ID, a.OrgID },
+	enc: encodeCryptoAddress, dec: decodeCryptoAddress,
+}
+
+func (s *State) indexCryptoAddress(a *CryptoAddress) {
 	d := s.deposits
 	d.addressByPair[addressPairKey(a.OrgID, a.Currency, a.Chain)] = a.ID
-	d.addressByLocation[addressLocation(&a)] = a.ID
+	d.addressByLocation[addressLocation(a)] = a.ID
 }
 
 func (c *CreateCryptoAddress) apply(s *State) Result {
@@ -159,7 +166,7 @@ func (c *CreateCryptoAddress) apply(s *State) Result {
 		return Result{Err: errorf(CodeConflict, "the derived %s address is already in use; nothing was created", c.Chain)}
 	}
 	d.cryptoAddresses.insert(a)
-	s.indexCryptoAddress(a)
+	s.indexCryptoAddress(&a)
 	return Result{CryptoAddress: &a}
 }
 
@@ -178,8 +185,8 @@ func (c *UpdateCryptoAddress) apply(s *State) Result {
 }
 
 // CryptoAddress returns an organization's crypto address by id.
-func (s *State) CryptoAddress(orgID, id string) (CryptoAddress, bool) {
-	return s.deposits.cryptoAddresses.owned(orgID, id)
+func (r *Reader) CryptoAddress(orgID, id string) (CryptoAddress, bool) {
+	return readOwned(r, cryptoAddressKind, orgID, id)
 }
 
 // CryptoAddressFilter selects crypto addresses in a list; zero fields match
@@ -191,8 +198,9 @@ type CryptoAddressFilter struct {
 }
 
 // CryptoAddresses lists an organization's crypto addresses newest first.
-func (s *State) CryptoAddresses(orgID string, f CryptoAddressFilter, before Cursor, limit int) Page[CryptoAddress] {
-	return s.deposits.cryptoAddresses.page(orgID, before, limit, func(a CryptoAddress) bool {
+func (r *Reader) CryptoAddresses(orgID string, f CryptoAddressFilter, before Cursor, limit int) Page[CryptoAddress] {
+	k := cryptoAddressKind
+	return readPage(r, k, k.listPrefix(orgID), before, limit, func(a *CryptoAddress) bool {
 		return (f.Currency == "" || a.Currency == f.Currency) &&
 			(f.Chain == "" || a.Chain == f.Chain) &&
 			(f.ExternalReference == "" || a.ExternalReference == f.ExternalReference)

@@ -20,10 +20,9 @@ package ledger
 // crypto, so deposits are free today. The rule books any fee it is given.
 //
 // The collection's link to its virtual account or address is a Deposit
-// record, kept in its own store (the collection codec is frozen) and joined
-// to the collection as Collection.Deposit, in memory and on restore. Events
-// about such a collection use subject kind SubjectDepositCollection, whose
-// codec carries the deposit too.
+// record, kept in its own store and in the collection's stored record
+// (Collection.Deposit). Events about such a collection use subject kind
+// SubjectDepositCollection, whose codec carries the deposit too.
 //
 // Deposits are idempotent by the caller's externalReference (the sandbox
 // simulation's), per organization and shared by both kinds of deposit: the
@@ -159,49 +158,44 @@ func decodeDeposit(d *decoder) Deposit {
 	}
 }
 
-// depositState is the records and indexes of virtual accounts, crypto
-// addresses and deposits.
+// depositKind: a deposit never changes once received.
+var depositKind = &kind[Deposit]{
+	tag: tagDeposit, name: "deposit",
+	id:  func(x *Deposit) (string, string) { return x.ID, x.OrgID },
+	enc: encodeDeposit, dec: decodeDeposit,
+	open: func(*Deposit) bool { return false },
+	lookups: []lookup[Deposit]{
+		{indexReference, func(x *Deposit) string { return refKey(x.OrgID, x.ExternalReference) }},
+	},
+}
+
+// depositState is the records of virtual accounts, crypto addresses and
+// deposits, and the indexes of the open ones that the rules need (rebuilt
+// by Load).
 type depositState struct {
 	virtualAccounts *store[VirtualAccount]
 	cryptoAddresses *store[CryptoAddress]
 	records         *store[Deposit]
 
-	vaByRef             map[orgKey]string // vaRefKey → virtual account id
-	vaByNumber          map[string]string // account number → virtual account id
-	addressByPair       map[orgKey]string // addressPairKey → address id
-	addressByLocation   map[string]string // addressLocation → address id
-	depositByRef        map[orgKey]string // (org, externalReference) → deposit id
-	collectionsBySource map[string]*appendList[string]
+	vaByRef           map[orgKey]string // vaRefKey → virtual account id
+	vaByNumber        map[string]string // account number → virtual account id
+	addressByPair     map[orgKey]string // addressPairKey → address id
+	addressByLocation map[string]string // addressLocation → address id
 }
 
-// newDepositState builds the stores and appends them to s.sections.
+// newDepositState builds the stores.
 func newDepositState(s *State) *depositState {
 	d := &depositState{
-		vaByRef:             make(map[orgKey]string),
-		vaByNumber:          make(map[string]string),
-		addressByPair:       make(map[orgKey]string),
-		addressByLocation:   make(map[string]string),
-		depositByRef:        make(map[orgKey]string),
-		collectionsBySource: make(map[string]*appendList[string]),
+		vaByRef:           make(map[orgKey]string),
+		vaByNumber:        make(map[string]string),
+		addressByPair:     make(map[orgKey]string),
+		addressByLocation: make(map[string]string),
 	}
-	d.virtualAccounts = newStore("virtual_accounts", func(v *VirtualAccount) (string, string) { return v.ID, v.OrgID },
-		encodeVirtualAccount, decodeVirtualAccount)
-	d.virtualAccounts.index = func(s *State, v VirtualAccount) { s.indexVirtualAccount(v) }
-	d.cryptoAddresses = newStore("crypto_addresses", func(a *CryptoAddress) (string, string) { return a.ID, a.OrgID },
-		encodeCryptoAddress, decodeCryptoAddress)
-	d.cryptoAddresses.index = func(s *State, a CryptoAddress) { s.indexCryptoAddress(a) }
-	d.records = newStore("deposits", func(x *Deposit) (string, string) { return x.ID, x.OrgID },
-		encodeDeposit, decodeDeposit)
-	// Collections are restored before every named section, so the deposit
-	// can be joined back to its collection here.
-	d.records.index = func(s *State, dep Deposit) {
-		s.indexDeposit(dep)
-		if col, ok := s.collections.get(dep.CollectionID); ok {
-			col.Deposit = &dep
-			s.collections.put(col.ID, col)
-		}
-	}
-	s.sections = append(s.sections, d.virtualAccounts, d.cryptoAddresses, d.records)
+	d.virtualAccounts = addStore(s, virtualAccountKind)
+	d.virtualAccounts.index = s.indexVirtualAccount
+	d.cryptoAddresses = addStore(s, cryptoAddressKind)
+	d.cryptoAddresses.index = s.indexCryptoAddress
+	d.records = addStore(s, depositKind)
 	return d
 }
 
@@ -210,12 +204,6 @@ func (dep *Deposit) source() string {
 		return dep.VirtualAccountID
 	}
 	return dep.CryptoAddressID
-}
-
-func (s *State) indexDeposit(dep Deposit) {
-	d := s.deposits
-	d.depositByRef[orgKey{dep.OrgID, dep.ExternalReference}] = dep.ID
-	indexOf(d.collectionsBySource, dep.source()).append(dep.CollectionID)
 }
 
 // DepositConflict is the error for a deposit reference reused for a
@@ -271,8 +259,7 @@ func (c *ReceiveDeposit) apply(s *State) Result {
 		}
 		dep.Currency, dep.Chain, dep.Address, dep.Tag = a.Currency, a.Chain, a.Address, a.Tag
 	}
-	if id, ok := d.depositByRef[orgKey{c.OrgID, c.ExternalReference}]; ok {
-		prev, _ := d.records.get(id)
+	if prev, ok := d.records.find(indexReference, refKey(c.OrgID, c.ExternalReference)); ok {
 		if prev.VirtualAccountID == c.VirtualAccountID && prev.CryptoAddressID == c.CryptoAddressID &&
 			prev.Amount == c.Amount && prev.Completed == c.Completed {
 			col, _ := s.collections.get(prev.CollectionID)
@@ -312,7 +299,7 @@ func (c *ReceiveDeposit) apply(s *State) Result {
 				posting{account.Number, EntryCollectionFeeDebit, -c.Fee},
 				posting{s.systemAccount(PurposeFeeRevenue, cur, c.At), EntryCollectionFeeRevenue, c.Fee})
 		}
-		if err := s.book(c.At, c.CollectionID, "", postings); err != nil {
+		if _, err := s.book(c.At, c.CollectionID, "", postings); err != nil {
 			return Result{Err: err}
 		}
 	} else {
@@ -345,11 +332,8 @@ func (c *ReceiveDeposit) apply(s *State) Result {
 		col.FailedAt = c.At
 	}
 	col.StatusMessage = c.Message
-	s.collections.put(col.ID, col)
-	s.collectionOrder.append(col.ID)
-	s.indexCollection(col)
+	s.insertCollection(col)
 	d.records.insert(dep)
-	s.indexDeposit(dep)
 
 	s.emit(c.At, col.OrgID, EventCollectionPending, col.ID, pending)
 	if c.Completed {
@@ -364,35 +348,15 @@ func (c *ReceiveDeposit) apply(s *State) Result {
 // OrganizationNumber is the organization's place in creation order, from 1.
 // The sandbox derives deposit addresses from it, so that they are stable
 // for the same sequence of commands.
-func (s *State) OrganizationNumber(orgID string) (uint64, bool) {
-	for i, id := range s.orgOrder {
-		if id == orgID {
-			return uint64(i) + 1, true
-		}
-	}
-	return 0, false
+func (r *Reader) OrganizationNumber(orgID string) (uint64, bool) {
+	sr, ok := organizationKind.read(r.kv, orgID)
+	return sr.seq, ok
 }
 
 // DepositByReference returns an organization's deposit by the reference it
 // was simulated with.
-func (s *State) DepositByReference(orgID, ref string) (Deposit, bool) {
-	id, ok := s.deposits.depositByRef[orgKey{orgID, ref}]
-	if !ok {
-		return Deposit{}, false
-	}
-	return s.deposits.records.get(id)
-}
-
-// depositCollections returns the list of collections deposited into the
-// virtual account or address a filter names, or nil when it names none.
-func (s *State) depositCollections(f *CollectionFilter) (*appendList[string], bool) {
-	switch {
-	case f.VirtualAccountID != "":
-		return s.deposits.collectionsBySource[f.VirtualAccountID], true
-	case f.CryptoAddressID != "":
-		return s.deposits.collectionsBySource[f.CryptoAddressID], true
-	}
-	return nil, false
+func (r *Reader) DepositByReference(orgID, ref string) (Deposit, bool) {
+	return readFind(r, depositKind, indexReference, refKey(orgID, ref))
 }
 
 // matchesDepositSource reports whether c was deposited into the virtual

@@ -12,9 +12,9 @@ import (
 
 // depositFixture is a ledger with two organizations, each with a GHS virtual
 // account and a USDC address.
-func depositFixture(t *testing.T) *State {
+func depositFixture(t *testing.T) *testState {
 	t.Helper()
-	s := NewState()
+	s := newTestState(t)
 	for _, org := range []string{"org_a", "org_b"} {
 		hash := sha256.Sum256([]byte(org))
 		if r := s.Apply(&CreateOrganization{At: 1, ID: org, Name: "Org " + org, Key: CreateAPIKey{At: 1, ID: "key_" + org, OrgID: org, Hash: string(hash[:])}}); r.Err != nil {
@@ -32,7 +32,7 @@ func depositFixture(t *testing.T) *State {
 
 // applyRejected applies cmd, wants the error want, and checks that nothing
 // changed: the snapshot bytes are the same.
-func applyRejected(t *testing.T, s *State, cmd Command, want error) {
+func applyRejected(t *testing.T, s *testState, cmd Command, want error) {
 	t.Helper()
 	before := encodeSnapshot(t, s)
 	r := s.Apply(cmd)
@@ -170,7 +170,7 @@ func TestCryptoAddressRules(t *testing.T) {
 	}
 }
 
-func balance(s *State, org, currency string) Minor {
+func balance(s *testState, org, currency string) Minor {
 	a, _ := s.AccountFor(org, currency)
 	return a.Total
 }
@@ -277,7 +277,7 @@ func TestDeposits(t *testing.T) {
 	if got := balance(s, "org_a", "USDC"); got != 2_000_000-15_000 {
 		t.Fatalf("USDC balance = %d", got)
 	}
-	if fees, _ := s.accounts.get(systemAccountNumber(PurposeFeeRevenue, "USDC")); fees.Total != 15_000 {
+	if fees, _ := s.st.accounts.get(systemAccountNumber(PurposeFeeRevenue, "USDC")); fees.Total != 15_000 {
 		t.Fatalf("fee revenue = %d", fees.Total)
 	}
 	applyRejected(t, s, &ReceiveDeposit{At: 14, ID: "cdp_6", CollectionID: "col_6", OrgID: "org_a", CryptoAddressID: "addr_org_a",
@@ -478,7 +478,7 @@ func FuzzDepositCommands(f *testing.F) {
 			t.Fatal("decoded batch re-encodes differently")
 		}
 		// Applying whatever decoded never breaks the ledger.
-		s := NewState()
+		s := newTestState(t)
 		for _, c := range cmds {
 			s.Apply(c)
 		}

@@ -325,10 +325,19 @@ func decodeDispute(d *decoder) Dispute {
 	return v
 }
 
-func newDisputeStore() *store[Dispute] {
-	t := newStore("disputes", func(v *Dispute) (string, string) { return v.ID, v.OrgID }, encodeDispute, decodeDispute)
-	t.index = func(s *State, v Dispute) { s.disputeByCollection[v.CollectionID] = v.ID }
-	return t
+// disputeKind: a dispute stays open until it is resolved. A collection has
+// at most one, found by the collection's id.
+var disputeKind = &kind[Dispute]{
+	tag: tagDispute, name: "dispute",
+	id:  func(v *Dispute) (string, string) { return v.ID, v.OrgID },
+	enc: encodeDispute, dec: decodeDispute,
+	open: func(v *Dispute) bool { return !v.Status.Final() },
+	lookups: []lookup[Dispute]{
+		{indexParent, func(v *Dispute) string { return v.CollectionID }},
+	},
+	filters: []filter[Dispute]{
+		{indexStatus, func(v *Dispute) string { return terminalName(v.Status.Final(), v.Status.String()) }},
+	},
 }
 
 // withMessage returns the dispute with m appended to a fresh copy of its
@@ -368,8 +377,7 @@ func (c *OpenDispute) apply(s *State) Result {
 	if len(c.Reason) > DisputeTextLenMax {
 		return Result{Err: FieldInvalid("reason", fmt.Sprintf("must be at most %d bytes", DisputeTextLenMax))}
 	}
-	if id, ok := s.disputeByCollection[c.CollectionID]; ok {
-		d, _ := s.disputes.get(id)
+	if d, ok := s.disputes.find(indexParent, c.CollectionID); ok {
 		if d.Amount == c.Amount && d.Category == c.Category {
 			return Result{Replayed: true, Dispute: &d}
 		}
@@ -396,7 +404,7 @@ func (c *OpenDispute) apply(s *State) Result {
 		return Result{Err: e}
 	}
 	a.Held += c.Amount
-	s.accounts.put(a.Number, a)
+	s.accounts.put(a)
 	d := Dispute{
 		ID: c.ID, OrgID: c.OrgID, CollectionID: col.ID, AccountNumber: a.Number,
 		Amount: c.Amount, Currency: col.Spec.Currency, Category: c.Category,
@@ -406,7 +414,6 @@ func (c *OpenDispute) apply(s *State) Result {
 		d = d.withMessage(DisputeMessage{ID: c.MessageID, AuthorType: AuthorAdmin, Body: c.Reason, CreatedAt: c.At})
 	}
 	s.disputes.insert(d)
-	s.disputeByCollection[col.ID] = d.ID
 	s.emit(c.At, d.OrgID, EventDisputeCreated, d.ID, d)
 	return Result{Dispute: &d}
 }
@@ -500,13 +507,13 @@ func (s *State) settleDispute(d *Dispute, at int64, won bool, message string) *E
 			{a.Number, EntryDisputeDebit, -d.Amount},
 			{s.systemAccount(PurposeCollectionsSource, d.Currency, at), EntryDisputeReversal, d.Amount},
 		}
-		if err := s.book(at, d.ID, d.CollectionID, postings); err != nil {
+		if _, err := s.book(at, d.ID, d.CollectionID, postings); err != nil {
 			return err
 		}
 		a, _ = s.accounts.get(d.AccountNumber)
 	}
 	a.Held -= d.Amount
-	s.accounts.put(a.Number, a)
+	s.accounts.put(a)
 	if won {
 		d.Status = DisputeDeclined
 	} else {
@@ -577,30 +584,20 @@ func (c *ResolveDispute) apply(s *State) Result {
 }
 
 // Dispute returns an organization's dispute by id.
-func (s *State) Dispute(orgID, id string) (Dispute, bool) { return s.disputes.owned(orgID, id) }
+func (r *Reader) Dispute(orgID, id string) (Dispute, bool) {
+	return readOwned(r, disputeKind, orgID, id)
+}
 
 // Disputes lists an organization's disputes newest first, of one status
 // when status is set.
-func (s *State) Disputes(orgID string, status DisputeStatus, before Cursor, limit int) Page[Dispute] {
-	return s.disputes.page(orgID, before, limit, func(d Dispute) bool { return status == 0 || d.Status == status })
-}
-
-// checkHolds verifies that every account holds exactly the amounts of its
-// unresolved disputes.
-func (s *State) checkHolds() error {
-	want := make(map[string]Minor)
-	var err error
-	s.disputes.order.all(func(_ int, id string) {
-		d, _ := s.disputes.get(id)
-		if !d.Status.Final() {
-			want[d.AccountNumber] += d.Amount
-		}
-	})
-	for _, n := range s.accountOrder {
-		a, _ := s.accounts.get(n)
-		if a.Held != want[n] && err == nil {
-			err = fmt.Errorf("account %s: holds %d, its unresolved disputes %d", n, a.Held, want[n])
-		}
+func (r *Reader) Disputes(orgID string, status DisputeStatus, before Cursor, limit int) Page[Dispute] {
+	k := disputeKind
+	prefix := k.listPrefix(orgID)
+	switch {
+	case status.Final():
+		prefix = k.filterPrefix(indexStatus, orgID, status.String())
+	case status != 0:
+		prefix = k.openPrefix(orgID)
 	}
-	return err
+	return readPage(r, k, prefix, before, limit, func(d *Dispute) bool { return status == 0 || d.Status == status })
 }

@@ -12,9 +12,9 @@ var testDigest = func() string { h := sha256.Sum256([]byte("pdf")); return hex.E
 
 // disputeFixture is an organization with two completed collections of
 // 500.00 GHS (fee 7.50 each) and a dispute.evidence file.
-func disputeFixture(t *testing.T) *State {
+func disputeFixture(t *testing.T) *testState {
 	t.Helper()
-	s := NewState()
+	s := newTestState(t)
 	for _, org := range []string{"org_a", "org_b"} {
 		hash := sha256.Sum256([]byte(org))
 		if res := s.Apply(&CreateOrganization{At: 1, ID: org, Name: "A", Key: CreateAPIKey{At: 1, ID: "key_" + org[4:], OrgID: org, Hash: string(hash[:])}}); res.Err != nil {
@@ -45,7 +45,7 @@ func disputeFixture(t *testing.T) *State {
 	return s
 }
 
-func mustCheck(t *testing.T, s *State) {
+func mustCheck(t *testing.T, s *testState) {
 	t.Helper()
 	if err := s.Check(); err != nil {
 		t.Fatal(err)
@@ -53,7 +53,7 @@ func mustCheck(t *testing.T, s *State) {
 }
 
 // balances returns the GHS account's total and held amounts.
-func balances(s *State) (total, held Minor) {
+func balances(s *testState) (total, held Minor) {
 	a, _ := s.AccountFor("org_a", "GHS")
 	return a.Total, a.Held
 }
@@ -262,7 +262,7 @@ func TestDisputeAndFileRejectionsChangeNothing(t *testing.T) {
 
 // The first signing key committed wins; later ones are replays.
 func TestFileSigningKeyFirstWins(t *testing.T) {
-	s := NewState()
+	s := newTestState(t)
 	if _, ok := s.FileSigningKey(); ok {
 		t.Fatal("a new ledger has a key")
 	}

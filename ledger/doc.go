@@ -1,7 +1,8 @@
 // Package ledger is the service's deterministic state machine: organizations
 // and their API keys, balance accounts, the double-entry journal, payouts,
-// collections, sandbox fundings, idempotency by external reference, the error
-// catalogue, and the snapshot format.
+// collections, orders, conversions, payment links, deposits, disputes,
+// webhooks, idempotency by external reference, the error catalogue, and the
+// layout of the state store.
 //
 // # Role
 //
@@ -12,6 +13,73 @@
 // is not a pure function of the state (identifiers, timestamps, fees) and
 // writes it into the command, so replaying the log rebuilds the same state
 // byte for byte.
+//
+// # Two tiers
+//
+// A payments ledger's history grows forever; memory must not. State keeps
+// in memory what can still change: organizations, keys, balance accounts,
+// every open record (a pending payout, an open order, an active link, a
+// pending delivery…), the deadlines, and the indexes Apply needs of them
+// (store.go). Every record, open or closed, every journal entry and every
+// event is in the state store, an ordered key-value store (Pebble, package
+// wal) that the FSM commits one batch per applied batch of log entries,
+// with the index of its last entry:
+//
+//   - Apply changes records in memory; Flush writes every change of the
+//     batch into the FSM's write batch, coalesced (a record changed ten
+//     times in a batch is written once); Committed, once the batch is in the
+//     store, drops from memory the records that closed. Apply reads a
+//     closed record back from the store when a rule needs it (a replayed
+//     reference, a dispute of a completed collection, a late payment of an
+//     expired link), and a record that changes again is open again.
+//   - What the store holds at an applied index depends only on the log up
+//     to it, never on how entries were grouped into batches: every node's
+//     store is byte-identical at the same index (property_test.go,
+//     conservation_test.go).
+//   - Readers (Reader) read the committed store, and views.go's copies of
+//     the always-open records; they never wait for Apply, and a write is
+//     acknowledged only after its batch is committed, so a client reads its
+//     own writes.
+//   - Load rebuilds memory from the store's open-record sets: its cost
+//     follows open work, not history.
+//
+// # The state store, format version 1
+//
+// Keys are a tag byte, then fixed-width integers (8 bytes, big-endian) and
+// length-prefixed strings (uvarint length, bytes), so that a prefix of
+// components is a prefix of keys and ordered scans follow creation order.
+// Values are the record codecs of records.go and the features' files.
+// Frozen: a different layout is a new format version ('#' "format").
+//
+// Each kind of record (layout.go lists the tags) has:
+//
+//	tag 'r' str(id)                          → uvarint(seq) record
+//	tag 'o' str(org) seq                     → id   every record, by creation
+//	tag 'h' str(org) seq                     → id   the open records
+//	tag 'l' name str(key)                    → id   a lookup: a reference, a leg
+//	tag 'f' name str(org) str(value) seq     → id   a list filter: a final status, a parent
+//	tag 's'                                  → uvarint: the last creation seq
+//
+// seq is the record's creation number within its kind: list cursors are
+// seqs ("items created before"). Open-set and filter entries are removed
+// with single deletes (each is set once before it is removed), so churn
+// costs nothing once flushed. Lookup entries are set once and never
+// removed: a reference is never forgotten.
+//
+// The journal and the events:
+//
+//	'J' seq                         → the entries booked together from entry seq:
+//	                                  count, then each entry's account, type,
+//	                                  amount and balance after; then the
+//	                                  reference, external reference and time
+//	'S' str(account) seq            → ""  the transactions on a merchant account
+//	'E' seq                         → an event and a copy of its subject
+//	'e' 'o' str(org) seq            → ""  an organization's events
+//	'e' 'r' str(org) str(res) seq   → ""  the events of one resource
+//	'#' str(name)                   → uvarint  counters ("journal", "events"), the format
+//
+// Keys starting with 0x00 are the store's own (package wal: the applied
+// index).
 //
 // # Money
 //
@@ -24,14 +92,13 @@
 //
 // # Concurrency
 //
-// State is single-threaded. Its owner applies commands on one goroutine and
-// lets readers in under a read lock; read methods never write. Freeze
-// captures a snapshot in O(1): tables switch to copy-on-write overlays until
-// Thaw, so a snapshot can be written while Apply goes on.
+// State is single-threaded: one goroutine applies, flushes and commits.
+// Reader is safe for concurrent use. A failed read or write of the state
+// store panics with a StoreError: Apply cannot go on without its state.
 //
 // # Never
 //
-// This package does no I/O (but to the writer and reader it is handed), reads
-// no clock, draws no random numbers, starts no goroutines, and imports only
-// the standard library and apd.
+// This package does no I/O (but through the KVReader and KVWriter it is
+// handed), reads no clock, draws no random numbers, starts no goroutines,
+// and imports only the standard library and apd.
 package ledger

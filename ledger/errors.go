@@ -12,20 +12,21 @@ type Code string
 
 // The error catalogue. Codes are the spec's where the spec names one.
 const (
-	CodeValidation        Code = "validation_error"    // the request is malformed or a field is invalid
-	CodeBadRequest        Code = "bad_request"         // well-formed, but not acceptable in the resource's state
-	CodeUnauthorized      Code = "unauthorized"        // missing or invalid key, or key and stack mismatch
-	CodeForbidden         Code = "forbidden"           // the key lacks the scope the endpoint needs
-	CodeNotFound          Code = "not_found"           // no such resource in the caller's organization
-	CodeMethodNotAllowed  Code = "method_not_allowed"  // the path exists, the method does not
-	CodeDuplicate         Code = "duplicate"           // a reference reused with different details
-	CodeConflict          Code = "conflict"            // a simulation reference reused for different funding
-	CodeInsufficientFunds Code = "insufficient_funds"  // the balance does not cover amount plus fee
-	CodeRateLimited       Code = "rate_limited"        // the key exceeded its request rate
-	CodeOutcomeUnknown    Code = "outcome_unknown"     // leadership was lost mid-commit; retry with the same reference
-	CodeUnavailable       Code = "service_unavailable" // no leader, or the node is not ready; nothing was done
-	CodeInternal          Code = "internal_error"      // a bug; nothing is assumed to have happened
-	CodeRateUnavailable   Code = "rate_unavailable"    // no exchange rate can be had right now; nothing was done
+	CodeValidation        Code = "validation_error"       // the request is malformed or a field is invalid
+	CodeBadRequest        Code = "bad_request"            // well-formed, but not acceptable in the resource's state
+	CodeUnauthorized      Code = "unauthorized"           // missing or invalid key, or key and stack mismatch
+	CodeForbidden         Code = "forbidden"              // the key lacks the scope the endpoint needs
+	CodeNotFound          Code = "not_found"              // no such resource in the caller's organization
+	CodeMethodNotAllowed  Code = "method_not_allowed"     // the path exists, the method does not
+	CodeDuplicate         Code = "duplicate"              // a reference reused with different details
+	CodeConflict          Code = "conflict"               // a simulation reference reused for different funding
+	CodeInsufficientFunds Code = "insufficient_funds"     // the balance does not cover amount plus fee
+	CodeRateLimited       Code = "rate_limited"           // the key exceeded its request rate
+	CodeOutcomeUnknown    Code = "outcome_unknown"        // leadership was lost mid-commit; retry with the same reference
+	CodeUnavailable       Code = "service_unavailable"    // no leader, or the node is not ready; nothing was done
+	CodeInternal          Code = "internal_error"         // a bug; nothing is assumed to have happened
+	CodeRateUnavailable   Code = "rate_unavailable"       // no exchange rate can be had right now; nothing was done
+	CodeBalanceLimit      Code = "balance_limit_exceeded" // the balance would pass the most an account holds; nothing was done
 )
 
 // Error is the typed error of the service: a code, a message written for the
@@ -118,6 +119,17 @@ func InsufficientFunds(available, required Minor, currency string) *Error {
 		Available: available,
 		Required:  required,
 		Currency:  currency,
+	}
+}
+
+// BalanceLimit is the error for a booking that would take a balance past
+// the most an account can hold (or, for the other side of a top-up, below
+// the least).
+func BalanceLimit(currency string) *Error {
+	return &Error{
+		Code:     CodeBalanceLimit,
+		Message:  "The " + currency + " balance cannot hold this amount: it would pass the most an account can hold",
+		Currency: currency,
 	}
 }
 

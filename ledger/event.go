@@ -144,55 +144,76 @@ func ParseEventID(id string) (uint64, bool) {
 	return unscramble(v), true
 }
 
-// eventLog is every event in order, and each organization's events. Events
-// never change once recorded, so the log is append-only lists and needs no
-// table: an id is its sequence number, scrambled (EventID), and a snapshot
-// reads a view of the lists while Apply appends.
+// eventLog is the applying side of the events: their numbering, and the
+// events emitted since the last commit, which the state store does not
+// have yet. In the state store an event is under its sequence number, and
+// listed by organization and by resource.
 type eventLog struct {
-	all   appendList[Event]
-	byOrg map[string]*appendList[uint64]
+	seq        uint64 // the last event emitted
+	seqWritten uint64
+	committed  uint64  // events up to this one are in the state store
+	pending    []Event // events after committed, in order
 }
 
-func newEventLog() *eventLog {
-	return &eventLog{byOrg: make(map[string]*appendList[uint64])}
-}
-
-func (l *eventLog) append(ev Event) {
-	l.all.append(ev)
-	indexOf(l.byOrg, ev.OrgID).append(ev.Seq)
-}
-
-func (l *eventLog) sectionName() string        { return "events" }
-func (l *eventLog) freezeSection() sectionView { return eventView{l.all.view()} }
-func (l *eventLog) liveSection() sectionView   { return eventView{l.all.view()} }
-func (l *eventLog) thawSection()               {}
-func (l *eventLog) restoreRecord(_ *State, d *decoder) {
-	ev := decodeEvent(d)
-	if d.err == nil && ev.Seq != uint64(l.all.len())+1 {
-		d.fail(fmt.Errorf("ledger: event %d restored out of order", ev.Seq))
+func (l *eventLog) flush(w KVWriter, e *encoder) {
+	for i := range l.pending {
+		ev := &l.pending[i]
+		if ev.Seq <= l.seqWritten {
+			continue
+		}
+		e.buf = e.buf[:0]
+		encodeEvent(e, ev)
+		must(w.Set(newKey(tagEvent).u64(ev.Seq), e.buf))
+		must(w.Set(newKey(tagEventList, 'o').str(ev.OrgID).u64(ev.Seq), nil))
+		must(w.Set(newKey(tagEventList, 'r').str(ev.OrgID).str(ev.ResourceID).u64(ev.Seq), nil))
 	}
-	if d.err == nil {
-		l.append(ev)
+	if l.seq != l.seqWritten {
+		writeCounter(w, "events", l.seq)
+		l.seqWritten = l.seq
 	}
 }
 
-type eventView struct{ all appendList[Event] }
+func (l *eventLog) load(kv KVReader) {
+	l.seq = readCounter(kv, "events")
+	l.seqWritten, l.committed = l.seq, l.seq
+}
 
-func (v eventView) len() int { return v.all.len() }
+func (l *eventLog) commit() {
+	l.committed = l.seq
+	l.pending = l.pending[:0]
+}
 
-func (v eventView) each(fn func(enc func(*encoder))) {
-	v.all.all(func(_ int, ev Event) { fn(func(e *encoder) { encodeEvent(e, &ev) }) })
+// at returns the event with sequence number seq, from memory or from the
+// state store.
+func (l *eventLog) at(kv KVReader, seq uint64) (Event, bool) {
+	if seq == 0 || seq > l.seq {
+		return Event{}, false
+	}
+	if seq > l.committed {
+		return l.pending[seq-l.committed-1], true
+	}
+	return readEvent(kv, seq)
+}
+
+func readEvent(kv KVReader, seq uint64) (Event, bool) {
+	ev, ok := getRecord(kv, newKey(tagEvent).u64(seq), decodeEvent)
+	if ok {
+		ev.ID = EventID(seq)
+	}
+	return ev, ok
 }
 
 // emit records an event. Only rules call it, after the change is made and
 // in the same Apply. Hooks (webhook fan-out) run in the same Apply too.
-func (s *State) emit(at int64, org, typ, resourceID string, subject Subject) {
-	seq := uint64(s.events.all.len()) + 1
-	ev := Event{Seq: seq, OrgID: org, Type: typ, ResourceID: resourceID, At: at, Subject: subject}
-	s.events.append(ev)
+func (s *State) emit(at int64, org, typ, resourceID string, subject Subject) Event {
+	s.events.seq++
+	seq := s.events.seq
+	ev := Event{Seq: seq, ID: EventID(seq), OrgID: org, Type: typ, ResourceID: resourceID, At: at, Subject: subject}
+	s.events.pending = append(s.events.pending, ev)
 	for _, h := range s.eventHooks {
 		h(s, ev)
 	}
+	return ev
 }
 
 // emitCredited records account.credited with the account as it is after
@@ -232,12 +253,12 @@ type EventFilter struct {
 }
 
 // Event returns an organization's event by id.
-func (s *State) Event(orgID, id string) (Event, bool) {
+func (r *Reader) Event(orgID, id string) (Event, bool) {
 	seq, ok := ParseEventID(id)
 	if !ok {
 		return Event{}, false
 	}
-	ev, ok := s.EventAt(seq)
+	ev, ok := r.EventAt(seq)
 	if !ok || ev.OrgID != orgID {
 		return Event{}, false
 	}
@@ -245,22 +266,31 @@ func (s *State) Event(orgID, id string) (Event, bool) {
 }
 
 // Events returns one page of an organization's events, newest first.
-func (s *State) Events(orgID string, f EventFilter, before Cursor, limit int) Page[Event] {
-	return page(s.events.byOrg[orgID], before, limit, s.EventAt, func(ev Event) bool {
-		return (f.Type == "" || ev.Type == f.Type) && (f.ResourceID == "" || ev.ResourceID == f.ResourceID)
+func (r *Reader) Events(orgID string, f EventFilter, before Cursor, limit int) Page[Event] {
+	prefix := newKey(tagEventList, 'o').str(orgID)
+	if f.ResourceID != "" {
+		prefix = newKey(tagEventList, 'r').str(orgID).str(f.ResourceID)
+	}
+	return pageOf(r.kv, prefix, before, limit, func(seq uint64, _ []byte) (Event, bool) {
+		ev, ok := readEvent(r.kv, seq)
+		if !ok {
+			must(errMissing("event", EventID(seq)))
+		}
+		return ev, f.Type == "" || ev.Type == f.Type
 	})
 }
 
 // EventCount is the number of events in the whole log.
-func (s *State) EventCount() uint64 { return uint64(s.events.all.len()) }
+func (r *Reader) EventCount() uint64 { return readCounter(r.kv, "events") }
 
 // EventAt returns the event at seq (from 1), for readers that follow the
 // log in order.
-func (s *State) EventAt(seq uint64) (Event, bool) {
-	if seq == 0 || seq > s.EventCount() {
+func (r *Reader) EventAt(seq uint64) (Event, bool) {
+	if seq == 0 {
 		return Event{}, false
 	}
-	ev := s.events.all.at(int(seq - 1))
-	ev.ID = EventID(seq)
-	return ev, true
+	return readEvent(r.kv, seq)
 }
+
+// EventAt returns the event at seq for a rule, in this batch or before.
+func (s *State) EventAt(seq uint64) (Event, bool) { return s.events.at(s.kv, seq) }

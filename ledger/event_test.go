@@ -10,7 +10,7 @@ import (
 // the resource as it is after the change; a rejected or replayed command
 // records none.
 func TestEventsFollowChanges(t *testing.T) {
-	s := NewState()
+	s := newTestState(t)
 	hash := sha256.Sum256([]byte("k"))
 	s.Apply(&CreateOrganization{At: 1, ID: "org_a", Name: "A", Key: CreateAPIKey{At: 1, ID: "key_a", OrgID: "org_a", Hash: string(hash[:])}})
 	payout := func(id, ref string, amount Minor) *CreatePayout {

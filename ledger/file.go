@@ -157,11 +157,23 @@ func decodeFileSigningKey(d *decoder) fileSigningKey {
 	return fileSigningKey{Key: d.str(), At: d.varint()}
 }
 
-func newFileStores() (*store[File], *store[fileSigningKey]) {
-	files := newStore("files", func(f *File) (string, string) { return f.ID, f.OrgID }, encodeFile, decodeFile)
-	keys := newStore("file_keys", func(*fileSigningKey) (string, string) { return fileSigningKeyID, "" },
-		encodeFileSigningKey, decodeFileSigningKey)
-	return files, keys
+// fileKind: a file's record never changes once uploaded. The signing key
+// is one record that stays open.
+var fileKind = &kind[File]{
+	tag: tagFile, name: "file",
+	id:  func(f *File) (string, string) { return f.ID, f.OrgID },
+	enc: encodeFile, dec: decodeFile,
+	open: func(*File) bool { return false },
+	filters: []filter[File]{
+		{indexParent, func(f *File) string { return f.Purpose }},
+	},
+}
+
+var fileSigningKeyKind = &kind[fileSigningKey]{
+	tag: tagFileSigningKey, name: "file signing key",
+	id:  func(*fileSigningKey) (string, string) { return fileSigningKeyID, "" },
+	enc: encodeFileSigningKey, dec: decodeFileSigningKey,
+	unlisted: true,
 }
 
 func (c *CreateFile) apply(s *State) Result {
@@ -220,8 +232,8 @@ func (c *SetFileSigningKey) apply(s *State) Result {
 }
 
 // FileSigningKey returns the key that signs download URLs, once committed.
-func (s *State) FileSigningKey() ([]byte, bool) {
-	k, ok := s.fileKeys.get(fileSigningKeyID)
+func (r *Reader) FileSigningKey() ([]byte, bool) {
+	k, ok := readRecord(r, fileSigningKeyKind, fileSigningKeyID)
 	if !ok {
 		return nil, false
 	}
@@ -229,26 +241,31 @@ func (s *State) FileSigningKey() ([]byte, bool) {
 }
 
 // File returns an organization's file by id.
-func (s *State) File(orgID, id string) (File, bool) { return s.files.owned(orgID, id) }
+func (r *Reader) File(orgID, id string) (File, bool) { return readOwned(r, fileKind, orgID, id) }
 
 // FileByID returns a file whatever its organization: for download URLs,
 // whose signature is the authority.
-func (s *State) FileByID(id string) (File, bool) { return s.files.get(id) }
+func (r *Reader) FileByID(id string) (File, bool) { return readRecord(r, fileKind, id) }
 
 // Files lists an organization's files newest first, of one purpose when
 // purpose is set.
-func (s *State) Files(orgID, purpose string, before Cursor, limit int) Page[File] {
-	return s.files.page(orgID, before, limit, func(f File) bool { return purpose == "" || f.Purpose == purpose })
+func (r *Reader) Files(orgID, purpose string, before Cursor, limit int) Page[File] {
+	k := fileKind
+	prefix := k.listPrefix(orgID)
+	if purpose != "" {
+		prefix = k.filterPrefix(indexParent, orgID, purpose)
+	}
+	return readPage(r, k, prefix, before, limit, nil)
 }
 
 // FileDigests returns the digest of every file record, for sweeping the
 // blob store of bytes no record names. It walks every file.
-func (s *State) FileDigests() map[string]bool {
-	out := make(map[string]bool, s.files.order.len())
-	s.files.order.all(func(_ int, id string) {
-		if f, ok := s.files.get(id); ok {
-			out[f.SHA256] = true
-		}
+func (r *Reader) FileDigests() map[string]bool {
+	out := make(map[string]bool)
+	prefix := newKey(fileKind.tag, subRecord)
+	scan(r.kv, prefix, prefixEnd(prefix), false, func(_, v []byte) bool {
+		out[decodeOrFail(v, fileKind.decodeStored).v.SHA256] = true
+		return true
 	})
 	return out
 }

@@ -23,6 +23,19 @@ type FundBalance struct {
 	ExternalReference string
 }
 
+// fundingKind: a funding never changes once made. Its id is its
+// organization and reference (fundingKey).
+var fundingKind = &kind[Funding]{
+	tag: tagFunding, name: "funding",
+	id:  func(f *Funding) (string, string) { return fundingKey(f.OrgID, f.ExternalReference), f.OrgID },
+	enc: encodeFunding, dec: decodeFunding,
+	open:     func(*Funding) bool { return false },
+	unlisted: true,
+}
+
+// fundingKey keys a funding by its organization and reference.
+func fundingKey(orgID, ref string) string { return orgID + "\x00" + ref }
+
 func (s *State) fundBalance(c *FundBalance) Result {
 	if _, ok := s.orgs.get(c.OrgID); !ok {
 		return Result{Err: errorf(CodeNotFound, "Organization not found")}
@@ -48,30 +61,29 @@ func (s *State) fundBalance(c *FundBalance) Result {
 		return Result{Err: FundingConflict()}
 	}
 	account, _ := s.merchantAccount(c.OrgID, cur.Code, c.At, true)
-	source := s.systemAccount(PurposeSandboxFunding, cur.Code, c.At)
+	source := s.orgSystemAccount(PurposeSandboxFunding, c.OrgID, cur.Code, c.At)
 	postings := []posting{
 		{source, EntryFundingSource, -c.Amount},
 		{account.Number, EntryManualCredit, c.Amount},
 	}
 	// The credit is the second posting; its entry id is the transaction id
 	// that the entries refer to.
-	creditSeq := uint64(s.entries.len()) + 2
-	if err := s.book(c.At, EntryID(creditSeq), c.ExternalReference, postings); err != nil {
+	creditSeq := s.journal.seq + 2
+	if _, err := s.book(c.At, EntryID(creditSeq), c.ExternalReference, postings); err != nil {
 		return Result{Err: err}
 	}
-	credit := s.entries.at(int(creditSeq - 1))
+	credited, _ := s.accounts.get(account.Number)
 	f := Funding{
 		EntrySeq:          creditSeq,
 		OrgID:             c.OrgID,
 		AccountNumber:     account.Number,
 		Currency:          cur.Code,
 		Amount:            c.Amount,
-		BalanceAfter:      credit.BalanceAfter,
+		BalanceAfter:      credited.Total,
 		ExternalReference: c.ExternalReference,
 		At:                c.At,
 	}
-	s.fundings.put(key, f)
-	s.fundingOrder = append(s.fundingOrder, key)
+	s.fundings.insert(f)
 	s.emitCredited(c.At, account.Number)
 	return Result{Funding: &f}
 }

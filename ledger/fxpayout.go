@@ -18,9 +18,9 @@ package ledger
 // payouts clearing. On failure settlePayout reverses the FX legs too, and
 // the from balance gets back exactly fromAmount + fee, whatever the rate.
 //
-// The Payout record and its codec (and CreatePayout, kind 5) are frozen, so
-// the FX details live in a side store keyed by payout id ("payout_fx") and
-// are joined onto the payout (Payout.FX) by every read.
+// CreatePayout (kind 5) is frozen, so a cross-currency payout is a command
+// of its own; the payout's stored record carries its FX details
+// (Payout.FX).
 
 // KindCreateFXPayout creates a cross-currency payout.
 const KindCreateFXPayout Kind = 12
@@ -149,21 +149,6 @@ func init() {
 		})
 }
 
-func newPayoutFXStore() *store[PayoutFX] {
-	return newStore("payout_fx", func(f *PayoutFX) (string, string) { return f.PayoutID, f.OrgID }, encodePayoutFX, decodePayoutFX)
-}
-
-// joinFX returns p with its FX details, if it has any. Records in
-// s.payouts never carry them (the frozen codec would drop them).
-func (s *State) joinFX(p Payout) Payout {
-	p.FX = nil
-	if f, ok := s.payoutFX.get(p.ID); ok {
-		fx := f // allocated only for a cross-currency payout
-		p.FX = &fx
-	}
-	return p
-}
-
 func (c *CreateFXPayout) apply(s *State) Result {
 	if err := checkID(c.ID, "pay_"); err != nil {
 		return Result{Err: err}
@@ -200,11 +185,9 @@ func (c *CreateFXPayout) apply(s *State) Result {
 	account, hasAccount := s.merchantAccount(c.OrgID, from.Code, c.At, false)
 	if hasAccount && c.Reservation > account.Reservation {
 		account.Reservation = c.Reservation
-		s.accounts.put(account.Number, account)
+		s.accounts.put(account)
 	}
-	if id, ok := s.payoutByRef[orgKey{c.OrgID, c.ExternalReference}]; ok {
-		p, _ := s.payouts.get(id)
-		p = s.joinFX(p)
+	if p, ok := s.payouts.find(indexReference, refKey(c.OrgID, c.ExternalReference)); ok {
 		if p.RequestedSpec() == c.Spec && p.FromCurrency() == from.Code {
 			return Result{Replayed: true, Payout: &p}
 		}
@@ -235,7 +218,7 @@ func (c *CreateFXPayout) apply(s *State) Result {
 			posting{account.Number, EntryFeeDebit, -c.Fee},
 			posting{s.systemAccount(PurposeFeeRevenue, from.Code, c.At), EntryFeeRevenue, c.Fee})
 	}
-	if err := s.book(c.At, c.ID, c.ExternalReference, postings); err != nil {
+	if _, err := s.book(c.At, c.ID, c.ExternalReference, postings); err != nil {
 		return Result{Err: err}
 	}
 	spec := c.Spec
@@ -251,12 +234,9 @@ func (c *CreateFXPayout) apply(s *State) Result {
 		Status:            PayoutPending,
 		CreatedAt:         c.At,
 		UpdatedAt:         c.At,
+		FX:                &PayoutFX{PayoutID: c.ID, OrgID: c.OrgID, FromCurrency: from.Code, FromAmount: c.FromAmount, Rate: c.Rate},
 	}
-	s.payouts.put(p.ID, p)
-	s.payoutOrder.append(p.ID)
-	s.indexPayout(p)
-	s.payoutFX.insert(PayoutFX{PayoutID: p.ID, OrgID: p.OrgID, FromCurrency: from.Code, FromAmount: c.FromAmount, Rate: c.Rate})
-	p = s.joinFX(p)
+	s.insertPayout(p)
 	return Result{Payout: &p}
 }
 

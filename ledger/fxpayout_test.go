@@ -18,7 +18,7 @@ func fxPayoutCmd(id, ref string, at int64) *CreateFXPayout {
 	}
 }
 
-func newFXPayoutState(t *testing.T) *State {
+func newFXPayoutState(t *testing.T) *testState {
 	t.Helper()
 	s := newConversionState(t)
 	mustApply(t, s, &FundBalance{At: 3, OrgID: "org_a", Currency: "USD", Amount: 100_000, ExternalReference: "fu"})
@@ -26,20 +26,20 @@ func newFXPayoutState(t *testing.T) *State {
 	return s
 }
 
-func checkState(t *testing.T, s *State) {
+func checkState(t *testing.T, s *testState) {
 	t.Helper()
 	if err := s.Check(); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func orgTotal(s *State, org, cur string) Minor {
+func orgTotal(s *testState, org, cur string) Minor {
 	a, _ := s.AccountFor(org, cur)
 	return a.Total
 }
 
-func systemBalance(s *State, p AccountPurpose, cur string) Minor {
-	a, _ := s.accounts.get(systemAccountNumber(p, cur))
+func systemBalance(s *testState, p AccountPurpose, cur string) Minor {
+	a, _ := s.st.accounts.get(systemAccountNumber(p, cur))
 	return a.Total
 }
 
@@ -107,7 +107,7 @@ func TestFXPayoutLifecycle(t *testing.T) {
 				t.Fatal("FX legs or fee booked wrong", systemBalance(s, PurposeFXClearing, "USD"), systemBalance(s, PurposeFXClearing, "GHS"), systemBalance(s, PurposePayoutsClearing, "GHS"), systemBalance(s, PurposeFeeRevenue, "USD"))
 			}
 			// The payout is the same on every read.
-			for _, got := range []Payout{mustPayout(t, s, "pay_1"), s.Payouts("org_a", PayoutFilter{}, CursorStart, 10).Items[0], s.OpenPayouts()[0]} {
+			for _, got := range []Payout{mustPayout(t, s, "pay_1"), s.Payouts("org_a", PayoutFilter{}, CursorStart, 10).Items[0], s.openPayouts()[0]} {
 				if got.FX == nil || *got.FX != *p.FX {
 					t.Fatalf("read without its FX: %+v", got)
 				}
@@ -185,7 +185,7 @@ func TestFXPayoutFromSide(t *testing.T) {
 	}
 }
 
-func mustPayout(t *testing.T, s *State, id string) Payout {
+func mustPayout(t *testing.T, s *testState, id string) Payout {
 	t.Helper()
 	p, ok := s.Payout(id)
 	if !ok {
@@ -194,7 +194,7 @@ func mustPayout(t *testing.T, s *State, id string) Payout {
 	return p
 }
 
-func checkFXRoundTrip(t *testing.T, s *State) *State {
+func checkFXRoundTrip(t *testing.T, s *testState) *testState {
 	t.Helper()
 	enc := encodeSnapshot(t, s)
 	r, err := Restore(bytes.NewReader(enc))
@@ -231,18 +231,15 @@ func TestFXPayoutCommandRoundTrip(t *testing.T) {
 	}
 }
 
-// A state with no cross-currency payout writes no FX record, and a refused
-// command leaves the side store as it was.
-func TestFXPayoutSideStoreEmpty(t *testing.T) {
+// A payout's FX details are stored with it, and a refused command leaves
+// the payout as it was.
+func TestFXPayoutStoredWithItsPayout(t *testing.T) {
 	s := newFXPayoutState(t)
-	if s.payoutFX.order.len() != 0 {
-		t.Fatal("side store not empty")
-	}
 	if r := s.Apply(fxPayoutCmd("pay_1", "r1", 10)); r.Err != nil {
 		t.Fatal(r.Err)
 	}
-	if _, ok := s.payoutFX.get("pay_1"); !ok {
-		t.Fatal("no FX record")
+	if p, ok := s.Payout("pay_1"); !ok || p.FX == nil || p.FX.FromCurrency != "USD" {
+		t.Fatalf("payout without its FX details: %+v", p)
 	}
 	if !errors.Is(s.Apply(fxPayoutCmd("pay_1", "r2", 11)).Err, ErrConflict) {
 		t.Fatal("same id twice")

@@ -78,6 +78,10 @@ func (s OrderStatus) Terminal() bool {
 	return s == OrderCompleted || s == OrderFailed || s == OrderExpired
 }
 
+// Ended reports whether nothing more happens to an order: it is terminal,
+// or underpaid (the funds rest on the balance and no payout is made).
+func (s OrderStatus) Ended() bool { return s.Terminal() || s == OrderUnderpaid }
+
 // ParseOrderStatus returns the status with the given API name.
 func ParseOrderStatus(name string) (OrderStatus, bool) {
 	for i := 1; i < len(orderStatusNames); i++ {
@@ -310,52 +314,54 @@ const SubjectOrder SubjectKind = 7
 
 func (Order) subjectKind() SubjectKind { return SubjectOrder }
 
-// orderBook is the orders and their indexes.
+// orderKind: an order stays open until it ends (orderOpen). It is found by
+// its reference and by each of its legs.
+var orderKind = &kind[Order]{
+	tag: tagOrder, name: "order",
+	id:  func(o *Order) (string, string) { return o.ID, o.OrgID },
+	enc: encodeOrder, dec: decodeOrder,
+	open: func(o *Order) bool { return !o.Status.Ended() },
+	lookups: []lookup[Order]{
+		{indexReference, func(o *Order) string { return refKey(o.OrgID, o.ExternalReference) }},
+		{indexLeg, func(o *Order) string { return o.CollectionID }},
+		{indexLeg2, func(o *Order) string { return o.PayoutID }},
+	},
+	filters: []filter[Order]{
+		{indexStatus, func(o *Order) string { return terminalName(o.Status.Ended(), o.Status.String()) }},
+	},
+}
+
+// orderBook is the orders and their expirer.
 type orderBook struct {
-	rows  *store[Order]
-	byRef map[orgKey]string   // organization and externalReference → order
-	byLeg map[string]string   // collection or payout id → order
-	due   map[string]struct{} // orders awaiting funds with a deadline
+	rows   *store[Order]
+	expiry uint8
 }
 
-func newOrderBook() *orderBook {
-	b := &orderBook{
-		byRef: make(map[orgKey]string),
-		byLeg: make(map[string]string),
-		due:   make(map[string]struct{}),
-	}
-	b.rows = newStore("orders", func(o *Order) (string, string) { return o.ID, o.OrgID }, encodeOrder, decodeOrder)
-	b.rows.index = func(_ *State, o Order) { b.index(o) }
-	return b
-}
-
-// registerOrders adds the orders' section and expirer to a new state.
+// registerOrders adds the orders' store and expirer to a new state.
 func (s *State) registerOrders() {
-	s.orders = newOrderBook()
-	s.sections = append(s.sections, s.orders.rows)
-	s.expirers = append(s.expirers, expirer{due: ordersDue, expire: expireOrders})
+	b := &orderBook{rows: addStore(s, orderKind)}
+	b.expiry = s.registerExpirer(expirer{
+		each: func(s *State, add func(string, int64, string)) {
+			for id, r := range s.orders.rows.rows {
+				if r.v.Status == OrderAwaitingFunds && r.v.ExpiresAt != 0 {
+					add(r.v.OrgID, r.v.ExpiresAt, id)
+				}
+			}
+		},
+		deadline: func(s *State, id string) (string, int64, bool) {
+			o, ok := s.orders.rows.get(id)
+			return o.OrgID, o.ExpiresAt, ok && o.Status == OrderAwaitingFunds && o.ExpiresAt != 0
+		},
+		expire: func(s *State, id string, at int64) {
+			o, _ := s.orders.rows.get(id)
+			s.moveOrder(&o, s.OrgNow(o.OrgID, at), OrderExpired, "No deposit arrived before the order expired; nothing was charged")
+		},
+	})
+	s.orders = b
 }
 
-func (b *orderBook) index(o Order) {
-	b.byRef[orgKey{o.OrgID, o.ExternalReference}] = o.ID
-	if o.CollectionID != "" {
-		b.byLeg[o.CollectionID] = o.ID
-	}
-	if o.PayoutID != "" {
-		b.byLeg[o.PayoutID] = o.ID
-	}
-	if o.Status == OrderAwaitingFunds && o.ExpiresAt != 0 {
-		b.due[o.ID] = struct{}{}
-	} else {
-		delete(b.due, o.ID)
-	}
-}
-
-// save replaces an order and keeps its indexes.
-func (s *State) saveOrder(o Order) {
-	s.orders.rows.put(o)
-	s.orders.index(o)
-}
+// save replaces an order.
+func (s *State) saveOrder(o Order) { s.orders.rows.put(o) }
 
 // step records a state change of the order or a leg, stamping the order.
 // The steps are copied, never appended in place: the stored record (and a
@@ -432,8 +438,7 @@ func (c *CreateOrder) apply(s *State) Result {
 	if _, ok := feeBasisPoints[c.ToMethodType]; !ok {
 		return Result{Err: FieldInvalid("to.code", "is not a payout method")}
 	}
-	if id, ok := s.orders.byRef[orgKey{c.OrgID, c.ExternalReference}]; ok {
-		o, _ := s.orders.rows.get(id)
+	if o, ok := s.orders.rows.find(indexReference, refKey(c.OrgID, c.ExternalReference)); ok {
 		if o.Spec == c.Spec {
 			return Result{Replayed: true, Order: &o}
 		}
@@ -489,6 +494,9 @@ func (c *CreateOrder) apply(s *State) Result {
 		o.ExpiresAt = now + OrderExpiryMillis
 	}
 	s.orders.rows.insert(o)
+	if o.ExpiresAt != 0 {
+		s.addDeadline(s.orders.expiry, o.OrgID, o.ExpiresAt, o.ID)
+	}
 	s.moveOrder(&o, now, OrderAwaitingFunds, "")
 	res.Order = &o
 	return res
@@ -584,7 +592,7 @@ func (s *State) landDeposit(o *Order, c *DepositOrder, now int64, amount Minor) 
 			posting{account.Number, EntryCollectionFeeDebit, -fee},
 			posting{s.systemAccount(PurposeFeeRevenue, cur, c.At), EntryCollectionFeeRevenue, fee})
 	}
-	if err := s.book(c.At, c.CollectionID, o.ID, postings); err != nil {
+	if _, err := s.book(c.At, c.CollectionID, o.ID, postings); err != nil {
 		return Result{Err: err}
 	}
 	typ := InstructionsVirtualAccount
@@ -607,9 +615,7 @@ func (s *State) landDeposit(o *Order, c *DepositOrder, now int64, amount Minor) 
 		UpdatedAt:         c.At,
 		CompletedAt:       c.At,
 	}
-	s.collections.put(col.ID, col)
-	s.collectionOrder.append(col.ID)
-	s.indexCollection(col)
+	s.insertCollection(col)
 	s.emit(c.At, col.OrgID, EventCollectionCompleted, col.ID, col)
 	s.emitCredited(c.At, col.AccountNumber)
 
@@ -671,7 +677,7 @@ func (s *State) startOrderPayout(o *Order, at int64) (*Payout, *Error) {
 			posting{toAccount.Number, EntryOrderFXCredit, o.ToAmount})
 	}
 	if len(postings) > 0 {
-		if err := s.book(at, o.ID, o.ExternalReference, postings); err != nil {
+		if _, err := s.book(at, o.ID, o.ExternalReference, postings); err != nil {
 			return nil, err
 		}
 	}
@@ -699,28 +705,24 @@ func (s *State) startOrderPayout(o *Order, at int64) (*Payout, *Error) {
 		{toAccount.Number, EntryPayoutDebit, -o.ToAmount},
 		{s.systemAccount(PurposePayoutsClearing, to, at), EntryPayoutCredit, o.ToAmount},
 	}
-	if err := s.book(at, p.ID, o.ID, postings); err != nil {
+	if _, err := s.book(at, p.ID, o.ID, postings); err != nil {
 		// Cannot happen once the conversion booked (the credit covers the
 		// debit); a failure here would leave the conversion without its
 		// payout, so the ledger stops rather than go on.
 		panic("ledger: order payout booking failed after its conversion: " + err.Message)
 	}
-	s.payouts.put(p.ID, p)
-	s.payoutOrder.append(p.ID)
-	s.indexPayout(p)
-	s.orders.byLeg[p.ID] = o.ID
+	s.insertPayout(p)
 	return &p, nil
 }
 
 // orderCollectionSettled follows a mobile money order's collection leg when
 // it settles. It is called by settleCollection in the same Apply.
 func (s *State) orderCollectionSettled(col Collection, at int64) {
-	id, ok := s.orders.byLeg[col.ID]
-	if !ok {
-		return
+	if !strings.HasPrefix(col.ExternalReference, "ord_") {
+		return // an order's collection carries the order's id as its reference
 	}
-	o, _ := s.orders.rows.get(id)
-	if o.Status != OrderAwaitingFunds {
+	o, ok := s.orders.rows.find(indexLeg, col.ID)
+	if !ok || o.Status != OrderAwaitingFunds {
 		return
 	}
 	now := s.OrgNow(o.OrgID, at)
@@ -738,12 +740,11 @@ func (s *State) orderCollectionSettled(col Collection, at int64) {
 // leg's step and, when the payout settles, completes or fails with it. It
 // is called by markPayoutProcessing and settlePayout in the same Apply.
 func (s *State) orderPayoutMoved(p Payout, at int64) {
-	id, ok := s.orders.byLeg[p.ID]
-	if !ok {
-		return
+	if p.ID != OrderPayoutID(p.ExternalReference, p.Spec.Currency) {
+		return // an order's payout is named after the order, its reference
 	}
-	o, _ := s.orders.rows.get(id)
-	if o.Status != OrderProcessingPayout {
+	o, ok := s.orders.rows.find(indexLeg2, p.ID)
+	if !ok || o.Status != OrderProcessingPayout {
 		return
 	}
 	now := s.OrgNow(o.OrgID, at)
@@ -768,53 +769,20 @@ func orderFirstOf(s ...string) string {
 	return ""
 }
 
-// ordersDue reports whether an order's deadline has passed at leader time at.
-func ordersDue(s *State, at int64) bool {
-	for id := range s.orders.due {
-		o, _ := s.orders.rows.get(id)
-		if o.ExpiresAt <= s.OrgNow(o.OrgID, at) {
-			return true
-		}
-	}
-	return false
-}
-
-// expireOrders expires every order whose deadline has passed, in deadline
-// order (then id), so that every replica emits the events in one order.
-func expireOrders(s *State, at int64) {
-	var expired []Order
-	for id := range s.orders.due {
-		o, _ := s.orders.rows.get(id)
-		if o.ExpiresAt <= s.OrgNow(o.OrgID, at) {
-			expired = append(expired, o)
-		}
-	}
-	sortByCreation(expired, func(o Order) (int64, string) { return o.ExpiresAt, o.ID })
-	for i := range expired {
-		o := &expired[i]
-		s.moveOrder(o, s.OrgNow(o.OrgID, at), OrderExpired, "No deposit arrived before the order expired; nothing was charged")
-	}
-}
-
 // Order returns an organization's order by id.
-func (s *State) Order(orgID, id string) (Order, bool) { return s.orders.rows.owned(orgID, id) }
+func (r *Reader) Order(orgID, id string) (Order, bool) { return readOwned(r, orderKind, orgID, id) }
 
 // OrderByReference returns an organization's order by its externalReference.
-func (s *State) OrderByReference(orgID, ref string) (Order, bool) {
-	id, ok := s.orders.byRef[orgKey{orgID, ref}]
-	if !ok {
-		return Order{}, false
-	}
-	return s.orders.rows.get(id)
+func (r *Reader) OrderByReference(orgID, ref string) (Order, bool) {
+	return readFind(r, orderKind, indexReference, refKey(orgID, ref))
 }
 
 // OrderOfLeg returns the order whose collection or payout leg has id.
-func (s *State) OrderOfLeg(id string) (Order, bool) {
-	oid, ok := s.orders.byLeg[id]
-	if !ok {
-		return Order{}, false
+func (r *Reader) OrderOfLeg(id string) (Order, bool) {
+	if o, ok := readFind(r, orderKind, indexLeg, id); ok {
+		return o, true
 	}
-	return s.orders.rows.get(oid)
+	return readFind(r, orderKind, indexLeg2, id)
 }
 
 // OrderFilter selects orders in a list; zero fields match everything.
@@ -829,19 +797,39 @@ type OrderFilter struct {
 }
 
 // Orders lists an organization's orders newest first.
-func (s *State) Orders(orgID string, f OrderFilter, before Cursor, limit int) Page[Order] {
-	return s.orders.rows.page(orgID, before, limit, func(o Order) bool {
-		return (f.Status == 0 || o.Status == f.Status) &&
-			(f.Currency == "" || o.Spec.FromCurrency == f.Currency || o.Spec.ToCurrency == f.Currency) &&
-			(len(f.Origins) == 0 || slices.Contains(f.Origins, o.Spec.FromCurrency)) &&
-			(len(f.Destinations) == 0 || slices.Contains(f.Destinations, o.Spec.ToCurrency)) &&
-			(f.CreatedFrom == 0 || o.CreatedAt >= f.CreatedFrom) &&
-			(f.CreatedBefore == 0 || o.CreatedAt < f.CreatedBefore) &&
-			(f.ExternalReference == "" || o.ExternalReference == f.ExternalReference)
-	})
+func (r *Reader) Orders(orgID string, f OrderFilter, before Cursor, limit int) Page[Order] {
+	k := orderKind
+	if f.ExternalReference != "" {
+		var p Page[Order]
+		if o, ok := r.OrderByReference(orgID, f.ExternalReference); ok && before == CursorStart {
+			f.ExternalReference = ""
+			if f.keep(&o) {
+				p.Items = append(p.Items, o)
+			}
+		}
+		return p
+	}
+	prefix := k.listPrefix(orgID)
+	switch {
+	case f.Status.Ended():
+		prefix = k.filterPrefix(indexStatus, orgID, f.Status.String())
+	case f.Status != 0:
+		prefix = k.openPrefix(orgID)
+	}
+	return readPage(r, k, prefix, before, limit, f.keep)
 }
 
-// Codec: commands and the snapshot record.
+func (f *OrderFilter) keep(o *Order) bool {
+	return (f.Status == 0 || o.Status == f.Status) &&
+		(f.Currency == "" || o.Spec.FromCurrency == f.Currency || o.Spec.ToCurrency == f.Currency) &&
+		(len(f.Origins) == 0 || slices.Contains(f.Origins, o.Spec.FromCurrency)) &&
+		(len(f.Destinations) == 0 || slices.Contains(f.Destinations, o.Spec.ToCurrency)) &&
+		(f.CreatedFrom == 0 || o.CreatedAt >= f.CreatedFrom) &&
+		(f.CreatedBefore == 0 || o.CreatedAt < f.CreatedBefore) &&
+		(f.ExternalReference == "" || o.ExternalReference == f.ExternalReference)
+}
+
+// Codec: commands and the stored record.
 
 func (s *OrderSpec) encode(e *encoder) {
 	e.str(s.FromMethod)

@@ -14,12 +14,12 @@ const hour = 3600 * 1000
 // orders through it, checking the ledger's invariants after every command.
 type orderFixture struct {
 	t *testing.T
-	s *State
+	s *testState
 }
 
 func newOrderFixture(t *testing.T) *orderFixture {
 	t.Helper()
-	s := NewState()
+	s := newTestState(t)
 	hash := sha256.Sum256([]byte("k"))
 	if r := s.Apply(&CreateOrganization{At: 1, ID: "org_a", Name: "A", Key: CreateAPIKey{At: 1, ID: "key_a", OrgID: "org_a", Hash: string(hash[:])}}); r.Err != nil {
 		t.Fatal(r.Err)
@@ -85,7 +85,7 @@ func (f *orderFixture) balance(currency string) Minor {
 }
 
 func (f *orderFixture) system(p AccountPurpose, currency string) Minor {
-	a, _ := f.s.accounts.get(systemAccountNumber(p, currency))
+	a, _ := f.s.st.accounts.get(systemAccountNumber(p, currency))
 	return a.Total
 }
 
@@ -267,7 +267,7 @@ func TestOrderMobileMoneyPromptFails(t *testing.T) {
 	f.must(mobileOrder("ord_1", "inv-1", "col_1", 10), EventCollectionPending, EventOrderAwaitingFunds)
 	f.must(&SettleCollection{At: 30, ID: "col_1", Message: "declined"}, EventCollectionFailed, EventOrderFailed)
 	o := f.wantStatus("ord_1", OrderFailed)
-	if o.PayoutID != "" || o.ReceivedAt != 0 || f.balance("GHS") != 0 || f.s.entries.len() != 0 {
+	if o.PayoutID != "" || o.ReceivedAt != 0 || f.balance("GHS") != 0 || f.s.entryCount() != 0 {
 		t.Fatalf("a failed prompt moved money: %+v", o)
 	}
 }
@@ -301,7 +301,7 @@ func TestOrderUnderpaid(t *testing.T) {
 	col, _ := f.s.Collection("col_1")
 	// All of it is on the balance: no fee, no conversion, no payout.
 	if o.PayoutID != "" || col.Fee != 0 || f.balance("USDT") != 60_000000 || f.balance("GHS") != 0 ||
-		f.system(PurposeFeeRevenue, "USDT") != 0 || len(f.s.OpenPayouts()) != 0 {
+		f.system(PurposeFeeRevenue, "USDT") != 0 || len(f.s.openPayouts()) != 0 {
 		t.Fatalf("underpaid: %+v, USDT %d", o, f.balance("USDT"))
 	}
 	// It rests: no second deposit, no expiry.
@@ -339,7 +339,7 @@ func TestOrderExpiry(t *testing.T) {
 	// A deposit awaiting confirmations does not expire.
 	f.wantStatus("ord_3", OrderAwaitingConfirmations)
 	f.refuse(&DepositOrder{At: 20 + 5*hour, OrgID: "org_a", OrderID: "ord_1", CollectionID: "col_1", Outcome: DepositConfirmed}, &Error{Code: CodeBadRequest})
-	if f.s.entries.len() != 0 || f.s.ExpiryDue(30+100*hour) {
+	if f.s.entryCount() != 0 || f.s.ExpiryDue(30+100*hour) {
 		t.Fatal("expiry moved money or left work due")
 	}
 	checkRoundTrip(t, f.s)
@@ -357,14 +357,14 @@ func TestOrderFailures(t *testing.T) {
 		t.Fatalf("after a failed payout: GHS %d USDT %d", f.balance("GHS"), f.balance("USDT"))
 	}
 	// A rejected deposit fails the order and books nothing.
-	entries := f.s.entries.len()
+	entries := f.s.entryCount()
 	f.must(bankOrder("ord_2", "inv-2", 40), EventOrderAwaitingFunds)
 	f.must(&DepositOrder{At: 50, OrgID: "org_a", OrderID: "ord_2", Outcome: DepositRejected}, EventOrderFailed)
 	// A crypto deposit that never confirms, likewise.
 	f.must(cryptoOrder("ord_3", "inv-3", 60), EventOrderAwaitingFunds)
 	f.must(&DepositOrder{At: 70, OrgID: "org_a", OrderID: "ord_3", Amount: 101_000000, Outcome: DepositUnconfirmed}, EventOrderAwaitingConfirm)
 	f.must(&DepositOrder{At: 80, OrgID: "org_a", OrderID: "ord_3", Outcome: DepositRejected}, EventOrderFailed)
-	if o := f.wantStatus("ord_3", OrderFailed); o.ReceivedAt != 0 || f.s.entries.len() != entries {
+	if o := f.wantStatus("ord_3", OrderFailed); o.ReceivedAt != 0 || f.s.entryCount() != entries {
 		t.Fatalf("a rejected deposit booked: %+v", o)
 	}
 	f.wantStatus("ord_2", OrderFailed)
@@ -465,7 +465,7 @@ func TestOrderList(t *testing.T) {
 
 // Orders, their legs, indexes and events survive a snapshot byte for byte,
 // and commands survive the log's codec.
-func checkRoundTrip(t *testing.T, s *State) {
+func checkRoundTrip(t *testing.T, s *testState) {
 	t.Helper()
 	enc := encodeSnapshot(t, s)
 	r, err := Restore(bytes.NewReader(enc))
@@ -475,8 +475,8 @@ func checkRoundTrip(t *testing.T, s *State) {
 	if !bytes.Equal(encodeSnapshot(t, r), enc) {
 		t.Fatal("restored state encodes differently")
 	}
-	if len(r.orders.byRef) != len(s.orders.byRef) || len(r.orders.byLeg) != len(s.orders.byLeg) || len(r.orders.due) != len(s.orders.due) {
-		t.Fatal("order indexes differ after restore")
+	if len(r.st.orders.rows.rows) != len(s.st.orders.rows.rows) || r.st.nextDeadline() != s.st.nextDeadline() {
+		t.Fatal("open orders or deadlines differ after restore")
 	}
 }
 

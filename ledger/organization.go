@@ -1,6 +1,9 @@
 package ledger
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Organization is a merchant: every resource belongs to exactly one, and an
 // API key sees only its own organization's resources.
@@ -141,6 +144,20 @@ type RevokeAPIKey struct {
 	OrgID string
 }
 
+// organizationKind and apiKeyKind: organizations and their keys stay open
+// for good (they grow with merchants, not with payments).
+var organizationKind = &kind[Organization]{
+	tag: tagOrganization, name: "organization",
+	id:  func(o *Organization) (string, string) { return o.ID, o.ID },
+	enc: encodeOrganization, dec: decodeOrganization,
+}
+
+var apiKeyKind = &kind[APIKey]{
+	tag: tagAPIKey, name: "API key",
+	id:  func(k *APIKey) (string, string) { return k.ID, k.OrgID },
+	enc: encodeAPIKey, dec: decodeAPIKey,
+}
+
 func (s *State) createOrganization(c *CreateOrganization) Result {
 	if err := checkID(c.ID, "org_"); err != nil {
 		return Result{Err: err}
@@ -172,8 +189,7 @@ func (s *State) createOrganization(c *CreateOrganization) Result {
 		CreatedAt:       c.At,
 		UpdatedAt:       c.At,
 	}
-	s.orgs.put(org.ID, org)
-	s.orgOrder = append(s.orgOrder, org.ID)
+	s.orgs.insert(org)
 	key := s.insertKey(&c.Key)
 	return Result{Organization: &org, APIKey: &key}
 }
@@ -205,7 +221,7 @@ func (s *State) checkNewKey(c *CreateAPIKey) *Error {
 	if c.Scopes&^ScopesAll != 0 {
 		return errorf(CodeValidation, "unknown scope bits")
 	}
-	if len(s.keysByOrg[c.OrgID]) >= KeysPerOrganizationMax {
+	if s.keys.count(c.OrgID) >= KeysPerOrganizationMax {
 		return errorf(CodeValidation, "an organization has at most %d API keys", KeysPerOrganizationMax)
 	}
 	return nil
@@ -225,38 +241,24 @@ func (s *State) insertKey(c *CreateAPIKey) APIKey {
 		Scopes:    c.Scopes,
 		CreatedAt: c.At,
 	}
-	s.keys.put(key.ID, key)
-	s.keyOrder = append(s.keyOrder, key.ID)
-	s.keyByHash[digest(key.Hash)] = key.ID
-	s.keysByOrg[key.OrgID] = append(s.keysByOrg[key.OrgID], key.ID)
+	s.keys.insert(key)
+	s.indexKey(&key)
 	return key
 }
 
+func (s *State) indexKey(k *APIKey) { s.keyByHash[digest(k.Hash)] = k.ID }
+
 func (s *State) revokeAPIKey(c *RevokeAPIKey) Result {
-	key, ok := s.keys.get(c.ID)
-	if !ok || key.OrgID != c.OrgID {
+	key, ok := s.keys.owned(c.OrgID, c.ID)
+	if !ok {
 		return Result{Err: errorf(CodeNotFound, "API key not found")}
 	}
 	if !key.Revoked {
 		key.Revoked = true
 		key.RevokedAt = c.At
-		s.keys.put(key.ID, key)
+		s.keys.put(key)
 	}
 	return Result{APIKey: &key}
-}
-
-// Organization returns the organization with the given id.
-func (s *State) Organization(id string) (Organization, bool) {
-	return s.orgs.get(id)
-}
-
-// FirstOrganization returns the organization created first, the one the
-// server bootstrapped on an empty data directory.
-func (s *State) FirstOrganization() (Organization, bool) {
-	if len(s.orgOrder) == 0 {
-		return Organization{}, false
-	}
-	return s.orgs.get(s.orgOrder[0])
 }
 
 // digest is a key hash as a fixed-size map key.
@@ -266,24 +268,11 @@ func digest(hash string) [32]byte {
 	return d
 }
 
-// APIKeyByHash finds a key by the SHA-256 of its secret.
-func (s *State) APIKeyByHash(hash [32]byte) (APIKey, bool) {
-	id, ok := s.keyByHash[hash]
-	if !ok {
-		return APIKey{}, false
-	}
-	return s.keys.get(id)
-}
-
 // APIKeys lists an organization's keys, oldest first.
-func (s *State) APIKeys(orgID string) []APIKey {
-	ids := s.keysByOrg[orgID]
-	keys := make([]APIKey, 0, len(ids))
-	for _, id := range ids {
-		k, _ := s.keys.get(id)
-		keys = append(keys, k)
-	}
-	return keys
+func (r *Reader) APIKeys(orgID string) []APIKey {
+	p := readPage(r, apiKeyKind, apiKeyKind.listPrefix(orgID), CursorStart, KeysPerOrganizationMax, nil)
+	slices.Reverse(p.Items)
+	return p.Items
 }
 
 // checkID validates an identifier chosen by the leader: the expected prefix,

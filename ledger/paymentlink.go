@@ -1,7 +1,6 @@
 package ledger
 
 import (
-	"sort"
 	"strings"
 )
 
@@ -215,6 +214,7 @@ type PaymentLink struct {
 	Status        PaymentLinkStatus
 	StatusMessage string
 	TotalReceived Minor // gross, in the link currency
+	Sessions      int64 // checkout sessions opened on it
 
 	CreatedAt int64
 	UpdatedAt int64
@@ -311,66 +311,133 @@ func (*UpdatePaymentLink) Kind() Kind { return KindUpdatePaymentLink }
 func (*CreatePaymentPage) Kind() Kind { return KindCreatePaymentPage }
 func (*UpdatePaymentPage) Kind() Kind { return KindUpdatePaymentPage }
 
-// linkState is the feature's part of State: its stores and the indexes
-// derived from them (rebuilt on restore).
+// The kinds of payment links. A link stays open while active (money that
+// arrives later still changes it, from the state store); a page stays open
+// for good; a session while it can be paid; a deposit never changes.
+var paymentLinkKind = &kind[PaymentLink]{
+	tag: tagPaymentLink, name: "payment link",
+	id:  func(l *PaymentLink) (string, string) { return l.ID, l.OrgID },
+	enc: encodePaymentLink, dec: decodePaymentLink,
+	open: func(l *PaymentLink) bool { return l.Status == PaymentLinkActive },
+	lookups: []lookup[PaymentLink]{
+		{indexReference, func(l *PaymentLink) string { return refKey(l.OrgID, l.CustomerReference) }},
+	},
+	filters: []filter[PaymentLink]{
+		{indexStatus, func(l *PaymentLink) string { return terminalName(l.Status != PaymentLinkActive, l.Status.String()) }},
+		{indexParent, func(l *PaymentLink) string { return l.ParentID }},
+	},
+}
+
+var paymentPageKind = &kind[PaymentPage]{
+	tag: tagPaymentPage, name: "payment page",
+	id:  func(p *PaymentPage) (string, string) { return p.ID, p.OrgID },
+	enc: encodePaymentPage, dec: decodePaymentPage,
+}
+
+var checkoutSessionKind = &kind[CheckoutSession]{
+	tag: tagCheckoutSession, name: "checkout session",
+	id:  func(c *CheckoutSession) (string, string) { return c.ID, c.OrgID },
+	enc: encodeCheckoutSession, dec: decodeCheckoutSession,
+	open: func(c *CheckoutSession) bool { return !c.Status.Terminal() },
+	lookups: []lookup[CheckoutSession]{
+		{indexLeg, func(c *CheckoutSession) string { return c.CollectionID }},
+	},
+	filters: []filter[CheckoutSession]{
+		{indexParent, func(c *CheckoutSession) string { return c.LinkID }},
+	},
+}
+
+var checkoutDepositKind = &kind[CheckoutDeposit]{
+	tag: tagCheckoutDeposit, name: "checkout deposit",
+	id:  func(d *CheckoutDeposit) (string, string) { return d.ID, d.OrgID },
+	enc: encodeCheckoutDeposit, dec: decodeCheckoutDeposit,
+	open: func(*CheckoutDeposit) bool { return false },
+	lookups: []lookup[CheckoutDeposit]{
+		{indexReference, func(d *CheckoutDeposit) string { return refKey(d.OrgID, d.ExternalReference) }},
+	},
+}
+
+// linkState is the feature's part of State: its stores, the open sessions
+// of each link, and the expirers of links and sessions.
 type linkState struct {
 	links    *store[PaymentLink]
 	pages    *store[PaymentPage]
 	sessions *store[CheckoutSession]
 	deposits *store[CheckoutDeposit]
 
-	linkByRef           map[orgKey]string
-	expiringLinks       map[string]struct{} // active links with an expiresAt
-	sessionsByLink      map[string][]string // oldest first
-	openSessions        map[string]struct{}
-	sessionByCollection map[string]string // mobile money collections
-	depositByRef        map[orgKey]string
+	openByLink map[string][]string // a link's open sessions, oldest first (rebuilt by Load)
+
+	linkExpiry, sessionExpiry uint8
 }
 
 func (s *State) initPaymentLinks() {
 	ls := &linkState{
-		linkByRef:           make(map[orgKey]string),
-		expiringLinks:       make(map[string]struct{}),
-		sessionsByLink:      make(map[string][]string),
-		openSessions:        make(map[string]struct{}),
-		sessionByCollection: make(map[string]string),
-		depositByRef:        make(map[orgKey]string),
+		pages:      addStore(s, paymentPageKind),
+		links:      addStore(s, paymentLinkKind),
+		sessions:   addStore(s, checkoutSessionKind),
+		deposits:   addStore(s, checkoutDepositKind),
+		openByLink: make(map[string][]string),
 	}
-	ls.links = newStore("payment_links", func(l *PaymentLink) (string, string) { return l.ID, l.OrgID }, encodePaymentLink, decodePaymentLink)
-	ls.links.index = func(s *State, l PaymentLink) { s.pl.indexLink(l) }
-	ls.pages = newStore("payment_pages", func(p *PaymentPage) (string, string) { return p.ID, p.OrgID }, encodePaymentPage, decodePaymentPage)
-	ls.sessions = newStore("checkout_sessions", func(c *CheckoutSession) (string, string) { return c.ID, c.OrgID }, encodeCheckoutSession, decodeCheckoutSession)
-	ls.sessions.index = func(s *State, c CheckoutSession) { s.pl.indexSession(c) }
-	ls.deposits = newStore("checkout_deposits", func(d *CheckoutDeposit) (string, string) { return d.ID, d.OrgID }, encodeCheckoutDeposit, decodeCheckoutDeposit)
-	ls.deposits.index = func(s *State, d CheckoutDeposit) { s.pl.depositByRef[orgKey{d.OrgID, d.ExternalReference}] = d.ID }
+	ls.sessions.index = func(c *CheckoutSession) { ls.openByLink[c.LinkID] = append(ls.openByLink[c.LinkID], c.ID) }
+	ls.linkExpiry = s.registerExpirer(expirer{
+		each: func(s *State, add func(string, int64, string)) {
+			for id, r := range s.pl.links.rows {
+				if r.v.Current.ExpiresAt != 0 {
+					add(r.v.OrgID, r.v.Current.ExpiresAt, id)
+				}
+			}
+		},
+		deadline: func(s *State, id string) (string, int64, bool) {
+			l, ok := s.pl.links.get(id)
+			return l.OrgID, l.Current.ExpiresAt, ok && l.Status == PaymentLinkActive && l.Current.ExpiresAt != 0
+		},
+		expire: expireLink,
+	})
+	ls.sessionExpiry = s.registerExpirer(expirer{
+		each: func(s *State, add func(string, int64, string)) {
+			for id, r := range s.pl.sessions.rows {
+				add(r.v.OrgID, r.v.ExpiresAt, id)
+			}
+		},
+		deadline: func(s *State, id string) (string, int64, bool) {
+			c, ok := s.pl.sessions.get(id)
+			return c.OrgID, c.ExpiresAt, ok && !c.Status.Terminal()
+		},
+		expire: func(s *State, id string, at int64) {
+			c, _ := s.pl.sessions.get(id)
+			s.endSession(at, c, SessionExpired, "The checkout session expired before it was paid")
+		},
+	})
 	s.pl = ls
-	s.sections = append(s.sections, ls.pages, ls.links, ls.sessions, ls.deposits)
-	s.expirers = append(s.expirers, expirer{due: checkoutExpiryDue, expire: expireCheckouts})
 	s.eventHooks = append(s.eventHooks, checkoutCollectionSettled)
 }
 
-func (ls *linkState) indexLink(l PaymentLink) {
-	if l.CustomerReference != "" {
-		ls.linkByRef[orgKey{l.OrgID, l.CustomerReference}] = l.ID
-	}
-	ls.trackExpiry(l)
-}
-
-func (ls *linkState) trackExpiry(l PaymentLink) {
+// trackExpiry adds a link's deadline, if it has one.
+func (s *State) trackLinkExpiry(l PaymentLink) {
 	if l.Status == PaymentLinkActive && l.Current.ExpiresAt != 0 {
-		ls.expiringLinks[l.ID] = struct{}{}
-	} else {
-		delete(ls.expiringLinks, l.ID)
+		s.addDeadline(s.pl.linkExpiry, l.OrgID, l.Current.ExpiresAt, l.ID)
 	}
 }
 
-func (ls *linkState) indexSession(c CheckoutSession) {
-	ls.sessionsByLink[c.LinkID] = append(ls.sessionsByLink[c.LinkID], c.ID)
-	if !c.Status.Terminal() {
-		ls.openSessions[c.ID] = struct{}{}
+// openSession records a new session as one of its link's open ones.
+func (ls *linkState) openSession(c CheckoutSession) {
+	ls.sessions.insert(c)
+	ls.openByLink[c.LinkID] = append(ls.openByLink[c.LinkID], c.ID)
+}
+
+// closeSession drops an ended session from its link's open ones.
+func (ls *linkState) closeSession(c CheckoutSession) {
+	ids := ls.openByLink[c.LinkID]
+	for i, id := range ids {
+		if id == c.ID {
+			ids = append(ids[:i:i], ids[i+1:]...)
+			break
+		}
 	}
-	if c.CollectionID != "" {
-		ls.sessionByCollection[c.CollectionID] = c.ID
+	if len(ids) == 0 {
+		delete(ls.openByLink, c.LinkID)
+	} else {
+		ls.openByLink[c.LinkID] = ids
 	}
 }
 
@@ -485,6 +552,7 @@ func encodePaymentLink(e *encoder, l *PaymentLink) {
 	e.varint(l.CreatedAt)
 	e.varint(l.UpdatedAt)
 	e.varint(l.PaidAt)
+	e.varint(l.Sessions)
 }
 
 func decodePaymentLink(d *decoder) PaymentLink {
@@ -492,7 +560,7 @@ func decodePaymentLink(d *decoder) PaymentLink {
 		ID: d.str(), OrgID: d.str(), ParentID: d.str(), CustomerReference: d.str(),
 		Spec: decodePaymentLinkSpec(d), Current: decodeAppearance(d),
 		Status: PaymentLinkStatus(d.u8()), StatusMessage: d.str(), TotalReceived: d.minor(),
-		CreatedAt: d.varint(), UpdatedAt: d.varint(), PaidAt: d.varint(),
+		CreatedAt: d.varint(), UpdatedAt: d.varint(), PaidAt: d.varint(), Sessions: d.varint(),
 	}
 }
 
@@ -572,8 +640,7 @@ func (c *CreatePaymentLink) apply(s *State) Result {
 		return Result{Err: err}
 	}
 	if c.CustomerReference != "" {
-		if id, ok := s.pl.linkByRef[orgKey{c.OrgID, c.CustomerReference}]; ok {
-			l, _ := s.pl.links.get(id)
+		if l, ok := s.pl.links.find(indexReference, refKey(c.OrgID, c.CustomerReference)); ok {
 			if l.Spec == spec && l.ParentID == c.ParentID {
 				return Result{Replayed: true, PaymentLink: &l}
 			}
@@ -600,7 +667,7 @@ func (c *CreatePaymentLink) apply(s *State) Result {
 		UpdatedAt:         now,
 	}
 	s.pl.links.insert(l)
-	s.pl.indexLink(l)
+	s.trackLinkExpiry(l)
 	return Result{PaymentLink: &l}
 }
 
@@ -634,7 +701,9 @@ func (c *UpdatePaymentLink) apply(s *State) Result {
 		l.StatusMessage = "Closed by the merchant"
 	}
 	s.pl.links.put(l)
-	s.pl.trackExpiry(l)
+	if c.Set&AppearanceExpiresAt != 0 {
+		s.trackLinkExpiry(l)
+	}
 	if c.Close {
 		s.endOpenSessions(c.At, l.ID, SessionFailed, "The payment link was closed")
 	}
@@ -721,20 +790,17 @@ func (c *UpdatePaymentPage) apply(s *State) Result {
 // Reads.
 
 // PaymentLink returns an organization's link by id.
-func (s *State) PaymentLink(orgID, id string) (PaymentLink, bool) { return s.pl.links.owned(orgID, id) }
+func (r *Reader) PaymentLink(orgID, id string) (PaymentLink, bool) {
+	return readOwned(r, paymentLinkKind, orgID, id)
+}
 
 // PaymentLinkByID returns a link by id, whatever its organization: for the public hosted checkout.
-func (s *State) PaymentLinkByID(id string) (PaymentLink, bool) { return s.pl.links.get(id) }
+func (r *Reader) PaymentLinkByID(id string) (PaymentLink, bool) { return readRecord(r, paymentLinkKind, id) }
 
 // PaymentLinkSessions returns a link's checkout sessions, newest first.
-func (s *State) PaymentLinkSessions(linkID string) []CheckoutSession {
-	ids := s.pl.sessionsByLink[linkID]
-	out := make([]CheckoutSession, 0, len(ids))
-	for i := len(ids) - 1; i >= 0; i-- {
-		c, _ := s.pl.sessions.get(ids[i])
-		out = append(out, c)
-	}
-	return out
+func (r *Reader) PaymentLinkSessions(orgID, linkID string) []CheckoutSession {
+	k := checkoutSessionKind
+	return readPage(r, k, k.filterPrefix(indexParent, orgID, linkID), CursorStart, CheckoutSessionsPerLinkMax, nil).Items
 }
 
 // PaymentLinkFilter selects links in a list; zero fields match everything.
@@ -748,35 +814,44 @@ type PaymentLinkFilter struct {
 }
 
 // PaymentLinks lists an organization's links, newest first.
-func (s *State) PaymentLinks(orgID string, f PaymentLinkFilter, before Cursor, limit int) Page[PaymentLink] {
-	return s.pl.links.page(orgID, before, limit, func(l PaymentLink) bool {
+func (r *Reader) PaymentLinks(orgID string, f PaymentLinkFilter, before Cursor, limit int) Page[PaymentLink] {
+	k := paymentLinkKind
+	keep := func(l *PaymentLink) bool {
 		return (f.Status == 0 || l.Status == f.Status) &&
 			(f.ParentID == "" || l.ParentID == f.ParentID) &&
 			(!f.ChildOnly || l.ParentID != "") &&
 			(!f.DirectOnly || l.ParentID == "") &&
 			(f.Email == "" || l.Spec.Email == f.Email) &&
 			(f.CustomerReference == "" || l.CustomerReference == f.CustomerReference)
-	})
+	}
+	if f.CustomerReference != "" {
+		var p Page[PaymentLink]
+		if l, ok := readFind(r, k, indexReference, refKey(orgID, f.CustomerReference)); ok && keep(&l) && before == CursorStart {
+			p.Items = append(p.Items, l)
+		}
+		return p
+	}
+	prefix := k.listPrefix(orgID)
+	switch {
+	case f.ParentID != "":
+		prefix = k.filterPrefix(indexParent, orgID, f.ParentID)
+	case f.Status == PaymentLinkActive:
+		prefix = k.openPrefix(orgID)
+	case f.Status != 0:
+		prefix = k.filterPrefix(indexStatus, orgID, f.Status.String())
+	}
+	return readPage(r, k, prefix, before, limit, keep)
 }
 
 // PaymentPage returns an organization's page by id.
-func (s *State) PaymentPage(orgID, id string) (PaymentPage, bool) { return s.pl.pages.owned(orgID, id) }
+func (r *Reader) PaymentPage(orgID, id string) (PaymentPage, bool) {
+	return readOwned(r, paymentPageKind, orgID, id)
+}
 
 // PaymentPages lists an organization's pages, newest first; status 0 lists
 // every page.
-func (s *State) PaymentPages(orgID string, status PaymentPageStatus, before Cursor, limit int) Page[PaymentPage] {
-	return s.pl.pages.page(orgID, before, limit, func(p PaymentPage) bool {
+func (r *Reader) PaymentPages(orgID string, status PaymentPageStatus, before Cursor, limit int) Page[PaymentPage] {
+	return readPage(r, paymentPageKind, paymentPageKind.listPrefix(orgID), before, limit, func(p *PaymentPage) bool {
 		return status == 0 || p.Status == status
 	})
-}
-
-// checkoutOrder returns a set's keys in order, so that transitions made from a
-// map happen in the same order on every replica.
-func checkoutOrder(m map[string]struct{}) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -8,9 +8,9 @@ import (
 	"testing"
 )
 
-func newLinkTestState(t *testing.T) *State {
+func newLinkTestState(t *testing.T) *testState {
 	t.Helper()
-	s := NewState()
+	s := newTestState(t)
 	hash := sha256.Sum256([]byte("k"))
 	if r := s.Apply(&CreateOrganization{At: 1, ID: "org_a", Name: "A", Key: CreateAPIKey{At: 1, ID: "key_a", OrgID: "org_a", Hash: string(hash[:])}}); r.Err != nil {
 		t.Fatal(r.Err)
@@ -24,7 +24,7 @@ func plLinkSpec(amount Minor) PaymentLinkSpec {
 	}}
 }
 
-func plApply(t *testing.T, s *State, cmd Command) Result {
+func plApply(t *testing.T, s *testState, cmd Command) Result {
 	t.Helper()
 	r := s.Apply(cmd)
 	if r.Err != nil {
@@ -52,7 +52,7 @@ func plDeposit(ref, session string, amount Minor, n string) *CheckoutDepositComm
 		DepositID: "vad_" + n, CollectionID: "col_d" + n}
 }
 
-func plEventTypes(s *State, from uint64) []string {
+func plEventTypes(s *testState, from uint64) []string {
 	var out []string
 	for seq := from + 1; seq <= s.EventCount(); seq++ {
 		ev, _ := s.EventAt(seq)
@@ -61,7 +61,7 @@ func plEventTypes(s *State, from uint64) []string {
 	return out
 }
 
-func plBalance(s *State, cur string) Minor {
+func plBalance(s *testState, cur string) Minor {
 	a, _ := s.AccountFor("org_a", cur)
 	return a.Total
 }
@@ -117,7 +117,7 @@ func TestPaymentLinkRejectsBadInput(t *testing.T) {
 
 // mmSessionLinkSetup makes a link with a processing mobile money session
 // cs_mm, for deposit refusals.
-func mmSessionLinkSetup(s *State) Command {
+func mmSessionLinkSetup(s *testState) Command {
 	s.Apply(&CreatePaymentLink{At: 2, ID: "pl_mm", OrgID: "org_a", Spec: plLinkSpec(500)})
 	return plMobileSession("cs_mm", "pl_mm", "col_mm", 500)
 }
@@ -204,7 +204,7 @@ func TestMobileMoneyCheckout(t *testing.T) {
 	if l.Status != PaymentLinkPaid || l.TotalReceived != 25_000 || plBalance(s, "GHS") != 25_000-fee {
 		t.Fatalf("link %+v, balance %d", l, plBalance(s, "GHS"))
 	}
-	if got := s.PaymentLinkSessions("pl_1"); len(got) != 2 || got[0].ID != "cs_3" || got[0].Status != SessionComplete || got[1].ID != "cs_1" {
+	if got := s.PaymentLinkSessions("org_a", "pl_1"); len(got) != 2 || got[0].ID != "cs_3" || got[0].Status != SessionComplete || got[1].ID != "cs_1" {
 		t.Fatalf("sessions newest first: %+v", got)
 	}
 }
@@ -271,10 +271,11 @@ func TestCheckoutExpiry(t *testing.T) {
 	if l, _ := s.PaymentLink("org_a", "pl_1"); l.Status != PaymentLinkPaid {
 		t.Fatalf("late approval: %+v", l)
 	}
-	// An hour passes: the link pl_2 expires, and its session with it.
+	// An hour passes: the session on pl_2 expires (its 30 minutes came
+	// first), then the link. Deadlines expire in the order they fall.
 	ev = s.EventCount()
 	plApply(t, s, &AdvanceClock{At: 13, OrgID: "org_a", Millis: 3_600_000})
-	if got := plEventTypes(s, ev); !reflect.DeepEqual(got, []string{EventPaymentLinkExpired, EventCheckoutSessionExpired}) {
+	if got := plEventTypes(s, ev); !reflect.DeepEqual(got, []string{EventCheckoutSessionExpired, EventPaymentLinkExpired}) {
 		t.Fatalf("events %v", got)
 	}
 	if s.ExpiryDue(13) {
@@ -361,7 +362,7 @@ func TestPaymentLinkSnapshotAndCodec(t *testing.T) {
 		plApply(t, s, c)
 		log = append(log, EncodeBatch(nil, []Command{c}))
 	}
-	replay := NewState()
+	replay := newTestState(t)
 	replay.Apply(&CreateOrganization{At: 1, ID: "org_a", Name: "A", Key: CreateAPIKey{At: 1, ID: "key_a", OrgID: "org_a", Hash: string(func() []byte { h := sha256.Sum256([]byte("k")); return h[:] }())}})
 	for i, entry := range log {
 		got, err := DecodeBatch(entry)
@@ -388,7 +389,7 @@ func TestPaymentLinkSnapshotAndCodec(t *testing.T) {
 	if res := r.Apply(plDeposit("d1", "cs_2", 100, "7")); !res.Replayed {
 		t.Fatalf("deposit reference after restore: %+v", res)
 	}
-	if got := r.PaymentLinkSessions("pl_1"); len(got) != 2 || got[0].ID != "cs_2" {
+	if got := r.PaymentLinkSessions("org_a", "pl_1"); len(got) != 2 || got[0].ID != "cs_2" {
 		t.Fatalf("sessions after restore: %+v", got)
 	}
 	if !r.ExpiryDue(1 << 40) {

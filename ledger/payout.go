@@ -84,8 +84,8 @@ type Payout struct {
 	CompletedAt  int64
 	FailedAt     int64
 
-	// FX is set, on reads only, for a cross-currency payout (fxpayout.go):
-	// the record codec is frozen and does not carry it.
+	// FX is set for a cross-currency payout (fxpayout.go). Never written
+	// through: records are replaced, not changed in place.
 	FX *PayoutFX
 }
 
@@ -141,8 +141,47 @@ type SettlePayout struct {
 	Message   string
 }
 
-// fundingKey keys a funding by its organization and reference.
-func fundingKey(orgID, ref string) string { return orgID + "\x00" + ref }
+// payoutKind: a payout stays open until it completes or fails. The stored
+// record carries its FX details (fxpayout.go).
+var payoutKind = &kind[Payout]{
+	tag: tagPayout, name: "payout",
+	id:  func(p *Payout) (string, string) { return p.ID, p.OrgID },
+	enc: encodeStoredPayout, dec: decodeStoredPayout,
+	open: func(p *Payout) bool { return !p.Status.Terminal() },
+	lookups: []lookup[Payout]{
+		{indexReference, func(p *Payout) string { return refKey(p.OrgID, p.ExternalReference) }},
+	},
+	filters: []filter[Payout]{
+		{indexStatus, func(p *Payout) string { return terminalName(p.Status.Terminal(), p.Status.String()) }},
+		{indexRecipient, func(p *Payout) string { return p.Spec.RecipientID }},
+	},
+}
+
+// terminalName is a status's name for the status index: only statuses that
+// no longer change are indexed; open ones are found in the open set.
+func terminalName(terminal bool, name string) string {
+	if terminal {
+		return name
+	}
+	return ""
+}
+
+func encodeStoredPayout(e *encoder, p *Payout) {
+	encodePayout(e, p)
+	e.bool(p.FX != nil)
+	if p.FX != nil {
+		encodePayoutFX(e, p.FX)
+	}
+}
+
+func decodeStoredPayout(d *decoder) Payout {
+	p := decodePayout(d)
+	if d.bool() {
+		fx := decodePayoutFX(d)
+		p.FX = &fx
+	}
+	return p
+}
 
 func (s *State) createPayout(c *CreatePayout) Result {
 	if err := checkID(c.ID, "pay_"); err != nil {
@@ -164,10 +203,9 @@ func (s *State) createPayout(c *CreatePayout) Result {
 	account, hasAccount := s.merchantAccount(c.OrgID, cur.Code, c.At, false)
 	if hasAccount && c.Reservation > account.Reservation {
 		account.Reservation = c.Reservation
-		s.accounts.put(account.Number, account)
+		s.accounts.put(account)
 	}
-	if id, ok := s.payoutByRef[orgKey{c.OrgID, c.ExternalReference}]; ok {
-		p, _ := s.Payout(id)
+	if p, ok := s.payouts.find(indexReference, refKey(c.OrgID, c.ExternalReference)); ok {
 		if p.FX == nil && p.Spec == c.Spec {
 			return Result{Replayed: true, Payout: &p}
 		}
@@ -198,7 +236,7 @@ func (s *State) createPayout(c *CreatePayout) Result {
 			posting{account.Number, EntryFeeDebit, -c.Fee},
 			posting{fees, EntryFeeRevenue, c.Fee})
 	}
-	if err := s.book(c.At, c.ID, c.ExternalReference, postings); err != nil {
+	if _, err := s.book(c.At, c.ID, c.ExternalReference, postings); err != nil {
 		return Result{Err: err}
 	}
 	p := Payout{
@@ -213,18 +251,14 @@ func (s *State) createPayout(c *CreatePayout) Result {
 		CreatedAt:         c.At,
 		UpdatedAt:         c.At,
 	}
-	s.payouts.put(p.ID, p)
-	s.payoutOrder.append(p.ID)
-	s.indexPayout(p)
+	s.insertPayout(p)
 	return Result{Payout: &p}
 }
 
-func (s *State) indexPayout(p Payout) {
-	indexOf(s.payoutsByOrg, p.OrgID).append(p.ID)
-	s.payoutByRef[orgKey{p.OrgID, p.ExternalReference}] = p.ID
-	if !p.Status.Terminal() {
-		s.openPayouts[p.ID] = struct{}{}
-	}
+// insertPayout records a new payout, open.
+func (s *State) insertPayout(p Payout) {
+	s.payouts.insert(p)
+	s.openPayouts[p.ID] = struct{}{}
 }
 
 func (s *State) markPayoutProcessing(c *MarkPayoutProcessing) Result {
@@ -240,9 +274,8 @@ func (s *State) markPayoutProcessing(c *MarkPayoutProcessing) Result {
 	p.ProviderReference = c.ProviderReference
 	p.ProcessingAt = c.At
 	p.UpdatedAt = c.At
-	s.payouts.put(p.ID, p)
+	s.payouts.put(p)
 	s.orderPayoutMoved(p, c.At)
-	p = s.joinFX(p)
 	return Result{Payout: &p}
 }
 
@@ -256,15 +289,14 @@ func (s *State) settlePayout(c *SettlePayout) Result {
 	}
 	cur := p.Spec.Currency
 	clearing := s.systemAccount(PurposePayoutsClearing, cur, c.At)
-	fx, isFX := s.payoutFX.get(p.ID)
 	var postings []posting
 	if c.Completed {
 		postings = []posting{
 			{clearing, EntryPayoutSettlement, -p.Spec.Amount},
 			{s.systemAccount(PurposeRailSettlement, cur, c.At), EntryPayoutSettlement, p.Spec.Amount},
 		}
-	} else if isFX {
-		postings = s.fxRefundPostings(p, fx, c.At)
+	} else if p.FX != nil {
+		postings = s.fxRefundPostings(p, *p.FX, c.At)
 	} else {
 		postings = []posting{
 			{clearing, EntryPayoutSettlement, -p.Spec.Amount},
@@ -277,7 +309,7 @@ func (s *State) settlePayout(c *SettlePayout) Result {
 				posting{p.AccountNumber, EntryFeeRefund, p.Fee})
 		}
 	}
-	if err := s.book(c.At, p.ID, p.ExternalReference, postings); err != nil {
+	if _, err := s.book(c.At, p.ID, p.ExternalReference, postings); err != nil {
 		return Result{Err: err}
 	}
 	if c.Completed {
@@ -289,9 +321,8 @@ func (s *State) settlePayout(c *SettlePayout) Result {
 	}
 	p.StatusMessage = c.Message
 	p.UpdatedAt = c.At
-	s.payouts.put(p.ID, p)
+	s.payouts.put(p)
 	delete(s.openPayouts, p.ID)
-	p = s.joinFX(p)
 	if c.Completed {
 		s.emit(c.At, p.OrgID, EventPayoutCompleted, p.ID, p)
 	} else {
@@ -302,21 +333,11 @@ func (s *State) settlePayout(c *SettlePayout) Result {
 }
 
 // Payout returns the payout with the given id.
-func (s *State) Payout(id string) (Payout, bool) {
-	p, ok := s.payouts.get(id)
-	if !ok {
-		return Payout{}, false
-	}
-	return s.joinFX(p), true
-}
+func (r *Reader) Payout(id string) (Payout, bool) { return readRecord(r, payoutKind, id) }
 
 // PayoutByReference returns an organization's payout by its externalReference.
-func (s *State) PayoutByReference(orgID, ref string) (Payout, bool) {
-	id, ok := s.payoutByRef[orgKey{orgID, ref}]
-	if !ok {
-		return Payout{}, false
-	}
-	return s.Payout(id)
+func (r *Reader) PayoutByReference(orgID, ref string) (Payout, bool) {
+	return readFind(r, payoutKind, indexReference, refKey(orgID, ref))
 }
 
 // PayoutFilter selects payouts in a list; zero fields match everything.
@@ -327,21 +348,29 @@ type PayoutFilter struct {
 
 // Payouts lists an organization's payouts newest first, starting below
 // position `before` (a Cursor from an earlier page, or CursorStart).
-func (s *State) Payouts(orgID string, f PayoutFilter, before Cursor, limit int) Page[Payout] {
-	return page(s.payoutsByOrg[orgID], before, limit, s.Payout, func(p Payout) bool {
+func (r *Reader) Payouts(orgID string, f PayoutFilter, before Cursor, limit int) Page[Payout] {
+	k := payoutKind
+	var prefix keyBuf
+	switch {
+	case f.Status.Terminal():
+		prefix = k.filterPrefix(indexStatus, orgID, f.Status.String())
+	case f.Status != 0:
+		prefix = k.openPrefix(orgID)
+	case f.RecipientID != "":
+		prefix = k.filterPrefix(indexRecipient, orgID, f.RecipientID)
+	default:
+		prefix = k.listPrefix(orgID)
+	}
+	return readPage(r, k, prefix, before, limit, func(p *Payout) bool {
 		return (f.Status == 0 || p.Status == f.Status) &&
 			(f.RecipientID == "" || p.Spec.RecipientID == f.RecipientID)
 	})
 }
 
-// OpenPayouts lists the payouts that are not yet completed or failed, in the
-// order they were created: the rail driver's work after a leader change.
-func (s *State) OpenPayouts() []Payout {
-	out := make([]Payout, 0, len(s.openPayouts))
-	for id := range s.openPayouts {
-		p, _ := s.Payout(id)
-		out = append(out, p)
-	}
-	sortByCreation(out, func(p Payout) (int64, string) { return p.CreatedAt, p.ID })
-	return out
+// OpenPayouts walks the payouts not yet completed or failed (the rail
+// driver's work after a leader change): those among the next limit entries
+// of the open set after the position after ("" to start), the position to
+// go on from, and whether the walk is done.
+func (r *Reader) OpenPayouts(after OpenCursor, limit int) ([]Payout, OpenCursor, bool) {
+	return readOpen(r, payoutKind, after, limit)
 }

@@ -245,17 +245,6 @@ func (g *generator) draw() Command {
 	}
 }
 
-func encodeSnapshot(t testing.TB, s *State) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	sn := s.Freeze()
-	if _, err := sn.WriteTo(&buf); err != nil {
-		t.Fatal(err)
-	}
-	s.Thaw()
-	return buf.Bytes()
-}
-
 func TestLedgerAgainstModel(t *testing.T) {
 	seeds := []uint64{1, 2, 3, 4, 5}
 	if *propertySeed != 0 {
@@ -271,12 +260,11 @@ func TestLedgerAgainstModel(t *testing.T) {
 func runProperty(t *testing.T, seed uint64, steps int) {
 	g := &generator{rng: rand.New(rand.NewPCG(seed, 0)), currencies: []string{"GHS", "KES", "XOF"}}
 	m := newModel()
-	s := NewState()
+	s := newTestState(t)
 	var log [][]byte // the commands in batches, as the Raft log would hold them
 	var batch []Command
-	var snap *Snapshot
 	var snapAt int
-	var snapBytes bytes.Buffer
+	var snapBytes []byte
 	outcomes := map[string]int{}
 	for i := 0; i < steps; i++ {
 		cmd := g.next()
@@ -299,21 +287,14 @@ func runProperty(t *testing.T, seed uint64, steps int) {
 			log = append(log, EncodeBatch(nil, batch))
 			batch = nil
 		}
-		// Take a snapshot in the middle and write it while commands go on,
-		// as the FSM does.
+		// Copy the state store in the middle, as a leader sends it to a
+		// follower.
 		if i == steps/2 {
-			snap = s.Freeze()
+			snapBytes = encodeSnapshot(t, s)
 			snapAt = len(log)
 			if len(batch) > 0 {
 				t.Fatal("test bug: snapshot must fall on a batch boundary")
 			}
-		}
-		if snap != nil && i == steps/2+steps/8 {
-			if _, err := snap.WriteTo(&snapBytes); err != nil {
-				t.Fatal(err)
-			}
-			s.Thaw()
-			snap = nil
 		}
 		if i%500 == 0 {
 			if err := s.Check(); err != nil {
@@ -348,32 +329,29 @@ func runProperty(t *testing.T, seed uint64, steps int) {
 	}
 	final := encodeSnapshot(t, s)
 
-	// Replaying the log from scratch yields byte-identical state.
-	replay := NewState()
+	// Replaying the log from scratch, each entry one applied batch (the
+	// original committed command by command), yields byte-identical state.
+	replay := newTestState(t)
 	for _, entry := range log {
 		cmds, err := DecodeBatch(entry)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, c := range cmds {
-			replay.Apply(c)
-		}
+		replay.applyBatch(cmds...)
 	}
 	if !bytes.Equal(encodeSnapshot(t, replay), final) {
 		t.Fatalf("seed %d: replayed state differs from the original", seed)
 	}
 
-	// Restoring the mid-run snapshot and replaying the rest of the log
-	// yields the same state too.
-	restored, err := Restore(bytes.NewReader(snapBytes.Bytes()))
+	// Loading the mid-run copy of the store, as a follower that installs
+	// it does, and applying the rest of the log yields the same state too.
+	restored, err := Restore(bytes.NewReader(snapBytes))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, entry := range log[snapAt:] {
 		cmds, _ := DecodeBatch(entry)
-		for _, c := range cmds {
-			restored.Apply(c)
-		}
+		restored.applyBatch(cmds...)
 	}
 	if !bytes.Equal(encodeSnapshot(t, restored), final) {
 		t.Fatalf("seed %d: snapshot + log tail differs from the original", seed)
@@ -382,7 +360,7 @@ func runProperty(t *testing.T, seed uint64, steps int) {
 
 func TestSnapshotRejectsCorruption(t *testing.T) {
 	g := &generator{rng: rand.New(rand.NewPCG(9, 9)), currencies: []string{"GHS"}}
-	s := NewState()
+	s := newTestState(t)
 	for i := 0; i < 300; i++ {
 		s.Apply(g.next())
 	}
@@ -464,7 +442,7 @@ func TestEntryIDRoundTrip(t *testing.T) {
 }
 
 func TestInsufficientFundsChangesNothing(t *testing.T) {
-	s := NewState()
+	s := newTestState(t)
 	hash := sha256.Sum256([]byte("k"))
 	s.Apply(&CreateOrganization{At: 1, ID: "org_a", Name: "A", Key: CreateAPIKey{At: 1, ID: "key_a", OrgID: "org_a", Hash: string(hash[:])}})
 	s.Apply(&FundBalance{At: 2, OrgID: "org_a", Currency: "GHS", Amount: 10_000, ExternalReference: "f1"})

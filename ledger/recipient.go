@@ -248,12 +248,12 @@ func (s *State) checkPayoutRecipient(org string, spec *PayoutSpec) *Error {
 
 // Recipient returns an organization's recipient by id; a deleted one is
 // not found.
-func (s *State) Recipient(orgID, id string) (Recipient, bool) {
-	r, ok := s.recipients.owned(orgID, id)
-	if !ok || r.Deleted {
+func (r *Reader) Recipient(orgID, id string) (Recipient, bool) {
+	rc, ok := readOwned(r, recipientKind, orgID, id)
+	if !ok || rc.Deleted {
 		return Recipient{}, false
 	}
-	return r, true
+	return rc, true
 }
 
 // RecipientFilter selects recipients in a list.
@@ -264,14 +264,14 @@ type RecipientFilter struct {
 
 // Recipients returns one page of an organization's recipients, newest
 // first.
-func (s *State) Recipients(orgID string, f RecipientFilter, before Cursor, limit int) Page[Recipient] {
-	return s.recipients.page(orgID, before, limit, func(r Recipient) bool {
-		return !r.Deleted && (f.Method == "" || r.Spec.Method == f.Method) && (f.Active == nil || r.Active == *f.Active)
+func (r *Reader) Recipients(orgID string, f RecipientFilter, before Cursor, limit int) Page[Recipient] {
+	k := recipientKind
+	return readPage(r, k, k.listPrefix(orgID), before, limit, func(rc *Recipient) bool {
+		return !rc.Deleted && (f.Method == "" || rc.Spec.Method == f.Method) && (f.Active == nil || rc.Active == *f.Active)
 	})
 }
 
 // Codec.
-
 func (sp *RecipientSpec) encode(e *encoder) {
 	e.str(sp.Method)
 	e.str(sp.MethodType)
@@ -360,8 +360,12 @@ func decodeRecipient(d *decoder) Recipient {
 	}
 }
 
-func newRecipientStore() *store[Recipient] {
-	return newStore("recipients", func(r *Recipient) (string, string) { return r.ID, r.OrgID }, encodeRecipient, decodeRecipient)
+// recipientKind: recipients stay open for good (they can be edited and
+// deleted, and they grow with merchants, not with payments).
+var recipientKind = &kind[Recipient]{
+	tag: tagRecipient, name: "recipient",
+	id:  func(r *Recipient) (string, string) { return r.ID, r.OrgID },
+	enc: encodeRecipient, dec: decodeRecipient,
 }
 
 func init() {

@@ -9,9 +9,9 @@ import (
 	"testing"
 )
 
-func recipientState(t *testing.T) *State {
+func recipientState(t *testing.T) *testState {
 	t.Helper()
-	s := NewState()
+	s := newTestState(t)
 	hash := sha256.Sum256([]byte("k"))
 	s.Apply(&CreateOrganization{At: 1, ID: "org_a", Name: "A", Key: CreateAPIKey{At: 1, ID: "key_a", OrgID: "org_a", Hash: string(hash[:])}})
 	hash = sha256.Sum256([]byte("k2"))

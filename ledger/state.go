@@ -1,76 +1,89 @@
 package ledger
 
-import "fmt"
+import (
+	"fmt"
+)
 
-// State is the whole ledger: every resource, every balance, every posting.
-// It changes only through Apply, which is deterministic: the same commands in
-// the same order produce the same state, byte for byte (see Snapshot).
+// State is the ledger's state machine. It changes only through Apply, which
+// is deterministic: the same commands in the same order leave the same
+// state store, byte for byte.
 //
-// State is not safe for concurrent use. Its owner (the Raft FSM) applies
-// commands on one goroutine and guards reads from other goroutines with a
-// read-write lock; the read methods never modify the state.
+// The open records (what can still change: organizations, keys, balances,
+// pending payouts, open orders…) are in memory, in the stores below, with
+// the indexes Apply needs. Every change is written to the state store when
+// the FSM flushes the batch (Flush), and a record that closes leaves memory
+// once that batch is committed (Committed); Apply finds closed records in
+// the state store when it needs them, which it reads through kv.
+//
+// State is not safe for concurrent use: one goroutine (the Raft FSM)
+// applies, flushes and commits. Readers never touch it; they read the
+// committed state store through a Reader (reader.go).
 type State struct {
-	// Tables of records, by id. They are what a snapshot holds.
-	orgs        table[Organization]
-	keys        table[APIKey]
-	accounts    table[Account]
-	payouts     table[Payout]
-	collections table[Collection]
-	fundings    table[Funding] // by refKey(org, externalReference)
+	kv  KVReader
+	enc encoder // flush's buffer
 
-	// Creation order of every table, append-only; a snapshot walks these so
-	// that its bytes do not depend on map iteration order.
-	orgOrder        []string
-	keyOrder        []string
-	accountOrder    []string
-	payoutOrder     appendList[string]
-	collectionOrder appendList[string]
-	fundingOrder    []string
+	orgs        *store[Organization]
+	keys        *store[APIKey]
+	accounts    *store[Account]
+	payouts     *store[Payout]
+	collections *store[Collection]
+	fundings    *store[Funding]
 
-	// entries is the journal: every posting, in booking order. Entries are
-	// immutable; an entry's sequence number is its index plus one.
-	entries appendList[Entry]
+	journal journal  // account.go: booked entries, by transaction
+	events  eventLog // event.go
 
-	// Indexes, derived from the tables and rebuilt on restore.
+	// Indexes of open records, rebuilt by Load.
 	keyByHash            map[[32]byte]string
 	systemAccounts       map[systemKey]string
-	keysByOrg            map[string][]string
 	accountByOrgCurrency map[orgKey]string
-	accountsByOrg        map[string][]string
-	entriesByAccount     map[string]*appendList[uint64]
-	payoutsByOrg         map[string]*appendList[string]
-	payoutByRef          map[orgKey]string
-	openPayouts          map[string]struct{}
-	collectionsByOrg     map[string]*appendList[string]
-	collectionByRef      map[orgKey]string
+	openPayouts          map[string]struct{} // payout.go: what the rail driver resumes
 	openCollections      map[string]struct{}
 
-	// Records of later features (see extend.go), snapshotted in this order
-	// after the built-in tables.
-	sections []section
-	events   *eventLog
-	clocks   *store[Clock]
+	// The features' stores (extend.go), in the order they are flushed and
+	// loaded.
+	stores []storeOps
 
 	// eventHooks run for every event, in the Apply that emits it (webhook
 	// fan-out, checkout sessions following their collections).
 	eventHooks []func(*State, Event)
-	// expirers make deadline-driven transitions (see clock.go).
-	expirers []expirer
+	// expirers make deadline-driven transitions, due by the heap of
+	// deadlines (clock.go).
+	expirers  []expirer
+	deadlines deadlineHeap
+
+	clocks *store[Clock]
 
 	// The features' records and indexes, each owned by its file.
-	recipients          *store[Recipient]      // recipient.go
-	files               *store[File]           // file.go
-	fileKeys            *store[fileSigningKey] // file.go
-	disputes            *store[Dispute]        // dispute.go
-	disputeByCollection map[string]string      // dispute.go: collection id → its dispute
-	fx                  conversions            // conversion.go: quotes and conversions
-	webhooks            webhookState           // webhook.go: endpoints and deliveries
-	pl                  *linkState             // paymentlink.go, checkout.go: links, pages, sessions
-	deposits            *depositState          // deposit.go: virtual accounts, crypto addresses, deposits
-	orders              *orderBook             // order.go
-	payoutFX            *store[PayoutFX]       // fxpayout.go: cross-currency payouts' FX details
+	recipients *store[Recipient]      // recipient.go
+	files      *store[File]           // file.go
+	fileKeys   *store[fileSigningKey] // file.go
+	disputes   *store[Dispute]        // dispute.go
+	fx         conversions            // conversion.go: quotes and conversions
+	webhooks   webhookState           // webhook.go: endpoints and deliveries
+	pl         *linkState             // paymentlink.go, checkout.go: links, pages, sessions
+	deposits   *depositState          // deposit.go: virtual accounts, crypto addresses, deposits
+	orders     *orderBook             // order.go
 
-	frozen bool // a snapshot is reading the tables' bases
+	views *views // what readers see of the always-open records (views.go)
+
+	formatWritten bool
+}
+
+// StoreFormat is the version of the state store's layout (doc.go). A store
+// of another version is refused rather than misread.
+const StoreFormat = 1
+
+// storeOps is a store, whatever its record type.
+type storeOps interface {
+	flush(w KVWriter, e *encoder)
+	committed()
+	load()
+}
+
+func addStore[V any](s *State, k *kind[V]) *store[V] {
+	t := newStore(k, s.kv)
+	s.stores = append(s.stores, t)
+	return t
 }
 
 // orgKey is a map key scoped to an organization: a reference, a currency.
@@ -78,61 +91,116 @@ type orgKey struct {
 	org, name string
 }
 
-// indexOf returns the list under key, creating it.
-func indexOf[T any](m map[string]*appendList[T], key string) *appendList[T] {
-	l, ok := m[key]
-	if !ok {
-		l = &appendList[T]{}
-		m[key] = l
+// refKey is an organization's reference as a lookup key.
+func refKey(org, ref string) string {
+	if ref == "" {
+		return ""
 	}
-	return l
+	return org + "\x00" + ref
 }
 
-// NewState returns an empty ledger.
-func NewState() *State {
+// NewState returns the state machine over the state store kv, which must be
+// empty; see Load for one that is not.
+func NewState(kv KVReader) *State {
 	s := &State{
-		orgs:        newTable[Organization](),
-		keys:        newTable[APIKey](),
-		accounts:    newTable[Account](),
-		payouts:     newTable[Payout](),
-		collections: newTable[Collection](),
-		fundings:    newTable[Funding](),
-
+		kv:                   kv,
 		keyByHash:            make(map[[32]byte]string),
 		systemAccounts:       make(map[systemKey]string),
-		keysByOrg:            make(map[string][]string),
 		accountByOrgCurrency: make(map[orgKey]string),
-		accountsByOrg:        make(map[string][]string),
-		entriesByAccount:     make(map[string]*appendList[uint64]),
-		payoutsByOrg:         make(map[string]*appendList[string]),
-		payoutByRef:          make(map[orgKey]string),
 		openPayouts:          make(map[string]struct{}),
-		collectionsByOrg:     make(map[string]*appendList[string]),
-		collectionByRef:      make(map[orgKey]string),
 		openCollections:      make(map[string]struct{}),
+		views:                newViews(),
 	}
-	s.events = newEventLog()
-	s.clocks = newStore("clocks", func(c *Clock) (string, string) { return c.OrgID, c.OrgID }, encodeClock, decodeClock)
-	s.sections = append(s.sections, s.events, s.clocks)
+	s.orgs = addStore(s, organizationKind)
+	s.orgs.publish = s.views.putOrganization
+	s.keys = addStore(s, apiKeyKind)
+	s.keys.index = s.indexKey
+	s.keys.publish = s.views.putKey
+	s.accounts = addStore(s, accountKind)
+	s.accounts.index = s.indexAccount
+	s.accounts.publish = s.views.putAccount
+	s.payouts = addStore(s, payoutKind)
+	s.payouts.index = func(p *Payout) { s.openPayouts[p.ID] = struct{}{} }
+	s.collections = addStore(s, collectionKind)
+	s.collections.index = func(c *Collection) { s.openCollections[c.ID] = struct{}{} }
+	s.fundings = addStore(s, fundingKind)
+	s.clocks = addStore(s, clockKind)
+	s.clocks.publish = s.views.putClock
 
 	// The features, each registering its stores, hooks and expirers. The
-	// order fixes the order of snapshot sections and of hooks; Restore
-	// finds sections by name.
-	s.recipients = newRecipientStore()
-	s.sections = append(s.sections, s.recipients)
-	s.files, s.fileKeys = newFileStores()
-	s.disputes = newDisputeStore()
-	s.disputeByCollection = make(map[string]string)
-	s.sections = append(s.sections, s.files, s.fileKeys, s.disputes)
+	// order fixes the order of hooks.
+	s.recipients = addStore(s, recipientKind)
+	s.files = addStore(s, fileKind)
+	s.fileKeys = addStore(s, fileSigningKeyKind)
+	s.disputes = addStore(s, disputeKind)
 	s.fx = newConversions(s)
 	s.initWebhooks()
 	s.initPaymentLinks()
 	s.deposits = newDepositState(s)
 	s.registerOrders()
-	s.payoutFX = newPayoutFXStore()
-	s.sections = append(s.sections, s.payoutFX)
 	return s
 }
+
+// Load returns the state machine over a state store that holds the state
+// as of some applied index: it reads the open records back into memory, and
+// with them the indexes Apply needs. Its cost follows the open records, not
+// history.
+func Load(kv KVReader) (s *State, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			se, ok := r.(StoreError)
+			if !ok {
+				panic(r)
+			}
+			s, err = nil, se
+		}
+	}()
+	s = NewState(kv)
+	switch format := readCounter(kv, "format"); format {
+	case 0: // empty
+	case StoreFormat:
+		s.formatWritten = true
+	default:
+		return nil, fmt.Errorf("ledger: the state store has format %d; this build reads %d", format, StoreFormat)
+	}
+	for _, t := range s.stores {
+		t.load()
+	}
+	s.journal.load(kv)
+	s.events.load(kv)
+	s.rebuildDeadlines()
+	s.views.load(s)
+	s.views.nextDeadline.Store(s.nextDeadline())
+	return s, nil
+}
+
+// Flush writes every change made since the last flush into w, which the
+// FSM then commits.
+func (s *State) Flush(w KVWriter) {
+	if !s.formatWritten {
+		writeCounter(w, "format", StoreFormat)
+		s.formatWritten = true
+	}
+	for _, t := range s.stores {
+		t.flush(w, &s.enc)
+	}
+	s.journal.flush(w, &s.enc)
+	s.events.flush(w, &s.enc)
+}
+
+// Committed tells the state that the writes of the last Flush are in the
+// state store: closed records leave memory and readers' views move on.
+func (s *State) Committed() {
+	for _, t := range s.stores {
+		t.committed()
+	}
+	s.events.commit()
+	s.views.nextDeadline.Store(s.nextDeadline())
+}
+
+// Views are what readers see of the always-open records, as of the last
+// commit.
+func (s *State) Views() *Views { return &Views{v: s.views} }
 
 // Result is the outcome of applying one command. Err is set when the command
 // was rejected, in which case the state is unchanged (but for the account's
@@ -204,50 +272,4 @@ func (s *State) Apply(cmd Command) Result {
 	default:
 		panic(fmt.Sprintf("ledger: no rule for command %T", cmd))
 	}
-}
-
-// Check verifies the ledger's invariants and returns the first violation:
-// the journal sums to zero per currency; every account's total is the sum of
-// its entries and each entry's BalanceAfter is the running total; no
-// merchant's available balance is negative. It walks the whole journal, so
-// tests and audits call it, not the hot path.
-func (s *State) Check() error {
-	sums := make(map[string]Minor)
-	running := make(map[string]Minor)
-	var err error
-	s.entries.all(func(i int, e Entry) {
-		a, ok := s.accounts.get(e.Account)
-		switch {
-		case err != nil:
-		case !ok:
-			err = fmt.Errorf("entry %d: unknown account %s", i+1, e.Account)
-		default:
-			sums[a.Currency] += e.Amount
-			running[e.Account] += e.Amount
-			if running[e.Account] != e.BalanceAfter {
-				err = fmt.Errorf("entry %d on %s: balanceAfter %d, running total %d", i+1, e.Account, e.BalanceAfter, running[e.Account])
-			}
-		}
-	})
-	if err != nil {
-		return err
-	}
-	for cur, sum := range sums {
-		if sum != 0 {
-			return fmt.Errorf("postings in %s sum to %d, not zero", cur, sum)
-		}
-	}
-	for _, n := range s.accountOrder {
-		a, _ := s.accounts.get(n)
-		if a.Total != running[n] {
-			return fmt.Errorf("account %s: total %d, entries sum to %d", n, a.Total, running[n])
-		}
-		if a.Purpose == PurposeMerchant && a.Available() < 0 {
-			return fmt.Errorf("account %s: available balance %d is negative", n, a.Available())
-		}
-		if a.Held < 0 {
-			return fmt.Errorf("account %s: holds %d, a negative amount", n, a.Held)
-		}
-	}
-	return s.checkHolds()
 }

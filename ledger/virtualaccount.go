@@ -140,7 +140,15 @@ func decodeVirtualAccount(d *decoder) VirtualAccount {
 // vaRefKey scopes a virtual account's reference to its currency.
 func vaRefKey(org, currency, ref string) orgKey { return orgKey{org, currency + "\x00" + ref} }
 
-func (s *State) indexVirtualAccount(v VirtualAccount) {
+// virtualAccountKind: virtual accounts stay open for good (they can be
+// paused and reactivated).
+var virtualAccountKind = &kind[VirtualAccount]{
+	tag: tagVirtualAccount, name: "virtual account",
+	id:  func(v *VirtualAccount) (string, string) { return v.ID, v.OrgID },
+	enc: encodeVirtualAccount, dec: decodeVirtualAccount,
+}
+
+func (s *State) indexVirtualAccount(v *VirtualAccount) {
 	d := s.deposits
 	d.vaByNumber[v.AccountNumber] = v.ID
 	if v.ExternalReference != "" {
@@ -190,7 +198,7 @@ func (c *CreateVirtualAccount) apply(s *State) Result {
 		UpdatedAt:         c.At,
 	}
 	d.virtualAccounts.insert(v)
-	s.indexVirtualAccount(v)
+	s.indexVirtualAccount(&v)
 	return Result{VirtualAccount: &v}
 }
 
@@ -199,7 +207,7 @@ func (c *CreateVirtualAccount) apply(s *State) Result {
 // unrelated, probing forward on a collision. It depends only on the state,
 // so every replica picks the same number.
 func (s *State) newVirtualAccountNumber() string {
-	n := scramble(uint64(s.deposits.virtualAccounts.order.len())+1) % 9_000_000_000
+	n := scramble(s.deposits.virtualAccounts.nextSeq()) % 9_000_000_000
 	for {
 		number := strconv.FormatUint(1_000_000_000+n, 10)
 		if _, taken := s.deposits.vaByNumber[number]; !taken {
@@ -227,8 +235,8 @@ func (c *UpdateVirtualAccount) apply(s *State) Result {
 }
 
 // VirtualAccount returns an organization's virtual account by id.
-func (s *State) VirtualAccount(orgID, id string) (VirtualAccount, bool) {
-	return s.deposits.virtualAccounts.owned(orgID, id)
+func (r *Reader) VirtualAccount(orgID, id string) (VirtualAccount, bool) {
+	return readOwned(r, virtualAccountKind, orgID, id)
 }
 
 // VirtualAccountFilter selects virtual accounts in a list; zero fields match
@@ -240,8 +248,9 @@ type VirtualAccountFilter struct {
 }
 
 // VirtualAccounts lists an organization's virtual accounts newest first.
-func (s *State) VirtualAccounts(orgID string, f VirtualAccountFilter, before Cursor, limit int) Page[VirtualAccount] {
-	return s.deposits.virtualAccounts.page(orgID, before, limit, func(v VirtualAccount) bool {
+func (r *Reader) VirtualAccounts(orgID string, f VirtualAccountFilter, before Cursor, limit int) Page[VirtualAccount] {
+	k := virtualAccountKind
+	return readPage(r, k, k.listPrefix(orgID), before, limit, func(v *VirtualAccount) bool {
 		return (f.Status == 0 || v.Status == f.Status) &&
 			(f.Currency == "" || v.Currency == f.Currency) &&
 			(f.ExternalReference == "" || v.ExternalReference == f.ExternalReference)

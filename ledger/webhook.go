@@ -159,14 +159,34 @@ func DeliveryID(seq uint64) string {
 	return "whd_" + strconv.FormatUint(scramble(seq^0x5bd1e995), 36)
 }
 
-// webhookState is the webhook records and their indexes.
+// The kinds of webhooks: endpoints stay open for good (they grow with
+// merchants); a delivery stays open while pending (a failed one is opened
+// again by a retry).
+var webhookEndpointKind = &kind[WebhookEndpoint]{
+	tag: tagWebhookEndpoint, name: "webhook endpoint",
+	id:  func(e *WebhookEndpoint) (string, string) { return e.ID, e.OrgID },
+	enc: encodeWebhookEndpoint, dec: decodeWebhookEndpoint,
+}
+
+var webhookDeliveryKind = &kind[WebhookDelivery]{
+	tag: tagWebhookDelivery, name: "webhook delivery",
+	id:  func(d *WebhookDelivery) (string, string) { return d.ID, d.OrgID },
+	enc: encodeWebhookDelivery, dec: decodeWebhookDelivery,
+	open: func(d *WebhookDelivery) bool { return d.Status == DeliveryPending },
+	filters: []filter[WebhookDelivery]{
+		{indexParent, func(d *WebhookDelivery) string { return d.EndpointID }},
+		{indexEvent, func(d *WebhookDelivery) string { return d.EventID }},
+		{indexStatus, func(d *WebhookDelivery) string { return terminalName(d.Status != DeliveryPending, d.Status.String()) }},
+	},
+}
+
+// webhookState is the webhook records and the indexes of the open ones
+// (rebuilt by Load).
 type webhookState struct {
 	endpoints  *store[WebhookEndpoint]
 	deliveries *store[WebhookDelivery]
 
-	// Derived, rebuilt on restore.
 	liveEndpoints map[string]int                 // org → endpoints not deleted
-	pending       map[string]struct{}            // pending delivery ids
 	pendingByEnd  map[string]map[string]struct{} // endpoint → pending delivery ids
 }
 
@@ -175,26 +195,21 @@ type webhookState struct {
 func (s *State) initWebhooks() {
 	w := &s.webhooks
 	w.liveEndpoints = make(map[string]int)
-	w.pending = make(map[string]struct{})
 	w.pendingByEnd = make(map[string]map[string]struct{})
-	w.endpoints = newStore("webhook_endpoints", func(e *WebhookEndpoint) (string, string) { return e.ID, e.OrgID },
-		encodeWebhookEndpoint, decodeWebhookEndpoint)
-	w.endpoints.index = func(s *State, e WebhookEndpoint) {
+	w.endpoints = addStore(s, webhookEndpointKind)
+	w.endpoints.index = func(e *WebhookEndpoint) {
 		if !e.Deleted {
 			s.webhooks.liveEndpoints[e.OrgID]++
 		}
 	}
-	w.deliveries = newStore("webhook_deliveries", func(d *WebhookDelivery) (string, string) { return d.ID, d.OrgID },
-		encodeWebhookDelivery, decodeWebhookDelivery)
-	w.deliveries.index = func(s *State, d WebhookDelivery) { s.webhooks.track(d) }
-	s.sections = append(s.sections, w.endpoints, w.deliveries)
+	w.deliveries = addStore(s, webhookDeliveryKind)
+	w.deliveries.index = func(d *WebhookDelivery) { s.webhooks.track(*d) }
 	s.eventHooks = append(s.eventHooks, fanOutWebhooks)
 }
 
 // track keeps the pending indexes in step with a delivery's status.
 func (w *webhookState) track(d WebhookDelivery) {
 	if d.Status == DeliveryPending {
-		w.pending[d.ID] = struct{}{}
 		set := w.pendingByEnd[d.EndpointID]
 		if set == nil {
 			set = make(map[string]struct{})
@@ -203,7 +218,6 @@ func (w *webhookState) track(d WebhookDelivery) {
 		set[d.ID] = struct{}{}
 		return
 	}
-	delete(w.pending, d.ID)
 	if set := w.pendingByEnd[d.EndpointID]; set != nil {
 		delete(set, d.ID)
 		if len(set) == 0 {
@@ -220,7 +234,7 @@ func (w *webhookState) putDelivery(d WebhookDelivery) {
 // newDelivery records a pending delivery of ev to endpoint, due at once.
 func (s *State) newDelivery(ev Event, endpointID string, test bool) WebhookDelivery {
 	w := &s.webhooks
-	seq := uint64(w.deliveries.order.len()) + 1
+	seq := w.deliveries.nextSeq()
 	d := WebhookDelivery{
 		Seq: seq, ID: DeliveryID(seq), OrgID: ev.OrgID, EndpointID: endpointID,
 		EventSeq: ev.Seq, EventID: EventID(ev.Seq), EventType: ev.Type, ResourceID: ev.ResourceID, Test: test,
@@ -238,12 +252,7 @@ func fanOutWebhooks(s *State, ev Event) {
 	if ev.Type == EventWebhookTest {
 		return
 	}
-	ids := s.webhooks.endpoints.byOrg[ev.OrgID]
-	if ids == nil {
-		return
-	}
-	ids.all(func(_ int, id string) {
-		e, _ := s.webhooks.endpoints.get(id)
+	s.webhooks.endpoints.each(ev.OrgID, func(e WebhookEndpoint) {
 		if e.Deleted || e.Status != WebhookActive || !e.Subscribed(ev.Type) {
 			return
 		}
@@ -513,8 +522,7 @@ func (c *SendWebhookTest) apply(s *State) Result {
 	if err != nil {
 		return Result{Err: err}
 	}
-	s.emit(c.At, e.OrgID, EventWebhookTest, e.ID, e.subject())
-	ev, _ := s.EventAt(s.EventCount())
+	ev := s.emit(c.At, e.OrgID, EventWebhookTest, e.ID, e.subject())
 	d := s.newDelivery(ev, e.ID, true)
 	return Result{WebhookDelivery: &d}
 }
@@ -598,31 +606,32 @@ func (c *RetryWebhookDelivery) apply(s *State) Result {
 // Queries.
 
 // WebhookEndpoint returns an organization's endpoint, unless deleted.
-func (s *State) WebhookEndpoint(orgID, id string) (WebhookEndpoint, bool) {
-	e, err := s.liveEndpoint(orgID, id)
-	return e, err == nil
+func (r *Reader) WebhookEndpoint(orgID, id string) (WebhookEndpoint, bool) {
+	e, ok := readOwned(r, webhookEndpointKind, orgID, id)
+	return e, ok && !e.Deleted
 }
 
 // WebhookEndpointByID returns an endpoint by id alone, deleted or not, for
 // the delivery engine.
-func (s *State) WebhookEndpointByID(id string) (WebhookEndpoint, bool) {
-	return s.webhooks.endpoints.get(id)
+func (r *Reader) WebhookEndpointByID(id string) (WebhookEndpoint, bool) {
+	return readRecord(r, webhookEndpointKind, id)
 }
 
 // WebhookEndpoints returns one page of an organization's endpoints, newest
 // first.
-func (s *State) WebhookEndpoints(orgID string, before Cursor, limit int) Page[WebhookEndpoint] {
-	return s.webhooks.endpoints.page(orgID, before, limit, func(e WebhookEndpoint) bool { return !e.Deleted })
+func (r *Reader) WebhookEndpoints(orgID string, before Cursor, limit int) Page[WebhookEndpoint] {
+	k := webhookEndpointKind
+	return readPage(r, k, k.listPrefix(orgID), before, limit, func(e *WebhookEndpoint) bool { return !e.Deleted })
 }
 
 // WebhookDelivery returns an organization's delivery.
-func (s *State) WebhookDelivery(orgID, id string) (WebhookDelivery, bool) {
-	return s.webhooks.deliveries.owned(orgID, id)
+func (r *Reader) WebhookDelivery(orgID, id string) (WebhookDelivery, bool) {
+	return readOwned(r, webhookDeliveryKind, orgID, id)
 }
 
 // WebhookDeliveryByID returns a delivery by id alone, for the engine.
-func (s *State) WebhookDeliveryByID(id string) (WebhookDelivery, bool) {
-	return s.webhooks.deliveries.get(id)
+func (r *Reader) WebhookDeliveryByID(id string) (WebhookDelivery, bool) {
+	return readRecord(r, webhookDeliveryKind, id)
 }
 
 // DeliveryFilter selects deliveries in a list; zero fields match all.
@@ -634,8 +643,20 @@ type DeliveryFilter struct {
 
 // WebhookDeliveries returns one page of an organization's deliveries,
 // newest first.
-func (s *State) WebhookDeliveries(orgID string, f DeliveryFilter, before Cursor, limit int) Page[WebhookDelivery] {
-	return s.webhooks.deliveries.page(orgID, before, limit, func(d WebhookDelivery) bool {
+func (r *Reader) WebhookDeliveries(orgID string, f DeliveryFilter, before Cursor, limit int) Page[WebhookDelivery] {
+	k := webhookDeliveryKind
+	prefix := k.listPrefix(orgID)
+	switch {
+	case f.EventID != "":
+		prefix = k.filterPrefix(indexEvent, orgID, f.EventID)
+	case f.EndpointID != "":
+		prefix = k.filterPrefix(indexParent, orgID, f.EndpointID)
+	case f.Status == DeliveryPending:
+		prefix = k.openPrefix(orgID)
+	case f.Status != 0:
+		prefix = k.filterPrefix(indexStatus, orgID, f.Status.String())
+	}
+	return readPage(r, k, prefix, before, limit, func(d *WebhookDelivery) bool {
 		return (f.EndpointID == "" || d.EndpointID == f.EndpointID) &&
 			(f.EventID == "" || d.EventID == f.EventID) &&
 			(f.Status == 0 || d.Status == f.Status)
@@ -643,35 +664,35 @@ func (s *State) WebhookDeliveries(orgID string, f DeliveryFilter, before Cursor,
 }
 
 // WebhookDeliveryCount is the number of deliveries ever made.
-func (s *State) WebhookDeliveryCount() uint64 { return uint64(s.webhooks.deliveries.order.len()) }
+func (r *Reader) WebhookDeliveryCount() uint64 { return readKindSeq(r.kv, webhookDeliveryKind.tag) }
 
 // WebhookDeliveryAt returns the delivery at seq (from 1), for the engine
 // that follows new deliveries in order.
-func (s *State) WebhookDeliveryAt(seq uint64) (WebhookDelivery, bool) {
-	if seq == 0 || seq > s.WebhookDeliveryCount() {
+func (r *Reader) WebhookDeliveryAt(seq uint64) (WebhookDelivery, bool) {
+	if seq == 0 {
 		return WebhookDelivery{}, false
 	}
-	return s.webhooks.deliveries.get(s.webhooks.deliveries.order.at(int(seq - 1)))
+	return r.WebhookDeliveryByID(DeliveryID(seq))
 }
 
-// PendingWebhookDeliveries lists every pending delivery in creation order:
-// a new leader's work.
-func (s *State) PendingWebhookDeliveries() []WebhookDelivery {
-	out := make([]WebhookDelivery, 0, len(s.webhooks.pending))
-	for id := range s.webhooks.pending {
-		d, _ := s.webhooks.deliveries.get(id)
-		out = append(out, d)
-	}
-	slices.SortFunc(out, func(a, b WebhookDelivery) int {
-		switch {
-		case a.Seq < b.Seq:
-			return -1
-		case a.Seq > b.Seq:
-			return 1
+// PendingWebhookDeliveryCount counts the pending deliveries, walking them.
+func (r *Reader) PendingWebhookDeliveryCount() int {
+	n := 0
+	var cursor OpenCursor
+	for {
+		page, next, done := r.PendingWebhookDeliveries(cursor, 1024)
+		n += len(page)
+		if done {
+			return n
 		}
-		return 0
-	})
-	return out
+		cursor = next
+	}
+}
+
+// PendingWebhookDeliveries walks the pending deliveries, a new leader's
+// work; see OpenPayouts.
+func (r *Reader) PendingWebhookDeliveries(after OpenCursor, limit int) ([]WebhookDelivery, OpenCursor, bool) {
+	return readOpen(r, webhookDeliveryKind, after, limit)
 }
 
 // Codecs.

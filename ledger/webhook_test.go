@@ -14,9 +14,9 @@ const (
 )
 
 // webhookLedger is a ledger with two organizations, org_a funded in GHS.
-func webhookLedger(t *testing.T) *State {
+func webhookLedger(t *testing.T) *testState {
 	t.Helper()
-	s := NewState()
+	s := newTestState(t)
 	for _, org := range []string{"org_a", "org_b"} {
 		hash := sha256.Sum256([]byte(org))
 		r := s.Apply(&CreateOrganization{At: 1, ID: org, Name: org, Key: CreateAPIKey{At: 1, ID: "key_" + org, OrgID: org, Hash: string(hash[:])}})
@@ -27,7 +27,7 @@ func webhookLedger(t *testing.T) *State {
 	return s
 }
 
-func mustApply(t *testing.T, s *State, cmd Command) Result {
+func mustApply(t *testing.T, s *testState, cmd Command) Result {
 	t.Helper()
 	r := s.Apply(cmd)
 	if r.Err != nil {
@@ -41,14 +41,14 @@ func endpoint(id, org string, events ...string) *CreateWebhookEndpoint {
 }
 
 // fund emits one account.credited event for org.
-func fund(t *testing.T, s *State, org, ref string) Event {
+func fund(t *testing.T, s *testState, org, ref string) Event {
 	t.Helper()
 	mustApply(t, s, &FundBalance{At: 3, OrgID: org, Currency: "GHS", Amount: 100, ExternalReference: ref})
 	ev, _ := s.EventAt(s.EventCount())
 	return ev
 }
 
-func deliveriesOf(s *State, org string) []WebhookDelivery {
+func deliveriesOf(s *testState, org string) []WebhookDelivery {
 	return s.WebhookDeliveries(org, DeliveryFilter{}, CursorStart, 100).Items
 }
 
@@ -87,7 +87,7 @@ func TestWebhookFanOut(t *testing.T) {
 	if n := len(deliveriesOf(s, "org_a")); n != 2 {
 		t.Fatalf("a replayed command made deliveries: %d", n)
 	}
-	if p := s.PendingWebhookDeliveries(); len(p) != 2 || p[0].Seq > p[1].Seq {
+	if p := s.pendingDeliveries(); len(p) != 2 || p[0].Seq > p[1].Seq {
 		t.Fatalf("pending = %+v", p)
 	}
 }
@@ -165,7 +165,7 @@ func TestWebhookAttempts(t *testing.T) {
 					e.FailureCount != w.failures || e.Status != w.endpoint || e.DisabledReason != w.reason {
 					t.Fatalf("step %d: delivery %+v endpoint %+v, want %+v", i, got, e, w)
 				}
-				if (got.Status == DeliveryPending) != (len(s.PendingWebhookDeliveries()) == 1) {
+				if (got.Status == DeliveryPending) != (len(s.pendingDeliveries()) == 1) {
 					t.Fatalf("step %d: pending index out of step", i)
 				}
 			}
@@ -205,7 +205,7 @@ func TestWebhookAutoDisable(t *testing.T) {
 			t.Fatalf("unattempted delivery's error %q", d.LastError)
 		}
 	}
-	if len(s.PendingWebhookDeliveries()) != 0 {
+	if len(s.pendingDeliveries()) != 0 {
 		t.Fatal("pending deliveries remain")
 	}
 	fund(t, s, "org_a", "while-disabled")
@@ -315,7 +315,7 @@ func TestWebhookEndpoints(t *testing.T) {
 	}
 
 	// The test event goes to its endpoint only, once, and is never retried.
-	before := len(s.PendingWebhookDeliveries())
+	before := len(s.pendingDeliveries())
 	r = mustApply(t, s, &SendWebhookTest{At: 7, OrgID: "org_a", EndpointID: "whe_03"})
 	td := *r.WebhookDelivery
 	ev, _ := s.EventAt(td.EventSeq)
@@ -325,7 +325,7 @@ func TestWebhookEndpoints(t *testing.T) {
 	if sub := ev.Subject.(WebhookEndpoint); sub.Secret != "" || sub.ID != "whe_03" {
 		t.Fatalf("test event subject carries %+v", sub)
 	}
-	if n := len(s.PendingWebhookDeliveries()); n != before+1 {
+	if n := len(s.pendingDeliveries()); n != before+1 {
 		t.Fatalf("test event fanned out: %d pending, want %d", n, before+1)
 	}
 	r = mustApply(t, s, &RecordWebhookAttempt{At: 8, DeliveryID: td.ID, Attempt: 1, Error: strings.Repeat("x", 2000), RetryAt: 100})
@@ -342,7 +342,7 @@ func TestWebhookEndpoints(t *testing.T) {
 	if !bytes.Equal(encodeSnapshot(t, restored), enc) {
 		t.Fatal("restored webhooks encode differently")
 	}
-	if a, b := len(restored.PendingWebhookDeliveries()), len(s.PendingWebhookDeliveries()); a != b {
+	if a, b := len(restored.pendingDeliveries()), len(s.pendingDeliveries()); a != b {
 		t.Fatalf("pending after restore %d, before %d", a, b)
 	}
 	if r := restored.Apply(endpoint("whe_18", "org_a", "*")); r.Err == nil {

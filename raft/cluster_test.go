@@ -108,15 +108,15 @@ func apply(n *raft.Node, cmds ...ledger.Command) ([]ledger.Result, error) {
 	return n.Append(ledger.EncodeBatch(nil, cmds)).Wait()
 }
 
-// stateBytes is the node's applied ledger as snapshot bytes: equal bytes,
-// equal state.
+// stateBytes is the digest of the node's state store: equal digests at
+// the same applied index, equal state.
 func stateBytes(t *testing.T, n *raft.Node) []byte {
 	t.Helper()
-	var buf bytes.Buffer
-	if err := n.WriteState(&buf); err != nil {
+	sum, _, err := n.StateDigest()
+	if err != nil {
 		t.Fatal(err)
 	}
-	return buf.Bytes()
+	return sum[:]
 }
 
 // waitApplied waits until every running node has applied index.
@@ -217,7 +217,8 @@ func TestThreeNodeCluster(t *testing.T) {
 	if ni == li {
 		t.Fatal("the stopped node is still the leader")
 	}
-	nl.Read(func(s *ledger.State) {
+	{
+		s := nl.Reader()
 		for ref, id := range acked {
 			p, ok := s.PayoutByReference("org_a", ref)
 			if !ok || p.ID != id {
@@ -227,7 +228,7 @@ func TestThreeNodeCluster(t *testing.T) {
 		if err := s.Check(); err != nil {
 			t.Error(err)
 		}
-	})
+	}
 	// The new leader takes writes.
 	if _, err := apply(nl, payout("pay_ghs_after_failover_00", "after", 500)); err != nil {
 		t.Fatalf("write after failover: %v", err)
@@ -347,7 +348,7 @@ func TestSnapshotsUnderLoad(t *testing.T) {
 					apply(n, &ledger.SettlePayout{At: 3, ID: id, Completed: i%2 == 0})
 				}
 				// Readers run alongside.
-				n.Read(func(s *ledger.State) { s.Payouts("org_a", ledger.PayoutFilter{}, ledger.CursorStart, 10) })
+				n.Reader().Payouts("org_a", ledger.PayoutFilter{}, ledger.CursorStart, 10)
 			}
 		}(w)
 	}
@@ -362,11 +363,12 @@ func TestSnapshotsUnderLoad(t *testing.T) {
 	wg.Wait()
 	<-snapshots
 	before := stateBytes(t, n)
-	n.Read(func(s *ledger.State) {
+	{
+		s := n.Reader()
 		if err := s.Check(); err != nil {
 			t.Fatal(err)
 		}
-	})
+	}
 	if err := n.Close(); err != nil {
 		t.Fatal(err)
 	}

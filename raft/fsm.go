@@ -1,68 +1,80 @@
 package raft
 
 import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
-	"sync"
+	"sync/atomic"
 
 	hraft "github.com/hashicorp/raft"
 
-	"payments/actors"
 	"payments/ledger"
+	"payments/wal"
 )
 
-// fsm feeds committed log entries to the ledger. hashicorp/raft calls
-// ApplyBatch, Snapshot and Restore from one goroutine; readers come in
-// through Read from any goroutine, under the read lock.
+// fsm feeds committed log entries to the ledger and commits what each
+// batch of them changed to the state store, with the batch's last index.
+// hashicorp/raft calls ApplyBatch, Snapshot and Restore from one goroutine;
+// readers never come here: they read the state store through the Reader
+// the fsm publishes.
 type fsm struct {
-	mu    sync.RWMutex
-	state *ledger.State
+	store   *wal.StateStore
+	kv      stateKV
+	state   *ledger.State // the applying goroutine's
+	applied uint64        // the last index in the state store
+
+	reader atomic.Pointer[ledger.Reader]
 }
 
-var (
-	_ hraft.BatchingFSM  = (*fsm)(nil)
-	_ actors.StateReader = (*fsm)(nil)
-)
+var _ hraft.BatchingFSM = (*fsm)(nil)
 
-func newFSM() *fsm { return &fsm{state: ledger.NewState()} }
-
-// RLockState locks the state for reading and returns it.
-func (f *fsm) RLockState() *ledger.State {
-	f.mu.RLock()
-	return f.state
+// newFSM loads the ledger from the state store: the open records into
+// memory, as of the store's applied index.
+func newFSM(store *wal.StateStore) (*fsm, error) {
+	f := &fsm{store: store, kv: stateKV{store}}
+	if err := f.load(); err != nil {
+		return nil, err
+	}
+	return f, nil
 }
 
-// RUnlockState releases RLockState.
-func (f *fsm) RUnlockState() { f.mu.RUnlock() }
-
-// Read calls fn with the state under the read lock.
-func (f *fsm) Read(fn func(*ledger.State)) {
-	defer f.RUnlockState()
-	fn(f.RLockState())
+func (f *fsm) load() error {
+	s, err := ledger.Load(f.kv)
+	if err != nil {
+		return fmt.Errorf("raft: load the ledger from the state store: %w", err)
+	}
+	f.state = s
+	f.applied = f.store.Applied()
+	f.reader.Store(ledger.NewReader(f.kv, s.Views()))
+	return nil
 }
 
-// ApplyBatch applies committed entries in log order. Each command entry is
-// a batch of ledger commands; its response is their results. An entry that
-// does not decode passed the log's checksum, so it was written that way: the
-// node stops rather than skip it and diverge from its peers.
+// Reader returns the readers' view of the applied state.
+func (f *fsm) Reader() *ledger.Reader { return f.reader.Load() }
+
+// ApplyBatch applies committed entries in log order, then commits their
+// changes to the state store in one batch. Each command entry is a batch of
+// ledger commands; its response is their results. Entries the state store
+// has already (after a restart, the store may be ahead of the snapshot
+// Raft starts from) are skipped. An entry that does not decode passed the
+// log's checksum, so it was written that way: the node stops rather than
+// skip it and diverge from its peers.
 func (f *fsm) ApplyBatch(logs []*hraft.Log) []interface{} {
-	decoded := make([][]ledger.Command, len(logs))
+	responses := make([]interface{}, len(logs))
+	last := logs[len(logs)-1].Index
+	if last <= f.applied {
+		return responses
+	}
 	for i, l := range logs {
-		if l.Type != hraft.LogCommand {
+		if l.Index <= f.applied || l.Type != hraft.LogCommand {
 			continue
 		}
 		cmds, err := ledger.DecodeBatch(l.Data)
 		if err != nil {
 			panic(fmt.Sprintf("raft: log entry %d does not decode: %v", l.Index, err))
-		}
-		decoded[i] = cmds
-	}
-	responses := make([]interface{}, len(logs))
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for i, cmds := range decoded {
-		if cmds == nil {
-			continue
 		}
 		results := make([]ledger.Result, len(cmds))
 		for j, c := range cmds {
@@ -70,16 +82,14 @@ func (f *fsm) ApplyBatch(logs []*hraft.Log) []interface{} {
 		}
 		responses[i] = results
 	}
+	b := f.store.NewBatch()
+	f.state.Flush(b)
+	if err := f.store.Commit(b, last); err != nil {
+		panic(fmt.Sprintf("raft: commit the state of entries up to %d: %v", last, err))
+	}
+	f.state.Committed()
+	f.applied = last
 	return responses
-}
-
-// WriteState encodes the applied state in the snapshot format, under the
-// read lock: equal bytes, equal state.
-func (f *fsm) WriteState(w io.Writer) error {
-	f.mu.RLock()
-	defer f.mu.RUnlock()
-	_, err := f.state.View().WriteTo(w)
-	return err
 }
 
 // Apply applies one entry; hashicorp/raft uses ApplyBatch instead.
@@ -87,47 +97,183 @@ func (f *fsm) Apply(l *hraft.Log) interface{} {
 	return f.ApplyBatch([]*hraft.Log{l})[0]
 }
 
-// Snapshot freezes the state in O(1); Persist writes it while Apply goes on.
+// Snapshot returns at once: the state store is the snapshot. Persist makes
+// it durable up to (at least) this index, which is what lets Raft delete
+// the log before it, and writes a small reference to it.
 func (f *fsm) Snapshot() (hraft.FSMSnapshot, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return &fsmSnapshot{fsm: f, state: f.state, view: f.state.Freeze()}, nil
+	return &fsmSnapshot{store: f.store, applied: f.applied}, nil
 }
 
-// Restore replaces the state with a snapshot's.
+// Restore replaces the state with a snapshot installed from the leader: a
+// dump of its state store (see snapshotStore.Open). A reference to this
+// node's own store is accepted when the store already has its index.
 func (f *fsm) Restore(rc io.ReadCloser) error {
 	defer rc.Close()
-	s, err := ledger.Restore(rc)
+	br := bufio.NewReader(rc)
+	head, err := br.Peek(len(refMagic))
 	if err != nil {
-		return err
+		return fmt.Errorf("raft: read snapshot: %w", err)
 	}
-	f.mu.Lock()
-	f.state = s
-	f.mu.Unlock()
-	return nil
+	if string(head) == refMagic {
+		applied, err := readRef(br)
+		if err != nil {
+			return err
+		}
+		if applied > f.store.Applied() {
+			return fmt.Errorf("raft: snapshot refers to a state store at %d, and this node's is at %d", applied, f.store.Applied())
+		}
+		return nil
+	}
+	if _, err := f.store.Restore(br); err != nil {
+		return fmt.Errorf("raft: restore the state store: %w", err)
+	}
+	return f.load()
 }
 
+// fsmSnapshot is a reference to the state store at an applied index.
 type fsmSnapshot struct {
-	fsm   *fsm
-	state *ledger.State // the state that was frozen (Restore may replace it)
-	view  *ledger.Snapshot
-	once  sync.Once
+	store   *wal.StateStore
+	applied uint64
 }
 
 func (s *fsmSnapshot) Persist(sink hraft.SnapshotSink) error {
-	if _, err := s.view.WriteTo(sink); err != nil {
+	if err := s.store.Sync(); err != nil {
+		sink.Cancel()
+		return fmt.Errorf("raft: sync the state store: %w", err)
+	}
+	if _, err := sink.Write(encodeRef(s.applied)); err != nil {
 		sink.Cancel()
 		return fmt.Errorf("raft: write snapshot: %w", err)
 	}
 	return sink.Close()
 }
 
-// Release thaws the state: the overlays written during the snapshot are
-// folded back. Raft calls it whether or not Persist ran.
-func (s *fsmSnapshot) Release() {
-	s.once.Do(func() {
-		s.fsm.mu.Lock()
-		s.state.Thaw()
-		s.fsm.mu.Unlock()
-	})
+func (s *fsmSnapshot) Release() {}
+
+// A snapshot file is one of two things:
+//
+//   - a reference, written by Persist on this node: "PAYSREF" and a version
+//     byte, then the applied index (8 bytes, big-endian) that the state
+//     store had reached, durably, when it was taken;
+//   - a state dump (package wal's format, "PAYSTATE…"), received from a
+//     leader: the whole state store, history included.
+//
+// A reference is small and costs nothing to take; snapshotStore turns it
+// into a dump when Raft opens it to send to a follower.
+const (
+	refMagic   = "PAYSREF"
+	refVersion = 1
+	refLen     = len(refMagic) + 1 + 8
+)
+
+func encodeRef(applied uint64) []byte {
+	b := make([]byte, refLen)
+	copy(b, refMagic)
+	b[len(refMagic)] = refVersion
+	binary.BigEndian.PutUint64(b[len(refMagic)+1:], applied)
+	return b
+}
+
+func readRef(r io.Reader) (uint64, error) {
+	var b [refLen]byte
+	if _, err := io.ReadFull(r, b[:]); err != nil {
+		return 0, fmt.Errorf("raft: read snapshot reference: %w", err)
+	}
+	if string(b[:len(refMagic)]) != refMagic || b[len(refMagic)] != refVersion {
+		return 0, errors.New("raft: not a snapshot reference of this version")
+	}
+	return binary.BigEndian.Uint64(b[len(refMagic)+1:]), nil
+}
+
+// snapshotStore is hashicorp's file snapshot store, but for Open: a
+// reference to this node's state store is opened as a dump of it, so that
+// a follower that needs a snapshot receives the whole state. Raft opens a
+// snapshot only to send it or to restore it after receiving it (this node
+// starts from its state store, not from a snapshot: see
+// NoSnapshotRestoreOnStart in start).
+type snapshotStore struct {
+	*hraft.FileSnapshotStore
+	state *wal.StateStore
+}
+
+func (s *snapshotStore) Open(id string) (*hraft.SnapshotMeta, io.ReadCloser, error) {
+	meta, rc, err := s.FileSnapshotStore.Open(id)
+	if err != nil {
+		return nil, nil, err
+	}
+	br := bufio.NewReader(rc)
+	head, _ := br.Peek(len(refMagic))
+	if !bytes.Equal(head, []byte(refMagic)) {
+		return meta, readCloser{br, rc}, nil
+	}
+	rc.Close()
+	snap, err := s.state.NewSnapshot()
+	if err != nil {
+		return nil, nil, err
+	}
+	size, err := snap.DumpSize()
+	if err != nil {
+		snap.Close()
+		return nil, nil, err
+	}
+	pr, pw := io.Pipe()
+	go func() {
+		defer snap.Close()
+		_, err := snap.WriteDump(pw)
+		pw.CloseWithError(err)
+	}()
+	m := *meta
+	m.Size = size
+	return &m, pr, nil
+}
+
+type readCloser struct {
+	io.Reader
+	io.Closer
+}
+
+// stateKV is the state store as the ledger reads it.
+type stateKV struct{ s *wal.StateStore }
+
+func (kv stateKV) Get(key []byte, fn func([]byte)) (bool, error) {
+	ok, err := kv.s.Get(key, fn)
+	return ok, closedError(err)
+}
+
+func (kv stateKV) NewIter(lower, upper []byte) (ledger.Iterator, error) {
+	it, err := kv.s.NewIter(lower, upper)
+	if err != nil {
+		return nil, closedError(err)
+	}
+	return it, nil
+}
+
+// closedError tells the ledger that the store is closed in its own terms.
+func closedError(err error) error {
+	if errors.Is(err, wal.ErrClosed) {
+		return fmt.Errorf("%w: %w", ledger.ErrStoreClosed, err)
+	}
+	return err
+}
+
+// Snapshot pins a consistent view of the store.
+func (kv stateKV) Snapshot() (ledger.KVReader, func(), error) {
+	sn, err := kv.s.NewSnapshot()
+	if err != nil {
+		return nil, nil, closedError(err)
+	}
+	return snapshotKV{sn}, sn.Close, nil
+}
+
+// snapshotKV is a snapshot of the state store as the ledger reads it.
+type snapshotKV struct{ s *wal.StateSnapshot }
+
+func (kv snapshotKV) Get(key []byte, fn func([]byte)) (bool, error) { return kv.s.Get(key, fn) }
+
+func (kv snapshotKV) NewIter(lower, upper []byte) (ledger.Iterator, error) {
+	it, err := kv.s.NewIter(lower, upper)
+	if err != nil {
+		return nil, err
+	}
+	return it, nil
 }

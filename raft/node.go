@@ -1,6 +1,7 @@
 package raft
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -64,7 +65,8 @@ type Node struct {
 	cfg       Config
 	raft      *hraft.Raft
 	fsm       *fsm
-	store     *wal.Store
+	store     *wal.Store      // the Raft log
+	state     *wal.StateStore // the ledger's records
 	transport *hraft.NetworkTransport
 	logger    *slog.Logger
 
@@ -83,8 +85,8 @@ var _ actors.StateReader = (*Node)(nil)
 const appendTimeout = 5 * time.Second
 
 // Open starts a node on cfg.DataDir. An empty directory bootstraps a new
-// cluster (of one, or of cfg.Peers); otherwise the node restores its latest
-// snapshot and replays the log after it.
+// cluster (of one, or of cfg.Peers); otherwise the node loads the ledger
+// from its state store and applies the log after the store's index.
 func Open(cfg Config) (*Node, error) {
 	if cfg.ID == "" {
 		cfg.ID = "n1"
@@ -103,16 +105,25 @@ func Open(cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("raft: open log: %w", err)
 	}
+	state, err := wal.OpenState(filepath.Join(cfg.DataDir, "state"), wal.Options{Logger: logger.With("component", "state")})
+	if err != nil {
+		store.Close()
+		return nil, fmt.Errorf("raft: open state store: %w", err)
+	}
 	n := &Node{
 		cfg:        cfg,
-		fsm:        newFSM(),
 		store:      store,
+		state:      state,
 		logger:     logger,
 		leadership: make(chan bool, 1),
 		done:       make(chan struct{}),
 	}
 	if err := n.start(); err != nil {
+		if n.raft != nil {
+			n.raft.Shutdown().Error()
+		}
 		store.Close()
+		state.Close()
 		if n.transport != nil {
 			n.transport.Close()
 		}
@@ -131,6 +142,10 @@ func (n *Node) start() error {
 	conf.LocalID = hraft.ServerID(n.cfg.ID)
 	conf.Logger = hlog
 	conf.MaxAppendEntries = 256
+	// The node starts from its state store, which is at least as recent
+	// as its latest snapshot; Raft then applies the log from the snapshot
+	// on, and the FSM skips what the store has.
+	conf.NoSnapshotRestoreOnStart = true
 	if n.cfg.SnapshotThreshold > 0 {
 		conf.SnapshotThreshold = n.cfg.SnapshotThreshold
 	}
@@ -150,9 +165,16 @@ func (n *Node) start() error {
 		conf.LeaderLeaseTimeout = n.cfg.LeaderLeaseTimeout
 	}
 
-	snaps, err := hraft.NewFileSnapshotStoreWithLogger(n.cfg.DataDir, 2, hlog) // keeps them in DataDir/snapshots
+	files, err := hraft.NewFileSnapshotStoreWithLogger(n.cfg.DataDir, 2, hlog) // keeps them in DataDir/snapshots
 	if err != nil {
 		return fmt.Errorf("raft: snapshot store: %w", err)
+	}
+	snaps := &snapshotStore{FileSnapshotStore: files, state: n.state}
+	if err := n.recoverState(files); err != nil {
+		return err
+	}
+	if n.fsm, err = newFSM(n.state); err != nil {
+		return err
 	}
 	ln := n.cfg.Listener
 	if ln == nil {
@@ -253,7 +275,7 @@ func (n *Node) Ready() bool {
 	if n.raft.State() == hraft.Leader {
 		return n.ready.Load()
 	}
-	return n.raft.AppliedIndex() >= n.raft.CommitIndex()
+	return n.AppliedIndex() >= n.raft.CommitIndex()
 }
 
 // Append proposes an entry; see actors.Replicator.
@@ -261,18 +283,16 @@ func (n *Node) Append(entry []byte) actors.Pending {
 	return pending{n.raft.Apply(entry, appendTimeout)}
 }
 
-// RLockState locks the applied state for reading; see actors.StateReader.
-func (n *Node) RLockState() *ledger.State { return n.fsm.RLockState() }
+// Reader returns the readers' view of the applied state; see actors.StateReader.
+func (n *Node) Reader() *ledger.Reader { return n.fsm.Reader() }
 
-// RUnlockState releases RLockState.
-func (n *Node) RUnlockState() { n.fsm.RUnlockState() }
+// StateDigest returns the SHA-256 of the state store's content and the
+// applied index it is at, for comparing replicas and for audits.
+func (n *Node) StateDigest() ([32]byte, uint64, error) { return n.state.Digest() }
 
-// Read calls fn with the applied state under the read lock.
-func (n *Node) Read(fn func(*ledger.State)) { n.fsm.Read(fn) }
-
-// WriteState encodes the applied ledger state (snapshot format), for
-// comparing replicas and for audits.
-func (n *Node) WriteState(w io.Writer) error { return n.fsm.WriteState(w) }
+// CheckState verifies the ledger's invariants over the state store (see
+// ledger.Check). It reads the whole journal.
+func (n *Node) CheckState() error { return ledger.Check(n.fsm.kv) }
 
 // LogBounds returns the first and last index held in the log.
 func (n *Node) LogBounds() (first, last uint64) {
@@ -286,8 +306,10 @@ func (n *Node) Snapshot() error {
 	return n.raft.Snapshot().Error()
 }
 
-// AppliedIndex is the index of the last entry applied to the ledger.
-func (n *Node) AppliedIndex() uint64 { return n.raft.AppliedIndex() }
+// AppliedIndex is the index of the last entry applied to the ledger and
+// committed to its state store: what reads see. (Raft's own applied index
+// runs ahead of it while a batch is being applied.)
+func (n *Node) AppliedIndex() uint64 { return n.state.Applied() }
 
 // Close stops the node: Raft, the transport, then the log.
 func (n *Node) Close() error {
@@ -302,8 +324,56 @@ func (n *Node) Close() error {
 		if cerr := n.store.Close(); err == nil {
 			err = cerr
 		}
+		if cerr := n.state.Close(); err == nil {
+			err = cerr
+		}
 	})
 	return err
+}
+
+// recoverState makes the state store fit to start from. The store must be
+// at or after the latest snapshot, since Raft applies the log only from
+// there: a node that crashed while restoring a snapshot it received
+// restores it again; a store behind its own snapshot lost writes it had
+// made durable, and the node refuses to start.
+func (n *Node) recoverState(snaps *hraft.FileSnapshotStore) error {
+	list, err := snaps.List()
+	if err != nil {
+		return fmt.Errorf("raft: list snapshots: %w", err)
+	}
+	restoring, err := n.state.Restoring()
+	if err != nil {
+		return err
+	}
+	if len(list) == 0 {
+		if restoring {
+			return errors.New("raft: the state store was being restored, and no snapshot is left to restore it from")
+		}
+		return nil
+	}
+	latest := list[0]
+	if !restoring && latest.Index <= n.state.Applied() {
+		return nil
+	}
+	_, rc, err := snaps.Open(latest.ID)
+	if err != nil {
+		return fmt.Errorf("raft: open snapshot %s: %w", latest.ID, err)
+	}
+	defer rc.Close()
+	br := bufio.NewReader(rc)
+	head, _ := br.Peek(len(refMagic))
+	switch {
+	case string(head) == refMagic:
+		return fmt.Errorf("raft: the state store is at index %d, behind the snapshot at %d that this node took of it: it lost writes it had synced; restore this node from a backup or from its peers (empty its data directory and join)",
+			n.state.Applied(), latest.Index)
+	case string(head) != "PAYSTATE":
+		return fmt.Errorf("raft: snapshot %s is in a format this version does not read: this data directory was written by an earlier version", latest.ID)
+	}
+	n.logger.Info("restoring the state store from a received snapshot", "snapshot", latest.ID, "index", latest.Index)
+	if _, err := n.state.Restore(br); err != nil {
+		return fmt.Errorf("raft: restore the state store from snapshot %s: %w", latest.ID, err)
+	}
+	return nil
 }
 
 // streamLayer is Raft's TCP transport on a listener we hold.

@@ -25,7 +25,8 @@ var ErrCorrupt = errors.New("wal: corrupt log")
 // wrapped.
 var errNotFound = errors.New("not found")
 
-var errClosed = errors.New("wal: store closed")
+// ErrClosed is returned by every call on a store after Close.
+var ErrClosed = errors.New("wal: store closed")
 
 const (
 	memTableBytesDefault = 32 << 20
@@ -205,7 +206,7 @@ func (s *Store) enter() error {
 	s.life.RLock()
 	if s.closed {
 		s.life.RUnlock()
-		return errClosed
+		return ErrClosed
 	}
 	if f := s.failure.Load(); f != nil {
 		s.life.RUnlock()

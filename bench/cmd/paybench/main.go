@@ -4,10 +4,16 @@
 //	go build -o bin/payments ./cmd/payments
 //	go run ./bench/cmd/paybench -spawn ./bin/payments -duration 10s
 //	go run ./bench/cmd/paybench -addr 127.0.0.1:8080 -key sk_test_… -workload hot_account
+//	go run ./bench/cmd/paybench -spawn ./bin/payments -workload uniform -duration 3m -window 5s
+//	go run ./bench/cmd/paybench -spawn ./bin/payments -workload uniform -noise-exports 16
+//
+// With -window it also reports each window of the measured phase (soak
+// mode); with -noise-exports it adds a noisy neighbour. The package
+// documentation of bench describes both.
 //
 // It exits 0 when every measured request got its workload's expected
-// status, 1 when some did not (the table names them), and 2 on a usage or
-// setup error.
+// status (and every export of the noisy neighbour got 200), 1 when some
+// did not (the report names them), and 2 on a usage or setup error.
 package main
 
 import (
@@ -52,6 +58,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&cfg.Keys, "keys", bench.DefaultKeys, "API keys each workload rotates over (each key is limited to 100 req/s)")
 	fs.IntVar(&cfg.Orgs, "orgs", bench.DefaultOrgs, "organizations of uniform and replay")
 	fs.IntVar(&cfg.ReplayReferences, "replay-refs", bench.DefaultReplayReferences, "payouts replay creates once, then re-sends")
+	fs.IntVar(&cfg.ServerPID, "server-pid", 0, "without -spawn, with -window: process id of the server, whose resident memory (RSS) each window reports")
+	fs.DurationVar(&cfg.Window, "window", 0, "soak mode: also report each back-to-back window of this length of the measured phase (e.g. 5s); 0 for off")
+	fs.IntVar(&cfg.NoiseExports, "noise-exports", 0, "noisy neighbour: goroutines exporting the transactions of an extra organization with a long history during the measured phase; 0 for none")
+	fs.IntVar(&cfg.NoisePayouts, "noise-payouts", bench.DefaultNoisePayouts, "with -noise-exports: payouts setup creates in the noisy organization's history")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -61,6 +71,23 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	wls, err := bench.ParseWorkloads(*workloads)
 	if err != nil {
+		fmt.Fprintln(stderr, "paybench:", err)
+		return 2
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	switch {
+	case set["server-pid"] && *spawn != "":
+		fmt.Fprintln(stderr, "paybench: -spawn reads its own server's memory: drop -server-pid")
+		return 2
+	case set["server-pid"] && cfg.Window == 0:
+		fmt.Fprintln(stderr, "paybench: -server-pid is read only in soak mode: add -window")
+		return 2
+	case set["noise-payouts"] && cfg.NoiseExports == 0:
+		fmt.Fprintln(stderr, "paybench: -noise-payouts needs -noise-exports")
+		return 2
+	}
+	if err := cfg.Validate(); err != nil {
 		fmt.Fprintln(stderr, "paybench:", err)
 		return 2
 	}
@@ -98,7 +125,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			}
 		}()
 		fmt.Fprintf(stderr, "paybench: spawned %s on %s\n", *spawn, srv.Addr)
-		cfg.Addr, cfg.Key = srv.Addr, srv.BootstrapKey
+		cfg.Addr, cfg.Key, cfg.ServerPID = srv.Addr, srv.BootstrapKey, srv.PID()
 		report.Spawned = true
 	case *addr != "":
 		if err := bench.CheckLoopback(*addr); err != nil {
@@ -108,6 +135,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if *key == "" {
 			fmt.Fprintln(stderr, "paybench: -addr needs -key, the server's bootstrap key")
 			return 2
+		}
+		if cfg.ServerPID > 0 {
+			if _, err := bench.ReadRSS(cfg.ServerPID); err != nil {
+				fmt.Fprintln(stderr, "paybench: -server-pid:", err)
+				return 2
+			}
 		}
 		cfg.Addr, cfg.Key = *addr, *key
 	default:
@@ -126,7 +159,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		res, err := bench.Run(ctx, cfg, w)
 		if res != nil {
 			report.Results = append(report.Results, res)
-			if res.Unexpected > 0 {
+			if res.Failed() {
 				code = 1
 			}
 		}

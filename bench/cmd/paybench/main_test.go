@@ -20,6 +20,16 @@ func TestUsageErrors(t *testing.T) {
 		{"spawn and addr", []string{"-spawn", "payments", "-addr", "127.0.0.1:8080"}, "drop -addr and -key"},
 		{"unknown workload", []string{"-workload", "uniform,fan_in", "-addr", "127.0.0.1:1", "-key", "k"}, `unknown workload "fan_in"`},
 		{"stray argument", []string{"-addr", "127.0.0.1:1", "-key", "k", "extra"}, "unexpected arguments"},
+		{"window too short", []string{"-addr", "127.0.0.1:1", "-key", "k", "-window", "10ms"}, "window must be at least 100ms"},
+		{"window longer than duration", []string{"-spawn", "payments", "-duration", "10s", "-window", "20s"}, "longer than the duration 10s"},
+		{"negative window", []string{"-addr", "127.0.0.1:1", "-key", "k", "-window", "-5s"}, "window must not be negative"},
+		{"server pid with spawn", []string{"-spawn", "payments", "-window", "1s", "-server-pid", "1"}, "drop -server-pid"},
+		{"server pid without window", []string{"-addr", "127.0.0.1:1", "-key", "k", "-server-pid", "1"}, "add -window"},
+		{"server pid not a process", []string{"-addr", "127.0.0.1:1", "-key", "k", "-window", "1s", "-server-pid", "999999999"}, "-server-pid: rss of process 999999999"},
+		{"negative server pid", []string{"-addr", "127.0.0.1:1", "-key", "k", "-window", "1s", "-server-pid", "-3"}, "server pid must be positive"},
+		{"too much noise", []string{"-addr", "127.0.0.1:1", "-key", "k", "-noise-exports", "1000"}, "noise exports must be 0 to 256"},
+		{"noise payouts without noise", []string{"-addr", "127.0.0.1:1", "-key", "k", "-noise-payouts", "10"}, "-noise-payouts needs -noise-exports"},
+		{"no noise payouts", []string{"-addr", "127.0.0.1:1", "-key", "k", "-noise-exports", "4", "-noise-payouts", "-1"}, "noise payouts must be 1 to 200000"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer

@@ -1,0 +1,91 @@
+package ledger
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+)
+
+// Check verifies the ledger's invariants over the committed state store
+// and returns the first violation: the journal sums to zero per currency;
+// every account's total is the sum of its entries and each entry's
+// BalanceAfter is the running total; no merchant's available balance is
+// negative; every account holds exactly the amounts of its unresolved
+// disputes. It walks the whole journal, so tests and audits call it, not
+// the hot path.
+func Check(kv KVReader) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			se, ok := r.(StoreError)
+			if !ok {
+				panic(r)
+			}
+			err = se
+		}
+	}()
+	accounts := make(map[string]Account)
+	prefix := newKey(accountKind.tag, subRecord)
+	scan(kv, prefix, prefixEnd(prefix), false, func(_, v []byte) bool {
+		a := decodeOrFail(v, accountKind.decodeStored).v
+		accounts[a.Number] = a
+		return true
+	})
+	sums := make(map[string]Minor)
+	running := make(map[string]Minor)
+	var next uint64 = 1
+	jp := newKey(tagJournal)
+	scan(kv, jp, prefixEnd(jp), false, func(key, v []byte) bool {
+		first := trailingSeq(key)
+		if first != next {
+			err = fmt.Errorf("journal: transaction at entry %d, expected %d", first, next)
+			return false
+		}
+		for i, e := range decodeOrFail(v, decodeTransaction) {
+			a, ok := accounts[e.Account]
+			if !ok {
+				err = fmt.Errorf("entry %d: unknown account %s", first+uint64(i), e.Account)
+				return false
+			}
+			sums[a.Currency] += e.Amount
+			running[e.Account] += e.Amount
+			if running[e.Account] != e.BalanceAfter {
+				err = fmt.Errorf("entry %d on %s: balanceAfter %d, running total %d", first+uint64(i), e.Account, e.BalanceAfter, running[e.Account])
+				return false
+			}
+			next++
+		}
+		return true
+	})
+	if err != nil {
+		return err
+	}
+	if last := readCounter(kv, "journal"); last != next-1 {
+		return fmt.Errorf("journal: %d entries stored, counter says %d", next-1, last)
+	}
+	for _, cur := range slices.Sorted(maps.Keys(sums)) {
+		if sums[cur] != 0 {
+			return fmt.Errorf("postings in %s sum to %d, not zero", cur, sums[cur])
+		}
+	}
+	held := make(map[string]Minor)
+	dp := newKey(disputeKind.tag, subRecord)
+	scan(kv, dp, prefixEnd(dp), false, func(_, v []byte) bool {
+		d := decodeOrFail(v, disputeKind.decodeStored).v
+		if !d.Status.Final() {
+			held[d.AccountNumber] += d.Amount
+		}
+		return true
+	})
+	for _, n := range slices.Sorted(maps.Keys(accounts)) {
+		a := accounts[n]
+		switch {
+		case a.Total != running[n]:
+			return fmt.Errorf("account %s: total %d, entries sum to %d", n, a.Total, running[n])
+		case a.Purpose == PurposeMerchant && a.Available() < 0:
+			return fmt.Errorf("account %s: available balance %d is negative", n, a.Available())
+		case a.Held != held[n]:
+			return fmt.Errorf("account %s: holds %d, its unresolved disputes %d", n, a.Held, held[n])
+		}
+	}
+	return nil
+}

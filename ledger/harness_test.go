@@ -1,0 +1,189 @@
+package ledger
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"testing"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"payments/wal"
+)
+
+// testState is the ledger as the FSM runs it, for tests: the state machine
+// over a real state store (Pebble, on an in-memory file system), each
+// command applied and committed on its own (applyBatch commits several
+// together), and a Reader over what is committed. It embeds the Reader, so
+// tests read as the API does.
+type testState struct {
+	*Reader
+	tb    fataler
+	st    *State
+	store *wal.StateStore
+	kv    storeKV
+	index uint64 // the last "log index" committed
+}
+
+// fataler is what the harness needs of a testing.TB.
+type fataler interface {
+	Helper()
+	Fatal(args ...any)
+}
+
+// panicker is a fataler for states made outside a test's reach (Restore).
+type panicker struct{}
+
+func (panicker) Helper()           {}
+func (panicker) Fatal(args ...any) { panic(fmt.Sprint(args...)) }
+
+// storeKV is the state store as the ledger reads it (package raft has the
+// same adapter).
+type storeKV struct{ s *wal.StateStore }
+
+func (kv storeKV) Get(key []byte, fn func([]byte)) (bool, error) { return kv.s.Get(key, fn) }
+
+func (kv storeKV) NewIter(lower, upper []byte) (Iterator, error) {
+	it, err := kv.s.NewIter(lower, upper)
+	if err != nil {
+		return nil, err
+	}
+	return it, nil
+}
+
+func openTestStore(tb testing.TB) *wal.StateStore {
+	tb.Helper()
+	store, err := wal.OpenState("/state", wal.Options{FS: vfs.NewMem()})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { store.Close() })
+	return store
+}
+
+// newTestState returns an empty ledger.
+func newTestState(tb testing.TB) *testState {
+	store := openTestStore(tb)
+	s := &testState{tb: tb, store: store, kv: storeKV{store}}
+	s.st = NewState(s.kv)
+	s.Reader = NewReader(s.kv, s.st.Views())
+	return s
+}
+
+// loadTestState returns the ledger loaded from store, as a restarted node
+// does.
+func loadTestState(tb fataler, store *wal.StateStore) (*testState, error) {
+	s := &testState{tb: tb, store: store, kv: storeKV{store}, index: store.Applied()}
+	st, err := Load(s.kv)
+	if err != nil {
+		return nil, err
+	}
+	s.st = st
+	s.Reader = NewReader(s.kv, st.Views())
+	return s, nil
+}
+
+// Apply applies one command and commits it.
+func (s *testState) Apply(cmd Command) Result {
+	r := s.st.Apply(cmd)
+	s.commit()
+	return r
+}
+
+// applyBatch applies commands and commits them together, as one applied
+// batch of the FSM.
+func (s *testState) applyBatch(cmds ...Command) []Result {
+	out := make([]Result, len(cmds))
+	for i, c := range cmds {
+		out[i] = s.st.Apply(c)
+	}
+	s.commit()
+	return out
+}
+
+func (s *testState) commit() {
+	s.tb.Helper()
+	b := s.store.NewBatch()
+	s.st.Flush(b)
+	s.index++
+	if err := s.store.Commit(b, s.index); err != nil {
+		s.tb.Fatal(err)
+	}
+	s.st.Committed()
+}
+
+// Check verifies the ledger's invariants over what is committed.
+func (s *testState) Check() error { return Check(s.kv) }
+
+// ExpiryDue is State.ExpiryDue.
+func (s *testState) ExpiryDue(at int64) bool { return s.st.ExpiryDue(at) }
+
+// PendingQuotes is State.PendingQuotes.
+func (s *testState) PendingQuotes() int { return s.st.PendingQuotes() }
+
+// entryCount is how many entries the journal has.
+func (s *testState) entryCount() uint64 { return s.st.journal.seq }
+
+// encodeSnapshot returns the whole committed state store as bytes (the
+// dump a node sends a follower, with its applied index zeroed): two states
+// are the same exactly when these are.
+func encodeSnapshot(tb testing.TB, s *testState) []byte {
+	tb.Helper()
+	sn, err := s.store.NewSnapshot()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer sn.Close()
+	var buf bytes.Buffer
+	if _, err := sn.WriteDump(&buf); err != nil {
+		tb.Fatal(err)
+	}
+	b := buf.Bytes()
+	// The applied index follows the 8-byte magic and the version byte.
+	clear(b[9:17])
+	// The checksum covered it: recompute it over the bytes as they are.
+	return rechecksum(b)
+}
+
+// Restore returns a ledger loaded from a copy of the state store that
+// encodeSnapshot encoded: what a follower that installs it runs.
+func Restore(r io.Reader) (*testState, error) {
+	store, err := wal.OpenState("/state", wal.Options{FS: vfs.NewMem()})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := store.Restore(r); err != nil {
+		store.Close()
+		return nil, err
+	}
+	return loadTestState(panicker{}, store)
+}
+
+// rechecksum sets a dump's trailing CRC-32C to that of the bytes before it.
+func rechecksum(b []byte) []byte {
+	binary.BigEndian.PutUint32(b[len(b)-4:], crc32.Checksum(b[:len(b)-4], crc32.MakeTable(crc32.Castagnoli)))
+	return b
+}
+
+// openPayouts returns every open payout.
+func (s *testState) openPayouts() []Payout { return walkOpen(s.OpenPayouts) }
+
+// pendingDeliveries returns every pending webhook delivery.
+func (s *testState) pendingDeliveries() []WebhookDelivery {
+	return walkOpen(s.PendingWebhookDeliveries)
+}
+
+func walkOpen[V any](page func(OpenCursor, int) ([]V, OpenCursor, bool)) []V {
+	var all []V
+	var cur OpenCursor
+	for {
+		items, next, done := page(cur, 7) // small pages, to walk several
+		all = append(all, items...)
+		if done {
+			return all
+		}
+		cur = next
+	}
+}

@@ -1,0 +1,155 @@
+package ledger
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+)
+
+// The state store, as the ledger sees it: an ordered key-value store that
+// holds every record, open or closed, and the indexes the reads need. The
+// FSM owns it (package raft wires it to package wal); the ledger decides
+// what goes in it and reads it through these interfaces, so it stays free
+// of I/O of its own. The layout of the keys is in doc.go.
+
+// KVReader reads the committed state store. Implementations must be safe for
+// concurrent use; a read sees whole applied batches, never part of one.
+type KVReader interface {
+	// Get calls fn with the value stored at key and reports whether there
+	// was one. The value is valid only during fn.
+	Get(key []byte, fn func(value []byte)) (bool, error)
+	// NewIter returns an iterator over the keys in [lower, upper). It sees
+	// the store as it was when it was created; Close it promptly.
+	NewIter(lower, upper []byte) (Iterator, error)
+}
+
+// Iterator walks keys in order. Its methods have the meaning of Pebble's.
+type Iterator interface {
+	First() bool
+	Last() bool
+	Next() bool
+	Prev() bool
+	SeekGE(key []byte) bool
+	SeekLT(key []byte) bool
+	Valid() bool
+	Key() []byte
+	Value() []byte
+	Error() error
+	Close() error
+}
+
+// KVWriter takes the writes of one applied batch; the FSM commits them
+// atomically, with the index of the batch's last log entry.
+type KVWriter interface {
+	Set(key, value []byte) error
+	// SingleDelete deletes a key that was set exactly once since it was
+	// last deleted (the open-set and filter entries): the cheapest delete
+	// in an LSM, since the set and the delete cancel at the next flush.
+	SingleDelete(key []byte) error
+}
+
+// StoreError is the panic value of a failed read or write of the state
+// store. Apply cannot go on without its state, so a failure there stops
+// the node; readers recover it into a 500 (see package http), and work of
+// the node's own that reads while the node shuts down stops quietly on
+// ErrStoreClosed.
+type StoreError struct{ Err error }
+
+// ErrStoreClosed is the cause of a StoreError raised by a read made after
+// the node closed its state store: the node is shutting down.
+var ErrStoreClosed = errors.New("ledger: state store closed")
+
+func (e StoreError) Error() string { return "ledger: state store: " + e.Err.Error() }
+func (e StoreError) Unwrap() error { return e.Err }
+
+// must panics with a StoreError when err is set.
+func must(err error) {
+	if err != nil {
+		panic(StoreError{err})
+	}
+}
+
+// keyBuf builds keys: a tag, then fixed-width integers and length-prefixed
+// strings, so that a key's components never run into each other and a
+// prefix of components is a prefix of the key.
+type keyBuf []byte
+
+func newKey(tag ...byte) keyBuf {
+	k := make(keyBuf, 0, 48)
+	return append(k, tag...)
+}
+
+func (k keyBuf) str(s string) keyBuf {
+	k = binary.AppendUvarint(k, uint64(len(s)))
+	return append(k, s...)
+}
+
+func (k keyBuf) u64(v uint64) keyBuf { return binary.BigEndian.AppendUint64(k, v) }
+
+// prefixEnd returns the first key after every key that starts with p.
+func prefixEnd(p []byte) []byte {
+	end := append([]byte(nil), p...)
+	for i := len(end) - 1; i >= 0; i-- {
+		if end[i] != 0xff {
+			end[i]++
+			return end[:i+1]
+		}
+	}
+	return nil // p is all 0xff: no upper bound
+}
+
+// trailingSeq reads the big-endian sequence number that ends an index key.
+func trailingSeq(key []byte) uint64 {
+	if len(key) < 8 {
+		panic(fmt.Sprintf("ledger: index key %x has no sequence number", key))
+	}
+	return binary.BigEndian.Uint64(key[len(key)-8:])
+}
+
+// getRecord reads the value at key and decodes it with dec. A value that
+// does not decode was written by this ledger and damaged since: a
+// StoreError.
+func getRecord[V any](kv KVReader, key []byte, dec func(*decoder) V) (V, bool) {
+	var v V
+	var derr error
+	ok, err := kv.Get(key, func(b []byte) {
+		d := decoder{buf: b}
+		v = dec(&d)
+		if d.err == nil && len(d.buf) != 0 {
+			d.err = errors.New("trailing bytes")
+		}
+		derr = d.err
+	})
+	must(err)
+	if derr != nil {
+		must(fmt.Errorf("record at %q: %w", key, derr))
+	}
+	return v, ok
+}
+
+// scan calls fn for each key in [lower, upper), in order or in reverse, until
+// fn returns false.
+func scan(kv KVReader, lower, upper []byte, reverse bool, fn func(key, value []byte) bool) {
+	it, err := kv.NewIter(lower, upper)
+	must(err)
+	defer it.Close()
+	var ok bool
+	if reverse {
+		ok = it.Last()
+	} else {
+		ok = it.First()
+	}
+	for ; ok; ok = step(it, reverse) {
+		if !fn(it.Key(), it.Value()) {
+			break
+		}
+	}
+	must(it.Error())
+}
+
+func step(it Iterator, reverse bool) bool {
+	if reverse {
+		return it.Prev()
+	}
+	return it.Next()
+}

@@ -1,0 +1,49 @@
+package ledger
+
+// The first byte of every key in the state store: one per kind of record,
+// and a few for what is not a kind. Frozen: doc.go draws the layout, and a
+// store written with one assignment must be read with the same. 0x00 is the
+// store's own (package wal keeps its applied index there).
+const (
+	tagCounter   byte = '#' // '#' name → uvarint: the journal's and the event log's last sequence numbers
+	tagJournal   byte = 'J' // 'J' seq → a transaction: the entries booked together, from entry seq
+	tagStatement byte = 'S' // 'S' str(account) seq → "": the transactions on a merchant account
+	tagEvent     byte = 'E' // 'E' seq → an event
+	tagEventList byte = 'e' // 'e' 'o' str(org) seq → "", 'e' 'r' str(org) str(resource) seq → ""
+
+	tagAccount         byte = 'a'
+	tagAPIKey          byte = 'b'
+	tagCollection      byte = 'c'
+	tagDispute         byte = 'd'
+	tagFunding         byte = 'f'
+	tagOrganization    byte = 'g'
+	tagFile            byte = 'i'
+	tagFileSigningKey  byte = 'j'
+	tagClock           byte = 'k'
+	tagPaymentLink     byte = 'l'
+	tagPaymentPage     byte = 'm'
+	tagCheckoutSession byte = 'n'
+	tagPayout          byte = 'p'
+	tagQuote           byte = 'q'
+	tagRecipient       byte = 'r'
+	tagConversion      byte = 's'
+	tagCryptoAddress   byte = 't'
+	tagCheckoutDeposit byte = 'u'
+	tagVirtualAccount  byte = 'v'
+	tagWebhookEndpoint byte = 'w'
+	tagWebhookDelivery byte = 'x'
+	tagDeposit         byte = 'y'
+	tagOrder           byte = 'z'
+)
+
+// Names of lookup and filter indexes, one byte each, unique within a kind.
+const (
+	indexReference byte = 'r' // the organization's reference: refKey(org, ref)
+	indexStatus    byte = 's' // a status that no longer changes
+	indexParent    byte = 'p' // the record this one belongs to (a link, an endpoint…)
+	indexRecipient byte = 'R'
+	indexSource    byte = 'S' // a collection's virtual account or crypto address
+	indexLeg       byte = 'l' // an order's collection or payout
+	indexLeg2      byte = 'L'
+	indexEvent     byte = 'e'
+)

@@ -1,0 +1,210 @@
+package ledger
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"math"
+	"slices"
+)
+
+// Reader answers the read endpoints: from the committed state store, where
+// every record is, open or closed, and from the views of the always-open
+// records (views.go). It never takes a lock that Apply needs, and a read
+// sees whole applied batches: a write acknowledged to a client is in every
+// read that starts after the acknowledgement.
+//
+// A Reader is safe for concurrent use. Its methods panic with a StoreError
+// when the state store fails; see package http for where that is caught.
+type Reader struct {
+	Views
+	kv KVReader
+}
+
+// NewReader returns a Reader over the state store kv and the views of the
+// state that writes it.
+func NewReader(kv KVReader, v *Views) *Reader { return &Reader{Views: *v, kv: kv} }
+
+// Cursor is a position in one of an organization's lists, which only ever
+// grow at the end: a page starting at Cursor c holds items created before
+// position c, newest first. Positions never move, so a cursor stays valid
+// while new items arrive.
+type Cursor uint64
+
+// CursorStart asks for the newest page.
+const CursorStart Cursor = math.MaxUint64
+
+// Page is one page of a list, newest first.
+type Page[T any] struct {
+	Items   []T
+	HasMore bool
+	Next    Cursor // valid when HasMore
+}
+
+// PageScanMax bounds the index entries one page looks at. A filter that
+// matches little may fill only part of a page before it: the page then
+// ends early with HasMore set, and its cursor goes on from where it
+// stopped. A page never costs more than this, whatever the history.
+const PageScanMax = 10_000
+
+// readRecord returns the record of kind k with id.
+func readRecord[V any](r *Reader, k *kind[V], id string) (V, bool) {
+	sr, ok := k.read(r.kv, id)
+	return sr.v, ok
+}
+
+// readOwned returns the record with id if it belongs to org.
+func readOwned[V any](r *Reader, k *kind[V], org, id string) (V, bool) {
+	v, ok := readRecord(r, k, id)
+	if !ok {
+		return v, false
+	}
+	if _, o := k.id(&v); o != org {
+		var zero V
+		return zero, false
+	}
+	return v, true
+}
+
+// readFind returns the record that lookup index name maps key to.
+func readFind[V any](r *Reader, k *kind[V], name byte, key string) (V, bool) {
+	var zero V
+	if key == "" {
+		return zero, false
+	}
+	var id string
+	ok, err := r.kv.Get(k.lookupKey(name, key), func(v []byte) { id = string(v) })
+	must(err)
+	if !ok {
+		return zero, false
+	}
+	return readRecord(r, k, id)
+}
+
+// readPage returns one page from an index of kind k: the entries under
+// prefix, whose keys end in a creation sequence number and whose values are
+// record ids, newest first from before, keeping those that keep accepts.
+func readPage[V any](r *Reader, k *kind[V], prefix keyBuf, before Cursor, limit int, keep func(*V) bool) Page[V] {
+	return pageOf(r.kv, prefix, before, limit, func(seq uint64, id []byte) (V, bool) {
+		v, ok := readRecord(r, k, string(id))
+		if !ok {
+			must(errMissing(k.name, string(id)))
+		}
+		return v, keep == nil || keep(&v)
+	})
+}
+
+// pageOf walks the index under prefix backwards from before, resolving each
+// entry with get, until it has limit items and knows whether another
+// exists, or has looked at PageScanMax entries.
+func pageOf[T any](kv KVReader, prefix keyBuf, before Cursor, limit int, get func(seq uint64, value []byte) (T, bool)) Page[T] {
+	var p Page[T]
+	upper := prefixEnd(prefix)
+	if before != CursorStart {
+		upper = slices.Clip(prefix).u64(uint64(before))
+	}
+	scanned := 0
+	scan(kv, prefix, upper, true, func(key, value []byte) bool {
+		seq := trailingSeq(key)
+		if scanned == PageScanMax {
+			p.HasMore, p.Next = true, Cursor(seq+1)
+			return false
+		}
+		scanned++
+		v, ok := get(seq, value)
+		if !ok {
+			return true
+		}
+		if len(p.Items) == limit {
+			p.HasMore, p.Next = true, Cursor(seq+1)
+			return false
+		}
+		p.Items = append(p.Items, v)
+		return true
+	})
+	return p
+}
+
+func errMissing(what, id string) error {
+	return &Error{Code: CodeInternal, Message: "index names " + what + " " + id + ", which is missing"}
+}
+
+// OpenCursor is a position in a walk of the open records of a kind: the
+// last key seen ("" for the start).
+type OpenCursor string
+
+// readOpen returns the open records of kind k among the next limit entries
+// of its open set after the position after (by organization, then
+// creation), the position to go on from, and whether the walk is done.
+func readOpen[V any](r *Reader, k *kind[V], after OpenCursor, limit int) (out []V, next OpenCursor, done bool) {
+	prefix := newKey(k.tag, subOpen)
+	lower := []byte(prefix)
+	if after != "" {
+		lower = append([]byte(after), 0) // the first key after it
+	}
+	next, done = after, true
+	walked := 0
+	scan(r.kv, lower, prefixEnd(prefix), false, func(key, id []byte) bool {
+		if walked == limit {
+			done = false
+			return false
+		}
+		walked++
+		next = OpenCursor(key)
+		v, ok := readRecord(r, k, string(id))
+		if !ok {
+			must(errMissing(k.name, string(id)))
+		}
+		if k.isOpen(&v) { // it may have closed since the walk began
+			out = append(out, v)
+		}
+		return true
+	})
+	return out, next, done
+}
+
+// Snapshotter is a KVReader that can pin a consistent view of itself, for
+// reads of many keys that must agree (an audit, an export).
+type Snapshotter interface {
+	Snapshot() (view KVReader, release func(), err error)
+}
+
+// Pinned returns a Reader whose reads of the state store all see one
+// moment, and the function that releases it; the views stay live. Without
+// a Snapshotter under it, it returns r itself.
+func (r *Reader) Pinned() (*Reader, func()) {
+	s, ok := r.kv.(Snapshotter)
+	if !ok {
+		return r, func() {}
+	}
+	view, release, err := s.Snapshot()
+	must(err)
+	return &Reader{Views: r.Views, kv: view}, release
+}
+
+// Check verifies the ledger's invariants (see Check) over one consistent
+// view of the state store. It reads the whole journal.
+func (r *Reader) Check() error {
+	p, release := r.Pinned()
+	defer release()
+	return Check(p.kv)
+}
+
+// Digest returns the SHA-256 of the whole state store (every key and value
+// the ledger wrote), over one consistent view: two replicas at the same
+// applied index have the same digest. It reads everything.
+func (r *Reader) Digest() [32]byte {
+	p, release := r.Pinned()
+	defer release()
+	h := sha256.New()
+	var n [binary.MaxVarintLen64]byte
+	scan(p.kv, []byte{tagCounter}, nil, false, func(k, v []byte) bool {
+		h.Write(n[:binary.PutUvarint(n[:], uint64(len(k)))])
+		h.Write(k)
+		h.Write(n[:binary.PutUvarint(n[:], uint64(len(v)))])
+		h.Write(v)
+		return true
+	})
+	var sum [32]byte
+	copy(sum[:], h.Sum(nil))
+	return sum
+}

@@ -1,0 +1,409 @@
+package ledger
+
+import (
+	"encoding/binary"
+	"fmt"
+	"slices"
+)
+
+// Records live in two tiers (see doc.go). A store is one kind of record in
+// the state machine: the open records in memory, where Apply reads and
+// changes them, and every record in the state store, where Apply writes
+// each change at the end of its batch and finds closed records again when
+// it needs them. Readers never touch a store: they read the state store
+// through a Reader.
+
+// kind describes one kind of record: its keys in the state store, its codec,
+// and its indexes. Kinds are package-level values; tags are frozen.
+type kind[V any] struct {
+	tag  byte   // first byte of every key of the kind (doc.go)
+	name string // in messages: "payout"
+	id   func(*V) (id, org string)
+	enc  func(*encoder, *V)
+	dec  func(*decoder) V
+	// open reports whether a record can still change, and so stays in
+	// memory. Nil: every record stays open (organizations, keys, accounts,
+	// endpoints…: they grow with merchants, not with payments).
+	open func(*V) bool
+	// lookups are the unique keys a record is found by (its reference,
+	// the legs of an order). Each is set once, when the record first has
+	// it, and never removed.
+	lookups []lookup[V]
+	// filters are list indexes: the value a record is listed under for
+	// each. An entry moves when the value changes; "" is no entry.
+	filters []filter[V]
+	// unlisted kinds keep no list by organization.
+	unlisted bool
+}
+
+// lookup is one unique index: key returns the record's key in it, scoped
+// by the caller (an organization and a reference), or "" for none yet.
+type lookup[V any] struct {
+	name byte
+	key  func(*V) string
+}
+
+// filter is one list index: value returns what the record is listed
+// under, or "" for nothing.
+type filter[V any] struct {
+	name  byte
+	value func(*V) string
+}
+
+// filtersMax bounds a kind's filters, so a row keeps their values inline.
+const filtersMax = 4
+
+// Sub-keys of a kind (the second byte of its keys).
+const (
+	subRecord = 'r' // 'r' id → uvarint(seq) record
+	subList   = 'o' // 'o' str(org) seq → id: every record, by creation
+	subOpen   = 'h' // 'h' str(org) seq → id: the open records
+	subLookup = 'l' // 'l' name str(key) → id
+	subFilter = 'f' // 'f' name str(org) str(value) seq → id
+	subSeq    = 's' // 's' → uvarint: the last creation sequence number
+)
+
+func (k *kind[V]) recordKey(id string) []byte { return newKey(k.tag, subRecord).str(id) }
+
+func (k *kind[V]) listPrefix(org string) keyBuf { return newKey(k.tag, subList).str(org) }
+
+func (k *kind[V]) openPrefix(org string) keyBuf { return newKey(k.tag, subOpen).str(org) }
+
+func (k *kind[V]) lookupKey(name byte, key string) []byte {
+	return newKey(k.tag, subLookup, name).str(key)
+}
+
+func (k *kind[V]) filterPrefix(name byte, org, value string) keyBuf {
+	return newKey(k.tag, subFilter, name).str(org).str(value)
+}
+
+func (k *kind[V]) isOpen(v *V) bool { return k.open == nil || k.open(v) }
+
+// encodeStored is a record as the state store holds it: its creation
+// sequence number, then the record.
+func (k *kind[V]) encodeStored(e *encoder, seq uint64, v *V) {
+	e.uvarint(seq)
+	k.enc(e, v)
+}
+
+func (k *kind[V]) decodeStored(d *decoder) storedRecord[V] {
+	seq := d.uvarint()
+	return storedRecord[V]{seq: seq, v: k.dec(d)}
+}
+
+type storedRecord[V any] struct {
+	seq uint64
+	v   V
+}
+
+// read returns the record with id from the state store.
+func (k *kind[V]) read(kv KVReader, id string) (storedRecord[V], bool) {
+	return getRecord(kv, k.recordKey(id), k.decodeStored)
+}
+
+// row is a record in memory: an open one, or one changed in the batch
+// being applied. It remembers what the state store holds of it, so a flush
+// writes only what changed.
+type row[V any] struct {
+	seq uint64
+	v   V
+
+	stored     bool               // the record and its list entry are in the state store
+	storedOpen bool               // its open-set entry is
+	lookups    uint8              // bit i: lookup i's key is written
+	filterVals [filtersMax]string // the filter entries written
+	dirty      bool               // changed since the last flush
+}
+
+// store is one kind of record in a State. It is owned by the goroutine that
+// applies commands.
+type store[V any] struct {
+	k  *kind[V]
+	kv KVReader
+
+	rows  map[string]*row[V] // open records, and those changed since the last commit
+	seq   uint64             // the last creation sequence number
+	dirty []*row[V]          // rows changed since the last flush, in order of first change
+	// closed are rows that closed in the batch: they leave memory once
+	// the batch is committed, when the state store has them.
+	closed []string
+	// pending are lookup keys set since the last commit, which the state
+	// store does not have yet: lookup index name+key → id.
+	pending map[string]string
+	// byOrg lists the records of an always-open kind by organization, in
+	// creation order (Apply iterates an organization's endpoints).
+	byOrg map[string][]string
+	// index, if set, is called for each record loaded at start (Load),
+	// so that a feature rebuilds its own maps of open records.
+	index func(*V)
+	// publish, if set, is called for each record changed in a batch once
+	// the batch is committed (the views readers see; views.go).
+	publish   func(*V)
+	published []string // ids flushed in the batch, for publish
+
+	seqWritten uint64 // the sequence number the state store holds
+}
+
+func newStore[V any](k *kind[V], kv KVReader) *store[V] {
+	if len(k.filters) > filtersMax || len(k.lookups) > 8 {
+		panic("ledger: kind " + k.name + " has too many indexes")
+	}
+	t := &store[V]{k: k, kv: kv, rows: make(map[string]*row[V]), pending: make(map[string]string)}
+	if k.open == nil {
+		t.byOrg = make(map[string][]string)
+	}
+	return t
+}
+
+// get returns the record with id, open or closed.
+func (t *store[V]) get(id string) (V, bool) {
+	if r, ok := t.rows[id]; ok {
+		return r.v, true
+	}
+	sr, ok := t.k.read(t.kv, id)
+	return sr.v, ok
+}
+
+// owned returns the record with id if it belongs to org: another
+// organization's id is as unknown as a made-up one.
+func (t *store[V]) owned(org, id string) (V, bool) {
+	v, ok := t.get(id)
+	if !ok {
+		return v, false
+	}
+	if _, o := t.k.id(&v); o != org {
+		var zero V
+		return zero, false
+	}
+	return v, true
+}
+
+// find returns the record whose lookup index name holds key.
+func (t *store[V]) find(name byte, key string) (V, bool) {
+	var zero V
+	if key == "" {
+		return zero, false
+	}
+	pk := string(name) + key
+	if id, ok := t.pending[pk]; ok {
+		return t.get(id)
+	}
+	var id string
+	ok, err := t.kv.Get(t.k.lookupKey(name, key), func(v []byte) { id = string(v) })
+	must(err)
+	if !ok {
+		return zero, false
+	}
+	v, ok := t.get(id)
+	if !ok {
+		must(fmt.Errorf("%s lookup %q names %s, which is missing", t.k.name, key, id))
+	}
+	return v, true
+}
+
+// nextSeq is the sequence number the next insert takes.
+func (t *store[V]) nextSeq() uint64 { return t.seq + 1 }
+
+// insert adds a new record; its id must be new.
+func (t *store[V]) insert(v V) {
+	id, org := t.k.id(&v)
+	if _, ok := t.rows[id]; ok {
+		panic(fmt.Sprintf("ledger: %s %s inserted twice", t.k.name, id))
+	}
+	t.seq++
+	r := &row[V]{seq: t.seq, v: v}
+	t.rows[id] = r
+	if t.byOrg != nil {
+		t.byOrg[org] = append(t.byOrg[org], id)
+	}
+	t.touch(r)
+}
+
+// put replaces a record that exists, open or closed.
+func (t *store[V]) put(v V) {
+	id, _ := t.k.id(&v)
+	r, ok := t.rows[id]
+	if !ok {
+		sr, found := t.k.read(t.kv, id)
+		if !found {
+			panic(fmt.Sprintf("ledger: put of %s %s, which does not exist", t.k.name, id))
+		}
+		r = t.storedRow(sr)
+		t.rows[id] = r
+	}
+	r.v = v
+	t.touch(r)
+}
+
+// storedRow is the row of a record read from the state store: everything
+// about it is written already.
+func (t *store[V]) storedRow(sr storedRecord[V]) *row[V] {
+	r := &row[V]{seq: sr.seq, v: sr.v, stored: true, storedOpen: t.k.isOpen(&sr.v)}
+	for i, l := range t.k.lookups {
+		if l.key(&sr.v) != "" {
+			r.lookups |= 1 << i
+		}
+	}
+	for i, f := range t.k.filters {
+		r.filterVals[i] = f.value(&sr.v)
+	}
+	return r
+}
+
+func (t *store[V]) touch(r *row[V]) {
+	for i, l := range t.k.lookups {
+		if r.lookups&(1<<i) == 0 {
+			if key := l.key(&r.v); key != "" {
+				id, _ := t.k.id(&r.v)
+				t.pending[string(l.name)+key] = id
+			}
+		}
+	}
+	if !r.dirty {
+		r.dirty = true
+		t.dirty = append(t.dirty, r)
+	}
+}
+
+// count returns how many records of an always-open kind org has.
+func (t *store[V]) count(org string) int { return len(t.byOrg[org]) }
+
+// each calls fn with every record of an always-open kind that org has, in
+// creation order.
+func (t *store[V]) each(org string, fn func(V)) {
+	for _, id := range t.byOrg[org] {
+		fn(t.rows[id].v)
+	}
+}
+
+// flush writes every change since the last flush.
+func (t *store[V]) flush(w KVWriter, e *encoder) {
+	k := t.k
+	for _, r := range t.dirty {
+		id, org := k.id(&r.v)
+		e.buf = e.buf[:0]
+		k.encodeStored(e, r.seq, &r.v)
+		must(w.Set(k.recordKey(id), e.buf))
+		if !r.stored && !k.unlisted {
+			must(w.Set(k.listPrefix(org).u64(r.seq), []byte(id)))
+		}
+		open := k.isOpen(&r.v)
+		switch {
+		case open && !r.storedOpen:
+			must(w.Set(k.openPrefix(org).u64(r.seq), []byte(id)))
+		case !open && r.storedOpen:
+			must(w.SingleDelete(k.openPrefix(org).u64(r.seq)))
+		}
+		for i, l := range k.lookups {
+			if r.lookups&(1<<i) != 0 {
+				continue
+			}
+			if key := l.key(&r.v); key != "" {
+				must(w.Set(k.lookupKey(l.name, key), []byte(id)))
+				r.lookups |= 1 << i
+			}
+		}
+		for i, f := range k.filters {
+			val := f.value(&r.v)
+			if val == r.filterVals[i] {
+				continue
+			}
+			if r.filterVals[i] != "" {
+				must(w.SingleDelete(k.filterPrefix(f.name, org, r.filterVals[i]).u64(r.seq)))
+			}
+			if val != "" {
+				must(w.Set(k.filterPrefix(f.name, org, val).u64(r.seq), []byte(id)))
+			}
+			r.filterVals[i] = val
+		}
+		r.stored, r.storedOpen, r.dirty = true, open, false
+		if !open {
+			t.closed = append(t.closed, id)
+		}
+		if t.publish != nil {
+			t.published = append(t.published, id)
+		}
+	}
+	t.dirty = t.dirty[:0]
+	if t.seq != t.seqWritten {
+		var b [binary.MaxVarintLen64]byte
+		must(w.Set(newKey(k.tag, subSeq), b[:binary.PutUvarint(b[:], t.seq)]))
+		t.seqWritten = t.seq
+	}
+}
+
+// committed drops the rows that closed, since the state store has them
+// now, and publishes the changes.
+func (t *store[V]) committed() {
+	for _, id := range t.published {
+		if r, ok := t.rows[id]; ok {
+			t.publish(&r.v)
+		}
+	}
+	t.published = t.published[:0]
+	for _, id := range t.closed {
+		if r, ok := t.rows[id]; ok && !r.dirty && !r.storedOpen {
+			delete(t.rows, id)
+		}
+	}
+	t.closed = t.closed[:0]
+	clear(t.pending)
+}
+
+// load reads the kind's open records from the state store.
+func (t *store[V]) load() {
+	k := t.k
+	t.seq = readKindSeq(t.kv, k.tag)
+	t.seqWritten = t.seq
+	// The open set is ordered by organization, then creation, so byOrg
+	// comes out in creation order.
+	prefix := newKey(k.tag, subOpen)
+	scan(t.kv, prefix, prefixEnd(prefix), false, func(_, id []byte) bool {
+		sr, ok := k.read(t.kv, string(id))
+		if !ok {
+			must(fmt.Errorf("open %s %s has no record", k.name, id))
+		}
+		r := t.storedRow(sr)
+		rid, org := k.id(&r.v)
+		t.rows[rid] = r
+		if t.byOrg != nil {
+			t.byOrg[org] = append(t.byOrg[org], rid)
+		}
+		return true
+	})
+	if t.index != nil {
+		// Feature maps are rebuilt in creation order, as the records
+		// were first indexed.
+		rows := make([]*row[V], 0, len(t.rows))
+		for _, r := range t.rows {
+			rows = append(rows, r)
+		}
+		slices.SortFunc(rows, func(a, b *row[V]) int { return cmpUint(a.seq, b.seq) })
+		for _, r := range rows {
+			t.index(&r.v)
+		}
+	}
+}
+
+func cmpUint(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// readKindSeq returns the last creation sequence number of the kind with
+// tag: how many records of it were ever made.
+func readKindSeq(kv KVReader, tag byte) uint64 {
+	var seq uint64
+	_, err := kv.Get(newKey(tag, subSeq), func(b []byte) {
+		d := decoder{buf: b}
+		seq = d.uvarint()
+		must(d.err)
+	})
+	must(err)
+	return seq
+}
