@@ -35,7 +35,8 @@ import (
 const (
 	checkoutPrefix    = "/checkout"
 	checkoutAPIPrefix = "/v1/checkout"
-	// attemptLen bounds the payer's attempt key, in characters.
+	// attemptLenMin and attemptLenMax bound the payer's attempt key, in
+	// characters.
 	attemptLenMin, attemptLenMax = 16, 64
 	// simulatedDepositsMax bounds the test-mode deposits on their way at
 	// once, on this node.
@@ -56,8 +57,8 @@ func checkoutPrefixes() []string {
 	}
 	p := strings.TrimRight(u.Path, "/")
 	first, _, _ := strings.Cut(strings.TrimPrefix(p, "/"), "/")
-	switch first {
-	case "", "v1", "internal", "healthz", "readyz", "openapi.json", strings.TrimPrefix(checkoutPrefix, "/"):
+	switch {
+	case p == checkoutPrefix, first == "", first == "v1", first == "internal", first == "healthz", first == "readyz", first == "openapi.json":
 		return out
 	}
 	return append(out, p)
