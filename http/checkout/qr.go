@@ -8,8 +8,8 @@ import (
 )
 
 // QRSVG draws text (a deposit address) as a QR code in SVG: one path of
-// runs of dark modules on a white square with the standard four-module quiet zone,
-// scaled by the viewer. Medium error correction (15%).
+// the runs of dark modules on a white square, with the standard quiet zone
+// of four modules, scaled by the viewer. Medium error correction (15%).
 func QRSVG(text string) ([]byte, error) {
 	q, err := qrcode.New(text, qrcode.Medium)
 	if err != nil {
