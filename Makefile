@@ -8,8 +8,10 @@ RAFT_ADDR ?= 127.0.0.1:7000
 SOAK_DURATION ?= 3m
 SOAK_SERVER_ARGS ?=
 
+CHROMIUM ?= $(or $(PAYMENTS_CHROMIUM),/usr/bin/chromium)
+
 .DEFAULT_GOAL := help
-.PHONY: help build run test test-short vet fuzz paybench bench soak bench-micro clean
+.PHONY: help build run test test-short vet chromium fuzz paybench bench soak bench-micro clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -24,11 +26,24 @@ vet: ## go vet and gofmt
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1)
 
-test: vet ## run every test, with the race detector
+test: vet chromium ## run every test, with the race detector (the browser tests need Chromium)
 	$(GO) test -race -timeout 9m ./...
 
 test-short: ## unit tests only (skips end-to-end tests), no race detector
 	$(GO) test -short ./...
+
+chromium: ## install Debian's chromium for the browser tests when it is missing (as root, with apt-get)
+	@if [ ! -x "$(CHROMIUM)" ]; then \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+			echo "installing chromium for the browser tests"; \
+			DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+			DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
+		else \
+			echo "the browser tests need Chromium at $(CHROMIUM): install Debian's chromium package as root" \
+				"(apt-get install chromium), or point PAYMENTS_CHROMIUM at another build"; \
+			exit 1; \
+		fi; \
+	fi
 
 fuzz: ## run each fuzz test for 30s
 	$(GO) test ./ledger -run XXX -fuzz FuzzParseAmount -fuzztime 30s

@@ -20,6 +20,12 @@
 // by the URL's signature, not a key) and the internal blob routes between
 // nodes (authorized by a peer token); see files.go and filepeers.go.
 //
+// The hosted checkout (/checkout/… pages, /v1/checkout/… endpoints) has no
+// key either: a payment link's id is its authority, requests are limited
+// per client address, writes from another site are refused, and followers
+// relay to the leader. Its presentation is package http/checkout; its reads
+// of ledger state are all in checkout_reads.go. See checkout_public.go.
+//
 // # Never
 //
 // Handlers touch the ledger only through the actors and the read views they

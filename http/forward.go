@@ -15,15 +15,25 @@ const forwardedHeader = "x-payments-forwarded-by"
 // does everything (authentication, rate limits, the write); the follower
 // only relays, so a client may talk to any node.
 func (s *Server) forwardIfFollower(ctx *fasthttp.RequestCtx) bool {
+	done, e := s.relayToLeader(ctx)
+	if e != nil {
+		writeError(ctx, e)
+	}
+	return done
+}
+
+// relayToLeader is forwardIfFollower for a route that answers its own
+// errors: true when the request is the leader's (relayed, or failed with
+// the error to tell the client).
+func (s *Server) relayToLeader(ctx *fasthttp.RequestCtx) (bool, *ledger.Error) {
 	if s.cfg.Cluster == nil || s.cfg.Cluster.IsLeader() {
-		return false
+		return false, nil
 	}
 	leader, ok := s.cfg.Cluster.Leader()
 	addr := s.cfg.PeerHTTP[leader]
 	if !ok || leader == s.cfg.Cluster.ID() || addr == "" || len(ctx.Request.Header.Peek(forwardedHeader)) > 0 {
-		writeError(ctx, &ledger.Error{Code: ledger.CodeUnavailable,
-			Message: "No leader is available right now; nothing was done, retry shortly"})
-		return true
+		return true, &ledger.Error{Code: ledger.CodeUnavailable,
+			Message: "No leader is available right now; nothing was done, retry shortly"}
 	}
 	client := s.forwarder(addr)
 	req := fasthttp.AcquireRequest()
@@ -42,11 +52,10 @@ func (s *Server) forwardIfFollower(ctx *fasthttp.RequestCtx) bool {
 			code = ledger.CodeOutcomeUnknown
 			msg = "The leader stopped answering mid-request; the outcome is unknown, and retrying with the same externalReference is safe"
 		}
-		writeError(ctx, &ledger.Error{Code: code, Message: msg})
-		return true
+		return true, &ledger.Error{Code: code, Message: msg}
 	}
 	resp.CopyTo(&ctx.Response)
-	return true
+	return true, nil
 }
 
 func isIdempotentMethod(ctx *fasthttp.RequestCtx) bool {

@@ -243,6 +243,7 @@ var volatile = []struct {
 	re   *regexp.Regexp
 }{
 	{"time", regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z`)},
+	{"countdown", regexp.MustCompile(`"expiresInSeconds": \d+`)}, // the checkout's, read a moment after it began
 	// Files and disputes: signed urls (host, expiry, signature) and ids.
 	{"url", regexp.MustCompile(`http://[0-9.:]+/v1/files/file_[a-z0-9]{20}/content\?expires=\d+&signature=[0-9a-f]{64}`)},
 	{"file", regexp.MustCompile(`file_[a-z0-9]{20}`)},
@@ -278,6 +279,9 @@ func (n *normalizer) normalize(s string) string {
 		s = v.re.ReplaceAllStringFunc(s, func(m string) string {
 			if v.kind == "time" {
 				return "<time>"
+			}
+			if v.kind == "countdown" {
+				return `"expiresInSeconds": <seconds>`
 			}
 			if v.kind == "req" {
 				return "<request-id>"

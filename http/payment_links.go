@@ -25,10 +25,11 @@ import (
 // the same, and 409 duplicate with details.existingId when it differs,
 // which is the API's convention for every idempotency key.
 //
-// The hosted checkout (a later issue) calls two endpoints of ours:
 // POST /v1/payment-pages/{id}/payment-links gives a payer of a page their
 // own child link, and POST /v1/payment-links/{id}/sessions opens a checkout
-// session on a link for the method the payer chose.
+// session on a link for the method the payer chose. The hosted checkout
+// (checkout_public.go) opens sessions through the same parse, price and
+// command (parseCheckoutSession, checkoutSessionCommand).
 
 func init() {
 	registerRoutes(
@@ -933,34 +934,8 @@ func (c *call) createCheckoutSession() {
 	if !c.decode(&req) {
 		return
 	}
-	var p problems
-	var method ledger.CheckoutMethod
-	if name := p.text("method", req.Method, true, 32); name != "" {
-		var ok bool
-		if method, ok = ledger.ParseCheckoutMethod(name); !ok {
-			p.add("method", "must be one of mobile_money, bank_transfer, crypto")
-		}
-	}
-	code := p.text("code", req.Code, method == ledger.CheckoutMobileMoney || method == ledger.CheckoutCrypto, 64)
-	payer := p.text("accountNumber", req.AccountNumber, method == ledger.CheckoutMobileMoney, 50)
-	switch method {
-	case ledger.CheckoutMobileMoney:
-		if payer != "" {
-			p.digits("accountNumber", payer, 8, 15)
-		}
-	case ledger.CheckoutBankTransfer:
-		if code != "" {
-			p.add("code", "must be absent for bank_transfer")
-		}
-		if payer != "" {
-			p.add("accountNumber", "must be absent for bank_transfer")
-		}
-	case ledger.CheckoutCrypto:
-		if payer != "" {
-			p.add("accountNumber", "must be absent for crypto")
-		}
-	}
-	if e := p.err(); e != nil {
+	in, e := parseCheckoutSession(&req)
+	if e != nil {
 		c.fail(e)
 		return
 	}
@@ -970,55 +945,10 @@ func (c *call) createCheckoutSession() {
 		c.fail(notFound("Payment link"))
 		return
 	}
-	remaining := link.Remaining()
-	cmd := &ledger.CreateCheckoutSession{
-		At: c.checkoutNow(), ID: actors.NewID("cs_"), OrgID: c.org, LinkID: link.ID, Method: method,
-		OriginCurrency: link.Spec.Currency, OriginAmount: remaining, DestAmount: remaining, Rate: "1",
-	}
-	if link.Status == ledger.PaymentLinkActive && remaining > 0 {
-		switch method {
-		case ledger.CheckoutMobileMoney:
-			m, e := c.s.cfg.Catalogue.Check(rails.Collection, "code", "amount", code, link.Spec.Currency, remaining)
-			if e != nil {
-				c.fail(e)
-				return
-			}
-			if m.Type != "mobile_money" {
-				c.fail(ledger.FieldInvalid("code", "must be a mobile money method"))
-				return
-			}
-			cmd.MethodCode, cmd.PayerNumber, cmd.MethodType = m.Code, payer, m.Type
-			cmd.CollectionID = actors.NewID("col_")
-			cmd.Fee = ledger.CollectionFee(m.Type, remaining)
-		case ledger.CheckoutBankTransfer:
-			cmd.DepositBank, cmd.DepositAccount = "Sandbox Pooled Bank", pooledAccountNumber(link.Spec.Currency)
-		case ledger.CheckoutCrypto:
-			m, ok := c.s.cfg.Catalogue.Method(code)
-			if !ok || m.Type != "crypto" {
-				c.fail(ledger.FieldInvalid("code", fmt.Sprintf("%q is not a stablecoin network; see GET /v1/capabilities", code)))
-				return
-			}
-			cmd.MethodCode, cmd.Chain, cmd.OriginCurrency = m.Code, m.Chain, m.Currency
-			addr, err := sandboxDepositAddress(m.Chain, cmd.ID)
-			if err != nil {
-				c.fail(ledger.FieldInvalid("code", fmt.Sprintf("%q: deposits on %s are not supported", code, m.Chain)))
-				return
-			}
-			cmd.DepositAccount = addr
-			if m.Currency != link.Spec.Currency {
-				rate, e := c.rate(m.Currency, link.Spec.Currency)
-				if e != nil {
-					c.fail(e)
-					return
-				}
-				origin, err := rails.ConvertTo(rate, remaining)
-				if err != nil {
-					c.fail(ledger.FieldInvalid("amount", "cannot be priced in "+m.Currency))
-					return
-				}
-				cmd.OriginAmount, cmd.Rate = origin, rate.String()
-			}
-		}
+	cmd, e := c.checkoutSessionCommand(link, in, actors.NewID("cs_"))
+	if e != nil {
+		c.fail(e)
+		return
 	}
 	r := c.proposeCheckout(cmd)
 	c.created(r, func(res *ledger.Result) any {
@@ -1026,6 +956,101 @@ func (c *call) createCheckoutSession() {
 			CheckoutSession checkoutSessionJSON `json:"checkoutSession"`
 		}{renderCheckoutSession(res.CheckoutSession)}
 	})
+}
+
+// checkoutAttempt is a validated request to open a checkout session: the
+// method, the wallet or stablecoin network, and the payer's phone number
+// (mobile money).
+type checkoutAttempt struct {
+	method ledger.CheckoutMethod
+	code   string
+	payer  string
+}
+
+// parseCheckoutSession validates a request to open a session, for the API
+// and the hosted checkout alike.
+func parseCheckoutSession(req *checkoutSessionRequestBody) (checkoutAttempt, *ledger.Error) {
+	var p problems
+	var in checkoutAttempt
+	if name := p.text("method", req.Method, true, 32); name != "" {
+		var ok bool
+		if in.method, ok = ledger.ParseCheckoutMethod(name); !ok {
+			p.add("method", "must be one of mobile_money, bank_transfer, crypto")
+		}
+	}
+	in.code = p.text("code", req.Code, in.method == ledger.CheckoutMobileMoney || in.method == ledger.CheckoutCrypto, 64)
+	in.payer = p.text("accountNumber", req.AccountNumber, in.method == ledger.CheckoutMobileMoney, 50)
+	switch in.method {
+	case ledger.CheckoutMobileMoney:
+		if in.payer != "" {
+			p.digits("accountNumber", in.payer, 8, 15)
+		}
+	case ledger.CheckoutBankTransfer:
+		if in.code != "" {
+			p.add("code", "must be absent for bank_transfer")
+		}
+		if in.payer != "" {
+			p.add("accountNumber", "must be absent for bank_transfer")
+		}
+	case ledger.CheckoutCrypto:
+		if in.payer != "" {
+			p.add("accountNumber", "must be absent for crypto")
+		}
+	}
+	return in, p.err()
+}
+
+// checkoutSessionCommand prices a session with id on link for the attempt:
+// the mobile money charge and its fee, the pooled bank account, or the
+// stablecoin deposit address and, in another currency, the amount at the
+// all-in rate. The ledger decides whether the link takes it.
+func (c *call) checkoutSessionCommand(link ledger.PaymentLink, in checkoutAttempt, id string) (*ledger.CreateCheckoutSession, *ledger.Error) {
+	remaining := link.Remaining()
+	cmd := &ledger.CreateCheckoutSession{
+		At: c.checkoutNow(), ID: id, OrgID: link.OrgID, LinkID: link.ID, Method: in.method,
+		OriginCurrency: link.Spec.Currency, OriginAmount: remaining, DestAmount: remaining, Rate: "1",
+	}
+	if link.Status != ledger.PaymentLinkActive || remaining <= 0 {
+		return cmd, nil
+	}
+	switch in.method {
+	case ledger.CheckoutMobileMoney:
+		m, e := c.s.cfg.Catalogue.Check(rails.Collection, "code", "amount", in.code, link.Spec.Currency, remaining)
+		if e != nil {
+			return nil, e
+		}
+		if m.Type != "mobile_money" {
+			return nil, ledger.FieldInvalid("code", "must be a mobile money method")
+		}
+		cmd.MethodCode, cmd.PayerNumber, cmd.MethodType = m.Code, in.payer, m.Type
+		cmd.CollectionID = actors.NewID("col_")
+		cmd.Fee = ledger.CollectionFee(m.Type, remaining)
+	case ledger.CheckoutBankTransfer:
+		cmd.DepositBank, cmd.DepositAccount = "Sandbox Pooled Bank", pooledAccountNumber(link.Spec.Currency)
+	case ledger.CheckoutCrypto:
+		m, ok := c.s.cfg.Catalogue.Method(in.code)
+		if !ok || m.Type != "crypto" {
+			return nil, ledger.FieldInvalid("code", fmt.Sprintf("%q is not a stablecoin network; see GET /v1/capabilities", in.code))
+		}
+		cmd.MethodCode, cmd.Chain, cmd.OriginCurrency = m.Code, m.Chain, m.Currency
+		addr, err := sandboxDepositAddress(m.Chain, cmd.ID)
+		if err != nil {
+			return nil, ledger.FieldInvalid("code", fmt.Sprintf("%q: deposits on %s are not supported", in.code, m.Chain))
+		}
+		cmd.DepositAccount = addr
+		if m.Currency != link.Spec.Currency {
+			rate, e := c.rate(m.Currency, link.Spec.Currency)
+			if e != nil {
+				return nil, e
+			}
+			origin, err := rails.ConvertTo(rate, remaining)
+			if err != nil {
+				return nil, ledger.FieldInvalid("amount", "cannot be priced in "+m.Currency)
+			}
+			cmd.OriginAmount, cmd.Rate = origin, rate.String()
+		}
+	}
+	return cmd, nil
 }
 
 // pooledAccountNumber is the sandbox's pooled collection account for a
@@ -1089,10 +1114,7 @@ func (c *call) checkoutDeposit() {
 			return
 		}
 	}
-	r := c.proposeCheckout(&ledger.CheckoutDepositCommand{
-		At: c.checkoutNow(), OrgID: c.org, SessionID: sess.ID, Amount: amt, ExternalReference: ref,
-		DepositID: actors.NewID("vad_"), CollectionID: actors.NewID("col_"),
-	})
+	r := c.proposeCheckout(c.checkoutDepositCommand(sess, amt, ref))
 	c.created(r, func(res *ledger.Result) any {
 		d := res.CheckoutDeposit
 		return &struct {
@@ -1104,4 +1126,14 @@ func (c *call) checkoutDeposit() {
 			ExternalReference: d.ExternalReference, RequestedOutcome: "completed", Replayed: res.Replayed,
 		}}
 	})
+}
+
+// checkoutDepositCommand pays amt (0: what remains) into a bank-transfer or
+// stablecoin session, as the payer's transfer would; the sandbox's
+// simulations send it.
+func (c *call) checkoutDepositCommand(sess ledger.CheckoutSession, amt ledger.Minor, ref string) *ledger.CheckoutDepositCommand {
+	return &ledger.CheckoutDepositCommand{
+		At: c.checkoutNow(), OrgID: sess.OrgID, SessionID: sess.ID, Amount: amt, ExternalReference: ref,
+		DepositID: actors.NewID("vad_"), CollectionID: actors.NewID("col_"),
+	}
 }

@@ -38,6 +38,9 @@ func (s *Server) routes() {
 	r.GET("/openapi.json", s.openAPIDocument)
 	s.fileRoutes() // signed downloads and internal blob routes: no API key, no forwarding
 
+	// The hosted checkout's pages and public endpoints: no API key.
+	s.checkoutRoutes()
+
 	for _, e := range append([]endpoint{
 		{fasthttp.MethodGet, "/v1/organization", 0, (*call).getOrganization, nil},
 		{fasthttp.MethodPost, "/v1/organizations", ledger.ScopeOrganizationsAdmin, (*call).createOrganization, nil},

@@ -63,6 +63,10 @@ type Config struct {
 	// under its data directory. Empty: uploads and downloads answer 503.
 	FilesDir string
 
+	// SandboxSettlement is how long the sandbox takes to confirm a deposit
+	// the hosted checkout's test mode simulates; default 500ms.
+	SandboxSettlement time.Duration
+
 	RateLimitPerSecond int           // per API key; default 100
 	CommitTimeout      time.Duration // how long an administrative write waits for its commit; default 10s
 }
@@ -101,6 +105,9 @@ type Server struct {
 	endpoints []endpoint // every API route, in registration order (simindex.go)
 
 	blobs *blob.Store // uploaded files' bytes; nil without Config.FilesDir
+
+	checkoutLimiter *rateLimiter       // the hosted checkout's, per client address
+	checkoutSims    *simulatedDeposits // the checkout's test-mode deposits on their way
 }
 
 // New builds a Server.
@@ -126,6 +133,9 @@ func New(cfg Config) *Server {
 	if cfg.Names == nil {
 		cfg.Names = defaultNames(cfg.NoProvider)
 	}
+	if cfg.SandboxSettlement <= 0 {
+		cfg.SandboxSettlement = defaultSandboxSettlement
+	}
 	setCheckoutURL(cfg.CheckoutURL)
 	s := &Server{
 		cfg:        cfg,
@@ -134,6 +144,7 @@ func New(cfg Config) *Server {
 		forwarders: make(map[string]*fasthttp.HostClient),
 		scopes:     make(map[string]ledger.Scopes),
 	}
+	s.checkoutLimiter, s.checkoutSims = newRateLimiter(cfg.RateLimitPerSecond), newSimulatedDeposits()
 	if cfg.FilesDir != "" {
 		b, err := blob.Open(cfg.FilesDir)
 		if err != nil {
@@ -216,11 +227,15 @@ func (c *call) decode(v any) bool {
 // railsAvailable refuses money movement when no provider can carry it.
 func (c *call) railsAvailable() bool {
 	if c.s.cfg.NoProvider {
-		c.fail(&ledger.Error{Code: ledger.CodeUnavailable,
-			Message: "No payment provider is configured on this deployment; nothing was done"})
+		c.fail(errNoProvider())
 		return false
 	}
 	return true
+}
+
+func errNoProvider() *ledger.Error {
+	return &ledger.Error{Code: ledger.CodeUnavailable,
+		Message: "No payment provider is configured on this deployment; nothing was done"}
 }
 
 func (c *call) ok(status int, v any) { writeJSON(c.ctx, status, v) }

@@ -36,6 +36,9 @@ type stackOptions struct {
 	rateLimit int
 	webhooks  *actors.WebhookConfig // overrides webhookConfig's defaults (webhooks_test.go)
 	rates     rails.RateSource      // the sandbox table when nil
+	// settlement is how long the checkout's simulated deposits take to
+	// land (api.Config.SandboxSettlement).
+	settlement time.Duration
 }
 
 // frozenTiming keeps every payout and collection pending, so responses do
@@ -60,7 +63,7 @@ func newStack(t *testing.T, opts stackOptions) *stack {
 		Webhooks: webhookConfig(opts)})
 	files := t.TempDir()
 	srv := api.New(api.Config{Live: opts.live, NoProvider: opts.live, Actors: sys, Cluster: node, RateLimitPerSecond: opts.rateLimit,
-		FilesDir: files, Rates: opts.rates})
+		FilesDir: files, Rates: opts.rates, SandboxSettlement: opts.settlement})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

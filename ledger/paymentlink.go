@@ -794,6 +794,11 @@ func (r *Reader) PaymentLink(orgID, id string) (PaymentLink, bool) {
 	return readOwned(r, paymentLinkKind, orgID, id)
 }
 
+// PaymentLinkByID returns a link by id, whatever its organization: for the public hosted checkout.
+func (r *Reader) PaymentLinkByID(id string) (PaymentLink, bool) {
+	return readRecord(r, paymentLinkKind, id)
+}
+
 // PaymentLinkSessions returns a link's checkout sessions, newest first.
 func (r *Reader) PaymentLinkSessions(orgID, linkID string) []CheckoutSession {
 	k := checkoutSessionKind

@@ -264,6 +264,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		RateLimitPerSecond: cfg.rateLimit,
 		CommitTimeout:      cfg.commitTimeout,
 		CheckoutURL:        checkoutURL,
+		SandboxSettlement:  cfg.settlement,
 	})
 
 	// Machine-readable lines on stdout: what an operator or a test needs.
