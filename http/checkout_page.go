@@ -88,7 +88,7 @@ func readPaymentForm(ctx *fasthttp.RequestCtx) (checkout.Form, publicSessionBody
 	req = publicSessionBody{Method: &f.Method, CustomFields: f.Custom, Attempt: &attempt}
 	switch f.Method {
 	case ledger.CheckoutMobileMoney.String():
-		phone := strings.TrimPrefix(strings.NewReplacer(" ", "", "-", "", "(", "", ")", "", ".", "").Replace(f.Phone), "+")
+		phone := strings.NewReplacer(" ", "", "-", "", "(", "", ")", "", ".", "").Replace(f.Phone)
 		req.Code, req.AccountNumber = &f.MobileNetwork, &phone
 	case ledger.CheckoutCrypto.String():
 		req.Code = &f.CryptoNetwork

@@ -67,7 +67,7 @@ func (s *Server) collectionSpec(req *collectionRequestBody) (ledger.CollectionSp
 	from := req.From
 	spec.PayerNumber = p.text("from.accountNumber", from.AccountNumber, true, 50)
 	if spec.PayerNumber != "" {
-		p.digits("from.accountNumber", spec.PayerNumber, 8, 15)
+		spec.PayerNumber = p.phone("from.accountNumber", spec.PayerNumber)
 	}
 	spec.Method = p.text("from.code", from.Code, true, 64)
 	cur, curOK := p.currency("from.currency", from.Currency, true)

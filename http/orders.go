@@ -201,7 +201,7 @@ func (c *call) orderRequest(body *orderRequestBody) (actors.OrderRequest, *ledge
 		if spec.FromAccountNumber == "" {
 			p.add("from.accountNumber", "is required for a mobile money order: the payer's phone number, which gets the prompt")
 		} else {
-			p.digits("from.accountNumber", spec.FromAccountNumber, 8, 15)
+			spec.FromAccountNumber = p.phone("from.accountNumber", spec.FromAccountNumber)
 		}
 	default:
 		if spec.FromAccountNumber != "" {
@@ -221,7 +221,7 @@ func (c *call) orderRequest(body *orderRequestBody) (actors.OrderRequest, *ledge
 			}
 		}
 	case "mobile_money":
-		p.digits("to.accountNumber", spec.ToAccountNumber, 8, 15)
+		spec.ToAccountNumber = p.phone("to.accountNumber", spec.ToAccountNumber)
 	default:
 		p.alnum("to.accountNumber", spec.ToAccountNumber, 5, 34)
 	}

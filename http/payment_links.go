@@ -983,7 +983,7 @@ func parseCheckoutSession(req *checkoutSessionRequestBody) (checkoutAttempt, *le
 	switch in.method {
 	case ledger.CheckoutMobileMoney:
 		if in.payer != "" {
-			p.digits("accountNumber", in.payer, 8, 15)
+			in.payer = p.phone("accountNumber", in.payer)
 		}
 	case ledger.CheckoutBankTransfer:
 		if in.code != "" {

@@ -239,7 +239,7 @@ func (s *Server) payoutSpecPriced(req *payoutRequestBody, price fxPricer) (ledge
 		spec.AccountNumber = p.text("to.accountNumber", to.AccountNumber, true, 50)
 		if spec.AccountNumber != "" {
 			if method.Type == "mobile_money" {
-				p.digits("to.accountNumber", spec.AccountNumber, 8, 15)
+				spec.AccountNumber = p.phone("to.accountNumber", spec.AccountNumber)
 			} else {
 				p.alnum("to.accountNumber", spec.AccountNumber, 5, 34)
 			}

@@ -162,7 +162,8 @@ func (s *Server) recipientSpec(req *recipientRequestBody, prefix string) (ledger
 	if e := p.err(); e != nil {
 		return spec, e
 	}
-	if msg := s.accountNumberProblem(&m, spec.AccountNumber); msg != "" {
+	var msg string
+	if spec.AccountNumber, msg = s.checkAccountNumber(&m, spec.AccountNumber); msg != "" {
 		return spec, ledger.FieldInvalid(prefix+"accountNumber", msg)
 	}
 	res, e := s.resolveName(&m, spec.AccountNumber)

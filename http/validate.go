@@ -3,6 +3,7 @@ package http
 import (
 	"fmt"
 	"net/url"
+	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -84,18 +85,28 @@ func (p *problems) amount(field string, a amount, cur ledger.Currency) ledger.Mi
 	return m
 }
 
-// digits checks a phone-like account number: digits only, in a length range.
-func (p *problems) digits(field, s string, minLen, maxLen int) {
-	if len(s) < minLen || len(s) > maxLen {
-		p.add(field, fmt.Sprintf("must be %d to %d digits", minLen, maxLen))
-		return
+// Phone numbers, in digits with the country code.
+const (
+	phoneDigitsMin = 8
+	phoneDigitsMax = 15
+)
+
+// phone checks a phone number: the country code and the subscriber number,
+// digits only, with or without a leading +. It returns the number as it is
+// stored, digits only.
+func (p *problems) phone(field, s string) string {
+	s = strings.TrimPrefix(s, "+")
+	if len(s) < phoneDigitsMin || len(s) > phoneDigitsMax {
+		p.add(field, fmt.Sprintf("must be %d to %d digits", phoneDigitsMin, phoneDigitsMax))
+		return s
 	}
 	for i := 0; i < len(s); i++ {
 		if s[i] < '0' || s[i] > '9' {
-			p.add(field, "must contain digits only, with the country code and no +")
-			return
+			p.add(field, "must contain digits only, with the country code and an optional leading +")
+			return s
 		}
 	}
+	return s
 }
 
 // alnum checks a bank account number: letters and digits.

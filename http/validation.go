@@ -203,7 +203,8 @@ func (s *Server) validateDestination(req *validateRequestBody, prefix string) (v
 	if e := p.err(); e != nil {
 		return validationJSON{}, e
 	}
-	if msg := s.accountNumberProblem(&m, number); msg != "" {
+	number, msg := s.checkAccountNumber(&m, number)
+	if msg != "" {
 		return invalid(reasonInvalidAccountNumber, "The account number "+msg), nil
 	}
 	if msg := routingNumberProblem(&m, routing); msg != "" {
@@ -248,26 +249,27 @@ func (s *Server) resolveName(m *rails.Method, number string) (rails.Resolution, 
 	return res, nil
 }
 
-// accountNumberProblem checks an account number's format on m: a wallet's
-// phone number in international form with the country's calling code, or a
-// bank account number of letters and digits. It returns what is wrong, or
-// "".
-func (s *Server) accountNumberProblem(m *rails.Method, number string) string {
+// checkAccountNumber checks an account number's format on m: a wallet's
+// phone number in international form with the country's calling code (a
+// leading + allowed), or a bank account number of letters and digits. It
+// returns the number as it is stored (a phone number's digits only) and
+// what is wrong, or "".
+func (s *Server) checkAccountNumber(m *rails.Method, number string) (string, string) {
 	var p problems
 	if m.Type == "mobile_money" {
-		p.digits("", number, 8, 15)
+		number = p.phone("", number)
 		if len(p) == 0 {
 			if country, ok := s.cfg.Catalogue.Country(m.Country); ok && !hasPrefix(number, country.DialCode) {
-				return "must start with " + country.Name + "'s calling code " + country.DialCode
+				return number, "must start with " + country.Name + "'s calling code " + country.DialCode
 			}
 		}
 	} else {
 		p.alnum("", number, 5, 34)
 	}
 	if len(p) > 0 {
-		return p[0].Message
+		return number, p[0].Message
 	}
-	return ""
+	return number, ""
 }
 
 // routingNumberProblem checks a routing number against the bank codes the
