@@ -552,6 +552,7 @@ const pooledAccountName = "Payments Checkout Collections"
 
 func renderCheckoutSession(c *ledger.CheckoutSession) checkoutSessionJSON {
 	owed := max(0, c.OriginAmount-c.OriginReceived)
+	chain := rails.ChainName(c.Chain) // the name the API shows: "Base" for "base"; "" for none
 	in := checkoutInstructions{
 		Type:     c.Method.String(),
 		Amount:   money(owed, c.OriginCurrency),
@@ -565,8 +566,8 @@ func renderCheckoutSession(c *ledger.CheckoutSession) checkoutSessionJSON {
 		in.Message = "Transfer " + in.Amount + " " + in.Currency + " to the account below, quoting the reference"
 		in.Bank, in.AccountNumber, in.AccountName, in.Reference = optional(c.DepositBank), optional(c.DepositAccount), optional(pooledAccountName), optional(c.ID)
 	case ledger.CheckoutCrypto:
-		in.Message = "Send " + in.Amount + " " + in.Currency + " on " + c.Chain + " to the address below"
-		in.Address, in.Chain = optional(c.DepositAccount), optional(c.Chain)
+		in.Message = "Send " + in.Amount + " " + in.Currency + " on " + chain + " to the address below"
+		in.Address, in.Chain = optional(c.DepositAccount), optional(chain)
 	}
 	out := checkoutSessionJSON{
 		ID:                  c.ID,
@@ -575,7 +576,7 @@ func renderCheckoutSession(c *ledger.CheckoutSession) checkoutSessionJSON {
 		StatusMessage:       optional(c.StatusMessage),
 		Method:              c.Method.String(),
 		Code:                optional(c.MethodCode),
-		Chain:               optional(c.Chain),
+		Chain:               optional(chain),
 		OriginAmount:        money(c.OriginAmount, c.OriginCurrency),
 		OriginCurrency:      c.OriginCurrency,
 		DestinationAmount:   money(c.DestAmount, c.DestCurrency),
@@ -1035,7 +1036,7 @@ func (c *call) checkoutSessionCommand(link ledger.PaymentLink, in checkoutAttemp
 		cmd.MethodCode, cmd.Chain, cmd.OriginCurrency = m.Code, m.Chain, m.Currency
 		addr, err := sandboxDepositAddress(m.Chain, cmd.ID)
 		if err != nil {
-			return nil, ledger.FieldInvalid("code", fmt.Sprintf("%q: deposits on %s are not supported", in.code, m.Chain))
+			return nil, ledger.FieldInvalid("code", fmt.Sprintf("%q: deposits on %s are not supported", in.code, rails.ChainName(m.Chain)))
 		}
 		cmd.DepositAccount = addr
 		if m.Currency != link.Spec.Currency {

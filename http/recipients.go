@@ -141,7 +141,7 @@ func (s *Server) recipientSpec(req *recipientRequestBody, prefix string) (ledger
 		}
 		if spec.Tag != "" {
 			if _, ok := m.Field("tag"); !ok {
-				p.add(prefix+"tag", "is not used on "+m.Chain)
+				p.add(prefix+"tag", "is not used on "+rails.ChainName(m.Chain))
 			} else if err := rails.ValidateTag(m.Chain, spec.Tag); err != nil {
 				p.add(prefix+"tag", "must be at most 28 bytes (a Stellar text memo)")
 			}
