@@ -96,7 +96,7 @@ func (s *Server) checkoutGate(ctx *fasthttp.RequestCtx) (done bool, e *ledger.Er
 
 // limitAddress counts a checkout request against its client address.
 func (s *Server) limitAddress(ctx *fasthttp.RequestCtx) *ledger.Error {
-	e := s.checkoutLimiter.allow(ctx, "ip:"+ctx.RemoteIP().String())
+	e := s.checkoutLimiter.allow(ctx, "ip:"+ctx.RemoteIP().String(), perClientAddress)
 	if e != nil {
 		e.Message = "Too many requests from this address: the checkout allows " +
 			strconv.Itoa(s.cfg.RateLimitPerSecond) + " a second; retry after the delay given"

@@ -31,8 +31,8 @@ func TestRateLimitOverHTTP(t *testing.T) {
 		t.Fatal("101 requests in well under a second were all allowed")
 	}
 	e := limited.json(t)
-	if e["error"] != "rate_limited" {
-		t.Fatalf("error %v", e["error"])
+	if e["error"] != "rate_limited" || e["message"] != "Too many requests: this API key is limited to 100 requests per second" {
+		t.Fatalf("error %v: %v", e["error"], e["message"])
 	}
 	retry, _ := e["details"].(map[string]any)["retryAfter"].(float64)
 	if retry < 1 || limited.header["retry-after"] != strconv.Itoa(int(retry)) {

@@ -264,6 +264,10 @@ func TestDownloadsAreRateLimitedPerClient(t *testing.T) {
 	if limited.status != 429 || limited.header["retry-after"] == "" || limited.json(t)["error"] != "rate_limited" {
 		t.Fatalf("limited download: %d %v %s", limited.status, limited.header, limited.body)
 	}
+	// No key is sent, so the message names what is counted: the address.
+	if msg := limited.json(t)["message"]; msg != "Too many requests: this client address is limited to 3 requests per second" {
+		t.Fatalf("limited download: message %q", msg)
+	}
 }
 
 // SweepBlobs removes bytes no file record names once they are older than

@@ -261,7 +261,7 @@ func (s *Server) downloadFile(ctx *fasthttp.RequestCtx) {
 	}
 	// No key to count against: the route is limited per client address,
 	// at the per-key rate, before any lookup or signature check.
-	if e := s.limiter.allow(ctx, "ip:"+ctx.RemoteIP().String()); e != nil {
+	if e := s.limiter.allow(ctx, "ip:"+ctx.RemoteIP().String(), perClientAddress); e != nil {
 		writeError(ctx, e)
 		return
 	}

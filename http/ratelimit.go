@@ -28,6 +28,14 @@ type rateLimiter struct {
 	swept   time.Time
 }
 
+// What a rate limiter's key stands for, as its rate_limited message names
+// it: a request is counted against its API key, or, on a route without
+// one, against its client address.
+const (
+	perAPIKey        = "API key"
+	perClientAddress = "client address"
+)
+
 const (
 	rateSlot       = 10 * time.Millisecond
 	rateSlots      = 100 // rateSlots × rateSlot = the one-second window
@@ -79,8 +87,10 @@ func (w *window) until(below uint32, now time.Time) time.Duration {
 }
 
 // allow records a request of key and sets the ratelimit-* headers. It
-// returns a rate_limited error when the key is over its limit.
-func (l *rateLimiter) allow(ctx *fasthttp.RequestCtx, key string) *ledger.Error {
+// returns a rate_limited error when the key is over its limit, whose
+// message names what the key stands for, per (perAPIKey,
+// perClientAddress).
+func (l *rateLimiter) allow(ctx *fasthttp.RequestCtx, key, per string) *ledger.Error {
 	now := l.now()
 	slot := now.UnixNano() / int64(rateSlot)
 	v, ok := l.windows.Load(key)
@@ -115,7 +125,7 @@ func (l *rateLimiter) allow(ctx *fasthttp.RequestCtx, key string) *ledger.Error 
 	}
 	return &ledger.Error{
 		Code:              ledger.CodeRateLimited,
-		Message:           "Too many requests: this API key is limited to " + strconv.FormatUint(uint64(l.limit), 10) + " requests per second",
+		Message:           "Too many requests: this " + per + " is limited to " + strconv.FormatUint(uint64(l.limit), 10) + " requests per second",
 		RetryAfterSeconds: max(resetSeconds, 1),
 	}
 }

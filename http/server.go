@@ -261,7 +261,7 @@ func (s *Server) route(method, path string, scope ledger.Scopes, h handler) {
 			writeError(ctx, err)
 			return
 		}
-		if err := s.limiter.allow(ctx, key.ID); err != nil {
+		if err := s.limiter.allow(ctx, key.ID, perAPIKey); err != nil {
 			writeError(ctx, err)
 			return
 		}
