@@ -157,24 +157,37 @@ func (w *windows) take(k int, all bool) *windowStats {
 // last one when finished is closed: the workers have returned, and elapsed
 // returns the length of the measured phase. Each closed window goes into
 // w.closed and as a line to w.progress.
+//
+// The collector may wake well after a window's end (a loaded machine, the
+// race detector), even after the workers have returned. That changes when
+// a window is closed, never what it holds: a window whose end passed
+// before the phase ended is closed whole, and only the window the phase
+// ended in takes every record left.
 func (w *windows) collect(finished <-chan struct{}, elapsed func() time.Duration) {
 	for k := range w.count {
+		end := time.Duration(k+1) * w.length
 		final := k == w.count-1
 		if !final {
-			t := time.NewTimer(time.Until(w.from.Add(time.Duration(k+1) * w.length)))
+			t := time.NewTimer(time.Until(w.from.Add(end)))
 			select {
 			case <-t.C:
 			case <-finished:
-				final = true
 			}
 			t.Stop()
+		}
+		select {
+		case <-finished:
+			// elapsed is known now: the phase ended in this window, or
+			// after it and the collector is late.
+			final = final || elapsed() < end
+		default:
 		}
 		if final {
 			<-finished
 			w.close(k, true, elapsed())
 			return
 		}
-		w.close(k, false, time.Duration(k+1)*w.length)
+		w.close(k, false, end)
 	}
 }
 

@@ -179,6 +179,60 @@ func TestWindowsCollectConcurrently(t *testing.T) {
 	}
 }
 
+// TestWindowsCollectLate runs collect only once the workers have returned,
+// the latest a starved collector can wake: every window must still hold
+// the requests that ended in it and span its own length, and only the
+// window the phase ended in runs to the phase's end.
+func TestWindowsCollectLate(t *testing.T) {
+	const length = 100 * time.Millisecond
+	for _, tc := range []struct {
+		name     string
+		duration time.Duration // of the measured phase as configured
+		elapsed  time.Duration // when the workers returned
+		windows  int           // that collect closes
+	}{
+		{"phase ran its course", 2 * time.Second, 2 * time.Second, 20},
+		{"responses after the phase's end", 2 * time.Second, 2300 * time.Millisecond, 20},
+		{"phase ended early, inside a window", 4 * time.Second, 1250 * time.Millisecond, 13},
+		{"phase ended early, on a window's end", 4 * time.Second, 1200 * time.Millisecond, 12},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// The phase lies in the past: every window's end has passed.
+			from := time.Now().Add(-tc.elapsed - time.Second)
+			clock := &fakeClock{}
+			w := newWindows(from, tc.duration, length, 2)
+			w.now = clock.now
+			// A request ends 50 ms into every 100 ms of the phase, on
+			// alternate workers; those after the last window's end count
+			// in it.
+			want := make([]uint64, tc.windows)
+			for k := 0; time.Duration(k)*length+50*time.Millisecond < tc.elapsed; k++ {
+				done := from.Add(time.Duration(k)*length + 50*time.Millisecond)
+				clock.set(done)
+				w.record(k%2, done.Add(-time.Millisecond), 201, false)
+				want[min(k, tc.windows-1)]++
+			}
+			finished := make(chan struct{})
+			close(finished)
+			w.collect(finished, func() time.Duration { return tc.elapsed })
+
+			if len(w.closed) != tc.windows {
+				t.Fatalf("%d windows, want %d", len(w.closed), tc.windows)
+			}
+			for i, win := range w.closed {
+				start, end := time.Duration(i)*length, time.Duration(i+1)*length
+				if i == len(w.closed)-1 {
+					end = max(tc.elapsed, start)
+				}
+				if win.Requests != want[i] || win.StartSeconds != start.Seconds() || win.EndSeconds != end.Seconds() {
+					t.Errorf("window %d: %d requests, %.3f–%.3fs; want %d, %.3f–%.3fs",
+						i, win.Requests, win.StartSeconds, win.EndSeconds, want[i], start.Seconds(), end.Seconds())
+				}
+			}
+		})
+	}
+}
+
 func TestWindowCount(t *testing.T) {
 	for _, tc := range []struct {
 		duration, length time.Duration
