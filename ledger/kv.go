@@ -1,9 +1,12 @@
 package ledger
 
 import (
+	"bytes"
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // The state store, as the ledger sees it: an ordered key-value store that
@@ -152,4 +155,60 @@ func step(it Iterator, reverse bool) bool {
 		return it.Prev()
 	}
 	return it.Next()
+}
+
+// sortedWriter gathers one flush's writes and hands them on in key order.
+// Pebble inserts a batch into its memtable in the batch's order, starting
+// each search from where the previous key went in, so keys that land near
+// each other (new records, list entries and pages go in at the end of
+// their ranges) cost a short walk instead of a search from the top of the
+// skiplist. On BenchmarkSustainedPayouts it saves a few per cent of the
+// CPU per payout, about what the sort costs back on small batches and less
+// than it saves on large ones. Writes of one key keep their order.
+type sortedWriter struct {
+	buf []byte
+	ops []sortedOp
+}
+
+type sortedOp struct {
+	at, keyLen, valLen uint32 // the key at buf[at:], the value after it
+	del                bool   // a SingleDelete
+}
+
+func (s *sortedWriter) key(op sortedOp) []byte { return s.buf[op.at : op.at+op.keyLen] }
+
+func (s *sortedWriter) Set(key, value []byte) error {
+	s.ops = append(s.ops, sortedOp{at: uint32(len(s.buf)), keyLen: uint32(len(key)), valLen: uint32(len(value))})
+	s.buf = append(append(s.buf, key...), value...)
+	return nil
+}
+
+func (s *sortedWriter) SingleDelete(key []byte) error {
+	s.ops = append(s.ops, sortedOp{at: uint32(len(s.buf)), keyLen: uint32(len(key)), del: true})
+	s.buf = append(s.buf, key...)
+	return nil
+}
+
+// writeTo sorts the writes, passes them to w and empties s.
+func (s *sortedWriter) writeTo(w KVWriter) {
+	slices.SortFunc(s.ops, func(a, b sortedOp) int {
+		if c := bytes.Compare(s.key(a), s.key(b)); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.at, b.at) // buf only grows: at is the order written
+	})
+	for _, op := range s.ops {
+		k := s.key(op)
+		if op.del {
+			must(w.SingleDelete(k))
+		} else {
+			end := op.at + op.keyLen
+			must(w.Set(k, s.buf[end:end+op.valLen]))
+		}
+	}
+	s.ops = s.ops[:0]
+	if cap(s.buf) > 64<<20 { // one huge batch does not pin its buffer
+		s.buf = nil
+	}
+	s.buf = s.buf[:0]
 }

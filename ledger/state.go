@@ -20,7 +20,8 @@ import (
 // committed state store through a Reader (reader.go).
 type State struct {
 	kv  *kvRef
-	enc encoder    // flush's buffer
+	enc encoder // flush's buffer
+	out sortedWriter
 	cmp [2]encoder // recordSubject's
 
 	orgs        *store[Organization]
@@ -190,18 +191,20 @@ func Load(kv KVReader) (s *State, err error) {
 	return s, nil
 }
 
-// Flush writes every change made since the last flush into w, which the
-// FSM then commits.
+// Flush writes every change made since the last flush into w, in key
+// order (see sortedWriter), which the FSM then commits.
 func (s *State) Flush(w KVWriter) {
+	out := &s.out
 	if !s.formatWritten {
-		writeCounter(w, "format", StoreFormat)
+		writeCounter(out, "format", StoreFormat)
 		s.formatWritten = true
 	}
 	for _, t := range s.stores {
-		t.flush(w, &s.enc)
+		t.flush(out, &s.enc)
 	}
-	s.journal.flush(w, &s.enc)
-	s.events.flush(w, &s.enc, s.recordSubject)
+	s.journal.flush(out, &s.enc)
+	s.events.flush(out, &s.enc, s.recordSubject)
+	out.writeTo(w)
 }
 
 // EndEntry marks the end of a log entry's commands. The journal and the

@@ -68,6 +68,13 @@ func (f *fsm) ApplyBatch(logs []*hraft.Log) []interface{} {
 	if last <= f.applied {
 		return responses
 	}
+	// Apply's reads (a reference looked up, a record that closed before
+	// this batch) go through one iterator for the whole batch.
+	pr, err := f.store.NewPointReader()
+	if err != nil {
+		panic(fmt.Sprintf("raft: read the state store: %v", err))
+	}
+	restore := f.state.ReadThrough(pointKV{pr})
 	for i, l := range logs {
 		if l.Index <= f.applied || l.Type != hraft.LogCommand {
 			continue
@@ -83,6 +90,8 @@ func (f *fsm) ApplyBatch(logs []*hraft.Log) []interface{} {
 		f.state.EndEntry()
 		responses[i] = results
 	}
+	restore()
+	pr.Close()
 	b := f.store.NewBatch()
 	f.state.Flush(b)
 	if err := f.store.Commit(b, last); err != nil {
@@ -264,6 +273,22 @@ func (kv stateKV) Snapshot() (ledger.KVReader, func(), error) {
 		return nil, nil, closedError(err)
 	}
 	return snapshotKV{sn}, sn.Close, nil
+}
+
+// pointKV is the FSM's reader of one applied batch.
+type pointKV struct{ r *wal.PointReader }
+
+func (kv pointKV) Get(key []byte, fn func([]byte)) (bool, error) {
+	ok, err := kv.r.Get(key, fn)
+	return ok, closedError(err)
+}
+
+func (kv pointKV) NewIter(lower, upper []byte) (ledger.Iterator, error) {
+	it, err := kv.r.NewIter(lower, upper)
+	if err != nil {
+		return nil, closedError(err)
+	}
+	return it, nil
 }
 
 // snapshotKV is a snapshot of the state store as the ledger reads it.
