@@ -254,6 +254,9 @@ func (r *Reader) Journal(orgID string, f JournalFilter, before Cursor, limit int
 	}()
 	for _, n := range numbers {
 		st := r.openStatement(n, before)
+		if ef.To != 0 {
+			st.skipNewer(ef.To + clockSkewMax)
+		}
 		if st.next() {
 			streams = append(streams, st)
 		} else {
@@ -272,6 +275,12 @@ func (r *Reader) Journal(orgID string, f JournalFilter, before Cursor, limit int
 			return p
 		}
 		head := streams[best].head
+		if ef.From != 0 && head.Entry.At < ef.From-clockSkewMax {
+			// Everything further down this account is older still.
+			streams[best].close()
+			streams[best].ok = false
+			continue
+		}
 		if scanned == PageScanMax || (len(p.Items) == limit && ef.keep(&head.Entry)) {
 			p.HasMore, p.Next = true, Cursor(head.Seq+1)
 			return p
@@ -312,6 +321,72 @@ func (r *Reader) openStatement(account string, before Cursor) *statement {
 		st.close()
 	}
 	return st
+}
+
+// clockSkewMax is how much older than the entry booked before it on the
+// same account an entry may be. An entry carries the time its leader
+// proposed it at, and after a leader change the new leader's clock may be a
+// little behind the old one's; the sandbox's advance-clock only moves an
+// organization's time forward. Walks bounded by time (an export of a date
+// range) rely on it to skip what is outside the range without reading it.
+const clockSkewMax = int64(5 * 60 * 1000) // ms
+
+// skipNewer moves the walk down past the pages whose entries are all newer
+// than t, without reading them one by one: it searches the pages by their
+// first sequence number, halving the range each step, since entry times
+// grow with sequence numbers on an account (up to clockSkewMax, which the
+// caller adds to t).
+func (st *statement) skipNewer(t int64) {
+	if st.it == nil || !st.it.Last() {
+		return
+	}
+	firstOf := func() (seq uint64, at int64) {
+		d := decoder{buf: st.it.Value()}
+		page := decodeStatementPage(&d, st.account, st.buf[:0])
+		must(d.err)
+		if len(page) == 0 {
+			return 0, 0
+		}
+		return page[0].Seq, page[0].Entry.At
+	}
+	prefix := newKey(tagStatement).str(st.account)
+	// newer(s): the first page at or after s starts after t, or there is
+	// none. It is false at 0 unless every page is newer, true past the last.
+	newer := func(s uint64) bool {
+		if !st.it.SeekGE(keyBuf(append([]byte(nil), prefix...)).u64(s)) {
+			must(st.it.Error())
+			return true
+		}
+		_, at := firstOf()
+		return at > t
+	}
+	last, _ := firstOf()
+	lo, hi := uint64(0), last+1
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		if newer(mid) {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	if lo > last {
+		return // the newest page starts at or before t: nothing to skip
+	}
+	// The first page at or after lo starts after t, and so does every page
+	// after it; the walk starts below it.
+	newer(lo)
+	from, _ := firstOf()
+	if from < st.below {
+		st.below = from
+	}
+	if st.it.SeekLT(keyBuf(append([]byte(nil), prefix...)).u64(from)) {
+		st.load()
+	} else {
+		must(st.it.Error())
+		st.buf = st.buf[:0]
+		st.close()
+	}
 }
 
 // load reads the statement page at the iterator into buf.
