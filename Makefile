@@ -68,6 +68,10 @@ soak: paybench ## uniform for SOAK_DURATION (3m) in 5s windows with the server R
 	$(BIN)/paybench -spawn $(BIN)/payments -workload uniform -duration $(SOAK_DURATION) -window 5s \
 		-server-args "--snapshot-interval 20s $(SOAK_SERVER_ARGS)" -json bench/results/soak.json
 
+noise: paybench ## the noisy neighbour: uniform alone, then beside 16 goroutines exporting another organization's history; compare the p99s
+	$(BIN)/paybench -spawn $(BIN)/payments -workload uniform -duration 20s
+	$(BIN)/paybench -spawn $(BIN)/payments -workload uniform -duration 20s -noise-exports 16
+
 bench-micro: ## Go benchmarks of the ledger, the WAL and the HTTP path
 	$(GO) test -run XXX -bench . -benchmem ./ledger ./wal ./http
 

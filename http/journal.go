@@ -372,6 +372,12 @@ func (c *call) exportTransactions() {
 		c.fail(e)
 		return
 	}
+	release, busy := c.s.exports.acquire(c.org)
+	if busy != nil {
+		c.fail(busy)
+		return
+	}
+	defer release()
 	s := c.s.cfg.Actors.Reader()
 	page := s.Journal(c.org, f, ledger.CursorStart, exportRowsMax)
 	if page.HasMore {

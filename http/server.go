@@ -108,6 +108,8 @@ type Server struct {
 
 	checkoutLimiter *rateLimiter       // the hosted checkout's, per client address
 	checkoutSims    *simulatedDeposits // the checkout's test-mode deposits on their way
+
+	exports *exportLanes // turns of GET /v1/transactions/export
 }
 
 // New builds a Server.
@@ -143,6 +145,7 @@ func New(cfg Config) *Server {
 		logger:     cfg.Logger,
 		forwarders: make(map[string]*fasthttp.HostClient),
 		scopes:     make(map[string]ledger.Scopes),
+		exports:    newExportLanes(exportWaitMax),
 	}
 	s.checkoutLimiter, s.checkoutSims = newRateLimiter(cfg.RateLimitPerSecond), newSimulatedDeposits()
 	if cfg.FilesDir != "" {

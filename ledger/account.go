@@ -28,6 +28,13 @@ type Account struct {
 	Reservation uint64
 
 	CreatedAt int64
+	// LastEntryAt is the time of the account's newest entry (unix ms),
+	// kept on merchant accounts: their entries' times never go back, so
+	// that a walk of a statement bounded by time can stop, or start, at
+	// the range's edge (Reader.Journal). An entry carries its command's
+	// time, the proposing leader's clock; after a leader change the new
+	// leader's clock may be a little behind, and book then uses this.
+	LastEntryAt int64
 }
 
 // Available is what a debit created now could draw on.
@@ -216,6 +223,12 @@ func (s *State) book(at int64, refID, externalRef string, postings []posting) (u
 	if sum != 0 {
 		panic(fmt.Sprintf("ledger: unbalanced postings for %s: sum %d", refID, sum))
 	}
+	// Times never go back along a merchant account's statement.
+	for _, p := range postings {
+		if a, ok := s.accounts.get(p.account); ok && a.Purpose == PurposeMerchant && a.LastEntryAt > at {
+			at = a.LastEntryAt
+		}
+	}
 	// Compute every balance first so a failure leaves nothing half-booked.
 	// One account may take several postings (a debit and its fee).
 	entries := make([]Entry, len(postings))
@@ -245,6 +258,9 @@ func (s *State) book(at int64, refID, externalRef string, postings []posting) (u
 	for i := range entries {
 		a, _ := s.accounts.get(entries[i].Account)
 		a.Total = entries[i].BalanceAfter
+		if a.Purpose == PurposeMerchant {
+			a.LastEntryAt = at
+		}
 		s.accounts.put(a)
 	}
 	return s.journal.add(entries, s.merchantOf), nil

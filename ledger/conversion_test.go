@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 )
 
@@ -408,5 +409,26 @@ func TestJournalTimeRangeSkipsTheRest(t *testing.T) {
 				t.Fatalf("%s: entry %d is %+v, want %+v", tc.name, i, p.Items[i], want[i])
 			}
 		}
+	}
+}
+
+// A command stamped earlier than the account's last entry (a new leader
+// whose clock is behind) is booked at the account's last time: times never
+// go back along a statement, which time-bounded walks rely on. Records keep
+// the command's own time.
+func TestEntryTimesNeverGoBack(t *testing.T) {
+	s := newConversionState(t)
+	for i, at := range []int64{100_000, 40_000, 120_000} {
+		if r := s.Apply(&FundBalance{At: at, OrgID: "org_a", Currency: "GHS", Amount: 1, ExternalReference: fmt.Sprint("skew-", i)}); r.Err != nil {
+			t.Fatal(r.Err)
+		}
+	}
+	p := s.Journal("org_a", JournalFilter{Currency: "GHS"}, CursorStart, 3)
+	var got []int64
+	for _, it := range p.Items {
+		got = append(got, it.Entry.At)
+	}
+	if want := []int64{120_000, 100_000, 100_000}; !slices.Equal(got, want) {
+		t.Fatalf("entry times %v, want %v", got, want)
 	}
 }

@@ -50,12 +50,14 @@ func encodeAccount(e *encoder, a *Account) {
 	e.minor(a.Held)
 	e.uvarint(a.Reservation)
 	e.varint(a.CreatedAt)
+	e.varint(a.LastEntryAt)
 }
 
 func decodeAccount(d *decoder) Account {
 	return Account{
 		Number: d.str(), OrgID: d.str(), Currency: d.str(), Purpose: AccountPurpose(d.u8()),
 		Total: d.minor(), Held: d.minor(), Reservation: d.uvarint(), CreatedAt: d.varint(),
+		LastEntryAt: d.varint(),
 	}
 }
 
