@@ -11,7 +11,7 @@ SOAK_SERVER_ARGS ?=
 CHROMIUM ?= $(or $(PAYMENTS_CHROMIUM),/usr/bin/chromium)
 
 .DEFAULT_GOAL := help
-.PHONY: help build run test test-short vet chromium fuzz paybench bench soak bench-micro clean
+.PHONY: help build run test test-short vet chromium fuzz paybench bench soak noise bench-micro clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)

@@ -255,7 +255,7 @@ func (r *Reader) Journal(orgID string, f JournalFilter, before Cursor, limit int
 	for _, n := range numbers {
 		st := r.openStatement(n, before)
 		if ef.To != 0 {
-			st.skipNewer(ef.To + clockSkewMax)
+			st.skipNewer(ef.To)
 		}
 		if st.next() {
 			streams = append(streams, st)
@@ -275,7 +275,7 @@ func (r *Reader) Journal(orgID string, f JournalFilter, before Cursor, limit int
 			return p
 		}
 		head := streams[best].head
-		if ef.From != 0 && head.Entry.At < ef.From-clockSkewMax {
+		if ef.From != 0 && head.Entry.At < ef.From {
 			// Everything further down this account is older still.
 			streams[best].close()
 			streams[best].ok = false
@@ -323,19 +323,10 @@ func (r *Reader) openStatement(account string, before Cursor) *statement {
 	return st
 }
 
-// clockSkewMax is how much older than the entry booked before it on the
-// same account an entry may be. An entry carries the time its leader
-// proposed it at, and after a leader change the new leader's clock may be a
-// little behind the old one's; the sandbox's advance-clock only moves an
-// organization's time forward. Walks bounded by time (an export of a date
-// range) rely on it to skip what is outside the range without reading it.
-const clockSkewMax = int64(5 * 60 * 1000) // ms
-
 // skipNewer moves the walk down past the pages whose entries are all newer
 // than t, without reading them one by one: it searches the pages by their
 // first sequence number, halving the range each step, since entry times
-// grow with sequence numbers on an account (up to clockSkewMax, which the
-// caller adds to t).
+// never go back along a merchant account (Account.LastEntryAt).
 func (st *statement) skipNewer(t int64) {
 	if st.it == nil || !st.it.Last() {
 		return

@@ -4,15 +4,21 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
+	hraft "github.com/hashicorp/raft"
+
 	"payments/actors"
 	"payments/ledger"
 	"payments/raft"
+	"payments/wal"
 )
 
 // fastTiming makes elections on loopback take tens of milliseconds.
@@ -381,4 +387,190 @@ func TestSnapshotsUnderLoad(t *testing.T) {
 	if after := stateBytes(t, n); !bytes.Equal(after, before) {
 		t.Fatal("state after restart differs from before")
 	}
+}
+
+// writePayouts makes payouts from to to through n, eight writers at a
+// time, each with a history as the rail driver writes it: every third
+// completes, every fifth fails, every seventh stays processing. It returns
+// the final status of each payout id.
+func writePayouts(t *testing.T, n *raft.Node, from, to int) map[string]ledger.PayoutStatus {
+	t.Helper()
+	var mu sync.Mutex
+	status := map[string]ledger.PayoutStatus{}
+	var wg sync.WaitGroup
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := from + w; i < to; i += 8 {
+				id := fmt.Sprintf("pay_ghs_%020d", i)
+				steps := []ledger.Command{payout(id, fmt.Sprintf("ref-%d", i), ledger.Minor(100+i))}
+				want := ledger.PayoutPending
+				switch {
+				case i%3 == 0:
+					steps = append(steps, &ledger.MarkPayoutProcessing{At: 3, ID: id, ProviderReference: "prv-" + id},
+						&ledger.SettlePayout{At: 4, ID: id, Completed: true, Message: "paid"})
+					want = ledger.PayoutCompleted
+				case i%5 == 0:
+					steps = append(steps, &ledger.SettlePayout{At: 4, ID: id, Message: "declined"})
+					want = ledger.PayoutFailed
+				case i%7 == 0:
+					steps = append(steps, &ledger.MarkPayoutProcessing{At: 3, ID: id, ProviderReference: "prv-" + id})
+					want = ledger.PayoutProcessing
+				}
+				for _, cmd := range steps { // one log entry each
+					res, err := apply(n, cmd)
+					if err != nil || res[0].Err != nil {
+						t.Errorf("payout %s, %T: %v %v", id, cmd, err, res)
+						return
+					}
+				}
+				mu.Lock()
+				status[id] = want
+				mu.Unlock()
+			}
+		}(w)
+	}
+	wg.Wait()
+	return status
+}
+
+// assertSameState waits until every running node has applied what the
+// leader has, then compares their state stores and checks the ledger's
+// invariants on each.
+func (c *cluster) assertSameState(l *raft.Node, what string) {
+	c.t.Helper()
+	c.waitApplied(l.AppliedIndex())
+	want, wantAt, err := l.StateDigest()
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	for i, n := range c.nodes {
+		if n == nil {
+			continue
+		}
+		got, at, err := n.StateDigest()
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		if got != want || at != wantAt {
+			c.t.Fatalf("%s: node %d's state (at %d) differs from the leader's (at %d)", what, i+1, at, wantAt)
+		}
+		if err := n.CheckState(); err != nil {
+			c.t.Fatalf("%s: node %d: %v", what, i+1, err)
+		}
+	}
+}
+
+// assertPayouts reads every payout in want on n.
+func assertPayouts(t *testing.T, n *raft.Node, want map[string]ledger.PayoutStatus) {
+	t.Helper()
+	r := n.Reader()
+	for id, status := range want {
+		p, ok := r.Payout(id)
+		if !ok || p.Status != status {
+			t.Fatalf("node %s: payout %s = %v (found %v), want %v", n.ID(), id, p.Status, ok, status)
+		}
+		if byRef, ok := r.PayoutByReference("org_a", p.ExternalReference); !ok || byRef.ID != id {
+			t.Fatalf("node %s: payout by reference %s = %q (found %v), want %s", n.ID(), p.ExternalReference, byRef.ID, ok, id)
+		}
+		if status == ledger.PayoutCompleted && (p.CompletedAt != 4 || p.ProviderReference != "prv-"+id) {
+			t.Fatalf("node %s: completed payout %s lost its history: %+v", n.ID(), id, p)
+		}
+	}
+}
+
+// latestSnapshot returns the head of the latest snapshot in a node's data
+// directory (its id, index and first bytes).
+func latestSnapshot(t *testing.T, dataDir string) (*hraft.SnapshotMeta, []byte) {
+	t.Helper()
+	files, err := hraft.NewFileSnapshotStoreWithLogger(dataDir, 2, hclog.NewNullLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := files.List()
+	if err != nil || len(list) == 0 {
+		t.Fatalf("snapshots in %s: %v, %v", dataDir, list, err)
+	}
+	_, rc, err := files.Open(list[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	data, err := io.ReadAll(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return list[0], data
+}
+
+// A follower whose data directory is wiped comes back empty and catches up
+// from the leader's snapshot — a dump of its state store, closed payouts
+// and their history included, since the log behind it is gone. Killed
+// while it restores such a snapshot, it restores it again when it restarts
+// and catches up to the same state.
+func TestFollowerRecoversFromSnapshot(t *testing.T) {
+	c := newCluster(t, 3)
+	li, l := c.leader()
+	if _, err := apply(l, org("org_a"), &ledger.FundBalance{At: 1, OrgID: "org_a", Currency: "GHS", Amount: 100_000_000, ExternalReference: "seed"}); err != nil {
+		t.Fatal(err)
+	}
+	payouts := writePayouts(t, l, 0, 240)
+	c.waitApplied(l.AppliedIndex())
+	for _, n := range c.nodes {
+		if err := n.Snapshot(); err != nil {
+			t.Fatalf("snapshot on %s: %v", n.ID(), err)
+		}
+	}
+	if first, _ := l.LogBounds(); first <= 2 {
+		t.Fatalf("the leader's log was not truncated behind its snapshot: first index %d", first)
+	}
+	c.assertSameState(l, "before the wipe")
+
+	// Wipe a follower; the cluster goes on without it.
+	fi := (li + 1) % 3
+	f := c.nodes[fi]
+	c.stop(fi)
+	if err := os.RemoveAll(c.cfgs[fi].DataDir); err != nil {
+		t.Fatal(err)
+	}
+	for id, s := range writePayouts(t, l, 240, 300) {
+		payouts[id] = s
+	}
+	if err := l.Snapshot(); err != nil {
+		t.Fatal(err)
+	}
+	c.start(fi)
+	f = c.nodes[fi]
+	c.assertSameState(l, "after the wiped follower caught up")
+	assertPayouts(t, f, payouts)
+	// It received the leader's state, not the log from the start.
+	meta, dump := latestSnapshot(t, c.cfgs[fi].DataDir)
+	if !bytes.HasPrefix(dump, []byte("PAYSTATE")) {
+		t.Fatalf("the wiped follower's snapshot %s starts %q, not a state dump", meta.ID, dump[:min(len(dump), 8)])
+	}
+
+	// Kill it in the middle of restoring that snapshot: its state store
+	// is left half-written and marked restoring, as a crash would leave it.
+	c.stop(fi)
+	state, err := wal.OpenState(filepath.Join(c.cfgs[fi].DataDir, "state"), wal.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := state.Restore(bytes.NewReader(dump[:len(dump)/2])); err == nil {
+		t.Fatal("half a dump restored")
+	}
+	if restoring, err := state.Restoring(); err != nil || !restoring {
+		t.Fatalf("after half a restore: restoring = %v, %v", restoring, err)
+	}
+	if err := state.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for id, s := range writePayouts(t, l, 300, 340) { // the log it must apply after the snapshot
+		payouts[id] = s
+	}
+	c.start(fi)
+	f = c.nodes[fi]
+	c.assertSameState(l, "after the follower killed while restoring restarted")
+	assertPayouts(t, f, payouts)
 }

@@ -2,6 +2,7 @@ package raft
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -361,12 +362,15 @@ func (n *Node) recoverState(snaps *hraft.FileSnapshotStore) error {
 	}
 	defer rc.Close()
 	br := bufio.NewReader(rc)
-	head, _ := br.Peek(len(refMagic))
+	// A dump's magic is a byte longer than a reference's: peek at enough
+	// for either.
+	const dumpMagic = "PAYSTATE" // package wal's dump format
+	head, _ := br.Peek(len(dumpMagic))
 	switch {
-	case string(head) == refMagic:
+	case bytes.HasPrefix(head, []byte(refMagic)):
 		return fmt.Errorf("raft: the state store is at index %d, behind the snapshot at %d that this node took of it: it lost writes it had synced; restore this node from a backup or from its peers (empty its data directory and join)",
 			n.state.Applied(), latest.Index)
-	case string(head) != "PAYSTATE":
+	case string(head) != dumpMagic:
 		return fmt.Errorf("raft: snapshot %s is in a format this version does not read: this data directory was written by an earlier version", latest.ID)
 	}
 	n.logger.Info("restoring the state store from a received snapshot", "snapshot", latest.ID, "index", latest.Index)
