@@ -6,8 +6,9 @@
 //
 // A request for an account goes to the account router, which spawns the
 // account's actor on first use and stops it when idle. The actor checks
-// idempotency (a reference already committed is replayed; one in flight is
-// joined; one with different details is a duplicate), checks and reserves
+// idempotency (a reference already committed is replayed, from the state
+// store's history however old; one in flight is joined; one with different
+// details is a duplicate), checks and reserves
 // funds, stamps identifiers and the leader's clock into a command, and hands
 // it to the Proposer without waiting: many debits of one hot account are in
 // flight at once. The Proposer batches whatever is queued into one log entry
@@ -31,7 +32,10 @@
 // # The rail driver
 //
 // On the leader, the driver moves payouts and collections through their
-// rails from committed state, like an outbox; see driver.go.
+// rails from committed state, like an outbox; see driver.go. It walks the
+// open payouts and collections in chunks (never the history), and a
+// follow-up the ledger refuses is parked with backoff, logged once and
+// counted (System.ParkedTransitions), not proposed again in a loop.
 //
 // # Webhook delivery
 //
@@ -43,8 +47,9 @@
 // # Concurrency rules
 //
 // Actors share nothing mutable: they talk through messages, reply channels
-// and the log. They read the ledger only through StateReader, under its read
-// lock. Every queue is bounded: the proposer's intake, the batches in
+// and the log. They read the ledger only through StateReader: the latest
+// published ledger.Reader, which reads the committed state store and never
+// waits for Apply. Every queue is bounded: the proposer's intake, the batches in
 // flight, and the write requests inside the actors (Config.InFlightMax),
 // which bounds every mailbox. Rail I/O runs in worker goroutines, never in an
 // actor's Receive.

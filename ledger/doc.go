@@ -27,11 +27,12 @@
 //
 //   - Apply changes records in memory; Flush writes every change of the
 //     batch into the FSM's write batch, coalesced (a record changed ten
-//     times in a batch is written once); Committed, once the batch is in the
-//     store, drops from memory the records that closed. Apply reads a
-//     closed record back from the store when a rule needs it (a replayed
-//     reference, a dispute of a completed collection, a late payment of an
-//     expired link), and a record that changes again is open again.
+//     times in a batch is written once) and in key order; Committed, once
+//     the batch is in the store, drops from memory the records that
+//     closed. Apply reads a closed record back from the store when a rule
+//     needs it (a replayed reference, a dispute of a completed collection,
+//     a late payment of an expired link), and a record that changes again
+//     is open again.
 //   - What the store holds at an applied index depends only on the log up
 //     to it, never on how entries were grouped into batches: every node's
 //     store is byte-identical at the same index (property_test.go,
@@ -66,17 +67,33 @@
 // costs nothing once flushed. Lookup entries are set once and never
 // removed: a reference is never forgotten.
 //
-// The journal and the events:
+// The journal and the events are stored in pages, one per log entry (the
+// FSM calls State.EndEntry after each), so that a page is the same on
+// every node whatever batches the log was applied in. Entries and events
+// are numbered from 1; a page sits under the number of its first:
 //
-//	'J' seq                         → the entries booked together from entry seq:
-//	                                  count, then each entry's account, type,
-//	                                  amount and balance after; then the
-//	                                  reference, external reference and time
-//	'S' str(account) seq            → ""  the transactions on a merchant account
-//	'E' seq                         → an event and a copy of its subject
-//	'e' 'o' str(org) seq            → ""  an organization's events
-//	'e' 'r' str(org) str(res) seq   → ""  the events of one resource
+//	'J' seq                         → a journal page: count, then per
+//	                                  transaction its entries (account, type,
+//	                                  amount, balance after), reference,
+//	                                  external reference and time
+//	'S' str(account) seq            → a merchant account's entries of that
+//	                                  log entry: count, then per entry its
+//	                                  seq, type, amount, balance after,
+//	                                  reference, external reference, time
+//	'E' seq                         → an event page: count, then per event
+//	                                  its header and subject — a copy of the
+//	                                  subject, or, for a record of a final
+//	                                  kind that closed with the event, kind 0
+//	                                  and the record's tag: the stored record
+//	                                  is the subject, never written twice
+//	'e' 'o' str(org) seq            → an organization's events of that log
+//	                                  entry: count, then each seq - seq
+//	'e' 'r' str(org) str(res) seq   → ""  one event of one resource
 //	'#' str(name)                   → uvarint  counters ("journal", "events"), the format
+//
+// Times never go back along a merchant account's statement (book clamps an
+// entry to Account.LastEntryAt), so a walk bounded by time finds where to
+// start by halving and stops at its range's edge (Reader.Journal).
 //
 // Keys starting with 0x00 are the store's own (package wal: the applied
 // index).

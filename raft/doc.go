@@ -6,16 +6,35 @@
 // # Durability
 //
 // The log lives in package wal (Pebble, one fsync per batch). An entry is
-// acknowledged to the proposer only once it is committed on a quorum and
-// applied. On start, the node restores its latest snapshot and replays the
-// log after it; the ledger's determinism makes the result byte-identical.
+// acknowledged to the proposer only once it is committed on a quorum,
+// applied, and its batch committed to the state store, so that reads on
+// this node see it.
+//
+// # The state store
+//
+// The FSM applies each batch of committed entries to ledger.State and
+// commits what it changed to a wal.StateStore (a Pebble of its own, with no
+// write-ahead log of its own) in one write batch, with the batch's last
+// index. Readers read that store and never wait for Apply. On start the
+// ledger loads its open records from the store, and Raft replays the log
+// after the latest snapshot; entries the store already has are skipped, so
+// a store that got ahead of the snapshot before a crash is not applied
+// twice.
 //
 // # Snapshots
 //
-// Snapshot freezes the ledger's tables in O(1) (copy-on-write overlays);
-// Persist encodes the frozen view on raft's snapshot goroutine while Apply
-// goes on; Release folds the overlays back. hashicorp's FileSnapshotStore
-// fsyncs the snapshot and its directory.
+// A snapshot is the state store itself: Snapshot returns at once, and
+// Persist flushes the store's memtable to disk (Sync) and writes a small
+// reference to it — the applied index — instead of a copy of history, so
+// a snapshot costs a flush whatever the history. Raft may then truncate
+// the log behind it. When the leader sends a snapshot to a follower that
+// is too far behind (or new, or wiped), snapshotStore.Open turns the
+// reference into a dump of the leader's store at a consistent point (a
+// Pebble snapshot), history included; the follower's Restore replaces its
+// store with it, marked "restoring" until it is whole. A node that starts
+// with a store marked restoring, or behind a snapshot it received,
+// restores from that snapshot again; one behind its own reference lost
+// synced writes, and refuses to start.
 //
 // # Leadership
 //

@@ -2,7 +2,9 @@
 // implementation of hashicorp/raft's LogStore (the Raft log) and StableStore
 // (the current term and the vote). Raft's safety rests on both surviving a
 // crash exactly as acknowledged, so the package spends its effort on
-// durability and on refusing to run on a damaged log.
+// durability and on refusing to run on a damaged log. It also holds the
+// state machine's store (StateStore, state.go), a second Pebble beside the
+// log.
 //
 // # What it must never do
 //
@@ -124,6 +126,31 @@
 // writes do not take that lock; concurrent fsyncs share one through Pebble's
 // group commit. Close waits for calls in progress; calls after Close return
 // an error.
+//
+// # The state store
+//
+// StateStore is where the replicated state machine keeps everything it
+// applied, under keys its caller chooses (package ledger draws the layout
+// and versions it), with the index of the last log entry applied. It is
+// written one batch per applied batch of entries, and has no write-ahead
+// log of its own: the Raft log is the durable record. After a crash it
+// comes back to its last flushed memtable — whole batches, the applied
+// index with them — and the log is applied again from there. Sync
+// flushes; the FSM calls it before a snapshot lets Raft delete the log.
+//
+// A dump (StateSnapshot.WriteDump, read by Restore) is how a follower
+// receives a leader's whole store, history included: "PAYSTATE", a format
+// version (1), the applied index, every key and value in order, and a
+// CRC-32C; state.go draws it byte by byte.
+//
+// Restore writes a "restoring" marker first, deletes every key, writes the
+// dump, flushes, and removes the marker; a store found marked restoring on
+// open is incomplete and is restored again from the snapshot.
+//
+// Settings: a 32 MiB memtable, a 256 MiB block cache (Pebble reserves its
+// memtables in the cache, so the cache must be well above twice the
+// memtable), bloom filters for point reads, and level 0 allowed to grow to
+// 8 files before compaction, since most keys arrive in order.
 //
 // # Pebble settings
 //
