@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"math"
+	"net/http"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -110,9 +113,29 @@ func TestWorkloadsEndToEnd(t *testing.T) {
 	t.Run("soak", func(t *testing.T) {
 		soak := cfg
 		soak.Duration, soak.Window, soak.ServerPID = 3*time.Second, time.Second, srv.PID()
+		var orgs bytes.Buffer
+		soak.OrgsOut = &orgs
 		res, err := Run(ctx, soak, Uniform)
 		if err != nil {
 			t.Fatalf("run: %v", err)
+		}
+		// Each organization is written down with a key that reads what the
+		// run wrote.
+		lines := strings.Split(strings.TrimSpace(orgs.String()), "\n")
+		if len(lines) != soak.Orgs {
+			t.Fatalf("%d organizations written down, want %d:\n%s", len(lines), soak.Orgs, orgs.String())
+		}
+		org, key, _ := strings.Cut(lines[0], " ")
+		req, _ := http.NewRequest("GET", "http://"+srv.Addr+"/v1/payouts?limit=1", nil)
+		req.Header.Set("Authorization", "Bearer "+key)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !strings.HasPrefix(org, "org_") || resp.StatusCode != 200 || !bytes.Contains(body, []byte(`"pay_`)) {
+			t.Fatalf("%s's key lists its payouts: %d %s", org, resp.StatusCode, body)
 		}
 		if len(res.Windows) != 3 || res.Soak == nil {
 			t.Fatalf("%d windows, summary %v; want 3 and a summary", len(res.Windows), res.Soak)

@@ -47,6 +47,10 @@ type Config struct {
 
 	// Progress receives a line at each step of a run; nil discards them.
 	Progress io.Writer
+	// OrgsOut, when set, receives a line per organization setup creates: its
+	// id and its first key's secret, so that an operator can read back
+	// what a long run wrote (a payout of its first minute, a whole list).
+	OrgsOut io.Writer
 }
 
 // Defaults and bounds of Config.
@@ -188,6 +192,7 @@ func Run(ctx context.Context, cfg Config, w *Workload) (*Result, error) {
 	fmt.Fprintf(cfg.Progress, "%s: setting up (run %s)…\n", w.Name, runID)
 	setupStart := time.Now()
 	s := newSetup(cfg.Addr)
+	s.orgsOut = cfg.OrgsOut
 	sctx, cancel := context.WithTimeout(ctx, cfg.SetupTimeout)
 	src, err := w.prepare(sctx, s, &cfg, runID)
 	var nz *noise

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -41,6 +42,9 @@ type setup struct {
 	// keyLimit is the ratelimit-limit the server last announced: requests
 	// per second allowed per key. Zero until a response carried it.
 	keyLimit atomic.Int64
+
+	orgsMu  sync.Mutex
+	orgsOut io.Writer // Config.OrgsOut
 }
 
 func newSetup(addr string) *setup {
@@ -231,7 +235,12 @@ func (s *setup) createOrgs(ctx context.Context, bootstrapKey, runID string, n, k
 			return err
 		}
 		orgs[i] = o
-		return nil
+		if s.orgsOut != nil {
+			s.orgsMu.Lock()
+			_, err = fmt.Fprintf(s.orgsOut, "%s %s\n", o.id, o.keys[0])
+			s.orgsMu.Unlock()
+		}
+		return err
 	})
 	return orgs, err
 }

@@ -47,6 +47,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		key        = fs.String("key", "", "without -spawn: the server's bootstrap key (it creates organizations)")
 		workloads  = fs.String("workload", "uniform,hot_account,replay", "comma-separated workloads, run one after the other")
 		jsonPath   = fs.String("json", "", "also write the results as JSON to this file")
+		orgsPath   = fs.String("orgs-out", "", "write each organization setup creates to this file, a line each: its id and its first key's secret (keep it private)")
 		cfg        bench.Config
 	)
 	fs.IntVar(&cfg.Connections, "connections", bench.DefaultConnections, "closed-loop workers, one keep-alive connection each")
@@ -92,6 +93,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	cfg.Progress = stderr
+	if *orgsPath != "" {
+		f, err := os.OpenFile(*orgsPath, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+		if err != nil {
+			fmt.Fprintln(stderr, "paybench:", err)
+			return 1
+		}
+		defer f.Close()
+		cfg.OrgsOut = f
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
