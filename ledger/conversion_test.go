@@ -381,6 +381,8 @@ func TestJournalTimeRangeSkipsTheRest(t *testing.T) {
 		{"the start", 1, 40},
 		{"the end", n - 30, 0},
 		{"up to a time", 0, 7},
+		{"up to after the end", n - 20, n + 1000},
+		{"a range past the end", n + 5, n + 1000},
 	} {
 		f := JournalFilter{From: tc.from * minute, To: tc.to * minute}
 		p := s.Journal("org_a", f, CursorStart, 1000)
@@ -401,7 +403,7 @@ func TestJournalTimeRangeSkipsTheRest(t *testing.T) {
 			}
 			before = all.Next
 		}
-		if len(want) == 0 || len(p.Items) != len(want) {
+		if (len(want) == 0) != (tc.from > n) || len(p.Items) != len(want) {
 			t.Fatalf("%s: %d entries, want %d", tc.name, len(p.Items), len(want))
 		}
 		for i := range want {

@@ -331,14 +331,15 @@ func (st *statement) skipNewer(t int64) {
 	if st.it == nil || !st.it.Last() {
 		return
 	}
+	var scratch []NumberedEntry
 	firstOf := func() (seq uint64, at int64) {
 		d := decoder{buf: st.it.Value()}
-		page := decodeStatementPage(&d, st.account, st.buf[:0])
+		scratch = decodeStatementPage(&d, st.account, scratch[:0])
 		must(d.err)
-		if len(page) == 0 {
+		if len(scratch) == 0 {
 			return 0, 0
 		}
-		return page[0].Seq, page[0].Entry.At
+		return scratch[0].Seq, scratch[0].Entry.At
 	}
 	prefix := newKey(tagStatement).str(st.account)
 	// newer(s): the first page at or after s starts after t, or there is
@@ -361,17 +362,18 @@ func (st *statement) skipNewer(t int64) {
 			lo = mid + 1
 		}
 	}
-	if lo > last {
-		return // the newest page starts at or before t: nothing to skip
+	var ok bool
+	if lo <= last {
+		// The first page at or after lo starts after t, and so does every
+		// page after it; the walk starts below it.
+		newer(lo)
+		from, _ := firstOf()
+		st.below = min(st.below, from)
+		ok = st.it.SeekLT(keyBuf(append([]byte(nil), prefix...)).u64(from))
+	} else {
+		ok = st.it.Last() // the newest page starts at or before t
 	}
-	// The first page at or after lo starts after t, and so does every page
-	// after it; the walk starts below it.
-	newer(lo)
-	from, _ := firstOf()
-	if from < st.below {
-		st.below = from
-	}
-	if st.it.SeekLT(keyBuf(append([]byte(nil), prefix...)).u64(from)) {
+	if ok {
 		st.load()
 	} else {
 		must(st.it.Error())
