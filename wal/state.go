@@ -494,9 +494,22 @@ func (s *StateStore) Restore(r io.Reader) (applied uint64, err error) {
 	}
 	applied = binary.BigEndian.Uint64(head[len(dumpMagic)+1:])
 
+	// Every caller's key goes, whatever its bytes: the range ends just
+	// past the last key there is.
+	end := []byte{0xff}
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: stateUserKeysFrom})
+	if err != nil {
+		return 0, s.readError("iterate", err)
+	}
+	if it.Last() {
+		end = append(bytes.Clone(it.Key()), 0)
+	}
+	if err := it.Close(); err != nil {
+		return 0, s.readError("iterate", err)
+	}
 	mark := s.db.NewBatch()
 	_ = mark.Set(stateRestoringKey, nil, nil)
-	_ = mark.DeleteRange(stateUserKeysFrom, []byte{0xff, 0xff, 0xff, 0xff}, nil)
+	_ = mark.DeleteRange(stateUserKeysFrom, end, nil)
 	if err := mark.Commit(pebble.NoSync); err != nil {
 		return 0, s.fail(err)
 	}
