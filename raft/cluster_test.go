@@ -389,12 +389,42 @@ func TestSnapshotsUnderLoad(t *testing.T) {
 	}
 }
 
-// writePayouts makes payouts from to to through n, eight writers at a
-// time, each with a history as the rail driver writes it: every third
-// completes, every fifth fails, every seventh stays processing. It returns
-// the final status of each payout id.
-func writePayouts(t *testing.T, n *raft.Node, from, to int) map[string]ledger.PayoutStatus {
-	t.Helper()
+// submit applies cmd through whichever node leads, until an attempt is
+// acknowledged: after an attempt whose outcome is unknown (leadership lost
+// under load), the retry's replay or conflict is that attempt's success.
+// Safe for concurrent use (it never calls FailNow).
+func (c *cluster) submit(cmd ledger.Command) {
+	unknown := false
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); {
+		var l *raft.Node
+		for _, n := range c.nodes {
+			if n != nil && n.IsLeader() {
+				l = n
+			}
+		}
+		if l == nil {
+			time.Sleep(10 * time.Millisecond)
+			continue
+		}
+		res, err := apply(l, cmd)
+		if err != nil {
+			unknown = unknown || errors.Is(err, actors.ErrOutcomeUnknown)
+			time.Sleep(10 * time.Millisecond)
+			continue
+		}
+		if e := res[0].Err; e != nil && !(unknown && e.Code == ledger.CodeConflict) {
+			c.t.Errorf("%T %+v: %v", cmd, cmd, e)
+		}
+		return
+	}
+	c.t.Errorf("%T %+v: not acknowledged within 20s", cmd, cmd)
+}
+
+// writePayouts makes payouts from to to, eight writers at a time, each
+// with a history as the rail driver writes it: every third completes,
+// every fifth fails, every seventh stays processing. It returns the final
+// status of each payout id.
+func (c *cluster) writePayouts(from, to int) map[string]ledger.PayoutStatus {
 	var mu sync.Mutex
 	status := map[string]ledger.PayoutStatus{}
 	var wg sync.WaitGroup
@@ -419,11 +449,7 @@ func writePayouts(t *testing.T, n *raft.Node, from, to int) map[string]ledger.Pa
 					want = ledger.PayoutProcessing
 				}
 				for _, cmd := range steps { // one log entry each
-					res, err := apply(n, cmd)
-					if err != nil || res[0].Err != nil {
-						t.Errorf("payout %s, %T: %v %v", id, cmd, err, res)
-						return
-					}
+					c.submit(cmd)
 				}
 				mu.Lock()
 				status[id] = want
@@ -435,29 +461,65 @@ func writePayouts(t *testing.T, n *raft.Node, from, to int) map[string]ledger.Pa
 	return status
 }
 
-// assertSameState waits until every running node has applied what the
-// leader has, then compares their state stores and checks the ledger's
+// assertSameState waits until every running node has applied the same
+// index and compares their state stores there, then checks the ledger's
 // invariants on each.
-func (c *cluster) assertSameState(l *raft.Node, what string) {
+func (c *cluster) assertSameState(what string) {
 	c.t.Helper()
-	c.waitApplied(l.AppliedIndex())
-	want, wantAt, err := l.StateDigest()
-	if err != nil {
-		c.t.Fatal(err)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var sums [][32]byte
+		var ats []uint64
+		for _, n := range c.nodes {
+			if n == nil {
+				continue
+			}
+			sum, at, err := n.StateDigest()
+			if err != nil {
+				c.t.Fatal(err)
+			}
+			sums, ats = append(sums, sum), append(ats, at)
+		}
+		same := true
+		for i := range ats {
+			same = same && ats[i] == ats[0]
+		}
+		if same {
+			for i := range sums {
+				if sums[i] != sums[0] {
+					c.t.Fatalf("%s: at index %d the nodes' states differ", what, ats[0])
+				}
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("%s: the nodes did not reach the same index: %v", what, ats)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 	for i, n := range c.nodes {
 		if n == nil {
 			continue
 		}
-		got, at, err := n.StateDigest()
-		if err != nil {
-			c.t.Fatal(err)
-		}
-		if got != want || at != wantAt {
-			c.t.Fatalf("%s: node %d's state (at %d) differs from the leader's (at %d)", what, i+1, at, wantAt)
-		}
 		if err := n.CheckState(); err != nil {
 			c.t.Fatalf("%s: node %d: %v", what, i+1, err)
+		}
+	}
+}
+
+// snapshotAll takes a snapshot on every running node, so that every log,
+// whichever node leads, is truncated behind it.
+func (c *cluster) snapshotAll() {
+	c.t.Helper()
+	for _, n := range c.nodes {
+		if n == nil {
+			continue
+		}
+		if err := n.Snapshot(); err != nil {
+			c.t.Fatalf("snapshot on %s: %v", n.ID(), err)
+		}
+		if first, _ := n.LogBounds(); first <= 2 {
+			c.t.Fatalf("%s's log was not truncated behind its snapshot: first index %d", n.ID(), first)
 		}
 	}
 }
@@ -480,8 +542,8 @@ func assertPayouts(t *testing.T, n *raft.Node, want map[string]ledger.PayoutStat
 	}
 }
 
-// latestSnapshot returns the head of the latest snapshot in a node's data
-// directory (its id, index and first bytes).
+// latestSnapshot returns the latest snapshot in a node's data directory,
+// its metadata and its bytes.
 func latestSnapshot(t *testing.T, dataDir string) (*hraft.SnapshotMeta, []byte) {
 	t.Helper()
 	files, err := hraft.NewFileSnapshotStoreWithLogger(dataDir, 2, hclog.NewNullLogger())
@@ -511,40 +573,28 @@ func latestSnapshot(t *testing.T, dataDir string) (*hraft.SnapshotMeta, []byte) 
 // and catches up to the same state.
 func TestFollowerRecoversFromSnapshot(t *testing.T) {
 	c := newCluster(t, 3)
-	li, l := c.leader()
-	if _, err := apply(l, org("org_a"), &ledger.FundBalance{At: 1, OrgID: "org_a", Currency: "GHS", Amount: 100_000_000, ExternalReference: "seed"}); err != nil {
-		t.Fatal(err)
-	}
-	payouts := writePayouts(t, l, 0, 240)
-	c.waitApplied(l.AppliedIndex())
-	for _, n := range c.nodes {
-		if err := n.Snapshot(); err != nil {
-			t.Fatalf("snapshot on %s: %v", n.ID(), err)
-		}
-	}
-	if first, _ := l.LogBounds(); first <= 2 {
-		t.Fatalf("the leader's log was not truncated behind its snapshot: first index %d", first)
-	}
-	c.assertSameState(l, "before the wipe")
+	c.submit(org("org_a"))
+	c.submit(&ledger.FundBalance{At: 1, OrgID: "org_a", Currency: "GHS", Amount: 100_000_000, ExternalReference: "seed"})
+	payouts := c.writePayouts(0, 240)
+	c.assertSameState("before the wipe")
+	c.snapshotAll()
 
 	// Wipe a follower; the cluster goes on without it.
+	li, _ := c.leader()
 	fi := (li + 1) % 3
-	f := c.nodes[fi]
 	c.stop(fi)
 	if err := os.RemoveAll(c.cfgs[fi].DataDir); err != nil {
 		t.Fatal(err)
 	}
-	for id, s := range writePayouts(t, l, 240, 300) {
+	for id, s := range c.writePayouts(240, 300) {
 		payouts[id] = s
 	}
-	if err := l.Snapshot(); err != nil {
-		t.Fatal(err)
-	}
+	c.snapshotAll()
 	c.start(fi)
-	f = c.nodes[fi]
-	c.assertSameState(l, "after the wiped follower caught up")
+	f := c.nodes[fi]
+	c.assertSameState("after the wiped follower caught up")
 	assertPayouts(t, f, payouts)
-	// It received the leader's state, not the log from the start.
+	// It received a leader's state, not the log from the start.
 	meta, dump := latestSnapshot(t, c.cfgs[fi].DataDir)
 	if !bytes.HasPrefix(dump, []byte("PAYSTATE")) {
 		t.Fatalf("the wiped follower's snapshot %s starts %q, not a state dump", meta.ID, dump[:min(len(dump), 8)])
@@ -566,11 +616,11 @@ func TestFollowerRecoversFromSnapshot(t *testing.T) {
 	if err := state.Close(); err != nil {
 		t.Fatal(err)
 	}
-	for id, s := range writePayouts(t, l, 300, 340) { // the log it must apply after the snapshot
+	for id, s := range c.writePayouts(300, 340) { // log it must apply after the snapshot
 		payouts[id] = s
 	}
 	c.start(fi)
 	f = c.nodes[fi]
-	c.assertSameState(l, "after the follower killed while restoring restarted")
+	c.assertSameState("after the follower killed while restoring restarted")
 	assertPayouts(t, f, payouts)
 }
