@@ -3,6 +3,7 @@ package raft
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -81,6 +82,10 @@ type Node struct {
 var _ actors.Replicator = (*Node)(nil)
 var _ actors.StateReader = (*Node)(nil)
 
+// soloTimeout is the heartbeat, election and lease timeout of a node
+// started without peers.
+const soloTimeout = 100 * time.Millisecond
+
 // appendTimeout bounds how long Append waits for the leader to take an
 // entry; past it nothing was appended.
 const appendTimeout = 5 * time.Second
@@ -155,6 +160,13 @@ func (n *Node) start() error {
 	}
 	if n.cfg.TrailingLogs > 0 {
 		conf.TrailingLogs = n.cfg.TrailingLogs
+	}
+	if len(n.cfg.Peers) == 0 {
+		// A cluster of one has nobody to hear from: it need not wait a
+		// second of silence, after a restart, before it elects itself.
+		conf.HeartbeatTimeout = soloTimeout
+		conf.ElectionTimeout = soloTimeout
+		conf.LeaderLeaseTimeout = soloTimeout
 	}
 	if n.cfg.HeartbeatTimeout > 0 {
 		conf.HeartbeatTimeout = n.cfg.HeartbeatTimeout
@@ -362,16 +374,32 @@ func (n *Node) recoverState(snaps *hraft.FileSnapshotStore) error {
 	}
 	defer rc.Close()
 	br := bufio.NewReader(rc)
-	// A dump's magic is a byte longer than a reference's: peek at enough
-	// for either.
-	const dumpMagic = "PAYSTATE" // package wal's dump format
-	head, _ := br.Peek(len(dumpMagic))
+	// Raft's index of a snapshot counts the entries the state machine
+	// never sees (a new leader's no-op, barriers): the store may be behind
+	// it and still whole. What the store must have is the index the
+	// snapshot itself names: a reference's, or a dump's.
+	// A dump's head is longer than a reference's: peek at enough for either.
+	const dumpMagic = "PAYSTATE" // package wal's dump format: magic, version, index
+	head, _ := br.Peek(len(dumpMagic) + 1 + 8)
 	switch {
 	case bytes.HasPrefix(head, []byte(refMagic)):
-		return fmt.Errorf("raft: the state store is at index %d, behind the snapshot at %d that this node took of it: it lost writes it had synced; restore this node from a backup or from its peers (empty its data directory and join)",
-			n.state.Applied(), latest.Index)
-	case string(head) != dumpMagic:
+		applied, err := readRef(br)
+		if err != nil {
+			return fmt.Errorf("raft: snapshot %s: %w", latest.ID, err)
+		}
+		switch {
+		case restoring:
+			return fmt.Errorf("raft: the state store was being restored, and the latest snapshot (%s) is this node's own, not one to restore from; empty the data directory and let the node join again", latest.ID)
+		case applied > n.state.Applied():
+			return fmt.Errorf("raft: the state store is at index %d, behind the snapshot at %d that this node took of it: it lost writes it had synced; restore this node from a backup or from its peers (empty its data directory and join)",
+				n.state.Applied(), applied)
+		}
+		return nil
+	case len(head) < len(dumpMagic)+1+8 || string(head[:len(dumpMagic)]) != dumpMagic:
 		return fmt.Errorf("raft: snapshot %s is in a format this version does not read: this data directory was written by an earlier version", latest.ID)
+	}
+	if applied := binary.BigEndian.Uint64(head[len(dumpMagic)+1:]); !restoring && applied <= n.state.Applied() {
+		return nil
 	}
 	n.logger.Info("restoring the state store from a received snapshot", "snapshot", latest.ID, "index", latest.Index)
 	if _, err := n.state.Restore(br); err != nil {

@@ -108,8 +108,11 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	fs.StringVar(&c.orgCurrency, "bootstrap-org-currency", "GHS", "its default currency")
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.IntVar(&c.rateLimit, "rate-limit", 100, "requests per second allowed per API key (sliding window)")
-	fs.Uint64Var(&c.snapshotThreshold, "snapshot-threshold", 8192, "log entries between snapshots; the log is truncated behind each")
-	fs.DurationVar(&c.snapshotInterval, "snapshot-interval", 2*time.Minute, "how often to check whether --snapshot-threshold is reached")
+	// A snapshot is a flush of the state store, whatever the history, so
+	// they are frequent: a restart reads and applies only the log after
+	// the latest one.
+	fs.Uint64Var(&c.snapshotThreshold, "snapshot-threshold", 1024, "log entries between snapshots; the log is truncated behind each")
+	fs.DurationVar(&c.snapshotInterval, "snapshot-interval", 10*time.Second, "how often to check whether --snapshot-threshold is reached")
 	fs.Uint64Var(&c.trailingLogs, "trailing-logs", 10240, "log entries kept behind a snapshot for lagging followers")
 	fs.DurationVar(&c.settlement, "sandbox-settlement", rails.DefaultSandboxTiming.Settlement, "sandbox: how long a simulated rail takes to settle")
 	fs.DurationVar(&c.commitTimeout, "commit-timeout", 10*time.Second, "how long a write waits for its commit before answering outcome_unknown")
