@@ -65,7 +65,7 @@ bench: paybench ## load a fresh single node with the named workloads (uniform, h
 
 soak: paybench ## uniform for SOAK_DURATION (3m) in 5s windows with the server RSS, snapshots every 20s, plus SOAK_SERVER_ARGS; JSON to bench/results/soak.json
 	@mkdir -p bench/results
-	$(BIN)/paybench -spawn $(BIN)/payments -workload uniform -duration $(SOAK_DURATION) -window 5s \
+	$(BIN)/paybench -spawn $(BIN)/payments -workload uniform -duration $(SOAK_DURATION) -requests 1000000000 -window 5s \
 		-server-args "--snapshot-interval 20s $(SOAK_SERVER_ARGS)" -json bench/results/soak.json
 
 noise: paybench ## the noisy neighbour: uniform alone, then beside 16 goroutines exporting another organization's history; compare the p99s
