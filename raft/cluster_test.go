@@ -624,3 +624,33 @@ func TestFollowerRecoversFromSnapshot(t *testing.T) {
 	c.assertSameState("after the follower killed while restoring restarted")
 	assertPayouts(t, f, payouts)
 }
+
+// After an election with nothing written since, the followers are ready:
+// the new leader's no-op and barrier never reach the state machine, so a
+// follower's state store stays behind the commit index, and readiness must
+// not wait for the next write.
+func TestIdleFollowersReadyAfterElection(t *testing.T) {
+	c := newCluster(t, 3)
+	li, l := c.leader()
+	if _, err := apply(l, org("org_a")); err != nil {
+		t.Fatal(err)
+	}
+	c.stop(li)
+	c.leader()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ready := 0
+		for _, n := range c.nodes {
+			if n != nil && n.Ready() {
+				ready++
+			}
+		}
+		if ready == 2 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of 2 nodes ready after the election", ready)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

@@ -288,7 +288,11 @@ func (n *Node) Ready() bool {
 	if n.raft.State() == hraft.Leader {
 		return n.ready.Load()
 	}
-	return n.AppliedIndex() >= n.raft.CommitIndex()
+	// Raft's applied index, not the state store's: the store's counts only
+	// the entries the state machine sees, and a new leader's no-op and
+	// barrier are not among them, so an idle follower's store stays behind
+	// the commit index after every election.
+	return n.raft.AppliedIndex() >= n.raft.CommitIndex()
 }
 
 // Append proposes an entry; see actors.Replicator.

@@ -559,11 +559,20 @@ func TestThreeProcessCluster(t *testing.T) {
 		acked[ref] = body.Payout.ID
 	}
 	// Find and kill the leader.
+	// A follower answers 503 for as long as it is still applying what
+	// was committed: ask until it has caught up.
 	var health struct {
 		Leader string `json:"leader"`
 	}
-	if st, err := call(procs[0].addr, "GET", "/readyz", nil, &health); err != nil || st != 200 {
-		t.Fatalf("readyz: %d %v", st, err)
+	for ready := time.Now().Add(10 * time.Second); ; {
+		st, err := call(procs[0].addr, "GET", "/readyz", nil, &health)
+		if err == nil && st == 200 {
+			break
+		}
+		if time.Now().After(ready) {
+			t.Fatalf("readyz: %d %v", st, err)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	leader := int(health.Leader[1] - '1')
 	procs[leader].kill()
