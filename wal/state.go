@@ -11,7 +11,6 @@ import (
 	"hash/crc32"
 	"io"
 	"log/slog"
-	"sync"
 	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -34,15 +33,11 @@ import (
 // Like Store, it knows nothing of payments. Keys starting with 0x00 are
 // its own (the applied index, the restore marker); callers' keys must not.
 type StateStore struct {
-	db     *pebble.DB
-	lock   *pebble.Lock
-	logger *slog.Logger
-
-	life   sync.RWMutex // read-held by every call, write-held by Close
-	closed bool
+	lifecycle
+	db   *pebble.DB
+	lock *pebble.Lock
 
 	applied atomic.Uint64
-	failure atomic.Pointer[error]
 }
 
 // Keys of the store's own.
@@ -91,7 +86,7 @@ func OpenState(dir string, opts Options) (*StateStore, error) {
 		_ = lock.Close()
 		return nil, fmt.Errorf("wal: open %s: %w", dir, err)
 	}
-	s := &StateStore{lock: lock, logger: logger}
+	s := &StateStore{lock: lock, lifecycle: lifecycle{name: "state store", logger: logger}}
 	popts := &pebble.Options{
 		FS:     fs,
 		Lock:   lock,
@@ -164,49 +159,6 @@ func (s *StateStore) Restoring() (bool, error) {
 	}
 	closer.Close()
 	return true, nil
-}
-
-func (s *StateStore) enter() error {
-	s.life.RLock()
-	if s.closed {
-		s.life.RUnlock()
-		return ErrClosed
-	}
-	if f := s.failure.Load(); f != nil {
-		s.life.RUnlock()
-		return *f
-	}
-	return nil
-}
-
-func (s *StateStore) leave() { s.life.RUnlock() }
-
-func (s *StateStore) fail(cause error) error {
-	err := fmt.Errorf("wal: state store failed, refusing further use: %w", cause)
-	if s.failure.CompareAndSwap(nil, &err) {
-		s.logger.Error("wal: state store failed", "err", cause)
-	}
-	return err
-}
-
-func (s *StateStore) readError(what string, err error) error {
-	err = classify(what, err)
-	if errors.Is(err, ErrCorrupt) {
-		return s.fail(err)
-	}
-	return fmt.Errorf("wal: %w", err)
-}
-
-func (s *StateStore) recoverFatal(err *error) {
-	r := recover()
-	if r == nil {
-		return
-	}
-	f, ok := r.(pebbleFatal)
-	if !ok {
-		panic(r)
-	}
-	*err = s.fail(errors.New(f.msg))
 }
 
 // StateBatch is the writes of one applied batch.

@@ -60,23 +60,14 @@ type Options struct {
 // Store is a Raft log and stable store on Pebble. See the package
 // documentation for what is safe to call concurrently.
 type Store struct {
-	db     *pebble.DB
-	lock   *pebble.Lock
-	logger *slog.Logger
-
-	// life is read-held by every method and write-held by Close, because
-	// Pebble panics when it is used after Close.
-	life   sync.RWMutex
-	closed bool // guarded by life
+	lifecycle
+	db   *pebble.DB
+	lock *pebble.Lock
 
 	// logMu serializes StoreLogs and DeleteRange so that bounds moves in the
 	// order the log does. Stable writes do not take it.
 	logMu  sync.Mutex
 	bounds atomic.Pointer[logBounds]
-
-	// failure is set once, by the first error after which the store must not
-	// serve: corruption, or a failed WAL write or sync.
-	failure atomic.Pointer[error]
 }
 
 // logBounds is the first and last index of the log. The zero value is the
@@ -124,7 +115,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("wal: lock %s: %w", dir, err)
 	}
-	s := &Store{lock: lock, logger: logger}
+	s := &Store{lock: lock, lifecycle: lifecycle{name: "store", logger: logger}}
 	s.bounds.Store(&logBounds{})
 	if err := checkPebbleLogs(fs, dir); err != nil {
 		_ = lock.Close()
@@ -200,33 +191,6 @@ func (s *Store) Close() (err error) {
 // the next Open would refuse.
 func (s *Store) IsMonotonic() bool { return true }
 
-// enter admits a call unless the store is closed or failed; a nil return must
-// be paired with leave.
-func (s *Store) enter() error {
-	s.life.RLock()
-	if s.closed {
-		s.life.RUnlock()
-		return ErrClosed
-	}
-	if f := s.failure.Load(); f != nil {
-		s.life.RUnlock()
-		return *f
-	}
-	return nil
-}
-
-func (s *Store) leave() { s.life.RUnlock() }
-
-// fail marks the store failed, so that every later call returns an error, and
-// returns cause wrapped for the caller at hand.
-func (s *Store) fail(cause error) error {
-	err := fmt.Errorf("wal: store failed, refusing further use: %w", cause)
-	if s.failure.CompareAndSwap(nil, &err) {
-		s.logger.Error("wal: store failed", "err", cause)
-	}
-	return err
-}
-
 // commit applies b with one fsync. A failed WAL write or sync leaves the batch
 // visible in Pebble's memtable without being durable, so the store fails
 // rather than serve it.
@@ -236,30 +200,6 @@ func (s *Store) commit(b *pebble.Batch) (err error) {
 		return s.fail(err)
 	}
 	return nil
-}
-
-// readError wraps an error from a Pebble read; corruption also fails the
-// store.
-func (s *Store) readError(what string, err error) error {
-	err = classify(what, err)
-	if errors.Is(err, ErrCorrupt) {
-		return s.fail(err)
-	}
-	return fmt.Errorf("wal: %w", err)
-}
-
-// recoverFatal turns a pebbleFatal panic in the calling goroutine into a
-// failed store and an error; other panics go on.
-func (s *Store) recoverFatal(err *error) {
-	r := recover()
-	if r == nil {
-		return
-	}
-	f, ok := r.(pebbleFatal)
-	if !ok {
-		panic(r)
-	}
-	*err = s.fail(errors.New(f.msg))
 }
 
 // onDataCorruption is Pebble's report of a block that failed its checksum,
