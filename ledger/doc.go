@@ -65,7 +65,10 @@
 // seqs ("items created before"). Open-set and filter entries are removed
 // with single deletes (each is set once before it is removed), so churn
 // costs nothing once flushed. Lookup entries are set once and never
-// removed: a reference is never forgotten.
+// removed: a reference is never forgotten. A Bloom filter in memory holds
+// every lookup key (lookupfilter.go, about 1.5 bytes a key, not stored),
+// so that proving a create's reference new — nearly every create's — needs
+// no read of the state store.
 //
 // The journal and the events are stored in pages, one per log entry (the
 // FSM calls State.EndEntry after each), so that a page is the same on

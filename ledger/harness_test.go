@@ -70,7 +70,16 @@ func newTestState(tb testing.TB) *testState {
 	s := &testState{tb: tb, store: store, kv: storeKV{store}}
 	s.st = NewState(s.kv)
 	s.Reader = NewReader(s.kv, s.st.Views())
+	s.fillLookupFilter()
 	return s
+}
+
+// fillLookupFilter turns the lookup filter on, as the FSM does after a
+// load, so that tests read through it.
+func (s *testState) fillLookupFilter() {
+	if err := s.st.Views().FillLookupFilter(s.kv, func() bool { return false }); err != nil {
+		s.tb.Fatal(err)
+	}
 }
 
 // loadTestState returns the ledger loaded from store, as a restarted node
@@ -83,6 +92,7 @@ func loadTestState(tb fataler, store *wal.StateStore) (*testState, error) {
 	}
 	s.st = st
 	s.Reader = NewReader(s.kv, st.Views())
+	s.fillLookupFilter()
 	return s, nil
 }
 

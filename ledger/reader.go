@@ -71,8 +71,12 @@ func readFind[V any](r *Reader, k *kind[V], name byte, key string) (V, bool) {
 	if key == "" {
 		return zero, false
 	}
+	lk := k.lookupKey(name, key)
+	if r.v.lookups.absent(lk) {
+		return zero, false
+	}
 	var id string
-	ok, err := r.kv.Get(k.lookupKey(name, key), func(v []byte) { id = string(v) })
+	ok, err := r.kv.Get(lk, func(v []byte) { id = string(v) })
 	must(err)
 	if !ok {
 		return zero, false

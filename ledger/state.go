@@ -99,6 +99,10 @@ type storeOps interface {
 
 func addStore[V any](s *State, k *kind[V]) *store[V] {
 	t := newStore(k, s.kv)
+	if len(k.lookups) > 0 {
+		t.filter = s.views.lookups
+		t.filter.registerLookups(k.tag)
+	}
 	s.stores = append(s.stores, t)
 	return t
 }

@@ -144,6 +144,9 @@ type store[V any] struct {
 	// the batch is committed (the views readers see; views.go).
 	publish   func(*V)
 	published []string // ids flushed in the batch, for publish
+	// filter holds every lookup key, for kinds with lookups: a key it
+	// proves absent is not read from the state store (lookupfilter.go).
+	filter *lookupFilter
 
 	seqWritten uint64 // the sequence number the state store holds
 }
@@ -203,8 +206,12 @@ func (t *store[V]) find(name byte, key string) (V, bool) {
 	if id, ok := t.pending[pk]; ok {
 		return t.get(id)
 	}
+	lk := t.k.lookupKey(name, key)
+	if t.filter.absent(lk) {
+		return zero, false
+	}
 	var id string
-	ok, err := t.kv.Get(t.k.lookupKey(name, key), func(v []byte) { id = string(v) })
+	ok, err := t.kv.Get(lk, func(v []byte) { id = string(v) })
 	must(err)
 	if !ok {
 		return zero, false
@@ -273,7 +280,11 @@ func (t *store[V]) touch(r *row[V]) {
 		if r.lookups&(1<<i) == 0 {
 			if key := l.key(&r.v); key != "" {
 				id, _ := t.k.id(&r.v)
-				t.pending[string(l.name)+key] = id
+				pk := string(l.name) + key
+				if _, ok := t.pending[pk]; !ok {
+					t.filter.add(t.k.lookupKey(l.name, key))
+				}
+				t.pending[pk] = id
 			}
 		}
 	}

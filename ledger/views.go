@@ -24,9 +24,11 @@ type views struct {
 	clocks        syncMap[string, Clock]
 	// nextDeadline is the earliest deadline in leader time (clock.go).
 	nextDeadline atomic.Int64
+	// lookups proves references new without reading the state store.
+	lookups *lookupFilter
 }
 
-func newViews() *views { return &views{} }
+func newViews() *views { return &views{lookups: newLookupFilter()} }
 
 func (v *views) putOrganization(o *Organization) {
 	v.orgs.store(o.ID, *o)

@@ -310,6 +310,29 @@ func TestRestartFromSnapshotAndLog(t *testing.T) {
 	if after := stateBytes(t, n); !bytes.Equal(after, before) {
 		t.Fatal("state after restart differs")
 	}
+
+	// The lookup filter fills from the store beside the node's work; once
+	// on, references from before the restart are still found through it.
+	deadline := time.Now().Add(10 * time.Second)
+	for !n.Reader().LookupFilterOn() {
+		if time.Now().After(deadline) {
+			t.Fatal("the lookup filter never turned on")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	for _, i := range []int{0, 99, 129} {
+		ref := fmt.Sprintf("r%d", i)
+		if p, ok := n.Reader().PayoutByReference("org_a", ref); !ok || p.ID != fmt.Sprintf("pay_ghs_%020d", i) {
+			t.Fatalf("%s after restart: %s, %v", ref, p.ID, ok)
+		}
+		res, err := apply(n, payout("pay_ghs_again", ref, 1000))
+		if err != nil || res[0].Err != nil || !res[0].Replayed {
+			t.Fatalf("%s sent again after restart: %+v, %v", ref, res, err)
+		}
+	}
+	if _, ok := n.Reader().PayoutByReference("org_a", "r-new"); ok {
+		t.Fatal("a reference never used found")
+	}
 }
 
 func waitLeader(t *testing.T, n *raft.Node) {

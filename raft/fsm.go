@@ -48,7 +48,14 @@ func (f *fsm) load() error {
 	}
 	f.state = s
 	f.applied = f.store.Applied()
-	f.reader.Store(ledger.NewReader(f.kv, s.Views()))
+	r := ledger.NewReader(f.kv, s.Views())
+	f.reader.Store(r)
+	// Until the lookup filter holds every reference in the store, creates
+	// read the store to prove theirs new; the fill runs beside them, and
+	// is abandoned when a restore replaces the state or the store closes.
+	go func() {
+		_ = s.Views().FillLookupFilter(f.kv, func() bool { return f.reader.Load() != r })
+	}()
 	return nil
 }
 

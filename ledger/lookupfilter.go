@@ -1,0 +1,200 @@
+package ledger
+
+import (
+	"errors"
+	"hash/maphash"
+	"math/bits"
+	"sync"
+	"sync/atomic"
+)
+
+// lookupFilter is a Bloom filter over every lookup key in the state store
+// (doc.go: a kind's 'l' keys, mostly organizations' references). Nearly
+// every create carries a reference never seen before, and proving that
+// with the state store costs a read through every level of the LSM, twice
+// (the account actor's idempotency check, then Apply's); the filter proves
+// it from memory. It only ever answers "certainly absent": a key it may
+// hold is read from the state store as before, so a false positive costs a
+// read and never an answer.
+//
+// Lookup keys are set once and never removed, so the filter only grows:
+// about 12 bits a key (1.5 bytes a payout), in segments that double in
+// size, so it never has to be rebuilt. It is not stored. At start it is
+// incomplete, and answers nothing, until FillLookupFilter has added every
+// key the state store held; Apply adds each new key as it makes it, before
+// the batch that writes it is committed, so a reader that could see the
+// key in the state store sees it in the filter.
+//
+// One goroutine adds at a time (mu: the applying goroutine, and the one
+// filling the filter at start); readers never lock.
+type lookupFilter struct {
+	seed     maphash.Seed
+	prefixes [][]byte // the lookup keys' prefixes, one for each kind with lookups
+
+	mu       sync.Mutex
+	segments atomic.Pointer[[]*filterSegment]
+	complete atomic.Bool
+}
+
+// filterSegment is a blocked Bloom filter: each key sets filterProbes bits
+// in one 512-bit block, so that a test costs one cache miss.
+type filterSegment struct {
+	words    []atomic.Uint64 // 8 words a block
+	blocks   uint64
+	capacity int // keys it takes before the next segment starts
+	keys     int // under lookupFilter.mu
+}
+
+const (
+	filterBitsPerKey     = 12
+	filterProbes         = 8 // about 0.5 % false positives at 12 bits a key
+	filterFirstCapacity  = 1 << 16
+	filterWordsPerBlock  = 8
+	filterBitsPerBlock   = filterWordsPerBlock * 64
+	filterBlockIndexMask = filterBitsPerBlock - 1
+)
+
+func newLookupFilter() *lookupFilter {
+	f := &lookupFilter{seed: maphash.MakeSeed()}
+	segs := []*filterSegment{newFilterSegment(filterFirstCapacity)}
+	f.segments.Store(&segs)
+	return f
+}
+
+func newFilterSegment(capacity int) *filterSegment {
+	blocks := uint64(capacity*filterBitsPerKey+filterBitsPerBlock-1) / filterBitsPerBlock
+	return &filterSegment{words: make([]atomic.Uint64, blocks*filterWordsPerBlock), blocks: blocks, capacity: capacity}
+}
+
+// block is the block of a key's hash: its high half, scaled to the blocks.
+func (s *filterSegment) block(h uint64) []atomic.Uint64 {
+	b := (h >> 32) * s.blocks >> 32
+	return s.words[b*filterWordsPerBlock : (b+1)*filterWordsPerBlock]
+}
+
+func (s *filterSegment) set(h uint64) {
+	blk := s.block(h)
+	delta := bits.RotateLeft64(h, 17) | 1
+	for i := 0; i < filterProbes; i++ {
+		bit := h & filterBlockIndexMask
+		blk[bit/64].Or(1 << (bit % 64))
+		h += delta
+	}
+}
+
+func (s *filterSegment) mayHold(h uint64) bool {
+	blk := s.block(h)
+	delta := bits.RotateLeft64(h, 17) | 1
+	for i := 0; i < filterProbes; i++ {
+		bit := h & filterBlockIndexMask
+		if blk[bit/64].Load()&(1<<(bit%64)) == 0 {
+			return false
+		}
+		h += delta
+	}
+	return true
+}
+
+// add records key; the applying goroutine calls it for each lookup key it
+// makes, before the batch that writes it is committed.
+func (f *lookupFilter) add(key []byte) {
+	h := maphash.Bytes(f.seed, key)
+	f.mu.Lock()
+	segs := *f.segments.Load()
+	last := segs[len(segs)-1]
+	if last.keys >= last.capacity {
+		last = newFilterSegment(2 * last.capacity)
+		grown := append(segs[:len(segs):len(segs)], last)
+		f.segments.Store(&grown)
+	}
+	last.keys++
+	last.set(h)
+	f.mu.Unlock()
+}
+
+// absent reports whether key is certainly not in the state store, nor in
+// a batch being applied. False means "maybe": read the state store.
+func (f *lookupFilter) absent(key []byte) bool {
+	if !f.complete.Load() {
+		return false
+	}
+	h := maphash.Bytes(f.seed, key)
+	for _, s := range *f.segments.Load() {
+		if s.mayHold(h) {
+			return false
+		}
+	}
+	return true
+}
+
+// bytes is the memory the filter holds.
+func (f *lookupFilter) bytes() int {
+	n := 0
+	for _, s := range *f.segments.Load() {
+		n += len(s.words) * 8
+	}
+	return n
+}
+
+// fillChunk bounds the keys one iterator reads while the filter fills, so
+// that no iterator pins the state store's memtables and tables for long.
+const fillChunk = 1 << 16
+
+// fill adds every lookup key kv holds, then lets the filter answer. Keys
+// are never removed, and every key made since the filter was (by Apply) is
+// in it already, so a scan in chunks, each from a fresh iterator, misses
+// none. stop, polled between chunks, abandons the fill.
+func (f *lookupFilter) fill(kv KVReader, stop func() bool, chunk int) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			se, ok := r.(StoreError)
+			if !ok {
+				panic(r)
+			}
+			err = se
+		}
+	}()
+	for _, prefix := range f.prefixes {
+		lower, upper := prefix, prefixEnd(prefix)
+		for lower != nil {
+			if stop() {
+				return errFillStopped
+			}
+			n := 0
+			var next []byte
+			scan(kv, lower, upper, false, func(key, _ []byte) bool {
+				if n == chunk {
+					next = append([]byte(nil), key...)
+					return false
+				}
+				f.add(key)
+				n++
+				return true
+			})
+			lower = next
+		}
+	}
+	f.complete.Store(true)
+	return nil
+}
+
+var errFillStopped = errors.New("ledger: lookup filter fill stopped")
+
+// FillLookupFilter reads every lookup key of the state store kv into the
+// filter that lets creates skip the state store when their reference is
+// new (lookupFilter). The FSM runs it on a goroutine of its own once the
+// state is loaded; until it returns, lookups read the state store. stop
+// is polled between chunks of keys: when it reports true, the fill is
+// abandoned and the filter stays off.
+func (w Views) FillLookupFilter(kv KVReader, stop func() bool) error {
+	return w.v.lookups.fill(kv, stop, fillChunk)
+}
+
+// LookupFilterOn reports whether the lookup filter holds every lookup key
+// and answers (see FillLookupFilter).
+func (w Views) LookupFilterOn() bool { return w.v.lookups.complete.Load() }
+
+// registerLookups adds a kind's lookup keys to those the filter covers.
+func (f *lookupFilter) registerLookups(tag byte) {
+	f.prefixes = append(f.prefixes, newKey(tag, subLookup))
+}
