@@ -33,8 +33,17 @@ type lookupFilter struct {
 
 	mu       sync.Mutex
 	segments atomic.Pointer[[]*filterSegment]
-	complete atomic.Bool
+	phase    atomic.Int32 // filling, on, or retired
 }
+
+// The phases of a filter: it answers only when on. A filter is retired
+// when the state store under it is replaced (a follower installing its
+// leader's state): readers that still hold it then read the store.
+const (
+	filterFilling int32 = iota
+	filterOn
+	filterRetired
+)
 
 // filterSegment is a blocked Bloom filter: each key sets filterProbes bits
 // in one 512-bit block, so that a test costs one cache miss.
@@ -115,7 +124,7 @@ func (f *lookupFilter) add(key []byte) {
 // absent reports whether key is certainly not in the state store, nor in
 // a batch being applied. False means "maybe": read the state store.
 func (f *lookupFilter) absent(key []byte) bool {
-	if !f.complete.Load() {
+	if f.phase.Load() != filterOn {
 		return false
 	}
 	h := maphash.Bytes(f.seed, key)
@@ -174,7 +183,9 @@ func (f *lookupFilter) fill(kv KVReader, stop func() bool, chunk int) (err error
 			lower = next
 		}
 	}
-	f.complete.Store(true)
+	if !f.phase.CompareAndSwap(filterFilling, filterOn) {
+		return errFillStopped
+	}
 	return nil
 }
 
@@ -192,7 +203,13 @@ func (w Views) FillLookupFilter(kv KVReader, stop func() bool) error {
 
 // LookupFilterOn reports whether the lookup filter holds every lookup key
 // and answers (see FillLookupFilter).
-func (w Views) LookupFilterOn() bool { return w.v.lookups.complete.Load() }
+func (w Views) LookupFilterOn() bool { return w.v.lookups.phase.Load() == filterOn }
+
+// RetireLookupFilter stops the lookup filter answering for good, before
+// the state store under it is replaced: a Reader made before the new
+// state is loaded then reads the store rather than trust keys it never
+// saw.
+func (w Views) RetireLookupFilter() { w.v.lookups.phase.Store(filterRetired) }
 
 // registerLookups adds a kind's lookup keys to those the filter covers.
 func (f *lookupFilter) registerLookups(tag byte) {

@@ -16,7 +16,7 @@ func TestLookupFilterNeverForgetsAKey(t *testing.T) {
 	if f.absent(key(0)) {
 		t.Fatal("an incomplete filter answered")
 	}
-	f.complete.Store(true)
+	f.phase.Store(filterOn)
 
 	var readers sync.WaitGroup
 	done := make(chan struct{})
@@ -120,7 +120,21 @@ func TestLookupFilterFilledFromTheStore(t *testing.T) {
 
 	stopped := newLookupFilter()
 	stopped.prefixes = fresh.prefixes
-	if err := stopped.fill(restarted.kv, func() bool { return true }, 7); err == nil || stopped.complete.Load() {
+	if err := stopped.fill(restarted.kv, func() bool { return true }, 7); err == nil || stopped.phase.Load() == filterOn {
 		t.Fatal("a stopped fill turned the filter on")
+	}
+	// A retired filter never answers again, even once a fill ends.
+	retired := newLookupFilter()
+	retired.prefixes = fresh.prefixes
+	restarted.st.Views().RetireLookupFilter()
+	retired.phase.Store(filterRetired)
+	if err := retired.fill(restarted.kv, func() bool { return false }, 7); err == nil || retired.absent([]byte("anything")) {
+		t.Fatal("a retired filter answered")
+	}
+	if restarted.LookupFilterOn() {
+		t.Fatal("the state's filter is on after RetireLookupFilter")
+	}
+	if _, ok := restarted.PayoutByReference("org_a", "ref-5"); !ok {
+		t.Fatal("with the filter retired, a reference in the store is not found")
 	}
 }

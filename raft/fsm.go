@@ -141,6 +141,9 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 		}
 		return nil
 	}
+	// Readers that still hold the state being replaced must not trust its
+	// lookup filter over the new store.
+	f.state.Views().RetireLookupFilter()
 	if _, err := f.store.Restore(br); err != nil {
 		return fmt.Errorf("raft: restore the state store: %w", err)
 	}
