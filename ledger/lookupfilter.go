@@ -3,7 +3,6 @@ package ledger
 import (
 	"errors"
 	"hash/maphash"
-	"math/bits"
 	"sync"
 	"sync/atomic"
 )
@@ -18,8 +17,10 @@ import (
 // read and never an answer.
 //
 // Lookup keys are set once and never removed, so the filter only grows:
-// about 12 bits a key (1.5 bytes a payout), in segments that double in
-// size, so it never has to be rebuilt. It is not stored. At start it is
+// 12 bits a key (1.5 bytes a payout; up to twice that while its newest
+// segment fills), in segments that double in size, so that it never has
+// to be rebuilt. Past filterBytesMax (some 170 million references) it
+// retires rather than grow further, and lookups read the store again. It is not stored. At start it is
 // incomplete, and answers nothing, until FillLookupFilter has added every
 // key the state store held; Apply adds each new key as it makes it, before
 // the batch that writes it is committed, so a reader that could see the
@@ -30,6 +31,7 @@ import (
 type lookupFilter struct {
 	seed     maphash.Seed
 	prefixes [][]byte // the lookup keys' prefixes, one for each kind with lookups
+	maxBytes int      // filterBytesMax, but in tests
 
 	mu       sync.Mutex
 	segments atomic.Pointer[[]*filterSegment]
@@ -56,15 +58,16 @@ type filterSegment struct {
 
 const (
 	filterBitsPerKey     = 12
-	filterProbes         = 8 // about 0.5 % false positives at 12 bits a key
+	filterProbes         = 8 // about 0.5 % false positives a segment at 12 bits a key
 	filterFirstCapacity  = 1 << 16
+	filterBytesMax       = 256 << 20
 	filterWordsPerBlock  = 8
 	filterBitsPerBlock   = filterWordsPerBlock * 64
 	filterBlockIndexMask = filterBitsPerBlock - 1
 )
 
 func newLookupFilter() *lookupFilter {
-	f := &lookupFilter{seed: maphash.MakeSeed()}
+	f := &lookupFilter{seed: maphash.MakeSeed(), maxBytes: filterBytesMax}
 	segs := []*filterSegment{newFilterSegment(filterFirstCapacity)}
 	f.segments.Store(&segs)
 	return f
@@ -81,9 +84,14 @@ func (s *filterSegment) block(h uint64) []atomic.Uint64 {
 	return s.words[b*filterWordsPerBlock : (b+1)*filterWordsPerBlock]
 }
 
+// The probes within a block: a start and an odd step, from bits of the hash
+// that neither each other nor the block's use, so that keys sharing a block
+// rarely share their bits.
+func probeStep(h uint64) uint64 { return h>>9 | 1 }
+
 func (s *filterSegment) set(h uint64) {
 	blk := s.block(h)
-	delta := bits.RotateLeft64(h, 17) | 1
+	delta := probeStep(h)
 	for i := 0; i < filterProbes; i++ {
 		bit := h & filterBlockIndexMask
 		blk[bit/64].Or(1 << (bit % 64))
@@ -93,7 +101,7 @@ func (s *filterSegment) set(h uint64) {
 
 func (s *filterSegment) mayHold(h uint64) bool {
 	blk := s.block(h)
-	delta := bits.RotateLeft64(h, 17) | 1
+	delta := probeStep(h)
 	for i := 0; i < filterProbes; i++ {
 		bit := h & filterBlockIndexMask
 		if blk[bit/64].Load()&(1<<(bit%64)) == 0 {
@@ -107,11 +115,20 @@ func (s *filterSegment) mayHold(h uint64) bool {
 // add records key; the applying goroutine calls it for each lookup key it
 // makes, before the batch that writes it is committed.
 func (f *lookupFilter) add(key []byte) {
+	if f.phase.Load() == filterRetired {
+		return
+	}
 	h := maphash.Bytes(f.seed, key)
 	f.mu.Lock()
 	segs := *f.segments.Load()
 	last := segs[len(segs)-1]
 	if last.keys >= last.capacity {
+		if f.bytes()+2*len(last.words)*8 > f.maxBytes {
+			// Too big to keep: stop answering, and adding.
+			f.phase.Store(filterRetired)
+			f.mu.Unlock()
+			return
+		}
 		last = newFilterSegment(2 * last.capacity)
 		grown := append(segs[:len(segs):len(segs)], last)
 		f.segments.Store(&grown)
