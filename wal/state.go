@@ -104,11 +104,11 @@ func OpenState(dir string, opts Options) (*StateStore, error) {
 		// pages: each batch writes some of each), so every compaction of
 		// level 0 rewrites all of the base level it overlaps. Letting
 		// level 0 grow to 16 tables before compacting it, over a small base
-		// level, halves the bytes rewritten per byte written: compactions
-		// took 8-10 % of the server's CPU under uniform payouts, against
-		// 15-19 % at 8 tables over 256 MiB (go tool pprof, make bench). The
-		// cost is more tables for a read to consult in level 0, where bloom
-		// filters answer most point reads.
+		// level, makes those rewrites fewer: compactions took 8-10 % of the
+		// server's CPU under uniform payouts, against 15-19 % at 8 tables
+		// over 256 MiB (go tool pprof, make bench). The cost is more tables
+		// for a read to consult in level 0, where bloom filters answer most
+		// point reads.
 		L0CompactionThreshold: 16,
 		L0StopWritesThreshold: 48,
 		LBaseMaxBytes:         64 << 20,
