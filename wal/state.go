@@ -114,6 +114,20 @@ func OpenState(dir string, opts Options) (*StateStore, error) {
 		LBaseMaxBytes:         64 << 20,
 	}
 	popts.TargetFileSizes[0] = 16 << 20
+	// Flushes are cut into tables of 4 MiB along the base level's
+	// boundaries, and every level below 0 is made of 4 MiB tables, so
+	// that a compaction takes one narrow key range at a time instead of a
+	// whole level: a long compaction holds one of the machine's cores for
+	// its whole length, and under sustained load it showed as the slowest
+	// windows. Over a 10-minute soak the longest compaction went from
+	// 2.8 s (and growing with the store) to 1.9 s, and the slowest
+	// 5-second window from 0.61 of the median to 0.77 (README, Sustained
+	// load). Small tables mean more of them: past Pebble's 1,000 open
+	// tables, reads of old history reopen theirs.
+	popts.FlushSplitBytes = 4 << 20
+	for level := 1; level < len(popts.TargetFileSizes); level++ {
+		popts.TargetFileSizes[level] = 4 << 20
+	}
 	// Point reads of records and lookups that miss (a new reference) are
 	// the hot reads: bloom filters spare them most tables.
 	popts.Levels[0].FilterPolicy = bloom.FilterPolicy(10)
