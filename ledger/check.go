@@ -14,15 +14,7 @@ import (
 // disputes. It walks the whole journal, so tests and audits call it, not
 // the hot path.
 func Check(kv KVReader) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			se, ok := r.(StoreError)
-			if !ok {
-				panic(r)
-			}
-			err = se
-		}
-	}()
+	defer recoverStoreError(&err)
 	accounts := make(map[string]Account)
 	prefix := newKey(accountKind.tag, subRecord)
 	scan(kv, prefix, prefixEnd(prefix), false, func(_, v []byte) bool {

@@ -244,6 +244,7 @@ func newTestStateOn(tb testing.TB, dir string) *testState {
 	s := &testState{tb: tb, store: store, kv: storeKV{store}}
 	s.st = NewState(s.kv)
 	s.Reader = NewReader(s.kv, s.st.Views())
+	s.fillLookupFilter()
 	return s
 }
 

@@ -72,6 +72,21 @@ func must(err error) {
 	}
 }
 
+// recoverStoreError turns a StoreError panic in the calling goroutine into
+// *err, for the functions that return the store's failure rather than
+// raise it; other panics go on. Defer it directly.
+func recoverStoreError(err *error) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	se, ok := r.(StoreError)
+	if !ok {
+		panic(r)
+	}
+	*err = se
+}
+
 // keyBuf builds keys: a tag, then fixed-width integers and length-prefixed
 // strings, so that a key's components never run into each other and a
 // prefix of components is a prefix of the key.

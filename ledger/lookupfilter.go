@@ -171,15 +171,7 @@ const fillChunk = 1 << 16
 // in it already, so a scan in chunks, each from a fresh iterator, misses
 // none. stop, polled between chunks, abandons the fill.
 func (f *lookupFilter) fill(kv KVReader, stop func() bool, chunk int) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			se, ok := r.(StoreError)
-			if !ok {
-				panic(r)
-			}
-			err = se
-		}
-	}()
+	defer recoverStoreError(&err)
 	for _, prefix := range f.prefixes {
 		lower, upper := prefix, prefixEnd(prefix)
 		for lower != nil {

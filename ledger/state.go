@@ -166,17 +166,9 @@ func NewState(kv KVReader) *State {
 // as of some applied index: it reads the open records back into memory, and
 // with them the indexes Apply needs. Its cost follows the open records, not
 // history.
-func Load(kv KVReader) (s *State, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			se, ok := r.(StoreError)
-			if !ok {
-				panic(r)
-			}
-			s, err = nil, se
-		}
-	}()
-	s = NewState(kv)
+func Load(kv KVReader) (_ *State, err error) {
+	defer recoverStoreError(&err)
+	s := NewState(kv)
 	switch format := readCounter(kv, "format"); format {
 	case 0: // empty
 	case StoreFormat:
