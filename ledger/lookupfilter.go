@@ -19,9 +19,10 @@ import (
 // Lookup keys are set once and never removed, so the filter only grows:
 // 12 bits a key (1.5 bytes a payout; up to twice that while its newest
 // segment fills), in segments that double in size, so that it never has
-// to be rebuilt. Past filterBytesMax (some 170 million references) it
-// retires rather than grow further, and lookups read the store again. It is not stored. At start it is
-// incomplete, and answers nothing, until FillLookupFilter has added every
+// to be rebuilt. When the next segment would take it past filterBytesMax
+// (after some 134 million references, holding 191 MiB) it retires rather
+// than grow, and lookups read the store again. It is not stored. At start
+// it is incomplete, and answers nothing, until FillLookupFilter has added every
 // key the state store held; Apply adds each new key as it makes it, before
 // the batch that writes it is committed, so a reader that could see the
 // key in the state store sees it in the filter.
