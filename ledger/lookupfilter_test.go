@@ -96,7 +96,7 @@ func TestLookupFilterRetiresPastItsBound(t *testing.T) {
 }
 
 // A filled filter finds every reference the state store held, read in
-// chunks; Apply's own keys are in it before their batch is committed; and
+// chunks; Apply finds its own keys within a batch; and
 // a reference new to the store reads as not found through it.
 func TestLookupFilterFilledFromTheStore(t *testing.T) {
 	s := newConversionState(t)
@@ -145,7 +145,8 @@ func TestLookupFilterFilledFromTheStore(t *testing.T) {
 	if r := restarted.Apply(again); r.Err != nil || !r.Replayed || r.Payout.ID != payout(3).ID {
 		t.Fatalf("a reference from before the restart, sent again: %+v", r)
 	}
-	// Within one batch, Apply sees its own new key through the filter.
+	// Within one batch, Apply finds its own new key: the batch's pending
+	// lookups are read before the filter is asked.
 	first, second := payout(100), payout(100)
 	second.ID = "pay_ghs_0101"
 	res := restarted.applyBatch(first, second)
