@@ -29,6 +29,12 @@ type Cluster interface {
 	IsLeader() bool // leads and has caught up: may take writes
 	Ready() bool    // a leader is known and this node caught up
 	Leader() (id string, ok bool)
+	// ConfirmLeader returns nil when this node still leads, confirmed by a
+	// quorum after the call, with every acknowledged write in its state:
+	// what it reads then is current.
+	ConfirmLeader(ctx context.Context) error
+	// LeaderChange is closed at the next change of leader or role.
+	LeaderChange() <-chan struct{}
 }
 
 // Config configures a Server.
@@ -99,6 +105,7 @@ type Server struct {
 
 	forwardMu  sync.Mutex
 	forwarders map[string]*fasthttp.HostClient
+	forwardWarnings
 
 	scopes map[string]ledger.Scopes // "METHOD /path" → the scope the route needs
 

@@ -72,7 +72,12 @@ type Node struct {
 	transport *hraft.NetworkTransport
 	logger    *slog.Logger
 
-	ready      atomic.Bool // leader: Barrier done; see Ready
+	// readyTerm is the term in which this node, leading, applied every
+	// earlier entry (its Barrier): 0 when it does not lead. See IsLeader.
+	readyTerm  atomic.Uint64
+	confirm    batcher        // ConfirmLeader's rounds
+	pauses     *pauseDetector // whether VerifyLeader alone may be trusted
+	changes    *leaderChanges // LeaderChange's broadcasts
 	leadership chan bool
 	done       chan struct{}
 	wg         sync.WaitGroup
@@ -122,6 +127,7 @@ func Open(cfg Config) (*Node, error) {
 		state:      state,
 		logger:     logger,
 		leadership: make(chan bool, 1),
+		changes:    newLeaderChanges(),
 		done:       make(chan struct{}),
 	}
 	if err := n.start(); err != nil {
@@ -224,8 +230,25 @@ func (n *Node) start() error {
 	if err != nil {
 		return fmt.Errorf("raft: start: %w", err)
 	}
-	n.wg.Add(1)
+	obs := make(chan hraft.Observation, 16)
+	n.raft.RegisterObserver(hraft.NewObserver(obs, false, func(o *hraft.Observation) bool {
+		switch o.Data.(type) {
+		case hraft.LeaderObservation, hraft.RaftState:
+			return true
+		}
+		return false
+	}))
+	// A pause shorter than a quarter of the heartbeat timeout cannot
+	// have let the followers elect another leader.
+	n.pauses = newPauseDetector(conf.HeartbeatTimeout / 4)
+	n.pauses.lastTick.Store(n.pauses.now())
+	n.wg.Add(3)
 	go n.watchLeadership()
+	go n.watchObservations(obs)
+	go func() {
+		defer n.wg.Done()
+		n.pauses.run(n.done)
+	}()
 	return nil
 }
 
@@ -239,16 +262,21 @@ func (n *Node) watchLeadership() {
 		case <-n.done:
 			return
 		case leading := <-n.raft.LeaderCh():
+			var term uint64
 			if leading {
+				term = n.raft.CurrentTerm()
 				if err := n.raft.Barrier(30 * time.Second).Error(); err != nil {
 					n.logger.Warn("barrier after election failed", "err", err)
 					continue
 				}
-				if n.raft.State() != hraft.Leader {
+				// Deposed, or re-elected in a later term, while the
+				// barrier ran: that term has not had its barrier.
+				if n.raft.State() != hraft.Leader || n.raft.CurrentTerm() != term {
 					continue
 				}
 			}
-			n.ready.Store(leading)
+			n.readyTerm.Store(term)
+			n.changes.notify()
 			// Keep only the latest value: a slow reader sees where things
 			// ended, not every step.
 			select {
@@ -264,9 +292,13 @@ func (n *Node) watchLeadership() {
 // and false when it stops being one. Only the latest value is kept.
 func (n *Node) Leadership() <-chan bool { return n.leadership }
 
-// IsLeader reports whether this node leads and has caught up.
+// IsLeader reports whether this node leads and has caught up: it leads in
+// the term it applied its Barrier in. It is this node's own belief; a
+// leader frozen or cut off may still hold it after the cluster elected
+// another, so a definite answer needs ConfirmLeader.
 func (n *Node) IsLeader() bool {
-	return n.ready.Load() && n.raft.State() == hraft.Leader
+	term := n.readyTerm.Load()
+	return term != 0 && n.raft.State() == hraft.Leader && n.raft.CurrentTerm() == term
 }
 
 // Leader returns the current leader's id, if one is known.
@@ -286,7 +318,7 @@ func (n *Node) Ready() bool {
 		return false
 	}
 	if n.raft.State() == hraft.Leader {
-		return n.ready.Load()
+		return n.IsLeader()
 	}
 	// Raft's applied index, not the state store's: the store's counts only
 	// the entries the state machine sees, and a new leader's no-op and

@@ -505,39 +505,7 @@ func TestThreeProcessCluster(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end")
 	}
-	// The peers must know each other's ports before any starts, so the
-	// ports are reserved and released; if another process takes one in
-	// between, start again on fresh ones.
-	var procs []*proc
-	for attempt := 0; ; attempt++ {
-		addrs := freeAddrs(t, 6)
-		var peers []string
-		for i := 0; i < 3; i++ {
-			peers = append(peers, fmt.Sprintf("n%d=%s@%s", i+1, addrs[i], addrs[3+i]))
-		}
-		procs = nil
-		var err error
-		for i := 0; i < 3 && err == nil; i++ {
-			p := &proc{t: t, dataDir: t.TempDir(), args: []string{
-				"--node-id", fmt.Sprintf("n%d", i+1), "--raft-addr", addrs[i], "--http-addr", addrs[3+i],
-				"--peers", strings.Join(peers, ","), "--rate-limit", "1000000"}}
-			if err = p.launch(); err == nil {
-				procs = append(procs, p)
-			}
-		}
-		if err == nil {
-			break
-		}
-		for _, p := range procs {
-			p.kill()
-		}
-		if !errors.Is(err, errPortTaken) || attempt == 3 {
-			t.Fatal(err)
-		}
-	}
-	for _, p := range procs {
-		p.waitReady()
-	}
+	procs := startCluster(t, 3)
 	// Writes through every node.
 	if st, err := call(procs[1].addr, "POST", "/v1/simulations/fund-balance",
 		map[string]any{"amount": "100000.00", "currency": "GHS", "externalReference": "seed"}, nil); err != nil || st != 201 {
