@@ -186,6 +186,23 @@ func resendSafe(ctx *fasthttp.RequestCtx) bool {
 	return refs.ExternalReference != "" || refs.CustomerReference != ""
 }
 
+// leaderLost reports whether the handler's answer is a failure of the write
+// path because this node stopped leading, after which the request may go to
+// the next leader: nothing was done, or the outcome is unknown and the
+// request carries its idempotency reference.
+func (s *Server) leaderLost(ctx *fasthttp.RequestCtx) bool {
+	e, _ := ctx.UserValue(leaderLostKey).(*ledger.Error)
+	switch {
+	case e == nil || s.cfg.Cluster == nil:
+		return false
+	case e == errNotLeaderNothingDone:
+		return true
+	}
+	// A commit that timed out on a node that still leads is not a leader
+	// change: the client decides when to retry it.
+	return !s.cfg.Cluster.IsLeader() && resendSafe(ctx)
+}
+
 // notSent reports whether a forward failed before the request left: the
 // leader never saw it.
 func notSent(err error) bool {

@@ -263,24 +263,46 @@ func (s *Server) route(method, path string, scope ledger.Scopes, h handler) {
 		if !s.begin(ctx) {
 			return
 		}
-		if s.forwardIfFollower(ctx) {
-			return
+		// Again if this node lost its leadership while it served the
+		// request (a transfer, a new election): the next leader answers it.
+		deadline := time.Now().Add(leaderWait)
+		for attempt := 0; ; attempt++ {
+			if attempt > 0 {
+				if time.Now().After(deadline) {
+					return
+				}
+				time.Sleep(resendPause)
+				ctx.Response.Reset()
+				ctx.SetUserValue(leaderLostKey, nil)
+				s.begin(ctx)
+			}
+			if s.forwardIfFollower(ctx) {
+				return
+			}
+			key, err := s.authenticate(ctx)
+			if err != nil {
+				writeError(ctx, err)
+				return
+			}
+			if err := s.limiter.allow(ctx, key.ID, perAPIKey); err != nil {
+				writeError(ctx, err)
+				return
+			}
+			if scope != 0 && !key.Scopes.Has(scope) {
+				writeError(ctx, &ledger.Error{Code: ledger.CodeForbidden,
+					Message: "API key does not have the required scope: " + ledger.ScopeName(scope)})
+				return
+			}
+			h(&call{s: s, ctx: ctx, key: key, org: key.OrgID})
+			if !s.leaderLost(ctx) {
+				return
+			}
+			if len(ctx.Request.Header.Peek(forwardedHeader)) > 0 {
+				// The node that forwarded it sends it to the next leader.
+				ctx.Response.Header.Set(notLeaderHeader, "1")
+				return
+			}
 		}
-		key, err := s.authenticate(ctx)
-		if err != nil {
-			writeError(ctx, err)
-			return
-		}
-		if err := s.limiter.allow(ctx, key.ID, perAPIKey); err != nil {
-			writeError(ctx, err)
-			return
-		}
-		if scope != 0 && !key.Scopes.Has(scope) {
-			writeError(ctx, &ledger.Error{Code: ledger.CodeForbidden,
-				Message: "API key does not have the required scope: " + ledger.ScopeName(scope)})
-			return
-		}
-		h(&call{s: s, ctx: ctx, key: key, org: key.OrgID})
 	})
 }
 

@@ -41,9 +41,17 @@ type Config struct {
 	Listener net.Listener
 
 	// Peers is the whole cluster, this node included. Empty means a
-	// single-node cluster, the default. On an empty data directory every
-	// node bootstraps with the same list.
+	// single-node cluster, the default.
 	Peers []Peer
+
+	// Bootstrap, with Peers, lets a node on an empty data directory found
+	// the cluster: every node of a new cluster bootstraps with the same
+	// list. Without it such a node waits for the cluster's leader to
+	// replicate to it (a member whose data was lost, a node added to the
+	// cluster) and never starts a cluster of its own: a mistyped data
+	// directory on a member must not split the cluster. A single node
+	// (no Peers) always bootstraps an empty directory.
+	Bootstrap bool
 
 	// SnapshotThreshold is how many log entries since the last snapshot
 	// trigger a new one; TrailingLogs how many entries are kept behind a
@@ -96,8 +104,9 @@ const soloTimeout = 100 * time.Millisecond
 const appendTimeout = 5 * time.Second
 
 // Open starts a node on cfg.DataDir. An empty directory bootstraps a new
-// cluster (of one, or of cfg.Peers); otherwise the node loads the ledger
-// from its state store and applies the log after the store's index.
+// cluster of one, or of cfg.Peers when cfg.Bootstrap is set; otherwise the
+// node loads the ledger from its state store and applies the log after the
+// store's index.
 func Open(cfg Config) (*Node, error) {
 	if cfg.ID == "" {
 		cfg.ID = "n1"
@@ -214,7 +223,11 @@ func (n *Node) start() error {
 	if err != nil {
 		return fmt.Errorf("raft: read state: %w", err)
 	}
-	if !existing {
+	if !existing && len(n.cfg.Peers) > 0 && !n.cfg.Bootstrap {
+		n.logger.Warn("empty data directory: not founding a cluster; waiting for the cluster's leader to replicate to this node (start every node of a new cluster once with --bootstrap)",
+			"data_dir", n.cfg.DataDir)
+	}
+	if !existing && (len(n.cfg.Peers) == 0 || n.cfg.Bootstrap) {
 		cluster := hraft.Configuration{}
 		if len(n.cfg.Peers) == 0 {
 			cluster.Servers = []hraft.Server{{ID: conf.LocalID, Address: n.transport.LocalAddr()}}
@@ -481,7 +494,8 @@ func (p pending) Wait() ([]ledger.Result, error) {
 	}
 	if err != nil {
 		switch {
-		case errors.Is(err, hraft.ErrNotLeader), errors.Is(err, hraft.ErrEnqueueTimeout):
+		case errors.Is(err, hraft.ErrNotLeader), errors.Is(err, hraft.ErrEnqueueTimeout),
+			errors.Is(err, hraft.ErrLeadershipTransferInProgress):
 			return nil, actors.ErrNotLeader
 		default:
 			return nil, fmt.Errorf("%w: %v", actors.ErrOutcomeUnknown, err)

@@ -68,6 +68,7 @@ type serveConfig struct {
 	raftAddr          string
 	nodeID            string
 	peers             string
+	bootstrap         bool
 	bootstrapKey      string
 	orgName           string
 	orgCountry        string
@@ -101,6 +102,7 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	fs.StringVar(&c.raftAddr, "raft-addr", "127.0.0.1:7000", "host:port Raft listens on for its peers (port 0 picks one)")
 	fs.StringVar(&c.nodeID, "node-id", "n1", "this node's name in the cluster")
 	fs.StringVar(&c.peers, "peers", "", "the whole cluster, this node included, as id=raft-host:port@http-host:port,… (empty: a single node)")
+	fs.BoolVar(&c.bootstrap, "bootstrap", false, "with --peers: found a new cluster when the data directory is empty (pass it on every node's first start only; without it an empty node waits for the leader to replicate to it)")
 	fs.StringVar(&c.bootstrapKey, "bootstrap-key", "", "seed this API key (with every scope) instead of drawing a random one on first start")
 	fs.StringVar(&c.orgName, "bootstrap-org-name", "Default organization", "name of the organization created on first start")
 	fs.StringVar(&c.orgCountry, "bootstrap-org-country", "GH", "its country (ISO 3166-1 alpha-2)")
@@ -225,6 +227,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		DataDir:           cfg.dataDir,
 		RaftAddr:          cfg.raftAddr,
 		Peers:             peers,
+		Bootstrap:         cfg.bootstrap,
 		SnapshotThreshold: cfg.snapshotThreshold,
 		SnapshotInterval:  cfg.snapshotInterval,
 		TrailingLogs:      cfg.trailingLogs,
@@ -277,7 +280,11 @@ func serve(args []string, stdout, stderr io.Writer) error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	go followLeadership(ctx, node, sys, actors.Bootstrap{
+	// The actors follow leadership until the node closes, through the
+	// drain: a leader that hands over leadership stops driving rails.
+	following, stopFollowing := context.WithCancel(context.Background())
+	defer stopFollowing()
+	go followLeadership(following, node, sys, actors.Bootstrap{
 		Live: live, Secret: cfg.bootstrapKey, OrgName: cfg.orgName,
 		Country: cfg.orgCountry, Timezone: cfg.orgTimezone, DefaultCurrency: cfg.orgCurrency,
 	}, stdout, logger)
@@ -314,6 +321,17 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	case err := <-served:
 		return fmt.Errorf("http server: %w", err)
 	case <-ctx.Done():
+	}
+	// A leader hands over first, so the cluster has a leader again in a
+	// round trip instead of an election timeout; requests still arriving
+	// here are forwarded to it until the listener closes.
+	if node.IsLeader() {
+		began := time.Now()
+		if err := node.TransferLeadership(); err != nil {
+			logger.Warn("leadership transfer before stopping failed; the cluster elects a leader after its election timeout", "err", err)
+		} else {
+			logger.Info("handed over leadership", "took", time.Since(began))
+		}
 	}
 	logger.Info("draining", "timeout", cfg.drainTimeout)
 	drain, cancel := context.WithTimeout(context.Background(), cfg.drainTimeout)
