@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"io"
 	nethttp "net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -439,5 +442,110 @@ func TestEmptyMemberJoinsInsteadOfFounding(t *testing.T) {
 	time.Sleep(2 * time.Second)
 	if st, _ := call(alone.addr, "GET", "/readyz", nil, nil); st == 200 {
 		t.Fatal("an empty node without --bootstrap founded a cluster on its own")
+	}
+}
+
+// runCluster runs `payments cluster args…` and returns its output and exit
+// status.
+func runCluster(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command(binary(t), append([]string{"cluster"}, args...)...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit):
+		code = exit.ExitCode()
+	case err != nil:
+		t.Fatal(err)
+	}
+	return out.String(), errb.String(), code
+}
+
+// The cluster subcommands over the admin API: status lists every member
+// with its role and indexes; transfer-leader moves leadership; remove takes
+// a dead member out and the two left still commit writes; and the error
+// paths: a bad token, an unknown member, a change sent to a follower only.
+func TestClusterCommands(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end")
+	}
+	dir := t.TempDir()
+	tokenFile := filepath.Join(dir, "admin-token")
+	if err := os.WriteFile(tokenFile, []byte("operator-token-e2e-0123456789\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	badToken := filepath.Join(dir, "bad-token")
+	if err := os.WriteFile(badToken, []byte("not-the-operator-token-000"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	procs := startCluster(t, 3, "--admin-token-file", tokenFile, "--admin-addr", "127.0.0.1:0")
+	var admin []string
+	for _, p := range procs {
+		admin = append(admin, p.stdoutValue("admin_addr"))
+	}
+	all := strings.Join(admin, ",")
+
+	out, errOut, code := runCluster(t, "status", "--admin-addr", all, "--admin-token-file", tokenFile)
+	if code != 0 {
+		t.Fatalf("status: exit %d\n%s", code, errOut)
+	}
+	t.Logf("payments cluster status:\n%s", out)
+	leaders := 0
+	for i := range procs {
+		line := ""
+		for _, l := range strings.Split(out, "\n") {
+			if strings.HasPrefix(l, fmt.Sprintf("n%d ", i+1)) {
+				line = l
+			}
+		}
+		if line == "" || !strings.Contains(line, "voter") || strings.Contains(line, "unreachable") {
+			t.Errorf("status has no reachable voter n%d:\n%s", i+1, out)
+		}
+		if strings.Contains(line, " leader ") {
+			leaders++
+		}
+	}
+	if leaders != 1 {
+		t.Errorf("status shows %d leaders:\n%s", leaders, out)
+	}
+
+	// Error paths.
+	if _, errOut, code := runCluster(t, "status", "--admin-addr", all, "--admin-token-file", badToken); code == 0 || !strings.Contains(errOut, "unauthorized") {
+		t.Errorf("status with a bad token: exit %d, %q", code, errOut)
+	}
+	for _, args := range [][]string{{"transfer-leader", "n9"}, {"remove", "n9"}} {
+		if _, errOut, code := runCluster(t, append(args, "--admin-addr", all, "--admin-token-file", tokenFile)...); code == 0 || !strings.Contains(errOut, "not_a_member") {
+			t.Errorf("%v: exit %d, %q; want not_a_member", args, code, errOut)
+		}
+	}
+	leader := leaderSeenBy(t, procs, 0, -1)
+	follower := (leader + 1) % 3
+	if _, errOut, code := runCluster(t, "transfer-leader", "--admin-addr", admin[follower], "--admin-token-file", tokenFile); code == 0 || !strings.Contains(errOut, "not the leader") {
+		t.Errorf("transfer-leader sent to a follower only: exit %d, %q", code, errOut)
+	}
+
+	// transfer-leader to a named follower.
+	if _, errOut, code := runCluster(t, "transfer-leader", fmt.Sprintf("n%d", follower+1), "--admin-addr", all, "--admin-token-file", tokenFile); code != 0 {
+		t.Fatalf("transfer-leader: exit %d\n%s", code, errOut)
+	}
+	if now := leaderSeenBy(t, procs, leader, leader); now != follower {
+		t.Fatalf("after transfer-leader n%d, the leader is n%d", follower+1, now+1)
+	}
+
+	// remove a dead member: the two left still commit.
+	dead := (follower + 1) % 3
+	procs[dead].kill()
+	if _, errOut, code := runCluster(t, "remove", fmt.Sprintf("n%d", dead+1), "--admin-addr", all, "--admin-token-file", tokenFile); code != 0 {
+		t.Fatalf("remove: exit %d\n%s", code, errOut)
+	}
+	out, errOut, code = runCluster(t, "status", "--admin-addr", all, "--admin-token-file", tokenFile)
+	if code != 0 || strings.Contains(out, fmt.Sprintf("n%d ", dead+1)) {
+		t.Fatalf("status after remove: exit %d, %s\n%s", code, errOut, out)
+	}
+	if st, err := call(procs[leader].addr, "POST", "/v1/simulations/fund-balance",
+		map[string]any{"amount": "10.00", "currency": "GHS", "externalReference": "after-remove"}, nil); err != nil || st != 201 {
+		t.Fatalf("write after removing n%d: %d %v", dead+1, st, err)
 	}
 }

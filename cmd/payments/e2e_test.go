@@ -61,6 +61,24 @@ type proc struct {
 	exited  chan error
 	dataDir string
 	args    []string
+
+	stdoutMu     sync.Mutex
+	stdoutValues map[string]string // the key=value lines it printed
+}
+
+// stdoutValue waits (5 s at most) for the process to print key=value.
+func (p *proc) stdoutValue(key string) string {
+	p.t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		p.stdoutMu.Lock()
+		v, ok := p.stdoutValues[key]
+		p.stdoutMu.Unlock()
+		if ok {
+			return v
+		}
+	}
+	p.t.Fatalf("%s printed no %s=", p.addr, key)
+	return ""
 }
 
 // startServer runs `payments serve` with args on dataDir and waits until it
@@ -104,6 +122,14 @@ func (p *proc) launch() error {
 		for sc.Scan() {
 			if a, ok := strings.CutPrefix(sc.Text(), "http_addr="); ok {
 				addrCh <- a
+			}
+			if k, v, ok := strings.Cut(sc.Text(), "="); ok {
+				p.stdoutMu.Lock()
+				if p.stdoutValues == nil {
+					p.stdoutValues = map[string]string{}
+				}
+				p.stdoutValues[k] = v
+				p.stdoutMu.Unlock()
 			}
 		}
 		p.exited <- cmd.Wait()

@@ -35,6 +35,8 @@ const usage = `payments: a payments service over bank, mobile money and stableco
 
 Usage:
   payments serve [flags]    run a node (see payments serve -h)
+  payments cluster status|remove|transfer-leader [flags]
+                            operate a cluster through its admin API (see payments cluster -h)
   payments version          print the version
 `
 
@@ -51,6 +53,8 @@ func main() {
 			fmt.Fprintln(os.Stderr, "payments:", err)
 			os.Exit(1)
 		}
+	case "cluster":
+		os.Exit(clusterCommand(os.Args[2:], os.Stdout, os.Stderr))
 	case "version":
 		fmt.Println(version)
 	case "-h", "--help", "help":
@@ -83,6 +87,8 @@ type serveConfig struct {
 	commitTimeout     time.Duration
 	drainTimeout      time.Duration
 	debugAddr         string
+	adminAddr         string
+	adminTokenFile    string
 
 	// Webhook delivery.
 	webhookTimeout         time.Duration
@@ -121,6 +127,8 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	fs.DurationVar(&c.drainTimeout, "drain-timeout", 15*time.Second, "on SIGTERM, how long to wait for requests in flight")
 	fs.StringVar(&c.checkoutURL, "checkout-url", "", "base address of hosted checkouts in payment links' url (default: http://<http-addr>/checkout)")
 	fs.StringVar(&c.debugAddr, "debug-addr", "", "if set, serve Go's pprof profiles on this loopback host:port (for operators)")
+	fs.StringVar(&c.adminAddr, "admin-addr", "127.0.0.1:9400", "host:port of the operators' admin API (cluster membership), served when --admin-token-file is set")
+	fs.StringVar(&c.adminTokenFile, "admin-token-file", "", "file holding the operator token the admin API requires (empty: no admin API)")
 	fs.DurationVar(&c.webhookTimeout, "webhook-timeout", 10*time.Second, "how long a webhook receiver has to answer one delivery attempt")
 	fs.IntVar(&c.webhookWorkers, "webhook-workers", 256, "webhook delivery attempts in flight at once, over all endpoints")
 	fs.IntVar(&c.webhookEndpointWorkers, "webhook-endpoint-workers", 4, "webhook delivery attempts in flight at once to one endpoint")
@@ -288,6 +296,18 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		Live: live, Secret: cfg.bootstrapKey, OrgName: cfg.orgName,
 		Country: cfg.orgCountry, Timezone: cfg.orgTimezone, DefaultCurrency: cfg.orgCurrency,
 	}, stdout, logger)
+
+	if cfg.adminTokenFile != "" {
+		token, err := readAdminToken(cfg.adminTokenFile)
+		if err != nil {
+			return err
+		}
+		addr, err := serveAdmin(cfg.adminAddr, adminHandler(node, token, logger), logger)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "admin_addr=%s\n", addr)
+	}
 
 	if cfg.debugAddr != "" {
 		if err := serveDebug(cfg.debugAddr, logger); err != nil {
