@@ -69,7 +69,7 @@ func (s *Server) relayToLeader(ctx *fasthttp.RequestCtx) (bool, *ledger.Error) {
 			if err == nil {
 				return false, nil
 			}
-		} else if leader, ok := c.Leader(); ok && !forwarded && leader != c.ID() && s.cfg.PeerHTTP[leader] != "" {
+		} else if leader, ok := c.Leader(); ok && !forwarded && leader != c.ID() && s.peerAddr(leader) != "" {
 			switch outcome := s.forwardTo(ctx, leader, changed); outcome {
 			case forwardAnswered:
 				return true, nil
@@ -120,7 +120,7 @@ const (
 // safe to re-send goes to the next leader; one that is not ends as outcome
 // unknown, as it does when the link breaks after it was sent.
 func (s *Server) forwardTo(ctx *fasthttp.RequestCtx, leader string, changed <-chan struct{}) forwardOutcome {
-	addr := s.cfg.PeerHTTP[leader]
+	addr := s.peerAddr(leader)
 	req := fasthttp.AcquireRequest()
 	resp := fasthttp.AcquireResponse()
 	ctx.Request.CopyTo(req)
@@ -167,6 +167,18 @@ func (s *Server) forwardTo(ctx *fasthttp.RequestCtx, leader string, changed <-ch
 			return forwardUnknown
 		}
 	}
+}
+
+// peerAddr is the HTTP address of member id: the cluster's, when it learns
+// members' addresses (members added after this node started), else
+// Config.PeerHTTP's.
+func (s *Server) peerAddr(id string) string {
+	if c, ok := s.cfg.Cluster.(interface{ PeerHTTP(string) (string, bool) }); ok {
+		if addr, ok := c.PeerHTTP(id); ok {
+			return addr
+		}
+	}
+	return s.cfg.PeerHTTP[id]
 }
 
 // resendSafe reports whether the request may be sent to another leader

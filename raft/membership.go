@@ -14,6 +14,8 @@ var (
 	ErrNotLeading = errors.New("raft: this node is not the leader")
 	// ErrNotMember: the named node is not in the cluster's configuration.
 	ErrNotMember = errors.New("raft: no such member")
+	// ErrAlreadyMember: a node with that id is in the configuration.
+	ErrAlreadyMember = errors.New("raft: a member with that id exists; remove it first")
 )
 
 // membershipTimeout bounds a configuration change's wait to be appended.

@@ -53,6 +53,14 @@ type Config struct {
 	// (no Peers) always bootstraps an empty directory.
 	Bootstrap bool
 
+	// Join: this node is being added to a running cluster; it never
+	// bootstraps, even without Peers.
+	Join bool
+
+	// PeerHTTP maps member ids to their HTTP host:port, as --peers gives
+	// them; members added later announce theirs through the log.
+	PeerHTTP map[string]string
+
 	// SnapshotThreshold is how many log entries since the last snapshot
 	// trigger a new one; TrailingLogs how many entries are kept behind a
 	// snapshot for followers that lag. Zero keeps hashicorp's defaults.
@@ -176,7 +184,7 @@ func (n *Node) start() error {
 	if n.cfg.TrailingLogs > 0 {
 		conf.TrailingLogs = n.cfg.TrailingLogs
 	}
-	if len(n.cfg.Peers) == 0 {
+	if len(n.cfg.Peers) == 0 && !n.cfg.Join {
 		// A cluster of one has nobody to hear from: it need not wait a
 		// second of silence, after a restart, before it elects itself.
 		conf.HeartbeatTimeout = soloTimeout
@@ -223,11 +231,11 @@ func (n *Node) start() error {
 	if err != nil {
 		return fmt.Errorf("raft: read state: %w", err)
 	}
-	if !existing && len(n.cfg.Peers) > 0 && !n.cfg.Bootstrap {
+	if !existing && len(n.cfg.Peers) > 0 && !n.cfg.Bootstrap && !n.cfg.Join {
 		n.logger.Warn("empty data directory: not founding a cluster; waiting for the cluster's leader to replicate to this node (start every node of a new cluster once with --bootstrap)",
 			"data_dir", n.cfg.DataDir)
 	}
-	if !existing && (len(n.cfg.Peers) == 0 || n.cfg.Bootstrap) {
+	if !existing && !n.cfg.Join && (len(n.cfg.Peers) == 0 || n.cfg.Bootstrap) {
 		cluster := hraft.Configuration{}
 		if len(n.cfg.Peers) == 0 {
 			cluster.Servers = []hraft.Server{{ID: conf.LocalID, Address: n.transport.LocalAddr()}}

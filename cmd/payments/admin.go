@@ -21,12 +21,14 @@ import (
 //
 //	GET    /v1/node                          this node's Raft status
 //	GET    /v1/cluster                       the members, as this node sees them
+//	POST   /v1/cluster/members               {"id","raftAddr","httpAddr"}: add a non-voter (leader only)
+//	POST   /v1/cluster/members/{id}/promote  make a caught-up non-voter a voter (leader only)
 //	DELETE /v1/cluster/members/{id}          remove a member (leader only)
 //	POST   /v1/cluster/transfer-leader       {"id": "n2"} or {} for any (leader only)
 
 // adminError is the admin API's error body.
 type adminError struct {
-	Error   string `json:"error"`
+	Code    string `json:"error"`
 	Message string `json:"message"`
 	Leader  string `json:"leader,omitempty"`
 }
@@ -60,6 +62,8 @@ func adminHandler(node *raft.Node, token string, logger *slog.Logger) nethttp.Ha
 			reply(w, nethttp.StatusConflict, adminError{"not_leader", "This node is not the leader; ask the leader", leader})
 		case errors.Is(err, raft.ErrNotMember):
 			reply(w, nethttp.StatusNotFound, adminError{"not_a_member", err.Error(), ""})
+		case errors.Is(err, raft.ErrAlreadyMember):
+			reply(w, nethttp.StatusConflict, adminError{"already_a_member", err.Error(), ""})
 		default:
 			reply(w, nethttp.StatusServiceUnavailable, adminError{"unavailable", err.Error(), leader})
 		}
@@ -75,6 +79,33 @@ func adminHandler(node *raft.Node, token string, logger *slog.Logger) nethttp.Ha
 		}
 		leader, _ := node.Leader()
 		reply(w, 200, map[string]any{"leader": leader, "members": members})
+	})
+	mux.HandleFunc("POST /v1/cluster/members", func(w nethttp.ResponseWriter, r *nethttp.Request) {
+		var body struct {
+			ID       string `json:"id"`
+			RaftAddr string `json:"raftAddr"`
+			HTTPAddr string `json:"httpAddr"`
+		}
+		if err := json.NewDecoder(nethttp.MaxBytesReader(w, r.Body, 4096)).Decode(&body); err != nil || body.ID == "" || body.RaftAddr == "" || body.HTTPAddr == "" {
+			reply(w, 400, adminError{"validation_error", "the body must be {\"id\", \"raftAddr\", \"httpAddr\"}", ""})
+			return
+		}
+		commit, err := node.AddNonvoter(body.ID, body.RaftAddr, body.HTTPAddr)
+		if err != nil {
+			fail(w, err)
+			return
+		}
+		logger.Info("added a non-voting member", "member", body.ID, "raft", body.RaftAddr)
+		reply(w, 200, map[string]any{"added": body.ID, "voter": false, "commitIndex": commit})
+	})
+	mux.HandleFunc("POST /v1/cluster/members/{id}/promote", func(w nethttp.ResponseWriter, r *nethttp.Request) {
+		id := r.PathValue("id")
+		if err := node.Promote(id); err != nil {
+			fail(w, err)
+			return
+		}
+		logger.Info("promoted a member to voter", "member", id)
+		reply(w, 200, map[string]any{"promoted": id, "voter": true})
 	})
 	mux.HandleFunc("DELETE /v1/cluster/members/{id}", func(w nethttp.ResponseWriter, r *nethttp.Request) {
 		id := r.PathValue("id")

@@ -2,11 +2,16 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
+	"maps"
 	nethttp "net/http"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -18,8 +23,13 @@ const clusterUsage = `payments cluster: operate a cluster through its nodes' adm
 
 Usage:
   payments cluster status          [flags]      every member's role, indexes, lag and last contact
+  payments cluster add <id> --raft-addr host:port --http-addr host:port [flags]
+                                               add a node as a non-voter (it replicates, does not vote)
+  payments cluster promote <id>    [flags]      make a caught-up non-voter a voter
   payments cluster remove <id>     [flags]      remove a member (a dead node, before replacing it)
   payments cluster transfer-leader [<id>] [flags]  hand leadership to <id>, or to any caught-up voter
+
+A node started with --join does add and promote itself.
 
 Flags:
   --admin-addr host:port,…   the admin API of one or more nodes (default 127.0.0.1:9400);
@@ -38,6 +48,8 @@ func clusterCommand(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	addrs := fs.String("admin-addr", "127.0.0.1:9400", "admin API addresses, comma-separated")
 	tokenFile := fs.String("admin-token-file", "", "file holding the operator token")
+	raftAddr := fs.String("raft-addr", "", "add: the new node's Raft address")
+	httpAddr := fs.String("http-addr", "", "add: the new node's HTTP address")
 	if err := applyEnv(fs); err != nil {
 		fmt.Fprintln(stderr, "payments cluster:", err)
 		return 2
@@ -73,6 +85,11 @@ func clusterCommand(args []string, stdout, stderr io.Writer) int {
 	switch {
 	case sub == "status" && len(positional) == 0:
 		err = c.status(stdout)
+	case sub == "add" && len(positional) == 1 && *raftAddr != "" && *httpAddr != "":
+		err = c.onLeader(stdout, "POST", "/v1/cluster/members",
+			map[string]string{"id": positional[0], "raftAddr": *raftAddr, "httpAddr": *httpAddr})
+	case sub == "promote" && len(positional) == 1:
+		err = c.onLeader(stdout, "POST", "/v1/cluster/members/"+positional[0]+"/promote", nil)
 	case sub == "remove" && len(positional) == 1:
 		err = c.onLeader(stdout, "DELETE", "/v1/cluster/members/"+positional[0], nil)
 	case sub == "transfer-leader" && len(positional) <= 1:
@@ -125,8 +142,8 @@ func (c *adminClient) do(addr, method, path string, body, out any) (int, *adminE
 	}
 	if resp.StatusCode/100 != 2 {
 		var e adminError
-		if json.Unmarshal(raw, &e) != nil || e.Error == "" {
-			e = adminError{Error: "unexpected", Message: strings.TrimSpace(string(raw))}
+		if json.Unmarshal(raw, &e) != nil || e.Code == "" {
+			e = adminError{Code: "unexpected", Message: strings.TrimSpace(string(raw))}
 		}
 		return resp.StatusCode, &e, nil
 	}
@@ -141,20 +158,21 @@ func (c *adminClient) do(addr, method, path string, body, out any) (int, *adminE
 func (c *adminClient) onLeader(stdout io.Writer, method, path string, body any) error {
 	var last error
 	for _, addr := range c.addrs {
-		var out map[string]string
+		var out map[string]any
 		_, e, err := c.do(addr, method, path, body, &out)
 		switch {
 		case err != nil:
 			last = fmt.Errorf("%s: %w", addr, err)
 			continue
-		case e != nil && e.Error == "not_leader":
+		case e != nil && e.Code == "not_leader":
 			last = fmt.Errorf("%s is not the leader (the leader is %q); list the leader's admin address too", addr, e.Leader)
 			continue
 		case e != nil:
-			return fmt.Errorf("%s: %s: %s", addr, e.Error, e.Message)
+			return fmt.Errorf("%s: %s: %s", addr, e.Code, e.Message)
 		}
-		for k, v := range out {
-			fmt.Fprintf(stdout, "%s=%s\n", k, v)
+		for _, k := range slices.Sorted(maps.Keys(out)) {
+			b, _ := json.Marshal(out[k])
+			fmt.Fprintf(stdout, "%s=%s\n", k, strings.Trim(string(b), `"`))
 		}
 		return nil
 	}
@@ -173,7 +191,7 @@ func (c *adminClient) status(stdout io.Writer) error {
 		}
 		_, e, err := c.do(addr, "GET", "/v1/cluster", nil, &cl)
 		if err == nil && e != nil {
-			err = fmt.Errorf("%s: %s", e.Error, e.Message)
+			err = fmt.Errorf("%s: %s", e.Code, e.Message)
 		}
 		if err != nil {
 			if firstErr == nil {
@@ -227,3 +245,102 @@ func (c *adminClient) status(stdout io.Writer) error {
 	}
 	return tw.Flush()
 }
+
+// joinCluster adds this node to a running cluster through the admin API of
+// one of members: as a non-voter first, which receives the log (or a
+// snapshot, when the leader truncated it) without counting towards any
+// quorum; once it applied everything the leader had committed when it was
+// added, as a voter. It prints joined=<id> on stdout when done. A node
+// that is already a voter (a restart) does nothing.
+func joinCluster(ctx context.Context, node *raft.Node, members []string, token, httpAddr string, stdout io.Writer, logger *slog.Logger) {
+	c := &adminClient{addrs: members, token: token, http: &nethttp.Client{Timeout: 30 * time.Second}}
+	self := node.ID()
+	voter, member := false, false
+	if ms, err := node.Members(); err == nil {
+		for _, m := range ms {
+			if m.ID == self {
+				member, voter = true, m.Voter
+			}
+		}
+	}
+	// retry runs step until it succeeds, the process stops, or it fails
+	// for a reason retrying cannot fix.
+	retry := func(what string, step func() (stop bool, err error)) bool {
+		for {
+			stop, err := step()
+			if err == nil {
+				return true
+			}
+			if stop {
+				logger.Error("joining the cluster failed", "step", what, "err", err)
+				return false
+			}
+			logger.Warn("joining the cluster: retrying", "step", what, "err", err)
+			select {
+			case <-ctx.Done():
+				return false
+			case <-time.After(time.Second):
+			}
+		}
+	}
+	var commit uint64
+	if !member {
+		ok := retry("add as a non-voter", func() (bool, error) {
+			var out struct {
+				CommitIndex uint64 `json:"commitIndex"`
+			}
+			err := c.eachUntilLeader("POST", "/v1/cluster/members",
+				map[string]string{"id": self, "raftAddr": node.RaftAddr(), "httpAddr": httpAddr}, &out)
+			commit = out.CommitIndex
+			var e *adminError
+			return errors.As(err, &e) && e.Code != "not_leader" && e.Code != "unavailable", err
+		})
+		if !ok {
+			return
+		}
+		logger.Info("added to the cluster as a non-voter; catching up", "until_index", commit)
+	}
+	if !voter {
+		for !node.CaughtUp(commit) {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+		ok := retry("promote to voter", func() (bool, error) {
+			err := c.eachUntilLeader("POST", "/v1/cluster/members/"+self+"/promote", nil, nil)
+			var e *adminError
+			return errors.As(err, &e) && e.Code != "not_leader" && e.Code != "unavailable", err
+		})
+		if !ok {
+			return
+		}
+		logger.Info("promoted to voter")
+	}
+	fmt.Fprintf(stdout, "joined=%s\n", self)
+}
+
+// eachUntilLeader sends a change to each address in turn until the leader
+// takes it; the error is the last address's (an *adminError when it
+// answered one).
+func (c *adminClient) eachUntilLeader(method, path string, body, out any) error {
+	var last error
+	for _, addr := range c.addrs {
+		_, e, err := c.do(addr, method, path, body, out)
+		switch {
+		case err != nil:
+			last = fmt.Errorf("%s: %w", addr, err)
+		case e != nil:
+			last = e
+			if e.Code != "not_leader" {
+				return e
+			}
+		default:
+			return nil
+		}
+	}
+	return last
+}
+
+func (e *adminError) Error() string { return e.Code + ": " + e.Message }

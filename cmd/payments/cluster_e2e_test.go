@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -547,5 +548,99 @@ func TestClusterCommands(t *testing.T) {
 	if st, err := call(procs[leader].addr, "POST", "/v1/simulations/fund-balance",
 		map[string]any{"amount": "10.00", "currency": "GHS", "externalReference": "after-remove"}, nil); err != nil || st != 201 {
 		t.Fatalf("write after removing n%d: %d %v", dead+1, st, err)
+	}
+}
+
+// A fourth node started with --join catches up — through a snapshot, since
+// the leader truncated its log — as a non-voter, then votes; a dead member
+// is removed; the three left (the new one among them) take writes, the new
+// one can lead and serves every payout acknowledged before it joined, and
+// the others forward to it (they learnt its HTTP address through the log).
+func TestJoinCatchesUpThenVotes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end")
+	}
+	tokenFile := filepath.Join(t.TempDir(), "admin-token")
+	if err := os.WriteFile(tokenFile, []byte("operator-token-e2e-0123456789"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	snapshots := []string{"--snapshot-threshold", "16", "--snapshot-interval", "100ms", "--trailing-logs", "8"}
+	procs := startCluster(t, 3, append([]string{"--admin-token-file", tokenFile, "--admin-addr", "127.0.0.1:0"}, snapshots...)...)
+	var admin []string
+	for _, p := range procs {
+		admin = append(admin, p.stdoutValue("admin_addr"))
+	}
+	if st, err := call(procs[0].addr, "POST", "/v1/simulations/fund-balance",
+		map[string]any{"amount": "10000.00", "currency": "GHS", "externalReference": "seed"}, nil); err != nil || st != 201 {
+		t.Fatalf("fund: %d %v", st, err)
+	}
+	acked := map[string]string{}
+	for i := 0; i < 80; i++ {
+		var body struct {
+			Payout payoutView `json:"payout"`
+		}
+		ref := fmt.Sprintf("before-join-%d", i)
+		st, err := call(procs[i%3].addr, "POST", "/v1/payouts", map[string]any{
+			"to":                map[string]any{"code": "gh_mtn", "currency": "GHS", "accountNumber": "233241234567", "amount": "1.00"},
+			"externalReference": ref,
+		}, &body)
+		if err != nil || st != 201 {
+			t.Fatalf("payout %d: %d %v", i, st, err)
+		}
+		acked[ref] = body.Payout.ID
+	}
+	time.Sleep(500 * time.Millisecond) // a snapshot, and the log truncated behind it
+
+	n4 := startServer(t, t.TempDir(), append([]string{"--node-id", "n4", "--join", strings.Join(admin, ","),
+		"--admin-token-file", tokenFile, "--admin-addr", "127.0.0.1:0", "--rate-limit", "1000000"}, snapshots...)...)
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		n4.stdoutMu.Lock()
+		joined := n4.stdoutValues["joined"]
+		n4.stdoutMu.Unlock()
+		if joined == "n4" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("n4 did not join within 30s\n%s", n4.stderr)
+		}
+	}
+	admin = append(admin, n4.stdoutValue("admin_addr"))
+	all := strings.Join(admin, ",")
+	out, errOut, code := runCluster(t, "status", "--admin-addr", all, "--admin-token-file", tokenFile)
+	if code != 0 || !regexp.MustCompile(`(?m)^n4 .* voter `).MatchString(out) {
+		t.Fatalf("status after the join: exit %d %s\n%s", code, errOut, out)
+	}
+	t.Logf("after the join:\n%s", out)
+
+	// A dead member out; the new node leads.
+	leader := leaderSeenBy(t, procs, 0, -1)
+	dead := (leader + 1) % 3
+	procs[dead].kill()
+	if _, errOut, code := runCluster(t, "remove", fmt.Sprintf("n%d", dead+1), "--admin-addr", all, "--admin-token-file", tokenFile); code != 0 {
+		t.Fatalf("remove: exit %d\n%s", code, errOut)
+	}
+	if _, errOut, code := runCluster(t, "transfer-leader", "n4", "--admin-addr", all, "--admin-token-file", tokenFile); code != 0 {
+		t.Fatalf("transfer-leader n4: exit %d\n%s", code, errOut)
+	}
+	// n4 leads: it answers from its own state, which came by snapshot.
+	for ref, id := range acked {
+		var body struct {
+			Payout payoutView `json:"payout"`
+		}
+		if st, err := call(n4.addr, "GET", "/v1/payouts/by-reference/"+ref, nil, &body); err != nil || st != 200 || body.Payout.ID != id {
+			t.Fatalf("payout %s on n4: %d %v %q", ref, st, err, body.Payout.ID)
+		}
+	}
+	// The survivors forward to n4.
+	for _, p := range procs {
+		if p != procs[dead] {
+			st, err := call(p.addr, "POST", "/v1/payouts", map[string]any{
+				"to":                map[string]any{"code": "gh_mtn", "currency": "GHS", "accountNumber": "233241234567", "amount": "1.00"},
+				"externalReference": "after-join-via-" + p.addr,
+			}, nil)
+			if err != nil || st != 201 {
+				t.Fatalf("write via %s with n4 leading: %d %v", p.addr, st, err)
+			}
+		}
 	}
 }

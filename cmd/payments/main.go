@@ -88,6 +88,7 @@ type serveConfig struct {
 	drainTimeout      time.Duration
 	debugAddr         string
 	adminAddr         string
+	join              string
 	adminTokenFile    string
 
 	// Webhook delivery.
@@ -128,6 +129,7 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	fs.StringVar(&c.checkoutURL, "checkout-url", "", "base address of hosted checkouts in payment links' url (default: http://<http-addr>/checkout)")
 	fs.StringVar(&c.debugAddr, "debug-addr", "", "if set, serve Go's pprof profiles on this loopback host:port (for operators)")
 	fs.StringVar(&c.adminAddr, "admin-addr", "127.0.0.1:9400", "host:port of the operators' admin API (cluster membership), served when --admin-token-file is set")
+	fs.StringVar(&c.join, "join", "", "join a running cluster through the admin API of any of its members (host:port,…; needs --admin-token-file): added as a non-voter, promoted to voter once caught up")
 	fs.StringVar(&c.adminTokenFile, "admin-token-file", "", "file holding the operator token the admin API requires (empty: no admin API)")
 	fs.DurationVar(&c.webhookTimeout, "webhook-timeout", 10*time.Second, "how long a webhook receiver has to answer one delivery attempt")
 	fs.IntVar(&c.webhookWorkers, "webhook-workers", 256, "webhook delivery attempts in flight at once, over all endpoints")
@@ -236,6 +238,8 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		RaftAddr:          cfg.raftAddr,
 		Peers:             peers,
 		Bootstrap:         cfg.bootstrap,
+		Join:              cfg.join != "",
+		PeerHTTP:          peerHTTP,
 		SnapshotThreshold: cfg.snapshotThreshold,
 		SnapshotInterval:  cfg.snapshotInterval,
 		TrailingLogs:      cfg.trailingLogs,
@@ -297,10 +301,16 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		Country: cfg.orgCountry, Timezone: cfg.orgTimezone, DefaultCurrency: cfg.orgCurrency,
 	}, stdout, logger)
 
+	if cfg.join != "" && cfg.adminTokenFile == "" {
+		return errors.New("--join needs --admin-token-file: the cluster's admin API requires the operator token")
+	}
 	if cfg.adminTokenFile != "" {
 		token, err := readAdminToken(cfg.adminTokenFile)
 		if err != nil {
 			return err
+		}
+		if cfg.join != "" {
+			go joinCluster(ctx, node, strings.Split(cfg.join, ","), token, ln.Addr().String(), stdout, logger)
 		}
 		addr, err := serveAdmin(cfg.adminAddr, adminHandler(node, token, logger), logger)
 		if err != nil {
