@@ -157,6 +157,5 @@ func (n *Node) CaughtUp(index uint64) bool {
 	return n.Ready() && n.raft.AppliedIndex() >= index
 }
 
-
 // RaftAddr is the address this node's Raft transport listens on.
 func (n *Node) RaftAddr() string { return string(n.transport.LocalAddr()) }
