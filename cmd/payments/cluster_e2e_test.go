@@ -166,8 +166,10 @@ func TestThawedLeaderAnswersNothingStale(t *testing.T) {
 		if err := procs[old].cmd.Process.Signal(syscall.SIGCONT); err != nil {
 			t.Fatal(err)
 		}
+		thawed := time.Now()
 		for i := 0; i < 3; i++ {
 			a := <-answers
+			t.Logf("trial %d: %s answered %d after %v", trial, a.what, a.status, time.Since(thawed).Round(time.Millisecond))
 			switch {
 			case a.err != nil:
 				t.Errorf("trial %d: %s from the thawed leader: %v", trial, a.what, a.err)
