@@ -21,6 +21,7 @@ import (
 //
 //	GET    /v1/node                          this node's Raft status
 //	GET    /v1/cluster                       the members, as this node sees them
+//	GET    /v1/backup                        a consistent dump of the applied state (package wal's format)
 //	POST   /v1/cluster/members               {"id","raftAddr","httpAddr"}: add a non-voter (leader only)
 //	POST   /v1/cluster/members/{id}/promote  make a caught-up non-voter a voter (leader only)
 //	DELETE /v1/cluster/members/{id}          remove a member (leader only)
@@ -70,6 +71,16 @@ func adminHandler(node *raft.Node, token string, logger *slog.Logger) nethttp.Ha
 	}
 	mux.HandleFunc("GET /v1/node", func(w nethttp.ResponseWriter, r *nethttp.Request) {
 		reply(w, 200, node.Status())
+	})
+	mux.HandleFunc("GET /v1/backup", func(w nethttp.ResponseWriter, r *nethttp.Request) {
+		w.Header().Set("Content-Type", "application/octet-stream")
+		applied, size, err := node.WriteBackup(w)
+		if err != nil {
+			// The status is sent: the client finds the dump cut short.
+			logger.Error("backup failed", "err", err)
+			return
+		}
+		logger.Info("backup taken", "applied_index", applied, "bytes", size)
 	})
 	mux.HandleFunc("GET /v1/cluster", func(w nethttp.ResponseWriter, r *nethttp.Request) {
 		members, err := node.Members()

@@ -37,6 +37,10 @@ Usage:
   payments serve [flags]    run a node (see payments serve -h)
   payments cluster status|remove|transfer-leader [flags]
                             operate a cluster through its admin API (see payments cluster -h)
+  payments backup --to <file> --admin-addr host:port --admin-token-file <file>
+                            an online, consistent backup of a running node
+  payments restore --from <file> --data-dir <dir> [--node-id n1] [--raft-addr … | --peers …]
+                            seed a new node (or each node of a new cluster) from a backup
   payments version          print the version
 `
 
@@ -55,6 +59,10 @@ func main() {
 		}
 	case "cluster":
 		os.Exit(clusterCommand(os.Args[2:], os.Stdout, os.Stderr))
+	case "backup":
+		os.Exit(backupCommand(os.Args[2:], os.Stdout, os.Stderr))
+	case "restore":
+		os.Exit(restoreCommand(os.Args[2:], os.Stdout, os.Stderr))
 	case "version":
 		fmt.Println(version)
 	case "-h", "--help", "help":
