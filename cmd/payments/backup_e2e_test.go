@@ -59,7 +59,7 @@ func digestOf(t *testing.T, dataDir string) (string, uint64) {
 // An online backup taken under load restores to a node that serves every
 // payout acknowledged before the backup began and takes writes; a backup
 // of the quiet node restores to a state byte-identical to the source's at
-// the same index (same digest).
+// the same index (same digest), and seeds a new three-node cluster.
 func TestBackupUnderLoadAndRestore(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end")
@@ -168,6 +168,37 @@ func TestBackupUnderLoadAndRestore(t *testing.T) {
 		"externalReference": "after-restore",
 	}, nil); err != nil || st != 201 {
 		t.Fatalf("write on the restored node: %d %v", st, err)
+	}
+	// The quiet backup seeds a new three-node cluster: each node restored
+	// from it, then started without --bootstrap.
+	addrs := freeAddrs(t, 6)
+	var peers []string
+	for i := 0; i < 3; i++ {
+		peers = append(peers, fmt.Sprintf("n%d=%s@%s", i+1, addrs[i], addrs[3+i]))
+	}
+	var cluster []*proc
+	for i := 0; i < 3; i++ {
+		d := filepath.Join(dir, fmt.Sprintf("cluster-n%d", i+1))
+		runTool(t, "restore", "--from", quiet, "--data-dir", d, "--node-id", fmt.Sprintf("n%d", i+1), "--peers", strings.Join(peers, ","))
+		cluster = append(cluster, startServer(t, d, "--node-id", fmt.Sprintf("n%d", i+1), "--raft-addr", addrs[i],
+			"--http-addr", addrs[3+i], "--peers", strings.Join(peers, ","), "--rate-limit", "1000000"))
+	}
+	for _, p := range cluster {
+		p.waitReady()
+	}
+	for ref, id := range before {
+		var body struct {
+			Payout payoutView `json:"payout"`
+		}
+		if st, err := call(cluster[2].addr, "GET", "/v1/payouts/by-reference/"+ref, nil, &body); err != nil || st != 200 || body.Payout.ID != id {
+			t.Fatalf("payout %s in the restored cluster: %d %v %q", ref, st, err, body.Payout.ID)
+		}
+	}
+	if st, err := call(cluster[1].addr, "POST", "/v1/payouts", map[string]any{
+		"to":                map[string]any{"code": "gh_mtn", "currency": "GHS", "accountNumber": "233241234567", "amount": "1.00"},
+		"externalReference": "after-cluster-restore",
+	}, nil); err != nil || st != 201 {
+		t.Fatalf("write on the restored cluster: %d %v", st, err)
 	}
 	t.Logf("backup under load at index %s (%s bytes), %d payouts acknowledged after it began; quiet backup at %d",
 		b1["applied_index"], b1["bytes"], ackedDuring, srcApplied)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	nethttp "net/http"
 	"os"
 	"os/exec"
@@ -259,6 +260,74 @@ func (c *failoverClient) post(first int, path, ref string, body any, out any) (i
 	}
 }
 
+// payoutLoad sends payouts, each with a fresh reference, from workers
+// spread over every node, until stopped (or 5000 per worker).
+type payoutLoad struct {
+	fc       *failoverClient
+	mu       sync.Mutex
+	acked    map[string]string // reference → payout id
+	failures []string
+	sent     atomic.Int64
+	done     chan struct{}
+	wg       sync.WaitGroup
+}
+
+func startPayoutLoad(fc *failoverClient, workers int, prefix string) *payoutLoad {
+	l := &payoutLoad{fc: fc, acked: map[string]string{}, done: make(chan struct{})}
+	for w := 0; w < workers; w++ {
+		l.wg.Add(1)
+		go func() {
+			defer l.wg.Done()
+			for i := 0; i < 5000; i++ {
+				select {
+				case <-l.done:
+					return
+				default:
+				}
+				ref := fmt.Sprintf("%s-%d-%d", prefix, w, i)
+				var body struct {
+					Payout payoutView `json:"payout"`
+				}
+				l.sent.Add(1)
+				first := w % len(fc.addrs)
+				st, err := fc.post(first, "/v1/payouts", ref, map[string]any{
+					"to":                map[string]any{"code": "gh_mtn", "currency": "GHS", "accountNumber": "233241234567", "amount": "1.00"},
+					"externalReference": ref,
+				}, &body)
+				l.mu.Lock()
+				if err != nil || st/100 != 2 {
+					l.failures = append(l.failures, fmt.Sprintf("%s via %s: %d %v", ref, fc.addrs[first], st, err))
+				} else {
+					l.acked[ref] = body.Payout.ID
+				}
+				l.mu.Unlock()
+			}
+		}()
+	}
+	return l
+}
+
+// stop ends the load, reports every failed request as a test error, and
+// returns the acknowledged payouts.
+func (l *payoutLoad) stop(t *testing.T) map[string]string {
+	t.Helper()
+	close(l.done)
+	l.wg.Wait()
+	t.Logf("%d requests, %d acknowledged, %d failed, %d connections refused and sent to another node",
+		l.sent.Load(), len(l.acked), len(l.failures), l.fc.failovers.Load())
+	for i, f := range l.failures {
+		if i == 20 {
+			t.Errorf("… and %d more", len(l.failures)-20)
+			break
+		}
+		t.Errorf("request failed: %s", f)
+	}
+	if len(l.acked) == 0 {
+		t.Fatal("no payout acknowledged")
+	}
+	return l.acked
+}
+
 // A rolling restart under load — each node in turn stopped with SIGTERM and
 // started again, the leader among them, while clients send payouts to all
 // three — answers every request 2xx, with no transport error, and every
@@ -276,44 +345,7 @@ func TestRollingRestartUnderLoad(t *testing.T) {
 	for _, p := range procs {
 		fc.addrs = append(fc.addrs, p.addr)
 	}
-	const workers, perWorkerMax = 6, 5000
-	var (
-		mu        sync.Mutex
-		acked     = map[string]string{} // reference → payout id
-		failures  []string
-		sent      atomic.Int64
-		stopLoad  = make(chan struct{})
-		workersWG sync.WaitGroup
-	)
-	for w := 0; w < workers; w++ {
-		workersWG.Add(1)
-		go func() {
-			defer workersWG.Done()
-			for i := 0; i < perWorkerMax; i++ {
-				select {
-				case <-stopLoad:
-					return
-				default:
-				}
-				ref := fmt.Sprintf("rr-%d-%d", w, i)
-				var body struct {
-					Payout payoutView `json:"payout"`
-				}
-				sent.Add(1)
-				st, err := fc.post(w%3, "/v1/payouts", ref, map[string]any{
-					"to":                map[string]any{"code": "gh_mtn", "currency": "GHS", "accountNumber": "233241234567", "amount": "1.00"},
-					"externalReference": ref,
-				}, &body)
-				mu.Lock()
-				if err != nil || st/100 != 2 {
-					failures = append(failures, fmt.Sprintf("%s via n%d: %d %v", ref, w%3+1, st, err))
-				} else {
-					acked[ref] = body.Payout.ID
-				}
-				mu.Unlock()
-			}
-		}()
-	}
+	load := startPayoutLoad(fc, 6, "rr")
 	time.Sleep(500 * time.Millisecond)
 	for i, p := range procs {
 		if err := p.stop(); err != nil {
@@ -325,20 +357,7 @@ func TestRollingRestartUnderLoad(t *testing.T) {
 		p.waitReady()
 		time.Sleep(500 * time.Millisecond)
 	}
-	close(stopLoad)
-	workersWG.Wait()
-	t.Logf("%d requests, %d acknowledged, %d failed, %d connections refused and sent to another node",
-		sent.Load(), len(acked), len(failures), fc.failovers.Load())
-	for i, f := range failures {
-		if i == 20 {
-			t.Errorf("… and %d more", len(failures)-20)
-			break
-		}
-		t.Errorf("request failed: %s", f)
-	}
-	if len(acked) == 0 {
-		t.Fatal("no payout acknowledged")
-	}
+	acked := load.stop(t)
 
 	// Every acknowledged payout is in every node's state: stop the
 	// processes, then run the three nodes' Raft in this process on their
@@ -553,7 +572,7 @@ func TestClusterCommands(t *testing.T) {
 	}
 }
 
-// A fourth node started with --join catches up — through a snapshot, since
+// Under load: a fourth node started with --join catches up — through a snapshot, since
 // the leader truncated its log — as a non-voter, then votes; a dead member
 // is removed; the three left (the new one among them) take writes, the new
 // one can lead and serves every payout acknowledged before it joined, and
@@ -593,6 +612,12 @@ func TestJoinCatchesUpThenVotes(t *testing.T) {
 	}
 	time.Sleep(500 * time.Millisecond) // a snapshot, and the log truncated behind it
 
+	// Membership changes under load, to the three original nodes.
+	fc := &failoverClient{}
+	for _, p := range procs {
+		fc.addrs = append(fc.addrs, p.addr)
+	}
+	load := startPayoutLoad(fc, 6, "membership")
 	n4 := startServer(t, t.TempDir(), append([]string{"--node-id", "n4", "--join", strings.Join(admin, ","),
 		"--admin-token-file", tokenFile, "--admin-addr", "127.0.0.1:0", "--rate-limit", "1000000"}, snapshots...)...)
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
@@ -614,16 +639,21 @@ func TestJoinCatchesUpThenVotes(t *testing.T) {
 	}
 	t.Logf("after the join:\n%s", out)
 
-	// A dead member out; the new node leads.
+	// A member stopped (SIGTERM: its clients move on) and removed; the new
+	// node leads.
 	leader := leaderSeenBy(t, procs, 0, -1)
 	dead := (leader + 1) % 3
-	procs[dead].kill()
+	if err := procs[dead].stop(); err != nil {
+		t.Fatal(err)
+	}
 	if _, errOut, code := runCluster(t, "remove", fmt.Sprintf("n%d", dead+1), "--admin-addr", all, "--admin-token-file", tokenFile); code != 0 {
 		t.Fatalf("remove: exit %d\n%s", code, errOut)
 	}
 	if _, errOut, code := runCluster(t, "transfer-leader", "n4", "--admin-addr", all, "--admin-token-file", tokenFile); code != 0 {
 		t.Fatalf("transfer-leader n4: exit %d\n%s", code, errOut)
 	}
+	time.Sleep(500 * time.Millisecond)
+	maps.Copy(acked, load.stop(t))
 	// n4 leads: it answers from its own state, which came by snapshot.
 	for ref, id := range acked {
 		var body struct {
