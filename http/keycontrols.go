@@ -83,7 +83,11 @@ func (p *problems) spendCap(field string, f capField) *ledger.Minor {
 	}
 	m, err := ledger.ParseAmount(f.text, usd)
 	if err != nil {
-		p.add(field, ledger.AsError(err).Message+" (a cap is an amount of USD such as \"500.00\", or null for no cap)")
+		msg := ledger.AsError(err).Message
+		if !strings.Contains(msg, "decimal places") && !strings.Contains(msg, "at most") {
+			msg = capMessage
+		}
+		p.add(field, msg)
 		return nil
 	}
 	return &m
