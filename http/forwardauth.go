@@ -56,9 +56,9 @@ func clientToken(signingKey []byte, addr, method, uri string, expires int64) str
 func (s *Server) signClientAddr(ctx *fasthttp.RequestCtx, req *fasthttp.Request) {
 	req.Header.Del(clientAddrHeader)
 	req.Header.Del(clientTokenHeader)
-	addr, known := s.clientAddr(ctx)
+	addr := s.connectionClient(ctx)
 	key, _ := s.cfg.Actors.Reader().FileSigningKey()
-	if !known || key == nil {
+	if key == nil {
 		return
 	}
 	a := addr.String()
@@ -95,9 +95,9 @@ func (s *Server) forwardedClient(ctx *fasthttp.RequestCtx) (addr netip.Addr, pre
 // clientAddr is the address of the client a request is judged by: the one
 // a follower vouched for, else the immediate sender, or behind a trusted
 // proxy the right-most X-Forwarded-For address that is not one. known is
-// false for a forwarded request whose follower could not vouch (then no
-// address is believed). Call checkForwardedClient first: a statement that
-// does not verify is ignored here.
+// false when no address can be believed: a statement that does not verify
+// (checkForwardedClient refuses those first), or a request a follower
+// relayed without one.
 func (s *Server) clientAddr(ctx *fasthttp.RequestCtx) (netip.Addr, bool) {
 	if addr, present, e := s.forwardedClient(ctx); present {
 		return addr, e == nil
@@ -105,10 +105,17 @@ func (s *Server) clientAddr(ctx *fasthttp.RequestCtx) (netip.Addr, bool) {
 	if s.fromPeer(ctx) { // relayed by a follower that could not vouch (checkout_public.go)
 		return netip.Addr{}, false
 	}
+	return s.connectionClient(ctx), true
+}
+
+// connectionClient is the client of the request's own connection: its
+// sender, or behind a trusted proxy the right-most X-Forwarded-For address
+// that is not one.
+func (s *Server) connectionClient(ctx *fasthttp.RequestCtx) netip.Addr {
 	remote, _ := netip.AddrFromSlice(ctx.RemoteIP())
 	remote = remote.Unmap()
 	if !s.trustedProxy(remote) {
-		return remote, true
+		return remote
 	}
 	xff := ctx.Request.Header.PeekAll(fasthttp.HeaderXForwardedFor)
 	var hops []string
@@ -121,14 +128,14 @@ func (s *Server) clientAddr(ctx *fasthttp.RequestCtx) (netip.Addr, bool) {
 	for i := len(hops) - 1; i >= 0; i-- {
 		a, err := netip.ParseAddr(hops[i])
 		if err != nil {
-			return client, true // a hop that is not an address: the last believed one
+			return client // a hop that is not an address: the last believed one
 		}
 		client = a.Unmap()
 		if !s.trustedProxy(client) {
 			break
 		}
 	}
-	return client, true
+	return client
 }
 
 func (s *Server) trustedProxy(a netip.Addr) bool {
