@@ -329,3 +329,39 @@ func itoaTest(i int) string {
 	}
 	return string(b)
 }
+
+// An order counts its payout leg when it is created: an order that expires
+// without funds gives it back; one whose payout completes keeps it.
+func TestSpendChargedOrders(t *testing.T) {
+	f := newOrderFixture(t)
+	const hour = 3600 * 1000
+	day := SpendPeriod{Day: 20000, Month: 657}
+	if r := f.s.Apply(&SetKeyControls{At: 2, OrgID: "org_a", KeyID: "key_a", SetDaily: true,
+		Controls: KeyControls{Caps: SpendCaps{Daily: usdCents(100_00)}}}); r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	charged := func(o *CreateOrder, usd Minor) *SpendCharged {
+		return &SpendCharged{Charge: SpendCharge{KeyID: "key_a", USD: usd, Period: day}, Op: o}
+	}
+	f.must(charged(bankOrder("ord_1", "o1", 10), 60_00), EventOrderAwaitingFunds)
+	f.refuse(charged(bankOrder("ord_2", "o2", 11), 40_01), &Error{Code: CodeSpendCapExceeded})
+	f.must(charged(bankOrder("ord_3", "o3", 12), 40_00), EventOrderAwaitingFunds)
+	if k := f.s.keyNamed(t, "key_a"); k.Spent.Day != 100_00 {
+		t.Fatalf("after two orders the key has spent %+v", k.Spent)
+	}
+	// ord_3's funds land and its payout starts; ord_1 expires.
+	f.must(&DepositOrder{At: 13, OrgID: "org_a", OrderID: "ord_3", CollectionID: "col_3", Amount: 505_00, Outcome: DepositConfirmed},
+		EventCollectionCompleted, EventAccountCredited, EventOrderFundsReceived, EventOrderProcessing)
+	f.must(&Tick{At: 10 + 4*hour}, EventOrderExpired)
+	if k := f.s.keyNamed(t, "key_a"); k.Spent.Day != 40_00 {
+		t.Fatalf("after an expired order the key has spent %+v", k.Spent)
+	}
+	p := f.order("ord_3").PayoutID
+	f.must(&SettlePayout{At: 10 + 5*hour, ID: p, Completed: true}, EventPayoutCompleted, EventOrderCompleted)
+	if k := f.s.keyNamed(t, "key_a"); k.Spent.Day != 40_00 {
+		t.Fatalf("after a completed order the key has spent %+v", k.Spent)
+	}
+	if _, open := f.s.st.spendCharges.rows["ord_3"]; open && f.s.st.spendCharges.rows["ord_3"].v.Open {
+		t.Fatal("the completed order's charge is still open")
+	}
+}
