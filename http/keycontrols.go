@@ -127,13 +127,12 @@ func (c *call) getKey() {
 		c.fail(e)
 		return
 	}
-	for _, k := range c.s.cfg.Actors.Reader().APIKeys(c.org) {
-		if k.ID == id {
-			c.ok(fasthttp.StatusOK, &keyBody{c.renderKey(&k, "")})
-			return
-		}
+	k, ok := c.s.cfg.Actors.Reader().APIKey(c.org, id)
+	if !ok {
+		c.fail(&ledger.Error{Code: ledger.CodeNotFound, Message: "API key not found"})
+		return
 	}
-	c.fail(&ledger.Error{Code: ledger.CodeNotFound, Message: "API key not found"})
+	c.ok(fasthttp.StatusOK, &keyBody{c.renderKey(&k, "")})
 }
 
 // updateKey: PATCH /v1/keys/{id}. Only the members sent change: a cap sent

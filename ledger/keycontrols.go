@@ -281,3 +281,13 @@ func (c *SetKeyControls) apply(s *State) Result {
 	s.keys.put(key)
 	return Result{APIKey: &key}
 }
+
+// APIKey returns an organization's key by id: another organization's id is
+// as unknown as a made-up one.
+func (r *Reader) APIKey(orgID, id string) (APIKey, bool) {
+	k, ok := readRecord(r, apiKeyKind, id)
+	if !ok || k.OrgID != orgID {
+		return APIKey{}, false
+	}
+	return k, true
+}
