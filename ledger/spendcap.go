@@ -29,7 +29,10 @@ import (
 // without money leaving (the payout fails or is returned, the order
 // expires, fails or rests underpaid) is given back to the period it was
 // counted in, as a card issuer releases a declined authorization; once that
-// period is over there is nothing to give back.
+// period is over there is nothing to give back. Only a key with a cap keeps
+// what it must give back: a key without caps has its usage counted gross
+// (nothing is enforced against it), and a cap set later binds from the
+// gross figure, which errs on the side of the cap.
 
 // Command kinds of key controls.
 const (
@@ -371,6 +374,11 @@ func (c *SpendCharged) apply(s *State) Result {
 	}
 	key.Spent = key.Spent.add(c.Charge.USD, c.Charge.Period)
 	s.keys.put(key)
-	s.spendCharges.insert(spendCharge{ID: id, OrgID: org, Charge: c.Charge, Open: true})
+	if key.Caps != (SpendCaps{}) {
+		// Only a capped key keeps its open charges, to give them back:
+		// an uncapped key's usage is counted gross, and the debits of a
+		// busy uncapped key cost no record each.
+		s.spendCharges.insert(spendCharge{ID: id, OrgID: org, Charge: c.Charge, Open: true})
+	}
 	return res
 }
