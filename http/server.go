@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -15,6 +16,7 @@ import (
 
 	"payments/actors"
 	"payments/http/blob"
+	"payments/http/logscrub"
 	"payments/ledger"
 	"payments/rails"
 )
@@ -117,6 +119,9 @@ func New(cfg Config) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	if _, scrubbed := cfg.Logger.Handler().(*logscrub.Handler); !scrubbed {
+		cfg.Logger = slog.New(logscrub.New(cfg.Logger.Handler())) // no key or secret in any line
+	}
 	if cfg.RateLimitPerSecond <= 0 {
 		cfg.RateLimitPerSecond = defaultRatePerKey
 	}
@@ -183,6 +188,9 @@ func New(cfg Config) *Server {
 		NoDefaultServerHeader:        true,
 		CloseOnShutdown:              true,
 		Logger:                       fasthttpLogger{cfg.Logger},
+		// Parse errors name the problem, not the raw bytes (headers
+		// carry keys; bodies carry account numbers).
+		SecureErrorLogMessage: true,
 	}
 	return s
 }
@@ -347,9 +355,34 @@ func (s *Server) badRequest(ctx *fasthttp.RequestCtx, err error) {
 }
 
 // fasthttpLogger carries fasthttp's own messages (mostly clients that hang up
-// or send garbage) into our logger at debug level.
+// or send garbage) into our logger at debug level. fasthttp quotes the raw
+// request bytes in some of its parse errors, even with
+// SecureErrorLogMessage set: every quoted run that is not a network
+// address is replaced by its length, so no header or body reaches the log;
+// logscrub masks what remains.
 type fasthttpLogger struct{ logger *slog.Logger }
 
 func (l fasthttpLogger) Printf(format string, args ...any) {
-	l.logger.Debug(fmt.Sprintf(format, args...), "component", "fasthttp")
+	l.logger.Debug(withoutQuotedBytes(fmt.Sprintf(format, args...)), "component", "fasthttp")
+}
+
+// quotedRun is a Go-quoted string (%q) inside a message.
+var quotedRun = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
+
+// quotedAddress is a quoted host:port, which is kept.
+var quotedAddress = regexp.MustCompile(`^"[0-9A-Za-z.:\[\]%-]{0,64}:[0-9]{1,5}"$`)
+
+// withoutQuotedBytes replaces each quoted run of msg but addresses by
+// "[N bytes]", and cuts a trailing unquoted snippet ("contents: …").
+func withoutQuotedBytes(msg string) string {
+	msg = quotedRun.ReplaceAllStringFunc(msg, func(q string) string {
+		if quotedAddress.MatchString(q) {
+			return q
+		}
+		return fmt.Sprintf("[%d bytes]", len(q)-2)
+	})
+	if i := strings.Index(msg, "contents: "); i >= 0 {
+		msg = msg[:i] + "contents: [not logged]"
+	}
+	return logscrub.String(msg)
 }

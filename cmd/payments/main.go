@@ -26,6 +26,7 @@ import (
 
 	"payments/actors"
 	api "payments/http"
+	"payments/http/logscrub"
 	"payments/ledger"
 	"payments/raft"
 	"payments/rails"
@@ -183,7 +184,9 @@ func newLogger(level string, w io.Writer) (*slog.Logger, error) {
 	if err := l.UnmarshalText([]byte(level)); err != nil {
 		return nil, fmt.Errorf("--log-level: %w", err)
 	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
+	// Every component's lines pass through logscrub: no key or signing
+	// secret reaches the log at any level.
+	return slog.New(logscrub.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))), nil
 }
 
 // serve runs a node until SIGTERM or SIGINT, then drains: the HTTP server
