@@ -251,6 +251,10 @@ func errNoProvider() *ledger.Error {
 
 func (c *call) ok(status int, v any) { writeJSON(c.ctx, status, v) }
 
+// noStore marks the response as one no cache (a proxy's, a browser's) may
+// keep: it carries a secret (a new key, a webhook signing secret).
+func (c *call) noStore() { c.ctx.Response.Header.Set(fasthttp.HeaderCacheControl, "no-store") }
+
 // commitContext bounds how long a write waits for its commit.
 func (c *call) commitContext() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), c.s.cfg.CommitTimeout)

@@ -48,6 +48,9 @@ func main() {
 	}
 	switch os.Args[1] {
 	case "serve":
+		// Whatever a library creates under the data directory (Raft's
+		// snapshot metadata, Pebble's files) is the owner's only.
+		syscall.Umask(0o077)
 		if err := serve(os.Args[2:], os.Stdout, os.Stderr); err != nil {
 			fmt.Fprintln(os.Stderr, "payments:", err)
 			os.Exit(1)
