@@ -53,6 +53,12 @@ type Config struct {
 	// source (503 rate_unavailable) on production until one is connected.
 	Rates rails.RateSource
 
+	// PublicBaseURL is the scheme and host (and port) clients reach this
+	// API at, such as https://api.example.com: the base of the download
+	// links the API hands out. Never taken from a request's Host header,
+	// which the caller chooses. Empty: http://<the listener's address>.
+	PublicBaseURL string
+
 	// CheckoutURL is the base of payment links' and pages' hosted checkout
 	// addresses ({checkout_url}/<id>); one per process.
 	CheckoutURL string
@@ -144,6 +150,7 @@ func New(cfg Config) *Server {
 		cfg.SandboxSettlement = defaultSandboxSettlement
 	}
 	setCheckoutURL(cfg.CheckoutURL)
+	cfg.PublicBaseURL = strings.TrimSuffix(cfg.PublicBaseURL, "/")
 	s := &Server{
 		cfg:        cfg,
 		limiter:    newRateLimiter(cfg.RateLimitPerSecond),
@@ -195,8 +202,14 @@ func New(cfg Config) *Server {
 	return s
 }
 
-// Serve serves requests on ln until Shutdown.
-func (s *Server) Serve(ln net.Listener) error { return s.srv.Serve(ln) }
+// Serve serves requests on ln until Shutdown. Without a configured public
+// base URL, links point at ln's address; call Serve once.
+func (s *Server) Serve(ln net.Listener) error {
+	if s.cfg.PublicBaseURL == "" {
+		s.cfg.PublicBaseURL = "http://" + ln.Addr().String()
+	}
+	return s.srv.Serve(ln)
+}
 
 // Shutdown stops accepting connections and waits for requests in flight to
 // finish, or for ctx to end.

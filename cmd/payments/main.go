@@ -16,6 +16,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -92,7 +93,8 @@ type serveConfig struct {
 	webhookWorkers         int
 	webhookEndpointWorkers int
 
-	checkoutURL string
+	checkoutURL   string
+	publicBaseURL string
 }
 
 func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
@@ -121,7 +123,8 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	fs.DurationVar(&c.settlement, "sandbox-settlement", rails.DefaultSandboxTiming.Settlement, "sandbox: how long a simulated rail takes to settle")
 	fs.DurationVar(&c.commitTimeout, "commit-timeout", 10*time.Second, "how long a write waits for its commit before answering outcome_unknown")
 	fs.DurationVar(&c.drainTimeout, "drain-timeout", 15*time.Second, "on SIGTERM, how long to wait for requests in flight")
-	fs.StringVar(&c.checkoutURL, "checkout-url", "", "base address of hosted checkouts in payment links' url (default: http://<http-addr>/checkout)")
+	fs.StringVar(&c.publicBaseURL, "public-base-url", "", "scheme and host clients reach the API at, such as https://api.example.com: the base of file download links (default: http://<http-addr>, for local use)")
+	fs.StringVar(&c.checkoutURL, "checkout-url", "", "base address of hosted checkouts in payment links' url (default: <public-base-url>/checkout)")
 	fs.StringVar(&c.debugAddr, "debug-addr", "", "if set, serve Go's pprof profiles on this loopback host:port (for operators)")
 	fs.DurationVar(&c.webhookTimeout, "webhook-timeout", 10*time.Second, "how long a webhook receiver has to answer one delivery attempt")
 	fs.IntVar(&c.webhookWorkers, "webhook-workers", 256, "webhook delivery attempts in flight at once, over all endpoints")
@@ -137,6 +140,14 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	}
 	if c.stack != "sandbox" && c.stack != "production" {
 		return nil, fmt.Errorf("--stack must be sandbox or production, not %q", c.stack)
+	}
+	if c.publicBaseURL != "" {
+		u, err := url.Parse(c.publicBaseURL)
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil ||
+			strings.TrimSuffix(u.Path, "/") != "" || u.RawQuery != "" || u.Fragment != "" {
+			return nil, fmt.Errorf("--public-base-url: %q is not a scheme and host such as https://api.example.com", c.publicBaseURL)
+		}
+		c.publicBaseURL = u.Scheme + "://" + u.Host
 	}
 	if _, ok := ledger.LookupCurrency(c.orgCurrency); !ok {
 		return nil, fmt.Errorf("--bootstrap-org-currency: %q is not a supported currency", c.orgCurrency)
@@ -259,9 +270,13 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		}})
 	defer sys.Stop()
 
+	publicBaseURL := cfg.publicBaseURL
+	if publicBaseURL == "" {
+		publicBaseURL = "http://" + ln.Addr().String()
+	}
 	checkoutURL := cfg.checkoutURL
 	if checkoutURL == "" {
-		checkoutURL = "http://" + ln.Addr().String() + "/checkout"
+		checkoutURL = publicBaseURL + "/checkout"
 	}
 	server := api.New(api.Config{
 		Live:               live,
@@ -274,6 +289,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		RateLimitPerSecond: cfg.rateLimit,
 		CommitTimeout:      cfg.commitTimeout,
 		CheckoutURL:        checkoutURL,
+		PublicBaseURL:      publicBaseURL,
 		SandboxSettlement:  cfg.settlement,
 	})
 
