@@ -155,53 +155,53 @@ var specialPurpose = []struct {
 	name   string
 }{
 	// IPv4.
-	{netip.MustParsePrefix("0.0.0.0/8"), "this network"},                           // RFC 791
-	{netip.MustParsePrefix("10.0.0.0/8"), "private"},                               // RFC 1918
-	{netip.MustParsePrefix("100.64.0.0/10"), "shared address space"},               // RFC 6598
-	{netip.MustParsePrefix("127.0.0.0/8"), "loopback"},                             // RFC 1122
-	{netip.MustParsePrefix("169.254.0.0/16"), "link-local"},                        // RFC 3927
-	{netip.MustParsePrefix("172.16.0.0/12"), "private"},                            // RFC 1918
+	{netip.MustParsePrefix("0.0.0.0/8"), "this network"},                              // RFC 791
+	{netip.MustParsePrefix("10.0.0.0/8"), "private"},                                  // RFC 1918
+	{netip.MustParsePrefix("100.64.0.0/10"), "shared address space"},                  // RFC 6598
+	{netip.MustParsePrefix("127.0.0.0/8"), "loopback"},                                // RFC 1122
+	{netip.MustParsePrefix("169.254.0.0/16"), "link-local"},                           // RFC 3927
+	{netip.MustParsePrefix("172.16.0.0/12"), "private"},                               // RFC 1918
 	{netip.MustParsePrefix("192.0.0.0/24"), "reserved for IETF protocol assignments"}, // RFC 6890 (and 192.0.0.0/29, .8, .9, .10, .170, .171 within it)
-	{netip.MustParsePrefix("192.0.2.0/24"), "documentation"},                       // RFC 5737 TEST-NET-1
-	{netip.MustParsePrefix("192.31.196.0/24"), "AS112-v4"},                         // RFC 7535
-	{netip.MustParsePrefix("192.52.193.0/24"), "AMT"},                              // RFC 7450
-	{netip.MustParsePrefix("192.88.99.0/24"), "deprecated 6to4 relay anycast"},     // RFC 7526
-	{netip.MustParsePrefix("192.168.0.0/16"), "private"},                           // RFC 1918
-	{netip.MustParsePrefix("192.175.48.0/24"), "AS112 direct delegation"},          // RFC 7534
-	{netip.MustParsePrefix("198.18.0.0/15"), "benchmarking"},                       // RFC 2544
-	{netip.MustParsePrefix("198.51.100.0/24"), "documentation"},                    // RFC 5737 TEST-NET-2
-	{netip.MustParsePrefix("203.0.113.0/24"), "documentation"},                     // RFC 5737 TEST-NET-3
-	{netip.MustParsePrefix("240.0.0.0/4"), "reserved"},                             // RFC 1112
-	{netip.MustParsePrefix("255.255.255.255/32"), "broadcast"},                     // RFC 919
+	{netip.MustParsePrefix("192.0.2.0/24"), "documentation"},                          // RFC 5737 TEST-NET-1
+	{netip.MustParsePrefix("192.31.196.0/24"), "AS112-v4"},                            // RFC 7535
+	{netip.MustParsePrefix("192.52.193.0/24"), "AMT"},                                 // RFC 7450
+	{netip.MustParsePrefix("192.88.99.0/24"), "deprecated 6to4 relay anycast"},        // RFC 7526
+	{netip.MustParsePrefix("192.168.0.0/16"), "private"},                              // RFC 1918
+	{netip.MustParsePrefix("192.175.48.0/24"), "AS112 direct delegation"},             // RFC 7534
+	{netip.MustParsePrefix("198.18.0.0/15"), "benchmarking"},                          // RFC 2544
+	{netip.MustParsePrefix("198.51.100.0/24"), "documentation"},                       // RFC 5737 TEST-NET-2
+	{netip.MustParsePrefix("203.0.113.0/24"), "documentation"},                        // RFC 5737 TEST-NET-3
+	{netip.MustParsePrefix("240.0.0.0/4"), "reserved"},                                // RFC 1112
+	{netip.MustParsePrefix("255.255.255.255/32"), "broadcast"},                        // RFC 919
 	// IPv6. Everything outside 2000::/3 is refused before this table (the
 	// global unicast space), which covers ::1, ::, ::ffff:0:0/96,
 	// 64:ff9b::/96, 64:ff9b:1::/48, 100::/64, 100:0:0:1::/64, 5f00::/16,
 	// fc00::/7 and fe80::/10 as well; they are listed for completeness.
-	{netip.MustParsePrefix("::1/128"), "loopback"},                                         // RFC 4291
-	{netip.MustParsePrefix("::/128"), "unspecified"},                                       // RFC 4291
-	{netip.MustParsePrefix("::ffff:0:0/96"), "IPv4-mapped"},                                // RFC 4291
-	{netip.MustParsePrefix("64:ff9b::/96"), "IPv4/IPv6 translation"},                       // RFC 6052
-	{netip.MustParsePrefix("64:ff9b:1::/48"), "IPv4/IPv6 translation"},                     // RFC 8215
-	{netip.MustParsePrefix("100::/64"), "discard-only"},                                    // RFC 6666
-	{netip.MustParsePrefix("100:0:0:1::/64"), "dummy prefix"},                              // RFC 9780
-	{netip.MustParsePrefix("2001::/23"), "reserved for IETF protocol assignments"},         // RFC 2928
-	{netip.MustParsePrefix("2001::/32"), "Teredo"},                                         // RFC 4380
-	{netip.MustParsePrefix("2001:1::1/128"), "port control protocol anycast"},              // RFC 7723
-	{netip.MustParsePrefix("2001:1::2/128"), "TURN anycast"},                               // RFC 8155
-	{netip.MustParsePrefix("2001:1::3/128"), "DNS-SD service registration anycast"},        // RFC 9665
-	{netip.MustParsePrefix("2001:2::/48"), "benchmarking"},                                 // RFC 5180
-	{netip.MustParsePrefix("2001:3::/32"), "AMT"},                                          // RFC 7450
-	{netip.MustParsePrefix("2001:4:112::/48"), "AS112-v6"},                                 // RFC 7535
-	{netip.MustParsePrefix("2001:10::/28"), "deprecated ORCHID"},                           // RFC 4843
-	{netip.MustParsePrefix("2001:20::/28"), "ORCHIDv2"},                                    // RFC 7343
-	{netip.MustParsePrefix("2001:30::/28"), "drone remote ID"},                             // RFC 9374
-	{netip.MustParsePrefix("2001:db8::/32"), "documentation"},                              // RFC 3849
-	{netip.MustParsePrefix("2002::/16"), "6to4"},                                           // RFC 3056
-	{netip.MustParsePrefix("2620:4f:8000::/48"), "AS112 direct delegation"},                // RFC 7534
-	{netip.MustParsePrefix("3fff::/20"), "documentation"},                                  // RFC 9637
-	{netip.MustParsePrefix("5f00::/16"), "segment routing SIDs"},                           // RFC 9602
-	{netip.MustParsePrefix("fc00::/7"), "unique local"},                                    // RFC 4193
-	{netip.MustParsePrefix("fe80::/10"), "link-local"},                                     // RFC 4291
+	{netip.MustParsePrefix("::1/128"), "loopback"},                                  // RFC 4291
+	{netip.MustParsePrefix("::/128"), "unspecified"},                                // RFC 4291
+	{netip.MustParsePrefix("::ffff:0:0/96"), "IPv4-mapped"},                         // RFC 4291
+	{netip.MustParsePrefix("64:ff9b::/96"), "IPv4/IPv6 translation"},                // RFC 6052
+	{netip.MustParsePrefix("64:ff9b:1::/48"), "IPv4/IPv6 translation"},              // RFC 8215
+	{netip.MustParsePrefix("100::/64"), "discard-only"},                             // RFC 6666
+	{netip.MustParsePrefix("100:0:0:1::/64"), "dummy prefix"},                       // RFC 9780
+	{netip.MustParsePrefix("2001::/23"), "reserved for IETF protocol assignments"},  // RFC 2928
+	{netip.MustParsePrefix("2001::/32"), "Teredo"},                                  // RFC 4380
+	{netip.MustParsePrefix("2001:1::1/128"), "port control protocol anycast"},       // RFC 7723
+	{netip.MustParsePrefix("2001:1::2/128"), "TURN anycast"},                        // RFC 8155
+	{netip.MustParsePrefix("2001:1::3/128"), "DNS-SD service registration anycast"}, // RFC 9665
+	{netip.MustParsePrefix("2001:2::/48"), "benchmarking"},                          // RFC 5180
+	{netip.MustParsePrefix("2001:3::/32"), "AMT"},                                   // RFC 7450
+	{netip.MustParsePrefix("2001:4:112::/48"), "AS112-v6"},                          // RFC 7535
+	{netip.MustParsePrefix("2001:10::/28"), "deprecated ORCHID"},                    // RFC 4843
+	{netip.MustParsePrefix("2001:20::/28"), "ORCHIDv2"},                             // RFC 7343
+	{netip.MustParsePrefix("2001:30::/28"), "drone remote ID"},                      // RFC 9374
+	{netip.MustParsePrefix("2001:db8::/32"), "documentation"},                       // RFC 3849
+	{netip.MustParsePrefix("2002::/16"), "6to4"},                                    // RFC 3056
+	{netip.MustParsePrefix("2620:4f:8000::/48"), "AS112 direct delegation"},         // RFC 7534
+	{netip.MustParsePrefix("3fff::/20"), "documentation"},                           // RFC 9637
+	{netip.MustParsePrefix("5f00::/16"), "segment routing SIDs"},                    // RFC 9602
+	{netip.MustParsePrefix("fc00::/7"), "unique local"},                             // RFC 4193
+	{netip.MustParsePrefix("fe80::/10"), "link-local"},                              // RFC 4291
 }
 
 // ipv6GlobalUnicast is the IPv6 global unicast space (IANA's IPv6 Address
