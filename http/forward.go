@@ -126,6 +126,7 @@ func (s *Server) forwardTo(ctx *fasthttp.RequestCtx, leader string, changed <-ch
 	ctx.Request.CopyTo(req)
 	req.SetHost(addr)
 	req.Header.Set(forwardedHeader, s.cfg.Cluster.ID())
+	s.signClientAddr(ctx, req)
 	answered := make(chan error, 1)
 	go func() { answered <- s.forwarder(addr).DoTimeout(req, resp, forwardTimeout) }()
 	release := func() {
@@ -247,11 +248,12 @@ func (s *Server) forwarder(addr string) *fasthttp.HostClient {
 	c, ok := s.forwarders[addr]
 	if !ok {
 		c = &fasthttp.HostClient{
-			Addr:                addr,
-			MaxConns:            1024,
-			ReadTimeout:         forwardTimeout,
-			WriteTimeout:        forwardTimeout,
-			MaxIdleConnDuration: idleTimeout,
+			Addr:                  addr,
+			MaxConns:              1024,
+			ReadTimeout:           forwardTimeout,
+			WriteTimeout:          forwardTimeout,
+			MaxIdleConnDuration:   idleTimeout,
+			SecureErrorLogMessage: true, // a malformed answer is not quoted into the log
 		}
 		s.forwarders[addr] = c
 	}

@@ -198,8 +198,14 @@ func (l *lockedWriter) Write(b []byte) (int, error) {
 
 var client = &nethttp.Client{Timeout: 20 * time.Second, Transport: &nethttp.Transport{MaxIdleConnsPerHost: 64}}
 
-// call sends a JSON request and decodes a JSON response into out (if not nil).
+// call sends a JSON request with the bootstrap key and decodes a JSON
+// response into out (if not nil).
 func call(addr, method, path string, body any, out any) (int, error) {
+	return callWith(client, testKey, nil, addr, method, path, body, out)
+}
+
+// callWith is call through hc, with key and extra headers.
+func callWith(hc *nethttp.Client, key string, headers map[string]string, addr, method, path string, body any, out any) (int, error) {
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -212,11 +218,14 @@ func call(addr, method, path string, body any, out any) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	req.Header.Set("Authorization", "Bearer "+testKey)
+	req.Header.Set("Authorization", "Bearer "+key)
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	resp, err := client.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
 		return 0, err
 	}
