@@ -115,10 +115,12 @@ const (
 )
 
 // forwardTo sends the request to leader. While it waits for the answer, a
-// change of leader (changed) abandons it, so a frozen or partitioned
-// leader does not hold it for the length of the freeze: a request that is
-// safe to re-send goes to the next leader; one that is not ends as outcome
-// unknown, as it does when the link breaks after it was sent.
+// change of leader (changed) abandons a request that is safe to re-send,
+// which goes to the next leader, so a frozen or partitioned leader does not
+// hold it for the length of the freeze. One that is not safe to re-send
+// waits for the old leader's answer (after a planned transfer it still
+// gives one), up to forwardTimeout, and ends as outcome unknown if the link
+// breaks after it was sent.
 func (s *Server) forwardTo(ctx *fasthttp.RequestCtx, leader string, changed <-chan struct{}) forwardOutcome {
 	addr := s.peerAddr(leader)
 	req := fasthttp.AcquireRequest()
@@ -152,7 +154,7 @@ func (s *Server) forwardTo(ctx *fasthttp.RequestCtx, leader string, changed <-ch
 			return forwardAnswered
 		case <-changed:
 			changed = s.cfg.Cluster.LeaderChange()
-			if now, ok := s.cfg.Cluster.Leader(); ok && now == leader {
+			if now, ok := s.cfg.Cluster.Leader(); (ok && now == leader) || !resendable {
 				continue
 			}
 			// The old leader may still answer, late: its answer is
@@ -162,10 +164,7 @@ func (s *Server) forwardTo(ctx *fasthttp.RequestCtx, leader string, changed <-ch
 				<-answered
 				release()
 			}()
-			if resendable {
-				return forwardNotDone
-			}
-			return forwardUnknown
+			return forwardNotDone
 		}
 	}
 }
