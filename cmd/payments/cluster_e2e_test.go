@@ -676,3 +676,27 @@ func TestJoinCatchesUpThenVotes(t *testing.T) {
 		}
 	}
 }
+
+// SIGTERM on the leader hands leadership over before the node drains: the
+// cluster has a new leader sooner than any follower's heartbeat timeout
+// (one second, hashicorp's default) would start an election.
+func TestSIGTERMHandsOverLeadership(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end")
+	}
+	procs := startCluster(t, 3)
+	leader := leaderSeenBy(t, procs, 0, -1)
+	survivor := (leader + 1) % 3
+	stopped := make(chan error, 1)
+	began := time.Now()
+	go func() { stopped <- procs[leader].stop() }()
+	next := leaderSeenBy(t, procs, survivor, leader)
+	took := time.Since(began)
+	if err := <-stopped; err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("n%d leads %v after SIGTERM on n%d", next+1, took.Round(time.Millisecond), leader+1)
+	if took >= time.Second {
+		t.Fatalf("a new leader took %v after SIGTERM on the leader: no handover", took)
+	}
+}
