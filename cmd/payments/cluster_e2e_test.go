@@ -700,3 +700,67 @@ func TestSIGTERMHandsOverLeadership(t *testing.T) {
 		t.Fatalf("a new leader took %v after SIGTERM on the leader: no handover", took)
 	}
 }
+
+// A request a follower forwarded to a leader that then froze goes to the
+// new leader as soon as one is elected, not when the old one thaws.
+func TestForwardToFrozenLeaderGoesToTheNext(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end")
+	}
+	procs := startCluster(t, 3)
+	if st, err := call(procs[0].addr, "POST", "/v1/simulations/fund-balance",
+		map[string]any{"amount": "100.00", "currency": "GHS", "externalReference": "seed"}, nil); err != nil || st != 201 {
+		t.Fatalf("fund: %d %v", st, err)
+	}
+	leader := leaderSeenBy(t, procs, 0, -1)
+	follower := procs[(leader+1)%3]
+	if err := procs[leader].cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	thawed := false
+	thaw := func() {
+		if !thawed {
+			thawed = true
+			procs[leader].cmd.Process.Signal(syscall.SIGCONT)
+		}
+	}
+	defer thaw()
+	type answer struct {
+		status int
+		err    error
+		id     string
+	}
+	answered := make(chan answer, 1)
+	began := time.Now()
+	go func() {
+		var body struct {
+			Payout payoutView `json:"payout"`
+		}
+		st, err := call(follower.addr, "POST", "/v1/payouts", map[string]any{
+			"to":                map[string]any{"code": "gh_mtn", "currency": "GHS", "accountNumber": "233241234567", "amount": "10.00"},
+			"externalReference": "through-a-freeze",
+		}, &body)
+		answered <- answer{st, err, body.Payout.ID}
+	}()
+	var a answer
+	select {
+	case a = <-answered:
+	case <-time.After(12 * time.Second):
+		thaw()
+		a = <-answered
+		t.Fatalf("the forward waited for the frozen leader: answered %d %v only after it thawed", a.status, a.err)
+	}
+	took := time.Since(began)
+	thaw()
+	if a.err != nil || a.status != 201 {
+		t.Fatalf("payout through a follower while the leader froze: %d %v", a.status, a.err)
+	}
+	t.Logf("answered 201 after %v, the old leader still frozen", took.Round(time.Millisecond))
+	procs[leader].waitReady()
+	var body struct {
+		Payout payoutView `json:"payout"`
+	}
+	if st, err := call(procs[leader].addr, "GET", "/v1/payouts/by-reference/through-a-freeze", nil, &body); err != nil || st != 200 || body.Payout.ID != a.id {
+		t.Fatalf("the payout after the thaw: %d %v %q, want %s", st, err, body.Payout.ID, a.id)
+	}
+}
