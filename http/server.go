@@ -15,6 +15,7 @@ import (
 
 	"payments/actors"
 	"payments/http/blob"
+	"payments/http/metrics"
 	"payments/ledger"
 	"payments/rails"
 )
@@ -67,6 +68,10 @@ type Config struct {
 	// the hosted checkout's test mode simulates; default 500ms.
 	SandboxSettlement time.Duration
 
+	// Metrics, if set, counts requests by route template and status, and
+	// error answers by code (see package metrics).
+	Metrics *metrics.Requests
+
 	RateLimitPerSecond int           // per API key; default 100
 	CommitTimeout      time.Duration // how long an administrative write waits for its commit; default 10s
 }
@@ -99,6 +104,9 @@ type Server struct {
 
 	forwardMu  sync.Mutex
 	forwarders map[string]*fasthttp.HostClient
+	// forwardFailLog throttles the warning for requests the leader did not
+	// answer: one line a second, with the count held back.
+	forwardFailLog logThrottle
 
 	scopes map[string]ledger.Scopes // "METHOD /path" → the scope the route needs
 
@@ -162,10 +170,16 @@ func New(cfg Config) *Server {
 	r.NotFound = s.notFound
 	r.MethodNotAllowed = s.methodNotAllowed
 	r.PanicHandler = s.panicked
+	r.SaveMatchedRoutePath = cfg.Metrics != nil
 	s.router = r
 	s.routes()
+	handler := r.Handler
+	if cfg.Metrics != nil {
+		cfg.Metrics.Routes(r.List())
+		handler = instrument(cfg.Metrics, handler)
+	}
 	s.srv = &fasthttp.Server{
-		Handler:            r.Handler,
+		Handler:            handler,
 		ErrorHandler:       s.badRequest,
 		Name:               "payments",
 		ReadTimeout:        readTimeout,
