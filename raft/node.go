@@ -79,13 +79,13 @@ type Node struct {
 	transport *hraft.NetworkTransport
 	logger    *slog.Logger
 
-	ready atomic.Bool // leader: Barrier done; see Ready
+	ready      atomic.Bool // leader: Barrier done; see Ready
+	leadership chan bool
+	done       chan struct{}
+	wg         sync.WaitGroup
+	closeOnce  sync.Once
 
 	snapshotDumpBytes atomic.Int64 // the last state dump sent to a follower (metrics.go)
-	leadership        chan bool
-	done              chan struct{}
-	wg                sync.WaitGroup
-	closeOnce         sync.Once
 }
 
 var _ actors.Replicator = (*Node)(nil)
