@@ -92,7 +92,7 @@ func (r *accountRouter) Receive(ctx actor.Context) {
 		key := m.account()
 		c, ok := r.children[key]
 		if !ok {
-			props := actor.PropsFromProducer(func() actor.Actor { return newAccountActor(key, r.deps) },
+			props := r.deps.props(func() actor.Actor { return newAccountActor(key, r.deps) },
 				actor.WithDispatcher(sharedReaderDispatcher()))
 			c = &routedChild{pid: ctx.Spawn(props)}
 			r.children[key] = c
