@@ -46,8 +46,8 @@ type Stats struct {
 func (s *System) Stats() Stats {
 	d := s.deps
 	st := Stats{
+		MessagesReceived:  d.mailboxes.received.Load(), // before posted: depth is never negative
 		MessagesPosted:    d.mailboxes.posted.Load(),
-		MessagesReceived:  d.mailboxes.received.Load(),
 		DriverQueued:      d.driverQueued.Load(),
 		DriverRunning:     d.driverRunning.Load(),
 		ParkedTransitions: d.parked.Load(),

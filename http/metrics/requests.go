@@ -19,8 +19,9 @@ const Unmatched = "unmatched"
 // outcome_unknown… are the refusals an operator watches).
 //
 // Routes must be declared (Routes) before requests are observed; each
-// route's series are resolved once, so a request costs two lookups in
-// immutable maps, a short scan for its status code, and the observations.
+// route's series are resolved once, at its first request, so a request
+// costs two lookups in immutable maps, a short scan for its status code,
+// and the observations.
 type Requests struct {
 	total    *prometheus.CounterVec
 	duration *prometheus.HistogramVec
@@ -34,10 +35,15 @@ type Requests struct {
 type routeSeries struct {
 	method, route string
 	total         *prometheus.CounterVec
-	duration      prometheus.Observer
-	mu            sync.Mutex                   // serializes additions to codes
+	durations     *prometheus.HistogramVec
+	mu            sync.Mutex                   // serializes additions to codes and duration
 	codes         atomic.Pointer[[]codeSeries] // copied on write; a handful per route
+	// duration is resolved at the route's first request, so that routes
+	// never called export no empty histograms.
+	duration atomic.Pointer[observer]
 }
+
+type observer struct{ prometheus.Observer }
 
 type codeSeries struct {
 	code  int
@@ -92,8 +98,7 @@ func (q *Requests) Routes(list map[string][]string) {
 }
 
 func (q *Requests) series(method, route string) *routeSeries {
-	s := &routeSeries{method: method, route: route, total: q.total,
-		duration: q.duration.WithLabelValues(method, route)}
+	s := &routeSeries{method: method, route: route, total: q.total, durations: q.duration}
 	s.codes.Store(&[]codeSeries{})
 	return s
 }
@@ -107,8 +112,22 @@ func (q *Requests) Observe(method []byte, route string, code int, elapsed time.D
 			s = rs
 		}
 	}
-	s.duration.Observe(elapsed.Seconds())
+	s.observer().Observe(elapsed.Seconds())
 	s.count(code).Inc()
+}
+
+func (s *routeSeries) observer() prometheus.Observer {
+	if o := s.duration.Load(); o != nil {
+		return o.Observer
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if o := s.duration.Load(); o != nil {
+		return o.Observer
+	}
+	o := &observer{s.durations.WithLabelValues(s.method, s.route)}
+	s.duration.Store(o)
+	return o.Observer
 }
 
 func (s *routeSeries) count(code int) prometheus.Counter {
