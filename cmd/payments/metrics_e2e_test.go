@@ -93,7 +93,36 @@ func TestMetricsOfTheBinary(t *testing.T) {
 			}
 		}()
 	}
+	// Scrapes during the load: each is served and parses, and the request
+	// counter never goes back.
+	loadDone := make(chan struct{})
+	scraped := make(chan []float64, 1)
+	go func() {
+		var seen []float64
+		defer func() { scraped <- seen }()
+		for {
+			select {
+			case <-loadDone:
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+			families, err := fetchMetrics(metricsAddr)
+			if err != nil {
+				t.Errorf("scrape during the load: %v", err)
+				return
+			}
+			seen = append(seen, value(families, "payments_http_requests_total", "route", "/v1/payouts", "code", "201"))
+		}
+	}()
 	wg.Wait()
+	close(loadDone)
+	during := <-scraped
+	t.Logf("scraped %d times during the load: POST /v1/payouts 201 counts %v", len(during), during)
+	for i := 1; i < len(during); i++ {
+		if during[i] < during[i-1] {
+			t.Errorf("the request counter went back during the load: %v", during)
+		}
+	}
 	if n := failures.Load(); n > 0 || len(ids) != payoutsTotal {
 		t.Fatalf("%d payouts failed, %d of %d acknowledged", n, len(ids), payoutsTotal)
 	}
@@ -287,20 +316,28 @@ func checkReferencedMetrics(t *testing.T, scraped map[string]*dto.MetricFamily) 
 
 func scrape(t *testing.T, addr string) map[string]*dto.MetricFamily {
 	t.Helper()
-	resp, err := nethttp.Get("http://" + addr + "/metrics")
+	families, err := fetchMetrics(addr)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return families
+}
+
+func fetchMetrics(addr string) (map[string]*dto.MetricFamily, error) {
+	resp, err := nethttp.Get("http://" + addr + "/metrics")
+	if err != nil {
+		return nil, err
+	}
 	defer resp.Body.Close()
 	if resp.StatusCode != 200 {
-		t.Fatalf("GET /metrics: %s", resp.Status)
+		return nil, fmt.Errorf("GET /metrics: %s", resp.Status)
 	}
 	parser := expfmt.NewTextParser(model.UTF8Validation)
 	families, err := parser.TextToMetricFamilies(resp.Body)
 	if err != nil {
-		t.Fatalf("parse the scrape: %v", err)
+		return nil, fmt.Errorf("parse the scrape: %w", err)
 	}
-	return families
+	return families, nil
 }
 
 // value sums the series of name whose labels include the given name/value
