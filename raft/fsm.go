@@ -52,6 +52,7 @@ func (f *fsm) load() error {
 	}
 	f.state = s
 	f.applied = f.store.Applied()
+	f.openRecords.Store(int64(s.OpenRecords()))
 	r := ledger.NewReader(f.kv, s.Views())
 	f.reader.Store(r)
 	// Until the lookup filter holds every reference in the store, creates

@@ -85,7 +85,7 @@ type serveConfig struct {
 	debugAddr         string
 	metricsAddr       string
 
-	// Raft's failover timing; zero keeps the defaults (raftTimingDefaults).
+	// Raft's failover timing; zero keeps hashicorp's (a single node's: 100ms).
 	raftHeartbeatTimeout   time.Duration
 	raftElectionTimeout    time.Duration
 	raftLeaderLeaseTimeout time.Duration
