@@ -13,6 +13,7 @@ import (
 
 	"payments/actors"
 	api "payments/http"
+	"payments/http/metrics"
 	"payments/raft"
 	"payments/rails"
 )
@@ -39,6 +40,7 @@ type stackOptions struct {
 	// settlement is how long the checkout's simulated deposits take to
 	// land (api.Config.SandboxSettlement).
 	settlement time.Duration
+	metrics    *metrics.Requests // api.Config.Metrics
 }
 
 // frozenTiming keeps every payout and collection pending, so responses do
@@ -63,7 +65,7 @@ func newStack(t *testing.T, opts stackOptions) *stack {
 		Webhooks: webhookConfig(opts)})
 	files := t.TempDir()
 	srv := api.New(api.Config{Live: opts.live, NoProvider: opts.live, Actors: sys, Cluster: node, RateLimitPerSecond: opts.rateLimit,
-		FilesDir: files, Rates: opts.rates, SandboxSettlement: opts.settlement})
+		FilesDir: files, Rates: opts.rates, SandboxSettlement: opts.settlement, Metrics: opts.metrics})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
