@@ -79,3 +79,16 @@ func labelString(m *dto.Metric) string {
 	}
 	return "{" + strings.Join(parts, ",") + "}"
 }
+
+// The per-request cost of the metrics, from many goroutines at once.
+func BenchmarkRequestsObserve(b *testing.B) {
+	q := New().Requests()
+	q.Routes(map[string][]string{"POST": {"/v1/payouts"}, "GET": {"/v1/payouts/{id}"}})
+	method := []byte("POST")
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			q.Observe(method, "/v1/payouts", 201, 3*time.Millisecond)
+		}
+	})
+}
