@@ -22,9 +22,23 @@ func instrument(m *metrics.Requests, next fasthttp.RequestHandler) fasthttp.Requ
 		start := time.Now()
 		next(ctx)
 		route, _ := ctx.UserValue(router.MatchedRoutePathParam).(string)
-		m.Observe(ctx.Method(), route, ctx.Response.StatusCode(), time.Since(start))
-		if code, ok := ctx.UserValue(errorCodeKey).(ledger.Code); ok {
-			m.Error(string(code))
-		}
+		observe(m, ctx, route, time.Since(start))
+	}
+}
+
+// instrumentErrors counts the requests fasthttp could not read (a body past
+// the limit, a malformed request), which never reach the router.
+func instrumentErrors(m *metrics.Requests, next func(*fasthttp.RequestCtx, error)) func(*fasthttp.RequestCtx, error) {
+	return func(ctx *fasthttp.RequestCtx, err error) {
+		start := time.Now()
+		next(ctx, err)
+		observe(m, ctx, "", time.Since(start))
+	}
+}
+
+func observe(m *metrics.Requests, ctx *fasthttp.RequestCtx, route string, elapsed time.Duration) {
+	m.Observe(ctx.Method(), route, ctx.Response.StatusCode(), elapsed)
+	if code, ok := ctx.UserValue(errorCodeKey).(ledger.Code); ok {
+		m.Error(string(code))
 	}
 }

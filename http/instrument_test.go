@@ -1,11 +1,15 @@
 package http_test
 
 import (
+	"bufio"
 	"io"
+	"net"
+	nethttp "net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"payments/http/metrics"
 )
@@ -44,5 +48,40 @@ func TestRequestMetricsCountRefusals(t *testing.T) {
 	}
 	if strings.Contains(text, "nosuchpayout") {
 		t.Error("the scrape holds a raw path")
+	}
+}
+
+// A request fasthttp cannot read never reaches the router, and is counted
+// all the same, as unmatched.
+func TestRequestMetricsCountUnreadableRequests(t *testing.T) {
+	reg := metrics.New()
+	st := newStack(t, stackOptions{rateLimit: 1000, metrics: reg.Requests()})
+	conn, err := net.Dial("tcp", st.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.WriteString(conn, "POST /v1/payouts HTTP/1.1\r\nHost: x\r\nContent-Length: not-a-number\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := nethttp.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 400 {
+		t.Fatalf("a malformed request answered %d, want 400", resp.StatusCode)
+	}
+	rec := httptest.NewRecorder()
+	reg.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	text := rec.Body.String()
+	for _, want := range []string{
+		`payments_http_requests_total{code="400",method="other",route="unmatched"} 1`,
+		`payments_http_errors_total{error="validation_error"} 1`,
+	} {
+		if !strings.Contains(text, want+"\n") {
+			t.Errorf("the scrape lacks %s", want)
+		}
 	}
 }

@@ -173,14 +173,14 @@ func New(cfg Config) *Server {
 	r.SaveMatchedRoutePath = cfg.Metrics != nil
 	s.router = r
 	s.routes()
-	handler := r.Handler
+	handler, errorHandler := r.Handler, s.badRequest
 	if cfg.Metrics != nil {
 		cfg.Metrics.Routes(r.List())
-		handler = instrument(cfg.Metrics, handler)
+		handler, errorHandler = instrument(cfg.Metrics, handler), instrumentErrors(cfg.Metrics, errorHandler)
 	}
 	s.srv = &fasthttp.Server{
 		Handler:            handler,
-		ErrorHandler:       s.badRequest,
+		ErrorHandler:       errorHandler,
 		Name:               "payments",
 		ReadTimeout:        readTimeout,
 		WriteTimeout:       writeTimeout,
