@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/netip"
 	"strings"
 	"sync"
 	"time"
@@ -71,6 +72,10 @@ type Config struct {
 	// Metrics, if set, counts requests by route template and status, and
 	// error answers by code (see package metrics).
 	Metrics *metrics.Requests
+
+	// TrustedProxies are the senders whose X-Forwarded-For is believed
+	// (--trusted-proxies): a load balancer in front of the nodes.
+	TrustedProxies []netip.Prefix
 
 	RateLimitPerSecond int           // per API key; default 100
 	CommitTimeout      time.Duration // how long an administrative write waits for its commit; default 10s
@@ -273,8 +278,17 @@ func (s *Server) route(method, path string, scope ledger.Scopes, h handler) {
 		if s.forwardIfFollower(ctx) {
 			return
 		}
+		if err := s.checkForwardedClient(ctx); err != nil {
+			writeError(ctx, err)
+			return
+		}
 		key, err := s.authenticate(ctx)
 		if err != nil {
+			writeError(ctx, err)
+			return
+		}
+		if err := s.allowlistCheck(ctx, &key); err != nil {
+			s.logger.Warn("API key refused: caller not on its IP allowlist", "keyId", key.ID, "reason", err.Message)
 			writeError(ctx, err)
 			return
 		}
