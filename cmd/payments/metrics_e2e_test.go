@@ -374,3 +374,104 @@ series:
 	}
 	return sum
 }
+
+// On a three-process cluster the Raft series say what the alert rules
+// assume: one leader, every node knowing it, followers in touch, every
+// node's applied index reaching the commit; a write through a follower is
+// counted on both nodes; and when the leader dies the term rises and a
+// survivor leads.
+func TestClusterMetrics(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end")
+	}
+	procs := startCluster(t, "--metrics-addr", "127.0.0.1:0")
+	metricsOf := map[*proc]string{}
+	for _, p := range procs {
+		select {
+		case metricsOf[p] = <-p.metrics:
+		case <-time.After(20 * time.Second):
+			t.Fatalf("no metrics_addr line\n%s", p.stderr)
+		}
+	}
+	leader, followers := roles(t, procs)
+	if st, err := call(followers[0].addr, "POST", "/v1/simulations/fund-balance",
+		map[string]any{"amount": "1000.00", "currency": "GHS", "externalReference": "cluster-metrics-seed"}, nil); err != nil || st != 201 {
+		t.Fatalf("fund through a follower: %d %v", st, err)
+	}
+	const writes = 20
+	for i := range writes {
+		if st, err := call(followers[i%2].addr, "POST", "/v1/payouts", map[string]any{
+			"to":                map[string]any{"code": "gh_mtn", "currency": "GHS", "accountNumber": "233241234567", "amount": "1.00"},
+			"externalReference": fmt.Sprintf("cluster-metrics-%d", i),
+		}, nil); err != nil || st != 201 {
+			t.Fatalf("payout %d through a follower: %d %v", i, st, err)
+		}
+	}
+
+	// Every node applies what the leader committed.
+	var scrapes map[*proc]map[string]*dto.MetricFamily
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		scrapes = map[*proc]map[string]*dto.MetricFamily{}
+		for _, p := range procs {
+			scrapes[p] = scrape(t, metricsOf[p])
+		}
+		commit := value(scrapes[leader], "payments_raft_commit_index")
+		caughtUp := commit > 0
+		for _, p := range procs {
+			caughtUp = caughtUp && value(scrapes[p], "payments_raft_applied_index") >= commit
+		}
+		if caughtUp {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the followers' applied index did not reach the leader's commit index")
+		}
+	}
+	term := value(scrapes[leader], "payments_raft_term")
+	leaders := 0.0
+	for _, p := range procs {
+		s := scrapes[p]
+		leaders += value(s, "payments_raft_is_leader")
+		if value(s, "payments_raft_leader_known") != 1 || value(s, "payments_raft_term") != term {
+			t.Errorf("%s: leader_known %v, term %v (the leader's %v)", p.addr,
+				value(s, "payments_raft_leader_known"), value(s, "payments_raft_term"), term)
+		}
+	}
+	if leaders != 1 {
+		t.Errorf("%v nodes report raft_is_leader 1, want 1", leaders)
+	}
+	for _, f := range followers {
+		s := scrapes[f]
+		if value(s, "payments_raft_state", "state", "Follower") != 1 {
+			t.Errorf("follower %s is not in state Follower", f.addr)
+		}
+		if c := value(s, "payments_raft_last_contact_seconds"); c < 0 || c > 5 {
+			t.Errorf("follower %s last heard from the leader %vs ago", f.addr, c)
+		}
+	}
+	forwarded := value(scrapes[followers[0]], "payments_http_requests_total", "route", "/v1/payouts", "code", "201") +
+		value(scrapes[followers[1]], "payments_http_requests_total", "route", "/v1/payouts", "code", "201")
+	if served := value(scrapes[leader], "payments_http_requests_total", "route", "/v1/payouts", "code", "201"); forwarded != writes || served != writes {
+		t.Errorf("payouts through the followers: they count %v, the leader %v; want %d each", forwarded, served, writes)
+	}
+
+	leader.kill()
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		newLeaders := 0.0
+		risen := true
+		for _, f := range followers {
+			s, err := fetchMetrics(metricsOf[f])
+			if err != nil {
+				t.Fatal(err)
+			}
+			newLeaders += value(s, "payments_raft_is_leader")
+			risen = risen && value(s, "payments_raft_term") > term
+		}
+		if newLeaders == 1 && risen {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after the leader died: %v survivors lead, terms risen %v", newLeaders, risen)
+		}
+	}
+}
