@@ -14,11 +14,15 @@ CLUSTER_RAFT_BASE    ?= 7000
 CLUSTER_METRICS_BASE ?= 9100
 CLUSTER_KEY          ?= sk_test_localclusterkey000000001
 CLUSTER_ARGS         ?=
+# govulncheck, pinned; VULNDB=file:///path/to/vulndb checks against a local
+# copy of the vulnerability database (the public one is vuln.go.dev).
+GOVULNCHECK ?= golang.org/x/vuln/cmd/govulncheck@v1.9.0
+VULNDB ?=
 
 CHROMIUM ?= $(or $(PAYMENTS_CHROMIUM),/usr/bin/chromium)
 
 .DEFAULT_GOAL := help
-.PHONY: help build run cluster cluster-stop test test-short vet chromium fuzz paybench bench soak noise bench-micro clean
+.PHONY: help build run cluster cluster-stop test test-short vet vulncheck chromium fuzz paybench bench soak noise bench-micro clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -77,6 +81,9 @@ cluster-stop: ## stop the nodes make cluster started (SIGTERM: each drains), kee
 vet: ## go vet and gofmt
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1)
+
+vulncheck: ## known vulnerabilities in the code the build uses (govulncheck; VULNDB=file:///… for a local database)
+	$(GO) run $(GOVULNCHECK) $(if $(VULNDB),-db $(VULNDB)) ./...
 
 test: vet chromium ## run every test, with the race detector (the browser tests need Chromium)
 	$(GO) test -race -timeout 9m ./...

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	nethttp "net/http"
 	"strings"
@@ -40,6 +41,8 @@ type stackOptions struct {
 	// settlement is how long the checkout's simulated deposits take to
 	// land (api.Config.SandboxSettlement).
 	settlement time.Duration
+	logger     *slog.Logger      // the server's; none when nil
+	publicBase string            // api.Config.PublicBaseURL
 	metrics    *metrics.Requests // api.Config.Metrics
 }
 
@@ -65,7 +68,8 @@ func newStack(t *testing.T, opts stackOptions) *stack {
 		Webhooks: webhookConfig(opts)})
 	files := t.TempDir()
 	srv := api.New(api.Config{Live: opts.live, NoProvider: opts.live, Actors: sys, Cluster: node, RateLimitPerSecond: opts.rateLimit,
-		FilesDir: files, Rates: opts.rates, SandboxSettlement: opts.settlement, Metrics: opts.metrics})
+		FilesDir: files, Rates: opts.rates, SandboxSettlement: opts.settlement, Logger: opts.logger,
+		PublicBaseURL: opts.publicBase, Metrics: opts.metrics})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
