@@ -29,6 +29,7 @@ type organizationCreatedBody struct {
 // createOrganization: POST /v1/organizations. The response carries the new
 // organization's first key; its secret is shown this once.
 func (c *call) createOrganization() {
+	c.noStore()
 	var req createOrganizationBody
 	if !c.decode(&req) {
 		return
@@ -111,6 +112,7 @@ func (c *call) createKey() {
 		return
 	}
 	secret := actors.NewKeySecret(c.s.cfg.Live)
+	c.noStore()
 	var cmd ledger.Command = &ledger.CreateAPIKey{
 		At: c.s.cfg.Actors.Now().UnixMilli(), ID: actors.NewID("key_"), OrgID: c.org, Name: name,
 		Hash: actors.HashKey(secret), Hint: actors.KeyHint(secret), Scopes: scopes,
