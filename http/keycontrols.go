@@ -238,6 +238,16 @@ func renderKeyAt(k *ledger.APIKey, secret string, now ledger.SpendPeriod) keyJSO
 	return out
 }
 
+// knownTimezone reports whether name is an IANA timezone this build knows
+// (the actors embed the table).
+func knownTimezone(name string) bool {
+	if name == "Local" {
+		return false
+	}
+	_, err := time.LoadLocation(name)
+	return err == nil
+}
+
 // spendFor is what a debit made by the calling key counts against its
 // caps: the rate of the debited currency to USD (the operation's own where
 // given, else the current one). With no rate to be had, a key without caps
