@@ -271,7 +271,7 @@ type cryptoDepositDetails struct {
 	Hash            string  `json:"hash"`
 	Chain           string  `json:"chain"`
 	Address         string  `json:"address"`
-	Tag             *string `json:"tag"`
+	Tag             *string `json:"tag,omitempty"`
 }
 
 // depositDetails is a collection's details: its deposit's source, or null

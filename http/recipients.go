@@ -63,7 +63,7 @@ type recipientJSON struct {
 	AccountNumber *string `json:"accountNumber,omitempty"`
 	Address       *string `json:"address,omitempty"`
 	Tag           *string `json:"tag,omitempty"`
-	Country       *string `json:"country"`
+	Country       *string `json:"country,omitempty"` // a crypto recipient has none: omitted, not null (NOTES)
 	Currency      string  `json:"currency"`
 	IsActive      bool    `json:"isActive"`
 	CreatedAt     string  `json:"createdAt"`
@@ -96,7 +96,7 @@ type recipientFailedJSON struct {
 func renderRecipient(r *ledger.Recipient) recipientJSON {
 	out := recipientJSON{
 		ID: r.ID, AccountName: r.Spec.AccountName, Label: optional(r.Spec.Label), Code: r.Spec.Method,
-		Type: r.Spec.MethodType, Country: optional(r.Spec.Country), Currency: r.Spec.Currency, IsActive: r.Active,
+		Type: methodTypeName(r.Spec.MethodType), Country: optional(r.Spec.Country), Currency: r.Spec.Currency, IsActive: r.Active,
 		CreatedAt: timestamp(r.CreatedAt), UpdatedAt: timestamp(r.UpdatedAt),
 	}
 	if r.Spec.MethodType == "crypto" {

@@ -71,26 +71,12 @@ var licensedDifferences = []licensedDifference{
 	{"", "403", statusMissing, "NOTES: forbidden is 403 (scopes)"},
 	{"", "503", statusMissing, "NOTES: production has no provider or rate source yet: 503"},
 	{"", "400", statusMissing, "NOTES: validation_error is 400"},
-	// Not licensed: being fixed. Each row goes when its fix lands.
-	{"", "", "/data/*/type enum", "TO FIX: ledger entry types outside the reference's enum"},
-	{"", "", "/capabilities/payouts/*/methods/*/type enum", "TO FIX: method types"},
-	{"", "", "/method/type enum", "TO FIX: method types"},
-	{"", "", "/data/*/details/tag nullable", "TO FIX: null tag"},
-	{"", "", "/data/*/from/tag nullable", "TO FIX: null tag"},
-	{"", "", "/data/*/to/tag nullable", "TO FIX: null tag"},
-	{"", "", "/data/*/instructions/tag nullable", "TO FIX: null tag"},
-	{"", "", "/data/*/instructions/chain nullable", "TO FIX: null chain"},
-	{"", "", "/order/from/tag nullable", "TO FIX: null tag"},
-	{"", "", "/order/to/tag nullable", "TO FIX: null tag"},
-	{"", "", "/order/instructions/tag nullable", "TO FIX: null tag"},
-	{"", "", "/order/instructions/chain nullable", "TO FIX: null chain"},
-	{"", "", "/payout/to/tag nullable", "TO FIX: null tag"},
-	{"", "", "/payout/timeline/*/kind enum", "TO FIX: timeline kind of a conversion"},
-	{"", "", "/data/*/country nullable", "TO FIX: crypto recipient country null"},
-	{"", "", "/recipient/country nullable", "TO FIX: crypto recipient country null"},
-	{"", "", "/created/*/country nullable", "TO FIX: crypto recipient country null"},
-	{"", "", "/simulation/virtualAccountId nullable", "TO FIX: checkout deposit virtualAccountId"},
-	{"", "", "/results/*/result required", "TO FIX: bulk validation on production"},
+	// NOTES: optional strings the reference types as non-nullable are
+	// omitted when they have no value, a crypto recipient's country among
+	// them, though the reference lists country as required.
+	{"", "", "/recipient/country required", "NOTES: a crypto recipient's country is omitted, never null"},
+	{"", "", "/data/*/country required", "NOTES: a crypto recipient's country is omitted, never null"},
+	{"", "", "/created/*/country required", "NOTES: a crypto recipient's country is omitted, never null"},
 }
 
 const (

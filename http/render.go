@@ -73,7 +73,7 @@ type payoutToJSON struct {
 	Currency      string         `json:"currency"`
 	AccountNumber *string        `json:"accountNumber"`
 	Address       *string        `json:"address"`
-	Tag           *string        `json:"tag"`
+	Tag           *string        `json:"tag,omitempty"` // non-nullable in the reference: omitted when unset
 	RecipientID   *string        `json:"recipientId"`
 	KYC           jsontext.Value `json:"kyc"`
 }
@@ -141,7 +141,7 @@ func payoutTimeline(p *ledger.Payout) []timelineJSON {
 			Detail: detail(from + " " + money(p.FromAmount(), from) + " from " + p.AccountNumber)},
 	}
 	if p.FX != nil {
-		t = append(t, timelineJSON{At: timestamp(p.CreatedAt), Kind: "conversion", Title: "Converted",
+		t = append(t, timelineJSON{At: timestamp(p.CreatedAt), Kind: "status", Title: "Converted",
 			Detail: detail(from + " " + money(p.FromAmount(), from) + " to " + cur + " " + money(p.Spec.Amount, cur) + " at " + p.FX.Rate)})
 	}
 	if p.Fee > 0 {
@@ -269,12 +269,42 @@ type entryJSON struct {
 	CreatedAt         string  `json:"createdAt"`
 }
 
+// referenceEntryTypes maps the ledger's entry types that the reference's
+// type enum lacks onto its nearest value, so that a typed client of the
+// reference reads every entry; [2] is for a debit and a credit where the
+// same type books both. Types not here are the reference's own.
+var referenceEntryTypes = map[string][2]string{
+	"fx_payout_debit":     {"payout_debit", "payout_debit"},
+	"fx_payout_reversal":  {"payout_refund", "payout_refund"},
+	"fx_payout_clearing":  {"conversion_debit", "conversion_credit"},
+	"order_fx_debit":      {"conversion_debit", "conversion_debit"},
+	"order_fx_credit":     {"conversion_credit", "conversion_credit"},
+	"order_fx_clearing":   {"conversion_debit", "conversion_credit"},
+	"conversion_clearing": {"conversion_debit", "conversion_credit"},
+	"dispute_debit":       {"chargeback_debit", "chargeback_debit"},
+	"dispute_reversal":    {"chargeback_debit", "manual_credit"},
+	"payout_settlement":   {"payout_debit", "payout_credit"},
+	"funding_source":      {"manual_credit", "manual_credit"},
+	"collection_source":   {"collection_credit", "collection_credit"},
+}
+
+func referenceEntryType(e *ledger.Entry) string {
+	name := e.Type.String()
+	if m, ok := referenceEntryTypes[name]; ok {
+		if e.Amount < 0 {
+			return m[0]
+		}
+		return m[1]
+	}
+	return name
+}
+
 func renderEntry(n *ledger.NumberedEntry, currency string) entryJSON {
 	e := &n.Entry
 	return entryJSON{
 		ID:                ledger.EntryID(n.Seq),
 		Sequence:          n.Seq,
-		Type:              e.Type.String(),
+		Type:              referenceEntryType(e),
 		Amount:            money(e.Amount, currency),
 		Currency:          currency,
 		AccountNumber:     e.Account,
