@@ -85,7 +85,7 @@ func renderOrder(o *ledger.Order) orderJSON {
 		Status: o.Status.String(),
 		From: orderFromJSON{
 			Code:          o.Spec.FromMethod,
-			Amount:        money(o.FromAmount, from),
+			Amount:        expected, // what the customer sends, fee included (NOTES: amount sides)
 			Currency:      from,
 			AccountNumber: optional(firstNonEmpty(o.Spec.FromAccountNumber, in.AccountNumber)),
 			Bank:          optional(in.Bank),

@@ -149,8 +149,20 @@ func (c *call) orderRequest(body *orderRequestBody) (actors.OrderRequest, *ledge
 	}
 	amountField := sideField(spec.AmountSide)
 
+	// from.amount is what the customer sends: the fee of the destination
+	// method comes out of it, and the rest is converted and delivered.
+	principal, fromSideFee := spec.Amount, ledger.Minor(0)
+	if spec.AmountSide == ledger.SideFrom {
+		if m, ok := c.s.cfg.Catalogue.Method(spec.ToMethod); ok {
+			principal, fromSideFee = ledger.SplitPayoutDebit(m.Type, spec.Amount)
+		}
+		if principal <= 0 {
+			return req, ledger.FieldInvalid(amountField, "is too small to cover the fee")
+		}
+	}
+
 	// Price it: a cross-currency order locks the live rate now.
-	req.FromAmount, req.ToAmount = spec.Amount, spec.Amount
+	req.FromAmount, req.ToAmount = principal, principal
 	if spec.FromCurrency != spec.ToCurrency {
 		rate, e := c.rate(spec.FromCurrency, spec.ToCurrency)
 		if e != nil {
@@ -159,7 +171,7 @@ func (c *call) orderRequest(body *orderRequestBody) (actors.OrderRequest, *ledge
 		req.Rate = rate.String()
 		var err error
 		if spec.AmountSide == ledger.SideFrom {
-			req.ToAmount, err = rails.ConvertFrom(rate, spec.Amount)
+			req.ToAmount, err = rails.ConvertFrom(rate, principal)
 		} else {
 			req.FromAmount, err = rails.ConvertTo(rate, spec.Amount)
 		}
@@ -183,6 +195,9 @@ func (c *call) orderRequest(body *orderRequestBody) (actors.OrderRequest, *ledge
 	}
 	req.ToMethodType = toMethod.Type
 	req.Fee = ledger.OrderFee(toMethod.Type, req.FromAmount)
+	if spec.AmountSide == ledger.SideFrom {
+		req.Fee = fromSideFee
+	}
 	if req.FromAmount > ledger.AmountMax-req.Fee {
 		return req, ledger.FieldInvalid(amountField, "is out of range")
 	}
@@ -205,7 +220,7 @@ func (c *call) orderRequest(body *orderRequestBody) (actors.OrderRequest, *ledge
 		}
 	default:
 		if spec.FromAccountNumber != "" {
-			p.add("from.accountNumber", "must not be given for a "+fromMethod.Type+" order: the order provisions where the customer sends the funds")
+			p.add("from.accountNumber", "must not be given for a "+methodTypeName(fromMethod.Type)+" order: the order provisions where the customer sends the funds")
 		}
 	}
 	switch toMethod.Type {

@@ -103,7 +103,7 @@ func renderPayout(p *ledger.Payout) payoutJSON {
 		Status: p.Status.String(),
 		From: payoutFromJSON{
 			AccountNumber: p.AccountNumber,
-			Amount:        money(p.FromAmount(), fromCur),
+			Amount:        money(p.Debit(), fromCur), // everything debited, fee included (NOTES: amount sides)
 			Currency:      fromCur,
 			KYC:           objectOrEmpty(p.Spec.FromKYC),
 		},
@@ -138,7 +138,7 @@ func payoutTimeline(p *ledger.Payout) []timelineJSON {
 		{At: timestamp(p.CreatedAt), Kind: "created", Title: "Payout created",
 			Detail: detail(cur + " " + money(p.Spec.Amount, cur) + " via " + p.Spec.Method)},
 		{At: timestamp(p.CreatedAt), Kind: "debit", Title: "Balance debited",
-			Detail: detail(from + " " + money(p.FromAmount(), from) + " from " + p.AccountNumber)},
+			Detail: detail(from + " " + money(p.Debit(), from) + " from " + p.AccountNumber)},
 	}
 	if p.FX != nil {
 		t = append(t, timelineJSON{At: timestamp(p.CreatedAt), Kind: "status", Title: "Converted",
