@@ -1078,18 +1078,18 @@ func sandboxDepositAddress(chain, sessionID string) (string, error) {
 }
 
 type checkoutDepositJSON struct {
-	DepositID         string  `json:"depositId"`
-	CollectionID      string  `json:"collectionId"`
-	VirtualAccountID  string  `json:"virtualAccountId"` // the pooled account's id (pooledVirtualAccountID)
-	CheckoutSessionID string  `json:"checkoutSessionId"`
-	PaymentLinkID     string  `json:"paymentLinkId"`
-	Amount            string  `json:"amount"`
-	Currency          string  `json:"currency"`
-	CreditedAmount    string  `json:"creditedAmount"`
-	CreditedCurrency  string  `json:"creditedCurrency"`
-	ExternalReference string  `json:"externalReference"`
-	RequestedOutcome  string  `json:"requestedOutcome"`
-	Replayed          bool    `json:"replayed"`
+	DepositID         string `json:"depositId"`
+	CollectionID      string `json:"collectionId"`
+	VirtualAccountID  string `json:"virtualAccountId"` // the pooled account's id (pooledVirtualAccountID)
+	CheckoutSessionID string `json:"checkoutSessionId"`
+	PaymentLinkID     string `json:"paymentLinkId"`
+	Amount            string `json:"amount"`
+	Currency          string `json:"currency"`
+	CreditedAmount    string `json:"creditedAmount"`
+	CreditedCurrency  string `json:"creditedCurrency"`
+	ExternalReference string `json:"externalReference"`
+	RequestedOutcome  string `json:"requestedOutcome"`
+	Replayed          bool   `json:"replayed"`
 }
 
 // checkoutDeposit: POST /v1/simulations/checkout-deposit.

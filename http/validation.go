@@ -89,9 +89,9 @@ type validateBulkBody struct {
 // got (its result then says valid false with the error's code as reason:
 // the reference requires a result on every item).
 type validateBulkItemJSON struct {
-	Code   string          `json:"code"`
-	Result validationJSON  `json:"result"`
-	Error  *itemErrorJSON  `json:"error,omitempty"`
+	Code   string         `json:"code"`
+	Result validationJSON `json:"result"`
+	Error  *itemErrorJSON `json:"error,omitempty"`
 }
 
 // itemErrorJSON is the error envelope of one item of a bulk request.
