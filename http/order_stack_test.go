@@ -32,7 +32,7 @@ func (s *stack) orderCreate(body string) map[string]any {
 func (s *stack) orderDeposit(body string) map[string]any {
 	s.t.Helper()
 	r := s.do("POST", "/v1/simulations/order-deposit", s.key, body)
-	s.mustStatus(r, 200)
+	s.mustStatus(r, 201)
 	return r.json(s.t)["simulation"].(map[string]any)["order"].(map[string]any)
 }
 

@@ -364,17 +364,19 @@ func orderCurrencyList(ctx *fasthttp.RequestCtx, p *problems, name string) []str
 }
 
 type orderDepositBody struct {
-	OrderID *string `json:"orderId"`
-	Amount  amount  `json:"amount"`
-	Outcome *string `json:"outcome"`
+	OrderID           *string `json:"orderId"`
+	Amount            amount  `json:"amount"`
+	Outcome           *string `json:"outcome"`
+	ExternalReference *string `json:"externalReference"`
 }
 
 type orderDepositJSON struct {
-	Type    string    `json:"type"`
-	OrderID string    `json:"orderId"`
-	Outcome string    `json:"outcome"`
-	Amount  string    `json:"amount"`
-	Order   orderJSON `json:"order"`
+	Type              string    `json:"type"`
+	OrderID           string    `json:"orderId"`
+	Outcome           string    `json:"outcome"`
+	Amount            string    `json:"amount"`
+	ExternalReference *string   `json:"externalReference"`
+	Order             orderJSON `json:"order"`
 }
 
 // simulateOrderDeposit: POST /v1/simulations/order-deposit.
@@ -388,6 +390,7 @@ func (c *call) simulateOrderDeposit() {
 	}
 	var p problems
 	id := p.text("orderId", body.OrderID, true, 64)
+	ref := p.text("externalReference", body.ExternalReference, false, referenceLenMax)
 	outcome := ledger.DepositConfirmed
 	if body.Outcome != nil {
 		var ok bool
@@ -430,10 +433,11 @@ func (c *call) simulateOrderDeposit() {
 			sent = after.Expected()
 		}
 	}
-	c.ok(fasthttp.StatusOK, struct {
+	// 201 like the other deposit simulations: a deposit was made.
+	c.ok(fasthttp.StatusCreated, struct {
 		Simulation orderDepositJSON `json:"simulation"`
 	}{orderDepositJSON{
 		Type: "order_deposit", OrderID: after.ID, Outcome: outcome.String(),
-		Amount: money(sent, after.Spec.FromCurrency), Order: renderOrder(after),
+		Amount: money(sent, after.Spec.FromCurrency), ExternalReference: optional(ref), Order: renderOrder(after),
 	}})
 }

@@ -146,15 +146,14 @@ func (s *Server) recipientSpec(req *recipientRequestBody, prefix string) (ledger
 				p.add(prefix+"tag", "must be at most 28 bytes (a Stellar text memo)")
 			}
 		}
-		if spec.AccountName == "" {
-			p.add(prefix+"accountName", "is required for a crypto recipient: no chain resolves holder names")
-		}
+		// No chain resolves holder names: accountName is the caller's, and
+		// optional (the reference requires only code).
 		return spec, p.err()
 	}
 
 	spec.AccountNumber = p.text(prefix+"accountNumber", req.AccountNumber, true, 64)
 	if req.Address != nil {
-		p.add(prefix+"address", "is not used by a "+m.Type+" method; send accountNumber")
+		p.add(prefix+"address", "is not used by a "+methodTypeName(m.Type)+" method; send accountNumber")
 	}
 	if req.Tag != nil {
 		p.add(prefix+"tag", "is only for crypto methods")

@@ -6,6 +6,7 @@ import (
 	"github.com/goccy/go-json/jsontext"
 
 	"payments/ledger"
+	"payments/rails"
 )
 
 // The API's resource shapes. Amounts are decimal strings in the currency's
@@ -244,6 +245,17 @@ type accountJSON struct {
 	CreatedAt        string  `json:"createdAt"`
 }
 
+// renderAccountNow renders a balance account as the account reads show
+// it: estimatedUsd is its total at the current rate to USD, null only when
+// no rate exists.
+func (s *Server) renderAccountNow(a *ledger.Account) accountJSON {
+	out := renderAccount(a)
+	out.EstimatedUSD = s.estimatedUSD(a.Currency, a.Total)
+	return out
+}
+
+// renderAccount renders a balance account as of its record: an event's
+// payload, fixed when it is built, carries no estimate (null).
 func renderAccount(a *ledger.Account) accountJSON {
 	return accountJSON{
 		ID:               a.Number,
@@ -253,6 +265,26 @@ func renderAccount(a *ledger.Account) accountJSON {
 		TotalBalance:     money(a.Total, a.Currency),
 		CreatedAt:        timestamp(a.CreatedAt),
 	}
+}
+
+// estimatedUSD is amount of currency in USD at the current rate (rounded
+// down to the cent), or nil when there is no rate for the pair.
+func (s *Server) estimatedUSD(currency string, amount ledger.Minor) *string {
+	if currency == "USD" {
+		return optional(money(amount, currency))
+	}
+	if s.cfg.Rates == nil {
+		return nil
+	}
+	r, err := s.cfg.Rates.Rate(currency, "USD")
+	if err != nil {
+		return nil
+	}
+	usd, err := rails.ConvertFrom(r, amount)
+	if err != nil {
+		return nil
+	}
+	return optional(money(usd, "USD"))
 }
 
 type entryJSON struct {
