@@ -274,15 +274,24 @@ type cryptoDepositDetails struct {
 	Tag             *string `json:"tag,omitempty"`
 }
 
-// depositDetails is a collection's details: its deposit's source, or null
-// for a charge.
+// chargeDetails is a mobile money charge's details: the wallet prompted.
+type chargeDetails struct {
+	Code          string `json:"code"`
+	AccountNumber string `json:"accountNumber"`
+}
+
+// depositDetails is a collection's details, always an object (the
+// contract types it so): its deposit's source, or for a charge the wallet
+// that was prompted (empty for a collection an order books from a deposit
+// to its instructions).
 func depositDetails(c *ledger.Collection) *jsontext.Value {
 	d := c.Deposit
-	if d == nil {
-		return nil
-	}
 	var v any
-	if d.Type == ledger.CollectionTypeVirtualAccount {
+	if d == nil && c.Spec.PayerNumber == "" {
+		v = &struct{}{}
+	} else if d == nil {
+		v = &chargeDetails{c.Spec.Method, c.Spec.PayerNumber}
+	} else if d.Type == ledger.CollectionTypeVirtualAccount {
 		v = &virtualAccountDepositDetails{d.VirtualAccountID, d.ID, d.Bank, d.AccountNumber, d.AccountName, d.SourceReference}
 	} else {
 		v = &cryptoDepositDetails{d.CryptoAddressID, d.ID, d.SourceReference, rails.ChainName(d.Chain), d.Address, optional(d.Tag)}

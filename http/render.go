@@ -225,7 +225,7 @@ func renderCollection(c *ledger.Collection) collectionJSON {
 		To:                collectionToJSON{AccountNumber: optional(c.AccountNumber), Amount: amt, Currency: c.Spec.Currency},
 		Fee:               moneyJSON{Amount: money(c.Fee, c.Spec.Currency), Currency: c.Spec.Currency},
 		Rate:              "1",
-		Details:           depositDetails(c), // null on charges
+		Details:           depositDetails(c),
 		Narration:         optional(c.Spec.Narration),
 		ExternalReference: optional(c.ExternalReference),
 		Metadata:          objectOrEmpty(c.Spec.Metadata),
