@@ -174,6 +174,10 @@ func (c *call) simulateVirtualAccountDeposit() {
 	if !ok {
 		return
 	}
+	if o, va, isOrder := c.orderOfVirtualAccount(vaID); isOrder {
+		c.depositToOrder(&o, &va, req, completed)
+		return
+	}
 	var va ledger.VirtualAccount
 	va, ok = c.s.cfg.Actors.Reader().VirtualAccount(c.org, vaID)
 	if !ok {
@@ -209,6 +213,41 @@ func (c *call) simulateVirtualAccountDeposit() {
 			Simulation virtualAccountDepositJSON `json:"simulation"`
 		}{renderVirtualAccountDeposit(res.Deposit, res.Replayed)}
 	})
+}
+
+// depositToOrder pays a bank order's deposit account (orderVirtualAccount)
+// as the order-deposit simulation does: the transfer lands (completed) or
+// bounces (failed) and the order moves on. The answer is a virtual account
+// deposit; its depositId is the collection the order books.
+func (c *call) depositToOrder(o *ledger.Order, va *ledger.VirtualAccount, req depositRequestBody, completed bool) {
+	amt, ok := c.depositAmount(req.Amount, va.Currency)
+	if !ok {
+		return
+	}
+	outcome := ledger.DepositConfirmed
+	if !completed {
+		outcome = ledger.DepositRejected
+	}
+	r := c.s.cfg.Actors.DepositOrder(c.org, o.ID, amt, outcome)
+	switch {
+	case r.Err != nil:
+		c.fail(errorFromActors(r.Err))
+		return
+	case r.Result.Err != nil:
+		c.fail(r.Result.Err)
+		return
+	}
+	after := r.Result.Order
+	requested := "completed"
+	if !completed {
+		requested = "failed"
+	}
+	c.ok(fasthttp.StatusCreated, &struct {
+		Simulation virtualAccountDepositJSON `json:"simulation"`
+	}{virtualAccountDepositJSON{
+		DepositID: after.CollectionID, CollectionID: after.CollectionID, VirtualAccountID: va.ID,
+		Amount: money(amt, va.Currency), Currency: va.Currency, RequestedOutcome: requested,
+	}})
 }
 
 // simulateCryptoDeposit: POST /v1/simulations/crypto-deposit.
