@@ -197,6 +197,15 @@ func (c *call) getMethod() {
 			return
 		}
 	}
+	// Stablecoin networks (usdt_tron, usdc_stellar, …) belong to no
+	// country: any country's path reads them, as GET /v1/capabilities
+	// lists them under deposits.
+	for _, m := range c.s.cfg.Catalogue.Networks() {
+		if m.Code == code {
+			c.ok(fasthttp.StatusOK, &methodBody{renderMethod(&m)})
+			return
+		}
+	}
 	c.fail(&ledger.Error{Code: ledger.CodeNotFound, Message: "Method " + truncate(code, 64) + " for country " + country.Code + " not found"})
 }
 
