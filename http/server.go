@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/netip"
 	"strings"
 	"sync"
 	"time"
@@ -66,6 +67,10 @@ type Config struct {
 	// SandboxSettlement is how long the sandbox takes to confirm a deposit
 	// the hosted checkout's test mode simulates; default 500ms.
 	SandboxSettlement time.Duration
+
+	// TrustedProxies are the senders whose X-Forwarded-For is believed
+	// (--trusted-proxies): a load balancer in front of the nodes.
+	TrustedProxies []netip.Prefix
 
 	RateLimitPerSecond int           // per API key; default 100
 	CommitTimeout      time.Duration // how long an administrative write waits for its commit; default 10s
@@ -259,8 +264,17 @@ func (s *Server) route(method, path string, scope ledger.Scopes, h handler) {
 		if s.forwardIfFollower(ctx) {
 			return
 		}
+		if err := s.checkForwardedClient(ctx); err != nil {
+			writeError(ctx, err)
+			return
+		}
 		key, err := s.authenticate(ctx)
 		if err != nil {
+			writeError(ctx, err)
+			return
+		}
+		if err := s.allowlistCheck(ctx, &key); err != nil {
+			s.logger.Warn("API key refused: caller not on its IP allowlist", "keyId", key.ID, "reason", err.Message)
 			writeError(ctx, err)
 			return
 		}
