@@ -52,6 +52,8 @@ var licensedDifferences = []licensedDifference{
 	{"POST /v1/keys", "", operationMissing, "NOTES: organizations and keys are ours to define"},
 	{"GET /v1/keys", "", operationMissing, "NOTES: organizations and keys are ours to define"},
 	{"DELETE /v1/keys/{}", "", operationMissing, "NOTES: organizations and keys are ours to define"},
+	{"GET /v1/keys/{}", "", operationMissing, "NOTES: organizations and keys are ours to define (key controls: caps, usage, allowlist)"},
+	{"PATCH /v1/keys/{}", "", operationMissing, "NOTES: organizations and keys are ours to define (key controls: caps, usage, allowlist)"},
 	{"POST /v1/organizations", "", operationMissing, "NOTES: organizations and keys are ours to define"},
 	{"POST /v1/checkout/{}/sessions", "", operationMissing, "NOTES: hosted checkout, its public endpoints scoped to one link"},
 	{"GET /v1/checkout/{}/sessions/{}", "", operationMissing, "NOTES: hosted checkout, its public endpoints scoped to one link"},
