@@ -69,11 +69,12 @@ func (s *Server) forwarder(addr string) *fasthttp.HostClient {
 	c, ok := s.forwarders[addr]
 	if !ok {
 		c = &fasthttp.HostClient{
-			Addr:                addr,
-			MaxConns:            1024,
-			ReadTimeout:         forwardTimeout,
-			WriteTimeout:        forwardTimeout,
-			MaxIdleConnDuration: idleTimeout,
+			Addr:                  addr,
+			MaxConns:              1024,
+			ReadTimeout:           forwardTimeout,
+			WriteTimeout:          forwardTimeout,
+			MaxIdleConnDuration:   idleTimeout,
+			SecureErrorLogMessage: true, // a malformed answer is not quoted into the log
 		}
 		s.forwarders[addr] = c
 	}

@@ -44,7 +44,8 @@ var (
 
 // Options configure Open. The zero value is ready to use.
 type Options struct {
-	// FS is where Pebble's files live. Nil means vfs.Default; tests pass
+	// FS is where Pebble's files live. Nil means vfs.Default, creating files
+	// and directories for the owner only (ownerOnlyFS); tests pass
 	// vfs.NewCrashableMem() or an errorfs wrapper.
 	FS vfs.FS
 	// Logger receives the store's warnings and Pebble's own messages (info at
@@ -88,7 +89,7 @@ type logBounds struct {
 func Open(dir string, opts Options) (*Store, error) {
 	fs := opts.FS
 	if fs == nil {
-		fs = vfs.Default
+		fs = defaultFS()
 	}
 	logger := opts.Logger
 	if logger == nil {
@@ -106,7 +107,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		cacheBytes = cacheBytesDefault
 	}
 
-	if err := fs.MkdirAll(dir, 0o755); err != nil {
+	if err := fs.MkdirAll(dir, dirMode); err != nil {
 		return nil, fmt.Errorf("wal: create %s: %w", dir, err)
 	}
 	// Hold Pebble's directory lock across our WAL check so that no other
