@@ -102,6 +102,7 @@ func writeError(ctx *fasthttp.RequestCtx, e *ledger.Error) {
 	if e == errOutcomeUnknown || e == errNotLeaderNothingDone {
 		ctx.SetUserValue(leaderLostKey, e)
 	}
+	ctx.SetUserValue(errorCodeKey, e.Code)
 	body := errorBody{Error: e.Code, Message: e.Message, RequestID: requestIDOf(ctx)}
 	if body.Message == "" {
 		body.Message = string(e.Code)

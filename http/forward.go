@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net"
-	"sync/atomic"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -225,20 +224,9 @@ func notSent(err error) bool {
 // warnForward logs a failed forward, at most once a second: when the
 // leader is unreachable, every request forwarded to it fails alike.
 func (s *Server) warnForward(leader string, err error) {
-	now := time.Now().UnixNano()
-	last := s.forwardWarnedAt.Load()
-	if now-last < int64(time.Second) || !s.forwardWarnedAt.CompareAndSwap(last, now) {
-		s.forwardWarnsSuppressed.Add(1)
-		return
+	if ok, held := s.forwardFailLog.allow(time.Now()); ok {
+		s.logger.Warn("forward to leader failed", "leader", leader, "err", err, "suppressed_since_last", held)
 	}
-	s.logger.Warn("forward to leader failed", "leader", leader, "err", err,
-		"suppressed_since_last", s.forwardWarnsSuppressed.Swap(0))
-}
-
-// forwardWarnings is the state of warnForward's rate limit.
-type forwardWarnings struct {
-	forwardWarnedAt        atomic.Int64 // unix nanoseconds of the last warning
-	forwardWarnsSuppressed atomic.Int64 // failures not logged since
 }
 
 func (s *Server) forwarder(addr string) *fasthttp.HostClient {

@@ -61,6 +61,7 @@ type proc struct {
 	exited  chan error
 	dataDir string
 	args    []string
+	metrics chan string // the metrics_addr line, when --metrics-addr is set
 
 	stdoutMu     sync.Mutex
 	stdoutValues map[string]string // the key=value lines it printed
@@ -117,6 +118,7 @@ func (p *proc) launch() error {
 	p.cmd = cmd
 	p.exited = make(chan error, 1)
 	addrCh := make(chan string, 1)
+	p.metrics = make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
@@ -130,6 +132,9 @@ func (p *proc) launch() error {
 				}
 				p.stdoutValues[k] = v
 				p.stdoutMu.Unlock()
+			}
+			if a, ok := strings.CutPrefix(sc.Text(), "metrics_addr="); ok {
+				p.metrics <- a
 			}
 		}
 		p.exited <- cmd.Wait()

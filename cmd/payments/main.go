@@ -28,6 +28,7 @@ import (
 	"payments/actors"
 	api "payments/http"
 	"payments/http/logscrub"
+	"payments/http/metrics"
 	"payments/ledger"
 	"payments/raft"
 	"payments/rails"
@@ -103,6 +104,13 @@ type serveConfig struct {
 	adminAddr         string
 	join              string
 	adminTokenFile    string
+	metricsAddr       string
+
+	// Raft's failover timing; zero keeps hashicorp's (a single node's: 100ms).
+	raftHeartbeatTimeout   time.Duration
+	raftElectionTimeout    time.Duration
+	raftLeaderLeaseTimeout time.Duration
+	raftCommitTimeout      time.Duration
 
 	// Webhook delivery.
 	webhookTimeout         time.Duration
@@ -148,6 +156,11 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	fs.StringVar(&c.adminAddr, "admin-addr", "127.0.0.1:9400", "host:port of the operators' admin API (cluster membership), served when --admin-token-file is set")
 	fs.StringVar(&c.join, "join", "", "join a running cluster through the admin API of any of its members (host:port,…; needs --admin-token-file): added as a non-voter, promoted to voter once caught up")
 	fs.StringVar(&c.adminTokenFile, "admin-token-file", "", "file holding the operator token the admin API requires (empty: no admin API)")
+	fs.StringVar(&c.metricsAddr, "metrics-addr", "", "if set, serve Prometheus metrics at /metrics on this host:port, apart from the API (port 0 picks one)")
+	fs.DurationVar(&c.raftHeartbeatTimeout, "raft-heartbeat-timeout", 0, "how long a follower waits without hearing from the leader before it calls an election (0: 1s; 100ms for a single node)")
+	fs.DurationVar(&c.raftElectionTimeout, "raft-election-timeout", 0, "how long a candidate waits for votes before it tries again (0: 1s; 100ms for a single node)")
+	fs.DurationVar(&c.raftLeaderLeaseTimeout, "raft-leader-lease-timeout", 0, "how long a leader goes on without hearing from a quorum before it steps down; at most the heartbeat timeout (0: 500ms; 100ms for a single node)")
+	fs.DurationVar(&c.raftCommitTimeout, "raft-commit-timeout", 0, "how long an idle leader waits before telling followers the commit index (0: 50ms); not --commit-timeout")
 	fs.DurationVar(&c.webhookTimeout, "webhook-timeout", 10*time.Second, "how long a webhook receiver has to answer one delivery attempt")
 	fs.IntVar(&c.webhookWorkers, "webhook-workers", 256, "webhook delivery attempts in flight at once, over all endpoints")
 	fs.IntVar(&c.webhookEndpointWorkers, "webhook-endpoint-workers", 4, "webhook delivery attempts in flight at once to one endpoint")
@@ -162,6 +175,13 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	}
 	if c.stack != "sandbox" && c.stack != "production" {
 		return nil, fmt.Errorf("--stack must be sandbox or production, not %q", c.stack)
+	}
+	for name, d := range map[string]time.Duration{"--raft-heartbeat-timeout": c.raftHeartbeatTimeout,
+		"--raft-election-timeout": c.raftElectionTimeout, "--raft-leader-lease-timeout": c.raftLeaderLeaseTimeout,
+		"--raft-commit-timeout": c.raftCommitTimeout} {
+		if d < 0 || (d > 0 && d < 5*time.Millisecond) {
+			return nil, fmt.Errorf("%s must be 0 (the default) or at least 5ms, not %s", name, d)
+		}
 	}
 	if c.publicBaseURL != "" {
 		u, err := url.Parse(c.publicBaseURL)
@@ -263,6 +283,11 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	}
 	defer ln.Close()
 
+	var reg *metrics.Registry
+	if cfg.metricsAddr != "" {
+		reg = metrics.New()
+	}
+
 	node, err := raft.Open(raft.Config{
 		ID:                cfg.nodeID,
 		DataDir:           cfg.dataDir,
@@ -275,6 +300,12 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		SnapshotInterval:  cfg.snapshotInterval,
 		TrailingLogs:      cfg.trailingLogs,
 		Logger:            logger,
+
+		HeartbeatTimeout:   cfg.raftHeartbeatTimeout,
+		ElectionTimeout:    cfg.raftElectionTimeout,
+		LeaderLeaseTimeout: cfg.raftLeaderLeaseTimeout,
+		CommitTimeout:      cfg.raftCommitTimeout,
+		Observe:            raftObservers(reg),
 	})
 	if err != nil {
 		return err
@@ -307,7 +338,15 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	if checkoutURL == "" {
 		checkoutURL = publicBaseURL + "/checkout"
 	}
+	var requestMetrics *metrics.Requests
+	if reg != nil {
+		requestMetrics = reg.Requests()
+		registerNodeMetrics(reg, node, sys, cfg.nodeID)
+		// The request log's drops: reg.RequestLogDrops(requestLog.Dropped)
+		// once the node keeps one.
+	}
 	server := api.New(api.Config{
+		Metrics:            requestMetrics,
 		Live:               live,
 		NoProvider:         live,
 		Actors:             sys,
@@ -354,6 +393,14 @@ func serve(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		fmt.Fprintf(stdout, "admin_addr=%s\n", addr)
+	}
+	if reg != nil {
+		ms, err := reg.Listen(cfg.metricsAddr, logger)
+		if err != nil {
+			return fmt.Errorf("--metrics-addr: %w", err)
+		}
+		defer ms.Shutdown(context.Background())
+		fmt.Fprintf(stdout, "metrics_addr=%s\n", ms.Addr())
 	}
 
 	if cfg.debugAddr != "" {
