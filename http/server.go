@@ -75,6 +75,14 @@ type Config struct {
 	// the hosted checkout's test mode simulates; default 500ms.
 	SandboxSettlement time.Duration
 
+	// BodyBytesInFlightMax bounds the bytes of request bodies being read
+	// or held at once, over all requests (body.go); default 256 MiB.
+	BodyBytesInFlightMax int64
+	// ConnsPerIPMax bounds the open connections from one client address
+	// (connlimit.go); the cluster's peers are exempt. Default 256; -1: no
+	// limit.
+	ConnsPerIPMax int
+
 	RateLimitPerSecond int           // per API key; default 100
 	CommitTimeout      time.Duration // how long an administrative write waits for its commit; default 10s
 }
@@ -118,6 +126,8 @@ type Server struct {
 	checkoutSims    *simulatedDeposits // the checkout's test-mode deposits on their way
 
 	exports *exportLanes // turns of GET /v1/transactions/export
+
+	bodies bodyGate // bytes of request bodies in flight (body.go)
 }
 
 // New builds a Server.
@@ -146,6 +156,12 @@ func New(cfg Config) *Server {
 	if cfg.Names == nil {
 		cfg.Names = defaultNames(cfg.NoProvider)
 	}
+	if cfg.BodyBytesInFlightMax <= 0 {
+		cfg.BodyBytesInFlightMax = defaultBodyBytesInFlightMax
+	}
+	if cfg.ConnsPerIPMax == 0 {
+		cfg.ConnsPerIPMax = defaultConnsPerIPMax
+	}
 	if cfg.SandboxSettlement <= 0 {
 		cfg.SandboxSettlement = defaultSandboxSettlement
 	}
@@ -159,6 +175,7 @@ func New(cfg Config) *Server {
 		scopes:     make(map[string]ledger.Scopes),
 		exports:    newExportLanes(exportWaitMax),
 	}
+	s.bodies.max = cfg.BodyBytesInFlightMax
 	s.checkoutLimiter, s.checkoutSims = newRateLimiter(cfg.RateLimitPerSecond), newSimulatedDeposits()
 	if cfg.FilesDir != "" {
 		b, err := blob.Open(cfg.FilesDir)
@@ -177,7 +194,7 @@ func New(cfg Config) *Server {
 	s.router = r
 	s.routes()
 	s.srv = &fasthttp.Server{
-		Handler:            r.Handler,
+		Handler:            s.guardBody(r.Handler),
 		ErrorHandler:       s.badRequest,
 		Name:               "payments",
 		ReadTimeout:        readTimeout,
@@ -191,6 +208,9 @@ func New(cfg Config) *Server {
 			return fasthttp.RequestConfig{MaxRequestBodySize: bodyLimitFor(h)}
 		},
 		DisablePreParseMultipartForm: true,
+		// Bodies are read by readBody once the request is authenticated,
+		// not before the handler (body.go).
+		StreamRequestBody: true,
 		Concurrency:                  concurrencyMax,
 		NoDefaultServerHeader:        true,
 		CloseOnShutdown:              true,
@@ -208,7 +228,7 @@ func (s *Server) Serve(ln net.Listener) error {
 	if s.cfg.PublicBaseURL == "" {
 		s.cfg.PublicBaseURL = "http://" + ln.Addr().String()
 	}
-	return s.srv.Serve(ln)
+	return s.srv.Serve(s.limitConnsPerIP(ln))
 }
 
 // Shutdown stops accepting connections and waits for requests in flight to
@@ -281,6 +301,14 @@ func (s *Server) route(method, path string, scope ledger.Scopes, h handler) {
 		if !s.begin(ctx) {
 			return
 		}
+		if s.cfg.Cluster != nil && !s.cfg.Cluster.IsLeader() {
+			// A follower relays a body only for a key it knows (keys
+			// are replicated), so an anonymous body is never read.
+			if _, err := s.authenticate(ctx); err != nil {
+				writeError(ctx, err)
+				return
+			}
+		}
 		if s.forwardIfFollower(ctx) {
 			return
 		}
@@ -296,6 +324,10 @@ func (s *Server) route(method, path string, scope ledger.Scopes, h handler) {
 		if scope != 0 && !key.Scopes.Has(scope) {
 			writeError(ctx, &ledger.Error{Code: ledger.CodeForbidden,
 				Message: "API key does not have the required scope: " + ledger.ScopeName(scope)})
+			return
+		}
+		if err := s.readBody(ctx); err != nil { // only now: authenticated
+			writeError(ctx, err)
 			return
 		}
 		h(&call{s: s, ctx: ctx, key: key, org: key.OrgID})

@@ -42,6 +42,8 @@ type stackOptions struct {
 	settlement time.Duration
 	logger     *slog.Logger // the server's; none when nil
 	publicBase string       // api.Config.PublicBaseURL
+	bodyBytes  int64        // api.Config.BodyBytesInFlightMax
+	connsPerIP int          // api.Config.ConnsPerIPMax
 }
 
 // frozenTiming keeps every payout and collection pending, so responses do
@@ -67,7 +69,7 @@ func newStack(t *testing.T, opts stackOptions) *stack {
 	files := t.TempDir()
 	srv := api.New(api.Config{Live: opts.live, NoProvider: opts.live, Actors: sys, Cluster: node, RateLimitPerSecond: opts.rateLimit,
 		FilesDir: files, Rates: opts.rates, SandboxSettlement: opts.settlement, Logger: opts.logger,
-		PublicBaseURL: opts.publicBase})
+		PublicBaseURL: opts.publicBase, BodyBytesInFlightMax: opts.bodyBytes, ConnsPerIPMax: opts.connsPerIP})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
