@@ -210,11 +210,11 @@ func New(cfg Config) *Server {
 		DisablePreParseMultipartForm: true,
 		// Bodies are read by readBody once the request is authenticated,
 		// not before the handler (body.go).
-		StreamRequestBody: true,
-		Concurrency:                  concurrencyMax,
-		NoDefaultServerHeader:        true,
-		CloseOnShutdown:              true,
-		Logger:                       fasthttpLogger{cfg.Logger},
+		StreamRequestBody:     true,
+		Concurrency:           concurrencyMax,
+		NoDefaultServerHeader: true,
+		CloseOnShutdown:       true,
+		Logger:                fasthttpLogger{cfg.Logger},
 		// Parse errors name the problem, not the raw bytes (headers
 		// carry keys; bodies carry account numbers).
 		SecureErrorLogMessage: true,
