@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/netip"
 	"regexp"
 	"strings"
 	"sync"
@@ -82,6 +83,10 @@ type Config struct {
 	// (connlimit.go); the cluster's peers are exempt. Default 256; -1: no
 	// limit.
 	ConnsPerIPMax int
+
+	// TrustedProxies are the senders whose X-Forwarded-For is believed
+	// (--trusted-proxies): a load balancer in front of the nodes.
+	TrustedProxies []netip.Prefix
 
 	RateLimitPerSecond int           // per API key; default 100
 	CommitTimeout      time.Duration // how long an administrative write waits for its commit; default 10s
@@ -312,8 +317,17 @@ func (s *Server) route(method, path string, scope ledger.Scopes, h handler) {
 		if s.forwardIfFollower(ctx) {
 			return
 		}
+		if err := s.checkForwardedClient(ctx); err != nil {
+			writeError(ctx, err)
+			return
+		}
 		key, err := s.authenticate(ctx)
 		if err != nil {
+			writeError(ctx, err)
+			return
+		}
+		if err := s.allowlistCheck(ctx, &key); err != nil {
+			s.logger.Warn("API key refused: caller not on its IP allowlist", "keyId", key.ID, "reason", err.Message)
 			writeError(ctx, err)
 			return
 		}
