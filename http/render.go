@@ -269,10 +269,10 @@ type entryJSON struct {
 	CreatedAt         string  `json:"createdAt"`
 }
 
-func renderEntry(n *ledger.NumberedEntry, currency string) entryJSON {
+func renderEntry(ids *ledger.PublicIDs, n *ledger.NumberedEntry, currency string) entryJSON {
 	e := &n.Entry
 	return entryJSON{
-		ID:                ledger.EntryID(n.Seq),
+		ID:                ids.EntryID(n.Seq),
 		Sequence:          n.Seq,
 		Type:              e.Type.String(),
 		Amount:            money(e.Amount, currency),
@@ -280,7 +280,7 @@ func renderEntry(n *ledger.NumberedEntry, currency string) entryJSON {
 		AccountNumber:     e.Account,
 		BalanceAfter:      money(e.BalanceAfter, currency),
 		ReferenceType:     optional(e.Type.ReferenceType()),
-		ReferenceID:       optional(e.RefID),
+		ReferenceID:       optional(ids.PublicRef(e.RefID)),
 		ExternalReference: optional(e.ExternalRef),
 		CreatedAt:         timestamp(e.At),
 	}

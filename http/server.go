@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fasthttp/router"
@@ -132,7 +133,8 @@ type Server struct {
 
 	exports *exportLanes // turns of GET /v1/transactions/export
 
-	bodies bodyGate // bytes of request bodies in flight (body.go)
+	bodies bodyGate                         // bytes of request bodies in flight (body.go)
+	ids    atomic.Pointer[ledger.PublicIDs] // once the id key is committed (publicids.go)
 }
 
 // New builds a Server.
