@@ -94,8 +94,8 @@ type serveConfig struct {
 	webhookEndpointWorkers int
 
 	checkoutURL    string
-	trustedProxies string
 	publicBaseURL  string
+	trustedProxies string
 
 	connsPerIP        int
 	bodyBytesInFlight int64
