@@ -1,13 +1,16 @@
 package http
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"strconv"
 	"sync/atomic"
+	"time"
 
 	"github.com/valyala/fasthttp"
 
+	"payments/actors"
 	"payments/ledger"
 )
 
@@ -140,4 +143,33 @@ func (s *Server) guardBody(next fasthttp.RequestHandler) fasthttp.RequestHandler
 			ctx.SetConnectionClose()
 		}
 	}
+}
+
+// followerKeyWait is how long a follower waits for a well-formed key it
+// does not know yet to replicate to it (one created on the leader a moment
+// ago) before refusing it.
+const followerKeyWait = time.Second
+
+// authenticateOnFollower checks a request's key on a follower before its
+// body is read and relayed: a missing or malformed key is refused at once;
+// a well-formed one the follower does not know is waited for, up to
+// followerKeyWait, as replication may lag the key's creation.
+func (s *Server) authenticateOnFollower(ctx *fasthttp.RequestCtx) *ledger.Error {
+	_, err := s.authenticate(ctx)
+	if err == nil {
+		return nil
+	}
+	h := ctx.Request.Header.Peek(fasthttp.HeaderAuthorization)
+	const bearer = "Bearer "
+	if len(h) <= len(bearer) || !bytes.EqualFold(h[:len(bearer)], []byte(bearer)) ||
+		!bytes.HasPrefix(bytes.TrimSpace(h[len(bearer):]), []byte(actors.KeyPrefix(s.cfg.Live))) {
+		return err
+	}
+	for deadline := time.Now().Add(followerKeyWait); time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+		if _, err = s.authenticate(ctx); err == nil {
+			return nil
+		}
+	}
+	return err
 }

@@ -325,7 +325,7 @@ func (s *Server) route(method, path string, scope ledger.Scopes, h handler) {
 		if s.cfg.Cluster != nil && !s.cfg.Cluster.IsLeader() {
 			// A follower relays a body only for a key it knows (keys
 			// are replicated), so an anonymous body is never read.
-			if _, err := s.authenticate(ctx); err != nil {
+			if err := s.authenticateOnFollower(ctx); err != nil {
 				writeError(ctx, err)
 				return
 			}
