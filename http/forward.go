@@ -69,6 +69,9 @@ func (s *Server) relayToLeader(ctx *fasthttp.RequestCtx) (bool, *ledger.Error) {
 				return false, nil
 			}
 		} else if leader, ok := c.Leader(); ok && !forwarded && leader != c.ID() && s.peerAddr(leader) != "" {
+			if e := s.readBody(ctx); e != nil {
+				return true, e
+			}
 			switch outcome := s.forwardTo(ctx, leader, changed); outcome {
 			case forwardAnswered:
 				return true, nil
