@@ -7,11 +7,13 @@ HTTP_ADDR ?= 127.0.0.1:8080
 RAFT_ADDR ?= 127.0.0.1:7000
 SOAK_DURATION ?= 3m
 SOAK_SERVER_ARGS ?=
+SEED ?= 1
+SIM_DURATION ?= 2m
 
 CHROMIUM ?= $(or $(PAYMENTS_CHROMIUM),/usr/bin/chromium)
 
 .DEFAULT_GOAL := help
-.PHONY: help build run test test-short vet chromium fuzz paybench bench soak noise bench-micro clean
+.PHONY: help build run test test-short vet chromium fuzz paybench bench soak noise bench-micro sim sim-long clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -74,6 +76,12 @@ noise: paybench ## the noisy neighbour: uniform alone, then beside 16 goroutines
 
 bench-micro: ## Go benchmarks of the ledger, the WAL and the HTTP path
 	$(GO) test -run XXX -bench . -benchmem ./ledger ./wal ./http
+
+sim: ## replay one seed of the cluster simulation (SEED=n), logging each fault
+	$(GO) test ./bench/sim -run 'TestSim$$' -count=1 -v -sim.seed $(SEED) -sim.v
+
+sim-long: ## run simulation seeds for SIM_DURATION (2m); reports seeds run and faults by kind
+	$(GO) test ./bench/sim -run 'TestSimLong$$' -count=1 -v -timeout 0 -sim.long $(SIM_DURATION)
 
 clean: ## remove build output (not ./data)
 	rm -rf $(BIN)

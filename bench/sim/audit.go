@@ -1,0 +1,240 @@
+package sim
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"time"
+
+	"payments/ledger"
+	"payments/raft"
+)
+
+// settleWait bounds how long, once the network has healed, the cluster
+// may take to elect a leader, finish every payout and collection, and
+// bring every replica to the same index.
+const settleWait = 20 * time.Second
+
+// audit checks the healed cluster against what the clients were told.
+func audit(cl *clients, rep *Report, opts Options) {
+	ctx := context.Background()
+	reader := func() *ledger.Reader {
+		deadline := time.Now().Add(settleWait)
+		for time.Now().Before(deadline) {
+			if n := cl.c.leader(); n != nil {
+				if _, sys := n.running(); sys != nil {
+					return sys.Reader()
+				}
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		return nil
+	}
+	if reader() == nil {
+		rep.violate("no leader within %s of the network healing", settleWait)
+		return
+	}
+
+	// Nothing stuck: every payout and collection reaches its end.
+	if !settled(reader, settleWait) {
+		r := reader()
+		ps, _, _ := r.OpenPayouts("", 10)
+		cs, _, _ := r.OpenCollections("", 10)
+		for _, p := range ps {
+			rep.violate("stuck: payout %s (%s) still %s %s after the network healed", p.ID, p.ExternalReference, p.Status, settleWait)
+		}
+		for _, c := range cs {
+			rep.violate("stuck: collection %s (%s) still %s %s after the network healed", c.ID, c.ExternalReference, c.Status, settleWait)
+		}
+	}
+
+	// What each client was told holds; each reference named one resource.
+	r := reader()
+	credited := map[string]ledger.Minor{} // hot org → fundings that exist
+	for _, req := range cl.requests {
+		switch req.kind {
+		case "payout":
+			p, found := r.PayoutByReference(req.org, req.ref)
+			checkTold(rep, req, found, p.ID, p.Spec.Amount)
+		case "collection":
+			c, found := r.CollectionByReference(req.org, req.ref)
+			checkTold(rep, req, found, c.ID, c.Spec.Amount)
+		case "fund":
+			if req.outcome == refused {
+				continue
+			}
+			// No reader looks a funding up: send it again. An acknowledged
+			// one must come back replayed; an unknown one exists after.
+			again := cl.fund(ctx, req.org, req.ref, req.amount)
+			switch {
+			case again.outcome != acked:
+				rep.violate("funding %s/%s resent at the audit: %s %s", req.org, req.ref, again.outcome, again.code)
+			case req.outcome == acked && !again.replayed:
+				rep.violate("acknowledged write lost: funding %s/%s was created again when resent", req.org, req.ref)
+			}
+			credited[req.org] += req.amount
+		}
+	}
+	sent := map[string]bool{}
+	for _, req := range cl.requests {
+		sent[req.org+"/"+req.ref] = true
+	}
+	for _, org := range append(append([]string{}, hotOrgs...), otherOrg) {
+		seen := map[string]string{}
+		eachPayout(r, org, func(p ledger.Payout) {
+			if prev, dup := seen[p.ExternalReference]; dup {
+				rep.violate("reference %s/%s produced two payouts: %s and %s", org, p.ExternalReference, prev, p.ID)
+			}
+			seen[p.ExternalReference] = p.ID
+			if !sent[org+"/"+p.ExternalReference] {
+				rep.violate("payout %s has a reference no client sent: %s", p.ID, p.ExternalReference)
+			}
+		})
+	}
+
+	// The hot balances follow from the records: fundings in, payouts out.
+	for _, org := range hotOrgs {
+		want := credited[org]
+		eachPayout(r, org, func(p ledger.Payout) {
+			if p.Status != ledger.PayoutFailed {
+				want -= p.Debit()
+			}
+		})
+		a, _ := r.AccountFor(org, currency)
+		if a.Total != want {
+			rep.violate("money: %s's balance is %s; its fundings less its payouts make %s", org, money(a.Total), money(want))
+		}
+		if a.Total < 0 || a.Available() < 0 {
+			rep.violate("money: %s's balance is negative: total %s, available %s", org, money(a.Total), money(a.Available()))
+		}
+		// No reservation left behind: with nothing in flight, a payout of
+		// the whole available balance goes through.
+		amount := a.Available() * 100 / 101 / 100 * 100
+		for amount > 0 && amount+ledger.PayoutFee("mobile_money", amount) > a.Available() {
+			amount -= 100
+		}
+		if amount >= 100 {
+			if req := cl.payout(ctx, org, "audit-drain", amount); req.outcome != acked {
+				rep.violate("reservation left behind: a payout of %s from %s's available %s was %s %s", money(amount), org, money(a.Available()), req.outcome, req.code)
+			}
+		}
+	}
+	if !settled(reader, settleWait) {
+		rep.violate("stuck: the audit's payouts did not settle")
+	}
+
+	// Every replica: the ledger's invariants (journal sums to zero per
+	// currency, running balances, no negative balance) and the same bytes
+	// at the same applied index.
+	checkReplicas(cl.c, rep)
+
+	ok, visual, err := checkLinearizable(cl.history, filepath.Join(opts.Dir, "porcupine"), 30*time.Second)
+	switch {
+	case err != nil:
+		rep.violate("linearizability: %v", err)
+	case !ok:
+		rep.violate("linearizability: the hot accounts' reads and writes are not linearizable")
+		rep.Visual = visual
+	}
+	rep.Reads = 0
+	for _, o := range cl.history {
+		if o.in.kind == opRead {
+			rep.Reads++
+		}
+	}
+}
+
+func checkTold(rep *Report, req *request, found bool, id string, amount ledger.Minor) {
+	switch req.outcome {
+	case acked:
+		if !found {
+			rep.violate("acknowledged write lost: %s %s/%s (%s)", req.kind, req.org, req.ref, req.id)
+		} else if id != req.id || amount != req.amount {
+			rep.violate("acknowledged %s %s/%s was %s of %s; the ledger has %s of %s", req.kind, req.org, req.ref, req.id, money(req.amount), id, money(amount))
+		}
+	case refused:
+		if found && req.code != ledger.CodeDuplicate {
+			rep.violate("refused write applied: %s %s/%s (refused %s) exists as %s", req.kind, req.org, req.ref, req.code, id)
+		}
+	}
+}
+
+func eachPayout(r *ledger.Reader, org string, fn func(ledger.Payout)) {
+	cursor := ledger.CursorStart
+	for {
+		page := r.Payouts(org, ledger.PayoutFilter{}, cursor, 100)
+		for _, p := range page.Items {
+			fn(p)
+		}
+		if !page.HasMore {
+			return
+		}
+		cursor = page.Next
+	}
+}
+
+// settled waits until the leader has no open payout or collection.
+func settled(reader func() *ledger.Reader, wait time.Duration) bool {
+	deadline := time.Now().Add(wait)
+	for time.Now().Before(deadline) {
+		if r := reader(); r != nil {
+			ps, _, _ := r.OpenPayouts("", 1)
+			cs, _, _ := r.OpenCollections("", 1)
+			if len(ps) == 0 && len(cs) == 0 {
+				return true
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return false
+}
+
+// checkReplicas waits for every node to apply the same index, then
+// compares their state stores' digests and checks each one's invariants.
+func checkReplicas(c *cluster, rep *Report) {
+	deadline := time.Now().Add(settleWait)
+	for {
+		var nodes []*raft.Node
+		for _, n := range c.nodes {
+			if node, _ := n.running(); node != nil {
+				nodes = append(nodes, node)
+			}
+		}
+		type digest struct {
+			sum     [32]byte
+			applied uint64
+		}
+		var ds []digest
+		for _, node := range nodes {
+			sum, applied, err := node.StateDigest()
+			if err != nil {
+				rep.violate("state digest of %s: %v", node.ID(), err)
+				return
+			}
+			ds = append(ds, digest{sum, applied})
+		}
+		same := len(ds) == len(c.nodes)
+		for _, d := range ds[1:] {
+			same = same && d.applied == ds[0].applied
+		}
+		if same {
+			for i, d := range ds[1:] {
+				if !bytes.Equal(d.sum[:], ds[0].sum[:]) {
+					rep.violate("replicas differ: %s and %s at applied index %d", nodes[0].ID(), nodes[i+1].ID(), d.applied)
+				}
+			}
+			for _, node := range nodes {
+				if err := node.CheckState(); err != nil {
+					rep.violate("invariants of %s: %v", node.ID(), err)
+				}
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			rep.violate("replicas did not reach the same applied index within %s: %v", settleWait, ds)
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+

@@ -1,0 +1,242 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"payments/actors"
+	"payments/ledger"
+)
+
+// The organizations the clients work for. The hot accounts (GHS balances
+// of hotOrgs) only receive fundings and pay out amounts the sandbox rail
+// always completes, so that their balance is a simple register for the
+// linearizability check; otherOrg also collects, and pays out amounts the
+// rail rejects (refunded) or times out on.
+var (
+	hotOrgs  = []string{"org_hot1", "org_hot2"}
+	otherOrg = "org_other"
+)
+
+const currency = "GHS"
+
+// outcome is what a client was told about one request, in the end.
+type outcome int
+
+const (
+	acked   outcome = iota // a result: the resource, created or replayed
+	refused                // a ledger refusal: nothing was done
+	unknown                // no answer it could trust, after every retry
+)
+
+func (o outcome) String() string { return [...]string{"acked", "refused", "unknown"}[o] }
+
+// request is one logical write as its client saw it: every retry reuses
+// its reference.
+type request struct {
+	kind    string // "payout", "fund", "collection"
+	org     string
+	ref     string
+	amount  ledger.Minor
+	outcome outcome
+	id      string      // the resource's id, when acked
+	code    ledger.Code // the refusal's code
+	retries int
+	// replayed: the answer kept was a replay of an earlier create.
+	replayed bool
+}
+
+// clients drive writes and reads through the real actors of whichever
+// node leads (as the HTTP layer forwards to it), and record what they were
+// told.
+type clients struct {
+	c     *cluster
+	start time.Time
+
+	mu       sync.Mutex
+	requests []*request
+	history  []op // operations on the hot accounts, for porcupine
+	unknowns int  // attempts answered outcome_unknown (or cut by a crash)
+}
+
+// writeGiveUp is how long a client retries one request before it leaves
+// it unknown.
+const writeGiveUp = 6 * time.Second
+
+func (cl *clients) now() int64 { return time.Since(cl.start).Nanoseconds() }
+
+// errCrashed stands for a reply that arrived across a crash of the node
+// that gave it: a transport error, to the client.
+var errCrashed = errors.New("sim: the node crashed during the request")
+
+// onLeader runs fn against the leader's actors, retrying while there is
+// none or it refuses (nothing done), until fn's answer is one to keep or
+// the give-up time passes. It reports how many attempts ended unknown.
+func (cl *clients) onLeader(ctx context.Context, deadline time.Time, fn func(*actors.System) (keep bool, err error)) (kept bool, unknowns int) {
+	for time.Now().Before(deadline) {
+		n := cl.c.leader()
+		if n == nil {
+			time.Sleep(10 * time.Millisecond)
+			continue
+		}
+		crashes := n.crashes.Load()
+		_, sys := n.running()
+		if sys == nil {
+			continue
+		}
+		keep, err := fn(sys)
+		if n.crashes.Load() != crashes {
+			err = errCrashed
+		}
+		switch {
+		case err == nil && keep:
+			return true, unknowns
+		case err == nil, errors.Is(err, actors.ErrNotLeader), errors.Is(err, actors.ErrOverloaded):
+			time.Sleep(5 * time.Millisecond)
+		default: // outcome unknown: retry with the same reference
+			unknowns++
+			time.Sleep(20 * time.Millisecond)
+		}
+		if ctx.Err() != nil && unknowns == 0 {
+			break // stopping, and nothing is in doubt
+		}
+	}
+	return false, unknowns
+}
+
+// write sends one request until it gets an answer it can trust.
+func (cl *clients) write(ctx context.Context, req *request, send func(*actors.System) actors.Reply) {
+	var last actors.Reply
+	kept, unknowns := cl.onLeader(ctx, time.Now().Add(writeGiveUp), func(sys *actors.System) (bool, error) {
+		last = send(sys)
+		return last.Err == nil, last.Err
+	})
+	req.retries = unknowns
+	switch {
+	case !kept:
+		req.outcome = unknown
+	case last.Result.Err != nil:
+		req.outcome, req.code = refused, last.Result.Err.Code
+	default:
+		req.outcome, req.id, req.replayed = acked, resultID(&last.Result), last.Result.Replayed
+	}
+	cl.mu.Lock()
+	cl.requests = append(cl.requests, req)
+	cl.unknowns += unknowns
+	cl.mu.Unlock()
+}
+
+func resultID(r *ledger.Result) string {
+	switch {
+	case r.Payout != nil:
+		return r.Payout.ID
+	case r.Collection != nil:
+		return r.Collection.ID
+	case r.Funding != nil:
+		return r.Funding.ExternalReference
+	}
+	return ""
+}
+
+func payoutRequest(org, ref string, amount ledger.Minor) actors.PayoutRequest {
+	return actors.PayoutRequest{
+		OrgID: org, ExternalReference: ref, MethodType: "mobile_money",
+		Spec: ledger.PayoutSpec{Currency: currency, Amount: amount, AmountSide: ledger.SideTo, Method: "gh_mtn", AccountNumber: "233241234567"},
+	}
+}
+
+func collectionRequest(org, ref string, amount ledger.Minor) actors.CollectionRequest {
+	return actors.CollectionRequest{
+		OrgID: org, ExternalReference: ref, MethodType: "mobile_money",
+		Spec: ledger.CollectionSpec{Currency: currency, Amount: amount, Method: "gh_mtn", PayerNumber: "233241234567"},
+	}
+}
+
+func (cl *clients) payout(ctx context.Context, org, ref string, amount ledger.Minor) *request {
+	req := &request{kind: "payout", org: org, ref: ref, amount: amount}
+	cl.write(ctx, req, func(sys *actors.System) actors.Reply { return sys.CreatePayout(payoutRequest(org, ref, amount)) })
+	return req
+}
+
+func (cl *clients) fund(ctx context.Context, org, ref string, amount ledger.Minor) *request {
+	req := &request{kind: "fund", org: org, ref: ref, amount: amount}
+	cl.write(ctx, req, func(sys *actors.System) actors.Reply { return sys.FundBalance(org, currency, amount, ref) })
+	return req
+}
+
+func (cl *clients) collection(ctx context.Context, org, ref string, amount ledger.Minor) *request {
+	req := &request{kind: "collection", org: org, ref: ref, amount: amount}
+	cl.write(ctx, req, func(sys *actors.System) actors.Reply {
+		return sys.CreateCollection(collectionRequest(org, ref, amount))
+	})
+	return req
+}
+
+// balance reads an organization's balance on the leader, as GET
+// /v1/accounts does.
+func (cl *clients) balance(ctx context.Context, org string) (ledger.Minor, bool) {
+	var total ledger.Minor
+	kept, _ := cl.onLeader(ctx, time.Now().Add(writeGiveUp), func(sys *actors.System) (bool, error) {
+		a, _ := sys.Reader().AccountFor(org, currency)
+		total = a.Total
+		return true, nil
+	})
+	return total, kept
+}
+
+// run is one client's loop until ctx ends: seeded choices of what to do.
+func (cl *clients) run(ctx context.Context, id int, rng *rand.Rand) {
+	for i := 0; ctx.Err() == nil; i++ {
+		ref := fmt.Sprintf("c%d-%d", id, i)
+		hot := hotOrgs[rng.IntN(len(hotOrgs))]
+		switch p := rng.IntN(100); {
+		case p < 35: // a debit of a hot account, always completed by the rail
+			amount := ledger.Minor(100 * (1 + rng.IntN(400)))
+			call := cl.now()
+			req := cl.payout(ctx, hot, ref, amount)
+			cl.record(id, hot, opInput{kind: opDebit, amount: amount + ledger.PayoutFee("mobile_money", amount)}, req.outcome, call)
+		case p < 50: // a credit of a hot account
+			amount := ledger.Minor(100 * (1 + rng.IntN(600)))
+			call := cl.now()
+			req := cl.fund(ctx, hot, ref, amount)
+			cl.record(id, hot, opInput{kind: opCredit, amount: amount}, req.outcome, call)
+		case p < 70: // a read of a hot account
+			call := cl.now()
+			if v, ok := cl.balance(ctx, hot); ok {
+				cl.mu.Lock()
+				cl.history = append(cl.history, op{client: id, account: hot, in: opInput{kind: opRead}, out: opOutput{value: v}, call: call, ret: cl.now()})
+				cl.mu.Unlock()
+			}
+		case p < 85: // a collection, any sandbox scenario
+			amount := ledger.Minor(100*(1+rng.IntN(200)) + sandboxCents[rng.IntN(len(sandboxCents))])
+			cl.collection(ctx, otherOrg, ref, amount)
+		default: // a payout the rail may reject or time out on
+			amount := ledger.Minor(100*(1+rng.IntN(50)) + sandboxCents[rng.IntN(len(sandboxCents))])
+			cl.payout(ctx, otherOrg, ref, amount)
+		}
+		if rng.IntN(4) == 0 {
+			time.Sleep(time.Duration(rng.IntN(20)) * time.Millisecond)
+		}
+	}
+}
+
+// sandboxCents are amounts' last two decimal digits that pick the sandbox
+// rails' scenarios (rails.PayoutTrigger, rails.CollectionTrigger), with
+// plain ones.
+var sandboxCents = []int{0, 0, 0, 1, 3, 50, 51, 52, 99}
+
+// record adds a write on a hot account to the history.
+func (cl *clients) record(client int, account string, in opInput, o outcome, call int64) {
+	out := opOutput{outcome: o}
+	ret := cl.now()
+	if o == unknown {
+		ret = unknownReturn
+	}
+	cl.mu.Lock()
+	cl.history = append(cl.history, op{client: client, account: account, in: in, out: out, call: call, ret: ret})
+	cl.mu.Unlock()
+}

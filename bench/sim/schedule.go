@@ -1,0 +1,106 @@
+package sim
+
+import (
+	"errors"
+	"math/rand/v2"
+	"time"
+)
+
+// scheduler injects faults, drawn from its seeded source, at drawn
+// intervals. Every step draws the same numbers whatever happens, so the
+// sequence of fault choices is the seed's; which node is "the leader" when
+// a fault targets it is the run's.
+type scheduler struct {
+	c      *cluster
+	rng    *rand.Rand
+	counts map[string]int
+	logf   func(string, ...any)
+
+	crashed   *simNode
+	restartAt time.Time
+}
+
+func (s *scheduler) run(d time.Duration) error {
+	end := time.Now().Add(d)
+	ids := []string{"n1", "n2", "n3"}
+	for time.Now().Before(end) {
+		pause := time.Duration(50+s.rng.IntN(250)) * time.Millisecond
+		kind, a, b := s.rng.IntN(100), s.rng.IntN(3), s.rng.IntN(2)
+		rate, delay := float64(5+s.rng.IntN(25))/100, time.Duration(s.rng.IntN(20))*time.Millisecond
+		down := time.Duration(100+s.rng.IntN(900)) * time.Millisecond
+		time.Sleep(pause)
+		if s.crashed != nil && time.Now().After(s.restartAt) {
+			if err := s.restart(); err != nil {
+				return err
+			}
+		}
+		other := ids[(a+1+b)%3] // a node other than ids[a]
+		switch {
+		case kind < 12: // one node cut off, both ways
+			s.isolate(ids[a])
+			s.count("partition")
+		case kind < 22: // one link cut one way: requests arrive, answers do not
+			s.c.net.setCut(ids[a], other, true)
+			s.count("partition_asymmetric")
+		case kind < 32: // the leader cut off
+			if l := s.c.leader(); l != nil {
+				s.isolate(l.id)
+				s.count("partition_leader")
+			}
+		case kind < 45:
+			s.c.net.setLossy(rate, delay)
+			s.count("lossy")
+		case kind < 60:
+			s.c.net.heal()
+			s.count("heal")
+		case kind < 75 && s.crashed == nil:
+			n := s.c.nodes[a]
+			if b == 0 {
+				if l := s.c.leader(); l != nil {
+					n = l
+				}
+			}
+			s.logf("crash %s", n.id)
+			if err := s.c.crash(n); err != nil {
+				return err
+			}
+			s.crashed, s.restartAt = n, time.Now().Add(down)
+			s.count("crash")
+		case kind < 85:
+			if node, _ := s.c.nodes[a].running(); node != nil {
+				go node.Snapshot() // may fail (nothing new, or a restore running): that is fine
+				s.count("snapshot")
+			}
+		}
+	}
+	return nil
+}
+
+func (s *scheduler) count(kind string) { s.counts[kind]++ }
+
+func (s *scheduler) isolate(id string) {
+	for _, o := range s.c.nodes {
+		if o.id != id {
+			s.c.net.setCut(id, o.id, true)
+			s.c.net.setCut(o.id, id, true)
+		}
+	}
+}
+
+func (s *scheduler) restart() error {
+	n := s.crashed
+	s.crashed = nil
+	s.logf("restart %s", n.id)
+	s.count("restart")
+	return s.c.start(n)
+}
+
+// healAll ends the faults: the network heals and a crashed node restarts.
+func (s *scheduler) healAll() error {
+	s.c.net.heal()
+	var err error
+	if s.crashed != nil {
+		err = s.restart()
+	}
+	return errors.Join(err)
+}
