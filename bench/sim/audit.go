@@ -237,4 +237,3 @@ func checkReplicas(c *cluster, rep *Report) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
-
