@@ -123,6 +123,8 @@ func audit(cl *clients, rep *Report, opts Options) {
 		rep.violate("stuck: the audit's payouts did not settle")
 	}
 
+	checkWebhooks(cl, rep, reader)
+
 	// Every replica: the ledger's invariants (journal sums to zero per
 	// currency, running balances, no negative balance) and the same bytes
 	// at the same applied index.
@@ -236,4 +238,44 @@ func checkReplicas(c *cluster, rep *Report) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// checkWebhooks: every event of the organization with the endpoint has a
+// delivery, every delivery ends delivered, and the receiver took each one
+// under its webhook-id, with the same body on every attempt.
+func checkWebhooks(cl *clients, rep *Report, reader func() *ledger.Reader) {
+	deadline := time.Now().Add(settleWait)
+	for reader().PendingWebhookDeliveryCount() > 0 {
+		if time.Now().After(deadline) {
+			rep.violate("stuck: %d webhook deliveries still pending %s after the network healed", reader().PendingWebhookDeliveryCount(), settleWait)
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	r := reader()
+	delivered := map[string]bool{} // event id → has a delivery
+	for seq := uint64(1); seq <= r.WebhookDeliveryCount(); seq++ {
+		d, ok := r.WebhookDeliveryAt(seq)
+		if !ok {
+			rep.violate("webhook delivery %d is missing", seq)
+			continue
+		}
+		delivered[d.EventID] = true
+		if d.Status != ledger.DeliverySuccess {
+			rep.violate("webhook delivery %s of event %s ended %v after %d attempts: %s", d.ID, d.EventID, d.Status, d.Attempts, d.LastError)
+		} else if !cl.recv.received(d.ID) {
+			rep.violate("webhook delivery %s of event %s is recorded delivered, and the receiver never took it", d.ID, d.EventID)
+		}
+	}
+	for seq := uint64(1); seq <= r.EventCount(); seq++ {
+		if ev, ok := r.EventAt(seq); ok && ev.OrgID == otherOrg && !delivered[ev.ID] {
+			rep.violate("event %s (%s) of %s has no webhook delivery", ev.ID, ev.Type, otherOrg)
+		}
+	}
+	cl.recv.mu.Lock()
+	for _, id := range cl.recv.changed {
+		rep.violate("webhook %s was sent again with a different body", id)
+	}
+	rep.Webhooks = cl.recv.attempts
+	cl.recv.mu.Unlock()
 }

@@ -56,6 +56,7 @@ type request struct {
 type clients struct {
 	c     *cluster
 	start time.Time
+	recv  *receiver
 
 	mu       sync.Mutex
 	requests []*request

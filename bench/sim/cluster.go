@@ -104,7 +104,7 @@ func (c *cluster) start(n *simNode) error {
 	}
 	sys := actors.Start(actors.Config{
 		Log: node, State: node, Rail: rails.NewSandbox(sandboxTiming),
-		CommitTimeout: commitTimeout,
+		CommitTimeout: commitTimeout, Webhooks: webhookConfig(),
 	})
 	n.node, n.sys, n.stop = node, sys, make(chan struct{})
 	n.incar++

@@ -34,6 +34,7 @@ type Report struct {
 	Requests   map[string]int // client writes, by outcome
 	Unknowns   int            // attempts answered outcome_unknown or cut by a crash
 	Reads      int
+	Webhooks   int // delivery attempts the receiver saw
 	Violations []string
 	// Visual is porcupine's visualisation of a history that is not
 	// linearizable ("" otherwise).
@@ -46,7 +47,7 @@ func (r *Report) violate(format string, args ...any) {
 
 func (r *Report) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "seed %d: faults %v, requests %v, unknown attempts %d, reads %d", r.Seed, sorted(r.Faults), sorted(r.Requests), r.Unknowns, r.Reads)
+	fmt.Fprintf(&b, "seed %d: faults %v, requests %v, unknown attempts %d, reads %d, webhook attempts %d", r.Seed, sorted(r.Faults), sorted(r.Requests), r.Unknowns, r.Reads, r.Webhooks)
 	for _, v := range r.Violations {
 		fmt.Fprintf(&b, "\n  violation: %s", v)
 	}
@@ -93,7 +94,12 @@ func Run(opts Options) (*Report, error) {
 		return nil, err
 	}
 	defer c.close()
-	cl := &clients{c: c, start: time.Now()}
+	recv, err := startReceiver(seed)
+	if err != nil {
+		return nil, err
+	}
+	defer recv.close()
+	cl := &clients{c: c, start: time.Now(), recv: recv}
 	if err := setup(cl); err != nil {
 		return nil, err
 	}
@@ -108,8 +114,10 @@ func Run(opts Options) (*Report, error) {
 		}(i)
 	}
 	sched := &scheduler{c: c, rng: rand.New(rand.NewPCG(seed, 0)), counts: rep.Faults, logf: opts.Logf}
+	recv.setFailRate(0.2)
 	schedErr := sched.run(opts.Faults)
 	stopClients()
+	recv.setFailRate(0)
 	healErr := sched.healAll()
 	wg.Wait()
 	if err := errors.Join(schedErr, healErr); err != nil {
@@ -147,6 +155,22 @@ func setup(cl *clients) error {
 		if !kept {
 			return fmt.Errorf("setup: could not create %s", org)
 		}
+	}
+	endpoint := &ledger.CreateWebhookEndpoint{
+		At: time.Now().UnixMilli(), ID: "whe_sim", OrgID: otherOrg, URL: cl.recv.url,
+		Events: []string{"*"}, Secret: actors.NewWebhookSecret(),
+	}
+	kept, _ := cl.onLeader(ctx, deadline, func(sys *actors.System) (bool, error) {
+		pctx, cancel := context.WithTimeout(ctx, commitTimeout)
+		defer cancel()
+		r := sys.Propose(pctx, endpoint)
+		if r.Err == nil && r.Result.Err != nil && r.Result.Err.Code != ledger.CodeConflict && r.Result.Err.Code != ledger.CodeDuplicate {
+			return false, r.Result.Err
+		}
+		return r.Err == nil, r.Err
+	})
+	if !kept {
+		return fmt.Errorf("setup: could not create the webhook endpoint")
 	}
 	if r := cl.fund(ctx, otherOrg, "setup", 1_000_000); r.outcome != acked {
 		return fmt.Errorf("setup: funding %s: %s %s", otherOrg, r.outcome, r.code)
