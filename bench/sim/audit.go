@@ -59,6 +59,24 @@ func audit(cl *clients, rep *Report, opts Options) {
 		case "collection":
 			c, found := r.CollectionByReference(req.org, req.ref)
 			checkTold(rep, req, found, c.ID, c.Spec.Amount)
+		case "quote":
+			_, found := r.Quote(req.org, req.ref, time.Now().UnixMilli())
+			if req.outcome == acked && !found {
+				rep.violate("acknowledged write lost: quote %s/%s", req.org, req.ref)
+			}
+		case "conversion":
+			q, found := r.Quote(req.org, req.ref, time.Now().UnixMilli())
+			switch {
+			case !found:
+				rep.violate("the quote of conversion %s/%s is gone", req.org, req.ref)
+			case req.outcome == acked:
+				conv, ok := r.Conversion(req.org, req.id)
+				if !ok || q.ConversionID != req.id || conv.QuoteID != req.ref || conv.FromAmount != req.amount {
+					rep.violate("acknowledged write lost: conversion %s of quote %s/%s (the quote names %q)", req.id, req.org, req.ref, q.ConversionID)
+				}
+			case req.outcome == refused && q.ConversionID != "":
+				rep.violate("refused write applied: the execution of quote %s/%s was refused %s, and it made conversion %s", req.org, req.ref, req.code, q.ConversionID)
+			}
 		case "fund":
 			if req.outcome == refused {
 				continue
@@ -91,6 +109,14 @@ func audit(cl *clients, rep *Report, opts Options) {
 			}
 		})
 	}
+
+	converted := map[string]string{}
+	eachConversion(r, otherOrg, func(conv ledger.Conversion) {
+		if prev, dup := converted[conv.QuoteID]; dup {
+			rep.violate("quote %s executed twice: conversions %s and %s", conv.QuoteID, prev, conv.ID)
+		}
+		converted[conv.QuoteID] = conv.ID
+	})
 
 	// The hot balances follow from the records: fundings in, payouts out.
 	for _, org := range hotOrgs {
@@ -167,6 +193,20 @@ func eachPayout(r *ledger.Reader, org string, fn func(ledger.Payout)) {
 		page := r.Payouts(org, ledger.PayoutFilter{}, cursor, 100)
 		for _, p := range page.Items {
 			fn(p)
+		}
+		if !page.HasMore {
+			return
+		}
+		cursor = page.Next
+	}
+}
+
+func eachConversion(r *ledger.Reader, org string, fn func(ledger.Conversion)) {
+	cursor := ledger.CursorStart
+	for {
+		page := r.Conversions(org, cursor, 100)
+		for _, c := range page.Items {
+			fn(c)
 		}
 		if !page.HasMore {
 			return

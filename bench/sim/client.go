@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"time"
 
@@ -62,6 +63,7 @@ type clients struct {
 	requests []*request
 	history  []op // operations on the hot accounts, for porcupine
 	unknowns int  // attempts answered outcome_unknown (or cut by a crash)
+	causes   map[string]int
 }
 
 // writeGiveUp is how long a client retries one request before it leaves
@@ -100,6 +102,9 @@ func (cl *clients) onLeader(ctx context.Context, deadline time.Time, fn func(*ac
 			time.Sleep(5 * time.Millisecond)
 		default: // outcome unknown: retry with the same reference
 			unknowns++
+			cl.mu.Lock()
+			cl.causes[unknownCause(err)]++
+			cl.mu.Unlock()
 			time.Sleep(20 * time.Millisecond)
 		}
 		if ctx.Err() != nil && unknowns == 0 {
@@ -107,6 +112,15 @@ func (cl *clients) onLeader(ctx context.Context, deadline time.Time, fn func(*ac
 		}
 	}
 	return false, unknowns
+}
+
+// unknownCause names why an attempt's outcome was unknown, for the report.
+func unknownCause(err error) string {
+	msg := err.Error()
+	if i := strings.IndexAny(msg, "0123456789"); i > 0 {
+		msg = msg[:i]
+	}
+	return strings.TrimSpace(msg)
 }
 
 // write sends one request until it gets an answer it can trust.
@@ -139,6 +153,10 @@ func resultID(r *ledger.Result) string {
 		return r.Collection.ID
 	case r.Funding != nil:
 		return r.Funding.ExternalReference
+	case r.Conversion != nil:
+		return r.Conversion.ID
+	case r.Quote != nil:
+		return r.Quote.ID
 	}
 	return ""
 }
@@ -173,6 +191,44 @@ func (cl *clients) collection(ctx context.Context, org, ref string, amount ledge
 	req := &request{kind: "collection", org: org, ref: ref, amount: amount}
 	cl.write(ctx, req, func(sys *actors.System) actors.Reply {
 		return sys.CreateCollection(collectionRequest(org, ref, amount))
+	})
+	return req
+}
+
+// conversionRate is the simulation's fixed GHS→NGN rate.
+const conversionRate = 100
+
+// conversion quotes and executes a GHS→NGN conversion, as POST
+// /v1/conversions/quote then POST /v1/conversions do. The quote's id is
+// the client's key: a retried quote that exists is the same quote, and a
+// retried execution of an executed quote is told the conversion it made.
+func (cl *clients) conversion(ctx context.Context, org, ref string, amount ledger.Minor) *request {
+	req := &request{kind: "conversion", org: org, ref: "qte_" + strings.ReplaceAll(ref, "-", "_"), amount: amount}
+	quote := &ledger.CreateQuote{
+		At: time.Now().UnixMilli(), ID: req.ref, OrgID: org,
+		FromCurrency: currency, FromAmount: amount, ToCurrency: "NGN", ToAmount: amount * conversionRate,
+		Side: ledger.SideFrom, Rate: fmt.Sprint(conversionRate),
+	}
+	quoted := &request{kind: "quote", org: org, ref: req.ref}
+	cl.write(ctx, quoted, func(sys *actors.System) actors.Reply {
+		pctx, cancel := context.WithTimeout(context.Background(), commitTimeout) // the request's own bound: ctx only stops new requests
+		defer cancel()
+		r := sys.Propose(pctx, quote)
+		if r.Err == nil && r.Result.Err != nil && r.Result.Err.Code == ledger.CodeConflict {
+			r.Result = ledger.Result{Replayed: true, Quote: &ledger.Quote{ID: quote.ID}}
+		}
+		return r
+	})
+	if quoted.outcome != acked {
+		return quoted
+	}
+	cl.write(ctx, req, func(sys *actors.System) actors.Reply {
+		r := sys.ExecuteQuote(org, req.ref)
+		if e := r.Result.Err; r.Err == nil && e != nil && e.Code == ledger.CodeBadRequest && e.ExistingID != "" {
+			// Executed already, by an earlier attempt whose answer was lost.
+			r.Result = ledger.Result{Replayed: true, Conversion: &ledger.Conversion{ID: e.ExistingID, QuoteID: req.ref, FromAmount: amount}}
+		}
+		return r
 	})
 	return req
 }
@@ -212,9 +268,11 @@ func (cl *clients) run(ctx context.Context, id int, rng *rand.Rand) {
 				cl.history = append(cl.history, op{client: id, account: hot, in: opInput{kind: opRead}, out: opOutput{value: v}, call: call, ret: cl.now()})
 				cl.mu.Unlock()
 			}
-		case p < 85: // a collection, any sandbox scenario
+		case p < 78: // a collection, any sandbox scenario
 			amount := ledger.Minor(100*(1+rng.IntN(200)) + sandboxCents[rng.IntN(len(sandboxCents))])
 			cl.collection(ctx, otherOrg, ref, amount)
+		case p < 88: // a conversion: a quote, then its execution
+			cl.conversion(ctx, otherOrg, ref, ledger.Minor(100*(1+rng.IntN(100))))
 		default: // a payout the rail may reject or time out on
 			amount := ledger.Minor(100*(1+rng.IntN(50)) + sandboxCents[rng.IntN(len(sandboxCents))])
 			cl.payout(ctx, otherOrg, ref, amount)

@@ -1,9 +1,12 @@
 package sim
 
 import (
+	"context"
 	"errors"
 	"math/rand/v2"
 	"time"
+
+	"payments/ledger"
 )
 
 // scheduler injects faults, drawn from its seeded source, at drawn
@@ -66,7 +69,9 @@ func (s *scheduler) run(d time.Duration) error {
 			}
 			s.crashed, s.restartAt = n, time.Now().Add(down)
 			s.count("crash")
-		case kind < 85:
+		case kind < 80:
+			s.advanceClock()
+		case kind < 88:
 			if node, _ := s.c.nodes[a].running(); node != nil {
 				go node.Snapshot() // may fail (nothing new, or a restore running): that is fine
 				s.count("snapshot")
@@ -74,6 +79,26 @@ func (s *scheduler) run(d time.Duration) error {
 		}
 	}
 	return nil
+}
+
+// advanceClock jumps the other organization's sandbox clock past a
+// quote's lifetime, through the leader, as POST /v1/simulations/clock
+// does: its pending quotes expire in that Apply.
+func (s *scheduler) advanceClock() {
+	l := s.c.leader()
+	if l == nil {
+		return
+	}
+	_, sys := l.running()
+	if sys == nil {
+		return
+	}
+	s.count("clock_advance")
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), commitTimeout)
+		defer cancel()
+		sys.Propose(ctx, &ledger.AdvanceClock{At: time.Now().UnixMilli(), OrgID: otherOrg, Millis: ledger.QuoteLifetimeMillis + 1000})
+	}()
 }
 
 func (s *scheduler) count(kind string) { s.counts[kind]++ }

@@ -29,13 +29,15 @@ type Options struct {
 
 // Report is what a run did and found.
 type Report struct {
-	Seed       int64
-	Faults     map[string]int // injected, by kind
-	Requests   map[string]int // client writes, by outcome
-	Unknowns   int            // attempts answered outcome_unknown or cut by a crash
-	Reads      int
-	Webhooks   int // delivery attempts the receiver saw
-	Violations []string
+	Seed     int64
+	Faults   map[string]int // injected, by kind
+	Requests map[string]int // client writes, by outcome
+	Unknowns int            // attempts answered outcome_unknown or cut by a crash
+	// UnknownCauses counts those attempts by the error's text.
+	UnknownCauses map[string]int
+	Reads         int
+	Webhooks      int // delivery attempts the receiver saw
+	Violations    []string
 	// Visual is porcupine's visualisation of a history that is not
 	// linearizable ("" otherwise).
 	Visual string
@@ -48,6 +50,9 @@ func (r *Report) violate(format string, args ...any) {
 func (r *Report) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "seed %d: faults %v, requests %v, unknown attempts %d, reads %d, webhook attempts %d", r.Seed, sorted(r.Faults), sorted(r.Requests), r.Unknowns, r.Reads, r.Webhooks)
+	if len(r.UnknownCauses) > 0 {
+		fmt.Fprintf(&b, "\n  unknown outcomes by cause: %s", sorted(r.UnknownCauses))
+	}
 	for _, v := range r.Violations {
 		fmt.Fprintf(&b, "\n  violation: %s", v)
 	}
@@ -99,7 +104,7 @@ func Run(opts Options) (*Report, error) {
 		return nil, err
 	}
 	defer recv.close()
-	cl := &clients{c: c, start: time.Now(), recv: recv}
+	cl := &clients{c: c, start: time.Now(), recv: recv, causes: map[string]int{}}
 	if err := setup(cl); err != nil {
 		return nil, err
 	}
@@ -126,9 +131,14 @@ func Run(opts Options) (*Report, error) {
 	}
 
 	for _, r := range cl.requests {
-		rep.Requests[r.kind+"_"+r.outcome.String()]++
+		key := r.kind + "_" + r.outcome.String()
+		if r.outcome == refused {
+			key += "_" + string(r.code)
+		}
+		rep.Requests[key]++
 	}
 	rep.Unknowns = cl.unknowns
+	rep.UnknownCauses = cl.causes
 	audit(cl, rep, opts)
 	return rep, nil
 }
