@@ -81,7 +81,9 @@ var errCrashed = errors.New("sim: the node crashed during the request")
 // the give-up time passes. It reports how many attempts ended unknown.
 func (cl *clients) onLeader(ctx context.Context, deadline time.Time, fn func(*actors.System) (keep bool, err error)) (kept bool, unknowns int) {
 	for time.Now().Before(deadline) {
-		n := cl.c.leader()
+		// The node a client reaches is the load balancer's choice, not
+		// the seed's.
+		n := cl.c.route(rand.IntN(len(cl.c.nodes)))
 		if n == nil {
 			time.Sleep(10 * time.Millisecond)
 			continue

@@ -190,6 +190,33 @@ func (c *cluster) leader() *simNode {
 	return nil
 }
 
+// route finds the node that serves a request sent to node entry, as the
+// HTTP layer does: the entry node serves it if it leads, or forwards it to
+// the node it believes leads, which serves it if it leads; nil otherwise
+// (the client is told to retry).
+func (c *cluster) route(entry int) *simNode {
+	n := c.nodes[entry]
+	node, _ := n.running()
+	if node == nil {
+		return nil
+	}
+	if node.IsLeader() {
+		return n
+	}
+	id, ok := node.Leader()
+	if !ok || id == n.id || c.net.isCut(n.id, id) {
+		return nil
+	}
+	for _, o := range c.nodes {
+		if o.id == id {
+			if on, _ := o.running(); on != nil && on.IsLeader() {
+				return o
+			}
+		}
+	}
+	return nil
+}
+
 // copySnapshots copies hashicorp's finished snapshot directories (not the
 // .tmp ones being written).
 func copySnapshots(from, to string) error {

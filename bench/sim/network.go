@@ -66,6 +66,14 @@ func (n *network) send(from, to string) error {
 	return nil
 }
 
+// isCut reports whether from cannot reach to at all (a cut link, or a
+// node down): a forwarded request would fail at once.
+func (n *network) isCut(from, to string) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.down[from] || n.down[to] || n.cut[link{from, to}] || n.cut[link{to, from}]
+}
+
 func (n *network) setCut(from, to string, cut bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
