@@ -59,6 +59,12 @@ func audit(cl *clients, rep *Report, opts Options) {
 		case "collection":
 			c, found := r.CollectionByReference(req.org, req.ref)
 			checkTold(rep, req, found, c.ID, c.Spec.Amount)
+		case "order":
+			o, found := r.OrderByReference(req.org, req.ref)
+			checkTold(rep, req, found, o.ID, o.Spec.Amount)
+			if found && !o.Status.Terminal() {
+				rep.violate("stuck: order %s (%s) still %v %s after the network healed", o.ID, o.ExternalReference, o.Status, settleWait)
+			}
 		case "quote":
 			_, found := r.Quote(req.org, req.ref, time.Now().UnixMilli())
 			if req.outcome == acked && !found {
@@ -104,7 +110,7 @@ func audit(cl *clients, rep *Report, opts Options) {
 				rep.violate("reference %s/%s produced two payouts: %s and %s", org, p.ExternalReference, prev, p.ID)
 			}
 			seen[p.ExternalReference] = p.ID
-			if !sent[org+"/"+p.ExternalReference] {
+			if _, leg := r.Order(org, p.ExternalReference); !leg && !sent[org+"/"+p.ExternalReference] { // an order's payout carries its id
 				rep.violate("payout %s has a reference no client sent: %s", p.ID, p.ExternalReference)
 			}
 		})
@@ -215,14 +221,32 @@ func eachConversion(r *ledger.Reader, org string, fn func(ledger.Conversion)) {
 	}
 }
 
-// settled waits until the leader has no open payout or collection.
+// openOrders counts the other organization's orders not yet ended.
+func openOrders(r *ledger.Reader) int {
+	var open int
+	cursor := ledger.CursorStart
+	for {
+		page := r.Orders(otherOrg, ledger.OrderFilter{}, cursor, 100)
+		for _, o := range page.Items {
+			if !o.Status.Terminal() {
+				open++
+			}
+		}
+		if !page.HasMore {
+			return open
+		}
+		cursor = page.Next
+	}
+}
+
+// settled waits until the leader has no open payout, collection or order.
 func settled(reader func() *ledger.Reader, wait time.Duration) bool {
 	deadline := time.Now().Add(wait)
 	for time.Now().Before(deadline) {
 		if r := reader(); r != nil {
 			ps, _, _ := r.OpenPayouts("", 1)
 			cs, _, _ := r.OpenCollections("", 1)
-			if len(ps) == 0 && len(cs) == 0 {
+			if len(ps) == 0 && len(cs) == 0 && openOrders(r) == 0 {
 				return true
 			}
 		}

@@ -11,6 +11,7 @@ import (
 
 	"payments/actors"
 	"payments/ledger"
+	"payments/rails"
 )
 
 // The organizations the clients work for. The hot accounts (GHS balances
@@ -149,6 +150,8 @@ func (cl *clients) write(ctx context.Context, req *request, send func(*actors.Sy
 
 func resultID(r *ledger.Result) string {
 	switch {
+	case r.Order != nil: // before its legs, which the result carries too
+		return r.Order.ID
 	case r.Payout != nil:
 		return r.Payout.ID
 	case r.Collection != nil:
@@ -194,6 +197,33 @@ func (cl *clients) collection(ctx context.Context, org, ref string, amount ledge
 	cl.write(ctx, req, func(sys *actors.System) actors.Reply {
 		return sys.CreateCollection(collectionRequest(org, ref, amount))
 	})
+	return req
+}
+
+var catalogue = rails.DefaultCatalogue()
+
+// order creates a mobile money order (the payer is prompted, then the
+// amount is paid out), priced and provisioned as POST /v1/orders does.
+func (cl *clients) order(ctx context.Context, org, ref string, amount ledger.Minor) *request {
+	req := &request{kind: "order", org: org, ref: ref, amount: amount}
+	method, _ := catalogue.Method("gh_mtn")
+	phone := "233241234567"
+	in, err := rails.SandboxDepositInstructions(method, org, phone)
+	if err != nil {
+		panic(err) // the catalogue changed under the simulation
+	}
+	order := actors.OrderRequest{
+		OrgID: org, ExternalReference: ref,
+		Spec: ledger.OrderSpec{
+			FromMethod: "gh_mtn", FromCurrency: currency, FromAccountNumber: phone,
+			ToMethod: "gh_mtn", ToCurrency: currency, ToAccountNumber: phone,
+			Amount: amount, AmountSide: ledger.SideFrom,
+		},
+		FromMethodType: "mobile_money", ToMethodType: "mobile_money",
+		FromAmount: amount, ToAmount: amount, Fee: ledger.OrderFee("mobile_money", amount),
+		Instructions: in,
+	}
+	cl.write(ctx, req, func(sys *actors.System) actors.Reply { return sys.CreateOrder(order) })
 	return req
 }
 
@@ -270,9 +300,11 @@ func (cl *clients) run(ctx context.Context, id int, rng *rand.Rand) {
 				cl.history = append(cl.history, op{client: id, account: hot, in: opInput{kind: opRead}, out: opOutput{value: v}, call: call, ret: cl.now()})
 				cl.mu.Unlock()
 			}
-		case p < 78: // a collection, any sandbox scenario
+		case p < 72: // a collection, any sandbox scenario
 			amount := ledger.Minor(100*(1+rng.IntN(200)) + sandboxCents[rng.IntN(len(sandboxCents))])
 			cl.collection(ctx, otherOrg, ref, amount)
+		case p < 78: // an order: a mobile money prompt, then a payout, any scenario
+			cl.order(ctx, otherOrg, ref, ledger.Minor(100*(1+rng.IntN(100))+sandboxCents[rng.IntN(len(sandboxCents))]))
 		case p < 88: // a conversion: a quote, then its execution
 			cl.conversion(ctx, otherOrg, ref, ledger.Minor(100*(1+rng.IntN(100))))
 		default: // a payout the rail may reject or time out on
