@@ -9,6 +9,7 @@ SOAK_DURATION ?= 3m
 SOAK_SERVER_ARGS ?=
 SEED ?= 1
 SIM_DURATION ?= 2m
+SIM_FAULTS ?= 8s
 
 CHROMIUM ?= $(or $(PAYMENTS_CHROMIUM),/usr/bin/chromium)
 
@@ -80,8 +81,8 @@ bench-micro: ## Go benchmarks of the ledger, the WAL and the HTTP path
 sim: ## replay one seed of the cluster simulation (SEED=n), logging each fault
 	$(GO) test ./bench/sim -run 'TestSim$$' -count=1 -v -sim.seed $(SEED) -sim.v
 
-sim-long: ## run simulation seeds for SIM_DURATION (2m); reports seeds run and faults by kind
-	$(GO) test ./bench/sim -run 'TestSimLong$$' -count=1 -v -timeout 0 -sim.long $(SIM_DURATION)
+sim-long: ## run simulation seeds for SIM_DURATION (2m), SIM_FAULTS (8s) of faults each; reports seeds run and faults by kind
+	$(GO) test ./bench/sim -run 'TestSimLong$$' -count=1 -v -timeout 0 -sim.long $(SIM_DURATION) -sim.faults $(SIM_FAULTS)
 
 clean: ## remove build output (not ./data)
 	rm -rf $(BIN)

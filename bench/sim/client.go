@@ -283,24 +283,24 @@ func (cl *clients) run(ctx context.Context, id int, rng *rand.Rand) {
 		ref := fmt.Sprintf("c%d-%d", id, i)
 		hot := hotOrgs[rng.IntN(len(hotOrgs))]
 		switch p := rng.IntN(100); {
-		case p < 35: // a debit of a hot account, always completed by the rail
+		case p < 30: // a debit of a hot account, always completed by the rail
 			amount := ledger.Minor(100 * (1 + rng.IntN(400)))
 			call := cl.now()
 			req := cl.payout(ctx, hot, ref, amount)
 			cl.record(id, hot, opInput{kind: opDebit, amount: amount + ledger.PayoutFee("mobile_money", amount)}, req.outcome, call)
-		case p < 50: // a credit of a hot account
+		case p < 42: // a credit of a hot account
 			amount := ledger.Minor(100 * (1 + rng.IntN(600)))
 			call := cl.now()
 			req := cl.fund(ctx, hot, ref, amount)
 			cl.record(id, hot, opInput{kind: opCredit, amount: amount}, req.outcome, call)
-		case p < 70: // a read of a hot account
+		case p < 58: // a read of a hot account
 			call := cl.now()
 			if v, ok := cl.balance(ctx, hot); ok {
 				cl.mu.Lock()
 				cl.history = append(cl.history, op{client: id, account: hot, in: opInput{kind: opRead}, out: opOutput{value: v}, call: call, ret: cl.now()})
 				cl.mu.Unlock()
 			}
-		case p < 72: // a collection, any sandbox scenario
+		case p < 70: // a collection, any sandbox scenario
 			amount := ledger.Minor(100*(1+rng.IntN(200)) + sandboxCents[rng.IntN(len(sandboxCents))])
 			cl.collection(ctx, otherOrg, ref, amount)
 		case p < 78: // an order: a mobile money prompt, then a payout, any scenario

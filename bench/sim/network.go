@@ -25,7 +25,7 @@ type network struct {
 	dropRate float64         // probability a message is lost
 	maxDelay time.Duration   // each message waits up to this long
 
-	dropped, delivered uint64
+	dropped uint64 // messages lost, for the report
 }
 
 type link struct{ from, to string }
@@ -58,7 +58,6 @@ func (n *network) send(from, to string) error {
 	if n.maxDelay > 0 {
 		delay = time.Duration(n.rng.Int64N(int64(n.maxDelay)))
 	}
-	n.delivered++
 	n.mu.Unlock()
 	if delay > 0 {
 		time.Sleep(delay)

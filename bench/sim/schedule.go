@@ -2,7 +2,6 @@ package sim
 
 import (
 	"context"
-	"errors"
 	"math/rand/v2"
 	"time"
 
@@ -21,6 +20,9 @@ type scheduler struct {
 
 	crashed   *simNode
 	restartAt time.Time
+
+	// violate records what checkStep finds.
+	violate func(format string, args ...any)
 }
 
 func (s *scheduler) run(d time.Duration) error {
@@ -77,8 +79,34 @@ func (s *scheduler) run(d time.Duration) error {
 				s.count("snapshot")
 			}
 		}
+		s.checkStep()
 	}
 	return nil
+}
+
+// checkStep checks, between two faults, what must hold at every moment:
+// each running node's applied state keeps the ledger's invariants, and
+// nodes at the same applied index hold the same bytes.
+func (s *scheduler) checkStep() {
+	at := map[uint64][32]byte{}
+	for _, n := range s.c.nodes {
+		node, _ := n.running()
+		if node == nil {
+			continue
+		}
+		if err := node.Reader().Check(); err != nil {
+			s.violate("during the run, invariants of %s: %v", n.id, err)
+		}
+		sum, applied, err := node.StateDigest()
+		if err != nil {
+			s.violate("during the run, state digest of %s: %v", n.id, err)
+			continue
+		}
+		if prev, ok := at[applied]; ok && prev != sum {
+			s.violate("during the run, replicas differ at applied index %d (%s among them)", applied, n.id)
+		}
+		at[applied] = sum
+	}
 }
 
 // advanceClock jumps the other organization's sandbox clock past a
@@ -123,9 +151,8 @@ func (s *scheduler) restart() error {
 // healAll ends the faults: the network heals and a crashed node restarts.
 func (s *scheduler) healAll() error {
 	s.c.net.heal()
-	var err error
 	if s.crashed != nil {
-		err = s.restart()
+		return s.restart()
 	}
-	return errors.Join(err)
+	return nil
 }

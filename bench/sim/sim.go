@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -36,7 +37,8 @@ type Report struct {
 	// UnknownCauses counts those attempts by the error's text.
 	UnknownCauses map[string]int
 	Reads         int
-	Webhooks      int // delivery attempts the receiver saw
+	Webhooks      int    // delivery attempts the receiver saw
+	Dropped       uint64 // Raft messages the network lost
 	Violations    []string
 	// Visual is porcupine's visualisation of a history that is not
 	// linearizable ("" otherwise).
@@ -49,7 +51,8 @@ func (r *Report) violate(format string, args ...any) {
 
 func (r *Report) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "seed %d: faults %v, requests %v, unknown attempts %d, reads %d, webhook attempts %d", r.Seed, sorted(r.Faults), sorted(r.Requests), r.Unknowns, r.Reads, r.Webhooks)
+	fmt.Fprintf(&b, "seed %d: faults %v, requests %v, unknown attempts %d, reads %d, webhook attempts %d, raft messages dropped %d",
+		r.Seed, sorted(r.Faults), sorted(r.Requests), r.Unknowns, r.Reads, r.Webhooks, r.Dropped)
 	if len(r.UnknownCauses) > 0 {
 		fmt.Fprintf(&b, "\n  unknown outcomes by cause: %s", sorted(r.UnknownCauses))
 	}
@@ -64,20 +67,10 @@ func (r *Report) String() string {
 
 func sorted(m map[string]int) string {
 	var parts []string
-	for _, k := range slices.Sorted(mapsKeys(m)) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		parts = append(parts, fmt.Sprintf("%s=%d", k, m[k]))
 	}
 	return "{" + strings.Join(parts, " ") + "}"
-}
-
-func mapsKeys(m map[string]int) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // Run runs the cluster under seeded faults and clients, then audits it.
@@ -118,7 +111,7 @@ func Run(opts Options) (*Report, error) {
 			cl.run(ctx, i+1, rand.New(rand.NewPCG(seed, uint64(i+1))))
 		}(i)
 	}
-	sched := &scheduler{c: c, rng: rand.New(rand.NewPCG(seed, 0)), counts: rep.Faults, logf: opts.Logf}
+	sched := &scheduler{c: c, rng: rand.New(rand.NewPCG(seed, 0)), counts: rep.Faults, logf: opts.Logf, violate: rep.violate}
 	recv.setFailRate(0.2)
 	schedErr := sched.run(opts.Faults)
 	stopClients()
@@ -138,6 +131,9 @@ func Run(opts Options) (*Report, error) {
 		rep.Requests[key]++
 	}
 	rep.Unknowns = cl.unknowns
+	net.mu.Lock()
+	rep.Dropped = net.dropped
+	net.mu.Unlock()
 	rep.UnknownCauses = cl.causes
 	audit(cl, rep, opts)
 	return rep, nil
