@@ -10,11 +10,15 @@ SOAK_SERVER_ARGS ?=
 SEED ?= 1
 SIM_DURATION ?= 2m
 SIM_FAULTS ?= 8s
+# govulncheck, pinned; VULNDB=file:///path/to/vulndb checks against a local
+# copy of the vulnerability database (the public one is vuln.go.dev).
+GOVULNCHECK ?= golang.org/x/vuln/cmd/govulncheck@v1.9.0
+VULNDB ?=
 
 CHROMIUM ?= $(or $(PAYMENTS_CHROMIUM),/usr/bin/chromium)
 
 .DEFAULT_GOAL := help
-.PHONY: help build run test test-short vet chromium fuzz paybench bench soak noise bench-micro sim sim-long clean
+.PHONY: help build run test test-short vet vulncheck chromium fuzz paybench bench soak noise bench-micro sim sim-long clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -28,6 +32,9 @@ run: build ## start the sandbox stack as a single node, data under ./data
 vet: ## go vet and gofmt
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1)
+
+vulncheck: ## known vulnerabilities in the code the build uses (govulncheck; VULNDB=file:///… for a local database)
+	$(GO) run $(GOVULNCHECK) $(if $(VULNDB),-db $(VULNDB)) ./...
 
 test: vet chromium ## run every test, with the race detector (the browser tests need Chromium)
 	$(GO) test -race -timeout 9m ./...

@@ -3,13 +3,16 @@ package actors
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -542,7 +545,7 @@ func (e *webhookEngine) send(ctx context.Context, ep *ledger.WebhookEndpoint, d 
 		if ue != nil && ue.Timeout() {
 			return sendOutcome{err: "timed out after " + e.cfg.Timeout.String()}
 		}
-		return sendOutcome{err: err.Error()}
+		return sendOutcome{err: deliveryFailure(err)}
 	}
 	defer resp.Body.Close()
 	snippet, _ := io.ReadAll(io.LimitReader(resp.Body, webhookErrorLen))
@@ -558,6 +561,33 @@ func (e *webhookEngine) send(ctx context.Context, ep *ledger.WebhookEndpoint, d 
 		msg = msg[:webhookErrorLen]
 	}
 	return sendOutcome{status: resp.StatusCode, err: msg}
+}
+
+// deliveryFailure says why an attempt got no answer, in words that name no
+// address and quote nothing the network said: lastError (and the test
+// endpoint's answer) must not turn the service into a port scanner. A
+// refusal by the policy is said as it is.
+func deliveryFailure(err error) string {
+	var dnsErr *net.DNSError
+	var tlsErr *tls.CertificateVerificationError
+	var recordErr tls.RecordHeaderError
+	switch {
+	case errors.Is(err, ErrWebhookURL):
+		return err.Error()
+	case errors.As(err, &dnsErr):
+		return "could not resolve the host"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "could not connect: connection refused"
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return "the connection was closed before an answer"
+	case errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
+		return "could not connect: host unreachable"
+	case errors.As(err, &tlsErr):
+		return "TLS handshake failed: the receiver's certificate is not valid for its host"
+	case errors.As(err, &recordErr):
+		return "TLS handshake failed: the receiver did not answer TLS"
+	}
+	return "could not connect"
 }
 
 // DeliverWebhookNow attempts a pending delivery now (the endpoint test) and

@@ -43,6 +43,7 @@ func (s *Server) relayToLeader(ctx *fasthttp.RequestCtx) (bool, *ledger.Error) {
 	ctx.Request.CopyTo(req)
 	req.SetHost(addr)
 	req.Header.Set(forwardedHeader, s.cfg.Cluster.ID())
+	s.signClientAddr(ctx, req)
 	if err := client.DoTimeout(req, resp, forwardTimeout); err != nil {
 		s.logger.Warn("forward to leader failed", "leader", leader, "err", err)
 		code := ledger.CodeUnavailable
@@ -68,11 +69,12 @@ func (s *Server) forwarder(addr string) *fasthttp.HostClient {
 	c, ok := s.forwarders[addr]
 	if !ok {
 		c = &fasthttp.HostClient{
-			Addr:                addr,
-			MaxConns:            1024,
-			ReadTimeout:         forwardTimeout,
-			WriteTimeout:        forwardTimeout,
-			MaxIdleConnDuration: idleTimeout,
+			Addr:                  addr,
+			MaxConns:              1024,
+			ReadTimeout:           forwardTimeout,
+			WriteTimeout:          forwardTimeout,
+			MaxIdleConnDuration:   idleTimeout,
+			SecureErrorLogMessage: true, // a malformed answer is not quoted into the log
 		}
 		s.forwarders[addr] = c
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	nethttp "net/http"
 	"strings"
@@ -39,6 +40,8 @@ type stackOptions struct {
 	// settlement is how long the checkout's simulated deposits take to
 	// land (api.Config.SandboxSettlement).
 	settlement time.Duration
+	logger     *slog.Logger // the server's; none when nil
+	publicBase string       // api.Config.PublicBaseURL
 }
 
 // frozenTiming keeps every payout and collection pending, so responses do
@@ -63,7 +66,8 @@ func newStack(t *testing.T, opts stackOptions) *stack {
 		Webhooks: webhookConfig(opts)})
 	files := t.TempDir()
 	srv := api.New(api.Config{Live: opts.live, NoProvider: opts.live, Actors: sys, Cluster: node, RateLimitPerSecond: opts.rateLimit,
-		FilesDir: files, Rates: opts.rates, SandboxSettlement: opts.settlement})
+		FilesDir: files, Rates: opts.rates, SandboxSettlement: opts.settlement, Logger: opts.logger,
+		PublicBaseURL: opts.publicBase})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -121,6 +121,11 @@ func Open(cfg Config) (*Node, error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("raft: data dir: %w", err)
 	}
+	// The data directory holds every organization's records: owner only,
+	// even if it was made by hand with a wider mode.
+	if err := os.Chmod(cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("raft: data dir: %w", err)
+	}
 	store, err := wal.Open(filepath.Join(cfg.DataDir, "wal"), wal.Options{FS: cfg.FS, MemTableBytes: cfg.MemTableBytes, Logger: logger.With("component", "wal")})
 	if err != nil {
 		return nil, fmt.Errorf("raft: open log: %w", err)

@@ -46,7 +46,8 @@ var (
 
 // Options configure Open. The zero value is ready to use.
 type Options struct {
-	// FS is where Pebble's files live. Nil means vfs.Default; tests pass
+	// FS is where Pebble's files live. Nil means vfs.Default, creating files
+	// and directories for the owner only (ownerOnlyFS); tests pass
 	// vfs.NewCrashableMem() or an errorfs wrapper.
 	FS vfs.FS
 	// Logger receives the store's warnings and Pebble's own messages (info at
@@ -90,7 +91,7 @@ type logBounds struct {
 func Open(dir string, opts Options) (*Store, error) {
 	fs := opts.FS
 	if fs == nil {
-		fs = vfs.Default
+		fs = defaultFS()
 	}
 	logger := opts.Logger
 	if logger == nil {
@@ -108,7 +109,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		cacheBytes = cacheBytesDefault
 	}
 
-	if err := mkdirAllSynced(fs, dir, 0o755); err != nil {
+	if err := mkdirAllSynced(fs, dir, dirMode); err != nil {
 		return nil, fmt.Errorf("wal: create %s: %w", dir, err)
 	}
 	// Hold Pebble's directory lock across our WAL check so that no other

@@ -16,6 +16,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -26,6 +27,7 @@ import (
 
 	"payments/actors"
 	api "payments/http"
+	"payments/http/logscrub"
 	"payments/ledger"
 	"payments/raft"
 	"payments/rails"
@@ -47,6 +49,9 @@ func main() {
 	}
 	switch os.Args[1] {
 	case "serve":
+		// Whatever a library creates under the data directory (Raft's
+		// snapshot metadata, Pebble's files) is the owner's only.
+		syscall.Umask(0o077)
 		if err := serve(os.Args[2:], os.Stdout, os.Stderr); err != nil {
 			fmt.Fprintln(os.Stderr, "payments:", err)
 			os.Exit(1)
@@ -88,7 +93,9 @@ type serveConfig struct {
 	webhookWorkers         int
 	webhookEndpointWorkers int
 
-	checkoutURL string
+	checkoutURL    string
+	publicBaseURL  string
+	trustedProxies string
 }
 
 func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
@@ -117,7 +124,9 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	fs.DurationVar(&c.settlement, "sandbox-settlement", rails.DefaultSandboxTiming.Settlement, "sandbox: how long a simulated rail takes to settle")
 	fs.DurationVar(&c.commitTimeout, "commit-timeout", 10*time.Second, "how long a write waits for its commit before answering outcome_unknown")
 	fs.DurationVar(&c.drainTimeout, "drain-timeout", 15*time.Second, "on SIGTERM, how long to wait for requests in flight")
-	fs.StringVar(&c.checkoutURL, "checkout-url", "", "base address of hosted checkouts in payment links' url (default: http://<http-addr>/checkout)")
+	fs.StringVar(&c.trustedProxies, "trusted-proxies", "", "CIDR prefixes of proxies in front of this node whose X-Forwarded-For names the client, comma-separated (empty: none is believed)")
+	fs.StringVar(&c.publicBaseURL, "public-base-url", "", "scheme and host clients reach the API at, such as https://api.example.com: the base of file download links (default: http://<http-addr>, for local use)")
+	fs.StringVar(&c.checkoutURL, "checkout-url", "", "base address of hosted checkouts in payment links' url (default: <public-base-url>/checkout)")
 	fs.StringVar(&c.debugAddr, "debug-addr", "", "if set, serve Go's pprof profiles on this loopback host:port (for operators)")
 	fs.DurationVar(&c.webhookTimeout, "webhook-timeout", 10*time.Second, "how long a webhook receiver has to answer one delivery attempt")
 	fs.IntVar(&c.webhookWorkers, "webhook-workers", 256, "webhook delivery attempts in flight at once, over all endpoints")
@@ -133,6 +142,14 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	}
 	if c.stack != "sandbox" && c.stack != "production" {
 		return nil, fmt.Errorf("--stack must be sandbox or production, not %q", c.stack)
+	}
+	if c.publicBaseURL != "" {
+		u, err := url.Parse(c.publicBaseURL)
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil ||
+			strings.TrimSuffix(u.Path, "/") != "" || u.RawQuery != "" || u.Fragment != "" {
+			return nil, fmt.Errorf("--public-base-url: %q is not a scheme and host such as https://api.example.com", c.publicBaseURL)
+		}
+		c.publicBaseURL = u.Scheme + "://" + u.Host
 	}
 	if _, ok := ledger.LookupCurrency(c.orgCurrency); !ok {
 		return nil, fmt.Errorf("--bootstrap-org-currency: %q is not a supported currency", c.orgCurrency)
@@ -183,7 +200,9 @@ func newLogger(level string, w io.Writer) (*slog.Logger, error) {
 	if err := l.UnmarshalText([]byte(level)); err != nil {
 		return nil, fmt.Errorf("--log-level: %w", err)
 	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
+	// Every component's lines pass through logscrub: no key or signing
+	// secret reaches the log at any level.
+	return slog.New(logscrub.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))), nil
 }
 
 // serve runs a node until SIGTERM or SIGINT, then drains: the HTTP server
@@ -208,6 +227,10 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	peers, peerHTTP, err := parsePeers(cfg.peers)
 	if err != nil {
 		return err
+	}
+	trustedProxies, err := api.ParseTrustedProxies(cfg.trustedProxies)
+	if err != nil {
+		return fmt.Errorf("--trusted-proxies: %w", err)
 	}
 	live := cfg.stack == "production"
 	if cfg.bootstrapKey != "" && !strings.HasPrefix(cfg.bootstrapKey, actors.KeyPrefix(live)) {
@@ -253,9 +276,13 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		}})
 	defer sys.Stop()
 
+	publicBaseURL := cfg.publicBaseURL
+	if publicBaseURL == "" {
+		publicBaseURL = "http://" + ln.Addr().String()
+	}
 	checkoutURL := cfg.checkoutURL
 	if checkoutURL == "" {
-		checkoutURL = "http://" + ln.Addr().String() + "/checkout"
+		checkoutURL = publicBaseURL + "/checkout"
 	}
 	server := api.New(api.Config{
 		Live:               live,
@@ -268,7 +295,9 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		RateLimitPerSecond: cfg.rateLimit,
 		CommitTimeout:      cfg.commitTimeout,
 		CheckoutURL:        checkoutURL,
+		PublicBaseURL:      publicBaseURL,
 		SandboxSettlement:  cfg.settlement,
+		TrustedProxies:     trustedProxies,
 	})
 
 	// Machine-readable lines on stdout: what an operator or a test needs.
