@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"payments/ledger"
@@ -64,6 +65,25 @@ func audit(cl *clients, rep *Report, opts Options) {
 			checkTold(rep, req, found, o.ID, o.Spec.Amount)
 			if found && !o.Status.Terminal() {
 				rep.violate("stuck: order %s (%s) still %v %s after the network healed", o.ID, o.ExternalReference, o.Status, settleWait)
+			}
+		case "payment_link":
+			l, found := r.PaymentLink(req.org, req.ref)
+			checkTold(rep, req, found, l.ID, l.Spec.Amount)
+		case "checkout":
+			sess, found := r.CheckoutSession(req.org, req.ref)
+			checkTold(rep, req, found, sess.ID, sess.DestAmount)
+			if !found {
+				continue
+			}
+			link, _ := r.PaymentLink(req.org, sess.LinkID)
+			col, colFound := r.Collection("col_" + strings.TrimPrefix(req.ref, "cs_"))
+			switch {
+			case !colFound:
+				rep.violate("checkout session %s has no collection", sess.ID)
+			case col.Status == ledger.CollectionCompleted && link.Status != ledger.PaymentLinkPaid:
+				rep.violate("payment link %s is %v though its checkout's collection %s completed", link.ID, link.Status, col.ID)
+			case col.Status != ledger.CollectionCompleted && link.Status == ledger.PaymentLinkPaid:
+				rep.violate("payment link %s is paid though its checkout's collection %s is %v", link.ID, col.ID, col.Status)
 			}
 		case "quote":
 			_, found := r.Quote(req.org, req.ref, time.Now().UnixMilli())

@@ -152,6 +152,10 @@ func resultID(r *ledger.Result) string {
 	switch {
 	case r.Order != nil: // before its legs, which the result carries too
 		return r.Order.ID
+	case r.CheckoutSession != nil: // before its collection
+		return r.CheckoutSession.ID
+	case r.PaymentLink != nil:
+		return r.PaymentLink.ID
 	case r.Payout != nil:
 		return r.Payout.ID
 	case r.Collection != nil:
@@ -224,6 +228,54 @@ func (cl *clients) order(ctx context.Context, org, ref string, amount ledger.Min
 		Instructions: in,
 	}
 	cl.write(ctx, req, func(sys *actors.System) actors.Reply { return sys.CreateOrder(order) })
+	return req
+}
+
+// proposeOnce proposes a command that carries its own id, as the HTTP
+// layer's checkout routes do; a retry refused as a conflict because the
+// first attempt created it reads as a replay of what exists.
+func (cl *clients) proposeOnce(ctx context.Context, req *request, cmd ledger.Command, exists func(*ledger.Reader) (ledger.Result, bool)) {
+	cl.write(ctx, req, func(sys *actors.System) actors.Reply {
+		pctx, cancel := context.WithTimeout(context.Background(), commitTimeout) // the request's own bound
+		defer cancel()
+		r := sys.ProposeTracked(pctx, cmd)
+		if r.Err == nil && r.Result.Err != nil && r.Result.Err.Code == ledger.CodeConflict {
+			if found, ok := exists(sys.Reader()); ok {
+				found.Replayed = true
+				r.Result = found
+			}
+		}
+		return r
+	})
+}
+
+// paymentLink creates a payment link and pays it by mobile money through a
+// checkout session, as POST /v1/payment-links then the hosted checkout do.
+func (cl *clients) paymentLink(ctx context.Context, org, ref string, amount ledger.Minor) *request {
+	id := strings.ReplaceAll(ref, "-", "_")
+	link := &ledger.CreatePaymentLink{At: time.Now().UnixMilli(), ID: "pl_" + id, OrgID: org, Spec: ledger.PaymentLinkSpec{
+		Currency: currency, Amount: amount, Email: "payer@example.com",
+		Appearance: ledger.CheckoutAppearance{Title: "Invoice " + ref, Methods: ledger.MethodSet(0).With(ledger.CheckoutMobileMoney)},
+	}}
+	linked := &request{kind: "payment_link", org: org, ref: link.ID, amount: amount}
+	cl.proposeOnce(ctx, linked, link, func(r *ledger.Reader) (ledger.Result, bool) {
+		l, ok := r.PaymentLink(org, link.ID)
+		return ledger.Result{PaymentLink: &l}, ok
+	})
+	if linked.outcome != acked {
+		return linked
+	}
+	sess := &ledger.CreateCheckoutSession{
+		At: time.Now().UnixMilli(), ID: "cs_" + id, OrgID: org, LinkID: link.ID,
+		Method: ledger.CheckoutMobileMoney, MethodCode: "gh_mtn", PayerNumber: "233241234567", MethodType: "mobile_money",
+		OriginCurrency: currency, OriginAmount: amount, DestAmount: amount, Rate: "1",
+		CollectionID: "col_" + id, Fee: ledger.CollectionFee("mobile_money", amount),
+	}
+	req := &request{kind: "checkout", org: org, ref: sess.ID, amount: amount}
+	cl.proposeOnce(ctx, req, sess, func(r *ledger.Reader) (ledger.Result, bool) {
+		s, ok := r.CheckoutSession(org, sess.ID)
+		return ledger.Result{CheckoutSession: &s}, ok
+	})
 	return req
 }
 
@@ -307,6 +359,8 @@ func (cl *clients) run(ctx context.Context, id int, rng *rand.Rand) {
 			cl.order(ctx, otherOrg, ref, ledger.Minor(100*(1+rng.IntN(100))+sandboxCents[rng.IntN(len(sandboxCents))]))
 		case p < 88: // a conversion: a quote, then its execution
 			cl.conversion(ctx, otherOrg, ref, ledger.Minor(100*(1+rng.IntN(100))))
+		case p < 94: // a payment link, paid by mobile money through its checkout
+			cl.paymentLink(ctx, otherOrg, ref, ledger.Minor(100*(1+rng.IntN(100))+sandboxCents[rng.IntN(len(sandboxCents))]))
 		default: // a payout the rail may reject or time out on
 			amount := ledger.Minor(100*(1+rng.IntN(50)) + sandboxCents[rng.IntN(len(sandboxCents))])
 			cl.payout(ctx, otherOrg, ref, amount)

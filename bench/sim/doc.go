@@ -9,9 +9,13 @@
 // one direction or both, and heals; their log and state store live on
 // Pebble's crashable in-memory filesystem, so a crash loses what was not
 // synced and the node restarts from the rest. Seeded clients create
-// payouts, collections and fundings through the actors' entry points the
-// HTTP layer calls, on whichever node leads, retrying outcome_unknown and
-// crashes with the same reference, and read the hot balances.
+// payouts, fundings, collections, mobile money orders, conversions and
+// payment-link checkouts through the entry points the HTTP layer calls,
+// on whichever node they reach (forwarded to the leader as the HTTP layer
+// forwards), retrying outcome_unknown and crashes with the same
+// reference, and read the hot balances. The schedule also advances an
+// organization's sandbox clock (the ledger's own fake clock), which
+// expires quotes.
 //
 // When the faults end, the auditor checks what the clients were told
 // against the healed cluster: no acknowledged write lost, no refused one
