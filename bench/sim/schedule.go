@@ -75,7 +75,7 @@ func (s *scheduler) run(d time.Duration) error {
 			s.advanceClock()
 		case kind < 88:
 			if node, _ := s.c.nodes[a].running(); node != nil {
-				go node.Snapshot() // may fail (nothing new, or a restore running): that is fine
+				node.Snapshot() // may fail (nothing new since the last): that is fine
 				s.count("snapshot")
 			}
 		}
