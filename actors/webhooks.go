@@ -136,7 +136,7 @@ func startWebhooks(d *deps, as *actor.ActorSystem, cfg WebhookConfig) *webhookEn
 			ForceAttemptHTTP2:     true,
 		},
 	}
-	e.driver = as.Root.Spawn(actor.PropsFromProducer(func() actor.Actor {
+	e.driver = as.Root.Spawn(d.props(func() actor.Actor {
 		return &webhookDriver{e: e, children: make(map[string]*actor.PID)}
 	}))
 	return e
@@ -229,16 +229,24 @@ func (w *webhookDriver) Receive(ctx actor.Context) {
 
 // routePending routes every pending delivery to its endpoint's actor,
 // which drops those it has already.
+// It also counts them, and finds the oldest, for the metrics.
 func (w *webhookDriver) routePending(ctx actor.Context, st *ledger.Reader) {
 	var cursor ledger.OpenCursor
+	var count, oldestMs int64
 	for {
 		var pending []ledger.WebhookDelivery
 		var done bool
 		pending, cursor, done = st.PendingWebhookDeliveries(cursor, webhookPollBatchMax)
 		for _, d := range pending {
 			w.route(ctx, &whDue{d}, d.EndpointID)
+			count++
+			if oldestMs == 0 || d.CreatedAt < oldestMs {
+				oldestMs = d.CreatedAt
+			}
 		}
 		if done {
+			w.e.deps.webhooks.pending.Store(count)
+			w.e.deps.webhooks.oldestCreatedMs.Store(oldestMs)
 			return
 		}
 	}
@@ -269,7 +277,7 @@ func (w *webhookDriver) route(ctx actor.Context, msg any, endpointID string) {
 	pid, ok := w.children[endpointID]
 	if !ok {
 		a := &webhookEndpointActor{e: w.e, ctx: w.ctx, entries: make(map[string]*whEntry)}
-		pid = ctx.Spawn(actor.PropsFromProducer(func() actor.Actor { return a }))
+		pid = ctx.Spawn(w.e.deps.props(func() actor.Actor { return a }))
 		w.children[endpointID] = pid
 	}
 	ctx.Send(pid, msg)
@@ -287,6 +295,8 @@ func (w *webhookDriver) endTerm(ctx actor.Context) {
 	}
 	w.children = make(map[string]*actor.PID)
 	w.leading = false
+	w.e.deps.webhooks.pending.Store(0) // the next leader's to count
+	w.e.deps.webhooks.oldestCreatedMs.Store(0)
 }
 
 // whEntry is one pending delivery an endpoint actor is working on.
@@ -490,6 +500,14 @@ func (e *webhookEngine) attempt(ctx context.Context, id string) error {
 		rec.RetryAt = done.Add(jitter(e.cfg.Schedule[d.Step])).UnixMilli()
 	}
 	_, err = e.deps.proposer.ProposeWait(rec)
+	switch {
+	case err != nil:
+		e.deps.webhooks.unrecorded.Add(1)
+	case out.ok:
+		e.deps.webhooks.succeeded.Add(1)
+	default:
+		e.deps.webhooks.failed.Add(1)
+	}
 	return err
 }
 

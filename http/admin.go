@@ -41,6 +41,10 @@ func (c *call) createOrganization() {
 		p.add("country", "must be an ISO 3166-1 alpha-2 code such as GH")
 	}
 	timezone := p.text("timezone", req.Timezone, false, 64)
+	if timezone != "" && !knownTimezone(timezone) {
+		// Spend caps count calendar days in it (keycontrols.go).
+		p.add("timezone", "is not an IANA timezone name such as Africa/Accra")
+	}
 	var defaultCurrency string
 	if cur, ok := p.currency("defaultCurrency", req.DefaultCurrency, false); ok {
 		defaultCurrency = cur.Code

@@ -1,6 +1,8 @@
 package http
 
 import (
+	"time"
+
 	"github.com/valyala/fasthttp"
 
 	"payments/ledger"
@@ -45,7 +47,9 @@ func (s *Server) relayToLeader(ctx *fasthttp.RequestCtx) (bool, *ledger.Error) {
 	req.Header.Set(forwardedHeader, s.cfg.Cluster.ID())
 	s.signClientAddr(ctx, req)
 	if err := client.DoTimeout(req, resp, forwardTimeout); err != nil {
-		s.logger.Warn("forward to leader failed", "leader", leader, "err", err)
+		if ok, held := s.forwardFailLog.allow(time.Now()); ok {
+			s.logger.Warn("forward to leader failed", "leader", leader, "err", err, "suppressed_since_last", held)
+		}
 		code := ledger.CodeUnavailable
 		msg := "The leader could not be reached; nothing was done, retry shortly"
 		if !isIdempotentMethod(ctx) {

@@ -18,6 +18,7 @@ import (
 	"payments/actors"
 	"payments/http/blob"
 	"payments/http/logscrub"
+	"payments/http/metrics"
 	"payments/ledger"
 	"payments/rails"
 )
@@ -76,6 +77,10 @@ type Config struct {
 	// the hosted checkout's test mode simulates; default 500ms.
 	SandboxSettlement time.Duration
 
+	// Metrics, if set, counts requests by route template and status, and
+	// error answers by code (see package metrics).
+	Metrics *metrics.Requests
+
 	// TrustedProxies are the senders whose X-Forwarded-For is believed
 	// (--trusted-proxies): a load balancer in front of the nodes.
 	TrustedProxies []netip.Prefix
@@ -112,6 +117,9 @@ type Server struct {
 
 	forwardMu  sync.Mutex
 	forwarders map[string]*fasthttp.HostClient
+	// forwardFailLog throttles the warning for requests the leader did not
+	// answer: one line a second, with the count held back.
+	forwardFailLog logThrottle
 
 	scopes map[string]ledger.Scopes // "METHOD /path" → the scope the route needs
 
@@ -179,11 +187,17 @@ func New(cfg Config) *Server {
 	r.NotFound = s.notFound
 	r.MethodNotAllowed = s.methodNotAllowed
 	r.PanicHandler = s.panicked
+	r.SaveMatchedRoutePath = cfg.Metrics != nil
 	s.router = r
 	s.routes()
+	handler, errorHandler := r.Handler, s.badRequest
+	if cfg.Metrics != nil {
+		cfg.Metrics.Routes(r.List())
+		handler, errorHandler = instrument(cfg.Metrics, handler), instrumentErrors(cfg.Metrics, errorHandler)
+	}
 	s.srv = &fasthttp.Server{
-		Handler:            r.Handler,
-		ErrorHandler:       s.badRequest,
+		Handler:            handler,
+		ErrorHandler:       errorHandler,
 		Name:               "payments",
 		ReadTimeout:        readTimeout,
 		WriteTimeout:       writeTimeout,

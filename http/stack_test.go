@@ -14,6 +14,7 @@ import (
 
 	"payments/actors"
 	api "payments/http"
+	"payments/http/metrics"
 	"payments/raft"
 	"payments/rails"
 )
@@ -40,8 +41,9 @@ type stackOptions struct {
 	// settlement is how long the checkout's simulated deposits take to
 	// land (api.Config.SandboxSettlement).
 	settlement time.Duration
-	logger     *slog.Logger // the server's; none when nil
-	publicBase string       // api.Config.PublicBaseURL
+	logger     *slog.Logger      // the server's; none when nil
+	publicBase string            // api.Config.PublicBaseURL
+	metrics    *metrics.Requests // api.Config.Metrics
 }
 
 // frozenTiming keeps every payout and collection pending, so responses do
@@ -67,7 +69,7 @@ func newStack(t *testing.T, opts stackOptions) *stack {
 	files := t.TempDir()
 	srv := api.New(api.Config{Live: opts.live, NoProvider: opts.live, Actors: sys, Cluster: node, RateLimitPerSecond: opts.rateLimit,
 		FilesDir: files, Rates: opts.rates, SandboxSettlement: opts.settlement, Logger: opts.logger,
-		PublicBaseURL: opts.publicBase})
+		PublicBaseURL: opts.publicBase, Metrics: opts.metrics})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

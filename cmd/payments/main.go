@@ -28,6 +28,7 @@ import (
 	"payments/actors"
 	api "payments/http"
 	"payments/http/logscrub"
+	"payments/http/metrics"
 	"payments/ledger"
 	"payments/raft"
 	"payments/rails"
@@ -87,6 +88,13 @@ type serveConfig struct {
 	commitTimeout     time.Duration
 	drainTimeout      time.Duration
 	debugAddr         string
+	metricsAddr       string
+
+	// Raft's failover timing; zero keeps hashicorp's (a single node's: 100ms).
+	raftHeartbeatTimeout   time.Duration
+	raftElectionTimeout    time.Duration
+	raftLeaderLeaseTimeout time.Duration
+	raftCommitTimeout      time.Duration
 
 	// Webhook delivery.
 	webhookTimeout         time.Duration
@@ -128,6 +136,11 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	fs.StringVar(&c.publicBaseURL, "public-base-url", "", "scheme and host clients reach the API at, such as https://api.example.com: the base of file download links (default: http://<http-addr>, for local use)")
 	fs.StringVar(&c.checkoutURL, "checkout-url", "", "base address of hosted checkouts in payment links' url (default: <public-base-url>/checkout)")
 	fs.StringVar(&c.debugAddr, "debug-addr", "", "if set, serve Go's pprof profiles on this loopback host:port (for operators)")
+	fs.StringVar(&c.metricsAddr, "metrics-addr", "", "if set, serve Prometheus metrics at /metrics on this host:port, apart from the API (port 0 picks one)")
+	fs.DurationVar(&c.raftHeartbeatTimeout, "raft-heartbeat-timeout", 0, "how long a follower waits without hearing from the leader before it calls an election (0: 1s; 100ms for a single node)")
+	fs.DurationVar(&c.raftElectionTimeout, "raft-election-timeout", 0, "how long a candidate waits for votes before it tries again (0: 1s; 100ms for a single node)")
+	fs.DurationVar(&c.raftLeaderLeaseTimeout, "raft-leader-lease-timeout", 0, "how long a leader goes on without hearing from a quorum before it steps down; at most the heartbeat timeout (0: 500ms; 100ms for a single node)")
+	fs.DurationVar(&c.raftCommitTimeout, "raft-commit-timeout", 0, "how long an idle leader waits before telling followers the commit index (0: 50ms); not --commit-timeout")
 	fs.DurationVar(&c.webhookTimeout, "webhook-timeout", 10*time.Second, "how long a webhook receiver has to answer one delivery attempt")
 	fs.IntVar(&c.webhookWorkers, "webhook-workers", 256, "webhook delivery attempts in flight at once, over all endpoints")
 	fs.IntVar(&c.webhookEndpointWorkers, "webhook-endpoint-workers", 4, "webhook delivery attempts in flight at once to one endpoint")
@@ -142,6 +155,13 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	}
 	if c.stack != "sandbox" && c.stack != "production" {
 		return nil, fmt.Errorf("--stack must be sandbox or production, not %q", c.stack)
+	}
+	for name, d := range map[string]time.Duration{"--raft-heartbeat-timeout": c.raftHeartbeatTimeout,
+		"--raft-election-timeout": c.raftElectionTimeout, "--raft-leader-lease-timeout": c.raftLeaderLeaseTimeout,
+		"--raft-commit-timeout": c.raftCommitTimeout} {
+		if d < 0 || (d > 0 && d < 5*time.Millisecond) {
+			return nil, fmt.Errorf("%s must be 0 (the default) or at least 5ms, not %s", name, d)
+		}
 	}
 	if c.publicBaseURL != "" {
 		u, err := url.Parse(c.publicBaseURL)
@@ -243,6 +263,11 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	}
 	defer ln.Close()
 
+	var reg *metrics.Registry
+	if cfg.metricsAddr != "" {
+		reg = metrics.New()
+	}
+
 	node, err := raft.Open(raft.Config{
 		ID:                cfg.nodeID,
 		DataDir:           cfg.dataDir,
@@ -252,6 +277,12 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		SnapshotInterval:  cfg.snapshotInterval,
 		TrailingLogs:      cfg.trailingLogs,
 		Logger:            logger,
+
+		HeartbeatTimeout:   cfg.raftHeartbeatTimeout,
+		ElectionTimeout:    cfg.raftElectionTimeout,
+		LeaderLeaseTimeout: cfg.raftLeaderLeaseTimeout,
+		CommitTimeout:      cfg.raftCommitTimeout,
+		Observe:            raftObservers(reg),
 	})
 	if err != nil {
 		return err
@@ -284,7 +315,15 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	if checkoutURL == "" {
 		checkoutURL = publicBaseURL + "/checkout"
 	}
+	var requestMetrics *metrics.Requests
+	if reg != nil {
+		requestMetrics = reg.Requests()
+		registerNodeMetrics(reg, node, sys, cfg.nodeID)
+		// The request log's drops: reg.RequestLogDrops(requestLog.Dropped)
+		// once the node keeps one.
+	}
 	server := api.New(api.Config{
+		Metrics:            requestMetrics,
 		Live:               live,
 		NoProvider:         live,
 		Actors:             sys,
@@ -310,6 +349,15 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		Live: live, Secret: cfg.bootstrapKey, OrgName: cfg.orgName,
 		Country: cfg.orgCountry, Timezone: cfg.orgTimezone, DefaultCurrency: cfg.orgCurrency,
 	}, stdout, logger)
+
+	if reg != nil {
+		ms, err := reg.Listen(cfg.metricsAddr, logger)
+		if err != nil {
+			return fmt.Errorf("--metrics-addr: %w", err)
+		}
+		defer ms.Shutdown(context.Background())
+		fmt.Fprintf(stdout, "metrics_addr=%s\n", ms.Addr())
+	}
 
 	if cfg.debugAddr != "" {
 		if err := serveDebug(cfg.debugAddr, logger); err != nil {
