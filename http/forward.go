@@ -35,6 +35,7 @@ func (s *Server) relayToLeader(ctx *fasthttp.RequestCtx) (bool, *ledger.Error) {
 		return true, &ledger.Error{Code: ledger.CodeUnavailable,
 			Message: "No leader is available right now; nothing was done, retry shortly"}
 	}
+	noteRelayed(ctx) // the leader records it
 	client := s.forwarder(addr)
 	req := fasthttp.AcquireRequest()
 	resp := fasthttp.AcquireResponse()

@@ -67,6 +67,13 @@ type Config struct {
 	// the hosted checkout's test mode simulates; default 500ms.
 	SandboxSettlement time.Duration
 
+	// RequestLog is where this node keeps its request log; nil: requests
+	// are not recorded and /v1/requests answers 503.
+	RequestLog RequestStore
+	// RequestLogQueue bounds the records waiting for the recorder; a full
+	// queue drops them. Default 8192.
+	RequestLogQueue int
+
 	RateLimitPerSecond int           // per API key; default 100
 	CommitTimeout      time.Duration // how long an administrative write waits for its commit; default 10s
 }
@@ -110,6 +117,9 @@ type Server struct {
 	checkoutSims    *simulatedDeposits // the checkout's test-mode deposits on their way
 
 	exports *exportLanes // turns of GET /v1/transactions/export
+
+	recorder *requestRecorder // the request log's; nil without Config.RequestLog
+	tag      string           // this node's tag in request ids (requestlog.go)
 }
 
 // New builds a Server.
@@ -147,6 +157,14 @@ func New(cfg Config) *Server {
 		scopes:     make(map[string]ledger.Scopes),
 		exports:    newExportLanes(exportWaitMax),
 	}
+	if cfg.Cluster != nil {
+		s.tag = nodeTag(cfg.Cluster.ID())
+	} else {
+		s.tag = nodeTag("")
+	}
+	if cfg.RequestLog != nil {
+		s.recorder = newRequestRecorder(cfg.RequestLog, cfg.RequestLogQueue, cfg.Logger)
+	}
 	s.checkoutLimiter, s.checkoutSims = newRateLimiter(cfg.RateLimitPerSecond), newSimulatedDeposits()
 	if cfg.FilesDir != "" {
 		b, err := blob.Open(cfg.FilesDir)
@@ -165,7 +183,7 @@ func New(cfg Config) *Server {
 	s.router = r
 	s.routes()
 	s.srv = &fasthttp.Server{
-		Handler:            r.Handler,
+		Handler:            s.recordRequests(r.Handler),
 		ErrorHandler:       s.badRequest,
 		Name:               "payments",
 		ReadTimeout:        readTimeout,
@@ -191,12 +209,19 @@ func New(cfg Config) *Server {
 func (s *Server) Serve(ln net.Listener) error { return s.srv.Serve(ln) }
 
 // Shutdown stops accepting connections and waits for requests in flight to
-// finish, or for ctx to end.
-func (s *Server) Shutdown(ctx context.Context) error { return s.srv.ShutdownWithContext(ctx) }
+// finish, or for ctx to end; then the request log's recorder writes what it
+// holds and stops.
+func (s *Server) Shutdown(ctx context.Context) error {
+	err := s.srv.ShutdownWithContext(ctx)
+	if s.recorder != nil {
+		s.recorder.close()
+	}
+	return err
+}
 
 // Handler is the server's request handler, for tests that serve it
 // themselves.
-func (s *Server) Handler() fasthttp.RequestHandler { return s.router.Handler }
+func (s *Server) Handler() fasthttp.RequestHandler { return s.srv.Handler }
 
 // handler is an API endpoint's logic; the pipeline has authenticated the
 // request before it runs.
@@ -264,6 +289,7 @@ func (s *Server) route(method, path string, scope ledger.Scopes, h handler) {
 			writeError(ctx, err)
 			return
 		}
+		noteKey(ctx, &key) // for the request log
 		if err := s.limiter.allow(ctx, key.ID, perAPIKey); err != nil {
 			writeError(ctx, err)
 			return
@@ -280,7 +306,7 @@ func (s *Server) route(method, path string, scope ledger.Scopes, h handler) {
 // begin stamps the request id and the API version on the response. It
 // returns false, having answered, for an unknown version.
 func (s *Server) begin(ctx *fasthttp.RequestCtx) bool {
-	ctx.Response.Header.Set("x-request-id", actors.NewID("req_"))
+	ctx.Response.Header.Set("x-request-id", s.requestID(ctx))
 	version := string(ctx.Request.Header.Peek("service-version"))
 	if version == "" {
 		version = apiVersions[0]
