@@ -202,7 +202,11 @@ type normalizer struct {
 	forward  map[string]string // value → placeholder
 	backward map[string]string // placeholder → value
 	counts   map[string]int
-	extra    []struct {
+	// numberRequests numbers request ids (<req:1>) so that a request can
+	// name one seen earlier ("# normalize: requests"); otherwise every
+	// request id is <request-id>.
+	numberRequests bool
+	extra          []struct {
 		kind string
 		re   *regexp.Regexp
 	}
@@ -222,6 +226,10 @@ var normalizeLine = regexp.MustCompile(`(?m)^# normalize: (.*)$`)
 func (n *normalizer) optIn(t *testing.T, file string) {
 	for _, m := range normalizeLine.FindAllStringSubmatch(file, -1) {
 		for _, kind := range strings.Fields(m[1]) {
+			if kind == "requests" {
+				n.numberRequests = true
+				continue
+			}
 			re, ok := optInVolatile[kind]
 			if !ok {
 				t.Fatalf("# normalize: unknown kind %q", kind)
@@ -251,7 +259,8 @@ var volatile = []struct {
 	{"dsm", regexp.MustCompile(`dsm_[a-z0-9]{20}`)},
 	{"secret", regexp.MustCompile(`sk_(test|live)_[A-Za-z0-9]{40}`)},
 	{"hint", regexp.MustCompile(`sk_(test|live)_…[A-Za-z0-9]{4}`)},
-	{"req", regexp.MustCompile(`req_[a-z0-9]{20}`)},
+	{"req", regexp.MustCompile(`\breq_[a-z0-9]{20,}`)},
+	{"duration", regexp.MustCompile(`"durationMicros": \d+`)},
 	{"pay", regexp.MustCompile(`pay_[a-z]+_[a-z0-9]{20}`)},
 	{"col", regexp.MustCompile(`col_[a-z0-9]{20}`)},
 	{"org", regexp.MustCompile(`org_[a-z0-9]{20}`)},
@@ -283,8 +292,11 @@ func (n *normalizer) normalize(s string) string {
 			if v.kind == "countdown" {
 				return `"expiresInSeconds": <seconds>`
 			}
-			if v.kind == "req" {
+			if v.kind == "req" && !n.numberRequests {
 				return "<request-id>"
+			}
+			if v.kind == "duration" {
+				return `"durationMicros": <micros>`
 			}
 			if v.kind == "url" { // its expiry moves with the clock
 				return "<url>"

@@ -43,7 +43,10 @@ import (
 //     - secrets and signing material: containing secret, password,
 //     passphrase, token, apikey, privatekey, mnemonic, signature,
 //     signing, authorization, credential; or exactly key, seed, otp, pin,
-//     cvv, cvc.
+//     cvv, cvc;
+//     - free text, where names hide that no shape reveals ("refund for
+//     Ama Mensah"): containing narration, description, note, comment,
+//     message, reason, remark.
 //  2. By shape, on every other string, whatever its name (metadata, free
 //     text such as a narration): a string is masked whole when it holds
 //     an email address (text@text.text); a run of 7 or more digits (single
@@ -81,6 +84,7 @@ var (
 		"email",
 		"kyc", "birth", "nationalid", "idnumber", "document", "passport", "taxid", "selfie", "identity", "nationality",
 		"secret", "password", "passphrase", "token", "apikey", "privatekey", "mnemonic", "signature", "signing", "authorization", "credential",
+		"narration", "description", "note", "comment", "message", "reason", "remark",
 	}
 	maskedNameExact = map[string]bool{
 		"pan": true, "account": true,

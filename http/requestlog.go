@@ -81,7 +81,7 @@ type requestState struct {
 	bodyKept  bool
 	// buf holds the path, the raw query, the content type, the body (when
 	// kept) and an error response, at these ends.
-	buf                                       []byte
+	buf                                         []byte
 	pathEnd, queryEnd, typeEnd, bodyEnd, errEnd int
 }
 

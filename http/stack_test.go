@@ -15,6 +15,7 @@ import (
 	api "payments/http"
 	"payments/raft"
 	"payments/rails"
+	"payments/wal/requestlog"
 )
 
 // stack is the whole service on loopback: a real single-node Raft cluster
@@ -28,6 +29,9 @@ type stack struct {
 	sys    *actors.System
 	srv    *api.Server
 	files  string // the node's blob store directory
+
+	requestLog    *requestlog.Store // the node's request log
+	requestLogDir string
 }
 
 type stackOptions struct {
@@ -62,8 +66,13 @@ func newStack(t *testing.T, opts stackOptions) *stack {
 	sys := actors.Start(actors.Config{Log: node, State: node, Rail: rails.NewSandbox(opts.timing),
 		Webhooks: webhookConfig(opts)})
 	files := t.TempDir()
+	logDir := t.TempDir()
+	reqlog, err := requestlog.Open(logDir, requestlog.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	srv := api.New(api.Config{Live: opts.live, NoProvider: opts.live, Actors: sys, Cluster: node, RateLimitPerSecond: opts.rateLimit,
-		FilesDir: files, Rates: opts.rates, SandboxSettlement: opts.settlement})
+		FilesDir: files, Rates: opts.rates, SandboxSettlement: opts.settlement, RequestLog: reqlog})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -71,6 +80,7 @@ func newStack(t *testing.T, opts stackOptions) *stack {
 	go srv.Serve(ln)
 	t.Cleanup(func() {
 		srv.Shutdown(t.Context())
+		reqlog.Close()
 		sys.Stop()
 		node.Close()
 	})
@@ -92,6 +102,9 @@ func newStack(t *testing.T, opts stackOptions) *stack {
 		sys:    sys,
 		srv:    srv,
 		files:  files,
+
+		requestLog:    reqlog,
+		requestLogDir: logDir,
 	}
 }
 
@@ -165,7 +178,7 @@ func (s *stack) do(method, path, key string, body any, headers ...string) respon
 func (s *stack) checkEnvelope(r response) {
 	s.t.Helper()
 	id := r.header["x-request-id"]
-	if len(id) != 24 || id[:4] != "req_" {
+	if len(id) != 27 || id[:4] != "req_" { // req_, the second (7), the node (3), random (13)
 		s.t.Fatalf("x-request-id %q is not a request id", id)
 	}
 	if r.header["service-version"] == "" {

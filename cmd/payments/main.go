@@ -29,6 +29,7 @@ import (
 	"payments/ledger"
 	"payments/raft"
 	"payments/rails"
+	"payments/wal/requestlog"
 )
 
 const usage = `payments: a payments service over bank, mobile money and stablecoin rails
@@ -89,6 +90,12 @@ type serveConfig struct {
 	webhookEndpointWorkers int
 
 	checkoutURL string
+
+	// The request log (node-local, package wal/requestlog).
+	requestLog          bool
+	requestLogRetention time.Duration
+	requestLogMaxBytes  int64
+	requestLogQueue     int
 }
 
 func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
@@ -122,6 +129,10 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	fs.DurationVar(&c.webhookTimeout, "webhook-timeout", 10*time.Second, "how long a webhook receiver has to answer one delivery attempt")
 	fs.IntVar(&c.webhookWorkers, "webhook-workers", 256, "webhook delivery attempts in flight at once, over all endpoints")
 	fs.IntVar(&c.webhookEndpointWorkers, "webhook-endpoint-workers", 4, "webhook delivery attempts in flight at once to one endpoint")
+	fs.BoolVar(&c.requestLog, "request-log", true, "record every API request (redacted) in this node's request log under the data directory")
+	fs.DurationVar(&c.requestLogRetention, "request-log-retention", requestlog.RetentionDefault, "how long the request log keeps a record")
+	fs.Int64Var(&c.requestLogMaxBytes, "request-log-max-bytes", requestlog.MaxBytesDefault, "the most bytes of records the request log keeps; the oldest go first")
+	fs.IntVar(&c.requestLogQueue, "request-log-queue", 8192, "records waiting to be written at most; past it, records are dropped and counted")
 	if err := applyEnv(fs); err != nil {
 		return nil, err
 	}
@@ -253,6 +264,20 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		}})
 	defer sys.Stop()
 
+	// The request log is the node's own, never replicated; it closes after
+	// the HTTP server has drained and the recorder has written what it held.
+	var requestStore api.RequestStore
+	if cfg.requestLog {
+		store, err := requestlog.Open(filepath.Join(cfg.dataDir, "requestlog"), requestlog.Options{
+			Logger: logger, Retention: cfg.requestLogRetention, MaxBytes: cfg.requestLogMaxBytes,
+		})
+		if err != nil {
+			return err
+		}
+		defer store.Close()
+		requestStore = store
+	}
+
 	checkoutURL := cfg.checkoutURL
 	if checkoutURL == "" {
 		checkoutURL = "http://" + ln.Addr().String() + "/checkout"
@@ -269,6 +294,8 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		CommitTimeout:      cfg.commitTimeout,
 		CheckoutURL:        checkoutURL,
 		SandboxSettlement:  cfg.settlement,
+		RequestLog:         requestStore,
+		RequestLogQueue:    cfg.requestLogQueue,
 	})
 
 	// Machine-readable lines on stdout: what an operator or a test needs.
