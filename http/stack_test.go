@@ -43,6 +43,10 @@ type stackOptions struct {
 	// settlement is how long the checkout's simulated deposits take to
 	// land (api.Config.SandboxSettlement).
 	settlement time.Duration
+	// requestLog wraps the node's request log (requestlog_test.go); nil
+	// uses it as it is.
+	requestLog      func(api.RequestStore) api.RequestStore
+	requestLogQueue int
 }
 
 // frozenTiming keeps every payout and collection pending, so responses do
@@ -71,8 +75,12 @@ func newStack(t *testing.T, opts stackOptions) *stack {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var store api.RequestStore = reqlog
+	if opts.requestLog != nil {
+		store = opts.requestLog(reqlog)
+	}
 	srv := api.New(api.Config{Live: opts.live, NoProvider: opts.live, Actors: sys, Cluster: node, RateLimitPerSecond: opts.rateLimit,
-		FilesDir: files, Rates: opts.rates, SandboxSettlement: opts.settlement, RequestLog: reqlog})
+		FilesDir: files, Rates: opts.rates, SandboxSettlement: opts.settlement, RequestLog: store, RequestLogQueue: opts.requestLogQueue})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

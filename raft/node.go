@@ -278,6 +278,11 @@ func (n *Node) Leader() (string, bool) {
 // ID is this node's name.
 func (n *Node) ID() string { return n.cfg.ID }
 
+// TransferLeadership asks this node, if it leads, to hand the lead to
+// another voter (before maintenance, or in tests of what a change of
+// leader keeps); it returns once a successor has it or the attempt failed.
+func (n *Node) TransferLeadership() error { return n.raft.LeadershipTransfer().Error() }
+
 // Ready reports whether the node can serve: a leader is known and this node
 // has applied every entry it knows to be committed (a leader, also every
 // entry of earlier terms).
