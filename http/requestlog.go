@@ -393,13 +393,6 @@ type requestActor struct {
 	KeyHint *string `json:"keyHint,omitempty"`
 }
 
-func optionalString(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
-}
-
 var nullJSON = jsontext.Value("null")
 
 // encode redacts and renders a record; the bytes are valid until the next
@@ -409,24 +402,24 @@ func (r *requestRecorder) encode(st *requestState) []byte {
 		ID:             st.id,
 		Method:         st.method,
 		Path:           redactPath(string(st.buf[:st.pathEnd])),
-		Query:          optionalString(redactQuery(string(st.buf[st.pathEnd:st.queryEnd]))),
+		Query:          optional(redactQuery(string(st.buf[st.pathEnd:st.queryEnd]))),
 		Status:         st.status,
-		Error:          optionalString(errorCodeOf(st.buf[st.bodyEnd:st.errEnd])),
+		Error:          optional(errorCodeOf(st.buf[st.bodyEnd:st.errEnd])),
 		DurationMicros: st.duration.Microseconds(),
-		KeyID:          optionalString(st.keyID),
-		OrganizationID: optionalString(st.org),
+		KeyID:          optional(st.keyID),
+		OrganizationID: optional(st.org),
 		CreatedAt:      st.start.UTC().Format(timeLayout),
-		ContentType:    optionalString(string(st.buf[st.queryEnd:st.typeEnd])),
+		ContentType:    optional(string(st.buf[st.queryEnd:st.typeEnd])),
 		BodyBytes:      st.bodyBytes,
 		Body:           nullJSON,
 	}
 	if st.clientIP.IsValid() {
-		rec.ClientIP = optionalString(st.clientIP.String())
+		rec.ClientIP = optional(st.clientIP.String())
 	}
 	if st.keyID != "" {
 		rec.Actor = requestActor{Type: "api_key", ID: &st.keyID}
 	} else {
-		rec.Actor = requestActor{Type: "anonymous", KeyHint: optionalString(st.keyHint)}
+		rec.Actor = requestActor{Type: "anonymous", KeyHint: optional(st.keyHint)}
 	}
 	if st.bodyKept {
 		if b, ok := r.red.body(st.buf[st.typeEnd:st.bodyEnd]); ok {
