@@ -208,6 +208,36 @@ func TestRequestFoundFromAnyNode(t *testing.T) {
 			t.Fatalf("another organization reads the record through %s: %d %s", n.addr, r.status, r.body)
 		}
 	}
+	// The list merges every node's records, newest first: the payout the
+	// new leader served, then the one the old leader did, a page at a time.
+	r = st.doAt(nodes[2].addr, "POST", "/v1/payouts", key, `{"to":{"code":"gh_mtn","currency":"GHS","accountNumber":"233241234567","amount":1},"externalReference":"c-2"}`)
+	newer := r.header["x-request-id"]
+	waitRecord(t, st, nodes[0].addr, key, newer)
+	for _, n := range nodes {
+		var got []string
+		cursor := ""
+		for page := 0; page < 5; page++ {
+			r := st.doAt(n.addr, "GET", "/v1/requests?path=/v1/payouts&limit=1"+cursor, key, nil)
+			var body struct {
+				Data       []struct{ ID string }
+				HasMore    bool
+				NextCursor *string
+			}
+			if r.status != 200 || json.Unmarshal(r.body, &body) != nil {
+				t.Fatalf("list through %s: %d %s", n.addr, r.status, r.body)
+			}
+			for _, d := range body.Data {
+				got = append(got, d.ID)
+			}
+			if !body.HasMore {
+				break
+			}
+			cursor = "&cursor=" + *body.NextCursor
+		}
+		if strings.Join(got, " ") != newer+" "+id {
+			t.Fatalf("list through %s: %v, want [%s %s]", n.addr, got, newer, id)
+		}
+	}
 }
 
 // doAt sends a request to another node than the stack's.
