@@ -74,8 +74,11 @@ type requestState struct {
 	keyID    string // the authenticated key; "" when none
 	org      string
 	keyHint  string // a failed authentication's presented key: prefix and last four
-	clientIP netip.Addr
-	relayed  bool // a follower relayed it to the leader, which records it
+	// failedKeyID is the key a failed authentication presented, when it
+	// is one of ours (revoked): the record goes to its organization.
+	failedKeyID string
+	clientIP    netip.Addr
+	relayed     bool // a follower relayed it to the leader, which records it
 
 	bodyBytes int
 	bodyKept  bool
@@ -214,7 +217,27 @@ func (s *Server) recordRequests(next fasthttp.RequestHandler) fasthttp.RequestHa
 		ctx.SetUserValue(requestStateKey, st)
 		next(ctx)
 		ctx.SetUserValue(requestStateKey, nil)
+		if st.keyID == "" && ctx.Response.StatusCode() == fasthttp.StatusUnauthorized {
+			s.attributeFailedAuth(ctx, st)
+		}
 		s.recorder.capture(ctx, st)
+	}
+}
+
+// attributeFailedAuth finds the organization of a failed authentication
+// that presented one of its keys, revoked since: the organization then
+// sees the attempt in its log. An unknown key belongs to no organization.
+func (s *Server) attributeFailedAuth(ctx *fasthttp.RequestCtx, st *requestState) {
+	if s.cfg.Actors == nil || st.relayed {
+		return
+	}
+	h := ctx.Request.Header.Peek(fasthttp.HeaderAuthorization)
+	const bearer = "Bearer "
+	if len(h) <= len(bearer) || !bytes.EqualFold(h[:len(bearer)], []byte(bearer)) {
+		return
+	}
+	if key, found := s.cfg.Actors.Reader().APIKeyByHash(actors.KeyDigest(bytes.TrimSpace(h[len(bearer):]))); found {
+		st.failedKeyID, st.org = key.ID, key.OrgID
 	}
 }
 
@@ -258,15 +281,21 @@ func (r *requestRecorder) capture(ctx *fasthttp.RequestCtx, st *requestState) {
 	}
 	st.errEnd = len(buf)
 	st.buf = buf
-	if ip, ok := netip.AddrFromSlice(ctx.RemoteIP()); ok {
-		st.clientIP = ip.Unmap()
-	}
+	st.clientIP = requestClientIP(ctx)
 	select {
 	case r.queue <- st:
 	default:
 		r.dropped.Add(1)
 		releaseRequestState(st)
 	}
+}
+
+// requestClientIP is the address a record names: the socket's peer. A
+// request a follower relayed is recorded by the leader with the follower's
+// address until the client's travels with it in an authenticated header.
+func requestClientIP(ctx *fasthttp.RequestCtx) netip.Addr {
+	ip, _ := netip.AddrFromSlice(ctx.RemoteIP())
+	return ip.Unmap()
 }
 
 // Dropped is how many records a full queue refused since the start.
@@ -383,10 +412,11 @@ type requestRecordJSON struct {
 	Body           jsontext.Value `json:"body"`
 }
 
-// requestActor is who made a request: an API key ("api_key", its id), a
+// requestActor is who made a request: an API key ("api_key", its id; for a
+// failed authentication with a revoked key, that key and its hint), a
 // dashboard team member ("member", its id), or, for a failed
-// authentication, nobody known ("anonymous", with the presented key's
-// hint when it had our keys' shape).
+// authentication with a key not ours, nobody known ("anonymous", with the
+// presented key's hint when it had our keys' shape).
 type requestActor struct {
 	Type    string  `json:"type"`
 	ID      *string `json:"id"`
@@ -416,9 +446,13 @@ func (r *requestRecorder) encode(st *requestState) []byte {
 	if st.clientIP.IsValid() {
 		rec.ClientIP = optional(st.clientIP.String())
 	}
-	if st.keyID != "" {
+	switch {
+	case st.keyID != "":
 		rec.Actor = requestActor{Type: "api_key", ID: &st.keyID}
-	} else {
+	case st.failedKeyID != "":
+		rec.Actor = requestActor{Type: "api_key", ID: &st.failedKeyID, KeyHint: optional(st.keyHint)}
+		rec.KeyID = &st.failedKeyID
+	default:
 		rec.Actor = requestActor{Type: "anonymous", KeyHint: optional(st.keyHint)}
 	}
 	if st.bodyKept {

@@ -75,6 +75,24 @@ func TestRequestLogKeepsNoSecrets(t *testing.T) {
 		t.Fatalf("a failed authentication is readable by an organization: %d", r.status)
 	}
 
+	// A key of the organization, revoked: its failed authentication is in
+	// the organization's log, under the key.
+	created := st.do("POST", "/v1/keys", st.key, `{"name":"soon revoked","scopes":["payouts:read"]}`).json(t)["key"].(map[string]any)
+	revoked, revokedID := created["secret"].(string), created["id"].(string)
+	if r := st.do("DELETE", "/v1/keys/"+revokedID, st.key, nil); r.status != 200 {
+		t.Fatalf("revoke: %d %s", r.status, r.body)
+	}
+	r = st.do("GET", "/v1/payouts", revoked, nil)
+	if r.status != 401 {
+		t.Fatalf("revoked key: %d", r.status)
+	}
+	rec = waitRecord(t, st, st.addr, st.key, r.header["x-request-id"])
+	actor, _ = rec["actor"].(map[string]any)
+	if rec["keyId"] != revokedID || actor["type"] != "api_key" || actor["id"] != revokedID ||
+		actor["keyHint"] != revoked[:8]+"…"+revoked[len(revoked)-4:] || rec["status"] != 401.0 {
+		t.Fatalf("failed authentication with a revoked key recorded as %v", rec)
+	}
+
 	// Every byte the log wrote: the ids are there, the secrets are not.
 	st.srv.Shutdown(t.Context())
 	st.requestLog.Close()
@@ -91,7 +109,7 @@ func TestRequestLogKeepsNoSecrets(t *testing.T) {
 			t.Fatalf("%q is not in the log's files: the search below would prove nothing", want)
 		}
 	}
-	for _, secret := range []string{wrong, wrong[8:], st.key, st.key[8:], "233249876543"} {
+	for _, secret := range []string{wrong, wrong[8:], st.key, st.key[8:], revoked, revoked[8:], "233249876543"} {
 		if bytes.Contains(all, []byte(secret)) {
 			t.Errorf("the request log's files hold %q", secret)
 		}
