@@ -26,6 +26,7 @@ type payoutRequest struct {
 	spec       ledger.PayoutSpec
 	methodType string
 	fx         *FXPricing // cross-currency; key.currency is its FromCurrency
+	spend      *Spend     // the key's spend caps (spend.go); nil counts nothing
 	reply      chan<- Reply
 }
 
@@ -213,7 +214,7 @@ func (a *accountActor) propose(ctx actor.Context, cmd ledger.Command, ref string
 	self := ctx.Self()
 	root := a.deps.root
 	err := a.deps.proposer.Propose(cmd, func(r ledger.Result, err error) {
-		root.Send(self, &applied{kind: cmd.Kind(), ref: ref, reservation: number, result: r, err: err})
+		root.Send(self, &applied{kind: opKind(cmd), ref: ref, reservation: number, result: r, err: err})
 	})
 	if err == nil {
 		a.inFlight++
@@ -265,13 +266,22 @@ func (a *accountActor) payout(ctx actor.Context, m *payoutRequest) {
 		m.reply <- Reply{Result: ledger.Result{Err: ledger.InsufficientFunds(available, required, a.key.currency)}}
 		return
 	}
+	at := a.deps.now().UnixMilli()
+	var charge ledger.SpendCharge
+	if m.spend != nil {
+		var e *ledger.Error
+		if charge, e = m.spend.charge(a.deps.state, a.key.org, required, a.key.currency, at); e != nil {
+			m.reply <- Reply{Result: ledger.Result{Err: e}}
+			return
+		}
+	}
 	number := max(a.nextReservation, account.Reservation+1)
 	a.nextReservation = number + 1
 	var cmd ledger.Command
 	id := a.ids.next("pay_" + strings.ToLower(m.spec.Currency) + "_")
 	if m.fx != nil {
 		cmd = &ledger.CreateFXPayout{
-			At:                a.deps.now().UnixMilli(),
+			At:                at,
 			ID:                id,
 			OrgID:             a.key.org,
 			ExternalReference: m.ref,
@@ -286,7 +296,7 @@ func (a *accountActor) payout(ctx actor.Context, m *payoutRequest) {
 		}
 	} else {
 		cmd = &ledger.CreatePayout{
-			At:                a.deps.now().UnixMilli(),
+			At:                at,
 			ID:                id,
 			OrgID:             a.key.org,
 			ExternalReference: m.ref,
@@ -295,6 +305,9 @@ func (a *accountActor) payout(ctx actor.Context, m *payoutRequest) {
 			Fee:               fee,
 			Reservation:       number,
 		}
+	}
+	if m.spend != nil {
+		cmd = &ledger.SpendCharged{Charge: charge, Op: cmd}
 	}
 	if err := a.propose(ctx, cmd, m.ref, number); err != nil {
 		m.reply <- Reply{Err: err}

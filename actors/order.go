@@ -74,6 +74,9 @@ type OrderRequest struct {
 	Fee               ledger.Minor
 	Rate              string
 	Instructions      ledger.OrderInstructions
+	// Spend counts the order's payout leg (ToAmount, from the destination
+	// currency's balance) against the key's caps; nil counts nothing.
+	Spend *Spend
 }
 
 // CreateOrder creates an order, or returns the one its reference already
@@ -183,7 +186,7 @@ func (a *orderActor) scheduleIdleCheck(ctx actor.Context) {
 func (a *orderActor) propose(ctx actor.Context, cmd ledger.Command, reply chan<- Reply) error {
 	self, root := ctx.Self(), a.deps.root
 	err := a.deps.proposer.Propose(cmd, func(r ledger.Result, err error) {
-		root.Send(self, &orderApplied{kind: cmd.Kind(), reply: reply, result: r, err: err})
+		root.Send(self, &orderApplied{kind: opKind(cmd), reply: reply, result: r, err: err})
 	})
 	if err == nil {
 		a.inFlight++
@@ -228,7 +231,16 @@ func (a *orderActor) create(ctx actor.Context, m *orderCreate) {
 	if req.FromMethodType == "mobile_money" {
 		cmd.CollectionID = a.ids.next("col_")
 	}
-	if err := a.propose(ctx, cmd, nil); err != nil {
+	var proposed ledger.Command = cmd
+	if req.Spend != nil {
+		charge, e := req.Spend.charge(a.deps.state, a.key.org, req.ToAmount, req.Spec.ToCurrency, cmd.At)
+		if e != nil {
+			m.reply <- Reply{Result: ledger.Result{Err: e}}
+			return
+		}
+		proposed = &ledger.SpendCharged{Charge: charge, Op: cmd}
+	}
+	if err := a.propose(ctx, proposed, nil); err != nil {
 		m.reply <- Reply{Err: err}
 		return
 	}

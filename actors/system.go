@@ -212,6 +212,9 @@ type PayoutRequest struct {
 	// delivered in Spec.Currency); nil for a same-currency payout. Spec's
 	// amount is the one the caller gave, on its side.
 	FX *FXPricing
+	// Spend counts the payout against the key's caps (spend.go); nil
+	// counts nothing.
+	Spend *Spend
 }
 
 // FXPricing is a cross-currency payout's price at the current rate: both
@@ -235,6 +238,7 @@ func (s *System) CreatePayout(req PayoutRequest) Reply {
 			ref:        req.ExternalReference,
 			spec:       req.Spec,
 			methodType: req.MethodType,
+			spend:      req.Spend,
 			reply:      reply,
 		}
 		if req.FX != nil {

@@ -62,13 +62,14 @@ func (c *call) createOrganization() {
 	defer cancel()
 	r := c.s.cfg.Actors.Propose(ctx, cmd)
 	c.created(r, func(res *ledger.Result) any {
-		return &organizationCreatedBody{renderOrganization(res.Organization), renderKey(res.APIKey, secret)}
+		return &organizationCreatedBody{renderOrganization(res.Organization), c.renderKey(res.APIKey, secret)}
 	})
 }
 
 type createKeyBody struct {
 	Name   *string  `json:"name"`
 	Scopes []string `json:"scopes"`
+	keyControlsBody
 }
 
 type keyBody struct {
@@ -95,6 +96,7 @@ func (c *call) createKey() {
 			scopes |= s
 		}
 	}
+	controls, _ := p.keyControls(&req.keyControlsBody)
 	if e := p.err(); e != nil {
 		c.fail(e)
 		return
@@ -105,15 +107,21 @@ func (c *call) createKey() {
 			Message: "A key cannot grant scopes it does not hold: " + strings.Join(missing.Names(), ", ")})
 		return
 	}
+	if controls.Allowlist != "" && !c.ensureForwardKey() {
+		return
+	}
 	secret := actors.NewKeySecret(c.s.cfg.Live)
-	cmd := &ledger.CreateAPIKey{
+	var cmd ledger.Command = &ledger.CreateAPIKey{
 		At: c.s.cfg.Actors.Now().UnixMilli(), ID: actors.NewID("key_"), OrgID: c.org, Name: name,
 		Hash: actors.HashKey(secret), Hint: actors.KeyHint(secret), Scopes: scopes,
+	}
+	if controls != (ledger.KeyControls{}) {
+		cmd = &ledger.CreateControlledKey{Key: *cmd.(*ledger.CreateAPIKey), Controls: controls}
 	}
 	ctx, cancel := c.commitContext()
 	defer cancel()
 	r := c.s.cfg.Actors.Propose(ctx, cmd)
-	c.created(r, func(res *ledger.Result) any { return &keyBody{renderKey(res.APIKey, secret)} })
+	c.created(r, func(res *ledger.Result) any { return &keyBody{c.renderKey(res.APIKey, secret)} })
 }
 
 // listKeys: GET /v1/keys, without secrets.
@@ -124,8 +132,9 @@ func (c *call) listKeys() {
 	for i, j := 0, len(keys)-1; i < j; i, j = i+1, j-1 {
 		keys[i], keys[j] = keys[j], keys[i]
 	}
+	now := actors.SpendPeriodAt(c.s.cfg.Actors.Reader(), c.org, c.s.cfg.Actors.Now().UnixMilli())
 	c.ok(fasthttp.StatusOK, newList(0, ledger.Page[ledger.APIKey]{Items: keys}, func(k *ledger.APIKey) keyJSON {
-		return renderKey(k, "")
+		return renderKeyAt(k, "", now)
 	}))
 }
 
@@ -145,7 +154,7 @@ func (c *call) revokeKey() {
 	case r.Result.Err != nil:
 		c.fail(r.Result.Err)
 	default:
-		c.ok(fasthttp.StatusOK, &keyBody{renderKey(r.Result.APIKey, "")})
+		c.ok(fasthttp.StatusOK, &keyBody{c.renderKey(r.Result.APIKey, "")})
 	}
 }
 

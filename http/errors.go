@@ -26,6 +26,7 @@ var statusOf = map[ledger.Code]int{
 	ledger.CodeUnavailable:       fasthttp.StatusServiceUnavailable,
 	ledger.CodeInternal:          fasthttp.StatusInternalServerError,
 	ledger.CodeRateUnavailable:   fasthttp.StatusServiceUnavailable,
+	ledger.CodeSpendCapExceeded:  fasthttp.StatusForbidden,
 }
 
 // HTTPStatus returns the HTTP status of an error code.
@@ -70,6 +71,12 @@ type errorDetails struct {
 	Required   string      `json:"required,omitempty"`
 	Currency   string      `json:"currency,omitempty"`
 	RetryAfter int         `json:"retryAfter,omitzero"`
+	// spend_cap_exceeded: the cap, its limit, what is used and what was
+	// attempted, in USD.
+	Cap       string `json:"cap,omitempty"`
+	Limit     string `json:"limit,omitempty"`
+	Used      string `json:"used,omitempty"`
+	Attempted string `json:"attempted,omitempty"`
 }
 
 type fieldJSON struct {
@@ -95,11 +102,15 @@ func writeError(ctx *fasthttp.RequestCtx, e *ledger.Error) {
 		d.Required = ledger.FormatMinor(e.Required, cur)
 		d.Currency = e.Currency
 	}
+	if sc := e.SpendCap; sc != nil {
+		usd, _ := ledger.LookupCurrency("USD")
+		d.Cap, d.Limit, d.Used, d.Attempted = sc.Cap, ledger.FormatMinor(sc.Limit, usd), ledger.FormatMinor(sc.Used, usd), ledger.FormatMinor(sc.Attempted, usd)
+	}
 	if e.RetryAfterSeconds > 0 {
 		d.RetryAfter = e.RetryAfterSeconds
 		ctx.Response.Header.Set("Retry-After", strconv.Itoa(e.RetryAfterSeconds))
 	}
-	if d.Fields != nil || d.ExistingID != "" || d.Currency != "" || d.RetryAfter != 0 {
+	if d.Fields != nil || d.ExistingID != "" || d.Currency != "" || d.RetryAfter != 0 || d.Cap != "" {
 		body.Details = &d
 	}
 	writeJSON(ctx, HTTPStatus(e.Code), &body)

@@ -44,6 +44,7 @@ func (s *Server) relayToLeader(ctx *fasthttp.RequestCtx) (bool, *ledger.Error) {
 	ctx.Request.CopyTo(req)
 	req.SetHost(addr)
 	req.Header.Set(forwardedHeader, s.cfg.Cluster.ID())
+	s.signClientAddr(ctx, req)
 	if err := client.DoTimeout(req, resp, forwardTimeout); err != nil {
 		s.logger.Warn("forward to leader failed", "leader", leader, "err", err)
 		code := ledger.CodeUnavailable

@@ -252,6 +252,9 @@ var volatile = []struct {
 }{
 	{"time", regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z`)},
 	{"countdown", regexp.MustCompile(`"expiresInSeconds": \d+`)}, // the checkout's, read a moment after it began
+	// A key's spend: the organization's current day and month.
+	{"spendday", regexp.MustCompile(`"day": "\d{4}-\d\d-\d\d"`)},
+	{"spendmonth", regexp.MustCompile(`"month": "\d{4}-\d\d"`)},
 	// Files and disputes: signed urls (host, expiry, signature) and ids.
 	{"url", regexp.MustCompile(`http://[0-9.:]+/v1/files/file_[a-z0-9]{20}/content\?expires=\d+&signature=[0-9a-f]{64}`)},
 	{"file", regexp.MustCompile(`file_[a-z0-9]{20}`)},
@@ -291,6 +294,12 @@ func (n *normalizer) normalize(s string) string {
 			}
 			if v.kind == "countdown" {
 				return `"expiresInSeconds": <seconds>`
+			}
+			if v.kind == "spendday" {
+				return `"day": "<today>"`
+			}
+			if v.kind == "spendmonth" {
+				return `"month": "<this month>"`
 			}
 			if v.kind == "req" && !n.numberRequests {
 				return "<request-id>"

@@ -82,6 +82,16 @@ func (c *call) createOrder() {
 		c.fail(e)
 		return
 	}
+	// The payout leg leaves the destination currency's balance: its USD
+	// value is the principal where the origin is USD (converted at the
+	// order's own rate), else at the current rate of the destination.
+	if req.Spec.FromCurrency == "USD" && req.Spec.ToCurrency != "USD" {
+		usd := req.FromAmount
+		req.Spend = &actors.Spend{KeyID: c.key.ID, USD: &usd}
+	} else if req.Spend, e = c.spendFor(req.Spec.ToCurrency, ""); e != nil {
+		c.fail(e)
+		return
+	}
 	r := c.s.cfg.Actors.CreateOrder(req)
 	c.created(r, func(res *ledger.Result) any { return &orderBody{renderOrder(res.Order)} })
 }

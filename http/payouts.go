@@ -53,12 +53,27 @@ func (c *call) createPayout() {
 	if req.To.RecipientID != nil {
 		spec.RecipientID = *req.To.RecipientID
 	}
+	// The debit's USD value: a cross-currency payout into USD at its own
+	// rate, anything else at the current rate of the debited currency.
+	debitCurrency, ownRate := spec.Currency, ""
+	if fx != nil {
+		debitCurrency = fx.FromCurrency
+		if spec.Currency == "USD" {
+			ownRate = fx.Rate
+		}
+	}
+	spend, e := c.spendFor(debitCurrency, ownRate)
+	if e != nil {
+		c.fail(e)
+		return
+	}
 	r := c.s.cfg.Actors.CreatePayout(actors.PayoutRequest{
 		OrgID:             c.org,
 		ExternalReference: *req.ExternalReference,
 		Spec:              spec,
 		MethodType:        methodType,
 		FX:                fx,
+		Spend:             spend,
 	})
 	c.created(r, func(res *ledger.Result) any { return &payoutBody{renderPayout(res.Payout)} })
 }

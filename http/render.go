@@ -313,6 +313,10 @@ type keyJSON struct {
 	Status    string   `json:"status"`
 	CreatedAt string   `json:"createdAt"`
 	RevokedAt *string  `json:"revokedAt"`
+	// Controls (keycontrols.go).
+	SpendCaps   spendCapsJSON  `json:"spendCaps"`
+	SpendUsage  spendUsageJSON `json:"spendUsage"`
+	IPAllowlist []string       `json:"ipAllowlist"`
 }
 
 func renderKey(k *ledger.APIKey, secret string) keyJSON {

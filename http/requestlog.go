@@ -186,6 +186,11 @@ type requestRecorder struct {
 
 	red *redactor
 	out bytes.Buffer
+
+	// clientIP is the address a record names: the one IP allowlists judge
+	// by (forwardauth.go), unknown for a relayed request no node vouched
+	// for.
+	clientIP func(*fasthttp.RequestCtx) netip.Addr
 }
 
 func newRequestRecorder(store RequestStore, queueLen int, logger interface{ Warn(string, ...any) }) *requestRecorder {
@@ -281,21 +286,13 @@ func (r *requestRecorder) capture(ctx *fasthttp.RequestCtx, st *requestState) {
 	}
 	st.errEnd = len(buf)
 	st.buf = buf
-	st.clientIP = requestClientIP(ctx)
+	st.clientIP = r.clientIP(ctx)
 	select {
 	case r.queue <- st:
 	default:
 		r.dropped.Add(1)
 		releaseRequestState(st)
 	}
-}
-
-// requestClientIP is the address a record names: the socket's peer. A
-// request a follower relayed is recorded by the leader with the follower's
-// address until the client's travels with it in an authenticated header.
-func requestClientIP(ctx *fasthttp.RequestCtx) netip.Addr {
-	ip, _ := netip.AddrFromSlice(ctx.RemoteIP())
-	return ip.Unmap()
 }
 
 // Dropped is how many records a full queue refused since the start.

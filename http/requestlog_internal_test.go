@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"net/netip"
 	"testing"
 
 	"github.com/goccy/go-json/jsontext"
@@ -35,7 +36,10 @@ func TestRequestLogAllocsPerRequest(t *testing.T) {
 	s := New(Config{})
 	// A recorder without its goroutine: the test takes each record off the
 	// queue and returns it to the pool, as the recorder would.
-	s.recorder = &requestRecorder{queue: make(chan *requestState, 1)}
+	s.recorder = &requestRecorder{queue: make(chan *requestState, 1), clientIP: func(ctx *fasthttp.RequestCtx) netip.Addr {
+		addr, _ := s.clientAddr(ctx)
+		return addr
+	}}
 	logged := s.recordRequests(s.router.Handler)
 	with := run(func(ctx *fasthttp.RequestCtx) {
 		logged(ctx)

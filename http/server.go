@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/netip"
 	"strings"
 	"sync"
 	"time"
@@ -73,6 +74,9 @@ type Config struct {
 	// RequestLogQueue bounds the records waiting for the recorder; a full
 	// queue drops them. Default 8192.
 	RequestLogQueue int
+	// TrustedProxies are the senders whose X-Forwarded-For is believed
+	// (--trusted-proxies): a load balancer in front of the nodes.
+	TrustedProxies []netip.Prefix
 
 	RateLimitPerSecond int           // per API key; default 100
 	CommitTimeout      time.Duration // how long an administrative write waits for its commit; default 10s
@@ -164,6 +168,10 @@ func New(cfg Config) *Server {
 	}
 	if cfg.RequestLog != nil {
 		s.recorder = newRequestRecorder(cfg.RequestLog, cfg.RequestLogQueue, cfg.Logger)
+		s.recorder.clientIP = func(ctx *fasthttp.RequestCtx) netip.Addr {
+			addr, _ := s.clientAddr(ctx)
+			return addr
+		}
 	}
 	s.checkoutLimiter, s.checkoutSims = newRateLimiter(cfg.RateLimitPerSecond), newSimulatedDeposits()
 	if cfg.FilesDir != "" {
@@ -284,12 +292,21 @@ func (s *Server) route(method, path string, scope ledger.Scopes, h handler) {
 		if s.forwardIfFollower(ctx) {
 			return
 		}
+		if err := s.checkForwardedClient(ctx); err != nil {
+			writeError(ctx, err)
+			return
+		}
 		key, err := s.authenticate(ctx)
 		if err != nil {
 			writeError(ctx, err)
 			return
 		}
 		noteKey(ctx, &key) // for the request log
+		if err := s.allowlistCheck(ctx, &key); err != nil {
+			s.logger.Warn("API key refused: caller not on its IP allowlist", "keyId", key.ID, "reason", err.Message)
+			writeError(ctx, err)
+			return
+		}
 		if err := s.limiter.allow(ctx, key.ID, perAPIKey); err != nil {
 			writeError(ctx, err)
 			return

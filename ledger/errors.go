@@ -45,6 +45,8 @@ type Error struct {
 	Currency  string
 
 	RetryAfterSeconds int // rate_limited
+
+	SpendCap *SpendCapDetails // spend_cap_exceeded (spendcap.go)
 }
 
 // FieldError names one invalid request field by its dotted path.

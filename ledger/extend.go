@@ -22,6 +22,7 @@ import (
 //	       crypto addresses, orders, payment links, checkout sessions
 //	50–69  recipients, files, disputes
 //	70–89  webhooks: endpoints, secrets, deliveries
+//	90–99  key controls: spend caps and IP allowlists
 
 // applier is a command that carries its own rule.
 type applier interface {

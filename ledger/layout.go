@@ -34,6 +34,7 @@ const (
 	tagWebhookDelivery byte = 'x'
 	tagDeposit         byte = 'y'
 	tagOrder           byte = 'z'
+	tagSpendCharge     byte = 'C' // spendcap.go: a key's charges not yet settled
 )
 
 // Names of lookup and filter indexes, one byte each, unique within a kind.

@@ -30,6 +30,13 @@ type APIKey struct {
 	Revoked   bool
 	CreatedAt int64
 	RevokedAt int64
+
+	// Controls (keycontrols.go, spendcap.go): the spend caps, the caller
+	// IP allowlist (canonical; "" permits any address), and what the key
+	// has spent in its current day and month.
+	Caps      SpendCaps
+	Allowlist string
+	Spent     SpendUsage
 }
 
 // Scopes is a set of permissions. Bit positions are frozen: they are stored
@@ -222,15 +229,33 @@ func (s *State) checkNewKey(c *CreateAPIKey) *Error {
 	if c.Scopes&^ScopesAll != 0 {
 		return errorf(CodeValidation, "unknown scope bits")
 	}
-	if s.keys.count(c.OrgID) >= KeysPerOrganizationMax {
-		return errorf(CodeValidation, "an organization has at most %d API keys", KeysPerOrganizationMax)
+	if s.activeKeys(c.OrgID) >= KeysPerOrganizationMax {
+		return errorf(CodeValidation, "an organization has at most %d active API keys: revoke one first", KeysPerOrganizationMax)
+	}
+	if s.keys.count(c.OrgID) >= KeysStoredPerOrganizationMax {
+		return errorf(CodeValidation, "an organization has at most %d API keys, revoked ones included", KeysStoredPerOrganizationMax)
 	}
 	return nil
 }
 
-// KeysPerOrganizationMax bounds an organization's API keys, revoked ones
-// included.
+// KeysPerOrganizationMax bounds an organization's active API keys: a
+// revoked key no longer counts.
 const KeysPerOrganizationMax = 1000
+
+// KeysStoredPerOrganizationMax bounds every key an organization ever had,
+// revoked ones included, since keys stay in memory for good.
+const KeysStoredPerOrganizationMax = 10 * KeysPerOrganizationMax
+
+// activeKeys counts an organization's keys that are not revoked.
+func (s *State) activeKeys(org string) int {
+	n := 0
+	s.keys.each(org, func(k APIKey) {
+		if !k.Revoked {
+			n++
+		}
+	})
+	return n
+}
 
 func (s *State) insertKey(c *CreateAPIKey) APIKey {
 	key := APIKey{
@@ -271,7 +296,7 @@ func digest(hash string) [32]byte {
 
 // APIKeys lists an organization's keys, oldest first.
 func (r *Reader) APIKeys(orgID string) []APIKey {
-	p := readPage(r, apiKeyKind, apiKeyKind.listPrefix(orgID), CursorStart, KeysPerOrganizationMax, nil)
+	p := readPage(r, apiKeyKind, apiKeyKind.listPrefix(orgID), CursorStart, KeysStoredPerOrganizationMax, nil)
 	slices.Reverse(p.Items)
 	return p.Items
 }

@@ -32,13 +32,16 @@ func encodeAPIKey(e *encoder, k *APIKey) {
 	e.bool(k.Revoked)
 	e.varint(k.CreatedAt)
 	e.varint(k.RevokedAt)
+	encodeKeyControlsSection(e, k)
 }
 
 func decodeAPIKey(d *decoder) APIKey {
-	return APIKey{
+	k := APIKey{
 		ID: d.str(), OrgID: d.str(), Name: d.str(), Hash: d.str(), Hint: d.str(),
 		Scopes: Scopes(d.u32()), Revoked: d.bool(), CreatedAt: d.varint(), RevokedAt: d.varint(),
 	}
+	decodeKeyControlsSection(d, &k)
+	return k
 }
 
 func encodeAccount(e *encoder, a *Account) {

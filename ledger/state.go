@@ -66,6 +66,8 @@ type State struct {
 	deposits   *depositState          // deposit.go: virtual accounts, crypto addresses, deposits
 	orders     *orderBook             // order.go
 
+	spendCharges *store[spendCharge] // spendcap.go: charges of debits not yet settled
+
 	views *views // what readers see of the always-open records (views.go)
 
 	formatWritten bool
@@ -159,6 +161,7 @@ func NewState(kv KVReader) *State {
 	s.initPaymentLinks()
 	s.deposits = newDepositState(s)
 	s.registerOrders()
+	s.initSpendCaps()
 	return s
 }
 

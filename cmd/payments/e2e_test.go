@@ -172,8 +172,14 @@ func (l *lockedWriter) Write(b []byte) (int, error) {
 
 var client = &nethttp.Client{Timeout: 20 * time.Second, Transport: &nethttp.Transport{MaxIdleConnsPerHost: 64}}
 
-// call sends a JSON request and decodes a JSON response into out (if not nil).
+// call sends a JSON request with the bootstrap key and decodes a JSON
+// response into out (if not nil).
 func call(addr, method, path string, body any, out any) (int, error) {
+	return callWith(client, testKey, nil, addr, method, path, body, out)
+}
+
+// callWith is call through hc, with key and extra headers.
+func callWith(hc *nethttp.Client, key string, headers map[string]string, addr, method, path string, body any, out any) (int, error) {
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -186,11 +192,14 @@ func call(addr, method, path string, body any, out any) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	req.Header.Set("Authorization", "Bearer "+testKey)
+	req.Header.Set("Authorization", "Bearer "+key)
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	resp, err := client.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
 		return 0, err
 	}
@@ -498,16 +507,12 @@ func freeAddrs(t *testing.T, n int) []string {
 	return out
 }
 
-// A three-process cluster: every node serves (followers forward to the
-// leader), and after the leader is killed the new leader serves every
-// acknowledged write.
-func TestThreeProcessCluster(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end")
-	}
-	// The peers must know each other's ports before any starts, so the
-	// ports are reserved and released; if another process takes one in
-	// between, start again on fresh ones.
+// startCluster starts a three-process cluster on loopback, every node
+// with extra flags, and waits until each is ready. The peers must know each
+// other's ports before any starts, so the ports are reserved and released;
+// if another process takes one in between, it starts again on fresh ones.
+func startCluster(t *testing.T, extra ...string) []*proc {
+	t.Helper()
 	var procs []*proc
 	for attempt := 0; ; attempt++ {
 		addrs := freeAddrs(t, 6)
@@ -518,9 +523,9 @@ func TestThreeProcessCluster(t *testing.T) {
 		procs = nil
 		var err error
 		for i := 0; i < 3 && err == nil; i++ {
-			p := &proc{t: t, dataDir: t.TempDir(), args: []string{
+			p := &proc{t: t, dataDir: t.TempDir(), args: append([]string{
 				"--node-id", fmt.Sprintf("n%d", i+1), "--raft-addr", addrs[i], "--http-addr", addrs[3+i],
-				"--peers", strings.Join(peers, ","), "--rate-limit", "1000000"}}
+				"--peers", strings.Join(peers, ","), "--rate-limit", "1000000"}, extra...)}
 			if err = p.launch(); err == nil {
 				procs = append(procs, p)
 			}
@@ -538,6 +543,17 @@ func TestThreeProcessCluster(t *testing.T) {
 	for _, p := range procs {
 		p.waitReady()
 	}
+	return procs
+}
+
+// A three-process cluster: every node serves (followers forward to the
+// leader), and after the leader is killed the new leader serves every
+// acknowledged write.
+func TestThreeProcessCluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end")
+	}
+	procs := startCluster(t)
 	// Writes through every node.
 	if st, err := call(procs[1].addr, "POST", "/v1/simulations/fund-balance",
 		map[string]any{"amount": "100000.00", "currency": "GHS", "externalReference": "seed"}, nil); err != nil || st != 201 {

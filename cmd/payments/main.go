@@ -89,7 +89,8 @@ type serveConfig struct {
 	webhookWorkers         int
 	webhookEndpointWorkers int
 
-	checkoutURL string
+	checkoutURL    string
+	trustedProxies string
 
 	// The request log (node-local, package wal/requestlog).
 	requestLog          bool
@@ -124,6 +125,7 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	fs.DurationVar(&c.settlement, "sandbox-settlement", rails.DefaultSandboxTiming.Settlement, "sandbox: how long a simulated rail takes to settle")
 	fs.DurationVar(&c.commitTimeout, "commit-timeout", 10*time.Second, "how long a write waits for its commit before answering outcome_unknown")
 	fs.DurationVar(&c.drainTimeout, "drain-timeout", 15*time.Second, "on SIGTERM, how long to wait for requests in flight")
+	fs.StringVar(&c.trustedProxies, "trusted-proxies", "", "CIDR prefixes of proxies in front of this node whose X-Forwarded-For names the client, comma-separated (empty: none is believed)")
 	fs.StringVar(&c.checkoutURL, "checkout-url", "", "base address of hosted checkouts in payment links' url (default: http://<http-addr>/checkout)")
 	fs.StringVar(&c.debugAddr, "debug-addr", "", "if set, serve Go's pprof profiles on this loopback host:port (for operators)")
 	fs.DurationVar(&c.webhookTimeout, "webhook-timeout", 10*time.Second, "how long a webhook receiver has to answer one delivery attempt")
@@ -220,6 +222,10 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	trustedProxies, err := api.ParseTrustedProxies(cfg.trustedProxies)
+	if err != nil {
+		return fmt.Errorf("--trusted-proxies: %w", err)
+	}
 	live := cfg.stack == "production"
 	if cfg.bootstrapKey != "" && !strings.HasPrefix(cfg.bootstrapKey, actors.KeyPrefix(live)) {
 		return fmt.Errorf("--bootstrap-key must start with %s on the %s stack", actors.KeyPrefix(live), cfg.stack)
@@ -296,6 +302,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		SandboxSettlement:  cfg.settlement,
 		RequestLog:         requestStore,
 		RequestLogQueue:    cfg.requestLogQueue,
+		TrustedProxies:     trustedProxies,
 	})
 
 	// Machine-readable lines on stdout: what an operator or a test needs.
