@@ -400,26 +400,27 @@ func (c *call) listRequests() {
 		}
 	}
 	pages := map[string]requestPage{}
+	if before := positions[c.s.tag]; before != 0 {
+		p, err := c.s.localRequestPage(c.org, before, limit, &f)
+		if err != nil {
+			c.s.logger.Error("request log scan", "err", err)
+			c.fail(&ledger.Error{Code: ledger.CodeInternal, Message: "Internal error"})
+			return
+		}
+		pages[c.s.tag] = p
+	}
 	var key []byte
+	filters := string(c.ctx.QueryArgs().QueryString()) // the goroutines must not read ctx
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for tag, addr := range nodes {
 		before := positions[tag]
-		if before == 0 {
-			continue
-		}
-		if addr == "" {
-			p, err := c.s.localRequestPage(c.org, before, limit, &f)
-			if err != nil {
-				c.s.logger.Error("request log scan", "err", err)
-				c.fail(&ledger.Error{Code: ledger.CodeInternal, Message: "Internal error"})
-				return
-			}
-			pages[tag] = p
+		if before == 0 || addr == "" {
 			continue
 		}
 		if key == nil {
 			if key, e = c.signingKey(); e != nil {
+				wg.Wait()
 				c.fail(e)
 				return
 			}
@@ -427,7 +428,7 @@ func (c *call) listRequests() {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			p, err := c.s.fetchRequestPage(addr, key, c.org, before, limit, c.ctx.QueryArgs())
+			p, err := c.s.fetchRequestPage(addr, key, c.org, before, limit, filters)
 			if err != nil {
 				c.s.logger.Warn("request log: list from peer", "peer", addr, "err", err)
 				return
@@ -525,14 +526,14 @@ func (s *Server) requestLogNodes() map[string]string {
 func requestListSubject(org string) string { return "requests\x00" + org }
 
 // fetchRequestPage asks a peer for its page, with the client's filters.
-func (s *Server) fetchRequestPage(addr string, key []byte, org string, before uint64, limit int, filters *fasthttp.Args) (requestPage, error) {
+func (s *Server) fetchRequestPage(addr string, key []byte, org string, before uint64, limit int, filters string) (requestPage, error) {
 	req := fasthttp.AcquireRequest()
 	resp := fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseRequest(req)
 	defer fasthttp.ReleaseResponse(resp)
 	args := fasthttp.AcquireArgs()
 	defer fasthttp.ReleaseArgs(args)
-	filters.CopyTo(args)
+	args.Parse(filters)
 	args.Del("cursor")
 	args.Set("organization", org)
 	args.Set("before", strconv.FormatUint(before, 10))
