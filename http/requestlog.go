@@ -348,8 +348,18 @@ func keyHintOf(authorization []byte) string {
 func (r *requestRecorder) run() {
 	defer close(r.done)
 	batch := make([]*requestState, 0, requestLogBatchMax)
+	// Drops are told to the operator once a minute at most, until a metric
+	// carries them.
+	tick := time.NewTicker(time.Minute)
+	defer tick.Stop()
+	var told uint64
 	for {
 		select {
+		case <-tick.C:
+			if d := r.dropped.Load(); d != told {
+				r.logger.Warn("request log: queue full, records dropped", "dropped", d-told, "droppedTotal", d)
+				told = d
+			}
 		case st := <-r.queue:
 			batch = append(batch[:0], st)
 		fill:

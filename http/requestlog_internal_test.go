@@ -3,13 +3,18 @@ package http
 import (
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"maps"
 	"math"
 	"net/netip"
+	"strconv"
 	"testing"
+	"time"
 
 	"github.com/goccy/go-json/jsontext"
 	"github.com/valyala/fasthttp"
+
+	"payments/wal/requestlog"
 )
 
 // The request path's share of the request log is a copy into a pooled
@@ -112,4 +117,38 @@ func TestMergeRequestPages(t *testing.T) {
 	if _, ok := decodeRequestCursor(encodeCursor(listRequestsKind, 5)); ok {
 		t.Fatal("a cursor of another shape decodes")
 	}
+}
+
+// BenchmarkRecordRequest is the recorder's work for one keyed payout
+// request: redaction, encoding and the write to a real request log,
+// committed in batches as the recorder does. make bench-micro runs it.
+func BenchmarkRecordRequest(b *testing.B) {
+	store, err := requestlog.Open(b.TempDir(), requestlog.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer store.Close()
+	r := &requestRecorder{store: store, red: newRedactor(), logger: slog.New(slog.DiscardHandler)}
+	body := []byte(`{"to":{"code":"gh_mtn","currency":"GHS","accountNumber":"233241234567","amount":"150.00"},"externalReference":"inv-1042","narration":"March invoice"}`)
+	ct := []byte("application/json")
+	path := []byte("/v1/payouts")
+	batch := make([]*requestState, 0, requestLogBatchMax)
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		st := requestStatePool.Get().(*requestState)
+		st.id = "req_" + strconv.Itoa(i)
+		st.start, st.status, st.method = time.Now(), 201, fasthttp.MethodPost
+		st.keyID, st.org = "key_0123456789abcdefghij", "org_0123456789abcdefghij"
+		st.buf = append(append(append(st.buf[:0], path...), ct...), body...)
+		st.pathEnd, st.queryEnd = len(path), len(path)
+		st.typeEnd = st.queryEnd + len(ct)
+		st.bodyEnd, st.errEnd = len(st.buf), len(st.buf)
+		st.bodyBytes, st.bodyKept = len(body), true
+		batch = append(batch, st)
+		if len(batch) == cap(batch) {
+			r.write(batch)
+			batch = batch[:0]
+		}
+	}
+	r.write(batch)
 }
