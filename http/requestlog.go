@@ -55,6 +55,10 @@ const (
 	// code from.
 	errorBodyReadBytesMax = 4 << 10
 	requestLogBatchMax    = 256
+	// failedAuthRecordsPerSecond bounds the failed authentications a node
+	// records: anyone can send them, and a flood of them must not crowd
+	// the organizations' records out of the queue or the log.
+	failedAuthRecordsPerSecond = 50
 	// requestStateBufMax is the largest buffer a pooled record keeps.
 	requestStateBufMax = 64 << 10
 )
@@ -180,9 +184,14 @@ type requestRecorder struct {
 	logger  interface{ Warn(string, ...any) }
 	queue   chan *requestState
 	dropped atomic.Uint64
-	stop    chan struct{}
-	done    chan struct{}
-	once    sync.Once
+	// failedAuth* bound the failed authentications recorded per second;
+	// past it they are counted, not recorded.
+	failedAuthSecond   atomic.Int64
+	failedAuthInSecond atomic.Int64
+	failedAuthDropped  atomic.Uint64
+	stop               chan struct{}
+	done               chan struct{}
+	once               sync.Once
 
 	red *redactor
 	out bytes.Buffer
@@ -255,6 +264,11 @@ func (r *requestRecorder) capture(ctx *fasthttp.RequestCtx, st *requestState) {
 		releaseRequestState(st)
 		return
 	}
+	if st.keyID == "" && !r.takeFailedAuth(st.start) {
+		r.failedAuthDropped.Add(1)
+		releaseRequestState(st)
+		return
+	}
 	st.duration = time.Since(st.start)
 	st.status = status
 	st.method = methodName(ctx.Method())
@@ -295,6 +309,19 @@ func (r *requestRecorder) capture(ctx *fasthttp.RequestCtx, st *requestState) {
 	}
 }
 
+// takeFailedAuth reports whether a failed authentication arriving at now
+// is within this second's budget. The count restarts each second; two
+// requests racing over the boundary may both restart it, which only errs
+// by a few records.
+func (r *requestRecorder) takeFailedAuth(now time.Time) bool {
+	sec := now.Unix()
+	if r.failedAuthSecond.Load() != sec {
+		r.failedAuthSecond.Store(sec)
+		r.failedAuthInSecond.Store(0)
+	}
+	return r.failedAuthInSecond.Add(1) <= failedAuthRecordsPerSecond
+}
+
 // Dropped is how many records a full queue refused since the start.
 func (r *requestRecorder) Dropped() uint64 { return r.dropped.Load() }
 
@@ -305,6 +332,15 @@ func (s *Server) RequestLogDropped() uint64 {
 		return 0
 	}
 	return s.recorder.Dropped()
+}
+
+// RequestLogFailedAuthDropped is how many failed authentications this node
+// did not record, past failedAuthRecordsPerSecond.
+func (s *Server) RequestLogFailedAuthDropped() uint64 {
+	if s.recorder == nil {
+		return 0
+	}
+	return s.recorder.failedAuthDropped.Load()
 }
 
 var knownMethods = [...]string{
@@ -352,13 +388,18 @@ func (r *requestRecorder) run() {
 	// carries them.
 	tick := time.NewTicker(time.Minute)
 	defer tick.Stop()
-	var told uint64
+	var told, toldFailedAuth uint64
 	for {
 		select {
 		case <-tick.C:
 			if d := r.dropped.Load(); d != told {
 				r.logger.Warn("request log: queue full, records dropped", "dropped", d-told, "droppedTotal", d)
 				told = d
+			}
+			if d := r.failedAuthDropped.Load(); d != toldFailedAuth {
+				r.logger.Warn("request log: failed authentications past the per-second bound, not recorded",
+					"dropped", d-toldFailedAuth, "droppedTotal", d)
+				toldFailedAuth = d
 			}
 		case st := <-r.queue:
 			batch = append(batch[:0], st)

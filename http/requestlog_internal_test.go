@@ -47,6 +47,7 @@ func TestRequestLogAllocsPerRequest(t *testing.T) {
 	}}
 	logged := s.recordRequests(s.router.Handler)
 	with := run(func(ctx *fasthttp.RequestCtx) {
+		s.recorder.failedAuthInSecond.Store(0) // every run within the per-second bound
 		logged(ctx)
 		select {
 		case st := <-s.recorder.queue:
@@ -151,4 +152,23 @@ func BenchmarkRecordRequest(b *testing.B) {
 		}
 	}
 	r.write(batch)
+}
+
+// Failed authentications are recorded up to a bound per second: a flood of
+// them cannot crowd organizations' records out.
+func TestFailedAuthRecordsBoundPerSecond(t *testing.T) {
+	var r requestRecorder
+	t0 := time.Unix(1_800_000_000, 0)
+	taken := 0
+	for i := range 2 * failedAuthRecordsPerSecond {
+		if r.takeFailedAuth(t0.Add(time.Duration(i) * time.Millisecond)) {
+			taken++
+		}
+	}
+	if taken != failedAuthRecordsPerSecond {
+		t.Fatalf("%d failed authentications recorded in one second, want %d", taken, failedAuthRecordsPerSecond)
+	}
+	if !r.takeFailedAuth(t0.Add(time.Second)) {
+		t.Fatal("the next second's budget is not fresh")
+	}
 }
