@@ -13,8 +13,12 @@
 //
 // Records are kept for Options.Retention (default 720h) and while the log
 // holds at most Options.MaxBytes (default 1 GiB) of keys and values; the
-// oldest go first. A background goroutine prunes every PruneInterval, and at
-// once when a commit takes the log past MaxBytes. A record past its
+// oldest go first. Records of no organization (the empty one: failed
+// authentications with unknown keys, which anyone can make) have a share of
+// their own, Options.UnattributedMaxBytes (a tenth of MaxBytes by default),
+// and beyond it their oldest go, so that they cannot push organizations'
+// records out. A background goroutine prunes every PruneInterval, and at
+// once when a commit takes the log past a bound. A record past its
 // retention but not yet pruned is not returned. MaxBytes bounds the live
 // records' bytes; Pebble's files may hold more until compactions reclaim
 // what was deleted.
@@ -30,7 +34,7 @@
 //	record:        'r' | seq (8 bytes, big-endian)  → record value
 //	by id:         'i' | request id                 → seq
 //	by org:        'o' | organization | 0x00 | seq  → empty
-//	live bytes:    'm' "bytes"                      → int64, big-endian
+//	live bytes:    'm' "bytes"                      → int64 all, int64 of no organization, big-endian
 //
 // seq is assigned in the order records are appended, so it orders records
 // by the time this node recorded them. The record value, version 1:

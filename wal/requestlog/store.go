@@ -45,11 +45,16 @@ var bytesKey = []byte("mbytes")
 
 // Options configure Open. The zero value is ready to use.
 type Options struct {
-	FS            vfs.FS        // nil: the real file system
-	Logger        *slog.Logger  // nil: discard
-	Retention     time.Duration // how long a record is kept; zero: RetentionDefault
-	MaxBytes      int64         // the live records' bytes kept at most; zero: MaxBytesDefault
-	PruneInterval time.Duration // how often old records are pruned; zero: PruneIntervalDefault
+	FS        vfs.FS        // nil: the real file system
+	Logger    *slog.Logger  // nil: discard
+	Retention time.Duration // how long a record is kept; zero: RetentionDefault
+	MaxBytes  int64         // the live records' bytes kept at most; zero: MaxBytesDefault
+	// UnattributedMaxBytes bounds the records of no organization (failed
+	// authentications with unknown keys: anyone can make them) within
+	// MaxBytes, so that they cannot push organizations' records out;
+	// zero: a tenth of MaxBytes.
+	UnattributedMaxBytes int64
+	PruneInterval        time.Duration // how often old records are pruned; zero: PruneIntervalDefault
 	// Now is the clock retention is judged by; nil: time.Now. For tests.
 	Now func() time.Time
 }
@@ -60,12 +65,14 @@ type Store struct {
 	db   *pebble.DB
 	opts Options
 
-	batch        *pebble.Batch // Append's, until Commit
-	pendingBytes int64
-	seq          uint64 // the last seq appended; the recorder's
+	batch               *pebble.Batch // Append's, until Commit
+	pendingBytes        int64
+	pendingUnattributed int64
+	seq                 uint64 // the last seq appended; the recorder's
 
-	mu        sync.Mutex // orders commits of the live byte count
-	liveBytes atomic.Int64
+	mu           sync.Mutex // orders commits of the live byte count
+	liveBytes    atomic.Int64
+	unattributed atomic.Int64 // of liveBytes, the records of no organization
 
 	gate    sync.RWMutex // calls in progress hold it for reading; Close for writing
 	closed  bool
@@ -84,6 +91,9 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	if opts.MaxBytes <= 0 {
 		opts.MaxBytes = MaxBytesDefault
+	}
+	if opts.UnattributedMaxBytes <= 0 {
+		opts.UnattributedMaxBytes = opts.MaxBytes / 10
 	}
 	if opts.PruneInterval <= 0 {
 		opts.PruneInterval = PruneIntervalDefault
@@ -113,8 +123,9 @@ func Open(dir string, opts Options) (*Store, error) {
 	s := &Store{db: db, opts: opts, batch: db.NewBatch(),
 		prune: make(chan struct{}, 1), stop: make(chan struct{}), stopped: make(chan struct{})}
 	if v, closer, err := db.Get(bytesKey); err == nil {
-		if len(v) == 8 {
+		if len(v) == 16 {
 			s.liveBytes.Store(int64(binary.BigEndian.Uint64(v)))
+			s.unattributed.Store(int64(binary.BigEndian.Uint64(v[8:])))
 		}
 		closer.Close()
 	} else if !errors.Is(err, pebble.ErrNotFound) {
@@ -195,7 +206,11 @@ func (s *Store) Append(id, org string, at time.Time, value []byte) error {
 	s.batch.Set(rk, rv, nil)
 	s.batch.Set(ik, seqBytes, nil)
 	s.batch.Set(ok, nil, nil)
-	s.pendingBytes += recordBytes(len(rv), len(id), len(org))
+	n := recordBytes(len(rv), len(id), len(org))
+	s.pendingBytes += n
+	if org == "" {
+		s.pendingUnattributed += n
+	}
 	return nil
 }
 
@@ -220,18 +235,20 @@ func (s *Store) Commit() error {
 	defer s.leave()
 	s.mu.Lock()
 	live := s.liveBytes.Load() + s.pendingBytes
-	s.batch.Set(bytesKey, binary.BigEndian.AppendUint64(nil, uint64(live)), nil)
+	un := s.unattributed.Load() + s.pendingUnattributed
+	s.batch.Set(bytesKey, bytesValue(live, un), nil)
 	err := s.batch.Commit(pebble.NoSync)
 	if err == nil {
 		s.liveBytes.Store(live)
+		s.unattributed.Store(un)
 	}
 	s.mu.Unlock()
 	s.batch.Reset()
-	s.pendingBytes = 0
+	s.pendingBytes, s.pendingUnattributed = 0, 0
 	if err != nil {
 		return fmt.Errorf("requestlog: commit: %w", err)
 	}
-	if live > s.opts.MaxBytes {
+	if live > s.opts.MaxBytes || un > s.opts.UnattributedMaxBytes {
 		select {
 		case s.prune <- struct{}{}:
 		default:
@@ -242,6 +259,14 @@ func (s *Store) Commit() error {
 
 // Bytes is what the live records count toward MaxBytes.
 func (s *Store) Bytes() int64 { return s.liveBytes.Load() }
+
+// UnattributedBytes is what the records of no organization count toward
+// UnattributedMaxBytes.
+func (s *Store) UnattributedBytes() int64 { return s.unattributed.Load() }
+
+func bytesValue(live, unattributed int64) []byte {
+	return binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(nil, uint64(live)), uint64(unattributed))
+}
 
 // record is a decoded record value; its slices alias the bytes read.
 type record struct {
@@ -367,13 +392,19 @@ func (s *Store) Prune() (int, error) {
 	}
 	defer s.leave()
 	removed := 0
-	for {
-		n, more, err := s.pruneStep()
-		removed += n
-		if err != nil || !more {
-			return removed, err
+	for _, step := range []func() (int, bool, error){s.pruneStep, s.pruneUnattributedStep} {
+		for {
+			n, more, err := step()
+			removed += n
+			if err != nil {
+				return removed, err
+			}
+			if !more {
+				break
+			}
 		}
 	}
+	return removed, nil
 }
 
 // pruneStep deletes up to pruneBatchMax records in one batch and says
@@ -388,7 +419,7 @@ func (s *Store) pruneStep() (int, bool, error) {
 	defer it.Close()
 	b := s.db.NewBatch()
 	defer b.Close()
-	live, n := s.liveBytes.Load(), 0
+	live, un, n := s.liveBytes.Load(), s.unattributed.Load(), 0
 	for valid := it.First(); valid && n < pruneBatchMax; valid = it.Next() {
 		r, err := decodeRecord(it.Value())
 		if err != nil {
@@ -408,19 +439,85 @@ func (s *Store) pruneStep() (int, bool, error) {
 			}
 			closer.Close()
 		}
-		live -= recordBytes(len(it.Value()), len(r.id), len(r.org))
+		size := recordBytes(len(it.Value()), len(r.id), len(r.org))
+		live -= size
+		if len(r.org) == 0 {
+			un -= size
+		}
 		n++
 	}
 	if n == 0 {
 		return 0, false, it.Error()
 	}
-	live = max(live, 0)
-	b.Set(bytesKey, binary.BigEndian.AppendUint64(nil, uint64(live)), nil)
+	return n, n == pruneBatchMax, s.commitPrune(b, live, un)
+}
+
+func (s *Store) commitPrune(b *pebble.Batch, live, un int64) error {
+	live, un = max(live, 0), max(un, 0)
+	b.Set(bytesKey, bytesValue(live, un), nil)
 	if err := b.Commit(pebble.NoSync); err != nil {
-		return 0, false, fmt.Errorf("requestlog: prune: %w", err)
+		return fmt.Errorf("requestlog: prune: %w", err)
 	}
 	s.liveBytes.Store(live)
-	return n, n == pruneBatchMax, nil
+	s.unattributed.Store(un)
+	return nil
+}
+
+// pruneUnattributedStep deletes, oldest first, up to pruneBatchMax records
+// of no organization while they exceed UnattributedMaxBytes.
+func (s *Store) pruneUnattributedStep() (int, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	live, un, n := s.liveBytes.Load(), s.unattributed.Load(), 0
+	if un <= s.opts.UnattributedMaxBytes {
+		return 0, false, nil
+	}
+	prefix := orgPrefix("")
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: []byte{'o', 1}})
+	if err != nil {
+		return 0, false, fmt.Errorf("requestlog: %w", err)
+	}
+	defer it.Close()
+	b := s.db.NewBatch()
+	defer b.Close()
+	rk := make([]byte, 9)
+	rk[0] = 'r'
+	for valid := it.First(); valid && n < pruneBatchMax && un > s.opts.UnattributedMaxBytes; valid = it.Next() {
+		k := it.Key()
+		if len(k) != len(prefix)+8 {
+			continue
+		}
+		copy(rk[1:], k[len(prefix):])
+		b.Delete(k, nil)
+		v, closer, err := s.db.Get(rk)
+		if errors.Is(err, pebble.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return n, false, fmt.Errorf("requestlog: %w", err)
+		}
+		r, derr := decodeRecord(v)
+		if derr != nil {
+			closer.Close()
+			return n, false, fmt.Errorf("%w: seq %x", derr, rk[1:])
+		}
+		size := recordBytes(len(v), len(r.id), len(r.org))
+		ik := idKey(string(r.id))
+		closer.Close()
+		b.Delete(bytes.Clone(rk), nil)
+		if cur, closer, err := s.db.Get(ik); err == nil {
+			if bytes.Equal(cur, rk[1:]) {
+				b.Delete(ik, nil)
+			}
+			closer.Close()
+		}
+		live, un = live-size, un-size
+		n++
+	}
+	if n == 0 {
+		return 0, false, it.Error()
+	}
+	return n, n == pruneBatchMax, s.commitPrune(b, live, un)
 }
 
 func (s *Store) pruneLoop() {
@@ -436,20 +533,22 @@ func (s *Store) pruneLoop() {
 		}
 		// Close waits for this loop, so the loop's own calls skip the gate.
 		removed := 0
-		for {
-			n, more, err := s.pruneStep()
-			removed += n
-			if err != nil {
-				s.opts.Logger.Error("pruning the request log", "err", err)
-				break
-			}
-			if !more {
-				break
-			}
-			select {
-			case <-s.stop:
-				return
-			default:
+		for _, step := range []func() (int, bool, error){s.pruneStep, s.pruneUnattributedStep} {
+			for {
+				n, more, err := step()
+				removed += n
+				if err != nil {
+					s.opts.Logger.Error("pruning the request log", "err", err)
+					break
+				}
+				if !more {
+					break
+				}
+				select {
+				case <-s.stop:
+					return
+				default:
+				}
 			}
 		}
 		if removed > 0 {

@@ -169,6 +169,40 @@ func TestRetentionBySize(t *testing.T) {
 	}
 }
 
+// Records of no organization are held to their own share: a flood of them
+// pushes out their own oldest, never an organization's records.
+func TestUnattributedShare(t *testing.T) {
+	c := &clock{now: time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)}
+	dir := t.TempDir()
+	s := open(t, dir, Options{Now: c.Now, MaxBytes: 100_000, UnattributedMaxBytes: 500})
+	appendAll(t, s, c.Now(), "org_a", "req_a1", "req_a2")
+	for i := range 30 {
+		appendAll(t, s, c.Now(), "", fmt.Sprintf("req_x%02d", i))
+	}
+	if _, err := s.Prune(); err != nil {
+		t.Fatal(err)
+	}
+	if s.UnattributedBytes() > 500 || s.UnattributedBytes() <= 0 {
+		t.Fatalf("%d bytes of no organization over a 500-byte share", s.UnattributedBytes())
+	}
+	if ids, _ := scanIDs(t, s, "org_a", math.MaxUint64, 10); fmt.Sprint(ids) != "[req_a2 req_a1]" {
+		t.Fatalf("the organization's records: %v", ids)
+	}
+	kept, _ := scanIDs(t, s, "", math.MaxUint64, 100)
+	if len(kept) == 0 || kept[0] != "req_x29" || kept[len(kept)-1] == "req_x00" {
+		t.Fatalf("kept %v of no organization: want the newest", kept)
+	}
+	if _, ok, _ := s.Get("req_x00", ""); ok {
+		t.Fatal("the oldest record of no organization survived")
+	}
+	live, un := s.Bytes(), s.UnattributedBytes()
+	s.Close()
+	s = open(t, dir, Options{Now: c.Now, MaxBytes: 100_000, UnattributedMaxBytes: 500})
+	if s.Bytes() != live || s.UnattributedBytes() != un {
+		t.Fatalf("reopened with %d/%d bytes, want %d/%d", s.Bytes(), s.UnattributedBytes(), live, un)
+	}
+}
+
 func TestBackgroundPruning(t *testing.T) {
 	c := &clock{now: time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)}
 	s := open(t, t.TempDir(), Options{Now: c.Now, Retention: time.Minute, PruneInterval: 10 * time.Millisecond})
