@@ -7,11 +7,22 @@ HTTP_ADDR ?= 127.0.0.1:8080
 RAFT_ADDR ?= 127.0.0.1:7000
 SOAK_DURATION ?= 3m
 SOAK_SERVER_ARGS ?=
+# make cluster: node i (1..3) serves HTTP on CLUSTER_HTTP_BASE+i, Raft on
+# CLUSTER_RAFT_BASE+i and metrics on CLUSTER_METRICS_BASE+i, all on loopback.
+CLUSTER_HTTP_BASE    ?= 8080
+CLUSTER_RAFT_BASE    ?= 7000
+CLUSTER_METRICS_BASE ?= 9100
+CLUSTER_KEY          ?= sk_test_localclusterkey000000001
+CLUSTER_ARGS         ?=
+# govulncheck, pinned; VULNDB=file:///path/to/vulndb checks against a local
+# copy of the vulnerability database (the public one is vuln.go.dev).
+GOVULNCHECK ?= golang.org/x/vuln/cmd/govulncheck@v1.9.0
+VULNDB ?=
 
 CHROMIUM ?= $(or $(PAYMENTS_CHROMIUM),/usr/bin/chromium)
 
 .DEFAULT_GOAL := help
-.PHONY: help build run test test-short vet chromium fuzz paybench bench soak noise bench-micro clean
+.PHONY: help build run cluster cluster-stop test test-short vet vulncheck chromium fuzz paybench bench soak noise bench-micro clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -22,9 +33,57 @@ build: ## build the service binary into bin/payments
 run: build ## start the sandbox stack as a single node, data under ./data
 	$(BIN)/payments serve --stack sandbox --data-dir $(DATA_DIR) --http-addr $(HTTP_ADDR) --raft-addr $(RAFT_ADDR)
 
+cluster: build ## start three nodes on loopback in the background: data, logs and pid files under ./data/n1..n3
+	@peers=""; for i in 1 2 3; do \
+		peers="$$peers$${peers:+,}n$$i=127.0.0.1:$$(($(CLUSTER_RAFT_BASE)+i))@127.0.0.1:$$(($(CLUSTER_HTTP_BASE)+i))"; \
+	done; \
+	for i in 1 2 3; do \
+		dir=$(DATA_DIR)/n$$i; mkdir -p $$dir; \
+		if [ -f $$dir/payments.pid ] && kill -0 $$(cat $$dir/payments.pid) 2>/dev/null; then \
+			echo "n$$i is already running (pid $$(cat $$dir/payments.pid))"; continue; \
+		fi; \
+		nohup $(BIN)/payments serve --stack sandbox --node-id n$$i --data-dir $$dir --peers "$$peers" \
+			--http-addr 127.0.0.1:$$(($(CLUSTER_HTTP_BASE)+i)) --raft-addr 127.0.0.1:$$(($(CLUSTER_RAFT_BASE)+i)) \
+			--metrics-addr 127.0.0.1:$$(($(CLUSTER_METRICS_BASE)+i)) --bootstrap-key $(CLUSTER_KEY) $(CLUSTER_ARGS) \
+			>>$$dir/stdout.log 2>>$$dir/payments.log </dev/null & echo $$! >$$dir/payments.pid; \
+	done; \
+	for i in 1 2 3; do \
+		for t in $$(seq 100); do \
+			curl -sf -o /dev/null http://127.0.0.1:$$(($(CLUSTER_HTTP_BASE)+i))/readyz && break; \
+			if ! kill -0 $$(cat $(DATA_DIR)/n$$i/payments.pid) 2>/dev/null; then \
+				echo "n$$i exited; its log:"; tail -n 20 $(DATA_DIR)/n$$i/payments.log; exit 1; \
+			fi; \
+			sleep 0.2; \
+		done; \
+		curl -sf -o /dev/null http://127.0.0.1:$$(($(CLUSTER_HTTP_BASE)+i))/readyz || { echo "n$$i is not ready after 20s: see $(DATA_DIR)/n$$i/payments.log"; exit 1; }; \
+	done; \
+	echo "three nodes are up (any of them takes any request; followers forward writes to the leader):"; \
+	for i in 1 2 3; do \
+		echo "  n$$i  API http://127.0.0.1:$$(($(CLUSTER_HTTP_BASE)+i))  metrics http://127.0.0.1:$$(($(CLUSTER_METRICS_BASE)+i))/metrics  log $(DATA_DIR)/n$$i/payments.log"; \
+	done; \
+	echo "API key: $(CLUSTER_KEY)"; \
+	echo "try:     curl -s http://127.0.0.1:$$(($(CLUSTER_HTTP_BASE)+1))/readyz"; \
+	echo "stop:    make cluster-stop"
+
+cluster-stop: ## stop the nodes make cluster started (SIGTERM: each drains), keeping their data
+	@for i in 1 2 3; do \
+		pidfile=$(DATA_DIR)/n$$i/payments.pid; \
+		[ -f $$pidfile ] || continue; \
+		pid=$$(cat $$pidfile); \
+		if kill -TERM $$pid 2>/dev/null; then \
+			for t in $$(seq 150); do kill -0 $$pid 2>/dev/null || break; sleep 0.2; done; \
+			if kill -0 $$pid 2>/dev/null; then echo "n$$i (pid $$pid) still running after 30s; kill it by hand"; continue; fi; \
+			echo "stopped n$$i (pid $$pid)"; \
+		fi; \
+		rm -f $$pidfile; \
+	done
+
 vet: ## go vet and gofmt
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1)
+
+vulncheck: ## known vulnerabilities in the code the build uses (govulncheck; VULNDB=file:///… for a local database)
+	$(GO) run $(GOVULNCHECK) $(if $(VULNDB),-db $(VULNDB)) ./...
 
 test: vet chromium ## run every test, with the race detector (the browser tests need Chromium)
 	$(GO) test -race -timeout 9m ./...

@@ -93,7 +93,7 @@ func (r *accountRouter) Receive(ctx actor.Context) {
 		key := m.account()
 		c, ok := r.children[key]
 		if !ok {
-			props := actor.PropsFromProducer(func() actor.Actor { return newAccountActor(key, r.deps) },
+			props := r.deps.props(func() actor.Actor { return newAccountActor(key, r.deps) },
 				actor.WithDispatcher(sharedReaderDispatcher()))
 			c = &routedChild{pid: ctx.Spawn(props)}
 			r.children[key] = c
@@ -237,13 +237,26 @@ func (a *accountActor) payout(ctx actor.Context, m *payoutRequest) {
 		account    ledger.Account
 		hasAccount bool
 	)
+	// The fee is charged in the from currency, on the from amount. A
+	// from.amount is the whole debit: the fee comes out of it, and the
+	// command carries the principal.
+	spec := m.spec
+	principal := m.spec.Amount
+	if m.fx != nil {
+		principal = m.fx.FromAmount
+	}
+	fee := ledger.PayoutFee(m.methodType, principal)
+	if m.spec.AmountSide == ledger.SideFrom {
+		principal, fee = ledger.SplitPayoutDebit(m.methodType, m.spec.Amount)
+		spec.Amount = principal
+	}
 	st := a.deps.state.Reader()
 	if existing, found = st.PayoutByReference(a.key.org, m.ref); !found {
 		account, hasAccount = st.AccountFor(a.key.org, a.key.currency)
 	}
 	if found {
 		// The same request: the same spec as given, from the same balance.
-		if existing.RequestedSpec() == m.spec && existing.FromCurrency() == a.key.currency {
+		if existing.RequestedSpec() == spec && existing.FromCurrency() == a.key.currency {
 			m.reply <- Reply{Result: ledger.Result{Replayed: true, Payout: &existing}}
 		} else {
 			m.reply <- Reply{Result: ledger.Result{Err: ledger.Duplicate("Payout", existing.ID)}}
@@ -251,12 +264,6 @@ func (a *accountActor) payout(ctx actor.Context, m *payoutRequest) {
 		return
 	}
 	a.releaseApplied(account.Reservation)
-	// The fee is charged in the from currency, on the from amount.
-	principal := m.spec.Amount
-	if m.fx != nil {
-		principal = m.fx.FromAmount
-	}
-	fee := ledger.PayoutFee(m.methodType, principal)
 	required := principal + fee
 	var available ledger.Minor
 	if hasAccount {
@@ -285,7 +292,7 @@ func (a *accountActor) payout(ctx actor.Context, m *payoutRequest) {
 			ID:                id,
 			OrgID:             a.key.org,
 			ExternalReference: m.ref,
-			Spec:              m.spec,
+			Spec:              spec,
 			MethodType:        m.methodType,
 			Fee:               fee,
 			Reservation:       number,
@@ -300,7 +307,7 @@ func (a *accountActor) payout(ctx actor.Context, m *payoutRequest) {
 			ID:                id,
 			OrgID:             a.key.org,
 			ExternalReference: m.ref,
-			Spec:              m.spec,
+			Spec:              spec,
 			MethodType:        m.methodType,
 			Fee:               fee,
 			Reservation:       number,

@@ -81,11 +81,18 @@ type driverActor struct {
 	dropped    bool // work was dropped outside a walk: walk again
 }
 
+// publish leaves the backlog where the metrics read it.
+func (dr *driverActor) publish() {
+	dr.deps.driverQueued.Store(int64(len(dr.queue)))
+	dr.deps.driverRunning.Store(int64(dr.running))
+}
+
 func newDriverActor(d *deps) *driverActor {
 	return &driverActor{deps: d, active: make(map[string]struct{})}
 }
 
 func (dr *driverActor) Receive(ctx actor.Context) {
+	defer dr.publish()
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
 		dr.scheduleRescan(ctx)

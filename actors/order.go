@@ -113,7 +113,7 @@ func (r *orderRouter) Receive(ctx actor.Context) {
 		key := m.order()
 		c, ok := r.children[key]
 		if !ok {
-			props := actor.PropsFromProducer(func() actor.Actor { return newOrderActor(key, r.deps) })
+			props := r.deps.props(func() actor.Actor { return newOrderActor(key, r.deps) })
 			c = &routedChild{pid: ctx.Spawn(props)}
 			r.children[key] = c
 		}

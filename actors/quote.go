@@ -65,7 +65,7 @@ func (r *quoteRouter) Receive(ctx actor.Context) {
 		c, ok := r.children[m.key]
 		if !ok {
 			key := m.key
-			props := actor.PropsFromProducer(func() actor.Actor { return &quoteActor{key: key, deps: r.deps} })
+			props := r.deps.props(func() actor.Actor { return &quoteActor{key: key, deps: r.deps} })
 			c = &routedChild{pid: ctx.Spawn(props)}
 			r.children[m.key] = c
 		}
@@ -181,7 +181,7 @@ func (s *System) ExecuteQuote(orgID, quoteID string) Reply {
 }
 
 func spawnQuoteRouter(as *actor.ActorSystem, d *deps) *actor.PID {
-	return as.Root.Spawn(actor.PropsFromProducer(func() actor.Actor {
+	return as.Root.Spawn(d.props(func() actor.Actor {
 		return &quoteRouter{deps: d, children: make(map[quoteKey]*routedChild)}
 	}))
 }

@@ -49,6 +49,11 @@ type deps struct {
 	// parked counts rail transitions the ledger refused and the driver
 	// retried with backoff (driver.go).
 	parked atomic.Uint64
+
+	// What the metrics read (stats.go).
+	mailboxes                   mailboxCounter
+	driverQueued, driverRunning atomic.Int64 // the rail driver's, after each message
+	webhooks                    webhookCounters
 }
 
 // track hands a newly created payout or collection to the rail driver.
@@ -125,11 +130,11 @@ func Start(cfg Config) *System {
 		root:        as.Root,
 		idleTimeout: cfg.IdleTimeout,
 	}
-	d.driver = as.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return newDriverActor(d) }))
-	router := as.Root.Spawn(actor.PropsFromProducer(func() actor.Actor {
+	d.driver = as.Root.Spawn(d.props(func() actor.Actor { return newDriverActor(d) }))
+	router := as.Root.Spawn(d.props(func() actor.Actor {
 		return &accountRouter{deps: d, children: make(map[accountKey]*routedChild)}
 	}))
-	orders := as.Root.Spawn(actor.PropsFromProducer(func() actor.Actor {
+	orders := as.Root.Spawn(d.props(func() actor.Actor {
 		return &orderRouter{deps: d, children: make(map[orderKey]*routedChild)}
 	}))
 	s := &System{

@@ -25,16 +25,23 @@ func (r mapResolver) LookupIPAddr(_ context.Context, host string) ([]net.IPAddr,
 }
 
 var testDNS = mapResolver{
-	"hooks.example.com":   "93.184.216.34",
-	"private.example.com": "192.168.0.9",
-	"rebind.example.com":  "127.0.0.1",
-	"mapped.example.com":  "::ffff:10.0.0.1",
-	"v6.example.com":      "2606:2800:220:1:248:1893:25c8:1946",
+	"hooks.example.com":     "93.184.216.34",
+	"private.example.com":   "192.168.0.9",
+	"rebind.example.com":    "127.0.0.1",
+	"mapped.example.com":    "::ffff:10.0.0.1",
+	"v6.example.com":        "2606:2800:220:1:248:1893:25c8:1946",
+	"own.example.com":       ownPublicAddr,
+	"v6special.example.com": "2001:db8::5",
 }
 
+// ownPublicAddr stands for a public address of the node's own interfaces.
+const ownPublicAddr = "93.184.216.99"
+
+func ownAddrs() []netip.Addr { return []netip.Addr{netip.MustParseAddr(ownPublicAddr)} }
+
 func TestWebhookURLPolicy(t *testing.T) {
-	prod := WebhookURLPolicy{Resolver: testDNS}
-	sandbox := WebhookURLPolicy{AllowLoopback: true, Resolver: testDNS}
+	prod := WebhookURLPolicy{Resolver: testDNS, LocalAddrs: ownAddrs}
+	sandbox := WebhookURLPolicy{AllowLoopback: true, Resolver: testDNS, LocalAddrs: ownAddrs}
 	cases := []struct {
 		url         string
 		prod, sandb bool // accepted
@@ -78,6 +85,47 @@ func TestWebhookURLPolicy(t *testing.T) {
 		{"https:///hook", false, false},
 		{"https://hooks.example.com/a b", false, false},
 		{"https://" + strings.Repeat("a", WebhookURLLenMax) + ".com/", false, false},
+
+		// Found accepted by the denylist this allowlist replaced.
+		{"https://192.0.2.2:8443/hook", false, false},                         // documentation (and the reporter's own address)
+		{"https://[::127.0.0.1]/hook", false, false},                          // IPv4-compatible: not loopback, not global unicast
+		{"https://[fec0::1]/hook", false, false},                              // deprecated site-local
+		{"https://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/hook", false, false}, // Teredo, 2001::/32
+		{"https://[100::1]/hook", false, false},                               // discard-only
+		{"https://[2001:db8::1]/hook", false, false},                          // documentation
+		{"https://[::ffff:0:7f00:1]/hook", false, false},                      // IPv4-translated 127.0.0.1
+		{"https://own.example.com/hook", false, false},                        // resolves to the node's own address
+		{"https://" + ownPublicAddr + "/hook", false, false},                  // the node's own address
+		// The rest of the special-purpose registries, and forms of IPv4.
+		{"https://198.51.100.7/hook", false, false},
+		{"https://203.0.113.7/hook", false, false},
+		{"https://192.0.0.9/hook", false, false},
+		{"https://192.31.196.1/hook", false, false},
+		{"https://192.52.193.1/hook", false, false},
+		{"https://192.88.99.1/hook", false, false},
+		{"https://192.175.48.1/hook", false, false},
+		{"https://198.19.0.1/hook", false, false},
+		{"https://240.0.0.1/hook", false, false},
+		{"https://[::ffff:127.0.0.1]/hook", false, false}, // mapped, even to loopback
+		{"https://[::ffff:93.184.216.34]/hook", false, false},
+		{"https://[::]/hook", false, false},
+		{"https://[64:ff9b:1::a00:1]/hook", false, false},
+		{"https://[100:0:0:1::1]/hook", false, false},
+		{"https://[2001:1::1]/hook", false, false},
+		{"https://[2001:2::1]/hook", false, false},
+		{"https://[2001:3::1]/hook", false, false},
+		{"https://[2001:4:112::1]/hook", false, false},
+		{"https://[2001:10::1]/hook", false, false},
+		{"https://[2001:20::1]/hook", false, false},
+		{"https://[2001:30::1]/hook", false, false},
+		{"https://[2002:c000:204::1]/hook", false, false},
+		{"https://[2620:4f:8000::1]/hook", false, false},
+		{"https://[3fff::1]/hook", false, false},
+		{"https://[5f00::1]/hook", false, false},
+		{"https://[fc00::1]/hook", false, false},
+		{"https://[ff02::1]/hook", false, false},
+		{"https://[4000::1]/hook", false, false}, // outside 2000::/3
+		{"https://v6special.example.com/hook", false, false},
 	}
 	for _, tc := range cases {
 		for _, p := range []struct {
@@ -88,6 +136,54 @@ func TestWebhookURLPolicy(t *testing.T) {
 			err := p.policy.Check(context.Background(), tc.url)
 			if (err == nil) != p.want {
 				t.Errorf("%s: %q: err %v, want accepted=%v", p.name, tc.url, err, p.want)
+			}
+		}
+	}
+}
+
+// Every address of this host's interfaces is refused on every stack,
+// loopback ones but on the sandbox.
+func TestWebhookURLPolicyRefusesHostAddresses(t *testing.T) {
+	addrs := hostAddrs()
+	if len(addrs) == 0 {
+		t.Fatal("no interface addresses read")
+	}
+	for _, ip := range addrs {
+		for _, p := range []WebhookURLPolicy{{}, {AllowLoopback: true}} {
+			if p.AllowLoopback && ip.IsLoopback() {
+				continue
+			}
+			if err := p.CheckAddr(ip); err == nil {
+				t.Errorf("own address %s accepted (loopback allowed: %v)", ip, p.AllowLoopback)
+			}
+		}
+	}
+	// Even one that would otherwise be a permitted public address.
+	p := WebhookURLPolicy{LocalAddrs: ownAddrs}
+	if err := p.CheckAddr(netip.MustParseAddr(ownPublicAddr)); err == nil || !strings.Contains(err.Error(), "this node") {
+		t.Fatalf("own public address: %v", err)
+	}
+	if err := p.CheckAddr(netip.MustParseAddr("93.184.216.34")); err != nil {
+		t.Fatalf("a public address: %v", err)
+	}
+}
+
+// Every registry entry is refused, at its first and its last address.
+func TestSpecialPurposeEntriesAreRefused(t *testing.T) {
+	p := WebhookURLPolicy{LocalAddrs: func() []netip.Addr { return nil }}
+	for _, e := range specialPurpose {
+		first := e.prefix.Masked().Addr()
+		b := first.AsSlice()
+		for i := e.prefix.Bits(); i < len(b)*8; i++ {
+			b[i/8] |= 0x80 >> (i % 8)
+		}
+		last, _ := netip.AddrFromSlice(b)
+		for _, a := range []netip.Addr{first, last} {
+			if !e.prefix.Contains(a) {
+				t.Fatalf("%s is outside %s", a, e.prefix)
+			}
+			if err := p.CheckAddr(a); err == nil {
+				t.Errorf("%s (%s, %s) accepted", a, e.prefix, e.name)
 			}
 		}
 	}
@@ -150,6 +246,8 @@ func FuzzWebhookURLPolicy(f *testing.F) {
 		"https://hooks.example.com/p", "http://127.0.0.1:80/", "https://[::1]/", "https://10.0.0.1/",
 		"https://user@h/", "https://0x7f.1/", "https://[::ffff:7f00:1]/", "http://localhost./", "https://%31%32%37.0.0.1/",
 		"https://h/#x", "HTTPS://HOOKS.EXAMPLE.COM/", "https://[fe80::1%25eth0]/",
+		"https://192.0.2.2:8443/", "https://[::127.0.0.1]/", "https://[fec0::1]/", "https://[2001::1]/",
+		"https://[100::1]/", "https://[2001:db8::1]/", "https://[::ffff:0:7f00:1]/", "https://[2606:2800::1%25eth0]/",
 	} {
 		f.Add(s)
 	}

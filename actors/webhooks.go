@@ -3,13 +3,16 @@ package actors
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -133,7 +136,7 @@ func startWebhooks(d *deps, as *actor.ActorSystem, cfg WebhookConfig) *webhookEn
 			ForceAttemptHTTP2:     true,
 		},
 	}
-	e.driver = as.Root.Spawn(actor.PropsFromProducer(func() actor.Actor {
+	e.driver = as.Root.Spawn(d.props(func() actor.Actor {
 		return &webhookDriver{e: e, children: make(map[string]*actor.PID)}
 	}))
 	return e
@@ -226,16 +229,24 @@ func (w *webhookDriver) Receive(ctx actor.Context) {
 
 // routePending routes every pending delivery to its endpoint's actor,
 // which drops those it has already.
+// It also counts them, and finds the oldest, for the metrics.
 func (w *webhookDriver) routePending(ctx actor.Context, st *ledger.Reader) {
 	var cursor ledger.OpenCursor
+	var count, oldestMs int64
 	for {
 		var pending []ledger.WebhookDelivery
 		var done bool
 		pending, cursor, done = st.PendingWebhookDeliveries(cursor, webhookPollBatchMax)
 		for _, d := range pending {
 			w.route(ctx, &whDue{d}, d.EndpointID)
+			count++
+			if oldestMs == 0 || d.CreatedAt < oldestMs {
+				oldestMs = d.CreatedAt
+			}
 		}
 		if done {
+			w.e.deps.webhooks.pending.Store(count)
+			w.e.deps.webhooks.oldestCreatedMs.Store(oldestMs)
 			return
 		}
 	}
@@ -266,7 +277,7 @@ func (w *webhookDriver) route(ctx actor.Context, msg any, endpointID string) {
 	pid, ok := w.children[endpointID]
 	if !ok {
 		a := &webhookEndpointActor{e: w.e, ctx: w.ctx, entries: make(map[string]*whEntry)}
-		pid = ctx.Spawn(actor.PropsFromProducer(func() actor.Actor { return a }))
+		pid = ctx.Spawn(w.e.deps.props(func() actor.Actor { return a }))
 		w.children[endpointID] = pid
 	}
 	ctx.Send(pid, msg)
@@ -284,6 +295,8 @@ func (w *webhookDriver) endTerm(ctx actor.Context) {
 	}
 	w.children = make(map[string]*actor.PID)
 	w.leading = false
+	w.e.deps.webhooks.pending.Store(0) // the next leader's to count
+	w.e.deps.webhooks.oldestCreatedMs.Store(0)
 }
 
 // whEntry is one pending delivery an endpoint actor is working on.
@@ -487,6 +500,14 @@ func (e *webhookEngine) attempt(ctx context.Context, id string) error {
 		rec.RetryAt = done.Add(jitter(e.cfg.Schedule[d.Step])).UnixMilli()
 	}
 	_, err = e.deps.proposer.ProposeWait(rec)
+	switch {
+	case err != nil:
+		e.deps.webhooks.unrecorded.Add(1)
+	case out.ok:
+		e.deps.webhooks.succeeded.Add(1)
+	default:
+		e.deps.webhooks.failed.Add(1)
+	}
 	return err
 }
 
@@ -530,7 +551,7 @@ func (e *webhookEngine) send(ctx context.Context, ep *ledger.WebhookEndpoint, d 
 		if ue != nil && ue.Timeout() {
 			return sendOutcome{err: "timed out after " + e.cfg.Timeout.String()}
 		}
-		return sendOutcome{err: err.Error()}
+		return sendOutcome{err: deliveryFailure(err)}
 	}
 	defer resp.Body.Close()
 	snippet, _ := io.ReadAll(io.LimitReader(resp.Body, webhookErrorLen))
@@ -546,6 +567,33 @@ func (e *webhookEngine) send(ctx context.Context, ep *ledger.WebhookEndpoint, d 
 		msg = msg[:webhookErrorLen]
 	}
 	return sendOutcome{status: resp.StatusCode, err: msg}
+}
+
+// deliveryFailure says why an attempt got no answer, in words that name no
+// address and quote nothing the network said: lastError (and the test
+// endpoint's answer) must not turn the service into a port scanner. A
+// refusal by the policy is said as it is.
+func deliveryFailure(err error) string {
+	var dnsErr *net.DNSError
+	var tlsErr *tls.CertificateVerificationError
+	var recordErr tls.RecordHeaderError
+	switch {
+	case errors.Is(err, ErrWebhookURL):
+		return err.Error()
+	case errors.As(err, &dnsErr):
+		return "could not resolve the host"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "could not connect: connection refused"
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return "the connection was closed before an answer"
+	case errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
+		return "could not connect: host unreachable"
+	case errors.As(err, &tlsErr):
+		return "TLS handshake failed: the receiver's certificate is not valid for its host"
+	case errors.As(err, &recordErr):
+		return "TLS handshake failed: the receiver did not answer TLS"
+	}
+	return "could not connect"
 }
 
 // DeliverWebhookNow attempts a pending delivery now (the endpoint test) and

@@ -14,7 +14,7 @@ type accountBody struct {
 func (c *call) listAccounts() {
 	var accounts []ledger.Account
 	accounts = c.s.cfg.Actors.Reader().Accounts(c.org)
-	c.ok(fasthttp.StatusOK, newList(0, ledger.Page[ledger.Account]{Items: accounts}, renderAccount))
+	c.ok(fasthttp.StatusOK, newList(0, ledger.Page[ledger.Account]{Items: accounts}, c.s.renderAccountNow))
 }
 
 // account finds the caller's account named by the path.
@@ -37,7 +37,7 @@ func (c *call) account() (ledger.Account, bool) {
 // getAccount: GET /v1/accounts/{id}.
 func (c *call) getAccount() {
 	if a, ok := c.account(); ok {
-		c.ok(fasthttp.StatusOK, &accountBody{renderAccount(&a)})
+		c.ok(fasthttp.StatusOK, &accountBody{c.s.renderAccountNow(&a)})
 	}
 }
 
@@ -47,7 +47,7 @@ func (c *call) accountLedger() {
 	if !ok {
 		return
 	}
-	limit, before, e := pageParams(c.ctx, listEntries, 60)
+	limit, before, e := pageParams(c.ctx, listEntries, 20)
 	if e != nil {
 		c.fail(e)
 		return

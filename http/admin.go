@@ -29,6 +29,7 @@ type organizationCreatedBody struct {
 // createOrganization: POST /v1/organizations. The response carries the new
 // organization's first key; its secret is shown this once.
 func (c *call) createOrganization() {
+	c.noStore()
 	var req createOrganizationBody
 	if !c.decode(&req) {
 		return
@@ -40,6 +41,10 @@ func (c *call) createOrganization() {
 		p.add("country", "must be an ISO 3166-1 alpha-2 code such as GH")
 	}
 	timezone := p.text("timezone", req.Timezone, false, 64)
+	if timezone != "" && !knownTimezone(timezone) {
+		// Spend caps count calendar days in it (keycontrols.go).
+		p.add("timezone", "is not an IANA timezone name such as Africa/Accra")
+	}
 	var defaultCurrency string
 	if cur, ok := p.currency("defaultCurrency", req.DefaultCurrency, false); ok {
 		defaultCurrency = cur.Code
@@ -111,6 +116,7 @@ func (c *call) createKey() {
 		return
 	}
 	secret := actors.NewKeySecret(c.s.cfg.Live)
+	c.noStore()
 	var cmd ledger.Command = &ledger.CreateAPIKey{
 		At: c.s.cfg.Actors.Now().UnixMilli(), ID: actors.NewID("key_"), OrgID: c.org, Name: name,
 		Hash: actors.HashKey(secret), Hint: actors.KeyHint(secret), Scopes: scopes,

@@ -174,6 +174,10 @@ func (c *call) simulateVirtualAccountDeposit() {
 	if !ok {
 		return
 	}
+	if o, va, isOrder := c.orderOfVirtualAccount(vaID); isOrder {
+		c.depositToOrder(&o, &va, req, completed)
+		return
+	}
 	var va ledger.VirtualAccount
 	va, ok = c.s.cfg.Actors.Reader().VirtualAccount(c.org, vaID)
 	if !ok {
@@ -209,6 +213,41 @@ func (c *call) simulateVirtualAccountDeposit() {
 			Simulation virtualAccountDepositJSON `json:"simulation"`
 		}{renderVirtualAccountDeposit(res.Deposit, res.Replayed)}
 	})
+}
+
+// depositToOrder pays a bank order's deposit account (orderVirtualAccount)
+// as the order-deposit simulation does: the transfer lands (completed) or
+// bounces (failed) and the order moves on. The answer is a virtual account
+// deposit; its depositId is the collection the order books.
+func (c *call) depositToOrder(o *ledger.Order, va *ledger.VirtualAccount, req depositRequestBody, completed bool) {
+	amt, ok := c.depositAmount(req.Amount, va.Currency)
+	if !ok {
+		return
+	}
+	outcome := ledger.DepositConfirmed
+	if !completed {
+		outcome = ledger.DepositRejected
+	}
+	r := c.s.cfg.Actors.DepositOrder(c.org, o.ID, amt, outcome)
+	switch {
+	case r.Err != nil:
+		c.fail(errorFromActors(r.Err))
+		return
+	case r.Result.Err != nil:
+		c.fail(r.Result.Err)
+		return
+	}
+	after := r.Result.Order
+	requested := "completed"
+	if !completed {
+		requested = "failed"
+	}
+	c.ok(fasthttp.StatusCreated, &struct {
+		Simulation virtualAccountDepositJSON `json:"simulation"`
+	}{virtualAccountDepositJSON{
+		DepositID: after.CollectionID, CollectionID: after.CollectionID, VirtualAccountID: va.ID,
+		Amount: money(amt, va.Currency), Currency: va.Currency, RequestedOutcome: requested,
+	}})
 }
 
 // simulateCryptoDeposit: POST /v1/simulations/crypto-deposit.
@@ -271,18 +310,27 @@ type cryptoDepositDetails struct {
 	Hash            string  `json:"hash"`
 	Chain           string  `json:"chain"`
 	Address         string  `json:"address"`
-	Tag             *string `json:"tag"`
+	Tag             *string `json:"tag,omitempty"`
 }
 
-// depositDetails is a collection's details: its deposit's source, or null
-// for a charge.
+// chargeDetails is a mobile money charge's details: the wallet prompted.
+type chargeDetails struct {
+	Code          string `json:"code"`
+	AccountNumber string `json:"accountNumber"`
+}
+
+// depositDetails is a collection's details, always an object (the
+// contract types it so): its deposit's source, or for a charge the wallet
+// that was prompted (empty for a collection an order books from a deposit
+// to its instructions).
 func depositDetails(c *ledger.Collection) *jsontext.Value {
 	d := c.Deposit
-	if d == nil {
-		return nil
-	}
 	var v any
-	if d.Type == ledger.CollectionTypeVirtualAccount {
+	if d == nil && c.Spec.PayerNumber == "" {
+		v = &struct{}{}
+	} else if d == nil {
+		v = &chargeDetails{c.Spec.Method, c.Spec.PayerNumber}
+	} else if d.Type == ledger.CollectionTypeVirtualAccount {
 		v = &virtualAccountDepositDetails{d.VirtualAccountID, d.ID, d.Bank, d.AccountNumber, d.AccountName, d.SourceReference}
 	} else {
 		v = &cryptoDepositDetails{d.CryptoAddressID, d.ID, d.SourceReference, rails.ChainName(d.Chain), d.Address, optional(d.Tag)}

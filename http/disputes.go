@@ -1,7 +1,9 @@
 package http
 
 import (
+	"net/url"
 	"strconv"
+	"strings"
 
 	"github.com/valyala/fasthttp"
 
@@ -67,7 +69,7 @@ type disputeMessageJSON struct {
 type attachmentJSON struct {
 	Name   string `json:"name"`
 	URL    string `json:"url"`
-	FileID string `json:"fileId"`
+	FileID string `json:"fileId,omitempty"` // absent on a linked document
 }
 
 type disputeBody struct {
@@ -109,6 +111,10 @@ func (t threadRenderer) message(m *ledger.DisputeMessage) disputeMessageJSON {
 	out := disputeMessageJSON{ID: m.ID, AuthorType: m.AuthorType, Body: m.Body,
 		Attachments: make([]attachmentJSON, 0, len(m.Attachments)), CreatedAt: timestamp(m.CreatedAt)}
 	for _, a := range m.Attachments {
+		if link, ok := a.URL(); ok {
+			out.Attachments = append(out.Attachments, attachmentJSON{Name: a.Name, URL: link})
+			continue
+		}
 		att := attachmentJSON{Name: a.Name, FileID: a.FileID}
 		if f, ok := t.files(a.FileID); ok {
 			att.URL = t.sign.url(&f)
@@ -207,6 +213,11 @@ func (c *call) respondToDispute() {
 	if len(req.FileIDs) > ledger.DisputeAttachmentsMax {
 		p.add("fileIds", "must have at most 10 file ids")
 	}
+	for i, id := range req.FileIDs {
+		if !strings.HasPrefix(id, "file_") {
+			p.add("fileIds."+strconv.Itoa(i), "must be a file id (file_…)")
+		}
+	}
 	if e := p.err(); e != nil {
 		c.fail(e)
 		return
@@ -232,11 +243,15 @@ func (c *call) applied(r actors.Reply, body func(*ledger.Result) any) {
 	}
 }
 
+// attachmentURLLenMax bounds a linked document's URL, in characters.
+const attachmentURLLenMax = 2048
+
 type messageRequestBody struct {
 	Body        *string `json:"body"`
 	Attachments []struct {
 		FileID *string `json:"fileId"`
 		Name   *string `json:"name"`
+		URL    *string `json:"url"`
 	} `json:"attachments"`
 }
 
@@ -260,7 +275,24 @@ func (c *call) addDisputeMessage() {
 	atts := make([]ledger.Attachment, 0, len(req.Attachments))
 	for i, a := range req.Attachments {
 		field := "attachments[" + strconv.Itoa(i) + "]"
+		// The reference's {name, url} links a document; {fileId, name?}
+		// attaches one of the organization's files.
+		if a.FileID == nil && a.URL != nil {
+			name := p.text(field+".name", a.Name, true, fileNameLenMax)
+			link := p.text(field+".url", a.URL, true, attachmentURLLenMax)
+			if u, err := url.Parse(link); link != "" && (err != nil || u.Scheme != "https" || u.Host == "") {
+				p.add(field+".url", "must be an https URL")
+			}
+			atts = append(atts, ledger.LinkedAttachment(name, link))
+			continue
+		}
+		if a.URL != nil {
+			p.add(field+".url", "must not be given with fileId: attach a file or link a document")
+		}
 		fileID := p.text(field+".fileId", a.FileID, true, 64)
+		if fileID != "" && !strings.HasPrefix(fileID, "file_") {
+			p.add(field+".fileId", "must be a file id (file_…)")
+		}
 		name := p.text(field+".name", a.Name, false, fileNameLenMax)
 		atts = append(atts, ledger.Attachment{FileID: fileID, Name: name})
 	}

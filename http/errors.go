@@ -87,6 +87,7 @@ type fieldJSON struct {
 // writeError renders e with its status. The request id is the one set on
 // the response header by the request pipeline.
 func writeError(ctx *fasthttp.RequestCtx, e *ledger.Error) {
+	ctx.SetUserValue(errorCodeKey, e.Code)
 	body := errorBody{Error: e.Code, Message: e.Message, RequestID: requestIDOf(ctx)}
 	if body.Message == "" {
 		body.Message = string(e.Code)

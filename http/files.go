@@ -82,14 +82,14 @@ type urlSigner struct {
 	now  time.Time
 }
 
-// signer returns the URL signer for this request: the host the client
-// called, the replicated key (nil before any file exists), and the
+// signer returns the URL signer for this request: the configured public
+// base URL (Config.PublicBaseURL, never the request's Host), the replicated key (nil before any file exists), and the
 // organization's clock, so that advancing a sandbox clock expires links as
 // it expires everything else. Call it under the state's read lock.
 func (c *call) signer(st *ledger.Reader) urlSigner {
 	key, _ := st.FileSigningKey()
 	now := time.UnixMilli(st.OrgNow(c.org, c.s.cfg.Actors.Now().UnixMilli()))
-	return urlSigner{base: "http://" + string(c.ctx.Host()), key: key, now: now}
+	return urlSigner{base: c.s.cfg.PublicBaseURL, key: key, now: now}
 }
 
 func (u urlSigner) url(f *ledger.File) string {

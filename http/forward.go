@@ -1,6 +1,8 @@
 package http
 
 import (
+	"time"
+
 	"github.com/valyala/fasthttp"
 
 	"payments/ledger"
@@ -46,7 +48,9 @@ func (s *Server) relayToLeader(ctx *fasthttp.RequestCtx) (bool, *ledger.Error) {
 	req.Header.Set(forwardedHeader, s.cfg.Cluster.ID())
 	s.signClientAddr(ctx, req)
 	if err := client.DoTimeout(req, resp, forwardTimeout); err != nil {
-		s.logger.Warn("forward to leader failed", "leader", leader, "err", err)
+		if ok, held := s.forwardFailLog.allow(time.Now()); ok {
+			s.logger.Warn("forward to leader failed", "leader", leader, "err", err, "suppressed_since_last", held)
+		}
 		code := ledger.CodeUnavailable
 		msg := "The leader could not be reached; nothing was done, retry shortly"
 		if !isIdempotentMethod(ctx) {
@@ -70,11 +74,12 @@ func (s *Server) forwarder(addr string) *fasthttp.HostClient {
 	c, ok := s.forwarders[addr]
 	if !ok {
 		c = &fasthttp.HostClient{
-			Addr:                addr,
-			MaxConns:            1024,
-			ReadTimeout:         forwardTimeout,
-			WriteTimeout:        forwardTimeout,
-			MaxIdleConnDuration: idleTimeout,
+			Addr:                  addr,
+			MaxConns:              1024,
+			ReadTimeout:           forwardTimeout,
+			WriteTimeout:          forwardTimeout,
+			MaxIdleConnDuration:   idleTimeout,
+			SecureErrorLogMessage: true, // a malformed answer is not quoted into the log
 		}
 		s.forwarders[addr] = c
 	}

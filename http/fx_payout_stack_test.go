@@ -44,16 +44,17 @@ func TestFXPayoutOutcomesOverHTTP(t *testing.T) {
 		st.mustStatus(r, 201)
 		return r.json(t)["payout"].(map[string]any)["id"].(string)
 	}
-	// 150.00 GHS at 15.444: 9.72 USD, fee 0.10. 100.01 GHS: 6.48 USD, fee 0.06.
+	// 150.00 GHS at 15.444: 9.72 USD, fee 0.10, from.amount (the whole
+	// debit) 9.82. 100.01 GHS: 6.48 USD, fee 0.06, debit 6.54.
 	ok := create("150", "fx-ok")
 	bad := create("100.01", "fx-bad")
 
 	p := st.payoutSettle(ok)
-	if p["status"] != "completed" || p["rate"] != "15.444" || p["from"].(map[string]any)["amount"] != "9.72" {
+	if p["status"] != "completed" || p["rate"] != "15.444" || p["from"].(map[string]any)["amount"] != "9.82" {
 		t.Fatalf("completed payout: %v", p)
 	}
 	p = st.payoutSettle(bad)
-	if p["status"] != "failed" || p["from"].(map[string]any)["amount"] != "6.48" || p["fee"].(map[string]any)["amount"] != "0.06" {
+	if p["status"] != "failed" || p["from"].(map[string]any)["amount"] != "6.54" || p["fee"].(map[string]any)["amount"] != "0.06" {
 		t.Fatalf("failed payout: %v", p)
 	}
 	bal := st.orderBalances()
@@ -63,7 +64,8 @@ func TestFXPayoutOutcomesOverHTTP(t *testing.T) {
 	if _, has := bal["GHS"]; has && bal["GHS"] != "0.00" {
 		t.Fatalf("GHS balance moved: %s", bal["GHS"])
 	}
-	want := []string{"manual_credit 100.00", "fx_payout_debit -9.72", "fee_debit -0.10", "fx_payout_debit -6.48", "fee_debit -0.06",
+	// The cross-currency debit shows as the reference's payout_debit.
+	want := []string{"manual_credit 100.00", "payout_debit -9.72", "fee_debit -0.10", "payout_debit -6.48", "fee_debit -0.06",
 		"payout_refund 6.48", "fee_refund 0.06"}
 	if got := st.orderEntries("USD"); !slices.Equal(got, want) {
 		t.Fatalf("USD entries %v, want %v", got, want)

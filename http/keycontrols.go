@@ -66,7 +66,7 @@ type keyControlsBody struct {
 	IPAllowlist *[]string      `json:"ipAllowlist"`
 }
 
-// parseCap reads one cap in USD cents; nil is no cap.
+// spendCap reads one cap in USD cents; nil is no cap.
 func (p *problems) spendCap(field string, f capField) *ledger.Minor {
 	if !f.set || f.null {
 		return nil
@@ -93,8 +93,8 @@ func (p *problems) spendCap(field string, f capField) *ledger.Minor {
 	return &m
 }
 
-// controls validates the controls of a request into the command's form
-// and the flags of what it changes.
+// keyControls validates the controls of a request into the command's form
+// and which of them it sets: perTransaction, daily, monthly, ipAllowlist.
 func (p *problems) keyControls(b *keyControlsBody) (c ledger.KeyControls, set [4]bool) {
 	if b.SpendCaps != nil {
 		caps := b.SpendCaps
@@ -238,6 +238,16 @@ func renderKeyAt(k *ledger.APIKey, secret string, now ledger.SpendPeriod) keyJSO
 	return out
 }
 
+// knownTimezone reports whether name is an IANA timezone this build knows
+// (the actors embed the table).
+func knownTimezone(name string) bool {
+	if name == "Local" {
+		return false
+	}
+	_, err := time.LoadLocation(name)
+	return err == nil
+}
+
 // spendFor is what a debit made by the calling key counts against its
 // caps: the rate of the debited currency to USD (the operation's own where
 // given, else the current one). With no rate to be had, a key without caps
@@ -277,7 +287,7 @@ func (s *Server) allowlistCheck(ctx *fasthttp.RequestCtx, key *ledger.APIKey) *l
 	return nil
 }
 
-// parseTrustedProxies reads --trusted-proxies: CIDR prefixes or addresses,
+// ParseTrustedProxies reads --trusted-proxies: CIDR prefixes or addresses,
 // comma-separated.
 func ParseTrustedProxies(s string) ([]netip.Prefix, error) {
 	var entries []string

@@ -39,7 +39,7 @@ type orderFromJSON struct {
 	AccountNumber *string        `json:"accountNumber"`
 	Bank          *string        `json:"bank"`
 	Address       *string        `json:"address"`
-	Tag           *string        `json:"tag"`
+	Tag           *string        `json:"tag,omitempty"`
 	Chain         *string        `json:"chain"`
 	KYC           jsontext.Value `json:"kyc"`
 }
@@ -49,7 +49,7 @@ type orderToJSON struct {
 	AccountNumber string         `json:"accountNumber"`
 	Amount        string         `json:"amount"`
 	Currency      string         `json:"currency"`
-	Tag           *string        `json:"tag"`
+	Tag           *string        `json:"tag,omitempty"`
 	KYC           jsontext.Value `json:"kyc"`
 }
 
@@ -59,8 +59,8 @@ type orderInstructionsJSON struct {
 	Amount        string  `json:"amount"`
 	Currency      string  `json:"currency"`
 	Address       *string `json:"address"`
-	Tag           *string `json:"tag"`
-	Chain         *string `json:"chain"`
+	Tag           *string `json:"tag,omitempty"`
+	Chain         *string `json:"chain,omitempty"`
 	Bank          *string `json:"bank"`
 	AccountNumber *string `json:"accountNumber"`
 	AccountName   *string `json:"accountName"`
@@ -85,7 +85,7 @@ func renderOrder(o *ledger.Order) orderJSON {
 		Status: o.Status.String(),
 		From: orderFromJSON{
 			Code:          o.Spec.FromMethod,
-			Amount:        money(o.FromAmount, from),
+			Amount:        expected, // what the customer sends, fee included (NOTES: amount sides)
 			Currency:      from,
 			AccountNumber: optional(firstNonEmpty(o.Spec.FromAccountNumber, in.AccountNumber)),
 			Bank:          optional(in.Bank),

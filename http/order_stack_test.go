@@ -32,7 +32,7 @@ func (s *stack) orderCreate(body string) map[string]any {
 func (s *stack) orderDeposit(body string) map[string]any {
 	s.t.Helper()
 	r := s.do("POST", "/v1/simulations/order-deposit", s.key, body)
-	s.mustStatus(r, 200)
+	s.mustStatus(r, 201)
 	return r.json(s.t)["simulation"].(map[string]any)["order"].(map[string]any)
 }
 
@@ -112,7 +112,7 @@ func TestOrderLivesOverHTTP(t *testing.T) {
 	// Crypto: seen, confirmed, converted, paid out.
 	o := st.orderCreate(`{"from":{"code":"usdt_tron","currency":"USDT","amount":100},"to":{"code":"gh_mtn","currency":"GHS","accountNumber":"233559630374"},"externalReference":"crypto"}`)
 	crypto := o["id"].(string)
-	if o["rate"] != "15.444" || o["expectedAmount"] != "101.000000" || o["instructions"].(map[string]any)["type"] != "crypto" {
+	if o["rate"] != "15.444" || o["expectedAmount"] != "100.000000" || o["instructions"].(map[string]any)["type"] != "crypto" {
 		t.Fatalf("crypto order %v", o)
 	}
 	st.orderDeposit(fmt.Sprintf(`{"orderId":%q,"outcome":"unconfirmed"}`, crypto))
@@ -127,13 +127,13 @@ func TestOrderLivesOverHTTP(t *testing.T) {
 	}
 	p := st.do("GET", "/v1/payouts/"+o["payoutId"].(string), st.key, nil).json(t)["payout"].(map[string]any)
 	c := st.do("GET", "/v1/collections/"+o["collectionId"].(string), st.key, nil).json(t)["collection"].(map[string]any)
-	if p["status"] != "completed" || p["to"].(map[string]any)["amount"] != "1544.40" || c["status"] != "completed" || c["type"] != "crypto" {
+	if p["status"] != "completed" || p["to"].(map[string]any)["amount"] != "1529.10" || c["status"] != "completed" || c["type"] != "crypto" {
 		t.Fatalf("legs: payout %v, collection %v", p, c)
 	}
-	if got, want := st.orderEntries("USDT"), []string{"collection_credit 101.000000", "collection_fee_debit -1.000000", "order_fx_debit -100.000000"}; !slices.Equal(got, want) {
+	if got, want := st.orderEntries("USDT"), []string{"collection_credit 100.000000", "collection_fee_debit -0.990099", "conversion_debit -99.009901"}; !slices.Equal(got, want) {
 		t.Fatalf("USDT entries %v, want %v", got, want)
 	}
-	if got, want := st.orderEntries("GHS"), []string{"order_fx_credit 1544.40", "payout_debit -1544.40"}; !slices.Equal(got, want) {
+	if got, want := st.orderEntries("GHS"), []string{"conversion_credit 1529.10", "payout_debit -1529.10"}; !slices.Equal(got, want) {
 		t.Fatalf("GHS entries %v, want %v", got, want)
 	}
 
@@ -158,7 +158,7 @@ func TestOrderLivesOverHTTP(t *testing.T) {
 	if o["collectionId"] == nil || o["expiresAt"] != nil || o["instructions"].(map[string]any)["type"] != "mobile_money" {
 		t.Fatalf("mobile order %v", o)
 	}
-	if o = st.orderSettle(mobile); o["status"] != "completed" || o["receivedAmount"] != "200.40" {
+	if o = st.orderSettle(mobile); o["status"] != "completed" || o["receivedAmount"] != "200.00" { // from.amount: the customer sends exactly this
 		t.Fatalf("mobile order ended %v", o)
 	}
 	if got := st.orderEvents(mobile); !slices.Equal(got, completed) {
@@ -209,7 +209,8 @@ func TestOrderLivesOverHTTP(t *testing.T) {
 func TestOrderOutcomesOverHTTP(t *testing.T) {
 	st := newStack(t, stackOptions{timing: quickTiming, rateLimit: 1000})
 
-	// Overpaid: 150 for 101 expected; 49 USDT stay, the payout completes.
+	// Overpaid: 150 for 100 expected (from.amount is what the customer
+	// sends, fee included); 50 USDT stay, the payout completes.
 	over := st.orderCreate(`{"from":{"code":"usdt_tron","currency":"USDT","amount":100},"to":{"code":"gh_mtn","currency":"GHS","accountNumber":"233559630374"},"externalReference":"over"}`)["id"].(string)
 	st.orderDeposit(fmt.Sprintf(`{"orderId":%q,"amount":150}`, over))
 	if o := st.orderSettle(over); o["status"] != "completed" || o["receivedAmount"] != "150.000000" {
@@ -226,7 +227,7 @@ func TestOrderOutcomesOverHTTP(t *testing.T) {
 	if o := st.orderSettle(under); o["status"] != "underpaid" || o["payoutId"] != nil {
 		t.Fatalf("underpaid order %v", o)
 	}
-	if b := st.orderBalances(); b["USDT"] != "109.000000" || b["GHS"] != "0.00" {
+	if b := st.orderBalances(); b["USDT"] != "110.000000" || b["GHS"] != "0.00" {
 		t.Fatalf("balances after over- and underpayment %v", b)
 	}
 
@@ -239,7 +240,7 @@ func TestOrderOutcomesOverHTTP(t *testing.T) {
 	}
 
 	// The prompt is rejected (expected 50.01): the order fails, nothing moves.
-	prompt := st.orderCreate(`{"from":{"code":"gh_mtn","currency":"GHS","accountNumber":"233241234567","amount":"49.51"},"to":{"code":"gh_mtn","currency":"GHS","accountNumber":"233559630374"},"externalReference":"prompt-fails"}`)
+	prompt := st.orderCreate(`{"from":{"code":"gh_mtn","currency":"GHS","accountNumber":"233241234567","amount":"50.01"},"to":{"code":"gh_mtn","currency":"GHS","accountNumber":"233559630374"},"externalReference":"prompt-fails"}`)
 	if prompt["expectedAmount"] != "50.01" {
 		t.Fatalf("expected %v", prompt["expectedAmount"])
 	}
@@ -265,7 +266,7 @@ func TestOrderOutcomesOverHTTP(t *testing.T) {
 	if got := st.orderEvents(late); !slices.Equal(got, []string{ledger.EventOrderAwaitingFunds, ledger.EventOrderExpired}) {
 		t.Fatalf("expiry events %v", got)
 	}
-	if b := st.orderBalances(); b["USDT"] != "109.000000" || b["GHS"] != "100.01" {
+	if b := st.orderBalances(); b["USDT"] != "110.000000" || b["GHS"] != "100.01" {
 		t.Fatalf("final balances %v", b)
 	}
 	st.checkLedger()

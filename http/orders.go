@@ -159,8 +159,20 @@ func (c *call) orderRequest(body *orderRequestBody) (actors.OrderRequest, *ledge
 	}
 	amountField := sideField(spec.AmountSide)
 
+	// from.amount is what the customer sends: the fee of the destination
+	// method comes out of it, and the rest is converted and delivered.
+	principal, fromSideFee := spec.Amount, ledger.Minor(0)
+	if spec.AmountSide == ledger.SideFrom {
+		if m, ok := c.s.cfg.Catalogue.Method(spec.ToMethod); ok {
+			principal, fromSideFee = ledger.SplitPayoutDebit(m.Type, spec.Amount)
+		}
+		if principal <= 0 {
+			return req, ledger.FieldInvalid(amountField, "is too small to cover the fee")
+		}
+	}
+
 	// Price it: a cross-currency order locks the live rate now.
-	req.FromAmount, req.ToAmount = spec.Amount, spec.Amount
+	req.FromAmount, req.ToAmount = principal, principal
 	if spec.FromCurrency != spec.ToCurrency {
 		rate, e := c.rate(spec.FromCurrency, spec.ToCurrency)
 		if e != nil {
@@ -169,7 +181,7 @@ func (c *call) orderRequest(body *orderRequestBody) (actors.OrderRequest, *ledge
 		req.Rate = rate.String()
 		var err error
 		if spec.AmountSide == ledger.SideFrom {
-			req.ToAmount, err = rails.ConvertFrom(rate, spec.Amount)
+			req.ToAmount, err = rails.ConvertFrom(rate, principal)
 		} else {
 			req.FromAmount, err = rails.ConvertTo(rate, spec.Amount)
 		}
@@ -193,6 +205,9 @@ func (c *call) orderRequest(body *orderRequestBody) (actors.OrderRequest, *ledge
 	}
 	req.ToMethodType = toMethod.Type
 	req.Fee = ledger.OrderFee(toMethod.Type, req.FromAmount)
+	if spec.AmountSide == ledger.SideFrom {
+		req.Fee = fromSideFee
+	}
 	if req.FromAmount > ledger.AmountMax-req.Fee {
 		return req, ledger.FieldInvalid(amountField, "is out of range")
 	}
@@ -215,7 +230,7 @@ func (c *call) orderRequest(body *orderRequestBody) (actors.OrderRequest, *ledge
 		}
 	default:
 		if spec.FromAccountNumber != "" {
-			p.add("from.accountNumber", "must not be given for a "+fromMethod.Type+" order: the order provisions where the customer sends the funds")
+			p.add("from.accountNumber", "must not be given for a "+methodTypeName(fromMethod.Type)+" order: the order provisions where the customer sends the funds")
 		}
 	}
 	switch toMethod.Type {
@@ -359,17 +374,19 @@ func orderCurrencyList(ctx *fasthttp.RequestCtx, p *problems, name string) []str
 }
 
 type orderDepositBody struct {
-	OrderID *string `json:"orderId"`
-	Amount  amount  `json:"amount"`
-	Outcome *string `json:"outcome"`
+	OrderID           *string `json:"orderId"`
+	Amount            amount  `json:"amount"`
+	Outcome           *string `json:"outcome"`
+	ExternalReference *string `json:"externalReference"`
 }
 
 type orderDepositJSON struct {
-	Type    string    `json:"type"`
-	OrderID string    `json:"orderId"`
-	Outcome string    `json:"outcome"`
-	Amount  string    `json:"amount"`
-	Order   orderJSON `json:"order"`
+	Type              string    `json:"type"`
+	OrderID           string    `json:"orderId"`
+	Outcome           string    `json:"outcome"`
+	Amount            string    `json:"amount"`
+	ExternalReference *string   `json:"externalReference"`
+	Order             orderJSON `json:"order"`
 }
 
 // simulateOrderDeposit: POST /v1/simulations/order-deposit.
@@ -383,6 +400,7 @@ func (c *call) simulateOrderDeposit() {
 	}
 	var p problems
 	id := p.text("orderId", body.OrderID, true, 64)
+	ref := p.text("externalReference", body.ExternalReference, false, referenceLenMax)
 	outcome := ledger.DepositConfirmed
 	if body.Outcome != nil {
 		var ok bool
@@ -425,10 +443,11 @@ func (c *call) simulateOrderDeposit() {
 			sent = after.Expected()
 		}
 	}
-	c.ok(fasthttp.StatusOK, struct {
+	// 201 like the other deposit simulations: a deposit was made.
+	c.ok(fasthttp.StatusCreated, struct {
 		Simulation orderDepositJSON `json:"simulation"`
 	}{orderDepositJSON{
 		Type: "order_deposit", OrderID: after.ID, Outcome: outcome.String(),
-		Amount: money(sent, after.Spec.FromCurrency), Order: renderOrder(after),
+		Amount: money(sent, after.Spec.FromCurrency), ExternalReference: optional(ref), Order: renderOrder(after),
 	}})
 }

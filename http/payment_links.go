@@ -1062,6 +1062,14 @@ func pooledAccountNumber(currency string) string {
 	return fmt.Sprintf("99%08d", n.Mod(n, big.NewInt(100_000_000)).Int64())
 }
 
+// pooledVirtualAccountID names the pooled collection account of a currency
+// (pooledAccountNumber) where a simulated checkout deposit lands: the
+// reference gives every deposit simulation a virtual account id. It is not
+// a virtual account of the organization's own.
+func pooledVirtualAccountID(currency string) string {
+	return "va_pooled_" + strings.ToLower(currency)
+}
+
 // sandboxDepositAddress derives a session's own sandbox deposit address
 // from its id: a valid address of the chain (the same generator as deposit
 // addresses and orders use) that nobody holds keys to.
@@ -1070,18 +1078,18 @@ func sandboxDepositAddress(chain, sessionID string) (string, error) {
 }
 
 type checkoutDepositJSON struct {
-	DepositID         string  `json:"depositId"`
-	CollectionID      string  `json:"collectionId"`
-	VirtualAccountID  *string `json:"virtualAccountId"`
-	CheckoutSessionID string  `json:"checkoutSessionId"`
-	PaymentLinkID     string  `json:"paymentLinkId"`
-	Amount            string  `json:"amount"`
-	Currency          string  `json:"currency"`
-	CreditedAmount    string  `json:"creditedAmount"`
-	CreditedCurrency  string  `json:"creditedCurrency"`
-	ExternalReference string  `json:"externalReference"`
-	RequestedOutcome  string  `json:"requestedOutcome"`
-	Replayed          bool    `json:"replayed"`
+	DepositID         string `json:"depositId"`
+	CollectionID      string `json:"collectionId"`
+	VirtualAccountID  string `json:"virtualAccountId"` // the pooled account's id (pooledVirtualAccountID)
+	CheckoutSessionID string `json:"checkoutSessionId"`
+	PaymentLinkID     string `json:"paymentLinkId"`
+	Amount            string `json:"amount"`
+	Currency          string `json:"currency"`
+	CreditedAmount    string `json:"creditedAmount"`
+	CreditedCurrency  string `json:"creditedCurrency"`
+	ExternalReference string `json:"externalReference"`
+	RequestedOutcome  string `json:"requestedOutcome"`
+	Replayed          bool   `json:"replayed"`
 }
 
 // checkoutDeposit: POST /v1/simulations/checkout-deposit.
@@ -1121,7 +1129,8 @@ func (c *call) checkoutDeposit() {
 		return &struct {
 			Simulation checkoutDepositJSON `json:"simulation"`
 		}{checkoutDepositJSON{
-			DepositID: d.ID, CollectionID: d.CollectionID, CheckoutSessionID: d.SessionID, PaymentLinkID: d.LinkID,
+			DepositID: d.ID, CollectionID: d.CollectionID, VirtualAccountID: pooledVirtualAccountID(sess.OriginCurrency),
+			CheckoutSessionID: d.SessionID, PaymentLinkID: d.LinkID,
 			Amount: money(d.Amount, d.Currency), Currency: d.Currency,
 			CreditedAmount: money(d.Credited, sess.DestCurrency), CreditedCurrency: sess.DestCurrency,
 			ExternalReference: d.ExternalReference, RequestedOutcome: "completed", Replayed: res.Replayed,

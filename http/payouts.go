@@ -227,9 +227,20 @@ func (s *Server) payoutSpecPriced(req *payoutRequestBody, price fxPricer) (ledge
 
 	var fx *actors.FXPricing
 	delivered, amountField := spec.Amount, sideField(spec.AmountSide)
+	if spec.AmountSide == ledger.SideFrom {
+		// from.amount is the whole debit: the fee comes out of it, and what
+		// is left is converted and delivered (the account actor splits it
+		// the same way).
+		if m, ok := s.cfg.Catalogue.Method(spec.Method); ok {
+			delivered, _ = ledger.SplitPayoutDebit(m.Type, spec.Amount)
+		}
+		if delivered <= 0 {
+			return spec, "", nil, ledger.FieldInvalid(amountField, "is too small to cover the fee")
+		}
+	}
 	if fromCur.Code != "" {
 		var e *ledger.Error
-		if fx, e = price(fromCur.Code, spec.Currency, spec.AmountSide, spec.Amount); e != nil {
+		if fx, e = price(fromCur.Code, spec.Currency, spec.AmountSide, delivered); e != nil {
 			return spec, "", nil, e
 		}
 		delivered, amountField = fx.ToAmount, "to.amount"
@@ -260,7 +271,7 @@ func (s *Server) payoutSpecPriced(req *payoutRequestBody, price fxPricer) (ledge
 			}
 		}
 		if to.Address != nil {
-			p.add("to.address", "must not be given for a "+method.Type+" method; use to.accountNumber")
+			p.add("to.address", "must not be given for a "+methodTypeName(method.Type)+" method; use to.accountNumber")
 		}
 		if to.Tag != nil {
 			p.add("to.tag", "is only for crypto methods")

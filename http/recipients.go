@@ -63,7 +63,7 @@ type recipientJSON struct {
 	AccountNumber *string `json:"accountNumber,omitempty"`
 	Address       *string `json:"address,omitempty"`
 	Tag           *string `json:"tag,omitempty"`
-	Country       *string `json:"country"`
+	Country       *string `json:"country,omitempty"` // a crypto recipient has none: omitted, not null (NOTES)
 	Currency      string  `json:"currency"`
 	IsActive      bool    `json:"isActive"`
 	CreatedAt     string  `json:"createdAt"`
@@ -96,7 +96,7 @@ type recipientFailedJSON struct {
 func renderRecipient(r *ledger.Recipient) recipientJSON {
 	out := recipientJSON{
 		ID: r.ID, AccountName: r.Spec.AccountName, Label: optional(r.Spec.Label), Code: r.Spec.Method,
-		Type: r.Spec.MethodType, Country: optional(r.Spec.Country), Currency: r.Spec.Currency, IsActive: r.Active,
+		Type: methodTypeName(r.Spec.MethodType), Country: optional(r.Spec.Country), Currency: r.Spec.Currency, IsActive: r.Active,
 		CreatedAt: timestamp(r.CreatedAt), UpdatedAt: timestamp(r.UpdatedAt),
 	}
 	if r.Spec.MethodType == "crypto" {
@@ -146,15 +146,14 @@ func (s *Server) recipientSpec(req *recipientRequestBody, prefix string) (ledger
 				p.add(prefix+"tag", "must be at most 28 bytes (a Stellar text memo)")
 			}
 		}
-		if spec.AccountName == "" {
-			p.add(prefix+"accountName", "is required for a crypto recipient: no chain resolves holder names")
-		}
+		// No chain resolves holder names: accountName is the caller's, and
+		// optional (the reference requires only code).
 		return spec, p.err()
 	}
 
 	spec.AccountNumber = p.text(prefix+"accountNumber", req.AccountNumber, true, 64)
 	if req.Address != nil {
-		p.add(prefix+"address", "is not used by a "+m.Type+" method; send accountNumber")
+		p.add(prefix+"address", "is not used by a "+methodTypeName(m.Type)+" method; send accountNumber")
 	}
 	if req.Tag != nil {
 		p.add(prefix+"tag", "is only for crypto methods")

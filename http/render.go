@@ -6,6 +6,7 @@ import (
 	"github.com/goccy/go-json/jsontext"
 
 	"payments/ledger"
+	"payments/rails"
 )
 
 // The API's resource shapes. Amounts are decimal strings in the currency's
@@ -73,7 +74,7 @@ type payoutToJSON struct {
 	Currency      string         `json:"currency"`
 	AccountNumber *string        `json:"accountNumber"`
 	Address       *string        `json:"address"`
-	Tag           *string        `json:"tag"`
+	Tag           *string        `json:"tag,omitempty"` // non-nullable in the reference: omitted when unset
 	RecipientID   *string        `json:"recipientId"`
 	KYC           jsontext.Value `json:"kyc"`
 }
@@ -103,7 +104,7 @@ func renderPayout(p *ledger.Payout) payoutJSON {
 		Status: p.Status.String(),
 		From: payoutFromJSON{
 			AccountNumber: p.AccountNumber,
-			Amount:        money(p.FromAmount(), fromCur),
+			Amount:        money(p.Debit(), fromCur), // everything debited, fee included (NOTES: amount sides)
 			Currency:      fromCur,
 			KYC:           objectOrEmpty(p.Spec.FromKYC),
 		},
@@ -138,10 +139,10 @@ func payoutTimeline(p *ledger.Payout) []timelineJSON {
 		{At: timestamp(p.CreatedAt), Kind: "created", Title: "Payout created",
 			Detail: detail(cur + " " + money(p.Spec.Amount, cur) + " via " + p.Spec.Method)},
 		{At: timestamp(p.CreatedAt), Kind: "debit", Title: "Balance debited",
-			Detail: detail(from + " " + money(p.FromAmount(), from) + " from " + p.AccountNumber)},
+			Detail: detail(from + " " + money(p.Debit(), from) + " from " + p.AccountNumber)},
 	}
 	if p.FX != nil {
-		t = append(t, timelineJSON{At: timestamp(p.CreatedAt), Kind: "conversion", Title: "Converted",
+		t = append(t, timelineJSON{At: timestamp(p.CreatedAt), Kind: "status", Title: "Converted",
 			Detail: detail(from + " " + money(p.FromAmount(), from) + " to " + cur + " " + money(p.Spec.Amount, cur) + " at " + p.FX.Rate)})
 	}
 	if p.Fee > 0 {
@@ -224,7 +225,7 @@ func renderCollection(c *ledger.Collection) collectionJSON {
 		To:                collectionToJSON{AccountNumber: optional(c.AccountNumber), Amount: amt, Currency: c.Spec.Currency},
 		Fee:               moneyJSON{Amount: money(c.Fee, c.Spec.Currency), Currency: c.Spec.Currency},
 		Rate:              "1",
-		Details:           depositDetails(c), // null on charges
+		Details:           depositDetails(c),
 		Narration:         optional(c.Spec.Narration),
 		ExternalReference: optional(c.ExternalReference),
 		Metadata:          objectOrEmpty(c.Spec.Metadata),
@@ -244,6 +245,17 @@ type accountJSON struct {
 	CreatedAt        string  `json:"createdAt"`
 }
 
+// renderAccountNow renders a balance account as the account reads show
+// it: estimatedUsd is its total at the current rate to USD, null only when
+// no rate exists.
+func (s *Server) renderAccountNow(a *ledger.Account) accountJSON {
+	out := renderAccount(a)
+	out.EstimatedUSD = s.estimatedUSD(a.Currency, a.Total)
+	return out
+}
+
+// renderAccount renders a balance account as of its record: an event's
+// payload, fixed when it is built, carries no estimate (null).
 func renderAccount(a *ledger.Account) accountJSON {
 	return accountJSON{
 		ID:               a.Number,
@@ -253,6 +265,26 @@ func renderAccount(a *ledger.Account) accountJSON {
 		TotalBalance:     money(a.Total, a.Currency),
 		CreatedAt:        timestamp(a.CreatedAt),
 	}
+}
+
+// estimatedUSD is amount of currency in USD at the current rate (rounded
+// down to the cent), or nil when there is no rate for the pair.
+func (s *Server) estimatedUSD(currency string, amount ledger.Minor) *string {
+	if currency == "USD" {
+		return optional(money(amount, currency))
+	}
+	if s.cfg.Rates == nil {
+		return nil
+	}
+	r, err := s.cfg.Rates.Rate(currency, "USD")
+	if err != nil {
+		return nil
+	}
+	usd, err := rails.ConvertFrom(r, amount)
+	if err != nil {
+		return nil
+	}
+	return optional(money(usd, "USD"))
 }
 
 type entryJSON struct {
@@ -269,12 +301,42 @@ type entryJSON struct {
 	CreatedAt         string  `json:"createdAt"`
 }
 
+// referenceEntryTypes maps the ledger's entry types that the reference's
+// type enum lacks onto its nearest value, so that a typed client of the
+// reference reads every entry; [2] is for a debit and a credit where the
+// same type books both. Types not here are the reference's own.
+var referenceEntryTypes = map[string][2]string{
+	"fx_payout_debit":     {"payout_debit", "payout_debit"},
+	"fx_payout_reversal":  {"payout_refund", "payout_refund"},
+	"fx_payout_clearing":  {"conversion_debit", "conversion_credit"},
+	"order_fx_debit":      {"conversion_debit", "conversion_debit"},
+	"order_fx_credit":     {"conversion_credit", "conversion_credit"},
+	"order_fx_clearing":   {"conversion_debit", "conversion_credit"},
+	"conversion_clearing": {"conversion_debit", "conversion_credit"},
+	"dispute_debit":       {"chargeback_debit", "chargeback_debit"},
+	"dispute_reversal":    {"chargeback_debit", "manual_credit"},
+	"payout_settlement":   {"payout_debit", "payout_credit"},
+	"funding_source":      {"manual_credit", "manual_credit"},
+	"collection_source":   {"collection_credit", "collection_credit"},
+}
+
+func referenceEntryType(e *ledger.Entry) string {
+	name := e.Type.String()
+	if m, ok := referenceEntryTypes[name]; ok {
+		if e.Amount < 0 {
+			return m[0]
+		}
+		return m[1]
+	}
+	return name
+}
+
 func renderEntry(n *ledger.NumberedEntry, currency string) entryJSON {
 	e := &n.Entry
 	return entryJSON{
 		ID:                ledger.EntryID(n.Seq),
 		Sequence:          n.Seq,
-		Type:              e.Type.String(),
+		Type:              referenceEntryType(e),
 		Amount:            money(e.Amount, currency),
 		Currency:          currency,
 		AccountNumber:     e.Account,

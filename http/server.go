@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -16,6 +17,8 @@ import (
 
 	"payments/actors"
 	"payments/http/blob"
+	"payments/http/logscrub"
+	"payments/http/metrics"
 	"payments/ledger"
 	"payments/rails"
 )
@@ -52,6 +55,12 @@ type Config struct {
 	// source (503 rate_unavailable) on production until one is connected.
 	Rates rails.RateSource
 
+	// PublicBaseURL is the scheme and host (and port) clients reach this
+	// API at, such as https://api.example.com: the base of the download
+	// links the API hands out. Never taken from a request's Host header,
+	// which the caller chooses. Empty: http://<the listener's address>.
+	PublicBaseURL string
+
 	// CheckoutURL is the base of payment links' and pages' hosted checkout
 	// addresses ({checkout_url}/<id>); one per process.
 	CheckoutURL string
@@ -74,6 +83,10 @@ type Config struct {
 	// RequestLogQueue bounds the records waiting for the recorder; a full
 	// queue drops them. Default 8192.
 	RequestLogQueue int
+	// Metrics, if set, counts requests by route template and status, and
+	// error answers by code (see package metrics).
+	Metrics *metrics.Requests
+
 	// TrustedProxies are the senders whose X-Forwarded-For is believed
 	// (--trusted-proxies): a load balancer in front of the nodes.
 	TrustedProxies []netip.Prefix
@@ -110,6 +123,9 @@ type Server struct {
 
 	forwardMu  sync.Mutex
 	forwarders map[string]*fasthttp.HostClient
+	// forwardFailLog throttles the warning for requests the leader did not
+	// answer: one line a second, with the count held back.
+	forwardFailLog logThrottle
 
 	scopes map[string]ledger.Scopes // "METHOD /path" → the scope the route needs
 
@@ -130,6 +146,9 @@ type Server struct {
 func New(cfg Config) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if _, scrubbed := cfg.Logger.Handler().(*logscrub.Handler); !scrubbed {
+		cfg.Logger = slog.New(logscrub.New(cfg.Logger.Handler())) // no key or secret in any line
 	}
 	if cfg.RateLimitPerSecond <= 0 {
 		cfg.RateLimitPerSecond = defaultRatePerKey
@@ -153,6 +172,7 @@ func New(cfg Config) *Server {
 		cfg.SandboxSettlement = defaultSandboxSettlement
 	}
 	setCheckoutURL(cfg.CheckoutURL)
+	cfg.PublicBaseURL = strings.TrimSuffix(cfg.PublicBaseURL, "/")
 	s := &Server{
 		cfg:        cfg,
 		limiter:    newRateLimiter(cfg.RateLimitPerSecond),
@@ -188,11 +208,17 @@ func New(cfg Config) *Server {
 	r.NotFound = s.notFound
 	r.MethodNotAllowed = s.methodNotAllowed
 	r.PanicHandler = s.panicked
+	r.SaveMatchedRoutePath = cfg.Metrics != nil
 	s.router = r
 	s.routes()
+	handler, errorHandler := r.Handler, s.badRequest
+	if cfg.Metrics != nil {
+		cfg.Metrics.Routes(r.List())
+		handler, errorHandler = instrument(cfg.Metrics, handler), instrumentErrors(cfg.Metrics, errorHandler)
+	}
 	s.srv = &fasthttp.Server{
-		Handler:            s.recordRequests(r.Handler),
-		ErrorHandler:       s.badRequest,
+		Handler:            s.recordRequests(handler),
+		ErrorHandler:       errorHandler,
 		Name:               "payments",
 		ReadTimeout:        readTimeout,
 		WriteTimeout:       writeTimeout,
@@ -209,12 +235,21 @@ func New(cfg Config) *Server {
 		NoDefaultServerHeader:        true,
 		CloseOnShutdown:              true,
 		Logger:                       fasthttpLogger{cfg.Logger},
+		// Parse errors name the problem, not the raw bytes (headers
+		// carry keys; bodies carry account numbers).
+		SecureErrorLogMessage: true,
 	}
 	return s
 }
 
-// Serve serves requests on ln until Shutdown.
-func (s *Server) Serve(ln net.Listener) error { return s.srv.Serve(ln) }
+// Serve serves requests on ln until Shutdown. Without a configured public
+// base URL, links point at ln's address; call Serve once.
+func (s *Server) Serve(ln net.Listener) error {
+	if s.cfg.PublicBaseURL == "" {
+		s.cfg.PublicBaseURL = "http://" + ln.Addr().String()
+	}
+	return s.srv.Serve(ln)
+}
 
 // Shutdown stops accepting connections and waits for requests in flight to
 // finish, or for ctx to end; then the request log's recorder writes what it
@@ -275,6 +310,10 @@ func errNoProvider() *ledger.Error {
 }
 
 func (c *call) ok(status int, v any) { writeJSON(c.ctx, status, v) }
+
+// noStore marks the response as one no cache (a proxy's, a browser's) may
+// keep: it carries a secret (a new key, a webhook signing secret).
+func (c *call) noStore() { c.ctx.Response.Header.Set(fasthttp.HeaderCacheControl, "no-store") }
 
 // commitContext bounds how long a write waits for its commit.
 func (c *call) commitContext() (context.Context, context.CancelFunc) {
@@ -390,9 +429,34 @@ func (s *Server) badRequest(ctx *fasthttp.RequestCtx, err error) {
 }
 
 // fasthttpLogger carries fasthttp's own messages (mostly clients that hang up
-// or send garbage) into our logger at debug level.
+// or send garbage) into our logger at debug level. fasthttp quotes the raw
+// request bytes in some of its parse errors, even with
+// SecureErrorLogMessage set: every quoted run that is not a network
+// address is replaced by its length, so no header or body reaches the log;
+// logscrub masks what remains.
 type fasthttpLogger struct{ logger *slog.Logger }
 
 func (l fasthttpLogger) Printf(format string, args ...any) {
-	l.logger.Debug(fmt.Sprintf(format, args...), "component", "fasthttp")
+	l.logger.Debug(withoutQuotedBytes(fmt.Sprintf(format, args...)), "component", "fasthttp")
+}
+
+// quotedRun is a Go-quoted string (%q) inside a message.
+var quotedRun = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
+
+// quotedAddress is a quoted host:port, which is kept.
+var quotedAddress = regexp.MustCompile(`^"[0-9A-Za-z.:\[\]%-]{0,64}:[0-9]{1,5}"$`)
+
+// withoutQuotedBytes replaces each quoted run of msg but addresses by
+// "[N bytes]", and cuts a trailing unquoted snippet ("contents: …").
+func withoutQuotedBytes(msg string) string {
+	msg = quotedRun.ReplaceAllStringFunc(msg, func(q string) string {
+		if quotedAddress.MatchString(q) {
+			return q
+		}
+		return fmt.Sprintf("[%d bytes]", len(q)-2)
+	})
+	if i := strings.Index(msg, "contents: "); i >= 0 {
+		msg = msg[:i] + "contents: [not logged]"
+	}
+	return logscrub.String(msg)
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	nethttp "net/http"
 	"strings"
@@ -13,6 +14,7 @@ import (
 
 	"payments/actors"
 	api "payments/http"
+	"payments/http/metrics"
 	"payments/raft"
 	"payments/rails"
 	"payments/wal/requestlog"
@@ -47,6 +49,9 @@ type stackOptions struct {
 	// uses it as it is.
 	requestLog      func(api.RequestStore) api.RequestStore
 	requestLogQueue int
+	logger          *slog.Logger      // the server's; none when nil
+	publicBase      string            // api.Config.PublicBaseURL
+	metrics         *metrics.Requests // api.Config.Metrics
 }
 
 // frozenTiming keeps every payout and collection pending, so responses do
@@ -80,7 +85,8 @@ func newStack(t *testing.T, opts stackOptions) *stack {
 		store = opts.requestLog(reqlog)
 	}
 	srv := api.New(api.Config{Live: opts.live, NoProvider: opts.live, Actors: sys, Cluster: node, RateLimitPerSecond: opts.rateLimit,
-		FilesDir: files, Rates: opts.rates, SandboxSettlement: opts.settlement, RequestLog: store, RequestLogQueue: opts.requestLogQueue})
+		FilesDir: files, Rates: opts.rates, SandboxSettlement: opts.settlement, Logger: opts.logger,
+		PublicBaseURL: opts.publicBase, Metrics: opts.metrics, RequestLog: store, RequestLogQueue: opts.requestLogQueue})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

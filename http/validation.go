@@ -84,12 +84,14 @@ type validateBulkBody struct {
 	Results []validateBulkItemJSON `json:"results"`
 }
 
-// validateBulkItemJSON is one item's answer: its result, or the error that
-// the same item alone would have got.
+// validateBulkItemJSON is one item's answer: its result and, for an item
+// that could not be judged, the error that the same item alone would have
+// got (its result then says valid false with the error's code as reason:
+// the reference requires a result on every item).
 type validateBulkItemJSON struct {
-	Code   string          `json:"code"`
-	Result *validationJSON `json:"result,omitempty"`
-	Error  *itemErrorJSON  `json:"error,omitempty"`
+	Code   string         `json:"code"`
+	Result validationJSON `json:"result"`
+	Error  *itemErrorJSON `json:"error,omitempty"`
 }
 
 // itemErrorJSON is the error envelope of one item of a bulk request.
@@ -150,9 +152,10 @@ func (c *call) validateBulk() {
 		v, e := c.s.validateDestination(&items[i], fmt.Sprintf("items.%d.", i))
 		if e != nil {
 			r.Error = renderItemError(e)
+			r.Result = validationJSON{Valid: false, Reason: string(e.Code), Message: e.Message}
 			continue
 		}
-		r.Result = &v
+		r.Result = v
 	}
 	c.ok(fasthttp.StatusOK, &out)
 }

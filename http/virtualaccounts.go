@@ -122,6 +122,10 @@ func (c *call) getVirtualAccount() {
 		c.fail(e)
 		return
 	}
+	if _, va, ok := c.orderOfVirtualAccount(id); ok {
+		c.ok(fasthttp.StatusOK, &virtualAccountBody{renderVirtualAccount(&va)})
+		return
+	}
 	var v ledger.VirtualAccount
 	var found bool
 	v, found = c.s.cfg.Actors.Reader().VirtualAccount(c.org, id)
@@ -132,8 +136,49 @@ func (c *call) getVirtualAccount() {
 	c.ok(fasthttp.StatusOK, &virtualAccountBody{renderVirtualAccount(&v)})
 }
 
+// orderVirtualAccountPrefix starts the id of a bank order's deposit
+// account: "va_" and the order's id.
+const orderVirtualAccountPrefix = "va_ord_"
+
+// orderVirtualAccount is a bank order's deposit account seen as the virtual
+// account it is (NOTES: its externalReference is the order id), so that a
+// client finds it with GET /v1/virtual-accounts?externalReference=<order id>
+// and pays it with the virtual-account-deposit simulation. It takes
+// deposits while the order waits for funds; ok is false for an order that
+// is not paid by bank transfer.
+func orderVirtualAccount(o *ledger.Order) (ledger.VirtualAccount, bool) {
+	in := &o.Instructions
+	if in.Type != ledger.InstructionsVirtualAccount {
+		return ledger.VirtualAccount{}, false
+	}
+	status := ledger.VirtualAccountActive
+	if o.Status.Ended() {
+		status = ledger.VirtualAccountPaused
+	}
+	return ledger.VirtualAccount{
+		ID: "va_" + o.ID, OrgID: o.OrgID, Status: status, Currency: o.Spec.FromCurrency,
+		Bank: in.Bank, AccountNumber: in.AccountNumber, AccountName: in.AccountName,
+		ExternalReference: o.ID, CreatedAt: o.CreatedAt, UpdatedAt: o.UpdatedAt,
+	}, true
+}
+
+// orderOfVirtualAccount finds the bank order whose deposit account id is
+// id ("va_ord_…").
+func (c *call) orderOfVirtualAccount(id string) (ledger.Order, ledger.VirtualAccount, bool) {
+	if !strings.HasPrefix(id, orderVirtualAccountPrefix) {
+		return ledger.Order{}, ledger.VirtualAccount{}, false
+	}
+	o, found := c.s.cfg.Actors.Reader().Order(c.org, strings.TrimPrefix(id, "va_"))
+	if !found {
+		return ledger.Order{}, ledger.VirtualAccount{}, false
+	}
+	va, ok := orderVirtualAccount(&o)
+	return o, va, ok
+}
+
 // listVirtualAccounts: GET /v1/virtual-accounts, filters status, currency
-// and externalReference.
+// and externalReference; an order id as externalReference lists that bank
+// order's deposit account.
 func (c *call) listVirtualAccounts() {
 	limit, before, e := pageParams(c.ctx, listVirtualAccounts, 20)
 	if e != nil {
@@ -159,6 +204,15 @@ func (c *call) listVirtualAccounts() {
 		return
 	}
 	var page ledger.Page[ledger.VirtualAccount]
+	if strings.HasPrefix(f.ExternalReference, "ord_") {
+		page.Items = []ledger.VirtualAccount{}
+		if _, va, ok := c.orderOfVirtualAccount("va_" + f.ExternalReference); ok && before == ledger.CursorStart &&
+			(f.Status == 0 || f.Status == va.Status) && (f.Currency == "" || f.Currency == va.Currency) {
+			page.Items = append(page.Items, va)
+		}
+		c.ok(fasthttp.StatusOK, newList(listVirtualAccounts, page, renderVirtualAccount))
+		return
+	}
 	page = c.s.cfg.Actors.Reader().VirtualAccounts(c.org, f, before, limit)
 	c.ok(fasthttp.StatusOK, newList(listVirtualAccounts, page, renderVirtualAccount))
 }

@@ -320,6 +320,7 @@ func (c *call) deleteWebhookEndpoint() {
 
 // getSigningSecret: GET /v1/webhooks/signing-secret/{endpointId}.
 func (c *call) getSigningSecret() {
+	c.noStore()
 	if ep, ok := c.webhookEndpoint("endpointId"); ok {
 		c.ok(fasthttp.StatusOK, &signingSecretBody{ep.Secret})
 	}
@@ -328,6 +329,7 @@ func (c *call) getSigningSecret() {
 // rotateSigningSecret: POST /v1/webhooks/signing-secret/{endpointId}/rotate.
 // For a day after, deliveries carry a signature by each secret.
 func (c *call) rotateSigningSecret() {
+	c.noStore()
 	ep, ok := c.webhookEndpoint("endpointId")
 	if !ok {
 		return

@@ -561,10 +561,10 @@ func (s *State) checkoutPaid(at int64, sess CheckoutSession, origin, credit Mino
 		s.pl.closeSession(sess)
 	}
 	if completeNow {
-		s.emit(now, sess.OrgID, EventCheckoutSessionCompleted, sess.ID, sess)
+		s.emit(at, sess.OrgID, EventCheckoutSessionCompleted, sess.ID, sess)
 	}
 	if paidNow {
-		s.emit(now, l.OrgID, EventPaymentLinkPaid, l.ID, l)
+		s.emit(at, l.OrgID, EventPaymentLinkPaid, l.ID, l)
 		s.endOpenSessions(at, l.ID, SessionFailed, "The payment link was paid through another session")
 	}
 }
@@ -587,7 +587,7 @@ func (s *State) endSession(at int64, c CheckoutSession, status CheckoutSessionSt
 	if status == SessionExpired {
 		typ = EventCheckoutSessionExpired
 	}
-	s.emit(now, c.OrgID, typ, c.ID, c)
+	s.emit(at, c.OrgID, typ, c.ID, c) // events on real time: deliveries are scheduled on it
 }
 
 // checkoutCollectionSettled settles a mobile money session when its
@@ -627,7 +627,7 @@ func expireLink(s *State, id string, at int64) {
 	l.StatusMessage = "The payment link expired before it was paid"
 	l.UpdatedAt = now
 	s.pl.links.put(l)
-	s.emit(now, l.OrgID, EventPaymentLinkExpired, l.ID, l)
+	s.emit(at, l.OrgID, EventPaymentLinkExpired, l.ID, l)
 	s.endOpenSessions(at, l.ID, SessionExpired, "The payment link expired")
 }
 

@@ -132,6 +132,13 @@ func (s *State) OrgNow(orgID string, at int64) int64 {
 	return at
 }
 
+// RealTime converts orgAt, a time on the organization's clock, back to the
+// leader's clock: events carry real time, so that webhook deliveries and
+// their retries are scheduled on it whatever the sandbox clock says.
+func (s *State) RealTime(orgID string, orgAt int64) int64 {
+	return orgAt - s.OrgNow(orgID, 0)
+}
+
 // registerExpirer adds a feature's expirer and returns its number, which
 // the feature passes to addDeadline.
 func (s *State) registerExpirer(x expirer) uint8 {

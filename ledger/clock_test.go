@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"errors"
+	"slices"
 	"testing"
 )
 
@@ -46,5 +47,36 @@ func TestAdvanceClock(t *testing.T) {
 	cmds, err := DecodeBatch(EncodeBatch(nil, []Command{&AdvanceClock{At: 5, OrgID: "o", Millis: 7}, &Tick{At: 9}}))
 	if err != nil || *cmds[0].(*AdvanceClock) != (AdvanceClock{At: 5, OrgID: "o", Millis: 7}) || cmds[1].(*Tick).At != 9 {
 		t.Fatalf("round trip: %v %v", cmds, err)
+	}
+}
+
+// After the sandbox clock moves, an order's own timestamps are on the
+// organization's clock, but the events it emits, and the webhook deliveries
+// scheduled from them, are on real time: a delivery is due at once, not
+// after the length of the jump.
+func TestEventsStayOnRealTimeAfterAnAdvance(t *testing.T) {
+	f := newOrderFixture(t)
+	f.must(endpoint("whe_1", "org_a", "*"))
+	const jump = 3 * hour
+	f.must(&AdvanceClock{At: 5, OrgID: "org_a", Millis: jump})
+	const realAt = 10
+	before := f.s.EventCount()
+	f.must(cryptoOrder("ord_1", "r1", realAt), EventOrderAwaitingFunds)
+	o := f.order("ord_1")
+	if o.CreatedAt != realAt+jump {
+		t.Fatalf("order createdAt %d, want the organization's clock %d", o.CreatedAt, realAt+jump)
+	}
+	ev, _ := f.s.EventAt(before + 1)
+	if ev.Type != EventOrderAwaitingFunds || ev.At != realAt {
+		t.Fatalf("event %s at %d, want real time %d", ev.Type, ev.At, realAt)
+	}
+	var due []int64
+	for _, d := range f.s.pendingDeliveries() {
+		if d.EventID == ev.ID {
+			due = append(due, d.NextAttemptAt)
+		}
+	}
+	if !slices.Equal(due, []int64{realAt}) {
+		t.Fatalf("deliveries of the order's event due at %v, want [%d] (real time)", due, realAt)
 	}
 }

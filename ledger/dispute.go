@@ -1,6 +1,9 @@
 package ledger
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // DisputeStatus is where a dispute is in its life:
 //
@@ -66,10 +69,26 @@ const (
 	DisputeTextLenMax     = 5000 // bytes of a message body or reason
 )
 
-// Attachment is a file on a dispute message.
+// Attachment is a file on a dispute message: one of the organization's
+// files, or a document the author links by URL (the reference's
+// {name, url}). The record format is frozen, so a linked document keeps its
+// URL in FileID behind attachmentURLPrefix; read it with URL.
 type Attachment struct {
 	FileID string
 	Name   string // the file's name, or the one the author gave
+}
+
+// attachmentURLPrefix marks an Attachment that links a document by URL.
+const attachmentURLPrefix = "url:"
+
+// LinkedAttachment is an attachment that links the document at url.
+func LinkedAttachment(name, url string) Attachment {
+	return Attachment{FileID: attachmentURLPrefix + url, Name: name}
+}
+
+// URL is the linked document's address; ok is false for a file.
+func (a Attachment) URL() (url string, ok bool) {
+	return strings.CutPrefix(a.FileID, attachmentURLPrefix)
 }
 
 // DisputeMessage is one message of a dispute's thread.
@@ -427,8 +446,18 @@ func (s *State) attachments(orgID, field string, in []Attachment) ([]Attachment,
 	out := make([]Attachment, 0, len(in))
 	seen := make(map[string]bool, len(in))
 	for i, a := range in {
-		f, ok := s.files.owned(orgID, a.FileID)
 		name := fmt.Sprintf("%s[%d]", field, i)
+		if _, linked := a.URL(); linked {
+			// Checked by the caller (an https URL and a name); here only
+			// that it is not given twice.
+			if a.Name == "" || seen[a.FileID] {
+				return nil, FieldInvalid(name, "needs a name and must not be attached twice")
+			}
+			seen[a.FileID] = true
+			out = append(out, a)
+			continue
+		}
+		f, ok := s.files.owned(orgID, a.FileID)
 		switch {
 		case !ok:
 			return nil, FieldInvalid(name, "is not a file of this organization")

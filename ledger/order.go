@@ -387,7 +387,9 @@ func (s *State) moveOrder(o *Order, at int64, to OrderStatus, message string) {
 	}
 	s.saveOrder(*o)
 	if typ := orderEventType[to]; typ != "" {
-		s.emit(at, o.OrgID, typ, o.ID, *o)
+		// at is on the organization's clock; the event is on real time,
+		// which webhook deliveries are scheduled on.
+		s.emit(s.RealTime(o.OrgID, at), o.OrgID, typ, o.ID, *o)
 	}
 }
 

@@ -1,5 +1,7 @@
 package ledger
 
+import "math/bits"
+
 // PayoutStatus is where a payout is in its life:
 //
 //	pending ──submitted──▶ processing ──rail confirms──▶ completed
@@ -106,6 +108,28 @@ var feeBasisPoints = map[string]int64{
 // given type.
 func PayoutFee(methodType string, amount Minor) Minor {
 	return basisPointsHalfUp(amount, feeBasisPoints[methodType])
+}
+
+// SplitPayoutDebit divides an amount the caller fixed as everything that
+// moves (a payout's from.amount, debited; an order's from.amount, sent by
+// the customer) into the principal and the fee of a method of the given
+// type: the largest principal whose fee fits beside it, the rest the fee, so
+// that principal + fee is exactly total. Where the fee's rounding skips a
+// value, the fee takes the odd minor unit. total must be positive.
+func SplitPayoutDebit(methodType string, total Minor) (principal, fee Minor) {
+	bps := feeBasisPoints[methodType]
+	// principal ≈ total × 10000 / (10000 + bps), in 128 bits (total may be
+	// up to AmountMax), then corrected by a step or two for rounding.
+	hi, lo := bits.Mul64(uint64(total), 10_000)
+	q, _ := bits.Div64(hi, lo, uint64(10_000+bps))
+	principal = Minor(q)
+	for principal < total && principal+1+PayoutFee(methodType, principal+1) <= total {
+		principal++
+	}
+	for principal > 0 && principal+PayoutFee(methodType, principal) > total {
+		principal--
+	}
+	return principal, total - principal
 }
 
 // CreatePayout debits the principal and fee from the organization's balance

@@ -155,7 +155,9 @@ func checkRecipientSpec(spec *RecipientSpec) *Error {
 	if _, ok := LookupCurrency(spec.Currency); !ok {
 		return FieldInvalid("code", "moves an unsupported currency")
 	}
-	if err := checkRecipientText("accountName", spec.AccountName, true, recipientNameLenMax); err != nil {
+	// A crypto recipient's name is optional: no chain resolves holder
+	// names, and the reference requires only code.
+	if err := checkRecipientText("accountName", spec.AccountName, spec.MethodType != "crypto", recipientNameLenMax); err != nil {
 		return err
 	}
 	if err := checkRecipientText("label", spec.Label, false, recipientLabelLenMax); err != nil {

@@ -126,7 +126,8 @@ func SpendCapExceeded(d SpendCapDetails) *Error {
 	return &Error{Code: CodeSpendCapExceeded, Message: msg, SpendCap: &d}
 }
 
-// checkSpend returns the cap that charging usd in period p would pass.
+// check returns the error of the cap that charging usd in period p would
+// pass, or nil.
 func (c SpendCaps) check(u SpendUsage, usd Minor, p SpendPeriod) *Error {
 	u = u.At(p)
 	switch {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"errors"
+	"math/rand/v2"
 	"net/netip"
 	"testing"
 	"time"
@@ -422,4 +423,142 @@ func TestKeyRecordWithoutControls(t *testing.T) {
 	if d.err != nil || len(d.buf) != 0 || got.Allowlist != k.Allowlist || got.Spent != k.Spent || *got.Caps.Daily != 7 || got.Caps.Monthly != nil {
 		t.Fatalf("record decoded as %+v (%v)", got, d.err)
 	}
+}
+
+// Random charged payouts, replays and settlements over several days and
+// months: after every step the key's counters are exactly the charges of
+// its current day and month that have not failed, never past a cap, and a
+// refusal happens only when the charge would pass one. The same commands
+// applied in other groupings leave the same state store.
+func TestSpendCapsProperty(t *testing.T) {
+	for _, seed := range []uint64{1, 2, 3} {
+		t.Run(itoaTest(int(seed)), func(t *testing.T) { runSpendProperty(t, seed) })
+	}
+}
+
+func runSpendProperty(t *testing.T, seed uint64) {
+	rng := rand.New(rand.NewPCG(seed, 9))
+	const dailyCap, monthlyCap = 500_00, 1_500_00
+	s := capsState(t) // daily cap 100 USD
+	if r := s.Apply(&SetKeyControls{At: 4, OrgID: "org_a", KeyID: "key_a", SetDaily: true, SetMonthly: true,
+		Controls: KeyControls{Caps: SpendCaps{Daily: usdCents(dailyCap), Monthly: usdCents(monthlyCap)}}}); r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	type charge struct {
+		usd    Minor
+		period SpendPeriod
+		failed bool
+		done   bool
+	}
+	charges := map[string]*charge{} // by payout id
+	var ids []string
+	refs := map[string]Minor{} // reference → the USD of the charge admitted under it
+	var cmds []Command
+	var admitted, refused, replays, failed int
+	period := SpendPeriod{Day: 20000, Month: 657}
+	at := int64(100)
+	for step := 0; step < 600; step++ {
+		at++
+		switch r := rng.IntN(100); {
+		case r < 3:
+			period.Day++
+		case r < 4:
+			period.Day++
+			period.Month++
+		}
+		var cmd Command
+		var usd Minor
+		var ref, id string
+		if r := rng.IntN(10); r < 6 || len(ids) == 0 {
+			usd = Minor(1 + rng.IntN(150_00))
+			ref = "r" + itoaTest(rng.IntN(400))
+			id = "pay_ghs_" + itoaTest(step)
+			cmd = chargedPayout(at, id, ref, usd, period)
+		} else {
+			pid := ids[rng.IntN(len(ids))]
+			cmd = &SettlePayout{At: at, ID: pid, Completed: rng.IntN(2) == 0, Message: "x"}
+		}
+		before := s.keyNamed(t, "key_a").Spent.At(period)
+		res := s.Apply(cmd)
+		cmds = append(cmds, cmd)
+		switch c := cmd.(type) {
+		case *SpendCharged:
+			_, replay := refs[ref]
+			switch {
+			case replay:
+				if res.Err != nil || !res.Replayed {
+					t.Fatalf("step %d: a reused reference: %+v", step, res)
+				}
+				replays++
+			case res.Err != nil:
+				if res.Err.Code != CodeSpendCapExceeded {
+					t.Fatalf("step %d: %v", step, res.Err)
+				}
+				if before.Day+usd <= dailyCap && before.Month+usd <= monthlyCap {
+					t.Fatalf("step %d: refused %d with %+v used", step, usd, before)
+				}
+				refused++
+			default:
+				refs[ref] = usd
+				admitted++
+				charges[id] = &charge{usd: usd, period: c.Charge.Period}
+				ids = append(ids, id)
+			}
+		case *SettlePayout:
+			if ch := charges[c.ID]; res.Err == nil && !ch.done {
+				ch.done, ch.failed = true, !c.Completed
+				if ch.failed {
+					failed++
+				}
+			}
+		}
+		k := s.keyNamed(t, "key_a").Spent
+		var day, month Minor
+		for _, ch := range charges {
+			if ch.failed {
+				continue
+			}
+			if ch.period.Day == k.Period.Day {
+				day += ch.usd
+			}
+			if ch.period.Month == k.Period.Month {
+				month += ch.usd
+			}
+		}
+		if k.Day != day || k.Month != month {
+			t.Fatalf("step %d: the key counts %+v; its live charges are %d today, %d this month", step, k, day, month)
+		}
+		if k.Day > dailyCap || k.Month > monthlyCap {
+			t.Fatalf("step %d: past a cap: %+v", step, k)
+		}
+	}
+	if admitted == 0 || refused == 0 || replays == 0 || failed == 0 {
+		t.Fatalf("the run did not exercise every case: %d admitted, %d refused, %d replays, %d failed", admitted, refused, replays, failed)
+	}
+	// The same log (one command an entry) applied in larger FSM batches
+	// leaves the same store.
+	other := capsStateLike(t)
+	for len(cmds) > 0 {
+		n := min(len(cmds), 1+rng.IntN(30))
+		entries := make([][]Command, n)
+		for i := range entries {
+			entries[i] = cmds[i : i+1]
+		}
+		other.applyEntries(entries...)
+		cmds = cmds[n:]
+	}
+	if !bytes.Equal(encodeSnapshot(t, s), encodeSnapshot(t, other)) {
+		t.Fatal("the store depends on how the log was batched")
+	}
+}
+
+// capsStateLike is capsState with the property test's caps, built by the
+// same commands.
+func capsStateLike(t *testing.T) *testState {
+	s := capsState(t)
+	if r := s.Apply(&SetKeyControls{At: 4, OrgID: "org_a", KeyID: "key_a", SetDaily: true, SetMonthly: true,
+		Controls: KeyControls{Caps: SpendCaps{Daily: usdCents(500_00), Monthly: usdCents(1_500_00)}}}); r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	return s
 }

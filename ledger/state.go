@@ -97,6 +97,7 @@ type storeOps interface {
 	flush(w KVWriter, e *encoder)
 	committed()
 	load()
+	openRows() int
 }
 
 func addStore[V any](s *State, k *kind[V]) *store[V] {
@@ -223,6 +224,17 @@ func (s *State) Committed() {
 	}
 	s.events.commit()
 	s.views.nextDeadline.Store(s.nextDeadline())
+}
+
+// OpenRecords counts the records held in memory (the hot state): the open
+// ones, and those closed in a batch not yet committed. The node's metrics
+// read it; like every method of State, it is for the applying goroutine.
+func (s *State) OpenRecords() int {
+	n := 0
+	for _, t := range s.stores {
+		n += t.openRows()
+	}
+	return n
 }
 
 // Views are what readers see of the always-open records, as of the last

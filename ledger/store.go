@@ -373,6 +373,8 @@ func (t *store[V]) flush(w KVWriter, e *encoder) {
 
 // committed drops the rows that closed, since the state store has them
 // now, and publishes the changes.
+func (t *store[V]) openRows() int { return len(t.rows) }
+
 func (t *store[V]) committed() {
 	for _, id := range t.published {
 		if r, ok := t.rows[id]; ok {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"sync/atomic"
+	"time"
 
 	hraft "github.com/hashicorp/raft"
 
@@ -25,6 +26,9 @@ type fsm struct {
 	kv      stateKV
 	state   *ledger.State // the applying goroutine's
 	applied uint64        // the last index in the state store
+	observe Observers     // the node's metrics
+
+	openRecords atomic.Int64 // the ledger's records in memory, after the last batch
 
 	reader atomic.Pointer[ledger.Reader]
 }
@@ -48,6 +52,7 @@ func (f *fsm) load() error {
 	}
 	f.state = s
 	f.applied = f.store.Applied()
+	f.openRecords.Store(int64(s.OpenRecords()))
 	r := ledger.NewReader(f.kv, s.Views())
 	f.reader.Store(r)
 	// Until the lookup filter holds every reference in the store, creates
@@ -106,6 +111,7 @@ func (f *fsm) ApplyBatch(logs []*hraft.Log) []interface{} {
 	}
 	f.state.Committed()
 	f.applied = last
+	f.openRecords.Store(int64(f.state.OpenRecords()))
 	return responses
 }
 
@@ -118,7 +124,7 @@ func (f *fsm) Apply(l *hraft.Log) interface{} {
 // it durable up to (at least) this index, which is what lets Raft delete
 // the log before it, and writes a small reference to it.
 func (f *fsm) Snapshot() (hraft.FSMSnapshot, error) {
-	return &fsmSnapshot{store: f.store, applied: f.applied}, nil
+	return &fsmSnapshot{store: f.store, applied: f.applied, onPersist: f.observe.SnapshotPersist}, nil
 }
 
 // Restore replaces the state with a snapshot installed from the leader: a
@@ -152,11 +158,15 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 
 // fsmSnapshot is a reference to the state store at an applied index.
 type fsmSnapshot struct {
-	store   *wal.StateStore
-	applied uint64
+	store     *wal.StateStore
+	applied   uint64
+	onPersist func(time.Duration)
 }
 
 func (s *fsmSnapshot) Persist(sink hraft.SnapshotSink) error {
+	if s.onPersist != nil {
+		defer func(start time.Time) { s.onPersist(time.Since(start)) }(time.Now())
+	}
 	if err := s.store.Sync(); err != nil {
 		sink.Cancel()
 		return fmt.Errorf("raft: sync the state store: %w", err)
@@ -213,7 +223,8 @@ func readRef(r io.Reader) (uint64, error) {
 // NoSnapshotRestoreOnStart in start).
 type snapshotStore struct {
 	*hraft.FileSnapshotStore
-	state *wal.StateStore
+	state     *wal.StateStore
+	dumpBytes *atomic.Int64 // the size of the last dump opened, for the metrics
 }
 
 func (s *snapshotStore) Open(id string) (*hraft.SnapshotMeta, io.ReadCloser, error) {
@@ -242,6 +253,7 @@ func (s *snapshotStore) Open(id string) (*hraft.SnapshotMeta, io.ReadCloser, err
 		_, err := snap.WriteDump(pw)
 		pw.CloseWithError(err)
 	}()
+	s.dumpBytes.Store(size)
 	m := *meta
 	m.Size = size
 	return &m, pr, nil

@@ -57,6 +57,13 @@ type Config struct {
 	HeartbeatTimeout   time.Duration
 	ElectionTimeout    time.Duration
 	LeaderLeaseTimeout time.Duration
+	// CommitTimeout is how long the leader waits without new entries
+	// before it sends a heartbeat that carries the commit index; zero
+	// keeps hashicorp's 50ms.
+	CommitTimeout time.Duration
+
+	// Observers for the node's metrics (metrics.go); each may be nil.
+	Observe Observers
 
 	Logger *slog.Logger
 }
@@ -77,6 +84,8 @@ type Node struct {
 	done       chan struct{}
 	wg         sync.WaitGroup
 	closeOnce  sync.Once
+
+	snapshotDumpBytes atomic.Int64 // the last state dump sent to a follower (metrics.go)
 }
 
 var _ actors.Replicator = (*Node)(nil)
@@ -107,7 +116,12 @@ func Open(cfg Config) (*Node, error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("raft: data dir: %w", err)
 	}
-	store, err := wal.Open(filepath.Join(cfg.DataDir, "wal"), wal.Options{Logger: logger.With("component", "wal")})
+	// The data directory holds every organization's records: owner only,
+	// even if it was made by hand with a wider mode.
+	if err := os.Chmod(cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("raft: data dir: %w", err)
+	}
+	store, err := wal.Open(filepath.Join(cfg.DataDir, "wal"), wal.Options{Logger: logger.With("component", "wal"), OnLogAppend: cfg.Observe.LogAppend})
 	if err != nil {
 		return nil, fmt.Errorf("raft: open log: %w", err)
 	}
@@ -177,18 +191,22 @@ func (n *Node) start() error {
 	if n.cfg.LeaderLeaseTimeout > 0 {
 		conf.LeaderLeaseTimeout = n.cfg.LeaderLeaseTimeout
 	}
+	if n.cfg.CommitTimeout > 0 {
+		conf.CommitTimeout = n.cfg.CommitTimeout
+	}
 
 	files, err := hraft.NewFileSnapshotStoreWithLogger(n.cfg.DataDir, 2, hlog) // keeps them in DataDir/snapshots
 	if err != nil {
 		return fmt.Errorf("raft: snapshot store: %w", err)
 	}
-	snaps := &snapshotStore{FileSnapshotStore: files, state: n.state}
+	snaps := &snapshotStore{FileSnapshotStore: files, state: n.state, dumpBytes: &n.snapshotDumpBytes}
 	if err := n.recoverState(files); err != nil {
 		return err
 	}
 	if n.fsm, err = newFSM(n.state); err != nil {
 		return err
 	}
+	n.fsm.observe = n.cfg.Observe
 	ln := n.cfg.Listener
 	if ln == nil {
 		if ln, err = net.Listen("tcp", n.cfg.RaftAddr); err != nil {
@@ -302,7 +320,7 @@ func (n *Node) Ready() bool {
 
 // Append proposes an entry; see actors.Replicator.
 func (n *Node) Append(entry []byte) actors.Pending {
-	return pending{f: n.raft.Apply(entry, appendTimeout), closed: n.done}
+	return pending{f: n.raft.Apply(entry, appendTimeout), closed: n.done, start: time.Now(), onCommit: n.cfg.Observe.Commit}
 }
 
 // Reader returns the readers' view of the applied state; see actors.StateReader.
@@ -429,8 +447,10 @@ func (s *streamLayer) Dial(address hraft.ServerAddress, timeout time.Duration) (
 }
 
 type pending struct {
-	f      hraft.ApplyFuture
-	closed <-chan struct{} // the node's done channel
+	f        hraft.ApplyFuture
+	closed   <-chan struct{} // the node's done channel
+	start    time.Time       // when Append was called
+	onCommit func(time.Duration)
 }
 
 // Wait maps hashicorp's errors to the actors': an entry that never entered
@@ -459,6 +479,9 @@ func (p pending) Wait() ([]ledger.Result, error) {
 		default:
 			return nil, fmt.Errorf("%w: %v", actors.ErrOutcomeUnknown, err)
 		}
+	}
+	if p.onCommit != nil {
+		p.onCommit(time.Since(p.start))
 	}
 	results, ok := p.f.Response().([]ledger.Result)
 	if !ok {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	hraft "github.com/hashicorp/raft"
@@ -117,8 +118,12 @@ func (s *Store) StoreLogs(logs []*hraft.Log) error {
 
 	s.logMu.Lock()
 	defer s.logMu.Unlock()
+	start := time.Now()
 	if err := s.commit(b); err != nil {
 		return fmt.Errorf("wal: store logs %d-%d: %w", lo, hi, err)
+	}
+	if s.onAppend != nil {
+		s.onAppend(time.Since(start), len(logs))
 	}
 	cur := s.bounds.Load()
 	next := logBounds{first: lo, last: hi, nonEmpty: true, gapped: !runs}

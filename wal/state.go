@@ -15,7 +15,6 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
-	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
 // StateStore is the replicated state machine's store: a Pebble instance of
@@ -61,7 +60,7 @@ const (
 func OpenState(dir string, opts Options) (*StateStore, error) {
 	fs := opts.FS
 	if fs == nil {
-		fs = vfs.Default
+		fs = defaultFS()
 	}
 	logger := opts.Logger
 	if logger == nil {
@@ -75,7 +74,7 @@ func OpenState(dir string, opts Options) (*StateStore, error) {
 	if cacheBytes <= 0 {
 		cacheBytes = stateCacheBytes
 	}
-	if err := fs.MkdirAll(dir, 0o700); err != nil {
+	if err := fs.MkdirAll(dir, dirMode); err != nil {
 		return nil, fmt.Errorf("wal: create %s: %w", dir, err)
 	}
 	lock, err := pebble.LockDirectory(dir, fs)

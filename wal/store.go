@@ -7,10 +7,12 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	hraft "github.com/hashicorp/raft"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // ErrCorrupt is wrapped by every error that reports damaged storage: a record
@@ -44,7 +46,8 @@ var (
 
 // Options configure Open. The zero value is ready to use.
 type Options struct {
-	// FS is where Pebble's files live. Nil means vfs.Default; tests pass
+	// FS is where Pebble's files live. Nil means vfs.Default, creating files
+	// and directories for the owner only (ownerOnlyFS); tests pass
 	// vfs.NewCrashableMem() or an errorfs wrapper.
 	FS vfs.FS
 	// Logger receives the store's warnings and Pebble's own messages (info at
@@ -55,6 +58,10 @@ type Options struct {
 	MemTableBytes uint64
 	// CacheBytes is the size of Pebble's block cache. Zero means 16 MiB.
 	CacheBytes int64
+	// OnLogAppend, if set, is told how long each StoreLogs batch took to
+	// commit (its fsync included) and how many entries it held, for the
+	// node's metrics. It runs on Raft's write path: it must be cheap.
+	OnLogAppend func(elapsed time.Duration, entries int)
 }
 
 // Store is a Raft log and stable store on Pebble. See the package
@@ -68,6 +75,9 @@ type Store struct {
 	// order the log does. Stable writes do not take it.
 	logMu  sync.Mutex
 	bounds atomic.Pointer[logBounds]
+
+	onAppend     func(time.Duration, int) // Options.OnLogAppend
+	fsyncLatency prometheus.Histogram     // Pebble's, of its WAL's fsyncs
 }
 
 // logBounds is the first and last index of the log. The zero value is the
@@ -88,7 +98,7 @@ type logBounds struct {
 func Open(dir string, opts Options) (*Store, error) {
 	fs := opts.FS
 	if fs == nil {
-		fs = vfs.Default
+		fs = defaultFS()
 	}
 	logger := opts.Logger
 	if logger == nil {
@@ -106,7 +116,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		cacheBytes = cacheBytesDefault
 	}
 
-	if err := fs.MkdirAll(dir, 0o755); err != nil {
+	if err := fs.MkdirAll(dir, dirMode); err != nil {
 		return nil, fmt.Errorf("wal: create %s: %w", dir, err)
 	}
 	// Hold Pebble's directory lock across our WAL check so that no other
@@ -115,7 +125,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("wal: lock %s: %w", dir, err)
 	}
-	s := &Store{lock: lock, lifecycle: lifecycle{name: "store", logger: logger}}
+	s := &Store{lock: lock, lifecycle: lifecycle{name: "store", logger: logger}, onAppend: opts.OnLogAppend}
 	s.bounds.Store(&logBounds{})
 	if err := checkPebbleLogs(fs, dir); err != nil {
 		_ = lock.Close()
@@ -143,6 +153,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("wal: open %s: %w", dir, err)
 	}
 	s.db = db
+	s.fsyncLatency = db.Metrics().LogWriter.FsyncLatency
 	if err := s.verify(); err != nil {
 		_ = s.Close()
 		return nil, fmt.Errorf("wal: open %s: %w", dir, err)
@@ -233,4 +244,18 @@ func (p pebbleLogger) Fatalf(format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
 	p.l.Error(msg, "component", "pebble", "fatal", true)
 	panic(pebbleFatal{msg: msg})
+}
+
+// FsyncLatency is Pebble's histogram of the fsyncs of its WAL, which is
+// this log's: one per StoreLogs batch. Its observations are nanoseconds
+// (pebble.FsyncLatencyBuckets). It is read by the node's metrics.
+func (s *Store) FsyncLatency() prometheus.Metric { return s.fsyncLatency }
+
+// DiskBytes is the size of the log's files.
+func (s *Store) DiskBytes() uint64 {
+	if err := s.enter(); err != nil {
+		return 0
+	}
+	defer s.leave()
+	return s.db.Metrics().DiskSpaceUsage()
 }

@@ -61,6 +61,7 @@ type proc struct {
 	exited  chan error
 	dataDir string
 	args    []string
+	metrics chan string // the metrics_addr line, when --metrics-addr is set
 }
 
 // startServer runs `payments serve` with args on dataDir and waits until it
@@ -99,11 +100,15 @@ func (p *proc) launch() error {
 	p.cmd = cmd
 	p.exited = make(chan error, 1)
 	addrCh := make(chan string, 1)
+	p.metrics = make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
 			if a, ok := strings.CutPrefix(sc.Text(), "http_addr="); ok {
 				addrCh <- a
+			}
+			if a, ok := strings.CutPrefix(sc.Text(), "metrics_addr="); ok {
+				p.metrics <- a
 			}
 		}
 		p.exited <- cmd.Wait()

@@ -16,6 +16,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -26,6 +27,8 @@ import (
 
 	"payments/actors"
 	api "payments/http"
+	"payments/http/logscrub"
+	"payments/http/metrics"
 	"payments/ledger"
 	"payments/raft"
 	"payments/rails"
@@ -48,6 +51,9 @@ func main() {
 	}
 	switch os.Args[1] {
 	case "serve":
+		// Whatever a library creates under the data directory (Raft's
+		// snapshot metadata, Pebble's files) is the owner's only.
+		syscall.Umask(0o077)
 		if err := serve(os.Args[2:], os.Stdout, os.Stderr); err != nil {
 			fmt.Fprintln(os.Stderr, "payments:", err)
 			os.Exit(1)
@@ -83,6 +89,13 @@ type serveConfig struct {
 	commitTimeout     time.Duration
 	drainTimeout      time.Duration
 	debugAddr         string
+	metricsAddr       string
+
+	// Raft's failover timing; zero keeps hashicorp's (a single node's: 100ms).
+	raftHeartbeatTimeout   time.Duration
+	raftElectionTimeout    time.Duration
+	raftLeaderLeaseTimeout time.Duration
+	raftCommitTimeout      time.Duration
 
 	// Webhook delivery.
 	webhookTimeout         time.Duration
@@ -90,6 +103,7 @@ type serveConfig struct {
 	webhookEndpointWorkers int
 
 	checkoutURL    string
+	publicBaseURL  string
 	trustedProxies string
 
 	// The request log (node-local, package wal/requestlog).
@@ -126,8 +140,14 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	fs.DurationVar(&c.commitTimeout, "commit-timeout", 10*time.Second, "how long a write waits for its commit before answering outcome_unknown")
 	fs.DurationVar(&c.drainTimeout, "drain-timeout", 15*time.Second, "on SIGTERM, how long to wait for requests in flight")
 	fs.StringVar(&c.trustedProxies, "trusted-proxies", "", "CIDR prefixes of proxies in front of this node whose X-Forwarded-For names the client, comma-separated (empty: none is believed)")
-	fs.StringVar(&c.checkoutURL, "checkout-url", "", "base address of hosted checkouts in payment links' url (default: http://<http-addr>/checkout)")
+	fs.StringVar(&c.publicBaseURL, "public-base-url", "", "scheme and host clients reach the API at, such as https://api.example.com: the base of file download links (default: http://<http-addr>, for local use)")
+	fs.StringVar(&c.checkoutURL, "checkout-url", "", "base address of hosted checkouts in payment links' url (default: <public-base-url>/checkout)")
 	fs.StringVar(&c.debugAddr, "debug-addr", "", "if set, serve Go's pprof profiles on this loopback host:port (for operators)")
+	fs.StringVar(&c.metricsAddr, "metrics-addr", "", "if set, serve Prometheus metrics at /metrics on this host:port, apart from the API (port 0 picks one)")
+	fs.DurationVar(&c.raftHeartbeatTimeout, "raft-heartbeat-timeout", 0, "how long a follower waits without hearing from the leader before it calls an election (0: 1s; 100ms for a single node)")
+	fs.DurationVar(&c.raftElectionTimeout, "raft-election-timeout", 0, "how long a candidate waits for votes before it tries again (0: 1s; 100ms for a single node)")
+	fs.DurationVar(&c.raftLeaderLeaseTimeout, "raft-leader-lease-timeout", 0, "how long a leader goes on without hearing from a quorum before it steps down; at most the heartbeat timeout (0: 500ms; 100ms for a single node)")
+	fs.DurationVar(&c.raftCommitTimeout, "raft-commit-timeout", 0, "how long an idle leader waits before telling followers the commit index (0: 50ms); not --commit-timeout")
 	fs.DurationVar(&c.webhookTimeout, "webhook-timeout", 10*time.Second, "how long a webhook receiver has to answer one delivery attempt")
 	fs.IntVar(&c.webhookWorkers, "webhook-workers", 256, "webhook delivery attempts in flight at once, over all endpoints")
 	fs.IntVar(&c.webhookEndpointWorkers, "webhook-endpoint-workers", 4, "webhook delivery attempts in flight at once to one endpoint")
@@ -146,6 +166,21 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	}
 	if c.stack != "sandbox" && c.stack != "production" {
 		return nil, fmt.Errorf("--stack must be sandbox or production, not %q", c.stack)
+	}
+	for name, d := range map[string]time.Duration{"--raft-heartbeat-timeout": c.raftHeartbeatTimeout,
+		"--raft-election-timeout": c.raftElectionTimeout, "--raft-leader-lease-timeout": c.raftLeaderLeaseTimeout,
+		"--raft-commit-timeout": c.raftCommitTimeout} {
+		if d < 0 || (d > 0 && d < 5*time.Millisecond) {
+			return nil, fmt.Errorf("%s must be 0 (the default) or at least 5ms, not %s", name, d)
+		}
+	}
+	if c.publicBaseURL != "" {
+		u, err := url.Parse(c.publicBaseURL)
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil ||
+			strings.TrimSuffix(u.Path, "/") != "" || u.RawQuery != "" || u.Fragment != "" {
+			return nil, fmt.Errorf("--public-base-url: %q is not a scheme and host such as https://api.example.com", c.publicBaseURL)
+		}
+		c.publicBaseURL = u.Scheme + "://" + u.Host
 	}
 	if _, ok := ledger.LookupCurrency(c.orgCurrency); !ok {
 		return nil, fmt.Errorf("--bootstrap-org-currency: %q is not a supported currency", c.orgCurrency)
@@ -196,7 +231,9 @@ func newLogger(level string, w io.Writer) (*slog.Logger, error) {
 	if err := l.UnmarshalText([]byte(level)); err != nil {
 		return nil, fmt.Errorf("--log-level: %w", err)
 	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
+	// Every component's lines pass through logscrub: no key or signing
+	// secret reaches the log at any level.
+	return slog.New(logscrub.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))), nil
 }
 
 // serve runs a node until SIGTERM or SIGINT, then drains: the HTTP server
@@ -237,6 +274,11 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	}
 	defer ln.Close()
 
+	var reg *metrics.Registry
+	if cfg.metricsAddr != "" {
+		reg = metrics.New()
+	}
+
 	node, err := raft.Open(raft.Config{
 		ID:                cfg.nodeID,
 		DataDir:           cfg.dataDir,
@@ -246,6 +288,12 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		SnapshotInterval:  cfg.snapshotInterval,
 		TrailingLogs:      cfg.trailingLogs,
 		Logger:            logger,
+
+		HeartbeatTimeout:   cfg.raftHeartbeatTimeout,
+		ElectionTimeout:    cfg.raftElectionTimeout,
+		LeaderLeaseTimeout: cfg.raftLeaderLeaseTimeout,
+		CommitTimeout:      cfg.raftCommitTimeout,
+		Observe:            raftObservers(reg),
 	})
 	if err != nil {
 		return err
@@ -284,11 +332,21 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		requestStore = store
 	}
 
+	publicBaseURL := cfg.publicBaseURL
+	if publicBaseURL == "" {
+		publicBaseURL = "http://" + ln.Addr().String()
+	}
 	checkoutURL := cfg.checkoutURL
 	if checkoutURL == "" {
-		checkoutURL = "http://" + ln.Addr().String() + "/checkout"
+		checkoutURL = publicBaseURL + "/checkout"
+	}
+	var requestMetrics *metrics.Requests
+	if reg != nil {
+		requestMetrics = reg.Requests()
+		registerNodeMetrics(reg, node, sys, cfg.nodeID)
 	}
 	server := api.New(api.Config{
+		Metrics:            requestMetrics,
 		Live:               live,
 		NoProvider:         live,
 		Actors:             sys,
@@ -299,11 +357,15 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		RateLimitPerSecond: cfg.rateLimit,
 		CommitTimeout:      cfg.commitTimeout,
 		CheckoutURL:        checkoutURL,
+		PublicBaseURL:      publicBaseURL,
 		SandboxSettlement:  cfg.settlement,
 		RequestLog:         requestStore,
 		RequestLogQueue:    cfg.requestLogQueue,
 		TrustedProxies:     trustedProxies,
 	})
+	if reg != nil && requestStore != nil {
+		reg.RequestLogDrops(server.RequestLogDropped) // records a full queue refused
+	}
 
 	// Machine-readable lines on stdout: what an operator or a test needs.
 	fmt.Fprintf(stdout, "http_addr=%s\n", ln.Addr())
@@ -315,6 +377,15 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		Live: live, Secret: cfg.bootstrapKey, OrgName: cfg.orgName,
 		Country: cfg.orgCountry, Timezone: cfg.orgTimezone, DefaultCurrency: cfg.orgCurrency,
 	}, stdout, logger)
+
+	if reg != nil {
+		ms, err := reg.Listen(cfg.metricsAddr, logger)
+		if err != nil {
+			return fmt.Errorf("--metrics-addr: %w", err)
+		}
+		defer ms.Shutdown(context.Background())
+		fmt.Fprintf(stdout, "metrics_addr=%s\n", ms.Addr())
+	}
 
 	if cfg.debugAddr != "" {
 		if err := serveDebug(cfg.debugAddr, logger); err != nil {

@@ -24,6 +24,11 @@ var ErrTooLarge = errors.New("blob: larger than allowed")
 
 const tempPrefix = ".tmp-"
 
+// dirMode is the mode of the store's directories; files are created 0600
+// (os.CreateTemp) and keep it through the rename. Uploaded documents are
+// the owner's only.
+const dirMode os.FileMode = 0o700
+
 // Store is a directory of blobs.
 type Store struct {
 	dir string
@@ -32,7 +37,7 @@ type Store struct {
 // Open opens (creating it) the store in dir and removes temporary files a
 // crash left behind.
 func Open(dir string) (*Store, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, dirMode); err != nil {
 		return nil, fmt.Errorf("blob: %w", err)
 	}
 	entries, err := os.ReadDir(dir)
@@ -120,7 +125,7 @@ func (s *Store) PutVerified(digest string, r io.Reader, sizeMax int64) error {
 // blob's name; on any error nothing is left behind.
 func (s *Store) write(digest string, fill func(io.Writer) error) error {
 	sub := filepath.Join(s.dir, digest[:2])
-	if err := os.MkdirAll(sub, 0o755); err != nil {
+	if err := os.MkdirAll(sub, dirMode); err != nil {
 		return fmt.Errorf("blob: %w", err)
 	}
 	f, err := os.CreateTemp(s.dir, tempPrefix+"*")

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -105,5 +106,30 @@ func TestSweep(t *testing.T) {
 	}
 	if !s.Has(named) || s.Has(orphan) || !s.Has(recent) {
 		t.Fatalf("after the sweep: named %v, orphan %v, recent %v", s.Has(named), s.Has(orphan), s.Has(recent))
+	}
+}
+
+// Uploaded documents and their directories are the owner's only, whatever
+// the umask.
+func TestBlobsAreOwnerOnly(t *testing.T) {
+	old := syscall.Umask(0o022)
+	t.Cleanup(func() { syscall.Umask(old) })
+	dir := filepath.Join(t.TempDir(), "blobs")
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := s.Put([]byte("%PDF-1.4 passport scan"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{dir, filepath.Join(dir, d[:2]), s.path(d)} {
+		info, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.Mode().Perm()&0o077 != 0 {
+			t.Errorf("%s has mode %v", p, info.Mode().Perm())
+		}
 	}
 }
