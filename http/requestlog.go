@@ -279,9 +279,12 @@ func (r *requestRecorder) capture(ctx *fasthttp.RequestCtx, st *requestState) {
 	ct := ctx.Request.Header.ContentType()
 	buf = append(buf, ct...)
 	st.typeEnd = len(buf)
-	if st.keyID != "" {
-		// Only an authenticated request's body is read: a failed
-		// authentication's may not have been.
+	if st.keyID != "" && ctx.RequestBodyStream() == nil {
+		// Only a body in memory is kept: fasthttp read it whole, or the
+		// pipeline did (readBody releases the stream). One refused before
+		// or while it was read (a failed authentication, a missing scope,
+		// the bound on bodies in flight) stays unread (body.go), and the
+		// record keeps its declared size.
 		body := ctx.Request.Body()
 		st.bodyBytes = len(body)
 		if len(body) > 0 && len(body) <= requestBodyLoggedBytesMax && isJSONContentType(ct) {
@@ -290,6 +293,8 @@ func (r *requestRecorder) capture(ctx *fasthttp.RequestCtx, st *requestState) {
 		}
 	} else {
 		st.bodyBytes = max(ctx.Request.Header.ContentLength(), 0)
+	}
+	if st.keyID == "" {
 		st.keyHint = keyHintOf(ctx.Request.Header.Peek(fasthttp.HeaderAuthorization))
 	}
 	st.bodyEnd = len(buf)

@@ -51,6 +51,8 @@ type stackOptions struct {
 	requestLogQueue int
 	logger          *slog.Logger      // the server's; none when nil
 	publicBase      string            // api.Config.PublicBaseURL
+	bodyBytes       int64             // api.Config.BodyBytesInFlightMax
+	connsPerIP      int               // api.Config.ConnsPerIPMax
 	metrics         *metrics.Requests // api.Config.Metrics
 }
 
@@ -86,7 +88,8 @@ func newStack(t *testing.T, opts stackOptions) *stack {
 	}
 	srv := api.New(api.Config{Live: opts.live, NoProvider: opts.live, Actors: sys, Cluster: node, RateLimitPerSecond: opts.rateLimit,
 		FilesDir: files, Rates: opts.rates, SandboxSettlement: opts.settlement, Logger: opts.logger,
-		PublicBaseURL: opts.publicBase, Metrics: opts.metrics, RequestLog: store, RequestLogQueue: opts.requestLogQueue})
+		PublicBaseURL: opts.publicBase, BodyBytesInFlightMax: opts.bodyBytes, ConnsPerIPMax: opts.connsPerIP, Metrics: opts.metrics,
+		RequestLog: store, RequestLogQueue: opts.requestLogQueue})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
