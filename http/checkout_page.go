@@ -99,7 +99,7 @@ func readPaymentForm(ctx *fasthttp.RequestCtx) (checkout.Form, publicSessionBody
 // pageStart runs the gate of an HTML route and reads its link, answering
 // with an error page when either fails.
 func (s *Server) pageStart(ctx *fasthttp.RequestCtx, base string) (checkoutState, bool) {
-	ctx.Response.Header.Set("x-request-id", actors.NewID("req_"))
+	ctx.Response.Header.Set("x-request-id", s.requestID(ctx))
 	if done, e := s.checkoutGate(ctx); done {
 		if e != nil {
 			s.writeErrorPage(ctx, base, e)

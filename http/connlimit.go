@@ -10,7 +10,6 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"payments/actors"
 	"payments/ledger"
 )
 
@@ -31,7 +30,8 @@ func (s *Server) limitConnsPerIP(ln net.Listener) net.Listener {
 	if s.cfg.ConnsPerIPMax < 0 {
 		return ln
 	}
-	l := &perIPListener{Listener: ln, max: s.cfg.ConnsPerIPMax, open: make(map[netip.Addr]int), exempt: make(map[netip.Addr]bool)}
+	l := &perIPListener{Listener: ln, max: s.cfg.ConnsPerIPMax, open: make(map[netip.Addr]int), exempt: make(map[netip.Addr]bool),
+		newRequestID: s.newRequestID}
 	for _, hp := range s.cfg.PeerHTTP {
 		if host, _, err := net.SplitHostPort(hp); err == nil {
 			if ip, err := netip.ParseAddr(host); err == nil {
@@ -46,6 +46,8 @@ type perIPListener struct {
 	net.Listener
 	max    int
 	exempt map[netip.Addr]bool
+	// newRequestID draws the refusal's request id, naming this node.
+	newRequestID func() string
 
 	mu   sync.Mutex
 	open map[netip.Addr]int
@@ -68,7 +70,7 @@ func (l *perIPListener) Accept() (net.Conn, error) {
 		}
 		l.mu.Unlock()
 		if over {
-			go refuseConn(c, l.max)
+			go refuseConn(c, l.max, l.newRequestID())
 			continue
 		}
 		return &countedConn{Conn: c, l: l, ip: ip}, nil
@@ -104,10 +106,10 @@ func (c *countedConn) Close() error {
 
 // refuseConn answers a connection over the limit without reading its
 // request: 429 rate_limited in the error envelope, then closes it.
-func refuseConn(c net.Conn, limit int) {
+func refuseConn(c net.Conn, limit int, requestID string) {
 	defer c.Close()
 	var ctx fasthttp.RequestCtx
-	ctx.Response.Header.Set("x-request-id", actors.NewID("req_"))
+	ctx.Response.Header.Set("x-request-id", requestID)
 	ctx.Response.Header.Set("service-version", apiVersions[0])
 	ctx.Response.SetConnectionClose()
 	writeError(&ctx, &ledger.Error{Code: ledger.CodeRateLimited, RetryAfterSeconds: 1,

@@ -15,6 +15,12 @@
 // wait for their commit (actors.Config.CommitTimeout) before answering: a 2xx
 // is durable.
 //
+// Around the router, recordRequests gives every request its id (naming
+// this node) and, once it is answered, hands a copy of what the request log
+// keeps to the recorder's bounded queue: requests made with a key and failed
+// authentications, redacted on the recorder's goroutine (requestlog.go,
+// redact.go, requests.go).
+//
 // Two kinds of route skip that pipeline, and are served by whichever node
 // is asked: signed file downloads (GET /v1/files/{id}/content, authorized
 // by the URL's signature, not a key) and the internal blob routes between

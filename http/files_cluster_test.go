@@ -24,6 +24,7 @@ import (
 	"payments/ledger"
 	"payments/raft"
 	"payments/rails"
+	"payments/wal/requestlog"
 )
 
 // filesNode is one member of a three-node cluster: Raft on Pebble, the
@@ -34,10 +35,12 @@ type filesNode struct {
 	addr     string // HTTP
 	filesDir string
 	srv      *api.Server
+	reqlog   *requestlog.Store // the node's own request log
 }
 
 // newFilesCluster starts three nodes on loopback that know each other's
-// Raft and HTTP addresses, and bootstraps the leader's organization.
+// Raft and HTTP addresses, each with its own request log, and bootstraps
+// the leader's organization.
 func newFilesCluster(t *testing.T) ([]*filesNode, string) {
 	t.Helper()
 	bind := func() net.Listener {
@@ -68,8 +71,12 @@ func newFilesCluster(t *testing.T) ([]*filesNode, string) {
 			t.Fatal(err)
 		}
 		sys := actors.Start(actors.Config{Log: node, State: node, Rail: rails.NewSandbox(frozenTiming)})
-		n := &filesNode{node: node, sys: sys, addr: httpLns[i].Addr().String(), filesDir: t.TempDir()}
-		srv := api.New(api.Config{Actors: sys, Cluster: node, PeerHTTP: peerHTTP, FilesDir: n.filesDir})
+		reqlog, err := requestlog.Open(t.TempDir(), requestlog.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := &filesNode{node: node, sys: sys, addr: httpLns[i].Addr().String(), filesDir: t.TempDir(), reqlog: reqlog}
+		srv := api.New(api.Config{Actors: sys, Cluster: node, PeerHTTP: peerHTTP, FilesDir: n.filesDir, RequestLog: reqlog})
 		n.srv = srv
 		go srv.Serve(httpLns[i])
 		done := make(chan struct{})
@@ -86,6 +93,7 @@ func newFilesCluster(t *testing.T) ([]*filesNode, string) {
 		t.Cleanup(func() {
 			close(done)
 			srv.Shutdown(t.Context())
+			reqlog.Close()
 			sys.Stop()
 			node.Close()
 		})

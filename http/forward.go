@@ -74,6 +74,7 @@ func (s *Server) relayToLeader(ctx *fasthttp.RequestCtx) (bool, *ledger.Error) {
 			}
 			switch outcome := s.forwardTo(ctx, leader, changed); outcome {
 			case forwardAnswered:
+				noteRelayed(ctx) // the leader that answered recorded it
 				return true, nil
 			case forwardUnknown:
 				return true, &ledger.Error{Code: ledger.CodeOutcomeUnknown,

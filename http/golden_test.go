@@ -202,7 +202,11 @@ type normalizer struct {
 	forward  map[string]string // value → placeholder
 	backward map[string]string // placeholder → value
 	counts   map[string]int
-	extra    []struct {
+	// numberRequests numbers request ids (<req:1>) so that a request can
+	// name one seen earlier ("# normalize: requests"); otherwise every
+	// request id is <request-id>.
+	numberRequests bool
+	extra          []struct {
 		kind string
 		re   *regexp.Regexp
 	}
@@ -222,6 +226,10 @@ var normalizeLine = regexp.MustCompile(`(?m)^# normalize: (.*)$`)
 func (n *normalizer) optIn(t *testing.T, file string) {
 	for _, m := range normalizeLine.FindAllStringSubmatch(file, -1) {
 		for _, kind := range strings.Fields(m[1]) {
+			if kind == "requests" {
+				n.numberRequests = true
+				continue
+			}
 			re, ok := optInVolatile[kind]
 			if !ok {
 				t.Fatalf("# normalize: unknown kind %q", kind)
@@ -254,7 +262,8 @@ var volatile = []struct {
 	{"dsm", regexp.MustCompile(`dsm_[a-z0-9]{20}`)},
 	{"secret", regexp.MustCompile(`sk_(test|live)_[A-Za-z0-9]{40}`)},
 	{"hint", regexp.MustCompile(`sk_(test|live)_…[A-Za-z0-9]{4}`)},
-	{"req", regexp.MustCompile(`req_[a-z0-9]{20}`)},
+	{"req", regexp.MustCompile(`\breq_[a-z0-9]{20,}`)},
+	{"duration", regexp.MustCompile(`"durationMicros": \d+`)},
 	// Entry and event ids are enciphered with the deployment's id key
 	// (ledger.PublicIDs), drawn afresh by every stack.
 	{"le", regexp.MustCompile(`\ble_(?:[a-z]+_)*[0-9a-v]{26}\b`)},
@@ -296,8 +305,11 @@ func (n *normalizer) normalize(s string) string {
 			if v.kind == "spendmonth" {
 				return `"month": "<this month>"`
 			}
-			if v.kind == "req" {
+			if v.kind == "req" && !n.numberRequests {
 				return "<request-id>"
+			}
+			if v.kind == "duration" {
+				return `"durationMicros": <micros>`
 			}
 			if v.kind == "url" { // its expiry moves with the clock
 				return "<url>"

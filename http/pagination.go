@@ -52,13 +52,8 @@ func decodeCursor(kind listKind, s string) (ledger.Cursor, bool) {
 // pageParams reads limit and cursor from the query.
 func pageParams(ctx *fasthttp.RequestCtx, kind listKind, defaultLimit int) (limit int, before ledger.Cursor, err *ledger.Error) {
 	args := ctx.QueryArgs()
-	limit = defaultLimit
-	if v := args.Peek("limit"); v != nil {
-		n, perr := strconv.Atoi(string(v))
-		if perr != nil || n < 1 || n > 100 {
-			return 0, 0, ledger.FieldInvalid("limit", "must be an integer from 1 to 100")
-		}
-		limit = n
+	if limit, err = pageLimit(ctx, defaultLimit); err != nil {
+		return 0, 0, err
 	}
 	before = ledger.CursorStart
 	if v := args.Peek("cursor"); v != nil {
@@ -69,6 +64,19 @@ func pageParams(ctx *fasthttp.RequestCtx, kind listKind, defaultLimit int) (limi
 		before = c
 	}
 	return limit, before, nil
+}
+
+// pageLimit reads the page size from the query.
+func pageLimit(ctx *fasthttp.RequestCtx, defaultLimit int) (int, *ledger.Error) {
+	v := ctx.QueryArgs().Peek("limit")
+	if v == nil {
+		return defaultLimit, nil
+	}
+	n, err := strconv.Atoi(string(v))
+	if err != nil || n < 1 || n > 100 {
+		return 0, ledger.FieldInvalid("limit", "must be an integer from 1 to 100")
+	}
+	return n, nil
 }
 
 // listBody is the pagination envelope.

@@ -63,6 +63,8 @@ var licensedDifferences = []licensedDifference{
 	{"POST /v1/payment-pages/{}/payment-links", "", operationMissing, "contract Versioning 5: additive endpoint (a link from a payment page)"},
 	{"GET /v1/files/{}/content", "", operationMissing, "contract: files have signed, expiring download links; the link is ours"},
 	{"GET /internal/blobs/{}", "", operationMissing, "ours: node-to-node file transfer, never a client's; error bodies checked"},
+	{"GET /v1/requests", "", operationMissing, "NOTES: the request log, GET /v1/requests (ours)"},
+	{"GET /v1/requests/{}", "", operationMissing, "NOTES: the request log, GET /v1/requests/{requestId} (ours)"},
 	{"GET /v1/nowhere", "404", operationMissing, "an unknown path: the error body is checked against the reference's Error"},
 	{"DELETE /v1/payouts", "405", operationMissing, "an unsupported method: the error body is checked against the reference's Error"},
 	// Status codes NOTES.md settles that the reference does not list for
@@ -212,6 +214,7 @@ var goldenSamples = []struct {
 	{regexp.MustCompile(`<time>`), "2026-01-02T03:04:05.678Z"},
 	{regexp.MustCompile(`<url>`), "https://files.example/v1/files/file_0/content"},
 	{regexp.MustCompile(`<seconds>`), "600"},
+	{regexp.MustCompile(`<micros>`), "412"},
 	{regexp.MustCompile(`<request-id>`), "req_00000000000000000000"},
 }
 

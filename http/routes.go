@@ -37,6 +37,8 @@ func (s *Server) routes() {
 	r.GET("/readyz", s.readyz)
 	r.GET("/openapi.json", s.openAPIDocument)
 	s.fileRoutes() // signed downloads and internal blob routes: no API key, no forwarding
+	// A peer's lookup in this node's request log: no API key, no forwarding.
+	s.requestLogRoutes()
 
 	// The hosted checkout's pages and public endpoints: no API key.
 	s.checkoutRoutes()

@@ -84,6 +84,12 @@ type Config struct {
 	// the hosted checkout's test mode simulates; default 500ms.
 	SandboxSettlement time.Duration
 
+	// RequestLog is where this node keeps its request log; nil: requests
+	// are not recorded and /v1/requests answers 503.
+	RequestLog RequestStore
+	// RequestLogQueue bounds the records waiting for the recorder; a full
+	// queue drops them. Default 8192.
+	RequestLogQueue int
 	// BodyBytesInFlightMax bounds the bytes of request bodies being read
 	// or held at once, over all requests (body.go); default 256 MiB.
 	BodyBytesInFlightMax int64
@@ -147,8 +153,10 @@ type Server struct {
 
 	exports *exportLanes // turns of GET /v1/transactions/export
 
-	bodies bodyGate                         // bytes of request bodies in flight (body.go)
-	ids    atomic.Pointer[ledger.PublicIDs] // once the id key is committed (publicids.go)
+	recorder *requestRecorder                 // the request log's; nil without Config.RequestLog
+	tag      string                           // this node's tag in request ids (requestlog.go)
+	bodies   bodyGate                         // bytes of request bodies in flight (body.go)
+	ids      atomic.Pointer[ledger.PublicIDs] // once the id key is committed (publicids.go)
 }
 
 // New builds a Server.
@@ -196,6 +204,18 @@ func New(cfg Config) *Server {
 		scopes:     make(map[string]ledger.Scopes),
 		exports:    newExportLanes(exportWaitMax),
 	}
+	if cfg.Cluster != nil {
+		s.tag = nodeTag(cfg.Cluster.ID())
+	} else {
+		s.tag = nodeTag("")
+	}
+	if cfg.RequestLog != nil {
+		s.recorder = newRequestRecorder(cfg.RequestLog, cfg.RequestLogQueue, cfg.Logger)
+		s.recorder.clientIP = func(ctx *fasthttp.RequestCtx) netip.Addr {
+			addr, _ := s.clientAddr(ctx)
+			return addr
+		}
+	}
 	s.bodies.max = cfg.BodyBytesInFlightMax
 	s.checkoutLimiter, s.checkoutSims = newRateLimiter(cfg.RateLimitPerSecond), newSimulatedDeposits()
 	if cfg.FilesDir != "" {
@@ -221,7 +241,7 @@ func New(cfg Config) *Server {
 		handler, errorHandler = instrument(cfg.Metrics, handler), instrumentErrors(cfg.Metrics, errorHandler)
 	}
 	s.srv = &fasthttp.Server{
-		Handler:            s.guardBody(handler),
+		Handler:            s.recordRequests(s.guardBody(handler)),
 		ErrorHandler:       errorHandler,
 		Name:               "payments",
 		ReadTimeout:        readTimeout,
@@ -259,12 +279,19 @@ func (s *Server) Serve(ln net.Listener) error {
 }
 
 // Shutdown stops accepting connections and waits for requests in flight to
-// finish, or for ctx to end.
-func (s *Server) Shutdown(ctx context.Context) error { return s.srv.ShutdownWithContext(ctx) }
+// finish, or for ctx to end; then the request log's recorder writes what it
+// holds and stops.
+func (s *Server) Shutdown(ctx context.Context) error {
+	err := s.srv.ShutdownWithContext(ctx)
+	if s.recorder != nil {
+		s.recorder.close()
+	}
+	return err
+}
 
 // Handler is the server's request handler, for tests that serve it
 // themselves.
-func (s *Server) Handler() fasthttp.RequestHandler { return s.router.Handler }
+func (s *Server) Handler() fasthttp.RequestHandler { return s.srv.Handler }
 
 // handler is an API endpoint's logic; the pipeline has authenticated the
 // request before it runs.
@@ -362,6 +389,7 @@ func (s *Server) route(method, path string, scope ledger.Scopes, h handler) {
 				writeError(ctx, err)
 				return
 			}
+			noteKey(ctx, &key) // for the request log
 			if err := s.allowlistCheck(ctx, &key); err != nil {
 				s.logger.Warn("API key refused: caller not on its IP allowlist", "keyId", key.ID, "reason", err.Message)
 				writeError(ctx, err)
@@ -396,7 +424,7 @@ func (s *Server) route(method, path string, scope ledger.Scopes, h handler) {
 // begin stamps the request id and the API version on the response. It
 // returns false, having answered, for an unknown version.
 func (s *Server) begin(ctx *fasthttp.RequestCtx) bool {
-	ctx.Response.Header.Set("x-request-id", actors.NewID("req_"))
+	ctx.Response.Header.Set("x-request-id", s.requestID(ctx))
 	version := string(ctx.Request.Header.Peek("service-version"))
 	if version == "" {
 		version = apiVersions[0]

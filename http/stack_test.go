@@ -17,6 +17,7 @@ import (
 	"payments/http/metrics"
 	"payments/raft"
 	"payments/rails"
+	"payments/wal/requestlog"
 )
 
 // stack is the whole service on loopback: a real single-node Raft cluster
@@ -30,6 +31,9 @@ type stack struct {
 	sys    *actors.System
 	srv    *api.Server
 	files  string // the node's blob store directory
+
+	requestLog    *requestlog.Store // the node's request log
+	requestLogDir string
 }
 
 type stackOptions struct {
@@ -41,11 +45,15 @@ type stackOptions struct {
 	// settlement is how long the checkout's simulated deposits take to
 	// land (api.Config.SandboxSettlement).
 	settlement time.Duration
-	logger     *slog.Logger      // the server's; none when nil
-	publicBase string            // api.Config.PublicBaseURL
-	bodyBytes  int64             // api.Config.BodyBytesInFlightMax
-	connsPerIP int               // api.Config.ConnsPerIPMax
-	metrics    *metrics.Requests // api.Config.Metrics
+	// requestLog wraps the node's request log (requestlog_test.go); nil
+	// uses it as it is.
+	requestLog      func(api.RequestStore) api.RequestStore
+	requestLogQueue int
+	logger          *slog.Logger      // the server's; none when nil
+	publicBase      string            // api.Config.PublicBaseURL
+	bodyBytes       int64             // api.Config.BodyBytesInFlightMax
+	connsPerIP      int               // api.Config.ConnsPerIPMax
+	metrics         *metrics.Requests // api.Config.Metrics
 }
 
 // frozenTiming keeps every payout and collection pending, so responses do
@@ -69,9 +77,19 @@ func newStack(t *testing.T, opts stackOptions) *stack {
 	sys := actors.Start(actors.Config{Log: node, State: node, Rail: rails.NewSandbox(opts.timing),
 		Webhooks: webhookConfig(opts)})
 	files := t.TempDir()
+	logDir := t.TempDir()
+	reqlog, err := requestlog.Open(logDir, requestlog.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var store api.RequestStore = reqlog
+	if opts.requestLog != nil {
+		store = opts.requestLog(reqlog)
+	}
 	srv := api.New(api.Config{Live: opts.live, NoProvider: opts.live, Actors: sys, Cluster: node, RateLimitPerSecond: opts.rateLimit,
 		FilesDir: files, Rates: opts.rates, SandboxSettlement: opts.settlement, Logger: opts.logger,
-		PublicBaseURL: opts.publicBase, BodyBytesInFlightMax: opts.bodyBytes, ConnsPerIPMax: opts.connsPerIP, Metrics: opts.metrics})
+		PublicBaseURL: opts.publicBase, BodyBytesInFlightMax: opts.bodyBytes, ConnsPerIPMax: opts.connsPerIP, Metrics: opts.metrics,
+		RequestLog: store, RequestLogQueue: opts.requestLogQueue})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -79,6 +97,7 @@ func newStack(t *testing.T, opts stackOptions) *stack {
 	go srv.Serve(ln)
 	t.Cleanup(func() {
 		srv.Shutdown(t.Context())
+		reqlog.Close()
 		sys.Stop()
 		node.Close()
 	})
@@ -100,6 +119,9 @@ func newStack(t *testing.T, opts stackOptions) *stack {
 		sys:    sys,
 		srv:    srv,
 		files:  files,
+
+		requestLog:    reqlog,
+		requestLogDir: logDir,
 	}
 }
 
@@ -173,7 +195,7 @@ func (s *stack) do(method, path, key string, body any, headers ...string) respon
 func (s *stack) checkEnvelope(r response) {
 	s.t.Helper()
 	id := r.header["x-request-id"]
-	if len(id) != 24 || id[:4] != "req_" {
+	if len(id) != 27 || id[:4] != "req_" { // req_, the second (7), the node (3), random (13)
 		s.t.Fatalf("x-request-id %q is not a request id", id)
 	}
 	if r.header["service-version"] == "" {

@@ -67,6 +67,7 @@ const (
 	ScopeSimulationsWrite
 	ScopeKeysAdmin
 	ScopeOrganizationsAdmin // create organizations: the operator's own keys only
+	ScopeRequestsRead       // the organization's request log
 
 	scopeEnd
 )
@@ -84,7 +85,7 @@ var scopeNames = [...]string{
 	"recipients:write", "recipients:read", "payment_links:write", "payment_links:read",
 	"webhooks:write", "webhooks:read", "files:write", "files:read",
 	"disputes:write", "disputes:read", "simulations:write", "keys:admin",
-	"organizations:admin",
+	"organizations:admin", "requests:read",
 }
 
 // Has reports whether s holds every scope in want.

@@ -32,6 +32,7 @@ import (
 	"payments/ledger"
 	"payments/raft"
 	"payments/rails"
+	"payments/wal/requestlog"
 )
 
 const usage = `payments: a payments service over bank, mobile money and stablecoin rails
@@ -123,6 +124,12 @@ type serveConfig struct {
 
 	connsPerIP        int
 	bodyBytesInFlight int64
+
+	// The request log (node-local, package wal/requestlog).
+	requestLog          bool
+	requestLogRetention time.Duration
+	requestLogMaxBytes  int64
+	requestLogQueue     int
 }
 
 func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
@@ -169,6 +176,10 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	fs.DurationVar(&c.webhookTimeout, "webhook-timeout", 10*time.Second, "how long a webhook receiver has to answer one delivery attempt")
 	fs.IntVar(&c.webhookWorkers, "webhook-workers", 256, "webhook delivery attempts in flight at once, over all endpoints")
 	fs.IntVar(&c.webhookEndpointWorkers, "webhook-endpoint-workers", 4, "webhook delivery attempts in flight at once to one endpoint")
+	fs.BoolVar(&c.requestLog, "request-log", true, "record every API request (redacted) in this node's request log under the data directory")
+	fs.DurationVar(&c.requestLogRetention, "request-log-retention", requestlog.RetentionDefault, "how long the request log keeps a record")
+	fs.Int64Var(&c.requestLogMaxBytes, "request-log-max-bytes", requestlog.MaxBytesDefault, "the most bytes of records the request log keeps; the oldest go first")
+	fs.IntVar(&c.requestLogQueue, "request-log-queue", 8192, "records waiting to be written at most; past it, records are dropped and counted")
 	if err := applyEnv(fs); err != nil {
 		return nil, err
 	}
@@ -335,6 +346,20 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		}})
 	defer sys.Stop()
 
+	// The request log is the node's own, never replicated; it closes after
+	// the HTTP server has drained and the recorder has written what it held.
+	var requestStore api.RequestStore
+	if cfg.requestLog {
+		store, err := requestlog.Open(filepath.Join(cfg.dataDir, "requestlog"), requestlog.Options{
+			Logger: logger, Retention: cfg.requestLogRetention, MaxBytes: cfg.requestLogMaxBytes,
+		})
+		if err != nil {
+			return err
+		}
+		defer store.Close()
+		requestStore = store
+	}
+
 	publicBaseURL := cfg.publicBaseURL
 	if publicBaseURL == "" {
 		publicBaseURL = "http://" + ln.Addr().String()
@@ -347,8 +372,6 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	if reg != nil {
 		requestMetrics = reg.Requests()
 		registerNodeMetrics(reg, node, sys, cfg.nodeID)
-		// The request log's drops: reg.RequestLogDrops(requestLog.Dropped)
-		// once the node keeps one.
 	}
 	server := api.New(api.Config{
 		Metrics:              requestMetrics,
@@ -367,7 +390,12 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		BodyBytesInFlightMax: cfg.bodyBytesInFlight,
 		SandboxSettlement:    cfg.settlement,
 		TrustedProxies:       trustedProxies,
+		RequestLog:           requestStore,
+		RequestLogQueue:      cfg.requestLogQueue,
 	})
+	if reg != nil && requestStore != nil {
+		reg.RequestLogDrops(server.RequestLogDropped) // records a full queue refused
+	}
 
 	// Machine-readable lines on stdout: what an operator or a test needs.
 	fmt.Fprintf(stdout, "http_addr=%s\n", ln.Addr())

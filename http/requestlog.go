@@ -1,0 +1,538 @@
+package http
+
+import (
+	"bytes"
+	"hash/fnv"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/goccy/go-json/jsontext"
+	json "github.com/goccy/go-json/v2"
+	"github.com/valyala/fasthttp"
+
+	"payments/actors"
+	"payments/ledger"
+)
+
+// The request log: every API request made with a key, and every failed
+// authentication, is recorded on the node that served it (contract,
+// Authentication 6). The request path pays for a copy of what the record
+// needs into a pooled buffer and a non-blocking send to a bounded queue; a
+// full queue drops the record and counts it (RequestLogDropped). One
+// recorder goroutine redacts (redact.go), encodes and writes batches to the
+// node's RequestStore. Requests a follower relays to the leader are
+// recorded by the leader, whose request id the client sees.
+//
+// Request ids say which node holds the record: "req_", seven characters of
+// the second (as every id), three characters naming the node (nodeTag),
+// then thirteen random ones. GET /v1/requests/{id} looks the record up on
+// the node the tag names (requests.go).
+
+// RequestStore is where a node keeps its request log (package
+// wal/requestlog's Store). Append and Commit are called from the recorder
+// goroutine only; Get and Scan from any.
+type RequestStore interface {
+	// Append adds a record to the batch the next Commit writes.
+	Append(id, org string, at time.Time, value []byte) error
+	// Commit writes the batch.
+	Commit() error
+	// Get returns the record id if it belongs to org and is within its
+	// retention.
+	Get(id, org string) ([]byte, bool, error)
+	// Scan calls fn with org's records within their retention, newest
+	// first, from below position before, until fn returns false.
+	Scan(org string, before uint64, fn func(pos uint64, at time.Time, value []byte) bool) error
+}
+
+const (
+	requestLogQueueDefault = 8192
+	// requestBodyLoggedBytesMax is the largest body the log keeps
+	// (redacted); of a larger one it keeps the size and content type.
+	requestBodyLoggedBytesMax = 16 << 10
+	// errorBodyReadBytesMax bounds the error response copied to read its
+	// code from.
+	errorBodyReadBytesMax = 4 << 10
+	requestLogBatchMax    = 256
+	// failedAuthRecordsPerSecond bounds the failed authentications a node
+	// records: anyone can send them, and a flood of them must not crowd
+	// the organizations' records out of the queue or the log.
+	failedAuthRecordsPerSecond = 50
+	// requestStateBufMax is the largest buffer a pooled record keeps.
+	requestStateBufMax = 64 << 10
+)
+
+// requestStateKey is the user value under which a request's record in
+// the making travels through the handlers.
+const requestStateKey = "payments.request"
+
+// requestState is what the request path copies out of a request for its
+// record. It is pooled: after the send, the recorder owns it.
+type requestState struct {
+	id       string
+	start    time.Time
+	duration time.Duration
+	status   int
+	method   string
+	keyID    string // the authenticated key; "" when none
+	org      string
+	keyHint  string // a failed authentication's presented key: prefix and last four
+	// failedKeyID is the key a failed authentication presented, when it
+	// is one of ours (revoked): the record goes to its organization.
+	failedKeyID string
+	clientIP    netip.Addr
+	relayed     bool // a follower relayed it to the leader, which records it
+
+	bodyBytes int
+	bodyKept  bool
+	// buf holds the path, the raw query, the content type, the body (when
+	// kept) and an error response, at these ends.
+	buf                                         []byte
+	pathEnd, queryEnd, typeEnd, bodyEnd, errEnd int
+}
+
+var requestStatePool = sync.Pool{New: func() any { return new(requestState) }}
+
+func releaseRequestState(st *requestState) {
+	buf := st.buf[:0]
+	if cap(buf) > requestStateBufMax {
+		buf = nil
+	}
+	*st = requestState{buf: buf}
+	requestStatePool.Put(st)
+}
+
+func requestStateOf(ctx *fasthttp.RequestCtx) *requestState {
+	st, _ := ctx.UserValue(requestStateKey).(*requestState)
+	return st
+}
+
+// noteKey records the key that authenticated a request.
+func noteKey(ctx *fasthttp.RequestCtx, key *ledger.APIKey) {
+	if st := requestStateOf(ctx); st != nil {
+		st.keyID, st.org = key.ID, key.OrgID
+	}
+}
+
+// noteRelayed marks a request this node relayed to the leader.
+func noteRelayed(ctx *fasthttp.RequestCtx) {
+	if st := requestStateOf(ctx); st != nil {
+		st.relayed = true
+	}
+}
+
+// nodeTag is the three base-36 characters of a request id that name the
+// node that served it: a hash of the node id, so that every node computes
+// every peer's tag. Two nodes may share a tag; a lookup then asks each.
+func nodeTag(nodeID string) string {
+	h := fnv.New32a()
+	h.Write([]byte(nodeID))
+	v := h.Sum32() % (36 * 36 * 36)
+	var b [3]byte
+	for i := 2; i >= 0; i-- {
+		b[i] = idTimeAlphabet[v%36]
+		v /= 36
+	}
+	return string(b[:])
+}
+
+const idTimeAlphabet = "0123456789abcdefghijklmnopqrstuvwxyz"
+
+// Request ids: "req_" (4), the second (7), the node's tag (3), random (13).
+const (
+	requestIDPrefix   = "req_"
+	requestIDTagStart = len(requestIDPrefix) + 7
+	requestIDLen      = requestIDTagStart + 3 + 13
+)
+
+// newRequestID draws a request id that names this node.
+func (s *Server) newRequestID() string {
+	id := actors.NewID(requestIDPrefix) // "req_" + 7 + 13
+	var b [requestIDLen]byte
+	n := copy(b[:], id[:requestIDTagStart])
+	n += copy(b[n:], s.tag)
+	copy(b[n:], id[requestIDTagStart:])
+	return string(b[:])
+}
+
+// requestTag returns the node tag of a request id of this service's shape.
+func requestTag(id string) (string, bool) {
+	if len(id) != requestIDLen || id[:len(requestIDPrefix)] != requestIDPrefix {
+		return "", false
+	}
+	for i := len(requestIDPrefix); i < len(id); i++ {
+		if c := id[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9') {
+			return "", false
+		}
+	}
+	return id[requestIDTagStart : requestIDTagStart+3], true
+}
+
+// requestID is the request's id: the one its record carries, or a fresh
+// one for a request outside the log's wrapper.
+func (s *Server) requestID(ctx *fasthttp.RequestCtx) string {
+	if st := requestStateOf(ctx); st != nil {
+		return st.id
+	}
+	return s.newRequestID()
+}
+
+// requestRecorder owns the queue and the recorder goroutine.
+type requestRecorder struct {
+	store   RequestStore
+	logger  interface{ Warn(string, ...any) }
+	queue   chan *requestState
+	dropped atomic.Uint64
+	// failedAuth* bound the failed authentications recorded per second;
+	// past it they are counted, not recorded.
+	failedAuthSecond   atomic.Int64
+	failedAuthInSecond atomic.Int64
+	failedAuthDropped  atomic.Uint64
+	stop               chan struct{}
+	done               chan struct{}
+	once               sync.Once
+
+	red *redactor
+	out bytes.Buffer
+
+	// clientIP is the address a record names: the one IP allowlists judge
+	// by (forwardauth.go), unknown for a relayed request no node vouched
+	// for.
+	clientIP func(*fasthttp.RequestCtx) netip.Addr
+}
+
+func newRequestRecorder(store RequestStore, queueLen int, logger interface{ Warn(string, ...any) }) *requestRecorder {
+	if queueLen <= 0 {
+		queueLen = requestLogQueueDefault
+	}
+	r := &requestRecorder{store: store, logger: logger, queue: make(chan *requestState, queueLen),
+		stop: make(chan struct{}), done: make(chan struct{}), red: newRedactor()}
+	go r.run()
+	return r
+}
+
+// close stops the recorder once it has written what is queued.
+func (r *requestRecorder) close() {
+	r.once.Do(func() { close(r.stop) })
+	<-r.done
+}
+
+// recordRequests wraps the router: every request gets its id here, and
+// those the log keeps are handed to the recorder when answered.
+func (s *Server) recordRequests(next fasthttp.RequestHandler) fasthttp.RequestHandler {
+	if s.recorder == nil {
+		return next
+	}
+	return func(ctx *fasthttp.RequestCtx) {
+		st := requestStatePool.Get().(*requestState)
+		st.start = time.Now()
+		st.id = s.newRequestID()
+		ctx.SetUserValue(requestStateKey, st)
+		next(ctx)
+		ctx.SetUserValue(requestStateKey, nil)
+		if st.keyID == "" && ctx.Response.StatusCode() == fasthttp.StatusUnauthorized {
+			s.attributeFailedAuth(ctx, st)
+		}
+		s.recorder.capture(ctx, st)
+	}
+}
+
+// attributeFailedAuth finds the organization of a failed authentication
+// that presented one of its keys, revoked since: the organization then
+// sees the attempt in its log. An unknown key belongs to no organization.
+func (s *Server) attributeFailedAuth(ctx *fasthttp.RequestCtx, st *requestState) {
+	if s.cfg.Actors == nil || st.relayed {
+		return
+	}
+	h := ctx.Request.Header.Peek(fasthttp.HeaderAuthorization)
+	const bearer = "Bearer "
+	if len(h) <= len(bearer) || !bytes.EqualFold(h[:len(bearer)], []byte(bearer)) {
+		return
+	}
+	if key, found := s.cfg.Actors.Reader().APIKeyByHash(actors.KeyDigest(bytes.TrimSpace(h[len(bearer):]))); found {
+		st.failedKeyID, st.org = key.ID, key.OrgID
+	}
+}
+
+// capture copies what the record needs from the answered request and
+// queues it, or drops it when the queue is full. Runs on the request path:
+// copies only, no encoding.
+func (r *requestRecorder) capture(ctx *fasthttp.RequestCtx, st *requestState) {
+	status := ctx.Response.StatusCode()
+	if st.relayed || st.keyID == "" && status != fasthttp.StatusUnauthorized {
+		releaseRequestState(st)
+		return
+	}
+	if st.keyID == "" && !r.takeFailedAuth(st.start) {
+		r.failedAuthDropped.Add(1)
+		releaseRequestState(st)
+		return
+	}
+	st.duration = time.Since(st.start)
+	st.status = status
+	st.method = methodName(ctx.Method())
+	buf := append(st.buf[:0], ctx.Path()...)
+	st.pathEnd = len(buf)
+	buf = append(buf, ctx.URI().QueryString()...)
+	st.queryEnd = len(buf)
+	ct := ctx.Request.Header.ContentType()
+	buf = append(buf, ct...)
+	st.typeEnd = len(buf)
+	if st.keyID != "" && ctx.RequestBodyStream() == nil {
+		// Only a body in memory is kept: fasthttp read it whole, or the
+		// pipeline did (readBody releases the stream). One refused before
+		// or while it was read (a failed authentication, a missing scope,
+		// the bound on bodies in flight) stays unread (body.go), and the
+		// record keeps its declared size.
+		body := ctx.Request.Body()
+		st.bodyBytes = len(body)
+		if len(body) > 0 && len(body) <= requestBodyLoggedBytesMax && isJSONContentType(ct) {
+			buf = append(buf, body...)
+			st.bodyKept = true
+		}
+	} else {
+		st.bodyBytes = max(ctx.Request.Header.ContentLength(), 0)
+	}
+	if st.keyID == "" {
+		st.keyHint = keyHintOf(ctx.Request.Header.Peek(fasthttp.HeaderAuthorization))
+	}
+	st.bodyEnd = len(buf)
+	if status >= 400 {
+		if b := ctx.Response.Body(); len(b) <= errorBodyReadBytesMax {
+			buf = append(buf, b...)
+		}
+	}
+	st.errEnd = len(buf)
+	st.buf = buf
+	st.clientIP = r.clientIP(ctx)
+	select {
+	case r.queue <- st:
+	default:
+		r.dropped.Add(1)
+		releaseRequestState(st)
+	}
+}
+
+// takeFailedAuth reports whether a failed authentication arriving at now
+// is within this second's budget. The count restarts each second; two
+// requests racing over the boundary may both restart it, which only errs
+// by a few records.
+func (r *requestRecorder) takeFailedAuth(now time.Time) bool {
+	sec := now.Unix()
+	if r.failedAuthSecond.Load() != sec {
+		r.failedAuthSecond.Store(sec)
+		r.failedAuthInSecond.Store(0)
+	}
+	return r.failedAuthInSecond.Add(1) <= failedAuthRecordsPerSecond
+}
+
+// Dropped is how many records a full queue refused since the start.
+func (r *requestRecorder) Dropped() uint64 { return r.dropped.Load() }
+
+// RequestLogDropped is how many request records this node dropped because
+// its recorder's queue was full.
+func (s *Server) RequestLogDropped() uint64 {
+	if s.recorder == nil {
+		return 0
+	}
+	return s.recorder.Dropped()
+}
+
+// RequestLogFailedAuthDropped is how many failed authentications this node
+// did not record, past failedAuthRecordsPerSecond.
+func (s *Server) RequestLogFailedAuthDropped() uint64 {
+	if s.recorder == nil {
+		return 0
+	}
+	return s.recorder.failedAuthDropped.Load()
+}
+
+var knownMethods = [...]string{
+	fasthttp.MethodGet, fasthttp.MethodPost, fasthttp.MethodPut, fasthttp.MethodPatch,
+	fasthttp.MethodDelete, fasthttp.MethodHead, fasthttp.MethodOptions,
+}
+
+// methodName returns a request method without allocating for the usual
+// ones.
+func methodName(m []byte) string {
+	for _, k := range knownMethods {
+		if string(m) == k {
+			return k
+		}
+	}
+	return string(m)
+}
+
+// keyHintOf is what the log keeps of a presented key that failed to
+// authenticate: its prefix and last four characters, and only for a value
+// shaped as our keys are and long enough that four characters give little
+// away; "" otherwise.
+func keyHintOf(authorization []byte) string {
+	const bearer = "bearer "
+	if len(authorization) <= len(bearer) || !bytes.EqualFold(authorization[:len(bearer)], []byte(bearer)) {
+		return ""
+	}
+	secret := bytes.TrimSpace(authorization[len(bearer):])
+	const prefixLen = len("sk_test_")
+	if len(secret) < prefixLen+16 || !(bytes.HasPrefix(secret, []byte("sk_test_")) || bytes.HasPrefix(secret, []byte("sk_live_"))) {
+		return ""
+	}
+	for _, c := range secret {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
+			return ""
+		}
+	}
+	return string(secret[:prefixLen]) + "…" + string(secret[len(secret)-4:])
+}
+
+func (r *requestRecorder) run() {
+	defer close(r.done)
+	batch := make([]*requestState, 0, requestLogBatchMax)
+	// Drops are told to the operator once a minute at most, until a metric
+	// carries them.
+	tick := time.NewTicker(time.Minute)
+	defer tick.Stop()
+	var told, toldFailedAuth uint64
+	for {
+		select {
+		case <-tick.C:
+			if d := r.dropped.Load(); d != told {
+				r.logger.Warn("request log: queue full, records dropped", "dropped", d-told, "droppedTotal", d)
+				told = d
+			}
+			if d := r.failedAuthDropped.Load(); d != toldFailedAuth {
+				r.logger.Warn("request log: failed authentications past the per-second bound, not recorded",
+					"dropped", d-toldFailedAuth, "droppedTotal", d)
+				toldFailedAuth = d
+			}
+		case st := <-r.queue:
+			batch = append(batch[:0], st)
+		fill:
+			for len(batch) < requestLogBatchMax {
+				select {
+				case st := <-r.queue:
+					batch = append(batch, st)
+				default:
+					break fill
+				}
+			}
+			r.write(batch)
+		case <-r.stop:
+			for {
+				batch = batch[:0]
+				for len(batch) < requestLogBatchMax && len(r.queue) > 0 {
+					batch = append(batch, <-r.queue)
+				}
+				if len(batch) == 0 {
+					return
+				}
+				r.write(batch)
+			}
+		}
+	}
+}
+
+func (r *requestRecorder) write(batch []*requestState) {
+	for _, st := range batch {
+		value := r.encode(st)
+		if err := r.store.Append(st.id, st.org, st.start, value); err != nil {
+			r.logger.Warn("request log: record refused", "err", err)
+		}
+		releaseRequestState(st)
+	}
+	if err := r.store.Commit(); err != nil {
+		r.logger.Warn("request log: write failed", "records", len(batch), "err", err)
+	}
+}
+
+// requestRecordJSON is a record as stored and as GET /v1/requests shows it.
+type requestRecordJSON struct {
+	ID             string         `json:"id"`
+	Method         string         `json:"method"`
+	Path           string         `json:"path"`
+	Query          *string        `json:"query"`
+	Status         int            `json:"status"`
+	Error          *string        `json:"error"`
+	DurationMicros int64          `json:"durationMicros"`
+	ClientIP       *string        `json:"clientIp"`
+	Actor          requestActor   `json:"actor"`
+	KeyID          *string        `json:"keyId"`
+	OrganizationID *string        `json:"organizationId"`
+	CreatedAt      string         `json:"createdAt"`
+	ContentType    *string        `json:"contentType"`
+	BodyBytes      int            `json:"bodyBytes"`
+	Body           jsontext.Value `json:"body"`
+}
+
+// requestActor is who made a request: an API key ("api_key", its id; for a
+// failed authentication with a revoked key, that key and its hint), a
+// dashboard team member ("member", its id), or, for a failed
+// authentication with a key not ours, nobody known ("anonymous", with the
+// presented key's hint when it had our keys' shape).
+type requestActor struct {
+	Type    string  `json:"type"`
+	ID      *string `json:"id"`
+	KeyHint *string `json:"keyHint,omitempty"`
+}
+
+var nullJSON = jsontext.Value("null")
+
+// encode redacts and renders a record; the bytes are valid until the next
+// call.
+func (r *requestRecorder) encode(st *requestState) []byte {
+	rec := requestRecordJSON{
+		ID:             st.id,
+		Method:         st.method,
+		Path:           redactPath(string(st.buf[:st.pathEnd])),
+		Query:          optional(redactQuery(string(st.buf[st.pathEnd:st.queryEnd]))),
+		Status:         st.status,
+		Error:          optional(errorCodeOf(st.buf[st.bodyEnd:st.errEnd])),
+		DurationMicros: st.duration.Microseconds(),
+		KeyID:          optional(st.keyID),
+		OrganizationID: optional(st.org),
+		CreatedAt:      st.start.UTC().Format(timeLayout),
+		ContentType:    optional(string(st.buf[st.queryEnd:st.typeEnd])),
+		BodyBytes:      st.bodyBytes,
+		Body:           nullJSON,
+	}
+	if st.clientIP.IsValid() {
+		rec.ClientIP = optional(st.clientIP.String())
+	}
+	switch {
+	case st.keyID != "":
+		rec.Actor = requestActor{Type: "api_key", ID: &st.keyID}
+	case st.failedKeyID != "":
+		rec.Actor = requestActor{Type: "api_key", ID: &st.failedKeyID, KeyHint: optional(st.keyHint)}
+		rec.KeyID = &st.failedKeyID
+	default:
+		rec.Actor = requestActor{Type: "anonymous", KeyHint: optional(st.keyHint)}
+	}
+	if st.bodyKept {
+		if b, ok := r.red.body(st.buf[st.typeEnd:st.bodyEnd]); ok {
+			rec.Body = b
+		}
+	}
+	r.out.Reset()
+	if err := json.MarshalWrite(&r.out, &rec); err != nil {
+		// Only a body the redactor produced could fail; keep the rest.
+		rec.Body = nullJSON
+		r.out.Reset()
+		json.MarshalWrite(&r.out, &rec)
+	}
+	return r.out.Bytes()
+}
+
+// errorCodeOf reads the code of an error response, "" if it is not one.
+func errorCodeOf(body []byte) string {
+	if len(body) == 0 {
+		return ""
+	}
+	var e struct {
+		Error string `json:"error"`
+	}
+	if json.Unmarshal(body, &e) != nil {
+		return ""
+	}
+	return e.Error
+}
