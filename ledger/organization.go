@@ -264,7 +264,7 @@ func (s *State) insertKey(c *CreateAPIKey) APIKey {
 		Hash:      c.Hash,
 		Hint:      c.Hint,
 		Scopes:    c.Scopes,
-		CreatedAt: c.At,
+		CreatedAt: s.OrgNow(c.OrgID, c.At),
 	}
 	s.keys.insert(key)
 	s.indexKey(&key)
@@ -280,7 +280,7 @@ func (s *State) revokeAPIKey(c *RevokeAPIKey) Result {
 	}
 	if !key.Revoked {
 		key.Revoked = true
-		key.RevokedAt = c.At
+		key.RevokedAt = s.OrgNow(c.OrgID, c.At)
 		s.keys.put(key)
 	}
 	return Result{APIKey: &key}
