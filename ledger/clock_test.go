@@ -44,6 +44,9 @@ func TestAdvanceClock(t *testing.T) {
 	if err != nil || r.Clock("org_a").OffsetMillis != 601_000 {
 		t.Fatalf("restored clock: %+v %v", r.Clock("org_a"), err)
 	}
+	if got := r.st.OrgNow("org_a", 100); got != 601_100 {
+		t.Fatalf("restored OrgNow = %d", got)
+	}
 	cmds, err := DecodeBatch(EncodeBatch(nil, []Command{&AdvanceClock{At: 5, OrgID: "o", Millis: 7}, &Tick{At: 9}}))
 	if err != nil || *cmds[0].(*AdvanceClock) != (AdvanceClock{At: 5, OrgID: "o", Millis: 7}) || cmds[1].(*Tick).At != 9 {
 		t.Fatalf("round trip: %v %v", cmds, err)
