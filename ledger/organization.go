@@ -193,7 +193,7 @@ func (s *State) createOrganization(c *CreateOrganization) Result {
 		Timezone:        c.Timezone,
 		DefaultCurrency: c.DefaultCurrency,
 		Status:          "active",
-		CreatedAt:       c.At,
+		CreatedAt:       c.At, // a new organization's clock has no offset yet
 		UpdatedAt:       c.At,
 	}
 	s.orgs.insert(org)
