@@ -7,6 +7,9 @@ HTTP_ADDR ?= 127.0.0.1:8080
 RAFT_ADDR ?= 127.0.0.1:7000
 SOAK_DURATION ?= 3m
 SOAK_SERVER_ARGS ?=
+SEED ?= 1
+SIM_DURATION ?= 2m
+SIM_FAULTS ?= 8s
 # make cluster: node i (1..3) serves HTTP on CLUSTER_HTTP_BASE+i, Raft on
 # CLUSTER_RAFT_BASE+i and metrics on CLUSTER_METRICS_BASE+i, all on loopback.
 CLUSTER_HTTP_BASE    ?= 8080
@@ -22,7 +25,7 @@ VULNDB ?=
 CHROMIUM ?= $(or $(PAYMENTS_CHROMIUM),/usr/bin/chromium)
 
 .DEFAULT_GOAL := help
-.PHONY: help build run cluster cluster-stop test test-short vet vulncheck chromium fuzz paybench bench soak noise bench-micro clean
+.PHONY: help build run cluster cluster-stop test test-short vet vulncheck chromium fuzz paybench bench soak noise bench-micro sim sim-long clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -133,6 +136,12 @@ noise: paybench ## the noisy neighbour: uniform alone, then beside 16 goroutines
 
 bench-micro: ## Go benchmarks of the ledger, the WAL and the HTTP path
 	$(GO) test -run XXX -bench . -benchmem ./ledger ./wal ./http
+
+sim: ## replay one seed of the cluster simulation (SEED=n), logging each fault
+	$(GO) test ./bench/sim -run 'TestSim$$' -count=1 -v -sim.seed $(SEED) -sim.v
+
+sim-long: ## run simulation seeds for SIM_DURATION (2m), SIM_FAULTS (8s) of faults each; reports seeds run and faults by kind
+	$(GO) test ./bench/sim -run 'TestSimLong$$' -count=1 -v -timeout 0 -sim.long $(SIM_DURATION) -sim.faults $(SIM_FAULTS)
 
 clean: ## remove build output (not ./data)
 	rm -rf $(BIN)

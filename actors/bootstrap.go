@@ -2,6 +2,7 @@ package actors
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"strings"
@@ -30,6 +31,9 @@ func (s *System) EnsureBootstrap(ctx context.Context, b Bootstrap) (string, erro
 	prefix := KeyPrefix(b.Live)
 	if b.Secret != "" && (!strings.HasPrefix(b.Secret, prefix) || len(b.Secret) < len(prefix)+16) {
 		return "", fmt.Errorf("bootstrap key must start with %s and have at least 16 characters after it", prefix)
+	}
+	if err := s.ensureIDKey(ctx); err != nil {
+		return "", err
 	}
 	var seeded bool
 	st := s.Reader()
@@ -75,4 +79,24 @@ func (s *System) EnsureBootstrap(ctx context.Context, b Bootstrap) (string, erro
 		return secret, nil
 	}
 	return "", nil
+}
+
+// ensureIDKey commits the deployment's key for public entry and event ids
+// (ledger.SetIDKey) if the cluster has none: on its first start, or on the
+// first start of a build that has them. Two leaders racing agree on the
+// first committed.
+func (s *System) ensureIDKey(ctx context.Context) error {
+	if _, ok := s.Reader().IDKey(); ok {
+		return nil
+	}
+	key := make([]byte, ledger.IDKeyLen)
+	rand.Read(key)
+	r := s.Propose(ctx, &ledger.SetIDKey{At: s.Now().UnixMilli(), Key: string(key)})
+	if r.Err != nil {
+		return r.Err
+	}
+	if r.Result.Err != nil {
+		return r.Result.Err
+	}
+	return nil
 }

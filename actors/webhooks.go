@@ -343,7 +343,7 @@ func (a *webhookEndpointActor) Receive(ctx actor.Context) {
 		default:
 			ent.d = m.d
 		}
-		a.schedule(ctx, ent, time.UnixMilli(ent.d.NextAttemptAt))
+		a.schedule(ctx, ent, a.due(ent.d))
 	case *whDeliverNow:
 		ent := a.entries[m.d.ID]
 		if ent == nil {
@@ -380,7 +380,7 @@ func (a *webhookEndpointActor) Receive(ctx actor.Context) {
 			delete(a.entries, m.id)
 		} else {
 			ent.d = d
-			due := time.UnixMilli(d.NextAttemptAt)
+			due := a.due(d)
 			if m.err != nil {
 				// Not recorded (overloaded log, a render failure): the
 				// delivery is still due; try again shortly.
@@ -509,6 +509,18 @@ func (e *webhookEngine) attempt(ctx context.Context, id string) error {
 		e.deps.webhooks.failed.Add(1)
 	}
 	return err
+}
+
+// due is when a delivery's next attempt is due. One with no attempt since
+// its schedule (re)started (Step 0: new, replayed, or retried by request)
+// is due at once: its NextAttemptAt is its event's time, which for an
+// order's or a checkout's event is on the organization's sandbox clock,
+// ahead of the leader's by however far a simulation advanced it.
+func (a *webhookEndpointActor) due(d ledger.WebhookDelivery) time.Time {
+	if d.Step == 0 {
+		return a.e.clock.Now()
+	}
+	return time.UnixMilli(d.NextAttemptAt)
 }
 
 // jitter spreads a retry delay by up to ±10%, so that the retries of many

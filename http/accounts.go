@@ -62,6 +62,7 @@ func (c *call) accountLedger() {
 		f.Type = t
 	}
 	f.RefID, _ = query(c.ctx, "referenceId")
+	f.RefID = c.s.publicIDs().InternalEntryRef(f.RefID)
 	var err *ledger.Error
 	if f.From, err = queryTime(c.ctx, "from"); err != nil {
 		p = append(p, err.Fields...)
@@ -76,7 +77,7 @@ func (c *call) accountLedger() {
 	var page ledger.Page[ledger.NumberedEntry]
 	page = c.s.cfg.Actors.Reader().Statement(a.Number, f, before, limit)
 	c.ok(fasthttp.StatusOK, newList(listEntries, page, func(n *ledger.NumberedEntry) entryJSON {
-		return renderEntry(n, a.Currency)
+		return renderEntry(c.s.publicIDs(), n, a.Currency)
 	}))
 }
 

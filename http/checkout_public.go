@@ -91,6 +91,9 @@ func (s *Server) checkoutGate(ctx *fasthttp.RequestCtx) (done bool, e *ledger.Er
 				Message: "The checkout refuses requests sent from another site; pay on the checkout page itself"}
 		}
 	}
+	if e := s.readBody(ctx); e != nil {
+		return true, e
+	}
 	return s.relayToLeader(ctx)
 }
 

@@ -86,12 +86,12 @@ type eventBody struct {
 	Event eventJSON `json:"event"`
 }
 
-func renderEvent(ev *ledger.Event) eventJSON {
+func renderEvent(ids *ledger.PublicIDs, ev *ledger.Event) eventJSON {
 	payload, err := EventPayload(*ev)
 	if err != nil {
 		payload = []byte(`{"event":` + jsonString(ev.Type) + `,"data":null}`)
 	}
-	return eventJSON{ID: ev.ID, EventType: ev.Type, ResourceID: ev.ResourceID, Payload: payload, CreatedAt: timestamp(ev.At)}
+	return eventJSON{ID: ids.EventID(ev.Seq), EventType: ev.Type, ResourceID: ev.ResourceID, Payload: payload, CreatedAt: timestamp(ev.At)}
 }
 
 func jsonString(s string) string {
@@ -118,7 +118,8 @@ func (c *call) listEvents() {
 	f.ResourceID, _ = query(c.ctx, "resourceId")
 	var page ledger.Page[ledger.Event]
 	page = c.s.cfg.Actors.Reader().Events(c.org, f, before, limit)
-	c.ok(fasthttp.StatusOK, newList(listEvents, page, renderEvent))
+	ids := c.s.publicIDs()
+	c.ok(fasthttp.StatusOK, newList(listEvents, page, func(ev *ledger.Event) eventJSON { return renderEvent(ids, ev) }))
 }
 
 // getEvent: GET /v1/webhooks/events/{id}.
@@ -130,10 +131,10 @@ func (c *call) getEvent() {
 	}
 	var ev ledger.Event
 	var found bool
-	ev, found = c.s.cfg.Actors.Reader().Event(c.org, id)
+	ev, found = c.s.cfg.Actors.Reader().Event(c.org, c.s.publicIDs().InternalEventID(id))
 	if !found {
 		c.fail(notFound("Webhook event"))
 		return
 	}
-	c.ok(fasthttp.StatusOK, &eventBody{renderEvent(&ev)})
+	c.ok(fasthttp.StatusOK, &eventBody{renderEvent(c.s.publicIDs(), &ev)})
 }

@@ -127,6 +127,10 @@ func (s *Server) receiveBlob(ctx *fasthttp.RequestCtx) {
 	if !ok {
 		return
 	}
+	if e := s.readBody(ctx); e != nil { // only now: the peer token is checked
+		writeError(ctx, e)
+		return
+	}
 	err := s.blobs.PutVerified(digest, bytes.NewReader(ctx.Request.Body()), ledger.FileSizeMaxBytes)
 	switch {
 	case errors.Is(err, blob.ErrDigestMismatch), errors.Is(err, blob.ErrTooLarge):

@@ -37,6 +37,9 @@ func (s *Server) relayToLeader(ctx *fasthttp.RequestCtx) (bool, *ledger.Error) {
 		return true, &ledger.Error{Code: ledger.CodeUnavailable,
 			Message: "No leader is available right now; nothing was done, retry shortly"}
 	}
+	if e := s.readBody(ctx); e != nil {
+		return true, e
+	}
 	client := s.forwarder(addr)
 	req := fasthttp.AcquireRequest()
 	resp := fasthttp.AcquireResponse()

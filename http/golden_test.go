@@ -255,6 +255,10 @@ var volatile = []struct {
 	{"secret", regexp.MustCompile(`sk_(test|live)_[A-Za-z0-9]{40}`)},
 	{"hint", regexp.MustCompile(`sk_(test|live)_…[A-Za-z0-9]{4}`)},
 	{"req", regexp.MustCompile(`req_[a-z0-9]{20}`)},
+	// Entry and event ids are enciphered with the deployment's id key
+	// (ledger.PublicIDs), drawn afresh by every stack.
+	{"le", regexp.MustCompile(`\ble_(?:[a-z]+_)*[0-9a-v]{26}\b`)},
+	{"wev", regexp.MustCompile(`\bwev_[0-9a-v]{26}\b`)},
 	{"pay", regexp.MustCompile(`pay_[a-z]+_[a-z0-9]{20}`)},
 	{"col", regexp.MustCompile(`col_[a-z0-9]{20}`)},
 	{"org", regexp.MustCompile(`org_[a-z0-9]{20}`)},
@@ -272,7 +276,7 @@ var volatile = []struct {
 	{"cdp", regexp.MustCompile(`\bcdp_[a-z0-9]{20}`)},
 	{"addr", regexp.MustCompile(`\baddr_[a-z0-9]{20}`)},
 	{"cursor", regexp.MustCompile(`"nextCursor": "[A-Za-z0-9_-]+"`)},
-	// Webhooks (webhook ids whd_ and wev_ follow the log, so they are stable).
+	// Webhooks (delivery ids whd_ follow the log, so they are stable).
 	{"whe", regexp.MustCompile(`whe_[a-z0-9]{20}`)},
 	{"whsec", regexp.MustCompile(`whsec_[A-Za-z0-9+/]{43}=`)},
 }

@@ -67,6 +67,7 @@ func (c *call) listLedger() {
 		f.Type = t
 	}
 	f.RefID, _ = query(c.ctx, "referenceId")
+	f.RefID = c.s.publicIDs().InternalEntryRef(f.RefID)
 	var err *ledger.Error
 	if f.From, err = queryTime(c.ctx, "from"); err != nil {
 		p = append(p, err.Fields...)
@@ -97,7 +98,7 @@ func (c *call) listLedger() {
 		return
 	}
 	c.ok(fasthttp.StatusOK, newList(listJournalKind, page, func(n *ledger.NumberedEntry) entryJSON {
-		return renderEntry(n, currencies[n.Entry.Account])
+		return renderEntry(c.s.publicIDs(), n, currencies[n.Entry.Account])
 	}))
 }
 
@@ -120,14 +121,14 @@ func (c *call) getLedgerEntry() {
 	var n ledger.NumberedEntry
 	var a ledger.Account
 	found := false
-	if seq, ok := ledger.ParseEntryID(id); ok {
+	if seq, ok := c.s.publicIDs().ParseEntryID(id); ok {
 		n, a, found = c.s.cfg.Actors.Reader().OrgEntry(c.org, seq)
 	}
 	if !found {
 		c.fail(notFound("Ledger entry"))
 		return
 	}
-	c.ok(fasthttp.StatusOK, &ledgerEntryBody{renderEntry(&n, a.Currency)})
+	c.ok(fasthttp.StatusOK, &ledgerEntryBody{renderEntry(c.s.publicIDs(), &n, a.Currency)})
 }
 
 type transactionJSON struct {
@@ -149,18 +150,18 @@ type transactionBody struct {
 
 // transactionID is a transaction's id: its entry's id with the raw ledger
 // type as a middle segment, "le_payout_debit_…".
-func transactionID(n *ledger.NumberedEntry) string {
-	return "le_" + n.Entry.Type.String() + "_" + strings.TrimPrefix(ledger.EntryID(n.Seq), "le_")
+func transactionID(ids *ledger.PublicIDs, n *ledger.NumberedEntry) string {
+	return "le_" + n.Entry.Type.String() + "_" + strings.TrimPrefix(ids.EntryID(n.Seq), "le_")
 }
 
 // parseTransactionID returns the sequence number and type name of a
 // transaction id.
-func parseTransactionID(id string) (uint64, string, bool) {
+func parseTransactionID(ids *ledger.PublicIDs, id string) (uint64, string, bool) {
 	i := strings.LastIndexByte(id, '_')
 	if !strings.HasPrefix(id, "le_") || i <= len("le_") {
 		return 0, "", false
 	}
-	seq, ok := ledger.ParseEntryID("le_" + id[i+1:])
+	seq, ok := ids.ParseEntryID("le_" + id[i+1:])
 	return seq, id[len("le_"):i], ok
 }
 
@@ -184,7 +185,7 @@ var transactionTypes = map[string]string{
 // renderTransaction renders an entry of a merchant account as a
 // transaction, describing it from the resource that booked it. It reads s,
 // so it runs under the read lock.
-func renderTransaction(s *ledger.Reader, n *ledger.NumberedEntry, currency string) transactionJSON {
+func renderTransaction(ids *ledger.PublicIDs, s *ledger.Reader, n *ledger.NumberedEntry, currency string) transactionJSON {
 	e := &n.Entry
 	raw := e.Type.String()
 	typ, ok := transactionTypes[raw]
@@ -192,7 +193,7 @@ func renderTransaction(s *ledger.Reader, n *ledger.NumberedEntry, currency strin
 		typ = raw
 	}
 	t := transactionJSON{
-		ID:             transactionID(n),
+		ID:             transactionID(ids, n),
 		Type:           typ,
 		Amount:         money(e.Amount, currency),
 		RunningBalance: money(e.BalanceAfter, currency),
@@ -241,7 +242,7 @@ func renderTransaction(s *ledger.Reader, n *ledger.NumberedEntry, currency strin
 	default:
 		t.Description = strings.ReplaceAll(raw, "_", " ")
 		if e.RefID != "" {
-			t.Description += " (" + e.RefID + ")"
+			t.Description += " (" + ids.PublicRef(e.RefID) + ")"
 		}
 	}
 	return t
@@ -318,7 +319,7 @@ func (c *call) listTransactions() {
 		page := s.Journal(c.org, f, before, limit)
 		currencies := accountCurrencies(s, c.org)
 		body = newList(listTransactionsKind, page, func(n *ledger.NumberedEntry) transactionJSON {
-			return renderTransaction(s, n, currencies[n.Entry.Account])
+			return renderTransaction(c.s.publicIDs(), s, n, currencies[n.Entry.Account])
 		})
 	}
 	c.ok(fasthttp.StatusOK, &body)
@@ -333,12 +334,12 @@ func (c *call) getTransaction() {
 	}
 	var t transactionJSON
 	found := false
-	if seq, typ, ok := parseTransactionID(id); ok {
+	if seq, typ, ok := parseTransactionID(c.s.publicIDs(), id); ok {
 		{
 			s := c.s.cfg.Actors.Reader()
 			n, a, ok := s.OrgEntry(c.org, seq)
 			if ok && n.Entry.Type.String() == typ {
-				t, found = renderTransaction(s, &n, a.Currency), true
+				t, found = renderTransaction(c.s.publicIDs(), s, &n, a.Currency), true
 			}
 		}
 	}
@@ -400,7 +401,7 @@ func (c *call) exportTransactions() {
 	currencies := accountCurrencies(s, c.org)
 	rows := make([]transactionJSON, 0, len(page.Items))
 	for i := range page.Items {
-		rows = append(rows, renderTransaction(s, &page.Items[i], currencies[page.Items[i].Entry.Account]))
+		rows = append(rows, renderTransaction(c.s.publicIDs(), s, &page.Items[i], currencies[page.Items[i].Entry.Account]))
 	}
 	if format == "json" {
 		c.ok(fasthttp.StatusOK, &struct {

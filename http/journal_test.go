@@ -33,29 +33,40 @@ func TestParseDateOrTime(t *testing.T) {
 }
 
 // A transaction id parses back to its entry and type, and nothing else
-// parses to an id that renders differently.
+// parses to an id that renders differently: in the old form (no id key)
+// and the keyed one (where an old-form id still parses, and renders in the
+// keyed form).
 func FuzzTransactionID(f *testing.F) {
-	for _, seq := range []uint64{1, 2, 99, 1 << 40} {
-		for _, typ := range []ledger.EntryType{ledger.EntryPayoutDebit, ledger.EntryConversionCredit} {
-			n := ledger.NumberedEntry{Seq: seq, Entry: ledger.Entry{Type: typ}}
-			f.Add(transactionID(&n))
+	keyed := ledger.NewPublicIDs([]byte("fuzz-transaction-id-key-32-bytes"))
+	for _, ids := range []*ledger.PublicIDs{nil, keyed} {
+		for _, seq := range []uint64{1, 2, 99, 1 << 40} {
+			for _, typ := range []ledger.EntryType{ledger.EntryPayoutDebit, ledger.EntryConversionCredit} {
+				n := ledger.NumberedEntry{Seq: seq, Entry: ledger.Entry{Type: typ}}
+				f.Add(transactionID(ids, &n))
+			}
 		}
 	}
 	f.Add("le_")
 	f.Add("le__x")
 	f.Add("le_payout_debit_")
 	f.Fuzz(func(t *testing.T, id string) {
-		seq, typ, ok := parseTransactionID(id)
-		if !ok {
-			return
-		}
-		et, known := ledger.ParseEntryType(typ)
-		if !known {
-			return
-		}
-		n := ledger.NumberedEntry{Seq: seq, Entry: ledger.Entry{Type: et}}
-		if got := transactionID(&n); got != id {
-			t.Fatalf("%q parses to (%d, %s), which renders as %q", id, seq, typ, got)
+		for _, ids := range []*ledger.PublicIDs{nil, keyed} {
+			seq, typ, ok := parseTransactionID(ids, id)
+			if !ok {
+				continue
+			}
+			et, known := ledger.ParseEntryType(typ)
+			if !known {
+				continue
+			}
+			n := ledger.NumberedEntry{Seq: seq, Entry: ledger.Entry{Type: et}}
+			got := transactionID(ids, &n)
+			if ids != nil && got != id {
+				got = transactionID(nil, &n) // an old-form id, still accepted
+			}
+			if got != id {
+				t.Fatalf("%q parses to (%d, %s), which renders as %q", id, seq, typ, got)
+			}
 		}
 	})
 }

@@ -331,10 +331,10 @@ func referenceEntryType(e *ledger.Entry) string {
 	return name
 }
 
-func renderEntry(n *ledger.NumberedEntry, currency string) entryJSON {
+func renderEntry(ids *ledger.PublicIDs, n *ledger.NumberedEntry, currency string) entryJSON {
 	e := &n.Entry
 	return entryJSON{
-		ID:                ledger.EntryID(n.Seq),
+		ID:                ids.EntryID(n.Seq),
 		Sequence:          n.Seq,
 		Type:              referenceEntryType(e),
 		Amount:            money(e.Amount, currency),
@@ -342,7 +342,7 @@ func renderEntry(n *ledger.NumberedEntry, currency string) entryJSON {
 		AccountNumber:     e.Account,
 		BalanceAfter:      money(e.BalanceAfter, currency),
 		ReferenceType:     optional(e.Type.ReferenceType()),
-		ReferenceID:       optional(e.RefID),
+		ReferenceID:       optional(ids.PublicRef(e.RefID)),
 		ExternalReference: optional(e.ExternalRef),
 		CreatedAt:         timestamp(e.At),
 	}

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fasthttp/router"
@@ -77,6 +78,14 @@ type Config struct {
 	// the hosted checkout's test mode simulates; default 500ms.
 	SandboxSettlement time.Duration
 
+	// BodyBytesInFlightMax bounds the bytes of request bodies being read
+	// or held at once, over all requests (body.go); default 256 MiB.
+	BodyBytesInFlightMax int64
+	// ConnsPerIPMax bounds the open connections from one client address
+	// (connlimit.go); the cluster's peers are exempt. Default 256; -1: no
+	// limit.
+	ConnsPerIPMax int
+
 	// Metrics, if set, counts requests by route template and status, and
 	// error answers by code (see package metrics).
 	Metrics *metrics.Requests
@@ -131,6 +140,9 @@ type Server struct {
 	checkoutSims    *simulatedDeposits // the checkout's test-mode deposits on their way
 
 	exports *exportLanes // turns of GET /v1/transactions/export
+
+	bodies bodyGate                         // bytes of request bodies in flight (body.go)
+	ids    atomic.Pointer[ledger.PublicIDs] // once the id key is committed (publicids.go)
 }
 
 // New builds a Server.
@@ -159,6 +171,12 @@ func New(cfg Config) *Server {
 	if cfg.Names == nil {
 		cfg.Names = defaultNames(cfg.NoProvider)
 	}
+	if cfg.BodyBytesInFlightMax <= 0 {
+		cfg.BodyBytesInFlightMax = defaultBodyBytesInFlightMax
+	}
+	if cfg.ConnsPerIPMax == 0 {
+		cfg.ConnsPerIPMax = defaultConnsPerIPMax
+	}
 	if cfg.SandboxSettlement <= 0 {
 		cfg.SandboxSettlement = defaultSandboxSettlement
 	}
@@ -172,6 +190,7 @@ func New(cfg Config) *Server {
 		scopes:     make(map[string]ledger.Scopes),
 		exports:    newExportLanes(exportWaitMax),
 	}
+	s.bodies.max = cfg.BodyBytesInFlightMax
 	s.checkoutLimiter, s.checkoutSims = newRateLimiter(cfg.RateLimitPerSecond), newSimulatedDeposits()
 	if cfg.FilesDir != "" {
 		b, err := blob.Open(cfg.FilesDir)
@@ -196,7 +215,7 @@ func New(cfg Config) *Server {
 		handler, errorHandler = instrument(cfg.Metrics, handler), instrumentErrors(cfg.Metrics, errorHandler)
 	}
 	s.srv = &fasthttp.Server{
-		Handler:            handler,
+		Handler:            s.guardBody(handler),
 		ErrorHandler:       errorHandler,
 		Name:               "payments",
 		ReadTimeout:        readTimeout,
@@ -210,10 +229,13 @@ func New(cfg Config) *Server {
 			return fasthttp.RequestConfig{MaxRequestBodySize: bodyLimitFor(h)}
 		},
 		DisablePreParseMultipartForm: true,
-		Concurrency:                  concurrencyMax,
-		NoDefaultServerHeader:        true,
-		CloseOnShutdown:              true,
-		Logger:                       fasthttpLogger{cfg.Logger},
+		// Bodies are read by readBody once the request is authenticated,
+		// not before the handler (body.go).
+		StreamRequestBody:     true,
+		Concurrency:           concurrencyMax,
+		NoDefaultServerHeader: true,
+		CloseOnShutdown:       true,
+		Logger:                fasthttpLogger{cfg.Logger},
 		// Parse errors name the problem, not the raw bytes (headers
 		// carry keys; bodies carry account numbers).
 		SecureErrorLogMessage: true,
@@ -227,7 +249,7 @@ func (s *Server) Serve(ln net.Listener) error {
 	if s.cfg.PublicBaseURL == "" {
 		s.cfg.PublicBaseURL = "http://" + ln.Addr().String()
 	}
-	return s.srv.Serve(ln)
+	return s.srv.Serve(s.limitConnsPerIP(ln))
 }
 
 // Shutdown stops accepting connections and waits for requests in flight to
@@ -300,6 +322,14 @@ func (s *Server) route(method, path string, scope ledger.Scopes, h handler) {
 		if !s.begin(ctx) {
 			return
 		}
+		if s.cfg.Cluster != nil && !s.cfg.Cluster.IsLeader() {
+			// A follower relays a body only for a key it knows (keys
+			// are replicated), so an anonymous body is never read.
+			if err := s.authenticateOnFollower(ctx); err != nil {
+				writeError(ctx, err)
+				return
+			}
+		}
 		if s.forwardIfFollower(ctx) {
 			return
 		}
@@ -324,6 +354,10 @@ func (s *Server) route(method, path string, scope ledger.Scopes, h handler) {
 		if scope != 0 && !key.Scopes.Has(scope) {
 			writeError(ctx, &ledger.Error{Code: ledger.CodeForbidden,
 				Message: "API key does not have the required scope: " + ledger.ScopeName(scope)})
+			return
+		}
+		if err := s.readBody(ctx); err != nil { // only now: authenticated
+			writeError(ctx, err)
 			return
 		}
 		h(&call{s: s, ctx: ctx, key: key, org: key.OrgID})

@@ -66,7 +66,7 @@ func (c *call) fundBalance() {
 		f := res.Funding
 		return &simulationBody{fundBalanceJSON{
 			Type:              "fund_balance",
-			TransactionID:     ledger.EntryID(f.EntrySeq),
+			TransactionID:     c.s.publicIDs().EntryID(f.EntrySeq),
 			AccountID:         f.AccountNumber,
 			Amount:            money(f.Amount, f.Currency),
 			Currency:          f.Currency,

@@ -43,6 +43,8 @@ type stackOptions struct {
 	settlement time.Duration
 	logger     *slog.Logger      // the server's; none when nil
 	publicBase string            // api.Config.PublicBaseURL
+	bodyBytes  int64             // api.Config.BodyBytesInFlightMax
+	connsPerIP int               // api.Config.ConnsPerIPMax
 	metrics    *metrics.Requests // api.Config.Metrics
 }
 
@@ -69,7 +71,7 @@ func newStack(t *testing.T, opts stackOptions) *stack {
 	files := t.TempDir()
 	srv := api.New(api.Config{Live: opts.live, NoProvider: opts.live, Actors: sys, Cluster: node, RateLimitPerSecond: opts.rateLimit,
 		FilesDir: files, Rates: opts.rates, SandboxSettlement: opts.settlement, Logger: opts.logger,
-		PublicBaseURL: opts.publicBase, Metrics: opts.metrics})
+		PublicBaseURL: opts.publicBase, BodyBytesInFlightMax: opts.bodyBytes, ConnsPerIPMax: opts.connsPerIP, Metrics: opts.metrics})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -82,9 +82,9 @@ type webhookDeliveryJSON struct {
 	CreatedAt      string  `json:"createdAt"`
 }
 
-func renderWebhookDelivery(d *ledger.WebhookDelivery) webhookDeliveryJSON {
+func renderWebhookDelivery(ids *ledger.PublicIDs, d *ledger.WebhookDelivery) webhookDeliveryJSON {
 	out := webhookDeliveryJSON{
-		ID: d.ID, EventID: d.EventID, EventType: optional(d.EventType), ResourceID: optional(d.ResourceID),
+		ID: d.ID, EventID: ids.EventID(d.EventSeq), EventType: optional(d.EventType), ResourceID: optional(d.ResourceID),
 		EndpointID: d.EndpointID, Status: d.Status.String(), Attempts: d.Attempts,
 		LastError: optional(d.LastError), CompletedAt: optionalTimestamp(d.CompletedAt), CreatedAt: timestamp(d.CreatedAt),
 	}
@@ -384,7 +384,7 @@ func (c *call) testWebhookEndpoint() {
 	}
 	switch d.Status {
 	case ledger.DeliveryPending:
-		out.Error = optional("The attempt's outcome is not recorded yet; see GET /v1/webhooks/deliveries?eventId=" + d.EventID)
+		out.Error = optional("The attempt's outcome is not recorded yet; see GET /v1/webhooks/deliveries?eventId=" + c.s.publicIDs().EventID(d.EventSeq))
 	case ledger.DeliveryFailed:
 		out.Error = optional(firstNonEmpty(d.LastError, "failed"))
 	}
@@ -402,6 +402,7 @@ func (c *call) listDeliveries() {
 	var f ledger.DeliveryFilter
 	f.EndpointID, _ = query(c.ctx, "endpointId")
 	f.EventID, _ = query(c.ctx, "eventId")
+	f.EventID = c.s.publicIDs().InternalEventID(f.EventID)
 	if v, ok := query(c.ctx, "status"); ok {
 		st, known := ledger.ParseDeliveryStatus(v)
 		if !known {
@@ -412,7 +413,8 @@ func (c *call) listDeliveries() {
 	}
 	var page ledger.Page[ledger.WebhookDelivery]
 	page = c.s.cfg.Actors.Reader().WebhookDeliveries(c.org, f, before, limit)
-	c.ok(fasthttp.StatusOK, newList(listDeliveries, page, renderWebhookDelivery))
+	ids := c.s.publicIDs()
+	c.ok(fasthttp.StatusOK, newList(listDeliveries, page, func(d *ledger.WebhookDelivery) webhookDeliveryJSON { return renderWebhookDelivery(ids, d) }))
 }
 
 // retryDelivery: POST /v1/webhooks/deliveries/{id}/retry. A pending or
@@ -429,6 +431,6 @@ func (c *call) retryDelivery() {
 		c.s.cfg.Actors.TrackWebhookDelivery(*r.Result.WebhookDelivery)
 	}
 	c.committed(r, fasthttp.StatusOK, func(res *ledger.Result) any {
-		return &webhookDeliveryBody{renderWebhookDelivery(res.WebhookDelivery)}
+		return &webhookDeliveryBody{renderWebhookDelivery(c.s.publicIDs(), res.WebhookDelivery)}
 	})
 }

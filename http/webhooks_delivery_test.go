@@ -229,6 +229,48 @@ func TestWebhookRetryScheduleAndAutoDisable(t *testing.T) {
 	}
 }
 
+// An event on an organization's sandbox clock (an order's), after a
+// simulation advanced that clock, is delivered at once: its delivery's
+// first attempt is due when it is made, not when the leader's clock
+// reaches the organization's.
+func TestWebhookDueAtOnceAfterClockAdvance(t *testing.T) {
+	clock := &fakeClock{now: time.UnixMilli(1_800_000_000_000)}
+	h := startEngine(t, actors.Config{Now: clock.Now, Webhooks: actors.WebhookConfig{
+		Clock: clock, Timeout: time.Second, Policy: actors.WebhookURLPolicy{AllowLoopback: true},
+	}})
+	rcv := newReceiver(t, func(int) string { return "ok" })
+	h.endpoint("whe_clock", rcv.url())
+	h.propose(&ledger.AdvanceClock{At: h.now(), OrgID: h.org, Millis: 3_600_000})
+	method, _ := rails.DefaultCatalogue().Method("gh_mtn")
+	in, err := rails.SandboxDepositInstructions(method, "Webhooks", "233241234567")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := h.sys.CreateOrder(actors.OrderRequest{
+		OrgID: h.org, ExternalReference: "order-1",
+		Spec: ledger.OrderSpec{FromMethod: "gh_mtn", FromCurrency: "GHS", FromAccountNumber: "233241234567",
+			ToMethod: "gh_mtn", ToCurrency: "GHS", ToAccountNumber: "233241234567", Amount: 1000, AmountSide: ledger.SideFrom},
+		FromMethodType: "mobile_money", ToMethodType: "mobile_money", FromAmount: 1000, ToAmount: 1000,
+		Fee: ledger.OrderFee("mobile_money", 1000), Instructions: in,
+	})
+	if r.Err != nil || r.Result.Err != nil {
+		t.Fatalf("create order: %v %v", r.Err, r.Result.Err)
+	}
+	waitFor(t, "the order's events to be delivered", 10*time.Second, func() bool {
+		page := h.sys.Reader().WebhookDeliveries(h.org, ledger.DeliveryFilter{EndpointID: "whe_clock"}, ledger.CursorStart, 100)
+		var orderEvents int
+		for _, d := range page.Items {
+			if d.Status != ledger.DeliverySuccess {
+				return false
+			}
+			if strings.HasPrefix(d.EventType, "order.") {
+				orderEvents++
+			}
+		}
+		return orderEvents > 0
+	})
+}
+
 // SSRF at delivery: a URL that passed the creation check but now resolves
 // to loopback, or names it, is refused at the dial on production; and a
 // redirect is an answer, never followed, on every stack.

@@ -35,6 +35,7 @@ const (
 	tagDeposit         byte = 'y'
 	tagOrder           byte = 'z'
 	tagSpendCharge     byte = 'C' // spendcap.go: a key's charges not yet settled
+	tagIDKey           byte = 'K' // publicids.go: the deployment's key for public entry and event ids
 )
 
 // Names of lookup and filter indexes, one byte each, unique within a kind.

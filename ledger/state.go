@@ -59,6 +59,7 @@ type State struct {
 	recipients *store[Recipient]      // recipient.go
 	files      *store[File]           // file.go
 	fileKeys   *store[fileSigningKey] // file.go
+	idKeys     *store[fileSigningKey] // publicids.go
 	disputes   *store[Dispute]        // dispute.go
 	fx         conversions            // conversion.go: quotes and conversions
 	webhooks   webhookState           // webhook.go: endpoints and deliveries
@@ -156,6 +157,7 @@ func NewState(kv KVReader) *State {
 	s.recipients = addStore(s, recipientKind)
 	s.files = addStore(s, fileKind)
 	s.fileKeys = addStore(s, fileSigningKeyKind)
+	s.idKeys = addStore(s, idKeyKind)
 	s.disputes = addStore(s, disputeKind)
 	s.fx = newConversions(s)
 	s.initWebhooks()

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/hashicorp/go-hclog"
 	hraft "github.com/hashicorp/raft"
 
@@ -66,6 +67,19 @@ type Config struct {
 	Observe Observers
 
 	Logger *slog.Logger
+
+	// FS, if set, holds the log and the state store instead of the
+	// operating system's files, and MemTableBytes sizes their memtables
+	// (zero keeps package wal's default). The simulator passes Pebble's
+	// crashable in-memory filesystem, to crash a node losing what it had
+	// not synced. Snapshots stay in DataDir.
+	FS            vfs.FS
+	MemTableBytes uint64
+	// Transport, if set, carries Raft's messages instead of TCP; RaftAddr
+	// is then its address, and Listener is unused. The simulator passes
+	// hashicorp's in-memory transport behind a network that drops, delays
+	// and partitions.
+	Transport hraft.Transport
 }
 
 // Node is one member of the Raft cluster: the log in Pebble, the FSM that
@@ -76,7 +90,7 @@ type Node struct {
 	fsm       *fsm
 	store     *wal.Store      // the Raft log
 	state     *wal.StateStore // the ledger's records
-	transport *hraft.NetworkTransport
+	transport hraft.Transport
 	logger    *slog.Logger
 
 	ready      atomic.Bool // leader: Barrier done; see Ready
@@ -121,11 +135,11 @@ func Open(cfg Config) (*Node, error) {
 	if err := os.Chmod(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("raft: data dir: %w", err)
 	}
-	store, err := wal.Open(filepath.Join(cfg.DataDir, "wal"), wal.Options{Logger: logger.With("component", "wal"), OnLogAppend: cfg.Observe.LogAppend})
+	store, err := wal.Open(filepath.Join(cfg.DataDir, "wal"), wal.Options{FS: cfg.FS, MemTableBytes: cfg.MemTableBytes, Logger: logger.With("component", "wal"), OnLogAppend: cfg.Observe.LogAppend})
 	if err != nil {
 		return nil, fmt.Errorf("raft: open log: %w", err)
 	}
-	state, err := wal.OpenState(filepath.Join(cfg.DataDir, "state"), wal.Options{Logger: logger.With("component", "state")})
+	state, err := wal.OpenState(filepath.Join(cfg.DataDir, "state"), wal.Options{FS: cfg.FS, MemTableBytes: cfg.MemTableBytes, Logger: logger.With("component", "state")})
 	if err != nil {
 		store.Close()
 		return nil, fmt.Errorf("raft: open state store: %w", err)
@@ -144,9 +158,7 @@ func Open(cfg Config) (*Node, error) {
 		}
 		store.Close()
 		state.Close()
-		if n.transport != nil {
-			n.transport.Close()
-		}
+		closeTransport(n.transport)
 		return nil, err
 	}
 	return n, nil
@@ -207,17 +219,9 @@ func (n *Node) start() error {
 		return err
 	}
 	n.fsm.observe = n.cfg.Observe
-	ln := n.cfg.Listener
-	if ln == nil {
-		if ln, err = net.Listen("tcp", n.cfg.RaftAddr); err != nil {
-			return fmt.Errorf("raft: listen on %s: %w", n.cfg.RaftAddr, err)
-		}
+	if n.transport, err = n.openTransport(hlog); err != nil {
+		return err
 	}
-	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && tcp.IP.IsUnspecified() && len(n.cfg.Peers) > 0 {
-		ln.Close()
-		return fmt.Errorf("raft: %s is not an address peers can reach; listen on a specific IP", ln.Addr())
-	}
-	n.transport = hraft.NewNetworkTransportWithLogger(&streamLayer{ln}, 3, 10*time.Second, hlog)
 	logs, err := hraft.NewLogCache(4096, n.store)
 	if err != nil {
 		return err
@@ -244,6 +248,34 @@ func (n *Node) start() error {
 	}
 	n.wg.Add(1)
 	go n.watchLeadership()
+	return nil
+}
+
+// openTransport returns the configured transport, or TCP on the listener
+// or RaftAddr.
+func (n *Node) openTransport(hlog hclog.Logger) (hraft.Transport, error) {
+	if n.cfg.Transport != nil {
+		return n.cfg.Transport, nil
+	}
+	ln := n.cfg.Listener
+	if ln == nil {
+		var err error
+		if ln, err = net.Listen("tcp", n.cfg.RaftAddr); err != nil {
+			return nil, fmt.Errorf("raft: listen on %s: %w", n.cfg.RaftAddr, err)
+		}
+	}
+	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && tcp.IP.IsUnspecified() && len(n.cfg.Peers) > 0 {
+		ln.Close()
+		return nil, fmt.Errorf("raft: %s is not an address peers can reach; listen on a specific IP", ln.Addr())
+	}
+	return hraft.NewNetworkTransportWithLogger(&streamLayer{ln}, 3, 10*time.Second, hlog), nil
+}
+
+// closeTransport closes a transport that can be closed.
+func closeTransport(t hraft.Transport) error {
+	if c, ok := t.(hraft.WithClose); ok {
+		return c.Close()
+	}
 	return nil
 }
 
@@ -353,7 +385,7 @@ func (n *Node) Close() error {
 		close(n.done)
 		err = n.raft.Shutdown().Error()
 		n.wg.Wait()
-		if cerr := n.transport.Close(); err == nil {
+		if cerr := closeTransport(n.transport); err == nil {
 			err = cerr
 		}
 		if cerr := n.store.Close(); err == nil {

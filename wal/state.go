@@ -74,7 +74,7 @@ func OpenState(dir string, opts Options) (*StateStore, error) {
 	if cacheBytes <= 0 {
 		cacheBytes = stateCacheBytes
 	}
-	if err := fs.MkdirAll(dir, dirMode); err != nil {
+	if err := mkdirAllSynced(fs, dir, dirMode); err != nil {
 		return nil, fmt.Errorf("wal: create %s: %w", dir, err)
 	}
 	lock, err := pebble.LockDirectory(dir, fs)

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -116,7 +118,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		cacheBytes = cacheBytesDefault
 	}
 
-	if err := fs.MkdirAll(dir, dirMode); err != nil {
+	if err := mkdirAllSynced(fs, dir, dirMode); err != nil {
 		return nil, fmt.Errorf("wal: create %s: %w", dir, err)
 	}
 	// Hold Pebble's directory lock across our WAL check so that no other
@@ -244,6 +246,43 @@ func (p pebbleLogger) Fatalf(format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
 	p.l.Error(msg, "component", "pebble", "fatal", true)
 	panic(pebbleFatal{msg: msg})
+}
+
+// mkdirAllSynced creates dir and any missing parents, and syncs the parent
+// of each directory it created: until then a crash may lose the new
+// directory's entry, and with it everything synced inside it.
+func mkdirAllSynced(fs vfs.FS, dir string, perm os.FileMode) error {
+	var created []string
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := fs.Stat(d); err == nil {
+			break
+		}
+		created = append(created, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	if err := fs.MkdirAll(dir, perm); err != nil {
+		return err
+	}
+	for _, d := range created {
+		parent := filepath.Dir(d)
+		if parent == d {
+			continue
+		}
+		f, err := fs.OpenDir(parent)
+		if err != nil {
+			return err
+		}
+		err = f.Sync()
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("sync %s: %w", parent, err)
+		}
+	}
+	return nil
 }
 
 // FsyncLatency is Pebble's histogram of the fsyncs of its WAL, which is

@@ -225,9 +225,14 @@ type payoutView struct {
 	ID                string `json:"id"`
 	Status            string `json:"status"`
 	ExternalReference string `json:"externalReference"`
-	From              struct {
+	// From is the whole debit, the fee included; To what the recipient
+	// is sent, whose cents pick the sandbox rail's outcome.
+	From struct {
 		Amount string `json:"amount"`
 	} `json:"from"`
+	To struct {
+		Amount string `json:"amount"`
+	} `json:"to"`
 	Fee struct {
 		Amount string `json:"amount"`
 	} `json:"fee"`
@@ -428,15 +433,18 @@ func kill9(t *testing.T, extra ...string) {
 	// Balance = funded − debited + refunded.
 	var debited, refunded int64
 	for _, po := range payouts {
-		d := cents(t, po.From.Amount) + cents(t, po.Fee.Amount)
+		d := cents(t, po.From.Amount)
+		if fee := cents(t, po.Fee.Amount); d != cents(t, po.To.Amount)+fee {
+			t.Errorf("payout %s debits %s, not %s sent plus the %s fee", po.ID, po.From.Amount, po.To.Amount, po.Fee.Amount)
+		}
 		debited += d
 		if po.Status == "failed" {
 			refunded += d
-			if !strings.HasSuffix(po.From.Amount, ".01") {
-				t.Errorf("payout %s of %s failed", po.ID, po.From.Amount)
+			if !strings.HasSuffix(po.To.Amount, ".01") {
+				t.Errorf("payout %s of %s failed", po.ID, po.To.Amount)
 			}
-		} else if strings.HasSuffix(po.From.Amount, ".01") {
-			t.Errorf("payout %s of %s should have been rejected by the sandbox rail", po.ID, po.From.Amount)
+		} else if strings.HasSuffix(po.To.Amount, ".01") {
+			t.Errorf("payout %s of %s should have been rejected by the sandbox rail", po.ID, po.To.Amount)
 		}
 	}
 	acct := ghsAccount(t, p.addr)

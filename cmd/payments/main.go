@@ -104,6 +104,9 @@ type serveConfig struct {
 	checkoutURL    string
 	publicBaseURL  string
 	trustedProxies string
+
+	connsPerIP        int
+	bodyBytesInFlight int64
 }
 
 func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
@@ -123,6 +126,8 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	fs.StringVar(&c.orgCurrency, "bootstrap-org-currency", "GHS", "its default currency")
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.IntVar(&c.rateLimit, "rate-limit", 100, "requests per second allowed per API key (sliding window)")
+	fs.IntVar(&c.connsPerIP, "max-conns-per-ip", 256, "open connections allowed from one client address (the cluster's peers are exempt); -1: no limit")
+	fs.Int64Var(&c.bodyBytesInFlight, "body-bytes-in-flight-max", 256<<20, "bytes of request bodies read or held at once, over all requests; past it requests answer 503")
 	// A snapshot is a flush of the state store, whatever the history, so
 	// they are frequent: a restart reads and applies only the log after
 	// the latest one.
@@ -323,20 +328,22 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		// once the node keeps one.
 	}
 	server := api.New(api.Config{
-		Metrics:            requestMetrics,
-		Live:               live,
-		NoProvider:         live,
-		Actors:             sys,
-		Cluster:            node,
-		PeerHTTP:           peerHTTP,
-		FilesDir:           filepath.Join(cfg.dataDir, "blobs"), // uploaded files' bytes, beside the log
-		Logger:             logger,
-		RateLimitPerSecond: cfg.rateLimit,
-		CommitTimeout:      cfg.commitTimeout,
-		CheckoutURL:        checkoutURL,
-		PublicBaseURL:      publicBaseURL,
-		SandboxSettlement:  cfg.settlement,
-		TrustedProxies:     trustedProxies,
+		Metrics:              requestMetrics,
+		Live:                 live,
+		NoProvider:           live,
+		Actors:               sys,
+		Cluster:              node,
+		PeerHTTP:             peerHTTP,
+		FilesDir:             filepath.Join(cfg.dataDir, "blobs"), // uploaded files' bytes, beside the log
+		Logger:               logger,
+		RateLimitPerSecond:   cfg.rateLimit,
+		CommitTimeout:        cfg.commitTimeout,
+		CheckoutURL:          checkoutURL,
+		PublicBaseURL:        publicBaseURL,
+		ConnsPerIPMax:        cfg.connsPerIP,
+		BodyBytesInFlightMax: cfg.bodyBytesInFlight,
+		SandboxSettlement:    cfg.settlement,
+		TrustedProxies:       trustedProxies,
 	})
 
 	// Machine-readable lines on stdout: what an operator or a test needs.

@@ -1,0 +1,389 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"time"
+
+	"payments/actors"
+	"payments/ledger"
+	"payments/rails"
+)
+
+// The organizations the clients work for. The hot accounts (GHS balances
+// of hotOrgs) only receive fundings and pay out amounts the sandbox rail
+// always completes, so that their balance is a simple register for the
+// linearizability check; otherOrg also collects, and pays out amounts the
+// rail rejects (refunded) or times out on.
+var (
+	hotOrgs  = []string{"org_hot1", "org_hot2"}
+	otherOrg = "org_other"
+)
+
+const currency = "GHS"
+
+// outcome is what a client was told about one request, in the end.
+type outcome int
+
+const (
+	acked   outcome = iota // a result: the resource, created or replayed
+	refused                // a ledger refusal: nothing was done
+	unknown                // no answer it could trust, after every retry
+)
+
+func (o outcome) String() string { return [...]string{"acked", "refused", "unknown"}[o] }
+
+// request is one logical write as its client saw it: every retry reuses
+// its reference.
+type request struct {
+	kind    string // "payout", "fund", "collection"
+	org     string
+	ref     string
+	amount  ledger.Minor
+	outcome outcome
+	id      string      // the resource's id, when acked
+	code    ledger.Code // the refusal's code
+	retries int
+	// replayed: the answer kept was a replay of an earlier create.
+	replayed bool
+}
+
+// clients drive writes and reads through the real actors of whichever
+// node leads (as the HTTP layer forwards to it), and record what they were
+// told.
+type clients struct {
+	c     *cluster
+	start time.Time
+	recv  *receiver
+
+	mu       sync.Mutex
+	requests []*request
+	history  []op // operations on the hot accounts, for porcupine
+	unknowns int  // attempts answered outcome_unknown (or cut by a crash)
+	causes   map[string]int
+}
+
+// writeGiveUp is how long a client retries one request before it leaves
+// it unknown.
+const writeGiveUp = 6 * time.Second
+
+func (cl *clients) now() int64 { return time.Since(cl.start).Nanoseconds() }
+
+// errCrashed stands for a reply that arrived across a crash of the node
+// that gave it: a transport error, to the client.
+var errCrashed = errors.New("sim: the node crashed during the request")
+
+// onLeader runs fn against the leader's actors, retrying while there is
+// none or it refuses (nothing done), until fn's answer is one to keep or
+// the give-up time passes. It reports how many attempts ended unknown.
+func (cl *clients) onLeader(ctx context.Context, deadline time.Time, fn func(*actors.System) (keep bool, err error)) (kept bool, unknowns int) {
+	for time.Now().Before(deadline) {
+		// The node a client reaches is the load balancer's choice, not
+		// the seed's.
+		n := cl.c.route(rand.IntN(len(cl.c.nodes)))
+		if n == nil {
+			time.Sleep(10 * time.Millisecond)
+			continue
+		}
+		crashes := n.crashes.Load()
+		_, sys := n.running()
+		if sys == nil {
+			continue
+		}
+		keep, err := fn(sys)
+		if n.crashes.Load() != crashes {
+			err = errCrashed
+		}
+		switch {
+		case err == nil && keep:
+			return true, unknowns
+		case err == nil, errors.Is(err, actors.ErrNotLeader), errors.Is(err, actors.ErrOverloaded):
+			time.Sleep(5 * time.Millisecond)
+		default: // outcome unknown: retry with the same reference
+			unknowns++
+			cl.mu.Lock()
+			cl.causes[unknownCause(err)]++
+			cl.mu.Unlock()
+			time.Sleep(20 * time.Millisecond)
+		}
+		if ctx.Err() != nil && unknowns == 0 {
+			break // stopping, and nothing is in doubt
+		}
+	}
+	return false, unknowns
+}
+
+// unknownCause names why an attempt's outcome was unknown, for the report.
+func unknownCause(err error) string {
+	msg := err.Error()
+	if i := strings.IndexAny(msg, "0123456789"); i > 0 {
+		msg = msg[:i]
+	}
+	return strings.TrimSpace(msg)
+}
+
+// write sends one request until it gets an answer it can trust.
+func (cl *clients) write(ctx context.Context, req *request, send func(*actors.System) actors.Reply) {
+	var last actors.Reply
+	kept, unknowns := cl.onLeader(ctx, time.Now().Add(writeGiveUp), func(sys *actors.System) (bool, error) {
+		last = send(sys)
+		return last.Err == nil, last.Err
+	})
+	req.retries = unknowns
+	switch {
+	case !kept:
+		req.outcome = unknown
+	case last.Result.Err != nil:
+		req.outcome, req.code = refused, last.Result.Err.Code
+	default:
+		req.outcome, req.id, req.replayed = acked, resultID(&last.Result), last.Result.Replayed
+	}
+	cl.mu.Lock()
+	cl.requests = append(cl.requests, req)
+	cl.unknowns += unknowns
+	cl.mu.Unlock()
+}
+
+func resultID(r *ledger.Result) string {
+	switch {
+	case r.Order != nil: // before its legs, which the result carries too
+		return r.Order.ID
+	case r.CheckoutSession != nil: // before its collection
+		return r.CheckoutSession.ID
+	case r.PaymentLink != nil:
+		return r.PaymentLink.ID
+	case r.Payout != nil:
+		return r.Payout.ID
+	case r.Collection != nil:
+		return r.Collection.ID
+	case r.Funding != nil:
+		return r.Funding.ExternalReference
+	case r.Conversion != nil:
+		return r.Conversion.ID
+	case r.Quote != nil:
+		return r.Quote.ID
+	}
+	return ""
+}
+
+func payoutRequest(org, ref string, amount ledger.Minor) actors.PayoutRequest {
+	return actors.PayoutRequest{
+		OrgID: org, ExternalReference: ref, MethodType: "mobile_money",
+		Spec: ledger.PayoutSpec{Currency: currency, Amount: amount, AmountSide: ledger.SideTo, Method: "gh_mtn", AccountNumber: "233241234567"},
+	}
+}
+
+func collectionRequest(org, ref string, amount ledger.Minor) actors.CollectionRequest {
+	return actors.CollectionRequest{
+		OrgID: org, ExternalReference: ref, MethodType: "mobile_money",
+		Spec: ledger.CollectionSpec{Currency: currency, Amount: amount, Method: "gh_mtn", PayerNumber: "233241234567"},
+	}
+}
+
+func (cl *clients) payout(ctx context.Context, org, ref string, amount ledger.Minor) *request {
+	req := &request{kind: "payout", org: org, ref: ref, amount: amount}
+	cl.write(ctx, req, func(sys *actors.System) actors.Reply { return sys.CreatePayout(payoutRequest(org, ref, amount)) })
+	return req
+}
+
+func (cl *clients) fund(ctx context.Context, org, ref string, amount ledger.Minor) *request {
+	req := &request{kind: "fund", org: org, ref: ref, amount: amount}
+	cl.write(ctx, req, func(sys *actors.System) actors.Reply { return sys.FundBalance(org, currency, amount, ref) })
+	return req
+}
+
+func (cl *clients) collection(ctx context.Context, org, ref string, amount ledger.Minor) *request {
+	req := &request{kind: "collection", org: org, ref: ref, amount: amount}
+	cl.write(ctx, req, func(sys *actors.System) actors.Reply {
+		return sys.CreateCollection(collectionRequest(org, ref, amount))
+	})
+	return req
+}
+
+var catalogue = rails.DefaultCatalogue()
+
+// order creates a mobile money order (the payer is prompted, then the
+// amount is paid out), priced and provisioned as POST /v1/orders does.
+func (cl *clients) order(ctx context.Context, org, ref string, amount ledger.Minor) *request {
+	req := &request{kind: "order", org: org, ref: ref, amount: amount}
+	method, _ := catalogue.Method("gh_mtn")
+	phone := "233241234567"
+	in, err := rails.SandboxDepositInstructions(method, org, phone)
+	if err != nil {
+		panic(err) // the catalogue changed under the simulation
+	}
+	order := actors.OrderRequest{
+		OrgID: org, ExternalReference: ref,
+		Spec: ledger.OrderSpec{
+			FromMethod: "gh_mtn", FromCurrency: currency, FromAccountNumber: phone,
+			ToMethod: "gh_mtn", ToCurrency: currency, ToAccountNumber: phone,
+			Amount: amount, AmountSide: ledger.SideFrom,
+		},
+		FromMethodType: "mobile_money", ToMethodType: "mobile_money",
+		FromAmount: amount, ToAmount: amount, Fee: ledger.OrderFee("mobile_money", amount),
+		Instructions: in,
+	}
+	cl.write(ctx, req, func(sys *actors.System) actors.Reply { return sys.CreateOrder(order) })
+	return req
+}
+
+// proposeOnce proposes a command that carries its own id, as the HTTP
+// layer's checkout routes do; a retry refused as a conflict because the
+// first attempt created it reads as a replay of what exists.
+func (cl *clients) proposeOnce(ctx context.Context, req *request, cmd ledger.Command, exists func(*ledger.Reader) (ledger.Result, bool)) {
+	cl.write(ctx, req, func(sys *actors.System) actors.Reply {
+		pctx, cancel := context.WithTimeout(context.Background(), commitTimeout) // the request's own bound
+		defer cancel()
+		r := sys.ProposeTracked(pctx, cmd)
+		if r.Err == nil && r.Result.Err != nil && r.Result.Err.Code == ledger.CodeConflict {
+			if found, ok := exists(sys.Reader()); ok {
+				found.Replayed = true
+				r.Result = found
+			}
+		}
+		return r
+	})
+}
+
+// paymentLink creates a payment link and pays it by mobile money through a
+// checkout session, as POST /v1/payment-links then the hosted checkout do.
+func (cl *clients) paymentLink(ctx context.Context, org, ref string, amount ledger.Minor) *request {
+	id := strings.ReplaceAll(ref, "-", "_")
+	link := &ledger.CreatePaymentLink{At: time.Now().UnixMilli(), ID: "pl_" + id, OrgID: org, Spec: ledger.PaymentLinkSpec{
+		Currency: currency, Amount: amount, Email: "payer@example.com",
+		Appearance: ledger.CheckoutAppearance{Title: "Invoice " + ref, Methods: ledger.MethodSet(0).With(ledger.CheckoutMobileMoney)},
+	}}
+	linked := &request{kind: "payment_link", org: org, ref: link.ID, amount: amount}
+	cl.proposeOnce(ctx, linked, link, func(r *ledger.Reader) (ledger.Result, bool) {
+		l, ok := r.PaymentLink(org, link.ID)
+		return ledger.Result{PaymentLink: &l}, ok
+	})
+	if linked.outcome != acked {
+		return linked
+	}
+	sess := &ledger.CreateCheckoutSession{
+		At: time.Now().UnixMilli(), ID: "cs_" + id, OrgID: org, LinkID: link.ID,
+		Method: ledger.CheckoutMobileMoney, MethodCode: "gh_mtn", PayerNumber: "233241234567", MethodType: "mobile_money",
+		OriginCurrency: currency, OriginAmount: amount, DestAmount: amount, Rate: "1",
+		CollectionID: "col_" + id, Fee: ledger.CollectionFee("mobile_money", amount),
+	}
+	req := &request{kind: "checkout", org: org, ref: sess.ID, amount: amount}
+	cl.proposeOnce(ctx, req, sess, func(r *ledger.Reader) (ledger.Result, bool) {
+		s, ok := r.CheckoutSession(org, sess.ID)
+		return ledger.Result{CheckoutSession: &s}, ok
+	})
+	return req
+}
+
+// conversionRate is the simulation's fixed GHS→NGN rate.
+const conversionRate = 100
+
+// conversion quotes and executes a GHS→NGN conversion, as POST
+// /v1/conversions/quote then POST /v1/conversions do. The quote's id is
+// the client's key: a retried quote that exists is the same quote, and a
+// retried execution of an executed quote is told the conversion it made.
+func (cl *clients) conversion(ctx context.Context, org, ref string, amount ledger.Minor) *request {
+	req := &request{kind: "conversion", org: org, ref: "qte_" + strings.ReplaceAll(ref, "-", "_"), amount: amount}
+	quote := &ledger.CreateQuote{
+		At: time.Now().UnixMilli(), ID: req.ref, OrgID: org,
+		FromCurrency: currency, FromAmount: amount, ToCurrency: "NGN", ToAmount: amount * conversionRate,
+		Side: ledger.SideFrom, Rate: fmt.Sprint(conversionRate),
+	}
+	quoted := &request{kind: "quote", org: org, ref: req.ref}
+	cl.write(ctx, quoted, func(sys *actors.System) actors.Reply {
+		pctx, cancel := context.WithTimeout(context.Background(), commitTimeout) // the request's own bound: ctx only stops new requests
+		defer cancel()
+		r := sys.Propose(pctx, quote)
+		if r.Err == nil && r.Result.Err != nil && r.Result.Err.Code == ledger.CodeConflict {
+			r.Result = ledger.Result{Replayed: true, Quote: &ledger.Quote{ID: quote.ID}}
+		}
+		return r
+	})
+	if quoted.outcome != acked {
+		return quoted
+	}
+	cl.write(ctx, req, func(sys *actors.System) actors.Reply {
+		r := sys.ExecuteQuote(org, req.ref)
+		if e := r.Result.Err; r.Err == nil && e != nil && e.Code == ledger.CodeBadRequest && e.ExistingID != "" {
+			// Executed already, by an earlier attempt whose answer was lost.
+			r.Result = ledger.Result{Replayed: true, Conversion: &ledger.Conversion{ID: e.ExistingID, QuoteID: req.ref, FromAmount: amount}}
+		}
+		return r
+	})
+	return req
+}
+
+// balance reads an organization's balance on the leader, as GET
+// /v1/accounts does.
+func (cl *clients) balance(ctx context.Context, org string) (ledger.Minor, bool) {
+	var total ledger.Minor
+	kept, _ := cl.onLeader(ctx, time.Now().Add(writeGiveUp), func(sys *actors.System) (bool, error) {
+		a, _ := sys.Reader().AccountFor(org, currency)
+		total = a.Total
+		return true, nil
+	})
+	return total, kept
+}
+
+// run is one client's loop until ctx ends: seeded choices of what to do.
+func (cl *clients) run(ctx context.Context, id int, rng *rand.Rand) {
+	for i := 0; ctx.Err() == nil; i++ {
+		ref := fmt.Sprintf("c%d-%d", id, i)
+		hot := hotOrgs[rng.IntN(len(hotOrgs))]
+		switch p := rng.IntN(100); {
+		case p < 30: // a debit of a hot account, always completed by the rail
+			amount := ledger.Minor(100 * (1 + rng.IntN(400)))
+			call := cl.now()
+			req := cl.payout(ctx, hot, ref, amount)
+			cl.record(id, hot, opInput{kind: opDebit, amount: amount + ledger.PayoutFee("mobile_money", amount)}, req.outcome, call)
+		case p < 42: // a credit of a hot account
+			amount := ledger.Minor(100 * (1 + rng.IntN(600)))
+			call := cl.now()
+			req := cl.fund(ctx, hot, ref, amount)
+			cl.record(id, hot, opInput{kind: opCredit, amount: amount}, req.outcome, call)
+		case p < 58: // a read of a hot account
+			call := cl.now()
+			if v, ok := cl.balance(ctx, hot); ok {
+				cl.mu.Lock()
+				cl.history = append(cl.history, op{client: id, account: hot, in: opInput{kind: opRead}, out: opOutput{value: v}, call: call, ret: cl.now()})
+				cl.mu.Unlock()
+			}
+		case p < 70: // a collection, any sandbox scenario
+			amount := ledger.Minor(100*(1+rng.IntN(200)) + sandboxCents[rng.IntN(len(sandboxCents))])
+			cl.collection(ctx, otherOrg, ref, amount)
+		case p < 78: // an order: a mobile money prompt, then a payout, any scenario
+			cl.order(ctx, otherOrg, ref, ledger.Minor(100*(1+rng.IntN(100))+sandboxCents[rng.IntN(len(sandboxCents))]))
+		case p < 88: // a conversion: a quote, then its execution
+			cl.conversion(ctx, otherOrg, ref, ledger.Minor(100*(1+rng.IntN(100))))
+		case p < 94: // a payment link, paid by mobile money through its checkout
+			cl.paymentLink(ctx, otherOrg, ref, ledger.Minor(100*(1+rng.IntN(100))+sandboxCents[rng.IntN(len(sandboxCents))]))
+		default: // a payout the rail may reject or time out on
+			amount := ledger.Minor(100*(1+rng.IntN(50)) + sandboxCents[rng.IntN(len(sandboxCents))])
+			cl.payout(ctx, otherOrg, ref, amount)
+		}
+		if rng.IntN(4) == 0 {
+			time.Sleep(time.Duration(rng.IntN(20)) * time.Millisecond)
+		}
+	}
+}
+
+// sandboxCents are amounts' last two decimal digits that pick the sandbox
+// rails' scenarios (rails.PayoutTrigger, rails.CollectionTrigger), with
+// plain ones.
+var sandboxCents = []int{0, 0, 0, 1, 3, 50, 51, 52, 99}
+
+// record adds a write on a hot account to the history.
+func (cl *clients) record(client int, account string, in opInput, o outcome, call int64) {
+	out := opOutput{outcome: o}
+	ret := cl.now()
+	if o == unknown {
+		ret = unknownReturn
+	}
+	cl.mu.Lock()
+	cl.history = append(cl.history, op{client: client, account: account, in: in, out: out, call: call, ret: ret})
+	cl.mu.Unlock()
+}

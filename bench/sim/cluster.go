@@ -1,0 +1,276 @@
+package sim
+
+import (
+	"fmt"
+	"io"
+	mrand "math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"payments/actors"
+	"payments/raft"
+	"payments/rails"
+)
+
+// Timing of the simulated cluster: elections in a few hundred
+// milliseconds, rails that settle in tens.
+const (
+	heartbeatTimeout = 150 * time.Millisecond
+	commitTimeout    = 2 * time.Second
+)
+
+var sandboxTiming = rails.SandboxTiming{
+	SubmitLatency:     2 * time.Millisecond,
+	Settlement:        30 * time.Millisecond,
+	Timeout:           150 * time.Millisecond,
+	DelayedCompletion: 300 * time.Millisecond,
+	CustomerTimeout:   200 * time.Millisecond,
+}
+
+// simNode is one member: the real Raft node (log and state store on a
+// crashable in-memory filesystem, snapshots in a temporary directory), the
+// real actors and the sandbox rail, assembled as cmd/payments does.
+type simNode struct {
+	id    string
+	root  string // temporary directory; each incarnation's DataDir is under it
+	fs    *vfs.MemFS
+	trans *transport
+
+	mu    sync.Mutex
+	node  *raft.Node // nil while crashed
+	sys   *actors.System
+	stop  chan struct{}
+	wg    sync.WaitGroup
+	incar int    // incarnation: starts so far
+	dir   string // DataDir: paths in fs, and the snapshots on disk
+
+	// crashes counts crashes; a reply read across one is not trusted
+	// (in a real crash nothing is said after the crash instant).
+	crashes atomic.Uint64
+}
+
+type cluster struct {
+	net   *network
+	nodes []*simNode
+	peers []raft.Peer
+	rng   *mrand.Rand // crash clones' choice of unsynced data; the scheduler's goroutine only
+}
+
+func newCluster(root string, net *network, seed int64) (*cluster, error) {
+	c := &cluster{net: net, rng: mrand.New(mrand.NewPCG(uint64(seed), 1))}
+	for i := 1; i <= 3; i++ {
+		id := fmt.Sprintf("n%d", i)
+		c.peers = append(c.peers, raft.Peer{ID: id, RaftAddr: id})
+		c.nodes = append(c.nodes, &simNode{id: id, root: filepath.Join(root, id), fs: vfs.NewCrashableMem()})
+	}
+	for _, n := range c.nodes {
+		if err := c.start(n); err != nil {
+			c.close()
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// start opens the node on its filesystem and connects its transport to
+// the others.
+func (c *cluster) start(n *simNode) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.trans = newTransport(c.net, n.id)
+	for _, o := range c.nodes {
+		if o != n && o.trans != nil {
+			n.trans.inner.Connect(o.trans.inner.LocalAddr(), o.trans.inner)
+			o.trans.inner.Connect(n.trans.inner.LocalAddr(), n.trans.inner)
+		}
+	}
+	n.dir = filepath.Join(n.root, "data")
+	node, err := raft.Open(raft.Config{
+		ID: n.id, DataDir: n.dir, RaftAddr: n.id, Peers: c.peers,
+		FS: n.fs, MemTableBytes: 1 << 20, Transport: n.trans,
+		// Snapshots only when the scheduler takes one, between two
+		// faults: the snapshot files live on the real disk, outside the
+		// crash clone, so a snapshot taken while a node is being crashed
+		// could outlive log entries the clone lost (a state no real disk
+		// would be in). A short tail, so that followers that lag get
+		// snapshots installed.
+		SnapshotThreshold: 1 << 40, SnapshotInterval: 24 * time.Hour, TrailingLogs: 100,
+		HeartbeatTimeout: heartbeatTimeout, ElectionTimeout: heartbeatTimeout, LeaderLeaseTimeout: heartbeatTimeout / 2,
+	})
+	if err != nil {
+		return fmt.Errorf("start %s (incarnation %d): %w", n.id, n.incar, err)
+	}
+	sys := actors.Start(actors.Config{
+		Log: node, State: node, Rail: rails.NewSandbox(sandboxTiming),
+		CommitTimeout: commitTimeout, Webhooks: webhookConfig(),
+	})
+	n.node, n.sys, n.stop = node, sys, make(chan struct{})
+	n.incar++
+	n.wg.Add(1)
+	go func(stop chan struct{}) {
+		defer n.wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			case leading := <-node.Leadership():
+				sys.SetLeading(leading)
+			}
+		}
+	}(n.stop)
+	c.net.setDown(n.id, false)
+	return nil
+}
+
+// crash stops the node as a power cut would: from this instant nothing it
+// does is seen (the network drops its messages, clients distrust replies
+// read after it), and it restarts from what its disk had synced.
+func (c *cluster) crash(n *simNode) error {
+	n.crashes.Add(1)
+	c.net.setDown(n.id, true)
+	cfg := vfs.CrashCloneCfg{}
+	if c.rng.IntN(2) == 0 {
+		cfg = vfs.CrashCloneCfg{UnsyncedDataPercent: c.rng.IntN(100), RNG: c.rng}
+	}
+	clone := n.fs.CrashClone(cfg)
+	// The snapshots live on the real disk: keep those complete at the
+	// crash instant.
+	n.mu.Lock()
+	snaps, kept := filepath.Join(n.dir, "snapshots"), filepath.Join(n.root, "crash-snapshots")
+	n.mu.Unlock()
+	os.RemoveAll(kept)
+	if err := copySnapshots(snaps, kept); err != nil {
+		return err
+	}
+	c.stopNode(n)
+	n.fs = clone
+	if err := os.RemoveAll(snaps); err != nil {
+		return err
+	}
+	return os.Rename(kept, snaps)
+}
+
+func (c *cluster) stopNode(n *simNode) {
+	n.mu.Lock()
+	node, sys, stop := n.node, n.sys, n.stop
+	n.node, n.sys = nil, nil
+	n.mu.Unlock()
+	if node == nil {
+		return
+	}
+	close(stop)
+	n.wg.Wait()
+	sys.Stop()
+	node.Close()
+}
+
+func (c *cluster) close() {
+	for _, n := range c.nodes {
+		c.stopNode(n)
+	}
+}
+
+// running returns the node's parts, or nil while it is down.
+func (n *simNode) running() (*raft.Node, *actors.System) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.node, n.sys
+}
+
+// leader returns a node that leads and has caught up, as the HTTP layer's
+// forwarding finds it; nil when none does.
+func (c *cluster) leader() *simNode {
+	for _, n := range c.nodes {
+		if node, _ := n.running(); node != nil && node.IsLeader() {
+			return n
+		}
+	}
+	return nil
+}
+
+// route finds the node that serves a request sent to node entry, as the
+// HTTP layer does: the entry node serves it if it leads, or forwards it to
+// the node it believes leads, which serves it if it leads; nil otherwise
+// (the client is told to retry).
+func (c *cluster) route(entry int) *simNode {
+	n := c.nodes[entry]
+	node, _ := n.running()
+	if node == nil {
+		return nil
+	}
+	if node.IsLeader() {
+		return n
+	}
+	id, ok := node.Leader()
+	if !ok || id == n.id || c.net.isCut(n.id, id) {
+		return nil
+	}
+	for _, o := range c.nodes {
+		if o.id == id {
+			if on, _ := o.running(); on != nil && on.IsLeader() {
+				return o
+			}
+		}
+	}
+	return nil
+}
+
+// copySnapshots copies hashicorp's finished snapshot directories (not the
+// .tmp ones being written).
+func copySnapshots(from, to string) error {
+	if err := os.MkdirAll(to, 0o700); err != nil {
+		return err
+	}
+	entries, err := os.ReadDir(from)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if !e.IsDir() || strings.HasSuffix(e.Name(), ".tmp") {
+			continue
+		}
+		if err := copyDir(filepath.Join(from, e.Name()), filepath.Join(to, e.Name())); err != nil {
+			// Reaped while copied: an older snapshot, not needed.
+			os.RemoveAll(filepath.Join(to, e.Name()))
+		}
+	}
+	return nil
+}
+
+func copyDir(from, to string) error {
+	if err := os.MkdirAll(to, 0o700); err != nil {
+		return err
+	}
+	for _, name := range []string{"meta.json", "state.bin"} {
+		if err := copyFile(filepath.Join(from, name), filepath.Join(to, name)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func copyFile(from, to string) error {
+	in, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.Create(to)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}

@@ -1,0 +1,185 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"payments/actors"
+	"payments/ledger"
+)
+
+// Options configures one run.
+type Options struct {
+	Seed int64
+	// Faults is how long faults are injected while the clients run; then
+	// the network heals, crashed nodes restart and the auditor checks.
+	Faults  time.Duration
+	Clients int
+	// Dir holds the nodes' snapshot directories and, on a failure, the
+	// linearizability visualisation.
+	Dir  string
+	Logf func(format string, args ...any)
+}
+
+// Report is what a run did and found.
+type Report struct {
+	Seed     int64
+	Faults   map[string]int // injected, by kind
+	Requests map[string]int // client writes, by outcome
+	Unknowns int            // attempts answered outcome_unknown or cut by a crash
+	// UnknownCauses counts those attempts by the error's text.
+	UnknownCauses map[string]int
+	Reads         int
+	Webhooks      int    // delivery attempts the receiver saw
+	Dropped       uint64 // Raft messages the network lost
+	Violations    []string
+	// Visual is porcupine's visualisation of a history that is not
+	// linearizable ("" otherwise).
+	Visual string
+}
+
+func (r *Report) violate(format string, args ...any) {
+	r.Violations = append(r.Violations, fmt.Sprintf(format, args...))
+}
+
+func (r *Report) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "seed %d: faults %v, requests %v, unknown attempts %d, reads %d, webhook attempts %d, raft messages dropped %d",
+		r.Seed, sorted(r.Faults), sorted(r.Requests), r.Unknowns, r.Reads, r.Webhooks, r.Dropped)
+	if len(r.UnknownCauses) > 0 {
+		fmt.Fprintf(&b, "\n  unknown outcomes by cause: %s", sorted(r.UnknownCauses))
+	}
+	for _, v := range r.Violations {
+		fmt.Fprintf(&b, "\n  violation: %s", v)
+	}
+	if r.Visual != "" {
+		fmt.Fprintf(&b, "\n  linearizability visualisation: %s", r.Visual)
+	}
+	return b.String()
+}
+
+func sorted(m map[string]int) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, fmt.Sprintf("%s=%d", k, m[k]))
+	}
+	return "{" + strings.Join(parts, " ") + "}"
+}
+
+// Run runs the cluster under seeded faults and clients, then audits it.
+// The seed fixes the fault schedule and every client's choices; the
+// interleaving is the Go scheduler's and hashicorp's timers', so a seed
+// replays the same run, not the same bytes.
+func Run(opts Options) (*Report, error) {
+	if opts.Clients <= 0 {
+		opts.Clients = 4
+	}
+	if opts.Logf == nil {
+		opts.Logf = func(string, ...any) {}
+	}
+	rep := &Report{Seed: opts.Seed, Faults: map[string]int{}, Requests: map[string]int{}}
+	seed := uint64(opts.Seed)
+	net := newNetwork(seed)
+	c, err := newCluster(opts.Dir, net, opts.Seed)
+	if err != nil {
+		return nil, err
+	}
+	defer c.close()
+	recv, err := startReceiver(seed)
+	if err != nil {
+		return nil, err
+	}
+	defer recv.close()
+	cl := &clients{c: c, start: time.Now(), recv: recv, causes: map[string]int{}}
+	if err := setup(cl); err != nil {
+		return nil, err
+	}
+
+	ctx, stopClients := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for i := 0; i < opts.Clients; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			cl.run(ctx, i+1, rand.New(rand.NewPCG(seed, uint64(i+1))))
+		}(i)
+	}
+	sched := &scheduler{c: c, rng: rand.New(rand.NewPCG(seed, 0)), counts: rep.Faults, logf: opts.Logf, violate: rep.violate}
+	recv.setFailRate(0.2)
+	schedErr := sched.run(opts.Faults)
+	stopClients()
+	recv.setFailRate(0)
+	healErr := sched.healAll()
+	wg.Wait()
+	if err := errors.Join(schedErr, healErr); err != nil {
+		rep.violate("a node failed to restart: %v", err)
+		return rep, nil
+	}
+
+	for _, r := range cl.requests {
+		key := r.kind + "_" + r.outcome.String()
+		if r.outcome == refused {
+			key += "_" + string(r.code)
+		}
+		rep.Requests[key]++
+	}
+	rep.Unknowns = cl.unknowns
+	net.mu.Lock()
+	rep.Dropped = net.dropped
+	net.mu.Unlock()
+	rep.UnknownCauses = cl.causes
+	audit(cl, rep, opts)
+	return rep, nil
+}
+
+// setup creates the organizations and funds the other organization, with
+// the clients' retries.
+func setup(cl *clients) error {
+	ctx := context.Background()
+	deadline := time.Now().Add(30 * time.Second)
+	for _, org := range append(slices.Clone(hotOrgs), otherOrg) {
+		cmd := &ledger.CreateOrganization{
+			At: time.Now().UnixMilli(), ID: org, Name: org, Country: "GH", DefaultCurrency: currency,
+			Key: ledger.CreateAPIKey{At: time.Now().UnixMilli(), ID: "key_" + org[4:], OrgID: org, Hash: actors.HashKey("sk_test_" + org), Scopes: ledger.ScopesMerchant},
+		}
+		kept, _ := cl.onLeader(ctx, deadline, func(sys *actors.System) (bool, error) {
+			pctx, cancel := context.WithTimeout(ctx, commitTimeout)
+			defer cancel()
+			r := sys.Propose(pctx, cmd)
+			if r.Err == nil && r.Result.Err != nil && r.Result.Err.Code != ledger.CodeConflict {
+				return false, r.Result.Err
+			}
+			return r.Err == nil, r.Err
+		})
+		if !kept {
+			return fmt.Errorf("setup: could not create %s", org)
+		}
+	}
+	endpoint := &ledger.CreateWebhookEndpoint{
+		At: time.Now().UnixMilli(), ID: "whe_sim", OrgID: otherOrg, URL: cl.recv.url,
+		Events: []string{"*"}, Secret: actors.NewWebhookSecret(),
+	}
+	kept, _ := cl.onLeader(ctx, deadline, func(sys *actors.System) (bool, error) {
+		pctx, cancel := context.WithTimeout(ctx, commitTimeout)
+		defer cancel()
+		r := sys.Propose(pctx, endpoint)
+		if r.Err == nil && r.Result.Err != nil && r.Result.Err.Code != ledger.CodeConflict && r.Result.Err.Code != ledger.CodeDuplicate {
+			return false, r.Result.Err
+		}
+		return r.Err == nil, r.Err
+	})
+	if !kept {
+		return fmt.Errorf("setup: could not create the webhook endpoint")
+	}
+	if r := cl.fund(ctx, otherOrg, "setup", 1_000_000); r.outcome != acked {
+		return fmt.Errorf("setup: funding %s: %s %s", otherOrg, r.outcome, r.code)
+	}
+	return nil
+}

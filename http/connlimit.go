@@ -1,0 +1,120 @@
+package http
+
+import (
+	"bufio"
+	"net"
+	"net/netip"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"payments/actors"
+	"payments/ledger"
+)
+
+// defaultConnsPerIPMax is Config.ConnsPerIPMax's default: well above what
+// one client's connection pool needs (paybench opens 128).
+const defaultConnsPerIPMax = 256
+
+// connLimitAnswerTimeout bounds writing the refusal to a connection over
+// the limit.
+const connLimitAnswerTimeout = time.Second
+
+// limitConnsPerIP wraps ln so that a client address with ConnsPerIPMax
+// connections open has its next one answered 429 rate_limited, in the
+// error envelope, and closed. fasthttp's MaxConnsPerIP answers in plain
+// text, hence this. The cluster's peers (Config.PeerHTTP's hosts) are not
+// counted: a follower forwards over many connections.
+func (s *Server) limitConnsPerIP(ln net.Listener) net.Listener {
+	if s.cfg.ConnsPerIPMax < 0 {
+		return ln
+	}
+	l := &perIPListener{Listener: ln, max: s.cfg.ConnsPerIPMax, open: make(map[netip.Addr]int), exempt: make(map[netip.Addr]bool)}
+	for _, hp := range s.cfg.PeerHTTP {
+		if host, _, err := net.SplitHostPort(hp); err == nil {
+			if ip, err := netip.ParseAddr(host); err == nil {
+				l.exempt[ip.Unmap()] = true
+			}
+		}
+	}
+	return l
+}
+
+type perIPListener struct {
+	net.Listener
+	max    int
+	exempt map[netip.Addr]bool
+
+	mu   sync.Mutex
+	open map[netip.Addr]int
+}
+
+func (l *perIPListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		ip := remoteIP(c)
+		if !ip.IsValid() || l.exempt[ip] {
+			return c, nil
+		}
+		l.mu.Lock()
+		over := l.open[ip] >= l.max
+		if !over {
+			l.open[ip]++
+		}
+		l.mu.Unlock()
+		if over {
+			go refuseConn(c, l.max)
+			continue
+		}
+		return &countedConn{Conn: c, l: l, ip: ip}, nil
+	}
+}
+
+func remoteIP(c net.Conn) netip.Addr {
+	if ta, ok := c.RemoteAddr().(*net.TCPAddr); ok {
+		ip, _ := netip.AddrFromSlice(ta.IP)
+		return ip.Unmap()
+	}
+	return netip.Addr{}
+}
+
+// countedConn gives its place back once, when closed.
+type countedConn struct {
+	net.Conn
+	l    *perIPListener
+	ip   netip.Addr
+	once sync.Once
+}
+
+func (c *countedConn) Close() error {
+	c.once.Do(func() {
+		c.l.mu.Lock()
+		if c.l.open[c.ip]--; c.l.open[c.ip] <= 0 {
+			delete(c.l.open, c.ip)
+		}
+		c.l.mu.Unlock()
+	})
+	return c.Conn.Close()
+}
+
+// refuseConn answers a connection over the limit without reading its
+// request: 429 rate_limited in the error envelope, then closes it.
+func refuseConn(c net.Conn, limit int) {
+	defer c.Close()
+	var ctx fasthttp.RequestCtx
+	ctx.Response.Header.Set("x-request-id", actors.NewID("req_"))
+	ctx.Response.Header.Set("service-version", apiVersions[0])
+	ctx.Response.SetConnectionClose()
+	writeError(&ctx, &ledger.Error{Code: ledger.CodeRateLimited, RetryAfterSeconds: 1,
+		Message: "Too many connections from this address (at most " + strconv.Itoa(limit) + " at once); reuse connections, or retry shortly"})
+	c.SetWriteDeadline(time.Now().Add(connLimitAnswerTimeout))
+	w := bufio.NewWriter(c)
+	if ctx.Response.Write(w) == nil {
+		w.Flush()
+	}
+}

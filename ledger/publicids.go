@@ -1,0 +1,223 @@
+package ledger
+
+import (
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base32"
+	"encoding/binary"
+	"sync"
+)
+
+// Public ids of journal entries and events. Inside, an entry or event is
+// its place in one sequence shared by every organization, and EntryID and
+// EventID name it by a fixed, public scramble of that number: anyone can
+// undo it, so a tenant reading its own ids would see the platform's volume,
+// and every fresh deployment repeats them. What clients see instead is the
+// number enciphered with a key drawn once per deployment (SetIDKey,
+// replicated, so every node makes the same ids): "le_" or "wev_" and 26
+// characters of base32 (0-9a-v) of one AES block holding the number and a
+// tag. Without the key ids are neither decodable nor guessable; with it
+// they map back to the number without an index. A random string of the
+// right shape is refused (its tag does not match) but for a chance of
+// 2^-64.
+//
+// Inside the ledger (Event.ID, an entry's RefID, a delivery's EventID and
+// their indexes) the old form stays, so no stored record changes; the HTTP
+// layer translates at its edge. Before the key exists, and for deployments
+// that began without one, the old form is also what clients are shown, and
+// it stays accepted on input.
+
+// idKeyRecordID is the id of the one record of the id key section.
+const idKeyRecordID = "public_ids"
+
+// idKeyKind: one record (a key and when it was committed, the URL signing
+// key's shape) that stays open.
+var idKeyKind = &kind[fileSigningKey]{
+	tag: tagIDKey, name: "id key",
+	id:  func(*fileSigningKey) (string, string) { return idKeyRecordID, "" },
+	enc: encodeFileSigningKey, dec: decodeFileSigningKey,
+	unlisted: true,
+}
+
+// IDKeyLen is the length of an id key in bytes.
+const IDKeyLen = 32
+
+// SetIDKey commits the deployment's id key. The first one committed wins;
+// a later one changes nothing and is answered as a replay.
+type SetIDKey struct {
+	At  int64
+	Key string // IDKeyLen random bytes
+}
+
+// KindSetIDKey is frozen.
+const KindSetIDKey Kind = 120
+
+func (*SetIDKey) Kind() Kind { return KindSetIDKey }
+
+func (c *SetIDKey) encode(e *encoder) {
+	e.varint(c.At)
+	e.str(c.Key)
+}
+
+func init() {
+	registerCommand(KindSetIDKey, func(d *decoder) Command {
+		return &SetIDKey{At: d.varint(), Key: d.str()}
+	})
+}
+
+func (c *SetIDKey) apply(s *State) Result {
+	if len(c.Key) != IDKeyLen {
+		return Result{Err: errorf(CodeValidation, "an id key is %d bytes", IDKeyLen)}
+	}
+	if _, ok := s.idKeys.get(idKeyRecordID); ok {
+		return Result{Replayed: true}
+	}
+	s.idKeys.insert(fileSigningKey{Key: c.Key, At: c.At})
+	return Result{}
+}
+
+// IDKey returns the deployment's id key, once committed.
+func (r *Reader) IDKey() ([]byte, bool) {
+	k, ok := readRecord(r, idKeyKind, idKeyRecordID)
+	if !ok {
+		return nil, false
+	}
+	return []byte(k.Key), true
+}
+
+// PublicIDs makes and reads the public ids of one deployment. The nil
+// *PublicIDs (no key yet) uses the old, unkeyed form. Safe for concurrent
+// use.
+type PublicIDs struct {
+	block cipher.Block
+}
+
+var publicIDsByKey sync.Map // string(key) → *PublicIDs
+
+// NewPublicIDs returns the public ids made with key (IDKeyLen bytes), or
+// nil for no key.
+func NewPublicIDs(key []byte) *PublicIDs {
+	if len(key) == 0 {
+		return nil
+	}
+	if p, ok := publicIDsByKey.Load(string(key)); ok {
+		return p.(*PublicIDs)
+	}
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte("public ids v1"))
+	block, err := aes.NewCipher(m.Sum(nil)[:16])
+	if err != nil {
+		panic(err) // a 16-byte key is always valid
+	}
+	p, _ := publicIDsByKey.LoadOrStore(string(key), &PublicIDs{block: block})
+	return p.(*PublicIDs)
+}
+
+// publicIDEncoding is base32 over digits and lower-case letters, which sort
+// as their values, without padding.
+var publicIDEncoding = base32.NewEncoding("0123456789abcdefghijklmnopqrstuv").WithPadding(base32.NoPadding)
+
+const publicIDLen = 26 // base32 characters of one 16-byte block
+
+// tags keep an entry's id from reading as an event's.
+var (
+	entryIDTag = [8]byte{'l', 'e', 0, 0, 0, 0, 0, 1}
+	eventIDTag = [8]byte{'w', 'e', 'v', 0, 0, 0, 0, 1}
+)
+
+func (p *PublicIDs) seal(prefix string, tag [8]byte, seq uint64) string {
+	var b [16]byte
+	binary.BigEndian.PutUint64(b[:8], seq)
+	copy(b[8:], tag[:])
+	p.block.Encrypt(b[:], b[:])
+	return prefix + publicIDEncoding.EncodeToString(b[:])
+}
+
+func (p *PublicIDs) open(body string, tag [8]byte) (uint64, bool) {
+	if len(body) != publicIDLen {
+		return 0, false
+	}
+	var b [16]byte
+	if n, err := publicIDEncoding.Decode(b[:], []byte(body)); err != nil || n != 16 {
+		return 0, false
+	}
+	if publicIDEncoding.EncodeToString(b[:]) != body { // one spelling per id
+		return 0, false
+	}
+	p.block.Decrypt(b[:], b[:])
+	if [8]byte(b[8:]) != tag {
+		return 0, false
+	}
+	return binary.BigEndian.Uint64(b[:8]), true
+}
+
+// EntryID is the public id of the journal entry at seq.
+func (p *PublicIDs) EntryID(seq uint64) string {
+	if p == nil {
+		return EntryID(seq)
+	}
+	return p.seal("le_", entryIDTag, seq)
+}
+
+// ParseEntryID reads an entry id, public or in the old form.
+func (p *PublicIDs) ParseEntryID(id string) (uint64, bool) {
+	if p != nil && len(id) == len("le_")+publicIDLen && id[:3] == "le_" {
+		return p.open(id[3:], entryIDTag)
+	}
+	return ParseEntryID(id)
+}
+
+// EventID is the public id of the event at seq.
+func (p *PublicIDs) EventID(seq uint64) string {
+	if p == nil {
+		return EventID(seq)
+	}
+	return p.seal("wev_", eventIDTag, seq)
+}
+
+// ParseEventID reads an event id, public or in the old form.
+func (p *PublicIDs) ParseEventID(id string) (uint64, bool) {
+	if p != nil && len(id) == len("wev_")+publicIDLen && id[:4] == "wev_" {
+		return p.open(id[4:], eventIDTag)
+	}
+	return ParseEventID(id)
+}
+
+// PublicRef is ref as clients see it: an entry id in the old form (a
+// top-up's reference to its own entry) becomes its public id; any other
+// reference is returned as it is.
+func (p *PublicIDs) PublicRef(ref string) string {
+	if p == nil || len(ref) < 4 || ref[:3] != "le_" {
+		return ref
+	}
+	if seq, ok := ParseEntryID(ref); ok {
+		return p.EntryID(seq)
+	}
+	return ref
+}
+
+// InternalEntryRef is the inverse of PublicRef, for filters: a public
+// entry id becomes the old form stored in the journal.
+func (p *PublicIDs) InternalEntryRef(ref string) string {
+	if p == nil {
+		return ref
+	}
+	if seq, ok := p.ParseEntryID(ref); ok {
+		return EntryID(seq)
+	}
+	return ref
+}
+
+// InternalEventID turns a public event id into the old form the ledger
+// stores (a delivery's EventID); any other string is returned as it is.
+func (p *PublicIDs) InternalEventID(id string) string {
+	if p == nil {
+		return id
+	}
+	if seq, ok := p.ParseEventID(id); ok {
+		return EventID(seq)
+	}
+	return id
+}
