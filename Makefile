@@ -48,6 +48,7 @@ cluster: build ## start three nodes on loopback in the background: data, logs an
 		nohup $(BIN)/payments serve --stack sandbox --node-id n$$i --data-dir $$dir --peers "$$peers" \
 			--http-addr 127.0.0.1:$$(($(CLUSTER_HTTP_BASE)+i)) --raft-addr 127.0.0.1:$$(($(CLUSTER_RAFT_BASE)+i)) \
 			--metrics-addr 127.0.0.1:$$(($(CLUSTER_METRICS_BASE)+i)) --bootstrap-key $(CLUSTER_KEY) $(CLUSTER_ARGS) \
+			$$([ -d $$dir/wal ] || echo --bootstrap) \
 			>>$$dir/stdout.log 2>>$$dir/payments.log </dev/null & echo $$! >$$dir/payments.pid; \
 	done; \
 	for i in 1 2 3; do \

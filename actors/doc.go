@@ -25,7 +25,9 @@
 // Each conversion quote has an actor too (quote.go), spawned by the quote
 // router on the first execution request and stopped when idle. It serializes
 // the executions of its quote: one proposes, those arriving while it is in
-// flight join it and get its conversion. A conversion's debit carries no
+// flight with the same externalReference join it and get its conversion,
+// and a reference that already names a conversion is answered from it
+// (replayed, or duplicate for another quote). A conversion's debit carries no
 // reservation of the account actor; the ledger's check at apply time keeps
 // conversions and payouts together from overdrawing a balance (see quote.go).
 //

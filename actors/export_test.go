@@ -9,7 +9,7 @@ func (s *System) QuoteWaiters(orgID, quoteID string) int {
 			ch <- 0
 			return
 		}
-		ch <- len(a.waiters)
+		ch <- len(a.waiters) + len(a.later)
 	}})
 	return <-ch
 }

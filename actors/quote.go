@@ -15,6 +15,14 @@ import (
 // Requests that arrive after it was applied read the executed quote and get
 // the ledger's answer (bad_request, naming the conversion).
 //
+// An execution may carry the caller's externalReference. A reference that
+// already names a conversion is answered from it before anything else
+// (the conversion itself, replayed, for the same quote; duplicate for
+// another), so a retry finds its conversion after the quote executed, and
+// long after. Only requests with the in-flight execution's reference join
+// it; one with another reference waits for it to apply and is then
+// considered afresh, and gets the answer its own request deserves.
+//
 // The conversion's debit does not pass through the debited account's
 // actor: it carries no reservation. That is safe because the ledger checks
 // the balance when it applies ExecuteQuote, and the account actor's fast
@@ -33,6 +41,7 @@ type quoteKey struct {
 
 type executeRequest struct {
 	key   quoteKey
+	ref   string // the caller's externalReference, or ""
 	reply chan<- Reply
 }
 
@@ -91,6 +100,10 @@ type quoteActor struct {
 	deps     *deps
 	received uint64
 	waiters  []chan<- Reply // the execution in flight, if any: its callers in arrival order
+	ref      string         // the reference of the execution in flight
+	// later are requests with another reference than the execution in
+	// flight, considered again once it applied.
+	later []*executeRequest
 }
 
 func (a *quoteActor) Receive(ctx actor.Context) {
@@ -98,7 +111,7 @@ func (a *quoteActor) Receive(ctx actor.Context) {
 	case *actor.Started:
 		a.scheduleIdleCheck(ctx)
 	case *idleCheck:
-		if m.received == a.received && len(a.waiters) == 0 {
+		if m.received == a.received && len(a.waiters) == 0 && len(a.later) == 0 {
 			ctx.Send(ctx.Parent(), &quotePassivate{key: a.key, received: a.received})
 			return
 		}
@@ -109,9 +122,12 @@ func (a *quoteActor) Receive(ctx actor.Context) {
 	case *quoteVisit:
 		m.fn(a)
 	case *quoteApplied:
-		waiters := a.waiters
-		a.waiters = nil
+		waiters, later := a.waiters, a.later
+		a.waiters, a.later = nil, nil
 		answer(waiters, m.result, m.err)
+		for _, r := range later {
+			a.execute(ctx, r)
+		}
 	}
 }
 
@@ -122,7 +138,11 @@ func (a *quoteActor) scheduleIdleCheck(ctx actor.Context) {
 
 func (a *quoteActor) execute(ctx actor.Context, m *executeRequest) {
 	if len(a.waiters) > 0 {
-		a.waiters = append(a.waiters, m.reply)
+		if m.ref == a.ref {
+			a.waiters = append(a.waiters, m.reply)
+		} else {
+			a.later = append(a.later, m)
+		}
 		return
 	}
 	at := a.deps.now().UnixMilli()
@@ -135,11 +155,20 @@ func (a *quoteActor) execute(ctx actor.Context, m *executeRequest) {
 		m.reply <- Reply{Result: ledger.Result{Err: &ledger.Error{Code: ledger.CodeNotFound, Message: "Conversion quote not found"}}}
 		return
 	}
+	if prev, found := st.ConversionByReference(a.key.org, m.ref); found {
+		conv, e := prev.ReplayOf(a.key.id)
+		if e != nil {
+			m.reply <- Reply{Result: ledger.Result{Err: e}}
+		} else {
+			m.reply <- Reply{Result: ledger.Result{Replayed: true, Conversion: &conv, Quote: &q}}
+		}
+		return
+	}
 	if e := q.CheckExecutable(now); e != nil {
 		m.reply <- Reply{Result: ledger.Result{Err: e}}
 		return
 	}
-	cmd := &ledger.ExecuteQuote{At: at, OrgID: a.key.org, QuoteID: a.key.id, ConversionID: NewID("conv_")}
+	cmd := &ledger.ExecuteQuote{At: at, OrgID: a.key.org, QuoteID: a.key.id, ConversionID: NewID("conv_"), ExternalReference: m.ref}
 	self, root := ctx.Self(), a.deps.root
 	err := a.deps.proposer.Propose(cmd, func(r ledger.Result, err error) {
 		root.Send(self, &quoteApplied{result: r, err: err})
@@ -148,23 +177,26 @@ func (a *quoteActor) execute(ctx actor.Context, m *executeRequest) {
 		m.reply <- Reply{Err: err}
 		return
 	}
-	a.waiters = []chan<- Reply{m.reply}
+	a.waiters, a.ref = []chan<- Reply{m.reply}, m.ref
 }
 
-// ExecuteQuote converts at a pending quote of the organization. The first
-// caller's Reply carries the new conversion; callers that arrive while that
-// execution is in flight get the same conversion with Result.Replayed set.
-// Refusals are in Result.Err: not_found for an unknown quote, bad_request
-// for an expired or executed one (ExistingID naming its conversion),
-// insufficient_funds. It waits as CreatePayout does.
-func (s *System) ExecuteQuote(orgID, quoteID string) Reply {
+// ExecuteQuote converts at a pending quote of the organization, under the
+// caller's externalReference ref ("" for none). The first caller's Reply
+// carries the new conversion; callers with the same reference that arrive
+// while that execution is in flight, or later, get the same conversion
+// with Result.Replayed set. Refusals are in Result.Err: not_found for an
+// unknown quote, duplicate for a reference that names a conversion of
+// another quote, bad_request for an expired or executed one (ExistingID
+// naming its conversion), insufficient_funds. It waits as CreatePayout
+// does.
+func (s *System) ExecuteQuote(orgID, quoteID, ref string) Reply {
 	select {
 	case s.admit <- struct{}{}:
 	default:
 		return Reply{Err: ErrOverloaded}
 	}
 	reply := make(chan Reply, 1)
-	s.actors.Root.Send(s.quotes, &executeRequest{key: quoteKey{orgID, quoteID}, reply: reply})
+	s.actors.Root.Send(s.quotes, &executeRequest{key: quoteKey{orgID, quoteID}, ref: ref, reply: reply})
 	t := time.NewTimer(s.commitTimeout)
 	defer t.Stop()
 	select {

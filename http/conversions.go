@@ -59,6 +59,9 @@ type conversionJSON struct {
 	CompletedAt   *string            `json:"completedAt"`
 	CreatedAt     string             `json:"createdAt"`
 	UpdatedAt     string             `json:"updatedAt"`
+	// ExternalReference is the caller's reference for the execution,
+	// null when it gave none.
+	ExternalReference *string `json:"externalReference"`
 }
 
 func renderQuote(q *ledger.Quote) quoteJSON {
@@ -90,6 +93,8 @@ func renderConversion(c *ledger.Conversion) conversionJSON {
 		CompletedAt:   completedAt,
 		CreatedAt:     timestamp(c.CreatedAt),
 		UpdatedAt:     timestamp(c.UpdatedAt),
+
+		ExternalReference: optional(c.ExternalReference),
 	}
 }
 
@@ -206,13 +211,18 @@ func (c *call) getQuote() {
 }
 
 type executeRequestBody struct {
-	QuoteID *string `json:"quoteId"`
+	QuoteID           *string `json:"quoteId"`
+	ExternalReference *string `json:"externalReference"`
 }
 
 // executeConversion: POST /v1/conversions. 201 with the conversion; 200
-// (idempotent-replayed) to a caller that joined an execution of the same
-// quote already in flight; 400 bad_request for an expired or executed
-// quote (details.existingId names the conversion of an executed one).
+// (idempotent-replayed) with the original conversion to a retry with its
+// externalReference and quote, whenever it comes, and to a caller that
+// joined an execution of the same quote already in flight; 409 duplicate
+// (details.existingId) for a reference already used with another quote;
+// 400 bad_request for an expired or executed quote (details.existingId
+// names the conversion of an executed one). The reference is optional: a
+// quote executes once either way.
 func (c *call) executeConversion() {
 	var req executeRequestBody
 	if !c.decode(&req) {
@@ -220,11 +230,15 @@ func (c *call) executeConversion() {
 	}
 	var p problems
 	id := p.text("quoteId", req.QuoteID, true, 100)
+	if req.ExternalReference != nil && *req.ExternalReference == "" {
+		p.add("externalReference", "must not be empty: leave it out for none")
+	}
+	ref := p.text("externalReference", req.ExternalReference, false, referenceLenMax)
 	if e := p.err(); e != nil {
 		c.fail(e)
 		return
 	}
-	r := c.s.cfg.Actors.ExecuteQuote(c.org, id)
+	r := c.s.cfg.Actors.ExecuteQuote(c.org, id, ref)
 	c.created(r, func(res *ledger.Result) any { return &conversionBody{renderConversion(res.Conversion)} })
 }
 

@@ -42,11 +42,9 @@ func HTTPStatus(code ledger.Code) int {
 func errorFromActors(err error) *ledger.Error {
 	switch {
 	case errors.Is(err, actors.ErrOutcomeUnknown):
-		return &ledger.Error{Code: ledger.CodeOutcomeUnknown,
-			Message: "The outcome of this request is unknown (the cluster changed leader while committing it); retrying with the same externalReference is safe"}
+		return errOutcomeUnknown
 	case errors.Is(err, actors.ErrNotLeader):
-		return &ledger.Error{Code: ledger.CodeUnavailable,
-			Message: "This node is not the leader and could not reach one; nothing was done, retry shortly"}
+		return errNotLeaderNothingDone
 	case errors.Is(err, actors.ErrOverloaded):
 		return &ledger.Error{Code: ledger.CodeUnavailable,
 			Message: "The service is overloaded; nothing was done, retry shortly"}
@@ -54,6 +52,20 @@ func errorFromActors(err error) *ledger.Error {
 		return &ledger.Error{Code: ledger.CodeInternal, Message: "Internal error"}
 	}
 }
+
+// The write path's failures when leadership moves: writeError marks a
+// response carrying one, so that route can send the request on to the next
+// leader instead (see leaderLost). Never modified.
+var (
+	errOutcomeUnknown = &ledger.Error{Code: ledger.CodeOutcomeUnknown,
+		Message: "The outcome of this request is unknown (the cluster changed leader while committing it); retrying with the same externalReference is safe"}
+	errNotLeaderNothingDone = &ledger.Error{Code: ledger.CodeUnavailable,
+		Message: "This node is not the leader and could not reach one; nothing was done, retry shortly"}
+)
+
+// leaderLostKey is the request's user value naming which of those errors
+// its response carries.
+const leaderLostKey = "payments.leaderLost"
 
 // errorBody is the error envelope: {error, message, details, requestId}.
 type errorBody struct {
@@ -87,6 +99,9 @@ type fieldJSON struct {
 // writeError renders e with its status. The request id is the one set on
 // the response header by the request pipeline.
 func writeError(ctx *fasthttp.RequestCtx, e *ledger.Error) {
+	if e == errOutcomeUnknown || e == errNotLeaderNothingDone {
+		ctx.SetUserValue(leaderLostKey, e)
+	}
 	ctx.SetUserValue(errorCodeKey, e.Code)
 	body := errorBody{Error: e.Code, Message: e.Message, RequestID: requestIDOf(ctx)}
 	if body.Message == "" {

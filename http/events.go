@@ -43,7 +43,9 @@ func init() {
 	registerEventRenderer(ledger.SubjectCollection, renderAs(renderCollection))
 	registerEventRenderer(ledger.SubjectAccount, renderAs(renderAccount))
 	registerEventRenderer(ledger.SubjectWebhookEndpoint, renderAs(renderWebhookEndpoint))
-	registerEventRenderer(ledger.SubjectConversion, renderAs(renderConversion))
+	renderConversionEvent := renderAs(renderConversion)
+	registerEventRenderer(ledger.SubjectConversion, renderConversionEvent)
+	registerEventRenderer(ledger.SubjectConversionRef, renderConversionEvent) // one executed under an externalReference
 	// A dispute event carries the dispute as it was; its message thread is
 	// read live by GET /v1/disputes/{id} and is not part of the payload.
 	registerEventRenderer(ledger.SubjectDispute, renderAs(renderDispute))

@@ -61,6 +61,7 @@ func newFilesCluster(t *testing.T) ([]*filesNode, string) {
 	for i := 0; i < 3; i++ {
 		node, err := raft.Open(raft.Config{
 			ID: peers[i].ID, DataDir: t.TempDir(), RaftAddr: peers[i].RaftAddr, Listener: raftLns[i], Peers: peers,
+			Bootstrap:        true,
 			HeartbeatTimeout: 100 * time.Millisecond, ElectionTimeout: 100 * time.Millisecond, LeaderLeaseTimeout: 100 * time.Millisecond,
 		})
 		if err != nil {

@@ -1,6 +1,10 @@
 package http
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -11,6 +15,20 @@ import (
 // forwardedHeader marks a request a follower forwarded, so that a request
 // reaching a second follower (during an election) is refused, not bounced.
 const forwardedHeader = "x-payments-forwarded-by"
+
+// notLeaderHeader marks a refusal by a node that is not (or could not
+// confirm that it is) the leader: nothing was done, and the forwarding
+// node re-sends the request to the leader it learns of next.
+const notLeaderHeader = "x-payments-not-leader"
+
+// leaderWait bounds how long a request waits for a leader: elected, or
+// confirmed by a quorum. A leader change after a crash takes an election
+// timeout or two; a planned one (leadership transfer) much less.
+const leaderWait = 8 * time.Second
+
+// resendPause is how long a node waits before asking again a leader that
+// refused a forward as not leading, when no change of leader was seen.
+const resendPause = 20 * time.Millisecond
 
 // forwardIfFollower sends the request to the leader when this node is not
 // it, and relays the answer. It returns true when it answered. The leader
@@ -26,48 +44,192 @@ func (s *Server) forwardIfFollower(ctx *fasthttp.RequestCtx) bool {
 
 // relayToLeader is forwardIfFollower for a route that answers its own
 // errors: true when the request is the leader's (relayed, or failed with
-// the error to tell the client).
+// the error to tell the client); false when this node is the leader and a
+// quorum confirmed it after the request arrived, so the handler's answer,
+// read from this node's state, is current (see raft's ConfirmLeader).
+//
+// Without a confirmed leader the request waits, up to leaderWait, for one.
+// A request forwarded to a leader that stops answering is re-sent to the
+// next leader as soon as one is known, when re-sending is safe (a read, or
+// a write that carries its idempotency reference).
 func (s *Server) relayToLeader(ctx *fasthttp.RequestCtx) (bool, *ledger.Error) {
-	if s.cfg.Cluster == nil || s.cfg.Cluster.IsLeader() {
+	c := s.cfg.Cluster
+	if c == nil {
 		return false, nil
 	}
-	leader, ok := s.cfg.Cluster.Leader()
-	addr := s.cfg.PeerHTTP[leader]
-	if !ok || leader == s.cfg.Cluster.ID() || addr == "" || len(ctx.Request.Header.Peek(forwardedHeader)) > 0 {
-		return true, &ledger.Error{Code: ledger.CodeUnavailable,
-			Message: "No leader is available right now; nothing was done, retry shortly"}
+	deadline := time.Now().Add(leaderWait)
+	forwarded := len(ctx.Request.Header.Peek(forwardedHeader)) > 0
+	for {
+		changed := c.LeaderChange()
+		if c.IsLeader() {
+			cctx, cancel := context.WithDeadline(context.Background(), deadline)
+			err := c.ConfirmLeader(cctx)
+			cancel()
+			if err == nil {
+				return false, nil
+			}
+		} else if leader, ok := c.Leader(); ok && !forwarded && leader != c.ID() && s.peerAddr(leader) != "" {
+			if e := s.readBody(ctx); e != nil {
+				return true, e
+			}
+			switch outcome := s.forwardTo(ctx, leader, changed); outcome {
+			case forwardAnswered:
+				return true, nil
+			case forwardUnknown:
+				return true, &ledger.Error{Code: ledger.CodeOutcomeUnknown,
+					Message: "The leader stopped answering mid-request; the outcome is unknown, and retrying with the same externalReference is safe"}
+			}
+			// Refused as not leading, unreachable, or abandoned for a new
+			// leader: nothing was done there; ask the next one.
+		}
+		if forwarded {
+			// The forwarding node re-sends to the leader it learns of.
+			ctx.Response.Header.Set(notLeaderHeader, "1")
+			return true, errNoLeader()
+		}
+		wait := time.Until(deadline)
+		if wait <= 0 {
+			return true, errNoLeader()
+		}
+		t := time.NewTimer(min(wait, 50*time.Millisecond))
+		select {
+		case <-changed:
+			// A leader elected, or this node's role changed: a short pause
+			// lets a new leader finish its barrier before it is asked.
+			time.Sleep(resendPause)
+		case <-t.C:
+		}
+		t.Stop()
 	}
-	if e := s.readBody(ctx); e != nil {
-		return true, e
-	}
-	client := s.forwarder(addr)
+}
+
+func errNoLeader() *ledger.Error {
+	return &ledger.Error{Code: ledger.CodeUnavailable,
+		Message: "No leader is available right now; nothing was done, retry shortly"}
+}
+
+type forwardOutcome int
+
+const (
+	forwardAnswered forwardOutcome = iota // the leader's answer is relayed
+	forwardNotDone                        // nothing was done: ask the next leader
+	forwardUnknown                        // the leader may have taken the write
+)
+
+// forwardTo sends the request to leader. While it waits for the answer, a
+// change of leader (changed) abandons a request that is safe to re-send,
+// which goes to the next leader, so a frozen or partitioned leader does not
+// hold it for the length of the freeze. One that is not safe to re-send
+// waits for the old leader's answer (after a planned transfer it still
+// gives one), up to forwardTimeout, and ends as outcome unknown if the link
+// breaks after it was sent.
+func (s *Server) forwardTo(ctx *fasthttp.RequestCtx, leader string, changed <-chan struct{}) forwardOutcome {
+	addr := s.peerAddr(leader)
 	req := fasthttp.AcquireRequest()
 	resp := fasthttp.AcquireResponse()
-	defer fasthttp.ReleaseRequest(req)
-	defer fasthttp.ReleaseResponse(resp)
 	ctx.Request.CopyTo(req)
 	req.SetHost(addr)
 	req.Header.Set(forwardedHeader, s.cfg.Cluster.ID())
 	s.signClientAddr(ctx, req)
-	if err := client.DoTimeout(req, resp, forwardTimeout); err != nil {
-		if ok, held := s.forwardFailLog.allow(time.Now()); ok {
-			s.logger.Warn("forward to leader failed", "leader", leader, "err", err, "suppressed_since_last", held)
-		}
-		code := ledger.CodeUnavailable
-		msg := "The leader could not be reached; nothing was done, retry shortly"
-		if !isIdempotentMethod(ctx) {
-			// The leader may have taken the write before the link broke.
-			code = ledger.CodeOutcomeUnknown
-			msg = "The leader stopped answering mid-request; the outcome is unknown, and retrying with the same externalReference is safe"
-		}
-		return true, &ledger.Error{Code: code, Message: msg}
+	answered := make(chan error, 1)
+	go func() { answered <- s.forwarder(addr).DoTimeout(req, resp, forwardTimeout) }()
+	release := func() {
+		fasthttp.ReleaseRequest(req)
+		fasthttp.ReleaseResponse(resp)
 	}
-	resp.CopyTo(&ctx.Response)
-	return true, nil
+	resendable := resendSafe(ctx)
+	for {
+		select {
+		case err := <-answered:
+			defer release()
+			if err != nil {
+				s.warnForward(leader, err)
+				if resendable || notSent(err) {
+					return forwardNotDone
+				}
+				return forwardUnknown
+			}
+			if len(resp.Header.Peek(notLeaderHeader)) > 0 {
+				return forwardNotDone
+			}
+			resp.CopyTo(&ctx.Response)
+			return forwardAnswered
+		case <-changed:
+			changed = s.cfg.Cluster.LeaderChange()
+			if now, ok := s.cfg.Cluster.Leader(); (ok && now == leader) || !resendable {
+				continue
+			}
+			// The old leader may still answer, late: its answer is
+			// dropped. It can no longer confirm a read, and a write it
+			// took is found again by its reference.
+			go func() {
+				<-answered
+				release()
+			}()
+			return forwardNotDone
+		}
+	}
 }
 
-func isIdempotentMethod(ctx *fasthttp.RequestCtx) bool {
-	return ctx.IsGet() || ctx.IsHead()
+// peerAddr is the HTTP address of member id: the cluster's, when it learns
+// members' addresses (members added after this node started), else
+// Config.PeerHTTP's.
+func (s *Server) peerAddr(id string) string {
+	if c, ok := s.cfg.Cluster.(interface{ PeerHTTP(string) (string, bool) }); ok {
+		if addr, ok := c.PeerHTTP(id); ok {
+			return addr
+		}
+	}
+	return s.cfg.PeerHTTP[id]
+}
+
+// resendSafe reports whether the request may be sent to another leader
+// while the first may still be working on it: reads, and writes that carry
+// the idempotency reference that makes a second attempt a replay.
+func resendSafe(ctx *fasthttp.RequestCtx) bool {
+	if ctx.IsGet() || ctx.IsHead() {
+		return true
+	}
+	var refs struct {
+		ExternalReference string `json:"externalReference"`
+		CustomerReference string `json:"customerReference"`
+	}
+	if json.Unmarshal(ctx.Request.Body(), &refs) != nil {
+		return false
+	}
+	return refs.ExternalReference != "" || refs.CustomerReference != ""
+}
+
+// leaderLost reports whether the handler's answer is a failure of the write
+// path because this node stopped leading, after which the request may go to
+// the next leader: nothing was done, or the outcome is unknown and the
+// request carries its idempotency reference.
+func (s *Server) leaderLost(ctx *fasthttp.RequestCtx) bool {
+	e, _ := ctx.UserValue(leaderLostKey).(*ledger.Error)
+	switch {
+	case e == nil || s.cfg.Cluster == nil:
+		return false
+	case e == errNotLeaderNothingDone:
+		return true
+	}
+	// A commit that timed out on a node that still leads is not a leader
+	// change: the client decides when to retry it.
+	return !s.cfg.Cluster.IsLeader() && resendSafe(ctx)
+}
+
+// notSent reports whether a forward failed before the request left: the
+// leader never saw it.
+func notSent(err error) bool {
+	var op *net.OpError
+	return errors.Is(err, fasthttp.ErrDialTimeout) || (errors.As(err, &op) && op.Op == "dial")
+}
+
+// warnForward logs a failed forward, at most once a second: when the
+// leader is unreachable, every request forwarded to it fails alike.
+func (s *Server) warnForward(leader string, err error) {
+	if ok, held := s.forwardFailLog.allow(time.Now()); ok {
+		s.logger.Warn("forward to leader failed", "leader", leader, "err", err, "suppressed_since_last", held)
+	}
 }
 
 func (s *Server) forwarder(addr string) *fasthttp.HostClient {

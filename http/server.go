@@ -34,6 +34,12 @@ type Cluster interface {
 	IsLeader() bool // leads and has caught up: may take writes
 	Ready() bool    // a leader is known and this node caught up
 	Leader() (id string, ok bool)
+	// ConfirmLeader returns nil when this node still leads, confirmed by a
+	// quorum after the call, with every acknowledged write in its state:
+	// what it reads then is current.
+	ConfirmLeader(ctx context.Context) error
+	// LeaderChange is closed at the next change of leader or role.
+	LeaderChange() <-chan struct{}
 }
 
 // Config configures a Server.
@@ -322,45 +328,68 @@ func (s *Server) route(method, path string, scope ledger.Scopes, h handler) {
 		if !s.begin(ctx) {
 			return
 		}
-		if s.cfg.Cluster != nil && !s.cfg.Cluster.IsLeader() {
-			// A follower relays a body only for a key it knows (keys
-			// are replicated), so an anonymous body is never read.
-			if err := s.authenticateOnFollower(ctx); err != nil {
+		// Again if this node lost its leadership while it served the
+		// request (a transfer, a new election): the next leader answers it.
+		deadline := time.Now().Add(leaderWait)
+		for attempt := 0; ; attempt++ {
+			if attempt > 0 {
+				if time.Now().After(deadline) {
+					return
+				}
+				time.Sleep(resendPause)
+				ctx.Response.Reset()
+				ctx.SetUserValue(leaderLostKey, nil)
+				ctx.SetUserValue(errorCodeKey, nil)
+				s.begin(ctx)
+			}
+			if s.cfg.Cluster != nil && !s.cfg.Cluster.IsLeader() {
+				// A follower relays a body only for a key it knows (keys
+				// are replicated), so an anonymous body is never read.
+				if err := s.authenticateOnFollower(ctx); err != nil {
+					writeError(ctx, err)
+					return
+				}
+			}
+			if s.forwardIfFollower(ctx) {
+				return
+			}
+			if err := s.checkForwardedClient(ctx); err != nil {
 				writeError(ctx, err)
 				return
 			}
+			key, err := s.authenticate(ctx)
+			if err != nil {
+				writeError(ctx, err)
+				return
+			}
+			if err := s.allowlistCheck(ctx, &key); err != nil {
+				s.logger.Warn("API key refused: caller not on its IP allowlist", "keyId", key.ID, "reason", err.Message)
+				writeError(ctx, err)
+				return
+			}
+			if err := s.limiter.allow(ctx, key.ID, perAPIKey); err != nil {
+				writeError(ctx, err)
+				return
+			}
+			if scope != 0 && !key.Scopes.Has(scope) {
+				writeError(ctx, &ledger.Error{Code: ledger.CodeForbidden,
+					Message: "API key does not have the required scope: " + ledger.ScopeName(scope)})
+				return
+			}
+			if err := s.readBody(ctx); err != nil { // only now: authenticated
+				writeError(ctx, err)
+				return
+			}
+			h(&call{s: s, ctx: ctx, key: key, org: key.OrgID})
+			if !s.leaderLost(ctx) {
+				return
+			}
+			if len(ctx.Request.Header.Peek(forwardedHeader)) > 0 {
+				// The node that forwarded it sends it to the next leader.
+				ctx.Response.Header.Set(notLeaderHeader, "1")
+				return
+			}
 		}
-		if s.forwardIfFollower(ctx) {
-			return
-		}
-		if err := s.checkForwardedClient(ctx); err != nil {
-			writeError(ctx, err)
-			return
-		}
-		key, err := s.authenticate(ctx)
-		if err != nil {
-			writeError(ctx, err)
-			return
-		}
-		if err := s.allowlistCheck(ctx, &key); err != nil {
-			s.logger.Warn("API key refused: caller not on its IP allowlist", "keyId", key.ID, "reason", err.Message)
-			writeError(ctx, err)
-			return
-		}
-		if err := s.limiter.allow(ctx, key.ID, perAPIKey); err != nil {
-			writeError(ctx, err)
-			return
-		}
-		if scope != 0 && !key.Scopes.Has(scope) {
-			writeError(ctx, &ledger.Error{Code: ledger.CodeForbidden,
-				Message: "API key does not have the required scope: " + ledger.ScopeName(scope)})
-			return
-		}
-		if err := s.readBody(ctx); err != nil { // only now: authenticated
-			writeError(ctx, err)
-			return
-		}
-		h(&call{s: s, ctx: ctx, key: key, org: key.OrgID})
 	})
 }
 

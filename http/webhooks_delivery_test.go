@@ -372,6 +372,7 @@ func TestWebhookLeaderKilledMidDelivery(t *testing.T) {
 	for i := range nodes {
 		node, err := raft.Open(raft.Config{
 			ID: peers[i].ID, DataDir: t.TempDir(), RaftAddr: peers[i].RaftAddr, Listener: lns[i], Peers: peers,
+			Bootstrap:        true,
 			HeartbeatTimeout: 100 * time.Millisecond, ElectionTimeout: 100 * time.Millisecond, LeaderLeaseTimeout: 100 * time.Millisecond,
 		})
 		if err != nil {

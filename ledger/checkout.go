@@ -383,7 +383,7 @@ func (c *CheckoutDepositCommand) apply(s *State) Result {
 	if c.ExternalReference == "" {
 		return Result{Err: FieldInvalid("externalReference", "is required")}
 	}
-	if d, ok := s.pl.deposits.find(indexReference, refKey(c.OrgID, c.ExternalReference)); ok {
+	if d, ok := s.pl.deposits.byReference(c.OrgID, c.ExternalReference); ok {
 		if d.SessionID == c.SessionID && d.Requested == c.Amount {
 			return Result{Replayed: true, CheckoutDeposit: &d}
 		}

@@ -107,6 +107,11 @@ func (d *decoder) u32() uint32 {
 }
 
 // u16 reads a uvarint that must fit 16 bits (a set of flags).
+// more reports whether bytes remain: a record whose value ends where an
+// older layout ended has none of the fields appended to its kind since
+// (doc.go, "Appended fields").
+func (d *decoder) more() bool { return d.err == nil && len(d.buf) > 0 }
+
 func (d *decoder) u16() uint16 {
 	v := d.uvarint()
 	if v > math.MaxUint16 {

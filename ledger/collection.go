@@ -165,7 +165,7 @@ func (s *State) createCollection(c *CreateCollection) Result {
 	if c.ExternalReference == "" {
 		return Result{Err: FieldInvalid("externalReference", "is required")}
 	}
-	if col, ok := s.collections.find(indexReference, refKey(c.OrgID, c.ExternalReference)); ok {
+	if col, ok := s.collections.byReference(c.OrgID, c.ExternalReference); ok {
 		if col.Spec == c.Spec {
 			return Result{Replayed: true, Collection: &col}
 		}
@@ -253,7 +253,7 @@ func (r *Reader) Collection(id string) (Collection, bool) { return readRecord(r,
 // CollectionByReference returns an organization's collection by its
 // externalReference.
 func (r *Reader) CollectionByReference(orgID, ref string) (Collection, bool) {
-	return readFind(r, collectionKind, indexReference, refKey(orgID, ref))
+	return readByReference(r, collectionKind, orgID, ref)
 }
 
 // CollectionFilter selects collections in a list; zero fields match everything.

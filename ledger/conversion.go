@@ -20,14 +20,23 @@ package ledger
 // it; the conversion's journal entries carry the leader's time, like every
 // other entry of the journal, which is ordered by sequence.
 
-// Command kinds of conversions (20–24 are this feature's; 22–24 reserved).
+// Command kinds of conversions (20–24 are this feature's; 23–24 reserved).
+// KindExecuteQuoteRef is KindExecuteQuote with the caller's reference
+// appended: an execution without one is still written as
+// KindExecuteQuote, so its entry reads the same to every build.
 const (
-	KindCreateQuote  Kind = 20
-	KindExecuteQuote Kind = 21
+	KindCreateQuote     Kind = 20
+	KindExecuteQuote    Kind = 21
+	KindExecuteQuoteRef Kind = 22
 )
 
-// SubjectConversion tags conversion events' subjects. Frozen.
-const SubjectConversion SubjectKind = 4
+// Subject kinds of conversion events. Frozen. SubjectConversionRef is a
+// conversion with its external reference appended; a conversion without
+// one is written as SubjectConversion.
+const (
+	SubjectConversion    SubjectKind = 4
+	SubjectConversionRef SubjectKind = 12
+)
 
 // QuoteLifetimeMillis is how long a quote holds its rate.
 const QuoteLifetimeMillis = 10 * 60 * 1000
@@ -134,9 +143,17 @@ type Conversion struct {
 	CreatedAt     int64 // on the organization's clock
 	CompletedAt   int64
 	UpdatedAt     int64
+	// ExternalReference is the caller's unique string for the execution,
+	// or "": unique per organization, forever (conversionKind's lookup).
+	ExternalReference string
 }
 
-func (Conversion) subjectKind() SubjectKind { return SubjectConversion }
+func (c Conversion) subjectKind() SubjectKind {
+	if c.ExternalReference != "" {
+		return SubjectConversionRef
+	}
+	return SubjectConversion
+}
 
 // CreateQuote records a priced quote. ID is "qte_…"; the amounts and the
 // rate are the caller's pricing, applied as given.
@@ -153,16 +170,29 @@ type CreateQuote struct {
 }
 
 // ExecuteQuote converts at a pending quote, once. ConversionID ("conv_…")
-// names the conversion it creates.
+// names the conversion it creates. With an ExternalReference it is
+// idempotent like a payout: the reference already names a conversion of
+// the same quote → that conversion, Replayed; of another quote →
+// duplicate. The reference is checked before the quote's state, so a retry
+// finds its conversion after the quote executed, and long after.
 type ExecuteQuote struct {
-	At           int64
-	OrgID        string
-	QuoteID      string
-	ConversionID string
+	At                int64
+	OrgID             string
+	QuoteID           string
+	ConversionID      string
+	ExternalReference string // "" for none
 }
 
-func (*CreateQuote) Kind() Kind  { return KindCreateQuote }
-func (*ExecuteQuote) Kind() Kind { return KindExecuteQuote }
+func (*CreateQuote) Kind() Kind { return KindCreateQuote }
+
+// Kind is KindExecuteQuoteRef when the command carries a reference: its
+// encoding is KindExecuteQuote's with the reference appended.
+func (c *ExecuteQuote) Kind() Kind {
+	if c.ExternalReference != "" {
+		return KindExecuteQuoteRef
+	}
+	return KindExecuteQuote
+}
 
 func (c *CreateQuote) encode(e *encoder) {
 	e.varint(c.At)
@@ -181,6 +211,9 @@ func (c *ExecuteQuote) encode(e *encoder) {
 	e.str(c.OrgID)
 	e.str(c.QuoteID)
 	e.str(c.ConversionID)
+	if c.ExternalReference != "" {
+		e.str(c.ExternalReference)
+	}
 }
 
 func init() {
@@ -195,13 +228,20 @@ func init() {
 	registerCommand(KindExecuteQuote, func(d *decoder) Command {
 		return &ExecuteQuote{At: d.varint(), OrgID: d.str(), QuoteID: d.str(), ConversionID: d.str()}
 	})
+	registerCommand(KindExecuteQuoteRef, func(d *decoder) Command {
+		return &ExecuteQuote{At: d.varint(), OrgID: d.str(), QuoteID: d.str(), ConversionID: d.str(),
+			ExternalReference: d.str()}
+	})
 	registerSubject(SubjectConversion,
 		func(e *encoder, s Subject) { c := s.(Conversion); encodeConversion(e, &c) },
 		func(d *decoder) Subject { return decodeConversion(d) })
+	registerSubject(SubjectConversionRef,
+		func(e *encoder, s Subject) { c := s.(Conversion); encodeConversion(e, &c); e.str(c.ExternalReference) },
+		func(d *decoder) Subject { c := decodeConversion(d); c.ExternalReference = d.str(); return c })
 }
 
 // quoteKind: a quote stays open while pending; conversionKind: a
-// conversion never changes.
+// conversion never changes, and is found by its reference.
 var quoteKind = &kind[Quote]{
 	tag: tagQuote, name: "quote",
 	id:  func(q *Quote) (string, string) { return q.ID, q.OrgID },
@@ -212,8 +252,11 @@ var quoteKind = &kind[Quote]{
 var conversionKind = &kind[Conversion]{
 	tag: tagConversion, name: "conversion",
 	id:  func(c *Conversion) (string, string) { return c.ID, c.OrgID },
-	enc: encodeConversion, dec: decodeConversion,
+	enc: encodeStoredConversion, dec: decodeStoredConversion,
 	open: func(*Conversion) bool { return false },
+	lookups: []lookup[Conversion]{
+		{indexReference, func(c *Conversion) string { return refKey(c.OrgID, c.ExternalReference) }},
+	},
 }
 
 // conversions is the feature's part of State, built by newConversions in
@@ -321,6 +364,13 @@ func (c *ExecuteQuote) apply(s *State) Result {
 	if !ok {
 		return Result{Err: errorf(CodeNotFound, "Conversion quote not found")}
 	}
+	if prev, ok := s.fx.conversions.byReference(c.OrgID, c.ExternalReference); ok {
+		conv, e := prev.ReplayOf(c.QuoteID)
+		if e != nil {
+			return Result{Err: e}
+		}
+		return Result{Replayed: true, Conversion: &conv, Quote: &q}
+	}
 	now := s.OrgNow(c.OrgID, c.At)
 	if err := q.CheckExecutable(now); err != nil {
 		return Result{Err: err}
@@ -359,6 +409,7 @@ func (c *ExecuteQuote) apply(s *State) Result {
 		ToAccount: to.Number, ToCurrency: q.ToCurrency, ToAmount: q.ToAmount,
 		Rate: q.Rate, Status: ConversionCompleted,
 		CreatedAt: now, CompletedAt: now, UpdatedAt: now,
+		ExternalReference: c.ExternalReference,
 	}
 	s.fx.conversions.insert(conv)
 	q.Status = QuoteExecuted
@@ -369,6 +420,16 @@ func (c *ExecuteQuote) apply(s *State) Result {
 	s.emit(c.At, c.OrgID, EventConversionCompleted, conv.ID, conv)
 	s.emitCredited(c.At, to.Number)
 	return Result{Conversion: &conv, Quote: &q}
+}
+
+// ReplayOf is the answer to an execution of quoteID under this
+// conversion's reference: the conversion itself when it is the same
+// request (the same quote), else the contract's duplicate naming it.
+func (c Conversion) ReplayOf(quoteID string) (Conversion, *Error) {
+	if c.QuoteID == quoteID {
+		return c, nil
+	}
+	return Conversion{}, Duplicate("Conversion", c.ID)
 }
 
 // expireQuote records a lapsed pending quote as expired.
@@ -416,6 +477,12 @@ func (r *Reader) Quote(orgID, id string, at int64) (Quote, bool) {
 // Conversion returns an organization's conversion.
 func (r *Reader) Conversion(orgID, id string) (Conversion, bool) {
 	return readOwned(r, conversionKind, orgID, id)
+}
+
+// ConversionByReference returns an organization's conversion by its
+// externalReference, however long ago it was made.
+func (r *Reader) ConversionByReference(orgID, ref string) (Conversion, bool) {
+	return readByReference(r, conversionKind, orgID, ref)
 }
 
 // Conversions lists an organization's conversions newest first.
@@ -470,6 +537,25 @@ func encodeConversion(e *encoder, c *Conversion) {
 	e.varint(c.CreatedAt)
 	e.varint(c.CompletedAt)
 	e.varint(c.UpdatedAt)
+}
+
+// encodeStoredConversion is a conversion as the state store holds it: the
+// subject's layout, then, for a conversion with a reference, the reference
+// (an appended field, doc.go), so that a record without one is as format 1
+// first wrote it.
+func encodeStoredConversion(e *encoder, c *Conversion) {
+	encodeConversion(e, c)
+	if c.ExternalReference != "" {
+		e.str(c.ExternalReference)
+	}
+}
+
+func decodeStoredConversion(d *decoder) Conversion {
+	c := decodeConversion(d)
+	if d.more() {
+		c.ExternalReference = d.str()
+	}
+	return c
 }
 
 func decodeConversion(d *decoder) Conversion {

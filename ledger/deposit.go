@@ -259,7 +259,7 @@ func (c *ReceiveDeposit) apply(s *State) Result {
 		}
 		dep.Currency, dep.Chain, dep.Address, dep.Tag = a.Currency, a.Chain, a.Address, a.Tag
 	}
-	if prev, ok := d.records.find(indexReference, refKey(c.OrgID, c.ExternalReference)); ok {
+	if prev, ok := d.records.byReference(c.OrgID, c.ExternalReference); ok {
 		if prev.VirtualAccountID == c.VirtualAccountID && prev.CryptoAddressID == c.CryptoAddressID &&
 			prev.Amount == c.Amount && prev.Completed == c.Completed {
 			col, _ := s.collections.get(prev.CollectionID)
@@ -356,7 +356,7 @@ func (r *Reader) OrganizationNumber(orgID string) (uint64, bool) {
 // DepositByReference returns an organization's deposit by the reference it
 // was simulated with.
 func (r *Reader) DepositByReference(orgID, ref string) (Deposit, bool) {
-	return readFind(r, depositKind, indexReference, refKey(orgID, ref))
+	return readByReference(r, depositKind, orgID, ref)
 }
 
 // matchesDepositSource reports whether c was deposited into the virtual

@@ -94,6 +94,28 @@
 //	'e' 'r' str(org) str(res) seq   → ""  one event of one resource
 //	'#' str(name)                   → uvarint  counters ("journal", "events"), the format
 //
+// # Appended fields
+//
+// A field added to a kind's record after format 1 is appended to its
+// value, and only when it has a value (or a later appended field does), so
+// that every record written before reads as it was and a record that has
+// none of the new fields is byte for byte format 1's; the kind's decoder
+// reads an appended field only when bytes remain (decoder.more). This works
+// for state-store values alone, which end where the record ends: an event
+// subject is followed by the next event in its page, so a subject that
+// grows gets a new subject kind (a record without the new fields keeps the
+// old kind), and a command that grows gets a new command kind the same way
+// (extend.go). Appended so far:
+//
+//	conversion ('s')   str(externalReference), for a conversion executed
+//	                   under one (subject kind 12 instead of 4; command
+//	                   kind 22, ExecuteQuote with the reference, instead of
+//	                   21); its lookup 'l' 'r' str(org 0x00 reference) → id
+//	                   makes the reference unique per organization for good
+//
+// A build from before an appended field refuses a record that has it
+// ("trailing bytes") rather than misread it.
+//
 // Times never go back along a merchant account's statement (book clamps an
 // entry to Account.LastEntryAt), so a walk bounded by time finds where to
 // start by halving and stops at its range's edge (Reader.Journal).

@@ -187,7 +187,7 @@ func (c *CreateFXPayout) apply(s *State) Result {
 		account.Reservation = c.Reservation
 		s.accounts.put(account)
 	}
-	if p, ok := s.payouts.find(indexReference, refKey(c.OrgID, c.ExternalReference)); ok {
+	if p, ok := s.payouts.byReference(c.OrgID, c.ExternalReference); ok {
 		if p.RequestedSpec() == c.Spec && p.FromCurrency() == from.Code {
 			return Result{Replayed: true, Payout: &p}
 		}

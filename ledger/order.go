@@ -439,7 +439,7 @@ func (c *CreateOrder) apply(s *State) Result {
 	if _, ok := feeBasisPoints[c.ToMethodType]; !ok {
 		return Result{Err: FieldInvalid("to.code", "is not a payout method")}
 	}
-	if o, ok := s.orders.rows.find(indexReference, refKey(c.OrgID, c.ExternalReference)); ok {
+	if o, ok := s.orders.rows.byReference(c.OrgID, c.ExternalReference); ok {
 		if o.Spec == c.Spec {
 			return Result{Replayed: true, Order: &o}
 		}
@@ -775,7 +775,7 @@ func (r *Reader) Order(orgID, id string) (Order, bool) { return readOwned(r, ord
 
 // OrderByReference returns an organization's order by its externalReference.
 func (r *Reader) OrderByReference(orgID, ref string) (Order, bool) {
-	return readFind(r, orderKind, indexReference, refKey(orgID, ref))
+	return readByReference(r, orderKind, orgID, ref)
 }
 
 // OrderOfLeg returns the order whose collection or payout leg has id.

@@ -640,7 +640,7 @@ func (c *CreatePaymentLink) apply(s *State) Result {
 		return Result{Err: err}
 	}
 	if c.CustomerReference != "" {
-		if l, ok := s.pl.links.find(indexReference, refKey(c.OrgID, c.CustomerReference)); ok {
+		if l, ok := s.pl.links.byReference(c.OrgID, c.CustomerReference); ok {
 			if l.Spec == spec && l.ParentID == c.ParentID {
 				return Result{Replayed: true, PaymentLink: &l}
 			}
@@ -828,7 +828,7 @@ func (r *Reader) PaymentLinks(orgID string, f PaymentLinkFilter, before Cursor, 
 	}
 	if f.CustomerReference != "" {
 		var p Page[PaymentLink]
-		if l, ok := readFind(r, k, indexReference, refKey(orgID, f.CustomerReference)); ok && keep(&l) && before == CursorStart {
+		if l, ok := readByReference(r, k, orgID, f.CustomerReference); ok && keep(&l) && before == CursorStart {
 			p.Items = append(p.Items, l)
 		}
 		return p

@@ -230,7 +230,7 @@ func (s *State) createPayout(c *CreatePayout) Result {
 		account.Reservation = c.Reservation
 		s.accounts.put(account)
 	}
-	if p, ok := s.payouts.find(indexReference, refKey(c.OrgID, c.ExternalReference)); ok {
+	if p, ok := s.payouts.byReference(c.OrgID, c.ExternalReference); ok {
 		if p.FX == nil && p.Spec == c.Spec {
 			return Result{Replayed: true, Payout: &p}
 		}
@@ -363,7 +363,7 @@ func (r *Reader) Payout(id string) (Payout, bool) { return readRecord(r, payoutK
 
 // PayoutByReference returns an organization's payout by its externalReference.
 func (r *Reader) PayoutByReference(orgID, ref string) (Payout, bool) {
-	return readFind(r, payoutKind, indexReference, refKey(orgID, ref))
+	return readByReference(r, payoutKind, orgID, ref)
 }
 
 // PayoutFilter selects payouts in a list; zero fields match everything.

@@ -65,6 +65,13 @@ func readOwned[V any](r *Reader, k *kind[V], org, id string) (V, bool) {
 	return v, true
 }
 
+// readByReference returns the record of kind k that an organization's
+// reference names (indexReference), for the by-reference reads and the
+// actors' idempotency checks.
+func readByReference[V any](r *Reader, k *kind[V], org, ref string) (V, bool) {
+	return readFind(r, k, indexReference, refKey(org, ref))
+}
+
 // readFind returns the record that lookup index name maps key to.
 func readFind[V any](r *Reader, k *kind[V], name byte, key string) (V, bool) {
 	var zero V

@@ -335,13 +335,13 @@ func (c *SpendCharged) apply(s *State) Result {
 	switch op := c.Op.(type) {
 	case *CreatePayout:
 		org, ref = op.OrgID, op.ExternalReference
-		_, replay = s.payouts.find(indexReference, refKey(org, ref))
+		_, replay = s.payouts.byReference(org, ref)
 	case *CreateFXPayout:
 		org, ref = op.OrgID, op.ExternalReference
-		_, replay = s.payouts.find(indexReference, refKey(org, ref))
+		_, replay = s.payouts.byReference(org, ref)
 	case *CreateOrder:
 		org, ref = op.OrgID, op.ExternalReference
-		_, replay = s.orders.rows.find(indexReference, refKey(org, ref))
+		_, replay = s.orders.rows.byReference(org, ref)
 	default:
 		return Result{Err: errorf(CodeValidation, "a spend charge wraps a payout or an order")}
 	}

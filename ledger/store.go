@@ -223,6 +223,13 @@ func (t *store[V]) find(name byte, key string) (V, bool) {
 	return v, true
 }
 
+// byReference returns the record an organization's reference names, in
+// memory or in the state store, however old (indexReference: the
+// reference lookup every idempotent create keeps). "" names nothing.
+func (t *store[V]) byReference(org, ref string) (V, bool) {
+	return t.find(indexReference, refKey(org, ref))
+}
+
 // nextSeq is the sequence number the next insert takes.
 func (t *store[V]) nextSeq() uint64 { return t.seq + 1 }
 

@@ -61,6 +61,7 @@ func newCluster(t *testing.T, n int) *cluster {
 	for i := range lns {
 		c.cfgs = append(c.cfgs, fastTiming(raft.Config{
 			ID: peers[i].ID, DataDir: t.TempDir(), RaftAddr: peers[i].RaftAddr, Listener: lns[i], Peers: peers,
+			Bootstrap:         true,
 			SnapshotThreshold: 64, TrailingLogs: 32,
 		}))
 	}

@@ -31,6 +31,8 @@ type fsm struct {
 	openRecords atomic.Int64 // the ledger's records in memory, after the last batch
 
 	reader atomic.Pointer[ledger.Reader]
+
+	members memberAddrs // members' HTTP addresses, from the log
 }
 
 var _ hraft.BatchingFSM = (*fsm)(nil)
@@ -52,6 +54,9 @@ func (f *fsm) load() error {
 	}
 	f.state = s
 	f.applied = f.store.Applied()
+	if err := f.members.load(f.store); err != nil {
+		return fmt.Errorf("raft: load member addresses: %w", err)
+	}
 	f.openRecords.Store(int64(s.OpenRecords()))
 	r := ledger.NewReader(f.kv, s.Views())
 	f.reader.Store(r)
@@ -87,8 +92,18 @@ func (f *fsm) ApplyBatch(logs []*hraft.Log) []interface{} {
 		panic(fmt.Sprintf("raft: read the state store: %v", err))
 	}
 	restore := f.state.ReadThrough(pointKV{pr})
+	var memberChanges map[string]string
 	for i, l := range logs {
 		if l.Index <= f.applied || l.Type != hraft.LogCommand {
+			continue
+		}
+		if isMemberEntry(l.Data) {
+			if memberChanges == nil {
+				memberChanges = map[string]string{}
+			}
+			if err := stageMemberEntry(l.Data, memberChanges); err != nil {
+				panic(fmt.Sprintf("raft: log entry %d: member addresses do not decode: %v", l.Index, err))
+			}
 			continue
 		}
 		cmds, err := ledger.DecodeBatch(l.Data)
@@ -106,10 +121,16 @@ func (f *fsm) ApplyBatch(logs []*hraft.Log) []interface{} {
 	pr.Close()
 	b := f.store.NewBatch()
 	f.state.Flush(b)
+	if err := f.members.write(b, memberChanges); err != nil {
+		panic(fmt.Sprintf("raft: stage member addresses: %v", err))
+	}
 	if err := f.store.Commit(b, last); err != nil {
 		panic(fmt.Sprintf("raft: commit the state of entries up to %d: %v", last, err))
 	}
 	f.state.Committed()
+	if memberChanges != nil {
+		f.members.publish(memberChanges)
+	}
 	f.applied = last
 	f.openRecords.Store(int64(f.state.OpenRecords()))
 	return responses

@@ -42,9 +42,25 @@ type Config struct {
 	Listener net.Listener
 
 	// Peers is the whole cluster, this node included. Empty means a
-	// single-node cluster, the default. On an empty data directory every
-	// node bootstraps with the same list.
+	// single-node cluster, the default.
 	Peers []Peer
+
+	// Bootstrap, with Peers, lets a node on an empty data directory found
+	// the cluster: every node of a new cluster bootstraps with the same
+	// list. Without it such a node waits for the cluster's leader to
+	// replicate to it (a member whose data was lost, a node added to the
+	// cluster) and never starts a cluster of its own: a mistyped data
+	// directory on a member must not split the cluster. A single node
+	// (no Peers) always bootstraps an empty directory.
+	Bootstrap bool
+
+	// Join: this node is being added to a running cluster; it never
+	// bootstraps, even without Peers.
+	Join bool
+
+	// PeerHTTP maps member ids to their HTTP host:port, as --peers gives
+	// them; members added later announce theirs through the log.
+	PeerHTTP map[string]string
 
 	// SnapshotThreshold is how many log entries since the last snapshot
 	// trigger a new one; TrailingLogs how many entries are kept behind a
@@ -93,7 +109,12 @@ type Node struct {
 	transport hraft.Transport
 	logger    *slog.Logger
 
-	ready      atomic.Bool // leader: Barrier done; see Ready
+	// readyTerm is the term in which this node, leading, applied every
+	// earlier entry (its Barrier): 0 when it does not lead. See IsLeader.
+	readyTerm  atomic.Uint64
+	confirm    batcher        // ConfirmLeader's rounds
+	pauses     *pauseDetector // whether VerifyLeader alone may be trusted
+	changes    *leaderChanges // LeaderChange's broadcasts
 	leadership chan bool
 	done       chan struct{}
 	wg         sync.WaitGroup
@@ -114,8 +135,9 @@ const soloTimeout = 100 * time.Millisecond
 const appendTimeout = 5 * time.Second
 
 // Open starts a node on cfg.DataDir. An empty directory bootstraps a new
-// cluster (of one, or of cfg.Peers); otherwise the node loads the ledger
-// from its state store and applies the log after the store's index.
+// cluster of one, or of cfg.Peers when cfg.Bootstrap is set; otherwise the
+// node loads the ledger from its state store and applies the log after the
+// store's index.
 func Open(cfg Config) (*Node, error) {
 	if cfg.ID == "" {
 		cfg.ID = "n1"
@@ -150,6 +172,7 @@ func Open(cfg Config) (*Node, error) {
 		state:      state,
 		logger:     logger,
 		leadership: make(chan bool, 1),
+		changes:    newLeaderChanges(),
 		done:       make(chan struct{}),
 	}
 	if err := n.start(); err != nil {
@@ -187,7 +210,7 @@ func (n *Node) start() error {
 	if n.cfg.TrailingLogs > 0 {
 		conf.TrailingLogs = n.cfg.TrailingLogs
 	}
-	if len(n.cfg.Peers) == 0 {
+	if len(n.cfg.Peers) == 0 && !n.cfg.Join {
 		// A cluster of one has nobody to hear from: it need not wait a
 		// second of silence, after a restart, before it elects itself.
 		conf.HeartbeatTimeout = soloTimeout
@@ -230,7 +253,11 @@ func (n *Node) start() error {
 	if err != nil {
 		return fmt.Errorf("raft: read state: %w", err)
 	}
-	if !existing {
+	if !existing && len(n.cfg.Peers) > 0 && !n.cfg.Bootstrap && !n.cfg.Join {
+		n.logger.Warn("empty data directory: not founding a cluster; waiting for the cluster's leader to replicate to this node (start every node of a new cluster once with --bootstrap)",
+			"data_dir", n.cfg.DataDir)
+	}
+	if !existing && !n.cfg.Join && (len(n.cfg.Peers) == 0 || n.cfg.Bootstrap) {
 		cluster := hraft.Configuration{}
 		if len(n.cfg.Peers) == 0 {
 			cluster.Servers = []hraft.Server{{ID: conf.LocalID, Address: n.transport.LocalAddr()}}
@@ -246,8 +273,25 @@ func (n *Node) start() error {
 	if err != nil {
 		return fmt.Errorf("raft: start: %w", err)
 	}
-	n.wg.Add(1)
+	obs := make(chan hraft.Observation, 16)
+	n.raft.RegisterObserver(hraft.NewObserver(obs, false, func(o *hraft.Observation) bool {
+		switch o.Data.(type) {
+		case hraft.LeaderObservation, hraft.RaftState:
+			return true
+		}
+		return false
+	}))
+	// A pause shorter than a quarter of the heartbeat timeout cannot
+	// have let the followers elect another leader.
+	n.pauses = newPauseDetector(conf.HeartbeatTimeout / 4)
+	n.pauses.lastTick.Store(n.pauses.now())
+	n.wg.Add(3)
 	go n.watchLeadership()
+	go n.watchObservations(obs)
+	go func() {
+		defer n.wg.Done()
+		n.pauses.run(n.done)
+	}()
 	return nil
 }
 
@@ -289,16 +333,21 @@ func (n *Node) watchLeadership() {
 		case <-n.done:
 			return
 		case leading := <-n.raft.LeaderCh():
+			var term uint64
 			if leading {
+				term = n.raft.CurrentTerm()
 				if err := n.raft.Barrier(30 * time.Second).Error(); err != nil {
 					n.logger.Warn("barrier after election failed", "err", err)
 					continue
 				}
-				if n.raft.State() != hraft.Leader {
+				// Deposed, or re-elected in a later term, while the
+				// barrier ran: that term has not had its barrier.
+				if n.raft.State() != hraft.Leader || n.raft.CurrentTerm() != term {
 					continue
 				}
 			}
-			n.ready.Store(leading)
+			n.readyTerm.Store(term)
+			n.changes.notify()
 			// Keep only the latest value: a slow reader sees where things
 			// ended, not every step.
 			select {
@@ -314,9 +363,13 @@ func (n *Node) watchLeadership() {
 // and false when it stops being one. Only the latest value is kept.
 func (n *Node) Leadership() <-chan bool { return n.leadership }
 
-// IsLeader reports whether this node leads and has caught up.
+// IsLeader reports whether this node leads and has caught up: it leads in
+// the term it applied its Barrier in. It is this node's own belief; a
+// leader frozen or cut off may still hold it after the cluster elected
+// another, so a definite answer needs ConfirmLeader.
 func (n *Node) IsLeader() bool {
-	return n.ready.Load() && n.raft.State() == hraft.Leader
+	term := n.readyTerm.Load()
+	return term != 0 && n.raft.State() == hraft.Leader && n.raft.CurrentTerm() == term
 }
 
 // Leader returns the current leader's id, if one is known.
@@ -336,7 +389,7 @@ func (n *Node) Ready() bool {
 		return false
 	}
 	if n.raft.State() == hraft.Leader {
-		return n.ready.Load()
+		return n.IsLeader()
 	}
 	// Raft's applied index, not the state store's: the store's counts only
 	// the entries the state machine sees, and a new leader's no-op and
@@ -501,7 +554,8 @@ func (p pending) Wait() ([]ledger.Result, error) {
 	}
 	if err != nil {
 		switch {
-		case errors.Is(err, hraft.ErrNotLeader), errors.Is(err, hraft.ErrEnqueueTimeout):
+		case errors.Is(err, hraft.ErrNotLeader), errors.Is(err, hraft.ErrEnqueueTimeout),
+			errors.Is(err, hraft.ErrLeadershipTransferInProgress):
 			return nil, actors.ErrNotLeader
 		default:
 			return nil, fmt.Errorf("%w: %v", actors.ErrOutcomeUnknown, err)

@@ -307,7 +307,7 @@ func (cl *clients) conversion(ctx context.Context, org, ref string, amount ledge
 		return quoted
 	}
 	cl.write(ctx, req, func(sys *actors.System) actors.Reply {
-		r := sys.ExecuteQuote(org, req.ref)
+		r := sys.ExecuteQuote(org, req.ref, "")
 		if e := r.Result.Err; r.Err == nil && e != nil && e.Code == ledger.CodeBadRequest && e.ExistingID != "" {
 			// Executed already, by an earlier attempt whose answer was lost.
 			r.Result = ledger.Result{Replayed: true, Conversion: &ledger.Conversion{ID: e.ExistingID, QuoteID: req.ref, FromAmount: amount}}

@@ -92,7 +92,7 @@ func (c *cluster) start(n *simNode) error {
 	}
 	n.dir = filepath.Join(n.root, "data")
 	node, err := raft.Open(raft.Config{
-		ID: n.id, DataDir: n.dir, RaftAddr: n.id, Peers: c.peers,
+		ID: n.id, DataDir: n.dir, RaftAddr: n.id, Peers: c.peers, Bootstrap: true,
 		FS: n.fs, MemTableBytes: 1 << 20, Transport: n.trans,
 		// Snapshots only when the scheduler takes one, between two
 		// faults: the snapshot files live on the real disk, outside the

@@ -62,6 +62,24 @@ type proc struct {
 	dataDir string
 	args    []string
 	metrics chan string // the metrics_addr line, when --metrics-addr is set
+
+	stdoutMu     sync.Mutex
+	stdoutValues map[string]string // the key=value lines it printed
+}
+
+// stdoutValue waits (5 s at most) for the process to print key=value.
+func (p *proc) stdoutValue(key string) string {
+	p.t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		p.stdoutMu.Lock()
+		v, ok := p.stdoutValues[key]
+		p.stdoutMu.Unlock()
+		if ok {
+			return v
+		}
+	}
+	p.t.Fatalf("%s printed no %s=", p.addr, key)
+	return ""
 }
 
 // startServer runs `payments serve` with args on dataDir and waits until it
@@ -106,6 +124,14 @@ func (p *proc) launch() error {
 		for sc.Scan() {
 			if a, ok := strings.CutPrefix(sc.Text(), "http_addr="); ok {
 				addrCh <- a
+			}
+			if k, v, ok := strings.Cut(sc.Text(), "="); ok {
+				p.stdoutMu.Lock()
+				if p.stdoutValues == nil {
+					p.stdoutValues = map[string]string{}
+				}
+				p.stdoutValues[k] = v
+				p.stdoutMu.Unlock()
 			}
 			if a, ok := strings.CutPrefix(sc.Text(), "metrics_addr="); ok {
 				p.metrics <- a
@@ -520,45 +546,6 @@ func freeAddrs(t *testing.T, n int) []string {
 	return out
 }
 
-// startCluster starts a three-process cluster on loopback, every node
-// with extra flags, and waits until each is ready. The peers must know each
-// other's ports before any starts, so the ports are reserved and released;
-// if another process takes one in between, it starts again on fresh ones.
-func startCluster(t *testing.T, extra ...string) []*proc {
-	t.Helper()
-	var procs []*proc
-	for attempt := 0; ; attempt++ {
-		addrs := freeAddrs(t, 6)
-		var peers []string
-		for i := 0; i < 3; i++ {
-			peers = append(peers, fmt.Sprintf("n%d=%s@%s", i+1, addrs[i], addrs[3+i]))
-		}
-		procs = nil
-		var err error
-		for i := 0; i < 3 && err == nil; i++ {
-			p := &proc{t: t, dataDir: t.TempDir(), args: append([]string{
-				"--node-id", fmt.Sprintf("n%d", i+1), "--raft-addr", addrs[i], "--http-addr", addrs[3+i],
-				"--peers", strings.Join(peers, ","), "--rate-limit", "1000000"}, extra...)}
-			if err = p.launch(); err == nil {
-				procs = append(procs, p)
-			}
-		}
-		if err == nil {
-			break
-		}
-		for _, p := range procs {
-			p.kill()
-		}
-		if !errors.Is(err, errPortTaken) || attempt == 3 {
-			t.Fatal(err)
-		}
-	}
-	for _, p := range procs {
-		p.waitReady()
-	}
-	return procs
-}
-
 // A three-process cluster: every node serves (followers forward to the
 // leader), and after the leader is killed the new leader serves every
 // acknowledged write.
@@ -566,7 +553,7 @@ func TestThreeProcessCluster(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end")
 	}
-	procs := startCluster(t)
+	procs := startCluster(t, 3)
 	// Writes through every node.
 	if st, err := call(procs[1].addr, "POST", "/v1/simulations/fund-balance",
 		map[string]any{"amount": "100000.00", "currency": "GHS", "externalReference": "seed"}, nil); err != nil || st != 201 {

@@ -67,7 +67,7 @@ func TestSpendCapUnderConcurrencyOnCluster(t *testing.T) {
 	if untilMidnight := time.Until(time.Now().UTC().Truncate(24 * time.Hour).Add(24 * time.Hour)); untilMidnight < time.Minute {
 		time.Sleep(untilMidnight + time.Second)
 	}
-	procs := startCluster(t)
+	procs := startCluster(t, 3)
 	leader, followers := roles(t, procs)
 	nodes := []*proc{leader, followers[0]}
 	// GHS 100.00 delivered + 1.00 fee = GHS 101.00, worth 6.41 USD at the
@@ -167,7 +167,7 @@ func TestAllowlistThroughFollower(t *testing.T) {
 		t.Skip("end-to-end")
 	}
 	allowed, other, proxy := clientFrom(t, "127.0.0.2"), clientFrom(t, "127.0.0.3"), clientFrom(t, "127.0.0.9")
-	procs := startCluster(t, "--trusted-proxies", "127.0.0.9/32")
+	procs := startCluster(t, 3, "--trusted-proxies", "127.0.0.9/32")
 	leader, followers := roles(t, procs)
 	key := createKey(t, leader.addr, map[string]any{"name": "allowlisted", "scopes": []string{"payouts:read"},
 		"ipAllowlist": []string{"127.0.0.2"}})

@@ -38,6 +38,12 @@ const usage = `payments: a payments service over bank, mobile money and stableco
 
 Usage:
   payments serve [flags]    run a node (see payments serve -h)
+  payments cluster status|remove|transfer-leader [flags]
+                            operate a cluster through its admin API (see payments cluster -h)
+  payments backup --to <file> --admin-addr host:port --admin-token-file <file>
+                            an online, consistent backup of a running node
+  payments restore --from <file> --data-dir <dir> [--node-id n1] [--raft-addr … | --peers …]
+                            seed a new node (or each node of a new cluster) from a backup
   payments version          print the version
 `
 
@@ -57,6 +63,12 @@ func main() {
 			fmt.Fprintln(os.Stderr, "payments:", err)
 			os.Exit(1)
 		}
+	case "cluster":
+		os.Exit(clusterCommand(os.Args[2:], os.Stdout, os.Stderr))
+	case "backup":
+		os.Exit(backupCommand(os.Args[2:], os.Stdout, os.Stderr))
+	case "restore":
+		os.Exit(restoreCommand(os.Args[2:], os.Stdout, os.Stderr))
 	case "version":
 		fmt.Println(version)
 	case "-h", "--help", "help":
@@ -74,6 +86,7 @@ type serveConfig struct {
 	raftAddr          string
 	nodeID            string
 	peers             string
+	bootstrap         bool
 	bootstrapKey      string
 	orgName           string
 	orgCountry        string
@@ -88,6 +101,9 @@ type serveConfig struct {
 	commitTimeout     time.Duration
 	drainTimeout      time.Duration
 	debugAddr         string
+	adminAddr         string
+	join              string
+	adminTokenFile    string
 	metricsAddr       string
 
 	// Raft's failover timing; zero keeps hashicorp's (a single node's: 100ms).
@@ -119,6 +135,7 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	fs.StringVar(&c.raftAddr, "raft-addr", "127.0.0.1:7000", "host:port Raft listens on for its peers (port 0 picks one)")
 	fs.StringVar(&c.nodeID, "node-id", "n1", "this node's name in the cluster")
 	fs.StringVar(&c.peers, "peers", "", "the whole cluster, this node included, as id=raft-host:port@http-host:port,… (empty: a single node)")
+	fs.BoolVar(&c.bootstrap, "bootstrap", false, "with --peers: found a new cluster when the data directory is empty (pass it on every node's first start only; without it an empty node waits for the leader to replicate to it)")
 	fs.StringVar(&c.bootstrapKey, "bootstrap-key", "", "seed this API key (with every scope) instead of drawing a random one on first start")
 	fs.StringVar(&c.orgName, "bootstrap-org-name", "Default organization", "name of the organization created on first start")
 	fs.StringVar(&c.orgCountry, "bootstrap-org-country", "GH", "its country (ISO 3166-1 alpha-2)")
@@ -141,6 +158,9 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	fs.StringVar(&c.publicBaseURL, "public-base-url", "", "scheme and host clients reach the API at, such as https://api.example.com: the base of file download links (default: http://<http-addr>, for local use)")
 	fs.StringVar(&c.checkoutURL, "checkout-url", "", "base address of hosted checkouts in payment links' url (default: <public-base-url>/checkout)")
 	fs.StringVar(&c.debugAddr, "debug-addr", "", "if set, serve Go's pprof profiles on this loopback host:port (for operators)")
+	fs.StringVar(&c.adminAddr, "admin-addr", "127.0.0.1:9400", "host:port of the operators' admin API (cluster membership), served when --admin-token-file is set")
+	fs.StringVar(&c.join, "join", "", "join a running cluster through the admin API of any of its members (host:port,…; needs --admin-token-file): added as a non-voter, promoted to voter once caught up")
+	fs.StringVar(&c.adminTokenFile, "admin-token-file", "", "file holding the operator token the admin API requires (empty: no admin API)")
 	fs.StringVar(&c.metricsAddr, "metrics-addr", "", "if set, serve Prometheus metrics at /metrics on this host:port, apart from the API (port 0 picks one)")
 	fs.DurationVar(&c.raftHeartbeatTimeout, "raft-heartbeat-timeout", 0, "how long a follower waits without hearing from the leader before it calls an election (0: 1s; 100ms for a single node)")
 	fs.DurationVar(&c.raftElectionTimeout, "raft-election-timeout", 0, "how long a candidate waits for votes before it tries again (0: 1s; 100ms for a single node)")
@@ -278,6 +298,9 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		DataDir:           cfg.dataDir,
 		RaftAddr:          cfg.raftAddr,
 		Peers:             peers,
+		Bootstrap:         cfg.bootstrap,
+		Join:              cfg.join != "",
+		PeerHTTP:          peerHTTP,
 		SnapshotThreshold: cfg.snapshotThreshold,
 		SnapshotInterval:  cfg.snapshotInterval,
 		TrailingLogs:      cfg.trailingLogs,
@@ -352,11 +375,32 @@ func serve(args []string, stdout, stderr io.Writer) error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	go followLeadership(ctx, node, sys, actors.Bootstrap{
+	// The actors follow leadership until the node closes, through the
+	// drain: a leader that hands over leadership stops driving rails.
+	following, stopFollowing := context.WithCancel(context.Background())
+	defer stopFollowing()
+	go followLeadership(following, node, sys, actors.Bootstrap{
 		Live: live, Secret: cfg.bootstrapKey, OrgName: cfg.orgName,
 		Country: cfg.orgCountry, Timezone: cfg.orgTimezone, DefaultCurrency: cfg.orgCurrency,
 	}, stdout, logger)
 
+	if cfg.join != "" && cfg.adminTokenFile == "" {
+		return errors.New("--join needs --admin-token-file: the cluster's admin API requires the operator token")
+	}
+	if cfg.adminTokenFile != "" {
+		token, err := readAdminToken(cfg.adminTokenFile)
+		if err != nil {
+			return err
+		}
+		if cfg.join != "" {
+			go joinCluster(ctx, node, strings.Split(cfg.join, ","), token, ln.Addr().String(), stdout, logger)
+		}
+		addr, err := serveAdmin(cfg.adminAddr, adminHandler(node, token, logger), logger)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "admin_addr=%s\n", addr)
+	}
 	if reg != nil {
 		ms, err := reg.Listen(cfg.metricsAddr, logger)
 		if err != nil {
@@ -398,6 +442,17 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	case err := <-served:
 		return fmt.Errorf("http server: %w", err)
 	case <-ctx.Done():
+	}
+	// A leader hands over first, so the cluster has a leader again in a
+	// round trip instead of an election timeout; requests still arriving
+	// here are forwarded to it until the listener closes.
+	if node.IsLeader() {
+		began := time.Now()
+		if err := node.TransferLeadership(); err != nil {
+			logger.Warn("leadership transfer before stopping failed; the cluster elects a leader after its election timeout", "err", err)
+		} else {
+			logger.Info("handed over leadership", "took", time.Since(began))
+		}
 	}
 	logger.Info("draining", "timeout", cfg.drainTimeout)
 	drain, cancel := context.WithTimeout(context.Background(), cfg.drainTimeout)

@@ -384,7 +384,7 @@ func TestClusterMetrics(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end")
 	}
-	procs := startCluster(t, "--metrics-addr", "127.0.0.1:0")
+	procs := startCluster(t, 3, "--metrics-addr", "127.0.0.1:0")
 	metricsOf := map[*proc]string{}
 	for _, p := range procs {
 		select {
