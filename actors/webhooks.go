@@ -513,9 +513,10 @@ func (e *webhookEngine) attempt(ctx context.Context, id string) error {
 
 // due is when a delivery's next attempt is due. One with no attempt since
 // its schedule (re)started (Step 0: new, replayed, or retried by request)
-// is due at once: its NextAttemptAt is its event's time, which for an
-// order's or a checkout's event is on the organization's sandbox clock,
-// ahead of the leader's by however far a simulation advanced it.
+// is due at once. Its NextAttemptAt is the leader's time when it was made
+// (deliveries stay on real time, never on an organization's sandbox clock:
+// ledger/clock.go), so this only keeps it from waiting on a leader whose
+// clock ran ahead of this one's.
 func (a *webhookEndpointActor) due(d ledger.WebhookDelivery) time.Time {
 	if d.Step == 0 {
 		return a.e.clock.Now()

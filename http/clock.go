@@ -10,7 +10,8 @@ func init() {
 	registerRoutes(endpoint{fasthttp.MethodPost, "/v1/simulations/advance-clock", ledger.ScopeSimulationsWrite, (*call).advanceClock, &simulationDoc{
 		operation: "advance_clock",
 		description: "Moves the organization's sandbox clock forward by `seconds` (1 to 31,622,400), then expires at once every quote, order and " +
-			"checkout session whose deadline the jump passed, with their events. Timestamps the organization sees are on its clock.",
+			"checkout session whose deadline the jump passed, with their events. Every timestamp the organization sees (resources, events, ledger " +
+			"entries) is on its clock from then on; webhook deliveries stay on real time.",
 	}})
 }
 

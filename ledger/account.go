@@ -223,7 +223,10 @@ func (s *State) book(at int64, refID, externalRef string, postings []posting) (u
 	if sum != 0 {
 		panic(fmt.Sprintf("ledger: unbalanced postings for %s: sum %d", refID, sum))
 	}
-	// Times never go back along a merchant account's statement.
+	// The entries are on the clock of the organization whose balances they
+	// move (clock.go), and never go back along a merchant account's
+	// statement.
+	at = s.OrgNow(s.postingsOrg(postings), at)
 	for _, p := range postings {
 		if a, ok := s.accounts.get(p.account); ok && a.Purpose == PurposeMerchant && a.LastEntryAt > at {
 			at = a.LastEntryAt
@@ -266,6 +269,18 @@ func (s *State) book(at int64, refID, externalRef string, postings []posting) (u
 	return s.journal.add(entries, s.merchantOf), nil
 }
 
+// postingsOrg is the organization whose accounts a set of postings moves,
+// "" when it moves only shared system accounts. A set moves one
+// organization's money at most.
+func (s *State) postingsOrg(postings []posting) string {
+	for _, p := range postings {
+		if a, ok := s.accounts.get(p.account); ok && a.OrgID != "" {
+			return a.OrgID
+		}
+	}
+	return ""
+}
+
 // merchantOf reports whether an account is a merchant's balance.
 func (s *State) merchantOf(number string) bool {
 	a, _ := s.accounts.get(number)
@@ -273,7 +288,7 @@ func (s *State) merchantOf(number string) bool {
 }
 
 // merchantAccount returns the organization's account in currency, creating
-// it on first touch when create is set.
+// it on first touch when create is set; at is leader time.
 func (s *State) merchantAccount(orgID, currency string, at int64, create bool) (Account, bool) {
 	if number, ok := s.accountByOrgCurrency[orgKey{orgID, currency}]; ok {
 		a, _ := s.accounts.get(number)
@@ -287,7 +302,7 @@ func (s *State) merchantAccount(orgID, currency string, at int64, create bool) (
 		OrgID:     orgID,
 		Currency:  currency,
 		Purpose:   PurposeMerchant,
-		CreatedAt: at,
+		CreatedAt: s.OrgNow(orgID, at),
 	}
 	s.accounts.insert(a)
 	s.indexAccount(&a)
@@ -313,7 +328,7 @@ func (s *State) orgSystemAccount(p AccountPurpose, org, currency string, at int6
 	if org != "" {
 		number += ":" + org
 	}
-	a := Account{Number: number, OrgID: org, Currency: currency, Purpose: p, CreatedAt: at}
+	a := Account{Number: number, OrgID: org, Currency: currency, Purpose: p, CreatedAt: s.OrgNow(org, at)}
 	s.accounts.insert(a)
 	s.indexAccount(&a)
 	return a.Number

@@ -358,7 +358,7 @@ func (c *CreateCheckoutSession) apply(s *State) Result {
 			Spec: CollectionSpec{Currency: l.Spec.Currency, Amount: c.DestAmount, Method: c.MethodCode,
 				PayerNumber: c.PayerNumber, Narration: "Payment link " + l.ID},
 			MethodType: c.MethodType, Fee: c.Fee, ExternalReference: sess.ID,
-			Status: CollectionPending, CreatedAt: c.At, UpdatedAt: c.At,
+			Status: CollectionPending, CreatedAt: now, UpdatedAt: now,
 		}
 		if a, ok := s.merchantAccount(c.OrgID, col.Spec.Currency, c.At, false); ok {
 			col.AccountNumber = a.Number
@@ -439,7 +439,7 @@ func (c *CheckoutDepositCommand) apply(s *State) Result {
 		ID: c.CollectionID, OrgID: c.OrgID, Type: colType,
 		Spec:       CollectionSpec{Currency: cur, Amount: credit, Method: code, Narration: "Payment link " + sess.LinkID},
 		MethodType: methodType, ExternalReference: c.DepositID, AccountNumber: account.Number,
-		Status: CollectionCompleted, CreatedAt: c.At, UpdatedAt: c.At, CompletedAt: c.At,
+		Status: CollectionCompleted, CreatedAt: now, UpdatedAt: now, CompletedAt: now,
 	}
 	postings := []posting{
 		{s.systemAccount(PurposeCollectionsSource, cur, c.At), EntryCollectionSource, -credit},
@@ -587,7 +587,7 @@ func (s *State) endSession(at int64, c CheckoutSession, status CheckoutSessionSt
 	if status == SessionExpired {
 		typ = EventCheckoutSessionExpired
 	}
-	s.emit(at, c.OrgID, typ, c.ID, c) // events on real time: deliveries are scheduled on it
+	s.emit(at, c.OrgID, typ, c.ID, c)
 }
 
 // checkoutCollectionSettled settles a mobile money session when its

@@ -6,8 +6,20 @@ import "container/heap"
 //
 // Every rule reads time from its command's At, the leader's clock. An
 // organization's clock is At plus the offset that sandbox simulations have
-// advanced it by, so quotes, orders and checkout sessions can be expired in
-// tests without sleeping. Production organizations never have an offset.
+// advanced it by (OrgNow), so quotes, orders and checkout sessions can be
+// expired in tests without sleeping. Production organizations never have an
+// offset.
+//
+// One rule: every time an organization sees is on its clock. Rules and
+// their helpers pass leader time; it is put on the organization's clock
+// where it is recorded: a record's fields through OrgNow, an event's time
+// in emit, journal entries in book, balance accounts in merchantAccount.
+// Since the offset only grows, each organization's times still only go
+// forward, and lists bounded by time (which read the recorded times) follow
+// the clock the resources show. What stays on leader time is what the
+// service itself schedules: deadlines in the heap below (converted in
+// addDeadline) and webhook deliveries, their attempts and retries
+// (newDelivery), so an advance never delays or hastens a delivery.
 //
 // Deadline-driven transitions (a quote, order or session expiring) are made
 // by expirers: each feature registers one in NewState and adds a deadline
@@ -124,17 +136,19 @@ func (c *Tick) apply(s *State) Result {
 }
 
 // OrgNow is an organization's current time, in unix milliseconds, when the
-// leader's clock reads at.
+// leader's clock reads at. Every time a rule records is on it. Clocks stay
+// in memory for good, so an organization without one (every production
+// organization) costs no read of the state store.
 func (s *State) OrgNow(orgID string, at int64) int64 {
-	if c, ok := s.clocks.get(orgID); ok {
-		return at + c.OffsetMillis
+	if r, ok := s.clocks.rows[orgID]; ok {
+		return at + r.v.OffsetMillis
 	}
 	return at
 }
 
 // RealTime converts orgAt, a time on the organization's clock, back to the
-// leader's clock: events carry real time, so that webhook deliveries and
-// their retries are scheduled on it whatever the sandbox clock says.
+// leader's clock at the organization's current offset: webhook deliveries
+// of an event are scheduled on real time whatever the sandbox clock says.
 func (s *State) RealTime(orgID string, orgAt int64) int64 {
 	return orgAt - s.OrgNow(orgID, 0)
 }

@@ -44,17 +44,20 @@ func TestAdvanceClock(t *testing.T) {
 	if err != nil || r.Clock("org_a").OffsetMillis != 601_000 {
 		t.Fatalf("restored clock: %+v %v", r.Clock("org_a"), err)
 	}
+	if got := r.st.OrgNow("org_a", 100); got != 601_100 {
+		t.Fatalf("restored OrgNow = %d", got)
+	}
 	cmds, err := DecodeBatch(EncodeBatch(nil, []Command{&AdvanceClock{At: 5, OrgID: "o", Millis: 7}, &Tick{At: 9}}))
 	if err != nil || *cmds[0].(*AdvanceClock) != (AdvanceClock{At: 5, OrgID: "o", Millis: 7}) || cmds[1].(*Tick).At != 9 {
 		t.Fatalf("round trip: %v %v", cmds, err)
 	}
 }
 
-// After the sandbox clock moves, an order's own timestamps are on the
-// organization's clock, but the events it emits, and the webhook deliveries
-// scheduled from them, are on real time: a delivery is due at once, not
+// After the sandbox clock moves, an order's timestamps and the events it
+// emits are on the organization's clock, but the webhook deliveries
+// scheduled from them are on real time: a delivery is due at once, not
 // after the length of the jump.
-func TestEventsStayOnRealTimeAfterAnAdvance(t *testing.T) {
+func TestDeliveriesStayOnRealTimeAfterAnAdvance(t *testing.T) {
 	f := newOrderFixture(t)
 	f.must(endpoint("whe_1", "org_a", "*"))
 	const jump = 3 * hour
@@ -67,16 +70,256 @@ func TestEventsStayOnRealTimeAfterAnAdvance(t *testing.T) {
 		t.Fatalf("order createdAt %d, want the organization's clock %d", o.CreatedAt, realAt+jump)
 	}
 	ev, _ := f.s.EventAt(before + 1)
-	if ev.Type != EventOrderAwaitingFunds || ev.At != realAt {
-		t.Fatalf("event %s at %d, want real time %d", ev.Type, ev.At, realAt)
+	if ev.Type != EventOrderAwaitingFunds || ev.At != o.CreatedAt {
+		t.Fatalf("event %s at %d, want the order's createdAt %d", ev.Type, ev.At, o.CreatedAt)
 	}
-	var due []int64
+	var due, created []int64
 	for _, d := range f.s.pendingDeliveries() {
 		if d.EventID == ev.ID {
-			due = append(due, d.NextAttemptAt)
+			due, created = append(due, d.NextAttemptAt), append(created, d.CreatedAt)
 		}
 	}
-	if !slices.Equal(due, []int64{realAt}) {
-		t.Fatalf("deliveries of the order's event due at %v, want [%d] (real time)", due, realAt)
+	if !slices.Equal(due, []int64{realAt}) || !slices.Equal(created, []int64{realAt}) {
+		t.Fatalf("deliveries of the order's event due at %v, created at %v, want [%d] (real time)", due, created, realAt)
+	}
+	// An order expired by the advance itself: its times and event are on
+	// the clock after the jump, its delivery on the advance's real time.
+	f.must(cryptoOrder("ord_2", "r2", 20), EventOrderAwaitingFunds)
+	expiry := f.order("ord_2").ExpiresAt
+	before = f.s.EventCount()
+	const advanceAt = 30
+	f.must(&AdvanceClock{At: advanceAt, OrgID: "org_a", Millis: expiry - (20 + jump)}, EventOrderExpired, EventOrderExpired) // ord_1 and ord_2
+	o = f.order("ord_2")
+	ev, _ = f.s.EventAt(before + 2)
+	if ev.ResourceID != "ord_2" {
+		t.Fatalf("second expiry is of %s, want ord_2", ev.ResourceID)
+	}
+	if now := f.s.st.OrgNow("org_a", advanceAt); o.UpdatedAt != now || ev.At != now {
+		t.Fatalf("expired order updatedAt %d, event at %d, want the organization's clock %d", o.UpdatedAt, ev.At, now)
+	}
+	for _, d := range f.s.pendingDeliveries() {
+		if d.EventID == ev.ID && (d.NextAttemptAt != advanceAt || d.CreatedAt != advanceAt) {
+			t.Fatalf("delivery of the expiry due at %d, created at %d, want real time %d", d.NextAttemptAt, d.CreatedAt, advanceAt)
+		}
+	}
+}
+
+// clockScenario creates one of every kind of resource for org_a, all at
+// leader time at, after advancing its clock by offset (none for 0).
+func clockScenario(t *testing.T, offset, at int64) *testState {
+	t.Helper()
+	s := newTestState(t)
+	must := func(cmd Command) Result {
+		t.Helper()
+		r := s.Apply(cmd)
+		if r.Err != nil {
+			t.Fatalf("%T: %v", cmd, r.Err)
+		}
+		if err := s.Check(); err != nil {
+			t.Fatalf("after %T: %v", cmd, err)
+		}
+		return r
+	}
+	hash := sha256.Sum256([]byte("k"))
+	must(&CreateOrganization{At: 1, ID: "org_a", Name: "A", Key: CreateAPIKey{At: 1, ID: "key_a", OrgID: "org_a", Hash: string(hash[:])}})
+	if offset > 0 {
+		must(&AdvanceClock{At: 2, OrgID: "org_a", Millis: offset})
+	}
+	wh := endpoint("whe_1", "org_a", "*")
+	wh.At = at
+	hash2 := sha256.Sum256([]byte("k2"))
+	for _, cmd := range []Command{
+		wh,
+		&CreateAPIKey{At: at, ID: "key_b", OrgID: "org_a", Hash: string(hash2[:])},
+		&FundBalance{At: at, OrgID: "org_a", Currency: "GHS", Amount: 1_000_000, ExternalReference: "f1"},
+		&CreateRecipient{At: at, ID: "rcp_1", OrgID: "org_a", Spec: mobileSpec},
+		&CreatePayout{At: at, ID: "pay_1", OrgID: "org_a", ExternalReference: "p1",
+			Spec:       PayoutSpec{Currency: "GHS", Amount: 1000, AmountSide: SideTo, Method: "gh_mtn", AccountNumber: "233241234567"},
+			MethodType: "mobile_money", Fee: 10},
+		&MarkPayoutProcessing{At: at, ID: "pay_1", ProviderReference: "sbx"},
+		&SettlePayout{At: at, ID: "pay_1", Completed: true},
+		&CreateCollection{At: at, ID: "col_1", OrgID: "org_a", ExternalReference: "c1",
+			Spec: CollectionSpec{Currency: "GHS", Amount: 50_000, Method: "gh_mtn", PayerNumber: "233241234567"}, MethodType: "mobile_money", Fee: 750},
+		&SettleCollection{At: at, ID: "col_1", Completed: true},
+		&OpenDispute{At: at, ID: "dsp_1", OrgID: "org_a", CollectionID: "col_1", Amount: 1000, Category: "chargeback", MessageID: "dsm_1", Reason: "not received"},
+		&CreateQuote{At: at, ID: "qte_1", OrgID: "org_a", FromCurrency: "GHS", FromAmount: 10_000,
+			ToCurrency: "USD", ToAmount: 634, Side: SideFrom, Rate: "0.0634615384"},
+		&ExecuteQuote{At: at, OrgID: "org_a", QuoteID: "qte_1", ConversionID: "conv_1"},
+		cryptoOrder("ord_1", "o1", at),
+		&CreatePaymentLink{At: at, ID: "pl_1", OrgID: "org_a", Spec: plLinkSpec(25_000)},
+		&CreateVirtualAccount{At: at, ID: "va_1", OrgID: "org_a", Currency: "GHS", Bank: "Sandbox Bank"},
+		&CreateCryptoAddress{At: at, ID: "addr_1", OrgID: "org_a", Currency: "USDC", Chain: "solana", Address: "So1a"},
+		&ReceiveDeposit{At: at, ID: "vad_1", CollectionID: "col_d1", OrgID: "org_a", VirtualAccountID: "va_1",
+			Amount: 12_345, Completed: true, ExternalReference: "d1", SourceReference: "session-d1"},
+		&CreateFile{At: at, ID: "file_1", OrgID: "org_a", Purpose: "dispute.evidence", Filename: "r.pdf", ContentType: "application/pdf", Size: 3, SHA256: testDigest},
+	} {
+		must(cmd)
+	}
+	return s
+}
+
+// After an advance of N, every kind of resource an organization sees is
+// created N later than the same commands make it without one, its events
+// and ledger entries too, and lists bounded by time find them at the
+// shifted times. Deliveries stay on real time.
+func TestAdvanceShiftsEveryResourceTime(t *testing.T) {
+	const at = 100 * hour
+	get := func(ok bool, t *testing.T, what string) {
+		t.Helper()
+		if !ok {
+			t.Fatalf("%s not found", what)
+		}
+	}
+	kinds := []struct {
+		name  string
+		times func(t *testing.T, s *testState) []int64
+	}{
+		{"payout", func(t *testing.T, s *testState) []int64 {
+			p, ok := s.Payout("pay_1")
+			get(ok, t, "payout")
+			return []int64{p.CreatedAt, p.ProcessingAt, p.CompletedAt, p.UpdatedAt}
+		}},
+		{"collection", func(t *testing.T, s *testState) []int64 {
+			c, ok := s.Collection("col_1")
+			get(ok, t, "collection")
+			return []int64{c.CreatedAt, c.CompletedAt, c.UpdatedAt}
+		}},
+		{"deposit collection", func(t *testing.T, s *testState) []int64 {
+			c, ok := s.Collection("col_d1")
+			get(ok, t, "deposit collection")
+			d, ok := s.DepositByReference("org_a", "d1")
+			get(ok, t, "deposit")
+			return []int64{c.CreatedAt, c.CompletedAt, d.At}
+		}},
+		{"dispute", func(t *testing.T, s *testState) []int64 {
+			d, ok := s.Dispute("org_a", "dsp_1")
+			get(ok, t, "dispute")
+			return []int64{d.CreatedAt, d.UpdatedAt, d.Messages[0].CreatedAt}
+		}},
+		{"quote", func(t *testing.T, s *testState) []int64 {
+			q, ok := s.Quote("org_a", "qte_1", at)
+			get(ok, t, "quote")
+			return []int64{q.CreatedAt, q.UpdatedAt, q.ExpiresAt - QuoteLifetimeMillis}
+		}},
+		{"conversion", func(t *testing.T, s *testState) []int64 {
+			c, ok := s.Conversion("org_a", "conv_1")
+			get(ok, t, "conversion")
+			return []int64{c.CreatedAt, c.CompletedAt}
+		}},
+		{"order", func(t *testing.T, s *testState) []int64 {
+			o, ok := s.Order("org_a", "ord_1")
+			get(ok, t, "order")
+			return []int64{o.CreatedAt, o.UpdatedAt}
+		}},
+		{"payment link", func(t *testing.T, s *testState) []int64 {
+			l, ok := s.PaymentLink("org_a", "pl_1")
+			get(ok, t, "payment link")
+			return []int64{l.CreatedAt, l.UpdatedAt}
+		}},
+		{"recipient", func(t *testing.T, s *testState) []int64 {
+			r, ok := s.Recipient("org_a", "rcp_1")
+			get(ok, t, "recipient")
+			return []int64{r.CreatedAt, r.UpdatedAt}
+		}},
+		{"virtual account", func(t *testing.T, s *testState) []int64 {
+			v, ok := s.VirtualAccount("org_a", "va_1")
+			get(ok, t, "virtual account")
+			return []int64{v.CreatedAt, v.UpdatedAt}
+		}},
+		{"crypto address", func(t *testing.T, s *testState) []int64 {
+			a, ok := s.CryptoAddress("org_a", "addr_1")
+			get(ok, t, "crypto address")
+			return []int64{a.CreatedAt, a.UpdatedAt}
+		}},
+		{"file", func(t *testing.T, s *testState) []int64 {
+			f, ok := s.File("org_a", "file_1")
+			get(ok, t, "file")
+			return []int64{f.CreatedAt}
+		}},
+		{"webhook endpoint", func(t *testing.T, s *testState) []int64 {
+			e, ok := s.WebhookEndpoint("org_a", "whe_1")
+			get(ok, t, "webhook endpoint")
+			return []int64{e.CreatedAt, e.UpdatedAt}
+		}},
+		{"API key", func(t *testing.T, s *testState) []int64 {
+			k, ok := s.APIKey("org_a", "key_b")
+			get(ok, t, "API key")
+			return []int64{k.CreatedAt}
+		}},
+		{"balance account", func(t *testing.T, s *testState) []int64 {
+			a, ok := s.AccountFor("org_a", "GHS")
+			get(ok, t, "GHS balance")
+			return []int64{a.CreatedAt, a.LastEntryAt}
+		}},
+		{"ledger entries", func(t *testing.T, s *testState) []int64 {
+			var out []int64
+			for _, n := range s.Journal("org_a", JournalFilter{}, CursorStart, 100).Items {
+				out = append(out, n.Entry.At)
+			}
+			return out
+		}},
+		{"events", func(t *testing.T, s *testState) []int64 {
+			var out []int64
+			for _, ev := range s.Events("org_a", EventFilter{}, CursorStart, 100).Items {
+				out = append(out, ev.At)
+			}
+			return out
+		}},
+	}
+	for _, offset := range []int64{0, 5 * hour, 30 * 24 * hour} {
+		s := clockScenario(t, offset, at)
+		for _, k := range kinds {
+			times := k.times(t, s)
+			if len(times) == 0 {
+				t.Fatalf("offset %d: %s: no times", offset, k.name)
+			}
+			for i, got := range times {
+				if got != at+offset {
+					t.Errorf("offset %dh: %s time %d is %d, want the leader's %d plus the offset", offset/hour, k.name, i, got, at+offset)
+				}
+			}
+		}
+		// Deliveries are scheduled on real time, whatever the offset.
+		if ds := s.pendingDeliveries(); len(ds) == 0 {
+			t.Fatalf("offset %dh: no deliveries", offset/hour)
+		} else {
+			for _, d := range ds {
+				if d.CreatedAt != at || d.NextAttemptAt != at {
+					t.Fatalf("offset %dh: delivery %s created %d, due %d, want real time %d", offset/hour, d.ID, d.CreatedAt, d.NextAttemptAt, at)
+				}
+			}
+		}
+		// Lists bounded by time follow the clock the resources show.
+		shifted, realAt := at+offset, int64(at)
+		cols := func(from, to int64) int {
+			return len(s.Collections("org_a", CollectionFilter{CreatedFrom: from, CreatedTo: to}, CursorStart, 100).Items)
+		}
+		orders := func(from int64) int {
+			return len(s.Orders("org_a", OrderFilter{CreatedFrom: from}, CursorStart, 100).Items)
+		}
+		entries := func(from, to int64) int {
+			return len(s.Journal("org_a", JournalFilter{From: from, To: to}, CursorStart, 100).Items)
+		}
+		allEntries := entries(0, 0)
+		if n := cols(shifted, shifted); n != 2 {
+			t.Errorf("offset %dh: collections from/to the shifted time: %d, want 2", offset/hour, n)
+		}
+		if n := orders(shifted); n != 1 {
+			t.Errorf("offset %dh: orders from the shifted time: %d, want 1", offset/hour, n)
+		}
+		if n := entries(shifted, shifted); n != allEntries || n == 0 {
+			t.Errorf("offset %dh: entries from/to the shifted time: %d of %d", offset/hour, n, allEntries)
+		}
+		if offset > 0 {
+			if n := cols(realAt, shifted-1); n != 0 {
+				t.Errorf("offset %dh: %d collections listed before the shifted time", offset/hour, n)
+			}
+			if n := orders(shifted + 1); n != 0 {
+				t.Errorf("offset %dh: %d orders listed after the shifted time", offset/hour, n)
+			}
+			if n := entries(realAt, shifted-1); n != 0 {
+				t.Errorf("offset %dh: %d entries listed before the shifted time", offset/hour, n)
+			}
+		}
 	}
 }

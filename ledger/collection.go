@@ -183,8 +183,8 @@ func (s *State) createCollection(c *CreateCollection) Result {
 		Fee:               c.Fee,
 		ExternalReference: c.ExternalReference,
 		Status:            CollectionPending,
-		CreatedAt:         c.At,
-		UpdatedAt:         c.At,
+		CreatedAt:         s.OrgNow(c.OrgID, c.At),
+		UpdatedAt:         s.OrgNow(c.OrgID, c.At),
 	}
 	if a, ok := s.merchantAccount(c.OrgID, c.Spec.Currency, c.At, false); ok {
 		col.AccountNumber = a.Number
@@ -210,6 +210,7 @@ func (s *State) settleCollection(c *SettleCollection) Result {
 	if col.Status.Terminal() {
 		return Result{Err: errorf(CodeConflict, "collection %s is already %s", col.ID, col.Status)}
 	}
+	now := s.OrgNow(col.OrgID, c.At)
 	if c.Completed {
 		cur := col.Spec.Currency
 		account, _ := s.merchantAccount(col.OrgID, cur, c.At, true)
@@ -227,13 +228,13 @@ func (s *State) settleCollection(c *SettleCollection) Result {
 		}
 		col.AccountNumber = account.Number
 		col.Status = CollectionCompleted
-		col.CompletedAt = c.At
+		col.CompletedAt = now
 	} else {
 		col.Status = CollectionFailed
-		col.FailedAt = c.At
+		col.FailedAt = now
 	}
 	col.StatusMessage = c.Message
-	col.UpdatedAt = c.At
+	col.UpdatedAt = now
 	s.collections.put(col)
 	delete(s.openCollections, col.ID)
 	if col.Status == CollectionCompleted {

@@ -159,8 +159,8 @@ func (c *CreateCryptoAddress) apply(s *State) Result {
 		Tag:               c.Tag,
 		ExternalReference: c.ExternalReference,
 		Metadata:          c.Metadata,
-		CreatedAt:         c.At,
-		UpdatedAt:         c.At,
+		CreatedAt:         s.OrgNow(c.OrgID, c.At),
+		UpdatedAt:         s.OrgNow(c.OrgID, c.At),
 	}
 	if _, taken := d.addressByLocation[addressLocation(&a)]; taken {
 		return Result{Err: errorf(CodeConflict, "the derived %s address is already in use; nothing was created", c.Chain)}
@@ -179,7 +179,7 @@ func (c *UpdateCryptoAddress) apply(s *State) Result {
 		return Result{CryptoAddress: &a}
 	}
 	a.Metadata = c.Metadata
-	a.UpdatedAt = c.At
+	a.UpdatedAt = s.OrgNow(c.OrgID, c.At)
 	s.deposits.cryptoAddresses.put(a)
 	return Result{CryptoAddress: &a}
 }

@@ -221,7 +221,7 @@ func (c *ReceiveDeposit) apply(s *State) Result {
 		ID: c.ID, OrgID: c.OrgID, CollectionID: c.CollectionID,
 		VirtualAccountID: c.VirtualAccountID, CryptoAddressID: c.CryptoAddressID,
 		Amount: c.Amount, Completed: c.Completed, ExternalReference: c.ExternalReference,
-		SourceReference: c.SourceReference, At: c.At,
+		SourceReference: c.SourceReference, At: s.OrgNow(c.OrgID, c.At),
 	}
 	prefix := "vad_"
 	switch {
@@ -319,17 +319,17 @@ func (c *ReceiveDeposit) apply(s *State) Result {
 		Fee:           c.Fee,
 		AccountNumber: account.Number,
 		Status:        CollectionPending,
-		CreatedAt:     c.At,
-		UpdatedAt:     c.At,
+		CreatedAt:     dep.At,
+		UpdatedAt:     dep.At,
 		Deposit:       &dep,
 	}
 	pending := col
 	if c.Completed {
 		col.Status = CollectionCompleted
-		col.CompletedAt = c.At
+		col.CompletedAt = dep.At
 	} else {
 		col.Status = CollectionFailed
-		col.FailedAt = c.At
+		col.FailedAt = dep.At
 	}
 	col.StatusMessage = c.Message
 	s.insertCollection(col)

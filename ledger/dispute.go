@@ -424,13 +424,14 @@ func (c *OpenDispute) apply(s *State) Result {
 	}
 	a.Held += c.Amount
 	s.accounts.put(a)
+	now := s.OrgNow(c.OrgID, c.At)
 	d := Dispute{
 		ID: c.ID, OrgID: c.OrgID, CollectionID: col.ID, AccountNumber: a.Number,
 		Amount: c.Amount, Currency: col.Spec.Currency, Category: c.Category,
-		Status: DisputeOpen, CreatedAt: c.At, UpdatedAt: c.At,
+		Status: DisputeOpen, CreatedAt: now, UpdatedAt: now,
 	}
 	if c.Reason != "" {
-		d = d.withMessage(DisputeMessage{ID: c.MessageID, AuthorType: AuthorAdmin, Body: c.Reason, CreatedAt: c.At})
+		d = d.withMessage(DisputeMessage{ID: c.MessageID, AuthorType: AuthorAdmin, Body: c.Reason, CreatedAt: now})
 	}
 	s.disputes.insert(d)
 	s.emit(c.At, d.OrgID, EventDisputeCreated, d.ID, d)
@@ -507,9 +508,9 @@ func (c *RespondToDispute) apply(s *State) Result {
 	}
 	d.Evidence = DisputeEvidence{Action: c.Action, Reason: c.Reason, FileIDs: append([]string(nil), c.FileIDs...)}
 	if c.Reason != "" || len(atts) > 0 {
-		d = d.withMessage(DisputeMessage{ID: c.MessageID, AuthorType: AuthorMerchant, Body: c.Reason, Attachments: atts, CreatedAt: c.At})
+		d = d.withMessage(DisputeMessage{ID: c.MessageID, AuthorType: AuthorMerchant, Body: c.Reason, Attachments: atts, CreatedAt: s.OrgNow(d.OrgID, c.At)})
 	}
-	d.UpdatedAt = c.At
+	d.UpdatedAt = s.OrgNow(d.OrgID, c.At)
 	if c.Action == DisputeActionAccept {
 		if err := s.settleDispute(&d, c.At, false, "Accepted by the merchant"); err != nil {
 			return Result{Err: err}
@@ -549,8 +550,8 @@ func (s *State) settleDispute(d *Dispute, at int64, won bool, message string) *E
 		d.Status = DisputeAccepted
 	}
 	d.StatusMessage = message
-	d.ResolvedAt = at
-	d.UpdatedAt = at
+	d.ResolvedAt = s.OrgNow(d.OrgID, at)
+	d.UpdatedAt = d.ResolvedAt
 	return nil
 }
 
@@ -578,9 +579,9 @@ func (c *AddDisputeMessage) apply(s *State) Result {
 	if len(d.Messages) >= DisputeMessagesMax {
 		return Result{Err: errorf(CodeBadRequest, "The dispute's thread is full (%d messages)", DisputeMessagesMax)}
 	}
-	m := DisputeMessage{ID: c.MessageID, AuthorType: c.AuthorType, Body: c.Body, Attachments: atts, CreatedAt: c.At}
+	m := DisputeMessage{ID: c.MessageID, AuthorType: c.AuthorType, Body: c.Body, Attachments: atts, CreatedAt: s.OrgNow(d.OrgID, c.At)}
 	d = d.withMessage(m)
-	d.UpdatedAt = c.At
+	d.UpdatedAt = m.CreatedAt
 	s.disputes.put(d)
 	s.emit(c.At, d.OrgID, EventDisputeUpdated, d.ID, d)
 	return Result{Dispute: &d, DisputeMessage: &m}

@@ -312,12 +312,14 @@ func sameClosed[V any](t *store[V], id string, sub *V, scratch *[2]encoder) (byt
 	return t.k.tag, bytes.Equal(a.buf, b.buf)
 }
 
-// emit records an event. Only rules call it, after the change is made and
-// in the same Apply. Hooks (webhook fan-out) run in the same Apply too.
+// emit records an event at leader time at. Only rules call it, after the
+// change is made and in the same Apply. The event's time is on its
+// organization's clock, like the resource it carries (clock.go). Hooks
+// (webhook fan-out) run in the same Apply too.
 func (s *State) emit(at int64, org, typ, resourceID string, subject Subject) Event {
 	s.events.seq++
 	seq := s.events.seq
-	ev := Event{Seq: seq, ID: EventID(seq), OrgID: org, Type: typ, ResourceID: resourceID, At: at, Subject: subject}
+	ev := Event{Seq: seq, ID: EventID(seq), OrgID: org, Type: typ, ResourceID: resourceID, At: s.OrgNow(org, at), Subject: subject}
 	s.events.pending = append(s.events.pending, ev)
 	for _, h := range s.eventHooks {
 		h(s, ev)

@@ -203,7 +203,7 @@ func (c *CreateFile) apply(s *State) Result {
 		return Result{Err: errorf(CodeConflict, "file %s already exists", c.ID)}
 	}
 	f := File{ID: c.ID, OrgID: c.OrgID, Purpose: p.Name, Filename: c.Filename, ContentType: c.ContentType,
-		Size: c.Size, SHA256: c.SHA256, CreatedAt: c.At}
+		Size: c.Size, SHA256: c.SHA256, CreatedAt: s.OrgNow(c.OrgID, c.At)}
 	s.files.insert(f)
 	return Result{File: &f}
 }

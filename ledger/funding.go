@@ -81,7 +81,7 @@ func (s *State) fundBalance(c *FundBalance) Result {
 		Amount:            c.Amount,
 		BalanceAfter:      credited.Total,
 		ExternalReference: c.ExternalReference,
-		At:                c.At,
+		At:                s.OrgNow(c.OrgID, c.At),
 	}
 	s.fundings.insert(f)
 	s.emitCredited(c.At, account.Number)

@@ -232,8 +232,8 @@ func (c *CreateFXPayout) apply(s *State) Result {
 		Fee:               c.Fee,
 		ExternalReference: c.ExternalReference,
 		Status:            PayoutPending,
-		CreatedAt:         c.At,
-		UpdatedAt:         c.At,
+		CreatedAt:         s.OrgNow(c.OrgID, c.At),
+		UpdatedAt:         s.OrgNow(c.OrgID, c.At),
 		FX:                &PayoutFX{PayoutID: c.ID, OrgID: c.OrgID, FromCurrency: from.Code, FromAmount: c.FromAmount, Rate: c.Rate},
 	}
 	s.insertPayout(p)

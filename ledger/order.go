@@ -387,8 +387,7 @@ func (s *State) moveOrder(o *Order, at int64, to OrderStatus, message string) {
 	}
 	s.saveOrder(*o)
 	if typ := orderEventType[to]; typ != "" {
-		// at is on the organization's clock; the event is on real time,
-		// which webhook deliveries are scheduled on.
+		// at is on the organization's clock; emit takes leader time.
 		s.emit(s.RealTime(o.OrgID, at), o.OrgID, typ, o.ID, *o)
 	}
 }
@@ -613,9 +612,9 @@ func (s *State) landDeposit(o *Order, c *DepositOrder, now int64, amount Minor) 
 		ExternalReference: o.ID,
 		AccountNumber:     account.Number,
 		Status:            CollectionCompleted,
-		CreatedAt:         c.At,
-		UpdatedAt:         c.At,
-		CompletedAt:       c.At,
+		CreatedAt:         now,
+		UpdatedAt:         now,
+		CompletedAt:       now,
 	}
 	s.insertCollection(col)
 	s.emit(c.At, col.OrgID, EventCollectionCompleted, col.ID, col)
@@ -700,8 +699,8 @@ func (s *State) startOrderPayout(o *Order, at int64) (*Payout, *Error) {
 		MethodType:        o.ToMethodType,
 		ExternalReference: o.ID,
 		Status:            PayoutPending,
-		CreatedAt:         at,
-		UpdatedAt:         at,
+		CreatedAt:         s.OrgNow(o.OrgID, at),
+		UpdatedAt:         s.OrgNow(o.OrgID, at),
 	}
 	postings = []posting{
 		{toAccount.Number, EntryPayoutDebit, -o.ToAmount},

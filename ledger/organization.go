@@ -194,7 +194,7 @@ func (s *State) createOrganization(c *CreateOrganization) Result {
 		Timezone:        c.Timezone,
 		DefaultCurrency: c.DefaultCurrency,
 		Status:          "active",
-		CreatedAt:       c.At,
+		CreatedAt:       c.At, // a new organization's clock has no offset yet
 		UpdatedAt:       c.At,
 	}
 	s.orgs.insert(org)
@@ -265,7 +265,7 @@ func (s *State) insertKey(c *CreateAPIKey) APIKey {
 		Hash:      c.Hash,
 		Hint:      c.Hint,
 		Scopes:    c.Scopes,
-		CreatedAt: c.At,
+		CreatedAt: s.OrgNow(c.OrgID, c.At),
 	}
 	s.keys.insert(key)
 	s.indexKey(&key)
@@ -281,7 +281,7 @@ func (s *State) revokeAPIKey(c *RevokeAPIKey) Result {
 	}
 	if !key.Revoked {
 		key.Revoked = true
-		key.RevokedAt = c.At
+		key.RevokedAt = s.OrgNow(c.OrgID, c.At)
 		s.keys.put(key)
 	}
 	return Result{APIKey: &key}

@@ -273,8 +273,8 @@ func (s *State) createPayout(c *CreatePayout) Result {
 		Fee:               c.Fee,
 		ExternalReference: c.ExternalReference,
 		Status:            PayoutPending,
-		CreatedAt:         c.At,
-		UpdatedAt:         c.At,
+		CreatedAt:         s.OrgNow(c.OrgID, c.At),
+		UpdatedAt:         s.OrgNow(c.OrgID, c.At),
 	}
 	s.insertPayout(p)
 	return Result{Payout: &p}
@@ -297,8 +297,8 @@ func (s *State) markPayoutProcessing(c *MarkPayoutProcessing) Result {
 	p.Status = PayoutProcessing
 	p.StatusMessage = c.Message
 	p.ProviderReference = c.ProviderReference
-	p.ProcessingAt = c.At
-	p.UpdatedAt = c.At
+	p.ProcessingAt = s.OrgNow(p.OrgID, c.At)
+	p.UpdatedAt = p.ProcessingAt
 	s.payouts.put(p)
 	s.orderPayoutMoved(p, c.At)
 	return Result{Payout: &p}
@@ -337,15 +337,16 @@ func (s *State) settlePayout(c *SettlePayout) Result {
 	if _, err := s.book(c.At, p.ID, p.ExternalReference, postings); err != nil {
 		return Result{Err: err}
 	}
+	now := s.OrgNow(p.OrgID, c.At)
 	if c.Completed {
 		p.Status = PayoutCompleted
-		p.CompletedAt = c.At
+		p.CompletedAt = now
 	} else {
 		p.Status = PayoutFailed
-		p.FailedAt = c.At
+		p.FailedAt = now
 	}
 	p.StatusMessage = c.Message
-	p.UpdatedAt = c.At
+	p.UpdatedAt = now
 	s.payouts.put(p)
 	delete(s.openPayouts, p.ID)
 	if c.Completed {

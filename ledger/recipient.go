@@ -141,7 +141,7 @@ func (s *State) createRecipient(at int64, org, id string, spec *RecipientSpec) (
 	if s.recipients.count(org) >= RecipientsPerOrgMax {
 		return nil, errorf(CodeValidation, "An organization keeps at most %d recipients", RecipientsPerOrgMax)
 	}
-	r := Recipient{ID: id, OrgID: org, Spec: *spec, Active: true, CreatedAt: at, UpdatedAt: at}
+	r := Recipient{ID: id, OrgID: org, Spec: *spec, Active: true, CreatedAt: s.OrgNow(org, at), UpdatedAt: s.OrgNow(org, at)}
 	s.recipients.insert(r)
 	return &r, nil
 }
@@ -213,7 +213,7 @@ func (c *UpdateRecipient) apply(s *State) Result {
 	if c.SetActive {
 		r.Active = c.Active
 	}
-	r.UpdatedAt = c.At
+	r.UpdatedAt = s.OrgNow(c.OrgID, c.At)
 	s.recipients.put(r)
 	return Result{Recipient: &r}
 }
@@ -223,7 +223,7 @@ func (c *DeleteRecipient) apply(s *State) Result {
 	if !ok || r.Deleted {
 		return Result{Err: errorf(CodeNotFound, "Recipient not found")}
 	}
-	r.Deleted, r.Active, r.UpdatedAt = true, false, c.At
+	r.Deleted, r.Active, r.UpdatedAt = true, false, s.OrgNow(c.OrgID, c.At)
 	s.recipients.put(r)
 	return Result{Recipient: &r}
 }

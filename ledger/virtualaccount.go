@@ -194,8 +194,8 @@ func (c *CreateVirtualAccount) apply(s *State) Result {
 		AccountName:       org.Name,
 		ExternalReference: c.ExternalReference,
 		Metadata:          c.Metadata,
-		CreatedAt:         c.At,
-		UpdatedAt:         c.At,
+		CreatedAt:         s.OrgNow(c.OrgID, c.At),
+		UpdatedAt:         s.OrgNow(c.OrgID, c.At),
 	}
 	d.virtualAccounts.insert(v)
 	s.indexVirtualAccount(&v)
@@ -229,7 +229,7 @@ func (c *UpdateVirtualAccount) apply(s *State) Result {
 		return Result{VirtualAccount: &v}
 	}
 	v.Status = c.Status
-	v.UpdatedAt = c.At
+	v.UpdatedAt = s.OrgNow(c.OrgID, c.At)
 	s.deposits.virtualAccounts.put(v)
 	return Result{VirtualAccount: &v}
 }

@@ -231,14 +231,16 @@ func (w *webhookState) putDelivery(d WebhookDelivery) {
 	w.track(d)
 }
 
-// newDelivery records a pending delivery of ev to endpoint, due at once.
-func (s *State) newDelivery(ev Event, endpointID string, test bool) WebhookDelivery {
+// newDelivery records a pending delivery of ev to endpoint, due at once:
+// at leader time at. Deliveries, their schedule and their attempts are on
+// real time whatever the organization's sandbox clock says (clock.go).
+func (s *State) newDelivery(ev Event, at int64, endpointID string, test bool) WebhookDelivery {
 	w := &s.webhooks
 	seq := w.deliveries.nextSeq()
 	d := WebhookDelivery{
 		Seq: seq, ID: DeliveryID(seq), OrgID: ev.OrgID, EndpointID: endpointID,
 		EventSeq: ev.Seq, EventID: EventID(ev.Seq), EventType: ev.Type, ResourceID: ev.ResourceID, Test: test,
-		Status: DeliveryPending, NextAttemptAt: ev.At, CreatedAt: ev.At,
+		Status: DeliveryPending, NextAttemptAt: at, CreatedAt: at,
 	}
 	w.deliveries.insert(d)
 	w.track(d)
@@ -252,11 +254,12 @@ func fanOutWebhooks(s *State, ev Event) {
 	if ev.Type == EventWebhookTest {
 		return
 	}
+	at := s.RealTime(ev.OrgID, ev.At) // emit put the event on the organization's clock
 	s.webhooks.endpoints.each(ev.OrgID, func(e WebhookEndpoint) {
 		if e.Deleted || e.Status != WebhookActive || !e.Subscribed(ev.Type) {
 			return
 		}
-		s.newDelivery(ev, e.ID, false)
+		s.newDelivery(ev, at, e.ID, false)
 	})
 }
 
@@ -285,7 +288,7 @@ func (s *State) failPending(endpointID, reason string, at int64, keep string) {
 func (s *State) disableEndpoint(e *WebhookEndpoint, reason string, at int64, keep string) {
 	e.Status = WebhookDisabled
 	e.DisabledReason = reason
-	e.UpdatedAt = at
+	e.UpdatedAt = s.OrgNow(e.OrgID, at)
 	s.failPending(e.ID, "endpoint_disabled", at, keep)
 }
 
@@ -435,7 +438,7 @@ func (c *CreateWebhookEndpoint) apply(s *State) Result {
 	}
 	e := WebhookEndpoint{
 		ID: c.ID, OrgID: c.OrgID, URL: c.URL, Description: c.Description, Events: slices.Clone(c.Events),
-		Status: WebhookActive, Secret: c.Secret, CreatedAt: c.At, UpdatedAt: c.At,
+		Status: WebhookActive, Secret: c.Secret, CreatedAt: s.OrgNow(c.OrgID, c.At), UpdatedAt: s.OrgNow(c.OrgID, c.At),
 	}
 	s.webhooks.endpoints.insert(e)
 	s.webhooks.liveEndpoints[e.OrgID]++
@@ -467,7 +470,7 @@ func (c *UpdateWebhookEndpoint) apply(s *State) Result {
 	if c.SetEvents {
 		e.Events = slices.Clone(c.Events)
 	}
-	e.UpdatedAt = c.At
+	e.UpdatedAt = s.OrgNow(c.OrgID, c.At)
 	if c.SetStatus {
 		switch c.Status {
 		case WebhookActive:
@@ -488,7 +491,7 @@ func (c *DeleteWebhookEndpoint) apply(s *State) Result {
 		return Result{Err: err}
 	}
 	e.Deleted = true
-	e.UpdatedAt = c.At
+	e.UpdatedAt = s.OrgNow(c.OrgID, c.At)
 	s.webhooks.endpoints.put(e)
 	s.webhooks.liveEndpoints[e.OrgID]--
 	s.failPending(e.ID, "endpoint_unavailable", c.At, "")
@@ -506,7 +509,7 @@ func (c *RotateWebhookSecret) apply(s *State) Result {
 	e.PreviousSecret = e.Secret
 	e.PreviousUntil = c.At + WebhookSecretOverlapMillis
 	e.Secret = c.Secret
-	e.UpdatedAt = c.At
+	e.UpdatedAt = s.OrgNow(c.OrgID, c.At)
 	s.webhooks.endpoints.put(e)
 	return Result{WebhookEndpoint: &e}
 }
@@ -523,7 +526,7 @@ func (c *SendWebhookTest) apply(s *State) Result {
 		return Result{Err: err}
 	}
 	ev := s.emit(c.At, e.OrgID, EventWebhookTest, e.ID, e.subject())
-	d := s.newDelivery(ev, e.ID, true)
+	d := s.newDelivery(ev, c.At, e.ID, true)
 	return Result{WebhookDelivery: &d}
 }
 
@@ -594,8 +597,7 @@ func (c *RetryWebhookDelivery) apply(s *State) Result {
 	}
 	if d.Status == DeliverySuccess {
 		ev, _ := s.EventAt(d.EventSeq)
-		ev.At = c.At
-		n := s.newDelivery(ev, d.EndpointID, d.Test)
+		n := s.newDelivery(ev, c.At, d.EndpointID, d.Test)
 		return Result{WebhookDelivery: &n}
 	}
 	d.Status, d.Step, d.NextAttemptAt, d.CompletedAt = DeliveryPending, 0, c.At, 0
