@@ -2,6 +2,7 @@ package http
 
 import (
 	"bufio"
+	"io"
 	"net"
 	"net/netip"
 	"strconv"
@@ -20,6 +21,13 @@ const defaultConnsPerIPMax = 256
 // connLimitAnswerTimeout bounds writing the refusal to a connection over
 // the limit.
 const connLimitAnswerTimeout = time.Second
+
+// connLimitLinger and connLimitLingerBytes bound how long and how much a
+// refused connection is read after its answer (see refuseConn).
+const (
+	connLimitLinger      = 250 * time.Millisecond
+	connLimitLingerBytes = 64 << 10
+)
 
 // limitConnsPerIP wraps ln so that a client address with ConnsPerIPMax
 // connections open has its next one answered 429 rate_limited, in the
@@ -104,7 +112,7 @@ func (c *countedConn) Close() error {
 	return c.Conn.Close()
 }
 
-// refuseConn answers a connection over the limit without reading its
+// refuseConn answers a connection over the limit without parsing its
 // request: 429 rate_limited in the error envelope, then closes it.
 func refuseConn(c net.Conn, limit int, requestID string) {
 	defer c.Close()
@@ -116,7 +124,16 @@ func refuseConn(c net.Conn, limit int, requestID string) {
 		Message: "Too many connections from this address (at most " + strconv.Itoa(limit) + " at once); reuse connections, or retry shortly"})
 	c.SetWriteDeadline(time.Now().Add(connLimitAnswerTimeout))
 	w := bufio.NewWriter(c)
-	if ctx.Response.Write(w) == nil {
-		w.Flush()
+	if ctx.Response.Write(w) != nil || w.Flush() != nil {
+		return
+	}
+	// Close without a reset: a close with the client's request still
+	// unread sends a TCP reset, which can reach the client before the
+	// answer and leave it with a broken connection instead of the 429.
+	// Half-close, then read and discard what the client sent, briefly
+	// and boundedly.
+	if tc, ok := c.(interface{ CloseWrite() error }); ok && tc.CloseWrite() == nil {
+		c.SetReadDeadline(time.Now().Add(connLimitLinger))
+		io.CopyN(io.Discard, c, connLimitLingerBytes)
 	}
 }

@@ -57,7 +57,7 @@ type proc struct {
 	t       *testing.T
 	cmd     *exec.Cmd
 	addr    string
-	stderr  *bytes.Buffer
+	stderr  *syncBuffer
 	exited  chan error
 	dataDir string
 	args    []string
@@ -110,8 +110,8 @@ func (p *proc) launch() error {
 	if err != nil {
 		p.t.Fatal(err)
 	}
-	p.stderr = &bytes.Buffer{}
-	cmd.Stderr = &lockedWriter{w: p.stderr}
+	p.stderr = &syncBuffer{}
+	cmd.Stderr = p.stderr
 	if err := cmd.Start(); err != nil {
 		p.t.Fatal(err)
 	}
@@ -190,15 +190,23 @@ func (p *proc) waitReady() {
 	p.t.Fatalf("%s not ready\n%s", p.addr, p.stderr)
 }
 
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
+// syncBuffer is the server's stderr as it runs: the process writes it from
+// exec's copying goroutine while a test reads it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
 }
 
-func (l *lockedWriter) Write(b []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(b)
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 var client = &nethttp.Client{Timeout: 20 * time.Second, Transport: &nethttp.Transport{MaxIdleConnsPerHost: 64}}
