@@ -176,6 +176,7 @@ func Open(cfg Config) (*Node, error) {
 		done:       make(chan struct{}),
 	}
 	if err := n.start(); err != nil {
+		close(n.done)
 		if n.raft != nil {
 			n.raft.Shutdown().Error()
 		}
@@ -269,7 +270,11 @@ func (n *Node) start() error {
 			return fmt.Errorf("raft: bootstrap: %w", err)
 		}
 	}
-	n.raft, err = hraft.NewRaft(conf, n.fsm, logs, n.store, snaps, n.transport)
+	bounds := func() (first, applied uint64) {
+		first, _ = n.store.FirstIndex()
+		return first, n.state.Applied()
+	}
+	n.raft, err = hraft.NewRaft(conf, n.fsm, logs, n.store, snaps, wrapCatchUp(n.transport, bounds, n.done))
 	if err != nil {
 		return fmt.Errorf("raft: start: %w", err)
 	}
