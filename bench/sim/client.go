@@ -232,14 +232,18 @@ func (cl *clients) order(ctx context.Context, org, ref string, amount ledger.Min
 }
 
 // proposeOnce proposes a command that carries its own id, as the HTTP
-// layer's checkout routes do; a retry refused as a conflict because the
-// first attempt created it reads as a replay of what exists.
+// layer's checkout routes do. A retry after an attempt whose outcome was
+// unknown is refused by whatever that attempt changed, not only as a
+// conflict on the id: a checkout session whose collection has since
+// completed has paid its link, and the link then refuses new sessions
+// (bad_request). Whatever the refusal, a resource under the command's own
+// id was made by an earlier attempt: the answer is a replay of it.
 func (cl *clients) proposeOnce(ctx context.Context, req *request, cmd ledger.Command, exists func(*ledger.Reader) (ledger.Result, bool)) {
 	cl.write(ctx, req, func(sys *actors.System) actors.Reply {
 		pctx, cancel := context.WithTimeout(context.Background(), commitTimeout) // the request's own bound
 		defer cancel()
 		r := sys.ProposeTracked(pctx, cmd)
-		if r.Err == nil && r.Result.Err != nil && r.Result.Err.Code == ledger.CodeConflict {
+		if r.Err == nil && r.Result.Err != nil {
 			if found, ok := exists(sys.Reader()); ok {
 				found.Replayed = true
 				r.Result = found

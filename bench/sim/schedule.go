@@ -43,13 +43,16 @@ func (s *scheduler) run(d time.Duration) error {
 		switch {
 		case kind < 12: // one node cut off, both ways
 			s.isolate(ids[a])
+			s.logf("isolate %s", ids[a])
 			s.count("partition")
 		case kind < 22: // one link cut one way: requests arrive, answers do not
 			s.c.net.setCut(ids[a], other, true)
+			s.logf("cut %s → %s", ids[a], other)
 			s.count("partition_asymmetric")
 		case kind < 32: // the leader cut off
 			if l := s.c.leader(); l != nil {
 				s.isolate(l.id)
+				s.logf("isolate the leader %s", l.id)
 				s.count("partition_leader")
 			}
 		case kind < 45:
@@ -57,6 +60,7 @@ func (s *scheduler) run(d time.Duration) error {
 			s.count("lossy")
 		case kind < 60:
 			s.c.net.heal()
+			s.logf("heal")
 			s.count("heal")
 		case kind < 75 && s.crashed == nil:
 			n := s.c.nodes[a]
@@ -75,7 +79,9 @@ func (s *scheduler) run(d time.Duration) error {
 			s.advanceClock()
 		case kind < 88:
 			if node, _ := s.c.nodes[a].running(); node != nil {
-				node.Snapshot() // may fail (nothing new since the last): that is fine
+				err := node.Snapshot() // may fail (nothing new since the last): that is fine
+				first, _ := node.LogBounds()
+				s.logf("snapshot %s: %v; its log starts at %d", ids[a], err, first)
 				s.count("snapshot")
 			}
 		}
