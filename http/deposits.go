@@ -228,7 +228,7 @@ func (c *call) depositToOrder(o *ledger.Order, va *ledger.VirtualAccount, req de
 	if !completed {
 		outcome = ledger.DepositRejected
 	}
-	r := c.s.cfg.Actors.DepositOrder(c.org, o.ID, amt, outcome)
+	r := c.s.cfg.Actors.DepositOrder(c.org, o.ID, amt, outcome, "")
 	switch {
 	case r.Err != nil:
 		c.fail(errorFromActors(r.Err))
