@@ -29,7 +29,8 @@ func init() {
 				"(default: its expectedAmount; less is underpaid, more is overpaid). Outcome `confirmed` (default) lands the funds " +
 				"and starts the payout; `unconfirmed` (crypto only) leaves the deposit awaiting confirmations until a later call " +
 				"confirms or rejects it; `rejected` bounces it and the order fails. Mobile money orders are paid by their prompt, " +
-				"whose outcome follows the last two decimal digits of the amount, as for collections.",
+				"whose outcome follows the last two decimal digits of the amount, as for collections. With an `externalReference` " +
+				"a retry answers the original deposit (200) and the reference with another body is a duplicate (409).",
 			outcomes: []string{"confirmed", "unconfirmed", "rejected"},
 		}},
 	)
