@@ -320,7 +320,7 @@ func init() {
 	})
 	registerCommand(KindDepositOrderRef, func(d *decoder) Command {
 		return &DepositOrder{At: d.varint(), OrgID: d.str(), OrderID: d.str(), CollectionID: d.str(),
-			Amount: d.minor(), Outcome: DepositOutcome(d.u8()), ExternalReference: d.str()}
+			Amount: d.minor(), Outcome: DepositOutcome(d.u8()), ExternalReference: d.appendedRef()}
 	})
 	registerSubject(SubjectOrder,
 		func(e *encoder, s Subject) { o := s.(Order); encodeOrder(e, &o) },

@@ -160,6 +160,13 @@ func TestDepositOrderReferenceCodecs(t *testing.T) {
 	if got := EncodeBatch(nil, []Command{&withRef}); !bytes.Equal(got, oldPlusRef) {
 		t.Fatalf("a deposit with a reference encodes as %x, want %x", got, oldPlusRef)
 	}
+	// Kind 34 with an empty reference is no entry any build writes (it
+	// would re-encode as kind 33): refused, not read.
+	emptyRef := append(bytes.Clone(old.buf), 0)
+	emptyRef[2] = uint8(KindDepositOrderRef)
+	if _, err := DecodeBatch(emptyRef); err == nil {
+		t.Fatal("a deposit with an empty appended reference decoded")
+	}
 	for _, c := range []*DepositOrder{plain, &withRef} {
 		dec, err := DecodeBatch(EncodeBatch(nil, []Command{c}))
 		if err != nil || fmt.Sprintf("%+v", dec[0]) != fmt.Sprintf("%+v", c) {
