@@ -219,7 +219,7 @@ func (c *call) simulateVirtualAccountDeposit() {
 // as the order-deposit simulation does, under the same reference: the
 // transfer lands (completed) or bounces (failed) and the order moves on; a
 // retry answers the original deposit (200), the reference with another
-// body is a duplicate. The answer is a virtual account deposit; its
+// body is a conflict, as for any virtual account deposit. The answer is a virtual account deposit; its
 // depositId is the collection the order books.
 func (c *call) depositToOrder(o *ledger.Order, va *ledger.VirtualAccount, req depositRequestBody, ref string, completed bool) {
 	amt, ok := c.depositAmount(req.Amount, va.Currency)
@@ -230,7 +230,13 @@ func (c *call) depositToOrder(o *ledger.Order, va *ledger.VirtualAccount, req de
 	if !completed {
 		outcome = ledger.DepositRejected
 	}
-	c.created(c.s.cfg.Actors.DepositOrder(c.org, o.ID, amt, outcome, ref), func(res *ledger.Result) any {
+	r := c.s.cfg.Actors.DepositOrder(c.org, o.ID, amt, outcome, ref)
+	if e := r.Result.Err; e != nil && e.Code == ledger.CodeDuplicate {
+		// This endpoint's answer to a reference reused for other funding,
+		// whichever kind of deposit holds it.
+		r.Result.Err = ledger.DepositConflict()
+	}
+	c.created(r, func(res *ledger.Result) any {
 		after := res.Order
 		return &struct {
 			Simulation virtualAccountDepositJSON `json:"simulation"`
