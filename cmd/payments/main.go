@@ -380,7 +380,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		Actors:               sys,
 		Cluster:              node,
 		PeerHTTP:             peerHTTP,
-		FilesDir:             filepath.Join(cfg.dataDir, "blobs"), // uploaded files' bytes, beside the log
+		FilesDir:             blobsDir(cfg.dataDir),
 		Logger:               logger,
 		RateLimitPerSecond:   cfg.rateLimit,
 		CommitTimeout:        cfg.commitTimeout,
@@ -423,7 +423,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		if cfg.join != "" {
 			go joinCluster(ctx, node, strings.Split(cfg.join, ","), token, ln.Addr().String(), stdout, logger)
 		}
-		addr, err := serveAdmin(cfg.adminAddr, adminHandler(node, token, logger), logger)
+		addr, err := serveAdmin(cfg.adminAddr, adminHandler(node, server.OpenBlob, token, logger), logger)
 		if err != nil {
 			return err
 		}
@@ -524,3 +524,7 @@ func followLeadership(ctx context.Context, node *raft.Node, sys *actors.System, 
 		}
 	}
 }
+
+// blobsDir is where a node keeps uploaded files' bytes: beside the log, in
+// its data directory.
+func blobsDir(dataDir string) string { return filepath.Join(dataDir, "blobs") }
