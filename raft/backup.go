@@ -51,10 +51,11 @@ func (v *BackupView) WriteDump(w io.Writer) (int64, error) { return v.snap.Write
 func (v *BackupView) Close() { v.snap.Close() }
 
 // RestoreBackup seeds dataDir, which must be empty or absent, from a
-// backup read from r, for the node id of a new cluster of peers (of one,
-// at raftAddr, when peers is empty): the state store gets the backup's
-// records at its applied index, and a Raft snapshot at that index, with the
-// new cluster's configuration, stands in for the log before it. Every node
+// backup's state dump read from r, for the node id of a new cluster of
+// peers (of one, at raftAddr, when peers is empty): the state store gets
+// the dump's records at its applied index, and a Raft snapshot at that
+// index, with the new cluster's configuration, stands in for the log
+// before it. The backup's files are the caller's to restore. Every node
 // of a new cluster is restored from the same backup; they then start
 // without --bootstrap.
 func RestoreBackup(dataDir string, r io.Reader, id, raftAddr string, peers []Peer) (applied uint64, err error) {
