@@ -75,7 +75,7 @@ func backup(to, addr, tokenFile string, stdout io.Writer) error {
 	sum := sha256.New()
 	size, err := io.Copy(io.MultiWriter(tmp, sum), resp.Body)
 	if err != nil {
-		return fmt.Errorf("reading the backup: %w", err)
+		return fmt.Errorf("the node stopped sending the backup before its end (its log says why): %w", err)
 	}
 	layout, err := checkBackup(tmp)
 	if err != nil {
