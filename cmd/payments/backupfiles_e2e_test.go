@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"crypto/sha256"
 	byteorder "encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -180,7 +182,7 @@ func TestBackupHoldsUploadedFiles(t *testing.T) {
 	if err := src.stop(); err != nil {
 		t.Fatal(err)
 	}
-	node := startServer(t, restored, "--rate-limit", "1000000")
+	node := startServer(t, restored, "--rate-limit", "1000000", "--admin-token-file", tokenFile, "--admin-addr", "127.0.0.1:0")
 	node.waitReady()
 	got, err := downloadFile(node.addr, firstID)
 	if err != nil {
@@ -264,6 +266,22 @@ func TestBackupHoldsUploadedFiles(t *testing.T) {
 			t.Fatalf("damaged %s: the data directory was created (%v)", c.name, err)
 		}
 	}
+	// A node that lost a recorded file's bytes, with no peer to fetch them
+	// from, cannot be backed up: no backup silently lacks a file.
+	sum := sha256.Sum256(first)
+	digest := hex.EncodeToString(sum[:])
+	if err := os.Remove(filepath.Join(restored, "blobs", digest[:2], digest)); err != nil {
+		t.Fatal(err)
+	}
+	lacking := filepath.Join(dir, "lacking.backup")
+	out, err := exec.Command(binary(t), "backup", "--to", lacking, "--admin-addr", node.stdoutValue("admin_addr"), "--admin-token-file", tokenFile).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "stopped sending the backup") {
+		t.Fatalf("backup of a node lacking a file's bytes: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(lacking); !os.IsNotExist(err) {
+		t.Fatalf("a backup lacking a file was written (%v)", err)
+	}
+
 	// A backup of format version 1, the state's dump alone, still
 	// restores (without files).
 	at := len("PAYBACKUP") + 1 + 8 + 8 + 4
