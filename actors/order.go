@@ -42,6 +42,7 @@ type orderDeposit struct {
 	orderID string
 	amount  ledger.Minor
 	outcome ledger.DepositOutcome
+	ref     string // the deposit's externalReference, or ""
 	reply   chan<- Reply
 }
 
@@ -89,15 +90,17 @@ func (s *System) CreateOrder(req OrderRequest) Reply {
 
 // DepositOrder records money arriving at an order's instructions (a
 // sandbox simulation); amount 0 means the expected amount, or the amount
-// awaiting confirmations.
-func (s *System) DepositOrder(orgID, orderID string, amount ledger.Minor, outcome ledger.DepositOutcome) Reply {
+// awaiting confirmations. Under a reference ref it is idempotent: the
+// ledger answers a retry from the deposit the reference names (Replayed)
+// and refuses another deposit under it as a duplicate.
+func (s *System) DepositOrder(orgID, orderID string, amount ledger.Minor, outcome ledger.DepositOutcome, ref string) Reply {
 	st := s.deps.state.Reader()
 	o, ok := st.Order(orgID, orderID)
 	if !ok {
 		return Reply{Result: ledger.Result{Err: &ledger.Error{Code: ledger.CodeNotFound, Message: "Order not found"}}}
 	}
 	return s.askVia(s.orders, func(reply chan<- Reply) any {
-		return &orderDeposit{key: orderKey{orgID, o.ExternalReference}, orderID: orderID, amount: amount, outcome: outcome, reply: reply}
+		return &orderDeposit{key: orderKey{orgID, o.ExternalReference}, orderID: orderID, amount: amount, outcome: outcome, ref: ref, reply: reply}
 	})
 }
 
@@ -169,7 +172,7 @@ func (a *orderActor) Receive(ctx actor.Context) {
 		switch m.kind {
 		case ledger.KindCreateOrder:
 			a.created(m)
-		case ledger.KindDepositOrder:
+		case ledger.KindDepositOrder, ledger.KindDepositOrderRef:
 			m.reply <- Reply{Result: m.result, Err: m.err}
 			if m.err == nil && m.result.Err == nil {
 				a.deps.track(m.result.Payout, nil)
@@ -261,12 +264,13 @@ func (a *orderActor) created(m *orderApplied) {
 
 func (a *orderActor) deposit(ctx actor.Context, m *orderDeposit) {
 	cmd := &ledger.DepositOrder{
-		At:           a.deps.now().UnixMilli(),
-		OrgID:        a.key.org,
-		OrderID:      m.orderID,
-		CollectionID: a.ids.next("col_"),
-		Amount:       m.amount,
-		Outcome:      m.outcome,
+		At:                a.deps.now().UnixMilli(),
+		OrgID:             a.key.org,
+		OrderID:           m.orderID,
+		CollectionID:      a.ids.next("col_"),
+		Amount:            m.amount,
+		Outcome:           m.outcome,
+		ExternalReference: m.ref,
 	}
 	if err := a.propose(ctx, cmd, m.reply); err != nil {
 		m.reply <- Reply{Err: err}

@@ -85,10 +85,10 @@ func TestOrderLifecycleThroughRails(t *testing.T) {
 		t.Fatalf("create: %v %v", r.Err, r.Result.Err)
 	}
 	crypto := r.Result.Order.ID
-	if d := h.sys.DepositOrder(h.org, crypto, 0, ledger.DepositConfirmed); d.Err != nil || d.Result.Err != nil || d.Result.Payout == nil {
+	if d := h.sys.DepositOrder(h.org, crypto, 0, ledger.DepositConfirmed, ""); d.Err != nil || d.Result.Err != nil || d.Result.Payout == nil {
 		t.Fatalf("deposit: %+v", d)
 	}
-	if d := h.sys.DepositOrder(h.org, "ord_missing", 0, ledger.DepositConfirmed); d.Result.Err == nil || d.Result.Err.Code != ledger.CodeNotFound {
+	if d := h.sys.DepositOrder(h.org, "ord_missing", 0, ledger.DepositConfirmed, ""); d.Result.Err == nil || d.Result.Err.Code != ledger.CodeNotFound {
 		t.Fatalf("deposit to a missing order: %+v", d)
 	}
 

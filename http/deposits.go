@@ -175,7 +175,7 @@ func (c *call) simulateVirtualAccountDeposit() {
 		return
 	}
 	if o, va, isOrder := c.orderOfVirtualAccount(vaID); isOrder {
-		c.depositToOrder(&o, &va, req, completed)
+		c.depositToOrder(&o, &va, req, ref, completed)
 		return
 	}
 	var va ledger.VirtualAccount
@@ -216,10 +216,12 @@ func (c *call) simulateVirtualAccountDeposit() {
 }
 
 // depositToOrder pays a bank order's deposit account (orderVirtualAccount)
-// as the order-deposit simulation does: the transfer lands (completed) or
-// bounces (failed) and the order moves on. The answer is a virtual account
-// deposit; its depositId is the collection the order books.
-func (c *call) depositToOrder(o *ledger.Order, va *ledger.VirtualAccount, req depositRequestBody, completed bool) {
+// as the order-deposit simulation does, under the same reference: the
+// transfer lands (completed) or bounces (failed) and the order moves on; a
+// retry answers the original deposit (200), the reference with another
+// body is a conflict, as for any virtual account deposit. The answer is a virtual account deposit; its
+// depositId is the collection the order books.
+func (c *call) depositToOrder(o *ledger.Order, va *ledger.VirtualAccount, req depositRequestBody, ref string, completed bool) {
 	amt, ok := c.depositAmount(req.Amount, va.Currency)
 	if !ok {
 		return
@@ -228,26 +230,22 @@ func (c *call) depositToOrder(o *ledger.Order, va *ledger.VirtualAccount, req de
 	if !completed {
 		outcome = ledger.DepositRejected
 	}
-	r := c.s.cfg.Actors.DepositOrder(c.org, o.ID, amt, outcome)
-	switch {
-	case r.Err != nil:
-		c.fail(errorFromActors(r.Err))
-		return
-	case r.Result.Err != nil:
-		c.fail(r.Result.Err)
-		return
+	r := c.s.cfg.Actors.DepositOrder(c.org, o.ID, amt, outcome, ref)
+	if e := r.Result.Err; e != nil && e.Code == ledger.CodeDuplicate {
+		// This endpoint's answer to a reference reused for other funding,
+		// whichever kind of deposit holds it.
+		r.Result.Err = ledger.DepositConflict()
 	}
-	after := r.Result.Order
-	requested := "completed"
-	if !completed {
-		requested = "failed"
-	}
-	c.ok(fasthttp.StatusCreated, &struct {
-		Simulation virtualAccountDepositJSON `json:"simulation"`
-	}{virtualAccountDepositJSON{
-		DepositID: after.CollectionID, CollectionID: after.CollectionID, VirtualAccountID: va.ID,
-		Amount: money(amt, va.Currency), Currency: va.Currency, RequestedOutcome: requested,
-	}})
+	c.created(r, func(res *ledger.Result) any {
+		after := res.Order
+		return &struct {
+			Simulation virtualAccountDepositJSON `json:"simulation"`
+		}{virtualAccountDepositJSON{
+			DepositID: after.CollectionID, CollectionID: after.CollectionID, VirtualAccountID: va.ID,
+			Amount: money(amt, va.Currency), Currency: va.Currency, RequestedOutcome: outcomeName(completed),
+			Replayed: res.Replayed,
+		}}
+	})
 }
 
 // simulateCryptoDeposit: POST /v1/simulations/crypto-deposit.

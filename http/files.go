@@ -6,6 +6,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
+	"io"
 	"net/url"
 	"strconv"
 	"strings"
@@ -367,4 +369,27 @@ func (s *Server) SweepBlobs() (int, error) {
 	var known map[string]bool
 	known = s.cfg.Actors.Reader().FileDigests()
 	return s.blobs.Sweep(func(d string) bool { return known[d] }, time.Now().Add(-BlobOrphanAge))
+}
+
+// OpenBlob returns an uploaded file's bytes and their size, fetching them
+// from a peer (and keeping them) when this node lacks them: a backup taken
+// on any node holds every file its state records. The caller closes it.
+func (s *Server) OpenBlob(digest string) (io.ReadCloser, int64, error) {
+	if s.blobs == nil {
+		return nil, 0, errors.New("file storage is not configured on this node")
+	}
+	file, size, err := s.blobs.Open(digest)
+	if errors.Is(err, blob.ErrNotFound) {
+		key, _ := s.cfg.Actors.Reader().FileSigningKey()
+		if key == nil {
+			return nil, 0, fmt.Errorf("file %s: not on this node, and no signing key to ask peers with", digest)
+		}
+		if err = s.fetchBlob(key, digest); err == nil {
+			file, size, err = s.blobs.Open(digest)
+		}
+	}
+	if err != nil {
+		return nil, 0, fmt.Errorf("file %s: %w", digest, err)
+	}
+	return file, size, nil
 }

@@ -295,3 +295,46 @@ func TestFileFetchedFromAnyNode(t *testing.T) {
 		t.Fatal("a refused upload was recorded")
 	}
 }
+
+// OpenBlob, which backups read files through, fetches from a peer (and
+// keeps) the bytes of a recorded file the node lacks: a backup taken on
+// any node holds every file its state records.
+func TestOpenBlobFetchesWhatTheNodeLacks(t *testing.T) {
+	nodes, key := newFilesCluster(t)
+	png := append([]byte("\x89PNG\r\n\x1a\n"), bytes.Repeat([]byte("backup"), 20_000)...)
+	if status, body := filesUpload(t, nodes[0].addr, key, "dispute.evidence", "photo.png", png); status != 201 {
+		t.Fatalf("upload: %d %v", status, body)
+	}
+	sum := sha256.Sum256(png)
+	digest := hex.EncodeToString(sum[:])
+	follower := nodes[2]
+	for deadline := time.Now().Add(10 * time.Second); !follower.sys.Reader().FileDigests()[digest]; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the follower did not apply the file's record within 10s")
+		}
+	}
+	path := filepath.Join(follower.filesDir, digest[:2], digest)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(path); err == nil || time.Now().After(deadline) {
+			break // the background push has landed, or will not
+		}
+	}
+	if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	r, size, err := follower.srv.OpenBlob(digest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(r)
+	r.Close()
+	if err != nil || size != int64(len(png)) || !bytes.Equal(got, png) {
+		t.Fatalf("OpenBlob: %d bytes (size %d), %v; uploaded %d", len(got), size, err, len(png))
+	}
+	if b, err := os.ReadFile(path); err != nil || !bytes.Equal(b, png) {
+		t.Fatalf("the fetched bytes were not kept: %v", err)
+	}
+	if _, _, err := follower.srv.OpenBlob(strings.Repeat("0", 64)); err == nil {
+		t.Fatal("OpenBlob of bytes no node holds succeeded")
+	}
+}

@@ -19,10 +19,22 @@ func (s *Server) healthz(ctx *fasthttp.RequestCtx) {
 	writeJSON(ctx, fasthttp.StatusOK, &healthBody{Status: "ok"})
 }
 
-// readyz answers 200 when the node can serve: a leader is known and this
-// node has applied everything it knows to be committed.
+// StartDraining marks the node as shutting down: from now on /readyz
+// answers 503, so load balancers stop sending it new requests while it
+// still serves those that come and finishes those in flight. It is not
+// undone: a node drains once, then exits.
+func (s *Server) StartDraining() { s.draining.Store(true) }
+
+// readyz answers 200 when the node can serve: it is not shutting down, a
+// leader is known and this node has applied everything it knows to be
+// committed.
 func (s *Server) readyz(ctx *fasthttp.RequestCtx) {
 	s.begin(ctx)
+	if s.draining.Load() {
+		writeError(ctx, &ledger.Error{Code: ledger.CodeUnavailable,
+			Message: "Not ready: this node is shutting down and finishing the requests in flight; send new requests to another node"})
+		return
+	}
 	c := s.cfg.Cluster
 	body := healthBody{Status: "ready", Node: c.ID(), Role: "follower"}
 	if c.IsLeader() {

@@ -29,7 +29,8 @@ func init() {
 				"(default: its expectedAmount; less is underpaid, more is overpaid). Outcome `confirmed` (default) lands the funds " +
 				"and starts the payout; `unconfirmed` (crypto only) leaves the deposit awaiting confirmations until a later call " +
 				"confirms or rejects it; `rejected` bounces it and the order fails. Mobile money orders are paid by their prompt, " +
-				"whose outcome follows the last two decimal digits of the amount, as for collections.",
+				"whose outcome follows the last two decimal digits of the amount, as for collections. With an `externalReference` " +
+				"a retry answers the original deposit (200) and the reference with another body is a duplicate (409).",
 			outcomes: []string{"confirmed", "unconfirmed", "rejected"},
 		}},
 	)
@@ -426,28 +427,20 @@ func (c *call) simulateOrderDeposit() {
 			return
 		}
 	}
-	r := c.s.cfg.Actors.DepositOrder(c.org, id, amt, outcome)
-	switch {
-	case r.Err != nil:
-		c.fail(errorFromActors(r.Err))
-		return
-	case r.Result.Err != nil:
-		c.fail(r.Result.Err)
-		return
-	}
-	after := r.Result.Order
-	sent := amt
-	if sent == 0 {
-		sent = after.ReceivedAmount
-		if sent == 0 {
-			sent = after.Expected()
+	r := c.s.cfg.Actors.DepositOrder(c.org, id, amt, outcome, ref)
+	// 201 like the other deposit simulations: a deposit was made; 200 for
+	// a retry under its reference, answered from the deposit it recorded.
+	c.created(r, func(res *ledger.Result) any {
+		after := res.Order
+		sent := (&ledger.DepositOrder{Amount: amt}).Sent(after)
+		if d := res.OrderDeposit; d != nil {
+			sent = d.Amount // as it was: a retry finds the order moved on
 		}
-	}
-	// 201 like the other deposit simulations: a deposit was made.
-	c.ok(fasthttp.StatusCreated, struct {
-		Simulation orderDepositJSON `json:"simulation"`
-	}{orderDepositJSON{
-		Type: "order_deposit", OrderID: after.ID, Outcome: outcome.String(),
-		Amount: money(sent, after.Spec.FromCurrency), ExternalReference: optional(ref), Order: renderOrder(after),
-	}})
+		return struct {
+			Simulation orderDepositJSON `json:"simulation"`
+		}{orderDepositJSON{
+			Type: "order_deposit", OrderID: after.ID, Outcome: outcome.String(),
+			Amount: money(sent, after.Spec.FromCurrency), ExternalReference: optional(ref), Order: renderOrder(after),
+		}}
+	})
 }

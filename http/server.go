@@ -157,6 +157,7 @@ type Server struct {
 	tag      string                           // this node's tag in request ids (requestlog.go)
 	bodies   bodyGate                         // bytes of request bodies in flight (body.go)
 	ids      atomic.Pointer[ledger.PublicIDs] // once the id key is committed (publicids.go)
+	draining atomic.Bool                      // shutting down: /readyz refuses (health.go)
 }
 
 // New builds a Server.

@@ -106,12 +106,24 @@ func (d *decoder) u32() uint32 {
 	return uint32(v)
 }
 
-// u16 reads a uvarint that must fit 16 bits (a set of flags).
 // more reports whether bytes remain: a record whose value ends where an
 // older layout ended has none of the fields appended to its kind since
 // (doc.go, "Appended fields").
 func (d *decoder) more() bool { return d.err == nil && len(d.buf) > 0 }
 
+// appendedRef reads the reference a command kind "with the reference"
+// appends (KindExecuteQuoteRef, KindDepositOrderRef). It is never empty: a
+// command without one is written as the plain kind, so an empty one would
+// not re-encode as read.
+func (d *decoder) appendedRef() string {
+	ref := d.str()
+	if ref == "" && d.err == nil {
+		d.fail(errors.New("ledger: empty appended reference"))
+	}
+	return ref
+}
+
+// u16 reads a uvarint that must fit 16 bits (a set of flags).
 func (d *decoder) u16() uint16 {
 	v := d.uvarint()
 	if v > math.MaxUint16 {

@@ -230,7 +230,7 @@ func init() {
 	})
 	registerCommand(KindExecuteQuoteRef, func(d *decoder) Command {
 		return &ExecuteQuote{At: d.varint(), OrgID: d.str(), QuoteID: d.str(), ConversionID: d.str(),
-			ExternalReference: d.str()}
+			ExternalReference: d.appendedRef()}
 	})
 	registerSubject(SubjectConversion,
 		func(e *encoder, s Subject) { c := s.(Conversion); encodeConversion(e, &c) },

@@ -116,6 +116,22 @@
 // A build from before an appended field refuses a record that has it
 // ("trailing bytes") rather than misread it.
 //
+// A new kind of record needs no appended field, only a tag of its own;
+// those added within format 1:
+//
+//	order deposit ('o')  a deposit into an order made under an
+//	                     externalReference (orderdeposit.go): str(id)
+//	                     str(org) str(order) str(externalReference)
+//	                     minor(requested) u8(outcome) minor(amount)
+//	                     varint(createdAt); closed from the start, unlisted,
+//	                     its lookup 'l' 'r' str(org 0x00 reference) → id
+//	                     keeps the reference for good. Written by command
+//	                     kind 34, DepositOrder with the reference appended,
+//	                     instead of 33; a deposit without one writes none
+//
+// A build from before a new command kind refuses a log entry that has it
+// ("unknown command kind") rather than misapply it.
+//
 // Times never go back along a merchant account's statement (book clamps an
 // entry to Account.LastEntryAt), so a walk bounded by time finds where to
 // start by halving and stops at its range's edge (Reader.Journal).

@@ -20,7 +20,8 @@ import (
 //	10–19  the sandbox clock (10, 11), cross-currency payouts (12)
 //	20–49  money movement: rates, quotes, conversions (22: an execution
 //	       under an externalReference), virtual accounts, crypto
-//	       addresses, orders, payment links, checkout sessions
+//	       addresses, orders (34: a deposit under an externalReference),
+//	       payment links, checkout sessions
 //	50–69  recipients, files, disputes
 //	70–89  webhooks: endpoints, secrets, deliveries
 //	90–99  key controls: spend caps and IP allowlists

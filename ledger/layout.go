@@ -34,6 +34,7 @@ const (
 	tagWebhookDelivery byte = 'x'
 	tagDeposit         byte = 'y'
 	tagOrder           byte = 'z'
+	tagOrderDeposit    byte = 'o' // orderdeposit.go: an order deposit made under a reference
 	tagSpendCharge     byte = 'C' // spendcap.go: a key's charges not yet settled
 	tagIDKey           byte = 'K' // publicids.go: the deployment's key for public entry and event ids
 )

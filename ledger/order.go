@@ -221,10 +221,13 @@ const (
 	EntryOrderFXClearing EntryType = 34 // the FX clearing account's side of either
 )
 
-// Command kinds of orders.
+// Command kinds of orders. KindDepositOrderRef is KindDepositOrder with the
+// caller's reference appended: a deposit without one is still written as
+// KindDepositOrder, so its entry reads the same to every build.
 const (
-	KindCreateOrder  Kind = 32
-	KindDepositOrder Kind = 33
+	KindCreateOrder     Kind = 32
+	KindDepositOrder    Kind = 33
+	KindDepositOrderRef Kind = 34
 )
 
 // DepositOutcome is what a deposit into an order's instructions does.
@@ -282,7 +285,10 @@ type CreateOrder struct {
 }
 
 // DepositOrder is money arriving at a bank or crypto order's instructions:
-// the sandbox's simulated deposit, or a provider's notification.
+// the sandbox's simulated deposit, or a provider's notification. With an
+// ExternalReference it is idempotent (orderdeposit.go): the reference is
+// checked before the order's state, so a retry finds its deposit after the
+// funds landed, and long after.
 type DepositOrder struct {
 	At           int64
 	OrgID        string
@@ -290,16 +296,31 @@ type DepositOrder struct {
 	CollectionID string // the collection leg to create if the funds land
 	Amount       Minor  // 0 when confirming: the amount seen
 	Outcome      DepositOutcome
+	// ExternalReference is the caller's unique string for the deposit,
+	// or "": unique per organization, forever (orderDepositKind's lookup).
+	ExternalReference string
 }
 
-func (*CreateOrder) Kind() Kind  { return KindCreateOrder }
-func (*DepositOrder) Kind() Kind { return KindDepositOrder }
+func (*CreateOrder) Kind() Kind { return KindCreateOrder }
+
+// Kind is KindDepositOrderRef when the command carries a reference: its
+// encoding is KindDepositOrder's with the reference appended.
+func (c *DepositOrder) Kind() Kind {
+	if c.ExternalReference != "" {
+		return KindDepositOrderRef
+	}
+	return KindDepositOrder
+}
 
 func init() {
 	registerCommand(KindCreateOrder, func(d *decoder) Command { return decodeCreateOrder(d) })
 	registerCommand(KindDepositOrder, func(d *decoder) Command {
 		return &DepositOrder{At: d.varint(), OrgID: d.str(), OrderID: d.str(), CollectionID: d.str(),
 			Amount: d.minor(), Outcome: DepositOutcome(d.u8())}
+	})
+	registerCommand(KindDepositOrderRef, func(d *decoder) Command {
+		return &DepositOrder{At: d.varint(), OrgID: d.str(), OrderID: d.str(), CollectionID: d.str(),
+			Amount: d.minor(), Outcome: DepositOutcome(d.u8()), ExternalReference: d.appendedRef()}
 	})
 	registerSubject(SubjectOrder,
 		func(e *encoder, s Subject) { o := s.(Order); encodeOrder(e, &o) },
@@ -331,15 +352,17 @@ var orderKind = &kind[Order]{
 	},
 }
 
-// orderBook is the orders and their expirer.
+// orderBook is the orders, their expirer, and the deposits made under a
+// reference (orderdeposit.go).
 type orderBook struct {
-	rows   *store[Order]
-	expiry uint8
+	rows     *store[Order]
+	deposits *store[OrderDeposit]
+	expiry   uint8
 }
 
 // registerOrders adds the orders' store and expirer to a new state.
 func (s *State) registerOrders() {
-	b := &orderBook{rows: addStore(s, orderKind)}
+	b := &orderBook{rows: addStore(s, orderKind), deposits: addStore(s, orderDepositKind)}
 	b.expiry = s.registerExpirer(expirer{
 		each: func(s *State, add func(string, int64, string)) {
 			for id, r := range s.orders.rows.rows {
@@ -508,6 +531,14 @@ func (c *DepositOrder) apply(s *State) Result {
 	if !ok {
 		return Result{Err: errorf(CodeNotFound, "Order not found")}
 	}
+	if c.ExternalReference != "" {
+		return c.applyWithReference(s, o)
+	}
+	return c.deposit(s, o)
+}
+
+// deposit moves order o by the deposit, whatever its reference.
+func (c *DepositOrder) deposit(s *State, o Order) Result {
 	if o.FromMethodType == "mobile_money" {
 		return Result{Err: errorf(CodeBadRequest,
 			"Order %s is paid by a mobile money prompt, not a deposit: the prompt's outcome follows the amount's last two decimal digits", o.ID)}
@@ -902,6 +933,9 @@ func (c *DepositOrder) encode(e *encoder) {
 	e.str(c.CollectionID)
 	e.minor(c.Amount)
 	e.u8(uint8(c.Outcome))
+	if c.ExternalReference != "" {
+		e.str(c.ExternalReference)
+	}
 }
 
 func encodeOrder(e *encoder, o *Order) {

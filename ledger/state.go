@@ -283,8 +283,10 @@ type Result struct {
 	VirtualAccount *VirtualAccount
 	CryptoAddress  *CryptoAddress
 	Deposit        *Deposit // with Collection, the collection it made
-	// Orders (order.go).
-	Order *Order
+	// Orders (order.go); OrderDeposit with a deposit under a reference
+	// (orderdeposit.go).
+	Order        *Order
+	OrderDeposit *OrderDeposit
 }
 
 // Apply applies one command and returns its result.

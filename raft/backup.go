@@ -4,33 +4,58 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 
 	hraft "github.com/hashicorp/raft"
 
+	"payments/ledger"
 	"payments/wal"
 )
 
-// WriteBackup writes a consistent copy of the applied state to w, without
-// pausing writes: a dump of a point-in-time view of the state store (see
-// package wal's dump format: the applied index it is at, every record, a
-// CRC-32C). It returns the applied index and the bytes written.
-func (n *Node) WriteBackup(w io.Writer) (applied uint64, size int64, err error) {
-	snap, err := n.state.NewSnapshot()
-	if err != nil {
-		return 0, 0, err
-	}
-	defer snap.Close()
-	size, err = snap.WriteDump(w)
-	return snap.Applied(), size, err
+// BackupView is a point-in-time view of the applied state, pinned for an
+// online backup: writes go on while it is read. The backup's writer (see
+// cmd/payments' backup format) reads from it the files the state references
+// and then the state's dump, so both are of the same applied index.
+type BackupView struct {
+	snap *wal.StateSnapshot
 }
 
+// OpenBackupView pins the applied state. Close it promptly: it holds the
+// state store's files on disk while open.
+func (n *Node) OpenBackupView() (*BackupView, error) {
+	snap, err := n.state.NewSnapshot()
+	if err != nil {
+		return nil, err
+	}
+	return &BackupView{snap: snap}, nil
+}
+
+// Applied returns the applied index the view is at.
+func (v *BackupView) Applied() uint64 { return v.snap.Applied() }
+
+// FileDigests returns, sorted, the SHA-256 of every uploaded file the view's
+// state records: the blobs a backup of it must hold.
+func (v *BackupView) FileDigests() []string {
+	set := ledger.NewReader(snapshotKV{v.snap}, &ledger.Views{}).FileDigests()
+	return slices.Sorted(maps.Keys(set))
+}
+
+// WriteDump writes the view's state as a dump (package wal's format: the
+// applied index, every record, a CRC-32C) to w and returns its size.
+func (v *BackupView) WriteDump(w io.Writer) (int64, error) { return v.snap.WriteDump(w) }
+
+// Close releases the view.
+func (v *BackupView) Close() { v.snap.Close() }
+
 // RestoreBackup seeds dataDir, which must be empty or absent, from a
-// backup read from r, for the node id of a new cluster of peers (of one,
-// at raftAddr, when peers is empty): the state store gets the backup's
-// records at its applied index, and a Raft snapshot at that index, with the
-// new cluster's configuration, stands in for the log before it. Every node
+// backup's state dump read from r, for the node id of a new cluster of
+// peers (of one, at raftAddr, when peers is empty): the state store gets
+// the dump's records at its applied index, and a Raft snapshot at that
+// index, with the new cluster's configuration, stands in for the log
+// before it. The backup's files are the caller's to restore. Every node
 // of a new cluster is restored from the same backup; they then start
 // without --bootstrap.
 func RestoreBackup(dataDir string, r io.Reader, id, raftAddr string, peers []Peer) (applied uint64, err error) {

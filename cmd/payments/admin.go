@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	nethttp "net/http"
@@ -21,7 +22,7 @@ import (
 //
 //	GET    /v1/node                          this node's Raft status
 //	GET    /v1/cluster                       the members, as this node sees them
-//	GET    /v1/backup                        a consistent dump of the applied state (package wal's format)
+//	GET    /v1/backup                        a consistent backup of the applied state and its files (format in backup.go)
 //	POST   /v1/cluster/members               {"id","raftAddr","httpAddr"}: add a non-voter (leader only)
 //	POST   /v1/cluster/members/{id}/promote  make a caught-up non-voter a voter (leader only)
 //	DELETE /v1/cluster/members/{id}          remove a member (leader only)
@@ -48,8 +49,9 @@ func readAdminToken(path string) (string, error) {
 	return token, nil
 }
 
-// adminHandler serves the admin API for node, to requests bearing token.
-func adminHandler(node *raft.Node, token string, logger *slog.Logger) nethttp.Handler {
+// adminHandler serves the admin API for node, to requests bearing token;
+// openBlob reads an uploaded file's bytes for a backup.
+func adminHandler(node *raft.Node, openBlob func(digest string) (io.ReadCloser, int64, error), token string, logger *slog.Logger) nethttp.Handler {
 	mux := nethttp.NewServeMux()
 	reply := func(w nethttp.ResponseWriter, status int, v any) {
 		w.Header().Set("Content-Type", "application/json")
@@ -73,14 +75,21 @@ func adminHandler(node *raft.Node, token string, logger *slog.Logger) nethttp.Ha
 		reply(w, 200, node.Status())
 	})
 	mux.HandleFunc("GET /v1/backup", func(w nethttp.ResponseWriter, r *nethttp.Request) {
-		w.Header().Set("Content-Type", "application/octet-stream")
-		applied, size, err := node.WriteBackup(w)
+		view, err := node.OpenBackupView()
 		if err != nil {
-			// The status is sent: the client finds the dump cut short.
-			logger.Error("backup failed", "err", err)
+			fail(w, err)
 			return
 		}
-		logger.Info("backup taken", "applied_index", applied, "bytes", size)
+		defer view.Close()
+		w.Header().Set("Content-Type", "application/octet-stream")
+		files, size, err := writeBackup(w, view, openBlob)
+		if err != nil {
+			// The status is sent: the connection is cut, so that the
+			// client finds the backup incomplete.
+			logger.Error("backup failed", "err", err)
+			panic(nethttp.ErrAbortHandler)
+		}
+		logger.Info("backup taken", "applied_index", view.Applied(), "files", files, "bytes", size)
 	})
 	mux.HandleFunc("GET /v1/cluster", func(w nethttp.ResponseWriter, r *nethttp.Request) {
 		members, err := node.Members()

@@ -101,6 +101,7 @@ type serveConfig struct {
 	settlement        time.Duration
 	commitTimeout     time.Duration
 	drainTimeout      time.Duration
+	drainNotice       time.Duration
 	debugAddr         string
 	adminAddr         string
 	join              string
@@ -161,6 +162,7 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	fs.DurationVar(&c.settlement, "sandbox-settlement", rails.DefaultSandboxTiming.Settlement, "sandbox: how long a simulated rail takes to settle")
 	fs.DurationVar(&c.commitTimeout, "commit-timeout", 10*time.Second, "how long a write waits for its commit before answering outcome_unknown")
 	fs.DurationVar(&c.drainTimeout, "drain-timeout", 15*time.Second, "on SIGTERM, how long to wait for requests in flight")
+	fs.DurationVar(&c.drainNotice, "drain-notice", 0, "on SIGTERM, how long to keep serving new connections while /readyz answers 503, before closing the listener: set it above a load balancer's time to mark the node down")
 	fs.StringVar(&c.trustedProxies, "trusted-proxies", "", "CIDR prefixes of proxies in front of this node whose X-Forwarded-For names the client, comma-separated (empty: none is believed)")
 	fs.StringVar(&c.publicBaseURL, "public-base-url", "", "scheme and host clients reach the API at, such as https://api.example.com: the base of file download links (default: http://<http-addr>, for local use)")
 	fs.StringVar(&c.checkoutURL, "checkout-url", "", "base address of hosted checkouts in payment links' url (default: <public-base-url>/checkout)")
@@ -380,7 +382,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		Actors:               sys,
 		Cluster:              node,
 		PeerHTTP:             peerHTTP,
-		FilesDir:             filepath.Join(cfg.dataDir, "blobs"), // uploaded files' bytes, beside the log
+		FilesDir:             blobsDir(cfg.dataDir),
 		Logger:               logger,
 		RateLimitPerSecond:   cfg.rateLimit,
 		CommitTimeout:        cfg.commitTimeout,
@@ -423,7 +425,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		if cfg.join != "" {
 			go joinCluster(ctx, node, strings.Split(cfg.join, ","), token, ln.Addr().String(), stdout, logger)
 		}
-		addr, err := serveAdmin(cfg.adminAddr, adminHandler(node, token, logger), logger)
+		addr, err := serveAdmin(cfg.adminAddr, adminHandler(node, server.OpenBlob, token, logger), logger)
 		if err != nil {
 			return err
 		}
@@ -471,6 +473,12 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("http server: %w", err)
 	case <-ctx.Done():
 	}
+	// From here /readyz answers 503, so load balancers send new requests
+	// elsewhere while this node hands over and drains; it still serves
+	// what comes until the listener closes.
+	server.StartDraining()
+	noticeOver := time.After(cfg.drainNotice)
+	logger.Info("shutting down: /readyz now answers 503", "drain_notice", cfg.drainNotice)
 	// A leader hands over first, so the cluster has a leader again in a
 	// round trip instead of an election timeout; requests still arriving
 	// here are forwarded to it until the listener closes.
@@ -482,6 +490,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 			logger.Info("handed over leadership", "took", time.Since(began))
 		}
 	}
+	<-noticeOver
 	logger.Info("draining", "timeout", cfg.drainTimeout)
 	drain, cancel := context.WithTimeout(context.Background(), cfg.drainTimeout)
 	defer cancel()
@@ -524,3 +533,7 @@ func followLeadership(ctx context.Context, node *raft.Node, sys *actors.System, 
 		}
 	}
 }
+
+// blobsDir is where a node keeps uploaded files' bytes: beside the log, in
+// its data directory.
+func blobsDir(dataDir string) string { return filepath.Join(dataDir, "blobs") }
