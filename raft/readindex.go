@@ -58,8 +58,14 @@ func (n *Node) confirmRound() error {
 	began := n.pauses.now()
 	var err error
 	if n.soleVoter() {
-		// Nobody else can be elected: the only reply counted is its own.
-		err = n.raft.VerifyLeader().Error()
+		// Nobody else can be elected, and only this node can commit a
+		// change to that: while it still leads in the term it became
+		// ready in (checked below), it is the leader. No round through
+		// Raft's main loop is needed (the configuration is read from an
+		// atomic copy).
+		if n.raft.State() != hraft.Leader {
+			err = ErrNotConfirmed
+		}
 	} else if n.pauses.pausedSince(began - pauseWindow.Nanoseconds()) {
 		err = n.raft.Barrier(appendTimeout).Error()
 	} else if err = n.raft.VerifyLeader().Error(); err == nil && n.pauses.pausedSince(began) {
