@@ -12,12 +12,10 @@ import (
 // authenticate finds the API key of a request: "Authorization: Bearer
 // <key>", a key of this server's stack, known and not revoked.
 func (s *Server) authenticate(ctx *fasthttp.RequestCtx) (ledger.APIKey, *ledger.Error) {
-	h := ctx.Request.Header.Peek(fasthttp.HeaderAuthorization)
-	const bearer = "Bearer "
-	if len(h) <= len(bearer) || !bytes.EqualFold(h[:len(bearer)], []byte(bearer)) {
+	secret, ok := bearerSecret(ctx.Request.Header.Peek(fasthttp.HeaderAuthorization))
+	if !ok {
 		return ledger.APIKey{}, unauthorized("Invalid API key: send it as \"Authorization: Bearer sk_…\"")
 	}
-	secret := bytes.TrimSpace(h[len(bearer):])
 	want := actors.KeyPrefix(s.cfg.Live)
 	if !bytes.HasPrefix(secret, []byte(want)) {
 		if bytes.HasPrefix(secret, []byte(actors.KeyPrefix(!s.cfg.Live))) {
@@ -36,6 +34,16 @@ func (s *Server) authenticate(ctx *fasthttp.RequestCtx) (ledger.APIKey, *ledger.
 		return ledger.APIKey{}, unauthorized("Invalid API key")
 	}
 	return key, nil
+}
+
+// bearerSecret is the key an Authorization header presents as "Bearer
+// <key>" (the scheme in any case), trimmed; false when it presents none.
+func bearerSecret(authorization []byte) ([]byte, bool) {
+	const bearer = "Bearer "
+	if len(authorization) <= len(bearer) || !bytes.EqualFold(authorization[:len(bearer)], []byte(bearer)) {
+		return nil, false
+	}
+	return bytes.TrimSpace(authorization[len(bearer):]), true
 }
 
 func unauthorized(msg string) *ledger.Error {

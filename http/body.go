@@ -159,10 +159,8 @@ func (s *Server) authenticateOnFollower(ctx *fasthttp.RequestCtx) *ledger.Error 
 	if err == nil {
 		return nil
 	}
-	h := ctx.Request.Header.Peek(fasthttp.HeaderAuthorization)
-	const bearer = "Bearer "
-	if len(h) <= len(bearer) || !bytes.EqualFold(h[:len(bearer)], []byte(bearer)) ||
-		!bytes.HasPrefix(bytes.TrimSpace(h[len(bearer):]), []byte(actors.KeyPrefix(s.cfg.Live))) {
+	secret, ok := bearerSecret(ctx.Request.Header.Peek(fasthttp.HeaderAuthorization))
+	if !ok || !bytes.HasPrefix(secret, []byte(actors.KeyPrefix(s.cfg.Live))) {
 		return err
 	}
 	for deadline := time.Now().Add(followerKeyWait); time.Now().Before(deadline); {

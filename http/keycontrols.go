@@ -165,17 +165,9 @@ func (c *call) updateKey() {
 		At: c.s.cfg.Actors.Now().UnixMilli(), OrgID: c.org, KeyID: id,
 		SetPerTransaction: set[0], SetDaily: set[1], SetMonthly: set[2], SetAllowlist: set[3], Controls: controls,
 	}
-	ctx, cancel := c.commitContext()
-	defer cancel()
-	r := c.s.cfg.Actors.Propose(ctx, cmd)
-	switch {
-	case r.Err != nil:
-		c.fail(errorFromActors(r.Err))
-	case r.Result.Err != nil:
-		c.fail(r.Result.Err)
-	default:
-		c.ok(fasthttp.StatusOK, &keyBody{c.renderKey(r.Result.APIKey, "")})
-	}
+	c.committed(c.propose(cmd), fasthttp.StatusOK, func(res *ledger.Result) any {
+		return &keyBody{c.renderKey(res.APIKey, "")}
+	})
 }
 
 // ensureForwardKey makes sure the cluster has the key followers sign the

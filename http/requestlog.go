@@ -245,12 +245,11 @@ func (s *Server) attributeFailedAuth(ctx *fasthttp.RequestCtx, st *requestState)
 	if s.cfg.Actors == nil || st.relayed {
 		return
 	}
-	h := ctx.Request.Header.Peek(fasthttp.HeaderAuthorization)
-	const bearer = "Bearer "
-	if len(h) <= len(bearer) || !bytes.EqualFold(h[:len(bearer)], []byte(bearer)) {
+	secret, ok := bearerSecret(ctx.Request.Header.Peek(fasthttp.HeaderAuthorization))
+	if !ok {
 		return
 	}
-	if key, found := s.cfg.Actors.Reader().APIKeyByHash(actors.KeyDigest(bytes.TrimSpace(h[len(bearer):]))); found {
+	if key, found := s.cfg.Actors.Reader().APIKeyByHash(actors.KeyDigest(secret)); found {
 		st.failedKeyID, st.org = key.ID, key.OrgID
 	}
 }
@@ -369,11 +368,10 @@ func methodName(m []byte) string {
 // shaped as our keys are and long enough that four characters give little
 // away; "" otherwise.
 func keyHintOf(authorization []byte) string {
-	const bearer = "bearer "
-	if len(authorization) <= len(bearer) || !bytes.EqualFold(authorization[:len(bearer)], []byte(bearer)) {
+	secret, ok := bearerSecret(authorization)
+	if !ok {
 		return ""
 	}
-	secret := bytes.TrimSpace(authorization[len(bearer):])
 	const prefixLen = len("sk_test_")
 	if len(secret) < prefixLen+16 || !(bytes.HasPrefix(secret, []byte("sk_test_")) || bytes.HasPrefix(secret, []byte("sk_live_"))) {
 		return ""
