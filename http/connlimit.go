@@ -39,7 +39,7 @@ func (s *Server) limitConnsPerIP(ln net.Listener) net.Listener {
 		return ln
 	}
 	l := &perIPListener{Listener: ln, max: s.cfg.ConnsPerIPMax, open: make(map[netip.Addr]int), exempt: make(map[netip.Addr]bool),
-		newRequestID: s.newRequestID}
+		newRequestID: s.freshRequestID}
 	for _, hp := range s.cfg.PeerHTTP {
 		if host, _, err := net.SplitHostPort(hp); err == nil {
 			if ip, err := netip.ParseAddr(host); err == nil {

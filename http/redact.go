@@ -304,44 +304,61 @@ func redactURL(u string) string {
 
 // redactPath applies rule 2 to each segment of a path (rule 4).
 func redactPath(path string) string {
-	segs := strings.Split(path, "/")
-	changed := false
-	for i, seg := range segs {
-		if seg == "" || isServiceID(seg) {
-			continue
-		}
-		plain, err := url.PathUnescape(seg)
-		if err != nil {
-			plain = seg
-		}
-		if sensitiveShape(plain) {
-			segs[i], changed = redactedMask, true
-		}
+	if !pathNeedsMask(path) {
+		return path // the usual case, without splitting
 	}
-	if !changed {
-		return path
+	segs := strings.Split(path, "/")
+	for i, seg := range segs {
+		if segmentNeedsMask(seg) {
+			segs[i] = redactedMask
+		}
 	}
 	return strings.Join(segs, "/")
+}
+
+func pathNeedsMask(path string) bool {
+	for seg := range strings.SplitSeq(path, "/") {
+		if segmentNeedsMask(seg) {
+			return true
+		}
+	}
+	return false
+}
+
+func segmentNeedsMask(seg string) bool {
+	if seg == "" || isServiceID(seg) {
+		return false
+	}
+	plain := seg
+	if strings.IndexByte(seg, '%') >= 0 {
+		if p, err := url.PathUnescape(seg); err == nil {
+			plain = p
+		}
+	}
+	return sensitiveShape(plain)
 }
 
 // isServiceID reports whether s is one of this service's identifiers: a
 // lower-case prefix (two at most, as pay_bank_…), an underscore, then 20 or
 // more lower-case letters and digits.
 func isServiceID(s string) bool {
-	parts := strings.Split(s, "_")
-	if len(parts) < 2 || len(parts) > 3 || len(parts[len(parts)-1]) < 20 {
-		return false
-	}
-	for i, p := range parts {
-		if p == "" {
+	parts, start := 0, 0
+	for i := 0; i <= len(s); i++ {
+		if i < len(s) && s[i] != '_' {
+			continue
+		}
+		p := s[start:i]
+		last := i == len(s)
+		parts++
+		if p == "" || parts > 3 || last && (parts < 2 || len(p) < 20) {
 			return false
 		}
 		for j := 0; j < len(p); j++ {
-			c := p[j]
-			if !(c >= 'a' && c <= 'z' || i == len(parts)-1 && isDigit(c)) {
+			if c := p[j]; !(c >= 'a' && c <= 'z' || last && isDigit(c)) {
 				return false
 			}
 		}
+		start = i + 1
 	}
 	return true
 }
@@ -393,6 +410,8 @@ func redactQuery(raw string) string {
 // redactor rewrites JSON bodies by the rules above. It is owned by one
 // goroutine (the recorder), which reuses its buffers.
 type redactor struct {
+	names map[string]nameClass // the fast path's judged names (redact_fast.go)
+	fast  []byte               // the fast path's output
 	in    bytes.Reader
 	out   bytes.Buffer
 	dec   *jsontext.Decoder
@@ -420,6 +439,16 @@ func newRedactor() *redactor {
 // body returns the redacted form of a JSON document, valid until the next
 // call, or false if body is not one JSON value of valid UTF-8.
 func (r *redactor) body(body []byte) ([]byte, bool) {
+	if out, ok := r.redactFast(body, r.fast[:0]); ok {
+		r.fast = out
+		return out, true
+	}
+	return r.bodyByTokens(body)
+}
+
+// bodyByTokens is body token by token: the definition of the rules, for
+// every body, and the path of those the fast one leaves.
+func (r *redactor) bodyByTokens(body []byte) ([]byte, bool) {
 	r.in.Reset(body)
 	r.out.Reset()
 	r.dec.Reset(&r.in, jsontext.AllowDuplicateNames(true))

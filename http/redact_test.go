@@ -248,3 +248,56 @@ func toString(v any) string {
 	}
 	return ""
 }
+
+// FuzzRedactFastAgrees holds the fast path to the token-by-token one: a
+// body the fast path takes comes out exactly as the other makes it, and
+// one it takes the other does not refuse.
+func FuzzRedactFastAgrees(f *testing.F) {
+	for _, s := range []string{
+		`{"to":{"code":"gh_mtn","currency":"GHS","accountNumber":"233241234567","amount":"150.00"},"externalReference":"inv-1042"}`,
+		`{"kyc":{"a":[1,{"b":null}]},"metadata":{"k":"ama@example.com","n":233241234567,"m":-1.5e3}}`,
+		`{"url":"https://u:p@h.example/a/b?c=d"}`, `[]`, `"x"`, `12345678`, `{"name":"a","name":"b"}`,
+		` { "a" : [ 1 , 2 ] , "" : "0241234567" } `, `{"a":1,}`, `[1,]`, `{"a":01}`, `{"a":1.}`, `{"a":tru}`,
+		`{"a":1}{"b":2}`, `{"a":"x"`, `[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]`,
+		`{"description":"refund for Ama"}`, `{"x":"DE89ABCDEFGHIJKLMNOP"}`, `{"due":"2026-11-30T12:00:00.000Z"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		r := newRedactor()
+		fast, ok := r.redactFast(in, nil)
+		if !ok {
+			return
+		}
+		slow, ok := newRedactor().bodyByTokens(in)
+		if !ok || !bytes.Equal(fast, slow) {
+			t.Fatalf("%q: fast path %q, token path %q (%v)", in, fast, slow, ok)
+		}
+	})
+}
+
+// Every row of the rules' table is a body the fast path takes (ASCII, no
+// escapes), and the same bodies' results by tokens match (the table checks
+// the results themselves).
+func TestRedactFastTakesPlainBodies(t *testing.T) {
+	r := newRedactor()
+	for _, in := range []string{
+		`{"to":{"code":"gh_mtn","currency":"GHS","accountNumber":"233241234567","amount":"150.00"},"externalReference":"bench-1-u-42"}`,
+		`{"metadata":{"x":"refund to ama@example.com please"},"amount":12345678,"tags":["a","b"],"ok":true,"n":null}`,
+	} {
+		fast, ok := r.redactFast([]byte(in), nil)
+		if !ok {
+			t.Fatalf("the fast path left %s", in)
+		}
+		slow, ok := newRedactor().bodyByTokens([]byte(in))
+		if !ok || string(fast) != string(slow) {
+			t.Fatalf("%s: fast %s, by tokens %s", in, fast, slow)
+		}
+	}
+	// Escapes and bytes outside ASCII go by tokens.
+	for _, in := range []string{`{"a":"\u00e9"}`, "{\"a\":\"\xc3\xa9\"}", `{"a\"b":1}`} {
+		if _, ok := r.redactFast([]byte(in), nil); ok {
+			t.Errorf("the fast path took %s", in)
+		}
+	}
+}

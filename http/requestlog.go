@@ -3,6 +3,7 @@ package http
 import (
 	"bytes"
 	"hash/fnv"
+	"math/rand/v2"
 	"net/netip"
 	"sync"
 	"sync/atomic"
@@ -34,13 +35,17 @@ import (
 // wal/requestlog's Store). Append and Commit are called from the recorder
 // goroutine only; Get and Scan from any.
 type RequestStore interface {
-	// Append adds a record to the batch the next Commit writes.
-	Append(id, org string, at time.Time, value []byte) error
+	// NextSeq draws the position of a record still to be appended; safe
+	// for concurrent use.
+	NextSeq() uint64
+	// Append adds a record at position seq to the batch the next Commit
+	// writes.
+	Append(seq uint64, id, org string, at time.Time, value []byte) error
 	// Commit writes the batch.
 	Commit() error
-	// Get returns the record id if it belongs to org and is within its
-	// retention.
-	Get(id, org string) ([]byte, bool, error)
+	// Get returns the record id, appended at position seq, if it belongs
+	// to org and is within its retention.
+	Get(seq uint64, id, org string) ([]byte, bool, error)
 	// Scan calls fn with org's records within their retention, newest
 	// first, from below position before, until fn returns false.
 	Scan(org string, before uint64, fn func(pos uint64, at time.Time, value []byte) bool) error
@@ -55,6 +60,10 @@ const (
 	// code from.
 	errorBodyReadBytesMax = 4 << 10
 	requestLogBatchMax    = 256
+	// requestLogGatherDelay is how long the recorder lets records gather
+	// once one arrives: under load it then wakes once per delay, not once
+	// per request, and writes what gathered as one batch.
+	requestLogGatherDelay = 10 * time.Millisecond
 	// failedAuthRecordsPerSecond bounds the failed authentications a node
 	// records: anyone can send them, and a flood of them must not crowd
 	// the organizations' records out of the queue or the log.
@@ -71,6 +80,7 @@ const requestStateKey = "payments.request"
 // record. It is pooled: after the send, the recorder owns it.
 type requestState struct {
 	id       string
+	seq      uint64 // the record's position in the node's log, named by id
 	start    time.Time
 	duration time.Duration
 	status   int
@@ -128,32 +138,50 @@ func noteRelayed(ctx *fasthttp.RequestCtx) {
 func nodeTag(nodeID string) string {
 	h := fnv.New32a()
 	h.Write([]byte(nodeID))
-	v := h.Sum32() % (36 * 36 * 36)
 	var b [3]byte
-	for i := 2; i >= 0; i-- {
-		b[i] = idTimeAlphabet[v%36]
-		v /= 36
-	}
+	putBase36(b[:], uint64(h.Sum32()))
 	return string(b[:])
 }
 
 const idTimeAlphabet = "0123456789abcdefghijklmnopqrstuvwxyz"
 
-// Request ids: "req_" (4), the second (7), the node's tag (3), random (13).
+// putBase36 writes v modulo 36^len(b) in base 36, most significant digit
+// first.
+func putBase36(b []byte, v uint64) {
+	for i := len(b) - 1; i >= 0; i-- {
+		b[i] = idTimeAlphabet[v%36]
+		v /= 36
+	}
+}
+
+// Request ids: "req_" (4), the second (7), the node's tag (3), the record's
+// position in that node's log (10, base 36: positions count microseconds
+// from 1970, which 10 digits hold until 2085), random (3). The position
+// makes a lookup by id one read of the node's log, with no index of ids.
 const (
 	requestIDPrefix   = "req_"
 	requestIDTagStart = len(requestIDPrefix) + 7
-	requestIDLen      = requestIDTagStart + 3 + 13
+	requestIDSeqStart = requestIDTagStart + 3
+	requestIDSeqLen   = 10
+	requestIDLen      = requestIDSeqStart + requestIDSeqLen + 3
 )
 
-// newRequestID draws a request id that names this node.
-func (s *Server) newRequestID() string {
-	id := actors.NewID(requestIDPrefix) // "req_" + 7 + 13
+// newRequestID draws a request id that names this node and the position
+// its record takes in the node's log.
+func (s *Server) newRequestID(now time.Time) (string, uint64) {
+	var seq uint64
+	if s.cfg.RequestLog != nil {
+		seq = s.cfg.RequestLog.NextSeq()
+	} else {
+		seq = s.requestSeq.Add(1)
+	}
 	var b [requestIDLen]byte
-	n := copy(b[:], id[:requestIDTagStart])
-	n += copy(b[n:], s.tag)
-	copy(b[n:], id[requestIDTagStart:])
-	return string(b[:])
+	n := copy(b[:], requestIDPrefix)
+	putBase36(b[n:requestIDTagStart], uint64(max(now.Unix(), 0)))
+	copy(b[requestIDTagStart:], s.tag)
+	putBase36(b[requestIDSeqStart:requestIDSeqStart+requestIDSeqLen], seq)
+	putBase36(b[requestIDSeqStart+requestIDSeqLen:], rand.Uint64())
+	return string(b[:]), seq
 }
 
 // requestTag returns the node tag of a request id of this service's shape.
@@ -169,13 +197,34 @@ func requestTag(id string) (string, bool) {
 	return id[requestIDTagStart : requestIDTagStart+3], true
 }
 
+// requestSeq returns the log position a request id of this service's shape
+// names.
+func requestSeq(id string) uint64 {
+	var seq uint64
+	for i := requestIDSeqStart; i < requestIDSeqStart+requestIDSeqLen && i < len(id); i++ {
+		c := id[i]
+		d := uint64(c - '0')
+		if c >= 'a' {
+			d = uint64(c-'a') + 10
+		}
+		seq = seq*36 + d
+	}
+	return seq
+}
+
 // requestID is the request's id: the one its record carries, or a fresh
 // one for a request outside the log's wrapper.
 func (s *Server) requestID(ctx *fasthttp.RequestCtx) string {
 	if st := requestStateOf(ctx); st != nil {
 		return st.id
 	}
-	return s.newRequestID()
+	return s.freshRequestID()
+}
+
+// freshRequestID draws a request id no record will carry.
+func (s *Server) freshRequestID() string {
+	id, _ := s.newRequestID(time.Now())
+	return id
 }
 
 // requestRecorder owns the queue and the recorder goroutine.
@@ -194,7 +243,7 @@ type requestRecorder struct {
 	once               sync.Once
 
 	red *redactor
-	out bytes.Buffer
+	out []byte // encode's, reused
 
 	// clientIP is the address a record names: the one IP allowlists judge
 	// by (forwardauth.go), unknown for a relayed request no node vouched
@@ -227,7 +276,7 @@ func (s *Server) recordRequests(next fasthttp.RequestHandler) fasthttp.RequestHa
 	return func(ctx *fasthttp.RequestCtx) {
 		st := requestStatePool.Get().(*requestState)
 		st.start = time.Now()
-		st.id = s.newRequestID()
+		st.id, st.seq = s.newRequestID(st.start)
 		ctx.SetUserValue(requestStateKey, st)
 		next(ctx)
 		ctx.SetUserValue(requestStateKey, nil)
@@ -387,10 +436,12 @@ func keyHintOf(authorization []byte) string {
 func (r *requestRecorder) run() {
 	defer close(r.done)
 	batch := make([]*requestState, 0, requestLogBatchMax)
-	// Drops are told to the operator once a minute at most, until a metric
-	// carries them.
+	// Drops are told to the operator once a minute at most, besides the
+	// metric that counts them.
 	tick := time.NewTicker(time.Minute)
 	defer tick.Stop()
+	gather := time.NewTimer(requestLogGatherDelay)
+	gather.Stop()
 	var told, toldFailedAuth uint64
 	for {
 		select {
@@ -404,37 +455,41 @@ func (r *requestRecorder) run() {
 					"dropped", d-toldFailedAuth, "droppedTotal", d)
 				toldFailedAuth = d
 			}
+			continue
 		case st := <-r.queue:
 			batch = append(batch[:0], st)
-		fill:
-			for len(batch) < requestLogBatchMax {
-				select {
-				case st := <-r.queue:
-					batch = append(batch, st)
-				default:
-					break fill
-				}
+		case <-r.stop:
+		}
+		// Let records gather while this goroutine is off the queue: a
+		// send then wakes no one.
+		gather.Reset(requestLogGatherDelay)
+		select {
+		case <-gather.C:
+		case <-r.stop:
+			gather.Stop()
+		}
+		for {
+			for len(batch) < requestLogBatchMax && len(r.queue) > 0 {
+				batch = append(batch, <-r.queue)
+			}
+			if len(batch) == 0 {
+				break
 			}
 			r.write(batch)
+			batch = batch[:0]
+		}
+		select {
 		case <-r.stop:
-			for {
-				batch = batch[:0]
-				for len(batch) < requestLogBatchMax && len(r.queue) > 0 {
-					batch = append(batch, <-r.queue)
-				}
-				if len(batch) == 0 {
-					return
-				}
-				r.write(batch)
-			}
+			return
+		default:
 		}
 	}
 }
 
 func (r *requestRecorder) write(batch []*requestState) {
 	for _, st := range batch {
-		value := r.encode(st)
-		if err := r.store.Append(st.id, st.org, st.start, value); err != nil {
+		r.out = r.encode(r.out[:0], st)
+		if err := r.store.Append(st.seq, st.id, st.org, st.start, r.out); err != nil {
 			r.logger.Warn("request log: record refused", "err", err)
 		}
 		releaseRequestState(st)
@@ -476,49 +531,39 @@ type requestActor struct {
 
 var nullJSON = jsontext.Value("null")
 
-// encode redacts and renders a record; the bytes are valid until the next
-// call.
-func (r *requestRecorder) encode(st *requestState) []byte {
-	rec := requestRecordJSON{
-		ID:             st.id,
-		Method:         st.method,
-		Path:           redactPath(string(st.buf[:st.pathEnd])),
-		Query:          optional(redactQuery(string(st.buf[st.pathEnd:st.queryEnd]))),
-		Status:         st.status,
-		Error:          optional(errorCodeOf(st.buf[st.bodyEnd:st.errEnd])),
-		DurationMicros: st.duration.Microseconds(),
-		KeyID:          optional(st.keyID),
-		OrganizationID: optional(st.org),
-		CreatedAt:      st.start.UTC().Format(timeLayout),
-		ContentType:    optional(string(st.buf[st.queryEnd:st.typeEnd])),
-		BodyBytes:      st.bodyBytes,
-		Body:           nullJSON,
+// encode redacts a record and appends its stored form to b.
+func (r *requestRecorder) encode(b []byte, st *requestState) []byte {
+	rec := requestRecord{
+		start:          st.start,
+		status:         st.status,
+		durationMicros: st.duration.Microseconds(),
+		bodyBytes:      st.bodyBytes,
+		id:             st.id,
+		method:         st.method,
+		path:           redactPath(string(st.buf[:st.pathEnd])),
+		query:          redactQuery(string(st.buf[st.pathEnd:st.queryEnd])),
+		code:           errorCodeOf(st.buf[st.bodyEnd:st.errEnd]),
+		keyID:          st.keyID,
+		keyHint:        st.keyHint,
+		ctyp:           string(st.buf[st.queryEnd:st.typeEnd]),
 	}
 	if st.clientIP.IsValid() {
-		rec.ClientIP = optional(st.clientIP.String())
+		rec.clientIP = st.clientIP.String()
 	}
 	switch {
 	case st.keyID != "":
-		rec.Actor = requestActor{Type: "api_key", ID: &st.keyID}
+		rec.actor, rec.keyHint = actorAPIKey, ""
 	case st.failedKeyID != "":
-		rec.Actor = requestActor{Type: "api_key", ID: &st.failedKeyID, KeyHint: optional(st.keyHint)}
-		rec.KeyID = &st.failedKeyID
+		rec.actor, rec.keyID = actorFailedKey, st.failedKeyID
 	default:
-		rec.Actor = requestActor{Type: "anonymous", KeyHint: optional(st.keyHint)}
+		rec.actor = actorAnonymous
 	}
 	if st.bodyKept {
-		if b, ok := r.red.body(st.buf[st.typeEnd:st.bodyEnd]); ok {
-			rec.Body = b
+		if body, ok := r.red.body(st.buf[st.typeEnd:st.bodyEnd]); ok {
+			rec.body = body
 		}
 	}
-	r.out.Reset()
-	if err := json.MarshalWrite(&r.out, &rec); err != nil {
-		// Only a body the redactor produced could fail; keep the rest.
-		rec.Body = nullJSON
-		r.out.Reset()
-		json.MarshalWrite(&r.out, &rec)
-	}
-	return r.out.Bytes()
+	return appendRequestRecord(b, &rec)
 }
 
 // errorCodeOf reads the code of an error response, "" if it is not one.

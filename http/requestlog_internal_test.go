@@ -137,7 +137,7 @@ func BenchmarkRecordRequest(b *testing.B) {
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
 		st := requestStatePool.Get().(*requestState)
-		st.id = "req_" + strconv.Itoa(i)
+		st.id, st.seq = "req_"+strconv.Itoa(i), store.NextSeq()
 		st.start, st.status, st.method = time.Now(), 201, fasthttp.MethodPost
 		st.keyID, st.org = "key_0123456789abcdefghij", "org_0123456789abcdefghij"
 		st.buf = append(append(append(st.buf[:0], path...), ct...), body...)

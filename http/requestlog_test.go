@@ -56,7 +56,8 @@ func TestRequestLogKeepsNoSecrets(t *testing.T) {
 	for deadline := time.Now().Add(10 * time.Second); failed == nil; time.Sleep(20 * time.Millisecond) {
 		st.requestLog.Scan("", math.MaxUint64, func(pos uint64, at time.Time, value []byte) bool {
 			var v map[string]any
-			if json.Unmarshal(value, &v) == nil && v["id"] == failedID {
+			rendered, err := api.RenderRequestRecord(value, "")
+			if err == nil && json.Unmarshal(rendered, &v) == nil && v["id"] == failedID {
 				failed = v
 			}
 			return failed == nil
@@ -133,13 +134,13 @@ type gatedStore struct {
 	first            bool
 }
 
-func (g *gatedStore) Append(id, org string, at time.Time, value []byte) error {
+func (g *gatedStore) Append(seq uint64, id, org string, at time.Time, value []byte) error {
 	if !g.first {
 		g.first = true
 		close(g.entered)
 		<-g.release
 	}
-	return g.RequestStore.Append(id, org, at, value)
+	return g.RequestStore.Append(seq, id, org, at, value)
 }
 
 // A full queue drops records and counts them; requests are answered all

@@ -1,6 +1,7 @@
 package http
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/binary"
 	"hash/crc32"
@@ -73,7 +74,7 @@ func (c *call) getRequest() {
 		return
 	}
 	if tag == c.s.tag {
-		v, found, err := store.Get(id, c.org)
+		v, found, err := c.s.localRequestRecord(id, c.org)
 		if err != nil {
 			c.s.logger.Error("request log read", "err", err)
 			c.fail(&ledger.Error{Code: ledger.CodeInternal, Message: "Internal error"})
@@ -178,7 +179,7 @@ func (s *Server) serveRequestRecord(ctx *fasthttp.RequestCtx) {
 		writeError(ctx, e)
 		return
 	}
-	v, found, err := s.cfg.RequestLog.Get(id, org)
+	v, found, err := s.localRequestRecord(id, org)
 	if err != nil || !found || org == "" {
 		if err != nil {
 			s.logger.Error("request log read", "err", err)
@@ -187,6 +188,17 @@ func (s *Server) serveRequestRecord(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	writeRawJSON(ctx, fasthttp.StatusOK, v)
+}
+
+// localRequestRecord reads request id of org from this node's log, as GET
+// /v1/requests/{requestId} shows it.
+func (s *Server) localRequestRecord(id, org string) ([]byte, bool, error) {
+	v, found, err := s.cfg.RequestLog.Get(requestSeq(id), id, org)
+	if err != nil || !found {
+		return nil, false, err
+	}
+	rendered, err := renderRequestRecord(v, org)
+	return rendered, err == nil, err
 }
 
 func writeRawJSON(ctx *fasthttp.RequestCtx, status int, body []byte) {
@@ -205,14 +217,6 @@ type requestFilter struct {
 	from, to   int64 // unix ms; 0: unbounded
 }
 
-// requestFields are the members of a record the filters read.
-type requestFields struct {
-	Status int     `json:"status"`
-	Method string  `json:"method"`
-	Path   string  `json:"path"`
-	KeyID  *string `json:"keyId"`
-}
-
 func (f *requestFilter) keep(at time.Time, value []byte) bool {
 	ms := at.UnixMilli()
 	if f.from != 0 && ms < f.from || f.to != 0 && ms >= f.to {
@@ -221,8 +225,8 @@ func (f *requestFilter) keep(at time.Time, value []byte) bool {
 	if f.status == 0 && f.method == "" && f.path == "" && f.keyID == "" {
 		return true
 	}
-	var r requestFields
-	if json.Unmarshal(value, &r) != nil {
+	r, ok := requestFieldsOf(value)
+	if !ok {
 		return false
 	}
 	switch {
@@ -302,7 +306,8 @@ type requestItem struct {
 func (s *Server) localRequestPage(org string, before uint64, limit int, f *requestFilter) (requestPage, error) {
 	var p requestPage
 	examined := 0
-	err := s.cfg.RequestLog.Scan(org, before, func(pos uint64, at time.Time, value []byte) bool {
+	var err error
+	serr := s.cfg.RequestLog.Scan(org, before, func(pos uint64, at time.Time, value []byte) bool {
 		if f.from != 0 && at.UnixMilli() < f.from-requestDurationMax.Milliseconds() {
 			return false // older records started earlier still
 		}
@@ -313,10 +318,18 @@ func (s *Server) localRequestPage(org string, before uint64, limit int, f *reque
 		examined++
 		p.Next, p.Floor = pos, at.UnixNano()
 		if f.keep(at, value) {
-			p.Items = append(p.Items, requestItem{Pos: pos, At: at.UnixNano(), Record: jsontext.Value(append([]byte(nil), value...))})
+			rendered, rerr := renderRequestRecord(value, org)
+			if rerr != nil {
+				err = rerr
+				return false
+			}
+			p.Items = append(p.Items, requestItem{Pos: pos, At: at.UnixNano(), Record: jsontext.Value(bytes.Clone(rendered))})
 		}
 		return true
 	})
+	if serr != nil {
+		return p, serr
+	}
 	return p, err
 }
 

@@ -153,11 +153,14 @@ type Server struct {
 
 	exports *exportLanes // turns of GET /v1/transactions/export
 
-	recorder *requestRecorder                 // the request log's; nil without Config.RequestLog
-	tag      string                           // this node's tag in request ids (requestlog.go)
-	bodies   bodyGate                         // bytes of request bodies in flight (body.go)
-	ids      atomic.Pointer[ledger.PublicIDs] // once the id key is committed (publicids.go)
-	draining atomic.Bool                      // shutting down: /readyz refuses (health.go)
+	recorder *requestRecorder // the request log's; nil without Config.RequestLog
+	tag      string           // this node's tag in request ids (requestlog.go)
+	// requestSeq numbers request ids when no request log draws their
+	// positions; it starts at the time in microseconds, as the log does.
+	requestSeq atomic.Uint64
+	bodies     bodyGate                         // bytes of request bodies in flight (body.go)
+	ids        atomic.Pointer[ledger.PublicIDs] // once the id key is committed (publicids.go)
+	draining   atomic.Bool                      // shutting down: /readyz refuses (health.go)
 }
 
 // New builds a Server.
@@ -205,6 +208,7 @@ func New(cfg Config) *Server {
 		scopes:     make(map[string]ledger.Scopes),
 		exports:    newExportLanes(exportWaitMax),
 	}
+	s.requestSeq.Store(uint64(time.Now().UnixMicro()))
 	if cfg.Cluster != nil {
 		s.tag = nodeTag(cfg.Cluster.ID())
 	} else {

@@ -32,15 +32,20 @@
 // # Keys
 //
 //	record:        'r' | seq (8 bytes, big-endian)  → record value
-//	by id:         'i' | request id                 → seq
 //	by org:        'o' | organization | 0x00 | seq  → empty
 //	live bytes:    'm' "bytes"                      → int64 all, int64 of no organization, big-endian
+//	by id:         'i' | request id                 → seq (version 1 records only)
 //
-// seq is assigned in the order records are appended, so it orders records
-// by the time this node recorded them. The record value, version 1:
+// seq is drawn by NextSeq when the request arrives, before it is answered,
+// and the caller names the record by it (package http puts it in the
+// request id), so a lookup by id is one read and the log needs no by-id
+// index: an index of random ids would make every compaction rewrite it
+// whole. The keys grow with seq, so Pebble's flushes rarely overlap
+// older files, and pruning, oldest first, deletes ranges. The record
+// value, version 2 (version 1 differs only in having a by-id entry):
 //
 //	offset  size  field
-//	     0     1  version = 1
+//	     0     1  version = 2
 //	     1     4  CRC-32C of bytes 5 to the end
 //	     5     8  time, unix nanoseconds, signed
 //	    13     1  n = len(id)
@@ -51,6 +56,7 @@
 //
 // # Concurrency
 //
-// Append and Commit are called from one goroutine (the recorder); Get, Scan
-// and Prune are safe for concurrent use with them and with each other.
+// Append and Commit are called from one goroutine (the recorder); NextSeq,
+// Get, Scan and Prune are safe for concurrent use with them and with each
+// other.
 package requestlog

@@ -8,7 +8,11 @@ import (
 	"fmt"
 	"hash/crc32"
 	"log/slog"
+	"math"
 	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -25,12 +29,16 @@ const (
 
 	memTableBytes = 4 << 20
 	cacheBytes    = 16 << 20
-	// pruneBatchMax is how many records one pruning batch deletes, so that
+	// pruneBatchesMax is how many batches one pruning step deletes, so that
 	// a large backlog is removed in bounded steps.
-	pruneBatchMax = 1024
-	fieldLenMax   = 255 // an id or an organization
-	recordVersion = 1
-	headerBytes   = 1 + 4 + 8
+	pruneBatchesMax = 1024
+	fieldLenMax     = 255 // an id or an organization
+	recordVersion   = 2
+	entryVersion    = 1
+	headerBytes     = 1 + 4 + 8
+	// ordinalBits of a position number a record within its batch.
+	ordinalBits = 20
+	batchLenMax = 1<<ordinalBits - 1
 )
 
 // ErrClosed is returned by every call after Close.
@@ -40,8 +48,6 @@ var ErrClosed = errors.New("requestlog: store closed")
 var ErrCorrupt = errors.New("requestlog: corrupt record")
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
-
-var bytesKey = []byte("mbytes")
 
 // Options configure Open. The zero value is ready to use.
 type Options struct {
@@ -62,15 +68,21 @@ type Options struct {
 // Store is a node's request log on Pebble. See the package documentation
 // for who may call what concurrently.
 type Store struct {
-	db   *pebble.DB
-	opts Options
+	records *pebble.DB // 'r' | seq → record
+	index   *pebble.DB // 'x' | batch → the batch's entry
+	opts    Options
 
-	batch               *pebble.Batch // Append's, until Commit
-	pendingBytes        int64
-	pendingUnattributed int64
-	seq                 uint64 // the last seq appended; the recorder's
+	// The batch in the making: Append's, until Commit.
+	batch   *pebble.Batch
+	pending []pending
 
-	mu           sync.Mutex // orders commits of the live byte count
+	next atomic.Uint64 // the last position NextSeq drew
+
+	// mu orders Commit and pruning, and guards heads and lastBatch.
+	mu        sync.RWMutex
+	heads     map[string]uint64 // each organization's newest batch
+	lastBatch uint64
+
 	liveBytes    atomic.Int64
 	unattributed atomic.Int64 // of liveBytes, the records of no organization
 
@@ -79,6 +91,14 @@ type Store struct {
 	prune   chan struct{}
 	stop    chan struct{}
 	stopped chan struct{}
+}
+
+// pending is a record appended since the last Commit.
+type pending struct {
+	org   string
+	seq   uint64
+	at    int64 // unix ns
+	bytes int64
 }
 
 // Open opens or creates the request log in dir and starts its pruning.
@@ -109,10 +129,37 @@ func Open(dir string, opts Options) (*Store, error) {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return nil, fmt.Errorf("requestlog: %w", err)
 		}
+		if err := setAsideOldFormat(dir, opts.Logger); err != nil {
+			return nil, err
+		}
+	}
+	s := &Store{opts: opts, heads: map[string]uint64{},
+		prune: make(chan struct{}, 1), stop: make(chan struct{}), stopped: make(chan struct{})}
+	var err error
+	if s.records, err = openDB(fs, filepath.Join(dir, "records"), opts.Logger); err != nil {
+		return nil, err
+	}
+	if s.index, err = openDB(fs, filepath.Join(dir, "index"), opts.Logger); err != nil {
+		s.records.Close()
+		return nil, err
+	}
+	if err := s.load(); err != nil {
+		s.records.Close()
+		s.index.Close()
+		return nil, err
+	}
+	s.batch = s.records.NewBatch()
+	go s.pruneLoop()
+	return s, nil
+}
+
+func openDB(fs vfs.FS, dir string, logger *slog.Logger) (*pebble.DB, error) {
+	if err := fs.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("requestlog: %w", err)
 	}
 	db, err := pebble.Open(dir, &pebble.Options{
 		FS:                 fs,
-		Logger:             pebbleLogger{opts.Logger},
+		Logger:             pebbleLogger{logger},
 		FormatMajorVersion: pebble.FormatNewest,
 		MemTableSize:       memTableBytes,
 		CacheSize:          cacheBytes,
@@ -120,29 +167,62 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("requestlog: open %s: %w", dir, err)
 	}
-	s := &Store{db: db, opts: opts, batch: db.NewBatch(),
-		prune: make(chan struct{}, 1), stop: make(chan struct{}), stopped: make(chan struct{})}
-	if v, closer, err := db.Get(bytesKey); err == nil {
-		if len(v) == 16 {
-			s.liveBytes.Store(int64(binary.BigEndian.Uint64(v)))
-			s.unattributed.Store(int64(binary.BigEndian.Uint64(v[8:])))
-		}
-		closer.Close()
-	} else if !errors.Is(err, pebble.ErrNotFound) {
-		db.Close()
-		return nil, fmt.Errorf("requestlog: %w", err)
+	return db, nil
+}
+
+// setAsideOldFormat moves a log of the first format (one Pebble directly in
+// dir, with an index of ids) aside, to dir + ".v1", so that this version
+// starts a fresh one and the operator can keep or delete the old one.
+func setAsideOldFormat(dir string, logger *slog.Logger) error {
+	if _, err := os.Stat(filepath.Join(dir, "CURRENT")); err != nil {
+		return nil
 	}
-	it, err := db.NewIter(&pebble.IterOptions{LowerBound: []byte{'r'}, UpperBound: []byte{'s'}})
+	aside := dir + ".v1"
+	if err := os.Rename(dir, aside); err != nil {
+		return fmt.Errorf("requestlog: setting aside the log of an earlier format: %w", err)
+	}
+	logger.Warn("request log: the log of an earlier format was set aside; a new one starts (delete the old one when no longer needed)",
+		"setAside", aside)
+	return os.MkdirAll(dir, 0o700)
+}
+
+// load reads the positions and the batch entries: the organizations'
+// newest batches and the live bytes.
+func (s *Store) load() error {
+	it, err := s.records.NewIter(&pebble.IterOptions{LowerBound: []byte{'r'}, UpperBound: []byte{'s'}})
 	if err != nil {
-		db.Close()
-		return nil, fmt.Errorf("requestlog: %w", err)
+		return fmt.Errorf("requestlog: %w", err)
 	}
+	var last uint64
 	if it.Last() && len(it.Key()) == 9 {
-		s.seq = binary.BigEndian.Uint64(it.Key()[1:])
+		last = binary.BigEndian.Uint64(it.Key()[1:])
 	}
-	it.Close()
-	go s.pruneLoop()
-	return s, nil
+	if err := it.Close(); err != nil {
+		return fmt.Errorf("requestlog: %w", err)
+	}
+	s.next.Store(max(last, uint64(time.Now().UnixMicro())))
+
+	it, err = s.index.NewIter(&pebble.IterOptions{LowerBound: []byte{'x'}, UpperBound: []byte{'y'}})
+	if err != nil {
+		return fmt.Errorf("requestlog: %w", err)
+	}
+	defer it.Close()
+	var live, un int64
+	for valid := it.First(); valid; valid = it.Next() {
+		no, e, err := decodeEntryKV(it.Key(), it.Value())
+		if err != nil {
+			return err
+		}
+		live += e.bytes
+		un += e.unattributed
+		for _, sec := range e.orgs {
+			s.heads[sec.org] = no
+		}
+		s.lastBatch = no
+	}
+	s.liveBytes.Store(live)
+	s.unattributed.Store(un)
+	return it.Error()
 }
 
 // Close stops pruning, drops an uncommitted batch and closes Pebble.
@@ -156,7 +236,7 @@ func (s *Store) Close() error {
 	close(s.stop)
 	<-s.stopped
 	s.batch.Close()
-	return s.db.Close()
+	return errors.Join(s.index.Close(), s.records.Close())
 }
 
 func (s *Store) enter() error {
@@ -174,59 +254,57 @@ func recordKey(seq uint64) []byte {
 	return binary.BigEndian.AppendUint64([]byte{'r'}, seq)
 }
 
-func idKey(id string) []byte { return append([]byte{'i'}, id...) }
-
-func orgPrefix(org string) []byte {
-	k := make([]byte, 0, 2+len(org)+8)
-	k = append(k, 'o')
-	k = append(k, org...)
-	return append(k, 0)
+func entryKey(batch uint64) []byte {
+	return binary.BigEndian.AppendUint64([]byte{'x'}, batch)
 }
 
-// Append adds a record to the batch the next Commit writes. value is
-// copied. An id or organization longer than 255 bytes, or either empty or
-// holding a zero byte, is refused.
-func (s *Store) Append(id, org string, at time.Time, value []byte) error {
-	if !validField(id) || len(org) > fieldLenMax || bytes.IndexByte([]byte(org), 0) >= 0 {
-		return fmt.Errorf("requestlog: id %q or organization %q is not storable", id, org)
+// NextSeq draws the position of a record still to be appended: the
+// caller names the record by it before the request is answered (package
+// http puts it in the request id, so that a lookup by id needs no index).
+// The counter starts at the larger of the last stored position + 1 and the
+// time in microseconds, so positions drawn after a restart that lost
+// unsynced records are not handed out twice. Safe for concurrent use.
+func (s *Store) NextSeq() uint64 { return s.next.Add(1) }
+
+// Append adds a record, at the position seq NextSeq drew, to the batch the
+// next Commit writes. value is copied. An id or organization longer than
+// 255 bytes, or either empty or holding a zero byte, is refused, as is a
+// zero seq.
+func (s *Store) Append(seq uint64, id, org string, at time.Time, value []byte) error {
+	if seq == 0 || !validField(id) || len(org) > fieldLenMax || strings.IndexByte(org, 0) >= 0 {
+		return fmt.Errorf("requestlog: seq %d, id %q or organization %q is not storable", seq, id, org)
 	}
-	s.seq++
-	rk := recordKey(s.seq)
-	rv := make([]byte, headerBytes, headerBytes+2+len(id)+len(org)+len(value))
-	rv[0] = recordVersion
-	binary.BigEndian.PutUint64(rv[5:], uint64(at.UnixNano()))
+	if len(s.pending) == batchLenMax {
+		return fmt.Errorf("requestlog: more than %d records in one batch", batchLenMax)
+	}
+	// The value is written in place in the batch: no copy of it is made.
+	valueLen := headerBytes + 1 + len(id) + 1 + len(org) + len(value)
+	op := s.batch.SetDeferred(1+8, valueLen)
+	op.Key[0] = 'r'
+	binary.BigEndian.PutUint64(op.Key[1:], seq)
+	rv := append(op.Value[:0], recordVersion, 0, 0, 0, 0)
+	rv = binary.BigEndian.AppendUint64(rv, uint64(at.UnixNano()))
 	rv = append(rv, byte(len(id)))
 	rv = append(rv, id...)
 	rv = append(rv, byte(len(org)))
 	rv = append(rv, org...)
 	rv = append(rv, value...)
 	binary.BigEndian.PutUint32(rv[1:], crc32.Checksum(rv[5:], crcTable))
-	ik, seqBytes := idKey(id), rk[1:]
-	ok := append(orgPrefix(org), seqBytes...)
-	s.batch.Set(rk, rv, nil)
-	s.batch.Set(ik, seqBytes, nil)
-	s.batch.Set(ok, nil, nil)
-	n := recordBytes(len(rv), len(id), len(org))
-	s.pendingBytes += n
-	if org == "" {
-		s.pendingUnattributed += n
+	if err := op.Finish(); err != nil {
+		return fmt.Errorf("requestlog: %w", err)
 	}
+	s.pending = append(s.pending, pending{org: org, seq: seq, at: at.UnixNano(), bytes: int64(9 + valueLen)})
 	return nil
 }
 
 func validField(v string) bool {
-	return v != "" && len(v) <= fieldLenMax && bytes.IndexByte([]byte(v), 0) < 0
+	return v != "" && len(v) <= fieldLenMax && strings.IndexByte(v, 0) < 0
 }
 
-// recordBytes is what a record counts toward MaxBytes: its three keys and
-// their values.
-func recordBytes(valueLen, idLen, orgLen int) int64 {
-	return int64(9+valueLen) + int64(1+idLen+8) + int64(1+orgLen+1+8)
-}
-
-// Commit writes the records appended since the last Commit, unsynced.
+// Commit writes the records appended since the last Commit, then their
+// batch's entry in the index, both unsynced.
 func (s *Store) Commit() error {
-	if s.batch.Empty() {
+	if len(s.pending) == 0 {
 		return nil
 	}
 	if err := s.enter(); err != nil {
@@ -234,20 +312,29 @@ func (s *Store) Commit() error {
 	}
 	defer s.leave()
 	s.mu.Lock()
-	live := s.liveBytes.Load() + s.pendingBytes
-	un := s.unattributed.Load() + s.pendingUnattributed
-	s.batch.Set(bytesKey, bytesValue(live, un), nil)
-	err := s.batch.Commit(pebble.NoSync)
-	if err == nil {
-		s.liveBytes.Store(live)
-		s.unattributed.Store(un)
-	}
-	s.mu.Unlock()
-	s.batch.Reset()
-	s.pendingBytes, s.pendingUnattributed = 0, 0
-	if err != nil {
+	defer s.mu.Unlock()
+	defer func() {
+		s.batch.Reset()
+		s.pending = s.pending[:0]
+	}()
+	if err := s.batch.Commit(pebble.NoSync); err != nil {
 		return fmt.Errorf("requestlog: commit: %w", err)
 	}
+	no := s.lastBatch + 1
+	e := s.entryOf(no)
+	// The entry counts toward MaxBytes too (within a byte: it holds the
+	// count).
+	e.bytes += int64(9 + len(e.encode()))
+	v := e.encode()
+	if err := s.index.Set(entryKey(no), v, pebble.NoSync); err != nil {
+		return fmt.Errorf("requestlog: commit: %w", err)
+	}
+	s.lastBatch = no
+	for _, sec := range e.orgs {
+		s.heads[sec.org] = no
+	}
+	live := s.liveBytes.Add(e.bytes)
+	un := s.unattributed.Add(e.unattributed)
 	if live > s.opts.MaxBytes || un > s.opts.UnattributedMaxBytes {
 		select {
 		case s.prune <- struct{}{}:
@@ -257,16 +344,45 @@ func (s *Store) Commit() error {
 	return nil
 }
 
-// Bytes is what the live records count toward MaxBytes.
+// entryOf builds batch no's entry from the pending records: each
+// organization's records newest first, linked to its previous batch.
+func (s *Store) entryOf(no uint64) entry {
+	slices.SortFunc(s.pending, func(a, b pending) int {
+		if c := strings.Compare(a.org, b.org); c != 0 {
+			return c
+		}
+		switch {
+		case a.seq > b.seq:
+			return -1
+		case a.seq < b.seq:
+			return 1
+		}
+		return 0
+	})
+	e := entry{}
+	for i, p := range s.pending {
+		e.newestAt = max(e.newestAt, p.at)
+		e.maxSeq = max(e.maxSeq, p.seq)
+		e.bytes += p.bytes
+		if p.org == "" {
+			e.unattributed += p.bytes
+		}
+		if i == 0 || p.org != s.pending[i-1].org {
+			e.orgs = append(e.orgs, section{org: p.org, prev: s.heads[p.org]})
+		}
+		sec := &e.orgs[len(e.orgs)-1]
+		sec.seqs = append(sec.seqs, p.seq)
+	}
+	return e
+}
+
+// Bytes is what the live records and their batches' entries count toward
+// MaxBytes.
 func (s *Store) Bytes() int64 { return s.liveBytes.Load() }
 
 // UnattributedBytes is what the records of no organization count toward
 // UnattributedMaxBytes.
 func (s *Store) UnattributedBytes() int64 { return s.unattributed.Load() }
-
-func bytesValue(live, unattributed int64) []byte {
-	return binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(nil, uint64(live)), uint64(unattributed))
-}
 
 // record is a decoded record value; its slices alias the bytes read.
 type record struct {
@@ -299,9 +415,9 @@ func (s *Store) expired(at time.Time) bool {
 	return at.Before(s.opts.Now().Add(-s.opts.Retention))
 }
 
-// Get returns a copy of the bytes of request id if it belongs to org and is
-// within its retention; false otherwise.
-func (s *Store) Get(id, org string) ([]byte, bool, error) {
+// Get returns a copy of the bytes of request id, appended at position seq,
+// if it belongs to org and is within its retention; false otherwise.
+func (s *Store) Get(seq uint64, id, org string) ([]byte, bool, error) {
 	if err := s.enter(); err != nil {
 		return nil, false, err
 	}
@@ -309,16 +425,7 @@ func (s *Store) Get(id, org string) ([]byte, bool, error) {
 	if !validField(id) {
 		return nil, false, nil
 	}
-	seq, closer, err := s.db.Get(idKey(id))
-	if errors.Is(err, pebble.ErrNotFound) {
-		return nil, false, nil
-	}
-	if err != nil {
-		return nil, false, fmt.Errorf("requestlog: %w", err)
-	}
-	rk := append([]byte{'r'}, seq...)
-	closer.Close()
-	v, closer, err := s.db.Get(rk)
+	v, closer, err := s.records.Get(recordKey(seq))
 	if errors.Is(err, pebble.ErrNotFound) {
 		return nil, false, nil
 	}
@@ -328,7 +435,7 @@ func (s *Store) Get(id, org string) ([]byte, bool, error) {
 	defer closer.Close()
 	r, err := decodeRecord(v)
 	if err != nil {
-		return nil, false, fmt.Errorf("%w: seq %x", err, rk[1:])
+		return nil, false, fmt.Errorf("%w: seq %x", err, seq)
 	}
 	if string(r.org) != org || string(r.id) != id || s.expired(r.at) {
 		return nil, false, nil
@@ -336,61 +443,102 @@ func (s *Store) Get(id, org string) ([]byte, bool, error) {
 	return bytes.Clone(r.value), true, nil
 }
 
-// Scan calls fn with org's records within their retention, newest first,
-// starting below position before (math.MaxUint64: from the newest), until
-// fn returns false. pos is the record's position, for the next Scan's
-// before; value is valid only during the call.
+// Scan calls fn with org's records within their retention, newest batch
+// first and newest first within a batch, starting below position before
+// (math.MaxUint64: from the newest), until fn returns false. pos is the
+// record's position in that order, for the next Scan's before; value is
+// valid only during the call.
 func (s *Store) Scan(org string, before uint64, fn func(pos uint64, at time.Time, value []byte) bool) error {
 	if err := s.enter(); err != nil {
 		return err
 	}
 	defer s.leave()
-	prefix := orgPrefix(org)
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: binary.BigEndian.AppendUint64(bytes.Clone(prefix), before)})
+	s.mu.RLock()
+	no, found := s.heads[org]
+	s.mu.RUnlock()
+	if !found {
+		return nil
+	}
+	if before != math.MaxUint64 {
+		no = min(no, before>>ordinalBits)
+	}
+	for no != 0 {
+		e, found, err := s.readEntry(no)
+		if err != nil || !found {
+			return err // not found: pruned, and every older batch with it
+		}
+		i, ok := slices.BinarySearchFunc(e.orgs, org, func(sec section, org string) int { return strings.Compare(sec.org, org) })
+		if !ok {
+			return nil // its records of org were pruned, and older ones with them
+		}
+		sec := e.orgs[i]
+		for ord, seq := range sec.seqs {
+			pos := no<<ordinalBits | uint64(batchLenMax-ord)
+			if pos >= before {
+				continue
+			}
+			more, err := s.visit(seq, org, pos, fn)
+			if err != nil || !more {
+				return err
+			}
+		}
+		no = sec.prev
+	}
+	return nil
+}
+
+// visit calls fn with the record at seq if it is org's and live; more is
+// false once fn or the retention ends the scan.
+func (s *Store) visit(seq uint64, org string, pos uint64, fn func(pos uint64, at time.Time, value []byte) bool) (more bool, err error) {
+	v, closer, err := s.records.Get(recordKey(seq))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return true, nil // pruned meanwhile
+	}
 	if err != nil {
-		return fmt.Errorf("requestlog: %w", err)
+		return false, fmt.Errorf("requestlog: %w", err)
 	}
-	defer it.Close()
-	rk := make([]byte, 9)
-	rk[0] = 'r'
-	for valid := it.Last(); valid; valid = it.Prev() {
-		k := it.Key()
-		if len(k) != len(prefix)+8 {
-			continue
-		}
-		copy(rk[1:], k[len(prefix):])
-		v, closer, err := s.db.Get(rk)
-		if errors.Is(err, pebble.ErrNotFound) {
-			continue // pruned meanwhile
-		}
-		if err != nil {
-			return fmt.Errorf("requestlog: %w", err)
-		}
-		r, derr := decodeRecord(v)
-		if derr != nil {
-			closer.Close()
-			return fmt.Errorf("%w: seq %x", derr, rk[1:])
-		}
-		if s.expired(r.at) {
-			closer.Close()
-			return nil // every older record is older still
-		}
-		more := fn(binary.BigEndian.Uint64(rk[1:]), r.at, r.value)
-		closer.Close()
-		if !more {
-			return nil
-		}
+	defer closer.Close()
+	r, err := decodeRecord(v)
+	if err != nil {
+		return false, fmt.Errorf("%w: seq %x", err, seq)
 	}
-	return it.Error()
+	if string(r.org) != org {
+		return true, nil
+	}
+	if s.expired(r.at) {
+		return false, nil // every older record is older still
+	}
+	return fn(pos, r.at, r.value), nil
+}
+
+func (s *Store) readEntry(no uint64) (entry, bool, error) {
+	v, closer, err := s.index.Get(entryKey(no))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return entry{}, false, nil
+	}
+	if err != nil {
+		return entry{}, false, fmt.Errorf("requestlog: %w", err)
+	}
+	defer closer.Close()
+	e, err := decodeEntry(v)
+	if err != nil {
+		return entry{}, false, fmt.Errorf("%w: batch %d", err, no)
+	}
+	return e, true, nil
 }
 
 // Prune deletes the records past their retention and, oldest first, those
-// that take the log past MaxBytes. It returns how many it deleted.
+// that take the log past MaxBytes, then the oldest records of no
+// organization beyond their share. It returns how many records it deleted.
 func (s *Store) Prune() (int, error) {
 	if err := s.enter(); err != nil {
 		return 0, err
 	}
 	defer s.leave()
+	return s.pruneAll()
+}
+
+func (s *Store) pruneAll() (int, error) {
 	removed := 0
 	for _, step := range []func() (int, bool, error){s.pruneStep, s.pruneUnattributedStep} {
 		for {
@@ -402,122 +550,132 @@ func (s *Store) Prune() (int, error) {
 			if !more {
 				break
 			}
+			select {
+			case <-s.stop:
+				return removed, nil
+			default:
+			}
 		}
 	}
 	return removed, nil
 }
 
-// pruneStep deletes up to pruneBatchMax records in one batch and says
-// whether there may be more to delete.
+// pruneStep deletes, oldest first, up to pruneBatchesMax whole batches
+// whose newest record is past its retention or that take the log beyond
+// MaxBytes, and says whether there may be more to delete. Records and
+// entries go as range deletions: both logs' keys grow with time, so
+// pruning drops whole files rather than writing a tombstone per key. The
+// records go by position, up to the highest the pruned batches hold: a
+// record of a later batch below it (a request that started before and
+// ended after a pruned one's) goes with them; it is the older.
 func (s *Store) pruneStep() (int, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{'r'}, UpperBound: []byte{'s'}})
+	it, err := s.index.NewIter(&pebble.IterOptions{LowerBound: []byte{'x'}, UpperBound: []byte{'y'}})
 	if err != nil {
 		return 0, false, fmt.Errorf("requestlog: %w", err)
 	}
 	defer it.Close()
-	b := s.db.NewBatch()
-	defer b.Close()
-	live, un, n := s.liveBytes.Load(), s.unattributed.Load(), 0
-	for valid := it.First(); valid && n < pruneBatchMax; valid = it.Next() {
-		r, err := decodeRecord(it.Value())
+	live, un := s.liveBytes.Load(), s.unattributed.Load()
+	var lastNo, maxSeq uint64
+	batches, records := 0, 0
+	var orgs []string
+	for valid := it.First(); valid && batches < pruneBatchesMax; valid = it.Next() {
+		no, e, err := decodeEntryKV(it.Key(), it.Value())
 		if err != nil {
-			return n, false, fmt.Errorf("%w: seq %x", err, it.Key()[1:])
+			return records, false, err
 		}
-		if !s.expired(r.at) && live <= s.opts.MaxBytes {
+		if !s.expired(time.Unix(0, e.newestAt)) && live <= s.opts.MaxBytes {
 			break
 		}
-		seq := it.Key()[1:]
-		b.Delete(it.Key(), nil)
-		b.Delete(append(orgPrefix(string(r.org)), seq...), nil)
-		// The id's entry goes only if it still names this record.
-		ik := idKey(string(r.id))
-		if cur, closer, err := s.db.Get(ik); err == nil {
-			if bytes.Equal(cur, seq) {
-				b.Delete(ik, nil)
-			}
-			closer.Close()
+		lastNo, maxSeq = no, max(maxSeq, e.maxSeq)
+		live -= e.bytes
+		un -= e.unattributed
+		for _, sec := range e.orgs {
+			orgs = append(orgs, sec.org)
+			records += len(sec.seqs)
 		}
-		size := recordBytes(len(it.Value()), len(r.id), len(r.org))
-		live -= size
-		if len(r.org) == 0 {
-			un -= size
-		}
-		n++
+		batches++
 	}
-	if n == 0 {
+	if batches == 0 {
 		return 0, false, it.Error()
 	}
-	return n, n == pruneBatchMax, s.commitPrune(b, live, un)
-}
-
-func (s *Store) commitPrune(b *pebble.Batch, live, un int64) error {
-	live, un = max(live, 0), max(un, 0)
-	b.Set(bytesKey, bytesValue(live, un), nil)
-	if err := b.Commit(pebble.NoSync); err != nil {
-		return fmt.Errorf("requestlog: prune: %w", err)
+	// The records first: a crash between the two leaves entries whose
+	// records are gone, which reads skip and the next pruning deletes.
+	if err := s.records.DeleteRange([]byte{'r'}, recordKey(maxSeq+1), pebble.NoSync); err != nil {
+		return 0, false, fmt.Errorf("requestlog: prune: %w", err)
 	}
-	s.liveBytes.Store(live)
-	s.unattributed.Store(un)
-	return nil
+	if err := s.index.DeleteRange([]byte{'x'}, entryKey(lastNo+1), pebble.NoSync); err != nil {
+		return 0, false, fmt.Errorf("requestlog: prune: %w", err)
+	}
+	for _, org := range orgs {
+		if s.heads[org] <= lastNo {
+			delete(s.heads, org)
+		}
+	}
+	s.liveBytes.Store(max(live, 0))
+	s.unattributed.Store(max(un, 0))
+	return records, batches == pruneBatchesMax, nil
 }
 
-// pruneUnattributedStep deletes, oldest first, up to pruneBatchMax records
-// of no organization while they exceed UnattributedMaxBytes.
+// pruneUnattributedStep deletes, oldest first, the records of no
+// organization of up to pruneBatchesMax batches while they exceed
+// UnattributedMaxBytes, rewriting those batches' entries without them.
 func (s *Store) pruneUnattributedStep() (int, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	live, un, n := s.liveBytes.Load(), s.unattributed.Load(), 0
-	if un <= s.opts.UnattributedMaxBytes {
+	if s.unattributed.Load() <= s.opts.UnattributedMaxBytes {
 		return 0, false, nil
 	}
-	prefix := orgPrefix("")
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: []byte{'o', 1}})
+	it, err := s.index.NewIter(&pebble.IterOptions{LowerBound: []byte{'x'}, UpperBound: []byte{'y'}})
 	if err != nil {
 		return 0, false, fmt.Errorf("requestlog: %w", err)
 	}
 	defer it.Close()
-	b := s.db.NewBatch()
-	defer b.Close()
-	rk := make([]byte, 9)
-	rk[0] = 'r'
-	for valid := it.First(); valid && n < pruneBatchMax && un > s.opts.UnattributedMaxBytes; valid = it.Next() {
-		k := it.Key()
-		if len(k) != len(prefix)+8 {
-			continue
-		}
-		copy(rk[1:], k[len(prefix):])
-		b.Delete(k, nil)
-		v, closer, err := s.db.Get(rk)
-		if errors.Is(err, pebble.ErrNotFound) {
-			continue
-		}
+	rb, ib := s.records.NewBatch(), s.index.NewBatch()
+	defer rb.Close()
+	defer ib.Close()
+	live, un := s.liveBytes.Load(), s.unattributed.Load()
+	batches, records := 0, 0
+	for valid := it.First(); valid && batches < pruneBatchesMax && un > s.opts.UnattributedMaxBytes; valid = it.Next() {
+		no, e, err := decodeEntryKV(it.Key(), it.Value())
 		if err != nil {
-			return n, false, fmt.Errorf("requestlog: %w", err)
+			return records, false, err
 		}
-		r, derr := decodeRecord(v)
-		if derr != nil {
-			closer.Close()
-			return n, false, fmt.Errorf("%w: seq %x", derr, rk[1:])
+		if len(e.orgs) == 0 || e.orgs[0].org != "" {
+			continue // sorted: the empty organization comes first
 		}
-		size := recordBytes(len(v), len(r.id), len(r.org))
-		ik := idKey(string(r.id))
-		closer.Close()
-		b.Delete(bytes.Clone(rk), nil)
-		if cur, closer, err := s.db.Get(ik); err == nil {
-			if bytes.Equal(cur, rk[1:]) {
-				b.Delete(ik, nil)
-			}
-			closer.Close()
+		for _, seq := range e.orgs[0].seqs {
+			rb.Delete(recordKey(seq), nil)
 		}
-		live, un = live-size, un-size
-		n++
+		records += len(e.orgs[0].seqs)
+		e.orgs = e.orgs[1:]
+		live -= e.unattributed
+		un -= e.unattributed
+		e.bytes -= e.unattributed
+		e.unattributed = 0
+		// The entry shrinks too; what it counts follows, within a byte.
+		shrunk := int64(len(e.encode()) - len(it.Value()))
+		e.bytes += shrunk
+		live += shrunk
+		ib.Set(entryKey(no), e.encode(), nil)
+		if s.heads[""] == no {
+			delete(s.heads, "")
+		}
+		batches++
 	}
-	if n == 0 {
+	if batches == 0 {
 		return 0, false, it.Error()
 	}
-	return n, n == pruneBatchMax, s.commitPrune(b, live, un)
+	if err := rb.Commit(pebble.NoSync); err != nil {
+		return 0, false, fmt.Errorf("requestlog: prune: %w", err)
+	}
+	if err := ib.Commit(pebble.NoSync); err != nil {
+		return 0, false, fmt.Errorf("requestlog: prune: %w", err)
+	}
+	s.liveBytes.Store(max(live, 0))
+	s.unattributed.Store(max(un, 0))
+	return records, batches == pruneBatchesMax, nil
 }
 
 func (s *Store) pruneLoop() {
@@ -532,24 +690,9 @@ func (s *Store) pruneLoop() {
 		case <-s.prune:
 		}
 		// Close waits for this loop, so the loop's own calls skip the gate.
-		removed := 0
-		for _, step := range []func() (int, bool, error){s.pruneStep, s.pruneUnattributedStep} {
-			for {
-				n, more, err := step()
-				removed += n
-				if err != nil {
-					s.opts.Logger.Error("pruning the request log", "err", err)
-					break
-				}
-				if !more {
-					break
-				}
-				select {
-				case <-s.stop:
-					return
-				default:
-				}
-			}
+		removed, err := s.pruneAll()
+		if err != nil {
+			s.opts.Logger.Error("pruning the request log", "err", err)
 		}
 		if removed > 0 {
 			s.opts.Logger.Debug("pruned the request log", "records", removed, "bytes", s.liveBytes.Load())

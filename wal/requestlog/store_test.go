@@ -1,8 +1,14 @@
 package requestlog
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -39,16 +45,35 @@ func open(t *testing.T, dir string, opts Options) *Store {
 	return s
 }
 
+// seqOf is the position each test record was appended at, by store and
+// id, as package http keeps it in the request id.
+var seqOf sync.Map
+
+type storeID struct {
+	s  *Store
+	id string
+}
+
 func appendAll(t *testing.T, s *Store, at time.Time, org string, ids ...string) {
 	t.Helper()
 	for _, id := range ids {
-		if err := s.Append(id, org, at, []byte(`{"id":"`+id+`"}`)); err != nil {
+		seq := s.NextSeq()
+		if err := s.Append(seq, id, org, at, []byte(`{"id":"`+id+`"}`)); err != nil {
 			t.Fatal(err)
 		}
+		seqOf.Store(storeID{s, id}, seq)
 	}
 	if err := s.Commit(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// get reads a record by its id, at the position it was appended at (0,
+// which is no position, for one never appended).
+func get(s *Store, id, org string) ([]byte, bool, error) {
+	seq, _ := seqOf.Load(storeID{s, id})
+	n, _ := seq.(uint64)
+	return s.Get(n, id, org)
 }
 
 func scanIDs(t *testing.T, s *Store, org string, before uint64, limit int) ([]string, uint64) {
@@ -73,7 +98,7 @@ func TestGetAndScanNewestFirst(t *testing.T) {
 	appendAll(t, s, c.Now(), "org_b", "req_3")
 	appendAll(t, s, c.Now(), "org_a", "req_4")
 
-	if v, ok, err := s.Get("req_2", "org_a"); err != nil || !ok || string(v) != `{"id":"req_2"}` {
+	if v, ok, err := get(s, "req_2", "org_a"); err != nil || !ok || string(v) != `{"id":"req_2"}` {
 		t.Fatalf("Get req_2 = %q %v %v", v, ok, err)
 	}
 	for _, tc := range []struct{ name, id, org string }{
@@ -81,7 +106,7 @@ func TestGetAndScanNewestFirst(t *testing.T) {
 		{"absent", "req_9", "org_a"},
 		{"empty id", "", "org_a"},
 	} {
-		if _, ok, err := s.Get(tc.id, tc.org); ok || err != nil {
+		if _, ok, err := get(s, tc.id, tc.org); ok || err != nil {
 			t.Errorf("%s: found (%v)", tc.name, err)
 		}
 	}
@@ -110,7 +135,7 @@ func TestRetentionByAge(t *testing.T) {
 	c.advance(30 * time.Minute) // req_old is 70 minutes old, req_new 30
 
 	// Expired but not yet pruned: not returned.
-	if _, ok, _ := s.Get("req_old", "org_a"); ok {
+	if _, ok, _ := get(s, "req_old", "org_a"); ok {
 		t.Fatal("an expired record is returned")
 	}
 	if ids, _ := scanIDs(t, s, "org_a", math.MaxUint64, 10); fmt.Sprint(ids) != "[req_new]" {
@@ -123,7 +148,7 @@ func TestRetentionByAge(t *testing.T) {
 	if s.Bytes() >= before || s.Bytes() <= 0 {
 		t.Fatalf("live bytes %d after pruning from %d", s.Bytes(), before)
 	}
-	if _, ok, _ := s.Get("req_new", "org_a"); !ok {
+	if _, ok, _ := get(s, "req_new", "org_a"); !ok {
 		t.Fatal("the record within retention is gone")
 	}
 	c.advance(time.Hour)
@@ -135,8 +160,8 @@ func TestRetentionByAge(t *testing.T) {
 func TestRetentionBySize(t *testing.T) {
 	c := &clock{now: time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)}
 	dir := t.TempDir()
-	// One record is recordBytes(13+2+5+14 = value, 7, 5) = 93 bytes here;
-	// ten fit in 1000.
+	// One record (52 bytes) and its batch's entry (about 50) count about
+	// 100 bytes here; about ten fit in 1000.
 	s := open(t, dir, Options{Now: c.Now, MaxBytes: 1000})
 	for i := range 25 {
 		appendAll(t, s, c.Now(), "org_a", fmt.Sprintf("req_%03d", i))
@@ -152,7 +177,7 @@ func TestRetentionBySize(t *testing.T) {
 	if len(ids) == 0 || ids[0] != "req_024" || ids[len(ids)-1] == "req_000" {
 		t.Fatalf("kept %v: want the newest, the oldest gone", ids)
 	}
-	if _, ok, _ := s.Get("req_000", "org_a"); ok {
+	if _, ok, _ := get(s, "req_000", "org_a"); ok {
 		t.Fatal("the oldest record survived the size bound")
 	}
 	kept := s.Bytes()
@@ -192,7 +217,7 @@ func TestUnattributedShare(t *testing.T) {
 	if len(kept) == 0 || kept[0] != "req_x29" || kept[len(kept)-1] == "req_x00" {
 		t.Fatalf("kept %v of no organization: want the newest", kept)
 	}
-	if _, ok, _ := s.Get("req_x00", ""); ok {
+	if _, ok, _ := get(s, "req_x00", ""); ok {
 		t.Fatal("the oldest record of no organization survived")
 	}
 	live, un := s.Bytes(), s.UnattributedBytes()
@@ -223,16 +248,173 @@ func TestAppendRefusesUnstorableFields(t *testing.T) {
 		{"long id", "req_" + long, "org_a"},
 		{"zero byte in the organization", "req_1", "org\x00a"},
 	} {
-		if err := s.Append(tc.id, tc.org, time.Now(), nil); err == nil {
+		if err := s.Append(s.NextSeq(), tc.id, tc.org, time.Now(), nil); err == nil {
 			t.Errorf("%s: accepted", tc.name)
 		}
+	}
+	if err := s.Append(0, "req_1", "org_a", time.Now(), nil); err == nil {
+		t.Error("position 0: accepted")
+	}
+}
+
+// Positions drawn after a restart are above every stored one, even one
+// drawn ahead of the clock, so no two records share a position.
+func TestNextSeqAfterReopen(t *testing.T) {
+	dir := t.TempDir()
+	s := open(t, dir, Options{})
+	ahead := uint64(time.Now().Add(time.Hour).UnixMicro())
+	if err := s.Append(ahead, "req_ahead", "org_a", time.Now(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s = open(t, dir, Options{})
+	if n := s.NextSeq(); n <= ahead {
+		t.Fatalf("NextSeq after reopening = %d, not above the stored %d", n, ahead)
+	}
+	if v, ok, err := s.Get(ahead, "req_ahead", "org_a"); err != nil || !ok || len(v) != 0 {
+		t.Fatalf("Get = %q %v %v", v, ok, err)
+	}
+}
+
+// A log of the first format (one Pebble directly in the directory) is set
+// aside whole, and a new log starts beside it.
+func TestOldFormatSetAside(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "requestlog")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "CURRENT"), []byte("MANIFEST-000001\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := open(t, dir, Options{})
+	if _, err := os.Stat(filepath.Join(dir+".v1", "CURRENT")); err != nil {
+		t.Fatalf("the old log was not set aside: %v", err)
+	}
+	appendAll(t, s, time.Now(), "org_a", "req_1")
+	if _, ok, err := get(s, "req_1", "org_a"); !ok || err != nil {
+		t.Fatalf("the new log: %v %v", ok, err)
 	}
 }
 
 func TestClosed(t *testing.T) {
 	s := open(t, t.TempDir(), Options{})
 	s.Close()
-	if _, _, err := s.Get("req_1", "org_a"); err != ErrClosed {
+	if _, _, err := get(s, "req_1", "org_a"); err != ErrClosed {
 		t.Fatalf("Get after Close: %v", err)
 	}
+}
+
+// Against a model: records of several organizations in batches of random
+// sizes, with positions drawn out of order as requests finish out of
+// order, pruned by size now and then. Every organization's scan, whole or
+// in pages, and after reopening, returns exactly its records that are
+// still live, newest batch first, newest first within a batch.
+func TestScanAgainstModel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	dir := t.TempDir()
+	opts := Options{MaxBytes: 40_000}
+	s := open(t, dir, opts)
+	orgs := []string{"", "org_a", "org_b", "org_c"}
+	type rec struct {
+		id    string
+		batch int
+		seq   uint64
+	}
+	var model []rec // in append order
+	batch := 0
+	for round := range 60 {
+		batch++
+		n := 1 + rng.IntN(12)
+		seqs := make([]uint64, n)
+		for i := range seqs {
+			seqs[i] = s.NextSeq()
+		}
+		rng.Shuffle(n, func(i, j int) { seqs[i], seqs[j] = seqs[j], seqs[i] })
+		for i, seq := range seqs {
+			id := fmt.Sprintf("req_%d_%d", round, i)
+			org := orgs[rng.IntN(len(orgs))]
+			if err := s.Append(seq, id, org, time.Now(), []byte(id)); err != nil {
+				t.Fatal(err)
+			}
+			model = append(model, rec{id: org + "/" + id, batch: batch, seq: seq})
+		}
+		if err := s.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		if round%10 == 9 {
+			if _, err := s.Prune(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if s.Bytes() > opts.MaxBytes+2000 {
+		t.Fatalf("%d live bytes over a %d bound", s.Bytes(), opts.MaxBytes)
+	}
+	check := func(s *Store) {
+		t.Helper()
+		for _, org := range orgs {
+			var got []string
+			err := s.Scan(org, math.MaxUint64, func(pos uint64, at time.Time, value []byte) bool {
+				got = append(got, org+"/"+string(value))
+				return true
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// What is kept is the newest part, in scan order.
+			var order []rec
+			for _, r := range model {
+				if strings.HasPrefix(r.id, org+"/") {
+					order = append(order, r)
+				}
+			}
+			slices.SortStableFunc(order, func(a, b rec) int {
+				if a.batch != b.batch {
+					return b.batch - a.batch
+				}
+				return cmp.Compare(b.seq, a.seq)
+			})
+			if len(got) == 0 || len(got) > len(order) {
+				t.Fatalf("%q: scanned %d of %d", org, len(got), len(order))
+			}
+			for i := range got {
+				if got[i] != order[i].id {
+					t.Fatalf("%q: record %d is %s, want %s", org, i, got[i], order[i].id)
+				}
+			}
+			// The same in pages of three.
+			var paged []string
+			before := uint64(math.MaxUint64)
+			for {
+				var page []string
+				var last uint64
+				if err := s.Scan(org, before, func(pos uint64, at time.Time, value []byte) bool {
+					page = append(page, org+"/"+string(value))
+					last = pos
+					return len(page) < 3
+				}); err != nil {
+					t.Fatal(err)
+				}
+				paged = append(paged, page...)
+				if len(page) < 3 {
+					break
+				}
+				before = last
+			}
+			if !slices.Equal(paged, got) {
+				t.Fatalf("%q: pages %v, whole %v", org, paged, got)
+			}
+		}
+	}
+	check(s)
+	live := s.Bytes()
+	s.Close()
+	s = open(t, dir, opts)
+	if s.Bytes() != live {
+		t.Fatalf("reopened with %d live bytes, want %d", s.Bytes(), live)
+	}
+	check(s)
 }

@@ -1,0 +1,5 @@
+package http
+
+// RenderRequestRecord lets the external tests read the request log's
+// stored records as GET /v1/requests shows them.
+var RenderRequestRecord = renderRequestRecord

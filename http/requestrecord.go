@@ -1,0 +1,170 @@
+package http
+
+import (
+	"encoding/binary"
+	"errors"
+	"time"
+
+	json "github.com/goccy/go-json/v2"
+)
+
+// A request record as the recorder stores it: a compact binary form,
+// written without reflection on the recorder's goroutine and rendered as
+// JSON (requestRecordJSON) only when someone reads it. Its organization
+// and its node are the store's, not repeated here. Records written before
+// this form are JSON documents, which begin with '{' and are read as they
+// are.
+//
+//	format  1 byte    requestRecordFormat
+//	start   8 bytes   unix nanoseconds, big-endian
+//	status, durationMicros, bodyBytes   uvarint each
+//	actor   1 byte    actorAPIKey, actorFailedKey or actorAnonymous
+//	then, each a uvarint length and its bytes: id, method, path (redacted),
+//	query (redacted), error code, client IP, key id, key hint, content
+//	type, body (redacted JSON; empty for none)
+const requestRecordFormat = 1
+
+// Who made a request (requestActor).
+const (
+	actorAPIKey    = 1 // an authenticated key
+	actorFailedKey = 2 // a failed authentication with one of our keys, revoked
+	actorAnonymous = 3 // a failed authentication with a key not ours
+)
+
+// requestRecord is a decoded record; its strings and body alias the bytes
+// it was decoded from.
+type requestRecord struct {
+	start                          time.Time
+	status                         int
+	durationMicros                 int64
+	bodyBytes                      int
+	actor                          byte
+	id, method, path, query, code  string
+	clientIP, keyID, keyHint, ctyp string
+	body                           []byte
+}
+
+// appendRequestRecord appends the binary form of r to b.
+func appendRequestRecord(b []byte, r *requestRecord) []byte {
+	b = append(b, requestRecordFormat)
+	b = binary.BigEndian.AppendUint64(b, uint64(r.start.UnixNano()))
+	b = binary.AppendUvarint(b, uint64(r.status))
+	b = binary.AppendUvarint(b, uint64(max(r.durationMicros, 0)))
+	b = binary.AppendUvarint(b, uint64(max(r.bodyBytes, 0)))
+	b = append(b, r.actor)
+	for _, s := range [...]string{r.id, r.method, r.path, r.query, r.code, r.clientIP, r.keyID, r.keyHint, r.ctyp} {
+		b = binary.AppendUvarint(b, uint64(len(s)))
+		b = append(b, s...)
+	}
+	b = binary.AppendUvarint(b, uint64(len(r.body)))
+	return append(b, r.body...)
+}
+
+var errRequestRecord = errors.New("request log: malformed record")
+
+// decodeRequestRecord reads a record appendRequestRecord wrote.
+func decodeRequestRecord(v []byte) (requestRecord, error) {
+	var r requestRecord
+	if len(v) < 1+8 || v[0] != requestRecordFormat {
+		return r, errRequestRecord
+	}
+	r.start = time.Unix(0, int64(binary.BigEndian.Uint64(v[1:])))
+	v = v[9:]
+	var nums [3]uint64
+	for i := range nums {
+		n, k := binary.Uvarint(v)
+		if k <= 0 {
+			return r, errRequestRecord
+		}
+		nums[i], v = n, v[k:]
+	}
+	r.status, r.durationMicros, r.bodyBytes = int(nums[0]), int64(nums[1]), int(nums[2])
+	if len(v) == 0 {
+		return r, errRequestRecord
+	}
+	r.actor, v = v[0], v[1:]
+	for _, s := range [...]*string{&r.id, &r.method, &r.path, &r.query, &r.code, &r.clientIP, &r.keyID, &r.keyHint, &r.ctyp} {
+		field, rest, ok := uvarintBytes(v)
+		if !ok {
+			return r, errRequestRecord
+		}
+		*s, v = string(field), rest
+	}
+	body, rest, ok := uvarintBytes(v)
+	if !ok || len(rest) != 0 {
+		return r, errRequestRecord
+	}
+	r.body = body
+	return r, nil
+}
+
+func uvarintBytes(v []byte) (field, rest []byte, ok bool) {
+	n, k := binary.Uvarint(v)
+	if k <= 0 || n > uint64(len(v)-k) {
+		return nil, nil, false
+	}
+	return v[k : k+int(n)], v[k+int(n):], true
+}
+
+// renderRequestRecord returns a stored record of org as GET
+// /v1/requests shows it.
+func renderRequestRecord(v []byte, org string) ([]byte, error) {
+	if len(v) > 0 && v[0] == '{' {
+		return v, nil // written as JSON, before the binary form
+	}
+	r, err := decodeRequestRecord(v)
+	if err != nil {
+		return nil, err
+	}
+	rec := requestRecordJSON{
+		ID:             r.id,
+		Method:         r.method,
+		Path:           r.path,
+		Query:          optional(r.query),
+		Status:         r.status,
+		Error:          optional(r.code),
+		DurationMicros: r.durationMicros,
+		ClientIP:       optional(r.clientIP),
+		KeyID:          optional(r.keyID),
+		OrganizationID: optional(org),
+		CreatedAt:      r.start.UTC().Format(timeLayout),
+		ContentType:    optional(r.ctyp),
+		BodyBytes:      r.bodyBytes,
+		Body:           nullJSON,
+	}
+	if len(r.body) > 0 {
+		rec.Body = r.body
+	}
+	switch r.actor {
+	case actorAPIKey:
+		rec.Actor = requestActor{Type: "api_key", ID: optional(r.keyID)}
+	case actorFailedKey:
+		rec.Actor = requestActor{Type: "api_key", ID: optional(r.keyID), KeyHint: optional(r.keyHint)}
+	default:
+		rec.Actor = requestActor{Type: "anonymous", KeyHint: optional(r.keyHint)}
+	}
+	return json.Marshal(&rec)
+}
+
+// requestFields are the members of a record the list's filters read.
+type requestFields struct {
+	Status int     `json:"status"`
+	Method string  `json:"method"`
+	Path   string  `json:"path"`
+	KeyID  *string `json:"keyId"`
+}
+
+// requestFieldsOf reads the filtered members of a stored record, in
+// either form.
+func requestFieldsOf(v []byte) (requestFields, bool) {
+	var f requestFields
+	if len(v) > 0 && v[0] == '{' {
+		return f, json.Unmarshal(v, &f) == nil
+	}
+	r, err := decodeRequestRecord(v)
+	if err != nil {
+		return f, false
+	}
+	f.Status, f.Method, f.Path, f.KeyID = r.status, r.method, r.path, optional(r.keyID)
+	return f, true
+}
