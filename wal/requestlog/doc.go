@@ -1,48 +1,39 @@
-// Package requestlog is a node's request log: a Pebble instance of its own
-// under the data directory that keeps one record per API request this node
+// Package requestlog is a node's request log: Pebble instances of its own
+// under the data directory that keep one record per API request this node
 // served, for GET /v1/requests. It is never replicated and never in the
 // Raft log: each node keeps what it served, and the request id says which
-// node that is (package http draws the ids and fetches a record from its
-// node).
+// node that is and where its record sits (package http draws the ids and
+// fetches a record from its node).
 //
-// Like package wal, it knows nothing of payments: a record is an id, an
-// organization, a time and opaque bytes (package http encodes them,
-// redacted, before they get here).
+// Like package wal, it knows nothing of payments: a record is a position,
+// an id, an organization, a time and opaque bytes (package http encodes
+// them, redacted, before they get here).
 //
-// # Retention
+// # Layout
 //
-// Records are kept for Options.Retention (default 720h) and while the log
-// holds at most Options.MaxBytes (default 1 GiB) of keys and values; the
-// oldest go first. Records of no organization (the empty one: failed
-// authentications with unknown keys, which anyone can make) have a share of
-// their own, Options.UnattributedMaxBytes (a tenth of MaxBytes by default),
-// and beyond it their oldest go, so that they cannot push organizations'
-// records out. A background goroutine prunes every PruneInterval, and at
-// once when a commit takes the log past a bound. A record past its
-// retention but not yet pruned is not returned. MaxBytes bounds the live
-// records' bytes; Pebble's files may hold more until compactions reclaim
-// what was deleted.
+// Two Pebble instances, each written only at its end:
 //
-// # Durability
+//	records/   'r' | seq (8 bytes, big-endian)    → record
+//	index/     'x' | batch (8 bytes, big-endian)  → the batch's entry
 //
-// Writes are not synced: a crash loses the records of the last moments
-// (Pebble's WAL is written, not fsynced). A request log is evidence, not
-// state; the ledger's durability does not depend on it.
+// seq is a record's position, drawn by NextSeq when the request arrives
+// (positions count microseconds since 1970 and then one per request, so
+// they grow with time and across restarts), and the caller names the
+// record by it: package http puts it in the request id, so a lookup by id
+// is one read. Each Commit writes its records and then one entry listing,
+// per organization, the positions of its records in the batch, newest
+// first, and the organization's previous batch; an organization's records
+// are found by following that chain from its newest batch, which Open
+// reads from the index (the index is a few per cent of the records' bytes).
 //
-// # Keys
+// Why two instances and no per-record index: keys that only grow make
+// flushed files that never overlap older ones, so Pebble moves them down
+// the levels without rewriting them, and pruning, oldest first, is a range
+// deletion that drops whole files. An index of random ids, or keys of two
+// kinds interleaved in one instance, overlaps every older file, and each
+// compaction then rewrites the log; that was the request log's main cost.
 //
-//	record:        'r' | seq (8 bytes, big-endian)  → record value
-//	by org:        'o' | organization | 0x00 | seq  → empty
-//	live bytes:    'm' "bytes"                      → int64 all, int64 of no organization, big-endian
-//	by id:         'i' | request id                 → seq (version 1 records only)
-//
-// seq is drawn by NextSeq when the request arrives, before it is answered,
-// and the caller names the record by it (package http puts it in the
-// request id), so a lookup by id is one read and the log needs no by-id
-// index: an index of random ids would make every compaction rewrite it
-// whole. The keys grow with seq, so Pebble's flushes rarely overlap
-// older files, and pruning, oldest first, deletes ranges. The record
-// value, version 2 (version 1 differs only in having a by-id entry):
+// A record:
 //
 //	offset  size  field
 //	     0     1  version = 2
@@ -53,6 +44,33 @@
 //	  14+n     1  m = len(organization)
 //	  15+n     m  organization
 //	  15+n+m   …  the caller's bytes
+//
+// An entry's encoding is in entry.go. A log of the first format (one
+// Pebble directly in the directory, with an index of ids) is moved aside to
+// the directory's name + ".v1" when Open finds one, and a new log starts.
+//
+// # Retention
+//
+// Records are kept for Options.Retention (default 720h) and while the log
+// holds at most Options.MaxBytes (default 1 GiB) of records and entries;
+// the oldest batches go first, whole. Records of no organization (the
+// empty one: failed authentications with unknown keys, which anyone can
+// make) have a share of their own, Options.UnattributedMaxBytes (a tenth
+// of MaxBytes by default), and beyond it their oldest go, so that they
+// cannot push organizations' records out. A background goroutine prunes
+// every PruneInterval, and at once when a commit takes the log past a
+// bound. A record past its retention but not yet pruned is not returned.
+// MaxBytes bounds the live records' bytes; Pebble's files may hold more
+// until compactions reclaim what was deleted.
+//
+// # Durability
+//
+// Writes are not synced: a crash loses the records of the last moments
+// (Pebble's WAL is written, not fsynced). A crash between a batch's
+// records and its entry leaves records no listing shows (found by id
+// still); one between pruning's two deletions leaves entries whose records
+// are gone, which reads skip. A request log is evidence, not state; the
+// ledger's durability does not depend on it.
 //
 // # Concurrency
 //
