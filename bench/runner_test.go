@@ -2,9 +2,13 @@ package bench
 
 import (
 	"errors"
+	"io"
+	"net"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/valyala/fasthttp"
 )
 
 // TestConfigValidate checks the settings Validate refuses, and that it
@@ -65,5 +69,92 @@ func TestTallySummarize(t *testing.T) {
 	}
 	if len(s.transport) != 1 {
 		t.Errorf("transport errors %v", s.transport)
+	}
+}
+
+// TestTallyReplays checks that a cluster run's replays, answers 200 to
+// payouts expected to get 201, count as acknowledged and not as
+// unexpected, and that failovers and retries add up over workers.
+func TestTallyReplays(t *testing.T) {
+	var a, b tally
+	a.add(nil, 201)
+	a.add(nil, 200)
+	a.replays, a.failovers, a.retries = 1, 4, 2
+	b.add(nil, 200)
+	b.add(nil, 503)
+	b.replays, b.failovers, b.retries = 1, 1, 3
+	a.merge(&b)
+	s := a.summarize(201)
+	if s.requests != 4 || s.errors != 1 || s.unexpected != 1 {
+		t.Errorf("%d requests, %d errors, %d unexpected; want 4, 1, 1 (the 503)", s.requests, s.errors, s.unexpected)
+	}
+	if a.failovers != 5 || a.retries != 5 || a.replays != 2 {
+		t.Errorf("%d failovers, %d retries, %d replays; want 5, 5, 2", a.failovers, a.retries, a.replays)
+	}
+}
+
+func TestSplitAddrs(t *testing.T) {
+	for _, tc := range []struct {
+		list string
+		want string
+	}{
+		{"127.0.0.1:8080", "127.0.0.1:8080"},
+		{"127.0.0.1:8081,127.0.0.1:8082, 127.0.0.1:8083", "127.0.0.1:8081|127.0.0.1:8082|127.0.0.1:8083"},
+		{" ,127.0.0.1:1,", "127.0.0.1:1"},
+		{"", ""},
+	} {
+		if got := strings.Join(SplitAddrs(tc.list), "|"); got != tc.want {
+			t.Errorf("SplitAddrs(%q) = %q, want %q", tc.list, got, tc.want)
+		}
+	}
+}
+
+// TestRetryableAnswer checks which answers send re-sends: 503 with the
+// two codes that say to retry with the same reference, and nothing else.
+func TestRetryableAnswer(t *testing.T) {
+	for _, tc := range []struct {
+		status int
+		body   string
+		want   bool
+	}{
+		{503, `{"error":"service_unavailable","message":"no leader"}`, true},
+		{503, `{"error":"outcome_unknown","message":"leadership lost"}`, true},
+		{503, `{"error":"rate_unavailable"}`, false},
+		{503, `not json`, false},
+		{500, `{"error":"service_unavailable"}`, false},
+		{201, `{"payout":{}}`, false},
+		{429, `{"error":"rate_limited"}`, false},
+	} {
+		var resp fasthttp.Response
+		resp.SetStatusCode(tc.status)
+		resp.SetBodyString(tc.body)
+		if got := retryableAnswer(&resp); got != tc.want {
+			t.Errorf("%d %s: retryable %v, want %v", tc.status, tc.body, got, tc.want)
+		}
+	}
+}
+
+// TestNeverSent dials a loopback port nothing listens on: the refusal is
+// an attempt that reached no node; an error after a connection is not.
+func TestNeverSent(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := ln.Addr().String()
+	ln.Close()
+	hc := &fasthttp.HostClient{Addr: closed, MaxIdemponentCallAttempts: 1}
+	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseRequest(req)
+	defer fasthttp.ReleaseResponse(resp)
+	req.SetRequestURI("http://" + closed + "/")
+	err = hc.DoTimeout(req, resp, 5*time.Second)
+	if err == nil || !neverSent(err) {
+		t.Errorf("a refused connection: %v; neverSent %v, want true", err, err != nil && neverSent(err))
+	}
+	for _, err := range []error{io.EOF, fasthttp.ErrConnectionClosed, fasthttp.ErrTimeout} {
+		if neverSent(err) {
+			t.Errorf("%v: neverSent, but the request may have been written", err)
+		}
 	}
 }
