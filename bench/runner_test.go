@@ -158,3 +158,22 @@ func TestNeverSent(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteTableFailovers checks that the table names a cluster run's
+// failovers, retries and replays, and says nothing of them otherwise.
+func TestWriteTableFailovers(t *testing.T) {
+	one := &Result{Workload: "uniform", Expect: 201, Requests: 10, Responses: 10, Statuses: map[string]uint64{"201": 10}}
+	cluster := &Result{Workload: "hot_account", Expect: 201, Requests: 10, Responses: 10,
+		Statuses: map[string]uint64{"200": 1, "201": 9}, Failovers: 7, Retries: 2, Replays: 1}
+	var b strings.Builder
+	if err := WriteTable(&b, []*Result{one, cluster}); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if !strings.Contains(out, "hot_account: 7 attempts reached no node and went to the next; 2 re-sent with the same reference; 1 answered 200") {
+		t.Errorf("no line on the cluster run's failovers:\n%s", out)
+	}
+	if strings.Contains(out, "uniform: 0 attempts") {
+		t.Errorf("a line on failovers for a run without any:\n%s", out)
+	}
+}
