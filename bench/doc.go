@@ -91,7 +91,8 @@
 // statuses counts responses by status code. Any status other than the
 // workload's expected one is printed on a line of its own, with the
 // transport errors, and the command exits 1; nothing is hidden or retried
-// away. A 429 means the keys were too few for the rate reached; a 5xx or a
+// away (against a cluster, the failovers, retries and replays that kept a
+// request from failing are counted on a line of their own). A 429 means the keys were too few for the rate reached; a 5xx or a
 // timeout is the server's.
 //
 // On a machine with few cores the generator and the server share them, so
