@@ -469,7 +469,7 @@ const (
 // sendOutcome is how one request against a cluster went.
 type sendOutcome struct {
 	err       error  // the last attempt's transport error; nil when it got a response
-	failovers uint64 // attempts that reached no node and went to the next
+	failovers uint64 // attempts that reached no node, sent on to the next
 	retries   uint64 // re-sends after an attempt that may have reached a node
 }
 
@@ -498,23 +498,27 @@ func (r *load) send(req *fasthttp.Request, resp *fasthttp.Response, turn uint64,
 		hc := r.clients[node]
 		req.URI().SetHost(hc.Addr)
 		out.err = hc.DoDeadline(req, resp, deadline)
-		var wait time.Duration
-		switch {
-		case out.err == nil && !retryableAnswer(resp):
+		refused := out.err != nil && neverSent(out.err)
+		if out.err == nil && !retryableAnswer(resp) {
 			return out
-		case out.err != nil && neverSent(out.err):
-			out.failovers++
+		}
+		var wait time.Duration
+		if refused {
 			refusedInARow++
 			if refusedInARow%len(r.clients) == 0 {
 				wait = retryDelay // every node refused: one is restarting
 			}
-		default:
-			out.retries++
+		} else {
 			refusedInARow = 0
-			wait = min(time.Duration(out.retries)*retryDelay, retryDelayMax)
+			wait = min(time.Duration(out.retries+1)*retryDelay, retryDelayMax)
 		}
 		if attempt >= retryAttemptsMax || !time.Now().Add(wait).Before(deadline) {
 			return out
+		}
+		if refused {
+			out.failovers++
+		} else {
+			out.retries++
 		}
 		node = (node + 1) % len(r.clients)
 		// Not cut short when the run ends: a request given up then

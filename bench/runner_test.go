@@ -4,7 +4,10 @@ import (
 	"errors"
 	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -175,5 +178,92 @@ func TestWriteTableFailovers(t *testing.T) {
 	}
 	if strings.Contains(out, "uniform: 0 attempts") {
 		t.Errorf("a line on failovers for a run without any:\n%s", out)
+	}
+}
+
+// TestSendFailsOverAndRetries runs send against two loopback addresses:
+// one where nothing listens (a stopped node) and a server standing in for
+// a node that answers 503 service_unavailable to the first attempt of each
+// reference and 201 to the next, or drops the connection after reading
+// the request. Every attempt is counted, the reference is the same on
+// every re-send, and the retries stop at the request's timeout.
+func TestSendFailsOverAndRetries(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopped := ln.Addr().String()
+	ln.Close()
+
+	var mu sync.Mutex
+	seen := map[string]int{} // body → attempts that reached the node
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		seen[string(b)]++
+		n := seen[string(b)]
+		mu.Unlock()
+		switch {
+		case strings.Contains(string(b), "always-503"):
+			w.WriteHeader(503)
+			io.WriteString(w, `{"error":"service_unavailable"}`)
+		case strings.Contains(string(b), "drop") && n == 1:
+			conn, _, _ := w.(http.Hijacker).Hijack()
+			conn.Close()
+		case n == 1:
+			w.WriteHeader(503)
+			io.WriteString(w, `{"error":"outcome_unknown"}`)
+		default:
+			w.WriteHeader(201)
+		}
+	}))
+	defer srv.Close()
+	node := strings.TrimPrefix(srv.URL, "http://")
+
+	for _, tc := range []struct {
+		ref                string
+		timeout            time.Duration
+		status             int
+		failovers, retries uint64
+		sends              int  // that reached the node
+		givesUp            bool // at the timeout: counts vary, some of each
+	}{
+		// stopped, then 503, then stopped again, then 201.
+		{"once-503", 5 * time.Second, 201, 2, 1, 2, false},
+		{"drop", 5 * time.Second, 201, 2, 1, 2, false},
+		// Bounded by the timeout: the last answer stands.
+		{"always-503", 300 * time.Millisecond, 503, 0, 0, 0, true},
+	} {
+		t.Run(tc.ref, func(t *testing.T) {
+			cfg := Config{Addr: stopped + "," + node, Key: "k", RequestTimeout: tc.timeout}.filled()
+			r := newLoad(&cfg, Uniform, nil, nil)
+			req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+			defer fasthttp.ReleaseRequest(req)
+			defer fasthttp.ReleaseResponse(resp)
+			req.Header.SetMethod(fasthttp.MethodPost)
+			req.SetRequestURI(r.url)
+			body := `{"externalReference":"` + tc.ref + `"}`
+			req.SetBodyString(body)
+			began := time.Now()
+			out := r.send(req, resp, 0, began)
+			took := time.Since(began)
+			if out.err != nil || resp.StatusCode() != tc.status {
+				t.Fatalf("%d %v, want %d", resp.StatusCode(), out.err, tc.status)
+			}
+			mu.Lock()
+			sends := seen[body]
+			mu.Unlock()
+			if tc.givesUp {
+				if sends < 2 || out.retries == 0 || out.failovers == 0 || took > tc.timeout+time.Second {
+					t.Fatalf("%d sends reached the node, %d retries, %d failovers in %v; want some of each within %v",
+						sends, out.retries, out.failovers, took, tc.timeout)
+				}
+				return
+			}
+			if out.failovers != tc.failovers || out.retries != tc.retries || sends != tc.sends {
+				t.Fatalf("%d failovers, %d retries, %d sends reached the node; want %d, %d, %d",
+					out.failovers, out.retries, sends, tc.failovers, tc.retries, tc.sends)
+			}
+		})
 	}
 }
