@@ -85,6 +85,13 @@ func (c *makeCluster) make(target string) (string, error) {
 	c.t.Helper()
 	args := append([]string{"-C", "../..", "--no-print-directory", "-o", "build", target}, c.vars...)
 	cmd := exec.Command("make", args...)
+	// Under `make test`, the outer make's flags and variables would reach
+	// this one through the environment.
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); k != "MAKEFLAGS" && k != "MFLAGS" && k != "MAKELEVEL" {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	done := make(chan error, 1)
