@@ -26,7 +26,8 @@
 //     keep-alive connection, each sending one request and waiting for its
 //     response before sending the next (a closed loop), until
 //     Config.Duration has passed or Config.RequestsMax requests have been
-//     sent, whichever comes first. Failed requests are not retried.
+//     sent, whichever comes first. Failed requests are not retried
+//     against one server; against a cluster, see below.
 //
 // The server limits every API key to 100 requests in any one-second
 // window. The workers rotate over all the workload's keys in turn, so each
@@ -34,6 +35,22 @@
 // organization may hold) keeps that under 70 up to 70,000 requests/s. The
 // report warns when the average rate per key passes 70% of the limit the
 // server announced.
+//
+// # A cluster
+//
+// Config.Addr (paybench -addr) may list every node of a cluster,
+// comma-separated. Setup and the noisy neighbour use the first node; the
+// load sends request n to node n mod the nodes, and behaves as a client of
+// a cluster should while a node stops or restarts: an attempt whose
+// connection is refused reached no node and goes to the next at once
+// (Result.Failovers); one whose connection fails after the request was
+// written, or that is answered 503 service_unavailable or outcome_unknown,
+// is re-sent with the same body, so the same externalReference, to the
+// next node after a short wait (Result.Retries), at most 64 sends and
+// Config.RequestTimeout in all. A payout answered 200, the replay of one an
+// earlier attempt created, is acknowledged (Result.Replays), not
+// unexpected. Only what survives the retries counts as an error; the
+// latency of a request runs from its first send to its last answer.
 //
 // # Workloads
 //
@@ -74,7 +91,8 @@
 // statuses counts responses by status code. Any status other than the
 // workload's expected one is printed on a line of its own, with the
 // transport errors, and the command exits 1; nothing is hidden or retried
-// away. A 429 means the keys were too few for the rate reached; a 5xx or a
+// away (against a cluster, the failovers, retries and replays that kept a
+// request from failing are counted on a line of their own). A 429 means the keys were too few for the rate reached; a 5xx or a
 // timeout is the server's.
 //
 // On a machine with few cores the generator and the server share them, so

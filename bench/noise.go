@@ -229,7 +229,7 @@ func (r *load) exporter(i int, st *exporterStats) {
 	defer fasthttp.ReleaseRequest(req)
 	defer fasthttp.ReleaseResponse(resp)
 	req.Header.SetMethod(fasthttp.MethodGet)
-	base := "http://" + r.cfg.Addr
+	base := "http://" + r.cfg.addrs()[0]
 
 	select {
 	case <-r.finished:

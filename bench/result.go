@@ -56,6 +56,22 @@ type Result struct {
 	WarmupRequests uint64 `json:"warmupRequests"`
 	WarmupErrors   uint64 `json:"warmupErrors"` // transport errors and non-2xx
 
+	// Against a cluster (Config.Addr naming several nodes) a request that
+	// meets a node going away is sent again, and only what survives the
+	// retries counts in Errors. Failovers counts attempts that reached no
+	// node (the connection was refused) and went to the next; Retries
+	// counts re-sends, with the same reference, after an attempt that may
+	// have reached a node (the connection failed after the request was
+	// written, or 503 service_unavailable or outcome_unknown). Replays
+	// counts payouts answered 200 where the workload expects 201: the
+	// replay of the payout an earlier attempt created — this client's, or
+	// the first of a forward that a follower re-sent to a new leader. A
+	// payout acknowledged all the same, it is not in Unexpected. All zero
+	// against one server.
+	Failovers uint64 `json:"failovers,omitempty"`
+	Retries   uint64 `json:"retries,omitempty"`
+	Replays   uint64 `json:"replays,omitempty"`
+
 	// Windows and Soak are soak mode's (Config.Window): each window of the
 	// measured phase, and their summary. Absent without it.
 	Windows []Window `json:"windows,omitempty"`
@@ -146,6 +162,7 @@ func summarize(w *Workload, cfg *Config, keys int, stats []*workerStats, elapsed
 	sum := all.summarize(w.Expect)
 	res.Statuses, res.TransportErrors = sum.statuses, sum.transport
 	res.Requests, res.Responses, res.Errors, res.Unexpected = sum.requests, sum.responses, sum.errors, sum.unexpected
+	res.Failovers, res.Retries, res.Replays = all.failovers, all.retries, all.replays
 	if elapsed > 0 {
 		res.RequestsPerSecond = float64(res.Requests) / elapsed.Seconds()
 	}
@@ -193,6 +210,7 @@ func (t *tally) summarize(expect int) tallySummary {
 		s.unexpected += n
 	}
 	s.requests += s.responses
+	s.unexpected -= min(t.replays, s.unexpected)
 	return s
 }
 
@@ -228,6 +246,10 @@ func WriteTable(w io.Writer, results []*Result) error {
 		if rate := r.KeyRatePerSecond(); r.KeyLimitPerSecond > 0 && rate > keyRateWarnFraction*float64(r.KeyLimitPerSecond) {
 			fmt.Fprintf(w, "%s: %.0f req/s per key on average, near the server's limit of %d: run with more -keys\n",
 				r.Workload, rate, r.KeyLimitPerSecond)
+		}
+		if r.Failovers > 0 || r.Retries > 0 || r.Replays > 0 {
+			fmt.Fprintf(w, "%s: %d attempts reached no node and went to the next; %d re-sent with the same reference; %d answered 200, the replay of the payout an earlier attempt created\n",
+				r.Workload, r.Failovers, r.Retries, r.Replays)
 		}
 		if r.WarmupErrors > 0 {
 			fmt.Fprintf(w, "%s: %d of %d warm-up requests failed or got a status outside 2xx\n",

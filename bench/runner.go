@@ -4,10 +4,12 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,7 +19,11 @@ import (
 
 // Config configures a run of a workload.
 type Config struct {
-	Addr string // host:port of the server; must be on loopback
+	// Addr is host:port of the server, or of each node of a cluster,
+	// comma-separated; every one on loopback. With several, requests
+	// spread over the nodes, fail over and are retried (see send); setup
+	// and the noisy neighbour use the first.
+	Addr string
 	Key  string // the bootstrap key: it must be able to create organizations
 
 	Connections    int           // closed-loop workers, one connection each
@@ -47,6 +53,12 @@ type Config struct {
 
 	// Progress receives a line at each step of a run; nil discards them.
 	Progress io.Writer
+	// Acknowledged, when set, is called with the body of every payout
+	// request answered 2xx, warm-up included, and the body of that answer:
+	// what a caller needs to check afterwards that each acknowledged
+	// payout exists. The workers call it concurrently; the slices are
+	// valid only during the call.
+	Acknowledged func(request, response []byte)
 	// OrgsOut, when set, receives a line per organization setup creates: its
 	// id and its first key's secret, so that an operator can read back
 	// what a long run wrote (a payout of its first minute, a whole list).
@@ -86,10 +98,27 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Key == "" {
 		return c, errors.New("no bootstrap key")
 	}
-	if err := CheckLoopback(c.Addr); err != nil {
-		return c, err
+	for _, addr := range c.addrs() {
+		if err := CheckLoopback(addr); err != nil {
+			return c, err
+		}
 	}
 	return c, nil
+}
+
+// addrs returns the addresses of Addr: one for a server, one per node for
+// a cluster.
+func (c *Config) addrs() []string { return SplitAddrs(c.Addr) }
+
+// SplitAddrs splits a comma-separated list of addresses, dropping blanks.
+func SplitAddrs(list string) []string {
+	var out []string
+	for _, a := range strings.Split(list, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // Validate fills c's zero fields with their defaults and checks every field
@@ -191,7 +220,7 @@ func Run(ctx context.Context, cfg Config, w *Workload) (*Result, error) {
 
 	fmt.Fprintf(cfg.Progress, "%s: setting up (run %s)…\n", w.Name, runID)
 	setupStart := time.Now()
-	s := newSetup(cfg.Addr)
+	s := newSetup(cfg.addrs()[0])
 	s.orgsOut = cfg.OrgsOut
 	sctx, cancel := context.WithTimeout(ctx, cfg.SetupTimeout)
 	src, err := w.prepare(sctx, s, &cfg, runID)
@@ -212,7 +241,7 @@ func Run(ctx context.Context, cfg Config, w *Workload) (*Result, error) {
 	fmt.Fprintf(cfg.Progress, "%s: setup done in %s (%d keys); warm-up %s, then measuring %s with %d connections\n",
 		w.Name, setupTime.Round(time.Millisecond), src.keyCount(), cfg.Warmup, cfg.Duration, cfg.Connections)
 
-	r := newLoad(&cfg, w.Name, src, nz)
+	r := newLoad(&cfg, w, src, nz)
 	stats, exporters := r.run(ctx)
 	res := summarize(w, &cfg, src.keyCount(), stats, r.elapsed)
 	res.SetupSeconds = setupTime.Seconds()
@@ -229,11 +258,12 @@ func Run(ctx context.Context, cfg Config, w *Workload) (*Result, error) {
 
 // load is one run of the load loop.
 type load struct {
-	cfg    *Config
-	name   string // of the workload
-	src    source
-	client *fasthttp.HostClient
-	url    string
+	cfg     *Config
+	name    string // of the workload
+	expect  int    // the workload's expected status
+	src     source
+	clients []*fasthttp.HostClient // one per address of Config.Addr
+	url     string                 // on the first address
 
 	win         *windows             // soak mode's; nil without it
 	noise       *noise               // the noisy neighbour; nil without it
@@ -251,35 +281,43 @@ type load struct {
 	finished       chan struct{} // closed when the workers have returned
 }
 
-func newLoad(cfg *Config, name string, src source, nz *noise) *load {
+func newLoad(cfg *Config, w *Workload, src source, nz *noise) *load {
+	addrs := cfg.addrs()
 	r := &load{
 		cfg:      cfg,
-		name:     name,
+		name:     w.Name,
+		expect:   w.Expect,
 		src:      src,
-		url:      "http://" + cfg.Addr + "/v1/payouts",
-		client:   loadClient(cfg, "paybench", cfg.Connections),
+		url:      "http://" + addrs[0] + "/v1/payouts",
 		noise:    nz,
 		stop:     make(chan struct{}),
 		finished: make(chan struct{}),
 	}
+	// Every worker may send to every node, so each node's client may
+	// hold a connection per worker.
+	for _, addr := range addrs {
+		r.clients = append(r.clients, loadClient(cfg, addr, "paybench", cfg.Connections))
+	}
 	if nz != nil {
-		r.noiseClient = loadClient(cfg, "paybench-noise", cfg.NoiseExports)
+		r.noiseClient = loadClient(cfg, addrs[0], "paybench-noise", cfg.NoiseExports)
 		r.noiseClient.MaxResponseBodySize = exportBodyBytesMax
 	}
 	return r
 }
 
-// loadClient is a client of the measured phase, with conns connections.
-func loadClient(cfg *Config, name string, conns int) *fasthttp.HostClient {
+// loadClient is a client of the measured phase to addr, with conns
+// connections.
+func loadClient(cfg *Config, addr, name string, conns int) *fasthttp.HostClient {
 	return &fasthttp.HostClient{
-		Addr:               cfg.Addr,
+		Addr:               addr,
 		Name:               name,
 		MaxConns:           conns,
 		ReadTimeout:        cfg.RequestTimeout,
 		WriteTimeout:       cfg.RequestTimeout,
 		MaxConnWaitTimeout: cfg.RequestTimeout,
-		// A failed request is counted, never retried: a retry would
-		// hide the failure and skew the latency.
+		// A failed request is counted, never retried here: a retry
+		// would hide the failure and skew the latency. Against a
+		// cluster, send retries in the open and counts each retry.
 		MaxIdemponentCallAttempts: 1,
 		RetryIfErr:                func(*fasthttp.Request, int, error) (bool, bool) { return false, false },
 	}
@@ -341,7 +379,9 @@ func (r *load) run(ctx context.Context) ([]*workerStats, []*exporterStats) {
 	close(r.finished)
 	noiseWG.Wait()
 	<-collected
-	r.client.CloseIdleConnections()
+	for _, c := range r.clients {
+		c.CloseIdleConnections()
+	}
 	if r.noiseClient != nil {
 		r.noiseClient.CloseIdleConnections()
 	}
@@ -381,27 +421,135 @@ func (r *load) worker(slot int, st *workerStats) {
 			}
 			continue
 		}
-		buf = r.src.fill(req, r.turn.Add(1)-1, buf[:0])
+		turn := r.turn.Add(1) - 1
+		buf = r.src.fill(req, turn, buf[:0])
 		sent := time.Now()
-		err := r.client.Do(req, resp)
+		var out sendOutcome
+		if len(r.clients) == 1 {
+			out.err = r.clients[0].Do(req, resp)
+		} else {
+			out = r.send(req, resp, turn, sent)
+		}
+		err, code := out.err, resp.StatusCode()
+		if err == nil && code >= 200 && code <= 299 && r.cfg.Acknowledged != nil {
+			r.cfg.Acknowledged(req.Body(), resp.Body())
+		}
 		if !measured {
 			st.warmup++
-			if err != nil || resp.StatusCode() < 200 || resp.StatusCode() > 299 {
+			if err != nil || code < 200 || code > 299 {
 				st.warmupBad++
 			}
 			continue
 		}
 		var latency time.Duration
 		if r.win != nil {
-			latency = r.win.record(slot, sent, resp.StatusCode(), err != nil)
+			latency = r.win.record(slot, sent, code, err != nil)
 		} else {
 			latency = time.Since(sent)
 		}
-		st.add(err, resp.StatusCode())
+		st.add(err, code)
+		st.failovers += out.failovers
+		st.retries += out.retries
+		if len(r.clients) > 1 && err == nil && code == fasthttp.StatusOK && r.expect == fasthttp.StatusCreated {
+			st.replays++
+		}
 		if err == nil {
 			st.latency.Record(latency)
 		}
 	}
+}
+
+// Bounds of send, the retries of a request against a cluster.
+const (
+	retryAttemptsMax = 64                     // sends of one request, the first included
+	retryDelay       = 20 * time.Millisecond  // wait before a retry; grows linearly
+	retryDelayMax    = 250 * time.Millisecond // the longest wait
+)
+
+// sendOutcome is how one request against a cluster went.
+type sendOutcome struct {
+	err       error  // the last attempt's transport error; nil when it got a response
+	failovers uint64 // attempts that reached no node, sent on to the next
+	retries   uint64 // re-sends after an attempt that may have reached a node
+}
+
+// send sends req to the cluster as a client of a cluster should, so that
+// a node stopping or restarting shows no error to the user. It sends
+// request turn to node turn mod the nodes (round-robin per request), and
+//
+//   - when a connection cannot be made (refused, reset while dialling),
+//     the request never reached a node: it goes to the next one at once;
+//   - when the connection fails after the request was written, or the
+//     answer is 503 service_unavailable or outcome_unknown, the node may or
+//     may not have acted on it: it is re-sent, the same body with the same
+//     externalReference, to the next node after a short wait. That is safe
+//     because the reference makes a payout idempotent: a re-send of one
+//     that was created is answered 200 with it.
+//
+// It gives up after retryAttemptsMax attempts or Config.RequestTimeout
+// after first, whichever comes first, and returns the last attempt's
+// outcome: a response left in resp, or a transport error.
+func (r *load) send(req *fasthttp.Request, resp *fasthttp.Response, turn uint64, first time.Time) sendOutcome {
+	var out sendOutcome
+	deadline := first.Add(r.cfg.RequestTimeout)
+	node := int(turn % uint64(len(r.clients)))
+	refusedInARow := 0
+	for attempt := 1; ; attempt++ {
+		hc := r.clients[node]
+		req.URI().SetHost(hc.Addr)
+		out.err = hc.DoDeadline(req, resp, deadline)
+		refused := out.err != nil && neverSent(out.err)
+		if out.err == nil && !retryableAnswer(resp) {
+			return out
+		}
+		var wait time.Duration
+		if refused {
+			refusedInARow++
+			if refusedInARow%len(r.clients) == 0 {
+				wait = retryDelay // every node refused: one is restarting
+			}
+		} else {
+			refusedInARow = 0
+			wait = min(time.Duration(out.retries+1)*retryDelay, retryDelayMax)
+		}
+		if attempt >= retryAttemptsMax || !time.Now().Add(wait).Before(deadline) {
+			return out
+		}
+		if refused {
+			out.failovers++
+		} else {
+			out.retries++
+		}
+		node = (node + 1) % len(r.clients)
+		// Not cut short when the run ends: a request given up then
+		// would count as an error the cluster did not make.
+		time.Sleep(wait)
+	}
+}
+
+// neverSent reports whether err means that no connection was made, so
+// that no node saw the request.
+func neverSent(err error) bool {
+	var dial *fasthttp.ErrDialWithUpstream
+	return errors.As(err, &dial) || errors.Is(err, fasthttp.ErrNoFreeConns)
+}
+
+// retryableAnswer reports whether resp says that the node could not act
+// on the request for now (no leader, or shutting down) or does not know
+// whether it did (leadership lost mid-commit): 503 service_unavailable or
+// outcome_unknown, which the contract says to retry with the same
+// reference.
+func retryableAnswer(resp *fasthttp.Response) bool {
+	if resp.StatusCode() != fasthttp.StatusServiceUnavailable {
+		return false
+	}
+	var body struct {
+		Error string `json:"error"`
+	}
+	if json.Unmarshal(resp.Body(), &body) != nil {
+		return false
+	}
+	return body.Error == "service_unavailable" || body.Error == "outcome_unknown"
 }
 
 // tally counts the outcomes of requests: responses by status code, and
@@ -409,6 +557,11 @@ func (r *load) worker(slot int, st *workerStats) {
 type tally struct {
 	status    [statusCodeMax]uint64 // index 0 counts the codes outside 1-599
 	transport map[string]uint64     // at most errorKindsMax keys
+
+	// A cluster run's (see send): attempts sent to the next node,
+	// requests re-sent, and requests answered 200 where the workload
+	// expects 201: the replay of the payout an earlier attempt created.
+	failovers, retries, replays uint64
 }
 
 // add counts one request: failed with err, or answered with code.
@@ -432,6 +585,9 @@ func (t *tally) add(err error, code int) {
 
 // merge adds o's counts to t's.
 func (t *tally) merge(o *tally) {
+	t.failovers += o.failovers
+	t.retries += o.retries
+	t.replays += o.replays
 	for code, n := range o.status {
 		t.status[code] += n
 	}

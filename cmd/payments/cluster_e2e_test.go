@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"payments/bench"
 	"payments/raft"
 )
 
@@ -329,24 +331,78 @@ func (l *payoutLoad) stop(t *testing.T) map[string]string {
 }
 
 // A rolling restart under load — each node in turn stopped with SIGTERM and
-// started again, the leader among them, while clients send payouts to all
-// three — answers every request 2xx, with no transport error, and every
-// acknowledged payout is on all three nodes afterwards.
+// started again, the leader among them, while paybench's runner sends
+// payouts round-robin to all three — answers every request 2xx, with no
+// transport error once the runner has failed over and retried as a
+// cluster's client does, and every acknowledged payout is on all three
+// nodes afterwards.
 func TestRollingRestartUnderLoad(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end")
 	}
 	procs := startCluster(t, 3, "--sandbox-settlement", "30ms", "--drain-timeout", "10s")
-	if st, err := call(procs[0].addr, "POST", "/v1/simulations/fund-balance",
-		map[string]any{"amount": "1000000.00", "currency": "GHS", "externalReference": "seed"}, nil); err != nil || st != 201 {
-		t.Fatalf("fund: %d %v", st, err)
-	}
-	fc := &failoverClient{}
+	var addrs []string
 	for _, p := range procs {
-		fc.addrs = append(fc.addrs, p.addr)
+		addrs = append(addrs, p.addr)
 	}
-	load := startPayoutLoad(fc, 6, "rr")
-	time.Sleep(500 * time.Millisecond)
+	var (
+		ackedMu sync.Mutex
+		acked   = map[string]string{} // reference → payout id
+		badAck  error
+	)
+	cfg := bench.Config{
+		Addr:           strings.Join(addrs, ","),
+		Key:            testKey,
+		Connections:    6,
+		Duration:       2 * time.Minute,
+		RequestsMax:    100_000,
+		RequestTimeout: 20 * time.Second,
+		SetupTimeout:   time.Minute,
+		Orgs:           2,
+		Keys:           8,
+		Acknowledged: func(request, response []byte) {
+			var req struct {
+				ExternalReference string `json:"externalReference"`
+			}
+			var resp struct {
+				Payout payoutView `json:"payout"`
+			}
+			errReq, errResp := json.Unmarshal(request, &req), json.Unmarshal(response, &resp)
+			ackedMu.Lock()
+			defer ackedMu.Unlock()
+			if err := errors.Join(errReq, errResp); err != nil || req.ExternalReference == "" || resp.Payout.ID == "" {
+				badAck = fmt.Errorf("acknowledged payout %q → %q unreadable: %v\n%s", req.ExternalReference, resp.Payout.ID, err, response)
+				return
+			}
+			acked[req.ExternalReference] = resp.Payout.ID
+		},
+	}
+	ctx, stopLoad := context.WithCancel(context.Background())
+	defer stopLoad()
+	type outcome struct {
+		res *bench.Result
+		err error
+	}
+	ran := make(chan outcome, 1)
+	go func() {
+		res, err := bench.Run(ctx, cfg, bench.Uniform)
+		ran <- outcome{res, err}
+	}()
+	ackedCount := func() int {
+		ackedMu.Lock()
+		defer ackedMu.Unlock()
+		return len(acked)
+	}
+	for deadline := time.Now().Add(time.Minute); ackedCount() < 50; time.Sleep(20 * time.Millisecond) {
+		select {
+		case o := <-ran:
+			t.Fatalf("the load ended before the restarts: %v", o.err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d payouts acknowledged a minute into the run", ackedCount())
+		}
+	}
 	for i, p := range procs {
 		if err := p.stop(); err != nil {
 			t.Errorf("n%d: SIGTERM: %v", i+1, err)
@@ -357,7 +413,24 @@ func TestRollingRestartUnderLoad(t *testing.T) {
 		p.waitReady()
 		time.Sleep(500 * time.Millisecond)
 	}
-	acked := load.stop(t)
+	stopLoad()
+	o := <-ran
+	if o.err != nil && !errors.Is(o.err, context.Canceled) {
+		t.Fatalf("paybench: %v", o.err)
+	}
+	res := o.res
+	t.Logf("%d requests, %d acknowledged payouts, statuses %v, transport errors %v; %d attempts failed over to the next node, %d re-sent, %d answered by the replay of an earlier attempt",
+		res.Requests, ackedCount(), res.Statuses, res.TransportErrors, res.Failovers, res.Retries, res.Replays)
+	if res.Requests == 0 {
+		t.Fatal("no request measured")
+	}
+	if res.Errors != 0 || len(res.TransportErrors) != 0 || res.Unexpected != 0 {
+		t.Errorf("%d errors (statuses %v, transport errors %v), %d requests without the expected answer",
+			res.Errors, res.Statuses, res.TransportErrors, res.Unexpected)
+	}
+	if badAck != nil {
+		t.Error(badAck)
+	}
 
 	// Every acknowledged payout is in every node's state: stop the
 	// processes, then run the three nodes' Raft in this process on their

@@ -4,12 +4,16 @@
 //	go build -o bin/payments ./cmd/payments
 //	go run ./bench/cmd/paybench -spawn ./bin/payments -duration 10s
 //	go run ./bench/cmd/paybench -addr 127.0.0.1:8080 -key sk_test_… -workload hot_account
+//	go run ./bench/cmd/paybench -addr 127.0.0.1:8081,127.0.0.1:8082,127.0.0.1:8083 -key sk_test_… -workload uniform
 //	go run ./bench/cmd/paybench -spawn ./bin/payments -workload uniform -duration 3m -window 5s
 //	go run ./bench/cmd/paybench -spawn ./bin/payments -workload uniform -noise-exports 16
 //
 // With -window it also reports each window of the measured phase (soak
 // mode); with -noise-exports it adds a noisy neighbour. The package
-// documentation of bench describes both.
+// documentation of bench describes both. With -addr naming every node of
+// a cluster, requests go round-robin over the nodes, and one that meets a
+// node going away is sent to the next (see bench.Config.Addr): a rolling
+// restart under load should then show no error at all.
 //
 // It exits 0 when every measured request got its workload's expected
 // status (and every export of the noisy neighbour got 200), 1 when some
@@ -43,7 +47,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		spawn      = fs.String("spawn", "", "start a fresh server from this payments binary (temporary data dir, loopback ports) and stop it at the end")
 		serverArgs = fs.String("server-args", "", "with -spawn: extra flags for `payments serve`, split on spaces")
 		serverLog  = fs.String("server-log", "", "with -spawn: write the server's log (its stderr) to this file")
-		addr       = fs.String("addr", "", "without -spawn: host:port of a running server (loopback only)")
+		addr       = fs.String("addr", "", "without -spawn: host:port of a running server, or of every node of a cluster, comma-separated (loopback only); with several, each request goes to the next node in turn, and one that finds a node gone is sent to the next (refused connection) or re-sent with the same reference (connection lost after sending, 503 service_unavailable or outcome_unknown); setup uses the first")
 		key        = fs.String("key", "", "without -spawn: the server's bootstrap key (it creates organizations)")
 		workloads  = fs.String("workload", "uniform,hot_account,replay", "comma-separated workloads, run one after the other")
 		jsonPath   = fs.String("json", "", "also write the results as JSON to this file")
@@ -138,9 +142,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 		cfg.Addr, cfg.Key, cfg.ServerPID = srv.Addr, srv.BootstrapKey, srv.PID()
 		report.Spawned = true
 	case *addr != "":
-		if err := bench.CheckLoopback(*addr); err != nil {
-			fmt.Fprintln(stderr, "paybench: -addr:", err)
+		addrs := bench.SplitAddrs(*addr)
+		if len(addrs) == 0 {
+			fmt.Fprintln(stderr, "paybench: -addr: no address")
 			return 2
+		}
+		for _, a := range addrs {
+			if err := bench.CheckLoopback(a); err != nil {
+				fmt.Fprintln(stderr, "paybench: -addr:", err)
+				return 2
+			}
 		}
 		if *key == "" {
 			fmt.Fprintln(stderr, "paybench: -addr needs -key, the server's bootstrap key")
