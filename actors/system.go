@@ -15,10 +15,14 @@ import (
 
 // Config wires a System to the rest of the service.
 type Config struct {
-	Log    Replicator
-	State  StateReader
-	Rail   Rail
-	Now    func() time.Time // the leader's clock; time.Now when nil
+	Log   Replicator
+	State StateReader
+	Rail  Rail
+	Now   func() time.Time // the leader's clock; time.Now when nil
+	// Clock times the rail driver's waits and retries, and webhook
+	// retries unless Webhooks.Clock is set (default: the system clock,
+	// read through Now).
+	Clock  Clock
 	Logger *slog.Logger
 
 	// IdleTimeout is how long an account actor lives without messages
@@ -42,6 +46,7 @@ type deps struct {
 	state       StateReader
 	rail        Rail
 	now         func() time.Time
+	clock       Clock // Config.Clock
 	logger      *slog.Logger
 	root        *actor.RootContext
 	driver      *actor.PID
@@ -108,6 +113,10 @@ func Start(cfg Config) *System {
 	if now == nil {
 		now = time.Now
 	}
+	clock := cfg.Clock
+	if clock == nil {
+		clock = systemClock{now}
+	}
 	if cfg.IdleTimeout <= 0 {
 		cfg.IdleTimeout = accountIdleTimeout
 	}
@@ -126,6 +135,7 @@ func Start(cfg Config) *System {
 		state:       cfg.State,
 		rail:        cfg.Rail,
 		now:         now,
+		clock:       clock,
 		logger:      logger,
 		root:        as.Root,
 		idleTimeout: cfg.IdleTimeout,
