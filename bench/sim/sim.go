@@ -42,7 +42,7 @@ type Report struct {
 	// Simulated is how far the fake clock moved in the Elapsed real time
 	// of the run (the audit included).
 	Simulated, Elapsed time.Duration
-	Violations    []string
+	Violations         []string
 	// Visual is porcupine's visualisation of a history that is not
 	// linearizable ("" otherwise).
 	Visual string
