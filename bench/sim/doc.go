@@ -42,12 +42,13 @@
 // inject (it calls time.After and friends inside; we do not fork it), so
 // elections, heartbeats and commits run on real time, shortened
 // (elections in a few hundred milliseconds); the webhook engine's polls of
-// the delivery log and its HTTP timeouts, the commit timeouts the actors
-// answer outcome_unknown on, the clients' give-up and back-off, and the
-// scheduler's pauses between faults; and the goroutines themselves. When a
-// timer is set depends on when its goroutine ran, so a seed replays the
-// same run, not the same bytes, and a failure that depends on a race may
-// need a few replays.
+// the delivery log and its HTTP timeouts, the actors' idle timeouts, the
+// commit timeouts they answer outcome_unknown on, the clients' give-up and
+// back-off, and the scheduler's pauses between faults; and the goroutines
+// themselves. The jitter of webhook retries and of the driver's backoff
+// comes from an unseeded source. When a timer is set depends on when its
+// goroutine ran, so a seed replays the same run, not the same bytes, and a
+// failure that depends on a race may need a few replays.
 //
 // make sim SEED=n replays one seed; make sim-long runs seed after seed for
 // SIM_DURATION and reports the seeds run and the faults injected by kind.
