@@ -66,10 +66,12 @@ func (c *simClock) advance(d time.Duration) {
 }
 
 // Timing of the fake clock: it is advanced every clockTick of real time by
-// a seeded step averaging clockTick, so that it keeps roughly to real time
-// (Raft's timeouts and the clients' give-ups stay real), and one step in
-// clockJumpOdds jumps ahead by up to clockJumpMax at once, making every
-// settlement and retry due by then fire together, in their due order.
+// a seeded step averaging clockTick, and one step in clockJumpOdds jumps
+// ahead by up to clockJumpMax at once, making every settlement and retry
+// due by then fire together, in their due order. With the jumps it runs
+// about twice as fast as real time (Report.Simulated says how fast), close
+// enough to it that Raft's timeouts and the clients' give-ups, which stay
+// real, keep their meaning.
 const (
 	clockTick     = 2 * time.Millisecond
 	clockJumpOdds = 100
