@@ -6,9 +6,10 @@ import (
 )
 
 // Clock is the time source of what the service waits for in the world
-// outside: a rail's outcome, the driver's backoff and retries, webhook
-// retries. Production uses the system clock; tests and the simulator
-// (bench/sim) inject one they advance by hand.
+// outside: a rail's outcome, the driver's backoff and retries, the next
+// look for passed deadlines, webhook retries. Production uses the system
+// clock; tests and the simulator (bench/sim) inject one they advance by
+// hand.
 type Clock interface {
 	Now() time.Time
 	AfterFunc(d time.Duration, f func()) Timer

@@ -15,15 +15,16 @@ import (
 
 // Config wires a System to the rest of the service.
 type Config struct {
-	Log   Replicator
-	State StateReader
-	Rail  Rail
-	Now   func() time.Time // the leader's clock; time.Now when nil
-	// Clock times the rail driver's waits and retries, and webhook
-	// retries unless Webhooks.Clock is set (default: the system clock,
-	// read through Now).
-	Clock  Clock
+	Log    Replicator
+	State  StateReader
+	Rail   Rail
+	Now    func() time.Time // the leader's clock; time.Now when nil
 	Logger *slog.Logger
+
+	// Clock times the rail driver's waits and retries, the expiry
+	// ticker, and webhook retries unless Webhooks.Clock is set (default:
+	// the system clock, read through Now).
+	Clock Clock
 
 	// IdleTimeout is how long an account actor lives without messages
 	// (default two minutes).
