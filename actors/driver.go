@@ -141,7 +141,7 @@ func (dr *driverActor) Receive(ctx actor.Context) {
 			// The log refused a proposal while this node still leads
 			// (an outcome it could not learn): try again later.
 			self, root, r := ctx.Self(), dr.deps.root, &retrack{term: m.term, id: m.id, work: m.work}
-			time.AfterFunc(retryDelayMax/10, func() { root.Send(self, r) })
+			dr.deps.clock.AfterFunc(retryDelayMax/10, func() { root.Send(self, r) })
 		}
 		for dr.running < driverWorkersMax && len(dr.queue) > 0 {
 			next := dr.queue[0]
@@ -169,7 +169,7 @@ func (dr *driverActor) endTerm() {
 
 func (dr *driverActor) scheduleRescan(ctx actor.Context) {
 	self, root := ctx.Self(), dr.deps.root
-	time.AfterFunc(driverRescan, func() { root.Send(self, &rescanTick{}) })
+	dr.deps.clock.AfterFunc(driverRescan, func() { root.Send(self, &rescanTick{}) })
 }
 
 // startWalk begins a walk of every open payout and collection: after a
@@ -276,16 +276,7 @@ func (w *worker) backoff() bool {
 	return w.sleep(w.delay/2 + rand.N(w.delay/2+1))
 }
 
-func (w *worker) sleep(d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-w.ctx.Done():
-		return false
-	}
-}
+func (w *worker) sleep(d time.Duration) bool { return Sleep(w.ctx, w.deps.clock, d) }
 
 // propose commits a transition. ok is false when the worker must stop: the
 // node lost leadership or the log is unavailable; the next leader resumes.

@@ -18,29 +18,24 @@ import (
 // It is a goroutine rather than an actor: it holds no state but the
 // leadership flag, and it only ever reads the state and proposes.
 
-// ExpiryInterval is how often the leader looks for passed deadlines.
+// ExpiryInterval is how often the leader looks for passed deadlines, on
+// Config.Clock.
 const ExpiryInterval = time.Second
 
 type expiryTicker struct {
 	leading atomic.Bool
-	stop    chan struct{}
+	stop    context.CancelFunc
 	done    chan struct{}
 }
 
 func startExpiryTicker(s *System, every time.Duration) *expiryTicker {
-	t := &expiryTicker{stop: make(chan struct{}), done: make(chan struct{})}
+	ctx, stop := context.WithCancel(context.Background())
+	t := &expiryTicker{stop: stop, done: make(chan struct{})}
 	go func() {
 		defer close(t.done)
-		tick := time.NewTicker(every)
-		defer tick.Stop()
-		for {
-			select {
-			case <-t.stop:
-				return
-			case <-tick.C:
-				if t.leading.Load() {
-					s.ExpireDue()
-				}
+		for Sleep(ctx, s.deps.clock, every) {
+			if t.leading.Load() {
+				s.ExpireDue()
 			}
 		}
 	}()
@@ -48,7 +43,7 @@ func startExpiryTicker(s *System, every time.Duration) *expiryTicker {
 }
 
 func (t *expiryTicker) close() {
-	close(t.stop)
+	t.stop()
 	<-t.done
 }
 

@@ -21,6 +21,11 @@ type Config struct {
 	Now    func() time.Time // the leader's clock; time.Now when nil
 	Logger *slog.Logger
 
+	// Clock times the rail driver's waits and retries, the expiry
+	// ticker, and webhook retries unless Webhooks.Clock is set (default:
+	// the system clock, read through Now).
+	Clock Clock
+
 	// IdleTimeout is how long an account actor lives without messages
 	// (default two minutes).
 	IdleTimeout time.Duration
@@ -42,6 +47,7 @@ type deps struct {
 	state       StateReader
 	rail        Rail
 	now         func() time.Time
+	clock       Clock // Config.Clock
 	logger      *slog.Logger
 	root        *actor.RootContext
 	driver      *actor.PID
@@ -108,6 +114,10 @@ func Start(cfg Config) *System {
 	if now == nil {
 		now = time.Now
 	}
+	clock := cfg.Clock
+	if clock == nil {
+		clock = systemClock{now}
+	}
 	if cfg.IdleTimeout <= 0 {
 		cfg.IdleTimeout = accountIdleTimeout
 	}
@@ -126,6 +136,7 @@ func Start(cfg Config) *System {
 		state:       cfg.State,
 		rail:        cfg.Rail,
 		now:         now,
+		clock:       clock,
 		logger:      logger,
 		root:        as.Root,
 		idleTimeout: cfg.IdleTimeout,

@@ -49,7 +49,7 @@ type WebhookConfig struct {
 	// used up the delivery fails (default DefaultWebhookSchedule). Each
 	// delay gets up to ±10% jitter.
 	Schedule []time.Duration
-	// Clock times the retries (default: the system clock, Config.Now).
+	// Clock times the retries (default: Config.Clock).
 	Clock Clock
 	// EndpointConcurrency bounds the attempts in flight to one endpoint
 	// (default 4); Concurrency bounds them overall (default 256).
@@ -66,21 +66,6 @@ var DefaultWebhookSchedule = []time.Duration{
 	30 * time.Second, 2 * time.Minute, 8 * time.Minute, 32 * time.Minute,
 	2 * time.Hour, 6 * time.Hour, 6 * time.Hour, 6 * time.Hour,
 }
-
-// Clock is the time source of the retry schedule; tests inject one they
-// advance by hand.
-type Clock interface {
-	Now() time.Time
-	AfterFunc(d time.Duration, f func()) Timer
-}
-
-// Timer is a pending AfterFunc.
-type Timer interface{ Stop() bool }
-
-type systemClock struct{ now func() time.Time }
-
-func (c systemClock) Now() time.Time                            { return c.now() }
-func (c systemClock) AfterFunc(d time.Duration, f func()) Timer { return time.AfterFunc(d, f) }
 
 // Limits of the delivery engine.
 const (
@@ -119,7 +104,7 @@ func startWebhooks(d *deps, as *actor.ActorSystem, cfg WebhookConfig) *webhookEn
 	}
 	e := &webhookEngine{cfg: cfg, deps: d, clock: cfg.Clock, slots: make(chan struct{}, cfg.Concurrency)}
 	if e.clock == nil {
-		e.clock = systemClock{d.now}
+		e.clock = d.clock
 	}
 	e.client = &http.Client{
 		Timeout: cfg.Timeout,

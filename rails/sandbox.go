@@ -36,7 +36,7 @@ var DefaultSandboxTiming = SandboxTiming{
 // outcome. Safe for concurrent use.
 type Sandbox struct {
 	timing SandboxTiming
-	now    func() time.Time
+	clock  actors.Clock
 
 	mu        sync.Mutex
 	submitted map[string]time.Time // instruction id → accepted at
@@ -45,34 +45,34 @@ type Sandbox struct {
 
 var _ actors.Rail = (*Sandbox)(nil)
 
-// NewSandbox returns a sandbox rail with the given timing.
+// NewSandbox returns a sandbox rail with the given timing, on the system
+// clock.
 func NewSandbox(timing SandboxTiming) *Sandbox {
+	return NewSandboxOnClock(timing, actors.SystemClock())
+}
+
+// NewSandboxOnClock returns a sandbox rail whose latencies and settlements
+// run on clock: the simulator's fake clock (bench/sim).
+func NewSandboxOnClock(timing SandboxTiming, clock actors.Clock) *Sandbox {
 	return &Sandbox{
 		timing:    timing,
-		now:       time.Now,
+		clock:     clock,
 		submitted: make(map[string]time.Time),
 		polled:    make(map[string]int),
 	}
 }
 
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
+func (s *Sandbox) sleep(ctx context.Context, d time.Duration) error {
+	if !actors.Sleep(ctx, s.clock, d) {
 		return ctx.Err()
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return nil
 }
 
 func (s *Sandbox) accept(id string) {
 	s.mu.Lock()
 	if _, ok := s.submitted[id]; !ok {
-		s.submitted[id] = s.now()
+		s.submitted[id] = s.clock.Now()
 	}
 	s.mu.Unlock()
 }
@@ -86,7 +86,7 @@ func (s *Sandbox) due(id string, wait time.Duration) (bool, time.Duration) {
 	if !ok {
 		return true, 0
 	}
-	left := wait - s.now().Sub(at)
+	left := wait - s.clock.Now().Sub(at)
 	if left > 0 {
 		return false, left
 	}
@@ -103,12 +103,12 @@ func (s *Sandbox) forget(id string) {
 // SubmitPayout hands a payout to the simulated rail. Submitting the same
 // payout twice is harmless: the rail keys instructions by payout id.
 func (s *Sandbox) SubmitPayout(ctx context.Context, p ledger.Payout) (string, error) {
-	if err := sleep(ctx, s.timing.SubmitLatency); err != nil {
+	if err := s.sleep(ctx, s.timing.SubmitLatency); err != nil {
 		return "", err
 	}
 	s.accept(p.ID)
 	if PayoutTrigger.Select(p.Spec.Amount, p.Spec.Currency) == OutcomeTimeoutThenReconciled {
-		if err := sleep(ctx, s.timing.Timeout); err != nil {
+		if err := s.sleep(ctx, s.timing.Timeout); err != nil {
 			return "", err
 		}
 		return "", actors.ErrRailTimeout
@@ -137,12 +137,12 @@ func (s *Sandbox) PayoutOutcome(ctx context.Context, p ledger.Payout) (actors.Ra
 
 // StartCollection prompts the payer on their phone.
 func (s *Sandbox) StartCollection(ctx context.Context, c ledger.Collection) (string, error) {
-	if err := sleep(ctx, s.timing.SubmitLatency); err != nil {
+	if err := s.sleep(ctx, s.timing.SubmitLatency); err != nil {
 		return "", err
 	}
 	s.accept(c.ID)
 	if CollectionTrigger.Select(c.Spec.Amount, c.Spec.Currency) == OutcomeTimeoutThenReconciled {
-		if err := sleep(ctx, s.timing.Timeout); err != nil {
+		if err := s.sleep(ctx, s.timing.Timeout); err != nil {
 			return "", err
 		}
 		return "", actors.ErrRailTimeout

@@ -75,23 +75,39 @@ func audit(cl *clients, rep *Report, opts Options) {
 			if !found {
 				continue
 			}
+			// A mobile money session made its collection; a bank-transfer or
+			// stablecoin one has one once its deposit applied, under the
+			// same id. Either way the link is paid exactly when that
+			// collection completed, for the link's amount.
 			link, _ := r.PaymentLink(req.org, sess.LinkID)
 			col, colFound := r.Collection("col_" + strings.TrimPrefix(req.ref, "cs_"))
 			switch {
-			case !colFound:
+			case !colFound && sess.Method == ledger.CheckoutMobileMoney:
 				rep.violate("checkout session %s has no collection", sess.ID)
+			case !colFound && link.Status == ledger.PaymentLinkPaid:
+				rep.violate("payment link %s is paid though its %v checkout %s has no deposit", link.ID, sess.Method, sess.ID)
+			case !colFound:
+			case col.Spec.Amount != sess.DestAmount:
+				rep.violate("checkout session %s's collection %s credits %s, not the link's %s", sess.ID, col.ID, money(col.Spec.Amount), money(sess.DestAmount))
 			case col.Status == ledger.CollectionCompleted && link.Status != ledger.PaymentLinkPaid:
 				rep.violate("payment link %s is %v though its checkout's collection %s completed", link.ID, link.Status, col.ID)
 			case col.Status != ledger.CollectionCompleted && link.Status == ledger.PaymentLinkPaid:
 				rep.violate("payment link %s is paid though its checkout's collection %s is %v", link.ID, col.ID, col.Status)
 			}
+		case "checkout_deposit":
+			// Its collection, which the deposit makes completed at once.
+			col, found := r.Collection("col_" + strings.ReplaceAll(strings.TrimPrefix(req.ref, "dep-"), "-", "_"))
+			checkTold(rep, req, found, col.ID, col.Spec.Amount)
+			if found && col.Status != ledger.CollectionCompleted {
+				rep.violate("checkout deposit %s/%s made collection %s, %v", req.org, req.ref, col.ID, col.Status)
+			}
 		case "quote":
-			_, found := r.Quote(req.org, req.ref, time.Now().UnixMilli())
+			_, found := r.Quote(req.org, req.ref, cl.stamp())
 			if req.outcome == acked && !found {
 				rep.violate("acknowledged write lost: quote %s/%s", req.org, req.ref)
 			}
 		case "conversion":
-			q, found := r.Quote(req.org, req.ref, time.Now().UnixMilli())
+			q, found := r.Quote(req.org, req.ref, cl.stamp())
 			switch {
 			case !found:
 				rep.violate("the quote of conversion %s/%s is gone", req.org, req.ref)

@@ -40,7 +40,7 @@ func (o outcome) String() string { return [...]string{"acked", "refused", "unkno
 // request is one logical write as its client saw it: every retry reuses
 // its reference.
 type request struct {
-	kind    string // "payout", "fund", "collection"
+	kind    string // "payout", "fund", "collection", "checkout", …
 	org     string
 	ref     string
 	amount  ledger.Minor
@@ -72,6 +72,10 @@ type clients struct {
 const writeGiveUp = 6 * time.Second
 
 func (cl *clients) now() int64 { return time.Since(cl.start).Nanoseconds() }
+
+// stamp is the At of a command the client builds: the cluster's clock, as
+// the HTTP layer stamps the leader's.
+func (cl *clients) stamp() int64 { return cl.c.clock.Now().UnixMilli() }
 
 // errCrashed stands for a reply that arrived across a crash of the node
 // that gave it: a transport error, to the client.
@@ -156,6 +160,8 @@ func resultID(r *ledger.Result) string {
 		return r.CheckoutSession.ID
 	case r.PaymentLink != nil:
 		return r.PaymentLink.ID
+	case r.CheckoutDeposit != nil: // before its collection
+		return r.CheckoutDeposit.CollectionID
 	case r.Payout != nil:
 		return r.Payout.ID
 	case r.Collection != nil:
@@ -253,13 +259,24 @@ func (cl *clients) proposeOnce(ctx context.Context, req *request, cmd ledger.Com
 	})
 }
 
-// paymentLink creates a payment link and pays it by mobile money through a
-// checkout session, as POST /v1/payment-links then the hosted checkout do.
-func (cl *clients) paymentLink(ctx context.Context, org, ref string, amount ledger.Minor) *request {
+// checkoutMethods are the ways a payment link is paid in the simulation.
+var checkoutMethods = []ledger.CheckoutMethod{ledger.CheckoutMobileMoney, ledger.CheckoutBankTransfer, ledger.CheckoutCrypto}
+
+// checkoutNetwork is the stablecoin network crypto checkouts pay on: USDC,
+// priced into the link's currency at the sandbox rate.
+const checkoutNetwork = "usdc_base"
+
+// paymentLink creates a payment link and pays it through a checkout
+// session, as POST /v1/payment-links then the hosted checkout do: by
+// mobile money (the session's collection prompts the payer), or by bank
+// transfer or stablecoin (the session waits for a deposit, which the
+// client then simulates as POST /v1/simulations/checkout-deposit does).
+// Ids are the reference's, so every retry names the same resources.
+func (cl *clients) paymentLink(ctx context.Context, org, ref string, amount ledger.Minor, method ledger.CheckoutMethod) *request {
 	id := strings.ReplaceAll(ref, "-", "_")
-	link := &ledger.CreatePaymentLink{At: time.Now().UnixMilli(), ID: "pl_" + id, OrgID: org, Spec: ledger.PaymentLinkSpec{
+	link := &ledger.CreatePaymentLink{At: cl.stamp(), ID: "pl_" + id, OrgID: org, Spec: ledger.PaymentLinkSpec{
 		Currency: currency, Amount: amount, Email: "payer@example.com",
-		Appearance: ledger.CheckoutAppearance{Title: "Invoice " + ref, Methods: ledger.MethodSet(0).With(ledger.CheckoutMobileMoney)},
+		Appearance: ledger.CheckoutAppearance{Title: "Invoice " + ref, Methods: ledger.MethodSet(0).With(method)},
 	}}
 	linked := &request{kind: "payment_link", org: org, ref: link.ID, amount: amount}
 	cl.proposeOnce(ctx, linked, link, func(r *ledger.Reader) (ledger.Result, bool) {
@@ -270,17 +287,54 @@ func (cl *clients) paymentLink(ctx context.Context, org, ref string, amount ledg
 		return linked
 	}
 	sess := &ledger.CreateCheckoutSession{
-		At: time.Now().UnixMilli(), ID: "cs_" + id, OrgID: org, LinkID: link.ID,
-		Method: ledger.CheckoutMobileMoney, MethodCode: "gh_mtn", PayerNumber: "233241234567", MethodType: "mobile_money",
+		At: cl.stamp(), ID: "cs_" + id, OrgID: org, LinkID: link.ID, Method: method,
 		OriginCurrency: currency, OriginAmount: amount, DestAmount: amount, Rate: "1",
-		CollectionID: "col_" + id, Fee: ledger.CollectionFee("mobile_money", amount),
+	}
+	switch method {
+	case ledger.CheckoutMobileMoney:
+		sess.MethodCode, sess.PayerNumber, sess.MethodType = "gh_mtn", "233241234567", "mobile_money"
+		sess.CollectionID, sess.Fee = "col_"+id, ledger.CollectionFee("mobile_money", amount)
+	case ledger.CheckoutBankTransfer:
+		sess.DepositBank, sess.DepositAccount = "Sandbox Pooled Bank", "9900000001"
+	case ledger.CheckoutCrypto:
+		m, _ := catalogue.Method(checkoutNetwork)
+		rate, err := rails.SandboxRates{}.Rate(m.Currency, currency)
+		if err != nil {
+			panic(err) // the rate table changed under the simulation
+		}
+		origin, err := rails.ConvertTo(rate, amount)
+		if err != nil {
+			panic(err)
+		}
+		addr, err := rails.DepositAddress(m.Chain, []byte("checkout:"+sess.ID))
+		if err != nil {
+			panic(err)
+		}
+		sess.MethodCode, sess.Chain, sess.OriginCurrency, sess.OriginAmount, sess.Rate = m.Code, m.Chain, m.Currency, origin, rate.String()
+		sess.DepositAccount = addr
 	}
 	req := &request{kind: "checkout", org: org, ref: sess.ID, amount: amount}
 	cl.proposeOnce(ctx, req, sess, func(r *ledger.Reader) (ledger.Result, bool) {
 		s, ok := r.CheckoutSession(org, sess.ID)
 		return ledger.Result{CheckoutSession: &s}, ok
 	})
-	return req
+	if method == ledger.CheckoutMobileMoney || req.outcome != acked {
+		return req
+	}
+	// The payer's transfer of what the session asks: its collection
+	// credits the link's amount. A retry reuses the deposit's reference,
+	// which the ledger answers with the deposit it made.
+	deposit := &ledger.CheckoutDepositCommand{
+		At: cl.stamp(), OrgID: org, SessionID: sess.ID, ExternalReference: "dep-" + ref,
+		DepositID: "vad_" + id, CollectionID: "col_" + id,
+	}
+	paid := &request{kind: "checkout_deposit", org: org, ref: deposit.ExternalReference, amount: amount}
+	cl.write(ctx, paid, func(sys *actors.System) actors.Reply {
+		pctx, cancel := context.WithTimeout(context.Background(), commitTimeout) // the request's own bound
+		defer cancel()
+		return sys.ProposeTracked(pctx, deposit)
+	})
+	return paid
 }
 
 // conversionRate is the simulation's fixed GHS→NGN rate.
@@ -293,7 +347,7 @@ const conversionRate = 100
 func (cl *clients) conversion(ctx context.Context, org, ref string, amount ledger.Minor) *request {
 	req := &request{kind: "conversion", org: org, ref: "qte_" + strings.ReplaceAll(ref, "-", "_"), amount: amount}
 	quote := &ledger.CreateQuote{
-		At: time.Now().UnixMilli(), ID: req.ref, OrgID: org,
+		At: cl.stamp(), ID: req.ref, OrgID: org,
 		FromCurrency: currency, FromAmount: amount, ToCurrency: "NGN", ToAmount: amount * conversionRate,
 		Side: ledger.SideFrom, Rate: fmt.Sprint(conversionRate),
 	}
@@ -363,8 +417,11 @@ func (cl *clients) run(ctx context.Context, id int, rng *rand.Rand) {
 			cl.order(ctx, otherOrg, ref, ledger.Minor(100*(1+rng.IntN(100))+sandboxCents[rng.IntN(len(sandboxCents))]))
 		case p < 88: // a conversion: a quote, then its execution
 			cl.conversion(ctx, otherOrg, ref, ledger.Minor(100*(1+rng.IntN(100))))
-		case p < 94: // a payment link, paid by mobile money through its checkout
-			cl.paymentLink(ctx, otherOrg, ref, ledger.Minor(100*(1+rng.IntN(100))+sandboxCents[rng.IntN(len(sandboxCents))]))
+		case p < 94: // a payment link, paid through its checkout
+			// The method follows from p, so that it took no draw of its
+			// own: every seed's other choices stayed what they were.
+			method := checkoutMethods[p%len(checkoutMethods)]
+			cl.paymentLink(ctx, otherOrg, ref, ledger.Minor(100*(1+rng.IntN(100))+sandboxCents[rng.IntN(len(sandboxCents))]), method)
 		default: // a payout the rail may reject or time out on
 			amount := ledger.Minor(100*(1+rng.IntN(50)) + sandboxCents[rng.IntN(len(sandboxCents))])
 			cl.payout(ctx, otherOrg, ref, amount)

@@ -56,14 +56,15 @@ type simNode struct {
 }
 
 type cluster struct {
+	clock *simClock // every node's leader clock, and its rail's and webhooks'
 	net   *network
 	nodes []*simNode
 	peers []raft.Peer
 	rng   *mrand.Rand // crash clones' choice of unsynced data; the scheduler's goroutine only
 }
 
-func newCluster(root string, net *network, seed int64) (*cluster, error) {
-	c := &cluster{net: net, rng: mrand.New(mrand.NewPCG(uint64(seed), 1))}
+func newCluster(root string, net *network, clock *simClock, seed int64) (*cluster, error) {
+	c := &cluster{clock: clock, net: net, rng: mrand.New(mrand.NewPCG(uint64(seed), 1))}
 	for i := 1; i <= 3; i++ {
 		id := fmt.Sprintf("n%d", i)
 		c.peers = append(c.peers, raft.Peer{ID: id, RaftAddr: id})
@@ -107,7 +108,8 @@ func (c *cluster) start(n *simNode) error {
 		return fmt.Errorf("start %s (incarnation %d): %w", n.id, n.incar, err)
 	}
 	sys := actors.Start(actors.Config{
-		Log: node, State: node, Rail: rails.NewSandbox(sandboxTiming),
+		Log: node, State: node, Rail: rails.NewSandboxOnClock(sandboxTiming, c.clock),
+		Now: c.clock.Now, Clock: c.clock,
 		CommitTimeout: commitTimeout, Webhooks: webhookConfig(),
 	})
 	n.node, n.sys, n.stop = node, sys, make(chan struct{})

@@ -131,7 +131,7 @@ func (s *scheduler) advanceClock() {
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), commitTimeout)
 		defer cancel()
-		sys.Propose(ctx, &ledger.AdvanceClock{At: time.Now().UnixMilli(), OrgID: otherOrg, Millis: ledger.QuoteLifetimeMillis + 1000})
+		sys.Propose(ctx, &ledger.AdvanceClock{At: s.c.clock.Now().UnixMilli(), OrgID: otherOrg, Millis: ledger.QuoteLifetimeMillis + 1000})
 	}()
 }
 

@@ -39,7 +39,10 @@ type Report struct {
 	Reads         int
 	Webhooks      int    // delivery attempts the receiver saw
 	Dropped       uint64 // Raft messages the network lost
-	Violations    []string
+	// Simulated is how far the fake clock moved in the Elapsed real time
+	// of the run (the audit included).
+	Simulated, Elapsed time.Duration
+	Violations         []string
 	// Visual is porcupine's visualisation of a history that is not
 	// linearizable ("" otherwise).
 	Visual string
@@ -51,8 +54,9 @@ func (r *Report) violate(format string, args ...any) {
 
 func (r *Report) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "seed %d: faults %v, requests %v, unknown attempts %d, reads %d, webhook attempts %d, raft messages dropped %d",
-		r.Seed, sorted(r.Faults), sorted(r.Requests), r.Unknowns, r.Reads, r.Webhooks, r.Dropped)
+	fmt.Fprintf(&b, "seed %d: faults %v, requests %v, unknown attempts %d, reads %d, webhook attempts %d, raft messages dropped %d, simulated %v in %v",
+		r.Seed, sorted(r.Faults), sorted(r.Requests), r.Unknowns, r.Reads, r.Webhooks, r.Dropped,
+		r.Simulated.Round(time.Millisecond), r.Elapsed.Round(time.Millisecond))
 	if len(r.UnknownCauses) > 0 {
 		fmt.Fprintf(&b, "\n  unknown outcomes by cause: %s", sorted(r.UnknownCauses))
 	}
@@ -87,7 +91,22 @@ func Run(opts Options) (*Report, error) {
 	rep := &Report{Seed: opts.Seed, Faults: map[string]int{}, Requests: map[string]int{}}
 	seed := uint64(opts.Seed)
 	net := newNetwork(seed)
-	c, err := newCluster(opts.Dir, net, opts.Seed)
+	// The fake clock runs from before the nodes start until the audit
+	// ends, on its own seeded stream (the fault schedule's draws stay
+	// what they were).
+	began := time.Now()
+	clock := newSimClock(began)
+	paceCtx, stopPace := context.WithCancel(context.Background())
+	paced := make(chan struct{})
+	go func() {
+		defer close(paced)
+		clock.pace(paceCtx, rand.New(rand.NewPCG(seed, 11)))
+	}()
+	defer func() {
+		stopPace()
+		<-paced
+	}()
+	c, err := newCluster(opts.Dir, net, clock, opts.Seed)
 	if err != nil {
 		return nil, err
 	}
@@ -136,6 +155,10 @@ func Run(opts Options) (*Report, error) {
 	net.mu.Unlock()
 	rep.UnknownCauses = cl.causes
 	audit(cl, rep, opts)
+	if n := clock.jumps.Load(); n > 0 {
+		rep.Faults["clock_jump"] = int(n)
+	}
+	rep.Simulated, rep.Elapsed = clock.Now().Sub(began), time.Since(began)
 	return rep, nil
 }
 
@@ -146,8 +169,8 @@ func setup(cl *clients) error {
 	deadline := time.Now().Add(30 * time.Second)
 	for _, org := range append(slices.Clone(hotOrgs), otherOrg) {
 		cmd := &ledger.CreateOrganization{
-			At: time.Now().UnixMilli(), ID: org, Name: org, Country: "GH", DefaultCurrency: currency,
-			Key: ledger.CreateAPIKey{At: time.Now().UnixMilli(), ID: "key_" + org[4:], OrgID: org, Hash: actors.HashKey("sk_test_" + org), Scopes: ledger.ScopesMerchant},
+			At: cl.stamp(), ID: org, Name: org, Country: "GH", DefaultCurrency: currency,
+			Key: ledger.CreateAPIKey{At: cl.stamp(), ID: "key_" + org[4:], OrgID: org, Hash: actors.HashKey("sk_test_" + org), Scopes: ledger.ScopesMerchant},
 		}
 		kept, _ := cl.onLeader(ctx, deadline, func(sys *actors.System) (bool, error) {
 			pctx, cancel := context.WithTimeout(ctx, commitTimeout)
@@ -163,7 +186,7 @@ func setup(cl *clients) error {
 		}
 	}
 	endpoint := &ledger.CreateWebhookEndpoint{
-		At: time.Now().UnixMilli(), ID: "whe_sim", OrgID: otherOrg, URL: cl.recv.url,
+		At: cl.stamp(), ID: "whe_sim", OrgID: otherOrg, URL: cl.recv.url,
 		Events: []string{"*"}, Secret: actors.NewWebhookSecret(),
 	}
 	kept, _ := cl.onLeader(ctx, deadline, func(sys *actors.System) (bool, error) {
