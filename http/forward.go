@@ -59,6 +59,9 @@ func (s *Server) relayToLeader(ctx *fasthttp.RequestCtx) (bool, *ledger.Error) {
 	}
 	deadline := time.Now().Add(leaderWait)
 	forwarded := len(ctx.Request.Header.Peek(forwardedHeader)) > 0
+	if forwarded {
+		noteForwarded(ctx)
+	}
 	for {
 		changed := c.LeaderChange()
 		if c.IsLeader() {

@@ -149,7 +149,15 @@ func (s *Server) trustedProxy(a netip.Addr) bool {
 
 // checkForwardedClient refuses a request whose statement of its client's
 // address does not verify (a client's forgery, or a stale copy).
+//
+// The verified address is noted for the request log, which then need not
+// read the headers again.
 func (s *Server) checkForwardedClient(ctx *fasthttp.RequestCtx) *ledger.Error {
-	_, _, e := s.forwardedClient(ctx)
+	addr, present, e := s.forwardedClient(ctx)
+	if present && e == nil {
+		if st := requestStateOf(ctx); st != nil {
+			st.clientIP, st.clientVouched = addr, true
+		}
+	}
 	return e
 }

@@ -2,12 +2,14 @@ package http
 
 import (
 	"bytes"
+	"encoding/binary"
 	"hash/fnv"
 	"math/rand/v2"
 	"net/netip"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/goccy/go-json/jsontext"
 	json "github.com/goccy/go-json/v2"
@@ -92,7 +94,11 @@ type requestState struct {
 	// is one of ours (revoked): the record goes to its organization.
 	failedKeyID string
 	clientIP    netip.Addr
-	relayed     bool // a follower relayed it to the leader, which records it
+	// clientVouched: clientIP is the address a follower vouched for,
+	// verified on the way in (checkForwardedClient).
+	clientVouched bool
+	forwarded     bool // it carries the header of a request a node relayed
+	relayed       bool // a follower relayed it to the leader, which records it
 
 	bodyBytes int
 	bodyKept  bool
@@ -122,6 +128,13 @@ func requestStateOf(ctx *fasthttp.RequestCtx) *requestState {
 func noteKey(ctx *fasthttp.RequestCtx, key *ledger.APIKey) {
 	if st := requestStateOf(ctx); st != nil {
 		st.keyID, st.org = key.ID, key.OrgID
+	}
+}
+
+// noteForwarded marks a request that says a node relayed it.
+func noteForwarded(ctx *fasthttp.RequestCtx) {
+	if st := requestStateOf(ctx); st != nil {
+		st.forwarded = true
 	}
 }
 
@@ -245,10 +258,10 @@ type requestRecorder struct {
 	red *redactor
 	out []byte // encode's, reused
 
-	// clientIP is the address a record names: the one IP allowlists judge
-	// by (forwardauth.go), unknown for a relayed request no node vouched
-	// for.
-	clientIP func(*fasthttp.RequestCtx) netip.Addr
+	// clientIP is the address a record names when no follower vouched for
+	// one: the one IP allowlists judge by (forwardauth.go), unknown for a
+	// relayed request no node vouched for.
+	clientIP func(*fasthttp.RequestCtx, *requestState) netip.Addr
 }
 
 func newRequestRecorder(store RequestStore, queueLen int, logger interface{ Warn(string, ...any) }) *requestRecorder {
@@ -353,7 +366,9 @@ func (r *requestRecorder) capture(ctx *fasthttp.RequestCtx, st *requestState) {
 	}
 	st.errEnd = len(buf)
 	st.buf = buf
-	st.clientIP = r.clientIP(ctx)
+	if !st.clientVouched {
+		st.clientIP = r.clientIP(ctx, st)
+	}
 	select {
 	case r.queue <- st:
 	default:
@@ -531,40 +546,55 @@ type requestActor struct {
 
 var nullJSON = jsontext.Value("null")
 
-// encode redacts a record and appends its stored form to b.
+// encode redacts a record and appends its stored form to b (the layout is
+// appendRequestRecord's; this writes it from the record's buffer without
+// copies).
 func (r *requestRecorder) encode(b []byte, st *requestState) []byte {
-	rec := requestRecord{
-		start:          st.start,
-		status:         st.status,
-		durationMicros: st.duration.Microseconds(),
-		bodyBytes:      st.bodyBytes,
-		id:             st.id,
-		method:         st.method,
-		path:           redactPath(string(st.buf[:st.pathEnd])),
-		query:          redactQuery(string(st.buf[st.pathEnd:st.queryEnd])),
-		code:           errorCodeOf(st.buf[st.bodyEnd:st.errEnd]),
-		keyID:          st.keyID,
-		keyHint:        st.keyHint,
-		ctyp:           string(st.buf[st.queryEnd:st.typeEnd]),
-	}
-	if st.clientIP.IsValid() {
-		rec.clientIP = st.clientIP.String()
-	}
+	actor, keyID, keyHint := byte(actorAnonymous), "", st.keyHint
 	switch {
 	case st.keyID != "":
-		rec.actor, rec.keyHint = actorAPIKey, ""
+		actor, keyID, keyHint = actorAPIKey, st.keyID, ""
 	case st.failedKeyID != "":
-		rec.actor, rec.keyID = actorFailedKey, st.failedKeyID
-	default:
-		rec.actor = actorAnonymous
+		actor, keyID = actorFailedKey, st.failedKeyID
 	}
+	b = append(b, requestRecordFormat)
+	b = binary.BigEndian.AppendUint64(b, uint64(st.start.UnixNano()))
+	b = binary.AppendUvarint(b, uint64(st.status))
+	b = binary.AppendUvarint(b, uint64(max(st.duration.Microseconds(), 0)))
+	b = binary.AppendUvarint(b, uint64(max(st.bodyBytes, 0)))
+	b = append(b, actor)
+	b = appendField(b, st.id)
+	b = appendField(b, st.method)
+	b = appendField(b, redactPath(bufString(st.buf[:st.pathEnd])))
+	b = appendField(b, redactQuery(bufString(st.buf[st.pathEnd:st.queryEnd])))
+	b = appendField(b, errorCodeOf(st.buf[st.bodyEnd:st.errEnd]))
+	if st.clientIP.IsValid() {
+		var ip [64]byte
+		b = appendField(b, bufString(st.clientIP.AppendTo(ip[:0])))
+	} else {
+		b = appendField(b, "")
+	}
+	b = appendField(b, keyID)
+	b = appendField(b, keyHint)
+	b = appendField(b, bufString(st.buf[st.queryEnd:st.typeEnd]))
+	var body []byte
 	if st.bodyKept {
-		if body, ok := r.red.body(st.buf[st.typeEnd:st.bodyEnd]); ok {
-			rec.body = body
+		if red, ok := r.red.body(st.buf[st.typeEnd:st.bodyEnd]); ok {
+			body = red
 		}
 	}
-	return appendRequestRecord(b, &rec)
+	b = binary.AppendUvarint(b, uint64(len(body)))
+	return append(b, body...)
 }
+
+func appendField(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+// bufString views bytes as a string for reading, without a copy; the bytes
+// must not change while it is in use.
+func bufString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // errorCodeOf reads the code of an error response, "" if it is not one.
 func errorCodeOf(body []byte) string {

@@ -41,7 +41,7 @@ func TestRequestLogAllocsPerRequest(t *testing.T) {
 	s := New(Config{})
 	// A recorder without its goroutine: the test takes each record off the
 	// queue and returns it to the pool, as the recorder would.
-	s.recorder = &requestRecorder{queue: make(chan *requestState, 1), clientIP: func(ctx *fasthttp.RequestCtx) netip.Addr {
+	s.recorder = &requestRecorder{queue: make(chan *requestState, 1), clientIP: func(ctx *fasthttp.RequestCtx, _ *requestState) netip.Addr {
 		addr, _ := s.clientAddr(ctx)
 		return addr
 	}}

@@ -216,9 +216,11 @@ func New(cfg Config) *Server {
 	}
 	if cfg.RequestLog != nil {
 		s.recorder = newRequestRecorder(cfg.RequestLog, cfg.RequestLogQueue, cfg.Logger)
-		s.recorder.clientIP = func(ctx *fasthttp.RequestCtx) netip.Addr {
-			addr, _ := s.clientAddr(ctx)
-			return addr
+		s.recorder.clientIP = func(ctx *fasthttp.RequestCtx, st *requestState) netip.Addr {
+			if st.forwarded && s.fromPeer(ctx) {
+				return netip.Addr{} // relayed by a node that did not vouch
+			}
+			return s.connectionClient(ctx)
 		}
 	}
 	s.bodies.max = cfg.BodyBytesInFlightMax

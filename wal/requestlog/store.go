@@ -27,8 +27,9 @@ const (
 	MaxBytesDefault      = 1 << 30
 	PruneIntervalDefault = time.Minute
 
-	memTableBytes = 4 << 20
-	cacheBytes    = 16 << 20
+	memTableBytes   = 4 << 20
+	cacheBytes      = 16 << 20
+	targetFileBytes = 256 << 10 // of L0; each deeper level's twice the one above
 	// pruneBatchesMax is how many batches one pruning step deletes, so that
 	// a large backlog is removed in bounded steps.
 	pruneBatchesMax = 1024
@@ -157,13 +158,18 @@ func openDB(fs vfs.FS, dir string, logger *slog.Logger) (*pebble.DB, error) {
 	if err := fs.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("requestlog: %w", err)
 	}
-	db, err := pebble.Open(dir, &pebble.Options{
+	opts := &pebble.Options{
 		FS:                 fs,
 		Logger:             pebbleLogger{logger},
 		FormatMajorVersion: pebble.FormatNewest,
 		MemTableSize:       memTableBytes,
 		CacheSize:          cacheBytes,
-	})
+	}
+	// Small files: a flush overlaps the one before only by the records of
+	// requests that ended after a later one began, and what a compaction
+	// rewrites for that is a file on each side; the rest move down whole.
+	opts.TargetFileSizes[0] = targetFileBytes
+	db, err := pebble.Open(dir, opts)
 	if err != nil {
 		return nil, fmt.Errorf("requestlog: open %s: %w", dir, err)
 	}
