@@ -2,10 +2,12 @@ package http
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"hash/fnv"
 	"math/rand/v2"
 	"net/netip"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -66,6 +68,14 @@ const (
 	// once one arrives: under load it then wakes once per delay, not once
 	// per request, and writes what gathered as one batch.
 	requestLogGatherDelay = 10 * time.Millisecond
+	// requestLogReorderDelay is how long after its request began a record
+	// waits, so that records are written in the order of their positions:
+	// a request that takes longer makes a late record (package
+	// requestlog keeps those apart), the rare one.
+	requestLogReorderDelay = 100 * time.Millisecond
+	// requestLogHeldMax bounds the records waiting for their turn; past it
+	// the oldest are written at once.
+	requestLogHeldMax = 8192
 	// failedAuthRecordsPerSecond bounds the failed authentications a node
 	// records: anyone can send them, and a flood of them must not crowd
 	// the organizations' records out of the queue or the log.
@@ -450,7 +460,7 @@ func keyHintOf(authorization []byte) string {
 
 func (r *requestRecorder) run() {
 	defer close(r.done)
-	batch := make([]*requestState, 0, requestLogBatchMax)
+	var fresh, held []*requestState
 	// Drops are told to the operator once a minute at most, besides the
 	// metric that counts them.
 	tick := time.NewTicker(time.Minute)
@@ -458,47 +468,98 @@ func (r *requestRecorder) run() {
 	gather := time.NewTimer(requestLogGatherDelay)
 	gather.Stop()
 	var told, toldFailedAuth uint64
+	report := func() {
+		if d := r.dropped.Load(); d != told {
+			r.logger.Warn("request log: queue full, records dropped", "dropped", d-told, "droppedTotal", d)
+			told = d
+		}
+		if d := r.failedAuthDropped.Load(); d != toldFailedAuth {
+			r.logger.Warn("request log: failed authentications past the per-second bound, not recorded",
+				"dropped", d-toldFailedAuth, "droppedTotal", d)
+			toldFailedAuth = d
+		}
+	}
+	stopping := false
 	for {
-		select {
-		case <-tick.C:
-			if d := r.dropped.Load(); d != told {
-				r.logger.Warn("request log: queue full, records dropped", "dropped", d-told, "droppedTotal", d)
-				told = d
+		if len(held) == 0 && !stopping {
+			select {
+			case <-tick.C:
+				report()
+				continue
+			case st := <-r.queue:
+				fresh = append(fresh, st)
+			case <-r.stop:
+				stopping = true
 			}
-			if d := r.failedAuthDropped.Load(); d != toldFailedAuth {
-				r.logger.Warn("request log: failed authentications past the per-second bound, not recorded",
-					"dropped", d-toldFailedAuth, "droppedTotal", d)
-				toldFailedAuth = d
-			}
-			continue
-		case st := <-r.queue:
-			batch = append(batch[:0], st)
-		case <-r.stop:
 		}
 		// Let records gather while this goroutine is off the queue: a
 		// send then wakes no one.
-		gather.Reset(requestLogGatherDelay)
-		select {
-		case <-gather.C:
-		case <-r.stop:
-			gather.Stop()
-		}
-		for {
-			for len(batch) < requestLogBatchMax && len(r.queue) > 0 {
-				batch = append(batch, <-r.queue)
+		if !stopping {
+			gather.Reset(requestLogGatherDelay)
+			select {
+			case <-gather.C:
+			case <-r.stop:
+				gather.Stop()
+				stopping = true
 			}
-			if len(batch) == 0 {
-				break
-			}
-			r.write(batch)
-			batch = batch[:0]
 		}
-		select {
-		case <-r.stop:
+		for len(r.queue) > 0 {
+			fresh = append(fresh, <-r.queue)
+		}
+		held = mergeBySeq(held, fresh)
+		fresh = fresh[:0]
+		// Records are written in the order of their positions once every
+		// request that began before them has most likely ended: the log
+		// then only ever writes at its end (package requestlog).
+		due := len(held)
+		if !stopping {
+			cutoff := time.Now().Add(-requestLogReorderDelay)
+			due = 0
+			for due < len(held) && (held[due].start.Before(cutoff) || len(held)-due > requestLogHeldMax) {
+				due++
+			}
+		}
+		for i := 0; i < due; i += requestLogBatchMax {
+			r.write(held[i:min(i+requestLogBatchMax, due)])
+		}
+		n := copy(held, held[due:])
+		clear(held[n:])
+		held = held[:n]
+		if stopping && len(held) == 0 && len(r.queue) == 0 {
 			return
+		}
+		select {
+		case <-tick.C:
+			report()
 		default:
 		}
 	}
+}
+
+// mergeBySeq sorts fresh by position and merges it into held, which is in
+// that order.
+func mergeBySeq(held, fresh []*requestState) []*requestState {
+	if len(fresh) == 0 {
+		return held
+	}
+	bySeq := func(a, b *requestState) int { return cmp.Compare(a.seq, b.seq) }
+	slices.SortFunc(fresh, bySeq)
+	if len(held) == 0 || held[len(held)-1].seq < fresh[0].seq {
+		return append(held, fresh...)
+	}
+	merged := make([]*requestState, 0, len(held)+len(fresh))
+	i, j := 0, 0
+	for i < len(held) && j < len(fresh) {
+		if held[i].seq < fresh[j].seq {
+			merged = append(merged, held[i])
+			i++
+		} else {
+			merged = append(merged, fresh[j])
+			j++
+		}
+	}
+	merged = append(merged, held[i:]...)
+	return append(merged, fresh[j:]...)
 }
 
 func (r *requestRecorder) write(batch []*requestState) {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"log/slog"
 	"math"
 	"os"
@@ -69,13 +70,16 @@ type Options struct {
 // Store is a node's request log on Pebble. See the package documentation
 // for who may call what concurrently.
 type Store struct {
-	records *pebble.DB // 'r' | seq → record
+	records *pebble.DB // 'r' | seq → record, each above every one before
+	late    *pebble.DB // 'r' | seq → record, below one already written
 	index   *pebble.DB // 'x' | batch → the batch's entry
 	opts    Options
 
-	// The batch in the making: Append's, until Commit.
-	batch   *pebble.Batch
-	pending []pending
+	// The batch in the making: Append's, until Commit; a record goes to
+	// lateBatch when its position is not above every one records holds.
+	batch, lateBatch *pebble.Batch
+	pending          []pending
+	recordsMax       uint64 // the highest position records holds; the recorder's
 
 	next atomic.Uint64 // the last position NextSeq drew
 
@@ -140,16 +144,22 @@ func Open(dir string, opts Options) (*Store, error) {
 	if s.records, err = openDB(fs, filepath.Join(dir, "records"), opts.Logger); err != nil {
 		return nil, err
 	}
+	if s.late, err = openDB(fs, filepath.Join(dir, "late"), opts.Logger); err != nil {
+		s.records.Close()
+		return nil, err
+	}
 	if s.index, err = openDB(fs, filepath.Join(dir, "index"), opts.Logger); err != nil {
 		s.records.Close()
+		s.late.Close()
 		return nil, err
 	}
 	if err := s.load(); err != nil {
 		s.records.Close()
+		s.late.Close()
 		s.index.Close()
 		return nil, err
 	}
-	s.batch = s.records.NewBatch()
+	s.batch, s.lateBatch = s.records.NewBatch(), s.late.NewBatch()
 	go s.pruneLoop()
 	return s, nil
 }
@@ -165,6 +175,9 @@ func openDB(fs vfs.FS, dir string, logger *slog.Logger) (*pebble.DB, error) {
 		MemTableSize:       memTableBytes,
 		CacheSize:          cacheBytes,
 	}
+	// Records are small and read rarely: writing them uncompressed costs
+	// less CPU than the disk it would save (MaxBytes bounds them either way).
+	opts.ApplyCompressionSettings(func() pebble.DBCompressionSettings { return pebble.DBCompressionNone })
 	// Small files: a flush overlaps the one before only by the records of
 	// requests that ended after a later one began, and what a compaction
 	// rewrites for that is a file on each side; the rest move down whole.
@@ -195,20 +208,23 @@ func setAsideOldFormat(dir string, logger *slog.Logger) error {
 // load reads the positions and the batch entries: the organizations'
 // newest batches and the live bytes.
 func (s *Store) load() error {
-	it, err := s.records.NewIter(&pebble.IterOptions{LowerBound: []byte{'r'}, UpperBound: []byte{'s'}})
-	if err != nil {
-		return fmt.Errorf("requestlog: %w", err)
+	var last [2]uint64
+	for i, db := range []*pebble.DB{s.records, s.late} {
+		it, err := db.NewIter(&pebble.IterOptions{LowerBound: []byte{'r'}, UpperBound: []byte{'s'}})
+		if err != nil {
+			return fmt.Errorf("requestlog: %w", err)
+		}
+		if it.Last() && len(it.Key()) == 9 {
+			last[i] = binary.BigEndian.Uint64(it.Key()[1:])
+		}
+		if err := it.Close(); err != nil {
+			return fmt.Errorf("requestlog: %w", err)
+		}
 	}
-	var last uint64
-	if it.Last() && len(it.Key()) == 9 {
-		last = binary.BigEndian.Uint64(it.Key()[1:])
-	}
-	if err := it.Close(); err != nil {
-		return fmt.Errorf("requestlog: %w", err)
-	}
-	s.next.Store(max(last, uint64(time.Now().UnixMicro())))
+	s.recordsMax = last[0]
+	s.next.Store(max(last[0], last[1], uint64(time.Now().UnixMicro())))
 
-	it, err = s.index.NewIter(&pebble.IterOptions{LowerBound: []byte{'x'}, UpperBound: []byte{'y'}})
+	it, err := s.index.NewIter(&pebble.IterOptions{LowerBound: []byte{'x'}, UpperBound: []byte{'y'}})
 	if err != nil {
 		return fmt.Errorf("requestlog: %w", err)
 	}
@@ -242,7 +258,8 @@ func (s *Store) Close() error {
 	close(s.stop)
 	<-s.stopped
 	s.batch.Close()
-	return errors.Join(s.index.Close(), s.records.Close())
+	s.lateBatch.Close()
+	return errors.Join(s.index.Close(), s.late.Close(), s.records.Close())
 }
 
 func (s *Store) enter() error {
@@ -285,7 +302,11 @@ func (s *Store) Append(seq uint64, id, org string, at time.Time, value []byte) e
 	}
 	// The value is written in place in the batch: no copy of it is made.
 	valueLen := headerBytes + 1 + len(id) + 1 + len(org) + len(value)
-	op := s.batch.SetDeferred(1+8, valueLen)
+	b := s.batch
+	if seq <= s.recordsMax {
+		b = s.lateBatch
+	}
+	op := b.SetDeferred(1+8, valueLen)
 	op.Key[0] = 'r'
 	binary.BigEndian.PutUint64(op.Key[1:], seq)
 	rv := append(op.Value[:0], recordVersion, 0, 0, 0, 0)
@@ -321,10 +342,19 @@ func (s *Store) Commit() error {
 	defer s.mu.Unlock()
 	defer func() {
 		s.batch.Reset()
+		s.lateBatch.Reset()
 		s.pending = s.pending[:0]
 	}()
-	if err := s.batch.Commit(pebble.NoSync); err != nil {
-		return fmt.Errorf("requestlog: commit: %w", err)
+	for _, b := range []*pebble.Batch{s.batch, s.lateBatch} {
+		if b.Empty() {
+			continue
+		}
+		if err := b.Commit(pebble.NoSync); err != nil {
+			return fmt.Errorf("requestlog: commit: %w", err)
+		}
+	}
+	for _, p := range s.pending {
+		s.recordsMax = max(s.recordsMax, p.seq)
 	}
 	no := s.lastBatch + 1
 	e := s.entryOf(no)
@@ -431,12 +461,9 @@ func (s *Store) Get(seq uint64, id, org string) ([]byte, bool, error) {
 	if !validField(id) {
 		return nil, false, nil
 	}
-	v, closer, err := s.records.Get(recordKey(seq))
-	if errors.Is(err, pebble.ErrNotFound) {
-		return nil, false, nil
-	}
-	if err != nil {
-		return nil, false, fmt.Errorf("requestlog: %w", err)
+	v, closer, found, err := s.read(seq)
+	if !found || err != nil {
+		return nil, false, err
 	}
 	defer closer.Close()
 	r, err := decodeRecord(v)
@@ -496,12 +523,12 @@ func (s *Store) Scan(org string, before uint64, fn func(pos uint64, at time.Time
 // visit calls fn with the record at seq if it is org's and live; more is
 // false once fn or the retention ends the scan.
 func (s *Store) visit(seq uint64, org string, pos uint64, fn func(pos uint64, at time.Time, value []byte) bool) (more bool, err error) {
-	v, closer, err := s.records.Get(recordKey(seq))
-	if errors.Is(err, pebble.ErrNotFound) {
-		return true, nil // pruned meanwhile
-	}
+	v, closer, found, err := s.read(seq)
 	if err != nil {
-		return false, fmt.Errorf("requestlog: %w", err)
+		return false, err
+	}
+	if !found {
+		return true, nil // pruned meanwhile
 	}
 	defer closer.Close()
 	r, err := decodeRecord(v)
@@ -515,6 +542,22 @@ func (s *Store) visit(seq uint64, org string, pos uint64, fn func(pos uint64, at
 		return false, nil // every older record is older still
 	}
 	return fn(pos, r.at, r.value), nil
+}
+
+// read returns the record at seq, from records or else late.
+func (s *Store) read(seq uint64) ([]byte, io.Closer, bool, error) {
+	k := recordKey(seq)
+	for _, db := range []*pebble.DB{s.records, s.late} {
+		v, closer, err := db.Get(k)
+		if errors.Is(err, pebble.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, nil, false, fmt.Errorf("requestlog: %w", err)
+		}
+		return v, closer, true, nil
+	}
+	return nil, nil, false, nil
 }
 
 func (s *Store) readEntry(no uint64) (entry, bool, error) {
@@ -608,8 +651,10 @@ func (s *Store) pruneStep() (int, bool, error) {
 	}
 	// The records first: a crash between the two leaves entries whose
 	// records are gone, which reads skip and the next pruning deletes.
-	if err := s.records.DeleteRange([]byte{'r'}, recordKey(maxSeq+1), pebble.NoSync); err != nil {
-		return 0, false, fmt.Errorf("requestlog: prune: %w", err)
+	for _, db := range []*pebble.DB{s.records, s.late} {
+		if err := db.DeleteRange([]byte{'r'}, recordKey(maxSeq+1), pebble.NoSync); err != nil {
+			return 0, false, fmt.Errorf("requestlog: prune: %w", err)
+		}
 	}
 	if err := s.index.DeleteRange([]byte{'x'}, entryKey(lastNo+1), pebble.NoSync); err != nil {
 		return 0, false, fmt.Errorf("requestlog: prune: %w", err)
@@ -638,8 +683,9 @@ func (s *Store) pruneUnattributedStep() (int, bool, error) {
 		return 0, false, fmt.Errorf("requestlog: %w", err)
 	}
 	defer it.Close()
-	rb, ib := s.records.NewBatch(), s.index.NewBatch()
+	rb, lb, ib := s.records.NewBatch(), s.late.NewBatch(), s.index.NewBatch()
 	defer rb.Close()
+	defer lb.Close()
 	defer ib.Close()
 	live, un := s.liveBytes.Load(), s.unattributed.Load()
 	batches, records := 0, 0
@@ -653,6 +699,7 @@ func (s *Store) pruneUnattributedStep() (int, bool, error) {
 		}
 		for _, seq := range e.orgs[0].seqs {
 			rb.Delete(recordKey(seq), nil)
+			lb.Delete(recordKey(seq), nil)
 		}
 		records += len(e.orgs[0].seqs)
 		e.orgs = e.orgs[1:]
@@ -674,6 +721,9 @@ func (s *Store) pruneUnattributedStep() (int, bool, error) {
 		return 0, false, it.Error()
 	}
 	if err := rb.Commit(pebble.NoSync); err != nil {
+		return 0, false, fmt.Errorf("requestlog: prune: %w", err)
+	}
+	if err := lb.Commit(pebble.NoSync); err != nil {
 		return 0, false, fmt.Errorf("requestlog: prune: %w", err)
 	}
 	if err := ib.Commit(pebble.NoSync); err != nil {

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/cockroachdb/pebble/v2"
 )
 
 // clock is a settable time source for retention.
@@ -417,4 +419,69 @@ func TestScanAgainstModel(t *testing.T) {
 		t.Fatalf("reopened with %d live bytes, want %d", s.Bytes(), live)
 	}
 	check(s)
+}
+
+// A record whose position is below one already written (its request began
+// before and ended after another's) goes to the late log: it is read by
+// id and by scan like any other, survives a reopening, and is pruned with
+// its batch.
+func TestLateRecords(t *testing.T) {
+	c := &clock{now: time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)}
+	dir := t.TempDir()
+	s := open(t, dir, Options{Now: c.Now, Retention: time.Hour})
+	early, later := s.NextSeq(), s.NextSeq()
+	for _, r := range []struct {
+		seq uint64
+		id  string
+	}{{later, "req_later"}, {early, "req_early"}} {
+		if err := s.Append(r.seq, r.id, "org_a", c.Now(), []byte(r.id)); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Commit(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, closer, err := s.late.Get(recordKey(early)); err != nil {
+		t.Fatalf("the late record is not in the late log: %v", err)
+	} else {
+		closer.Close()
+	}
+	check := func(s *Store) {
+		t.Helper()
+		for _, r := range []struct {
+			seq uint64
+			id  string
+		}{{later, "req_later"}, {early, "req_early"}} {
+			if v, ok, err := s.Get(r.seq, r.id, "org_a"); err != nil || !ok || string(v) != r.id {
+				t.Fatalf("Get %s = %q %v %v", r.id, v, ok, err)
+			}
+		}
+		var got []string
+		if err := s.Scan("org_a", math.MaxUint64, func(pos uint64, at time.Time, value []byte) bool {
+			got = append(got, string(value))
+			return true
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(got) != "[req_early req_later]" {
+			t.Fatalf("scan: %v (newest batch first)", got)
+		}
+	}
+	check(s)
+	s.Close()
+	s = open(t, dir, Options{Now: c.Now, Retention: time.Hour})
+	check(s)
+	if n := s.NextSeq(); n <= later {
+		t.Fatalf("NextSeq after reopening = %d, not above %d", n, later)
+	}
+	c.advance(2 * time.Hour)
+	if n, err := s.Prune(); err != nil || n != 2 || s.Bytes() != 0 {
+		t.Fatalf("Prune = %d, %v; %d bytes left", n, err, s.Bytes())
+	}
+	for _, db := range []*pebble.DB{s.records, s.late} {
+		if _, closer, err := db.Get(recordKey(early)); err == nil {
+			closer.Close()
+			t.Fatal("a pruned record is left")
+		}
+	}
 }
