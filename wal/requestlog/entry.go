@@ -12,6 +12,7 @@ import (
 type entry struct {
 	newestAt     int64  // the newest record's time, unix ns
 	maxSeq       uint64 // the highest position among the records
+	block        uint64 // the first position of the batch's block; 0: none
 	bytes        int64  // what the records and this entry count toward MaxBytes
 	unattributed int64  // of bytes, the records of no organization
 	orgs         []section
@@ -26,7 +27,7 @@ type section struct {
 
 // encode returns an entry's value:
 //
-//	version 1 | CRC-32C of the rest (4) | newestAt (8) | maxSeq (8) |
+//	version 1 | CRC-32C of the rest (4) | newestAt (8) | maxSeq (8) | block (8) |
 //	bytes, unattributed, len(orgs) as uvarints | per organization: len (1),
 //	organization, prev, len(seqs), the first seq, then each next one's
 //	distance below the one before, as uvarints
@@ -35,6 +36,7 @@ func (e *entry) encode() []byte {
 	v[0] = entryVersion
 	v = binary.BigEndian.AppendUint64(v, uint64(e.newestAt))
 	v = binary.BigEndian.AppendUint64(v, e.maxSeq)
+	v = binary.BigEndian.AppendUint64(v, e.block)
 	v = binary.AppendUvarint(v, uint64(max(e.bytes, 0)))
 	v = binary.AppendUvarint(v, uint64(max(e.unattributed, 0)))
 	v = binary.AppendUvarint(v, uint64(len(e.orgs)))
@@ -69,12 +71,13 @@ func decodeEntryKV(k, v []byte) (uint64, entry, error) {
 
 func decodeEntry(v []byte) (entry, error) {
 	var e entry
-	if len(v) < 5+16 || v[0] != entryVersion || binary.BigEndian.Uint32(v[1:]) != crc32.Checksum(v[5:], crcTable) {
+	if len(v) < 5+24 || v[0] != entryVersion || binary.BigEndian.Uint32(v[1:]) != crc32.Checksum(v[5:], crcTable) {
 		return e, ErrCorrupt
 	}
 	e.newestAt = int64(binary.BigEndian.Uint64(v[5:]))
 	e.maxSeq = binary.BigEndian.Uint64(v[13:])
-	d := decoder{b: v[21:]}
+	e.block = binary.BigEndian.Uint64(v[21:])
+	d := decoder{b: v[29:]}
 	e.bytes, e.unattributed = int64(d.uvarint()), int64(d.uvarint())
 	n := d.uvarint()
 	if n > uint64(len(d.b)) {

@@ -70,16 +70,18 @@ type Options struct {
 // Store is a node's request log on Pebble. See the package documentation
 // for who may call what concurrently.
 type Store struct {
-	records *pebble.DB // 'r' | seq → record, each above every one before
-	late    *pebble.DB // 'r' | seq → record, below one already written
+	records *pebble.DB // 'b' | first seq → a batch's block of records
+	loose   *pebble.DB // 'r' | seq → a late record, or one of no organization
 	index   *pebble.DB // 'x' | batch → the batch's entry
 	opts    Options
 
-	// The batch in the making: Append's, until Commit; a record goes to
-	// lateBatch when its position is not above every one records holds.
-	batch, lateBatch *pebble.Batch
-	pending          []pending
-	recordsMax       uint64 // the highest position records holds; the recorder's
+	// The batch in the making, Append's until Commit: its block, and the
+	// records that go to loose.
+	block                []byte
+	blockFirst, blockMax uint64 // the block's lowest and highest positions; 0: empty
+	looseBatch           *pebble.Batch
+	pending              []pending
+	recordsMax           uint64 // the highest position records holds; the recorder's
 
 	next atomic.Uint64 // the last position NextSeq drew
 
@@ -144,22 +146,22 @@ func Open(dir string, opts Options) (*Store, error) {
 	if s.records, err = openDB(fs, filepath.Join(dir, "records"), opts.Logger); err != nil {
 		return nil, err
 	}
-	if s.late, err = openDB(fs, filepath.Join(dir, "late"), opts.Logger); err != nil {
+	if s.loose, err = openDB(fs, filepath.Join(dir, "loose"), opts.Logger); err != nil {
 		s.records.Close()
 		return nil, err
 	}
 	if s.index, err = openDB(fs, filepath.Join(dir, "index"), opts.Logger); err != nil {
 		s.records.Close()
-		s.late.Close()
+		s.loose.Close()
 		return nil, err
 	}
 	if err := s.load(); err != nil {
 		s.records.Close()
-		s.late.Close()
+		s.loose.Close()
 		s.index.Close()
 		return nil, err
 	}
-	s.batch, s.lateBatch = s.records.NewBatch(), s.late.NewBatch()
+	s.looseBatch = s.loose.NewBatch()
 	go s.pruneLoop()
 	return s, nil
 }
@@ -209,13 +211,24 @@ func setAsideOldFormat(dir string, logger *slog.Logger) error {
 // newest batches and the live bytes.
 func (s *Store) load() error {
 	var last [2]uint64
-	for i, db := range []*pebble.DB{s.records, s.late} {
-		it, err := db.NewIter(&pebble.IterOptions{LowerBound: []byte{'r'}, UpperBound: []byte{'s'}})
+	for i, db := range []*pebble.DB{s.records, s.loose} {
+		it, err := db.NewIter(nil)
 		if err != nil {
 			return fmt.Errorf("requestlog: %w", err)
 		}
 		if it.Last() && len(it.Key()) == 9 {
 			last[i] = binary.BigEndian.Uint64(it.Key()[1:])
+			if db == s.records {
+				// The block's highest position, not its first.
+				for rest := it.Value(); len(rest) > 0; {
+					seq, _, next, ok := nextInBlock(rest)
+					if !ok {
+						it.Close()
+						return fmt.Errorf("%w: block %x", ErrCorrupt, it.Key()[1:])
+					}
+					last[i], rest = max(last[i], seq), next
+				}
+			}
 		}
 		if err := it.Close(); err != nil {
 			return fmt.Errorf("requestlog: %w", err)
@@ -257,9 +270,8 @@ func (s *Store) Close() error {
 	s.closed = true
 	close(s.stop)
 	<-s.stopped
-	s.batch.Close()
-	s.lateBatch.Close()
-	return errors.Join(s.index.Close(), s.late.Close(), s.records.Close())
+	s.looseBatch.Close()
+	return errors.Join(s.index.Close(), s.loose.Close(), s.records.Close())
 }
 
 func (s *Store) enter() error {
@@ -275,6 +287,10 @@ func (s *Store) leave() { s.gate.RUnlock() }
 
 func recordKey(seq uint64) []byte {
 	return binary.BigEndian.AppendUint64([]byte{'r'}, seq)
+}
+
+func blockKey(first uint64) []byte {
+	return binary.BigEndian.AppendUint64([]byte{'b'}, first)
 }
 
 func entryKey(batch uint64) []byte {
@@ -300,28 +316,57 @@ func (s *Store) Append(seq uint64, id, org string, at time.Time, value []byte) e
 	if len(s.pending) == batchLenMax {
 		return fmt.Errorf("requestlog: more than %d records in one batch", batchLenMax)
 	}
-	// The value is written in place in the batch: no copy of it is made.
 	valueLen := headerBytes + 1 + len(id) + 1 + len(org) + len(value)
-	b := s.batch
-	if seq <= s.recordsMax {
-		b = s.lateBatch
-	}
-	op := b.SetDeferred(1+8, valueLen)
-	op.Key[0] = 'r'
-	binary.BigEndian.PutUint64(op.Key[1:], seq)
-	rv := append(op.Value[:0], recordVersion, 0, 0, 0, 0)
-	rv = binary.BigEndian.AppendUint64(rv, uint64(at.UnixNano()))
-	rv = append(rv, byte(len(id)))
-	rv = append(rv, id...)
-	rv = append(rv, byte(len(org)))
-	rv = append(rv, org...)
-	rv = append(rv, value...)
-	binary.BigEndian.PutUint32(rv[1:], crc32.Checksum(rv[5:], crcTable))
-	if err := op.Finish(); err != nil {
-		return fmt.Errorf("requestlog: %w", err)
+	if seq > s.recordsMax && org != "" {
+		// Into the batch's block: one key for the whole batch.
+		s.block = binary.BigEndian.AppendUint64(s.block, seq)
+		s.block = binary.AppendUvarint(s.block, uint64(valueLen))
+		s.block = appendRecord(s.block, id, org, at, value)
+		if s.blockFirst == 0 || seq < s.blockFirst {
+			s.blockFirst = seq
+		}
+		s.blockMax = max(s.blockMax, seq)
+	} else {
+		// The value is written in place in the batch: no copy is made.
+		op := s.looseBatch.SetDeferred(1+8, valueLen)
+		op.Key[0] = 'r'
+		binary.BigEndian.PutUint64(op.Key[1:], seq)
+		appendRecord(op.Value[:0], id, org, at, value)
+		if err := op.Finish(); err != nil {
+			return fmt.Errorf("requestlog: %w", err)
+		}
 	}
 	s.pending = append(s.pending, pending{org: org, seq: seq, at: at.UnixNano(), bytes: int64(9 + valueLen)})
 	return nil
+}
+
+// appendRecord appends a record's stored form (the package doc's layout).
+func appendRecord(b []byte, id, org string, at time.Time, value []byte) []byte {
+	start := len(b)
+	b = append(b, recordVersion, 0, 0, 0, 0)
+	b = binary.BigEndian.AppendUint64(b, uint64(at.UnixNano()))
+	b = append(b, byte(len(id)))
+	b = append(b, id...)
+	b = append(b, byte(len(org)))
+	b = append(b, org...)
+	b = append(b, value...)
+	binary.BigEndian.PutUint32(b[start+1:], crc32.Checksum(b[start+5:], crcTable))
+	return b
+}
+
+// nextInBlock reads the first record of a block: its position, its stored
+// form and the rest of the block.
+func nextInBlock(b []byte) (seq uint64, record, rest []byte, ok bool) {
+	if len(b) < 8 {
+		return 0, nil, nil, false
+	}
+	seq = binary.BigEndian.Uint64(b)
+	n, k := binary.Uvarint(b[8:])
+	if k <= 0 || n > uint64(len(b)-8-k) {
+		return 0, nil, nil, false
+	}
+	b = b[8+k:]
+	return seq, b[:n], b[n:], true
 }
 
 func validField(v string) bool {
@@ -340,24 +385,26 @@ func (s *Store) Commit() error {
 	defer s.leave()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	blockFirst := s.blockFirst
 	defer func() {
-		s.batch.Reset()
-		s.lateBatch.Reset()
+		s.block, s.blockFirst, s.blockMax = s.block[:0], 0, 0
+		s.looseBatch.Reset()
 		s.pending = s.pending[:0]
 	}()
-	for _, b := range []*pebble.Batch{s.batch, s.lateBatch} {
-		if b.Empty() {
-			continue
+	if blockFirst != 0 {
+		if err := s.records.Set(blockKey(blockFirst), s.block, pebble.NoSync); err != nil {
+			return fmt.Errorf("requestlog: commit: %w", err)
 		}
-		if err := b.Commit(pebble.NoSync); err != nil {
+		s.recordsMax = max(s.recordsMax, s.blockMax)
+	}
+	if !s.looseBatch.Empty() {
+		if err := s.looseBatch.Commit(pebble.NoSync); err != nil {
 			return fmt.Errorf("requestlog: commit: %w", err)
 		}
 	}
-	for _, p := range s.pending {
-		s.recordsMax = max(s.recordsMax, p.seq)
-	}
 	no := s.lastBatch + 1
 	e := s.entryOf(no)
+	e.block = blockFirst
 	// The entry counts toward MaxBytes too (within a byte: it holds the
 	// count).
 	e.bytes += int64(9 + len(e.encode()))
@@ -544,20 +591,40 @@ func (s *Store) visit(seq uint64, org string, pos uint64, fn func(pos uint64, at
 	return fn(pos, r.at, r.value), nil
 }
 
-// read returns the record at seq, from records or else late.
+// read returns the record at seq: in the block of records whose first
+// position is the highest at or below seq, or else in loose.
 func (s *Store) read(seq uint64) ([]byte, io.Closer, bool, error) {
-	k := recordKey(seq)
-	for _, db := range []*pebble.DB{s.records, s.late} {
-		v, closer, err := db.Get(k)
-		if errors.Is(err, pebble.ErrNotFound) {
-			continue
-		}
+	if seq < math.MaxUint64 {
+		it, err := s.records.NewIter(&pebble.IterOptions{LowerBound: []byte{'b'}, UpperBound: blockKey(seq + 1)})
 		if err != nil {
 			return nil, nil, false, fmt.Errorf("requestlog: %w", err)
 		}
-		return v, closer, true, nil
+		if it.Last() {
+			for rest := it.Value(); len(rest) > 0; {
+				at, record, next, ok := nextInBlock(rest)
+				if !ok {
+					err := fmt.Errorf("%w: block %x", ErrCorrupt, it.Key()[1:])
+					it.Close()
+					return nil, nil, false, err
+				}
+				if at == seq {
+					return record, it, true, nil
+				}
+				rest = next
+			}
+		}
+		if err := it.Close(); err != nil {
+			return nil, nil, false, fmt.Errorf("requestlog: %w", err)
+		}
 	}
-	return nil, nil, false, nil
+	v, closer, err := s.loose.Get(recordKey(seq))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, nil, false, nil
+	}
+	if err != nil {
+		return nil, nil, false, fmt.Errorf("requestlog: %w", err)
+	}
+	return v, closer, true, nil
 }
 
 func (s *Store) readEntry(no uint64) (entry, bool, error) {
@@ -626,7 +693,7 @@ func (s *Store) pruneStep() (int, bool, error) {
 	}
 	defer it.Close()
 	live, un := s.liveBytes.Load(), s.unattributed.Load()
-	var lastNo, maxSeq uint64
+	var lastNo, maxSeq, lastBlock uint64
 	batches, records := 0, 0
 	var orgs []string
 	for valid := it.First(); valid && batches < pruneBatchesMax; valid = it.Next() {
@@ -637,7 +704,7 @@ func (s *Store) pruneStep() (int, bool, error) {
 		if !s.expired(time.Unix(0, e.newestAt)) && live <= s.opts.MaxBytes {
 			break
 		}
-		lastNo, maxSeq = no, max(maxSeq, e.maxSeq)
+		lastNo, maxSeq, lastBlock = no, max(maxSeq, e.maxSeq), max(lastBlock, e.block)
 		live -= e.bytes
 		un -= e.unattributed
 		for _, sec := range e.orgs {
@@ -651,10 +718,13 @@ func (s *Store) pruneStep() (int, bool, error) {
 	}
 	// The records first: a crash between the two leaves entries whose
 	// records are gone, which reads skip and the next pruning deletes.
-	for _, db := range []*pebble.DB{s.records, s.late} {
-		if err := db.DeleteRange([]byte{'r'}, recordKey(maxSeq+1), pebble.NoSync); err != nil {
+	if lastBlock != 0 {
+		if err := s.records.DeleteRange([]byte{'b'}, blockKey(lastBlock+1), pebble.NoSync); err != nil {
 			return 0, false, fmt.Errorf("requestlog: prune: %w", err)
 		}
+	}
+	if err := s.loose.DeleteRange([]byte{'r'}, recordKey(maxSeq+1), pebble.NoSync); err != nil {
+		return 0, false, fmt.Errorf("requestlog: prune: %w", err)
 	}
 	if err := s.index.DeleteRange([]byte{'x'}, entryKey(lastNo+1), pebble.NoSync); err != nil {
 		return 0, false, fmt.Errorf("requestlog: prune: %w", err)
@@ -683,8 +753,7 @@ func (s *Store) pruneUnattributedStep() (int, bool, error) {
 		return 0, false, fmt.Errorf("requestlog: %w", err)
 	}
 	defer it.Close()
-	rb, lb, ib := s.records.NewBatch(), s.late.NewBatch(), s.index.NewBatch()
-	defer rb.Close()
+	lb, ib := s.loose.NewBatch(), s.index.NewBatch()
 	defer lb.Close()
 	defer ib.Close()
 	live, un := s.liveBytes.Load(), s.unattributed.Load()
@@ -698,8 +767,7 @@ func (s *Store) pruneUnattributedStep() (int, bool, error) {
 			continue // sorted: the empty organization comes first
 		}
 		for _, seq := range e.orgs[0].seqs {
-			rb.Delete(recordKey(seq), nil)
-			lb.Delete(recordKey(seq), nil)
+			lb.Delete(recordKey(seq), nil) // never in a block
 		}
 		records += len(e.orgs[0].seqs)
 		e.orgs = e.orgs[1:]
@@ -719,9 +787,6 @@ func (s *Store) pruneUnattributedStep() (int, bool, error) {
 	}
 	if batches == 0 {
 		return 0, false, it.Error()
-	}
-	if err := rb.Commit(pebble.NoSync); err != nil {
-		return 0, false, fmt.Errorf("requestlog: prune: %w", err)
 	}
 	if err := lb.Commit(pebble.NoSync); err != nil {
 		return 0, false, fmt.Errorf("requestlog: prune: %w", err)

@@ -12,8 +12,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/cockroachdb/pebble/v2"
 )
 
 // clock is a settable time source for retention.
@@ -422,9 +420,9 @@ func TestScanAgainstModel(t *testing.T) {
 }
 
 // A record whose position is below one already written (its request began
-// before and ended after another's) goes to the late log: it is read by
-// id and by scan like any other, survives a reopening, and is pruned with
-// its batch.
+// before and ended after another's) goes to the loose log, not into a
+// block: it is read by id and by scan like any other, survives a
+// reopening, and is pruned with its batch.
 func TestLateRecords(t *testing.T) {
 	c := &clock{now: time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)}
 	dir := t.TempDir()
@@ -441,8 +439,8 @@ func TestLateRecords(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, closer, err := s.late.Get(recordKey(early)); err != nil {
-		t.Fatalf("the late record is not in the late log: %v", err)
+	if _, closer, err := s.loose.Get(recordKey(early)); err != nil {
+		t.Fatalf("the late record is not in the loose log: %v", err)
 	} else {
 		closer.Close()
 	}
@@ -478,10 +476,12 @@ func TestLateRecords(t *testing.T) {
 	if n, err := s.Prune(); err != nil || n != 2 || s.Bytes() != 0 {
 		t.Fatalf("Prune = %d, %v; %d bytes left", n, err, s.Bytes())
 	}
-	for _, db := range []*pebble.DB{s.records, s.late} {
-		if _, closer, err := db.Get(recordKey(early)); err == nil {
-			closer.Close()
-			t.Fatal("a pruned record is left")
+	for _, seq := range []uint64{early, later} {
+		if _, closer, found, err := s.read(seq); err != nil || found {
+			if closer != nil {
+				closer.Close()
+			}
+			t.Fatalf("a pruned record is left (%v)", err)
 		}
 	}
 }
