@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"hash/fnv"
 	"math/rand/v2"
+	"net"
 	"net/netip"
 	"slices"
 	"sync"
@@ -104,6 +105,9 @@ type requestState struct {
 	// is one of ours (revoked): the record goes to its organization.
 	failedKeyID string
 	clientIP    netip.Addr
+	// remote is the connection's peer when it alone names the client: the
+	// recorder makes it clientIP, off the request path.
+	remote net.Addr
 	// clientVouched: clientIP is the address a follower vouched for,
 	// verified on the way in (checkForwardedClient).
 	clientVouched bool
@@ -268,10 +272,10 @@ type requestRecorder struct {
 	red *redactor
 	out []byte // encode's, reused
 
-	// clientIP is the address a record names when no follower vouched for
-	// one: the one IP allowlists judge by (forwardauth.go), unknown for a
-	// relayed request no node vouched for.
-	clientIP func(*fasthttp.RequestCtx, *requestState) netip.Addr
+	// clientIP notes the address a record names when no follower vouched
+	// for one: the one IP allowlists judge by (forwardauth.go), unknown
+	// for a relayed request no node vouched for.
+	clientIP func(*fasthttp.RequestCtx, *requestState)
 }
 
 func newRequestRecorder(store RequestStore, queueLen int, logger interface{ Warn(string, ...any) }) *requestRecorder {
@@ -377,7 +381,7 @@ func (r *requestRecorder) capture(ctx *fasthttp.RequestCtx, st *requestState) {
 	st.errEnd = len(buf)
 	st.buf = buf
 	if !st.clientVouched {
-		st.clientIP = r.clientIP(ctx, st)
+		r.clientIP(ctx, st)
 	}
 	select {
 	case r.queue <- st:
@@ -629,6 +633,11 @@ func (r *requestRecorder) encode(b []byte, st *requestState) []byte {
 	b = appendField(b, redactPath(bufString(st.buf[:st.pathEnd])))
 	b = appendField(b, redactQuery(bufString(st.buf[st.pathEnd:st.queryEnd])))
 	b = appendField(b, errorCodeOf(st.buf[st.bodyEnd:st.errEnd]))
+	if tcp, ok := st.remote.(*net.TCPAddr); ok {
+		if a, ok := netip.AddrFromSlice(tcp.IP); ok {
+			st.clientIP = a.Unmap()
+		}
+	}
 	if st.clientIP.IsValid() {
 		var ip [64]byte
 		b = appendField(b, bufString(st.clientIP.AppendTo(ip[:0])))

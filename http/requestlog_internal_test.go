@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"maps"
 	"math"
-	"net/netip"
 	"strconv"
 	"testing"
 	"time"
@@ -41,9 +40,8 @@ func TestRequestLogAllocsPerRequest(t *testing.T) {
 	s := New(Config{})
 	// A recorder without its goroutine: the test takes each record off the
 	// queue and returns it to the pool, as the recorder would.
-	s.recorder = &requestRecorder{queue: make(chan *requestState, 1), clientIP: func(ctx *fasthttp.RequestCtx, _ *requestState) netip.Addr {
-		addr, _ := s.clientAddr(ctx)
-		return addr
+	s.recorder = &requestRecorder{queue: make(chan *requestState, 1), clientIP: func(ctx *fasthttp.RequestCtx, st *requestState) {
+		st.clientIP, _ = s.clientAddr(ctx)
 	}}
 	logged := s.recordRequests(s.router.Handler)
 	with := run(func(ctx *fasthttp.RequestCtx) {

@@ -216,11 +216,15 @@ func New(cfg Config) *Server {
 	}
 	if cfg.RequestLog != nil {
 		s.recorder = newRequestRecorder(cfg.RequestLog, cfg.RequestLogQueue, cfg.Logger)
-		s.recorder.clientIP = func(ctx *fasthttp.RequestCtx, st *requestState) netip.Addr {
-			if st.forwarded && s.fromPeer(ctx) {
-				return netip.Addr{} // relayed by a node that did not vouch
+		s.recorder.clientIP = func(ctx *fasthttp.RequestCtx, st *requestState) {
+			switch {
+			case st.forwarded && s.fromPeer(ctx):
+				// Relayed by a node that did not vouch: unknown.
+			case len(s.cfg.TrustedProxies) > 0:
+				st.clientIP = s.connectionClient(ctx)
+			default:
+				st.remote = ctx.RemoteAddr() // the recorder reads it
 			}
-			return s.connectionClient(ctx)
 		}
 	}
 	s.bodies.max = cfg.BodyBytesInFlightMax
