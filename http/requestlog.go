@@ -27,7 +27,10 @@ import (
 // Authentication 6). The request path pays for a copy of what the record
 // needs into a pooled buffer and a non-blocking send to a bounded queue; a
 // full queue drops the record and counts it (RequestLogDropped). One
-// recorder goroutine redacts (redact.go), encodes and writes batches to the
+// recorder goroutine wakes every requestLogGatherDelay while records wait,
+// holds each until requestLogReorderDelay after its request began so that
+// records are written in the order of their positions, then redacts
+// (redact.go), encodes (requestrecord.go) and writes them in batches to the
 // node's RequestStore. Requests a follower relays to the leader are
 // recorded by the leader, whose request id the client sees.
 //

@@ -11,27 +11,37 @@
 //
 // # Layout
 //
-// Two Pebble instances, each written only at its end:
+// Three Pebble instances:
 //
-//	records/   'r' | seq (8 bytes, big-endian)    → record
-//	index/     'x' | batch (8 bytes, big-endian)  → the batch's entry
+//	records/   'b' | first seq (8 bytes, big-endian) → a batch's block
+//	loose/     'r' | seq (8 bytes, big-endian)       → one record
+//	index/     'x' | batch (8 bytes, big-endian)     → the batch's entry
 //
 // seq is a record's position, drawn by NextSeq when the request arrives
-// (positions count microseconds since 1970 and then one per request, so
-// they grow with time and across restarts), and the caller names the
+// (positions start at the time in microseconds and count one per request,
+// so they grow with time and across restarts), and the caller names the
 // record by it: package http puts it in the request id, so a lookup by id
-// is one read. Each Commit writes its records and then one entry listing,
-// per organization, the positions of its records in the batch, newest
-// first, and the organization's previous batch; an organization's records
-// are found by following that chain from its newest batch, which Open
-// reads from the index (the index is a few per cent of the records' bytes).
+// is one seek. The caller appends a batch's records in position order
+// (package http holds each record back a moment for that), and Commit
+// writes them as one block: per record its seq, its length (uvarint) and
+// the record. A record whose position is not above every one already in
+// a block (its request began before and ended after another's), or that
+// belongs to no organization (pruned on its own, below), goes to loose
+// instead. Each Commit then writes one entry to index listing, per
+// organization, the positions of its records in the batch, newest first,
+// and the organization's previous batch; an organization's records are
+// found by following that chain from its newest batch, which Open reads
+// from the index (a few per cent of the records' bytes).
 //
-// Why two instances and no per-record index: keys that only grow make
-// flushed files that never overlap older ones, so Pebble moves them down
-// the levels without rewriting them, and pruning, oldest first, is a range
-// deletion that drops whole files. An index of random ids, or keys of two
-// kinds interleaved in one instance, overlaps every older file, and each
+// Why blocks and three instances: a key per batch keeps the memtable's
+// work per record to a copy, and keys that only grow make flushed files
+// that never overlap older ones, so Pebble moves them down the levels
+// without rewriting them, and pruning, oldest first, is a range deletion
+// that drops whole files. An index of random ids, or keys of two kinds
+// interleaved in one instance, overlaps every older file, and each
 // compaction then rewrites the log; that was the request log's main cost.
+// Records are stored uncompressed: compressing them costs more CPU than
+// the disk it saves.
 //
 // A record:
 //
@@ -68,8 +78,8 @@
 // Writes are not synced: a crash loses the records of the last moments
 // (Pebble's WAL is written, not fsynced). A crash between a batch's
 // records and its entry leaves records no listing shows (found by id
-// still); one between pruning's two deletions leaves entries whose records
-// are gone, which reads skip. A request log is evidence, not state; the
+// still); one between pruning's deletions leaves entries whose records are
+// gone, which reads skip. A request log is evidence, not state; the
 // ledger's durability does not depend on it.
 //
 // # Concurrency
