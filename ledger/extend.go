@@ -25,6 +25,7 @@ import (
 //	50–69  recipients, files, disputes
 //	70–89  webhooks: endpoints, secrets, deliveries
 //	90–99  key controls: spend caps and IP allowlists
+//	100–109 dashboard team members: invitations, members, sessions
 
 // applier is a command that carries its own rule.
 type applier interface {

@@ -68,6 +68,7 @@ type State struct {
 	orders     *orderBook             // order.go
 
 	spendCharges *store[spendCharge] // spendcap.go: charges of debits not yet settled
+	team         *teamState          // member.go: members, invitations, dashboard sessions
 
 	views *views // what readers see of the always-open records (views.go)
 
@@ -165,6 +166,7 @@ func NewState(kv KVReader) *State {
 	s.deposits = newDepositState(s)
 	s.registerOrders()
 	s.initSpendCaps()
+	s.initTeam()
 	return s
 }
 
@@ -287,6 +289,11 @@ type Result struct {
 	// (orderdeposit.go).
 	Order        *Order
 	OrderDeposit *OrderDeposit
+
+	// Team members (member.go).
+	Member           *Member
+	Invitation       *Invitation
+	DashboardSession *DashboardSession
 }
 
 // Apply applies one command and returns its result.

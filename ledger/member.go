@@ -1,0 +1,706 @@
+package ledger
+
+import (
+	"slices"
+	"strings"
+)
+
+// Team members: the people who sign in to the dashboard of an
+// organization, with a role, a password (only its argon2id hash, drawn and
+// checked by the front end: hashing needs a random salt, which Apply may
+// not draw), the invitations that bring them in, and their sessions (only
+// the SHA-256 of each session token). Replicated like keys, so a member
+// signs in through any node and a session holds on every node.
+//
+// An email address is a member of at most one organization in the
+// deployment: sign-in asks for the email and the password only.
+
+// The roles a member holds.
+const (
+	RoleOwner     = "owner"     // everything, the team and API keys included
+	RoleDeveloper = "developer" // everything but the team and creating or revoking API keys
+	RoleViewer    = "viewer"    // reads only
+)
+
+// ValidRole reports whether role is one of the roles.
+func ValidRole(role string) bool {
+	return role == RoleOwner || role == RoleDeveloper || role == RoleViewer
+}
+
+// Member is one person's membership of an organization.
+type Member struct {
+	ID           string
+	OrgID        string
+	Email        string // lowercased
+	Role         string
+	PasswordHash string // argon2id, in its PHC string form
+	Removed      bool   // removed from the team: signs in no more
+	// Failed sign-ins since the last success, and until when the member
+	// may not sign in (leader's unix milliseconds): the lock-out.
+	FailedSignIns int64
+	LockedUntil   int64
+	CreatedAt     int64
+	UpdatedAt     int64
+}
+
+// Invitation is a one-time link that makes a member: an owner's invitation
+// of an email address to a role, or the setup link a new deployment prints
+// for its first owner (Setup: no email, role owner, usable only while the
+// organization has no member).
+type Invitation struct {
+	ID         string
+	OrgID      string
+	Email      string // "" for a setup link: the first owner gives theirs
+	Role       string
+	Setup      bool
+	TokenHash  string // SHA-256 of the link's token, 32 bytes
+	InvitedBy  string // the inviting member; "" for a setup link
+	CreatedAt  int64
+	ExpiresAt  int64
+	AcceptedAt int64 // 0 while pending
+	MemberID   string
+	Revoked    bool
+}
+
+// Pending reports whether the invitation can still be accepted at now.
+func (i *Invitation) Pending(now int64) bool {
+	return i.AcceptedAt == 0 && !i.Revoked && now < i.ExpiresAt
+}
+
+// DashboardSession is a signed-in member's session: the cookie carries the
+// token, the state only its hash.
+type DashboardSession struct {
+	ID        string
+	OrgID     string
+	MemberID  string
+	TokenHash string // SHA-256 of the session token, 32 bytes
+	CreatedAt int64
+	ExpiresAt int64
+	Ended     bool // signed out, or closed by a later sign-in or the member's removal
+	EndedAt   int64
+}
+
+// Live reports whether the session authenticates at now.
+func (d *DashboardSession) Live(now int64) bool { return !d.Ended && now < d.ExpiresAt }
+
+// Bounds and the lock-out's schedule.
+const (
+	MembersPerOrganizationMax     = 1000
+	InvitationsPerOrganizationMax = 1000
+	// SessionsPerMemberMax bounds a member's live sessions: a sign-in
+	// past it ends the oldest.
+	SessionsPerMemberMax = 10
+	// SignInFailuresFree failed sign-ins in a row lock nothing; each one
+	// after locks the member out for SignInLockBase, doubled per further
+	// failure, up to SignInLockMax.
+	SignInFailuresFree = 5
+	SignInLockBase     = 30_000    // milliseconds
+	SignInLockMax      = 3_600_000 // an hour
+	emailLenMax        = 254
+)
+
+// Command kinds 100–109: team members, invitations, dashboard sessions.
+const (
+	KindCreateInvitation      Kind = 100
+	KindAcceptInvitation      Kind = 101
+	KindRevokeInvitation      Kind = 102
+	KindStartDashboardSession Kind = 103
+	KindEndDashboardSession   Kind = 104
+	KindRecordSignInFailure   Kind = 105
+	KindSetMemberRole         Kind = 106
+	KindRemoveMember          Kind = 107
+)
+
+// CreateInvitation issues an invitation (Setup: the first owner's link).
+type CreateInvitation struct {
+	At        int64
+	ID        string
+	OrgID     string
+	Email     string
+	Role      string
+	Setup     bool
+	TokenHash string
+	InvitedBy string
+	ExpiresAt int64
+}
+
+// AcceptInvitation makes the invited member, with the password they chose
+// (its hash). Email is the first owner's, for a setup link; an invitation
+// carries its own.
+type AcceptInvitation struct {
+	At           int64
+	TokenHash    string
+	MemberID     string
+	Email        string
+	PasswordHash string
+}
+
+// RevokeInvitation withdraws a pending invitation.
+type RevokeInvitation struct {
+	At    int64
+	OrgID string
+	ID    string
+}
+
+// StartDashboardSession signs a member in: the front end checked the
+// password. It clears the member's failed sign-ins.
+type StartDashboardSession struct {
+	At        int64
+	ID        string
+	MemberID  string
+	TokenHash string
+	ExpiresAt int64
+}
+
+// EndDashboardSession signs a session out.
+type EndDashboardSession struct {
+	At int64
+	ID string
+}
+
+// RecordSignInFailure counts a wrong password against a member, and locks
+// the member out past SignInFailuresFree.
+type RecordSignInFailure struct {
+	At       int64
+	MemberID string
+}
+
+// SetMemberRole changes a member's role; an organization keeps an owner.
+type SetMemberRole struct {
+	At       int64
+	OrgID    string
+	MemberID string
+	Role     string
+}
+
+// RemoveMember takes a member off the team and ends their sessions; an
+// organization keeps an owner.
+type RemoveMember struct {
+	At       int64
+	OrgID    string
+	MemberID string
+}
+
+func (*CreateInvitation) Kind() Kind      { return KindCreateInvitation }
+func (*AcceptInvitation) Kind() Kind      { return KindAcceptInvitation }
+func (*RevokeInvitation) Kind() Kind      { return KindRevokeInvitation }
+func (*StartDashboardSession) Kind() Kind { return KindStartDashboardSession }
+func (*EndDashboardSession) Kind() Kind   { return KindEndDashboardSession }
+func (*RecordSignInFailure) Kind() Kind   { return KindRecordSignInFailure }
+func (*SetMemberRole) Kind() Kind         { return KindSetMemberRole }
+func (*RemoveMember) Kind() Kind          { return KindRemoveMember }
+
+func (c *CreateInvitation) encode(e *encoder) {
+	e.varint(c.At)
+	e.str(c.ID)
+	e.str(c.OrgID)
+	e.str(c.Email)
+	e.str(c.Role)
+	e.bool(c.Setup)
+	e.str(c.TokenHash)
+	e.str(c.InvitedBy)
+	e.varint(c.ExpiresAt)
+}
+
+func (c *AcceptInvitation) encode(e *encoder) {
+	e.varint(c.At)
+	e.str(c.TokenHash)
+	e.str(c.MemberID)
+	e.str(c.Email)
+	e.str(c.PasswordHash)
+}
+
+func (c *RevokeInvitation) encode(e *encoder) {
+	e.varint(c.At)
+	e.str(c.OrgID)
+	e.str(c.ID)
+}
+
+func (c *StartDashboardSession) encode(e *encoder) {
+	e.varint(c.At)
+	e.str(c.ID)
+	e.str(c.MemberID)
+	e.str(c.TokenHash)
+	e.varint(c.ExpiresAt)
+}
+
+func (c *EndDashboardSession) encode(e *encoder) {
+	e.varint(c.At)
+	e.str(c.ID)
+}
+
+func (c *RecordSignInFailure) encode(e *encoder) {
+	e.varint(c.At)
+	e.str(c.MemberID)
+}
+
+func (c *SetMemberRole) encode(e *encoder) {
+	e.varint(c.At)
+	e.str(c.OrgID)
+	e.str(c.MemberID)
+	e.str(c.Role)
+}
+
+func (c *RemoveMember) encode(e *encoder) {
+	e.varint(c.At)
+	e.str(c.OrgID)
+	e.str(c.MemberID)
+}
+
+func init() {
+	registerCommand(KindCreateInvitation, func(d *decoder) Command {
+		return &CreateInvitation{At: d.varint(), ID: d.str(), OrgID: d.str(), Email: d.str(), Role: d.str(),
+			Setup: d.bool(), TokenHash: d.str(), InvitedBy: d.str(), ExpiresAt: d.varint()}
+	})
+	registerCommand(KindAcceptInvitation, func(d *decoder) Command {
+		return &AcceptInvitation{At: d.varint(), TokenHash: d.str(), MemberID: d.str(), Email: d.str(), PasswordHash: d.str()}
+	})
+	registerCommand(KindRevokeInvitation, func(d *decoder) Command {
+		return &RevokeInvitation{At: d.varint(), OrgID: d.str(), ID: d.str()}
+	})
+	registerCommand(KindStartDashboardSession, func(d *decoder) Command {
+		return &StartDashboardSession{At: d.varint(), ID: d.str(), MemberID: d.str(), TokenHash: d.str(), ExpiresAt: d.varint()}
+	})
+	registerCommand(KindEndDashboardSession, func(d *decoder) Command {
+		return &EndDashboardSession{At: d.varint(), ID: d.str()}
+	})
+	registerCommand(KindRecordSignInFailure, func(d *decoder) Command {
+		return &RecordSignInFailure{At: d.varint(), MemberID: d.str()}
+	})
+	registerCommand(KindSetMemberRole, func(d *decoder) Command {
+		return &SetMemberRole{At: d.varint(), OrgID: d.str(), MemberID: d.str(), Role: d.str()}
+	})
+	registerCommand(KindRemoveMember, func(d *decoder) Command {
+		return &RemoveMember{At: d.varint(), OrgID: d.str(), MemberID: d.str()}
+	})
+}
+
+// Lookup index names.
+const (
+	indexEmail     byte = 'e' // a member's lowercased email
+	indexTokenHash byte = 'h' // an invitation's or a session's token hash
+)
+
+// Members and invitations stay open for good (they grow with teams);
+// a session leaves memory when it ends.
+var memberKind = &kind[Member]{
+	tag: tagMember, name: "member",
+	id:  func(m *Member) (string, string) { return m.ID, m.OrgID },
+	enc: encodeMember, dec: decodeMember,
+	lookups: []lookup[Member]{{name: indexEmail, key: func(m *Member) string { return m.Email }}},
+}
+
+var invitationKind = &kind[Invitation]{
+	tag: tagInvitation, name: "invitation",
+	id:  func(i *Invitation) (string, string) { return i.ID, i.OrgID },
+	enc: encodeInvitation, dec: decodeInvitation,
+	lookups: []lookup[Invitation]{{name: indexTokenHash, key: func(i *Invitation) string { return i.TokenHash }}},
+}
+
+var dashboardSessionKind = &kind[DashboardSession]{
+	tag: tagDashboardSession, name: "dashboard session",
+	id:  func(d *DashboardSession) (string, string) { return d.ID, d.OrgID },
+	enc: encodeDashboardSession, dec: decodeDashboardSession,
+	open: func(d *DashboardSession) bool { return !d.Ended },
+	lookups: []lookup[DashboardSession]{
+		{name: indexTokenHash, key: func(d *DashboardSession) string { return d.TokenHash }},
+	},
+}
+
+func encodeMember(e *encoder, m *Member) {
+	e.str(m.ID)
+	e.str(m.OrgID)
+	e.str(m.Email)
+	e.str(m.Role)
+	e.str(m.PasswordHash)
+	e.bool(m.Removed)
+	e.varint(m.FailedSignIns)
+	e.varint(m.LockedUntil)
+	e.varint(m.CreatedAt)
+	e.varint(m.UpdatedAt)
+}
+
+func decodeMember(d *decoder) Member {
+	return Member{ID: d.str(), OrgID: d.str(), Email: d.str(), Role: d.str(), PasswordHash: d.str(),
+		Removed: d.bool(), FailedSignIns: d.varint(), LockedUntil: d.varint(), CreatedAt: d.varint(), UpdatedAt: d.varint()}
+}
+
+func encodeInvitation(e *encoder, i *Invitation) {
+	e.str(i.ID)
+	e.str(i.OrgID)
+	e.str(i.Email)
+	e.str(i.Role)
+	e.bool(i.Setup)
+	e.str(i.TokenHash)
+	e.str(i.InvitedBy)
+	e.varint(i.CreatedAt)
+	e.varint(i.ExpiresAt)
+	e.varint(i.AcceptedAt)
+	e.str(i.MemberID)
+	e.bool(i.Revoked)
+}
+
+func decodeInvitation(d *decoder) Invitation {
+	return Invitation{ID: d.str(), OrgID: d.str(), Email: d.str(), Role: d.str(), Setup: d.bool(),
+		TokenHash: d.str(), InvitedBy: d.str(), CreatedAt: d.varint(), ExpiresAt: d.varint(),
+		AcceptedAt: d.varint(), MemberID: d.str(), Revoked: d.bool()}
+}
+
+func encodeDashboardSession(e *encoder, s *DashboardSession) {
+	e.str(s.ID)
+	e.str(s.OrgID)
+	e.str(s.MemberID)
+	e.str(s.TokenHash)
+	e.varint(s.CreatedAt)
+	e.varint(s.ExpiresAt)
+	e.bool(s.Ended)
+	e.varint(s.EndedAt)
+}
+
+func decodeDashboardSession(d *decoder) DashboardSession {
+	return DashboardSession{ID: d.str(), OrgID: d.str(), MemberID: d.str(), TokenHash: d.str(),
+		CreatedAt: d.varint(), ExpiresAt: d.varint(), Ended: d.bool(), EndedAt: d.varint()}
+}
+
+// teamState is the members, invitations and sessions in a State.
+type teamState struct {
+	members     *store[Member]
+	invitations *store[Invitation]
+	sessions    *store[DashboardSession]
+	// liveSessions lists each member's sessions not ended, oldest first.
+	liveSessions map[string][]string
+}
+
+func (s *State) initTeam() {
+	t := &teamState{
+		members:      addStore(s, memberKind),
+		invitations:  addStore(s, invitationKind),
+		sessions:     addStore(s, dashboardSessionKind),
+		liveSessions: make(map[string][]string),
+	}
+	t.sessions.index = func(d *DashboardSession) {
+		t.liveSessions[d.MemberID] = append(t.liveSessions[d.MemberID], d.ID)
+	}
+	s.team = t
+}
+
+// NormalizeEmail is an email address as members are found by.
+func NormalizeEmail(email string) string { return strings.ToLower(strings.TrimSpace(email)) }
+
+// checkEmail validates an email address's shape: the front end checked
+// it too; this is the rule the log keeps.
+func checkEmail(email string) *Error {
+	at := strings.LastIndexByte(email, '@')
+	if at < 1 || at == len(email)-1 || len(email) > emailLenMax || email != NormalizeEmail(email) ||
+		strings.ContainsAny(email, " \t\r\n<>\"") {
+		return FieldInvalid("email", "is not an email address")
+	}
+	return nil
+}
+
+func checkTokenHash(h string) *Error {
+	if len(h) != 32 {
+		return errorf(CodeValidation, "a token hash is 32 bytes")
+	}
+	return nil
+}
+
+func (c *CreateInvitation) apply(s *State) Result {
+	t := s.team
+	if err := checkID(c.ID, "inv_"); err != nil {
+		return Result{Err: err}
+	}
+	if _, ok := s.orgs.get(c.OrgID); !ok {
+		return Result{Err: errorf(CodeNotFound, "Organization not found")}
+	}
+	if t.invitations.taken(c.ID) {
+		return Result{Err: errorf(CodeConflict, "invitation %s already exists", c.ID)}
+	}
+	if err := checkTokenHash(c.TokenHash); err != nil {
+		return Result{Err: err}
+	}
+	if _, ok := t.invitations.find(indexTokenHash, c.TokenHash); ok {
+		return Result{Err: errorf(CodeConflict, "an invitation with this token already exists")}
+	}
+	if !ValidRole(c.Role) {
+		return Result{Err: FieldInvalid("role", "must be owner, developer or viewer")}
+	}
+	if c.ExpiresAt <= c.At {
+		return Result{Err: errorf(CodeValidation, "an invitation expires after it is made")}
+	}
+	if c.Setup {
+		if c.Email != "" || c.Role != RoleOwner || c.InvitedBy != "" {
+			return Result{Err: errorf(CodeValidation, "a setup link invites an owner, by nobody, to no address")}
+		}
+		if t.members.count(c.OrgID) > 0 {
+			return Result{Err: errorf(CodeConflict, "the organization has members: owners invite the others")}
+		}
+	} else {
+		if err := checkEmail(c.Email); err != nil {
+			return Result{Err: err}
+		}
+		inviter, ok := t.members.owned(c.OrgID, c.InvitedBy)
+		if !ok || inviter.Removed || inviter.Role != RoleOwner {
+			return Result{Err: errorf(CodeForbidden, "only an owner of the organization invites members")}
+		}
+		if m, ok := t.members.find(indexEmail, c.Email); ok && !m.Removed {
+			return Result{Err: errorf(CodeConflict, "%s is already a member of an organization", c.Email)}
+		}
+	}
+	if t.invitations.count(c.OrgID) >= InvitationsPerOrganizationMax {
+		return Result{Err: errorf(CodeValidation, "an organization has at most %d invitations", InvitationsPerOrganizationMax)}
+	}
+	inv := Invitation{ID: c.ID, OrgID: c.OrgID, Email: c.Email, Role: c.Role, Setup: c.Setup,
+		TokenHash: c.TokenHash, InvitedBy: c.InvitedBy, CreatedAt: c.At, ExpiresAt: c.ExpiresAt}
+	t.invitations.insert(inv)
+	return Result{Invitation: &inv}
+}
+
+func (c *AcceptInvitation) apply(s *State) Result {
+	t := s.team
+	inv, ok := t.invitations.find(indexTokenHash, c.TokenHash)
+	if !ok || !inv.Pending(c.At) {
+		return Result{Err: errorf(CodeNotFound, "This invitation link is unknown, used or expired")}
+	}
+	if !strings.HasPrefix(c.PasswordHash, "$argon2id$") {
+		return Result{Err: errorf(CodeValidation, "a password is kept as its argon2id hash")}
+	}
+	email := inv.Email
+	if inv.Setup {
+		if t.members.count(inv.OrgID) > 0 {
+			return Result{Err: errorf(CodeConflict, "the organization has its first owner already: sign in")}
+		}
+		email = c.Email
+	}
+	if err := checkEmail(email); err != nil {
+		return Result{Err: err}
+	}
+	m, exists := t.members.find(indexEmail, email)
+	switch {
+	case exists && !m.Removed:
+		return Result{Err: errorf(CodeConflict, "%s is already a member of an organization", email)}
+	case exists && m.OrgID != inv.OrgID:
+		return Result{Err: errorf(CodeConflict, "%s was a member of another organization", email)}
+	case exists: // a removed member invited back: the same member again
+		m.Removed, m.Role, m.PasswordHash = false, inv.Role, c.PasswordHash
+		m.FailedSignIns, m.LockedUntil, m.UpdatedAt = 0, 0, c.At
+		t.members.put(m)
+	default:
+		if err := checkID(c.MemberID, "mem_"); err != nil {
+			return Result{Err: err}
+		}
+		if t.members.taken(c.MemberID) {
+			return Result{Err: errorf(CodeConflict, "member %s already exists", c.MemberID)}
+		}
+		if t.members.count(inv.OrgID) >= MembersPerOrganizationMax {
+			return Result{Err: errorf(CodeValidation, "an organization has at most %d members", MembersPerOrganizationMax)}
+		}
+		m = Member{ID: c.MemberID, OrgID: inv.OrgID, Email: email, Role: inv.Role,
+			PasswordHash: c.PasswordHash, CreatedAt: c.At, UpdatedAt: c.At}
+		t.members.insert(m)
+	}
+	inv.AcceptedAt, inv.MemberID = c.At, m.ID
+	t.invitations.put(inv)
+	return Result{Member: &m, Invitation: &inv}
+}
+
+func (c *RevokeInvitation) apply(s *State) Result {
+	inv, ok := s.team.invitations.owned(c.OrgID, c.ID)
+	if !ok {
+		return Result{Err: errorf(CodeNotFound, "Invitation not found")}
+	}
+	if inv.AcceptedAt != 0 {
+		return Result{Err: errorf(CodeConflict, "the invitation was accepted: remove the member instead")}
+	}
+	if !inv.Revoked {
+		inv.Revoked = true
+		s.team.invitations.put(inv)
+	}
+	return Result{Invitation: &inv}
+}
+
+func (c *StartDashboardSession) apply(s *State) Result {
+	t := s.team
+	if err := checkID(c.ID, "dss_"); err != nil {
+		return Result{Err: err}
+	}
+	if err := checkTokenHash(c.TokenHash); err != nil {
+		return Result{Err: err}
+	}
+	if t.sessions.taken(c.ID) {
+		return Result{Err: errorf(CodeConflict, "session %s already exists", c.ID)}
+	}
+	if _, ok := t.sessions.find(indexTokenHash, c.TokenHash); ok {
+		return Result{Err: errorf(CodeConflict, "a session with this token already exists")}
+	}
+	m, ok := t.members.get(c.MemberID)
+	if !ok || m.Removed {
+		return Result{Err: errorf(CodeNotFound, "Member not found")}
+	}
+	if c.At < m.LockedUntil {
+		return Result{Err: errorf(CodeRateLimited, "too many failed sign-ins: locked out for now")}
+	}
+	if c.ExpiresAt <= c.At {
+		return Result{Err: errorf(CodeValidation, "a session expires after it starts")}
+	}
+	// End the member's expired sessions, then the oldest past the bound.
+	live := t.liveSessions[m.ID]
+	kept := live[:0]
+	for _, id := range live {
+		if d, ok := t.sessions.get(id); ok && d.Live(c.At) {
+			kept = append(kept, id)
+		} else if ok {
+			t.end(&d, c.At)
+		}
+	}
+	for len(kept) >= SessionsPerMemberMax {
+		if d, ok := t.sessions.get(kept[0]); ok {
+			t.end(&d, c.At)
+		}
+		kept = kept[1:]
+	}
+	d := DashboardSession{ID: c.ID, OrgID: m.OrgID, MemberID: m.ID, TokenHash: c.TokenHash,
+		CreatedAt: c.At, ExpiresAt: c.ExpiresAt}
+	t.sessions.insert(d)
+	t.liveSessions[m.ID] = append(slices.Clone(kept), d.ID)
+	if m.FailedSignIns != 0 || m.LockedUntil != 0 {
+		m.FailedSignIns, m.LockedUntil = 0, 0
+		t.members.put(m)
+	}
+	return Result{Member: &m, DashboardSession: &d}
+}
+
+// end ends a session (the caller keeps liveSessions).
+func (t *teamState) end(d *DashboardSession, at int64) {
+	if d.Ended {
+		return
+	}
+	d.Ended, d.EndedAt = true, at
+	t.sessions.put(*d)
+}
+
+func (c *EndDashboardSession) apply(s *State) Result {
+	t := s.team
+	d, ok := t.sessions.get(c.ID)
+	if !ok {
+		return Result{Err: errorf(CodeNotFound, "Session not found")}
+	}
+	t.end(&d, c.At)
+	t.liveSessions[d.MemberID] = slices.DeleteFunc(t.liveSessions[d.MemberID], func(id string) bool { return id == d.ID })
+	if len(t.liveSessions[d.MemberID]) == 0 {
+		delete(t.liveSessions, d.MemberID)
+	}
+	return Result{DashboardSession: &d}
+}
+
+// SignInLock is how long a member is locked out after failures failed
+// sign-ins in a row: nothing up to SignInFailuresFree, then SignInLockBase
+// doubled per further failure, up to SignInLockMax.
+func SignInLock(failures int64) int64 {
+	if failures < SignInFailuresFree {
+		return 0
+	}
+	lock := int64(SignInLockBase)
+	for i := int64(SignInFailuresFree); i < failures && lock < SignInLockMax; i++ {
+		lock *= 2
+	}
+	return min(lock, SignInLockMax)
+}
+
+func (c *RecordSignInFailure) apply(s *State) Result {
+	m, ok := s.team.members.get(c.MemberID)
+	if !ok {
+		return Result{Err: errorf(CodeNotFound, "Member not found")}
+	}
+	m.FailedSignIns++
+	if lock := SignInLock(m.FailedSignIns); lock > 0 {
+		m.LockedUntil = c.At + lock
+	}
+	s.team.members.put(m)
+	return Result{Member: &m}
+}
+
+// owners counts an organization's owners still on the team.
+func (t *teamState) owners(org string) int {
+	n := 0
+	t.members.each(org, func(m Member) {
+		if !m.Removed && m.Role == RoleOwner {
+			n++
+		}
+	})
+	return n
+}
+
+func (c *SetMemberRole) apply(s *State) Result {
+	t := s.team
+	if !ValidRole(c.Role) {
+		return Result{Err: FieldInvalid("role", "must be owner, developer or viewer")}
+	}
+	m, ok := t.members.owned(c.OrgID, c.MemberID)
+	if !ok || m.Removed {
+		return Result{Err: errorf(CodeNotFound, "Member not found")}
+	}
+	if m.Role == RoleOwner && c.Role != RoleOwner && t.owners(c.OrgID) == 1 {
+		return Result{Err: errorf(CodeConflict, "an organization keeps at least one owner")}
+	}
+	if m.Role != c.Role {
+		m.Role, m.UpdatedAt = c.Role, c.At
+		t.members.put(m)
+	}
+	return Result{Member: &m}
+}
+
+func (c *RemoveMember) apply(s *State) Result {
+	t := s.team
+	m, ok := t.members.owned(c.OrgID, c.MemberID)
+	if !ok || m.Removed {
+		return Result{Err: errorf(CodeNotFound, "Member not found")}
+	}
+	if m.Role == RoleOwner && t.owners(c.OrgID) == 1 {
+		return Result{Err: errorf(CodeConflict, "an organization keeps at least one owner")}
+	}
+	m.Removed, m.UpdatedAt = true, c.At
+	t.members.put(m)
+	for _, id := range t.liveSessions[m.ID] {
+		if d, ok := t.sessions.get(id); ok {
+			t.end(&d, c.At)
+		}
+	}
+	delete(t.liveSessions, m.ID)
+	return Result{Member: &m}
+}
+
+// Reads.
+
+// MemberByEmail finds a member by email address, in any organization.
+func (r *Reader) MemberByEmail(email string) (Member, bool) {
+	return readFind(r, memberKind, indexEmail, NormalizeEmail(email))
+}
+
+// Member returns a member by id.
+func (r *Reader) Member(id string) (Member, bool) { return readRecord(r, memberKind, id) }
+
+// Members lists an organization's members, removed ones included, oldest
+// first.
+func (r *Reader) Members(orgID string) []Member {
+	p := readPage(r, memberKind, memberKind.listPrefix(orgID), CursorStart, MembersPerOrganizationMax, nil)
+	slices.Reverse(p.Items)
+	return p.Items
+}
+
+// Invitations lists an organization's invitations, oldest first.
+func (r *Reader) Invitations(orgID string) []Invitation {
+	p := readPage(r, invitationKind, invitationKind.listPrefix(orgID), CursorStart, InvitationsPerOrganizationMax, nil)
+	slices.Reverse(p.Items)
+	return p.Items
+}
+
+// InvitationByToken finds an invitation by the SHA-256 of its token.
+func (r *Reader) InvitationByToken(hash [32]byte) (Invitation, bool) {
+	return readFind(r, invitationKind, indexTokenHash, string(hash[:]))
+}
+
+// DashboardSessionByToken finds a session by the SHA-256 of its token.
+func (r *Reader) DashboardSessionByToken(hash [32]byte) (DashboardSession, bool) {
+	return readFind(r, dashboardSessionKind, indexTokenHash, string(hash[:]))
+}

@@ -1,0 +1,202 @@
+package ledger
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"fmt"
+	"testing"
+)
+
+func tokenHash(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return string(h[:])
+}
+
+func tokenDigest(s string) [32]byte { return sha256.Sum256([]byte(s)) }
+
+const fakeArgon = "$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA"
+
+// teamOrg is an organization with its first owner, who came in through
+// the setup link.
+func teamOrg(t *testing.T, s *testState, org string) Member {
+	t.Helper()
+	key := CreateAPIKey{At: 1, ID: "key_" + org[4:], OrgID: org, Hash: tokenHash("key " + org)}
+	if r := s.Apply(&CreateOrganization{At: 1, ID: org, Name: org, Key: key}); r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	setup := "setup " + org
+	if r := s.Apply(&CreateInvitation{At: 2, ID: "inv_setup_" + org[4:], OrgID: org, Role: RoleOwner, Setup: true,
+		TokenHash: tokenHash(setup), ExpiresAt: 1000}); r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	r := s.Apply(&AcceptInvitation{At: 3, TokenHash: tokenHash(setup), MemberID: "mem_owner_" + org[4:],
+		Email: "owner@" + org[4:] + ".example", PasswordHash: fakeArgon})
+	if r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	return *r.Member
+}
+
+func TestTeamRules(t *testing.T) {
+	s := newTestState(t)
+	owner := teamOrg(t, s, "org_a")
+	teamOrg(t, s, "org_b")
+
+	cases := []struct {
+		name string
+		cmd  Command
+		want Code // "" for success
+	}{
+		{"a second setup link once an owner exists", &CreateInvitation{At: 4, ID: "inv_x1", OrgID: "org_a", Role: RoleOwner, Setup: true, TokenHash: tokenHash("x1"), ExpiresAt: 100}, CodeConflict},
+		{"the used setup link again", &AcceptInvitation{At: 4, TokenHash: tokenHash("setup org_a"), MemberID: "mem_x", Email: "x@a.example", PasswordHash: fakeArgon}, CodeNotFound},
+		{"an invitation by a non-member", &CreateInvitation{At: 4, ID: "inv_x2", OrgID: "org_a", Email: "d@a.example", Role: RoleDeveloper, TokenHash: tokenHash("x2"), InvitedBy: "mem_owner_b", ExpiresAt: 100}, CodeForbidden},
+		{"an invitation with an unknown role", &CreateInvitation{At: 4, ID: "inv_x3", OrgID: "org_a", Email: "d@a.example", Role: "admin", TokenHash: tokenHash("x3"), InvitedBy: owner.ID, ExpiresAt: 100}, CodeValidation},
+		{"an invitation of a member's address", &CreateInvitation{At: 4, ID: "inv_x4", OrgID: "org_a", Email: "owner@b.example", Role: RoleViewer, TokenHash: tokenHash("x4"), InvitedBy: owner.ID, ExpiresAt: 100}, CodeConflict},
+		{"an invitation of a malformed address", &CreateInvitation{At: 4, ID: "inv_x5", OrgID: "org_a", Email: "Not An Email", Role: RoleViewer, TokenHash: tokenHash("x5"), InvitedBy: owner.ID, ExpiresAt: 100}, CodeValidation},
+		{"the viewer's invitation", &CreateInvitation{At: 4, ID: "inv_v", OrgID: "org_a", Email: "v@a.example", Role: RoleViewer, TokenHash: tokenHash("v"), InvitedBy: owner.ID, ExpiresAt: 100}, ""},
+		{"accepting with a plaintext password", &AcceptInvitation{At: 5, TokenHash: tokenHash("v"), MemberID: "mem_v", PasswordHash: "hunter2hunter2"}, CodeValidation},
+		{"accepting", &AcceptInvitation{At: 5, TokenHash: tokenHash("v"), MemberID: "mem_v", PasswordHash: fakeArgon}, ""},
+		{"accepting twice", &AcceptInvitation{At: 6, TokenHash: tokenHash("v"), MemberID: "mem_v2", PasswordHash: fakeArgon}, CodeNotFound},
+		{"an expired invitation", &CreateInvitation{At: 7, ID: "inv_e", OrgID: "org_a", Email: "e@a.example", Role: RoleViewer, TokenHash: tokenHash("e"), InvitedBy: owner.ID, ExpiresAt: 8}, ""},
+		{"accepting it late", &AcceptInvitation{At: 8, TokenHash: tokenHash("e"), MemberID: "mem_e", PasswordHash: fakeArgon}, CodeNotFound},
+		{"demoting the only owner", &SetMemberRole{At: 9, OrgID: "org_a", MemberID: owner.ID, Role: RoleViewer}, CodeConflict},
+		{"removing the only owner", &RemoveMember{At: 9, OrgID: "org_a", MemberID: owner.ID}, CodeConflict},
+		{"another organization's member", &SetMemberRole{At: 9, OrgID: "org_b", MemberID: "mem_v", Role: RoleOwner}, CodeNotFound},
+		{"promoting the viewer", &SetMemberRole{At: 9, OrgID: "org_a", MemberID: "mem_v", Role: RoleDeveloper}, ""},
+		{"a session for an unknown member", &StartDashboardSession{At: 10, ID: "dss_x", MemberID: "mem_nobody", TokenHash: tokenHash("sx"), ExpiresAt: 100}, CodeNotFound},
+		{"a session with a short hash", &StartDashboardSession{At: 10, ID: "dss_y", MemberID: owner.ID, TokenHash: "short", ExpiresAt: 100}, CodeValidation},
+		{"a session", &StartDashboardSession{At: 10, ID: "dss_1", MemberID: owner.ID, TokenHash: tokenHash("s1"), ExpiresAt: 100}, ""},
+		{"a session with the same token", &StartDashboardSession{At: 10, ID: "dss_2", MemberID: owner.ID, TokenHash: tokenHash("s1"), ExpiresAt: 100}, CodeConflict},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			before := encodeSnapshot(t, s)
+			r := s.Apply(c.cmd)
+			switch {
+			case c.want == "" && r.Err != nil:
+				t.Fatalf("refused: %v", r.Err)
+			case c.want != "" && (r.Err == nil || r.Err.Code != c.want):
+				t.Fatalf("got %v, want %s", r.Err, c.want)
+			case c.want != "" && !bytes.Equal(before, encodeSnapshot(t, s)):
+				t.Fatal("a refused command changed the state")
+			}
+		})
+	}
+	if m, ok := s.MemberByEmail("V@A.example"); !ok || m.ID != "mem_v" || m.Role != RoleDeveloper || m.OrgID != "org_a" {
+		t.Fatalf("member by email = %+v, %v", m, ok)
+	}
+	if got := len(s.Members("org_a")); got != 2 {
+		t.Fatalf("org_a has %d members, want 2", got)
+	}
+	if got := len(s.Members("org_b")); got != 1 {
+		t.Fatalf("org_b has %d members, want 1", got)
+	}
+}
+
+func TestSignInLockOutBacksOff(t *testing.T) {
+	s := newTestState(t)
+	owner := teamOrg(t, s, "org_a")
+	var last Member
+	for i := int64(1); i <= SignInFailuresFree+2; i++ {
+		r := s.Apply(&RecordSignInFailure{At: 100 * i, MemberID: owner.ID})
+		if r.Err != nil {
+			t.Fatal(r.Err)
+		}
+		last = *r.Member
+		want := int64(0)
+		if i >= SignInFailuresFree {
+			want = 100*i + SignInLock(i)
+		}
+		if last.LockedUntil != want && i >= SignInFailuresFree {
+			t.Fatalf("after %d failures locked until %d, want %d", i, last.LockedUntil, want)
+		}
+		if i < SignInFailuresFree && last.LockedUntil != 0 {
+			t.Fatalf("after %d failures locked until %d, want no lock", i, last.LockedUntil)
+		}
+	}
+	if SignInLock(SignInFailuresFree+1) != 2*SignInLock(SignInFailuresFree) || SignInLock(100) != SignInLockMax {
+		t.Fatal("the lock does not double up to its bound")
+	}
+	// Locked: no session, even with the right password.
+	r := s.Apply(&StartDashboardSession{At: last.LockedUntil - 1, ID: "dss_1", MemberID: owner.ID, TokenHash: tokenHash("s1"), ExpiresAt: last.LockedUntil + 1000})
+	if r.Err == nil || r.Err.Code != CodeRateLimited {
+		t.Fatalf("a locked member signed in: %v", r.Err)
+	}
+	// Once the lock passes, a sign-in clears the count.
+	r = s.Apply(&StartDashboardSession{At: last.LockedUntil, ID: "dss_1", MemberID: owner.ID, TokenHash: tokenHash("s1"), ExpiresAt: last.LockedUntil + 1000})
+	if r.Err != nil || r.Member.FailedSignIns != 0 || r.Member.LockedUntil != 0 {
+		t.Fatalf("sign-in after the lock: %v %+v", r.Err, r.Member)
+	}
+}
+
+func TestDashboardSessionsSurviveReloadAndEnd(t *testing.T) {
+	dir := t.TempDir()
+	s := newTestStateOn(t, dir)
+	owner := teamOrg(t, s, "org_a")
+	for i := range SessionsPerMemberMax + 2 {
+		tok := fmt.Sprintf("tok%d", i)
+		if r := s.Apply(&StartDashboardSession{At: int64(10 + i), ID: fmt.Sprintf("dss_%d", i), MemberID: owner.ID, TokenHash: tokenHash(tok), ExpiresAt: 10_000}); r.Err != nil {
+			t.Fatal(r.Err)
+		}
+	}
+	// The two oldest ended to keep the bound.
+	for i, wantLive := range map[int]bool{0: false, 1: false, 2: true, SessionsPerMemberMax + 1: true} {
+		d, ok := s.DashboardSessionByToken(tokenDigest(fmt.Sprintf("tok%d", i)))
+		if !ok || d.Live(100) != wantLive {
+			t.Fatalf("session %d: %+v, found %v, want live %v", i, d, ok, wantLive)
+		}
+	}
+	snap := encodeSnapshot(t, s)
+	re, err := Restore(bytes.NewReader(snap))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(encodeSnapshot(t, re), snap) {
+		t.Fatal("a restored snapshot differs")
+	}
+	// The restored state knows the live sessions: ending the member ends them.
+	if r := re.Apply(&CreateInvitation{At: 50, ID: "inv_o2", OrgID: "org_a", Email: "o2@a.example", Role: RoleOwner, TokenHash: tokenHash("o2"), InvitedBy: owner.ID, ExpiresAt: 1000}); r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	if r := re.Apply(&AcceptInvitation{At: 51, TokenHash: tokenHash("o2"), MemberID: "mem_o2", PasswordHash: fakeArgon}); r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	if r := re.Apply(&RemoveMember{At: 52, OrgID: "org_a", MemberID: owner.ID}); r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	for i := range SessionsPerMemberMax + 2 {
+		if d, _ := re.DashboardSessionByToken(tokenDigest(fmt.Sprintf("tok%d", i))); d.Live(100) {
+			t.Fatalf("session %d outlived its member's removal", i)
+		}
+	}
+	if m, _ := re.Member(owner.ID); !m.Removed {
+		t.Fatal("member not removed")
+	}
+	// Nothing in the snapshot is a token.
+	if bytes.Contains(snap, []byte("tok1")) {
+		t.Fatal("a session token is in the snapshot")
+	}
+}
+
+func TestTeamCommandsRoundTrip(t *testing.T) {
+	cmds := []Command{
+		&CreateInvitation{At: 1, ID: "inv_a", OrgID: "org_a", Email: "a@b.example", Role: RoleViewer, Setup: true, TokenHash: tokenHash("a"), InvitedBy: "mem_a", ExpiresAt: 9},
+		&AcceptInvitation{At: 2, TokenHash: tokenHash("a"), MemberID: "mem_b", Email: "a@b.example", PasswordHash: fakeArgon},
+		&RevokeInvitation{At: 3, OrgID: "org_a", ID: "inv_a"},
+		&StartDashboardSession{At: 4, ID: "dss_a", MemberID: "mem_b", TokenHash: tokenHash("s"), ExpiresAt: 10},
+		&EndDashboardSession{At: 5, ID: "dss_a"},
+		&RecordSignInFailure{At: 6, MemberID: "mem_b"},
+		&SetMemberRole{At: 7, OrgID: "org_a", MemberID: "mem_b", Role: RoleOwner},
+		&RemoveMember{At: 8, OrgID: "org_a", MemberID: "mem_b"},
+	}
+	enc := EncodeBatch(nil, cmds)
+	dec, err := DecodeBatch(enc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range cmds {
+		if fmt.Sprintf("%+v", cmds[i]) != fmt.Sprintf("%+v", dec[i]) {
+			t.Fatalf("command %d: %+v decoded as %+v", i, cmds[i], dec[i])
+		}
+	}
+}
