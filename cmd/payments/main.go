@@ -412,7 +412,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	go followLeadership(following, node, sys, actors.Bootstrap{
 		Live: live, Secret: cfg.bootstrapKey, OrgName: cfg.orgName,
 		Country: cfg.orgCountry, Timezone: cfg.orgTimezone, DefaultCurrency: cfg.orgCurrency,
-	}, stdout, logger)
+	}, publicBaseURL+"/dashboard/setup/", stdout, logger)
 
 	if cfg.join != "" && cfg.adminTokenFile == "" {
 		return errors.New("--join needs --admin-token-file: the cluster's admin API requires the operator token")
@@ -506,8 +506,9 @@ func serve(args []string, stdout, stderr io.Writer) error {
 }
 
 // followLeadership tells the actors when this node leads, and seeds an
-// empty cluster with its first organization and key.
-func followLeadership(ctx context.Context, node *raft.Node, sys *actors.System, b actors.Bootstrap, stdout io.Writer, logger *slog.Logger) {
+// empty cluster with its first organization and key, and a one-time link
+// (under setupBase) for its first dashboard owner.
+func followLeadership(ctx context.Context, node *raft.Node, sys *actors.System, b actors.Bootstrap, setupBase string, stdout io.Writer, logger *slog.Logger) {
 	for {
 		select {
 		case <-ctx.Done():
@@ -529,6 +530,15 @@ func followLeadership(ctx context.Context, node *raft.Node, sys *actors.System, 
 			if secret != "" {
 				fmt.Fprintf(stdout, "bootstrap_key=%s\n", secret)
 				logger.Info("created the first organization; its API key is printed once on stdout")
+			}
+			sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			token, err := sys.EnsureDashboardSetup(sctx)
+			cancel()
+			if err != nil {
+				logger.Error("dashboard setup link failed", "err", err)
+			} else if token != "" {
+				fmt.Fprintf(stdout, "dashboard_setup_url=%s%s\n", setupBase, token)
+				logger.Info("the dashboard has no owner yet: a one-time link to set one up is printed on stdout")
 			}
 		}
 	}
