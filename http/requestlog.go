@@ -107,7 +107,10 @@ type requestState struct {
 	// failedKeyID is the key a failed authentication presented, when it
 	// is one of ours (revoked): the record goes to its organization.
 	failedKeyID string
-	clientIP    netip.Addr
+	// member: keyID (or failedKeyID, for a failed sign-in) is a dashboard
+	// team member's id, not a key's.
+	member   bool
+	clientIP netip.Addr
 	// remote is the connection's peer when it alone names the client: the
 	// recorder makes it clientIP, off the request path.
 	remote net.Addr
@@ -145,6 +148,22 @@ func requestStateOf(ctx *fasthttp.RequestCtx) *requestState {
 func noteKey(ctx *fasthttp.RequestCtx, key *ledger.APIKey) {
 	if st := requestStateOf(ctx); st != nil {
 		st.keyID, st.org = key.ID, key.OrgID
+	}
+}
+
+// noteMember records that a dashboard request was made by m, for the
+// request log (actor type "member", its id), like noteKey for keys.
+func noteMember(ctx *fasthttp.RequestCtx, m dashboardMember) {
+	if st := requestStateOf(ctx); st != nil {
+		st.keyID, st.org, st.member = m.ID, m.OrgID, true
+	}
+}
+
+// noteFailedSignIn records a failed dashboard sign-in of a member, so
+// that it goes to the member's organization's log.
+func noteFailedSignIn(ctx *fasthttp.RequestCtx, memberID, orgID string) {
+	if st := requestStateOf(ctx); st != nil {
+		st.failedKeyID, st.org, st.member = memberID, orgID, true
 	}
 }
 
@@ -338,7 +357,10 @@ func (s *Server) attributeFailedAuth(ctx *fasthttp.RequestCtx, st *requestState)
 // copies only, no encoding.
 func (r *requestRecorder) capture(ctx *fasthttp.RequestCtx, st *requestState) {
 	status := ctx.Response.StatusCode()
-	if st.relayed || st.keyID == "" && status != fasthttp.StatusUnauthorized {
+	// A failed sign-in refused by the lock-out (429) is kept like one
+	// refused for its password (401).
+	failedSignIn := st.member && st.keyID == "" && status == fasthttp.StatusTooManyRequests
+	if st.relayed || st.keyID == "" && status != fasthttp.StatusUnauthorized && !failedSignIn {
 		releaseRequestState(st)
 		return
 	}
@@ -624,6 +646,9 @@ func (r *requestRecorder) encode(b []byte, st *requestState) []byte {
 		actor, keyID, keyHint = actorAPIKey, st.keyID, ""
 	case st.failedKeyID != "":
 		actor, keyID = actorFailedKey, st.failedKeyID
+	}
+	if st.member {
+		actor, keyHint = actorMember, ""
 	}
 	b = append(b, requestRecordFormat)
 	b = binary.BigEndian.AppendUint64(b, uint64(st.start.UnixNano()))

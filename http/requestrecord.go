@@ -18,7 +18,7 @@ import (
 //	format  1 byte    requestRecordFormat
 //	start   8 bytes   unix nanoseconds, big-endian
 //	status, durationMicros, bodyBytes   uvarint each
-//	actor   1 byte    actorAPIKey, actorFailedKey or actorAnonymous
+//	actor   1 byte    actorAPIKey, actorFailedKey, actorAnonymous or actorMember
 //	then, each a uvarint length and its bytes: id, method, path (redacted),
 //	query (redacted), error code, client IP, key id, key hint, content
 //	type, body (redacted JSON; empty for none)
@@ -29,6 +29,7 @@ const (
 	actorAPIKey    = 1 // an authenticated key
 	actorFailedKey = 2 // a failed authentication with one of our keys, revoked
 	actorAnonymous = 3 // a failed authentication with a key not ours
+	actorMember    = 4 // a dashboard team member (the key id field holds the member's id)
 )
 
 // requestRecord is a decoded record; its strings and body alias the bytes
@@ -136,6 +137,8 @@ func renderRequestRecord(v []byte, org string) ([]byte, error) {
 		rec.Body = r.body
 	}
 	switch r.actor {
+	case actorMember:
+		rec.Actor, rec.KeyID = requestActor{Type: "member", ID: optional(r.keyID)}, nil
 	case actorAPIKey:
 		rec.Actor = requestActor{Type: "api_key", ID: optional(r.keyID)}
 	case actorFailedKey:

@@ -42,6 +42,8 @@ func (s *Server) routes() {
 
 	// The hosted checkout's pages and public endpoints: no API key.
 	s.checkoutRoutes()
+	// The dashboard's sign-in, setup and invitation links, and Team page.
+	s.dashboardAuthRoutes()
 
 	for _, e := range append([]endpoint{
 		{fasthttp.MethodGet, "/v1/organization", 0, (*call).getOrganization, nil},

@@ -1,0 +1,530 @@
+package http
+
+import (
+	"context"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"payments/actors"
+	"payments/http/dashauth"
+	"payments/ledger"
+)
+
+// The dashboard's team members signing in: the sign-in and sign-out
+// routes, the first owner's setup link and the invitation links, the
+// session cookie, the CSRF tokens, and the lock-out after failed sign-ins
+// (ledger/member.go keeps the rules and the replicated state; package
+// dashauth the hashing and the pages). Every dashboard route runs the
+// same gate as the hosted checkout's: a limit per client address, browser
+// writes from another site refused, and the relay to the leader, so that
+// a session started through one node holds through any.
+
+const (
+	// dashboardSessionCookie carries the session token; the ledger keeps
+	// only its SHA-256.
+	dashboardSessionCookie = "dashboard_session"
+	// dashboardFormCookie carries the token that the CSRF tokens of the
+	// forms shown before a session (sign-in, setup, invitation) derive
+	// from.
+	dashboardFormCookie = "dashboard_form"
+	dashboardCookiePath = "/dashboard"
+
+	// DashboardSessionLifetime is how long a session lasts from sign-in,
+	// whatever its use: then the member signs in again.
+	DashboardSessionLifetime = 12 * time.Hour
+	// invitationLifetime is how long an owner's invitation link works.
+	invitationLifetime = 7 * 24 * time.Hour
+
+	dashboardGatedKey   = "payments.dashboardGated"   // ctx user value: the gate ran (true: it answered)
+	dashboardSessionKey = "payments.dashboardSession" // ctx user value: the signed-in session's token
+
+	dashboardSignInPath = "/dashboard/sign-in"
+)
+
+// dashboardMember is the signed-in team member of a dashboard request.
+type dashboardMember struct {
+	ID, OrgID, Email string
+	Role             string // "owner", "developer" or "viewer"
+}
+
+// dashboardAuthRoutes mounts the routes of signing in and of the team.
+func (s *Server) dashboardAuthRoutes() {
+	r := s.router
+	r.GET(dashboardSignInPath, s.dashboardSignInPage)
+	r.POST(dashboardSignInPath, s.dashboardSignIn)
+	r.POST("/dashboard/sign-out", s.dashboardSignOut)
+	r.GET("/dashboard/setup/{token}", s.dashboardAcceptPage(true))
+	r.POST("/dashboard/setup/{token}", s.dashboardAccept(true))
+	r.GET("/dashboard/invitations/{token}", s.dashboardAcceptPage(false))
+	r.POST("/dashboard/invitations/{token}", s.dashboardAccept(false))
+	s.dashboardTeamRoutes()
+}
+
+// dashboardGate runs once per request what every dashboard route runs
+// first: the request id, the limit per client address, the refusal of a
+// browser's write from another site, and the relay to the leader. It
+// returns false when it answered (an error page, or the leader's answer).
+func (s *Server) dashboardGate(ctx *fasthttp.RequestCtx) bool {
+	if done, ok := ctx.UserValue(dashboardGatedKey).(bool); ok {
+		return !done
+	}
+	ctx.Response.Header.Set("x-request-id", s.requestID(ctx))
+	done, e := s.dashboardGateOnce(ctx)
+	if e != nil {
+		s.writeDashboardMessage(ctx, HTTPStatus(e.Code), "Request refused", e.Message)
+	}
+	ctx.SetUserValue(dashboardGatedKey, done)
+	return !done
+}
+
+func (s *Server) dashboardGateOnce(ctx *fasthttp.RequestCtx) (bool, *ledger.Error) {
+	if !s.fromPeer(ctx) {
+		if e := s.limitAddress(ctx); e != nil {
+			return true, e
+		}
+		if !ctx.IsGet() && !ctx.IsHead() && s.crossSite(ctx) {
+			return true, &ledger.Error{Code: ledger.CodeForbidden,
+				Message: "The dashboard refuses forms sent from another site"}
+		}
+	}
+	if e := s.readBody(ctx); e != nil {
+		return true, e
+	}
+	return s.relayToLeader(ctx)
+}
+
+// dashboardAuth returns the member whose valid session cookie the
+// request carries; false (having answered with a redirect to
+// /dashboard/sign-in, 303) when none. It runs the dashboard's gate first
+// (dashboardGate), and returns false when that answered.
+func (s *Server) dashboardAuth(ctx *fasthttp.RequestCtx) (dashboardMember, bool) {
+	if !s.dashboardGate(ctx) {
+		return dashboardMember{}, false
+	}
+	token := string(ctx.Request.Header.Cookie(dashboardSessionCookie))
+	if m, ok := s.dashboardSession(token); ok {
+		ctx.SetUserValue(dashboardSessionKey, token)
+		noteMember(ctx, m)
+		return m, true
+	}
+	if token != "" {
+		s.clearCookie(ctx, dashboardSessionCookie)
+	}
+	loc := dashboardSignInPath
+	if ctx.IsGet() {
+		if next := string(ctx.RequestURI()); safeNext(next) && next != "/dashboard" {
+			loc += "?next=" + url.QueryEscape(next)
+		}
+	}
+	ctx.Response.Header.Set("Location", loc)
+	ctx.Response.Header.Set("Cache-Control", "no-store")
+	ctx.SetStatusCode(fasthttp.StatusSeeOther)
+	return dashboardMember{}, false
+}
+
+// dashboardSession finds the member of a live session token.
+func (s *Server) dashboardSession(token string) (dashboardMember, bool) {
+	if len(token) != dashauth.TokenLen {
+		return dashboardMember{}, false
+	}
+	st := s.cfg.Actors.Reader()
+	sess, ok := st.DashboardSessionByToken(dashauth.Digest(token))
+	if !ok || !sess.Live(s.cfg.Actors.Now().UnixMilli()) {
+		return dashboardMember{}, false
+	}
+	m, ok := st.Member(sess.MemberID)
+	if !ok || m.Removed || m.OrgID != sess.OrgID {
+		return dashboardMember{}, false
+	}
+	return dashboardMember{ID: m.ID, OrgID: m.OrgID, Email: m.Email, Role: m.Role}, true
+}
+
+// safeNext reports whether next is a place in the dashboard to go back to
+// after signing in (never another site).
+func safeNext(next string) bool {
+	return strings.HasPrefix(next, "/dashboard") && !strings.HasPrefix(next, "//") &&
+		!strings.ContainsAny(next, "\\\r\n") && !strings.HasPrefix(next, dashboardSignInPath)
+}
+
+// dashboardCSRF returns the CSRF token to embed in forms for m's session
+// (hidden input named "csrf"). It derives from the session's token, which
+// only the cookie's holder knows.
+func (s *Server) dashboardCSRF(ctx *fasthttp.RequestCtx, m dashboardMember) string {
+	token, _ := ctx.UserValue(dashboardSessionKey).(string)
+	if token == "" {
+		return ""
+	}
+	return dashauth.CSRF(token)
+}
+
+// dashboardCheckCSRF reports whether a POST carries m's session's CSRF
+// token (form field "csrf", or the X-CSRF-Token header of a script's
+// request); the caller answers 403 when not.
+func (s *Server) dashboardCheckCSRF(ctx *fasthttp.RequestCtx, m dashboardMember) bool {
+	token, _ := ctx.UserValue(dashboardSessionKey).(string)
+	got := string(ctx.PostArgs().Peek("csrf"))
+	if got == "" {
+		got = string(ctx.Request.Header.Peek("X-CSRF-Token"))
+	}
+	return dashauth.CheckCSRF(token, got)
+}
+
+// dashboardScopes are the API scopes a role acts with: owner every scope
+// of a merchant's key; developer every one but keys:admin (developers see
+// keys but do not create or revoke them); viewer the read scopes only.
+func dashboardScopes(role string) ledger.Scopes {
+	switch role {
+	case ledger.RoleOwner:
+		return ledger.ScopesMerchant
+	case ledger.RoleDeveloper:
+		return ledger.ScopesMerchant &^ ledger.ScopeKeysAdmin
+	case ledger.RoleViewer:
+		return readScopes
+	}
+	return 0
+}
+
+// readScopes are the scopes that only read.
+var readScopes = func() ledger.Scopes {
+	var read ledger.Scopes
+	for _, name := range ledger.ScopesMerchant.Names() {
+		if strings.HasSuffix(name, ":read") {
+			sc, _ := ledger.ParseScope(name)
+			read |= sc
+		}
+	}
+	return read
+}()
+
+// formToken returns the token of the forms shown before a session,
+// setting its cookie when the browser has none.
+func (s *Server) formToken(ctx *fasthttp.RequestCtx) string {
+	token := string(ctx.Request.Header.Cookie(dashboardFormCookie))
+	if len(token) != dashauth.TokenLen {
+		token = dashauth.NewToken()
+		s.setCookie(ctx, dashboardFormCookie, token, 0)
+	}
+	return token
+}
+
+// checkFormCSRF checks a form posted before a session.
+func checkFormCSRF(ctx *fasthttp.RequestCtx) bool {
+	return dashauth.CheckCSRF(string(ctx.Request.Header.Cookie(dashboardFormCookie)), string(ctx.PostArgs().Peek("csrf")))
+}
+
+// setCookie sets a dashboard cookie: HttpOnly, SameSite=Lax, Secure when
+// the dashboard is served over https, for the dashboard's paths only.
+// maxAge 0 makes a cookie that ends with the browser session.
+func (s *Server) setCookie(ctx *fasthttp.RequestCtx, name, value string, maxAge time.Duration) {
+	c := fasthttp.AcquireCookie()
+	defer fasthttp.ReleaseCookie(c)
+	c.SetKey(name)
+	c.SetValue(value)
+	c.SetPath(dashboardCookiePath)
+	c.SetHTTPOnly(true)
+	c.SetSameSite(fasthttp.CookieSameSiteLaxMode)
+	c.SetSecure(s.dashboardHTTPS(ctx))
+	if maxAge > 0 {
+		c.SetMaxAge(int(maxAge / time.Second))
+	}
+	ctx.Response.Header.SetCookie(c)
+}
+
+func (s *Server) clearCookie(ctx *fasthttp.RequestCtx, name string) {
+	c := fasthttp.AcquireCookie()
+	defer fasthttp.ReleaseCookie(c)
+	c.SetKey(name)
+	c.SetPath(dashboardCookiePath)
+	c.SetHTTPOnly(true)
+	c.SetSameSite(fasthttp.CookieSameSiteLaxMode)
+	c.SetSecure(s.dashboardHTTPS(ctx))
+	c.SetMaxAge(-1)
+	ctx.Response.Header.SetCookie(c)
+}
+
+// dashboardHTTPS reports whether the dashboard is served over https: this
+// connection is TLS, or the public base URL is https (behind a proxy that
+// ends TLS).
+func (s *Server) dashboardHTTPS(ctx *fasthttp.RequestCtx) bool {
+	return ctx.IsTLS() || strings.HasPrefix(s.cfg.PublicBaseURL, "https://")
+}
+
+// writeDashboardPage answers with one of the sign-in or team pages.
+func (s *Server) writeDashboardPage(ctx *fasthttp.RequestCtx, status int, name string, p *dashauth.Page) {
+	p.RequestID = requestIDOf(ctx)
+	body, err := p.Render(name)
+	if err != nil {
+		s.logger.Error("rendering a dashboard page", "page", name, "err", err)
+		p = &dashauth.Page{Title: "Something went wrong", Message: "Please try again in a moment."}
+		status = fasthttp.StatusInternalServerError
+		if body, err = p.Render("message"); err != nil {
+			body = []byte("Internal error")
+		}
+	}
+	writeHTML(ctx, status, p.CSP(), body)
+}
+
+func (s *Server) writeDashboardMessage(ctx *fasthttp.RequestCtx, status int, title, message string) {
+	s.writeDashboardPage(ctx, status, "message", &dashauth.Page{Title: title, Message: message})
+}
+
+// dashboardPropose commits a command of the dashboard, answering a
+// transport failure as the API does.
+func (s *Server) dashboardPropose(cmd ledger.Command) (ledger.Result, *ledger.Error) {
+	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.CommitTimeout)
+	defer cancel()
+	r := s.cfg.Actors.Propose(ctx, cmd)
+	if r.Err != nil {
+		return r.Result, errorFromActors(r.Err)
+	}
+	return r.Result, r.Result.Err
+}
+
+// dashboardSignInPage: GET /dashboard/sign-in.
+func (s *Server) dashboardSignInPage(ctx *fasthttp.RequestCtx) {
+	if !s.dashboardGate(ctx) {
+		return
+	}
+	if _, ok := s.dashboardSession(string(ctx.Request.Header.Cookie(dashboardSessionCookie))); ok {
+		ctx.Response.Header.Set("Location", "/dashboard")
+		ctx.SetStatusCode(fasthttp.StatusSeeOther)
+		return
+	}
+	p := &dashauth.Page{Title: "Sign in", CSRF: dashauth.CSRF(s.formToken(ctx)), Action: signInAction(ctx)}
+	if string(ctx.QueryArgs().Peek("signed-out")) == "1" {
+		p.Notice = "You are signed out."
+	}
+	s.writeDashboardPage(ctx, fasthttp.StatusOK, "signin", p)
+}
+
+// signInAction is the sign-in form's target, carrying where to go next.
+func signInAction(ctx *fasthttp.RequestCtx) string {
+	if next := string(ctx.QueryArgs().Peek("next")); safeNext(next) {
+		return dashboardSignInPath + "?next=" + url.QueryEscape(next)
+	}
+	return dashboardSignInPath
+}
+
+// dashboardSignIn: POST /dashboard/sign-in, email and password. A wrong
+// password counts against the member (the ledger locks them out, with
+// backoff, past a few in a row), and answers 401 so that the request log
+// keeps the attempt, under the member's organization when the address is
+// a member's. An unknown address costs the same time as a wrong password.
+func (s *Server) dashboardSignIn(ctx *fasthttp.RequestCtx) {
+	if !s.dashboardGate(ctx) {
+		return
+	}
+	p := &dashauth.Page{Title: "Sign in", CSRF: dashauth.CSRF(s.formToken(ctx)), Action: signInAction(ctx)}
+	if !checkFormCSRF(ctx) {
+		p.Error = "This form expired. Please sign in again."
+		s.writeDashboardPage(ctx, fasthttp.StatusForbidden, "signin", p)
+		return
+	}
+	args := ctx.PostArgs()
+	email := ledger.NormalizeEmail(string(args.Peek("email")))
+	password := string(args.Peek("password"))
+	p.Email = email
+	now := s.cfg.Actors.Now()
+	m, found := s.cfg.Actors.Reader().MemberByEmail(email)
+	if !found || m.Removed || email == "" {
+		dashauth.VerifyDecoy(password)
+		p.Error = "Wrong email or password."
+		s.writeDashboardPage(ctx, fasthttp.StatusUnauthorized, "signin", p)
+		return
+	}
+	if wait := m.LockedUntil - now.UnixMilli(); wait > 0 {
+		noteFailedSignIn(ctx, m.ID, m.OrgID)
+		ctx.Response.Header.Set(fasthttp.HeaderRetryAfter, itoa(int((wait+999)/1000)))
+		p.Error = "Too many failed sign-ins: this account is locked for " + lockWords(wait) + ". Try again then."
+		s.writeDashboardPage(ctx, fasthttp.StatusTooManyRequests, "signin", p)
+		return
+	}
+	ok, err := dashauth.VerifyPassword(m.PasswordHash, password)
+	if err != nil {
+		s.logger.Error("a member's password hash is unreadable", "member", m.ID, "err", err)
+	}
+	if !ok {
+		noteFailedSignIn(ctx, m.ID, m.OrgID)
+		if _, e := s.dashboardPropose(&ledger.RecordSignInFailure{At: now.UnixMilli(), MemberID: m.ID}); e != nil {
+			s.logger.Warn("recording a failed sign-in", "member", m.ID, "err", e.Message)
+		}
+		p.Error = "Wrong email or password."
+		s.writeDashboardPage(ctx, fasthttp.StatusUnauthorized, "signin", p)
+		return
+	}
+	if e := s.startDashboardSession(ctx, m.ID, now); e != nil {
+		p.Error = e.Message
+		s.writeDashboardPage(ctx, HTTPStatus(e.Code), "signin", p)
+		return
+	}
+	noteMember(ctx, dashboardMember{ID: m.ID, OrgID: m.OrgID, Email: m.Email, Role: m.Role})
+	next := string(ctx.QueryArgs().Peek("next"))
+	if !safeNext(next) {
+		next = "/dashboard"
+	}
+	ctx.Response.Header.Set("Location", next)
+	ctx.SetStatusCode(fasthttp.StatusSeeOther)
+}
+
+// startDashboardSession signs a member in: a new session, its cookie.
+func (s *Server) startDashboardSession(ctx *fasthttp.RequestCtx, memberID string, now time.Time) *ledger.Error {
+	token := dashauth.NewToken()
+	hash := dashauth.Digest(token)
+	_, e := s.dashboardPropose(&ledger.StartDashboardSession{
+		At: now.UnixMilli(), ID: actors.NewID("dss_"), MemberID: memberID,
+		TokenHash: string(hash[:]), ExpiresAt: now.Add(DashboardSessionLifetime).UnixMilli(),
+	})
+	if e != nil {
+		return e
+	}
+	s.setCookie(ctx, dashboardSessionCookie, token, DashboardSessionLifetime)
+	return nil
+}
+
+// lockWords says a lock's remaining time in words.
+func lockWords(ms int64) string {
+	secs := (ms + 999) / 1000
+	if secs < 90 {
+		return itoa(int(secs)) + " seconds"
+	}
+	return itoa(int((secs+59)/60)) + " minutes"
+}
+
+// dashboardSignOut: POST /dashboard/sign-out, with the session's CSRF
+// token: the session ends everywhere, and the cookie goes.
+func (s *Server) dashboardSignOut(ctx *fasthttp.RequestCtx) {
+	m, ok := s.dashboardAuth(ctx)
+	if !ok {
+		return
+	}
+	if !s.dashboardCheckCSRF(ctx, m) {
+		s.writeDashboardMessage(ctx, fasthttp.StatusForbidden, "Request refused", "This form expired: reload the page and try again.")
+		return
+	}
+	token, _ := ctx.UserValue(dashboardSessionKey).(string)
+	st := s.cfg.Actors.Reader()
+	if sess, found := st.DashboardSessionByToken(dashauth.Digest(token)); found {
+		if _, e := s.dashboardPropose(&ledger.EndDashboardSession{At: s.cfg.Actors.Now().UnixMilli(), ID: sess.ID}); e != nil {
+			s.writeDashboardMessage(ctx, HTTPStatus(e.Code), "Sign-out failed", e.Message)
+			return
+		}
+	}
+	s.clearCookie(ctx, dashboardSessionCookie)
+	ctx.Response.Header.Set("Location", dashboardSignInPath+"?signed-out=1")
+	ctx.SetStatusCode(fasthttp.StatusSeeOther)
+}
+
+// pendingInvitation reads the invitation of a setup or invitation link,
+// answering with a page when it is not one that can be accepted. The
+// link's token is never logged nor kept in the request log: these routes
+// note no actor, and they answer nothing the log keeps.
+func (s *Server) pendingInvitation(ctx *fasthttp.RequestCtx, setup bool) (ledger.Invitation, bool) {
+	token, _ := ctx.UserValue("token").(string)
+	var inv ledger.Invitation
+	found := false
+	if len(token) == dashauth.TokenLen {
+		inv, found = s.cfg.Actors.Reader().InvitationByToken(dashauth.Digest(token))
+	}
+	if !found || inv.Setup != setup || !inv.Pending(s.cfg.Actors.Now().UnixMilli()) {
+		s.writeDashboardMessage(ctx, fasthttp.StatusNotFound, "This link does not work",
+			"The link is unknown, was used already, or expired. Ask an owner of your organization for a new invitation.")
+		return inv, false
+	}
+	return inv, true
+}
+
+func (s *Server) acceptPage(ctx *fasthttp.RequestCtx, inv *ledger.Invitation, setup bool) *dashauth.Page {
+	p := &dashauth.Page{Title: "Join the team", CSRF: dashauth.CSRF(s.formToken(ctx)), Setup: setup,
+		Email: inv.Email, Role: inv.Role, Action: string(ctx.Path())}
+	if org, ok := s.cfg.Actors.Reader().Organization(inv.OrgID); ok {
+		p.OrgName = org.Name
+	}
+	if setup {
+		p.Title = "Set up the dashboard"
+	}
+	return p
+}
+
+// dashboardAcceptPage: GET /dashboard/setup/{token} and
+// /dashboard/invitations/{token}: the form that chooses a password.
+func (s *Server) dashboardAcceptPage(setup bool) fasthttp.RequestHandler {
+	return func(ctx *fasthttp.RequestCtx) {
+		if !s.dashboardGate(ctx) {
+			return
+		}
+		inv, ok := s.pendingInvitation(ctx, setup)
+		if !ok {
+			return
+		}
+		s.writeDashboardPage(ctx, fasthttp.StatusOK, "accept", s.acceptPage(ctx, &inv, setup))
+	}
+}
+
+// dashboardAccept: POST of the same: the member is made with the chosen
+// password (its argon2id hash), and signed in.
+func (s *Server) dashboardAccept(setup bool) fasthttp.RequestHandler {
+	return func(ctx *fasthttp.RequestCtx) {
+		if !s.dashboardGate(ctx) {
+			return
+		}
+		inv, ok := s.pendingInvitation(ctx, setup)
+		if !ok {
+			return
+		}
+		p := s.acceptPage(ctx, &inv, setup)
+		if !checkFormCSRF(ctx) {
+			p.Error = "This form expired. Please fill it in again."
+			s.writeDashboardPage(ctx, fasthttp.StatusForbidden, "accept", p)
+			return
+		}
+		args := ctx.PostArgs()
+		email := inv.Email
+		if setup {
+			email = ledger.NormalizeEmail(string(args.Peek("email")))
+			p.Email = email
+		}
+		password := string(args.Peek("password"))
+		problem := ""
+		switch {
+		case setup && !plausibleEmail(email):
+			problem = "Enter your email address."
+		case password != string(args.Peek("confirm")):
+			problem = "The two passwords differ."
+		default:
+			if why := dashauth.CheckPassword(password, email); why != "" {
+				problem = "The password " + why + "."
+			}
+		}
+		if problem != "" {
+			p.Error = problem
+			s.writeDashboardPage(ctx, fasthttp.StatusUnprocessableEntity, "accept", p)
+			return
+		}
+		now := s.cfg.Actors.Now()
+		token, _ := ctx.UserValue("token").(string)
+		hash := dashauth.Digest(token)
+		res, e := s.dashboardPropose(&ledger.AcceptInvitation{
+			At: now.UnixMilli(), TokenHash: string(hash[:]), MemberID: actors.NewID("mem_"),
+			Email: email, PasswordHash: dashauth.HashPassword(password),
+		})
+		if e == nil {
+			e = s.startDashboardSession(ctx, res.Member.ID, now)
+		}
+		if e != nil {
+			p.Error = e.Message
+			s.writeDashboardPage(ctx, HTTPStatus(e.Code), "accept", p)
+			return
+		}
+		ctx.Response.Header.Set("Location", "/dashboard")
+		ctx.SetStatusCode(fasthttp.StatusSeeOther)
+	}
+}
+
+// plausibleEmail is the shape check of an email address a form gives.
+func plausibleEmail(email string) bool {
+	at := strings.LastIndexByte(email, '@')
+	return at > 0 && at < len(email)-1 && len(email) <= 254 && !strings.ContainsAny(email, " \t\r\n<>\"")
+}

@@ -1,0 +1,140 @@
+package http
+
+import (
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"payments/actors"
+	"payments/http/dashauth"
+	"payments/ledger"
+)
+
+// The dashboard's Team page: every member sees the team; owners invite
+// members by one-time link, change roles, remove members and revoke
+// invitations. The ledger keeps the rules (an organization keeps an
+// owner; only owners invite).
+
+func (s *Server) dashboardTeamRoutes() {
+	r := s.router
+	r.GET("/dashboard/team", s.dashboardTeam)
+	r.POST("/dashboard/team/invitations", s.dashboardTeamAction(s.teamInvite))
+	r.POST("/dashboard/team/invitations/{id}/revoke", s.dashboardTeamAction(s.teamRevokeInvitation))
+	r.POST("/dashboard/team/members/{id}/role", s.dashboardTeamAction(s.teamSetRole))
+	r.POST("/dashboard/team/members/{id}/remove", s.dashboardTeamAction(s.teamRemove))
+}
+
+var teamRoles = []string{ledger.RoleOwner, ledger.RoleDeveloper, ledger.RoleViewer}
+
+// teamPage is the Team page of m's organization.
+func (s *Server) teamPage(ctx *fasthttp.RequestCtx, m dashboardMember) *dashauth.Page {
+	st := s.cfg.Actors.Reader()
+	now := s.cfg.Actors.Now()
+	p := &dashauth.Page{Title: "Team", CSRF: s.dashboardCSRF(ctx, m), Member: &dashauth.PageMember{Email: m.Email, Role: m.Role},
+		Owner: m.Role == ledger.RoleOwner, Roles: teamRoles}
+	for _, tm := range st.Members(m.OrgID) {
+		if !tm.Removed {
+			p.Members = append(p.Members, dashauth.TeamMember{ID: tm.ID, Email: tm.Email, Role: tm.Role, You: tm.ID == m.ID})
+		}
+	}
+	for _, inv := range st.Invitations(m.OrgID) {
+		if !inv.Setup && inv.Pending(now.UnixMilli()) {
+			p.Invitations = append(p.Invitations, dashauth.TeamInvitation{ID: inv.ID, Email: inv.Email, Role: inv.Role,
+				Expires: time.UnixMilli(inv.ExpiresAt).UTC().Format("2006-01-02 15:04 UTC")})
+		}
+	}
+	return p
+}
+
+// dashboardTeam: GET /dashboard/team.
+func (s *Server) dashboardTeam(ctx *fasthttp.RequestCtx) {
+	m, ok := s.dashboardAuth(ctx)
+	if !ok {
+		return
+	}
+	s.writeDashboardPage(ctx, fasthttp.StatusOK, "team", s.teamPage(ctx, m))
+}
+
+// dashboardTeamAction wraps an owner's form on the Team page: a member
+// signed in, the CSRF token, the owner role. The action returns the page
+// to show (nil: back to the team page, 303) or the error to show on it.
+func (s *Server) dashboardTeamAction(action func(ctx *fasthttp.RequestCtx, m dashboardMember) (*dashauth.Page, *ledger.Error)) fasthttp.RequestHandler {
+	return func(ctx *fasthttp.RequestCtx) {
+		m, ok := s.dashboardAuth(ctx)
+		if !ok {
+			return
+		}
+		if !s.dashboardCheckCSRF(ctx, m) {
+			s.writeDashboardMessage(ctx, fasthttp.StatusForbidden, "Request refused", "This form expired: reload the page and try again.")
+			return
+		}
+		if m.Role != ledger.RoleOwner {
+			p := s.teamPage(ctx, m)
+			p.Error = "Only an owner manages the team."
+			s.writeDashboardPage(ctx, fasthttp.StatusForbidden, "team", p)
+			return
+		}
+		p, e := action(ctx, m)
+		switch {
+		case e != nil:
+			p = s.teamPage(ctx, m)
+			p.Error = e.Message
+			for _, f := range e.Fields {
+				p.Error += " (" + f.Field + " " + f.Message + ")"
+			}
+			s.writeDashboardPage(ctx, HTTPStatus(e.Code), "team", p)
+		case p != nil:
+			s.writeDashboardPage(ctx, fasthttp.StatusOK, "team", p)
+		default:
+			ctx.Response.Header.Set("Location", "/dashboard/team")
+			ctx.SetStatusCode(fasthttp.StatusSeeOther)
+		}
+	}
+}
+
+// teamInvite: POST /dashboard/team/invitations, email and role: the page
+// shows the one-time link once.
+func (s *Server) teamInvite(ctx *fasthttp.RequestCtx, m dashboardMember) (*dashauth.Page, *ledger.Error) {
+	args := ctx.PostArgs()
+	email := ledger.NormalizeEmail(string(args.Peek("email")))
+	role := string(args.Peek("role"))
+	if !plausibleEmail(email) {
+		return nil, ledger.FieldInvalid("email", "is not an email address")
+	}
+	token := dashauth.NewToken()
+	hash := dashauth.Digest(token)
+	now := s.cfg.Actors.Now()
+	expires := now.Add(invitationLifetime)
+	if _, e := s.dashboardPropose(&ledger.CreateInvitation{
+		At: now.UnixMilli(), ID: actors.NewID("inv_"), OrgID: m.OrgID, Email: email, Role: role,
+		TokenHash: string(hash[:]), InvitedBy: m.ID, ExpiresAt: expires.UnixMilli(),
+	}); e != nil {
+		return nil, e
+	}
+	p := s.teamPage(ctx, m)
+	p.NewLink = s.cfg.PublicBaseURL + "/dashboard/invitations/" + token
+	p.NewLinkEmail, p.NewLinkExpires = email, expires.UTC().Format("2006-01-02 15:04 UTC")
+	return p, nil
+}
+
+func (s *Server) teamRevokeInvitation(ctx *fasthttp.RequestCtx, m dashboardMember) (*dashauth.Page, *ledger.Error) {
+	id, _ := ctx.UserValue("id").(string)
+	_, e := s.dashboardPropose(&ledger.RevokeInvitation{At: s.cfg.Actors.Now().UnixMilli(), OrgID: m.OrgID, ID: id})
+	return nil, e
+}
+
+func (s *Server) teamSetRole(ctx *fasthttp.RequestCtx, m dashboardMember) (*dashauth.Page, *ledger.Error) {
+	id, _ := ctx.UserValue("id").(string)
+	_, e := s.dashboardPropose(&ledger.SetMemberRole{At: s.cfg.Actors.Now().UnixMilli(), OrgID: m.OrgID, MemberID: id,
+		Role: string(ctx.PostArgs().Peek("role"))})
+	return nil, e
+}
+
+func (s *Server) teamRemove(ctx *fasthttp.RequestCtx, m dashboardMember) (*dashauth.Page, *ledger.Error) {
+	id, _ := ctx.UserValue("id").(string)
+	if id == m.ID {
+		return nil, &ledger.Error{Code: ledger.CodeConflict, Message: "You cannot remove yourself: another owner can."}
+	}
+	_, e := s.dashboardPropose(&ledger.RemoveMember{At: s.cfg.Actors.Now().UnixMilli(), OrgID: m.OrgID, MemberID: id})
+	return nil, e
+}
