@@ -500,7 +500,7 @@ func (s *Server) dashboardAccept(setup bool) fasthttp.RequestHandler {
 		}
 		if problem != "" {
 			p.Error = problem
-			s.writeDashboardPage(ctx, fasthttp.StatusUnprocessableEntity, "accept", p)
+			s.writeDashboardPage(ctx, fasthttp.StatusBadRequest, "accept", p)
 			return
 		}
 		now := s.cfg.Actors.Now()

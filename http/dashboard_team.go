@@ -79,9 +79,6 @@ func (s *Server) dashboardTeamAction(action func(ctx *fasthttp.RequestCtx, m das
 		case e != nil:
 			p = s.teamPage(ctx, m)
 			p.Error = e.Message
-			for _, f := range e.Fields {
-				p.Error += " (" + f.Field + " " + f.Message + ")"
-			}
 			s.writeDashboardPage(ctx, HTTPStatus(e.Code), "team", p)
 		case p != nil:
 			s.writeDashboardPage(ctx, fasthttp.StatusOK, "team", p)

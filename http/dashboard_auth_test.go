@@ -1,0 +1,297 @@
+package http_test
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"io"
+	nethttp "net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"payments/ledger"
+)
+
+// browser is a cookie-keeping client that does not follow redirects, so
+// that a test sees each answer.
+type browser struct {
+	t      *testing.T
+	base   string
+	client *nethttp.Client
+}
+
+func newBrowser(t *testing.T, st *stack) *browser {
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &browser{t: t, base: "http://" + st.addr, client: &nethttp.Client{Jar: jar, Timeout: 30 * time.Second,
+		CheckRedirect: func(*nethttp.Request, []*nethttp.Request) error { return nethttp.ErrUseLastResponse }}}
+}
+
+type page struct {
+	status int
+	header nethttp.Header
+	body   string
+}
+
+var csrfField = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
+
+// csrf is the CSRF token of the page's first form.
+func (p page) csrf(t *testing.T) string {
+	t.Helper()
+	m := csrfField.FindStringSubmatch(p.body)
+	if m == nil {
+		t.Fatalf("no CSRF token in the page: %s", p.body)
+	}
+	return m[1]
+}
+
+func (b *browser) do(method, path string, form url.Values, headers ...string) page {
+	b.t.Helper()
+	var body io.Reader
+	if form != nil {
+		body = strings.NewReader(form.Encode())
+	}
+	req, err := nethttp.NewRequest(method, b.base+path, body)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	if form != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	resp, err := b.client.Do(req)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	return page{status: resp.StatusCode, header: resp.Header, body: string(raw)}
+}
+
+func (b *browser) get(path string) page { b.t.Helper(); return b.do("GET", path, nil) }
+
+func (b *browser) post(path string, form url.Values, headers ...string) page {
+	b.t.Helper()
+	return b.do("POST", path, form, headers...)
+}
+
+func wantStatus(t *testing.T, what string, p page, status int) {
+	t.Helper()
+	if p.status != status {
+		t.Fatalf("%s: %d, want %d: %s", what, p.status, status, p.body)
+	}
+}
+
+const ownerPassword = "violet tractor sings at dawn"
+
+// setUpOwner takes the first organization's setup link to a signed-in
+// owner.
+func setUpOwner(t *testing.T, st *stack, email string) *browser {
+	t.Helper()
+	token, err := st.sys.EnsureDashboardSetup(t.Context())
+	if err != nil || token == "" {
+		t.Fatalf("no setup link: %q %v", token, err)
+	}
+	b := newBrowser(t, st)
+	form := b.get("/dashboard/setup/" + token)
+	wantStatus(t, "the setup page", form, 200)
+	if csp := form.header.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'none'") || !strings.Contains(csp, "frame-ancestors 'none'") {
+		t.Fatalf("setup page CSP %q", csp)
+	}
+	csrf := form.csrf(t)
+	// A common password, then a form without its CSRF token, are refused.
+	wantStatus(t, "a common password", b.post("/dashboard/setup/"+token, url.Values{"csrf": {csrf}, "email": {email},
+		"password": {"Password123"}, "confirm": {"Password123"}}), 400)
+	wantStatus(t, "setup without the CSRF token", b.post("/dashboard/setup/"+token, url.Values{"email": {email},
+		"password": {ownerPassword}, "confirm": {ownerPassword}}), 403)
+	done := b.post("/dashboard/setup/"+token, url.Values{"csrf": {csrf}, "email": {email}, "password": {ownerPassword}, "confirm": {ownerPassword}})
+	wantStatus(t, "the setup", done, 303)
+	cookie := done.header.Values("Set-Cookie")
+	var session string
+	for _, c := range cookie {
+		if strings.HasPrefix(c, "dashboard_session=") {
+			session = c
+		}
+	}
+	for _, attr := range []string{"HttpOnly", "SameSite=Lax", "path=/dashboard", "max-age="} {
+		if !strings.Contains(session, attr) {
+			t.Fatalf("session cookie %q lacks %s", session, attr)
+		}
+	}
+	if strings.Contains(session, "Secure") {
+		t.Fatalf("session cookie %q is Secure over plain http", session)
+	}
+	// The link works once.
+	wantStatus(t, "the setup link again", b.get("/dashboard/setup/"+token), 404)
+	return b
+}
+
+func TestDashboardSignInTeamAndLockOut(t *testing.T) {
+	st := newStack(t, stackOptions{})
+	owner := setUpOwner(t, st, "owner@golden.example")
+
+	// Signed in: the Team page lists the owner, with the owner's forms.
+	team := owner.get("/dashboard/team")
+	wantStatus(t, "the team page", team, 200)
+	if !strings.Contains(team.body, "owner@golden.example") || !strings.Contains(team.body, `id="invite"`) {
+		t.Fatalf("team page: %s", team.body)
+	}
+	csrf := team.csrf(t)
+
+	// An invitation: refused without the token, from another site, and
+	// for an unknown role; made with them.
+	invite := url.Values{"csrf": {csrf}, "email": {"Viewer@Golden.example"}, "role": {"viewer"}}
+	wantStatus(t, "an invitation without the CSRF token", owner.post("/dashboard/team/invitations", url.Values{"email": {"v@golden.example"}, "role": {"viewer"}}), 403)
+	wantStatus(t, "an invitation from another site", owner.post("/dashboard/team/invitations", invite, "Sec-Fetch-Site", "cross-site"), 403)
+	wantStatus(t, "an invitation to an unknown role", owner.post("/dashboard/team/invitations", url.Values{"csrf": {csrf}, "email": {"x@golden.example"}, "role": {"admin"}}), 400)
+	made := owner.post("/dashboard/team/invitations", invite)
+	wantStatus(t, "the invitation", made, 200)
+	link := regexp.MustCompile(`/dashboard/invitations/([A-Za-z0-9_-]{43})`).FindStringSubmatch(made.body)
+	if link == nil {
+		t.Fatalf("no invitation link shown: %s", made.body)
+	}
+	if strings.Contains(owner.get("/dashboard/team").body, link[1]) {
+		t.Fatal("the invitation link is shown again")
+	}
+
+	// The viewer joins through the link and is signed in.
+	viewer := newBrowser(t, st)
+	form := viewer.get(link[0])
+	wantStatus(t, "the invitation page", form, 200)
+	const viewerPassword = "seventeen quiet lanterns"
+	wantStatus(t, "different passwords", viewer.post(link[0], url.Values{"csrf": {form.csrf(t)}, "password": {viewerPassword}, "confirm": {viewerPassword + "x"}}), 400)
+	wantStatus(t, "joining", viewer.post(link[0], url.Values{"csrf": {form.csrf(t)}, "password": {viewerPassword}, "confirm": {viewerPassword}}), 303)
+	vteam := viewer.get("/dashboard/team")
+	wantStatus(t, "the viewer's team page", vteam, 200)
+	if strings.Contains(vteam.body, `id="invite"`) || !strings.Contains(vteam.body, "viewer@golden.example") {
+		t.Fatalf("viewer's team page: %s", vteam.body)
+	}
+	// A viewer cannot invite, even with a valid token.
+	wantStatus(t, "a viewer's invitation", viewer.post("/dashboard/team/invitations", url.Values{"csrf": {vteam.csrf(t)}, "email": {"y@golden.example"}, "role": {"owner"}}), 403)
+	// The owner's CSRF token is not the viewer's.
+	wantStatus(t, "another session's CSRF token", viewer.post("/dashboard/team/invitations", url.Values{"csrf": {csrf}, "email": {"y@golden.example"}, "role": {"owner"}}), 403)
+
+	// Sign-in: wrong passwords lock the viewer out, even from the right one.
+	stranger := newBrowser(t, st)
+	signIn := stranger.get("/dashboard/sign-in")
+	wantStatus(t, "the sign-in page", signIn, 200)
+	fcsrf := signIn.csrf(t)
+	wantStatus(t, "a sign-in without the CSRF token", stranger.post("/dashboard/sign-in", url.Values{"email": {"viewer@golden.example"}, "password": {viewerPassword}}), 403)
+	wantStatus(t, "an unknown address", stranger.post("/dashboard/sign-in", url.Values{"csrf": {fcsrf}, "email": {"nobody@golden.example"}, "password": {viewerPassword}}), 401)
+	var failedID string
+	for i := 0; i < ledger.SignInFailuresFree; i++ {
+		p := stranger.post("/dashboard/sign-in", url.Values{"csrf": {fcsrf}, "email": {"viewer@golden.example"}, "password": {"wrong password " + string(rune('a'+i))}})
+		wantStatus(t, "a wrong password", p, 401)
+		failedID = p.header.Get("x-request-id")
+	}
+	locked := stranger.post("/dashboard/sign-in", url.Values{"csrf": {fcsrf}, "email": {"viewer@golden.example"}, "password": {viewerPassword}})
+	wantStatus(t, "the right password while locked", locked, 429)
+	if locked.header.Get("Retry-After") == "" || !strings.Contains(locked.body, "locked") {
+		t.Fatalf("lock-out answer: %v %s", locked.header, locked.body)
+	}
+	// The owner still signs in, in a browser of their own.
+	again := newBrowser(t, st)
+	wantStatus(t, "the owner's sign-in", again.post("/dashboard/sign-in?next=%2Fdashboard%2Fteam", url.Values{"csrf": {again.get("/dashboard/sign-in").csrf(t)},
+		"email": {"OWNER@golden.example"}, "password": {ownerPassword}}), 303)
+	ateam := again.get("/dashboard/team")
+	wantStatus(t, "the owner's team page in a second session", ateam, 200)
+
+	// The owner makes the viewer a developer; removes them; their
+	// session ends with it.
+	var viewerID string
+	org, _ := st.sys.Reader().FirstOrganization()
+	for _, m := range st.sys.Reader().Members(org.ID) {
+		if m.Email == "viewer@golden.example" {
+			viewerID = m.ID
+		}
+	}
+	wantStatus(t, "a role change", again.post("/dashboard/team/members/"+viewerID+"/role", url.Values{"csrf": {ateam.csrf(t)}, "role": {"developer"}}), 303)
+	if m, _ := st.sys.Reader().Member(viewerID); m.Role != ledger.RoleDeveloper {
+		t.Fatalf("role is %s", m.Role)
+	}
+	wantStatus(t, "the removal", again.post("/dashboard/team/members/"+viewerID+"/remove", url.Values{"csrf": {ateam.csrf(t)}}), 303)
+	if p := viewer.get("/dashboard/team"); p.status != 303 || !strings.HasPrefix(p.header.Get("Location"), "/dashboard/sign-in") {
+		t.Fatalf("a removed member's session still works: %d %v", p.status, p.header)
+	}
+
+	// Sign-out needs the token, then ends the session.
+	wantStatus(t, "a sign-out without the CSRF token", again.post("/dashboard/sign-out", url.Values{}), 403)
+	wantStatus(t, "the sign-out", again.post("/dashboard/sign-out", url.Values{"csrf": {ateam.csrf(t)}}), 303)
+	if p := again.get("/dashboard/team"); p.status != 303 {
+		t.Fatalf("the session outlived its sign-out: %d", p.status)
+	}
+
+	// The request log: the member is the actor of what they did; a failed
+	// sign-in is on the organization's record; no password anywhere.
+	rec := waitRecord(t, st, st.addr, st.key, team.header.Get("x-request-id"))
+	actor, _ := rec["actor"].(map[string]any)
+	if actor["type"] != "member" || actor["id"] == nil || rec["keyId"] != nil {
+		t.Fatalf("a member's request recorded as %v", rec)
+	}
+	failed := waitRecord(t, st, st.addr, st.key, failedID)
+	factor, _ := failed["actor"].(map[string]any)
+	if failed["status"] != 401.0 || factor["type"] != "member" || factor["id"] != viewerID || failed["body"] != nil {
+		t.Fatalf("a failed sign-in recorded as %v", failed)
+	}
+	st.requestLog.Close() // flushes; the stack's cleanup closes it again harmlessly
+	filepath.Walk(st.requestLogDir, func(path string, info os.FileInfo, err error) error {
+		if err != nil || info.IsDir() {
+			return nil
+		}
+		raw, _ := os.ReadFile(path)
+		for _, secret := range []string{ownerPassword, viewerPassword, link[1]} {
+			if bytes.Contains(raw, []byte(secret)) {
+				t.Errorf("%s holds a secret", path)
+			}
+		}
+		return nil
+	})
+}
+
+// A member of one organization sees and changes nothing of another's.
+func TestDashboardTeamIsolation(t *testing.T) {
+	st := newStack(t, stackOptions{})
+	ownerA := setUpOwner(t, st, "a@golden.example")
+	r := st.do("POST", "/v1/organizations", st.key, map[string]any{"name": "Org B", "country": "GH", "timezone": "Africa/Accra", "defaultCurrency": "GHS"})
+	if r.status != 201 {
+		t.Fatalf("organization B: %d %s", r.status, r.body)
+	}
+	orgB := r.json(t)["organization"].(map[string]any)["id"].(string)
+	// Org B's first owner, through a setup link of its own.
+	tok := "setup-link-token-of-org-b-0123456789abcdefg"
+	hash := sha256.Sum256([]byte(tok))
+	now := time.Now()
+	if rep := st.sys.Propose(t.Context(), &ledger.CreateInvitation{At: now.UnixMilli(), ID: "inv_orgb", OrgID: orgB, Role: ledger.RoleOwner,
+		Setup: true, TokenHash: string(hash[:]), ExpiresAt: now.Add(time.Hour).UnixMilli()}); rep.Err != nil || rep.Result.Err != nil {
+		t.Fatalf("org B's setup link: %v %v", rep.Err, rep.Result.Err)
+	}
+	ownerB := newBrowser(t, st)
+	form := ownerB.get("/dashboard/setup/" + tok)
+	wantStatus(t, "org B's setup page", form, 200)
+	wantStatus(t, "org B's setup", ownerB.post("/dashboard/setup/"+tok, url.Values{"csrf": {form.csrf(t)}, "email": {"b@golden.example"},
+		"password": {ownerPassword}, "confirm": {ownerPassword}}), 303)
+
+	teamB := ownerB.get("/dashboard/team")
+	if strings.Contains(teamB.body, "a@golden.example") || !strings.Contains(teamB.body, "b@golden.example") {
+		t.Fatalf("org B's team page: %s", teamB.body)
+	}
+	a, _ := st.sys.Reader().MemberByEmail("a@golden.example")
+	wantStatus(t, "B's owner demoting A's owner", ownerB.post("/dashboard/team/members/"+a.ID+"/role", url.Values{"csrf": {teamB.csrf(t)}, "role": {"viewer"}}), 404)
+	wantStatus(t, "B's owner removing A's owner", ownerB.post("/dashboard/team/members/"+a.ID+"/remove", url.Values{"csrf": {teamB.csrf(t)}}), 404)
+	if m, _ := st.sys.Reader().Member(a.ID); m.Role != ledger.RoleOwner || m.Removed {
+		t.Fatalf("A's owner changed: %+v", m)
+	}
+	teamA := ownerA.get("/dashboard/team")
+	if strings.Contains(teamA.body, "b@golden.example") {
+		t.Fatal("org A's team page shows org B's member")
+	}
+}
