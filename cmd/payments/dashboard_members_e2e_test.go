@@ -1,0 +1,150 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+)
+
+// The dashboard's team members in a real browser against the real binary:
+// the setup link the first start prints makes the first owner; the owner
+// invites a viewer through a one-time link; the viewer cannot manage the
+// team; a form without its CSRF token is refused; wrong passwords lock a
+// member out; sign-out ends the session.
+func TestDashboardMembers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end")
+	}
+	t.Parallel()
+	p := startServer(t, t.TempDir())
+	p.waitReady()
+	setupURL := p.stdoutValue("dashboard_setup_url")
+	base := "http://" + p.addr
+	if !strings.HasPrefix(setupURL, base+"/dashboard/setup/") {
+		t.Fatalf("setup link %q is not under %s", setupURL, base)
+	}
+	const (
+		ownerEmail     = "owner@merchant.example"
+		ownerPassword  = "violet tractor sings at dawn"
+		viewerEmail    = "viewer@merchant.example"
+		viewerPassword = "seventeen quiet lanterns"
+	)
+
+	// The first owner sets a password through the setup link; a common
+	// one is refused first.
+	owner := newTab(t)
+	do(t, owner, chromedp.Navigate(setupURL))
+	waitFor(t, owner, `document.readyState === "complete"`)
+	wantText(t, owner, "Set up the dashboard's first owner")
+	screenshot(t, owner, "setup")
+	fill(t, owner, map[string]string{"email": ownerEmail, "password": "password1234", "confirm": "password1234"})
+	submitForm(t, owner, `main form button[type=submit]`)
+	wantText(t, owner, "one of the most common passwords")
+	fill(t, owner, map[string]string{"email": ownerEmail, "password": ownerPassword, "confirm": ownerPassword})
+	submitForm(t, owner, `main form button[type=submit]`)
+	waitLocation(t, owner, base+"/dashboard")
+	do(t, owner, chromedp.Navigate(base+"/dashboard/team"))
+	waitFor(t, owner, `document.readyState === "complete" && !!document.getElementById("members")`)
+	wantText(t, owner, ownerEmail, "Invite a member")
+	if eval[bool](t, owner, `document.cookie.includes("dashboard_session")`) {
+		t.Fatal("the session cookie is readable by the page's scripts")
+	}
+
+	// A form stripped of its CSRF token is refused.
+	do(t, owner, chromedp.Evaluate[chromedp.Void](`document.querySelector('#invite input[name=csrf]').remove()`))
+	fill(t, owner, map[string]string{"invite-email": viewerEmail})
+	submitForm(t, owner, `#invite button[type=submit]`)
+	wantText(t, owner, "This form expired")
+
+	// With it, the invitation's one-time link is shown.
+	do(t, owner, chromedp.Navigate(base+"/dashboard/team"))
+	waitFor(t, owner, `document.readyState === "complete" && !!document.getElementById("invite")`)
+	fill(t, owner, map[string]string{"invite-email": viewerEmail})
+	do(t, owner, chromedp.SetValue(chromedp.ID("invite-role"), "viewer"))
+	submitForm(t, owner, `#invite button[type=submit]`)
+	waitFor(t, owner, `!!document.getElementById("invitation-link")`)
+	link := eval[string](t, owner, `document.getElementById("invitation-link").value`)
+	if !strings.HasPrefix(link, base+"/dashboard/invitations/") {
+		t.Fatalf("invitation link %q", link)
+	}
+	screenshot(t, owner, "team")
+
+	// The viewer joins, and sees the team without the owner's forms; a
+	// crafted invitation with the viewer's own CSRF token is refused.
+	viewer := newTab(t)
+	do(t, viewer, chromedp.Navigate(link))
+	waitFor(t, viewer, `document.readyState === "complete"`)
+	wantText(t, viewer, "You are invited as viewer")
+	fill(t, viewer, map[string]string{"password": viewerPassword, "confirm": viewerPassword})
+	submitForm(t, viewer, `main form button[type=submit]`)
+	waitLocation(t, viewer, base+"/dashboard")
+	do(t, viewer, chromedp.Navigate(base+"/dashboard/team"))
+	waitFor(t, viewer, `document.readyState === "complete" && !!document.getElementById("members")`)
+	wantText(t, viewer, viewerEmail, "viewer")
+	if eval[bool](t, viewer, `!!document.getElementById("invite") || document.querySelectorAll("form[action*='/members/']").length > 0`) {
+		t.Fatal("a viewer is shown the owner's forms")
+	}
+	do(t, viewer, chromedp.Evaluate[chromedp.Void](`(() => {
+		const f = document.createElement("form");
+		f.method = "post"; f.action = "/dashboard/team/invitations";
+		for (const [k, v] of [["csrf", document.querySelector("header input[name=csrf]").value], ["email", "x@merchant.example"], ["role", "owner"]]) {
+			const i = document.createElement("input"); i.type = "hidden"; i.name = k; i.value = v; f.append(i);
+		}
+		f.id = "crafted"; document.body.append(f);
+	})()`))
+	submitForm(t, viewer, `#crafted`)
+	wantText(t, viewer, "Only an owner manages the team")
+
+	// Wrong passwords lock the viewer out, the right one included then.
+	guesser := newTab(t)
+	do(t, guesser, chromedp.Navigate(base+"/dashboard/sign-in"))
+	waitFor(t, guesser, `document.readyState === "complete"`)
+	for i := 0; i < 5; i++ {
+		fill(t, guesser, map[string]string{"email": viewerEmail, "password": "not the password " + string(rune('a'+i))})
+		submitForm(t, guesser, `main form button[type=submit]`)
+		wantText(t, guesser, "Wrong email or password")
+	}
+	fill(t, guesser, map[string]string{"email": viewerEmail, "password": viewerPassword})
+	submitForm(t, guesser, `main form button[type=submit]`)
+	wantText(t, guesser, "locked")
+	screenshot(t, guesser, "locked")
+
+	// The owner signs out: the session ends, and the team page sends the
+	// browser to the sign-in page.
+	submitForm(t, owner, `header form button[type=submit]`)
+	waitLocation(t, owner, base+"/dashboard/sign-in")
+	wantText(t, owner, "You are signed out")
+	do(t, owner, chromedp.Navigate(base+"/dashboard/team"))
+	waitLocation(t, owner, base+"/dashboard/sign-in")
+
+	// And signs in again with the password.
+	waitFor(t, owner, `document.readyState === "complete" && !!document.getElementById("email")`)
+	fill(t, owner, map[string]string{"email": ownerEmail, "password": ownerPassword})
+	submitForm(t, owner, `main form button[type=submit]`)
+	waitLocation(t, owner, base+"/dashboard/team")
+	waitFor(t, owner, `document.readyState === "complete" && !!document.getElementById("members")`)
+	wantText(t, owner, viewerEmail)
+}
+
+// fill sets form fields by element id.
+func fill(t *testing.T, ctx context.Context, values map[string]string) {
+	t.Helper()
+	for id, v := range values {
+		do(t, ctx, chromedp.SetValue(chromedp.ID(id), v))
+	}
+}
+
+// submitForm clicks a submit button (or submits a form) and waits for
+// the page that answers to load.
+func submitForm(t *testing.T, ctx context.Context, selector string) {
+	t.Helper()
+	do(t, ctx, chromedp.Evaluate[chromedp.Void](`window.__before = true`))
+	if strings.HasPrefix(selector, "#crafted") {
+		do(t, ctx, chromedp.Evaluate[chromedp.Void](`document.querySelector("#crafted").submit()`))
+	} else {
+		do(t, ctx, chromedp.Click(chromedp.CSS(selector)))
+	}
+	waitFor(t, ctx, `!window.__before && document.readyState === "complete"`)
+}
