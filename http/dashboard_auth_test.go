@@ -295,3 +295,17 @@ func TestDashboardTeamIsolation(t *testing.T) {
 		t.Fatal("org A's team page shows org B's member")
 	}
 }
+
+// Served over https (behind a proxy that ends TLS), the cookies are Secure.
+func TestDashboardCookiesSecureOverHTTPS(t *testing.T) {
+	st := newStack(t, stackOptions{publicBase: "https://pay.example"})
+	p := newBrowser(t, st).get("/dashboard/sign-in")
+	wantStatus(t, "the sign-in page", p, 200)
+	c := p.header.Get("Set-Cookie")
+	if !strings.HasPrefix(c, "dashboard_form=") || !strings.Contains(c, "secure") || !strings.Contains(c, "HttpOnly") || !strings.Contains(c, "SameSite=Lax") {
+		t.Fatalf("form cookie over https: %q", c)
+	}
+	if cc := p.header.Get("Cache-Control"); cc != "no-store" || p.header.Get("X-Frame-Options") != "DENY" {
+		t.Fatalf("sign-in page headers: %v", p.header)
+	}
+}

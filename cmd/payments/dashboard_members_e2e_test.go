@@ -2,8 +2,14 @@ package main
 
 import (
 	"context"
+	"io"
+	nethttp "net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 )
@@ -147,4 +153,80 @@ func submitForm(t *testing.T, ctx context.Context, selector string) {
 		do(t, ctx, chromedp.Click(chromedp.CSS(selector)))
 	}
 	waitFor(t, ctx, `!window.__before && document.readyState === "complete"`)
+}
+
+// Members and sessions are replicated: the first owner is set up through
+// one follower, signs in through the other, and the session holds on
+// every node.
+func TestDashboardMembersCluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end")
+	}
+	t.Parallel()
+	procs := startCluster(t, 3)
+	leader := leaderSeenBy(t, procs, 0, -1)
+	setupURL := procs[leader].stdoutValue("dashboard_setup_url")
+	_, token, _ := strings.Cut(setupURL, "/dashboard/setup/")
+	var followers []*proc
+	for i, p := range procs {
+		if i != leader {
+			followers = append(followers, p)
+		}
+	}
+	jar, err := cookiejar.New(nil) // cookies are per host, not port: one jar for every node
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := &nethttp.Client{Jar: jar, Timeout: 30 * time.Second,
+		CheckRedirect: func(*nethttp.Request, []*nethttp.Request) error { return nethttp.ErrUseLastResponse }}
+	csrfOf := regexp.MustCompile(`name="csrf" value="([^"]+)"`)
+	page := func(method, addr, path string, form url.Values) (int, string) {
+		t.Helper()
+		var body io.Reader
+		if form != nil {
+			body = strings.NewReader(form.Encode())
+		}
+		req, _ := nethttp.NewRequest(method, "http://"+addr+path, body)
+		if form != nil {
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(raw)
+	}
+	csrf := func(body string) string {
+		m := csrfOf.FindStringSubmatch(body)
+		if m == nil {
+			t.Fatalf("no CSRF token in %s", body)
+		}
+		return m[1]
+	}
+	const email, password = "owner@cluster.example", "violet tractor sings at dawn"
+	st, body := page("GET", followers[0].addr, "/dashboard/setup/"+token, nil)
+	if st != 200 {
+		t.Fatalf("setup page through a follower: %d %s", st, body)
+	}
+	if st, body = page("POST", followers[0].addr, "/dashboard/setup/"+token, url.Values{"csrf": {csrf(body)},
+		"email": {email}, "password": {password}, "confirm": {password}}); st != 303 {
+		t.Fatalf("setup through a follower: %d %s", st, body)
+	}
+	// Sign out, then in again through the other follower.
+	_, body = page("GET", followers[1].addr, "/dashboard/team", nil)
+	if st, body = page("POST", followers[1].addr, "/dashboard/sign-out", url.Values{"csrf": {csrf(body)}}); st != 303 {
+		t.Fatalf("sign-out through a follower: %d %s", st, body)
+	}
+	_, body = page("GET", followers[1].addr, "/dashboard/sign-in", nil)
+	if st, body = page("POST", followers[1].addr, "/dashboard/sign-in", url.Values{"csrf": {csrf(body)},
+		"email": {email}, "password": {password}}); st != 303 {
+		t.Fatalf("sign-in through a follower: %d %s", st, body)
+	}
+	for _, p := range procs {
+		if st, body = page("GET", p.addr, "/dashboard/team", nil); st != 200 || !strings.Contains(body, email) {
+			t.Fatalf("the team page through %s: %d %s", p.addr, st, body)
+		}
+	}
 }
