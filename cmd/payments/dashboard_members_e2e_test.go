@@ -103,8 +103,10 @@ func TestDashboardMembers(t *testing.T) {
 	submitForm(t, viewer, `#crafted`)
 	wantText(t, viewer, "Only an owner manages the team")
 
-	// Wrong passwords lock the viewer out, the right one included then.
+	// Wrong passwords lock the viewer out, the right one included then
+	// (at phone width).
 	guesser := newTab(t)
+	do(t, guesser, chromedp.EmulateViewport(375, 740, chromedp.EmulateMobile))
 	do(t, guesser, chromedp.Navigate(base+"/dashboard/sign-in"))
 	waitFor(t, guesser, `document.readyState === "complete"`)
 	for i := 0; i < 5; i++ {
