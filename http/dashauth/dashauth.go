@@ -15,6 +15,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -78,12 +79,23 @@ func CheckPassword(password, email string) string {
 	return ""
 }
 
+// hashSlots bounds the argon2id computations under way, each of which
+// takes argonMemoryKiB: a burst of sign-ins waits its turn rather than
+// taking memory without limit.
+var hashSlots = make(chan struct{}, max(2, runtime.GOMAXPROCS(0)))
+
+func argonKey(password, salt []byte, time, memory uint32, threads uint8, keyLen uint32) []byte {
+	hashSlots <- struct{}{}
+	defer func() { <-hashSlots }()
+	return argon2.IDKey(password, salt, time, memory, threads, keyLen)
+}
+
 // HashPassword returns the argon2id hash of password in the PHC string
 // form: $argon2id$v=19$m=…,t=…,p=…$salt$hash (unpadded base64).
 func HashPassword(password string) string {
 	salt := make([]byte, argonSaltLen)
 	rand.Read(salt)
-	key := argon2.IDKey([]byte(password), salt, argonTime, argonMemoryKiB, argonThreads, argonKeyLen)
+	key := argonKey([]byte(password), salt, argonTime, argonMemoryKiB, argonThreads, argonKeyLen)
 	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, argonMemoryKiB, argonTime, argonThreads,
 		base64.RawStdEncoding.EncodeToString(salt), base64.RawStdEncoding.EncodeToString(key))
 }
@@ -119,13 +131,13 @@ func VerifyPassword(hash, password string) (bool, error) {
 		return false, errBadHash
 	}
 	want, err := base64.RawStdEncoding.DecodeString(parts[5])
-	if err != nil || len(want) == 0 {
+	if err != nil || len(want) < 16 || len(want) > 64 || len(salt) < 8 || len(salt) > 64 {
 		return false, errBadHash
 	}
 	if len(password) > PasswordBytesMax {
 		return false, nil
 	}
-	got := argon2.IDKey([]byte(password), salt, time, memory, threads, uint32(len(want)))
+	got := argonKey([]byte(password), salt, time, memory, threads, uint32(len(want)))
 	return subtle.ConstantTimeCompare(got, want) == 1, nil
 }
 
