@@ -169,5 +169,8 @@ func requestFieldsOf(v []byte) (requestFields, bool) {
 		return f, false
 	}
 	f.Status, f.Method, f.Path, f.KeyID = r.status, r.method, r.path, optional(r.keyID)
+	if r.actor == actorMember {
+		f.KeyID = nil // a member's id, which the record shows as its actor, not as a key
+	}
 	return f, true
 }
