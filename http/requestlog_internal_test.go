@@ -221,3 +221,22 @@ func netipMustParse(t *testing.T, s string) netip.Addr {
 	}
 	return a
 }
+
+// FuzzDecodeRequestRecord: a damaged stored record is refused, never a
+// panic, and what decodes also renders.
+func FuzzDecodeRequestRecord(f *testing.F) {
+	r := &requestRecorder{red: newRedactor()}
+	st := &requestState{id: "req_1", start: time.Unix(1_800_000_000, 0), status: 201, method: "POST", keyID: "key_1"}
+	st.buf = []byte("/v1/payouts")
+	st.pathEnd, st.queryEnd, st.typeEnd, st.bodyEnd, st.errEnd = 11, 11, 11, 11, 11
+	f.Add(r.encode(nil, st))
+	f.Add([]byte{requestRecordFormat})
+	f.Fuzz(func(t *testing.T, v []byte) {
+		if _, err := decodeRequestRecord(v); err != nil {
+			return
+		}
+		if _, err := renderRequestRecord(v, "org_1"); err != nil {
+			t.Fatalf("%x decodes but does not render: %v", v, err)
+		}
+	})
+}

@@ -3,7 +3,10 @@ package http
 import (
 	"encoding/binary"
 	"errors"
+	"strings"
 	"time"
+
+	"github.com/goccy/go-json/jsontext"
 
 	json "github.com/goccy/go-json/v2"
 )
@@ -96,6 +99,11 @@ func renderRequestRecord(v []byte, org string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A path or a header may hold bytes that are not UTF-8 (a path
+	// escape decodes to any byte); JSON strings may not.
+	for _, f := range []*string{&r.id, &r.method, &r.path, &r.query, &r.code, &r.clientIP, &r.keyID, &r.keyHint, &r.ctyp} {
+		*f = strings.ToValidUTF8(*f, "\uFFFD")
+	}
 	rec := requestRecordJSON{
 		ID:             r.id,
 		Method:         r.method,
@@ -112,8 +120,8 @@ func renderRequestRecord(v []byte, org string) ([]byte, error) {
 		BodyBytes:      r.bodyBytes,
 		Body:           nullJSON,
 	}
-	if len(r.body) > 0 {
-		rec.Body = r.body
+	if len(r.body) > 0 && jsontext.Value(r.body).IsValid() {
+		rec.Body = r.body // the redactor's output: valid JSON, unless damaged
 	}
 	switch r.actor {
 	case actorAPIKey:
