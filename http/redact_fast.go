@@ -78,21 +78,22 @@ func (r *redactor) redactFast(body, out []byte) ([]byte, bool) {
 			top = &stack[depth-1]
 		}
 		c := body[i]
-		// A member name, or the end of an object.
-		if top != nil && top.object {
-			if c == '}' {
-				if out[len(out)-1] == ',' {
-					return out, false // a trailing comma
-				}
-				out = append(out, '}')
-				i++
-				depth--
-				out, i, done = r.afterValue(body, out, i, depth, &stack)
-				if out == nil {
-					return nil, false
-				}
-				continue
+		// The end of an object or an array.
+		if top != nil && (top.object && c == '}' || !top.object && c == ']') {
+			if out[len(out)-1] == ',' {
+				return out, false // a trailing comma
 			}
+			out = append(out, c)
+			i++
+			depth--
+			out, i, done = r.afterValue(body, out, i, depth, &stack)
+			if out == nil {
+				return nil, false
+			}
+			continue
+		}
+		// A member name.
+		if top != nil && top.object {
 			if c != '"' {
 				return out, false
 			}
@@ -117,18 +118,6 @@ func (r *redactor) redactFast(body, out []byte) ([]byte, bool) {
 				top.class = r.classOf(name)
 			}
 			c = body[i]
-		} else if top != nil && c == ']' {
-			if out[len(out)-1] == ',' {
-				return out, false
-			}
-			out = append(out, ']')
-			i++
-			depth--
-			out, i, done = r.afterValue(body, out, i, depth, &stack)
-			if out == nil {
-				return nil, false
-			}
-			continue
 		}
 		// A value, judged by the name it sits under.
 		var class nameClass

@@ -637,8 +637,8 @@ type requestActor struct {
 var nullJSON = jsontext.Value("null")
 
 // encode redacts a record and appends its stored form to b (the layout is
-// appendRequestRecord's; this writes it from the record's buffer without
-// copies).
+// in requestrecord.go; decodeRequestRecord reads it), from the record's
+// buffer without copies.
 func (r *requestRecorder) encode(b []byte, st *requestState) []byte {
 	actor, keyID, keyHint := byte(actorAnonymous), "", st.keyHint
 	switch {

@@ -268,3 +268,15 @@ func (s *stack) doAt(addr, method, path, key string, body any) response {
 }
 
 func newTestClient() *nethttp.Client { return &nethttp.Client{Timeout: 30 * time.Second} }
+
+// A path escape may decode to bytes that are not UTF-8; the record still
+// reads back, those bytes shown as the replacement character.
+func TestRequestLogPathNotUTF8(t *testing.T) {
+	st := newStack(t, stackOptions{})
+	r := st.do("GET", "/v1/payouts/pay_%ff%fe", st.key, nil)
+	id := r.header["x-request-id"]
+	rec := waitRecord(t, st, st.addr, st.key, id)
+	if rec["path"] != "/v1/payouts/pay_\uFFFD" && rec["path"] != "/v1/payouts/pay_\uFFFD\uFFFD" {
+		t.Fatalf("path recorded as %q", rec["path"])
+	}
+}

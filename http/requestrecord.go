@@ -3,17 +3,19 @@ package http
 import (
 	"encoding/binary"
 	"errors"
+	"strings"
 	"time"
+
+	"github.com/goccy/go-json/jsontext"
 
 	json "github.com/goccy/go-json/v2"
 )
 
 // A request record as the recorder stores it: a compact binary form,
-// written without reflection on the recorder's goroutine and rendered as
+// written by requestRecorder.encode without reflection on the recorder's
+// goroutine and rendered as
 // JSON (requestRecordJSON) only when someone reads it. Its organization
-// and its node are the store's, not repeated here. Records written before
-// this form are JSON documents, which begin with '{' and are read as they
-// are.
+// and its node are the store's, not repeated here.
 //
 //	format  1 byte    requestRecordFormat
 //	start   8 bytes   unix nanoseconds, big-endian
@@ -45,25 +47,9 @@ type requestRecord struct {
 	body                           []byte
 }
 
-// appendRequestRecord appends the binary form of r to b.
-func appendRequestRecord(b []byte, r *requestRecord) []byte {
-	b = append(b, requestRecordFormat)
-	b = binary.BigEndian.AppendUint64(b, uint64(r.start.UnixNano()))
-	b = binary.AppendUvarint(b, uint64(r.status))
-	b = binary.AppendUvarint(b, uint64(max(r.durationMicros, 0)))
-	b = binary.AppendUvarint(b, uint64(max(r.bodyBytes, 0)))
-	b = append(b, r.actor)
-	for _, s := range [...]string{r.id, r.method, r.path, r.query, r.code, r.clientIP, r.keyID, r.keyHint, r.ctyp} {
-		b = binary.AppendUvarint(b, uint64(len(s)))
-		b = append(b, s...)
-	}
-	b = binary.AppendUvarint(b, uint64(len(r.body)))
-	return append(b, r.body...)
-}
-
 var errRequestRecord = errors.New("request log: malformed record")
 
-// decodeRequestRecord reads a record appendRequestRecord wrote.
+// decodeRequestRecord reads a record the recorder wrote (requestRecorder.encode).
 func decodeRequestRecord(v []byte) (requestRecord, error) {
 	var r requestRecord
 	if len(v) < 1+8 || v[0] != requestRecordFormat {
@@ -110,12 +96,14 @@ func uvarintBytes(v []byte) (field, rest []byte, ok bool) {
 // renderRequestRecord returns a stored record of org as GET
 // /v1/requests shows it.
 func renderRequestRecord(v []byte, org string) ([]byte, error) {
-	if len(v) > 0 && v[0] == '{' {
-		return v, nil // written as JSON, before the binary form
-	}
 	r, err := decodeRequestRecord(v)
 	if err != nil {
 		return nil, err
+	}
+	// A path or a header may hold bytes that are not UTF-8 (a path
+	// escape decodes to any byte); JSON strings may not.
+	for _, f := range []*string{&r.id, &r.method, &r.path, &r.query, &r.code, &r.clientIP, &r.keyID, &r.keyHint, &r.ctyp} {
+		*f = strings.ToValidUTF8(*f, "\uFFFD")
 	}
 	rec := requestRecordJSON{
 		ID:             r.id,
@@ -133,8 +121,8 @@ func renderRequestRecord(v []byte, org string) ([]byte, error) {
 		BodyBytes:      r.bodyBytes,
 		Body:           nullJSON,
 	}
-	if len(r.body) > 0 {
-		rec.Body = r.body
+	if len(r.body) > 0 && jsontext.Value(r.body).IsValid() {
+		rec.Body = r.body // the redactor's output: valid JSON, unless damaged
 	}
 	switch r.actor {
 	case actorMember:
@@ -151,19 +139,15 @@ func renderRequestRecord(v []byte, org string) ([]byte, error) {
 
 // requestFields are the members of a record the list's filters read.
 type requestFields struct {
-	Status int     `json:"status"`
-	Method string  `json:"method"`
-	Path   string  `json:"path"`
-	KeyID  *string `json:"keyId"`
+	Status int
+	Method string
+	Path   string
+	KeyID  *string
 }
 
-// requestFieldsOf reads the filtered members of a stored record, in
-// either form.
+// requestFieldsOf reads the filtered members of a stored record.
 func requestFieldsOf(v []byte) (requestFields, bool) {
 	var f requestFields
-	if len(v) > 0 && v[0] == '{' {
-		return f, json.Unmarshal(v, &f) == nil
-	}
 	r, err := decodeRequestRecord(v)
 	if err != nil {
 		return f, false

@@ -148,7 +148,11 @@ func (n *Node) Promote(id string) error {
 	if s.Suffrage == hraft.Voter {
 		return nil
 	}
-	return leaderError(n.raft.AddVoter(s.ID, s.Address, index, membershipTimeout).Error())
+	if err := n.raft.AddVoter(s.ID, s.Address, index, membershipTimeout).Error(); err != nil {
+		return leaderError(err)
+	}
+	n.fitTimeouts()
+	return nil
 }
 
 // CaughtUp reports whether this node has applied the log up to index and

@@ -96,7 +96,11 @@ func (n *Node) RemoveMember(id string) error {
 	if err != nil {
 		return err
 	}
-	return leaderError(n.raft.RemoveServer(hraft.ServerID(id), index, membershipTimeout).Error())
+	if err := n.raft.RemoveServer(hraft.ServerID(id), index, membershipTimeout).Error(); err != nil {
+		return leaderError(err)
+	}
+	n.fitTimeouts()
+	return nil
 }
 
 // TransferLeadershipTo hands leadership to the voter id and waits until it

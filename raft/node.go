@@ -121,6 +121,11 @@ type Node struct {
 	closeOnce  sync.Once
 
 	snapshotDumpBytes atomic.Int64 // the last state dump sent to a follower (metrics.go)
+
+	// soloDefaults: this node started without peers and without timeout
+	// flags, so its heartbeat and election timeouts follow how many voters
+	// the cluster has (fitTimeouts).
+	soloDefaults bool
 }
 
 var _ actors.Replicator = (*Node)(nil)
@@ -129,6 +134,53 @@ var _ actors.StateReader = (*Node)(nil)
 // soloTimeout is the heartbeat, election and lease timeout of a node
 // started without peers.
 const soloTimeout = 100 * time.Millisecond
+
+// clusterTimeout is the heartbeat and election timeout of a node of a
+// cluster when no flag sets them: hashicorp/raft's default.
+var clusterTimeout = hraft.DefaultConfig().HeartbeatTimeout
+
+// fitTimeouts gives a node started alone (soloDefaults) the cluster's
+// heartbeat and election timeouts once its configuration has another
+// voter, and its own back when it is alone again: a member of a cluster
+// that called an election after 100 ms of silence would flap on the first
+// slow link. Its leader lease stays as it started (hashicorp/raft cannot
+// change it while running), which only makes a leader that loses its
+// quorum step down sooner.
+func (n *Node) fitTimeouts() {
+	if !n.soloDefaults {
+		return
+	}
+	f := n.raft.GetConfiguration()
+	if f.Error() != nil {
+		return
+	}
+	voters := 0
+	for _, s := range f.Configuration().Servers {
+		if s.Suffrage == hraft.Voter {
+			voters++
+		}
+	}
+	want := clusterTimeout
+	if voters <= 1 {
+		want = soloTimeout
+	}
+	rc := n.raft.ReloadableConfig()
+	if rc.HeartbeatTimeout == want && rc.ElectionTimeout == want {
+		return
+	}
+	rc.HeartbeatTimeout, rc.ElectionTimeout = want, want
+	if err := n.raft.ReloadConfig(rc); err != nil {
+		n.logger.Warn("raft: could not change the timeouts to the cluster's size", "voters", voters, "err", err)
+		return
+	}
+	n.logger.Info("raft: timeouts follow the cluster's size", "voters", voters, "heartbeatTimeout", want, "electionTimeout", want)
+}
+
+// Timeouts are the heartbeat and election timeouts the node runs with now.
+func (n *Node) Timeouts() (heartbeat, election time.Duration) {
+	rc := n.raft.ReloadableConfig()
+	return rc.HeartbeatTimeout, rc.ElectionTimeout
+}
 
 // appendTimeout bounds how long Append waits for the leader to take an
 // entry; past it nothing was appended.
@@ -214,9 +266,11 @@ func (n *Node) start() error {
 	if len(n.cfg.Peers) == 0 && !n.cfg.Join {
 		// A cluster of one has nobody to hear from: it need not wait a
 		// second of silence, after a restart, before it elects itself.
+		// Once members join it, fitTimeouts gives it the cluster's.
 		conf.HeartbeatTimeout = soloTimeout
 		conf.ElectionTimeout = soloTimeout
 		conf.LeaderLeaseTimeout = soloTimeout
+		n.soloDefaults = n.cfg.HeartbeatTimeout == 0 && n.cfg.ElectionTimeout == 0
 	}
 	if n.cfg.HeartbeatTimeout > 0 {
 		conf.HeartbeatTimeout = n.cfg.HeartbeatTimeout
@@ -278,10 +332,11 @@ func (n *Node) start() error {
 	if err != nil {
 		return fmt.Errorf("raft: start: %w", err)
 	}
+	n.fitTimeouts()
 	obs := make(chan hraft.Observation, 16)
 	n.raft.RegisterObserver(hraft.NewObserver(obs, false, func(o *hraft.Observation) bool {
 		switch o.Data.(type) {
-		case hraft.LeaderObservation, hraft.RaftState:
+		case hraft.LeaderObservation, hraft.RaftState, hraft.PeerObservation:
 			return true
 		}
 		return false

@@ -220,7 +220,11 @@ func (n *Node) watchObservations(obs <-chan hraft.Observation) {
 		select {
 		case <-n.done:
 			return
-		case <-obs:
+		case o := <-obs:
+			if _, ok := o.Data.(hraft.PeerObservation); ok {
+				n.fitTimeouts()
+				continue
+			}
 			n.changes.notify()
 		}
 	}
