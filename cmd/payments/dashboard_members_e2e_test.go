@@ -1,11 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"io"
 	nethttp "net/http"
 	"net/http/cookiejar"
 	"net/url"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -134,6 +137,21 @@ func TestDashboardMembers(t *testing.T) {
 	waitLocation(t, owner, base+"/dashboard/team")
 	waitFor(t, owner, `document.readyState === "complete" && !!document.getElementById("members")`)
 	wantText(t, owner, viewerEmail)
+
+	// No password is in the node's files (the log, the state, the request
+	// log): only their argon2id hashes are.
+	filepath.Walk(p.dataDir, func(path string, info os.FileInfo, err error) error {
+		if err != nil || info.IsDir() {
+			return nil
+		}
+		raw, _ := os.ReadFile(path)
+		for _, secret := range []string{ownerPassword, viewerPassword, "password1234"} {
+			if bytes.Contains(raw, []byte(secret)) {
+				t.Errorf("%s holds a password", path)
+			}
+		}
+		return nil
+	})
 }
 
 // fill sets form fields by element id.
