@@ -200,8 +200,13 @@ func TestDashboardSignInTeamAndLockOut(t *testing.T) {
 	}
 	// The owner still signs in, in a browser of their own.
 	again := newBrowser(t, st)
-	wantStatus(t, "the owner's sign-in", again.post("/dashboard/sign-in?next=%2Fdashboard%2Fteam", url.Values{"csrf": {again.get("/dashboard/sign-in").csrf(t)},
-		"email": {"OWNER@golden.example"}, "password": {ownerPassword}}), 303)
+	ownerIn := again.post("/dashboard/sign-in?next=%2Fdashboard%2Fteam", url.Values{"csrf": {again.get("/dashboard/sign-in").csrf(t)},
+		"email": {"OWNER@golden.example"}, "password": {ownerPassword}})
+	wantStatus(t, "the owner's sign-in", ownerIn, 303)
+	if loc := ownerIn.header.Get("Location"); loc != "/dashboard/team" {
+		t.Fatalf("signed in to %q, not where the sign-in was asked to go", loc)
+	}
+	signInID := ownerIn.header.Get("x-request-id")
 	ateam := again.get("/dashboard/team")
 	wantStatus(t, "the owner's team page in a second session", ateam, 200)
 
@@ -236,6 +241,14 @@ func TestDashboardSignInTeamAndLockOut(t *testing.T) {
 	actor, _ := rec["actor"].(map[string]any)
 	if actor["type"] != "member" || actor["id"] == nil || rec["keyId"] != nil {
 		t.Fatalf("a member's request recorded as %v", rec)
+	}
+	inv := waitRecord(t, st, st.addr, st.key, made.header.Get("x-request-id"))
+	if body, _ := inv["body"].(map[string]any); body == nil || body["role"] != "viewer" || body["csrf"] != nil {
+		t.Fatalf("an invitation's form recorded as %v", inv["body"])
+	}
+	signedIn := waitRecord(t, st, st.addr, st.key, signInID)
+	if body, _ := signedIn["body"].(map[string]any); body == nil || body["password"] != nil || body["csrf"] != nil || signedIn["status"] != 303.0 {
+		t.Fatalf("a sign-in recorded as %v", signedIn)
 	}
 	failed := waitRecord(t, st, st.addr, st.key, failedID)
 	factor, _ := failed["actor"].(map[string]any)

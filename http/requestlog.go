@@ -167,6 +167,31 @@ func noteFailedSignIn(ctx *fasthttp.RequestCtx, memberID, orgID string) {
 	}
 }
 
+// dashboardFormSecrets are the dashboard forms' fields that a record never
+// keeps, not even redacted.
+var dashboardFormSecrets = map[string]bool{"csrf": true, "password": true, "confirm": true}
+
+// appendDashboardForm appends a dashboard form a member posted as a JSON
+// object of its fields, less its secrets, for the redactor to read like an
+// API body.
+func appendDashboardForm(b []byte, ctx *fasthttp.RequestCtx) []byte {
+	fields := map[string]string{}
+	ctx.PostArgs().VisitAll(func(k, v []byte) {
+		if !dashboardFormSecrets[string(k)] {
+			fields[string(k)] = string(v)
+		}
+	})
+	out, err := json.Marshal(fields)
+	if err != nil {
+		return b
+	}
+	return append(b, out...)
+}
+
+func isFormContentType(ct []byte) bool {
+	return bytes.HasPrefix(bytes.ToLower(ct), []byte("application/x-www-form-urlencoded"))
+}
+
 // noteForwarded marks a request that says a node relayed it.
 func noteForwarded(ctx *fasthttp.RequestCtx) {
 	if st := requestStateOf(ctx); st != nil {
@@ -389,6 +414,9 @@ func (r *requestRecorder) capture(ctx *fasthttp.RequestCtx, st *requestState) {
 		st.bodyBytes = len(body)
 		if len(body) > 0 && len(body) <= requestBodyLoggedBytesMax && isJSONContentType(ct) {
 			buf = append(buf, body...)
+			st.bodyKept = true
+		} else if st.member && len(body) > 0 && len(body) <= requestBodyLoggedBytesMax && isFormContentType(ct) {
+			buf = appendDashboardForm(buf, ctx)
 			st.bodyKept = true
 		}
 	} else {
