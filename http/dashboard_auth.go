@@ -73,6 +73,9 @@ func (s *Server) dashboardGate(ctx *fasthttp.RequestCtx) bool {
 	}
 	ctx.Response.Header.Set("x-request-id", s.requestID(ctx))
 	done, e := s.dashboardGateOnce(ctx)
+	if e != nil && e.RetryAfterSeconds > 0 {
+		ctx.Response.Header.Set(fasthttp.HeaderRetryAfter, itoa(e.RetryAfterSeconds))
+	}
 	if e != nil {
 		s.writeDashboardMessage(ctx, HTTPStatus(e.Code), "Request refused", e.Message)
 	}
@@ -83,6 +86,7 @@ func (s *Server) dashboardGate(ctx *fasthttp.RequestCtx) bool {
 func (s *Server) dashboardGateOnce(ctx *fasthttp.RequestCtx) (bool, *ledger.Error) {
 	if !s.fromPeer(ctx) {
 		if e := s.limitAddress(ctx); e != nil {
+			e.Message = "Too many requests from this address: wait a moment, then reload the page"
 			return true, e
 		}
 		if !ctx.IsGet() && !ctx.IsHead() && s.crossSite(ctx) {
