@@ -322,3 +322,21 @@ func TestDashboardCookiesSecureOverHTTPS(t *testing.T) {
 		t.Fatalf("sign-in page headers: %v", p.header)
 	}
 }
+
+// The dashboard is limited per client address like the checkout: past the
+// limit a page says so, with Retry-After.
+func TestDashboardLimitedPerAddress(t *testing.T) {
+	st := newStack(t, stackOptions{rateLimit: 1})
+	b := newBrowser(t, st)
+	for i := 0; i < 20; i++ {
+		p := b.get("/dashboard/sign-in")
+		if p.status == 429 {
+			if p.header.Get("Retry-After") == "" || !strings.Contains(p.body, "Too many requests") {
+				t.Fatalf("limited: %v %s", p.header, p.body)
+			}
+			return
+		}
+		wantStatus(t, "the sign-in page", p, 200)
+	}
+	t.Fatal("20 pages in a row at a limit of 1 a second")
+}
