@@ -17,42 +17,42 @@ import (
 	"payments/ledger"
 )
 
-// browser is a cookie-keeping client that does not follow redirects, so
+// dashClient is a cookie-keeping client that does not follow redirects, so
 // that a test sees each answer.
-type browser struct {
+type dashClient struct {
 	t      *testing.T
 	base   string
 	client *nethttp.Client
 }
 
-func newBrowser(t *testing.T, st *stack) *browser {
+func newDashClient(t *testing.T, st *stack) *dashClient {
 	jar, err := cookiejar.New(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &browser{t: t, base: "http://" + st.addr, client: &nethttp.Client{Jar: jar, Timeout: 30 * time.Second,
+	return &dashClient{t: t, base: "http://" + st.addr, client: &nethttp.Client{Jar: jar, Timeout: 30 * time.Second,
 		CheckRedirect: func(*nethttp.Request, []*nethttp.Request) error { return nethttp.ErrUseLastResponse }}}
 }
 
-type page struct {
+type dashPage struct {
 	status int
 	header nethttp.Header
 	body   string
 }
 
-var csrfField = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
+var dashCSRFField = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
 
 // csrf is the CSRF token of the page's first form.
-func (p page) csrf(t *testing.T) string {
+func (p dashPage) csrf(t *testing.T) string {
 	t.Helper()
-	m := csrfField.FindStringSubmatch(p.body)
+	m := dashCSRFField.FindStringSubmatch(p.body)
 	if m == nil {
 		t.Fatalf("no CSRF token in the page: %s", p.body)
 	}
 	return m[1]
 }
 
-func (b *browser) do(method, path string, form url.Values, headers ...string) page {
+func (b *dashClient) do(method, path string, form url.Values, headers ...string) dashPage {
 	b.t.Helper()
 	var body io.Reader
 	if form != nil {
@@ -74,47 +74,47 @@ func (b *browser) do(method, path string, form url.Values, headers ...string) pa
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
-	return page{status: resp.StatusCode, header: resp.Header, body: string(raw)}
+	return dashPage{status: resp.StatusCode, header: resp.Header, body: string(raw)}
 }
 
-func (b *browser) get(path string) page { b.t.Helper(); return b.do("GET", path, nil) }
+func (b *dashClient) get(path string) dashPage { b.t.Helper(); return b.do("GET", path, nil) }
 
-func (b *browser) post(path string, form url.Values, headers ...string) page {
+func (b *dashClient) post(path string, form url.Values, headers ...string) dashPage {
 	b.t.Helper()
 	return b.do("POST", path, form, headers...)
 }
 
-func wantStatus(t *testing.T, what string, p page, status int) {
+func wantDashStatus(t *testing.T, what string, p dashPage, status int) {
 	t.Helper()
 	if p.status != status {
 		t.Fatalf("%s: %d, want %d: %s", what, p.status, status, p.body)
 	}
 }
 
-const ownerPassword = "violet tractor sings at dawn"
+const dashOwnerPassword = "violet tractor sings at dawn"
 
 // setUpOwner takes the first organization's setup link to a signed-in
 // owner.
-func setUpOwner(t *testing.T, st *stack, email string) *browser {
+func setUpDashboardOwner(t *testing.T, st *stack, email string) *dashClient {
 	t.Helper()
 	token, err := st.sys.EnsureDashboardSetup(t.Context())
 	if err != nil || token == "" {
 		t.Fatalf("no setup link: %q %v", token, err)
 	}
-	b := newBrowser(t, st)
+	b := newDashClient(t, st)
 	form := b.get("/dashboard/setup/" + token)
-	wantStatus(t, "the setup page", form, 200)
+	wantDashStatus(t, "the setup page", form, 200)
 	if csp := form.header.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'none'") || !strings.Contains(csp, "frame-ancestors 'none'") {
-		t.Fatalf("setup page CSP %q", csp)
+		t.Fatalf("setup dashPage CSP %q", csp)
 	}
 	csrf := form.csrf(t)
 	// A common password, then a form without its CSRF token, are refused.
-	wantStatus(t, "a common password", b.post("/dashboard/setup/"+token, url.Values{"csrf": {csrf}, "email": {email},
+	wantDashStatus(t, "a common password", b.post("/dashboard/setup/"+token, url.Values{"csrf": {csrf}, "email": {email},
 		"password": {"Password123"}, "confirm": {"Password123"}}), 400)
-	wantStatus(t, "setup without the CSRF token", b.post("/dashboard/setup/"+token, url.Values{"email": {email},
-		"password": {ownerPassword}, "confirm": {ownerPassword}}), 403)
-	done := b.post("/dashboard/setup/"+token, url.Values{"csrf": {csrf}, "email": {email}, "password": {ownerPassword}, "confirm": {ownerPassword}})
-	wantStatus(t, "the setup", done, 303)
+	wantDashStatus(t, "setup without the CSRF token", b.post("/dashboard/setup/"+token, url.Values{"email": {email},
+		"password": {dashOwnerPassword}, "confirm": {dashOwnerPassword}}), 403)
+	done := b.post("/dashboard/setup/"+token, url.Values{"csrf": {csrf}, "email": {email}, "password": {dashOwnerPassword}, "confirm": {dashOwnerPassword}})
+	wantDashStatus(t, "the setup", done, 303)
 	cookie := done.header.Values("Set-Cookie")
 	var session string
 	for _, c := range cookie {
@@ -131,17 +131,17 @@ func setUpOwner(t *testing.T, st *stack, email string) *browser {
 		t.Fatalf("session cookie %q is Secure over plain http", session)
 	}
 	// The link works once.
-	wantStatus(t, "the setup link again", b.get("/dashboard/setup/"+token), 404)
+	wantDashStatus(t, "the setup link again", b.get("/dashboard/setup/"+token), 404)
 	return b
 }
 
 func TestDashboardSignInTeamAndLockOut(t *testing.T) {
 	st := newStack(t, stackOptions{})
-	owner := setUpOwner(t, st, "owner@golden.example")
+	owner := setUpDashboardOwner(t, st, "owner@golden.example")
 
-	// Signed in: the Team page lists the owner, with the owner's forms.
+	// Signed in: the Team dashPage lists the owner, with the owner's forms.
 	team := owner.get("/dashboard/team")
-	wantStatus(t, "the team page", team, 200)
+	wantDashStatus(t, "the team page", team, 200)
 	if !strings.Contains(team.body, "owner@golden.example") || !strings.Contains(team.body, `id="invite"`) {
 		t.Fatalf("team page: %s", team.body)
 	}
@@ -150,11 +150,11 @@ func TestDashboardSignInTeamAndLockOut(t *testing.T) {
 	// An invitation: refused without the token, from another site, and
 	// for an unknown role; made with them.
 	invite := url.Values{"csrf": {csrf}, "email": {"Viewer@Golden.example"}, "role": {"viewer"}}
-	wantStatus(t, "an invitation without the CSRF token", owner.post("/dashboard/team/invitations", url.Values{"email": {"v@golden.example"}, "role": {"viewer"}}), 403)
-	wantStatus(t, "an invitation from another site", owner.post("/dashboard/team/invitations", invite, "Sec-Fetch-Site", "cross-site"), 403)
-	wantStatus(t, "an invitation to an unknown role", owner.post("/dashboard/team/invitations", url.Values{"csrf": {csrf}, "email": {"x@golden.example"}, "role": {"admin"}}), 400)
+	wantDashStatus(t, "an invitation without the CSRF token", owner.post("/dashboard/team/invitations", url.Values{"email": {"v@golden.example"}, "role": {"viewer"}}), 403)
+	wantDashStatus(t, "an invitation from another site", owner.post("/dashboard/team/invitations", invite, "Sec-Fetch-Site", "cross-site"), 403)
+	wantDashStatus(t, "an invitation to an unknown role", owner.post("/dashboard/team/invitations", url.Values{"csrf": {csrf}, "email": {"x@golden.example"}, "role": {"admin"}}), 400)
 	made := owner.post("/dashboard/team/invitations", invite)
-	wantStatus(t, "the invitation", made, 200)
+	wantDashStatus(t, "the invitation", made, 200)
 	link := regexp.MustCompile(`/dashboard/invitations/([A-Za-z0-9_-]{43})`).FindStringSubmatch(made.body)
 	if link == nil {
 		t.Fatalf("no invitation link shown: %s", made.body)
@@ -164,51 +164,51 @@ func TestDashboardSignInTeamAndLockOut(t *testing.T) {
 	}
 
 	// The viewer joins through the link and is signed in.
-	viewer := newBrowser(t, st)
+	viewer := newDashClient(t, st)
 	form := viewer.get(link[0])
-	wantStatus(t, "the invitation page", form, 200)
+	wantDashStatus(t, "the invitation page", form, 200)
 	const viewerPassword = "seventeen quiet lanterns"
-	wantStatus(t, "different passwords", viewer.post(link[0], url.Values{"csrf": {form.csrf(t)}, "password": {viewerPassword}, "confirm": {viewerPassword + "x"}}), 400)
-	wantStatus(t, "joining", viewer.post(link[0], url.Values{"csrf": {form.csrf(t)}, "password": {viewerPassword}, "confirm": {viewerPassword}}), 303)
+	wantDashStatus(t, "different passwords", viewer.post(link[0], url.Values{"csrf": {form.csrf(t)}, "password": {viewerPassword}, "confirm": {viewerPassword + "x"}}), 400)
+	wantDashStatus(t, "joining", viewer.post(link[0], url.Values{"csrf": {form.csrf(t)}, "password": {viewerPassword}, "confirm": {viewerPassword}}), 303)
 	vteam := viewer.get("/dashboard/team")
-	wantStatus(t, "the viewer's team page", vteam, 200)
+	wantDashStatus(t, "the viewer's team page", vteam, 200)
 	if strings.Contains(vteam.body, `id="invite"`) || !strings.Contains(vteam.body, "viewer@golden.example") {
 		t.Fatalf("viewer's team page: %s", vteam.body)
 	}
 	// A viewer cannot invite, even with a valid token.
-	wantStatus(t, "a viewer's invitation", viewer.post("/dashboard/team/invitations", url.Values{"csrf": {vteam.csrf(t)}, "email": {"y@golden.example"}, "role": {"owner"}}), 403)
+	wantDashStatus(t, "a viewer's invitation", viewer.post("/dashboard/team/invitations", url.Values{"csrf": {vteam.csrf(t)}, "email": {"y@golden.example"}, "role": {"owner"}}), 403)
 	// The owner's CSRF token is not the viewer's.
-	wantStatus(t, "another session's CSRF token", viewer.post("/dashboard/team/invitations", url.Values{"csrf": {csrf}, "email": {"y@golden.example"}, "role": {"owner"}}), 403)
+	wantDashStatus(t, "another session's CSRF token", viewer.post("/dashboard/team/invitations", url.Values{"csrf": {csrf}, "email": {"y@golden.example"}, "role": {"owner"}}), 403)
 
 	// Sign-in: wrong passwords lock the viewer out, even from the right one.
-	stranger := newBrowser(t, st)
+	stranger := newDashClient(t, st)
 	signIn := stranger.get("/dashboard/sign-in")
-	wantStatus(t, "the sign-in page", signIn, 200)
+	wantDashStatus(t, "the sign-in page", signIn, 200)
 	fcsrf := signIn.csrf(t)
-	wantStatus(t, "a sign-in without the CSRF token", stranger.post("/dashboard/sign-in", url.Values{"email": {"viewer@golden.example"}, "password": {viewerPassword}}), 403)
-	wantStatus(t, "an unknown address", stranger.post("/dashboard/sign-in", url.Values{"csrf": {fcsrf}, "email": {"nobody@golden.example"}, "password": {viewerPassword}}), 401)
+	wantDashStatus(t, "a sign-in without the CSRF token", stranger.post("/dashboard/sign-in", url.Values{"email": {"viewer@golden.example"}, "password": {viewerPassword}}), 403)
+	wantDashStatus(t, "an unknown address", stranger.post("/dashboard/sign-in", url.Values{"csrf": {fcsrf}, "email": {"nobody@golden.example"}, "password": {viewerPassword}}), 401)
 	var failedID string
 	for i := 0; i < ledger.SignInFailuresFree; i++ {
 		p := stranger.post("/dashboard/sign-in", url.Values{"csrf": {fcsrf}, "email": {"viewer@golden.example"}, "password": {"wrong password " + string(rune('a'+i))}})
-		wantStatus(t, "a wrong password", p, 401)
+		wantDashStatus(t, "a wrong password", p, 401)
 		failedID = p.header.Get("x-request-id")
 	}
 	locked := stranger.post("/dashboard/sign-in", url.Values{"csrf": {fcsrf}, "email": {"viewer@golden.example"}, "password": {viewerPassword}})
-	wantStatus(t, "the right password while locked", locked, 429)
+	wantDashStatus(t, "the right password while locked", locked, 429)
 	if locked.header.Get("Retry-After") == "" || !strings.Contains(locked.body, "locked") {
 		t.Fatalf("lock-out answer: %v %s", locked.header, locked.body)
 	}
-	// The owner still signs in, in a browser of their own.
-	again := newBrowser(t, st)
+	// The owner still signs in, in a dashClient of their own.
+	again := newDashClient(t, st)
 	ownerIn := again.post("/dashboard/sign-in?next=%2Fdashboard%2Fteam", url.Values{"csrf": {again.get("/dashboard/sign-in").csrf(t)},
-		"email": {"OWNER@golden.example"}, "password": {ownerPassword}})
-	wantStatus(t, "the owner's sign-in", ownerIn, 303)
+		"email": {"OWNER@golden.example"}, "password": {dashOwnerPassword}})
+	wantDashStatus(t, "the owner's sign-in", ownerIn, 303)
 	if loc := ownerIn.header.Get("Location"); loc != "/dashboard/team" {
 		t.Fatalf("signed in to %q, not where the sign-in was asked to go", loc)
 	}
 	signInID := ownerIn.header.Get("x-request-id")
 	ateam := again.get("/dashboard/team")
-	wantStatus(t, "the owner's team page in a second session", ateam, 200)
+	wantDashStatus(t, "the owner's team dashPage in a second session", ateam, 200)
 
 	// The owner makes the viewer a developer; removes them; their
 	// session ends with it.
@@ -219,18 +219,18 @@ func TestDashboardSignInTeamAndLockOut(t *testing.T) {
 			viewerID = m.ID
 		}
 	}
-	wantStatus(t, "a role change", again.post("/dashboard/team/members/"+viewerID+"/role", url.Values{"csrf": {ateam.csrf(t)}, "role": {"developer"}}), 303)
+	wantDashStatus(t, "a role change", again.post("/dashboard/team/members/"+viewerID+"/role", url.Values{"csrf": {ateam.csrf(t)}, "role": {"developer"}}), 303)
 	if m, _ := st.sys.Reader().Member(viewerID); m.Role != ledger.RoleDeveloper {
 		t.Fatalf("role is %s", m.Role)
 	}
-	wantStatus(t, "the removal", again.post("/dashboard/team/members/"+viewerID+"/remove", url.Values{"csrf": {ateam.csrf(t)}}), 303)
+	wantDashStatus(t, "the removal", again.post("/dashboard/team/members/"+viewerID+"/remove", url.Values{"csrf": {ateam.csrf(t)}}), 303)
 	if p := viewer.get("/dashboard/team"); p.status != 303 || !strings.HasPrefix(p.header.Get("Location"), "/dashboard/sign-in") {
 		t.Fatalf("a removed member's session still works: %d %v", p.status, p.header)
 	}
 
 	// Sign-out needs the token, then ends the session.
-	wantStatus(t, "a sign-out without the CSRF token", again.post("/dashboard/sign-out", url.Values{}), 403)
-	wantStatus(t, "the sign-out", again.post("/dashboard/sign-out", url.Values{"csrf": {ateam.csrf(t)}}), 303)
+	wantDashStatus(t, "a sign-out without the CSRF token", again.post("/dashboard/sign-out", url.Values{}), 403)
+	wantDashStatus(t, "the sign-out", again.post("/dashboard/sign-out", url.Values{"csrf": {ateam.csrf(t)}}), 303)
 	if p := again.get("/dashboard/team"); p.status != 303 {
 		t.Fatalf("the session outlived its sign-out: %d", p.status)
 	}
@@ -261,7 +261,7 @@ func TestDashboardSignInTeamAndLockOut(t *testing.T) {
 			return nil
 		}
 		raw, _ := os.ReadFile(path)
-		for _, secret := range []string{ownerPassword, viewerPassword, link[1]} {
+		for _, secret := range []string{dashOwnerPassword, viewerPassword, link[1]} {
 			if bytes.Contains(raw, []byte(secret)) {
 				t.Errorf("%s holds a secret", path)
 			}
@@ -273,7 +273,7 @@ func TestDashboardSignInTeamAndLockOut(t *testing.T) {
 // A member of one organization sees and changes nothing of another's.
 func TestDashboardTeamIsolation(t *testing.T) {
 	st := newStack(t, stackOptions{})
-	ownerA := setUpOwner(t, st, "a@golden.example")
+	ownerA := setUpDashboardOwner(t, st, "a@golden.example")
 	r := st.do("POST", "/v1/organizations", st.key, map[string]any{"name": "Org B", "country": "GH", "timezone": "Africa/Accra", "defaultCurrency": "GHS"})
 	if r.status != 201 {
 		t.Fatalf("organization B: %d %s", r.status, r.body)
@@ -287,47 +287,47 @@ func TestDashboardTeamIsolation(t *testing.T) {
 		Setup: true, TokenHash: string(hash[:]), ExpiresAt: now.Add(time.Hour).UnixMilli()}); rep.Err != nil || rep.Result.Err != nil {
 		t.Fatalf("org B's setup link: %v %v", rep.Err, rep.Result.Err)
 	}
-	ownerB := newBrowser(t, st)
+	ownerB := newDashClient(t, st)
 	form := ownerB.get("/dashboard/setup/" + tok)
-	wantStatus(t, "org B's setup page", form, 200)
-	wantStatus(t, "org B's setup", ownerB.post("/dashboard/setup/"+tok, url.Values{"csrf": {form.csrf(t)}, "email": {"b@golden.example"},
-		"password": {ownerPassword}, "confirm": {ownerPassword}}), 303)
+	wantDashStatus(t, "org B's setup page", form, 200)
+	wantDashStatus(t, "org B's setup", ownerB.post("/dashboard/setup/"+tok, url.Values{"csrf": {form.csrf(t)}, "email": {"b@golden.example"},
+		"password": {dashOwnerPassword}, "confirm": {dashOwnerPassword}}), 303)
 
 	teamB := ownerB.get("/dashboard/team")
 	if strings.Contains(teamB.body, "a@golden.example") || !strings.Contains(teamB.body, "b@golden.example") {
 		t.Fatalf("org B's team page: %s", teamB.body)
 	}
 	a, _ := st.sys.Reader().MemberByEmail("a@golden.example")
-	wantStatus(t, "B's owner demoting A's owner", ownerB.post("/dashboard/team/members/"+a.ID+"/role", url.Values{"csrf": {teamB.csrf(t)}, "role": {"viewer"}}), 404)
-	wantStatus(t, "B's owner removing A's owner", ownerB.post("/dashboard/team/members/"+a.ID+"/remove", url.Values{"csrf": {teamB.csrf(t)}}), 404)
+	wantDashStatus(t, "B's owner demoting A's owner", ownerB.post("/dashboard/team/members/"+a.ID+"/role", url.Values{"csrf": {teamB.csrf(t)}, "role": {"viewer"}}), 404)
+	wantDashStatus(t, "B's owner removing A's owner", ownerB.post("/dashboard/team/members/"+a.ID+"/remove", url.Values{"csrf": {teamB.csrf(t)}}), 404)
 	if m, _ := st.sys.Reader().Member(a.ID); m.Role != ledger.RoleOwner || m.Removed {
 		t.Fatalf("A's owner changed: %+v", m)
 	}
 	teamA := ownerA.get("/dashboard/team")
 	if strings.Contains(teamA.body, "b@golden.example") {
-		t.Fatal("org A's team page shows org B's member")
+		t.Fatal("org A's team dashPage shows org B's member")
 	}
 }
 
 // Served over https (behind a proxy that ends TLS), the cookies are Secure.
 func TestDashboardCookiesSecureOverHTTPS(t *testing.T) {
 	st := newStack(t, stackOptions{publicBase: "https://pay.example"})
-	p := newBrowser(t, st).get("/dashboard/sign-in")
-	wantStatus(t, "the sign-in page", p, 200)
+	p := newDashClient(t, st).get("/dashboard/sign-in")
+	wantDashStatus(t, "the sign-in page", p, 200)
 	c := p.header.Get("Set-Cookie")
 	if !strings.HasPrefix(c, "dashboard_form=") || !strings.Contains(c, "secure") || !strings.Contains(c, "HttpOnly") || !strings.Contains(c, "SameSite=Lax") {
 		t.Fatalf("form cookie over https: %q", c)
 	}
 	if cc := p.header.Get("Cache-Control"); cc != "no-store" || p.header.Get("X-Frame-Options") != "DENY" {
-		t.Fatalf("sign-in page headers: %v", p.header)
+		t.Fatalf("sign-in dashPage headers: %v", p.header)
 	}
 }
 
 // The dashboard is limited per client address like the checkout: past the
-// limit a page says so, with Retry-After.
+// limit a dashPage says so, with Retry-After.
 func TestDashboardLimitedPerAddress(t *testing.T) {
 	st := newStack(t, stackOptions{rateLimit: 1})
-	b := newBrowser(t, st)
+	b := newDashClient(t, st)
 	for i := 0; i < 20; i++ {
 		p := b.get("/dashboard/sign-in")
 		if p.status == 429 {
@@ -336,7 +336,7 @@ func TestDashboardLimitedPerAddress(t *testing.T) {
 			}
 			return
 		}
-		wantStatus(t, "the sign-in page", p, 200)
+		wantDashStatus(t, "the sign-in page", p, 200)
 	}
 	t.Fatal("20 pages in a row at a limit of 1 a second")
 }

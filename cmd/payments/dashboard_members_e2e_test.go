@@ -43,17 +43,15 @@ func TestDashboardMembers(t *testing.T) {
 
 	// The first owner sets a password through the setup link; a common
 	// one is refused first.
-	owner := newTab(t)
-	do(t, owner, chromedp.Navigate(setupURL))
-	waitFor(t, owner, `document.readyState === "complete"`)
-	wantText(t, owner, "Set up the dashboard's first owner")
-	screenshot(t, owner, "setup")
-	fill(t, owner, map[string]string{"email": ownerEmail, "password": "password1234", "confirm": "password1234"})
-	submitForm(t, owner, `main form button[type=submit]`)
-	wantText(t, owner, "one of the most common passwords")
-	fill(t, owner, map[string]string{"email": ownerEmail, "password": ownerPassword, "confirm": ownerPassword})
-	submitForm(t, owner, `main form button[type=submit]`)
-	waitLocation(t, owner, base+"/dashboard")
+	first := newTab(t)
+	do(t, first, chromedp.Navigate(setupURL))
+	waitFor(t, first, `document.readyState === "complete"`)
+	wantText(t, first, "Set up the dashboard's first owner")
+	screenshot(t, first, "setup")
+	dashFill(t, first, map[string]string{"email": ownerEmail, "password": "password1234", "confirm": "password1234"})
+	dashSubmit(t, first, `main form button[type=submit]`)
+	wantText(t, first, "one of the most common passwords")
+	owner := dashboardSetUpOwner(t, p, ownerEmail, ownerPassword)
 	do(t, owner, chromedp.Navigate(base+"/dashboard/team"))
 	waitFor(t, owner, `document.readyState === "complete" && !!document.getElementById("members")`)
 	wantText(t, owner, ownerEmail, "Invite a member")
@@ -63,32 +61,17 @@ func TestDashboardMembers(t *testing.T) {
 
 	// A form stripped of its CSRF token is refused.
 	do(t, owner, chromedp.Evaluate[chromedp.Void](`document.querySelector('#invite input[name=csrf]').remove()`))
-	fill(t, owner, map[string]string{"invite-email": viewerEmail})
-	submitForm(t, owner, `#invite button[type=submit]`)
+	dashFill(t, owner, map[string]string{"invite-email": viewerEmail})
+	dashSubmit(t, owner, `#invite button[type=submit]`)
 	wantText(t, owner, "This form expired")
 
 	// With it, the invitation's one-time link is shown.
-	do(t, owner, chromedp.Navigate(base+"/dashboard/team"))
-	waitFor(t, owner, `document.readyState === "complete" && !!document.getElementById("invite")`)
-	fill(t, owner, map[string]string{"invite-email": viewerEmail})
-	do(t, owner, chromedp.SetValue(chromedp.ID("invite-role"), "viewer"))
-	submitForm(t, owner, `#invite button[type=submit]`)
-	waitFor(t, owner, `!!document.getElementById("invitation-link")`)
-	link := eval[string](t, owner, `document.getElementById("invitation-link").value`)
-	if !strings.HasPrefix(link, base+"/dashboard/invitations/") {
-		t.Fatalf("invitation link %q", link)
-	}
+	link := dashboardInvite(t, owner, base, viewerEmail, "viewer")
 	screenshot(t, owner, "team")
 
 	// The viewer joins, and sees the team without the owner's forms; a
 	// crafted invitation with the viewer's own CSRF token is refused.
-	viewer := newTab(t)
-	do(t, viewer, chromedp.Navigate(link))
-	waitFor(t, viewer, `document.readyState === "complete"`)
-	wantText(t, viewer, "You are invited as viewer")
-	fill(t, viewer, map[string]string{"password": viewerPassword, "confirm": viewerPassword})
-	submitForm(t, viewer, `main form button[type=submit]`)
-	waitLocation(t, viewer, base+"/dashboard")
+	viewer := dashboardJoin(t, link, viewerPassword, "You are invited as viewer")
 	do(t, viewer, chromedp.Navigate(base+"/dashboard/team"))
 	waitFor(t, viewer, `document.readyState === "complete" && !!document.getElementById("members")`)
 	wantText(t, viewer, viewerEmail, "viewer")
@@ -103,7 +86,7 @@ func TestDashboardMembers(t *testing.T) {
 		}
 		f.id = "crafted"; document.body.append(f);
 	})()`))
-	submitForm(t, viewer, `#crafted`)
+	dashSubmit(t, viewer, `#crafted`)
 	wantText(t, viewer, "Only an owner manages the team")
 
 	// Wrong passwords lock the viewer out, the right one included then
@@ -113,27 +96,25 @@ func TestDashboardMembers(t *testing.T) {
 	do(t, guesser, chromedp.Navigate(base+"/dashboard/sign-in"))
 	waitFor(t, guesser, `document.readyState === "complete"`)
 	for i := 0; i < 5; i++ {
-		fill(t, guesser, map[string]string{"email": viewerEmail, "password": "not the password " + string(rune('a'+i))})
-		submitForm(t, guesser, `main form button[type=submit]`)
+		dashFill(t, guesser, map[string]string{"email": viewerEmail, "password": "not the password " + string(rune('a'+i))})
+		dashSubmit(t, guesser, `main form button[type=submit]`)
 		wantText(t, guesser, "Wrong email or password")
 	}
-	fill(t, guesser, map[string]string{"email": viewerEmail, "password": viewerPassword})
-	submitForm(t, guesser, `main form button[type=submit]`)
+	dashFill(t, guesser, map[string]string{"email": viewerEmail, "password": viewerPassword})
+	dashSubmit(t, guesser, `main form button[type=submit]`)
 	wantText(t, guesser, "locked")
 	screenshot(t, guesser, "locked")
 
 	// The owner signs out: the session ends, and the team page sends the
 	// browser to the sign-in page.
-	submitForm(t, owner, `header form button[type=submit]`)
+	dashSubmit(t, owner, `header form button[type=submit]`)
 	waitLocation(t, owner, base+"/dashboard/sign-in")
 	wantText(t, owner, "You are signed out")
 	do(t, owner, chromedp.Navigate(base+"/dashboard/team"))
 	waitLocation(t, owner, base+"/dashboard/sign-in")
 
 	// And signs in again with the password.
-	waitFor(t, owner, `document.readyState === "complete" && !!document.getElementById("email")`)
-	fill(t, owner, map[string]string{"email": ownerEmail, "password": ownerPassword})
-	submitForm(t, owner, `main form button[type=submit]`)
+	dashboardSignIn(t, owner, ownerEmail, ownerPassword)
 	waitLocation(t, owner, base+"/dashboard/team")
 	waitFor(t, owner, `document.readyState === "complete" && !!document.getElementById("members")`)
 	wantText(t, owner, viewerEmail)
@@ -155,7 +136,7 @@ func TestDashboardMembers(t *testing.T) {
 }
 
 // fill sets form fields by element id.
-func fill(t *testing.T, ctx context.Context, values map[string]string) {
+func dashFill(t *testing.T, ctx context.Context, values map[string]string) {
 	t.Helper()
 	for id, v := range values {
 		do(t, ctx, chromedp.SetValue(chromedp.ID(id), v))
@@ -164,7 +145,7 @@ func fill(t *testing.T, ctx context.Context, values map[string]string) {
 
 // submitForm clicks a submit button (or submits a form) and waits for
 // the page that answers to load.
-func submitForm(t *testing.T, ctx context.Context, selector string) {
+func dashSubmit(t *testing.T, ctx context.Context, selector string) {
 	t.Helper()
 	do(t, ctx, chromedp.Evaluate[chromedp.Void](`window.__before = true`))
 	if strings.HasPrefix(selector, "#crafted") {
@@ -249,4 +230,59 @@ func TestDashboardMembersCluster(t *testing.T) {
 			t.Fatalf("the team page through %s: %d %s", p.addr, st, body)
 		}
 	}
+}
+
+// Helpers for the dashboard's browser tests.
+
+// dashboardInvite makes an invitation of email to role on the Team page
+// open in an owner's tab, and returns its one-time link.
+func dashboardInvite(t *testing.T, owner context.Context, base, email, role string) string {
+	t.Helper()
+	do(t, owner, chromedp.Navigate(base+"/dashboard/team"))
+	waitFor(t, owner, `document.readyState === "complete" && !!document.getElementById("invite")`)
+	dashFill(t, owner, map[string]string{"invite-email": email})
+	do(t, owner, chromedp.SetValue(chromedp.ID("invite-role"), role))
+	dashSubmit(t, owner, `#invite button[type=submit]`)
+	waitFor(t, owner, `!!document.getElementById("invitation-link")`)
+	link := eval[string](t, owner, `document.getElementById("invitation-link").value`)
+	if !strings.HasPrefix(link, base+"/dashboard/invitations/") {
+		t.Fatalf("invitation link %q", link)
+	}
+	return link
+}
+
+// dashboardJoin accepts an invitation in a new tab with password, the page
+// first showing each of want; it returns the tab, signed in.
+func dashboardJoin(t *testing.T, link, password string, want ...string) context.Context {
+	t.Helper()
+	tab := newTab(t)
+	do(t, tab, chromedp.Navigate(link))
+	waitFor(t, tab, `document.readyState === "complete" && !!document.getElementById("confirm")`)
+	wantText(t, tab, want...)
+	dashFill(t, tab, map[string]string{"password": password, "confirm": password})
+	dashSubmit(t, tab, `main form button[type=submit]`)
+	waitFor(t, tab, `location.pathname === "/dashboard"`) // signed in: the home page
+	return tab
+}
+
+// dashboardSignIn signs in on the sign-in page open in tab.
+func dashboardSignIn(t *testing.T, tab context.Context, email, password string) {
+	t.Helper()
+	waitFor(t, tab, `document.readyState === "complete" && !!document.getElementById("email") && !!document.getElementById("password")`)
+	dashFill(t, tab, map[string]string{"email": email, "password": password})
+	dashSubmit(t, tab, `main form button[type=submit]`)
+}
+
+// dashboardSetUpOwner takes the setup link p printed to its first owner,
+// with email and password, in a new tab, and returns the tab, signed in.
+func dashboardSetUpOwner(t *testing.T, p *proc, email, password string) context.Context {
+	t.Helper()
+	setupURL := p.stdoutValue("dashboard_setup_url")
+	tab := newTab(t)
+	do(t, tab, chromedp.Navigate(setupURL))
+	waitFor(t, tab, `document.readyState === "complete" && !!document.getElementById("confirm")`)
+	dashFill(t, tab, map[string]string{"email": email, "password": password, "confirm": password})
+	dashSubmit(t, tab, `main form button[type=submit]`)
+	waitFor(t, tab, `location.pathname === "/dashboard"`) // signed in: the home page
+	return tab
 }
