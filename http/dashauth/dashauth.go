@@ -105,7 +105,7 @@ var errBadHash = errors.New("dashauth: not an argon2id hash of this form")
 // Bounds on the parameters a stored hash may ask for, so that a corrupt
 // record cannot make a sign-in allocate without limit.
 const (
-	argonMemoryKiBMax = 1 << 20 // 1 GiB
+	argonMemoryKiBMax = 1 << 18 // 256 MiB
 	argonTimeMax      = 16
 )
 
