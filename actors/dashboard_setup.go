@@ -27,23 +27,33 @@ func (s *System) EnsureDashboardSetup(ctx context.Context) (string, error) {
 	if !ok || len(st.Members(org.ID)) > 0 {
 		return "", nil
 	}
+	token, _, err := s.IssueDashboardSetup(ctx, org.ID)
+	if errors.Is(err, ledger.ErrConflict) {
+		return "", nil // an owner signed up meanwhile
+	}
+	return token, err
+}
+
+// IssueDashboardSetup commits a one-time setup link for the first owner
+// of an organization that has no member, and returns its token and when
+// it expires. An organization with members answers ledger.ErrConflict
+// (its owners invite the others).
+func (s *System) IssueDashboardSetup(ctx context.Context, orgID string) (string, time.Time, error) {
 	b := make([]byte, 32)
 	rand.Read(b)
 	token := base64.RawURLEncoding.EncodeToString(b)
 	hash := sha256.Sum256([]byte(token))
 	now := s.Now()
+	expires := now.Add(SetupLinkLifetime)
 	r := s.Propose(ctx, &ledger.CreateInvitation{
-		At: now.UnixMilli(), ID: NewID("inv_"), OrgID: org.ID, Role: ledger.RoleOwner, Setup: true,
-		TokenHash: string(hash[:]), ExpiresAt: now.Add(SetupLinkLifetime).UnixMilli(),
+		At: now.UnixMilli(), ID: NewID("inv_"), OrgID: orgID, Role: ledger.RoleOwner, Setup: true,
+		TokenHash: string(hash[:]), ExpiresAt: expires.UnixMilli(),
 	})
 	if r.Err != nil {
-		return "", r.Err
+		return "", time.Time{}, r.Err
 	}
 	if r.Result.Err != nil {
-		if errors.Is(r.Result.Err, ledger.ErrConflict) {
-			return "", nil // an owner signed up meanwhile
-		}
-		return "", r.Result.Err
+		return "", time.Time{}, r.Result.Err
 	}
-	return token, nil
+	return token, expires, nil
 }

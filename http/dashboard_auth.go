@@ -2,6 +2,7 @@ package http
 
 import (
 	"context"
+	"errors"
 	"net/url"
 	"strings"
 	"time"
@@ -531,4 +532,53 @@ func (s *Server) dashboardAccept(setup bool) fasthttp.RequestHandler {
 func plausibleEmail(email string) bool {
 	at := strings.LastIndexByte(email, '@')
 	return at > 0 && at < len(email)-1 && len(email) <= 254 && !strings.ContainsAny(email, " \t\r\n<>\"")
+}
+
+func init() {
+	registerRoutes(endpoint{fasthttp.MethodPost, "/v1/organizations/{id}/dashboard-setup-link",
+		ledger.ScopeOrganizationsAdmin, (*call).createDashboardSetupLink, nil})
+}
+
+type dashboardSetupLinkBody struct {
+	DashboardSetupLink dashboardSetupLinkJSON `json:"dashboardSetupLink"`
+}
+
+type dashboardSetupLinkJSON struct {
+	OrganizationID string `json:"organizationId"`
+	URL            string `json:"url"`
+	ExpiresAt      string `json:"expiresAt"`
+}
+
+// createDashboardSetupLink: POST /v1/organizations/{id}/dashboard-setup-link,
+// the operator's: a one-time link for the first dashboard owner of an
+// organization that has no member (one made by POST /v1/organizations, or
+// one whose printed link was lost). It is shown once: only its hash is kept.
+func (c *call) createDashboardSetupLink() {
+	c.noStore()
+	id, e := pathParam(c.ctx, "id")
+	if e == nil {
+		if _, ok := c.s.cfg.Actors.Reader().Organization(id); !ok {
+			e = notFound("Organization")
+		}
+	}
+	if e != nil {
+		c.fail(e)
+		return
+	}
+	ctx, cancel := c.commitContext()
+	defer cancel()
+	token, expires, err := c.s.cfg.Actors.IssueDashboardSetup(ctx, id)
+	if err != nil {
+		var le *ledger.Error
+		if errors.As(err, &le) {
+			c.fail(le)
+		} else {
+			c.fail(errorFromActors(err))
+		}
+		return
+	}
+	c.ok(fasthttp.StatusCreated, &dashboardSetupLinkBody{dashboardSetupLinkJSON{
+		OrganizationID: id, URL: c.s.cfg.PublicBaseURL + "/dashboard/setup/" + token,
+		ExpiresAt: expires.UTC().Format(timeLayout),
+	}})
 }

@@ -340,3 +340,45 @@ func TestDashboardLimitedPerAddress(t *testing.T) {
 	}
 	t.Fatal("20 pages in a row at a limit of 1 a second")
 }
+
+// The operator makes a setup link for an organization made through the
+// API, which then has its first owner; a second link is refused.
+func TestDashboardSetupLinkForNewOrganization(t *testing.T) {
+	st := newStack(t, stackOptions{publicBase: "http://pay.example"})
+	r := st.do("POST", "/v1/organizations", st.key, map[string]any{"name": "Org C"})
+	if r.status != 201 {
+		t.Fatalf("organization: %d %s", r.status, r.body)
+	}
+	created := r.json(t)
+	orgC := created["organization"].(map[string]any)["id"].(string)
+	keyC := created["key"].(map[string]any)["secret"].(string)
+	if r := st.do("POST", "/v1/organizations/"+orgC+"/dashboard-setup-link", keyC, nil); r.status != 403 {
+		t.Fatalf("a merchant's key made a setup link: %d %s", r.status, r.body)
+	}
+	if r := st.do("POST", "/v1/organizations/org_nope/dashboard-setup-link", st.key, nil); r.status != 404 {
+		t.Fatalf("a setup link for no organization: %d %s", r.status, r.body)
+	}
+	r = st.do("POST", "/v1/organizations/"+orgC+"/dashboard-setup-link", st.key, nil)
+	if r.status != 201 || r.header["cache-control"] != "no-store" {
+		t.Fatalf("setup link: %d %v %s", r.status, r.header, r.body)
+	}
+	link := r.json(t)["dashboardSetupLink"].(map[string]any)
+	path, ok := strings.CutPrefix(link["url"].(string), "http://pay.example")
+	if !ok || link["organizationId"] != orgC || link["expiresAt"] == nil {
+		t.Fatalf("setup link %v", link)
+	}
+	b := newDashClient(t, st)
+	form := b.get(path)
+	wantDashStatus(t, "the setup page", form, 200)
+	if !strings.Contains(form.body, "Org C") {
+		t.Fatalf("the setup page does not name the organization: %s", form.body)
+	}
+	wantDashStatus(t, "the setup", b.post(path, url.Values{"csrf": {form.csrf(t)}, "email": {"c@golden.example"},
+		"password": {dashOwnerPassword}, "confirm": {dashOwnerPassword}}), 303)
+	if m, ok := st.sys.Reader().MemberByEmail("c@golden.example"); !ok || m.OrgID != orgC || m.Role != "owner" {
+		t.Fatalf("org C's owner: %+v %v", m, ok)
+	}
+	if r := st.do("POST", "/v1/organizations/"+orgC+"/dashboard-setup-link", st.key, nil); r.status != 409 {
+		t.Fatalf("a setup link for an organization with an owner: %d %s", r.status, r.body)
+	}
+}
