@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 )
 
@@ -72,6 +73,22 @@ func TestDashboardMembers(t *testing.T) {
 	// The viewer joins, and sees the team without the owner's forms; a
 	// crafted invitation with the viewer's own CSRF token is refused.
 	viewer := dashboardJoin(t, link, viewerPassword, "You are invited as viewer")
+	cookies, err := chromedp.Call(viewer, network.GetCookies, network.GetCookiesParams{URLs: []string{base + "/dashboard/team"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sessionToken string
+	for _, c := range cookies.Cookies {
+		if c.Name == "dashboard_session" {
+			sessionToken = c.Value
+			if !c.HTTPOnly || c.SameSite != network.CookieSameSiteLax || c.Path != "/dashboard" {
+				t.Fatalf("session cookie %+v", c)
+			}
+		}
+	}
+	if sessionToken == "" {
+		t.Fatal("no session cookie after joining")
+	}
 	do(t, viewer, chromedp.Navigate(base+"/dashboard/team"))
 	waitFor(t, viewer, `document.readyState === "complete" && !!document.getElementById("members")`)
 	wantText(t, viewer, viewerEmail, "viewer")
@@ -119,16 +136,16 @@ func TestDashboardMembers(t *testing.T) {
 	waitFor(t, owner, `document.readyState === "complete" && !!document.getElementById("members")`)
 	wantText(t, owner, viewerEmail)
 
-	// No password is in the node's files (the log, the state, the request
-	// log): only their argon2id hashes are.
+	// No password or session token is in the node's files (the log, the
+	// state, the request log): only their hashes are.
 	filepath.Walk(p.dataDir, func(path string, info os.FileInfo, err error) error {
 		if err != nil || info.IsDir() {
 			return nil
 		}
 		raw, _ := os.ReadFile(path)
-		for _, secret := range []string{ownerPassword, viewerPassword, "password1234"} {
+		for _, secret := range []string{ownerPassword, viewerPassword, "password1234", sessionToken} {
 			if bytes.Contains(raw, []byte(secret)) {
-				t.Errorf("%s holds a password", path)
+				t.Errorf("%s holds a password or a session token", path)
 			}
 		}
 		return nil
