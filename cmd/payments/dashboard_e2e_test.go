@@ -15,7 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 )
 
@@ -638,4 +640,30 @@ func TestDashboardThroughFollower(t *testing.T) {
 	if st, err := callWith(client, secret[1], nil, followers[1].addr, "GET", "/v1/accounts", nil, nil); err != nil || st != 200 {
 		t.Fatalf("the new key on another follower: %d %v", st, err)
 	}
+}
+
+// Without JavaScript the forms still work: a key is created (its secret
+// shown) and revoked behind the ticked confirmation.
+func TestDashboardWithoutJavaScript(t *testing.T) {
+	e := newDashEnv(t)
+	ctx := newTab(t)
+	if _, err := chromedp.Call(ctx, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true}); err != nil {
+		t.Fatal(err)
+	}
+	e.signIn(ctx, e.org, "owner")
+	do(t, ctx, chromedp.Navigate("http://"+e.p.addr+"/dashboard/keys"))
+	do(t, ctx, chromedp.SendKeys(chromedp.ID("key-name"), "No script"))
+	submitLoad := func(selector string) {
+		t.Helper()
+		if _, err := chromedp.Run(ctx, chromedp.WaitEvent(page.LoadEventFired, nil, chromedp.Click(chromedp.CSS(selector)))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	submitLoad(`#create-key-submit`)
+	wantText(t, ctx, "Your new key “No script”", "sk_test_")
+	submitLoad(`#key-table tr:first-child a`)
+	wantText(t, ctx, "API key No script")
+	do(t, ctx, chromedp.Click(chromedp.CSS(`#revoke-key input[name=confirm]`)))
+	submitLoad(`#revoke-key button[type=submit]`)
+	wantText(t, ctx, "The key is revoked", "revoked")
 }
