@@ -401,7 +401,7 @@ func (d *dashboardRequest) revokeKey() {
 }
 
 // requestFilters are the request log's filters the page passes on.
-var requestFilters = []string{"status", "method", "path", "keyId"}
+var requestFilters = []string{"status", "method", "path", "keyId", "from", "to"}
 
 // requests: GET /dashboard/requests, through GET /v1/requests with the
 // same filters and cursor; ?id= goes to that request's page.
