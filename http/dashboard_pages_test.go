@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"payments/ledger"
+	"payments/rails"
 )
 
 // A member of organization B sees nothing of A through the pages: not its
@@ -195,5 +196,46 @@ func TestDashboardChartsOnTheOrganizationsClock(t *testing.T) {
 	m := volumeDesc.FindStringSubmatch(home.body)
 	if m == nil || (html.UnescapeString(m[1]) != before && html.UnescapeString(m[1]) != day()) { // midnight may pass
 		t.Fatalf("the volume chart says %v, want %q", m, before)
+	}
+}
+
+// The sandbox page's deposit tool pushes a deposit to a crypto address
+// made through the API, through the API's simulation; the same form sent
+// twice is one deposit.
+func TestDashboardSandboxDeposit(t *testing.T) {
+	st := newStack(t, stackOptions{})
+	owner := setUpOwner(t, st, "owner@deposit.example")
+	var currency, chain string
+	for _, m := range rails.DefaultCatalogue().Networks() {
+		if _, ok := rails.DefaultCatalogue().DepositNetwork(m.Currency, m.Chain); ok && m.Type == "crypto" && m.Status == "operational" {
+			currency, chain = m.Currency, m.Chain
+			break
+		}
+	}
+	if currency == "" {
+		t.Fatal("no crypto deposit network in the catalogue")
+	}
+	r := st.do("POST", "/v1/crypto-addresses", st.key, map[string]any{"currency": currency, "chain": chain})
+	if r.status != 201 {
+		t.Fatalf("crypto address: %d %s", r.status, r.body)
+	}
+	address := r.json(t)["address"].(map[string]any)["id"].(string)
+	tools := owner.get("/dashboard/sandbox")
+	wantStatus(t, "the sandbox page", tools, 200)
+	if !strings.Contains(tools.body, `value="crypto:`+address+`"`) {
+		t.Fatalf("the deposit form does not offer the address: %s", tools.body)
+	}
+	ref := regexp.MustCompile(`name="externalReference" value="([^"]+)"`).FindStringSubmatch(tools.body)[1]
+	form := url.Values{"csrf": {tools.csrf(t)}, "target": {"crypto:" + address}, "amount": {"25.00"}, "outcome": {"completed"}, "externalReference": {ref}}
+	for range 2 {
+		done := owner.post("/dashboard/sandbox/deposit", form)
+		wantStatus(t, "the deposit", done, 200)
+		if !strings.Contains(done.body, "Deposit simulated: collection ") {
+			t.Fatalf("the deposit's page: %s", done.body)
+		}
+	}
+	list := st.do("GET", "/v1/collections", st.key, nil).json(t)["data"].([]any)
+	if len(list) != 1 || list[0].(map[string]any)["type"] != "crypto" {
+		t.Fatalf("collections after the deposit form sent twice: %v", list)
 	}
 }
