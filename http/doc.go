@@ -32,6 +32,12 @@
 // relay to the leader. Its presentation is package http/checkout; its reads
 // of ledger state are all in checkout_reads.go. See checkout_public.go.
 //
+// The dashboard (/dashboard/…) is for signed-in team members: a session
+// cookie, not a key (dashboard_auth.go). Its pages call the API's handlers
+// in-process as the member, with the scopes of the member's role, and
+// render the JSON they write (dashboard_pages.go); they read no state of
+// their own. Their presentation is package http/dashboard.
+//
 // # Never
 //
 // Handlers touch the ledger only through the actors and the read views they

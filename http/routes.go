@@ -44,6 +44,8 @@ func (s *Server) routes() {
 	s.checkoutRoutes()
 	// The dashboard's sign-in, setup and invitation links, and Team page.
 	s.dashboardAuthRoutes()
+	// The dashboard's pages: a member's session, not an API key.
+	s.dashboardRoutes()
 
 	for _, e := range append([]endpoint{
 		{fasthttp.MethodGet, "/v1/organization", 0, (*call).getOrganization, nil},

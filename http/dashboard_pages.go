@@ -1,0 +1,831 @@
+package http
+
+import (
+	"encoding/json"
+	"html/template"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"payments/http/dashboard"
+	"payments/ledger"
+)
+
+// The dashboard's pages (package dashboard renders them). A page knows no
+// business rule: it calls the API's own handler for its route in-process
+// (dashboardRequest.api), as the signed-in member with the scopes of the
+// member's role, and shows the JSON the handler wrote; its forms go through
+// the same handlers. The sign-in, sign-out, setup, invitation and team
+// routes are dashboard_auth.go's and dashboard_team.go's.
+
+// dashboardRoutes registers the pages.
+func (s *Server) dashboardRoutes() {
+	r := s.router
+	r.GET(dashboard.Base+"/assets/{name}", s.dashboardAsset)
+	r.GET(dashboard.Base, s.dashboardPage((*dashboardRequest).home))
+	r.GET(dashboard.Base+"/keys", s.dashboardPage((*dashboardRequest).keys))
+	r.POST(dashboard.Base+"/keys", s.dashboardPage((*dashboardRequest).createKey))
+	r.GET(dashboard.Base+"/keys/{id}", s.dashboardPage((*dashboardRequest).keyDetail))
+	r.POST(dashboard.Base+"/keys/{id}", s.dashboardPage((*dashboardRequest).updateKey))
+	r.POST(dashboard.Base+"/keys/{id}/revoke", s.dashboardPage((*dashboardRequest).revokeKey))
+	r.GET(dashboard.Base+"/requests", s.dashboardPage((*dashboardRequest).requests))
+	r.GET(dashboard.Base+"/requests/{requestId}", s.dashboardPage((*dashboardRequest).request))
+	r.GET(dashboard.Base+"/ledger", s.dashboardPage((*dashboardRequest).ledgerPage))
+	r.GET(dashboard.Base+"/ledger/export.csv", s.dashboardPage((*dashboardRequest).ledgerExport))
+	r.GET(dashboard.Base+"/sandbox", s.dashboardPage((*dashboardRequest).sandbox))
+	r.POST(dashboard.Base+"/sandbox/{tool}", s.dashboardPage((*dashboardRequest).sandboxTool))
+	r.GET(dashboard.Base+"/webhooks", s.dashboardPage((*dashboardRequest).webhooks))
+	r.POST(dashboard.Base+"/webhooks", s.dashboardPage((*dashboardRequest).createEndpoint))
+	r.POST(dashboard.Base+"/webhooks/endpoints/{id}", s.dashboardPage((*dashboardRequest).updateEndpoint))
+	r.POST(dashboard.Base+"/webhooks/endpoints/{id}/test", s.dashboardPage((*dashboardRequest).testEndpoint))
+	r.POST(dashboard.Base+"/webhooks/endpoints/{id}/rotate", s.dashboardPage((*dashboardRequest).rotateSecret))
+	r.POST(dashboard.Base+"/webhooks/endpoints/{id}/status", s.dashboardPage((*dashboardRequest).endpointStatus))
+	r.POST(dashboard.Base+"/webhooks/deliveries/{id}/replay", s.dashboardPage((*dashboardRequest).replayDelivery))
+	for _, k := range dashboard.MoneyKinds {
+		r.GET(dashboard.Base+"/"+k.Slug, s.dashboardPage(func(d *dashboardRequest) { d.moneyList(k) }))
+		r.GET(dashboard.Base+"/"+k.Slug+"/{id}", s.dashboardPage(func(d *dashboardRequest) { d.moneyItem(k) }))
+	}
+}
+
+// dashboardRequest is one request of a signed-in member to a page.
+type dashboardRequest struct {
+	s   *Server
+	ctx *fasthttp.RequestCtx
+	m   dashboardMember
+	// key is what the page's API calls act as: the member's organization
+	// and role's scopes, named by the member's id.
+	key ledger.APIKey
+}
+
+// dashboardPage wraps a page: the member's session (dashboardAuth, which
+// first runs the dashboard's gate: a request id, the limit per client
+// address, the cross-site check on forms, the relay to the leader, whose
+// state the handlers read and write), and the CSRF token of every form.
+func (s *Server) dashboardPage(h func(d *dashboardRequest)) fasthttp.RequestHandler {
+	return func(ctx *fasthttp.RequestCtx) {
+		m, ok := s.dashboardAuth(ctx)
+		if !ok {
+			return
+		}
+		noteMember(ctx, m)
+		d := &dashboardRequest{s: s, ctx: ctx, m: m,
+			key: ledger.APIKey{ID: m.ID, OrgID: m.OrgID, Name: m.Email, Scopes: dashboardScopes(m.Role)}}
+		if !ctx.IsGet() && !s.dashboardCheckCSRF(ctx, m) {
+			d.render(fasthttp.StatusForbidden, &dashboard.Page{Name: "error", Title: "Form expired",
+				Problem: &dashboard.Problem{Code: string(ledger.CodeForbidden),
+					Message: "This form carries no valid CSRF token: reload the page and send it again"}})
+			return
+		}
+		h(d)
+	}
+}
+
+// apiAnswer is what an API handler answered a page's call.
+type apiAnswer struct {
+	status  int
+	body    map[string]any
+	problem *dashboard.Problem // set when status ≥ 400
+	// response is the handler's whole answer, for one that is not JSON
+	// (the CSV export).
+	response *fasthttp.Response
+}
+
+func (a apiAnswer) ok() bool { return a.problem == nil }
+
+// api calls the API's handler of method and route (a path of the route
+// table, such as "/v1/keys/{id}") with the path parameters params (name,
+// value, …), the query and a JSON body (nil: none), as the member.
+func (d *dashboardRequest) api(method, route string, params []string, query string, body any) apiAnswer {
+	return d.apiWith(d.key, method, route, params, query, body)
+}
+
+// readKeys reads the keys (GET /v1/keys, GET /v1/keys/{id}: no secret) for
+// any member: every role sees the keys, and only keys:admin (owners)
+// creates, changes or revokes one.
+func (d *dashboardRequest) readKeys(route string, params []string) apiAnswer {
+	key := d.key
+	key.Scopes |= ledger.ScopeKeysAdmin
+	return d.apiWith(key, fasthttp.MethodGet, route, params, "", nil)
+}
+
+func (d *dashboardRequest) apiWith(key ledger.APIKey, method, route string, params []string, query string, body any) apiAnswer {
+	var ep *endpoint
+	for i := range d.s.endpoints {
+		if e := &d.s.endpoints[i]; e.method == method && e.path == route {
+			ep = e
+			break
+		}
+	}
+	if ep == nil {
+		return d.failed(&ledger.Error{Code: ledger.CodeInternal, Message: "No API route " + method + " " + route})
+	}
+	if ep.scope != 0 && !key.Scopes.Has(ep.scope) {
+		return d.failed(&ledger.Error{Code: ledger.CodeForbidden,
+			Message: "Your role (" + d.m.Role + ") does not have the scope " + ledger.ScopeName(ep.scope)})
+	}
+	path := route
+	for i := 0; i+1 < len(params); i += 2 {
+		path = strings.Replace(path, "{"+params[i]+"}", url.PathEscape(params[i+1]), 1)
+	}
+	var req fasthttp.Request
+	req.Header.SetMethod(method)
+	req.SetRequestURI(path)
+	req.URI().SetQueryString(query)
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return d.failed(&ledger.Error{Code: ledger.CodeInternal, Message: "Internal error"})
+		}
+		req.Header.SetContentType("application/json")
+		req.SetBody(b)
+	}
+	inner := new(fasthttp.RequestCtx)
+	inner.Init(&req, d.ctx.RemoteAddr(), nil)
+	inner.SetUserValue(bodyReadKey, true)
+	for i := 0; i+1 < len(params); i += 2 {
+		inner.SetUserValue(params[i], url.PathEscape(params[i+1]))
+	}
+	inner.Response.Header.Set("x-request-id", requestIDOf(d.ctx))
+	ep.h(&call{s: d.s, ctx: inner, key: key, org: key.OrgID})
+	a := apiAnswer{status: inner.Response.StatusCode(), response: &inner.Response}
+	a.body, _ = dashboard.Decode(inner.Response.Body())
+	if a.status >= 400 {
+		a.problem = problemOf(a.status, a.body)
+	}
+	return a
+}
+
+// failed is an answer the page gives itself, as the API would.
+func (d *dashboardRequest) failed(e *ledger.Error) apiAnswer {
+	status := HTTPStatus(e.Code)
+	return apiAnswer{status: status, problem: &dashboard.Problem{Status: status, Code: string(e.Code), Message: e.Message}}
+}
+
+// problemOf reads the API's error envelope.
+func problemOf(status int, body map[string]any) *dashboard.Problem {
+	p := &dashboard.Problem{Status: status, Code: dashboard.Show(body["error"]), Message: dashboard.Show(body["message"])}
+	if fields, ok := dashboard.Get(body, "details.fields").([]any); ok {
+		for _, f := range fields {
+			p.Details = append(p.Details, dashboard.Detail{Field: dashboard.Show(dashboard.Get(f, "field")), Message: dashboard.Show(dashboard.Get(f, "message"))})
+		}
+	}
+	return p
+}
+
+// render answers with a page: never cached, framed or sniffed, under its
+// Content-Security-Policy.
+func (d *dashboardRequest) render(status int, p *dashboard.Page) {
+	p.Member = dashboard.Member{Email: d.m.Email, Role: d.m.Role}
+	p.Live = d.s.cfg.Live
+	p.CSRF = d.s.dashboardCSRF(d.ctx, d.m)
+	p.RequestID = requestIDOf(d.ctx)
+	if p.Notice == "" {
+		p.Notice = dashboardNotices[string(d.ctx.QueryArgs().Peek("done"))]
+	}
+	body, err := p.Render()
+	if err != nil {
+		d.s.logger.Error("rendering a dashboard page", "page", p.Name, "err", err)
+		d.s.writeDashboardMessage(d.ctx, fasthttp.StatusInternalServerError, "Something went wrong", "Internal error")
+		return
+	}
+	writeHTML(d.ctx, status, p.CSP(), body)
+}
+
+// dashboardNotices are the lines a page shows after a form sent it there
+// (?done=…): fixed texts, never the query's own.
+var dashboardNotices = map[string]string{
+	"saved":    "Saved.",
+	"revoked":  "The key is revoked: requests made with it are refused.",
+	"created":  "Created.",
+	"replayed": "The delivery is sent again; its new attempt is below.",
+	"status":   "The endpoint's status is changed.",
+}
+
+// seeOther sends the browser to path after a form (post, redirect, get).
+func (d *dashboardRequest) seeOther(path string) {
+	d.ctx.Response.Header.Set("Location", path) // relative: holds behind a proxy
+	d.ctx.SetStatusCode(fasthttp.StatusSeeOther)
+}
+
+// dashboardAsset: GET /dashboard/assets/{name}, cached for a year (its
+// name changes with its bytes).
+func (s *Server) dashboardAsset(ctx *fasthttp.RequestCtx) {
+	ctx.Response.Header.Set("x-request-id", s.requestID(ctx))
+	if e := s.limitAddress(ctx); e != nil {
+		writeError(ctx, e)
+		return
+	}
+	name, _ := ctx.UserValue("name").(string)
+	a, ok := dashboard.LookupAsset(name)
+	if !ok {
+		writeError(ctx, notFound("Asset"))
+		return
+	}
+	h := &ctx.Response.Header
+	h.Set("Cache-Control", dashboard.AssetCacheControl())
+	h.Set("X-Content-Type-Options", "nosniff")
+	ctx.SetContentType(a.ContentType)
+	ctx.SetBody(a.Body)
+}
+
+// form reads a trimmed field of the page's form.
+func (d *dashboardRequest) form(name string) string {
+	return strings.TrimSpace(string(d.ctx.PostArgs().Peek(name)))
+}
+
+// param is a path parameter of the page's route.
+func (d *dashboardRequest) param(name string) string {
+	v, _ := d.ctx.UserValue(name).(string)
+	if u, err := url.PathUnescape(v); err == nil {
+		return u
+	}
+	return v
+}
+
+// home: GET /dashboard. Balances and the latest money movements.
+func (d *dashboardRequest) home() {
+	view := map[string]any{}
+	var problem *dashboard.Problem
+	if a := d.api(fasthttp.MethodGet, "/v1/accounts", nil, "", nil); a.ok() {
+		view["accounts"] = a.body
+	} else {
+		problem = a.problem
+	}
+	var recent []dashboard.MoneyList
+	for _, k := range dashboard.MoneyKinds[:3] {
+		if a := d.api(fasthttp.MethodGet, "/v1/"+k.Slug, nil, "limit=5", nil); a.ok() {
+			recent = append(recent, dashboard.MoneyList{Kind: k, List: a.body})
+		}
+	}
+	view["recent"] = recent
+	view["charts"] = d.charts()
+	d.render(fasthttp.StatusOK, &dashboard.Page{Name: "home", Title: "Home", Section: "home", View: view, Problem: problem})
+}
+
+// keyControlsForm is the caps and allowlist part of a key's form, as typed.
+func (d *dashboardRequest) keyControlsForm() map[string]string {
+	return map[string]string{"perTransaction": d.form("capPerTransaction"), "daily": d.form("capDaily"),
+		"monthly": d.form("capMonthly"), "ipAllowlist": d.form("ipAllowlist")}
+}
+
+// keyControlsBody turns the typed caps and allowlist into the API's body
+// members: an empty cap is null (no cap) when every cap is sent.
+func keyControlsJSON(f map[string]string, sendEmpty bool) map[string]any {
+	body := map[string]any{}
+	caps := map[string]any{}
+	for _, name := range []string{"perTransaction", "daily", "monthly"} {
+		switch {
+		case f[name] != "":
+			caps[name] = f[name]
+		case sendEmpty:
+			caps[name] = nil
+		}
+	}
+	if len(caps) > 0 {
+		body["spendCaps"] = caps
+	}
+	list := strings.FieldsFunc(f["ipAllowlist"], func(r rune) bool { return r == ',' || r == '\n' || r == '\r' || r == ' ' || r == '\t' })
+	if len(list) > 0 || sendEmpty {
+		if list == nil {
+			list = []string{}
+		}
+		body["ipAllowlist"] = list
+	}
+	return body
+}
+
+// keys: GET /dashboard/keys. The keys, and the form to create one.
+func (d *dashboardRequest) keys() { d.keysPage(fasthttp.StatusOK, nil, nil, emptyControls()) }
+
+func emptyControls() map[string]string {
+	return map[string]string{"perTransaction": "", "daily": "", "monthly": "", "ipAllowlist": ""}
+}
+
+func (d *dashboardRequest) keysPage(status int, created any, problem *dashboard.Problem, controls map[string]string) {
+	view := map[string]any{"scopes": d.key.Scopes.Names(), "controls": controls, "created": created}
+	a := d.readKeys("/v1/keys", nil)
+	if a.ok() {
+		view["keys"] = a.body
+	} else if problem == nil {
+		problem = a.problem
+	}
+	d.render(status, &dashboard.Page{Name: "keys", Title: "API keys", Section: "keys", View: view, Problem: problem})
+}
+
+// createKey: POST /dashboard/keys, through POST /v1/keys. The answer shows
+// the secret, this once.
+func (d *dashboardRequest) createKey() {
+	controls := d.keyControlsForm()
+	body := keyControlsJSON(controls, false)
+	body["name"] = d.form("name")
+	var scopes []string
+	d.ctx.PostArgs().VisitAll(func(k, v []byte) {
+		if string(k) == "scopes" {
+			scopes = append(scopes, string(v))
+		}
+	})
+	if len(scopes) > 0 {
+		body["scopes"] = scopes
+	}
+	a := d.api(fasthttp.MethodPost, "/v1/keys", nil, "", body)
+	if !a.ok() {
+		d.keysPage(a.status, nil, a.problem, controls)
+		return
+	}
+	d.keysPage(fasthttp.StatusCreated, a.body["key"], nil, emptyControls())
+}
+
+// keyDetail: GET /dashboard/keys/{id}. Its caps, its use against them, its
+// allowlist; the forms to change them and to revoke it.
+func (d *dashboardRequest) keyDetail() { d.keyPage(fasthttp.StatusOK, nil, nil) }
+
+func (d *dashboardRequest) keyPage(status int, problem *dashboard.Problem, typed map[string]string) {
+	id := d.param("id")
+	a := d.readKeys("/v1/keys/{id}", []string{"id", id})
+	if !a.ok() {
+		d.render(a.status, &dashboard.Page{Name: "error", Title: "API key", Section: "keys", Problem: a.problem})
+		return
+	}
+	k := a.body["key"]
+	controls := typed
+	if controls == nil {
+		controls = map[string]string{}
+		for _, name := range []string{"perTransaction", "daily", "monthly"} {
+			if v, ok := dashboard.Get(k, "spendCaps."+name).(string); ok {
+				controls[name] = v
+			} else {
+				controls[name] = ""
+			}
+		}
+		list, _ := dashboard.Get(k, "ipAllowlist").([]any)
+		var lines []string
+		for _, e := range list {
+			lines = append(lines, dashboard.Show(e))
+		}
+		controls["ipAllowlist"] = strings.Join(lines, "\n")
+	}
+	d.render(status, &dashboard.Page{Name: "key", Title: "API key " + dashboard.Show(dashboard.Get(k, "name")), Section: "keys",
+		View: map[string]any{"key": k, "controls": controls}, Problem: problem})
+}
+
+// updateKey: POST /dashboard/keys/{id}, through PATCH /v1/keys/{id}.
+func (d *dashboardRequest) updateKey() {
+	id := d.param("id")
+	controls := d.keyControlsForm()
+	a := d.api(fasthttp.MethodPatch, "/v1/keys/{id}", []string{"id", id}, "", keyControlsJSON(controls, true))
+	if !a.ok() {
+		d.keyPage(a.status, a.problem, controls)
+		return
+	}
+	d.seeOther(dashboard.Base + "/keys/" + url.PathEscape(id) + "?done=saved")
+}
+
+// revokeKey: POST /dashboard/keys/{id}/revoke, through DELETE
+// /v1/keys/{id}, once the member ticked the confirmation.
+func (d *dashboardRequest) revokeKey() {
+	id := d.param("id")
+	if d.form("confirm") != "yes" {
+		d.keyPage(fasthttp.StatusBadRequest, &dashboard.Problem{Code: string(ledger.CodeValidation),
+			Message: "Tick the confirmation to revoke the key"}, nil)
+		return
+	}
+	a := d.api(fasthttp.MethodDelete, "/v1/keys/{id}", []string{"id", id}, "", nil)
+	if !a.ok() {
+		d.keyPage(a.status, a.problem, nil)
+		return
+	}
+	d.seeOther(dashboard.Base + "/keys/" + url.PathEscape(id) + "?done=revoked")
+}
+
+// requestFilters are the request log's filters the page passes on.
+var requestFilters = []string{"status", "method", "path", "keyId", "from", "to"}
+
+// requests: GET /dashboard/requests, through GET /v1/requests with the
+// same filters and cursor; ?id= goes to that request's page.
+func (d *dashboardRequest) requests() {
+	args := d.ctx.QueryArgs()
+	if id := strings.TrimSpace(string(args.Peek("id"))); id != "" {
+		d.seeOther(dashboard.Base + "/requests/" + url.PathEscape(id))
+		return
+	}
+	filters := map[string]string{}
+	q := url.Values{}
+	for _, f := range requestFilters {
+		v := strings.TrimSpace(string(args.Peek(f)))
+		filters[f] = v
+		if v != "" {
+			q.Set(f, v)
+		}
+	}
+	filtered := q.Encode() // the next page keeps the filters
+	if c := string(args.Peek("cursor")); c != "" {
+		q.Set("cursor", c)
+	}
+	view := map[string]any{"filters": filters, "methods": append([]string{""}, knownMethods[:]...)}
+	a := d.api(fasthttp.MethodGet, "/v1/requests", nil, q.Encode(), nil)
+	if a.ok() {
+		view["list"] = a.body
+		view["next"] = dashboard.NextHref(dashboard.Base+"/requests", mustQuery(filtered), a.body)
+	}
+	d.render(okStatus(a), &dashboard.Page{Name: "requests", Title: "Request log", Section: "requests", View: view, Problem: a.problem})
+}
+
+// mustQuery parses a query this file encoded.
+func mustQuery(q string) url.Values {
+	v, _ := url.ParseQuery(q)
+	return v
+}
+
+// okStatus is the page's status for the answer it shows.
+func okStatus(a apiAnswer) int {
+	if a.ok() {
+		return fasthttp.StatusOK
+	}
+	return a.status
+}
+
+// request: GET /dashboard/requests/{requestId}, through GET
+// /v1/requests/{requestId}: the record and its redacted body.
+func (d *dashboardRequest) request() {
+	id := d.param("requestId")
+	a := d.api(fasthttp.MethodGet, "/v1/requests/{requestId}", []string{"requestId", id}, "", nil)
+	view := map[string]any{}
+	if a.ok() {
+		view["request"] = a.body
+		if r, ok := a.body["request"]; ok { // the answer may wrap the record
+			view["request"] = r
+		}
+		d.render(fasthttp.StatusOK, &dashboard.Page{Name: "request", Title: "Request " + id, Section: "requests", View: view})
+		return
+	}
+	d.render(a.status, &dashboard.Page{Name: "error", Title: "Request " + id, Section: "requests", Problem: a.problem})
+}
+
+// webhooks: GET /dashboard/webhooks. Endpoints and deliveries.
+func (d *dashboardRequest) webhooks() { d.webhooksPage(fasthttp.StatusOK, nil, nil) }
+
+func (d *dashboardRequest) webhooksPage(status int, problem *dashboard.Problem, view map[string]any) {
+	if view == nil {
+		view = map[string]any{}
+	}
+	if a := d.api(fasthttp.MethodGet, "/v1/webhooks/endpoints", nil, "limit=100", nil); a.ok() {
+		view["endpoints"] = a.body
+	} else if problem == nil {
+		problem = a.problem
+	}
+	q := url.Values{}
+	if c := string(d.ctx.QueryArgs().Peek("cursor")); c != "" {
+		q.Set("cursor", c)
+	}
+	if a := d.api(fasthttp.MethodGet, "/v1/webhooks/deliveries", nil, q.Encode(), nil); a.ok() {
+		view["deliveries"] = a.body
+		view["next"] = dashboard.NextHref(dashboard.Base+"/webhooks", nil, a.body)
+	} else if problem == nil {
+		problem = a.problem
+	}
+	d.render(status, &dashboard.Page{Name: "webhooks", Title: "Webhooks", Section: "webhooks", View: view, Problem: problem})
+}
+
+// createEndpoint: POST /dashboard/webhooks, through POST
+// /v1/webhooks/endpoints.
+func (d *dashboardRequest) createEndpoint() {
+	body := map[string]any{"url": d.form("url"), "events": strings.FieldsFunc(d.form("events"), func(r rune) bool { return r == ',' || r == ' ' })}
+	if desc := d.form("description"); desc != "" {
+		body["description"] = desc
+	}
+	a := d.api(fasthttp.MethodPost, "/v1/webhooks/endpoints", nil, "", body)
+	if !a.ok() {
+		d.webhooksPage(a.status, a.problem, nil)
+		return
+	}
+	d.seeOther(dashboard.Base + "/webhooks?done=created")
+}
+
+// updateEndpoint: POST /dashboard/webhooks/endpoints/{id}, through PATCH
+// /v1/webhooks/endpoints/{id}: its URL, description (empty: none) and
+// events.
+func (d *dashboardRequest) updateEndpoint() {
+	var desc any // null removes it
+	if v := d.form("description"); v != "" {
+		desc = v
+	}
+	body := map[string]any{"url": d.form("url"), "description": desc,
+		"events": strings.FieldsFunc(d.form("events"), func(r rune) bool { return r == ',' || r == ' ' })}
+	a := d.api(fasthttp.MethodPatch, "/v1/webhooks/endpoints/{id}", []string{"id", d.param("id")}, "", body)
+	if !a.ok() {
+		d.webhooksPage(a.status, a.problem, nil)
+		return
+	}
+	d.seeOther(dashboard.Base + "/webhooks?done=saved")
+}
+
+// testEndpoint: POST /dashboard/webhooks/endpoints/{id}/test, through
+// POST /v1/webhooks/endpoints/{id}/test; the page says how it went.
+func (d *dashboardRequest) testEndpoint() {
+	a := d.api(fasthttp.MethodPost, "/v1/webhooks/endpoints/{id}/test", []string{"id", d.param("id")}, "", nil)
+	if !a.ok() {
+		d.webhooksPage(a.status, a.problem, nil)
+		return
+	}
+	notice := "The test event was delivered"
+	if ok, _ := dashboard.Get(a.body, "test.success").(bool); !ok {
+		notice = "The test event was not delivered: " + dashboard.Show(dashboard.Get(a.body, "test.error"))
+	}
+	if code := dashboard.Get(a.body, "test.statusCode"); code != nil {
+		notice += " (the endpoint answered " + dashboard.Show(code) + ")"
+	}
+	d.render(fasthttp.StatusOK, d.webhooksView(notice+".", nil))
+}
+
+// webhooksView is the webhooks page with a notice and more of the view.
+func (d *dashboardRequest) webhooksView(notice string, extra map[string]any) *dashboard.Page {
+	view := map[string]any{}
+	for k, v := range extra {
+		view[k] = v
+	}
+	if a := d.api(fasthttp.MethodGet, "/v1/webhooks/endpoints", nil, "limit=100", nil); a.ok() {
+		view["endpoints"] = a.body
+	}
+	if a := d.api(fasthttp.MethodGet, "/v1/webhooks/deliveries", nil, "", nil); a.ok() {
+		view["deliveries"] = a.body
+	}
+	return &dashboard.Page{Name: "webhooks", Title: "Webhooks", Section: "webhooks", View: view, Notice: notice}
+}
+
+// rotateSecret: POST /dashboard/webhooks/endpoints/{id}/rotate, through
+// POST /v1/webhooks/signing-secret/{endpointId}/rotate; the new secret is
+// shown this once.
+func (d *dashboardRequest) rotateSecret() {
+	a := d.api(fasthttp.MethodPost, "/v1/webhooks/signing-secret/{endpointId}/rotate", []string{"endpointId", d.param("id")}, "", nil)
+	if !a.ok() {
+		d.webhooksPage(a.status, a.problem, nil)
+		return
+	}
+	// Deliveries carry a signature by the previous secret too for the
+	// ledger's overlap after the rotation (on real time, as deliveries are).
+	until := timestamp(d.s.cfg.Actors.Now().UnixMilli() + ledger.WebhookSecretOverlapMillis)
+	d.render(fasthttp.StatusOK, d.webhooksView("The signing secret is rotated.",
+		map[string]any{"secret": dashboard.Get(a.body, "signingSecret"), "previousExpires": until}))
+}
+
+// endpointStatus: POST /dashboard/webhooks/endpoints/{id}/status, through
+// PATCH /v1/webhooks/endpoints/{id} (disable or enable).
+func (d *dashboardRequest) endpointStatus() {
+	a := d.api(fasthttp.MethodPatch, "/v1/webhooks/endpoints/{id}", []string{"id", d.param("id")}, "", map[string]any{"status": d.form("status")})
+	if !a.ok() {
+		d.webhooksPage(a.status, a.problem, nil)
+		return
+	}
+	d.seeOther(dashboard.Base + "/webhooks?done=status")
+}
+
+// replayDelivery: POST /dashboard/webhooks/deliveries/{id}/replay,
+// through POST /v1/webhooks/deliveries/{id}/retry.
+func (d *dashboardRequest) replayDelivery() {
+	a := d.api(fasthttp.MethodPost, "/v1/webhooks/deliveries/{id}/retry", []string{"id", d.param("id")}, "", nil)
+	if !a.ok() {
+		d.webhooksPage(a.status, a.problem, nil)
+		return
+	}
+	d.seeOther(dashboard.Base + "/webhooks?done=replayed")
+}
+
+// moneyList: GET /dashboard/{payouts,…}, through the API's list with the
+// same filters and cursor.
+func (d *dashboardRequest) moneyList(k dashboard.MoneyKind) {
+	args := d.ctx.QueryArgs()
+	filters := map[string]string{}
+	q := url.Values{}
+	for _, f := range k.Filters {
+		v := strings.TrimSpace(string(args.Peek(f)))
+		filters[f] = v
+		if v != "" {
+			q.Set(f, v)
+		}
+	}
+	filtered := q.Encode()
+	if c := string(args.Peek("cursor")); c != "" {
+		q.Set("cursor", c)
+	}
+	a := d.api(fasthttp.MethodGet, "/v1/"+k.Slug, nil, q.Encode(), nil)
+	view := struct {
+		dashboard.MoneyList
+		Filters map[string]string
+		Next    template.URL
+	}{dashboard.MoneyList{Kind: k, List: a.body}, filters, ""}
+	if a.ok() {
+		view.Next = dashboard.NextHref(dashboard.Base+"/"+k.Slug, mustQuery(filtered), a.body)
+	} else {
+		view.List = nil
+	}
+	d.render(okStatus(a), &dashboard.Page{Name: "money", Title: k.Title, Section: k.Slug, View: view, Problem: a.problem})
+}
+
+// moneyItem: GET /dashboard/{payouts,…}/{id}, through the API's read of
+// one, with its timeline.
+func (d *dashboardRequest) moneyItem(k dashboard.MoneyKind) {
+	id := d.param("id")
+	a := d.api(fasthttp.MethodGet, "/v1/"+k.Slug+"/{id}", []string{"id", id}, "", nil)
+	if !a.ok() {
+		d.render(a.status, &dashboard.Page{Name: "error", Title: k.Title, Section: k.Slug, Problem: a.problem})
+		return
+	}
+	d.render(fasthttp.StatusOK, &dashboard.Page{Name: "item", Title: id, Section: k.Slug,
+		View: map[string]any{"item": a.body[k.Field], "kind": k}})
+}
+
+// ledgerFilters are the transactions' filters the ledger page passes on.
+var ledgerFilters = []string{"currency", "from", "to"}
+
+// ledgerPage: GET /dashboard/ledger, through GET /v1/transactions: each
+// transaction with the running balance of its account, cursor paging.
+func (d *dashboardRequest) ledgerPage() {
+	args := d.ctx.QueryArgs()
+	filters := map[string]string{}
+	q := url.Values{}
+	for _, f := range ledgerFilters {
+		v := strings.TrimSpace(string(args.Peek(f)))
+		filters[f] = v
+		if v != "" {
+			q.Set(f, v)
+		}
+	}
+	filtered := q.Encode()
+	if c := string(args.Peek("cursor")); c != "" {
+		q.Set("cursor", c)
+	}
+	view := map[string]any{"filters": filters}
+	a := d.api(fasthttp.MethodGet, "/v1/transactions", nil, q.Encode(), nil)
+	if a.ok() {
+		view["list"] = a.body
+		view["next"] = dashboard.NextHref(dashboard.Base+"/ledger", mustQuery(filtered), a.body)
+	}
+	d.render(okStatus(a), &dashboard.Page{Name: "ledger", Title: "Ledger", Section: "ledger", View: view, Problem: a.problem})
+}
+
+// ledgerExport: GET /dashboard/ledger/export.csv, the answer of GET
+// /v1/transactions/export?format=csv as a download.
+func (d *dashboardRequest) ledgerExport() {
+	args := d.ctx.QueryArgs()
+	q := url.Values{"format": {"csv"}}
+	for _, f := range ledgerFilters {
+		if v := strings.TrimSpace(string(args.Peek(f))); v != "" {
+			q.Set(f, v)
+		}
+	}
+	a := d.api(fasthttp.MethodGet, "/v1/transactions/export", nil, q.Encode(), nil)
+	if !a.ok() {
+		view := map[string]any{"filters": map[string]string{"currency": q.Get("currency"), "from": q.Get("from"), "to": q.Get("to")}}
+		d.render(a.status, &dashboard.Page{Name: "ledger", Title: "Ledger", Section: "ledger", View: view, Problem: a.problem})
+		return
+	}
+	h := &d.ctx.Response.Header
+	h.Set("Content-Disposition", string(a.response.Header.Peek("Content-Disposition")))
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	d.ctx.SetContentType(string(a.response.Header.ContentType()))
+	d.ctx.SetStatusCode(a.status)
+	d.ctx.SetBody(a.response.Body())
+}
+
+// sandbox: GET /dashboard/sandbox, the sandbox's tools (fund a balance,
+// advance the clock, simulate a deposit); on production it says there are
+// none. Each form carries a fresh externalReference, so a form sent twice
+// is one simulation.
+func (d *dashboardRequest) sandbox() { d.sandboxPage(fasthttp.StatusOK, "", nil) }
+
+func (d *dashboardRequest) sandboxPage(status int, notice string, problem *dashboard.Problem) {
+	view := map[string]any{"reference": "dash_" + dashboard.NewNonce()}
+	if !d.s.cfg.Live {
+		if a := d.api(fasthttp.MethodGet, "/v1/virtual-accounts", nil, "limit=100", nil); a.ok() {
+			view["virtualAccounts"] = a.body
+		}
+		if a := d.api(fasthttp.MethodGet, "/v1/crypto-addresses", nil, "limit=100", nil); a.ok() {
+			view["cryptoAddresses"] = a.body
+		}
+	}
+	d.render(status, &dashboard.Page{Name: "sandbox", Title: "Sandbox tools", Section: "sandbox", View: view, Notice: notice, Problem: problem})
+}
+
+// sandboxTool: POST /dashboard/sandbox/{fund,clock,deposit}, through the
+// API's simulation of the same name.
+func (d *dashboardRequest) sandboxTool() {
+	var a apiAnswer
+	var notice func() string
+	ref := d.form("externalReference")
+	switch d.param("tool") {
+	case "fund":
+		a = d.api(fasthttp.MethodPost, "/v1/simulations/fund-balance", nil, "",
+			map[string]any{"amount": d.form("amount"), "currency": d.form("currency"), "externalReference": ref})
+		notice = func() string {
+			return "The balance is funded with " + d.form("amount") + " " + d.form("currency") + "."
+		}
+	case "clock":
+		seconds, err := strconv.ParseInt(d.form("seconds"), 10, 64)
+		if err != nil {
+			d.sandboxPage(fasthttp.StatusBadRequest, "", &dashboard.Problem{Code: string(ledger.CodeValidation),
+				Details: []dashboard.Detail{{Field: "seconds", Message: "must be a whole number of seconds"}}, Message: "Invalid request"})
+			return
+		}
+		a = d.api(fasthttp.MethodPost, "/v1/simulations/advance-clock", nil, "", map[string]any{"seconds": seconds})
+		notice = func() string {
+			return "The clock now reads " + dashboard.Show(dashboard.Get(a.body, "clock.now")) + "."
+		}
+	case "deposit":
+		body := map[string]any{"amount": d.form("amount"), "outcome": d.form("outcome"), "externalReference": ref}
+		route := "/v1/simulations/virtual-account-deposit"
+		if target := d.form("target"); strings.HasPrefix(target, "crypto:") {
+			route, body["cryptoAddressId"] = "/v1/simulations/crypto-deposit", strings.TrimPrefix(target, "crypto:")
+		} else {
+			body["virtualAccountId"] = strings.TrimPrefix(target, "va:")
+		}
+		a = d.api(fasthttp.MethodPost, route, nil, "", body)
+		notice = func() string {
+			return "Deposit simulated: collection " + dashboard.Show(dashboard.Get(a.body, "simulation.collectionId")) + "."
+		}
+	default:
+		d.render(fasthttp.StatusNotFound, &dashboard.Page{Name: "error", Title: "Sandbox tools", Section: "sandbox",
+			Problem: &dashboard.Problem{Code: string(ledger.CodeNotFound), Message: "No such sandbox tool"}})
+		return
+	}
+	if !a.ok() {
+		d.sandboxPage(a.status, "", a.problem)
+		return
+	}
+	d.sandboxPage(fasthttp.StatusOK, notice(), nil)
+}
+
+// chartDays is how far back the home page's charts look.
+const chartDays = 30
+
+// chartPagesMax bounds the list pages (of 100) a chart reads per kind.
+const chartPagesMax = 10
+
+// charts are the home page's: payouts and collections per day over the
+// last chartDays days, and the share of finished ones that succeeded per
+// method (the payout's rail, the collection's), counted from the API's
+// lists.
+func (d *dashboardRequest) charts() []dashboard.Chart {
+	// The organization's clock, which the sandbox may have moved on: the
+	// resources' times are on it.
+	now := time.UnixMilli(d.s.cfg.Actors.Reader().OrgNow(d.m.OrgID, d.s.cfg.Actors.Now().UnixMilli()))
+	since := now.AddDate(0, 0, -chartDays)
+	payouts, cutP := d.listSince("/v1/payouts", since)
+	collections, cutC := d.listSince("/v1/collections", since)
+	var outcomes []dashboard.Outcome
+	add := func(items []map[string]any, methodField, fallback string) {
+		for _, it := range items {
+			status := dashboard.Show(it["status"])
+			if status != "completed" && status != "failed" {
+				continue
+			}
+			m, _ := dashboard.Get(it, methodField).(string)
+			if m == "" {
+				m, _ = dashboard.Get(it, fallback).(string)
+			}
+			outcomes = append(outcomes, dashboard.Outcome{Method: m, Succeeded: status == "completed"})
+		}
+	}
+	add(payouts, "to.code", "to.code")
+	add(collections, "from.code", "type")
+	note := ""
+	if cutP || cutC {
+		note = "Counted from the latest " + strconv.Itoa(chartPagesMax*100) + " payouts and collections."
+	}
+	volume := dashboard.VolumePerDay("volume", "Payouts and collections per day, last 30 days", append(payouts, collections...), now, chartDays)
+	volume.Note = note
+	rates := dashboard.SuccessRates("success", "Success rate per method, last 30 days", outcomes)
+	rates.Note = note
+	return []dashboard.Chart{volume, rates}
+}
+
+// listSince reads a list, newest first, down to since or chartPagesMax
+// pages; true when it stopped at the bound.
+func (d *dashboardRequest) listSince(route string, since time.Time) ([]map[string]any, bool) {
+	var out []map[string]any
+	q := url.Values{"limit": {"100"}}
+	for page := 0; page < chartPagesMax; page++ {
+		a := d.api(fasthttp.MethodGet, route, nil, q.Encode(), nil)
+		if !a.ok() {
+			return out, false
+		}
+		rows, _ := a.body["data"].([]any)
+		for _, r := range rows {
+			m, _ := r.(map[string]any)
+			created, _ := m["createdAt"].(string)
+			if t, err := time.Parse(time.RFC3339Nano, created); err == nil && t.Before(since) {
+				return out, false
+			}
+			out = append(out, m)
+		}
+		next, _ := a.body["nextCursor"].(string)
+		if next == "" {
+			return out, false
+		}
+		q.Set("cursor", next)
+	}
+	return out, true
+}
