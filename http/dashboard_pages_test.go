@@ -20,7 +20,7 @@ import (
 // this holds the handlers to the member's organization.
 func TestDashboardPagesKeepOrganizationsApart(t *testing.T) {
 	st := newStack(t, stackOptions{})
-	ownerA := setUpOwner(t, st, "a@pages.example")
+	ownerA := setUpDashboardOwner(t, st, "a@pages.example")
 
 	// A's things, made through the API with A's bootstrap key.
 	r := st.do("POST", "/v1/keys", st.key, map[string]any{"name": "A's secret key"})
@@ -41,11 +41,11 @@ func TestDashboardPagesKeepOrganizationsApart(t *testing.T) {
 
 	// A's owner sees them.
 	keysA := ownerA.get("/dashboard/keys")
-	wantStatus(t, "A's keys page", keysA, 200)
+	wantDashStatus(t, "A's keys page", keysA, 200)
 	if !strings.Contains(keysA.body, "A&#39;s secret key") && !strings.Contains(keysA.body, "A's secret key") {
 		t.Fatalf("A's keys page does not show A's key: %s", keysA.body)
 	}
-	wantStatus(t, "A's payout page", ownerA.get("/dashboard/payouts/"+aPayout), 200)
+	wantDashStatus(t, "A's payout page", ownerA.get("/dashboard/payouts/"+aPayout), 200)
 
 	// Organization B and its first owner.
 	r = st.do("POST", "/v1/organizations", st.key, map[string]any{"name": "Org B", "country": "GH", "timezone": "Africa/Accra", "defaultCurrency": "GHS"})
@@ -60,28 +60,28 @@ func TestDashboardPagesKeepOrganizationsApart(t *testing.T) {
 		Setup: true, TokenHash: string(hash[:]), ExpiresAt: now.Add(time.Hour).UnixMilli()}); rep.Err != nil || rep.Result.Err != nil {
 		t.Fatalf("B's setup link: %v %v", rep.Err, rep.Result.Err)
 	}
-	ownerB := newBrowser(t, st)
+	ownerB := newDashClient(t, st)
 	form := ownerB.get("/dashboard/setup/" + tok)
-	wantStatus(t, "B's setup page", form, 200)
-	wantStatus(t, "B's setup", ownerB.post("/dashboard/setup/"+tok, url.Values{"csrf": {form.csrf(t)}, "email": {"b@pages.example"},
-		"password": {ownerPassword}, "confirm": {ownerPassword}}), 303)
+	wantDashStatus(t, "B's setup page", form, 200)
+	wantDashStatus(t, "B's setup", ownerB.post("/dashboard/setup/"+tok, url.Values{"csrf": {form.csrf(t)}, "email": {"b@pages.example"},
+		"password": {dashOwnerPassword}, "confirm": {dashOwnerPassword}}), 303)
 
 	for _, path := range []string{"/dashboard", "/dashboard/keys", "/dashboard/payouts", "/dashboard/webhooks", "/dashboard/requests", "/dashboard/ledger"} {
 		p := ownerB.get(path)
-		wantStatus(t, "B's "+path, p, 200)
+		wantDashStatus(t, "B's "+path, p, 200)
 		for _, a := range []string{aKey, aPayout, aRequest, "secret key", "a-payout", "900.00"} {
 			if strings.Contains(p.body, a) {
 				t.Errorf("B's %s shows A's %q", path, a)
 			}
 		}
 	}
-	wantStatus(t, "A's key on B's key page", ownerB.get("/dashboard/keys/"+aKey), 404)
-	wantStatus(t, "A's payout on B's payout page", ownerB.get("/dashboard/payouts/"+aPayout), 404)
-	wantStatus(t, "A's request on B's request page", ownerB.get("/dashboard/requests/"+aRequest), 404)
+	wantDashStatus(t, "A's key on B's key page", ownerB.get("/dashboard/keys/"+aKey), 404)
+	wantDashStatus(t, "A's payout on B's payout page", ownerB.get("/dashboard/payouts/"+aPayout), 404)
+	wantDashStatus(t, "A's request on B's request page", ownerB.get("/dashboard/requests/"+aRequest), 404)
 
 	// B's owner revoking A's key by its id: not found, and A's key works.
 	keysB := ownerB.get("/dashboard/keys")
-	wantStatus(t, "B revoking A's key", ownerB.post("/dashboard/keys/"+aKey+"/revoke", url.Values{"csrf": {keysB.csrf(t)}, "confirm": {"yes"}}), 404)
+	wantDashStatus(t, "B revoking A's key", ownerB.post("/dashboard/keys/"+aKey+"/revoke", url.Values{"csrf": {keysB.csrf(t)}, "confirm": {"yes"}}), 404)
 	r = st.do("GET", "/v1/keys/"+aKey, st.key, nil)
 	if r.status != 200 || r.json(t)["key"].(map[string]any)["status"] != "active" {
 		t.Fatalf("A's key after B's attempt: %d %s", r.status, r.body)
@@ -93,18 +93,18 @@ func TestDashboardPagesKeepOrganizationsApart(t *testing.T) {
 // scopes included.
 func TestDashboardPagesCSRFAndRoles(t *testing.T) {
 	st := newStack(t, stackOptions{})
-	owner := setUpOwner(t, st, "owner@pages.example")
+	owner := setUpDashboardOwner(t, st, "owner@pages.example")
 	keys := owner.get("/dashboard/keys")
-	wantStatus(t, "the keys page", keys, 200)
-	wantStatus(t, "a key form without its CSRF token", owner.post("/dashboard/keys", url.Values{"name": {"No token"}}), 403)
-	wantStatus(t, "a key form with another token", owner.post("/dashboard/keys", url.Values{"name": {"No token"}, "csrf": {"x" + keys.csrf(t)}}), 403)
+	wantDashStatus(t, "the keys page", keys, 200)
+	wantDashStatus(t, "a key form without its CSRF token", owner.post("/dashboard/keys", url.Values{"name": {"No token"}}), 403)
+	wantDashStatus(t, "a key form with another token", owner.post("/dashboard/keys", url.Values{"name": {"No token"}, "csrf": {"x" + keys.csrf(t)}}), 403)
 	created := owner.post("/dashboard/keys", url.Values{"name": {"With token"}, "csrf": {keys.csrf(t)}, "capDaily": {"-1"}})
-	wantStatus(t, "a key with a negative cap", created, 400)
+	wantDashStatus(t, "a key with a negative cap", created, 400)
 	if !strings.Contains(created.body, "spendCaps.daily") {
 		t.Fatalf("the page does not name the API's field: %s", created.body)
 	}
 	created = owner.post("/dashboard/keys", url.Values{"name": {"With token"}, "csrf": {keys.csrf(t)}, "capDaily": {"25.00"}, "ipAllowlist": {"10.0.0.0/8\n192.0.2.7"}})
-	wantStatus(t, "a key with its token", created, 201)
+	wantDashStatus(t, "a key with its token", created, 201)
 	if cc := created.header.Get("Cache-Control"); cc != "no-store" {
 		t.Fatalf("the page with a new secret is cached: %q", cc)
 	}
@@ -127,14 +127,14 @@ func TestDashboardPagesCSRFAndRoles(t *testing.T) {
 // sandbox form sent anyway is refused by the API's own check.
 func TestDashboardPagesOnProduction(t *testing.T) {
 	st := newStack(t, stackOptions{live: true})
-	owner := setUpOwner(t, st, "owner@live.example")
+	owner := setUpDashboardOwner(t, st, "owner@live.example")
 	home := owner.get("/dashboard")
-	wantStatus(t, "the home page", home, 200)
+	wantDashStatus(t, "the home page", home, 200)
 	if !strings.Contains(home.body, `id="stack">Production<`) || strings.Contains(home.body, `href="/dashboard/sandbox"`) {
 		t.Fatalf("the production home page: %s", home.body)
 	}
 	tools := owner.get("/dashboard/sandbox")
-	wantStatus(t, "the sandbox page", tools, 200)
+	wantDashStatus(t, "the sandbox page", tools, 200)
 	if !strings.Contains(tools.body, "no sandbox tools") || strings.Contains(tools.body, `id="fund"`) {
 		t.Fatalf("the sandbox page on production: %s", tools.body)
 	}
@@ -149,7 +149,7 @@ var nextPage = regexp.MustCompile(`id="next-page" href="([^"]+)"`)
 // A money list pages back with the API's cursor, keeping its filters.
 func TestDashboardPagesCursorPaging(t *testing.T) {
 	st := newStack(t, stackOptions{})
-	owner := setUpOwner(t, st, "owner@paging.example")
+	owner := setUpDashboardOwner(t, st, "owner@paging.example")
 	st.mustStatus(st.do("POST", "/v1/simulations/fund-balance", st.key, map[string]any{"amount": "9000.00", "currency": "GHS", "externalReference": "fund"}), 201)
 	for i := range 21 {
 		st.mustStatus(st.do("POST", "/v1/collections", st.key, map[string]any{
@@ -158,7 +158,7 @@ func TestDashboardPagesCursorPaging(t *testing.T) {
 		}), 201)
 	}
 	first := owner.get("/dashboard/collections?currency=GHS")
-	wantStatus(t, "the first page", first, 200)
+	wantDashStatus(t, "the first page", first, 200)
 	m := nextPage.FindStringSubmatch(first.body)
 	if m == nil || !strings.Contains(first.body, "c-20") || strings.Contains(first.body, "c-00") {
 		t.Fatalf("the first page of collections: %s", first.body)
@@ -168,7 +168,7 @@ func TestDashboardPagesCursorPaging(t *testing.T) {
 		t.Fatalf("the next page's address %q", next)
 	}
 	second := owner.get(next)
-	wantStatus(t, "the second page", second, 200)
+	wantDashStatus(t, "the second page", second, 200)
 	if !strings.Contains(second.body, "c-00") || strings.Contains(second.body, "c-20") || nextPage.MatchString(second.body) {
 		t.Fatalf("the second page of collections: %s", second.body)
 	}
@@ -180,7 +180,7 @@ var volumeDesc = regexp.MustCompile(`<desc id="volume-desc">([^<]*)</desc>`)
 // clock moved two days on puts today's payouts two days on.
 func TestDashboardChartsOnTheOrganizationsClock(t *testing.T) {
 	st := newStack(t, stackOptions{})
-	owner := setUpOwner(t, st, "owner@clock.example")
+	owner := setUpDashboardOwner(t, st, "owner@clock.example")
 	st.mustStatus(st.do("POST", "/v1/simulations/advance-clock", st.key, map[string]any{"seconds": 2 * 86400}), 200)
 	st.mustStatus(st.do("POST", "/v1/simulations/fund-balance", st.key, map[string]any{"amount": "100.00", "currency": "GHS", "externalReference": "fund"}), 201)
 	for i := range 2 {
@@ -192,7 +192,7 @@ func TestDashboardChartsOnTheOrganizationsClock(t *testing.T) {
 	day := func() string { return time.Now().UTC().AddDate(0, 0, 2).Format("2 Jan") + ": 2." }
 	before := day()
 	home := owner.get("/dashboard")
-	wantStatus(t, "the home page", home, 200)
+	wantDashStatus(t, "the home page", home, 200)
 	m := volumeDesc.FindStringSubmatch(home.body)
 	if m == nil || (html.UnescapeString(m[1]) != before && html.UnescapeString(m[1]) != day()) { // midnight may pass
 		t.Fatalf("the volume chart says %v, want %q", m, before)
@@ -204,7 +204,7 @@ func TestDashboardChartsOnTheOrganizationsClock(t *testing.T) {
 // twice is one deposit.
 func TestDashboardSandboxDeposit(t *testing.T) {
 	st := newStack(t, stackOptions{})
-	owner := setUpOwner(t, st, "owner@deposit.example")
+	owner := setUpDashboardOwner(t, st, "owner@deposit.example")
 	var currency, chain string
 	for _, m := range rails.DefaultCatalogue().Networks() {
 		if _, ok := rails.DefaultCatalogue().DepositNetwork(m.Currency, m.Chain); ok && m.Type == "crypto" && m.Status == "operational" {
@@ -221,7 +221,7 @@ func TestDashboardSandboxDeposit(t *testing.T) {
 	}
 	address := r.json(t)["address"].(map[string]any)["id"].(string)
 	tools := owner.get("/dashboard/sandbox")
-	wantStatus(t, "the sandbox page", tools, 200)
+	wantDashStatus(t, "the sandbox page", tools, 200)
 	if !strings.Contains(tools.body, `value="crypto:`+address+`"`) {
 		t.Fatalf("the deposit form does not offer the address: %s", tools.body)
 	}
@@ -229,7 +229,7 @@ func TestDashboardSandboxDeposit(t *testing.T) {
 	form := url.Values{"csrf": {tools.csrf(t)}, "target": {"crypto:" + address}, "amount": {"25.00"}, "outcome": {"completed"}, "externalReference": {ref}}
 	for range 2 {
 		done := owner.post("/dashboard/sandbox/deposit", form)
-		wantStatus(t, "the deposit", done, 200)
+		wantDashStatus(t, "the deposit", done, 200)
 		if !strings.Contains(done.body, "Deposit simulated: collection ") {
 			t.Fatalf("the deposit's page: %s", done.body)
 		}
