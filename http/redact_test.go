@@ -301,3 +301,17 @@ func TestRedactFastTakesPlainBodies(t *testing.T) {
 		}
 	}
 }
+
+// A log line never carries a dashboard link's token, whatever its shape.
+func TestLoggablePath(t *testing.T) {
+	for in, want := range map[string]string{
+		"/dashboard/setup/ab-cd_ef0123456789abcdefghij-klmnop_qrstuvwxy": "/dashboard/setup/[redacted]",
+		"/dashboard/invitations/x":                                       "/dashboard/invitations/[redacted]",
+		"/v1/payouts/by-reference/0241234567":                            "/v1/payouts/by-reference/[redacted]",
+		"/v1/payouts":                                                    "/v1/payouts",
+	} {
+		if got := loggablePath(in); got != want {
+			t.Errorf("loggablePath(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -252,7 +252,7 @@ func requestFilterOf(ctx *fasthttp.RequestCtx) (requestFilter, *ledger.Error) {
 	if v, ok := query(ctx, "method"); ok {
 		f.method = strings.ToUpper(v)
 		if !isKnownMethod(f.method) {
-			return f, ledger.FieldInvalid("method", "must be one of GET, POST, PUT, PATCH, DELETE")
+			return f, ledger.FieldInvalid("method", "must be one of GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS")
 		}
 	}
 	if v, ok := query(ctx, "path"); ok {

@@ -476,6 +476,18 @@ func (s *Server) methodNotAllowed(ctx *fasthttp.RequestCtx) {
 		Message: string(ctx.Method()) + " is not allowed on " + string(ctx.Path()) + "; allowed: " + string(ctx.Response.Header.Peek("Allow"))})
 }
 
+// loggablePath is a request path as a log line may carry it: a dashboard
+// setup or invitation link's token cut off (it is a secret until used),
+// and the rest redacted as the request log redacts it.
+func loggablePath(path string) string {
+	for _, p := range []string{"/dashboard/setup/", "/dashboard/invitations/"} {
+		if strings.HasPrefix(path, p) {
+			return p + redactedMask
+		}
+	}
+	return redactPath(path)
+}
+
 func (s *Server) panicked(ctx *fasthttp.RequestCtx, v any) {
 	ctx.Response.Reset()
 	s.begin(ctx)
@@ -484,7 +496,7 @@ func (s *Server) panicked(ctx *fasthttp.RequestCtx, v any) {
 		writeError(ctx, &ledger.Error{Code: ledger.CodeUnavailable, Message: "This node is shutting down; retry"})
 		return
 	}
-	s.logger.Error("handler panicked", "path", string(ctx.Path()), "panic", v)
+	s.logger.Error("handler panicked", "path", loggablePath(string(ctx.Path())), "panic", v)
 	writeError(ctx, &ledger.Error{Code: ledger.CodeInternal, Message: "Internal error"})
 }
 
