@@ -7,6 +7,7 @@ import (
 
 	"payments/actors"
 	"payments/http/dashauth"
+	"payments/http/dashboard"
 	"payments/ledger"
 )
 
@@ -52,7 +53,14 @@ func (s *Server) dashboardTeam(ctx *fasthttp.RequestCtx) {
 	if !ok {
 		return
 	}
-	s.writeDashboardPage(ctx, fasthttp.StatusOK, "team", s.teamPage(ctx, m))
+	s.writeTeamPage(ctx, m, fasthttp.StatusOK, s.teamPage(ctx, m))
+}
+
+// writeTeamPage shows the Team page in the dashboard's shared layout (its
+// navigation, stack and sign-out), with the team as the page's view.
+func (s *Server) writeTeamPage(ctx *fasthttp.RequestCtx, m dashboardMember, status int, team *dashauth.Page) {
+	d := &dashboardRequest{s: s, ctx: ctx, m: m}
+	d.render(status, &dashboard.Page{Name: "team", Title: "Team", Section: "team", View: team})
 }
 
 // dashboardTeamAction wraps an owner's form on the Team page: a member
@@ -71,7 +79,7 @@ func (s *Server) dashboardTeamAction(action func(ctx *fasthttp.RequestCtx, m das
 		if m.Role != ledger.RoleOwner {
 			p := s.teamPage(ctx, m)
 			p.Error = "Only an owner manages the team."
-			s.writeDashboardPage(ctx, fasthttp.StatusForbidden, "team", p)
+			s.writeTeamPage(ctx, m, fasthttp.StatusForbidden, p)
 			return
 		}
 		p, e := action(ctx, m)
@@ -79,9 +87,9 @@ func (s *Server) dashboardTeamAction(action func(ctx *fasthttp.RequestCtx, m das
 		case e != nil:
 			p = s.teamPage(ctx, m)
 			p.Error = e.Message
-			s.writeDashboardPage(ctx, HTTPStatus(e.Code), "team", p)
+			s.writeTeamPage(ctx, m, HTTPStatus(e.Code), p)
 		case p != nil:
-			s.writeDashboardPage(ctx, fasthttp.StatusOK, "team", p)
+			s.writeTeamPage(ctx, m, fasthttp.StatusOK, p)
 		default:
 			ctx.Response.Header.Set("Location", "/dashboard/team")
 			ctx.SetStatusCode(fasthttp.StatusSeeOther)

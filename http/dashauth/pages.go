@@ -62,8 +62,9 @@ func NewNonce() string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-// Render renders the template named name ("signin", "accept", "message",
-// "team") with p.
+// Render renders the template named name ("signin", "accept", "message")
+// with p. The Team page's fields are shown by the dashboard's shared
+// layout (package dashboard's team template), with p as its view.
 func (p *Page) Render(name string) ([]byte, error) {
 	if p.Nonce == "" {
 		p.Nonce = NewNonce()
