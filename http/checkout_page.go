@@ -8,6 +8,7 @@ import (
 
 	"payments/actors"
 	"payments/http/checkout"
+	"payments/http/webassets"
 	"payments/ledger"
 )
 
@@ -183,14 +184,20 @@ func (s *Server) checkoutAsset(ctx *fasthttp.RequestCtx) {
 		writeError(ctx, e)
 		return
 	}
+	serveAsset(ctx, checkout.Assets)
+}
+
+// serveAsset answers with the file of set the path names, cached for a
+// year (its name changes with its bytes).
+func serveAsset(ctx *fasthttp.RequestCtx, set *webassets.Set) {
 	name, _ := ctx.UserValue("name").(string)
-	a, ok := checkout.LookupAsset(name)
+	a, ok := set.Lookup(name)
 	if !ok {
 		writeError(ctx, notFound("Asset"))
 		return
 	}
 	h := &ctx.Response.Header
-	h.Set("Cache-Control", checkout.AssetCacheControl())
+	h.Set("Cache-Control", webassets.CacheControl)
 	h.Set("X-Content-Type-Options", "nosniff")
 	ctx.SetContentType(a.ContentType)
 	ctx.SetBody(a.Body)

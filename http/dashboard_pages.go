@@ -218,17 +218,7 @@ func (s *Server) dashboardAsset(ctx *fasthttp.RequestCtx) {
 		writeError(ctx, e)
 		return
 	}
-	name, _ := ctx.UserValue("name").(string)
-	a, ok := dashboard.LookupAsset(name)
-	if !ok {
-		writeError(ctx, notFound("Asset"))
-		return
-	}
-	h := &ctx.Response.Header
-	h.Set("Cache-Control", dashboard.AssetCacheControl())
-	h.Set("X-Content-Type-Options", "nosniff")
-	ctx.SetContentType(a.ContentType)
-	ctx.SetBody(a.Body)
+	serveAsset(ctx, dashboard.Assets)
 }
 
 // form reads a trimmed field of the page's form.

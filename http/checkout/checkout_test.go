@@ -300,12 +300,12 @@ func TestAssets(t *testing.T) {
 		if !regexp.MustCompile(`^[a-z]+\.[0-9a-f]{8}\.[a-z]+$`).MatchString(name) {
 			t.Errorf("%s is served as %s, without a digest", file, name)
 		}
-		a, ok := LookupAsset(name)
+		a, ok := Assets.Lookup(name)
 		if !ok || a.ContentType != ct || len(a.Body) == 0 {
 			t.Errorf("%s: %v %q", name, ok, a.ContentType)
 		}
 	}
-	if _, ok := LookupAsset("checkout.css"); ok {
+	if _, ok := Assets.Lookup("checkout.css"); ok {
 		t.Error("an asset is served under its plain name, which a year of caching would pin")
 	}
 }

@@ -128,7 +128,7 @@ func TestAssetsHaveDigestNames(t *testing.T) {
 		if !strings.HasPrefix(p, "/dashboard/assets/") || p == "/dashboard/assets/"+file {
 			t.Fatalf("%s is served as %s", file, p)
 		}
-		if _, ok := LookupAsset(strings.TrimPrefix(p, "/dashboard/assets/")); !ok {
+		if _, ok := Assets.Lookup(strings.TrimPrefix(p, "/dashboard/assets/")); !ok {
 			t.Fatalf("%s is not found under its name", p)
 		}
 	}
