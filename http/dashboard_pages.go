@@ -504,12 +504,18 @@ func (d *dashboardRequest) updateEndpoint() {
 	}
 	body := map[string]any{"url": d.form("url"), "description": desc,
 		"events": strings.FieldsFunc(d.form("events"), func(r rune) bool { return r == ',' || r == ' ' })}
-	a := d.api(fasthttp.MethodPatch, "/v1/webhooks/endpoints/{id}", []string{"id", d.param("id")}, "", body)
+	d.webhookAction(fasthttp.MethodPatch, "/v1/webhooks/endpoints/{id}", []string{"id", d.param("id")}, body, "saved")
+}
+
+// webhookAction sends a webhooks form through the API's route and goes
+// back to the webhooks page saying it is done, or shows the refusal there.
+func (d *dashboardRequest) webhookAction(method, route string, params []string, body any, done string) {
+	a := d.api(method, route, params, "", body)
 	if !a.ok() {
 		d.webhooksPage(a.status, a.problem, nil)
 		return
 	}
-	d.seeOther(dashboard.Base + "/webhooks?done=saved")
+	d.seeOther(dashboard.Base + "/webhooks?done=" + done)
 }
 
 // testEndpoint: POST /dashboard/webhooks/endpoints/{id}/test, through
@@ -564,23 +570,14 @@ func (d *dashboardRequest) rotateSecret() {
 // endpointStatus: POST /dashboard/webhooks/endpoints/{id}/status, through
 // PATCH /v1/webhooks/endpoints/{id} (disable or enable).
 func (d *dashboardRequest) endpointStatus() {
-	a := d.api(fasthttp.MethodPatch, "/v1/webhooks/endpoints/{id}", []string{"id", d.param("id")}, "", map[string]any{"status": d.form("status")})
-	if !a.ok() {
-		d.webhooksPage(a.status, a.problem, nil)
-		return
-	}
-	d.seeOther(dashboard.Base + "/webhooks?done=status")
+	d.webhookAction(fasthttp.MethodPatch, "/v1/webhooks/endpoints/{id}", []string{"id", d.param("id")},
+		map[string]any{"status": d.form("status")}, "status")
 }
 
 // replayDelivery: POST /dashboard/webhooks/deliveries/{id}/replay,
 // through POST /v1/webhooks/deliveries/{id}/retry.
 func (d *dashboardRequest) replayDelivery() {
-	a := d.api(fasthttp.MethodPost, "/v1/webhooks/deliveries/{id}/retry", []string{"id", d.param("id")}, "", nil)
-	if !a.ok() {
-		d.webhooksPage(a.status, a.problem, nil)
-		return
-	}
-	d.seeOther(dashboard.Base + "/webhooks?done=replayed")
+	d.webhookAction(fasthttp.MethodPost, "/v1/webhooks/deliveries/{id}/retry", []string{"id", d.param("id")}, nil, "replayed")
 }
 
 // moneyList: GET /dashboard/{payouts,…}, through the API's list with the
