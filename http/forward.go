@@ -160,7 +160,11 @@ func (s *Server) forwardTo(ctx *fasthttp.RequestCtx, leader string, changed <-ch
 			return forwardAnswered
 		case <-changed:
 			changed = s.cfg.Cluster.LeaderChange()
-			if now, ok := s.cfg.Cluster.Leader(); (ok && now == leader) || !resendable {
+			// Abandoned only for a leader known to be another: while none is
+			// known, the one asked may still answer (a blip in this node's
+			// view of the leader, a leader re-elected), and abandoning it
+			// then would send the request twice, the second a replay.
+			if now, ok := s.cfg.Cluster.Leader(); !ok || now == leader || !resendable {
 				continue
 			}
 			// The old leader may still answer, late: its answer is
