@@ -401,32 +401,37 @@ func (d *dashboardRequest) requests() {
 		d.seeOther(dashboard.Base + "/requests/" + url.PathEscape(id))
 		return
 	}
-	filters := map[string]string{}
-	q := url.Values{}
-	for _, f := range requestFilters {
-		v := strings.TrimSpace(string(args.Peek(f)))
-		filters[f] = v
-		if v != "" {
-			q.Set(f, v)
-		}
-	}
-	filtered := q.Encode() // the next page keeps the filters
-	if c := string(args.Peek("cursor")); c != "" {
-		q.Set("cursor", c)
-	}
+	filters, filtered, query := d.listQuery(requestFilters)
 	view := map[string]any{"filters": filters, "methods": append([]string{""}, knownMethods[:]...)}
-	a := d.api(fasthttp.MethodGet, "/v1/requests", nil, q.Encode(), nil)
+	a := d.api(fasthttp.MethodGet, "/v1/requests", nil, query, nil)
 	if a.ok() {
 		view["list"] = a.body
-		view["next"] = dashboard.NextHref(dashboard.Base+"/requests", mustQuery(filtered), a.body)
+		view["next"] = dashboard.NextHref(dashboard.Base+"/requests", filtered, a.body)
 	}
 	d.render(okStatus(a), &dashboard.Page{Name: "requests", Title: "Request log", Section: "requests", View: view, Problem: a.problem})
 }
 
-// mustQuery parses a query this file encoded.
-func mustQuery(q string) url.Values {
-	v, _ := url.ParseQuery(q)
-	return v
+// listQuery reads a list page's filters (names) from its query: each as
+// given, for the form; those set, which the next page's link keeps; and the
+// API's query, those with the cursor.
+func (d *dashboardRequest) listQuery(names []string) (filters map[string]string, filtered url.Values, query string) {
+	args := d.ctx.QueryArgs()
+	filters, filtered = map[string]string{}, url.Values{}
+	for _, f := range names {
+		v := strings.TrimSpace(string(args.Peek(f)))
+		filters[f] = v
+		if v != "" {
+			filtered.Set(f, v)
+		}
+	}
+	q := url.Values{}
+	for k, v := range filtered {
+		q[k] = v
+	}
+	if c := string(args.Peek("cursor")); c != "" {
+		q.Set("cursor", c)
+	}
+	return filters, filtered, q.Encode()
 }
 
 // okStatus is the page's status for the answer it shows.
@@ -583,28 +588,15 @@ func (d *dashboardRequest) replayDelivery() {
 // moneyList: GET /dashboard/{payouts,…}, through the API's list with the
 // same filters and cursor.
 func (d *dashboardRequest) moneyList(k dashboard.MoneyKind) {
-	args := d.ctx.QueryArgs()
-	filters := map[string]string{}
-	q := url.Values{}
-	for _, f := range k.Filters {
-		v := strings.TrimSpace(string(args.Peek(f)))
-		filters[f] = v
-		if v != "" {
-			q.Set(f, v)
-		}
-	}
-	filtered := q.Encode()
-	if c := string(args.Peek("cursor")); c != "" {
-		q.Set("cursor", c)
-	}
-	a := d.api(fasthttp.MethodGet, "/v1/"+k.Slug, nil, q.Encode(), nil)
+	filters, filtered, query := d.listQuery(k.Filters)
+	a := d.api(fasthttp.MethodGet, "/v1/"+k.Slug, nil, query, nil)
 	view := struct {
 		dashboard.MoneyList
 		Filters map[string]string
 		Next    template.URL
 	}{dashboard.MoneyList{Kind: k, List: a.body}, filters, ""}
 	if a.ok() {
-		view.Next = dashboard.NextHref(dashboard.Base+"/"+k.Slug, mustQuery(filtered), a.body)
+		view.Next = dashboard.NextHref(dashboard.Base+"/"+k.Slug, filtered, a.body)
 	} else {
 		view.List = nil
 	}
@@ -630,25 +622,12 @@ var ledgerFilters = []string{"currency", "from", "to"}
 // ledgerPage: GET /dashboard/ledger, through GET /v1/transactions: each
 // transaction with the running balance of its account, cursor paging.
 func (d *dashboardRequest) ledgerPage() {
-	args := d.ctx.QueryArgs()
-	filters := map[string]string{}
-	q := url.Values{}
-	for _, f := range ledgerFilters {
-		v := strings.TrimSpace(string(args.Peek(f)))
-		filters[f] = v
-		if v != "" {
-			q.Set(f, v)
-		}
-	}
-	filtered := q.Encode()
-	if c := string(args.Peek("cursor")); c != "" {
-		q.Set("cursor", c)
-	}
+	filters, filtered, query := d.listQuery(ledgerFilters)
 	view := map[string]any{"filters": filters}
-	a := d.api(fasthttp.MethodGet, "/v1/transactions", nil, q.Encode(), nil)
+	a := d.api(fasthttp.MethodGet, "/v1/transactions", nil, query, nil)
 	if a.ok() {
 		view["list"] = a.body
-		view["next"] = dashboard.NextHref(dashboard.Base+"/ledger", mustQuery(filtered), a.body)
+		view["next"] = dashboard.NextHref(dashboard.Base+"/ledger", filtered, a.body)
 	}
 	d.render(okStatus(a), &dashboard.Page{Name: "ledger", Title: "Ledger", Section: "ledger", View: view, Problem: a.problem})
 }
