@@ -52,21 +52,17 @@ func TestTimeoutsFollowTheVoters(t *testing.T) {
 		t.Fatalf("restarted with two voters: heartbeat timeout %v, want 1s", hb)
 	}
 
-	leader := n1
+	// n1 leads (handed over if n2 won), then removes n2 and is alone.
 	if !n1.IsLeader() {
-		leader = n2
+		if err := n2.TransferLeadershipTo("n1"); err != nil {
+			t.Fatal(err)
+		}
 	}
-	other := "n2"
-	if leader == n2 {
-		other = "n1"
-	}
-	if err := leader.RemoveMember(other); err != nil {
+	if err := n1.RemoveMember("n2"); err != nil {
 		t.Fatal(err)
 	}
-	if leader == n1 {
-		if hb, _ := n1.Timeouts(); hb != 100*time.Millisecond {
-			t.Fatalf("alone again: heartbeat timeout %v, want 100ms", hb)
-		}
+	if hb, el := n1.Timeouts(); hb != 100*time.Millisecond || el != 100*time.Millisecond {
+		t.Fatalf("alone again: timeouts %v %v, want 100ms", hb, el)
 	}
 }
 
