@@ -472,13 +472,14 @@ func (e *webhookEngine) attempt(ctx context.Context, id string) error {
 		e.deps.logger.Error("webhook payload did not render", "event", ev.ID, "err", err)
 		return err
 	}
+	started := e.clock.Now()
 	out := e.send(ctx, &ep, &d, body)
 	if ctx.Err() != nil {
 		return ErrNotLeader // the term ended mid-attempt; the next leader sends again
 	}
 	done := e.clock.Now()
 	rec := &ledger.RecordWebhookAttempt{
-		At: done.UnixMilli(), DeliveryID: d.ID, Attempt: d.Attempts + 1,
+		At: done.UnixMilli(), StartedAt: started.UnixMilli(), DeliveryID: d.ID, Attempt: d.Attempts + 1,
 		Succeeded: out.ok, StatusCode: int64(out.status), Error: out.err,
 	}
 	if !out.ok && !d.Test && int(d.Step) < len(e.cfg.Schedule) {

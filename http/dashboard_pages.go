@@ -43,6 +43,7 @@ func (s *Server) dashboardRoutes() {
 	r.POST(dashboard.Base+"/webhooks/endpoints/{id}/test", s.dashboardPage((*dashboardRequest).testEndpoint))
 	r.POST(dashboard.Base+"/webhooks/endpoints/{id}/rotate", s.dashboardPage((*dashboardRequest).rotateSecret))
 	r.POST(dashboard.Base+"/webhooks/endpoints/{id}/status", s.dashboardPage((*dashboardRequest).endpointStatus))
+	r.GET(dashboard.Base+"/webhooks/deliveries/{id}", s.dashboardPage((*dashboardRequest).delivery))
 	r.POST(dashboard.Base+"/webhooks/deliveries/{id}/replay", s.dashboardPage((*dashboardRequest).replayDelivery))
 	for _, k := range dashboard.MoneyKinds {
 		r.GET(dashboard.Base+"/"+k.Slug, s.dashboardPage(func(d *dashboardRequest) { d.moneyList(k) }))
@@ -200,7 +201,7 @@ var dashboardNotices = map[string]string{
 	"saved":    "Saved.",
 	"revoked":  "The key is revoked: requests made with it are refused.",
 	"created":  "Created.",
-	"replayed": "The delivery is sent again; its new attempt is below.",
+	"replayed": "The delivery is sent again; its new attempt shows once its outcome is known.",
 	"status":   "The endpoint's status is changed.",
 }
 
@@ -579,10 +580,40 @@ func (d *dashboardRequest) endpointStatus() {
 		map[string]any{"status": d.form("status")}, "status")
 }
 
+// delivery: GET /dashboard/webhooks/deliveries/{id}, through GET
+// /v1/webhooks/deliveries/{id}: the delivery and its attempts.
+func (d *dashboardRequest) delivery() { d.deliveryPage(d.param("id"), fasthttp.StatusOK, nil) }
+
+func (d *dashboardRequest) deliveryPage(id string, status int, problem *dashboard.Problem) {
+	title := "Delivery " + id
+	a := d.api(fasthttp.MethodGet, "/v1/webhooks/deliveries/{id}", []string{"id", id}, "", nil)
+	if !a.ok() {
+		d.render(a.status, &dashboard.Page{Name: "error", Title: title, Section: "webhooks", Problem: a.problem})
+		return
+	}
+	d.render(status, &dashboard.Page{Name: "delivery", Title: title, Section: "webhooks",
+		View: map[string]any{"delivery": a.body["delivery"]}, Problem: problem})
+}
+
 // replayDelivery: POST /dashboard/webhooks/deliveries/{id}/replay,
-// through POST /v1/webhooks/deliveries/{id}/retry.
+// through POST /v1/webhooks/deliveries/{id}/retry. From the delivery's
+// own page (from=delivery) it goes back to that page, or to the new
+// delivery's when a success was sent again as a new one.
 func (d *dashboardRequest) replayDelivery() {
-	d.webhookAction(fasthttp.MethodPost, "/v1/webhooks/deliveries/{id}/retry", []string{"id", d.param("id")}, nil, "replayed")
+	id := d.param("id")
+	if d.form("from") != "delivery" {
+		d.webhookAction(fasthttp.MethodPost, "/v1/webhooks/deliveries/{id}/retry", []string{"id", id}, nil, "replayed")
+		return
+	}
+	a := d.api(fasthttp.MethodPost, "/v1/webhooks/deliveries/{id}/retry", []string{"id", id}, "", nil)
+	if !a.ok() {
+		d.deliveryPage(id, a.status, a.problem)
+		return
+	}
+	if next, _ := dashboard.Get(a.body, "delivery.id").(string); next != "" {
+		id = next
+	}
+	d.seeOther(dashboard.Base + "/webhooks/deliveries/" + url.PathEscape(id) + "?done=replayed")
 }
 
 // moneyList: GET /dashboard/{payouts,…}, through the API's list with the

@@ -38,6 +38,15 @@ func TestDashboardPagesKeepOrganizationsApart(t *testing.T) {
 	}
 	aPayout := r.json(t)["payout"].(map[string]any)["id"].(string)
 	aRequest := r.header["x-request-id"]
+	r = st.do("POST", "/v1/webhooks/endpoints", st.key, map[string]any{"url": "http://127.0.0.1:1/a-hook", "events": []string{"*"}})
+	if r.status != 201 {
+		t.Fatalf("A's endpoint: %d %s", r.status, r.body)
+	}
+	r = st.do("POST", "/v1/webhooks/endpoints/"+r.json(t)["endpoint"].(map[string]any)["id"].(string)+"/test", st.key, nil)
+	if r.status != 200 {
+		t.Fatalf("A's test event: %d %s", r.status, r.body)
+	}
+	aDelivery := r.json(t)["test"].(map[string]any)["deliveryId"].(string)
 
 	// A's owner sees them.
 	keysA := ownerA.get("/dashboard/keys")
@@ -46,6 +55,11 @@ func TestDashboardPagesKeepOrganizationsApart(t *testing.T) {
 		t.Fatalf("A's keys page does not show A's key: %s", keysA.body)
 	}
 	wantDashStatus(t, "A's payout page", ownerA.get("/dashboard/payouts/"+aPayout), 200)
+	deliveryA := ownerA.get("/dashboard/webhooks/deliveries/" + aDelivery)
+	wantDashStatus(t, "A's delivery page", deliveryA, 200)
+	if !strings.Contains(deliveryA.body, `data-attempt="1"`) || !strings.Contains(deliveryA.body, "connection refused") {
+		t.Fatalf("A's delivery page does not show its attempt: %s", deliveryA.body)
+	}
 
 	// Organization B and its first owner.
 	r = st.do("POST", "/v1/organizations", st.key, map[string]any{"name": "Org B", "country": "GH", "timezone": "Africa/Accra", "defaultCurrency": "GHS"})
@@ -69,7 +83,7 @@ func TestDashboardPagesKeepOrganizationsApart(t *testing.T) {
 	for _, path := range []string{"/dashboard", "/dashboard/keys", "/dashboard/payouts", "/dashboard/webhooks", "/dashboard/requests", "/dashboard/ledger"} {
 		p := ownerB.get(path)
 		wantDashStatus(t, "B's "+path, p, 200)
-		for _, a := range []string{aKey, aPayout, aRequest, "secret key", "a-payout", "900.00"} {
+		for _, a := range []string{aKey, aPayout, aRequest, aDelivery, "secret key", "a-payout", "900.00", "a-hook"} {
 			if strings.Contains(p.body, a) {
 				t.Errorf("B's %s shows A's %q", path, a)
 			}
@@ -78,6 +92,14 @@ func TestDashboardPagesKeepOrganizationsApart(t *testing.T) {
 	wantDashStatus(t, "A's key on B's key page", ownerB.get("/dashboard/keys/"+aKey), 404)
 	wantDashStatus(t, "A's payout on B's payout page", ownerB.get("/dashboard/payouts/"+aPayout), 404)
 	wantDashStatus(t, "A's request on B's request page", ownerB.get("/dashboard/requests/"+aRequest), 404)
+	wantDashStatus(t, "A's delivery on B's delivery page", ownerB.get("/dashboard/webhooks/deliveries/"+aDelivery), 404)
+	webhooksB := ownerB.get("/dashboard/webhooks")
+	wantDashStatus(t, "B replaying A's delivery", ownerB.post("/dashboard/webhooks/deliveries/"+aDelivery+"/replay",
+		url.Values{"csrf": {webhooksB.csrf(t)}, "from": {"delivery"}}), 404)
+	r = st.do("GET", "/v1/webhooks/deliveries/"+aDelivery, st.key, nil)
+	if d := r.json(t)["delivery"].(map[string]any); r.status != 200 || d["status"] != "failed" || d["attempts"] != 1.0 {
+		t.Fatalf("A's delivery after B's replay: %d %s", r.status, r.body)
+	}
 
 	// B's owner revoking A's key by its id: not found, and A's key works.
 	keysB := ownerB.get("/dashboard/keys")

@@ -264,6 +264,7 @@ var volatile = []struct {
 	{"hint", regexp.MustCompile(`sk_(test|live)_…[A-Za-z0-9]{4}`)},
 	{"req", regexp.MustCompile(`\breq_[a-z0-9]{20,}`)},
 	{"duration", regexp.MustCompile(`"durationMicros": \d+`)},
+	{"durationms", regexp.MustCompile(`"durationMs": \d+`)}, // a webhook attempt's
 	// Entry and event ids are enciphered with the deployment's id key
 	// (ledger.PublicIDs), drawn afresh by every stack.
 	{"le", regexp.MustCompile(`\ble_(?:[a-z]+_)*[0-9a-v]{26}\b`)},
@@ -310,6 +311,9 @@ func (n *normalizer) normalize(s string) string {
 			}
 			if v.kind == "duration" {
 				return `"durationMicros": <micros>`
+			}
+			if v.kind == "durationms" {
+				return `"durationMs": <ms>`
 			}
 			if v.kind == "url" { // its expiry moves with the clock
 				return "<url>"

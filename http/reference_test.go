@@ -61,6 +61,7 @@ var licensedDifferences = []licensedDifference{
 	{"GET /v1/checkout/{}", "", operationMissing, "NOTES: hosted checkout, its public endpoints scoped to one link"},
 	{"POST /v1/payment-links/{}/sessions", "", operationMissing, "NOTES: hosted checkout; contract: a payment link's sessions"},
 	{"POST /v1/payment-pages/{}/payment-links", "", operationMissing, "contract Versioning 5: additive endpoint (a link from a payment page)"},
+	{"GET /v1/webhooks/deliveries/{}", "", operationMissing, "contract Versioning 5: additive endpoint (a delivery with its attempt history; contract: replay from the dashboard)"},
 	{"GET /v1/files/{}/content", "", operationMissing, "contract: files have signed, expiring download links; the link is ours"},
 	{"GET /internal/blobs/{}", "", operationMissing, "ours: node-to-node file transfer, never a client's; error bodies checked"},
 	{"GET /v1/requests", "", operationMissing, "NOTES: the request log, GET /v1/requests (ours)"},
@@ -215,6 +216,7 @@ var goldenSamples = []struct {
 	{regexp.MustCompile(`<url>`), "https://files.example/v1/files/file_0/content"},
 	{regexp.MustCompile(`<seconds>`), "600"},
 	{regexp.MustCompile(`<micros>`), "412"},
+	{regexp.MustCompile(`<ms>`), "3"},
 	{regexp.MustCompile(`<request-id>`), "req_00000000000000000000"},
 }
 

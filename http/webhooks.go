@@ -39,6 +39,7 @@ func init() {
 		endpoint{fasthttp.MethodGet, "/v1/webhooks/signing-secret/{endpointId}", ledger.ScopeWebhooksRead, (*call).getSigningSecret, nil},
 		endpoint{fasthttp.MethodPost, "/v1/webhooks/signing-secret/{endpointId}/rotate", ledger.ScopeWebhooksWrite, (*call).rotateSigningSecret, nil},
 		endpoint{fasthttp.MethodGet, "/v1/webhooks/deliveries", ledger.ScopeWebhooksRead, (*call).listDeliveries, nil},
+		endpoint{fasthttp.MethodGet, "/v1/webhooks/deliveries/{id}", ledger.ScopeWebhooksRead, (*call).getDelivery, nil},
 		endpoint{fasthttp.MethodPost, "/v1/webhooks/deliveries/{id}/retry", ledger.ScopeWebhooksWrite, (*call).retryDelivery, nil},
 	)
 }
@@ -94,6 +95,43 @@ func renderWebhookDelivery(ids *ledger.PublicIDs, d *ledger.WebhookDelivery) web
 	}
 	if d.Status == ledger.DeliveryPending {
 		out.NextAttemptAt = optionalTimestamp(d.NextAttemptAt)
+	}
+	return out
+}
+
+// deliveryAttemptJSON is one attempt in a delivery's attemptHistory.
+type deliveryAttemptJSON struct {
+	Attempt     int64   `json:"attempt"`
+	Success     bool    `json:"success"`
+	StatusCode  *int64  `json:"statusCode"`
+	Error       *string `json:"error"`
+	StartedAt   *string `json:"startedAt"`
+	CompletedAt string  `json:"completedAt"`
+	DurationMs  *int64  `json:"durationMs"`
+}
+
+// webhookDeliveryDetailJSON is a delivery as GET
+// /v1/webhooks/deliveries/{id} shows it: with its latest attempts, newest
+// first (at most ledger.WebhookAttemptsKept; attempts counts them all).
+type webhookDeliveryDetailJSON struct {
+	webhookDeliveryJSON
+	AttemptHistory []deliveryAttemptJSON `json:"attemptHistory"`
+}
+
+func renderWebhookDeliveryDetail(ids *ledger.PublicIDs, d *ledger.WebhookDelivery) webhookDeliveryDetailJSON {
+	out := webhookDeliveryDetailJSON{renderWebhookDelivery(ids, d), make([]deliveryAttemptJSON, 0, len(d.History))}
+	for i := len(d.History) - 1; i >= 0; i-- {
+		a := &d.History[i]
+		j := deliveryAttemptJSON{Attempt: a.Number, Success: a.Succeeded, Error: optional(a.Error), CompletedAt: timestamp(a.At)}
+		if a.StatusCode != 0 {
+			code := a.StatusCode
+			j.StatusCode = &code
+		}
+		if a.StartedAt != 0 {
+			ms := a.At - a.StartedAt
+			j.StartedAt, j.DurationMs = optionalTimestamp(a.StartedAt), &ms
+		}
+		out.AttemptHistory = append(out.AttemptHistory, j)
 	}
 	return out
 }
@@ -415,6 +453,24 @@ func (c *call) listDeliveries() {
 	page = c.s.cfg.Actors.Reader().WebhookDeliveries(c.org, f, before, limit)
 	ids := c.s.publicIDs()
 	c.ok(fasthttp.StatusOK, newList(listDeliveries, page, func(d *ledger.WebhookDelivery) webhookDeliveryJSON { return renderWebhookDelivery(ids, d) }))
+}
+
+// getDelivery: GET /v1/webhooks/deliveries/{id}, with the delivery's
+// attempt history.
+func (c *call) getDelivery() {
+	id, e := pathParam(c.ctx, "id")
+	if e != nil {
+		c.fail(e)
+		return
+	}
+	d, found := c.s.cfg.Actors.Reader().WebhookDelivery(c.org, id)
+	if !found {
+		c.fail(notFound("Webhook delivery"))
+		return
+	}
+	c.ok(fasthttp.StatusOK, &struct {
+		Delivery webhookDeliveryDetailJSON `json:"delivery"`
+	}{renderWebhookDeliveryDetail(c.s.publicIDs(), &d)})
 }
 
 // retryDelivery: POST /v1/webhooks/deliveries/{id}/retry. A pending or

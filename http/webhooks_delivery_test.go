@@ -187,6 +187,17 @@ func TestWebhookRetryScheduleAndAutoDisable(t *testing.T) {
 		}
 		clock.set(time.UnixMilli(d.NextAttemptAt))
 	}
+	// Every attempt is in the delivery's history, oldest first.
+	if d := h.delivery("whe_sched", 0); len(d.History) != len(sched)+1 {
+		t.Fatalf("history of %d attempts, want %d: %+v", len(d.History), len(sched)+1, d.History)
+	} else {
+		for i, a := range d.History {
+			if a.Number != int64(i+1) || a.Succeeded || a.StatusCode != 500 || a.StartedAt == 0 || a.StartedAt > a.At ||
+				!strings.HasPrefix(a.Error, "HTTP 500: receiver is down") || (i > 0 && a.StartedAt < d.History[i-1].At) {
+				t.Fatalf("attempt %d of the history: %+v", i+1, a)
+			}
+		}
+	}
 	reqs := rcv.requests()
 	if len(reqs) != len(sched)+1 {
 		t.Fatalf("%d requests, want %d", len(reqs), len(sched)+1)
@@ -504,6 +515,34 @@ func TestWebhookLeaderKilledMidDelivery(t *testing.T) {
 		}
 		return fmt.Sprint(a) == fmt.Sprint(b)
 	})
+}
+
+// Each attempt's history entry says when it was sent and when its outcome
+// was known, on the leader's clock: a receiver that takes 200 ms to answer
+// shows an attempt of at least 200 ms.
+func TestWebhookAttemptHistoryTimed(t *testing.T) {
+	rcv := newReceiver(t, func(n int) string { return map[bool]string{true: "500", false: "hang"}[n == 0] })
+	rcv.hang = 200 * time.Millisecond
+	h := startEngine(t, actors.Config{Webhooks: actors.WebhookConfig{
+		Timeout: 5 * time.Second, Schedule: []time.Duration{50 * time.Millisecond},
+		Policy: actors.WebhookURLPolicy{AllowLoopback: true},
+	}})
+	h.endpoint("whe_timed", rcv.url())
+	h.fund("timed")
+	waitFor(t, "the retry to succeed", 10*time.Second, func() bool { return h.delivery("whe_timed", 0).Status == ledger.DeliverySuccess })
+	d := h.delivery("whe_timed", 0)
+	if len(d.History) != 2 {
+		t.Fatalf("history %+v", d.History)
+	}
+	first, second := d.History[0], d.History[1]
+	if first.Number != 1 || first.Succeeded || first.StatusCode != 500 || first.Error != "HTTP 500: receiver is down" ||
+		first.StartedAt == 0 || first.At < first.StartedAt {
+		t.Fatalf("first attempt %+v", first)
+	}
+	if second.Number != 2 || !second.Succeeded || second.StatusCode != 204 || second.Error != "" ||
+		second.StartedAt < first.At+40 || second.At-second.StartedAt < 200 {
+		t.Fatalf("second attempt %+v (after the first, waiting its 50 ms ±10%%, and taking at least 200 ms)", second)
+	}
 }
 
 // A dead endpoint holds only its own slots: while every attempt to it

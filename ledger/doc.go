@@ -112,6 +112,14 @@
 //	                   kind 22, ExecuteQuote with the reference, instead of
 //	                   21); its lookup 'l' 'r' str(org 0x00 reference) → id
 //	                   makes the reference unique per organization for good
+//	webhook delivery   uvarint(n) then n attempts, oldest first, each
+//	('x')              varint(number) varint(startedAt) varint(at)
+//	                   bool(succeeded) varint(statusCode) str(error): its
+//	                   latest attempts (webhook.go, WebhookAttemptsKept),
+//	                   for a delivery attempted at least once; an attempt
+//	                   reported with its start is command kind 77,
+//	                   RecordWebhookAttempt with startedAt appended,
+//	                   instead of 75
 //
 // A build from before an appended field refuses a record that has it
 // ("trailing bytes") rather than misread it.

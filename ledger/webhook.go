@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"errors"
 	"slices"
 	"strconv"
 )
@@ -34,6 +35,10 @@ const (
 	KindSendWebhookTest       Kind = 74
 	KindRecordWebhookAttempt  Kind = 75
 	KindRetryWebhookDelivery  Kind = 76
+	// KindRecordWebhookAttemptTimed is KindRecordWebhookAttempt with the
+	// attempt's start appended, so a delivery's history says how long each
+	// attempt took; an attempt recorded without a start keeps kind 75.
+	KindRecordWebhookAttemptTimed Kind = 77
 )
 
 // SubjectWebhookEndpoint is the subject of webhook.test events.
@@ -53,6 +58,14 @@ const (
 	// are signed with the previous secret too.
 	WebhookSecretOverlapMillis = 24 * 60 * 60 * 1000
 	webhookErrorLenMax         = 500
+	// WebhookAttemptsKept is how many of a delivery's latest attempts its
+	// history keeps: a whole default retry schedule (nine attempts) and
+	// one more. Older ones leave the history; Attempts still counts them.
+	WebhookAttemptsKept = 10
+	// webhookAttemptErrorLenMax bounds each kept attempt's error, so that
+	// a pending delivery's history stays small in the hot tier; the
+	// latest error is kept whole (up to webhookErrorLenMax) in LastError.
+	webhookAttemptErrorLenMax = 200
 )
 
 // Endpoint statuses and the reasons for a disabled one (API values).
@@ -152,6 +165,19 @@ type WebhookDelivery struct {
 	NextAttemptAt  int64 // unix ms; when pending
 	CompletedAt    int64
 	CreatedAt      int64
+	// History is the latest attempts, oldest first, at most
+	// WebhookAttemptsKept of them (an appended field, doc.go).
+	History []DeliveryAttempt
+}
+
+// DeliveryAttempt is one attempt of a delivery as the leader reported it.
+type DeliveryAttempt struct {
+	Number     int64 // the delivery's Attempts after it: 1 for the first, over all replays
+	StartedAt  int64 // unix ms; 0 when not reported (kind 75)
+	At         int64 // unix ms; when its outcome was known
+	Succeeded  bool
+	StatusCode int64 // 0: no HTTP answer
+	Error      string
 }
 
 // DeliveryID is the public id of the delivery at seq.
@@ -368,7 +394,7 @@ type SendWebhookTest struct {
 // Attempt is the attempt's number (the delivery's Attempts plus one): a
 // stale report, from a leader that was replaced mid-attempt, is refused.
 type RecordWebhookAttempt struct {
-	At         int64
+	At         int64 // unix ms; when the attempt's outcome was known
 	DeliveryID string
 	Attempt    int64
 	Succeeded  bool
@@ -377,6 +403,8 @@ type RecordWebhookAttempt struct {
 	// RetryAt is when to try again (unix ms) after a failure; 0 when the
 	// schedule is exhausted.
 	RetryAt int64
+	// StartedAt is when the attempt was sent (unix ms); 0 when unknown.
+	StartedAt int64
 }
 
 // RetryWebhookDelivery sends a delivery again with a fresh schedule: a
@@ -392,8 +420,16 @@ func (*UpdateWebhookEndpoint) Kind() Kind { return KindUpdateWebhookEndpoint }
 func (*DeleteWebhookEndpoint) Kind() Kind { return KindDeleteWebhookEndpoint }
 func (*RotateWebhookSecret) Kind() Kind   { return KindRotateWebhookSecret }
 func (*SendWebhookTest) Kind() Kind       { return KindSendWebhookTest }
-func (*RecordWebhookAttempt) Kind() Kind  { return KindRecordWebhookAttempt }
 func (*RetryWebhookDelivery) Kind() Kind  { return KindRetryWebhookDelivery }
+
+// Kind is KindRecordWebhookAttemptTimed when the command carries the
+// attempt's start: its encoding has that field appended.
+func (c *RecordWebhookAttempt) Kind() Kind {
+	if c.StartedAt != 0 {
+		return KindRecordWebhookAttemptTimed
+	}
+	return KindRecordWebhookAttempt
+}
 
 func webhookNotFound() *Error         { return errorf(CodeNotFound, "Webhook endpoint not found") }
 func webhookDeliveryNotFound() *Error { return errorf(CodeNotFound, "Webhook delivery not found") }
@@ -547,6 +583,7 @@ func (c *RecordWebhookAttempt) apply(s *State) Result {
 	d.Step++
 	d.LastStatusCode = c.StatusCode
 	d.LastError = msg
+	d.History = appendAttempt(d.History, c, msg)
 	e, _ := s.webhooks.endpoints.get(d.EndpointID)
 	counts := !e.Deleted && e.Status == WebhookActive
 	if c.Succeeded {
@@ -581,6 +618,26 @@ func (c *RecordWebhookAttempt) apply(s *State) Result {
 	}
 	s.webhooks.putDelivery(d)
 	return Result{WebhookDelivery: &d}
+}
+
+// appendAttempt is history with c's attempt added and the oldest dropped
+// beyond WebhookAttemptsKept. It never writes into history's array, which
+// the delivery's earlier versions share.
+func appendAttempt(history []DeliveryAttempt, c *RecordWebhookAttempt, msg string) []DeliveryAttempt {
+	if len(msg) > webhookAttemptErrorLenMax {
+		msg = msg[:webhookAttemptErrorLenMax]
+	}
+	start := c.StartedAt
+	if start > c.At {
+		start = 0 // a start after the outcome is not a start
+	}
+	keep := history[max(0, len(history)-(WebhookAttemptsKept-1)):]
+	out := make([]DeliveryAttempt, 0, len(keep)+1)
+	out = append(out, keep...)
+	return append(out, DeliveryAttempt{
+		Number: c.Attempt, StartedAt: start, At: c.At,
+		Succeeded: c.Succeeded, StatusCode: c.StatusCode, Error: msg,
+	})
 }
 
 func (c *RetryWebhookDelivery) apply(s *State) Result {
@@ -760,6 +817,18 @@ func encodeWebhookDelivery(e *encoder, w *WebhookDelivery) {
 	e.varint(w.NextAttemptAt)
 	e.varint(w.CompletedAt)
 	e.varint(w.CreatedAt)
+	if len(w.History) > 0 { // appended (doc.go): a delivery never attempted is format 1's
+		e.uvarint(uint64(len(w.History)))
+		for i := range w.History {
+			a := &w.History[i]
+			e.varint(a.Number)
+			e.varint(a.StartedAt)
+			e.varint(a.At)
+			e.bool(a.Succeeded)
+			e.varint(a.StatusCode)
+			e.str(a.Error)
+		}
+	}
 }
 
 func decodeWebhookDelivery(d *decoder) WebhookDelivery {
@@ -768,6 +837,17 @@ func decodeWebhookDelivery(d *decoder) WebhookDelivery {
 		EventType: d.str(), ResourceID: d.str(), Test: d.bool(), Status: DeliveryStatus(d.u8()),
 		Attempts: d.varint(), Step: d.varint(), LastStatusCode: d.varint(), LastError: d.str(),
 		NextAttemptAt: d.varint(), CompletedAt: d.varint(), CreatedAt: d.varint(),
+	}
+	if d.more() {
+		n := d.count()
+		if n == 0 && d.err == nil {
+			d.fail(errors.New("ledger: empty appended delivery history"))
+		}
+		w.History = make([]DeliveryAttempt, n)
+		for i := range w.History {
+			w.History[i] = DeliveryAttempt{Number: d.varint(), StartedAt: d.varint(), At: d.varint(),
+				Succeeded: d.bool(), StatusCode: d.varint(), Error: d.str()}
+		}
 	}
 	w.ID = DeliveryID(w.Seq)
 	w.EventID = EventID(w.EventSeq)
@@ -825,6 +905,9 @@ func (c *RecordWebhookAttempt) encode(e *encoder) {
 	e.varint(c.StatusCode)
 	e.str(c.Error)
 	e.varint(c.RetryAt)
+	if c.StartedAt != 0 {
+		e.varint(c.StartedAt)
+	}
 }
 
 func (c *RetryWebhookDelivery) encode(e *encoder) {
@@ -857,6 +940,14 @@ func init() {
 	registerCommand(KindRecordWebhookAttempt, func(d *decoder) Command {
 		return &RecordWebhookAttempt{At: d.varint(), DeliveryID: d.str(), Attempt: d.varint(),
 			Succeeded: d.bool(), StatusCode: d.varint(), Error: d.str(), RetryAt: d.varint()}
+	})
+	registerCommand(KindRecordWebhookAttemptTimed, func(d *decoder) Command {
+		c := &RecordWebhookAttempt{At: d.varint(), DeliveryID: d.str(), Attempt: d.varint(),
+			Succeeded: d.bool(), StatusCode: d.varint(), Error: d.str(), RetryAt: d.varint(), StartedAt: d.varint()}
+		if c.StartedAt == 0 && d.err == nil {
+			d.fail(errors.New("ledger: timed webhook attempt without a start")) // would re-encode as kind 75
+		}
+		return c
 	})
 	registerCommand(KindRetryWebhookDelivery, func(d *decoder) Command {
 		return &RetryWebhookDelivery{At: d.varint(), OrgID: d.str(), DeliveryID: d.str()}

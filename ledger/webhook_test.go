@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -371,5 +372,161 @@ func TestWebhookCommandsRoundTrip(t *testing.T) {
 		if fmt.Sprintf("%+v", cmds[i]) != fmt.Sprintf("%+v", dec[i]) {
 			t.Fatalf("command %d: %+v decoded as %+v", i, cmds[i], dec[i])
 		}
+	}
+}
+
+// A delivery's history keeps its latest WebhookAttemptsKept attempts, each
+// as reported: when it started, when its outcome was known, the answer and
+// the error (bounded). A refused report adds nothing; a retry in place goes
+// on with the same history; a success sent again is a new delivery with a
+// history of its own. The history is in the state store and survives a
+// restart.
+func TestWebhookAttemptHistory(t *testing.T) {
+	s := webhookLedger(t)
+	mustApply(t, s, endpoint("whe_1", "org_a", "*"))
+	fund(t, s, "org_a", "f1")
+	d := deliveriesOf(s, "org_a")[0]
+	report := func(n int64, ok bool, started, at int64, msg string) Result {
+		rec := &RecordWebhookAttempt{At: at, StartedAt: started, DeliveryID: d.ID, Attempt: n, Succeeded: ok, Error: msg, RetryAt: at + 10}
+		if ok {
+			rec.StatusCode, rec.RetryAt = 200, 0
+		} else {
+			rec.StatusCode = 503
+		}
+		return s.Apply(rec)
+	}
+	long := strings.Repeat("y", 600)
+	if r := report(1, false, 100, 130, long); r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	if r := report(1, false, 140, 150, "stale"); r.Err == nil || r.Err.Code != CodeConflict {
+		t.Fatalf("a stale report: %v", r.Err)
+	}
+	if r := report(2, false, 170, 160, "HTTP 503"); r.Err != nil { // a start after the outcome
+		t.Fatal(r.Err)
+	}
+	got, _ := s.WebhookDelivery("org_a", d.ID)
+	want := []DeliveryAttempt{
+		{Number: 1, StartedAt: 100, At: 130, StatusCode: 503, Error: long[:webhookAttemptErrorLenMax]},
+		{Number: 2, StartedAt: 0, At: 160, StatusCode: 503, Error: "HTTP 503"},
+	}
+	if !reflect.DeepEqual(got.History, want) || got.LastError != "HTTP 503" {
+		t.Fatalf("history %+v, want %+v", got.History, want)
+	}
+
+	// More attempts than are kept, through a retry by request in place
+	// (and the endpoint re-activated, so that its failures in a row do not
+	// disable it).
+	for n := int64(3); n <= WebhookAttemptsKept+3; n++ {
+		if n == 6 {
+			mustApply(t, s, &UpdateWebhookEndpoint{At: 1000 * n, ID: "whe_1", OrgID: "org_a", SetStatus: true, Status: WebhookActive})
+			mustApply(t, s, &RetryWebhookDelivery{At: 1000 * n, OrgID: "org_a", DeliveryID: d.ID})
+		}
+		if r := report(n, n == WebhookAttemptsKept+3, 1000*n, 1000*n+7, "HTTP 503"); r.Err != nil {
+			t.Fatalf("attempt %d: %v", n, r.Err)
+		}
+	}
+	check := func(t *testing.T, s *testState) {
+		t.Helper()
+		got, _ := s.WebhookDelivery("org_a", d.ID)
+		if got.Status != DeliverySuccess || got.Attempts != WebhookAttemptsKept+3 || len(got.History) != WebhookAttemptsKept {
+			t.Fatalf("delivery %+v", got)
+		}
+		for i, a := range got.History {
+			n := int64(4 + i)
+			if a.Number != n || a.StartedAt != 1000*n || a.At != 1000*n+7 || a.Succeeded != (n == WebhookAttemptsKept+3) {
+				t.Fatalf("attempt %d of the history: %+v", i, a)
+			}
+		}
+	}
+	check(t, s)
+	// A success sent again is a new delivery; the old keeps its history.
+	r := mustApply(t, s, &RetryWebhookDelivery{At: 20_000, OrgID: "org_a", DeliveryID: d.ID})
+	if n := r.WebhookDelivery; n.ID == d.ID || len(n.History) != 0 {
+		t.Fatalf("the replay: %+v", n)
+	}
+	check(t, s)
+	restarted, err := loadTestState(t, s.store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Run("after a restart", func(t *testing.T) { check(t, restarted) })
+}
+
+// The layouts are extended, never changed: an attempt reported without its
+// start is KindRecordWebhookAttempt byte for byte as before, one with it
+// is KindRecordWebhookAttemptTimed with the start appended; a delivery
+// never attempted is stored as format 1 wrote it, and its history is
+// appended.
+func TestWebhookAttemptCodecs(t *testing.T) {
+	plain := &RecordWebhookAttempt{At: 9, DeliveryID: "whd_1", Attempt: 2, StatusCode: 502, Error: "HTTP 502", RetryAt: 99}
+	timed := *plain
+	timed.StartedAt = 7
+	var old encoder // KindRecordWebhookAttempt's layout, by hand
+	old.u8(batchVersion)
+	old.uvarint(1)
+	old.u8(uint8(KindRecordWebhookAttempt))
+	old.varint(9)
+	old.str("whd_1")
+	old.varint(2)
+	old.bool(false)
+	old.varint(502)
+	old.str("HTTP 502")
+	old.varint(99)
+	if got := EncodeBatch(nil, []Command{plain}); !bytes.Equal(got, old.buf) {
+		t.Fatalf("an untimed attempt encodes as %x, want %x", got, old.buf)
+	}
+	withStart := append(bytes.Clone(old.buf), 14) // varint 7
+	withStart[2] = uint8(KindRecordWebhookAttemptTimed)
+	if got := EncodeBatch(nil, []Command{&timed}); !bytes.Equal(got, withStart) {
+		t.Fatalf("a timed attempt encodes as %x, want %x", got, withStart)
+	}
+	for _, c := range []*RecordWebhookAttempt{plain, &timed} {
+		dec, err := DecodeBatch(EncodeBatch(nil, []Command{c}))
+		if err != nil || !reflect.DeepEqual(dec[0], Command(c)) {
+			t.Fatalf("%+v decoded as %+v, %v", c, dec, err)
+		}
+	}
+	zeroStart := append(bytes.Clone(old.buf), 0)
+	zeroStart[2] = uint8(KindRecordWebhookAttemptTimed)
+	if _, err := DecodeBatch(zeroStart); err == nil {
+		t.Fatal("a timed attempt with no start was accepted; it would re-encode as the other kind")
+	}
+
+	d := WebhookDelivery{Seq: 3, OrgID: "org_a", EndpointID: "whe_1", EventSeq: 5, EventType: EventAccountCredited,
+		ResourceID: "acct_1", Status: DeliveryPending, NextAttemptAt: 4, CreatedAt: 4}
+	d.ID, d.EventID = DeliveryID(d.Seq), EventID(d.EventSeq)
+	var first encoder // format 1's delivery record, by hand
+	for _, f := range []func(){
+		func() { first.uvarint(3) }, func() { first.str("org_a") }, func() { first.str("whe_1") },
+		func() { first.uvarint(5) }, func() { first.str(EventAccountCredited) }, func() { first.str("acct_1") },
+		func() { first.bool(false) }, func() { first.u8(uint8(DeliveryPending)) },
+		func() { first.varint(0) }, func() { first.varint(0) }, func() { first.varint(0) }, func() { first.str("") },
+		func() { first.varint(4) }, func() { first.varint(0) }, func() { first.varint(4) },
+	} {
+		f()
+	}
+	var stored encoder
+	encodeWebhookDelivery(&stored, &d)
+	if !bytes.Equal(stored.buf, first.buf) {
+		t.Fatalf("a delivery never attempted is stored as %x, want format 1's %x", stored.buf, first.buf)
+	}
+	dec := decoder{buf: first.buf}
+	if got := decodeWebhookDelivery(&dec); dec.err != nil || len(dec.buf) != 0 || !reflect.DeepEqual(got, d) {
+		t.Fatalf("a format 1 record read as %+v, %v", got, dec.err)
+	}
+	d.Attempts, d.Step, d.LastStatusCode, d.LastError = 2, 2, 503, "HTTP 503"
+	d.History = []DeliveryAttempt{{Number: 1, At: 5, StatusCode: 0, Error: "connection refused"},
+		{Number: 2, StartedAt: 6, At: 8, Succeeded: false, StatusCode: 503, Error: "HTTP 503"}}
+	stored.buf = stored.buf[:0]
+	encodeWebhookDelivery(&stored, &d)
+	dec = decoder{buf: stored.buf}
+	if got := decodeWebhookDelivery(&dec); dec.err != nil || len(dec.buf) != 0 || !reflect.DeepEqual(got, d) {
+		t.Fatalf("read back as %+v, %v", got, dec.err)
+	}
+	empty := append(bytes.Clone(first.buf), 0) // an appended history of none would not re-encode as read
+	dec = decoder{buf: empty}
+	if decodeWebhookDelivery(&dec); dec.err == nil {
+		t.Fatal("an empty appended history was accepted")
 	}
 }

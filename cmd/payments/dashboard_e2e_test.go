@@ -354,12 +354,17 @@ func TestDashboardFindsRequestByID(t *testing.T) {
 }
 
 // A delivery replayed from the page reaches the loopback receiver again
-// and shows as a new attempt; "Send test event" delivers at once.
+// and shows as a new attempt in its history; "Send test event" delivers at
+// once.
 func TestDashboardReplaysDelivery(t *testing.T) {
 	e := newDashEnv(t)
 	var received atomic.Int64
 	rcv := httptest.NewServer(nethttp.HandlerFunc(func(w nethttp.ResponseWriter, r *nethttp.Request) {
-		received.Add(1)
+		if received.Add(1) == 1 { // the first request finds the receiver not ready
+			w.WriteHeader(nethttp.StatusServiceUnavailable)
+			io.WriteString(w, "not ready yet")
+			return
+		}
 		w.WriteHeader(nethttp.StatusOK)
 	}))
 	t.Cleanup(rcv.Close)
@@ -370,7 +375,7 @@ func TestDashboardReplaysDelivery(t *testing.T) {
 	wantText(t, ctx, rcv.URL+"/hooks", "Created.")
 
 	clickThrough(t, ctx, `button.send-test`)
-	wantText(t, ctx, "The test event was delivered", "webhook.test")
+	wantText(t, ctx, "The test event was not delivered: HTTP 503: not ready yet", "(the endpoint answered 503)", "webhook.test")
 	if n := received.Load(); n != 1 {
 		t.Fatalf("the receiver got %d requests after the test event, want 1", n)
 	}
@@ -378,18 +383,49 @@ func TestDashboardReplaysDelivery(t *testing.T) {
 		t.Fatalf("%d deliveries listed, want 1", n)
 	}
 
+	// The delivery's page lists its one attempt; Replay there sends it
+	// again in place (a failed delivery keeps its id), and the new attempt
+	// joins the history above the first.
+	clickThrough(t, ctx, `#delivery-table tr[data-delivery] a`)
+	delivery := eval[string](t, ctx, `document.querySelector("#delivery-facts code").textContent`)
+	waitLocation(t, ctx, "http://"+e.p.addr+"/dashboard/webhooks/deliveries/"+delivery)
+	attempts := `[...document.querySelectorAll("#attempt-table tr[data-attempt]")].map(r => [r.dataset.attempt, r.querySelector(".outcome").textContent, r.querySelector(".answer").textContent].join(" ")).join("; ")`
+	if got := eval[string](t, ctx, attempts); got != "1 failed 503" {
+		t.Fatalf("the attempts before the replay: %q", got)
+	}
+	wantText(t, ctx, "HTTP 503: not ready yet", "failed")
+	clickThrough(t, ctx, `#replay-delivery button.replay`)
+	wantText(t, ctx, "The delivery is sent again")
+	waitLocation(t, ctx, "http://"+e.p.addr+"/dashboard/webhooks/deliveries/"+delivery)
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if got := eval[string](t, ctx, attempts); got == "2 delivered 200; 1 failed 503" {
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatalf("the attempts after the replay: %q", got)
+		}
+		e.goTo(ctx, "/dashboard/webhooks/deliveries/"+delivery)
+	}
+	if n := received.Load(); n != 2 {
+		t.Fatalf("the receiver got %d requests after the replay, want 2", n)
+	}
+	wantText(t, ctx, "success")
+	screenshot(t, ctx, "delivery")
+
+	// Replayed from the list after its success: a new delivery of the
+	// same event, attempted once.
+	e.goTo(ctx, "/dashboard/webhooks")
 	clickThrough(t, ctx, `button.replay`)
 	wantText(t, ctx, "The delivery is sent again")
-	for deadline := time.Now().Add(15 * time.Second); received.Load() < 2; time.Sleep(50 * time.Millisecond) {
+	for deadline := time.Now().Add(15 * time.Second); received.Load() < 3; time.Sleep(50 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the replay never reached the receiver")
 		}
 	}
-	// The replay is a new delivery of the same event, attempted once.
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		e.goTo(ctx, "/dashboard/webhooks")
 		ok := eval[bool](t, ctx, `(() => { const rows = [...document.querySelectorAll("#delivery-table tr[data-delivery]")];
-			return rows.length === 2 && rows.every(r => r.querySelector(".status").textContent === "success" && r.dataset.attempts === "1"); })()`)
+			return rows.length === 2 && rows.every(r => r.querySelector(".status").textContent === "success") &&
+				rows.map(r => r.dataset.attempts).sort().join() === "1,2"; })()`)
 		if ok {
 			break
 		}
