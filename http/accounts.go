@@ -19,19 +19,10 @@ func (c *call) listAccounts() {
 
 // account finds the caller's account named by the path.
 func (c *call) account() (ledger.Account, bool) {
-	id, e := pathParam(c.ctx, "id")
-	if e != nil {
-		c.fail(e)
-		return ledger.Account{}, false
-	}
-	var a ledger.Account
-	var found bool
-	a, found = c.s.cfg.Actors.Reader().Account(id)
-	if !found || a.OrgID != c.org {
-		c.fail(notFound("Account"))
-		return ledger.Account{}, false
-	}
-	return a, true
+	return lookup(c, "id", "Account", func(st *ledger.Reader, id string) (ledger.Account, bool) {
+		a, ok := st.Account(id)
+		return a, ok && a.OrgID == c.org
+	})
 }
 
 // getAccount: GET /v1/accounts/{id}.

@@ -101,34 +101,21 @@ func (s *Server) collectionSpec(req *collectionRequestBody) (ledger.CollectionSp
 
 // getCollection: GET /v1/collections/{id}.
 func (c *call) getCollection() {
-	id, e := pathParam(c.ctx, "id")
-	if e != nil {
-		c.fail(e)
-		return
+	if col, ok := lookup(c, "id", "Collection", func(st *ledger.Reader, id string) (ledger.Collection, bool) {
+		col, ok := st.Collection(id)
+		return col, ok && col.OrgID == c.org
+	}); ok {
+		c.ok(fasthttp.StatusOK, &collectionBody{renderCollection(&col)})
 	}
-	st := c.s.cfg.Actors.Reader()
-	col, found := st.Collection(id)
-	if !found || col.OrgID != c.org {
-		c.fail(notFound("Collection"))
-		return
-	}
-	c.ok(fasthttp.StatusOK, &collectionBody{renderCollection(&col)})
 }
 
 // getCollectionByReference: GET /v1/collections/by-reference/{externalReference}.
 func (c *call) getCollectionByReference() {
-	ref, e := pathParam(c.ctx, "externalReference")
-	if e != nil {
-		c.fail(e)
-		return
+	if col, ok := lookup(c, "externalReference", "Collection", func(st *ledger.Reader, ref string) (ledger.Collection, bool) {
+		return st.CollectionByReference(c.org, ref)
+	}); ok {
+		c.ok(fasthttp.StatusOK, &collectionBody{renderCollection(&col)})
 	}
-	st := c.s.cfg.Actors.Reader()
-	col, found := st.CollectionByReference(c.org, ref)
-	if !found {
-		c.fail(notFound("Collection"))
-		return
-	}
-	c.ok(fasthttp.StatusOK, &collectionBody{renderCollection(&col)})
 }
 
 // listCollections: GET /v1/collections.

@@ -195,19 +195,12 @@ func (c *call) priceQuote(req *quoteRequestBody) (*ledger.CreateQuote, *ledger.E
 // getQuote: GET /v1/conversions/quote/{id}. A lapsed quote reads expired
 // even before the leader's expiry tick records it.
 func (c *call) getQuote() {
-	id, e := pathParam(c.ctx, "id")
-	if e != nil {
-		c.fail(e)
-		return
-	}
 	at := c.s.cfg.Actors.Now().UnixMilli()
-	st := c.s.cfg.Actors.Reader()
-	q, found := st.Quote(c.org, id, at)
-	if !found {
-		c.fail(notFound("Conversion quote"))
-		return
+	if q, ok := lookup(c, "id", "Conversion quote", func(st *ledger.Reader, id string) (ledger.Quote, bool) {
+		return st.Quote(c.org, id, at)
+	}); ok {
+		c.ok(fasthttp.StatusOK, &quoteBody{renderQuote(&q)})
 	}
-	c.ok(fasthttp.StatusOK, &quoteBody{renderQuote(&q)})
 }
 
 type executeRequestBody struct {
@@ -256,16 +249,9 @@ func (c *call) listConversions() {
 
 // getConversion: GET /v1/conversions/{id}.
 func (c *call) getConversion() {
-	id, e := pathParam(c.ctx, "id")
-	if e != nil {
-		c.fail(e)
-		return
+	if conv, ok := lookup(c, "id", "Conversion", func(st *ledger.Reader, id string) (ledger.Conversion, bool) {
+		return st.Conversion(c.org, id)
+	}); ok {
+		c.ok(fasthttp.StatusOK, &conversionBody{renderConversion(&conv)})
 	}
-	st := c.s.cfg.Actors.Reader()
-	conv, found := st.Conversion(c.org, id)
-	if !found {
-		c.fail(notFound("Conversion"))
-		return
-	}
-	c.ok(fasthttp.StatusOK, &conversionBody{renderConversion(&conv)})
 }

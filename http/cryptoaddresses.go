@@ -157,19 +157,11 @@ func (c *call) createCryptoAddress() {
 
 // getCryptoAddress: GET /v1/crypto-addresses/{id}.
 func (c *call) getCryptoAddress() {
-	id, e := pathParam(c.ctx, "id")
-	if e != nil {
-		c.fail(e)
-		return
+	if a, ok := lookup(c, "id", "Crypto address", func(st *ledger.Reader, id string) (ledger.CryptoAddress, bool) {
+		return st.CryptoAddress(c.org, id)
+	}); ok {
+		c.ok(fasthttp.StatusOK, &cryptoAddressBody{renderCryptoAddress(&a)})
 	}
-	var a ledger.CryptoAddress
-	var found bool
-	a, found = c.s.cfg.Actors.Reader().CryptoAddress(c.org, id)
-	if !found {
-		c.fail(notFound("Crypto address"))
-		return
-	}
-	c.ok(fasthttp.StatusOK, &cryptoAddressBody{renderCryptoAddress(&a)})
 }
 
 // listCryptoAddresses: GET /v1/crypto-addresses, filters currency, chain and

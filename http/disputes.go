@@ -163,25 +163,15 @@ func (c *call) listDisputes() {
 
 // getDispute: GET /v1/disputes/{id}, with its thread oldest first.
 func (c *call) getDispute() {
-	id, e := pathParam(c.ctx, "id")
-	if e != nil {
-		c.fail(e)
-		return
-	}
-	var body disputeBody
-	var found bool
-	{
-		st := c.s.cfg.Actors.Reader()
-		var d ledger.Dispute
-		if d, found = st.Dispute(c.org, id); found {
-			body.Dispute = c.threadRenderer(st).withThread(&d)
+	if d, ok := lookup(c, "id", "Dispute", func(st *ledger.Reader, id string) (disputeJSON, bool) {
+		d, ok := st.Dispute(c.org, id)
+		if !ok {
+			return disputeJSON{}, false
 		}
+		return c.threadRenderer(st).withThread(&d), true
+	}); ok {
+		c.ok(fasthttp.StatusOK, &disputeBody{d})
 	}
-	if !found {
-		c.fail(notFound("Dispute"))
-		return
-	}
-	c.ok(fasthttp.StatusOK, &body)
 }
 
 type respondRequestBody struct {

@@ -126,17 +126,10 @@ func (c *call) listEvents() {
 
 // getEvent: GET /v1/webhooks/events/{id}.
 func (c *call) getEvent() {
-	id, e := pathParam(c.ctx, "id")
-	if e != nil {
-		c.fail(e)
-		return
+	ids := c.s.publicIDs()
+	if ev, ok := lookup(c, "id", "Webhook event", func(st *ledger.Reader, id string) (ledger.Event, bool) {
+		return st.Event(c.org, ids.InternalEventID(id))
+	}); ok {
+		c.ok(fasthttp.StatusOK, &eventBody{renderEvent(ids, &ev)})
 	}
-	var ev ledger.Event
-	var found bool
-	ev, found = c.s.cfg.Actors.Reader().Event(c.org, c.s.publicIDs().InternalEventID(id))
-	if !found {
-		c.fail(notFound("Webhook event"))
-		return
-	}
-	c.ok(fasthttp.StatusOK, &eventBody{renderEvent(c.s.publicIDs(), &ev)})
 }

@@ -193,26 +193,17 @@ func (c *call) uploadFile() {
 
 // getFile: GET /v1/files/{id}, with a fresh signed URL.
 func (c *call) getFile() {
-	id, e := pathParam(c.ctx, "id")
-	if e != nil {
-		c.fail(e)
-		return
+	if f, ok := lookup(c, "id", "File", func(st *ledger.Reader, id string) (fileJSON, bool) {
+		f, ok := st.File(c.org, id)
+		if !ok {
+			return fileJSON{}, false
+		}
+		out := renderFile(&f)
+		out.URL = c.signer(st).url(&f)
+		return out, true
+	}); ok {
+		c.ok(fasthttp.StatusOK, &fileBody{f})
 	}
-	var f ledger.File
-	var found bool
-	var sign urlSigner
-	{
-		s := c.s.cfg.Actors.Reader()
-		f, found = s.File(c.org, id)
-		sign = c.signer(s)
-	}
-	if !found {
-		c.fail(notFound("File"))
-		return
-	}
-	body := fileBody{renderFile(&f)}
-	body.File.URL = sign.url(&f)
-	c.ok(fasthttp.StatusOK, &body)
 }
 
 // listFiles: GET /v1/files, newest first, without URLs.

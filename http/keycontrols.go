@@ -122,14 +122,8 @@ type updateKeyBody struct {
 
 // getKey: GET /v1/keys/{id}.
 func (c *call) getKey() {
-	id, e := pathParam(c.ctx, "id")
-	if e != nil {
-		c.fail(e)
-		return
-	}
-	k, ok := c.s.cfg.Actors.Reader().APIKey(c.org, id)
+	k, ok := lookup(c, "id", "API key", func(st *ledger.Reader, id string) (ledger.APIKey, bool) { return st.APIKey(c.org, id) })
 	if !ok {
-		c.fail(&ledger.Error{Code: ledger.CodeNotFound, Message: "API key not found"})
 		return
 	}
 	c.ok(fasthttp.StatusOK, &keyBody{c.renderKey(&k, "")})

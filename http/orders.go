@@ -274,18 +274,9 @@ func (c *call) orderRequest(body *orderRequestBody) (actors.OrderRequest, *ledge
 
 // getOrder: GET /v1/orders/{id}, with its timeline.
 func (c *call) getOrder() {
-	id, e := pathParam(c.ctx, "id")
-	if e != nil {
-		c.fail(e)
-		return
+	if o, ok := lookup(c, "id", "Order", func(st *ledger.Reader, id string) (ledger.Order, bool) { return st.Order(c.org, id) }); ok {
+		c.ok(fasthttp.StatusOK, &orderBody{renderOrderDetail(&o)})
 	}
-	st := c.s.cfg.Actors.Reader()
-	o, found := st.Order(c.org, id)
-	if !found {
-		c.fail(notFound("Order"))
-		return
-	}
-	c.ok(fasthttp.StatusOK, &orderBody{renderOrderDetail(&o)})
 }
 
 // renderOrderDetail is an order as a single-order GET shows it, with its
@@ -298,18 +289,11 @@ func renderOrderDetail(o *ledger.Order) orderJSON {
 
 // getOrderByReference: GET /v1/orders/by-reference/{externalReference}.
 func (c *call) getOrderByReference() {
-	ref, e := pathParam(c.ctx, "externalReference")
-	if e != nil {
-		c.fail(e)
-		return
+	if o, ok := lookup(c, "externalReference", "Order", func(st *ledger.Reader, ref string) (ledger.Order, bool) {
+		return st.OrderByReference(c.org, ref)
+	}); ok {
+		c.ok(fasthttp.StatusOK, &orderBody{renderOrderDetail(&o)})
 	}
-	st := c.s.cfg.Actors.Reader()
-	o, found := st.OrderByReference(c.org, ref)
-	if !found {
-		c.fail(notFound("Order"))
-		return
-	}
-	c.ok(fasthttp.StatusOK, &orderBody{renderOrderDetail(&o)})
 }
 
 // listOrders: GET /v1/orders.

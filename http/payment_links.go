@@ -683,25 +683,21 @@ func (c *call) createPageLink() {
 // getPaymentLink: GET /v1/payment-links/{id}, with its sessions newest
 // first.
 func (c *call) getPaymentLink() {
-	id, e := pathParam(c.ctx, "id")
-	if e != nil {
-		c.fail(e)
-		return
+	if link, ok := lookup(c, "id", "Payment link", func(st *ledger.Reader, id string) (paymentLinkJSON, bool) {
+		l, ok := st.PaymentLink(c.org, id)
+		if !ok {
+			return paymentLinkJSON{}, false
+		}
+		out := renderPaymentLink(&l)
+		sessions := st.PaymentLinkSessions(c.org, l.ID)
+		out.Sessions = make([]checkoutSessionJSON, 0, len(sessions))
+		for i := range sessions {
+			out.Sessions = append(out.Sessions, renderCheckoutSession(&sessions[i]))
+		}
+		return out, true
+	}); ok {
+		c.ok(fasthttp.StatusOK, &paymentLinkBody{link})
 	}
-	st := c.s.cfg.Actors.Reader()
-	l, ok := st.PaymentLink(c.org, id)
-	if !ok {
-		c.fail(notFound("Payment link"))
-		return
-	}
-	var body paymentLinkBody
-	body.PaymentLink = renderPaymentLink(&l)
-	sessions := st.PaymentLinkSessions(c.org, l.ID)
-	body.PaymentLink.Sessions = make([]checkoutSessionJSON, 0, len(sessions))
-	for i := range sessions {
-		body.PaymentLink.Sessions = append(body.PaymentLink.Sessions, renderCheckoutSession(&sessions[i]))
-	}
-	c.ok(fasthttp.StatusOK, &body)
 }
 
 // listPaymentLinks: GET /v1/payment-links.
@@ -819,18 +815,11 @@ func (c *call) createPaymentPage() {
 
 // getPaymentPage: GET /v1/payment-pages/{id}.
 func (c *call) getPaymentPage() {
-	id, e := pathParam(c.ctx, "id")
-	if e != nil {
-		c.fail(e)
-		return
+	if page, ok := lookup(c, "id", "Payment page", func(st *ledger.Reader, id string) (ledger.PaymentPage, bool) {
+		return st.PaymentPage(c.org, id)
+	}); ok {
+		c.ok(fasthttp.StatusOK, &paymentPageBody{renderPaymentPage(&page)})
 	}
-	st := c.s.cfg.Actors.Reader()
-	page, found := st.PaymentPage(c.org, id)
-	if !found {
-		c.fail(notFound("Payment page"))
-		return
-	}
-	c.ok(fasthttp.StatusOK, &paymentPageBody{renderPaymentPage(&page)})
 }
 
 // listPaymentPages: GET /v1/payment-pages.

@@ -293,18 +293,12 @@ func sideField(side ledger.Side) string {
 
 // getPayout: GET /v1/payouts/{id}.
 func (c *call) getPayout() {
-	id, e := pathParam(c.ctx, "id")
-	if e != nil {
-		c.fail(e)
-		return
+	if p, ok := lookup(c, "id", "Payout", func(st *ledger.Reader, id string) (ledger.Payout, bool) {
+		p, ok := st.Payout(id)
+		return p, ok && p.OrgID == c.org
+	}); ok {
+		c.ok(fasthttp.StatusOK, &payoutBody{renderPayoutDetail(&p)})
 	}
-	st := c.s.cfg.Actors.Reader()
-	p, found := st.Payout(id)
-	if !found || p.OrgID != c.org {
-		c.fail(notFound("Payout"))
-		return
-	}
-	c.ok(fasthttp.StatusOK, &payoutBody{renderPayoutDetail(&p)})
 }
 
 // renderPayoutDetail is a payout as a single-payout GET shows it, with its
@@ -317,18 +311,11 @@ func renderPayoutDetail(p *ledger.Payout) payoutJSON {
 
 // getPayoutByReference: GET /v1/payouts/by-reference/{externalReference}.
 func (c *call) getPayoutByReference() {
-	ref, e := pathParam(c.ctx, "externalReference")
-	if e != nil {
-		c.fail(e)
-		return
+	if p, ok := lookup(c, "externalReference", "Payout", func(st *ledger.Reader, ref string) (ledger.Payout, bool) {
+		return st.PayoutByReference(c.org, ref)
+	}); ok {
+		c.ok(fasthttp.StatusOK, &payoutBody{renderPayoutDetail(&p)})
 	}
-	st := c.s.cfg.Actors.Reader()
-	p, found := st.PayoutByReference(c.org, ref)
-	if !found {
-		c.fail(notFound("Payout"))
-		return
-	}
-	c.ok(fasthttp.StatusOK, &payoutBody{renderPayoutDetail(&p)})
 }
 
 // listPayouts: GET /v1/payouts.

@@ -306,19 +306,7 @@ func (c *call) getRecipient() {
 // recipient reads the {id} path parameter and the caller's recipient it
 // names, answering 404 when there is none.
 func (c *call) recipient() (ledger.Recipient, bool) {
-	id, e := pathParam(c.ctx, "id")
-	if e != nil {
-		c.fail(e)
-		return ledger.Recipient{}, false
-	}
-	var r ledger.Recipient
-	var found bool
-	r, found = c.s.cfg.Actors.Reader().Recipient(c.org, id)
-	if !found {
-		c.fail(notFound("Recipient"))
-		return ledger.Recipient{}, false
-	}
-	return r, true
+	return lookup(c, "id", "Recipient", func(st *ledger.Reader, id string) (ledger.Recipient, bool) { return st.Recipient(c.org, id) })
 }
 
 // updateRecipient: PUT /v1/recipients/{id}. The display fields and whether

@@ -143,6 +143,24 @@ func pathParam(ctx *fasthttp.RequestCtx, name string) (string, *ledger.Error) {
 	return v, nil
 }
 
+// lookup is the first half of every get-by-id: the path parameter param,
+// then what find reads under it from the node's reader. find holds the
+// resource to the caller's organization. Otherwise the call fails: 400 for
+// a parameter that is not a path segment, 404 "<what> not found".
+func lookup[T any](c *call, param, what string, find func(st *ledger.Reader, id string) (T, bool)) (T, bool) {
+	var v T
+	id, e := pathParam(c.ctx, param)
+	if e != nil {
+		c.fail(e)
+		return v, false
+	}
+	v, ok := find(c.s.cfg.Actors.Reader(), id)
+	if !ok {
+		c.fail(notFound(what))
+	}
+	return v, ok
+}
+
 // query returns a query parameter and whether it was given.
 func query(ctx *fasthttp.RequestCtx, name string) (string, bool) {
 	v := ctx.QueryArgs().Peek(name)

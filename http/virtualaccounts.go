@@ -117,23 +117,14 @@ func (c *call) createVirtualAccount() {
 
 // getVirtualAccount: GET /v1/virtual-accounts/{id}.
 func (c *call) getVirtualAccount() {
-	id, e := pathParam(c.ctx, "id")
-	if e != nil {
-		c.fail(e)
-		return
+	if v, ok := lookup(c, "id", "Virtual account", func(st *ledger.Reader, id string) (ledger.VirtualAccount, bool) {
+		if _, va, ok := c.orderOfVirtualAccount(id); ok {
+			return va, true
+		}
+		return st.VirtualAccount(c.org, id)
+	}); ok {
+		c.ok(fasthttp.StatusOK, &virtualAccountBody{renderVirtualAccount(&v)})
 	}
-	if _, va, ok := c.orderOfVirtualAccount(id); ok {
-		c.ok(fasthttp.StatusOK, &virtualAccountBody{renderVirtualAccount(&va)})
-		return
-	}
-	var v ledger.VirtualAccount
-	var found bool
-	v, found = c.s.cfg.Actors.Reader().VirtualAccount(c.org, id)
-	if !found {
-		c.fail(notFound("Virtual account"))
-		return
-	}
-	c.ok(fasthttp.StatusOK, &virtualAccountBody{renderVirtualAccount(&v)})
 }
 
 // orderVirtualAccountPrefix starts the id of a bank order's deposit

@@ -271,19 +271,9 @@ func (c *call) listWebhookEndpoints() {
 
 // webhookEndpoint finds the caller's endpoint named by the path parameter.
 func (c *call) webhookEndpoint(param string) (ledger.WebhookEndpoint, bool) {
-	id, e := pathParam(c.ctx, param)
-	if e != nil {
-		c.fail(e)
-		return ledger.WebhookEndpoint{}, false
-	}
-	var ep ledger.WebhookEndpoint
-	var found bool
-	ep, found = c.s.cfg.Actors.Reader().WebhookEndpoint(c.org, id)
-	if !found {
-		c.fail(notFound("Webhook endpoint"))
-		return ep, false
-	}
-	return ep, true
+	return lookup(c, param, "Webhook endpoint", func(st *ledger.Reader, id string) (ledger.WebhookEndpoint, bool) {
+		return st.WebhookEndpoint(c.org, id)
+	})
 }
 
 // getWebhookEndpoint: GET /v1/webhooks/endpoints/{id}.
@@ -458,19 +448,13 @@ func (c *call) listDeliveries() {
 // getDelivery: GET /v1/webhooks/deliveries/{id}, with the delivery's
 // attempt history.
 func (c *call) getDelivery() {
-	id, e := pathParam(c.ctx, "id")
-	if e != nil {
-		c.fail(e)
-		return
+	if d, ok := lookup(c, "id", "Webhook delivery", func(st *ledger.Reader, id string) (ledger.WebhookDelivery, bool) {
+		return st.WebhookDelivery(c.org, id)
+	}); ok {
+		c.ok(fasthttp.StatusOK, &struct {
+			Delivery webhookDeliveryDetailJSON `json:"delivery"`
+		}{renderWebhookDeliveryDetail(c.s.publicIDs(), &d)})
 	}
-	d, found := c.s.cfg.Actors.Reader().WebhookDelivery(c.org, id)
-	if !found {
-		c.fail(notFound("Webhook delivery"))
-		return
-	}
-	c.ok(fasthttp.StatusOK, &struct {
-		Delivery webhookDeliveryDetailJSON `json:"delivery"`
-	}{renderWebhookDeliveryDetail(c.s.publicIDs(), &d)})
 }
 
 // retryDelivery: POST /v1/webhooks/deliveries/{id}/retry. A pending or
