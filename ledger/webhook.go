@@ -4,6 +4,7 @@ import (
 	"errors"
 	"slices"
 	"strconv"
+	"unicode/utf8"
 )
 
 // Webhooks: endpoints that subscribe to event types, and one delivery per
@@ -625,7 +626,11 @@ func (c *RecordWebhookAttempt) apply(s *State) Result {
 // the delivery's earlier versions share.
 func appendAttempt(history []DeliveryAttempt, c *RecordWebhookAttempt, msg string) []DeliveryAttempt {
 	if len(msg) > webhookAttemptErrorLenMax {
-		msg = msg[:webhookAttemptErrorLenMax]
+		n := webhookAttemptErrorLenMax
+		for n > 0 && !utf8.RuneStart(msg[n]) {
+			n-- // cut before a character, never inside one
+		}
+		msg = msg[:n]
 	}
 	start := c.StartedAt
 	if start > c.At {

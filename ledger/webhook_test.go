@@ -413,6 +413,18 @@ func TestWebhookAttemptHistory(t *testing.T) {
 	if !reflect.DeepEqual(got.History, want) || got.LastError != "HTTP 503" {
 		t.Fatalf("history %+v, want %+v", got.History, want)
 	}
+	// An error cut to its bound is cut before a character, never inside.
+	d2 := fund(t, s, "org_a", "f2")
+	for _, dd := range deliveriesOf(s, "org_a") {
+		if dd.EventID == d2.ID {
+			mustApply(t, s, &RecordWebhookAttempt{At: 200, StartedAt: 199, DeliveryID: dd.ID, Attempt: 1, StatusCode: 500,
+				Error: strings.Repeat("x", webhookAttemptErrorLenMax-1) + "€ and more", RetryAt: 300})
+			got, _ := s.WebhookDelivery("org_a", dd.ID)
+			if e := got.History[0].Error; e != strings.Repeat("x", webhookAttemptErrorLenMax-1) {
+				t.Fatalf("an error cut inside a character: %q", e[len(e)-4:])
+			}
+		}
+	}
 
 	// More attempts than are kept, through a retry by request in place
 	// (and the endpoint re-activated, so that its failures in a row do not

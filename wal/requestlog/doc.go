@@ -69,7 +69,11 @@
 // of MaxBytes by default), and beyond it their oldest go, so that they
 // cannot push organizations' records out. A background goroutine prunes
 // every PruneInterval, and at once when a commit takes the log past a
-// bound. A record past its retention but not yet pruned is not returned.
+// bound; a log over a bound is pruned down to the bound less a sixteenth,
+// so that a full log is pruned once per sixteenth written rather than
+// after every commit (each pruning leaves range tombstones that every
+// iterator pays for until they are flushed). A record past its retention
+// but not yet pruned is not returned.
 // MaxBytes bounds the live records' bytes; Pebble's files may hold more
 // until compactions reclaim what was deleted.
 //

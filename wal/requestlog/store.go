@@ -34,6 +34,13 @@ const (
 	// pruneBatchesMax is how many batches one pruning step deletes, so that
 	// a large backlog is removed in bounded steps.
 	pruneBatchesMax = 1024
+	// pruneSlackDivisor: a log pruned for its size goes down to its bound
+	// less a sixteenth (lowWater), so that a full log is pruned once per
+	// sixteenth of its bound written, not after every commit. Each pruning
+	// leaves range tombstones in the memtables, and every iterator opened
+	// fragments all of them: pruned after every commit, a full log spent a
+	// third of the node's CPU there and halved its throughput.
+	pruneSlackDivisor = 16
 	fieldLenMax     = 255 // an id or an organization
 	recordVersion   = 2
 	entryVersion    = 1
@@ -656,7 +663,20 @@ func (s *Store) Prune() (int, error) {
 
 func (s *Store) pruneAll() (int, error) {
 	removed := 0
-	for _, step := range []func() (int, bool, error){s.pruneStep, s.pruneUnattributedStep} {
+	// The targets are fixed for the whole pruning: a log over a bound goes
+	// down to its low water, one under it prunes only what expired.
+	liveTarget, unTarget := s.opts.MaxBytes, s.opts.UnattributedMaxBytes
+	if s.liveBytes.Load() > liveTarget {
+		liveTarget = lowWater(liveTarget)
+	}
+	if s.unattributed.Load() > unTarget {
+		unTarget = lowWater(unTarget)
+	}
+	steps := []func() (int, bool, error){
+		func() (int, bool, error) { return s.pruneStep(liveTarget) },
+		func() (int, bool, error) { return s.pruneUnattributedStep(unTarget) },
+	}
+	for _, step := range steps {
 		for {
 			n, more, err := step()
 			removed += n
@@ -676,15 +696,18 @@ func (s *Store) pruneAll() (int, error) {
 	return removed, nil
 }
 
+// lowWater is what a log over bound is pruned down to (pruneSlackDivisor).
+func lowWater(bound int64) int64 { return bound - bound/pruneSlackDivisor }
+
 // pruneStep deletes, oldest first, up to pruneBatchesMax whole batches
 // whose newest record is past its retention or that take the log beyond
-// MaxBytes, and says whether there may be more to delete. Records and
+// target bytes, and says whether there may be more to delete. Records and
 // entries go as range deletions: both logs' keys grow with time, so
 // pruning drops whole files rather than writing a tombstone per key. The
 // records go by position, up to the highest the pruned batches hold: a
 // record of a later batch below it (a request that started before and
 // ended after a pruned one's) goes with them; it is the older.
-func (s *Store) pruneStep() (int, bool, error) {
+func (s *Store) pruneStep(target int64) (int, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	it, err := s.index.NewIter(&pebble.IterOptions{LowerBound: []byte{'x'}, UpperBound: []byte{'y'}})
@@ -701,7 +724,7 @@ func (s *Store) pruneStep() (int, bool, error) {
 		if err != nil {
 			return records, false, err
 		}
-		if !s.expired(time.Unix(0, e.newestAt)) && live <= s.opts.MaxBytes {
+		if !s.expired(time.Unix(0, e.newestAt)) && live <= target {
 			break
 		}
 		lastNo, maxSeq, lastBlock = no, max(maxSeq, e.maxSeq), max(lastBlock, e.block)
@@ -740,12 +763,12 @@ func (s *Store) pruneStep() (int, bool, error) {
 }
 
 // pruneUnattributedStep deletes, oldest first, the records of no
-// organization of up to pruneBatchesMax batches while they exceed
-// UnattributedMaxBytes, rewriting those batches' entries without them.
-func (s *Store) pruneUnattributedStep() (int, bool, error) {
+// organization of up to pruneBatchesMax batches while they exceed target
+// bytes, rewriting those batches' entries without them.
+func (s *Store) pruneUnattributedStep(target int64) (int, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.unattributed.Load() <= s.opts.UnattributedMaxBytes {
+	if s.unattributed.Load() <= target {
 		return 0, false, nil
 	}
 	it, err := s.index.NewIter(&pebble.IterOptions{LowerBound: []byte{'x'}, UpperBound: []byte{'y'}})
@@ -758,7 +781,7 @@ func (s *Store) pruneUnattributedStep() (int, bool, error) {
 	defer ib.Close()
 	live, un := s.liveBytes.Load(), s.unattributed.Load()
 	batches, records := 0, 0
-	for valid := it.First(); valid && batches < pruneBatchesMax && un > s.opts.UnattributedMaxBytes; valid = it.Next() {
+	for valid := it.First(); valid && batches < pruneBatchesMax && un > target; valid = it.Next() {
 		no, e, err := decodeEntryKV(it.Key(), it.Value())
 		if err != nil {
 			return records, false, err

@@ -194,6 +194,34 @@ func TestRetentionBySize(t *testing.T) {
 	}
 }
 
+// A log pruned for its size goes down to its low water (the bound less a
+// sixteenth), and the commits after that prune nothing until the bound is
+// passed again: a full log is pruned in steps, not after every commit.
+func TestSizePruningLeavesSlack(t *testing.T) {
+	c := &clock{now: time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)}
+	const bound = 3200 // about 32 one-record batches; low water 3000
+	s := open(t, t.TempDir(), Options{Now: c.Now, MaxBytes: bound})
+	i := 0
+	for ; s.Bytes() <= bound; i++ {
+		appendAll(t, s, c.Now(), "org_a", fmt.Sprintf("req_%03d", i))
+	}
+	const low = bound - bound/16
+	if n, err := s.Prune(); err != nil || n == 0 || s.Bytes() > low {
+		t.Fatalf("pruned %d (%v): %d live bytes, want at most %d", n, err, s.Bytes(), low)
+	}
+	added := 0
+	for ; s.Bytes()+120 <= bound; added++ { // one more batch stays within the bound
+		appendAll(t, s, c.Now(), "org_a", fmt.Sprintf("req_%03d", i))
+		i++
+		if n, err := s.Prune(); err != nil || n != 0 {
+			t.Fatalf("a log within its bound (%d bytes) pruned %d records (%v)", s.Bytes(), n, err)
+		}
+	}
+	if added == 0 {
+		t.Fatal("no room left under the bound after pruning")
+	}
+}
+
 // Records of no organization are held to their own share: a flood of them
 // pushes out their own oldest, never an organization's records.
 func TestUnattributedShare(t *testing.T) {
