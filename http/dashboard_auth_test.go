@@ -3,6 +3,7 @@ package http_test
 import (
 	"bytes"
 	"crypto/sha256"
+	"fmt"
 	"io"
 	nethttp "net/http"
 	"net/http/cookiejar"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"payments/http/dashauth"
 	"payments/ledger"
 )
 
@@ -380,5 +382,115 @@ func TestDashboardSetupLinkForNewOrganization(t *testing.T) {
 	}
 	if r := st.do("POST", "/v1/organizations/"+orgC+"/dashboard-setup-link", st.key, nil); r.status != 409 {
 		t.Fatalf("a setup link for an organization with an owner: %d %s", r.status, r.body)
+	}
+}
+
+// A member changes their password on the Account page: a wrong current
+// password changes nothing and counts toward the lock-out, a weak or
+// mistyped new one is refused; the change keeps the session it was made
+// from, ends the member's others, and only the new password signs in. No
+// password of the form reaches the request log.
+func TestDashboardChangePassword(t *testing.T) {
+	st := newStack(t, stackOptions{})
+	owner := setUpDashboardOwner(t, st, "owner@account.example")
+	signIn := func(b *dashClient, password string) int {
+		t.Helper()
+		form := b.get("/dashboard/sign-in")
+		wantDashStatus(t, "the sign-in page", form, 200)
+		return b.post("/dashboard/sign-in", url.Values{"csrf": {form.csrf(t)}, "email": {"owner@account.example"}, "password": {password}}).status
+	}
+	other := newDashClient(t, st) // the same member on another browser
+	if got := signIn(other, dashOwnerPassword); got != 303 {
+		t.Fatalf("signing in on the other browser: %d", got)
+	}
+	wantDashStatus(t, "the other browser's session", other.get("/dashboard"), 200)
+
+	page := owner.get("/dashboard/account")
+	wantDashStatus(t, "the account page", page, 200)
+	if !strings.Contains(page.body, `id="change-password"`) || !strings.Contains(page.body, "owner@account.example") {
+		t.Fatalf("the account page: %s", page.body)
+	}
+	csrf := page.csrf(t)
+	const newPassword = "amber lantern drifts downstream"
+	change := func(current, password, confirm string) dashPage {
+		t.Helper()
+		return owner.post("/dashboard/account/password", url.Values{"csrf": {csrf}, "current": {current}, "password": {password}, "confirm": {confirm}})
+	}
+	for _, c := range []struct {
+		name                       string
+		current, password, confirm string
+		status                     int
+		says                       string
+	}{
+		{"a wrong current password", "not my password at all", newPassword, newPassword, 403, "The current password is wrong"},
+		{"two new passwords that differ", dashOwnerPassword, newPassword, newPassword + "!", 400, "The two new passwords differ"},
+		{"a common new password", dashOwnerPassword, "password1234", "password1234", 400, "one of the most common passwords"},
+		{"a short new password", dashOwnerPassword, "short", "short", 400, "at least 10 characters"},
+		{"the current one again", dashOwnerPassword, dashOwnerPassword, dashOwnerPassword, 400, "is the current one"},
+	} {
+		p := change(c.current, c.password, c.confirm)
+		wantDashStatus(t, c.name, p, c.status)
+		if !strings.Contains(p.body, c.says) {
+			t.Fatalf("%s: the page does not say %q: %s", c.name, c.says, p.body)
+		}
+	}
+	wantDashStatus(t, "a change without the CSRF token", owner.post("/dashboard/account/password",
+		url.Values{"current": {dashOwnerPassword}, "password": {newPassword}, "confirm": {newPassword}}), 403)
+	m, _ := st.sys.Reader().MemberByEmail("owner@account.example")
+	if ok, _ := dashauth.VerifyPassword(m.PasswordHash, dashOwnerPassword); !ok || m.FailedSignIns != 1 {
+		t.Fatalf("after the refusals: the old password no longer signs in, or the wrong one was not counted (%d)", m.FailedSignIns)
+	}
+
+	done := change(dashOwnerPassword, newPassword, newPassword)
+	wantDashStatus(t, "the change", done, 303)
+	if loc := done.header.Get("Location"); loc != "/dashboard/account?done=password" {
+		t.Fatalf("after the change, to %q", loc)
+	}
+	after := owner.get("/dashboard/account?done=password")
+	wantDashStatus(t, "this session after the change", after, 200)
+	if !strings.Contains(after.body, "Your password is changed") {
+		t.Fatalf("the account page after the change: %s", after.body)
+	}
+	wantDashStatus(t, "the other browser after the change", other.get("/dashboard"), 303)
+	if got := signIn(newDashClient(t, st), dashOwnerPassword); got != 401 {
+		t.Fatalf("the old password signs in: %d", got)
+	}
+	m, _ = st.sys.Reader().MemberByEmail("owner@account.example")
+	if m.FailedSignIns != 1 { // the old password's sign-in just now; the change cleared the one before
+		t.Fatalf("%d failed sign-ins after the change and one wrong sign-in, want 1", m.FailedSignIns)
+	}
+	if got := signIn(newDashClient(t, st), newPassword); got != 303 {
+		t.Fatalf("the new password does not sign in: %d", got)
+	}
+
+	// The request log has the member's changes, without a password.
+	r := st.do("GET", "/v1/requests?path=/dashboard/account/password", st.key, nil)
+	for deadline := time.Now().Add(10 * time.Second); r.status != 200 || len(r.json(t)["data"].([]any)) < 7; r = st.do("GET", "/v1/requests?path=/dashboard/account/password", st.key, nil) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the request log lists %d changes: %d %s", len(r.json(t)["data"].([]any)), r.status, r.body)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	for _, secret := range []string{dashOwnerPassword, newPassword, "not my password at all", "password1234", csrf} {
+		if strings.Contains(string(r.body), secret) {
+			t.Fatalf("the request log holds %q: %s", secret, r.body)
+		}
+	}
+	if !strings.Contains(string(r.body), `"member"`) {
+		t.Fatalf("the records do not name the member as their actor: %s", r.body)
+	}
+
+	// Guessing the current password from a signed-in session meets the
+	// sign-in lock-out: locked, even the right one changes nothing.
+	for i := range ledger.SignInFailuresFree {
+		wantDashStatus(t, fmt.Sprint("wrong current password ", i+1), change("guess "+fmt.Sprint(i), "another fine password", "another fine password"), 403)
+	}
+	locked := change(newPassword, "another fine password", "another fine password")
+	wantDashStatus(t, "the right password while locked", locked, 429)
+	if locked.header.Get("Retry-After") == "" || !strings.Contains(locked.body, "locked") {
+		t.Fatalf("the locked answer: %v %s", locked.header, locked.body)
+	}
+	if got := signIn(newDashClient(t, st), newPassword); got != 429 {
+		t.Fatalf("signing in while locked: %d", got)
 	}
 }

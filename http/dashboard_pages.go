@@ -37,6 +37,8 @@ func (s *Server) dashboardRoutes() {
 	r.GET(dashboard.Base+"/ledger/export.csv", s.dashboardPage((*dashboardRequest).ledgerExport))
 	r.GET(dashboard.Base+"/sandbox", s.dashboardPage((*dashboardRequest).sandbox))
 	r.POST(dashboard.Base+"/sandbox/{tool}", s.dashboardPage((*dashboardRequest).sandboxTool))
+	r.GET(dashboard.Base+"/account", s.dashboardPage((*dashboardRequest).account))
+	r.POST(dashboard.Base+"/account/password", s.dashboardPage((*dashboardRequest).changePassword))
 	r.GET(dashboard.Base+"/webhooks", s.dashboardPage((*dashboardRequest).webhooks))
 	r.POST(dashboard.Base+"/webhooks", s.dashboardPage((*dashboardRequest).createEndpoint))
 	r.POST(dashboard.Base+"/webhooks/endpoints/{id}", s.dashboardPage((*dashboardRequest).updateEndpoint))
@@ -203,6 +205,7 @@ var dashboardNotices = map[string]string{
 	"created":  "Created.",
 	"replayed": "The delivery is sent again; its new attempt shows once its outcome is known.",
 	"status":   "The endpoint's status is changed.",
+	"password": "Your password is changed. Your other sessions are signed out; this one goes on.",
 }
 
 // seeOther sends the browser to path after a form (post, redirect, get).

@@ -169,7 +169,7 @@ func noteFailedSignIn(ctx *fasthttp.RequestCtx, memberID, orgID string) {
 
 // dashboardFormSecrets are the dashboard forms' fields that a record never
 // keeps, not even redacted.
-var dashboardFormSecrets = map[string]bool{"csrf": true, "password": true, "confirm": true}
+var dashboardFormSecrets = map[string]bool{"csrf": true, "current": true, "password": true, "confirm": true}
 
 // appendDashboardForm appends a dashboard form a member posted as a JSON
 // object of its fields, less its secrets, for the redactor to read like an

@@ -109,6 +109,7 @@ const (
 	KindRecordSignInFailure   Kind = 105
 	KindSetMemberRole         Kind = 106
 	KindRemoveMember          Kind = 107
+	KindChangeMemberPassword  Kind = 108
 )
 
 // CreateInvitation issues an invitation (Setup: the first owner's link).
@@ -181,6 +182,19 @@ type RemoveMember struct {
 	MemberID string
 }
 
+// ChangeMemberPassword sets a member's new password and ends every other
+// session of theirs, so that whoever held one must sign in with it; the
+// session KeepSessionID, the one the change was made from, goes on. It
+// clears the member's failed sign-ins. The current password was checked
+// by the node that proposed it: the ledger sees hashes only.
+type ChangeMemberPassword struct {
+	At            int64
+	OrgID         string
+	MemberID      string
+	PasswordHash  string
+	KeepSessionID string
+}
+
 func (*CreateInvitation) Kind() Kind      { return KindCreateInvitation }
 func (*AcceptInvitation) Kind() Kind      { return KindAcceptInvitation }
 func (*RevokeInvitation) Kind() Kind      { return KindRevokeInvitation }
@@ -189,6 +203,7 @@ func (*EndDashboardSession) Kind() Kind   { return KindEndDashboardSession }
 func (*RecordSignInFailure) Kind() Kind   { return KindRecordSignInFailure }
 func (*SetMemberRole) Kind() Kind         { return KindSetMemberRole }
 func (*RemoveMember) Kind() Kind          { return KindRemoveMember }
+func (*ChangeMemberPassword) Kind() Kind  { return KindChangeMemberPassword }
 
 func (c *CreateInvitation) encode(e *encoder) {
 	e.varint(c.At)
@@ -247,6 +262,14 @@ func (c *RemoveMember) encode(e *encoder) {
 	e.str(c.MemberID)
 }
 
+func (c *ChangeMemberPassword) encode(e *encoder) {
+	e.varint(c.At)
+	e.str(c.OrgID)
+	e.str(c.MemberID)
+	e.str(c.PasswordHash)
+	e.str(c.KeepSessionID)
+}
+
 func init() {
 	registerCommand(KindCreateInvitation, func(d *decoder) Command {
 		return &CreateInvitation{At: d.varint(), ID: d.str(), OrgID: d.str(), Email: d.str(), Role: d.str(),
@@ -272,6 +295,9 @@ func init() {
 	})
 	registerCommand(KindRemoveMember, func(d *decoder) Command {
 		return &RemoveMember{At: d.varint(), OrgID: d.str(), MemberID: d.str()}
+	})
+	registerCommand(KindChangeMemberPassword, func(d *decoder) Command {
+		return &ChangeMemberPassword{At: d.varint(), OrgID: d.str(), MemberID: d.str(), PasswordHash: d.str(), KeepSessionID: d.str()}
 	})
 }
 
@@ -667,6 +693,36 @@ func (c *RemoveMember) apply(s *State) Result {
 		}
 	}
 	delete(t.liveSessions, m.ID)
+	return Result{Member: &m}
+}
+
+func (c *ChangeMemberPassword) apply(s *State) Result {
+	t := s.team
+	m, ok := t.members.owned(c.OrgID, c.MemberID)
+	if !ok || m.Removed {
+		return Result{Err: errorf(CodeNotFound, "Member not found")}
+	}
+	if !strings.HasPrefix(c.PasswordHash, "$argon2id$") {
+		return Result{Err: errorf(CodeValidation, "a password is stored as an argon2id hash")}
+	}
+	m.PasswordHash, m.FailedSignIns, m.LockedUntil, m.UpdatedAt = c.PasswordHash, 0, 0, c.At
+	t.members.put(m)
+	var kept []string
+	for _, id := range t.liveSessions[m.ID] {
+		d, ok := t.sessions.get(id)
+		switch {
+		case !ok:
+		case id == c.KeepSessionID && d.Live(c.At):
+			kept = append(kept, id)
+		default:
+			t.end(&d, c.At)
+		}
+	}
+	if len(kept) == 0 {
+		delete(t.liveSessions, m.ID)
+	} else {
+		t.liveSessions[m.ID] = kept
+	}
 	return Result{Member: &m}
 }
 

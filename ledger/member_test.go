@@ -178,6 +178,59 @@ func TestDashboardSessionsSurviveReloadAndEnd(t *testing.T) {
 	}
 }
 
+// A new password ends the member's other sessions, keeps the one it was
+// set from, and clears the failed sign-ins; it is refused for another
+// organization's member, a removed member, or a password not hashed.
+func TestChangeMemberPassword(t *testing.T) {
+	s := newTestState(t)
+	owner := teamOrg(t, s, "org_a")
+	teamOrg(t, s, "org_b")
+	for i := range 3 {
+		if r := s.Apply(&StartDashboardSession{At: int64(10 + i), ID: fmt.Sprintf("dss_%d", i), MemberID: owner.ID, TokenHash: tokenHash(fmt.Sprint("tok", i)), ExpiresAt: 10_000}); r.Err != nil {
+			t.Fatal(r.Err)
+		}
+	}
+	s.Apply(&RecordSignInFailure{At: 20, MemberID: owner.ID})
+	newHash := "$argon2id$v=19$m=19456,t=2,p=1$bmV3$bmV3aGFzaA"
+	for _, c := range []struct {
+		name string
+		cmd  *ChangeMemberPassword
+		want Code
+	}{
+		{"another organization's member", &ChangeMemberPassword{At: 30, OrgID: "org_b", MemberID: owner.ID, PasswordHash: newHash}, CodeNotFound},
+		{"a plaintext password", &ChangeMemberPassword{At: 30, OrgID: "org_a", MemberID: owner.ID, PasswordHash: "correct horse battery"}, CodeValidation},
+	} {
+		before := encodeSnapshot(t, s)
+		if r := s.Apply(c.cmd); r.Err == nil || r.Err.Code != c.want {
+			t.Fatalf("%s: %v, want %s", c.name, r.Err, c.want)
+		}
+		if !bytes.Equal(before, encodeSnapshot(t, s)) {
+			t.Fatalf("%s: a refused change changed the state", c.name)
+		}
+	}
+	r := s.Apply(&ChangeMemberPassword{At: 30, OrgID: "org_a", MemberID: owner.ID, PasswordHash: newHash, KeepSessionID: "dss_1"})
+	if r.Err != nil || r.Member.PasswordHash != newHash || r.Member.FailedSignIns != 0 || r.Member.UpdatedAt != 30 {
+		t.Fatalf("the change: %v %+v", r.Err, r.Member)
+	}
+	for i, wantLive := range []bool{false, true, false} {
+		if d, _ := s.DashboardSessionByToken(tokenDigest(fmt.Sprint("tok", i))); d.Live(31) != wantLive {
+			t.Fatalf("session %d after the change: %+v, want live %v", i, d, wantLive)
+		}
+	}
+	// The kept session is still the member's: removing the member ends it.
+	s.Apply(&CreateInvitation{At: 40, ID: "inv_o2", OrgID: "org_a", Email: "o2@a.example", Role: RoleOwner, TokenHash: tokenHash("o2"), InvitedBy: owner.ID, ExpiresAt: 1000})
+	s.Apply(&AcceptInvitation{At: 41, TokenHash: tokenHash("o2"), MemberID: "mem_o2", PasswordHash: fakeArgon})
+	if r := s.Apply(&RemoveMember{At: 42, OrgID: "org_a", MemberID: owner.ID}); r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	if d, _ := s.DashboardSessionByToken(tokenDigest("tok1")); d.Live(43) {
+		t.Fatal("the kept session outlived its member's removal")
+	}
+	if r := s.Apply(&ChangeMemberPassword{At: 44, OrgID: "org_a", MemberID: owner.ID, PasswordHash: newHash}); r.Err == nil || r.Err.Code != CodeNotFound {
+		t.Fatalf("a removed member's password changed: %v", r.Err)
+	}
+}
+
 func TestTeamCommandsRoundTrip(t *testing.T) {
 	cmds := []Command{
 		&CreateInvitation{At: 1, ID: "inv_a", OrgID: "org_a", Email: "a@b.example", Role: RoleViewer, Setup: true, TokenHash: tokenHash("a"), InvitedBy: "mem_a", ExpiresAt: 9},
@@ -188,6 +241,7 @@ func TestTeamCommandsRoundTrip(t *testing.T) {
 		&RecordSignInFailure{At: 6, MemberID: "mem_b"},
 		&SetMemberRole{At: 7, OrgID: "org_a", MemberID: "mem_b", Role: RoleOwner},
 		&RemoveMember{At: 8, OrgID: "org_a", MemberID: "mem_b"},
+		&ChangeMemberPassword{At: 9, OrgID: "org_a", MemberID: "mem_b", PasswordHash: fakeArgon, KeepSessionID: "dss_a"},
 	}
 	enc := EncodeBatch(nil, cmds)
 	dec, err := DecodeBatch(enc)

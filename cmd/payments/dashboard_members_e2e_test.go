@@ -303,3 +303,46 @@ func dashboardSetUpOwner(t *testing.T, p *proc, email, password string) context.
 	waitFor(t, tab, `location.pathname === "/dashboard"`) // signed in: the home page
 	return tab
 }
+
+// A viewer changes their own password on the Account page, reached from
+// their address at the top of every page: a wrong current password is
+// refused on the page; the change keeps the tab signed in, and from then
+// on only the new password signs in.
+func TestDashboardChangesOwnPassword(t *testing.T) {
+	e := newDashEnv(t)
+	base := "http://" + e.p.addr
+	ctx := e.open(e.org, "viewer", "/dashboard")
+	clickThrough(t, ctx, `#account-link`)
+	waitLocation(t, ctx, base+"/dashboard/account")
+	wantText(t, ctx, "viewer@merchant.example", "Change your password")
+	const newPassword = "amber lantern drifts downstream"
+	fill := func(current string) {
+		t.Helper()
+		do(t, ctx, chromedp.SendKeys(`#change-password input[name=current]`, current),
+			chromedp.SendKeys(`#change-password input[name=password]`, newPassword),
+			chromedp.SendKeys(`#change-password input[name=confirm]`, newPassword))
+		sendForm(t, ctx, "change-password")
+	}
+	fill("not my password")
+	wantText(t, ctx, "The current password is wrong; nothing was changed.")
+	fill(memberPassword)
+	wantText(t, ctx, "Your password is changed.")
+	waitLocation(t, ctx, base+"/dashboard/account?done=password")
+	screenshot(t, ctx, "account")
+
+	signIn := func(password string) int {
+		t.Helper()
+		hc := formClient(t)
+		csrf := formCSRF(t, hc, base+"/dashboard/sign-in")
+		st, _, _ := postForm(t, hc, base+"/dashboard/sign-in", url.Values{"csrf": {csrf}, "email": {"viewer@merchant.example"}, "password": {password}})
+		return st
+	}
+	if st := signIn(memberPassword); st != 401 {
+		t.Fatalf("the old password: %d, want 401", st)
+	}
+	if st := signIn(newPassword); st != 303 {
+		t.Fatalf("the new password: %d, want 303", st)
+	}
+	e.goTo(ctx, "/dashboard/payouts")
+	wantText(t, ctx, "viewer@merchant.example")
+}

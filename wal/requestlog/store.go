@@ -41,10 +41,10 @@ const (
 	// fragments all of them: pruned after every commit, a full log spent a
 	// third of the node's CPU there and halved its throughput.
 	pruneSlackDivisor = 16
-	fieldLenMax     = 255 // an id or an organization
-	recordVersion   = 2
-	entryVersion    = 1
-	headerBytes     = 1 + 4 + 8
+	fieldLenMax       = 255 // an id or an organization
+	recordVersion     = 2
+	entryVersion      = 1
+	headerBytes       = 1 + 4 + 8
 	// ordinalBits of a position number a record within its batch.
 	ordinalBits = 20
 	batchLenMax = 1<<ordinalBits - 1
