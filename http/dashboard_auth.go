@@ -57,10 +57,12 @@ func (s *Server) dashboardAuthRoutes() {
 	r.GET(dashboardSignInPath, s.dashboardSignInPage)
 	r.POST(dashboardSignInPath, s.dashboardSignIn)
 	r.POST("/dashboard/sign-out", s.dashboardSignOut)
-	r.GET("/dashboard/setup/{token}", s.dashboardAcceptPage(true))
-	r.POST("/dashboard/setup/{token}", s.dashboardAccept(true))
-	r.GET("/dashboard/invitations/{token}", s.dashboardAcceptPage(false))
-	r.POST("/dashboard/invitations/{token}", s.dashboardAccept(false))
+	r.GET("/dashboard/setup/{token}", s.dashboardAcceptPage(setupLink))
+	r.POST("/dashboard/setup/{token}", s.dashboardAccept(setupLink))
+	r.GET("/dashboard/invitations/{token}", s.dashboardAcceptPage(invitationLink))
+	r.POST("/dashboard/invitations/{token}", s.dashboardAccept(invitationLink))
+	r.GET("/dashboard/reset/{token}", s.dashboardAcceptPage(resetLink))
+	r.POST("/dashboard/reset/{token}", s.dashboardAccept(resetLink))
 	s.dashboardTeamRoutes()
 }
 
@@ -422,18 +424,37 @@ func (s *Server) dashboardSignOut(ctx *fasthttp.RequestCtx) {
 	ctx.SetStatusCode(fasthttp.StatusSeeOther)
 }
 
-// pendingInvitation reads the invitation of a setup or invitation link,
+// linkKind is what a one-time link of the dashboard is for.
+type linkKind uint8
+
+const (
+	invitationLink linkKind = iota // an owner's invitation: a new member
+	setupLink                      // the first owner of an organization
+	resetLink                      // a new password for a member (the operator's)
+)
+
+func linkKindOf(inv *ledger.Invitation) linkKind {
+	switch {
+	case inv.Setup:
+		return setupLink
+	case inv.Reset:
+		return resetLink
+	}
+	return invitationLink
+}
+
+// pendingInvitation reads the invitation of a setup, invitation or reset link,
 // answering with a page when it is not one that can be accepted. The
 // link's token is never logged nor kept in the request log: these routes
 // note no actor, and they answer nothing the log keeps.
-func (s *Server) pendingInvitation(ctx *fasthttp.RequestCtx, setup bool) (ledger.Invitation, bool) {
+func (s *Server) pendingInvitation(ctx *fasthttp.RequestCtx, kind linkKind) (ledger.Invitation, bool) {
 	token, _ := ctx.UserValue("token").(string)
 	var inv ledger.Invitation
 	found := false
 	if len(token) == dashauth.TokenLen {
 		inv, found = s.cfg.Actors.Reader().InvitationByToken(dashauth.Digest(token))
 	}
-	if !found || inv.Setup != setup || !inv.Pending(s.cfg.Actors.Now().UnixMilli()) {
+	if !found || linkKindOf(&inv) != kind || !inv.Pending(s.cfg.Actors.Now().UnixMilli()) {
 		s.writeDashboardMessage(ctx, fasthttp.StatusNotFound, "This link does not work",
 			"The link is unknown, was used already, or expired. Ask an owner of your organization for a new invitation.")
 		return inv, false
@@ -441,45 +462,50 @@ func (s *Server) pendingInvitation(ctx *fasthttp.RequestCtx, setup bool) (ledger
 	return inv, true
 }
 
-func (s *Server) acceptPage(ctx *fasthttp.RequestCtx, inv *ledger.Invitation, setup bool) *dashauth.Page {
-	p := &dashauth.Page{Title: "Join the team", CSRF: dashauth.CSRF(s.formToken(ctx)), Setup: setup,
-		Email: inv.Email, Role: inv.Role, Action: string(ctx.Path())}
+func (s *Server) acceptPage(ctx *fasthttp.RequestCtx, inv *ledger.Invitation, kind linkKind) *dashauth.Page {
+	p := &dashauth.Page{Title: "Join the team", CSRF: dashauth.CSRF(s.formToken(ctx)), Setup: kind == setupLink,
+		Reset: kind == resetLink, Email: inv.Email, Role: inv.Role, Action: string(ctx.Path())}
 	if org, ok := s.cfg.Actors.Reader().Organization(inv.OrgID); ok {
 		p.OrgName = org.Name
 	}
-	if setup {
+	switch kind {
+	case setupLink:
 		p.Title = "Set up the dashboard"
+	case resetLink:
+		p.Title = "Choose a new password"
 	}
 	return p
 }
 
-// dashboardAcceptPage: GET /dashboard/setup/{token} and
-// /dashboard/invitations/{token}: the form that chooses a password.
-func (s *Server) dashboardAcceptPage(setup bool) fasthttp.RequestHandler {
+// dashboardAcceptPage: GET /dashboard/setup/{token},
+// /dashboard/invitations/{token} and /dashboard/reset/{token}: the form
+// that chooses a password.
+func (s *Server) dashboardAcceptPage(kind linkKind) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
 		if !s.dashboardGate(ctx) {
 			return
 		}
-		inv, ok := s.pendingInvitation(ctx, setup)
+		inv, ok := s.pendingInvitation(ctx, kind)
 		if !ok {
 			return
 		}
-		s.writeDashboardPage(ctx, fasthttp.StatusOK, "accept", s.acceptPage(ctx, &inv, setup))
+		s.writeDashboardPage(ctx, fasthttp.StatusOK, "accept", s.acceptPage(ctx, &inv, kind))
 	}
 }
 
-// dashboardAccept: POST of the same: the member is made with the chosen
-// password (its argon2id hash), and signed in.
-func (s *Server) dashboardAccept(setup bool) fasthttp.RequestHandler {
+// dashboardAccept: POST of the same: the member is made (or, for a reset
+// link, given) the chosen password (its argon2id hash), and signed in.
+func (s *Server) dashboardAccept(kind linkKind) fasthttp.RequestHandler {
+	setup := kind == setupLink
 	return func(ctx *fasthttp.RequestCtx) {
 		if !s.dashboardGate(ctx) {
 			return
 		}
-		inv, ok := s.pendingInvitation(ctx, setup)
+		inv, ok := s.pendingInvitation(ctx, kind)
 		if !ok {
 			return
 		}
-		p := s.acceptPage(ctx, &inv, setup)
+		p := s.acceptPage(ctx, &inv, kind)
 		if !checkFormCSRF(ctx) {
 			p.Error = "This form expired. Please fill it in again."
 			s.writeDashboardPage(ctx, fasthttp.StatusForbidden, "accept", p)
@@ -536,7 +562,62 @@ func plausibleEmail(email string) bool {
 
 func init() {
 	registerRoutes(endpoint{fasthttp.MethodPost, "/v1/organizations/{id}/dashboard-setup-link",
-		ledger.ScopeOrganizationsAdmin, (*call).createDashboardSetupLink, nil})
+		ledger.ScopeOrganizationsAdmin, (*call).createDashboardSetupLink, nil},
+		endpoint{fasthttp.MethodPost, "/v1/organizations/{id}/dashboard-password-reset-link",
+			ledger.ScopeOrganizationsAdmin, (*call).createPasswordResetLink, nil})
+}
+
+// passwordResetLinkLifetime is how long a password reset link works.
+const passwordResetLinkLifetime = 24 * time.Hour
+
+type passwordResetRequestBody struct {
+	Email *string `json:"email"`
+}
+
+type passwordResetLinkBody struct {
+	Link passwordResetLinkJSON `json:"dashboardPasswordResetLink"`
+}
+
+type passwordResetLinkJSON struct {
+	OrganizationID string `json:"organizationId"`
+	Email          string `json:"email"`
+	URL            string `json:"url"`
+	ExpiresAt      string `json:"expiresAt"`
+}
+
+// createPasswordResetLink: POST
+// /v1/organizations/{id}/dashboard-password-reset-link, the operator's: a
+// one-time link that sets a new password for the member with the given
+// email, and ends their sessions; the way back in for an organization's
+// only owner who lost theirs. It is shown once (only its hash is kept),
+// and a newer one revokes the member's older ones.
+func (c *call) createPasswordResetLink() {
+	c.noStore()
+	org, ok := lookup(c, "id", "Organization", func(st *ledger.Reader, id string) (ledger.Organization, bool) {
+		return st.Organization(id)
+	})
+	if !ok {
+		return
+	}
+	var req passwordResetRequestBody
+	if !c.decode(&req) {
+		return
+	}
+	var p problems
+	email := ledger.NormalizeEmail(p.text("email", req.Email, true, 254))
+	if e := p.err(); e != nil {
+		c.fail(e)
+		return
+	}
+	token := dashauth.NewToken()
+	hash := dashauth.Digest(token)
+	now := c.s.cfg.Actors.Now()
+	r := c.propose(&ledger.CreatePasswordReset{At: now.UnixMilli(), ID: actors.NewID("inv_"), OrgID: org.ID,
+		Email: email, TokenHash: string(hash[:]), ExpiresAt: now.Add(passwordResetLinkLifetime).UnixMilli()})
+	c.committed(r, fasthttp.StatusCreated, func(res *ledger.Result) any {
+		return &passwordResetLinkBody{passwordResetLinkJSON{OrganizationID: org.ID, Email: res.Invitation.Email,
+			URL: c.s.cfg.PublicBaseURL + "/dashboard/reset/" + token, ExpiresAt: timestamp(res.Invitation.ExpiresAt)}}
+	})
 }
 
 type dashboardSetupLinkBody struct {

@@ -494,3 +494,90 @@ func TestDashboardChangePassword(t *testing.T) {
 		t.Fatalf("signing in while locked: %d", got)
 	}
 }
+
+// An organization's only owner who lost their password gets back in by
+// the operator's reset link: only the operator's key makes one, only for
+// a member of that organization; a newer link revokes the older; the link
+// sets the password once, clears the lock-out and signs out the member's
+// other sessions; the team page does not list it as an invitation.
+func TestDashboardPasswordResetLink(t *testing.T) {
+	st := newStack(t, stackOptions{publicBase: "http://pay.example"})
+	owner := setUpDashboardOwner(t, st, "owner@reset.example")
+	wantDashStatus(t, "the owner's session", owner.get("/dashboard"), 200)
+	m, _ := st.sys.Reader().MemberByEmail("owner@reset.example")
+	org := m.OrgID
+	// Locked out by wrong passwords.
+	stranger := newDashClient(t, st)
+	form := stranger.get("/dashboard/sign-in")
+	for i := range ledger.SignInFailuresFree {
+		stranger.post("/dashboard/sign-in", url.Values{"csrf": {form.csrf(t)}, "email": {"owner@reset.example"}, "password": {fmt.Sprint("forgotten ", i)}})
+	}
+
+	r := st.do("POST", "/v1/organizations", st.key, map[string]any{"name": "Org R"})
+	if r.status != 201 {
+		t.Fatalf("organization: %d %s", r.status, r.body)
+	}
+	merchantKey := r.json(t)["key"].(map[string]any)["secret"].(string)
+	reset := func(key, org, email string) response {
+		t.Helper()
+		return st.do("POST", "/v1/organizations/"+org+"/dashboard-password-reset-link", key, map[string]any{"email": email})
+	}
+	for _, c := range []struct {
+		name      string
+		key, org  string
+		email     string
+		status    int
+		errorCode string
+	}{
+		{"a merchant's key", merchantKey, org, "owner@reset.example", 403, "forbidden"},
+		{"no such organization", st.key, "org_nope", "owner@reset.example", 404, "not_found"},
+		{"no member with the address", st.key, org, "nobody@reset.example", 404, "not_found"},
+		{"no address", st.key, org, "", 400, "validation_error"},
+	} {
+		if r := reset(c.key, c.org, c.email); r.status != c.status || r.json(t)["error"] != c.errorCode {
+			t.Fatalf("%s: %d %s", c.name, r.status, r.body)
+		}
+	}
+	first := reset(st.key, org, "Owner@Reset.example")
+	if first.status != 201 || first.header["cache-control"] != "no-store" {
+		t.Fatalf("the first link: %d %v %s", first.status, first.header, first.body)
+	}
+	r = reset(st.key, org, "owner@reset.example")
+	link := r.json(t)["dashboardPasswordResetLink"].(map[string]any)
+	path, ok := strings.CutPrefix(link["url"].(string), "http://pay.example/dashboard/reset/")
+	if r.status != 201 || !ok || link["organizationId"] != org || link["email"] != "owner@reset.example" || link["expiresAt"] == nil {
+		t.Fatalf("the second link: %d %s", r.status, r.body)
+	}
+	firstPath := strings.TrimPrefix(first.json(t)["dashboardPasswordResetLink"].(map[string]any)["url"].(string), "http://pay.example")
+	b := newDashClient(t, st)
+	wantDashStatus(t, "the revoked first link", b.get(firstPath), 404)
+	wantDashStatus(t, "a reset link under the invitations' path", b.get("/dashboard/invitations/"+path), 404)
+	team := owner.get("/dashboard/team")
+	if strings.Contains(team.body, "Pending invitations") {
+		t.Fatalf("the team page lists the reset link as an invitation: %s", team.body)
+	}
+
+	page := b.get("/dashboard/reset/" + path)
+	wantDashStatus(t, "the reset page", page, 200)
+	if !strings.Contains(page.body, "Choose a new password") || !strings.Contains(page.body, "owner@reset.example") {
+		t.Fatalf("the reset page: %s", page.body)
+	}
+	const newPassword = "amber lantern drifts downstream"
+	wantDashStatus(t, "a common password", b.post("/dashboard/reset/"+path, url.Values{"csrf": {page.csrf(t)},
+		"password": {"password1234"}, "confirm": {"password1234"}}), 400)
+	wantDashStatus(t, "the reset", b.post("/dashboard/reset/"+path, url.Values{"csrf": {page.csrf(t)},
+		"password": {newPassword}, "confirm": {newPassword}}), 303)
+	wantDashStatus(t, "the new session", b.get("/dashboard"), 200)
+	wantDashStatus(t, "the owner's session from before", owner.get("/dashboard"), 303)
+	wantDashStatus(t, "the link again", newDashClient(t, st).get("/dashboard/reset/"+path), 404)
+	if m, _ := st.sys.Reader().MemberByEmail("owner@reset.example"); m.ID == "" || m.Role != "owner" || m.LockedUntil != 0 || m.FailedSignIns != 0 {
+		t.Fatalf("the member after the reset: %+v", m)
+	}
+	signIn := newDashClient(t, st)
+	form = signIn.get("/dashboard/sign-in")
+	wantDashStatus(t, "signing in with the new password", signIn.post("/dashboard/sign-in", url.Values{"csrf": {form.csrf(t)},
+		"email": {"owner@reset.example"}, "password": {newPassword}}), 303)
+	if n := len(st.sys.Reader().Members(org)); n != 1 {
+		t.Fatalf("%d members after the reset, want 1", n)
+	}
+}

@@ -39,7 +39,7 @@ func (s *Server) teamPage(ctx *fasthttp.RequestCtx, m dashboardMember) *dashauth
 		}
 	}
 	for _, inv := range st.Invitations(m.OrgID) {
-		if !inv.Setup && inv.Pending(now.UnixMilli()) {
+		if !inv.Setup && !inv.Reset && inv.Pending(now.UnixMilli()) {
 			p.Invitations = append(p.Invitations, dashauth.TeamInvitation{ID: inv.ID, Email: inv.Email, Role: inv.Role,
 				Expires: time.UnixMilli(inv.ExpiresAt).UTC().Format("2006-01-02 15:04 UTC")})
 		}

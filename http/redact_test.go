@@ -307,6 +307,7 @@ func TestLoggablePath(t *testing.T) {
 	for in, want := range map[string]string{
 		"/dashboard/setup/ab-cd_ef0123456789abcdefghij-klmnop_qrstuvwxy": "/dashboard/setup/[redacted]",
 		"/dashboard/invitations/x":                                       "/dashboard/invitations/[redacted]",
+		"/dashboard/reset/ab-cd_ef0123456789abcdefghij-klmnop_qrstuvwxy": "/dashboard/reset/[redacted]",
 		"/v1/payouts/by-reference/0241234567":                            "/v1/payouts/by-reference/[redacted]",
 		"/v1/payouts":                                                    "/v1/payouts",
 	} {

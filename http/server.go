@@ -477,10 +477,10 @@ func (s *Server) methodNotAllowed(ctx *fasthttp.RequestCtx) {
 }
 
 // loggablePath is a request path as a log line may carry it: a dashboard
-// setup or invitation link's token cut off (it is a secret until used),
-// and the rest redacted as the request log redacts it.
+// setup, invitation or password reset link's token cut off (it is a
+// secret until used), and the rest redacted as the request log redacts it.
 func loggablePath(path string) string {
-	for _, p := range []string{"/dashboard/setup/", "/dashboard/invitations/"} {
+	for _, p := range []string{"/dashboard/setup/", "/dashboard/invitations/", "/dashboard/reset/"} {
 		if strings.HasPrefix(path, p) {
 			return p + redactedMask
 		}

@@ -120,6 +120,9 @@
 //	                   reported with its start is command kind 77,
 //	                   RecordWebhookAttempt with startedAt appended,
 //	                   instead of 75
+//	invitation ('I')   bool(true) for a password reset link (command kind
+//	                   109, CreatePasswordReset); an invitation or setup
+//	                   link has none
 //
 // A build from before an appended field refuses a record that has it
 // ("trailing bytes") rather than misread it.

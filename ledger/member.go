@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"errors"
 	"slices"
 	"strings"
 )
@@ -60,6 +61,9 @@ type Invitation struct {
 	AcceptedAt int64 // 0 while pending
 	MemberID   string
 	Revoked    bool
+	// Reset: a password reset link for the existing member Email (an
+	// appended field, doc.go), not an invitation.
+	Reset bool
 }
 
 // Pending reports whether the invitation can still be accepted at now.
@@ -110,6 +114,7 @@ const (
 	KindSetMemberRole         Kind = 106
 	KindRemoveMember          Kind = 107
 	KindChangeMemberPassword  Kind = 108
+	KindCreatePasswordReset   Kind = 109
 )
 
 // CreateInvitation issues an invitation (Setup: the first owner's link).
@@ -195,6 +200,21 @@ type ChangeMemberPassword struct {
 	KeepSessionID string
 }
 
+// CreatePasswordReset issues a one-time link that sets the password of the
+// member with Email: the operator's way back in for a member who lost
+// theirs (an organization's only owner above all; others can be removed
+// and invited again). Accepting it sets the password, clears the lock-out
+// and ends the member's sessions; a newer link revokes the member's
+// earlier pending ones.
+type CreatePasswordReset struct {
+	At        int64
+	ID        string
+	OrgID     string
+	Email     string
+	TokenHash string
+	ExpiresAt int64
+}
+
 func (*CreateInvitation) Kind() Kind      { return KindCreateInvitation }
 func (*AcceptInvitation) Kind() Kind      { return KindAcceptInvitation }
 func (*RevokeInvitation) Kind() Kind      { return KindRevokeInvitation }
@@ -204,6 +224,7 @@ func (*RecordSignInFailure) Kind() Kind   { return KindRecordSignInFailure }
 func (*SetMemberRole) Kind() Kind         { return KindSetMemberRole }
 func (*RemoveMember) Kind() Kind          { return KindRemoveMember }
 func (*ChangeMemberPassword) Kind() Kind  { return KindChangeMemberPassword }
+func (*CreatePasswordReset) Kind() Kind   { return KindCreatePasswordReset }
 
 func (c *CreateInvitation) encode(e *encoder) {
 	e.varint(c.At)
@@ -262,6 +283,15 @@ func (c *RemoveMember) encode(e *encoder) {
 	e.str(c.MemberID)
 }
 
+func (c *CreatePasswordReset) encode(e *encoder) {
+	e.varint(c.At)
+	e.str(c.ID)
+	e.str(c.OrgID)
+	e.str(c.Email)
+	e.str(c.TokenHash)
+	e.varint(c.ExpiresAt)
+}
+
 func (c *ChangeMemberPassword) encode(e *encoder) {
 	e.varint(c.At)
 	e.str(c.OrgID)
@@ -295,6 +325,9 @@ func init() {
 	})
 	registerCommand(KindRemoveMember, func(d *decoder) Command {
 		return &RemoveMember{At: d.varint(), OrgID: d.str(), MemberID: d.str()}
+	})
+	registerCommand(KindCreatePasswordReset, func(d *decoder) Command {
+		return &CreatePasswordReset{At: d.varint(), ID: d.str(), OrgID: d.str(), Email: d.str(), TokenHash: d.str(), ExpiresAt: d.varint()}
 	})
 	registerCommand(KindChangeMemberPassword, func(d *decoder) Command {
 		return &ChangeMemberPassword{At: d.varint(), OrgID: d.str(), MemberID: d.str(), PasswordHash: d.str(), KeepSessionID: d.str()}
@@ -364,12 +397,21 @@ func encodeInvitation(e *encoder, i *Invitation) {
 	e.varint(i.AcceptedAt)
 	e.str(i.MemberID)
 	e.bool(i.Revoked)
+	if i.Reset { // appended (doc.go): an invitation is format 1's
+		e.bool(true)
+	}
 }
 
 func decodeInvitation(d *decoder) Invitation {
-	return Invitation{ID: d.str(), OrgID: d.str(), Email: d.str(), Role: d.str(), Setup: d.bool(),
+	i := Invitation{ID: d.str(), OrgID: d.str(), Email: d.str(), Role: d.str(), Setup: d.bool(),
 		TokenHash: d.str(), InvitedBy: d.str(), CreatedAt: d.varint(), ExpiresAt: d.varint(),
 		AcceptedAt: d.varint(), MemberID: d.str(), Revoked: d.bool()}
+	if d.more() {
+		if i.Reset = d.bool(); !i.Reset && d.err == nil {
+			d.fail(errors.New("ledger: an appended reset flag that is false")) // would not re-encode as read
+		}
+	}
+	return i
 }
 
 func encodeDashboardSession(e *encoder, s *DashboardSession) {
@@ -433,20 +475,11 @@ func checkTokenHash(h string) *Error {
 
 func (c *CreateInvitation) apply(s *State) Result {
 	t := s.team
-	if err := checkID(c.ID, "inv_"); err != nil {
-		return Result{Err: err}
-	}
 	if _, ok := s.orgs.get(c.OrgID); !ok {
 		return Result{Err: errorf(CodeNotFound, "Organization not found")}
 	}
-	if t.invitations.taken(c.ID) {
-		return Result{Err: errorf(CodeConflict, "invitation %s already exists", c.ID)}
-	}
-	if err := checkTokenHash(c.TokenHash); err != nil {
+	if err := t.checkNewLink(c.ID, c.TokenHash); err != nil {
 		return Result{Err: err}
-	}
-	if _, ok := t.invitations.find(indexTokenHash, c.TokenHash); ok {
-		return Result{Err: errorf(CodeConflict, "an invitation with this token already exists")}
 	}
 	if !ValidRole(c.Role) {
 		return Result{Err: FieldInvalid("role", "must be owner, developer or viewer")}
@@ -491,6 +524,9 @@ func (c *AcceptInvitation) apply(s *State) Result {
 	if !strings.HasPrefix(c.PasswordHash, "$argon2id$") {
 		return Result{Err: errorf(CodeValidation, "a password is kept as its argon2id hash")}
 	}
+	if inv.Reset {
+		return t.acceptReset(inv, c)
+	}
 	email := inv.Email
 	if inv.Setup {
 		if t.members.count(inv.OrgID) > 0 {
@@ -528,6 +564,70 @@ func (c *AcceptInvitation) apply(s *State) Result {
 	inv.AcceptedAt, inv.MemberID = c.At, m.ID
 	t.invitations.put(inv)
 	return Result{Member: &m, Invitation: &inv}
+}
+
+// acceptReset sets the password of a reset link's member, clears their
+// lock-out and ends their sessions.
+func (t *teamState) acceptReset(inv Invitation, c *AcceptInvitation) Result {
+	m, ok := t.members.find(indexEmail, inv.Email)
+	if !ok || m.Removed || m.OrgID != inv.OrgID {
+		return Result{Err: errorf(CodeNotFound, "This link's member is no longer on the team")}
+	}
+	m.PasswordHash, m.FailedSignIns, m.LockedUntil, m.UpdatedAt = c.PasswordHash, 0, 0, c.At
+	t.members.put(m)
+	t.endSessions(m.ID, "", c.At)
+	inv.AcceptedAt, inv.MemberID = c.At, m.ID
+	t.invitations.put(inv)
+	return Result{Member: &m, Invitation: &inv}
+}
+
+// checkNewLink checks the id and token hash of a new one-time link: well
+// formed, and neither taken.
+func (t *teamState) checkNewLink(id, tokenHash string) *Error {
+	if err := checkID(id, "inv_"); err != nil {
+		return err
+	}
+	if t.invitations.taken(id) {
+		return errorf(CodeConflict, "invitation %s already exists", id)
+	}
+	if err := checkTokenHash(tokenHash); err != nil {
+		return err
+	}
+	if _, ok := t.invitations.find(indexTokenHash, tokenHash); ok {
+		return errorf(CodeConflict, "an invitation with this token already exists")
+	}
+	return nil
+}
+
+func (c *CreatePasswordReset) apply(s *State) Result {
+	t := s.team
+	if err := t.checkNewLink(c.ID, c.TokenHash); err != nil {
+		return Result{Err: err}
+	}
+	if c.ExpiresAt <= c.At {
+		return Result{Err: errorf(CodeValidation, "a reset link expires after it is made")}
+	}
+	m, ok := t.members.find(indexEmail, NormalizeEmail(c.Email))
+	if !ok || m.Removed || m.OrgID != c.OrgID {
+		return Result{Err: errorf(CodeNotFound, "No member of this organization has this email address")}
+	}
+	if t.invitations.count(c.OrgID) >= InvitationsPerOrganizationMax {
+		return Result{Err: errorf(CodeValidation, "an organization has at most %d invitations", InvitationsPerOrganizationMax)}
+	}
+	var earlier []Invitation
+	t.invitations.each(c.OrgID, func(i Invitation) {
+		if i.Reset && i.Email == m.Email && i.Pending(c.At) {
+			earlier = append(earlier, i)
+		}
+	})
+	for _, i := range earlier {
+		i.Revoked = true
+		t.invitations.put(i)
+	}
+	inv := Invitation{ID: c.ID, OrgID: c.OrgID, Email: m.Email, Role: m.Role, Reset: true,
+		TokenHash: c.TokenHash, CreatedAt: c.At, ExpiresAt: c.ExpiresAt}
+	t.invitations.insert(inv)
+	return Result{Invitation: &inv}
 }
 
 func (c *RevokeInvitation) apply(s *State) Result {
@@ -687,12 +787,7 @@ func (c *RemoveMember) apply(s *State) Result {
 	}
 	m.Removed, m.UpdatedAt = true, c.At
 	t.members.put(m)
-	for _, id := range t.liveSessions[m.ID] {
-		if d, ok := t.sessions.get(id); ok {
-			t.end(&d, c.At)
-		}
-	}
-	delete(t.liveSessions, m.ID)
+	t.endSessions(m.ID, "", c.At)
 	return Result{Member: &m}
 }
 
@@ -707,23 +802,28 @@ func (c *ChangeMemberPassword) apply(s *State) Result {
 	}
 	m.PasswordHash, m.FailedSignIns, m.LockedUntil, m.UpdatedAt = c.PasswordHash, 0, 0, c.At
 	t.members.put(m)
+	t.endSessions(m.ID, c.KeepSessionID, c.At)
+	return Result{Member: &m}
+}
+
+// endSessions ends a member's live sessions at at, but keep's ("": none).
+func (t *teamState) endSessions(memberID, keep string, at int64) {
 	var kept []string
-	for _, id := range t.liveSessions[m.ID] {
+	for _, id := range t.liveSessions[memberID] {
 		d, ok := t.sessions.get(id)
 		switch {
 		case !ok:
-		case id == c.KeepSessionID && d.Live(c.At):
+		case id == keep && d.Live(at):
 			kept = append(kept, id)
 		default:
-			t.end(&d, c.At)
+			t.end(&d, at)
 		}
 	}
 	if len(kept) == 0 {
-		delete(t.liveSessions, m.ID)
+		delete(t.liveSessions, memberID)
 	} else {
-		t.liveSessions[m.ID] = kept
+		t.liveSessions[memberID] = kept
 	}
-	return Result{Member: &m}
 }
 
 // Reads.

@@ -231,6 +231,107 @@ func TestChangeMemberPassword(t *testing.T) {
 	}
 }
 
+// A password reset link, the operator's way back in for a member who lost
+// their password: only for a member of the organization; a newer link
+// revokes the older; accepting it sets the password, clears the lock-out
+// and ends the member's sessions, once. The link is kept across a
+// snapshot, and an invitation without the flag is stored as before.
+func TestPasswordResetLink(t *testing.T) {
+	s := newTestState(t)
+	owner := teamOrg(t, s, "org_a")
+	teamOrg(t, s, "org_b")
+	for i := range 2 {
+		if r := s.Apply(&StartDashboardSession{At: int64(10 + i), ID: fmt.Sprintf("dss_%d", i), MemberID: owner.ID, TokenHash: tokenHash(fmt.Sprint("tok", i)), ExpiresAt: 10_000}); r.Err != nil {
+			t.Fatal(r.Err)
+		}
+	}
+	for i := range SignInFailuresFree {
+		s.Apply(&RecordSignInFailure{At: int64(20 + i), MemberID: owner.ID})
+	}
+	reset := func(id, org, email, token string) *CreatePasswordReset {
+		return &CreatePasswordReset{At: 30, ID: id, OrgID: org, Email: email, TokenHash: tokenHash(token), ExpiresAt: 1000}
+	}
+	for _, c := range []struct {
+		name string
+		cmd  *CreatePasswordReset
+		want Code
+	}{
+		{"an unknown address", reset("inv_r0", "org_a", "nobody@a.example", "r0"), CodeNotFound},
+		{"another organization's member", reset("inv_r0", "org_b", owner.Email, "r0"), CodeNotFound},
+		{"a short token hash", &CreatePasswordReset{At: 30, ID: "inv_r0", OrgID: "org_a", Email: owner.Email, TokenHash: "short", ExpiresAt: 1000}, CodeValidation},
+		{"expired when made", &CreatePasswordReset{At: 30, ID: "inv_r0", OrgID: "org_a", Email: owner.Email, TokenHash: tokenHash("r0"), ExpiresAt: 30}, CodeValidation},
+	} {
+		before := encodeSnapshot(t, s)
+		if r := s.Apply(c.cmd); r.Err == nil || r.Err.Code != c.want {
+			t.Fatalf("%s: %v, want %s", c.name, r.Err, c.want)
+		}
+		if !bytes.Equal(before, encodeSnapshot(t, s)) {
+			t.Fatalf("%s: a refused link changed the state", c.name)
+		}
+	}
+	r := s.Apply(reset("inv_r1", "org_a", "OWNER@a.example", "r1"))
+	if r.Err != nil || !r.Invitation.Reset || r.Invitation.Email != owner.Email || r.Invitation.Role != RoleOwner {
+		t.Fatalf("the first link: %v %+v", r.Err, r.Invitation)
+	}
+	if r := s.Apply(reset("inv_r2", "org_a", owner.Email, "r2")); r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	if inv, _ := s.InvitationByToken(tokenDigest("r1")); !inv.Revoked {
+		t.Fatalf("the older link after a newer one: %+v", inv)
+	}
+	newHash := "$argon2id$v=19$m=19456,t=2,p=1$bmV3$bmV3aGFzaA"
+	if r := s.Apply(&AcceptInvitation{At: 40, TokenHash: tokenHash("r1"), MemberID: "mem_x", PasswordHash: newHash}); r.Err == nil || r.Err.Code != CodeNotFound {
+		t.Fatalf("the revoked link accepted: %v", r.Err)
+	}
+
+	snap := encodeSnapshot(t, s)
+	re, err := Restore(bytes.NewReader(snap))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inv, ok := re.InvitationByToken(tokenDigest("r2")); !ok || !inv.Reset || !inv.Pending(40) {
+		t.Fatalf("the link after a restore: %+v %v", inv, ok)
+	}
+	r = re.Apply(&AcceptInvitation{At: 40, TokenHash: tokenHash("r2"), MemberID: "mem_x", PasswordHash: newHash})
+	if r.Err != nil || r.Member.ID != owner.ID || r.Member.PasswordHash != newHash || r.Member.FailedSignIns != 0 || r.Member.LockedUntil != 0 || r.Member.Role != RoleOwner {
+		t.Fatalf("accepting the link: %v %+v", r.Err, r.Member)
+	}
+	for i := range 2 {
+		if d, _ := re.DashboardSessionByToken(tokenDigest(fmt.Sprint("tok", i))); d.Live(41) {
+			t.Fatalf("session %d outlived the reset", i)
+		}
+	}
+	if got := len(re.Members("org_a")); got != 1 {
+		t.Fatalf("%d members after the reset, want the one", got)
+	}
+	if r := re.Apply(&AcceptInvitation{At: 41, TokenHash: tokenHash("r2"), MemberID: "mem_x", PasswordHash: newHash}); r.Err == nil || r.Err.Code != CodeNotFound {
+		t.Fatalf("the link accepted twice: %v", r.Err)
+	}
+
+	// The flag is appended: an invitation without it is format 1's.
+	plain := Invitation{ID: "inv_p", OrgID: "org_a", Email: "p@a.example", Role: RoleViewer, TokenHash: tokenHash("p"), CreatedAt: 1, ExpiresAt: 2}
+	var e encoder
+	encodeInvitation(&e, &plain)
+	withFlag := plain
+	withFlag.Reset = true
+	var f encoder
+	encodeInvitation(&f, &withFlag)
+	if !bytes.Equal(f.buf, append(bytes.Clone(e.buf), 1)) {
+		t.Fatalf("the flag is not appended: %x after %x", f.buf, e.buf)
+	}
+	for _, c := range []struct {
+		buf  []byte
+		want Invitation
+		ok   bool
+	}{{e.buf, plain, true}, {f.buf, withFlag, true}, {append(bytes.Clone(e.buf), 0), Invitation{}, false}} {
+		d := decoder{buf: c.buf}
+		got := decodeInvitation(&d)
+		if (d.err == nil) != c.ok || c.ok && (got != c.want || len(d.buf) != 0) {
+			t.Fatalf("%x read as %+v, %v", c.buf, got, d.err)
+		}
+	}
+}
+
 func TestTeamCommandsRoundTrip(t *testing.T) {
 	cmds := []Command{
 		&CreateInvitation{At: 1, ID: "inv_a", OrgID: "org_a", Email: "a@b.example", Role: RoleViewer, Setup: true, TokenHash: tokenHash("a"), InvitedBy: "mem_a", ExpiresAt: 9},
@@ -242,6 +343,7 @@ func TestTeamCommandsRoundTrip(t *testing.T) {
 		&SetMemberRole{At: 7, OrgID: "org_a", MemberID: "mem_b", Role: RoleOwner},
 		&RemoveMember{At: 8, OrgID: "org_a", MemberID: "mem_b"},
 		&ChangeMemberPassword{At: 9, OrgID: "org_a", MemberID: "mem_b", PasswordHash: fakeArgon, KeepSessionID: "dss_a"},
+		&CreatePasswordReset{At: 10, ID: "inv_r", OrgID: "org_a", Email: "a@b.example", TokenHash: tokenHash("r"), ExpiresAt: 11},
 	}
 	enc := EncodeBatch(nil, cmds)
 	dec, err := DecodeBatch(enc)

@@ -42,6 +42,7 @@ type Page struct {
 	// The sign-in and acceptance forms.
 	Email, Action, OrgName, Role string
 	Setup                        bool
+	Reset                        bool // a password reset link
 	PasswordLenMin               int
 
 	// A message page.
