@@ -346,3 +346,45 @@ func TestDashboardChangesOwnPassword(t *testing.T) {
 	e.goTo(ctx, "/dashboard/payouts")
 	wantText(t, ctx, "viewer@merchant.example")
 }
+
+// The only owner lost their password: the operator's reset link opens a
+// page where they choose a new one, and they are signed in with it; the
+// old password no longer works.
+func TestDashboardPasswordResetLink(t *testing.T) {
+	e := newDashEnv(t)
+	base := "http://" + e.p.addr
+	e.session(e.org, "owner")
+	var out struct {
+		Link struct {
+			URL   string `json:"url"`
+			Email string `json:"email"`
+		} `json:"dashboardPasswordResetLink"`
+	}
+	e.api("POST", "/v1/organizations/"+e.org+"/dashboard-password-reset-link", map[string]any{"email": "owner@merchant.example"}, &out, 201)
+	u, err := url.Parse(out.Link.URL)
+	if err != nil || !strings.HasPrefix(u.Path, "/dashboard/reset/") || out.Link.Email != "owner@merchant.example" {
+		t.Fatalf("the reset link: %+v %v", out, err)
+	}
+	ctx := newTab(t)
+	do(t, ctx, chromedp.Navigate(base+u.Path))
+	waitFor(t, ctx, `document.readyState === "complete" && document.querySelector("form") !== null`)
+	wantText(t, ctx, "Choose a new password", "(owner)")
+	if v := eval[string](t, ctx, `document.getElementById("email").value`); v != "owner@merchant.example" {
+		t.Fatalf("the reset page's address: %q", v)
+	}
+	const newPassword = "amber lantern drifts downstream"
+	do(t, ctx, chromedp.SendKeys(`#password`, newPassword), chromedp.SendKeys(`#confirm`, newPassword),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector("form button[type=submit]").click()`))
+	waitLocation(t, ctx, base+"/dashboard")
+	waitFor(t, ctx, `document.readyState === "complete" && document.getElementById("main") !== null`)
+	wantText(t, ctx, "owner@merchant.example")
+	screenshot(t, ctx, "reset")
+
+	for password, want := range map[string]int{memberPassword: 401, newPassword: 303} {
+		hc := formClient(t)
+		csrf := formCSRF(t, hc, base+"/dashboard/sign-in")
+		if st, _, _ := postForm(t, hc, base+"/dashboard/sign-in", url.Values{"csrf": {csrf}, "email": {"owner@merchant.example"}, "password": {password}}); st != want {
+			t.Fatalf("signing in with %q: %d, want %d", password, st, want)
+		}
+	}
+}
