@@ -455,8 +455,12 @@ func (s *Server) pendingInvitation(ctx *fasthttp.RequestCtx, kind linkKind) (led
 		inv, found = s.cfg.Actors.Reader().InvitationByToken(dashauth.Digest(token))
 	}
 	if !found || linkKindOf(&inv) != kind || !inv.Pending(s.cfg.Actors.Now().UnixMilli()) {
+		ask := "Ask an owner of your organization for a new invitation."
+		if kind == resetLink {
+			ask = "Ask the operator of this service for a new reset link."
+		}
 		s.writeDashboardMessage(ctx, fasthttp.StatusNotFound, "This link does not work",
-			"The link is unknown, was used already, or expired. Ask an owner of your organization for a new invitation.")
+			"The link is unknown, was used already, or expired. "+ask)
 		return inv, false
 	}
 	return inv, true
