@@ -119,7 +119,11 @@ fuzz: ## run each fuzz test for 30s
 	$(GO) test ./ledger -run XXX -fuzz FuzzDepositCommands -fuzztime 30s
 	$(GO) test ./http -run XXX -fuzz FuzzParseUpload -fuzztime 30s
 	$(GO) test ./http -run XXX -fuzz FuzzTransactionID -fuzztime 30s
-	$(GO) test ./http -run XXX -fuzz FuzzRedactBody -fuzztime 30s
+	$(GO) test ./http -run XXX -fuzz FuzzDecodeRequestRecord -fuzztime 30s
+	$(GO) test ./http/redact -run XXX -fuzz FuzzRedactBody -fuzztime 30s
+	$(GO) test ./http/redact -run XXX -fuzz FuzzRedactFastAgrees -fuzztime 30s
+	$(GO) test ./http/dashauth -run XXX -fuzz FuzzVerifyPassword -fuzztime 30s
+	$(GO) test ./wal/requestlog -run XXX -fuzz FuzzDecodeEntry -fuzztime 30s
 
 paybench: build ## build the load generator into bin/paybench (and the service)
 	$(GO) build -o $(BIN)/paybench ./bench/cmd/paybench

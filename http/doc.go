@@ -19,7 +19,7 @@
 // this node) and, once it is answered, hands a copy of what the request log
 // keeps to the recorder's bounded queue: requests made with a key and failed
 // authentications, redacted on the recorder's goroutine (requestlog.go,
-// redact.go, requests.go).
+// package redact, requests.go).
 //
 // Two kinds of route skip that pipeline, and are served by whichever node
 // is asked: signed file downloads (GET /v1/files/{id}/content, authorized

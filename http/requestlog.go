@@ -19,6 +19,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"payments/actors"
+	"payments/http/redact"
 	"payments/ledger"
 )
 
@@ -30,7 +31,7 @@ import (
 // recorder goroutine wakes every requestLogGatherDelay while records wait,
 // holds each until requestLogReorderDelay after its request began so that
 // records are written in the order of their positions, then redacts
-// (redact.go), encodes (requestrecord.go) and writes them in batches to the
+// (package redact), encodes (requestrecord.go) and writes them in batches to the
 // node's RequestStore. Requests a follower relays to the leader are
 // recorded by the leader, whose request id the client sees.
 //
@@ -316,7 +317,7 @@ type requestRecorder struct {
 	done               chan struct{}
 	once               sync.Once
 
-	red *redactor
+	red *redact.Redactor
 	out []byte // encode's, reused
 
 	// clientIP notes the address a record names when no follower vouched
@@ -330,7 +331,7 @@ func newRequestRecorder(store RequestStore, queueLen int, logger interface{ Warn
 		queueLen = requestLogQueueDefault
 	}
 	r := &requestRecorder{store: store, logger: logger, queue: make(chan *requestState, queueLen),
-		stop: make(chan struct{}), done: make(chan struct{}), red: newRedactor()}
+		stop: make(chan struct{}), done: make(chan struct{}), red: redact.New()}
 	go r.run()
 	return r
 }
@@ -686,8 +687,8 @@ func (r *requestRecorder) encode(b []byte, st *requestState) []byte {
 	b = append(b, actor)
 	b = appendField(b, st.id)
 	b = appendField(b, st.method)
-	b = appendField(b, redactPath(bufString(st.buf[:st.pathEnd])))
-	b = appendField(b, redactQuery(bufString(st.buf[st.pathEnd:st.queryEnd])))
+	b = appendField(b, redact.Path(bufString(st.buf[:st.pathEnd])))
+	b = appendField(b, redact.Query(bufString(st.buf[st.pathEnd:st.queryEnd])))
 	b = appendField(b, errorCodeOf(st.buf[st.bodyEnd:st.errEnd]))
 	if tcp, ok := st.remote.(*net.TCPAddr); ok {
 		if a, ok := netip.AddrFromSlice(tcp.IP); ok {
@@ -705,7 +706,7 @@ func (r *requestRecorder) encode(b []byte, st *requestState) []byte {
 	b = appendField(b, bufString(st.buf[st.queryEnd:st.typeEnd]))
 	var body []byte
 	if st.bodyKept {
-		if red, ok := r.red.body(st.buf[st.typeEnd:st.bodyEnd]); ok {
+		if red, ok := r.red.Body(st.buf[st.typeEnd:st.bodyEnd]); ok {
 			body = red
 		}
 	}

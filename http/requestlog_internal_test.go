@@ -14,6 +14,7 @@ import (
 	"github.com/goccy/go-json/jsontext"
 	"github.com/valyala/fasthttp"
 
+	"payments/http/redact"
 	"payments/wal/requestlog"
 )
 
@@ -128,7 +129,7 @@ func BenchmarkRecordRequest(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer store.Close()
-	r := &requestRecorder{store: store, red: newRedactor(), logger: slog.New(slog.DiscardHandler)}
+	r := &requestRecorder{store: store, red: redact.New(), logger: slog.New(slog.DiscardHandler)}
 	body := []byte(`{"to":{"code":"gh_mtn","currency":"GHS","accountNumber":"233241234567","amount":"150.00"},"externalReference":"inv-1042","narration":"March invoice"}`)
 	ct := []byte("application/json")
 	path := []byte("/v1/payouts")
@@ -175,7 +176,7 @@ func TestFailedAuthRecordsBoundPerSecond(t *testing.T) {
 // What encode writes, decodeRequestRecord reads back whole, and the
 // rendering shows the redacted body and the actor.
 func TestRequestRecordRoundTrip(t *testing.T) {
-	r := &requestRecorder{red: newRedactor()}
+	r := &requestRecorder{red: redact.New()}
 	body := []byte(`{"to":{"accountNumber":"233241234567"},"externalReference":"r-1"}`)
 	st := &requestState{id: "req_0000000abc0000000000xyz", start: time.Unix(1_800_000_000, 123_000), duration: 1500 * time.Microsecond,
 		status: 422, method: fasthttp.MethodPost, keyID: "key_1", org: "org_1", bodyBytes: len(body), bodyKept: true,
@@ -225,7 +226,7 @@ func netipMustParse(t *testing.T, s string) netip.Addr {
 // FuzzDecodeRequestRecord: a damaged stored record is refused, never a
 // panic, and what decodes also renders.
 func FuzzDecodeRequestRecord(f *testing.F) {
-	r := &requestRecorder{red: newRedactor()}
+	r := &requestRecorder{red: redact.New()}
 	st := &requestState{id: "req_1", start: time.Unix(1_800_000_000, 0), status: 201, method: "POST", keyID: "key_1"}
 	st.buf = []byte("/v1/payouts")
 	st.pathEnd, st.queryEnd, st.typeEnd, st.bodyEnd, st.errEnd = 11, 11, 11, 11, 11

@@ -20,6 +20,7 @@ import (
 	"payments/http/blob"
 	"payments/http/logscrub"
 	"payments/http/metrics"
+	"payments/http/redact"
 	"payments/ledger"
 	"payments/rails"
 )
@@ -482,10 +483,10 @@ func (s *Server) methodNotAllowed(ctx *fasthttp.RequestCtx) {
 func loggablePath(path string) string {
 	for _, p := range []string{"/dashboard/setup/", "/dashboard/invitations/", "/dashboard/reset/"} {
 		if strings.HasPrefix(path, p) {
-			return p + redactedMask
+			return p + redact.Mask
 		}
 	}
-	return redactPath(path)
+	return redact.Path(path)
 }
 
 func (s *Server) panicked(ctx *fasthttp.RequestCtx, v any) {

@@ -1,23 +1,10 @@
-package http
-
-import (
-	"bytes"
-	"errors"
-	"io"
-	"net/url"
-	"strings"
-	"time"
-
-	"github.com/goccy/go-json/jsontext"
-)
-
-// Redaction of the request log: what the log keeps of a request body, its
-// query and its path. A log that copied bodies would be a second store of
-// every customer's account numbers, phone numbers, names and addresses,
-// readable by anyone holding a key, and of every secret sent to us; the
-// rules below mask those before a record is written. They err on the side
-// of masking: a masked order reference costs a support call, a leaked
-// phone number does not come back.
+// Package redact is the request log's redaction: what the log keeps of a
+// request body, its query and its path. A log that copied bodies would be
+// a second store of every customer's account numbers, phone numbers,
+// names and addresses, readable by anyone holding a key, and of every
+// secret sent to us; the rules below mask those before a record is
+// written. They err on the side of masking: a masked order reference
+// costs a support call, a leaked phone number does not come back.
 //
 // Masking replaces a value (a string or a number) with the string
 // "[redacted]"; the body keeps its shape: every member name, every array's
@@ -69,11 +56,27 @@ import (
 //     name (rules 1 to 3). The path: each segment is judged by rule 2,
 //     except this service's own identifiers (pay_…, req_…).
 //  5. Only JSON bodies are kept (Content-Type application/json, at most
-//     requestBodyLoggedBytesMax bytes, valid UTF-8 JSON); of any other body
-//     the log keeps only its size and content type. Headers are not kept:
-//     the Authorization header of a failed authentication is kept as the
-//     key's prefix and last four characters only (keyHintOf).
-const redactedMask = "[redacted]"
+//     package http's requestBodyLoggedBytesMax bytes, valid UTF-8 JSON); of
+//     any other body the log keeps only its size and content type.
+//     Headers are not kept: the Authorization header of a failed
+//     authentication is kept as the key's prefix and last four characters
+//     only (package http's keyHintOf). Rule 5 is the caller's; this
+//     package applies rules 1 to 4.
+package redact
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/goccy/go-json/jsontext"
+)
+
+// Mask is what a masked value becomes.
+const Mask = "[redacted]"
 
 // maskedNameContains and maskedNameExact are rule 1's names, normalized.
 var (
@@ -273,7 +276,7 @@ func redactString(s string) string {
 		return "http://" + redactURL(u)
 	}
 	if sensitiveShape(s) {
-		return redactedMask
+		return Mask
 	}
 	return s
 }
@@ -283,17 +286,17 @@ func redactString(s string) string {
 func redactURL(u string) string {
 	var tail string
 	if i := strings.IndexAny(u, "?#"); i >= 0 {
-		u, tail = u[:i], redactedMask
+		u, tail = u[:i], Mask
 	}
 	host, path, _ := strings.Cut(u, "/")
 	if i := strings.LastIndexByte(host, '@'); i >= 0 {
-		host = redactedMask + "@" + host[i+1:]
+		host = Mask + "@" + host[i+1:]
 	}
 	var b strings.Builder
 	b.WriteString(host)
 	if path != "" || strings.Contains(u, "/") {
 		b.WriteByte('/')
-		b.WriteString(redactPath(path))
+		b.WriteString(Path(path))
 	}
 	if tail != "" {
 		b.WriteByte('?')
@@ -302,15 +305,15 @@ func redactURL(u string) string {
 	return b.String()
 }
 
-// redactPath applies rule 2 to each segment of a path (rule 4).
-func redactPath(path string) string {
+// Path applies rule 2 to each segment of a path (rule 4).
+func Path(path string) string {
 	if !pathNeedsMask(path) {
 		return path // the usual case, without splitting
 	}
 	segs := strings.Split(path, "/")
 	for i, seg := range segs {
 		if segmentNeedsMask(seg) {
-			segs[i] = redactedMask
+			segs[i] = Mask
 		}
 	}
 	return strings.Join(segs, "/")
@@ -363,9 +366,9 @@ func isServiceID(s string) bool {
 	return true
 }
 
-// redactQuery applies rules 1 to 3 to each parameter of a raw query string
+// Query applies rules 1 to 3 to each parameter of a raw query string
 // and returns it re-encoded, masked values as the bare mask.
-func redactQuery(raw string) string {
+func Query(raw string) string {
 	if raw == "" {
 		return ""
 	}
@@ -393,12 +396,12 @@ func redactQuery(raw string) string {
 		b.WriteByte('=')
 		switch {
 		case maskedName(name):
-			b.WriteString(redactedMask)
+			b.WriteString(Mask)
 		case exemptName(name):
 			b.WriteString(url.QueryEscape(value))
 		default:
-			if r := redactString(value); r == redactedMask {
-				b.WriteString(redactedMask)
+			if r := redactString(value); r == Mask {
+				b.WriteString(Mask)
 			} else {
 				b.WriteString(url.QueryEscape(r))
 			}
@@ -407,10 +410,10 @@ func redactQuery(raw string) string {
 	return b.String()
 }
 
-// redactor rewrites JSON bodies by the rules above. It is owned by one
+// Redactor rewrites JSON bodies by the rules above. It is owned by one
 // goroutine (the recorder), which reuses its buffers.
-type redactor struct {
-	names map[string]nameClass // the fast path's judged names (redact_fast.go)
+type Redactor struct {
+	names map[string]nameClass // the fast path's judged names (fast.go)
 	fast  []byte               // the fast path's output
 	in    bytes.Reader
 	out   bytes.Buffer
@@ -428,17 +431,18 @@ type redactFrame struct {
 	masked   bool   // rule 1 applies to everything inside
 }
 
-func newRedactor() *redactor {
-	r := &redactor{}
+// New returns a Redactor.
+func New() *Redactor {
+	r := &Redactor{}
 	opts := []jsontext.Options{jsontext.AllowDuplicateNames(true)}
 	r.dec = jsontext.NewDecoder(&r.in, opts...)
 	r.enc = jsontext.NewEncoder(&r.out, opts...)
 	return r
 }
 
-// body returns the redacted form of a JSON document, valid until the next
+// Body returns the redacted form of a JSON document, valid until the next
 // call, or false if body is not one JSON value of valid UTF-8.
-func (r *redactor) body(body []byte) ([]byte, bool) {
+func (r *Redactor) Body(body []byte) ([]byte, bool) {
 	if out, ok := r.redactFast(body, r.fast[:0]); ok {
 		r.fast = out
 		return out, true
@@ -448,7 +452,7 @@ func (r *redactor) body(body []byte) ([]byte, bool) {
 
 // bodyByTokens is body token by token: the definition of the rules, for
 // every body, and the path of those the fast one leaves.
-func (r *redactor) bodyByTokens(body []byte) ([]byte, bool) {
+func (r *Redactor) bodyByTokens(body []byte) ([]byte, bool) {
 	r.in.Reset(body)
 	r.out.Reset()
 	r.dec.Reset(&r.in, jsontext.AllowDuplicateNames(true))
@@ -466,14 +470,14 @@ func (r *redactor) bodyByTokens(body []byte) ([]byte, bool) {
 	}
 }
 
-func (r *redactor) finish(err error) ([]byte, bool) {
+func (r *Redactor) finish(err error) ([]byte, bool) {
 	if len(r.stack) != 0 || r.out.Len() == 0 || !errors.Is(err, io.EOF) {
 		return nil, false
 	}
 	return bytes.TrimRight(r.out.Bytes(), "\n"), true
 }
 
-func (r *redactor) token(tok jsontext.Token) error {
+func (r *Redactor) token(tok jsontext.Token) error {
 	if r.whole {
 		return errors.New("more than one value")
 	}
@@ -514,7 +518,7 @@ func (r *redactor) token(tok jsontext.Token) error {
 	case '"':
 		switch {
 		case masked:
-			return r.enc.WriteToken(jsontext.String(redactedMask))
+			return r.enc.WriteToken(jsontext.String(Mask))
 		case name != "" && exemptName(name):
 			return r.enc.WriteToken(tok)
 		default:
@@ -526,7 +530,7 @@ func (r *redactor) token(tok jsontext.Token) error {
 		}
 	case '0':
 		if masked || !(name != "" && exemptName(name)) && digitRun(tok.String()) >= 7 {
-			return r.enc.WriteToken(jsontext.String(redactedMask))
+			return r.enc.WriteToken(jsontext.String(Mask))
 		}
 		return r.enc.WriteToken(tok)
 	default: // true, false, null

@@ -1,4 +1,4 @@
-package http
+package redact
 
 import (
 	"bytes"
@@ -69,7 +69,7 @@ func TestRedactBody(t *testing.T) {
 		{"a top-level string", `"ama@example.com"`, `"[redacted]"`},
 	} {
 		t.Run(tc.rule, func(t *testing.T) {
-			got, ok := newRedactor().body([]byte(tc.in))
+			got, ok := New().Body([]byte(tc.in))
 			if !ok {
 				t.Fatalf("refused %s", tc.in)
 			}
@@ -82,14 +82,14 @@ func TestRedactBody(t *testing.T) {
 
 // Bodies that are not one JSON value are not kept at all.
 func TestRedactRefusesNonJSON(t *testing.T) {
-	r := newRedactor()
+	r := New()
 	for _, in := range []string{``, `{`, `{"a":1}{"b":2}`, `name=ama`, "{\"a\":\"\xff\"}", `[1,]`} {
-		if out, ok := r.body([]byte(in)); ok {
+		if out, ok := r.Body([]byte(in)); ok {
 			t.Errorf("%q kept as %q", in, out)
 		}
 	}
 	// The redactor is reusable after a refusal.
-	if out, ok := r.body([]byte(`{"email":"a@b.co"}`)); !ok || string(out) != `{"email":"[redacted]"}` {
+	if out, ok := r.Body([]byte(`{"email":"a@b.co"}`)); !ok || string(out) != `{"email":"[redacted]"}` {
 		t.Fatalf("after refusals: %q %v", out, ok)
 	}
 }
@@ -101,8 +101,8 @@ func TestRedactQueryAndPath(t *testing.T) {
 		{"query exempt", "externalReference=2332412345678&from=2026-11-01T00%3A00%3A00Z", "externalReference=2332412345678&from=2026-11-01T00%3A00%3A00Z"},
 		{"query flag without a value", "expand", "expand"},
 	} {
-		if got := redactQuery(tc.in); got != tc.want {
-			t.Errorf("%s: redactQuery(%q) = %q, want %q", tc.rule, tc.in, got, tc.want)
+		if got := Query(tc.in); got != tc.want {
+			t.Errorf("%s: Query(%q) = %q, want %q", tc.rule, tc.in, got, tc.want)
 		}
 	}
 	for _, tc := range []struct{ rule, in, want string }{
@@ -111,23 +111,8 @@ func TestRedactQueryAndPath(t *testing.T) {
 		{"an escaped email", "/v1/x/ama%40example.com", "/v1/x/[redacted]"},
 		{"plain", "/v1/requests", "/v1/requests"},
 	} {
-		if got := redactPath(tc.in); got != tc.want {
-			t.Errorf("%s: redactPath(%q) = %q, want %q", tc.rule, tc.in, got, tc.want)
-		}
-	}
-}
-
-func TestKeyHintOf(t *testing.T) {
-	for _, tc := range []struct{ rule, header, want string }{
-		{"our key's shape", "Bearer sk_test_abcdefghijklmnopqrstuvwxyz1234", "sk_test_…1234"},
-		{"any case of bearer", "bearer sk_live_abcdefghijklmnop9876", "sk_live_…9876"},
-		{"too short to show four", "Bearer sk_test_abcd1234", ""},
-		{"not our key", "Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.abcdefghijkl", ""},
-		{"not bearer", "Basic dXNlcjpwYXNz", ""},
-		{"odd characters", "Bearer sk_test_abcdefghijklmnop<script>x", ""},
-	} {
-		if got := keyHintOf([]byte(tc.header)); got != tc.want {
-			t.Errorf("%s: keyHintOf(%q) = %q, want %q", tc.rule, tc.header, got, tc.want)
+		if got := Path(tc.in); got != tc.want {
+			t.Errorf("%s: Path(%q) = %q, want %q", tc.rule, tc.in, got, tc.want)
 		}
 	}
 }
@@ -148,8 +133,8 @@ func FuzzRedactBody(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
-		r := newRedactor()
-		out, ok := r.body(in)
+		r := New()
+		out, ok := r.Body(in)
 		if !ok {
 			return
 		}
@@ -158,7 +143,7 @@ func FuzzRedactBody(f *testing.F) {
 			t.Fatalf("output is not JSON: %q → %q", in, out)
 		}
 		checkRedacted(t, in, out)
-		again, ok := r.body(out)
+		again, ok := r.Body(out)
 		if !ok || !bytes.Equal(again, out) {
 			t.Fatalf("redacting twice: %q → %q → %q (%v)", in, out, again, ok)
 		}
@@ -221,13 +206,13 @@ func checkRedacted(t *testing.T, in, out []byte) {
 				}
 			}
 		case string, json.Number:
-			if masked && b != redactedMask {
+			if masked && b != Mask {
 				t.Fatalf("%q → %q: %v under masked name %q kept as %v", in, out, a, name, b)
 			}
-			if b != a && b != redactedMask && !strings.HasPrefix(strings.ToLower(toString(a)), "http") {
+			if b != a && b != Mask && !strings.HasPrefix(strings.ToLower(toString(a)), "http") {
 				t.Fatalf("%q → %q: %v became %v", in, out, a, b)
 			}
-			if s, isString := b.(string); isString && s != redactedMask && !(name != "" && exemptName(name)) &&
+			if s, isString := b.(string); isString && s != Mask && !(name != "" && exemptName(name)) &&
 				!strings.HasPrefix(s, "http://") && !strings.HasPrefix(s, "https://") && sensitiveShape(s) {
 				t.Fatalf("%q → %q: kept %q of a sensitive shape", in, out, s)
 			}
@@ -264,12 +249,12 @@ func FuzzRedactFastAgrees(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
-		r := newRedactor()
+		r := New()
 		fast, ok := r.redactFast(in, nil)
 		if !ok {
 			return
 		}
-		slow, ok := newRedactor().bodyByTokens(in)
+		slow, ok := New().bodyByTokens(in)
 		if !ok || !bytes.Equal(fast, slow) {
 			t.Fatalf("%q: fast path %q, token path %q (%v)", in, fast, slow, ok)
 		}
@@ -280,7 +265,7 @@ func FuzzRedactFastAgrees(f *testing.F) {
 // escapes), and the same bodies' results by tokens match (the table checks
 // the results themselves).
 func TestRedactFastTakesPlainBodies(t *testing.T) {
-	r := newRedactor()
+	r := New()
 	for _, in := range []string{
 		`{"to":{"code":"gh_mtn","currency":"GHS","accountNumber":"233241234567","amount":"150.00"},"externalReference":"bench-1-u-42"}`,
 		`{"metadata":{"x":"refund to ama@example.com please"},"amount":12345678,"tags":["a","b"],"ok":true,"n":null}`,
@@ -289,7 +274,7 @@ func TestRedactFastTakesPlainBodies(t *testing.T) {
 		if !ok {
 			t.Fatalf("the fast path left %s", in)
 		}
-		slow, ok := newRedactor().bodyByTokens([]byte(in))
+		slow, ok := New().bodyByTokens([]byte(in))
 		if !ok || string(fast) != string(slow) {
 			t.Fatalf("%s: fast %s, by tokens %s", in, fast, slow)
 		}
@@ -298,21 +283,6 @@ func TestRedactFastTakesPlainBodies(t *testing.T) {
 	for _, in := range []string{`{"a":"\u00e9"}`, "{\"a\":\"\xc3\xa9\"}", `{"a\"b":1}`} {
 		if _, ok := r.redactFast([]byte(in), nil); ok {
 			t.Errorf("the fast path took %s", in)
-		}
-	}
-}
-
-// A log line never carries a dashboard link's token, whatever its shape.
-func TestLoggablePath(t *testing.T) {
-	for in, want := range map[string]string{
-		"/dashboard/setup/ab-cd_ef0123456789abcdefghij-klmnop_qrstuvwxy": "/dashboard/setup/[redacted]",
-		"/dashboard/invitations/x":                                       "/dashboard/invitations/[redacted]",
-		"/dashboard/reset/ab-cd_ef0123456789abcdefghij-klmnop_qrstuvwxy": "/dashboard/reset/[redacted]",
-		"/v1/payouts/by-reference/0241234567":                            "/v1/payouts/by-reference/[redacted]",
-		"/v1/payouts":                                                    "/v1/payouts",
-	} {
-		if got := loggablePath(in); got != want {
-			t.Errorf("loggablePath(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

@@ -1,11 +1,11 @@
-package http
+package redact
 
 import "unsafe"
 
-// The redactor's fast path. Almost every body a client sends is ASCII JSON
+// The Redactor's fast path. Almost every body a client sends is ASCII JSON
 // with no escapes; for those, redactFast rewrites the body in one pass over
 // its bytes, with each member name judged once and remembered, and
-// produces exactly what the token-by-token path (redactor.token) would.
+// produces exactly what the token-by-token path (Redactor.token) would.
 // Anything else (an escape, a byte outside ASCII, a control character,
 // malformed JSON, deep nesting) is left to that path, which stays the
 // definition; FuzzRedactFastAgrees holds the two to the same output.
@@ -26,7 +26,7 @@ const (
 )
 
 // classOf judges a member name, remembering the verdict.
-func (r *redactor) classOf(name []byte) nameClass {
+func (r *Redactor) classOf(name []byte) nameClass {
 	if c, ok := r.names[string(name)]; ok {
 		return c
 	}
@@ -60,7 +60,7 @@ type fastFrame struct {
 
 // redactFast appends the redacted body to out; false when the body is not
 // for the fast path.
-func (r *redactor) redactFast(body, out []byte) ([]byte, bool) {
+func (r *Redactor) redactFast(body, out []byte) ([]byte, bool) {
 	var stack [redactFastDepthMax]fastFrame
 	depth := 0
 	i := 0
@@ -146,7 +146,7 @@ func (r *redactor) redactFast(body, out []byte) ([]byte, bool) {
 			}
 			switch {
 			case masked:
-				out = append(out, `"`+redactedMask+`"`...)
+				out = append(out, `"`+Mask+`"`...)
 			case exempt:
 				out = append(out, body[i:end+1]...)
 			default:
@@ -167,7 +167,7 @@ func (r *redactor) redactFast(body, out []byte) ([]byte, bool) {
 			}
 			num := unsafe.String(unsafe.SliceData(body[i:end]), end-i)
 			if masked || !exempt && digitRun(num) >= 7 {
-				out = append(out, `"`+redactedMask+`"`...)
+				out = append(out, `"`+Mask+`"`...)
 			} else {
 				out = append(out, num...)
 			}
@@ -190,7 +190,7 @@ func (r *redactor) redactFast(body, out []byte) ([]byte, bool) {
 // afterValue reads what follows a value: a comma inside an object or
 // array (written), or nothing. done reports the top-level value complete.
 // A nil out means malformed input.
-func (r *redactor) afterValue(body, out []byte, i, depth int, stack *[redactFastDepthMax]fastFrame) ([]byte, int, bool) {
+func (r *Redactor) afterValue(body, out []byte, i, depth int, stack *[redactFastDepthMax]fastFrame) ([]byte, int, bool) {
 	if depth == 0 {
 		return out, i, true
 	}
