@@ -18,8 +18,9 @@ import (
 // business rule: it calls the API's own handler for its route in-process
 // (dashboardRequest.api), as the signed-in member with the scopes of the
 // member's role, and shows the JSON the handler wrote; its forms go through
-// the same handlers. The sign-in, sign-out, setup, invitation and team
-// routes are dashboard_auth.go's and dashboard_team.go's.
+// the same handlers. The sign-in, sign-out, setup, invitation, reset and
+// team routes are dashboard_auth.go's and dashboard_team.go's; the
+// Account page's password change is dashboard_account.go's.
 
 // dashboardRoutes registers the pages.
 func (s *Server) dashboardRoutes() {

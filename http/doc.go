@@ -36,7 +36,11 @@
 // cookie, not a key (dashboard_auth.go). Its pages call the API's handlers
 // in-process as the member, with the scopes of the member's role, and
 // render the JSON they write (dashboard_pages.go); they read no state of
-// their own. Their presentation is package http/dashboard.
+// their own. The team's own routes (sign-in, setup, invitation and reset
+// links, the Team page, a member's password) read and change members and
+// sessions directly (dashboard_auth.go, dashboard_team.go,
+// dashboard_account.go): the API has no handlers for them. Their
+// presentation is package http/dashboard.
 //
 // # Never
 //
