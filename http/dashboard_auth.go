@@ -112,7 +112,8 @@ func (s *Server) dashboardAuth(ctx *fasthttp.RequestCtx) (dashboardMember, bool)
 		return dashboardMember{}, false
 	}
 	token := string(ctx.Request.Header.Cookie(dashboardSessionCookie))
-	if m, ok := s.dashboardSession(token); ok {
+	m, ok, idle := s.dashboardSession(token)
+	if ok {
 		ctx.SetUserValue(dashboardSessionKey, token)
 		noteMember(ctx, m)
 		return m, true
@@ -120,11 +121,18 @@ func (s *Server) dashboardAuth(ctx *fasthttp.RequestCtx) (dashboardMember, bool)
 	if token != "" {
 		s.clearCookie(ctx, dashboardSessionCookie)
 	}
-	loc := dashboardSignInPath
+	q := url.Values{}
 	if ctx.IsGet() {
 		if next := string(ctx.RequestURI()); safeNext(next) && next != "/dashboard" {
-			loc += "?next=" + url.QueryEscape(next)
+			q.Set("next", next)
 		}
+	}
+	if idle {
+		q.Set("idle", "1")
+	}
+	loc := dashboardSignInPath
+	if len(q) > 0 {
+		loc += "?" + q.Encode()
 	}
 	ctx.Response.Header.Set("Location", loc)
 	ctx.Response.Header.Set("Cache-Control", "no-store")
@@ -132,21 +140,30 @@ func (s *Server) dashboardAuth(ctx *fasthttp.RequestCtx) (dashboardMember, bool)
 	return dashboardMember{}, false
 }
 
-// dashboardSession finds the member of a live session token.
-func (s *Server) dashboardSession(token string) (dashboardMember, bool) {
+// dashboardSession finds the member of a live session token, and counts
+// this as a use of the session. A session unused for longer than the idle
+// timeout ends here, everywhere (idle: true).
+func (s *Server) dashboardSession(token string) (m dashboardMember, ok, idle bool) {
 	if len(token) != dashauth.TokenLen {
-		return dashboardMember{}, false
+		return dashboardMember{}, false, false
 	}
 	st := s.cfg.Actors.Reader()
-	sess, ok := st.DashboardSessionByToken(dashauth.Digest(token))
-	if !ok || !sess.Live(s.cfg.Actors.Now().UnixMilli()) {
-		return dashboardMember{}, false
+	sess, found := st.DashboardSessionByToken(dashauth.Digest(token))
+	now := s.cfg.Actors.Now()
+	if !found || !sess.Live(now.UnixMilli()) {
+		return dashboardMember{}, false, false
 	}
-	m, ok := st.Member(sess.MemberID)
-	if !ok || m.Removed || m.OrgID != sess.OrgID {
-		return dashboardMember{}, false
+	member, found := st.Member(sess.MemberID)
+	if !found || member.Removed || member.OrgID != sess.OrgID {
+		return dashboardMember{}, false, false
 	}
-	return dashboardMember{ID: m.ID, OrgID: m.OrgID, Email: m.Email, Role: m.Role}, true
+	if s.dashIdle.use(sess.ID, now) {
+		if _, e := s.dashboardPropose(&ledger.EndDashboardSession{At: now.UnixMilli(), ID: sess.ID}); e != nil {
+			s.logger.Warn("ending an idle dashboard session", "session", sess.ID, "err", e.Message)
+		}
+		return dashboardMember{}, false, true
+	}
+	return dashboardMember{ID: member.ID, OrgID: member.OrgID, Email: member.Email, Role: member.Role}, true, false
 }
 
 // safeNext reports whether next is a place in the dashboard to go back to
@@ -295,14 +312,17 @@ func (s *Server) dashboardSignInPage(ctx *fasthttp.RequestCtx) {
 	if !s.dashboardGate(ctx) {
 		return
 	}
-	if _, ok := s.dashboardSession(string(ctx.Request.Header.Cookie(dashboardSessionCookie))); ok {
+	if _, ok, _ := s.dashboardSession(string(ctx.Request.Header.Cookie(dashboardSessionCookie))); ok {
 		ctx.Response.Header.Set("Location", "/dashboard")
 		ctx.SetStatusCode(fasthttp.StatusSeeOther)
 		return
 	}
 	p := &dashauth.Page{Title: "Sign in", CSRF: dashauth.CSRF(s.formToken(ctx)), Action: signInAction(ctx)}
-	if string(ctx.QueryArgs().Peek("signed-out")) == "1" {
+	switch {
+	case string(ctx.QueryArgs().Peek("signed-out")) == "1":
 		p.Notice = "You are signed out."
+	case string(ctx.QueryArgs().Peek("idle")) == "1" && s.cfg.DashboardIdleTimeout > 0:
+		p.Notice = "You were signed out after " + idleWords(s.cfg.DashboardIdleTimeout) + " without activity. Please sign in again."
 	}
 	s.writeDashboardPage(ctx, fasthttp.StatusOK, "signin", p)
 }
@@ -418,6 +438,7 @@ func (s *Server) dashboardSignOut(ctx *fasthttp.RequestCtx) {
 			s.writeDashboardMessage(ctx, HTTPStatus(e.Code), "Sign-out failed", e.Message)
 			return
 		}
+		s.dashIdle.forget(sess.ID)
 	}
 	s.clearCookie(ctx, dashboardSessionCookie)
 	ctx.Response.Header.Set("Location", dashboardSignInPath+"?signed-out=1")

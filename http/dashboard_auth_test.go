@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"fmt"
+	"html"
 	"io"
 	nethttp "net/http"
 	"net/http/cookiejar"
@@ -580,4 +581,59 @@ func TestDashboardPasswordResetLink(t *testing.T) {
 	if n := len(st.sys.Reader().Members(org)); n != 1 {
 		t.Fatalf("%d members after the reset, want 1", n)
 	}
+}
+
+// A session in use lives on past the idle timeout; one left unused for
+// longer ends, everywhere: the next page goes to the sign-in page, which
+// says why, and signing in again works.
+func TestDashboardIdleTimeout(t *testing.T) {
+	const idle = 1500 * time.Millisecond
+	st := newStack(t, stackOptions{dashboardIdle: idle})
+	owner := setUpDashboardOwner(t, st, "owner@idle.example")
+	for start := time.Now(); time.Since(start) < 2*idle; time.Sleep(idle / 5) {
+		wantDashStatus(t, "a page while in use", owner.get("/dashboard/payouts"), 200)
+	}
+	token := ""
+	for _, c := range owner.client.Jar.Cookies(mustURL(t, owner.base+"/dashboard")) {
+		if c.Name == "dashboard_session" {
+			token = c.Value
+		}
+	}
+	time.Sleep(idle + idle/2)
+	p := owner.get("/dashboard/payouts")
+	wantDashStatus(t, "a page after the idle timeout", p, 303)
+	if loc := p.header.Get("Location"); loc != "/dashboard/sign-in?idle=1&next=%2Fdashboard%2Fpayouts" {
+		t.Fatalf("after the idle timeout, to %q", loc)
+	}
+	if sess, ok := st.sys.Reader().DashboardSessionByToken(dashauth.Digest(token)); !ok || !sess.Ended {
+		t.Fatalf("the idle session in the ledger: %+v %v", sess, ok)
+	}
+	signIn := owner.get(p.header.Get("Location"))
+	if !strings.Contains(signIn.body, "You were signed out after 2 seconds without activity") {
+		t.Fatalf("the sign-in page does not say why: %s", signIn.body)
+	}
+	wantDashStatus(t, "signing in again", owner.post(signInActionOf(t, signIn), url.Values{"csrf": {signIn.csrf(t)},
+		"email": {"owner@idle.example"}, "password": {dashOwnerPassword}}), 303)
+	wantDashStatus(t, "a page after signing in again", owner.get("/dashboard/payouts"), 200)
+}
+
+func mustURL(t *testing.T, s string) *url.URL {
+	t.Helper()
+	u, err := url.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+var formAction = regexp.MustCompile(`<form method="post" action="([^"]+)"`)
+
+// signInActionOf is the sign-in form's target on the page.
+func signInActionOf(t *testing.T, p dashPage) string {
+	t.Helper()
+	m := formAction.FindStringSubmatch(p.body)
+	if m == nil {
+		t.Fatalf("no form on the page: %s", p.body)
+	}
+	return html.UnescapeString(m[1])
 }

@@ -81,6 +81,10 @@ type Config struct {
 	// under its data directory. Empty: uploads and downloads answer 503.
 	FilesDir string
 
+	// DashboardIdleTimeout ends a dashboard session unused for this long
+	// (dashboard_idle.go); 0: DashboardIdleTimeoutDefault; negative: never.
+	DashboardIdleTimeout time.Duration
+
 	// SandboxSettlement is how long the sandbox takes to confirm a deposit
 	// the hosted checkout's test mode simulates; default 500ms.
 	SandboxSettlement time.Duration
@@ -154,6 +158,8 @@ type Server struct {
 
 	exports *exportLanes // turns of GET /v1/transactions/export
 
+	dashIdle *sessionIdle // the dashboard sessions' last uses (dashboard_idle.go)
+
 	recorder *requestRecorder // the request log's; nil without Config.RequestLog
 	tag      string           // this node's tag in request ids (requestlog.go)
 	// requestSeq numbers request ids when no request log draws their
@@ -199,6 +205,9 @@ func New(cfg Config) *Server {
 	if cfg.SandboxSettlement <= 0 {
 		cfg.SandboxSettlement = defaultSandboxSettlement
 	}
+	if cfg.DashboardIdleTimeout == 0 {
+		cfg.DashboardIdleTimeout = DashboardIdleTimeoutDefault
+	}
 	setCheckoutURL(cfg.CheckoutURL)
 	cfg.PublicBaseURL = strings.TrimSuffix(cfg.PublicBaseURL, "/")
 	s := &Server{
@@ -208,6 +217,7 @@ func New(cfg Config) *Server {
 		forwarders: make(map[string]*fasthttp.HostClient),
 		scopes:     make(map[string]ledger.Scopes),
 		exports:    newExportLanes(exportWaitMax),
+		dashIdle:   newSessionIdle(cfg.DashboardIdleTimeout),
 	}
 	s.requestSeq.Store(uint64(time.Now().UnixMicro()))
 	if cfg.Cluster != nil {

@@ -54,6 +54,7 @@ type stackOptions struct {
 	bodyBytes       int64             // api.Config.BodyBytesInFlightMax
 	connsPerIP      int               // api.Config.ConnsPerIPMax
 	metrics         *metrics.Requests // api.Config.Metrics
+	dashboardIdle   time.Duration     // api.Config.DashboardIdleTimeout
 }
 
 // frozenTiming keeps every payout and collection pending, so responses do
@@ -89,7 +90,8 @@ func newStack(t *testing.T, opts stackOptions) *stack {
 	srv := api.New(api.Config{Live: opts.live, NoProvider: opts.live, Actors: sys, Cluster: node, RateLimitPerSecond: opts.rateLimit,
 		FilesDir: files, Rates: opts.rates, SandboxSettlement: opts.settlement, Logger: opts.logger,
 		PublicBaseURL: opts.publicBase, BodyBytesInFlightMax: opts.bodyBytes, ConnsPerIPMax: opts.connsPerIP, Metrics: opts.metrics,
-		RequestLog: store, RequestLogQueue: opts.requestLogQueue})
+		DashboardIdleTimeout: opts.dashboardIdle,
+		RequestLog:           store, RequestLogQueue: opts.requestLogQueue})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -38,14 +38,14 @@ type dashEnv struct {
 	sessions  map[string]string // role → a member's session token
 }
 
-func newDashEnv(t *testing.T) *dashEnv {
+func newDashEnv(t *testing.T, serverArgs ...string) *dashEnv {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("end-to-end")
 	}
 	t.Parallel()
 	e := &dashEnv{t: t}
-	e.p = startServer(t, t.TempDir(), "--webhook-timeout", "2s")
+	e.p = startServer(t, t.TempDir(), append([]string{"--webhook-timeout", "2s"}, serverArgs...)...)
 	e.p.waitReady()
 	// Ready means a leader is known; the bootstrap key commits just after.
 	var out struct {

@@ -388,3 +388,17 @@ func TestDashboardPasswordResetLink(t *testing.T) {
 		}
 	}
 }
+
+// A tab left alone past --dashboard-idle-timeout finds itself signed out,
+// and the sign-in page says why.
+func TestDashboardIdleTimeoutSignsOut(t *testing.T) {
+	e := newDashEnv(t, "--dashboard-idle-timeout", "2s")
+	base := "http://" + e.p.addr
+	ctx := e.open(e.org, "viewer", "/dashboard/payouts")
+	wantText(t, ctx, "viewer@merchant.example")
+	time.Sleep(3 * time.Second)
+	do(t, ctx, chromedp.Reload())
+	waitLocation(t, ctx, base+"/dashboard/sign-in?idle=1")
+	waitFor(t, ctx, `document.readyState === "complete"`)
+	wantText(t, ctx, "You were signed out after 2 seconds without activity")
+}

@@ -99,6 +99,7 @@ type serveConfig struct {
 	snapshotInterval  time.Duration
 	trailingLogs      uint64
 	settlement        time.Duration
+	dashboardIdle     time.Duration
 	commitTimeout     time.Duration
 	drainTimeout      time.Duration
 	drainNotice       time.Duration
@@ -160,6 +161,7 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	fs.DurationVar(&c.snapshotInterval, "snapshot-interval", 10*time.Second, "how often to check whether --snapshot-threshold is reached")
 	fs.Uint64Var(&c.trailingLogs, "trailing-logs", 10240, "log entries kept behind a snapshot for lagging followers")
 	fs.DurationVar(&c.settlement, "sandbox-settlement", rails.DefaultSandboxTiming.Settlement, "sandbox: how long a simulated rail takes to settle")
+	fs.DurationVar(&c.dashboardIdle, "dashboard-idle-timeout", api.DashboardIdleTimeoutDefault, "a dashboard session unused this long ends; 0: never")
 	fs.DurationVar(&c.commitTimeout, "commit-timeout", 10*time.Second, "how long a write waits for its commit before answering outcome_unknown")
 	fs.DurationVar(&c.drainTimeout, "drain-timeout", 15*time.Second, "on SIGTERM, how long to wait for requests in flight")
 	fs.DurationVar(&c.drainNotice, "drain-notice", 0, "on SIGTERM, how long to keep serving new connections while /readyz answers 503, before closing the listener: set it above a load balancer's time to mark the node down")
@@ -391,6 +393,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		ConnsPerIPMax:        cfg.connsPerIP,
 		BodyBytesInFlightMax: cfg.bodyBytesInFlight,
 		SandboxSettlement:    cfg.settlement,
+		DashboardIdleTimeout: dashboardIdleTimeout(cfg.dashboardIdle),
 		TrustedProxies:       trustedProxies,
 		RequestLog:           requestStore,
 		RequestLogQueue:      cfg.requestLogQueue,
@@ -547,3 +550,12 @@ func followLeadership(ctx context.Context, node *raft.Node, sys *actors.System, 
 // blobsDir is where a node keeps uploaded files' bytes: beside the log, in
 // its data directory.
 func blobsDir(dataDir string) string { return filepath.Join(dataDir, "blobs") }
+
+// dashboardIdleTimeout is the flag's value as the server's setting: the
+// flag's 0 (never) is the setting's negative.
+func dashboardIdleTimeout(flag time.Duration) time.Duration {
+	if flag <= 0 {
+		return -1
+	}
+	return flag
+}
