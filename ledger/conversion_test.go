@@ -238,16 +238,7 @@ func TestConversionCommandsRoundTrip(t *testing.T) {
 		quoteCmd("qte_1", 5, 7, 9),
 		&ExecuteQuote{At: 6, OrgID: "org_a", QuoteID: "qte_1", ConversionID: "conv_1"},
 	}
-	enc := EncodeBatch(nil, cmds)
-	dec, err := DecodeBatch(enc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range cmds {
-		if fmt.Sprintf("%+v", cmds[i]) != fmt.Sprintf("%+v", dec[i]) {
-			t.Fatalf("command %d: %+v decoded as %+v", i, cmds[i], dec[i])
-		}
-	}
+	checkCommandsRoundTrip(t, cmds)
 	for _, name := range []string{"conversion_debit", "conversion_credit", "conversion_clearing"} {
 		if et, ok := ParseEntryType(name); !ok || et.String() != name || et.ReferenceType() != "conversion" {
 			t.Errorf("entry type %s: %v %v", name, et, ok)

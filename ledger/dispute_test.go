@@ -313,17 +313,5 @@ func TestFileDisputeCommandsRoundTrip(t *testing.T) {
 		&AddDisputeMessage{At: 5, DisputeID: "dsp_a", OrgID: "org_a", MessageID: "dsm_c", AuthorType: "merchant", Body: "b", Attachments: []Attachment{{"file_a", "n"}}},
 		&ResolveDispute{At: 6, ID: "dsp_a", OrgID: "org_a", Won: true, Message: "m"},
 	}
-	enc := EncodeBatch(nil, cmds)
-	dec, err := DecodeBatch(enc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range cmds {
-		if fmt.Sprintf("%+v", cmds[i]) != fmt.Sprintf("%+v", dec[i]) {
-			t.Fatalf("command %d: %+v decoded as %+v", i, cmds[i], dec[i])
-		}
-	}
-	if !bytes.Equal(EncodeBatch(nil, dec), enc) {
-		t.Fatal("re-encoding changed the batch")
-	}
+	checkCommandsRoundTrip(t, cmds)
 }

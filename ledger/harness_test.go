@@ -254,3 +254,25 @@ func processCPU() int64 {
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return ru.Utime.Nano() + ru.Stime.Nano()
 }
+
+// checkCommandsRoundTrip encodes cmds as one log entry and decodes it: the
+// same commands come back, and they encode to the same bytes again.
+func checkCommandsRoundTrip(t *testing.T, cmds []Command) {
+	t.Helper()
+	enc := EncodeBatch(nil, cmds)
+	dec, err := DecodeBatch(enc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(dec) != len(cmds) {
+		t.Fatalf("%d commands decoded as %d", len(cmds), len(dec))
+	}
+	for i := range cmds {
+		if fmt.Sprintf("%+v", cmds[i]) != fmt.Sprintf("%+v", dec[i]) {
+			t.Fatalf("command %d: %+v decoded as %+v", i, cmds[i], dec[i])
+		}
+	}
+	if !bytes.Equal(EncodeBatch(nil, dec), enc) {
+		t.Fatal("re-encoding changed the batch")
+	}
+}

@@ -345,14 +345,5 @@ func TestTeamCommandsRoundTrip(t *testing.T) {
 		&ChangeMemberPassword{At: 9, OrgID: "org_a", MemberID: "mem_b", PasswordHash: fakeArgon, KeepSessionID: "dss_a"},
 		&CreatePasswordReset{At: 10, ID: "inv_r", OrgID: "org_a", Email: "a@b.example", TokenHash: tokenHash("r"), ExpiresAt: 11},
 	}
-	enc := EncodeBatch(nil, cmds)
-	dec, err := DecodeBatch(enc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range cmds {
-		if fmt.Sprintf("%+v", cmds[i]) != fmt.Sprintf("%+v", dec[i]) {
-			t.Fatalf("command %d: %+v decoded as %+v", i, cmds[i], dec[i])
-		}
-	}
+	checkCommandsRoundTrip(t, cmds)
 }

@@ -361,18 +361,10 @@ func TestWebhookCommandsRoundTrip(t *testing.T) {
 		&RotateWebhookSecret{At: 1, ID: "whe_1", OrgID: "org_a", Secret: secretB},
 		&SendWebhookTest{At: 1, OrgID: "org_a", EndpointID: "whe_1"},
 		&RecordWebhookAttempt{At: 1, DeliveryID: "whd_1", Attempt: 3, StatusCode: 502, Error: "HTTP 502", RetryAt: 99},
+		&RecordWebhookAttempt{At: 5, StartedAt: 2, DeliveryID: "whd_1", Attempt: 4, Succeeded: true, StatusCode: 204},
 		&RetryWebhookDelivery{At: 1, OrgID: "org_a", DeliveryID: "whd_1"},
 	}
-	enc := EncodeBatch(nil, cmds)
-	dec, err := DecodeBatch(enc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range cmds {
-		if fmt.Sprintf("%+v", cmds[i]) != fmt.Sprintf("%+v", dec[i]) {
-			t.Fatalf("command %d: %+v decoded as %+v", i, cmds[i], dec[i])
-		}
-	}
+	checkCommandsRoundTrip(t, cmds)
 }
 
 // A delivery's history keeps its latest WebhookAttemptsKept attempts, each
