@@ -562,9 +562,7 @@ func (e *webhookEngine) send(ctx context.Context, ep *ledger.WebhookEndpoint, d 
 	if len(snippet) > 0 {
 		msg += ": " + string(bytes.ToValidUTF8(snippet, []byte("?")))
 	}
-	if len(msg) > webhookErrorLen {
-		msg = msg[:webhookErrorLen]
-	}
+	msg = ledger.CutText(msg, webhookErrorLen)
 	return sendOutcome{status: resp.StatusCode, err: msg}
 }
 

@@ -420,15 +420,25 @@ func lockWords(ms int64) string {
 	return itoa(int((secs+59)/60)) + " minutes"
 }
 
-// dashboardSignOut: POST /dashboard/sign-out, with the session's CSRF
-// token: the session ends everywhere, and the cookie goes.
-func (s *Server) dashboardSignOut(ctx *fasthttp.RequestCtx) {
+// dashboardFormMember is the signed-in member who posted a form with the
+// session's CSRF token; false (having answered: the sign-in redirect, or a
+// 403 page) otherwise.
+func (s *Server) dashboardFormMember(ctx *fasthttp.RequestCtx) (dashboardMember, bool) {
 	m, ok := s.dashboardAuth(ctx)
 	if !ok {
-		return
+		return m, false
 	}
 	if !s.dashboardCheckCSRF(ctx, m) {
 		s.writeDashboardMessage(ctx, fasthttp.StatusForbidden, "Request refused", "This form expired: reload the page and try again.")
+		return m, false
+	}
+	return m, true
+}
+
+// dashboardSignOut: POST /dashboard/sign-out, with the session's CSRF
+// token: the session ends everywhere, and the cookie goes.
+func (s *Server) dashboardSignOut(ctx *fasthttp.RequestCtx) {
+	if _, ok := s.dashboardFormMember(ctx); !ok {
 		return
 	}
 	token, _ := ctx.UserValue(dashboardSessionKey).(string)

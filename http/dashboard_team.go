@@ -68,12 +68,8 @@ func (s *Server) writeTeamPage(ctx *fasthttp.RequestCtx, m dashboardMember, stat
 // to show (nil: back to the team page, 303) or the error to show on it.
 func (s *Server) dashboardTeamAction(action func(ctx *fasthttp.RequestCtx, m dashboardMember) (*dashauth.Page, *ledger.Error)) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
-		m, ok := s.dashboardAuth(ctx)
+		m, ok := s.dashboardFormMember(ctx)
 		if !ok {
-			return
-		}
-		if !s.dashboardCheckCSRF(ctx, m) {
-			s.writeDashboardMessage(ctx, fasthttp.StatusForbidden, "Request refused", "This form expired: reload the page and try again.")
 			return
 		}
 		if m.Role != ledger.RoleOwner {

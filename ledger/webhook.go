@@ -576,10 +576,7 @@ func (c *RecordWebhookAttempt) apply(s *State) Result {
 		return Result{Err: errorf(CodeConflict, "delivery %s is %s after %d attempts; attempt %d is stale",
 			d.ID, d.Status, d.Attempts, c.Attempt)}
 	}
-	msg := c.Error
-	if len(msg) > webhookErrorLenMax {
-		msg = msg[:webhookErrorLenMax]
-	}
+	msg := CutText(c.Error, webhookErrorLenMax)
 	d.Attempts++
 	d.Step++
 	d.LastStatusCode = c.StatusCode
@@ -621,17 +618,23 @@ func (c *RecordWebhookAttempt) apply(s *State) Result {
 	return Result{WebhookDelivery: &d}
 }
 
+// CutText is s cut to at most n bytes, before a character, never inside
+// one.
+func CutText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
 // appendAttempt is history with c's attempt added and the oldest dropped
 // beyond WebhookAttemptsKept. It never writes into history's array, which
 // the delivery's earlier versions share.
 func appendAttempt(history []DeliveryAttempt, c *RecordWebhookAttempt, msg string) []DeliveryAttempt {
-	if len(msg) > webhookAttemptErrorLenMax {
-		n := webhookAttemptErrorLenMax
-		for n > 0 && !utf8.RuneStart(msg[n]) {
-			n-- // cut before a character, never inside one
-		}
-		msg = msg[:n]
-	}
+	msg = CutText(msg, webhookAttemptErrorLenMax)
 	start := c.StartedAt
 	if start > c.At {
 		start = 0 // a start after the outcome is not a start

@@ -534,3 +534,23 @@ func TestWebhookAttemptCodecs(t *testing.T) {
 		t.Fatal("an empty appended history was accepted")
 	}
 }
+
+func TestCutText(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"short", 10, "short"},
+		{"exactly", 7, "exactly"},
+		{"abcdef", 3, "abc"},
+		{"ab€cd", 3, "ab"}, // € is 3 bytes from index 2: not cut inside
+		{"ab€cd", 5, "ab€"},
+		{"€", 2, ""},
+		{"", 0, ""},
+	} {
+		if got := CutText(tc.in, tc.n); got != tc.want {
+			t.Errorf("CutText(%q, %d) = %q, want %q", tc.in, tc.n, got, tc.want)
+		}
+	}
+}
