@@ -100,6 +100,10 @@ const (
 	OpBalance      = "balance"
 )
 
+// requestLogMax bounds the request log of a long-running fake: past it
+// the older half is forgotten.
+const requestLogMax = 100_000
+
 // Request is one request the fake received, without its credentials.
 type Request struct {
 	Method, Path string
@@ -143,7 +147,7 @@ type Server struct {
 	names       map[string]string
 	balance     map[string]int64 // product → minor units
 	faults      map[string][]Fault
-	requests    []Request
+	requests    []*Request // the latest requestLogMax
 	movements   []Movement
 	callbacks   []Callback
 	callbacksWG sync.WaitGroup
@@ -284,7 +288,11 @@ func (s *Server) ExpireTokens() {
 func (s *Server) Requests() []Request {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]Request(nil), s.requests...)
+	out := make([]Request, len(s.requests))
+	for i, r := range s.requests {
+		out[i] = *r
+	}
+	return out
 }
 
 // Count returns how many requests of op were received (creates include
@@ -390,16 +398,20 @@ func (s *Server) Handler() http.Handler {
 type exchange struct {
 	s   *Server
 	w   http.ResponseWriter
-	idx int
+	req *Request
 }
 
 // begin logs r (under s.mu) and returns the fault set for op, if any.
 func (s *Server) begin(w http.ResponseWriter, r *http.Request, op string, body []byte) (*exchange, *Fault) {
-	s.requests = append(s.requests, Request{
+	req := &Request{
 		Method: r.Method, Path: r.URL.Path, Product: r.PathValue("product"), Op: op,
 		ReferenceID: r.Header.Get("X-Reference-Id"), CallbackURL: r.Header.Get("X-Callback-Url"), Body: body,
-	})
-	ex := &exchange{s: s, w: w, idx: len(s.requests) - 1}
+	}
+	if len(s.requests) >= requestLogMax {
+		s.requests = append(s.requests[:0], s.requests[requestLogMax/2:]...)
+	}
+	s.requests = append(s.requests, req)
+	ex := &exchange{s: s, w: w, req: req}
 	if q := s.faults[op]; len(q) > 0 {
 		f := q[0]
 		s.faults[op] = q[1:]
@@ -410,7 +422,7 @@ func (s *Server) begin(w http.ResponseWriter, r *http.Request, op string, body [
 
 // answer writes a JSON answer (under s.mu).
 func (ex *exchange) answer(status int, v any) {
-	ex.s.requests[ex.idx].Status = status
+	ex.req.Status = status
 	writeJSON(ex.w, status, v)
 }
 
@@ -600,7 +612,7 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
 	ex.answer(http.StatusAccepted, nil)
 }
 
-func (ex *exchange) requestsDropped() { ex.s.requests[ex.idx].Status = 0 }
+func (ex *exchange) requestsDropped() { ex.req.Status = 0 }
 
 // process decides a new transaction by its counterparty's behaviour.
 func (s *Server) process(t *txn) {
