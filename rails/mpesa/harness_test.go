@@ -140,14 +140,14 @@ func (r *rig) noCallback() {
 // began submitting) and settles an instruction once. It follows the
 // SendOnce rule: Submit only when no send may have happened.
 type caller struct {
-	t       *testing.T
-	a       *mpesa.Adapter
-	in      provider.Instruction
-	p       provider.Prepared
+	t          *testing.T
+	a          *mpesa.Adapter
+	in         provider.Instruction
+	p          provider.Prepared
 	collection bool
 	sending    bool // committed "submitting" before the first Submit
-	settled *provider.Outcome
-	settles int
+	settled    *provider.Outcome
+	settles    int
 }
 
 func (c *caller) settle(o provider.Outcome) {
