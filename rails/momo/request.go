@@ -53,7 +53,10 @@ func (a *Adapter) call(ctx context.Context, p *product, method, path string, hea
 			return nil, wrote, err
 		}
 		if r.Status == http.StatusUnauthorized && attempt == 0 {
+			// Refused at the gateway: this attempt did nothing, so it
+			// does not count as sent.
 			p.invalidate(tok)
+			wrote = false
 			continue
 		}
 		return r, wrote, nil

@@ -75,7 +75,10 @@ func (a *Adapter) call(ctx context.Context, path string, body any) (resp *outbou
 			return nil, wrote, err
 		}
 		if (r.Status == http.StatusUnauthorized || invalidTokenCodes[parseError(r).ErrorCode]) && attempt == 0 {
+			// Refused at the gateway: this attempt did nothing, so it
+			// does not count as sent.
 			a.invalidate(tok)
+			wrote = false
 			continue
 		}
 		return r, wrote, nil

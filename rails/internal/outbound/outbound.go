@@ -1,8 +1,6 @@
 package outbound
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -46,12 +44,6 @@ func Send(client *http.Client, req *http.Request) (resp *Response, wrote bool, e
 		return nil, true, fmt.Errorf("reading the response: %w", err)
 	}
 	return &Response{Status: r.StatusCode, Header: r.Header, Body: body}, true, nil
-}
-
-// Canceled reports whether err is our own context's end rather than the
-// provider's doing.
-func Canceled(ctx context.Context, err error) bool {
-	return ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded))
 }
 
 // RetryAfter reads a Retry-After header (seconds or an HTTP date), or
