@@ -1,6 +1,8 @@
 package mpesa_test
 
 import (
+	"crypto/rand"
+	"crypto/rsa"
 	"errors"
 	"net/http"
 	"strings"
@@ -137,7 +139,11 @@ func TestB2CPayoutCompletesThroughResultCallback(t *testing.T) {
 
 func TestSecurityCredentialIsVerified(t *testing.T) {
 	r := newRig(t, mpesafake.Options{})
-	other := mpesafake.New(mpesafake.Options{Key: nil}) // another key pair
+	otherKey, err := rsa.GenerateKey(rand.Reader, 1024)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := mpesafake.New(mpesafake.Options{Key: otherKey}) // another key pair
 	cases := []struct {
 		name string
 		edit func(*mpesa.Config)

@@ -13,7 +13,9 @@
 // before the first Submit, so a new leader re-sends exactly the same request
 // and the provider (or the chain, through the nonce) never sees two. An
 // adapter must be deterministic given a Prepared value: Submit twice with
-// the same one is the same request.
+// the same one is the same request. An adapter whose provider would act on
+// a re-sent request again implements SendOnce, and the caller then never
+// re-sends after a send that may have arrived (see SendOnce).
 //
 // # Outcomes
 //
