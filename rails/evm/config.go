@@ -110,6 +110,7 @@ type DepositSettings struct {
 	// AddressesMax bounds the watched set (default 1,000,000).
 	AddressesMax uint32 `json:"addressesMax"`
 	// TopicFilterMax: up to this many watched addresses the node filters
+	// (-1: never)
 	// logs by recipient; beyond it the watcher reads every Transfer of
 	// the tokens in the range and filters itself (default 1000): size
 	// rangeBlocks for the token's traffic then.
@@ -133,6 +134,9 @@ type NonceSettings struct {
 
 // SweepSettings are the sweeper's.
 type SweepSettings struct {
+	// To is where swept tokens go: the hot wallet's address. The sweeper
+	// needs no key of it.
+	To string `json:"to"`
 	// MinMinor per currency: a smaller balance is left where it is.
 	MinMinor map[string]int64 `json:"minMinor"`
 }
@@ -172,6 +176,7 @@ type config struct {
 	deposits       DepositSettings
 	holdTimeout    time.Duration
 	sweepMin       map[string]int64
+	sweepTo        string
 }
 
 type token struct {
@@ -206,6 +211,7 @@ func parseSettings(raw json.RawMessage, secrets provider.Secrets) (*config, erro
 		deposits:       s.Deposits,
 		holdTimeout:    time.Duration(s.Nonces.HoldTimeout),
 		sweepMin:       s.Sweep.MinMinor,
+		sweepTo:        s.Sweep.To,
 		tokens:         map[string]*token{},
 		tokenByAddress: map[common.Address]*token{},
 	}
@@ -313,8 +319,8 @@ func parseSettings(raw json.RawMessage, secrets provider.Secrets) (*config, erro
 	switch {
 	case d.RangeBlocks > 100_000, d.RangesPerPoll < 1 || d.RangesPerPoll > 100:
 		return nil, errors.New("evm: settings: deposits.rangeBlocks must be at most 100000 and rangesPerPoll 1 to 100")
-	case d.TopicFilterMax < 0 || d.TopicFilterMax > 10_000:
-		return nil, errors.New("evm: settings: deposits.topicFilterMax must be 0 to 10000")
+	case d.TopicFilterMax < -1 || d.TopicFilterMax > 10_000:
+		return nil, errors.New("evm: settings: deposits.topicFilterMax must be -1 to 10000")
 	case d.Lookahead > d.AddressesMax:
 		return nil, errors.New("evm: settings: deposits.lookahead must not exceed addressesMax")
 	case d.DepositsPerPollMax < 1 || d.DepositsPerPollMax > 100_000:

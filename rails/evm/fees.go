@@ -26,18 +26,20 @@ type fees struct {
 // to the node's suggested tip when recent blocks paid none. The fee cap is
 // twice the base fee plus the tip, so a transaction survives several full
 // blocks of rising base fees; it is held to the configured ceiling.
-func (a *Adapter) currentFees(ctx context.Context) (fees, error) {
-	fh, err := a.node.feeHistory(ctx, a.cfg.historyBlocks, a.cfg.tipPercentile)
+func (a *Adapter) currentFees(ctx context.Context) (fees, error) { return currentFees(ctx, a.node, a.cfg) }
+
+func currentFees(ctx context.Context, n *node, c *config) (fees, error) {
+	fh, err := n.feeHistory(ctx, c.historyBlocks, c.tipPercentile)
 	if err != nil {
 		return fees{}, err
 	}
 	if allZero(fh.BaseFee) { // no base fee: a legacy chain (or one that charges none)
-		price, err := a.node.gasPrice(ctx)
+		price, err := n.gasPrice(ctx)
 		if err != nil {
 			return fees{}, err
 		}
-		if a.cfg.maxFeePerGas != nil && price.Cmp(a.cfg.maxFeePerGas) > 0 {
-			return fees{}, provider.Errorf(provider.ErrUnavailable, "the gas price %s wei is above the ceiling of %s", price, a.cfg.maxFeePerGas)
+		if c.maxFeePerGas != nil && price.Cmp(c.maxFeePerGas) > 0 {
+			return fees{}, provider.Errorf(provider.ErrUnavailable, "the gas price %s wei is above the ceiling of %s", price, c.maxFeePerGas)
 		}
 		return fees{legacy: true, gasPrice: price}, nil
 	}
@@ -52,11 +54,11 @@ func (a *Adapter) currentFees(ctx context.Context) (fees, error) {
 	if len(tips) > 0 {
 		sort.Slice(tips, func(i, j int) bool { return tips[i].Cmp(tips[j]) < 0 })
 		tip = new(big.Int).Set(tips[len(tips)/2])
-	} else if tip, err = a.node.suggestTip(ctx); err != nil {
+	} else if tip, err = n.suggestTip(ctx); err != nil {
 		return fees{}, err
 	}
 	feeCap := new(big.Int).Add(new(big.Int).Mul(base, big.NewInt(2)), tip)
-	if max := a.cfg.maxFeePerGas; max != nil && feeCap.Cmp(max) > 0 {
+	if max := c.maxFeePerGas; max != nil && feeCap.Cmp(max) > 0 {
 		if new(big.Int).Add(base, tip).Cmp(max) > 0 {
 			return fees{}, provider.Errorf(provider.ErrUnavailable, "the base fee %s wei plus the tip is above the ceiling of %s", base, max)
 		}
