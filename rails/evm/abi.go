@@ -27,7 +27,7 @@ var (
 		[4]byte(crypto.Keccak256([]byte("ERC20InsufficientBalance(address,uint256,uint256)"))[:4]): "insufficient token balance",
 		[4]byte(crypto.Keccak256([]byte("ERC20InvalidReceiver(address)"))[:4]):                     "invalid receiver",
 		[4]byte(crypto.Keccak256([]byte("ERC20InvalidSender(address)"))[:4]):                       "invalid sender",
-		[4]byte(crypto.Keccak256([]byte("EnforcedPause()"))[:4]):                                    "the token is paused",
+		[4]byte(crypto.Keccak256([]byte("EnforcedPause()"))[:4]):                                   "the token is paused",
 	}
 )
 

@@ -58,11 +58,11 @@ type Settings struct {
 	// queue and unmined this long gets a Replacement with higher fees.
 	StuckAfter Duration `json:"stuckAfter"`
 	// RPCTimeout bounds each call to the node.
-	RPCTimeout Duration         `json:"rpcTimeout"`
-	Gas        GasSettings      `json:"gas"`
-	Deposits   DepositSettings  `json:"deposits"`
-	Nonces     NonceSettings    `json:"nonces"`
-	Sweep      SweepSettings    `json:"sweep"`
+	RPCTimeout Duration        `json:"rpcTimeout"`
+	Gas        GasSettings     `json:"gas"`
+	Deposits   DepositSettings `json:"deposits"`
+	Nonces     NonceSettings   `json:"nonces"`
+	Sweep      SweepSettings   `json:"sweep"`
 }
 
 // TokenSettings is one ERC-20 token.

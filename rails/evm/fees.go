@@ -26,7 +26,9 @@ type fees struct {
 // to the node's suggested tip when recent blocks paid none. The fee cap is
 // twice the base fee plus the tip, so a transaction survives several full
 // blocks of rising base fees; it is held to the configured ceiling.
-func (a *Adapter) currentFees(ctx context.Context) (fees, error) { return currentFees(ctx, a.node, a.cfg) }
+func (a *Adapter) currentFees(ctx context.Context) (fees, error) {
+	return currentFees(ctx, a.node, a.cfg)
+}
 
 func currentFees(ctx context.Context, n *node, c *config) (fees, error) {
 	fh, err := n.feeHistory(ctx, c.historyBlocks, c.tipPercentile)
