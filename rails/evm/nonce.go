@@ -33,9 +33,18 @@ type nonces struct {
 }
 
 type hold struct {
-	txs       map[common.Hash]time.Time // transactions at this nonce, when first seen here
+	txs       map[common.Hash]heldTx // transactions at this nonce
 	seen      time.Time                 // last time anything of this nonce was seen
 	committed bool                      // seen after PreparePayout: the caller committed it
+}
+
+// heldTx is one of our transactions: when this process first saw it, and
+// the original of its payout (itself, or what it replaces): transactions
+// of different payouts may share a nonce, and only those of one payout are
+// siblings.
+type heldTx struct {
+	first time.Time
+	root  common.Hash
 }
 
 // holdsMax bounds the table: beyond it the lowest mined nonces are
@@ -59,22 +68,23 @@ func (n *nonces) reserve(pending, latest uint64, now time.Time) uint64 {
 	for n.held[v] != nil {
 		v++
 	}
-	n.held[v] = &hold{txs: map[common.Hash]time.Time{}, seen: now}
+	n.held[v] = &hold{txs: map[common.Hash]heldTx{}, seen: now}
 	return v
 }
 
-// attach records tx hash h at nonce v (a signed transaction of ours);
-// committed says the caller has it committed.
-func (n *nonces) attach(v uint64, h common.Hash, now time.Time, committed bool) {
+// attach records tx hash h at nonce v (a signed transaction of ours, of
+// the payout whose original is root); committed says the caller has it
+// committed.
+func (n *nonces) attach(v uint64, h, root common.Hash, now time.Time, committed bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	hd := n.held[v]
 	if hd == nil {
-		hd = &hold{txs: map[common.Hash]time.Time{}}
+		hd = &hold{txs: map[common.Hash]heldTx{}}
 		n.held[v] = hd
 	}
 	if _, ok := hd.txs[h]; !ok {
-		hd.txs[h] = now
+		hd.txs[h] = heldTx{first: now, root: root}
 	}
 	hd.seen = now
 	hd.committed = hd.committed || committed
@@ -95,13 +105,13 @@ func (n *nonces) firstSeen(v uint64, h common.Hash) (time.Time, bool) {
 	defer n.mu.Unlock()
 	if hd := n.held[v]; hd != nil {
 		t, ok := hd.txs[h]
-		return t, ok
+		return t.first, ok
 	}
 	return time.Time{}, false
 }
 
-// siblings lists the transactions of ours at nonce v.
-func (n *nonces) siblings(v uint64) []common.Hash {
+// siblings lists the transactions of the payout whose original is root.
+func (n *nonces) siblings(v uint64, root common.Hash) []common.Hash {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	hd := n.held[v]
@@ -109,8 +119,10 @@ func (n *nonces) siblings(v uint64) []common.Hash {
 		return nil
 	}
 	out := make([]common.Hash, 0, len(hd.txs))
-	for h := range hd.txs {
-		out = append(out, h)
+	for h, t := range hd.txs {
+		if t.root == root {
+			out = append(out, h)
+		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Cmp(out[j]) < 0 })
 	return out
@@ -167,9 +179,7 @@ func (a *Adapter) Restore(_ context.Context, inFlight []provider.Prepared) error
 		if err != nil {
 			return err
 		}
-		for _, tx := range txs {
-			a.nonces.attach(tx.Nonce(), tx.Hash(), now, true)
-		}
+		a.hold(txs, now)
 	}
 	return nil
 }

@@ -112,7 +112,7 @@ func (a *Adapter) PreparePayout(ctx context.Context, in provider.Instruction) (p
 		a.nonces.release(nonce)
 		return provider.Prepared{}, err
 	}
-	a.nonces.attach(nonce, tx.Hash(), now, false)
+	a.nonces.attach(nonce, tx.Hash(), tx.Hash(), now, false)
 	a.mu.Lock()
 	a.prepared[in.ID] = cachedPrepare{in: in, p: p, nonce: nonce, hash: tx.Hash()}
 	a.mu.Unlock()
@@ -160,7 +160,7 @@ func (a *Adapter) SubmitPayout(ctx context.Context, in provider.Instruction, p p
 	if err != nil {
 		return provider.Outcome{}, err
 	}
-	a.hold(txs)
+	a.hold(txs, a.now())
 	err = a.node.sendRaw(ctx, mustBinary(txs[0])) // for a single transaction: p.Payload itself
 	switch classifySend(err) {
 	case sendKnown:
@@ -203,14 +203,16 @@ func (a *Adapter) PayoutStatus(ctx context.Context, in provider.Instruction, p p
 	if err != nil {
 		return provider.Outcome{}, err
 	}
-	a.hold(txs)
+	a.hold(txs, a.now())
 	return a.status(ctx, txs)
 }
 
-func (a *Adapter) hold(txs []*types.Transaction) {
-	now := a.now()
+// hold records a committed Prepared's transactions (newest first; the
+// last is the payout's original).
+func (a *Adapter) hold(txs []*types.Transaction, now time.Time) {
+	root := txs[len(txs)-1].Hash()
 	for _, tx := range txs {
-		a.nonces.attach(tx.Nonce(), tx.Hash(), now, true)
+		a.nonces.attach(tx.Nonce(), tx.Hash(), root, now, true)
 	}
 }
 
@@ -234,7 +236,7 @@ func (a *Adapter) status(ctx context.Context, txs []*types.Transaction) (provide
 	for _, tx := range txs {
 		candidates = append(candidates, tx.Hash())
 	}
-	for _, h := range a.nonces.siblings(nonce) {
+	for _, h := range a.nonces.siblings(nonce, txs[len(txs)-1].Hash()) {
 		if byHash[h] == nil {
 			candidates = append(candidates, h)
 		}
@@ -305,7 +307,7 @@ func (a *Adapter) replacement(ctx context.Context, txs []*types.Transaction) (pr
 	if err != nil {
 		return provider.Prepared{}, false
 	}
-	a.nonces.attach(tx.Nonce(), tx.Hash(), a.now(), false)
+	a.nonces.attach(tx.Nonce(), tx.Hash(), txs[len(txs)-1].Hash(), a.now(), false)
 	return p, true
 }
 
