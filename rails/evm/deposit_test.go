@@ -67,7 +67,7 @@ func TestDepositConfirmedAfterRequired(t *testing.T) {
 				t.Fatalf("index 0 gave %s, then %s", to, again)
 			}
 			usdt := tc.deposit(t, ctx, tc.usdt, provision(t, ctx, a, 1), 3_000_000)
-			tc.deposit(t, ctx, tc.usdc, alice, 1_000_000) // not ours
+			tc.deposit(t, ctx, tc.usdc, alice, 1_000_000)     // not ours
 			tx := tc.deposit(t, ctx, tc.usdc, to, 25_500_000) // 25.5 USDC
 			ds := f.poll(t, ctx)
 			if len(ds) != 2 {
@@ -233,4 +233,6 @@ func TestDepositFeedResumesFromCursor(t *testing.T) {
 	}
 }
 
-func isRejected(err error) bool { return err != nil && strings.Contains(err.Error(), provider.ErrRejected.Error()) }
+func isRejected(err error) bool {
+	return err != nil && strings.Contains(err.Error(), provider.ErrRejected.Error())
+}

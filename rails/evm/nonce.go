@@ -34,8 +34,8 @@ type nonces struct {
 
 type hold struct {
 	txs       map[common.Hash]heldTx // transactions at this nonce
-	seen      time.Time                 // last time anything of this nonce was seen
-	committed bool                      // seen after PreparePayout: the caller committed it
+	seen      time.Time              // last time anything of this nonce was seen
+	committed bool                   // seen after PreparePayout: the caller committed it
 }
 
 // heldTx is one of our transactions: when this process first saw it, and

@@ -27,9 +27,10 @@ func TestContractsCurrent(t *testing.T) {
 		}
 		t.Skipf("solcjs is not installed at %s (make evm-tools): the committed bytecode is not checked", solcjs)
 	}
-	for _, name := range []string{"TestUSDC", "TestUSDT"} {
-		abi, bin := compile(t, solcjs, name)
-		files := map[string][]byte{name + ".abi.json": abi, name + ".bin": bin}
+	names := []string{"TestUSDC", "TestUSDT"}
+	out := compile(t, solcjs, names)
+	for _, name := range names {
+		files := map[string][]byte{name + ".abi.json": out[name][0], name + ".bin": out[name][1]}
 		for file, want := range files {
 			p := filepath.Join("contracts", file)
 			if *update {
@@ -51,10 +52,11 @@ func TestContractsCurrent(t *testing.T) {
 
 var importRe = regexp.MustCompile(`(?m)^\s*import\s+(?:[^"';]*\s+from\s+)?["']([^"']+)["']\s*;`)
 
-// compile runs solcjs's standard JSON interface on one source and every
-// file it imports, resolved here (relative imports against the importing
-// unit, others under node_modules).
-func compile(t *testing.T, solcjs, name string) (abi, bin []byte) {
+// compile runs solcjs's standard JSON interface, once, on contracts/NAME.sol
+// for each name and every file they import, resolved here (relative imports
+// against the importing unit, others under node_modules). It returns each
+// contract's ABI and bytecode.
+func compile(t *testing.T, solcjs string, names []string) map[string][2][]byte {
 	t.Helper()
 	modules := filepath.Join(ToolsDir(), "node_modules")
 	sources := map[string]map[string]string{}
@@ -76,14 +78,18 @@ func compile(t *testing.T, solcjs, name string) (abi, bin []byte) {
 			add(imp, filepath.Join(modules, filepath.FromSlash(imp)))
 		}
 	}
-	add(name+".sol", filepath.Join("contracts", name+".sol"))
+	selection := map[string]any{}
+	for _, name := range names {
+		add(name+".sol", filepath.Join("contracts", name+".sol"))
+		selection[name+".sol"] = map[string]any{name: []string{"abi", "evm.bytecode.object"}}
+	}
 	input := map[string]any{
 		"language": "Solidity",
 		"sources":  sources,
 		"settings": map[string]any{
 			"optimizer":       map[string]any{"enabled": true, "runs": 200},
 			"evmVersion":      "cancun",
-			"outputSelection": map[string]any{name + ".sol": map[string]any{name: []string{"abi", "evm.bytecode.object"}}},
+			"outputSelection": selection,
 		},
 	}
 	in, _ := json.Marshal(input)
@@ -118,14 +124,18 @@ func compile(t *testing.T, solcjs, name string) (abi, bin []byte) {
 			t.Fatalf("solc: %s", e.FormattedMessage)
 		}
 	}
-	c, ok := res.Contracts[name+".sol"][name]
-	if !ok || c.EVM.Bytecode.Object == "" {
-		t.Fatalf("solc produced no bytecode for %s", name)
+	result := map[string][2][]byte{}
+	for _, name := range names {
+		c, ok := res.Contracts[name+".sol"][name]
+		if !ok || c.EVM.Bytecode.Object == "" {
+			t.Fatalf("solc produced no bytecode for %s", name)
+		}
+		var pretty bytes.Buffer
+		if err := json.Indent(&pretty, c.ABI, "", "  "); err != nil {
+			t.Fatal(err)
+		}
+		pretty.WriteByte('\n')
+		result[name] = [2][]byte{pretty.Bytes(), []byte(fmt.Sprintf("%s\n", c.EVM.Bytecode.Object))}
 	}
-	var pretty bytes.Buffer
-	if err := json.Indent(&pretty, c.ABI, "", "  "); err != nil {
-		t.Fatal(err)
-	}
-	pretty.WriteByte('\n')
-	return pretty.Bytes(), []byte(fmt.Sprintf("%s\n", c.EVM.Bytecode.Object))
+	return result
 }

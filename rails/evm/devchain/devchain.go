@@ -145,12 +145,15 @@ var listening = regexp.MustCompile(`Listening on (127\.0\.0\.1:\d+)`)
 // Start runs anvil on 127.0.0.1 on a port the system picks, with extra
 // arguments (such as "--block-time", "1"), and waits until it answers.
 // Close stops it.
-func Start(ctx context.Context, args ...string) (*Chain, error) {
+func Start(ctx context.Context, args ...string) (*Chain, error) { return StartPort(ctx, 0, args...) }
+
+// StartPort is Start on a given port (0: any free one).
+func StartPort(ctx context.Context, port int, args ...string) (*Chain, error) {
 	anvil, ok := AnvilPath()
 	if !ok {
 		return nil, errors.New("devchain: anvil is not installed (make evm-tools, or set PAYMENTS_ANVIL)")
 	}
-	argv := append([]string{"--host", "127.0.0.1", "--port", "0", "--chain-id", fmt.Sprint(ChainID)}, args...)
+	argv := append([]string{"--host", "127.0.0.1", "--port", fmt.Sprint(port), "--chain-id", fmt.Sprint(ChainID)}, args...)
 	cmd := exec.Command(anvil, argv...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -389,4 +392,75 @@ func call(sig string, args ...any) []byte {
 		}
 	}
 	return b
+}
+
+// StartDetached runs anvil in its own session, in the background, writing
+// its output to logPath, and returns once it answers; it outlives this
+// process. Stop it by the pid in Chain.Pid (SIGTERM).
+func StartDetached(ctx context.Context, logPath string, port int, args ...string) (*Chain, error) {
+	anvil, ok := AnvilPath()
+	if !ok {
+		return nil, errors.New("devchain: anvil is not installed (make evm-tools, or set PAYMENTS_ANVIL)")
+	}
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	defer logf.Close()
+	argv := append([]string{"--host", "127.0.0.1", "--port", fmt.Sprint(port), "--chain-id", fmt.Sprint(ChainID)}, args...)
+	cmd := exec.Command(anvil, argv...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = detached()
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("devchain: starting anvil: %w", err)
+	}
+	pid := cmd.Process.Pid
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		b, _ := os.ReadFile(logPath)
+		if m := listening.FindSubmatch(b); m != nil {
+			c, err := Attach(ctx, "http://"+string(m[1]))
+			if err != nil {
+				return nil, err
+			}
+			c.Pid = pid
+			return c, nil
+		}
+		select {
+		case <-exited:
+			return nil, fmt.Errorf("devchain: anvil exited; see %s", logPath)
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			return nil, fmt.Errorf("devchain: anvil did not listen within 30s; see %s", logPath)
+		}
+	}
+}
+
+// Setup deploys TestUSDC from anvil's first default account, mints
+// usdcOwner whole USDC to that account and hotUSDC to each hot wallet, and
+// gives each hot wallet hotEther ether for gas.
+func (c *Chain) Setup(ctx context.Context, usdcOwner, hotUSDC, hotEther int64, hot ...common.Address) (common.Address, error) {
+	owner := DevKey(0)
+	token, err := c.Deploy(ctx, owner, TestUSDC)
+	if err != nil {
+		return common.Address{}, err
+	}
+	unit := big.NewInt(1_000_000)
+	if err := c.Mint(ctx, owner, token, crypto.PubkeyToAddress(owner.PublicKey), new(big.Int).Mul(big.NewInt(usdcOwner), unit)); err != nil {
+		return common.Address{}, err
+	}
+	for _, h := range hot {
+		if err := c.Mint(ctx, owner, token, h, new(big.Int).Mul(big.NewInt(hotUSDC), unit)); err != nil {
+			return common.Address{}, err
+		}
+		wei := new(big.Int).Mul(big.NewInt(hotEther), big.NewInt(1e18))
+		if err := c.SetBalance(ctx, h, wei); err != nil {
+			return common.Address{}, err
+		}
+	}
+	return token, nil
 }
