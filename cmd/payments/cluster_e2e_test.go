@@ -432,9 +432,26 @@ func TestRollingRestartUnderLoad(t *testing.T) {
 		t.Error(badAck)
 	}
 
-	// Every acknowledged payout is in every node's state: stop the
-	// processes, then run the three nodes' Raft in this process on their
-	// data directories until each has applied the whole log.
+	// Every acknowledged payout is in every node's state.
+	nodes := openStopped(t, procs)
+	for i, node := range nodes {
+		st := node.Reader()
+		missing := 0
+		for ref, id := range acked {
+			if po, ok := st.Payout(id); !ok || po.ExternalReference != ref {
+				missing++
+			}
+		}
+		if missing > 0 {
+			t.Errorf("n%d lacks %d of the %d acknowledged payouts", i+1, missing, len(acked))
+		}
+	}
+}
+
+// openStopped stops the processes, then runs the three nodes' Raft in this
+// process on their data directories until each has applied the whole log.
+func openStopped(t *testing.T, procs []*proc) []*raft.Node {
+	t.Helper()
 	for i, p := range procs {
 		if err := p.stop(); err != nil {
 			t.Fatalf("n%d: SIGTERM: %v", i+1, err)
@@ -450,7 +467,7 @@ func TestRollingRestartUnderLoad(t *testing.T) {
 		if err != nil {
 			t.Fatalf("n%d: open its data directory: %v", i+1, err)
 		}
-		defer node.Close()
+		t.Cleanup(func() { node.Close() })
 		nodes = append(nodes, node)
 	}
 	for deadline := time.Now().Add(30 * time.Second); ; {
@@ -465,25 +482,38 @@ func TestRollingRestartUnderLoad(t *testing.T) {
 			caughtUp = caughtUp && n.Ready() && n.AppliedIndex() == leader.AppliedIndex()
 		}
 		if caughtUp {
-			break
+			return nodes
 		}
 		if time.Now().After(deadline) {
 			t.Fatal("the three nodes did not catch up with each other within 30s")
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	for i, node := range nodes {
-		st := node.Reader()
-		missing := 0
-		for ref, id := range acked {
-			if po, ok := st.Payout(id); !ok || po.ExternalReference != ref {
-				missing++
-			}
+}
+
+// checkReplicasAgree stops the processes and checks that their replicas
+// hold the same state at the same applied index, and keep the ledger's
+// invariants.
+func checkReplicasAgree(t *testing.T, procs []*proc) {
+	t.Helper()
+	nodes := openStopped(t, procs)
+	first, firstIndex, err := nodes[0].StateDigest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, n := range nodes {
+		d, index, err := n.StateDigest()
+		switch {
+		case err != nil:
+			t.Errorf("n%d: digest: %v", i+1, err)
+		case d != first || index != firstIndex:
+			t.Errorf("n%d holds state %x at %d; n1 %x at %d", i+1, d[:8], index, first[:8], firstIndex)
 		}
-		if missing > 0 {
-			t.Errorf("n%d lacks %d of the %d acknowledged payouts", i+1, missing, len(acked))
+		if err := n.CheckState(); err != nil {
+			t.Errorf("n%d: the ledger's invariants: %v", i+1, err)
 		}
 	}
+	t.Logf("the three replicas agree at index %d", firstIndex)
 }
 
 // withoutFlag returns args less a boolean flag.

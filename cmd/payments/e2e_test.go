@@ -259,6 +259,7 @@ type payoutView struct {
 	ID                string `json:"id"`
 	Status            string `json:"status"`
 	ExternalReference string `json:"externalReference"`
+	CreatedAt         string `json:"createdAt"`
 	// From is the whole debit, the fee included; To what the recipient
 	// is sent, whose cents pick the sandbox rail's outcome.
 	From struct {
