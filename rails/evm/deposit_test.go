@@ -2,6 +2,7 @@ package evm_test
 
 import (
 	"context"
+	"errors"
 	"math/big"
 	"strings"
 	"testing"
@@ -124,6 +125,11 @@ func TestDepositDroppedByReorg(t *testing.T) {
 	id := ds[0].Identity
 	if err := tc.Revert(ctx, snap); err != nil {
 		t.Fatal(err)
+	}
+	// A head below the cursor's blocks, agreeing with the rest, reads as a
+	// node that is behind: the poll waits and drops nothing.
+	if ds, _, err := a.PollDeposits(ctx, f.cursor); !errors.Is(err, provider.ErrUnavailable) || len(ds) != 0 {
+		t.Fatalf("a shorter chain: %+v, %v", ds, err)
 	}
 	tc.mine(t, ctx, 3) // a longer chain without the deposit
 	ds = f.poll(t, ctx)

@@ -188,7 +188,9 @@ func (a *Adapter) canonical(ctx context.Context, block uint64, hash common.Hash)
 
 // rewindOnReorg compares the remembered hashes with the node's; on a
 // difference it rewinds the cursor to the last common block and marks the
-// open deposits above it orphans.
+// open deposits above it orphans. A node whose head is below the cursor's
+// last block and agrees with what it has is behind, not reorganised: the
+// poll waits (ErrUnavailable) rather than drop deposits it cannot see yet.
 func (a *Adapter) rewindOnReorg(ctx context.Context, c *cursor, head uint64) error {
 	if len(c.Hashes) == 0 {
 		return nil
@@ -205,11 +207,16 @@ func (a *Adapter) rewindOnReorg(ctx context.Context, c *cursor, head uint64) err
 	}
 	top := min(last, head)
 	if top < c.Base {
-		return fmt.Errorf("evm: the chain's head %d is below the cursor's remembered blocks from %d: reorganisation deeper than the cursor remembers", head, c.Base)
+		// A node behind the blocks we remember (one of several behind a
+		// load balancer, say) is not a reorganisation: wait for it.
+		return provider.Errorf(provider.ErrUnavailable, "the node's head %d is behind the feed's block %d", head, last)
 	}
 	hs, err := a.node.hashes(ctx, c.Base, top)
 	if err != nil {
 		return err
+	}
+	if top < last && hs[len(hs)-1] == c.Hashes[top-c.Base] {
+		return provider.Errorf(provider.ErrUnavailable, "the node's head %d is behind the feed's block %d", head, last)
 	}
 	fork := -1
 	for i := len(hs) - 1; i >= 0; i-- {
