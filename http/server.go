@@ -118,10 +118,10 @@ type Config struct {
 // Limits of the HTTP front end.
 const (
 	jsonBodyBytesMax = 64 << 10 // a JSON request body
-	// serverBodyBytesMax is what fasthttp reads at all. Bodies up to it are
-	// read and refused by the handler with a clean 400; past it fasthttp
-	// answers 400 and closes the connection, which a client still sending
-	// may see as a reset.
+	// serverBodyBytesMax is what the server reads of a body at all. Bodies
+	// up to it are read and refused by the handler with a clean 400; past
+	// it the handler answers 400 unread and the connection is closed
+	// lingering (linger.go), so that a client still sending reads it.
 	serverBodyBytesMax = 4 << 20
 	readTimeout        = 10 * time.Second
 	writeTimeout       = 10 * time.Second
@@ -297,7 +297,7 @@ func (s *Server) Serve(ln net.Listener) error {
 	if s.cfg.PublicBaseURL == "" {
 		s.cfg.PublicBaseURL = "http://" + ln.Addr().String()
 	}
-	return s.srv.Serve(s.limitConnsPerIP(ln))
+	return s.srv.Serve(s.limitConnsPerIP(lingerListener{ln}))
 }
 
 // Shutdown stops accepting connections and waits for requests in flight to
@@ -512,8 +512,10 @@ func (s *Server) panicked(ctx *fasthttp.RequestCtx, v any) {
 }
 
 // badRequest answers requests fasthttp could not read: a body past the
-// limit, a malformed request line or headers.
+// limit, a malformed request line or headers. The connection is then
+// closed lingering (linger.go): the client may still be sending.
 func (s *Server) badRequest(ctx *fasthttp.RequestCtx, err error) {
+	lingerOnClose(ctx)
 	s.begin(ctx)
 	var e *ledger.Error
 	if errors.Is(err, fasthttp.ErrBodyTooLarge) {
