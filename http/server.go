@@ -111,6 +111,11 @@ type Config struct {
 	// (--trusted-proxies): a load balancer in front of the nodes.
 	TrustedProxies []netip.Prefix
 
+	// ReadTimeout bounds reading a request, and a new connection's wait
+	// for its first; IdleTimeout a kept-alive connection's wait for its
+	// next. Defaults 10s and 60s.
+	ReadTimeout, IdleTimeout time.Duration
+
 	RateLimitPerSecond int           // per API key; default 100
 	CommitTimeout      time.Duration // how long an administrative write waits for its commit; default 10s
 }
@@ -205,6 +210,12 @@ func New(cfg Config) *Server {
 	if cfg.SandboxSettlement <= 0 {
 		cfg.SandboxSettlement = defaultSandboxSettlement
 	}
+	if cfg.ReadTimeout <= 0 {
+		cfg.ReadTimeout = readTimeout
+	}
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = idleTimeout
+	}
 	if cfg.DashboardIdleTimeout == 0 {
 		cfg.DashboardIdleTimeout = DashboardIdleTimeoutDefault
 	}
@@ -264,11 +275,11 @@ func New(cfg Config) *Server {
 	}
 	s.srv = &fasthttp.Server{
 		Handler:            s.recordRequests(s.guardBody(handler)),
-		ErrorHandler:       errorHandler,
+		ErrorHandler:       silentWhenNothingRead(errorHandler),
 		Name:               "payments",
-		ReadTimeout:        readTimeout,
+		ReadTimeout:        cfg.ReadTimeout,
 		WriteTimeout:       writeTimeout,
-		IdleTimeout:        idleTimeout,
+		IdleTimeout:        cfg.IdleTimeout,
 		MaxRequestBodySize: serverBodyBytesMax,
 		// Uploads may be larger than JSON bodies; the limit is raised for
 		// their routes only, and multipart bodies are parsed by the upload
@@ -524,6 +535,25 @@ func (s *Server) badRequest(ctx *fasthttp.RequestCtx, err error) {
 		e = &ledger.Error{Code: ledger.CodeValidation, Message: "Malformed HTTP request"}
 	}
 	writeError(ctx, e)
+}
+
+// silentWhenNothingRead wraps the error handler: a connection that sent
+// no byte of a request before its read timeout, or was reset, is closed
+// without an answer, as fasthttp already does for a kept-alive one. Such a
+// connection is not a malformed request: a client opened it ahead of need
+// (a browser's preconnect, a pool's spare) and is not waiting for an
+// answer, and an unsolicited 400 on it would be read as the answer to the
+// next request it sends there.
+func silentWhenNothingRead(next func(*fasthttp.RequestCtx, error)) func(*fasthttp.RequestCtx, error) {
+	return func(ctx *fasthttp.RequestCtx, err error) {
+		// fasthttp passes on the read's own error only when nothing was
+		// read (it wraps any later one), and then has no header either.
+		if _, readFailed := err.(net.Error); readFailed && len(ctx.Request.Header.RawHeaders()) == 0 {
+			ctx.Conn().Close() // fasthttp's answer, written after, goes nowhere
+			return
+		}
+		next(ctx, err)
+	}
 }
 
 // fasthttpLogger carries fasthttp's own messages (mostly clients that hang up
