@@ -92,8 +92,9 @@ func newStack(t *testing.T, opts stackOptions) *stack {
 	srv := api.New(api.Config{Live: opts.live, NoProvider: opts.live, Actors: sys, Cluster: node, RateLimitPerSecond: opts.rateLimit,
 		FilesDir: files, Rates: opts.rates, SandboxSettlement: opts.settlement, Logger: opts.logger,
 		PublicBaseURL: opts.publicBase, BodyBytesInFlightMax: opts.bodyBytes, ConnsPerIPMax: opts.connsPerIP, Metrics: opts.metrics,
-		DashboardIdleTimeout: opts.dashboardIdle, ReadTimeout: opts.readTimeout, IdleTimeout: opts.idleTimeout,
-		RequestLog:           store, RequestLogQueue: opts.requestLogQueue})
+		DashboardIdleTimeout: opts.dashboardIdle,
+		ReadTimeout:          opts.readTimeout, IdleTimeout: opts.idleTimeout,
+		RequestLog: store, RequestLogQueue: opts.requestLogQueue})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
