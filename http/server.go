@@ -274,7 +274,7 @@ func New(cfg Config) *Server {
 		handler, errorHandler = instrument(cfg.Metrics, handler), instrumentErrors(cfg.Metrics, errorHandler)
 	}
 	s.srv = &fasthttp.Server{
-		Handler:            s.recordRequests(s.guardBody(handler)),
+		Handler:            s.recordRequests(s.guardBody(retryAfterOn503(handler))),
 		ErrorHandler:       silentWhenNothingRead(errorHandler),
 		Name:               "payments",
 		ReadTimeout:        cfg.ReadTimeout,
