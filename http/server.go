@@ -483,6 +483,7 @@ func requestIDOf(ctx *fasthttp.RequestCtx) string {
 }
 
 func (s *Server) notFound(ctx *fasthttp.RequestCtx) {
+	s.noteUnrouted(ctx)
 	if !s.begin(ctx) {
 		return
 	}
@@ -491,6 +492,7 @@ func (s *Server) notFound(ctx *fasthttp.RequestCtx) {
 }
 
 func (s *Server) methodNotAllowed(ctx *fasthttp.RequestCtx) {
+	s.noteUnrouted(ctx)
 	if !s.begin(ctx) {
 		return
 	}
