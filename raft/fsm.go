@@ -32,6 +32,11 @@ type fsm struct {
 
 	reader atomic.Pointer[ledger.Reader]
 
+	// visible is the last index readers see (applied and committed to
+	// the state store); visibleChanges broadcasts each move (WaitApplied).
+	visible        atomic.Uint64
+	visibleChanges *broadcast
+
 	members memberAddrs // members' HTTP addresses, from the log
 }
 
@@ -40,7 +45,7 @@ var _ hraft.BatchingFSM = (*fsm)(nil)
 // newFSM loads the ledger from the state store: the open records into
 // memory, as of the store's applied index.
 func newFSM(store *wal.StateStore) (*fsm, error) {
-	f := &fsm{store: store, kv: stateKV{store}}
+	f := &fsm{store: store, kv: stateKV{store}, visibleChanges: newBroadcast()}
 	if err := f.load(); err != nil {
 		return nil, err
 	}
@@ -54,6 +59,7 @@ func (f *fsm) load() error {
 	}
 	f.state = s
 	f.applied = f.store.Applied()
+	f.setVisible(f.applied)
 	if err := f.members.load(f.store); err != nil {
 		return fmt.Errorf("raft: load member addresses: %w", err)
 	}
@@ -133,7 +139,14 @@ func (f *fsm) ApplyBatch(logs []*hraft.Log) []interface{} {
 	}
 	f.applied = last
 	f.openRecords.Store(int64(f.state.OpenRecords()))
+	f.setVisible(last)
 	return responses
+}
+
+// setVisible publishes that readers see every entry up to index.
+func (f *fsm) setVisible(index uint64) {
+	f.visible.Store(index)
+	f.visibleChanges.notify()
 }
 
 // Apply applies one entry; hashicorp/raft uses ApplyBatch instead.

@@ -1,0 +1,261 @@
+package ledger
+
+import (
+	"crypto/sha256"
+)
+
+// Final answers by reference.
+//
+// A create under an externalReference is idempotent: a retry gets the
+// resource the first attempt made. Its refusals must be as final as its
+// acceptances. A client whose first attempt broke in transit retries; if
+// the retry is refused (insufficient_funds) while the first attempt is
+// still on its way — held by a frozen node, or relayed late by a follower —
+// the first attempt must not then succeed, or the client, told "refused",
+// pays again under a new reference: a double payment. So Decided, which
+// wraps such a create, records every refusal Apply decides from the
+// state (not from the request alone) under the reference, and answers any
+// later attempt under it from that record: the same request gets the same
+// refusal again, replayed; a different one is a duplicate. A refused
+// reference is never used again, as a created one is not.
+//
+// Decided also carries the request attempt that proposed the create (the
+// id the first node gave the request, kept when a node relays it or
+// re-sends it to a new leader), recorded on the resource it makes. A replay
+// by the same attempt is that request's own creation, relayed twice, and is
+// answered as a creation: a request sent once is answered 201, never 200.
+//
+// Refusals are history: a record closed from the start, found by its
+// reference through the lookup filter, so a new reference costs no read.
+
+// KindDecided wraps a create whose answer is final for its reference.
+// Kinds 110–119 belong to final answers.
+const KindDecided Kind = 110
+
+// Decided applies Op, a create under an external reference, and makes its
+// answer final for the reference (see above). Op is a CreatePayout, a
+// CreateFXPayout, or a SpendCharged wrapping either.
+type Decided struct {
+	Attempt string // the request attempt that proposed it; "" none
+	Op      Command
+}
+
+func (*Decided) Kind() Kind { return KindDecided }
+
+func (c *Decided) encode(e *encoder) {
+	e.str(c.Attempt)
+	e.u8(uint8(c.Op.Kind()))
+	c.Op.encode(e)
+}
+
+func decodeDecided(d *decoder) Command {
+	c := &Decided{Attempt: d.str()}
+	if len(d.buf) == 0 || !decidable(Kind(d.buf[0])) {
+		d.fail(errorf(CodeValidation, "a decided command wraps a payout"))
+		return c
+	}
+	op, err := decodeCommand(d)
+	if err != nil {
+		d.fail(err)
+		return c
+	}
+	if sc, ok := op.(*SpendCharged); ok && sc.OpKind() != KindCreatePayout && sc.OpKind() != KindCreateFXPayout {
+		d.fail(errorf(CodeValidation, "a decided command wraps a payout"))
+		return c
+	}
+	c.Op = op
+	return c
+}
+
+func decidable(k Kind) bool {
+	return k == KindCreatePayout || k == KindCreateFXPayout || k == KindSpendCharged
+}
+
+func init() { registerCommand(KindDecided, decodeDecided) }
+
+// Refusal is a create refused under an external reference: what was asked
+// (its digest) and the answer, kept so that every later attempt under the
+// reference gets it.
+type Refusal struct {
+	ID        string // the id the resource would have had
+	OrgID     string
+	Resource  string // "payout"
+	Reference string
+	Request   string // sha256 of the request as the ledger compares it (requestDigest)
+	Err       Error
+	Attempt   string
+	CreatedAt int64 // on the organization's clock
+}
+
+var refusalKind = &kind[Refusal]{
+	tag: tagRefusal, name: "refusal",
+	id:  func(r *Refusal) (string, string) { return r.ID, r.OrgID },
+	enc: encodeRefusal, dec: decodeRefusal,
+	open:  func(*Refusal) bool { return false },
+	final: true,
+	lookups: []lookup[Refusal]{
+		{indexReference, func(r *Refusal) string { return refusalKey(r.OrgID, r.Resource, r.Reference) }},
+	},
+	unlisted: true,
+}
+
+// refusalKey is a refused reference as a lookup key: references are scoped
+// by organization and by the kind of resource they name.
+func refusalKey(org, resource, ref string) string {
+	if ref == "" {
+		return ""
+	}
+	return org + "\x00" + resource + "\x00" + ref
+}
+
+// Resources whose references Decided keeps refusals of.
+const refusalPayout = "payout"
+
+func (c *Decided) apply(s *State) Result {
+	org, ref, request, id := decidedPayout(c.Op)
+	if prev, ok := s.refusals.find(indexReference, refusalKey(org, refusalPayout, ref)); ok {
+		if prev.Request == request {
+			e := prev.Err
+			return Result{Err: &e, Replayed: true}
+		}
+		return Result{Err: refusedReference(prev)}
+	}
+	res := s.Apply(c.Op)
+	switch {
+	case res.Err != nil && !res.Replayed && finalRefusal(res.Err.Code):
+		s.refusals.insert(Refusal{
+			ID: id, OrgID: org, Resource: refusalPayout, Reference: ref, Request: request,
+			Err: *res.Err, Attempt: c.Attempt, CreatedAt: s.OrgNow(org, opAt(c.Op)),
+		})
+	case res.Err == nil && res.Payout != nil && !res.Replayed && c.Attempt != "":
+		p := *res.Payout
+		p.Attempt = c.Attempt
+		s.payouts.put(p)
+		res.Payout = &p
+	case res.Err == nil && res.Replayed && res.Payout != nil && c.Attempt != "" && res.Payout.Attempt == c.Attempt:
+		// The same request, relayed again after its first relay committed.
+		res.Replayed = false
+	}
+	return res
+}
+
+// finalRefusal reports whether a refusal with code was decided from the
+// state, and so is recorded: not a malformed request (the same request
+// always gets the same answer), not a duplicate (the reference names a
+// resource), not a clash of identifiers or a bug.
+func finalRefusal(code Code) bool {
+	switch code {
+	case CodeValidation, CodeDuplicate, CodeConflict, CodeInternal:
+		return false
+	}
+	return true
+}
+
+// refusedReference is the answer to a different request under a refused
+// reference.
+func refusedReference(r Refusal) *Error {
+	return &Error{Code: CodeDuplicate,
+		Message: "A " + r.Resource + " under this externalReference was refused (" + string(r.Err.Code) +
+			"); a reference is used once: send the new request under a new externalReference"}
+}
+
+// decidedPayout returns what Decided needs of its payout: the organization,
+// the reference, the digest of the request as the caller made it (a retry
+// is the same request exactly when its digest is equal: the spec and the
+// debited currency, nothing the leader chose) and the payout's id.
+func decidedPayout(op Command) (org, ref, request, id string) {
+	if sc, ok := op.(*SpendCharged); ok {
+		op = sc.Op
+	}
+	var e encoder
+	switch p := op.(type) {
+	case *CreatePayout:
+		e.u8(0)
+		e.str(p.Spec.Currency)
+		p.Spec.encode(&e)
+		org, ref, id = p.OrgID, p.ExternalReference, p.ID
+	case *CreateFXPayout:
+		e.u8(1)
+		e.str(p.FromCurrency)
+		p.Spec.encode(&e)
+		org, ref, id = p.OrgID, p.ExternalReference, p.ID
+	default:
+		panic("ledger: decided command of an unexpected kind")
+	}
+	sum := sha256.Sum256(e.buf)
+	return org, ref, string(sum[:]), id
+}
+
+// opAt is the leader's time a decided command carries.
+func opAt(op Command) int64 {
+	if sc, ok := op.(*SpendCharged); ok {
+		op = sc.Op
+	}
+	switch p := op.(type) {
+	case *CreatePayout:
+		return p.At
+	case *CreateFXPayout:
+		return p.At
+	}
+	return 0
+}
+
+// PayoutRefusal returns the refusal an organization's payout reference
+// names, however old.
+func (r *Reader) PayoutRefusal(orgID, ref string) (Refusal, bool) {
+	return readFind(r, refusalKind, indexReference, refusalKey(orgID, refusalPayout, ref))
+}
+
+// Repeats reports whether op, a payout create as Decided wraps it, repeats
+// the request r refused.
+func (r Refusal) Repeats(op Command) bool {
+	_, _, request, _ := decidedPayout(op)
+	return request == r.Request
+}
+
+// RefusedReference is the answer to a request, other than the one refused,
+// under a refused reference.
+func (r Refusal) RefusedReference() *Error { return refusedReference(r) }
+
+func encodeRefusal(e *encoder, r *Refusal) {
+	e.str(r.ID)
+	e.str(r.OrgID)
+	e.str(r.Resource)
+	e.str(r.Reference)
+	e.str(r.Request)
+	encodeError(e, &r.Err)
+	e.str(r.Attempt)
+	e.varint(r.CreatedAt)
+}
+
+func decodeRefusal(d *decoder) Refusal {
+	return Refusal{
+		ID: d.str(), OrgID: d.str(), Resource: d.str(), Reference: d.str(), Request: d.str(),
+		Err: decodeError(d), Attempt: d.str(), CreatedAt: d.varint(),
+	}
+}
+
+// encodeError writes an error as a refusal keeps it: its code, message and
+// the details of the codes a create refuses with.
+func encodeError(e *encoder, er *Error) {
+	e.str(string(er.Code))
+	e.str(er.Message)
+	e.minor(er.Available)
+	e.minor(er.Required)
+	e.str(er.Currency)
+	e.bool(er.SpendCap != nil)
+	if sc := er.SpendCap; sc != nil {
+		e.str(sc.Cap)
+		e.minor(sc.Limit)
+		e.minor(sc.Used)
+		e.minor(sc.Attempted)
+	}
+}
+
+func decodeError(d *decoder) Error {
+	er := Error{Code: Code(d.str()), Message: d.str(), Available: d.minor(), Required: d.minor(), Currency: d.str()}
+	if d.bool() {
+		er.SpendCap = &SpendCapDetails{Cap: d.str(), Limit: d.minor(), Used: d.minor(), Attempted: d.minor()}
+	}
+	return er
+}
