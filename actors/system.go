@@ -226,9 +226,9 @@ type PayoutRequest struct {
 	// it gave it, kept when a node relays it or sends it again to a new
 	// leader. A payout that this very attempt created is answered as a
 	// creation, not a replay. "" for none.
-	Attempt string
-	Spec              ledger.PayoutSpec
-	MethodType        string
+	Attempt    string
+	Spec       ledger.PayoutSpec
+	MethodType string
 	// FX prices a cross-currency payout (debited from FX.FromCurrency,
 	// delivered in Spec.Currency); nil for a same-currency payout. Spec's
 	// amount is the one the caller gave, on its side.

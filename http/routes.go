@@ -37,7 +37,7 @@ func (s *Server) routes() {
 	r.GET("/readyz", s.readyz)
 	r.GET("/openapi.json", s.openAPIDocument)
 	r.GET(readIndexPath, s.serveReadIndex) // a follower's question to the leader: no API key, no forwarding
-	s.fileRoutes() // signed downloads and internal blob routes: no API key, no forwarding
+	s.fileRoutes()                         // signed downloads and internal blob routes: no API key, no forwarding
 	// A peer's lookup in this node's request log: no API key, no forwarding.
 	s.requestLogRoutes()
 
