@@ -316,14 +316,9 @@ func (a *accountActor) payout(ctx actor.Context, m *payoutRequest) {
 			Fee:               fee,
 		}
 	}
-	if refusal, refused := st.PayoutRefusal(a.key.org, m.ref); refused {
+	if refusal, refused := st.Refusal(a.key.org, ledger.RefusedPayout, m.ref); refused {
 		// Refused before: the refusal is final for the reference.
-		if refusal.Repeats(cmd) {
-			e := refusal.Err
-			m.reply <- Reply{Result: ledger.Result{Err: &e, Replayed: true}}
-		} else {
-			m.reply <- Reply{Result: ledger.Result{Err: refusal.RefusedReference()}}
-		}
+		m.reply <- Reply{Result: refusal.Replay(cmd)}
 		return
 	}
 	// A debit the balance covers reserves the funds. One it does not is

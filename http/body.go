@@ -174,14 +174,19 @@ func (s *Server) authenticateOnFollower(ctx *fasthttp.RequestCtx) *ledger.Error 
 	if !ok || !bytes.HasPrefix(secret, []byte(actors.KeyPrefix(s.cfg.Live))) {
 		return err
 	}
-	if _, found := s.cfg.Actors.Reader().APIKeyByHash(actors.KeyDigest(secret)); found {
-		return err // known and revoked: a revocation is final
-	}
 	wait, cancel := context.WithTimeout(context.Background(), followerKeyWait)
 	defer cancel()
-	if e := s.catchUpToLeader(wait); e != nil {
-		return e
+	key, found, cerr := s.cfg.Actors.KeyBySecret(wait, secret, func(ctx context.Context) error {
+		if e := s.catchUpToLeader(ctx); e != nil {
+			return e
+		}
+		return nil
+	})
+	switch {
+	case cerr != nil:
+		return errCatchingUp()
+	case !found || key.Revoked:
+		return err
 	}
-	_, err = s.authenticate(ctx)
-	return err
+	return nil
 }

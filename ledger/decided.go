@@ -34,7 +34,8 @@ const KindDecided Kind = 110
 
 // Decided applies Op, a create under an external reference, and makes its
 // answer final for the reference (see above). Op is a CreatePayout, a
-// CreateFXPayout, or a SpendCharged wrapping either.
+// CreateFXPayout, a CreateOrder, a SpendCharged wrapping one of those, or
+// an ExecuteQuote under a reference.
 type Decided struct {
 	Attempt string // the request attempt that proposed it; "" none
 	Op      Command
@@ -51,7 +52,7 @@ func (c *Decided) encode(e *encoder) {
 func decodeDecided(d *decoder) Command {
 	c := &Decided{Attempt: d.str()}
 	if len(d.buf) == 0 || !decidable(Kind(d.buf[0])) {
-		d.fail(errorf(CodeValidation, "a decided command wraps a payout"))
+		d.fail(errorf(CodeValidation, "a decided command wraps a create under a reference"))
 		return c
 	}
 	op, err := decodeCommand(d)
@@ -59,16 +60,22 @@ func decodeDecided(d *decoder) Command {
 		d.fail(err)
 		return c
 	}
-	if sc, ok := op.(*SpendCharged); ok && sc.OpKind() != KindCreatePayout && sc.OpKind() != KindCreateFXPayout {
-		d.fail(errorf(CodeValidation, "a decided command wraps a payout"))
+	if _, _, ref, _, _ := decidedOf(op); ref == "" {
+		d.fail(errorf(CodeValidation, "a decided command wraps a create under a reference"))
 		return c
 	}
 	c.Op = op
 	return c
 }
 
+// decidable reports whether a command of kind k may be Decided's: a create
+// under a reference (a charged debit's kind is checked by SpendCharged).
 func decidable(k Kind) bool {
-	return k == KindCreatePayout || k == KindCreateFXPayout || k == KindSpendCharged
+	switch k {
+	case KindCreatePayout, KindCreateFXPayout, KindCreateOrder, KindSpendCharged, KindExecuteQuoteRef:
+		return true
+	}
+	return false
 }
 
 func init() { registerCommand(KindDecided, decodeDecided) }
@@ -79,7 +86,7 @@ func init() { registerCommand(KindDecided, decodeDecided) }
 type Refusal struct {
 	ID        string // the id the resource would have had
 	OrgID     string
-	Resource  string // "payout"
+	Resource  string // RefusedPayout, RefusedOrder, RefusedConversion
 	Reference string
 	Request   string // sha256 of the request as the ledger compares it (requestDigest)
 	Err       Error
@@ -108,35 +115,55 @@ func refusalKey(org, resource, ref string) string {
 	return org + "\x00" + resource + "\x00" + ref
 }
 
-// Resources whose references Decided keeps refusals of.
-const refusalPayout = "payout"
+// The resources whose references Decided keeps refusals of: each has its
+// own references.
+const (
+	RefusedPayout     = "payout"
+	RefusedOrder      = "order"
+	RefusedConversion = "conversion"
+)
 
 func (c *Decided) apply(s *State) Result {
-	org, ref, request, id := decidedPayout(c.Op)
-	if prev, ok := s.refusals.find(indexReference, refusalKey(org, refusalPayout, ref)); ok {
-		if prev.Request == request {
-			e := prev.Err
-			return Result{Err: &e, Replayed: true}
-		}
-		return Result{Err: refusedReference(prev)}
+	org, resource, ref, request, id := decidedOf(c.Op)
+	if ref == "" {
+		return Result{Err: errorf(CodeValidation, "a decided command wraps a create under a reference")}
+	}
+	if prev, ok := s.refusals.find(indexReference, refusalKey(org, resource, ref)); ok && !s.referenced(resource, org, ref) {
+		return prev.Replay(c.Op)
 	}
 	res := s.Apply(c.Op)
 	switch {
 	case res.Err != nil && !res.Replayed && finalRefusal(res.Err.Code):
 		s.refusals.insert(Refusal{
-			ID: id, OrgID: org, Resource: refusalPayout, Reference: ref, Request: request,
+			ID: id, OrgID: org, Resource: resource, Reference: ref, Request: request,
 			Err: *res.Err, Attempt: c.Attempt, CreatedAt: s.OrgNow(org, opAt(c.Op)),
 		})
-	case res.Err == nil && res.Payout != nil && !res.Replayed && c.Attempt != "":
+	case resource == RefusedPayout && res.Err == nil && res.Payout != nil && !res.Replayed && c.Attempt != "":
 		p := *res.Payout
 		p.Attempt = c.Attempt
 		s.payouts.put(p)
 		res.Payout = &p
-	case res.Err == nil && res.Replayed && res.Payout != nil && c.Attempt != "" && res.Payout.Attempt == c.Attempt:
+	case resource == RefusedPayout && res.Err == nil && res.Replayed && res.Payout != nil && c.Attempt != "" && res.Payout.Attempt == c.Attempt:
 		// The same request, relayed again after its first relay committed.
 		res.Replayed = false
 	}
 	return res
+}
+
+// referenced reports whether org's reference names a resource: one made by
+// a create that no Decided wrapped (the log before Decided), which then
+// answers for its reference itself.
+func (s *State) referenced(resource, org, ref string) bool {
+	var ok bool
+	switch resource {
+	case RefusedPayout:
+		_, ok = s.payouts.byReference(org, ref)
+	case RefusedOrder:
+		_, ok = s.orders.rows.byReference(org, ref)
+	case RefusedConversion:
+		_, ok = s.fx.conversions.byReference(org, ref)
+	}
+	return ok
 }
 
 // finalRefusal reports whether a refusal with code was decided from the
@@ -159,31 +186,39 @@ func refusedReference(r Refusal) *Error {
 			"); a reference is used once: send the new request under a new externalReference"}
 }
 
-// decidedPayout returns what Decided needs of its payout: the organization,
-// the reference, the digest of the request as the caller made it (a retry
-// is the same request exactly when its digest is equal: the spec and the
-// debited currency, nothing the leader chose) and the payout's id.
-func decidedPayout(op Command) (org, ref, request, id string) {
+// decidedOf returns what Decided needs of its create: the organization,
+// the kind of resource and the reference, the digest of the request as the
+// caller made it (a retry is the same request exactly when its digest is
+// equal: nothing the leader chose is in it, neither ids nor times nor
+// prices) and the id the create draws. ref is "" for a command Decided
+// does not take.
+func decidedOf(op Command) (org, resource, ref, request, id string) {
 	if sc, ok := op.(*SpendCharged); ok {
 		op = sc.Op
 	}
 	var e encoder
-	switch p := op.(type) {
+	switch c := op.(type) {
 	case *CreatePayout:
 		e.u8(0)
-		e.str(p.Spec.Currency)
-		p.Spec.encode(&e)
-		org, ref, id = p.OrgID, p.ExternalReference, p.ID
+		e.str(c.Spec.Currency)
+		c.Spec.encode(&e)
+		org, resource, ref, id = c.OrgID, RefusedPayout, c.ExternalReference, c.ID
 	case *CreateFXPayout:
 		e.u8(1)
-		e.str(p.FromCurrency)
-		p.Spec.encode(&e)
-		org, ref, id = p.OrgID, p.ExternalReference, p.ID
+		e.str(c.FromCurrency)
+		c.Spec.encode(&e)
+		org, resource, ref, id = c.OrgID, RefusedPayout, c.ExternalReference, c.ID
+	case *CreateOrder:
+		c.Spec.encode(&e)
+		org, resource, ref, id = c.OrgID, RefusedOrder, c.ExternalReference, c.ID
+	case *ExecuteQuote:
+		e.str(c.QuoteID)
+		org, resource, ref, id = c.OrgID, RefusedConversion, c.ExternalReference, c.ConversionID
 	default:
-		panic("ledger: decided command of an unexpected kind")
+		return "", "", "", "", ""
 	}
 	sum := sha256.Sum256(e.buf)
-	return org, ref, string(sum[:]), id
+	return org, resource, ref, string(sum[:]), id
 }
 
 // opAt is the leader's time a decided command carries.
@@ -191,31 +226,42 @@ func opAt(op Command) int64 {
 	if sc, ok := op.(*SpendCharged); ok {
 		op = sc.Op
 	}
-	switch p := op.(type) {
+	switch c := op.(type) {
 	case *CreatePayout:
-		return p.At
+		return c.At
 	case *CreateFXPayout:
-		return p.At
+		return c.At
+	case *CreateOrder:
+		return c.At
+	case *ExecuteQuote:
+		return c.At
 	}
 	return 0
 }
 
-// PayoutRefusal returns the refusal an organization's payout reference
-// names, however old.
-func (r *Reader) PayoutRefusal(orgID, ref string) (Refusal, bool) {
-	return readFind(r, refusalKind, indexReference, refusalKey(orgID, refusalPayout, ref))
+// Refusal returns the refusal an organization's reference for resource
+// (RefusedPayout, …) names, however old.
+func (r *Reader) Refusal(orgID, resource, ref string) (Refusal, bool) {
+	return readFind(r, refusalKind, indexReference, refusalKey(orgID, resource, ref))
 }
 
-// Repeats reports whether op, a payout create as Decided wraps it, repeats
-// the request r refused.
+// Repeats reports whether op, a create as Decided wraps it, repeats the
+// request r refused.
 func (r Refusal) Repeats(op Command) bool {
-	_, _, request, _ := decidedPayout(op)
+	_, _, _, request, _ := decidedOf(op)
 	return request == r.Request
 }
 
-// RefusedReference is the answer to a request, other than the one refused,
-// under a refused reference.
-func (r Refusal) RefusedReference() *Error { return refusedReference(r) }
+// Replay is the answer to op when it repeats the request r refused (the
+// same refusal, replayed), and to any other request under r's reference
+// (a duplicate).
+func (r Refusal) Replay(op Command) Result {
+	if r.Repeats(op) {
+		e := r.Err
+		return Result{Err: &e, Replayed: true}
+	}
+	return Result{Err: refusedReference(r)}
+}
 
 func encodeRefusal(e *encoder, r *Refusal) {
 	e.str(r.ID)

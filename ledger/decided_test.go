@@ -48,14 +48,14 @@ func TestDecidedRefusalIsFinal(t *testing.T) {
 	if got, ok := s.PayoutByReference("org_a", "r1"); ok {
 		t.Fatalf("the refused reference made payout %s", got.ID)
 	}
-	ref, ok := s.PayoutRefusal("org_a", "r1")
+	ref, ok := s.Refusal("org_a", RefusedPayout, "r1")
 	if !ok || ref.ID != "pay_1" || ref.Attempt != "req_1" || ref.Err.Code != CodeInsufficientFunds {
 		t.Fatalf("refusal of r1: %+v %v", ref, ok)
 	}
-	if _, ok := s.PayoutRefusal("org_b", "r1"); ok {
+	if _, ok := s.Refusal("org_b", RefusedPayout, "r1"); ok {
 		t.Fatal("another organization sees the refusal")
 	}
-	if _, ok := s.PayoutRefusal("org_a", "r3"); ok {
+	if _, ok := s.Refusal("org_a", RefusedPayout, "r3"); ok {
 		t.Fatal("a validation error was recorded")
 	}
 	checkState(t, s)
@@ -121,7 +121,7 @@ func TestDecidedWrapsChargesAndFX(t *testing.T) {
 	if r := s.Apply(&Decided{Attempt: "req_3", Op: charged}); r.Err == nil || !errors.Is(r.Err, &Error{Code: CodeUnauthorized}) {
 		t.Fatalf("charge by an unknown key: %v", r.Err)
 	}
-	if _, ok := s.PayoutRefusal("org_a", "fx2"); !ok {
+	if _, ok := s.Refusal("org_a", RefusedPayout, "fx2"); !ok {
 		t.Fatal("the charge's refusal was not recorded")
 	}
 	checkState(t, s)
@@ -132,6 +132,8 @@ func TestDecidedCommandRoundTrip(t *testing.T) {
 		decidedPayoutCmd("pay_1", "r1", 100, "req_1"),
 		&Decided{Op: fxPayoutCmd("pay_2", "r2", 10)},
 		&Decided{Attempt: "req_3", Op: &SpendCharged{Charge: SpendCharge{KeyID: "key_a", USD: 5}, Op: fxPayoutCmd("pay_3", "r3", 10)}},
+		&Decided{Op: &SpendCharged{Charge: SpendCharge{KeyID: "key_a", USD: 5}, Op: mobileOrder("ord_1", "r4", "col_1", 10)}},
+		&Decided{Op: &ExecuteQuote{At: 1, OrgID: "o", QuoteID: "qte_1", ConversionID: "conv_1", ExternalReference: "r5"}},
 	}
 	enc := EncodeBatch(nil, cmds)
 	got, err := DecodeBatch(enc)
@@ -145,8 +147,44 @@ func TestDecidedCommandRoundTrip(t *testing.T) {
 	if _, err := DecodeBatch(bad); err == nil {
 		t.Fatal("a decided funding decoded")
 	}
-	bad = EncodeBatch(nil, []Command{&Decided{Op: &SpendCharged{Op: mobileOrder("ord_1", "r", "col_1", 10)}}})
+	bad = EncodeBatch(nil, []Command{&Decided{Op: &ExecuteQuote{At: 1, OrgID: "o", QuoteID: "qte_1", ConversionID: "conv_1"}}})
 	if _, err := DecodeBatch(bad); err == nil {
-		t.Fatal("a decided order decoded")
+		t.Fatal("a decided execution without a reference decoded")
 	}
+}
+
+// Orders and conversions under a reference are decided too: each kind of
+// resource has references of its own.
+func TestDecidedOrdersAndConversions(t *testing.T) {
+	s := newConversionState(t)
+	q := mustApply(t, s, &CreateQuote{At: 5, ID: "qte_1", OrgID: "org_a", FromCurrency: "GHS", ToCurrency: "USD",
+		FromAmount: 500_000, ToAmount: 32_000, Side: SideFrom, Rate: "0.064"}).Quote
+	exec := func(conv string) *Decided {
+		return &Decided{Op: &ExecuteQuote{At: 6, OrgID: "org_a", QuoteID: q.ID, ConversionID: conv, ExternalReference: "x1"}}
+	}
+	if r := s.Apply(exec("conv_1")); r.Err == nil || r.Err.Code != CodeInsufficientFunds {
+		t.Fatalf("conversion past the balance: %v", r.Err)
+	}
+	mustApply(t, s, &FundBalance{At: 7, OrgID: "org_a", Currency: "GHS", Amount: 900_000, ExternalReference: "f2"})
+	if r := s.Apply(exec("conv_2")); r.Err == nil || r.Err.Code != CodeInsufficientFunds || !r.Replayed {
+		t.Fatalf("a late copy of the execution: %v %v", r.Err, r.Replayed)
+	}
+	if _, ok := s.Refusal("org_a", RefusedConversion, "x1"); !ok {
+		t.Fatal("the conversion's refusal was not recorded")
+	}
+	if _, ok := s.Refusal("org_a", RefusedPayout, "x1"); ok {
+		t.Fatal("a conversion's refusal names a payout reference")
+	}
+	// A payout may still use the reference a conversion was refused under.
+	if r := s.Apply(decidedPayoutCmd("pay_1", "x1", 100, "")); r.Err != nil {
+		t.Fatalf("payout under a conversion's refused reference: %v", r.Err)
+	}
+	order := mobileOrder("ord_1", "o1", "col_1", 8)
+	if r := s.Apply(&Decided{Op: order}); r.Err != nil {
+		t.Fatalf("order: %v", r.Err)
+	}
+	if r := s.Apply(&Decided{Op: &ExecuteQuote{At: 6, OrgID: "org_a", QuoteID: q.ID, ConversionID: "conv_3"}}); r.Err == nil || r.Err.Code != CodeValidation {
+		t.Fatalf("an execution without a reference: %v", r.Err)
+	}
+	checkState(t, s)
 }

@@ -134,6 +134,19 @@ type Payouter interface {
 	PayoutStatus(ctx context.Context, in Instruction, p Prepared) (Outcome, error)
 }
 
+// Restorer is implemented by an adapter whose Prepare depends on what was
+// prepared before and is not final yet: an EVM hot wallet signs with
+// consecutive nonces, and the nonce of a committed but unsent transaction
+// is invisible to the chain, so it must not be handed out again. The caller
+// calls Restore with every committed Prepared value of the instance whose
+// instruction is not final (the latest Replacement where there is one)
+// when it starts leading, before its first Prepare there. Restore only
+// adds to what the adapter holds, so calling it again is harmless.
+// Adapters without such state do not implement it.
+type Restorer interface {
+	Restore(ctx context.Context, inFlight []Prepared) error
+}
+
 // Collector prompts payers (a mobile money push, an STK push).
 type Collector interface {
 	PrepareCollection(ctx context.Context, in Instruction) (Prepared, error)
