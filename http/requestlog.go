@@ -25,8 +25,9 @@ import (
 
 // The request log: every API request made with a key, every failed
 // authentication, and every request no route takes (404, 405), is
-// recorded on the node that served it (contract, Authentication 6). The request path pays for a copy of what the record
-// needs into a pooled buffer and a non-blocking send to a bounded queue; a
+// recorded on the node that served it (contract, Authentication 6). The
+// request path pays for a copy of what the record needs into a pooled
+// buffer and a non-blocking send to a bounded queue; a
 // full queue drops the record and counts it (RequestLogDropped). One
 // recorder goroutine wakes every requestLogGatherDelay while records wait,
 // holds each until requestLogReorderDelay after its request began so that
