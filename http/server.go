@@ -17,6 +17,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"payments/actors"
+	"payments/actors/app"
 	"payments/http/blob"
 	"payments/http/logscrub"
 	"payments/http/metrics"
@@ -53,10 +54,23 @@ type Cluster interface {
 	CatchUp() (visible, leaderCommit uint64)
 }
 
+// App is the application API the handlers call (package actors/app): they
+// translate a request into an operation and its result or error into a
+// response, and decide nothing themselves. Each feature declares what it
+// calls, in its own file.
+type App interface {
+	moneyOps
+	linkOps
+	adminOps
+}
+
 // Config configures a Server.
 type Config struct {
-	Live      bool // production stack: sk_live_ keys, no simulations
-	Actors    *actors.System
+	Live   bool // production stack: sk_live_ keys, no simulations
+	Actors *actors.System
+	// App is the application API; by default one built on Actors,
+	// Catalogue and Rates.
+	App       App
 	Cluster   Cluster
 	Catalogue *rails.Catalogue
 	Logger    *slog.Logger
@@ -210,6 +224,10 @@ func New(cfg Config) *Server {
 	}
 	if cfg.Catalogue == nil {
 		cfg.Catalogue = rails.DefaultCatalogue()
+	}
+	if cfg.App == nil {
+		cfg.App = app.New(app.Config{System: cfg.Actors, Catalogue: cfg.Catalogue, Rates: cfg.Rates,
+			Live: cfg.Live, NoProvider: cfg.NoProvider, CommitTimeout: cfg.CommitTimeout})
 	}
 	if cfg.Names == nil {
 		cfg.Names = defaultNames(cfg.NoProvider)
