@@ -97,7 +97,7 @@ func (s *Server) relay(ctx *fasthttp.RequestCtx, followerReads bool) (bool, *led
 			if err == nil {
 				return false, nil
 			}
-		} else if read && followerReads && !forwarded && s.readHere(deadline) {
+		} else if read && followerReads && !forwarded && ctx.UserValue(leaderOnlyKey) == nil && s.readHere(deadline) {
 			return false, nil
 		} else if leader, ok := c.Leader(); ok && !forwarded && leader != c.ID() && s.peerAddr(leader) != "" {
 			if e := s.readBody(ctx); e != nil {
@@ -176,6 +176,10 @@ func (s *Server) confirmAnswer(ctx *fasthttp.RequestCtx) bool {
 	writeError(ctx, errNotLeaderNothingDone)
 	return false
 }
+
+// leaderOnlyKey is the request's user value that keeps a read from being
+// served by a follower: a follower's attempt at it needed the leader.
+const leaderOnlyKey = "payments.leaderOnly"
 
 func errNoLeader() *ledger.Error {
 	return &ledger.Error{Code: ledger.CodeUnavailable,
@@ -305,6 +309,11 @@ func (s *Server) leaderLost(ctx *fasthttp.RequestCtx) bool {
 	case e == nil || s.cfg.Cluster == nil:
 		return false
 	case e == errNotLeaderNothingDone:
+		if !s.cfg.Cluster.IsLeader() {
+			// A read this follower served needed a write (a signing
+			// key drawn once): the next attempt goes to the leader.
+			ctx.SetUserValue(leaderOnlyKey, true)
+		}
 		return true
 	}
 	// A commit that timed out on a node that still leads is not a leader

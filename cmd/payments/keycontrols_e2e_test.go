@@ -190,14 +190,23 @@ func TestAllowlistThroughFollower(t *testing.T) {
 	if st, e := get(other, followers[0], map[string]string{"X-Forwarded-For": "127.0.0.2"}); st != 403 || !strings.Contains(e.Message, "127.0.0.3") {
 		t.Fatalf("X-Forwarded-For from an untrusted sender: %d %+v", st, e)
 	}
-	// A forged internal header is refused, sent to the leader or relayed
-	// by a follower (which replaces it with its own statement).
+	// A forged internal header is refused by a node that serves the
+	// request (the leader, or a follower serving a read itself); a
+	// follower relaying a write replaces it with its own statement.
 	forged := map[string]string{"x-payments-client-addr": "127.0.0.2", "x-payments-client-token": fmt.Sprintf("%d.%064x", time.Now().Add(30*time.Second).Unix(), 0)}
-	if st, e := get(other, leader, forged); st != 403 || !strings.Contains(e.Message, "internal") {
-		t.Fatalf("forged header to the leader: %d %+v", st, e)
+	for _, p := range []*proc{leader, followers[0]} {
+		if st, e := get(other, p, forged); st != 403 || !strings.Contains(e.Message, "internal") {
+			t.Fatalf("forged header to %s: %d %+v", p.addr, st, e)
+		}
 	}
-	if st, e := get(other, followers[0], forged); st != 403 || !strings.Contains(e.Message, "127.0.0.3") {
-		t.Fatalf("forged header through a follower: %d %+v", st, e)
+	var e errorView
+	st, err := callWith(other, key.Secret, forged, followers[0].addr, "POST", "/v1/payouts",
+		map[string]any{"to": map[string]any{"code": "gh_mtn", "currency": "GHS", "accountNumber": "233241234567", "amount": 1}, "externalReference": "forged-1"}, &e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st != 403 || !strings.Contains(e.Message, "127.0.0.3") {
+		t.Fatalf("forged header on a write relayed by a follower: %d %+v", st, e)
 	}
 	// From a trusted proxy, the right-most address that is not a proxy is
 	// the client, through a follower too.
