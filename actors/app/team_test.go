@@ -205,4 +205,3 @@ func TestPasswordReset(t *testing.T) {
 		t.Fatalf("the reset password: %v", err)
 	}
 }
-
