@@ -107,17 +107,19 @@ func newKeyInput(req *createKeyBody) (app.NewKey, *ledger.Error) {
 }
 
 // listKeys: GET /v1/keys, without secrets.
-func (c *call) listKeys() {
-	var keys []ledger.APIKey
-	keys = c.s.cfg.Actors.Reader().APIKeys(c.org)
-	// Newest first, like every list.
+func (c *call) listKeys() { c.ok(fasthttp.StatusOK, c.s.keyList(c.org)) }
+
+// keyList is an organization's keys as GET /v1/keys lists them, newest
+// first, each with its spend in the organization's current day and month.
+func (s *Server) keyList(org string) listBody[keyJSON] {
+	keys := s.cfg.Actors.Reader().APIKeys(org)
 	for i, j := 0, len(keys)-1; i < j; i, j = i+1, j-1 {
 		keys[i], keys[j] = keys[j], keys[i]
 	}
-	now := actors.SpendPeriodAt(c.s.cfg.Actors.Reader(), c.org, c.s.cfg.Actors.Now().UnixMilli())
-	c.ok(fasthttp.StatusOK, newList(0, ledger.Page[ledger.APIKey]{Items: keys}, func(k *ledger.APIKey) keyJSON {
+	now := actors.SpendPeriodAt(s.cfg.Actors.Reader(), org, s.cfg.Actors.Now().UnixMilli())
+	return newList(0, ledger.Page[ledger.APIKey]{Items: keys}, func(k *ledger.APIKey) keyJSON {
 		return renderKeyAt(k, "", now)
-	}))
+	})
 }
 
 // revokeKey: DELETE /v1/keys/{id}.

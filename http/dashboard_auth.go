@@ -14,9 +14,11 @@ import (
 
 // The dashboard's team members signing in: the sign-in and sign-out
 // routes, the first owner's setup link and the invitation links, the
-// session cookie, the CSRF tokens, and the lock-out after failed sign-ins
-// (ledger/member.go keeps the rules and the replicated state; package
-// dashauth the hashing and the pages). Every dashboard route runs the
+// session cookie and the CSRF tokens. Checking a password, the lock-out
+// after failed sign-ins, and the tokens of sessions and links are the
+// team's operations (actors/app/team.go; ledger/member.go keeps the rules
+// and the replicated state); package dashauth has the CSRF tokens and the
+// pages. Every dashboard route runs the
 // same gate as the hosted checkout's: a limit per client address, browser
 // writes from another site refused, and the relay to the leader, so that
 // a session started through one node holds through any.

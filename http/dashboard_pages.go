@@ -17,12 +17,18 @@ import (
 )
 
 // The dashboard's pages (package dashboard renders them). A page knows no
-// business rule: it calls the API's own handler for its route in-process
-// (dashboardRequest.api), as the signed-in member with the scopes of the
-// member's role, and shows the JSON the handler wrote; its forms go through
-// the same handlers. The sign-in, sign-out, setup, invitation, reset and
-// team routes are dashboard_auth.go's and dashboard_team.go's; the
-// Account page's password change is dashboard_account.go's.
+// business rule. Its forms act as the signed-in member, with the scopes of
+// the member's role: each is put in the shape of its API route's body,
+// checked as that route checks it, and handed to the same operation of the
+// application API (actors/app) the route calls. Its views are the API's
+// renderings of what it reads: keys and webhooks read the published state
+// directly; the other views (balances, money movements, the ledger, the
+// request log, deposit details) and the deposit simulation still call
+// their API handler in-process (dashboardRequest.api) until those areas
+// offer their reads and operations apart from their handlers. The
+// sign-in, sign-out, setup, invitation, reset and team routes are
+// dashboard_auth.go's and dashboard_team.go's; the Account page's password
+// change is dashboard_account.go's.
 
 // dashboardRoutes registers the pages.
 func (s *Server) dashboardRoutes() {
@@ -106,15 +112,6 @@ func (a apiAnswer) ok() bool { return a.problem == nil }
 // value, …), the query and a JSON body (nil: none), as the member.
 func (d *dashboardRequest) api(method, route string, params []string, query string, body any) apiAnswer {
 	return d.apiWith(d.key, method, route, params, query, body)
-}
-
-// readKeys reads the keys (GET /v1/keys, GET /v1/keys/{id}: no secret) for
-// any member: every role sees the keys, and only keys:admin (owners)
-// creates, changes or revokes one.
-func (d *dashboardRequest) readKeys(route string, params []string) apiAnswer {
-	key := d.key
-	key.Scopes |= ledger.ScopeKeysAdmin
-	return d.apiWith(key, fasthttp.MethodGet, route, params, "", nil)
 }
 
 func (d *dashboardRequest) apiWith(key ledger.APIKey, method, route string, params []string, query string, body any) apiAnswer {
@@ -342,14 +339,11 @@ func emptyControls() map[string]string {
 }
 
 func (d *dashboardRequest) keysPage(status int, created any, problem *dashboard.Problem, controls map[string]string) {
-	view := map[string]any{"scopes": d.key.Scopes.Names(), "controls": controls, "created": created}
-	a := d.readKeys("/v1/keys", nil)
-	if a.ok() {
-		view["keys"] = a.body
-	} else if problem == nil {
-		problem = a.problem
-	}
-	d.render(status, &dashboard.Page{Name: "keys", Title: "API keys", Section: "keys", View: view, Problem: problem})
+	// Every role sees the keys (never a secret); only keys:admin (owners)
+	// creates, changes or revokes one.
+	v := map[string]any{"scopes": d.key.Scopes.Names(), "controls": controls, "created": created,
+		"keys": view(d.s.keyList(d.m.OrgID))}
+	d.render(status, &dashboard.Page{Name: "keys", Title: "API keys", Section: "keys", View: v, Problem: problem})
 }
 
 // createKey: POST /dashboard/keys: app.CreateKey, with the form checked as
@@ -393,13 +387,13 @@ func (d *dashboardRequest) createKey() {
 func (d *dashboardRequest) keyDetail() { d.keyPage(fasthttp.StatusOK, nil, nil) }
 
 func (d *dashboardRequest) keyPage(status int, problem *dashboard.Problem, typed map[string]string) {
-	id := d.param("id")
-	a := d.readKeys("/v1/keys/{id}", []string{"id", id})
-	if !a.ok() {
-		d.render(a.status, &dashboard.Page{Name: "error", Title: "API key", Section: "keys", Problem: a.problem})
+	key, found := d.s.cfg.Actors.Reader().APIKey(d.m.OrgID, d.param("id"))
+	if !found {
+		e := notFound("API key")
+		d.render(HTTPStatus(e.Code), &dashboard.Page{Name: "error", Title: "API key", Section: "keys", Problem: problemOfError(e)})
 		return
 	}
-	k := a.body["key"]
+	k := view(d.s.renderKeyNow(&key, ""))
 	controls := typed
 	if controls == nil {
 		controls = map[string]string{}
@@ -541,22 +535,33 @@ func (d *dashboardRequest) webhooksPage(status int, problem *dashboard.Problem, 
 	if view == nil {
 		view = map[string]any{}
 	}
-	if a := d.api(fasthttp.MethodGet, "/v1/webhooks/endpoints", nil, "limit=100", nil); a.ok() {
-		view["endpoints"] = a.body
-	} else if problem == nil {
-		problem = a.problem
-	}
-	q := url.Values{}
-	if c := string(d.ctx.QueryArgs().Peek("cursor")); c != "" {
-		q.Set("cursor", c)
-	}
-	if a := d.api(fasthttp.MethodGet, "/v1/webhooks/deliveries", nil, q.Encode(), nil); a.ok() {
-		view["deliveries"] = a.body
-		view["next"] = dashboard.NextHref(dashboard.Base+"/webhooks", nil, a.body)
-	} else if problem == nil {
-		problem = a.problem
+	if p := d.webhookLists(view, true); problem == nil {
+		problem = p
 	}
 	d.render(status, &dashboard.Page{Name: "webhooks", Title: "Webhooks", Section: "webhooks", View: view, Problem: problem})
+}
+
+// webhookLists puts the organization's endpoints and a page of its
+// deliveries (the page's cursor's, when paged) in view, as the API lists
+// them; it returns why it could not.
+func (d *dashboardRequest) webhookLists(v map[string]any, paged bool) *dashboard.Problem {
+	if e := d.allowed(ledger.ScopeWebhooksRead); e != nil {
+		return problemOfError(e)
+	}
+	v["endpoints"] = view(d.s.webhookEndpointList(d.m.OrgID, ledger.CursorStart, 100))
+	before := ledger.CursorStart
+	if c := d.ctx.QueryArgs().Peek("cursor"); paged && c != nil {
+		var ok bool
+		if before, ok = decodeCursor(listDeliveries, string(c)); !ok {
+			return problemOfError(ledger.FieldInvalid("cursor", "is not a cursor from this list; pass the nextCursor of the previous page"))
+		}
+	}
+	deliveries := view(d.s.deliveryList(d.m.OrgID, ledger.DeliveryFilter{}, before, 20))
+	v["deliveries"] = deliveries
+	if paged {
+		v["next"] = dashboard.NextHref(dashboard.Base+"/webhooks", nil, deliveries)
+	}
+	return nil
 }
 
 // createEndpoint: POST /dashboard/webhooks: app.CreateWebhookEndpoint,
@@ -667,12 +672,7 @@ func (d *dashboardRequest) webhooksView(notice string, extra map[string]any) *da
 	for k, v := range extra {
 		view[k] = v
 	}
-	if a := d.api(fasthttp.MethodGet, "/v1/webhooks/endpoints", nil, "limit=100", nil); a.ok() {
-		view["endpoints"] = a.body
-	}
-	if a := d.api(fasthttp.MethodGet, "/v1/webhooks/deliveries", nil, "", nil); a.ok() {
-		view["deliveries"] = a.body
-	}
+	d.webhookLists(view, false)
 	return &dashboard.Page{Name: "webhooks", Title: "Webhooks", Section: "webhooks", View: view, Notice: notice}
 }
 
@@ -702,13 +702,17 @@ func (d *dashboardRequest) delivery() { d.deliveryPage(d.param("id"), fasthttp.S
 
 func (d *dashboardRequest) deliveryPage(id string, status int, problem *dashboard.Problem) {
 	title := "Delivery " + id
-	a := d.api(fasthttp.MethodGet, "/v1/webhooks/deliveries/{id}", []string{"id", id}, "", nil)
-	if !a.ok() {
-		d.render(a.status, &dashboard.Page{Name: "error", Title: title, Section: "webhooks", Problem: a.problem})
+	e := d.allowed(ledger.ScopeWebhooksRead)
+	delivery, found := d.s.cfg.Actors.Reader().WebhookDelivery(d.m.OrgID, id)
+	if e == nil && !found {
+		e = notFound("Webhook delivery")
+	}
+	if e != nil {
+		d.render(HTTPStatus(e.Code), &dashboard.Page{Name: "error", Title: title, Section: "webhooks", Problem: problemOfError(e)})
 		return
 	}
 	d.render(status, &dashboard.Page{Name: "delivery", Title: title, Section: "webhooks",
-		View: map[string]any{"delivery": a.body["delivery"]}, Problem: problem})
+		View: map[string]any{"delivery": view(&deliveryDetailBody{renderWebhookDeliveryDetail(d.s.publicIDs(), &delivery)})["delivery"]}, Problem: problem})
 }
 
 // replayDelivery: POST /dashboard/webhooks/deliveries/{id}/replay:

@@ -139,6 +139,10 @@ type webhookEndpointBody struct {
 	Endpoint webhookEndpointJSON `json:"endpoint"`
 }
 
+type deliveryDetailBody struct {
+	Delivery webhookDeliveryDetailJSON `json:"delivery"`
+}
+
 type webhookDeliveryBody struct {
 	Delivery webhookDeliveryJSON `json:"delivery"`
 }
@@ -254,9 +258,13 @@ func (c *call) listWebhookEndpoints() {
 		c.fail(e)
 		return
 	}
-	var page ledger.Page[ledger.WebhookEndpoint]
-	page = c.s.cfg.Actors.Reader().WebhookEndpoints(c.org, before, limit)
-	c.ok(fasthttp.StatusOK, newList(listWebhookEndpoints, page, renderWebhookEndpoint))
+	c.ok(fasthttp.StatusOK, c.s.webhookEndpointList(c.org, before, limit))
+}
+
+// webhookEndpointList is a page of an organization's endpoints, as GET
+// /v1/webhooks/endpoints lists them.
+func (s *Server) webhookEndpointList(org string, before ledger.Cursor, limit int) listBody[webhookEndpointJSON] {
+	return newList(listWebhookEndpoints, s.cfg.Actors.Reader().WebhookEndpoints(org, before, limit), renderWebhookEndpoint)
 }
 
 // webhookEndpoint finds the caller's endpoint named by the path parameter.
@@ -427,10 +435,15 @@ func (c *call) listDeliveries() {
 		}
 		f.Status = st
 	}
-	var page ledger.Page[ledger.WebhookDelivery]
-	page = c.s.cfg.Actors.Reader().WebhookDeliveries(c.org, f, before, limit)
-	ids := c.s.publicIDs()
-	c.ok(fasthttp.StatusOK, newList(listDeliveries, page, func(d *ledger.WebhookDelivery) webhookDeliveryJSON { return renderWebhookDelivery(ids, d) }))
+	c.ok(fasthttp.StatusOK, c.s.deliveryList(c.org, f, before, limit))
+}
+
+// deliveryList is a page of an organization's deliveries, as GET
+// /v1/webhooks/deliveries lists them.
+func (s *Server) deliveryList(org string, f ledger.DeliveryFilter, before ledger.Cursor, limit int) listBody[webhookDeliveryJSON] {
+	ids := s.publicIDs()
+	return newList(listDeliveries, s.cfg.Actors.Reader().WebhookDeliveries(org, f, before, limit),
+		func(d *ledger.WebhookDelivery) webhookDeliveryJSON { return renderWebhookDelivery(ids, d) })
 }
 
 // getDelivery: GET /v1/webhooks/deliveries/{id}, with the delivery's
@@ -439,9 +452,7 @@ func (c *call) getDelivery() {
 	if d, ok := lookup(c, "id", "Webhook delivery", func(st *ledger.Reader, id string) (ledger.WebhookDelivery, bool) {
 		return st.WebhookDelivery(c.org, id)
 	}); ok {
-		c.ok(fasthttp.StatusOK, &struct {
-			Delivery webhookDeliveryDetailJSON `json:"delivery"`
-		}{renderWebhookDeliveryDetail(c.s.publicIDs(), &d)})
+		c.ok(fasthttp.StatusOK, &deliveryDetailBody{renderWebhookDeliveryDetail(c.s.publicIDs(), &d)})
 	}
 }
 
