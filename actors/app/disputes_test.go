@@ -46,7 +46,7 @@ func TestOpenDispute(t *testing.T) {
 		{"the same again replays", s.owner, app.DisputeOpening{CollectionID: col.ID, Amount: amount("200.00"), Category: "fraud", Reason: "Card stolen"}, "", "", 20_000},
 	} {
 		r := s.app.OpenDispute(c.caller, c.in)
-		refusedWith(t, c.name, r, c.want)
+		wantCode(t, c.name, r, c.want)
 		if c.field != "" && (len(r.Result.Err.Fields) != 1 || r.Result.Err.Fields[0].Field != c.field) {
 			t.Fatalf("%s: fields %+v", c.name, r.Result.Err.Fields)
 		}
@@ -95,7 +95,7 @@ func TestDisputeThread(t *testing.T) {
 			return s.app.AddDisputeMessage(s.owner, app.DisputeMessage{DisputeID: id, Body: "thanks"})
 		}, ledger.CodeBadRequest},
 	} {
-		refusedWith(t, c.name, c.do(), c.want)
+		wantCode(t, c.name, c.do(), c.want)
 	}
 	d, _ := s.sys.Reader().Dispute(s.org, id)
 	// The thread: the merchant's message and the contest's reason; the
@@ -114,6 +114,6 @@ func TestSimulationsOnlyOnTheSandbox(t *testing.T) {
 		"fund a balance":    s.app.FundBalance(s.owner, "GHS", 100, "ref"),
 		"advance the clock": s.app.AdvanceClock(s.owner, 1000).Reply,
 	} {
-		refusedWith(t, name, r, ledger.CodeNotFound)
+		wantCode(t, name, r, ledger.CodeNotFound)
 	}
 }

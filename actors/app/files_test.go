@@ -41,7 +41,7 @@ func TestCreateFile(t *testing.T) {
 		{"no purpose", app.NewFile{Filename: "x", ContentType: "application/pdf", Size: 1, SHA256: evidence.SHA256}, ledger.CodeValidation},
 	} {
 		r := s.app.CreateFile(s.owner, c.in)
-		refusedWith(t, c.name, r, c.want)
+		wantCode(t, c.name, r, c.want)
 		if c.want == "" && (!strings.HasPrefix(r.Result.File.ID, "file_") || r.Result.File.OrgID != s.org) {
 			t.Fatalf("%s: %+v", c.name, r.Result.File)
 		}

@@ -46,7 +46,7 @@ func TestCreateKey(t *testing.T) {
 		{"no key at all", app.Caller{OrgID: s.org}, app.NewKey{Scopes: ledger.ScopePayoutsRead, ScopesGiven: true}, ledger.CodeForbidden, 0},
 	} {
 		r := s.app.CreateKey(c.caller, c.in)
-		refusedWith(t, c.name, r.Reply, c.want)
+		wantCode(t, c.name, r.Reply, c.want)
 		if c.want != "" {
 			if r.Secret != "" {
 				t.Fatalf("%s: a refused key has a secret", c.name)
@@ -106,7 +106,7 @@ func TestRevokeKeyAndControls(t *testing.T) {
 		{"revoked", func() actors.Reply { return s.app.RevokeKey(s.owner, id) }, ""},
 		{"an unknown key", func() actors.Reply { return s.app.RevokeKey(s.owner, "key_unknown") }, ledger.CodeNotFound},
 	} {
-		refusedWith(t, c.name, c.do(), c.want)
+		wantCode(t, c.name, c.do(), c.want)
 	}
 	k, _ := s.sys.Reader().APIKey(s.org, id)
 	if !k.Revoked || k.Caps.Daily == nil || *k.Caps.Daily != daily {

@@ -38,7 +38,7 @@ func TestRecipients(t *testing.T) {
 			return s.app.UpdateRecipient(s.owner, app.RecipientChange{ID: id, SetActive: true, Active: true})
 		}, ledger.CodeNotFound},
 	} {
-		refusedWith(t, c.name, c.do(), c.want)
+		wantCode(t, c.name, c.do(), c.want)
 	}
 	if _, ok := s.sys.Reader().Recipient(s.org, id); ok {
 		t.Fatal("a deleted recipient is still seen")

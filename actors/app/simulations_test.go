@@ -21,7 +21,7 @@ func TestFundBalance(t *testing.T) {
 		t.Fatalf("the replay: %+v", again.Result)
 	}
 	changed := s.app.FundBalance(s.owner, "GHS", 20_000, "top-up-1")
-	refusedWith(t, "the reference with another amount", changed, ledger.CodeConflict)
+	wantCode(t, "the reference with another amount", changed, ledger.CodeConflict)
 }
 
 // The sandbox clock moves the organization's time by the advance, which

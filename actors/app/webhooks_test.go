@@ -67,7 +67,7 @@ func TestWebhookEndpoints(t *testing.T) {
 		}, ""},
 		{"another organization's", func() actors.Reply { return s.app.RotateWebhookSecret(app.Caller{OrgID: "org_other"}, ep.ID) }, ledger.CodeNotFound},
 	} {
-		refusedWith(t, c.name, c.do(), c.want)
+		wantCode(t, c.name, c.do(), c.want)
 	}
 	if rotated == "" || rotated == ep.Secret {
 		t.Fatalf("the rotated secret %q, the first %q", rotated, ep.Secret)
@@ -76,8 +76,8 @@ func TestWebhookEndpoints(t *testing.T) {
 	if got.Description != "Orders" || got.Status != ledger.WebhookActive || got.Secret != rotated {
 		t.Fatalf("the endpoint after: %+v", got)
 	}
-	refusedWith(t, "delete", s.app.DeleteWebhookEndpoint(s.owner, ep.ID), "")
-	refusedWith(t, "delete again", s.app.DeleteWebhookEndpoint(s.owner, ep.ID), ledger.CodeNotFound)
+	wantCode(t, "delete", s.app.DeleteWebhookEndpoint(s.owner, ep.ID), "")
+	wantCode(t, "delete again", s.app.DeleteWebhookEndpoint(s.owner, ep.ID), ledger.CodeNotFound)
 }
 
 // A test is attempted at once and answered with its outcome; a failed one
@@ -114,5 +114,5 @@ func TestWebhookTestAndRetry(t *testing.T) {
 	if again.Result.WebhookDelivery.ID == failed.ID {
 		t.Fatal("a successful delivery sent again in place")
 	}
-	refusedWith(t, "retry an unknown delivery", s.app.RetryWebhookDelivery(s.owner, "whd_unknown"), ledger.CodeNotFound)
+	wantCode(t, "retry an unknown delivery", s.app.RetryWebhookDelivery(s.owner, "whd_unknown"), ledger.CodeNotFound)
 }

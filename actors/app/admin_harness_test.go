@@ -72,9 +72,9 @@ func mustApply(t *testing.T, what string, r actors.Reply) {
 	}
 }
 
-// refusedWith checks that r is the ledger's (or the operation's) refusal
+// wantCode checks that r is the ledger's (or the operation's) refusal
 // with code; "" wants an applied command.
-func refusedWith(t *testing.T, what string, r actors.Reply, code ledger.Code) {
+func wantCode(t *testing.T, what string, r actors.Reply, code ledger.Code) {
 	t.Helper()
 	switch {
 	case r.Err != nil:
