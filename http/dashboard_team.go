@@ -64,18 +64,13 @@ func (s *Server) writeTeamPage(ctx *fasthttp.RequestCtx, m dashboardMember, stat
 }
 
 // dashboardTeamAction wraps an owner's form on the Team page: a member
-// signed in, the CSRF token, the owner role. The action returns the page
-// to show (nil: back to the team page, 303) or the error to show on it.
+// signed in, the CSRF token (the operations refuse a member who is not an
+// owner). The action returns the page to show (nil: back to the team page,
+// 303) or the error to show on it.
 func (s *Server) dashboardTeamAction(action func(ctx *fasthttp.RequestCtx, m dashboardMember) (*dashauth.Page, *ledger.Error)) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
 		m, ok := s.dashboardFormMember(ctx)
 		if !ok {
-			return
-		}
-		if m.Role != ledger.RoleOwner {
-			p := s.teamPage(ctx, m)
-			p.Error = "Only an owner manages the team."
-			s.writeTeamPage(ctx, m, fasthttp.StatusForbidden, p)
 			return
 		}
 		p, e := action(ctx, m)

@@ -58,9 +58,11 @@ type Link struct {
 }
 
 // InviteMember invites email to the caller's organization in role, by a
-// link that works for a week; the caller is a member (the ledger lets only
-// owners invite).
+// link that works for a week; the caller is an owner.
 func (a *App) InviteMember(c Caller, email, role string) Link {
+	if e := a.owner(c); e != nil {
+		return Link{Reply: refused(e)}
+	}
 	token := NewToken()
 	now := a.sys.Now()
 	expires := now.Add(invitationLifetime)
@@ -74,11 +76,17 @@ func (a *App) InviteMember(c Caller, email, role string) Link {
 // RevokeInvitation withdraws a pending invitation of the caller's
 // organization.
 func (a *App) RevokeInvitation(c Caller, id string) actors.Reply {
+	if e := a.owner(c); e != nil {
+		return refused(e)
+	}
 	return a.propose(&ledger.RevokeInvitation{At: a.sys.Now().UnixMilli(), OrgID: c.OrgID, ID: id})
 }
 
 // SetMemberRole changes the role of a member of the caller's organization.
 func (a *App) SetMemberRole(c Caller, memberID, role string) actors.Reply {
+	if e := a.owner(c); e != nil {
+		return refused(e)
+	}
 	return a.propose(&ledger.SetMemberRole{At: a.sys.Now().UnixMilli(), OrgID: c.OrgID, MemberID: memberID, Role: role})
 }
 
@@ -86,7 +94,10 @@ func (a *App) SetMemberRole(c Caller, memberID, role string) actors.Reply {
 // sessions. A member does not remove themself (conflict): another owner
 // does, so that an organization is never left by its last owner's slip.
 func (a *App) RemoveMember(c Caller, memberID string) actors.Reply {
-	if c.Member != "" && memberID == c.Member {
+	if e := a.owner(c); e != nil {
+		return refused(e)
+	}
+	if memberID == c.Member {
 		return refused(&ledger.Error{Code: ledger.CodeConflict, Message: "You cannot remove yourself: another owner can."})
 	}
 	return a.propose(&ledger.RemoveMember{At: a.sys.Now().UnixMilli(), OrgID: c.OrgID, MemberID: memberID})
@@ -121,6 +132,16 @@ func (a *App) DashboardSetupLink(_ Caller, orgID string) Link {
 		return Link{Reply: replyOf(err)}
 	}
 	return Link{Token: token, ExpiresAt: expires}
+}
+
+// owner refuses a caller who is not an owner of its organization: only
+// owners manage the team.
+func (a *App) owner(c Caller) *ledger.Error {
+	m, ok := a.sys.Reader().Member(c.Member)
+	if !ok || m.Removed || m.OrgID != c.OrgID || m.Role != ledger.RoleOwner {
+		return &ledger.Error{Code: ledger.CodeForbidden, Message: "Only an owner manages the team."}
+	}
+	return nil
 }
 
 var errOrganizationNotFound = &ledger.Error{Code: ledger.CodeNotFound, Message: "Organization not found"}

@@ -103,8 +103,8 @@ func TestSignIn(t *testing.T) {
 	}
 }
 
-// Owners invite, change roles and remove members; nobody removes
-// themself.
+// Owners, and only owners, invite, change roles and remove members;
+// nobody removes themself.
 func TestTeam(t *testing.T) {
 	s := newStack(t, stackOptions{})
 	owner := s.firstOwner(t, "owner@zouk.example")
@@ -125,6 +125,15 @@ func TestTeam(t *testing.T) {
 		r    func() ledger.Code
 		want ledger.Code
 	}{
+		{"a developer invites", func() ledger.Code {
+			return replyCode(t, s.app.InviteMember(app.Caller{OrgID: s.org, Member: dev.Member.ID}, "x@zouk.example", ledger.RoleOwner).Reply)
+		}, ledger.CodeForbidden},
+		{"a developer makes themself owner", func() ledger.Code {
+			return replyCode(t, s.app.SetMemberRole(app.Caller{OrgID: s.org, Member: dev.Member.ID}, dev.Member.ID, ledger.RoleOwner))
+		}, ledger.CodeForbidden},
+		{"an owner of another organization", func() ledger.Code {
+			return replyCode(t, s.app.RemoveMember(app.Caller{OrgID: "org_other", Member: owner.Member.ID}, dev.Member.ID))
+		}, ledger.CodeForbidden},
 		{"revoke an invitation", func() ledger.Code {
 			return replyCode(t, s.app.RevokeInvitation(me, revoked.Result.Invitation.ID))
 		}, ""},
