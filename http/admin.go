@@ -1,11 +1,13 @@
 package http
 
 import (
+	"errors"
 	"strings"
 
 	"github.com/valyala/fasthttp"
 
 	"payments/actors"
+	"payments/actors/app"
 	"payments/ledger"
 )
 
@@ -53,21 +55,11 @@ func (c *call) createOrganization() {
 		c.fail(e)
 		return
 	}
-	now := c.s.cfg.Actors.Now().UnixMilli()
-	secret := actors.NewKeySecret(c.s.cfg.Live)
-	orgID := actors.NewID("org_")
-	cmd := &ledger.CreateOrganization{
-		At: now, ID: orgID, Name: name, Country: country, Timezone: timezone, DefaultCurrency: defaultCurrency,
-		Key: ledger.CreateAPIKey{
-			At: now, ID: actors.NewID("key_"), OrgID: orgID, Name: "Default key",
-			Hash: actors.HashKey(secret), Hint: actors.KeyHint(secret), Scopes: ledger.ScopesMerchant,
-		},
-	}
-	ctx, cancel := c.commitContext()
-	defer cancel()
-	r := c.s.cfg.Actors.Propose(ctx, cmd)
-	c.created(r, func(res *ledger.Result) any {
-		return &organizationCreatedBody{renderOrganization(res.Organization), c.renderKey(res.APIKey, secret)}
+	r := c.s.cfg.App.CreateOrganization(c.caller(), app.NewOrganization{
+		Name: name, Country: country, Timezone: timezone, DefaultCurrency: defaultCurrency,
+	})
+	c.created(r.Reply, func(res *ledger.Result) any {
+		return &organizationCreatedBody{renderOrganization(res.Organization), c.s.renderKeyNow(res.APIKey, r.Secret)}
 	})
 }
 
@@ -87,61 +79,47 @@ func (c *call) createKey() {
 	if !c.decode(&req) {
 		return
 	}
-	var p problems
-	name := p.text("name", req.Name, false, 100)
-	scopes := c.key.Scopes & ledger.ScopesMerchant
-	if req.Scopes != nil {
-		scopes = 0
-		for i, n := range req.Scopes {
-			s, ok := ledger.ParseScope(n)
-			if !ok {
-				p.add("scopes."+itoa(i), "is not a scope: "+strings.Join(ledger.ScopesAll.Names(), ", "))
-				continue
-			}
-			scopes |= s
-		}
-	}
-	controls, _ := p.keyControls(&req.keyControlsBody)
-	if e := p.err(); e != nil {
+	in, e := newKeyInput(&req)
+	if e != nil {
 		c.fail(e)
 		return
 	}
-	if !c.key.Scopes.Has(scopes) {
-		missing := scopes &^ c.key.Scopes
-		c.fail(&ledger.Error{Code: ledger.CodeForbidden,
-			Message: "A key cannot grant scopes it does not hold: " + strings.Join(missing.Names(), ", ")})
-		return
-	}
-	if controls.Allowlist != "" && !c.ensureForwardKey() {
-		return
-	}
-	secret := actors.NewKeySecret(c.s.cfg.Live)
 	c.noStore()
-	var cmd ledger.Command = &ledger.CreateAPIKey{
-		At: c.s.cfg.Actors.Now().UnixMilli(), ID: actors.NewID("key_"), OrgID: c.org, Name: name,
-		Hash: actors.HashKey(secret), Hint: actors.KeyHint(secret), Scopes: scopes,
+	r := c.s.cfg.App.CreateKey(c.caller(), in)
+	c.created(r.Reply, func(res *ledger.Result) any { return &keyBody{c.s.renderKeyNow(res.APIKey, r.Secret)} })
+}
+
+// newKeyInput checks a key's create request (the API's, or the
+// dashboard's form in its shape).
+func newKeyInput(req *createKeyBody) (app.NewKey, *ledger.Error) {
+	var p problems
+	in := app.NewKey{Name: p.text("name", req.Name, false, 100), ScopesGiven: req.Scopes != nil}
+	for i, n := range req.Scopes {
+		s, ok := ledger.ParseScope(n)
+		if !ok {
+			p.add("scopes."+itoa(i), "is not a scope: "+strings.Join(ledger.ScopesAll.Names(), ", "))
+			continue
+		}
+		in.Scopes |= s
 	}
-	if controls != (ledger.KeyControls{}) {
-		cmd = &ledger.CreateControlledKey{Key: *cmd.(*ledger.CreateAPIKey), Controls: controls}
-	}
-	ctx, cancel := c.commitContext()
-	defer cancel()
-	r := c.s.cfg.Actors.Propose(ctx, cmd)
-	c.created(r, func(res *ledger.Result) any { return &keyBody{c.renderKey(res.APIKey, secret)} })
+	in.Controls, _ = p.keyControls(&req.keyControlsBody)
+	return in, p.err()
 }
 
 // listKeys: GET /v1/keys, without secrets.
-func (c *call) listKeys() {
-	var keys []ledger.APIKey
-	keys = c.s.cfg.Actors.Reader().APIKeys(c.org)
-	// Newest first, like every list.
+func (c *call) listKeys() { c.ok(fasthttp.StatusOK, c.s.keyList(c.org)) }
+
+// keyList is an organization's keys as GET /v1/keys lists them, newest
+// first, each with its spend in the organization's current day and month.
+func (s *Server) keyList(org string) listBody[keyJSON] {
+	keys := s.cfg.Actors.Reader().APIKeys(org)
 	for i, j := 0, len(keys)-1; i < j; i, j = i+1, j-1 {
 		keys[i], keys[j] = keys[j], keys[i]
 	}
-	now := actors.SpendPeriodAt(c.s.cfg.Actors.Reader(), c.org, c.s.cfg.Actors.Now().UnixMilli())
-	c.ok(fasthttp.StatusOK, newList(0, ledger.Page[ledger.APIKey]{Items: keys}, func(k *ledger.APIKey) keyJSON {
+	now := actors.SpendPeriodAt(s.cfg.Actors.Reader(), org, s.cfg.Actors.Now().UnixMilli())
+	return newList(0, ledger.Page[ledger.APIKey]{Items: keys}, func(k *ledger.APIKey) keyJSON {
 		return renderKeyAt(k, "", now)
-	}))
+	})
 }
 
 // revokeKey: DELETE /v1/keys/{id}.
@@ -151,17 +129,23 @@ func (c *call) revokeKey() {
 		c.fail(e)
 		return
 	}
-	ctx, cancel := c.commitContext()
-	defer cancel()
-	r := c.s.cfg.Actors.Propose(ctx, &ledger.RevokeAPIKey{At: c.s.cfg.Actors.Now().UnixMilli(), ID: id, OrgID: c.org})
-	switch {
-	case r.Err != nil:
-		c.fail(errorFromActors(r.Err))
-	case r.Result.Err != nil:
-		c.fail(r.Result.Err)
-	default:
-		c.ok(fasthttp.StatusOK, &keyBody{c.renderKey(r.Result.APIKey, "")})
+	c.committed(c.s.cfg.App.RevokeKey(c.caller(), id), fasthttp.StatusOK, func(res *ledger.Result) any {
+		return &keyBody{c.s.renderKeyNow(res.APIKey, "")}
+	})
+}
+
+// caller is who the call acts as, for the application's operations: the
+// key's organization, and the key (its scopes, its spend caps).
+func (c *call) caller() app.Caller { return app.Caller{OrgID: c.org, Key: &c.key} }
+
+// errorOf is the error a client sees for an operation's: the ledger's
+// refusal as it is, a failure of the write path as errorFromActors says.
+func errorOf(err error) *ledger.Error {
+	var e *ledger.Error
+	if errors.As(err, &e) {
+		return e
 	}
+	return errorFromActors(err)
 }
 
 func itoa(i int) string {

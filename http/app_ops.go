@@ -1,6 +1,10 @@
 package http
 
 import (
+	"time"
+
+	"payments/actors"
+	"payments/actors/app"
 	"payments/ledger"
 	"payments/rails"
 )
@@ -20,4 +24,45 @@ type linkOps interface{}
 
 // adminOps: organizations, keys and their controls, dashboard members and
 // sessions, recipients, files, disputes, webhooks, simulations.
-type adminOps interface{}
+type adminOps interface {
+	CreateOrganization(app.Caller, app.NewOrganization) app.KeyCreated
+	CreateKey(app.Caller, app.NewKey) app.KeyCreated
+	RevokeKey(c app.Caller, id string) actors.Reply
+	SetKeyControls(app.Caller, app.KeyControlsChange) actors.Reply
+
+	InviteMember(c app.Caller, email, role string) app.Link
+	RevokeInvitation(c app.Caller, id string) actors.Reply
+	SetMemberRole(c app.Caller, memberID, role string) actors.Reply
+	RemoveMember(c app.Caller, memberID string) actors.Reply
+	CreatePasswordReset(c app.Caller, orgID, email string) app.Link
+	DashboardSetupLink(c app.Caller, orgID string) app.Link
+	PendingInvitation(token string) (ledger.Invitation, bool)
+	AcceptInvitation(app.Acceptance) (app.Session, error)
+	SignIn(email, password string) (app.Session, error)
+	DashboardSession(token string) (ledger.DashboardSession, ledger.Member, bool)
+	EndDashboardSession(id string) error
+	ChangePassword(app.Caller, app.PasswordChange) error
+
+	CreateRecipient(app.Caller, ledger.RecipientSpec) actors.Reply
+	CreateRecipients(app.Caller, []ledger.RecipientSpec) actors.Reply
+	UpdateRecipient(app.Caller, app.RecipientChange) actors.Reply
+	DeleteRecipient(c app.Caller, id string) actors.Reply
+
+	FileSigningKey() ([]byte, error)
+	CreateFile(app.Caller, app.NewFile) actors.Reply
+
+	RespondToDispute(app.Caller, app.DisputeResponse) actors.Reply
+	AddDisputeMessage(app.Caller, app.DisputeMessage) actors.Reply
+	OpenDispute(app.Caller, app.DisputeOpening) actors.Reply
+	ResolveDispute(c app.Caller, disputeID string, won bool, message string) actors.Reply
+
+	CreateWebhookEndpoint(app.Caller, app.NewWebhookEndpoint) actors.Reply
+	UpdateWebhookEndpoint(app.Caller, app.WebhookEndpointChange) actors.Reply
+	DeleteWebhookEndpoint(c app.Caller, id string) actors.Reply
+	RotateWebhookSecret(c app.Caller, id string) actors.Reply
+	TestWebhookEndpoint(c app.Caller, id string) (ledger.WebhookDelivery, error)
+	RetryWebhookDelivery(c app.Caller, id string) actors.Reply
+
+	FundBalance(c app.Caller, currency string, amount ledger.Minor, ref string) actors.Reply
+	AdvanceClock(app.Caller, time.Duration) app.ClockAdvanced
+}

@@ -1,8 +1,11 @@
 package http
 
 import (
+	"time"
+
 	"github.com/valyala/fasthttp"
 
+	"payments/actors/app"
 	"payments/ledger"
 )
 
@@ -34,29 +37,34 @@ func (c *call) advanceClock() {
 	if !c.decode(&req) {
 		return
 	}
+	by, e := advanceClockInput(&req)
+	if e != nil {
+		c.fail(e)
+		return
+	}
+	r := c.s.cfg.App.AdvanceClock(c.caller(), by)
+	c.committed(r.Reply, fasthttp.StatusOK, func(res *ledger.Result) any { return &clockBody{renderClock(&r)} })
+}
+
+type clockBody struct {
+	Clock clockJSON `json:"clock"`
+}
+
+// renderClock is the organization's clock after an advance.
+func renderClock(r *app.ClockAdvanced) clockJSON {
+	clk := r.Result.Clock
+	return clockJSON{clk.OrgID, clk.OffsetMillis / 1000, timestamp(r.At.UnixMilli() + clk.OffsetMillis)}
+}
+
+// advanceClockInput checks a request to advance the sandbox clock (the
+// API's, or the dashboard's form in its shape).
+func advanceClockInput(req *advanceClockBody) (time.Duration, *ledger.Error) {
 	const secondsMax = ledger.ClockAdvanceMax / 1000
 	switch {
 	case req.Seconds == nil:
-		c.fail(ledger.FieldInvalid("seconds", "is required"))
-		return
+		return 0, ledger.FieldInvalid("seconds", "is required")
 	case *req.Seconds < 1 || *req.Seconds > secondsMax:
-		c.fail(ledger.FieldInvalid("seconds", "must be between 1 and 31622400 (366 days)"))
-		return
+		return 0, ledger.FieldInvalid("seconds", "must be between 1 and 31622400 (366 days)")
 	}
-	ctx, cancel := c.commitContext()
-	defer cancel()
-	at := c.s.cfg.Actors.Now().UnixMilli()
-	r := c.s.cfg.Actors.Propose(ctx, &ledger.AdvanceClock{At: at, OrgID: c.org, Millis: *req.Seconds * 1000})
-	if r.Err != nil {
-		c.fail(errorFromActors(r.Err))
-		return
-	}
-	if r.Result.Err != nil {
-		c.fail(r.Result.Err)
-		return
-	}
-	clk := r.Result.Clock
-	c.ok(fasthttp.StatusOK, struct {
-		Clock clockJSON `json:"clock"`
-	}{clockJSON{clk.OrgID, clk.OffsetMillis / 1000, timestamp(at + clk.OffsetMillis)}})
+	return time.Duration(*req.Seconds) * time.Second, nil
 }

@@ -1,24 +1,24 @@
 package http
 
 import (
-	"context"
-	"errors"
 	"net/url"
 	"strings"
 	"time"
 
 	"github.com/valyala/fasthttp"
 
-	"payments/actors"
+	"payments/actors/app"
 	"payments/http/dashauth"
 	"payments/ledger"
 )
 
 // The dashboard's team members signing in: the sign-in and sign-out
 // routes, the first owner's setup link and the invitation links, the
-// session cookie, the CSRF tokens, and the lock-out after failed sign-ins
-// (ledger/member.go keeps the rules and the replicated state; package
-// dashauth the hashing and the pages). Every dashboard route runs the
+// session cookie and the CSRF tokens. Checking a password, the lock-out
+// after failed sign-ins, and the tokens of sessions and links are the
+// team's operations (actors/app/team.go; ledger/member.go keeps the rules
+// and the replicated state); package dashauth has the CSRF tokens and the
+// pages. Every dashboard route runs the
 // same gate as the hosted checkout's: a limit per client address, browser
 // writes from another site refused, and the relay to the leader, so that
 // a session started through one node holds through any.
@@ -33,12 +33,6 @@ const (
 	dashboardFormCookie = "dashboard_form"
 	dashboardCookiePath = "/dashboard"
 
-	// DashboardSessionLifetime is how long a session lasts from sign-in,
-	// whatever its use: then the member signs in again.
-	DashboardSessionLifetime = 12 * time.Hour
-	// invitationLifetime is how long an owner's invitation link works.
-	invitationLifetime = 7 * 24 * time.Hour
-
 	dashboardGatedKey   = "payments.dashboardGated"   // ctx user value: the gate ran (true: it answered)
 	dashboardSessionKey = "payments.dashboardSession" // ctx user value: the signed-in session's token
 
@@ -49,6 +43,14 @@ const (
 type dashboardMember struct {
 	ID, OrgID, Email string
 	Role             string // "owner", "developer" or "viewer"
+	SessionID        string // the session the request is signed in with
+}
+
+// caller is who the member's actions act as: the member, in their
+// organization, with the scopes of their role.
+func (m dashboardMember) caller() app.Caller {
+	return app.Caller{OrgID: m.OrgID, Member: m.ID,
+		Key: &ledger.APIKey{ID: m.ID, OrgID: m.OrgID, Name: m.Email, Scopes: dashboardScopes(m.Role)}}
 }
 
 // dashboardAuthRoutes mounts the routes of signing in and of the team.
@@ -144,26 +146,17 @@ func (s *Server) dashboardAuth(ctx *fasthttp.RequestCtx) (dashboardMember, bool)
 // this as a use of the session. A session unused for longer than the idle
 // timeout ends here, everywhere (idle: true).
 func (s *Server) dashboardSession(token string) (m dashboardMember, ok, idle bool) {
-	if len(token) != dashauth.TokenLen {
+	sess, member, found := s.cfg.App.DashboardSession(token)
+	if !found {
 		return dashboardMember{}, false, false
 	}
-	st := s.cfg.Actors.Reader()
-	sess, found := st.DashboardSessionByToken(dashauth.Digest(token))
-	now := s.cfg.Actors.Now()
-	if !found || !sess.Live(now.UnixMilli()) {
-		return dashboardMember{}, false, false
-	}
-	member, found := st.Member(sess.MemberID)
-	if !found || member.Removed || member.OrgID != sess.OrgID {
-		return dashboardMember{}, false, false
-	}
-	if s.dashIdle.use(sess.ID, now) {
-		if _, e := s.dashboardPropose(&ledger.EndDashboardSession{At: now.UnixMilli(), ID: sess.ID}); e != nil {
-			s.logger.Warn("ending an idle dashboard session", "session", sess.ID, "err", e.Message)
+	if s.dashIdle.use(sess.ID, s.cfg.Actors.Now()) {
+		if err := s.cfg.App.EndDashboardSession(sess.ID); err != nil {
+			s.logger.Warn("ending an idle dashboard session", "session", sess.ID, "err", errorOf(err).Message)
 		}
 		return dashboardMember{}, false, true
 	}
-	return dashboardMember{ID: member.ID, OrgID: member.OrgID, Email: member.Email, Role: member.Role}, true, false
+	return dashboardMember{ID: member.ID, OrgID: member.OrgID, Email: member.Email, Role: member.Role, SessionID: sess.ID}, true, false
 }
 
 // safeNext reports whether next is a place in the dashboard to go back to
@@ -227,8 +220,8 @@ var readScopes = func() ledger.Scopes {
 // setting its cookie when the browser has none.
 func (s *Server) formToken(ctx *fasthttp.RequestCtx) string {
 	token := string(ctx.Request.Header.Cookie(dashboardFormCookie))
-	if len(token) != dashauth.TokenLen {
-		token = dashauth.NewToken()
+	if len(token) != app.TokenLen {
+		token = app.NewToken()
 		s.setCookie(ctx, dashboardFormCookie, token, 0)
 	}
 	return token
@@ -295,18 +288,6 @@ func (s *Server) writeDashboardMessage(ctx *fasthttp.RequestCtx, status int, tit
 	s.writeDashboardPage(ctx, status, "message", &dashauth.Page{Title: title, Message: message})
 }
 
-// dashboardPropose commits a command of the dashboard, answering a
-// transport failure as the API does.
-func (s *Server) dashboardPropose(cmd ledger.Command) (ledger.Result, *ledger.Error) {
-	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.CommitTimeout)
-	defer cancel()
-	r := s.cfg.Actors.Propose(ctx, cmd)
-	if r.Err != nil {
-		return r.Result, errorFromActors(r.Err)
-	}
-	return r.Result, r.Result.Err
-}
-
 // dashboardSignInPage: GET /dashboard/sign-in.
 func (s *Server) dashboardSignInPage(ctx *fasthttp.RequestCtx) {
 	if !s.dashboardGate(ctx) {
@@ -352,41 +333,22 @@ func (s *Server) dashboardSignIn(ctx *fasthttp.RequestCtx) {
 	}
 	args := ctx.PostArgs()
 	email := ledger.NormalizeEmail(string(args.Peek("email")))
-	password := string(args.Peek("password"))
 	p.Email = email
-	now := s.cfg.Actors.Now()
-	m, found := s.cfg.Actors.Reader().MemberByEmail(email)
-	if !found || m.Removed || email == "" {
-		dashauth.VerifyDecoy(password)
-		p.Error = "Wrong email or password."
-		s.writeDashboardPage(ctx, fasthttp.StatusUnauthorized, "signin", p)
-		return
-	}
-	if wait := m.LockedUntil - now.UnixMilli(); wait > 0 {
-		noteFailedSignIn(ctx, m.ID, m.OrgID)
-		ctx.Response.Header.Set(fasthttp.HeaderRetryAfter, itoa(int((wait+999)/1000)))
-		p.Error = "Too many failed sign-ins: this account is locked for " + lockWords(wait) + ". Try again then."
-		s.writeDashboardPage(ctx, fasthttp.StatusTooManyRequests, "signin", p)
-		return
-	}
-	ok, err := dashauth.VerifyPassword(m.PasswordHash, password)
+	sess, err := s.cfg.App.SignIn(email, string(args.Peek("password")))
 	if err != nil {
-		s.logger.Error("a member's password hash is unreadable", "member", m.ID, "err", err)
-	}
-	if !ok {
-		noteFailedSignIn(ctx, m.ID, m.OrgID)
-		if _, e := s.dashboardPropose(&ledger.RecordSignInFailure{At: now.UnixMilli(), MemberID: m.ID}); e != nil {
-			s.logger.Warn("recording a failed sign-in", "member", m.ID, "err", e.Message)
+		e := errorOf(err)
+		if m := sess.Member; m.ID != "" {
+			noteFailedSignIn(ctx, m.ID, m.OrgID)
 		}
-		p.Error = "Wrong email or password."
-		s.writeDashboardPage(ctx, fasthttp.StatusUnauthorized, "signin", p)
-		return
-	}
-	if e := s.startDashboardSession(ctx, m.ID, now); e != nil {
+		if e.RetryAfterSeconds > 0 {
+			ctx.Response.Header.Set(fasthttp.HeaderRetryAfter, itoa(e.RetryAfterSeconds))
+		}
 		p.Error = e.Message
 		s.writeDashboardPage(ctx, HTTPStatus(e.Code), "signin", p)
 		return
 	}
+	s.setCookie(ctx, dashboardSessionCookie, sess.Token, app.DashboardSessionLifetime)
+	m := sess.Member
 	noteMember(ctx, dashboardMember{ID: m.ID, OrgID: m.OrgID, Email: m.Email, Role: m.Role})
 	next := string(ctx.QueryArgs().Peek("next"))
 	if !safeNext(next) {
@@ -394,30 +356,6 @@ func (s *Server) dashboardSignIn(ctx *fasthttp.RequestCtx) {
 	}
 	ctx.Response.Header.Set("Location", next)
 	ctx.SetStatusCode(fasthttp.StatusSeeOther)
-}
-
-// startDashboardSession signs a member in: a new session, its cookie.
-func (s *Server) startDashboardSession(ctx *fasthttp.RequestCtx, memberID string, now time.Time) *ledger.Error {
-	token := dashauth.NewToken()
-	hash := dashauth.Digest(token)
-	_, e := s.dashboardPropose(&ledger.StartDashboardSession{
-		At: now.UnixMilli(), ID: actors.NewID("dss_"), MemberID: memberID,
-		TokenHash: string(hash[:]), ExpiresAt: now.Add(DashboardSessionLifetime).UnixMilli(),
-	})
-	if e != nil {
-		return e
-	}
-	s.setCookie(ctx, dashboardSessionCookie, token, DashboardSessionLifetime)
-	return nil
-}
-
-// lockWords says a lock's remaining time in words.
-func lockWords(ms int64) string {
-	secs := (ms + 999) / 1000
-	if secs < 90 {
-		return itoa(int(secs)) + " seconds"
-	}
-	return itoa(int((secs+59)/60)) + " minutes"
 }
 
 // dashboardFormMember is the signed-in member who posted a form with the
@@ -438,18 +376,16 @@ func (s *Server) dashboardFormMember(ctx *fasthttp.RequestCtx) (dashboardMember,
 // dashboardSignOut: POST /dashboard/sign-out, with the session's CSRF
 // token: the session ends everywhere, and the cookie goes.
 func (s *Server) dashboardSignOut(ctx *fasthttp.RequestCtx) {
-	if _, ok := s.dashboardFormMember(ctx); !ok {
+	m, ok := s.dashboardFormMember(ctx)
+	if !ok {
 		return
 	}
-	token, _ := ctx.UserValue(dashboardSessionKey).(string)
-	st := s.cfg.Actors.Reader()
-	if sess, found := st.DashboardSessionByToken(dashauth.Digest(token)); found {
-		if _, e := s.dashboardPropose(&ledger.EndDashboardSession{At: s.cfg.Actors.Now().UnixMilli(), ID: sess.ID}); e != nil {
-			s.writeDashboardMessage(ctx, HTTPStatus(e.Code), "Sign-out failed", e.Message)
-			return
-		}
-		s.dashIdle.forget(sess.ID)
+	if err := s.cfg.App.EndDashboardSession(m.SessionID); err != nil {
+		e := errorOf(err)
+		s.writeDashboardMessage(ctx, HTTPStatus(e.Code), "Sign-out failed", e.Message)
+		return
 	}
+	s.dashIdle.forget(m.SessionID)
 	s.clearCookie(ctx, dashboardSessionCookie)
 	ctx.Response.Header.Set("Location", dashboardSignInPath+"?signed-out=1")
 	ctx.SetStatusCode(fasthttp.StatusSeeOther)
@@ -480,12 +416,8 @@ func linkKindOf(inv *ledger.Invitation) linkKind {
 // note no actor, and they answer nothing the log keeps.
 func (s *Server) pendingInvitation(ctx *fasthttp.RequestCtx, kind linkKind) (ledger.Invitation, bool) {
 	token, _ := ctx.UserValue("token").(string)
-	var inv ledger.Invitation
-	found := false
-	if len(token) == dashauth.TokenLen {
-		inv, found = s.cfg.Actors.Reader().InvitationByToken(dashauth.Digest(token))
-	}
-	if !found || linkKindOf(&inv) != kind || !inv.Pending(s.cfg.Actors.Now().UnixMilli()) {
+	inv, found := s.cfg.App.PendingInvitation(token)
+	if !found || linkKindOf(&inv) != kind {
 		ask := "Ask an owner of your organization for a new invitation."
 		if kind == resetLink {
 			ask = "Ask the operator of this service for a new reset link."
@@ -559,31 +491,21 @@ func (s *Server) dashboardAccept(kind linkKind) fasthttp.RequestHandler {
 			problem = "Enter your email address."
 		case password != string(args.Peek("confirm")):
 			problem = "The two passwords differ."
-		default:
-			if why := dashauth.CheckPassword(password, email); why != "" {
-				problem = "The password " + why + "."
-			}
 		}
 		if problem != "" {
 			p.Error = problem
 			s.writeDashboardPage(ctx, fasthttp.StatusBadRequest, "accept", p)
 			return
 		}
-		now := s.cfg.Actors.Now()
 		token, _ := ctx.UserValue("token").(string)
-		hash := dashauth.Digest(token)
-		res, e := s.dashboardPropose(&ledger.AcceptInvitation{
-			At: now.UnixMilli(), TokenHash: string(hash[:]), MemberID: actors.NewID("mem_"),
-			Email: email, PasswordHash: dashauth.HashPassword(password),
-		})
-		if e == nil {
-			e = s.startDashboardSession(ctx, res.Member.ID, now)
-		}
-		if e != nil {
+		sess, err := s.cfg.App.AcceptInvitation(app.Acceptance{Token: token, Email: email, Password: password})
+		if err != nil {
+			e := errorOf(err)
 			p.Error = e.Message
 			s.writeDashboardPage(ctx, HTTPStatus(e.Code), "accept", p)
 			return
 		}
+		s.setCookie(ctx, dashboardSessionCookie, sess.Token, app.DashboardSessionLifetime)
 		ctx.Response.Header.Set("Location", "/dashboard")
 		ctx.SetStatusCode(fasthttp.StatusSeeOther)
 	}
@@ -601,9 +523,6 @@ func init() {
 		endpoint{fasthttp.MethodPost, "/v1/organizations/{id}/dashboard-password-reset-link",
 			ledger.ScopeOrganizationsAdmin, (*call).createPasswordResetLink, nil})
 }
-
-// passwordResetLinkLifetime is how long a password reset link works.
-const passwordResetLinkLifetime = 24 * time.Hour
 
 type passwordResetRequestBody struct {
 	Email *string `json:"email"`
@@ -628,10 +547,9 @@ type passwordResetLinkJSON struct {
 // and a newer one revokes the member's older ones.
 func (c *call) createPasswordResetLink() {
 	c.noStore()
-	org, ok := lookup(c, "id", "Organization", func(st *ledger.Reader, id string) (ledger.Organization, bool) {
-		return st.Organization(id)
-	})
-	if !ok {
+	id, e := pathParam(c.ctx, "id")
+	if e != nil {
+		c.fail(e)
 		return
 	}
 	var req passwordResetRequestBody
@@ -644,14 +562,10 @@ func (c *call) createPasswordResetLink() {
 		c.fail(e)
 		return
 	}
-	token := dashauth.NewToken()
-	hash := dashauth.Digest(token)
-	now := c.s.cfg.Actors.Now()
-	r := c.propose(&ledger.CreatePasswordReset{At: now.UnixMilli(), ID: actors.NewID("inv_"), OrgID: org.ID,
-		Email: email, TokenHash: string(hash[:]), ExpiresAt: now.Add(passwordResetLinkLifetime).UnixMilli()})
-	c.committed(r, fasthttp.StatusCreated, func(res *ledger.Result) any {
-		return &passwordResetLinkBody{passwordResetLinkJSON{OrganizationID: org.ID, Email: res.Invitation.Email,
-			URL: c.s.cfg.PublicBaseURL + "/dashboard/reset/" + token, ExpiresAt: timestamp(res.Invitation.ExpiresAt)}}
+	link := c.s.cfg.App.CreatePasswordReset(c.caller(), id, email)
+	c.committed(link.Reply, fasthttp.StatusCreated, func(res *ledger.Result) any {
+		return &passwordResetLinkBody{passwordResetLinkJSON{OrganizationID: id, Email: res.Invitation.Email,
+			URL: c.s.cfg.PublicBaseURL + "/dashboard/reset/" + link.Token, ExpiresAt: timestamp(res.Invitation.ExpiresAt)}}
 	})
 }
 
@@ -672,29 +586,15 @@ type dashboardSetupLinkJSON struct {
 func (c *call) createDashboardSetupLink() {
 	c.noStore()
 	id, e := pathParam(c.ctx, "id")
-	if e == nil {
-		if _, ok := c.s.cfg.Actors.Reader().Organization(id); !ok {
-			e = notFound("Organization")
-		}
-	}
 	if e != nil {
 		c.fail(e)
 		return
 	}
-	ctx, cancel := c.commitContext()
-	defer cancel()
-	token, expires, err := c.s.cfg.Actors.IssueDashboardSetup(ctx, id)
-	if err != nil {
-		var le *ledger.Error
-		if errors.As(err, &le) {
-			c.fail(le)
-		} else {
-			c.fail(errorFromActors(err))
-		}
-		return
-	}
-	c.ok(fasthttp.StatusCreated, &dashboardSetupLinkBody{dashboardSetupLinkJSON{
-		OrganizationID: id, URL: c.s.cfg.PublicBaseURL + "/dashboard/setup/" + token,
-		ExpiresAt: expires.UTC().Format(timeLayout),
-	}})
+	link := c.s.cfg.App.DashboardSetupLink(c.caller(), id)
+	c.committed(link.Reply, fasthttp.StatusCreated, func(*ledger.Result) any {
+		return &dashboardSetupLinkBody{dashboardSetupLinkJSON{
+			OrganizationID: id, URL: c.s.cfg.PublicBaseURL + "/dashboard/setup/" + link.Token,
+			ExpiresAt: link.ExpiresAt.UTC().Format(timeLayout),
+		}}
+	})
 }

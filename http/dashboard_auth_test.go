@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"payments/http/dashauth"
+	"payments/actors/app"
 	"payments/ledger"
 )
 
@@ -438,7 +438,7 @@ func TestDashboardChangePassword(t *testing.T) {
 	wantDashStatus(t, "a change without the CSRF token", owner.post("/dashboard/account/password",
 		url.Values{"current": {dashOwnerPassword}, "password": {newPassword}, "confirm": {newPassword}}), 403)
 	m, _ := st.sys.Reader().MemberByEmail("owner@account.example")
-	if ok, _ := dashauth.VerifyPassword(m.PasswordHash, dashOwnerPassword); !ok || m.FailedSignIns != 1 {
+	if ok, _ := app.VerifyPassword(m.PasswordHash, dashOwnerPassword); !ok || m.FailedSignIns != 1 {
 		t.Fatalf("after the refusals: the old password no longer signs in, or the wrong one was not counted (%d)", m.FailedSignIns)
 	}
 
@@ -605,7 +605,7 @@ func TestDashboardIdleTimeout(t *testing.T) {
 	if loc := p.header.Get("Location"); loc != "/dashboard/sign-in?idle=1&next=%2Fdashboard%2Fpayouts" {
 		t.Fatalf("after the idle timeout, to %q", loc)
 	}
-	if sess, ok := st.sys.Reader().DashboardSessionByToken(dashauth.Digest(token)); !ok || !sess.Ended {
+	if sess, ok := st.sys.Reader().DashboardSessionByToken(sha256.Sum256([]byte(token))); !ok || !sess.Ended {
 		t.Fatalf("the idle session in the ledger: %+v %v", sess, ok)
 	}
 	signIn := owner.get(p.header.Get("Location"))

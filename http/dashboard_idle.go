@@ -3,6 +3,8 @@ package http
 import (
 	"sync"
 	"time"
+
+	"payments/actors/app"
 )
 
 // DashboardIdleTimeoutDefault is how long a dashboard session may go
@@ -15,7 +17,7 @@ const DashboardIdleTimeoutDefault = 30 * time.Minute
 // is not worth a log entry. A new leader (or a restart) starts each
 // session's idle time afresh: a session can outlive its idle timeout by
 // the time since the last leader change, never past its lifetime
-// (DashboardSessionLifetime).
+// (app.DashboardSessionLifetime).
 type sessionIdle struct {
 	timeout time.Duration // 0: sessions never end for idleness
 
@@ -46,7 +48,7 @@ func (s *sessionIdle) use(id string, now time.Time) (idle bool) {
 		// Only sessions past their whole lifetime go: one merely idle must
 		// still be found idle when it comes back.
 		for sid, last := range s.lastUse {
-			if now.Sub(last) > DashboardSessionLifetime {
+			if now.Sub(last) > app.DashboardSessionLifetime {
 				delete(s.lastUse, sid)
 			}
 		}

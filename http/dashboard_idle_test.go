@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"payments/actors/app"
 )
 
 // A session is idle once unused for longer than the timeout; an idle one
@@ -34,7 +36,7 @@ func TestSessionIdle(t *testing.T) {
 	// Past the sweep size: the idle ones stay, those past their lifetime go.
 	s = newSessionIdle(30 * time.Minute)
 	s.use("dss_idle", t0)
-	s.use("dss_old", t0.Add(-DashboardSessionLifetime))
+	s.use("dss_old", t0.Add(-app.DashboardSessionLifetime))
 	now := t0.Add(time.Hour)
 	for i := range 1024 {
 		s.use(fmt.Sprint("dss_", i), now)

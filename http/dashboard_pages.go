@@ -10,17 +10,25 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"payments/actors"
+	"payments/actors/app"
 	"payments/http/dashboard"
 	"payments/ledger"
 )
 
 // The dashboard's pages (package dashboard renders them). A page knows no
-// business rule: it calls the API's own handler for its route in-process
-// (dashboardRequest.api), as the signed-in member with the scopes of the
-// member's role, and shows the JSON the handler wrote; its forms go through
-// the same handlers. The sign-in, sign-out, setup, invitation, reset and
-// team routes are dashboard_auth.go's and dashboard_team.go's; the
-// Account page's password change is dashboard_account.go's.
+// business rule. Its forms act as the signed-in member, with the scopes of
+// the member's role: each is put in the shape of its API route's body,
+// checked as that route checks it, and handed to the same operation of the
+// application API (actors/app) the route calls. Its views are the API's
+// renderings of what it reads: keys and webhooks read the published state
+// directly; the other views (balances, money movements, the ledger, the
+// request log, deposit details) and the deposit simulation still call
+// their API handler in-process (dashboardRequest.api) until those areas
+// offer their reads and operations apart from their handlers. The
+// sign-in, sign-out, setup, invitation, reset and team routes are
+// dashboard_auth.go's and dashboard_team.go's; the Account page's password
+// change is dashboard_account.go's.
 
 // dashboardRoutes registers the pages.
 func (s *Server) dashboardRoutes() {
@@ -106,15 +114,6 @@ func (d *dashboardRequest) api(method, route string, params []string, query stri
 	return d.apiWith(d.key, method, route, params, query, body)
 }
 
-// readKeys reads the keys (GET /v1/keys, GET /v1/keys/{id}: no secret) for
-// any member: every role sees the keys, and only keys:admin (owners)
-// creates, changes or revokes one.
-func (d *dashboardRequest) readKeys(route string, params []string) apiAnswer {
-	key := d.key
-	key.Scopes |= ledger.ScopeKeysAdmin
-	return d.apiWith(key, fasthttp.MethodGet, route, params, "", nil)
-}
-
 func (d *dashboardRequest) apiWith(key ledger.APIKey, method, route string, params []string, query string, body any) apiAnswer {
 	var ep *endpoint
 	for i := range d.s.endpoints {
@@ -162,10 +161,50 @@ func (d *dashboardRequest) apiWith(key ledger.APIKey, method, route string, para
 	return a
 }
 
+// allowed refuses an action the member's role has not the scope of, as the
+// API refuses a key without it.
+func (d *dashboardRequest) allowed(scope ledger.Scopes) *ledger.Error {
+	if d.key.Scopes.Has(scope) {
+		return nil
+	}
+	return &ledger.Error{Code: ledger.CodeForbidden,
+		Message: "Your role (" + d.m.Role + ") does not have the scope " + ledger.ScopeName(scope)}
+}
+
+// apiBody fills req, one of the API's request bodies, from body, a form
+// put in the API's shape; the checks that follow are the API's own.
+func (d *dashboardRequest) apiBody(body map[string]any, req any) *ledger.Error {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return &ledger.Error{Code: ledger.CodeInternal, Message: "Internal error"}
+	}
+	return decodeBody(b, req)
+}
+
+// view is v, a response body of the API's, as the pages' templates read
+// the API's JSON.
+func view(v any) map[string]any {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	m, _ := dashboard.Decode(b)
+	return m
+}
+
 // failed is an answer the page gives itself, as the API would.
 func (d *dashboardRequest) failed(e *ledger.Error) apiAnswer {
-	status := HTTPStatus(e.Code)
-	return apiAnswer{status: status, problem: &dashboard.Problem{Status: status, Code: string(e.Code), Message: e.Message}}
+	return apiAnswer{status: HTTPStatus(e.Code), problem: problemOfError(e)}
+}
+
+// problemOfError is a refusal as a page shows it: what the API's error
+// envelope says of it.
+func problemOfError(e *ledger.Error) *dashboard.Problem {
+	p := &dashboard.Problem{Status: HTTPStatus(e.Code), Code: string(e.Code), Message: e.Message}
+	for _, f := range e.Fields {
+		p.Details = append(p.Details, dashboard.Detail{Field: f.Field, Message: f.Message})
+	}
+	return p
 }
 
 // problemOf reads the API's error envelope.
@@ -300,18 +339,15 @@ func emptyControls() map[string]string {
 }
 
 func (d *dashboardRequest) keysPage(status int, created any, problem *dashboard.Problem, controls map[string]string) {
-	view := map[string]any{"scopes": d.key.Scopes.Names(), "controls": controls, "created": created}
-	a := d.readKeys("/v1/keys", nil)
-	if a.ok() {
-		view["keys"] = a.body
-	} else if problem == nil {
-		problem = a.problem
-	}
-	d.render(status, &dashboard.Page{Name: "keys", Title: "API keys", Section: "keys", View: view, Problem: problem})
+	// Every role sees the keys (never a secret); only keys:admin (owners)
+	// creates, changes or revokes one.
+	v := map[string]any{"scopes": d.key.Scopes.Names(), "controls": controls, "created": created,
+		"keys": view(d.s.keyList(d.m.OrgID))}
+	d.render(status, &dashboard.Page{Name: "keys", Title: "API keys", Section: "keys", View: v, Problem: problem})
 }
 
-// createKey: POST /dashboard/keys, through POST /v1/keys. The answer shows
-// the secret, this once.
+// createKey: POST /dashboard/keys: app.CreateKey, with the form checked as
+// POST /v1/keys checks its body. The answer shows the secret, this once.
 func (d *dashboardRequest) createKey() {
 	controls := d.keyControlsForm()
 	body := keyControlsJSON(controls, false)
@@ -325,12 +361,25 @@ func (d *dashboardRequest) createKey() {
 	if len(scopes) > 0 {
 		body["scopes"] = scopes
 	}
-	a := d.api(fasthttp.MethodPost, "/v1/keys", nil, "", body)
-	if !a.ok() {
-		d.keysPage(a.status, nil, a.problem, controls)
+	var req createKeyBody
+	e := d.allowed(ledger.ScopeKeysAdmin)
+	if e == nil {
+		e = d.apiBody(body, &req)
+	}
+	var in app.NewKey
+	if e == nil {
+		in, e = newKeyInput(&req)
+	}
+	var r app.KeyCreated
+	if e == nil {
+		r = d.s.cfg.App.CreateKey(d.m.caller(), in)
+		e = replyError(r.Reply)
+	}
+	if e != nil {
+		d.keysPage(HTTPStatus(e.Code), nil, problemOfError(e), controls)
 		return
 	}
-	d.keysPage(fasthttp.StatusCreated, a.body["key"], nil, emptyControls())
+	d.keysPage(fasthttp.StatusCreated, view(d.s.renderKeyNow(r.Result.APIKey, r.Secret)), nil, emptyControls())
 }
 
 // keyDetail: GET /dashboard/keys/{id}. Its caps, its use against them, its
@@ -338,13 +387,13 @@ func (d *dashboardRequest) createKey() {
 func (d *dashboardRequest) keyDetail() { d.keyPage(fasthttp.StatusOK, nil, nil) }
 
 func (d *dashboardRequest) keyPage(status int, problem *dashboard.Problem, typed map[string]string) {
-	id := d.param("id")
-	a := d.readKeys("/v1/keys/{id}", []string{"id", id})
-	if !a.ok() {
-		d.render(a.status, &dashboard.Page{Name: "error", Title: "API key", Section: "keys", Problem: a.problem})
+	key, found := d.s.cfg.Actors.Reader().APIKey(d.m.OrgID, d.param("id"))
+	if !found {
+		e := notFound("API key")
+		d.render(HTTPStatus(e.Code), &dashboard.Page{Name: "error", Title: "API key", Section: "keys", Problem: problemOfError(e)})
 		return
 	}
-	k := a.body["key"]
+	k := view(d.s.renderKeyNow(&key, ""))
 	controls := typed
 	if controls == nil {
 		controls = map[string]string{}
@@ -366,20 +415,32 @@ func (d *dashboardRequest) keyPage(status int, problem *dashboard.Problem, typed
 		View: map[string]any{"key": k, "controls": controls}, Problem: problem})
 }
 
-// updateKey: POST /dashboard/keys/{id}, through PATCH /v1/keys/{id}.
+// updateKey: POST /dashboard/keys/{id}: app.SetKeyControls, with the form
+// checked as PATCH /v1/keys/{id} checks its body.
 func (d *dashboardRequest) updateKey() {
 	id := d.param("id")
 	controls := d.keyControlsForm()
-	a := d.api(fasthttp.MethodPatch, "/v1/keys/{id}", []string{"id", id}, "", keyControlsJSON(controls, true))
-	if !a.ok() {
-		d.keyPage(a.status, a.problem, controls)
+	var req updateKeyBody
+	e := d.allowed(ledger.ScopeKeysAdmin)
+	if e == nil {
+		e = d.apiBody(keyControlsJSON(controls, true), &req)
+	}
+	var in app.KeyControlsChange
+	if e == nil {
+		in, e = keyControlsInput(id, &req)
+	}
+	if e == nil {
+		e = replyError(d.s.cfg.App.SetKeyControls(d.m.caller(), in))
+	}
+	if e != nil {
+		d.keyPage(HTTPStatus(e.Code), problemOfError(e), controls)
 		return
 	}
 	d.seeOther(dashboard.Base + "/keys/" + url.PathEscape(id) + "?done=saved")
 }
 
-// revokeKey: POST /dashboard/keys/{id}/revoke, through DELETE
-// /v1/keys/{id}, once the member ticked the confirmation.
+// revokeKey: POST /dashboard/keys/{id}/revoke: app.RevokeKey, once the
+// member ticked the confirmation.
 func (d *dashboardRequest) revokeKey() {
 	id := d.param("id")
 	if d.form("confirm") != "yes" {
@@ -387,9 +448,12 @@ func (d *dashboardRequest) revokeKey() {
 			Message: "Tick the confirmation to revoke the key"}, nil)
 		return
 	}
-	a := d.api(fasthttp.MethodDelete, "/v1/keys/{id}", []string{"id", id}, "", nil)
-	if !a.ok() {
-		d.keyPage(a.status, a.problem, nil)
+	e := d.allowed(ledger.ScopeKeysAdmin)
+	if e == nil {
+		e = replyError(d.s.cfg.App.RevokeKey(d.m.caller(), id))
+	}
+	if e != nil {
+		d.keyPage(HTTPStatus(e.Code), problemOfError(e), nil)
 		return
 	}
 	d.seeOther(dashboard.Base + "/keys/" + url.PathEscape(id) + "?done=revoked")
@@ -471,79 +535,135 @@ func (d *dashboardRequest) webhooksPage(status int, problem *dashboard.Problem, 
 	if view == nil {
 		view = map[string]any{}
 	}
-	if a := d.api(fasthttp.MethodGet, "/v1/webhooks/endpoints", nil, "limit=100", nil); a.ok() {
-		view["endpoints"] = a.body
-	} else if problem == nil {
-		problem = a.problem
-	}
-	q := url.Values{}
-	if c := string(d.ctx.QueryArgs().Peek("cursor")); c != "" {
-		q.Set("cursor", c)
-	}
-	if a := d.api(fasthttp.MethodGet, "/v1/webhooks/deliveries", nil, q.Encode(), nil); a.ok() {
-		view["deliveries"] = a.body
-		view["next"] = dashboard.NextHref(dashboard.Base+"/webhooks", nil, a.body)
-	} else if problem == nil {
-		problem = a.problem
+	if p := d.webhookLists(view, true); problem == nil {
+		problem = p
 	}
 	d.render(status, &dashboard.Page{Name: "webhooks", Title: "Webhooks", Section: "webhooks", View: view, Problem: problem})
 }
 
-// createEndpoint: POST /dashboard/webhooks, through POST
-// /v1/webhooks/endpoints.
+// webhookLists puts the organization's endpoints and a page of its
+// deliveries (the page's cursor's, when paged) in view, as the API lists
+// them; it returns why it could not.
+func (d *dashboardRequest) webhookLists(v map[string]any, paged bool) *dashboard.Problem {
+	if e := d.allowed(ledger.ScopeWebhooksRead); e != nil {
+		return problemOfError(e)
+	}
+	v["endpoints"] = view(d.s.webhookEndpointList(d.m.OrgID, ledger.CursorStart, 100))
+	before := ledger.CursorStart
+	if c := d.ctx.QueryArgs().Peek("cursor"); paged && c != nil {
+		var ok bool
+		if before, ok = decodeCursor(listDeliveries, string(c)); !ok {
+			return problemOfError(ledger.FieldInvalid("cursor", "is not a cursor from this list; pass the nextCursor of the previous page"))
+		}
+	}
+	deliveries := view(d.s.deliveryList(d.m.OrgID, ledger.DeliveryFilter{}, before, 20))
+	v["deliveries"] = deliveries
+	if paged {
+		v["next"] = dashboard.NextHref(dashboard.Base+"/webhooks", nil, deliveries)
+	}
+	return nil
+}
+
+// createEndpoint: POST /dashboard/webhooks: app.CreateWebhookEndpoint,
+// with the form checked as POST /v1/webhooks/endpoints checks its body.
 func (d *dashboardRequest) createEndpoint() {
 	body := map[string]any{"url": d.form("url"), "events": strings.FieldsFunc(d.form("events"), func(r rune) bool { return r == ',' || r == ' ' })}
 	if desc := d.form("description"); desc != "" {
 		body["description"] = desc
 	}
-	a := d.api(fasthttp.MethodPost, "/v1/webhooks/endpoints", nil, "", body)
-	if !a.ok() {
-		d.webhooksPage(a.status, a.problem, nil)
-		return
+	var req createWebhookEndpointBody
+	e := d.allowed(ledger.ScopeWebhooksWrite)
+	if e == nil {
+		e = d.apiBody(body, &req)
 	}
-	d.seeOther(dashboard.Base + "/webhooks?done=created")
+	var in app.NewWebhookEndpoint
+	if e == nil {
+		in, e = d.s.newWebhookEndpointInput(&req)
+	}
+	if e == nil {
+		e = replyError(d.s.cfg.App.CreateWebhookEndpoint(d.m.caller(), in))
+	}
+	d.webhookDone(e, "created")
 }
 
-// updateEndpoint: POST /dashboard/webhooks/endpoints/{id}, through PATCH
-// /v1/webhooks/endpoints/{id}: its URL, description (empty: none) and
-// events.
+// updateEndpoint: POST /dashboard/webhooks/endpoints/{id}: its URL,
+// description (empty: none) and events.
 func (d *dashboardRequest) updateEndpoint() {
 	var desc any // null removes it
 	if v := d.form("description"); v != "" {
 		desc = v
 	}
-	body := map[string]any{"url": d.form("url"), "description": desc,
-		"events": strings.FieldsFunc(d.form("events"), func(r rune) bool { return r == ',' || r == ' ' })}
-	d.webhookAction(fasthttp.MethodPatch, "/v1/webhooks/endpoints/{id}", []string{"id", d.param("id")}, body, "saved")
+	d.changeEndpoint(map[string]any{"url": d.form("url"), "description": desc,
+		"events": strings.FieldsFunc(d.form("events"), func(r rune) bool { return r == ',' || r == ' ' })}, "saved")
 }
 
-// webhookAction sends a webhooks form through the API's route and goes
-// back to the webhooks page saying it is done, or shows the refusal there.
-func (d *dashboardRequest) webhookAction(method, route string, params []string, body any, done string) {
-	a := d.api(method, route, params, "", body)
-	if !a.ok() {
-		d.webhooksPage(a.status, a.problem, nil)
+// endpointStatus: POST /dashboard/webhooks/endpoints/{id}/status (disable
+// or enable).
+func (d *dashboardRequest) endpointStatus() {
+	d.changeEndpoint(map[string]any{"status": d.form("status")}, "status")
+}
+
+// changeEndpoint changes the endpoint of the page's route with
+// app.UpdateWebhookEndpoint, the change (in the API's shape) checked as
+// PATCH /v1/webhooks/endpoints/{id} checks its body.
+func (d *dashboardRequest) changeEndpoint(body map[string]any, done string) {
+	var req updateWebhookEndpointBody
+	e := d.allowed(ledger.ScopeWebhooksWrite)
+	if e == nil {
+		e = d.apiBody(body, &req)
+	}
+	var in app.WebhookEndpointChange
+	if e == nil {
+		in, e = d.s.webhookEndpointChange(d.param("id"), &req)
+	}
+	if e == nil {
+		e = replyError(d.s.cfg.App.UpdateWebhookEndpoint(d.m.caller(), in))
+	}
+	d.webhookDone(e, done)
+}
+
+// webhookDone goes back to the webhooks page saying a form is done, or
+// shows its refusal there.
+func (d *dashboardRequest) webhookDone(e *ledger.Error, done string) {
+	if e != nil {
+		d.webhooksPage(HTTPStatus(e.Code), problemOfError(e), nil)
 		return
 	}
 	d.seeOther(dashboard.Base + "/webhooks?done=" + done)
 }
 
-// testEndpoint: POST /dashboard/webhooks/endpoints/{id}/test, through
-// POST /v1/webhooks/endpoints/{id}/test; the page says how it went.
+// testEndpoint: POST /dashboard/webhooks/endpoints/{id}/test:
+// app.TestWebhookEndpoint; the page says how it went.
 func (d *dashboardRequest) testEndpoint() {
-	a := d.api(fasthttp.MethodPost, "/v1/webhooks/endpoints/{id}/test", []string{"id", d.param("id")}, "", nil)
-	if !a.ok() {
-		d.webhooksPage(a.status, a.problem, nil)
+	e := d.allowed(ledger.ScopeWebhooksWrite)
+	var delivery ledger.WebhookDelivery
+	if e == nil {
+		var err error
+		if delivery, err = d.s.cfg.App.TestWebhookEndpoint(d.m.caller(), d.param("id")); err != nil {
+			e = errorOf(err)
+		}
+	}
+	if e != nil {
+		d.webhooksPage(HTTPStatus(e.Code), problemOfError(e), nil)
 		return
 	}
+	test := d.s.renderWebhookTest(&delivery)
 	notice := "The test event was delivered"
-	if ok, _ := dashboard.Get(a.body, "test.success").(bool); !ok {
-		notice = "The test event was not delivered: " + dashboard.Show(dashboard.Get(a.body, "test.error"))
+	if !test.Success {
+		notice = "The test event was not delivered: " + dashboard.Show(orNil(test.Error))
 	}
-	if code := dashboard.Get(a.body, "test.statusCode"); code != nil {
-		notice += " (the endpoint answered " + dashboard.Show(code) + ")"
+	if test.StatusCode != nil {
+		notice += " (the endpoint answered " + strconv.FormatInt(*test.StatusCode, 10) + ")"
 	}
 	d.render(fasthttp.StatusOK, d.webhooksView(notice+".", nil))
+}
+
+// orNil is *s, or nil for none (which dashboard.Show shows as nothing).
+func orNil(s *string) any {
+	if s == nil {
+		return nil
+	}
+	return *s
 }
 
 // webhooksView is the webhooks page with a notice and more of the view.
@@ -552,36 +672,28 @@ func (d *dashboardRequest) webhooksView(notice string, extra map[string]any) *da
 	for k, v := range extra {
 		view[k] = v
 	}
-	if a := d.api(fasthttp.MethodGet, "/v1/webhooks/endpoints", nil, "limit=100", nil); a.ok() {
-		view["endpoints"] = a.body
-	}
-	if a := d.api(fasthttp.MethodGet, "/v1/webhooks/deliveries", nil, "", nil); a.ok() {
-		view["deliveries"] = a.body
-	}
+	d.webhookLists(view, false)
 	return &dashboard.Page{Name: "webhooks", Title: "Webhooks", Section: "webhooks", View: view, Notice: notice}
 }
 
-// rotateSecret: POST /dashboard/webhooks/endpoints/{id}/rotate, through
-// POST /v1/webhooks/signing-secret/{endpointId}/rotate; the new secret is
-// shown this once.
+// rotateSecret: POST /dashboard/webhooks/endpoints/{id}/rotate:
+// app.RotateWebhookSecret; the new secret is shown this once.
 func (d *dashboardRequest) rotateSecret() {
-	a := d.api(fasthttp.MethodPost, "/v1/webhooks/signing-secret/{endpointId}/rotate", []string{"endpointId", d.param("id")}, "", nil)
-	if !a.ok() {
-		d.webhooksPage(a.status, a.problem, nil)
+	e := d.allowed(ledger.ScopeWebhooksWrite)
+	var r actors.Reply
+	if e == nil {
+		r = d.s.cfg.App.RotateWebhookSecret(d.m.caller(), d.param("id"))
+		e = replyError(r)
+	}
+	if e != nil {
+		d.webhooksPage(HTTPStatus(e.Code), problemOfError(e), nil)
 		return
 	}
 	// Deliveries carry a signature by the previous secret too for the
 	// ledger's overlap after the rotation (on real time, as deliveries are).
 	until := timestamp(d.s.cfg.Actors.Now().UnixMilli() + ledger.WebhookSecretOverlapMillis)
 	d.render(fasthttp.StatusOK, d.webhooksView("The signing secret is rotated.",
-		map[string]any{"secret": dashboard.Get(a.body, "signingSecret"), "previousExpires": until}))
-}
-
-// endpointStatus: POST /dashboard/webhooks/endpoints/{id}/status, through
-// PATCH /v1/webhooks/endpoints/{id} (disable or enable).
-func (d *dashboardRequest) endpointStatus() {
-	d.webhookAction(fasthttp.MethodPatch, "/v1/webhooks/endpoints/{id}", []string{"id", d.param("id")},
-		map[string]any{"status": d.form("status")}, "status")
+		map[string]any{"secret": r.Result.WebhookEndpoint.Secret, "previousExpires": until}))
 }
 
 // delivery: GET /dashboard/webhooks/deliveries/{id}, through GET
@@ -590,31 +702,40 @@ func (d *dashboardRequest) delivery() { d.deliveryPage(d.param("id"), fasthttp.S
 
 func (d *dashboardRequest) deliveryPage(id string, status int, problem *dashboard.Problem) {
 	title := "Delivery " + id
-	a := d.api(fasthttp.MethodGet, "/v1/webhooks/deliveries/{id}", []string{"id", id}, "", nil)
-	if !a.ok() {
-		d.render(a.status, &dashboard.Page{Name: "error", Title: title, Section: "webhooks", Problem: a.problem})
+	e := d.allowed(ledger.ScopeWebhooksRead)
+	delivery, found := d.s.cfg.Actors.Reader().WebhookDelivery(d.m.OrgID, id)
+	if e == nil && !found {
+		e = notFound("Webhook delivery")
+	}
+	if e != nil {
+		d.render(HTTPStatus(e.Code), &dashboard.Page{Name: "error", Title: title, Section: "webhooks", Problem: problemOfError(e)})
 		return
 	}
 	d.render(status, &dashboard.Page{Name: "delivery", Title: title, Section: "webhooks",
-		View: map[string]any{"delivery": a.body["delivery"]}, Problem: problem})
+		View: map[string]any{"delivery": view(&deliveryDetailBody{renderWebhookDeliveryDetail(d.s.publicIDs(), &delivery)})["delivery"]}, Problem: problem})
 }
 
-// replayDelivery: POST /dashboard/webhooks/deliveries/{id}/replay,
-// through POST /v1/webhooks/deliveries/{id}/retry. From the delivery's
-// own page (from=delivery) it goes back to that page, or to the new
-// delivery's when a success was sent again as a new one.
+// replayDelivery: POST /dashboard/webhooks/deliveries/{id}/replay:
+// app.RetryWebhookDelivery. From the delivery's own page (from=delivery)
+// it goes back to that page, or to the new delivery's when a success was
+// sent again as a new one.
 func (d *dashboardRequest) replayDelivery() {
 	id := d.param("id")
+	e := d.allowed(ledger.ScopeWebhooksWrite)
+	var r actors.Reply
+	if e == nil {
+		r = d.s.cfg.App.RetryWebhookDelivery(d.m.caller(), id)
+		e = replyError(r)
+	}
 	if d.form("from") != "delivery" {
-		d.webhookAction(fasthttp.MethodPost, "/v1/webhooks/deliveries/{id}/retry", []string{"id", id}, nil, "replayed")
+		d.webhookDone(e, "replayed")
 		return
 	}
-	a := d.api(fasthttp.MethodPost, "/v1/webhooks/deliveries/{id}/retry", []string{"id", id}, "", nil)
-	if !a.ok() {
-		d.deliveryPage(id, a.status, a.problem)
+	if e != nil {
+		d.deliveryPage(id, HTTPStatus(e.Code), problemOfError(e))
 		return
 	}
-	if next, _ := dashboard.Get(a.body, "delivery.id").(string); next != "" {
+	if next := r.Result.WebhookDelivery.ID; next != "" {
 		id = next
 	}
 	d.seeOther(dashboard.Base + "/webhooks/deliveries/" + url.PathEscape(id) + "?done=replayed")
@@ -711,31 +832,52 @@ func (d *dashboardRequest) sandboxPage(status int, notice string, problem *dashb
 	d.render(status, &dashboard.Page{Name: "sandbox", Title: "Sandbox tools", Section: "sandbox", View: view, Notice: notice, Problem: problem})
 }
 
-// sandboxTool: POST /dashboard/sandbox/{fund,clock,deposit}, through the
-// API's simulation of the same name.
+// sandboxTool: POST /dashboard/sandbox/{fund,clock,deposit}: the
+// simulation of the same name (app.FundBalance, app.AdvanceClock, a
+// deposit), the form checked as its API route checks its body.
 func (d *dashboardRequest) sandboxTool() {
-	var a apiAnswer
-	var notice func() string
+	var e *ledger.Error
+	var notice string
 	ref := d.form("externalReference")
-	switch d.param("tool") {
-	case "fund":
-		a = d.api(fasthttp.MethodPost, "/v1/simulations/fund-balance", nil, "",
-			map[string]any{"amount": d.form("amount"), "currency": d.form("currency"), "externalReference": ref})
-		notice = func() string {
-			return "The balance is funded with " + d.form("amount") + " " + d.form("currency") + "."
+	switch tool := d.param("tool"); {
+	case tool != "fund" && tool != "clock" && tool != "deposit":
+		d.render(fasthttp.StatusNotFound, &dashboard.Page{Name: "error", Title: "Sandbox tools", Section: "sandbox",
+			Problem: &dashboard.Problem{Code: string(ledger.CodeNotFound), Message: "No such sandbox tool"}})
+		return
+	case d.s.cfg.Live:
+		e = errSandboxOnly
+	default:
+		e = d.allowed(ledger.ScopeSimulationsWrite)
+	}
+	switch {
+	case e != nil:
+	case d.param("tool") == "fund":
+		var req fundBalanceRequestBody
+		e = d.apiBody(map[string]any{"amount": d.form("amount"), "currency": d.form("currency"), "externalReference": ref}, &req)
+		var in fundBalanceRequest
+		if e == nil {
+			in, e = fundBalanceInput(&req)
 		}
-	case "clock":
+		if e == nil {
+			e = replyError(d.s.cfg.App.FundBalance(d.m.caller(), in.currency, in.amount, in.ref))
+		}
+		notice = "The balance is funded with " + d.form("amount") + " " + d.form("currency") + "."
+	case d.param("tool") == "clock":
 		seconds, err := strconv.ParseInt(d.form("seconds"), 10, 64)
 		if err != nil {
 			d.sandboxPage(fasthttp.StatusBadRequest, "", &dashboard.Problem{Code: string(ledger.CodeValidation),
 				Details: []dashboard.Detail{{Field: "seconds", Message: "must be a whole number of seconds"}}, Message: "Invalid request"})
 			return
 		}
-		a = d.api(fasthttp.MethodPost, "/v1/simulations/advance-clock", nil, "", map[string]any{"seconds": seconds})
-		notice = func() string {
-			return "The clock now reads " + dashboard.Show(dashboard.Get(a.body, "clock.now")) + "."
+		by, e2 := advanceClockInput(&advanceClockBody{Seconds: &seconds})
+		e = e2
+		if e == nil {
+			r := d.s.cfg.App.AdvanceClock(d.m.caller(), by)
+			if e = replyError(r.Reply); e == nil {
+				notice = "The clock now reads " + renderClock(&r).Now + "."
+			}
 		}
-	case "deposit":
+	default:
 		body := map[string]any{"amount": d.form("amount"), "outcome": d.form("outcome"), "externalReference": ref}
 		route := "/v1/simulations/virtual-account-deposit"
 		if target := d.form("target"); strings.HasPrefix(target, "crypto:") {
@@ -743,20 +885,18 @@ func (d *dashboardRequest) sandboxTool() {
 		} else {
 			body["virtualAccountId"] = strings.TrimPrefix(target, "va:")
 		}
-		a = d.api(fasthttp.MethodPost, route, nil, "", body)
-		notice = func() string {
-			return "Deposit simulated: collection " + dashboard.Show(dashboard.Get(a.body, "simulation.collectionId")) + "."
+		a := d.api(fasthttp.MethodPost, route, nil, "", body)
+		if !a.ok() {
+			d.sandboxPage(a.status, "", a.problem)
+			return
 		}
-	default:
-		d.render(fasthttp.StatusNotFound, &dashboard.Page{Name: "error", Title: "Sandbox tools", Section: "sandbox",
-			Problem: &dashboard.Problem{Code: string(ledger.CodeNotFound), Message: "No such sandbox tool"}})
+		notice = "Deposit simulated: collection " + dashboard.Show(dashboard.Get(a.body, "simulation.collectionId")) + "."
+	}
+	if e != nil {
+		d.sandboxPage(HTTPStatus(e.Code), "", problemOfError(e))
 		return
 	}
-	if !a.ok() {
-		d.sandboxPage(a.status, "", a.problem)
-		return
-	}
-	d.sandboxPage(fasthttp.StatusOK, notice(), nil)
+	d.sandboxPage(fasthttp.StatusOK, notice, nil)
 }
 
 // chartDays is how far back the home page's charts look.

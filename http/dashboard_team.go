@@ -64,18 +64,13 @@ func (s *Server) writeTeamPage(ctx *fasthttp.RequestCtx, m dashboardMember, stat
 }
 
 // dashboardTeamAction wraps an owner's form on the Team page: a member
-// signed in, the CSRF token, the owner role. The action returns the page
-// to show (nil: back to the team page, 303) or the error to show on it.
+// signed in, the CSRF token (the operations refuse a member who is not an
+// owner). The action returns the page to show (nil: back to the team page,
+// 303) or the error to show on it.
 func (s *Server) dashboardTeamAction(action func(ctx *fasthttp.RequestCtx, m dashboardMember) (*dashauth.Page, *ledger.Error)) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
 		m, ok := s.dashboardFormMember(ctx)
 		if !ok {
-			return
-		}
-		if m.Role != ledger.RoleOwner {
-			p := s.teamPage(ctx, m)
-			p.Error = "Only an owner manages the team."
-			s.writeTeamPage(ctx, m, fasthttp.StatusForbidden, p)
 			return
 		}
 		p, e := action(ctx, m)
@@ -102,40 +97,38 @@ func (s *Server) teamInvite(ctx *fasthttp.RequestCtx, m dashboardMember) (*dasha
 	if !plausibleEmail(email) {
 		return nil, ledger.FieldInvalid("email", "is not an email address")
 	}
-	token := dashauth.NewToken()
-	hash := dashauth.Digest(token)
-	now := s.cfg.Actors.Now()
-	expires := now.Add(invitationLifetime)
-	if _, e := s.dashboardPropose(&ledger.CreateInvitation{
-		At: now.UnixMilli(), ID: actors.NewID("inv_"), OrgID: m.OrgID, Email: email, Role: role,
-		TokenHash: string(hash[:]), InvitedBy: m.ID, ExpiresAt: expires.UnixMilli(),
-	}); e != nil {
+	link := s.cfg.App.InviteMember(m.caller(), email, role)
+	if e := replyError(link.Reply); e != nil {
 		return nil, e
 	}
 	p := s.teamPage(ctx, m)
-	p.NewLink = s.cfg.PublicBaseURL + "/dashboard/invitations/" + token
-	p.NewLinkEmail, p.NewLinkExpires = email, expires.UTC().Format("2006-01-02 15:04 UTC")
+	p.NewLink = s.cfg.PublicBaseURL + "/dashboard/invitations/" + link.Token
+	p.NewLinkEmail, p.NewLinkExpires = email, link.ExpiresAt.UTC().Format("2006-01-02 15:04 UTC")
 	return p, nil
 }
 
 func (s *Server) teamRevokeInvitation(ctx *fasthttp.RequestCtx, m dashboardMember) (*dashauth.Page, *ledger.Error) {
 	id, _ := ctx.UserValue("id").(string)
-	_, e := s.dashboardPropose(&ledger.RevokeInvitation{At: s.cfg.Actors.Now().UnixMilli(), OrgID: m.OrgID, ID: id})
-	return nil, e
+	return nil, replyError(s.cfg.App.RevokeInvitation(m.caller(), id))
 }
 
 func (s *Server) teamSetRole(ctx *fasthttp.RequestCtx, m dashboardMember) (*dashauth.Page, *ledger.Error) {
 	id, _ := ctx.UserValue("id").(string)
-	_, e := s.dashboardPropose(&ledger.SetMemberRole{At: s.cfg.Actors.Now().UnixMilli(), OrgID: m.OrgID, MemberID: id,
-		Role: string(ctx.PostArgs().Peek("role"))})
-	return nil, e
+	return nil, replyError(s.cfg.App.SetMemberRole(m.caller(), id, string(ctx.PostArgs().Peek("role"))))
 }
 
 func (s *Server) teamRemove(ctx *fasthttp.RequestCtx, m dashboardMember) (*dashauth.Page, *ledger.Error) {
 	id, _ := ctx.UserValue("id").(string)
-	if id == m.ID {
-		return nil, &ledger.Error{Code: ledger.CodeConflict, Message: "You cannot remove yourself: another owner can."}
+	return nil, replyError(s.cfg.App.RemoveMember(m.caller(), id))
+}
+
+// replyError is the error a reply carries, nil when its command applied.
+func replyError(r actors.Reply) *ledger.Error {
+	switch {
+	case r.Err != nil:
+		return errorFromActors(r.Err)
+	case r.Result.Err != nil:
+		return r.Result.Err
 	}
-	_, e := s.dashboardPropose(&ledger.RemoveMember{At: s.cfg.Actors.Now().UnixMilli(), OrgID: m.OrgID, MemberID: id})
-	return nil, e
+	return nil
 }

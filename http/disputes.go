@@ -7,7 +7,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"payments/actors"
+	"payments/actors/app"
 	"payments/ledger"
 )
 
@@ -212,25 +212,8 @@ func (c *call) respondToDispute() {
 		c.fail(e)
 		return
 	}
-	ctx, cancel := c.commitContext()
-	defer cancel()
-	r := c.s.cfg.Actors.Propose(ctx, &ledger.RespondToDispute{
-		At: c.s.cfg.Actors.Now().UnixMilli(), ID: id, OrgID: c.org, Action: action, Reason: reason,
-		FileIDs: req.FileIDs, MessageID: actors.NewID("dsm_"),
-	})
-	c.applied(r, func(res *ledger.Result) any { return c.renderWithThread(res.Dispute) })
-}
-
-// applied answers a command that changes a resource: 200 with its body.
-func (c *call) applied(r actors.Reply, body func(*ledger.Result) any) {
-	switch {
-	case r.Err != nil:
-		c.fail(errorFromActors(r.Err))
-	case r.Result.Err != nil:
-		c.fail(r.Result.Err)
-	default:
-		c.ok(fasthttp.StatusOK, body(&r.Result))
-	}
+	r := c.s.cfg.App.RespondToDispute(c.caller(), app.DisputeResponse{DisputeID: id, Action: action, Reason: reason, FileIDs: req.FileIDs})
+	c.committed(r, fasthttp.StatusOK, func(res *ledger.Result) any { return c.renderWithThread(res.Dispute) })
 }
 
 // attachmentURLLenMax bounds a linked document's URL, in characters.
@@ -266,7 +249,10 @@ func (c *call) addDisputeMessage() {
 	for i, a := range req.Attachments {
 		field := "attachments[" + strconv.Itoa(i) + "]"
 		// The reference's {name, url} links a document; {fileId, name?}
-		// attaches one of the organization's files.
+		// attaches one of the organization's files, and so does the
+		// reference's {fileId, name, url}, an attachment as messages show
+		// it: its url is the file's download link (or empty), made afresh
+		// at every read, so it is checked for size and not kept.
 		if a.FileID == nil && a.URL != nil {
 			name := p.text(field+".name", a.Name, true, fileNameLenMax)
 			link := p.text(field+".url", a.URL, true, attachmentURLLenMax)
@@ -276,9 +262,7 @@ func (c *call) addDisputeMessage() {
 			atts = append(atts, ledger.LinkedAttachment(name, link))
 			continue
 		}
-		if a.URL != nil {
-			p.add(field+".url", "must not be given with fileId: attach a file or link a document")
-		}
+		p.text(field+".url", a.URL, false, attachmentURLLenMax)
 		fileID := p.text(field+".fileId", a.FileID, true, 64)
 		if fileID != "" && !strings.HasPrefix(fileID, "file_") {
 			p.add(field+".fileId", "must be a file id (file_…)")
@@ -290,12 +274,7 @@ func (c *call) addDisputeMessage() {
 		c.fail(e)
 		return
 	}
-	ctx, cancel := c.commitContext()
-	defer cancel()
-	r := c.s.cfg.Actors.Propose(ctx, &ledger.AddDisputeMessage{
-		At: c.s.cfg.Actors.Now().UnixMilli(), DisputeID: id, OrgID: c.org, MessageID: actors.NewID("dsm_"),
-		AuthorType: ledger.AuthorMerchant, Body: text, Attachments: atts,
-	})
+	r := c.s.cfg.App.AddDisputeMessage(c.caller(), app.DisputeMessage{DisputeID: id, Body: text, Attachments: atts})
 	c.created(r, func(res *ledger.Result) any {
 		var body disputeMessageBody
 		body.Message = c.threadRenderer(c.s.cfg.Actors.Reader()).message(res.DisputeMessage)
@@ -343,36 +322,11 @@ func (c *call) simulateDisputeOpen() {
 		c.fail(e)
 		return
 	}
-	var col ledger.Collection
-	found := false
-	{
-		st := c.s.cfg.Actors.Reader()
-		col, found = st.Collection(colID)
-		found = found && col.OrgID == c.org
-	}
-	if !found {
-		c.fail(notFound("Collection"))
-		return
-	}
-	amt := col.Spec.Amount
+	in := app.DisputeOpening{CollectionID: colID, Category: category, Reason: reason}
 	if req.Amount.set {
-		cur, _ := ledger.LookupCurrency(col.Spec.Currency)
-		amt = p.amount("amount", req.Amount, cur)
-		if e := p.err(); e != nil {
-			c.fail(e)
-			return
-		}
+		in.Amount = &req.Amount.text
 	}
-	ctx, cancel := c.commitContext()
-	defer cancel()
-	cmd := &ledger.OpenDispute{
-		At: c.s.cfg.Actors.Now().UnixMilli(), ID: actors.NewID("dsp_"), OrgID: c.org, CollectionID: col.ID,
-		Amount: amt, Category: category, Reason: reason,
-	}
-	if reason != "" {
-		cmd.MessageID = actors.NewID("dsm_")
-	}
-	r := c.s.cfg.Actors.Propose(ctx, cmd)
+	r := c.s.cfg.App.OpenDispute(c.caller(), in)
 	c.created(r, func(res *ledger.Result) any {
 		return &disputeSimulationBody{disputeSimulationJSON{Type: "open_dispute", Replayed: res.Replayed,
 			Dispute: c.renderWithThread(res.Dispute).Dispute}}
@@ -405,12 +359,8 @@ func (c *call) simulateDisputeResolve() {
 		c.fail(e)
 		return
 	}
-	ctx, cancel := c.commitContext()
-	defer cancel()
-	r := c.s.cfg.Actors.Propose(ctx, &ledger.ResolveDispute{
-		At: c.s.cfg.Actors.Now().UnixMilli(), ID: id, OrgID: c.org, Won: outcome == "won", Message: message,
-	})
-	c.applied(r, func(res *ledger.Result) any {
+	r := c.s.cfg.App.ResolveDispute(c.caller(), id, outcome == "won", message)
+	c.committed(r, fasthttp.StatusOK, func(res *ledger.Result) any {
 		return &disputeSimulationBody{disputeSimulationJSON{Type: "resolve_dispute", Outcome: outcome,
 			Dispute: c.renderWithThread(res.Dispute).Dispute}}
 	})

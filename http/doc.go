@@ -33,12 +33,13 @@
 // of ledger state are all in checkout_reads.go. See checkout_public.go.
 //
 // The dashboard (/dashboard/…) is for signed-in team members: a session
-// cookie, not a key (dashboard_auth.go). Its pages call the API's handlers
-// in-process as the member, with the scopes of the member's role, and
-// render the JSON they write (dashboard_pages.go); they read no state of
-// their own. The team's own routes (sign-in, setup, invitation and reset
-// links, the Team page, a member's password) read and change members and
-// sessions directly (dashboard_auth.go, dashboard_team.go,
+// cookie, not a key (dashboard_auth.go). Its forms call the application's
+// operations as the member, with the scopes of the member's role, after
+// the checks the API's route makes of the same body; its pages render
+// what they read as the API renders it (dashboard_pages.go). The team's
+// own routes (sign-in, setup, invitation and reset links, the Team page, a
+// member's password) call the team's operations, which check passwords
+// and draw session and link tokens (dashboard_auth.go, dashboard_team.go,
 // dashboard_account.go): the API has no handlers for them. Their
 // presentation is package http/dashboard.
 //

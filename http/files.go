@@ -2,7 +2,6 @@ package http
 
 import (
 	"crypto/hmac"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -15,7 +14,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"payments/actors"
+	"payments/actors/app"
 	"payments/http/blob"
 	"payments/ledger"
 )
@@ -113,27 +112,13 @@ func fileSignature(key []byte, id, expires string) string {
 	return hex.EncodeToString(m.Sum(nil))
 }
 
-// signingKey returns the replicated URL signing key, committing a new
-// random one first if the cluster has none. Only the leader proposes it; a
-// race of two leaders is settled by the ledger (first one wins).
+// signingKey returns the cluster's signing key (of download URLs, and of
+// the followers' word on a client's address), made first if there is none.
 func (c *call) signingKey() ([]byte, *ledger.Error) {
-	var key []byte
-	key, _ = c.s.cfg.Actors.Reader().FileSigningKey()
-	if key != nil {
-		return key, nil
+	key, err := c.s.cfg.App.FileSigningKey()
+	if err != nil {
+		return nil, errorOf(err)
 	}
-	fresh := make([]byte, 32)
-	rand.Read(fresh)
-	ctx, cancel := c.commitContext()
-	defer cancel()
-	r := c.s.cfg.Actors.Propose(ctx, &ledger.SetFileSigningKey{At: c.s.cfg.Actors.Now().UnixMilli(), Key: string(fresh)})
-	if r.Err != nil {
-		return nil, errorFromActors(r.Err)
-	}
-	if r.Result.Err != nil {
-		return nil, r.Result.Err
-	}
-	key, _ = c.s.cfg.Actors.Reader().FileSigningKey()
 	return key, nil
 }
 
@@ -175,10 +160,7 @@ func (c *call) uploadFile() {
 		c.fail(e)
 		return
 	}
-	ctx, cancel := c.commitContext()
-	defer cancel()
-	r := c.s.cfg.Actors.Propose(ctx, &ledger.CreateFile{
-		At: c.s.cfg.Actors.Now().UnixMilli(), ID: actors.NewID("file_"), OrgID: c.org,
+	r := c.s.cfg.App.CreateFile(c.caller(), app.NewFile{
 		Purpose: purpose.Name, Filename: up.filename, ContentType: contentType,
 		Size: int64(len(up.content)), SHA256: digest,
 	})

@@ -10,6 +10,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"payments/actors"
+	"payments/actors/app"
 	"payments/ledger"
 )
 
@@ -126,7 +127,7 @@ func (c *call) getKey() {
 	if !ok {
 		return
 	}
-	c.ok(fasthttp.StatusOK, &keyBody{c.renderKey(&k, "")})
+	c.ok(fasthttp.StatusOK, &keyBody{c.s.renderKeyNow(&k, "")})
 }
 
 // updateKey: PATCH /v1/keys/{id}. Only the members sent change: a cap sent
@@ -141,37 +142,30 @@ func (c *call) updateKey() {
 	if !c.decode(&req) {
 		return
 	}
-	var p problems
-	controls, set := p.keyControls(&req.keyControlsBody)
-	if e := p.err(); e != nil {
+	in, e := keyControlsInput(id, &req)
+	if e != nil {
 		c.fail(e)
 		return
 	}
-	if set == [4]bool{} {
-		c.fail(&ledger.Error{Code: ledger.CodeValidation, Message: "Nothing to change: send spendCaps or ipAllowlist",
-			Fields: []ledger.FieldError{{Field: "body", Message: "must carry spendCaps or ipAllowlist"}}})
-		return
-	}
-	if set[3] && controls.Allowlist != "" && !c.ensureForwardKey() {
-		return
-	}
-	cmd := &ledger.SetKeyControls{
-		At: c.s.cfg.Actors.Now().UnixMilli(), OrgID: c.org, KeyID: id,
-		SetPerTransaction: set[0], SetDaily: set[1], SetMonthly: set[2], SetAllowlist: set[3], Controls: controls,
-	}
-	c.committed(c.propose(cmd), fasthttp.StatusOK, func(res *ledger.Result) any {
-		return &keyBody{c.renderKey(res.APIKey, "")}
+	c.committed(c.s.cfg.App.SetKeyControls(c.caller(), in), fasthttp.StatusOK, func(res *ledger.Result) any {
+		return &keyBody{c.s.renderKeyNow(res.APIKey, "")}
 	})
 }
 
-// ensureForwardKey makes sure the cluster has the key followers sign the
-// client's address with (forwardauth.go) before an allowlist depends on it.
-func (c *call) ensureForwardKey() bool {
-	if _, e := c.signingKey(); e != nil {
-		c.fail(e)
-		return false
+// keyControlsInput checks a change of key id's controls (the API's, or
+// the dashboard's form in its shape).
+func keyControlsInput(id string, req *updateKeyBody) (app.KeyControlsChange, *ledger.Error) {
+	var p problems
+	controls, set := p.keyControls(&req.keyControlsBody)
+	if e := p.err(); e != nil {
+		return app.KeyControlsChange{}, e
 	}
-	return true
+	if set == [4]bool{} {
+		return app.KeyControlsChange{}, &ledger.Error{Code: ledger.CodeValidation, Message: "Nothing to change: send spendCaps or ipAllowlist",
+			Fields: []ledger.FieldError{{Field: "body", Message: "must carry spendCaps or ipAllowlist"}}}
+	}
+	return app.KeyControlsChange{KeyID: id, Controls: controls,
+		SetPerTransaction: set[0], SetDaily: set[1], SetMonthly: set[2], SetAllowlist: set[3]}, nil
 }
 
 type spendCapsJSON struct {
@@ -197,11 +191,11 @@ func usdText(m *ledger.Minor) *string {
 	return &s
 }
 
-// renderKey is a key as the API shows it, with its spend in the
+// renderKeyNow is a key as the API shows it, with its spend in the
 // organization's current day and month.
-func (c *call) renderKey(k *ledger.APIKey, secret string) keyJSON {
-	r := c.s.cfg.Actors.Reader()
-	return renderKeyAt(k, secret, actors.SpendPeriodAt(r, k.OrgID, c.s.cfg.Actors.Now().UnixMilli()))
+func (s *Server) renderKeyNow(k *ledger.APIKey, secret string) keyJSON {
+	r := s.cfg.Actors.Reader()
+	return renderKeyAt(k, secret, actors.SpendPeriodAt(r, k.OrgID, s.cfg.Actors.Now().UnixMilli()))
 }
 
 func renderKeyAt(k *ledger.APIKey, secret string, now ledger.SpendPeriod) keyJSON {

@@ -7,6 +7,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"payments/actors"
+	"payments/actors/app"
 	"payments/ledger"
 	"payments/rails"
 )
@@ -195,11 +196,7 @@ func (c *call) createRecipient() {
 		c.fail(e)
 		return
 	}
-	ctx, cancel := c.commitContext()
-	defer cancel()
-	r := c.s.cfg.Actors.Propose(ctx, &ledger.CreateRecipient{
-		At: c.s.cfg.Actors.Now().UnixMilli(), ID: actors.NewID("rcp_"), OrgID: c.org, Spec: spec,
-	})
+	r := c.s.cfg.App.CreateRecipient(c.caller(), spec)
 	c.created(r, func(res *ledger.Result) any { return &recipientBody{renderRecipient(res.Recipient)} })
 }
 
@@ -223,22 +220,19 @@ func (c *call) createRecipients() {
 		Summary: recipientsBulkSummary{Total: len(items)},
 		Created: []recipientJSON{}, Failed: []recipientFailedJSON{},
 	}
-	now := c.s.cfg.Actors.Now().UnixMilli()
-	cmd := &ledger.CreateRecipients{At: now, OrgID: c.org}
-	var indexes []int // request index of each command item
+	var specs []ledger.RecipientSpec
+	var indexes []int // request index of each saved spec
 	for i := range items {
 		spec, e := c.s.recipientSpec(&items[i], fmt.Sprintf("recipients.%d.", i))
 		if e != nil {
 			out.Failed = append(out.Failed, recipientFailedJSON{Index: i, itemErrorJSON: *renderItemError(e)})
 			continue
 		}
-		cmd.Items = append(cmd.Items, ledger.CreateRecipient{At: now, ID: actors.NewID("rcp_"), OrgID: c.org, Spec: spec})
+		specs = append(specs, spec)
 		indexes = append(indexes, i)
 	}
-	if len(cmd.Items) > 0 {
-		ctx, cancel := c.commitContext()
-		defer cancel()
-		r := c.s.cfg.Actors.Propose(ctx, cmd)
+	if len(specs) > 0 {
+		r := c.s.cfg.App.CreateRecipients(c.caller(), specs)
 		switch {
 		case r.Err != nil:
 			c.fail(errorFromActors(r.Err))
@@ -323,29 +317,26 @@ func (c *call) updateRecipient() {
 		return
 	}
 	var p problems
-	cmd := &ledger.UpdateRecipient{ID: id, OrgID: c.org}
+	in := app.RecipientChange{ID: id}
 	if req.AccountName != nil {
-		cmd.SetAccountName = true
-		cmd.AccountName = p.text("accountName", req.AccountName, true, recipientNameLenMax)
+		in.SetAccountName = true
+		in.AccountName = p.text("accountName", req.AccountName, true, recipientNameLenMax)
 	}
 	if req.Label != nil {
-		cmd.SetLabel = true
-		cmd.Label = p.text("label", req.Label, true, recipientLabelLenMax)
+		in.SetLabel = true
+		in.Label = p.text("label", req.Label, true, recipientLabelLenMax)
 	}
 	if req.IsActive != nil {
-		cmd.SetActive, cmd.Active = true, *req.IsActive
+		in.SetActive, in.Active = true, *req.IsActive
 	}
-	if !cmd.SetAccountName && !cmd.SetLabel && !cmd.SetActive {
+	if !in.SetAccountName && !in.SetLabel && !in.SetActive {
 		p.add("body", "must set at least one of accountName, label, isActive")
 	}
 	if e := p.err(); e != nil {
 		c.fail(e)
 		return
 	}
-	cmd.At = c.s.cfg.Actors.Now().UnixMilli()
-	ctx, cancel := c.commitContext()
-	defer cancel()
-	c.answer(c.s.cfg.Actors.Propose(ctx, cmd), func(res *ledger.Result) {
+	c.answer(c.s.cfg.App.UpdateRecipient(c.caller(), in), func(res *ledger.Result) {
 		c.ok(fasthttp.StatusOK, &recipientBody{renderRecipient(res.Recipient)})
 	})
 }
@@ -358,10 +349,7 @@ func (c *call) deleteRecipient() {
 		c.fail(e)
 		return
 	}
-	ctx, cancel := c.commitContext()
-	defer cancel()
-	cmd := &ledger.DeleteRecipient{At: c.s.cfg.Actors.Now().UnixMilli(), ID: id, OrgID: c.org}
-	c.answer(c.s.cfg.Actors.Propose(ctx, cmd), func(*ledger.Result) {
+	c.answer(c.s.cfg.App.DeleteRecipient(c.caller(), id), func(*ledger.Result) {
 		c.ctx.Response.ResetBody()
 		c.ctx.SetStatusCode(fasthttp.StatusNoContent)
 	})

@@ -227,7 +227,7 @@ func New(cfg Config) *Server {
 	}
 	if cfg.App == nil {
 		cfg.App = app.New(app.Config{System: cfg.Actors, Catalogue: cfg.Catalogue, Rates: cfg.Rates,
-			Live: cfg.Live, NoProvider: cfg.NoProvider, CommitTimeout: cfg.CommitTimeout})
+			Live: cfg.Live, NoProvider: cfg.NoProvider, CommitTimeout: cfg.CommitTimeout, Logger: cfg.Logger})
 	}
 	if cfg.Names == nil {
 		cfg.Names = defaultNames(cfg.NoProvider)

@@ -28,11 +28,14 @@ type fundBalanceJSON struct {
 // sandboxOnly answers 404 on production, where simulations do not exist.
 func (c *call) sandboxOnly() bool {
 	if c.s.cfg.Live {
-		c.fail(&ledger.Error{Code: ledger.CodeNotFound, Message: "Simulation endpoint not found: simulations exist only on the sandbox stack"})
+		c.fail(errSandboxOnly)
 		return false
 	}
 	return true
 }
+
+// errSandboxOnly answers a simulation on production: there is none.
+var errSandboxOnly = &ledger.Error{Code: ledger.CodeNotFound, Message: "Simulation endpoint not found: simulations exist only on the sandbox stack"}
 
 // fundBalance: POST /v1/simulations/fund-balance. Credits a sandbox balance
 // at once, idempotent by externalReference.
@@ -44,24 +47,12 @@ func (c *call) fundBalance() {
 	if !c.decode(&req) {
 		return
 	}
-	var p problems
-	ref := p.text("externalReference", req.ExternalReference, true, referenceLenMax)
-	cur, curOK := p.currency("currency", req.Currency, true)
-	if curOK && cur.Crypto {
-		p.add("currency", "is a crypto currency: fund it with a deposit on its chain instead")
-		curOK = false
-	}
-	var amt ledger.Minor
-	if !req.Amount.set {
-		p.add("amount", "is required")
-	} else if curOK {
-		amt = p.amount("amount", req.Amount, cur)
-	}
-	if e := p.err(); e != nil {
+	in, e := fundBalanceInput(&req)
+	if e != nil {
 		c.fail(e)
 		return
 	}
-	r := c.s.cfg.Actors.FundBalance(c.org, cur.Code, amt, ref)
+	r := c.s.cfg.App.FundBalance(c.caller(), in.currency, in.amount, in.ref)
 	c.created(r, func(res *ledger.Result) any {
 		f := res.Funding
 		return &simulationBody{fundBalanceJSON{
@@ -75,4 +66,30 @@ func (c *call) fundBalance() {
 			Replayed:          res.Replayed,
 		}}
 	})
+}
+
+// fundBalanceRequest is a checked request to fund a balance.
+type fundBalanceRequest struct {
+	currency string
+	amount   ledger.Minor
+	ref      string
+}
+
+// fundBalanceInput checks a request to fund a balance (the API's, or the
+// dashboard's form in its shape).
+func fundBalanceInput(req *fundBalanceRequestBody) (fundBalanceRequest, *ledger.Error) {
+	var p problems
+	ref := p.text("externalReference", req.ExternalReference, true, referenceLenMax)
+	cur, curOK := p.currency("currency", req.Currency, true)
+	if curOK && cur.Crypto {
+		p.add("currency", "is a crypto currency: fund it with a deposit on its chain instead")
+		curOK = false
+	}
+	var amt ledger.Minor
+	if !req.Amount.set {
+		p.add("amount", "is required")
+	} else if curOK {
+		amt = p.amount("amount", req.Amount, cur)
+	}
+	return fundBalanceRequest{cur.Code, amt, ref}, p.err()
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"payments/actors"
+	"payments/actors/app"
 	"payments/ledger"
 )
 
@@ -22,11 +23,9 @@ const (
 	listDeliveries       listKind = 'D'
 )
 
-// Limits of webhook requests.
-const (
-	webhookDescriptionLenMax = 500
-	webhookTestWaitMax       = 30 * time.Second
-)
+// webhookDescriptionLenMax bounds an endpoint's description, in
+// characters.
+const webhookDescriptionLenMax = 500
 
 func init() {
 	registerRoutes(
@@ -140,6 +139,10 @@ type webhookEndpointBody struct {
 	Endpoint webhookEndpointJSON `json:"endpoint"`
 }
 
+type deliveryDetailBody struct {
+	Delivery webhookDeliveryDetailJSON `json:"delivery"`
+}
+
 type webhookDeliveryBody struct {
 	Delivery webhookDeliveryJSON `json:"delivery"`
 }
@@ -183,14 +186,14 @@ type updateWebhookEndpointBody struct {
 
 // checkWebhookURL checks an endpoint URL against the stack's policy,
 // resolving its host now (it is checked again at every delivery).
-func (c *call) checkWebhookURL(p *problems, v *string) string {
+func (s *Server) checkWebhookURL(p *problems, v *string) string {
 	u := p.text("url", v, true, actors.WebhookURLLenMax)
 	if u == "" {
 		return ""
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := c.s.cfg.Actors.WebhookPolicy().Check(ctx, u); err != nil {
+	if err := s.cfg.Actors.WebhookPolicy().Check(ctx, u); err != nil {
 		msg := err.Error()
 		if errors.Is(err, actors.ErrWebhookURL) {
 			msg = strings.TrimPrefix(msg, actors.ErrWebhookURL.Error()+": ")
@@ -215,46 +218,37 @@ func checkWebhookEvents(p *problems, events []string) {
 // committed answers a write that is not a create: status with the body,
 // or the error.
 func (c *call) committed(r actors.Reply, status int, body func(*ledger.Result) any) {
-	switch {
-	case r.Err != nil:
-		c.fail(errorFromActors(r.Err))
-	case r.Result.Err != nil:
-		c.fail(r.Result.Err)
-	default:
-		c.ok(status, body(&r.Result))
-	}
+	c.answer(r, func(res *ledger.Result) { c.ok(status, body(res)) })
 }
 
-func (c *call) propose(cmd ledger.Command) actors.Reply {
-	ctx, cancel := c.commitContext()
-	defer cancel()
-	return c.s.cfg.Actors.Propose(ctx, cmd)
-}
-
-// createWebhookEndpoint: POST /v1/webhooks/endpoints. The signing secret is
-// drawn here, on the leader, and fetched from the signing-secret endpoint.
+// createWebhookEndpoint: POST /v1/webhooks/endpoints. Its signing secret
+// is fetched from the signing-secret endpoint.
 func (c *call) createWebhookEndpoint() {
 	var req createWebhookEndpointBody
 	if !c.decode(&req) {
 		return
 	}
+	in, e := c.s.newWebhookEndpointInput(&req)
+	if e != nil {
+		c.fail(e)
+		return
+	}
+	r := c.s.cfg.App.CreateWebhookEndpoint(c.caller(), in)
+	c.created(r, func(res *ledger.Result) any { return &webhookEndpointBody{renderWebhookEndpoint(res.WebhookEndpoint)} })
+}
+
+// newWebhookEndpointInput checks an endpoint to create (the API's request,
+// or the dashboard's form in its shape).
+func (s *Server) newWebhookEndpointInput(req *createWebhookEndpointBody) (app.NewWebhookEndpoint, *ledger.Error) {
 	var p problems
-	url := c.checkWebhookURL(&p, req.URL)
-	desc := p.text("description", req.Description, false, webhookDescriptionLenMax)
+	in := app.NewWebhookEndpoint{URL: s.checkWebhookURL(&p, req.URL), Events: req.Events}
+	in.Description = p.text("description", req.Description, false, webhookDescriptionLenMax)
 	if req.Events == nil {
 		p.add("events", "is required: a list of event types, or [\"*\"] for all")
 	} else {
 		checkWebhookEvents(&p, req.Events)
 	}
-	if e := p.err(); e != nil {
-		c.fail(e)
-		return
-	}
-	r := c.propose(&ledger.CreateWebhookEndpoint{
-		At: c.s.cfg.Actors.Now().UnixMilli(), ID: actors.NewID("whe_"), OrgID: c.org,
-		URL: url, Description: desc, Events: req.Events, Secret: actors.NewWebhookSecret(),
-	})
-	c.created(r, func(res *ledger.Result) any { return &webhookEndpointBody{renderWebhookEndpoint(res.WebhookEndpoint)} })
+	return in, p.err()
 }
 
 // listWebhookEndpoints: GET /v1/webhooks/endpoints.
@@ -264,9 +258,13 @@ func (c *call) listWebhookEndpoints() {
 		c.fail(e)
 		return
 	}
-	var page ledger.Page[ledger.WebhookEndpoint]
-	page = c.s.cfg.Actors.Reader().WebhookEndpoints(c.org, before, limit)
-	c.ok(fasthttp.StatusOK, newList(listWebhookEndpoints, page, renderWebhookEndpoint))
+	c.ok(fasthttp.StatusOK, c.s.webhookEndpointList(c.org, before, limit))
+}
+
+// webhookEndpointList is a page of an organization's endpoints, as GET
+// /v1/webhooks/endpoints lists them.
+func (s *Server) webhookEndpointList(org string, before ledger.Cursor, limit int) listBody[webhookEndpointJSON] {
+	return newList(listWebhookEndpoints, s.cfg.Actors.Reader().WebhookEndpoints(org, before, limit), renderWebhookEndpoint)
 }
 
 // webhookEndpoint finds the caller's endpoint named by the path parameter.
@@ -286,64 +284,67 @@ func (c *call) getWebhookEndpoint() {
 // updateWebhookEndpoint: PATCH /v1/webhooks/endpoints/{id}. Setting status
 // active re-enables a disabled endpoint and clears its failure count.
 func (c *call) updateWebhookEndpoint() {
-	ep, ok := c.webhookEndpoint("id")
-	if !ok {
+	id, e := pathParam(c.ctx, "id")
+	if e != nil {
+		c.fail(e)
 		return
 	}
 	var req updateWebhookEndpointBody
 	if !c.decode(&req) {
 		return
 	}
-	cmd := &ledger.UpdateWebhookEndpoint{At: c.s.cfg.Actors.Now().UnixMilli(), ID: ep.ID, OrgID: c.org}
-	var p problems
-	if req.URL != nil {
-		cmd.SetURL, cmd.URL = true, c.checkWebhookURL(&p, req.URL)
-	}
-	if req.Description.set {
-		cmd.SetDescription = true
-		if !req.Description.null {
-			cmd.Description = p.text("description", &req.Description.value, false, webhookDescriptionLenMax)
-		}
-	}
-	if req.Events != nil {
-		cmd.SetEvents, cmd.Events = true, *req.Events
-		checkWebhookEvents(&p, cmd.Events)
-	}
-	if req.Status != nil {
-		cmd.SetStatus, cmd.Status = true, *req.Status
-		if cmd.Status != ledger.WebhookActive && cmd.Status != ledger.WebhookDisabled {
-			p.add("status", "must be active or disabled")
-		}
-	}
-	if !cmd.SetURL && !cmd.SetDescription && !cmd.SetEvents && !cmd.SetStatus && len(p) == 0 {
-		p.add("body", "must change at least one of url, description, events, status")
-	}
-	if e := p.err(); e != nil {
+	in, e := c.s.webhookEndpointChange(id, &req)
+	if e != nil {
 		c.fail(e)
 		return
 	}
-	c.committed(c.propose(cmd), fasthttp.StatusOK, func(res *ledger.Result) any {
+	c.committed(c.s.cfg.App.UpdateWebhookEndpoint(c.caller(), in), fasthttp.StatusOK, func(res *ledger.Result) any {
 		return &webhookEndpointBody{renderWebhookEndpoint(res.WebhookEndpoint)}
 	})
+}
+
+// webhookEndpointChange checks a change of endpoint id (the API's request,
+// or the dashboard's form in its shape).
+func (s *Server) webhookEndpointChange(id string, req *updateWebhookEndpointBody) (app.WebhookEndpointChange, *ledger.Error) {
+	in := app.WebhookEndpointChange{ID: id}
+	var p problems
+	if req.URL != nil {
+		in.SetURL, in.URL = true, s.checkWebhookURL(&p, req.URL)
+	}
+	if req.Description.set {
+		in.SetDescription = true
+		if !req.Description.null {
+			in.Description = p.text("description", &req.Description.value, false, webhookDescriptionLenMax)
+		}
+	}
+	if req.Events != nil {
+		in.SetEvents, in.Events = true, *req.Events
+		checkWebhookEvents(&p, in.Events)
+	}
+	if req.Status != nil {
+		in.SetStatus, in.Status = true, *req.Status
+		if in.Status != ledger.WebhookActive && in.Status != ledger.WebhookDisabled {
+			p.add("status", "must be active or disabled")
+		}
+	}
+	if !in.SetURL && !in.SetDescription && !in.SetEvents && !in.SetStatus && len(p) == 0 {
+		p.add("body", "must change at least one of url, description, events, status")
+	}
+	return in, p.err()
 }
 
 // deleteWebhookEndpoint: DELETE /v1/webhooks/endpoints/{id}; 204. Its
 // pending deliveries fail with endpoint_unavailable.
 func (c *call) deleteWebhookEndpoint() {
-	ep, ok := c.webhookEndpoint("id")
-	if !ok {
+	id, e := pathParam(c.ctx, "id")
+	if e != nil {
+		c.fail(e)
 		return
 	}
-	r := c.propose(&ledger.DeleteWebhookEndpoint{At: c.s.cfg.Actors.Now().UnixMilli(), ID: ep.ID, OrgID: c.org})
-	switch {
-	case r.Err != nil:
-		c.fail(errorFromActors(r.Err))
-	case r.Result.Err != nil:
-		c.fail(r.Result.Err)
-	default:
+	c.answer(c.s.cfg.App.DeleteWebhookEndpoint(c.caller(), id), func(*ledger.Result) {
 		c.ctx.Response.ResetBody()
 		c.ctx.SetStatusCode(fasthttp.StatusNoContent)
-	}
+	})
 }
 
 // getSigningSecret: GET /v1/webhooks/signing-secret/{endpointId}.
@@ -358,14 +359,14 @@ func (c *call) getSigningSecret() {
 // For a day after, deliveries carry a signature by each secret.
 func (c *call) rotateSigningSecret() {
 	c.noStore()
-	ep, ok := c.webhookEndpoint("endpointId")
-	if !ok {
+	id, e := pathParam(c.ctx, "endpointId")
+	if e != nil {
+		c.fail(e)
 		return
 	}
-	r := c.propose(&ledger.RotateWebhookSecret{
-		At: c.s.cfg.Actors.Now().UnixMilli(), ID: ep.ID, OrgID: c.org, Secret: actors.NewWebhookSecret(),
+	c.committed(c.s.cfg.App.RotateWebhookSecret(c.caller(), id), fasthttp.StatusOK, func(res *ledger.Result) any {
+		return &signingSecretBody{res.WebhookEndpoint.Secret}
 	})
-	c.committed(r, fasthttp.StatusOK, func(res *ledger.Result) any { return &signingSecretBody{res.WebhookEndpoint.Secret} })
 }
 
 type webhookTestJSON struct {
@@ -384,27 +385,22 @@ type webhookTestBody struct {
 // and answers 200 with the outcome (success false when the receiver
 // failed). The test is never retried.
 func (c *call) testWebhookEndpoint() {
-	ep, ok := c.webhookEndpoint("id")
-	if !ok {
+	id, e := pathParam(c.ctx, "id")
+	if e != nil {
+		c.fail(e)
 		return
 	}
-	r := c.propose(&ledger.SendWebhookTest{At: c.s.cfg.Actors.Now().UnixMilli(), OrgID: c.org, EndpointID: ep.ID})
-	if r.Err != nil {
-		c.fail(errorFromActors(r.Err))
+	d, err := c.s.cfg.App.TestWebhookEndpoint(c.caller(), id)
+	if err != nil {
+		c.fail(errorOf(err))
 		return
 	}
-	if r.Result.Err != nil {
-		c.fail(r.Result.Err)
-		return
-	}
-	d := *r.Result.WebhookDelivery
-	ctx, cancel := context.WithTimeout(context.Background(), webhookTestWaitMax)
-	defer cancel()
-	if err := c.s.cfg.Actors.DeliverWebhookNow(ctx, d); err != nil && !errors.Is(err, actors.ErrOutcomeUnknown) {
-		c.fail(errorFromActors(err))
-		return
-	}
-	d, _ = c.s.cfg.Actors.Reader().WebhookDelivery(c.org, d.ID)
+	c.ok(fasthttp.StatusOK, &webhookTestBody{c.s.renderWebhookTest(&d)})
+}
+
+// renderWebhookTest is an endpoint test's outcome: its delivery as
+// recorded after the attempt.
+func (s *Server) renderWebhookTest(d *ledger.WebhookDelivery) webhookTestJSON {
 	out := webhookTestJSON{Success: d.Status == ledger.DeliverySuccess, DeliveryID: d.ID}
 	if d.LastStatusCode != 0 {
 		code := d.LastStatusCode
@@ -412,11 +408,11 @@ func (c *call) testWebhookEndpoint() {
 	}
 	switch d.Status {
 	case ledger.DeliveryPending:
-		out.Error = optional("The attempt's outcome is not recorded yet; see GET /v1/webhooks/deliveries?eventId=" + c.s.publicIDs().EventID(d.EventSeq))
+		out.Error = optional("The attempt's outcome is not recorded yet; see GET /v1/webhooks/deliveries?eventId=" + s.publicIDs().EventID(d.EventSeq))
 	case ledger.DeliveryFailed:
 		out.Error = optional(firstNonEmpty(d.LastError, "failed"))
 	}
-	c.ok(fasthttp.StatusOK, &webhookTestBody{out})
+	return out
 }
 
 // listDeliveries: GET /v1/webhooks/deliveries, filtered by endpointId,
@@ -439,10 +435,15 @@ func (c *call) listDeliveries() {
 		}
 		f.Status = st
 	}
-	var page ledger.Page[ledger.WebhookDelivery]
-	page = c.s.cfg.Actors.Reader().WebhookDeliveries(c.org, f, before, limit)
-	ids := c.s.publicIDs()
-	c.ok(fasthttp.StatusOK, newList(listDeliveries, page, func(d *ledger.WebhookDelivery) webhookDeliveryJSON { return renderWebhookDelivery(ids, d) }))
+	c.ok(fasthttp.StatusOK, c.s.deliveryList(c.org, f, before, limit))
+}
+
+// deliveryList is a page of an organization's deliveries, as GET
+// /v1/webhooks/deliveries lists them.
+func (s *Server) deliveryList(org string, f ledger.DeliveryFilter, before ledger.Cursor, limit int) listBody[webhookDeliveryJSON] {
+	ids := s.publicIDs()
+	return newList(listDeliveries, s.cfg.Actors.Reader().WebhookDeliveries(org, f, before, limit),
+		func(d *ledger.WebhookDelivery) webhookDeliveryJSON { return renderWebhookDelivery(ids, d) })
 }
 
 // getDelivery: GET /v1/webhooks/deliveries/{id}, with the delivery's
@@ -451,9 +452,7 @@ func (c *call) getDelivery() {
 	if d, ok := lookup(c, "id", "Webhook delivery", func(st *ledger.Reader, id string) (ledger.WebhookDelivery, bool) {
 		return st.WebhookDelivery(c.org, id)
 	}); ok {
-		c.ok(fasthttp.StatusOK, &struct {
-			Delivery webhookDeliveryDetailJSON `json:"delivery"`
-		}{renderWebhookDeliveryDetail(c.s.publicIDs(), &d)})
+		c.ok(fasthttp.StatusOK, &deliveryDetailBody{renderWebhookDeliveryDetail(c.s.publicIDs(), &d)})
 	}
 }
 
@@ -466,10 +465,7 @@ func (c *call) retryDelivery() {
 		c.fail(e)
 		return
 	}
-	r := c.propose(&ledger.RetryWebhookDelivery{At: c.s.cfg.Actors.Now().UnixMilli(), OrgID: c.org, DeliveryID: id})
-	if r.Err == nil && r.Result.Err == nil {
-		c.s.cfg.Actors.TrackWebhookDelivery(*r.Result.WebhookDelivery)
-	}
+	r := c.s.cfg.App.RetryWebhookDelivery(c.caller(), id)
 	c.committed(r, fasthttp.StatusOK, func(res *ledger.Result) any {
 		return &webhookDeliveryBody{renderWebhookDelivery(c.s.publicIDs(), res.WebhookDelivery)}
 	})

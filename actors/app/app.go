@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -23,6 +24,9 @@ type Config struct {
 	// CommitTimeout bounds how long a write proposed straight to the log
 	// (not through an actor) waits for its commit; default 10s.
 	CommitTimeout time.Duration
+	// Logger takes what an operation notes but does not answer (a failed
+	// sign-in it could not record); default: discarded.
+	Logger *slog.Logger
 }
 
 // SandboxSpreadBasisPoints is the spread the sandbox takes on every
@@ -48,6 +52,9 @@ func New(cfg Config) *App {
 	}
 	if cfg.CommitTimeout <= 0 {
 		cfg.CommitTimeout = 10 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	return &App{cfg: cfg, sys: cfg.System}
 }

@@ -26,6 +26,15 @@
 // or the dashboard member, and the attempt that names the client's request
 // across relays (actors.PayoutRequest.Attempt).
 //
+// # Administration
+//
+// keys.go (organizations and their API keys), team.go and passwords.go
+// (the dashboard's members, their sessions, one-time links and passwords),
+// recipients.go, files.go, disputes.go, webhooks.go, and simulations.go
+// (the sandbox's, refused on production). Each draws the ids, secrets and
+// tokens of what it creates; a secret or token is returned once and the
+// ledger keeps only its hash.
+//
 // # Imports
 //
 // Unlike package actors, app reads the rails package's reference data (the

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"payments/actors"
+	"payments/actors/app"
 	"payments/ledger"
 	"payments/rails"
 )
@@ -302,6 +303,12 @@ func collectionRequest(org, ref string, amount ledger.Minor) actors.CollectionRe
 	}
 }
 
+// appOn is the application API on a node's actors: what the front ends
+// call, so that the simulator tests that code.
+func appOn(sys *actors.System) *app.App {
+	return app.New(app.Config{System: sys, CommitTimeout: commitTimeout})
+}
+
 func (cl *clients) payout(ctx context.Context, org, ref string, amount ledger.Minor) *request {
 	req := &request{kind: "payout", org: org, ref: ref, amount: amount}
 	cl.writeAttempts(ctx, req, true, func(sys *actors.System, attempt string) actors.Reply {
@@ -313,7 +320,7 @@ func (cl *clients) payout(ctx context.Context, org, ref string, amount ledger.Mi
 func (cl *clients) fund(ctx context.Context, org, ref string, amount ledger.Minor) *request {
 	req := &request{kind: "fund", org: org, ref: ref, amount: amount}
 	cl.writeAttempts(ctx, req, true, func(sys *actors.System, _ string) actors.Reply {
-		return sys.FundBalance(org, currency, amount, ref)
+		return appOn(sys).FundBalance(app.Caller{OrgID: org}, currency, amount, ref)
 	})
 	return req
 }

@@ -1,10 +1,10 @@
 package sim
 
 import (
-	"context"
 	"math/rand/v2"
 	"time"
 
+	"payments/actors/app"
 	"payments/ledger"
 )
 
@@ -128,8 +128,9 @@ func (s *scheduler) checkStep() {
 }
 
 // advanceClock jumps the other organization's sandbox clock past a
-// quote's lifetime, through the leader, as POST /v1/simulations/clock
-// does: its pending quotes expire in that Apply.
+// quote's lifetime, through the leader, with the operation that POST
+// /v1/simulations/advance-clock calls: its pending quotes expire in that
+// Apply.
 func (s *scheduler) advanceClock() {
 	l := s.c.leader()
 	if l == nil {
@@ -140,11 +141,7 @@ func (s *scheduler) advanceClock() {
 		return
 	}
 	s.count("clock_advance")
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), commitTimeout)
-		defer cancel()
-		sys.Propose(ctx, &ledger.AdvanceClock{At: s.c.clock.Now().UnixMilli(), OrgID: otherOrg, Millis: ledger.QuoteLifetimeMillis + 1000})
-	}()
+	go appOn(sys).AdvanceClock(app.Caller{OrgID: otherOrg}, (ledger.QuoteLifetimeMillis+1000)*time.Millisecond)
 }
 
 func (s *scheduler) count(kind string) { s.counts[kind]++ }

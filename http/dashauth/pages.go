@@ -6,6 +6,8 @@ import (
 	"embed"
 	"encoding/base64"
 	"html/template"
+
+	"payments/actors/app"
 )
 
 // The sign-in, first-owner setup, invitation and team pages: plain forms,
@@ -70,7 +72,7 @@ func (p *Page) Render(name string) ([]byte, error) {
 	if p.Nonce == "" {
 		p.Nonce = NewNonce()
 	}
-	p.PasswordLenMin = PasswordLenMin
+	p.PasswordLenMin = app.PasswordLenMin
 	var b bytes.Buffer
 	if err := pages.ExecuteTemplate(&b, name, p); err != nil {
 		return nil, err

@@ -1,0 +1,54 @@
+package app
+
+import (
+	"payments/actors"
+	"payments/ledger"
+)
+
+// Recipients: saved payout destinations. The front end checks a
+// recipient's shape against the catalogue and resolves its holder's name
+// on the rail before it comes here; the ledger keeps the rules of its
+// lifecycle.
+
+// CreateRecipient saves a recipient in the caller's organization.
+func (a *App) CreateRecipient(c Caller, spec ledger.RecipientSpec) actors.Reply {
+	return a.propose(&ledger.CreateRecipient{At: a.sys.Now().UnixMilli(), ID: actors.NewID("rcp_"), OrgID: c.OrgID, Spec: spec})
+}
+
+// CreateRecipients saves recipients together, in one command; the reply's
+// Result.RecipientBatch has one outcome per spec, in order.
+func (a *App) CreateRecipients(c Caller, specs []ledger.RecipientSpec) actors.Reply {
+	now := a.sys.Now().UnixMilli()
+	cmd := &ledger.CreateRecipients{At: now, OrgID: c.OrgID, Items: make([]ledger.CreateRecipient, 0, len(specs))}
+	for _, spec := range specs {
+		cmd.Items = append(cmd.Items, ledger.CreateRecipient{At: now, ID: actors.NewID("rcp_"), OrgID: c.OrgID, Spec: spec})
+	}
+	return a.propose(cmd)
+}
+
+// RecipientChange changes a recipient's display fields and whether it may
+// be used: those whose Set flag is true. Its destination never changes.
+type RecipientChange struct {
+	ID             string
+	SetAccountName bool
+	AccountName    string
+	SetLabel       bool
+	Label          string
+	SetActive      bool
+	Active         bool
+}
+
+// UpdateRecipient changes one of the caller's recipients.
+func (a *App) UpdateRecipient(c Caller, in RecipientChange) actors.Reply {
+	return a.propose(&ledger.UpdateRecipient{
+		At: a.sys.Now().UnixMilli(), ID: in.ID, OrgID: c.OrgID,
+		SetAccountName: in.SetAccountName, AccountName: in.AccountName, SetLabel: in.SetLabel, Label: in.Label,
+		SetActive: in.SetActive, Active: in.Active,
+	})
+}
+
+// DeleteRecipient removes one of the caller's recipients from use and from
+// view; payouts already made keep their reference to it.
+func (a *App) DeleteRecipient(c Caller, id string) actors.Reply {
+	return a.propose(&ledger.DeleteRecipient{At: a.sys.Now().UnixMilli(), ID: id, OrgID: c.OrgID})
+}

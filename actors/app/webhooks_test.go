@@ -1,0 +1,118 @@
+package app_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"payments/actors"
+	"payments/actors/app"
+	"payments/ledger"
+)
+
+// receiver is a webhook receiver on loopback that answers status.
+func receiver(t *testing.T, status *atomic.Int32) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(int(status.Load())) }))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/hooks"
+}
+
+func webhookStack(t *testing.T) *stack {
+	return newStack(t, stackOptions{webhooks: actors.WebhookConfig{
+		Payload:      func(ev ledger.Event) ([]byte, error) { return []byte(`{"event":"` + ev.Type + `"}`), nil },
+		Policy:       actors.WebhookURLPolicy{AllowLoopback: true},
+		Timeout:      5 * time.Second,
+		Schedule:     []time.Duration{time.Hour},
+		PollInterval: 5 * time.Millisecond,
+	}})
+}
+
+func TestWebhookEndpoints(t *testing.T) {
+	s := webhookStack(t)
+	var status atomic.Int32
+	status.Store(200)
+	created := s.app.CreateWebhookEndpoint(s.owner, app.NewWebhookEndpoint{URL: receiver(t, &status), Events: []string{"*"}})
+	mustApply(t, "create", created)
+	ep := *created.Result.WebhookEndpoint
+	if ep.Secret == "" || ep.OrgID != s.org {
+		t.Fatalf("endpoint %+v", ep)
+	}
+	var rotated string
+	for _, c := range []struct {
+		name string
+		do   func() actors.Reply
+		want ledger.Code
+	}{
+		{"no events", func() actors.Reply {
+			return s.app.CreateWebhookEndpoint(s.owner, app.NewWebhookEndpoint{URL: ep.URL, Events: []string{"no.such.event"}})
+		}, ledger.CodeValidation},
+		{"describe it", func() actors.Reply {
+			return s.app.UpdateWebhookEndpoint(s.owner, app.WebhookEndpointChange{ID: ep.ID, SetDescription: true, Description: "Orders"})
+		}, ""},
+		{"disable it", func() actors.Reply {
+			return s.app.UpdateWebhookEndpoint(s.owner, app.WebhookEndpointChange{ID: ep.ID, SetStatus: true, Status: ledger.WebhookDisabled})
+		}, ""},
+		{"enable it", func() actors.Reply {
+			return s.app.UpdateWebhookEndpoint(s.owner, app.WebhookEndpointChange{ID: ep.ID, SetStatus: true, Status: ledger.WebhookActive})
+		}, ""},
+		{"rotate its secret", func() actors.Reply {
+			r := s.app.RotateWebhookSecret(s.owner, ep.ID)
+			if r.Err == nil && r.Result.Err == nil {
+				rotated = r.Result.WebhookEndpoint.Secret
+			}
+			return r
+		}, ""},
+		{"another organization's", func() actors.Reply { return s.app.RotateWebhookSecret(app.Caller{OrgID: "org_other"}, ep.ID) }, ledger.CodeNotFound},
+	} {
+		wantCode(t, c.name, c.do(), c.want)
+	}
+	if rotated == "" || rotated == ep.Secret {
+		t.Fatalf("the rotated secret %q, the first %q", rotated, ep.Secret)
+	}
+	got, _ := s.sys.Reader().WebhookEndpoint(s.org, ep.ID)
+	if got.Description != "Orders" || got.Status != ledger.WebhookActive || got.Secret != rotated {
+		t.Fatalf("the endpoint after: %+v", got)
+	}
+	wantCode(t, "delete", s.app.DeleteWebhookEndpoint(s.owner, ep.ID), "")
+	wantCode(t, "delete again", s.app.DeleteWebhookEndpoint(s.owner, ep.ID), ledger.CodeNotFound)
+}
+
+// A test is attempted at once and answered with its outcome; a failed one
+// is retried on request, and a successful one sent again as a new
+// delivery.
+func TestWebhookTestAndRetry(t *testing.T) {
+	s := webhookStack(t)
+	var status atomic.Int32
+	status.Store(500)
+	created := s.app.CreateWebhookEndpoint(s.owner, app.NewWebhookEndpoint{URL: receiver(t, &status), Events: []string{"*"}})
+	mustApply(t, "create", created)
+	id := created.Result.WebhookEndpoint.ID
+
+	if _, err := s.app.TestWebhookEndpoint(s.owner, "whe_unknown"); codeOf(err) != ledger.CodeNotFound {
+		t.Fatalf("an unknown endpoint: %v", err)
+	}
+	failed, err := s.app.TestWebhookEndpoint(s.owner, id)
+	if err != nil || failed.Status != ledger.DeliveryFailed || failed.LastStatusCode != 500 || failed.EndpointID != id {
+		t.Fatalf("a test the receiver fails: %+v %v", failed, err)
+	}
+
+	status.Store(200)
+	retried := s.app.RetryWebhookDelivery(s.owner, failed.ID)
+	mustApply(t, "retry", retried)
+	if retried.Result.WebhookDelivery.ID != failed.ID {
+		t.Fatalf("a failed delivery is retried in place: %+v", retried.Result.WebhookDelivery)
+	}
+	waitFor(t, "the retry succeeds", func() bool {
+		d, _ := s.sys.Reader().WebhookDelivery(s.org, failed.ID)
+		return d.Status == ledger.DeliverySuccess
+	})
+	again := s.app.RetryWebhookDelivery(s.owner, failed.ID)
+	mustApply(t, "send a success again", again)
+	if again.Result.WebhookDelivery.ID == failed.ID {
+		t.Fatal("a successful delivery sent again in place")
+	}
+	wantCode(t, "retry an unknown delivery", s.app.RetryWebhookDelivery(s.owner, "whd_unknown"), ledger.CodeNotFound)
+}
