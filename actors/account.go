@@ -26,6 +26,8 @@ type payoutRequest struct {
 	attempt    string // the request attempt (PayoutRequest.Attempt)
 	spec       ledger.PayoutSpec
 	methodType string
+	principal  ledger.Minor // PayoutRequest.Principal
+	fee        ledger.Minor
 	fx         *FXPricing // cross-currency; key.currency is its FromCurrency
 	spend      *Spend     // the key's spend caps (spend.go); nil counts nothing
 	reply      chan<- Reply
@@ -245,17 +247,12 @@ func (a *accountActor) payout(ctx actor.Context, m *payoutRequest) {
 		}
 		return
 	}
-	// The fee is charged in the from currency, on the from amount. A
-	// from.amount is the whole debit: the fee comes out of it, and the
+	// The operation priced the payout (actors/app): the principal and the
+	// fee, in the debited currency. A from.amount is the whole debit: the
 	// command carries the principal.
 	spec := m.spec
-	principal := m.spec.Amount
-	if m.fx != nil {
-		principal = m.fx.FromAmount
-	}
-	fee := ledger.PayoutFee(m.methodType, principal)
+	principal, fee := m.principal, m.fee
 	if m.spec.AmountSide == ledger.SideFrom {
-		principal, fee = ledger.SplitPayoutDebit(m.methodType, m.spec.Amount)
 		spec.Amount = principal
 	}
 	st := a.deps.state.Reader()

@@ -96,6 +96,8 @@ func (h *harness) payout(ref string, amount ledger.Minor) actors.Reply {
 		Spec: ledger.PayoutSpec{
 			Currency: "GHS", Amount: amount, AmountSide: ledger.SideTo, Method: "gh_mtn", AccountNumber: "233241234567",
 		},
+		Principal: amount,
+		Fee:       ledger.PayoutFee("mobile_money", amount),
 	})
 }
 

@@ -1,6 +1,8 @@
 package http
 
 import (
+	"payments/actors"
+	"payments/actors/app"
 	"payments/ledger"
 	"payments/rails"
 )
@@ -12,6 +14,7 @@ import (
 // deposits, virtual accounts and crypto addresses.
 type moneyOps interface {
 	Rate(from, to string) (rails.Rate, *ledger.Error)
+	CreatePayout(app.Caller, app.PayoutInput) actors.Reply
 }
 
 // linkOps: payment links and pages, checkout sessions and the hosted
@@ -21,3 +24,9 @@ type linkOps interface{}
 // adminOps: organizations, keys and their controls, dashboard members and
 // sessions, recipients, files, disputes, webhooks, simulations.
 type adminOps interface{}
+
+// caller is who makes the call: the key's organization, the key (its spend
+// caps) and the attempt that names the client's request across relays.
+func (c *call) caller() app.Caller {
+	return app.Caller{OrgID: c.org, Key: &c.key, Attempt: c.s.attemptOf(c.ctx)}
+}

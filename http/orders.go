@@ -7,6 +7,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"payments/actors"
+	"payments/actors/app"
 	"payments/ledger"
 	"payments/rails"
 )
@@ -240,11 +241,11 @@ func (c *call) orderRequest(body *orderRequestBody) (actors.OrderRequest, *ledge
 		// to.accountNumber is the destination address, checked by the
 		// chain's own rules.
 		if err := rails.ValidateAddress(toMethod.Chain, spec.ToAccountNumber); err != nil {
-			p.add("to.accountNumber", addressReason(err))
+			p.add("to.accountNumber", app.AddressReason(err))
 		}
 		if spec.ToTag != "" {
 			if err := rails.ValidateTag(toMethod.Chain, spec.ToTag); err != nil {
-				p.add("to.tag", addressReason(err))
+				p.add("to.tag", app.AddressReason(err))
 			}
 		}
 	case "mobile_money":

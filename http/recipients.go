@@ -3,10 +3,10 @@ package http
 import (
 	"fmt"
 
-	"github.com/goccy/go-json/jsontext"
 	"github.com/valyala/fasthttp"
 
 	"payments/actors"
+	"payments/actors/app"
 	"payments/ledger"
 	"payments/rails"
 )
@@ -136,7 +136,7 @@ func (s *Server) recipientSpec(req *recipientRequestBody, prefix string) (ledger
 		}
 		if spec.Address != "" {
 			if err := rails.ValidateAddress(m.Chain, spec.Address); err != nil {
-				p.add(prefix+"address", addressReason(err))
+				p.add(prefix+"address", app.AddressReason(err))
 			}
 		}
 		if spec.Tag != "" {
@@ -377,85 +377,4 @@ func (c *call) answer(r actors.Reply, ok func(*ledger.Result)) {
 	default:
 		ok(&r.Result)
 	}
-}
-
-// fillPayoutFromRecipient completes a payout request that names a recipient
-// with the recipient's method, currency and destination, and its holder's
-// name as to.kyc.accountName when the request has no to.kyc. A retry of a
-// payout already made to a recipient since deactivated or deleted still
-// replays: its destination comes from that payout. It answers the request
-// and returns false on error.
-func (c *call) fillPayoutFromRecipient(req *payoutRequestBody) bool {
-	to := req.To
-	if to == nil || to.RecipientID == nil {
-		return true
-	}
-	var p problems
-	id := p.text("to.recipientId", to.RecipientID, true, 100)
-	for _, f := range []struct {
-		name  string
-		given bool
-	}{{"to.accountNumber", to.AccountNumber != nil}, {"to.address", to.Address != nil}, {"to.tag", to.Tag != nil}} {
-		if f.given {
-			p.add(f.name, "must not be given with to.recipientId: the recipient supplies the destination")
-		}
-	}
-	if e := p.err(); e != nil {
-		c.fail(e)
-		return false
-	}
-	var r ledger.Recipient
-	var found bool
-	var earlier ledger.Payout
-	var replay bool
-	{
-		s := c.s.cfg.Actors.Reader()
-		r, found = s.Recipient(c.org, id)
-		if req.ExternalReference != nil {
-			earlier, replay = s.PayoutByReference(c.org, *req.ExternalReference)
-			replay = replay && earlier.Spec.RecipientID == id
-		}
-	}
-	var spec ledger.RecipientSpec
-	switch {
-	case replay:
-		e := earlier.Spec
-		spec = ledger.RecipientSpec{Method: e.Method, Currency: e.Currency, AccountNumber: e.AccountNumber, Address: e.Address, Tag: e.Tag}
-		if !to.KYC.set && e.ToKYC != "" {
-			to.KYC = jsonObject{raw: e.ToKYC, set: true}
-		}
-	case !found:
-		c.fail(ledger.FieldInvalid("to.recipientId", "is not a recipient of this organization"))
-		return false
-	case !r.Active:
-		c.fail(ledger.FieldInvalid("to.recipientId", "is an inactive recipient; reactivate it with PUT /v1/recipients/"+r.ID))
-		return false
-	default:
-		spec = r.Spec
-		if !to.KYC.set {
-			name, _ := jsontext.AppendQuote(nil, spec.AccountName)
-			to.KYC = jsonObject{raw: `{"accountName":` + string(name) + `}`, set: true}
-		}
-	}
-	if to.Code != nil && *to.Code != spec.Method {
-		p.add("to.code", "must be the recipient's method "+spec.Method+", or left out")
-	}
-	if to.Currency != nil && *to.Currency != spec.Currency {
-		p.add("to.currency", "must be the recipient's currency "+spec.Currency+", or left out")
-	}
-	if e := p.err(); e != nil {
-		c.fail(e)
-		return false
-	}
-	to.Code, to.Currency = &spec.Method, &spec.Currency
-	switch {
-	case spec.Address != "":
-		to.Address = &spec.Address
-		if spec.Tag != "" {
-			to.Tag = &spec.Tag
-		}
-	default:
-		to.AccountNumber = &spec.AccountNumber
-	}
-	return true
 }

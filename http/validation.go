@@ -8,6 +8,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"payments/actors/app"
 	"payments/ledger"
 	"payments/rails"
 )
@@ -186,7 +187,7 @@ func (s *Server) validateDestination(req *validateRequestBody, prefix string) (v
 			return validationJSON{}, e
 		}
 		if err := rails.ValidateAddress(m.Chain, address); err != nil {
-			return invalid(reasonInvalidAddress, "The address "+addressReason(err)), nil
+			return invalid(reasonInvalidAddress, "The address "+app.AddressReason(err)), nil
 		}
 		return validationJSON{Valid: true}, nil
 	}
@@ -225,14 +226,6 @@ func (s *Server) validateDestination(req *validateRequestBody, prefix string) (v
 
 func invalid(reason, message string) validationJSON {
 	return validationJSON{Valid: false, Reason: reason, Message: message}
-}
-
-func addressReason(err error) string {
-	var ae *rails.AddressError
-	if errors.As(err, &ae) {
-		return ae.Reason
-	}
-	return "is not valid on this chain"
 }
 
 // resolveName asks the rail who holds the account. A deployment without a

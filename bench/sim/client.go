@@ -291,7 +291,8 @@ func resultID(r *ledger.Result) string {
 func payoutRequest(org, ref, attempt string, amount ledger.Minor) actors.PayoutRequest {
 	return actors.PayoutRequest{
 		OrgID: org, ExternalReference: ref, Attempt: attempt, MethodType: "mobile_money",
-		Spec: ledger.PayoutSpec{Currency: currency, Amount: amount, AmountSide: ledger.SideTo, Method: "gh_mtn", AccountNumber: "233241234567"},
+		Spec:      ledger.PayoutSpec{Currency: currency, Amount: amount, AmountSide: ledger.SideTo, Method: "gh_mtn", AccountNumber: "233241234567"},
+		Principal: amount, Fee: ledger.PayoutFee("mobile_money", amount),
 	}
 }
 
