@@ -39,6 +39,7 @@ type collectionRequest struct {
 	attempt    string
 	spec       ledger.CollectionSpec
 	methodType string
+	fee        ledger.Minor
 	reply      chan<- Reply
 }
 
@@ -439,7 +440,7 @@ func (a *accountActor) collection(ctx actor.Context, m *collectionRequest) {
 		ExternalReference: m.ref,
 		Spec:              m.spec,
 		MethodType:        m.methodType,
-		Fee:               ledger.CollectionFee(m.methodType, m.spec.Amount),
+		Fee:               m.fee,
 	}
 	if refusal, refused := st.Refusal(a.key.org, ledger.RefusedCollection, m.ref); refused {
 		m.reply <- Reply{Result: refusal.Replay(cmd)} // final for the reference

@@ -286,6 +286,7 @@ type CollectionRequest struct {
 	Attempt           string // see PayoutRequest
 	Spec              ledger.CollectionSpec
 	MethodType        string
+	Fee               ledger.Minor // the operation priced it (actors/app)
 }
 
 // CreateCollection creates a collection; see CreatePayout.
@@ -297,6 +298,7 @@ func (s *System) CreateCollection(req CollectionRequest) Reply {
 			attempt:    req.Attempt,
 			spec:       req.Spec,
 			methodType: req.MethodType,
+			fee:        req.Fee,
 			reply:      reply,
 		}
 	})

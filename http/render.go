@@ -6,7 +6,6 @@ import (
 	"github.com/goccy/go-json/jsontext"
 
 	"payments/ledger"
-	"payments/rails"
 )
 
 // The API's resource shapes. Amounts are decimal strings in the currency's
@@ -270,18 +269,8 @@ func renderAccount(a *ledger.Account) accountJSON {
 // estimatedUSD is amount of currency in USD at the current rate (rounded
 // down to the cent), or nil when there is no rate for the pair.
 func (s *Server) estimatedUSD(currency string, amount ledger.Minor) *string {
-	if currency == "USD" {
-		return optional(money(amount, currency))
-	}
-	if s.cfg.Rates == nil {
-		return nil
-	}
-	r, err := s.cfg.Rates.Rate(currency, "USD")
-	if err != nil {
-		return nil
-	}
-	usd, err := rails.ConvertFrom(r, amount)
-	if err != nil {
+	usd, ok := s.cfg.App.USDValue(currency, amount)
+	if !ok {
 		return nil
 	}
 	return optional(money(usd, "USD"))

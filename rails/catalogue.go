@@ -287,6 +287,19 @@ const (
 // currency, and the amount is within its limits. field names the request
 // field that holds the method code and amountField the amount, for the error.
 func (c *Catalogue) Check(dir Direction, field, amountField, code, currency string, amount ledger.Minor) (Method, *ledger.Error) {
+	m, e := c.CheckMethod(dir, field, code, currency)
+	if e == nil {
+		e = m.CheckAmount(amountField, amount)
+	}
+	if e != nil {
+		return Method{}, e
+	}
+	return m, nil
+}
+
+// CheckMethod is Check without the amount: for a request that moves
+// amounts through two methods, each to be checked once both are known.
+func (c *Catalogue) CheckMethod(dir Direction, field, code, currency string) (Method, *ledger.Error) {
 	m, ok := c.methods[code]
 	if !ok {
 		return Method{}, ledger.FieldInvalid(field, fmt.Sprintf("%q is not a known payment method; see GET /v1/capabilities", code))
@@ -302,10 +315,16 @@ func (c *Catalogue) Check(dir Direction, field, amountField, code, currency stri
 	if currency != m.Currency {
 		return Method{}, ledger.FieldInvalid(field, fmt.Sprintf("%s moves %s, not %s", code, m.Currency, currency))
 	}
-	cur, _ := ledger.LookupCurrency(m.Currency)
-	if amount < m.Min || amount > m.Max {
-		return Method{}, ledger.FieldInvalid(amountField, fmt.Sprintf("must be between %s and %s %s for %s",
-			ledger.FormatMinor(m.Min, cur), ledger.FormatMinor(m.Max, cur), cur.Code, code))
-	}
 	return m, nil
+}
+
+// CheckAmount checks amount, in the method's currency, against its
+// limits; amountField names the request field for the error.
+func (m *Method) CheckAmount(amountField string, amount ledger.Minor) *ledger.Error {
+	if amount < m.Min || amount > m.Max {
+		cur, _ := ledger.LookupCurrency(m.Currency)
+		return ledger.FieldInvalid(amountField, fmt.Sprintf("must be between %s and %s %s for %s",
+			ledger.FormatMinor(m.Min, cur), ledger.FormatMinor(m.Max, cur), cur.Code, m.Code))
+	}
+	return nil
 }
