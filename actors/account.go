@@ -25,7 +25,7 @@ type payoutRequest struct {
 	ref        string
 	attempt    string // the request attempt (PayoutRequest.Attempt)
 	spec       ledger.PayoutSpec
-	methodType string
+	methodType ledger.MethodType
 	principal  ledger.Minor // PayoutRequest.Principal
 	fee        ledger.Minor
 	fx         *FXPricing // cross-currency; key.currency is its FromCurrency
@@ -38,7 +38,7 @@ type collectionRequest struct {
 	ref        string
 	attempt    string
 	spec       ledger.CollectionSpec
-	methodType string
+	methodType ledger.MethodType
 	fee        ledger.Minor
 	reply      chan<- Reply
 }

@@ -228,7 +228,7 @@ type PayoutRequest struct {
 	// creation, not a replay. "" for none.
 	Attempt    string
 	Spec       ledger.PayoutSpec
-	MethodType string
+	MethodType ledger.MethodType
 	// Principal and Fee are the payout's price, in the debited currency:
 	// it debits their sum. Principal is what is converted and delivered
 	// (for a cross-currency payout, FX.FromAmount); for a payout fixed on
@@ -285,7 +285,7 @@ type CollectionRequest struct {
 	ExternalReference string
 	Attempt           string // see PayoutRequest
 	Spec              ledger.CollectionSpec
-	MethodType        string
+	MethodType        ledger.MethodType
 	Fee               ledger.Minor // the operation priced it (actors/app)
 }
 

@@ -25,9 +25,11 @@ func TestHandlersDecideNothing(t *testing.T) {
 	commands := ledgerCommandTypes(t)
 	forbiddenCalls := map[string]bool{
 		"actors.NewID": true, "actors.NewKeySecret": true, "actors.NewWebhookSecret": true,
-		"ledger.PayoutFee": true, "ledger.CollectionFee": true, "ledger.OrderFee": true,
-		"ledger.SplitPayoutDebit": true, "rails.ConvertFrom": true, "rails.ConvertTo": true,
+		"rails.ConvertFrom": true, "rails.ConvertTo": true,
 	}
+	// Methods whose call prices, on whatever value: a payment method's fee
+	// schedules (rails.Method.Fees).
+	forbiddenMethods := map[string]bool{"Fees": true}
 	found := map[string]bool{}
 	var files []string // this package's and its sub-packages'
 	err := filepath.WalkDir(".", func(path string, d os.DirEntry, err error) error {
@@ -60,6 +62,9 @@ func TestHandlersDecideNothing(t *testing.T) {
 				if sel, ok := n.Fun.(*ast.SelectorExpr); ok {
 					if x, ok := sel.X.(*ast.Ident); ok && forbiddenCalls[x.Name+"."+sel.Sel.Name] {
 						found[name+": "+x.Name+"."+sel.Sel.Name+"()"] = true
+					}
+					if forbiddenMethods[sel.Sel.Name] {
+						found[name+": ."+sel.Sel.Name+"()"] = true
 					}
 				}
 			}
@@ -146,7 +151,7 @@ var stillInHTTP = []string{
 	"keycontrols.go: ledger.SetKeyControls{}",
 	"payment_links.go: actors.NewID()",
 	"payment_links.go: ledger.CheckoutDepositCommand{}",
-	"payment_links.go: ledger.CollectionFee()",
+	"payment_links.go: .Fees()",
 	"payment_links.go: ledger.CreateCheckoutSession{}",
 	"payment_links.go: ledger.CreatePaymentLink{}",
 	"payment_links.go: ledger.CreatePaymentPage{}",

@@ -96,10 +96,10 @@ type recipientFailedJSON struct {
 func renderRecipient(r *ledger.Recipient) recipientJSON {
 	out := recipientJSON{
 		ID: r.ID, AccountName: r.Spec.AccountName, Label: optional(r.Spec.Label), Code: r.Spec.Method,
-		Type: methodTypeName(r.Spec.MethodType), Country: optional(r.Spec.Country), Currency: r.Spec.Currency, IsActive: r.Active,
+		Type: r.Spec.MethodType.APIName(), Country: optional(r.Spec.Country), Currency: r.Spec.Currency, IsActive: r.Active,
 		CreatedAt: timestamp(r.CreatedAt), UpdatedAt: timestamp(r.UpdatedAt),
 	}
-	if r.Spec.MethodType == "crypto" {
+	if r.Spec.MethodType == ledger.MethodCrypto {
 		out.Address, out.Tag = &r.Spec.Address, optional(r.Spec.Tag)
 	} else {
 		out.AccountNumber = &r.Spec.AccountNumber
@@ -128,7 +128,7 @@ func (s *Server) recipientSpec(req *recipientRequestBody, prefix string) (ledger
 	}
 	spec.Method, spec.MethodType, spec.Country, spec.Currency = m.Code, m.Type, m.Country, m.Currency
 
-	if m.Type == "crypto" {
+	if m.Type == ledger.MethodCrypto {
 		spec.Address = p.text(prefix+"address", req.Address, true, 256)
 		spec.Tag = p.text(prefix+"tag", req.Tag, false, 64)
 		if req.AccountNumber != nil {
@@ -153,7 +153,7 @@ func (s *Server) recipientSpec(req *recipientRequestBody, prefix string) (ledger
 
 	spec.AccountNumber = p.text(prefix+"accountNumber", req.AccountNumber, true, 64)
 	if req.Address != nil {
-		p.add(prefix+"address", "is not used by a "+methodTypeName(m.Type)+" method; send accountNumber")
+		p.add(prefix+"address", "is not used by a "+m.Type.APIName()+" method; send accountNumber")
 	}
 	if req.Tag != nil {
 		p.add(prefix+"tag", "is only for crypto methods")

@@ -175,7 +175,7 @@ func (s *Server) validateDestination(req *validateRequestBody, prefix string) (v
 	if !ok {
 		return validationJSON{}, ledger.FieldInvalid(prefix+"code", fmt.Sprintf("%q is not a known payment method; see GET /v1/capabilities", truncate(code, 64)))
 	}
-	if m.Type == "crypto" {
+	if m.Type == ledger.MethodCrypto {
 		address := p.text(prefix+"address", req.Address, true, 256)
 		if req.AccountNumber != nil {
 			p.add(prefix+"accountNumber", "is not used by a crypto method; send address")
@@ -194,7 +194,7 @@ func (s *Server) validateDestination(req *validateRequestBody, prefix string) (v
 
 	number := p.text(prefix+"accountNumber", req.AccountNumber, true, 64)
 	if req.Address != nil {
-		p.add(prefix+"address", "is not used by a "+m.Type+" method; send accountNumber")
+		p.add(prefix+"address", "is not used by a "+m.Type.String()+" method; send accountNumber")
 	}
 	_, routed := m.Field("routingNumber")
 	routing := p.text(prefix+"routingNumber", req.RoutingNumber, false, 64)
@@ -252,7 +252,7 @@ func (s *Server) resolveName(m *rails.Method, number string) (rails.Resolution, 
 // what is wrong, or "".
 func (s *Server) checkAccountNumber(m *rails.Method, number string) (string, string) {
 	var p problems
-	if m.Type == "mobile_money" {
+	if m.Type == ledger.MethodMobileMoney {
 		number = p.phone("", number)
 		if len(p) == 0 {
 			if country, ok := s.cfg.Catalogue.Country(m.Country); ok && !hasPrefix(number, country.DialCode) {

@@ -202,7 +202,7 @@ func (c *CreatePayout) encode(e *encoder) {
 	e.str(c.OrgID)
 	e.str(c.ExternalReference)
 	c.Spec.encode(e)
-	e.str(c.MethodType)
+	e.methodType(c.MethodType)
 	e.minor(c.Fee)
 	e.uvarint(c.Reservation)
 }
@@ -210,7 +210,7 @@ func (c *CreatePayout) encode(e *encoder) {
 func decodeCreatePayout(d *decoder) *CreatePayout {
 	return &CreatePayout{
 		At: d.varint(), ID: d.str(), OrgID: d.str(), ExternalReference: d.str(),
-		Spec: decodePayoutSpec(d), MethodType: d.str(), Fee: d.minor(), Reservation: d.uvarint(),
+		Spec: decodePayoutSpec(d), MethodType: d.methodType(), Fee: d.minor(), Reservation: d.uvarint(),
 	}
 }
 
@@ -251,14 +251,14 @@ func (c *CreateCollection) encode(e *encoder) {
 	e.str(c.OrgID)
 	e.str(c.ExternalReference)
 	c.Spec.encode(e)
-	e.str(c.MethodType)
+	e.methodType(c.MethodType)
 	e.minor(c.Fee)
 }
 
 func decodeCreateCollection(d *decoder) *CreateCollection {
 	return &CreateCollection{
 		At: d.varint(), ID: d.str(), OrgID: d.str(), ExternalReference: d.str(),
-		Spec: decodeCollectionSpec(d), MethodType: d.str(), Fee: d.minor(),
+		Spec: decodeCollectionSpec(d), MethodType: d.methodType(), Fee: d.minor(),
 	}
 }
 

@@ -172,7 +172,10 @@
 // GHS is an error, never a rounding; responses are formatted from the
 // integer. Every movement is a set of postings that sums to zero; a set that
 // does not is a bug and panics. Percentage fees round half up through one
-// helper.
+// helper, as a pure function of a FeeSchedule (method.go); the schedules
+// themselves are data in the catalogue of methods (package rails), read by
+// the operations that stamp each fee in its command. Method types are a
+// frozen enum (MethodType), stored as the strings they were stored as.
 //
 // # Concurrency
 //

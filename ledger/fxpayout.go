@@ -84,7 +84,7 @@ type CreateFXPayout struct {
 	OrgID             string
 	ExternalReference string
 	Spec              PayoutSpec
-	MethodType        string
+	MethodType        MethodType
 	Fee               Minor // in FromCurrency
 	Reservation       uint64
 	FromCurrency      string
@@ -101,7 +101,7 @@ func (c *CreateFXPayout) encode(e *encoder) {
 	e.str(c.OrgID)
 	e.str(c.ExternalReference)
 	c.Spec.encode(e)
-	e.str(c.MethodType)
+	e.methodType(c.MethodType)
 	e.minor(c.Fee)
 	e.uvarint(c.Reservation)
 	e.str(c.FromCurrency)
@@ -113,7 +113,7 @@ func (c *CreateFXPayout) encode(e *encoder) {
 func decodeCreateFXPayout(d *decoder) Command {
 	return &CreateFXPayout{
 		At: d.varint(), ID: d.str(), OrgID: d.str(), ExternalReference: d.str(), Spec: decodePayoutSpec(d),
-		MethodType: d.str(), Fee: d.minor(), Reservation: d.uvarint(), FromCurrency: d.str(),
+		MethodType: d.methodType(), Fee: d.minor(), Reservation: d.uvarint(), FromCurrency: d.str(),
 		FromAmount: d.minor(), ToAmount: d.minor(), Rate: d.str(),
 	}
 }

@@ -29,15 +29,16 @@ func (a *App) CreateCollection(c Caller, in CollectionInput) actors.Reply {
 	if e != nil {
 		return refused(e)
 	}
-	if method.Type != "mobile_money" {
+	if method.Type != ledger.MethodMobileMoney {
 		return refused(ledger.FieldInvalid("from.code", "must be a mobile money method: collections charge a payer's wallet"))
 	}
+	fees, _ := method.Fees(rails.Collection) // Check: it serves collections
 	return a.sys.CreateCollection(actors.CollectionRequest{
 		OrgID:             c.OrgID,
 		ExternalReference: in.ExternalReference,
 		Attempt:           c.Attempt,
 		Spec:              spec,
 		MethodType:        method.Type,
-		Fee:               ledger.CollectionFee(method.Type, spec.Amount),
+		Fee:               fees.Fee(spec.Amount),
 	})
 }

@@ -41,7 +41,7 @@ func TestCreateCollection(t *testing.T) {
 			if r.Err != nil || r.Result.Err != nil {
 				t.Fatalf("refused: %v %v", r.Err, r.Result.Err)
 			}
-			if col := r.Result.Collection; col.Fee != tt.fee || col.MethodType != "mobile_money" {
+			if col := r.Result.Collection; col.Fee != tt.fee || col.MethodType != ledger.MethodMobileMoney {
 				t.Fatalf("collection fee %d type %q, want %d mobile_money", col.Fee, col.MethodType, tt.fee)
 			}
 		})

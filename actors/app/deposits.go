@@ -78,6 +78,11 @@ func (a *App) SimulateVirtualAccountDeposit(c Caller, in DepositInput) Deposited
 	if e != nil {
 		return Deposited{Reply: refused(e)}
 	}
+	bank, _ := a.cfg.Catalogue.VirtualAccountMethod(va.Currency)
+	fees, ok := bank.Fees(rails.Deposit)
+	if !ok {
+		return Deposited{Reply: refused(noDeposits(va.Currency + " virtual accounts"))}
+	}
 	cmd := &ledger.ReceiveDeposit{
 		At:                a.sys.Now().UnixMilli(),
 		ID:                actors.NewID("vad_"),
@@ -85,7 +90,7 @@ func (a *App) SimulateVirtualAccountDeposit(c Caller, in DepositInput) Deposited
 		OrgID:             c.OrgID,
 		VirtualAccountID:  va.ID,
 		Amount:            amt,
-		Fee:               ledger.CollectionFee(ledger.CollectionTypeVirtualAccount, amt),
+		Fee:               fees.Fee(amt),
 		Completed:         in.Completed,
 		ExternalReference: in.ExternalReference,
 		SourceReference:   rails.SandboxSessionID([]byte(seed + in.ExternalReference)),
@@ -112,6 +117,11 @@ func (a *App) SimulateCryptoDeposit(c Caller, in DepositInput) Deposited {
 	if e != nil {
 		return Deposited{Reply: refused(e)}
 	}
+	network, _ := a.cfg.Catalogue.Network(addr.Currency, addr.Chain)
+	fees, ok := network.Fees(rails.Deposit)
+	if !ok {
+		return Deposited{Reply: refused(noDeposits(addr.Currency + " on " + rails.ChainName(addr.Chain)))}
+	}
 	cmd := &ledger.ReceiveDeposit{
 		At:                a.sys.Now().UnixMilli(),
 		ID:                actors.NewID("cdp_"),
@@ -119,7 +129,7 @@ func (a *App) SimulateCryptoDeposit(c Caller, in DepositInput) Deposited {
 		OrgID:             c.OrgID,
 		CryptoAddressID:   addr.ID,
 		Amount:            amt,
-		Fee:               ledger.CollectionFee(ledger.CollectionTypeCrypto, amt),
+		Fee:               fees.Fee(amt),
 		Completed:         in.Completed,
 		ExternalReference: in.ExternalReference,
 		SourceReference:   rails.SandboxTxHash(addr.Chain, []byte(seed+in.ExternalReference)),
@@ -155,6 +165,12 @@ func (a *App) SimulateOrderDeposit(c Caller, in OrderDepositInput) Deposited {
 		}
 	}
 	return d
+}
+
+// noDeposits refuses a deposit the catalogue no longer takes (the method
+// that priced it is gone from it), rather than price it at nothing.
+func noDeposits(what string) *ledger.Error {
+	return &ledger.Error{Code: ledger.CodeBadRequest, Message: what + " take no deposits now: no method of the catalogue serves them"}
 }
 
 // depositAmount reads a deposit's amount in the currency of where it goes.

@@ -45,7 +45,9 @@ func (a *App) CreateOrder(c Caller, in OrderInput) actors.Reply {
 	principal, fromSideFee := spec.Amount, ledger.Minor(0)
 	if spec.AmountSide == ledger.SideFrom {
 		if m, ok := cat.Method(spec.ToMethod); ok {
-			principal, fromSideFee = ledger.SplitPayoutDebit(m.Type, spec.Amount)
+			if fees, ok := m.Fees(rails.Payout); ok {
+				principal, fromSideFee = fees.Split(spec.Amount)
+			}
 		}
 		if principal <= 0 {
 			return refused(ledger.FieldInvalid(amountField, "is too small to cover the fee"))
@@ -81,7 +83,10 @@ func (a *App) CreateOrder(c Caller, in OrderInput) actors.Reply {
 		return refused(e)
 	}
 	req.ToMethodType = toMethod.Type
-	req.Fee = ledger.OrderFee(toMethod.Type, req.FromAmount)
+	// The order's fee is its payout's: the destination method's, charged
+	// in the origin currency on what is converted.
+	toFees, _ := toMethod.Fees(rails.Payout) // CheckMethod: it serves payouts
+	req.Fee = toFees.Fee(req.FromAmount)
 	if spec.AmountSide == ledger.SideFrom {
 		req.Fee = fromSideFee
 	}
@@ -89,7 +94,7 @@ func (a *App) CreateOrder(c Caller, in OrderInput) actors.Reply {
 		return refused(ledger.FieldInvalid(amountField, "is out of range"))
 	}
 	dir := rails.Collection
-	if m, ok := cat.Method(spec.FromMethod); ok && m.Type == "bank" {
+	if m, ok := cat.Method(spec.FromMethod); ok && m.Type == ledger.MethodBankTransfer {
 		dir = rails.Payout
 	}
 	fromMethod, e := cat.CheckMethod(dir, "from.code", spec.FromMethod, spec.FromCurrency)
@@ -135,7 +140,7 @@ func (a *App) CreateOrder(c Caller, in OrderInput) actors.Reply {
 func orderAccounts(from, to *rails.Method, spec *ledger.OrderSpec) *ledger.Error {
 	var p Fields
 	switch from.Type {
-	case "mobile_money":
+	case ledger.MethodMobileMoney:
 		if spec.FromAccountNumber == "" {
 			p.Add("from.accountNumber", "is required for a mobile money order: the payer's phone number, which gets the prompt")
 		} else {
@@ -143,11 +148,11 @@ func orderAccounts(from, to *rails.Method, spec *ledger.OrderSpec) *ledger.Error
 		}
 	default:
 		if spec.FromAccountNumber != "" {
-			p.Add("from.accountNumber", "must not be given for a "+methodTypeName(from.Type)+" order: the order provisions where the customer sends the funds")
+			p.Add("from.accountNumber", "must not be given for a "+from.Type.APIName()+" order: the order provisions where the customer sends the funds")
 		}
 	}
 	switch to.Type {
-	case "crypto":
+	case ledger.MethodCrypto:
 		// to.accountNumber is the destination address, checked by the
 		// chain's own rules.
 		if err := rails.ValidateAddress(to.Chain, spec.ToAccountNumber); err != nil {
@@ -158,12 +163,12 @@ func orderAccounts(from, to *rails.Method, spec *ledger.OrderSpec) *ledger.Error
 				p.Add("to.tag", AddressReason(err))
 			}
 		}
-	case "mobile_money":
+	case ledger.MethodMobileMoney:
 		spec.ToAccountNumber = p.Phone("to.accountNumber", spec.ToAccountNumber)
 	default:
 		p.Alnum("to.accountNumber", spec.ToAccountNumber, 5, 34)
 	}
-	if spec.ToTag != "" && to.Type != "crypto" {
+	if spec.ToTag != "" && to.Type != ledger.MethodCrypto {
 		p.Add("to.tag", "is only for crypto methods")
 	}
 	return p.Err()

@@ -103,8 +103,10 @@ func (a *App) CreatePayout(c Caller, in PayoutInput) actors.Reply {
 		// from.amount is the whole debit: the fee comes out of it, and
 		// what is left is converted and delivered.
 		if m, ok := cat.Method(spec.Method); ok {
-			principal, fee = ledger.SplitPayoutDebit(m.Type, spec.Amount)
-			delivered = principal
+			if fees, ok := m.Fees(rails.Payout); ok {
+				principal, fee = fees.Split(spec.Amount)
+				delivered = principal
+			}
 		}
 		if delivered <= 0 {
 			return refused(ledger.FieldInvalid(amountField, "is too small to cover the fee"))
@@ -134,7 +136,8 @@ func (a *App) CreatePayout(c Caller, in PayoutInput) actors.Reply {
 		}
 	}
 	if spec.AmountSide == ledger.SideTo {
-		fee = ledger.PayoutFee(method.Type, principal)
+		fees, _ := method.Fees(rails.Payout) // Check: it serves payouts
+		fee = fees.Fee(principal)
 	}
 	spend, e := a.spendFor(c, debitCurrency, ownRate)
 	if e != nil {
@@ -244,7 +247,7 @@ func (a *App) priceFXPayout(from string, spec ledger.PayoutSpec, amount ledger.M
 func payoutDestination(m *rails.Method, spec *ledger.PayoutSpec, d Destination) *ledger.Error {
 	var p Fields
 	switch m.Type {
-	case "crypto":
+	case ledger.MethodCrypto:
 		spec.Address = p.Text("to.address", d.Address, true, 128)
 		spec.Tag = p.Text("to.tag", d.Tag, false, 64)
 		if spec.Address != "" {
@@ -258,28 +261,20 @@ func payoutDestination(m *rails.Method, spec *ledger.PayoutSpec, d Destination) 
 	default:
 		spec.AccountNumber = p.Text("to.accountNumber", d.AccountNumber, true, 50)
 		if spec.AccountNumber != "" {
-			if m.Type == "mobile_money" {
+			if m.Type == ledger.MethodMobileMoney {
 				spec.AccountNumber = p.Phone("to.accountNumber", spec.AccountNumber)
 			} else {
 				p.Alnum("to.accountNumber", spec.AccountNumber, 5, 34)
 			}
 		}
 		if d.Address != nil {
-			p.Add("to.address", "must not be given for a "+methodTypeName(m.Type)+" method; use to.accountNumber")
+			p.Add("to.address", "must not be given for a "+m.Type.APIName()+" method; use to.accountNumber")
 		}
 		if d.Tag != nil {
 			p.Add("to.tag", "is only for crypto methods")
 		}
 	}
 	return p.Err()
-}
-
-// methodTypeName is a method type as the API names it.
-func methodTypeName(t string) string {
-	if t == "bank" {
-		return "bank_transfer"
-	}
-	return t
 }
 
 // AddressReason is why an address is refused, in words for the caller.

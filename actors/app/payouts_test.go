@@ -127,7 +127,7 @@ func TestCreatePayoutToRecipient(t *testing.T) {
 	h := startMoney(t, app.Config{})
 	h.fund("GHS", 1_000_000)
 	h.propose(&ledger.CreateRecipient{At: 1, ID: "rcp_ama", OrgID: h.org, Spec: ledger.RecipientSpec{
-		Method: "gh_mtn", MethodType: "mobile_money", Country: "GH", Currency: "GHS", AccountName: "Ama Mensah", AccountNumber: "233241234567",
+		Method: "gh_mtn", MethodType: ledger.MethodMobileMoney, Country: "GH", Currency: "GHS", AccountName: "Ama Mensah", AccountNumber: "233241234567",
 	}})
 	amount := app.Amount{Text: "25.00", String: true, Set: true}
 	byRecipient := func(ref, id string) app.PayoutInput {
