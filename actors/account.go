@@ -210,7 +210,7 @@ func (a *accountActor) Receive(ctx actor.Context) {
 	case *applied:
 		a.inFlight--
 		switch m.kind {
-		case ledger.KindCreatePayout, ledger.KindCreateFXPayout:
+		case ledger.KindCreatePayout, ledger.KindCreateFXPayout, ledger.KindCreatePayoutRouted, ledger.KindCreateFXPayoutRouted:
 			a.payoutApplied(ctx, m)
 		case ledger.KindCreateCollection:
 			a.collectionApplied(m)

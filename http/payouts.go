@@ -20,6 +20,7 @@ type payoutRequestBody struct {
 		AccountNumber *string    `json:"accountNumber"`
 		Address       *string    `json:"address"`
 		Tag           *string    `json:"tag"`
+		RoutingNumber *string    `json:"routingNumber"`
 		Amount        amount     `json:"amount"`
 		KYC           jsonObject `json:"kyc"`
 		RecipientID   *string    `json:"recipientId"` // fills the destination (recipients.go)
@@ -82,7 +83,8 @@ func payoutInput(req *payoutRequestBody) (app.PayoutInput, *ledger.Error) {
 		for _, f := range []struct {
 			name  string
 			given bool
-		}{{"to.accountNumber", to.AccountNumber != nil}, {"to.address", to.Address != nil}, {"to.tag", to.Tag != nil}} {
+		}{{"to.accountNumber", to.AccountNumber != nil}, {"to.address", to.Address != nil}, {"to.tag", to.Tag != nil},
+			{"to.routingNumber", to.RoutingNumber != nil}} {
 			if f.given {
 				p.add(f.name, "must not be given with to.recipientId: the recipient supplies the destination")
 			}
@@ -146,7 +148,7 @@ func payoutInput(req *payoutRequestBody) (app.PayoutInput, *ledger.Error) {
 	case byRecipient && to.Currency == nil:
 		in.Amount = side.app() // in the recipient's currency
 	}
-	in.Destination = app.Destination{AccountNumber: to.AccountNumber, Address: to.Address, Tag: to.Tag}
+	in.Destination = app.Destination{AccountNumber: to.AccountNumber, Address: to.Address, Tag: to.Tag, RoutingNumber: to.RoutingNumber}
 	return in, p.err()
 }
 

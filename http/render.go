@@ -73,7 +73,8 @@ type payoutToJSON struct {
 	Currency      string         `json:"currency"`
 	AccountNumber *string        `json:"accountNumber"`
 	Address       *string        `json:"address"`
-	Tag           *string        `json:"tag,omitempty"` // non-nullable in the reference: omitted when unset
+	Tag           *string        `json:"tag,omitempty"`           // non-nullable in the reference: omitted when unset
+	RoutingNumber *string        `json:"routingNumber,omitempty"` // a bank payout's bank, when it names one
 	RecipientID   *string        `json:"recipientId"`
 	KYC           jsontext.Value `json:"kyc"`
 }
@@ -114,6 +115,7 @@ func renderPayout(p *ledger.Payout) payoutJSON {
 			AccountNumber: optional(p.Spec.AccountNumber),
 			Address:       optional(p.Spec.Address),
 			Tag:           optional(p.Spec.Tag),
+			RoutingNumber: optional(p.Spec.RoutingNumber),
 			RecipientID:   optional(p.Spec.RecipientID),
 			KYC:           objectOrEmpty(p.Spec.ToKYC),
 		},

@@ -271,14 +271,8 @@ func (s *Server) checkAccountNumber(m *rails.Method, number string) (string, str
 // routingNumberProblem checks a routing number against the bank codes the
 // method lists as options of its routingNumber field.
 func routingNumberProblem(m *rails.Method, routing string) string {
-	f, ok := m.Field("routingNumber")
-	if !ok || routing == "" {
+	if _, ok := m.Field("routingNumber"); !ok || routing == "" || m.Routes(routing) {
 		return ""
-	}
-	for _, o := range f.Options {
-		if o.Value == routing {
-			return ""
-		}
 	}
 	return fmt.Sprintf("The routing number %q is not a bank code %s knows; see the options of its routingNumber field in GET /v1/capabilities/%s/%s",
 		truncate(routing, 64), m.Code, m.Country, m.Code)

@@ -30,11 +30,17 @@ const (
 	KindSettleCollection     Kind = 9
 )
 
-func (*CreateOrganization) Kind() Kind   { return KindCreateOrganization }
-func (*CreateAPIKey) Kind() Kind         { return KindCreateAPIKey }
-func (*RevokeAPIKey) Kind() Kind         { return KindRevokeAPIKey }
-func (*FundBalance) Kind() Kind          { return KindFundBalance }
-func (*CreatePayout) Kind() Kind         { return KindCreatePayout }
+func (*CreateOrganization) Kind() Kind { return KindCreateOrganization }
+func (*CreateAPIKey) Kind() Kind       { return KindCreateAPIKey }
+func (*RevokeAPIKey) Kind() Kind       { return KindRevokeAPIKey }
+func (*FundBalance) Kind() Kind        { return KindFundBalance }
+func (c *CreatePayout) Kind() Kind {
+	if c.Spec.RoutingNumber != "" {
+		return KindCreatePayoutRouted // routing.go
+	}
+	return KindCreatePayout
+}
+
 func (*MarkPayoutProcessing) Kind() Kind { return KindMarkPayoutProcessing }
 func (*SettlePayout) Kind() Kind         { return KindSettlePayout }
 func (*CreateCollection) Kind() Kind     { return KindCreateCollection }
@@ -205,6 +211,9 @@ func (c *CreatePayout) encode(e *encoder) {
 	e.methodType(c.MethodType)
 	e.minor(c.Fee)
 	e.uvarint(c.Reservation)
+	if c.Spec.RoutingNumber != "" { // appended (routing.go)
+		e.str(c.Spec.RoutingNumber)
+	}
 }
 
 func decodeCreatePayout(d *decoder) *CreatePayout {

@@ -127,6 +127,9 @@
 //	collection ('c'),  (decided.go), for a record created through command
 //	order ('z')        kind 110, Decided, with one
 //	conversion ('s')   str(attempt) after its reference, likewise
+//	payout ('p')       str(routingNumber) after str(attempt), for a payout
+//	                   that names its bank (routing.go: command kinds 13
+//	                   and 14, subject kinds 13 and 14)
 //
 // A build from before an appended field refuses a record that has it
 // ("trailing bytes") rather than misread it.

@@ -93,7 +93,12 @@ type CreateFXPayout struct {
 	Rate              string
 }
 
-func (*CreateFXPayout) Kind() Kind { return KindCreateFXPayout }
+func (c *CreateFXPayout) Kind() Kind {
+	if c.Spec.RoutingNumber != "" {
+		return KindCreateFXPayoutRouted // routing.go
+	}
+	return KindCreateFXPayout
+}
 
 func (c *CreateFXPayout) encode(e *encoder) {
 	e.varint(c.At)
@@ -108,6 +113,9 @@ func (c *CreateFXPayout) encode(e *encoder) {
 	e.minor(c.FromAmount)
 	e.minor(c.ToAmount)
 	e.str(c.Rate)
+	if c.Spec.RoutingNumber != "" { // appended (routing.go)
+		e.str(c.Spec.RoutingNumber)
+	}
 }
 
 func decodeCreateFXPayout(d *decoder) Command {
@@ -181,6 +189,9 @@ func (c *CreateFXPayout) apply(s *State) Result {
 		return Result{Err: errorf(CodeValidation, "rate %q is not a positive decimal", c.Rate)}
 	case c.ExternalReference == "":
 		return Result{Err: FieldInvalid("externalReference", "is required")}
+	}
+	if err := checkRoutingNumber(&c.Spec); err != nil {
+		return Result{Err: err}
 	}
 	account, hasAccount := s.merchantAccount(c.OrgID, from.Code, c.At, false)
 	if hasAccount && c.Reservation > account.Reservation {

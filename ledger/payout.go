@@ -62,6 +62,9 @@ type PayoutSpec struct {
 	Metadata      string // canonical JSON object, or ""
 	FromKYC       string // canonical JSON object, or ""
 	ToKYC         string // canonical JSON object, or ""
+	// RoutingNumber names the receiving bank of a bank payout (its bank
+	// code), or "". Appended after the spec's frozen codec (routing.go).
+	RoutingNumber string
 }
 
 // Payout sends money from an organization's balance to a destination.
@@ -163,8 +166,11 @@ func encodeStoredPayout(e *encoder, p *Payout) {
 	if p.FX != nil {
 		encodePayoutFX(e, p.FX)
 	}
-	if p.Attempt != "" { // appended (doc.go)
+	if p.Attempt != "" || p.Spec.RoutingNumber != "" { // appended (doc.go)
 		e.str(p.Attempt)
+	}
+	if p.Spec.RoutingNumber != "" { // appended (routing.go)
+		e.str(p.Spec.RoutingNumber)
 	}
 }
 
@@ -176,6 +182,9 @@ func decodeStoredPayout(d *decoder) Payout {
 	}
 	if d.more() {
 		p.Attempt = d.str()
+	}
+	if d.more() {
+		p.Spec.RoutingNumber = d.routingNumber()
 	}
 	return p
 }
@@ -193,6 +202,9 @@ func (s *State) createPayout(c *CreatePayout) Result {
 	}
 	if c.Spec.Amount <= 0 || c.Spec.Amount > AmountMax || c.Fee < 0 || c.Fee > AmountMax {
 		return Result{Err: FieldInvalid("amount", "is out of range")}
+	}
+	if err := checkRoutingNumber(&c.Spec); err != nil {
+		return Result{Err: err}
 	}
 	if c.ExternalReference == "" {
 		return Result{Err: FieldInvalid("externalReference", "is required")}

@@ -65,6 +65,22 @@ func (m Method) Field(key string) (Field, bool) {
 	return Field{}, false
 }
 
+// Routes reports whether routing is one of the bank codes the method
+// lists as the options of its routingNumber field; false for a method
+// without one.
+func (m *Method) Routes(routing string) bool {
+	f, ok := m.Field("routingNumber")
+	if !ok {
+		return false
+	}
+	for _, o := range f.Options {
+		if o.Value == routing {
+			return true
+		}
+	}
+	return false
+}
+
 // Country groups the methods of one country.
 type Country struct {
 	Code         string // ISO 3166-1 alpha-2, upper case

@@ -243,7 +243,8 @@ func (a *App) priceFXPayout(from string, spec ledger.PayoutSpec, amount ledger.M
 
 // payoutDestination checks the destination by the method's type and puts
 // it in spec: an address (and tag) on the method's chain for crypto, a
-// phone number for mobile money, a bank account number otherwise.
+// phone number for mobile money, a bank account number otherwise, with the
+// bank's routing number where the method takes one.
 func payoutDestination(m *rails.Method, spec *ledger.PayoutSpec, d Destination) *ledger.Error {
 	var p Fields
 	switch m.Type {
@@ -257,6 +258,9 @@ func payoutDestination(m *rails.Method, spec *ledger.PayoutSpec, d Destination) 
 		}
 		if d.AccountNumber != nil {
 			p.Add("to.accountNumber", "must not be given for a crypto method; use to.address")
+		}
+		if d.RoutingNumber != nil {
+			p.Add("to.routingNumber", "is not used by a crypto method")
 		}
 	default:
 		spec.AccountNumber = p.Text("to.accountNumber", d.AccountNumber, true, 50)
@@ -272,6 +276,13 @@ func payoutDestination(m *rails.Method, spec *ledger.PayoutSpec, d Destination) 
 		}
 		if d.Tag != nil {
 			p.Add("to.tag", "is only for crypto methods")
+		}
+		// A bank whose rail routes by bank code may be named by it.
+		spec.RoutingNumber = p.Text("to.routingNumber", d.RoutingNumber, false, 64)
+		if _, routed := m.Field("routingNumber"); d.RoutingNumber != nil && !routed {
+			p.Add("to.routingNumber", "is not used by "+m.Code)
+		} else if spec.RoutingNumber != "" && !m.Routes(spec.RoutingNumber) {
+			p.Add("to.routingNumber", "must be one of the bank codes listed in GET /v1/capabilities/"+m.Country+"/"+m.Code)
 		}
 	}
 	return p.Err()
