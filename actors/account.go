@@ -25,7 +25,9 @@ type payoutRequest struct {
 	ref        string
 	attempt    string // the request attempt (PayoutRequest.Attempt)
 	spec       ledger.PayoutSpec
-	methodType string
+	methodType ledger.MethodType
+	principal  ledger.Minor // PayoutRequest.Principal
+	fee        ledger.Minor
 	fx         *FXPricing // cross-currency; key.currency is its FromCurrency
 	spend      *Spend     // the key's spend caps (spend.go); nil counts nothing
 	reply      chan<- Reply
@@ -36,7 +38,8 @@ type collectionRequest struct {
 	ref        string
 	attempt    string
 	spec       ledger.CollectionSpec
-	methodType string
+	methodType ledger.MethodType
+	fee        ledger.Minor
 	reply      chan<- Reply
 }
 
@@ -207,7 +210,7 @@ func (a *accountActor) Receive(ctx actor.Context) {
 	case *applied:
 		a.inFlight--
 		switch m.kind {
-		case ledger.KindCreatePayout, ledger.KindCreateFXPayout:
+		case ledger.KindCreatePayout, ledger.KindCreateFXPayout, ledger.KindCreatePayoutRouted, ledger.KindCreateFXPayoutRouted:
 			a.payoutApplied(ctx, m)
 		case ledger.KindCreateCollection:
 			a.collectionApplied(m)
@@ -245,17 +248,12 @@ func (a *accountActor) payout(ctx actor.Context, m *payoutRequest) {
 		}
 		return
 	}
-	// The fee is charged in the from currency, on the from amount. A
-	// from.amount is the whole debit: the fee comes out of it, and the
+	// The operation priced the payout (actors/app): the principal and the
+	// fee, in the debited currency. A from.amount is the whole debit: the
 	// command carries the principal.
 	spec := m.spec
-	principal := m.spec.Amount
-	if m.fx != nil {
-		principal = m.fx.FromAmount
-	}
-	fee := ledger.PayoutFee(m.methodType, principal)
+	principal, fee := m.principal, m.fee
 	if m.spec.AmountSide == ledger.SideFrom {
-		principal, fee = ledger.SplitPayoutDebit(m.methodType, m.spec.Amount)
 		spec.Amount = principal
 	}
 	st := a.deps.state.Reader()
@@ -442,7 +440,7 @@ func (a *accountActor) collection(ctx actor.Context, m *collectionRequest) {
 		ExternalReference: m.ref,
 		Spec:              m.spec,
 		MethodType:        m.methodType,
-		Fee:               ledger.CollectionFee(m.methodType, m.spec.Amount),
+		Fee:               m.fee,
 	}
 	if refusal, refused := st.Refusal(a.key.org, ledger.RefusedCollection, m.ref); refused {
 		m.reply <- Reply{Result: refusal.Replay(cmd)} // final for the reference

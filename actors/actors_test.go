@@ -80,6 +80,14 @@ func startWithRail(t *testing.T, cfg actors.Config, timing rails.SandboxTiming) 
 	return h
 }
 
+// mtnFee is the catalogue's fee for moving amount through MTN Mobile Money
+// in direction dir, as the operations price it.
+func mtnFee(dir rails.Direction, amount ledger.Minor) ledger.Minor {
+	m, _ := rails.DefaultCatalogue().Method("gh_mtn")
+	fees, _ := m.Fees(dir)
+	return fees.Fee(amount)
+}
+
 func (h *harness) fund(t *testing.T, currency string, amount ledger.Minor, ref string) {
 	t.Helper()
 	r := h.sys.FundBalance(h.org, currency, amount, ref)
@@ -92,10 +100,12 @@ func (h *harness) payout(ref string, amount ledger.Minor) actors.Reply {
 	return h.sys.CreatePayout(actors.PayoutRequest{
 		OrgID:             h.org,
 		ExternalReference: ref,
-		MethodType:        "mobile_money",
+		MethodType:        ledger.MethodMobileMoney,
 		Spec: ledger.PayoutSpec{
 			Currency: "GHS", Amount: amount, AmountSide: ledger.SideTo, Method: "gh_mtn", AccountNumber: "233241234567",
 		},
+		Principal: amount,
+		Fee:       mtnFee(rails.Payout, amount),
 	})
 }
 
@@ -112,7 +122,7 @@ func TestConcurrentPayoutsOneAccount(t *testing.T) {
 	h := start(t)
 	const n, k = 200, 37
 	amount := ledger.Minor(10_000) // 100.00 GHS, fee 1.00
-	fee := ledger.PayoutFee("mobile_money", amount)
+	fee := mtnFee(rails.Payout, amount)
 	h.fund(t, "GHS", ledger.Minor(k)*(amount+fee)+fee, "seed") // K fit, K+1 does not
 
 	var wg sync.WaitGroup
@@ -299,7 +309,7 @@ func TestAccountActorPassivation(t *testing.T) {
 	if created.Load() != 160 {
 		t.Fatalf("%d of 160 payouts created", created.Load())
 	}
-	want := ledger.Minor(10_000_000 - 160*(1_000+ledger.PayoutFee("mobile_money", 1_000)))
+	want := ledger.Minor(10_000_000 - 160*(1_000+mtnFee(rails.Payout, 1_000)))
 	if a := h.balance("GHS"); a.Total != want {
 		t.Fatalf("total %d, want %d", a.Total, want)
 	}
@@ -325,8 +335,9 @@ func TestCollectionScenarios(t *testing.T) {
 	var credited ledger.Minor
 	for i, c := range cases {
 		r := h.sys.CreateCollection(actors.CollectionRequest{
-			OrgID: h.org, ExternalReference: fmt.Sprintf("c-%d", i), MethodType: "mobile_money",
+			OrgID: h.org, ExternalReference: fmt.Sprintf("c-%d", i), MethodType: ledger.MethodMobileMoney,
 			Spec: ledger.CollectionSpec{Currency: "GHS", Amount: c.amount, Method: "gh_mtn", PayerNumber: "233559630374"},
+			Fee:  mtnFee(rails.Collection, c.amount),
 		})
 		if r.Err != nil || r.Result.Err != nil {
 			t.Fatalf("collection %d: %v %v", i, r.Err, r.Result.Err)
@@ -336,7 +347,7 @@ func TestCollectionScenarios(t *testing.T) {
 		}
 		ids[r.Result.Collection.ID] = c.want
 		if c.want == ledger.CollectionCompleted {
-			credited += c.amount - ledger.CollectionFee("mobile_money", c.amount)
+			credited += c.amount - mtnFee(rails.Collection, c.amount)
 		}
 	}
 	deadline := time.Now().Add(10 * time.Second)
@@ -415,7 +426,7 @@ func TestRefusedTransitionIsParked(t *testing.T) {
 	for _, cmd := range []ledger.Command{
 		&ledger.CreateCollection{At: time.Now().UnixMilli(), ID: "col_fill", OrgID: h.org, ExternalReference: "fill-col",
 			Spec:       ledger.CollectionSpec{Currency: "GHS", Amount: 100, Method: "gh_mtn", PayerNumber: "233241234567"},
-			MethodType: "mobile_money"},
+			MethodType: ledger.MethodMobileMoney},
 		&ledger.SettleCollection{At: time.Now().UnixMilli(), ID: "col_fill", Completed: true},
 	} {
 		if r := h.sys.Propose(ctx, cmd); r.Err != nil || r.Result.Err != nil {

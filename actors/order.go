@@ -69,8 +69,8 @@ type OrderRequest struct {
 	ExternalReference string
 	Attempt           string // see PayoutRequest
 	Spec              ledger.OrderSpec
-	FromMethodType    string
-	ToMethodType      string
+	FromMethodType    ledger.MethodType
+	ToMethodType      ledger.MethodType
 	FromAmount        ledger.Minor
 	ToAmount          ledger.Minor
 	Fee               ledger.Minor
@@ -232,7 +232,7 @@ func (a *orderActor) create(ctx actor.Context, m *orderCreate) {
 		Rate:              req.Rate,
 		Instructions:      req.Instructions,
 	}
-	if req.FromMethodType == "mobile_money" {
+	if req.FromMethodType == ledger.MethodMobileMoney {
 		cmd.CollectionID = a.ids.next("col_")
 	}
 	if refusal, refused := st.Refusal(a.key.org, ledger.RefusedOrder, a.key.ref); refused {

@@ -14,7 +14,7 @@ func orderRequest(org, ref string) actors.OrderRequest {
 		OrgID: org, ExternalReference: ref,
 		Spec: ledger.OrderSpec{FromMethod: "usdt_tron", FromCurrency: "USDT", ToMethod: "gh_mtn", ToCurrency: "GHS",
 			ToAccountNumber: "233241234567", Amount: 100_000000, AmountSide: ledger.SideFrom},
-		FromMethodType: "crypto", ToMethodType: "mobile_money",
+		FromMethodType: ledger.MethodCrypto, ToMethodType: ledger.MethodMobileMoney,
 		FromAmount: 100_000000, ToAmount: 1544_40, Fee: 1_000000, Rate: "15.444",
 		Instructions: ledger.OrderInstructions{Type: ledger.InstructionsCrypto, Chain: "Tron", Address: "TXYZ"},
 	}
@@ -95,7 +95,7 @@ func TestOrderLifecycleThroughRails(t *testing.T) {
 	mobile := orderRequest(h.org, "mobile")
 	mobile.Spec = ledger.OrderSpec{FromMethod: "gh_mtn", FromCurrency: "GHS", FromAccountNumber: "233241234567",
 		ToMethod: "gh_mtn", ToCurrency: "GHS", ToAccountNumber: "233200000000", Amount: 100_00, AmountSide: ledger.SideTo}
-	mobile.FromMethodType, mobile.ToMethodType = "mobile_money", "mobile_money"
+	mobile.FromMethodType, mobile.ToMethodType = ledger.MethodMobileMoney, ledger.MethodMobileMoney
 	mobile.FromAmount, mobile.ToAmount, mobile.Fee, mobile.Rate = 100_00, 100_00, 1_00, ""
 	mobile.Instructions = ledger.OrderInstructions{Type: ledger.InstructionsMobileMoney, AccountNumber: "233241234567"}
 	r = h.sys.CreateOrder(mobile)

@@ -181,7 +181,7 @@ func TestConversionsAndPayoutsShareOneBalance(t *testing.T) {
 		quotes[i] = h.quote(t, 5_000, 317) // 50.00 GHS each
 	}
 	payout := ledger.Minor(5_000) // 50.00 GHS, fee 0.50
-	fee := ledger.PayoutFee("mobile_money", payout)
+	fee := mtnFee(rails.Payout, payout)
 
 	var mu sync.Mutex
 	var debited ledger.Minor
@@ -233,8 +233,8 @@ func TestConversionsAndPayoutsShareOneBalance(t *testing.T) {
 	// fee, pays out exactly, and a pesewa more does not.
 	rest := a.Available()
 	if rest > fee+1 {
-		amount := rest - ledger.PayoutFee("mobile_money", rest)
-		for amount+ledger.PayoutFee("mobile_money", amount) > rest {
+		amount := rest - mtnFee(rails.Payout, rest)
+		for amount+mtnFee(rails.Payout, amount) > rest {
 			amount--
 		}
 		if r := h.payout("rest", amount); r.Err != nil || r.Result.Err != nil {

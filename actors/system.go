@@ -228,7 +228,13 @@ type PayoutRequest struct {
 	// creation, not a replay. "" for none.
 	Attempt    string
 	Spec       ledger.PayoutSpec
-	MethodType string
+	MethodType ledger.MethodType
+	// Principal and Fee are the payout's price, in the debited currency:
+	// it debits their sum. Principal is what is converted and delivered
+	// (for a cross-currency payout, FX.FromAmount); for a payout fixed on
+	// the from side, Spec.Amount is the whole debit, Principal + Fee.
+	Principal ledger.Minor
+	Fee       ledger.Minor
 	// FX prices a cross-currency payout (debited from FX.FromCurrency,
 	// delivered in Spec.Currency); nil for a same-currency payout. Spec's
 	// amount is the one the caller gave, on its side.
@@ -260,6 +266,8 @@ func (s *System) CreatePayout(req PayoutRequest) Reply {
 			attempt:    req.Attempt,
 			spec:       req.Spec,
 			methodType: req.MethodType,
+			principal:  req.Principal,
+			fee:        req.Fee,
 			spend:      req.Spend,
 			reply:      reply,
 		}
@@ -277,7 +285,8 @@ type CollectionRequest struct {
 	ExternalReference string
 	Attempt           string // see PayoutRequest
 	Spec              ledger.CollectionSpec
-	MethodType        string
+	MethodType        ledger.MethodType
+	Fee               ledger.Minor // the operation priced it (actors/app)
 }
 
 // CreateCollection creates a collection; see CreatePayout.
@@ -289,6 +298,7 @@ func (s *System) CreateCollection(req CollectionRequest) Reply {
 			attempt:    req.Attempt,
 			spec:       req.Spec,
 			methodType: req.MethodType,
+			fee:        req.Fee,
 			reply:      reply,
 		}
 	})

@@ -134,10 +134,6 @@ func (c *call) revokeKey() {
 	})
 }
 
-// caller is who the call acts as, for the application's operations: the
-// key's organization, and the key (its scopes, its spend caps).
-func (c *call) caller() app.Caller { return app.Caller{OrgID: c.org, Key: &c.key} }
-
 // errorOf is the error a client sees for an operation's: the ledger's
 // refusal as it is, a failure of the write path as errorFromActors says.
 func errorOf(err error) *ledger.Error {

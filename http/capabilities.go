@@ -83,20 +83,10 @@ type methodBody struct {
 	Method paymentMethodJSON `json:"method"`
 }
 
-// methodTypeName is a method type as the API names it: the reference's
-// values. The catalogue and the ledger keep "bank", which replicated
-// commands carry (fee tables key on it), so the name changes only here.
-func methodTypeName(t string) string {
-	if t == "bank" {
-		return "bank_transfer"
-	}
-	return t
-}
-
 func renderMethod(m *rails.Method) paymentMethodJSON {
 	cur, _ := ledger.LookupCurrency(m.Currency)
 	return paymentMethodJSON{
-		Code: m.Code, Name: m.Name, Type: methodTypeName(m.Type), Status: m.Status,
+		Code: m.Code, Name: m.Name, Type: m.Type.APIName(), Status: m.Status,
 		Limits: limitsJSON{
 			Min:      jsontext.Value(ledger.FormatMinor(m.Min, cur)),
 			Max:      jsontext.Value(ledger.FormatMinor(m.Max, cur)),

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"payments/ledger"
 	"payments/rails"
 )
 
@@ -16,7 +17,7 @@ func TestCheckoutSessionsNameChains(t *testing.T) {
 	st := newStack(t, stackOptions{})
 	tested := 0
 	for _, m := range rails.DefaultCatalogue().Networks() {
-		if m.Type != "crypto" || !m.Collections || m.Status != "operational" {
+		if m.Type != ledger.MethodCrypto || !m.Collections || m.Status != "operational" {
 			continue
 		}
 		tested++

@@ -10,6 +10,7 @@ import (
 	json "github.com/goccy/go-json/v2"
 	"github.com/valyala/fasthttp"
 
+	"payments/actors/app"
 	"payments/ledger"
 )
 
@@ -116,8 +117,12 @@ func writeJSON(ctx *fasthttp.RequestCtx, status int, v any) {
 // contents of a JSON string, kept as text until the currency is known.
 type amount struct {
 	text string
+	str  bool // it came as a string: a plain decimal, no exponent
 	set  bool
 }
+
+// app is the amount as the operations read it.
+func (a amount) app() app.Amount { return app.Amount{Text: a.text, String: a.str, Set: a.set} }
 
 // UnmarshalJSON keeps the literal; ParseAmount judges it.
 func (a *amount) UnmarshalJSON(b []byte) error {
@@ -132,7 +137,7 @@ func (a *amount) UnmarshalJSON(b []byte) error {
 		if err != nil {
 			return fieldMessage("must be a positive decimal amount")
 		}
-		*a = amount{text: string(s), set: true}
+		*a = amount{text: string(s), str: true, set: true}
 		return nil
 	case b[0] == '-' || (b[0] >= '0' && b[0] <= '9'):
 		*a = amount{text: string(b), set: true}

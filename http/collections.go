@@ -3,9 +3,8 @@ package http
 import (
 	"github.com/valyala/fasthttp"
 
-	"payments/actors"
+	"payments/actors/app"
 	"payments/ledger"
-	"payments/rails"
 )
 
 type collectionRequestBody struct {
@@ -30,32 +29,26 @@ type collectionBody struct {
 
 // createCollection: POST /v1/collections.
 func (c *call) createCollection() {
-	if !c.railsAvailable() {
-		return
-	}
 	var req collectionRequestBody
 	if !c.decode(&req) {
 		return
 	}
-	spec, methodType, e := c.s.collectionSpec(&req)
+	in, e := collectionInput(&req)
 	if e != nil {
 		c.fail(e)
 		return
 	}
-	r := c.s.cfg.Actors.CreateCollection(actors.CollectionRequest{
-		OrgID:             c.org,
-		ExternalReference: *req.ExternalReference,
-		Attempt:           c.s.attemptOf(c.ctx),
-		Spec:              spec,
-		MethodType:        methodType,
-	})
+	r := c.s.cfg.App.CreateCollection(c.caller(), in)
 	c.created(r, func(res *ledger.Result) any { return &collectionBody{renderCollection(res.Collection)} })
 }
 
-func (s *Server) collectionSpec(req *collectionRequestBody) (ledger.CollectionSpec, string, *ledger.Error) {
+// collectionInput checks a collection request's shape, reporting every
+// problem at once.
+func collectionInput(req *collectionRequestBody) (app.CollectionInput, *ledger.Error) {
 	var p problems
-	var spec ledger.CollectionSpec
-	p.text("externalReference", req.ExternalReference, true, referenceLenMax)
+	var in app.CollectionInput
+	spec := &in.Spec
+	in.ExternalReference = p.text("externalReference", req.ExternalReference, true, referenceLenMax)
 	spec.Narration = p.text("narration", req.Narration, false, narrationLenMax)
 	if e := checkMetadata("metadata", req.Metadata); e != nil {
 		p = append(p, e.Fields...)
@@ -63,7 +56,7 @@ func (s *Server) collectionSpec(req *collectionRequestBody) (ledger.CollectionSp
 	spec.Metadata = req.Metadata.raw
 	if req.From == nil {
 		p.add("from", "is required")
-		return spec, "", p.err()
+		return in, p.err()
 	}
 	from := req.From
 	spec.PayerNumber = p.text("from.accountNumber", from.AccountNumber, true, 50)
@@ -87,17 +80,7 @@ func (s *Server) collectionSpec(req *collectionRequestBody) (ledger.CollectionSp
 		p = append(p, e.Fields...)
 	}
 	spec.KYC = from.KYC.raw
-	if len(p) > 0 {
-		return spec, "", p.err()
-	}
-	method, e := s.cfg.Catalogue.Check(rails.Collection, "from.code", "from.amount", spec.Method, spec.Currency, spec.Amount)
-	if e != nil {
-		return spec, "", e
-	}
-	if method.Type != "mobile_money" {
-		return spec, "", ledger.FieldInvalid("from.code", "must be a mobile money method: collections charge a payer's wallet")
-	}
-	return spec, method.Type, nil
+	return in, p.err()
 }
 
 // getCollection: GET /v1/collections/{id}.

@@ -3,17 +3,12 @@ package http
 import (
 	"github.com/valyala/fasthttp"
 
-	"payments/actors"
+	"payments/actors/app"
 	"payments/ledger"
-	"payments/rails"
 )
 
-// Quotes and conversions. A quote is priced here, at the edge: the rate
-// source gives the all-in rate, the side the client left out is computed
-// from it (rails.ConvertFrom rounds the bought amount down, rails.ConvertTo
-// rounds the sold amount up, so the house never gives more than the rate),
-// and the ledger records both amounts and the rate string as given.
-// Executing goes through the quote's actor (actors.System.ExecuteQuote).
+// Quotes and conversions: priced and executed by the application
+// (app.App.CreateQuote, ExecuteConversion).
 //
 // Reads of quotes and conversions need balances:read, like the balances
 // they move; creating and executing quotes need conversions:write.
@@ -122,21 +117,20 @@ func (c *call) createQuote() {
 	if !c.decode(&req) {
 		return
 	}
-	cmd, e := c.priceQuote(&req)
+	in, e := quoteInput(&req)
 	if e != nil {
 		c.fail(e)
 		return
 	}
-	ctx, cancel := c.commitContext()
-	defer cancel()
-	r := c.s.cfg.Actors.Propose(ctx, cmd)
+	r := c.s.cfg.App.CreateQuote(c.caller(), in)
 	c.created(r, func(res *ledger.Result) any { return &quoteBody{renderQuote(res.Quote)} })
 }
 
-// priceQuote validates a quote request, reporting every problem at once,
-// and prices it at the current rate.
-func (c *call) priceQuote(req *quoteRequestBody) (*ledger.CreateQuote, *ledger.Error) {
+// quoteInput checks a quote request's shape, reporting every problem at
+// once.
+func quoteInput(req *quoteRequestBody) (app.QuoteInput, *ledger.Error) {
 	var p problems
+	var in app.QuoteInput
 	if req.From == nil {
 		p.add("from", "is required")
 	}
@@ -144,52 +138,31 @@ func (c *call) priceQuote(req *quoteRequestBody) (*ledger.CreateQuote, *ledger.E
 		p.add("to", "is required")
 	}
 	if len(p) > 0 {
-		return nil, p.err()
+		return in, p.err()
 	}
 	from, fromOK := p.currency("from.currency", req.From.Currency, true)
 	to, toOK := p.currency("to.currency", req.To.Currency, true)
 	if fromOK && toOK && from.Code == to.Code {
 		p.add("to.currency", "must differ from from.currency")
 	}
-	cmd := &ledger.CreateQuote{ID: actors.NewID("qte_"), OrgID: c.org, FromCurrency: from.Code, ToCurrency: to.Code}
+	in.FromCurrency, in.ToCurrency = from.Code, to.Code
 	switch {
 	case req.From.Amount.set && req.To.Amount.set:
 		p.add("to.amount", "must not be given together with from.amount: put the amount on exactly one side")
 	case req.From.Amount.set:
-		cmd.Side = ledger.SideFrom
+		in.Side = ledger.SideFrom
 		if fromOK {
-			cmd.FromAmount = p.amount("from.amount", req.From.Amount, from)
+			in.Amount = p.amount("from.amount", req.From.Amount, from)
 		}
 	case req.To.Amount.set:
-		cmd.Side = ledger.SideTo
+		in.Side = ledger.SideTo
 		if toOK {
-			cmd.ToAmount = p.amount("to.amount", req.To.Amount, to)
+			in.Amount = p.amount("to.amount", req.To.Amount, to)
 		}
 	default:
 		p.add("from.amount", "is required (or to.amount): put the amount on exactly one side")
 	}
-	if len(p) > 0 {
-		return nil, p.err()
-	}
-	rate, e := c.rate(from.Code, to.Code)
-	if e != nil {
-		return nil, e
-	}
-	var err error
-	if cmd.Side == ledger.SideFrom {
-		cmd.ToAmount, err = rails.ConvertFrom(rate, cmd.FromAmount)
-		if err == nil && cmd.ToAmount == 0 {
-			return nil, ledger.FieldInvalid("from.amount", "is too small: at the rate "+rate.String()+" it buys less than the smallest unit of "+to.Code)
-		}
-	} else {
-		cmd.FromAmount, err = rails.ConvertTo(rate, cmd.ToAmount)
-	}
-	if err != nil || cmd.FromAmount > ledger.AmountMax || cmd.ToAmount > ledger.AmountMax {
-		return nil, ledger.FieldInvalid(sideField(cmd.Side), "is too large to convert")
-	}
-	cmd.Rate = rate.String()
-	cmd.At = c.s.cfg.Actors.Now().UnixMilli()
-	return cmd, nil
+	return in, p.err()
 }
 
 // getQuote: GET /v1/conversions/quote/{id}. A lapsed quote reads expired
@@ -231,7 +204,7 @@ func (c *call) executeConversion() {
 		c.fail(e)
 		return
 	}
-	r := c.s.cfg.Actors.ExecuteQuote(c.org, id, ref, c.s.attemptOf(c.ctx))
+	r := c.s.cfg.App.ExecuteConversion(c.caller(), id, ref)
 	c.created(r, func(res *ledger.Result) any { return &conversionBody{renderConversion(res.Conversion)} })
 }
 

@@ -1,13 +1,12 @@
 package http
 
 import (
-	"strconv"
 	"strings"
 
 	"github.com/goccy/go-json/jsontext"
 	"github.com/valyala/fasthttp"
 
-	"payments/actors"
+	"payments/actors/app"
 	"payments/ledger"
 	"payments/rails"
 )
@@ -76,28 +75,10 @@ func (c *call) depositChain(p *problems, field string, v *string, required bool)
 	return ch, ok
 }
 
-// depositSeed is what the sandbox derives an organization's addresses and
-// deposit references from: its place in creation order, so that they are
-// the same for the same sequence of requests (and golden files need not
-// mask them). Sandbox addresses hold nothing, so being guessable is fine.
-func (c *call) depositSeed() (string, bool) {
-	var n uint64
-	var ok bool
-	n, ok = c.s.cfg.Actors.Reader().OrganizationNumber(c.org)
-	if !ok {
-		c.fail(&ledger.Error{Code: ledger.CodeNotFound, Message: "Organization not found"})
-		return "", false
-	}
-	return "organization " + strconv.FormatUint(n, 10) + "\x00", true
-}
-
 // createCryptoAddress: POST /v1/crypto-addresses. One address per currency
 // and chain: asking again answers the existing address, unchanged, with 201
 // (as for a new one) and the header idempotent-replayed: true.
 func (c *call) createCryptoAddress() {
-	if !c.railsAvailable() {
-		return
-	}
 	var req createCryptoAddressBody
 	if !c.decode(&req) {
 		return
@@ -118,29 +99,8 @@ func (c *call) createCryptoAddress() {
 		c.fail(e)
 		return
 	}
-	seed, ok := c.depositSeed()
-	if !ok {
-		return
-	}
-	address, err := rails.DepositAddress(chain.Code, []byte(seed+chain.Code))
-	if err != nil {
-		c.fail(ledger.FieldInvalid("chain", err.Error()))
-		return
-	}
-	var tag string
-	if chain.RequiresMemo {
-		tag = rails.DepositTag([]byte(seed + cur.Code + "\x00" + chain.Code))
-	}
-	r := c.depositsPropose(&ledger.CreateCryptoAddress{
-		At:                c.s.cfg.Actors.Now().UnixMilli(),
-		ID:                actors.NewID("addr_"),
-		OrgID:             c.org,
-		Currency:          cur.Code,
-		Chain:             chain.Code,
-		Address:           address,
-		Tag:               tag,
-		ExternalReference: ref,
-		Metadata:          req.Metadata.raw,
+	r := c.s.cfg.App.CreateCryptoAddress(c.caller(), app.CryptoAddressInput{
+		Currency: cur.Code, Chain: chain, ExternalReference: ref, Metadata: req.Metadata.raw,
 	})
 	switch {
 	case r.Err != nil:
@@ -223,6 +183,6 @@ func (c *call) updateCryptoAddress() {
 	if metadata == "{}" {
 		metadata = ""
 	}
-	r := c.depositsPropose(&ledger.UpdateCryptoAddress{At: c.s.cfg.Actors.Now().UnixMilli(), ID: id, OrgID: c.org, Metadata: metadata})
+	r := c.s.cfg.App.UpdateCryptoAddress(c.caller(), id, metadata)
 	c.depositsUpdated(r, func(res *ledger.Result) any { return &cryptoAddressBody{renderCryptoAddress(res.CryptoAddress)} })
 }

@@ -229,7 +229,7 @@ func TestDashboardSandboxDeposit(t *testing.T) {
 	owner := setUpDashboardOwner(t, st, "owner@deposit.example")
 	var currency, chain string
 	for _, m := range rails.DefaultCatalogue().Networks() {
-		if _, ok := rails.DefaultCatalogue().DepositNetwork(m.Currency, m.Chain); ok && m.Type == "crypto" && m.Status == "operational" {
+		if _, ok := rails.DefaultCatalogue().DepositNetwork(m.Currency, m.Chain); ok && m.Type == ledger.MethodCrypto && m.Status == "operational" {
 			currency, chain = m.Currency, m.Chain
 			break
 		}

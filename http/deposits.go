@@ -7,7 +7,7 @@ import (
 	json "github.com/goccy/go-json/v2"
 	"github.com/valyala/fasthttp"
 
-	"payments/actors"
+	"payments/actors/app"
 	"payments/ledger"
 	"payments/rails"
 )
@@ -26,8 +26,7 @@ import (
 // simulated deposits" case, and the only one, since every virtual account
 // the sandbox issues is at a bank it simulates).
 //
-// Deposits carry no fee (the collection fee schedule has no entry for them):
-// the balance is credited the amount sent.
+// The deposits themselves are the application's (app.App.Simulate…).
 
 func init() {
 	// A deposit's collection is a subject of its own kind (it carries its
@@ -117,31 +116,33 @@ func renderCryptoDeposit(d *ledger.Deposit, replayed bool) cryptoDepositJSON {
 	}
 }
 
-// depositRequest validates a deposit simulation body: virtualAccountId, or
-// cryptoAddressId when crypto is set, with the amount still as text.
-func (c *call) depositRequest(crypto bool) (req depositRequestBody, sourceID, ref string, completed, ok bool) {
+// depositInput checks a deposit simulation body: virtualAccountId, or
+// cryptoAddressId when crypto is set, with the amount still as text (its
+// currency is where it goes).
+func (c *call) depositInput(crypto bool) (in app.DepositInput, ok bool) {
+	var req depositRequestBody
 	if !c.sandboxOnly() || !c.decode(&req) {
-		return req, "", "", false, false
+		return in, false
 	}
 	var p problems
 	if crypto {
 		if req.VirtualAccountID != nil {
 			p.add("virtualAccountId", "is not a known field: this endpoint takes cryptoAddressId")
 		}
-		sourceID = p.text("cryptoAddressId", req.CryptoAddressID, true, 100)
+		in.To = p.text("cryptoAddressId", req.CryptoAddressID, true, 100)
 	} else {
 		if req.CryptoAddressID != nil {
 			p.add("cryptoAddressId", "is not a known field: this endpoint takes virtualAccountId")
 		}
-		sourceID = p.text("virtualAccountId", req.VirtualAccountID, true, 100)
+		in.To = p.text("virtualAccountId", req.VirtualAccountID, true, 100)
 	}
-	ref = p.text("externalReference", req.ExternalReference, true, referenceLenMax)
-	completed = true
+	in.ExternalReference = p.text("externalReference", req.ExternalReference, true, referenceLenMax)
+	in.Completed = true
 	if req.Outcome != nil {
 		switch *req.Outcome {
 		case "completed":
 		case "failed":
-			completed = false
+			in.Completed = false
 		default:
 			p.add("outcome", "must be one of completed, failed")
 		}
@@ -149,142 +150,51 @@ func (c *call) depositRequest(crypto bool) (req depositRequestBody, sourceID, re
 	if !req.Amount.set {
 		p.add("amount", "is required")
 	}
+	in.Amount = req.Amount.app()
 	if e := p.err(); e != nil {
 		c.fail(e)
-		return req, "", "", false, false
+		return in, false
 	}
-	return req, sourceID, ref, completed, true
-}
-
-// depositAmount parses the amount in the source's currency.
-func (c *call) depositAmount(a amount, currency string) (ledger.Minor, bool) {
-	cur, _ := ledger.LookupCurrency(currency)
-	var p problems
-	m := p.amount("amount", a, cur)
-	if e := p.err(); e != nil {
-		c.fail(e)
-		return 0, false
-	}
-	return m, true
+	return in, true
 }
 
 // simulateVirtualAccountDeposit: POST /v1/simulations/virtual-account-deposit.
+// Into a bank order's deposit account (orderVirtualAccount) it pays the
+// order as the order-deposit simulation does; the answer is a virtual
+// account deposit all the same, whose depositId is the collection the
+// order books.
 func (c *call) simulateVirtualAccountDeposit() {
-	req, vaID, ref, completed, ok := c.depositRequest(false)
+	in, ok := c.depositInput(false)
 	if !ok {
 		return
 	}
-	if o, va, isOrder := c.orderOfVirtualAccount(vaID); isOrder {
-		c.depositToOrder(&o, &va, req, ref, completed)
-		return
-	}
-	var va ledger.VirtualAccount
-	va, ok = c.s.cfg.Actors.Reader().VirtualAccount(c.org, vaID)
-	if !ok {
-		c.fail(notFound("Virtual account"))
-		return
-	}
-	seed, ok := c.depositSeed()
-	if !ok {
-		return
-	}
-	amt, ok := c.depositAmount(req.Amount, va.Currency)
-	if !ok {
-		return
-	}
-	id := actors.NewID("vad_")
-	cmd := &ledger.ReceiveDeposit{
-		At:                c.s.cfg.Actors.Now().UnixMilli(),
-		ID:                id,
-		CollectionID:      actors.NewID("col_"),
-		OrgID:             c.org,
-		VirtualAccountID:  va.ID,
-		Amount:            amt,
-		Fee:               ledger.CollectionFee(ledger.CollectionTypeVirtualAccount, amt),
-		Completed:         completed,
-		ExternalReference: ref,
-		SourceReference:   rails.SandboxSessionID([]byte(seed + ref)),
-	}
-	if !completed {
-		cmd.Message = "The sending bank reversed the transfer (simulated failure)"
-	}
-	c.created(c.depositsPropose(cmd), func(res *ledger.Result) any {
-		return &struct {
+	d := c.s.cfg.App.SimulateVirtualAccountDeposit(c.caller(), in)
+	c.created(d.Reply, func(res *ledger.Result) any {
+		out := &struct {
 			Simulation virtualAccountDepositJSON `json:"simulation"`
-		}{renderVirtualAccountDeposit(res.Deposit, res.Replayed)}
-	})
-}
-
-// depositToOrder pays a bank order's deposit account (orderVirtualAccount)
-// as the order-deposit simulation does, under the same reference: the
-// transfer lands (completed) or bounces (failed) and the order moves on; a
-// retry answers the original deposit (200), the reference with another
-// body is a conflict, as for any virtual account deposit. The answer is a virtual account deposit; its
-// depositId is the collection the order books.
-func (c *call) depositToOrder(o *ledger.Order, va *ledger.VirtualAccount, req depositRequestBody, ref string, completed bool) {
-	amt, ok := c.depositAmount(req.Amount, va.Currency)
-	if !ok {
-		return
-	}
-	outcome := ledger.DepositConfirmed
-	if !completed {
-		outcome = ledger.DepositRejected
-	}
-	r := c.s.cfg.Actors.DepositOrder(c.org, o.ID, amt, outcome, ref)
-	if e := r.Result.Err; e != nil && e.Code == ledger.CodeDuplicate {
-		// This endpoint's answer to a reference reused for other funding,
-		// whichever kind of deposit holds it.
-		r.Result.Err = ledger.DepositConflict()
-	}
-	c.created(r, func(res *ledger.Result) any {
-		after := res.Order
-		return &struct {
-			Simulation virtualAccountDepositJSON `json:"simulation"`
-		}{virtualAccountDepositJSON{
-			DepositID: after.CollectionID, CollectionID: after.CollectionID, VirtualAccountID: va.ID,
-			Amount: money(amt, va.Currency), Currency: va.Currency, RequestedOutcome: outcomeName(completed),
-			Replayed: res.Replayed,
-		}}
+		}{}
+		if o := res.Order; o != nil {
+			cur := o.Spec.FromCurrency
+			out.Simulation = virtualAccountDepositJSON{
+				DepositID: o.CollectionID, CollectionID: o.CollectionID, VirtualAccountID: in.To,
+				Amount: money(d.Sent, cur), Currency: cur, RequestedOutcome: outcomeName(in.Completed),
+				Replayed: res.Replayed,
+			}
+		} else {
+			out.Simulation = renderVirtualAccountDeposit(res.Deposit, res.Replayed)
+		}
+		return out
 	})
 }
 
 // simulateCryptoDeposit: POST /v1/simulations/crypto-deposit.
 func (c *call) simulateCryptoDeposit() {
-	req, addrID, ref, completed, ok := c.depositRequest(true)
+	in, ok := c.depositInput(true)
 	if !ok {
 		return
 	}
-	var addr ledger.CryptoAddress
-	addr, ok = c.s.cfg.Actors.Reader().CryptoAddress(c.org, addrID)
-	if !ok {
-		c.fail(notFound("Crypto address"))
-		return
-	}
-	seed, ok := c.depositSeed()
-	if !ok {
-		return
-	}
-	amt, ok := c.depositAmount(req.Amount, addr.Currency)
-	if !ok {
-		return
-	}
-	id := actors.NewID("cdp_")
-	cmd := &ledger.ReceiveDeposit{
-		At:                c.s.cfg.Actors.Now().UnixMilli(),
-		ID:                id,
-		CollectionID:      actors.NewID("col_"),
-		OrgID:             c.org,
-		CryptoAddressID:   addr.ID,
-		Amount:            amt,
-		Fee:               ledger.CollectionFee(ledger.CollectionTypeCrypto, amt),
-		Completed:         completed,
-		ExternalReference: ref,
-		SourceReference:   rails.SandboxTxHash(addr.Chain, []byte(seed+ref)),
-	}
-	if !completed {
-		cmd.Message = "The transaction failed on chain (simulated failure)"
-	}
-	c.created(c.depositsPropose(cmd), func(res *ledger.Result) any {
+	d := c.s.cfg.App.SimulateCryptoDeposit(c.caller(), in)
+	c.created(d.Reply, func(res *ledger.Result) any {
 		return &struct {
 			Simulation cryptoDepositJSON `json:"simulation"`
 		}{renderCryptoDeposit(res.Deposit, res.Replayed)}

@@ -40,6 +40,8 @@ func init() {
 	renderPayoutEvent := renderAs(renderPayoutDetail)
 	registerEventRenderer(ledger.SubjectPayout, renderPayoutEvent)
 	registerEventRenderer(ledger.SubjectFXPayout, renderPayoutEvent) // a cross-currency payout, its FX joined
+	registerEventRenderer(ledger.SubjectPayoutRouted, renderPayoutEvent)
+	registerEventRenderer(ledger.SubjectFXPayoutRouted, renderPayoutEvent)
 	registerEventRenderer(ledger.SubjectCollection, renderAs(renderCollection))
 	registerEventRenderer(ledger.SubjectAccount, renderAs(renderAccount))
 	registerEventRenderer(ledger.SubjectWebhookEndpoint, renderAs(renderWebhookEndpoint))

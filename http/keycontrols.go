@@ -228,27 +228,6 @@ func knownTimezone(name string) bool {
 	return err == nil
 }
 
-// spendFor is what a debit made by the calling key counts against its
-// caps: the rate of the debited currency to USD (the operation's own where
-// given, else the current one). With no rate to be had, a key without caps
-// still moves money (uncounted), and a key with caps is refused 503.
-func (c *call) spendFor(debitCurrency, ownRate string) (*actors.Spend, *ledger.Error) {
-	sp := &actors.Spend{KeyID: c.key.ID, USDRate: ownRate}
-	if debitCurrency == "USD" || ownRate != "" {
-		return sp, nil
-	}
-	r, e := c.rate(debitCurrency, "USD")
-	if e != nil {
-		k := c.key.Caps
-		if k.PerTransaction == nil && k.Daily == nil && k.Monthly == nil {
-			return nil, nil
-		}
-		return nil, e
-	}
-	sp.USDRate = r.String()
-	return sp, nil
-}
-
 // allowlistCheck refuses a key used from an address its allowlist does
 // not name.
 func (s *Server) allowlistCheck(ctx *fasthttp.RequestCtx, key *ledger.APIKey) *ledger.Error {

@@ -6,9 +6,8 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"payments/actors"
+	"payments/actors/app"
 	"payments/ledger"
-	"payments/rails"
 )
 
 // Orders: POST /v1/orders, the list with its seven filters, get by id (with
@@ -71,40 +70,26 @@ type orderBody struct {
 
 // createOrder: POST /v1/orders.
 func (c *call) createOrder() {
-	if !c.railsAvailable() {
-		return
-	}
 	var body orderRequestBody
 	if !c.decode(&body) {
 		return
 	}
-	req, e := c.orderRequest(&body)
+	in, e := orderInput(&body)
 	if e != nil {
 		c.fail(e)
 		return
 	}
-	// The payout leg leaves the destination currency's balance: its USD
-	// value is the principal where the origin is USD (converted at the
-	// order's own rate), else at the current rate of the destination.
-	if req.Spec.FromCurrency == "USD" && req.Spec.ToCurrency != "USD" {
-		usd := req.FromAmount
-		req.Spend = &actors.Spend{KeyID: c.key.ID, USD: &usd}
-	} else if req.Spend, e = c.spendFor(req.Spec.ToCurrency, ""); e != nil {
-		c.fail(e)
-		return
-	}
-	req.Attempt = c.s.attemptOf(c.ctx)
-	r := c.s.cfg.Actors.CreateOrder(req)
+	r := c.s.cfg.App.CreateOrder(c.caller(), in)
 	c.created(r, func(res *ledger.Result) any { return &orderBody{renderOrder(res.Order)} })
 }
 
-// orderRequest validates an order against the contract and the catalogue,
-// prices it at the live rate and provisions its instructions.
-func (c *call) orderRequest(body *orderRequestBody) (actors.OrderRequest, *ledger.Error) {
+// orderInput checks an order request's shape, reporting every problem at
+// once.
+func orderInput(body *orderRequestBody) (app.OrderInput, *ledger.Error) {
 	var p problems
-	req := actors.OrderRequest{OrgID: c.org}
-	spec := &req.Spec
-	req.ExternalReference = p.text("externalReference", body.ExternalReference, true, orderReferenceLenMax)
+	var in app.OrderInput
+	spec := &in.Spec
+	in.ExternalReference = p.text("externalReference", body.ExternalReference, true, orderReferenceLenMax)
 	spec.Narration = p.text("narration", body.Narration, false, orderNarrationLenMax)
 	if e := checkMetadata("metadata", body.Metadata); e != nil {
 		p = append(p, e.Fields...)
@@ -117,7 +102,7 @@ func (c *call) orderRequest(body *orderRequestBody) (actors.OrderRequest, *ledge
 		p.add("to", "is required")
 	}
 	if body.From == nil || body.To == nil {
-		return req, p.err()
+		return in, p.err()
 	}
 	from, to := body.From, body.To
 	spec.FromMethod = p.text("from.code", from.Code, true, 64)
@@ -156,121 +141,7 @@ func (c *call) orderRequest(body *orderRequestBody) (actors.OrderRequest, *ledge
 	spec.ToAccountNumber = p.text("to.accountNumber", to.AccountNumber, true, 128)
 	spec.ToTag = p.text("to.tag", to.Tag, false, 100)
 	spec.FromAccountNumber = p.text("from.accountNumber", from.AccountNumber, false, 100)
-	if len(p) > 0 {
-		return req, p.err()
-	}
-	amountField := sideField(spec.AmountSide)
-
-	// from.amount is what the customer sends: the fee of the destination
-	// method comes out of it, and the rest is converted and delivered.
-	principal, fromSideFee := spec.Amount, ledger.Minor(0)
-	if spec.AmountSide == ledger.SideFrom {
-		if m, ok := c.s.cfg.Catalogue.Method(spec.ToMethod); ok {
-			principal, fromSideFee = ledger.SplitPayoutDebit(m.Type, spec.Amount)
-		}
-		if principal <= 0 {
-			return req, ledger.FieldInvalid(amountField, "is too small to cover the fee")
-		}
-	}
-
-	// Price it: a cross-currency order locks the live rate now.
-	req.FromAmount, req.ToAmount = principal, principal
-	if spec.FromCurrency != spec.ToCurrency {
-		rate, e := c.rate(spec.FromCurrency, spec.ToCurrency)
-		if e != nil {
-			return req, e
-		}
-		req.Rate = rate.String()
-		var err error
-		if spec.AmountSide == ledger.SideFrom {
-			req.ToAmount, err = rails.ConvertFrom(rate, principal)
-		} else {
-			req.FromAmount, err = rails.ConvertTo(rate, spec.Amount)
-		}
-		if err != nil {
-			return req, ledger.FieldInvalid(amountField, "is too large to convert")
-		}
-		if req.FromAmount == 0 || req.ToAmount == 0 {
-			return req, ledger.FieldInvalid(amountField, "is too small: it converts to nothing at rate "+req.Rate)
-		}
-	}
-
-	// Both methods exist, are operational, carry the currencies and take
-	// the amounts. A bank order's money arrives as a transfer into a
-	// virtual account: the catalogue's collections flag is about charging
-	// a payer, which banks do not offer, so the bank rail is checked as the
-	// transfer rail it is.
-	cat := c.s.cfg.Catalogue
-	toMethod, e := cat.Check(rails.Payout, "to.code", amountField, spec.ToMethod, spec.ToCurrency, req.ToAmount)
-	if e != nil {
-		return req, e
-	}
-	req.ToMethodType = toMethod.Type
-	req.Fee = ledger.OrderFee(toMethod.Type, req.FromAmount)
-	if spec.AmountSide == ledger.SideFrom {
-		req.Fee = fromSideFee
-	}
-	if req.FromAmount > ledger.AmountMax-req.Fee {
-		return req, ledger.FieldInvalid(amountField, "is out of range")
-	}
-	dir := rails.Collection
-	if m, ok := cat.Method(spec.FromMethod); ok && m.Type == "bank" {
-		dir = rails.Payout
-	}
-	fromMethod, e := cat.Check(dir, "from.code", amountField, spec.FromMethod, spec.FromCurrency, req.FromAmount+req.Fee)
-	if e != nil {
-		return req, e
-	}
-	req.FromMethodType = fromMethod.Type
-
-	switch fromMethod.Type {
-	case "mobile_money":
-		if spec.FromAccountNumber == "" {
-			p.add("from.accountNumber", "is required for a mobile money order: the payer's phone number, which gets the prompt")
-		} else {
-			spec.FromAccountNumber = p.phone("from.accountNumber", spec.FromAccountNumber)
-		}
-	default:
-		if spec.FromAccountNumber != "" {
-			p.add("from.accountNumber", "must not be given for a "+methodTypeName(fromMethod.Type)+" order: the order provisions where the customer sends the funds")
-		}
-	}
-	switch toMethod.Type {
-	case "crypto":
-		// to.accountNumber is the destination address, checked by the
-		// chain's own rules.
-		if err := rails.ValidateAddress(toMethod.Chain, spec.ToAccountNumber); err != nil {
-			p.add("to.accountNumber", addressReason(err))
-		}
-		if spec.ToTag != "" {
-			if err := rails.ValidateTag(toMethod.Chain, spec.ToTag); err != nil {
-				p.add("to.tag", addressReason(err))
-			}
-		}
-	case "mobile_money":
-		spec.ToAccountNumber = p.phone("to.accountNumber", spec.ToAccountNumber)
-	default:
-		p.alnum("to.accountNumber", spec.ToAccountNumber, 5, 34)
-	}
-	if spec.ToTag != "" && toMethod.Type != "crypto" {
-		p.add("to.tag", "is only for crypto methods")
-	}
-	if len(p) > 0 {
-		return req, p.err()
-	}
-
-	var orgName string
-	{
-		s := c.s.cfg.Actors.Reader()
-		o, _ := s.Organization(c.org)
-		orgName = o.Name
-	}
-	in, err := rails.SandboxDepositInstructions(fromMethod, orgName, spec.FromAccountNumber)
-	if err != nil {
-		return req, ledger.FieldInvalid("from.code", "cannot receive deposits: "+err.Error())
-	}
-	req.Instructions = in
-	return req, nil
+	return in, p.err()
 }
 
 // getOrder: GET /v1/orders/{id}, with its timeline.
@@ -385,12 +256,12 @@ func (c *call) simulateOrderDeposit() {
 		return
 	}
 	var p problems
-	id := p.text("orderId", body.OrderID, true, 64)
-	ref := p.text("externalReference", body.ExternalReference, false, referenceLenMax)
-	outcome := ledger.DepositConfirmed
+	in := app.OrderDepositInput{Amount: body.Amount.app(), Outcome: ledger.DepositConfirmed}
+	in.OrderID = p.text("orderId", body.OrderID, true, 64)
+	in.ExternalReference = p.text("externalReference", body.ExternalReference, false, referenceLenMax)
 	if body.Outcome != nil {
 		var ok bool
-		if outcome, ok = ledger.ParseDepositOutcome(*body.Outcome); !ok {
+		if in.Outcome, ok = ledger.ParseDepositOutcome(*body.Outcome); !ok {
 			p.add("outcome", "must be one of confirmed, unconfirmed, rejected")
 		}
 	}
@@ -398,34 +269,16 @@ func (c *call) simulateOrderDeposit() {
 		c.fail(e)
 		return
 	}
-	st := c.s.cfg.Actors.Reader()
-	o, found := st.Order(c.org, id)
-	if !found {
-		c.fail(notFound("Order"))
-		return
-	}
-	cur, _ := ledger.LookupCurrency(o.Spec.FromCurrency)
-	var amt ledger.Minor
-	if body.Amount.set {
-		if amt = p.amount("amount", body.Amount, cur); len(p) > 0 {
-			c.fail(p.err())
-			return
-		}
-	}
-	r := c.s.cfg.Actors.DepositOrder(c.org, id, amt, outcome, ref)
+	d := c.s.cfg.App.SimulateOrderDeposit(c.caller(), in)
 	// 201 like the other deposit simulations: a deposit was made; 200 for
 	// a retry under its reference, answered from the deposit it recorded.
-	c.created(r, func(res *ledger.Result) any {
+	c.created(d.Reply, func(res *ledger.Result) any {
 		after := res.Order
-		sent := (&ledger.DepositOrder{Amount: amt}).Sent(after)
-		if d := res.OrderDeposit; d != nil {
-			sent = d.Amount // as it was: a retry finds the order moved on
-		}
 		return struct {
 			Simulation orderDepositJSON `json:"simulation"`
 		}{orderDepositJSON{
-			Type: "order_deposit", OrderID: after.ID, Outcome: outcome.String(),
-			Amount: money(sent, after.Spec.FromCurrency), ExternalReference: optional(ref), Order: renderOrder(after),
+			Type: "order_deposit", OrderID: after.ID, Outcome: in.Outcome.String(),
+			Amount: money(d.Sent, after.Spec.FromCurrency), ExternalReference: optional(in.ExternalReference), Order: renderOrder(after),
 		}}
 	})
 }

@@ -1009,17 +1009,18 @@ func (c *call) checkoutSessionCommand(link ledger.PaymentLink, in checkoutAttemp
 		if e != nil {
 			return nil, e
 		}
-		if m.Type != "mobile_money" {
+		if m.Type != ledger.MethodMobileMoney {
 			return nil, ledger.FieldInvalid("code", "must be a mobile money method")
 		}
 		cmd.MethodCode, cmd.PayerNumber, cmd.MethodType = m.Code, in.payer, m.Type
 		cmd.CollectionID = actors.NewID("col_")
-		cmd.Fee = ledger.CollectionFee(m.Type, remaining)
+		fees, _ := m.Fees(rails.Collection)
+		cmd.Fee = fees.Fee(remaining)
 	case ledger.CheckoutBankTransfer:
 		cmd.DepositBank, cmd.DepositAccount = "Sandbox Pooled Bank", pooledAccountNumber(link.Spec.Currency)
 	case ledger.CheckoutCrypto:
 		m, ok := c.s.cfg.Catalogue.Method(in.code)
-		if !ok || m.Type != "crypto" {
+		if !ok || m.Type != ledger.MethodCrypto {
 			return nil, ledger.FieldInvalid("code", fmt.Sprintf("%q is not a stablecoin network; see GET /v1/capabilities", in.code))
 		}
 		cmd.MethodCode, cmd.Chain, cmd.OriginCurrency = m.Code, m.Chain, m.Currency

@@ -151,7 +151,9 @@ func TestPaymentLinkLifeOverHTTP(t *testing.T) {
 		t.Fatalf("overpaid: %v", l)
 	}
 
-	fee := ledger.CollectionFee("mobile_money", 4000)
+	mtn, _ := rails.DefaultCatalogue().Method("gh_mtn")
+	fees, _ := mtn.Fees(rails.Collection)
+	fee := fees.Fee(4000)
 	want := 4000 - fee + 4051 + 10_000 + 1250
 	if got := s.plBalance("GHS"); got != want {
 		t.Fatalf("GHS balance %d, want %d", got, want)

@@ -3,7 +3,6 @@ package http
 import (
 	"fmt"
 
-	"github.com/goccy/go-json/jsontext"
 	"github.com/valyala/fasthttp"
 
 	"payments/actors"
@@ -97,10 +96,10 @@ type recipientFailedJSON struct {
 func renderRecipient(r *ledger.Recipient) recipientJSON {
 	out := recipientJSON{
 		ID: r.ID, AccountName: r.Spec.AccountName, Label: optional(r.Spec.Label), Code: r.Spec.Method,
-		Type: methodTypeName(r.Spec.MethodType), Country: optional(r.Spec.Country), Currency: r.Spec.Currency, IsActive: r.Active,
+		Type: r.Spec.MethodType.APIName(), Country: optional(r.Spec.Country), Currency: r.Spec.Currency, IsActive: r.Active,
 		CreatedAt: timestamp(r.CreatedAt), UpdatedAt: timestamp(r.UpdatedAt),
 	}
-	if r.Spec.MethodType == "crypto" {
+	if r.Spec.MethodType == ledger.MethodCrypto {
 		out.Address, out.Tag = &r.Spec.Address, optional(r.Spec.Tag)
 	} else {
 		out.AccountNumber = &r.Spec.AccountNumber
@@ -129,7 +128,7 @@ func (s *Server) recipientSpec(req *recipientRequestBody, prefix string) (ledger
 	}
 	spec.Method, spec.MethodType, spec.Country, spec.Currency = m.Code, m.Type, m.Country, m.Currency
 
-	if m.Type == "crypto" {
+	if m.Type == ledger.MethodCrypto {
 		spec.Address = p.text(prefix+"address", req.Address, true, 256)
 		spec.Tag = p.text(prefix+"tag", req.Tag, false, 64)
 		if req.AccountNumber != nil {
@@ -137,7 +136,7 @@ func (s *Server) recipientSpec(req *recipientRequestBody, prefix string) (ledger
 		}
 		if spec.Address != "" {
 			if err := rails.ValidateAddress(m.Chain, spec.Address); err != nil {
-				p.add(prefix+"address", addressReason(err))
+				p.add(prefix+"address", app.AddressReason(err))
 			}
 		}
 		if spec.Tag != "" {
@@ -154,7 +153,7 @@ func (s *Server) recipientSpec(req *recipientRequestBody, prefix string) (ledger
 
 	spec.AccountNumber = p.text(prefix+"accountNumber", req.AccountNumber, true, 64)
 	if req.Address != nil {
-		p.add(prefix+"address", "is not used by a "+methodTypeName(m.Type)+" method; send accountNumber")
+		p.add(prefix+"address", "is not used by a "+m.Type.APIName()+" method; send accountNumber")
 	}
 	if req.Tag != nil {
 		p.add(prefix+"tag", "is only for crypto methods")
@@ -365,85 +364,4 @@ func (c *call) answer(r actors.Reply, ok func(*ledger.Result)) {
 	default:
 		ok(&r.Result)
 	}
-}
-
-// fillPayoutFromRecipient completes a payout request that names a recipient
-// with the recipient's method, currency and destination, and its holder's
-// name as to.kyc.accountName when the request has no to.kyc. A retry of a
-// payout already made to a recipient since deactivated or deleted still
-// replays: its destination comes from that payout. It answers the request
-// and returns false on error.
-func (c *call) fillPayoutFromRecipient(req *payoutRequestBody) bool {
-	to := req.To
-	if to == nil || to.RecipientID == nil {
-		return true
-	}
-	var p problems
-	id := p.text("to.recipientId", to.RecipientID, true, 100)
-	for _, f := range []struct {
-		name  string
-		given bool
-	}{{"to.accountNumber", to.AccountNumber != nil}, {"to.address", to.Address != nil}, {"to.tag", to.Tag != nil}} {
-		if f.given {
-			p.add(f.name, "must not be given with to.recipientId: the recipient supplies the destination")
-		}
-	}
-	if e := p.err(); e != nil {
-		c.fail(e)
-		return false
-	}
-	var r ledger.Recipient
-	var found bool
-	var earlier ledger.Payout
-	var replay bool
-	{
-		s := c.s.cfg.Actors.Reader()
-		r, found = s.Recipient(c.org, id)
-		if req.ExternalReference != nil {
-			earlier, replay = s.PayoutByReference(c.org, *req.ExternalReference)
-			replay = replay && earlier.Spec.RecipientID == id
-		}
-	}
-	var spec ledger.RecipientSpec
-	switch {
-	case replay:
-		e := earlier.Spec
-		spec = ledger.RecipientSpec{Method: e.Method, Currency: e.Currency, AccountNumber: e.AccountNumber, Address: e.Address, Tag: e.Tag}
-		if !to.KYC.set && e.ToKYC != "" {
-			to.KYC = jsonObject{raw: e.ToKYC, set: true}
-		}
-	case !found:
-		c.fail(ledger.FieldInvalid("to.recipientId", "is not a recipient of this organization"))
-		return false
-	case !r.Active:
-		c.fail(ledger.FieldInvalid("to.recipientId", "is an inactive recipient; reactivate it with PUT /v1/recipients/"+r.ID))
-		return false
-	default:
-		spec = r.Spec
-		if !to.KYC.set {
-			name, _ := jsontext.AppendQuote(nil, spec.AccountName)
-			to.KYC = jsonObject{raw: `{"accountName":` + string(name) + `}`, set: true}
-		}
-	}
-	if to.Code != nil && *to.Code != spec.Method {
-		p.add("to.code", "must be the recipient's method "+spec.Method+", or left out")
-	}
-	if to.Currency != nil && *to.Currency != spec.Currency {
-		p.add("to.currency", "must be the recipient's currency "+spec.Currency+", or left out")
-	}
-	if e := p.err(); e != nil {
-		c.fail(e)
-		return false
-	}
-	to.Code, to.Currency = &spec.Method, &spec.Currency
-	switch {
-	case spec.Address != "":
-		to.Address = &spec.Address
-		if spec.Tag != "" {
-			to.Tag = &spec.Tag
-		}
-	default:
-		to.AccountNumber = &spec.AccountNumber
-	}
-	return true
 }

@@ -6,7 +6,6 @@ import (
 	"github.com/goccy/go-json/jsontext"
 
 	"payments/ledger"
-	"payments/rails"
 )
 
 // The API's resource shapes. Amounts are decimal strings in the currency's
@@ -74,7 +73,8 @@ type payoutToJSON struct {
 	Currency      string         `json:"currency"`
 	AccountNumber *string        `json:"accountNumber"`
 	Address       *string        `json:"address"`
-	Tag           *string        `json:"tag,omitempty"` // non-nullable in the reference: omitted when unset
+	Tag           *string        `json:"tag,omitempty"`           // non-nullable in the reference: omitted when unset
+	RoutingNumber *string        `json:"routingNumber,omitempty"` // a bank payout's bank, when it names one
 	RecipientID   *string        `json:"recipientId"`
 	KYC           jsontext.Value `json:"kyc"`
 }
@@ -115,6 +115,7 @@ func renderPayout(p *ledger.Payout) payoutJSON {
 			AccountNumber: optional(p.Spec.AccountNumber),
 			Address:       optional(p.Spec.Address),
 			Tag:           optional(p.Spec.Tag),
+			RoutingNumber: optional(p.Spec.RoutingNumber),
 			RecipientID:   optional(p.Spec.RecipientID),
 			KYC:           objectOrEmpty(p.Spec.ToKYC),
 		},
@@ -270,18 +271,8 @@ func renderAccount(a *ledger.Account) accountJSON {
 // estimatedUSD is amount of currency in USD at the current rate (rounded
 // down to the cent), or nil when there is no rate for the pair.
 func (s *Server) estimatedUSD(currency string, amount ledger.Minor) *string {
-	if currency == "USD" {
-		return optional(money(amount, currency))
-	}
-	if s.cfg.Rates == nil {
-		return nil
-	}
-	r, err := s.cfg.Rates.Rate(currency, "USD")
-	if err != nil {
-		return nil
-	}
-	usd, err := rails.ConvertFrom(r, amount)
-	if err != nil {
+	usd, ok := s.cfg.App.USDValue(currency, amount)
+	if !ok {
 		return nil
 	}
 	return optional(money(usd, "USD"))

@@ -395,10 +395,7 @@ func (c *call) railsAvailable() bool {
 	return true
 }
 
-func errNoProvider() *ledger.Error {
-	return &ledger.Error{Code: ledger.CodeUnavailable,
-		Message: "No payment provider is configured on this deployment; nothing was done"}
-}
+func errNoProvider() *ledger.Error { return app.NoProviderError() }
 
 func (c *call) ok(status int, v any) { writeJSON(c.ctx, status, v) }
 

@@ -3,60 +3,27 @@ package http
 import (
 	"fmt"
 	"net/url"
-	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/valyala/fasthttp"
 
+	"payments/actors/app"
 	"payments/ledger"
 )
 
 // problems gathers every field error of a request, so the caller fixes them
-// all at once.
-type problems []ledger.FieldError
+// all at once: app.Fields, whose wording the operations share, with the
+// front end's own checks beside it.
+type problems app.Fields
 
-func (p *problems) add(field, message string) {
-	*p = append(*p, ledger.FieldError{Field: field, Message: message})
-}
+func (p *problems) add(field, message string) { (*app.Fields)(p).Add(field, message) }
 
-func (p problems) err() *ledger.Error {
-	if len(p) == 0 {
-		return nil
-	}
-	msg := "Request validation failed: " + p[0].Field + " " + p[0].Message
-	if len(p) > 1 {
-		msg += fmt.Sprintf(" (and %d more)", len(p)-1)
-	}
-	return &ledger.Error{Code: ledger.CodeValidation, Message: msg, Fields: p}
-}
+func (p problems) err() *ledger.Error { return app.Fields(p).Err() }
 
 // text checks an optional string: at most max characters of printable text.
 // required makes absence an error too.
 func (p *problems) text(field string, v *string, required bool, maxLen int) string {
-	if v == nil || *v == "" {
-		if required {
-			p.add(field, "is required")
-		}
-		return ""
-	}
-	s := *v
-	if !utf8.ValidString(s) {
-		p.add(field, "must be valid UTF-8")
-		return ""
-	}
-	if n := utf8.RuneCountInString(s); n > maxLen {
-		p.add(field, fmt.Sprintf("must be at most %d characters", maxLen))
-		return ""
-	}
-	for _, r := range s {
-		if unicode.IsControl(r) {
-			p.add(field, "must not contain control characters")
-			return ""
-		}
-	}
-	return s
+	return (*app.Fields)(p).Text(field, v, required, maxLen)
 }
 
 // currency checks a currency code.
@@ -77,51 +44,17 @@ func (p *problems) currency(field string, v *string, required bool) (ledger.Curr
 
 // amount parses an amount in cur.
 func (p *problems) amount(field string, a amount, cur ledger.Currency) ledger.Minor {
-	m, err := ledger.ParseAmount(a.text, cur)
-	if err != nil {
-		p.add(field, ledger.AsError(err).Message)
-		return 0
-	}
-	return m
+	return (*app.Fields)(p).Amount(field, a.app(), cur)
 }
-
-// Phone numbers, in digits with the country code.
-const (
-	phoneDigitsMin = 8
-	phoneDigitsMax = 15
-)
 
 // phone checks a phone number: the country code and the subscriber number,
 // digits only, with or without a leading +. It returns the number as it is
 // stored, digits only.
-func (p *problems) phone(field, s string) string {
-	s = strings.TrimPrefix(s, "+")
-	if len(s) < phoneDigitsMin || len(s) > phoneDigitsMax {
-		p.add(field, fmt.Sprintf("must be %d to %d digits", phoneDigitsMin, phoneDigitsMax))
-		return s
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			p.add(field, "must contain digits only, with the country code and an optional leading +")
-			return s
-		}
-	}
-	return s
-}
+func (p *problems) phone(field, s string) string { return (*app.Fields)(p).Phone(field, s) }
 
 // alnum checks a bank account number: letters and digits.
 func (p *problems) alnum(field, s string, minLen, maxLen int) {
-	if len(s) < minLen || len(s) > maxLen {
-		p.add(field, fmt.Sprintf("must be %d to %d characters", minLen, maxLen))
-		return
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= '0' && c <= '9' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z') {
-			p.add(field, "must contain letters and digits only")
-			return
-		}
-	}
+	(*app.Fields)(p).Alnum(field, s, minLen, maxLen)
 }
 
 // Field length limits, in characters.

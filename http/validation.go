@@ -8,6 +8,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"payments/actors/app"
 	"payments/ledger"
 	"payments/rails"
 )
@@ -174,7 +175,7 @@ func (s *Server) validateDestination(req *validateRequestBody, prefix string) (v
 	if !ok {
 		return validationJSON{}, ledger.FieldInvalid(prefix+"code", fmt.Sprintf("%q is not a known payment method; see GET /v1/capabilities", truncate(code, 64)))
 	}
-	if m.Type == "crypto" {
+	if m.Type == ledger.MethodCrypto {
 		address := p.text(prefix+"address", req.Address, true, 256)
 		if req.AccountNumber != nil {
 			p.add(prefix+"accountNumber", "is not used by a crypto method; send address")
@@ -186,14 +187,14 @@ func (s *Server) validateDestination(req *validateRequestBody, prefix string) (v
 			return validationJSON{}, e
 		}
 		if err := rails.ValidateAddress(m.Chain, address); err != nil {
-			return invalid(reasonInvalidAddress, "The address "+addressReason(err)), nil
+			return invalid(reasonInvalidAddress, "The address "+app.AddressReason(err)), nil
 		}
 		return validationJSON{Valid: true}, nil
 	}
 
 	number := p.text(prefix+"accountNumber", req.AccountNumber, true, 64)
 	if req.Address != nil {
-		p.add(prefix+"address", "is not used by a "+m.Type+" method; send accountNumber")
+		p.add(prefix+"address", "is not used by a "+m.Type.String()+" method; send accountNumber")
 	}
 	_, routed := m.Field("routingNumber")
 	routing := p.text(prefix+"routingNumber", req.RoutingNumber, false, 64)
@@ -227,14 +228,6 @@ func invalid(reason, message string) validationJSON {
 	return validationJSON{Valid: false, Reason: reason, Message: message}
 }
 
-func addressReason(err error) string {
-	var ae *rails.AddressError
-	if errors.As(err, &ae) {
-		return ae.Reason
-	}
-	return "is not valid on this chain"
-}
-
 // resolveName asks the rail who holds the account. A deployment without a
 // provider, or a rail that fails outright, is service_unavailable.
 func (s *Server) resolveName(m *rails.Method, number string) (rails.Resolution, *ledger.Error) {
@@ -259,7 +252,7 @@ func (s *Server) resolveName(m *rails.Method, number string) (rails.Resolution, 
 // what is wrong, or "".
 func (s *Server) checkAccountNumber(m *rails.Method, number string) (string, string) {
 	var p problems
-	if m.Type == "mobile_money" {
+	if m.Type == ledger.MethodMobileMoney {
 		number = p.phone("", number)
 		if len(p) == 0 {
 			if country, ok := s.cfg.Catalogue.Country(m.Country); ok && !hasPrefix(number, country.DialCode) {
@@ -278,14 +271,8 @@ func (s *Server) checkAccountNumber(m *rails.Method, number string) (string, str
 // routingNumberProblem checks a routing number against the bank codes the
 // method lists as options of its routingNumber field.
 func routingNumberProblem(m *rails.Method, routing string) string {
-	f, ok := m.Field("routingNumber")
-	if !ok || routing == "" {
+	if _, ok := m.Field("routingNumber"); !ok || routing == "" || m.Routes(routing) {
 		return ""
-	}
-	for _, o := range f.Options {
-		if o.Value == routing {
-			return ""
-		}
 	}
 	return fmt.Sprintf("The routing number %q is not a bank code %s knows; see the options of its routingNumber field in GET /v1/capabilities/%s/%s",
 		truncate(routing, 64), m.Code, m.Country, m.Code)

@@ -7,6 +7,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"payments/actors"
+	"payments/actors/app"
 	"payments/ledger"
 )
 
@@ -68,30 +69,18 @@ type createVirtualAccountBody struct {
 	Metadata          jsonObject `json:"metadata"`
 }
 
-// depositsPropose commits a command of this feature and waits for it.
-func (c *call) depositsPropose(cmd ledger.Command) actors.Reply {
-	ctx, cancel := c.commitContext()
-	defer cancel()
-	return c.s.cfg.Actors.Propose(ctx, cmd)
-}
-
 // createVirtualAccount: POST /v1/virtual-accounts. With an
 // externalReference it is idempotent per currency: the same reference and
 // currency again answer the existing account with 200.
 func (c *call) createVirtualAccount() {
-	if !c.railsAvailable() {
-		return
-	}
 	var req createVirtualAccountBody
 	if !c.decode(&req) {
 		return
 	}
 	var p problems
 	cur, curOK := p.currency("currency", req.Currency, true)
-	var bank string
 	if curOK {
-		var ok bool
-		if bank, ok = c.s.cfg.Catalogue.VirtualAccountBank(cur.Code); !ok {
+		if _, ok := c.s.cfg.Catalogue.VirtualAccountBank(cur.Code); !ok {
 			p.add("currency", "has no virtual accounts; they are issued in "+strings.Join(c.s.cfg.Catalogue.VirtualAccountCurrencies(), ", "))
 		}
 	}
@@ -103,15 +92,7 @@ func (c *call) createVirtualAccount() {
 		c.fail(e)
 		return
 	}
-	r := c.depositsPropose(&ledger.CreateVirtualAccount{
-		At:                c.s.cfg.Actors.Now().UnixMilli(),
-		ID:                actors.NewID("va_"),
-		OrgID:             c.org,
-		Currency:          cur.Code,
-		Bank:              bank,
-		ExternalReference: ref,
-		Metadata:          req.Metadata.raw,
-	})
+	r := c.s.cfg.App.CreateVirtualAccount(c.caller(), app.VirtualAccountInput{Currency: cur.Code, ExternalReference: ref, Metadata: req.Metadata.raw})
 	c.created(r, func(res *ledger.Result) any { return &virtualAccountBody{renderVirtualAccount(res.VirtualAccount)} })
 }
 
@@ -127,43 +108,17 @@ func (c *call) getVirtualAccount() {
 	}
 }
 
-// orderVirtualAccountPrefix starts the id of a bank order's deposit
-// account: "va_" and the order's id.
-const orderVirtualAccountPrefix = "va_ord_"
-
-// orderVirtualAccount is a bank order's deposit account seen as the virtual
-// account it is (NOTES: its externalReference is the order id), so that a
-// client finds it with GET /v1/virtual-accounts?externalReference=<order id>
-// and pays it with the virtual-account-deposit simulation. It takes
-// deposits while the order waits for funds; ok is false for an order that
-// is not paid by bank transfer.
-func orderVirtualAccount(o *ledger.Order) (ledger.VirtualAccount, bool) {
-	in := &o.Instructions
-	if in.Type != ledger.InstructionsVirtualAccount {
-		return ledger.VirtualAccount{}, false
-	}
-	status := ledger.VirtualAccountActive
-	if o.Status.Ended() {
-		status = ledger.VirtualAccountPaused
-	}
-	return ledger.VirtualAccount{
-		ID: "va_" + o.ID, OrgID: o.OrgID, Status: status, Currency: o.Spec.FromCurrency,
-		Bank: in.Bank, AccountNumber: in.AccountNumber, AccountName: in.AccountName,
-		ExternalReference: o.ID, CreatedAt: o.CreatedAt, UpdatedAt: o.UpdatedAt,
-	}, true
-}
-
 // orderOfVirtualAccount finds the bank order whose deposit account id is
 // id ("va_ord_…").
 func (c *call) orderOfVirtualAccount(id string) (ledger.Order, ledger.VirtualAccount, bool) {
-	if !strings.HasPrefix(id, orderVirtualAccountPrefix) {
+	if !strings.HasPrefix(id, app.OrderVirtualAccountPrefix) {
 		return ledger.Order{}, ledger.VirtualAccount{}, false
 	}
 	o, found := c.s.cfg.Actors.Reader().Order(c.org, strings.TrimPrefix(id, "va_"))
 	if !found {
 		return ledger.Order{}, ledger.VirtualAccount{}, false
 	}
-	va, ok := orderVirtualAccount(&o)
+	va, ok := app.OrderVirtualAccount(&o)
 	return o, va, ok
 }
 
@@ -233,7 +188,7 @@ func (c *call) updateVirtualAccount() {
 		c.fail(ledger.FieldInvalid("status", "must be one of active, paused"))
 		return
 	}
-	r := c.depositsPropose(&ledger.UpdateVirtualAccount{At: c.s.cfg.Actors.Now().UnixMilli(), ID: id, OrgID: c.org, Status: status})
+	r := c.s.cfg.App.UpdateVirtualAccount(c.caller(), id, status)
 	c.depositsUpdated(r, func(res *ledger.Result) any { return &virtualAccountBody{renderVirtualAccount(res.VirtualAccount)} })
 }
 

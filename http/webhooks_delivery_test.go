@@ -261,8 +261,9 @@ func TestWebhookDueAtOnceAfterClockAdvance(t *testing.T) {
 		OrgID: h.org, ExternalReference: "order-1",
 		Spec: ledger.OrderSpec{FromMethod: "gh_mtn", FromCurrency: "GHS", FromAccountNumber: "233241234567",
 			ToMethod: "gh_mtn", ToCurrency: "GHS", ToAccountNumber: "233241234567", Amount: 1000, AmountSide: ledger.SideFrom},
-		FromMethodType: "mobile_money", ToMethodType: "mobile_money", FromAmount: 1000, ToAmount: 1000,
-		Fee: ledger.OrderFee("mobile_money", 1000), Instructions: in,
+		FromMethodType: ledger.MethodMobileMoney, ToMethodType: ledger.MethodMobileMoney, FromAmount: 1000, ToAmount: 1000,
+		Fee: 10, Instructions: in, // 1% of 10.00, the payout fee of gh_mtn
+
 	})
 	if r.Err != nil || r.Result.Err != nil {
 		t.Fatalf("create order: %v %v", r.Err, r.Result.Err)

@@ -29,7 +29,7 @@ func BenchmarkApplyPayout(b *testing.B) {
 		cmds = append(cmds,
 			&CreatePayout{At: 2, ID: id, OrgID: fmt.Sprintf("org_%08d", i%64), ExternalReference: id,
 				Spec:       PayoutSpec{Currency: "GHS", Amount: 1000, AmountSide: SideTo, Method: "gh_mtn", AccountNumber: "233241234567"},
-				MethodType: "mobile_money", Fee: 10},
+				MethodType: MethodMobileMoney, Fee: 10},
 			&MarkPayoutProcessing{At: 3, ID: id, ProviderReference: "sbx"},
 			&SettlePayout{At: 4, ID: id, Completed: true})
 	}
@@ -53,7 +53,7 @@ func BenchmarkDecodeBatch(b *testing.B) {
 		id := fmt.Sprintf("pay_ghs_%020d", i)
 		cmds = append(cmds, &CreatePayout{At: 2, ID: id, OrgID: "org_00000001", ExternalReference: id,
 			Spec:       PayoutSpec{Currency: "GHS", Amount: 1000, AmountSide: SideTo, Method: "gh_mtn", AccountNumber: "233241234567"},
-			MethodType: "mobile_money", Fee: 10})
+			MethodType: MethodMobileMoney, Fee: 10})
 	}
 	entry := EncodeBatch(nil, cmds)
 	b.ReportAllocs()
@@ -91,7 +91,7 @@ func BenchmarkSustainedPayouts(b *testing.B) {
 				ref := id(i)
 				cmds = append(cmds, &CreatePayout{At: 2, ID: id(i), OrgID: fmt.Sprintf("org_%08d", i%64), ExternalReference: ref,
 					Spec:       PayoutSpec{Currency: "GHS", Amount: 1000, AmountSide: SideTo, Method: "gh_mtn", AccountNumber: "233241234567"},
-					MethodType: "mobile_money", Fee: 10})
+					MethodType: MethodMobileMoney, Fee: 10})
 			}
 			if k := i - per; k >= 0 && k < b.N {
 				cmds = append(cmds, &MarkPayoutProcessing{At: 3, ID: id(k), ProviderReference: "sbx_" + id(k)})

@@ -154,7 +154,7 @@ type CreateCheckoutSession struct {
 	DepositBank    string
 	// Mobile money: the collection to create, and its fee.
 	CollectionID string
-	MethodType   string
+	MethodType   MethodType
 	Fee          Minor
 }
 
@@ -179,7 +179,7 @@ func init() {
 			At: d.varint(), ID: d.str(), OrgID: d.str(), LinkID: d.str(), Method: CheckoutMethod(d.u8()),
 			MethodCode: d.str(), Chain: d.str(), PayerNumber: d.str(), OriginCurrency: d.str(),
 			OriginAmount: d.minor(), DestAmount: d.minor(), Rate: d.str(), DepositAccount: d.str(),
-			DepositBank: d.str(), CollectionID: d.str(), MethodType: d.str(), Fee: d.minor(),
+			DepositBank: d.str(), CollectionID: d.str(), MethodType: d.methodType(), Fee: d.minor(),
 		}
 	})
 	registerCommand(KindCheckoutDeposit, func(d *decoder) Command {
@@ -207,7 +207,7 @@ func (c *CreateCheckoutSession) encode(e *encoder) {
 	e.str(c.DepositAccount)
 	e.str(c.DepositBank)
 	e.str(c.CollectionID)
-	e.str(c.MethodType)
+	e.methodType(c.MethodType)
 	e.minor(c.Fee)
 }
 
@@ -429,9 +429,9 @@ func (c *CheckoutDepositCommand) apply(s *State) Result {
 	if !ok || credit <= 0 {
 		return Result{Err: FieldInvalid("amount", "is too small to credit anything in "+sess.DestCurrency)}
 	}
-	colType, methodType, code := "virtual_account", "bank", "bank_transfer"
+	colType, methodType, code := "virtual_account", MethodBankTransfer, "bank_transfer"
 	if sess.Method == CheckoutCrypto {
-		colType, methodType, code = "crypto", "crypto", sess.MethodCode
+		colType, methodType, code = "crypto", MethodCrypto, sess.MethodCode
 	}
 	cur := sess.DestCurrency
 	account, _ := s.merchantAccount(c.OrgID, cur, c.At, true)

@@ -55,7 +55,7 @@ type Collection struct {
 	OrgID             string
 	Type              string // "mobile_money"
 	Spec              CollectionSpec
-	MethodType        string
+	MethodType        MethodType
 	Fee               Minor
 	ExternalReference string
 
@@ -82,17 +82,6 @@ type Collection struct {
 	Attempt string
 }
 
-// collectionFeeBasisPoints is the collection fee by method type.
-var collectionFeeBasisPoints = map[string]int64{
-	"mobile_money": 150, // 1.5%
-}
-
-// CollectionFee returns the fee for collecting amount over a method of the
-// given type. It is debited from the credited balance on completion.
-func CollectionFee(methodType string, amount Minor) Minor {
-	return basisPointsHalfUp(amount, collectionFeeBasisPoints[methodType])
-}
-
 // CreateCollection records a pending collection; nothing is booked until the
 // payer approves.
 type CreateCollection struct {
@@ -101,7 +90,7 @@ type CreateCollection struct {
 	OrgID             string
 	ExternalReference string
 	Spec              CollectionSpec
-	MethodType        string
+	MethodType        MethodType
 	Fee               Minor
 }
 

@@ -30,11 +30,17 @@ const (
 	KindSettleCollection     Kind = 9
 )
 
-func (*CreateOrganization) Kind() Kind   { return KindCreateOrganization }
-func (*CreateAPIKey) Kind() Kind         { return KindCreateAPIKey }
-func (*RevokeAPIKey) Kind() Kind         { return KindRevokeAPIKey }
-func (*FundBalance) Kind() Kind          { return KindFundBalance }
-func (*CreatePayout) Kind() Kind         { return KindCreatePayout }
+func (*CreateOrganization) Kind() Kind { return KindCreateOrganization }
+func (*CreateAPIKey) Kind() Kind       { return KindCreateAPIKey }
+func (*RevokeAPIKey) Kind() Kind       { return KindRevokeAPIKey }
+func (*FundBalance) Kind() Kind        { return KindFundBalance }
+func (c *CreatePayout) Kind() Kind {
+	if c.Spec.RoutingNumber != "" {
+		return KindCreatePayoutRouted // routing.go
+	}
+	return KindCreatePayout
+}
+
 func (*MarkPayoutProcessing) Kind() Kind { return KindMarkPayoutProcessing }
 func (*SettlePayout) Kind() Kind         { return KindSettlePayout }
 func (*CreateCollection) Kind() Kind     { return KindCreateCollection }
@@ -202,15 +208,18 @@ func (c *CreatePayout) encode(e *encoder) {
 	e.str(c.OrgID)
 	e.str(c.ExternalReference)
 	c.Spec.encode(e)
-	e.str(c.MethodType)
+	e.methodType(c.MethodType)
 	e.minor(c.Fee)
 	e.uvarint(c.Reservation)
+	if c.Spec.RoutingNumber != "" { // appended (routing.go)
+		e.str(c.Spec.RoutingNumber)
+	}
 }
 
 func decodeCreatePayout(d *decoder) *CreatePayout {
 	return &CreatePayout{
 		At: d.varint(), ID: d.str(), OrgID: d.str(), ExternalReference: d.str(),
-		Spec: decodePayoutSpec(d), MethodType: d.str(), Fee: d.minor(), Reservation: d.uvarint(),
+		Spec: decodePayoutSpec(d), MethodType: d.methodType(), Fee: d.minor(), Reservation: d.uvarint(),
 	}
 }
 
@@ -251,14 +260,14 @@ func (c *CreateCollection) encode(e *encoder) {
 	e.str(c.OrgID)
 	e.str(c.ExternalReference)
 	c.Spec.encode(e)
-	e.str(c.MethodType)
+	e.methodType(c.MethodType)
 	e.minor(c.Fee)
 }
 
 func decodeCreateCollection(d *decoder) *CreateCollection {
 	return &CreateCollection{
 		At: d.varint(), ID: d.str(), OrgID: d.str(), ExternalReference: d.str(),
-		Spec: decodeCollectionSpec(d), MethodType: d.str(), Fee: d.minor(),
+		Spec: decodeCollectionSpec(d), MethodType: d.methodType(), Fee: d.minor(),
 	}
 }
 

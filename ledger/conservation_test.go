@@ -173,13 +173,13 @@ func (c *conservation) step() {
 		fee := amount / 100
 		spec := PayoutSpec{Currency: cur, Amount: amount, AmountSide: SideTo, Method: "gh_mtn"}
 		var cmd Command = &CreatePayout{At: c.at, ID: c.id("pay_"), OrgID: org, ExternalReference: c.id("p"),
-			Spec: spec, MethodType: "mobile_money", Fee: fee}
+			Spec: spec, MethodType: MethodMobileMoney, Fee: fee}
 		from, debit := cur, amount
 		if to := conservationCurrencies[c.rng.IntN(len(conservationCurrencies))]; to != cur && c.rng.IntN(3) == 0 {
 			// Cross-currency: delivered in to at a rate of 2, debited in cur.
 			spec.Currency, spec.Amount = to, amount*2
 			cmd = &CreateFXPayout{At: c.at, ID: c.id("pay_"), OrgID: org, ExternalReference: c.id("p"),
-				Spec: spec, MethodType: "mobile_money", Fee: fee, FromCurrency: cur, FromAmount: amount, ToAmount: amount * 2, Rate: "2"}
+				Spec: spec, MethodType: MethodMobileMoney, Fee: fee, FromCurrency: cur, FromAmount: amount, ToAmount: amount * 2, Rate: "2"}
 		}
 		r := c.apply(cmd)
 		if r.Err == nil {
@@ -214,7 +214,7 @@ func (c *conservation) step() {
 	case 4:
 		fee := amount * 150 / 10_000
 		r := c.must(&CreateCollection{At: c.at, ID: c.id("col_"), OrgID: org, ExternalReference: c.id("c"),
-			Spec: CollectionSpec{Currency: cur, Amount: amount, Method: "gh_mtn"}, MethodType: "mobile_money", Fee: fee})
+			Spec: CollectionSpec{Currency: cur, Amount: amount, Method: "gh_mtn"}, MethodType: MethodMobileMoney, Fee: fee})
 		c.colls = append(c.colls, r.Collection.ID)
 	case 5:
 		id, ok := c.pick(&c.colls)
@@ -278,7 +278,7 @@ func (c *conservation) step() {
 		r := c.must(&CreateOrder{At: c.at, ID: c.id("ord_"), OrgID: org, ExternalReference: c.id("o"),
 			Spec: OrderSpec{FromMethod: "gh_ghipss", FromCurrency: "GHS", ToMethod: "ke_mpesa", ToCurrency: to,
 				ToAccountNumber: "254712345678", Amount: amount, AmountSide: SideFrom},
-			FromMethodType: "bank", ToMethodType: "mobile_money",
+			FromMethodType: MethodBankTransfer, ToMethodType: MethodMobileMoney,
 			FromAmount: amount, ToAmount: toAmount, Fee: amount / 100, Rate: rate,
 			Instructions: OrderInstructions{Type: InstructionsVirtualAccount, Bank: "Sandbox Bank GH", AccountNumber: "9800000000", AccountName: org}})
 		c.orders = append(c.orders, r.Order.ID)

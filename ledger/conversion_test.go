@@ -266,7 +266,7 @@ func TestJournalPagingReproducesBalances(t *testing.T) {
 		}
 		at++
 		s.Apply(&CreatePayout{At: at, ID: fmt.Sprintf("pay_ghs_%d", i), OrgID: "org_a", ExternalReference: fmt.Sprint("p", i),
-			Spec: PayoutSpec{Currency: "GHS", Amount: Minor(100 + i), AmountSide: SideTo, Method: "gh_mtn"}, MethodType: "mobile_money", Fee: 1})
+			Spec: PayoutSpec{Currency: "GHS", Amount: Minor(100 + i), AmountSide: SideTo, Method: "gh_mtn"}, MethodType: MethodMobileMoney, Fee: 1})
 	}
 	s.Apply(&FundBalance{At: at, OrgID: "org_b", Currency: "GHS", Amount: 5, ExternalReference: "b"})
 	if err := s.Check(); err != nil {

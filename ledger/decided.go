@@ -72,7 +72,8 @@ func decodeDecided(d *decoder) Command {
 // under a reference (a charged debit's kind is checked by SpendCharged).
 func decidable(k Kind) bool {
 	switch k {
-	case KindCreatePayout, KindCreateFXPayout, KindCreateCollection, KindCreateOrder, KindSpendCharged, KindExecuteQuoteRef:
+	case KindCreatePayout, KindCreateFXPayout, KindCreatePayoutRouted, KindCreateFXPayoutRouted,
+		KindCreateCollection, KindCreateOrder, KindSpendCharged, KindExecuteQuoteRef:
 		return true
 	}
 	return false
@@ -244,11 +245,13 @@ func decidedOf(op Command) (org, resource, ref, request, id string) {
 		e.u8(0)
 		e.str(c.Spec.Currency)
 		c.Spec.encode(&e)
+		c.Spec.encodeRouting(&e)
 		org, resource, ref, id = c.OrgID, RefusedPayout, c.ExternalReference, c.ID
 	case *CreateFXPayout:
 		e.u8(1)
 		e.str(c.FromCurrency)
 		c.Spec.encode(&e)
+		c.Spec.encodeRouting(&e)
 		org, resource, ref, id = c.OrgID, RefusedPayout, c.ExternalReference, c.ID
 	case *CreateCollection:
 		c.Spec.encode(&e)

@@ -8,7 +8,7 @@ import (
 
 func decidedPayoutCmd(id, ref string, amount Minor, attempt string) *Decided {
 	return &Decided{Attempt: attempt, Op: &CreatePayout{
-		At: 10, ID: id, OrgID: "org_a", ExternalReference: ref, MethodType: "mobile_money", Fee: 10,
+		At: 10, ID: id, OrgID: "org_a", ExternalReference: ref, MethodType: MethodMobileMoney, Fee: 10,
 		Spec: PayoutSpec{Currency: "GHS", Amount: amount, AmountSide: SideTo, Method: "gh_mtn", AccountNumber: "233241234567"},
 	}}
 }

@@ -15,9 +15,10 @@ package ledger
 // So a deposit's collection is terminal as soon as it exists: GET returns
 // what the deposit's response said, and the rail driver never picks it up.
 //
-// Fees: the command carries the fee the caller computed with CollectionFee
-// for the collection type; the schedule has no entry for virtual_account or
-// crypto, so deposits are free today. The rule books any fee it is given.
+// Fees: the command carries the fee the operation priced with the deposit
+// schedule of the method the money came through (rails' catalogue: 0 basis
+// points for bank rails and stablecoin networks today). The rule books any
+// fee it is given.
 //
 // The collection's link to its virtual account or address is a Deposit
 // record, kept in its own store and in the collection's stored record
@@ -315,7 +316,7 @@ func (c *ReceiveDeposit) apply(s *State) Result {
 		OrgID:         c.OrgID,
 		Type:          dep.Type,
 		Spec:          CollectionSpec{Currency: cur, Amount: c.Amount, PayerNumber: from},
-		MethodType:    dep.Type,
+		MethodType:    depositMethodType(dep.Type),
 		Fee:           c.Fee,
 		AccountNumber: account.Number,
 		Status:        CollectionPending,
@@ -368,4 +369,13 @@ func (f *CollectionFilter) matchesDepositSource(c *Collection) bool {
 	return c.Deposit != nil &&
 		(f.VirtualAccountID == "" || c.Deposit.VirtualAccountID == f.VirtualAccountID) &&
 		(f.CryptoAddressID == "" || c.Deposit.CryptoAddressID == f.CryptoAddressID)
+}
+
+// depositMethodType is the method type a deposit's collection stores: its
+// collection type (doc.go of MethodType).
+func depositMethodType(collectionType string) MethodType {
+	if collectionType == CollectionTypeCrypto {
+		return MethodCrypto
+	}
+	return methodVirtualAccount
 }

@@ -23,7 +23,7 @@ func disputeFixture(t *testing.T) *testState {
 	}
 	for i, id := range []string{"col_1", "col_2", "col_3"} {
 		res := s.Apply(&CreateCollection{At: 2, ID: id, OrgID: "org_a", ExternalReference: id,
-			Spec: CollectionSpec{Currency: "GHS", Amount: 50_000, Method: "gh_mtn", PayerNumber: "233241234567"}, MethodType: "mobile_money", Fee: 750})
+			Spec: CollectionSpec{Currency: "GHS", Amount: 50_000, Method: "gh_mtn", PayerNumber: "233241234567"}, MethodType: MethodMobileMoney, Fee: 750})
 		if res.Err != nil {
 			t.Fatal(res.Err)
 		}
@@ -182,12 +182,12 @@ func TestDisputeHoldLimitsPayouts(t *testing.T) {
 	s := disputeFixture(t)
 	s.Apply(&OpenDispute{At: 10, ID: "dsp_1", OrgID: "org_a", CollectionID: "col_1", Amount: 50_000, Category: "fraud"})
 	res := s.Apply(&CreatePayout{At: 11, ID: "pay_ghs_1", OrgID: "org_a", ExternalReference: "p1",
-		Spec: PayoutSpec{Currency: "GHS", Amount: 48_500, AmountSide: SideTo, Method: "gh_mtn"}, MethodType: "mobile_money", Fee: 1})
+		Spec: PayoutSpec{Currency: "GHS", Amount: 48_500, AmountSide: SideTo, Method: "gh_mtn"}, MethodType: MethodMobileMoney, Fee: 1})
 	if res.Err == nil || res.Err.Code != CodeInsufficientFunds || res.Err.Available != 48_500 {
 		t.Fatalf("payout over the hold: %+v", res.Err)
 	}
 	res = s.Apply(&CreatePayout{At: 11, ID: "pay_ghs_2", OrgID: "org_a", ExternalReference: "p2",
-		Spec: PayoutSpec{Currency: "GHS", Amount: 48_000, AmountSide: SideTo, Method: "gh_mtn"}, MethodType: "mobile_money", Fee: 0})
+		Spec: PayoutSpec{Currency: "GHS", Amount: 48_000, AmountSide: SideTo, Method: "gh_mtn"}, MethodType: MethodMobileMoney, Fee: 0})
 	if res.Err != nil {
 		t.Fatal(res.Err)
 	}

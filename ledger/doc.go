@@ -127,6 +127,9 @@
 //	collection ('c'),  (decided.go), for a record created through command
 //	order ('z')        kind 110, Decided, with one
 //	conversion ('s')   str(attempt) after its reference, likewise
+//	payout ('p')       str(routingNumber) after str(attempt), for a payout
+//	                   that names its bank (routing.go: command kinds 13
+//	                   and 14, subject kinds 13 and 14)
 //
 // A build from before an appended field refuses a record that has it
 // ("trailing bytes") rather than misread it.
@@ -172,7 +175,10 @@
 // GHS is an error, never a rounding; responses are formatted from the
 // integer. Every movement is a set of postings that sums to zero; a set that
 // does not is a bug and panics. Percentage fees round half up through one
-// helper.
+// helper, as a pure function of a FeeSchedule (method.go); the schedules
+// themselves are data in the catalogue of methods (package rails), read by
+// the operations that stamp each fee in its command. Method types are a
+// frozen enum (MethodType), stored as the strings they were stored as.
 //
 // # Concurrency
 //

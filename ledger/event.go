@@ -33,7 +33,8 @@ type Subject interface {
 // Values are frozen, and allocated by feature like command kinds:
 //
 //	1–3    payouts, collections, accounts
-//	4–19   money movement (conversions, orders, virtual accounts, …)
+//	4–19   money movement (conversions, orders, virtual accounts,
+//	       payouts that name their bank: 13, 14, …)
 //	20–29  recipients, files, disputes
 //	30–39  webhooks
 type SubjectKind uint8
@@ -45,8 +46,13 @@ const (
 )
 
 func (p Payout) subjectKind() SubjectKind {
-	if p.FX != nil {
+	switch {
+	case p.FX != nil && p.Spec.RoutingNumber != "":
+		return SubjectFXPayoutRouted // routing.go
+	case p.FX != nil:
 		return SubjectFXPayout // fxpayout.go
+	case p.Spec.RoutingNumber != "":
+		return SubjectPayoutRouted
 	}
 	return SubjectPayout
 }

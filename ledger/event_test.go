@@ -16,11 +16,11 @@ func TestEventsFollowChanges(t *testing.T) {
 	payout := func(id, ref string, amount Minor) *CreatePayout {
 		return &CreatePayout{At: 3, ID: id, OrgID: "org_a", ExternalReference: ref,
 			Spec:       PayoutSpec{Currency: "GHS", Amount: amount, AmountSide: SideTo, Method: "gh_mtn"},
-			MethodType: "mobile_money", Fee: 1}
+			MethodType: MethodMobileMoney, Fee: 1}
 	}
 	collection := func(id, ref string) *CreateCollection {
 		return &CreateCollection{At: 5, ID: id, OrgID: "org_a", ExternalReference: ref,
-			Spec: CollectionSpec{Currency: "GHS", Amount: 500, Method: "gh_mtn"}, MethodType: "mobile_money", Fee: 8}
+			Spec: CollectionSpec{Currency: "GHS", Amount: 500, Method: "gh_mtn"}, MethodType: MethodMobileMoney, Fee: 8}
 	}
 	steps := []struct {
 		cmd   Command

@@ -17,7 +17,8 @@ import (
 // Kind numbers are allocated in ranges, one per feature, and frozen like the
 // first nine:
 //
-//	10–19  the sandbox clock (10, 11), cross-currency payouts (12)
+//	10–19  the sandbox clock (10, 11), cross-currency payouts (12),
+//	       payouts that name their bank (13, 14: routing.go)
 //	20–49  money movement: rates, quotes, conversions (22: an execution
 //	       under an externalReference), virtual accounts, crypto
 //	       addresses, orders (34: a deposit under an externalReference),

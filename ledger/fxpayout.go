@@ -84,7 +84,7 @@ type CreateFXPayout struct {
 	OrgID             string
 	ExternalReference string
 	Spec              PayoutSpec
-	MethodType        string
+	MethodType        MethodType
 	Fee               Minor // in FromCurrency
 	Reservation       uint64
 	FromCurrency      string
@@ -93,7 +93,12 @@ type CreateFXPayout struct {
 	Rate              string
 }
 
-func (*CreateFXPayout) Kind() Kind { return KindCreateFXPayout }
+func (c *CreateFXPayout) Kind() Kind {
+	if c.Spec.RoutingNumber != "" {
+		return KindCreateFXPayoutRouted // routing.go
+	}
+	return KindCreateFXPayout
+}
 
 func (c *CreateFXPayout) encode(e *encoder) {
 	e.varint(c.At)
@@ -101,19 +106,22 @@ func (c *CreateFXPayout) encode(e *encoder) {
 	e.str(c.OrgID)
 	e.str(c.ExternalReference)
 	c.Spec.encode(e)
-	e.str(c.MethodType)
+	e.methodType(c.MethodType)
 	e.minor(c.Fee)
 	e.uvarint(c.Reservation)
 	e.str(c.FromCurrency)
 	e.minor(c.FromAmount)
 	e.minor(c.ToAmount)
 	e.str(c.Rate)
+	if c.Spec.RoutingNumber != "" { // appended (routing.go)
+		e.str(c.Spec.RoutingNumber)
+	}
 }
 
 func decodeCreateFXPayout(d *decoder) Command {
 	return &CreateFXPayout{
 		At: d.varint(), ID: d.str(), OrgID: d.str(), ExternalReference: d.str(), Spec: decodePayoutSpec(d),
-		MethodType: d.str(), Fee: d.minor(), Reservation: d.uvarint(), FromCurrency: d.str(),
+		MethodType: d.methodType(), Fee: d.minor(), Reservation: d.uvarint(), FromCurrency: d.str(),
 		FromAmount: d.minor(), ToAmount: d.minor(), Rate: d.str(),
 	}
 }
@@ -181,6 +189,9 @@ func (c *CreateFXPayout) apply(s *State) Result {
 		return Result{Err: errorf(CodeValidation, "rate %q is not a positive decimal", c.Rate)}
 	case c.ExternalReference == "":
 		return Result{Err: FieldInvalid("externalReference", "is required")}
+	}
+	if err := checkRoutingNumber(&c.Spec); err != nil {
+		return Result{Err: err}
 	}
 	account, hasAccount := s.merchantAccount(c.OrgID, from.Code, c.At, false)
 	if hasAccount && c.Reservation > account.Reservation {

@@ -13,7 +13,7 @@ func fxPayoutCmd(id, ref string, at int64) *CreateFXPayout {
 	return &CreateFXPayout{
 		At: at, ID: id, OrgID: "org_a", ExternalReference: ref,
 		Spec:       PayoutSpec{Currency: "GHS", Amount: 15_000, AmountSide: SideTo, Method: "gh_mtn", AccountNumber: "233241234567"},
-		MethodType: "mobile_money", Fee: 10,
+		MethodType: MethodMobileMoney, Fee: 10,
 		FromCurrency: "USD", FromAmount: 972, ToAmount: 15_000, Rate: "15.444",
 	}
 }
@@ -125,7 +125,7 @@ func TestFXPayoutLifecycle(t *testing.T) {
 			other.Spec.Amount, other.ToAmount = 15_001, 15_001
 			applyRejected(t, s, other, ErrDuplicate)
 			applyRejected(t, s, &CreatePayout{At: 11, ID: "pay_2", OrgID: "org_a", ExternalReference: "r1",
-				Spec: fxPayoutCmd("", "", 0).Spec, MethodType: "mobile_money", Fee: 150}, ErrDuplicate)
+				Spec: fxPayoutCmd("", "", 0).Spec, MethodType: MethodMobileMoney, Fee: 150}, ErrDuplicate)
 
 			mustApply(t, s, &MarkPayoutProcessing{At: 12, ID: "pay_1", ProviderReference: "sbx"})
 			checkState(t, s)

@@ -276,3 +276,18 @@ func checkCommandsRoundTrip(t *testing.T, cmds []Command) {
 		t.Fatal("re-encoding changed the batch")
 	}
 }
+
+// The fee schedules of the default catalogue (rails/catalogue.json), for
+// tests that price as the operations do.
+var testPayoutFees = map[MethodType]FeeSchedule{
+	MethodMobileMoney: {BasisPoints: 100}, MethodBankTransfer: {BasisPoints: 50}, MethodCrypto: {BasisPoints: 20},
+}
+
+func payoutFee(t MethodType, amount Minor) Minor { return testPayoutFees[t].Fee(amount) }
+
+func splitPayoutDebit(t MethodType, total Minor) (principal, fee Minor) {
+	return testPayoutFees[t].Split(total)
+}
+
+// collectionFee is a mobile money collection's fee.
+func collectionFee(amount Minor) Minor { return FeeSchedule{BasisPoints: 150}.Fee(amount) }

@@ -104,7 +104,7 @@ func TestLookupFilterFilledFromTheStore(t *testing.T) {
 	payout := func(i int) *CreatePayout {
 		return &CreatePayout{At: 2, ID: fmt.Sprintf("pay_ghs_%04d", i), OrgID: "org_a", ExternalReference: fmt.Sprintf("ref-%d", i),
 			Spec:       PayoutSpec{Currency: "GHS", Amount: 100, AmountSide: SideTo, Method: "gh_mtn", AccountNumber: "233241234567"},
-			MethodType: "mobile_money", Fee: 1}
+			MethodType: MethodMobileMoney, Fee: 1}
 	}
 	for i := 0; i < 40; i++ {
 		if r := s.Apply(payout(i)); r.Err != nil {

@@ -107,10 +107,10 @@ const (
 )
 
 // instructionsFor is the instruction type of an origin method type.
-var instructionsFor = map[string]string{
-	"crypto":       InstructionsCrypto,
-	"bank":         InstructionsVirtualAccount,
-	"mobile_money": InstructionsMobileMoney,
+var instructionsFor = map[MethodType]string{
+	MethodCrypto:       InstructionsCrypto,
+	MethodBankTransfer: InstructionsVirtualAccount,
+	MethodMobileMoney:  InstructionsMobileMoney,
 }
 
 // OrderSpec is everything the caller asked for; two requests with the same
@@ -174,8 +174,8 @@ type Order struct {
 	OrgID             string
 	ExternalReference string
 	Spec              OrderSpec
-	FromMethodType    string
-	ToMethodType      string
+	FromMethodType    MethodType
+	ToMethodType      MethodType
 	FromAmount        Minor  // the principal, in the origin currency
 	ToAmount          Minor  // delivered, in the destination currency
 	Fee               Minor  // in the origin currency, on top of FromAmount
@@ -203,11 +203,6 @@ type Order struct {
 
 // Expected is what the customer must send: the principal and the fee.
 func (o Order) Expected() Minor { return o.FromAmount + o.Fee }
-
-// OrderFee is the fee of an order whose principal is amount, delivered over
-// a method of the given type: the payout fee of that method type, charged in
-// the origin currency. The leader computes it and carries it in the command.
-func OrderFee(toMethodType string, amount Minor) Minor { return PayoutFee(toMethodType, amount) }
 
 // OrderPayoutID is the id of an order's payout leg: the order's random part
 // under the payout prefix and the destination currency, so the leg's id is
@@ -278,8 +273,8 @@ type CreateOrder struct {
 	OrgID             string
 	ExternalReference string
 	Spec              OrderSpec
-	FromMethodType    string
-	ToMethodType      string
+	FromMethodType    MethodType
+	ToMethodType      MethodType
 	FromAmount        Minor
 	ToAmount          Minor
 	Fee               Minor
@@ -481,7 +476,7 @@ func (c *CreateOrder) apply(s *State) Result {
 	if t, ok := instructionsFor[c.FromMethodType]; !ok || t != c.Instructions.Type {
 		return Result{Err: FieldInvalid("from.code", "has no deposit instructions of type "+c.Instructions.Type)}
 	}
-	if _, ok := feeBasisPoints[c.ToMethodType]; !ok {
+	if t := c.ToMethodType; t != MethodMobileMoney && t != MethodBankTransfer && t != MethodCrypto {
 		return Result{Err: FieldInvalid("to.code", "is not a payout method")}
 	}
 	if o, ok := s.orders.rows.byReference(c.OrgID, c.ExternalReference); ok {
@@ -516,7 +511,7 @@ func (c *CreateOrder) apply(s *State) Result {
 	}
 	o.step(now, LegOrder, uint8(OrderCreated), "")
 	var res Result
-	if c.FromMethodType == "mobile_money" {
+	if c.FromMethodType == MethodMobileMoney {
 		// The prompt is the collection leg: the payer approves the
 		// expected amount, the fee is taken from it when it lands.
 		if err := checkID(c.CollectionID, "col_"); err != nil {
@@ -528,7 +523,7 @@ func (c *CreateOrder) apply(s *State) Result {
 				Currency: c.Spec.FromCurrency, Amount: o.Expected(), Method: c.Spec.FromMethod,
 				PayerNumber: c.Spec.FromAccountNumber, Narration: c.Spec.Narration, KYC: c.Spec.FromKYC,
 			},
-			MethodType: "mobile_money", Fee: c.Fee,
+			MethodType: MethodMobileMoney, Fee: c.Fee,
 		})
 		if r.Err != nil {
 			return r
@@ -561,7 +556,7 @@ func (c *DepositOrder) apply(s *State) Result {
 
 // deposit moves order o by the deposit, whatever its reference.
 func (c *DepositOrder) deposit(s *State, o Order) Result {
-	if o.FromMethodType == "mobile_money" {
+	if o.FromMethodType == MethodMobileMoney {
 		return Result{Err: errorf(CodeBadRequest,
 			"Order %s is paid by a mobile money prompt, not a deposit: the prompt's outcome follows the amount's last two decimal digits", o.ID)}
 	}
@@ -580,7 +575,7 @@ func (c *DepositOrder) deposit(s *State, o Order) Result {
 		}
 		switch c.Outcome {
 		case DepositUnconfirmed:
-			if o.FromMethodType != "crypto" {
+			if o.FromMethodType != MethodCrypto {
 				return Result{Err: FieldInvalid("outcome", "unconfirmed is only for crypto orders: a bank transfer is final when it arrives")}
 			}
 			o.ReceivedAmount, o.ReceivedAt = amount, now
@@ -650,7 +645,7 @@ func (s *State) landDeposit(o *Order, c *DepositOrder, now int64, amount Minor) 
 		return Result{Err: err}
 	}
 	typ := InstructionsVirtualAccount
-	if o.FromMethodType == "crypto" {
+	if o.FromMethodType == MethodCrypto {
 		typ = "crypto"
 	}
 	col := Collection{
@@ -739,7 +734,7 @@ func (s *State) startOrderPayout(o *Order, at int64) (*Payout, *Error) {
 		Currency: to, Amount: o.ToAmount, AmountSide: SideTo, Method: o.Spec.ToMethod,
 		Narration: o.Spec.Narration, Metadata: o.Spec.Metadata, FromKYC: o.Spec.FromKYC, ToKYC: o.Spec.ToKYC,
 	}
-	if o.ToMethodType == "crypto" {
+	if o.ToMethodType == MethodCrypto {
 		spec.Address, spec.Tag = o.Spec.ToAccountNumber, o.Spec.ToTag
 	} else {
 		spec.AccountNumber = o.Spec.ToAccountNumber
@@ -930,8 +925,8 @@ func (c *CreateOrder) encode(e *encoder) {
 	e.str(c.OrgID)
 	e.str(c.ExternalReference)
 	c.Spec.encode(e)
-	e.str(c.FromMethodType)
-	e.str(c.ToMethodType)
+	e.methodType(c.FromMethodType)
+	e.methodType(c.ToMethodType)
 	e.minor(c.FromAmount)
 	e.minor(c.ToAmount)
 	e.minor(c.Fee)
@@ -943,7 +938,7 @@ func (c *CreateOrder) encode(e *encoder) {
 func decodeCreateOrder(d *decoder) *CreateOrder {
 	return &CreateOrder{
 		At: d.varint(), ID: d.str(), OrgID: d.str(), ExternalReference: d.str(), Spec: decodeOrderSpec(d),
-		FromMethodType: d.str(), ToMethodType: d.str(), FromAmount: d.minor(), ToAmount: d.minor(),
+		FromMethodType: d.methodType(), ToMethodType: d.methodType(), FromAmount: d.minor(), ToAmount: d.minor(),
 		Fee: d.minor(), Rate: d.str(), Instructions: decodeOrderInstructions(d), CollectionID: d.str(),
 	}
 }
@@ -965,8 +960,8 @@ func encodeOrder(e *encoder, o *Order) {
 	e.str(o.OrgID)
 	e.str(o.ExternalReference)
 	o.Spec.encode(e)
-	e.str(o.FromMethodType)
-	e.str(o.ToMethodType)
+	e.methodType(o.FromMethodType)
+	e.methodType(o.ToMethodType)
 	e.minor(o.FromAmount)
 	e.minor(o.ToAmount)
 	e.minor(o.Fee)
@@ -994,7 +989,7 @@ func encodeOrder(e *encoder, o *Order) {
 func decodeOrder(d *decoder) Order {
 	o := Order{
 		ID: d.str(), OrgID: d.str(), ExternalReference: d.str(), Spec: decodeOrderSpec(d),
-		FromMethodType: d.str(), ToMethodType: d.str(), FromAmount: d.minor(), ToAmount: d.minor(),
+		FromMethodType: d.methodType(), ToMethodType: d.methodType(), FromAmount: d.minor(), ToAmount: d.minor(),
 		Fee: d.minor(), Rate: d.str(), Instructions: decodeOrderInstructions(d), Status: OrderStatus(d.u8()),
 		StatusMessage: d.str(), ReceivedAmount: d.minor(), ReceivedAt: d.varint(), CollectionID: d.str(),
 		PayoutID: d.str(), ExpiresAt: d.varint(), CreatedAt: d.varint(), UpdatedAt: d.varint(),

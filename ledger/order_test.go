@@ -95,7 +95,7 @@ func cryptoOrder(id, ref string, at int64) *CreateOrder {
 		At: at, ID: id, OrgID: "org_a", ExternalReference: ref,
 		Spec: OrderSpec{FromMethod: "usdt_tron", FromCurrency: "USDT", ToMethod: "gh_mtn", ToCurrency: "GHS",
 			ToAccountNumber: "233241234567", Amount: 100_000000, AmountSide: SideFrom},
-		FromMethodType: "crypto", ToMethodType: "mobile_money",
+		FromMethodType: MethodCrypto, ToMethodType: MethodMobileMoney,
 		FromAmount: 100_000000, ToAmount: 1544_40, Fee: 1_000000, Rate: "15.444",
 		Instructions: OrderInstructions{Type: InstructionsCrypto, Chain: "Tron", Address: "TXYZ"},
 	}
@@ -107,7 +107,7 @@ func bankOrder(id, ref string, at int64) *CreateOrder {
 		At: at, ID: id, OrgID: "org_a", ExternalReference: ref,
 		Spec: OrderSpec{FromMethod: "gh_ghipss", FromCurrency: "GHS", ToMethod: "gh_mtn", ToCurrency: "GHS",
 			ToAccountNumber: "233241234567", Amount: 500_00, AmountSide: SideTo},
-		FromMethodType: "bank", ToMethodType: "mobile_money",
+		FromMethodType: MethodBankTransfer, ToMethodType: MethodMobileMoney,
 		FromAmount: 500_00, ToAmount: 500_00, Fee: 5_00,
 		Instructions: OrderInstructions{Type: InstructionsVirtualAccount, Bank: "Sandbox Bank GH", AccountNumber: "1234567890", AccountName: "A"},
 	}
@@ -120,7 +120,7 @@ func mobileOrder(id, ref, col string, at int64) *CreateOrder {
 		Spec: OrderSpec{FromMethod: "gh_mtn", FromCurrency: "GHS", FromAccountNumber: "233241234567",
 			ToMethod: "usdc_solana", ToCurrency: "USDC", ToAccountNumber: "7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU",
 			Amount: 200_00, AmountSide: SideFrom},
-		FromMethodType: "mobile_money", ToMethodType: "crypto",
+		FromMethodType: MethodMobileMoney, ToMethodType: MethodCrypto,
 		FromAmount: 200_00, ToAmount: 12_680000, Fee: 40, Rate: "0.0634",
 		Instructions: OrderInstructions{Type: InstructionsMobileMoney, AccountNumber: "233241234567"},
 		CollectionID: col,
@@ -251,7 +251,7 @@ func TestOrderMobileMoneyFullLife(t *testing.T) {
 		EventCollectionCompleted, EventAccountCredited, EventOrderFundsReceived, EventOrderProcessing)
 	o := f.wantStatus("ord_1", OrderProcessingPayout)
 	p, _ := f.s.Payout(o.PayoutID)
-	if o.PayoutID != "pay_usdc_1" || p.Spec.Address != "7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU" || p.Spec.Amount != 12_680000 || p.MethodType != "crypto" {
+	if o.PayoutID != "pay_usdc_1" || p.Spec.Address != "7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU" || p.Spec.Amount != 12_680000 || p.MethodType != MethodCrypto {
 		t.Fatalf("payout leg %+v", p)
 	}
 	if o.ReceivedAmount != 200_40 || f.balance("GHS") != 0 || f.balance("USDC") != 0 || f.system(PurposeFeeRevenue, "GHS") != 40 {

@@ -44,7 +44,7 @@ func plBankSession(id, link string, dest Minor) *CreateCheckoutSession {
 func plMobileSession(id, link, col string, dest Minor) *CreateCheckoutSession {
 	return &CreateCheckoutSession{At: 10, ID: id, OrgID: "org_a", LinkID: link, Method: CheckoutMobileMoney,
 		MethodCode: "gh_mtn", PayerNumber: "233241234567", OriginCurrency: "GHS", OriginAmount: dest, DestAmount: dest,
-		CollectionID: col, MethodType: "mobile_money", Fee: CollectionFee("mobile_money", dest)}
+		CollectionID: col, MethodType: MethodMobileMoney, Fee: collectionFee(dest)}
 }
 
 func plDeposit(ref, session string, amount Minor, n string) *CheckoutDepositCommand {
@@ -200,7 +200,7 @@ func TestMobileMoneyCheckout(t *testing.T) {
 		t.Fatalf("events %v, want %v", got, want)
 	}
 	l, _ := s.PaymentLink("org_a", "pl_1")
-	fee := CollectionFee("mobile_money", 25_000)
+	fee := collectionFee(25_000)
 	if l.Status != PaymentLinkPaid || l.TotalReceived != 25_000 || plBalance(s, "GHS") != 25_000-fee {
 		t.Fatalf("link %+v, balance %d", l, plBalance(s, "GHS"))
 	}

@@ -1,7 +1,5 @@
 package ledger
 
-import "math/bits"
-
 // PayoutStatus is where a payout is in its life:
 //
 //	pending ──submitted──▶ processing ──rail confirms──▶ completed
@@ -64,6 +62,9 @@ type PayoutSpec struct {
 	Metadata      string // canonical JSON object, or ""
 	FromKYC       string // canonical JSON object, or ""
 	ToKYC         string // canonical JSON object, or ""
+	// RoutingNumber names the receiving bank of a bank payout (its bank
+	// code), or "". Appended after the spec's frozen codec (routing.go).
+	RoutingNumber string
 }
 
 // Payout sends money from an organization's balance to a destination.
@@ -72,7 +73,7 @@ type Payout struct {
 	OrgID             string
 	AccountNumber     string // the debited balance account
 	Spec              PayoutSpec
-	MethodType        string // "mobile_money", "bank", "crypto"
+	MethodType        MethodType
 	Fee               Minor
 	ExternalReference string
 
@@ -100,43 +101,6 @@ type Payout struct {
 // (FromCurrency): principal plus fee.
 func (p Payout) Debit() Minor { return p.FromAmount() + p.Fee }
 
-// feeBasisPoints is the payout fee by method type, in basis points of the
-// principal. The leader computes the fee when it accepts a payout and
-// carries it in the command, so a change here never alters a replay.
-var feeBasisPoints = map[string]int64{
-	"mobile_money": 100, // 1%
-	"bank":         50,  // 0.5%
-	"crypto":       20,  // 0.2%
-}
-
-// PayoutFee returns the fee for a payout of amount over a method of the
-// given type.
-func PayoutFee(methodType string, amount Minor) Minor {
-	return basisPointsHalfUp(amount, feeBasisPoints[methodType])
-}
-
-// SplitPayoutDebit divides an amount the caller fixed as everything that
-// moves (a payout's from.amount, debited; an order's from.amount, sent by
-// the customer) into the principal and the fee of a method of the given
-// type: the largest principal whose fee fits beside it, the rest the fee, so
-// that principal + fee is exactly total. Where the fee's rounding skips a
-// value, the fee takes the odd minor unit. total must be positive.
-func SplitPayoutDebit(methodType string, total Minor) (principal, fee Minor) {
-	bps := feeBasisPoints[methodType]
-	// principal ≈ total × 10000 / (10000 + bps), in 128 bits (total may be
-	// up to AmountMax), then corrected by a step or two for rounding.
-	hi, lo := bits.Mul64(uint64(total), 10_000)
-	q, _ := bits.Div64(hi, lo, uint64(10_000+bps))
-	principal = Minor(q)
-	for principal < total && principal+1+PayoutFee(methodType, principal+1) <= total {
-		principal++
-	}
-	for principal > 0 && principal+PayoutFee(methodType, principal) > total {
-		principal--
-	}
-	return principal, total - principal
-}
-
 // CreatePayout debits the principal and fee from the organization's balance
 // and records a pending payout, or fails as a whole.
 type CreatePayout struct {
@@ -145,7 +109,7 @@ type CreatePayout struct {
 	OrgID             string
 	ExternalReference string
 	Spec              PayoutSpec
-	MethodType        string
+	MethodType        MethodType
 	Fee               Minor
 	// Reservation is the account actor's number for this debit (see
 	// Account.Reservation); zero when the command did not come from it.
@@ -202,8 +166,11 @@ func encodeStoredPayout(e *encoder, p *Payout) {
 	if p.FX != nil {
 		encodePayoutFX(e, p.FX)
 	}
-	if p.Attempt != "" { // appended (doc.go)
+	if p.Attempt != "" || p.Spec.RoutingNumber != "" { // appended (doc.go)
 		e.str(p.Attempt)
+	}
+	if p.Spec.RoutingNumber != "" { // appended (routing.go)
+		e.str(p.Spec.RoutingNumber)
 	}
 }
 
@@ -215,6 +182,9 @@ func decodeStoredPayout(d *decoder) Payout {
 	}
 	if d.more() {
 		p.Attempt = d.str()
+	}
+	if d.more() {
+		p.Spec.RoutingNumber = d.routingNumber()
 	}
 	return p
 }
@@ -232,6 +202,9 @@ func (s *State) createPayout(c *CreatePayout) Result {
 	}
 	if c.Spec.Amount <= 0 || c.Spec.Amount > AmountMax || c.Fee < 0 || c.Fee > AmountMax {
 		return Result{Err: FieldInvalid("amount", "is out of range")}
+	}
+	if err := checkRoutingNumber(&c.Spec); err != nil {
+		return Result{Err: err}
 	}
 	if c.ExternalReference == "" {
 		return Result{Err: FieldInvalid("externalReference", "is required")}

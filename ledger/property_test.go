@@ -255,7 +255,7 @@ func (g *generator) draw() Command {
 		return &FundBalance{At: g.at, OrgID: g.org(), Currency: cur, Amount: Minor(1 + g.rng.IntN(100_000)), ExternalReference: ref}
 	case r < 50:
 		amount := Minor(1 + g.rng.IntN(20_000))
-		methodType := []string{"mobile_money", "bank", "crypto"}[g.rng.IntN(3)]
+		methodType := []MethodType{MethodMobileMoney, MethodBankTransfer, MethodCrypto}[g.rng.IntN(3)]
 		id := g.id("pay_")
 		g.payouts = append(g.payouts, id)
 		p := &CreatePayout{
@@ -264,7 +264,7 @@ func (g *generator) draw() Command {
 				Currency: cur, Amount: amount, AmountSide: SideTo, Method: "gh_mtn",
 				AccountNumber: fmt.Sprintf("2335%d", g.rng.IntN(3)), Metadata: `{"k":1}`,
 			},
-			MethodType: methodType, Fee: PayoutFee(methodType, amount), Reservation: uint64(g.n),
+			MethodType: methodType, Fee: payoutFee(methodType, amount), Reservation: uint64(g.n),
 		}
 		if g.rng.IntN(2) == 0 { // as the account actor proposes it, its refusal final
 			return &Decided{Attempt: fmt.Sprintf("req_%d", g.n), Op: p}
@@ -281,7 +281,7 @@ func (g *generator) draw() Command {
 		return &CreateCollection{
 			At: g.at, ID: id, OrgID: g.org(), ExternalReference: ref,
 			Spec:       CollectionSpec{Currency: cur, Amount: amount, Method: "gh_mtn", PayerNumber: fmt.Sprintf("2335%d", g.rng.IntN(2))},
-			MethodType: "mobile_money", Fee: CollectionFee("mobile_money", amount),
+			MethodType: MethodMobileMoney, Fee: collectionFee(amount),
 		}
 	case len(g.colls) > 0:
 		return &SettleCollection{At: g.at, ID: g.colls[g.rng.IntN(len(g.colls))], Completed: g.rng.IntN(4) > 0}
@@ -508,7 +508,7 @@ func TestInsufficientFundsChangesNothing(t *testing.T) {
 	before := encodeSnapshot(t, s)
 	res := s.Apply(&CreatePayout{
 		At: 3, ID: "pay_ghs_x", OrgID: "org_a", ExternalReference: "p1",
-		Spec: PayoutSpec{Currency: "GHS", Amount: 10_000, AmountSide: SideTo, Method: "gh_mtn"}, MethodType: "mobile_money", Fee: 100,
+		Spec: PayoutSpec{Currency: "GHS", Amount: 10_000, AmountSide: SideTo, Method: "gh_mtn"}, MethodType: MethodMobileMoney, Fee: 100,
 	})
 	if !errors.Is(res.Err, ErrInsufficientFunds) {
 		t.Fatalf("got %v, want insufficient_funds", res.Err)

@@ -26,7 +26,7 @@ type Recipient struct {
 // address against the rail, and resolved the holder's name.
 type RecipientSpec struct {
 	Method        string // payment method code, e.g. "gh_mtn"
-	MethodType    string // "mobile_money", "bank", "crypto"
+	MethodType    MethodType
 	Country       string // ISO 3166-1 alpha-2; "" for stablecoin networks
 	Currency      string
 	AccountName   string
@@ -157,20 +157,20 @@ func checkRecipientSpec(spec *RecipientSpec) *Error {
 	}
 	// A crypto recipient's name is optional: no chain resolves holder
 	// names, and the reference requires only code.
-	if err := checkRecipientText("accountName", spec.AccountName, spec.MethodType != "crypto", recipientNameLenMax); err != nil {
+	if err := checkRecipientText("accountName", spec.AccountName, spec.MethodType != MethodCrypto, recipientNameLenMax); err != nil {
 		return err
 	}
 	if err := checkRecipientText("label", spec.Label, false, recipientLabelLenMax); err != nil {
 		return err
 	}
 	switch spec.MethodType {
-	case "crypto":
+	case MethodCrypto:
 		if spec.Address == "" || spec.AccountNumber != "" {
 			return FieldInvalid("address", "is required for a crypto method, and accountNumber is not used")
 		}
-	case "mobile_money", "bank":
+	case MethodMobileMoney, MethodBankTransfer:
 		if spec.AccountNumber == "" || spec.Address != "" || spec.Tag != "" {
-			return FieldInvalid("accountNumber", "is required for a "+spec.MethodType+" method, and address and tag are not used")
+			return FieldInvalid("accountNumber", "is required for a "+spec.MethodType.String()+" method, and address and tag are not used")
 		}
 	default:
 		return FieldInvalid("code", "has an unknown method type")
@@ -276,7 +276,7 @@ func (r *Reader) Recipients(orgID string, f RecipientFilter, before Cursor, limi
 // Codec.
 func (sp *RecipientSpec) encode(e *encoder) {
 	e.str(sp.Method)
-	e.str(sp.MethodType)
+	e.methodType(sp.MethodType)
 	e.str(sp.Country)
 	e.str(sp.Currency)
 	e.str(sp.AccountName)
@@ -288,7 +288,7 @@ func (sp *RecipientSpec) encode(e *encoder) {
 
 func decodeRecipientSpec(d *decoder) RecipientSpec {
 	return RecipientSpec{
-		Method: d.str(), MethodType: d.str(), Country: d.str(), Currency: d.str(), AccountName: d.str(),
+		Method: d.str(), MethodType: d.methodType(), Country: d.str(), Currency: d.str(), AccountName: d.str(),
 		Label: d.str(), AccountNumber: d.str(), Address: d.str(), Tag: d.str(),
 	}
 }

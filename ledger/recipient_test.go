@@ -19,10 +19,10 @@ func recipientState(t *testing.T) *testState {
 	return s
 }
 
-var mobileSpec = RecipientSpec{Method: "gh_mtn", MethodType: "mobile_money", Country: "GH", Currency: "GHS",
+var mobileSpec = RecipientSpec{Method: "gh_mtn", MethodType: MethodMobileMoney, Country: "GH", Currency: "GHS",
 	AccountName: "AMA SERWAA", Label: "Supplier", AccountNumber: "233241234567"}
 
-var cryptoSpec = RecipientSpec{Method: "usdc_stellar", MethodType: "crypto", Currency: "USDC", AccountName: "Treasury",
+var cryptoSpec = RecipientSpec{Method: "usdc_stellar", MethodType: MethodCrypto, Currency: "USDC", AccountName: "Treasury",
 	Address: "GA5ZSEJYB37JRC5AVCIA5MOP4RHTM335X2KGX3IHOJAPP5RE34K4KZVN", Tag: "1042"}
 
 // Malformed recipients are refused and change nothing.
@@ -46,7 +46,7 @@ func TestCreateRecipientRules(t *testing.T) {
 		{"address on mobile", &CreateRecipient{At: 2, ID: "rcp_3", OrgID: "org_a", Spec: with(func(s *RecipientSpec) { s.Address = "x" })}, CodeValidation},
 		{"no account", &CreateRecipient{At: 2, ID: "rcp_3", OrgID: "org_a", Spec: with(func(s *RecipientSpec) { s.AccountNumber = "" })}, CodeValidation},
 		{"bad currency", &CreateRecipient{At: 2, ID: "rcp_3", OrgID: "org_a", Spec: with(func(s *RecipientSpec) { s.Currency = "XYZ" })}, CodeValidation},
-		{"bad type", &CreateRecipient{At: 2, ID: "rcp_3", OrgID: "org_a", Spec: with(func(s *RecipientSpec) { s.MethodType = "cash" })}, CodeValidation},
+		{"bad type", &CreateRecipient{At: 2, ID: "rcp_3", OrgID: "org_a", Spec: with(func(s *RecipientSpec) { s.MethodType = MethodTypeNone })}, CodeValidation},
 	}
 	s := recipientState(t)
 	for _, tt := range tests {
@@ -142,7 +142,7 @@ func TestPayoutToRecipient(t *testing.T) {
 	payout := func(ref, rcp, account string) Result {
 		return s.Apply(&CreatePayout{At: 3, ID: "pay_ghs_" + ref, OrgID: "org_a", ExternalReference: ref,
 			Spec:       PayoutSpec{Currency: "GHS", Amount: 100, AmountSide: SideTo, Method: "gh_mtn", AccountNumber: account, RecipientID: rcp},
-			MethodType: "mobile_money"})
+			MethodType: MethodMobileMoney})
 	}
 	if res := payout("p1", "rcp_1", "233241234567"); res.Err != nil {
 		t.Fatal(res.Err)

@@ -69,7 +69,7 @@ func encodePayout(e *encoder, p *Payout) {
 	e.str(p.OrgID)
 	e.str(p.AccountNumber)
 	p.Spec.encode(e)
-	e.str(p.MethodType)
+	e.methodType(p.MethodType)
 	e.minor(p.Fee)
 	e.str(p.ExternalReference)
 	e.u8(uint8(p.Status))
@@ -85,7 +85,7 @@ func encodePayout(e *encoder, p *Payout) {
 func decodePayout(d *decoder) Payout {
 	return Payout{
 		ID: d.str(), OrgID: d.str(), AccountNumber: d.str(), Spec: decodePayoutSpec(d),
-		MethodType: d.str(), Fee: d.minor(), ExternalReference: d.str(), Status: PayoutStatus(d.u8()),
+		MethodType: d.methodType(), Fee: d.minor(), ExternalReference: d.str(), Status: PayoutStatus(d.u8()),
 		StatusMessage: d.str(), ProviderReference: d.str(), CreatedAt: d.varint(), UpdatedAt: d.varint(),
 		ProcessingAt: d.varint(), CompletedAt: d.varint(), FailedAt: d.varint(),
 	}
@@ -96,7 +96,7 @@ func encodeCollection(e *encoder, c *Collection) {
 	e.str(c.OrgID)
 	e.str(c.Type)
 	c.Spec.encode(e)
-	e.str(c.MethodType)
+	e.methodType(c.MethodType)
 	e.minor(c.Fee)
 	e.str(c.ExternalReference)
 	e.str(c.AccountNumber)
@@ -110,7 +110,7 @@ func encodeCollection(e *encoder, c *Collection) {
 
 func decodeCollection(d *decoder) Collection {
 	return Collection{
-		ID: d.str(), OrgID: d.str(), Type: d.str(), Spec: decodeCollectionSpec(d), MethodType: d.str(),
+		ID: d.str(), OrgID: d.str(), Type: d.str(), Spec: decodeCollectionSpec(d), MethodType: d.methodType(),
 		Fee: d.minor(), ExternalReference: d.str(), AccountNumber: d.str(),
 		Status: CollectionStatus(d.u8()), StatusMessage: d.str(), CreatedAt: d.varint(),
 		UpdatedAt: d.varint(), CompletedAt: d.varint(), FailedAt: d.varint(),

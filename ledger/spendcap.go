@@ -247,7 +247,11 @@ func (c *SpendCharged) encode(e *encoder) {
 
 // chargeable reports whether kind is a debit a charge may wrap.
 func chargeable(k Kind) bool {
-	return k == KindCreatePayout || k == KindCreateFXPayout || k == KindCreateOrder
+	switch k {
+	case KindCreatePayout, KindCreateFXPayout, KindCreatePayoutRouted, KindCreateFXPayoutRouted, KindCreateOrder:
+		return true
+	}
+	return false
 }
 
 func decodeSpendCharged(d *decoder) Command {

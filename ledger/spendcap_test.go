@@ -213,7 +213,7 @@ func chargedPayout(at int64, id, ref string, usd Minor, p SpendPeriod) *SpendCha
 		Charge: SpendCharge{KeyID: "key_a", USD: usd, Period: p},
 		Op: &CreatePayout{At: at, ID: id, OrgID: "org_a", ExternalReference: ref,
 			Spec:       PayoutSpec{Currency: "GHS", Amount: 100_00, AmountSide: SideTo, Method: "gh_mtn", AccountNumber: "233200000000"},
-			MethodType: "mobile_money", Fee: 1_00},
+			MethodType: MethodMobileMoney, Fee: 1_00},
 	}
 }
 
@@ -378,7 +378,7 @@ func TestKeyControlCommandsRoundTrip(t *testing.T) {
 		chargedPayout(7, "pay_ghs_1", "p1", 6_41, SpendPeriod{Day: 20415, Month: 24322}),
 		&SpendCharged{Charge: SpendCharge{KeyID: "key_a", USD: 9_82, Period: SpendPeriod{Day: 1, Month: 2}},
 			Op: &CreateFXPayout{At: 8, ID: "pay_ghs_2", OrgID: "org_a", ExternalReference: "fx", FromCurrency: "USD", FromAmount: 9_72, ToAmount: 150_00, Rate: "15.444",
-				Spec: PayoutSpec{Currency: "GHS", Amount: 150_00, AmountSide: SideTo, Method: "gh_mtn"}, MethodType: "mobile_money", Fee: 10}},
+				Spec: PayoutSpec{Currency: "GHS", Amount: 150_00, AmountSide: SideTo, Method: "gh_mtn"}, MethodType: MethodMobileMoney, Fee: 10}},
 	}
 	enc := EncodeBatch(nil, cmds)
 	dec, err := DecodeBatch(enc)

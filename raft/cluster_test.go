@@ -156,7 +156,7 @@ func payout(id, ref string, amount ledger.Minor) *ledger.CreatePayout {
 	return &ledger.CreatePayout{
 		At: 2, ID: id, OrgID: "org_a", ExternalReference: ref,
 		Spec:       ledger.PayoutSpec{Currency: "GHS", Amount: amount, AmountSide: ledger.SideTo, Method: "gh_mtn", AccountNumber: "233241234567"},
-		MethodType: "mobile_money", Fee: ledger.PayoutFee("mobile_money", amount),
+		MethodType: ledger.MethodMobileMoney, Fee: ledger.FeeSchedule{BasisPoints: 100}.Fee(amount),
 	}
 }
 

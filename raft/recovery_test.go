@@ -91,7 +91,7 @@ func (g *replayGen) draw() ledger.Command {
 		return &ledger.FundBalance{At: g.at, OrgID: g.org(), Currency: cur, Amount: ledger.Minor(1 + g.rng.IntN(100_000)), ExternalReference: ref}
 	case r < 55:
 		amount := ledger.Minor(1 + g.rng.IntN(20_000))
-		methodType := []string{"mobile_money", "bank"}[g.rng.IntN(2)]
+		methodType := []ledger.MethodType{ledger.MethodMobileMoney, ledger.MethodBankTransfer}[g.rng.IntN(2)]
 		id := g.id("pay_")
 		g.payouts = append(g.payouts, id)
 		return &ledger.CreatePayout{
@@ -100,7 +100,7 @@ func (g *replayGen) draw() ledger.Command {
 				Currency: cur, Amount: amount, AmountSide: ledger.SideTo, Method: "gh_mtn",
 				AccountNumber: fmt.Sprintf("2335%d", g.rng.IntN(3)),
 			},
-			MethodType: methodType, Fee: ledger.PayoutFee(methodType, amount), Reservation: uint64(g.n),
+			MethodType: methodType, Fee: testPayoutFees[methodType].Fee(amount), Reservation: uint64(g.n),
 		}
 	case r < 67 && len(g.payouts) > 0:
 		return &ledger.MarkPayoutProcessing{At: g.at, ID: g.payouts[g.rng.IntN(len(g.payouts))], ProviderReference: "prv"}
@@ -113,7 +113,7 @@ func (g *replayGen) draw() ledger.Command {
 		return &ledger.CreateCollection{
 			At: g.at, ID: id, OrgID: g.org(), ExternalReference: ref,
 			Spec:       ledger.CollectionSpec{Currency: cur, Amount: amount, Method: "gh_mtn", PayerNumber: "23350"},
-			MethodType: "mobile_money", Fee: ledger.CollectionFee("mobile_money", amount),
+			MethodType: ledger.MethodMobileMoney, Fee: ledger.FeeSchedule{BasisPoints: 150}.Fee(amount),
 		}
 	case len(g.colls) > 0:
 		return &ledger.SettleCollection{At: g.at, ID: g.colls[g.rng.IntN(len(g.colls))], Completed: g.rng.IntN(4) > 0}
@@ -698,4 +698,10 @@ func TestRecoverState(t *testing.T) {
 			}
 		})
 	}
+}
+
+// testPayoutFees are the catalogue's payout fee schedules (rails), by
+// method type.
+var testPayoutFees = map[ledger.MethodType]ledger.FeeSchedule{
+	ledger.MethodMobileMoney: {BasisPoints: 100}, ledger.MethodBankTransfer: {BasisPoints: 50},
 }

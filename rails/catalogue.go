@@ -12,8 +12,9 @@ import (
 )
 
 // The catalogue of payment methods is data, not code: catalogue.json lists
-// each country's methods and the stablecoin networks, with their limits and
-// the input fields they need. It is embedded in the binary and parsed once.
+// each country's methods and the stablecoin networks, with their limits,
+// their fee schedules and the input fields they need. It is embedded in the
+// binary and parsed once.
 //
 //go:embed catalogue.json
 var catalogueJSON []byte
@@ -24,7 +25,7 @@ var catalogueJSON []byte
 type Method struct {
 	Code                string
 	Name                string
-	Type                string // "mobile_money", "bank", "crypto"
+	Type                ledger.MethodType
 	Status              string // "operational", "maintenance", …
 	Country             string // ISO 3166-1 alpha-2; empty for networks
 	Chain               string // crypto only
@@ -34,6 +35,7 @@ type Method struct {
 	Min, Max            ledger.Minor
 	EstimatedSettlement string
 	Fields              []Field
+	fees                [directions]ledger.FeeSchedule // by Direction, for the directions it serves
 }
 
 // Field is an input a method needs from the caller.
@@ -61,6 +63,22 @@ func (m Method) Field(key string) (Field, bool) {
 		}
 	}
 	return Field{}, false
+}
+
+// Routes reports whether routing is one of the bank codes the method
+// lists as the options of its routingNumber field; false for a method
+// without one.
+func (m *Method) Routes(routing string) bool {
+	f, ok := m.Field("routingNumber")
+	if !ok {
+		return false
+	}
+	for _, o := range f.Options {
+		if o.Value == routing {
+			return true
+		}
+	}
+	return false
 }
 
 // Country groups the methods of one country.
@@ -127,6 +145,15 @@ type catalogueFile struct {
 		RequiresMemo      bool   `json:"requiresMemo"`
 	} `json:"chains"`
 	FieldSets map[string][]Field `json:"fieldSets"`
+	// Fees are the fee schedules of each method type (by its stored
+	// name), per direction; a method's own fees override its type's.
+	Fees map[string]feesRecord `json:"fees"`
+}
+
+// feesRecord is a fee schedule per direction ("payout", "collection",
+// "deposit").
+type feesRecord map[string]struct {
+	BasisPoints *int64 `json:"basisPoints"`
 }
 
 type methodRecord struct {
@@ -142,8 +169,9 @@ type methodRecord struct {
 		Min string `json:"min"`
 		Max string `json:"max"`
 	} `json:"limits"`
-	EstimatedSettlement string `json:"estimatedSettlement"`
-	Fields              string `json:"fields"`
+	EstimatedSettlement string     `json:"estimatedSettlement"`
+	Fields              string     `json:"fields"`
+	Fees                feesRecord `json:"fees"`
 }
 
 // ParseCatalogue parses and checks catalogue data.
@@ -190,18 +218,20 @@ func ParseCatalogue(data []byte) (*Catalogue, error) {
 			}
 			fields[i] = fd
 		}
-		switch r.Type {
-		case "mobile_money", "bank", "crypto":
-		default:
+		typ, ok := ledger.MethodTypeOf(r.Type)
+		if !ok || !typ.Valid() {
 			return Method{}, fmt.Errorf("rails: method %s: unknown type %q", r.Code, r.Type)
 		}
 		if _, dup := c.methods[r.Code]; dup {
 			return Method{}, fmt.Errorf("rails: method %s listed twice", r.Code)
 		}
 		m := Method{
-			Code: r.Code, Name: r.Name, Type: r.Type, Status: r.Status, Country: country, Chain: r.Chain,
+			Code: r.Code, Name: r.Name, Type: typ, Status: r.Status, Country: country, Chain: r.Chain,
 			Currency: cur.Code, Payouts: r.Payouts, Collections: r.Collections, Min: minimum, Max: maximum,
 			EstimatedSettlement: r.EstimatedSettlement, Fields: fields,
+		}
+		if err := m.setFees(r.Fees, f.Fees[r.Type]); err != nil {
+			return Method{}, err
 		}
 		c.methods[m.Code] = m
 		return m, nil
@@ -226,7 +256,7 @@ func ParseCatalogue(data []byte) (*Catalogue, error) {
 		if err != nil {
 			return nil, err
 		}
-		if _, ok := c.chains[m.Chain]; m.Type != "crypto" || !ok {
+		if _, ok := c.chains[m.Chain]; m.Type != ledger.MethodCrypto || !ok {
 			return nil, fmt.Errorf("rails: network %s must be a crypto method on a listed chain", m.Code)
 		}
 		c.networks = append(c.networks, m)
@@ -278,15 +308,91 @@ type Direction uint8
 
 // Directions.
 const (
-	Payout Direction = iota + 1
-	Collection
+	Payout     Direction = iota + 1 // sent out of a balance
+	Collection                      // charged to a payer, who approves it
+	// Deposit is money a customer sends unasked: a transfer into a
+	// virtual account, a transfer to a crypto address.
+	Deposit
+
+	directions = iota + 1 // one past the last
 )
+
+var directionNames = [directions]string{"", "payout", "collection", "deposit"}
+
+func (d Direction) String() string {
+	if d < directions {
+		return directionNames[d]
+	}
+	return "unknown"
+}
+
+// Serves reports whether money moves through the method in direction dir:
+// payouts and collections as the catalogue flags them (a stablecoin
+// network's collections are the deposits to its addresses), deposits into
+// the virtual accounts of a bank rail's currency and to the addresses of a
+// network that collects.
+func (m *Method) Serves(dir Direction) bool {
+	switch dir {
+	case Payout:
+		return m.Payouts
+	case Collection:
+		return m.Collections && m.Type != ledger.MethodCrypto
+	case Deposit:
+		return m.Type == ledger.MethodBankTransfer || m.Type == ledger.MethodCrypto && m.Collections
+	}
+	return false
+}
+
+// Fees is the method's fee schedule for direction dir; ok is false for a
+// direction it does not serve. Every direction it serves has one (the
+// catalogue does not parse otherwise): no fee is 0 by omission.
+func (m *Method) Fees(dir Direction) (s ledger.FeeSchedule, ok bool) {
+	if !m.Serves(dir) {
+		return ledger.FeeSchedule{}, false
+	}
+	return m.fees[dir], true
+}
+
+// setFees sets the schedule of each direction the method serves: its own,
+// else its type's.
+func (m *Method) setFees(own, ofType feesRecord) error {
+	for dir := Payout; dir < directions; dir++ {
+		if !m.Serves(dir) {
+			continue
+		}
+		s, ok := own[dir.String()]
+		if !ok {
+			s, ok = ofType[dir.String()]
+		}
+		if !ok || s.BasisPoints == nil {
+			return fmt.Errorf("rails: method %s has no %s fee schedule (fees.%s.%s)", m.Code, dir, m.Type, dir)
+		}
+		if bps := *s.BasisPoints; bps < 0 || bps > 10_000 {
+			return fmt.Errorf("rails: method %s: %s fee of %d basis points is out of range", m.Code, dir, bps)
+		}
+		m.fees[dir] = ledger.FeeSchedule{BasisPoints: *s.BasisPoints}
+	}
+	return nil
+}
 
 // Check validates a request to move amount of currency through method code:
 // the method exists, supports the direction, is operational, carries the
 // currency, and the amount is within its limits. field names the request
 // field that holds the method code and amountField the amount, for the error.
 func (c *Catalogue) Check(dir Direction, field, amountField, code, currency string, amount ledger.Minor) (Method, *ledger.Error) {
+	m, e := c.CheckMethod(dir, field, code, currency)
+	if e == nil {
+		e = m.CheckAmount(amountField, amount)
+	}
+	if e != nil {
+		return Method{}, e
+	}
+	return m, nil
+}
+
+// CheckMethod is Check without the amount: for a request that moves
+// amounts through two methods, each to be checked once both are known.
+func (c *Catalogue) CheckMethod(dir Direction, field, code, currency string) (Method, *ledger.Error) {
 	m, ok := c.methods[code]
 	if !ok {
 		return Method{}, ledger.FieldInvalid(field, fmt.Sprintf("%q is not a known payment method; see GET /v1/capabilities", code))
@@ -302,10 +408,16 @@ func (c *Catalogue) Check(dir Direction, field, amountField, code, currency stri
 	if currency != m.Currency {
 		return Method{}, ledger.FieldInvalid(field, fmt.Sprintf("%s moves %s, not %s", code, m.Currency, currency))
 	}
-	cur, _ := ledger.LookupCurrency(m.Currency)
-	if amount < m.Min || amount > m.Max {
-		return Method{}, ledger.FieldInvalid(amountField, fmt.Sprintf("must be between %s and %s %s for %s",
-			ledger.FormatMinor(m.Min, cur), ledger.FormatMinor(m.Max, cur), cur.Code, code))
-	}
 	return m, nil
+}
+
+// CheckAmount checks amount, in the method's currency, against its
+// limits; amountField names the request field for the error.
+func (m *Method) CheckAmount(amountField string, amount ledger.Minor) *ledger.Error {
+	if amount < m.Min || amount > m.Max {
+		cur, _ := ledger.LookupCurrency(m.Currency)
+		return ledger.FieldInvalid(amountField, fmt.Sprintf("must be between %s and %s %s for %s",
+			ledger.FormatMinor(m.Min, cur), ledger.FormatMinor(m.Max, cur), cur.Code, m.Code))
+	}
+	return nil
 }

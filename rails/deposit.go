@@ -25,13 +25,13 @@ const sandboxVirtualAccountPrefix = "98"
 // organization's); payer is the phone a mobile money prompt goes to.
 func SandboxDepositInstructions(m Method, accountName, payer string) (ledger.OrderInstructions, error) {
 	switch m.Type {
-	case "crypto":
+	case ledger.MethodCrypto:
 		addr, tag, err := newDepositAddress(m.Chain)
 		if err != nil {
 			return ledger.OrderInstructions{}, err
 		}
 		return ledger.OrderInstructions{Type: ledger.InstructionsCrypto, Chain: ChainName(m.Chain), Address: addr, Tag: tag}, nil
-	case "bank":
+	case ledger.MethodBankTransfer:
 		bank, ok := DefaultCatalogue().VirtualAccountBank(m.Currency)
 		if !ok {
 			bank = "Sandbox Bank " + m.Country
@@ -42,7 +42,7 @@ func SandboxDepositInstructions(m Method, accountName, payer string) (ledger.Ord
 			AccountNumber: sandboxVirtualAccountPrefix + depositDigits(8),
 			AccountName:   accountName,
 		}, nil
-	case "mobile_money":
+	case ledger.MethodMobileMoney:
 		return ledger.OrderInstructions{Type: ledger.InstructionsMobileMoney, AccountNumber: payer}, nil
 	}
 	return ledger.OrderInstructions{}, fmt.Errorf("rails: method %s of type %s takes no deposits", m.Code, m.Type)

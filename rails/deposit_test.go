@@ -48,7 +48,7 @@ func TestSandboxDepositBankAndMobile(t *testing.T) {
 	if err != nil || in.Type != ledger.InstructionsMobileMoney || in.AccountNumber != "233241234567" {
 		t.Fatalf("mobile money %+v %v", in, err)
 	}
-	if _, err := SandboxDepositInstructions(Method{Code: "x", Type: "crypto", Chain: "nochain"}, "", ""); err == nil {
+	if _, err := SandboxDepositInstructions(Method{Code: "x", Type: ledger.MethodCrypto, Chain: "nochain"}, "", ""); err == nil {
 		t.Fatal("an unknown chain got an address")
 	}
 }

@@ -3,6 +3,8 @@ package rails
 import (
 	"slices"
 	"strings"
+
+	"payments/ledger"
 )
 
 // What the catalogue says about deposits: which currencies virtual accounts
@@ -13,17 +15,41 @@ import (
 // an operational bank rail, and the sandbox's bank is named after that
 // country. ok is false for every other currency.
 func (c *Catalogue) VirtualAccountBank(currency string) (bank string, ok bool) {
+	_, bank, ok = c.virtualAccountIssuer(currency)
+	return bank, ok
+}
+
+// VirtualAccountMethod is the bank rail whose currency's virtual accounts
+// take deposits (its Deposit fees price them); ok as for
+// VirtualAccountBank.
+func (c *Catalogue) VirtualAccountMethod(currency string) (Method, bool) {
+	m, _, ok := c.virtualAccountIssuer(currency)
+	return m, ok
+}
+
+func (c *Catalogue) virtualAccountIssuer(currency string) (m Method, bank string, ok bool) {
 	for _, country := range c.countries {
 		if country.Currency != currency {
 			continue
 		}
 		for _, m := range country.Methods {
-			if m.Type == "bank" && m.Status == "operational" {
-				return "Sandbox Bank " + country.Name, true
+			if m.Type == ledger.MethodBankTransfer && m.Status == "operational" {
+				return m, "Sandbox Bank " + country.Name, true
 			}
 		}
 	}
-	return "", false
+	return Method{}, "", false
+}
+
+// Network returns the stablecoin network of currency on chain, whatever
+// its status: the one an existing deposit address of that pair is on.
+func (c *Catalogue) Network(currency, chain string) (Method, bool) {
+	for _, m := range c.networks {
+		if m.Currency == currency && m.Chain == chain {
+			return m, true
+		}
+	}
+	return Method{}, false
 }
 
 // VirtualAccountCurrencies lists the currencies virtual accounts are issued

@@ -27,7 +27,7 @@ func TestCatalogue(t *testing.T) {
 		}
 	}
 	for _, m := range c.Networks() {
-		if m.Type != "crypto" || m.Chain == "" || !strings.HasPrefix(m.Code, strings.ToLower(m.Currency)+"_") {
+		if m.Type != ledger.MethodCrypto || m.Chain == "" || !strings.HasPrefix(m.Code, strings.ToLower(m.Currency)+"_") {
 			t.Errorf("network %s is malformed: %+v", m.Code, m)
 		}
 	}
@@ -116,7 +116,7 @@ func TestCatalogueReferenceData(t *testing.T) {
 					t.Errorf("%s: select field %s without options", m.Code, f.Key)
 				}
 			}
-			if m.Type == "mobile_money" {
+			if m.Type == ledger.MethodMobileMoney {
 				f, _ := m.Field("accountNumber")
 				if !strings.HasPrefix(f.Placeholder, country.DialCode) {
 					t.Errorf("%s: phone placeholder %q lacks the calling code %s", m.Code, f.Placeholder, country.DialCode)

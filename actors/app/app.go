@@ -97,6 +97,20 @@ func (a *App) Rate(from, to string) (rails.Rate, *ledger.Error) {
 	}
 }
 
+// USDValue is amount of currency in USD at the current rate, rounded down
+// to the cent; ok is false when there is no rate for the pair.
+func (a *App) USDValue(currency string, amount ledger.Minor) (usd ledger.Minor, ok bool) {
+	if currency == "USD" {
+		return amount, true
+	}
+	r, err := a.cfg.Rates.Rate(currency, "USD")
+	if err != nil {
+		return 0, false
+	}
+	usd, err = rails.ConvertFrom(r, amount)
+	return usd, err == nil
+}
+
 // propose commits a command no actor owns and waits, at most the commit
 // timeout, for its result.
 func (a *App) propose(cmd ledger.Command) actors.Reply {

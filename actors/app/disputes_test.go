@@ -13,7 +13,7 @@ import (
 func (s *stack) completedCollection(t *testing.T, ref string) ledger.Collection {
 	t.Helper()
 	r := s.sys.CreateCollection(actors.CollectionRequest{
-		OrgID: s.org, ExternalReference: ref, MethodType: "mobile_money",
+		OrgID: s.org, ExternalReference: ref, MethodType: ledger.MethodMobileMoney,
 		Spec: ledger.CollectionSpec{Currency: "GHS", Amount: 50_000, Method: "gh_mtn", PayerNumber: "233559630374"},
 	})
 	mustApply(t, "collect", r)

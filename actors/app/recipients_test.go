@@ -8,7 +8,7 @@ import (
 	"payments/ledger"
 )
 
-var mtnRecipient = ledger.RecipientSpec{Method: "gh_mtn", MethodType: "mobile_money", Country: "GH", Currency: "GHS",
+var mtnRecipient = ledger.RecipientSpec{Method: "gh_mtn", MethodType: ledger.MethodMobileMoney, Country: "GH", Currency: "GHS",
 	AccountName: "Ama Mensah", AccountNumber: "233559630374"}
 
 func TestRecipients(t *testing.T) {

@@ -178,7 +178,7 @@ func audit(cl *clients, rep *Report, opts Options) {
 		// No reservation left behind: with nothing in flight, a payout of
 		// the whole available balance goes through.
 		amount := a.Available() * 100 / 101 / 100 * 100
-		for amount > 0 && amount+ledger.PayoutFee("mobile_money", amount) > a.Available() {
+		for amount > 0 && amount+simFees.payout.Fee(amount) > a.Available() {
 			amount -= 100
 		}
 		if amount >= 100 {

@@ -289,48 +289,56 @@ func resultID(r *ledger.Result) string {
 	return ""
 }
 
-func payoutRequest(org, ref, attempt string, amount ledger.Minor) actors.PayoutRequest {
-	return actors.PayoutRequest{
-		OrgID: org, ExternalReference: ref, Attempt: attempt, MethodType: "mobile_money",
-		Spec: ledger.PayoutSpec{Currency: currency, Amount: amount, AmountSide: ledger.SideTo, Method: "gh_mtn", AccountNumber: "233241234567"},
+// The simulation's payouts, collections and orders go to and from one
+// mobile money wallet in Ghana.
+const (
+	simMethod = "gh_mtn"
+	simPhone  = "233241234567"
+)
+
+// simFees are the simulation's method's fee schedules, as the catalogue
+// prices its payouts and collections.
+var simFees = func() (fees struct{ payout, collection ledger.FeeSchedule }) {
+	m, ok := catalogue.Method(simMethod)
+	if !ok {
+		panic("sim: " + simMethod + " is not in the catalogue")
 	}
-}
+	fees.payout, _ = m.Fees(rails.Payout)
+	fees.collection, _ = m.Fees(rails.Collection)
+	return fees
+}()
 
-func collectionRequest(org, ref string, amount ledger.Minor) actors.CollectionRequest {
-	return actors.CollectionRequest{
-		OrgID: org, ExternalReference: ref, MethodType: "mobile_money",
-		Spec: ledger.CollectionSpec{Currency: currency, Amount: amount, Method: "gh_mtn", PayerNumber: "233241234567"},
-	}
-}
-
-// appOn is the application API on a node's actors: what the front ends
-// call, so that the simulator tests that code.
-func appOn(sys *actors.System) *app.App {
-	return app.New(app.Config{System: sys, CommitTimeout: commitTimeout})
-}
-
+// payout sends amount, as POST /v1/payouts does: through the application
+// API of the node the client reaches, without a key (nothing counts
+// against spend caps).
 func (cl *clients) payout(ctx context.Context, org, ref string, amount ledger.Minor) *request {
 	req := &request{kind: "payout", org: org, ref: ref, amount: amount}
+	in := app.PayoutInput{
+		ExternalReference: ref,
+		Spec:              ledger.PayoutSpec{Currency: currency, Amount: amount, AmountSide: ledger.SideTo, Method: simMethod},
+		Destination:       app.Destination{AccountNumber: ptr(simPhone)},
+	}
 	cl.writeAttempts(ctx, req, true, func(sys *actors.System, attempt string) actors.Reply {
-		return sys.CreatePayout(payoutRequest(org, ref, attempt, amount))
+		return cl.c.appOf(sys).CreatePayout(app.Caller{OrgID: org, Attempt: attempt}, in)
 	})
 	return req
 }
 
+func ptr(s string) *string { return &s }
+
 func (cl *clients) fund(ctx context.Context, org, ref string, amount ledger.Minor) *request {
 	req := &request{kind: "fund", org: org, ref: ref, amount: amount}
 	cl.writeAttempts(ctx, req, true, func(sys *actors.System, _ string) actors.Reply {
-		return appOn(sys).FundBalance(app.Caller{OrgID: org}, currency, amount, ref)
+		return cl.c.appOf(sys).FundBalance(app.Caller{OrgID: org}, currency, amount, ref)
 	})
 	return req
 }
 
 func (cl *clients) collection(ctx context.Context, org, ref string, amount ledger.Minor) *request {
 	req := &request{kind: "collection", org: org, ref: ref, amount: amount}
+	in := app.CollectionInput{ExternalReference: ref, Spec: ledger.CollectionSpec{Currency: currency, Amount: amount, Method: simMethod, PayerNumber: simPhone}}
 	cl.writeAttempts(ctx, req, false, func(sys *actors.System, attempt string) actors.Reply {
-		cr := collectionRequest(org, ref, amount)
-		cr.Attempt = attempt
-		return sys.CreateCollection(cr)
+		return cl.c.appOf(sys).CreateCollection(app.Caller{OrgID: org, Attempt: attempt}, in)
 	})
 	return req
 }
@@ -338,30 +346,16 @@ func (cl *clients) collection(ctx context.Context, org, ref string, amount ledge
 var catalogue = rails.DefaultCatalogue()
 
 // order creates a mobile money order (the payer is prompted, then the
-// amount is paid out), priced and provisioned as POST /v1/orders does.
+// amount is paid out), as POST /v1/orders does.
 func (cl *clients) order(ctx context.Context, org, ref string, amount ledger.Minor) *request {
 	req := &request{kind: "order", org: org, ref: ref, amount: amount}
-	method, _ := catalogue.Method("gh_mtn")
-	phone := "233241234567"
-	in, err := rails.SandboxDepositInstructions(method, org, phone)
-	if err != nil {
-		panic(err) // the catalogue changed under the simulation
-	}
-	order := actors.OrderRequest{
-		OrgID: org, ExternalReference: ref,
-		Spec: ledger.OrderSpec{
-			FromMethod: "gh_mtn", FromCurrency: currency, FromAccountNumber: phone,
-			ToMethod: "gh_mtn", ToCurrency: currency, ToAccountNumber: phone,
-			Amount: amount, AmountSide: ledger.SideFrom,
-		},
-		FromMethodType: "mobile_money", ToMethodType: "mobile_money",
-		FromAmount: amount, ToAmount: amount, Fee: ledger.OrderFee("mobile_money", amount),
-		Instructions: in,
-	}
+	in := app.OrderInput{ExternalReference: ref, Spec: ledger.OrderSpec{
+		FromMethod: simMethod, FromCurrency: currency, FromAccountNumber: simPhone,
+		ToMethod: simMethod, ToCurrency: currency, ToAccountNumber: simPhone,
+		Amount: amount, AmountSide: ledger.SideFrom,
+	}}
 	cl.writeAttempts(ctx, req, false, func(sys *actors.System, attempt string) actors.Reply {
-		o := order
-		o.Attempt = attempt
-		return sys.CreateOrder(o)
+		return cl.c.appOf(sys).CreateOrder(app.Caller{OrgID: org, Attempt: attempt}, in)
 	})
 	return req
 }
@@ -421,8 +415,8 @@ func (cl *clients) paymentLink(ctx context.Context, org, ref string, amount ledg
 	}
 	switch method {
 	case ledger.CheckoutMobileMoney:
-		sess.MethodCode, sess.PayerNumber, sess.MethodType = "gh_mtn", "233241234567", "mobile_money"
-		sess.CollectionID, sess.Fee = "col_"+id, ledger.CollectionFee("mobile_money", amount)
+		sess.MethodCode, sess.PayerNumber, sess.MethodType = "gh_mtn", "233241234567", ledger.MethodMobileMoney
+		sess.CollectionID, sess.Fee = "col_"+id, simFees.collection.Fee(amount)
 	case ledger.CheckoutBankTransfer:
 		sess.DepositBank, sess.DepositAccount = "Sandbox Pooled Bank", "9900000001"
 	case ledger.CheckoutCrypto:
@@ -466,35 +460,25 @@ func (cl *clients) paymentLink(ctx context.Context, org, ref string, amount ledg
 	return paid
 }
 
-// conversionRate is the simulation's fixed GHS→NGN rate.
-const conversionRate = 100
-
 // conversion quotes and executes a GHS→NGN conversion, as POST
-// /v1/conversions/quote then POST /v1/conversions do. The quote's id is
-// the client's key: a retried quote that exists is the same quote, and a
-// retried execution of an executed quote is told the conversion it made.
+// /v1/conversions/quote then POST /v1/conversions do, at the sandbox's
+// rate. A quote whose creation's outcome was unknown is quoted again (a
+// pending quote nobody executes only expires); the execution names a
+// reference of its own, so a retry after a lost answer is told the
+// conversion it made.
 func (cl *clients) conversion(ctx context.Context, org, ref string, amount ledger.Minor) *request {
-	req := &request{kind: "conversion", org: org, ref: "qte_" + strings.ReplaceAll(ref, "-", "_"), amount: amount}
-	quote := &ledger.CreateQuote{
-		At: cl.stamp(), ID: req.ref, OrgID: org,
-		FromCurrency: currency, FromAmount: amount, ToCurrency: "NGN", ToAmount: amount * conversionRate,
-		Side: ledger.SideFrom, Rate: fmt.Sprint(conversionRate),
-	}
-	quoted := &request{kind: "quote", org: org, ref: req.ref}
+	quoted := &request{kind: "quote", org: org, ref: "quote-" + ref}
 	cl.write(ctx, quoted, func(sys *actors.System) actors.Reply {
-		pctx, cancel := context.WithTimeout(context.Background(), commitTimeout) // the request's own bound: ctx only stops new requests
-		defer cancel()
-		r := sys.Propose(pctx, quote)
-		if r.Err == nil && r.Result.Err != nil && r.Result.Err.Code == ledger.CodeConflict {
-			r.Result = ledger.Result{Replayed: true, Quote: &ledger.Quote{ID: quote.ID}}
-		}
-		return r
+		return cl.c.appOf(sys).CreateQuote(app.Caller{OrgID: org},
+			app.QuoteInput{FromCurrency: currency, ToCurrency: "NGN", Side: ledger.SideFrom, Amount: amount})
 	})
 	if quoted.outcome != acked {
 		return quoted
 	}
+	quoted.ref = quoted.id // the audit finds a quote by its id
+	req := &request{kind: "conversion", org: org, ref: quoted.id, amount: amount}
 	cl.write(ctx, req, func(sys *actors.System) actors.Reply {
-		r := sys.ExecuteQuote(org, req.ref, "", "")
+		r := cl.c.appOf(sys).ExecuteConversion(app.Caller{OrgID: org}, req.ref, "conv-"+ref)
 		if e := r.Result.Err; r.Err == nil && e != nil && e.Code == ledger.CodeBadRequest && e.ExistingID != "" {
 			// Executed already, by an earlier attempt whose answer was lost.
 			r.Result = ledger.Result{Replayed: true, Conversion: &ledger.Conversion{ID: e.ExistingID, QuoteID: req.ref, FromAmount: amount}}
@@ -534,7 +518,7 @@ func (cl *clients) run(ctx context.Context, id int, rng *rand.Rand) {
 			amount := ledger.Minor(100 * (1 + rng.IntN(400)))
 			call := cl.now()
 			req := cl.payout(ctx, hot, ref, amount)
-			cl.record(id, hot, opInput{kind: opDebit, amount: amount + ledger.PayoutFee("mobile_money", amount)}, req.outcome, call)
+			cl.record(id, hot, opInput{kind: opDebit, amount: amount + simFees.payout.Fee(amount)}, req.outcome, call)
 		case p < 42: // a credit of a hot account
 			amount := ledger.Minor(100 * (1 + rng.IntN(600)))
 			call := cl.now()

@@ -16,6 +16,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"payments/actors"
+	"payments/actors/app"
 	"payments/raft"
 	"payments/rails"
 )
@@ -47,6 +48,7 @@ type simNode struct {
 	mu    sync.Mutex
 	node  *raft.Node // nil while crashed
 	sys   *actors.System
+	app   *app.App // the application API over sys, as cmd/payments builds it
 	stop  chan struct{}
 	wg    sync.WaitGroup
 	incar int    // incarnation: starts so far
@@ -67,6 +69,10 @@ type cluster struct {
 	nodes []*simNode
 	peers []raft.Peer
 	rng   *mrand.Rand // crash clones' choice of unsynced data; the scheduler's goroutine only
+	// apps finds the application API of an actors.System, every
+	// incarnation's: a client that reached a node keeps using the System it
+	// got even if the node crashes meanwhile.
+	apps sync.Map // *actors.System → *app.App
 }
 
 func newCluster(root string, net *network, clock *simClock, seed int64) (*cluster, error) {
@@ -118,6 +124,8 @@ func (c *cluster) start(n *simNode) error {
 		Now: c.clock.Now, Clock: c.clock,
 		CommitTimeout: commitTimeout, Webhooks: webhookConfig(),
 	})
+	n.app = app.New(app.Config{System: sys, CommitTimeout: commitTimeout})
+	c.apps.Store(sys, n.app)
 	n.node, n.sys, n.stop = node, sys, make(chan struct{})
 	n.incar++
 	n.wg.Add(1)
@@ -225,7 +233,7 @@ var (
 func (c *cluster) stopNode(n *simNode) {
 	n.mu.Lock()
 	node, sys, stop := n.node, n.sys, n.stop
-	n.node, n.sys = nil, nil
+	n.node, n.sys, n.app = nil, nil, nil
 	n.mu.Unlock()
 	if node == nil {
 		return
@@ -240,6 +248,12 @@ func (c *cluster) close() {
 	for _, n := range c.nodes {
 		c.stopNode(n)
 	}
+}
+
+// appOf is the application API over sys, a System one of the nodes ran.
+func (c *cluster) appOf(sys *actors.System) *app.App {
+	a, _ := c.apps.Load(sys)
+	return a.(*app.App)
 }
 
 // running returns the node's parts, or nil while it is down.

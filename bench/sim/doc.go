@@ -11,9 +11,12 @@
 // synced and the node restarts from the rest. Seeded clients create
 // payouts, fundings, collections, mobile money orders, conversions and
 // payment links paid through a checkout session by mobile money, bank
-// transfer or stablecoin (the last two with a simulated deposit), through
-// the entry points the HTTP layer calls, on whichever node they reach
-// (forwarded to the leader as the HTTP layer forwards), retrying
+// transfer or stablecoin (the last two with a simulated deposit), on
+// whichever node they reach (forwarded to the leader as the HTTP layer
+// forwards). Payouts, collections, orders, quotes and conversions go
+// through the node's application API (package actors/app, one App per
+// node beside its actors), the very operations the HTTP layer calls, so
+// what is simulated is the code that serves traffic. Clients retry
 // outcome_unknown and crashes with the same reference, and read the hot
 // balances. The schedule also advances an organization's sandbox clock
 // (the ledger's own per-organization offset), which expires quotes.

@@ -204,7 +204,7 @@ func setup(cl *clients) error {
 		if eps := sys.Reader().WebhookEndpoints(otherOrg, 0, 1); len(eps.Items) > 0 {
 			return true, nil
 		}
-		r := appOn(sys).CreateWebhookEndpoint(app.Caller{OrgID: otherOrg}, app.NewWebhookEndpoint{URL: cl.recv.url, Events: []string{"*"}})
+		r := cl.c.appOf(sys).CreateWebhookEndpoint(app.Caller{OrgID: otherOrg}, app.NewWebhookEndpoint{URL: cl.recv.url, Events: []string{"*"}})
 		if r.Err == nil && r.Result.Err != nil {
 			return false, r.Result.Err
 		}

@@ -345,7 +345,7 @@ func mobileNetworks(cat *rails.Catalogue, currency string, amount ledger.Minor) 
 	for _, c := range cat.Countries() {
 		g := NetworkGroup{Label: c.Name}
 		for _, m := range c.Methods {
-			if m.Type != "mobile_money" {
+			if m.Type != ledger.MethodMobileMoney {
 				continue
 			}
 			if _, e := cat.Check(rails.Collection, "code", "amount", m.Code, currency, amount); e != nil {

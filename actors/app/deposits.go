@@ -1,0 +1,318 @@
+package app
+
+import (
+	"strconv"
+	"strings"
+
+	"payments/actors"
+	"payments/ledger"
+	"payments/rails"
+)
+
+// Sandbox deposits: money pushed into a virtual account, to a crypto
+// address or into an order's instructions through the same ledger
+// commands a provider's deposit notification will use, so that the
+// collection, the credit and the events are those of a real deposit. The
+// amount's currency is that of where the money goes, so the operations
+// read the amount themselves.
+
+// DepositInput is a simulated deposit, its shape checked.
+type DepositInput struct {
+	// To is the virtual account's id (a bank order's deposit account
+	// among them) or the crypto address's.
+	To                string
+	Amount            Amount
+	ExternalReference string // "" for none (order deposits only)
+	Completed         bool
+}
+
+// OrderDepositInput is a simulated deposit into an order's instructions.
+type OrderDepositInput struct {
+	OrderID           string
+	Amount            Amount // unset: the order's expected amount
+	Outcome           ledger.DepositOutcome
+	ExternalReference string
+}
+
+// Deposited is a simulated deposit's answer: the ledger's, and the amount
+// sent, in the currency of where it went.
+type Deposited struct {
+	actors.Reply
+	Sent ledger.Minor
+}
+
+// SimulateVirtualAccountDeposit pushes a bank transfer into a virtual
+// account: a deposit and its collection (Result.Deposit), completed or
+// failed. Into a bank order's deposit account it pays the order as
+// SimulateOrderDeposit does (Result.Order), and a reference used for other
+// funding is a conflict, as for any virtual account deposit. Refusals:
+// not_found (no such account), validation_error (the amount in its
+// currency), conflict, bad_request for a paused account.
+func (a *App) SimulateVirtualAccountDeposit(c Caller, in DepositInput) Deposited {
+	if o, va, ok := a.orderOfVirtualAccount(c.OrgID, in.To); ok {
+		amt, e := depositAmount(in.Amount, va.Currency)
+		if e != nil {
+			return Deposited{Reply: refused(e)}
+		}
+		outcome := ledger.DepositConfirmed
+		if !in.Completed {
+			outcome = ledger.DepositRejected
+		}
+		r := a.sys.DepositOrder(c.OrgID, o.ID, amt, outcome, in.ExternalReference)
+		if e := r.Result.Err; e != nil && e.Code == ledger.CodeDuplicate {
+			// This endpoint's answer to a reference reused for other
+			// funding, whichever kind of deposit holds it.
+			r.Result.Err = ledger.DepositConflict()
+		}
+		return Deposited{Reply: r, Sent: amt}
+	}
+	va, ok := a.Reader().VirtualAccount(c.OrgID, in.To)
+	if !ok {
+		return Deposited{Reply: refused(&ledger.Error{Code: ledger.CodeNotFound, Message: "Virtual account not found"})}
+	}
+	seed, e := a.depositSeed(c.OrgID)
+	if e != nil {
+		return Deposited{Reply: refused(e)}
+	}
+	amt, e := depositAmount(in.Amount, va.Currency)
+	if e != nil {
+		return Deposited{Reply: refused(e)}
+	}
+	bank, _ := a.cfg.Catalogue.VirtualAccountMethod(va.Currency)
+	fees, ok := bank.Fees(rails.Deposit)
+	if !ok {
+		return Deposited{Reply: refused(noDeposits(va.Currency + " virtual accounts"))}
+	}
+	cmd := &ledger.ReceiveDeposit{
+		At:                a.sys.Now().UnixMilli(),
+		ID:                actors.NewID("vad_"),
+		CollectionID:      actors.NewID("col_"),
+		OrgID:             c.OrgID,
+		VirtualAccountID:  va.ID,
+		Amount:            amt,
+		Fee:               fees.Fee(amt),
+		Completed:         in.Completed,
+		ExternalReference: in.ExternalReference,
+		SourceReference:   rails.SandboxSessionID([]byte(seed + in.ExternalReference)),
+	}
+	if !in.Completed {
+		cmd.Message = "The sending bank reversed the transfer (simulated failure)"
+	}
+	return Deposited{Reply: a.propose(cmd), Sent: amt}
+}
+
+// SimulateCryptoDeposit sends an amount of a crypto address's asset to
+// it: a deposit and its collection (Result.Deposit), completed or failed.
+// Refusals: not_found, validation_error, conflict.
+func (a *App) SimulateCryptoDeposit(c Caller, in DepositInput) Deposited {
+	addr, ok := a.Reader().CryptoAddress(c.OrgID, in.To)
+	if !ok {
+		return Deposited{Reply: refused(&ledger.Error{Code: ledger.CodeNotFound, Message: "Crypto address not found"})}
+	}
+	seed, e := a.depositSeed(c.OrgID)
+	if e != nil {
+		return Deposited{Reply: refused(e)}
+	}
+	amt, e := depositAmount(in.Amount, addr.Currency)
+	if e != nil {
+		return Deposited{Reply: refused(e)}
+	}
+	network, _ := a.cfg.Catalogue.Network(addr.Currency, addr.Chain)
+	fees, ok := network.Fees(rails.Deposit)
+	if !ok {
+		return Deposited{Reply: refused(noDeposits(addr.Currency + " on " + rails.ChainName(addr.Chain)))}
+	}
+	cmd := &ledger.ReceiveDeposit{
+		At:                a.sys.Now().UnixMilli(),
+		ID:                actors.NewID("cdp_"),
+		CollectionID:      actors.NewID("col_"),
+		OrgID:             c.OrgID,
+		CryptoAddressID:   addr.ID,
+		Amount:            amt,
+		Fee:               fees.Fee(amt),
+		Completed:         in.Completed,
+		ExternalReference: in.ExternalReference,
+		SourceReference:   rails.SandboxTxHash(addr.Chain, []byte(seed+in.ExternalReference)),
+	}
+	if !in.Completed {
+		cmd.Message = "The transaction failed on chain (simulated failure)"
+	}
+	return Deposited{Reply: a.propose(cmd), Sent: amt}
+}
+
+// SimulateOrderDeposit sends money to an order's instructions
+// (Result.Order): the amount given, in the order's origin currency, or
+// what the order expects (or has awaiting confirmations). Sent is what was
+// sent: for a retry under a reference, what the original deposit sent.
+func (a *App) SimulateOrderDeposit(c Caller, in OrderDepositInput) Deposited {
+	o, found := a.Reader().Order(c.OrgID, in.OrderID)
+	if !found {
+		return Deposited{Reply: refused(&ledger.Error{Code: ledger.CodeNotFound, Message: "Order not found"})}
+	}
+	var amt ledger.Minor
+	if in.Amount.Set {
+		var e *ledger.Error
+		if amt, e = depositAmount(in.Amount, o.Spec.FromCurrency); e != nil {
+			return Deposited{Reply: refused(e)}
+		}
+	}
+	r := a.sys.DepositOrder(c.OrgID, in.OrderID, amt, in.Outcome, in.ExternalReference)
+	d := Deposited{Reply: r}
+	if res := &r.Result; r.Err == nil && res.Err == nil && res.Order != nil {
+		d.Sent = (&ledger.DepositOrder{Amount: amt}).Sent(res.Order)
+		if od := res.OrderDeposit; od != nil {
+			d.Sent = od.Amount // as it was: a retry finds the order moved on
+		}
+	}
+	return d
+}
+
+// noDeposits refuses a deposit the catalogue no longer takes (the method
+// that priced it is gone from it), rather than price it at nothing.
+func noDeposits(what string) *ledger.Error {
+	return &ledger.Error{Code: ledger.CodeBadRequest, Message: what + " take no deposits now: no method of the catalogue serves them"}
+}
+
+// depositAmount reads a deposit's amount in the currency of where it goes.
+func depositAmount(a Amount, currency string) (ledger.Minor, *ledger.Error) {
+	cur, _ := ledger.LookupCurrency(currency)
+	var p Fields
+	m := p.Amount("amount", a, cur)
+	return m, p.Err()
+}
+
+// depositSeed is what the sandbox derives an organization's addresses and
+// deposit references from: its place in creation order, so that they are
+// the same for the same sequence of requests (and golden files need not
+// mask them). Sandbox addresses hold nothing, so being guessable is fine.
+func (a *App) depositSeed(org string) (string, *ledger.Error) {
+	n, ok := a.Reader().OrganizationNumber(org)
+	if !ok {
+		return "", &ledger.Error{Code: ledger.CodeNotFound, Message: "Organization not found"}
+	}
+	return "organization " + strconv.FormatUint(n, 10) + "\x00", nil
+}
+
+// OrderVirtualAccountPrefix starts the id of a bank order's deposit
+// account: "va_" and the order's id.
+const OrderVirtualAccountPrefix = "va_ord_"
+
+// OrderVirtualAccount is a bank order's deposit account seen as the
+// virtual account it is (its externalReference is the order id), so that
+// a client finds it among virtual accounts and pays it with the
+// virtual-account deposit simulation. It takes deposits while the order
+// waits for funds; ok is false for an order not paid by bank transfer.
+func OrderVirtualAccount(o *ledger.Order) (ledger.VirtualAccount, bool) {
+	in := &o.Instructions
+	if in.Type != ledger.InstructionsVirtualAccount {
+		return ledger.VirtualAccount{}, false
+	}
+	status := ledger.VirtualAccountActive
+	if o.Status.Ended() {
+		status = ledger.VirtualAccountPaused
+	}
+	return ledger.VirtualAccount{
+		ID: "va_" + o.ID, OrgID: o.OrgID, Status: status, Currency: o.Spec.FromCurrency,
+		Bank: in.Bank, AccountNumber: in.AccountNumber, AccountName: in.AccountName,
+		ExternalReference: o.ID, CreatedAt: o.CreatedAt, UpdatedAt: o.UpdatedAt,
+	}, true
+}
+
+// orderOfVirtualAccount finds the bank order whose deposit account id is
+// id ("va_ord_…").
+func (a *App) orderOfVirtualAccount(org, id string) (ledger.Order, ledger.VirtualAccount, bool) {
+	if !strings.HasPrefix(id, OrderVirtualAccountPrefix) {
+		return ledger.Order{}, ledger.VirtualAccount{}, false
+	}
+	o, found := a.Reader().Order(org, strings.TrimPrefix(id, "va_"))
+	if !found {
+		return ledger.Order{}, ledger.VirtualAccount{}, false
+	}
+	va, ok := OrderVirtualAccount(&o)
+	return o, va, ok
+}
+
+// VirtualAccountInput is a request for a virtual account, its shape
+// checked (a currency the catalogue issues virtual accounts in).
+type VirtualAccountInput struct {
+	Currency          string
+	ExternalReference string
+	Metadata          string
+}
+
+// CreateVirtualAccount issues a virtual account at the bank of its
+// currency. With an externalReference it is idempotent per currency: the
+// same reference and currency again answer the existing account
+// (Result.Replayed).
+func (a *App) CreateVirtualAccount(c Caller, in VirtualAccountInput) actors.Reply {
+	if a.cfg.NoProvider {
+		return refused(NoProviderError())
+	}
+	bank, ok := a.cfg.Catalogue.VirtualAccountBank(in.Currency)
+	if !ok {
+		return refused(ledger.FieldInvalid("currency", "has no virtual accounts; they are issued in "+strings.Join(a.cfg.Catalogue.VirtualAccountCurrencies(), ", ")))
+	}
+	return a.propose(&ledger.CreateVirtualAccount{
+		At:                a.sys.Now().UnixMilli(),
+		ID:                actors.NewID("va_"),
+		OrgID:             c.OrgID,
+		Currency:          in.Currency,
+		Bank:              bank,
+		ExternalReference: in.ExternalReference,
+		Metadata:          in.Metadata,
+	})
+}
+
+// UpdateVirtualAccount pauses or reactivates a virtual account; setting
+// the status it has changes nothing.
+func (a *App) UpdateVirtualAccount(c Caller, id string, status ledger.VirtualAccountStatus) actors.Reply {
+	return a.propose(&ledger.UpdateVirtualAccount{At: a.sys.Now().UnixMilli(), ID: id, OrgID: c.OrgID, Status: status})
+}
+
+// CryptoAddressInput is a request for a deposit address, its shape
+// checked (an asset and a chain the catalogue takes deposits of).
+type CryptoAddressInput struct {
+	Currency          string
+	Chain             rails.Chain
+	ExternalReference string
+	Metadata          string
+}
+
+// CreateCryptoAddress issues the organization's address for an asset on a
+// chain, with the memo the chain needs where addresses are shared. One
+// address per currency and chain: asking again answers the existing one
+// (Result.Replayed).
+func (a *App) CreateCryptoAddress(c Caller, in CryptoAddressInput) actors.Reply {
+	if a.cfg.NoProvider {
+		return refused(NoProviderError())
+	}
+	seed, e := a.depositSeed(c.OrgID)
+	if e != nil {
+		return refused(e)
+	}
+	address, err := rails.DepositAddress(in.Chain.Code, []byte(seed+in.Chain.Code))
+	if err != nil {
+		return refused(ledger.FieldInvalid("chain", err.Error()))
+	}
+	var tag string
+	if in.Chain.RequiresMemo {
+		tag = rails.DepositTag([]byte(seed + in.Currency + "\x00" + in.Chain.Code))
+	}
+	return a.propose(&ledger.CreateCryptoAddress{
+		At:                a.sys.Now().UnixMilli(),
+		ID:                actors.NewID("addr_"),
+		OrgID:             c.OrgID,
+		Currency:          in.Currency,
+		Chain:             in.Chain.Code,
+		Address:           address,
+		Tag:               tag,
+		ExternalReference: in.ExternalReference,
+		Metadata:          in.Metadata,
+	})
+}
+
+// UpdateCryptoAddress replaces an address's metadata ("" clears it); the
+// address itself never changes.
+func (a *App) UpdateCryptoAddress(c Caller, id, metadata string) actors.Reply {
+	return a.propose(&ledger.UpdateCryptoAddress{At: a.sys.Now().UnixMilli(), ID: id, OrgID: c.OrgID, Metadata: metadata})
+}

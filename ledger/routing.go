@@ -1,0 +1,98 @@
+package ledger
+
+// Payouts to a named bank. A bank payout may name the receiving bank by
+// its routing number (PayoutSpec.RoutingNumber: the bank code the method
+// lists among its routingNumber field's options). The field came after
+// the payout's frozen codecs, so it is appended (doc.go, "Appended
+// fields"): a payout without one encodes byte for byte as before, and one
+// with one is
+//
+//	command kind 13   CreatePayout with str(routingNumber) appended
+//	                  (instead of 5)
+//	command kind 14   CreateFXPayout with str(routingNumber) appended
+//	                  (instead of 12)
+//	subject kind 13   a payout event's subject, str(routingNumber) after
+//	                  the payout (instead of 1)
+//	subject kind 14   a cross-currency payout's, after its FX details
+//	                  (instead of 11)
+//	payout ('p')      str(attempt), then str(routingNumber)
+//
+// and a refused request's digest (decided.go) has it after the spec.
+
+// Command kinds of payouts that name their bank.
+const (
+	KindCreatePayoutRouted   Kind = 13
+	KindCreateFXPayoutRouted Kind = 14
+)
+
+// Subject kinds of the events of payouts that name their bank. Frozen.
+const (
+	SubjectPayoutRouted   SubjectKind = 13
+	SubjectFXPayoutRouted SubjectKind = 14
+)
+
+func init() {
+	registerCommand(KindCreatePayoutRouted, func(d *decoder) Command {
+		c := decodeCreatePayout(d)
+		c.Spec.RoutingNumber = d.routingNumber()
+		return c
+	})
+	registerCommand(KindCreateFXPayoutRouted, func(d *decoder) Command {
+		c := decodeCreateFXPayout(d).(*CreateFXPayout)
+		c.Spec.RoutingNumber = d.routingNumber()
+		return c
+	})
+	registerSubject(SubjectPayoutRouted,
+		func(e *encoder, s Subject) {
+			p := s.(Payout)
+			encodePayout(e, &p)
+			e.str(p.Spec.RoutingNumber)
+		},
+		func(d *decoder) Subject {
+			p := decodePayout(d)
+			p.Spec.RoutingNumber = d.routingNumber()
+			return p
+		})
+	registerSubject(SubjectFXPayoutRouted,
+		func(e *encoder, s Subject) {
+			p := s.(Payout)
+			encodePayout(e, &p)
+			encodePayoutFX(e, p.FX)
+			e.str(p.Spec.RoutingNumber)
+		},
+		func(d *decoder) Subject {
+			p := decodePayout(d)
+			fx := decodePayoutFX(d)
+			p.FX = &fx
+			p.Spec.RoutingNumber = d.routingNumber()
+			return p
+		})
+}
+
+// routingNumber reads an appended routing number: one is there exactly
+// when the kind says so, so an empty one is a malformed record.
+func (d *decoder) routingNumber() string {
+	s := d.str()
+	if s == "" && d.err == nil {
+		d.fail(errorf(CodeValidation, "a routed payout names no routing number"))
+	}
+	return s
+}
+
+// routingNumberMax bounds a routing number, in bytes.
+const routingNumberMax = 64
+
+func checkRoutingNumber(spec *PayoutSpec) *Error {
+	if len(spec.RoutingNumber) > routingNumberMax {
+		return FieldInvalid("to.routingNumber", "is too long")
+	}
+	return nil
+}
+
+// encodeRouting appends the routing number to a request's digest, when
+// there is one: the digests of requests without one are what they were.
+func (s *PayoutSpec) encodeRouting(e *encoder) {
+	if s.RoutingNumber != "" {
+		e.str(s.RoutingNumber)
+	}
+}
