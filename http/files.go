@@ -281,14 +281,20 @@ func (s *Server) downloadFile(ctx *fasthttp.RequestCtx) {
 	var found bool
 	var key []byte
 	var nowSeconds int64 // on the file's organization's clock
-	{
+	read := func() {
 		st := s.cfg.Actors.Reader()
 		f, found = st.FileByID(id)
 		key, _ = st.FileSigningKey()
 		nowSeconds = st.OrgNow(f.OrgID, s.cfg.Actors.Now().UnixMilli()) / 1000
 	}
-	if (key == nil || !found) && s.forwardIfFollower(ctx) {
-		return
+	read()
+	if key == nil || !found {
+		// Unknown here: the leader answers, or this node once it has
+		// caught up with the leader.
+		if s.forwardIfFollower(ctx) {
+			return
+		}
+		read()
 	}
 	invalid := &ledger.Error{Code: ledger.CodeForbidden,
 		Message: "This file link's signature is invalid; use the url exactly as the API returned it"}

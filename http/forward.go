@@ -45,7 +45,7 @@ const resendPause = 20 * time.Millisecond
 // does everything (authentication, rate limits, the write); the follower
 // only relays, so a client may talk to any node.
 func (s *Server) forwardIfFollower(ctx *fasthttp.RequestCtx) bool {
-	done, e := s.relayToLeader(ctx)
+	done, e := s.relay(ctx, true)
 	if e != nil {
 		writeError(ctx, e)
 	}
@@ -54,15 +54,27 @@ func (s *Server) forwardIfFollower(ctx *fasthttp.RequestCtx) bool {
 
 // relayToLeader is forwardIfFollower for a route that answers its own
 // errors: true when the request is the leader's (relayed, or failed with
-// the error to tell the client); false when this node is the leader and a
-// quorum confirmed it after the request arrived, so the handler's answer,
-// read from this node's state, is current (see raft's ConfirmLeader).
+// the error to tell the client); false when this node serves it. It serves
+// a write when it leads: the write's commit proves it still leads, and an
+// answer no commit decided is confirmed before it goes (confirmAnswer). It
+// serves a read when it leads and a quorum confirmed that after the request
+// arrived (raft's ConfirmLeader), or, a follower, once it has applied
+// through the leader's read index: either way the answer, read from this
+// node's state, includes every write committed before the request.
 //
 // Without a confirmed leader the request waits, up to leaderWait, for one.
 // A request forwarded to a leader that stops answering is re-sent to the
 // next leader as soon as one is known, when re-sending is safe (a read, or
 // a write that carries its idempotency reference).
 func (s *Server) relayToLeader(ctx *fasthttp.RequestCtx) (bool, *ledger.Error) {
+	return s.relay(ctx, false)
+}
+
+// relay is relayToLeader; with followerReads, a follower serves reads
+// itself once caught up. The dashboard and the hosted checkout do not:
+// their pages keep some state in the leader's memory (sessions' last uses,
+// simulated deposits on their way).
+func (s *Server) relay(ctx *fasthttp.RequestCtx, followerReads bool) (bool, *ledger.Error) {
 	c := s.cfg.Cluster
 	if c == nil {
 		return false, nil
@@ -72,15 +84,21 @@ func (s *Server) relayToLeader(ctx *fasthttp.RequestCtx) (bool, *ledger.Error) {
 	if forwarded {
 		noteForwarded(ctx)
 	}
+	read := ctx.IsGet() || ctx.IsHead()
 	for {
 		changed := c.LeaderChange()
 		if c.IsLeader() {
+			if !read {
+				return false, nil
+			}
 			cctx, cancel := context.WithDeadline(context.Background(), deadline)
 			err := c.ConfirmLeader(cctx)
 			cancel()
 			if err == nil {
 				return false, nil
 			}
+		} else if read && followerReads && !forwarded && s.readHere(deadline) {
+			return false, nil
 		} else if leader, ok := c.Leader(); ok && !forwarded && leader != c.ID() && s.peerAddr(leader) != "" {
 			if e := s.readBody(ctx); e != nil {
 				return true, e
@@ -115,6 +133,48 @@ func (s *Server) relayToLeader(ctx *fasthttp.RequestCtx) (bool, *ledger.Error) {
 		}
 		t.Stop()
 	}
+}
+
+// readHere reports whether this follower may serve a read itself: it has
+// applied through the leader's read index, learned from the leader now.
+// Followers thereby add read capacity; when the leader cannot be asked, the
+// read is relayed as a write is.
+func (s *Server) readHere(deadline time.Time) bool {
+	if limit := time.Now().Add(readIndexTimeout); limit.Before(deadline) {
+		deadline = limit
+	}
+	cctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	return s.catchUpToLeader(cctx) == nil
+}
+
+// confirmAnswer reports whether the answer in ctx may go. A write's
+// refusal (a 4xx but 429) and its replay from state were read from this
+// node's state, which is current only if this node still leads: a quorum
+// must confirm that after the answer was read, or the request goes to the
+// next leader (nothing was done). Any other answer to a write was decided
+// by its commit (which proves this node led), or says nothing of the state
+// (429, 5xx). Reads were confirmed before they were served.
+func (s *Server) confirmAnswer(ctx *fasthttp.RequestCtx) bool {
+	c := s.cfg.Cluster
+	if c == nil || ctx.IsGet() || ctx.IsHead() {
+		return true
+	}
+	st := ctx.Response.StatusCode()
+	refusal := st >= 400 && st < 500 && st != fasthttp.StatusTooManyRequests
+	replay := len(ctx.Response.Header.Peek("idempotent-replayed")) > 0
+	if !refusal && !replay {
+		return true
+	}
+	cctx, cancel := context.WithTimeout(context.Background(), leaderWait)
+	defer cancel()
+	if c.ConfirmLeader(cctx) == nil {
+		return true
+	}
+	ctx.Response.Reset()
+	s.begin(ctx)
+	writeError(ctx, errNotLeaderNothingDone)
+	return false
 }
 
 func errNoLeader() *ledger.Error {

@@ -418,7 +418,8 @@ func (s *Server) route(method, path string, scope ledger.Scopes, h handler) {
 			return
 		}
 		// Again if this node lost its leadership while it served the
-		// request (a transfer, a new election): the next leader answers it.
+		// request (a transfer, a new election), or could not confirm it
+		// still led when it answered: the next leader answers it.
 		deadline := time.Now().Add(leaderWait)
 		for attempt := 0; ; attempt++ {
 			if attempt > 0 {
@@ -431,47 +432,7 @@ func (s *Server) route(method, path string, scope ledger.Scopes, h handler) {
 				ctx.SetUserValue(errorCodeKey, nil)
 				s.begin(ctx)
 			}
-			if s.cfg.Cluster != nil && !s.cfg.Cluster.IsLeader() {
-				// A follower relays a body only for a key it knows (keys
-				// are replicated), so an anonymous body is never read.
-				if err := s.authenticateOnFollower(ctx); err != nil {
-					writeError(ctx, err)
-					return
-				}
-			}
-			if s.forwardIfFollower(ctx) {
-				return
-			}
-			if err := s.checkForwardedClient(ctx); err != nil {
-				writeError(ctx, err)
-				return
-			}
-			key, err := s.authenticate(ctx)
-			if err != nil {
-				writeError(ctx, err)
-				return
-			}
-			noteKey(ctx, &key) // for the request log
-			if err := s.allowlistCheck(ctx, &key); err != nil {
-				s.logger.Warn("API key refused: caller not on its IP allowlist", "keyId", key.ID, "reason", err.Message)
-				writeError(ctx, err)
-				return
-			}
-			if err := s.limiter.allow(ctx, key.ID, perAPIKey); err != nil {
-				writeError(ctx, err)
-				return
-			}
-			if scope != 0 && !key.Scopes.Has(scope) {
-				writeError(ctx, &ledger.Error{Code: ledger.CodeForbidden,
-					Message: "API key does not have the required scope: " + ledger.ScopeName(scope)})
-				return
-			}
-			if err := s.readBody(ctx); err != nil { // only now: authenticated
-				writeError(ctx, err)
-				return
-			}
-			h(&call{s: s, ctx: ctx, key: key, org: key.OrgID})
-			if !s.leaderLost(ctx) {
+			if s.serve(ctx, scope, h) {
 				return
 			}
 			if len(ctx.Request.Header.Peek(forwardedHeader)) > 0 {
@@ -481,6 +442,54 @@ func (s *Server) route(method, path string, scope ledger.Scopes, h handler) {
 			}
 		}
 	})
+}
+
+// serve answers one attempt of an API request: relayed to the leader, or
+// served here. It returns false when the answer must not go (this node
+// stopped leading, or could not confirm it still led): the request then
+// goes to the next leader.
+func (s *Server) serve(ctx *fasthttp.RequestCtx, scope ledger.Scopes, h handler) bool {
+	if s.cfg.Cluster != nil && !s.cfg.Cluster.IsLeader() {
+		// A follower relays a body only for a key it knows (keys
+		// are replicated), so an anonymous body is never read.
+		if err := s.authenticateOnFollower(ctx); err != nil {
+			writeError(ctx, err)
+			return true
+		}
+	}
+	if s.forwardIfFollower(ctx) {
+		return true
+	}
+	if err := s.checkForwardedClient(ctx); err != nil {
+		writeError(ctx, err)
+		return s.confirmAnswer(ctx)
+	}
+	key, err := s.authenticate(ctx)
+	if err != nil {
+		writeError(ctx, err)
+		return s.confirmAnswer(ctx)
+	}
+	noteKey(ctx, &key) // for the request log
+	if err := s.allowlistCheck(ctx, &key); err != nil {
+		s.logger.Warn("API key refused: caller not on its IP allowlist", "keyId", key.ID, "reason", err.Message)
+		writeError(ctx, err)
+		return s.confirmAnswer(ctx)
+	}
+	if err := s.limiter.allow(ctx, key.ID, perAPIKey); err != nil {
+		writeError(ctx, err)
+		return true
+	}
+	if scope != 0 && !key.Scopes.Has(scope) {
+		writeError(ctx, &ledger.Error{Code: ledger.CodeForbidden,
+			Message: "API key does not have the required scope: " + ledger.ScopeName(scope)})
+		return s.confirmAnswer(ctx)
+	}
+	if err := s.readBody(ctx); err != nil { // only now: authenticated
+		writeError(ctx, err)
+		return true
+	}
+	h(&call{s: s, ctx: ctx, key: key, org: key.OrgID})
+	return !s.leaderLost(ctx) && s.confirmAnswer(ctx)
 }
 
 // begin stamps the request id and the API version on the response. It
