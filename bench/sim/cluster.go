@@ -16,6 +16,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"payments/actors"
+	"payments/actors/app"
 	"payments/raft"
 	"payments/rails"
 )
@@ -47,6 +48,7 @@ type simNode struct {
 	mu    sync.Mutex
 	node  *raft.Node // nil while crashed
 	sys   *actors.System
+	app   *app.App // the application API over sys, as the HTTP layer calls it
 	stop  chan struct{}
 	wg    sync.WaitGroup
 	incar int    // incarnation: starts so far
@@ -119,6 +121,7 @@ func (c *cluster) start(n *simNode) error {
 		CommitTimeout: commitTimeout, Webhooks: webhookConfig(),
 	})
 	n.node, n.sys, n.stop = node, sys, make(chan struct{})
+	n.app = app.New(app.Config{System: sys, CommitTimeout: commitTimeout, Clock: c.clock, SandboxSettlement: sandboxTiming.Settlement})
 	n.incar++
 	n.wg.Add(1)
 	go func(stop chan struct{}) {
@@ -225,7 +228,7 @@ var (
 func (c *cluster) stopNode(n *simNode) {
 	n.mu.Lock()
 	node, sys, stop := n.node, n.sys, n.stop
-	n.node, n.sys = nil, nil
+	n.node, n.sys, n.app = nil, nil, nil
 	n.mu.Unlock()
 	if node == nil {
 		return
@@ -247,6 +250,20 @@ func (n *simNode) running() (*raft.Node, *actors.System) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return n.node, n.sys
+}
+
+// appOf returns the application API over the actors sys, of the node
+// they run on; nil once that node is down.
+func (c *cluster) appOf(sys *actors.System) *app.App {
+	for _, n := range c.nodes {
+		n.mu.Lock()
+		s, a := n.sys, n.app
+		n.mu.Unlock()
+		if s == sys {
+			return a
+		}
+	}
+	return nil
 }
 
 // leader returns a node that leads and has caught up, as the HTTP layer's

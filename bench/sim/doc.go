@@ -12,7 +12,9 @@
 // payouts, fundings, collections, mobile money orders, conversions and
 // payment links paid through a checkout session by mobile money, bank
 // transfer or stablecoin (the last two with a simulated deposit), through
-// the entry points the HTTP layer calls, on whichever node they reach
+// the entry points the HTTP layer calls (the application API's operations,
+// package actors/app, built per node beside its actors, where the HTTP
+// layer calls those), on whichever node they reach
 // (forwarded to the leader as the HTTP layer forwards), retrying
 // outcome_unknown and crashes with the same reference, and read the hot
 // balances. The schedule also advances an organization's sandbox clock
