@@ -13,6 +13,7 @@ import (
 
 	"payments/actors"
 	"payments/actors/app"
+	"payments/http/checkout"
 	"payments/ledger"
 	"payments/rails"
 )
@@ -545,10 +546,6 @@ type checkoutInstructions struct {
 	Chain         *string `json:"chain"`
 }
 
-// pooledAccountName is the holder of the pooled collection account that
-// bank-transfer sessions are paid into.
-const pooledAccountName = "Payments Checkout Collections"
-
 func renderCheckoutSession(c *ledger.CheckoutSession) checkoutSessionJSON {
 	owed := max(0, c.OriginAmount-c.OriginReceived)
 	chain := rails.ChainName(c.Chain) // the name the API shows: "Base" for "base"; "" for none
@@ -563,7 +560,7 @@ func renderCheckoutSession(c *ledger.CheckoutSession) checkoutSessionJSON {
 		in.AccountNumber = optional(c.PayerNumber)
 	case ledger.CheckoutBankTransfer:
 		in.Message = "Transfer " + in.Amount + " " + in.Currency + " to the account below, quoting the reference"
-		in.Bank, in.AccountNumber, in.AccountName, in.Reference = optional(c.DepositBank), optional(c.DepositAccount), optional(pooledAccountName), optional(c.ID)
+		in.Bank, in.AccountNumber, in.AccountName, in.Reference = optional(c.DepositBank), optional(c.DepositAccount), optional(checkout.PooledAccountName), optional(c.ID)
 	case ledger.CheckoutCrypto:
 		in.Message = "Send " + in.Amount + " " + in.Currency + " on " + chain + " to the address below"
 		in.Address, in.Chain = optional(c.DepositAccount), optional(chain)
