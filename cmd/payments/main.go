@@ -95,6 +95,8 @@ type serveConfig struct {
 	orgCurrency       string
 	logLevel          string
 	rateLimit         int
+	rateFeedURL       string
+	rateStaleness     time.Duration
 	snapshotThreshold uint64
 	snapshotInterval  time.Duration
 	trailingLogs      uint64
@@ -152,6 +154,8 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	fs.StringVar(&c.orgCurrency, "bootstrap-org-currency", "GHS", "its default currency")
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.IntVar(&c.rateLimit, "rate-limit", 100, "requests per second allowed per API key (sliding window)")
+	fs.StringVar(&c.rateFeedURL, "rate-feed-url", "", "production: the HTTP feed of mid-market rates (JSON: base, asOf, rates as decimal strings); none: every cross-currency pair answers rate_unavailable")
+	fs.DurationVar(&c.rateStaleness, "rate-staleness", 2*time.Minute, "production: the oldest rates served; past it cross-currency operations answer rate_unavailable")
 	fs.IntVar(&c.connsPerIP, "max-conns-per-ip", 256, "open connections allowed from one client address (the cluster's peers are exempt); -1: no limit")
 	fs.Int64Var(&c.bodyBytesInFlight, "body-bytes-in-flight-max", 256<<20, "bytes of request bodies read or held at once, over all requests; past it requests answer 503")
 	// A snapshot is a flush of the state store, whatever the history, so
@@ -335,8 +339,19 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	timing := rails.DefaultSandboxTiming
 	timing.Settlement = cfg.settlement
 	var rail actors.Rail = rails.NewSandbox(timing)
+	var rates rails.RateSource // the sandbox's table, by default
 	if live {
 		rail = rails.NoProvider{}
+		rates = rails.NoRates{}
+		if cfg.rateFeedURL != "" {
+			feed := &rails.FeedRates{URL: cfg.rateFeedURL, Staleness: cfg.rateStaleness, SpreadBasisPoints: api.SandboxSpreadBasisPoints}
+			feedCtx, stopFeed := context.WithCancel(context.Background())
+			defer stopFeed()
+			go feed.Run(feedCtx)
+			rates = feed
+		}
+	} else if cfg.rateFeedURL != "" {
+		return errors.New("--rate-feed-url is for the production stack: the sandbox prices from its own table")
 	}
 	sys := actors.Start(actors.Config{Log: node, State: node, Rail: rail, Logger: logger, CommitTimeout: cfg.commitTimeout,
 		Webhooks: actors.WebhookConfig{
@@ -387,6 +402,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		FilesDir:             blobsDir(cfg.dataDir),
 		Logger:               logger,
 		RateLimitPerSecond:   cfg.rateLimit,
+		Rates:                rates,
 		CommitTimeout:        cfg.commitTimeout,
 		CheckoutURL:          checkoutURL,
 		PublicBaseURL:        publicBaseURL,
