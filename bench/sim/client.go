@@ -361,14 +361,22 @@ func (cl *clients) order(ctx context.Context, org, ref string, amount ledger.Min
 }
 
 // writeApp is write for requests the application API serves (package
-// actors/app), as the HTTP layer calls it on the node it reaches.
+// actors/app), as the HTTP layer calls it on the node it reaches. An
+// operation reads state before it proposes, so a refusal or a replay may
+// come from a node that no longer leads and is behind: as the HTTP layer
+// does, it goes only once the node confirms it still leads, and is
+// otherwise retried (nothing was done).
 func (cl *clients) writeApp(ctx context.Context, req *request, send func(*app.App) actors.Reply) {
 	cl.write(ctx, req, func(sys *actors.System) actors.Reply {
 		a := cl.c.appOf(sys)
 		if a == nil {
 			return actors.Reply{Err: actors.ErrNotLeader} // its node went down: nothing was sent
 		}
-		return send(a)
+		r := send(a)
+		if r.Err == nil && (r.Result.Err != nil || r.Result.Replayed) && !cl.c.confirmLeader(sys) {
+			return actors.Reply{Err: actors.ErrNotLeader}
+		}
+		return r
 	})
 }
 

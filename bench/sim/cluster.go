@@ -266,6 +266,22 @@ func (c *cluster) appOf(sys *actors.System) *app.App {
 	return nil
 }
 
+// confirmLeader reports whether the node the actors sys run on still
+// leads, confirmed by a quorum with every acknowledged write in its state
+// (the HTTP layer's check before a refusal or a replay goes).
+func (c *cluster) confirmLeader(sys *actors.System) bool {
+	for _, n := range c.nodes {
+		node, s := n.running()
+		if s != sys || node == nil {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), keyWait)
+		defer cancel()
+		return node.ConfirmLeader(ctx) == nil
+	}
+	return false
+}
+
 // leader returns a node that leads and has caught up, as the HTTP layer's
 // forwarding finds it; nil when none does.
 func (c *cluster) leader() *simNode {
