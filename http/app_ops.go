@@ -33,7 +33,17 @@ type moneyOps interface {
 
 // linkOps: payment links and pages, checkout sessions and the hosted
 // checkout.
-type linkOps interface{}
+type linkOps interface {
+	CreatePaymentLink(app.Caller, app.PaymentLinkRequest) actors.Reply
+	CreatePageLink(app.Caller, app.PageLinkRequest) actors.Reply
+	UpdatePaymentLink(app.Caller, app.CheckoutUpdate) actors.Reply
+	CreatePaymentPage(app.Caller, app.PaymentPageRequest) actors.Reply
+	UpdatePaymentPage(app.Caller, app.CheckoutUpdate) actors.Reply
+	OpenCheckoutSession(app.Caller, app.CheckoutSessionRequest) actors.Reply
+	SimulateCheckoutDeposit(app.Caller, app.CheckoutDepositRequest) app.CheckoutDepositReply
+	StartCheckoutDeposit(app.Caller, app.CheckoutDepositRequest) *ledger.Error
+	CheckoutDepositOnItsWay(sessionID string) bool
+}
 
 // adminOps: organizations, keys and their controls, dashboard members and
 // sessions, recipients, files, disputes, webhooks, simulations.

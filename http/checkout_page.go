@@ -6,7 +6,6 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"payments/actors"
 	"payments/http/checkout"
 	"payments/http/webassets"
 	"payments/ledger"
@@ -118,7 +117,7 @@ func (s *Server) pageStart(ctx *fasthttp.RequestCtx, base string) (checkoutState
 func (s *Server) newPage(ctx *fasthttp.RequestCtx, cs *checkoutState, base string) *checkout.Page {
 	return &checkout.Page{
 		View: s.checkoutView(cs, base), Base: base, API: checkoutAPIPrefix + "/" + cs.link.ID,
-		Nonce: checkout.NewNonce(), Attempt: actors.NewID("att_"), RequestID: requestIDOf(ctx),
+		Nonce: checkout.NewNonce(), Attempt: checkout.NewAttempt(), RequestID: requestIDOf(ctx),
 	}
 }
 

@@ -1,16 +1,14 @@
 package http
 
 import (
-	"crypto/sha256"
 	"net"
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/valyala/fasthttp"
 
+	"payments/actors/app"
 	"payments/http/checkout"
 	"payments/ledger"
 )
@@ -38,12 +36,6 @@ const (
 	// attemptLenMin and attemptLenMax bound the payer's attempt key, in
 	// characters.
 	attemptLenMin, attemptLenMax = 16, 64
-	// simulatedDepositsMax bounds the test-mode deposits on their way at
-	// once, on this node.
-	simulatedDepositsMax = 1024
-	// defaultSandboxSettlement is how long a simulated deposit takes to
-	// land when Config.SandboxSettlement is not set.
-	defaultSandboxSettlement = 500 * time.Millisecond
 )
 
 // checkoutPrefixes are the path prefixes the page is served under:
@@ -185,7 +177,7 @@ func (s *Server) checkoutJSONStart(ctx *fasthttp.RequestCtx) bool {
 func (s *Server) checkoutInput(cs *checkoutState, base string) checkout.Input {
 	return checkout.Input{
 		Link: cs.link, Sessions: cs.sessions, Now: cs.now, Base: base,
-		Catalogue: s.cfg.Catalogue, TestMode: !s.cfg.Live, Confirming: s.checkoutSims.has,
+		Catalogue: s.cfg.Catalogue, TestMode: !s.cfg.Live, Confirming: s.cfg.App.CheckoutDepositOnItsWay,
 	}
 }
 
@@ -281,9 +273,9 @@ func (s *Server) createPublicSession(ctx *fasthttp.RequestCtx, linkID string) *l
 }
 
 // openPublicSession opens the session the payer asked for, once per
-// attempt key, through the API's own validation, pricing and command. It
-// returns the link as it is after, and whether the attempt had opened its
-// session already.
+// attempt key, through the API's own validation and operation. It returns
+// the link as it is after, and whether the attempt had opened its session
+// already.
 func (s *Server) openPublicSession(ctx *fasthttp.RequestCtx, linkID string, req *publicSessionBody) (checkoutState, bool, *ledger.Error) {
 	if s.cfg.NoProvider {
 		return checkoutState{}, false, errNoProvider()
@@ -307,38 +299,16 @@ func (s *Server) openPublicSession(ctx *fasthttp.RequestCtx, linkID string, req 
 	if e := p.err(); e != nil {
 		return cs, false, e
 	}
-	id := attemptSessionID(cs.link.ID, attempt)
-	if _, ok := cs.session(id); ok {
-		return cs, true, nil
-	}
-	c := &call{s: s, ctx: ctx, org: cs.link.OrgID}
-	cmd, e := c.checkoutSessionCommand(cs.link, in, id)
-	if e != nil {
-		return cs, false, e
-	}
-	r := c.proposeCheckout(cmd)
+	in.LinkID, in.Attempt = cs.link.ID, attempt
+	r := s.cfg.App.OpenCheckoutSession(app.Caller{OrgID: cs.link.OrgID}, in)
 	after, _ := s.readCheckout(linkID)
-	if _, ok := after.session(id); ok && (r.Err != nil || r.Result.Err != nil) {
-		return after, true, nil // the same attempt, sent twice at once, opened it
-	}
 	switch {
 	case r.Err != nil:
 		return after, false, errorFromActors(r.Err)
 	case r.Result.Err != nil:
 		return after, false, r.Result.Err
 	}
-	return after, false, nil
-}
-
-// attemptSessionID derives the id of the session an attempt opens.
-func attemptSessionID(linkID, attempt string) string {
-	const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
-	sum := sha256.Sum256([]byte("checkout-attempt\x00" + linkID + "\x00" + attempt))
-	id := []byte("cs_")
-	for _, b := range sum[:20] {
-		id = append(id, alphabet[int(b)%len(alphabet)])
-	}
-	return string(id)
+	return after, r.Result.Replayed, nil
 }
 
 type simulateBody struct {
@@ -348,10 +318,8 @@ type simulateBody struct {
 // simulatePublicDeposit: POST /v1/checkout/{id}/sessions/{sessionId}/simulate,
 // the sandbox page's "simulate payment". The deposit is on its way at once
 // (the session shows confirming) and lands after the sandbox's settlement
-// time, through the same command as POST /v1/simulations/checkout-deposit,
-// so the collection, the credit and the webhooks are the API's. While one
-// is on its way, another for the session is refused, so a double click
-// pays once.
+// time (App.StartCheckoutDeposit), as POST /v1/simulations/checkout-deposit
+// pays, so the collection, the credit and the webhooks are the API's.
 func (s *Server) simulatePublicDeposit(ctx *fasthttp.RequestCtx, linkID string) *ledger.Error {
 	if s.cfg.Live {
 		return &ledger.Error{Code: ledger.CodeNotFound, Message: "Simulation endpoint not found: simulations exist only on the sandbox stack"}
@@ -370,75 +338,13 @@ func (s *Server) simulatePublicDeposit(ctx *fasthttp.RequestCtx, linkID string) 
 			return e
 		}
 	}
-	var amt ledger.Minor
+	in := app.CheckoutDepositRequest{SessionID: sess.ID}
 	if req.Amount.set {
-		var p problems
-		cur, _ := ledger.LookupCurrency(sess.OriginCurrency)
-		amt = p.amount("amount", req.Amount, cur)
-		if e := p.err(); e != nil {
-			return e
-		}
+		in.Amount = &req.Amount.text // in the session's currency, which the operation reads
 	}
-	switch {
-	case sess.Status.Terminal():
-		return &ledger.Error{Code: ledger.CodeBadRequest, Message: "Checkout session " + sess.ID + " is " + sess.Status.String() + ": it accepts no more deposits"}
-	case !s.checkoutSims.start(sess.ID):
-		if !s.checkoutSims.has(sess.ID) {
-			return &ledger.Error{Code: ledger.CodeUnavailable, Message: "Too many simulated deposits are on their way; retry in a moment"}
-		}
-	default:
-		cur, _ := ledger.LookupCurrency(sess.OriginCurrency)
-		ref := "checkout-page:" + sess.ID + ":" + ledger.FormatMinor(sess.OriginReceived, cur) + ":" + ledger.FormatMinor(amt, cur)
-		time.AfterFunc(s.cfg.SandboxSettlement, func() { s.landSimulatedDeposit(sess, amt, ref) })
+	if e := s.cfg.App.StartCheckoutDeposit(app.Caller{OrgID: sess.OrgID}, in); e != nil {
+		return e
 	}
 	writeJSON(ctx, fasthttp.StatusAccepted, &checkoutSessionBody{checkout.BuildSession(s.checkoutInput(&cs, publicBase()), &sess)})
 	return nil
-}
-
-func (s *Server) landSimulatedDeposit(sess ledger.CheckoutSession, amt ledger.Minor, ref string) {
-	defer s.checkoutSims.done(sess.ID)
-	c := &call{s: s, org: sess.OrgID}
-	r := c.proposeCheckout(c.checkoutDepositCommand(sess, amt, ref))
-	switch {
-	case r.Err != nil:
-		s.logger.Warn("simulated checkout deposit", "session", sess.ID, "err", r.Err)
-	case r.Result.Err != nil:
-		s.logger.Info("simulated checkout deposit refused", "session", sess.ID, "err", r.Result.Err.Message)
-	}
-}
-
-// simulatedDeposits are the test-mode deposits on their way, by session.
-// Node-local: the leader runs them, and a new leader has none.
-type simulatedDeposits struct {
-	mu      sync.Mutex
-	pending map[string]struct{}
-}
-
-func newSimulatedDeposits() *simulatedDeposits {
-	return &simulatedDeposits{pending: make(map[string]struct{})}
-}
-
-// start records a deposit on its way into session id; false when one is
-// already, or too many are.
-func (d *simulatedDeposits) start(id string) bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if _, ok := d.pending[id]; ok || len(d.pending) >= simulatedDepositsMax {
-		return false
-	}
-	d.pending[id] = struct{}{}
-	return true
-}
-
-func (d *simulatedDeposits) done(id string) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	delete(d.pending, id)
-}
-
-func (d *simulatedDeposits) has(id string) bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	_, ok := d.pending[id]
-	return ok
 }

@@ -30,7 +30,10 @@
 // key either: a payment link's id is its authority, requests are limited
 // per client address, writes from another site are refused, and followers
 // relay to the leader. Its presentation is package http/checkout; its reads
-// of ledger state are all in checkout_reads.go. See checkout_public.go.
+// of ledger state are all in checkout_reads.go; its writes (opening a
+// session, the sandbox's simulated deposits) are the application API's
+// operations, the ones the payment-link endpoints call. See
+// checkout_public.go.
 //
 // The dashboard (/dashboard/…) is for signed-in team members: a session
 // cookie, not a key (dashboard_auth.go). Its forms call the application's

@@ -118,15 +118,4 @@ func ledgerCommandTypes(t *testing.T) map[string]bool {
 
 // stillInHTTP is what the front end still decides, to be moved into
 // actors/app. It only shrinks.
-var stillInHTTP = []string{
-	"checkout_page.go: actors.NewID()",
-	"payment_links.go: actors.NewID()",
-	"payment_links.go: ledger.CheckoutDepositCommand{}",
-	"payment_links.go: .Fees()",
-	"payment_links.go: ledger.CreateCheckoutSession{}",
-	"payment_links.go: ledger.CreatePaymentLink{}",
-	"payment_links.go: ledger.CreatePaymentPage{}",
-	"payment_links.go: ledger.UpdatePaymentLink{}",
-	"payment_links.go: ledger.UpdatePaymentPage{}",
-	"payment_links.go: rails.ConvertTo()",
-}
+var stillInHTTP = []string{}

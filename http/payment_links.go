@@ -1,9 +1,7 @@
 package http
 
 import (
-	"crypto/sha256"
 	"fmt"
-	"math/big"
 	"net/url"
 	"strings"
 	"sync/atomic"
@@ -14,6 +12,8 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"payments/actors"
+	"payments/actors/app"
+	"payments/http/checkout"
 	"payments/ledger"
 	"payments/rails"
 )
@@ -28,8 +28,8 @@ import (
 // POST /v1/payment-pages/{id}/payment-links gives a payer of a page their
 // own child link, and POST /v1/payment-links/{id}/sessions opens a checkout
 // session on a link for the method the payer chose. The hosted checkout
-// (checkout_public.go) opens sessions through the same parse, price and
-// command (parseCheckoutSession, checkoutSessionCommand).
+// (checkout_public.go) opens sessions through the same parse
+// (parseCheckoutSession) and operation (App.OpenCheckoutSession).
 
 func init() {
 	registerRoutes(
@@ -546,10 +546,6 @@ type checkoutInstructions struct {
 	Chain         *string `json:"chain"`
 }
 
-// pooledAccountName is the holder of the pooled collection account that
-// bank-transfer sessions are paid into.
-const pooledAccountName = "Payments Checkout Collections"
-
 func renderCheckoutSession(c *ledger.CheckoutSession) checkoutSessionJSON {
 	owed := max(0, c.OriginAmount-c.OriginReceived)
 	chain := rails.ChainName(c.Chain) // the name the API shows: "Base" for "base"; "" for none
@@ -564,7 +560,7 @@ func renderCheckoutSession(c *ledger.CheckoutSession) checkoutSessionJSON {
 		in.AccountNumber = optional(c.PayerNumber)
 	case ledger.CheckoutBankTransfer:
 		in.Message = "Transfer " + in.Amount + " " + in.Currency + " to the account below, quoting the reference"
-		in.Bank, in.AccountNumber, in.AccountName, in.Reference = optional(c.DepositBank), optional(c.DepositAccount), optional(pooledAccountName), optional(c.ID)
+		in.Bank, in.AccountNumber, in.AccountName, in.Reference = optional(c.DepositBank), optional(c.DepositAccount), optional(checkout.PooledAccountName), optional(c.ID)
 	case ledger.CheckoutCrypto:
 		in.Message = "Send " + in.Amount + " " + in.Currency + " on " + chain + " to the address below"
 		in.Address, in.Chain = optional(c.DepositAccount), optional(chain)
@@ -604,16 +600,6 @@ type paymentPageBody struct {
 
 // Handlers.
 
-// propose commits a command that no account actor owns, answering a
-// transport failure itself.
-func (c *call) proposeCheckout(cmd ledger.Command) actors.Reply {
-	ctx, cancel := c.commitContext()
-	defer cancel()
-	return c.s.cfg.Actors.ProposeTracked(ctx, cmd)
-}
-
-func (c *call) checkoutNow() int64 { return c.s.cfg.Actors.Now().UnixMilli() }
-
 // createPaymentLink: POST /v1/payment-links.
 func (c *call) createPaymentLink() {
 	var req paymentLinkRequestBody
@@ -635,7 +621,7 @@ func (c *call) createPaymentLink() {
 		c.fail(e)
 		return
 	}
-	r := c.proposeCheckout(&ledger.CreatePaymentLink{At: c.checkoutNow(), ID: actors.NewID("pl_"), OrgID: c.org, CustomerReference: ref, Spec: spec})
+	r := c.s.cfg.App.CreatePaymentLink(app.Caller{OrgID: c.org}, app.PaymentLinkRequest{CustomerReference: ref, Spec: spec})
 	c.created(r, func(res *ledger.Result) any { return &paymentLinkBody{renderPaymentLink(res.PaymentLink)} })
 }
 
@@ -653,30 +639,20 @@ func (c *call) createPageLink() {
 		return
 	}
 	var p problems
-	spec := ledger.PaymentLinkSpec{Email: p.checkoutEmail("email", req.Email)}
-	ref := p.text("customerReference", req.CustomerReference, false, referenceLenMax)
+	in := app.PageLinkRequest{PageID: id, Email: p.checkoutEmail("email", req.Email)}
+	in.CustomerReference = p.text("customerReference", req.CustomerReference, false, referenceLenMax)
 	if e := checkMetadata("metadata", req.Metadata); e != nil {
 		p = append(p, e.Fields...)
 	}
-	spec.Appearance.Metadata = req.Metadata.raw
-	st := c.s.cfg.Actors.Reader()
-	page, found := st.PaymentPage(c.org, id)
-	if !found {
-		c.fail(notFound("Payment page"))
-		return
-	}
-	cur, _ := ledger.LookupCurrency(page.Currency)
-	switch {
-	case req.Amount.set:
-		spec.Amount = p.amount("amount", req.Amount, cur)
-	case page.Amount == 0:
-		p.add("amount", "is required: the page lets the payer choose the amount")
+	in.Metadata = req.Metadata.raw
+	if req.Amount.set {
+		in.Amount = &req.Amount.text // in the page's currency, which the operation reads
 	}
 	if e := p.err(); e != nil {
 		c.fail(e)
 		return
 	}
-	r := c.proposeCheckout(&ledger.CreatePaymentLink{At: c.checkoutNow(), ID: actors.NewID("pl_"), OrgID: c.org, ParentID: page.ID, CustomerReference: ref, Spec: spec})
+	r := c.s.cfg.App.CreatePageLink(app.Caller{OrgID: c.org}, in)
 	c.created(r, func(res *ledger.Result) any { return &paymentLinkBody{renderPaymentLink(res.PaymentLink)} })
 }
 
@@ -744,7 +720,7 @@ func (c *call) updatePaymentLink() {
 		return
 	}
 	var p problems
-	cmd := &ledger.UpdatePaymentLink{At: c.checkoutNow(), OrgID: c.org, ID: id}
+	cmd := app.CheckoutUpdate{ID: id}
 	if req.Status != nil {
 		if *req.Status != "closed" {
 			p.add("status", "must be closed: the only status a link can be moved to")
@@ -776,7 +752,7 @@ func (c *call) updatePaymentLink() {
 		c.fail(e)
 		return
 	}
-	r := c.proposeCheckout(cmd)
+	r := c.s.cfg.App.UpdatePaymentLink(app.Caller{OrgID: c.org}, cmd)
 	c.answerUpdate(r, func(res *ledger.Result) any { return &paymentLinkBody{renderPaymentLink(res.PaymentLink)} })
 }
 
@@ -809,7 +785,7 @@ func (c *call) createPaymentPage() {
 		c.fail(e)
 		return
 	}
-	r := c.proposeCheckout(&ledger.CreatePaymentPage{At: c.checkoutNow(), ID: actors.NewID("pp_"), OrgID: c.org, Currency: cur.Code, Amount: amt, Appearance: a})
+	r := c.s.cfg.App.CreatePaymentPage(app.Caller{OrgID: c.org}, app.PaymentPageRequest{Currency: cur.Code, Amount: amt, Appearance: a})
 	c.created(r, func(res *ledger.Result) any { return &paymentPageBody{renderPaymentPage(res.PaymentPage)} })
 }
 
@@ -858,7 +834,7 @@ func (c *call) updatePaymentPage() {
 		return
 	}
 	var p problems
-	cmd := &ledger.UpdatePaymentPage{At: c.checkoutNow(), OrgID: c.org, ID: id}
+	cmd := app.CheckoutUpdate{ID: id}
 	if req.Status != nil {
 		if *req.Status != "closed" {
 			p.add("status", "must be closed: the only status a page can be moved to")
@@ -902,7 +878,7 @@ func (c *call) updatePaymentPage() {
 		c.fail(e)
 		return
 	}
-	r := c.proposeCheckout(cmd)
+	r := c.s.cfg.App.UpdatePaymentPage(app.Caller{OrgID: c.org}, cmd)
 	c.answerUpdate(r, func(res *ledger.Result) any { return &paymentPageBody{renderPaymentPage(res.PaymentPage)} })
 }
 
@@ -929,18 +905,8 @@ func (c *call) createCheckoutSession() {
 		c.fail(e)
 		return
 	}
-	st := c.s.cfg.Actors.Reader()
-	link, found := st.PaymentLink(c.org, id)
-	if !found {
-		c.fail(notFound("Payment link"))
-		return
-	}
-	cmd, e := c.checkoutSessionCommand(link, in, actors.NewID("cs_"))
-	if e != nil {
-		c.fail(e)
-		return
-	}
-	r := c.proposeCheckout(cmd)
+	in.LinkID = id
+	r := c.s.cfg.App.OpenCheckoutSession(app.Caller{OrgID: c.org}, in)
 	c.created(r, func(res *ledger.Result) any {
 		return &struct {
 			CheckoutSession checkoutSessionJSON `json:"checkoutSession"`
@@ -948,108 +914,37 @@ func (c *call) createCheckoutSession() {
 	})
 }
 
-// checkoutAttempt is a validated request to open a checkout session: the
-// method, the wallet or stablecoin network, and the payer's phone number
-// (mobile money).
-type checkoutAttempt struct {
-	method ledger.CheckoutMethod
-	code   string
-	payer  string
-}
-
 // parseCheckoutSession validates a request to open a session, for the API
 // and the hosted checkout alike.
-func parseCheckoutSession(req *checkoutSessionRequestBody) (checkoutAttempt, *ledger.Error) {
+func parseCheckoutSession(req *checkoutSessionRequestBody) (app.CheckoutSessionRequest, *ledger.Error) {
 	var p problems
-	var in checkoutAttempt
+	var in app.CheckoutSessionRequest
 	if name := p.text("method", req.Method, true, 32); name != "" {
 		var ok bool
-		if in.method, ok = ledger.ParseCheckoutMethod(name); !ok {
+		if in.Method, ok = ledger.ParseCheckoutMethod(name); !ok {
 			p.add("method", "must be one of mobile_money, bank_transfer, crypto")
 		}
 	}
-	in.code = p.text("code", req.Code, in.method == ledger.CheckoutMobileMoney || in.method == ledger.CheckoutCrypto, 64)
-	in.payer = p.text("accountNumber", req.AccountNumber, in.method == ledger.CheckoutMobileMoney, 50)
-	switch in.method {
+	in.Code = p.text("code", req.Code, in.Method == ledger.CheckoutMobileMoney || in.Method == ledger.CheckoutCrypto, 64)
+	in.PayerNumber = p.text("accountNumber", req.AccountNumber, in.Method == ledger.CheckoutMobileMoney, 50)
+	switch in.Method {
 	case ledger.CheckoutMobileMoney:
-		if in.payer != "" {
-			in.payer = p.phone("accountNumber", in.payer)
+		if in.PayerNumber != "" {
+			in.PayerNumber = p.phone("accountNumber", in.PayerNumber)
 		}
 	case ledger.CheckoutBankTransfer:
-		if in.code != "" {
+		if in.Code != "" {
 			p.add("code", "must be absent for bank_transfer")
 		}
-		if in.payer != "" {
+		if in.PayerNumber != "" {
 			p.add("accountNumber", "must be absent for bank_transfer")
 		}
 	case ledger.CheckoutCrypto:
-		if in.payer != "" {
+		if in.PayerNumber != "" {
 			p.add("accountNumber", "must be absent for crypto")
 		}
 	}
 	return in, p.err()
-}
-
-// checkoutSessionCommand prices a session with id on link for the attempt:
-// the mobile money charge and its fee, the pooled bank account, or the
-// stablecoin deposit address and, in another currency, the amount at the
-// all-in rate. The ledger decides whether the link takes it.
-func (c *call) checkoutSessionCommand(link ledger.PaymentLink, in checkoutAttempt, id string) (*ledger.CreateCheckoutSession, *ledger.Error) {
-	remaining := link.Remaining()
-	cmd := &ledger.CreateCheckoutSession{
-		At: c.checkoutNow(), ID: id, OrgID: link.OrgID, LinkID: link.ID, Method: in.method,
-		OriginCurrency: link.Spec.Currency, OriginAmount: remaining, DestAmount: remaining, Rate: "1",
-	}
-	if link.Status != ledger.PaymentLinkActive || remaining <= 0 {
-		return cmd, nil
-	}
-	switch in.method {
-	case ledger.CheckoutMobileMoney:
-		m, e := c.s.cfg.Catalogue.Check(rails.Collection, "code", "amount", in.code, link.Spec.Currency, remaining)
-		if e != nil {
-			return nil, e
-		}
-		if m.Type != ledger.MethodMobileMoney {
-			return nil, ledger.FieldInvalid("code", "must be a mobile money method")
-		}
-		cmd.MethodCode, cmd.PayerNumber, cmd.MethodType = m.Code, in.payer, m.Type
-		cmd.CollectionID = actors.NewID("col_")
-		fees, _ := m.Fees(rails.Collection)
-		cmd.Fee = fees.Fee(remaining)
-	case ledger.CheckoutBankTransfer:
-		cmd.DepositBank, cmd.DepositAccount = "Sandbox Pooled Bank", pooledAccountNumber(link.Spec.Currency)
-	case ledger.CheckoutCrypto:
-		m, ok := c.s.cfg.Catalogue.Method(in.code)
-		if !ok || m.Type != ledger.MethodCrypto {
-			return nil, ledger.FieldInvalid("code", fmt.Sprintf("%q is not a stablecoin network; see GET /v1/capabilities", in.code))
-		}
-		cmd.MethodCode, cmd.Chain, cmd.OriginCurrency = m.Code, m.Chain, m.Currency
-		addr, err := sandboxDepositAddress(m.Chain, cmd.ID)
-		if err != nil {
-			return nil, ledger.FieldInvalid("code", fmt.Sprintf("%q: deposits on %s are not supported", in.code, rails.ChainName(m.Chain)))
-		}
-		cmd.DepositAccount = addr
-		if m.Currency != link.Spec.Currency {
-			rate, e := c.rate(m.Currency, link.Spec.Currency)
-			if e != nil {
-				return nil, e
-			}
-			origin, err := rails.ConvertTo(rate, remaining)
-			if err != nil {
-				return nil, ledger.FieldInvalid("amount", "cannot be priced in "+m.Currency)
-			}
-			cmd.OriginAmount, cmd.Rate = origin, rate.String()
-		}
-	}
-	return cmd, nil
-}
-
-// pooledAccountNumber is the sandbox's pooled collection account for a
-// currency: bank transfers quote the session id as their reference.
-func pooledAccountNumber(currency string) string {
-	sum := sha256.Sum256([]byte("pooled:" + currency))
-	n := new(big.Int).SetBytes(sum[:8])
-	return fmt.Sprintf("99%08d", n.Mod(n, big.NewInt(100_000_000)).Int64())
 }
 
 // pooledVirtualAccountID names the pooled collection account of a currency
@@ -1058,13 +953,6 @@ func pooledAccountNumber(currency string) string {
 // a virtual account of the organization's own.
 func pooledVirtualAccountID(currency string) string {
 	return "va_pooled_" + strings.ToLower(currency)
-}
-
-// sandboxDepositAddress derives a session's own sandbox deposit address
-// from its id: a valid address of the chain (the same generator as deposit
-// addresses and orders use) that nobody holds keys to.
-func sandboxDepositAddress(chain, sessionID string) (string, error) {
-	return rails.DepositAddress(chain, []byte("checkout:"+sessionID))
 }
 
 type checkoutDepositJSON struct {
@@ -1098,23 +986,13 @@ func (c *call) checkoutDeposit() {
 		c.fail(e)
 		return
 	}
-	st := c.s.cfg.Actors.Reader()
-	sess, found := st.CheckoutSession(c.org, sid)
-	if !found {
-		c.fail(notFound("Checkout session"))
-		return
-	}
-	var amt ledger.Minor
+	in := app.CheckoutDepositRequest{SessionID: sid, ExternalReference: ref}
 	if req.Amount.set {
-		cur, _ := ledger.LookupCurrency(sess.OriginCurrency)
-		amt = p.amount("amount", req.Amount, cur)
-		if e := p.err(); e != nil {
-			c.fail(e)
-			return
-		}
+		in.Amount = &req.Amount.text // in the session's currency, which the operation reads
 	}
-	r := c.proposeCheckout(c.checkoutDepositCommand(sess, amt, ref))
-	c.created(r, func(res *ledger.Result) any {
+	r := c.s.cfg.App.SimulateCheckoutDeposit(app.Caller{OrgID: c.org}, in)
+	sess := r.Session
+	c.created(r.Reply, func(res *ledger.Result) any {
 		d := res.CheckoutDeposit
 		return &struct {
 			Simulation checkoutDepositJSON `json:"simulation"`
@@ -1126,14 +1004,4 @@ func (c *call) checkoutDeposit() {
 			ExternalReference: d.ExternalReference, RequestedOutcome: "completed", Replayed: res.Replayed,
 		}}
 	})
-}
-
-// checkoutDepositCommand pays amt (0: what remains) into a bank-transfer or
-// stablecoin session, as the payer's transfer would; the sandbox's
-// simulations send it.
-func (c *call) checkoutDepositCommand(sess ledger.CheckoutSession, amt ledger.Minor, ref string) *ledger.CheckoutDepositCommand {
-	return &ledger.CheckoutDepositCommand{
-		At: c.checkoutNow(), OrgID: sess.OrgID, SessionID: sess.ID, Amount: amt, ExternalReference: ref,
-		DepositID: actors.NewID("vad_"), CollectionID: actors.NewID("col_"),
-	}
 }

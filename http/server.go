@@ -110,7 +110,8 @@ type Config struct {
 	DashboardIdleTimeout time.Duration
 
 	// SandboxSettlement is how long the sandbox takes to confirm a deposit
-	// the hosted checkout's test mode simulates; default 500ms.
+	// the hosted checkout's test mode simulates (app.Config's, for the App
+	// built by default); default app.SandboxSettlementDefault.
 	SandboxSettlement time.Duration
 
 	// RequestLog is where this node keeps its request log; nil: requests
@@ -185,8 +186,7 @@ type Server struct {
 
 	blobs *blob.Store // uploaded files' bytes; nil without Config.FilesDir
 
-	checkoutLimiter *rateLimiter       // the hosted checkout's, per client address
-	checkoutSims    *simulatedDeposits // the checkout's test-mode deposits on their way
+	checkoutLimiter *rateLimiter // the hosted checkout's, per client address
 
 	exports *exportLanes // turns of GET /v1/transactions/export
 
@@ -227,7 +227,8 @@ func New(cfg Config) *Server {
 	}
 	if cfg.App == nil {
 		cfg.App = app.New(app.Config{System: cfg.Actors, Catalogue: cfg.Catalogue, Rates: cfg.Rates,
-			Live: cfg.Live, NoProvider: cfg.NoProvider, CommitTimeout: cfg.CommitTimeout, Logger: cfg.Logger})
+			Live: cfg.Live, NoProvider: cfg.NoProvider, CommitTimeout: cfg.CommitTimeout,
+			SandboxSettlement: cfg.SandboxSettlement, Logger: cfg.Logger})
 	}
 	if cfg.Names == nil {
 		cfg.Names = defaultNames(cfg.NoProvider)
@@ -237,9 +238,6 @@ func New(cfg Config) *Server {
 	}
 	if cfg.ConnsPerIPMax == 0 {
 		cfg.ConnsPerIPMax = defaultConnsPerIPMax
-	}
-	if cfg.SandboxSettlement <= 0 {
-		cfg.SandboxSettlement = defaultSandboxSettlement
 	}
 	if cfg.ReadTimeout <= 0 {
 		cfg.ReadTimeout = readTimeout
@@ -281,7 +279,7 @@ func New(cfg Config) *Server {
 		}
 	}
 	s.bodies.max = cfg.BodyBytesInFlightMax
-	s.checkoutLimiter, s.checkoutSims = newRateLimiter(cfg.RateLimitPerSecond), newSimulatedDeposits()
+	s.checkoutLimiter = newRateLimiter(cfg.RateLimitPerSecond)
 	if cfg.FilesDir != "" {
 		b, err := blob.Open(cfg.FilesDir)
 		if err != nil {

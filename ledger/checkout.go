@@ -635,3 +635,9 @@ func expireLink(s *State, id string, at int64) {
 func (r *Reader) CheckoutSession(orgID, id string) (CheckoutSession, bool) {
 	return readOwned(r, checkoutSessionKind, orgID, id)
 }
+
+// CheckoutDepositByReference returns an organization's deposit into a
+// checkout session by the caller's externalReference.
+func (r *Reader) CheckoutDepositByReference(orgID, ref string) (CheckoutDeposit, bool) {
+	return readByReference(r, checkoutDepositKind, orgID, ref)
+}

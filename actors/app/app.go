@@ -24,9 +24,12 @@ type Config struct {
 	// CommitTimeout bounds how long a write proposed straight to the log
 	// (not through an actor) waits for its commit; default 10s.
 	CommitTimeout time.Duration
-	// Logger takes what an operation notes but does not answer (a failed
-	// sign-in it could not record); default: discarded.
-	Logger *slog.Logger
+	// SandboxSettlement is how long a deposit the hosted checkout's test
+	// mode simulates takes to land (StartCheckoutDeposit), on Clock;
+	// default SandboxSettlementDefault.
+	SandboxSettlement time.Duration
+	Clock             actors.Clock // default: the system clock
+	Logger            *slog.Logger // default: none
 }
 
 // SandboxSpreadBasisPoints is the spread the sandbox takes on every
@@ -37,6 +40,9 @@ const SandboxSpreadBasisPoints = 100
 type App struct {
 	cfg Config
 	sys *actors.System
+	// deposits are the sandbox's simulated deposits on their way
+	// (checkout.go): this node's, not the ledger's.
+	deposits simulatedDeposits
 }
 
 // New builds an App.
@@ -52,6 +58,12 @@ func New(cfg Config) *App {
 	}
 	if cfg.CommitTimeout <= 0 {
 		cfg.CommitTimeout = 10 * time.Second
+	}
+	if cfg.SandboxSettlement <= 0 {
+		cfg.SandboxSettlement = SandboxSettlementDefault
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = actors.SystemClock()
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)

@@ -46,5 +46,8 @@
 //
 // This package does no I/O of its own but through the actors and the
 // rails' interfaces, knows nothing of HTTP, and keeps no state: everything
-// it knows is in the ledger or in its configuration.
+// it knows is in the ledger or in its configuration. The one exception is
+// the sandbox's: the simulated checkout deposits on their way
+// (StartCheckoutDeposit), which stand for transfers in the world outside
+// and so are this node's, not the ledger's.
 package app

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"payments/ledger"
@@ -67,20 +66,35 @@ func audit(cl *clients, rep *Report, opts Options) {
 				rep.violate("stuck: order %s (%s) still %v %s after the network healed", o.ID, o.ExternalReference, o.Status, settleWait)
 			}
 		case "payment_link":
-			l, found := r.PaymentLink(req.org, req.ref)
+			l, found := paymentLinkByReference(r, req.org, req.ref)
 			checkTold(rep, req, found, l.ID, l.Spec.Amount)
 		case "checkout":
-			sess, found := r.CheckoutSession(req.org, req.ref)
+			// The client's one attempt: at most one session on its link.
+			link, _ := paymentLinkByReference(r, req.org, req.ref)
+			var sess ledger.CheckoutSession
+			sessions := r.PaymentLinkSessions(req.org, link.ID)
+			if len(sessions) > 1 {
+				rep.violate("payment link %s has %d checkout sessions; its client made one attempt", link.ID, len(sessions))
+			}
+			found := len(sessions) > 0
+			if found {
+				sess = sessions[len(sessions)-1]
+			}
 			checkTold(rep, req, found, sess.ID, sess.DestAmount)
 			if !found {
 				continue
 			}
 			// A mobile money session made its collection; a bank-transfer or
-			// stablecoin one has one once its deposit applied, under the
-			// same id. Either way the link is paid exactly when that
-			// collection completed, for the link's amount.
-			link, _ := r.PaymentLink(req.org, sess.LinkID)
-			col, colFound := r.Collection("col_" + strings.TrimPrefix(req.ref, "cs_"))
+			// stablecoin one has one once its deposit applied. Either way the
+			// link is paid exactly when that collection completed, for the
+			// link's amount.
+			var col ledger.Collection
+			var colFound bool
+			if sess.Method == ledger.CheckoutMobileMoney {
+				col, colFound = r.Collection(sess.CollectionID)
+			} else if d, ok := r.CheckoutDepositByReference(req.org, "dep-"+req.ref); ok {
+				col, colFound = r.Collection(d.CollectionID)
+			}
 			switch {
 			case !colFound && sess.Method == ledger.CheckoutMobileMoney:
 				rep.violate("checkout session %s has no collection", sess.ID)
@@ -96,7 +110,11 @@ func audit(cl *clients, rep *Report, opts Options) {
 			}
 		case "checkout_deposit":
 			// Its collection, which the deposit makes completed at once.
-			col, found := r.Collection("col_" + strings.ReplaceAll(strings.TrimPrefix(req.ref, "dep-"), "-", "_"))
+			var col ledger.Collection
+			d, found := r.CheckoutDepositByReference(req.org, req.ref)
+			if found {
+				col, found = r.Collection(d.CollectionID)
+			}
 			checkTold(rep, req, found, col.ID, col.Spec.Amount)
 			if found && col.Status != ledger.CollectionCompleted {
 				rep.violate("checkout deposit %s/%s made collection %s, %v", req.org, req.ref, col.ID, col.Status)
@@ -212,6 +230,16 @@ func audit(cl *clients, rep *Report, opts Options) {
 			rep.Reads++
 		}
 	}
+}
+
+// paymentLinkByReference returns an organization's link by its
+// customerReference.
+func paymentLinkByReference(r *ledger.Reader, org, ref string) (ledger.PaymentLink, bool) {
+	page := r.PaymentLinks(org, ledger.PaymentLinkFilter{CustomerReference: ref}, ledger.CursorStart, 1)
+	if len(page.Items) == 0 {
+		return ledger.PaymentLink{}, false
+	}
+	return page.Items[0], true
 }
 
 func checkTold(rep *Report, req *request, found bool, id string, amount ledger.Minor) {

@@ -360,23 +360,21 @@ func (cl *clients) order(ctx context.Context, org, ref string, amount ledger.Min
 	return req
 }
 
-// proposeOnce proposes a command that carries its own id, as the HTTP
-// layer's checkout routes do. A retry after an attempt whose outcome was
-// unknown is refused by whatever that attempt changed, not only as a
-// conflict on the id: a checkout session whose collection has since
-// completed has paid its link, and the link then refuses new sessions
-// (bad_request). Whatever the refusal, a resource under the command's own
-// id was made by an earlier attempt: the answer is a replay of it.
-func (cl *clients) proposeOnce(ctx context.Context, req *request, cmd ledger.Command, exists func(*ledger.Reader) (ledger.Result, bool)) {
+// writeApp is write for requests the application API serves (package
+// actors/app), as the HTTP layer calls it on the node it reaches. An
+// operation reads state before it proposes, so a refusal or a replay may
+// come from a node that no longer leads and is behind: as the HTTP layer
+// does, it goes only once the node confirms it still leads, and is
+// otherwise retried (nothing was done).
+func (cl *clients) writeApp(ctx context.Context, req *request, send func(*app.App) actors.Reply) {
 	cl.write(ctx, req, func(sys *actors.System) actors.Reply {
-		pctx, cancel := context.WithTimeout(context.Background(), commitTimeout) // the request's own bound
-		defer cancel()
-		r := sys.ProposeTracked(pctx, cmd)
-		if r.Err == nil && r.Result.Err != nil {
-			if found, ok := exists(sys.Reader()); ok {
-				found.Replayed = true
-				r.Result = found
-			}
+		a := cl.c.appOf(sys)
+		if a == nil {
+			return actors.Reply{Err: actors.ErrNotLeader} // its node went down: nothing was sent
+		}
+		r := send(a)
+		if r.Err == nil && (r.Result.Err != nil || r.Result.Replayed) && !cl.c.confirmLeader(sys) {
+			return actors.Reply{Err: actors.ErrNotLeader}
 		}
 		return r
 	})
@@ -390,72 +388,44 @@ var checkoutMethods = []ledger.CheckoutMethod{ledger.CheckoutMobileMoney, ledger
 const checkoutNetwork = "usdc_base"
 
 // paymentLink creates a payment link and pays it through a checkout
-// session, as POST /v1/payment-links then the hosted checkout do: by
-// mobile money (the session's collection prompts the payer), or by bank
-// transfer or stablecoin (the session waits for a deposit, which the
-// client then simulates as POST /v1/simulations/checkout-deposit does).
-// Ids are the reference's, so every retry names the same resources.
+// session, through the operations POST /v1/payment-links and the hosted
+// checkout call: by mobile money (the session's collection prompts the
+// payer), or by bank transfer or stablecoin (the session waits for a
+// deposit, which the client then simulates as POST
+// /v1/simulations/checkout-deposit does). The reference names every
+// retry's resources: it is the link's customerReference, the payer's
+// attempt (which names the session) and, prefixed, the deposit's
+// externalReference.
 func (cl *clients) paymentLink(ctx context.Context, org, ref string, amount ledger.Minor, method ledger.CheckoutMethod) *request {
-	id := strings.ReplaceAll(ref, "-", "_")
-	link := &ledger.CreatePaymentLink{At: cl.stamp(), ID: "pl_" + id, OrgID: org, Spec: ledger.PaymentLinkSpec{
-		Currency: currency, Amount: amount, Email: "payer@example.com",
-		Appearance: ledger.CheckoutAppearance{Title: "Invoice " + ref, Methods: ledger.MethodSet(0).With(method)},
-	}}
-	linked := &request{kind: "payment_link", org: org, ref: link.ID, amount: amount}
-	cl.proposeOnce(ctx, linked, link, func(r *ledger.Reader) (ledger.Result, bool) {
-		l, ok := r.PaymentLink(org, link.ID)
-		return ledger.Result{PaymentLink: &l}, ok
+	caller := app.Caller{OrgID: org}
+	linked := &request{kind: "payment_link", org: org, ref: ref, amount: amount}
+	cl.writeApp(ctx, linked, func(a *app.App) actors.Reply {
+		return a.CreatePaymentLink(caller, app.PaymentLinkRequest{CustomerReference: ref, Spec: ledger.PaymentLinkSpec{
+			Currency: currency, Amount: amount, Email: "payer@example.com",
+			Appearance: ledger.CheckoutAppearance{Title: "Invoice " + ref, Methods: ledger.MethodSet(0).With(method)},
+		}})
 	})
 	if linked.outcome != acked {
 		return linked
 	}
-	sess := &ledger.CreateCheckoutSession{
-		At: cl.stamp(), ID: "cs_" + id, OrgID: org, LinkID: link.ID, Method: method,
-		OriginCurrency: currency, OriginAmount: amount, DestAmount: amount, Rate: "1",
-	}
+	in := app.CheckoutSessionRequest{LinkID: linked.id, Method: method, Attempt: ref}
 	switch method {
 	case ledger.CheckoutMobileMoney:
-		sess.MethodCode, sess.PayerNumber, sess.MethodType = "gh_mtn", "233241234567", ledger.MethodMobileMoney
-		sess.CollectionID, sess.Fee = "col_"+id, simFees.collection.Fee(amount)
-	case ledger.CheckoutBankTransfer:
-		sess.DepositBank, sess.DepositAccount = "Sandbox Pooled Bank", "9900000001"
+		in.Code, in.PayerNumber = "gh_mtn", "233241234567"
 	case ledger.CheckoutCrypto:
-		m, _ := catalogue.Method(checkoutNetwork)
-		rate, err := rails.SandboxRates{}.Rate(m.Currency, currency)
-		if err != nil {
-			panic(err) // the rate table changed under the simulation
-		}
-		origin, err := rails.ConvertTo(rate, amount)
-		if err != nil {
-			panic(err)
-		}
-		addr, err := rails.DepositAddress(m.Chain, []byte("checkout:"+sess.ID))
-		if err != nil {
-			panic(err)
-		}
-		sess.MethodCode, sess.Chain, sess.OriginCurrency, sess.OriginAmount, sess.Rate = m.Code, m.Chain, m.Currency, origin, rate.String()
-		sess.DepositAccount = addr
+		in.Code = checkoutNetwork
 	}
-	req := &request{kind: "checkout", org: org, ref: sess.ID, amount: amount}
-	cl.proposeOnce(ctx, req, sess, func(r *ledger.Reader) (ledger.Result, bool) {
-		s, ok := r.CheckoutSession(org, sess.ID)
-		return ledger.Result{CheckoutSession: &s}, ok
-	})
+	req := &request{kind: "checkout", org: org, ref: ref, amount: amount}
+	cl.writeApp(ctx, req, func(a *app.App) actors.Reply { return a.OpenCheckoutSession(caller, in) })
 	if method == ledger.CheckoutMobileMoney || req.outcome != acked {
 		return req
 	}
 	// The payer's transfer of what the session asks: its collection
 	// credits the link's amount. A retry reuses the deposit's reference,
 	// which the ledger answers with the deposit it made.
-	deposit := &ledger.CheckoutDepositCommand{
-		At: cl.stamp(), OrgID: org, SessionID: sess.ID, ExternalReference: "dep-" + ref,
-		DepositID: "vad_" + id, CollectionID: "col_" + id,
-	}
-	paid := &request{kind: "checkout_deposit", org: org, ref: deposit.ExternalReference, amount: amount}
-	cl.write(ctx, paid, func(sys *actors.System) actors.Reply {
-		pctx, cancel := context.WithTimeout(context.Background(), commitTimeout) // the request's own bound
-		defer cancel()
-		return sys.ProposeTracked(pctx, deposit)
+	paid := &request{kind: "checkout_deposit", org: org, ref: "dep-" + ref, amount: amount}
+	cl.writeApp(ctx, paid, func(a *app.App) actors.Reply {
+		return a.SimulateCheckoutDeposit(caller, app.CheckoutDepositRequest{SessionID: req.id, ExternalReference: paid.ref}).Reply
 	})
 	return paid
 }

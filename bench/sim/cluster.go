@@ -124,7 +124,7 @@ func (c *cluster) start(n *simNode) error {
 		Now: c.clock.Now, Clock: c.clock,
 		CommitTimeout: commitTimeout, Webhooks: webhookConfig(),
 	})
-	n.app = app.New(app.Config{System: sys, CommitTimeout: commitTimeout})
+	n.app = app.New(app.Config{System: sys, CommitTimeout: commitTimeout, Clock: c.clock, SandboxSettlement: sandboxTiming.Settlement})
 	c.apps.Store(sys, n.app)
 	n.node, n.sys, n.stop = node, sys, make(chan struct{})
 	n.incar++
@@ -261,6 +261,22 @@ func (n *simNode) running() (*raft.Node, *actors.System) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return n.node, n.sys
+}
+
+// confirmLeader reports whether the node the actors sys run on still
+// leads, confirmed by a quorum with every acknowledged write in its state
+// (the HTTP layer's check before a refusal or a replay goes).
+func (c *cluster) confirmLeader(sys *actors.System) bool {
+	for _, n := range c.nodes {
+		node, s := n.running()
+		if s != sys || node == nil {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), keyWait)
+		defer cancel()
+		return node.ConfirmLeader(ctx) == nil
+	}
+	return false
 }
 
 // leader returns a node that leads and has caught up, as the HTTP layer's

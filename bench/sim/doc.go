@@ -13,8 +13,8 @@
 // payment links paid through a checkout session by mobile money, bank
 // transfer or stablecoin (the last two with a simulated deposit), on
 // whichever node they reach (forwarded to the leader as the HTTP layer
-// forwards). Payouts, collections, orders, quotes and conversions go
-// through the node's application API (package actors/app, one App per
+// forwards). Payouts, fundings, collections, orders, quotes, conversions and payment
+// links go through the node's application API (package actors/app, one App per
 // node beside its actors), the very operations the HTTP layer calls, so
 // what is simulated is the code that serves traffic. Clients retry
 // outcome_unknown and crashes with the same reference, and read the hot

@@ -9,8 +9,9 @@
 // fields), so the page looks the same before and after its script runs,
 // and shows the amount and the payment instructions with JavaScript off.
 //
-// Package http owns the routes, the reads of ledger state and the writes;
-// this package only turns records into views and views into bytes. It
+// Package http owns the routes and the reads of ledger state, and calls
+// the application API (package actors/app) for the writes; this package
+// only turns records into views and views into bytes. It
 // never reads ledger state and never decides a business rule: whether a
 // link takes a session, how much it owes and when a session ends are the
 // ledger's, and the page shows what the ledger decided.

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"embed"
 	"encoding/base64"
+	"encoding/hex"
 	"fmt"
 	"html/template"
 	"strings"
@@ -151,6 +152,16 @@ func NewNonce() string {
 	b := make([]byte, 16)
 	rand.Read(b)
 	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// NewAttempt returns a fresh attempt key for the payment form sent without
+// JavaScript: the payer's own idempotency key, which the page's script
+// draws in the browser the same way (16 random bytes in hex) and the page
+// draws on its behalf when the script does not run.
+func NewAttempt() string {
+	b := make([]byte, 16)
+	rand.Read(b)
+	return hex.EncodeToString(b)
 }
 
 // Render renders the page.

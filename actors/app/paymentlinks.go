@@ -1,0 +1,147 @@
+package app
+
+import (
+	"payments/actors"
+	"payments/ledger"
+)
+
+// Payment links and payment pages: creating and updating them. The
+// checkout sessions that pay a link, and the sandbox's deposits into them,
+// are in checkout.go.
+//
+// A link or page is a record no actor owns: its commands go straight to
+// the log, stamped with the leader's clock and an id drawn here. The
+// ledger checks them again in log order (the link's state, the page's,
+// the customerReference's idempotency).
+
+// PaymentLinkRequest asks for a payment link; the front end has checked
+// the shape of every field (lengths, formats, the amount in the currency's
+// minor units).
+type PaymentLinkRequest struct {
+	// CustomerReference makes the create idempotent: the same request again
+	// is answered with the link it made (Replayed), a different one with
+	// duplicate. "" for none.
+	CustomerReference string
+	Spec              ledger.PaymentLinkSpec
+}
+
+// CreatePaymentLink creates a payment link.
+func (a *App) CreatePaymentLink(c Caller, in PaymentLinkRequest) actors.Reply {
+	if e := checkCryptoAssets(in.Spec.Appearance); e != nil {
+		return refusal(e)
+	}
+	return a.propose(&ledger.CreatePaymentLink{At: a.nowMilli(), ID: actors.NewID("pl_"), OrgID: c.OrgID,
+		CustomerReference: in.CustomerReference, Spec: in.Spec})
+}
+
+// PageLinkRequest asks for a payer's own link under a payment page, which
+// fixes the currency and what the checkout shows.
+type PageLinkRequest struct {
+	PageID            string
+	CustomerReference string // as PaymentLinkRequest's
+	Email             string
+	Metadata          string // canonical JSON object, or ""
+	// Amount is the payer's amount as the request wrote it, nil when it
+	// gave none. Only the page knows its currency, so the amount is parsed
+	// here once the page is read, by the rules the front end parses
+	// amounts with (ledger.ParseAmount).
+	Amount *string
+}
+
+// CreatePageLink gives a payer of a page a link of their own: of the
+// page's fixed amount, or of the amount the payer chose where the page
+// lets them.
+func (a *App) CreatePageLink(c Caller, in PageLinkRequest) actors.Reply {
+	page, ok := a.sys.Reader().PaymentPage(c.OrgID, in.PageID)
+	if !ok {
+		return refusal(notFound("Payment page"))
+	}
+	spec := ledger.PaymentLinkSpec{Email: in.Email}
+	spec.Appearance.Metadata = in.Metadata
+	switch {
+	case in.Amount != nil:
+		amount, e := parseAmount("amount", *in.Amount, page.Currency)
+		if e != nil {
+			return refusal(e)
+		}
+		spec.Amount = amount
+	case page.Amount == 0:
+		return refusal(ledger.FieldInvalid("amount", "is required: the page lets the payer choose the amount"))
+	}
+	return a.propose(&ledger.CreatePaymentLink{At: a.nowMilli(), ID: actors.NewID("pl_"), OrgID: c.OrgID,
+		ParentID: page.ID, CustomerReference: in.CustomerReference, Spec: spec})
+}
+
+// PaymentPageRequest asks for a payment page: a reusable checkout in one
+// currency, of a fixed amount or (Amount 0) of the amount each payer
+// chooses.
+type PaymentPageRequest struct {
+	Currency   string
+	Amount     ledger.Minor
+	Appearance ledger.CheckoutAppearance
+}
+
+// CreatePaymentPage creates a payment page.
+func (a *App) CreatePaymentPage(c Caller, in PaymentPageRequest) actors.Reply {
+	if e := checkCryptoAssets(in.Appearance); e != nil {
+		return refusal(e)
+	}
+	return a.propose(&ledger.CreatePaymentPage{At: a.nowMilli(), ID: actors.NewID("pp_"), OrgID: c.OrgID,
+		Currency: in.Currency, Amount: in.Amount, Appearance: in.Appearance})
+}
+
+// CheckoutUpdate changes a payment link or page: Close closes it, and Set
+// (ledger.Appearance… bits) names the fields of Appearance to take. A link
+// takes only expiresAt, redirectUrl and branding.
+type CheckoutUpdate struct {
+	ID         string
+	Close      bool
+	Set        uint16
+	Appearance ledger.CheckoutAppearance
+}
+
+// UpdatePaymentLink closes a link or changes its expiry, redirect or
+// branding.
+func (a *App) UpdatePaymentLink(c Caller, in CheckoutUpdate) actors.Reply {
+	return a.propose(&ledger.UpdatePaymentLink{At: a.nowMilli(), OrgID: c.OrgID, ID: in.ID,
+		Close: in.Close, Set: in.Set, Appearance: in.Appearance})
+}
+
+// UpdatePaymentPage closes a page or changes what its checkout accepts and
+// shows. Accepted stablecoins mean something only where crypto is: a
+// change that names them on a page that would accept no crypto is
+// refused, and one that stops accepting crypto forgets them.
+func (a *App) UpdatePaymentPage(c Caller, in CheckoutUpdate) actors.Reply {
+	if in.Set&(ledger.AppearanceMethods|ledger.AppearanceCryptoAssets) != 0 {
+		after := in.Appearance
+		if page, ok := a.sys.Reader().PaymentPage(c.OrgID, in.ID); ok {
+			if in.Set&ledger.AppearanceMethods == 0 {
+				after.Methods = page.Current.Methods
+			}
+			if in.Set&ledger.AppearanceCryptoAssets == 0 {
+				after.CryptoAssets, after.CryptoAssetsSet = page.Current.CryptoAssets, page.Current.CryptoAssetsSet
+			}
+		} // else the ledger answers not_found
+		switch {
+		case in.Set&ledger.AppearanceCryptoAssets != 0:
+			if e := checkCryptoAssets(after); e != nil {
+				return refusal(e)
+			}
+		case after.CryptoAssetsSet && !after.Methods.Has(ledger.CheckoutCrypto):
+			in.Set |= ledger.AppearanceCryptoAssets
+			in.Appearance.CryptoAssets, in.Appearance.CryptoAssetsSet = "", false
+		}
+	}
+	return a.propose(&ledger.UpdatePaymentPage{At: a.nowMilli(), OrgID: c.OrgID, ID: in.ID,
+		Close: in.Close, Set: in.Set, Appearance: in.Appearance})
+}
+
+// checkCryptoAssets refuses accepted stablecoins on a checkout that
+// accepts no crypto: they would restrict nothing, and a caller who sent
+// them meant crypto to be accepted.
+func checkCryptoAssets(a ledger.CheckoutAppearance) *ledger.Error {
+	if a.CryptoAssetsSet && !a.Methods.Has(ledger.CheckoutCrypto) {
+		return ledger.FieldInvalid("allowedCryptoAssets", "must be omitted unless allowedMethods includes crypto")
+	}
+	return nil
+}
