@@ -307,3 +307,26 @@ func railError(err error) error {
 	}
 	return &actors.RailError{Kind: kind, Err: err}
 }
+
+// ResolveName asks the instance that pays out by m for the holder of
+// accountNumber, when its adapter looks names up (MoMo's basicuserinfo);
+// ErrNoProvider when none does. A production deployment resolves names
+// only through its providers, never the sandbox's.
+func (ps *Providers) ResolveName(ctx context.Context, m Method, accountNumber string) (Resolution, error) {
+	in, ok := ps.reg.For(m.Code, provider.Payouts)
+	if !ok {
+		return Resolution{}, ErrNoProvider
+	}
+	l, ok := in.Adapter.(provider.NameLooker)
+	if !ok {
+		return Resolution{}, ErrNoProvider
+	}
+	name, err := l.LookupName(ctx, m.Code, accountNumber)
+	switch {
+	case err == nil:
+		return Resolution{Outcome: OutcomeValid, AccountName: name}, nil
+	case errors.Is(err, provider.ErrNotFound), errors.Is(err, provider.ErrRejected):
+		return Resolution{Outcome: OutcomeAccountNotFound, Message: "No account with this number exists on " + m.Name}, nil
+	}
+	return Resolution{}, err
+}

@@ -380,8 +380,9 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		return errors.New("--rate-feed-url is for the production stack: the sandbox prices from its own table")
 	}
 	var actorProviders actors.Providers
+	var names api.NameResolver // the sandbox's, or none on production
 	if providers != nil {
-		actorProviders = providers
+		actorProviders, names = providers, providers
 	}
 	sys := actors.Start(actors.Config{Log: node, State: node, Rail: rail, Logger: logger, CommitTimeout: cfg.commitTimeout,
 		Providers: actorProviders, DepositPollInterval: cfg.depositPoll,
@@ -443,6 +444,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		DashboardIdleTimeout: dashboardIdleTimeout(cfg.dashboardIdle),
 		TrustedProxies:       trustedProxies,
 		RequestLog:           requestStore,
+		Names:                names,
 		RequestLogQueue:      cfg.requestLogQueue,
 	})
 	if reg != nil && requestStore != nil {

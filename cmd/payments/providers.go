@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	nethttp "net/http"
+	"net/url"
 	"os"
 	"slices"
 	"strings"
@@ -233,21 +235,31 @@ func reconcile(ctx context.Context, reg *provider.Registry, c *adminClient, stdo
 			failures = append(failures, fmt.Sprintf("%s: balances: %v", in.Name, err))
 			continue
 		}
-		slices.SortFunc(balances, func(a, b provider.Balance) int { return strings.Compare(a.Currency, b.Currency) })
+		// One line per currency: a provider may hold one currency in
+		// several accounts (MoMo's collection and disbursement), and the
+		// float is the instance's whole holding of it.
+		held := map[string]ledger.Minor{}
+		accounts := map[string][]string{}
 		for _, bal := range balances {
 			cur, ok := ledger.LookupCurrency(bal.Currency)
 			if !ok {
 				failures = append(failures, fmt.Sprintf("%s: %s is not a currency of the ledger", in.Name, bal.Currency))
 				continue
 			}
-			theirs, ok := minorIn(bal.AmountMinor, bal.Exponent, cur.Decimals)
+			v, ok := minorIn(bal.AmountMinor, bal.Exponent, cur.Decimals)
 			if !ok {
 				failures = append(failures, fmt.Sprintf("%s: the %s balance does not convert to the ledger's precision", in.Name, bal.Currency))
 				continue
 			}
+			held[cur.Code] += v
+			accounts[cur.Code] = append(accounts[cur.Code], bal.Account)
+		}
+		for _, code := range slices.Sorted(maps.Keys(held)) {
+			cur, _ := ledger.LookupCurrency(code)
+			theirs := held[code]
 			var f floatJSON
-			if err := c.eachUntilLeader("GET", "/v1/treasury/floats?provider="+in.Name+"&currency="+cur.Code, nil, &f); err != nil {
-				failures = append(failures, fmt.Sprintf("%s: the ledger's %s float: %v", in.Name, cur.Code, err))
+			if err := c.eachUntilLeader("GET", "/v1/treasury/floats?provider="+url.QueryEscape(in.Name)+"&currency="+code, nil, &f); err != nil {
+				failures = append(failures, fmt.Sprintf("%s: the ledger's %s float: %v", in.Name, code, err))
 				continue
 			}
 			diff := theirs - ledger.Minor(f.HeldMinor)
@@ -259,7 +271,7 @@ func reconcile(ctx context.Context, reg *provider.Registry, c *adminClient, stdo
 					mark = "+" + mark
 				}
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", in.Name, cur.Code, ledger.FormatMinor(theirs, cur), f.Held, mark, bal.Account)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", in.Name, code, ledger.FormatMinor(theirs, cur), f.Held, mark, strings.Join(accounts[code], ","))
 		}
 	}
 	tw.Flush()

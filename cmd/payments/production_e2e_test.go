@@ -1,0 +1,260 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"payments/rails/momo"
+	"payments/rails/momo/momofake"
+)
+
+// End-to-end tests of the production stack against the providers' fakes
+// and a real local chain: the binary runs as a process configured with a
+// providers file, and money moves only through the adapters.
+
+// liveCall is call with the production key.
+func liveCall(addr, method, path string, body, out any) (int, error) {
+	return callWith(client, liveKey, nil, addr, method, path, body, out)
+}
+
+// writeFile writes content to name under dir and returns its path.
+func writeFile(t *testing.T, dir, name, content string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// providersFile writes a providers file of the given instances.
+func providersFile(t *testing.T, dir string, instances ...map[string]any) string {
+	t.Helper()
+	b, err := json.MarshalIndent(map[string]any{"providers": instances}, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return writeFile(t, dir, "providers.json", string(b))
+}
+
+// momoInstance configures an mtn_momo instance against fake, its secrets
+// in files under dir, its callbacks sent to base.
+func momoInstance(t *testing.T, dir string, fake *momofake.Server, base string) map[string]any {
+	o := fake.Options()
+	secret := func(name, v string) map[string]string {
+		return map[string]string{"file": writeFile(t, dir, "momo-"+name, v+"\n")}
+	}
+	return map[string]any{
+		"name": "momo_gh", "kind": momo.Kind,
+		"methods": []map[string]any{{"code": "gh_mtn", "directions": []string{"payouts", "collections"}}},
+		"settings": map[string]any{"baseUrl": fake.URL, "targetEnvironment": o.TargetEnvironment, "currency": "GHS",
+			"callbackBaseUrl": base, "checkAfter": "300ms", "requestTimeout": "5s"},
+		"secrets": map[string]any{
+			momo.SecretCollectionAPIUser: secret("cu", o.Collection.APIUser), momo.SecretCollectionAPIKey: secret("ck", o.Collection.APIKey),
+			momo.SecretCollectionSubscriptionKey: secret("cs", o.Collection.SubscriptionKey),
+			momo.SecretDisbursementAPIUser:       secret("du", o.Disbursement.APIUser), momo.SecretDisbursementAPIKey: secret("dk", o.Disbursement.APIKey),
+			momo.SecretDisbursementSubscriptionKey: secret("ds", o.Disbursement.SubscriptionKey),
+		},
+	}
+}
+
+// startProduction runs a production node on httpAddr with the providers
+// file and waits until it is ready.
+func startProduction(t *testing.T, dataDir, httpAddr, providers string, extra ...string) *proc {
+	t.Helper()
+	args := append([]string{"--stack", "production", "--bootstrap-key", liveKey, "--http-addr", httpAddr,
+		"--providers", providers, "--deposit-poll-interval", "100ms"}, extra...)
+	p := startServer(t, dataDir, args...)
+	p.waitReady()
+	return p
+}
+
+type collectionView struct {
+	ID            string `json:"id"`
+	Status        string `json:"status"`
+	StatusMessage string `json:"statusMessage"`
+	Details       struct {
+		Hash            string `json:"hash"`
+		CryptoAddressID string `json:"cryptoAddressId"`
+	} `json:"details"`
+	From struct {
+		Amount string `json:"amount"`
+	} `json:"from"`
+}
+
+// waitStatus polls GET path until its resource (under key) has status
+// want, failing after timeout; it returns the resource's JSON.
+func waitStatus(t *testing.T, addr, path, key, want string, timeout time.Duration) map[string]any {
+	t.Helper()
+	var last map[string]any
+	for deadline := time.Now().Add(timeout); ; time.Sleep(50 * time.Millisecond) {
+		var body map[string]map[string]any
+		st, err := liveCall(addr, "GET", path, nil, &body)
+		if err == nil && st == 200 {
+			last = body[key]
+			if last["status"] == want {
+				return last
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not %s after %s: %d %v %v", path, want, timeout, st, err, last)
+		}
+	}
+}
+
+func liveBalance(t *testing.T, addr, currency string) string {
+	t.Helper()
+	var body struct {
+		Data []struct {
+			Currency         string `json:"currency"`
+			AvailableBalance string `json:"availableBalance"`
+		} `json:"data"`
+	}
+	if st, err := liveCall(addr, "GET", "/v1/accounts", nil, &body); err != nil || st != 200 {
+		t.Fatalf("accounts: %d %v", st, err)
+	}
+	for _, a := range body.Data {
+		if a.Currency == currency {
+			return a.AvailableBalance
+		}
+	}
+	return ""
+}
+
+// A MoMo collection and payout through the production API complete
+// through the fake's callbacks: one request to pay, one transfer, each
+// settled once; a node killed with -9 while a payout is at MoMo sends it
+// again only under the same X-Reference-Id, and MoMo moves the money once;
+// reconcile sees the difference the operator's opening float makes until
+// it is recorded.
+func TestProductionMoMo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end")
+	}
+	fake := momofake.NewServer(momofake.Options{TargetEnvironment: "mtnghana", Currency: "GHS", Exponent: 2, CallbackMethod: "POST"})
+	t.Cleanup(fake.Close)
+	dir := t.TempDir()
+	addr := freeAddrs(t, 1)[0]
+	providers := providersFile(t, dir, momoInstance(t, dir, fake, "http://"+addr))
+	token := writeFile(t, dir, "admin-token", "e2e-admin-token-0123456789\n")
+	dataDir := filepath.Join(dir, "node")
+	extra := []string{"--admin-token-file", token, "--admin-addr", "127.0.0.1:0"}
+	p := startProduction(t, dataDir, addr, providers, extra...)
+
+	// A collection: the payer approves, MoMo calls back (unsigned), the
+	// node asks the status and completes it.
+	var created struct {
+		Collection collectionView `json:"collection"`
+	}
+	st, err := liveCall(p.addr, "POST", "/v1/collections", map[string]any{
+		"from": map[string]any{"accountNumber": "233241234567", "code": "gh_mtn", "amount": "500.00", "currency": "GHS"},
+		"to":   map[string]any{"currency": "GHS"}, "externalReference": "col-1"}, &created)
+	if err != nil || st != 201 {
+		t.Fatalf("create collection: %d %v", st, err)
+	}
+	t0 := time.Now()
+	waitStatus(t, p.addr, "/v1/collections/"+created.Collection.ID, "collection", "completed", 20*time.Second)
+	t.Logf("collection completed in %s", time.Since(t0))
+	if got := liveBalance(t, p.addr, "GHS"); got != "492.50" {
+		t.Fatalf("GHS balance %s after a 500.00 collection (1.5%% fee)", got)
+	}
+	if n := fake.Count(momofake.OpRequestToPay); n != 1 {
+		t.Fatalf("%d requests to pay", n)
+	}
+	callbacks := fake.Callbacks()
+	if len(callbacks) != 1 || callbacks[0].Status != 200 {
+		t.Fatalf("callbacks: %+v", callbacks)
+	}
+
+	// A payout.
+	var payout struct {
+		Payout payoutView `json:"payout"`
+	}
+	st, err = liveCall(p.addr, "POST", "/v1/payouts", map[string]any{
+		"to": map[string]any{"code": "gh_mtn", "currency": "GHS", "accountNumber": "233241234567", "amount": "100.00"}, "externalReference": "pay-1"}, &payout)
+	if err != nil || st != 201 {
+		t.Fatalf("create payout: %d %v", st, err)
+	}
+	t0 = time.Now()
+	waitStatus(t, p.addr, "/v1/payouts/"+payout.Payout.ID, "payout", "completed", 20*time.Second)
+	t.Logf("payout completed in %s", time.Since(t0))
+	if n := len(fake.Movements()); n != 2 {
+		t.Fatalf("%d movements at MoMo", n)
+	}
+
+	// Killed mid-payout: MoMo takes the transfer and the answer is lost
+	// (the money moved), the status answers 500 a few times, and the node
+	// dies with the payout in flight; a new process takes over from the
+	// log.
+	fake.FailNext(momofake.OpTransfer, momofake.Fault{DropAfterApply: true})
+	for i := 0; i < 4; i++ {
+		fake.FailNext(momofake.OpStatus, momofake.Fault{Status: 500})
+	}
+	transfers := fake.Count(momofake.OpTransfer)
+	st, err = liveCall(p.addr, "POST", "/v1/payouts", map[string]any{
+		"to": map[string]any{"code": "gh_mtn", "currency": "GHS", "accountNumber": "233240000001", "amount": "50.00"}, "externalReference": "pay-2"}, &payout)
+	if err != nil || st != 201 {
+		t.Fatalf("create payout: %d %v", st, err)
+	}
+	inFlight := payout.Payout.ID
+	for deadline := time.Now().Add(20 * time.Second); fake.Count(momofake.OpTransfer) == transfers; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the payout never reached MoMo")
+		}
+	}
+	p.kill()
+	t0 = time.Now()
+	p = startProduction(t, dataDir, addr, providers, extra...)
+	t.Logf("restarted in %s", time.Since(t0))
+	waitStatus(t, p.addr, "/v1/payouts/"+inFlight, "payout", "completed", 30*time.Second)
+	t.Logf("the payout in flight completed %s after the restart", time.Since(t0))
+	var refs []string
+	for _, r := range fake.Requests() {
+		if r.Op == momofake.OpTransfer && strings.Contains(string(r.Body), inFlight) {
+			refs = append(refs, r.ReferenceID)
+		}
+	}
+	for _, r := range refs {
+		if r != refs[0] {
+			t.Fatalf("the payout was sent under two references: %v", refs)
+		}
+	}
+	t.Logf("the payout in flight was sent %d times, under one reference", len(refs))
+	moved := 0
+	for _, m := range fake.Movements() {
+		if m.ReferenceID == refs[0] {
+			moved++
+		}
+	}
+	if moved != 1 {
+		t.Fatalf("the payout moved money %d times (requests under %v)", moved, refs)
+	}
+
+	// Reconcile: MoMo holds the opening 100,000.00 the ledger never saw,
+	// until the operator records it.
+	admin := p.stdoutValue("admin_addr")
+	out, _, code := runReconcile(t, "--providers", providers, "--admin-addr", admin, "--admin-token-file", token)
+	if code != 1 || !strings.Contains(out, "+100000.00") {
+		t.Fatalf("reconcile before funding: exit %d\n%s", code, out)
+	}
+	if _, errOut, code := runReconcile(t, "fund", "--provider", "momo_gh", "--currency", "GHS", "--amount", "100000.00",
+		"--reference", "opening", "--admin-addr", admin, "--admin-token-file", token); code != 0 {
+		t.Fatalf("fund: exit %d: %s", code, errOut)
+	}
+	out, errOut, code := runReconcile(t, "--providers", providers, "--admin-addr", admin, "--admin-token-file", token)
+	if code != 0 {
+		t.Fatalf("reconcile after funding: exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+// runReconcile runs `payments reconcile args…`.
+func runReconcile(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var o, e syncBuffer
+	code = reconcileCommand(args, &o, &e)
+	return o.String(), e.String(), code
+}
