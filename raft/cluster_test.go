@@ -2,6 +2,7 @@ package raft_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -97,14 +98,18 @@ func (c *cluster) stop(i int) {
 // leader waits for a node that leads and has caught up.
 func (c *cluster) leader() (int, *raft.Node) {
 	c.t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for time.Now().Before(deadline) {
-		for i, n := range c.nodes {
-			if n != nil && n.IsLeader() {
-				return i, n
+	i, n := -1, (*raft.Node)(nil)
+	eventually(15*time.Second, func() bool {
+		for j, m := range c.nodes {
+			if m != nil && m.IsLeader() {
+				i, n = j, m
+				return true
 			}
 		}
-		time.Sleep(10 * time.Millisecond)
+		return false
+	})
+	if n != nil {
+		return i, n
 	}
 	c.t.Fatal("no leader within 15s")
 	return -1, nil
@@ -129,20 +134,15 @@ func stateBytes(t *testing.T, n *raft.Node) []byte {
 // waitApplied waits until every running node has applied index.
 func (c *cluster) waitApplied(index uint64) {
 	c.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		done := true
-		for _, n := range c.nodes {
-			if n != nil && n.AppliedIndex() < index {
-				done = false
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, n := range c.nodes {
+		if n != nil {
+			if err := n.WaitApplied(ctx, index); err != nil {
+				c.t.Fatalf("nodes did not apply index %d: %v", index, err)
 			}
 		}
-		if done {
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
-	c.t.Fatalf("nodes did not apply index %d", index)
 }
 
 func org(id string) *ledger.CreateOrganization {
@@ -216,7 +216,8 @@ func TestThreeNodeCluster(t *testing.T) {
 		defer close(done)
 		write(l, 400, 800)
 	}()
-	time.Sleep(20 * time.Millisecond)
+	before := l.AppliedIndex()
+	waitFor(t, 10*time.Second, "writes in flight", func() bool { return l.AppliedIndex() > before })
 	c.stop(li)
 	<-done
 
@@ -314,13 +315,7 @@ func TestRestartFromSnapshotAndLog(t *testing.T) {
 
 	// The lookup filter fills from the store beside the node's work; once
 	// on, references from before the restart are still found through it.
-	deadline := time.Now().Add(10 * time.Second)
-	for !n.Reader().LookupFilterOn() {
-		if time.Now().After(deadline) {
-			t.Fatal("the lookup filter never turned on")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitFor(t, 10*time.Second, "the lookup filter turns on", func() bool { return n.Reader().LookupFilterOn() })
 	for _, i := range []int{0, 99, 129} {
 		ref := fmt.Sprintf("r%d", i)
 		if p, ok := n.Reader().PayoutByReference("org_a", ref); !ok || p.ID != fmt.Sprintf("pay_ghs_%020d", i) {
@@ -338,13 +333,7 @@ func TestRestartFromSnapshotAndLog(t *testing.T) {
 
 func waitLeader(t *testing.T, n *raft.Node) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !n.IsLeader() {
-		if time.Now().After(deadline) {
-			t.Fatal("no leader")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitFor(t, 10*time.Second, "a leader", n.IsLeader)
 }
 
 // Snapshots taken while writes go on (the threshold is tiny) never stall or
@@ -387,7 +376,10 @@ func TestSnapshotsUnderLoad(t *testing.T) {
 		defer close(snapshots)
 		for i := 0; i < 20; i++ {
 			n.Snapshot() // errors when nothing is new; that is fine
-			time.Sleep(5 * time.Millisecond)
+			// The next one once more entries applied (or 20 ms passed).
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+			n.WaitApplied(ctx, n.AppliedIndex()+1)
+			cancel()
 		}
 	}()
 	wg.Wait()
@@ -419,7 +411,7 @@ func TestSnapshotsUnderLoad(t *testing.T) {
 // Safe for concurrent use (it never calls FailNow).
 func (c *cluster) submit(cmd ledger.Command) {
 	unknown := false
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); {
+	acked := eventually(20*time.Second, func() bool {
 		var l *raft.Node
 		for _, n := range c.nodes {
 			if n != nil && n.IsLeader() {
@@ -427,21 +419,21 @@ func (c *cluster) submit(cmd ledger.Command) {
 			}
 		}
 		if l == nil {
-			time.Sleep(10 * time.Millisecond)
-			continue
+			return false
 		}
 		res, err := apply(l, cmd)
 		if err != nil {
 			unknown = unknown || errors.Is(err, actors.ErrOutcomeUnknown)
-			time.Sleep(10 * time.Millisecond)
-			continue
+			return false
 		}
 		if e := res[0].Err; e != nil && !(unknown && e.Code == ledger.CodeConflict) {
 			c.t.Errorf("%T %+v: %v", cmd, cmd, e)
 		}
-		return
+		return true
+	})
+	if !acked {
+		c.t.Errorf("%T %+v: not acknowledged within 20s", cmd, cmd)
 	}
-	c.t.Errorf("%T %+v: not acknowledged within 20s", cmd, cmd)
 }
 
 // writePayouts makes payouts from to to, eight writers at a time, each
@@ -490,10 +482,10 @@ func (c *cluster) writePayouts(from, to int) map[string]ledger.PayoutStatus {
 // invariants on each.
 func (c *cluster) assertSameState(what string) {
 	c.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		var sums [][32]byte
-		var ats []uint64
+	var sums [][32]byte
+	var ats []uint64
+	same := eventually(20*time.Second, func() bool {
+		sums, ats = sums[:0], ats[:0]
 		for _, n := range c.nodes {
 			if n == nil {
 				continue
@@ -504,22 +496,20 @@ func (c *cluster) assertSameState(what string) {
 			}
 			sums, ats = append(sums, sum), append(ats, at)
 		}
-		same := true
 		for i := range ats {
-			same = same && ats[i] == ats[0]
-		}
-		if same {
-			for i := range sums {
-				if sums[i] != sums[0] {
-					c.t.Fatalf("%s: at index %d the nodes' states differ", what, ats[0])
-				}
+			if ats[i] != ats[0] {
+				return false
 			}
-			break
 		}
-		if time.Now().After(deadline) {
-			c.t.Fatalf("%s: the nodes did not reach the same index: %v", what, ats)
+		return true
+	})
+	if !same {
+		c.t.Fatalf("%s: the nodes did not reach the same index: %v", what, ats)
+	}
+	for i := range sums {
+		if sums[i] != sums[0] {
+			c.t.Fatalf("%s: at index %d the nodes' states differ", what, ats[0])
 		}
-		time.Sleep(10 * time.Millisecond)
 	}
 	for i, n := range c.nodes {
 		if n == nil {
@@ -661,20 +651,16 @@ func TestIdleFollowersReadyAfterElection(t *testing.T) {
 	}
 	c.stop(li)
 	c.leader()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		ready := 0
+	ready := 0
+	if !eventually(10*time.Second, func() bool {
+		ready = 0
 		for _, n := range c.nodes {
 			if n != nil && n.Ready() {
 				ready++
 			}
 		}
-		if ready == 2 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of 2 nodes ready after the election", ready)
-		}
-		time.Sleep(10 * time.Millisecond)
+		return ready == 2
+	}) {
+		t.Fatalf("%d of 2 nodes ready after the election", ready)
 	}
 }

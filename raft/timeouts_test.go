@@ -69,14 +69,12 @@ func TestTimeoutsFollowTheVoters(t *testing.T) {
 // waitAnyLeader waits until one of nodes leads.
 func waitAnyLeader(t *testing.T, nodes ...*raft.Node) {
 	t.Helper()
-	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+	waitFor(t, 15*time.Second, "a leader", func() bool {
 		for _, n := range nodes {
 			if n.IsLeader() {
-				return
+				return true
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("no leader")
-		}
-	}
+		return false
+	})
 }

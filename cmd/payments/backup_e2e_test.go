@@ -44,11 +44,7 @@ func digestOf(t *testing.T, dataDir string) (string, uint64) {
 		t.Fatal(err)
 	}
 	defer node.Close()
-	for deadline := time.Now().Add(20 * time.Second); !node.IsLeader(); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the node did not lead within 20s")
-		}
-	}
+	waitUntil(t, 20*time.Second, "the node leads", node.IsLeader)
 	sum, applied, err := node.StateDigest()
 	if err != nil {
 		t.Fatal(err)

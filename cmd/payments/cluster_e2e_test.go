@@ -67,22 +67,21 @@ func startCluster(t *testing.T, n int, extra ...string) []*proc {
 // any).
 func leaderSeenBy(t *testing.T, procs []*proc, i, not int) int {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	leader := -1
+	waitUntil(t, 20*time.Second, fmt.Sprintf("n%d sees a leader other than n%d", i+1, not+1), func() bool {
 		var h struct {
 			Leader string `json:"leader"`
 		}
 		st, _ := call(procs[i].addr, "GET", "/readyz", nil, &h)
 		if st == 200 && len(h.Leader) == 2 && h.Leader[0] == 'n' {
 			if l := int(h.Leader[1] - '1'); l >= 0 && l < len(procs) && l != not {
-				return l
+				leader = l
+				return true
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("n%d: no leader (other than n%d) in 20s", i+1, not+1)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return false
+	})
+	return leader
 }
 
 // A leader frozen (SIGSTOP) past the election timeout, while the new leader
@@ -393,16 +392,14 @@ func TestRollingRestartUnderLoad(t *testing.T) {
 		defer ackedMu.Unlock()
 		return len(acked)
 	}
-	for deadline := time.Now().Add(time.Minute); ackedCount() < 50; time.Sleep(20 * time.Millisecond) {
+	waitUntil(t, time.Minute, "50 payouts acknowledged", func() bool {
 		select {
 		case o := <-ran:
 			t.Fatalf("the load ended before the restarts: %v", o.err)
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("only %d payouts acknowledged a minute into the run", ackedCount())
-		}
-	}
+		return ackedCount() >= 50
+	})
 	for i, p := range procs {
 		if err := p.stop(); err != nil {
 			t.Errorf("n%d: SIGTERM: %v", i+1, err)
@@ -470,7 +467,7 @@ func openStopped(t *testing.T, procs []*proc) []*raft.Node {
 		t.Cleanup(func() { node.Close() })
 		nodes = append(nodes, node)
 	}
-	for deadline := time.Now().Add(30 * time.Second); ; {
+	waitUntil(t, 30*time.Second, "the three nodes catch up with each other", func() bool {
 		var leader *raft.Node
 		for _, n := range nodes {
 			if n.IsLeader() {
@@ -481,14 +478,9 @@ func openStopped(t *testing.T, procs []*proc) []*raft.Node {
 		for _, n := range nodes {
 			caughtUp = caughtUp && n.Ready() && n.AppliedIndex() == leader.AppliedIndex()
 		}
-		if caughtUp {
-			return nodes
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the three nodes did not catch up with each other within 30s")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return caughtUp
+	})
+	return nodes
 }
 
 // checkReplicasAgree stops the processes and checks that their replicas
@@ -723,16 +715,12 @@ func TestJoinCatchesUpThenVotes(t *testing.T) {
 	load := startPayoutLoad(fc, 6, "membership")
 	n4 := startServer(t, t.TempDir(), append([]string{"--node-id", "n4", "--join", strings.Join(admin, ","),
 		"--admin-token-file", tokenFile, "--admin-addr", "127.0.0.1:0", "--rate-limit", "1000000"}, snapshots...)...)
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+	if !eventually(30*time.Second, func() bool {
 		n4.stdoutMu.Lock()
-		joined := n4.stdoutValues["joined"]
-		n4.stdoutMu.Unlock()
-		if joined == "n4" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("n4 did not join within 30s\n%s", n4.stderr)
-		}
+		defer n4.stdoutMu.Unlock()
+		return n4.stdoutValues["joined"] == "n4"
+	}) {
+		t.Fatalf("n4 did not join within 30s\n%s", n4.stderr)
 	}
 	admin = append(admin, n4.stdoutValue("admin_addr"))
 	all := strings.Join(admin, ",")
@@ -755,7 +743,13 @@ func TestJoinCatchesUpThenVotes(t *testing.T) {
 	if _, errOut, code := runCluster(t, "transfer-leader", "n4", "--admin-addr", all, "--admin-token-file", tokenFile); code != 0 {
 		t.Fatalf("transfer-leader n4: exit %d\n%s", code, errOut)
 	}
-	time.Sleep(500 * time.Millisecond)
+	waitUntil(t, 10*time.Second, "n4 leads", func() bool {
+		var h struct {
+			Role string `json:"role"`
+		}
+		st, _ := call(n4.addr, "GET", "/readyz", nil, &h)
+		return st == 200 && h.Role == "leader"
+	})
 	maps.Copy(acked, load.stop(t))
 	// n4 leads: it answers from its own state, which came by snapshot.
 	for ref, id := range acked {

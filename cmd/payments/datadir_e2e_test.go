@@ -23,17 +23,10 @@ func TestDataDirIsOwnerOnly(t *testing.T) {
 		}
 	}
 	// Wait for a snapshot, whose files hashicorp/raft creates itself.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	waitUntil(t, 10*time.Second, "a snapshot taken", func() bool {
 		m, _ := filepath.Glob(filepath.Join(dataDir, "snapshots", "*", "meta.json"))
-		if len(m) > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no snapshot taken")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return len(m) > 0
+	})
 	var open []string
 	files := 0
 	filepath.WalkDir(dataDir, func(path string, d fs.DirEntry, err error) error {

@@ -70,16 +70,15 @@ type proc struct {
 // stdoutValue waits (5 s at most) for the process to print key=value.
 func (p *proc) stdoutValue(key string) string {
 	p.t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+	var v string
+	waitUntil(p.t, 5*time.Second, p.addr+" prints "+key+"=", func() bool {
 		p.stdoutMu.Lock()
-		v, ok := p.stdoutValues[key]
-		p.stdoutMu.Unlock()
-		if ok {
-			return v
-		}
-	}
-	p.t.Fatalf("%s printed no %s=", p.addr, key)
-	return ""
+		defer p.stdoutMu.Unlock()
+		var ok bool
+		v, ok = p.stdoutValues[key]
+		return ok
+	})
+	return v
 }
 
 // startServer runs `payments serve` with args on dataDir and waits until it
@@ -176,18 +175,17 @@ func (p *proc) kill() {
 // waitReady waits for /readyz.
 func (p *proc) waitReady() {
 	p.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
+	ready := eventually(20*time.Second, func() bool {
 		resp, err := nethttp.Get("http://" + p.addr + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return
-			}
+		if err != nil {
+			return false
 		}
-		time.Sleep(20 * time.Millisecond)
+		resp.Body.Close()
+		return resp.StatusCode == 200
+	})
+	if !ready {
+		p.t.Fatalf("%s not ready\n%s", p.addr, p.stderr)
 	}
-	p.t.Fatalf("%s not ready\n%s", p.addr, p.stderr)
 }
 
 // syncBuffer is the server's stderr as it runs: the process writes it from
@@ -401,14 +399,11 @@ func kill9(t *testing.T, extra ...string) {
 	// Kill mid-load: after 1.5 s and at least a few hundred acknowledged
 	// writes, however slow a loaded machine makes the server.
 	time.Sleep(1500 * time.Millisecond)
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	eventually(20*time.Second, func() bool {
 		mu.Lock()
-		n := len(acked)
-		mu.Unlock()
-		if n >= 300 {
-			break
-		}
-	}
+		defer mu.Unlock()
+		return len(acked) >= 300
+	})
 	p.kill()
 	close(stop)
 	wg.Wait()
@@ -447,22 +442,18 @@ func kill9(t *testing.T, extra ...string) {
 	}
 
 	// The restarted leader resumes the rail work: every payout settles.
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		open := 0
+	open := 0
+	if !eventually(60*time.Second, func() bool {
+		open = 0
 		payouts = listPayouts(t, p.addr)
 		for _, po := range payouts {
 			if po.Status != "completed" && po.Status != "failed" {
 				open++
 			}
 		}
-		if open == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d payouts still open a minute after restart", open)
-		}
-		time.Sleep(200 * time.Millisecond)
+		return open == 0
+	}) {
+		t.Fatalf("%d payouts still open a minute after restart", open)
 	}
 
 	// Balance = funded − debited + refunded.
@@ -517,7 +508,7 @@ func TestSIGTERMDrains(t *testing.T) {
 			results <- result{st, err}
 		}(i)
 	}
-	time.Sleep(5 * time.Millisecond)
+	time.Sleep(5 * time.Millisecond) // the requests are on their way
 	p.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case err := <-p.exited:
@@ -589,34 +580,21 @@ func TestThreeProcessCluster(t *testing.T) {
 	var health struct {
 		Leader string `json:"leader"`
 	}
-	for ready := time.Now().Add(10 * time.Second); ; {
+	waitUntil(t, 10*time.Second, "n1 ready", func() bool {
 		st, err := call(procs[0].addr, "GET", "/readyz", nil, &health)
-		if err == nil && st == 200 {
-			break
-		}
-		if time.Now().After(ready) {
-			t.Fatalf("readyz: %d %v", st, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return err == nil && st == 200
+	})
 	leader := int(health.Leader[1] - '1')
 	procs[leader].kill()
 	survivor := procs[(leader+1)%3]
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	waitUntil(t, 20*time.Second, "a new leader after killing the old one", func() bool {
 		var h struct {
 			Leader string `json:"leader"`
 			Role   string `json:"role"`
 		}
 		st, _ := call(survivor.addr, "GET", "/readyz", nil, &h)
-		if st == 200 && h.Leader != "" && h.Leader != fmt.Sprintf("n%d", leader+1) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no new leader after killing the old one")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return st == 200 && h.Leader != "" && h.Leader != fmt.Sprintf("n%d", leader+1)
+	})
 	for ref, id := range acked {
 		var body struct {
 			Payout payoutView `json:"payout"`

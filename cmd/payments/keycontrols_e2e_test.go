@@ -41,17 +41,8 @@ func createKey(t *testing.T, addr string, body map[string]any) keyView {
 // roles returns the leader and the followers of a ready cluster.
 func roles(t *testing.T, procs []*proc) (leader *proc, followers []*proc) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		var h struct {
-			Leader string `json:"leader"`
-		}
-		if st, err := call(procs[0].addr, "GET", "/readyz", nil, &h); err == nil && st == 200 && len(h.Leader) == 2 {
-			i := int(h.Leader[1] - '1')
-			return procs[i], []*proc{procs[(i+1)%3], procs[(i+2)%3]}
-		}
-	}
-	t.Fatal("no leader")
-	return nil, nil
+	i := leaderSeenBy(t, procs, 0, -1)
+	return procs[i], []*proc{procs[(i+1)%3], procs[(i+2)%3]}
 }
 
 // Many concurrent payouts straddling a daily cap, sent to two nodes (a
@@ -129,13 +120,11 @@ func TestSpendCapUnderConcurrencyOnCluster(t *testing.T) {
 	var got struct {
 		Key keyView `json:"key"`
 	}
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if st, err := call(followers[1].addr, "GET", "/v1/keys/"+key.ID, nil, &got); err == nil && st == 200 && got.Key.SpendUsage.Daily == want {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("key usage %q, want %q", got.Key.SpendUsage.Daily, want)
-		}
+	if !eventually(5*time.Second, func() bool {
+		st, err := call(followers[1].addr, "GET", "/v1/keys/"+key.ID, nil, &got)
+		return err == nil && st == 200 && got.Key.SpendUsage.Daily == want
+	}) {
+		t.Fatalf("key usage %q, want %q", got.Key.SpendUsage.Daily, want)
 	}
 	if total := cents(t, ghsAccount(t, leader.addr).TotalBalance); total != funded-int64(admitted)*101_00 {
 		t.Fatalf("balance %d, want %d − %d × 101.00", total, funded, admitted)
@@ -181,14 +170,12 @@ func TestAllowlistThroughFollower(t *testing.T) {
 	}
 	// The follower signs with the cluster's key, which creating the
 	// allowlist committed; wait until the follower has applied it.
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	if !eventually(5*time.Second, func() bool {
+		st, _ := get(allowed, followers[0], nil)
+		return st == 200
+	}) {
 		st, e := get(allowed, followers[0], nil)
-		if st == 200 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("allowed client through a follower: %d %+v", st, e)
-		}
+		t.Fatalf("allowed client through a follower: %d %+v", st, e)
 	}
 	if st, e := get(allowed, leader, nil); st != 200 {
 		t.Fatalf("allowed client to the leader: %d %+v", st, e)

@@ -176,9 +176,10 @@ func logTail(b []byte, n int) string {
 // waiting up to 20 s for them to agree.
 func (c *makeCluster) leader() int {
 	c.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		seen := map[string]bool{}
+	leader := -1
+	var seen map[string]bool
+	if !eventually(20*time.Second, func() bool {
+		seen = map[string]bool{}
 		for _, addr := range c.http {
 			var h struct {
 				Leader string `json:"leader"`
@@ -191,14 +192,15 @@ func (c *makeCluster) leader() int {
 		}
 		for l := range seen {
 			if len(seen) == 1 && len(l) == 2 && l[0] == 'n' && l[1] >= '1' && l[1] <= '3' {
-				return int(l[1] - '1')
+				leader = int(l[1] - '1')
+				return true
 			}
 		}
-		if time.Now().After(deadline) {
-			c.t.Fatalf("the three nodes agree on no leader after 20s: %v\n%s", seen, c.logs())
-		}
-		time.Sleep(50 * time.Millisecond)
+		return false
+	}) {
+		c.t.Fatalf("the three nodes agree on no leader after 20s: %v\n%s", seen, c.logs())
 	}
+	return leader
 }
 
 // stop runs make cluster-stop and checks that every node it started has
@@ -287,18 +289,16 @@ func TestMakeCluster(t *testing.T) {
 	for i, addr := range c.http {
 		// A follower answers from its own state: give it a moment to
 		// apply what the leader commits after the restart.
-		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-			var got struct {
-				Payout payoutView `json:"payout"`
-			}
-			st, err := call(addr, "GET", "/v1/payouts/by-reference/through-make-cluster", nil, &got)
-			if err == nil && st == 200 && got.Payout.ID == created.Payout.ID {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Errorf("n%d after the restart (leader n%d): payout %d %v %q, want %s", i+1, leader+1, st, err, got.Payout.ID, created.Payout.ID)
-				break
-			}
+		var got struct {
+			Payout payoutView `json:"payout"`
+		}
+		var st int
+		var err error
+		if !eventually(10*time.Second, func() bool {
+			st, err = call(addr, "GET", "/v1/payouts/by-reference/through-make-cluster", nil, &got)
+			return err == nil && st == 200 && got.Payout.ID == created.Payout.ID
+		}) {
+			t.Errorf("n%d after the restart (leader n%d): payout %d %v %q, want %s", i+1, leader+1, st, err, got.Payout.ID, created.Payout.ID)
 		}
 	}
 	c.stop()

@@ -47,16 +47,14 @@ func TestMetricsOfTheBinary(t *testing.T) {
 	}
 	p.waitReady()
 	// Ready means a leader is known; the bootstrap key commits just after.
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	waitUntil(t, 10*time.Second, "the endpoint created", func() bool {
 		st, err := call(p.addr, "POST", "/v1/webhooks/endpoints",
 			map[string]any{"url": rcv.URL + "/hook", "events": []string{"account.credited"}}, nil)
-		if err == nil && st == 201 {
-			break
-		}
-		if st != 401 || time.Now().After(deadline) {
+		if st != 401 && !(err == nil && st == 201) {
 			t.Fatalf("create endpoint: %d %v", st, err)
 		}
-	}
+		return err == nil && st == 201
+	})
 	before := scrape(t, metricsAddr)
 
 	if st, err := call(p.addr, "POST", "/v1/simulations/fund-balance",
@@ -142,14 +140,11 @@ func TestMetricsOfTheBinary(t *testing.T) {
 	// Webhook deliveries are recorded through the log after the receiver
 	// answers: wait for the counter.
 	var after map[string]*dto.MetricFamily
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+	if !eventually(20*time.Second, func() bool {
 		after = scrape(t, metricsAddr)
-		if value(after, "payments_webhook_attempts_total", "outcome", "succeeded") >= 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no succeeded webhook attempt counted (receiver got %d)\n%s", delivered.Load(), p.stderr)
-		}
+		return value(after, "payments_webhook_attempts_total", "outcome", "succeeded") >= 1
+	}) {
+		t.Fatalf("no succeeded webhook attempt counted (receiver got %d)\n%s", delivered.Load(), p.stderr)
 	}
 
 	grew := []struct {
@@ -403,7 +398,7 @@ func TestClusterMetrics(t *testing.T) {
 
 	// Every node applies what the leader committed.
 	var scrapes map[*proc]map[string]*dto.MetricFamily
-	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+	waitUntil(t, 15*time.Second, "the followers' applied index reaches the leader's commit index", func() bool {
 		scrapes = map[*proc]map[string]*dto.MetricFamily{}
 		for _, p := range procs {
 			scrapes[p] = scrape(t, metricsOf[p])
@@ -413,13 +408,8 @@ func TestClusterMetrics(t *testing.T) {
 		for _, p := range procs {
 			caughtUp = caughtUp && value(scrapes[p], "payments_raft_applied_index") >= commit
 		}
-		if caughtUp {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the followers' applied index did not reach the leader's commit index")
-		}
-	}
+		return caughtUp
+	})
 	term := value(scrapes[leader], "payments_raft_term")
 	leaders := 0.0
 	for _, p := range procs {
@@ -449,9 +439,9 @@ func TestClusterMetrics(t *testing.T) {
 	}
 
 	leader.kill()
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		newLeaders := 0.0
-		risen := true
+	newLeaders, risen := 0.0, false
+	if !eventually(20*time.Second, func() bool {
+		newLeaders, risen = 0, true
 		for _, f := range followers {
 			s, err := fetchMetrics(metricsOf[f])
 			if err != nil {
@@ -460,11 +450,8 @@ func TestClusterMetrics(t *testing.T) {
 			newLeaders += value(s, "payments_raft_is_leader")
 			risen = risen && value(s, "payments_raft_term") > term
 		}
-		if newLeaders == 1 && risen {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after the leader died: %v survivors lead, terms risen %v", newLeaders, risen)
-		}
+		return newLeaders == 1 && risen
+	}) {
+		t.Fatalf("after the leader died: %v survivors lead, terms risen %v", newLeaders, risen)
 	}
 }

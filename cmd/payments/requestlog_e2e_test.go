@@ -36,15 +36,13 @@ func TestRequestLogAcrossRestart(t *testing.T) {
 	lookup := func(p *proc, want int) {
 		t.Helper()
 		var got int
-		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		eventually(10*time.Second, func() bool {
 			var rec struct {
 				ID string `json:"id"`
 			}
 			got, err = call(p.addr, "GET", "/v1/requests/"+id, nil, &rec)
-			if got == want && (want != 200 || rec.ID == id) || time.Now().After(deadline) {
-				break
-			}
-		}
+			return got == want && (want != 200 || rec.ID == id)
+		})
 		if got != want {
 			t.Fatalf("GET /v1/requests/%s: %d (%v), want %d\n%s", id, got, err, want, p.stderr)
 		}
@@ -142,11 +140,10 @@ func TestUnattributedRequestsThroughAdminAPI(t *testing.T) {
 	}
 	var all page
 	var raw []byte
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if all, raw = list(""); len(all.Data) >= 3 || time.Now().After(deadline) {
-			break
-		}
-	}
+	eventually(10*time.Second, func() bool {
+		all, raw = list("")
+		return len(all.Data) >= 3
+	})
 	var ids []string
 	for _, r := range all.Data {
 		ids = append(ids, r.ID)
