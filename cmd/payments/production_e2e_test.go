@@ -91,19 +91,20 @@ type collectionView struct {
 func waitStatus(t *testing.T, addr, path, key, want string, timeout time.Duration) map[string]any {
 	t.Helper()
 	var last map[string]any
-	for deadline := time.Now().Add(timeout); ; time.Sleep(50 * time.Millisecond) {
+	var st int
+	var err error
+	ok := eventually(timeout, func() bool {
 		var body map[string]map[string]any
-		st, err := liveCall(addr, "GET", path, nil, &body)
+		st, err = liveCall(addr, "GET", path, nil, &body)
 		if err == nil && st == 200 {
 			last = body[key]
-			if last["status"] == want {
-				return last
-			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not %s after %s: %d %v %v", path, want, timeout, st, err, last)
-		}
+		return last["status"] == want
+	})
+	if !ok {
+		t.Fatalf("%s: not %s after %s: %d %v %v", path, want, timeout, st, err, last)
 	}
+	return last
 }
 
 func liveBalance(t *testing.T, addr, currency string) string {
@@ -201,11 +202,7 @@ func TestProductionMoMo(t *testing.T) {
 		t.Fatalf("create payout: %d %v", st, err)
 	}
 	inFlight := payout.Payout.ID
-	for deadline := time.Now().Add(20 * time.Second); fake.Count(momofake.OpTransfer) == transfers; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the payout never reached MoMo")
-		}
-	}
+	waitUntil(t, 20*time.Second, "the payout at MoMo", func() bool { return fake.Count(momofake.OpTransfer) > transfers })
 	p.kill()
 	t0 = time.Now()
 	p = startProduction(t, dataDir, addr, providers, extra...)
