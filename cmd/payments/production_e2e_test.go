@@ -10,6 +10,8 @@ import (
 
 	"payments/rails/momo"
 	"payments/rails/momo/momofake"
+	"payments/rails/mpesa"
+	"payments/rails/mpesa/mpesafake"
 )
 
 // End-to-end tests of the production stack against the providers' fakes
@@ -254,4 +256,78 @@ func runReconcile(t *testing.T, args ...string) (stdout, stderr string, code int
 	var o, e syncBuffer
 	code = reconcileCommand(args, &o, &e)
 	return o.String(), e.String(), code
+}
+
+// mpesaInstance configures an mpesa instance against fake.
+func mpesaInstance(t *testing.T, dir string, fake *mpesafake.Server, base string) map[string]any {
+	o := fake.Options()
+	secret := func(name, v string) map[string]string {
+		return map[string]string{"file": writeFile(t, dir, "mpesa-"+name, v+"\n")}
+	}
+	return map[string]any{
+		"name": "mpesa_ke", "kind": mpesa.Kind,
+		"methods": []map[string]any{{"code": "ke_mpesa", "directions": []string{"payouts", "collections"}}},
+		"settings": map[string]any{"baseUrl": fake.URL, "callbackBaseUrl": base, "shortCode": o.ShortCode,
+			"b2cShortCode": o.B2CShortCode, "initiatorName": o.InitiatorName, "checkAfter": "300ms", "requestTimeout": "5s"},
+		"secrets": map[string]any{
+			mpesa.SecretConsumerKey: secret("ck", o.ConsumerKey), mpesa.SecretConsumerSecret: secret("cs", o.ConsumerSecret),
+			mpesa.SecretPasskey: secret("pk", o.Passkey), mpesa.SecretInitiatorPassword: secret("ip", o.InitiatorPassword),
+			mpesa.SecretCertificate: secret("cert", string(fake.CertificatePEM())),
+		},
+	}
+}
+
+// M-Pesa is send-once: an STK push collection and a B2C payout complete
+// through Daraja's callbacks, and a node killed with -9 once a B2C request
+// may have reached Daraja never sends it again: the payout settles by the
+// result callback or the transaction status.
+func TestProductionMPesaSendOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end")
+	}
+	fake := mpesafake.NewServer(mpesafake.Options{})
+	t.Cleanup(fake.Close)
+	dir := t.TempDir()
+	addr := freeAddrs(t, 1)[0]
+	providers := providersFile(t, dir, mpesaInstance(t, dir, fake, "http://"+addr))
+	dataDir := filepath.Join(dir, "node")
+	p := startProduction(t, dataDir, addr, providers)
+
+	var created struct {
+		Collection collectionView `json:"collection"`
+	}
+	st, err := liveCall(p.addr, "POST", "/v1/collections", map[string]any{
+		"from": map[string]any{"accountNumber": "254712345678", "code": "ke_mpesa", "amount": "1000.00", "currency": "KES"},
+		"to":   map[string]any{"currency": "KES"}, "externalReference": "col-1"}, &created)
+	if err != nil || st != 201 {
+		t.Fatalf("create collection: %d %v", st, err)
+	}
+	waitStatus(t, p.addr, "/v1/collections/"+created.Collection.ID, "collection", "completed", 20*time.Second)
+	if got := liveBalance(t, p.addr, "KES"); got != "985.00" {
+		t.Fatalf("KES balance %s", got)
+	}
+	if n := fake.Count(mpesafake.OpSTKPush); n != 1 {
+		t.Fatalf("%d STK pushes", n)
+	}
+
+	// The B2C's answer is lost after the money moved, and the node dies.
+	fake.FailNext(mpesafake.OpB2C, mpesafake.Fault{DropAfterApply: true})
+	var payout struct {
+		Payout payoutView `json:"payout"`
+	}
+	st, err = liveCall(p.addr, "POST", "/v1/payouts", map[string]any{
+		"to": map[string]any{"code": "ke_mpesa", "currency": "KES", "accountNumber": "254712345678", "amount": "100.00"}, "externalReference": "pay-1"}, &payout)
+	if err != nil || st != 201 {
+		t.Fatalf("create payout: %d %v", st, err)
+	}
+	waitUntil(t, 20*time.Second, "the B2C at Daraja", func() bool { return fake.Count(mpesafake.OpB2C) == 1 })
+	p.kill()
+	p = startProduction(t, dataDir, addr, providers)
+	waitStatus(t, p.addr, "/v1/payouts/"+payout.Payout.ID, "payout", "completed", 30*time.Second)
+	if n := fake.Count(mpesafake.OpB2C); n != 1 {
+		t.Fatalf("the B2C was sent %d times", n)
+	}
+	if n := len(fake.Movements()); n != 2 {
+		t.Fatalf("%d movements at M-Pesa", n)
+	}
 }
