@@ -1,10 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
+	"io"
+	nethttp "net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -329,5 +335,158 @@ func TestProductionMPesaSendOnce(t *testing.T) {
 	}
 	if n := len(fake.Movements()); n != 2 {
 		t.Fatalf("%d movements at M-Pesa", n)
+	}
+}
+
+// balancer is a load balancer in front of the nodes procs returns, for the
+// providers' callbacks: it sends each request to the nodes in turn until
+// one answers (a killed node refuses the connection).
+func balancer(t *testing.T, procs func() []*proc) string {
+	lb := httptest.NewServer(nethttp.HandlerFunc(func(w nethttp.ResponseWriter, r *nethttp.Request) {
+		body, _ := io.ReadAll(r.Body)
+		for _, p := range procs() {
+			req, _ := nethttp.NewRequest(r.Method, "http://"+p.addr+r.URL.RequestURI(), bytes.NewReader(body))
+			req.Header = r.Header.Clone()
+			resp, err := client.Do(req)
+			if err != nil {
+				continue
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			w.WriteHeader(resp.StatusCode)
+			w.Write(b)
+			return
+		}
+		w.WriteHeader(nethttp.StatusBadGateway)
+	}))
+	t.Cleanup(lb.Close)
+	return lb.URL
+}
+
+// A three-node cluster moves money through MoMo and M-Pesa while its
+// leader is killed with -9: every payout completes once, MoMo's under one
+// X-Reference-Id each, M-Pesa's with one B2C request each.
+func TestProductionLeaderChangeDuringPayouts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end")
+	}
+	momoFake := momofake.NewServer(momofake.Options{TargetEnvironment: "mtnghana", Currency: "GHS", Exponent: 2, CallbackMethod: "POST"})
+	t.Cleanup(momoFake.Close)
+	mpesaFake := mpesafake.NewServer(mpesafake.Options{})
+	t.Cleanup(mpesaFake.Close)
+	dir := t.TempDir()
+	// The nodes need the balancer's address, the balancer the nodes.
+	var mu sync.Mutex
+	var procs []*proc
+	front := balancer(t, func() []*proc {
+		mu.Lock()
+		defer mu.Unlock()
+		return procs
+	})
+	providers := providersFile(t, dir, momoInstance(t, dir, momoFake, front), mpesaInstance(t, dir, mpesaFake, front))
+	started := startCluster(t, 3, "--stack", "production", "--bootstrap-key", liveKey, "--providers", providers)
+	mu.Lock()
+	procs = started
+	mu.Unlock()
+
+	leader := leaderSeenBy(t, procs, 0, -1)
+	follower := procs[(leader+1)%3]
+	collect := func(code, currency, number, amount, ref string) {
+		t.Helper()
+		var c struct {
+			Collection collectionView `json:"collection"`
+		}
+		st, err := liveCall(follower.addr, "POST", "/v1/collections", map[string]any{
+			"from": map[string]any{"accountNumber": number, "code": code, "amount": amount, "currency": currency},
+			"to":   map[string]any{"currency": currency}, "externalReference": ref}, &c)
+		if err != nil || st != 201 {
+			t.Fatalf("collection %s: %d %v", ref, st, err)
+		}
+		waitStatus(t, follower.addr, "/v1/collections/"+c.Collection.ID, "collection", "completed", 30*time.Second)
+	}
+	collect("gh_mtn", "GHS", "233241234567", "2000.00", "fund-ghs")
+	collect("ke_mpesa", "KES", "254712345678", "5000.00", "fund-kes")
+
+	// A lost answer at each provider, then the payouts, then the leader
+	// dies with them in flight.
+	momoFake.FailNext(momofake.OpTransfer, momofake.Fault{DropAfterApply: true})
+	mpesaFake.FailNext(mpesafake.OpB2C, mpesafake.Fault{DropAfterApply: true})
+	type sent struct{ id, code string }
+	var payouts []sent
+	for i := 0; i < 5; i++ {
+		for _, d := range []struct{ code, currency, number string }{
+			{"gh_mtn", "GHS", "233241234567"}, {"ke_mpesa", "KES", "254712345678"},
+		} {
+			var body struct {
+				Payout payoutView `json:"payout"`
+			}
+			st, err := liveCall(follower.addr, "POST", "/v1/payouts", map[string]any{
+				"to":                map[string]any{"code": d.code, "currency": d.currency, "accountNumber": d.number, "amount": "20.00"},
+				"externalReference": fmt.Sprintf("%s-%d", d.code, i)}, &body)
+			if err != nil || st != 201 {
+				t.Fatalf("payout: %d %v", st, err)
+			}
+			payouts = append(payouts, sent{body.Payout.ID, d.code})
+		}
+	}
+	open := 0
+	for _, p := range payouts {
+		var body map[string]map[string]any
+		if st, err := liveCall(procs[leader].addr, "GET", "/v1/payouts/"+p.id, nil, &body); err == nil && st == 200 && body["payout"]["status"] != "completed" {
+			open++
+		}
+	}
+	procs[leader].kill()
+	next := leaderSeenBy(t, procs, (leader+1)%3, leader)
+	t.Logf("n%d killed with %d of %d payouts in flight; n%d leads", leader+1, open, len(payouts), next+1)
+	for _, p := range payouts {
+		waitStatus(t, procs[next].addr, "/v1/payouts/"+p.id, "payout", "completed", 60*time.Second)
+	}
+
+	refs := map[string]map[string]bool{} // payout → MoMo references it was sent under
+	for _, r := range momoFake.Requests() {
+		if r.Op != momofake.OpTransfer {
+			continue
+		}
+		for _, p := range payouts {
+			if strings.Contains(string(r.Body), p.id) {
+				if refs[p.id] == nil {
+					refs[p.id] = map[string]bool{}
+				}
+				refs[p.id][r.ReferenceID] = true
+			}
+		}
+	}
+	moved := map[string]int{}
+	for _, m := range momoFake.Movements() {
+		moved[m.ReferenceID]++
+	}
+	b2c := map[string]int{}
+	for _, r := range mpesaFake.Requests() {
+		if r.Op != mpesafake.OpB2C {
+			continue
+		}
+		for _, p := range payouts {
+			if strings.Contains(string(r.Body), p.id) {
+				b2c[p.id]++
+			}
+		}
+	}
+	for _, p := range payouts {
+		switch p.code {
+		case "gh_mtn":
+			if len(refs[p.id]) != 1 {
+				t.Errorf("MoMo payout %s sent under %d references", p.id, len(refs[p.id]))
+			}
+			for ref := range refs[p.id] {
+				if moved[ref] != 1 {
+					t.Errorf("MoMo payout %s moved money %d times", p.id, moved[ref])
+				}
+			}
+		case "ke_mpesa":
+			if b2c[p.id] != 1 {
+				t.Errorf("M-Pesa payout %s: %d B2C requests", p.id, b2c[p.id])
+			}
+		}
 	}
 }
