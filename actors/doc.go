@@ -39,6 +39,18 @@
 // follow-up the ledger refuses is parked with backoff, logged once and
 // counted (System.ParkedTransitions), not proposed again in a loop.
 //
+// On a production deployment, a payout or collection whose method a
+// configured provider instance serves (Config.Providers) is driven from
+// its instruction, committed before the first request
+// (driver_provider.go): a new leader sends exactly the same request again,
+// or, for a send-once instance whose request may have arrived, none, and
+// asks the status; Restore hands instances that keep prepared values in
+// memory the ones in flight before anything new is prepared. Callbacks
+// reach the instances through System.ProviderCallback: an authenticated
+// final outcome settles through the log, once; any other prompts a status
+// check. The deposit watcher (deposits.go) polls each instance's deposit
+// feed and commits every poll with its cursor.
+//
 // # Webhook delivery
 //
 // On the leader, a driver follows the committed webhook deliveries and hands
@@ -60,5 +72,6 @@
 //
 // This package does not decide business rules (the ledger does), does not
 // touch HTTP, and does not import the rails or raft packages: it declares the
-// interfaces it needs (Replicator, StateReader, Rail) and they implement them.
+// interfaces it needs (Replicator, StateReader, Rail, Providers) and they
+// implement them.
 package actors

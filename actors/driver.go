@@ -16,8 +16,12 @@ import (
 // on the leader only and works from committed state, like an outbox: every
 // payout or collection that is not final is work, whoever created it and
 // whichever leader was in charge before. A new leader walks the open ones
-// and resumes them all; the rails are idempotent by instruction id, so
-// resubmitting after a crash is harmless.
+// and resumes them all. The sandbox's rail is idempotent by instruction id,
+// so resubmitting after a crash is harmless; a configured provider
+// instance is driven from the instruction committed before its first
+// request (driver_provider.go), which says exactly what a new leader may
+// send again. Collections made by deposits are the deposit watcher's
+// (deposits.go), not the driver's.
 //
 // The driver actor owns the set of instructions being worked on. Each one is
 // driven by a worker goroutine that talks to the rail (slow, remote I/O that
@@ -79,6 +83,12 @@ type driverActor struct {
 	walkColls  bool // past the payouts
 	walkCursor ledger.OpenCursor
 	dropped    bool // work was dropped outside a walk: walk again
+
+	// restored is closed once the term's providers were given their
+	// instructions in flight (driver_provider.go).
+	restored chan struct{}
+	// wakes are the running provider workers' wake-up channels, by id.
+	wakes map[string]chan struct{}
 }
 
 // publish leaves the backlog where the metrics read it.
@@ -88,7 +98,7 @@ func (dr *driverActor) publish() {
 }
 
 func newDriverActor(d *deps) *driverActor {
-	return &driverActor{deps: d, active: make(map[string]struct{})}
+	return &driverActor{deps: d, active: make(map[string]struct{}), wakes: make(map[string]chan struct{})}
 }
 
 func (dr *driverActor) Receive(ctx actor.Context) {
@@ -108,6 +118,9 @@ func (dr *driverActor) Receive(ctx actor.Context) {
 		if m.leading {
 			dr.term++
 			dr.ctx, dr.cancel = context.WithCancel(context.Background())
+			dr.restored = make(chan struct{})
+			go dr.deps.restoreProviders(dr.ctx, dr.restored)
+			dr.deps.startDepositWatchers(dr.ctx)
 			dr.startWalk(ctx)
 		}
 	case *rescanTick:
@@ -131,12 +144,15 @@ func (dr *driverActor) Receive(ctx actor.Context) {
 		if m.term == dr.term {
 			dr.track(ctx, m.id, m.work)
 		}
+	case *checkNow:
+		dr.checkNow(ctx, m.id)
 	case *workerDone:
 		if m.term != dr.term {
 			return
 		}
 		dr.running--
 		delete(dr.active, m.id)
+		delete(dr.wakes, m.id)
 		if !m.final && dr.leading {
 			// The log refused a proposal while this node still leads
 			// (an outcome it could not learn): try again later.
@@ -162,6 +178,7 @@ func (dr *driverActor) endTerm() {
 	}
 	dr.leading = false
 	dr.active = make(map[string]struct{})
+	dr.wakes = make(map[string]chan struct{})
 	dr.queue = nil
 	dr.running = 0
 	dr.walking, dr.walkPaused = false, false
@@ -204,7 +221,9 @@ func (dr *driverActor) walkChunk(ctx actor.Context) {
 		var collections []ledger.Collection
 		collections, dr.walkCursor, done = st.OpenCollections(dr.walkCursor, driverWalkChunk)
 		for i := range collections {
-			dr.track(ctx, collections[i].ID, &trackCollection{&collections[i]})
+			if collections[i].Deposit == nil { // deposits are the watcher's
+				dr.track(ctx, collections[i].ID, &trackCollection{&collections[i]})
+			}
 		}
 	}
 	if done {
@@ -236,25 +255,66 @@ func (dr *driverActor) track(ctx actor.Context, id string, work any) {
 
 func (dr *driverActor) start(ctx actor.Context, work any) {
 	dr.running++
-	w := &worker{deps: dr.deps, ctx: dr.ctx}
+	w := &worker{deps: dr.deps, ctx: dr.ctx, restored: dr.restored}
+	var pw Work
+	switch m := work.(type) {
+	case *trackPayout:
+		pw.Payout = m.payout
+	case *trackCollection:
+		pw.Collection = m.collection
+	}
+	prov, viaProvider := dr.deps.providerFor(pw)
+	if viaProvider {
+		wake := make(chan struct{}, 1)
+		dr.wakes[pw.ID()] = wake
+		w.wake = wake
+	}
 	self, root, term := ctx.Self(), dr.deps.root, dr.term
 	go func() {
 		defer stopOnClosedStore()
-		done := &workerDone{term: term, final: true}
-		switch m := work.(type) {
-		case *trackPayout:
-			done.id = m.payout.ID
-			if p, final := w.drivePayout(*m.payout); !final {
+		done := &workerDone{term: term, final: true, id: pw.ID()}
+		switch {
+		case viaProvider:
+			if latest, final := w.driveProvider(pw, prov); !final {
+				done.final = false
+				if latest.Payout != nil {
+					done.work = &trackPayout{latest.Payout}
+				} else {
+					done.work = &trackCollection{latest.Collection}
+				}
+			}
+		case pw.Payout != nil:
+			if p, final := w.drivePayout(*pw.Payout); !final {
 				done.final, done.work = false, &trackPayout{&p}
 			}
-		case *trackCollection:
-			done.id = m.collection.ID
-			if c, final := w.driveCollection(*m.collection); !final {
+		default:
+			if c, final := w.driveCollection(*pw.Collection); !final {
 				done.final, done.work = false, &trackCollection{&c}
 			}
 		}
 		root.Send(self, done)
 	}()
+}
+
+// checkNow wakes the worker of id for a status check, or starts one if
+// none runs (it is open and this node leads).
+func (dr *driverActor) checkNow(ctx actor.Context, id string) {
+	if wake, ok := dr.wakes[id]; ok {
+		select {
+		case wake <- struct{}{}:
+		default:
+		}
+		return
+	}
+	if !dr.leading {
+		return
+	}
+	st := dr.deps.state.Reader()
+	if p, ok := st.Payout(id); ok && !p.Status.Terminal() {
+		dr.track(ctx, id, &trackPayout{&p})
+	} else if c, ok := st.Collection(id); ok && !c.Status.Terminal() && c.Deposit == nil {
+		dr.track(ctx, id, &trackCollection{&c})
+	}
 }
 
 // worker drives one instruction until it is final, the term ends, or the
@@ -264,6 +324,13 @@ type worker struct {
 	ctx    context.Context
 	delay  time.Duration
 	parked bool // a refusal was logged
+
+	// Of provider workers (driver_provider.go): closed once the term's
+	// restore is done; a callback's prompt for a status check; the
+	// prepared key this worker submitted last.
+	restored     <-chan struct{}
+	wake         <-chan struct{}
+	submittedKey string
 }
 
 // backoff waits before retrying a failed step: exponential with jitter.

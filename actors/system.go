@@ -39,6 +39,15 @@ type Config struct {
 
 	// Webhooks configures webhook delivery (webhooks.go).
 	Webhooks WebhookConfig
+
+	// Providers are the production deployment's provider instances
+	// (providers.go): payouts and collections whose method one serves are
+	// driven through it, its deposit feed is watched. Nil: every payout
+	// and collection goes through Rail.
+	Providers Providers
+	// DepositPollInterval paces the deposit watchers (default
+	// DepositPollIntervalDefault).
+	DepositPollInterval time.Duration
 }
 
 // deps is what every actor of a System shares. It is immutable once built.
@@ -46,6 +55,8 @@ type deps struct {
 	proposer    *Proposer
 	state       StateReader
 	rail        Rail
+	providers   Providers     // nil without provider instances
+	depositPoll time.Duration // deposits.go
 	now         func() time.Time
 	clock       Clock // Config.Clock
 	logger      *slog.Logger
@@ -127,6 +138,9 @@ func Start(cfg Config) *System {
 	if cfg.CommitTimeout <= 0 {
 		cfg.CommitTimeout = 10 * time.Second
 	}
+	if cfg.DepositPollInterval <= 0 {
+		cfg.DepositPollInterval = DepositPollIntervalDefault
+	}
 	as := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
 		return logger.With("component", "actors")
 	}))
@@ -135,6 +149,8 @@ func Start(cfg Config) *System {
 		proposer:    proposer,
 		state:       cfg.State,
 		rail:        cfg.Rail,
+		providers:   cfg.Providers,
+		depositPoll: cfg.DepositPollInterval,
 		now:         now,
 		clock:       clock,
 		logger:      logger,

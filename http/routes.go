@@ -48,6 +48,8 @@ func (s *Server) routes() {
 	s.dashboardAuthRoutes()
 	// The dashboard's pages: a member's session, not an API key.
 	s.dashboardRoutes()
+	// Provider instances' callbacks: no API key (providers.go).
+	s.providerRoutes()
 
 	for _, e := range append([]endpoint{
 		{fasthttp.MethodGet, "/v1/organization", 0, (*call).getOrganization, nil},

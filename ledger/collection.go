@@ -214,7 +214,7 @@ func (s *State) settleCollection(c *SettleCollection) Result {
 		cur := col.Spec.Currency
 		account, _ := s.merchantAccount(col.OrgID, cur, c.At, true)
 		postings := []posting{
-			{s.systemAccount(PurposeCollectionsSource, cur, c.At), EntryCollectionSource, -col.Spec.Amount},
+			{s.collectionSource(col.ID, cur, c.At), EntryCollectionSource, -col.Spec.Amount},
 			{account.Number, EntryCollectionCredit, col.Spec.Amount},
 		}
 		if col.Fee > 0 {
@@ -236,6 +236,7 @@ func (s *State) settleCollection(c *SettleCollection) Result {
 	col.UpdatedAt = now
 	s.collections.put(col)
 	delete(s.openCollections, col.ID)
+	s.closeInstruction(col.ID, c.At)
 	if col.Status == CollectionCompleted {
 		s.emit(c.At, col.OrgID, EventCollectionCompleted, col.ID, col)
 		s.emitCredited(c.At, col.AccountNumber)

@@ -157,6 +157,31 @@
 //	                     str(org 0x00 resource 0x00 reference) → id keeps
 //	                     the refusal for good. Written by command kind 110,
 //	                     Decided
+//	instruction ('P')    a payout's or collection's instruction to a
+//	                     provider instance (instruction.go): str(id)
+//	                     str(org) str(provider) bool(collection) str(key)
+//	                     str(prepared key) str(payload) bool(send once)
+//	                     bool(sent) str(provider reference)
+//	                     uvarint(replacements) bool(closed)
+//	                     varint(createdAt) varint(updatedAt); open until
+//	                     its payout or collection is final, its lookup
+//	                     'l' 'k' str(provider 0x00 key) → id finds it for
+//	                     callbacks. Written by command kinds 121–124, and
+//	                     closed by SettlePayout and SettleCollection
+//	provider ('Q')       a provider instance's deposit feed
+//	                     (depositfeed.go): str(name) str(cursor)
+//	                     uvarint(deposit indexes) uvarint(polls)
+//	                     varint(updatedAt); always open, unlisted.
+//	                     Written by command kinds 125 (RecordDepositFeed,
+//	                     whose deposits are deposit records ('y') under
+//	                     the transfer's identity as reference) and 126
+//	                     (AllocateDepositIndex)
+//	float funding ('G')  money the operator moved to or from a provider's
+//	                     float (treasury.go): str(id) str(provider)
+//	                     str(currency) minor(amount) str(reference)
+//	                     varint(at); closed from the start, unlisted, its
+//	                     lookup 'l' 'r' str(0x00 reference) → id. Written
+//	                     by command kind 127, FundProviderFloat
 //
 // A build from before a new command kind refuses a log entry that has it
 // ("unknown command kind") rather than misapply it.

@@ -41,6 +41,9 @@ const (
 	tagInvitation       byte = 'I' // member.go: invitations and setup links
 	tagDashboardSession byte = 'D' // member.go: dashboard sessions
 	tagRefusal          byte = 'F' // decided.go: creates refused under a reference
+	tagInstruction      byte = 'P' // instruction.go: payouts' and collections' instructions to providers
+	tagProvider         byte = 'Q' // depositfeed.go: a provider instance's deposit feed and indexes
+	tagFloatFunding     byte = 'G' // treasury.go: fundings of providers' floats
 )
 
 // Names of lookup and filter indexes, one byte each, unique within a kind.

@@ -302,7 +302,7 @@ func (s *State) settlePayout(c *SettlePayout) Result {
 	if c.Completed {
 		postings = []posting{
 			{clearing, EntryPayoutSettlement, -p.Spec.Amount},
-			{s.systemAccount(PurposeRailSettlement, cur, c.At), EntryPayoutSettlement, p.Spec.Amount},
+			{s.railAccount(p.ID, cur, c.At), EntryPayoutSettlement, p.Spec.Amount},
 		}
 	} else if p.FX != nil {
 		postings = s.fxRefundPostings(p, *p.FX, c.At)
@@ -333,6 +333,7 @@ func (s *State) settlePayout(c *SettlePayout) Result {
 	p.UpdatedAt = now
 	s.payouts.put(p)
 	delete(s.openPayouts, p.ID)
+	s.closeInstruction(p.ID, c.At)
 	if c.Completed {
 		s.emit(c.At, p.OrgID, EventPayoutCompleted, p.ID, p)
 	} else {

@@ -71,6 +71,13 @@ type State struct {
 	refusals     *store[Refusal]     // decided.go: creates refused under a reference
 	team         *teamState          // member.go: members, invitations, dashboard sessions
 
+	// The production rails: instructions to providers, their deposit
+	// feeds and float fundings (instruction.go, depositfeed.go,
+	// treasury.go).
+	instructions  *store[Instruction]
+	providers     *store[Provider]
+	floatFundings *store[FloatFunding]
+
 	views *views // what readers see of the always-open records (views.go)
 
 	formatWritten bool
@@ -169,6 +176,9 @@ func NewState(kv KVReader) *State {
 	s.initSpendCaps()
 	s.initTeam()
 	s.refusals = addStore(s, refusalKind)
+	s.instructions = addStore(s, instructionKind)
+	s.providers = addStore(s, providerKind)
+	s.floatFundings = addStore(s, floatFundingKind)
 	return s
 }
 
@@ -296,6 +306,11 @@ type Result struct {
 	Member           *Member
 	Invitation       *Invitation
 	DashboardSession *DashboardSession
+
+	// The production rails (instruction.go, depositfeed.go, treasury.go).
+	Instruction  *Instruction
+	Provider     *Provider
+	FloatFunding *FloatFunding
 }
 
 // Apply applies one command and returns its result.

@@ -9,4 +9,12 @@
 // Rails implement actors.Rail; the rail driver in package actors calls them
 // from worker goroutines on the leader. They are never called from inside
 // ledger.Apply.
+//
+// The provider adapters that move real money (rails/evm, rails/momo,
+// rails/mpesa, behind the seam of rails/provider) reach the actors through
+// Providers (providers.go), which implements actors.Providers over a
+// provider.Registry: it turns payouts and collections into the adapters'
+// instructions, and their outcomes and typed errors into the actors'. The
+// sandbox simulator is never among them: a registry is built only from a
+// production deployment's providers file.
 package rails

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"payments/actors"
 	api "payments/http"
 	"payments/ledger"
 	"payments/raft"
@@ -32,6 +33,8 @@ import (
 //	POST   /v1/cluster/transfer-leader       {"id": "n2"} or {} for any (leader only)
 //	GET    /v1/requests/unattributed         this node's request records of no organization (failed
 //	                                         authentications with unknown keys): ?limit, status, cursor
+//	GET    /v1/treasury/floats               a provider's float in a currency: ?provider, currency
+//	POST   /v1/treasury/fundings             {"provider","currency","amount","reference"}: money moved to a provider
 
 // adminError is the admin API's error body.
 type adminError struct {
@@ -58,7 +61,7 @@ func readAdminToken(path string) (string, error) {
 // openBlob reads an uploaded file's bytes for a backup; unattributed reads
 // a page of the node's request records of no organization
 // (api.Server.UnattributedRequests).
-func adminHandler(node *raft.Node, openBlob func(digest string) (io.ReadCloser, int64, error),
+func adminHandler(node *raft.Node, sys *actors.System, openBlob func(digest string) (io.ReadCloser, int64, error),
 	unattributed func(url.Values) ([]byte, error), token string, logger *slog.Logger) nethttp.Handler {
 	mux := nethttp.NewServeMux()
 	reply := func(w nethttp.ResponseWriter, status int, v any) {
@@ -79,6 +82,7 @@ func adminHandler(node *raft.Node, openBlob func(digest string) (io.ReadCloser, 
 			reply(w, nethttp.StatusServiceUnavailable, adminError{"unavailable", err.Error(), leader})
 		}
 	}
+	treasuryRoutes(mux, sys, reply, fail) // providers.go
 	mux.HandleFunc("GET /v1/node", func(w nethttp.ResponseWriter, r *nethttp.Request) {
 		reply(w, 200, node.Status())
 	})

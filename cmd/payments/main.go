@@ -45,6 +45,9 @@ Usage:
                             an online, consistent backup of a running node
   payments restore --from <file> --data-dir <dir> [--node-id n1] [--raft-addr … | --peers …]
                             seed a new node (or each node of a new cluster) from a backup
+  payments reconcile --providers <file> --admin-addr host:port --admin-token-file <file>
+                            compare the providers' balances with their floats in the ledger
+                            (exit status 1 on a difference; see payments reconcile -h)
   payments version          print the version
 `
 
@@ -70,6 +73,8 @@ func main() {
 		os.Exit(backupCommand(os.Args[2:], os.Stdout, os.Stderr))
 	case "restore":
 		os.Exit(restoreCommand(os.Args[2:], os.Stdout, os.Stderr))
+	case "reconcile":
+		os.Exit(reconcileCommand(os.Args[2:], os.Stdout, os.Stderr))
 	case "version":
 		fmt.Println(version)
 	case "-h", "--help", "help":
@@ -97,6 +102,8 @@ type serveConfig struct {
 	rateLimit         int
 	rateFeedURL       string
 	rateStaleness     time.Duration
+	providers         string
+	depositPoll       time.Duration
 	snapshotThreshold uint64
 	snapshotInterval  time.Duration
 	trailingLogs      uint64
@@ -156,6 +163,8 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	fs.IntVar(&c.rateLimit, "rate-limit", 100, "requests per second allowed per API key (sliding window)")
 	fs.StringVar(&c.rateFeedURL, "rate-feed-url", "", "production: the HTTP feed of mid-market rates (JSON: base, asOf, rates as decimal strings); none: every cross-currency pair answers rate_unavailable")
 	fs.DurationVar(&c.rateStaleness, "rate-staleness", 2*time.Minute, "production: the oldest rates served; past it cross-currency operations answer rate_unavailable")
+	fs.StringVar(&c.providers, "providers", "", "production: the providers file (JSON: the provider instances, the methods each serves, where their secrets are read from); none: money movement answers 503")
+	fs.DurationVar(&c.depositPoll, "deposit-poll-interval", actors.DepositPollIntervalDefault, "production: how often the leader polls each provider's deposit feed")
 	fs.IntVar(&c.connsPerIP, "max-conns-per-ip", 256, "open connections allowed from one client address (the cluster's peers are exempt); -1: no limit")
 	fs.Int64Var(&c.bodyBytesInFlight, "body-bytes-in-flight-max", 256<<20, "bytes of request bodies read or held at once, over all requests; past it requests answer 503")
 	// A snapshot is a flush of the state store, whatever the history, so
@@ -199,6 +208,12 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	}
 	if c.stack != "sandbox" && c.stack != "production" {
 		return nil, fmt.Errorf("--stack must be sandbox or production, not %q", c.stack)
+	}
+	if c.providers != "" && c.stack != "production" {
+		return nil, errors.New("--providers is for the production stack: the sandbox simulates its rails")
+	}
+	if c.depositPoll < 10*time.Millisecond {
+		return nil, errors.New("--deposit-poll-interval must be at least 10ms")
 	}
 	for name, d := range map[string]time.Duration{"--raft-heartbeat-timeout": c.raftHeartbeatTimeout,
 		"--raft-election-timeout": c.raftElectionTimeout, "--raft-leader-lease-timeout": c.raftLeaderLeaseTimeout,
@@ -340,9 +355,20 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	timing.Settlement = cfg.settlement
 	var rail actors.Rail = rails.NewSandbox(timing)
 	var rates rails.RateSource // the sandbox's table, by default
+	var providers *rails.Providers
 	if live {
+		// Production never runs the sandbox's simulator: a payout no
+		// provider serves meets NoProvider.
 		rail = rails.NoProvider{}
 		rates = rails.NoRates{}
+		if cfg.providers != "" {
+			reg, err := loadProviders(cfg.providers)
+			if err != nil {
+				return err
+			}
+			logProviders(logger, reg)
+			providers = rails.NewProviders(reg, nil)
+		}
 		if cfg.rateFeedURL != "" {
 			feed := &rails.FeedRates{URL: cfg.rateFeedURL, Staleness: cfg.rateStaleness, SpreadBasisPoints: api.SandboxSpreadBasisPoints}
 			feedCtx, stopFeed := context.WithCancel(context.Background())
@@ -353,7 +379,13 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	} else if cfg.rateFeedURL != "" {
 		return errors.New("--rate-feed-url is for the production stack: the sandbox prices from its own table")
 	}
+	var actorProviders actors.Providers
+	var names api.NameResolver // the sandbox's, or none on production
+	if providers != nil {
+		actorProviders, names = providers, providers
+	}
 	sys := actors.Start(actors.Config{Log: node, State: node, Rail: rail, Logger: logger, CommitTimeout: cfg.commitTimeout,
+		Providers: actorProviders, DepositPollInterval: cfg.depositPoll,
 		Webhooks: actors.WebhookConfig{
 			Payload: api.EventPayload,
 			// Production delivers only to public https URLs; the sandbox
@@ -395,7 +427,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	server := api.New(api.Config{
 		Metrics:              requestMetrics,
 		Live:                 live,
-		NoProvider:           live,
+		NoProvider:           live && providers == nil,
 		Actors:               sys,
 		Cluster:              node,
 		PeerHTTP:             peerHTTP,
@@ -412,6 +444,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		DashboardIdleTimeout: dashboardIdleTimeout(cfg.dashboardIdle),
 		TrustedProxies:       trustedProxies,
 		RequestLog:           requestStore,
+		Names:                names,
 		RequestLogQueue:      cfg.requestLogQueue,
 	})
 	if reg != nil && requestStore != nil {
@@ -444,7 +477,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		if cfg.join != "" {
 			go joinCluster(ctx, node, strings.Split(cfg.join, ","), token, ln.Addr().String(), stdout, logger)
 		}
-		addr, err := serveAdmin(cfg.adminAddr, adminHandler(node, server.OpenBlob, server.UnattributedRequests, token, logger), logger)
+		addr, err := serveAdmin(cfg.adminAddr, adminHandler(node, sys, server.OpenBlob, server.UnattributedRequests, token, logger), logger)
 		if err != nil {
 			return err
 		}

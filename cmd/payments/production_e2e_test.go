@@ -1,0 +1,492 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	nethttp "net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"payments/rails/momo"
+	"payments/rails/momo/momofake"
+	"payments/rails/mpesa"
+	"payments/rails/mpesa/mpesafake"
+)
+
+// End-to-end tests of the production stack against the providers' fakes
+// and a real local chain: the binary runs as a process configured with a
+// providers file, and money moves only through the adapters.
+
+// liveCall is call with the production key.
+func liveCall(addr, method, path string, body, out any) (int, error) {
+	return callWith(client, liveKey, nil, addr, method, path, body, out)
+}
+
+// writeFile writes content to name under dir and returns its path.
+func writeFile(t *testing.T, dir, name, content string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// providersFile writes a providers file of the given instances.
+func providersFile(t *testing.T, dir string, instances ...map[string]any) string {
+	t.Helper()
+	b, err := json.MarshalIndent(map[string]any{"providers": instances}, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return writeFile(t, dir, "providers.json", string(b))
+}
+
+// momoInstance configures an mtn_momo instance against fake, its secrets
+// in files under dir, its callbacks sent to base.
+func momoInstance(t *testing.T, dir string, fake *momofake.Server, base string) map[string]any {
+	o := fake.Options()
+	secret := func(name, v string) map[string]string {
+		return map[string]string{"file": writeFile(t, dir, "momo-"+name, v+"\n")}
+	}
+	return map[string]any{
+		"name": "momo_gh", "kind": momo.Kind,
+		"methods": []map[string]any{{"code": "gh_mtn", "directions": []string{"payouts", "collections"}}},
+		"settings": map[string]any{"baseUrl": fake.URL, "targetEnvironment": o.TargetEnvironment, "currency": "GHS",
+			"callbackBaseUrl": base, "checkAfter": "300ms", "requestTimeout": "5s"},
+		"secrets": map[string]any{
+			momo.SecretCollectionAPIUser: secret("cu", o.Collection.APIUser), momo.SecretCollectionAPIKey: secret("ck", o.Collection.APIKey),
+			momo.SecretCollectionSubscriptionKey: secret("cs", o.Collection.SubscriptionKey),
+			momo.SecretDisbursementAPIUser:       secret("du", o.Disbursement.APIUser), momo.SecretDisbursementAPIKey: secret("dk", o.Disbursement.APIKey),
+			momo.SecretDisbursementSubscriptionKey: secret("ds", o.Disbursement.SubscriptionKey),
+		},
+	}
+}
+
+// startProduction runs a production node on httpAddr with the providers
+// file and waits until it is ready.
+func startProduction(t *testing.T, dataDir, httpAddr, providers string, extra ...string) *proc {
+	t.Helper()
+	args := append([]string{"--stack", "production", "--bootstrap-key", liveKey, "--http-addr", httpAddr,
+		"--providers", providers, "--deposit-poll-interval", "100ms"}, extra...)
+	p := startServer(t, dataDir, args...)
+	p.waitReady()
+	return p
+}
+
+type collectionView struct {
+	ID            string `json:"id"`
+	Status        string `json:"status"`
+	StatusMessage string `json:"statusMessage"`
+	Details       struct {
+		Hash            string `json:"hash"`
+		CryptoAddressID string `json:"cryptoAddressId"`
+	} `json:"details"`
+	From struct {
+		Amount string `json:"amount"`
+	} `json:"from"`
+}
+
+// waitStatus polls GET path until its resource (under key) has status
+// want, failing after timeout; it returns the resource's JSON.
+func waitStatus(t *testing.T, addr, path, key, want string, timeout time.Duration) map[string]any {
+	t.Helper()
+	var last map[string]any
+	var st int
+	var err error
+	ok := eventually(timeout, func() bool {
+		var body map[string]map[string]any
+		st, err = liveCall(addr, "GET", path, nil, &body)
+		if err == nil && st == 200 {
+			last = body[key]
+		}
+		return last["status"] == want
+	})
+	if !ok {
+		t.Fatalf("%s: not %s after %s: %d %v %v", path, want, timeout, st, err, last)
+	}
+	return last
+}
+
+func liveBalance(t *testing.T, addr, currency string) string {
+	t.Helper()
+	var body struct {
+		Data []struct {
+			Currency         string `json:"currency"`
+			AvailableBalance string `json:"availableBalance"`
+		} `json:"data"`
+	}
+	if st, err := liveCall(addr, "GET", "/v1/accounts", nil, &body); err != nil || st != 200 {
+		t.Fatalf("accounts: %d %v", st, err)
+	}
+	for _, a := range body.Data {
+		if a.Currency == currency {
+			return a.AvailableBalance
+		}
+	}
+	return ""
+}
+
+// A MoMo collection and payout through the production API complete
+// through the fake's callbacks: one request to pay, one transfer, each
+// settled once; a node killed with -9 while a payout is at MoMo sends it
+// again only under the same X-Reference-Id, and MoMo moves the money once;
+// reconcile sees the difference the operator's opening float makes until
+// it is recorded.
+func TestProductionMoMo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end")
+	}
+	fake := momofake.NewServer(momofake.Options{TargetEnvironment: "mtnghana", Currency: "GHS", Exponent: 2, CallbackMethod: "POST"})
+	t.Cleanup(fake.Close)
+	dir := t.TempDir()
+	addr := freeAddrs(t, 1)[0]
+	providers := providersFile(t, dir, momoInstance(t, dir, fake, "http://"+addr))
+	token := writeFile(t, dir, "admin-token", "e2e-admin-token-0123456789\n")
+	dataDir := filepath.Join(dir, "node")
+	extra := []string{"--admin-token-file", token, "--admin-addr", "127.0.0.1:0"}
+	p := startProduction(t, dataDir, addr, providers, extra...)
+
+	// A collection: the payer approves, MoMo calls back (unsigned), the
+	// node asks the status and completes it.
+	var created struct {
+		Collection collectionView `json:"collection"`
+	}
+	st, err := liveCall(p.addr, "POST", "/v1/collections", map[string]any{
+		"from": map[string]any{"accountNumber": "233241234567", "code": "gh_mtn", "amount": "500.00", "currency": "GHS"},
+		"to":   map[string]any{"currency": "GHS"}, "externalReference": "col-1"}, &created)
+	if err != nil || st != 201 {
+		t.Fatalf("create collection: %d %v", st, err)
+	}
+	t0 := time.Now()
+	waitStatus(t, p.addr, "/v1/collections/"+created.Collection.ID, "collection", "completed", 20*time.Second)
+	t.Logf("collection completed in %s", time.Since(t0))
+	if got := liveBalance(t, p.addr, "GHS"); got != "492.50" {
+		t.Fatalf("GHS balance %s after a 500.00 collection (1.5%% fee)", got)
+	}
+	if n := fake.Count(momofake.OpRequestToPay); n != 1 {
+		t.Fatalf("%d requests to pay", n)
+	}
+	callbacks := fake.Callbacks()
+	if len(callbacks) != 1 || callbacks[0].Status != 200 {
+		t.Fatalf("callbacks: %+v", callbacks)
+	}
+
+	// A payout.
+	var payout struct {
+		Payout payoutView `json:"payout"`
+	}
+	st, err = liveCall(p.addr, "POST", "/v1/payouts", map[string]any{
+		"to": map[string]any{"code": "gh_mtn", "currency": "GHS", "accountNumber": "233241234567", "amount": "100.00"}, "externalReference": "pay-1"}, &payout)
+	if err != nil || st != 201 {
+		t.Fatalf("create payout: %d %v", st, err)
+	}
+	t0 = time.Now()
+	waitStatus(t, p.addr, "/v1/payouts/"+payout.Payout.ID, "payout", "completed", 20*time.Second)
+	t.Logf("payout completed in %s", time.Since(t0))
+	if n := len(fake.Movements()); n != 2 {
+		t.Fatalf("%d movements at MoMo", n)
+	}
+
+	// Killed mid-payout: MoMo takes the transfer and the answer is lost
+	// (the money moved), the status answers 500 a few times, and the node
+	// dies with the payout in flight; a new process takes over from the
+	// log.
+	fake.FailNext(momofake.OpTransfer, momofake.Fault{DropAfterApply: true})
+	for i := 0; i < 4; i++ {
+		fake.FailNext(momofake.OpStatus, momofake.Fault{Status: 500})
+	}
+	transfers := fake.Count(momofake.OpTransfer)
+	st, err = liveCall(p.addr, "POST", "/v1/payouts", map[string]any{
+		"to": map[string]any{"code": "gh_mtn", "currency": "GHS", "accountNumber": "233240000001", "amount": "50.00"}, "externalReference": "pay-2"}, &payout)
+	if err != nil || st != 201 {
+		t.Fatalf("create payout: %d %v", st, err)
+	}
+	inFlight := payout.Payout.ID
+	waitUntil(t, 20*time.Second, "the payout at MoMo", func() bool { return fake.Count(momofake.OpTransfer) > transfers })
+	p.kill()
+	t0 = time.Now()
+	p = startProduction(t, dataDir, addr, providers, extra...)
+	t.Logf("restarted in %s", time.Since(t0))
+	waitStatus(t, p.addr, "/v1/payouts/"+inFlight, "payout", "completed", 30*time.Second)
+	t.Logf("the payout in flight completed %s after the restart", time.Since(t0))
+	var refs []string
+	for _, r := range fake.Requests() {
+		if r.Op == momofake.OpTransfer && strings.Contains(string(r.Body), inFlight) {
+			refs = append(refs, r.ReferenceID)
+		}
+	}
+	for _, r := range refs {
+		if r != refs[0] {
+			t.Fatalf("the payout was sent under two references: %v", refs)
+		}
+	}
+	t.Logf("the payout in flight was sent %d times, under one reference", len(refs))
+	moved := 0
+	for _, m := range fake.Movements() {
+		if m.ReferenceID == refs[0] {
+			moved++
+		}
+	}
+	if moved != 1 {
+		t.Fatalf("the payout moved money %d times (requests under %v)", moved, refs)
+	}
+
+	// Reconcile: MoMo holds the opening 100,000.00 the ledger never saw,
+	// until the operator records it.
+	admin := p.stdoutValue("admin_addr")
+	out, _, code := runReconcile(t, "--providers", providers, "--admin-addr", admin, "--admin-token-file", token)
+	if code != 1 || !strings.Contains(out, "+100000.00") {
+		t.Fatalf("reconcile before funding: exit %d\n%s", code, out)
+	}
+	if _, errOut, code := runReconcile(t, "fund", "--provider", "momo_gh", "--currency", "GHS", "--amount", "100000.00",
+		"--reference", "opening", "--admin-addr", admin, "--admin-token-file", token); code != 0 {
+		t.Fatalf("fund: exit %d: %s", code, errOut)
+	}
+	out, errOut, code := runReconcile(t, "--providers", providers, "--admin-addr", admin, "--admin-token-file", token)
+	if code != 0 {
+		t.Fatalf("reconcile after funding: exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+// runReconcile runs `payments reconcile args…`.
+func runReconcile(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var o, e syncBuffer
+	code = reconcileCommand(args, &o, &e)
+	return o.String(), e.String(), code
+}
+
+// mpesaInstance configures an mpesa instance against fake.
+func mpesaInstance(t *testing.T, dir string, fake *mpesafake.Server, base string) map[string]any {
+	o := fake.Options()
+	secret := func(name, v string) map[string]string {
+		return map[string]string{"file": writeFile(t, dir, "mpesa-"+name, v+"\n")}
+	}
+	return map[string]any{
+		"name": "mpesa_ke", "kind": mpesa.Kind,
+		"methods": []map[string]any{{"code": "ke_mpesa", "directions": []string{"payouts", "collections"}}},
+		"settings": map[string]any{"baseUrl": fake.URL, "callbackBaseUrl": base, "shortCode": o.ShortCode,
+			"b2cShortCode": o.B2CShortCode, "initiatorName": o.InitiatorName, "checkAfter": "300ms", "requestTimeout": "5s"},
+		"secrets": map[string]any{
+			mpesa.SecretConsumerKey: secret("ck", o.ConsumerKey), mpesa.SecretConsumerSecret: secret("cs", o.ConsumerSecret),
+			mpesa.SecretPasskey: secret("pk", o.Passkey), mpesa.SecretInitiatorPassword: secret("ip", o.InitiatorPassword),
+			mpesa.SecretCertificate: secret("cert", string(fake.CertificatePEM())),
+		},
+	}
+}
+
+// M-Pesa is send-once: an STK push collection and a B2C payout complete
+// through Daraja's callbacks, and a node killed with -9 once a B2C request
+// may have reached Daraja never sends it again: the payout settles by the
+// result callback or the transaction status.
+func TestProductionMPesaSendOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end")
+	}
+	fake := mpesafake.NewServer(mpesafake.Options{})
+	t.Cleanup(fake.Close)
+	dir := t.TempDir()
+	addr := freeAddrs(t, 1)[0]
+	providers := providersFile(t, dir, mpesaInstance(t, dir, fake, "http://"+addr))
+	dataDir := filepath.Join(dir, "node")
+	p := startProduction(t, dataDir, addr, providers)
+
+	var created struct {
+		Collection collectionView `json:"collection"`
+	}
+	st, err := liveCall(p.addr, "POST", "/v1/collections", map[string]any{
+		"from": map[string]any{"accountNumber": "254712345678", "code": "ke_mpesa", "amount": "1000.00", "currency": "KES"},
+		"to":   map[string]any{"currency": "KES"}, "externalReference": "col-1"}, &created)
+	if err != nil || st != 201 {
+		t.Fatalf("create collection: %d %v", st, err)
+	}
+	waitStatus(t, p.addr, "/v1/collections/"+created.Collection.ID, "collection", "completed", 20*time.Second)
+	if got := liveBalance(t, p.addr, "KES"); got != "985.00" {
+		t.Fatalf("KES balance %s", got)
+	}
+	if n := fake.Count(mpesafake.OpSTKPush); n != 1 {
+		t.Fatalf("%d STK pushes", n)
+	}
+
+	// The B2C's answer is lost after the money moved, and the node dies.
+	fake.FailNext(mpesafake.OpB2C, mpesafake.Fault{DropAfterApply: true})
+	var payout struct {
+		Payout payoutView `json:"payout"`
+	}
+	st, err = liveCall(p.addr, "POST", "/v1/payouts", map[string]any{
+		"to": map[string]any{"code": "ke_mpesa", "currency": "KES", "accountNumber": "254712345678", "amount": "100.00"}, "externalReference": "pay-1"}, &payout)
+	if err != nil || st != 201 {
+		t.Fatalf("create payout: %d %v", st, err)
+	}
+	waitUntil(t, 20*time.Second, "the B2C at Daraja", func() bool { return fake.Count(mpesafake.OpB2C) == 1 })
+	p.kill()
+	p = startProduction(t, dataDir, addr, providers)
+	waitStatus(t, p.addr, "/v1/payouts/"+payout.Payout.ID, "payout", "completed", 30*time.Second)
+	if n := fake.Count(mpesafake.OpB2C); n != 1 {
+		t.Fatalf("the B2C was sent %d times", n)
+	}
+	if n := len(fake.Movements()); n != 2 {
+		t.Fatalf("%d movements at M-Pesa", n)
+	}
+}
+
+// balancer is a load balancer in front of the nodes procs returns, for the
+// providers' callbacks: it sends each request to the nodes in turn until
+// one answers (a killed node refuses the connection).
+func balancer(t *testing.T, procs func() []*proc) string {
+	lb := httptest.NewServer(nethttp.HandlerFunc(func(w nethttp.ResponseWriter, r *nethttp.Request) {
+		body, _ := io.ReadAll(r.Body)
+		for _, p := range procs() {
+			req, _ := nethttp.NewRequest(r.Method, "http://"+p.addr+r.URL.RequestURI(), bytes.NewReader(body))
+			req.Header = r.Header.Clone()
+			resp, err := client.Do(req)
+			if err != nil {
+				continue
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			w.WriteHeader(resp.StatusCode)
+			w.Write(b)
+			return
+		}
+		w.WriteHeader(nethttp.StatusBadGateway)
+	}))
+	t.Cleanup(lb.Close)
+	return lb.URL
+}
+
+// A three-node cluster moves money through MoMo and M-Pesa while its
+// leader is killed with -9: every payout completes once, MoMo's under one
+// X-Reference-Id each, M-Pesa's with one B2C request each.
+func TestProductionLeaderChangeDuringPayouts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end")
+	}
+	momoFake := momofake.NewServer(momofake.Options{TargetEnvironment: "mtnghana", Currency: "GHS", Exponent: 2, CallbackMethod: "POST"})
+	t.Cleanup(momoFake.Close)
+	mpesaFake := mpesafake.NewServer(mpesafake.Options{})
+	t.Cleanup(mpesaFake.Close)
+	dir := t.TempDir()
+	// The nodes need the balancer's address, the balancer the nodes.
+	var mu sync.Mutex
+	var procs []*proc
+	front := balancer(t, func() []*proc {
+		mu.Lock()
+		defer mu.Unlock()
+		return procs
+	})
+	providers := providersFile(t, dir, momoInstance(t, dir, momoFake, front), mpesaInstance(t, dir, mpesaFake, front))
+	started := startCluster(t, 3, "--stack", "production", "--bootstrap-key", liveKey, "--providers", providers)
+	mu.Lock()
+	procs = started
+	mu.Unlock()
+
+	leader := leaderSeenBy(t, procs, 0, -1)
+	follower := procs[(leader+1)%3]
+	collect := func(code, currency, number, amount, ref string) {
+		t.Helper()
+		var c struct {
+			Collection collectionView `json:"collection"`
+		}
+		st, err := liveCall(follower.addr, "POST", "/v1/collections", map[string]any{
+			"from": map[string]any{"accountNumber": number, "code": code, "amount": amount, "currency": currency},
+			"to":   map[string]any{"currency": currency}, "externalReference": ref}, &c)
+		if err != nil || st != 201 {
+			t.Fatalf("collection %s: %d %v", ref, st, err)
+		}
+		waitStatus(t, follower.addr, "/v1/collections/"+c.Collection.ID, "collection", "completed", 30*time.Second)
+	}
+	collect("gh_mtn", "GHS", "233241234567", "2000.00", "fund-ghs")
+	collect("ke_mpesa", "KES", "254712345678", "5000.00", "fund-kes")
+
+	// A lost answer at each provider, then the payouts, then the leader
+	// dies with them in flight.
+	momoFake.FailNext(momofake.OpTransfer, momofake.Fault{DropAfterApply: true})
+	mpesaFake.FailNext(mpesafake.OpB2C, mpesafake.Fault{DropAfterApply: true})
+	type sent struct{ id, code string }
+	var payouts []sent
+	for i := 0; i < 5; i++ {
+		for _, d := range []struct{ code, currency, number string }{
+			{"gh_mtn", "GHS", "233241234567"}, {"ke_mpesa", "KES", "254712345678"},
+		} {
+			var body struct {
+				Payout payoutView `json:"payout"`
+			}
+			st, err := liveCall(follower.addr, "POST", "/v1/payouts", map[string]any{
+				"to":                map[string]any{"code": d.code, "currency": d.currency, "accountNumber": d.number, "amount": "20.00"},
+				"externalReference": fmt.Sprintf("%s-%d", d.code, i)}, &body)
+			if err != nil || st != 201 {
+				t.Fatalf("payout: %d %v", st, err)
+			}
+			payouts = append(payouts, sent{body.Payout.ID, d.code})
+		}
+	}
+	open := 0
+	for _, p := range payouts {
+		var body map[string]map[string]any
+		if st, err := liveCall(procs[leader].addr, "GET", "/v1/payouts/"+p.id, nil, &body); err == nil && st == 200 && body["payout"]["status"] != "completed" {
+			open++
+		}
+	}
+	procs[leader].kill()
+	next := leaderSeenBy(t, procs, (leader+1)%3, leader)
+	t.Logf("n%d killed with %d of %d payouts in flight; n%d leads", leader+1, open, len(payouts), next+1)
+	for _, p := range payouts {
+		waitStatus(t, procs[next].addr, "/v1/payouts/"+p.id, "payout", "completed", 60*time.Second)
+	}
+
+	refs := map[string]map[string]bool{} // payout → MoMo references it was sent under
+	for _, r := range momoFake.Requests() {
+		if r.Op != momofake.OpTransfer {
+			continue
+		}
+		for _, p := range payouts {
+			if strings.Contains(string(r.Body), p.id) {
+				if refs[p.id] == nil {
+					refs[p.id] = map[string]bool{}
+				}
+				refs[p.id][r.ReferenceID] = true
+			}
+		}
+	}
+	moved := map[string]int{}
+	for _, m := range momoFake.Movements() {
+		moved[m.ReferenceID]++
+	}
+	b2c := map[string]int{}
+	for _, r := range mpesaFake.Requests() {
+		if r.Op != mpesafake.OpB2C {
+			continue
+		}
+		for _, p := range payouts {
+			if strings.Contains(string(r.Body), p.id) {
+				b2c[p.id]++
+			}
+		}
+	}
+	for _, p := range payouts {
+		switch p.code {
+		case "gh_mtn":
+			if len(refs[p.id]) != 1 {
+				t.Errorf("MoMo payout %s sent under %d references", p.id, len(refs[p.id]))
+			}
+			for ref := range refs[p.id] {
+				if moved[ref] != 1 {
+					t.Errorf("MoMo payout %s moved money %d times", p.id, moved[ref])
+				}
+			}
+		case "ke_mpesa":
+			if b2c[p.id] != 1 {
+				t.Errorf("M-Pesa payout %s: %d B2C requests", p.id, b2c[p.id])
+			}
+		}
+	}
+}
