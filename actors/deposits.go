@@ -82,7 +82,7 @@ func (d *deps) recordPoll(w *worker, ids *idSource, p Provider, from string, dep
 				Identity: dep.Identity, Chain: dep.Chain, Currency: dep.Currency, Amount: dep.Amount, To: dep.To, Tag: dep.Tag,
 				SourceReference: dep.Hash, Confirmations: uint32(max(dep.Confirmations, 0)), Required: uint32(max(dep.Required, 0)),
 				Confirmed: dep.Confirmed(), Dropped: dep.Dropped,
-				Fee:       ledger.CollectionFee(ledger.CollectionTypeCrypto, dep.Amount),
+				Fee:       dep.Fee,
 				DepositID: ids.next("cdp_"), CollectionID: ids.next("col_"),
 			}
 		}

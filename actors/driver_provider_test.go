@@ -414,7 +414,7 @@ func TestProviderCollection(t *testing.T) {
 	p := newScripted("momo_gh")
 	h := startProvider(t, p)
 	r := h.sys.CreateCollection(actors.CollectionRequest{
-		OrgID: h.org, ExternalReference: "c1", MethodType: "mobile_money",
+		OrgID: h.org, ExternalReference: "c1", MethodType: ledger.MethodMobileMoney,
 		Spec: ledger.CollectionSpec{Currency: "GHS", Amount: 5_000, Method: "gh_mtn", PayerNumber: "233559630374"},
 	})
 	if r.Err != nil || r.Result.Err != nil {

@@ -109,6 +109,7 @@ type FeedDeposit struct {
 	Chain         string // the catalogue's chain id of Method
 	Currency      string
 	Amount        ledger.Minor
+	Fee           ledger.Minor // the method's deposit fee on Amount, from the catalogue
 	To, Tag       string
 	Hash          string // the transaction hash, shown as the deposit's hash
 	Confirmations int

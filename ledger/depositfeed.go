@@ -266,7 +266,7 @@ func (s *State) feedDeposit(c *RecordDepositFeed, f *FeedDeposit) {
 	col := Collection{
 		ID: f.CollectionID, OrgID: addr.OrgID, Type: CollectionTypeCrypto,
 		Spec:       CollectionSpec{Currency: addr.Currency, Amount: f.Amount, PayerNumber: addr.Address},
-		MethodType: CollectionTypeCrypto, Fee: f.Fee, Status: CollectionPending,
+		MethodType: MethodCrypto, Fee: f.Fee, Status: CollectionPending,
 		StatusMessage: awaitingConfirmations(f.Required),
 		CreatedAt:     at, UpdatedAt: at, Deposit: &dep,
 	}

@@ -18,9 +18,9 @@ func railFixture(t *testing.T) *testState {
 	for _, cmd := range []Command{
 		&CreateOrganization{At: 1, ID: "org_a", Name: "A", Key: CreateAPIKey{At: 1, ID: "key_a", OrgID: "org_a", Hash: string(hash[:])}},
 		&FundBalance{At: 2, OrgID: "org_a", Currency: "GHS", Amount: 100_000, ExternalReference: "f1"},
-		&CreatePayout{At: 3, ID: "pay_1", OrgID: "org_a", ExternalReference: "p1", MethodType: "mobile_money", Fee: 100,
+		&CreatePayout{At: 3, ID: "pay_1", OrgID: "org_a", ExternalReference: "p1", MethodType: MethodMobileMoney, Fee: 100,
 			Spec: PayoutSpec{Currency: "GHS", Amount: 10_000, AmountSide: SideTo, Method: "gh_mtn", AccountNumber: "233241234567"}},
-		&CreateCollection{At: 3, ID: "col_1", OrgID: "org_a", ExternalReference: "c1", MethodType: "mobile_money",
+		&CreateCollection{At: 3, ID: "col_1", OrgID: "org_a", ExternalReference: "c1", MethodType: MethodMobileMoney,
 			Spec: CollectionSpec{Currency: "GHS", Amount: 5_000, Method: "gh_mtn", PayerNumber: "233241234567"}},
 		&CreateCryptoAddress{At: 3, ID: "addr_1", OrgID: "org_a", Currency: "USDC", Chain: "ethereum", Address: "0xAbC1"},
 	} {

@@ -232,7 +232,7 @@ func TestChainPayoutsSendOnceAcrossLeaderChange(t *testing.T) {
 	}
 	pay := func(ref string, units ledger.Minor) string {
 		t.Helper()
-		r := s.sys.CreatePayout(actors.PayoutRequest{OrgID: s.org, ExternalReference: ref, MethodType: "crypto",
+		r := s.sys.CreatePayout(actors.PayoutRequest{OrgID: s.org, ExternalReference: ref, MethodType: ledger.MethodCrypto,
 			Spec: ledger.PayoutSpec{Currency: "USDC", Amount: units, AmountSide: ledger.SideTo, Method: "usdc_ethereum", Address: recipient.Hex()}})
 		if r.Err != nil || r.Result.Err != nil {
 			t.Fatalf("payout: %v %v", r.Err, r.Result.Err)

@@ -3,6 +3,7 @@ package rails
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 
 	"payments/actors"
@@ -243,8 +244,15 @@ func (i *instance) PollDeposits(ctx context.Context, cursor []byte) ([]actors.Fe
 	out := make([]actors.FeedDeposit, 0, len(deps))
 	for _, d := range deps {
 		m, _ := i.catalogue.Method(d.Method)
+		fees, ok := m.Fees(Deposit)
+		if !ok {
+			// The catalogue does not parse without one for a method
+			// that takes deposits: a feed naming another is broken.
+			return nil, nil, fmt.Errorf("rails: %s reported a deposit by %q, which takes no deposits", i.in.Name, d.Method)
+		}
+		amount := ledger.Minor(d.AmountMinor)
 		out = append(out, actors.FeedDeposit{
-			Identity: d.Identity, Method: d.Method, Chain: m.Chain, Currency: d.Currency, Amount: ledger.Minor(d.AmountMinor),
+			Identity: d.Identity, Method: d.Method, Chain: m.Chain, Currency: d.Currency, Amount: amount, Fee: fees.Fee(amount),
 			To: d.To, Hash: transferHash(d.Identity), Confirmations: d.Confirmations, Required: d.Required, Dropped: d.Dropped,
 		})
 	}
