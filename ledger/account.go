@@ -234,7 +234,7 @@ func (s *State) book(at int64, refID, externalRef string, postings []posting) (u
 	}
 	// Compute every balance first so a failure leaves nothing half-booked.
 	// One account may take several postings (a debit and its fee).
-	entries := make([]Entry, len(postings))
+	entries := s.journal.newEntries(len(postings))
 	for i, p := range postings {
 		total, found := Minor(0), false
 		for j := i - 1; j >= 0; j-- {

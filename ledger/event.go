@@ -131,7 +131,8 @@ var EventTypes = []string{
 // EventID is the public id of the event at seq: "wev_" and the scrambled
 // sequence number, so ids reveal neither volume nor order.
 func EventID(seq uint64) string {
-	return "wev_" + strconv.FormatUint(scramble(seq), 36)
+	var b [4 + 13]byte // "wev_" and 64 bits in base 36
+	return string(strconv.AppendUint(append(b[:0], "wev_"...), scramble(seq), 36))
 }
 
 // ParseEventID returns the sequence number of an event id.
@@ -155,10 +156,11 @@ func ParseEventID(id string) (uint64, bool) {
 type eventLog struct {
 	seq        uint64 // the last event emitted
 	seqWritten uint64
-	committed  uint64  // events up to this one are in the state store
-	pending    []Event // events after committed, in order
-	ends       []int   // pending[:ends[i]] ends the i-th log entry's page
-	byOrg      map[string][]uint64
+	committed  uint64          // events up to this one are in the state store
+	pending    []Event         // events after committed, in order
+	ends       []int           // pending[:ends[i]] ends the i-th log entry's page
+	byOrg      grouper[uint64] // flushPage's scratch
+	key        keyBuf          // flushPage's scratch
 }
 
 // endEntry closes the page of the log entry just applied.
@@ -168,7 +170,7 @@ func (l *eventLog) endEntry() {
 	}
 }
 
-func (l *eventLog) flush(w KVWriter, e *encoder, record func(*Event) (byte, bool)) {
+func (l *eventLog) flush(w *sortedWriter, e *encoder, record func(*Event) (byte, bool)) {
 	l.endEntry()
 	start := 0
 	for _, end := range l.ends {
@@ -186,12 +188,9 @@ func (l *eventLog) flush(w KVWriter, e *encoder, record func(*Event) (byte, bool
 
 // flushPage writes the events of one log entry: the page, each
 // organization's list of them, and each one under its resource.
-func (l *eventLog) flushPage(w KVWriter, e *encoder, page []Event, record func(*Event) (byte, bool)) {
+func (l *eventLog) flushPage(w *sortedWriter, e *encoder, page []Event, record func(*Event) (byte, bool)) {
 	e.buf = e.buf[:0]
 	e.uvarint(uint64(len(page)))
-	if l.byOrg == nil {
-		l.byOrg = make(map[string][]uint64)
-	}
 	for i := range page {
 		ev := &page[i]
 		if tag, ok := record(ev); ok {
@@ -201,20 +200,24 @@ func (l *eventLog) flushPage(w KVWriter, e *encoder, page []Event, record func(*
 		} else {
 			encodeEvent(e, ev)
 		}
-		l.byOrg[ev.OrgID] = append(l.byOrg[ev.OrgID], ev.Seq)
+		l.byOrg.add(ev.OrgID, ev.Seq)
 	}
-	must(w.Set(newKey(tagEvent).u64(page[0].Seq), e.buf))
-	for org, seqs := range l.byOrg {
+	l.key = append(l.key[:0], tagEvent).u64(page[0].Seq)
+	w.Set(l.key, e.buf)
+	for i, org := range l.byOrg.keys {
+		seqs := l.byOrg.groups[i]
 		e.buf = e.buf[:0]
 		e.uvarint(uint64(len(seqs)))
 		for _, seq := range seqs {
 			e.uvarint(seq - seqs[0])
 		}
-		must(w.Set(newKey(tagEventList, 'o').str(org).u64(seqs[0]), e.buf))
-		delete(l.byOrg, org)
+		l.key = append(l.key[:0], tagEventList, 'o').str(org).u64(seqs[0])
+		w.Set(l.key, e.buf)
 	}
+	l.byOrg.reset()
 	for i := range page {
-		must(w.Set(newKey(tagEventList, 'r').str(page[i].OrgID).str(page[i].ResourceID).u64(page[i].Seq), nil))
+		l.key = append(l.key[:0], tagEventList, 'r').str(page[i].OrgID).str(page[i].ResourceID).u64(page[i].Seq)
+		w.Set(l.key, nil)
 	}
 }
 
@@ -293,14 +296,14 @@ func readSubject[V Subject](kv KVReader, k *kind[V], id string) Subject {
 func (s *State) recordSubject(ev *Event) (byte, bool) {
 	switch sub := ev.Subject.(type) {
 	case Payout:
-		return sameClosed(s.payouts, ev.ResourceID, &sub, &s.cmp)
+		return sameClosed(s.payouts, ev.ResourceID, sub, &s.cmp)
 	case Collection:
-		return sameClosed(s.collections, ev.ResourceID, &sub, &s.cmp)
+		return sameClosed(s.collections, ev.ResourceID, sub, &s.cmp)
 	}
 	return 0, false
 }
 
-func sameClosed[V any](t *store[V], id string, sub *V, scratch *[2]encoder) (byte, bool) {
+func sameClosed[V any](t *store[V], id string, sub V, scratch *[2]encoder) (byte, bool) {
 	v, ok := t.closedNow(id)
 	if !ok {
 		return 0, false
@@ -308,7 +311,8 @@ func sameClosed[V any](t *store[V], id string, sub *V, scratch *[2]encoder) (byt
 	a, b := &scratch[0], &scratch[1]
 	a.buf, b.buf = a.buf[:0], b.buf[:0]
 	t.k.enc(a, v)
-	t.k.enc(b, sub)
+	t.tmp = sub
+	t.k.enc(b, &t.tmp)
 	return t.k.tag, bytes.Equal(a.buf, b.buf)
 }
 

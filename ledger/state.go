@@ -96,7 +96,7 @@ func (s *State) ReadThrough(kv KVReader) (restore func()) {
 
 // storeOps is a store, whatever its record type.
 type storeOps interface {
-	flush(w KVWriter, e *encoder)
+	flush(w *sortedWriter, e *encoder)
 	committed()
 	load()
 	openRows() int
