@@ -157,7 +157,9 @@ type eventLog struct {
 	seq        uint64 // the last event emitted
 	seqWritten uint64
 	committed  uint64          // events up to this one are in the state store
+	flushed    uint64          // events up to this one are in the batch last flushed
 	pending    []Event         // events after committed, in order
+	from       int             // pending[from:] are not flushed yet
 	ends       []int           // pending[:ends[i]] ends the i-th log entry's page
 	byOrg      grouper[uint64] // flushPage's scratch
 	key        keyBuf          // flushPage's scratch
@@ -165,25 +167,25 @@ type eventLog struct {
 
 // endEntry closes the page of the log entry just applied.
 func (l *eventLog) endEntry() {
-	if n := len(l.pending); n > 0 && (len(l.ends) == 0 || l.ends[len(l.ends)-1] < n) {
+	if n := len(l.pending); n > l.from && (len(l.ends) == 0 || l.ends[len(l.ends)-1] < n) {
 		l.ends = append(l.ends, n)
 	}
 }
 
 func (l *eventLog) flush(w *sortedWriter, e *encoder, record func(*Event) (byte, bool)) {
 	l.endEntry()
-	start := 0
+	start := l.from
 	for _, end := range l.ends {
-		if l.pending[start].Seq > l.seqWritten {
-			l.flushPage(w, e, l.pending[start:end], record)
-		}
+		l.flushPage(w, e, l.pending[start:end], record)
 		start = end
 	}
 	l.ends = l.ends[:0]
+	l.from = len(l.pending)
 	if l.seq != l.seqWritten {
 		writeCounter(w, "events", l.seq)
 		l.seqWritten = l.seq
 	}
+	l.flushed = l.seq
 }
 
 // flushPage writes the events of one log entry: the page, each
@@ -223,12 +225,21 @@ func (l *eventLog) flushPage(w *sortedWriter, e *encoder, page []Event, record f
 
 func (l *eventLog) load(kv KVReader) {
 	l.seq = readCounter(kv, "events")
-	l.seqWritten, l.committed = l.seq, l.seq
+	l.seqWritten, l.committed, l.flushed = l.seq, l.seq, l.seq
 }
 
-func (l *eventLog) commit() {
-	l.committed = l.seq
-	l.pending = l.pending[:0]
+// releaseFlushed forgets the events of the batch last flushed, now in the
+// state store; those emitted since stay pending.
+func (l *eventLog) releaseFlushed() {
+	n := int(l.flushed - l.committed)
+	l.committed = l.flushed
+	kept := copy(l.pending, l.pending[n:])
+	clear(l.pending[kept:])
+	l.pending = l.pending[:kept]
+	l.from -= n
+	for i := range l.ends {
+		l.ends[i] -= n
+	}
 }
 
 // at returns the event with sequence number seq, from memory or from the

@@ -57,15 +57,23 @@ func (j *journal) newEntries(n int) []Entry {
 	return room
 }
 
-// add records entries, which newEntries returned, and returns the first
-// one's sequence number.
-func (j *journal) add(entries []Entry, isMerchant func(string) bool) uint64 {
-	j.entries = j.entries[:len(j.entries)+len(entries)]
+// newMerchantFlags returns room for the flags of n entries, which say
+// whether each is on a merchant account, for add.
+func (j *journal) newMerchantFlags(n int) []bool {
 	at := len(j.merchant)
-	for _, e := range entries {
-		j.merchant = append(j.merchant, isMerchant(e.Account))
-	}
-	t := transaction{first: j.seq + 1, entries: entries, merchant: j.merchant[at:len(j.merchant):len(j.merchant)]}
+	j.merchant = slices.Grow(j.merchant, n)[:at+n]
+	room := j.merchant[at : at+n : at+n]
+	j.merchant = j.merchant[:at]
+	return room
+}
+
+// add records entries and their merchant flags, which newEntries and
+// newMerchantFlags returned, and returns the first entry's sequence
+// number.
+func (j *journal) add(entries []Entry, merchant []bool) uint64 {
+	j.entries = j.entries[:len(j.entries)+len(entries)]
+	j.merchant = j.merchant[:len(j.merchant)+len(merchant)]
+	t := transaction{first: j.seq + 1, entries: entries, merchant: merchant}
 	j.seq += uint64(len(entries))
 	j.pending = append(j.pending, t)
 	return t.first

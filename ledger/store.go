@@ -173,12 +173,13 @@ type store[V any] struct {
 	// begins. They keep the hot path free of allocations.
 	key keyBuf
 	tmp V
-	// closed are rows that closed in the batch: they leave memory once
-	// the batch is committed, when the state store has them.
+	// closed are rows that closed in the flushed batch: they leave memory
+	// once the batch is committed, when the state store has them.
 	closed []string
-	// pending are lookup keys set since the last commit, which the state
-	// store does not have yet: the key in the state store → id.
-	pending map[string]string
+	// pending are lookup keys set since the last flush, and flushing those
+	// of the flushed batch until it is committed: keys the state store
+	// does not have yet, the key in the state store → id.
+	pending, flushing map[string]string
 	// byOrg lists the records of an always-open kind by organization, in
 	// creation order (Apply iterates an organization's endpoints).
 	byOrg map[string][]string
@@ -187,8 +188,8 @@ type store[V any] struct {
 	index func(*V)
 	// publish, if set, is called for each record changed in a batch once
 	// the batch is committed (the views readers see; views.go).
-	publish   func(*V)
-	published []string // ids flushed in the batch, for publish
+	publish    func(*V)
+	publishing []V // the records as flushed, for publish
 	// filter holds every lookup key, for kinds with lookups: a key it
 	// proves absent is not read from the state store (lookupfilter.go).
 	filter *lookupFilter
@@ -200,7 +201,7 @@ func newStore[V any](k *kind[V], kv *kvRef) *store[V] {
 	if len(k.filters) > filtersMax || len(k.lookups) > 8 {
 		panic("ledger: kind " + k.name + " has too many indexes")
 	}
-	t := &store[V]{k: k, kv: kv, rows: make(map[string]*row[V]), pending: make(map[string]string)}
+	t := &store[V]{k: k, kv: kv, rows: make(map[string]*row[V]), pending: make(map[string]string), flushing: make(map[string]string)}
 	if k.open == nil {
 		t.byOrg = make(map[string][]string)
 	}
@@ -269,6 +270,9 @@ func (t *store[V]) findKey(org, key string, scoped bool) (V, bool) {
 	var zero V
 	lk := t.key
 	if id, ok := t.pending[string(lk)]; ok {
+		return t.get(id)
+	}
+	if id, ok := t.flushing[string(lk)]; ok {
 		return t.get(id)
 	}
 	if t.filter.absent(lk) {
@@ -442,7 +446,7 @@ func (t *store[V]) flush(w *sortedWriter, e *encoder) {
 			t.closed = append(t.closed, id)
 		}
 		if t.publish != nil {
-			t.published = append(t.published, id)
+			t.publishing = append(t.publishing, r.v)
 		}
 	}
 	t.dirty = t.dirty[:0]
@@ -454,24 +458,35 @@ func (t *store[V]) flush(w *sortedWriter, e *encoder) {
 	}
 }
 
-// committed drops the rows that closed, since the state store has them
-// now, and publishes the changes.
 func (t *store[V]) openRows() int { return len(t.rows) }
 
-func (t *store[V]) committed() {
-	for _, id := range t.published {
-		if r, ok := t.rows[id]; ok {
-			t.publish(&r.v)
-		}
+// flushed hands the lookup keys of the batch just flushed to flushing,
+// which must be empty: released.
+func (t *store[V]) flushed() {
+	t.pending, t.flushing = t.flushing, t.pending
+}
+
+// publishFlushed publishes the records of the flushed batch as it holds
+// them. It touches nothing Apply does, so it may run beside it.
+func (t *store[V]) publishFlushed() {
+	for i := range t.publishing {
+		t.publish(&t.publishing[i])
 	}
-	t.published = t.published[:0]
+	clear(t.publishing)
+	t.publishing = t.publishing[:0]
+}
+
+// releaseFlushed drops from memory the rows that closed in the flushed
+// batch, and forgets its lookup keys: the state store has them now. A row
+// changed again since stays.
+func (t *store[V]) releaseFlushed() {
 	for _, id := range t.closed {
 		if r, ok := t.rows[id]; ok && !r.dirty && !r.storedOpen {
 			delete(t.rows, id)
 		}
 	}
 	t.closed = t.closed[:0]
-	clear(t.pending)
+	clear(t.flushing)
 }
 
 // load reads the kind's open records from the state store.
