@@ -12,12 +12,12 @@ import (
 // pending payouts, open orders…) are in memory, in the stores below, with
 // the indexes Apply needs. Every change is written to the state store when
 // the FSM flushes the batch (Flush), and a record that closes leaves memory
-// once that batch is committed (Committed); Apply finds closed records in
-// the state store when it needs them, which it reads through kv.
+// once that batch is committed (ReleaseFlushed); Apply finds closed records
+// in the state store when it needs them, which it reads through kv.
 //
-// State is not safe for concurrent use: one goroutine (the Raft FSM)
-// applies, flushes and commits. Readers never touch it; they read the
-// committed state store through a Reader (reader.go).
+// State is not safe for concurrent use: one goroutine at a time applies,
+// flushes and releases, but for PublishFlushed. Readers never touch it;
+// they read the committed state store through a Reader (reader.go).
 type State struct {
 	kv  *kvRef
 	enc encoder // flush's buffer
