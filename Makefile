@@ -25,7 +25,7 @@ VULNDB ?=
 CHROMIUM ?= $(or $(PAYMENTS_CHROMIUM),/usr/bin/chromium)
 
 .DEFAULT_GOAL := help
-.PHONY: help build run cluster cluster-stop test test-short vet vulncheck chromium fuzz paybench bench soak noise bench-micro sim sim-long clean
+.PHONY: help build run cluster cluster-stop test test-short vet vulncheck chromium evm-tools evm-contracts fuzz paybench bench soak noise bench-micro sim sim-long clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -108,6 +108,12 @@ chromium: ## install Debian's chromium for the browser tests when it is missing 
 		fi; \
 	fi
 
+evm-tools: ## install anvil, solc and OpenZeppelin's contracts from npm for the local-chain tests of rails/evm (idempotent; folder: PAYMENTS_EVM_TOOLS, default ~/.cache/payments/evm-tools)
+	bash rails/evm/devchain/tools.sh
+
+evm-contracts: evm-tools ## recompile the test tokens in rails/evm/devchain/contracts with the pinned solc; commit the result
+	$(GO) test ./rails/evm/devchain -run TestContractsCurrent -update -count=1
+
 fuzz: ## run each fuzz test for 30s
 	$(GO) test ./ledger -run XXX -fuzz FuzzParseAmount -fuzztime 30s
 	$(GO) test ./ledger -run XXX -fuzz FuzzDecodeBatch -fuzztime 30s
@@ -116,6 +122,7 @@ fuzz: ## run each fuzz test for 30s
 	$(GO) test ./wal -run XXX -fuzz FuzzDecodeLogRecord -fuzztime 30s -fuzzminimizetime 0x
 	$(GO) test ./rails -run XXX -fuzz FuzzValidateAddress -fuzztime 30s
 	$(GO) test ./rails -run XXX -fuzz FuzzBase58 -fuzztime 30s
+	$(GO) test ./rails/evm -run XXX -fuzz FuzzDecodeCursor -fuzztime 30s
 	$(GO) test ./ledger -run XXX -fuzz FuzzDepositCommands -fuzztime 30s
 	$(GO) test ./http -run XXX -fuzz FuzzParseUpload -fuzztime 30s
 	$(GO) test ./http -run XXX -fuzz FuzzTransactionID -fuzztime 30s

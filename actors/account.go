@@ -23,6 +23,7 @@ type accountMessage interface {
 type payoutRequest struct {
 	key        accountKey
 	ref        string
+	attempt    string // the request attempt (PayoutRequest.Attempt)
 	spec       ledger.PayoutSpec
 	methodType string
 	fx         *FXPricing // cross-currency; key.currency is its FromCurrency
@@ -147,7 +148,19 @@ type waitingPayout struct {
 	id      string
 	spec    ledger.PayoutSpec
 	fx      bool
-	waiters []chan<- Reply
+	attempt string // the proposing request's
+	waiters []payoutWaiter
+	// others are requests under the same reference with other details:
+	// they are decided once this one is (a duplicate if it made the
+	// payout, on their own if it did not).
+	others []*payoutRequest
+}
+
+// payoutWaiter is a request waiting for a payout in flight: the one that
+// proposed it, or a retry that joined it.
+type payoutWaiter struct {
+	reply   chan<- Reply
+	attempt string
 }
 
 type waitingCollection struct {
@@ -195,7 +208,7 @@ func (a *accountActor) Receive(ctx actor.Context) {
 		a.inFlight--
 		switch m.kind {
 		case ledger.KindCreatePayout, ledger.KindCreateFXPayout:
-			a.payoutApplied(m)
+			a.payoutApplied(ctx, m)
 		case ledger.KindCreateCollection:
 			a.collectionApplied(m)
 		case ledger.KindFundBalance:
@@ -225,18 +238,13 @@ func (a *accountActor) propose(ctx actor.Context, cmd ledger.Command, ref string
 func (a *accountActor) payout(ctx actor.Context, m *payoutRequest) {
 	if w, ok := a.payouts[m.ref]; ok {
 		if w.spec == m.spec && w.fx == (m.fx != nil) {
-			w.waiters = append(w.waiters, m.reply)
+			w.waiters = append(w.waiters, payoutWaiter{m.reply, m.attempt})
 		} else {
-			m.reply <- Reply{Result: ledger.Result{Err: ledger.Duplicate("Payout", w.id)}}
+			// A duplicate only if the one in flight makes the payout.
+			w.others = append(w.others, m)
 		}
 		return
 	}
-	var (
-		existing   ledger.Payout
-		found      bool
-		account    ledger.Account
-		hasAccount bool
-	)
 	// The fee is charged in the from currency, on the from amount. A
 	// from.amount is the whole debit: the fee comes out of it, and the
 	// command carries the principal.
@@ -251,27 +259,26 @@ func (a *accountActor) payout(ctx actor.Context, m *payoutRequest) {
 		spec.Amount = principal
 	}
 	st := a.deps.state.Reader()
-	if existing, found = st.PayoutByReference(a.key.org, m.ref); !found {
-		account, hasAccount = st.AccountFor(a.key.org, a.key.currency)
-	}
-	if found {
-		// The same request: the same spec as given, from the same balance.
-		if existing.RequestedSpec() == spec && existing.FromCurrency() == a.key.currency {
-			m.reply <- Reply{Result: ledger.Result{Replayed: true, Payout: &existing}}
-		} else {
+	if existing, found := st.PayoutByReference(a.key.org, m.ref); found {
+		// The same request: the same spec as given, from the same
+		// balance. A positive answer from state is true however far
+		// behind the state is: the payout exists.
+		switch {
+		case existing.RequestedSpec() != spec || existing.FromCurrency() != a.key.currency:
 			m.reply <- Reply{Result: ledger.Result{Err: ledger.Duplicate("Payout", existing.ID)}}
+		case existing.Attempt != "" && existing.Attempt == m.attempt:
+			m.reply <- Reply{Result: ledger.Result{Payout: &existing}} // its own creation, relayed again
+		default:
+			m.reply <- Reply{Result: ledger.Result{Replayed: true, Payout: &existing}}
 		}
 		return
 	}
+	account, hasAccount := st.AccountFor(a.key.org, a.key.currency)
 	a.releaseApplied(account.Reservation)
 	required := principal + fee
 	var available ledger.Minor
 	if hasAccount {
 		available = account.Available() - a.reservedMinor
-	}
-	if available < required {
-		m.reply <- Reply{Result: ledger.Result{Err: ledger.InsufficientFunds(available, required, a.key.currency)}}
-		return
 	}
 	at := a.deps.now().UnixMilli()
 	var charge ledger.SpendCharge
@@ -282,10 +289,8 @@ func (a *accountActor) payout(ctx actor.Context, m *payoutRequest) {
 			return
 		}
 	}
-	number := max(a.nextReservation, account.Reservation+1)
-	a.nextReservation = number + 1
-	var cmd ledger.Command
 	id := a.ids.next("pay_" + strings.ToLower(m.spec.Currency) + "_")
+	var cmd ledger.Command
 	if m.fx != nil {
 		cmd = &ledger.CreateFXPayout{
 			At:                at,
@@ -295,7 +300,6 @@ func (a *accountActor) payout(ctx actor.Context, m *payoutRequest) {
 			Spec:              spec,
 			MethodType:        m.methodType,
 			Fee:               fee,
-			Reservation:       number,
 			FromCurrency:      m.fx.FromCurrency,
 			FromAmount:        m.fx.FromAmount,
 			ToAmount:          m.fx.ToAmount,
@@ -310,31 +314,71 @@ func (a *accountActor) payout(ctx actor.Context, m *payoutRequest) {
 			Spec:              spec,
 			MethodType:        m.methodType,
 			Fee:               fee,
-			Reservation:       number,
+		}
+	}
+	if refusal, refused := st.Refusal(a.key.org, ledger.RefusedPayout, m.ref); refused {
+		// Refused before: the refusal is final for the reference.
+		m.reply <- Reply{Result: refusal.Replay(cmd)}
+		return
+	}
+	// A debit the balance covers reserves the funds. One it does not is
+	// not refused here: the state read may be behind the log (a new
+	// leader, an attempt of the same reference still on its way), and a
+	// refusal is final for the reference. The ledger decides it in log
+	// order, and records a refusal.
+	var number uint64
+	if available >= required {
+		number = max(a.nextReservation, account.Reservation+1)
+		a.nextReservation = number + 1
+		switch c := cmd.(type) {
+		case *ledger.CreatePayout:
+			c.Reservation = number
+		case *ledger.CreateFXPayout:
+			c.Reservation = number
 		}
 	}
 	if m.spend != nil {
 		cmd = &ledger.SpendCharged{Charge: charge, Op: cmd}
 	}
+	cmd = &ledger.Decided{Attempt: m.attempt, Op: cmd}
 	if err := a.propose(ctx, cmd, m.ref, number); err != nil {
 		m.reply <- Reply{Err: err}
 		return
 	}
-	a.reservations = append(a.reservations, reservation{number, required})
-	a.reservedMinor += required
-	a.payouts[m.ref] = &waitingPayout{id: id, spec: m.spec, fx: m.fx != nil, waiters: []chan<- Reply{m.reply}}
+	if number != 0 {
+		a.reservations = append(a.reservations, reservation{number, required})
+		a.reservedMinor += required
+	}
+	a.payouts[m.ref] = &waitingPayout{id: id, spec: m.spec, fx: m.fx != nil, attempt: m.attempt,
+		waiters: []payoutWaiter{{m.reply, m.attempt}}}
 }
 
-func (a *accountActor) payoutApplied(m *applied) {
-	a.release(m.reservation)
+func (a *accountActor) payoutApplied(ctx actor.Context, m *applied) {
+	if m.reservation != 0 {
+		a.release(m.reservation)
+	}
 	w, ok := a.payouts[m.ref]
 	if !ok {
 		return
 	}
 	delete(a.payouts, m.ref)
-	answer(w.waiters, m.result, m.err)
+	for i, wt := range w.waiters {
+		res := m.result
+		// A retry that joined is a replay of what the first made, unless
+		// it is the same request relayed again.
+		if i > 0 && m.err == nil && res.Err == nil && (wt.attempt == "" || wt.attempt != w.attempt) {
+			res.Replayed = true
+		}
+		wt.reply <- Reply{Result: res, Err: m.err}
+	}
 	if m.err == nil && m.result.Err == nil && !m.result.Replayed {
 		a.deps.track(m.result.Payout, nil)
+	}
+	// The state now holds what the reference names (or, if the outcome is
+	// unknown, nothing can be said): the requests with other details are
+	// decided against it.
+	for _, o := range w.others {
+		a.payout(ctx, o)
 	}
 }
 

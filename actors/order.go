@@ -234,6 +234,11 @@ func (a *orderActor) create(ctx actor.Context, m *orderCreate) {
 	if req.FromMethodType == "mobile_money" {
 		cmd.CollectionID = a.ids.next("col_")
 	}
+	if refusal, refused := st.Refusal(a.key.org, ledger.RefusedOrder, a.key.ref); refused {
+		// Refused before: the refusal is final for the reference.
+		m.reply <- Reply{Result: refusal.Replay(cmd)}
+		return
+	}
 	var proposed ledger.Command = cmd
 	if req.Spend != nil {
 		charge, e := req.Spend.charge(a.deps.state, a.key.org, req.ToAmount, req.Spec.ToCurrency, cmd.At)
@@ -243,6 +248,7 @@ func (a *orderActor) create(ctx actor.Context, m *orderCreate) {
 		}
 		proposed = &ledger.SpendCharged{Charge: charge, Op: cmd}
 	}
+	proposed = &ledger.Decided{Op: proposed} // its refusal is final for the reference
 	if err := a.propose(ctx, proposed, nil); err != nil {
 		m.reply <- Reply{Err: err}
 		return

@@ -164,13 +164,22 @@ func (a *quoteActor) execute(ctx actor.Context, m *executeRequest) {
 		}
 		return
 	}
+	cmd := &ledger.ExecuteQuote{At: at, OrgID: a.key.org, QuoteID: a.key.id, ConversionID: NewID("conv_"), ExternalReference: m.ref}
+	if refusal, refused := st.Refusal(a.key.org, ledger.RefusedConversion, m.ref); refused {
+		// Refused before: the refusal is final for the reference.
+		m.reply <- Reply{Result: refusal.Replay(cmd)}
+		return
+	}
 	if e := q.CheckExecutable(now); e != nil {
 		m.reply <- Reply{Result: ledger.Result{Err: e}}
 		return
 	}
-	cmd := &ledger.ExecuteQuote{At: at, OrgID: a.key.org, QuoteID: a.key.id, ConversionID: NewID("conv_"), ExternalReference: m.ref}
+	var proposed ledger.Command = cmd
+	if m.ref != "" {
+		proposed = &ledger.Decided{Op: cmd} // its refusal is final for the reference
+	}
 	self, root := ctx.Self(), a.deps.root
-	err := a.deps.proposer.Propose(cmd, func(r ledger.Result, err error) {
+	err := a.deps.proposer.Propose(proposed, func(r ledger.Result, err error) {
 		root.Send(self, &quoteApplied{result: r, err: err})
 	})
 	if err != nil {

@@ -72,8 +72,11 @@ func location(name string) *time.Location {
 }
 
 // opKind is the kind of the command whose result a proposer waits for: a
-// charged debit's own.
+// decided or charged debit's own.
 func opKind(cmd ledger.Command) ledger.Kind {
+	if c, ok := cmd.(*ledger.Decided); ok {
+		cmd = c.Op
+	}
 	if c, ok := cmd.(*ledger.SpendCharged); ok {
 		return c.OpKind()
 	}

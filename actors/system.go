@@ -222,8 +222,13 @@ func (s *System) Now() time.Time { return s.deps.now() }
 type PayoutRequest struct {
 	OrgID             string
 	ExternalReference string
-	Spec              ledger.PayoutSpec
-	MethodType        string
+	// Attempt names the client's request: the id the node that received
+	// it gave it, kept when a node relays it or sends it again to a new
+	// leader. A payout that this very attempt created is answered as a
+	// creation, not a replay. "" for none.
+	Attempt    string
+	Spec       ledger.PayoutSpec
+	MethodType string
 	// FX prices a cross-currency payout (debited from FX.FromCurrency,
 	// delivered in Spec.Currency); nil for a same-currency payout. Spec's
 	// amount is the one the caller gave, on its side.
@@ -252,6 +257,7 @@ func (s *System) CreatePayout(req PayoutRequest) Reply {
 		m := &payoutRequest{
 			key:        accountKey{req.OrgID, req.Spec.Currency},
 			ref:        req.ExternalReference,
+			attempt:    req.Attempt,
 			spec:       req.Spec,
 			methodType: req.MethodType,
 			spend:      req.Spend,

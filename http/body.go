@@ -2,6 +2,7 @@ package http
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"strconv"
@@ -145,15 +146,18 @@ func (s *Server) guardBody(next fasthttp.RequestHandler) fasthttp.RequestHandler
 	}
 }
 
-// followerKeyWait is how long a follower waits for a well-formed key it
-// does not know yet to replicate to it (one created on the leader a moment
-// ago) before refusing it.
-const followerKeyWait = time.Second
+// followerKeyWait bounds how long a follower waits, for a well-formed key
+// it does not know, to learn the leader's read index and apply up to it.
+const followerKeyWait = 2 * time.Second
 
 // authenticateOnFollower checks a request's key on a follower before its
-// body is read and relayed: a missing or malformed key is refused at once;
-// a well-formed one the follower does not know is waited for, up to
-// followerKeyWait, as replication may lag the key's creation.
+// body is read and relayed: a missing or malformed key is refused at once.
+// A well-formed key the follower does not know may have been created on
+// the leader a moment ago, or this node may be catching up (restarted
+// empty, restored, paused): it is refused only once this node has applied
+// everything committed before the request arrived (the leader's read
+// index); if it cannot get there in time, the answer is 503 with
+// Retry-After, never a 401 from state it has not caught up on.
 func (s *Server) authenticateOnFollower(ctx *fasthttp.RequestCtx) *ledger.Error {
 	_, err := s.authenticate(ctx)
 	if err == nil {
@@ -163,11 +167,19 @@ func (s *Server) authenticateOnFollower(ctx *fasthttp.RequestCtx) *ledger.Error 
 	if !ok || !bytes.HasPrefix(secret, []byte(actors.KeyPrefix(s.cfg.Live))) {
 		return err
 	}
-	for deadline := time.Now().Add(followerKeyWait); time.Now().Before(deadline); {
-		time.Sleep(20 * time.Millisecond)
-		if _, err = s.authenticate(ctx); err == nil {
-			return nil
+	wait, cancel := context.WithTimeout(context.Background(), followerKeyWait)
+	defer cancel()
+	key, found, cerr := s.cfg.Actors.KeyBySecret(wait, secret, func(ctx context.Context) error {
+		if e := s.catchUpToLeader(ctx); e != nil {
+			return e
 		}
+		return nil
+	})
+	switch {
+	case cerr != nil:
+		return errCatchingUp()
+	case !found || key.Revoked:
+		return err
 	}
-	return err
+	return nil
 }

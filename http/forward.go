@@ -16,6 +16,16 @@ import (
 // reaching a second follower (during an election) is refused, not bounced.
 const forwardedHeader = "x-payments-forwarded-by"
 
+// attemptHeader carries, on a forwarded request, the id the forwarding
+// node gave the client's request: the same on every relay of it, so the
+// leader that finds the request's own creation (an earlier relay committed
+// before it was abandoned) answers it as a creation, not a replay.
+const attemptHeader = "x-payments-attempt"
+
+// attemptKey is the request's user value holding its attempt id
+// (attemptOf).
+const attemptKey = "payments.attempt"
+
 // notLeaderHeader marks a refusal by a node that is not (or could not
 // confirm that it is) the leader: nothing was done, and the forwarding
 // node re-sends the request to the leader it learns of next.
@@ -134,6 +144,7 @@ func (s *Server) forwardTo(ctx *fasthttp.RequestCtx, leader string, changed <-ch
 	ctx.Request.CopyTo(req)
 	req.SetHost(addr)
 	req.Header.Set(forwardedHeader, s.cfg.Cluster.ID())
+	req.Header.Set(attemptHeader, s.attemptOf(ctx))
 	s.signClientAddr(ctx, req)
 	answered := make(chan error, 1)
 	go func() { answered <- s.forwarder(addr).DoTimeout(req, resp, forwardTimeout) }()
@@ -177,6 +188,22 @@ func (s *Server) forwardTo(ctx *fasthttp.RequestCtx, leader string, changed <-ch
 			return forwardNotDone
 		}
 	}
+}
+
+// attemptOf is the id of the client's request that ctx is an attempt of:
+// the one the forwarding peer gave it, else this node's request id.
+// It is drawn once per request: every attempt of the handler, and every
+// relay, carries the same.
+func (s *Server) attemptOf(ctx *fasthttp.RequestCtx) string {
+	if a, ok := ctx.UserValue(attemptKey).(string); ok {
+		return a
+	}
+	a := requestIDOf(ctx)
+	if h := ctx.Request.Header.Peek(attemptHeader); len(h) > 0 && len(h) <= 64 && s.fromPeer(ctx) {
+		a = string(h)
+	}
+	ctx.SetUserValue(attemptKey, a)
+	return a
 }
 
 // peerAddr is the HTTP address of member id: the cluster's, when it learns

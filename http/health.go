@@ -1,6 +1,8 @@
 package http
 
 import (
+	"strconv"
+
 	"github.com/valyala/fasthttp"
 
 	"payments/ledger"
@@ -42,8 +44,13 @@ func (s *Server) readyz(ctx *fasthttp.RequestCtx) {
 	}
 	body.Leader, _ = c.Leader()
 	if !c.Ready() {
-		writeError(ctx, &ledger.Error{Code: ledger.CodeUnavailable,
-			Message: "Not ready: no leader is known yet, or this node is still catching up"})
+		msg := "Not ready: no leader is known yet"
+		if _, known := c.Leader(); known {
+			visible, commit := c.CatchUp()
+			msg = "Not ready: this node is catching up with the leader (applied through index " +
+				strconv.FormatUint(visible, 10) + " of " + strconv.FormatUint(commit, 10) + ")"
+		}
+		writeError(ctx, &ledger.Error{Code: ledger.CodeUnavailable, Message: msg})
 		return
 	}
 	// A fresh cluster is ready once its bootstrap organization and key are

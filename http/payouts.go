@@ -70,6 +70,7 @@ func (c *call) createPayout() {
 	r := c.s.cfg.Actors.CreatePayout(actors.PayoutRequest{
 		OrgID:             c.org,
 		ExternalReference: *req.ExternalReference,
+		Attempt:           c.s.attemptOf(c.ctx),
 		Spec:              spec,
 		MethodType:        methodType,
 		FX:                fx,
@@ -103,12 +104,16 @@ func (c *call) crossCurrencyRateAvailable() bool {
 }
 
 // created answers a create: 201 for a new resource, 200 with the
-// idempotent-replayed header for a replay, the error otherwise.
+// idempotent-replayed header for a replay, the error otherwise (with the
+// header too when it repeats the refusal an earlier attempt got).
 func (c *call) created(r actors.Reply, body func(*ledger.Result) any) {
 	switch {
 	case r.Err != nil:
 		c.fail(errorFromActors(r.Err))
 	case r.Result.Err != nil:
+		if r.Result.Replayed {
+			c.ctx.Response.Header.Set("idempotent-replayed", "true")
+		}
 		c.fail(r.Result.Err)
 	case r.Result.Replayed:
 		c.ctx.Response.Header.Set("idempotent-replayed", "true")

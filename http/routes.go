@@ -36,6 +36,8 @@ func (s *Server) routes() {
 	r.GET("/healthz", s.healthz)
 	r.GET("/readyz", s.readyz)
 	r.GET("/openapi.json", s.openAPIDocument)
+	// A follower's question to the leader (readindex.go): no API key, no forwarding.
+	r.GET(readIndexPath, s.serveReadIndex)
 	s.fileRoutes() // signed downloads and internal blob routes: no API key, no forwarding
 	// A peer's lookup in this node's request log: no API key, no forwarding.
 	s.requestLogRoutes()

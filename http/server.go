@@ -41,6 +41,16 @@ type Cluster interface {
 	ConfirmLeader(ctx context.Context) error
 	// LeaderChange is closed at the next change of leader or role.
 	LeaderChange() <-chan struct{}
+	// ReadIndex, on the leader, returns its commit index once a quorum
+	// confirmed it still leads: every entry committed before the call is
+	// at or below it.
+	ReadIndex(ctx context.Context) (uint64, error)
+	// WaitApplied waits until this node's readers see every entry up to
+	// index.
+	WaitApplied(ctx context.Context, index uint64) error
+	// CatchUp is the index this node's readers see and the leader's
+	// commit index as this node last heard it, for /readyz.
+	CatchUp() (visible, leaderCommit uint64)
 }
 
 // Config configures a Server.
@@ -143,6 +153,9 @@ type Server struct {
 
 	forwardMu  sync.Mutex
 	forwarders map[string]*fasthttp.HostClient
+	// readIndexRounds shares a follower's rounds to the leader for its
+	// read index (readindex.go).
+	readIndexRounds indexRounds
 	// forwardFailLog throttles the warning for requests the leader did not
 	// answer: one line a second, with the count held back.
 	forwardFailLog logThrottle

@@ -126,6 +126,9 @@
 //	invitation ('I')   bool(true) for a password reset link (command kind
 //	                   109, CreatePasswordReset); an invitation or setup
 //	                   link has none
+//	payout ('p')       str(attempt), the request attempt that created it
+//	                   (decided.go), for a payout created through command
+//	                   kind 110, Decided, with one
 //
 // A build from before an appended field refuses a record that has it
 // ("trailing bytes") rather than misread it.
@@ -142,6 +145,17 @@
 //	                     keeps the reference for good. Written by command
 //	                     kind 34, DepositOrder with the reference appended,
 //	                     instead of 33; a deposit without one writes none
+//	refusal ('F')        a create refused under an externalReference
+//	                     (decided.go): str(id) str(org) str(resource)
+//	                     str(reference) str(sha256 of the request) then the
+//	                     error (str(code) str(message) minor(available)
+//	                     minor(required) str(currency) bool(spend cap) and
+//	                     its str(cap) minor(limit) minor(used)
+//	                     minor(attempted)) str(attempt) varint(createdAt);
+//	                     closed from the start, unlisted, its lookup 'l' 'r'
+//	                     str(org 0x00 resource 0x00 reference) → id keeps
+//	                     the refusal for good. Written by command kind 110,
+//	                     Decided
 //
 // A build from before a new command kind refuses a log entry that has it
 // ("unknown command kind") rather than misapply it.

@@ -40,6 +40,7 @@ const (
 	tagMember           byte = 'M' // member.go: dashboard team members
 	tagInvitation       byte = 'I' // member.go: invitations and setup links
 	tagDashboardSession byte = 'D' // member.go: dashboard sessions
+	tagRefusal          byte = 'F' // decided.go: creates refused under a reference
 )
 
 // Names of lookup and filter indexes, one byte each, unique within a kind.

@@ -89,6 +89,11 @@ type Payout struct {
 	// FX is set for a cross-currency payout (fxpayout.go). Never written
 	// through: records are replaced, not changed in place.
 	FX *PayoutFX
+
+	// Attempt is the request attempt that created the payout (decided.go):
+	// a relay of the same request is answered as its creation, not a
+	// replay. Never shown to clients.
+	Attempt string
 }
 
 // Debit is what the payout takes from the balance, in its currency
@@ -197,6 +202,9 @@ func encodeStoredPayout(e *encoder, p *Payout) {
 	if p.FX != nil {
 		encodePayoutFX(e, p.FX)
 	}
+	if p.Attempt != "" { // appended (doc.go)
+		e.str(p.Attempt)
+	}
 }
 
 func decodeStoredPayout(d *decoder) Payout {
@@ -204,6 +212,9 @@ func decodeStoredPayout(d *decoder) Payout {
 	if d.bool() {
 		fx := decodePayoutFX(d)
 		p.FX = &fx
+	}
+	if d.more() {
+		p.Attempt = d.str()
 	}
 	return p
 }

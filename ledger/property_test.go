@@ -24,6 +24,12 @@ type model struct {
 	collections map[string]modelCollection
 	collRefs    map[string]string
 	fundRefs    map[string]FundBalance
+	refused     map[string]modelRefusal // org/ref → a payout refused under Decided
+}
+
+type modelRefusal struct {
+	spec PayoutSpec
+	code Code
 }
 
 type modelPayout struct {
@@ -31,6 +37,7 @@ type modelPayout struct {
 	spec          PayoutSpec
 	debit         Minor
 	status        PayoutStatus
+	attempt       string // the Decided attempt that created it
 }
 
 type modelCollection struct {
@@ -49,6 +56,7 @@ func newModel() *model {
 		collections: map[string]modelCollection{},
 		collRefs:    map[string]string{},
 		fundRefs:    map[string]FundBalance{},
+		refused:     map[string]modelRefusal{},
 	}
 }
 
@@ -59,6 +67,30 @@ func (m *model) expect(cmd Command) (Code, bool) {
 	case *CreateOrganization:
 		m.orgs[c.ID] = true
 		return "", false
+	case *Decided:
+		// A payout whose refusal is final for its reference: the
+		// reference's payout answers first, then its refusal.
+		p := c.Op.(*CreatePayout)
+		key := p.OrgID + "/" + p.ExternalReference
+		if r, ok := m.refused[key]; ok && m.payoutRefs[key] == "" {
+			if r.spec == p.Spec {
+				return r.code, true
+			}
+			return CodeDuplicate, false
+		}
+		code, replay := m.expect(p)
+		id := m.payoutRefs[key]
+		switch {
+		case code != "" && code != CodeDuplicate && code != CodeValidation:
+			m.refused[key] = modelRefusal{spec: p.Spec, code: code}
+		case code == "" && !replay && c.Attempt != "":
+			mp := m.payouts[id]
+			mp.attempt = c.Attempt
+			m.payouts[id] = mp
+		case code == "" && replay && c.Attempt != "" && m.payouts[id].attempt == c.Attempt:
+			replay = false // its own creation, relayed again
+		}
+		return code, replay
 	case *FundBalance:
 		key := c.OrgID + "/" + c.ExternalReference
 		if prev, ok := m.fundRefs[key]; ok {
@@ -165,7 +197,7 @@ func (g *generator) org() string { return g.orgs[g.rng.IntN(len(g.orgs))] }
 func (g *generator) next() Command {
 	c := g.draw()
 	switch c.(type) {
-	case *CreatePayout, *FundBalance, *CreateCollection:
+	case *CreatePayout, *FundBalance, *CreateCollection, *Decided:
 		g.sent = append(g.sent, c)
 	}
 	return c
@@ -175,6 +207,15 @@ func (g *generator) next() Command {
 // new identifier and time chosen by the leader.
 func (g *generator) retry() Command {
 	switch c := g.sent[g.rng.IntN(len(g.sent))].(type) {
+	case *Decided:
+		again := *c.Op.(*CreatePayout)
+		again.At, again.ID = g.at, g.id("pay_")
+		g.payouts = append(g.payouts, again.ID)
+		attempt := c.Attempt // a node's re-send of the same attempt, or the client's retry
+		if g.rng.IntN(2) == 0 {
+			attempt = fmt.Sprintf("req_%d", g.n)
+		}
+		return &Decided{Attempt: attempt, Op: &again}
 	case *CreatePayout:
 		again := *c
 		again.At, again.ID = g.at, g.id("pay_")
@@ -217,7 +258,7 @@ func (g *generator) draw() Command {
 		methodType := []string{"mobile_money", "bank", "crypto"}[g.rng.IntN(3)]
 		id := g.id("pay_")
 		g.payouts = append(g.payouts, id)
-		return &CreatePayout{
+		p := &CreatePayout{
 			At: g.at, ID: id, OrgID: g.org(), ExternalReference: ref,
 			Spec: PayoutSpec{
 				Currency: cur, Amount: amount, AmountSide: SideTo, Method: "gh_mtn",
@@ -225,6 +266,10 @@ func (g *generator) draw() Command {
 			},
 			MethodType: methodType, Fee: PayoutFee(methodType, amount), Reservation: uint64(g.n),
 		}
+		if g.rng.IntN(2) == 0 { // as the account actor proposes it, its refusal final
+			return &Decided{Attempt: fmt.Sprintf("req_%d", g.n), Op: p}
+		}
+		return p
 	case r < 62 && len(g.payouts) > 0:
 		return &MarkPayoutProcessing{At: g.at, ID: g.payouts[g.rng.IntN(len(g.payouts))], ProviderReference: "prv"}
 	case r < 80 && len(g.payouts) > 0:
@@ -317,6 +362,8 @@ func runProperty(t *testing.T, seed uint64, steps int) {
 		"*ledger.CreatePayout/insufficient_funds/false", "*ledger.FundBalance//true", "*ledger.FundBalance/conflict/false",
 		"*ledger.SettlePayout//false", "*ledger.SettlePayout/conflict/false", "*ledger.MarkPayoutProcessing//false",
 		"*ledger.CreateCollection//true", "*ledger.CreateCollection/duplicate/false", "*ledger.SettleCollection//false",
+		"*ledger.Decided//false", "*ledger.Decided//true", "*ledger.Decided/insufficient_funds/false",
+		"*ledger.Decided/insufficient_funds/true", "*ledger.Decided/duplicate/false",
 	} {
 		if outcomes[want] == 0 {
 			t.Errorf("seed %d: no command ended as %s; outcomes: %v", seed, want, outcomes)
@@ -400,9 +447,15 @@ func TestBatchRoundTrip(t *testing.T) {
 	if !bytes.Equal(EncodeBatch(nil, dec), enc) {
 		t.Fatal("re-encoding a decoded batch changed it")
 	}
+	show := func(c Command) string {
+		if d, ok := c.(*Decided); ok {
+			return fmt.Sprintf("decided %q %+v", d.Attempt, d.Op)
+		}
+		return fmt.Sprintf("%+v", c)
+	}
 	for i := range cmds {
-		if fmt.Sprintf("%+v", cmds[i]) != fmt.Sprintf("%+v", dec[i]) {
-			t.Fatalf("command %d: %+v decoded as %+v", i, cmds[i], dec[i])
+		if show(cmds[i]) != show(dec[i]) {
+			t.Fatalf("command %d: %s decoded as %s", i, show(cmds[i]), show(dec[i]))
 		}
 	}
 }

@@ -68,6 +68,7 @@ type State struct {
 	orders     *orderBook             // order.go
 
 	spendCharges *store[spendCharge] // spendcap.go: charges of debits not yet settled
+	refusals     *store[Refusal]     // decided.go: creates refused under a reference
 	team         *teamState          // member.go: members, invitations, dashboard sessions
 
 	views *views // what readers see of the always-open records (views.go)
@@ -172,6 +173,7 @@ func NewState(kv KVReader) *State {
 	s.registerOrders()
 	s.initSpendCaps()
 	s.initTeam()
+	s.refusals = addStore(s, refusalKind)
 	return s
 }
 

@@ -40,8 +40,9 @@ func (t catchUpPreVoteTransport) RequestPreVote(id hraft.ServerID, target hraft.
 
 // wrapCatchUp returns inner with its incoming appends rewritten as
 // catchUpTransport says; bounds reports the log's first index and the
-// applied index. It forwards until done is closed.
-func wrapCatchUp(inner hraft.Transport, bounds func() (first, applied uint64), done <-chan struct{}) hraft.Transport {
+// applied index, and saw is told each leader's term and commit index as
+// its appends and snapshots arrive. It forwards until done is closed.
+func wrapCatchUp(inner hraft.Transport, bounds func() (first, applied uint64), saw func(term, commit uint64), done <-chan struct{}) hraft.Transport {
 	t := &catchUpTransport{Transport: inner, rpcs: make(chan hraft.RPC)}
 	go func() {
 		in := inner.Consumer()
@@ -50,9 +51,13 @@ func wrapCatchUp(inner hraft.Transport, bounds func() (first, applied uint64), d
 			case <-done:
 				return
 			case rpc := <-in:
-				if req, ok := rpc.Command.(*hraft.AppendEntriesRequest); ok {
+				switch req := rpc.Command.(type) {
+				case *hraft.AppendEntriesRequest:
+					saw(req.Term, req.LeaderCommitIndex)
 					first, applied := bounds()
 					rpc.Command = appendFromFirst(req, first, applied)
+				case *hraft.InstallSnapshotRequest:
+					saw(req.Term, req.LastLogIndex)
 				}
 				select {
 				case t.rpcs <- rpc:

@@ -39,6 +39,13 @@ type fsm struct {
 
 	reader atomic.Pointer[ledger.Reader]
 
+	// visible is the last index readers see (applied and committed to
+	// the state store); visibleChanges broadcasts each move (WaitApplied,
+	// waitCommitted). handed is the last index handed to ApplyBatch.
+	visible        atomic.Uint64
+	visibleChanges *broadcast
+	handed         atomic.Uint64
+
 	members memberAddrs // members' HTTP addresses, from the log
 
 	// mu guards the ledger and what follows. ApplyBatch holds it while it
@@ -53,8 +60,6 @@ type fsm struct {
 	committing       bool              // a committer is at work: it flushes what is applied when its commit is done
 	stopped          bool              // the state store closed under a commit: the node is shutting down
 	memberChanges    map[string]string // applied, not yet flushed
-
-	visible commitWatch // the last index whose batch readers see
 }
 
 var _ hraft.BatchingFSM = (*fsm)(nil)
@@ -66,9 +71,8 @@ const unflushedMax = 32768
 // newFSM loads the ledger from the state store: the open records into
 // memory, as of the store's applied index.
 func newFSM(store *wal.StateStore) (*fsm, error) {
-	f := &fsm{store: store, kv: stateKV{store}}
+	f := &fsm{store: store, kv: stateKV{store}, visibleChanges: newBroadcast()}
 	f.idle.L = &f.mu
-	f.visible.init()
 	if err := f.load(); err != nil {
 		return nil, err
 	}
@@ -85,7 +89,8 @@ func (f *fsm) load() error {
 	f.state = s
 	f.applied = f.store.Applied()
 	f.flushed, f.unflushed, f.memberChanges = f.applied, 0, nil
-	f.visible.set(f.applied)
+	f.handed.Store(f.applied)
+	f.setVisible(f.applied)
 	if err := f.members.load(f.store); err != nil {
 		return fmt.Errorf("raft: load member addresses: %w", err)
 	}
@@ -158,7 +163,7 @@ func (f *fsm) ApplyBatch(logs []*hraft.Log) []interface{} {
 	restore()
 	pr.Close()
 	f.applied = last
-	f.visible.submitted(last)
+	f.handed.Store(last)
 	for f.committing && f.unflushed >= unflushedMax {
 		f.idle.Wait()
 	}
@@ -211,7 +216,7 @@ func (f *fsm) commitLoop(job commitJob) {
 		if job.members != nil {
 			f.members.publish(job.members)
 		}
-		f.visible.advance(job.last)
+		f.setVisible(job.last)
 		f.mu.Lock()
 		f.state.ReleaseFlushed()
 		f.openRecords.Store(int64(f.state.OpenRecords()))
@@ -243,62 +248,29 @@ func (f *fsm) waitIdle() {
 }
 
 // waitCommitted waits until readers see every entry up to index that Raft
-// has handed to ApplyBatch (an entry past those, a barrier say, is
-// waited for as far as the entries before it), or until done is closed,
-// and reports which.
+// has handed to ApplyBatch (an entry past those, a barrier say, is waited
+// for as far as the entries before it), or until done is closed, and
+// reports which. A caller whose entry Raft has answered knows it was
+// handed over.
 func (f *fsm) waitCommitted(index uint64, done <-chan struct{}) bool {
-	return f.visible.wait(index, done)
-}
-
-// commitWatch is the last index whose batch readers see, and the last one
-// handed to the state machine, with a way to wait for the first to reach
-// an index.
-type commitWatch struct {
-	mu       sync.Mutex
-	seen     uint64        // visible: committed and published
-	handed   uint64        // applied, and so flushed or about to be
-	advanced chan struct{} // closed when seen moves
-}
-
-func (w *commitWatch) init() { w.advanced = make(chan struct{}) }
-
-// set moves both marks to index, as after a load or restore.
-func (w *commitWatch) set(index uint64) {
-	w.mu.Lock()
-	w.handed = index
-	w.mu.Unlock()
-	w.advance(index)
-}
-
-func (w *commitWatch) submitted(index uint64) {
-	w.mu.Lock()
-	w.handed = max(w.handed, index)
-	w.mu.Unlock()
-}
-
-func (w *commitWatch) advance(index uint64) {
-	w.mu.Lock()
-	w.seen = index
-	close(w.advanced)
-	w.advanced = make(chan struct{})
-	w.mu.Unlock()
-}
-
-func (w *commitWatch) wait(index uint64, done <-chan struct{}) bool {
-	w.mu.Lock()
-	target := min(index, w.handed)
-	for w.seen < target {
-		ch := w.advanced
-		w.mu.Unlock()
+	target := min(index, f.handed.Load())
+	for {
+		changed := f.visibleChanges.wait()
+		if f.visible.Load() >= target {
+			return true
+		}
 		select {
-		case <-ch:
+		case <-changed:
 		case <-done:
 			return false
 		}
-		w.mu.Lock()
 	}
-	w.mu.Unlock()
-	return true
+}
+
+// setVisible publishes that readers see every entry up to index.
+func (f *fsm) setVisible(index uint64) {
+	f.visible.Store(index)
+	f.visibleChanges.notify()
 }
 
 // Apply applies one entry; hashicorp/raft uses ApplyBatch instead.

@@ -106,6 +106,7 @@ type Node struct {
 	raft      *hraft.Raft
 	fsm       *fsm
 	store     *wal.Store      // the Raft log
+	logs      hraft.LogStore  // the log through Raft's cache of it
 	state     *wal.StateStore // the ledger's records
 	transport hraft.Transport
 	logger    *slog.Logger
@@ -115,7 +116,8 @@ type Node struct {
 	readyTerm  atomic.Uint64
 	confirm    batcher        // ConfirmLeader's rounds
 	pauses     *pauseDetector // whether VerifyLeader alone may be trusted
-	changes    *leaderChanges // LeaderChange's broadcasts
+	changes    *broadcast     // LeaderChange's broadcasts
+	heard      leaderCommit   // the commit index the leader last sent (Ready)
 	leadership chan bool
 	done       chan struct{}
 	wg         sync.WaitGroup
@@ -225,7 +227,7 @@ func Open(cfg Config) (*Node, error) {
 		state:      state,
 		logger:     logger,
 		leadership: make(chan bool, 1),
-		changes:    newLeaderChanges(),
+		changes:    newBroadcast(),
 		done:       make(chan struct{}),
 	}
 	if err := n.start(); err != nil {
@@ -305,6 +307,7 @@ func (n *Node) start() error {
 	if err != nil {
 		return err
 	}
+	n.logs = logs
 	existing, err := hraft.HasExistingState(logs, n.store, snaps)
 	if err != nil {
 		return fmt.Errorf("raft: read state: %w", err)
@@ -329,7 +332,7 @@ func (n *Node) start() error {
 		first, _ = n.store.FirstIndex()
 		return first, n.state.Applied()
 	}
-	n.raft, err = hraft.NewRaft(conf, n.fsm, logs, n.store, snaps, wrapCatchUp(n.transport, bounds, n.done))
+	n.raft, err = hraft.NewRaft(conf, n.fsm, logs, n.store, snaps, wrapCatchUp(n.transport, bounds, n.heard.saw, n.done))
 	if err != nil {
 		return fmt.Errorf("raft: start: %w", err)
 	}
@@ -449,7 +452,10 @@ func (n *Node) ID() string { return n.cfg.ID }
 
 // Ready reports whether the node can serve: a leader is known and this node
 // has applied every entry it knows to be committed (a leader, also every
-// entry of earlier terms).
+// entry of earlier terms). A follower knows the leader's commit index from
+// the leader's appends in the current term: its own commit index cannot
+// pass its log's end, so a follower whose log is short (a new or wiped
+// node, one far behind) would otherwise count itself caught up.
 func (n *Node) Ready() bool {
 	if _, ok := n.Leader(); !ok {
 		return false
@@ -457,11 +463,22 @@ func (n *Node) Ready() bool {
 	if n.raft.State() == hraft.Leader {
 		return n.IsLeader()
 	}
-	// Raft's applied index, not the state store's: the store's counts only
-	// the entries the state machine sees, and a new leader's no-op and
-	// barrier are not among them, so an idle follower's store stays behind
-	// the commit index after every election.
-	return n.raft.AppliedIndex() >= n.raft.CommitIndex()
+	term, commit := n.heard.get()
+	if term != n.raft.CurrentTerm() {
+		return false // no append from this term's leader yet
+	}
+	return n.VisibleThrough(max(commit, n.raft.CommitIndex()))
+}
+
+// CatchUp reports, for /readyz, the index this node's readers see and the
+// commit index it last heard from the leader (its own, when it leads).
+func (n *Node) CatchUp() (visible, leaderCommit uint64) {
+	visible = n.fsm.visible.Load()
+	if n.raft.State() == hraft.Leader {
+		return visible, n.raft.CommitIndex()
+	}
+	_, leaderCommit = n.heard.get()
+	return visible, leaderCommit
 }
 
 // Append proposes an entry; see actors.Replicator.

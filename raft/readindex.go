@@ -15,6 +15,91 @@ import (
 // new leader took writes, so its state may be stale. Nothing was read.
 var ErrNotConfirmed = errors.New("raft: leadership not confirmed by a quorum")
 
+// ReadIndex returns the leader's read index: its commit index when the
+// call began, once a quorum confirmed (ConfirmLeader) that it still led
+// then. Every entry committed before the call is at or below it, so a node
+// whose readers see through it (WaitApplied) answers from state that
+// includes them. A follower asks the leader for it (package http) before a
+// definite answer read from its own state.
+func (n *Node) ReadIndex(ctx context.Context) (uint64, error) {
+	index := n.raft.CommitIndex()
+	if err := n.ConfirmLeader(ctx); err != nil {
+		return 0, err
+	}
+	return index, nil
+}
+
+// WaitApplied waits until readers on this node see every entry up to index
+// (VisibleThrough), or ctx ends.
+func (n *Node) WaitApplied(ctx context.Context, index uint64) error {
+	for {
+		changed := n.fsm.visibleChanges.wait()
+		if n.VisibleThrough(index) {
+			return nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-n.done:
+			return ErrClosed
+		}
+	}
+}
+
+// ErrClosed is WaitApplied's answer once the node is closed.
+var ErrClosed = errors.New("raft: node closed")
+
+// VisibleThrough reports whether readers on this node see every entry up to
+// index. The state machine never sees some entries (a new term's no-op,
+// barriers, which hashicorp/raft does not hand it): those between what it
+// applied and index need no waiting for.
+func (n *Node) VisibleThrough(index uint64) bool {
+	visible := n.fsm.visible.Load()
+	if visible >= index {
+		return true
+	}
+	if n.raft.AppliedIndex() < index {
+		return false
+	}
+	var l hraft.Log
+	for i := index; i > visible; i-- {
+		if err := n.logs.GetLog(i, &l); err != nil {
+			return false
+		}
+		if l.Type == hraft.LogCommand || l.Type == hraft.LogConfiguration {
+			return false
+		}
+	}
+	return true
+}
+
+// leaderCommit is the commit index a follower last heard from its leader
+// (AppendEntries carries it; a snapshot sent to it implies its index), and
+// in which term: a follower behind it is catching up (Ready).
+type leaderCommit struct {
+	mu    sync.Mutex
+	term  uint64
+	index uint64
+}
+
+func (c *leaderCommit) saw(term, index uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case term > c.term:
+		c.term, c.index = term, index
+	case term == c.term && index > c.index:
+		c.index = index
+	}
+}
+
+func (c *leaderCommit) get() (term, index uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.term, c.index
+}
+
 // ConfirmLeader returns nil when this node leads, a quorum acknowledged that
 // after the call began, and the state readers see holds every write
 // acknowledged before it began: a definite answer read from the state
@@ -186,22 +271,23 @@ func (b *batcher) loop(run func() error) {
 	}
 }
 
-// leaderChanges broadcasts changes of the known leader and of this node's
-// readiness: waiters get a channel that is closed at the next change.
-type leaderChanges struct {
+// broadcast tells waiters of a change (of the known leader, of this node's
+// readiness, of what readers see): each gets a channel that is closed at
+// the next change.
+type broadcast struct {
 	mu sync.Mutex
 	ch chan struct{}
 }
 
-func newLeaderChanges() *leaderChanges { return &leaderChanges{ch: make(chan struct{})} }
+func newBroadcast() *broadcast { return &broadcast{ch: make(chan struct{})} }
 
-func (c *leaderChanges) wait() <-chan struct{} {
+func (c *broadcast) wait() <-chan struct{} {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.ch
 }
 
-func (c *leaderChanges) notify() {
+func (c *broadcast) notify() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	close(c.ch)

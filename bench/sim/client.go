@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"payments/actors"
@@ -22,7 +23,14 @@ import (
 var (
 	hotOrgs  = []string{"org_hot1", "org_hot2"}
 	otherOrg = "org_other"
+	// scarceOrg's balance keeps running out and being topped up: most
+	// of its payouts are refused, which is where a refusal from a state
+	// behind the log, or a late copy of an attempt, would show.
+	scarceOrg = "org_scarce"
 )
+
+// secretOf is the API key secret each organization's clients present.
+func secretOf(org string) string { return "sk_test_" + org }
 
 const currency = "GHS"
 
@@ -65,6 +73,18 @@ type clients struct {
 	history  []op // operations on the hot accounts, for porcupine
 	unknowns int  // attempts answered outcome_unknown (or cut by a crash)
 	causes   map[string]int
+	// badAnswers are definite answers the clients could tell were wrong
+	// when they got them: a valid key refused, a request sent once
+	// answered as a replay.
+	badAnswers []string
+
+	// late is set while faults run: some attempts are then held in
+	// transit (a frozen node's socket, a relay in flight) and delivered
+	// later, after the client gave up on them and retried.
+	late       atomic.Bool
+	lateCopies atomic.Int64
+	lateWG     sync.WaitGroup
+	catchingUp atomic.Int64 // authentications answered "catching up"
 }
 
 // writeGiveUp is how long a client retries one request before it leaves
@@ -84,11 +104,18 @@ var errCrashed = errors.New("sim: the node crashed during the request")
 // onLeader runs fn against the leader's actors, retrying while there is
 // none or it refuses (nothing done), until fn's answer is one to keep or
 // the give-up time passes. It reports how many attempts ended unknown.
-func (cl *clients) onLeader(ctx context.Context, deadline time.Time, fn func(*actors.System) (keep bool, err error)) (kept bool, unknowns int) {
+// With org, each attempt first presents org's key to the node it reaches,
+// as the front end checks it there.
+func (cl *clients) onLeader(ctx context.Context, deadline time.Time, org string, fn func(*actors.System) (keep bool, err error)) (kept bool, unknowns int) {
 	for time.Now().Before(deadline) {
 		// The node a client reaches is the load balancer's choice, not
 		// the seed's.
-		n := cl.c.route(rand.IntN(len(cl.c.nodes)))
+		entry := rand.IntN(len(cl.c.nodes))
+		if org != "" && !cl.authenticate(entry, org) {
+			time.Sleep(10 * time.Millisecond)
+			continue
+		}
+		n := cl.c.route(entry)
 		if n == nil {
 			time.Sleep(10 * time.Millisecond)
 			continue
@@ -130,13 +157,80 @@ func unknownCause(err error) string {
 	return strings.TrimSpace(msg)
 }
 
+// keyWait bounds how long a node may take to give a definite answer on a
+// key it does not know (the front end's followerKeyWait).
+const keyWait = time.Second
+
+// authenticate presents org's key to node entry, as the front end checks
+// it there before relaying the request. A refusal of the valid key is a
+// wrong definite answer; "catching up" is not an answer (the client
+// retries).
+func (cl *clients) authenticate(entry int, org string) bool {
+	n := cl.c.nodes[entry]
+	_, sys := n.running()
+	if sys == nil {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), keyWait)
+	defer cancel()
+	key, found, err := sys.KeyBySecret(ctx, []byte(secretOf(org)), cl.c.catchUp(n))
+	switch {
+	case err != nil:
+		cl.catchingUp.Add(1)
+		return false
+	case !found || key.Revoked:
+		cl.mu.Lock()
+		cl.badAnswers = append(cl.badAnswers, fmt.Sprintf("%s refused the valid key of %s (401)", n.id, org))
+		cl.mu.Unlock()
+		return false
+	}
+	return true
+}
+
+// attemptsNamed are the kinds of request the service tells apart by
+// attempt (actors.PayoutRequest.Attempt): a relay of the same attempt
+// after its first relay committed is answered as the creation.
+var attemptsNamed = map[string]bool{"payout": true}
+
+// errInTransit is an attempt held in transit: its client saw its
+// connection break.
+var errInTransit = errors.New("sim: the attempt was held in transit")
+
 // write sends one request until it gets an answer it can trust.
 func (cl *clients) write(ctx context.Context, req *request, send func(*actors.System) actors.Reply) {
+	cl.writeAttempts(ctx, req, false, func(sys *actors.System, _ string) actors.Reply { return send(sys) })
+}
+
+// writeAttempts is write for requests that name their attempt (as the
+// front end names a client's request): the first attempt's id is kept when
+// a node re-sends it after an unknown outcome, and a new one drawn when
+// the client retries. While faults run, an attempt of a request that may
+// be delayed (payouts, fundings) may be held in transit and delivered
+// later, after the client retried. A request whose every attempt carried
+// one id was sent once: a replay answer to it is wrong.
+func (cl *clients) writeAttempts(ctx context.Context, req *request, delayable bool, send func(sys *actors.System, attempt string) actors.Reply) {
 	var last actors.Reply
-	kept, unknowns := cl.onLeader(ctx, time.Now().Add(writeGiveUp), func(sys *actors.System) (bool, error) {
-		last = send(sys)
+	tries := 0
+	attempt := req.ref + "#0"
+	sentOnce := true
+	kept, unknowns := cl.onLeader(ctx, time.Now().Add(writeGiveUp), req.org, func(sys *actors.System) (bool, error) {
+		if tries > 0 && rand.IntN(2) == 0 {
+			attempt, sentOnce = fmt.Sprintf("%s#%d", req.ref, tries), false // the client's retry
+		}
+		tries++
+		if delayable && cl.late.Load() && rand.IntN(8) == 0 {
+			cl.holdInTransit(sys, func(sys *actors.System) { send(sys, attempt) })
+			sentOnce = false
+			return false, errInTransit
+		}
+		last = send(sys, attempt)
 		return last.Err == nil, last.Err
 	})
+	if kept && sentOnce && attemptsNamed[req.kind] && last.Result.Err == nil && last.Result.Replayed {
+		cl.mu.Lock()
+		cl.badAnswers = append(cl.badAnswers, fmt.Sprintf("%s %s/%s was sent once and answered as a replay", req.kind, req.org, req.ref))
+		cl.mu.Unlock()
+	}
 	req.retries = unknowns
 	switch {
 	case !kept:
@@ -150,6 +244,24 @@ func (cl *clients) write(ctx context.Context, req *request, send func(*actors.Sy
 	cl.requests = append(cl.requests, req)
 	cl.unknowns += unknowns
 	cl.mu.Unlock()
+}
+
+// holdInTransit delivers an attempt later, to whichever node leads then
+// (a relay once its node thaws), and drops its answer: the client that
+// sent it has moved on.
+func (cl *clients) holdInTransit(sys *actors.System, deliver func(*actors.System)) {
+	cl.lateCopies.Add(1)
+	cl.lateWG.Add(1)
+	delay := time.Duration(100+rand.IntN(1400)) * time.Millisecond
+	go func() {
+		defer cl.lateWG.Done()
+		time.Sleep(delay)
+		if n := cl.c.route(rand.IntN(len(cl.c.nodes))); n != nil {
+			if _, sys := n.running(); sys != nil {
+				deliver(sys)
+			}
+		}
+	}()
 }
 
 func resultID(r *ledger.Result) string {
@@ -176,9 +288,9 @@ func resultID(r *ledger.Result) string {
 	return ""
 }
 
-func payoutRequest(org, ref string, amount ledger.Minor) actors.PayoutRequest {
+func payoutRequest(org, ref, attempt string, amount ledger.Minor) actors.PayoutRequest {
 	return actors.PayoutRequest{
-		OrgID: org, ExternalReference: ref, MethodType: "mobile_money",
+		OrgID: org, ExternalReference: ref, Attempt: attempt, MethodType: "mobile_money",
 		Spec: ledger.PayoutSpec{Currency: currency, Amount: amount, AmountSide: ledger.SideTo, Method: "gh_mtn", AccountNumber: "233241234567"},
 	}
 }
@@ -192,13 +304,17 @@ func collectionRequest(org, ref string, amount ledger.Minor) actors.CollectionRe
 
 func (cl *clients) payout(ctx context.Context, org, ref string, amount ledger.Minor) *request {
 	req := &request{kind: "payout", org: org, ref: ref, amount: amount}
-	cl.write(ctx, req, func(sys *actors.System) actors.Reply { return sys.CreatePayout(payoutRequest(org, ref, amount)) })
+	cl.writeAttempts(ctx, req, true, func(sys *actors.System, attempt string) actors.Reply {
+		return sys.CreatePayout(payoutRequest(org, ref, attempt, amount))
+	})
 	return req
 }
 
 func (cl *clients) fund(ctx context.Context, org, ref string, amount ledger.Minor) *request {
 	req := &request{kind: "fund", org: org, ref: ref, amount: amount}
-	cl.write(ctx, req, func(sys *actors.System) actors.Reply { return sys.FundBalance(org, currency, amount, ref) })
+	cl.writeAttempts(ctx, req, true, func(sys *actors.System, _ string) actors.Reply {
+		return sys.FundBalance(org, currency, amount, ref)
+	})
 	return req
 }
 
@@ -379,7 +495,7 @@ func (cl *clients) conversion(ctx context.Context, org, ref string, amount ledge
 // /v1/accounts does.
 func (cl *clients) balance(ctx context.Context, org string) (ledger.Minor, bool) {
 	var total ledger.Minor
-	kept, _ := cl.onLeader(ctx, time.Now().Add(writeGiveUp), func(sys *actors.System) (bool, error) {
+	kept, _ := cl.onLeader(ctx, time.Now().Add(writeGiveUp), org, func(sys *actors.System) (bool, error) {
 		a, _ := sys.Reader().AccountFor(org, currency)
 		total = a.Total
 		return true, nil
@@ -392,6 +508,14 @@ func (cl *clients) run(ctx context.Context, id int, rng *rand.Rand) {
 	for i := 0; ctx.Err() == nil; i++ {
 		ref := fmt.Sprintf("c%d-%d", id, i)
 		hot := hotOrgs[rng.IntN(len(hotOrgs))]
+		if rng.IntN(5) == 0 { // the scarce balance: payouts it mostly cannot cover, top-ups
+			if rng.IntN(4) == 0 {
+				cl.fund(ctx, scarceOrg, ref, ledger.Minor(100*(30+rng.IntN(50))))
+			} else {
+				cl.payout(ctx, scarceOrg, ref, ledger.Minor(100*(20+rng.IntN(40))))
+			}
+			continue
+		}
 		switch p := rng.IntN(100); {
 		case p < 30: // a debit of a hot account, always completed by the rail
 			amount := ledger.Minor(100 * (1 + rng.IntN(400)))

@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	mrand "math/rand/v2"
@@ -53,6 +55,10 @@ type simNode struct {
 	// crashes counts crashes; a reply read across one is not trusted
 	// (in a real crash nothing is said after the crash instant).
 	crashes atomic.Uint64
+	// wiped: the node lost its data directory; it starts again empty, as
+	// a member that waits for the leader to replicate to it (no
+	// bootstrap).
+	wiped bool
 }
 
 type cluster struct {
@@ -93,7 +99,7 @@ func (c *cluster) start(n *simNode) error {
 	}
 	n.dir = filepath.Join(n.root, "data")
 	node, err := raft.Open(raft.Config{
-		ID: n.id, DataDir: n.dir, RaftAddr: n.id, Peers: c.peers, Bootstrap: true,
+		ID: n.id, DataDir: n.dir, RaftAddr: n.id, Peers: c.peers, Bootstrap: !n.wiped,
 		FS: n.fs, MemTableBytes: 1 << 20, Transport: n.trans,
 		// Snapshots only when the scheduler takes one, between two
 		// faults: the snapshot files live on the real disk, outside the
@@ -157,6 +163,64 @@ func (c *cluster) crash(n *simNode) error {
 	}
 	return os.Rename(kept, snaps)
 }
+
+// wipe stops the node and empties its data directory, as an operator who
+// replaced its disk would; it restarts empty and catches up from the
+// leader.
+func (c *cluster) wipe(n *simNode) error {
+	n.crashes.Add(1)
+	c.net.setDown(n.id, true)
+	c.stopNode(n)
+	n.fs = vfs.NewCrashableMem()
+	n.wiped = true
+	n.mu.Lock()
+	dir := n.dir
+	n.mu.Unlock()
+	return os.RemoveAll(dir)
+}
+
+// catchUp is the front end's catch-up for node n: ask the leader n knows,
+// over the simulated network, for its read index, and wait until n has
+// applied through it.
+func (c *cluster) catchUp(n *simNode) actors.CatchUp {
+	return func(ctx context.Context) error {
+		node, _ := n.running()
+		if node == nil {
+			return errNodeDown
+		}
+		if node.IsLeader() {
+			index, err := node.ReadIndex(ctx)
+			if err != nil {
+				return err
+			}
+			return node.WaitApplied(ctx, index)
+		}
+		id, ok := node.Leader()
+		if !ok || id == n.id || c.net.isCut(n.id, id) || c.net.isCut(id, n.id) {
+			return errNoLeaderReachable
+		}
+		for _, o := range c.nodes {
+			if o.id != id {
+				continue
+			}
+			leader, _ := o.running()
+			if leader == nil {
+				return errNoLeaderReachable
+			}
+			index, err := leader.ReadIndex(ctx)
+			if err != nil {
+				return err
+			}
+			return node.WaitApplied(ctx, index)
+		}
+		return errNoLeaderReachable
+	}
+}
+
+var (
+	errNodeDown          = errors.New("sim: the node is down")
+	errNoLeaderReachable = errors.New("sim: no leader reachable")
+)
 
 func (c *cluster) stopNode(n *simNode) {
 	n.mu.Lock()

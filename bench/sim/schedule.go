@@ -77,6 +77,18 @@ func (s *scheduler) run(d time.Duration) error {
 			s.count("crash")
 		case kind < 80:
 			s.advanceClock()
+		case kind < 83 && s.crashed == nil:
+			// A follower loses its data directory and comes back empty.
+			n := s.c.nodes[a]
+			if l := s.c.leader(); l == n {
+				n = s.c.nodes[(a+1+b)%3]
+			}
+			s.logf("wipe %s", n.id)
+			if err := s.c.wipe(n); err != nil {
+				return err
+			}
+			s.crashed, s.restartAt = n, time.Now().Add(down)
+			s.count("wipe")
 		case kind < 88:
 			if node, _ := s.c.nodes[a].running(); node != nil {
 				err := node.Snapshot() // may fail (nothing new since the last): that is fine

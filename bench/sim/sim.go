@@ -37,8 +37,12 @@ type Report struct {
 	// UnknownCauses counts those attempts by the error's text.
 	UnknownCauses map[string]int
 	Reads         int
-	Webhooks      int    // delivery attempts the receiver saw
-	Dropped       uint64 // Raft messages the network lost
+	// LateCopies counts attempts held in transit and delivered after
+	// their client retried; CatchingUp, keys a node could not yet judge
+	// (it answered "catching up", not 401).
+	LateCopies, CatchingUp int
+	Webhooks               int    // delivery attempts the receiver saw
+	Dropped                uint64 // Raft messages the network lost
 	// Simulated is how far the fake clock moved in the Elapsed real time
 	// of the run (the audit included).
 	Simulated, Elapsed time.Duration
@@ -54,8 +58,8 @@ func (r *Report) violate(format string, args ...any) {
 
 func (r *Report) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "seed %d: faults %v, requests %v, unknown attempts %d, reads %d, webhook attempts %d, raft messages dropped %d, simulated %v in %v",
-		r.Seed, sorted(r.Faults), sorted(r.Requests), r.Unknowns, r.Reads, r.Webhooks, r.Dropped,
+	fmt.Fprintf(&b, "seed %d: faults %v, requests %v, unknown attempts %d, late copies %d, keys not yet judged %d, reads %d, webhook attempts %d, raft messages dropped %d, simulated %v in %v",
+		r.Seed, sorted(r.Faults), sorted(r.Requests), r.Unknowns, r.LateCopies, r.CatchingUp, r.Reads, r.Webhooks, r.Dropped,
 		r.Simulated.Round(time.Millisecond), r.Elapsed.Round(time.Millisecond))
 	if len(r.UnknownCauses) > 0 {
 		fmt.Fprintf(&b, "\n  unknown outcomes by cause: %s", sorted(r.UnknownCauses))
@@ -132,11 +136,19 @@ func Run(opts Options) (*Report, error) {
 	}
 	sched := &scheduler{c: c, rng: rand.New(rand.NewPCG(seed, 0)), counts: rep.Faults, logf: opts.Logf, violate: rep.violate}
 	recv.setFailRate(0.2)
+	cl.late.Store(true)
 	schedErr := sched.run(opts.Faults)
+	cl.late.Store(false)
 	stopClients()
 	recv.setFailRate(0)
 	healErr := sched.healAll()
 	wg.Wait()
+	cl.lateWG.Wait() // every attempt held in transit has landed
+	rep.LateCopies = int(cl.lateCopies.Load())
+	rep.CatchingUp = int(cl.catchingUp.Load())
+	for _, b := range cl.badAnswers {
+		rep.violate("wrong definite answer: %s", b)
+	}
 	if err := errors.Join(schedErr, healErr); err != nil {
 		rep.violate("a node failed to restart: %v", err)
 		return rep, nil
@@ -167,12 +179,12 @@ func Run(opts Options) (*Report, error) {
 func setup(cl *clients) error {
 	ctx := context.Background()
 	deadline := time.Now().Add(30 * time.Second)
-	for _, org := range append(slices.Clone(hotOrgs), otherOrg) {
+	for _, org := range append(slices.Clone(hotOrgs), otherOrg, scarceOrg) {
 		cmd := &ledger.CreateOrganization{
 			At: cl.stamp(), ID: org, Name: org, Country: "GH", DefaultCurrency: currency,
-			Key: ledger.CreateAPIKey{At: cl.stamp(), ID: "key_" + org[4:], OrgID: org, Hash: actors.HashKey("sk_test_" + org), Scopes: ledger.ScopesMerchant},
+			Key: ledger.CreateAPIKey{At: cl.stamp(), ID: "key_" + org[4:], OrgID: org, Hash: actors.HashKey(secretOf(org)), Scopes: ledger.ScopesMerchant},
 		}
-		kept, _ := cl.onLeader(ctx, deadline, func(sys *actors.System) (bool, error) {
+		kept, _ := cl.onLeader(ctx, deadline, "", func(sys *actors.System) (bool, error) {
 			pctx, cancel := context.WithTimeout(ctx, commitTimeout)
 			defer cancel()
 			r := sys.Propose(pctx, cmd)
@@ -189,7 +201,7 @@ func setup(cl *clients) error {
 		At: cl.stamp(), ID: "whe_sim", OrgID: otherOrg, URL: cl.recv.url,
 		Events: []string{"*"}, Secret: actors.NewWebhookSecret(),
 	}
-	kept, _ := cl.onLeader(ctx, deadline, func(sys *actors.System) (bool, error) {
+	kept, _ := cl.onLeader(ctx, deadline, "", func(sys *actors.System) (bool, error) {
 		pctx, cancel := context.WithTimeout(ctx, commitTimeout)
 		defer cancel()
 		r := sys.Propose(pctx, endpoint)

@@ -102,7 +102,8 @@ func TestDefiniteAnswersUnderFaults(t *testing.T) {
 	}
 
 	// The faults, one every few seconds, each kind in turn in a seeded order.
-	kinds := []string{"kill-leader", "freeze-leader", "stop-leader", "kill-follower", "wipe-follower", "lose-quorum", "kill-all"}
+	kinds := []string{"kill-leader", "freeze-leader", "stop-leader", "kill-follower", "wipe-follower",
+		"wipe-follower-leader-frozen", "lose-quorum", "kill-all"}
 	rng.Shuffle(len(kinds), func(i, j int) { kinds[i], kinds[j] = kinds[j], kinds[i] })
 	ends := time.Now().Add(faultsFor)
 	for i := 0; time.Now().Before(ends); i++ {
@@ -370,6 +371,16 @@ func (fl *faultLoad) inject(kind string, rng *rand.Rand) {
 		follower.dataDir = fl.t.TempDir()
 		follower.args = withoutFlag(follower.args, "--bootstrap")
 		fl.restart(follower)
+	case "wipe-follower-leader-frozen":
+		// The wiped node comes back while it can hear from no leader: it
+		// must not judge keys from its empty state.
+		follower.kill()
+		follower.dataDir = fl.t.TempDir()
+		follower.args = withoutFlag(follower.args, "--bootstrap")
+		leader.cmd.Process.Signal(syscall.SIGSTOP)
+		fl.restart(follower)
+		time.Sleep(2500 * time.Millisecond)
+		leader.cmd.Process.Signal(syscall.SIGCONT)
 	case "lose-quorum":
 		leader.kill()
 		follower.kill()
@@ -411,4 +422,3 @@ func lastLines(s string, n int) string {
 	}
 	return strings.Join(lines, "\n")
 }
-

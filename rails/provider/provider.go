@@ -13,7 +13,9 @@
 // before the first Submit, so a new leader re-sends exactly the same request
 // and the provider (or the chain, through the nonce) never sees two. An
 // adapter must be deterministic given a Prepared value: Submit twice with
-// the same one is the same request.
+// the same one is the same request. An adapter whose provider would act on
+// a re-sent request again implements SendOnce, and the caller then never
+// re-sends after a send that may have arrived (see SendOnce).
 //
 // # Outcomes
 //
@@ -63,6 +65,12 @@ type Instruction struct {
 	Address       string
 	Tag           string
 	Narration     string
+	// ProviderRef is the provider's own reference for the instruction as
+	// the caller last committed it (Outcome.ProviderRef from a Submit, a
+	// callback or a status answer); empty until one was reported. Some
+	// providers can be asked for a status only by their reference (an
+	// M-Pesa STK push by its CheckoutRequestID).
+	ProviderRef string
 }
 
 // Prepared is what must be committed to the log before an instruction is
@@ -124,6 +132,19 @@ type Payouter interface {
 	PreparePayout(ctx context.Context, in Instruction) (Prepared, error)
 	SubmitPayout(ctx context.Context, in Instruction, p Prepared) (Outcome, error)
 	PayoutStatus(ctx context.Context, in Instruction, p Prepared) (Outcome, error)
+}
+
+// Restorer is implemented by an adapter whose Prepare depends on what was
+// prepared before and is not final yet: an EVM hot wallet signs with
+// consecutive nonces, and the nonce of a committed but unsent transaction
+// is invisible to the chain, so it must not be handed out again. The caller
+// calls Restore with every committed Prepared value of the instance whose
+// instruction is not final (the latest Replacement where there is one)
+// when it starts leading, before its first Prepare there. Restore only
+// adds to what the adapter holds, so calling it again is harmless.
+// Adapters without such state do not implement it.
+type Restorer interface {
+	Restore(ctx context.Context, inFlight []Prepared) error
 }
 
 // Collector prompts payers (a mobile money push, an STK push).
@@ -197,6 +218,11 @@ type Callback struct {
 	Header     map[string]string // lower-case names
 	Body       []byte
 	RemoteAddr string
+	// Query is the raw query string of the request URL, without the '?'.
+	// Providers that do not say in the body which instruction a callback
+	// concerns get it back from the URL the adapter gave them; keep it
+	// out of logs, for it may carry a per-instruction token.
+	Query string
 }
 
 // Notification is what a callback says. When Authenticated is false the
@@ -212,6 +238,20 @@ type Notification struct {
 // CallbackHandler reads inbound notifications.
 type CallbackHandler interface {
 	HandleCallback(ctx context.Context, cb Callback) (Notification, error)
+}
+
+// SendOnce is implemented by an adapter whose provider does not reliably
+// refuse a re-sent instruction, or where a re-send reaches a person twice
+// (a second payment prompt on the payer's phone). SendOnce reports the
+// directions this holds for. For those, the rule of Prepared (a new leader
+// re-sends the same request) does not apply: the caller commits that it is
+// submitting before it calls Submit, and once that is committed it calls
+// Submit again only after Submit itself answered that nothing was done
+// (ErrUnavailable, ErrRateLimited, ErrAuthentication); after any other
+// answer, or none (a crash, a leader change), it only asks Status and
+// waits for callbacks.
+type SendOnce interface {
+	SendOnce(d Direction) bool
 }
 
 // NameLooker resolves an account holder's name before a payout.

@@ -1,0 +1,307 @@
+package ledger
+
+import (
+	"crypto/sha256"
+)
+
+// Final answers by reference.
+//
+// A create under an externalReference is idempotent: a retry gets the
+// resource the first attempt made. Its refusals must be as final as its
+// acceptances. A client whose first attempt broke in transit retries; if
+// the retry is refused (insufficient_funds) while the first attempt is
+// still on its way — held by a frozen node, or relayed late by a follower —
+// the first attempt must not then succeed, or the client, told "refused",
+// pays again under a new reference: a double payment. So Decided, which
+// wraps such a create, records every refusal Apply decides from the
+// state (not from the request alone) under the reference, and answers any
+// later attempt under it from that record: the same request gets the same
+// refusal again, replayed; a different one is a duplicate. A refused
+// reference is never used again, as a created one is not.
+//
+// Decided also carries the request attempt that proposed the create (the
+// id the first node gave the request, kept when a node relays it or
+// re-sends it to a new leader), recorded on the resource it makes. A replay
+// by the same attempt is that request's own creation, relayed twice, and is
+// answered as a creation: a request sent once is answered 201, never 200.
+//
+// Refusals are history: a record closed from the start, found by its
+// reference through the lookup filter, so a new reference costs no read.
+
+// KindDecided wraps a create whose answer is final for its reference.
+// Kinds 110–119 belong to final answers.
+const KindDecided Kind = 110
+
+// Decided applies Op, a create under an external reference, and makes its
+// answer final for the reference (see above). Op is a CreatePayout, a
+// CreateFXPayout, a CreateOrder, a SpendCharged wrapping one of those, or
+// an ExecuteQuote under a reference.
+type Decided struct {
+	Attempt string // the request attempt that proposed it; "" none
+	Op      Command
+}
+
+func (*Decided) Kind() Kind { return KindDecided }
+
+func (c *Decided) encode(e *encoder) {
+	e.str(c.Attempt)
+	e.u8(uint8(c.Op.Kind()))
+	c.Op.encode(e)
+}
+
+func decodeDecided(d *decoder) Command {
+	c := &Decided{Attempt: d.str()}
+	if len(d.buf) == 0 || !decidable(Kind(d.buf[0])) {
+		d.fail(errorf(CodeValidation, "a decided command wraps a create under a reference"))
+		return c
+	}
+	op, err := decodeCommand(d)
+	if err != nil {
+		d.fail(err)
+		return c
+	}
+	if _, _, ref, _, _ := decidedOf(op); ref == "" {
+		d.fail(errorf(CodeValidation, "a decided command wraps a create under a reference"))
+		return c
+	}
+	c.Op = op
+	return c
+}
+
+// decidable reports whether a command of kind k may be Decided's: a create
+// under a reference (a charged debit's kind is checked by SpendCharged).
+func decidable(k Kind) bool {
+	switch k {
+	case KindCreatePayout, KindCreateFXPayout, KindCreateOrder, KindSpendCharged, KindExecuteQuoteRef:
+		return true
+	}
+	return false
+}
+
+func init() { registerCommand(KindDecided, decodeDecided) }
+
+// Refusal is a create refused under an external reference: what was asked
+// (its digest) and the answer, kept so that every later attempt under the
+// reference gets it.
+type Refusal struct {
+	ID        string // the id the resource would have had
+	OrgID     string
+	Resource  string // RefusedPayout, RefusedOrder, RefusedConversion
+	Reference string
+	Request   string // sha256 of the request as the ledger compares it (requestDigest)
+	Err       Error
+	Attempt   string
+	CreatedAt int64 // on the organization's clock
+}
+
+var refusalKind = &kind[Refusal]{
+	tag: tagRefusal, name: "refusal",
+	id:  func(r *Refusal) (string, string) { return r.ID, r.OrgID },
+	enc: encodeRefusal, dec: decodeRefusal,
+	open:  func(*Refusal) bool { return false },
+	final: true,
+	lookups: []lookup[Refusal]{
+		{name: indexReference, key: func(r *Refusal) string { return refusalKey(r.OrgID, r.Resource, r.Reference) }},
+	},
+	unlisted: true,
+}
+
+// refusalKey is a refused reference as a lookup key: references are scoped
+// by organization and by the kind of resource they name.
+func refusalKey(org, resource, ref string) string {
+	if ref == "" {
+		return ""
+	}
+	return org + "\x00" + resource + "\x00" + ref
+}
+
+// The resources whose references Decided keeps refusals of: each has its
+// own references.
+const (
+	RefusedPayout     = "payout"
+	RefusedOrder      = "order"
+	RefusedConversion = "conversion"
+)
+
+func (c *Decided) apply(s *State) Result {
+	org, resource, ref, request, id := decidedOf(c.Op)
+	if ref == "" {
+		return Result{Err: errorf(CodeValidation, "a decided command wraps a create under a reference")}
+	}
+	if prev, ok := s.refusals.find(indexReference, refusalKey(org, resource, ref)); ok && !s.referenced(resource, org, ref) {
+		return prev.Replay(c.Op)
+	}
+	res := s.Apply(c.Op)
+	switch {
+	case res.Err != nil && !res.Replayed && finalRefusal(res.Err.Code):
+		s.refusals.insert(Refusal{
+			ID: id, OrgID: org, Resource: resource, Reference: ref, Request: request,
+			Err: *res.Err, Attempt: c.Attempt, CreatedAt: s.OrgNow(org, opAt(c.Op)),
+		})
+	case resource == RefusedPayout && res.Err == nil && res.Payout != nil && !res.Replayed && c.Attempt != "":
+		p := *res.Payout
+		p.Attempt = c.Attempt
+		s.payouts.put(p)
+		res.Payout = &p
+	case resource == RefusedPayout && res.Err == nil && res.Replayed && res.Payout != nil && c.Attempt != "" && res.Payout.Attempt == c.Attempt:
+		// The same request, relayed again after its first relay committed.
+		res.Replayed = false
+	}
+	return res
+}
+
+// referenced reports whether org's reference names a resource: one made by
+// a create that no Decided wrapped (the log before Decided), which then
+// answers for its reference itself.
+func (s *State) referenced(resource, org, ref string) bool {
+	var ok bool
+	switch resource {
+	case RefusedPayout:
+		_, ok = s.payouts.byReference(org, ref)
+	case RefusedOrder:
+		_, ok = s.orders.rows.byReference(org, ref)
+	case RefusedConversion:
+		_, ok = s.fx.conversions.byReference(org, ref)
+	}
+	return ok
+}
+
+// finalRefusal reports whether a refusal with code was decided from the
+// state, and so is recorded: not a malformed request (the same request
+// always gets the same answer), not a duplicate (the reference names a
+// resource), not a clash of identifiers or a bug.
+func finalRefusal(code Code) bool {
+	switch code {
+	case CodeValidation, CodeDuplicate, CodeConflict, CodeInternal:
+		return false
+	}
+	return true
+}
+
+// refusedReference is the answer to a different request under a refused
+// reference.
+func refusedReference(r Refusal) *Error {
+	return &Error{Code: CodeDuplicate,
+		Message: "A " + r.Resource + " under this externalReference was refused (" + string(r.Err.Code) +
+			"); a reference is used once: send the new request under a new externalReference"}
+}
+
+// decidedOf returns what Decided needs of its create: the organization,
+// the kind of resource and the reference, the digest of the request as the
+// caller made it (a retry is the same request exactly when its digest is
+// equal: nothing the leader chose is in it, neither ids nor times nor
+// prices) and the id the create draws. ref is "" for a command Decided
+// does not take.
+func decidedOf(op Command) (org, resource, ref, request, id string) {
+	if sc, ok := op.(*SpendCharged); ok {
+		op = sc.Op
+	}
+	var e encoder
+	switch c := op.(type) {
+	case *CreatePayout:
+		e.u8(0)
+		e.str(c.Spec.Currency)
+		c.Spec.encode(&e)
+		org, resource, ref, id = c.OrgID, RefusedPayout, c.ExternalReference, c.ID
+	case *CreateFXPayout:
+		e.u8(1)
+		e.str(c.FromCurrency)
+		c.Spec.encode(&e)
+		org, resource, ref, id = c.OrgID, RefusedPayout, c.ExternalReference, c.ID
+	case *CreateOrder:
+		c.Spec.encode(&e)
+		org, resource, ref, id = c.OrgID, RefusedOrder, c.ExternalReference, c.ID
+	case *ExecuteQuote:
+		e.str(c.QuoteID)
+		org, resource, ref, id = c.OrgID, RefusedConversion, c.ExternalReference, c.ConversionID
+	default:
+		return "", "", "", "", ""
+	}
+	sum := sha256.Sum256(e.buf)
+	return org, resource, ref, string(sum[:]), id
+}
+
+// opAt is the leader's time a decided command carries.
+func opAt(op Command) int64 {
+	if sc, ok := op.(*SpendCharged); ok {
+		op = sc.Op
+	}
+	switch c := op.(type) {
+	case *CreatePayout:
+		return c.At
+	case *CreateFXPayout:
+		return c.At
+	case *CreateOrder:
+		return c.At
+	case *ExecuteQuote:
+		return c.At
+	}
+	return 0
+}
+
+// Refusal returns the refusal an organization's reference for resource
+// (RefusedPayout, …) names, however old.
+func (r *Reader) Refusal(orgID, resource, ref string) (Refusal, bool) {
+	return readFind(r, refusalKind, indexReference, refusalKey(orgID, resource, ref))
+}
+
+// Repeats reports whether op, a create as Decided wraps it, repeats the
+// request r refused.
+func (r Refusal) Repeats(op Command) bool {
+	_, _, _, request, _ := decidedOf(op)
+	return request == r.Request
+}
+
+// Replay is the answer to op when it repeats the request r refused (the
+// same refusal, replayed), and to any other request under r's reference
+// (a duplicate).
+func (r Refusal) Replay(op Command) Result {
+	if r.Repeats(op) {
+		e := r.Err
+		return Result{Err: &e, Replayed: true}
+	}
+	return Result{Err: refusedReference(r)}
+}
+
+func encodeRefusal(e *encoder, r *Refusal) {
+	e.str(r.ID)
+	e.str(r.OrgID)
+	e.str(r.Resource)
+	e.str(r.Reference)
+	e.str(r.Request)
+	encodeError(e, &r.Err)
+	e.str(r.Attempt)
+	e.varint(r.CreatedAt)
+}
+
+func decodeRefusal(d *decoder) Refusal {
+	return Refusal{
+		ID: d.str(), OrgID: d.str(), Resource: d.str(), Reference: d.str(), Request: d.str(),
+		Err: decodeError(d), Attempt: d.str(), CreatedAt: d.varint(),
+	}
+}
+
+// encodeError writes an error as a refusal keeps it: its code, message and
+// the details of the codes a create refuses with.
+func encodeError(e *encoder, er *Error) {
+	e.str(string(er.Code))
+	e.str(er.Message)
+	e.minor(er.Available)
+	e.minor(er.Required)
+	e.str(er.Currency)
+	e.bool(er.SpendCap != nil)
+	if sc := er.SpendCap; sc != nil {
+		e.str(sc.Cap)
+		e.minor(sc.Limit)
+		e.minor(sc.Used)
+		e.minor(sc.Attempted)
+	}
+}
+
+func decodeError(d *decoder) Error {
+	er := Error{Code: Code(d.str()), Message: d.str(), Available: d.minor(), Required: d.minor(), Currency: d.str()}
+	if d.bool() {
+		er.SpendCap = &SpendCapDetails{Cap: d.str(), Limit: d.minor(), Used: d.minor(), Attempted: d.minor()}
+	}
+	return er
+}

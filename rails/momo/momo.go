@@ -1,0 +1,245 @@
+package momo
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"payments/rails/provider"
+)
+
+// Kind is the adapter's name in a providers file.
+const Kind = "mtn_momo"
+
+// The MoMo products the adapter uses, as they appear in MoMo's paths.
+const (
+	collection   = "collection"   // requesttopay: money in, prompted on the payer's phone
+	disbursement = "disbursement" // transfer: money out
+)
+
+// Defaults for what Settings leaves out.
+const (
+	requestTimeoutDefault     = 30 * time.Second
+	tokenRefreshBeforeDefault = 60 * time.Second
+	checkAfterDefault         = 15 * time.Second
+	retryAfterDefault         = 1 * time.Second
+)
+
+// Credentials are one MoMo product's: its subscription key and the API user
+// and API key created under it.
+type Credentials struct {
+	APIUser         provider.Secret
+	APIKey          provider.Secret
+	SubscriptionKey provider.Secret
+}
+
+// Config builds an Adapter. Factory fills it from a providers file; tests
+// fill it directly.
+type Config struct {
+	// Name is the instance's name (for messages).
+	Name string
+	// BaseURL is MoMo's API root, e.g. https://sandbox.momodeveloper.mtn.com.
+	BaseURL string
+	// TargetEnvironment is X-Target-Environment: "sandbox", "mtnghana", …
+	TargetEnvironment string
+	// Currency and its number of decimal places: every instruction must
+	// be in it (MoMo refuses another currency for the environment).
+	Currency string
+	Exponent int
+	// CallbackURL is where MoMo sends its callbacks (this instance's
+	// ingress route); empty: no X-Callback-Url, status polling only.
+	CallbackURL string
+	// Collection and Disbursement are the products' credentials; nil
+	// means the product is not used (its operations answer an error).
+	Collection, Disbursement *Credentials
+
+	HTTPClient *http.Client     // nil: a client with RequestTimeout
+	Now        func() time.Time // nil: time.Now
+	// RequestTimeout bounds one HTTP exchange; TokenRefreshBefore is how
+	// long before its expiry a token is replaced; CheckAfter is what a
+	// pending outcome suggests as the next status check.
+	RequestTimeout, TokenRefreshBefore, CheckAfter time.Duration
+}
+
+// Settings is the instance's "settings" object in a providers file.
+type Settings struct {
+	BaseURL            string `json:"baseUrl"`
+	TargetEnvironment  string `json:"targetEnvironment"`
+	Currency           string `json:"currency"`
+	CurrencyExponent   *int   `json:"currencyExponent"`
+	CallbackBaseURL    string `json:"callbackBaseUrl"`
+	RequestTimeout     string `json:"requestTimeout"`
+	TokenRefreshBefore string `json:"tokenRefreshBefore"`
+	CheckAfter         string `json:"checkAfter"`
+}
+
+// Secret names in a providers file's "secrets" object.
+const (
+	SecretCollectionAPIUser           = "collectionApiUser"
+	SecretCollectionAPIKey            = "collectionApiKey"
+	SecretCollectionSubscriptionKey   = "collectionSubscriptionKey"
+	SecretDisbursementAPIUser         = "disbursementApiUser"
+	SecretDisbursementAPIKey          = "disbursementApiKey"
+	SecretDisbursementSubscriptionKey = "disbursementSubscriptionKey"
+)
+
+var _ provider.Factory = Factory
+
+// Factory builds an Adapter from a providers file entry of kind "mtn_momo".
+// The disbursement secrets are required when a method serves payouts, the
+// collection secrets when one serves collections.
+func Factory(ic provider.InstanceConfig, secrets provider.Secrets) (any, error) {
+	var s Settings
+	if len(ic.Settings) > 0 {
+		dec := json.NewDecoder(bytes.NewReader(ic.Settings))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&s); err != nil {
+			return nil, fmt.Errorf("momo: settings: %w", err)
+		}
+	}
+	cfg := Config{
+		Name:              ic.Name,
+		BaseURL:           s.BaseURL,
+		TargetEnvironment: s.TargetEnvironment,
+		Currency:          s.Currency,
+		Exponent:          2,
+	}
+	if s.CurrencyExponent != nil {
+		cfg.Exponent = *s.CurrencyExponent
+	}
+	if s.CallbackBaseURL != "" {
+		cfg.CallbackURL = strings.TrimRight(s.CallbackBaseURL, "/") + "/v1/providers/" + url.PathEscape(ic.Name) + "/callbacks"
+	}
+	for _, d := range []struct {
+		from string
+		to   *time.Duration
+	}{{s.RequestTimeout, &cfg.RequestTimeout}, {s.TokenRefreshBefore, &cfg.TokenRefreshBefore}, {s.CheckAfter, &cfg.CheckAfter}} {
+		if d.from == "" {
+			continue
+		}
+		v, err := time.ParseDuration(d.from)
+		if err != nil || v <= 0 {
+			return nil, fmt.Errorf("momo: settings: %q is not a positive duration", d.from)
+		}
+		*d.to = v
+	}
+	var payouts, collections bool
+	for _, m := range ic.Methods {
+		for _, d := range m.Directions {
+			payouts = payouts || d == "payouts"
+			collections = collections || d == "collections"
+		}
+	}
+	creds := func(user, key, sub string) (*Credentials, error) {
+		var c Credentials
+		var err error
+		if c.APIUser, err = secrets.Get(user); err != nil {
+			return nil, fmt.Errorf("momo: %w", err)
+		}
+		if c.APIKey, err = secrets.Get(key); err != nil {
+			return nil, fmt.Errorf("momo: %w", err)
+		}
+		if c.SubscriptionKey, err = secrets.Get(sub); err != nil {
+			return nil, fmt.Errorf("momo: %w", err)
+		}
+		return &c, nil
+	}
+	var err error
+	if payouts {
+		if cfg.Disbursement, err = creds(SecretDisbursementAPIUser, SecretDisbursementAPIKey, SecretDisbursementSubscriptionKey); err != nil {
+			return nil, err
+		}
+	}
+	if collections {
+		if cfg.Collection, err = creds(SecretCollectionAPIUser, SecretCollectionAPIKey, SecretCollectionSubscriptionKey); err != nil {
+			return nil, err
+		}
+	}
+	return New(cfg)
+}
+
+// Adapter is a configured MoMo instance. It is safe for concurrent use.
+type Adapter struct {
+	cfg          Config
+	base         *url.URL
+	client       *http.Client
+	now          func() time.Time
+	collection   *product
+	disbursement *product
+}
+
+var (
+	_ provider.Payouter        = (*Adapter)(nil)
+	_ provider.Collector       = (*Adapter)(nil)
+	_ provider.CallbackHandler = (*Adapter)(nil)
+	_ provider.NameLooker      = (*Adapter)(nil)
+	_ provider.Balancer        = (*Adapter)(nil)
+)
+
+// ErrNotConfigured is returned for an operation of a product the instance
+// has no credentials for.
+var ErrNotConfigured = errors.New("momo: product not configured")
+
+// New checks cfg and returns an Adapter.
+func New(cfg Config) (*Adapter, error) {
+	base, err := url.Parse(strings.TrimRight(cfg.BaseURL, "/"))
+	if err != nil || (base.Scheme != "https" && base.Scheme != "http") || base.Host == "" {
+		return nil, fmt.Errorf("momo: baseUrl %q is not an http(s) URL", cfg.BaseURL)
+	}
+	if cfg.TargetEnvironment == "" {
+		return nil, errors.New("momo: targetEnvironment is required")
+	}
+	if len(cfg.Currency) != 3 {
+		return nil, fmt.Errorf("momo: currency %q is not a three-letter code", cfg.Currency)
+	}
+	if cfg.Exponent < 0 || cfg.Exponent > 6 {
+		return nil, fmt.Errorf("momo: currencyExponent %d is out of range", cfg.Exponent)
+	}
+	if cfg.CallbackURL != "" {
+		if u, err := url.Parse(cfg.CallbackURL); err != nil || u.Host == "" || u.RawQuery != "" {
+			return nil, fmt.Errorf("momo: callback URL %q must be absolute and without a query", cfg.CallbackURL)
+		}
+	}
+	if cfg.Collection == nil && cfg.Disbursement == nil {
+		return nil, errors.New("momo: neither collection nor disbursement credentials are configured")
+	}
+	if cfg.RequestTimeout <= 0 {
+		cfg.RequestTimeout = requestTimeoutDefault
+	}
+	if cfg.TokenRefreshBefore <= 0 {
+		cfg.TokenRefreshBefore = tokenRefreshBeforeDefault
+	}
+	if cfg.CheckAfter <= 0 {
+		cfg.CheckAfter = checkAfterDefault
+	}
+	a := &Adapter{cfg: cfg, base: base, client: cfg.HTTPClient, now: cfg.Now}
+	if a.client == nil {
+		a.client = &http.Client{Timeout: cfg.RequestTimeout}
+	}
+	if a.now == nil {
+		a.now = time.Now
+	}
+	if cfg.Collection != nil {
+		a.collection = &product{name: collection, creds: *cfg.Collection}
+	}
+	if cfg.Disbursement != nil {
+		a.disbursement = &product{name: disbursement, creds: *cfg.Disbursement}
+	}
+	return a, nil
+}
+
+func (a *Adapter) product(name string) (*product, error) {
+	p := a.disbursement
+	if name == collection {
+		p = a.collection
+	}
+	if p == nil {
+		return nil, fmt.Errorf("%w: %s", ErrNotConfigured, name)
+	}
+	return p, nil
+}

@@ -1,0 +1,119 @@
+// Command momofake runs the fake MoMo Open API as a standalone server on a
+// loopback address, for demos and manual runs. It prints, as shell lines,
+// its URL and the credentials a client needs (also written to -env-out):
+//
+//	MOMO_URL=http://127.0.0.1:40123
+//	MOMO_TARGET_ENVIRONMENT=sandbox
+//	MOMO_CURRENCY=EUR
+//	MOMO_COLLECTION_API_USER=… (and _API_KEY, _SUBSCRIPTION_KEY)
+//	MOMO_DISBURSEMENT_API_USER=… (and _API_KEY, _SUBSCRIPTION_KEY)
+//
+// Payers approve at once unless their number says otherwise (MTN's sandbox
+// numbers 46733123450 to 46733123454); POST /_fake/requesttopay/{ref}/approve
+// or /decline decides a held request, and GET /_fake/requests lists what was
+// received. It stops on SIGINT or SIGTERM.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"payments/rails/momo/momofake"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "momofake:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	var o momofake.Options
+	listen := flag.String("listen", "127.0.0.1:0", "loopback address to listen on")
+	envOut := flag.String("env-out", "", "also write the shell lines to this file")
+	flag.StringVar(&o.TargetEnvironment, "environment", "sandbox", "X-Target-Environment to accept")
+	flag.StringVar(&o.Currency, "currency", "EUR", "the environment's currency")
+	flag.IntVar(&o.Exponent, "exponent", 2, "the currency's decimal places")
+	flag.DurationVar(&o.TokenLifetime, "token-lifetime", time.Hour, "lifetime of access tokens")
+	flag.Int64Var(&o.DisbursementBalanceMinor, "disbursement-balance", 10_000_000, "opening disbursement balance in minor units")
+	flag.StringVar(&o.CallbackMethod, "callback-method", http.MethodPut, "PUT (sandbox) or POST (production)")
+	flag.DurationVar(&o.RequestToPayExpiry, "expiry", 5*time.Minute, "how long a request to pay waits for its payer")
+	for _, c := range []struct {
+		product string
+		creds   *momofake.Credentials
+	}{{"collection", &o.Collection}, {"disbursement", &o.Disbursement}} {
+		flag.StringVar(&c.creds.APIUser, c.product+"-api-user", "", c.product+" API user (generated when empty)")
+		flag.StringVar(&c.creds.APIKey, c.product+"-api-key", "", c.product+" API key (generated when empty)")
+		flag.StringVar(&c.creds.SubscriptionKey, c.product+"-subscription-key", "", c.product+" subscription key (generated when empty)")
+	}
+	flag.Parse()
+
+	host, _, err := net.SplitHostPort(*listen)
+	if err != nil {
+		return err
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return fmt.Errorf("-listen %s is not a loopback address", *listen)
+	}
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		return err
+	}
+	srv := momofake.New(o)
+	srv.URL = "http://" + ln.Addr().String()
+	o = srv.Options()
+	lines := []string{
+		"MOMO_URL=" + srv.URL,
+		"MOMO_TARGET_ENVIRONMENT=" + o.TargetEnvironment,
+		"MOMO_CURRENCY=" + o.Currency,
+		"MOMO_COLLECTION_API_USER=" + o.Collection.APIUser,
+		"MOMO_COLLECTION_API_KEY=" + o.Collection.APIKey,
+		"MOMO_COLLECTION_SUBSCRIPTION_KEY=" + o.Collection.SubscriptionKey,
+		"MOMO_DISBURSEMENT_API_USER=" + o.Disbursement.APIUser,
+		"MOMO_DISBURSEMENT_API_KEY=" + o.Disbursement.APIKey,
+		"MOMO_DISBURSEMENT_SUBSCRIPTION_KEY=" + o.Disbursement.SubscriptionKey,
+	}
+	text := strings.Join(lines, "\n") + "\n"
+	if *envOut != "" {
+		if err := os.WriteFile(*envOut, []byte(text), 0o600); err != nil {
+			return err
+		}
+	}
+	fmt.Print(text)
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				srv.Sweep()
+			}
+		}
+	}()
+	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = hs.Shutdown(shut)
+	}()
+	if err := hs.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}

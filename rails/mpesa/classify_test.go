@@ -1,0 +1,278 @@
+package mpesa
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"payments/rails/provider"
+)
+
+func publicKeyPEM(t *testing.T) []byte {
+	t.Helper()
+	k, err := rsa.GenerateKey(rand.Reader, 1024)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, _ := x509.MarshalPKIXPublicKey(&k.PublicKey)
+	return pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der})
+}
+
+// stub answers tokens, and every other request with status and body.
+func stub(t *testing.T, status int, body string) (*Adapter, *atomic.Int32) {
+	t.Helper()
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/oauth/") {
+			w.Write([]byte(`{"access_token":"tok","expires_in":"3599"}`))
+			return
+		}
+		calls.Add(1)
+		w.WriteHeader(status)
+		w.Write([]byte(body))
+	}))
+	t.Cleanup(srv.Close)
+	s := provider.NewSecret
+	a, err := New(Config{Name: "t", BaseURL: srv.URL, CallbackURL: "https://pay.example/cb", ConsumerKey: s("k"), ConsumerSecret: s("s"),
+		ShortCode: "174379", Passkey: s("p"), B2CShortCode: "600000", InitiatorName: "api", InitiatorPassword: s("pw"), Certificate: publicKeyPEM(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a, &calls
+}
+
+var pay = provider.Instruction{ID: "pay_x", Currency: "KES", AmountMinor: 100_00, Exponent: 2, AccountNumber: "254708374149"}
+
+func TestB2CAnswers(t *testing.T) {
+	cases := []struct {
+		name      string
+		status    int
+		body      string
+		wantState provider.State
+		wantKind  error
+		resend    bool // the same process may send it again
+	}{
+		{"accepted", 200, `{"ConversationID":"AG_1","OriginatorConversationID":"x","ResponseCode":"0","ResponseDescription":"Accept the service request successfully."}`, provider.StateProcessing, nil, false},
+		{"refused in the answer", 200, `{"ResponseCode":"1","ResponseDescription":"Rejected"}`, 0, provider.ErrRejected, true},
+		{"unreadable 200", 200, `<html>`, 0, provider.ErrUnknownOutcome, false},
+		{"duplicate originator", 500, `{"errorCode":"500.002.1001","errorMessage":"Duplicate OriginatorConversationID"}`, provider.StateProcessing, nil, false},
+		{"bad request", 400, `{"errorCode":"400.002.02","errorMessage":"Bad Request - Invalid PartyB"}`, 0, provider.ErrRejected, true},
+		{"token refused twice", 401, `{"errorCode":"401.002.01","errorMessage":"Invalid Access Token"}`, 0, provider.ErrAuthentication, true},
+		{"spike arrest", 500, `{"errorCode":"500.003.02","errorMessage":"Spike Arrest Violation"}`, 0, provider.ErrRateLimited, true},
+		{"too many requests", 429, ``, 0, provider.ErrRateLimited, true},
+		{"wrong route", 404, `{"errorCode":"404.003.01","errorMessage":"Resource not found"}`, 0, provider.ErrUnavailable, true},
+		{"internal error", 500, `{"errorCode":"500.003.1001","errorMessage":"Internal Server Error"}`, 0, provider.ErrUnknownOutcome, false},
+		{"bad gateway", 502, ``, 0, provider.ErrUnknownOutcome, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			a, _ := stub(t, c.status, c.body)
+			p, _ := a.PreparePayout(context.Background(), pay)
+			out, err := a.SubmitPayout(context.Background(), pay, p)
+			if c.wantKind == nil {
+				if err != nil || out.State != c.wantState {
+					t.Fatalf("%+v %v", out, err)
+				}
+			} else if !errors.Is(err, c.wantKind) {
+				t.Fatalf("err %v, want %v", err, c.wantKind)
+			}
+			if a.wasSent(p.Key) == c.resend {
+				t.Fatalf("sent mark %v, want %v", a.wasSent(p.Key), !c.resend)
+			}
+		})
+	}
+}
+
+func TestSTKAnswers(t *testing.T) {
+	cases := []struct {
+		name     string
+		status   int
+		body     string
+		wantKind error
+	}{
+		{"wrong password", 500, `{"errorCode":"500.001.1001","errorMessage":"Wrong credentials"}`, provider.ErrAuthentication},
+		{"payer busy", 500, `{"errorCode":"500.001.1001","errorMessage":"Unable to lock subscriber, a transaction is already in process for the current subscriber"}`, provider.ErrUnavailable},
+		{"no merchant", 500, `{"errorCode":"500.001.1001","errorMessage":"Merchant does not exist"}`, provider.ErrRejected},
+		{"bad amount", 400, `{"errorCode":"400.002.02","errorMessage":"Bad Request - Invalid Amount"}`, provider.ErrRejected},
+		{"system busy", 500, `{"errorCode":"500.003.02","errorMessage":"System is busy"}`, provider.ErrRateLimited},
+		{"server error", 503, ``, provider.ErrUnknownOutcome},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			a, _ := stub(t, c.status, c.body)
+			p, _ := a.PrepareCollection(context.Background(), pay)
+			if _, err := a.SubmitCollection(context.Background(), pay, p); !errors.Is(err, c.wantKind) {
+				t.Fatalf("err %v, want %v", err, c.wantKind)
+			}
+		})
+	}
+}
+
+func TestSTKQueryAnswers(t *testing.T) {
+	cases := []struct {
+		name     string
+		status   int
+		body     string
+		want     provider.State
+		wantMsg  string
+		wantKind error
+	}{
+		{"paid", 200, `{"ResponseCode":"0","ResultCode":"0","ResultDesc":"The service request is processed successfully."}`, provider.StateCompleted, "", nil},
+		{"paid, numbers", 200, `{"ResponseCode":0,"ResultCode":0}`, provider.StateCompleted, "", nil},
+		{"cancelled", 200, `{"ResponseCode":"0","ResultCode":"1032","ResultDesc":"Request cancelled by user"}`, provider.StateFailed, "Request cancelled by user (1032)", nil},
+		{"cancelled, no words", 200, `{"ResponseCode":"0","ResultCode":"1032"}`, provider.StateFailed, "the payer cancelled (1032)", nil},
+		{"unreachable", 200, `{"ResponseCode":"0","ResultCode":"1037","ResultDesc":"DS timeout user cannot be reached"}`, provider.StateFailed, "1037", nil},
+		{"insufficient", 200, `{"ResponseCode":"0","ResultCode":"1"}`, provider.StateFailed, "insufficient", nil},
+		{"still processing (4999)", 200, `{"ResponseCode":"0","ResultCode":"4999"}`, provider.StatePending, "", nil},
+		{"being processed", 500, `{"errorCode":"500.001.1001","errorMessage":"The transaction is being processed"}`, provider.StatePending, "", nil},
+		{"unknown checkout", 400, `{"errorCode":"400.002.02","errorMessage":"Bad Request - Invalid CheckoutRequestID"}`, 0, "", provider.ErrNotFound},
+		{"spike", 429, ``, 0, "", provider.ErrRateLimited},
+		{"down", 503, ``, 0, "", provider.ErrUnavailable},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			a, _ := stub(t, c.status, c.body)
+			in := pay
+			in.ProviderRef = "ws_CO_1"
+			p, _ := a.PrepareCollection(context.Background(), in)
+			out, err := a.CollectionStatus(context.Background(), in, p)
+			if c.wantKind != nil {
+				if !errors.Is(err, c.wantKind) {
+					t.Fatalf("err %v", err)
+				}
+				return
+			}
+			if err != nil || out.State != c.want || !strings.Contains(out.Message, c.wantMsg) || out.ProviderRef != "ws_CO_1" {
+				t.Fatalf("%+v %v", out, err)
+			}
+		})
+	}
+}
+
+func TestPayoutStatusNeverFails(t *testing.T) {
+	// A query moves nothing: whatever Daraja answers, PayoutStatus never
+	// says the payout was rejected, nor that it is not found.
+	for _, c := range []struct {
+		status int
+		body   string
+	}{{400, `{"errorCode":"400.002.02"}`}, {404, ``}, {500, ``}, {200, `{"ResponseCode":"1"}`}} {
+		a, _ := stub(t, c.status, c.body)
+		p, _ := a.PreparePayout(context.Background(), pay)
+		_, err := a.PayoutStatus(context.Background(), pay, p)
+		if err == nil || errors.Is(err, provider.ErrRejected) || errors.Is(err, provider.ErrNotFound) || errors.Is(err, provider.ErrUnknownOutcome) {
+			t.Errorf("%d %s: %v", c.status, c.body, err)
+		}
+	}
+}
+
+func TestResultCallbacks(t *testing.T) {
+	a, _ := stub(t, 200, "")
+	k := key("b2c", "600000", "pay_x")
+	cb := func(event, body string) provider.Callback {
+		return provider.Callback{Query: "e=" + event + "&k=" + k + "&t=" + a.token(event, k), Body: []byte(body)}
+	}
+	cases := []struct {
+		name, event, body string
+		want              provider.State
+		wantRef, wantMsg  string
+	}{
+		{"b2c success", eventB2C, `{"Result":{"ResultType":0,"ResultCode":0,"ResultDesc":"ok","OriginatorConversationID":"` + k + `","TransactionID":"NLJ41HAY6Q"}}`, provider.StateCompleted, "NLJ41HAY6Q", ""},
+		{"b2c insufficient", eventB2C, `{"Result":{"ResultCode":1,"ResultDesc":"The balance is insufficient for the transaction."}}`, provider.StateFailed, "", "insufficient"},
+		{"b2c string code", eventB2C, `{"Result":{"ResultCode":"SFC_IC0003","ResultDesc":""}}`, provider.StateFailed, "", "does not exist"},
+		{"b2c duplicate detected", eventB2C, `{"Result":{"ResultCode":15,"ResultDesc":"Duplicate Detected"}}`, provider.StateUnknown, "", "duplicate"},
+		{"queue timeout", eventB2CTimeout, `{}`, provider.StateFailed, "", "queue"},
+		{"status completed", eventTS, `{"Result":{"ResultCode":0,"ResultParameters":{"ResultParameter":[{"Key":"ReceiptNo","Value":"NLJ41HAY6Q"},{"Key":"TransactionStatus","Value":"Completed"}]}}}`, provider.StateCompleted, "NLJ41HAY6Q", ""},
+		{"status single parameter", eventTS, `{"Result":{"ResultCode":"0","ResultParameters":{"ResultParameter":{"Key":"TransactionStatus","Value":"Completed"}}}}`, provider.StateCompleted, "", ""},
+		{"status failed", eventTS, `{"Result":{"ResultCode":0,"ResultParameters":{"ResultParameter":[{"Key":"TransactionStatus","Value":"Failed"},{"Key":"ReasonType","Value":"Insufficient funds"}]}}}`, provider.StateFailed, "", "Insufficient funds"},
+		{"status pending", eventTS, `{"Result":{"ResultCode":0,"ResultParameters":{"ResultParameter":[{"Key":"TransactionStatus","Value":"Pending"}]}}}`, provider.StateUnknown, "", "Pending"},
+		{"status not found", eventTS, `{"Result":{"ResultCode":"R000002","ResultDesc":"not found"}}`, provider.StateUnknown, "", "R000002"},
+		{"status timeout", eventTSTimeout, ``, provider.StateUnknown, "", "timed out"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			n, err := a.HandleCallback(context.Background(), cb(c.event, c.body))
+			if err != nil || !n.Authenticated || n.Key != k || n.Outcome.State != c.want || n.Outcome.ProviderRef != c.wantRef || !strings.Contains(n.Outcome.Message, c.wantMsg) {
+				t.Fatalf("%+v %v", n, err)
+			}
+		})
+	}
+	if _, err := a.HandleCallback(context.Background(), cb(eventB2C, `{"Result":{"ResultCode":0,"OriginatorConversationID":"someone-else"}}`)); !errors.Is(err, ErrBadCallback) {
+		t.Fatalf("a result for another id: %v", err)
+	}
+}
+
+func TestFactory(t *testing.T) {
+	dir := t.TempDir()
+	cert := filepath.Join(dir, "cert.pem")
+	if err := os.WriteFile(cert, publicKeyPEM(t), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"CK": "key", "CS": "secret", "PK": "passkey", "IP": "pw"}
+	getenv := func(k string) string { return env[k] }
+	secrets := `"secrets":{"consumerKey":{"env":"CK"},"consumerSecret":{"env":"CS"},"passkey":{"env":"PK"},"initiatorPassword":{"env":"IP"},"certificate":{"file":"` + cert + `"}}`
+	settings := `"settings":{"baseUrl":"https://sandbox.safaricom.co.ke","callbackBaseUrl":"https://pay.example","shortCode":"174379","b2cShortCode":"600000","initiatorName":"testapi","callbackAllowedIps":["196.201.214.200","196.201.212.0/24"]}`
+	cases := []struct{ name, config, wantErr string }{
+		{"both directions", `{"providers":[{"name":"mpesa_ke","kind":"mpesa","methods":[{"code":"ke_mpesa","directions":["payouts","collections"]}],` + settings + `,` + secrets + `}]}`, ""},
+		{"payouts without a certificate", `{"providers":[{"name":"m","kind":"mpesa","methods":[{"code":"ke_mpesa","directions":["payouts"]}],` + settings + `,
+			"secrets":{"consumerKey":{"env":"CK"},"consumerSecret":{"env":"CS"},"initiatorPassword":{"env":"IP"}}}]}`, `"certificate" is not configured`},
+		{"collections without a passkey", `{"providers":[{"name":"m","kind":"mpesa","methods":[{"code":"ke_mpesa","directions":["collections"]}],` + settings + `,
+			"secrets":{"consumerKey":{"env":"CK"},"consumerSecret":{"env":"CS"}}}]}`, `"passkey" is not configured`},
+		{"no callback base", `{"providers":[{"name":"m","kind":"mpesa","methods":[{"code":"ke_mpesa","directions":["collections"]}],
+			"settings":{"baseUrl":"https://sandbox.safaricom.co.ke","shortCode":"174379"},` + secrets + `}]}`, "callbackBaseUrl is required"},
+		{"bad address", `{"providers":[{"name":"m","kind":"mpesa","methods":[{"code":"ke_mpesa","directions":["collections"]}],
+			"settings":{"baseUrl":"https://x","callbackBaseUrl":"https://pay.example","shortCode":"174379","callbackAllowedIps":["nope"]},` + secrets + `}]}`, "callbackAllowedIps"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cfg, err := provider.ParseConfig([]byte(c.config))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := provider.Build(cfg, map[string]provider.Factory{Kind: Factory}, getenv)
+			if c.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+					t.Fatalf("err %v, want %q", err, c.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, _, ok := r.Payouter("ke_mpesa")
+			if !ok {
+				t.Fatal("ke_mpesa payouts not served")
+			}
+			a := p.(*Adapter)
+			if a.cfg.CallbackURL != "https://pay.example/v1/providers/mpesa_ke/callbacks" || a.cfg.PartyB != "174379" || a.cfg.CommandID != "BusinessPayment" ||
+				len(a.cfg.CallbackNets) != 2 || a.cfg.Passkey.Reveal() != "passkey" {
+				t.Fatalf("%+v", a.cfg)
+			}
+			if _, _, ok := r.Collector("ke_mpesa"); !ok {
+				t.Fatal("collections not served")
+			}
+		})
+	}
+}
+
+func TestSecretsStayOut(t *testing.T) {
+	a, _ := stub(t, 400, `{"errorCode":"400.002.02","errorMessage":"Bad Request - Invalid PartyB"}`)
+	in := pay
+	in.AccountNumber = "0708374149"
+	_, err := a.PreparePayout(context.Background(), in)
+	if err == nil || strings.Contains(err.Error(), "0708374149") || !strings.Contains(err.Error(), "4149") {
+		t.Fatalf("err %v", err)
+	}
+	if s := a.cfg.InitiatorPassword.String(); strings.Contains(s, "pw") {
+		t.Fatal(s)
+	}
+}

@@ -1,0 +1,126 @@
+// Command mpesafake runs the fake Daraja as a standalone server on a
+// loopback address, for demos and manual runs. It writes its certificate
+// (which the adapter's "certificate" secret must name) to -cert-out and
+// prints, as shell lines, what a client needs (also written to -env-out):
+//
+//	MPESA_URL=http://127.0.0.1:40125
+//	MPESA_CONSUMER_KEY=…  MPESA_CONSUMER_SECRET=…
+//	MPESA_SHORT_CODE=174379  MPESA_PASSKEY=…
+//	MPESA_B2C_SHORT_CODE=600000  MPESA_INITIATOR_NAME=testapi  MPESA_INITIATOR_PASSWORD=…
+//	MPESA_CERTIFICATE_FILE=/path/to/cert.pem
+//
+// Payers approve at once; POST /_fake/stk/{CheckoutRequestID}/approve or
+// /cancel answers a held prompt, and GET /_fake/requests lists what was
+// received. It stops on SIGINT or SIGTERM.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"payments/rails/mpesa/mpesafake"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "mpesafake:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	var o mpesafake.Options
+	listen := flag.String("listen", "127.0.0.1:0", "loopback address to listen on")
+	envOut := flag.String("env-out", "", "also write the shell lines to this file")
+	certOut := flag.String("cert-out", "", "where to write the certificate (default: a file in a new temporary directory)")
+	flag.StringVar(&o.ConsumerKey, "consumer-key", "", "consumer key (generated when empty)")
+	flag.StringVar(&o.ConsumerSecret, "consumer-secret", "", "consumer secret (generated when empty)")
+	flag.StringVar(&o.ShortCode, "short-code", "174379", "STK BusinessShortCode")
+	flag.StringVar(&o.Passkey, "passkey", "", "Lipa na M-Pesa passkey (generated when empty)")
+	flag.StringVar(&o.B2CShortCode, "b2c-short-code", "600000", "B2C PartyA")
+	flag.StringVar(&o.InitiatorName, "initiator-name", "testapi", "B2C initiator")
+	flag.StringVar(&o.InitiatorPassword, "initiator-password", "", "B2C initiator password (generated when empty)")
+	flag.Int64Var(&o.B2CBalance, "b2c-balance", 1_000_000, "opening B2C balance in whole shillings")
+	flag.DurationVar(&o.TokenLifetime, "token-lifetime", 3599*time.Second, "lifetime of access tokens")
+	flag.DurationVar(&o.STKExpiry, "stk-expiry", time.Minute, "how long an STK prompt waits for its payer")
+	flag.Parse()
+
+	host, _, err := net.SplitHostPort(*listen)
+	if err != nil {
+		return err
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return fmt.Errorf("-listen %s is not a loopback address", *listen)
+	}
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		return err
+	}
+	srv := mpesafake.New(o)
+	srv.URL = "http://" + ln.Addr().String()
+	o = srv.Options()
+	if *certOut == "" {
+		dir, err := os.MkdirTemp("", "mpesafake")
+		if err != nil {
+			return err
+		}
+		*certOut = filepath.Join(dir, "certificate.pem")
+	}
+	if err := os.WriteFile(*certOut, srv.CertificatePEM(), 0o644); err != nil {
+		return err
+	}
+	lines := []string{
+		"MPESA_URL=" + srv.URL,
+		"MPESA_CONSUMER_KEY=" + o.ConsumerKey,
+		"MPESA_CONSUMER_SECRET=" + o.ConsumerSecret,
+		"MPESA_SHORT_CODE=" + o.ShortCode,
+		"MPESA_PASSKEY=" + o.Passkey,
+		"MPESA_B2C_SHORT_CODE=" + o.B2CShortCode,
+		"MPESA_INITIATOR_NAME=" + o.InitiatorName,
+		"MPESA_INITIATOR_PASSWORD=" + o.InitiatorPassword,
+		"MPESA_CERTIFICATE_FILE=" + *certOut,
+	}
+	text := strings.Join(lines, "\n") + "\n"
+	if *envOut != "" {
+		if err := os.WriteFile(*envOut, []byte(text), 0o600); err != nil {
+			return err
+		}
+	}
+	fmt.Print(text)
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				srv.Sweep()
+			}
+		}
+	}()
+	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = hs.Shutdown(shut)
+	}()
+	if err := hs.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,133 @@
+package mpesa
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"payments/rails/internal/outbound"
+	"payments/rails/provider"
+)
+
+// apiError is Daraja's synchronous error body.
+type apiError struct {
+	RequestID    string `json:"requestId"`
+	ErrorCode    string `json:"errorCode"`
+	ErrorMessage string `json:"errorMessage"`
+}
+
+func parseError(resp *outbound.Response) apiError {
+	var e apiError
+	_ = json.Unmarshal(resp.Body, &e)
+	return e
+}
+
+func errorText(resp *outbound.Response) string {
+	e := parseError(resp)
+	var parts []string
+	for _, s := range []string{e.ErrorCode, e.ErrorMessage} {
+		if s != "" {
+			parts = append(parts, s)
+		}
+	}
+	if len(parts) == 0 {
+		return fmt.Sprintf("HTTP %d", resp.Status)
+	}
+	return outbound.Cut(strings.Join(parts, ": "), 200)
+}
+
+// invalidTokenCodes are Daraja's answers to an expired or unknown token,
+// which it gives on some APIs with other statuses than 401.
+var invalidTokenCodes = map[string]bool{"404.001.03": true, "401.002.01": true, "400.003.01": true}
+
+// rateCodes are Daraja's spike arrest and quota refusals.
+var rateCodes = map[string]bool{"500.003.02": true, "500.003.03": true}
+
+// Daraja's refusal of a B2C whose OriginatorConversationID it has seen.
+const duplicateOriginatorCode = "500.002.1001"
+
+// call posts body to path with a bearer token. A refused token (expired
+// early, revoked) is answered once by a new token and the same request:
+// Daraja's gateway refused it, so nothing reached M-Pesa. wrote reports
+// whether any attempt reached the wire.
+func (a *Adapter) call(ctx context.Context, path string, body any) (resp *outbound.Response, wrote bool, err error) {
+	payload, err := json.Marshal(body)
+	if err != nil {
+		return nil, false, err
+	}
+	for attempt := 0; ; attempt++ {
+		tok, err := a.bearer(ctx)
+		if err != nil {
+			return nil, wrote, err
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.base+path, bytes.NewReader(payload))
+		if err != nil {
+			return nil, wrote, err
+		}
+		req.Header.Set("Authorization", "Bearer "+tok)
+		req.Header.Set("Content-Type", "application/json")
+		r, w, err := outbound.Send(a.client, req)
+		wrote = wrote || w
+		if err != nil {
+			return nil, wrote, err
+		}
+		if (r.Status == http.StatusUnauthorized || invalidTokenCodes[parseError(r).ErrorCode]) && attempt == 0 {
+			// Refused at the gateway: this attempt did nothing, so it
+			// does not count as sent.
+			a.invalidate(tok)
+			wrote = false
+			continue
+		}
+		return r, wrote, nil
+	}
+}
+
+// sendResult classifies the failure of a request that moves money (an STK
+// push, a B2C payment): err from call, or a response that is not 200.
+func (a *Adapter) sendResult(what string, resp *outbound.Response, wrote bool, err error) error {
+	if err != nil {
+		if _, ok := err.(*provider.Error); ok {
+			return err // the token: nothing was sent
+		}
+		if !wrote {
+			return &provider.Error{Kind: provider.ErrUnavailable, Message: "mpesa " + what + ": not sent", Err: err}
+		}
+		return &provider.Error{Kind: provider.ErrUnknownOutcome, Message: "mpesa " + what + ": no answer", Err: err}
+	}
+	code := parseError(resp).ErrorCode
+	switch s := resp.Status; {
+	case s == http.StatusTooManyRequests || rateCodes[code]:
+		return &provider.Error{Kind: provider.ErrRateLimited, Message: "mpesa " + what + ": " + errorText(resp), RetryAfter: outbound.RetryAfter(resp.Header, a.now(), retryAfterDefault)}
+	case s == http.StatusUnauthorized || s == http.StatusForbidden || invalidTokenCodes[code]:
+		return provider.Errorf(provider.ErrAuthentication, "mpesa %s: %s", what, errorText(resp))
+	case s >= 400 && s < 500 && strings.HasPrefix(code, "400."):
+		return provider.Errorf(provider.ErrRejected, "mpesa %s: %s", what, errorText(resp))
+	case s >= 400 && s < 500:
+		// A route that does not take the request (a wrong base URL or
+		// method): nothing was queued.
+		return provider.Errorf(provider.ErrUnavailable, "mpesa %s: %s", what, errorText(resp))
+	}
+	return provider.Errorf(provider.ErrUnknownOutcome, "mpesa %s: %s", what, errorText(resp))
+}
+
+// readResult classifies the failure of a query: a query moves nothing, so
+// a failure is never an unknown outcome nor a rejection of the instruction.
+func (a *Adapter) readResult(what string, resp *outbound.Response, err error) error {
+	if err != nil {
+		if _, ok := err.(*provider.Error); ok {
+			return err
+		}
+		return &provider.Error{Kind: provider.ErrUnavailable, Message: "mpesa " + what, Err: err}
+	}
+	code := parseError(resp).ErrorCode
+	switch s := resp.Status; {
+	case s == http.StatusTooManyRequests || rateCodes[code]:
+		return &provider.Error{Kind: provider.ErrRateLimited, Message: "mpesa " + what + ": " + errorText(resp), RetryAfter: outbound.RetryAfter(resp.Header, a.now(), retryAfterDefault)}
+	case s == http.StatusUnauthorized || s == http.StatusForbidden || invalidTokenCodes[code]:
+		return provider.Errorf(provider.ErrAuthentication, "mpesa %s: %s", what, errorText(resp))
+	}
+	return provider.Errorf(provider.ErrUnavailable, "mpesa %s: %s", what, errorText(resp))
+}
