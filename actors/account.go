@@ -34,6 +34,7 @@ type payoutRequest struct {
 type collectionRequest struct {
 	key        accountKey
 	ref        string
+	attempt    string
 	spec       ledger.CollectionSpec
 	methodType string
 	reply      chan<- Reply
@@ -148,17 +149,16 @@ type waitingPayout struct {
 	id      string
 	spec    ledger.PayoutSpec
 	fx      bool
-	attempt string // the proposing request's
-	waiters []payoutWaiter
+	waiters []waiter // the first proposed it
 	// others are requests under the same reference with other details:
 	// they are decided once this one is (a duplicate if it made the
 	// payout, on their own if it did not).
 	others []*payoutRequest
 }
 
-// payoutWaiter is a request waiting for a payout in flight: the one that
-// proposed it, or a retry that joined it.
-type payoutWaiter struct {
+// waiter is a request waiting for a create in flight: the one that
+// proposed it, or a retry that joined it, each with its attempt.
+type waiter struct {
 	reply   chan<- Reply
 	attempt string
 }
@@ -166,12 +166,12 @@ type payoutWaiter struct {
 type waitingCollection struct {
 	id      string
 	spec    ledger.CollectionSpec
-	waiters []chan<- Reply
+	waiters []waiter
 }
 
 type waitingFunding struct {
 	amount  ledger.Minor
-	waiters []chan<- Reply
+	waiters []waiter
 }
 
 func newAccountActor(key accountKey, d *deps) *accountActor {
@@ -238,7 +238,7 @@ func (a *accountActor) propose(ctx actor.Context, cmd ledger.Command, ref string
 func (a *accountActor) payout(ctx actor.Context, m *payoutRequest) {
 	if w, ok := a.payouts[m.ref]; ok {
 		if w.spec == m.spec && w.fx == (m.fx != nil) {
-			w.waiters = append(w.waiters, payoutWaiter{m.reply, m.attempt})
+			w.waiters = append(w.waiters, waiter{m.reply, m.attempt})
 		} else {
 			// A duplicate only if the one in flight makes the payout.
 			w.others = append(w.others, m)
@@ -266,10 +266,8 @@ func (a *accountActor) payout(ctx actor.Context, m *payoutRequest) {
 		switch {
 		case existing.RequestedSpec() != spec || existing.FromCurrency() != a.key.currency:
 			m.reply <- Reply{Result: ledger.Result{Err: ledger.Duplicate("Payout", existing.ID)}}
-		case existing.Attempt != "" && existing.Attempt == m.attempt:
-			m.reply <- Reply{Result: ledger.Result{Payout: &existing}} // its own creation, relayed again
 		default:
-			m.reply <- Reply{Result: ledger.Result{Replayed: true, Payout: &existing}}
+			m.reply <- Reply{Result: ledger.Result{Replayed: replayed(existing.Attempt, m.attempt), Payout: &existing}}
 		}
 		return
 	}
@@ -349,8 +347,7 @@ func (a *accountActor) payout(ctx actor.Context, m *payoutRequest) {
 		a.reservations = append(a.reservations, reservation{number, required})
 		a.reservedMinor += required
 	}
-	a.payouts[m.ref] = &waitingPayout{id: id, spec: m.spec, fx: m.fx != nil, attempt: m.attempt,
-		waiters: []payoutWaiter{{m.reply, m.attempt}}}
+	a.payouts[m.ref] = &waitingPayout{id: id, spec: m.spec, fx: m.fx != nil, waiters: []waiter{{m.reply, m.attempt}}}
 }
 
 func (a *accountActor) payoutApplied(ctx actor.Context, m *applied) {
@@ -362,15 +359,7 @@ func (a *accountActor) payoutApplied(ctx actor.Context, m *applied) {
 		return
 	}
 	delete(a.payouts, m.ref)
-	for i, wt := range w.waiters {
-		res := m.result
-		// A retry that joined is a replay of what the first made, unless
-		// it is the same request relayed again.
-		if i > 0 && m.err == nil && res.Err == nil && (wt.attempt == "" || wt.attempt != w.attempt) {
-			res.Replayed = true
-		}
-		wt.reply <- Reply{Result: res, Err: m.err}
-	}
+	answer(w.waiters, m.result, m.err)
 	if m.err == nil && m.result.Err == nil && !m.result.Replayed {
 		a.deps.track(m.result.Payout, nil)
 	}
@@ -384,16 +373,22 @@ func (a *accountActor) payoutApplied(ctx actor.Context, m *applied) {
 
 // answer replies to everyone waiting on one reference: the first caller gets
 // the result as it is, the ones who joined while it was in flight get it as
-// a replay of the same resource.
-func answer(waiters []chan<- Reply, r ledger.Result, err error) {
+// a replay of the same resource, unless they are the first's attempt
+// relayed again.
+func answer(waiters []waiter, r ledger.Result, err error) {
 	for i, w := range waiters {
 		res := r
-		if i > 0 && err == nil && r.Err == nil {
+		if i > 0 && err == nil && r.Err == nil && replayed(waiters[0].attempt, w.attempt) {
 			res.Replayed = true
 		}
-		w <- Reply{Result: res, Err: err}
+		w.reply <- Reply{Result: res, Err: err}
 	}
 }
+
+// replayed reports whether a request of attempt that finds a resource
+// created by attempt creator is a replay: it is not when both are the
+// same attempt (a relay of the request that created it).
+func replayed(creator, attempt string) bool { return creator == "" || creator != attempt }
 
 // releaseApplied drops reservations the ledger has applied: their debits are
 // in the balance already.
@@ -422,7 +417,7 @@ func (a *accountActor) release(number uint64) {
 func (a *accountActor) collection(ctx actor.Context, m *collectionRequest) {
 	if w, ok := a.collections[m.ref]; ok {
 		if w.spec == m.spec {
-			w.waiters = append(w.waiters, m.reply)
+			w.waiters = append(w.waiters, waiter{m.reply, m.attempt})
 		} else {
 			m.reply <- Reply{Result: ledger.Result{Err: ledger.Duplicate("Collection", w.id)}}
 		}
@@ -434,7 +429,7 @@ func (a *accountActor) collection(ctx actor.Context, m *collectionRequest) {
 	existing, found = st.CollectionByReference(a.key.org, m.ref)
 	if found {
 		if existing.Spec == m.spec {
-			m.reply <- Reply{Result: ledger.Result{Replayed: true, Collection: &existing}}
+			m.reply <- Reply{Result: ledger.Result{Replayed: replayed(existing.Attempt, m.attempt), Collection: &existing}}
 		} else {
 			m.reply <- Reply{Result: ledger.Result{Err: ledger.Duplicate("Collection", existing.ID)}}
 		}
@@ -449,11 +444,15 @@ func (a *accountActor) collection(ctx actor.Context, m *collectionRequest) {
 		MethodType:        m.methodType,
 		Fee:               ledger.CollectionFee(m.methodType, m.spec.Amount),
 	}
-	if err := a.propose(ctx, cmd, m.ref, 0); err != nil {
+	if refusal, refused := st.Refusal(a.key.org, ledger.RefusedCollection, m.ref); refused {
+		m.reply <- Reply{Result: refusal.Replay(cmd)} // final for the reference
+		return
+	}
+	if err := a.propose(ctx, &ledger.Decided{Attempt: m.attempt, Op: cmd}, m.ref, 0); err != nil {
 		m.reply <- Reply{Err: err}
 		return
 	}
-	a.collections[m.ref] = &waitingCollection{id: cmd.ID, spec: m.spec, waiters: []chan<- Reply{m.reply}}
+	a.collections[m.ref] = &waitingCollection{id: cmd.ID, spec: m.spec, waiters: []waiter{{m.reply, m.attempt}}}
 }
 
 func (a *accountActor) collectionApplied(m *applied) {
@@ -471,7 +470,7 @@ func (a *accountActor) collectionApplied(m *applied) {
 func (a *accountActor) fund(ctx actor.Context, m *fundRequest) {
 	if w, ok := a.fundings[m.ref]; ok {
 		if w.amount == m.amount {
-			w.waiters = append(w.waiters, m.reply)
+			w.waiters = append(w.waiters, waiter{reply: m.reply})
 		} else {
 			m.reply <- Reply{Result: ledger.Result{Err: ledger.FundingConflict()}}
 		}
@@ -488,7 +487,7 @@ func (a *accountActor) fund(ctx actor.Context, m *fundRequest) {
 		m.reply <- Reply{Err: err}
 		return
 	}
-	a.fundings[m.ref] = &waitingFunding{amount: m.amount, waiters: []chan<- Reply{m.reply}}
+	a.fundings[m.ref] = &waitingFunding{amount: m.amount, waiters: []waiter{{reply: m.reply}}}
 }
 
 func (a *accountActor) fundApplied(m *applied) {

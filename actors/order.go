@@ -67,6 +67,7 @@ type orderPassivate struct {
 type OrderRequest struct {
 	OrgID             string
 	ExternalReference string
+	Attempt           string // see PayoutRequest
 	Spec              ledger.OrderSpec
 	FromMethodType    string
 	ToMethodType      string
@@ -144,7 +145,7 @@ type orderActor struct {
 type waitingOrder struct {
 	id      string
 	spec    ledger.OrderSpec
-	waiters []chan<- Reply
+	waiters []waiter
 }
 
 func newOrderActor(key orderKey, d *deps) *orderActor {
@@ -201,7 +202,7 @@ func (a *orderActor) create(ctx actor.Context, m *orderCreate) {
 	req := &m.req
 	if w := a.creating; w != nil {
 		if w.spec == req.Spec {
-			w.waiters = append(w.waiters, m.reply)
+			w.waiters = append(w.waiters, waiter{m.reply, req.Attempt})
 		} else {
 			m.reply <- Reply{Result: ledger.Result{Err: ledger.Duplicate("Order", w.id)}}
 		}
@@ -211,7 +212,7 @@ func (a *orderActor) create(ctx actor.Context, m *orderCreate) {
 	existing, found := st.OrderByReference(a.key.org, a.key.ref)
 	if found {
 		if existing.Spec == req.Spec {
-			m.reply <- Reply{Result: ledger.Result{Replayed: true, Order: &existing}}
+			m.reply <- Reply{Result: ledger.Result{Replayed: replayed(existing.Attempt, req.Attempt), Order: &existing}}
 		} else {
 			m.reply <- Reply{Result: ledger.Result{Err: ledger.Duplicate("Order", existing.ID)}}
 		}
@@ -248,12 +249,12 @@ func (a *orderActor) create(ctx actor.Context, m *orderCreate) {
 		}
 		proposed = &ledger.SpendCharged{Charge: charge, Op: cmd}
 	}
-	proposed = &ledger.Decided{Op: proposed} // its refusal is final for the reference
+	proposed = &ledger.Decided{Attempt: req.Attempt, Op: proposed} // its refusal is final for the reference
 	if err := a.propose(ctx, proposed, nil); err != nil {
 		m.reply <- Reply{Err: err}
 		return
 	}
-	a.creating = &waitingOrder{id: cmd.ID, spec: req.Spec, waiters: []chan<- Reply{m.reply}}
+	a.creating = &waitingOrder{id: cmd.ID, spec: req.Spec, waiters: []waiter{{m.reply, req.Attempt}}}
 }
 
 func (a *orderActor) created(m *orderApplied) {

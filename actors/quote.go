@@ -40,9 +40,10 @@ type quoteKey struct {
 }
 
 type executeRequest struct {
-	key   quoteKey
-	ref   string // the caller's externalReference, or ""
-	reply chan<- Reply
+	key     quoteKey
+	ref     string // the caller's externalReference, or ""
+	attempt string // see PayoutRequest.Attempt
+	reply   chan<- Reply
 }
 
 // quoteVisit runs fn on a quote actor, between its messages: tests look at
@@ -99,8 +100,8 @@ type quoteActor struct {
 	key      quoteKey
 	deps     *deps
 	received uint64
-	waiters  []chan<- Reply // the execution in flight, if any: its callers in arrival order
-	ref      string         // the reference of the execution in flight
+	waiters  []waiter // the execution in flight, if any: its callers in arrival order
+	ref      string   // the reference of the execution in flight
 	// later are requests with another reference than the execution in
 	// flight, considered again once it applied.
 	later []*executeRequest
@@ -139,7 +140,7 @@ func (a *quoteActor) scheduleIdleCheck(ctx actor.Context) {
 func (a *quoteActor) execute(ctx actor.Context, m *executeRequest) {
 	if len(a.waiters) > 0 {
 		if m.ref == a.ref {
-			a.waiters = append(a.waiters, m.reply)
+			a.waiters = append(a.waiters, waiter{m.reply, m.attempt})
 		} else {
 			a.later = append(a.later, m)
 		}
@@ -160,7 +161,7 @@ func (a *quoteActor) execute(ctx actor.Context, m *executeRequest) {
 		if e != nil {
 			m.reply <- Reply{Result: ledger.Result{Err: e}}
 		} else {
-			m.reply <- Reply{Result: ledger.Result{Replayed: true, Conversion: &conv, Quote: &q}}
+			m.reply <- Reply{Result: ledger.Result{Replayed: replayed(conv.Attempt, m.attempt), Conversion: &conv, Quote: &q}}
 		}
 		return
 	}
@@ -176,7 +177,7 @@ func (a *quoteActor) execute(ctx actor.Context, m *executeRequest) {
 	}
 	var proposed ledger.Command = cmd
 	if m.ref != "" {
-		proposed = &ledger.Decided{Op: cmd} // its refusal is final for the reference
+		proposed = &ledger.Decided{Attempt: m.attempt, Op: cmd} // its refusal is final for the reference
 	}
 	self, root := ctx.Self(), a.deps.root
 	err := a.deps.proposer.Propose(proposed, func(r ledger.Result, err error) {
@@ -186,7 +187,7 @@ func (a *quoteActor) execute(ctx actor.Context, m *executeRequest) {
 		m.reply <- Reply{Err: err}
 		return
 	}
-	a.waiters, a.ref = []chan<- Reply{m.reply}, m.ref
+	a.waiters, a.ref = []waiter{{m.reply, m.attempt}}, m.ref
 }
 
 // ExecuteQuote converts at a pending quote of the organization, under the
@@ -196,16 +197,17 @@ func (a *quoteActor) execute(ctx actor.Context, m *executeRequest) {
 // with Result.Replayed set. Refusals are in Result.Err: not_found for an
 // unknown quote, duplicate for a reference that names a conversion of
 // another quote, bad_request for an expired or executed one (ExistingID
-// naming its conversion), insufficient_funds. It waits as CreatePayout
-// does.
-func (s *System) ExecuteQuote(orgID, quoteID, ref string) Reply {
+// naming its conversion), insufficient_funds; under a reference, a refusal
+// is final for it. attempt names the client's request (see
+// PayoutRequest.Attempt). It waits as CreatePayout does.
+func (s *System) ExecuteQuote(orgID, quoteID, ref, attempt string) Reply {
 	select {
 	case s.admit <- struct{}{}:
 	default:
 		return Reply{Err: ErrOverloaded}
 	}
 	reply := make(chan Reply, 1)
-	s.actors.Root.Send(s.quotes, &executeRequest{key: quoteKey{orgID, quoteID}, ref: ref, reply: reply})
+	s.actors.Root.Send(s.quotes, &executeRequest{key: quoteKey{orgID, quoteID}, ref: ref, attempt: attempt, reply: reply})
 	t := time.NewTimer(s.commitTimeout)
 	defer t.Stop()
 	select {

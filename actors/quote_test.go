@@ -111,7 +111,7 @@ func TestConcurrentQuoteExecutionsJoin(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			replies <- h.sys.ExecuteQuote(h.org, id, "")
+			replies <- h.sys.ExecuteQuote(h.org, id, "", "")
 		}()
 	}
 	deadline := time.Now().Add(10 * time.Second)
@@ -145,14 +145,14 @@ func TestConcurrentQuoteExecutionsJoin(t *testing.T) {
 		t.Fatalf("USD total %d", a.Total)
 	}
 	// After it applied, an execution is refused and names the conversion.
-	r := h.sys.ExecuteQuote(h.org, id, "")
+	r := h.sys.ExecuteQuote(h.org, id, "", "")
 	for cid := range ids {
 		if r.Result.Err == nil || r.Result.Err.Code != ledger.CodeBadRequest || r.Result.Err.ExistingID != cid {
 			t.Fatalf("late execution: %+v", r.Result.Err)
 		}
 	}
 	// Another organization cannot execute it, nor join.
-	if r := h.sys.ExecuteQuote("org_other", id, ""); !errors.Is(r.Result.Err, ledger.ErrNotFound) {
+	if r := h.sys.ExecuteQuote("org_other", id, "", ""); !errors.Is(r.Result.Err, ledger.ErrNotFound) {
 		t.Fatalf("another organization: %v", r.Result.Err)
 	}
 	{
@@ -193,7 +193,7 @@ func TestConversionsAndPayoutsShareOneBalance(t *testing.T) {
 			defer wg.Done()
 			var r actors.Reply
 			if i%2 == 0 {
-				r = h.sys.ExecuteQuote(h.org, quotes[i/2], "")
+				r = h.sys.ExecuteQuote(h.org, quotes[i/2], "", "")
 			} else {
 				r = h.payout(fmt.Sprintf("race-%d", i), payout)
 			}
@@ -257,14 +257,14 @@ func TestQuoteExpiresOnSandboxClock(t *testing.T) {
 	if r.Err != nil || r.Result.Err != nil {
 		t.Fatal(r.Err, r.Result.Err)
 	}
-	r = h.sys.ExecuteQuote(h.org, id, "")
+	r = h.sys.ExecuteQuote(h.org, id, "", "")
 	if r.Result.Err == nil || r.Result.Err.Code != ledger.CodeBadRequest {
 		t.Fatalf("expired quote executed: %+v", r)
 	}
 	if a := h.balance("GHS"); a.Total != 100_000 {
 		t.Fatalf("balance %d after a refused execution", a.Total)
 	}
-	if r := h.sys.ExecuteQuote(h.org, "qte_unknown", ""); !errors.Is(r.Result.Err, ledger.ErrNotFound) {
+	if r := h.sys.ExecuteQuote(h.org, "qte_unknown", "", ""); !errors.Is(r.Result.Err, ledger.ErrNotFound) {
 		t.Fatalf("unknown quote: %v", r.Result.Err)
 	}
 }
@@ -278,7 +278,7 @@ func TestQuoteActorPassivation(t *testing.T) {
 	created := 0
 	for i := 0; i < 20; i++ {
 		time.Sleep(time.Duration(i%4) * 3 * time.Millisecond)
-		r := h.sys.ExecuteQuote(h.org, id, "")
+		r := h.sys.ExecuteQuote(h.org, id, "", "")
 		switch {
 		case r.Err != nil:
 			t.Fatal(r.Err)
@@ -312,7 +312,7 @@ func TestQuoteExecutionReferences(t *testing.T) {
 	refs := []string{"fx-1", "fx-1", "fx-1", "fx-other"}
 	replies := make(chan answer, len(refs))
 	for i, ref := range refs {
-		go func() { replies <- answer{ref, h.sys.ExecuteQuote(h.org, id, ref)} }()
+		go func() { replies <- answer{ref, h.sys.ExecuteQuote(h.org, id, ref, "")} }()
 		deadline := time.Now().Add(10 * time.Second)
 		for h.sys.QuoteWaiters(h.org, id) != i+1 { // in this order
 			if time.Now().After(deadline) {
@@ -348,13 +348,13 @@ func TestQuoteExecutionReferences(t *testing.T) {
 	if fresh != 1 {
 		t.Fatalf("%d fresh executions", fresh)
 	}
-	if r := h.sys.ExecuteQuote(h.org, id, "fx-1"); r.Result.Err != nil || !r.Result.Replayed || r.Result.Conversion.ID != conv || r.Result.Conversion.ExternalReference != "fx-1" {
+	if r := h.sys.ExecuteQuote(h.org, id, "fx-1", ""); r.Result.Err != nil || !r.Result.Replayed || r.Result.Conversion.ID != conv || r.Result.Conversion.ExternalReference != "fx-1" {
 		t.Fatalf("retry after it applied: %+v", r)
 	}
-	if r := h.sys.ExecuteQuote(h.org, other, "fx-1"); !errors.Is(r.Result.Err, ledger.ErrDuplicate) || r.Result.Err.ExistingID != conv {
+	if r := h.sys.ExecuteQuote(h.org, other, "fx-1", ""); !errors.Is(r.Result.Err, ledger.ErrDuplicate) || r.Result.Err.ExistingID != conv {
 		t.Fatalf("another quote under the reference: %+v", r.Result)
 	}
-	if r := h.sys.ExecuteQuote(h.org, other, "fx-2"); r.Result.Err != nil || r.Result.Replayed {
+	if r := h.sys.ExecuteQuote(h.org, other, "fx-2", ""); r.Result.Err != nil || r.Result.Replayed {
 		t.Fatalf("the other quote under a new reference: %+v", r.Result)
 	}
 	if a := h.balance("GHS"); a.Total != 89_000 {

@@ -275,6 +275,7 @@ func (s *System) CreatePayout(req PayoutRequest) Reply {
 type CollectionRequest struct {
 	OrgID             string
 	ExternalReference string
+	Attempt           string // see PayoutRequest
 	Spec              ledger.CollectionSpec
 	MethodType        string
 }
@@ -285,6 +286,7 @@ func (s *System) CreateCollection(req CollectionRequest) Reply {
 		return &collectionRequest{
 			key:        accountKey{req.OrgID, req.Spec.Currency},
 			ref:        req.ExternalReference,
+			attempt:    req.Attempt,
 			spec:       req.Spec,
 			methodType: req.MethodType,
 			reply:      reply,

@@ -9,6 +9,8 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/http/httptrace"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strconv"
@@ -541,6 +543,10 @@ func (e *webhookEngine) send(ctx context.Context, ep *ledger.WebhookEndpoint, d 
 	req.Header.Set("webhook-id", d.ID)
 	req.Header.Set("webhook-timestamp", strconv.FormatInt(ts.Unix(), 10))
 	req.Header.Set("webhook-signature", SignWebhook(ep.Secrets(ts.UnixMilli()), d.ID, ts.Unix(), body))
+	var remote net.Addr // the receiver's address, as connected to
+	req = req.WithContext(httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		GotConn: func(c httptrace.GotConnInfo) { remote = c.Conn.RemoteAddr() },
+	}))
 	resp, err := e.client.Do(req)
 	if err != nil {
 		var ue *url.Error
@@ -558,12 +564,41 @@ func (e *webhookEngine) send(ctx context.Context, ep *ledger.WebhookEndpoint, d 
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
 		return sendOutcome{ok: true, status: resp.StatusCode}
 	}
-	msg := "HTTP " + strconv.Itoa(resp.StatusCode)
+	if !e.answerShown(remote) {
+		snippet = nil
+	}
+	return sendOutcome{status: resp.StatusCode, err: attemptError(resp.StatusCode, snippet)}
+}
+
+// attemptError is a failed answer's error: its status, and the first bytes
+// of its body when it may be shown (answerShown).
+func attemptError(status int, snippet []byte) string {
+	msg := "HTTP " + strconv.Itoa(status)
 	if len(snippet) > 0 {
 		msg += ": " + string(bytes.ToValidUTF8(snippet, []byte("?")))
 	}
-	msg = ledger.CutText(msg, webhookErrorLen)
-	return sendOutcome{status: resp.StatusCode, err: msg}
+	return ledger.CutText(msg, webhookErrorLen)
+}
+
+// answerShown reports whether the body of an answer from the receiver at
+// remote may be quoted in the attempt's error (lastError, the test
+// endpoint's answer): only a public receiver's, one production would send
+// to. A receiver on loopback (which the sandbox allows) or at any other
+// address outside that allowlist is known by its status and timing only:
+// quoting what a local port says would let a merchant read the service's
+// own network through its webhooks.
+func (e *webhookEngine) answerShown(remote net.Addr) bool {
+	tcp, ok := remote.(*net.TCPAddr)
+	if !ok {
+		return false
+	}
+	ip, ok := netip.AddrFromSlice(tcp.IP)
+	if !ok {
+		return false
+	}
+	public := e.cfg.Policy
+	public.AllowLoopback = false
+	return public.CheckAddr(ip.Unmap()) == nil
 }
 
 // deliveryFailure says why an attempt got no answer, in words that name no

@@ -132,7 +132,9 @@ func bodyReadProblem(err error) string {
 
 // guardBody wraps the router: after the handler, it gives back the bytes
 // the request held in bodyGate, and closes the connection of a request
-// whose body was never read.
+// whose body was never read. A connection closed with a body not read to
+// its end is closed lingering (linger.go), so that the client, still
+// sending, reads the answer rather than a reset.
 func (s *Server) guardBody(next fasthttp.RequestHandler) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
 		next(ctx)
@@ -140,8 +142,13 @@ func (s *Server) guardBody(next fasthttp.RequestHandler) fasthttp.RequestHandler
 			s.bodies.give(n)
 			ctx.SetUserValue(bodyHeldKey, nil)
 		}
-		if ctx.UserValue(bodyReadKey) == nil && ctx.RequestBodyStream() != nil && ctx.Request.Header.ContentLength() != 0 {
-			ctx.SetConnectionClose()
+		if ctx.RequestBodyStream() != nil && ctx.Request.Header.ContentLength() != 0 {
+			if ctx.UserValue(bodyReadKey) == nil {
+				ctx.SetConnectionClose()
+			}
+			if ctx.Response.ConnectionClose() || ctx.Request.Header.ConnectionClose() {
+				lingerOnClose(ctx)
+			}
 		}
 	}
 }

@@ -45,6 +45,7 @@ func (c *call) createCollection() {
 	r := c.s.cfg.Actors.CreateCollection(actors.CollectionRequest{
 		OrgID:             c.org,
 		ExternalReference: *req.ExternalReference,
+		Attempt:           c.s.attemptOf(c.ctx),
 		Spec:              spec,
 		MethodType:        methodType,
 	})

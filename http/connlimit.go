@@ -93,7 +93,8 @@ func remoteIP(c net.Conn) netip.Addr {
 	return netip.Addr{}
 }
 
-// countedConn gives its place back once, when closed.
+// countedConn gives its place back once, when closed (after a lingering
+// close, linger.go).
 type countedConn struct {
 	net.Conn
 	l    *perIPListener
@@ -102,6 +103,7 @@ type countedConn struct {
 }
 
 func (c *countedConn) Close() error {
+	err := c.Conn.Close()
 	c.once.Do(func() {
 		c.l.mu.Lock()
 		if c.l.open[c.ip]--; c.l.open[c.ip] <= 0 {
@@ -109,7 +111,7 @@ func (c *countedConn) Close() error {
 		}
 		c.l.mu.Unlock()
 	})
-	return c.Conn.Close()
+	return err
 }
 
 // refuseConn answers a connection over the limit without parsing its

@@ -231,7 +231,7 @@ func (c *call) executeConversion() {
 		c.fail(e)
 		return
 	}
-	r := c.s.cfg.Actors.ExecuteQuote(c.org, id, ref)
+	r := c.s.cfg.Actors.ExecuteQuote(c.org, id, ref, c.s.attemptOf(c.ctx))
 	c.created(r, func(res *ledger.Result) any { return &conversionBody{renderConversion(res.Conversion)} })
 }
 

@@ -29,6 +29,40 @@ var statusOf = map[ledger.Code]int{
 	ledger.CodeSpendCapExceeded:  fasthttp.StatusForbidden,
 }
 
+// retryAfterOf is the Retry-After, in seconds, of every code answered 503
+// (a test holds each such code to an entry): what a client waits before it
+// retries, when the error does not say (ledger.Error.RetryAfterSeconds).
+var retryAfterOf = map[ledger.Code]int{
+	// A leader being elected, a node catching up or draining, a full
+	// queue or body bound: gone within about a second.
+	ledger.CodeUnavailable: 1,
+	// A new leader within about a second; the retry with the same
+	// reference then finds the outcome.
+	ledger.CodeOutcomeUnknown: 1,
+	// The rate feed is behind: a few seconds for its next quote.
+	ledger.CodeRateUnavailable: 5,
+}
+
+// setRetryAfter gives a 503 answer of code its Retry-After, unless the
+// path that answered set one.
+func setRetryAfter(ctx *fasthttp.RequestCtx, code ledger.Code) {
+	if len(ctx.Response.Header.Peek(fasthttp.HeaderRetryAfter)) == 0 {
+		ctx.Response.Header.Set(fasthttp.HeaderRetryAfter, strconv.Itoa(max(retryAfterOf[code], 1)))
+	}
+}
+
+// retryAfterOn503 wraps the router: a 503 a page rendered (the dashboard's,
+// the hosted checkout's), not writeError, gets its Retry-After too.
+func retryAfterOn503(next fasthttp.RequestHandler) fasthttp.RequestHandler {
+	return func(ctx *fasthttp.RequestCtx) {
+		next(ctx)
+		if ctx.Response.StatusCode() == fasthttp.StatusServiceUnavailable {
+			code, _ := ctx.UserValue(errorCodeKey).(ledger.Code)
+			setRetryAfter(ctx, code)
+		}
+	}
+}
+
 // HTTPStatus returns the HTTP status of an error code.
 func HTTPStatus(code ledger.Code) int {
 	if s, ok := statusOf[code]; ok {
@@ -125,6 +159,8 @@ func writeError(ctx *fasthttp.RequestCtx, e *ledger.Error) {
 	if e.RetryAfterSeconds > 0 {
 		d.RetryAfter = e.RetryAfterSeconds
 		ctx.Response.Header.Set("Retry-After", strconv.Itoa(e.RetryAfterSeconds))
+	} else if HTTPStatus(e.Code) == fasthttp.StatusServiceUnavailable {
+		setRetryAfter(ctx, e.Code)
 	}
 	if d.Fields != nil || d.ExistingID != "" || d.Currency != "" || d.RetryAfter != 0 || d.Cap != "" {
 		body.Details = &d

@@ -93,6 +93,7 @@ func (c *call) createOrder() {
 		c.fail(e)
 		return
 	}
+	req.Attempt = c.s.attemptOf(c.ctx)
 	r := c.s.cfg.Actors.CreateOrder(req)
 	c.created(r, func(res *ledger.Result) any { return &orderBody{renderOrder(res.Order)} })
 }

@@ -1,18 +1,18 @@
 package http
 
 import (
-	"errors"
 	"strings"
 
 	"github.com/valyala/fasthttp"
 
+	"payments/actors/app"
 	"payments/ledger"
 	"payments/rails"
 )
 
 // SandboxSpreadBasisPoints is the spread the sandbox takes on every
 // cross-currency rate.
-const SandboxSpreadBasisPoints = 100
+const SandboxSpreadBasisPoints = app.SandboxSpreadBasisPoints
 
 func init() {
 	registerRoutes(endpoint{fasthttp.MethodGet, "/v1/rates/{origin}/{destination}", 0, (*call).getRate, nil})
@@ -47,17 +47,5 @@ func (c *call) getRate() {
 	}{rateJSON{r.From, r.To, r.String()}})
 }
 
-// rate asks the rate source, mapping its failures to the API's errors:
-// an unsupported currency is the caller's mistake (400), an unavailable
-// source is ours (503).
-func (c *call) rate(from, to string) (rails.Rate, *ledger.Error) {
-	r, err := c.s.cfg.Rates.Rate(from, to)
-	switch {
-	case err == nil:
-		return r, nil
-	case errors.Is(err, rails.ErrUnsupportedCurrency):
-		return r, &ledger.Error{Code: ledger.CodeBadRequest, Message: "Unsupported currency: " + strings.TrimPrefix(err.Error(), rails.ErrUnsupportedCurrency.Error()+": ")}
-	default:
-		return r, &ledger.Error{Code: ledger.CodeRateUnavailable, Message: "Exchange rate is temporarily unavailable; nothing was done, retry shortly"}
-	}
-}
+// rate asks the application for the rate from one currency to another.
+func (c *call) rate(from, to string) (rails.Rate, *ledger.Error) { return c.s.cfg.App.Rate(from, to) }

@@ -23,10 +23,11 @@ import (
 	"payments/ledger"
 )
 
-// The request log: every API request made with a key, and every failed
-// authentication, is recorded on the node that served it (contract,
-// Authentication 6). The request path pays for a copy of what the record
-// needs into a pooled buffer and a non-blocking send to a bounded queue; a
+// The request log: every API request made with a key, every failed
+// authentication, and every request no route takes (404, 405), is
+// recorded on the node that served it (contract, Authentication 6). The
+// request path pays for a copy of what the record needs into a pooled
+// buffer and a non-blocking send to a bounded queue; a
 // full queue drops the record and counts it (RequestLogDropped). One
 // recorder goroutine wakes every requestLogGatherDelay while records wait,
 // holds each until requestLogReorderDelay after its request began so that
@@ -81,9 +82,10 @@ const (
 	// requestLogHeldMax bounds the records waiting for their turn; past it
 	// the oldest are written at once.
 	requestLogHeldMax = 8192
-	// failedAuthRecordsPerSecond bounds the failed authentications a node
-	// records: anyone can send them, and a flood of them must not crowd
-	// the organizations' records out of the queue or the log.
+	// failedAuthRecordsPerSecond bounds the records without a valid key a
+	// node records (failed authentications, requests to no route): anyone
+	// can send them, and a flood of them must not crowd the
+	// organizations' records out of the queue or the log.
 	failedAuthRecordsPerSecond = 50
 	// requestStateBufMax is the largest buffer a pooled record keeps.
 	requestStateBufMax = 64 << 10
@@ -110,7 +112,10 @@ type requestState struct {
 	failedKeyID string
 	// member: keyID (or failedKeyID, for a failed sign-in) is a dashboard
 	// team member's id, not a key's.
-	member   bool
+	member bool
+	// unrouted: no route took it (404, 405); recorded with a key or
+	// without, as a failed authentication is.
+	unrouted bool
 	clientIP netip.Addr
 	// remote is the connection's peer when it alone names the client: the
 	// recorder makes it clientIP, off the request path.
@@ -149,6 +154,24 @@ func requestStateOf(ctx *fasthttp.RequestCtx) *requestState {
 func noteKey(ctx *fasthttp.RequestCtx, key *ledger.APIKey) {
 	if st := requestStateOf(ctx); st != nil {
 		st.keyID, st.org = key.ID, key.OrgID
+	}
+}
+
+// noteUnrouted marks a request no route took (an unknown path, a method
+// the path does not allow) for the request log, under the key it
+// presented when that key is valid: a wrong path or method is what an
+// integrator debugs first, in the organization's log.
+func (s *Server) noteUnrouted(ctx *fasthttp.RequestCtx) {
+	st := requestStateOf(ctx)
+	if st == nil {
+		return
+	}
+	st.unrouted = true
+	if s.cfg.Actors == nil || len(ctx.Request.Header.Peek(fasthttp.HeaderAuthorization)) == 0 {
+		return
+	}
+	if key, err := s.authenticate(ctx); err == nil {
+		noteKey(ctx, &key)
 	}
 }
 
@@ -386,7 +409,7 @@ func (r *requestRecorder) capture(ctx *fasthttp.RequestCtx, st *requestState) {
 	// A failed sign-in refused by the lock-out (429) is kept like one
 	// refused for its password (401).
 	failedSignIn := st.member && st.keyID == "" && status == fasthttp.StatusTooManyRequests
-	if st.relayed || st.keyID == "" && status != fasthttp.StatusUnauthorized && !failedSignIn {
+	if st.relayed || st.keyID == "" && status != fasthttp.StatusUnauthorized && !failedSignIn && !st.unrouted {
 		releaseRequestState(st)
 		return
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"payments/actors"
+	"payments/actors/app"
 	"payments/http/blob"
 	"payments/http/logscrub"
 	"payments/http/metrics"
@@ -53,10 +54,23 @@ type Cluster interface {
 	CatchUp() (visible, leaderCommit uint64)
 }
 
+// App is the application API the handlers call (package actors/app): they
+// translate a request into an operation and its result or error into a
+// response, and decide nothing themselves. Each feature declares what it
+// calls, in its own file.
+type App interface {
+	moneyOps
+	linkOps
+	adminOps
+}
+
 // Config configures a Server.
 type Config struct {
-	Live      bool // production stack: sk_live_ keys, no simulations
-	Actors    *actors.System
+	Live   bool // production stack: sk_live_ keys, no simulations
+	Actors *actors.System
+	// App is the application API; by default one built on Actors,
+	// Catalogue and Rates.
+	App       App
 	Cluster   Cluster
 	Catalogue *rails.Catalogue
 	Logger    *slog.Logger
@@ -121,6 +135,11 @@ type Config struct {
 	// (--trusted-proxies): a load balancer in front of the nodes.
 	TrustedProxies []netip.Prefix
 
+	// ReadTimeout bounds reading a request, and a new connection's wait
+	// for its first; IdleTimeout a kept-alive connection's wait for its
+	// next. Defaults 10s and 60s.
+	ReadTimeout, IdleTimeout time.Duration
+
 	RateLimitPerSecond int           // per API key; default 100
 	CommitTimeout      time.Duration // how long an administrative write waits for its commit; default 10s
 }
@@ -128,10 +147,10 @@ type Config struct {
 // Limits of the HTTP front end.
 const (
 	jsonBodyBytesMax = 64 << 10 // a JSON request body
-	// serverBodyBytesMax is what fasthttp reads at all. Bodies up to it are
-	// read and refused by the handler with a clean 400; past it fasthttp
-	// answers 400 and closes the connection, which a client still sending
-	// may see as a reset.
+	// serverBodyBytesMax is what the server reads of a body at all. Bodies
+	// up to it are read and refused by the handler with a clean 400; past
+	// it the handler answers 400 unread and the connection is closed
+	// lingering (linger.go), so that a client still sending reads it.
 	serverBodyBytesMax = 4 << 20
 	readTimeout        = 10 * time.Second
 	writeTimeout       = 10 * time.Second
@@ -206,6 +225,10 @@ func New(cfg Config) *Server {
 	if cfg.Catalogue == nil {
 		cfg.Catalogue = rails.DefaultCatalogue()
 	}
+	if cfg.App == nil {
+		cfg.App = app.New(app.Config{System: cfg.Actors, Catalogue: cfg.Catalogue, Rates: cfg.Rates,
+			Live: cfg.Live, NoProvider: cfg.NoProvider, CommitTimeout: cfg.CommitTimeout})
+	}
 	if cfg.Names == nil {
 		cfg.Names = defaultNames(cfg.NoProvider)
 	}
@@ -217,6 +240,12 @@ func New(cfg Config) *Server {
 	}
 	if cfg.SandboxSettlement <= 0 {
 		cfg.SandboxSettlement = defaultSandboxSettlement
+	}
+	if cfg.ReadTimeout <= 0 {
+		cfg.ReadTimeout = readTimeout
+	}
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = idleTimeout
 	}
 	if cfg.DashboardIdleTimeout == 0 {
 		cfg.DashboardIdleTimeout = DashboardIdleTimeoutDefault
@@ -276,12 +305,12 @@ func New(cfg Config) *Server {
 		handler, errorHandler = instrument(cfg.Metrics, handler), instrumentErrors(cfg.Metrics, errorHandler)
 	}
 	s.srv = &fasthttp.Server{
-		Handler:            s.recordRequests(s.guardBody(handler)),
-		ErrorHandler:       errorHandler,
+		Handler:            s.recordRequests(s.guardBody(retryAfterOn503(handler))),
+		ErrorHandler:       silentWhenNothingRead(errorHandler),
 		Name:               "payments",
-		ReadTimeout:        readTimeout,
+		ReadTimeout:        cfg.ReadTimeout,
 		WriteTimeout:       writeTimeout,
-		IdleTimeout:        idleTimeout,
+		IdleTimeout:        cfg.IdleTimeout,
 		MaxRequestBodySize: serverBodyBytesMax,
 		// Uploads may be larger than JSON bodies; the limit is raised for
 		// their routes only, and multipart bodies are parsed by the upload
@@ -310,7 +339,7 @@ func (s *Server) Serve(ln net.Listener) error {
 	if s.cfg.PublicBaseURL == "" {
 		s.cfg.PublicBaseURL = "http://" + ln.Addr().String()
 	}
-	return s.srv.Serve(s.limitConnsPerIP(ln))
+	return s.srv.Serve(s.limitConnsPerIP(lingerListener{ln}))
 }
 
 // Shutdown stops accepting connections and waits for requests in flight to
@@ -485,6 +514,7 @@ func requestIDOf(ctx *fasthttp.RequestCtx) string {
 }
 
 func (s *Server) notFound(ctx *fasthttp.RequestCtx) {
+	s.noteUnrouted(ctx)
 	if !s.begin(ctx) {
 		return
 	}
@@ -493,6 +523,7 @@ func (s *Server) notFound(ctx *fasthttp.RequestCtx) {
 }
 
 func (s *Server) methodNotAllowed(ctx *fasthttp.RequestCtx) {
+	s.noteUnrouted(ctx)
 	if !s.begin(ctx) {
 		return
 	}
@@ -525,8 +556,10 @@ func (s *Server) panicked(ctx *fasthttp.RequestCtx, v any) {
 }
 
 // badRequest answers requests fasthttp could not read: a body past the
-// limit, a malformed request line or headers.
+// limit, a malformed request line or headers. The connection is then
+// closed lingering (linger.go): the client may still be sending.
 func (s *Server) badRequest(ctx *fasthttp.RequestCtx, err error) {
+	lingerOnClose(ctx)
 	s.begin(ctx)
 	var e *ledger.Error
 	if errors.Is(err, fasthttp.ErrBodyTooLarge) {
@@ -535,6 +568,25 @@ func (s *Server) badRequest(ctx *fasthttp.RequestCtx, err error) {
 		e = &ledger.Error{Code: ledger.CodeValidation, Message: "Malformed HTTP request"}
 	}
 	writeError(ctx, e)
+}
+
+// silentWhenNothingRead wraps the error handler: a connection that sent
+// no byte of a request before its read timeout, or was reset, is closed
+// without an answer, as fasthttp already does for a kept-alive one. Such a
+// connection is not a malformed request: a client opened it ahead of need
+// (a browser's preconnect, a pool's spare) and is not waiting for an
+// answer, and an unsolicited 400 on it would be read as the answer to the
+// next request it sends there.
+func silentWhenNothingRead(next func(*fasthttp.RequestCtx, error)) func(*fasthttp.RequestCtx, error) {
+	return func(ctx *fasthttp.RequestCtx, err error) {
+		// fasthttp passes on the read's own error only when nothing was
+		// read (it wraps any later one), and then has no header either.
+		if _, readFailed := err.(net.Error); readFailed && len(ctx.Request.Header.RawHeaders()) == 0 {
+			ctx.Conn().Close() // fasthttp's answer, written after, goes nowhere
+			return
+		}
+		next(ctx, err)
+	}
 }
 
 // fasthttpLogger carries fasthttp's own messages (mostly clients that hang up

@@ -55,6 +55,8 @@ type stackOptions struct {
 	connsPerIP      int               // api.Config.ConnsPerIPMax
 	metrics         *metrics.Requests // api.Config.Metrics
 	dashboardIdle   time.Duration     // api.Config.DashboardIdleTimeout
+	readTimeout     time.Duration     // api.Config.ReadTimeout
+	idleTimeout     time.Duration     // api.Config.IdleTimeout
 }
 
 // frozenTiming keeps every payout and collection pending, so responses do
@@ -91,7 +93,8 @@ func newStack(t *testing.T, opts stackOptions) *stack {
 		FilesDir: files, Rates: opts.rates, SandboxSettlement: opts.settlement, Logger: opts.logger,
 		PublicBaseURL: opts.publicBase, BodyBytesInFlightMax: opts.bodyBytes, ConnsPerIPMax: opts.connsPerIP, Metrics: opts.metrics,
 		DashboardIdleTimeout: opts.dashboardIdle,
-		RequestLog:           store, RequestLogQueue: opts.requestLogQueue})
+		ReadTimeout:          opts.readTimeout, IdleTimeout: opts.idleTimeout,
+		RequestLog: store, RequestLogQueue: opts.requestLogQueue})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

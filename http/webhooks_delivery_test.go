@@ -175,7 +175,7 @@ func TestWebhookRetryScheduleAndAutoDisable(t *testing.T) {
 			break
 		}
 		wait := time.Duration(d.NextAttemptAt-clock.Now().UnixMilli()) * time.Millisecond
-		if d.Status != ledger.DeliveryPending || d.LastStatusCode != 500 || !strings.HasPrefix(d.LastError, "HTTP 500: receiver is down") ||
+		if d.Status != ledger.DeliveryPending || d.LastStatusCode != 500 || d.LastError != "HTTP 500" ||
 			wait < sched[i]*9/10-time.Millisecond || wait > sched[i]*11/10+time.Millisecond {
 			t.Fatalf("after attempt %d: waits %v (schedule %v): %+v", i+1, wait, sched[i], d)
 		}
@@ -193,7 +193,7 @@ func TestWebhookRetryScheduleAndAutoDisable(t *testing.T) {
 	} else {
 		for i, a := range d.History {
 			if a.Number != int64(i+1) || a.Succeeded || a.StatusCode != 500 || a.StartedAt == 0 || a.StartedAt > a.At ||
-				!strings.HasPrefix(a.Error, "HTTP 500: receiver is down") || (i > 0 && a.StartedAt < d.History[i-1].At) {
+				a.Error != "HTTP 500" || (i > 0 && a.StartedAt < d.History[i-1].At) {
 				t.Fatalf("attempt %d of the history: %+v", i+1, a)
 			}
 		}
@@ -535,7 +535,7 @@ func TestWebhookAttemptHistoryTimed(t *testing.T) {
 		t.Fatalf("history %+v", d.History)
 	}
 	first, second := d.History[0], d.History[1]
-	if first.Number != 1 || first.Succeeded || first.StatusCode != 500 || first.Error != "HTTP 500: receiver is down" ||
+	if first.Number != 1 || first.Succeeded || first.StatusCode != 500 || first.Error != "HTTP 500" ||
 		first.StartedAt == 0 || first.At < first.StartedAt {
 		t.Fatalf("first attempt %+v", first)
 	}

@@ -72,3 +72,38 @@ func TestWebhookTestEndpointIsNoPortScanner(t *testing.T) {
 		t.Fatalf("the local listener got %d requests", n)
 	}
 }
+
+// On the sandbox, which allows loopback receivers, the test endpoint is no
+// port reader either: a loopback receiver's failed answer is known by its
+// status and timing only, in the test's answer and in the delivery, never
+// by its body.
+func TestWebhookTestToLoopbackShowsNoBody(t *testing.T) {
+	st := newStack(t, stackOptions{})
+	rcv := newReceiver(t, func(int) string { return "500" }) // answers "receiver is down"
+	id, _ := st.createEndpoint(rcv.url(), "*")
+
+	r := st.do("POST", "/v1/webhooks/endpoints/"+id+"/test", st.key, nil)
+	st.mustStatus(r, 200)
+	test := r.json(t)["test"].(map[string]any)
+	if test["success"] != false || test["statusCode"] != 500.0 || test["error"] != "HTTP 500" {
+		t.Fatalf("test send to a loopback receiver: %s", r.body)
+	}
+	d := st.do("GET", "/v1/webhooks/deliveries/"+test["deliveryId"].(string), st.key, nil)
+	st.mustStatus(d, 200)
+	delivery, _ := d.json(t)["delivery"].(map[string]any)
+	attempts, _ := delivery["attemptHistory"].([]any)
+	if delivery["lastError"] != "HTTP 500" || len(attempts) != 1 {
+		t.Fatalf("the delivery: %s", d.body)
+	}
+	if a := attempts[0].(map[string]any); a["error"] != "HTTP 500" || a["statusCode"] != 500.0 || a["durationMs"] == nil {
+		t.Fatalf("the attempt: %v", a)
+	}
+	for _, b := range [][]byte{r.body, d.body} {
+		if strings.Contains(string(b), "receiver is down") {
+			t.Fatalf("the loopback receiver's body is in an answer: %s", b)
+		}
+	}
+	if n := len(rcv.requests()); n != 1 {
+		t.Fatalf("the receiver got %d requests, want the test's one", n)
+	}
+}

@@ -76,6 +76,10 @@ type Collection struct {
 	// collection's frozen codec: the deposits store holds it and joins it
 	// back on restore. Deposits are immutable; never write through it.
 	Deposit *Deposit
+
+	// Attempt is the request attempt that created it (decided.go); never
+	// shown to clients.
+	Attempt string
 }
 
 // collectionFeeBasisPoints is the collection fee by method type.
@@ -138,6 +142,9 @@ func encodeStoredCollection(e *encoder, c *Collection) {
 	if c.Deposit != nil {
 		encodeDeposit(e, c.Deposit)
 	}
+	if c.Attempt != "" { // appended (doc.go)
+		e.str(c.Attempt)
+	}
 }
 
 func decodeStoredCollection(d *decoder) Collection {
@@ -145,6 +152,9 @@ func decodeStoredCollection(d *decoder) Collection {
 	if d.bool() {
 		dep := decodeDeposit(d)
 		c.Deposit = &dep
+	}
+	if d.more() {
+		c.Attempt = d.str()
 	}
 	return c
 }

@@ -146,6 +146,9 @@ type Conversion struct {
 	// ExternalReference is the caller's unique string for the execution,
 	// or "": unique per organization, forever (conversionKind's lookup).
 	ExternalReference string
+	// Attempt is the request attempt that executed it under its
+	// reference (decided.go); never shown to clients.
+	Attempt string
 }
 
 func (c Conversion) subjectKind() SubjectKind {
@@ -547,6 +550,9 @@ func encodeStoredConversion(e *encoder, c *Conversion) {
 	encodeConversion(e, c)
 	if c.ExternalReference != "" {
 		e.str(c.ExternalReference)
+		if c.Attempt != "" { // appended after the reference (doc.go)
+			e.str(c.Attempt)
+		}
 	}
 }
 
@@ -554,6 +560,9 @@ func decodeStoredConversion(d *decoder) Conversion {
 	c := decodeConversion(d)
 	if d.more() {
 		c.ExternalReference = d.str()
+	}
+	if d.more() {
+		c.Attempt = d.str()
 	}
 	return c
 }

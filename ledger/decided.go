@@ -72,7 +72,7 @@ func decodeDecided(d *decoder) Command {
 // under a reference (a charged debit's kind is checked by SpendCharged).
 func decidable(k Kind) bool {
 	switch k {
-	case KindCreatePayout, KindCreateFXPayout, KindCreateOrder, KindSpendCharged, KindExecuteQuoteRef:
+	case KindCreatePayout, KindCreateFXPayout, KindCreateCollection, KindCreateOrder, KindSpendCharged, KindExecuteQuoteRef:
 		return true
 	}
 	return false
@@ -119,6 +119,7 @@ func refusalKey(org, resource, ref string) string {
 // own references.
 const (
 	RefusedPayout     = "payout"
+	RefusedCollection = "collection"
 	RefusedOrder      = "order"
 	RefusedConversion = "conversion"
 )
@@ -138,16 +139,55 @@ func (c *Decided) apply(s *State) Result {
 			ID: id, OrgID: org, Resource: resource, Reference: ref, Request: request,
 			Err: *res.Err, Attempt: c.Attempt, CreatedAt: s.OrgNow(org, opAt(c.Op)),
 		})
-	case resource == RefusedPayout && res.Err == nil && res.Payout != nil && !res.Replayed && c.Attempt != "":
-		p := *res.Payout
-		p.Attempt = c.Attempt
-		s.payouts.put(p)
-		res.Payout = &p
-	case resource == RefusedPayout && res.Err == nil && res.Replayed && res.Payout != nil && c.Attempt != "" && res.Payout.Attempt == c.Attempt:
+	case res.Err == nil && !res.Replayed && c.Attempt != "":
+		s.stampAttempt(resource, &res, c.Attempt)
+	case res.Err == nil && res.Replayed && c.Attempt != "" && attemptOf(resource, &res) == c.Attempt:
 		// The same request, relayed again after its first relay committed.
 		res.Replayed = false
 	}
 	return res
+}
+
+// stampAttempt records on the resource a create just made the attempt that
+// made it.
+func (s *State) stampAttempt(resource string, res *Result, attempt string) {
+	switch {
+	case resource == RefusedPayout && res.Payout != nil:
+		p := *res.Payout
+		p.Attempt = attempt
+		s.payouts.put(p)
+		res.Payout = &p
+	case resource == RefusedCollection && res.Collection != nil:
+		c := *res.Collection
+		c.Attempt = attempt
+		s.collections.put(c)
+		res.Collection = &c
+	case resource == RefusedOrder && res.Order != nil:
+		o := *res.Order
+		o.Attempt = attempt
+		s.orders.rows.put(o)
+		res.Order = &o
+	case resource == RefusedConversion && res.Conversion != nil:
+		c := *res.Conversion
+		c.Attempt = attempt
+		s.fx.conversions.put(c)
+		res.Conversion = &c
+	}
+}
+
+// attemptOf is the attempt recorded on the resource a result names.
+func attemptOf(resource string, res *Result) string {
+	switch {
+	case resource == RefusedPayout && res.Payout != nil:
+		return res.Payout.Attempt
+	case resource == RefusedCollection && res.Collection != nil:
+		return res.Collection.Attempt
+	case resource == RefusedOrder && res.Order != nil:
+		return res.Order.Attempt
+	case resource == RefusedConversion && res.Conversion != nil:
+		return res.Conversion.Attempt
+	}
+	return ""
 }
 
 // referenced reports whether org's reference names a resource: one made by
@@ -158,6 +198,8 @@ func (s *State) referenced(resource, org, ref string) bool {
 	switch resource {
 	case RefusedPayout:
 		_, ok = s.payouts.byReference(org, ref)
+	case RefusedCollection:
+		_, ok = s.collections.byReference(org, ref)
 	case RefusedOrder:
 		_, ok = s.orders.rows.byReference(org, ref)
 	case RefusedConversion:
@@ -208,6 +250,9 @@ func decidedOf(op Command) (org, resource, ref, request, id string) {
 		e.str(c.FromCurrency)
 		c.Spec.encode(&e)
 		org, resource, ref, id = c.OrgID, RefusedPayout, c.ExternalReference, c.ID
+	case *CreateCollection:
+		c.Spec.encode(&e)
+		org, resource, ref, id = c.OrgID, RefusedCollection, c.ExternalReference, c.ID
 	case *CreateOrder:
 		c.Spec.encode(&e)
 		org, resource, ref, id = c.OrgID, RefusedOrder, c.ExternalReference, c.ID
@@ -230,6 +275,8 @@ func opAt(op Command) int64 {
 	case *CreatePayout:
 		return c.At
 	case *CreateFXPayout:
+		return c.At
+	case *CreateCollection:
 		return c.At
 	case *CreateOrder:
 		return c.At

@@ -126,9 +126,10 @@
 //	invitation ('I')   bool(true) for a password reset link (command kind
 //	                   109, CreatePasswordReset); an invitation or setup
 //	                   link has none
-//	payout ('p')       str(attempt), the request attempt that created it
-//	                   (decided.go), for a payout created through command
-//	                   kind 110, Decided, with one
+//	payout ('p'),      str(attempt), the request attempt that created it
+//	collection ('c'),  (decided.go), for a record created through command
+//	order ('z')        kind 110, Decided, with one
+//	conversion ('s')   str(attempt) after its reference, likewise
 //
 // A build from before an appended field refuses a record that has it
 // ("trailing bytes") rather than misread it.

@@ -196,6 +196,10 @@ type Order struct {
 	CompletedAt int64
 
 	Steps []OrderStep
+
+	// Attempt is the request attempt that created it (decided.go); never
+	// shown to clients.
+	Attempt string
 }
 
 // Expected is what the customer must send: the principal and the fee.
@@ -359,12 +363,30 @@ const SubjectOrder SubjectKind = 7
 
 func (Order) subjectKind() SubjectKind { return SubjectOrder }
 
+// encodeStoredOrder is an order as the state store holds it: the subject's
+// layout, then the attempt that created it, when it has one (appended,
+// doc.go).
+func encodeStoredOrder(e *encoder, o *Order) {
+	encodeOrder(e, o)
+	if o.Attempt != "" {
+		e.str(o.Attempt)
+	}
+}
+
+func decodeStoredOrder(d *decoder) Order {
+	o := decodeOrder(d)
+	if d.more() {
+		o.Attempt = d.str()
+	}
+	return o
+}
+
 // orderKind: an order stays open until it ends (orderOpen). It is found by
 // its reference and by each of its legs.
 var orderKind = &kind[Order]{
 	tag: tagOrder, name: "order",
 	id:  func(o *Order) (string, string) { return o.ID, o.OrgID },
-	enc: encodeOrder, dec: decodeOrder,
+	enc: encodeStoredOrder, dec: decodeStoredOrder,
 	open: func(o *Order) bool { return !o.Status.Ended() },
 	lookups: []lookup[Order]{
 		{name: indexReference, ref: func(o *Order) (string, string) { return o.OrgID, o.ExternalReference }},

@@ -190,7 +190,7 @@ func (cl *clients) authenticate(entry int, org string) bool {
 // attemptsNamed are the kinds of request the service tells apart by
 // attempt (actors.PayoutRequest.Attempt): a relay of the same attempt
 // after its first relay committed is answered as the creation.
-var attemptsNamed = map[string]bool{"payout": true}
+var attemptsNamed = map[string]bool{"payout": true, "collection": true, "order": true}
 
 // errInTransit is an attempt held in transit: its client saw its
 // connection break.
@@ -320,8 +320,10 @@ func (cl *clients) fund(ctx context.Context, org, ref string, amount ledger.Mino
 
 func (cl *clients) collection(ctx context.Context, org, ref string, amount ledger.Minor) *request {
 	req := &request{kind: "collection", org: org, ref: ref, amount: amount}
-	cl.write(ctx, req, func(sys *actors.System) actors.Reply {
-		return sys.CreateCollection(collectionRequest(org, ref, amount))
+	cl.writeAttempts(ctx, req, false, func(sys *actors.System, attempt string) actors.Reply {
+		cr := collectionRequest(org, ref, amount)
+		cr.Attempt = attempt
+		return sys.CreateCollection(cr)
 	})
 	return req
 }
@@ -349,7 +351,11 @@ func (cl *clients) order(ctx context.Context, org, ref string, amount ledger.Min
 		FromAmount: amount, ToAmount: amount, Fee: ledger.OrderFee("mobile_money", amount),
 		Instructions: in,
 	}
-	cl.write(ctx, req, func(sys *actors.System) actors.Reply { return sys.CreateOrder(order) })
+	cl.writeAttempts(ctx, req, false, func(sys *actors.System, attempt string) actors.Reply {
+		o := order
+		o.Attempt = attempt
+		return sys.CreateOrder(o)
+	})
 	return req
 }
 
@@ -481,7 +487,7 @@ func (cl *clients) conversion(ctx context.Context, org, ref string, amount ledge
 		return quoted
 	}
 	cl.write(ctx, req, func(sys *actors.System) actors.Reply {
-		r := sys.ExecuteQuote(org, req.ref, "")
+		r := sys.ExecuteQuote(org, req.ref, "", "")
 		if e := r.Result.Err; r.Err == nil && e != nil && e.Code == ledger.CodeBadRequest && e.ExistingID != "" {
 			// Executed already, by an earlier attempt whose answer was lost.
 			r.Result = ledger.Result{Replayed: true, Conversion: &ledger.Conversion{ID: e.ExistingID, QuoteID: req.ref, FromAmount: amount}}

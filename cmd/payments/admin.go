@@ -9,10 +9,13 @@ import (
 	"log/slog"
 	"net"
 	nethttp "net/http"
+	"net/url"
 	"os"
 	"strings"
 	"time"
 
+	api "payments/http"
+	"payments/ledger"
 	"payments/raft"
 )
 
@@ -27,6 +30,8 @@ import (
 //	POST   /v1/cluster/members/{id}/promote  make a caught-up non-voter a voter (leader only)
 //	DELETE /v1/cluster/members/{id}          remove a member (leader only)
 //	POST   /v1/cluster/transfer-leader       {"id": "n2"} or {} for any (leader only)
+//	GET    /v1/requests/unattributed         this node's request records of no organization (failed
+//	                                         authentications with unknown keys): ?limit, status, cursor
 
 // adminError is the admin API's error body.
 type adminError struct {
@@ -50,8 +55,11 @@ func readAdminToken(path string) (string, error) {
 }
 
 // adminHandler serves the admin API for node, to requests bearing token;
-// openBlob reads an uploaded file's bytes for a backup.
-func adminHandler(node *raft.Node, openBlob func(digest string) (io.ReadCloser, int64, error), token string, logger *slog.Logger) nethttp.Handler {
+// openBlob reads an uploaded file's bytes for a backup; unattributed reads
+// a page of the node's request records of no organization
+// (api.Server.UnattributedRequests).
+func adminHandler(node *raft.Node, openBlob func(digest string) (io.ReadCloser, int64, error),
+	unattributed func(url.Values) ([]byte, error), token string, logger *slog.Logger) nethttp.Handler {
 	mux := nethttp.NewServeMux()
 	reply := func(w nethttp.ResponseWriter, status int, v any) {
 		w.Header().Set("Content-Type", "application/json")
@@ -90,6 +98,22 @@ func adminHandler(node *raft.Node, openBlob func(digest string) (io.ReadCloser, 
 			panic(nethttp.ErrAbortHandler)
 		}
 		logger.Info("backup taken", "applied_index", view.Applied(), "files", files, "bytes", size)
+	})
+	mux.HandleFunc("GET /v1/requests/unattributed", func(w nethttp.ResponseWriter, r *nethttp.Request) {
+		page, err := unattributed(r.URL.Query())
+		var invalid *ledger.Error
+		switch {
+		case errors.As(err, &invalid):
+			reply(w, nethttp.StatusBadRequest, adminError{"validation_error", invalid.Message, ""})
+		case errors.Is(err, api.ErrRequestLogOff):
+			reply(w, nethttp.StatusServiceUnavailable, adminError{"unavailable", err.Error(), ""})
+		case err != nil:
+			logger.Error("request log read", "err", err)
+			reply(w, nethttp.StatusInternalServerError, adminError{"internal_error", "the request log could not be read", ""})
+		default:
+			w.Header().Set("Content-Type", "application/json")
+			w.Write(page)
+		}
 	})
 	mux.HandleFunc("GET /v1/cluster", func(w nethttp.ResponseWriter, r *nethttp.Request) {
 		members, err := node.Members()

@@ -17,6 +17,7 @@ func TestForbiddenImports(t *testing.T) {
 		{pkg: "payments/wal", forbidden: []string{"payments/"}},
 		{pkg: "payments/raft", forbidden: []string{"payments/http", "payments/rails", "payments/bench"}},
 		{pkg: "payments/actors", forbidden: []string{"payments/http", "payments/rails", "payments/raft", "payments/wal", "payments/bench", "github.com/valyala/fasthttp", "github.com/asynkron/protoactor-go/remote", "github.com/asynkron/protoactor-go/cluster"}},
+		{pkg: "payments/actors/app", forbidden: []string{"payments/http", "payments/raft", "payments/wal", "payments/bench", "github.com/valyala/fasthttp", "github.com/cockroachdb/pebble"}},
 		{pkg: "payments/rails", forbidden: []string{"payments/http", "payments/raft", "payments/wal", "payments/bench"}},
 		{pkg: "payments/http", forbidden: []string{"payments/raft", "payments/wal", "payments/bench", "github.com/cockroachdb/pebble"}},
 	}

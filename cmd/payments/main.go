@@ -428,7 +428,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		if cfg.join != "" {
 			go joinCluster(ctx, node, strings.Split(cfg.join, ","), token, ln.Addr().String(), stdout, logger)
 		}
-		addr, err := serveAdmin(cfg.adminAddr, adminHandler(node, server.OpenBlob, token, logger), logger)
+		addr, err := serveAdmin(cfg.adminAddr, adminHandler(node, server.OpenBlob, server.UnattributedRequests, token, logger), logger)
 		if err != nil {
 			return err
 		}
