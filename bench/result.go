@@ -53,6 +53,12 @@ type Result struct {
 	// 2xx other than Expect.
 	Unexpected uint64 `json:"unexpected"`
 
+	// ServerCPUSeconds is the CPU time, user and system, the server's
+	// process used over the measured phase (Config.ServerPID; 0 when
+	// unknown): divided by Requests, what a request costs the server
+	// whoever else loads the machine.
+	ServerCPUSeconds float64 `json:"serverCpuSeconds,omitempty"`
+
 	WarmupRequests uint64 `json:"warmupRequests"`
 	WarmupErrors   uint64 `json:"warmupErrors"` // transport errors and non-2xx
 
@@ -95,6 +101,24 @@ func (r *Result) KeyRatePerSecond() float64 {
 		return 0
 	}
 	return r.RequestsPerSecond / float64(r.Keys)
+}
+
+// ServerCPUPerRequest is the server's CPU time per request of the measured
+// phase; 0 when unknown.
+func (r *Result) ServerCPUPerRequest() time.Duration {
+	if r.Requests == 0 {
+		return 0
+	}
+	return time.Duration(r.ServerCPUSeconds * float64(time.Second) / float64(r.Requests))
+}
+
+// cpuPerRequest is ServerCPUPerRequest as the table shows it, "-" when
+// unknown.
+func (r *Result) cpuPerRequest() string {
+	if d := r.ServerCPUPerRequest(); d > 0 {
+		return FormatDuration(d)
+	}
+	return "-"
 }
 
 // Latency summarises a Histogram.
@@ -223,13 +247,13 @@ const keyRateWarnFraction = 0.7
 // errors or unexpected statuses, naming them.
 func WriteTable(w io.Writer, results []*Result) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "workload\trequests\treq/s\tp50\tp99\tp999\tmax\terrors\tstatuses\t")
+	fmt.Fprintln(tw, "workload\trequests\treq/s\tp50\tp99\tp999\tmax\terrors\tcpu/req\tstatuses\t")
 	for _, r := range results {
-		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%s\t%s\t%s\t%s\t%d\t%s\t\n",
+		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t\n",
 			r.Workload, r.Requests, r.RequestsPerSecond,
 			FormatDuration(r.Latency.P50), FormatDuration(r.Latency.P99),
 			FormatDuration(r.Latency.P999), FormatDuration(r.Latency.Max),
-			r.Errors, counts(r.Statuses))
+			r.Errors, r.cpuPerRequest(), counts(r.Statuses))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -244,6 +244,7 @@ func Run(ctx context.Context, cfg Config, w *Workload) (*Result, error) {
 	r := newLoad(&cfg, w, src, nz)
 	stats, exporters := r.run(ctx)
 	res := summarize(w, &cfg, src.keyCount(), stats, r.elapsed)
+	res.ServerCPUSeconds = r.serverCPU.Seconds()
 	res.SetupSeconds = setupTime.Seconds()
 	res.KeyLimitPerSecond = int(s.keyLimit.Load())
 	if r.win != nil {
@@ -273,6 +274,7 @@ type load struct {
 	measureFrom time.Time // the end of the warm-up
 	end         time.Time // the end of the measured phase
 	elapsed     time.Duration
+	serverCPU   time.Duration // the server's over the measured phase; 0 when unknown
 
 	turn           atomic.Uint64 // requests started, warm-up included
 	warmupIssued   atomic.Uint64
@@ -368,6 +370,24 @@ func (r *load) run(ctx context.Context) ([]*workerStats, []*exporterStats) {
 		}
 	}
 
+	// The server's CPU time over the measured phase: read when it starts
+	// and once the last response is in.
+	cpuFrom := make(chan time.Duration, 1)
+	if r.cfg.ServerPID > 0 {
+		go func() {
+			select {
+			case <-time.After(time.Until(r.measureFrom)):
+			case <-r.stop:
+			}
+			if d, err := ReadCPU(r.cfg.ServerPID); err == nil {
+				cpuFrom <- d
+			}
+			close(cpuFrom)
+		}()
+	} else {
+		close(cpuFrom)
+	}
+
 	stats := make([]*workerStats, r.cfg.Connections)
 	var wg sync.WaitGroup
 	for i := range stats {
@@ -376,6 +396,11 @@ func (r *load) run(ctx context.Context) ([]*workerStats, []*exporterStats) {
 	}
 	wg.Wait()
 	r.elapsed = time.Since(r.measureFrom)
+	if from, ok := <-cpuFrom; ok {
+		if to, err := ReadCPU(r.cfg.ServerPID); err == nil {
+			r.serverCPU = to - from
+		}
+	}
 	close(r.finished)
 	noiseWG.Wait()
 	<-collected

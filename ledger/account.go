@@ -223,18 +223,33 @@ func (s *State) book(at int64, refID, externalRef string, postings []posting) (u
 	if sum != 0 {
 		panic(fmt.Sprintf("ledger: unbalanced postings for %s: sum %d", refID, sum))
 	}
+	// The accounts' rows, looked up once: every account is in memory
+	// (accounts never close), and a missing one is a bug, found below.
+	var room [8]*row[Account]
+	rows := room[:0]
+	for _, p := range postings {
+		rows = append(rows, s.accounts.rows[p.account])
+	}
 	// The entries are on the clock of the organization whose balances they
 	// move (clock.go), and never go back along a merchant account's
 	// statement.
-	at = s.OrgNow(s.postingsOrg(postings), at)
-	for _, p := range postings {
-		if a, ok := s.accounts.get(p.account); ok && a.Purpose == PurposeMerchant && a.LastEntryAt > at {
-			at = a.LastEntryAt
+	org := ""
+	for _, r := range rows {
+		if r != nil && r.v.OrgID != "" {
+			org = r.v.OrgID
+			break
+		}
+	}
+	at = s.OrgNow(org, at)
+	for _, r := range rows {
+		if r != nil && r.v.Purpose == PurposeMerchant && r.v.LastEntryAt > at {
+			at = r.v.LastEntryAt
 		}
 	}
 	// Compute every balance first so a failure leaves nothing half-booked.
 	// One account may take several postings (a debit and its fee).
-	entries := make([]Entry, len(postings))
+	entries := s.journal.newEntries(len(postings))
+	merchant := s.journal.newMerchantFlags(len(postings))
 	for i, p := range postings {
 		total, found := Minor(0), false
 		for j := i - 1; j >= 0; j-- {
@@ -243,48 +258,29 @@ func (s *State) book(at int64, refID, externalRef string, postings []posting) (u
 				break
 			}
 		}
+		r := rows[i]
+		if r == nil {
+			panic("ledger: posting to missing account " + p.account)
+		}
 		if !found {
-			a, ok := s.accounts.get(p.account)
-			if !ok {
-				panic("ledger: posting to missing account " + p.account)
-			}
-			total = a.Total
+			total = r.v.Total
 		}
 		after, ok := addMinor(total, p.amount)
 		if !ok {
-			a, _ := s.accounts.get(p.account)
-			return 0, BalanceLimit(a.Currency)
+			return 0, BalanceLimit(r.v.Currency)
 		}
 		entries[i] = Entry{Account: p.account, Type: p.typ, Amount: p.amount, BalanceAfter: after,
 			RefID: refID, ExternalRef: externalRef, At: at}
+		merchant[i] = r.v.Purpose == PurposeMerchant
 	}
-	for i := range entries {
-		a, _ := s.accounts.get(entries[i].Account)
-		a.Total = entries[i].BalanceAfter
-		if a.Purpose == PurposeMerchant {
-			a.LastEntryAt = at
+	for i, r := range rows {
+		r.v.Total = entries[i].BalanceAfter
+		if r.v.Purpose == PurposeMerchant {
+			r.v.LastEntryAt = at
 		}
-		s.accounts.put(a)
+		s.accounts.touch(r)
 	}
-	return s.journal.add(entries, s.merchantOf), nil
-}
-
-// postingsOrg is the organization whose accounts a set of postings moves,
-// "" when it moves only shared system accounts. A set moves one
-// organization's money at most.
-func (s *State) postingsOrg(postings []posting) string {
-	for _, p := range postings {
-		if a, ok := s.accounts.get(p.account); ok && a.OrgID != "" {
-			return a.OrgID
-		}
-	}
-	return ""
-}
-
-// merchantOf reports whether an account is a merchant's balance.
-func (s *State) merchantOf(number string) bool {
-	a, _ := s.accounts.get(number)
-	return a.Purpose == PurposeMerchant
+	return s.journal.add(entries, merchant), nil
 }
 
 // merchantAccount returns the organization's account in currency, creating

@@ -112,7 +112,7 @@ var collectionKind = &kind[Collection]{
 	open:  func(c *Collection) bool { return !c.Status.Terminal() },
 	final: true,
 	lookups: []lookup[Collection]{
-		{indexReference, func(c *Collection) string { return refKey(c.OrgID, c.ExternalReference) }},
+		{name: indexReference, ref: func(c *Collection) (string, string) { return c.OrgID, c.ExternalReference }},
 	},
 	filters: []filter[Collection]{
 		{indexStatus, func(c *Collection) string { return terminalName(c.Status.Terminal(), c.Status.String()) }},

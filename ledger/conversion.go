@@ -258,7 +258,7 @@ var conversionKind = &kind[Conversion]{
 	enc: encodeStoredConversion, dec: decodeStoredConversion,
 	open: func(*Conversion) bool { return false },
 	lookups: []lookup[Conversion]{
-		{indexReference, func(c *Conversion) string { return refKey(c.OrgID, c.ExternalReference) }},
+		{name: indexReference, ref: func(c *Conversion) (string, string) { return c.OrgID, c.ExternalReference }},
 	},
 }
 

@@ -102,7 +102,7 @@ var refusalKind = &kind[Refusal]{
 	open:  func(*Refusal) bool { return false },
 	final: true,
 	lookups: []lookup[Refusal]{
-		{indexReference, func(r *Refusal) string { return refusalKey(r.OrgID, r.Resource, r.Reference) }},
+		{name: indexReference, key: func(r *Refusal) string { return refusalKey(r.OrgID, r.Resource, r.Reference) }},
 	},
 	unlisted: true,
 }

@@ -166,7 +166,7 @@ var depositKind = &kind[Deposit]{
 	enc: encodeDeposit, dec: decodeDeposit,
 	open: func(*Deposit) bool { return false },
 	lookups: []lookup[Deposit]{
-		{indexReference, func(x *Deposit) string { return refKey(x.OrgID, x.ExternalReference) }},
+		{name: indexReference, ref: func(x *Deposit) (string, string) { return x.OrgID, x.ExternalReference }},
 	},
 }
 

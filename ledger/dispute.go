@@ -352,7 +352,7 @@ var disputeKind = &kind[Dispute]{
 	enc: encodeDispute, dec: decodeDispute,
 	open: func(v *Dispute) bool { return !v.Status.Final() },
 	lookups: []lookup[Dispute]{
-		{indexParent, func(v *Dispute) string { return v.CollectionID }},
+		{name: indexParent, key: func(v *Dispute) string { return v.CollectionID }},
 	},
 	filters: []filter[Dispute]{
 		{indexStatus, func(v *Dispute) string { return terminalName(v.Status.Final(), v.Status.String()) }},

@@ -22,17 +22,20 @@
 // pending delivery…), the deadlines, and the indexes Apply needs of them
 // (store.go). Every record, open or closed, every journal entry and every
 // event is in the state store, an ordered key-value store (Pebble, package
-// wal) that the FSM commits one batch per applied batch of log entries,
-// with the index of its last entry:
+// wal) that the FSM writes in batches of log entries, each with the index
+// of its last entry:
 //
-//   - Apply changes records in memory; Flush writes every change of the
-//     batch into the FSM's write batch, coalesced (a record changed ten
-//     times in a batch is written once) and in key order; Committed, once
-//     the batch is in the store, drops from memory the records that
-//     closed. Apply reads a closed record back from the store when a rule
-//     needs it (a replayed reference, a dispute of a completed collection,
-//     a late payment of an expired link), and a record that changes again
-//     is open again.
+//   - Apply changes records in memory; Flush writes every change since the
+//     last flush into the FSM's write batch, coalesced (a record changed
+//     ten times in a batch is written once) and in key order; once the
+//     batch is in the store, PublishFlushed moves the readers' views on to
+//     it and ReleaseFlushed drops from memory the records that closed
+//     (Committed does both). Apply may go on with the next entries while a
+//     flushed batch commits: until it is released, its closed records and
+//     its new references are still in memory. Apply reads a closed record
+//     back from the store when a rule needs it (a replayed reference, a
+//     dispute of a completed collection, a late payment of an expired
+//     link), and a record that changes again is open again.
 //   - What the store holds at an applied index depends only on the log up
 //     to it, never on how entries were grouped into batches: every node's
 //     store is byte-identical at the same index (property_test.go,
@@ -207,8 +210,10 @@
 //
 // # Concurrency
 //
-// State is single-threaded: one goroutine applies, flushes and commits.
-// Reader is safe for concurrent use. A failed read or write of the state
+// State is not safe for concurrent use: one goroutine at a time applies,
+// flushes and releases (the FSM hands it between its goroutines under a
+// lock), but for PublishFlushed, which may run beside Apply. Reader is safe
+// for concurrent use. A failed read or write of the state
 // store panics with a StoreError: Apply cannot go on without its state.
 //
 // # Never

@@ -137,7 +137,8 @@ var EventTypes = []string{
 // EventID is the public id of the event at seq: "wev_" and the scrambled
 // sequence number, so ids reveal neither volume nor order.
 func EventID(seq uint64) string {
-	return "wev_" + strconv.FormatUint(scramble(seq), 36)
+	var b [4 + 13]byte // "wev_" and 64 bits in base 36
+	return string(strconv.AppendUint(append(b[:0], "wev_"...), scramble(seq), 36))
 }
 
 // ParseEventID returns the sequence number of an event id.
@@ -161,43 +162,43 @@ func ParseEventID(id string) (uint64, bool) {
 type eventLog struct {
 	seq        uint64 // the last event emitted
 	seqWritten uint64
-	committed  uint64  // events up to this one are in the state store
-	pending    []Event // events after committed, in order
-	ends       []int   // pending[:ends[i]] ends the i-th log entry's page
-	byOrg      map[string][]uint64
+	committed  uint64          // events up to this one are in the state store
+	flushed    uint64          // events up to this one are in the batch last flushed
+	pending    []Event         // events after committed, in order
+	from       int             // pending[from:] are not flushed yet
+	ends       []int           // pending[:ends[i]] ends the i-th log entry's page
+	byOrg      grouper[uint64] // flushPage's scratch
+	key        keyBuf          // flushPage's scratch
 }
 
 // endEntry closes the page of the log entry just applied.
 func (l *eventLog) endEntry() {
-	if n := len(l.pending); n > 0 && (len(l.ends) == 0 || l.ends[len(l.ends)-1] < n) {
+	if n := len(l.pending); n > l.from && (len(l.ends) == 0 || l.ends[len(l.ends)-1] < n) {
 		l.ends = append(l.ends, n)
 	}
 }
 
-func (l *eventLog) flush(w KVWriter, e *encoder, record func(*Event) (byte, bool)) {
+func (l *eventLog) flush(w *sortedWriter, e *encoder, record func(*Event) (byte, bool)) {
 	l.endEntry()
-	start := 0
+	start := l.from
 	for _, end := range l.ends {
-		if l.pending[start].Seq > l.seqWritten {
-			l.flushPage(w, e, l.pending[start:end], record)
-		}
+		l.flushPage(w, e, l.pending[start:end], record)
 		start = end
 	}
 	l.ends = l.ends[:0]
+	l.from = len(l.pending)
 	if l.seq != l.seqWritten {
 		writeCounter(w, "events", l.seq)
 		l.seqWritten = l.seq
 	}
+	l.flushed = l.seq
 }
 
 // flushPage writes the events of one log entry: the page, each
 // organization's list of them, and each one under its resource.
-func (l *eventLog) flushPage(w KVWriter, e *encoder, page []Event, record func(*Event) (byte, bool)) {
+func (l *eventLog) flushPage(w *sortedWriter, e *encoder, page []Event, record func(*Event) (byte, bool)) {
 	e.buf = e.buf[:0]
 	e.uvarint(uint64(len(page)))
-	if l.byOrg == nil {
-		l.byOrg = make(map[string][]uint64)
-	}
 	for i := range page {
 		ev := &page[i]
 		if tag, ok := record(ev); ok {
@@ -207,31 +208,44 @@ func (l *eventLog) flushPage(w KVWriter, e *encoder, page []Event, record func(*
 		} else {
 			encodeEvent(e, ev)
 		}
-		l.byOrg[ev.OrgID] = append(l.byOrg[ev.OrgID], ev.Seq)
+		l.byOrg.add(ev.OrgID, ev.Seq)
 	}
-	must(w.Set(newKey(tagEvent).u64(page[0].Seq), e.buf))
-	for org, seqs := range l.byOrg {
+	l.key = append(l.key[:0], tagEvent).u64(page[0].Seq)
+	w.Set(l.key, e.buf)
+	for i, org := range l.byOrg.keys {
+		seqs := l.byOrg.groups[i]
 		e.buf = e.buf[:0]
 		e.uvarint(uint64(len(seqs)))
 		for _, seq := range seqs {
 			e.uvarint(seq - seqs[0])
 		}
-		must(w.Set(newKey(tagEventList, 'o').str(org).u64(seqs[0]), e.buf))
-		delete(l.byOrg, org)
+		l.key = append(l.key[:0], tagEventList, 'o').str(org).u64(seqs[0])
+		w.Set(l.key, e.buf)
 	}
+	l.byOrg.reset()
 	for i := range page {
-		must(w.Set(newKey(tagEventList, 'r').str(page[i].OrgID).str(page[i].ResourceID).u64(page[i].Seq), nil))
+		l.key = append(l.key[:0], tagEventList, 'r').str(page[i].OrgID).str(page[i].ResourceID).u64(page[i].Seq)
+		w.Set(l.key, nil)
 	}
 }
 
 func (l *eventLog) load(kv KVReader) {
 	l.seq = readCounter(kv, "events")
-	l.seqWritten, l.committed = l.seq, l.seq
+	l.seqWritten, l.committed, l.flushed = l.seq, l.seq, l.seq
 }
 
-func (l *eventLog) commit() {
-	l.committed = l.seq
-	l.pending = l.pending[:0]
+// releaseFlushed forgets the events of the batch last flushed, now in the
+// state store; those emitted since stay pending.
+func (l *eventLog) releaseFlushed() {
+	n := int(l.flushed - l.committed)
+	l.committed = l.flushed
+	kept := copy(l.pending, l.pending[n:])
+	clear(l.pending[kept:])
+	l.pending = l.pending[:kept]
+	l.from -= n
+	for i := range l.ends {
+		l.ends[i] -= n
+	}
 }
 
 // at returns the event with sequence number seq, from memory or from the
@@ -299,14 +313,14 @@ func readSubject[V Subject](kv KVReader, k *kind[V], id string) Subject {
 func (s *State) recordSubject(ev *Event) (byte, bool) {
 	switch sub := ev.Subject.(type) {
 	case Payout:
-		return sameClosed(s.payouts, ev.ResourceID, &sub, &s.cmp)
+		return sameClosed(s.payouts, ev.ResourceID, sub, &s.cmp)
 	case Collection:
-		return sameClosed(s.collections, ev.ResourceID, &sub, &s.cmp)
+		return sameClosed(s.collections, ev.ResourceID, sub, &s.cmp)
 	}
 	return 0, false
 }
 
-func sameClosed[V any](t *store[V], id string, sub *V, scratch *[2]encoder) (byte, bool) {
+func sameClosed[V any](t *store[V], id string, sub V, scratch *[2]encoder) (byte, bool) {
 	v, ok := t.closedNow(id)
 	if !ok {
 		return 0, false
@@ -314,7 +328,8 @@ func sameClosed[V any](t *store[V], id string, sub *V, scratch *[2]encoder) (byt
 	a, b := &scratch[0], &scratch[1]
 	a.buf, b.buf = a.buf[:0], b.buf[:0]
 	t.k.enc(a, v)
-	t.k.enc(b, sub)
+	t.tmp = sub
+	t.k.enc(b, &t.tmp)
 	return t.k.tag, bytes.Equal(a.buf, b.buf)
 }
 

@@ -197,7 +197,7 @@ var instructionKind = &kind[Instruction]{
 	enc: encodeInstruction, dec: decodeInstruction,
 	open: func(in *Instruction) bool { return !in.Closed },
 	lookups: []lookup[Instruction]{
-		{indexInstructionKey, func(in *Instruction) string { return instructionKey(in.Provider, in.Key) }},
+		{name: indexInstructionKey, key: func(in *Instruction) string { return instructionKey(in.Provider, in.Key) }},
 	},
 	unlisted: true,
 }

@@ -3,6 +3,7 @@ package ledger
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 )
 
 // The journal: every entry ever booked, in the state store. Entries are
@@ -21,8 +22,13 @@ type journal struct {
 	seq        uint64 // the last entry booked
 	seqWritten uint64
 	pending    []transaction
-	ends       []int                      // pending[:ends[i]] ends the i-th log entry's page
-	byAccount  map[string][]NumberedEntry // flush's scratch
+	ends       []int // pending[:ends[i]] ends the i-th log entry's page
+	// entries and merchant hold the pending transactions' entries, which
+	// take slices of them: one allocation for many transactions.
+	entries   []Entry
+	merchant  []bool
+	byAccount grouper[NumberedEntry] // flush's scratch
+	key       keyBuf                 // flush's scratch
 }
 
 // endEntry closes the page of the log entry just applied.
@@ -40,56 +46,89 @@ type transaction struct {
 	merchant []bool // entries[i] is on a merchant account
 }
 
-// add records entries and returns the first one's sequence number.
-func (j *journal) add(entries []Entry, isMerchant func(string) bool) uint64 {
-	t := transaction{first: j.seq + 1, entries: entries, merchant: make([]bool, len(entries))}
-	for i, e := range entries {
-		t.merchant[i] = isMerchant(e.Account)
-	}
+// newEntries returns room for n entries, for book to fill and then add or
+// drop: the room is taken only by add.
+func (j *journal) newEntries(n int) []Entry {
+	at := len(j.entries)
+	j.entries = slices.Grow(j.entries, n)[:at+n]
+	room := j.entries[at : at+n : at+n]
+	clear(room)
+	j.entries = j.entries[:at]
+	return room
+}
+
+// newMerchantFlags returns room for the flags of n entries, which say
+// whether each is on a merchant account, for add.
+func (j *journal) newMerchantFlags(n int) []bool {
+	at := len(j.merchant)
+	j.merchant = slices.Grow(j.merchant, n)[:at+n]
+	room := j.merchant[at : at+n : at+n]
+	j.merchant = j.merchant[:at]
+	return room
+}
+
+// add records entries and their merchant flags, which newEntries and
+// newMerchantFlags returned, and returns the first entry's sequence
+// number.
+func (j *journal) add(entries []Entry, merchant []bool) uint64 {
+	j.entries = j.entries[:len(j.entries)+len(entries)]
+	j.merchant = j.merchant[:len(j.merchant)+len(merchant)]
+	t := transaction{first: j.seq + 1, entries: entries, merchant: merchant}
 	j.seq += uint64(len(entries))
 	j.pending = append(j.pending, t)
 	return t.first
 }
 
-func (j *journal) flush(w KVWriter, e *encoder) {
+func (j *journal) flush(w *sortedWriter, e *encoder) {
 	j.endEntry()
 	start := 0
 	for _, end := range j.ends {
 		j.flushPage(w, e, j.pending[start:end])
 		start = end
 	}
+	clear(j.pending) // the entries' strings
 	j.pending, j.ends = j.pending[:0], j.ends[:0]
+	// The slabs are reused, but one huge batch does not pin its memory.
+	if cap(j.entries) > journalSlabMax {
+		j.entries, j.merchant = nil, nil
+	}
+	clear(j.entries)
+	j.entries, j.merchant = j.entries[:0], j.merchant[:0]
 	if j.seq != j.seqWritten {
 		writeCounter(w, "journal", j.seq)
 		j.seqWritten = j.seq
 	}
 }
 
+// journalSlabMax bounds the entries a journal keeps room for between
+// flushes.
+const journalSlabMax = 1 << 16
+
 // flushPage writes the transactions of one log entry: the journal page,
 // and a statement page for each merchant account they touch.
-func (j *journal) flushPage(w KVWriter, e *encoder, page []transaction) {
+func (j *journal) flushPage(w *sortedWriter, e *encoder, page []transaction) {
 	e.buf = e.buf[:0]
 	e.uvarint(uint64(len(page)))
 	for i := range page {
 		encodeTransaction(e, page[i].entries)
 	}
-	must(w.Set(newKey(tagJournal).u64(page[0].first), e.buf))
-	if j.byAccount == nil {
-		j.byAccount = make(map[string][]NumberedEntry)
-	}
+	j.key = append(j.key[:0], tagJournal).u64(page[0].first)
+	w.Set(j.key, e.buf)
 	for _, t := range page {
 		for i, en := range t.entries {
 			if t.merchant[i] {
-				j.byAccount[en.Account] = append(j.byAccount[en.Account], NumberedEntry{Seq: t.first + uint64(i), Entry: en})
+				j.byAccount.add(en.Account, NumberedEntry{Seq: t.first + uint64(i), Entry: en})
 			}
 		}
 	}
-	for account, entries := range j.byAccount {
+	for i, account := range j.byAccount.keys {
+		entries := j.byAccount.groups[i]
 		e.buf = e.buf[:0]
 		encodeStatementPage(e, entries)
-		must(w.Set(newKey(tagStatement).str(account).u64(entries[0].Seq), e.buf))
-		delete(j.byAccount, account)
+		j.key = append(j.key[:0], tagStatement).str(account).u64(entries[0].Seq)
+		w.Set(j.key, e.buf)
 	}
+	j.byAccount.reset()
 }
 
 func (j *journal) load(kv KVReader) {

@@ -104,6 +104,18 @@ func (k keyBuf) str(s string) keyBuf {
 
 func (k keyBuf) u64(v uint64) keyBuf { return binary.BigEndian.AppendUint64(k, v) }
 
+// ref appends an organization's reference as str(refKey(org, ref)) does,
+// without joining the strings first.
+func (k keyBuf) ref(org, ref string) keyBuf {
+	if ref == "" {
+		return k.str("")
+	}
+	k = binary.AppendUvarint(k, uint64(len(org)+1+len(ref)))
+	k = append(k, org...)
+	k = append(k, 0)
+	return append(k, ref...)
+}
+
 // prefixEnd returns the first key after every key that starts with p.
 func prefixEnd(p []byte) []byte {
 	end := append([]byte(nil), p...)
@@ -198,6 +210,12 @@ func (s *sortedWriter) Set(key, value []byte) error {
 	return nil
 }
 
+// setString is Set with a value held as a string (a record id).
+func (s *sortedWriter) setString(key []byte, value string) {
+	s.ops = append(s.ops, sortedOp{at: uint32(len(s.buf)), keyLen: uint32(len(key)), valLen: uint32(len(value))})
+	s.buf = append(append(s.buf, key...), value...)
+}
+
 func (s *sortedWriter) SingleDelete(key []byte) error {
 	s.ops = append(s.ops, sortedOp{at: uint32(len(s.buf)), keyLen: uint32(len(key)), del: true})
 	s.buf = append(s.buf, key...)
@@ -227,3 +245,46 @@ func (s *sortedWriter) writeTo(w KVWriter) {
 	}
 	s.buf = s.buf[:0]
 }
+
+// grouper gathers values under string keys, keys in the order first seen,
+// and keeps its memory from one use to the next (flushes group a batch's
+// journal entries by account and its events by organization).
+type grouper[T any] struct {
+	index  map[string]int
+	keys   []string
+	groups [][]T // groups[i] belongs to keys[i]; those past len(keys) are spare
+}
+
+func (g *grouper[T]) add(key string, v T) {
+	i, ok := g.index[key]
+	if !ok {
+		if g.index == nil {
+			g.index = make(map[string]int)
+		}
+		i = len(g.keys)
+		g.index[key] = i
+		g.keys = append(g.keys, key)
+		if i == len(g.groups) {
+			g.groups = append(g.groups, nil)
+		}
+		g.groups[i] = g.groups[i][:0]
+	}
+	g.groups[i] = append(g.groups[i], v)
+}
+
+// reset empties g, keeping its memory, but for what one large use grew.
+func (g *grouper[T]) reset() {
+	if len(g.keys) > grouperKeysMax {
+		*g = grouper[T]{}
+		return
+	}
+	for i := range g.keys {
+		clear(g.groups[i])
+	}
+	clear(g.index)
+	clear(g.keys)
+	g.keys = g.keys[:0]
+}
+
+// grouperKeysMax bounds the groups a grouper keeps memory for.
+const grouperKeysMax = 4096

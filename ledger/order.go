@@ -3,6 +3,7 @@ package ledger
 import (
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // Orders collect on one rail and pay out on another. An order is a record
@@ -211,6 +212,29 @@ func OrderPayoutID(orderID, toCurrency string) string {
 	return "pay_" + strings.ToLower(toCurrency) + "_" + strings.TrimPrefix(orderID, "ord_")
 }
 
+// isOrderPayoutID reports whether id == OrderPayoutID(orderID, toCurrency),
+// without building it: every payout that moves asks.
+func isOrderPayoutID(id, orderID, toCurrency string) bool {
+	rest, ok := strings.CutPrefix(id, "pay_")
+	if !ok || len(rest) < len(toCurrency)+1 {
+		return false
+	}
+	for i := 0; i < len(toCurrency); i++ {
+		c := toCurrency[i]
+		if c >= utf8.RuneSelf {
+			return id == OrderPayoutID(orderID, toCurrency)
+		}
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if rest[i] != c {
+			return false
+		}
+	}
+	rest = rest[len(toCurrency):]
+	return rest[0] == '_' && rest[1:] == strings.TrimPrefix(orderID, "ord_")
+}
+
 // Ledger bookings of orders: the conversion between the two currencies of a
 // cross-currency order runs through the FX clearing accounts that
 // conversions use, one per currency, so the house has one FX position.
@@ -360,9 +384,9 @@ var orderKind = &kind[Order]{
 	enc: encodeStoredOrder, dec: decodeStoredOrder,
 	open: func(o *Order) bool { return !o.Status.Ended() },
 	lookups: []lookup[Order]{
-		{indexReference, func(o *Order) string { return refKey(o.OrgID, o.ExternalReference) }},
-		{indexLeg, func(o *Order) string { return o.CollectionID }},
-		{indexLeg2, func(o *Order) string { return o.PayoutID }},
+		{name: indexReference, ref: func(o *Order) (string, string) { return o.OrgID, o.ExternalReference }},
+		{name: indexLeg, key: func(o *Order) string { return o.CollectionID }},
+		{name: indexLeg2, key: func(o *Order) string { return o.PayoutID }},
 	},
 	filters: []filter[Order]{
 		{indexStatus, func(o *Order) string { return terminalName(o.Status.Ended(), o.Status.String()) }},
@@ -789,7 +813,7 @@ func (s *State) orderCollectionSettled(col Collection, at int64) {
 // leg's step and, when the payout settles, completes or fails with it. It
 // is called by markPayoutProcessing and settlePayout in the same Apply.
 func (s *State) orderPayoutMoved(p Payout, at int64) {
-	if p.ID != OrderPayoutID(p.ExternalReference, p.Spec.Currency) {
+	if !isOrderPayoutID(p.ID, p.ExternalReference, p.Spec.Currency) {
 		return // an order's payout is named after the order, its reference
 	}
 	o, ok := s.orders.rows.find(indexLeg2, p.ID)

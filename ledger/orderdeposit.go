@@ -37,7 +37,7 @@ var orderDepositKind = &kind[OrderDeposit]{
 	enc: encodeOrderDeposit, dec: decodeOrderDeposit,
 	open: func(*OrderDeposit) bool { return false },
 	lookups: []lookup[OrderDeposit]{
-		{indexReference, func(d *OrderDeposit) string { return refKey(d.OrgID, d.ExternalReference) }},
+		{name: indexReference, ref: func(d *OrderDeposit) (string, string) { return d.OrgID, d.ExternalReference }},
 	},
 	unlisted: true,
 }

@@ -320,7 +320,7 @@ var paymentLinkKind = &kind[PaymentLink]{
 	enc: encodePaymentLink, dec: decodePaymentLink,
 	open: func(l *PaymentLink) bool { return l.Status == PaymentLinkActive },
 	lookups: []lookup[PaymentLink]{
-		{indexReference, func(l *PaymentLink) string { return refKey(l.OrgID, l.CustomerReference) }},
+		{name: indexReference, ref: func(l *PaymentLink) (string, string) { return l.OrgID, l.CustomerReference }},
 	},
 	filters: []filter[PaymentLink]{
 		{indexStatus, func(l *PaymentLink) string { return terminalName(l.Status != PaymentLinkActive, l.Status.String()) }},
@@ -340,7 +340,7 @@ var checkoutSessionKind = &kind[CheckoutSession]{
 	enc: encodeCheckoutSession, dec: decodeCheckoutSession,
 	open: func(c *CheckoutSession) bool { return !c.Status.Terminal() },
 	lookups: []lookup[CheckoutSession]{
-		{indexLeg, func(c *CheckoutSession) string { return c.CollectionID }},
+		{name: indexLeg, key: func(c *CheckoutSession) string { return c.CollectionID }},
 	},
 	filters: []filter[CheckoutSession]{
 		{indexParent, func(c *CheckoutSession) string { return c.LinkID }},
@@ -353,7 +353,7 @@ var checkoutDepositKind = &kind[CheckoutDeposit]{
 	enc: encodeCheckoutDeposit, dec: decodeCheckoutDeposit,
 	open: func(*CheckoutDeposit) bool { return false },
 	lookups: []lookup[CheckoutDeposit]{
-		{indexReference, func(d *CheckoutDeposit) string { return refKey(d.OrgID, d.ExternalReference) }},
+		{name: indexReference, ref: func(d *CheckoutDeposit) (string, string) { return d.OrgID, d.ExternalReference }},
 	},
 }
 

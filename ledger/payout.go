@@ -143,7 +143,7 @@ var payoutKind = &kind[Payout]{
 	open:  func(p *Payout) bool { return !p.Status.Terminal() },
 	final: true,
 	lookups: []lookup[Payout]{
-		{indexReference, func(p *Payout) string { return refKey(p.OrgID, p.ExternalReference) }},
+		{name: indexReference, ref: func(p *Payout) (string, string) { return p.OrgID, p.ExternalReference }},
 	},
 	filters: []filter[Payout]{
 		{indexStatus, func(p *Payout) string { return terminalName(p.Status.Terminal(), p.Status.String()) }},
@@ -216,7 +216,8 @@ func (s *State) createPayout(c *CreatePayout) Result {
 	}
 	if p, ok := s.payouts.byReference(c.OrgID, c.ExternalReference); ok {
 		if p.FX == nil && p.Spec == c.Spec {
-			return Result{Replayed: true, Payout: &p}
+			replayed := p
+			return Result{Replayed: true, Payout: &replayed}
 		}
 		return Result{Err: Duplicate("Payout", p.ID)}
 	}
@@ -236,10 +237,10 @@ func (s *State) createPayout(c *CreatePayout) Result {
 	}
 	clearing := s.systemAccount(PurposePayoutsClearing, cur.Code, c.At)
 	fees := s.systemAccount(PurposeFeeRevenue, cur.Code, c.At)
-	postings := []posting{
-		{account.Number, EntryPayoutDebit, -c.Spec.Amount},
-		{clearing, EntryPayoutCredit, c.Spec.Amount},
-	}
+	var room [4]posting
+	postings := append(room[:0],
+		posting{account.Number, EntryPayoutDebit, -c.Spec.Amount},
+		posting{clearing, EntryPayoutCredit, c.Spec.Amount})
 	if c.Fee > 0 {
 		postings = append(postings,
 			posting{account.Number, EntryFeeDebit, -c.Fee},
@@ -298,19 +299,18 @@ func (s *State) settlePayout(c *SettlePayout) Result {
 	}
 	cur := p.Spec.Currency
 	clearing := s.systemAccount(PurposePayoutsClearing, cur, c.At)
+	var room [4]posting
 	var postings []posting
 	if c.Completed {
-		postings = []posting{
-			{clearing, EntryPayoutSettlement, -p.Spec.Amount},
-			{s.railAccount(p.ID, cur, c.At), EntryPayoutSettlement, p.Spec.Amount},
-		}
+		postings = append(room[:0],
+			posting{clearing, EntryPayoutSettlement, -p.Spec.Amount},
+			posting{s.railAccount(p.ID, cur, c.At), EntryPayoutSettlement, p.Spec.Amount})
 	} else if p.FX != nil {
 		postings = s.fxRefundPostings(p, *p.FX, c.At)
 	} else {
-		postings = []posting{
-			{clearing, EntryPayoutSettlement, -p.Spec.Amount},
-			{p.AccountNumber, EntryPayoutRefund, p.Spec.Amount},
-		}
+		postings = append(room[:0],
+			posting{clearing, EntryPayoutSettlement, -p.Spec.Amount},
+			posting{p.AccountNumber, EntryPayoutRefund, p.Spec.Amount})
 		if p.Fee > 0 {
 			fees := s.systemAccount(PurposeFeeRevenue, cur, c.At)
 			postings = append(postings,

@@ -12,12 +12,12 @@ import (
 // pending payouts, open orders…) are in memory, in the stores below, with
 // the indexes Apply needs. Every change is written to the state store when
 // the FSM flushes the batch (Flush), and a record that closes leaves memory
-// once that batch is committed (Committed); Apply finds closed records in
-// the state store when it needs them, which it reads through kv.
+// once that batch is committed (ReleaseFlushed); Apply finds closed records
+// in the state store when it needs them, which it reads through kv.
 //
-// State is not safe for concurrent use: one goroutine (the Raft FSM)
-// applies, flushes and commits. Readers never touch it; they read the
-// committed state store through a Reader (reader.go).
+// State is not safe for concurrent use: one goroutine at a time applies,
+// flushes and releases, but for PublishFlushed. Readers never touch it;
+// they read the committed state store through a Reader (reader.go).
 type State struct {
 	kv  *kvRef
 	enc encoder // flush's buffer
@@ -79,6 +79,9 @@ type State struct {
 	floatFundings *store[FloatFunding]
 
 	views *views // what readers see of the always-open records (views.go)
+	// flushedDeadline is the earliest deadline as of the last Flush, for
+	// PublishFlushed.
+	flushedDeadline int64
 
 	formatWritten bool
 }
@@ -104,8 +107,10 @@ func (s *State) ReadThrough(kv KVReader) (restore func()) {
 
 // storeOps is a store, whatever its record type.
 type storeOps interface {
-	flush(w KVWriter, e *encoder)
-	committed()
+	flush(w *sortedWriter, e *encoder)
+	flushed()
+	publishFlushed()
+	releaseFlushed()
 	load()
 	openRows() int
 }
@@ -208,7 +213,8 @@ func Load(kv KVReader) (_ *State, err error) {
 }
 
 // Flush writes every change made since the last flush into w, in key
-// order (see sortedWriter), which the FSM then commits.
+// order (see sortedWriter), which the FSM then commits. The batch flushed
+// before must be released (Committed, or ReleaseFlushed) first.
 func (s *State) Flush(w KVWriter) {
 	out := &s.out
 	if !s.formatWritten {
@@ -217,9 +223,11 @@ func (s *State) Flush(w KVWriter) {
 	}
 	for _, t := range s.stores {
 		t.flush(out, &s.enc)
+		t.flushed()
 	}
 	s.journal.flush(out, &s.enc)
 	s.events.flush(out, &s.enc, s.recordSubject)
+	s.flushedDeadline = s.nextDeadline()
 	out.writeTo(w)
 }
 
@@ -233,13 +241,33 @@ func (s *State) EndEntry() {
 }
 
 // Committed tells the state that the writes of the last Flush are in the
-// state store: closed records leave memory and readers' views move on.
+// state store: readers' views move on and closed records leave memory. It
+// is PublishFlushed then ReleaseFlushed.
 func (s *State) Committed() {
+	s.PublishFlushed()
+	s.ReleaseFlushed()
+}
+
+// PublishFlushed moves readers' views on to the batch last flushed, once
+// it is in the state store. Unlike every other method of State, it may
+// run on another goroutine while Apply goes on with the next batch: it
+// touches only what Flush set aside for it and the views. It must finish
+// before the next Flush.
+func (s *State) PublishFlushed() {
 	for _, t := range s.stores {
-		t.committed()
+		t.publishFlushed()
 	}
-	s.events.commit()
-	s.views.nextDeadline.Store(s.nextDeadline())
+	s.views.nextDeadline.Store(s.flushedDeadline)
+}
+
+// ReleaseFlushed drops from memory what the batch last flushed closed,
+// once it is in the state store; a record that changed again since stays.
+// Rules may have applied more commands since the flush.
+func (s *State) ReleaseFlushed() {
+	for _, t := range s.stores {
+		t.releaseFlushed()
+	}
+	s.events.releaseFlushed()
 }
 
 // OpenRecords counts the records held in memory (the hot state): the open

@@ -40,11 +40,35 @@ type kind[V any] struct {
 	final bool
 }
 
-// lookup is one unique index: key returns the record's key in it, scoped
-// by the caller (an organization and a reference), or "" for none yet.
+// lookup is one unique index: key returns the record's key in it, or ""
+// for none yet; or, for a key scoped to an organization, ref returns the
+// organization and the reference, whose key is refKey(org, ref) (ref ""
+// for none yet). ref spares the hot path the joined string.
 type lookup[V any] struct {
 	name byte
 	key  func(*V) string
+	ref  func(*V) (org, ref string)
+}
+
+// appendKey appends the record's key in the state store's index to b, and
+// reports whether it has one.
+func (l *lookup[V]) appendKey(b keyBuf, tag byte, v *V) (keyBuf, bool) {
+	b = append(b, tag, subLookup, l.name)
+	if l.ref != nil {
+		org, ref := l.ref(v)
+		return b.ref(org, ref), ref != ""
+	}
+	key := l.key(v)
+	return b.str(key), key != ""
+}
+
+// has reports whether the record has a key in the index.
+func (l *lookup[V]) has(v *V) bool {
+	if l.ref != nil {
+		_, ref := l.ref(v)
+		return ref != ""
+	}
+	return l.key(v) != ""
 }
 
 // filter is one list index: value returns what the record is listed
@@ -67,14 +91,24 @@ const (
 	subSeq    = 's' // 's' → uvarint: the last creation sequence number
 )
 
-func (k *kind[V]) recordKey(id string) []byte { return newKey(k.tag, subRecord).str(id) }
+func (k *kind[V]) recordKey(id string) []byte { return k.appendRecordKey(newKey(), id) }
+
+// appendRecordKey appends the key of the record with id to b.
+func (k *kind[V]) appendRecordKey(b keyBuf, id string) keyBuf {
+	return append(b, k.tag, subRecord).str(id)
+}
 
 func (k *kind[V]) listPrefix(org string) keyBuf { return newKey(k.tag, subList).str(org) }
 
 func (k *kind[V]) openPrefix(org string) keyBuf { return newKey(k.tag, subOpen).str(org) }
 
 func (k *kind[V]) lookupKey(name byte, key string) []byte {
-	return newKey(k.tag, subLookup, name).str(key)
+	return k.lookupPrefix(newKey(), name).str(key)
+}
+
+// lookupPrefix appends the prefix of lookup index name's keys to b.
+func (k *kind[V]) lookupPrefix(b keyBuf, name byte) keyBuf {
+	return append(b, k.tag, subLookup, name)
 }
 
 func (k *kind[V]) filterPrefix(name byte, org, value string) keyBuf {
@@ -105,6 +139,12 @@ func (k *kind[V]) read(kv KVReader, id string) (storedRecord[V], bool) {
 	return getRecord(kv, k.recordKey(id), k.decodeStored)
 }
 
+// readInto is read with the key built in *scratch, which it keeps grown.
+func (k *kind[V]) readInto(kv KVReader, id string, scratch *keyBuf) (storedRecord[V], bool) {
+	*scratch = k.appendRecordKey((*scratch)[:0], id)
+	return getRecord(kv, *scratch, k.decodeStored)
+}
+
 // row is a record in memory: an open one, or one changed in the batch
 // being applied. It remembers what the state store holds of it, so a flush
 // writes only what changed.
@@ -128,12 +168,18 @@ type store[V any] struct {
 	rows  map[string]*row[V] // open records, and those changed since the last commit
 	seq   uint64             // the last creation sequence number
 	dirty []*row[V]          // rows changed since the last flush, in order of first change
-	// closed are rows that closed in the batch: they leave memory once
-	// the batch is committed, when the state store has them.
+	// key is scratch for a key read or written, and tmp for a record whose
+	// address a kind's functions take: each use ends before the next
+	// begins. They keep the hot path free of allocations.
+	key keyBuf
+	tmp V
+	// closed are rows that closed in the flushed batch: they leave memory
+	// once the batch is committed, when the state store has them.
 	closed []string
-	// pending are lookup keys set since the last commit, which the state
-	// store does not have yet: lookup index name+key → id.
-	pending map[string]string
+	// pending are lookup keys set since the last flush, and flushing those
+	// of the flushed batch until it is committed: keys the state store
+	// does not have yet, the key in the state store → id.
+	pending, flushing map[string]string
 	// byOrg lists the records of an always-open kind by organization, in
 	// creation order (Apply iterates an organization's endpoints).
 	byOrg map[string][]string
@@ -142,8 +188,8 @@ type store[V any] struct {
 	index func(*V)
 	// publish, if set, is called for each record changed in a batch once
 	// the batch is committed (the views readers see; views.go).
-	publish   func(*V)
-	published []string // ids flushed in the batch, for publish
+	publish    func(*V)
+	publishing []V // the records as flushed, for publish
 	// filter holds every lookup key, for kinds with lookups: a key it
 	// proves absent is not read from the state store (lookupfilter.go).
 	filter *lookupFilter
@@ -155,7 +201,7 @@ func newStore[V any](k *kind[V], kv *kvRef) *store[V] {
 	if len(k.filters) > filtersMax || len(k.lookups) > 8 {
 		panic("ledger: kind " + k.name + " has too many indexes")
 	}
-	t := &store[V]{k: k, kv: kv, rows: make(map[string]*row[V]), pending: make(map[string]string)}
+	t := &store[V]{k: k, kv: kv, rows: make(map[string]*row[V]), pending: make(map[string]string), flushing: make(map[string]string)}
 	if k.open == nil {
 		t.byOrg = make(map[string][]string)
 	}
@@ -167,7 +213,7 @@ func (t *store[V]) get(id string) (V, bool) {
 	if r, ok := t.rows[id]; ok {
 		return r.v, true
 	}
-	sr, ok := t.k.read(t.kv, id)
+	sr, ok := t.k.readInto(t.kv, id, &t.key)
 	return sr.v, ok
 }
 
@@ -198,15 +244,37 @@ func (t *store[V]) owned(org, id string) (V, bool) {
 
 // find returns the record whose lookup index name holds key.
 func (t *store[V]) find(name byte, key string) (V, bool) {
-	var zero V
 	if key == "" {
+		var zero V
 		return zero, false
 	}
-	pk := string(name) + key
-	if id, ok := t.pending[pk]; ok {
+	t.key = t.k.lookupPrefix(t.key[:0], name).str(key)
+	return t.findKey("", key, false)
+}
+
+// byReference returns the record an organization's reference names, in
+// memory or in the state store, however old (indexReference: the
+// reference lookup every idempotent create keeps). "" names nothing.
+func (t *store[V]) byReference(org, ref string) (V, bool) {
+	if ref == "" {
+		var zero V
+		return zero, false
+	}
+	t.key = t.k.lookupPrefix(t.key[:0], indexReference).ref(org, ref)
+	return t.findKey(org, ref, true)
+}
+
+// findKey returns the record whose lookup key is in t.key: key, or with
+// scoped refKey(org, key).
+func (t *store[V]) findKey(org, key string, scoped bool) (V, bool) {
+	var zero V
+	lk := t.key
+	if id, ok := t.pending[string(lk)]; ok {
 		return t.get(id)
 	}
-	lk := t.k.lookupKey(name, key)
+	if id, ok := t.flushing[string(lk)]; ok {
+		return t.get(id)
+	}
 	if t.filter.absent(lk) {
 		return zero, false
 	}
@@ -218,16 +286,12 @@ func (t *store[V]) find(name byte, key string) (V, bool) {
 	}
 	v, ok := t.get(id)
 	if !ok {
+		if scoped {
+			key = refKey(org, key)
+		}
 		must(fmt.Errorf("%s lookup %q names %s, which is missing", t.k.name, key, id))
 	}
 	return v, true
-}
-
-// byReference returns the record an organization's reference names, in
-// memory or in the state store, however old (indexReference: the
-// reference lookup every idempotent create keeps). "" names nothing.
-func (t *store[V]) byReference(org, ref string) (V, bool) {
-	return t.find(indexReference, refKey(org, ref))
 }
 
 // nextSeq is the sequence number the next insert takes.
@@ -235,12 +299,13 @@ func (t *store[V]) nextSeq() uint64 { return t.seq + 1 }
 
 // insert adds a new record; its id must be new.
 func (t *store[V]) insert(v V) {
-	id, org := t.k.id(&v)
+	r := &row[V]{v: v}
+	id, org := t.k.id(&r.v)
 	if _, ok := t.rows[id]; ok {
 		panic(fmt.Sprintf("ledger: %s %s inserted twice", t.k.name, id))
 	}
 	t.seq++
-	r := &row[V]{seq: t.seq, v: v}
+	r.seq = t.seq
 	t.rows[id] = r
 	if t.byOrg != nil {
 		t.byOrg[org] = append(t.byOrg[org], id)
@@ -250,10 +315,11 @@ func (t *store[V]) insert(v V) {
 
 // put replaces a record that exists, open or closed.
 func (t *store[V]) put(v V) {
-	id, _ := t.k.id(&v)
+	t.tmp = v
+	id, _ := t.k.id(&t.tmp)
 	r, ok := t.rows[id]
 	if !ok {
-		sr, found := t.k.read(t.kv, id)
+		sr, found := t.k.readInto(t.kv, id, &t.key)
 		if !found {
 			panic(fmt.Sprintf("ledger: put of %s %s, which does not exist", t.k.name, id))
 		}
@@ -271,8 +337,8 @@ func (t *store[V]) put(v V) {
 // about it is written already.
 func (t *store[V]) storedRow(sr storedRecord[V]) *row[V] {
 	r := &row[V]{seq: sr.seq, v: sr.v, stored: true, storedOpen: t.k.isOpen(&sr.v)}
-	for i, l := range t.k.lookups {
-		if l.key(&sr.v) != "" {
+	for i := range t.k.lookups {
+		if t.k.lookups[i].has(&sr.v) {
 			r.lookups |= 1 << i
 		}
 	}
@@ -283,16 +349,21 @@ func (t *store[V]) storedRow(sr storedRecord[V]) *row[V] {
 }
 
 func (t *store[V]) touch(r *row[V]) {
-	for i, l := range t.k.lookups {
-		if r.lookups&(1<<i) == 0 {
-			if key := l.key(&r.v); key != "" {
-				id, _ := t.k.id(&r.v)
-				pk := string(l.name) + key
-				if _, ok := t.pending[pk]; !ok {
-					t.filter.add(t.k.lookupKey(l.name, key))
-				}
-				t.pending[pk] = id
-			}
+	for i := range t.k.lookups {
+		if r.lookups&(1<<i) != 0 {
+			continue
+		}
+		lk, ok := t.k.lookups[i].appendKey(t.key[:0], t.k.tag, &r.v)
+		t.key = lk
+		if !ok {
+			continue
+		}
+		id, _ := t.k.id(&r.v)
+		if prev, ok := t.pending[string(lk)]; !ok {
+			t.filter.add(lk)
+			t.pending[string(lk)] = id
+		} else if prev != id {
+			t.pending[string(lk)] = id
 		}
 	}
 	if !r.dirty {
@@ -323,29 +394,35 @@ func (t *store[V]) each(org string, fn func(V)) {
 }
 
 // flush writes every change since the last flush.
-func (t *store[V]) flush(w KVWriter, e *encoder) {
+func (t *store[V]) flush(w *sortedWriter, e *encoder) {
 	k := t.k
 	for _, r := range t.dirty {
 		id, org := k.id(&r.v)
 		e.buf = e.buf[:0]
 		k.encodeStored(e, r.seq, &r.v)
-		must(w.Set(k.recordKey(id), e.buf))
+		t.key = k.appendRecordKey(t.key[:0], id)
+		w.Set(t.key, e.buf)
 		if !r.stored && !k.unlisted {
-			must(w.Set(k.listPrefix(org).u64(r.seq), []byte(id)))
+			t.key = append(t.key[:0], k.tag, subList).str(org).u64(r.seq)
+			w.setString(t.key, id)
 		}
 		open := k.isOpen(&r.v)
-		switch {
-		case open && !r.storedOpen:
-			must(w.Set(k.openPrefix(org).u64(r.seq), []byte(id)))
-		case !open && r.storedOpen:
-			must(w.SingleDelete(k.openPrefix(org).u64(r.seq)))
+		if open != r.storedOpen {
+			t.key = append(t.key[:0], k.tag, subOpen).str(org).u64(r.seq)
+			if open {
+				w.setString(t.key, id)
+			} else {
+				w.SingleDelete(t.key)
+			}
 		}
-		for i, l := range k.lookups {
+		for i := range k.lookups {
 			if r.lookups&(1<<i) != 0 {
 				continue
 			}
-			if key := l.key(&r.v); key != "" {
-				must(w.Set(k.lookupKey(l.name, key), []byte(id)))
+			lk, ok := k.lookups[i].appendKey(t.key[:0], k.tag, &r.v)
+			t.key = lk
+			if ok {
+				w.setString(lk, id)
 				r.lookups |= 1 << i
 			}
 		}
@@ -355,10 +432,12 @@ func (t *store[V]) flush(w KVWriter, e *encoder) {
 				continue
 			}
 			if r.filterVals[i] != "" {
-				must(w.SingleDelete(k.filterPrefix(f.name, org, r.filterVals[i]).u64(r.seq)))
+				t.key = append(t.key[:0], k.tag, subFilter, f.name).str(org).str(r.filterVals[i]).u64(r.seq)
+				w.SingleDelete(t.key)
 			}
 			if val != "" {
-				must(w.Set(k.filterPrefix(f.name, org, val).u64(r.seq), []byte(id)))
+				t.key = append(t.key[:0], k.tag, subFilter, f.name).str(org).str(val).u64(r.seq)
+				w.setString(t.key, id)
 			}
 			r.filterVals[i] = val
 		}
@@ -367,35 +446,47 @@ func (t *store[V]) flush(w KVWriter, e *encoder) {
 			t.closed = append(t.closed, id)
 		}
 		if t.publish != nil {
-			t.published = append(t.published, id)
+			t.publishing = append(t.publishing, r.v)
 		}
 	}
 	t.dirty = t.dirty[:0]
 	if t.seq != t.seqWritten {
 		var b [binary.MaxVarintLen64]byte
-		must(w.Set(newKey(k.tag, subSeq), b[:binary.PutUvarint(b[:], t.seq)]))
+		t.key = append(t.key[:0], k.tag, subSeq)
+		w.Set(t.key, b[:binary.PutUvarint(b[:], t.seq)])
 		t.seqWritten = t.seq
 	}
 }
 
-// committed drops the rows that closed, since the state store has them
-// now, and publishes the changes.
 func (t *store[V]) openRows() int { return len(t.rows) }
 
-func (t *store[V]) committed() {
-	for _, id := range t.published {
-		if r, ok := t.rows[id]; ok {
-			t.publish(&r.v)
-		}
+// flushed hands the lookup keys of the batch just flushed to flushing,
+// which must be empty: released.
+func (t *store[V]) flushed() {
+	t.pending, t.flushing = t.flushing, t.pending
+}
+
+// publishFlushed publishes the records of the flushed batch as it holds
+// them. It touches nothing Apply does, so it may run beside it.
+func (t *store[V]) publishFlushed() {
+	for i := range t.publishing {
+		t.publish(&t.publishing[i])
 	}
-	t.published = t.published[:0]
+	clear(t.publishing)
+	t.publishing = t.publishing[:0]
+}
+
+// releaseFlushed drops from memory the rows that closed in the flushed
+// batch, and forgets its lookup keys: the state store has them now. A row
+// changed again since stays.
+func (t *store[V]) releaseFlushed() {
 	for _, id := range t.closed {
 		if r, ok := t.rows[id]; ok && !r.dirty && !r.storedOpen {
 			delete(t.rows, id)
 		}
 	}
 	t.closed = t.closed[:0]
-	clear(t.pending)
+	clear(t.flushing)
 }
 
 // load reads the kind's open records from the state store.

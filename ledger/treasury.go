@@ -140,7 +140,7 @@ var floatFundingKind = &kind[FloatFunding]{
 	},
 	open: func(*FloatFunding) bool { return false },
 	lookups: []lookup[FloatFunding]{
-		{indexReference, func(f *FloatFunding) string { return refKey("", f.Reference) }},
+		{name: indexReference, key: func(f *FloatFunding) string { return refKey("", f.Reference) }},
 	},
 	unlisted: true,
 }

@@ -12,21 +12,32 @@
 //
 // # The state store
 //
-// The FSM applies each batch of committed entries to ledger.State and
-// commits what it changed to a wal.StateStore (a Pebble of its own, with no
-// write-ahead log of its own) in one write batch, with the batch's last
-// index. Readers read that store and never wait for Apply. On start the
-// ledger loads its open records from the store, and Raft replays the log
-// after the latest snapshot; entries the store already has are skipped, so
-// a store that got ahead of the snapshot before a crash is not applied
+// The FSM applies committed entries to ledger.State and commits what they
+// changed to a wal.StateStore (a Pebble of its own, with no write-ahead log
+// of its own) in write batches, each with the index of its last entry.
+// Commits run beside Apply: while one batch commits (a goroutine of its
+// own), the entries Raft hands over next are applied, and flushed together
+// into the next batch once it is done. A loaded node so writes fewer,
+// larger batches, and never applies and commits in turn.
+//
+// Raft answers an entry's future when ApplyBatch returns, which may be
+// before its batch is committed. So the node waits for the FSM's committed
+// index (fsm.waitCommitted) before it answers from it: a proposer's
+// Pending.Wait returns once readers see its batch, and a new leader
+// announces itself only once readers see every entry before its Barrier.
+// Readers read the store and never wait for Apply. On start the ledger
+// loads its open records from the store, and Raft replays the log after
+// the latest snapshot; entries the store already has are skipped, so a
+// store that got ahead of the snapshot before a crash is not applied
 // twice.
 //
 // # Snapshots
 //
-// A snapshot is the state store itself: Snapshot returns at once, and
-// Persist flushes the store's memtable to disk (Sync) and writes a small
-// reference to it — the applied index — instead of a copy of history, so
-// a snapshot costs a flush whatever the history. Raft may then truncate
+// A snapshot is the state store itself: Snapshot returns once the batch
+// in flight, if any, is committed, and Persist flushes the store's
+// memtable to disk (Sync) and writes a small reference to it — the
+// applied index — instead of a copy of history, so a snapshot costs a
+// flush whatever the history. Raft may then truncate
 // the log behind it. When the leader sends a snapshot to a follower that
 // is too far behind (or new, or wiped), snapshotStore.Open turns the
 // reference into a dump of the leader's store at a consistent point (a
@@ -39,8 +50,8 @@
 // # Leadership
 //
 // A node announces itself leader (Leadership, IsLeader) only after a Barrier:
-// once it has applied every entry of earlier terms, so reads on it include
-// every acknowledged write.
+// once it has applied every entry of earlier terms and their batches are
+// committed, so reads on it include every acknowledged write.
 //
 // # Never
 //

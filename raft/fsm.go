@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -16,42 +17,70 @@ import (
 	"payments/wal"
 )
 
-// fsm feeds committed log entries to the ledger and commits what each
-// batch of them changed to the state store, with the batch's last index.
-// hashicorp/raft calls ApplyBatch, Snapshot and Restore from one goroutine;
-// readers never come here: they read the state store through the Reader
-// the fsm publishes.
+// fsm feeds committed log entries to the ledger and commits what they
+// changed to the state store, with the index of the last entry, one batch
+// at a time. hashicorp/raft calls ApplyBatch, Snapshot and Restore from one
+// goroutine; readers never come here: they read the state store through
+// the Reader the fsm publishes.
+//
+// The state store commits beside Apply: while a batch commits, the next
+// entries are applied, and they are flushed together once it is done, so
+// a loaded node commits fewer, larger batches (a record changed in several
+// of them is written once) and applying never waits for Pebble. Raft
+// answers an entry's future when ApplyBatch returns, which may be before
+// its batch is committed: whoever answers a client from it waits for
+// waitCommitted first (Node.Append's Pending, a new leader's Barrier).
 type fsm struct {
 	store   *wal.StateStore
 	kv      stateKV
-	state   *ledger.State // the applying goroutine's
-	applied uint64        // the last index in the state store
-	observe Observers     // the node's metrics
+	observe Observers // the node's metrics
 
-	openRecords atomic.Int64 // the ledger's records in memory, after the last batch
+	openRecords atomic.Int64 // the ledger's records in memory, after the last commit
 
 	reader atomic.Pointer[ledger.Reader]
 
 	// visible is the last index readers see (applied and committed to
-	// the state store); visibleChanges broadcasts each move (WaitApplied).
+	// the state store); visibleChanges broadcasts each move (WaitApplied,
+	// waitCommitted). handed is the last index handed to ApplyBatch.
 	visible        atomic.Uint64
 	visibleChanges *broadcast
+	handed         atomic.Uint64
 
 	members memberAddrs // members' HTTP addresses, from the log
+
+	// mu guards the ledger and what follows. ApplyBatch holds it while it
+	// applies; the committer while it flushes, between commits.
+	mu    sync.Mutex
+	idle  sync.Cond // signalled when no commit is in flight
+	state *ledger.State
+	// applied is the last index applied to the ledger, flushed the last
+	// one written into a batch for the store (committed, or committing).
+	applied, flushed uint64
+	unflushed        int               // commands applied since the last flush
+	committing       bool              // a committer is at work: it flushes what is applied when its commit is done
+	stopped          bool              // the state store closed under a commit: the node is shutting down
+	memberChanges    map[string]string // applied, not yet flushed
 }
 
 var _ hraft.BatchingFSM = (*fsm)(nil)
+
+// unflushedMax bounds the commands applied while a commit is in flight:
+// past it, ApplyBatch waits for the commit and flushes them itself.
+const unflushedMax = 32768
 
 // newFSM loads the ledger from the state store: the open records into
 // memory, as of the store's applied index.
 func newFSM(store *wal.StateStore) (*fsm, error) {
 	f := &fsm{store: store, kv: stateKV{store}, visibleChanges: newBroadcast()}
+	f.idle.L = &f.mu
 	if err := f.load(); err != nil {
 		return nil, err
 	}
 	return f, nil
 }
 
+// load (re)builds the ledger from the state store; no commit may be in
+// flight.
 func (f *fsm) load() error {
 	s, err := ledger.Load(f.kv)
 	if err != nil {
@@ -59,6 +88,8 @@ func (f *fsm) load() error {
 	}
 	f.state = s
 	f.applied = f.store.Applied()
+	f.flushed, f.unflushed, f.memberChanges = f.applied, 0, nil
+	f.handed.Store(f.applied)
 	f.setVisible(f.applied)
 	if err := f.members.load(f.store); err != nil {
 		return fmt.Errorf("raft: load member addresses: %w", err)
@@ -78,36 +109,41 @@ func (f *fsm) load() error {
 // Reader returns the readers' view of the applied state.
 func (f *fsm) Reader() *ledger.Reader { return f.reader.Load() }
 
-// ApplyBatch applies committed entries in log order, then commits their
-// changes to the state store in one batch. Each command entry is a batch of
-// ledger commands; its response is their results. Entries the state store
-// has already (after a restart, the store may be ahead of the snapshot
-// Raft starts from) are skipped. An entry that does not decode passed the
-// log's checksum, so it was written that way: the node stops rather than
-// skip it and diverge from its peers.
+// ApplyBatch applies committed entries in log order and hands their
+// changes to the state store: flushed at once into a batch that a
+// committer commits, or, while a commit is in flight, gathered for the
+// next one. Each command entry is a batch of ledger commands; its response
+// is their results, which readers see once waitCommitted(its index)
+// returns. Entries the state store has already (after a restart, the
+// store may be ahead of the snapshot Raft starts from) are skipped. An
+// entry that does not decode passed the log's checksum, so it was written
+// that way: the node stops rather than skip it and diverge from its peers.
 func (f *fsm) ApplyBatch(logs []*hraft.Log) []interface{} {
 	responses := make([]interface{}, len(logs))
 	last := logs[len(logs)-1].Index
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	if last <= f.applied {
 		return responses
 	}
 	// Apply's reads (a reference looked up, a record that closed before
-	// this batch) go through one iterator for the whole batch.
+	// this batch) go through one iterator for the whole batch. It sees the
+	// store as committed so far: the rows of a batch still committing are
+	// in memory until it is done (ledger.State.ReleaseFlushed).
 	pr, err := f.store.NewPointReader()
 	if err != nil {
 		panic(fmt.Sprintf("raft: read the state store: %v", err))
 	}
 	restore := f.state.ReadThrough(pointKV{pr})
-	var memberChanges map[string]string
 	for i, l := range logs {
 		if l.Index <= f.applied || l.Type != hraft.LogCommand {
 			continue
 		}
 		if isMemberEntry(l.Data) {
-			if memberChanges == nil {
-				memberChanges = map[string]string{}
+			if f.memberChanges == nil {
+				f.memberChanges = map[string]string{}
 			}
-			if err := stageMemberEntry(l.Data, memberChanges); err != nil {
+			if err := stageMemberEntry(l.Data, f.memberChanges); err != nil {
 				panic(fmt.Sprintf("raft: log entry %d: member addresses do not decode: %v", l.Index, err))
 			}
 			continue
@@ -121,26 +157,114 @@ func (f *fsm) ApplyBatch(logs []*hraft.Log) []interface{} {
 			results[j] = f.state.Apply(c)
 		}
 		f.state.EndEntry()
+		f.unflushed += len(cmds)
 		responses[i] = results
 	}
 	restore()
 	pr.Close()
+	f.applied = last
+	f.handed.Store(last)
+	for f.committing && f.unflushed >= unflushedMax {
+		f.idle.Wait()
+	}
+	if !f.committing && !f.stopped {
+		f.committing = true
+		go f.commitLoop(f.flush())
+	}
+	return responses
+}
+
+// commitJob is a flushed batch on its way to the state store.
+type commitJob struct {
+	batch   *wal.StateBatch
+	last    uint64            // the index of its last entry
+	members map[string]string // member addresses it writes
+}
+
+// flush writes what was applied since the last flush into a batch. The
+// caller holds mu, and the batch flushed before is released.
+func (f *fsm) flush() commitJob {
 	b := f.store.NewBatch()
 	f.state.Flush(b)
-	if err := f.members.write(b, memberChanges); err != nil {
+	if err := f.members.write(b, f.memberChanges); err != nil {
 		panic(fmt.Sprintf("raft: stage member addresses: %v", err))
 	}
-	if err := f.store.Commit(b, last); err != nil {
-		panic(fmt.Sprintf("raft: commit the state of entries up to %d: %v", last, err))
+	job := commitJob{batch: b, last: f.applied, members: f.memberChanges}
+	f.flushed, f.unflushed, f.memberChanges = f.applied, 0, nil
+	return job
+}
+
+// commitLoop commits job, lets readers see it, and goes on with whatever
+// was applied meanwhile, until nothing is left; one runs at a time.
+func (f *fsm) commitLoop(job commitJob) {
+	for {
+		if err := f.store.Commit(job.batch, job.last); err != nil {
+			if errors.Is(err, wal.ErrClosed) {
+				// The node is shutting down: what this batch held is in
+				// the log, and nobody was told it was done.
+				f.mu.Lock()
+				f.committing, f.stopped = false, true
+				f.idle.Broadcast()
+				f.mu.Unlock()
+				return
+			}
+			panic(fmt.Sprintf("raft: commit the state of entries up to %d: %v", job.last, err))
+		}
+		// The views move on with the store before the entries are
+		// announced; both happen beside Apply, which never touches them.
+		f.state.PublishFlushed()
+		if job.members != nil {
+			f.members.publish(job.members)
+		}
+		f.setVisible(job.last)
+		f.mu.Lock()
+		f.state.ReleaseFlushed()
+		f.openRecords.Store(int64(f.state.OpenRecords()))
+		if f.applied == f.flushed {
+			f.committing = false
+			f.idle.Broadcast()
+			f.mu.Unlock()
+			return
+		}
+		job = f.flush()
+		f.idle.Broadcast() // an ApplyBatch waiting for room may go on
+		f.mu.Unlock()
 	}
-	f.state.Committed()
-	if memberChanges != nil {
-		f.members.publish(memberChanges)
+}
+
+// quiesce waits until every entry applied is committed to the state store
+// and no commit is in flight. The caller holds mu.
+func (f *fsm) quiesce() {
+	for f.committing {
+		f.idle.Wait()
 	}
-	f.applied = last
-	f.openRecords.Store(int64(f.state.OpenRecords()))
-	f.setVisible(last)
-	return responses
+}
+
+// waitIdle is quiesce for a caller that does not hold mu.
+func (f *fsm) waitIdle() {
+	f.mu.Lock()
+	f.quiesce()
+	f.mu.Unlock()
+}
+
+// waitCommitted waits until readers see every entry up to index that Raft
+// has handed to ApplyBatch (an entry past those, a barrier say, is waited
+// for as far as the entries before it), or until done is closed, and
+// reports which. A caller whose entry Raft has answered knows it was
+// handed over.
+func (f *fsm) waitCommitted(index uint64, done <-chan struct{}) bool {
+	target := min(index, f.handed.Load())
+	for {
+		changed := f.visibleChanges.wait()
+		if f.visible.Load() >= target {
+			return true
+		}
+		select {
+		case <-changed:
+		case <-done:
+			return false
+		}
+	}
 }
 
 // setVisible publishes that readers see every entry up to index.
@@ -154,11 +278,18 @@ func (f *fsm) Apply(l *hraft.Log) interface{} {
 	return f.ApplyBatch([]*hraft.Log{l})[0]
 }
 
-// Snapshot returns at once: the state store is the snapshot. Persist makes
+// Snapshot returns once the state store holds every entry applied (at
+// most one commit away): the state store is the snapshot. Persist makes
 // it durable up to (at least) this index, which is what lets Raft delete
 // the log before it, and writes a small reference to it.
 func (f *fsm) Snapshot() (hraft.FSMSnapshot, error) {
-	return &fsmSnapshot{store: f.store, applied: f.applied, onPersist: f.observe.SnapshotPersist}, nil
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.quiesce()
+	if f.stopped {
+		return nil, fmt.Errorf("raft: snapshot: %w", wal.ErrClosed)
+	}
+	return &fsmSnapshot{store: f.store, applied: f.store.Applied(), onPersist: f.observe.SnapshotPersist}, nil
 }
 
 // Restore replaces the state with a snapshot installed from the leader: a
@@ -166,6 +297,9 @@ func (f *fsm) Snapshot() (hraft.FSMSnapshot, error) {
 // node's own store is accepted when the store already has its index.
 func (f *fsm) Restore(rc io.ReadCloser) error {
 	defer rc.Close()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.quiesce()
 	br := bufio.NewReader(rc)
 	head, err := br.Peek(len(refMagic))
 	if err != nil {

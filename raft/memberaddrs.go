@@ -106,6 +106,9 @@ func (n *Node) announceMembers(addrs map[string]string) error {
 	if err := f.Error(); err != nil {
 		return leaderError(err)
 	}
+	if !n.fsm.waitCommitted(f.Index(), n.done) {
+		return hraft.ErrRaftShutdown
+	}
 	return nil
 }
 

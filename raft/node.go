@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"os"
 	"path/filepath"
@@ -403,6 +404,11 @@ func (n *Node) watchLeadership() {
 					n.logger.Warn("barrier after election failed", "err", err)
 					continue
 				}
+				// The entries before the barrier are applied; readers
+				// see them once their batch is in the state store.
+				if !n.fsm.waitCommitted(math.MaxUint64, n.done) {
+					return
+				}
 				// Deposed, or re-elected in a later term, while the
 				// barrier ran: that term has not had its barrier.
 				if n.raft.State() != hraft.Leader || n.raft.CurrentTerm() != term {
@@ -477,7 +483,7 @@ func (n *Node) CatchUp() (visible, leaderCommit uint64) {
 
 // Append proposes an entry; see actors.Replicator.
 func (n *Node) Append(entry []byte) actors.Pending {
-	return pending{f: n.raft.Apply(entry, appendTimeout), closed: n.done, start: time.Now(), onCommit: n.cfg.Observe.Commit}
+	return pending{f: n.raft.Apply(entry, appendTimeout), fsm: n.fsm, closed: n.done, start: time.Now(), onCommit: n.cfg.Observe.Commit}
 }
 
 // Reader returns the readers' view of the applied state; see actors.StateReader.
@@ -605,6 +611,7 @@ func (s *streamLayer) Dial(address hraft.ServerAddress, timeout time.Duration) (
 
 type pending struct {
 	f        hraft.ApplyFuture
+	fsm      *fsm
 	closed   <-chan struct{} // the node's done channel
 	start    time.Time       // when Append was called
 	onCommit func(time.Duration)
@@ -637,6 +644,11 @@ func (p pending) Wait() ([]ledger.Result, error) {
 		default:
 			return nil, fmt.Errorf("%w: %v", actors.ErrOutcomeUnknown, err)
 		}
+	}
+	// Raft answers once the entry is applied; readers see it once its
+	// batch is in the state store.
+	if !p.fsm.waitCommitted(p.f.Index(), p.closed) {
+		return nil, fmt.Errorf("%w: the node shut down", actors.ErrOutcomeUnknown)
 	}
 	if p.onCommit != nil {
 		p.onCommit(time.Since(p.start))

@@ -237,8 +237,10 @@ func (r *replayRef) dumpAt(t *testing.T, index uint64) []byte {
 }
 
 // applyBatch is f.ApplyBatch, with its panic (the node would stop) turned
-// into the test's failure. A panic leaves the batch's reader open, so a
-// failed test leaves its stores open too: their Close would wait for it.
+// into the test's failure, and then the wait for its commit to the state
+// store that a node makes before it answers. A panic leaves the batch's
+// reader open, so a failed test leaves its stores open too: their Close
+// would wait for it.
 func applyBatch(t *testing.T, f *fsm, logs []*hraft.Log) (res []interface{}) {
 	t.Helper()
 	defer func() {
@@ -246,7 +248,9 @@ func applyBatch(t *testing.T, f *fsm, logs []*hraft.Log) (res []interface{}) {
 			t.Fatalf("ApplyBatch of entries %d-%d: %v", logs[0].Index, logs[len(logs)-1].Index, r)
 		}
 	}()
-	return f.ApplyBatch(logs)
+	res = f.ApplyBatch(logs)
+	f.waitIdle()
+	return res
 }
 
 // snapshotFile is a snapshot Raft holds: a reference Persist wrote, or a

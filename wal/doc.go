@@ -132,7 +132,7 @@
 // StateStore is where the replicated state machine keeps everything it
 // applied, under keys its caller chooses (package ledger draws the layout
 // and versions it), with the index of the last log entry applied. It is
-// written one batch per applied batch of entries, and has no write-ahead
+// written one batch at a time, in log order, and has no write-ahead
 // log of its own: the Raft log is the durable record. After a crash it
 // comes back to its last flushed memtable — whole batches, the applied
 // index with them — and the log is applied again from there. Sync

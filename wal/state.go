@@ -20,7 +20,7 @@ import (
 // StateStore is the replicated state machine's store: a Pebble instance of
 // its own, beside the log, that holds whatever the state machine writes
 // under keys it chooses, with the index of the last log entry applied. The
-// state machine commits one batch per applied batch of log entries.
+// state machine commits one batch at a time, each up to a log index.
 //
 // The store has no write-ahead log of its own: the Raft log is the durable
 // record. A batch is in memory until Pebble flushes its memtable to a
@@ -179,7 +179,7 @@ func (s *StateStore) Restoring() (bool, error) {
 	return true, nil
 }
 
-// StateBatch is the writes of one applied batch.
+// StateBatch is the writes of one batch of applied log entries.
 type StateBatch struct{ b *pebble.Batch }
 
 // NewBatch returns an empty batch. Commit or Close it.
