@@ -363,6 +363,9 @@ type Report struct {
 	Spawned   bool      `json:"spawned"` // whether paybench started the server
 	CPUs      int       `json:"cpus"`    // runtime.NumCPU of the machine
 	Results   []*Result `json:"results"`
+	// Bare holds the same workloads run against the bare server (paybench
+	// -bare), in the same order; empty without it.
+	Bare []*Result `json:"bare,omitempty"`
 }
 
 // WriteJSON writes r as indented JSON.

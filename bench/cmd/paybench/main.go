@@ -7,6 +7,13 @@
 //	go run ./bench/cmd/paybench -addr 127.0.0.1:8081,127.0.0.1:8082,127.0.0.1:8083 -key sk_test_… -workload uniform
 //	go run ./bench/cmd/paybench -spawn ./bin/payments -workload uniform -duration 3m -window 5s
 //	go run ./bench/cmd/paybench -spawn ./bin/payments -workload uniform -noise-exports 16
+//	go run ./bench/cmd/paybench -spawn ./bin/payments -bare ./bin/barepay
+//
+// With -bare it also starts the bare server (bench/cmd/barepay: fasthttp,
+// router, go-json and apd parsing a payout and encoding one, nothing else),
+// runs each workload against it right after running it against the
+// service, and prints per workload both req/s and the service's share of
+// the bare server's.
 //
 // With -window it also reports each window of the measured phase (soak
 // mode); with -noise-exports it adds a noisy neighbour. The package
@@ -44,6 +51,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("paybench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var (
+		bare       = fs.String("bare", "", "with -spawn: also start this bare server binary (bench/cmd/barepay), run each workload against it after the service, and print the service's req/s as a share of the bare server's")
 		spawn      = fs.String("spawn", "", "start a fresh server from this payments binary (temporary data dir, loopback ports) and stop it at the end")
 		serverArgs = fs.String("server-args", "", "with -spawn: extra flags for `payments serve`, split on spaces")
 		serverLog  = fs.String("server-log", "", "with -spawn: write the server's log (its stderr) to this file")
@@ -87,6 +95,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	case set["server-pid"] && cfg.Window == 0:
 		fmt.Fprintln(stderr, "paybench: -server-pid is read only in soak mode: add -window")
+		return 2
+	case *bare != "" && *spawn == "":
+		fmt.Fprintln(stderr, "paybench: -bare needs -spawn")
+		return 2
+	case *bare != "" && (cfg.Window > 0 || cfg.NoiseExports > 0):
+		fmt.Fprintln(stderr, "paybench: -bare compares plain runs: drop -window and -noise-exports")
 		return 2
 	case set["noise-payouts"] && cfg.NoiseExports == 0:
 		fmt.Fprintln(stderr, "paybench: -noise-payouts needs -noise-exports")
@@ -171,6 +185,22 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	report.Target = cfg.Addr
 
+	var bareSrv *bench.Server
+	if *bare != "" {
+		bareSrv, err = bench.Spawn(ctx, bench.SpawnConfig{Binary: *bare})
+		if err != nil {
+			fmt.Fprintln(stderr, "paybench: bare server:", err)
+			return 2
+		}
+		defer func() {
+			if err := bareSrv.Stop(); err != nil {
+				fmt.Fprintln(stderr, "paybench: stop bare server:", err)
+			}
+		}()
+		fmt.Fprintf(stderr, "paybench: spawned the bare server %s on %s\n", *bare, bareSrv.Addr)
+	}
+	var bareResults []*bench.Result
+
 	code := 0
 	for _, w := range wls {
 		if srv != nil && exited(srv) {
@@ -199,6 +229,22 @@ func run(args []string, stdout, stderr io.Writer) int {
 			}
 			fmt.Fprintf(stderr, "paybench: the spawned server exited while %s ran (%s); stopping\n", w.Name, status)
 			code = 2
+			break
+		}
+		if bareSrv != nil && res != nil {
+			bcfg := cfg
+			bcfg.Addr, bcfg.Key, bcfg.ServerPID = bareSrv.Addr, bareSrv.BootstrapKey, bareSrv.PID()
+			fmt.Fprintf(stderr, "%s: the same against the bare server\n", w.Name)
+			bres, err := bench.Run(ctx, bcfg, w)
+			if err != nil {
+				fmt.Fprintln(stderr, "paybench: bare server:", err)
+				code = 2
+			}
+			if bres == nil {
+				break
+			}
+			bres.Workload += " (bare)"
+			bareResults = append(bareResults, bres)
 		}
 	}
 	if len(report.Results) > 0 {
@@ -207,6 +253,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "paybench:", err)
 			code = 2
 		}
+	}
+	if len(bareResults) > 0 {
+		fmt.Fprintln(stdout)
+		if err := bench.WriteTable(stdout, bareResults); err != nil {
+			fmt.Fprintln(stderr, "paybench:", err)
+			code = 2
+		}
+		fmt.Fprintln(stdout)
+		if err := bench.WriteRatios(stdout, report.Results, bareResults, runtime.NumCPU()); err != nil {
+			fmt.Fprintln(stderr, "paybench:", err)
+			code = 2
+		}
+		report.Bare = bareResults
 	}
 	if *jsonPath != "" {
 		if err := writeJSON(*jsonPath, report); err != nil {
