@@ -13,7 +13,8 @@ import (
 // hashicorp's LogCache bounds entries only, and an entry is a batch of up
 // to 2,048 commands (actors.Proposer): under load, 4,096 cached entries held
 // hundreds of MiB of commands already applied, which is most of the RSS
-// growth the throughput issue's soak saw (bench/PERFORMANCE.md). Followers
+// growth the throughput issue's soak saw (bench/PERFORMANCE.md), and the
+// results of their commands with them (see StoreLogs). Followers
 // and the read index read recent entries through the cache; an older one
 // comes from the log store.
 const (
@@ -84,7 +85,12 @@ func (c *logCache) StoreLogs(logs []*hraft.Log) error {
 		if c.last-c.first+1 == n { // full: the slot is the oldest entry's
 			c.evictOldestLocked()
 		}
-		c.ring[l.Index%n] = l
+		// A copy: hashicorp's leader hands over the Log inside its
+		// future, and caching that pointer kept each future alive, with
+		// the FSM's response to it (every command's result, payouts and
+		// events included) until the entry left the cache.
+		cp := *l
+		c.ring[l.Index%n] = &cp
 		c.last = l.Index
 		c.bytes += len(l.Data)
 		for c.bytes > c.bytesMax && c.first < c.last {
