@@ -25,7 +25,7 @@ VULNDB ?=
 CHROMIUM ?= $(or $(PAYMENTS_CHROMIUM),/usr/bin/chromium)
 
 .DEFAULT_GOAL := help
-.PHONY: help build run cluster cluster-stop test test-short vet vulncheck chromium evm-tools evm-contracts fuzz paybench bench soak noise bench-micro sim sim-long clean
+.PHONY: help build run cluster cluster-stop test test-short vet vulncheck chromium evm-tools evm-contracts production-demo production-demo-stop fuzz paybench bench soak noise bench-micro sim sim-long clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -110,6 +110,17 @@ chromium: ## install Debian's chromium for the browser tests when it is missing 
 
 evm-tools: ## install anvil, solc and OpenZeppelin's contracts from npm for the local-chain tests of rails/evm (idempotent; folder: PAYMENTS_EVM_TOOLS, default ~/.cache/payments/evm-tools)
 	bash rails/evm/devchain/tools.sh
+
+DEMO_DIR ?= data/production-demo
+
+production-demo: build evm-tools ## start anvil with test USDC, the MoMo fake and a production node against both, in the background on loopback; writes $(DEMO_DIR)/env
+	$(GO) build -o $(BIN)/momofake ./rails/momo/momofake/cmd/momofake
+	$(GO) build -o $(BIN)/production-demo ./cmd/production-demo
+	$(BIN)/production-demo start -dir $(DEMO_DIR) -payments $(BIN)/payments -momofake $(BIN)/momofake
+
+production-demo-stop: ## stop what make production-demo started (its data stays under $(DEMO_DIR))
+	$(GO) build -o $(BIN)/production-demo ./cmd/production-demo
+	$(BIN)/production-demo stop -dir $(DEMO_DIR)
 
 evm-contracts: evm-tools ## recompile the test tokens in rails/evm/devchain/contracts with the pinned solc; commit the result
 	$(GO) test ./rails/evm/devchain -run TestContractsCurrent -update -count=1
