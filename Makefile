@@ -143,11 +143,12 @@ fuzz: ## run each fuzz test for 30s
 	$(GO) test ./http/dashauth -run XXX -fuzz FuzzVerifyPassword -fuzztime 30s
 	$(GO) test ./wal/requestlog -run XXX -fuzz FuzzDecodeEntry -fuzztime 30s
 
-paybench: build ## build the load generator into bin/paybench (and the service)
+paybench: build ## build the load generator into bin/paybench (and the service, and the bare server it compares with)
 	$(GO) build -o $(BIN)/paybench ./bench/cmd/paybench
+	$(GO) build -o $(BIN)/barepay ./bench/cmd/barepay
 
-bench: paybench ## load a fresh single node with the named workloads (uniform, hot_account, replay)
-	$(BIN)/paybench -spawn $(BIN)/payments $(BENCH_ARGS)
+bench: paybench ## load a fresh single node with the workloads (uniform, hot_account, replay), then the bare server (bench/cmd/barepay) with the same; prints each as a share of the bare server
+	$(BIN)/paybench -spawn $(BIN)/payments -baseline $(BIN)/barepay $(BENCH_ARGS)
 
 soak: paybench ## uniform for SOAK_DURATION (3m) in 5s windows with the server RSS, snapshots every 20s, plus SOAK_SERVER_ARGS; JSON to bench/results/soak.json
 	@mkdir -p bench/results
