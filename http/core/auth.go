@@ -1,0 +1,51 @@
+package core
+
+import (
+	"bytes"
+
+	"github.com/valyala/fasthttp"
+
+	"payments/actors"
+	"payments/ledger"
+)
+
+// authenticate finds the API key of a request: "Authorization: Bearer
+// <key>", a key of this server's stack, known and not revoked.
+func (s *Server) authenticate(ctx *fasthttp.RequestCtx) (ledger.APIKey, *ledger.Error) {
+	secret, ok := bearerSecret(ctx.Request.Header.Peek(fasthttp.HeaderAuthorization))
+	if !ok {
+		return ledger.APIKey{}, unauthorized("Invalid API key: send it as \"Authorization: Bearer sk_…\"")
+	}
+	want := actors.KeyPrefix(s.cfg.Live)
+	if !bytes.HasPrefix(secret, []byte(want)) {
+		if bytes.HasPrefix(secret, []byte(actors.KeyPrefix(!s.cfg.Live))) {
+			stack := "sandbox"
+			if s.cfg.Live {
+				stack = "production"
+			}
+			return ledger.APIKey{}, unauthorized("Invalid API key: this is the " + stack + " stack, which accepts only " + want + " keys")
+		}
+		return ledger.APIKey{}, unauthorized("Invalid API key")
+	}
+	hash := actors.KeyDigest(secret)
+	st := s.cfg.Actors.Reader()
+	key, found := st.APIKeyByHash(hash)
+	if !found || key.Revoked {
+		return ledger.APIKey{}, unauthorized("Invalid API key")
+	}
+	return key, nil
+}
+
+// bearerSecret is the key an Authorization header presents as "Bearer
+// <key>" (the scheme in any case), trimmed; false when it presents none.
+func bearerSecret(authorization []byte) ([]byte, bool) {
+	const bearer = "Bearer "
+	if len(authorization) <= len(bearer) || !bytes.EqualFold(authorization[:len(bearer)], []byte(bearer)) {
+		return nil, false
+	}
+	return bytes.TrimSpace(authorization[len(bearer):]), true
+}
+
+func unauthorized(msg string) *ledger.Error {
+	return &ledger.Error{Code: ledger.CodeUnauthorized, Message: msg}
+}

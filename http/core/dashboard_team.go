@@ -1,0 +1,134 @@
+package core
+
+import (
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"payments/actors"
+	"payments/http/dashauth"
+	"payments/http/dashboard"
+	"payments/ledger"
+)
+
+// The dashboard's Team page: every member sees the team; owners invite
+// members by one-time link, change roles, remove members and revoke
+// invitations. The ledger keeps the rules (an organization keeps an
+// owner; only owners invite).
+
+func (s *Server) dashboardTeamRoutes() {
+	r := s.router
+	r.GET("/dashboard/team", s.dashboardTeam)
+	r.POST("/dashboard/team/invitations", s.dashboardTeamAction(s.teamInvite))
+	r.POST("/dashboard/team/invitations/{id}/revoke", s.dashboardTeamAction(s.teamRevokeInvitation))
+	r.POST("/dashboard/team/members/{id}/role", s.dashboardTeamAction(s.teamSetRole))
+	r.POST("/dashboard/team/members/{id}/remove", s.dashboardTeamAction(s.teamRemove))
+}
+
+var teamRoles = []string{ledger.RoleOwner, ledger.RoleDeveloper, ledger.RoleViewer}
+
+// teamPage is the Team page of m's organization.
+func (s *Server) teamPage(ctx *fasthttp.RequestCtx, m dashboardMember) *dashauth.Page {
+	st := s.cfg.Actors.Reader()
+	now := s.cfg.Actors.Now()
+	p := &dashauth.Page{Title: "Team", CSRF: s.dashboardCSRF(ctx, m), Member: &dashauth.PageMember{Email: m.Email, Role: m.Role},
+		Owner: m.Role == ledger.RoleOwner, Roles: teamRoles}
+	for _, tm := range st.Members(m.OrgID) {
+		if !tm.Removed {
+			p.Members = append(p.Members, dashauth.TeamMember{ID: tm.ID, Email: tm.Email, Role: tm.Role, You: tm.ID == m.ID})
+		}
+	}
+	for _, inv := range st.Invitations(m.OrgID) {
+		if !inv.Setup && !inv.Reset && inv.Pending(now.UnixMilli()) {
+			p.Invitations = append(p.Invitations, dashauth.TeamInvitation{ID: inv.ID, Email: inv.Email, Role: inv.Role,
+				Expires: time.UnixMilli(inv.ExpiresAt).UTC().Format("2006-01-02 15:04 UTC")})
+		}
+	}
+	return p
+}
+
+// dashboardTeam: GET /dashboard/team.
+func (s *Server) dashboardTeam(ctx *fasthttp.RequestCtx) {
+	m, ok := s.dashboardAuth(ctx)
+	if !ok {
+		return
+	}
+	s.writeTeamPage(ctx, m, fasthttp.StatusOK, s.teamPage(ctx, m))
+}
+
+// writeTeamPage shows the Team page in the dashboard's shared layout (its
+// navigation, stack and sign-out), with the team as the page's view.
+func (s *Server) writeTeamPage(ctx *fasthttp.RequestCtx, m dashboardMember, status int, team *dashauth.Page) {
+	d := &dashboardRequest{s: s, ctx: ctx, m: m}
+	d.render(status, &dashboard.Page{Name: "team", Title: "Team", Section: "team", View: team})
+}
+
+// dashboardTeamAction wraps an owner's form on the Team page: a member
+// signed in, the CSRF token (the operations refuse a member who is not an
+// owner). The action returns the page to show (nil: back to the team page,
+// 303) or the error to show on it.
+func (s *Server) dashboardTeamAction(action func(ctx *fasthttp.RequestCtx, m dashboardMember) (*dashauth.Page, *ledger.Error)) fasthttp.RequestHandler {
+	return func(ctx *fasthttp.RequestCtx) {
+		m, ok := s.dashboardFormMember(ctx)
+		if !ok {
+			return
+		}
+		p, e := action(ctx, m)
+		switch {
+		case e != nil:
+			p = s.teamPage(ctx, m)
+			p.Error = e.Message
+			s.writeTeamPage(ctx, m, HTTPStatus(e.Code), p)
+		case p != nil:
+			s.writeTeamPage(ctx, m, fasthttp.StatusOK, p)
+		default:
+			ctx.Response.Header.Set("Location", "/dashboard/team")
+			ctx.SetStatusCode(fasthttp.StatusSeeOther)
+		}
+	}
+}
+
+// teamInvite: POST /dashboard/team/invitations, email and role: the page
+// shows the one-time link once.
+func (s *Server) teamInvite(ctx *fasthttp.RequestCtx, m dashboardMember) (*dashauth.Page, *ledger.Error) {
+	args := ctx.PostArgs()
+	email := ledger.NormalizeEmail(string(args.Peek("email")))
+	role := string(args.Peek("role"))
+	if !plausibleEmail(email) {
+		return nil, ledger.FieldInvalid("email", "is not an email address")
+	}
+	link := s.cfg.App.InviteMember(m.caller(), email, role)
+	if e := replyError(link.Reply); e != nil {
+		return nil, e
+	}
+	p := s.teamPage(ctx, m)
+	p.NewLink = s.cfg.PublicBaseURL + "/dashboard/invitations/" + link.Token
+	p.NewLinkEmail, p.NewLinkExpires = email, link.ExpiresAt.UTC().Format("2006-01-02 15:04 UTC")
+	return p, nil
+}
+
+func (s *Server) teamRevokeInvitation(ctx *fasthttp.RequestCtx, m dashboardMember) (*dashauth.Page, *ledger.Error) {
+	id, _ := ctx.UserValue("id").(string)
+	return nil, replyError(s.cfg.App.RevokeInvitation(m.caller(), id))
+}
+
+func (s *Server) teamSetRole(ctx *fasthttp.RequestCtx, m dashboardMember) (*dashauth.Page, *ledger.Error) {
+	id, _ := ctx.UserValue("id").(string)
+	return nil, replyError(s.cfg.App.SetMemberRole(m.caller(), id, string(ctx.PostArgs().Peek("role"))))
+}
+
+func (s *Server) teamRemove(ctx *fasthttp.RequestCtx, m dashboardMember) (*dashauth.Page, *ledger.Error) {
+	id, _ := ctx.UserValue("id").(string)
+	return nil, replyError(s.cfg.App.RemoveMember(m.caller(), id))
+}
+
+// replyError is the error a reply carries, nil when its command applied.
+func replyError(r actors.Reply) *ledger.Error {
+	switch {
+	case r.Err != nil:
+		return errorFromActors(r.Err)
+	case r.Result.Err != nil:
+		return r.Result.Err
+	}
+	return nil
+}

@@ -1,0 +1,137 @@
+package core
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/goccy/go-json/jsontext"
+	json "github.com/goccy/go-json/v2"
+	"github.com/valyala/fasthttp"
+
+	"payments/ledger"
+)
+
+// Events and their payloads. An event's payload is {event, data}: data is
+// the resource as its GET returns it at the moment of the event, rendered
+// from the copy the event keeps with the same function that GET uses. Each
+// resource registers its renderer here, one line per subject kind.
+
+// eventRenderers maps a subject's record type to its GET rendering.
+var eventRenderers = map[ledger.SubjectKind]func(ledger.Subject) any{}
+
+// registerEventRenderer makes events about subjects of kind k renderable.
+// It is called from init functions.
+func registerEventRenderer(k ledger.SubjectKind, render func(ledger.Subject) any) {
+	if _, dup := eventRenderers[k]; dup {
+		panic(fmt.Sprintf("http: event renderer for subject kind %d registered twice", k))
+	}
+	eventRenderers[k] = render
+}
+
+// renderAs adapts a resource's render function to a subject renderer.
+func renderAs[T, R any](render func(*T) R) func(ledger.Subject) any {
+	return func(s ledger.Subject) any {
+		v := s.(T)
+		return render(&v)
+	}
+}
+
+func init() {
+	renderPayoutEvent := renderAs(renderPayoutDetail)
+	registerEventRenderer(ledger.SubjectPayout, renderPayoutEvent)
+	registerEventRenderer(ledger.SubjectFXPayout, renderPayoutEvent) // a cross-currency payout, its FX joined
+	registerEventRenderer(ledger.SubjectPayoutRouted, renderPayoutEvent)
+	registerEventRenderer(ledger.SubjectFXPayoutRouted, renderPayoutEvent)
+	registerEventRenderer(ledger.SubjectCollection, renderAs(renderCollection))
+	registerEventRenderer(ledger.SubjectAccount, renderAs(renderAccount))
+	registerEventRenderer(ledger.SubjectWebhookEndpoint, renderAs(renderWebhookEndpoint))
+	renderConversionEvent := renderAs(renderConversion)
+	registerEventRenderer(ledger.SubjectConversion, renderConversionEvent)
+	registerEventRenderer(ledger.SubjectConversionRef, renderConversionEvent) // one executed under an externalReference
+	// A dispute event carries the dispute as it was; its message thread is
+	// read live by GET /v1/disputes/{id} and is not part of the payload.
+	registerEventRenderer(ledger.SubjectDispute, renderAs(renderDispute))
+	registerEventRenderer(ledger.SubjectPaymentLink, renderAs(renderPaymentLink))
+	registerEventRenderer(ledger.SubjectPaymentPage, renderAs(renderPaymentPage))
+	registerEventRenderer(ledger.SubjectCheckoutSession, renderAs(renderCheckoutSession))
+
+	registerRoutes(
+		endpoint{fasthttp.MethodGet, "/v1/webhooks/events", ledger.ScopeWebhooksRead, (*call).listEvents, nil},
+		endpoint{fasthttp.MethodGet, "/v1/webhooks/events/{id}", ledger.ScopeWebhooksRead, (*call).getEvent, nil},
+	)
+}
+
+type eventPayloadJSON struct {
+	Event string `json:"event"`
+	Data  any    `json:"data"`
+}
+
+// EventPayload renders an event as its webhook body, {event, data}. The
+// same event renders to the same bytes every time, so every attempt of a
+// delivery carries the same body. Package actors delivers it; cmd/payments
+// wires it in.
+func EventPayload(ev ledger.Event) ([]byte, error) {
+	render, ok := eventRenderers[ledger.KindOfSubject(ev.Subject)]
+	if !ok {
+		return nil, fmt.Errorf("http: no renderer for events about subject kind %d", ledger.KindOfSubject(ev.Subject))
+	}
+	return json.Marshal(eventPayloadJSON{Event: ev.Type, Data: render(ev.Subject)})
+}
+
+type eventJSON struct {
+	ID         string         `json:"id"`
+	EventType  string         `json:"eventType"`
+	ResourceID string         `json:"resourceId"`
+	Payload    jsontext.Value `json:"payload"`
+	CreatedAt  string         `json:"createdAt"`
+}
+
+type eventBody struct {
+	Event eventJSON `json:"event"`
+}
+
+func renderEvent(ids *ledger.PublicIDs, ev *ledger.Event) eventJSON {
+	payload, err := EventPayload(*ev)
+	if err != nil {
+		payload = []byte(`{"event":` + jsonString(ev.Type) + `,"data":null}`)
+	}
+	return eventJSON{ID: ids.EventID(ev.Seq), EventType: ev.Type, ResourceID: ev.ResourceID, Payload: payload, CreatedAt: timestamp(ev.At)}
+}
+
+func jsonString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// listEvents: GET /v1/webhooks/events, every event of the organization,
+// delivered or not, newest first.
+func (c *call) listEvents() {
+	limit, before, e := pageParams(c.ctx, listEvents, 20)
+	if e != nil {
+		c.fail(e)
+		return
+	}
+	var f ledger.EventFilter
+	if v, ok := query(c.ctx, "eventType"); ok {
+		if !slices.Contains(ledger.EventTypes, v) && v != ledger.EventWebhookTest {
+			c.fail(ledger.FieldInvalid("eventType", "is not an event type"))
+			return
+		}
+		f.Type = v
+	}
+	f.ResourceID, _ = query(c.ctx, "resourceId")
+	var page ledger.Page[ledger.Event]
+	page = c.s.cfg.Actors.Reader().Events(c.org, f, before, limit)
+	ids := c.s.publicIDs()
+	c.ok(fasthttp.StatusOK, newList(listEvents, page, func(ev *ledger.Event) eventJSON { return renderEvent(ids, ev) }))
+}
+
+// getEvent: GET /v1/webhooks/events/{id}.
+func (c *call) getEvent() {
+	ids := c.s.publicIDs()
+	if ev, ok := lookup(c, "id", "Webhook event", func(st *ledger.Reader, id string) (ledger.Event, bool) {
+		return st.Event(c.org, ids.InternalEventID(id))
+	}); ok {
+		c.ok(fasthttp.StatusOK, &eventBody{renderEvent(ids, &ev)})
+	}
+}

@@ -1,0 +1,253 @@
+package core
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"payments/http/blob"
+	"payments/ledger"
+)
+
+// Blob replication between nodes, over two internal routes on the same
+// HTTP port as the API:
+//
+//	PUT /internal/blobs/{sha256}   a peer pushes bytes it took in an upload
+//	GET /internal/blobs/{sha256}   a peer fetches bytes it lacks
+//
+// Each request carries x-payments-peer-token: "<unix expiry>.<hex HMAC>",
+// the HMAC-SHA256 of the method, digest and expiry under a key derived from
+// the replicated URL signing key, so only nodes that apply this cluster's
+// log can call them (and a token cannot be replayed for another blob or
+// after a minute). What a peer sends is verified against its digest before
+// it is stored, so a bad peer cannot plant other bytes under a name.
+
+const (
+	peerTokenHeader   = "x-payments-peer-token"
+	peerTokenLifetime = time.Minute
+	peerTimeout       = 15 * time.Second
+	// peerKeyWait is how long a node waits to apply the signing key a peer
+	// already uses (the first upload commits it just before pushing).
+	peerKeyWait = 3 * time.Second
+)
+
+// fileRoutes registers the routes that are not API calls with a key: the
+// signed download and the internal blob routes. Neither is forwarded to the
+// leader: any node serves them.
+func (s *Server) fileRoutes() {
+	s.router.GET("/v1/files/{id}/content", s.downloadFile)
+	s.router.PUT("/internal/blobs/{digest}", s.receiveBlob)
+	s.router.GET("/internal/blobs/{digest}", s.serveBlob)
+}
+
+// bodyLimitFor is the most body the server reads for a request: more for an
+// upload and a peer's push than for JSON calls.
+func bodyLimitFor(h *fasthttp.RequestHeader) int {
+	p := h.RequestURI()
+	if i := bytes.IndexByte(p, '?'); i >= 0 {
+		p = p[:i]
+	}
+	switch {
+	case h.IsPost() && string(p) == "/v1/files":
+		return uploadBodyBytesMax
+	case h.IsPut() && bytes.HasPrefix(p, []byte("/internal/blobs/")):
+		return ledger.FileSizeMaxBytes
+	}
+	return serverBodyBytesMax
+}
+
+func peerKey(signingKey []byte) []byte {
+	m := hmac.New(sha256.New, signingKey)
+	m.Write([]byte("blob-peer"))
+	return m.Sum(nil)
+}
+
+func peerToken(signingKey []byte, method, digest string, expires int64) string {
+	e := strconv.FormatInt(expires, 10)
+	m := hmac.New(sha256.New, peerKey(signingKey))
+	m.Write([]byte(method + "\x00" + digest + "\x00" + e))
+	return e + "." + hex.EncodeToString(m.Sum(nil))
+}
+
+// checkPeer verifies a peer request's token, waiting briefly for the
+// signing key if this node has not applied it yet.
+func (s *Server) checkPeer(ctx *fasthttp.RequestCtx, digest string) *ledger.Error {
+	deny := &ledger.Error{Code: ledger.CodeForbidden, Message: "Internal route: a valid peer token is required"}
+	token := string(ctx.Request.Header.Peek(peerTokenHeader))
+	e, _, ok := strings.Cut(token, ".")
+	expires, err := strconv.ParseInt(e, 10, 64)
+	if !ok || err != nil || time.Now().Unix() > expires || expires > time.Now().Add(2*peerTokenLifetime).Unix() {
+		return deny
+	}
+	var key []byte
+	for deadline := time.Now().Add(peerKeyWait); ; time.Sleep(20 * time.Millisecond) {
+		key, _ = s.cfg.Actors.Reader().FileSigningKey()
+		if key != nil || time.Now().After(deadline) {
+			break
+		}
+	}
+	if key == nil || !hmac.Equal([]byte(token), []byte(peerToken(key, string(ctx.Method()), digest, expires))) {
+		return deny
+	}
+	return nil
+}
+
+func (s *Server) peerDigest(ctx *fasthttp.RequestCtx) (string, bool) {
+	if !s.Begin(ctx) {
+		return "", false
+	}
+	if s.blobs == nil {
+		writeError(ctx, &ledger.Error{Code: ledger.CodeUnavailable, Message: "File storage is not configured on this node"})
+		return "", false
+	}
+	digest, _ := ctx.UserValue("digest").(string)
+	if !blob.ValidDigest(digest) {
+		writeError(ctx, ledger.FieldInvalid("digest", "must be a SHA-256 in lower-case hex"))
+		return "", false
+	}
+	if e := s.checkPeer(ctx, digest); e != nil {
+		writeError(ctx, e)
+		return "", false
+	}
+	return digest, true
+}
+
+// receiveBlob: PUT /internal/blobs/{digest}, a peer's push.
+func (s *Server) receiveBlob(ctx *fasthttp.RequestCtx) {
+	digest, ok := s.peerDigest(ctx)
+	if !ok {
+		return
+	}
+	if e := s.readBody(ctx); e != nil { // only now: the peer token is checked
+		writeError(ctx, e)
+		return
+	}
+	err := s.blobs.PutVerified(digest, bytes.NewReader(ctx.Request.Body()), ledger.FileSizeMaxBytes)
+	switch {
+	case errors.Is(err, blob.ErrDigestMismatch), errors.Is(err, blob.ErrTooLarge):
+		writeError(ctx, &ledger.Error{Code: ledger.CodeValidation, Message: "The bytes do not match their digest"})
+	case err != nil:
+		s.logger.Error("store pushed blob", "err", err)
+		writeError(ctx, &ledger.Error{Code: ledger.CodeUnavailable, Message: "The blob could not be stored"})
+	default:
+		ctx.SetStatusCode(fasthttp.StatusNoContent)
+	}
+}
+
+// serveBlob: GET /internal/blobs/{digest}, from this node's store only.
+func (s *Server) serveBlob(ctx *fasthttp.RequestCtx) {
+	digest, ok := s.peerDigest(ctx)
+	if !ok {
+		return
+	}
+	f, size, err := s.blobs.Open(digest)
+	if err != nil {
+		writeError(ctx, &ledger.Error{Code: ledger.CodeNotFound, Message: "This node does not hold the blob"})
+		return
+	}
+	ctx.SetContentType("application/octet-stream")
+	ctx.SetBodyStream(f, int(size))
+}
+
+// peers returns the other nodes' HTTP addresses, in a fixed order.
+func (s *Server) peers() []string {
+	self := ""
+	if s.cfg.Cluster != nil {
+		self = s.cfg.Cluster.ID()
+	}
+	var out []string
+	for id, addr := range s.cfg.PeerHTTP {
+		if id != self && addr != "" {
+			out = append(out, addr)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// replicateBlob pushes a blob this node stored to its peers and returns once
+// a majority of the cluster (this node included) holds it; the pushes still
+// running go on in the background. Fewer than a majority is an error and
+// the upload stops there, with nothing committed.
+func (s *Server) replicateBlob(key []byte, digest string, data []byte) *ledger.Error {
+	peers := s.peers()
+	needed := (len(peers) + 1) / 2 // a majority of the cluster, less this node
+	if needed <= 0 {
+		return nil
+	}
+	acks := make(chan error, len(peers))
+	for _, addr := range peers {
+		go func() { acks <- s.pushBlob(addr, key, digest, data) }()
+	}
+	got, failed := 0, 0
+	for range peers {
+		if err := <-acks; err != nil {
+			failed++
+			s.logger.Warn("push blob to peer", "err", err)
+		} else {
+			got++
+		}
+		if got >= needed {
+			return nil
+		}
+		if failed > len(peers)-needed {
+			break
+		}
+	}
+	return &ledger.Error{Code: ledger.CodeUnavailable,
+		Message: "The file could not be stored on a majority of the cluster's nodes; nothing was done, retry shortly"}
+}
+
+func (s *Server) pushBlob(addr string, key []byte, digest string, data []byte) error {
+	req := fasthttp.AcquireRequest()
+	resp := fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseRequest(req)
+	defer fasthttp.ReleaseResponse(resp)
+	req.SetRequestURI("http://" + addr + "/internal/blobs/" + digest)
+	req.Header.SetMethod(fasthttp.MethodPut)
+	req.Header.Set(peerTokenHeader, peerToken(key, fasthttp.MethodPut, digest, time.Now().Add(peerTokenLifetime).Unix()))
+	req.SetBodyRaw(data)
+	if err := s.forwarder(addr).DoTimeout(req, resp, peerTimeout); err != nil {
+		return fmt.Errorf("push to %s: %w", addr, err)
+	}
+	if resp.StatusCode() != fasthttp.StatusNoContent {
+		return fmt.Errorf("push to %s: status %d: %s", addr, resp.StatusCode(), resp.Body())
+	}
+	return nil
+}
+
+// fetchBlob copies a blob this node lacks from the first peer that has it,
+// checking it against its digest.
+func (s *Server) fetchBlob(key []byte, digest string) error {
+	err := blob.ErrNotFound
+	for _, addr := range s.peers() {
+		req := fasthttp.AcquireRequest()
+		resp := fasthttp.AcquireResponse()
+		req.SetRequestURI("http://" + addr + "/internal/blobs/" + digest)
+		req.Header.Set(peerTokenHeader, peerToken(key, fasthttp.MethodGet, digest, time.Now().Add(peerTokenLifetime).Unix()))
+		resp.SkipBody = false
+		if e := s.forwarder(addr).DoTimeout(req, resp, peerTimeout); e != nil {
+			err = fmt.Errorf("fetch from %s: %w", addr, e)
+		} else if resp.StatusCode() != fasthttp.StatusOK {
+			err = fmt.Errorf("fetch from %s: status %d", addr, resp.StatusCode())
+		} else {
+			err = s.blobs.PutVerified(digest, bytes.NewReader(resp.Body()), ledger.FileSizeMaxBytes)
+		}
+		fasthttp.ReleaseRequest(req)
+		fasthttp.ReleaseResponse(resp)
+		if err == nil {
+			return nil
+		}
+		s.logger.Warn("fetch blob from peer", "err", err)
+	}
+	return err
+}

@@ -1,0 +1,374 @@
+package core
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"payments/actors/app"
+	"payments/http/blob"
+	"payments/ledger"
+)
+
+// Files. The metadata is a ledger record committed through Raft; the bytes
+// are in each node's blob store (package blob), written on the node that
+// takes the upload and copied to a majority of nodes before the record is
+// committed, so a file that was acknowledged survives the loss of any
+// minority of nodes. A node asked for bytes it lacks fetches them from a
+// peer over an internal route and checks their digest (filepeers.go).
+//
+// Download URLs are served by our own endpoint, GET /v1/files/{id}/content,
+// on any node, without an API key: the URL carries its expiry and an
+// HMAC-SHA256 over the file id and expiry, keyed with the replicated signing
+// key (ledger.SetFileSigningKey), so every node can verify every node's
+// URLs and they stay valid across restarts until they expire.
+
+func init() {
+	registerRoutes(
+		endpoint{fasthttp.MethodPost, "/v1/files", ledger.ScopeFilesWrite, (*call).uploadFile, nil},
+		endpoint{fasthttp.MethodGet, "/v1/files", ledger.ScopeFilesRead, (*call).listFiles, nil},
+		endpoint{fasthttp.MethodGet, "/v1/files/purposes", 0, (*call).filePurposes, nil},
+		endpoint{fasthttp.MethodGet, "/v1/files/{id}", ledger.ScopeFilesRead, (*call).getFile, nil},
+	)
+}
+
+const listFiles listKind = 'F'
+
+// fileURLLifetime is how long a download URL is valid, by purpose: identity
+// documents briefly, logos (shown on pages) for a day.
+var fileURLLifetime = map[string]time.Duration{
+	"dispute.evidence":  time.Hour,
+	"identity.document": 15 * time.Minute,
+	"identity.selfie":   15 * time.Minute,
+	"business.logo":     24 * time.Hour,
+	"business.document": time.Hour,
+}
+
+// uploadsInFlight bounds the uploads being parsed and stored at once: each
+// holds up to two copies of a file in memory.
+var uploadsInFlight = make(chan struct{}, 8)
+
+type fileJSON struct {
+	ID          string `json:"id"`
+	Purpose     string `json:"purpose"`
+	Filename    string `json:"filename"`
+	ContentType string `json:"contentType"`
+	Size        int64  `json:"size"`
+	URL         string `json:"url,omitempty"`
+	CreatedAt   string `json:"createdAt"`
+}
+
+type fileBody struct {
+	File fileJSON `json:"file"`
+}
+
+func renderFile(f *ledger.File) fileJSON {
+	return fileJSON{ID: f.ID, Purpose: f.Purpose, Filename: f.Filename, ContentType: f.ContentType,
+		Size: f.Size, CreatedAt: timestamp(f.CreatedAt)}
+}
+
+// urlSigner makes download URLs for one response.
+type urlSigner struct {
+	base string // scheme and host
+	key  []byte
+	now  time.Time
+}
+
+// signer returns the URL signer for this request: the configured public
+// base URL (Config.PublicBaseURL, never the request's Host), the replicated key (nil before any file exists), and the
+// organization's clock, so that advancing a sandbox clock expires links as
+// it expires everything else. Call it under the state's read lock.
+func (c *call) signer(st *ledger.Reader) urlSigner {
+	key, _ := st.FileSigningKey()
+	now := time.UnixMilli(st.OrgNow(c.org, c.s.cfg.Actors.Now().UnixMilli()))
+	return urlSigner{base: c.s.cfg.PublicBaseURL, key: key, now: now}
+}
+
+func (u urlSigner) url(f *ledger.File) string {
+	if u.key == nil {
+		return ""
+	}
+	life, ok := fileURLLifetime[f.Purpose]
+	if !ok {
+		life = 15 * time.Minute
+	}
+	expires := strconv.FormatInt(u.now.Add(life).Unix(), 10)
+	return u.base + "/v1/files/" + f.ID + "/content?expires=" + expires + "&signature=" + fileSignature(u.key, f.ID, expires)
+}
+
+// fileSignature is the hex HMAC-SHA256 of a download URL's id and expiry.
+func fileSignature(key []byte, id, expires string) string {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte("file-url\x00" + id + "\x00" + expires))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// signingKey returns the cluster's signing key (of download URLs, and of
+// the followers' word on a client's address), made first if there is none.
+func (c *call) signingKey() ([]byte, *ledger.Error) {
+	key, err := c.s.cfg.App.FileSigningKey()
+	if err != nil {
+		return nil, errorOf(err)
+	}
+	return key, nil
+}
+
+// uploadFile: POST /v1/files.
+func (c *call) uploadFile() {
+	if c.s.blobs == nil {
+		c.fail(&ledger.Error{Code: ledger.CodeUnavailable, Message: "File storage is not configured on this node; nothing was done"})
+		return
+	}
+	select {
+	case uploadsInFlight <- struct{}{}:
+		defer func() { <-uploadsInFlight }()
+	default:
+		c.fail(&ledger.Error{Code: ledger.CodeUnavailable, Message: "Too many uploads in progress; nothing was done, retry shortly"})
+		return
+	}
+	up, e := parseUpload(string(c.ctx.Request.Header.ContentType()), c.ctx.Request.Body())
+	if e != nil {
+		c.fail(e)
+		return
+	}
+	purpose, contentType, e := checkUpload(up)
+	if e != nil {
+		c.fail(e)
+		return
+	}
+	key, e := c.signingKey()
+	if e != nil {
+		c.fail(e)
+		return
+	}
+	digest, err := c.s.blobs.Put(up.content)
+	if err != nil {
+		c.s.logger.Error("store blob", "err", err)
+		c.fail(&ledger.Error{Code: ledger.CodeUnavailable, Message: "The file could not be stored; nothing was done, retry shortly"})
+		return
+	}
+	if e := c.s.replicateBlob(key, digest, up.content); e != nil {
+		c.fail(e)
+		return
+	}
+	r := c.s.cfg.App.CreateFile(c.caller(), app.NewFile{
+		Purpose: purpose.Name, Filename: up.filename, ContentType: contentType,
+		Size: int64(len(up.content)), SHA256: digest,
+	})
+	var sign urlSigner
+	sign = c.signer(c.s.cfg.Actors.Reader())
+	c.created(r, func(res *ledger.Result) any {
+		f := renderFile(res.File)
+		f.URL = sign.url(res.File)
+		return &fileBody{f}
+	})
+}
+
+// getFile: GET /v1/files/{id}, with a fresh signed URL.
+func (c *call) getFile() {
+	if f, ok := lookup(c, "id", "File", func(st *ledger.Reader, id string) (fileJSON, bool) {
+		f, ok := st.File(c.org, id)
+		if !ok {
+			return fileJSON{}, false
+		}
+		out := renderFile(&f)
+		out.URL = c.signer(st).url(&f)
+		return out, true
+	}); ok {
+		c.ok(fasthttp.StatusOK, &fileBody{f})
+	}
+}
+
+// listFiles: GET /v1/files, newest first, without URLs.
+func (c *call) listFiles() {
+	limit, before, e := pageParams(c.ctx, listFiles, 20)
+	if e != nil {
+		c.fail(e)
+		return
+	}
+	purpose, given := query(c.ctx, "purpose")
+	if given {
+		if _, ok := ledger.LookupFilePurpose(purpose); !ok {
+			c.fail(ledger.FieldInvalid("purpose", "must be one of "+purposeNames()))
+			return
+		}
+	}
+	var page ledger.Page[ledger.File]
+	page = c.s.cfg.Actors.Reader().Files(c.org, purpose, before, limit)
+	c.ok(fasthttp.StatusOK, newList(listFiles, page, renderFile))
+}
+
+type filePurposeJSON struct {
+	Name         string   `json:"name"`
+	MaxSizeBytes int64    `json:"maxSizeBytes"`
+	AllowedTypes []string `json:"allowedTypes"`
+}
+
+type filePurposesBody struct {
+	Purposes []filePurposeJSON `json:"purposes"`
+}
+
+// filePurposes: GET /v1/files/purposes, so clients check before uploading.
+func (c *call) filePurposes() {
+	var body filePurposesBody
+	for _, p := range ledger.FilePurposes {
+		body.Purposes = append(body.Purposes, filePurposeJSON{p.Name, p.MaxSizeBytes, p.AllowedTypes})
+	}
+	c.ok(fasthttp.StatusOK, &body)
+}
+
+// downloadFile: GET /v1/files/{id}/content?expires=…&signature=…, on any
+// node and without an API key: the signature is the authority. A follower
+// that has not yet applied the file's record (or the key) relays to the
+// leader, which has.
+func (s *Server) downloadFile(ctx *fasthttp.RequestCtx) {
+	if !s.Begin(ctx) {
+		return
+	}
+	// No key to count against: the route is limited per client address,
+	// at the per-key rate, before any lookup or signature check.
+	if e := s.limiter.allow(ctx, "ip:"+ctx.RemoteIP().String(), perClientAddress); e != nil {
+		writeError(ctx, e)
+		return
+	}
+	id, e := pathParam(ctx, "id")
+	if e != nil {
+		writeError(ctx, e)
+		return
+	}
+	expiresText, _ := query(ctx, "expires")
+	signature, _ := query(ctx, "signature")
+	var p problems
+	expires, err := strconv.ParseInt(expiresText, 10, 64)
+	if err != nil || expires <= 0 {
+		p.add("expires", "is required: use the url exactly as the API returned it")
+	}
+	if signature == "" {
+		p.add("signature", "is required: use the url exactly as the API returned it")
+	}
+	if e := p.err(); e != nil {
+		writeError(ctx, e)
+		return
+	}
+	var f ledger.File
+	var found bool
+	var key []byte
+	var nowSeconds int64 // on the file's organization's clock
+	read := func() {
+		st := s.cfg.Actors.Reader()
+		f, found = st.FileByID(id)
+		key, _ = st.FileSigningKey()
+		nowSeconds = st.OrgNow(f.OrgID, s.cfg.Actors.Now().UnixMilli()) / 1000
+	}
+	read()
+	if key == nil || !found {
+		// Unknown here: the leader answers, or this node once it has
+		// caught up with the leader.
+		if s.forwardIfFollower(ctx) {
+			return
+		}
+		read()
+	}
+	invalid := &ledger.Error{Code: ledger.CodeForbidden,
+		Message: "This file link's signature is invalid; use the url exactly as the API returned it"}
+	if key == nil || !found { // no valid link names an unknown file
+		writeError(ctx, invalid)
+		return
+	}
+	if nowSeconds > expires {
+		writeError(ctx, &ledger.Error{Code: ledger.CodeForbidden,
+			Message: "This file link has expired; get the file again (GET /v1/files/{id}) for a fresh url"})
+		return
+	}
+	if !hmac.Equal([]byte(signature), []byte(fileSignature(key, id, expiresText))) {
+		writeError(ctx, invalid)
+		return
+	}
+	if s.blobs == nil {
+		writeError(ctx, &ledger.Error{Code: ledger.CodeUnavailable, Message: "File storage is not configured on this node"})
+		return
+	}
+	file, size, err := s.blobs.Open(f.SHA256)
+	if errors.Is(err, blob.ErrNotFound) {
+		err = s.fetchBlob(key, f.SHA256)
+		if err == nil {
+			file, size, err = s.blobs.Open(f.SHA256)
+		}
+	}
+	if err != nil {
+		s.logger.Warn("file bytes unavailable", "file", f.ID, "err", err)
+		writeError(ctx, &ledger.Error{Code: ledger.CodeUnavailable,
+			Message: "The file's bytes are not reachable on this node or its peers right now; retry shortly"})
+		return
+	}
+	h := &ctx.Response.Header
+	h.SetContentType(f.ContentType)
+	h.Set("Content-Disposition", contentDisposition(f.Filename))
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Content-Security-Policy", "default-src 'none'; sandbox")
+	h.Set("Cache-Control", "private, max-age="+strconv.FormatInt(max(expires-nowSeconds, 0), 10))
+	ctx.SetStatusCode(fasthttp.StatusOK)
+	ctx.SetBodyStream(file, int(size)) // fasthttp closes file when sent
+}
+
+// contentDisposition makes the file download under its name, never render
+// inline (an SVG could carry script).
+func contentDisposition(name string) string {
+	ascii := strings.Map(func(r rune) rune {
+		if r < 0x20 || r > 0x7e || r == '"' || r == '\\' {
+			return '_'
+		}
+		return r
+	}, name)
+	return `attachment; filename="` + ascii + `"; filename*=UTF-8''` + url.PathEscape(name)
+}
+
+// BlobOrphanAge is how long uploaded bytes may wait for their file record
+// before SweepBlobs removes them: far longer than any upload takes to
+// commit.
+const BlobOrphanAge = time.Hour
+
+// SweepBlobs removes from this node's blob store the bytes that no
+// committed file record names and that are older than BlobOrphanAge: the
+// leftovers of uploads whose record never committed (no majority, a failed
+// commit). It returns how many it removed. cmd/payments calls it hourly.
+func (s *Server) SweepBlobs() (int, error) {
+	if s.blobs == nil || s.cfg.Actors == nil {
+		return 0, nil
+	}
+	var known map[string]bool
+	known = s.cfg.Actors.Reader().FileDigests()
+	return s.blobs.Sweep(func(d string) bool { return known[d] }, time.Now().Add(-BlobOrphanAge))
+}
+
+// OpenBlob returns an uploaded file's bytes and their size, fetching them
+// from a peer (and keeping them) when this node lacks them: a backup taken
+// on any node holds every file its state records. The caller closes it.
+func (s *Server) OpenBlob(digest string) (io.ReadCloser, int64, error) {
+	if s.blobs == nil {
+		return nil, 0, errors.New("file storage is not configured on this node")
+	}
+	file, size, err := s.blobs.Open(digest)
+	if errors.Is(err, blob.ErrNotFound) {
+		key, _ := s.cfg.Actors.Reader().FileSigningKey()
+		if key == nil {
+			return nil, 0, fmt.Errorf("file %s: not on this node, and no signing key to ask peers with", digest)
+		}
+		if err = s.fetchBlob(key, digest); err == nil {
+			file, size, err = s.blobs.Open(digest)
+		}
+	}
+	if err != nil {
+		return nil, 0, fmt.Errorf("file %s: %w", digest, err)
+	}
+	return file, size, nil
+}

@@ -1,0 +1,99 @@
+package core
+
+import (
+	"encoding/base64"
+	"encoding/binary"
+	"hash/crc32"
+	"strconv"
+
+	"github.com/valyala/fasthttp"
+
+	"payments/ledger"
+)
+
+// Cursors are opaque to clients: a list kind, a position in that list, and a
+// checksum, base64url-encoded. A cursor from another list, or an edited one,
+// is a validation error rather than a silently wrong page.
+
+type listKind byte
+
+const (
+	listPayouts     listKind = 'p'
+	listCollections listKind = 'c'
+	listEntries     listKind = 'e'
+)
+
+var cursorTable = crc32.MakeTable(crc32.Castagnoli)
+
+func encodeCursor(kind listKind, pos ledger.Cursor) string {
+	b := make([]byte, 1, 1+binary.MaxVarintLen64+4)
+	b[0] = byte(kind)
+	b = binary.AppendUvarint(b, uint64(pos))
+	b = binary.BigEndian.AppendUint32(b, crc32.Checksum(b, cursorTable))
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func decodeCursor(kind listKind, s string) (ledger.Cursor, bool) {
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil || len(b) < 6 || b[0] != byte(kind) {
+		return 0, false
+	}
+	body, sum := b[:len(b)-4], b[len(b)-4:]
+	if crc32.Checksum(body, cursorTable) != binary.BigEndian.Uint32(sum) {
+		return 0, false
+	}
+	pos, n := binary.Uvarint(body[1:])
+	if n <= 0 || 1+n != len(body) {
+		return 0, false
+	}
+	return ledger.Cursor(pos), true
+}
+
+// pageParams reads limit and cursor from the query.
+func pageParams(ctx *fasthttp.RequestCtx, kind listKind, defaultLimit int) (limit int, before ledger.Cursor, err *ledger.Error) {
+	args := ctx.QueryArgs()
+	if limit, err = pageLimit(ctx, defaultLimit); err != nil {
+		return 0, 0, err
+	}
+	before = ledger.CursorStart
+	if v := args.Peek("cursor"); v != nil {
+		c, ok := decodeCursor(kind, string(v))
+		if !ok {
+			return 0, 0, ledger.FieldInvalid("cursor", "is not a cursor from this list; pass the nextCursor of the previous page")
+		}
+		before = c
+	}
+	return limit, before, nil
+}
+
+// pageLimit reads the page size from the query.
+func pageLimit(ctx *fasthttp.RequestCtx, defaultLimit int) (int, *ledger.Error) {
+	v := ctx.QueryArgs().Peek("limit")
+	if v == nil {
+		return defaultLimit, nil
+	}
+	n, err := strconv.Atoi(string(v))
+	if err != nil || n < 1 || n > 100 {
+		return 0, ledger.FieldInvalid("limit", "must be an integer from 1 to 100")
+	}
+	return n, nil
+}
+
+// listBody is the pagination envelope.
+type listBody[T any] struct {
+	Data       []T     `json:"data"`
+	HasMore    bool    `json:"hasMore"`
+	NextCursor *string `json:"nextCursor"`
+}
+
+func newList[T, R any](kind listKind, p ledger.Page[R], render func(*R) T) listBody[T] {
+	body := listBody[T]{Data: make([]T, 0, len(p.Items)), HasMore: p.HasMore}
+	for i := range p.Items {
+		body.Data = append(body.Data, render(&p.Items[i]))
+	}
+	if p.HasMore {
+		c := encodeCursor(kind, p.Next)
+		body.NextCursor = &c
+	}
+	return body
+}

@@ -1,0 +1,1007 @@
+package core
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/goccy/go-json/jsontext"
+	json "github.com/goccy/go-json/v2"
+	"github.com/valyala/fasthttp"
+
+	"payments/actors"
+	"payments/actors/app"
+	"payments/http/checkout"
+	"payments/ledger"
+	"payments/rails"
+)
+
+// Payment links, payment pages and checkout sessions.
+//
+// A repeated POST /v1/payment-links with a customerReference already used
+// returns the existing link (200, idempotent-replayed) when the request is
+// the same, and 409 duplicate with details.existingId when it differs,
+// which is the API's convention for every idempotency key.
+//
+// POST /v1/payment-pages/{id}/payment-links gives a payer of a page their
+// own child link, and POST /v1/payment-links/{id}/sessions opens a checkout
+// session on a link for the method the payer chose. The hosted checkout
+// (checkout_public.go) opens sessions through the same parse
+// (parseCheckoutSession) and operation (App.OpenCheckoutSession).
+
+func init() {
+	registerRoutes(
+		endpoint{fasthttp.MethodPost, "/v1/payment-links", ledger.ScopePaymentLinksWrite, (*call).createPaymentLink, nil},
+		endpoint{fasthttp.MethodGet, "/v1/payment-links", ledger.ScopePaymentLinksRead, (*call).listPaymentLinks, nil},
+		endpoint{fasthttp.MethodGet, "/v1/payment-links/{id}", ledger.ScopePaymentLinksRead, (*call).getPaymentLink, nil},
+		endpoint{fasthttp.MethodPatch, "/v1/payment-links/{id}", ledger.ScopePaymentLinksWrite, (*call).updatePaymentLink, nil},
+		endpoint{fasthttp.MethodPost, "/v1/payment-links/{id}/sessions", ledger.ScopePaymentLinksWrite, (*call).createCheckoutSession, nil},
+		endpoint{fasthttp.MethodPost, "/v1/payment-pages", ledger.ScopePaymentLinksWrite, (*call).createPaymentPage, nil},
+		endpoint{fasthttp.MethodGet, "/v1/payment-pages", ledger.ScopePaymentLinksRead, (*call).listPaymentPages, nil},
+		endpoint{fasthttp.MethodGet, "/v1/payment-pages/{id}", ledger.ScopePaymentLinksRead, (*call).getPaymentPage, nil},
+		endpoint{fasthttp.MethodPatch, "/v1/payment-pages/{id}", ledger.ScopePaymentLinksWrite, (*call).updatePaymentPage, nil},
+		endpoint{fasthttp.MethodPost, "/v1/payment-pages/{id}/payment-links", ledger.ScopePaymentLinksWrite, (*call).createPageLink, nil},
+		endpoint{fasthttp.MethodPost, "/v1/simulations/checkout-deposit", ledger.ScopeSimulationsWrite, (*call).checkoutDeposit, &simulationDoc{
+			operation: "checkout_deposit",
+			description: "Pays a bank-transfer or stablecoin checkout session as the payer's transfer would: a completed collection credits the balance " +
+				"(collection.completed, account.credited) and the session's payment link counts it. `amount` (in the session's originCurrency) defaults " +
+				"to what the session has left to pay; pass less to leave the session open for the rest, or more to overpay. Same `externalReference` " +
+				"replays with 200; reused for another deposit it is 409 conflict. Mobile money sessions are paid through their collection instead " +
+				"(sandbox amount triggers apply).",
+		}},
+	)
+}
+
+// List kinds of the feature's cursors.
+const (
+	listPaymentLinks listKind = 'L'
+	listPaymentPages listKind = 'G'
+)
+
+// Limits of payment link fields.
+const (
+	titleLenMax        = 255
+	descriptionLenMax  = 1000
+	emailLenMax        = 254
+	urlLenMax          = 2048
+	customFieldsMax    = 20
+	customFieldNameMax = 64
+	customFieldTypeMax = 32
+	brandingTextMax    = 100
+	cryptoAssetsMax    = 10
+)
+
+// defaultCheckoutURL is where hosted checkouts live when the server is not
+// told (Config.CheckoutURL).
+const defaultCheckoutURL = "http://127.0.0.1:8080/checkout"
+
+// checkoutURL is the base of every link's and page's url. It is one per
+// process: renderers take only the record, so that webhook payloads render
+// the same way.
+var checkoutURL atomic.Pointer[string]
+
+func setCheckoutURL(u string) {
+	if u == "" {
+		if checkoutURL.Load() != nil {
+			return
+		}
+		u = defaultCheckoutURL
+	}
+	u = strings.TrimRight(u, "/")
+	checkoutURL.Store(&u)
+}
+
+func checkoutBase() string {
+	if p := checkoutURL.Load(); p != nil {
+		return *p
+	}
+	return defaultCheckoutURL
+}
+
+// Request bodies.
+
+type customFieldBody struct {
+	Name     *string `json:"name"`
+	Type     *string `json:"type"`
+	Required *bool   `json:"required"`
+}
+
+type brandingBody struct {
+	LogoURL      *string `json:"logoUrl"`
+	AccentColor  *string `json:"accentColor"`
+	BusinessName *string `json:"businessName"`
+}
+
+// linkPatch is an update field that may be absent, null (clear it) or a
+// value.
+type linkPatch[T any] struct {
+	set, null bool
+	v         T
+}
+
+func (n *linkPatch[T]) UnmarshalJSON(b []byte) error {
+	n.set = true
+	if string(b) == "null" {
+		n.null = true
+		return nil
+	}
+	if err := json.Unmarshal(b, &n.v, decodeOptions); err != nil {
+		if e := decodeError(err); len(e.Fields) > 0 {
+			return fieldMessage(e.Fields[0].Field + " " + e.Fields[0].Message)
+		}
+		var zero T
+		return fieldMessage("must be " + describeGoType(fmt.Sprintf("%T", zero)) + " or null")
+	}
+	return nil
+}
+
+type appearanceBody struct {
+	Title               *string            `json:"title"`
+	Description         *string            `json:"description"`
+	AllowedMethods      *[]string          `json:"allowedMethods"`
+	AllowedCryptoAssets *[]string          `json:"allowedCryptoAssets"`
+	CustomFields        *[]customFieldBody `json:"customFields"`
+	RedirectURL         *string            `json:"redirectUrl"`
+	Branding            *brandingBody      `json:"branding"`
+	Metadata            jsonObject         `json:"metadata"`
+	ExpiresAt           *string            `json:"expiresAt"`
+}
+
+type paymentLinkRequestBody struct {
+	Email             *string `json:"email"`
+	Amount            amount  `json:"amount"`
+	Currency          *string `json:"currency"`
+	CustomerReference *string `json:"customerReference"`
+	appearanceBody
+}
+
+type paymentPageRequestBody struct {
+	Amount   amount  `json:"amount"`
+	Currency *string `json:"currency"`
+	appearanceBody
+}
+
+type pageLinkRequestBody struct {
+	Email             *string    `json:"email"`
+	Amount            amount     `json:"amount"`
+	CustomerReference *string    `json:"customerReference"`
+	Metadata          jsonObject `json:"metadata"`
+}
+
+type updateLinkRequestBody struct {
+	Status      *string                 `json:"status"`
+	ExpiresAt   linkPatch[string]       `json:"expiresAt"`
+	RedirectURL linkPatch[string]       `json:"redirectUrl"`
+	Branding    linkPatch[brandingBody] `json:"branding"`
+}
+
+type updatePageRequestBody struct {
+	Status              *string                 `json:"status"`
+	AllowedMethods      *[]string               `json:"allowedMethods"`
+	AllowedCryptoAssets *[]string               `json:"allowedCryptoAssets"`
+	CustomFields        *[]customFieldBody      `json:"customFields"`
+	ExpiresAt           linkPatch[string]       `json:"expiresAt"`
+	RedirectURL         linkPatch[string]       `json:"redirectUrl"`
+	Branding            linkPatch[brandingBody] `json:"branding"`
+}
+
+type checkoutSessionRequestBody struct {
+	Method        *string `json:"method"`
+	Code          *string `json:"code"`
+	AccountNumber *string `json:"accountNumber"`
+}
+
+type checkoutDepositRequestBody struct {
+	CheckoutSessionID *string `json:"checkoutSessionId"`
+	Amount            amount  `json:"amount"`
+	ExternalReference *string `json:"externalReference"`
+}
+
+// Validation.
+
+func (p *problems) checkoutEmail(field string, v *string) string {
+	s := p.text(field, v, true, emailLenMax)
+	if s == "" {
+		return ""
+	}
+	local, domain, ok := strings.Cut(s, "@")
+	if !ok || local == "" || strings.Contains(domain, "@") || !strings.Contains(domain, ".") ||
+		strings.HasPrefix(domain, ".") || strings.HasSuffix(domain, ".") || strings.ContainsAny(s, " \t") {
+		p.add(field, "must be an email address such as ama@example.com")
+		return ""
+	}
+	return s
+}
+
+func (p *problems) checkoutURLField(field string, v *string) string {
+	s := p.text(field, v, false, urlLenMax)
+	if s == "" {
+		return ""
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		p.add(field, "must be an absolute http or https URL")
+		return ""
+	}
+	return s
+}
+
+// expiresAt parses a timestamp; null or absent is 0.
+func (p *problems) checkoutDeadline(field string, v *string) int64 {
+	if v == nil {
+		return 0
+	}
+	t, err := time.Parse(time.RFC3339Nano, *v)
+	if err != nil {
+		p.add(field, "must be an ISO 8601 timestamp such as 2026-08-01T00:00:00Z")
+		return 0
+	}
+	if t.UnixMilli() <= 0 {
+		p.add(field, "must be after 1970")
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+func (p *problems) checkoutMethods(field string, v *[]string, required bool) ledger.MethodSet {
+	if v == nil {
+		if required {
+			p.add(field, "is required")
+		}
+		return 0
+	}
+	if len(*v) == 0 {
+		p.add(field, "must name at least one method")
+		return 0
+	}
+	var set ledger.MethodSet
+	for _, name := range *v {
+		m, ok := ledger.ParseCheckoutMethod(name)
+		switch {
+		case !ok:
+			p.add(field, fmt.Sprintf("%q is not one of mobile_money, bank_transfer, crypto", name))
+			return 0
+		case set.Has(m):
+			p.add(field, fmt.Sprintf("lists %s twice", name))
+			return 0
+		}
+		set = set.With(m)
+	}
+	return set
+}
+
+func (p *problems) checkoutAssets(field string, v *[]string) (string, bool) {
+	if v == nil {
+		return "", false
+	}
+	if len(*v) == 0 || len(*v) > cryptoAssetsMax {
+		p.add(field, fmt.Sprintf("must list 1 to %d stablecoins, or be omitted to accept any", cryptoAssetsMax))
+		return "", false
+	}
+	seen := map[string]bool{}
+	for _, a := range *v {
+		cur, ok := ledger.LookupCurrency(a)
+		if !ok || !cur.Crypto {
+			p.add(field, fmt.Sprintf("%q is not a supported stablecoin (USDT, USDC, EURC)", a))
+			return "", false
+		}
+		if seen[a] {
+			p.add(field, fmt.Sprintf("lists %s twice", a))
+			return "", false
+		}
+		seen[a] = true
+	}
+	return strings.Join(*v, ","), true
+}
+
+type customFieldJSON struct {
+	Name     string `json:"name"`
+	Type     string `json:"type"`
+	Required bool   `json:"required"`
+}
+
+func (p *problems) checkoutFields(field string, v *[]customFieldBody) string {
+	if v == nil || len(*v) == 0 {
+		return ""
+	}
+	if len(*v) > customFieldsMax {
+		p.add(field, fmt.Sprintf("must have at most %d fields", customFieldsMax))
+		return ""
+	}
+	out := make([]customFieldJSON, 0, len(*v))
+	for i, f := range *v {
+		at := fmt.Sprintf("%s.%d", field, i)
+		name := p.text(at+".name", f.Name, true, customFieldNameMax)
+		typ := p.text(at+".type", f.Type, true, customFieldTypeMax)
+		if f.Required == nil {
+			p.add(at+".required", "is required")
+			continue
+		}
+		out = append(out, customFieldJSON{name, typ, *f.Required})
+	}
+	b, _ := json.Marshal(out)
+	return string(b)
+}
+
+type brandingJSON struct {
+	LogoURL      string `json:"logoUrl,omitempty"`
+	AccentColor  string `json:"accentColor,omitempty"`
+	BusinessName string `json:"businessName,omitempty"`
+}
+
+func (p *problems) checkoutBranding(field string, b *brandingBody) string {
+	if b == nil {
+		return ""
+	}
+	v := brandingJSON{
+		LogoURL:      p.checkoutURLField(field+".logoUrl", b.LogoURL),
+		AccentColor:  p.text(field+".accentColor", b.AccentColor, false, brandingTextMax),
+		BusinessName: p.text(field+".businessName", b.BusinessName, false, brandingTextMax),
+	}
+	if v == (brandingJSON{}) {
+		return ""
+	}
+	out, _ := json.Marshal(v)
+	return string(out)
+}
+
+func (p *problems) checkoutAppearance(req *appearanceBody) ledger.CheckoutAppearance {
+	var a ledger.CheckoutAppearance
+	a.Title = p.text("title", req.Title, true, titleLenMax)
+	a.Description = p.text("description", req.Description, false, descriptionLenMax)
+	a.Methods = p.checkoutMethods("allowedMethods", req.AllowedMethods, true)
+	a.CryptoAssets, a.CryptoAssetsSet = p.checkoutAssets("allowedCryptoAssets", req.AllowedCryptoAssets)
+	a.CustomFields = p.checkoutFields("customFields", req.CustomFields)
+	a.RedirectURL = p.checkoutURLField("redirectUrl", req.RedirectURL)
+	a.Branding = p.checkoutBranding("branding", req.Branding)
+	if e := checkMetadata("metadata", req.Metadata); e != nil {
+		*p = append(*p, e.Fields...)
+	}
+	a.Metadata = req.Metadata.raw
+	a.ExpiresAt = p.checkoutDeadline("expiresAt", req.ExpiresAt)
+	return a
+}
+
+// Renderers.
+
+type paymentLinkJSON struct {
+	ID                  string                `json:"id"`
+	URL                 string                `json:"url"`
+	ParentType          *string               `json:"parentType"`
+	ParentID            *string               `json:"parentId"`
+	Email               string                `json:"email"`
+	Amount              string                `json:"amount"`
+	Currency            string                `json:"currency"`
+	Title               string                `json:"title"`
+	Description         *string               `json:"description"`
+	Status              string                `json:"status"`
+	StatusMessage       *string               `json:"statusMessage"`
+	TotalReceived       string                `json:"totalReceived"`
+	Remaining           string                `json:"remaining"`
+	OverpaymentAmount   *string               `json:"overpaymentAmount"`
+	AllowedMethods      []string              `json:"allowedMethods"`
+	AllowedCryptoAssets *[]string             `json:"allowedCryptoAssets"`
+	CustomFields        jsontext.Value        `json:"customFields"`
+	Branding            *jsontext.Value       `json:"branding"`
+	RedirectURL         *string               `json:"redirectUrl"`
+	Metadata            jsontext.Value        `json:"metadata"`
+	ExpiresAt           *string               `json:"expiresAt"`
+	PaidAt              *string               `json:"paidAt"`
+	CreatedAt           string                `json:"createdAt"`
+	UpdatedAt           string                `json:"updatedAt"`
+	CustomerReference   *string               `json:"customerReference"`
+	Sessions            []checkoutSessionJSON `json:"sessions,omitzero"` // the get-one response only
+}
+
+func methodNames(s ledger.MethodSet) []string {
+	out := []string{}
+	for _, m := range s.Methods() {
+		out = append(out, m.String())
+	}
+	return out
+}
+
+// cryptoAssetList is the accepted stablecoins, or nil (rendered null) for
+// any.
+func cryptoAssetList(a ledger.CheckoutAppearance) *[]string {
+	if !a.CryptoAssetsSet {
+		return nil
+	}
+	l := strings.Split(a.CryptoAssets, ",")
+	return &l
+}
+
+func optionalObject(raw string) *jsontext.Value {
+	if raw == "" {
+		return nil
+	}
+	v := jsontext.Value(raw)
+	return &v
+}
+
+func arrayOrEmpty(raw string) jsontext.Value {
+	if raw == "" {
+		return jsontext.Value("[]")
+	}
+	return jsontext.Value(raw)
+}
+
+func renderPaymentLink(l *ledger.PaymentLink) paymentLinkJSON {
+	cur := l.Spec.Currency
+	out := paymentLinkJSON{
+		ID:                  l.ID,
+		URL:                 checkoutBase() + "/" + l.ID,
+		Email:               l.Spec.Email,
+		Amount:              money(l.Spec.Amount, cur),
+		Currency:            cur,
+		Title:               l.Current.Title,
+		Description:         optional(l.Current.Description),
+		Status:              l.Status.String(),
+		StatusMessage:       optional(l.StatusMessage),
+		TotalReceived:       money(l.TotalReceived, cur),
+		Remaining:           money(l.Remaining(), cur),
+		AllowedMethods:      methodNames(l.Current.Methods),
+		AllowedCryptoAssets: cryptoAssetList(l.Current),
+		CustomFields:        arrayOrEmpty(l.Current.CustomFields),
+		Branding:            optionalObject(l.Current.Branding),
+		RedirectURL:         optional(l.Current.RedirectURL),
+		Metadata:            objectOrEmpty(l.Current.Metadata),
+		ExpiresAt:           optionalTimestamp(l.Current.ExpiresAt),
+		PaidAt:              optionalTimestamp(l.PaidAt),
+		CreatedAt:           timestamp(l.CreatedAt),
+		UpdatedAt:           timestamp(l.UpdatedAt),
+		CustomerReference:   optional(l.CustomerReference),
+	}
+	if l.ParentID != "" {
+		out.ParentType, out.ParentID = optional("payment_page"), optional(l.ParentID)
+	}
+	if over := l.Overpayment(); over > 0 {
+		out.OverpaymentAmount = optional(money(over, cur))
+	}
+	return out
+}
+
+type paymentPageJSON struct {
+	ID                  string          `json:"id"`
+	URL                 string          `json:"url"`
+	Amount              *string         `json:"amount"`
+	Currency            string          `json:"currency"`
+	Title               string          `json:"title"`
+	Description         *string         `json:"description"`
+	Status              string          `json:"status"`
+	AllowedMethods      []string        `json:"allowedMethods"`
+	AllowedCryptoAssets *[]string       `json:"allowedCryptoAssets"`
+	CustomFields        jsontext.Value  `json:"customFields"`
+	Branding            *jsontext.Value `json:"branding"`
+	RedirectURL         *string         `json:"redirectUrl"`
+	Metadata            jsontext.Value  `json:"metadata"`
+	ExpiresAt           *string         `json:"expiresAt"`
+	CreatedAt           string          `json:"createdAt"`
+	UpdatedAt           string          `json:"updatedAt"`
+	PaymentCount        int64           `json:"paymentCount"`
+	TotalCollected      string          `json:"totalCollected"`
+}
+
+func renderPaymentPage(p *ledger.PaymentPage) paymentPageJSON {
+	out := paymentPageJSON{
+		ID:                  p.ID,
+		URL:                 checkoutBase() + "/" + p.ID,
+		Currency:            p.Currency,
+		Title:               p.Current.Title,
+		Description:         optional(p.Current.Description),
+		Status:              p.Status.String(),
+		AllowedMethods:      methodNames(p.Current.Methods),
+		AllowedCryptoAssets: cryptoAssetList(p.Current),
+		CustomFields:        arrayOrEmpty(p.Current.CustomFields),
+		Branding:            optionalObject(p.Current.Branding),
+		RedirectURL:         optional(p.Current.RedirectURL),
+		Metadata:            objectOrEmpty(p.Current.Metadata),
+		ExpiresAt:           optionalTimestamp(p.Current.ExpiresAt),
+		CreatedAt:           timestamp(p.CreatedAt),
+		UpdatedAt:           timestamp(p.UpdatedAt),
+		PaymentCount:        p.PaymentCount,
+		TotalCollected:      money(p.TotalCollected, p.Currency),
+	}
+	if p.Amount > 0 {
+		out.Amount = optional(money(p.Amount, p.Currency))
+	}
+	return out
+}
+
+type checkoutSessionJSON struct {
+	ID                  string                `json:"id"`
+	PaymentLinkID       string                `json:"paymentLinkId"`
+	Status              string                `json:"status"`
+	StatusMessage       *string               `json:"statusMessage"`
+	Method              string                `json:"method"`
+	Code                *string               `json:"code"`
+	Chain               *string               `json:"chain"`
+	OriginAmount        string                `json:"originAmount"`
+	OriginCurrency      string                `json:"originCurrency"`
+	DestinationAmount   string                `json:"destinationAmount"`
+	DestinationCurrency string                `json:"destinationCurrency"`
+	Rate                string                `json:"rate"`
+	AmountReceived      string                `json:"amountReceived"`
+	CollectionID        *string               `json:"collectionId"`
+	Instructions        *checkoutInstructions `json:"instructions"` // null once the session has ended
+	ExpiresAt           string                `json:"expiresAt"`
+	CreatedAt           string                `json:"createdAt"`
+	UpdatedAt           string                `json:"updatedAt"`
+}
+
+// checkoutInstructions tell the payer what to do: approve the prompt, or
+// where to send how much.
+type checkoutInstructions struct {
+	Type          string  `json:"type"`
+	Message       string  `json:"message"`
+	Amount        string  `json:"amount"`
+	Currency      string  `json:"currency"`
+	Bank          *string `json:"bank"`
+	AccountNumber *string `json:"accountNumber"`
+	AccountName   *string `json:"accountName"`
+	Reference     *string `json:"reference"`
+	Address       *string `json:"address"`
+	Chain         *string `json:"chain"`
+}
+
+func renderCheckoutSession(c *ledger.CheckoutSession) checkoutSessionJSON {
+	owed := max(0, c.OriginAmount-c.OriginReceived)
+	chain := rails.ChainName(c.Chain) // the name the API shows: "Base" for "base"; "" for none
+	in := checkoutInstructions{
+		Type:     c.Method.String(),
+		Amount:   money(owed, c.OriginCurrency),
+		Currency: c.OriginCurrency,
+	}
+	switch c.Method {
+	case ledger.CheckoutMobileMoney:
+		in.Message = "Approve the prompt sent to " + c.PayerNumber + " to pay " + in.Amount + " " + in.Currency
+		in.AccountNumber = optional(c.PayerNumber)
+	case ledger.CheckoutBankTransfer:
+		in.Message = "Transfer " + in.Amount + " " + in.Currency + " to the account below, quoting the reference"
+		in.Bank, in.AccountNumber, in.AccountName, in.Reference = optional(c.DepositBank), optional(c.DepositAccount), optional(checkout.PooledAccountName), optional(c.ID)
+	case ledger.CheckoutCrypto:
+		in.Message = "Send " + in.Amount + " " + in.Currency + " on " + chain + " to the address below"
+		in.Address, in.Chain = optional(c.DepositAccount), optional(chain)
+	}
+	out := checkoutSessionJSON{
+		ID:                  c.ID,
+		PaymentLinkID:       c.LinkID,
+		Status:              c.Status.String(),
+		StatusMessage:       optional(c.StatusMessage),
+		Method:              c.Method.String(),
+		Code:                optional(c.MethodCode),
+		Chain:               optional(chain),
+		OriginAmount:        money(c.OriginAmount, c.OriginCurrency),
+		OriginCurrency:      c.OriginCurrency,
+		DestinationAmount:   money(c.DestAmount, c.DestCurrency),
+		DestinationCurrency: c.DestCurrency,
+		Rate:                c.Rate,
+		AmountReceived:      money(c.Received, c.DestCurrency),
+		CollectionID:        optional(c.CollectionID),
+		ExpiresAt:           timestamp(c.ExpiresAt),
+		CreatedAt:           timestamp(c.CreatedAt),
+		UpdatedAt:           timestamp(c.UpdatedAt),
+	}
+	if !c.Status.Terminal() {
+		out.Instructions = &in
+	}
+	return out
+}
+
+type paymentLinkBody struct {
+	PaymentLink paymentLinkJSON `json:"paymentLink"`
+}
+
+type paymentPageBody struct {
+	PaymentPage paymentPageJSON `json:"paymentPage"`
+}
+
+// Handlers.
+
+// createPaymentLink: POST /v1/payment-links.
+func (c *call) createPaymentLink() {
+	var req paymentLinkRequestBody
+	if !c.decode(&req) {
+		return
+	}
+	var p problems
+	spec := ledger.PaymentLinkSpec{Email: p.checkoutEmail("email", req.Email)}
+	ref := p.text("customerReference", req.CustomerReference, false, referenceLenMax)
+	cur, curOK := p.currency("currency", req.Currency, true)
+	spec.Currency = cur.Code
+	if !req.Amount.set {
+		p.add("amount", "is required")
+	} else if curOK {
+		spec.Amount = p.amount("amount", req.Amount, cur)
+	}
+	spec.Appearance = p.checkoutAppearance(&req.appearanceBody)
+	if e := p.err(); e != nil {
+		c.fail(e)
+		return
+	}
+	r := c.s.cfg.App.CreatePaymentLink(app.Caller{OrgID: c.org}, app.PaymentLinkRequest{CustomerReference: ref, Spec: spec})
+	c.created(r, func(res *ledger.Result) any { return &paymentLinkBody{renderPaymentLink(res.PaymentLink)} })
+}
+
+// createPageLink: POST /v1/payment-pages/{id}/payment-links. The hosted
+// page calls it when a payer starts a checkout: the payer gets a link of
+// their own under the page.
+func (c *call) createPageLink() {
+	id, e := pathParam(c.ctx, "id")
+	if e != nil {
+		c.fail(e)
+		return
+	}
+	var req pageLinkRequestBody
+	if !c.decode(&req) {
+		return
+	}
+	var p problems
+	in := app.PageLinkRequest{PageID: id, Email: p.checkoutEmail("email", req.Email)}
+	in.CustomerReference = p.text("customerReference", req.CustomerReference, false, referenceLenMax)
+	if e := checkMetadata("metadata", req.Metadata); e != nil {
+		p = append(p, e.Fields...)
+	}
+	in.Metadata = req.Metadata.raw
+	if req.Amount.set {
+		in.Amount = &req.Amount.text // in the page's currency, which the operation reads
+	}
+	if e := p.err(); e != nil {
+		c.fail(e)
+		return
+	}
+	r := c.s.cfg.App.CreatePageLink(app.Caller{OrgID: c.org}, in)
+	c.created(r, func(res *ledger.Result) any { return &paymentLinkBody{renderPaymentLink(res.PaymentLink)} })
+}
+
+// getPaymentLink: GET /v1/payment-links/{id}, with its sessions newest
+// first.
+func (c *call) getPaymentLink() {
+	if link, ok := lookup(c, "id", "Payment link", func(st *ledger.Reader, id string) (paymentLinkJSON, bool) {
+		l, ok := st.PaymentLink(c.org, id)
+		if !ok {
+			return paymentLinkJSON{}, false
+		}
+		out := renderPaymentLink(&l)
+		sessions := st.PaymentLinkSessions(c.org, l.ID)
+		out.Sessions = make([]checkoutSessionJSON, 0, len(sessions))
+		for i := range sessions {
+			out.Sessions = append(out.Sessions, renderCheckoutSession(&sessions[i]))
+		}
+		return out, true
+	}); ok {
+		c.ok(fasthttp.StatusOK, &paymentLinkBody{link})
+	}
+}
+
+// listPaymentLinks: GET /v1/payment-links.
+func (c *call) listPaymentLinks() {
+	limit, before, e := pageParams(c.ctx, listPaymentLinks, 20)
+	if e != nil {
+		c.fail(e)
+		return
+	}
+	var f ledger.PaymentLinkFilter
+	var p problems
+	if v, ok := query(c.ctx, "status"); ok {
+		if f.Status, ok = ledger.ParsePaymentLinkStatus(v); !ok {
+			p.add("status", "must be one of active, paid, expired, closed")
+		}
+	}
+	if v, ok := query(c.ctx, "parentType"); ok {
+		if v != "payment_page" {
+			p.add("parentType", "must be payment_page")
+		}
+		f.ChildOnly = true
+	}
+	f.ParentID, _ = query(c.ctx, "parentId")
+	f.Email, _ = query(c.ctx, "email")
+	f.CustomerReference, _ = query(c.ctx, "customerReference")
+	if e := p.err(); e != nil {
+		c.fail(e)
+		return
+	}
+	var page ledger.Page[ledger.PaymentLink]
+	page = c.s.cfg.Actors.Reader().PaymentLinks(c.org, f, before, limit)
+	c.ok(fasthttp.StatusOK, newList(listPaymentLinks, page, renderPaymentLink))
+}
+
+// updatePaymentLink: PATCH /v1/payment-links/{id}.
+func (c *call) updatePaymentLink() {
+	id, e := pathParam(c.ctx, "id")
+	if e != nil {
+		c.fail(e)
+		return
+	}
+	var req updateLinkRequestBody
+	if !c.decode(&req) {
+		return
+	}
+	var p problems
+	cmd := app.CheckoutUpdate{ID: id}
+	if req.Status != nil {
+		if *req.Status != "closed" {
+			p.add("status", "must be closed: the only status a link can be moved to")
+		}
+		cmd.Close = true
+	}
+	if req.ExpiresAt.set {
+		cmd.Set |= ledger.AppearanceExpiresAt
+		if !req.ExpiresAt.null {
+			cmd.Appearance.ExpiresAt = p.checkoutDeadline("expiresAt", &req.ExpiresAt.v)
+		}
+	}
+	if req.RedirectURL.set {
+		cmd.Set |= ledger.AppearanceRedirectURL
+		if !req.RedirectURL.null {
+			cmd.Appearance.RedirectURL = p.checkoutURLField("redirectUrl", &req.RedirectURL.v)
+		}
+	}
+	if req.Branding.set {
+		cmd.Set |= ledger.AppearanceBranding
+		if !req.Branding.null {
+			cmd.Appearance.Branding = p.checkoutBranding("branding", &req.Branding.v)
+		}
+	}
+	if !cmd.Close && cmd.Set == 0 && len(p) == 0 {
+		p.add("body", "must set at least one of status, expiresAt, redirectUrl, branding")
+	}
+	if e := p.err(); e != nil {
+		c.fail(e)
+		return
+	}
+	r := c.s.cfg.App.UpdatePaymentLink(app.Caller{OrgID: c.org}, cmd)
+	c.answerUpdate(r, func(res *ledger.Result) any { return &paymentLinkBody{renderPaymentLink(res.PaymentLink)} })
+}
+
+// answerUpdate answers an update: 200 with the resource.
+func (c *call) answerUpdate(r actors.Reply, body func(*ledger.Result) any) {
+	switch {
+	case r.Err != nil:
+		c.fail(errorFromActors(r.Err))
+	case r.Result.Err != nil:
+		c.fail(r.Result.Err)
+	default:
+		c.ok(fasthttp.StatusOK, body(&r.Result))
+	}
+}
+
+// createPaymentPage: POST /v1/payment-pages.
+func (c *call) createPaymentPage() {
+	var req paymentPageRequestBody
+	if !c.decode(&req) {
+		return
+	}
+	var p problems
+	cur, curOK := p.currency("currency", req.Currency, true)
+	var amt ledger.Minor
+	if req.Amount.set && curOK {
+		amt = p.amount("amount", req.Amount, cur)
+	}
+	a := p.checkoutAppearance(&req.appearanceBody)
+	if e := p.err(); e != nil {
+		c.fail(e)
+		return
+	}
+	r := c.s.cfg.App.CreatePaymentPage(app.Caller{OrgID: c.org}, app.PaymentPageRequest{Currency: cur.Code, Amount: amt, Appearance: a})
+	c.created(r, func(res *ledger.Result) any { return &paymentPageBody{renderPaymentPage(res.PaymentPage)} })
+}
+
+// getPaymentPage: GET /v1/payment-pages/{id}.
+func (c *call) getPaymentPage() {
+	if page, ok := lookup(c, "id", "Payment page", func(st *ledger.Reader, id string) (ledger.PaymentPage, bool) {
+		return st.PaymentPage(c.org, id)
+	}); ok {
+		c.ok(fasthttp.StatusOK, &paymentPageBody{renderPaymentPage(&page)})
+	}
+}
+
+// listPaymentPages: GET /v1/payment-pages.
+func (c *call) listPaymentPages() {
+	limit, before, e := pageParams(c.ctx, listPaymentPages, 20)
+	if e != nil {
+		c.fail(e)
+		return
+	}
+	var status ledger.PaymentPageStatus
+	if v, ok := query(c.ctx, "status"); ok {
+		switch v {
+		case "active":
+			status = ledger.PaymentPageActive
+		case "closed":
+			status = ledger.PaymentPageClosed
+		default:
+			c.fail(ledger.FieldInvalid("status", "must be one of active, closed"))
+			return
+		}
+	}
+	var page ledger.Page[ledger.PaymentPage]
+	page = c.s.cfg.Actors.Reader().PaymentPages(c.org, status, before, limit)
+	c.ok(fasthttp.StatusOK, newList(listPaymentPages, page, renderPaymentPage))
+}
+
+// updatePaymentPage: PATCH /v1/payment-pages/{id}.
+func (c *call) updatePaymentPage() {
+	id, e := pathParam(c.ctx, "id")
+	if e != nil {
+		c.fail(e)
+		return
+	}
+	var req updatePageRequestBody
+	if !c.decode(&req) {
+		return
+	}
+	var p problems
+	cmd := app.CheckoutUpdate{ID: id}
+	if req.Status != nil {
+		if *req.Status != "closed" {
+			p.add("status", "must be closed: the only status a page can be moved to")
+		}
+		cmd.Close = true
+	}
+	if req.AllowedMethods != nil {
+		cmd.Set |= ledger.AppearanceMethods
+		cmd.Appearance.Methods = p.checkoutMethods("allowedMethods", req.AllowedMethods, true)
+	}
+	if req.AllowedCryptoAssets != nil {
+		cmd.Set |= ledger.AppearanceCryptoAssets
+		cmd.Appearance.CryptoAssets, cmd.Appearance.CryptoAssetsSet = p.checkoutAssets("allowedCryptoAssets", req.AllowedCryptoAssets)
+	}
+	if req.CustomFields != nil {
+		cmd.Set |= ledger.AppearanceCustomFields
+		cmd.Appearance.CustomFields = p.checkoutFields("customFields", req.CustomFields)
+	}
+	if req.ExpiresAt.set {
+		cmd.Set |= ledger.AppearanceExpiresAt
+		if !req.ExpiresAt.null {
+			cmd.Appearance.ExpiresAt = p.checkoutDeadline("expiresAt", &req.ExpiresAt.v)
+		}
+	}
+	if req.RedirectURL.set {
+		cmd.Set |= ledger.AppearanceRedirectURL
+		if !req.RedirectURL.null {
+			cmd.Appearance.RedirectURL = p.checkoutURLField("redirectUrl", &req.RedirectURL.v)
+		}
+	}
+	if req.Branding.set {
+		cmd.Set |= ledger.AppearanceBranding
+		if !req.Branding.null {
+			cmd.Appearance.Branding = p.checkoutBranding("branding", &req.Branding.v)
+		}
+	}
+	if !cmd.Close && cmd.Set == 0 && len(p) == 0 {
+		p.add("body", "must set at least one field")
+	}
+	if e := p.err(); e != nil {
+		c.fail(e)
+		return
+	}
+	r := c.s.cfg.App.UpdatePaymentPage(app.Caller{OrgID: c.org}, cmd)
+	c.answerUpdate(r, func(res *ledger.Result) any { return &paymentPageBody{renderPaymentPage(res.PaymentPage)} })
+}
+
+// createCheckoutSession: POST /v1/payment-links/{id}/sessions. The hosted
+// checkout calls it when the payer picks a method. It prices the session
+// (at the all-in rate for a stablecoin in another currency), fails the
+// open session the payer is switching away from, and for mobile money sends
+// the charge at once.
+func (c *call) createCheckoutSession() {
+	if !c.railsAvailable() {
+		return
+	}
+	id, e := pathParam(c.ctx, "id")
+	if e != nil {
+		c.fail(e)
+		return
+	}
+	var req checkoutSessionRequestBody
+	if !c.decode(&req) {
+		return
+	}
+	in, e := parseCheckoutSession(&req)
+	if e != nil {
+		c.fail(e)
+		return
+	}
+	in.LinkID = id
+	r := c.s.cfg.App.OpenCheckoutSession(app.Caller{OrgID: c.org}, in)
+	c.created(r, func(res *ledger.Result) any {
+		return &struct {
+			CheckoutSession checkoutSessionJSON `json:"checkoutSession"`
+		}{renderCheckoutSession(res.CheckoutSession)}
+	})
+}
+
+// parseCheckoutSession validates a request to open a session, for the API
+// and the hosted checkout alike.
+func parseCheckoutSession(req *checkoutSessionRequestBody) (app.CheckoutSessionRequest, *ledger.Error) {
+	var p problems
+	var in app.CheckoutSessionRequest
+	if name := p.text("method", req.Method, true, 32); name != "" {
+		var ok bool
+		if in.Method, ok = ledger.ParseCheckoutMethod(name); !ok {
+			p.add("method", "must be one of mobile_money, bank_transfer, crypto")
+		}
+	}
+	in.Code = p.text("code", req.Code, in.Method == ledger.CheckoutMobileMoney || in.Method == ledger.CheckoutCrypto, 64)
+	in.PayerNumber = p.text("accountNumber", req.AccountNumber, in.Method == ledger.CheckoutMobileMoney, 50)
+	switch in.Method {
+	case ledger.CheckoutMobileMoney:
+		if in.PayerNumber != "" {
+			in.PayerNumber = p.phone("accountNumber", in.PayerNumber)
+		}
+	case ledger.CheckoutBankTransfer:
+		if in.Code != "" {
+			p.add("code", "must be absent for bank_transfer")
+		}
+		if in.PayerNumber != "" {
+			p.add("accountNumber", "must be absent for bank_transfer")
+		}
+	case ledger.CheckoutCrypto:
+		if in.PayerNumber != "" {
+			p.add("accountNumber", "must be absent for crypto")
+		}
+	}
+	return in, p.err()
+}
+
+// pooledVirtualAccountID names the pooled collection account of a currency
+// (pooledAccountNumber) where a simulated checkout deposit lands: the
+// reference gives every deposit simulation a virtual account id. It is not
+// a virtual account of the organization's own.
+func pooledVirtualAccountID(currency string) string {
+	return "va_pooled_" + strings.ToLower(currency)
+}
+
+type checkoutDepositJSON struct {
+	DepositID         string `json:"depositId"`
+	CollectionID      string `json:"collectionId"`
+	VirtualAccountID  string `json:"virtualAccountId"` // the pooled account's id (pooledVirtualAccountID)
+	CheckoutSessionID string `json:"checkoutSessionId"`
+	PaymentLinkID     string `json:"paymentLinkId"`
+	Amount            string `json:"amount"`
+	Currency          string `json:"currency"`
+	CreditedAmount    string `json:"creditedAmount"`
+	CreditedCurrency  string `json:"creditedCurrency"`
+	ExternalReference string `json:"externalReference"`
+	RequestedOutcome  string `json:"requestedOutcome"`
+	Replayed          bool   `json:"replayed"`
+}
+
+// checkoutDeposit: POST /v1/simulations/checkout-deposit.
+func (c *call) checkoutDeposit() {
+	if !c.sandboxOnly() {
+		return
+	}
+	var req checkoutDepositRequestBody
+	if !c.decode(&req) {
+		return
+	}
+	var p problems
+	ref := p.text("externalReference", req.ExternalReference, true, referenceLenMax)
+	sid := p.text("checkoutSessionId", req.CheckoutSessionID, true, 100)
+	if e := p.err(); e != nil {
+		c.fail(e)
+		return
+	}
+	in := app.CheckoutDepositRequest{SessionID: sid, ExternalReference: ref}
+	if req.Amount.set {
+		in.Amount = &req.Amount.text // in the session's currency, which the operation reads
+	}
+	r := c.s.cfg.App.SimulateCheckoutDeposit(app.Caller{OrgID: c.org}, in)
+	sess := r.Session
+	c.created(r.Reply, func(res *ledger.Result) any {
+		d := res.CheckoutDeposit
+		return &struct {
+			Simulation checkoutDepositJSON `json:"simulation"`
+		}{checkoutDepositJSON{
+			DepositID: d.ID, CollectionID: d.CollectionID, VirtualAccountID: pooledVirtualAccountID(sess.OriginCurrency),
+			CheckoutSessionID: d.SessionID, PaymentLinkID: d.LinkID,
+			Amount: money(d.Amount, d.Currency), Currency: d.Currency,
+			CreditedAmount: money(d.Credited, sess.DestCurrency), CreditedCurrency: sess.DestCurrency,
+			ExternalReference: d.ExternalReference, RequestedOutcome: "completed", Replayed: res.Replayed,
+		}}
+	})
+}

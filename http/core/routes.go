@@ -1,0 +1,105 @@
+package core
+
+import (
+	"github.com/fasthttp/router"
+	"github.com/valyala/fasthttp"
+
+	"payments/ledger"
+)
+
+// endpoint is one route: its method, path, the scope it needs (0: any valid
+// key) and its handler.
+type endpoint struct {
+	method, path string
+	scope        ledger.Scopes
+	h            func(*call)
+	sim          *simulationDoc // set on sandbox simulation endpoints
+}
+
+// simulationDoc describes an explicit simulation endpoint for the
+// simulation index (GET /v1/simulations), which is built from the route
+// table so that it lists exactly the simulations that are served.
+type simulationDoc struct {
+	operation   string
+	description string
+	outcomes    []string // explicit outcome values the endpoint accepts
+}
+
+// featureRoutes are the endpoints that feature files add from their init
+// functions, so that each feature keeps its routes beside its handlers.
+var featureRoutes []endpoint
+
+func registerRoutes(es ...endpoint) { featureRoutes = append(featureRoutes, es...) }
+
+// routeSets add routes that are not API endpoints (pages, documents), from
+// the init functions of the packages that serve them.
+var routeSets []func(*Server)
+
+// RegisterRouteSet adds routes to every Server built after it: add
+// registers them on the server's router. Call it from an init function.
+func RegisterRouteSet(add func(*Server)) { routeSets = append(routeSets, add) }
+
+// Router is the server's router, for RegisterRouteSet's functions.
+func (s *Server) Router() *router.Router { return s.router }
+
+// routes registers every endpoint with the scope it needs.
+func (s *Server) routes() {
+	r := s.router
+	r.GET("/healthz", s.healthz)
+	r.GET("/readyz", s.readyz)
+	for _, add := range routeSets {
+		add(s)
+	}
+	// A follower's question to the leader (readindex.go): no API key, no forwarding.
+	r.GET(readIndexPath, s.serveReadIndex)
+	s.fileRoutes() // signed downloads and internal blob routes: no API key, no forwarding
+	// A peer's lookup in this node's request log: no API key, no forwarding.
+	s.requestLogRoutes()
+
+	// The hosted checkout's pages and public endpoints: no API key.
+	s.checkoutRoutes()
+	// The dashboard's sign-in, setup and invitation links, and Team page.
+	s.dashboardAuthRoutes()
+	// The dashboard's pages: a member's session, not an API key.
+	s.dashboardRoutes()
+	// Provider instances' callbacks: no API key (providers.go).
+	s.providerRoutes()
+
+	for _, e := range append([]endpoint{
+		{fasthttp.MethodGet, "/v1/organization", 0, (*call).getOrganization, nil},
+		{fasthttp.MethodPost, "/v1/organizations", ledger.ScopeOrganizationsAdmin, (*call).createOrganization, nil},
+		{fasthttp.MethodGet, "/v1/keys", ledger.ScopeKeysAdmin, (*call).listKeys, nil},
+		{fasthttp.MethodPost, "/v1/keys", ledger.ScopeKeysAdmin, (*call).createKey, nil},
+		{fasthttp.MethodDelete, "/v1/keys/{id}", ledger.ScopeKeysAdmin, (*call).revokeKey, nil},
+
+		{fasthttp.MethodPost, "/v1/payouts", ledger.ScopePayoutsWrite, (*call).createPayout, nil},
+		{fasthttp.MethodGet, "/v1/payouts", ledger.ScopePayoutsRead, (*call).listPayouts, nil},
+		{fasthttp.MethodGet, "/v1/payouts/by-reference/{externalReference}", ledger.ScopePayoutsRead, (*call).getPayoutByReference, nil},
+		{fasthttp.MethodGet, "/v1/payouts/{id}", ledger.ScopePayoutsRead, (*call).getPayout, nil},
+
+		{fasthttp.MethodPost, "/v1/collections", ledger.ScopeCollectionsWrite, (*call).createCollection, nil},
+		{fasthttp.MethodGet, "/v1/collections", ledger.ScopeCollectionsRead, (*call).listCollections, nil},
+		{fasthttp.MethodGet, "/v1/collections/by-reference/{externalReference}", ledger.ScopeCollectionsRead, (*call).getCollectionByReference, nil},
+		{fasthttp.MethodGet, "/v1/collections/{id}", ledger.ScopeCollectionsRead, (*call).getCollection, nil},
+
+		{fasthttp.MethodGet, "/v1/accounts", ledger.ScopeBalancesRead, (*call).listAccounts, nil},
+		{fasthttp.MethodGet, "/v1/accounts/{id}", ledger.ScopeBalancesRead, (*call).getAccount, nil},
+		{fasthttp.MethodGet, "/v1/accounts/{id}/ledger", ledger.ScopeBalancesRead, (*call).accountLedger, nil},
+
+		{fasthttp.MethodPost, "/v1/simulations/fund-balance", ledger.ScopeSimulationsWrite, (*call).fundBalance, &simulationDoc{
+			operation:   "fund_balance",
+			description: "Credits a balance account with sandbox money, idempotent by externalReference.",
+		}},
+	}, featureRoutes...) {
+		h := e.h
+		s.route(e.method, e.path, e.scope, func(c *call) { h(c) })
+		s.endpoints = append(s.endpoints, e) // for the simulation index
+	}
+}
+
+// Scope is the scope an API route needs (0: any valid key), and whether
+// the route is one.
+func (s *Server) Scope(method, path string) (ledger.Scopes, bool) {
+	scope, ok := s.scopes[method+" "+path]
+	return scope, ok
+}

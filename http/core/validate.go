@@ -1,0 +1,149 @@
+package core
+
+import (
+	"fmt"
+	"net/url"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"payments/actors/app"
+	"payments/ledger"
+)
+
+// problems gathers every field error of a request, so the caller fixes them
+// all at once: app.Fields, whose wording the operations share, with the
+// front end's own checks beside it.
+type problems app.Fields
+
+func (p *problems) add(field, message string) { (*app.Fields)(p).Add(field, message) }
+
+func (p problems) err() *ledger.Error { return app.Fields(p).Err() }
+
+// text checks an optional string: at most max characters of printable text.
+// required makes absence an error too.
+func (p *problems) text(field string, v *string, required bool, maxLen int) string {
+	return (*app.Fields)(p).Text(field, v, required, maxLen)
+}
+
+// currency checks a currency code.
+func (p *problems) currency(field string, v *string, required bool) (ledger.Currency, bool) {
+	if v == nil || *v == "" {
+		if required {
+			p.add(field, "is required")
+		}
+		return ledger.Currency{}, false
+	}
+	cur, ok := ledger.LookupCurrency(*v)
+	if !ok {
+		p.add(field, fmt.Sprintf("%q is not a supported currency (codes are upper case, e.g. GHS)", *v))
+		return ledger.Currency{}, false
+	}
+	return cur, true
+}
+
+// amount parses an amount in cur.
+func (p *problems) amount(field string, a amount, cur ledger.Currency) ledger.Minor {
+	return (*app.Fields)(p).Amount(field, a.app(), cur)
+}
+
+// phone checks a phone number: the country code and the subscriber number,
+// digits only, with or without a leading +. It returns the number as it is
+// stored, digits only.
+func (p *problems) phone(field, s string) string { return (*app.Fields)(p).Phone(field, s) }
+
+// alnum checks a bank account number: letters and digits.
+func (p *problems) alnum(field, s string, minLen, maxLen int) {
+	(*app.Fields)(p).Alnum(field, s, minLen, maxLen)
+}
+
+// Field length limits, in characters.
+const (
+	referenceLenMax       = 255
+	payoutReferenceLenMax = 100
+	narrationLenMax       = 500
+	nameLenMax            = 200
+)
+
+// pathParam returns a path parameter, percent-decoded (the router leaves it
+// encoded), as a string of its own.
+func pathParam(ctx *fasthttp.RequestCtx, name string) (string, *ledger.Error) {
+	raw, _ := ctx.UserValue(name).(string)
+	v, err := url.PathUnescape(raw)
+	if err != nil || v == "" {
+		return "", ledger.FieldInvalid(name, "is not a valid path segment")
+	}
+	return v, nil
+}
+
+// lookup is the first half of every get-by-id: the path parameter param,
+// then what find reads under it from the node's reader. find holds the
+// resource to the caller's organization. Otherwise the call fails: 400 for
+// a parameter that is not a path segment, 404 "<what> not found".
+func lookup[T any](c *call, param, what string, find func(st *ledger.Reader, id string) (T, bool)) (T, bool) {
+	var v T
+	id, e := pathParam(c.ctx, param)
+	if e != nil {
+		c.fail(e)
+		return v, false
+	}
+	v, ok := find(c.s.cfg.Actors.Reader(), id)
+	if !ok {
+		c.fail(notFound(what))
+	}
+	return v, ok
+}
+
+// query returns a query parameter and whether it was given.
+func query(ctx *fasthttp.RequestCtx, name string) (string, bool) {
+	v := ctx.QueryArgs().Peek(name)
+	if v == nil {
+		return "", false
+	}
+	return string(v), true
+}
+
+// queryTime parses an ISO 8601 timestamp query parameter into unix ms.
+func queryTime(ctx *fasthttp.RequestCtx, name string) (int64, *ledger.Error) {
+	v, ok := query(ctx, name)
+	if !ok {
+		return 0, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil {
+		return 0, ledger.FieldInvalid(name, "must be an ISO 8601 timestamp such as 2026-08-01T00:00:00Z")
+	}
+	return t.UnixMilli(), nil
+}
+
+// jsonBody returns the request body, refusing a wrong content type or a body
+// past the JSON limit.
+func jsonBody(ctx *fasthttp.RequestCtx) ([]byte, *ledger.Error) {
+	body := ctx.PostBody()
+	if len(body) > jsonBodyBytesMax {
+		return nil, bodyTooLarge(jsonBodyBytesMax)
+	}
+	if ct := ctx.Request.Header.ContentType(); len(body) > 0 && !isJSONContentType(ct) {
+		return nil, &ledger.Error{Code: ledger.CodeValidation,
+			Message: "Content-Type must be application/json", Fields: []ledger.FieldError{{Field: "Content-Type", Message: "must be application/json"}}}
+	}
+	return body, nil
+}
+
+func isJSONContentType(ct []byte) bool {
+	const want = "application/json"
+	if len(ct) < len(want) {
+		return false
+	}
+	for i := 0; i < len(want); i++ {
+		c := ct[i]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != want[i] {
+			return false
+		}
+	}
+	rest := ct[len(want):]
+	return len(rest) == 0 || rest[0] == ';' || rest[0] == ' '
+}
