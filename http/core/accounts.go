@@ -6,6 +6,16 @@ import (
 	"payments/ledger"
 )
 
+func init() {
+	registerRoutes(
+		endpoint{fasthttp.MethodGet, "/v1/organization", 0, (*call).getOrganization, nil},
+		endpoint{fasthttp.MethodGet, "/v1/accounts", ledger.ScopeBalancesRead, (*call).listAccounts, nil},
+		endpoint{fasthttp.MethodGet, "/v1/accounts/{id}", ledger.ScopeBalancesRead, (*call).getAccount, nil},
+		endpoint{fasthttp.MethodGet, "/v1/accounts/{id}/ledger", ledger.ScopeBalancesRead, (*call).accountLedger, nil},
+	)
+	registerEventRenderer(ledger.SubjectAccount, renderAs(renderAccount))
+}
+
 type accountBody struct {
 	Account accountJSON `json:"account"`
 }

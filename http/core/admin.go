@@ -11,6 +11,15 @@ import (
 	"payments/ledger"
 )
 
+func init() {
+	registerRoutes(
+		endpoint{fasthttp.MethodPost, "/v1/organizations", ledger.ScopeOrganizationsAdmin, (*call).createOrganization, nil},
+		endpoint{fasthttp.MethodGet, "/v1/keys", ledger.ScopeKeysAdmin, (*call).listKeys, nil},
+		endpoint{fasthttp.MethodPost, "/v1/keys", ledger.ScopeKeysAdmin, (*call).createKey, nil},
+		endpoint{fasthttp.MethodDelete, "/v1/keys/{id}", ledger.ScopeKeysAdmin, (*call).revokeKey, nil},
+	)
+}
+
 // Organizations and keys: the operator's and merchants' administration.
 // Creating an organization needs organizations:admin, which only the key
 // bootstrapped with the cluster holds; managing an organization's own keys
@@ -129,7 +138,7 @@ func (c *call) revokeKey() {
 		c.fail(e)
 		return
 	}
-	c.committed(c.s.cfg.App.RevokeKey(c.caller(), id), fasthttp.StatusOK, func(res *ledger.Result) any {
+	c.reply(c.s.cfg.App.RevokeKey(c.caller(), id), fasthttp.StatusOK, func(res *ledger.Result) any {
 		return &keyBody{c.s.renderKeyNow(res.APIKey, "")}
 	})
 }

@@ -215,16 +215,3 @@ func (c *call) country() (rails.Country, bool) {
 	}
 	return country, true
 }
-
-// truncate bounds a caller's value echoed in a message to n runes of valid
-// UTF-8.
-func truncate(s string, n int) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	for i := range s {
-		if n == 0 {
-			return s[:i] + "…"
-		}
-		n--
-	}
-	return s
-}

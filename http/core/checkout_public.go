@@ -302,11 +302,8 @@ func (s *Server) openPublicSession(ctx *fasthttp.RequestCtx, linkID string, req 
 	in.LinkID, in.Attempt = cs.link.ID, attempt
 	r := s.cfg.App.OpenCheckoutSession(app.Caller{OrgID: cs.link.OrgID}, in)
 	after, _ := s.readCheckout(linkID)
-	switch {
-	case r.Err != nil:
-		return after, false, errorFromActors(r.Err)
-	case r.Result.Err != nil:
-		return after, false, r.Result.Err
+	if e := replyError(r); e != nil {
+		return after, false, e
 	}
 	return after, r.Result.Replayed, nil
 }

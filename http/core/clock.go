@@ -43,7 +43,7 @@ func (c *call) advanceClock() {
 		return
 	}
 	r := c.s.cfg.App.AdvanceClock(c.caller(), by)
-	c.committed(r.Reply, fasthttp.StatusOK, func(res *ledger.Result) any { return &clockBody{renderClock(&r)} })
+	c.reply(r.Reply, fasthttp.StatusOK, func(res *ledger.Result) any { return &clockBody{renderClock(&r)} })
 }
 
 type clockBody struct {

@@ -7,6 +7,16 @@ import (
 	"payments/ledger"
 )
 
+func init() {
+	registerRoutes(
+		endpoint{fasthttp.MethodPost, "/v1/collections", ledger.ScopeCollectionsWrite, (*call).createCollection, nil},
+		endpoint{fasthttp.MethodGet, "/v1/collections", ledger.ScopeCollectionsRead, (*call).listCollections, nil},
+		endpoint{fasthttp.MethodGet, "/v1/collections/by-reference/{externalReference}", ledger.ScopeCollectionsRead, (*call).getCollectionByReference, nil},
+		endpoint{fasthttp.MethodGet, "/v1/collections/{id}", ledger.ScopeCollectionsRead, (*call).getCollection, nil},
+	)
+	registerEventRenderer(ledger.SubjectCollection, renderAs(renderCollection))
+}
+
 type collectionRequestBody struct {
 	From *struct {
 		AccountNumber *string    `json:"accountNumber"`

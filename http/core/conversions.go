@@ -7,6 +7,12 @@ import (
 	"payments/ledger"
 )
 
+func init() {
+	renderConversionEvent := renderAs(renderConversion)
+	registerEventRenderer(ledger.SubjectConversion, renderConversionEvent)
+	registerEventRenderer(ledger.SubjectConversionRef, renderConversionEvent) // one executed under an externalReference
+}
+
 // Quotes and conversions: priced and executed by the application
 // (app.App.CreateQuote, ExecuteConversion).
 //

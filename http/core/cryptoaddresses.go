@@ -102,17 +102,13 @@ func (c *call) createCryptoAddress() {
 	r := c.s.cfg.App.CreateCryptoAddress(c.caller(), app.CryptoAddressInput{
 		Currency: cur.Code, Chain: chain, ExternalReference: ref, Metadata: req.Metadata.raw,
 	})
-	switch {
-	case r.Err != nil:
-		c.fail(errorFromActors(r.Err))
-	case r.Result.Err != nil:
-		c.fail(r.Result.Err)
-	default:
-		if r.Result.Replayed {
+	// A replay answers 201 too, unlike created's 200.
+	c.reply(r, fasthttp.StatusCreated, func(res *ledger.Result) any {
+		if res.Replayed {
 			c.ctx.Response.Header.Set("idempotent-replayed", "true")
 		}
-		c.ok(fasthttp.StatusCreated, &cryptoAddressBody{renderCryptoAddress(r.Result.CryptoAddress)})
-	}
+		return &cryptoAddressBody{renderCryptoAddress(res.CryptoAddress)}
+	})
 }
 
 // getCryptoAddress: GET /v1/crypto-addresses/{id}.
@@ -127,7 +123,7 @@ func (c *call) getCryptoAddress() {
 // listCryptoAddresses: GET /v1/crypto-addresses, filters currency, chain and
 // externalReference.
 func (c *call) listCryptoAddresses() {
-	limit, before, e := pageParams(c.ctx, listCryptoAddresses, 20)
+	limit, before, e := pageParams(c.ctx, listCryptoAddressesKind, 20)
 	if e != nil {
 		c.fail(e)
 		return
@@ -151,7 +147,7 @@ func (c *call) listCryptoAddresses() {
 	}
 	var page ledger.Page[ledger.CryptoAddress]
 	page = c.s.cfg.Actors.Reader().CryptoAddresses(c.org, f, before, limit)
-	c.ok(fasthttp.StatusOK, newList(listCryptoAddresses, page, renderCryptoAddress))
+	c.ok(fasthttp.StatusOK, newList(listCryptoAddressesKind, page, renderCryptoAddress))
 }
 
 type updateCryptoAddressBody struct {
@@ -184,5 +180,5 @@ func (c *call) updateCryptoAddress() {
 		metadata = ""
 	}
 	r := c.s.cfg.App.UpdateCryptoAddress(c.caller(), id, metadata)
-	c.depositsUpdated(r, func(res *ledger.Result) any { return &cryptoAddressBody{renderCryptoAddress(res.CryptoAddress)} })
+	c.reply(r, fasthttp.StatusOK, func(res *ledger.Result) any { return &cryptoAddressBody{renderCryptoAddress(res.CryptoAddress)} })
 }

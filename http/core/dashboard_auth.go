@@ -563,7 +563,7 @@ func (c *call) createPasswordResetLink() {
 		return
 	}
 	link := c.s.cfg.App.CreatePasswordReset(c.caller(), id, email)
-	c.committed(link.Reply, fasthttp.StatusCreated, func(res *ledger.Result) any {
+	c.reply(link.Reply, fasthttp.StatusCreated, func(res *ledger.Result) any {
 		return &passwordResetLinkBody{passwordResetLinkJSON{OrganizationID: id, Email: res.Invitation.Email,
 			URL: c.s.cfg.PublicBaseURL + "/dashboard/reset/" + link.Token, ExpiresAt: timestamp(res.Invitation.ExpiresAt)}}
 	})
@@ -591,7 +591,7 @@ func (c *call) createDashboardSetupLink() {
 		return
 	}
 	link := c.s.cfg.App.DashboardSetupLink(c.caller(), id)
-	c.committed(link.Reply, fasthttp.StatusCreated, func(*ledger.Result) any {
+	c.reply(link.Reply, fasthttp.StatusCreated, func(*ledger.Result) any {
 		return &dashboardSetupLinkBody{dashboardSetupLinkJSON{
 			OrganizationID: id, URL: c.s.cfg.PublicBaseURL + "/dashboard/setup/" + link.Token,
 			ExpiresAt: link.ExpiresAt.UTC().Format(timeLayout),

@@ -5,7 +5,6 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"payments/actors"
 	"payments/http/dashauth"
 	"payments/http/dashboard"
 	"payments/ledger"
@@ -120,15 +119,4 @@ func (s *Server) teamSetRole(ctx *fasthttp.RequestCtx, m dashboardMember) (*dash
 func (s *Server) teamRemove(ctx *fasthttp.RequestCtx, m dashboardMember) (*dashauth.Page, *ledger.Error) {
 	id, _ := ctx.UserValue("id").(string)
 	return nil, replyError(s.cfg.App.RemoveMember(m.caller(), id))
-}
-
-// replyError is the error a reply carries, nil when its command applied.
-func replyError(r actors.Reply) *ledger.Error {
-	switch {
-	case r.Err != nil:
-		return errorFromActors(r.Err)
-	case r.Result.Err != nil:
-		return r.Result.Err
-	}
-	return nil
 }

@@ -213,7 +213,7 @@ func (c *call) respondToDispute() {
 		return
 	}
 	r := c.s.cfg.App.RespondToDispute(c.caller(), app.DisputeResponse{DisputeID: id, Action: action, Reason: reason, FileIDs: req.FileIDs})
-	c.committed(r, fasthttp.StatusOK, func(res *ledger.Result) any { return c.renderWithThread(res.Dispute) })
+	c.reply(r, fasthttp.StatusOK, func(res *ledger.Result) any { return c.renderWithThread(res.Dispute) })
 }
 
 // attachmentURLLenMax bounds a linked document's URL, in characters.
@@ -360,7 +360,7 @@ func (c *call) simulateDisputeResolve() {
 		return
 	}
 	r := c.s.cfg.App.ResolveDispute(c.caller(), id, outcome == "won", message)
-	c.committed(r, fasthttp.StatusOK, func(res *ledger.Result) any {
+	c.reply(r, fasthttp.StatusOK, func(res *ledger.Result) any {
 		return &disputeSimulationBody{disputeSimulationJSON{Type: "resolve_dispute", Outcome: outcome,
 			Dispute: c.renderWithThread(res.Dispute).Dispute}}
 	})

@@ -37,17 +37,7 @@ func renderAs[T, R any](render func(*T) R) func(ledger.Subject) any {
 }
 
 func init() {
-	renderPayoutEvent := renderAs(renderPayoutDetail)
-	registerEventRenderer(ledger.SubjectPayout, renderPayoutEvent)
-	registerEventRenderer(ledger.SubjectFXPayout, renderPayoutEvent) // a cross-currency payout, its FX joined
-	registerEventRenderer(ledger.SubjectPayoutRouted, renderPayoutEvent)
-	registerEventRenderer(ledger.SubjectFXPayoutRouted, renderPayoutEvent)
-	registerEventRenderer(ledger.SubjectCollection, renderAs(renderCollection))
-	registerEventRenderer(ledger.SubjectAccount, renderAs(renderAccount))
 	registerEventRenderer(ledger.SubjectWebhookEndpoint, renderAs(renderWebhookEndpoint))
-	renderConversionEvent := renderAs(renderConversion)
-	registerEventRenderer(ledger.SubjectConversion, renderConversionEvent)
-	registerEventRenderer(ledger.SubjectConversionRef, renderConversionEvent) // one executed under an externalReference
 	// A dispute event carries the dispute as it was; its message thread is
 	// read live by GET /v1/disputes/{id} and is not part of the payload.
 	registerEventRenderer(ledger.SubjectDispute, renderAs(renderDispute))

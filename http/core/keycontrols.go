@@ -147,7 +147,7 @@ func (c *call) updateKey() {
 		c.fail(e)
 		return
 	}
-	c.committed(c.s.cfg.App.SetKeyControls(c.caller(), in), fasthttp.StatusOK, func(res *ledger.Result) any {
+	c.reply(c.s.cfg.App.SetKeyControls(c.caller(), in), fasthttp.StatusOK, func(res *ledger.Result) any {
 		return &keyBody{c.s.renderKeyNow(res.APIKey, "")}
 	})
 }

@@ -35,7 +35,7 @@ func init() {
 	)
 }
 
-const listOrders listKind = 'o'
+const listOrdersKind listKind = 'o'
 
 // Limits of an order's text fields, in bytes.
 const (
@@ -170,7 +170,7 @@ func (c *call) getOrderByReference() {
 
 // listOrders: GET /v1/orders.
 func (c *call) listOrders() {
-	limit, before, e := pageParams(c.ctx, listOrders, 20)
+	limit, before, e := pageParams(c.ctx, listOrdersKind, 20)
 	if e != nil {
 		c.fail(e)
 		return
@@ -204,7 +204,7 @@ func (c *call) listOrders() {
 	}
 	var page ledger.Page[ledger.Order]
 	page = c.s.cfg.Actors.Reader().Orders(c.org, f, before, limit)
-	c.ok(fasthttp.StatusOK, newList(listOrders, page, renderOrder))
+	c.ok(fasthttp.StatusOK, newList(listOrdersKind, page, renderOrder))
 }
 
 // orderCurrencyList reads a comma-separated list of currency codes.

@@ -11,7 +11,6 @@ import (
 	json "github.com/goccy/go-json/v2"
 	"github.com/valyala/fasthttp"
 
-	"payments/actors"
 	"payments/actors/app"
 	"payments/http/checkout"
 	"payments/ledger"
@@ -753,19 +752,7 @@ func (c *call) updatePaymentLink() {
 		return
 	}
 	r := c.s.cfg.App.UpdatePaymentLink(app.Caller{OrgID: c.org}, cmd)
-	c.answerUpdate(r, func(res *ledger.Result) any { return &paymentLinkBody{renderPaymentLink(res.PaymentLink)} })
-}
-
-// answerUpdate answers an update: 200 with the resource.
-func (c *call) answerUpdate(r actors.Reply, body func(*ledger.Result) any) {
-	switch {
-	case r.Err != nil:
-		c.fail(errorFromActors(r.Err))
-	case r.Result.Err != nil:
-		c.fail(r.Result.Err)
-	default:
-		c.ok(fasthttp.StatusOK, body(&r.Result))
-	}
+	c.reply(r, fasthttp.StatusOK, func(res *ledger.Result) any { return &paymentLinkBody{renderPaymentLink(res.PaymentLink)} })
 }
 
 // createPaymentPage: POST /v1/payment-pages.
@@ -879,7 +866,7 @@ func (c *call) updatePaymentPage() {
 		return
 	}
 	r := c.s.cfg.App.UpdatePaymentPage(app.Caller{OrgID: c.org}, cmd)
-	c.answerUpdate(r, func(res *ledger.Result) any { return &paymentPageBody{renderPaymentPage(res.PaymentPage)} })
+	c.reply(r, fasthttp.StatusOK, func(res *ledger.Result) any { return &paymentPageBody{renderPaymentPage(res.PaymentPage)} })
 }
 
 // createCheckoutSession: POST /v1/payment-links/{id}/sessions. The hosted

@@ -3,10 +3,23 @@ package core
 import (
 	"github.com/valyala/fasthttp"
 
-	"payments/actors"
 	"payments/actors/app"
 	"payments/ledger"
 )
+
+func init() {
+	registerRoutes(
+		endpoint{fasthttp.MethodPost, "/v1/payouts", ledger.ScopePayoutsWrite, (*call).createPayout, nil},
+		endpoint{fasthttp.MethodGet, "/v1/payouts", ledger.ScopePayoutsRead, (*call).listPayouts, nil},
+		endpoint{fasthttp.MethodGet, "/v1/payouts/by-reference/{externalReference}", ledger.ScopePayoutsRead, (*call).getPayoutByReference, nil},
+		endpoint{fasthttp.MethodGet, "/v1/payouts/{id}", ledger.ScopePayoutsRead, (*call).getPayout, nil},
+	)
+	renderPayoutEvent := renderAs(renderPayoutDetail)
+	registerEventRenderer(ledger.SubjectPayout, renderPayoutEvent)
+	registerEventRenderer(ledger.SubjectFXPayout, renderPayoutEvent) // a cross-currency payout, its FX joined
+	registerEventRenderer(ledger.SubjectPayoutRouted, renderPayoutEvent)
+	registerEventRenderer(ledger.SubjectFXPayoutRouted, renderPayoutEvent)
+}
 
 type payoutRequestBody struct {
 	From *struct {
@@ -47,26 +60,6 @@ func (c *call) createPayout() {
 	}
 	r := c.s.cfg.App.CreatePayout(c.caller(), in)
 	c.created(r, func(res *ledger.Result) any { return &payoutBody{renderPayout(res.Payout)} })
-}
-
-// created answers a create: 201 for a new resource, 200 with the
-// idempotent-replayed header for a replay, the error otherwise (with the
-// header too when it repeats the refusal an earlier attempt got).
-func (c *call) created(r actors.Reply, body func(*ledger.Result) any) {
-	switch {
-	case r.Err != nil:
-		c.fail(errorFromActors(r.Err))
-	case r.Result.Err != nil:
-		if r.Result.Replayed {
-			c.ctx.Response.Header.Set("idempotent-replayed", "true")
-		}
-		c.fail(r.Result.Err)
-	case r.Result.Replayed:
-		c.ctx.Response.Header.Set("idempotent-replayed", "true")
-		c.ok(fasthttp.StatusOK, body(&r.Result))
-	default:
-		c.ok(fasthttp.StatusCreated, body(&r.Result))
-	}
 }
 
 // payoutInput checks a payout request's shape, reporting every problem at
@@ -209,8 +202,4 @@ func (c *call) listPayouts() {
 	var page ledger.Page[ledger.Payout]
 	page = c.s.cfg.Actors.Reader().Payouts(c.org, f, before, limit)
 	c.ok(fasthttp.StatusOK, newList(listPayouts, page, renderPayout))
-}
-
-func notFound(resource string) *ledger.Error {
-	return &ledger.Error{Code: ledger.CodeNotFound, Message: resource + " not found"}
 }

@@ -5,14 +5,9 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"payments/actors/app"
 	"payments/ledger"
 	"payments/rails"
 )
-
-// SandboxSpreadBasisPoints is the spread the sandbox takes on every
-// cross-currency rate.
-const SandboxSpreadBasisPoints = app.SandboxSpreadBasisPoints
 
 func init() {
 	registerRoutes(endpoint{fasthttp.MethodGet, "/v1/rates/{origin}/{destination}", 0, (*call).getRate, nil})

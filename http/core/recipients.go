@@ -5,7 +5,6 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"payments/actors"
 	"payments/actors/app"
 	"payments/ledger"
 	"payments/rails"
@@ -232,12 +231,8 @@ func (c *call) createRecipients() {
 	}
 	if len(specs) > 0 {
 		r := c.s.cfg.App.CreateRecipients(c.caller(), specs)
-		switch {
-		case r.Err != nil:
-			c.fail(errorFromActors(r.Err))
-			return
-		case r.Result.Err != nil:
-			c.fail(r.Result.Err)
+		if e := replyError(r); e != nil {
+			c.fail(e)
 			return
 		}
 		for j, o := range r.Result.RecipientBatch {
@@ -352,16 +347,4 @@ func (c *call) deleteRecipient() {
 		c.ctx.Response.ResetBody()
 		c.ctx.SetStatusCode(fasthttp.StatusNoContent)
 	})
-}
-
-// answer renders a committed command's error, or calls ok with its result.
-func (c *call) answer(r actors.Reply, ok func(*ledger.Result)) {
-	switch {
-	case r.Err != nil:
-		c.fail(errorFromActors(r.Err))
-	case r.Result.Err != nil:
-		c.fail(r.Result.Err)
-	default:
-		ok(&r.Result)
-	}
 }

@@ -2,7 +2,6 @@ package core
 
 import (
 	"github.com/fasthttp/router"
-	"github.com/valyala/fasthttp"
 
 	"payments/ledger"
 )
@@ -65,32 +64,7 @@ func (s *Server) routes() {
 	// Provider instances' callbacks: no API key (providers.go).
 	s.providerRoutes()
 
-	for _, e := range append([]endpoint{
-		{fasthttp.MethodGet, "/v1/organization", 0, (*call).getOrganization, nil},
-		{fasthttp.MethodPost, "/v1/organizations", ledger.ScopeOrganizationsAdmin, (*call).createOrganization, nil},
-		{fasthttp.MethodGet, "/v1/keys", ledger.ScopeKeysAdmin, (*call).listKeys, nil},
-		{fasthttp.MethodPost, "/v1/keys", ledger.ScopeKeysAdmin, (*call).createKey, nil},
-		{fasthttp.MethodDelete, "/v1/keys/{id}", ledger.ScopeKeysAdmin, (*call).revokeKey, nil},
-
-		{fasthttp.MethodPost, "/v1/payouts", ledger.ScopePayoutsWrite, (*call).createPayout, nil},
-		{fasthttp.MethodGet, "/v1/payouts", ledger.ScopePayoutsRead, (*call).listPayouts, nil},
-		{fasthttp.MethodGet, "/v1/payouts/by-reference/{externalReference}", ledger.ScopePayoutsRead, (*call).getPayoutByReference, nil},
-		{fasthttp.MethodGet, "/v1/payouts/{id}", ledger.ScopePayoutsRead, (*call).getPayout, nil},
-
-		{fasthttp.MethodPost, "/v1/collections", ledger.ScopeCollectionsWrite, (*call).createCollection, nil},
-		{fasthttp.MethodGet, "/v1/collections", ledger.ScopeCollectionsRead, (*call).listCollections, nil},
-		{fasthttp.MethodGet, "/v1/collections/by-reference/{externalReference}", ledger.ScopeCollectionsRead, (*call).getCollectionByReference, nil},
-		{fasthttp.MethodGet, "/v1/collections/{id}", ledger.ScopeCollectionsRead, (*call).getCollection, nil},
-
-		{fasthttp.MethodGet, "/v1/accounts", ledger.ScopeBalancesRead, (*call).listAccounts, nil},
-		{fasthttp.MethodGet, "/v1/accounts/{id}", ledger.ScopeBalancesRead, (*call).getAccount, nil},
-		{fasthttp.MethodGet, "/v1/accounts/{id}/ledger", ledger.ScopeBalancesRead, (*call).accountLedger, nil},
-
-		{fasthttp.MethodPost, "/v1/simulations/fund-balance", ledger.ScopeSimulationsWrite, (*call).fundBalance, &simulationDoc{
-			operation:   "fund_balance",
-			description: "Credits a balance account with sandbox money, idempotent by externalReference.",
-		}},
-	}, featureRoutes...) {
+	for _, e := range featureRoutes {
 		h := e.h
 		s.route(e.method, e.path, e.scope, func(c *call) { h(c) })
 		s.endpoints = append(s.endpoints, e) // for the simulation index

@@ -625,3 +625,7 @@ func withoutQuotedBytes(msg string) string {
 	}
 	return logscrub.String(msg)
 }
+
+// SandboxSpreadBasisPoints is the spread the sandbox takes on every
+// cross-currency rate.
+const SandboxSpreadBasisPoints = app.SandboxSpreadBasisPoints

@@ -1,8 +1,17 @@
 package core
 
 import (
+	"github.com/valyala/fasthttp"
+
 	"payments/ledger"
 )
+
+func init() {
+	registerRoutes(endpoint{fasthttp.MethodPost, "/v1/simulations/fund-balance", ledger.ScopeSimulationsWrite, (*call).fundBalance, &simulationDoc{
+		operation:   "fund_balance",
+		description: "Credits a balance account with sandbox money, idempotent by externalReference.",
+	}})
+}
 
 type fundBalanceRequestBody struct {
 	Amount            amount  `json:"amount"`

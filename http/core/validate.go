@@ -3,6 +3,7 @@ package core
 import (
 	"fmt"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -146,4 +147,17 @@ func isJSONContentType(ct []byte) bool {
 	}
 	rest := ct[len(want):]
 	return len(rest) == 0 || rest[0] == ';' || rest[0] == ' '
+}
+
+// truncate bounds a caller's value echoed in a message to n runes of valid
+// UTF-8.
+func truncate(s string, n int) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	for i := range s {
+		if n == 0 {
+			return s[:i] + "…"
+		}
+		n--
+	}
+	return s
 }

@@ -6,7 +6,6 @@ import (
 	"github.com/goccy/go-json/jsontext"
 	"github.com/valyala/fasthttp"
 
-	"payments/actors"
 	"payments/actors/app"
 	"payments/ledger"
 )
@@ -26,9 +25,9 @@ func init() {
 
 // Cursor kinds of this feature's lists (see pagination.go).
 const (
-	listVirtualAccounts    listKind = 'V'
-	listCryptoAddresses    listKind = 'A'
-	listDepositCollections listKind = 'D' // collections filtered by virtual account or address
+	listVirtualAccountsKind listKind = 'V'
+	listCryptoAddressesKind listKind = 'A'
+	listDepositCollections  listKind = 'D' // collections filtered by virtual account or address
 )
 
 type virtualAccountJSON struct {
@@ -126,7 +125,7 @@ func (c *call) orderOfVirtualAccount(id string) (ledger.Order, ledger.VirtualAcc
 // and externalReference; an order id as externalReference lists that bank
 // order's deposit account.
 func (c *call) listVirtualAccounts() {
-	limit, before, e := pageParams(c.ctx, listVirtualAccounts, 20)
+	limit, before, e := pageParams(c.ctx, listVirtualAccountsKind, 20)
 	if e != nil {
 		c.fail(e)
 		return
@@ -156,11 +155,11 @@ func (c *call) listVirtualAccounts() {
 			(f.Status == 0 || f.Status == va.Status) && (f.Currency == "" || f.Currency == va.Currency) {
 			page.Items = append(page.Items, va)
 		}
-		c.ok(fasthttp.StatusOK, newList(listVirtualAccounts, page, renderVirtualAccount))
+		c.ok(fasthttp.StatusOK, newList(listVirtualAccountsKind, page, renderVirtualAccount))
 		return
 	}
 	page = c.s.cfg.Actors.Reader().VirtualAccounts(c.org, f, before, limit)
-	c.ok(fasthttp.StatusOK, newList(listVirtualAccounts, page, renderVirtualAccount))
+	c.ok(fasthttp.StatusOK, newList(listVirtualAccountsKind, page, renderVirtualAccount))
 }
 
 type updateVirtualAccountBody struct {
@@ -189,18 +188,5 @@ func (c *call) updateVirtualAccount() {
 		return
 	}
 	r := c.s.cfg.App.UpdateVirtualAccount(c.caller(), id, status)
-	c.depositsUpdated(r, func(res *ledger.Result) any { return &virtualAccountBody{renderVirtualAccount(res.VirtualAccount)} })
-}
-
-// depositsUpdated answers a change to an existing resource: 200 or the
-// error.
-func (c *call) depositsUpdated(r actors.Reply, body func(*ledger.Result) any) {
-	switch {
-	case r.Err != nil:
-		c.fail(errorFromActors(r.Err))
-	case r.Result.Err != nil:
-		c.fail(r.Result.Err)
-	default:
-		c.ok(fasthttp.StatusOK, body(&r.Result))
-	}
+	c.reply(r, fasthttp.StatusOK, func(res *ledger.Result) any { return &virtualAccountBody{renderVirtualAccount(res.VirtualAccount)} })
 }

@@ -215,12 +215,6 @@ func checkWebhookEvents(p *problems, events []string) {
 	}
 }
 
-// committed answers a write that is not a create: status with the body,
-// or the error.
-func (c *call) committed(r actors.Reply, status int, body func(*ledger.Result) any) {
-	c.answer(r, func(res *ledger.Result) { c.ok(status, body(res)) })
-}
-
 // createWebhookEndpoint: POST /v1/webhooks/endpoints. Its signing secret
 // is fetched from the signing-secret endpoint.
 func (c *call) createWebhookEndpoint() {
@@ -298,7 +292,7 @@ func (c *call) updateWebhookEndpoint() {
 		c.fail(e)
 		return
 	}
-	c.committed(c.s.cfg.App.UpdateWebhookEndpoint(c.caller(), in), fasthttp.StatusOK, func(res *ledger.Result) any {
+	c.reply(c.s.cfg.App.UpdateWebhookEndpoint(c.caller(), in), fasthttp.StatusOK, func(res *ledger.Result) any {
 		return &webhookEndpointBody{renderWebhookEndpoint(res.WebhookEndpoint)}
 	})
 }
@@ -364,7 +358,7 @@ func (c *call) rotateSigningSecret() {
 		c.fail(e)
 		return
 	}
-	c.committed(c.s.cfg.App.RotateWebhookSecret(c.caller(), id), fasthttp.StatusOK, func(res *ledger.Result) any {
+	c.reply(c.s.cfg.App.RotateWebhookSecret(c.caller(), id), fasthttp.StatusOK, func(res *ledger.Result) any {
 		return &signingSecretBody{res.WebhookEndpoint.Secret}
 	})
 }
@@ -466,7 +460,7 @@ func (c *call) retryDelivery() {
 		return
 	}
 	r := c.s.cfg.App.RetryWebhookDelivery(c.caller(), id)
-	c.committed(r, fasthttp.StatusOK, func(res *ledger.Result) any {
+	c.reply(r, fasthttp.StatusOK, func(res *ledger.Result) any {
 		return &webhookDeliveryBody{renderWebhookDelivery(c.s.publicIDs(), res.WebhookDelivery)}
 	})
 }

@@ -1,0 +1,61 @@
+package core
+
+import (
+	"github.com/valyala/fasthttp"
+
+	"payments/actors"
+	"payments/ledger"
+)
+
+// The one way a handler answers a write: the operation's actors.Reply
+// carries the actors' error (ErrNotLeader, ErrOutcomeUnknown, …, mapped to
+// the contract's by errorFromActors), or the ledger's refusal, or the
+// result, which may be a replay of an earlier request.
+
+// replyError is the error a reply carries, nil when its command applied.
+func replyError(r actors.Reply) *ledger.Error {
+	switch {
+	case r.Err != nil:
+		return errorFromActors(r.Err)
+	case r.Result.Err != nil:
+		return r.Result.Err
+	}
+	return nil
+}
+
+// answer answers a reply's error, or calls ok with its result.
+func (c *call) answer(r actors.Reply, ok func(*ledger.Result)) {
+	if e := replyError(r); e != nil {
+		c.fail(e)
+		return
+	}
+	ok(&r.Result)
+}
+
+// reply answers a change: status with body's rendering of the result, or
+// the reply's error.
+func (c *call) reply(r actors.Reply, status int, body func(*ledger.Result) any) {
+	if e := replyError(r); e != nil {
+		c.fail(e)
+		return
+	}
+	c.ok(status, body(&r.Result))
+}
+
+// created answers a create: 201 for a new resource, 200 with the
+// idempotent-replayed header for a replay, the error otherwise (with the
+// header too when it repeats the refusal an earlier attempt got).
+func (c *call) created(r actors.Reply, body func(*ledger.Result) any) {
+	if r.Err == nil && r.Result.Replayed {
+		c.ctx.Response.Header.Set("idempotent-replayed", "true")
+	}
+	status := fasthttp.StatusCreated
+	if r.Result.Replayed {
+		status = fasthttp.StatusOK
+	}
+	c.reply(r, status, body)
+}
+
+func notFound(resource string) *ledger.Error {
+	return &ledger.Error{Code: ledger.CodeNotFound, Message: resource + " not found"}
+}
