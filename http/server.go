@@ -4,6 +4,7 @@ import (
 	"net/netip"
 
 	"payments/http/core"
+	_ "payments/http/money" // payouts, collections, conversions, orders, deposits, accounts
 	"payments/ledger"
 )
 

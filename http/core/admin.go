@@ -12,11 +12,11 @@ import (
 )
 
 func init() {
-	registerRoutes(
-		endpoint{fasthttp.MethodPost, "/v1/organizations", ledger.ScopeOrganizationsAdmin, (*call).createOrganization, nil},
-		endpoint{fasthttp.MethodGet, "/v1/keys", ledger.ScopeKeysAdmin, (*call).listKeys, nil},
-		endpoint{fasthttp.MethodPost, "/v1/keys", ledger.ScopeKeysAdmin, (*call).createKey, nil},
-		endpoint{fasthttp.MethodDelete, "/v1/keys/{id}", ledger.ScopeKeysAdmin, (*call).revokeKey, nil},
+	RegisterRoutes(
+		Endpoint{Method: fasthttp.MethodPost, Path: "/v1/organizations", Scope: ledger.ScopeOrganizationsAdmin, H: (*Call).createOrganization},
+		Endpoint{Method: fasthttp.MethodGet, Path: "/v1/keys", Scope: ledger.ScopeKeysAdmin, H: (*Call).listKeys},
+		Endpoint{Method: fasthttp.MethodPost, Path: "/v1/keys", Scope: ledger.ScopeKeysAdmin, H: (*Call).createKey},
+		Endpoint{Method: fasthttp.MethodDelete, Path: "/v1/keys/{id}", Scope: ledger.ScopeKeysAdmin, H: (*Call).revokeKey},
 	)
 }
 
@@ -33,42 +33,42 @@ type createOrganizationBody struct {
 }
 
 type organizationCreatedBody struct {
-	Organization organizationJSON `json:"organization"`
+	Organization OrganizationJSON `json:"organization"`
 	Key          keyJSON          `json:"key"`
 }
 
 // createOrganization: POST /v1/organizations. The response carries the new
 // organization's first key; its secret is shown this once.
-func (c *call) createOrganization() {
+func (c *Call) createOrganization() {
 	c.noStore()
 	var req createOrganizationBody
-	if !c.decode(&req) {
+	if !c.Decode(&req) {
 		return
 	}
-	var p problems
-	name := p.text("name", req.Name, true, nameLenMax)
-	country := strings.ToUpper(p.text("country", req.Country, false, 2))
+	var p Problems
+	name := p.Text("name", req.Name, true, nameLenMax)
+	country := strings.ToUpper(p.Text("country", req.Country, false, 2))
 	if country != "" && (len(country) != 2 || country[0] < 'A' || country[0] > 'Z' || country[1] < 'A' || country[1] > 'Z') {
-		p.add("country", "must be an ISO 3166-1 alpha-2 code such as GH")
+		p.Add("country", "must be an ISO 3166-1 alpha-2 code such as GH")
 	}
-	timezone := p.text("timezone", req.Timezone, false, 64)
+	timezone := p.Text("timezone", req.Timezone, false, 64)
 	if timezone != "" && !knownTimezone(timezone) {
 		// Spend caps count calendar days in it (keycontrols.go).
-		p.add("timezone", "is not an IANA timezone name such as Africa/Accra")
+		p.Add("timezone", "is not an IANA timezone name such as Africa/Accra")
 	}
 	var defaultCurrency string
-	if cur, ok := p.currency("defaultCurrency", req.DefaultCurrency, false); ok {
+	if cur, ok := p.Currency("defaultCurrency", req.DefaultCurrency, false); ok {
 		defaultCurrency = cur.Code
 	}
-	if e := p.err(); e != nil {
-		c.fail(e)
+	if e := p.Err(); e != nil {
+		c.Fail(e)
 		return
 	}
-	r := c.s.cfg.App.CreateOrganization(c.caller(), app.NewOrganization{
+	r := c.Server.Config.App.CreateOrganization(c.Caller(), app.NewOrganization{
 		Name: name, Country: country, Timezone: timezone, DefaultCurrency: defaultCurrency,
 	})
-	c.created(r.Reply, func(res *ledger.Result) any {
-		return &organizationCreatedBody{renderOrganization(res.Organization), c.s.renderKeyNow(res.APIKey, r.Secret)}
+	c.Created(r.Reply, func(res *ledger.Result) any {
+		return &organizationCreatedBody{RenderOrganization(res.Organization), c.Server.renderKeyNow(res.APIKey, r.Secret)}
 	})
 }
 
@@ -83,63 +83,63 @@ type keyBody struct {
 }
 
 // createKey: POST /v1/keys. A key can grant no scope its creator lacks.
-func (c *call) createKey() {
+func (c *Call) createKey() {
 	var req createKeyBody
-	if !c.decode(&req) {
+	if !c.Decode(&req) {
 		return
 	}
 	in, e := newKeyInput(&req)
 	if e != nil {
-		c.fail(e)
+		c.Fail(e)
 		return
 	}
 	c.noStore()
-	r := c.s.cfg.App.CreateKey(c.caller(), in)
-	c.created(r.Reply, func(res *ledger.Result) any { return &keyBody{c.s.renderKeyNow(res.APIKey, r.Secret)} })
+	r := c.Server.Config.App.CreateKey(c.Caller(), in)
+	c.Created(r.Reply, func(res *ledger.Result) any { return &keyBody{c.Server.renderKeyNow(res.APIKey, r.Secret)} })
 }
 
 // newKeyInput checks a key's create request (the API's, or the
 // dashboard's form in its shape).
 func newKeyInput(req *createKeyBody) (app.NewKey, *ledger.Error) {
-	var p problems
-	in := app.NewKey{Name: p.text("name", req.Name, false, 100), ScopesGiven: req.Scopes != nil}
+	var p Problems
+	in := app.NewKey{Name: p.Text("name", req.Name, false, 100), ScopesGiven: req.Scopes != nil}
 	for i, n := range req.Scopes {
 		s, ok := ledger.ParseScope(n)
 		if !ok {
-			p.add("scopes."+itoa(i), "is not a scope: "+strings.Join(ledger.ScopesAll.Names(), ", "))
+			p.Add("scopes."+itoa(i), "is not a scope: "+strings.Join(ledger.ScopesAll.Names(), ", "))
 			continue
 		}
 		in.Scopes |= s
 	}
 	in.Controls, _ = p.keyControls(&req.keyControlsBody)
-	return in, p.err()
+	return in, p.Err()
 }
 
 // listKeys: GET /v1/keys, without secrets.
-func (c *call) listKeys() { c.ok(fasthttp.StatusOK, c.s.keyList(c.org)) }
+func (c *Call) listKeys() { c.OK(fasthttp.StatusOK, c.Server.keyList(c.Org)) }
 
 // keyList is an organization's keys as GET /v1/keys lists them, newest
 // first, each with its spend in the organization's current day and month.
-func (s *Server) keyList(org string) listBody[keyJSON] {
-	keys := s.cfg.Actors.Reader().APIKeys(org)
+func (s *Server) keyList(org string) ListBody[keyJSON] {
+	keys := s.Config.Actors.Reader().APIKeys(org)
 	for i, j := 0, len(keys)-1; i < j; i, j = i+1, j-1 {
 		keys[i], keys[j] = keys[j], keys[i]
 	}
-	now := actors.SpendPeriodAt(s.cfg.Actors.Reader(), org, s.cfg.Actors.Now().UnixMilli())
-	return newList(0, ledger.Page[ledger.APIKey]{Items: keys}, func(k *ledger.APIKey) keyJSON {
+	now := actors.SpendPeriodAt(s.Config.Actors.Reader(), org, s.Config.Actors.Now().UnixMilli())
+	return NewList(0, ledger.Page[ledger.APIKey]{Items: keys}, func(k *ledger.APIKey) keyJSON {
 		return renderKeyAt(k, "", now)
 	})
 }
 
 // revokeKey: DELETE /v1/keys/{id}.
-func (c *call) revokeKey() {
-	id, e := pathParam(c.ctx, "id")
+func (c *Call) revokeKey() {
+	id, e := PathParam(c.Ctx, "id")
 	if e != nil {
-		c.fail(e)
+		c.Fail(e)
 		return
 	}
-	c.reply(c.s.cfg.App.RevokeKey(c.caller(), id), fasthttp.StatusOK, func(res *ledger.Result) any {
-		return &keyBody{c.s.renderKeyNow(res.APIKey, "")}
+	c.Reply(c.Server.Config.App.RevokeKey(c.Caller(), id), fasthttp.StatusOK, func(res *ledger.Result) any {
+		return &keyBody{c.Server.renderKeyNow(res.APIKey, "")}
 	})
 }
 

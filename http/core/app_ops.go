@@ -92,6 +92,6 @@ type adminOps interface {
 
 // caller is who makes the call: the key's organization, the key (its spend
 // caps) and the attempt that names the client's request across relays.
-func (c *call) caller() app.Caller {
-	return app.Caller{OrgID: c.org, Key: &c.key, Attempt: c.s.attemptOf(c.ctx)}
+func (c *Call) Caller() app.Caller {
+	return app.Caller{OrgID: c.Org, Key: &c.key, Attempt: c.Server.attemptOf(c.Ctx)}
 }

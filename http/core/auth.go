@@ -16,11 +16,11 @@ func (s *Server) authenticate(ctx *fasthttp.RequestCtx) (ledger.APIKey, *ledger.
 	if !ok {
 		return ledger.APIKey{}, unauthorized("Invalid API key: send it as \"Authorization: Bearer sk_…\"")
 	}
-	want := actors.KeyPrefix(s.cfg.Live)
+	want := actors.KeyPrefix(s.Config.Live)
 	if !bytes.HasPrefix(secret, []byte(want)) {
-		if bytes.HasPrefix(secret, []byte(actors.KeyPrefix(!s.cfg.Live))) {
+		if bytes.HasPrefix(secret, []byte(actors.KeyPrefix(!s.Config.Live))) {
 			stack := "sandbox"
-			if s.cfg.Live {
+			if s.Config.Live {
 				stack = "production"
 			}
 			return ledger.APIKey{}, unauthorized("Invalid API key: this is the " + stack + " stack, which accepts only " + want + " keys")
@@ -28,7 +28,7 @@ func (s *Server) authenticate(ctx *fasthttp.RequestCtx) (ledger.APIKey, *ledger.
 		return ledger.APIKey{}, unauthorized("Invalid API key")
 	}
 	hash := actors.KeyDigest(secret)
-	st := s.cfg.Actors.Reader()
+	st := s.Config.Actors.Reader()
 	key, found := st.APIKeyByHash(hash)
 	if !found || key.Revoked {
 		return ledger.APIKey{}, unauthorized("Invalid API key")

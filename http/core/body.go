@@ -171,12 +171,12 @@ func (s *Server) authenticateOnFollower(ctx *fasthttp.RequestCtx) *ledger.Error 
 		return nil
 	}
 	secret, ok := bearerSecret(ctx.Request.Header.Peek(fasthttp.HeaderAuthorization))
-	if !ok || !bytes.HasPrefix(secret, []byte(actors.KeyPrefix(s.cfg.Live))) {
+	if !ok || !bytes.HasPrefix(secret, []byte(actors.KeyPrefix(s.Config.Live))) {
 		return err
 	}
 	wait, cancel := context.WithTimeout(context.Background(), followerKeyWait)
 	defer cancel()
-	key, found, cerr := s.cfg.Actors.KeyBySecret(wait, secret, func(ctx context.Context) error {
+	key, found, cerr := s.Config.Actors.KeyBySecret(wait, secret, func(ctx context.Context) error {
 		if e := s.catchUpToLeader(ctx); e != nil {
 			return e
 		}

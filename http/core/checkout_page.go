@@ -109,7 +109,7 @@ func (s *Server) pageStart(ctx *fasthttp.RequestCtx, base string) (checkoutState
 	id, _ := ctx.UserValue("id").(string)
 	cs, ok := s.readCheckout(id)
 	if !ok {
-		s.writeErrorPage(ctx, base, notFound("Payment link"))
+		s.writeErrorPage(ctx, base, NotFound("Payment link"))
 	}
 	return cs, ok
 }
@@ -192,7 +192,7 @@ func serveAsset(ctx *fasthttp.RequestCtx, set *webassets.Set) {
 	name, _ := ctx.UserValue("name").(string)
 	a, ok := set.Lookup(name)
 	if !ok {
-		writeError(ctx, notFound("Asset"))
+		writeError(ctx, NotFound("Asset"))
 		return
 	}
 	h := &ctx.Response.Header

@@ -94,7 +94,7 @@ func (s *Server) limitAddress(ctx *fasthttp.RequestCtx) *ledger.Error {
 	e := s.checkoutLimiter.allow(ctx, "ip:"+ctx.RemoteIP().String(), perClientAddress)
 	if e != nil {
 		e.Message = "Too many requests from this address: the checkout allows " +
-			strconv.Itoa(s.cfg.RateLimitPerSecond) + " a second; retry after the delay given"
+			strconv.Itoa(s.Config.RateLimitPerSecond) + " a second; retry after the delay given"
 	}
 	return e
 }
@@ -106,7 +106,7 @@ func (s *Server) fromPeer(ctx *fasthttp.RequestCtx) bool {
 		return false
 	}
 	ip := ctx.RemoteIP().String()
-	for _, addr := range s.cfg.PeerHTTP {
+	for _, addr := range s.Config.PeerHTTP {
 		if host, _, err := net.SplitHostPort(addr); err == nil && host == ip {
 			return true
 		}
@@ -149,7 +149,7 @@ func (s *Server) checkoutJSON(h func(ctx *fasthttp.RequestCtx, linkID string) *l
 		if !s.checkoutJSONStart(ctx) {
 			return
 		}
-		id, e := pathParam(ctx, "id")
+		id, e := PathParam(ctx, "id")
 		if e == nil {
 			e = h(ctx, id)
 		}
@@ -177,7 +177,7 @@ func (s *Server) checkoutJSONStart(ctx *fasthttp.RequestCtx) bool {
 func (s *Server) checkoutInput(cs *checkoutState, base string) checkout.Input {
 	return checkout.Input{
 		Link: cs.link, Sessions: cs.sessions, Now: cs.now, Base: base,
-		Catalogue: s.cfg.Catalogue, TestMode: !s.cfg.Live, Confirming: s.cfg.App.CheckoutDepositOnItsWay,
+		Catalogue: s.Config.Catalogue, TestMode: !s.Config.Live, Confirming: s.Config.App.CheckoutDepositOnItsWay,
 	}
 }
 
@@ -204,7 +204,7 @@ type checkoutSessionBody struct {
 func (s *Server) getPublicCheckout(ctx *fasthttp.RequestCtx, linkID string) *ledger.Error {
 	cs, ok := s.readCheckout(linkID)
 	if !ok {
-		return notFound("Payment link")
+		return NotFound("Payment link")
 	}
 	writeJSON(ctx, fasthttp.StatusOK, &checkoutBody{s.checkoutView(&cs, publicBase())})
 	return nil
@@ -224,17 +224,17 @@ func (s *Server) getPublicSession(ctx *fasthttp.RequestCtx, linkID string) *ledg
 // publicSession reads the link and the session the path names: 404 unless
 // the session is the link's.
 func (s *Server) publicSession(ctx *fasthttp.RequestCtx, linkID string) (checkoutState, ledger.CheckoutSession, *ledger.Error) {
-	sid, e := pathParam(ctx, "sessionId")
+	sid, e := PathParam(ctx, "sessionId")
 	if e != nil {
 		return checkoutState{}, ledger.CheckoutSession{}, e
 	}
 	cs, ok := s.readCheckout(linkID)
 	if !ok {
-		return cs, ledger.CheckoutSession{}, notFound("Payment link")
+		return cs, ledger.CheckoutSession{}, NotFound("Payment link")
 	}
 	sess, ok := cs.session(sid)
 	if !ok {
-		return cs, sess, notFound("Checkout session")
+		return cs, sess, NotFound("Checkout session")
 	}
 	return cs, sess, nil
 }
@@ -254,7 +254,7 @@ func (s *Server) createPublicSession(ctx *fasthttp.RequestCtx, linkID string) *l
 	body, e := jsonBody(ctx)
 	var req publicSessionBody
 	if e == nil {
-		e = decodeBody(body, &req)
+		e = DecodeBody(body, &req)
 	}
 	if e != nil {
 		return e
@@ -277,30 +277,30 @@ func (s *Server) createPublicSession(ctx *fasthttp.RequestCtx, linkID string) *l
 // the link as it is after, and whether the attempt had opened its session
 // already.
 func (s *Server) openPublicSession(ctx *fasthttp.RequestCtx, linkID string, req *publicSessionBody) (checkoutState, bool, *ledger.Error) {
-	if s.cfg.NoProvider {
+	if s.Config.NoProvider {
 		return checkoutState{}, false, errNoProvider()
 	}
 	cs, ok := s.readCheckout(linkID)
 	if !ok {
-		return cs, false, notFound("Payment link")
+		return cs, false, NotFound("Payment link")
 	}
-	var p problems
-	attempt := p.text("attempt", req.Attempt, true, attemptLenMax)
+	var p Problems
+	attempt := p.Text("attempt", req.Attempt, true, attemptLenMax)
 	if attempt != "" && (len(attempt) < attemptLenMin || strings.Trim(attempt, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") != "") {
-		p.add("attempt", "must be 16 to 64 letters, digits, _ or -, drawn at random once per payment attempt")
+		p.Add("attempt", "must be 16 to 64 letters, digits, _ or -, drawn at random once per payment attempt")
 	}
 	for _, f := range checkout.CheckFieldValues(checkout.ParseCustomFields(cs.link.Current.CustomFields), req.CustomFields) {
-		p.add(f.Field, f.Message)
+		p.Add(f.Field, f.Message)
 	}
 	in, e := parseCheckoutSession(&checkoutSessionRequestBody{Method: req.Method, Code: req.Code, AccountNumber: req.AccountNumber})
 	if e != nil {
 		p = append(p, e.Fields...)
 	}
-	if e := p.err(); e != nil {
+	if e := p.Err(); e != nil {
 		return cs, false, e
 	}
 	in.LinkID, in.Attempt = cs.link.ID, attempt
-	r := s.cfg.App.OpenCheckoutSession(app.Caller{OrgID: cs.link.OrgID}, in)
+	r := s.Config.App.OpenCheckoutSession(app.Caller{OrgID: cs.link.OrgID}, in)
 	after, _ := s.readCheckout(linkID)
 	if e := replyError(r); e != nil {
 		return after, false, e
@@ -309,7 +309,7 @@ func (s *Server) openPublicSession(ctx *fasthttp.RequestCtx, linkID string, req 
 }
 
 type simulateBody struct {
-	Amount amount `json:"amount"`
+	Amount Amount `json:"amount"`
 }
 
 // simulatePublicDeposit: POST /v1/checkout/{id}/sessions/{sessionId}/simulate,
@@ -318,7 +318,7 @@ type simulateBody struct {
 // time (App.StartCheckoutDeposit), as POST /v1/simulations/checkout-deposit
 // pays, so the collection, the credit and the webhooks are the API's.
 func (s *Server) simulatePublicDeposit(ctx *fasthttp.RequestCtx, linkID string) *ledger.Error {
-	if s.cfg.Live {
+	if s.Config.Live {
 		return &ledger.Error{Code: ledger.CodeNotFound, Message: "Simulation endpoint not found: simulations exist only on the sandbox stack"}
 	}
 	cs, sess, e := s.publicSession(ctx, linkID)
@@ -329,17 +329,17 @@ func (s *Server) simulatePublicDeposit(ctx *fasthttp.RequestCtx, linkID string) 
 	if len(ctx.PostBody()) > 0 {
 		body, e := jsonBody(ctx)
 		if e == nil {
-			e = decodeBody(body, &req)
+			e = DecodeBody(body, &req)
 		}
 		if e != nil {
 			return e
 		}
 	}
 	in := app.CheckoutDepositRequest{SessionID: sess.ID}
-	if req.Amount.set {
-		in.Amount = &req.Amount.text // in the session's currency, which the operation reads
+	if req.Amount.Set {
+		in.Amount = &req.Amount.Text // in the session's currency, which the operation reads
 	}
-	if e := s.cfg.App.StartCheckoutDeposit(app.Caller{OrgID: sess.OrgID}, in); e != nil {
+	if e := s.Config.App.StartCheckoutDeposit(app.Caller{OrgID: sess.OrgID}, in); e != nil {
 		return e
 	}
 	writeJSON(ctx, fasthttp.StatusAccepted, &checkoutSessionBody{checkout.BuildSession(s.checkoutInput(&cs, publicBase()), &sess)})

@@ -27,10 +27,10 @@ func (cs *checkoutState) session(id string) (ledger.CheckoutSession, bool) {
 // has no key to name one), with its sessions and its organization's clock,
 // from one view of the applied state.
 func (s *Server) readCheckout(linkID string) (checkoutState, bool) {
-	r := s.cfg.Actors.Reader()
+	r := s.Config.Actors.Reader()
 	l, ok := r.PaymentLinkByID(linkID)
 	if !ok {
 		return checkoutState{}, false
 	}
-	return checkoutState{link: l, sessions: r.PaymentLinkSessions(l.OrgID, l.ID), now: r.OrgNow(l.OrgID, s.cfg.Actors.Now().UnixMilli())}, true
+	return checkoutState{link: l, sessions: r.PaymentLinkSessions(l.OrgID, l.ID), now: r.OrgNow(l.OrgID, s.Config.Actors.Now().UnixMilli())}, true
 }

@@ -10,9 +10,9 @@ import (
 )
 
 func init() {
-	registerRoutes(endpoint{fasthttp.MethodPost, "/v1/simulations/advance-clock", ledger.ScopeSimulationsWrite, (*call).advanceClock, &simulationDoc{
-		operation: "advance_clock",
-		description: "Moves the organization's sandbox clock forward by `seconds` (1 to 31,622,400), then expires at once every quote, order and " +
+	RegisterRoutes(Endpoint{Method: fasthttp.MethodPost, Path: "/v1/simulations/advance-clock", Scope: ledger.ScopeSimulationsWrite, H: (*Call).advanceClock, Sim: &SimulationDoc{
+		Operation: "advance_clock",
+		Description: "Moves the organization's sandbox clock forward by `seconds` (1 to 31,622,400), then expires at once every quote, order and " +
 			"checkout session whose deadline the jump passed, with their events. Every timestamp the organization sees (resources, events, ledger " +
 			"entries) is on its clock from then on; webhook deliveries stay on real time.",
 	}})
@@ -29,21 +29,21 @@ type clockJSON struct {
 }
 
 // advanceClock: POST /v1/simulations/advance-clock.
-func (c *call) advanceClock() {
-	if !c.sandboxOnly() {
+func (c *Call) advanceClock() {
+	if !c.SandboxOnly() {
 		return
 	}
 	var req advanceClockBody
-	if !c.decode(&req) {
+	if !c.Decode(&req) {
 		return
 	}
 	by, e := advanceClockInput(&req)
 	if e != nil {
-		c.fail(e)
+		c.Fail(e)
 		return
 	}
-	r := c.s.cfg.App.AdvanceClock(c.caller(), by)
-	c.reply(r.Reply, fasthttp.StatusOK, func(res *ledger.Result) any { return &clockBody{renderClock(&r)} })
+	r := c.Server.Config.App.AdvanceClock(c.Caller(), by)
+	c.Reply(r.Reply, fasthttp.StatusOK, func(res *ledger.Result) any { return &clockBody{renderClock(&r)} })
 }
 
 type clockBody struct {
@@ -53,7 +53,7 @@ type clockBody struct {
 // renderClock is the organization's clock after an advance.
 func renderClock(r *app.ClockAdvanced) clockJSON {
 	clk := r.Result.Clock
-	return clockJSON{clk.OrgID, clk.OffsetMillis / 1000, timestamp(r.At.UnixMilli() + clk.OffsetMillis)}
+	return clockJSON{clk.OrgID, clk.OffsetMillis / 1000, Timestamp(r.At.UnixMilli() + clk.OffsetMillis)}
 }
 
 // advanceClockInput checks a request to advance the sandbox clock (the

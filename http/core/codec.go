@@ -25,7 +25,7 @@ var decodeOptions = json.JoinOptions(
 
 // decodeBody decodes a JSON request body into v. Errors are validation
 // errors naming the field in dotted form ("to.amount").
-func decodeBody(body []byte, v any) *ledger.Error {
+func DecodeBody(body []byte, v any) *ledger.Error {
 	if len(body) == 0 {
 		return &ledger.Error{Code: ledger.CodeValidation, Message: "Request body is required: send a JSON object"}
 	}
@@ -115,32 +115,32 @@ func writeJSON(ctx *fasthttp.RequestCtx, status int, v any) {
 
 // amount is a request amount: the literal text of a JSON number, or the
 // contents of a JSON string, kept as text until the currency is known.
-type amount struct {
-	text string
+type Amount struct {
+	Text string
 	str  bool // it came as a string: a plain decimal, no exponent
-	set  bool
+	Set  bool
 }
 
 // app is the amount as the operations read it.
-func (a amount) app() app.Amount { return app.Amount{Text: a.text, String: a.str, Set: a.set} }
+func (a Amount) App() app.Amount { return app.Amount{Text: a.Text, String: a.str, Set: a.Set} }
 
 // UnmarshalJSON keeps the literal; ParseAmount judges it.
-func (a *amount) UnmarshalJSON(b []byte) error {
+func (a *Amount) UnmarshalJSON(b []byte) error {
 	switch {
 	case len(b) == 0:
 		return fieldMessage("must be a positive decimal amount")
 	case b[0] == 'n': // null: as if absent
-		*a = amount{}
+		*a = Amount{}
 		return nil
 	case b[0] == '"':
 		s, err := jsontext.AppendUnquote(nil, b)
 		if err != nil {
 			return fieldMessage("must be a positive decimal amount")
 		}
-		*a = amount{text: string(s), str: true, set: true}
+		*a = Amount{Text: string(s), str: true, Set: true}
 		return nil
 	case b[0] == '-' || (b[0] >= '0' && b[0] <= '9'):
-		*a = amount{text: string(b), set: true}
+		*a = Amount{Text: string(b), Set: true}
 		return nil
 	default:
 		return fieldMessage("must be a positive decimal amount, as a number or a string")
@@ -150,15 +150,15 @@ func (a *amount) UnmarshalJSON(b []byte) error {
 // jsonObject is an optional free-form JSON object (metadata, kyc), kept as
 // canonical text: members sorted, no insignificant space. Two requests that
 // differ only in key order or spacing are the same request.
-type jsonObject struct {
-	raw string
-	set bool
+type JSONObject struct {
+	Raw string
+	Set bool
 }
 
 // UnmarshalJSON accepts an object or null.
-func (o *jsonObject) UnmarshalJSON(b []byte) error {
+func (o *JSONObject) UnmarshalJSON(b []byte) error {
 	if len(b) > 0 && b[0] == 'n' {
-		*o = jsonObject{}
+		*o = JSONObject{}
 		return nil
 	}
 	if len(b) == 0 || b[0] != '{' {
@@ -168,7 +168,7 @@ func (o *jsonObject) UnmarshalJSON(b []byte) error {
 	if err != nil {
 		return fieldMessage("must be a JSON object")
 	}
-	*o = jsonObject{raw: string(canonical), set: true}
+	*o = JSONObject{Raw: string(canonical), Set: true}
 	return nil
 }
 
@@ -182,15 +182,15 @@ const (
 
 // checkMetadata validates a metadata object: at most 50 keys of at most 40
 // characters, 8 KiB in all.
-func checkMetadata(field string, o jsonObject) *ledger.Error {
-	if !o.set {
+func CheckMetadata(field string, o JSONObject) *ledger.Error {
+	if !o.Set {
 		return nil
 	}
-	if len(o.raw) > metadataBytesMax {
+	if len(o.Raw) > metadataBytesMax {
 		return ledger.FieldInvalid(field, fmt.Sprintf("must be at most %d bytes", metadataBytesMax))
 	}
 	var members map[string]jsontext.Value
-	if err := json.Unmarshal([]byte(o.raw), &members); err != nil {
+	if err := json.Unmarshal([]byte(o.Raw), &members); err != nil {
 		return ledger.FieldInvalid(field, "must be a JSON object")
 	}
 	if len(members) > metadataKeysMax {
@@ -204,15 +204,15 @@ func checkMetadata(field string, o jsonObject) *ledger.Error {
 	return nil
 }
 
-func checkKYC(field string, o jsonObject) *ledger.Error {
-	if o.set && len(o.raw) > kycBytesMax {
+func CheckKYC(field string, o JSONObject) *ledger.Error {
+	if o.Set && len(o.Raw) > kycBytesMax {
 		return ledger.FieldInvalid(field, fmt.Sprintf("must be at most %d bytes", kycBytesMax))
 	}
 	return nil
 }
 
 // objectOrEmpty renders a stored object, or {} when there is none.
-func objectOrEmpty(raw string) jsontext.Value {
+func ObjectOrEmpty(raw string) jsontext.Value {
 	if raw == "" {
 		return jsontext.Value("{}")
 	}

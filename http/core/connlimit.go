@@ -35,12 +35,12 @@ const (
 // text, hence this. The cluster's peers (Config.PeerHTTP's hosts) are not
 // counted: a follower forwards over many connections.
 func (s *Server) limitConnsPerIP(ln net.Listener) net.Listener {
-	if s.cfg.ConnsPerIPMax < 0 {
+	if s.Config.ConnsPerIPMax < 0 {
 		return ln
 	}
-	l := &perIPListener{Listener: ln, max: s.cfg.ConnsPerIPMax, open: make(map[netip.Addr]int), exempt: make(map[netip.Addr]bool),
+	l := &perIPListener{Listener: ln, max: s.Config.ConnsPerIPMax, open: make(map[netip.Addr]int), exempt: make(map[netip.Addr]bool),
 		newRequestID: s.freshRequestID}
-	for _, hp := range s.cfg.PeerHTTP {
+	for _, hp := range s.Config.PeerHTTP {
 		if host, _, err := net.SplitHostPort(hp); err == nil {
 			if ip, err := netip.ParseAddr(host); err == nil {
 				l.exempt[ip.Unmap()] = true

@@ -21,7 +21,7 @@ func (d *dashboardRequest) accountPage(status int, problem *dashboard.Problem) {
 // changePassword: POST /dashboard/account/password, with the current
 // password, the new one and its confirmation.
 func (d *dashboardRequest) changePassword() {
-	err := d.s.cfg.App.ChangePassword(d.m.caller(), app.PasswordChange{
+	err := d.s.Config.App.ChangePassword(d.m.caller(), app.PasswordChange{
 		Current: d.form("current"), New: d.form("password"), Confirm: d.form("confirm"), KeepSessionID: d.m.SessionID,
 	})
 	if err != nil {

@@ -146,12 +146,12 @@ func (s *Server) dashboardAuth(ctx *fasthttp.RequestCtx) (dashboardMember, bool)
 // this as a use of the session. A session unused for longer than the idle
 // timeout ends here, everywhere (idle: true).
 func (s *Server) dashboardSession(token string) (m dashboardMember, ok, idle bool) {
-	sess, member, found := s.cfg.App.DashboardSession(token)
+	sess, member, found := s.Config.App.DashboardSession(token)
 	if !found {
 		return dashboardMember{}, false, false
 	}
-	if s.dashIdle.use(sess.ID, s.cfg.Actors.Now()) {
-		if err := s.cfg.App.EndDashboardSession(sess.ID); err != nil {
+	if s.dashIdle.use(sess.ID, s.Config.Actors.Now()) {
+		if err := s.Config.App.EndDashboardSession(sess.ID); err != nil {
 			s.logger.Warn("ending an idle dashboard session", "session", sess.ID, "err", errorOf(err).Message)
 		}
 		return dashboardMember{}, false, true
@@ -266,7 +266,7 @@ func (s *Server) clearCookie(ctx *fasthttp.RequestCtx, name string) {
 // connection is TLS, or the public base URL is https (behind a proxy that
 // ends TLS).
 func (s *Server) dashboardHTTPS(ctx *fasthttp.RequestCtx) bool {
-	return ctx.IsTLS() || strings.HasPrefix(s.cfg.PublicBaseURL, "https://")
+	return ctx.IsTLS() || strings.HasPrefix(s.Config.PublicBaseURL, "https://")
 }
 
 // writeDashboardPage answers with one of the sign-in or team pages.
@@ -302,8 +302,8 @@ func (s *Server) dashboardSignInPage(ctx *fasthttp.RequestCtx) {
 	switch {
 	case string(ctx.QueryArgs().Peek("signed-out")) == "1":
 		p.Notice = "You are signed out."
-	case string(ctx.QueryArgs().Peek("idle")) == "1" && s.cfg.DashboardIdleTimeout > 0:
-		p.Notice = "You were signed out after " + idleWords(s.cfg.DashboardIdleTimeout) + " without activity. Please sign in again."
+	case string(ctx.QueryArgs().Peek("idle")) == "1" && s.Config.DashboardIdleTimeout > 0:
+		p.Notice = "You were signed out after " + idleWords(s.Config.DashboardIdleTimeout) + " without activity. Please sign in again."
 	}
 	s.writeDashboardPage(ctx, fasthttp.StatusOK, "signin", p)
 }
@@ -334,7 +334,7 @@ func (s *Server) dashboardSignIn(ctx *fasthttp.RequestCtx) {
 	args := ctx.PostArgs()
 	email := ledger.NormalizeEmail(string(args.Peek("email")))
 	p.Email = email
-	sess, err := s.cfg.App.SignIn(email, string(args.Peek("password")))
+	sess, err := s.Config.App.SignIn(email, string(args.Peek("password")))
 	if err != nil {
 		e := errorOf(err)
 		if m := sess.Member; m.ID != "" {
@@ -380,7 +380,7 @@ func (s *Server) dashboardSignOut(ctx *fasthttp.RequestCtx) {
 	if !ok {
 		return
 	}
-	if err := s.cfg.App.EndDashboardSession(m.SessionID); err != nil {
+	if err := s.Config.App.EndDashboardSession(m.SessionID); err != nil {
 		e := errorOf(err)
 		s.writeDashboardMessage(ctx, HTTPStatus(e.Code), "Sign-out failed", e.Message)
 		return
@@ -416,7 +416,7 @@ func linkKindOf(inv *ledger.Invitation) linkKind {
 // note no actor, and they answer nothing the log keeps.
 func (s *Server) pendingInvitation(ctx *fasthttp.RequestCtx, kind linkKind) (ledger.Invitation, bool) {
 	token, _ := ctx.UserValue("token").(string)
-	inv, found := s.cfg.App.PendingInvitation(token)
+	inv, found := s.Config.App.PendingInvitation(token)
 	if !found || linkKindOf(&inv) != kind {
 		ask := "Ask an owner of your organization for a new invitation."
 		if kind == resetLink {
@@ -432,7 +432,7 @@ func (s *Server) pendingInvitation(ctx *fasthttp.RequestCtx, kind linkKind) (led
 func (s *Server) acceptPage(ctx *fasthttp.RequestCtx, inv *ledger.Invitation, kind linkKind) *dashauth.Page {
 	p := &dashauth.Page{Title: "Join the team", CSRF: dashauth.CSRF(s.formToken(ctx)), Setup: kind == setupLink,
 		Reset: kind == resetLink, Email: inv.Email, Role: inv.Role, Action: string(ctx.Path())}
-	if org, ok := s.cfg.Actors.Reader().Organization(inv.OrgID); ok {
+	if org, ok := s.Config.Actors.Reader().Organization(inv.OrgID); ok {
 		p.OrgName = org.Name
 	}
 	switch kind {
@@ -498,7 +498,7 @@ func (s *Server) dashboardAccept(kind linkKind) fasthttp.RequestHandler {
 			return
 		}
 		token, _ := ctx.UserValue("token").(string)
-		sess, err := s.cfg.App.AcceptInvitation(app.Acceptance{Token: token, Email: email, Password: password})
+		sess, err := s.Config.App.AcceptInvitation(app.Acceptance{Token: token, Email: email, Password: password})
 		if err != nil {
 			e := errorOf(err)
 			p.Error = e.Message
@@ -518,10 +518,8 @@ func plausibleEmail(email string) bool {
 }
 
 func init() {
-	registerRoutes(endpoint{fasthttp.MethodPost, "/v1/organizations/{id}/dashboard-setup-link",
-		ledger.ScopeOrganizationsAdmin, (*call).createDashboardSetupLink, nil},
-		endpoint{fasthttp.MethodPost, "/v1/organizations/{id}/dashboard-password-reset-link",
-			ledger.ScopeOrganizationsAdmin, (*call).createPasswordResetLink, nil})
+	RegisterRoutes(Endpoint{Method: fasthttp.MethodPost, Path: "/v1/organizations/{id}/dashboard-setup-link", Scope: ledger.ScopeOrganizationsAdmin, H: (*Call).createDashboardSetupLink},
+		Endpoint{Method: fasthttp.MethodPost, Path: "/v1/organizations/{id}/dashboard-password-reset-link", Scope: ledger.ScopeOrganizationsAdmin, H: (*Call).createPasswordResetLink})
 }
 
 type passwordResetRequestBody struct {
@@ -545,27 +543,27 @@ type passwordResetLinkJSON struct {
 // email, and ends their sessions; the way back in for an organization's
 // only owner who lost theirs. It is shown once (only its hash is kept),
 // and a newer one revokes the member's older ones.
-func (c *call) createPasswordResetLink() {
+func (c *Call) createPasswordResetLink() {
 	c.noStore()
-	id, e := pathParam(c.ctx, "id")
+	id, e := PathParam(c.Ctx, "id")
 	if e != nil {
-		c.fail(e)
+		c.Fail(e)
 		return
 	}
 	var req passwordResetRequestBody
-	if !c.decode(&req) {
+	if !c.Decode(&req) {
 		return
 	}
-	var p problems
-	email := ledger.NormalizeEmail(p.text("email", req.Email, true, 254))
-	if e := p.err(); e != nil {
-		c.fail(e)
+	var p Problems
+	email := ledger.NormalizeEmail(p.Text("email", req.Email, true, 254))
+	if e := p.Err(); e != nil {
+		c.Fail(e)
 		return
 	}
-	link := c.s.cfg.App.CreatePasswordReset(c.caller(), id, email)
-	c.reply(link.Reply, fasthttp.StatusCreated, func(res *ledger.Result) any {
+	link := c.Server.Config.App.CreatePasswordReset(c.Caller(), id, email)
+	c.Reply(link.Reply, fasthttp.StatusCreated, func(res *ledger.Result) any {
 		return &passwordResetLinkBody{passwordResetLinkJSON{OrganizationID: id, Email: res.Invitation.Email,
-			URL: c.s.cfg.PublicBaseURL + "/dashboard/reset/" + link.Token, ExpiresAt: timestamp(res.Invitation.ExpiresAt)}}
+			URL: c.Server.Config.PublicBaseURL + "/dashboard/reset/" + link.Token, ExpiresAt: Timestamp(res.Invitation.ExpiresAt)}}
 	})
 }
 
@@ -583,17 +581,17 @@ type dashboardSetupLinkJSON struct {
 // the operator's: a one-time link for the first dashboard owner of an
 // organization that has no member (one made by POST /v1/organizations, or
 // one whose printed link was lost). It is shown once: only its hash is kept.
-func (c *call) createDashboardSetupLink() {
+func (c *Call) createDashboardSetupLink() {
 	c.noStore()
-	id, e := pathParam(c.ctx, "id")
+	id, e := PathParam(c.Ctx, "id")
 	if e != nil {
-		c.fail(e)
+		c.Fail(e)
 		return
 	}
-	link := c.s.cfg.App.DashboardSetupLink(c.caller(), id)
-	c.reply(link.Reply, fasthttp.StatusCreated, func(*ledger.Result) any {
+	link := c.Server.Config.App.DashboardSetupLink(c.Caller(), id)
+	c.Reply(link.Reply, fasthttp.StatusCreated, func(*ledger.Result) any {
 		return &dashboardSetupLinkBody{dashboardSetupLinkJSON{
-			OrganizationID: id, URL: c.s.cfg.PublicBaseURL + "/dashboard/setup/" + link.Token,
+			OrganizationID: id, URL: c.Server.Config.PublicBaseURL + "/dashboard/setup/" + link.Token,
 			ExpiresAt: link.ExpiresAt.UTC().Format(timeLayout),
 		}}
 	})

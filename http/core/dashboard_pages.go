@@ -115,9 +115,9 @@ func (d *dashboardRequest) api(method, route string, params []string, query stri
 }
 
 func (d *dashboardRequest) apiWith(key ledger.APIKey, method, route string, params []string, query string, body any) apiAnswer {
-	var ep *endpoint
+	var ep *Endpoint
 	for i := range d.s.endpoints {
-		if e := &d.s.endpoints[i]; e.method == method && e.path == route {
+		if e := &d.s.endpoints[i]; e.Method == method && e.Path == route {
 			ep = e
 			break
 		}
@@ -125,9 +125,9 @@ func (d *dashboardRequest) apiWith(key ledger.APIKey, method, route string, para
 	if ep == nil {
 		return d.failed(&ledger.Error{Code: ledger.CodeInternal, Message: "No API route " + method + " " + route})
 	}
-	if ep.scope != 0 && !key.Scopes.Has(ep.scope) {
+	if ep.Scope != 0 && !key.Scopes.Has(ep.Scope) {
 		return d.failed(&ledger.Error{Code: ledger.CodeForbidden,
-			Message: "Your role (" + d.m.Role + ") does not have the scope " + ledger.ScopeName(ep.scope)})
+			Message: "Your role (" + d.m.Role + ") does not have the scope " + ledger.ScopeName(ep.Scope)})
 	}
 	path := route
 	for i := 0; i+1 < len(params); i += 2 {
@@ -152,7 +152,7 @@ func (d *dashboardRequest) apiWith(key ledger.APIKey, method, route string, para
 		inner.SetUserValue(params[i], url.PathEscape(params[i+1]))
 	}
 	inner.Response.Header.Set("x-request-id", requestIDOf(d.ctx))
-	ep.h(&call{s: d.s, ctx: inner, key: key, org: key.OrgID})
+	ep.H(&Call{Server: d.s, Ctx: inner, key: key, Org: key.OrgID})
 	a := apiAnswer{status: inner.Response.StatusCode(), response: &inner.Response}
 	a.body, _ = dashboard.Decode(inner.Response.Body())
 	if a.status >= 400 {
@@ -178,7 +178,7 @@ func (d *dashboardRequest) apiBody(body map[string]any, req any) *ledger.Error {
 	if err != nil {
 		return &ledger.Error{Code: ledger.CodeInternal, Message: "Internal error"}
 	}
-	return decodeBody(b, req)
+	return DecodeBody(b, req)
 }
 
 // view is v, a response body of the API's, as the pages' templates read
@@ -222,7 +222,7 @@ func problemOf(status int, body map[string]any) *dashboard.Problem {
 // Content-Security-Policy.
 func (d *dashboardRequest) render(status int, p *dashboard.Page) {
 	p.Member = dashboard.Member{Email: d.m.Email, Role: d.m.Role}
-	p.Live = d.s.cfg.Live
+	p.Live = d.s.Config.Live
 	p.CSRF = d.s.dashboardCSRF(d.ctx, d.m)
 	p.RequestID = requestIDOf(d.ctx)
 	if p.Notice == "" {
@@ -372,7 +372,7 @@ func (d *dashboardRequest) createKey() {
 	}
 	var r app.KeyCreated
 	if e == nil {
-		r = d.s.cfg.App.CreateKey(d.m.caller(), in)
+		r = d.s.Config.App.CreateKey(d.m.caller(), in)
 		e = replyError(r.Reply)
 	}
 	if e != nil {
@@ -387,9 +387,9 @@ func (d *dashboardRequest) createKey() {
 func (d *dashboardRequest) keyDetail() { d.keyPage(fasthttp.StatusOK, nil, nil) }
 
 func (d *dashboardRequest) keyPage(status int, problem *dashboard.Problem, typed map[string]string) {
-	key, found := d.s.cfg.Actors.Reader().APIKey(d.m.OrgID, d.param("id"))
+	key, found := d.s.Config.Actors.Reader().APIKey(d.m.OrgID, d.param("id"))
 	if !found {
-		e := notFound("API key")
+		e := NotFound("API key")
 		d.render(HTTPStatus(e.Code), &dashboard.Page{Name: "error", Title: "API key", Section: "keys", Problem: problemOfError(e)})
 		return
 	}
@@ -430,7 +430,7 @@ func (d *dashboardRequest) updateKey() {
 		in, e = keyControlsInput(id, &req)
 	}
 	if e == nil {
-		e = replyError(d.s.cfg.App.SetKeyControls(d.m.caller(), in))
+		e = replyError(d.s.Config.App.SetKeyControls(d.m.caller(), in))
 	}
 	if e != nil {
 		d.keyPage(HTTPStatus(e.Code), problemOfError(e), controls)
@@ -450,7 +450,7 @@ func (d *dashboardRequest) revokeKey() {
 	}
 	e := d.allowed(ledger.ScopeKeysAdmin)
 	if e == nil {
-		e = replyError(d.s.cfg.App.RevokeKey(d.m.caller(), id))
+		e = replyError(d.s.Config.App.RevokeKey(d.m.caller(), id))
 	}
 	if e != nil {
 		d.keyPage(HTTPStatus(e.Code), problemOfError(e), nil)
@@ -581,7 +581,7 @@ func (d *dashboardRequest) createEndpoint() {
 		in, e = d.s.newWebhookEndpointInput(&req)
 	}
 	if e == nil {
-		e = replyError(d.s.cfg.App.CreateWebhookEndpoint(d.m.caller(), in))
+		e = replyError(d.s.Config.App.CreateWebhookEndpoint(d.m.caller(), in))
 	}
 	d.webhookDone(e, "created")
 }
@@ -617,7 +617,7 @@ func (d *dashboardRequest) changeEndpoint(body map[string]any, done string) {
 		in, e = d.s.webhookEndpointChange(d.param("id"), &req)
 	}
 	if e == nil {
-		e = replyError(d.s.cfg.App.UpdateWebhookEndpoint(d.m.caller(), in))
+		e = replyError(d.s.Config.App.UpdateWebhookEndpoint(d.m.caller(), in))
 	}
 	d.webhookDone(e, done)
 }
@@ -639,7 +639,7 @@ func (d *dashboardRequest) testEndpoint() {
 	var delivery ledger.WebhookDelivery
 	if e == nil {
 		var err error
-		if delivery, err = d.s.cfg.App.TestWebhookEndpoint(d.m.caller(), d.param("id")); err != nil {
+		if delivery, err = d.s.Config.App.TestWebhookEndpoint(d.m.caller(), d.param("id")); err != nil {
 			e = errorOf(err)
 		}
 	}
@@ -682,7 +682,7 @@ func (d *dashboardRequest) rotateSecret() {
 	e := d.allowed(ledger.ScopeWebhooksWrite)
 	var r actors.Reply
 	if e == nil {
-		r = d.s.cfg.App.RotateWebhookSecret(d.m.caller(), d.param("id"))
+		r = d.s.Config.App.RotateWebhookSecret(d.m.caller(), d.param("id"))
 		e = replyError(r)
 	}
 	if e != nil {
@@ -691,7 +691,7 @@ func (d *dashboardRequest) rotateSecret() {
 	}
 	// Deliveries carry a signature by the previous secret too for the
 	// ledger's overlap after the rotation (on real time, as deliveries are).
-	until := timestamp(d.s.cfg.Actors.Now().UnixMilli() + ledger.WebhookSecretOverlapMillis)
+	until := Timestamp(d.s.Config.Actors.Now().UnixMilli() + ledger.WebhookSecretOverlapMillis)
 	d.render(fasthttp.StatusOK, d.webhooksView("The signing secret is rotated.",
 		map[string]any{"secret": r.Result.WebhookEndpoint.Secret, "previousExpires": until}))
 }
@@ -703,16 +703,16 @@ func (d *dashboardRequest) delivery() { d.deliveryPage(d.param("id"), fasthttp.S
 func (d *dashboardRequest) deliveryPage(id string, status int, problem *dashboard.Problem) {
 	title := "Delivery " + id
 	e := d.allowed(ledger.ScopeWebhooksRead)
-	delivery, found := d.s.cfg.Actors.Reader().WebhookDelivery(d.m.OrgID, id)
+	delivery, found := d.s.Config.Actors.Reader().WebhookDelivery(d.m.OrgID, id)
 	if e == nil && !found {
-		e = notFound("Webhook delivery")
+		e = NotFound("Webhook delivery")
 	}
 	if e != nil {
 		d.render(HTTPStatus(e.Code), &dashboard.Page{Name: "error", Title: title, Section: "webhooks", Problem: problemOfError(e)})
 		return
 	}
 	d.render(status, &dashboard.Page{Name: "delivery", Title: title, Section: "webhooks",
-		View: map[string]any{"delivery": view(&deliveryDetailBody{renderWebhookDeliveryDetail(d.s.publicIDs(), &delivery)})["delivery"]}, Problem: problem})
+		View: map[string]any{"delivery": view(&deliveryDetailBody{renderWebhookDeliveryDetail(d.s.PublicIDs(), &delivery)})["delivery"]}, Problem: problem})
 }
 
 // replayDelivery: POST /dashboard/webhooks/deliveries/{id}/replay:
@@ -724,7 +724,7 @@ func (d *dashboardRequest) replayDelivery() {
 	e := d.allowed(ledger.ScopeWebhooksWrite)
 	var r actors.Reply
 	if e == nil {
-		r = d.s.cfg.App.RetryWebhookDelivery(d.m.caller(), id)
+		r = d.s.Config.App.RetryWebhookDelivery(d.m.caller(), id)
 		e = replyError(r)
 	}
 	if d.form("from") != "delivery" {
@@ -821,7 +821,7 @@ func (d *dashboardRequest) sandbox() { d.sandboxPage(fasthttp.StatusOK, "", nil)
 
 func (d *dashboardRequest) sandboxPage(status int, notice string, problem *dashboard.Problem) {
 	view := map[string]any{"reference": "dash_" + dashboard.NewNonce()}
-	if !d.s.cfg.Live {
+	if !d.s.Config.Live {
 		if a := d.api(fasthttp.MethodGet, "/v1/virtual-accounts", nil, "limit=100", nil); a.ok() {
 			view["virtualAccounts"] = a.body
 		}
@@ -844,7 +844,7 @@ func (d *dashboardRequest) sandboxTool() {
 		d.render(fasthttp.StatusNotFound, &dashboard.Page{Name: "error", Title: "Sandbox tools", Section: "sandbox",
 			Problem: &dashboard.Problem{Code: string(ledger.CodeNotFound), Message: "No such sandbox tool"}})
 		return
-	case d.s.cfg.Live:
+	case d.s.Config.Live:
 		e = errSandboxOnly
 	default:
 		e = d.allowed(ledger.ScopeSimulationsWrite)
@@ -859,7 +859,7 @@ func (d *dashboardRequest) sandboxTool() {
 			in, e = fundBalanceInput(&req)
 		}
 		if e == nil {
-			e = replyError(d.s.cfg.App.FundBalance(d.m.caller(), in.currency, in.amount, in.ref))
+			e = replyError(d.s.Config.App.FundBalance(d.m.caller(), in.currency, in.amount, in.ref))
 		}
 		notice = "The balance is funded with " + d.form("amount") + " " + d.form("currency") + "."
 	case d.param("tool") == "clock":
@@ -872,7 +872,7 @@ func (d *dashboardRequest) sandboxTool() {
 		by, e2 := advanceClockInput(&advanceClockBody{Seconds: &seconds})
 		e = e2
 		if e == nil {
-			r := d.s.cfg.App.AdvanceClock(d.m.caller(), by)
+			r := d.s.Config.App.AdvanceClock(d.m.caller(), by)
 			if e = replyError(r.Reply); e == nil {
 				notice = "The clock now reads " + renderClock(&r).Now + "."
 			}
@@ -912,7 +912,7 @@ const chartPagesMax = 10
 func (d *dashboardRequest) charts() []dashboard.Chart {
 	// The organization's clock, which the sandbox may have moved on: the
 	// resources' times are on it.
-	now := time.UnixMilli(d.s.cfg.Actors.Reader().OrgNow(d.m.OrgID, d.s.cfg.Actors.Now().UnixMilli()))
+	now := time.UnixMilli(d.s.Config.Actors.Reader().OrgNow(d.m.OrgID, d.s.Config.Actors.Now().UnixMilli()))
 	since := now.AddDate(0, 0, -chartDays)
 	payouts, cutP := d.listSince("/v1/payouts", since)
 	collections, cutC := d.listSince("/v1/collections", since)

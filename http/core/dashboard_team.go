@@ -28,8 +28,8 @@ var teamRoles = []string{ledger.RoleOwner, ledger.RoleDeveloper, ledger.RoleView
 
 // teamPage is the Team page of m's organization.
 func (s *Server) teamPage(ctx *fasthttp.RequestCtx, m dashboardMember) *dashauth.Page {
-	st := s.cfg.Actors.Reader()
-	now := s.cfg.Actors.Now()
+	st := s.Config.Actors.Reader()
+	now := s.Config.Actors.Now()
 	p := &dashauth.Page{Title: "Team", CSRF: s.dashboardCSRF(ctx, m), Member: &dashauth.PageMember{Email: m.Email, Role: m.Role},
 		Owner: m.Role == ledger.RoleOwner, Roles: teamRoles}
 	for _, tm := range st.Members(m.OrgID) {
@@ -96,27 +96,27 @@ func (s *Server) teamInvite(ctx *fasthttp.RequestCtx, m dashboardMember) (*dasha
 	if !plausibleEmail(email) {
 		return nil, ledger.FieldInvalid("email", "is not an email address")
 	}
-	link := s.cfg.App.InviteMember(m.caller(), email, role)
+	link := s.Config.App.InviteMember(m.caller(), email, role)
 	if e := replyError(link.Reply); e != nil {
 		return nil, e
 	}
 	p := s.teamPage(ctx, m)
-	p.NewLink = s.cfg.PublicBaseURL + "/dashboard/invitations/" + link.Token
+	p.NewLink = s.Config.PublicBaseURL + "/dashboard/invitations/" + link.Token
 	p.NewLinkEmail, p.NewLinkExpires = email, link.ExpiresAt.UTC().Format("2006-01-02 15:04 UTC")
 	return p, nil
 }
 
 func (s *Server) teamRevokeInvitation(ctx *fasthttp.RequestCtx, m dashboardMember) (*dashauth.Page, *ledger.Error) {
 	id, _ := ctx.UserValue("id").(string)
-	return nil, replyError(s.cfg.App.RevokeInvitation(m.caller(), id))
+	return nil, replyError(s.Config.App.RevokeInvitation(m.caller(), id))
 }
 
 func (s *Server) teamSetRole(ctx *fasthttp.RequestCtx, m dashboardMember) (*dashauth.Page, *ledger.Error) {
 	id, _ := ctx.UserValue("id").(string)
-	return nil, replyError(s.cfg.App.SetMemberRole(m.caller(), id, string(ctx.PostArgs().Peek("role"))))
+	return nil, replyError(s.Config.App.SetMemberRole(m.caller(), id, string(ctx.PostArgs().Peek("role"))))
 }
 
 func (s *Server) teamRemove(ctx *fasthttp.RequestCtx, m dashboardMember) (*dashauth.Page, *ledger.Error) {
 	id, _ := ctx.UserValue("id").(string)
-	return nil, replyError(s.cfg.App.RemoveMember(m.caller(), id))
+	return nil, replyError(s.Config.App.RemoveMember(m.caller(), id))
 }

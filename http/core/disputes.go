@@ -17,24 +17,24 @@ import (
 // the events move with it.
 
 func init() {
-	registerRoutes(
-		endpoint{fasthttp.MethodGet, "/v1/disputes", ledger.ScopeDisputesRead, (*call).listDisputes, nil},
-		endpoint{fasthttp.MethodGet, "/v1/disputes/{id}", ledger.ScopeDisputesRead, (*call).getDispute, nil},
-		endpoint{fasthttp.MethodPost, "/v1/disputes/{id}/respond", ledger.ScopeDisputesWrite, (*call).respondToDispute, nil},
-		endpoint{fasthttp.MethodPost, "/v1/disputes/{id}/messages", ledger.ScopeDisputesWrite, (*call).addDisputeMessage, nil},
-		endpoint{fasthttp.MethodPost, "/v1/simulations/dispute-open", ledger.ScopeSimulationsWrite, (*call).simulateDisputeOpen, &simulationDoc{
-			operation:   "open_dispute",
-			description: "Opens a dispute against a completed collection of the caller and holds its amount (default: the whole collection) on the balance; the same collection again replays it.",
+	RegisterRoutes(
+		Endpoint{Method: fasthttp.MethodGet, Path: "/v1/disputes", Scope: ledger.ScopeDisputesRead, H: (*Call).listDisputes},
+		Endpoint{Method: fasthttp.MethodGet, Path: "/v1/disputes/{id}", Scope: ledger.ScopeDisputesRead, H: (*Call).getDispute},
+		Endpoint{Method: fasthttp.MethodPost, Path: "/v1/disputes/{id}/respond", Scope: ledger.ScopeDisputesWrite, H: (*Call).respondToDispute},
+		Endpoint{Method: fasthttp.MethodPost, Path: "/v1/disputes/{id}/messages", Scope: ledger.ScopeDisputesWrite, H: (*Call).addDisputeMessage},
+		Endpoint{Method: fasthttp.MethodPost, Path: "/v1/simulations/dispute-open", Scope: ledger.ScopeSimulationsWrite, H: (*Call).simulateDisputeOpen, Sim: &SimulationDoc{
+			Operation:   "open_dispute",
+			Description: "Opens a dispute against a completed collection of the caller and holds its amount (default: the whole collection) on the balance; the same collection again replays it.",
 		}},
-		endpoint{fasthttp.MethodPost, "/v1/simulations/dispute-resolve", ledger.ScopeSimulationsWrite, (*call).simulateDisputeResolve, &simulationDoc{
-			operation:   "resolve_dispute",
-			description: "Resolves an open or under-review dispute: won releases the hold (status declined), lost debits the amount (status accepted).",
-			outcomes:    []string{"won", "lost"},
+		Endpoint{Method: fasthttp.MethodPost, Path: "/v1/simulations/dispute-resolve", Scope: ledger.ScopeSimulationsWrite, H: (*Call).simulateDisputeResolve, Sim: &SimulationDoc{
+			Operation:   "resolve_dispute",
+			Description: "Resolves an open or under-review dispute: won releases the hold (status declined), lost debits the amount (status accepted).",
+			Outcomes:    []string{"won", "lost"},
 		}},
 	)
 }
 
-const listDisputes listKind = 'D'
+const listDisputes ListKind = 'D'
 
 type disputeJSON struct {
 	ID             string                `json:"id"`
@@ -91,9 +91,9 @@ func renderDispute(d *ledger.Dispute) disputeJSON {
 	}
 	return disputeJSON{
 		ID: d.ID, OrganizationID: d.OrgID, CollectionID: d.CollectionID,
-		Amount: money(d.Amount, d.Currency), Currency: d.Currency, Category: d.Category,
-		Status: d.Status.String(), StatusMessage: optional(d.StatusMessage), Evidence: evidence,
-		ResolvedAt: optionalTimestamp(d.ResolvedAt), CreatedAt: timestamp(d.CreatedAt), UpdatedAt: timestamp(d.UpdatedAt),
+		Amount: Money(d.Amount, d.Currency), Currency: d.Currency, Category: d.Category,
+		Status: d.Status.String(), StatusMessage: Optional(d.StatusMessage), Evidence: evidence,
+		ResolvedAt: OptionalTimestamp(d.ResolvedAt), CreatedAt: Timestamp(d.CreatedAt), UpdatedAt: Timestamp(d.UpdatedAt),
 	}
 }
 
@@ -103,13 +103,13 @@ type threadRenderer struct {
 	files func(id string) (ledger.File, bool)
 }
 
-func (c *call) threadRenderer(st *ledger.Reader) threadRenderer {
-	return threadRenderer{sign: c.signer(st), files: func(id string) (ledger.File, bool) { return st.File(c.org, id) }}
+func (c *Call) threadRenderer(st *ledger.Reader) threadRenderer {
+	return threadRenderer{sign: c.signer(st), files: func(id string) (ledger.File, bool) { return st.File(c.Org, id) }}
 }
 
 func (t threadRenderer) message(m *ledger.DisputeMessage) disputeMessageJSON {
 	out := disputeMessageJSON{ID: m.ID, AuthorType: m.AuthorType, Body: m.Body,
-		Attachments: make([]attachmentJSON, 0, len(m.Attachments)), CreatedAt: timestamp(m.CreatedAt)}
+		Attachments: make([]attachmentJSON, 0, len(m.Attachments)), CreatedAt: Timestamp(m.CreatedAt)}
 	for _, a := range m.Attachments {
 		if link, ok := a.URL(); ok {
 			out.Attachments = append(out.Attachments, attachmentJSON{Name: a.Name, URL: link})
@@ -136,41 +136,41 @@ func (t threadRenderer) withThread(d *ledger.Dispute) disputeJSON {
 
 // renderWithThread renders a dispute from a command's result, its thread
 // included, under the read lock (for the files of its attachments).
-func (c *call) renderWithThread(d *ledger.Dispute) *disputeBody {
+func (c *Call) renderWithThread(d *ledger.Dispute) *disputeBody {
 	var body disputeBody
-	body.Dispute = c.threadRenderer(c.s.cfg.Actors.Reader()).withThread(d)
+	body.Dispute = c.threadRenderer(c.Server.Config.Actors.Reader()).withThread(d)
 	return &body
 }
 
 // listDisputes: GET /v1/disputes, newest first, without threads.
-func (c *call) listDisputes() {
-	limit, before, e := pageParams(c.ctx, listDisputes, 20)
+func (c *Call) listDisputes() {
+	limit, before, e := PageParams(c.Ctx, listDisputes, 20)
 	if e != nil {
-		c.fail(e)
+		c.Fail(e)
 		return
 	}
 	var status ledger.DisputeStatus
-	if v, ok := query(c.ctx, "status"); ok {
+	if v, ok := Query(c.Ctx, "status"); ok {
 		if status, ok = ledger.ParseDisputeStatus(v); !ok {
-			c.fail(ledger.FieldInvalid("status", "must be one of open, under_review, accepted, declined"))
+			c.Fail(ledger.FieldInvalid("status", "must be one of open, under_review, accepted, declined"))
 			return
 		}
 	}
 	var page ledger.Page[ledger.Dispute]
-	page = c.s.cfg.Actors.Reader().Disputes(c.org, status, before, limit)
-	c.ok(fasthttp.StatusOK, newList(listDisputes, page, renderDispute))
+	page = c.Server.Config.Actors.Reader().Disputes(c.Org, status, before, limit)
+	c.OK(fasthttp.StatusOK, NewList(listDisputes, page, renderDispute))
 }
 
 // getDispute: GET /v1/disputes/{id}, with its thread oldest first.
-func (c *call) getDispute() {
-	if d, ok := lookup(c, "id", "Dispute", func(st *ledger.Reader, id string) (disputeJSON, bool) {
-		d, ok := st.Dispute(c.org, id)
+func (c *Call) getDispute() {
+	if d, ok := Lookup(c, "id", "Dispute", func(st *ledger.Reader, id string) (disputeJSON, bool) {
+		d, ok := st.Dispute(c.Org, id)
 		if !ok {
 			return disputeJSON{}, false
 		}
 		return c.threadRenderer(st).withThread(&d), true
 	}); ok {
-		c.ok(fasthttp.StatusOK, &disputeBody{d})
+		c.OK(fasthttp.StatusOK, &disputeBody{d})
 	}
 }
 
@@ -184,36 +184,36 @@ type respondRequestBody struct {
 const disputeTextLenMax = 2000
 
 // respondToDispute: POST /v1/disputes/{id}/respond.
-func (c *call) respondToDispute() {
-	id, e := pathParam(c.ctx, "id")
+func (c *Call) respondToDispute() {
+	id, e := PathParam(c.Ctx, "id")
 	if e != nil {
-		c.fail(e)
+		c.Fail(e)
 		return
 	}
 	var req respondRequestBody
-	if !c.decode(&req) {
+	if !c.Decode(&req) {
 		return
 	}
-	var p problems
-	action := p.text("action", req.Action, true, 16)
+	var p Problems
+	action := p.Text("action", req.Action, true, 16)
 	if action != "" && action != ledger.DisputeActionAccept && action != ledger.DisputeActionContest {
-		p.add("action", "must be accept or contest")
+		p.Add("action", "must be accept or contest")
 	}
-	reason := p.text("reason", req.Reason, false, disputeTextLenMax)
+	reason := p.Text("reason", req.Reason, false, disputeTextLenMax)
 	if len(req.FileIDs) > ledger.DisputeAttachmentsMax {
-		p.add("fileIds", "must have at most 10 file ids")
+		p.Add("fileIds", "must have at most 10 file ids")
 	}
 	for i, id := range req.FileIDs {
 		if !strings.HasPrefix(id, "file_") {
-			p.add("fileIds."+strconv.Itoa(i), "must be a file id (file_…)")
+			p.Add("fileIds."+strconv.Itoa(i), "must be a file id (file_…)")
 		}
 	}
-	if e := p.err(); e != nil {
-		c.fail(e)
+	if e := p.Err(); e != nil {
+		c.Fail(e)
 		return
 	}
-	r := c.s.cfg.App.RespondToDispute(c.caller(), app.DisputeResponse{DisputeID: id, Action: action, Reason: reason, FileIDs: req.FileIDs})
-	c.reply(r, fasthttp.StatusOK, func(res *ledger.Result) any { return c.renderWithThread(res.Dispute) })
+	r := c.Server.Config.App.RespondToDispute(c.Caller(), app.DisputeResponse{DisputeID: id, Action: action, Reason: reason, FileIDs: req.FileIDs})
+	c.Reply(r, fasthttp.StatusOK, func(res *ledger.Result) any { return c.renderWithThread(res.Dispute) })
 }
 
 // attachmentURLLenMax bounds a linked document's URL, in characters.
@@ -229,20 +229,20 @@ type messageRequestBody struct {
 }
 
 // addDisputeMessage: POST /v1/disputes/{id}/messages.
-func (c *call) addDisputeMessage() {
-	id, e := pathParam(c.ctx, "id")
+func (c *Call) addDisputeMessage() {
+	id, e := PathParam(c.Ctx, "id")
 	if e != nil {
-		c.fail(e)
+		c.Fail(e)
 		return
 	}
 	var req messageRequestBody
-	if !c.decode(&req) {
+	if !c.Decode(&req) {
 		return
 	}
-	var p problems
-	text := p.text("body", req.Body, true, disputeTextLenMax)
+	var p Problems
+	text := p.Text("body", req.Body, true, disputeTextLenMax)
 	if len(req.Attachments) > ledger.DisputeAttachmentsMax {
-		p.add("attachments", "must have at most 10 files")
+		p.Add("attachments", "must have at most 10 files")
 		req.Attachments = nil
 	}
 	atts := make([]ledger.Attachment, 0, len(req.Attachments))
@@ -254,37 +254,37 @@ func (c *call) addDisputeMessage() {
 		// it: its url is the file's download link (or empty), made afresh
 		// at every read, so it is checked for size and not kept.
 		if a.FileID == nil && a.URL != nil {
-			name := p.text(field+".name", a.Name, true, fileNameLenMax)
-			link := p.text(field+".url", a.URL, true, attachmentURLLenMax)
+			name := p.Text(field+".name", a.Name, true, fileNameLenMax)
+			link := p.Text(field+".url", a.URL, true, attachmentURLLenMax)
 			if u, err := url.Parse(link); link != "" && (err != nil || u.Scheme != "https" || u.Host == "") {
-				p.add(field+".url", "must be an https URL")
+				p.Add(field+".url", "must be an https URL")
 			}
 			atts = append(atts, ledger.LinkedAttachment(name, link))
 			continue
 		}
-		p.text(field+".url", a.URL, false, attachmentURLLenMax)
-		fileID := p.text(field+".fileId", a.FileID, true, 64)
+		p.Text(field+".url", a.URL, false, attachmentURLLenMax)
+		fileID := p.Text(field+".fileId", a.FileID, true, 64)
 		if fileID != "" && !strings.HasPrefix(fileID, "file_") {
-			p.add(field+".fileId", "must be a file id (file_…)")
+			p.Add(field+".fileId", "must be a file id (file_…)")
 		}
-		name := p.text(field+".name", a.Name, false, fileNameLenMax)
+		name := p.Text(field+".name", a.Name, false, fileNameLenMax)
 		atts = append(atts, ledger.Attachment{FileID: fileID, Name: name})
 	}
-	if e := p.err(); e != nil {
-		c.fail(e)
+	if e := p.Err(); e != nil {
+		c.Fail(e)
 		return
 	}
-	r := c.s.cfg.App.AddDisputeMessage(c.caller(), app.DisputeMessage{DisputeID: id, Body: text, Attachments: atts})
-	c.created(r, func(res *ledger.Result) any {
+	r := c.Server.Config.App.AddDisputeMessage(c.Caller(), app.DisputeMessage{DisputeID: id, Body: text, Attachments: atts})
+	c.Created(r, func(res *ledger.Result) any {
 		var body disputeMessageBody
-		body.Message = c.threadRenderer(c.s.cfg.Actors.Reader()).message(res.DisputeMessage)
+		body.Message = c.threadRenderer(c.Server.Config.Actors.Reader()).message(res.DisputeMessage)
 		return &body
 	})
 }
 
 type disputeOpenRequestBody struct {
 	CollectionID *string `json:"collectionId"`
-	Amount       amount  `json:"amount"`
+	Amount       Amount  `json:"amount"`
 	Category     *string `json:"category"`
 	Reason       *string `json:"reason"`
 }
@@ -301,33 +301,33 @@ type disputeSimulationJSON struct {
 }
 
 // simulateDisputeOpen: POST /v1/simulations/dispute-open.
-func (c *call) simulateDisputeOpen() {
-	if !c.sandboxOnly() {
+func (c *Call) simulateDisputeOpen() {
+	if !c.SandboxOnly() {
 		return
 	}
 	var req disputeOpenRequestBody
-	if !c.decode(&req) {
+	if !c.Decode(&req) {
 		return
 	}
-	var p problems
-	colID := p.text("collectionId", req.CollectionID, true, 64)
-	category := p.text("category", req.Category, false, 16)
+	var p Problems
+	colID := p.Text("collectionId", req.CollectionID, true, 64)
+	category := p.Text("category", req.Category, false, 16)
 	if category == "" {
 		category = "fraud"
 	} else if category != "fraud" && category != "chargeback" && category != "other" {
-		p.add("category", "must be one of fraud, chargeback, other")
+		p.Add("category", "must be one of fraud, chargeback, other")
 	}
-	reason := p.text("reason", req.Reason, false, disputeTextLenMax)
-	if e := p.err(); e != nil {
-		c.fail(e)
+	reason := p.Text("reason", req.Reason, false, disputeTextLenMax)
+	if e := p.Err(); e != nil {
+		c.Fail(e)
 		return
 	}
 	in := app.DisputeOpening{CollectionID: colID, Category: category, Reason: reason}
-	if req.Amount.set {
-		in.Amount = &req.Amount.text
+	if req.Amount.Set {
+		in.Amount = &req.Amount.Text
 	}
-	r := c.s.cfg.App.OpenDispute(c.caller(), in)
-	c.created(r, func(res *ledger.Result) any {
+	r := c.Server.Config.App.OpenDispute(c.Caller(), in)
+	c.Created(r, func(res *ledger.Result) any {
 		return &disputeSimulationBody{disputeSimulationJSON{Type: "open_dispute", Replayed: res.Replayed,
 			Dispute: c.renderWithThread(res.Dispute).Dispute}}
 	})
@@ -340,27 +340,27 @@ type disputeResolveRequestBody struct {
 }
 
 // simulateDisputeResolve: POST /v1/simulations/dispute-resolve.
-func (c *call) simulateDisputeResolve() {
-	if !c.sandboxOnly() {
+func (c *Call) simulateDisputeResolve() {
+	if !c.SandboxOnly() {
 		return
 	}
 	var req disputeResolveRequestBody
-	if !c.decode(&req) {
+	if !c.Decode(&req) {
 		return
 	}
-	var p problems
-	id := p.text("disputeId", req.DisputeID, true, 64)
-	outcome := p.text("outcome", req.Outcome, true, 8)
+	var p Problems
+	id := p.Text("disputeId", req.DisputeID, true, 64)
+	outcome := p.Text("outcome", req.Outcome, true, 8)
 	if outcome != "" && outcome != "won" && outcome != "lost" {
-		p.add("outcome", "must be won or lost")
+		p.Add("outcome", "must be won or lost")
 	}
-	message := p.text("message", req.Message, false, disputeTextLenMax)
-	if e := p.err(); e != nil {
-		c.fail(e)
+	message := p.Text("message", req.Message, false, disputeTextLenMax)
+	if e := p.Err(); e != nil {
+		c.Fail(e)
 		return
 	}
-	r := c.s.cfg.App.ResolveDispute(c.caller(), id, outcome == "won", message)
-	c.reply(r, fasthttp.StatusOK, func(res *ledger.Result) any {
+	r := c.Server.Config.App.ResolveDispute(c.Caller(), id, outcome == "won", message)
+	c.Reply(r, fasthttp.StatusOK, func(res *ledger.Result) any {
 		return &disputeSimulationBody{disputeSimulationJSON{Type: "resolve_dispute", Outcome: outcome,
 			Dispute: c.renderWithThread(res.Dispute).Dispute}}
 	})

@@ -21,7 +21,7 @@ var eventRenderers = map[ledger.SubjectKind]func(ledger.Subject) any{}
 
 // registerEventRenderer makes events about subjects of kind k renderable.
 // It is called from init functions.
-func registerEventRenderer(k ledger.SubjectKind, render func(ledger.Subject) any) {
+func RegisterEventRenderer(k ledger.SubjectKind, render func(ledger.Subject) any) {
 	if _, dup := eventRenderers[k]; dup {
 		panic(fmt.Sprintf("http: event renderer for subject kind %d registered twice", k))
 	}
@@ -29,7 +29,7 @@ func registerEventRenderer(k ledger.SubjectKind, render func(ledger.Subject) any
 }
 
 // renderAs adapts a resource's render function to a subject renderer.
-func renderAs[T, R any](render func(*T) R) func(ledger.Subject) any {
+func RenderAs[T, R any](render func(*T) R) func(ledger.Subject) any {
 	return func(s ledger.Subject) any {
 		v := s.(T)
 		return render(&v)
@@ -37,17 +37,17 @@ func renderAs[T, R any](render func(*T) R) func(ledger.Subject) any {
 }
 
 func init() {
-	registerEventRenderer(ledger.SubjectWebhookEndpoint, renderAs(renderWebhookEndpoint))
+	RegisterEventRenderer(ledger.SubjectWebhookEndpoint, RenderAs(renderWebhookEndpoint))
 	// A dispute event carries the dispute as it was; its message thread is
 	// read live by GET /v1/disputes/{id} and is not part of the payload.
-	registerEventRenderer(ledger.SubjectDispute, renderAs(renderDispute))
-	registerEventRenderer(ledger.SubjectPaymentLink, renderAs(renderPaymentLink))
-	registerEventRenderer(ledger.SubjectPaymentPage, renderAs(renderPaymentPage))
-	registerEventRenderer(ledger.SubjectCheckoutSession, renderAs(renderCheckoutSession))
+	RegisterEventRenderer(ledger.SubjectDispute, RenderAs(renderDispute))
+	RegisterEventRenderer(ledger.SubjectPaymentLink, RenderAs(renderPaymentLink))
+	RegisterEventRenderer(ledger.SubjectPaymentPage, RenderAs(renderPaymentPage))
+	RegisterEventRenderer(ledger.SubjectCheckoutSession, RenderAs(renderCheckoutSession))
 
-	registerRoutes(
-		endpoint{fasthttp.MethodGet, "/v1/webhooks/events", ledger.ScopeWebhooksRead, (*call).listEvents, nil},
-		endpoint{fasthttp.MethodGet, "/v1/webhooks/events/{id}", ledger.ScopeWebhooksRead, (*call).getEvent, nil},
+	RegisterRoutes(
+		Endpoint{Method: fasthttp.MethodGet, Path: "/v1/webhooks/events", Scope: ledger.ScopeWebhooksRead, H: (*Call).listEvents},
+		Endpoint{Method: fasthttp.MethodGet, Path: "/v1/webhooks/events/{id}", Scope: ledger.ScopeWebhooksRead, H: (*Call).getEvent},
 	)
 }
 
@@ -85,7 +85,7 @@ func renderEvent(ids *ledger.PublicIDs, ev *ledger.Event) eventJSON {
 	if err != nil {
 		payload = []byte(`{"event":` + jsonString(ev.Type) + `,"data":null}`)
 	}
-	return eventJSON{ID: ids.EventID(ev.Seq), EventType: ev.Type, ResourceID: ev.ResourceID, Payload: payload, CreatedAt: timestamp(ev.At)}
+	return eventJSON{ID: ids.EventID(ev.Seq), EventType: ev.Type, ResourceID: ev.ResourceID, Payload: payload, CreatedAt: Timestamp(ev.At)}
 }
 
 func jsonString(s string) string {
@@ -95,33 +95,40 @@ func jsonString(s string) string {
 
 // listEvents: GET /v1/webhooks/events, every event of the organization,
 // delivered or not, newest first.
-func (c *call) listEvents() {
-	limit, before, e := pageParams(c.ctx, listEvents, 20)
+func (c *Call) listEvents() {
+	limit, before, e := PageParams(c.Ctx, listEvents, 20)
 	if e != nil {
-		c.fail(e)
+		c.Fail(e)
 		return
 	}
 	var f ledger.EventFilter
-	if v, ok := query(c.ctx, "eventType"); ok {
+	if v, ok := Query(c.Ctx, "eventType"); ok {
 		if !slices.Contains(ledger.EventTypes, v) && v != ledger.EventWebhookTest {
-			c.fail(ledger.FieldInvalid("eventType", "is not an event type"))
+			c.Fail(ledger.FieldInvalid("eventType", "is not an event type"))
 			return
 		}
 		f.Type = v
 	}
-	f.ResourceID, _ = query(c.ctx, "resourceId")
+	f.ResourceID, _ = Query(c.Ctx, "resourceId")
 	var page ledger.Page[ledger.Event]
-	page = c.s.cfg.Actors.Reader().Events(c.org, f, before, limit)
-	ids := c.s.publicIDs()
-	c.ok(fasthttp.StatusOK, newList(listEvents, page, func(ev *ledger.Event) eventJSON { return renderEvent(ids, ev) }))
+	page = c.Server.Config.Actors.Reader().Events(c.Org, f, before, limit)
+	ids := c.Server.PublicIDs()
+	c.OK(fasthttp.StatusOK, NewList(listEvents, page, func(ev *ledger.Event) eventJSON { return renderEvent(ids, ev) }))
 }
 
 // getEvent: GET /v1/webhooks/events/{id}.
-func (c *call) getEvent() {
-	ids := c.s.publicIDs()
-	if ev, ok := lookup(c, "id", "Webhook event", func(st *ledger.Reader, id string) (ledger.Event, bool) {
-		return st.Event(c.org, ids.InternalEventID(id))
+func (c *Call) getEvent() {
+	ids := c.Server.PublicIDs()
+	if ev, ok := Lookup(c, "id", "Webhook event", func(st *ledger.Reader, id string) (ledger.Event, bool) {
+		return st.Event(c.Org, ids.InternalEventID(id))
 	}); ok {
-		c.ok(fasthttp.StatusOK, &eventBody{renderEvent(ids, &ev)})
+		c.OK(fasthttp.StatusOK, &eventBody{renderEvent(ids, &ev)})
 	}
+}
+
+// EventRenderable says whether events about subjects of kind k render: a
+// renderer is registered for it.
+func EventRenderable(k ledger.SubjectKind) bool {
+	_, ok := eventRenderers[k]
+	return ok
 }

@@ -47,7 +47,7 @@ func newExportLanes(wait time.Duration) *exportLanes {
 
 // acquire waits for org's turn and a slot on the node, for at most l.wait;
 // release gives both back once the lane has rested.
-func (l *exportLanes) acquire(org string) (release func(), err *ledger.Error) {
+func (l *exportLanes) Acquire(org string) (release func(), err *ledger.Error) {
 	l.mu.Lock()
 	lane, ok := l.orgs[org]
 	if !ok {

@@ -90,7 +90,7 @@ func (s *Server) checkPeer(ctx *fasthttp.RequestCtx, digest string) *ledger.Erro
 	}
 	var key []byte
 	for deadline := time.Now().Add(peerKeyWait); ; time.Sleep(20 * time.Millisecond) {
-		key, _ = s.cfg.Actors.Reader().FileSigningKey()
+		key, _ = s.Config.Actors.Reader().FileSigningKey()
 		if key != nil || time.Now().After(deadline) {
 			break
 		}
@@ -161,11 +161,11 @@ func (s *Server) serveBlob(ctx *fasthttp.RequestCtx) {
 // peers returns the other nodes' HTTP addresses, in a fixed order.
 func (s *Server) peers() []string {
 	self := ""
-	if s.cfg.Cluster != nil {
-		self = s.cfg.Cluster.ID()
+	if s.Config.Cluster != nil {
+		self = s.Config.Cluster.ID()
 	}
 	var out []string
-	for id, addr := range s.cfg.PeerHTTP {
+	for id, addr := range s.Config.PeerHTTP {
 		if id != self && addr != "" {
 			out = append(out, addr)
 		}

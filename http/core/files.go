@@ -33,15 +33,15 @@ import (
 // URLs and they stay valid across restarts until they expire.
 
 func init() {
-	registerRoutes(
-		endpoint{fasthttp.MethodPost, "/v1/files", ledger.ScopeFilesWrite, (*call).uploadFile, nil},
-		endpoint{fasthttp.MethodGet, "/v1/files", ledger.ScopeFilesRead, (*call).listFiles, nil},
-		endpoint{fasthttp.MethodGet, "/v1/files/purposes", 0, (*call).filePurposes, nil},
-		endpoint{fasthttp.MethodGet, "/v1/files/{id}", ledger.ScopeFilesRead, (*call).getFile, nil},
+	RegisterRoutes(
+		Endpoint{Method: fasthttp.MethodPost, Path: "/v1/files", Scope: ledger.ScopeFilesWrite, H: (*Call).uploadFile},
+		Endpoint{Method: fasthttp.MethodGet, Path: "/v1/files", Scope: ledger.ScopeFilesRead, H: (*Call).listFiles},
+		Endpoint{Method: fasthttp.MethodGet, Path: "/v1/files/purposes", H: (*Call).filePurposes},
+		Endpoint{Method: fasthttp.MethodGet, Path: "/v1/files/{id}", Scope: ledger.ScopeFilesRead, H: (*Call).getFile},
 	)
 }
 
-const listFiles listKind = 'F'
+const listFiles ListKind = 'F'
 
 // fileURLLifetime is how long a download URL is valid, by purpose: identity
 // documents briefly, logos (shown on pages) for a day.
@@ -73,7 +73,7 @@ type fileBody struct {
 
 func renderFile(f *ledger.File) fileJSON {
 	return fileJSON{ID: f.ID, Purpose: f.Purpose, Filename: f.Filename, ContentType: f.ContentType,
-		Size: f.Size, CreatedAt: timestamp(f.CreatedAt)}
+		Size: f.Size, CreatedAt: Timestamp(f.CreatedAt)}
 }
 
 // urlSigner makes download URLs for one response.
@@ -87,10 +87,10 @@ type urlSigner struct {
 // base URL (Config.PublicBaseURL, never the request's Host), the replicated key (nil before any file exists), and the
 // organization's clock, so that advancing a sandbox clock expires links as
 // it expires everything else. Call it under the state's read lock.
-func (c *call) signer(st *ledger.Reader) urlSigner {
+func (c *Call) signer(st *ledger.Reader) urlSigner {
 	key, _ := st.FileSigningKey()
-	now := time.UnixMilli(st.OrgNow(c.org, c.s.cfg.Actors.Now().UnixMilli()))
-	return urlSigner{base: c.s.cfg.PublicBaseURL, key: key, now: now}
+	now := time.UnixMilli(st.OrgNow(c.Org, c.Server.Config.Actors.Now().UnixMilli()))
+	return urlSigner{base: c.Server.Config.PublicBaseURL, key: key, now: now}
 }
 
 func (u urlSigner) url(f *ledger.File) string {
@@ -114,8 +114,8 @@ func fileSignature(key []byte, id, expires string) string {
 
 // signingKey returns the cluster's signing key (of download URLs, and of
 // the followers' word on a client's address), made first if there is none.
-func (c *call) signingKey() ([]byte, *ledger.Error) {
-	key, err := c.s.cfg.App.FileSigningKey()
+func (c *Call) signingKey() ([]byte, *ledger.Error) {
+	key, err := c.Server.Config.App.FileSigningKey()
 	if err != nil {
 		return nil, errorOf(err)
 	}
@@ -123,50 +123,50 @@ func (c *call) signingKey() ([]byte, *ledger.Error) {
 }
 
 // uploadFile: POST /v1/files.
-func (c *call) uploadFile() {
-	if c.s.blobs == nil {
-		c.fail(&ledger.Error{Code: ledger.CodeUnavailable, Message: "File storage is not configured on this node; nothing was done"})
+func (c *Call) uploadFile() {
+	if c.Server.blobs == nil {
+		c.Fail(&ledger.Error{Code: ledger.CodeUnavailable, Message: "File storage is not configured on this node; nothing was done"})
 		return
 	}
 	select {
 	case uploadsInFlight <- struct{}{}:
 		defer func() { <-uploadsInFlight }()
 	default:
-		c.fail(&ledger.Error{Code: ledger.CodeUnavailable, Message: "Too many uploads in progress; nothing was done, retry shortly"})
+		c.Fail(&ledger.Error{Code: ledger.CodeUnavailable, Message: "Too many uploads in progress; nothing was done, retry shortly"})
 		return
 	}
-	up, e := parseUpload(string(c.ctx.Request.Header.ContentType()), c.ctx.Request.Body())
+	up, e := parseUpload(string(c.Ctx.Request.Header.ContentType()), c.Ctx.Request.Body())
 	if e != nil {
-		c.fail(e)
+		c.Fail(e)
 		return
 	}
 	purpose, contentType, e := checkUpload(up)
 	if e != nil {
-		c.fail(e)
+		c.Fail(e)
 		return
 	}
 	key, e := c.signingKey()
 	if e != nil {
-		c.fail(e)
+		c.Fail(e)
 		return
 	}
-	digest, err := c.s.blobs.Put(up.content)
+	digest, err := c.Server.blobs.Put(up.content)
 	if err != nil {
-		c.s.logger.Error("store blob", "err", err)
-		c.fail(&ledger.Error{Code: ledger.CodeUnavailable, Message: "The file could not be stored; nothing was done, retry shortly"})
+		c.Server.logger.Error("store blob", "err", err)
+		c.Fail(&ledger.Error{Code: ledger.CodeUnavailable, Message: "The file could not be stored; nothing was done, retry shortly"})
 		return
 	}
-	if e := c.s.replicateBlob(key, digest, up.content); e != nil {
-		c.fail(e)
+	if e := c.Server.replicateBlob(key, digest, up.content); e != nil {
+		c.Fail(e)
 		return
 	}
-	r := c.s.cfg.App.CreateFile(c.caller(), app.NewFile{
+	r := c.Server.Config.App.CreateFile(c.Caller(), app.NewFile{
 		Purpose: purpose.Name, Filename: up.filename, ContentType: contentType,
 		Size: int64(len(up.content)), SHA256: digest,
 	})
 	var sign urlSigner
-	sign = c.signer(c.s.cfg.Actors.Reader())
-	c.created(r, func(res *ledger.Result) any {
+	sign = c.signer(c.Server.Config.Actors.Reader())
+	c.Created(r, func(res *ledger.Result) any {
 		f := renderFile(res.File)
 		f.URL = sign.url(res.File)
 		return &fileBody{f}
@@ -174,9 +174,9 @@ func (c *call) uploadFile() {
 }
 
 // getFile: GET /v1/files/{id}, with a fresh signed URL.
-func (c *call) getFile() {
-	if f, ok := lookup(c, "id", "File", func(st *ledger.Reader, id string) (fileJSON, bool) {
-		f, ok := st.File(c.org, id)
+func (c *Call) getFile() {
+	if f, ok := Lookup(c, "id", "File", func(st *ledger.Reader, id string) (fileJSON, bool) {
+		f, ok := st.File(c.Org, id)
 		if !ok {
 			return fileJSON{}, false
 		}
@@ -184,27 +184,27 @@ func (c *call) getFile() {
 		out.URL = c.signer(st).url(&f)
 		return out, true
 	}); ok {
-		c.ok(fasthttp.StatusOK, &fileBody{f})
+		c.OK(fasthttp.StatusOK, &fileBody{f})
 	}
 }
 
 // listFiles: GET /v1/files, newest first, without URLs.
-func (c *call) listFiles() {
-	limit, before, e := pageParams(c.ctx, listFiles, 20)
+func (c *Call) listFiles() {
+	limit, before, e := PageParams(c.Ctx, listFiles, 20)
 	if e != nil {
-		c.fail(e)
+		c.Fail(e)
 		return
 	}
-	purpose, given := query(c.ctx, "purpose")
+	purpose, given := Query(c.Ctx, "purpose")
 	if given {
 		if _, ok := ledger.LookupFilePurpose(purpose); !ok {
-			c.fail(ledger.FieldInvalid("purpose", "must be one of "+purposeNames()))
+			c.Fail(ledger.FieldInvalid("purpose", "must be one of "+purposeNames()))
 			return
 		}
 	}
 	var page ledger.Page[ledger.File]
-	page = c.s.cfg.Actors.Reader().Files(c.org, purpose, before, limit)
-	c.ok(fasthttp.StatusOK, newList(listFiles, page, renderFile))
+	page = c.Server.Config.Actors.Reader().Files(c.Org, purpose, before, limit)
+	c.OK(fasthttp.StatusOK, NewList(listFiles, page, renderFile))
 }
 
 type filePurposeJSON struct {
@@ -218,12 +218,12 @@ type filePurposesBody struct {
 }
 
 // filePurposes: GET /v1/files/purposes, so clients check before uploading.
-func (c *call) filePurposes() {
+func (c *Call) filePurposes() {
 	var body filePurposesBody
 	for _, p := range ledger.FilePurposes {
 		body.Purposes = append(body.Purposes, filePurposeJSON{p.Name, p.MaxSizeBytes, p.AllowedTypes})
 	}
-	c.ok(fasthttp.StatusOK, &body)
+	c.OK(fasthttp.StatusOK, &body)
 }
 
 // downloadFile: GET /v1/files/{id}/content?expires=…&signature=…, on any
@@ -240,22 +240,22 @@ func (s *Server) downloadFile(ctx *fasthttp.RequestCtx) {
 		writeError(ctx, e)
 		return
 	}
-	id, e := pathParam(ctx, "id")
+	id, e := PathParam(ctx, "id")
 	if e != nil {
 		writeError(ctx, e)
 		return
 	}
-	expiresText, _ := query(ctx, "expires")
-	signature, _ := query(ctx, "signature")
-	var p problems
+	expiresText, _ := Query(ctx, "expires")
+	signature, _ := Query(ctx, "signature")
+	var p Problems
 	expires, err := strconv.ParseInt(expiresText, 10, 64)
 	if err != nil || expires <= 0 {
-		p.add("expires", "is required: use the url exactly as the API returned it")
+		p.Add("expires", "is required: use the url exactly as the API returned it")
 	}
 	if signature == "" {
-		p.add("signature", "is required: use the url exactly as the API returned it")
+		p.Add("signature", "is required: use the url exactly as the API returned it")
 	}
-	if e := p.err(); e != nil {
+	if e := p.Err(); e != nil {
 		writeError(ctx, e)
 		return
 	}
@@ -264,10 +264,10 @@ func (s *Server) downloadFile(ctx *fasthttp.RequestCtx) {
 	var key []byte
 	var nowSeconds int64 // on the file's organization's clock
 	read := func() {
-		st := s.cfg.Actors.Reader()
+		st := s.Config.Actors.Reader()
 		f, found = st.FileByID(id)
 		key, _ = st.FileSigningKey()
-		nowSeconds = st.OrgNow(f.OrgID, s.cfg.Actors.Now().UnixMilli()) / 1000
+		nowSeconds = st.OrgNow(f.OrgID, s.Config.Actors.Now().UnixMilli()) / 1000
 	}
 	read()
 	if key == nil || !found {
@@ -342,11 +342,11 @@ const BlobOrphanAge = time.Hour
 // leftovers of uploads whose record never committed (no majority, a failed
 // commit). It returns how many it removed. cmd/payments calls it hourly.
 func (s *Server) SweepBlobs() (int, error) {
-	if s.blobs == nil || s.cfg.Actors == nil {
+	if s.blobs == nil || s.Config.Actors == nil {
 		return 0, nil
 	}
 	var known map[string]bool
-	known = s.cfg.Actors.Reader().FileDigests()
+	known = s.Config.Actors.Reader().FileDigests()
 	return s.blobs.Sweep(func(d string) bool { return known[d] }, time.Now().Add(-BlobOrphanAge))
 }
 
@@ -359,7 +359,7 @@ func (s *Server) OpenBlob(digest string) (io.ReadCloser, int64, error) {
 	}
 	file, size, err := s.blobs.Open(digest)
 	if errors.Is(err, blob.ErrNotFound) {
-		key, _ := s.cfg.Actors.Reader().FileSigningKey()
+		key, _ := s.Config.Actors.Reader().FileSigningKey()
 		if key == nil {
 			return nil, 0, fmt.Errorf("file %s: not on this node, and no signing key to ask peers with", digest)
 		}

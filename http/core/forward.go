@@ -75,7 +75,7 @@ func (s *Server) relayToLeader(ctx *fasthttp.RequestCtx) (bool, *ledger.Error) {
 // their pages keep some state in the leader's memory (sessions' last uses,
 // simulated deposits on their way).
 func (s *Server) relay(ctx *fasthttp.RequestCtx, followerReads bool) (bool, *ledger.Error) {
-	c := s.cfg.Cluster
+	c := s.Config.Cluster
 	if c == nil {
 		return false, nil
 	}
@@ -156,7 +156,7 @@ func (s *Server) readHere(deadline time.Time) bool {
 // by its commit (which proves this node led), or says nothing of the state
 // (429, 5xx). Reads were confirmed before they were served.
 func (s *Server) confirmAnswer(ctx *fasthttp.RequestCtx) bool {
-	c := s.cfg.Cluster
+	c := s.Config.Cluster
 	if c == nil || ctx.IsGet() || ctx.IsHead() {
 		return true
 	}
@@ -207,7 +207,7 @@ func (s *Server) forwardTo(ctx *fasthttp.RequestCtx, leader string, changed <-ch
 	resp := fasthttp.AcquireResponse()
 	ctx.Request.CopyTo(req)
 	req.SetHost(addr)
-	req.Header.Set(forwardedHeader, s.cfg.Cluster.ID())
+	req.Header.Set(forwardedHeader, s.Config.Cluster.ID())
 	req.Header.Set(attemptHeader, s.attemptOf(ctx))
 	s.signClientAddr(ctx, req)
 	answered := make(chan error, 1)
@@ -234,12 +234,12 @@ func (s *Server) forwardTo(ctx *fasthttp.RequestCtx, leader string, changed <-ch
 			resp.CopyTo(&ctx.Response)
 			return forwardAnswered
 		case <-changed:
-			changed = s.cfg.Cluster.LeaderChange()
+			changed = s.Config.Cluster.LeaderChange()
 			// Abandoned only for a leader known to be another: while none is
 			// known, the one asked may still answer (a blip in this node's
 			// view of the leader, a leader re-elected), and abandoning it
 			// then would send the request twice, the second a replay.
-			if now, ok := s.cfg.Cluster.Leader(); !ok || now == leader || !resendable {
+			if now, ok := s.Config.Cluster.Leader(); !ok || now == leader || !resendable {
 				continue
 			}
 			// The old leader may still answer, late: its answer is
@@ -274,12 +274,12 @@ func (s *Server) attemptOf(ctx *fasthttp.RequestCtx) string {
 // members' addresses (members added after this node started), else
 // Config.PeerHTTP's.
 func (s *Server) peerAddr(id string) string {
-	if c, ok := s.cfg.Cluster.(interface{ PeerHTTP(string) (string, bool) }); ok {
+	if c, ok := s.Config.Cluster.(interface{ PeerHTTP(string) (string, bool) }); ok {
 		if addr, ok := c.PeerHTTP(id); ok {
 			return addr
 		}
 	}
-	return s.cfg.PeerHTTP[id]
+	return s.Config.PeerHTTP[id]
 }
 
 // resendSafe reports whether the request may be sent to another leader
@@ -306,10 +306,10 @@ func resendSafe(ctx *fasthttp.RequestCtx) bool {
 func (s *Server) leaderLost(ctx *fasthttp.RequestCtx) bool {
 	e, _ := ctx.UserValue(leaderLostKey).(*ledger.Error)
 	switch {
-	case e == nil || s.cfg.Cluster == nil:
+	case e == nil || s.Config.Cluster == nil:
 		return false
 	case e == errNotLeaderNothingDone:
-		if !s.cfg.Cluster.IsLeader() {
+		if !s.Config.Cluster.IsLeader() {
 			// A read this follower served needed a write (a signing
 			// key drawn once): the next attempt goes to the leader.
 			ctx.SetUserValue(leaderOnlyKey, true)
@@ -318,7 +318,7 @@ func (s *Server) leaderLost(ctx *fasthttp.RequestCtx) bool {
 	}
 	// A commit that timed out on a node that still leads is not a leader
 	// change: the client decides when to retry it.
-	return !s.cfg.Cluster.IsLeader() && resendSafe(ctx)
+	return !s.Config.Cluster.IsLeader() && resendSafe(ctx)
 }
 
 // notSent reports whether a forward failed before the request left: the

@@ -57,7 +57,7 @@ func (s *Server) signClientAddr(ctx *fasthttp.RequestCtx, req *fasthttp.Request)
 	req.Header.Del(clientAddrHeader)
 	req.Header.Del(clientTokenHeader)
 	addr := s.connectionClient(ctx)
-	key, _ := s.cfg.Actors.Reader().FileSigningKey()
+	key, _ := s.Config.Actors.Reader().FileSigningKey()
 	if key == nil {
 		return
 	}
@@ -84,7 +84,7 @@ func (s *Server) forwardedClient(ctx *fasthttp.RequestCtx) (addr netip.Addr, pre
 	if err != nil || !ok || perr != nil || now.Unix() > expires || expires > now.Add(2*clientTokenLifetime).Unix() {
 		return netip.Addr{}, true, deny
 	}
-	key, _ := s.cfg.Actors.Reader().FileSigningKey()
+	key, _ := s.Config.Actors.Reader().FileSigningKey()
 	want := clientToken(key, string(a), string(ctx.Method()), string(ctx.RequestURI()), expires)
 	if key == nil || !hmac.Equal([]byte(token), []byte(want)) {
 		return netip.Addr{}, true, deny
@@ -139,7 +139,7 @@ func (s *Server) connectionClient(ctx *fasthttp.RequestCtx) netip.Addr {
 }
 
 func (s *Server) trustedProxy(a netip.Addr) bool {
-	for _, p := range s.cfg.TrustedProxies {
+	for _, p := range s.Config.TrustedProxies {
 		if p.Contains(a) {
 			return true
 		}

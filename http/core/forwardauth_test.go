@@ -16,7 +16,7 @@ func TestConnectionClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Server{cfg: Config{TrustedProxies: proxies}}
+	s := &Server{Config: Config{TrustedProxies: proxies}}
 	for _, tc := range []struct {
 		name   string
 		remote string

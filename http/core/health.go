@@ -37,7 +37,7 @@ func (s *Server) readyz(ctx *fasthttp.RequestCtx) {
 			Message: "Not ready: this node is shutting down and finishing the requests in flight; send new requests to another node"})
 		return
 	}
-	c := s.cfg.Cluster
+	c := s.Config.Cluster
 	body := healthBody{Status: "ready", Node: c.ID(), Role: "follower"}
 	if c.IsLeader() {
 		body.Role = "leader"
@@ -55,7 +55,7 @@ func (s *Server) readyz(ctx *fasthttp.RequestCtx) {
 	}
 	// A fresh cluster is ready once its bootstrap organization and key are
 	// committed: before that every key would be refused.
-	if a := s.cfg.Actors; a != nil {
+	if a := s.Config.Actors; a != nil {
 		st := a.Reader()
 		_, bootstrapped := st.FirstOrganization()
 		if !bootstrapped {

@@ -20,9 +20,9 @@ import (
 // key's spend in the organization's current day and month.
 
 func init() {
-	registerRoutes(
-		endpoint{fasthttp.MethodGet, "/v1/keys/{id}", ledger.ScopeKeysAdmin, (*call).getKey, nil},
-		endpoint{fasthttp.MethodPatch, "/v1/keys/{id}", ledger.ScopeKeysAdmin, (*call).updateKey, nil},
+	RegisterRoutes(
+		Endpoint{Method: fasthttp.MethodGet, Path: "/v1/keys/{id}", Scope: ledger.ScopeKeysAdmin, H: (*Call).getKey},
+		Endpoint{Method: fasthttp.MethodPatch, Path: "/v1/keys/{id}", Scope: ledger.ScopeKeysAdmin, H: (*Call).updateKey},
 	)
 }
 
@@ -68,7 +68,7 @@ type keyControlsBody struct {
 }
 
 // spendCap reads one cap in USD cents; nil is no cap.
-func (p *problems) spendCap(field string, f capField) *ledger.Minor {
+func (p *Problems) spendCap(field string, f capField) *ledger.Minor {
 	if !f.set || f.null {
 		return nil
 	}
@@ -79,7 +79,7 @@ func (p *problems) spendCap(field string, f capField) *ledger.Minor {
 		return &zero
 	}
 	if strings.HasPrefix(f.text, "-") {
-		p.add(field, capMessage)
+		p.Add(field, capMessage)
 		return nil
 	}
 	m, err := ledger.ParseAmount(f.text, usd)
@@ -88,7 +88,7 @@ func (p *problems) spendCap(field string, f capField) *ledger.Minor {
 		if !strings.Contains(msg, "decimal places") && !strings.Contains(msg, "at most") {
 			msg = capMessage
 		}
-		p.add(field, msg)
+		p.Add(field, msg)
 		return nil
 	}
 	return &m
@@ -96,7 +96,7 @@ func (p *problems) spendCap(field string, f capField) *ledger.Minor {
 
 // keyControls validates the controls of a request into the command's form
 // and which of them it sets: perTransaction, daily, monthly, ipAllowlist.
-func (p *problems) keyControls(b *keyControlsBody) (c ledger.KeyControls, set [4]bool) {
+func (p *Problems) keyControls(b *keyControlsBody) (c ledger.KeyControls, set [4]bool) {
 	if b.SpendCaps != nil {
 		caps := b.SpendCaps
 		c.Caps.PerTransaction = p.spendCap("spendCaps.perTransaction", caps.PerTransaction)
@@ -109,7 +109,7 @@ func (p *problems) keyControls(b *keyControlsBody) (c ledger.KeyControls, set [4
 		if err != nil {
 			*p = append(*p, err.Fields...)
 			if len(err.Fields) == 0 {
-				p.add("ipAllowlist", err.Message)
+				p.Add("ipAllowlist", err.Message)
 			}
 		}
 		c.Allowlist, set[3] = list, true
@@ -122,42 +122,42 @@ type updateKeyBody struct {
 }
 
 // getKey: GET /v1/keys/{id}.
-func (c *call) getKey() {
-	k, ok := lookup(c, "id", "API key", func(st *ledger.Reader, id string) (ledger.APIKey, bool) { return st.APIKey(c.org, id) })
+func (c *Call) getKey() {
+	k, ok := Lookup(c, "id", "API key", func(st *ledger.Reader, id string) (ledger.APIKey, bool) { return st.APIKey(c.Org, id) })
 	if !ok {
 		return
 	}
-	c.ok(fasthttp.StatusOK, &keyBody{c.s.renderKeyNow(&k, "")})
+	c.OK(fasthttp.StatusOK, &keyBody{c.Server.renderKeyNow(&k, "")})
 }
 
 // updateKey: PATCH /v1/keys/{id}. Only the members sent change: a cap sent
 // as null is removed, an empty ipAllowlist permits every address.
-func (c *call) updateKey() {
-	id, e := pathParam(c.ctx, "id")
+func (c *Call) updateKey() {
+	id, e := PathParam(c.Ctx, "id")
 	if e != nil {
-		c.fail(e)
+		c.Fail(e)
 		return
 	}
 	var req updateKeyBody
-	if !c.decode(&req) {
+	if !c.Decode(&req) {
 		return
 	}
 	in, e := keyControlsInput(id, &req)
 	if e != nil {
-		c.fail(e)
+		c.Fail(e)
 		return
 	}
-	c.reply(c.s.cfg.App.SetKeyControls(c.caller(), in), fasthttp.StatusOK, func(res *ledger.Result) any {
-		return &keyBody{c.s.renderKeyNow(res.APIKey, "")}
+	c.Reply(c.Server.Config.App.SetKeyControls(c.Caller(), in), fasthttp.StatusOK, func(res *ledger.Result) any {
+		return &keyBody{c.Server.renderKeyNow(res.APIKey, "")}
 	})
 }
 
 // keyControlsInput checks a change of key id's controls (the API's, or
 // the dashboard's form in its shape).
 func keyControlsInput(id string, req *updateKeyBody) (app.KeyControlsChange, *ledger.Error) {
-	var p problems
+	var p Problems
 	controls, set := p.keyControls(&req.keyControlsBody)
-	if e := p.err(); e != nil {
+	if e := p.Err(); e != nil {
 		return app.KeyControlsChange{}, e
 	}
 	if set == [4]bool{} {
@@ -194,8 +194,8 @@ func usdText(m *ledger.Minor) *string {
 // renderKeyNow is a key as the API shows it, with its spend in the
 // organization's current day and month.
 func (s *Server) renderKeyNow(k *ledger.APIKey, secret string) keyJSON {
-	r := s.cfg.Actors.Reader()
-	return renderKeyAt(k, secret, actors.SpendPeriodAt(r, k.OrgID, s.cfg.Actors.Now().UnixMilli()))
+	r := s.Config.Actors.Reader()
+	return renderKeyAt(k, secret, actors.SpendPeriodAt(r, k.OrgID, s.Config.Actors.Now().UnixMilli()))
 }
 
 func renderKeyAt(k *ledger.APIKey, secret string, now ledger.SpendPeriod) keyJSON {

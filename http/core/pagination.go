@@ -15,17 +15,17 @@ import (
 // checksum, base64url-encoded. A cursor from another list, or an edited one,
 // is a validation error rather than a silently wrong page.
 
-type listKind byte
+type ListKind byte
 
 const (
-	listPayouts     listKind = 'p'
-	listCollections listKind = 'c'
-	listEntries     listKind = 'e'
+	ListPayouts     ListKind = 'p'
+	ListCollections ListKind = 'c'
+	ListEntries     ListKind = 'e'
 )
 
 var cursorTable = crc32.MakeTable(crc32.Castagnoli)
 
-func encodeCursor(kind listKind, pos ledger.Cursor) string {
+func encodeCursor(kind ListKind, pos ledger.Cursor) string {
 	b := make([]byte, 1, 1+binary.MaxVarintLen64+4)
 	b[0] = byte(kind)
 	b = binary.AppendUvarint(b, uint64(pos))
@@ -33,7 +33,7 @@ func encodeCursor(kind listKind, pos ledger.Cursor) string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-func decodeCursor(kind listKind, s string) (ledger.Cursor, bool) {
+func decodeCursor(kind ListKind, s string) (ledger.Cursor, bool) {
 	b, err := base64.RawURLEncoding.DecodeString(s)
 	if err != nil || len(b) < 6 || b[0] != byte(kind) {
 		return 0, false
@@ -50,7 +50,7 @@ func decodeCursor(kind listKind, s string) (ledger.Cursor, bool) {
 }
 
 // pageParams reads limit and cursor from the query.
-func pageParams(ctx *fasthttp.RequestCtx, kind listKind, defaultLimit int) (limit int, before ledger.Cursor, err *ledger.Error) {
+func PageParams(ctx *fasthttp.RequestCtx, kind ListKind, defaultLimit int) (limit int, before ledger.Cursor, err *ledger.Error) {
 	args := ctx.QueryArgs()
 	if limit, err = pageLimit(ctx, defaultLimit); err != nil {
 		return 0, 0, err
@@ -80,14 +80,14 @@ func pageLimit(ctx *fasthttp.RequestCtx, defaultLimit int) (int, *ledger.Error) 
 }
 
 // listBody is the pagination envelope.
-type listBody[T any] struct {
+type ListBody[T any] struct {
 	Data       []T     `json:"data"`
 	HasMore    bool    `json:"hasMore"`
 	NextCursor *string `json:"nextCursor"`
 }
 
-func newList[T, R any](kind listKind, p ledger.Page[R], render func(*R) T) listBody[T] {
-	body := listBody[T]{Data: make([]T, 0, len(p.Items)), HasMore: p.HasMore}
+func NewList[T, R any](kind ListKind, p ledger.Page[R], render func(*R) T) ListBody[T] {
+	body := ListBody[T]{Data: make([]T, 0, len(p.Items)), HasMore: p.HasMore}
 	for i := range p.Items {
 		body.Data = append(body.Data, render(&p.Items[i]))
 	}

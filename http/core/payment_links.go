@@ -31,20 +31,20 @@ import (
 // (parseCheckoutSession) and operation (App.OpenCheckoutSession).
 
 func init() {
-	registerRoutes(
-		endpoint{fasthttp.MethodPost, "/v1/payment-links", ledger.ScopePaymentLinksWrite, (*call).createPaymentLink, nil},
-		endpoint{fasthttp.MethodGet, "/v1/payment-links", ledger.ScopePaymentLinksRead, (*call).listPaymentLinks, nil},
-		endpoint{fasthttp.MethodGet, "/v1/payment-links/{id}", ledger.ScopePaymentLinksRead, (*call).getPaymentLink, nil},
-		endpoint{fasthttp.MethodPatch, "/v1/payment-links/{id}", ledger.ScopePaymentLinksWrite, (*call).updatePaymentLink, nil},
-		endpoint{fasthttp.MethodPost, "/v1/payment-links/{id}/sessions", ledger.ScopePaymentLinksWrite, (*call).createCheckoutSession, nil},
-		endpoint{fasthttp.MethodPost, "/v1/payment-pages", ledger.ScopePaymentLinksWrite, (*call).createPaymentPage, nil},
-		endpoint{fasthttp.MethodGet, "/v1/payment-pages", ledger.ScopePaymentLinksRead, (*call).listPaymentPages, nil},
-		endpoint{fasthttp.MethodGet, "/v1/payment-pages/{id}", ledger.ScopePaymentLinksRead, (*call).getPaymentPage, nil},
-		endpoint{fasthttp.MethodPatch, "/v1/payment-pages/{id}", ledger.ScopePaymentLinksWrite, (*call).updatePaymentPage, nil},
-		endpoint{fasthttp.MethodPost, "/v1/payment-pages/{id}/payment-links", ledger.ScopePaymentLinksWrite, (*call).createPageLink, nil},
-		endpoint{fasthttp.MethodPost, "/v1/simulations/checkout-deposit", ledger.ScopeSimulationsWrite, (*call).checkoutDeposit, &simulationDoc{
-			operation: "checkout_deposit",
-			description: "Pays a bank-transfer or stablecoin checkout session as the payer's transfer would: a completed collection credits the balance " +
+	RegisterRoutes(
+		Endpoint{Method: fasthttp.MethodPost, Path: "/v1/payment-links", Scope: ledger.ScopePaymentLinksWrite, H: (*Call).createPaymentLink},
+		Endpoint{Method: fasthttp.MethodGet, Path: "/v1/payment-links", Scope: ledger.ScopePaymentLinksRead, H: (*Call).listPaymentLinks},
+		Endpoint{Method: fasthttp.MethodGet, Path: "/v1/payment-links/{id}", Scope: ledger.ScopePaymentLinksRead, H: (*Call).getPaymentLink},
+		Endpoint{Method: fasthttp.MethodPatch, Path: "/v1/payment-links/{id}", Scope: ledger.ScopePaymentLinksWrite, H: (*Call).updatePaymentLink},
+		Endpoint{Method: fasthttp.MethodPost, Path: "/v1/payment-links/{id}/sessions", Scope: ledger.ScopePaymentLinksWrite, H: (*Call).createCheckoutSession},
+		Endpoint{Method: fasthttp.MethodPost, Path: "/v1/payment-pages", Scope: ledger.ScopePaymentLinksWrite, H: (*Call).createPaymentPage},
+		Endpoint{Method: fasthttp.MethodGet, Path: "/v1/payment-pages", Scope: ledger.ScopePaymentLinksRead, H: (*Call).listPaymentPages},
+		Endpoint{Method: fasthttp.MethodGet, Path: "/v1/payment-pages/{id}", Scope: ledger.ScopePaymentLinksRead, H: (*Call).getPaymentPage},
+		Endpoint{Method: fasthttp.MethodPatch, Path: "/v1/payment-pages/{id}", Scope: ledger.ScopePaymentLinksWrite, H: (*Call).updatePaymentPage},
+		Endpoint{Method: fasthttp.MethodPost, Path: "/v1/payment-pages/{id}/payment-links", Scope: ledger.ScopePaymentLinksWrite, H: (*Call).createPageLink},
+		Endpoint{Method: fasthttp.MethodPost, Path: "/v1/simulations/checkout-deposit", Scope: ledger.ScopeSimulationsWrite, H: (*Call).checkoutDeposit, Sim: &SimulationDoc{
+			Operation: "checkout_deposit",
+			Description: "Pays a bank-transfer or stablecoin checkout session as the payer's transfer would: a completed collection credits the balance " +
 				"(collection.completed, account.credited) and the session's payment link counts it. `amount` (in the session's originCurrency) defaults " +
 				"to what the session has left to pay; pass less to leave the session open for the rest, or more to overpay. Same `externalReference` " +
 				"replays with 200; reused for another deposit it is 409 conflict. Mobile money sessions are paid through their collection instead " +
@@ -55,8 +55,8 @@ func init() {
 
 // List kinds of the feature's cursors.
 const (
-	listPaymentLinks listKind = 'L'
-	listPaymentPages listKind = 'G'
+	listPaymentLinks ListKind = 'L'
+	listPaymentPages ListKind = 'G'
 )
 
 // Limits of payment link fields.
@@ -144,29 +144,29 @@ type appearanceBody struct {
 	CustomFields        *[]customFieldBody `json:"customFields"`
 	RedirectURL         *string            `json:"redirectUrl"`
 	Branding            *brandingBody      `json:"branding"`
-	Metadata            jsonObject         `json:"metadata"`
+	Metadata            JSONObject         `json:"metadata"`
 	ExpiresAt           *string            `json:"expiresAt"`
 }
 
 type paymentLinkRequestBody struct {
 	Email             *string `json:"email"`
-	Amount            amount  `json:"amount"`
+	Amount            Amount  `json:"amount"`
 	Currency          *string `json:"currency"`
 	CustomerReference *string `json:"customerReference"`
 	appearanceBody
 }
 
 type paymentPageRequestBody struct {
-	Amount   amount  `json:"amount"`
+	Amount   Amount  `json:"amount"`
 	Currency *string `json:"currency"`
 	appearanceBody
 }
 
 type pageLinkRequestBody struct {
 	Email             *string    `json:"email"`
-	Amount            amount     `json:"amount"`
+	Amount            Amount     `json:"amount"`
 	CustomerReference *string    `json:"customerReference"`
-	Metadata          jsonObject `json:"metadata"`
+	Metadata          JSONObject `json:"metadata"`
 }
 
 type updateLinkRequestBody struct {
@@ -194,65 +194,65 @@ type checkoutSessionRequestBody struct {
 
 type checkoutDepositRequestBody struct {
 	CheckoutSessionID *string `json:"checkoutSessionId"`
-	Amount            amount  `json:"amount"`
+	Amount            Amount  `json:"amount"`
 	ExternalReference *string `json:"externalReference"`
 }
 
 // Validation.
 
-func (p *problems) checkoutEmail(field string, v *string) string {
-	s := p.text(field, v, true, emailLenMax)
+func (p *Problems) checkoutEmail(field string, v *string) string {
+	s := p.Text(field, v, true, emailLenMax)
 	if s == "" {
 		return ""
 	}
 	local, domain, ok := strings.Cut(s, "@")
 	if !ok || local == "" || strings.Contains(domain, "@") || !strings.Contains(domain, ".") ||
 		strings.HasPrefix(domain, ".") || strings.HasSuffix(domain, ".") || strings.ContainsAny(s, " \t") {
-		p.add(field, "must be an email address such as ama@example.com")
+		p.Add(field, "must be an email address such as ama@example.com")
 		return ""
 	}
 	return s
 }
 
-func (p *problems) checkoutURLField(field string, v *string) string {
-	s := p.text(field, v, false, urlLenMax)
+func (p *Problems) checkoutURLField(field string, v *string) string {
+	s := p.Text(field, v, false, urlLenMax)
 	if s == "" {
 		return ""
 	}
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		p.add(field, "must be an absolute http or https URL")
+		p.Add(field, "must be an absolute http or https URL")
 		return ""
 	}
 	return s
 }
 
 // expiresAt parses a timestamp; null or absent is 0.
-func (p *problems) checkoutDeadline(field string, v *string) int64 {
+func (p *Problems) checkoutDeadline(field string, v *string) int64 {
 	if v == nil {
 		return 0
 	}
 	t, err := time.Parse(time.RFC3339Nano, *v)
 	if err != nil {
-		p.add(field, "must be an ISO 8601 timestamp such as 2026-08-01T00:00:00Z")
+		p.Add(field, "must be an ISO 8601 timestamp such as 2026-08-01T00:00:00Z")
 		return 0
 	}
 	if t.UnixMilli() <= 0 {
-		p.add(field, "must be after 1970")
+		p.Add(field, "must be after 1970")
 		return 0
 	}
 	return t.UnixMilli()
 }
 
-func (p *problems) checkoutMethods(field string, v *[]string, required bool) ledger.MethodSet {
+func (p *Problems) checkoutMethods(field string, v *[]string, required bool) ledger.MethodSet {
 	if v == nil {
 		if required {
-			p.add(field, "is required")
+			p.Add(field, "is required")
 		}
 		return 0
 	}
 	if len(*v) == 0 {
-		p.add(field, "must name at least one method")
+		p.Add(field, "must name at least one method")
 		return 0
 	}
 	var set ledger.MethodSet
@@ -260,10 +260,10 @@ func (p *problems) checkoutMethods(field string, v *[]string, required bool) led
 		m, ok := ledger.ParseCheckoutMethod(name)
 		switch {
 		case !ok:
-			p.add(field, fmt.Sprintf("%q is not one of mobile_money, bank_transfer, crypto", name))
+			p.Add(field, fmt.Sprintf("%q is not one of mobile_money, bank_transfer, crypto", name))
 			return 0
 		case set.Has(m):
-			p.add(field, fmt.Sprintf("lists %s twice", name))
+			p.Add(field, fmt.Sprintf("lists %s twice", name))
 			return 0
 		}
 		set = set.With(m)
@@ -271,23 +271,23 @@ func (p *problems) checkoutMethods(field string, v *[]string, required bool) led
 	return set
 }
 
-func (p *problems) checkoutAssets(field string, v *[]string) (string, bool) {
+func (p *Problems) checkoutAssets(field string, v *[]string) (string, bool) {
 	if v == nil {
 		return "", false
 	}
 	if len(*v) == 0 || len(*v) > cryptoAssetsMax {
-		p.add(field, fmt.Sprintf("must list 1 to %d stablecoins, or be omitted to accept any", cryptoAssetsMax))
+		p.Add(field, fmt.Sprintf("must list 1 to %d stablecoins, or be omitted to accept any", cryptoAssetsMax))
 		return "", false
 	}
 	seen := map[string]bool{}
 	for _, a := range *v {
 		cur, ok := ledger.LookupCurrency(a)
 		if !ok || !cur.Crypto {
-			p.add(field, fmt.Sprintf("%q is not a supported stablecoin (USDT, USDC, EURC)", a))
+			p.Add(field, fmt.Sprintf("%q is not a supported stablecoin (USDT, USDC, EURC)", a))
 			return "", false
 		}
 		if seen[a] {
-			p.add(field, fmt.Sprintf("lists %s twice", a))
+			p.Add(field, fmt.Sprintf("lists %s twice", a))
 			return "", false
 		}
 		seen[a] = true
@@ -301,21 +301,21 @@ type customFieldJSON struct {
 	Required bool   `json:"required"`
 }
 
-func (p *problems) checkoutFields(field string, v *[]customFieldBody) string {
+func (p *Problems) checkoutFields(field string, v *[]customFieldBody) string {
 	if v == nil || len(*v) == 0 {
 		return ""
 	}
 	if len(*v) > customFieldsMax {
-		p.add(field, fmt.Sprintf("must have at most %d fields", customFieldsMax))
+		p.Add(field, fmt.Sprintf("must have at most %d fields", customFieldsMax))
 		return ""
 	}
 	out := make([]customFieldJSON, 0, len(*v))
 	for i, f := range *v {
 		at := fmt.Sprintf("%s.%d", field, i)
-		name := p.text(at+".name", f.Name, true, customFieldNameMax)
-		typ := p.text(at+".type", f.Type, true, customFieldTypeMax)
+		name := p.Text(at+".name", f.Name, true, customFieldNameMax)
+		typ := p.Text(at+".type", f.Type, true, customFieldTypeMax)
 		if f.Required == nil {
-			p.add(at+".required", "is required")
+			p.Add(at+".required", "is required")
 			continue
 		}
 		out = append(out, customFieldJSON{name, typ, *f.Required})
@@ -330,14 +330,14 @@ type brandingJSON struct {
 	BusinessName string `json:"businessName,omitempty"`
 }
 
-func (p *problems) checkoutBranding(field string, b *brandingBody) string {
+func (p *Problems) checkoutBranding(field string, b *brandingBody) string {
 	if b == nil {
 		return ""
 	}
 	v := brandingJSON{
 		LogoURL:      p.checkoutURLField(field+".logoUrl", b.LogoURL),
-		AccentColor:  p.text(field+".accentColor", b.AccentColor, false, brandingTextMax),
-		BusinessName: p.text(field+".businessName", b.BusinessName, false, brandingTextMax),
+		AccentColor:  p.Text(field+".accentColor", b.AccentColor, false, brandingTextMax),
+		BusinessName: p.Text(field+".businessName", b.BusinessName, false, brandingTextMax),
 	}
 	if v == (brandingJSON{}) {
 		return ""
@@ -346,19 +346,19 @@ func (p *problems) checkoutBranding(field string, b *brandingBody) string {
 	return string(out)
 }
 
-func (p *problems) checkoutAppearance(req *appearanceBody) ledger.CheckoutAppearance {
+func (p *Problems) checkoutAppearance(req *appearanceBody) ledger.CheckoutAppearance {
 	var a ledger.CheckoutAppearance
-	a.Title = p.text("title", req.Title, true, titleLenMax)
-	a.Description = p.text("description", req.Description, false, descriptionLenMax)
+	a.Title = p.Text("title", req.Title, true, titleLenMax)
+	a.Description = p.Text("description", req.Description, false, descriptionLenMax)
 	a.Methods = p.checkoutMethods("allowedMethods", req.AllowedMethods, true)
 	a.CryptoAssets, a.CryptoAssetsSet = p.checkoutAssets("allowedCryptoAssets", req.AllowedCryptoAssets)
 	a.CustomFields = p.checkoutFields("customFields", req.CustomFields)
 	a.RedirectURL = p.checkoutURLField("redirectUrl", req.RedirectURL)
 	a.Branding = p.checkoutBranding("branding", req.Branding)
-	if e := checkMetadata("metadata", req.Metadata); e != nil {
+	if e := CheckMetadata("metadata", req.Metadata); e != nil {
 		*p = append(*p, e.Fields...)
 	}
-	a.Metadata = req.Metadata.raw
+	a.Metadata = req.Metadata.Raw
 	a.ExpiresAt = p.checkoutDeadline("expiresAt", req.ExpiresAt)
 	return a
 }
@@ -433,31 +433,31 @@ func renderPaymentLink(l *ledger.PaymentLink) paymentLinkJSON {
 		ID:                  l.ID,
 		URL:                 checkoutBase() + "/" + l.ID,
 		Email:               l.Spec.Email,
-		Amount:              money(l.Spec.Amount, cur),
+		Amount:              Money(l.Spec.Amount, cur),
 		Currency:            cur,
 		Title:               l.Current.Title,
-		Description:         optional(l.Current.Description),
+		Description:         Optional(l.Current.Description),
 		Status:              l.Status.String(),
-		StatusMessage:       optional(l.StatusMessage),
-		TotalReceived:       money(l.TotalReceived, cur),
-		Remaining:           money(l.Remaining(), cur),
+		StatusMessage:       Optional(l.StatusMessage),
+		TotalReceived:       Money(l.TotalReceived, cur),
+		Remaining:           Money(l.Remaining(), cur),
 		AllowedMethods:      methodNames(l.Current.Methods),
 		AllowedCryptoAssets: cryptoAssetList(l.Current),
 		CustomFields:        arrayOrEmpty(l.Current.CustomFields),
 		Branding:            optionalObject(l.Current.Branding),
-		RedirectURL:         optional(l.Current.RedirectURL),
-		Metadata:            objectOrEmpty(l.Current.Metadata),
-		ExpiresAt:           optionalTimestamp(l.Current.ExpiresAt),
-		PaidAt:              optionalTimestamp(l.PaidAt),
-		CreatedAt:           timestamp(l.CreatedAt),
-		UpdatedAt:           timestamp(l.UpdatedAt),
-		CustomerReference:   optional(l.CustomerReference),
+		RedirectURL:         Optional(l.Current.RedirectURL),
+		Metadata:            ObjectOrEmpty(l.Current.Metadata),
+		ExpiresAt:           OptionalTimestamp(l.Current.ExpiresAt),
+		PaidAt:              OptionalTimestamp(l.PaidAt),
+		CreatedAt:           Timestamp(l.CreatedAt),
+		UpdatedAt:           Timestamp(l.UpdatedAt),
+		CustomerReference:   Optional(l.CustomerReference),
 	}
 	if l.ParentID != "" {
-		out.ParentType, out.ParentID = optional("payment_page"), optional(l.ParentID)
+		out.ParentType, out.ParentID = Optional("payment_page"), Optional(l.ParentID)
 	}
 	if over := l.Overpayment(); over > 0 {
-		out.OverpaymentAmount = optional(money(over, cur))
+		out.OverpaymentAmount = Optional(Money(over, cur))
 	}
 	return out
 }
@@ -489,22 +489,22 @@ func renderPaymentPage(p *ledger.PaymentPage) paymentPageJSON {
 		URL:                 checkoutBase() + "/" + p.ID,
 		Currency:            p.Currency,
 		Title:               p.Current.Title,
-		Description:         optional(p.Current.Description),
+		Description:         Optional(p.Current.Description),
 		Status:              p.Status.String(),
 		AllowedMethods:      methodNames(p.Current.Methods),
 		AllowedCryptoAssets: cryptoAssetList(p.Current),
 		CustomFields:        arrayOrEmpty(p.Current.CustomFields),
 		Branding:            optionalObject(p.Current.Branding),
-		RedirectURL:         optional(p.Current.RedirectURL),
-		Metadata:            objectOrEmpty(p.Current.Metadata),
-		ExpiresAt:           optionalTimestamp(p.Current.ExpiresAt),
-		CreatedAt:           timestamp(p.CreatedAt),
-		UpdatedAt:           timestamp(p.UpdatedAt),
+		RedirectURL:         Optional(p.Current.RedirectURL),
+		Metadata:            ObjectOrEmpty(p.Current.Metadata),
+		ExpiresAt:           OptionalTimestamp(p.Current.ExpiresAt),
+		CreatedAt:           Timestamp(p.CreatedAt),
+		UpdatedAt:           Timestamp(p.UpdatedAt),
 		PaymentCount:        p.PaymentCount,
-		TotalCollected:      money(p.TotalCollected, p.Currency),
+		TotalCollected:      Money(p.TotalCollected, p.Currency),
 	}
 	if p.Amount > 0 {
-		out.Amount = optional(money(p.Amount, p.Currency))
+		out.Amount = Optional(Money(p.Amount, p.Currency))
 	}
 	return out
 }
@@ -550,38 +550,38 @@ func renderCheckoutSession(c *ledger.CheckoutSession) checkoutSessionJSON {
 	chain := rails.ChainName(c.Chain) // the name the API shows: "Base" for "base"; "" for none
 	in := checkoutInstructions{
 		Type:     c.Method.String(),
-		Amount:   money(owed, c.OriginCurrency),
+		Amount:   Money(owed, c.OriginCurrency),
 		Currency: c.OriginCurrency,
 	}
 	switch c.Method {
 	case ledger.CheckoutMobileMoney:
 		in.Message = "Approve the prompt sent to " + c.PayerNumber + " to pay " + in.Amount + " " + in.Currency
-		in.AccountNumber = optional(c.PayerNumber)
+		in.AccountNumber = Optional(c.PayerNumber)
 	case ledger.CheckoutBankTransfer:
 		in.Message = "Transfer " + in.Amount + " " + in.Currency + " to the account below, quoting the reference"
-		in.Bank, in.AccountNumber, in.AccountName, in.Reference = optional(c.DepositBank), optional(c.DepositAccount), optional(checkout.PooledAccountName), optional(c.ID)
+		in.Bank, in.AccountNumber, in.AccountName, in.Reference = Optional(c.DepositBank), Optional(c.DepositAccount), Optional(checkout.PooledAccountName), Optional(c.ID)
 	case ledger.CheckoutCrypto:
 		in.Message = "Send " + in.Amount + " " + in.Currency + " on " + chain + " to the address below"
-		in.Address, in.Chain = optional(c.DepositAccount), optional(chain)
+		in.Address, in.Chain = Optional(c.DepositAccount), Optional(chain)
 	}
 	out := checkoutSessionJSON{
 		ID:                  c.ID,
 		PaymentLinkID:       c.LinkID,
 		Status:              c.Status.String(),
-		StatusMessage:       optional(c.StatusMessage),
+		StatusMessage:       Optional(c.StatusMessage),
 		Method:              c.Method.String(),
-		Code:                optional(c.MethodCode),
-		Chain:               optional(chain),
-		OriginAmount:        money(c.OriginAmount, c.OriginCurrency),
+		Code:                Optional(c.MethodCode),
+		Chain:               Optional(chain),
+		OriginAmount:        Money(c.OriginAmount, c.OriginCurrency),
 		OriginCurrency:      c.OriginCurrency,
-		DestinationAmount:   money(c.DestAmount, c.DestCurrency),
+		DestinationAmount:   Money(c.DestAmount, c.DestCurrency),
 		DestinationCurrency: c.DestCurrency,
 		Rate:                c.Rate,
-		AmountReceived:      money(c.Received, c.DestCurrency),
-		CollectionID:        optional(c.CollectionID),
-		ExpiresAt:           timestamp(c.ExpiresAt),
-		CreatedAt:           timestamp(c.CreatedAt),
-		UpdatedAt:           timestamp(c.UpdatedAt),
+		AmountReceived:      Money(c.Received, c.DestCurrency),
+		CollectionID:        Optional(c.CollectionID),
+		ExpiresAt:           Timestamp(c.ExpiresAt),
+		CreatedAt:           Timestamp(c.CreatedAt),
+		UpdatedAt:           Timestamp(c.UpdatedAt),
 	}
 	if !c.Status.Terminal() {
 		out.Instructions = &in
@@ -600,129 +600,129 @@ type paymentPageBody struct {
 // Handlers.
 
 // createPaymentLink: POST /v1/payment-links.
-func (c *call) createPaymentLink() {
+func (c *Call) createPaymentLink() {
 	var req paymentLinkRequestBody
-	if !c.decode(&req) {
+	if !c.Decode(&req) {
 		return
 	}
-	var p problems
+	var p Problems
 	spec := ledger.PaymentLinkSpec{Email: p.checkoutEmail("email", req.Email)}
-	ref := p.text("customerReference", req.CustomerReference, false, referenceLenMax)
-	cur, curOK := p.currency("currency", req.Currency, true)
+	ref := p.Text("customerReference", req.CustomerReference, false, ReferenceLenMax)
+	cur, curOK := p.Currency("currency", req.Currency, true)
 	spec.Currency = cur.Code
-	if !req.Amount.set {
-		p.add("amount", "is required")
+	if !req.Amount.Set {
+		p.Add("amount", "is required")
 	} else if curOK {
-		spec.Amount = p.amount("amount", req.Amount, cur)
+		spec.Amount = p.Amount("amount", req.Amount, cur)
 	}
 	spec.Appearance = p.checkoutAppearance(&req.appearanceBody)
-	if e := p.err(); e != nil {
-		c.fail(e)
+	if e := p.Err(); e != nil {
+		c.Fail(e)
 		return
 	}
-	r := c.s.cfg.App.CreatePaymentLink(app.Caller{OrgID: c.org}, app.PaymentLinkRequest{CustomerReference: ref, Spec: spec})
-	c.created(r, func(res *ledger.Result) any { return &paymentLinkBody{renderPaymentLink(res.PaymentLink)} })
+	r := c.Server.Config.App.CreatePaymentLink(app.Caller{OrgID: c.Org}, app.PaymentLinkRequest{CustomerReference: ref, Spec: spec})
+	c.Created(r, func(res *ledger.Result) any { return &paymentLinkBody{renderPaymentLink(res.PaymentLink)} })
 }
 
 // createPageLink: POST /v1/payment-pages/{id}/payment-links. The hosted
 // page calls it when a payer starts a checkout: the payer gets a link of
 // their own under the page.
-func (c *call) createPageLink() {
-	id, e := pathParam(c.ctx, "id")
+func (c *Call) createPageLink() {
+	id, e := PathParam(c.Ctx, "id")
 	if e != nil {
-		c.fail(e)
+		c.Fail(e)
 		return
 	}
 	var req pageLinkRequestBody
-	if !c.decode(&req) {
+	if !c.Decode(&req) {
 		return
 	}
-	var p problems
+	var p Problems
 	in := app.PageLinkRequest{PageID: id, Email: p.checkoutEmail("email", req.Email)}
-	in.CustomerReference = p.text("customerReference", req.CustomerReference, false, referenceLenMax)
-	if e := checkMetadata("metadata", req.Metadata); e != nil {
+	in.CustomerReference = p.Text("customerReference", req.CustomerReference, false, ReferenceLenMax)
+	if e := CheckMetadata("metadata", req.Metadata); e != nil {
 		p = append(p, e.Fields...)
 	}
-	in.Metadata = req.Metadata.raw
-	if req.Amount.set {
-		in.Amount = &req.Amount.text // in the page's currency, which the operation reads
+	in.Metadata = req.Metadata.Raw
+	if req.Amount.Set {
+		in.Amount = &req.Amount.Text // in the page's currency, which the operation reads
 	}
-	if e := p.err(); e != nil {
-		c.fail(e)
+	if e := p.Err(); e != nil {
+		c.Fail(e)
 		return
 	}
-	r := c.s.cfg.App.CreatePageLink(app.Caller{OrgID: c.org}, in)
-	c.created(r, func(res *ledger.Result) any { return &paymentLinkBody{renderPaymentLink(res.PaymentLink)} })
+	r := c.Server.Config.App.CreatePageLink(app.Caller{OrgID: c.Org}, in)
+	c.Created(r, func(res *ledger.Result) any { return &paymentLinkBody{renderPaymentLink(res.PaymentLink)} })
 }
 
 // getPaymentLink: GET /v1/payment-links/{id}, with its sessions newest
 // first.
-func (c *call) getPaymentLink() {
-	if link, ok := lookup(c, "id", "Payment link", func(st *ledger.Reader, id string) (paymentLinkJSON, bool) {
-		l, ok := st.PaymentLink(c.org, id)
+func (c *Call) getPaymentLink() {
+	if link, ok := Lookup(c, "id", "Payment link", func(st *ledger.Reader, id string) (paymentLinkJSON, bool) {
+		l, ok := st.PaymentLink(c.Org, id)
 		if !ok {
 			return paymentLinkJSON{}, false
 		}
 		out := renderPaymentLink(&l)
-		sessions := st.PaymentLinkSessions(c.org, l.ID)
+		sessions := st.PaymentLinkSessions(c.Org, l.ID)
 		out.Sessions = make([]checkoutSessionJSON, 0, len(sessions))
 		for i := range sessions {
 			out.Sessions = append(out.Sessions, renderCheckoutSession(&sessions[i]))
 		}
 		return out, true
 	}); ok {
-		c.ok(fasthttp.StatusOK, &paymentLinkBody{link})
+		c.OK(fasthttp.StatusOK, &paymentLinkBody{link})
 	}
 }
 
 // listPaymentLinks: GET /v1/payment-links.
-func (c *call) listPaymentLinks() {
-	limit, before, e := pageParams(c.ctx, listPaymentLinks, 20)
+func (c *Call) listPaymentLinks() {
+	limit, before, e := PageParams(c.Ctx, listPaymentLinks, 20)
 	if e != nil {
-		c.fail(e)
+		c.Fail(e)
 		return
 	}
 	var f ledger.PaymentLinkFilter
-	var p problems
-	if v, ok := query(c.ctx, "status"); ok {
+	var p Problems
+	if v, ok := Query(c.Ctx, "status"); ok {
 		if f.Status, ok = ledger.ParsePaymentLinkStatus(v); !ok {
-			p.add("status", "must be one of active, paid, expired, closed")
+			p.Add("status", "must be one of active, paid, expired, closed")
 		}
 	}
-	if v, ok := query(c.ctx, "parentType"); ok {
+	if v, ok := Query(c.Ctx, "parentType"); ok {
 		if v != "payment_page" {
-			p.add("parentType", "must be payment_page")
+			p.Add("parentType", "must be payment_page")
 		}
 		f.ChildOnly = true
 	}
-	f.ParentID, _ = query(c.ctx, "parentId")
-	f.Email, _ = query(c.ctx, "email")
-	f.CustomerReference, _ = query(c.ctx, "customerReference")
-	if e := p.err(); e != nil {
-		c.fail(e)
+	f.ParentID, _ = Query(c.Ctx, "parentId")
+	f.Email, _ = Query(c.Ctx, "email")
+	f.CustomerReference, _ = Query(c.Ctx, "customerReference")
+	if e := p.Err(); e != nil {
+		c.Fail(e)
 		return
 	}
 	var page ledger.Page[ledger.PaymentLink]
-	page = c.s.cfg.Actors.Reader().PaymentLinks(c.org, f, before, limit)
-	c.ok(fasthttp.StatusOK, newList(listPaymentLinks, page, renderPaymentLink))
+	page = c.Server.Config.Actors.Reader().PaymentLinks(c.Org, f, before, limit)
+	c.OK(fasthttp.StatusOK, NewList(listPaymentLinks, page, renderPaymentLink))
 }
 
 // updatePaymentLink: PATCH /v1/payment-links/{id}.
-func (c *call) updatePaymentLink() {
-	id, e := pathParam(c.ctx, "id")
+func (c *Call) updatePaymentLink() {
+	id, e := PathParam(c.Ctx, "id")
 	if e != nil {
-		c.fail(e)
+		c.Fail(e)
 		return
 	}
 	var req updateLinkRequestBody
-	if !c.decode(&req) {
+	if !c.Decode(&req) {
 		return
 	}
-	var p problems
+	var p Problems
 	cmd := app.CheckoutUpdate{ID: id}
 	if req.Status != nil {
 		if *req.Status != "closed" {
-			p.add("status", "must be closed: the only status a link can be moved to")
+			p.Add("status", "must be closed: the only status a link can be moved to")
 		}
 		cmd.Close = true
 	}
@@ -745,86 +745,86 @@ func (c *call) updatePaymentLink() {
 		}
 	}
 	if !cmd.Close && cmd.Set == 0 && len(p) == 0 {
-		p.add("body", "must set at least one of status, expiresAt, redirectUrl, branding")
+		p.Add("body", "must set at least one of status, expiresAt, redirectUrl, branding")
 	}
-	if e := p.err(); e != nil {
-		c.fail(e)
+	if e := p.Err(); e != nil {
+		c.Fail(e)
 		return
 	}
-	r := c.s.cfg.App.UpdatePaymentLink(app.Caller{OrgID: c.org}, cmd)
-	c.reply(r, fasthttp.StatusOK, func(res *ledger.Result) any { return &paymentLinkBody{renderPaymentLink(res.PaymentLink)} })
+	r := c.Server.Config.App.UpdatePaymentLink(app.Caller{OrgID: c.Org}, cmd)
+	c.Reply(r, fasthttp.StatusOK, func(res *ledger.Result) any { return &paymentLinkBody{renderPaymentLink(res.PaymentLink)} })
 }
 
 // createPaymentPage: POST /v1/payment-pages.
-func (c *call) createPaymentPage() {
+func (c *Call) createPaymentPage() {
 	var req paymentPageRequestBody
-	if !c.decode(&req) {
+	if !c.Decode(&req) {
 		return
 	}
-	var p problems
-	cur, curOK := p.currency("currency", req.Currency, true)
+	var p Problems
+	cur, curOK := p.Currency("currency", req.Currency, true)
 	var amt ledger.Minor
-	if req.Amount.set && curOK {
-		amt = p.amount("amount", req.Amount, cur)
+	if req.Amount.Set && curOK {
+		amt = p.Amount("amount", req.Amount, cur)
 	}
 	a := p.checkoutAppearance(&req.appearanceBody)
-	if e := p.err(); e != nil {
-		c.fail(e)
+	if e := p.Err(); e != nil {
+		c.Fail(e)
 		return
 	}
-	r := c.s.cfg.App.CreatePaymentPage(app.Caller{OrgID: c.org}, app.PaymentPageRequest{Currency: cur.Code, Amount: amt, Appearance: a})
-	c.created(r, func(res *ledger.Result) any { return &paymentPageBody{renderPaymentPage(res.PaymentPage)} })
+	r := c.Server.Config.App.CreatePaymentPage(app.Caller{OrgID: c.Org}, app.PaymentPageRequest{Currency: cur.Code, Amount: amt, Appearance: a})
+	c.Created(r, func(res *ledger.Result) any { return &paymentPageBody{renderPaymentPage(res.PaymentPage)} })
 }
 
 // getPaymentPage: GET /v1/payment-pages/{id}.
-func (c *call) getPaymentPage() {
-	if page, ok := lookup(c, "id", "Payment page", func(st *ledger.Reader, id string) (ledger.PaymentPage, bool) {
-		return st.PaymentPage(c.org, id)
+func (c *Call) getPaymentPage() {
+	if page, ok := Lookup(c, "id", "Payment page", func(st *ledger.Reader, id string) (ledger.PaymentPage, bool) {
+		return st.PaymentPage(c.Org, id)
 	}); ok {
-		c.ok(fasthttp.StatusOK, &paymentPageBody{renderPaymentPage(&page)})
+		c.OK(fasthttp.StatusOK, &paymentPageBody{renderPaymentPage(&page)})
 	}
 }
 
 // listPaymentPages: GET /v1/payment-pages.
-func (c *call) listPaymentPages() {
-	limit, before, e := pageParams(c.ctx, listPaymentPages, 20)
+func (c *Call) listPaymentPages() {
+	limit, before, e := PageParams(c.Ctx, listPaymentPages, 20)
 	if e != nil {
-		c.fail(e)
+		c.Fail(e)
 		return
 	}
 	var status ledger.PaymentPageStatus
-	if v, ok := query(c.ctx, "status"); ok {
+	if v, ok := Query(c.Ctx, "status"); ok {
 		switch v {
 		case "active":
 			status = ledger.PaymentPageActive
 		case "closed":
 			status = ledger.PaymentPageClosed
 		default:
-			c.fail(ledger.FieldInvalid("status", "must be one of active, closed"))
+			c.Fail(ledger.FieldInvalid("status", "must be one of active, closed"))
 			return
 		}
 	}
 	var page ledger.Page[ledger.PaymentPage]
-	page = c.s.cfg.Actors.Reader().PaymentPages(c.org, status, before, limit)
-	c.ok(fasthttp.StatusOK, newList(listPaymentPages, page, renderPaymentPage))
+	page = c.Server.Config.Actors.Reader().PaymentPages(c.Org, status, before, limit)
+	c.OK(fasthttp.StatusOK, NewList(listPaymentPages, page, renderPaymentPage))
 }
 
 // updatePaymentPage: PATCH /v1/payment-pages/{id}.
-func (c *call) updatePaymentPage() {
-	id, e := pathParam(c.ctx, "id")
+func (c *Call) updatePaymentPage() {
+	id, e := PathParam(c.Ctx, "id")
 	if e != nil {
-		c.fail(e)
+		c.Fail(e)
 		return
 	}
 	var req updatePageRequestBody
-	if !c.decode(&req) {
+	if !c.Decode(&req) {
 		return
 	}
-	var p problems
+	var p Problems
 	cmd := app.CheckoutUpdate{ID: id}
 	if req.Status != nil {
 		if *req.Status != "closed" {
-			p.add("status", "must be closed: the only status a page can be moved to")
+			p.Add("status", "must be closed: the only status a page can be moved to")
 		}
 		cmd.Close = true
 	}
@@ -859,14 +859,14 @@ func (c *call) updatePaymentPage() {
 		}
 	}
 	if !cmd.Close && cmd.Set == 0 && len(p) == 0 {
-		p.add("body", "must set at least one field")
+		p.Add("body", "must set at least one field")
 	}
-	if e := p.err(); e != nil {
-		c.fail(e)
+	if e := p.Err(); e != nil {
+		c.Fail(e)
 		return
 	}
-	r := c.s.cfg.App.UpdatePaymentPage(app.Caller{OrgID: c.org}, cmd)
-	c.reply(r, fasthttp.StatusOK, func(res *ledger.Result) any { return &paymentPageBody{renderPaymentPage(res.PaymentPage)} })
+	r := c.Server.Config.App.UpdatePaymentPage(app.Caller{OrgID: c.Org}, cmd)
+	c.Reply(r, fasthttp.StatusOK, func(res *ledger.Result) any { return &paymentPageBody{renderPaymentPage(res.PaymentPage)} })
 }
 
 // createCheckoutSession: POST /v1/payment-links/{id}/sessions. The hosted
@@ -874,27 +874,27 @@ func (c *call) updatePaymentPage() {
 // (at the all-in rate for a stablecoin in another currency), fails the
 // open session the payer is switching away from, and for mobile money sends
 // the charge at once.
-func (c *call) createCheckoutSession() {
+func (c *Call) createCheckoutSession() {
 	if !c.railsAvailable() {
 		return
 	}
-	id, e := pathParam(c.ctx, "id")
+	id, e := PathParam(c.Ctx, "id")
 	if e != nil {
-		c.fail(e)
+		c.Fail(e)
 		return
 	}
 	var req checkoutSessionRequestBody
-	if !c.decode(&req) {
+	if !c.Decode(&req) {
 		return
 	}
 	in, e := parseCheckoutSession(&req)
 	if e != nil {
-		c.fail(e)
+		c.Fail(e)
 		return
 	}
 	in.LinkID = id
-	r := c.s.cfg.App.OpenCheckoutSession(app.Caller{OrgID: c.org}, in)
-	c.created(r, func(res *ledger.Result) any {
+	r := c.Server.Config.App.OpenCheckoutSession(app.Caller{OrgID: c.Org}, in)
+	c.Created(r, func(res *ledger.Result) any {
 		return &struct {
 			CheckoutSession checkoutSessionJSON `json:"checkoutSession"`
 		}{renderCheckoutSession(res.CheckoutSession)}
@@ -904,34 +904,34 @@ func (c *call) createCheckoutSession() {
 // parseCheckoutSession validates a request to open a session, for the API
 // and the hosted checkout alike.
 func parseCheckoutSession(req *checkoutSessionRequestBody) (app.CheckoutSessionRequest, *ledger.Error) {
-	var p problems
+	var p Problems
 	var in app.CheckoutSessionRequest
-	if name := p.text("method", req.Method, true, 32); name != "" {
+	if name := p.Text("method", req.Method, true, 32); name != "" {
 		var ok bool
 		if in.Method, ok = ledger.ParseCheckoutMethod(name); !ok {
-			p.add("method", "must be one of mobile_money, bank_transfer, crypto")
+			p.Add("method", "must be one of mobile_money, bank_transfer, crypto")
 		}
 	}
-	in.Code = p.text("code", req.Code, in.Method == ledger.CheckoutMobileMoney || in.Method == ledger.CheckoutCrypto, 64)
-	in.PayerNumber = p.text("accountNumber", req.AccountNumber, in.Method == ledger.CheckoutMobileMoney, 50)
+	in.Code = p.Text("code", req.Code, in.Method == ledger.CheckoutMobileMoney || in.Method == ledger.CheckoutCrypto, 64)
+	in.PayerNumber = p.Text("accountNumber", req.AccountNumber, in.Method == ledger.CheckoutMobileMoney, 50)
 	switch in.Method {
 	case ledger.CheckoutMobileMoney:
 		if in.PayerNumber != "" {
-			in.PayerNumber = p.phone("accountNumber", in.PayerNumber)
+			in.PayerNumber = p.Phone("accountNumber", in.PayerNumber)
 		}
 	case ledger.CheckoutBankTransfer:
 		if in.Code != "" {
-			p.add("code", "must be absent for bank_transfer")
+			p.Add("code", "must be absent for bank_transfer")
 		}
 		if in.PayerNumber != "" {
-			p.add("accountNumber", "must be absent for bank_transfer")
+			p.Add("accountNumber", "must be absent for bank_transfer")
 		}
 	case ledger.CheckoutCrypto:
 		if in.PayerNumber != "" {
-			p.add("accountNumber", "must be absent for crypto")
+			p.Add("accountNumber", "must be absent for crypto")
 		}
 	}
-	return in, p.err()
+	return in, p.Err()
 }
 
 // pooledVirtualAccountID names the pooled collection account of a currency
@@ -958,36 +958,36 @@ type checkoutDepositJSON struct {
 }
 
 // checkoutDeposit: POST /v1/simulations/checkout-deposit.
-func (c *call) checkoutDeposit() {
-	if !c.sandboxOnly() {
+func (c *Call) checkoutDeposit() {
+	if !c.SandboxOnly() {
 		return
 	}
 	var req checkoutDepositRequestBody
-	if !c.decode(&req) {
+	if !c.Decode(&req) {
 		return
 	}
-	var p problems
-	ref := p.text("externalReference", req.ExternalReference, true, referenceLenMax)
-	sid := p.text("checkoutSessionId", req.CheckoutSessionID, true, 100)
-	if e := p.err(); e != nil {
-		c.fail(e)
+	var p Problems
+	ref := p.Text("externalReference", req.ExternalReference, true, ReferenceLenMax)
+	sid := p.Text("checkoutSessionId", req.CheckoutSessionID, true, 100)
+	if e := p.Err(); e != nil {
+		c.Fail(e)
 		return
 	}
 	in := app.CheckoutDepositRequest{SessionID: sid, ExternalReference: ref}
-	if req.Amount.set {
-		in.Amount = &req.Amount.text // in the session's currency, which the operation reads
+	if req.Amount.Set {
+		in.Amount = &req.Amount.Text // in the session's currency, which the operation reads
 	}
-	r := c.s.cfg.App.SimulateCheckoutDeposit(app.Caller{OrgID: c.org}, in)
+	r := c.Server.Config.App.SimulateCheckoutDeposit(app.Caller{OrgID: c.Org}, in)
 	sess := r.Session
-	c.created(r.Reply, func(res *ledger.Result) any {
+	c.Created(r.Reply, func(res *ledger.Result) any {
 		d := res.CheckoutDeposit
 		return &struct {
 			Simulation checkoutDepositJSON `json:"simulation"`
 		}{checkoutDepositJSON{
 			DepositID: d.ID, CollectionID: d.CollectionID, VirtualAccountID: pooledVirtualAccountID(sess.OriginCurrency),
 			CheckoutSessionID: d.SessionID, PaymentLinkID: d.LinkID,
-			Amount: money(d.Amount, d.Currency), Currency: d.Currency,
-			CreditedAmount: money(d.Credited, sess.DestCurrency), CreditedCurrency: sess.DestCurrency,
+			Amount: Money(d.Amount, d.Currency), Currency: d.Currency,
+			CreditedAmount: Money(d.Credited, sess.DestCurrency), CreditedCurrency: sess.DestCurrency,
 			ExternalReference: d.ExternalReference, RequestedOutcome: "completed", Replayed: res.Replayed,
 		}}
 	})

@@ -73,8 +73,8 @@ func (s *Server) providerCallback(ctx *fasthttp.RequestCtx) {
 		writeError(ctx, e)
 		return
 	}
-	ops, ok := s.cfg.App.(providerOps)
-	if !ok || s.cfg.Actors == nil {
+	ops, ok := s.Config.App.(providerOps)
+	if !ok || s.Config.Actors == nil {
 		writeError(ctx, &ledger.Error{Code: ledger.CodeNotFound, Message: "No provider instance takes callbacks here"})
 		return
 	}
@@ -91,7 +91,7 @@ func (s *Server) providerCallback(ctx *fasthttp.RequestCtx) {
 			in.Header[string(bytes.ToLower(k))] = string(v)
 		}
 	})
-	cctx, cancel := context.WithTimeout(context.Background(), s.cfg.CommitTimeout)
+	cctx, cancel := context.WithTimeout(context.Background(), s.Config.CommitTimeout)
 	defer cancel()
 	if _, err := ops.ProviderCallback(cctx, in); err != nil {
 		if le, ok := err.(*ledger.Error); ok {

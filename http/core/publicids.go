@@ -6,11 +6,11 @@ import "payments/ledger"
 // (ledger.PublicIDs): nil, the old unkeyed form, until the cluster's id key
 // is committed (at its first start). Every id of an entry or event the API
 // shows goes through it, and every one it reads back.
-func (s *Server) publicIDs() *ledger.PublicIDs {
+func (s *Server) PublicIDs() *ledger.PublicIDs {
 	if p := s.ids.Load(); p != nil {
 		return p
 	}
-	key, ok := s.cfg.Actors.Reader().IDKey()
+	key, ok := s.Config.Actors.Reader().IDKey()
 	if !ok {
 		return nil
 	}

@@ -31,7 +31,7 @@ const readIndexTimeout = time.Second
 // answers 503 with the not-leader header: ask the next leader.
 func (s *Server) serveReadIndex(ctx *fasthttp.RequestCtx) {
 	s.Begin(ctx)
-	c := s.cfg.Cluster
+	c := s.Config.Cluster
 	if c == nil {
 		writeError(ctx, errNoLeader())
 		return
@@ -60,7 +60,7 @@ func errCatchingUp() *ledger.Error {
 // leader (or, on the leader, its own). It answers 503 (errCatchingUp) when
 // ctx ends first.
 func (s *Server) catchUpToLeader(ctx context.Context) *ledger.Error {
-	c := s.cfg.Cluster
+	c := s.Config.Cluster
 	for {
 		changed := c.LeaderChange()
 		var index uint64
@@ -93,8 +93,8 @@ var errNoLeaderKnown = &ledger.Error{Code: ledger.CodeUnavailable, Message: "no 
 
 // leaderReadIndex asks the leader this node knows of for its read index.
 func (s *Server) leaderReadIndex() (uint64, error) {
-	leader, ok := s.cfg.Cluster.Leader()
-	if !ok || leader == s.cfg.Cluster.ID() {
+	leader, ok := s.Config.Cluster.Leader()
+	if !ok || leader == s.Config.Cluster.ID() {
 		return 0, errNoLeaderKnown
 	}
 	addr := s.peerAddr(leader)
@@ -103,7 +103,7 @@ func (s *Server) leaderReadIndex() (uint64, error) {
 	defer fasthttp.ReleaseRequest(req)
 	defer fasthttp.ReleaseResponse(resp)
 	req.SetRequestURI("http://" + addr + readIndexPath)
-	req.Header.Set(forwardedHeader, s.cfg.Cluster.ID())
+	req.Header.Set(forwardedHeader, s.Config.Cluster.ID())
 	if err := s.forwarder(addr).DoTimeout(req, resp, readIndexTimeout); err != nil {
 		return 0, err
 	}

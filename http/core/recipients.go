@@ -16,17 +16,17 @@ import (
 // is checked against its chain's format.
 
 func init() {
-	registerRoutes(
-		endpoint{method: fasthttp.MethodPost, path: "/v1/recipients", scope: ledger.ScopeRecipientsWrite, h: (*call).createRecipient},
-		endpoint{method: fasthttp.MethodPost, path: "/v1/recipients/bulk", scope: ledger.ScopeRecipientsWrite, h: (*call).createRecipients},
-		endpoint{method: fasthttp.MethodGet, path: "/v1/recipients", scope: ledger.ScopeRecipientsRead, h: (*call).listRecipients},
-		endpoint{method: fasthttp.MethodGet, path: "/v1/recipients/{id}", scope: ledger.ScopeRecipientsRead, h: (*call).getRecipient},
-		endpoint{method: fasthttp.MethodPut, path: "/v1/recipients/{id}", scope: ledger.ScopeRecipientsWrite, h: (*call).updateRecipient},
-		endpoint{method: fasthttp.MethodDelete, path: "/v1/recipients/{id}", scope: ledger.ScopeRecipientsWrite, h: (*call).deleteRecipient},
+	RegisterRoutes(
+		Endpoint{Method: fasthttp.MethodPost, Path: "/v1/recipients", Scope: ledger.ScopeRecipientsWrite, H: (*Call).createRecipient},
+		Endpoint{Method: fasthttp.MethodPost, Path: "/v1/recipients/bulk", Scope: ledger.ScopeRecipientsWrite, H: (*Call).createRecipients},
+		Endpoint{Method: fasthttp.MethodGet, Path: "/v1/recipients", Scope: ledger.ScopeRecipientsRead, H: (*Call).listRecipients},
+		Endpoint{Method: fasthttp.MethodGet, Path: "/v1/recipients/{id}", Scope: ledger.ScopeRecipientsRead, H: (*Call).getRecipient},
+		Endpoint{Method: fasthttp.MethodPut, Path: "/v1/recipients/{id}", Scope: ledger.ScopeRecipientsWrite, H: (*Call).updateRecipient},
+		Endpoint{Method: fasthttp.MethodDelete, Path: "/v1/recipients/{id}", Scope: ledger.ScopeRecipientsWrite, H: (*Call).deleteRecipient},
 	)
 }
 
-const listRecipients listKind = 'r'
+const listRecipients ListKind = 'r'
 
 // Field length limits of recipients, in characters.
 const (
@@ -94,12 +94,12 @@ type recipientFailedJSON struct {
 
 func renderRecipient(r *ledger.Recipient) recipientJSON {
 	out := recipientJSON{
-		ID: r.ID, AccountName: r.Spec.AccountName, Label: optional(r.Spec.Label), Code: r.Spec.Method,
-		Type: r.Spec.MethodType.APIName(), Country: optional(r.Spec.Country), Currency: r.Spec.Currency, IsActive: r.Active,
-		CreatedAt: timestamp(r.CreatedAt), UpdatedAt: timestamp(r.UpdatedAt),
+		ID: r.ID, AccountName: r.Spec.AccountName, Label: Optional(r.Spec.Label), Code: r.Spec.Method,
+		Type: r.Spec.MethodType.APIName(), Country: Optional(r.Spec.Country), Currency: r.Spec.Currency, IsActive: r.Active,
+		CreatedAt: Timestamp(r.CreatedAt), UpdatedAt: Timestamp(r.UpdatedAt),
 	}
 	if r.Spec.MethodType == ledger.MethodCrypto {
-		out.Address, out.Tag = &r.Spec.Address, optional(r.Spec.Tag)
+		out.Address, out.Tag = &r.Spec.Address, Optional(r.Spec.Tag)
 	} else {
 		out.AccountNumber = &r.Spec.AccountNumber
 	}
@@ -110,54 +110,54 @@ func renderRecipient(r *ledger.Recipient) recipientJSON {
 // the rail, resolving the holder's name where the rail can. prefix goes
 // before field names ("recipients.3.").
 func (s *Server) recipientSpec(req *recipientRequestBody, prefix string) (ledger.RecipientSpec, *ledger.Error) {
-	var p problems
+	var p Problems
 	var spec ledger.RecipientSpec
-	code := p.text(prefix+"code", req.Code, true, 64)
-	spec.AccountName = p.text(prefix+"accountName", req.AccountName, false, recipientNameLenMax)
-	spec.Label = p.text(prefix+"label", req.Label, false, recipientLabelLenMax)
-	if e := p.err(); e != nil {
+	code := p.Text(prefix+"code", req.Code, true, 64)
+	spec.AccountName = p.Text(prefix+"accountName", req.AccountName, false, recipientNameLenMax)
+	spec.Label = p.Text(prefix+"label", req.Label, false, recipientLabelLenMax)
+	if e := p.Err(); e != nil {
 		return spec, e
 	}
-	m, ok := s.cfg.Catalogue.Method(code)
+	m, ok := s.Config.Catalogue.Method(code)
 	switch {
 	case !ok:
-		return spec, ledger.FieldInvalid(prefix+"code", fmt.Sprintf("%q is not a known payment method; see GET /v1/capabilities", truncate(code, 64)))
+		return spec, ledger.FieldInvalid(prefix+"code", fmt.Sprintf("%q is not a known payment method; see GET /v1/capabilities", Truncate(code, 64)))
 	case !m.Payouts:
 		return spec, ledger.FieldInvalid(prefix+"code", m.Code+" does not support payouts, so it cannot be a recipient's method")
 	}
 	spec.Method, spec.MethodType, spec.Country, spec.Currency = m.Code, m.Type, m.Country, m.Currency
 
 	if m.Type == ledger.MethodCrypto {
-		spec.Address = p.text(prefix+"address", req.Address, true, 256)
-		spec.Tag = p.text(prefix+"tag", req.Tag, false, 64)
+		spec.Address = p.Text(prefix+"address", req.Address, true, 256)
+		spec.Tag = p.Text(prefix+"tag", req.Tag, false, 64)
 		if req.AccountNumber != nil {
-			p.add(prefix+"accountNumber", "is not used by a crypto method; send address")
+			p.Add(prefix+"accountNumber", "is not used by a crypto method; send address")
 		}
 		if spec.Address != "" {
 			if err := rails.ValidateAddress(m.Chain, spec.Address); err != nil {
-				p.add(prefix+"address", app.AddressReason(err))
+				p.Add(prefix+"address", app.AddressReason(err))
 			}
 		}
 		if spec.Tag != "" {
 			if _, ok := m.Field("tag"); !ok {
-				p.add(prefix+"tag", "is not used on "+rails.ChainName(m.Chain))
+				p.Add(prefix+"tag", "is not used on "+rails.ChainName(m.Chain))
 			} else if err := rails.ValidateTag(m.Chain, spec.Tag); err != nil {
-				p.add(prefix+"tag", "must be at most 28 bytes (a Stellar text memo)")
+				p.Add(prefix+"tag", "must be at most 28 bytes (a Stellar text memo)")
 			}
 		}
 		// No chain resolves holder names: accountName is the caller's, and
 		// optional (the reference requires only code).
-		return spec, p.err()
+		return spec, p.Err()
 	}
 
-	spec.AccountNumber = p.text(prefix+"accountNumber", req.AccountNumber, true, 64)
+	spec.AccountNumber = p.Text(prefix+"accountNumber", req.AccountNumber, true, 64)
 	if req.Address != nil {
-		p.add(prefix+"address", "is not used by a "+m.Type.APIName()+" method; send accountNumber")
+		p.Add(prefix+"address", "is not used by a "+m.Type.APIName()+" method; send accountNumber")
 	}
 	if req.Tag != nil {
-		p.add(prefix+"tag", "is only for crypto methods")
+		p.Add(prefix+"tag", "is only for crypto methods")
 	}
-	if e := p.err(); e != nil {
+	if e := p.Err(); e != nil {
 		return spec, e
 	}
 	var msg string
@@ -166,7 +166,7 @@ func (s *Server) recipientSpec(req *recipientRequestBody, prefix string) (ledger
 	}
 	res, e := s.resolveName(&m, spec.AccountNumber)
 	switch {
-	case e != nil && s.cfg.NoProvider:
+	case e != nil && s.Config.NoProvider:
 		// No rail can be asked: the caller's name stands, and is needed.
 		if spec.AccountName == "" {
 			return spec, ledger.FieldInvalid(prefix+"accountName", "is required: this deployment has no provider to resolve account holder names")
@@ -184,34 +184,34 @@ func (s *Server) recipientSpec(req *recipientRequestBody, prefix string) (ledger
 }
 
 // createRecipient: POST /v1/recipients.
-func (c *call) createRecipient() {
+func (c *Call) createRecipient() {
 	var req recipientRequestBody
-	if !c.decode(&req) {
+	if !c.Decode(&req) {
 		return
 	}
-	spec, e := c.s.recipientSpec(&req, "")
+	spec, e := c.Server.recipientSpec(&req, "")
 	if e != nil {
-		c.fail(e)
+		c.Fail(e)
 		return
 	}
-	r := c.s.cfg.App.CreateRecipient(c.caller(), spec)
-	c.created(r, func(res *ledger.Result) any { return &recipientBody{renderRecipient(res.Recipient)} })
+	r := c.Server.Config.App.CreateRecipient(c.Caller(), spec)
+	c.Created(r, func(res *ledger.Result) any { return &recipientBody{renderRecipient(res.Recipient)} })
 }
 
 // createRecipients: POST /v1/recipients/bulk. Items that pass validation
 // are saved together in one command; each failure is reported by index.
-func (c *call) createRecipients() {
+func (c *Call) createRecipients() {
 	var req recipientsBulkRequestBody
-	if !c.decode(&req) {
+	if !c.Decode(&req) {
 		return
 	}
 	if req.Recipients == nil {
-		c.fail(ledger.FieldInvalid("recipients", "is required"))
+		c.Fail(ledger.FieldInvalid("recipients", "is required"))
 		return
 	}
 	items := *req.Recipients
 	if len(items) == 0 || len(items) > ledger.RecipientBatchMax {
-		c.fail(ledger.FieldInvalid("recipients", fmt.Sprintf("must hold 1 to %d items", ledger.RecipientBatchMax)))
+		c.Fail(ledger.FieldInvalid("recipients", fmt.Sprintf("must hold 1 to %d items", ledger.RecipientBatchMax)))
 		return
 	}
 	out := recipientsBulkBody{
@@ -221,7 +221,7 @@ func (c *call) createRecipients() {
 	var specs []ledger.RecipientSpec
 	var indexes []int // request index of each saved spec
 	for i := range items {
-		spec, e := c.s.recipientSpec(&items[i], fmt.Sprintf("recipients.%d.", i))
+		spec, e := c.Server.recipientSpec(&items[i], fmt.Sprintf("recipients.%d.", i))
 		if e != nil {
 			out.Failed = append(out.Failed, recipientFailedJSON{Index: i, itemErrorJSON: *renderItemError(e)})
 			continue
@@ -230,9 +230,9 @@ func (c *call) createRecipients() {
 		indexes = append(indexes, i)
 	}
 	if len(specs) > 0 {
-		r := c.s.cfg.App.CreateRecipients(c.caller(), specs)
+		r := c.Server.Config.App.CreateRecipients(c.Caller(), specs)
 		if e := replyError(r); e != nil {
-			c.fail(e)
+			c.Fail(e)
 			return
 		}
 		for j, o := range r.Result.RecipientBatch {
@@ -245,7 +245,7 @@ func (c *call) createRecipients() {
 	}
 	sortFailed(out.Failed)
 	out.Summary.Created, out.Summary.Failed = len(out.Created), len(out.Failed)
-	c.ok(fasthttp.StatusCreated, &out)
+	c.OK(fasthttp.StatusCreated, &out)
 }
 
 func sortFailed(f []recipientFailedJSON) {
@@ -257,94 +257,94 @@ func sortFailed(f []recipientFailedJSON) {
 }
 
 // listRecipients: GET /v1/recipients.
-func (c *call) listRecipients() {
-	limit, before, e := pageParams(c.ctx, listRecipients, 20)
+func (c *Call) listRecipients() {
+	limit, before, e := PageParams(c.Ctx, listRecipients, 20)
 	if e != nil {
-		c.fail(e)
+		c.Fail(e)
 		return
 	}
 	var f ledger.RecipientFilter
-	if v, ok := query(c.ctx, "code"); ok {
+	if v, ok := Query(c.Ctx, "code"); ok {
 		f.Method = v
 	}
-	if v, ok := query(c.ctx, "isActive"); ok {
+	if v, ok := Query(c.Ctx, "isActive"); ok {
 		switch v {
 		case "true", "false":
 			active := v == "true"
 			f.Active = &active
 		default:
-			c.fail(ledger.FieldInvalid("isActive", "must be true or false"))
+			c.Fail(ledger.FieldInvalid("isActive", "must be true or false"))
 			return
 		}
 	}
 	var page ledger.Page[ledger.Recipient]
-	page = c.s.cfg.Actors.Reader().Recipients(c.org, f, before, limit)
-	c.ok(fasthttp.StatusOK, newList(listRecipients, page, renderRecipient))
+	page = c.Server.Config.Actors.Reader().Recipients(c.Org, f, before, limit)
+	c.OK(fasthttp.StatusOK, NewList(listRecipients, page, renderRecipient))
 }
 
 // getRecipient: GET /v1/recipients/{id}.
-func (c *call) getRecipient() {
+func (c *Call) getRecipient() {
 	r, ok := c.recipient()
 	if !ok {
 		return
 	}
-	c.ok(fasthttp.StatusOK, &recipientBody{renderRecipient(&r)})
+	c.OK(fasthttp.StatusOK, &recipientBody{renderRecipient(&r)})
 }
 
 // recipient reads the {id} path parameter and the caller's recipient it
 // names, answering 404 when there is none.
-func (c *call) recipient() (ledger.Recipient, bool) {
-	return lookup(c, "id", "Recipient", func(st *ledger.Reader, id string) (ledger.Recipient, bool) { return st.Recipient(c.org, id) })
+func (c *Call) recipient() (ledger.Recipient, bool) {
+	return Lookup(c, "id", "Recipient", func(st *ledger.Reader, id string) (ledger.Recipient, bool) { return st.Recipient(c.Org, id) })
 }
 
 // updateRecipient: PUT /v1/recipients/{id}. The display fields and whether
 // the recipient may be used change; its destination does not (save a new
 // recipient for a new destination).
-func (c *call) updateRecipient() {
-	id, e := pathParam(c.ctx, "id")
+func (c *Call) updateRecipient() {
+	id, e := PathParam(c.Ctx, "id")
 	if e != nil {
-		c.fail(e)
+		c.Fail(e)
 		return
 	}
 	var req recipientUpdateBody
-	if !c.decode(&req) {
+	if !c.Decode(&req) {
 		return
 	}
-	var p problems
+	var p Problems
 	in := app.RecipientChange{ID: id}
 	if req.AccountName != nil {
 		in.SetAccountName = true
-		in.AccountName = p.text("accountName", req.AccountName, true, recipientNameLenMax)
+		in.AccountName = p.Text("accountName", req.AccountName, true, recipientNameLenMax)
 	}
 	if req.Label != nil {
 		in.SetLabel = true
-		in.Label = p.text("label", req.Label, true, recipientLabelLenMax)
+		in.Label = p.Text("label", req.Label, true, recipientLabelLenMax)
 	}
 	if req.IsActive != nil {
 		in.SetActive, in.Active = true, *req.IsActive
 	}
 	if !in.SetAccountName && !in.SetLabel && !in.SetActive {
-		p.add("body", "must set at least one of accountName, label, isActive")
+		p.Add("body", "must set at least one of accountName, label, isActive")
 	}
-	if e := p.err(); e != nil {
-		c.fail(e)
+	if e := p.Err(); e != nil {
+		c.Fail(e)
 		return
 	}
-	c.answer(c.s.cfg.App.UpdateRecipient(c.caller(), in), func(res *ledger.Result) {
-		c.ok(fasthttp.StatusOK, &recipientBody{renderRecipient(res.Recipient)})
+	c.answer(c.Server.Config.App.UpdateRecipient(c.Caller(), in), func(res *ledger.Result) {
+		c.OK(fasthttp.StatusOK, &recipientBody{renderRecipient(res.Recipient)})
 	})
 }
 
 // deleteRecipient: DELETE /v1/recipients/{id}. Payouts already made keep
 // the reference; the recipient cannot be used or seen again.
-func (c *call) deleteRecipient() {
-	id, e := pathParam(c.ctx, "id")
+func (c *Call) deleteRecipient() {
+	id, e := PathParam(c.Ctx, "id")
 	if e != nil {
-		c.fail(e)
+		c.Fail(e)
 		return
 	}
-	c.answer(c.s.cfg.App.DeleteRecipient(c.caller(), id), func(*ledger.Result) {
-		c.ctx.Response.ResetBody()
-		c.ctx.SetStatusCode(fasthttp.StatusNoContent)
+	c.answer(c.Server.Config.App.DeleteRecipient(c.Caller(), id), func(*ledger.Result) {
+		c.Ctx.Response.ResetBody()
+		c.Ctx.SetStatusCode(fasthttp.StatusNoContent)
 	})
 }

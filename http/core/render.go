@@ -12,36 +12,36 @@ import (
 
 const timeLayout = "2006-01-02T15:04:05.000Z"
 
-func timestamp(ms int64) string {
+func Timestamp(ms int64) string {
 	return time.UnixMilli(ms).UTC().Format(timeLayout)
 }
 
-func optionalTimestamp(ms int64) *string {
+func OptionalTimestamp(ms int64) *string {
 	if ms == 0 {
 		return nil
 	}
-	s := timestamp(ms)
+	s := Timestamp(ms)
 	return &s
 }
 
-func optional(s string) *string {
+func Optional(s string) *string {
 	if s == "" {
 		return nil
 	}
 	return &s
 }
 
-func money(m ledger.Minor, currency string) string {
+func Money(m ledger.Minor, currency string) string {
 	cur, _ := ledger.LookupCurrency(currency)
 	return ledger.FormatMinor(m, cur)
 }
 
-type moneyJSON struct {
+type MoneyJSON struct {
 	Amount   string `json:"amount"`
 	Currency string `json:"currency"`
 }
 
-func firstNonEmpty(s ...string) string {
+func FirstNonEmpty(s ...string) string {
 	for _, v := range s {
 		if v != "" {
 			return v
@@ -50,7 +50,7 @@ func firstNonEmpty(s ...string) string {
 	return ""
 }
 
-type organizationJSON struct {
+type OrganizationJSON struct {
 	ID              string `json:"id"`
 	Name            string `json:"name"`
 	Country         string `json:"country"`
@@ -61,10 +61,10 @@ type organizationJSON struct {
 	UpdatedAt       string `json:"updatedAt"`
 }
 
-func renderOrganization(o *ledger.Organization) organizationJSON {
-	return organizationJSON{
+func RenderOrganization(o *ledger.Organization) OrganizationJSON {
+	return OrganizationJSON{
 		ID: o.ID, Name: o.Name, Country: o.Country, Timezone: o.Timezone, DefaultCurrency: o.DefaultCurrency,
-		Status: o.Status, CreatedAt: timestamp(o.CreatedAt), UpdatedAt: timestamp(o.UpdatedAt),
+		Status: o.Status, CreatedAt: Timestamp(o.CreatedAt), UpdatedAt: Timestamp(o.UpdatedAt),
 	}
 }
 
@@ -89,7 +89,7 @@ func renderKey(k *ledger.APIKey, secret string) keyJSON {
 		status = "revoked"
 	}
 	return keyJSON{
-		ID: k.ID, Name: k.Name, Secret: optional(secret), Hint: k.Hint, Scopes: k.Scopes.Names(),
-		Status: status, CreatedAt: timestamp(k.CreatedAt), RevokedAt: optionalTimestamp(k.RevokedAt),
+		ID: k.ID, Name: k.Name, Secret: Optional(secret), Hint: k.Hint, Scopes: k.Scopes.Names(),
+		Status: status, CreatedAt: Timestamp(k.CreatedAt), RevokedAt: OptionalTimestamp(k.RevokedAt),
 	}
 }

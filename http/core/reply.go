@@ -24,9 +24,9 @@ func replyError(r actors.Reply) *ledger.Error {
 }
 
 // answer answers a reply's error, or calls ok with its result.
-func (c *call) answer(r actors.Reply, ok func(*ledger.Result)) {
+func (c *Call) answer(r actors.Reply, ok func(*ledger.Result)) {
 	if e := replyError(r); e != nil {
-		c.fail(e)
+		c.Fail(e)
 		return
 	}
 	ok(&r.Result)
@@ -34,28 +34,28 @@ func (c *call) answer(r actors.Reply, ok func(*ledger.Result)) {
 
 // reply answers a change: status with body's rendering of the result, or
 // the reply's error.
-func (c *call) reply(r actors.Reply, status int, body func(*ledger.Result) any) {
+func (c *Call) Reply(r actors.Reply, status int, body func(*ledger.Result) any) {
 	if e := replyError(r); e != nil {
-		c.fail(e)
+		c.Fail(e)
 		return
 	}
-	c.ok(status, body(&r.Result))
+	c.OK(status, body(&r.Result))
 }
 
 // created answers a create: 201 for a new resource, 200 with the
 // idempotent-replayed header for a replay, the error otherwise (with the
 // header too when it repeats the refusal an earlier attempt got).
-func (c *call) created(r actors.Reply, body func(*ledger.Result) any) {
+func (c *Call) Created(r actors.Reply, body func(*ledger.Result) any) {
 	if r.Err == nil && r.Result.Replayed {
-		c.ctx.Response.Header.Set("idempotent-replayed", "true")
+		c.Ctx.Response.Header.Set("idempotent-replayed", "true")
 	}
 	status := fasthttp.StatusCreated
 	if r.Result.Replayed {
 		status = fasthttp.StatusOK
 	}
-	c.reply(r, status, body)
+	c.Reply(r, status, body)
 }
 
-func notFound(resource string) *ledger.Error {
+func NotFound(resource string) *ledger.Error {
 	return &ledger.Error{Code: ledger.CodeNotFound, Message: resource + " not found"}
 }

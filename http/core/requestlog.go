@@ -167,7 +167,7 @@ func (s *Server) noteUnrouted(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	st.unrouted = true
-	if s.cfg.Actors == nil || len(ctx.Request.Header.Peek(fasthttp.HeaderAuthorization)) == 0 {
+	if s.Config.Actors == nil || len(ctx.Request.Header.Peek(fasthttp.HeaderAuthorization)) == 0 {
 		return
 	}
 	if key, err := s.authenticate(ctx); err == nil {
@@ -268,8 +268,8 @@ const (
 // its record takes in the node's log.
 func (s *Server) newRequestID(now time.Time) (string, uint64) {
 	var seq uint64
-	if s.cfg.RequestLog != nil {
-		seq = s.cfg.RequestLog.NextSeq()
+	if s.Config.RequestLog != nil {
+		seq = s.Config.RequestLog.NextSeq()
 	} else {
 		seq = s.requestSeq.Add(1)
 	}
@@ -389,14 +389,14 @@ func (s *Server) recordRequests(next fasthttp.RequestHandler) fasthttp.RequestHa
 // that presented one of its keys, revoked since: the organization then
 // sees the attempt in its log. An unknown key belongs to no organization.
 func (s *Server) attributeFailedAuth(ctx *fasthttp.RequestCtx, st *requestState) {
-	if s.cfg.Actors == nil || st.relayed {
+	if s.Config.Actors == nil || st.relayed {
 		return
 	}
 	secret, ok := bearerSecret(ctx.Request.Header.Peek(fasthttp.HeaderAuthorization))
 	if !ok {
 		return
 	}
-	if key, found := s.cfg.Actors.Reader().APIKeyByHash(actors.KeyDigest(secret)); found {
+	if key, found := s.Config.Actors.Reader().APIKeyByHash(actors.KeyDigest(secret)); found {
 		st.failedKeyID, st.org = key.ID, key.OrgID
 	}
 }

@@ -109,15 +109,15 @@ func RenderRequestRecord(v []byte, org string) ([]byte, error) {
 		ID:             r.id,
 		Method:         r.method,
 		Path:           r.path,
-		Query:          optional(r.query),
+		Query:          Optional(r.query),
 		Status:         r.status,
-		Error:          optional(r.code),
+		Error:          Optional(r.code),
 		DurationMicros: r.durationMicros,
-		ClientIP:       optional(r.clientIP),
-		KeyID:          optional(r.keyID),
-		OrganizationID: optional(org),
+		ClientIP:       Optional(r.clientIP),
+		KeyID:          Optional(r.keyID),
+		OrganizationID: Optional(org),
 		CreatedAt:      r.start.UTC().Format(timeLayout),
-		ContentType:    optional(r.ctyp),
+		ContentType:    Optional(r.ctyp),
 		BodyBytes:      r.bodyBytes,
 		Body:           nullJSON,
 	}
@@ -126,13 +126,13 @@ func RenderRequestRecord(v []byte, org string) ([]byte, error) {
 	}
 	switch r.actor {
 	case actorMember:
-		rec.Actor, rec.KeyID = requestActor{Type: "member", ID: optional(r.keyID)}, nil
+		rec.Actor, rec.KeyID = requestActor{Type: "member", ID: Optional(r.keyID)}, nil
 	case actorAPIKey:
-		rec.Actor = requestActor{Type: "api_key", ID: optional(r.keyID)}
+		rec.Actor = requestActor{Type: "api_key", ID: Optional(r.keyID)}
 	case actorFailedKey:
-		rec.Actor = requestActor{Type: "api_key", ID: optional(r.keyID), KeyHint: optional(r.keyHint)}
+		rec.Actor = requestActor{Type: "api_key", ID: Optional(r.keyID), KeyHint: Optional(r.keyHint)}
 	default:
-		rec.Actor = requestActor{Type: "anonymous", KeyHint: optional(r.keyHint)}
+		rec.Actor = requestActor{Type: "anonymous", KeyHint: Optional(r.keyHint)}
 	}
 	return json.Marshal(&rec)
 }
@@ -152,7 +152,7 @@ func requestFieldsOf(v []byte) (requestFields, bool) {
 	if err != nil {
 		return f, false
 	}
-	f.Status, f.Method, f.Path, f.KeyID = r.status, r.method, r.path, optional(r.keyID)
+	f.Status, f.Method, f.Path, f.KeyID = r.status, r.method, r.path, Optional(r.keyID)
 	if r.actor == actorMember {
 		f.KeyID = nil // a member's id, which the record shows as its actor, not as a key
 	}

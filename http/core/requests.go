@@ -34,14 +34,14 @@ import (
 //	GET /internal/requests?organization=…&before=…&limit=…&<filters>
 
 func init() {
-	registerRoutes(
-		endpoint{fasthttp.MethodGet, "/v1/requests", ledger.ScopeRequestsRead, (*call).listRequests, nil},
-		endpoint{fasthttp.MethodGet, "/v1/requests/{requestId}", ledger.ScopeRequestsRead, (*call).getRequest, nil},
+	RegisterRoutes(
+		Endpoint{Method: fasthttp.MethodGet, Path: "/v1/requests", Scope: ledger.ScopeRequestsRead, H: (*Call).listRequests},
+		Endpoint{Method: fasthttp.MethodGet, Path: "/v1/requests/{requestId}", Scope: ledger.ScopeRequestsRead, H: (*Call).getRequest},
 	)
 }
 
 const (
-	listRequestsKind listKind = 'q'
+	listRequestsKind ListKind = 'q'
 	// requestScanMax bounds the records one page examines; a page of a
 	// narrow filter may come back short, with a cursor to go on.
 	requestScanMax = 10_000
@@ -60,70 +60,70 @@ func errRequestLogOff() *ledger.Error {
 }
 
 // getRequest: GET /v1/requests/{requestId}.
-func (c *call) getRequest() {
-	store := c.s.cfg.RequestLog
+func (c *Call) getRequest() {
+	store := c.Server.Config.RequestLog
 	if store == nil {
-		c.fail(errRequestLogOff())
+		c.Fail(errRequestLogOff())
 		return
 	}
-	id, _ := c.ctx.UserValue("requestId").(string)
+	id, _ := c.Ctx.UserValue("requestId").(string)
 	notFound := &ledger.Error{Code: ledger.CodeNotFound, Message: "No request " + id + " is on record (records are kept for a limited time)"}
 	tag, ok := requestTag(id)
 	if !ok {
-		c.fail(notFound)
+		c.Fail(notFound)
 		return
 	}
-	if tag == c.s.tag {
-		v, found, err := c.s.localRequestRecord(id, c.org)
+	if tag == c.Server.tag {
+		v, found, err := c.Server.localRequestRecord(id, c.Org)
 		if err != nil {
-			c.s.logger.Error("request log read", "err", err)
-			c.fail(&ledger.Error{Code: ledger.CodeInternal, Message: "Internal error"})
+			c.Server.logger.Error("request log read", "err", err)
+			c.Fail(&ledger.Error{Code: ledger.CodeInternal, Message: "Internal error"})
 			return
 		}
 		if found {
-			writeRawJSON(c.ctx, fasthttp.StatusOK, v)
+			writeRawJSON(c.Ctx, fasthttp.StatusOK, v)
 			return
 		}
 	}
-	peers := c.s.peersTagged(tag)
+	peers := c.Server.peersTagged(tag)
 	if len(peers) == 0 {
-		c.fail(notFound)
+		c.Fail(notFound)
 		return
 	}
 	key, e := c.signingKey()
 	if e != nil {
-		c.fail(e)
+		c.Fail(e)
 		return
 	}
 	reached := false
 	for _, addr := range peers {
-		v, found, err := c.s.fetchRequestRecord(addr, key, id, c.org)
+		v, found, err := c.Server.fetchRequestRecord(addr, key, id, c.Org)
 		if err != nil {
-			c.s.logger.Warn("request log: fetch from peer", "peer", addr, "err", err)
+			c.Server.logger.Warn("request log: fetch from peer", "peer", addr, "err", err)
 			continue
 		}
 		reached = true
 		if found {
-			writeRawJSON(c.ctx, fasthttp.StatusOK, v)
+			writeRawJSON(c.Ctx, fasthttp.StatusOK, v)
 			return
 		}
 	}
 	if !reached {
-		c.fail(&ledger.Error{Code: ledger.CodeUnavailable, Message: "The node that holds this request's record could not be reached; retry shortly"})
+		c.Fail(&ledger.Error{Code: ledger.CodeUnavailable, Message: "The node that holds this request's record could not be reached; retry shortly"})
 		return
 	}
-	c.fail(notFound)
+	c.Fail(notFound)
 }
 
 // peersTagged returns the HTTP addresses of the other nodes whose request
 // ids carry tag, in a fixed order.
 func (s *Server) peersTagged(tag string) []string {
 	self := ""
-	if s.cfg.Cluster != nil {
-		self = s.cfg.Cluster.ID()
+	if s.Config.Cluster != nil {
+		self = s.Config.Cluster.ID()
 	}
 	var out []string
-	for id, addr := range s.cfg.PeerHTTP {
+	for id, addr := range s.Config.PeerHTTP {
 		if id != self && addr != "" && nodeTag(id) == tag {
 			out = append(out, addr)
 		}
@@ -169,7 +169,7 @@ func (s *Server) serveRequestRecord(ctx *fasthttp.RequestCtx) {
 	if !s.Begin(ctx) {
 		return
 	}
-	if s.cfg.RequestLog == nil {
+	if s.Config.RequestLog == nil {
 		writeError(ctx, errRequestLogOff())
 		return
 	}
@@ -193,7 +193,7 @@ func (s *Server) serveRequestRecord(ctx *fasthttp.RequestCtx) {
 // localRequestRecord reads request id of org from this node's log, as GET
 // /v1/requests/{requestId} shows it.
 func (s *Server) localRequestRecord(id, org string) ([]byte, bool, error) {
-	v, found, err := s.cfg.RequestLog.Get(requestSeq(id), id, org)
+	v, found, err := s.Config.RequestLog.Get(requestSeq(id), id, org)
 	if err != nil || !found {
 		return nil, false, err
 	}
@@ -242,33 +242,33 @@ func (f *requestFilter) keep(at time.Time, value []byte) bool {
 
 func requestFilterOf(ctx *fasthttp.RequestCtx) (requestFilter, *ledger.Error) {
 	var f requestFilter
-	if v, ok := query(ctx, "status"); ok {
+	if v, ok := Query(ctx, "status"); ok {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 100 || n > 599 {
 			return f, ledger.FieldInvalid("status", "must be an HTTP status code from 100 to 599")
 		}
 		f.status = n
 	}
-	if v, ok := query(ctx, "method"); ok {
+	if v, ok := Query(ctx, "method"); ok {
 		f.method = strings.ToUpper(v)
 		if !isKnownMethod(f.method) {
 			return f, ledger.FieldInvalid("method", "must be one of GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS")
 		}
 	}
-	if v, ok := query(ctx, "path"); ok {
+	if v, ok := Query(ctx, "path"); ok {
 		if !strings.HasPrefix(v, "/") {
 			return f, ledger.FieldInvalid("path", "must start with / (end it with * to match a prefix)")
 		}
 		f.path, f.pathPrefix = strings.CutSuffix(v, "*")
 	}
-	if v, ok := query(ctx, "keyId"); ok {
+	if v, ok := Query(ctx, "keyId"); ok {
 		f.keyID = v
 	}
 	var e *ledger.Error
-	if f.from, e = queryTime(ctx, "from"); e != nil {
+	if f.from, e = QueryTime(ctx, "from"); e != nil {
 		return f, e
 	}
-	if f.to, e = queryTime(ctx, "to"); e != nil {
+	if f.to, e = QueryTime(ctx, "to"); e != nil {
 		return f, e
 	}
 	return f, nil
@@ -307,7 +307,7 @@ func (s *Server) localRequestPage(org string, before uint64, limit int, f *reque
 	var p requestPage
 	examined := 0
 	var err error
-	serr := s.cfg.RequestLog.Scan(org, before, func(pos uint64, at time.Time, value []byte) bool {
+	serr := s.Config.RequestLog.Scan(org, before, func(pos uint64, at time.Time, value []byte) bool {
 		if f.from != 0 && at.UnixMilli() < f.from-requestDurationMax.Milliseconds() {
 			return false // older records started earlier still
 		}
@@ -380,30 +380,30 @@ func decodeRequestCursor(s string) (map[string]uint64, bool) {
 // still have a newer one than (a node's page ends at its Floor). A node that
 // cannot be reached is left out of the rest of the listing (its records are
 // still found by id once it is back).
-func (c *call) listRequests() {
-	if c.s.cfg.RequestLog == nil {
-		c.fail(errRequestLogOff())
+func (c *Call) listRequests() {
+	if c.Server.Config.RequestLog == nil {
+		c.Fail(errRequestLogOff())
 		return
 	}
-	limit, e := pageLimit(c.ctx, 20)
+	limit, e := pageLimit(c.Ctx, 20)
 	if e != nil {
-		c.fail(e)
+		c.Fail(e)
 		return
 	}
-	f, e := requestFilterOf(c.ctx)
+	f, e := requestFilterOf(c.Ctx)
 	if e != nil {
-		c.fail(e)
+		c.Fail(e)
 		return
 	}
-	nodes := c.s.requestLogNodes() // tag → address ("" for this node)
+	nodes := c.Server.requestLogNodes() // tag → address ("" for this node)
 	positions := map[string]uint64{}
 	for tag := range nodes {
 		positions[tag] = math.MaxUint64
 	}
-	if v, ok := query(c.ctx, "cursor"); ok {
+	if v, ok := Query(c.Ctx, "cursor"); ok {
 		cur, ok := decodeRequestCursor(v)
 		if !ok {
-			c.fail(ledger.FieldInvalid("cursor", "is not a cursor from this list; pass the nextCursor of the previous page"))
+			c.Fail(ledger.FieldInvalid("cursor", "is not a cursor from this list; pass the nextCursor of the previous page"))
 			return
 		}
 		for tag := range positions {
@@ -413,17 +413,17 @@ func (c *call) listRequests() {
 		}
 	}
 	pages := map[string]requestPage{}
-	if before := positions[c.s.tag]; before != 0 {
-		p, err := c.s.localRequestPage(c.org, before, limit, &f)
+	if before := positions[c.Server.tag]; before != 0 {
+		p, err := c.Server.localRequestPage(c.Org, before, limit, &f)
 		if err != nil {
-			c.s.logger.Error("request log scan", "err", err)
-			c.fail(&ledger.Error{Code: ledger.CodeInternal, Message: "Internal error"})
+			c.Server.logger.Error("request log scan", "err", err)
+			c.Fail(&ledger.Error{Code: ledger.CodeInternal, Message: "Internal error"})
 			return
 		}
-		pages[c.s.tag] = p
+		pages[c.Server.tag] = p
 	}
 	var key []byte
-	filters := string(c.ctx.QueryArgs().QueryString()) // the goroutines must not read ctx
+	filters := string(c.Ctx.QueryArgs().QueryString()) // the goroutines must not read ctx
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for tag, addr := range nodes {
@@ -434,16 +434,16 @@ func (c *call) listRequests() {
 		if key == nil {
 			if key, e = c.signingKey(); e != nil {
 				wg.Wait()
-				c.fail(e)
+				c.Fail(e)
 				return
 			}
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			p, err := c.s.fetchRequestPage(addr, key, c.org, before, limit, filters)
+			p, err := c.Server.fetchRequestPage(addr, key, c.Org, before, limit, filters)
 			if err != nil {
-				c.s.logger.Warn("request log: list from peer", "peer", addr, "err", err)
+				c.Server.logger.Warn("request log: list from peer", "peer", addr, "err", err)
 				return
 			}
 			mu.Lock()
@@ -457,12 +457,12 @@ func (c *call) listRequests() {
 		cur := encodeRequestCursor(next)
 		body.NextCursor = &cur
 	}
-	c.ok(fasthttp.StatusOK, body)
+	c.OK(fasthttp.StatusOK, body)
 }
 
 // mergeRequestPages merges nodes' pages newest first into one of at most
 // limit records, and returns each node's position after it.
-func mergeRequestPages(pages map[string]requestPage, positions map[string]uint64, limit int) (listBody[jsontext.Value], map[string]uint64) {
+func mergeRequestPages(pages map[string]requestPage, positions map[string]uint64, limit int) (ListBody[jsontext.Value], map[string]uint64) {
 	type ref struct {
 		tag string
 		it  *requestItem
@@ -487,7 +487,7 @@ func mergeRequestPages(pages map[string]requestPage, positions map[string]uint64
 		}
 		return a.it.Pos > b.it.Pos
 	})
-	body := listBody[jsontext.Value]{Data: make([]jsontext.Value, 0, limit)}
+	body := ListBody[jsontext.Value]{Data: make([]jsontext.Value, 0, limit)}
 	taken := map[string]int{}
 	next := maps.Clone(positions)
 	for _, r := range all {
@@ -525,10 +525,10 @@ func mergeRequestPages(pages map[string]requestPage, positions map[string]uint64
 func (s *Server) requestLogNodes() map[string]string {
 	nodes := map[string]string{s.tag: ""}
 	self := ""
-	if s.cfg.Cluster != nil {
-		self = s.cfg.Cluster.ID()
+	if s.Config.Cluster != nil {
+		self = s.Config.Cluster.ID()
 	}
-	for id, addr := range s.cfg.PeerHTTP {
+	for id, addr := range s.Config.PeerHTTP {
 		if t := nodeTag(id); id != self && addr != "" && t != s.tag {
 			nodes[t] = addr
 		}
@@ -570,7 +570,7 @@ func (s *Server) serveRequestPage(ctx *fasthttp.RequestCtx) {
 	if !s.Begin(ctx) {
 		return
 	}
-	if s.cfg.RequestLog == nil {
+	if s.Config.RequestLog == nil {
 		writeError(ctx, errRequestLogOff())
 		return
 	}

@@ -33,7 +33,7 @@ var ErrRequestLogOff = errors.New("the request log is not configured on this nod
 // *ledger.Error of code validation_error; a node without a request log
 // returns ErrRequestLogOff. Safe for concurrent use.
 func (s *Server) UnattributedRequests(q url.Values) ([]byte, error) {
-	if s.cfg.RequestLog == nil {
+	if s.Config.RequestLog == nil {
 		return nil, ErrRequestLogOff
 	}
 	limit, f, before := 20, requestFilter{}, uint64(math.MaxUint64)
@@ -62,7 +62,7 @@ func (s *Server) UnattributedRequests(q url.Values) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	body := listBody[jsontext.Value]{Data: make([]jsontext.Value, 0, len(p.Items)), HasMore: p.More}
+	body := ListBody[jsontext.Value]{Data: make([]jsontext.Value, 0, len(p.Items)), HasMore: p.More}
 	for _, it := range p.Items {
 		body.Data = append(body.Data, it.Record)
 	}

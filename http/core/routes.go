@@ -8,27 +8,27 @@ import (
 
 // endpoint is one route: its method, path, the scope it needs (0: any valid
 // key) and its handler.
-type endpoint struct {
-	method, path string
-	scope        ledger.Scopes
-	h            func(*call)
-	sim          *simulationDoc // set on sandbox simulation endpoints
+type Endpoint struct {
+	Method, Path string
+	Scope        ledger.Scopes
+	H            func(*Call)
+	Sim          *SimulationDoc // set on sandbox simulation endpoints
 }
 
 // simulationDoc describes an explicit simulation endpoint for the
 // simulation index (GET /v1/simulations), which is built from the route
 // table so that it lists exactly the simulations that are served.
-type simulationDoc struct {
-	operation   string
-	description string
-	outcomes    []string // explicit outcome values the endpoint accepts
+type SimulationDoc struct {
+	Operation   string
+	Description string
+	Outcomes    []string // explicit outcome values the endpoint accepts
 }
 
 // featureRoutes are the endpoints that feature files add from their init
 // functions, so that each feature keeps its routes beside its handlers.
-var featureRoutes []endpoint
+var featureRoutes []Endpoint
 
-func registerRoutes(es ...endpoint) { featureRoutes = append(featureRoutes, es...) }
+func RegisterRoutes(es ...Endpoint) { featureRoutes = append(featureRoutes, es...) }
 
 // routeSets add routes that are not API endpoints (pages, documents), from
 // the init functions of the packages that serve them.
@@ -65,8 +65,8 @@ func (s *Server) routes() {
 	s.providerRoutes()
 
 	for _, e := range featureRoutes {
-		h := e.h
-		s.route(e.method, e.path, e.scope, func(c *call) { h(c) })
+		h := e.H
+		s.route(e.Method, e.Path, e.Scope, func(c *Call) { h(c) })
 		s.endpoints = append(s.endpoints, e) // for the simulation index
 	}
 }

@@ -165,7 +165,7 @@ const (
 // Server is the REST front end: fasthttp and a router, authentication, rate
 // limits, the error envelope, and forwarding from followers to the leader.
 type Server struct {
-	cfg     Config
+	Config  Config
 	srv     *fasthttp.Server
 	router  *router.Router
 	limiter *rateLimiter
@@ -182,13 +182,13 @@ type Server struct {
 
 	scopes map[string]ledger.Scopes // "METHOD /path" → the scope the route needs
 
-	endpoints []endpoint // every API route, in registration order (simindex.go)
+	endpoints []Endpoint // every API route, in registration order (simindex.go)
 
 	blobs *blob.Store // uploaded files' bytes; nil without Config.FilesDir
 
 	checkoutLimiter *rateLimiter // the hosted checkout's, per client address
 
-	exports *exportLanes // turns of GET /v1/transactions/export
+	Exports *exportLanes // turns of GET /v1/transactions/export
 
 	dashIdle *sessionIdle // the dashboard sessions' last uses (dashboard_idle.go)
 
@@ -251,12 +251,12 @@ func New(cfg Config) *Server {
 	setCheckoutURL(cfg.CheckoutURL)
 	cfg.PublicBaseURL = strings.TrimSuffix(cfg.PublicBaseURL, "/")
 	s := &Server{
-		cfg:        cfg,
+		Config:     cfg,
 		limiter:    newRateLimiter(cfg.RateLimitPerSecond),
 		logger:     cfg.Logger,
 		forwarders: make(map[string]*fasthttp.HostClient),
 		scopes:     make(map[string]ledger.Scopes),
-		exports:    newExportLanes(exportWaitMax),
+		Exports:    newExportLanes(exportWaitMax),
 		dashIdle:   newSessionIdle(cfg.DashboardIdleTimeout),
 	}
 	s.requestSeq.Store(uint64(time.Now().UnixMicro()))
@@ -271,7 +271,7 @@ func New(cfg Config) *Server {
 			switch {
 			case st.forwarded && s.fromPeer(ctx):
 				// Relayed by a node that did not vouch: unknown.
-			case len(s.cfg.TrustedProxies) > 0:
+			case len(s.Config.TrustedProxies) > 0:
 				st.clientIP = s.connectionClient(ctx)
 			default:
 				st.remote = ctx.RemoteAddr() // the recorder reads it
@@ -334,8 +334,8 @@ func New(cfg Config) *Server {
 // Serve serves requests on ln until Shutdown. Without a configured public
 // base URL, links point at ln's address; call Serve once.
 func (s *Server) Serve(ln net.Listener) error {
-	if s.cfg.PublicBaseURL == "" {
-		s.cfg.PublicBaseURL = "http://" + ln.Addr().String()
+	if s.Config.PublicBaseURL == "" {
+		s.Config.PublicBaseURL = "http://" + ln.Addr().String()
 	}
 	return s.srv.Serve(s.limitConnsPerIP(lingerListener{ln}))
 }
@@ -357,37 +357,37 @@ func (s *Server) Handler() fasthttp.RequestHandler { return s.srv.Handler }
 
 // handler is an API endpoint's logic; the pipeline has authenticated the
 // request before it runs.
-type handler func(c *call)
+type handler func(c *Call)
 
 // call is one authenticated request.
-type call struct {
-	s   *Server
-	ctx *fasthttp.RequestCtx
-	key ledger.APIKey
-	org string
+type Call struct {
+	Server *Server
+	Ctx    *fasthttp.RequestCtx
+	key    ledger.APIKey
+	Org    string
 }
 
-func (c *call) fail(e *ledger.Error) { writeError(c.ctx, e) }
+func (c *Call) Fail(e *ledger.Error) { writeError(c.Ctx, e) }
 
 // decode reads the JSON request body into v. It answers the request and
 // returns false when the body is missing, too large, of the wrong type, or
 // not the expected JSON.
-func (c *call) decode(v any) bool {
-	body, e := jsonBody(c.ctx)
+func (c *Call) Decode(v any) bool {
+	body, e := jsonBody(c.Ctx)
 	if e == nil {
-		e = decodeBody(body, v)
+		e = DecodeBody(body, v)
 	}
 	if e != nil {
-		c.fail(e)
+		c.Fail(e)
 		return false
 	}
 	return true
 }
 
 // railsAvailable refuses money movement when no provider can carry it.
-func (c *call) railsAvailable() bool {
-	if c.s.cfg.NoProvider {
-		c.fail(errNoProvider())
+func (c *Call) railsAvailable() bool {
+	if c.Server.Config.NoProvider {
+		c.Fail(errNoProvider())
 		return false
 	}
 	return true
@@ -395,15 +395,15 @@ func (c *call) railsAvailable() bool {
 
 func errNoProvider() *ledger.Error { return app.NoProviderError() }
 
-func (c *call) ok(status int, v any) { writeJSON(c.ctx, status, v) }
+func (c *Call) OK(status int, v any) { writeJSON(c.Ctx, status, v) }
 
 // noStore marks the response as one no cache (a proxy's, a browser's) may
 // keep: it carries a secret (a new key, a webhook signing secret).
-func (c *call) noStore() { c.ctx.Response.Header.Set(fasthttp.HeaderCacheControl, "no-store") }
+func (c *Call) noStore() { c.Ctx.Response.Header.Set(fasthttp.HeaderCacheControl, "no-store") }
 
 // commitContext bounds how long a write waits for its commit.
-func (c *call) commitContext() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.Background(), c.s.cfg.CommitTimeout)
+func (c *Call) commitContext() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), c.Server.Config.CommitTimeout)
 }
 
 // route registers an authenticated endpoint that needs scope (0: any valid
@@ -446,7 +446,7 @@ func (s *Server) route(method, path string, scope ledger.Scopes, h handler) {
 // stopped leading, or could not confirm it still led): the request then
 // goes to the next leader.
 func (s *Server) serve(ctx *fasthttp.RequestCtx, scope ledger.Scopes, h handler) bool {
-	if s.cfg.Cluster != nil && !s.cfg.Cluster.IsLeader() {
+	if s.Config.Cluster != nil && !s.Config.Cluster.IsLeader() {
 		// A follower relays a body only for a key it knows (keys
 		// are replicated), so an anonymous body is never read.
 		if err := s.authenticateOnFollower(ctx); err != nil {
@@ -485,7 +485,7 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx, scope ledger.Scopes, h handler)
 		writeError(ctx, err)
 		return true
 	}
-	h(&call{s: s, ctx: ctx, key: key, org: key.OrgID})
+	h(&Call{Server: s, Ctx: ctx, key: key, Org: key.OrgID})
 	return !s.leaderLost(ctx) && s.confirmAnswer(ctx)
 }
 

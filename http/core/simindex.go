@@ -18,7 +18,7 @@ import (
 // explicit simulation endpoints are the routes whose sim field is set.
 
 func init() {
-	registerRoutes(endpoint{method: fasthttp.MethodGet, path: "/v1/simulations", h: (*call).listSimulations})
+	RegisterRoutes(Endpoint{Method: fasthttp.MethodGet, Path: "/v1/simulations", H: (*Call).listSimulations})
 }
 
 // simulationTriggers are the sandbox behaviours driven through the normal
@@ -61,16 +61,16 @@ func (s *Server) simulationIndex() []simulationJSON {
 	}
 	var explicit []simulationJSON
 	for _, e := range s.endpoints {
-		if e.sim == nil {
+		if e.Sim == nil {
 			continue
 		}
-		outcomes := e.sim.outcomes
+		outcomes := e.Sim.Outcomes
 		if outcomes == nil {
 			outcomes = []string{}
 		}
 		explicit = append(explicit, simulationJSON{
-			Operation: e.sim.operation, Method: e.method, Path: e.path,
-			Description: e.sim.description, Outcomes: outcomes,
+			Operation: e.Sim.Operation, Method: e.Method, Path: e.Path,
+			Description: e.Sim.Description, Outcomes: outcomes,
 		})
 	}
 	sort.Slice(explicit, func(i, j int) bool {
@@ -84,9 +84,9 @@ func (s *Server) simulationIndex() []simulationJSON {
 
 // listSimulations: GET /v1/simulations. Not paginated: the index is short,
 // but it comes in the list envelope.
-func (c *call) listSimulations() {
-	if !c.sandboxOnly() {
+func (c *Call) listSimulations() {
+	if !c.SandboxOnly() {
 		return
 	}
-	c.ok(fasthttp.StatusOK, &listBody[simulationJSON]{Data: c.s.simulationIndex()})
+	c.OK(fasthttp.StatusOK, &ListBody[simulationJSON]{Data: c.Server.simulationIndex()})
 }

@@ -25,22 +25,22 @@ func TestSimulationRoutesAreIndexed(t *testing.T) {
 	}
 	seen := 0
 	for _, e := range s.endpoints {
-		if e.path == "/v1/simulations" {
-			if e.sim != nil {
+		if e.Path == "/v1/simulations" {
+			if e.Sim != nil {
 				t.Errorf("the index itself carries a simulation description")
 			}
 			continue
 		}
-		if !strings.HasPrefix(e.path, "/v1/simulations/") {
+		if !strings.HasPrefix(e.Path, "/v1/simulations/") {
 			continue
 		}
 		seen++
-		if e.sim == nil || e.sim.operation == "" || e.sim.description == "" {
-			t.Errorf("%s %s is a simulation endpoint without a sim description", e.method, e.path)
+		if e.Sim == nil || e.Sim.Operation == "" || e.Sim.Description == "" {
+			t.Errorf("%s %s is a simulation endpoint without a sim description", e.Method, e.Path)
 			continue
 		}
-		if !listed[e.method+" "+e.path] {
-			t.Errorf("%s %s is not in the index", e.method, e.path)
+		if !listed[e.Method+" "+e.Path] {
+			t.Errorf("%s %s is not in the index", e.Method, e.Path)
 		}
 	}
 	if seen == 0 {

@@ -7,14 +7,14 @@ import (
 )
 
 func init() {
-	registerRoutes(endpoint{fasthttp.MethodPost, "/v1/simulations/fund-balance", ledger.ScopeSimulationsWrite, (*call).fundBalance, &simulationDoc{
-		operation:   "fund_balance",
-		description: "Credits a balance account with sandbox money, idempotent by externalReference.",
+	RegisterRoutes(Endpoint{Method: fasthttp.MethodPost, Path: "/v1/simulations/fund-balance", Scope: ledger.ScopeSimulationsWrite, H: (*Call).fundBalance, Sim: &SimulationDoc{
+		Operation:   "fund_balance",
+		Description: "Credits a balance account with sandbox money, idempotent by externalReference.",
 	}})
 }
 
 type fundBalanceRequestBody struct {
-	Amount            amount  `json:"amount"`
+	Amount            Amount  `json:"amount"`
 	Currency          *string `json:"currency"`
 	ExternalReference *string `json:"externalReference"`
 }
@@ -35,9 +35,9 @@ type fundBalanceJSON struct {
 }
 
 // sandboxOnly answers 404 on production, where simulations do not exist.
-func (c *call) sandboxOnly() bool {
-	if c.s.cfg.Live {
-		c.fail(errSandboxOnly)
+func (c *Call) SandboxOnly() bool {
+	if c.Server.Config.Live {
+		c.Fail(errSandboxOnly)
 		return false
 	}
 	return true
@@ -48,29 +48,29 @@ var errSandboxOnly = &ledger.Error{Code: ledger.CodeNotFound, Message: "Simulati
 
 // fundBalance: POST /v1/simulations/fund-balance. Credits a sandbox balance
 // at once, idempotent by externalReference.
-func (c *call) fundBalance() {
-	if !c.sandboxOnly() {
+func (c *Call) fundBalance() {
+	if !c.SandboxOnly() {
 		return
 	}
 	var req fundBalanceRequestBody
-	if !c.decode(&req) {
+	if !c.Decode(&req) {
 		return
 	}
 	in, e := fundBalanceInput(&req)
 	if e != nil {
-		c.fail(e)
+		c.Fail(e)
 		return
 	}
-	r := c.s.cfg.App.FundBalance(c.caller(), in.currency, in.amount, in.ref)
-	c.created(r, func(res *ledger.Result) any {
+	r := c.Server.Config.App.FundBalance(c.Caller(), in.currency, in.amount, in.ref)
+	c.Created(r, func(res *ledger.Result) any {
 		f := res.Funding
 		return &simulationBody{fundBalanceJSON{
 			Type:              "fund_balance",
-			TransactionID:     c.s.publicIDs().EntryID(f.EntrySeq),
+			TransactionID:     c.Server.PublicIDs().EntryID(f.EntrySeq),
 			AccountID:         f.AccountNumber,
-			Amount:            money(f.Amount, f.Currency),
+			Amount:            Money(f.Amount, f.Currency),
 			Currency:          f.Currency,
-			NewBalance:        money(f.BalanceAfter, f.Currency),
+			NewBalance:        Money(f.BalanceAfter, f.Currency),
 			ExternalReference: f.ExternalReference,
 			Replayed:          res.Replayed,
 		}}
@@ -87,18 +87,18 @@ type fundBalanceRequest struct {
 // fundBalanceInput checks a request to fund a balance (the API's, or the
 // dashboard's form in its shape).
 func fundBalanceInput(req *fundBalanceRequestBody) (fundBalanceRequest, *ledger.Error) {
-	var p problems
-	ref := p.text("externalReference", req.ExternalReference, true, referenceLenMax)
-	cur, curOK := p.currency("currency", req.Currency, true)
+	var p Problems
+	ref := p.Text("externalReference", req.ExternalReference, true, ReferenceLenMax)
+	cur, curOK := p.Currency("currency", req.Currency, true)
 	if curOK && cur.Crypto {
-		p.add("currency", "is a crypto currency: fund it with a deposit on its chain instead")
+		p.Add("currency", "is a crypto currency: fund it with a deposit on its chain instead")
 		curOK = false
 	}
 	var amt ledger.Minor
-	if !req.Amount.set {
-		p.add("amount", "is required")
+	if !req.Amount.Set {
+		p.Add("amount", "is required")
 	} else if curOK {
-		amt = p.amount("amount", req.Amount, cur)
+		amt = p.Amount("amount", req.Amount, cur)
 	}
-	return fundBalanceRequest{cur.Code, amt, ref}, p.err()
+	return fundBalanceRequest{cur.Code, amt, ref}, p.Err()
 }

@@ -56,7 +56,7 @@ func parseUpload(contentType string, body []byte) (upload, *ledger.Error) {
 		return u, bodyTooLarge(uploadBodyBytesMax)
 	}
 	r := multipart.NewReader(bytes.NewReader(body), params["boundary"])
-	var p problems
+	var p Problems
 	seenPurpose, seenFile := false, false
 	for parts := 0; ; parts++ {
 		part, err := r.NextRawPart()
@@ -74,7 +74,7 @@ func parseUpload(contentType string, body []byte) (upload, *ledger.Error) {
 		switch name {
 		case "purpose":
 			if seenPurpose {
-				p.add("purpose", "appears more than once")
+				p.Add("purpose", "appears more than once")
 				continue
 			}
 			seenPurpose = true
@@ -83,13 +83,13 @@ func parseUpload(contentType string, body []byte) (upload, *ledger.Error) {
 				return u, malformedMultipart(err)
 			}
 			if len(v) > uploadFieldBytesMax {
-				p.add("purpose", "is too long")
+				p.Add("purpose", "is too long")
 				continue
 			}
 			u.purpose = string(v)
 		case "file":
 			if seenFile {
-				p.add("file", "appears more than once")
+				p.Add("file", "appears more than once")
 				continue
 			}
 			seenFile = true
@@ -105,20 +105,20 @@ func parseUpload(contentType string, body []byte) (upload, *ledger.Error) {
 			}
 			u.content = v
 		default:
-			p.add(fieldName(name), "is not a known field; send file and purpose")
+			p.Add(fieldName(name), "is not a known field; send file and purpose")
 		}
 	}
 	if !seenPurpose || u.purpose == "" {
-		p.add("purpose", "is required")
+		p.Add("purpose", "is required")
 	} else if _, ok := ledger.LookupFilePurpose(u.purpose); !ok {
-		p.add("purpose", "must be one of "+purposeNames())
+		p.Add("purpose", "must be one of "+purposeNames())
 	}
 	if !seenFile {
-		p.add("file", "is required")
+		p.Add("file", "is required")
 	} else {
 		u.filename = cleanFileName(&p, u.filename)
 	}
-	if e := p.err(); e != nil {
+	if e := p.Err(); e != nil {
 		return u, e
 	}
 	return u, nil
@@ -155,22 +155,22 @@ func purposeNames() string {
 // cleanFileName keeps the last path element of the client's file name: at
 // most fileNameLenMax characters of printable UTF-8. An absent name becomes
 // "file".
-func cleanFileName(p *problems, name string) string {
+func cleanFileName(p *Problems, name string) string {
 	name = path.Base(strings.ReplaceAll(name, "\\", "/"))
 	if name == "." || name == "/" || name == "" {
 		return "file"
 	}
 	if !utf8.ValidString(name) {
-		p.add("file", "has a file name that is not valid UTF-8")
+		p.Add("file", "has a file name that is not valid UTF-8")
 		return ""
 	}
 	if utf8.RuneCountInString(name) > fileNameLenMax {
-		p.add("file", fmt.Sprintf("has a file name longer than %d characters", fileNameLenMax))
+		p.Add("file", fmt.Sprintf("has a file name longer than %d characters", fileNameLenMax))
 		return ""
 	}
 	for _, r := range name {
 		if unicode.IsControl(r) || r == '"' {
-			p.add("file", "has a file name with control characters or quotes")
+			p.Add("file", "has a file name with control characters or quotes")
 			return ""
 		}
 	}

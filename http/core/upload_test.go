@@ -145,13 +145,13 @@ func TestParseUpload(t *testing.T) {
 	}
 	// Names are reduced to a last path element without controls.
 	for name, want := range map[string]string{"": "file", "a/b/c.png": "c.png", `C:\x\y.png`: "y.png", "/": "file"} {
-		var p problems
+		var p Problems
 		if got := cleanFileName(&p, name); got != want || len(p) != 0 {
 			t.Errorf("cleanFileName(%q) = %q %v, want %q", name, got, p, want)
 		}
 	}
 	for _, bad := range []string{"a\x01b.png", "a\"b.png", "\xff.png", strings.Repeat("x", 256)} {
-		var p problems
+		var p Problems
 		if cleanFileName(&p, bad); len(p) == 0 {
 			t.Errorf("cleanFileName(%q) accepted", bad)
 		}

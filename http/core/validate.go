@@ -15,60 +15,60 @@ import (
 // problems gathers every field error of a request, so the caller fixes them
 // all at once: app.Fields, whose wording the operations share, with the
 // front end's own checks beside it.
-type problems app.Fields
+type Problems app.Fields
 
-func (p *problems) add(field, message string) { (*app.Fields)(p).Add(field, message) }
+func (p *Problems) Add(field, message string) { (*app.Fields)(p).Add(field, message) }
 
-func (p problems) err() *ledger.Error { return app.Fields(p).Err() }
+func (p Problems) Err() *ledger.Error { return app.Fields(p).Err() }
 
 // text checks an optional string: at most max characters of printable text.
 // required makes absence an error too.
-func (p *problems) text(field string, v *string, required bool, maxLen int) string {
+func (p *Problems) Text(field string, v *string, required bool, maxLen int) string {
 	return (*app.Fields)(p).Text(field, v, required, maxLen)
 }
 
 // currency checks a currency code.
-func (p *problems) currency(field string, v *string, required bool) (ledger.Currency, bool) {
+func (p *Problems) Currency(field string, v *string, required bool) (ledger.Currency, bool) {
 	if v == nil || *v == "" {
 		if required {
-			p.add(field, "is required")
+			p.Add(field, "is required")
 		}
 		return ledger.Currency{}, false
 	}
 	cur, ok := ledger.LookupCurrency(*v)
 	if !ok {
-		p.add(field, fmt.Sprintf("%q is not a supported currency (codes are upper case, e.g. GHS)", *v))
+		p.Add(field, fmt.Sprintf("%q is not a supported currency (codes are upper case, e.g. GHS)", *v))
 		return ledger.Currency{}, false
 	}
 	return cur, true
 }
 
 // amount parses an amount in cur.
-func (p *problems) amount(field string, a amount, cur ledger.Currency) ledger.Minor {
-	return (*app.Fields)(p).Amount(field, a.app(), cur)
+func (p *Problems) Amount(field string, a Amount, cur ledger.Currency) ledger.Minor {
+	return (*app.Fields)(p).Amount(field, a.App(), cur)
 }
 
 // phone checks a phone number: the country code and the subscriber number,
 // digits only, with or without a leading +. It returns the number as it is
 // stored, digits only.
-func (p *problems) phone(field, s string) string { return (*app.Fields)(p).Phone(field, s) }
+func (p *Problems) Phone(field, s string) string { return (*app.Fields)(p).Phone(field, s) }
 
 // alnum checks a bank account number: letters and digits.
-func (p *problems) alnum(field, s string, minLen, maxLen int) {
+func (p *Problems) alnum(field, s string, minLen, maxLen int) {
 	(*app.Fields)(p).Alnum(field, s, minLen, maxLen)
 }
 
 // Field length limits, in characters.
 const (
-	referenceLenMax       = 255
-	payoutReferenceLenMax = 100
-	narrationLenMax       = 500
+	ReferenceLenMax       = 255
+	PayoutReferenceLenMax = 100
+	NarrationLenMax       = 500
 	nameLenMax            = 200
 )
 
 // pathParam returns a path parameter, percent-decoded (the router leaves it
 // encoded), as a string of its own.
-func pathParam(ctx *fasthttp.RequestCtx, name string) (string, *ledger.Error) {
+func PathParam(ctx *fasthttp.RequestCtx, name string) (string, *ledger.Error) {
 	raw, _ := ctx.UserValue(name).(string)
 	v, err := url.PathUnescape(raw)
 	if err != nil || v == "" {
@@ -81,22 +81,22 @@ func pathParam(ctx *fasthttp.RequestCtx, name string) (string, *ledger.Error) {
 // then what find reads under it from the node's reader. find holds the
 // resource to the caller's organization. Otherwise the call fails: 400 for
 // a parameter that is not a path segment, 404 "<what> not found".
-func lookup[T any](c *call, param, what string, find func(st *ledger.Reader, id string) (T, bool)) (T, bool) {
+func Lookup[T any](c *Call, param, what string, find func(st *ledger.Reader, id string) (T, bool)) (T, bool) {
 	var v T
-	id, e := pathParam(c.ctx, param)
+	id, e := PathParam(c.Ctx, param)
 	if e != nil {
-		c.fail(e)
+		c.Fail(e)
 		return v, false
 	}
-	v, ok := find(c.s.cfg.Actors.Reader(), id)
+	v, ok := find(c.Server.Config.Actors.Reader(), id)
 	if !ok {
-		c.fail(notFound(what))
+		c.Fail(NotFound(what))
 	}
 	return v, ok
 }
 
 // query returns a query parameter and whether it was given.
-func query(ctx *fasthttp.RequestCtx, name string) (string, bool) {
+func Query(ctx *fasthttp.RequestCtx, name string) (string, bool) {
 	v := ctx.QueryArgs().Peek(name)
 	if v == nil {
 		return "", false
@@ -105,8 +105,8 @@ func query(ctx *fasthttp.RequestCtx, name string) (string, bool) {
 }
 
 // queryTime parses an ISO 8601 timestamp query parameter into unix ms.
-func queryTime(ctx *fasthttp.RequestCtx, name string) (int64, *ledger.Error) {
-	v, ok := query(ctx, name)
+func QueryTime(ctx *fasthttp.RequestCtx, name string) (int64, *ledger.Error) {
+	v, ok := Query(ctx, name)
 	if !ok {
 		return 0, nil
 	}
@@ -151,7 +151,7 @@ func isJSONContentType(ct []byte) bool {
 
 // truncate bounds a caller's value echoed in a message to n runes of valid
 // UTF-8.
-func truncate(s string, n int) string {
+func Truncate(s string, n int) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
 	for i := range s {
 		if n == 0 {

@@ -28,8 +28,8 @@ func TestPhone(t *testing.T) {
 		{"dashes", "233-24-123-4567", "", digitsOnly},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var p problems
-			got := p.phone("to.accountNumber", tc.in)
+			var p Problems
+			got := p.Phone("to.accountNumber", tc.in)
 			switch {
 			case tc.problem == "" && len(p) > 0:
 				t.Fatalf("phone(%q) refused: %v", tc.in, p)

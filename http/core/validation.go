@@ -19,9 +19,9 @@ import (
 // Reference data: any valid key may validate. Nothing is written.
 
 func init() {
-	registerRoutes(
-		endpoint{method: fasthttp.MethodPost, path: "/v1/validate", h: (*call).validate},
-		endpoint{method: fasthttp.MethodPost, path: "/v1/validate/bulk", h: (*call).validateBulk},
+	RegisterRoutes(
+		Endpoint{Method: fasthttp.MethodPost, Path: "/v1/validate", H: (*Call).validate},
+		Endpoint{Method: fasthttp.MethodPost, Path: "/v1/validate/bulk", H: (*Call).validateBulk},
 	)
 }
 
@@ -115,33 +115,33 @@ func renderItemError(e *ledger.Error) *itemErrorJSON {
 }
 
 // validate: POST /v1/validate.
-func (c *call) validate() {
+func (c *Call) validate() {
 	var req validateRequestBody
-	if !c.decode(&req) {
+	if !c.Decode(&req) {
 		return
 	}
-	v, e := c.s.validateDestination(&req, "")
+	v, e := c.Server.validateDestination(&req, "")
 	if e != nil {
-		c.fail(e)
+		c.Fail(e)
 		return
 	}
-	c.ok(fasthttp.StatusOK, &validationBody{v})
+	c.OK(fasthttp.StatusOK, &validationBody{v})
 }
 
 // validateBulk: POST /v1/validate/bulk. Each item is validated on its own;
 // a bad item gets its error in its place and the others their results.
-func (c *call) validateBulk() {
+func (c *Call) validateBulk() {
 	var req validateBulkRequestBody
-	if !c.decode(&req) {
+	if !c.Decode(&req) {
 		return
 	}
 	if req.Items == nil {
-		c.fail(ledger.FieldInvalid("items", "is required"))
+		c.Fail(ledger.FieldInvalid("items", "is required"))
 		return
 	}
 	items := *req.Items
 	if len(items) == 0 || len(items) > validateBulkItemsMax {
-		c.fail(ledger.FieldInvalid("items", fmt.Sprintf("must hold 1 to %d items", validateBulkItemsMax)))
+		c.Fail(ledger.FieldInvalid("items", fmt.Sprintf("must hold 1 to %d items", validateBulkItemsMax)))
 		return
 	}
 	out := validateBulkBody{Results: make([]validateBulkItemJSON, len(items))}
@@ -150,7 +150,7 @@ func (c *call) validateBulk() {
 		if items[i].Code != nil {
 			r.Code = *items[i].Code
 		}
-		v, e := c.s.validateDestination(&items[i], fmt.Sprintf("items.%d.", i))
+		v, e := c.Server.validateDestination(&items[i], fmt.Sprintf("items.%d.", i))
 		if e != nil {
 			r.Error = renderItemError(e)
 			r.Result = validationJSON{Valid: false, Reason: string(e.Code), Message: e.Message}
@@ -158,7 +158,7 @@ func (c *call) validateBulk() {
 		}
 		r.Result = v
 	}
-	c.ok(fasthttp.StatusOK, &out)
+	c.OK(fasthttp.StatusOK, &out)
 }
 
 // validateDestination validates one destination. A request it cannot judge
@@ -166,24 +166,24 @@ func (c *call) validateBulk() {
 // destination that is wrong is a result with valid false and its reason.
 // prefix goes before field names ("items.3.").
 func (s *Server) validateDestination(req *validateRequestBody, prefix string) (validationJSON, *ledger.Error) {
-	var p problems
-	code := p.text(prefix+"code", req.Code, true, 64)
-	if e := p.err(); e != nil {
+	var p Problems
+	code := p.Text(prefix+"code", req.Code, true, 64)
+	if e := p.Err(); e != nil {
 		return validationJSON{}, e
 	}
-	m, ok := s.cfg.Catalogue.Method(code)
+	m, ok := s.Config.Catalogue.Method(code)
 	if !ok {
-		return validationJSON{}, ledger.FieldInvalid(prefix+"code", fmt.Sprintf("%q is not a known payment method; see GET /v1/capabilities", truncate(code, 64)))
+		return validationJSON{}, ledger.FieldInvalid(prefix+"code", fmt.Sprintf("%q is not a known payment method; see GET /v1/capabilities", Truncate(code, 64)))
 	}
 	if m.Type == ledger.MethodCrypto {
-		address := p.text(prefix+"address", req.Address, true, 256)
+		address := p.Text(prefix+"address", req.Address, true, 256)
 		if req.AccountNumber != nil {
-			p.add(prefix+"accountNumber", "is not used by a crypto method; send address")
+			p.Add(prefix+"accountNumber", "is not used by a crypto method; send address")
 		}
 		if req.RoutingNumber != nil {
-			p.add(prefix+"routingNumber", "is not used by a crypto method")
+			p.Add(prefix+"routingNumber", "is not used by a crypto method")
 		}
-		if e := p.err(); e != nil {
+		if e := p.Err(); e != nil {
 			return validationJSON{}, e
 		}
 		if err := rails.ValidateAddress(m.Chain, address); err != nil {
@@ -192,19 +192,19 @@ func (s *Server) validateDestination(req *validateRequestBody, prefix string) (v
 		return validationJSON{Valid: true}, nil
 	}
 
-	number := p.text(prefix+"accountNumber", req.AccountNumber, true, 64)
+	number := p.Text(prefix+"accountNumber", req.AccountNumber, true, 64)
 	if req.Address != nil {
-		p.add(prefix+"address", "is not used by a "+m.Type.String()+" method; send accountNumber")
+		p.Add(prefix+"address", "is not used by a "+m.Type.String()+" method; send accountNumber")
 	}
 	_, routed := m.Field("routingNumber")
-	routing := p.text(prefix+"routingNumber", req.RoutingNumber, false, 64)
+	routing := p.Text(prefix+"routingNumber", req.RoutingNumber, false, 64)
 	switch {
 	case routed && routing == "" && (req.RoutingNumber == nil || *req.RoutingNumber == ""):
-		p.add(prefix+"routingNumber", "is required for "+m.Code+": one of the bank codes listed in GET /v1/capabilities/"+m.Country+"/"+m.Code)
+		p.Add(prefix+"routingNumber", "is required for "+m.Code+": one of the bank codes listed in GET /v1/capabilities/"+m.Country+"/"+m.Code)
 	case !routed && req.RoutingNumber != nil:
-		p.add(prefix+"routingNumber", "is not used by "+m.Code)
+		p.Add(prefix+"routingNumber", "is not used by "+m.Code)
 	}
-	if e := p.err(); e != nil {
+	if e := p.Err(); e != nil {
 		return validationJSON{}, e
 	}
 	number, msg := s.checkAccountNumber(&m, number)
@@ -233,7 +233,7 @@ func invalid(reason, message string) validationJSON {
 func (s *Server) resolveName(m *rails.Method, number string) (rails.Resolution, *ledger.Error) {
 	ctx, cancel := context.WithTimeout(context.Background(), resolveTimeout)
 	defer cancel()
-	res, err := s.cfg.Names.ResolveName(ctx, *m, number)
+	res, err := s.Config.Names.ResolveName(ctx, *m, number)
 	switch {
 	case errors.Is(err, rails.ErrNoProvider):
 		return res, &ledger.Error{Code: ledger.CodeUnavailable,
@@ -251,11 +251,11 @@ func (s *Server) resolveName(m *rails.Method, number string) (rails.Resolution, 
 // returns the number as it is stored (a phone number's digits only) and
 // what is wrong, or "".
 func (s *Server) checkAccountNumber(m *rails.Method, number string) (string, string) {
-	var p problems
+	var p Problems
 	if m.Type == ledger.MethodMobileMoney {
-		number = p.phone("", number)
+		number = p.Phone("", number)
 		if len(p) == 0 {
-			if country, ok := s.cfg.Catalogue.Country(m.Country); ok && !hasPrefix(number, country.DialCode) {
+			if country, ok := s.Config.Catalogue.Country(m.Country); ok && !hasPrefix(number, country.DialCode) {
 				return number, "must start with " + country.Name + "'s calling code " + country.DialCode
 			}
 		}
@@ -275,7 +275,7 @@ func routingNumberProblem(m *rails.Method, routing string) string {
 		return ""
 	}
 	return fmt.Sprintf("The routing number %q is not a bank code %s knows; see the options of its routingNumber field in GET /v1/capabilities/%s/%s",
-		truncate(routing, 64), m.Code, m.Country, m.Code)
+		Truncate(routing, 64), m.Code, m.Country, m.Code)
 }
 
 func hasPrefix(s, prefix string) bool { return len(s) >= len(prefix) && s[:len(prefix)] == prefix }

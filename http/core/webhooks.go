@@ -18,9 +18,9 @@ import (
 
 // Cursor kinds of the webhook lists.
 const (
-	listEvents           listKind = 'E'
-	listWebhookEndpoints listKind = 'H'
-	listDeliveries       listKind = 'D'
+	listEvents           ListKind = 'E'
+	listWebhookEndpoints ListKind = 'H'
+	listDeliveries       ListKind = 'D'
 )
 
 // webhookDescriptionLenMax bounds an endpoint's description, in
@@ -28,18 +28,18 @@ const (
 const webhookDescriptionLenMax = 500
 
 func init() {
-	registerRoutes(
-		endpoint{fasthttp.MethodPost, "/v1/webhooks/endpoints", ledger.ScopeWebhooksWrite, (*call).createWebhookEndpoint, nil},
-		endpoint{fasthttp.MethodGet, "/v1/webhooks/endpoints", ledger.ScopeWebhooksRead, (*call).listWebhookEndpoints, nil},
-		endpoint{fasthttp.MethodGet, "/v1/webhooks/endpoints/{id}", ledger.ScopeWebhooksRead, (*call).getWebhookEndpoint, nil},
-		endpoint{fasthttp.MethodPatch, "/v1/webhooks/endpoints/{id}", ledger.ScopeWebhooksWrite, (*call).updateWebhookEndpoint, nil},
-		endpoint{fasthttp.MethodDelete, "/v1/webhooks/endpoints/{id}", ledger.ScopeWebhooksWrite, (*call).deleteWebhookEndpoint, nil},
-		endpoint{fasthttp.MethodPost, "/v1/webhooks/endpoints/{id}/test", ledger.ScopeWebhooksWrite, (*call).testWebhookEndpoint, nil},
-		endpoint{fasthttp.MethodGet, "/v1/webhooks/signing-secret/{endpointId}", ledger.ScopeWebhooksRead, (*call).getSigningSecret, nil},
-		endpoint{fasthttp.MethodPost, "/v1/webhooks/signing-secret/{endpointId}/rotate", ledger.ScopeWebhooksWrite, (*call).rotateSigningSecret, nil},
-		endpoint{fasthttp.MethodGet, "/v1/webhooks/deliveries", ledger.ScopeWebhooksRead, (*call).listDeliveries, nil},
-		endpoint{fasthttp.MethodGet, "/v1/webhooks/deliveries/{id}", ledger.ScopeWebhooksRead, (*call).getDelivery, nil},
-		endpoint{fasthttp.MethodPost, "/v1/webhooks/deliveries/{id}/retry", ledger.ScopeWebhooksWrite, (*call).retryDelivery, nil},
+	RegisterRoutes(
+		Endpoint{Method: fasthttp.MethodPost, Path: "/v1/webhooks/endpoints", Scope: ledger.ScopeWebhooksWrite, H: (*Call).createWebhookEndpoint},
+		Endpoint{Method: fasthttp.MethodGet, Path: "/v1/webhooks/endpoints", Scope: ledger.ScopeWebhooksRead, H: (*Call).listWebhookEndpoints},
+		Endpoint{Method: fasthttp.MethodGet, Path: "/v1/webhooks/endpoints/{id}", Scope: ledger.ScopeWebhooksRead, H: (*Call).getWebhookEndpoint},
+		Endpoint{Method: fasthttp.MethodPatch, Path: "/v1/webhooks/endpoints/{id}", Scope: ledger.ScopeWebhooksWrite, H: (*Call).updateWebhookEndpoint},
+		Endpoint{Method: fasthttp.MethodDelete, Path: "/v1/webhooks/endpoints/{id}", Scope: ledger.ScopeWebhooksWrite, H: (*Call).deleteWebhookEndpoint},
+		Endpoint{Method: fasthttp.MethodPost, Path: "/v1/webhooks/endpoints/{id}/test", Scope: ledger.ScopeWebhooksWrite, H: (*Call).testWebhookEndpoint},
+		Endpoint{Method: fasthttp.MethodGet, Path: "/v1/webhooks/signing-secret/{endpointId}", Scope: ledger.ScopeWebhooksRead, H: (*Call).getSigningSecret},
+		Endpoint{Method: fasthttp.MethodPost, Path: "/v1/webhooks/signing-secret/{endpointId}/rotate", Scope: ledger.ScopeWebhooksWrite, H: (*Call).rotateSigningSecret},
+		Endpoint{Method: fasthttp.MethodGet, Path: "/v1/webhooks/deliveries", Scope: ledger.ScopeWebhooksRead, H: (*Call).listDeliveries},
+		Endpoint{Method: fasthttp.MethodGet, Path: "/v1/webhooks/deliveries/{id}", Scope: ledger.ScopeWebhooksRead, H: (*Call).getDelivery},
+		Endpoint{Method: fasthttp.MethodPost, Path: "/v1/webhooks/deliveries/{id}/retry", Scope: ledger.ScopeWebhooksWrite, H: (*Call).retryDelivery},
 	)
 }
 
@@ -61,9 +61,9 @@ func renderWebhookEndpoint(e *ledger.WebhookEndpoint) webhookEndpointJSON {
 		events = []string{}
 	}
 	return webhookEndpointJSON{
-		ID: e.ID, URL: e.URL, Description: optional(e.Description), Events: events, Status: e.Status,
-		FailureCount: e.FailureCount, DisabledReason: optional(e.DisabledReason),
-		CreatedAt: timestamp(e.CreatedAt), UpdatedAt: timestamp(e.UpdatedAt),
+		ID: e.ID, URL: e.URL, Description: Optional(e.Description), Events: events, Status: e.Status,
+		FailureCount: e.FailureCount, DisabledReason: Optional(e.DisabledReason),
+		CreatedAt: Timestamp(e.CreatedAt), UpdatedAt: Timestamp(e.UpdatedAt),
 	}
 }
 
@@ -84,16 +84,16 @@ type webhookDeliveryJSON struct {
 
 func renderWebhookDelivery(ids *ledger.PublicIDs, d *ledger.WebhookDelivery) webhookDeliveryJSON {
 	out := webhookDeliveryJSON{
-		ID: d.ID, EventID: ids.EventID(d.EventSeq), EventType: optional(d.EventType), ResourceID: optional(d.ResourceID),
+		ID: d.ID, EventID: ids.EventID(d.EventSeq), EventType: Optional(d.EventType), ResourceID: Optional(d.ResourceID),
 		EndpointID: d.EndpointID, Status: d.Status.String(), Attempts: d.Attempts,
-		LastError: optional(d.LastError), CompletedAt: optionalTimestamp(d.CompletedAt), CreatedAt: timestamp(d.CreatedAt),
+		LastError: Optional(d.LastError), CompletedAt: OptionalTimestamp(d.CompletedAt), CreatedAt: Timestamp(d.CreatedAt),
 	}
 	if d.LastStatusCode != 0 {
 		code := d.LastStatusCode
 		out.LastStatusCode = &code
 	}
 	if d.Status == ledger.DeliveryPending {
-		out.NextAttemptAt = optionalTimestamp(d.NextAttemptAt)
+		out.NextAttemptAt = OptionalTimestamp(d.NextAttemptAt)
 	}
 	return out
 }
@@ -121,14 +121,14 @@ func renderWebhookDeliveryDetail(ids *ledger.PublicIDs, d *ledger.WebhookDeliver
 	out := webhookDeliveryDetailJSON{renderWebhookDelivery(ids, d), make([]deliveryAttemptJSON, 0, len(d.History))}
 	for i := len(d.History) - 1; i >= 0; i-- {
 		a := &d.History[i]
-		j := deliveryAttemptJSON{Attempt: a.Number, Success: a.Succeeded, Error: optional(a.Error), CompletedAt: timestamp(a.At)}
+		j := deliveryAttemptJSON{Attempt: a.Number, Success: a.Succeeded, Error: Optional(a.Error), CompletedAt: Timestamp(a.At)}
 		if a.StatusCode != 0 {
 			code := a.StatusCode
 			j.StatusCode = &code
 		}
 		if a.StartedAt != 0 {
 			ms := a.At - a.StartedAt
-			j.StartedAt, j.DurationMs = optionalTimestamp(a.StartedAt), &ms
+			j.StartedAt, j.DurationMs = OptionalTimestamp(a.StartedAt), &ms
 		}
 		out.AttemptHistory = append(out.AttemptHistory, j)
 	}
@@ -164,7 +164,7 @@ func (n *nullableString) UnmarshalJSON(b []byte) error {
 		return nil
 	}
 	var s string
-	if err := decodeBody(b, &s); err != nil || len(b) == 0 || b[0] != '"' {
+	if err := DecodeBody(b, &s); err != nil || len(b) == 0 || b[0] != '"' {
 		return fieldMessage("must be a string or null")
 	}
 	*n = nullableString{set: true, value: s}
@@ -186,113 +186,113 @@ type updateWebhookEndpointBody struct {
 
 // checkWebhookURL checks an endpoint URL against the stack's policy,
 // resolving its host now (it is checked again at every delivery).
-func (s *Server) checkWebhookURL(p *problems, v *string) string {
-	u := p.text("url", v, true, actors.WebhookURLLenMax)
+func (s *Server) checkWebhookURL(p *Problems, v *string) string {
+	u := p.Text("url", v, true, actors.WebhookURLLenMax)
 	if u == "" {
 		return ""
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := s.cfg.Actors.WebhookPolicy().Check(ctx, u); err != nil {
+	if err := s.Config.Actors.WebhookPolicy().Check(ctx, u); err != nil {
 		msg := err.Error()
 		if errors.Is(err, actors.ErrWebhookURL) {
 			msg = strings.TrimPrefix(msg, actors.ErrWebhookURL.Error()+": ")
 		} else {
 			msg = "could not be checked: " + msg
 		}
-		p.add("url", msg)
+		p.Add("url", msg)
 		return ""
 	}
 	return u
 }
 
-func checkWebhookEvents(p *problems, events []string) {
+func checkWebhookEvents(p *Problems, events []string) {
 	if msg := ledger.ValidWebhookEvents(events); msg != "" {
 		if strings.Contains(msg, "is not an event type") {
 			msg += "; event types: " + strings.Join(ledger.EventTypes, ", ")
 		}
-		p.add("events", msg)
+		p.Add("events", msg)
 	}
 }
 
 // createWebhookEndpoint: POST /v1/webhooks/endpoints. Its signing secret
 // is fetched from the signing-secret endpoint.
-func (c *call) createWebhookEndpoint() {
+func (c *Call) createWebhookEndpoint() {
 	var req createWebhookEndpointBody
-	if !c.decode(&req) {
+	if !c.Decode(&req) {
 		return
 	}
-	in, e := c.s.newWebhookEndpointInput(&req)
+	in, e := c.Server.newWebhookEndpointInput(&req)
 	if e != nil {
-		c.fail(e)
+		c.Fail(e)
 		return
 	}
-	r := c.s.cfg.App.CreateWebhookEndpoint(c.caller(), in)
-	c.created(r, func(res *ledger.Result) any { return &webhookEndpointBody{renderWebhookEndpoint(res.WebhookEndpoint)} })
+	r := c.Server.Config.App.CreateWebhookEndpoint(c.Caller(), in)
+	c.Created(r, func(res *ledger.Result) any { return &webhookEndpointBody{renderWebhookEndpoint(res.WebhookEndpoint)} })
 }
 
 // newWebhookEndpointInput checks an endpoint to create (the API's request,
 // or the dashboard's form in its shape).
 func (s *Server) newWebhookEndpointInput(req *createWebhookEndpointBody) (app.NewWebhookEndpoint, *ledger.Error) {
-	var p problems
+	var p Problems
 	in := app.NewWebhookEndpoint{URL: s.checkWebhookURL(&p, req.URL), Events: req.Events}
-	in.Description = p.text("description", req.Description, false, webhookDescriptionLenMax)
+	in.Description = p.Text("description", req.Description, false, webhookDescriptionLenMax)
 	if req.Events == nil {
-		p.add("events", "is required: a list of event types, or [\"*\"] for all")
+		p.Add("events", "is required: a list of event types, or [\"*\"] for all")
 	} else {
 		checkWebhookEvents(&p, req.Events)
 	}
-	return in, p.err()
+	return in, p.Err()
 }
 
 // listWebhookEndpoints: GET /v1/webhooks/endpoints.
-func (c *call) listWebhookEndpoints() {
-	limit, before, e := pageParams(c.ctx, listWebhookEndpoints, 20)
+func (c *Call) listWebhookEndpoints() {
+	limit, before, e := PageParams(c.Ctx, listWebhookEndpoints, 20)
 	if e != nil {
-		c.fail(e)
+		c.Fail(e)
 		return
 	}
-	c.ok(fasthttp.StatusOK, c.s.webhookEndpointList(c.org, before, limit))
+	c.OK(fasthttp.StatusOK, c.Server.webhookEndpointList(c.Org, before, limit))
 }
 
 // webhookEndpointList is a page of an organization's endpoints, as GET
 // /v1/webhooks/endpoints lists them.
-func (s *Server) webhookEndpointList(org string, before ledger.Cursor, limit int) listBody[webhookEndpointJSON] {
-	return newList(listWebhookEndpoints, s.cfg.Actors.Reader().WebhookEndpoints(org, before, limit), renderWebhookEndpoint)
+func (s *Server) webhookEndpointList(org string, before ledger.Cursor, limit int) ListBody[webhookEndpointJSON] {
+	return NewList(listWebhookEndpoints, s.Config.Actors.Reader().WebhookEndpoints(org, before, limit), renderWebhookEndpoint)
 }
 
 // webhookEndpoint finds the caller's endpoint named by the path parameter.
-func (c *call) webhookEndpoint(param string) (ledger.WebhookEndpoint, bool) {
-	return lookup(c, param, "Webhook endpoint", func(st *ledger.Reader, id string) (ledger.WebhookEndpoint, bool) {
-		return st.WebhookEndpoint(c.org, id)
+func (c *Call) webhookEndpoint(param string) (ledger.WebhookEndpoint, bool) {
+	return Lookup(c, param, "Webhook endpoint", func(st *ledger.Reader, id string) (ledger.WebhookEndpoint, bool) {
+		return st.WebhookEndpoint(c.Org, id)
 	})
 }
 
 // getWebhookEndpoint: GET /v1/webhooks/endpoints/{id}.
-func (c *call) getWebhookEndpoint() {
+func (c *Call) getWebhookEndpoint() {
 	if ep, ok := c.webhookEndpoint("id"); ok {
-		c.ok(fasthttp.StatusOK, &webhookEndpointBody{renderWebhookEndpoint(&ep)})
+		c.OK(fasthttp.StatusOK, &webhookEndpointBody{renderWebhookEndpoint(&ep)})
 	}
 }
 
 // updateWebhookEndpoint: PATCH /v1/webhooks/endpoints/{id}. Setting status
 // active re-enables a disabled endpoint and clears its failure count.
-func (c *call) updateWebhookEndpoint() {
-	id, e := pathParam(c.ctx, "id")
+func (c *Call) updateWebhookEndpoint() {
+	id, e := PathParam(c.Ctx, "id")
 	if e != nil {
-		c.fail(e)
+		c.Fail(e)
 		return
 	}
 	var req updateWebhookEndpointBody
-	if !c.decode(&req) {
+	if !c.Decode(&req) {
 		return
 	}
-	in, e := c.s.webhookEndpointChange(id, &req)
+	in, e := c.Server.webhookEndpointChange(id, &req)
 	if e != nil {
-		c.fail(e)
+		c.Fail(e)
 		return
 	}
-	c.reply(c.s.cfg.App.UpdateWebhookEndpoint(c.caller(), in), fasthttp.StatusOK, func(res *ledger.Result) any {
+	c.Reply(c.Server.Config.App.UpdateWebhookEndpoint(c.Caller(), in), fasthttp.StatusOK, func(res *ledger.Result) any {
 		return &webhookEndpointBody{renderWebhookEndpoint(res.WebhookEndpoint)}
 	})
 }
@@ -301,14 +301,14 @@ func (c *call) updateWebhookEndpoint() {
 // or the dashboard's form in its shape).
 func (s *Server) webhookEndpointChange(id string, req *updateWebhookEndpointBody) (app.WebhookEndpointChange, *ledger.Error) {
 	in := app.WebhookEndpointChange{ID: id}
-	var p problems
+	var p Problems
 	if req.URL != nil {
 		in.SetURL, in.URL = true, s.checkWebhookURL(&p, req.URL)
 	}
 	if req.Description.set {
 		in.SetDescription = true
 		if !req.Description.null {
-			in.Description = p.text("description", &req.Description.value, false, webhookDescriptionLenMax)
+			in.Description = p.Text("description", &req.Description.value, false, webhookDescriptionLenMax)
 		}
 	}
 	if req.Events != nil {
@@ -318,47 +318,47 @@ func (s *Server) webhookEndpointChange(id string, req *updateWebhookEndpointBody
 	if req.Status != nil {
 		in.SetStatus, in.Status = true, *req.Status
 		if in.Status != ledger.WebhookActive && in.Status != ledger.WebhookDisabled {
-			p.add("status", "must be active or disabled")
+			p.Add("status", "must be active or disabled")
 		}
 	}
 	if !in.SetURL && !in.SetDescription && !in.SetEvents && !in.SetStatus && len(p) == 0 {
-		p.add("body", "must change at least one of url, description, events, status")
+		p.Add("body", "must change at least one of url, description, events, status")
 	}
-	return in, p.err()
+	return in, p.Err()
 }
 
 // deleteWebhookEndpoint: DELETE /v1/webhooks/endpoints/{id}; 204. Its
 // pending deliveries fail with endpoint_unavailable.
-func (c *call) deleteWebhookEndpoint() {
-	id, e := pathParam(c.ctx, "id")
+func (c *Call) deleteWebhookEndpoint() {
+	id, e := PathParam(c.Ctx, "id")
 	if e != nil {
-		c.fail(e)
+		c.Fail(e)
 		return
 	}
-	c.answer(c.s.cfg.App.DeleteWebhookEndpoint(c.caller(), id), func(*ledger.Result) {
-		c.ctx.Response.ResetBody()
-		c.ctx.SetStatusCode(fasthttp.StatusNoContent)
+	c.answer(c.Server.Config.App.DeleteWebhookEndpoint(c.Caller(), id), func(*ledger.Result) {
+		c.Ctx.Response.ResetBody()
+		c.Ctx.SetStatusCode(fasthttp.StatusNoContent)
 	})
 }
 
 // getSigningSecret: GET /v1/webhooks/signing-secret/{endpointId}.
-func (c *call) getSigningSecret() {
+func (c *Call) getSigningSecret() {
 	c.noStore()
 	if ep, ok := c.webhookEndpoint("endpointId"); ok {
-		c.ok(fasthttp.StatusOK, &signingSecretBody{ep.Secret})
+		c.OK(fasthttp.StatusOK, &signingSecretBody{ep.Secret})
 	}
 }
 
 // rotateSigningSecret: POST /v1/webhooks/signing-secret/{endpointId}/rotate.
 // For a day after, deliveries carry a signature by each secret.
-func (c *call) rotateSigningSecret() {
+func (c *Call) rotateSigningSecret() {
 	c.noStore()
-	id, e := pathParam(c.ctx, "endpointId")
+	id, e := PathParam(c.Ctx, "endpointId")
 	if e != nil {
-		c.fail(e)
+		c.Fail(e)
 		return
 	}
-	c.reply(c.s.cfg.App.RotateWebhookSecret(c.caller(), id), fasthttp.StatusOK, func(res *ledger.Result) any {
+	c.Reply(c.Server.Config.App.RotateWebhookSecret(c.Caller(), id), fasthttp.StatusOK, func(res *ledger.Result) any {
 		return &signingSecretBody{res.WebhookEndpoint.Secret}
 	})
 }
@@ -378,18 +378,18 @@ type webhookTestBody struct {
 // webhook.test event with one delivery to this endpoint, attempts it now,
 // and answers 200 with the outcome (success false when the receiver
 // failed). The test is never retried.
-func (c *call) testWebhookEndpoint() {
-	id, e := pathParam(c.ctx, "id")
+func (c *Call) testWebhookEndpoint() {
+	id, e := PathParam(c.Ctx, "id")
 	if e != nil {
-		c.fail(e)
+		c.Fail(e)
 		return
 	}
-	d, err := c.s.cfg.App.TestWebhookEndpoint(c.caller(), id)
+	d, err := c.Server.Config.App.TestWebhookEndpoint(c.Caller(), id)
 	if err != nil {
-		c.fail(errorOf(err))
+		c.Fail(errorOf(err))
 		return
 	}
-	c.ok(fasthttp.StatusOK, &webhookTestBody{c.s.renderWebhookTest(&d)})
+	c.OK(fasthttp.StatusOK, &webhookTestBody{c.Server.renderWebhookTest(&d)})
 }
 
 // renderWebhookTest is an endpoint test's outcome: its delivery as
@@ -402,65 +402,65 @@ func (s *Server) renderWebhookTest(d *ledger.WebhookDelivery) webhookTestJSON {
 	}
 	switch d.Status {
 	case ledger.DeliveryPending:
-		out.Error = optional("The attempt's outcome is not recorded yet; see GET /v1/webhooks/deliveries?eventId=" + s.publicIDs().EventID(d.EventSeq))
+		out.Error = Optional("The attempt's outcome is not recorded yet; see GET /v1/webhooks/deliveries?eventId=" + s.PublicIDs().EventID(d.EventSeq))
 	case ledger.DeliveryFailed:
-		out.Error = optional(firstNonEmpty(d.LastError, "failed"))
+		out.Error = Optional(FirstNonEmpty(d.LastError, "failed"))
 	}
 	return out
 }
 
 // listDeliveries: GET /v1/webhooks/deliveries, filtered by endpointId,
 // eventId and status.
-func (c *call) listDeliveries() {
-	limit, before, e := pageParams(c.ctx, listDeliveries, 20)
+func (c *Call) listDeliveries() {
+	limit, before, e := PageParams(c.Ctx, listDeliveries, 20)
 	if e != nil {
-		c.fail(e)
+		c.Fail(e)
 		return
 	}
 	var f ledger.DeliveryFilter
-	f.EndpointID, _ = query(c.ctx, "endpointId")
-	f.EventID, _ = query(c.ctx, "eventId")
-	f.EventID = c.s.publicIDs().InternalEventID(f.EventID)
-	if v, ok := query(c.ctx, "status"); ok {
+	f.EndpointID, _ = Query(c.Ctx, "endpointId")
+	f.EventID, _ = Query(c.Ctx, "eventId")
+	f.EventID = c.Server.PublicIDs().InternalEventID(f.EventID)
+	if v, ok := Query(c.Ctx, "status"); ok {
 		st, known := ledger.ParseDeliveryStatus(v)
 		if !known {
-			c.fail(ledger.FieldInvalid("status", "must be one of pending, success, failed"))
+			c.Fail(ledger.FieldInvalid("status", "must be one of pending, success, failed"))
 			return
 		}
 		f.Status = st
 	}
-	c.ok(fasthttp.StatusOK, c.s.deliveryList(c.org, f, before, limit))
+	c.OK(fasthttp.StatusOK, c.Server.deliveryList(c.Org, f, before, limit))
 }
 
 // deliveryList is a page of an organization's deliveries, as GET
 // /v1/webhooks/deliveries lists them.
-func (s *Server) deliveryList(org string, f ledger.DeliveryFilter, before ledger.Cursor, limit int) listBody[webhookDeliveryJSON] {
-	ids := s.publicIDs()
-	return newList(listDeliveries, s.cfg.Actors.Reader().WebhookDeliveries(org, f, before, limit),
+func (s *Server) deliveryList(org string, f ledger.DeliveryFilter, before ledger.Cursor, limit int) ListBody[webhookDeliveryJSON] {
+	ids := s.PublicIDs()
+	return NewList(listDeliveries, s.Config.Actors.Reader().WebhookDeliveries(org, f, before, limit),
 		func(d *ledger.WebhookDelivery) webhookDeliveryJSON { return renderWebhookDelivery(ids, d) })
 }
 
 // getDelivery: GET /v1/webhooks/deliveries/{id}, with the delivery's
 // attempt history.
-func (c *call) getDelivery() {
-	if d, ok := lookup(c, "id", "Webhook delivery", func(st *ledger.Reader, id string) (ledger.WebhookDelivery, bool) {
-		return st.WebhookDelivery(c.org, id)
+func (c *Call) getDelivery() {
+	if d, ok := Lookup(c, "id", "Webhook delivery", func(st *ledger.Reader, id string) (ledger.WebhookDelivery, bool) {
+		return st.WebhookDelivery(c.Org, id)
 	}); ok {
-		c.ok(fasthttp.StatusOK, &deliveryDetailBody{renderWebhookDeliveryDetail(c.s.publicIDs(), &d)})
+		c.OK(fasthttp.StatusOK, &deliveryDetailBody{renderWebhookDeliveryDetail(c.Server.PublicIDs(), &d)})
 	}
 }
 
 // retryDelivery: POST /v1/webhooks/deliveries/{id}/retry. A pending or
 // failed delivery starts a fresh schedule in place; a successful one is
 // sent again as a new delivery, so its history stays.
-func (c *call) retryDelivery() {
-	id, e := pathParam(c.ctx, "id")
+func (c *Call) retryDelivery() {
+	id, e := PathParam(c.Ctx, "id")
 	if e != nil {
-		c.fail(e)
+		c.Fail(e)
 		return
 	}
-	r := c.s.cfg.App.RetryWebhookDelivery(c.caller(), id)
-	c.reply(r, fasthttp.StatusOK, func(res *ledger.Result) any {
-		return &webhookDeliveryBody{renderWebhookDelivery(c.s.publicIDs(), res.WebhookDelivery)}
+	r := c.Server.Config.App.RetryWebhookDelivery(c.Caller(), id)
+	c.Reply(r, fasthttp.StatusOK, func(res *ledger.Result) any {
+		return &webhookDeliveryBody{renderWebhookDelivery(c.Server.PublicIDs(), res.WebhookDelivery)}
 	})
 }

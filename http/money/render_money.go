@@ -1,6 +1,8 @@
-package core
+package money
 
 import (
+	core "payments/http/core"
+
 	"github.com/goccy/go-json/jsontext"
 
 	"payments/ledger"
@@ -11,7 +13,7 @@ type payoutJSON struct {
 	Status            string         `json:"status"`
 	From              payoutFromJSON `json:"from"`
 	To                payoutToJSON   `json:"to"`
-	Fee               moneyJSON      `json:"fee"`
+	Fee               core.MoneyJSON `json:"fee"`
 	Rate              *string        `json:"rate"`
 	Narration         *string        `json:"narration"`
 	ExternalReference string         `json:"externalReference"`
@@ -50,47 +52,47 @@ type timelineJSON struct {
 }
 
 func renderPayout(p *ledger.Payout) payoutJSON {
-	amt := money(p.Spec.Amount, p.Spec.Currency)
+	amt := core.Money(p.Spec.Amount, p.Spec.Currency)
 	var completedAt *string
 	if p.Status == ledger.PayoutCompleted {
-		completedAt = optionalTimestamp(p.CompletedAt)
+		completedAt = core.OptionalTimestamp(p.CompletedAt)
 	}
 	// A cross-currency payout's from side, fee and rate are its FX
 	// details; otherwise both sides are the same money and rate is null.
 	fromCur := p.FromCurrency()
 	var rate *string
 	if p.FX != nil {
-		rate = optional(p.FX.Rate)
+		rate = core.Optional(p.FX.Rate)
 	}
 	return payoutJSON{
 		ID:     p.ID,
 		Status: p.Status.String(),
 		From: payoutFromJSON{
 			AccountNumber: p.AccountNumber,
-			Amount:        money(p.Debit(), fromCur), // everything debited, fee included (NOTES: amount sides)
+			Amount:        core.Money(p.Debit(), fromCur), // everything debited, fee included (NOTES: amount sides)
 			Currency:      fromCur,
-			KYC:           objectOrEmpty(p.Spec.FromKYC),
+			KYC:           core.ObjectOrEmpty(p.Spec.FromKYC),
 		},
 		To: payoutToJSON{
 			Code:          p.Spec.Method,
 			Amount:        amt,
 			Currency:      p.Spec.Currency,
-			AccountNumber: optional(p.Spec.AccountNumber),
-			Address:       optional(p.Spec.Address),
-			Tag:           optional(p.Spec.Tag),
-			RoutingNumber: optional(p.Spec.RoutingNumber),
-			RecipientID:   optional(p.Spec.RecipientID),
-			KYC:           objectOrEmpty(p.Spec.ToKYC),
+			AccountNumber: core.Optional(p.Spec.AccountNumber),
+			Address:       core.Optional(p.Spec.Address),
+			Tag:           core.Optional(p.Spec.Tag),
+			RoutingNumber: core.Optional(p.Spec.RoutingNumber),
+			RecipientID:   core.Optional(p.Spec.RecipientID),
+			KYC:           core.ObjectOrEmpty(p.Spec.ToKYC),
 		},
-		Fee:               moneyJSON{Amount: money(p.Fee, fromCur), Currency: fromCur},
+		Fee:               core.MoneyJSON{Amount: core.Money(p.Fee, fromCur), Currency: fromCur},
 		Rate:              rate,
-		Narration:         optional(p.Spec.Narration),
+		Narration:         core.Optional(p.Spec.Narration),
 		ExternalReference: p.ExternalReference,
-		Metadata:          objectOrEmpty(p.Spec.Metadata),
-		StatusMessage:     optional(p.StatusMessage),
+		Metadata:          core.ObjectOrEmpty(p.Spec.Metadata),
+		StatusMessage:     core.Optional(p.StatusMessage),
 		CompletedAt:       completedAt,
-		CreatedAt:         timestamp(p.CreatedAt),
-		UpdatedAt:         timestamp(p.UpdatedAt),
+		CreatedAt:         core.Timestamp(p.CreatedAt),
+		UpdatedAt:         core.Timestamp(p.UpdatedAt),
 	}
 }
 
@@ -100,31 +102,31 @@ func payoutTimeline(p *ledger.Payout) []timelineJSON {
 	cur, from := p.Spec.Currency, p.FromCurrency()
 	detail := func(s string) *string { return &s }
 	t := []timelineJSON{
-		{At: timestamp(p.CreatedAt), Kind: "created", Title: "Payout created",
-			Detail: detail(cur + " " + money(p.Spec.Amount, cur) + " via " + p.Spec.Method)},
-		{At: timestamp(p.CreatedAt), Kind: "debit", Title: "Balance debited",
-			Detail: detail(from + " " + money(p.Debit(), from) + " from " + p.AccountNumber)},
+		{At: core.Timestamp(p.CreatedAt), Kind: "created", Title: "Payout created",
+			Detail: detail(cur + " " + core.Money(p.Spec.Amount, cur) + " via " + p.Spec.Method)},
+		{At: core.Timestamp(p.CreatedAt), Kind: "debit", Title: "Balance debited",
+			Detail: detail(from + " " + core.Money(p.Debit(), from) + " from " + p.AccountNumber)},
 	}
 	if p.FX != nil {
-		t = append(t, timelineJSON{At: timestamp(p.CreatedAt), Kind: "status", Title: "Converted",
-			Detail: detail(from + " " + money(p.FromAmount(), from) + " to " + cur + " " + money(p.Spec.Amount, cur) + " at " + p.FX.Rate)})
+		t = append(t, timelineJSON{At: core.Timestamp(p.CreatedAt), Kind: "status", Title: "Converted",
+			Detail: detail(from + " " + core.Money(p.FromAmount(), from) + " to " + cur + " " + core.Money(p.Spec.Amount, cur) + " at " + p.FX.Rate)})
 	}
 	if p.Fee > 0 {
-		t = append(t, timelineJSON{At: timestamp(p.CreatedAt), Kind: "fee", Title: "Fee charged",
-			Detail: detail(from + " " + money(p.Fee, from))})
+		t = append(t, timelineJSON{At: core.Timestamp(p.CreatedAt), Kind: "fee", Title: "Fee charged",
+			Detail: detail(from + " " + core.Money(p.Fee, from))})
 	}
 	if p.ProcessingAt != 0 {
-		t = append(t, timelineJSON{At: timestamp(p.ProcessingAt), Kind: "processing", Title: "Submitted to the rail",
-			Detail: optional(firstNonEmpty(p.ProviderReference, "awaiting confirmation"))})
+		t = append(t, timelineJSON{At: core.Timestamp(p.ProcessingAt), Kind: "processing", Title: "Submitted to the rail",
+			Detail: core.Optional(core.FirstNonEmpty(p.ProviderReference, "awaiting confirmation"))})
 	}
 	switch p.Status {
 	case ledger.PayoutCompleted:
-		t = append(t, timelineJSON{At: timestamp(p.CompletedAt), Kind: "completed", Title: "Payout completed", Detail: optional(p.StatusMessage)})
+		t = append(t, timelineJSON{At: core.Timestamp(p.CompletedAt), Kind: "completed", Title: "Payout completed", Detail: core.Optional(p.StatusMessage)})
 	case ledger.PayoutFailed:
 		t = append(t,
-			timelineJSON{At: timestamp(p.FailedAt), Kind: "failed", Title: "Payout failed", Detail: optional(p.StatusMessage)},
-			timelineJSON{At: timestamp(p.FailedAt), Kind: "refund", Title: "Debit and fee refunded",
-				Detail: detail(from + " " + money(p.Debit(), from) + " to " + p.AccountNumber)})
+			timelineJSON{At: core.Timestamp(p.FailedAt), Kind: "failed", Title: "Payout failed", Detail: core.Optional(p.StatusMessage)},
+			timelineJSON{At: core.Timestamp(p.FailedAt), Kind: "refund", Title: "Debit and fee refunded",
+				Detail: detail(from + " " + core.Money(p.Debit(), from) + " to " + p.AccountNumber)})
 	}
 	return t
 }
@@ -135,7 +137,7 @@ type collectionJSON struct {
 	Status            string             `json:"status"`
 	From              collectionFromJSON `json:"from"`
 	To                collectionToJSON   `json:"to"`
-	Fee               moneyJSON          `json:"fee"`
+	Fee               core.MoneyJSON     `json:"fee"`
 	Rate              string             `json:"rate"`
 	Details           *jsontext.Value    `json:"details"`
 	Narration         *string            `json:"narration"`
@@ -161,10 +163,10 @@ type collectionToJSON struct {
 }
 
 func renderCollection(c *ledger.Collection) collectionJSON {
-	amt := money(c.Spec.Amount, c.Spec.Currency)
+	amt := core.Money(c.Spec.Amount, c.Spec.Currency)
 	var completedAt *string
 	if c.Status == ledger.CollectionCompleted {
-		completedAt = optionalTimestamp(c.CompletedAt)
+		completedAt = core.OptionalTimestamp(c.CompletedAt)
 	}
 	return collectionJSON{
 		ID:     c.ID,
@@ -172,21 +174,21 @@ func renderCollection(c *ledger.Collection) collectionJSON {
 		Status: c.Status.String(),
 		From: collectionFromJSON{
 			AccountNumber: c.Spec.PayerNumber,
-			Code:          optional(c.Spec.Method),
+			Code:          core.Optional(c.Spec.Method),
 			Amount:        amt,
 			Currency:      c.Spec.Currency,
-			KYC:           objectOrEmpty(c.Spec.KYC),
+			KYC:           core.ObjectOrEmpty(c.Spec.KYC),
 		},
-		To:                collectionToJSON{AccountNumber: optional(c.AccountNumber), Amount: amt, Currency: c.Spec.Currency},
-		Fee:               moneyJSON{Amount: money(c.Fee, c.Spec.Currency), Currency: c.Spec.Currency},
+		To:                collectionToJSON{AccountNumber: core.Optional(c.AccountNumber), Amount: amt, Currency: c.Spec.Currency},
+		Fee:               core.MoneyJSON{Amount: core.Money(c.Fee, c.Spec.Currency), Currency: c.Spec.Currency},
 		Rate:              "1",
 		Details:           depositDetails(c),
-		Narration:         optional(c.Spec.Narration),
-		ExternalReference: optional(c.ExternalReference),
-		Metadata:          objectOrEmpty(c.Spec.Metadata),
-		StatusMessage:     optional(c.StatusMessage),
+		Narration:         core.Optional(c.Spec.Narration),
+		ExternalReference: core.Optional(c.ExternalReference),
+		Metadata:          core.ObjectOrEmpty(c.Spec.Metadata),
+		StatusMessage:     core.Optional(c.StatusMessage),
 		CompletedAt:       completedAt,
-		CreatedAt:         timestamp(c.CreatedAt),
+		CreatedAt:         core.Timestamp(c.CreatedAt),
 	}
 }
 
@@ -203,9 +205,9 @@ type accountJSON struct {
 // renderAccountNow renders a balance account as the account reads show
 // it: estimatedUsd is its total at the current rate to USD, null only when
 // no rate exists.
-func (s *Server) renderAccountNow(a *ledger.Account) accountJSON {
+func renderAccountNow(s *core.Server, a *ledger.Account) accountJSON {
 	out := renderAccount(a)
-	out.EstimatedUSD = s.estimatedUSD(a.Currency, a.Total)
+	out.EstimatedUSD = estimatedUSD(s, a.Currency, a.Total)
 	return out
 }
 
@@ -215,21 +217,21 @@ func renderAccount(a *ledger.Account) accountJSON {
 	return accountJSON{
 		ID:               a.Number,
 		Currency:         a.Currency,
-		AvailableBalance: money(a.Available(), a.Currency),
-		PendingBalance:   money(a.Held, a.Currency),
-		TotalBalance:     money(a.Total, a.Currency),
-		CreatedAt:        timestamp(a.CreatedAt),
+		AvailableBalance: core.Money(a.Available(), a.Currency),
+		PendingBalance:   core.Money(a.Held, a.Currency),
+		TotalBalance:     core.Money(a.Total, a.Currency),
+		CreatedAt:        core.Timestamp(a.CreatedAt),
 	}
 }
 
 // estimatedUSD is amount of currency in USD at the current rate (rounded
 // down to the cent), or nil when there is no rate for the pair.
-func (s *Server) estimatedUSD(currency string, amount ledger.Minor) *string {
-	usd, ok := s.cfg.App.USDValue(currency, amount)
+func estimatedUSD(s *core.Server, currency string, amount ledger.Minor) *string {
+	usd, ok := s.Config.App.USDValue(currency, amount)
 	if !ok {
 		return nil
 	}
-	return optional(money(usd, "USD"))
+	return core.Optional(core.Money(usd, "USD"))
 }
 
 type entryJSON struct {
@@ -282,13 +284,13 @@ func renderEntry(ids *ledger.PublicIDs, n *ledger.NumberedEntry, currency string
 		ID:                ids.EntryID(n.Seq),
 		Sequence:          n.Seq,
 		Type:              referenceEntryType(e),
-		Amount:            money(e.Amount, currency),
+		Amount:            core.Money(e.Amount, currency),
 		Currency:          currency,
 		AccountNumber:     e.Account,
-		BalanceAfter:      money(e.BalanceAfter, currency),
-		ReferenceType:     optional(e.Type.ReferenceType()),
-		ReferenceID:       optional(ids.PublicRef(e.RefID)),
-		ExternalReference: optional(e.ExternalRef),
-		CreatedAt:         timestamp(e.At),
+		BalanceAfter:      core.Money(e.BalanceAfter, currency),
+		ReferenceType:     core.Optional(e.Type.ReferenceType()),
+		ReferenceID:       core.Optional(ids.PublicRef(e.RefID)),
+		ExternalReference: core.Optional(e.ExternalRef),
+		CreatedAt:         core.Timestamp(e.At),
 	}
 }

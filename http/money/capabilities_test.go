@@ -1,6 +1,8 @@
-package core
+package money
 
 import (
+	core "payments/http/core"
+
 	"strings"
 	"testing"
 )
@@ -8,7 +10,7 @@ import (
 // Deposits name the stack's networks: test networks on the sandbox.
 func TestDepositNetworksPerStack(t *testing.T) {
 	for _, live := range []bool{false, true} {
-		for _, asset := range New(Config{Live: live}).deposits() {
+		for _, asset := range deposits(core.New(core.Config{Live: live})) {
 			for _, ch := range asset.Chains {
 				test := strings.Contains(ch.Network, "Testnet") || strings.Contains(ch.Network, "Sepolia") || strings.Contains(ch.Network, "Devnet")
 				if test == live {

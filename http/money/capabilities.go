@@ -1,6 +1,8 @@
-package core
+package money
 
 import (
+	core "payments/http/core"
+
 	"strings"
 
 	"github.com/goccy/go-json/jsontext"
@@ -14,10 +16,10 @@ import (
 // file) as the API shows it. Reference data: any valid key reads it.
 
 func init() {
-	registerRoutes(
-		endpoint{method: fasthttp.MethodGet, path: "/v1/capabilities", h: (*call).listCapabilities},
-		endpoint{method: fasthttp.MethodGet, path: "/v1/capabilities/{country}", h: (*call).countryCapabilities},
-		endpoint{method: fasthttp.MethodGet, path: "/v1/capabilities/{country}/{method}", h: (*call).getMethod},
+	core.RegisterRoutes(
+		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/capabilities", H: listCapabilities},
+		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/capabilities/{country}", H: countryCapabilities},
+		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/capabilities/{country}/{method}", H: getMethod},
 	)
 }
 
@@ -114,7 +116,7 @@ func renderCountry(c *rails.Country, dir rails.Direction) (countryCapabilityJSON
 	return out, len(out.Methods) > 0
 }
 
-func (s *Server) renderCapabilities(countries []rails.Country) capabilitiesJSON {
+func renderCapabilities(s *core.Server, countries []rails.Country) capabilitiesJSON {
 	out := capabilitiesJSON{Payouts: []countryCapabilityJSON{}, Collections: []countryCapabilityJSON{}}
 	for i := range countries {
 		if c, ok := renderCountry(&countries[i], rails.Payout); ok {
@@ -129,16 +131,16 @@ func (s *Server) renderCapabilities(countries []rails.Country) capabilitiesJSON 
 
 // deposits groups the stablecoin networks by token, in catalogue order. The
 // network names are the stack's: test networks on the sandbox.
-func (s *Server) deposits() []depositAssetJSON {
+func deposits(s *core.Server) []depositAssetJSON {
 	out := []depositAssetJSON{}
 	index := map[string]int{}
-	for _, m := range s.cfg.Catalogue.Networks() {
+	for _, m := range s.Config.Catalogue.Networks() {
 		if !m.Collections {
 			continue
 		}
-		ch, _ := s.cfg.Catalogue.Chain(m.Chain)
+		ch, _ := s.Config.Catalogue.Chain(m.Chain)
 		network := ch.SandboxNetwork
-		if s.cfg.Live {
+		if s.Config.Live {
 			network = ch.ProductionNetwork
 		}
 		i, ok := index[m.Currency]
@@ -154,63 +156,63 @@ func (s *Server) deposits() []depositAssetJSON {
 }
 
 // listCapabilities: GET /v1/capabilities.
-func (c *call) listCapabilities() {
-	body := capabilitiesBody{c.s.renderCapabilities(c.s.cfg.Catalogue.Countries())}
-	body.Capabilities.Deposits = c.s.deposits()
-	c.ok(fasthttp.StatusOK, &body)
+func listCapabilities(c *core.Call) {
+	body := capabilitiesBody{renderCapabilities(c.Server, c.Server.Config.Catalogue.Countries())}
+	body.Capabilities.Deposits = deposits(c.Server)
+	c.OK(fasthttp.StatusOK, &body)
 }
 
 // countryCapabilities: GET /v1/capabilities/{country}.
-func (c *call) countryCapabilities() {
-	country, ok := c.country()
+func countryCapabilities(c *core.Call) {
+	country, ok := country(c)
 	if !ok {
 		return
 	}
-	c.ok(fasthttp.StatusOK, &capabilitiesBody{c.s.renderCapabilities([]rails.Country{country})})
+	c.OK(fasthttp.StatusOK, &capabilitiesBody{renderCapabilities(c.Server, []rails.Country{country})})
 }
 
 // getMethod: GET /v1/capabilities/{country}/{method}.
-func (c *call) getMethod() {
-	country, ok := c.country()
+func getMethod(c *core.Call) {
+	country, ok := country(c)
 	if !ok {
 		return
 	}
-	code, e := pathParam(c.ctx, "method")
+	code, e := core.PathParam(c.Ctx, "method")
 	if e != nil {
-		c.fail(e)
+		c.Fail(e)
 		return
 	}
 	code = strings.ToLower(code)
 	for i := range country.Methods {
 		if m := &country.Methods[i]; m.Code == code {
-			c.ok(fasthttp.StatusOK, &methodBody{renderMethod(m)})
+			c.OK(fasthttp.StatusOK, &methodBody{renderMethod(m)})
 			return
 		}
 	}
 	// Stablecoin networks (usdt_tron, usdc_stellar, …) belong to no
 	// country: any country's path reads them, as GET /v1/capabilities
 	// lists them under deposits.
-	for _, m := range c.s.cfg.Catalogue.Networks() {
+	for _, m := range c.Server.Config.Catalogue.Networks() {
 		if m.Code == code {
-			c.ok(fasthttp.StatusOK, &methodBody{renderMethod(&m)})
+			c.OK(fasthttp.StatusOK, &methodBody{renderMethod(&m)})
 			return
 		}
 	}
-	c.fail(&ledger.Error{Code: ledger.CodeNotFound, Message: "Method " + truncate(code, 64) + " for country " + country.Code + " not found"})
+	c.Fail(&ledger.Error{Code: ledger.CodeNotFound, Message: "Method " + core.Truncate(code, 64) + " for country " + country.Code + " not found"})
 }
 
 // country reads the {country} path parameter, answering 404 for a country
 // the catalogue does not list.
-func (c *call) country() (rails.Country, bool) {
-	code, e := pathParam(c.ctx, "country")
+func country(c *core.Call) (rails.Country, bool) {
+	code, e := core.PathParam(c.Ctx, "country")
 	if e != nil {
-		c.fail(e)
+		c.Fail(e)
 		return rails.Country{}, false
 	}
-	country, ok := c.s.cfg.Catalogue.Country(code)
+	country, ok := c.Server.Config.Catalogue.Country(code)
 	if !ok {
-		c.fail(&ledger.Error{Code: ledger.CodeNotFound,
-			Message: "Capabilities for country " + strings.ToUpper(truncate(code, 8)) + " not found; countries are ISO 3166-1 alpha-2 codes listed by GET /v1/capabilities"})
+		c.Fail(&ledger.Error{Code: ledger.CodeNotFound,
+			Message: "Capabilities for country " + strings.ToUpper(core.Truncate(code, 8)) + " not found; countries are ISO 3166-1 alpha-2 codes listed by GET /v1/capabilities"})
 		return rails.Country{}, false
 	}
 	return country, true

@@ -1,6 +1,8 @@
-package core
+package money
 
 import (
+	core "payments/http/core"
+
 	"github.com/goccy/go-json/jsontext"
 
 	"payments/ledger"
@@ -14,7 +16,7 @@ type orderJSON struct {
 	Status            string                `json:"status"`
 	From              orderFromJSON         `json:"from"`
 	To                orderToJSON           `json:"to"`
-	Fee               moneyJSON             `json:"fee"`
+	Fee               core.MoneyJSON        `json:"fee"`
 	Rate              *string               `json:"rate"`
 	Instructions      orderInstructionsJSON `json:"instructions"`
 	ExpectedAmount    string                `json:"expectedAmount"`
@@ -72,13 +74,13 @@ type orderInstructionsJSON struct {
 func renderOrder(o *ledger.Order) orderJSON {
 	from, to := o.Spec.FromCurrency, o.Spec.ToCurrency
 	in := &o.Instructions
-	expected := money(o.Expected(), from)
+	expected := core.Money(o.Expected(), from)
 	var received, completedAt *string
 	if o.ReceivedAt != 0 {
-		received = optional(money(o.ReceivedAmount, from))
+		received = core.Optional(core.Money(o.ReceivedAmount, from))
 	}
 	if o.Status == ledger.OrderCompleted {
-		completedAt = optionalTimestamp(o.CompletedAt)
+		completedAt = core.OptionalTimestamp(o.CompletedAt)
 	}
 	return orderJSON{
 		ID:     o.ID,
@@ -87,47 +89,47 @@ func renderOrder(o *ledger.Order) orderJSON {
 			Code:          o.Spec.FromMethod,
 			Amount:        expected, // what the customer sends, fee included (NOTES: amount sides)
 			Currency:      from,
-			AccountNumber: optional(firstNonEmpty(o.Spec.FromAccountNumber, in.AccountNumber)),
-			Bank:          optional(in.Bank),
-			Address:       optional(in.Address),
-			Tag:           optional(in.Tag),
-			Chain:         optional(in.Chain),
-			KYC:           objectOrEmpty(o.Spec.FromKYC),
+			AccountNumber: core.Optional(core.FirstNonEmpty(o.Spec.FromAccountNumber, in.AccountNumber)),
+			Bank:          core.Optional(in.Bank),
+			Address:       core.Optional(in.Address),
+			Tag:           core.Optional(in.Tag),
+			Chain:         core.Optional(in.Chain),
+			KYC:           core.ObjectOrEmpty(o.Spec.FromKYC),
 		},
 		To: orderToJSON{
 			Code:          o.Spec.ToMethod,
 			AccountNumber: o.Spec.ToAccountNumber,
-			Amount:        money(o.ToAmount, to),
+			Amount:        core.Money(o.ToAmount, to),
 			Currency:      to,
-			Tag:           optional(o.Spec.ToTag),
-			KYC:           objectOrEmpty(o.Spec.ToKYC),
+			Tag:           core.Optional(o.Spec.ToTag),
+			KYC:           core.ObjectOrEmpty(o.Spec.ToKYC),
 		},
-		Fee:  moneyJSON{Amount: money(o.Fee, from), Currency: from},
-		Rate: optional(o.Rate),
+		Fee:  core.MoneyJSON{Amount: core.Money(o.Fee, from), Currency: from},
+		Rate: core.Optional(o.Rate),
 		Instructions: orderInstructionsJSON{
 			Type:          in.Type,
 			Message:       instructionsMessage(in, expected, from),
 			Amount:        expected,
 			Currency:      from,
-			Address:       optional(in.Address),
-			Tag:           optional(in.Tag),
-			Chain:         optional(in.Chain),
-			Bank:          optional(in.Bank),
-			AccountNumber: optional(in.AccountNumber),
-			AccountName:   optional(in.AccountName),
+			Address:       core.Optional(in.Address),
+			Tag:           core.Optional(in.Tag),
+			Chain:         core.Optional(in.Chain),
+			Bank:          core.Optional(in.Bank),
+			AccountNumber: core.Optional(in.AccountNumber),
+			AccountName:   core.Optional(in.AccountName),
 		},
 		ExpectedAmount:    expected,
 		ReceivedAmount:    received,
-		CollectionID:      optional(o.CollectionID),
-		PayoutID:          optional(o.PayoutID),
+		CollectionID:      core.Optional(o.CollectionID),
+		PayoutID:          core.Optional(o.PayoutID),
 		ExternalReference: o.ExternalReference,
-		Narration:         optional(o.Spec.Narration),
-		Metadata:          objectOrEmpty(o.Spec.Metadata),
-		StatusMessage:     optional(o.StatusMessage),
-		ExpiresAt:         optionalTimestamp(o.ExpiresAt),
+		Narration:         core.Optional(o.Spec.Narration),
+		Metadata:          core.ObjectOrEmpty(o.Spec.Metadata),
+		StatusMessage:     core.Optional(o.StatusMessage),
+		ExpiresAt:         core.OptionalTimestamp(o.ExpiresAt),
 		CompletedAt:       completedAt,
-		CreatedAt:         timestamp(o.CreatedAt),
-		UpdatedAt:         timestamp(o.UpdatedAt),
+		CreatedAt:         core.Timestamp(o.CreatedAt),
+		UpdatedAt:         core.Timestamp(o.UpdatedAt),
 	}
 }
 
@@ -174,7 +176,7 @@ func orderTimeline(o *ledger.Order) []timelineJSON {
 				kind = "failed"
 			}
 		}
-		out = append(out, timelineJSON{At: timestamp(st.At), Kind: kind, Title: title, Detail: optional(st.Message)})
+		out = append(out, timelineJSON{At: core.Timestamp(st.At), Kind: kind, Title: title, Detail: core.Optional(st.Message)})
 	}
 	return out
 }

@@ -1,4 +1,4 @@
-package core
+package money
 
 import (
 	"testing"

@@ -1,6 +1,8 @@
-package core
+package money
 
 import (
+	core "payments/http/core"
+
 	"strings"
 
 	"github.com/goccy/go-json/jsontext"
@@ -31,34 +33,34 @@ import (
 func init() {
 	// A deposit's collection is a subject of its own kind (it carries its
 	// deposit); it renders as GET /v1/collections/{id} does.
-	registerEventRenderer(ledger.SubjectDepositCollection, renderAs(renderCollection))
+	core.RegisterEventRenderer(ledger.SubjectDepositCollection, core.RenderAs(renderCollection))
 
-	registerRoutes(
-		endpoint{fasthttp.MethodPost, "/v1/simulations/virtual-account-deposit", ledger.ScopeSimulationsWrite, (*call).simulateVirtualAccountDeposit, &simulationDoc{
-			operation: "virtual_account_deposit",
-			description: "Pushes a bank transfer of `amount` into one of your virtual accounts: a collection of type virtual_account is created and, " +
+	core.RegisterRoutes(
+		core.Endpoint{Method: fasthttp.MethodPost, Path: "/v1/simulations/virtual-account-deposit", Scope: ledger.ScopeSimulationsWrite, H: simulateVirtualAccountDeposit, Sim: &core.SimulationDoc{
+			Operation: "virtual_account_deposit",
+			Description: "Pushes a bank transfer of `amount` into one of your virtual accounts: a collection of type virtual_account is created and, " +
 				"with outcome completed (the default), your balance is credited the amount, firing collection.pending, collection.completed and " +
 				"account.credited; with outcome failed the collection fails and nothing is credited (collection.failed). A paused account " +
 				"refuses deposits (400 bad_request). The same externalReference replays with 200; reused for a different deposit, 409 conflict.",
-			outcomes: []string{"completed", "failed"},
+			Outcomes: []string{"completed", "failed"},
 		}},
-		endpoint{fasthttp.MethodPost, "/v1/simulations/crypto-deposit", ledger.ScopeSimulationsWrite, (*call).simulateCryptoDeposit, &simulationDoc{
-			operation: "crypto_deposit",
-			description: "Sends `amount` of the address's asset to one of your crypto addresses: a collection of type crypto is created and, " +
+		core.Endpoint{Method: fasthttp.MethodPost, Path: "/v1/simulations/crypto-deposit", Scope: ledger.ScopeSimulationsWrite, H: simulateCryptoDeposit, Sim: &core.SimulationDoc{
+			Operation: "crypto_deposit",
+			Description: "Sends `amount` of the address's asset to one of your crypto addresses: a collection of type crypto is created and, " +
 				"with outcome completed (the default), your balance in the asset is credited, firing collection.pending, collection.completed and " +
 				"account.credited; with outcome failed the collection fails and nothing is credited. The same externalReference replays with " +
 				"200; reused for a different deposit, 409 conflict.",
-			outcomes: []string{"completed", "failed"},
+			Outcomes: []string{"completed", "failed"},
 		}},
 	)
 }
 
 type depositRequestBody struct {
-	VirtualAccountID  *string `json:"virtualAccountId"`
-	CryptoAddressID   *string `json:"cryptoAddressId"`
-	Amount            amount  `json:"amount"`
-	ExternalReference *string `json:"externalReference"`
-	Outcome           *string `json:"outcome"`
+	VirtualAccountID  *string     `json:"virtualAccountId"`
+	CryptoAddressID   *string     `json:"cryptoAddressId"`
+	Amount            core.Amount `json:"amount"`
+	ExternalReference *string     `json:"externalReference"`
+	Outcome           *string     `json:"outcome"`
 }
 
 type virtualAccountDepositJSON struct {
@@ -95,7 +97,7 @@ func renderVirtualAccountDeposit(d *ledger.Deposit, replayed bool) virtualAccoun
 		DepositID:        d.ID,
 		CollectionID:     d.CollectionID,
 		VirtualAccountID: d.VirtualAccountID,
-		Amount:           money(d.Amount, d.Currency),
+		Amount:           core.Money(d.Amount, d.Currency),
 		Currency:         d.Currency,
 		RequestedOutcome: outcomeName(d.Completed),
 		Replayed:         replayed,
@@ -107,7 +109,7 @@ func renderCryptoDeposit(d *ledger.Deposit, replayed bool) cryptoDepositJSON {
 		DepositID:        d.ID,
 		CollectionID:     d.CollectionID,
 		CryptoAddressID:  d.CryptoAddressID,
-		Amount:           money(d.Amount, d.Currency),
+		Amount:           core.Money(d.Amount, d.Currency),
 		Currency:         d.Currency,
 		Chain:            rails.ChainName(d.Chain),
 		TxHash:           d.SourceReference,
@@ -119,24 +121,24 @@ func renderCryptoDeposit(d *ledger.Deposit, replayed bool) cryptoDepositJSON {
 // depositInput checks a deposit simulation body: virtualAccountId, or
 // cryptoAddressId when crypto is set, with the amount still as text (its
 // currency is where it goes).
-func (c *call) depositInput(crypto bool) (in app.DepositInput, ok bool) {
+func depositInput(c *core.Call, crypto bool) (in app.DepositInput, ok bool) {
 	var req depositRequestBody
-	if !c.sandboxOnly() || !c.decode(&req) {
+	if !c.SandboxOnly() || !c.Decode(&req) {
 		return in, false
 	}
-	var p problems
+	var p core.Problems
 	if crypto {
 		if req.VirtualAccountID != nil {
-			p.add("virtualAccountId", "is not a known field: this endpoint takes cryptoAddressId")
+			p.Add("virtualAccountId", "is not a known field: this endpoint takes cryptoAddressId")
 		}
-		in.To = p.text("cryptoAddressId", req.CryptoAddressID, true, 100)
+		in.To = p.Text("cryptoAddressId", req.CryptoAddressID, true, 100)
 	} else {
 		if req.CryptoAddressID != nil {
-			p.add("cryptoAddressId", "is not a known field: this endpoint takes virtualAccountId")
+			p.Add("cryptoAddressId", "is not a known field: this endpoint takes virtualAccountId")
 		}
-		in.To = p.text("virtualAccountId", req.VirtualAccountID, true, 100)
+		in.To = p.Text("virtualAccountId", req.VirtualAccountID, true, 100)
 	}
-	in.ExternalReference = p.text("externalReference", req.ExternalReference, true, referenceLenMax)
+	in.ExternalReference = p.Text("externalReference", req.ExternalReference, true, core.ReferenceLenMax)
 	in.Completed = true
 	if req.Outcome != nil {
 		switch *req.Outcome {
@@ -144,15 +146,15 @@ func (c *call) depositInput(crypto bool) (in app.DepositInput, ok bool) {
 		case "failed":
 			in.Completed = false
 		default:
-			p.add("outcome", "must be one of completed, failed")
+			p.Add("outcome", "must be one of completed, failed")
 		}
 	}
-	if !req.Amount.set {
-		p.add("amount", "is required")
+	if !req.Amount.Set {
+		p.Add("amount", "is required")
 	}
-	in.Amount = req.Amount.app()
-	if e := p.err(); e != nil {
-		c.fail(e)
+	in.Amount = req.Amount.App()
+	if e := p.Err(); e != nil {
+		c.Fail(e)
 		return in, false
 	}
 	return in, true
@@ -163,13 +165,13 @@ func (c *call) depositInput(crypto bool) (in app.DepositInput, ok bool) {
 // order as the order-deposit simulation does; the answer is a virtual
 // account deposit all the same, whose depositId is the collection the
 // order books.
-func (c *call) simulateVirtualAccountDeposit() {
-	in, ok := c.depositInput(false)
+func simulateVirtualAccountDeposit(c *core.Call) {
+	in, ok := depositInput(c, false)
 	if !ok {
 		return
 	}
-	d := c.s.cfg.App.SimulateVirtualAccountDeposit(c.caller(), in)
-	c.created(d.Reply, func(res *ledger.Result) any {
+	d := c.Server.Config.App.SimulateVirtualAccountDeposit(c.Caller(), in)
+	c.Created(d.Reply, func(res *ledger.Result) any {
 		out := &struct {
 			Simulation virtualAccountDepositJSON `json:"simulation"`
 		}{}
@@ -177,7 +179,7 @@ func (c *call) simulateVirtualAccountDeposit() {
 			cur := o.Spec.FromCurrency
 			out.Simulation = virtualAccountDepositJSON{
 				DepositID: o.CollectionID, CollectionID: o.CollectionID, VirtualAccountID: in.To,
-				Amount: money(d.Sent, cur), Currency: cur, RequestedOutcome: outcomeName(in.Completed),
+				Amount: core.Money(d.Sent, cur), Currency: cur, RequestedOutcome: outcomeName(in.Completed),
 				Replayed: res.Replayed,
 			}
 		} else {
@@ -188,13 +190,13 @@ func (c *call) simulateVirtualAccountDeposit() {
 }
 
 // simulateCryptoDeposit: POST /v1/simulations/crypto-deposit.
-func (c *call) simulateCryptoDeposit() {
-	in, ok := c.depositInput(true)
+func simulateCryptoDeposit(c *core.Call) {
+	in, ok := depositInput(c, true)
 	if !ok {
 		return
 	}
-	d := c.s.cfg.App.SimulateCryptoDeposit(c.caller(), in)
-	c.created(d.Reply, func(res *ledger.Result) any {
+	d := c.Server.Config.App.SimulateCryptoDeposit(c.Caller(), in)
+	c.Created(d.Reply, func(res *ledger.Result) any {
 		return &struct {
 			Simulation cryptoDepositJSON `json:"simulation"`
 		}{renderCryptoDeposit(res.Deposit, res.Replayed)}
@@ -241,7 +243,7 @@ func depositDetails(c *ledger.Collection) *jsontext.Value {
 	} else if d.Type == ledger.CollectionTypeVirtualAccount {
 		v = &virtualAccountDepositDetails{d.VirtualAccountID, d.ID, d.Bank, d.AccountNumber, d.AccountName, d.SourceReference}
 	} else {
-		v = &cryptoDepositDetails{d.CryptoAddressID, d.ID, d.SourceReference, rails.ChainName(d.Chain), d.Address, optional(d.Tag)}
+		v = &cryptoDepositDetails{d.CryptoAddressID, d.ID, d.SourceReference, rails.ChainName(d.Chain), d.Address, core.Optional(d.Tag)}
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -254,16 +256,16 @@ func depositDetails(c *ledger.Collection) *jsontext.Value {
 // depositCollectionFilter reads the filters virtualAccountId and
 // cryptoAddressId of GET /v1/collections into f. A filtered list pages with
 // cursors of its own kind.
-func depositCollectionFilter(ctx *fasthttp.RequestCtx, f *ledger.CollectionFilter, p *problems) {
-	if v, ok := query(ctx, "virtualAccountId"); ok {
+func depositCollectionFilter(ctx *fasthttp.RequestCtx, f *ledger.CollectionFilter, p *core.Problems) {
+	if v, ok := core.Query(ctx, "virtualAccountId"); ok {
 		if !strings.HasPrefix(v, "va_") {
-			p.add("virtualAccountId", "must be a virtual account id (va_…)")
+			p.Add("virtualAccountId", "must be a virtual account id (va_…)")
 		}
 		f.VirtualAccountID = v
 	}
-	if v, ok := query(ctx, "cryptoAddressId"); ok {
+	if v, ok := core.Query(ctx, "cryptoAddressId"); ok {
 		if !strings.HasPrefix(v, "addr_") {
-			p.add("cryptoAddressId", "must be a crypto address id (addr_…)")
+			p.Add("cryptoAddressId", "must be a crypto address id (addr_…)")
 		}
 		f.CryptoAddressID = v
 	}
@@ -271,9 +273,9 @@ func depositCollectionFilter(ctx *fasthttp.RequestCtx, f *ledger.CollectionFilte
 
 // collectionListKind is the cursor kind of a collections list: deposit
 // filters walk a different list, so their cursors are not interchangeable.
-func collectionListKind(ctx *fasthttp.RequestCtx) listKind {
+func collectionListKind(ctx *fasthttp.RequestCtx) core.ListKind {
 	if ctx.QueryArgs().Has("virtualAccountId") || ctx.QueryArgs().Has("cryptoAddressId") {
 		return listDepositCollections
 	}
-	return listCollections
+	return core.ListCollections
 }

@@ -1,6 +1,8 @@
-package core
+package money
 
 import (
+	core "payments/http/core"
+
 	"bytes"
 	"encoding/csv"
 	"net/mail"
@@ -21,19 +23,19 @@ import (
 // first by sequence; paging back to the start reproduces each balance.
 
 func init() {
-	registerRoutes(
-		endpoint{fasthttp.MethodGet, "/v1/ledger", ledger.ScopeBalancesRead, (*call).listLedger, nil},
-		endpoint{fasthttp.MethodGet, "/v1/ledger/{id}", ledger.ScopeBalancesRead, (*call).getLedgerEntry, nil},
-		endpoint{fasthttp.MethodGet, "/v1/transactions", ledger.ScopeBalancesRead, (*call).listTransactions, nil},
-		endpoint{fasthttp.MethodGet, "/v1/transactions/export", ledger.ScopeBalancesRead, (*call).exportTransactions, nil},
-		endpoint{fasthttp.MethodGet, "/v1/transactions/{id}", ledger.ScopeBalancesRead, (*call).getTransaction, nil},
+	core.RegisterRoutes(
+		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/ledger", Scope: ledger.ScopeBalancesRead, H: listLedger},
+		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/ledger/{id}", Scope: ledger.ScopeBalancesRead, H: getLedgerEntry},
+		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/transactions", Scope: ledger.ScopeBalancesRead, H: listTransactions},
+		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/transactions/export", Scope: ledger.ScopeBalancesRead, H: exportTransactions},
+		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/transactions/{id}", Scope: ledger.ScopeBalancesRead, H: getTransaction},
 	)
 }
 
 // Cursor kinds of the journal views.
 const (
-	listJournalKind      listKind = 'j'
-	listTransactionsKind listKind = 't'
+	listJournalKind      core.ListKind = 'j'
+	listTransactionsKind core.ListKind = 't'
 )
 
 // exportRowsMax bounds one export.
@@ -44,61 +46,61 @@ type ledgerEntryBody struct {
 }
 
 // listLedger: GET /v1/ledger.
-func (c *call) listLedger() {
-	limit, before, e := pageParams(c.ctx, listJournalKind, 20)
+func listLedger(c *core.Call) {
+	limit, before, e := core.PageParams(c.Ctx, listJournalKind, 20)
 	if e != nil {
-		c.fail(e)
+		c.Fail(e)
 		return
 	}
 	var f ledger.JournalFilter
-	var p problems
-	f.Account, _ = query(c.ctx, "accountNumber")
-	if v, ok := query(c.ctx, "currency"); ok {
+	var p core.Problems
+	f.Account, _ = core.Query(c.Ctx, "accountNumber")
+	if v, ok := core.Query(c.Ctx, "currency"); ok {
 		if _, known := ledger.LookupCurrency(v); !known {
-			p.add("currency", "is not a supported currency (codes are upper case, e.g. GHS)")
+			p.Add("currency", "is not a supported currency (codes are upper case, e.g. GHS)")
 		}
 		f.Currency = v
 	}
-	if v, ok := query(c.ctx, "type"); ok {
+	if v, ok := core.Query(c.Ctx, "type"); ok {
 		t, known := ledger.ParseEntryType(v)
 		if !known {
-			p.add("type", "is not a ledger entry type")
+			p.Add("type", "is not a ledger entry type")
 		}
 		f.Type = t
 	}
-	f.RefID, _ = query(c.ctx, "referenceId")
-	f.RefID = c.s.publicIDs().InternalEntryRef(f.RefID)
+	f.RefID, _ = core.Query(c.Ctx, "referenceId")
+	f.RefID = c.Server.PublicIDs().InternalEntryRef(f.RefID)
 	var err *ledger.Error
-	if f.From, err = queryTime(c.ctx, "from"); err != nil {
+	if f.From, err = core.QueryTime(c.Ctx, "from"); err != nil {
 		p = append(p, err.Fields...)
 	}
-	if f.To, err = queryTime(c.ctx, "to"); err != nil {
+	if f.To, err = core.QueryTime(c.Ctx, "to"); err != nil {
 		p = append(p, err.Fields...)
 	}
-	if e := p.err(); e != nil {
-		c.fail(e)
+	if e := p.Err(); e != nil {
+		c.Fail(e)
 		return
 	}
 	var page ledger.Page[ledger.NumberedEntry]
 	var currencies map[string]string
 	found := true
 	{
-		s := c.s.cfg.Actors.Reader()
+		s := c.Server.Config.Actors.Reader()
 		if f.Account != "" {
 			a, ok := s.Account(f.Account)
-			found = ok && a.OrgID == c.org
+			found = ok && a.OrgID == c.Org
 		}
 		if found {
-			page = s.Journal(c.org, f, before, limit)
-			currencies = accountCurrencies(s, c.org)
+			page = s.Journal(c.Org, f, before, limit)
+			currencies = accountCurrencies(s, c.Org)
 		}
 	}
 	if !found {
-		c.fail(notFound("Account"))
+		c.Fail(core.NotFound("Account"))
 		return
 	}
-	c.ok(fasthttp.StatusOK, newList(listJournalKind, page, func(n *ledger.NumberedEntry) entryJSON {
-		return renderEntry(c.s.publicIDs(), n, currencies[n.Entry.Account])
+	c.OK(fasthttp.StatusOK, core.NewList(listJournalKind, page, func(n *ledger.NumberedEntry) entryJSON {
+		return renderEntry(c.Server.PublicIDs(), n, currencies[n.Entry.Account])
 	}))
 }
 
@@ -112,23 +114,23 @@ func accountCurrencies(s *ledger.Reader, org string) map[string]string {
 }
 
 // getLedgerEntry: GET /v1/ledger/{id}.
-func (c *call) getLedgerEntry() {
-	id, e := pathParam(c.ctx, "id")
+func getLedgerEntry(c *core.Call) {
+	id, e := core.PathParam(c.Ctx, "id")
 	if e != nil {
-		c.fail(e)
+		c.Fail(e)
 		return
 	}
 	var n ledger.NumberedEntry
 	var a ledger.Account
 	found := false
-	if seq, ok := c.s.publicIDs().ParseEntryID(id); ok {
-		n, a, found = c.s.cfg.Actors.Reader().OrgEntry(c.org, seq)
+	if seq, ok := c.Server.PublicIDs().ParseEntryID(id); ok {
+		n, a, found = c.Server.Config.Actors.Reader().OrgEntry(c.Org, seq)
 	}
 	if !found {
-		c.fail(notFound("Ledger entry"))
+		c.Fail(core.NotFound("Ledger entry"))
 		return
 	}
-	c.ok(fasthttp.StatusOK, &ledgerEntryBody{renderEntry(c.s.publicIDs(), &n, a.Currency)})
+	c.OK(fasthttp.StatusOK, &ledgerEntryBody{renderEntry(c.Server.PublicIDs(), &n, a.Currency)})
 }
 
 type transactionJSON struct {
@@ -195,21 +197,21 @@ func renderTransaction(ids *ledger.PublicIDs, s *ledger.Reader, n *ledger.Number
 	t := transactionJSON{
 		ID:             transactionID(ids, n),
 		Type:           typ,
-		Amount:         money(e.Amount, currency),
-		RunningBalance: money(e.BalanceAfter, currency),
+		Amount:         core.Money(e.Amount, currency),
+		RunningBalance: core.Money(e.BalanceAfter, currency),
 		Currency:       currency,
 		Status:         "completed",
-		CreatedAt:      timestamp(e.At),
+		CreatedAt:      core.Timestamp(e.At),
 	}
 	if !strings.HasPrefix(e.RefID, "le_") { // a top-up refers to its own entry
-		t.RelatedID = optional(e.RefID)
+		t.RelatedID = core.Optional(e.RefID)
 	}
 	switch {
 	case strings.HasPrefix(e.RefID, "pay_"):
-		t.Reference = optional(e.ExternalRef)
+		t.Reference = core.Optional(e.ExternalRef)
 		p, _ := s.Payout(e.RefID)
 		t.Status = p.Status.String()
-		dest := firstNonEmpty(p.Spec.AccountNumber, p.Spec.Address)
+		dest := core.FirstNonEmpty(p.Spec.AccountNumber, p.Spec.Address)
 		switch e.Type {
 		case ledger.EntryFeeDebit:
 			t.Description = "Fee for payout to " + dest + " (" + p.Spec.Method + ")"
@@ -224,8 +226,8 @@ func renderTransaction(ids *ledger.PublicIDs, s *ledger.Reader, n *ledger.Number
 		a, _ := s.Account(e.Account)
 		conv, _ := s.Conversion(a.OrgID, e.RefID)
 		t.Status = conv.Status.String()
-		t.Description = "Conversion of " + conv.FromCurrency + " " + money(conv.FromAmount, conv.FromCurrency) +
-			" to " + conv.ToCurrency + " " + money(conv.ToAmount, conv.ToCurrency) + " at " + conv.Rate
+		t.Description = "Conversion of " + conv.FromCurrency + " " + core.Money(conv.FromAmount, conv.FromCurrency) +
+			" to " + conv.ToCurrency + " " + core.Money(conv.ToAmount, conv.ToCurrency) + " at " + conv.Rate
 	case strings.HasPrefix(e.RefID, "col_"):
 		col, _ := s.Collection(e.RefID)
 		t.Status = col.Status.String()
@@ -253,24 +255,24 @@ func renderTransaction(ids *ledger.PublicIDs, s *ledger.Reader, n *ledger.Number
 // in to covers the whole day.
 func transactionFilter(ctx *fasthttp.RequestCtx, required bool) (ledger.JournalFilter, *ledger.Error) {
 	var f ledger.JournalFilter
-	var p problems
-	if v, ok := query(ctx, "currency"); ok {
+	var p core.Problems
+	if v, ok := core.Query(ctx, "currency"); ok {
 		if _, known := ledger.LookupCurrency(v); !known {
-			p.add("currency", "is not a supported currency (codes are upper case, e.g. GHS)")
+			p.Add("currency", "is not a supported currency (codes are upper case, e.g. GHS)")
 		}
 		f.Currency = v
 	}
 	for _, name := range []string{"from", "to"} {
-		v, ok := query(ctx, name)
+		v, ok := core.Query(ctx, name)
 		if !ok {
 			if required {
-				p.add(name, "is required: an ISO date (2026-08-01) or timestamp")
+				p.Add(name, "is required: an ISO date (2026-08-01) or timestamp")
 			}
 			continue
 		}
 		ms, ok := parseDateOrTime(v, name == "to")
 		if !ok {
-			p.add(name, "must be an ISO date (2026-08-01) or timestamp (2026-08-01T09:00:00Z)")
+			p.Add(name, "must be an ISO date (2026-08-01) or timestamp (2026-08-01T09:00:00Z)")
 			continue
 		}
 		if name == "from" {
@@ -280,9 +282,9 @@ func transactionFilter(ctx *fasthttp.RequestCtx, required bool) (ledger.JournalF
 		}
 	}
 	if f.From != 0 && f.To != 0 && f.To < f.From {
-		p.add("to", "must not be before from")
+		p.Add("to", "must not be before from")
 	}
-	return f, p.err()
+	return f, p.Err()
 }
 
 // parseDateOrTime reads an ISO 8601 date or timestamp as unix ms. A bare
@@ -302,52 +304,52 @@ func parseDateOrTime(v string, endOfDay bool) (int64, bool) {
 }
 
 // listTransactions: GET /v1/transactions.
-func (c *call) listTransactions() {
-	limit, before, e := pageParams(c.ctx, listTransactionsKind, 20)
+func listTransactions(c *core.Call) {
+	limit, before, e := core.PageParams(c.Ctx, listTransactionsKind, 20)
 	if e != nil {
-		c.fail(e)
+		c.Fail(e)
 		return
 	}
-	f, e := transactionFilter(c.ctx, false)
+	f, e := transactionFilter(c.Ctx, false)
 	if e != nil {
-		c.fail(e)
+		c.Fail(e)
 		return
 	}
-	body := listBody[transactionJSON]{}
+	body := core.ListBody[transactionJSON]{}
 	{
-		s := c.s.cfg.Actors.Reader()
-		page := s.Journal(c.org, f, before, limit)
-		currencies := accountCurrencies(s, c.org)
-		body = newList(listTransactionsKind, page, func(n *ledger.NumberedEntry) transactionJSON {
-			return renderTransaction(c.s.publicIDs(), s, n, currencies[n.Entry.Account])
+		s := c.Server.Config.Actors.Reader()
+		page := s.Journal(c.Org, f, before, limit)
+		currencies := accountCurrencies(s, c.Org)
+		body = core.NewList(listTransactionsKind, page, func(n *ledger.NumberedEntry) transactionJSON {
+			return renderTransaction(c.Server.PublicIDs(), s, n, currencies[n.Entry.Account])
 		})
 	}
-	c.ok(fasthttp.StatusOK, &body)
+	c.OK(fasthttp.StatusOK, &body)
 }
 
 // getTransaction: GET /v1/transactions/{id}.
-func (c *call) getTransaction() {
-	id, e := pathParam(c.ctx, "id")
+func getTransaction(c *core.Call) {
+	id, e := core.PathParam(c.Ctx, "id")
 	if e != nil {
-		c.fail(e)
+		c.Fail(e)
 		return
 	}
 	var t transactionJSON
 	found := false
-	if seq, typ, ok := parseTransactionID(c.s.publicIDs(), id); ok {
+	if seq, typ, ok := parseTransactionID(c.Server.PublicIDs(), id); ok {
 		{
-			s := c.s.cfg.Actors.Reader()
-			n, a, ok := s.OrgEntry(c.org, seq)
+			s := c.Server.Config.Actors.Reader()
+			n, a, ok := s.OrgEntry(c.Org, seq)
 			if ok && n.Entry.Type.String() == typ {
-				t, found = renderTransaction(c.s.publicIDs(), s, &n, a.Currency), true
+				t, found = renderTransaction(c.Server.PublicIDs(), s, &n, a.Currency), true
 			}
 		}
 	}
 	if !found {
-		c.fail(notFound("Transaction"))
+		c.Fail(core.NotFound("Transaction"))
 		return
 	}
-	c.ok(fasthttp.StatusOK, &transactionBody{t})
+	c.OK(fasthttp.StatusOK, &transactionBody{t})
 }
 
 // exportTransactions: GET /v1/transactions/export. Every transaction in
@@ -356,55 +358,55 @@ func (c *call) getTransaction() {
 // silently cut. With email, the answer is the reference's 200 {message};
 // this deployment has no mail transport, so the message says that nothing
 // was sent and how to download the file instead.
-func (c *call) exportTransactions() {
-	f, e := transactionFilter(c.ctx, true)
-	var p problems
+func exportTransactions(c *core.Call) {
+	f, e := transactionFilter(c.Ctx, true)
+	var p core.Problems
 	if e != nil {
 		p = append(p, e.Fields...)
 	}
 	format := "json"
-	if v, ok := query(c.ctx, "format"); ok {
+	if v, ok := core.Query(c.Ctx, "format"); ok {
 		format = v
 		if v != "json" && v != "csv" {
-			p.add("format", "must be json or csv")
+			p.Add("format", "must be json or csv")
 		}
 	}
-	email, emailed := query(c.ctx, "email")
+	email, emailed := core.Query(c.Ctx, "email")
 	if emailed {
 		if a, err := mail.ParseAddress(email); err != nil || a.Address != email || len(email) > 254 {
-			p.add("email", "must be an email address such as finance@example.com")
+			p.Add("email", "must be an email address such as finance@example.com")
 		}
 	}
-	if e := p.err(); e != nil {
-		c.fail(e)
+	if e := p.Err(); e != nil {
+		c.Fail(e)
 		return
 	}
 	if emailed {
-		c.ok(fasthttp.StatusOK, &struct {
+		c.OK(fasthttp.StatusOK, &struct {
 			Message string `json:"message"`
 		}{"Email delivery is not configured on this deployment, so no export was sent to " + email +
 			"; request the export without email to download it"})
 		return
 	}
-	release, busy := c.s.exports.acquire(c.org)
+	release, busy := c.Server.Exports.Acquire(c.Org)
 	if busy != nil {
-		c.fail(busy)
+		c.Fail(busy)
 		return
 	}
 	defer release()
-	s := c.s.cfg.Actors.Reader()
-	page := s.Journal(c.org, f, ledger.CursorStart, exportRowsMax)
+	s := c.Server.Config.Actors.Reader()
+	page := s.Journal(c.Org, f, ledger.CursorStart, exportRowsMax)
 	if page.HasMore {
-		c.fail(ledger.FieldInvalid("from", "selects more than "+strconv.Itoa(exportRowsMax)+" transactions: export a shorter range"))
+		c.Fail(ledger.FieldInvalid("from", "selects more than "+strconv.Itoa(exportRowsMax)+" transactions: export a shorter range"))
 		return
 	}
-	currencies := accountCurrencies(s, c.org)
+	currencies := accountCurrencies(s, c.Org)
 	rows := make([]transactionJSON, 0, len(page.Items))
 	for i := range page.Items {
-		rows = append(rows, renderTransaction(c.s.publicIDs(), s, &page.Items[i], currencies[page.Items[i].Entry.Account]))
+		rows = append(rows, renderTransaction(c.Server.PublicIDs(), s, &page.Items[i], currencies[page.Items[i].Entry.Account]))
 	}
 	if format == "json" {
-		c.ok(fasthttp.StatusOK, &struct {
+		c.OK(fasthttp.StatusOK, &struct {
 			Data []transactionJSON `json:"data"`
 		}{rows})
 		return
@@ -423,10 +425,10 @@ func (c *call) exportTransactions() {
 			csvText(t.Description), t.Status, deref(t.RelatedID), t.CreatedAt})
 	}
 	w.Flush()
-	c.ctx.Response.Header.Set("Content-Disposition", `attachment; filename="transactions.csv"`)
-	c.ctx.SetContentType("text/csv; charset=utf-8")
-	c.ctx.SetStatusCode(fasthttp.StatusOK)
-	c.ctx.SetBody(buf.Bytes())
+	c.Ctx.Response.Header.Set("Content-Disposition", `attachment; filename="transactions.csv"`)
+	c.Ctx.SetContentType("text/csv; charset=utf-8")
+	c.Ctx.SetStatusCode(fasthttp.StatusOK)
+	c.Ctx.SetBody(buf.Bytes())
 }
 
 // csvText guards a caller-supplied text cell against spreadsheet formula

@@ -1,6 +1,8 @@
-package core
+package money
 
 import (
+	core "payments/http/core"
+
 	"strings"
 
 	"github.com/valyala/fasthttp"
@@ -10,7 +12,7 @@ import (
 )
 
 func init() {
-	registerRoutes(endpoint{fasthttp.MethodGet, "/v1/rates/{origin}/{destination}", 0, (*call).getRate, nil})
+	core.RegisterRoutes(core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/rates/{origin}/{destination}", H: getRate})
 }
 
 type rateJSON struct {
@@ -21,26 +23,28 @@ type rateJSON struct {
 
 // getRate: GET /v1/rates/{origin}/{destination}. The rate is the all-in
 // rate a conversion, cross-currency payout or order would apply now.
-func (c *call) getRate() {
-	from, e := pathParam(c.ctx, "origin")
+func getRate(c *core.Call) {
+	from, e := core.PathParam(c.Ctx, "origin")
 	if e != nil {
-		c.fail(e)
+		c.Fail(e)
 		return
 	}
-	to, e := pathParam(c.ctx, "destination")
+	to, e := core.PathParam(c.Ctx, "destination")
 	if e != nil {
-		c.fail(e)
+		c.Fail(e)
 		return
 	}
-	r, e := c.rate(strings.ToUpper(from), strings.ToUpper(to))
+	r, e := rate(c, strings.ToUpper(from), strings.ToUpper(to))
 	if e != nil {
-		c.fail(e)
+		c.Fail(e)
 		return
 	}
-	c.ok(fasthttp.StatusOK, struct {
+	c.OK(fasthttp.StatusOK, struct {
 		Rate rateJSON `json:"rate"`
 	}{rateJSON{r.From, r.To, r.String()}})
 }
 
 // rate asks the application for the rate from one currency to another.
-func (c *call) rate(from, to string) (rails.Rate, *ledger.Error) { return c.s.cfg.App.Rate(from, to) }
+func rate(c *core.Call, from, to string) (rails.Rate, *ledger.Error) {
+	return c.Server.Config.App.Rate(from, to)
+}

@@ -1,6 +1,8 @@
-package core
+package money
 
 import (
+	core "payments/http/core"
+
 	stdjson "encoding/json"
 	"io"
 	"reflect"
@@ -25,7 +27,7 @@ func FuzzDecodePayoutBody(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		var ours payoutRequestBody
-		if decodeBody(body, &ours) != nil {
+		if core.DecodeBody(body, &ours) != nil {
 			return
 		}
 		var std stdPayoutBody
@@ -85,10 +87,10 @@ func summarize(b *payoutRequestBody) summary {
 	}
 	put("narration", b.Narration)
 	put("externalReference", b.ExternalReference)
-	obj := func(k string, o jsonObject) {
-		if o.set {
+	obj := func(k string, o core.JSONObject) {
+		if o.Set {
 			var v any
-			stdjson.Unmarshal([]byte(o.raw), &v)
+			stdjson.Unmarshal([]byte(o.Raw), &v)
 			s.Objects[k] = v
 		}
 	}
@@ -99,15 +101,15 @@ func summarize(b *payoutRequestBody) summary {
 		put("to.accountNumber", b.To.AccountNumber)
 		put("to.address", b.To.Address)
 		put("to.tag", b.To.Tag)
-		if b.To.Amount.set {
-			s.Amounts["to.amount"] = b.To.Amount.text
+		if b.To.Amount.Set {
+			s.Amounts["to.amount"] = b.To.Amount.Text
 		}
 		obj("to.kyc", b.To.KYC)
 	}
 	if b.From != nil {
 		put("from.currency", b.From.Currency)
-		if b.From.Amount.set {
-			s.Amounts["from.amount"] = b.From.Amount.text
+		if b.From.Amount.Set {
+			s.Amounts["from.amount"] = b.From.Amount.Text
 		}
 		obj("from.kyc", b.From.KYC)
 	}

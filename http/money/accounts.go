@@ -1,0 +1,101 @@
+package money
+
+import (
+	core "payments/http/core"
+
+	"github.com/valyala/fasthttp"
+
+	"payments/ledger"
+)
+
+func init() {
+	core.RegisterRoutes(
+		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/organization", H: getOrganization},
+		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/accounts", Scope: ledger.ScopeBalancesRead, H: listAccounts},
+		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/accounts/{id}", Scope: ledger.ScopeBalancesRead, H: getAccount},
+		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/accounts/{id}/ledger", Scope: ledger.ScopeBalancesRead, H: accountLedger},
+	)
+	core.RegisterEventRenderer(ledger.SubjectAccount, core.RenderAs(renderAccount))
+}
+
+type accountBody struct {
+	Account accountJSON `json:"account"`
+}
+
+// listAccounts: GET /v1/accounts. One account per currency; not paginated.
+func listAccounts(c *core.Call) {
+	var accounts []ledger.Account
+	accounts = c.Server.Config.Actors.Reader().Accounts(c.Org)
+	c.OK(fasthttp.StatusOK, core.NewList(0, ledger.Page[ledger.Account]{Items: accounts}, func(a *ledger.Account) accountJSON { return renderAccountNow(c.Server, a) }))
+}
+
+// account finds the caller's account named by the path.
+func account(c *core.Call) (ledger.Account, bool) {
+	return core.Lookup(c, "id", "Account", func(st *ledger.Reader, id string) (ledger.Account, bool) {
+		a, ok := st.Account(id)
+		return a, ok && a.OrgID == c.Org
+	})
+}
+
+// getAccount: GET /v1/accounts/{id}.
+func getAccount(c *core.Call) {
+	if a, ok := account(c); ok {
+		c.OK(fasthttp.StatusOK, &accountBody{renderAccountNow(c.Server, &a)})
+	}
+}
+
+// accountLedger: GET /v1/accounts/{id}/ledger, the account's statement.
+func accountLedger(c *core.Call) {
+	a, ok := account(c)
+	if !ok {
+		return
+	}
+	limit, before, e := core.PageParams(c.Ctx, core.ListEntries, 20)
+	if e != nil {
+		c.Fail(e)
+		return
+	}
+	var f ledger.EntryFilter
+	var p core.Problems
+	if v, ok := core.Query(c.Ctx, "type"); ok {
+		t, known := ledger.ParseEntryType(v)
+		if !known {
+			p.Add("type", "is not a ledger entry type")
+		}
+		f.Type = t
+	}
+	f.RefID, _ = core.Query(c.Ctx, "referenceId")
+	f.RefID = c.Server.PublicIDs().InternalEntryRef(f.RefID)
+	var err *ledger.Error
+	if f.From, err = core.QueryTime(c.Ctx, "from"); err != nil {
+		p = append(p, err.Fields...)
+	}
+	if f.To, err = core.QueryTime(c.Ctx, "to"); err != nil {
+		p = append(p, err.Fields...)
+	}
+	if e := p.Err(); e != nil {
+		c.Fail(e)
+		return
+	}
+	var page ledger.Page[ledger.NumberedEntry]
+	page = c.Server.Config.Actors.Reader().Statement(a.Number, f, before, limit)
+	c.OK(fasthttp.StatusOK, core.NewList(core.ListEntries, page, func(n *ledger.NumberedEntry) entryJSON {
+		return renderEntry(c.Server.PublicIDs(), n, a.Currency)
+	}))
+}
+
+type organizationBody struct {
+	Organization core.OrganizationJSON `json:"organization"`
+}
+
+// getOrganization: GET /v1/organization, the caller's own organization.
+func getOrganization(c *core.Call) {
+	var o ledger.Organization
+	var found bool
+	o, found = c.Server.Config.Actors.Reader().Organization(c.Org)
+	if !found {
+		c.Fail(core.NotFound("Organization"))
+		return
+	}
+	c.OK(fasthttp.StatusOK, &organizationBody{core.RenderOrganization(&o)})
+}

@@ -1,0 +1,186 @@
+package money
+
+import (
+	core "payments/http/core"
+
+	"strings"
+
+	"github.com/goccy/go-json/jsontext"
+	"github.com/valyala/fasthttp"
+
+	"payments/actors/app"
+	"payments/ledger"
+	"payments/rails"
+)
+
+// Crypto addresses: POST, GET (list), GET one and PATCH (metadata).
+// Creating and changing need collections:write, reading collections:read.
+
+func init() {
+	core.RegisterRoutes(
+		core.Endpoint{Method: fasthttp.MethodPost, Path: "/v1/crypto-addresses", Scope: ledger.ScopeCollectionsWrite, H: createCryptoAddress},
+		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/crypto-addresses", Scope: ledger.ScopeCollectionsRead, H: listCryptoAddresses},
+		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/crypto-addresses/{id}", Scope: ledger.ScopeCollectionsRead, H: getCryptoAddress},
+		core.Endpoint{Method: fasthttp.MethodPatch, Path: "/v1/crypto-addresses/{id}", Scope: ledger.ScopeCollectionsWrite, H: updateCryptoAddress},
+	)
+}
+
+type cryptoAddressJSON struct {
+	ID                string         `json:"id"`
+	Currency          string         `json:"currency"`
+	Chain             string         `json:"chain"`
+	Address           string         `json:"address"`
+	Tag               *string        `json:"tag"`
+	ExternalReference *string        `json:"externalReference"`
+	Metadata          jsontext.Value `json:"metadata"`
+	CreatedAt         string         `json:"createdAt"`
+	UpdatedAt         string         `json:"updatedAt"`
+}
+
+type cryptoAddressBody struct {
+	Address cryptoAddressJSON `json:"address"`
+}
+
+func renderCryptoAddress(a *ledger.CryptoAddress) cryptoAddressJSON {
+	return cryptoAddressJSON{
+		ID:                a.ID,
+		Currency:          a.Currency,
+		Chain:             rails.ChainName(a.Chain),
+		Address:           a.Address,
+		Tag:               core.Optional(a.Tag),
+		ExternalReference: core.Optional(a.ExternalReference),
+		Metadata:          core.ObjectOrEmpty(a.Metadata),
+		CreatedAt:         core.Timestamp(a.CreatedAt),
+		UpdatedAt:         core.Timestamp(a.UpdatedAt),
+	}
+}
+
+type createCryptoAddressBody struct {
+	Currency          *string         `json:"currency"`
+	Chain             *string         `json:"chain"`
+	ExternalReference *string         `json:"externalReference"`
+	Metadata          core.JSONObject `json:"metadata"`
+}
+
+// depositChain reads a chain's code or name, in any case.
+func depositChain(c *core.Call, p *core.Problems, field string, v *string, required bool) (rails.Chain, bool) {
+	if v == nil || *v == "" {
+		if required {
+			p.Add(field, "is required")
+		}
+		return rails.Chain{}, false
+	}
+	ch, ok := c.Server.Config.Catalogue.ParseChain(*v)
+	if !ok {
+		p.Add(field, "must be one of "+strings.Join(c.Server.Config.Catalogue.ChainNames(), ", "))
+	}
+	return ch, ok
+}
+
+// createCryptoAddress: POST /v1/crypto-addresses. One address per currency
+// and chain: asking again answers the existing address, unchanged, with 201
+// (as for a new one) and the header idempotent-replayed: true.
+func createCryptoAddress(c *core.Call) {
+	var req createCryptoAddressBody
+	if !c.Decode(&req) {
+		return
+	}
+	var p core.Problems
+	cur, curOK := p.Currency("currency", req.Currency, true)
+	chain, chainOK := depositChain(c, &p, "chain", req.Chain, true)
+	if curOK && chainOK {
+		if _, ok := c.Server.Config.Catalogue.DepositNetwork(cur.Code, chain.Code); !ok {
+			p.Add("chain", cur.Code+" on "+chain.Name+" takes no deposits; supported: "+c.Server.Config.Catalogue.DepositNetworks())
+		}
+	}
+	ref := p.Text("externalReference", req.ExternalReference, false, core.ReferenceLenMax)
+	if e := core.CheckMetadata("metadata", req.Metadata); e != nil {
+		p = append(p, e.Fields...)
+	}
+	if e := p.Err(); e != nil {
+		c.Fail(e)
+		return
+	}
+	r := c.Server.Config.App.CreateCryptoAddress(c.Caller(), app.CryptoAddressInput{
+		Currency: cur.Code, Chain: chain, ExternalReference: ref, Metadata: req.Metadata.Raw,
+	})
+	// A replay answers 201 too, unlike created's 200.
+	c.Reply(r, fasthttp.StatusCreated, func(res *ledger.Result) any {
+		if res.Replayed {
+			c.Ctx.Response.Header.Set("idempotent-replayed", "true")
+		}
+		return &cryptoAddressBody{renderCryptoAddress(res.CryptoAddress)}
+	})
+}
+
+// getCryptoAddress: GET /v1/crypto-addresses/{id}.
+func getCryptoAddress(c *core.Call) {
+	if a, ok := core.Lookup(c, "id", "Crypto address", func(st *ledger.Reader, id string) (ledger.CryptoAddress, bool) {
+		return st.CryptoAddress(c.Org, id)
+	}); ok {
+		c.OK(fasthttp.StatusOK, &cryptoAddressBody{renderCryptoAddress(&a)})
+	}
+}
+
+// listCryptoAddresses: GET /v1/crypto-addresses, filters currency, chain and
+// externalReference.
+func listCryptoAddresses(c *core.Call) {
+	limit, before, e := core.PageParams(c.Ctx, listCryptoAddressesKind, 20)
+	if e != nil {
+		c.Fail(e)
+		return
+	}
+	var f ledger.CryptoAddressFilter
+	var p core.Problems
+	if v, ok := core.Query(c.Ctx, "currency"); ok {
+		if _, known := ledger.LookupCurrency(v); !known {
+			p.Add("currency", "is not a supported currency")
+		}
+		f.Currency = v
+	}
+	if v, ok := core.Query(c.Ctx, "chain"); ok {
+		ch, _ := depositChain(c, &p, "chain", &v, false)
+		f.Chain = ch.Code
+	}
+	f.ExternalReference, _ = core.Query(c.Ctx, "externalReference")
+	if e := p.Err(); e != nil {
+		c.Fail(e)
+		return
+	}
+	var page ledger.Page[ledger.CryptoAddress]
+	page = c.Server.Config.Actors.Reader().CryptoAddresses(c.Org, f, before, limit)
+	c.OK(fasthttp.StatusOK, core.NewList(listCryptoAddressesKind, page, renderCryptoAddress))
+}
+
+type updateCryptoAddressBody struct {
+	Metadata core.JSONObject `json:"metadata"`
+}
+
+// updateCryptoAddress: PATCH /v1/crypto-addresses/{id}, body {metadata}.
+// The metadata given replaces the old ({} clears it); the address itself
+// never changes.
+func updateCryptoAddress(c *core.Call) {
+	id, e := core.PathParam(c.Ctx, "id")
+	if e != nil {
+		c.Fail(e)
+		return
+	}
+	var req updateCryptoAddressBody
+	if !c.Decode(&req) {
+		return
+	}
+	if !req.Metadata.Set {
+		c.Fail(ledger.FieldInvalid("metadata", "is required: the JSON object to keep ({} clears it), the only field that can change"))
+		return
+	}
+	if e := core.CheckMetadata("metadata", req.Metadata); e != nil {
+		c.Fail(e)
+		return
+	}
+	metadata := req.Metadata.Raw
+	if metadata == "{}" {
+		metadata = ""
+	}
+	r := c.Server.Config.App.UpdateCryptoAddress(c.Caller(), id, metadata)
+	c.Reply(r, fasthttp.StatusOK, func(res *ledger.Result) any { return &cryptoAddressBody{renderCryptoAddress(res.CryptoAddress)} })
+}
