@@ -4,6 +4,7 @@ import (
 	"net/netip"
 
 	"payments/http/core"
+	_ "payments/http/links" // payment links, pages, checkout sessions and the hosted checkout
 	_ "payments/http/money" // payouts, collections, conversions, orders, deposits, accounts
 	"payments/ledger"
 )

@@ -58,7 +58,7 @@ func (g *bodyGate) give(n int64) { g.inFlight.Add(-n) }
 // (bodyLimitFor), into the request, so that ctx.PostBody and friends see it.
 // It reads at most once; the error is for the caller to answer (the
 // connection is then closed).
-func (s *Server) readBody(ctx *fasthttp.RequestCtx) *ledger.Error {
+func (s *Server) ReadBody(ctx *fasthttp.RequestCtx) *ledger.Error {
 	if ctx.UserValue(bodyReadKey) != nil {
 		return nil
 	}
@@ -71,7 +71,7 @@ func (s *Server) readBody(ctx *fasthttp.RequestCtx) *ledger.Error {
 	declared := ctx.Request.Header.ContentLength() // -1: chunked
 	if declared > limit {
 		ctx.SetConnectionClose()
-		return bodyTooLarge(limit)
+		return BodyTooLarge(limit)
 	}
 	reserve := int64(limit)
 	if declared >= 0 {
@@ -91,7 +91,7 @@ func (s *Server) readBody(ctx *fasthttp.RequestCtx) *ledger.Error {
 	switch {
 	case errors.Is(err, errBodyPastLimit):
 		ctx.SetConnectionClose()
-		return bodyTooLarge(limit)
+		return BodyTooLarge(limit)
 	case err != nil:
 		ctx.SetConnectionClose()
 		return &ledger.Error{Code: ledger.CodeValidation, Message: "The request body could not be read: " + strconv.Quote(bodyReadProblem(err))}

@@ -19,7 +19,7 @@ import (
 // and here also rejects unknown members. A fuzz test holds it to
 // encoding/json's reading of the same bytes.
 
-var decodeOptions = json.JoinOptions(
+var DecodeOptions = json.JoinOptions(
 	json.RejectUnknownMembers(true),
 )
 
@@ -29,13 +29,13 @@ func DecodeBody(body []byte, v any) *ledger.Error {
 	if len(body) == 0 {
 		return &ledger.Error{Code: ledger.CodeValidation, Message: "Request body is required: send a JSON object"}
 	}
-	if err := json.Unmarshal(body, v, decodeOptions); err != nil {
-		return decodeError(err)
+	if err := json.Unmarshal(body, v, DecodeOptions); err != nil {
+		return DecodeError(err)
 	}
 	return nil
 }
 
-func decodeError(err error) *ledger.Error {
+func DecodeError(err error) *ledger.Error {
 	var se *json.SemanticError
 	if errors.As(err, &se) {
 		field := dotted(se.JSONPointer)
@@ -46,7 +46,7 @@ func decodeError(err error) *ledger.Error {
 		case se.Err != nil && isFieldMessage(se.Err):
 			msg = se.Err.Error()
 		default:
-			msg = "must be " + describeGoType(se.GoType.String())
+			msg = "must be " + DescribeGoType(se.GoType.String())
 		}
 		if field == "" {
 			return &ledger.Error{Code: ledger.CodeValidation, Message: "Request body must be a JSON object"}
@@ -65,12 +65,12 @@ func decodeError(err error) *ledger.Error {
 }
 
 // fieldMessage is an error whose text is written for the API caller.
-type fieldMessage string
+type FieldMessage string
 
-func (m fieldMessage) Error() string { return string(m) }
+func (m FieldMessage) Error() string { return string(m) }
 
 func isFieldMessage(err error) bool {
-	var m fieldMessage
+	var m FieldMessage
 	return errors.As(err, &m)
 }
 
@@ -82,7 +82,7 @@ func dotted(p jsontext.Pointer) string {
 	return strings.ReplaceAll(s, "~0", "~")
 }
 
-func describeGoType(t string) string {
+func DescribeGoType(t string) string {
 	switch {
 	case strings.Contains(t, "string"):
 		return "a string"
@@ -101,13 +101,13 @@ func describeGoType(t string) string {
 
 // writeJSON renders v as the response body with the given status, encoding
 // straight into fasthttp's pooled body buffer.
-func writeJSON(ctx *fasthttp.RequestCtx, status int, v any) {
+func WriteJSON(ctx *fasthttp.RequestCtx, status int, v any) {
 	ctx.Response.ResetBody()
 	ctx.SetContentType("application/json")
 	if err := json.MarshalWrite(ctx, v); err != nil {
 		ctx.Response.ResetBody()
 		ctx.SetStatusCode(fasthttp.StatusInternalServerError)
-		ctx.SetBodyString(`{"error":"internal_error","message":"Internal error","requestId":"` + requestIDOf(ctx) + `"}`)
+		ctx.SetBodyString(`{"error":"internal_error","message":"Internal error","requestId":"` + RequestIDOf(ctx) + `"}`)
 		return
 	}
 	ctx.SetStatusCode(status)
@@ -128,14 +128,14 @@ func (a Amount) App() app.Amount { return app.Amount{Text: a.Text, String: a.str
 func (a *Amount) UnmarshalJSON(b []byte) error {
 	switch {
 	case len(b) == 0:
-		return fieldMessage("must be a positive decimal amount")
+		return FieldMessage("must be a positive decimal amount")
 	case b[0] == 'n': // null: as if absent
 		*a = Amount{}
 		return nil
 	case b[0] == '"':
 		s, err := jsontext.AppendUnquote(nil, b)
 		if err != nil {
-			return fieldMessage("must be a positive decimal amount")
+			return FieldMessage("must be a positive decimal amount")
 		}
 		*a = Amount{Text: string(s), str: true, Set: true}
 		return nil
@@ -143,7 +143,7 @@ func (a *Amount) UnmarshalJSON(b []byte) error {
 		*a = Amount{Text: string(b), Set: true}
 		return nil
 	default:
-		return fieldMessage("must be a positive decimal amount, as a number or a string")
+		return FieldMessage("must be a positive decimal amount, as a number or a string")
 	}
 }
 
@@ -162,11 +162,11 @@ func (o *JSONObject) UnmarshalJSON(b []byte) error {
 		return nil
 	}
 	if len(b) == 0 || b[0] != '{' {
-		return fieldMessage("must be a JSON object")
+		return FieldMessage("must be a JSON object")
 	}
 	canonical, err := jsontext.AppendFormat(nil, b, jsontext.ReorderRawObjects(true))
 	if err != nil {
-		return fieldMessage("must be a JSON object")
+		return FieldMessage("must be a JSON object")
 	}
 	*o = JSONObject{Raw: string(canonical), Set: true}
 	return nil

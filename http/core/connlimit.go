@@ -122,7 +122,7 @@ func refuseConn(c net.Conn, limit int, requestID string) {
 	ctx.Response.Header.Set("x-request-id", requestID)
 	ctx.Response.Header.Set("service-version", apiVersions[0])
 	ctx.Response.SetConnectionClose()
-	writeError(&ctx, &ledger.Error{Code: ledger.CodeRateLimited, RetryAfterSeconds: 1,
+	WriteError(&ctx, &ledger.Error{Code: ledger.CodeRateLimited, RetryAfterSeconds: 1,
 		Message: "Too many connections from this address (at most " + strconv.Itoa(limit) + " at once); reuse connections, or retry shortly"})
 	c.SetWriteDeadline(time.Now().Add(connLimitAnswerTimeout))
 	w := bufio.NewWriter(c)

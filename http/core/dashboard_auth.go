@@ -76,7 +76,7 @@ func (s *Server) dashboardGate(ctx *fasthttp.RequestCtx) bool {
 	if done, ok := ctx.UserValue(dashboardGatedKey).(bool); ok {
 		return !done
 	}
-	ctx.Response.Header.Set("x-request-id", s.requestID(ctx))
+	ctx.Response.Header.Set("x-request-id", s.RequestID(ctx))
 	done, e := s.dashboardGateOnce(ctx)
 	if e != nil && e.RetryAfterSeconds > 0 {
 		ctx.Response.Header.Set(fasthttp.HeaderRetryAfter, itoa(e.RetryAfterSeconds))
@@ -89,20 +89,20 @@ func (s *Server) dashboardGate(ctx *fasthttp.RequestCtx) bool {
 }
 
 func (s *Server) dashboardGateOnce(ctx *fasthttp.RequestCtx) (bool, *ledger.Error) {
-	if !s.fromPeer(ctx) {
-		if e := s.limitAddress(ctx); e != nil {
+	if !s.FromPeer(ctx) {
+		if e := s.LimitAddress(ctx); e != nil {
 			e.Message = "Too many requests from this address: wait a moment, then reload the page"
 			return true, e
 		}
-		if !ctx.IsGet() && !ctx.IsHead() && s.crossSite(ctx) {
+		if !ctx.IsGet() && !ctx.IsHead() && s.CrossSite(ctx) {
 			return true, &ledger.Error{Code: ledger.CodeForbidden,
 				Message: "The dashboard refuses forms sent from another site"}
 		}
 	}
-	if e := s.readBody(ctx); e != nil {
+	if e := s.ReadBody(ctx); e != nil {
 		return true, e
 	}
-	return s.relayToLeader(ctx)
+	return s.RelayToLeader(ctx)
 }
 
 // dashboardAuth returns the member whose valid session cookie the
@@ -152,7 +152,7 @@ func (s *Server) dashboardSession(token string) (m dashboardMember, ok, idle boo
 	}
 	if s.dashIdle.use(sess.ID, s.Config.Actors.Now()) {
 		if err := s.Config.App.EndDashboardSession(sess.ID); err != nil {
-			s.logger.Warn("ending an idle dashboard session", "session", sess.ID, "err", errorOf(err).Message)
+			s.Logger.Warn("ending an idle dashboard session", "session", sess.ID, "err", errorOf(err).Message)
 		}
 		return dashboardMember{}, false, true
 	}
@@ -271,17 +271,17 @@ func (s *Server) dashboardHTTPS(ctx *fasthttp.RequestCtx) bool {
 
 // writeDashboardPage answers with one of the sign-in or team pages.
 func (s *Server) writeDashboardPage(ctx *fasthttp.RequestCtx, status int, name string, p *dashauth.Page) {
-	p.RequestID = requestIDOf(ctx)
+	p.RequestID = RequestIDOf(ctx)
 	body, err := p.Render(name)
 	if err != nil {
-		s.logger.Error("rendering a dashboard page", "page", name, "err", err)
+		s.Logger.Error("rendering a dashboard page", "page", name, "err", err)
 		p = &dashauth.Page{Title: "Something went wrong", Message: "Please try again in a moment."}
 		status = fasthttp.StatusInternalServerError
 		if body, err = p.Render("message"); err != nil {
 			body = []byte("Internal error")
 		}
 	}
-	writeHTML(ctx, status, p.CSP(), body)
+	WriteHTML(ctx, status, p.CSP(), body)
 }
 
 func (s *Server) writeDashboardMessage(ctx *fasthttp.RequestCtx, status int, title, message string) {

@@ -151,7 +151,7 @@ func (d *dashboardRequest) apiWith(key ledger.APIKey, method, route string, para
 	for i := 0; i+1 < len(params); i += 2 {
 		inner.SetUserValue(params[i], url.PathEscape(params[i+1]))
 	}
-	inner.Response.Header.Set("x-request-id", requestIDOf(d.ctx))
+	inner.Response.Header.Set("x-request-id", RequestIDOf(d.ctx))
 	ep.H(&Call{Server: d.s, Ctx: inner, key: key, Org: key.OrgID})
 	a := apiAnswer{status: inner.Response.StatusCode(), response: &inner.Response}
 	a.body, _ = dashboard.Decode(inner.Response.Body())
@@ -224,17 +224,17 @@ func (d *dashboardRequest) render(status int, p *dashboard.Page) {
 	p.Member = dashboard.Member{Email: d.m.Email, Role: d.m.Role}
 	p.Live = d.s.Config.Live
 	p.CSRF = d.s.dashboardCSRF(d.ctx, d.m)
-	p.RequestID = requestIDOf(d.ctx)
+	p.RequestID = RequestIDOf(d.ctx)
 	if p.Notice == "" {
 		p.Notice = dashboardNotices[string(d.ctx.QueryArgs().Peek("done"))]
 	}
 	body, err := p.Render()
 	if err != nil {
-		d.s.logger.Error("rendering a dashboard page", "page", p.Name, "err", err)
+		d.s.Logger.Error("rendering a dashboard page", "page", p.Name, "err", err)
 		d.s.writeDashboardMessage(d.ctx, fasthttp.StatusInternalServerError, "Something went wrong", "Internal error")
 		return
 	}
-	writeHTML(d.ctx, status, p.CSP(), body)
+	WriteHTML(d.ctx, status, p.CSP(), body)
 }
 
 // dashboardNotices are the lines a page shows after a form sent it there
@@ -257,12 +257,12 @@ func (d *dashboardRequest) seeOther(path string) {
 // dashboardAsset: GET /dashboard/assets/{name}, cached for a year (its
 // name changes with its bytes).
 func (s *Server) dashboardAsset(ctx *fasthttp.RequestCtx) {
-	ctx.Response.Header.Set("x-request-id", s.requestID(ctx))
-	if e := s.limitAddress(ctx); e != nil {
-		writeError(ctx, e)
+	ctx.Response.Header.Set("x-request-id", s.RequestID(ctx))
+	if e := s.LimitAddress(ctx); e != nil {
+		WriteError(ctx, e)
 		return
 	}
-	serveAsset(ctx, dashboard.Assets)
+	ServeAsset(ctx, dashboard.Assets)
 }
 
 // form reads a trimmed field of the page's form.
@@ -373,7 +373,7 @@ func (d *dashboardRequest) createKey() {
 	var r app.KeyCreated
 	if e == nil {
 		r = d.s.Config.App.CreateKey(d.m.caller(), in)
-		e = replyError(r.Reply)
+		e = ReplyError(r.Reply)
 	}
 	if e != nil {
 		d.keysPage(HTTPStatus(e.Code), nil, problemOfError(e), controls)
@@ -430,7 +430,7 @@ func (d *dashboardRequest) updateKey() {
 		in, e = keyControlsInput(id, &req)
 	}
 	if e == nil {
-		e = replyError(d.s.Config.App.SetKeyControls(d.m.caller(), in))
+		e = ReplyError(d.s.Config.App.SetKeyControls(d.m.caller(), in))
 	}
 	if e != nil {
 		d.keyPage(HTTPStatus(e.Code), problemOfError(e), controls)
@@ -450,7 +450,7 @@ func (d *dashboardRequest) revokeKey() {
 	}
 	e := d.allowed(ledger.ScopeKeysAdmin)
 	if e == nil {
-		e = replyError(d.s.Config.App.RevokeKey(d.m.caller(), id))
+		e = ReplyError(d.s.Config.App.RevokeKey(d.m.caller(), id))
 	}
 	if e != nil {
 		d.keyPage(HTTPStatus(e.Code), problemOfError(e), nil)
@@ -581,7 +581,7 @@ func (d *dashboardRequest) createEndpoint() {
 		in, e = d.s.newWebhookEndpointInput(&req)
 	}
 	if e == nil {
-		e = replyError(d.s.Config.App.CreateWebhookEndpoint(d.m.caller(), in))
+		e = ReplyError(d.s.Config.App.CreateWebhookEndpoint(d.m.caller(), in))
 	}
 	d.webhookDone(e, "created")
 }
@@ -617,7 +617,7 @@ func (d *dashboardRequest) changeEndpoint(body map[string]any, done string) {
 		in, e = d.s.webhookEndpointChange(d.param("id"), &req)
 	}
 	if e == nil {
-		e = replyError(d.s.Config.App.UpdateWebhookEndpoint(d.m.caller(), in))
+		e = ReplyError(d.s.Config.App.UpdateWebhookEndpoint(d.m.caller(), in))
 	}
 	d.webhookDone(e, done)
 }
@@ -683,7 +683,7 @@ func (d *dashboardRequest) rotateSecret() {
 	var r actors.Reply
 	if e == nil {
 		r = d.s.Config.App.RotateWebhookSecret(d.m.caller(), d.param("id"))
-		e = replyError(r)
+		e = ReplyError(r)
 	}
 	if e != nil {
 		d.webhooksPage(HTTPStatus(e.Code), problemOfError(e), nil)
@@ -725,7 +725,7 @@ func (d *dashboardRequest) replayDelivery() {
 	var r actors.Reply
 	if e == nil {
 		r = d.s.Config.App.RetryWebhookDelivery(d.m.caller(), id)
-		e = replyError(r)
+		e = ReplyError(r)
 	}
 	if d.form("from") != "delivery" {
 		d.webhookDone(e, "replayed")
@@ -859,7 +859,7 @@ func (d *dashboardRequest) sandboxTool() {
 			in, e = fundBalanceInput(&req)
 		}
 		if e == nil {
-			e = replyError(d.s.Config.App.FundBalance(d.m.caller(), in.currency, in.amount, in.ref))
+			e = ReplyError(d.s.Config.App.FundBalance(d.m.caller(), in.currency, in.amount, in.ref))
 		}
 		notice = "The balance is funded with " + d.form("amount") + " " + d.form("currency") + "."
 	case d.param("tool") == "clock":
@@ -873,7 +873,7 @@ func (d *dashboardRequest) sandboxTool() {
 		e = e2
 		if e == nil {
 			r := d.s.Config.App.AdvanceClock(d.m.caller(), by)
-			if e = replyError(r.Reply); e == nil {
+			if e = ReplyError(r.Reply); e == nil {
 				notice = "The clock now reads " + renderClock(&r).Now + "."
 			}
 		}

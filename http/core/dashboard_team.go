@@ -97,7 +97,7 @@ func (s *Server) teamInvite(ctx *fasthttp.RequestCtx, m dashboardMember) (*dasha
 		return nil, ledger.FieldInvalid("email", "is not an email address")
 	}
 	link := s.Config.App.InviteMember(m.caller(), email, role)
-	if e := replyError(link.Reply); e != nil {
+	if e := ReplyError(link.Reply); e != nil {
 		return nil, e
 	}
 	p := s.teamPage(ctx, m)
@@ -108,15 +108,15 @@ func (s *Server) teamInvite(ctx *fasthttp.RequestCtx, m dashboardMember) (*dasha
 
 func (s *Server) teamRevokeInvitation(ctx *fasthttp.RequestCtx, m dashboardMember) (*dashauth.Page, *ledger.Error) {
 	id, _ := ctx.UserValue("id").(string)
-	return nil, replyError(s.Config.App.RevokeInvitation(m.caller(), id))
+	return nil, ReplyError(s.Config.App.RevokeInvitation(m.caller(), id))
 }
 
 func (s *Server) teamSetRole(ctx *fasthttp.RequestCtx, m dashboardMember) (*dashauth.Page, *ledger.Error) {
 	id, _ := ctx.UserValue("id").(string)
-	return nil, replyError(s.Config.App.SetMemberRole(m.caller(), id, string(ctx.PostArgs().Peek("role"))))
+	return nil, ReplyError(s.Config.App.SetMemberRole(m.caller(), id, string(ctx.PostArgs().Peek("role"))))
 }
 
 func (s *Server) teamRemove(ctx *fasthttp.RequestCtx, m dashboardMember) (*dashauth.Page, *ledger.Error) {
 	id, _ := ctx.UserValue("id").(string)
-	return nil, replyError(s.Config.App.RemoveMember(m.caller(), id))
+	return nil, ReplyError(s.Config.App.RemoveMember(m.caller(), id))
 }

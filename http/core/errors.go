@@ -132,12 +132,12 @@ type fieldJSON struct {
 
 // writeError renders e with its status. The request id is the one set on
 // the response header by the request pipeline.
-func writeError(ctx *fasthttp.RequestCtx, e *ledger.Error) {
+func WriteError(ctx *fasthttp.RequestCtx, e *ledger.Error) {
 	if e == errOutcomeUnknown || e == errNotLeaderNothingDone {
 		ctx.SetUserValue(leaderLostKey, e)
 	}
 	ctx.SetUserValue(errorCodeKey, e.Code)
-	body := errorBody{Error: e.Code, Message: e.Message, RequestID: requestIDOf(ctx)}
+	body := errorBody{Error: e.Code, Message: e.Message, RequestID: RequestIDOf(ctx)}
 	if body.Message == "" {
 		body.Message = string(e.Code)
 	}
@@ -165,11 +165,11 @@ func writeError(ctx *fasthttp.RequestCtx, e *ledger.Error) {
 	if d.Fields != nil || d.ExistingID != "" || d.Currency != "" || d.RetryAfter != 0 || d.Cap != "" {
 		body.Details = &d
 	}
-	writeJSON(ctx, HTTPStatus(e.Code), &body)
+	WriteJSON(ctx, HTTPStatus(e.Code), &body)
 }
 
 // bodyTooLarge is the error for a body past a limit.
-func bodyTooLarge(limitBytes int) *ledger.Error {
+func BodyTooLarge(limitBytes int) *ledger.Error {
 	return &ledger.Error{
 		Code:    ledger.CodeValidation,
 		Message: "Request body is larger than the limit of " + strconv.Itoa(limitBytes) + " bytes",

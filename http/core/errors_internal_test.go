@@ -16,7 +16,7 @@ func TestRetryAfterOfEvery503Code(t *testing.T) {
 	n := 0
 	for code, status := range statusOf {
 		var ctx fasthttp.RequestCtx
-		writeError(&ctx, &ledger.Error{Code: code, Message: "x"})
+		WriteError(&ctx, &ledger.Error{Code: code, Message: "x"})
 		got := string(ctx.Response.Header.Peek(fasthttp.HeaderRetryAfter))
 		if status != fasthttp.StatusServiceUnavailable {
 			if _, listed := retryAfterOf[code]; listed || got != "" {
@@ -29,7 +29,7 @@ func TestRetryAfterOfEvery503Code(t *testing.T) {
 			t.Errorf("%s: Retry-After %q, want its own number of seconds (%d) of at least 1", code, got, retryAfterOf[code])
 		}
 		var own fasthttp.RequestCtx
-		writeError(&own, &ledger.Error{Code: code, Message: "x", RetryAfterSeconds: 42})
+		WriteError(&own, &ledger.Error{Code: code, Message: "x", RetryAfterSeconds: 42})
 		if got := string(own.Response.Header.Peek(fasthttp.HeaderRetryAfter)); got != "42" {
 			t.Errorf("%s with its own wait: Retry-After %q, want 42", code, got)
 		}

@@ -41,9 +41,6 @@ func init() {
 	// A dispute event carries the dispute as it was; its message thread is
 	// read live by GET /v1/disputes/{id} and is not part of the payload.
 	RegisterEventRenderer(ledger.SubjectDispute, RenderAs(renderDispute))
-	RegisterEventRenderer(ledger.SubjectPaymentLink, RenderAs(renderPaymentLink))
-	RegisterEventRenderer(ledger.SubjectPaymentPage, RenderAs(renderPaymentPage))
-	RegisterEventRenderer(ledger.SubjectCheckoutSession, RenderAs(renderCheckoutSession))
 
 	RegisterRoutes(
 		Endpoint{Method: fasthttp.MethodGet, Path: "/v1/webhooks/events", Scope: ledger.ScopeWebhooksRead, H: (*Call).listEvents},

@@ -106,16 +106,16 @@ func (s *Server) peerDigest(ctx *fasthttp.RequestCtx) (string, bool) {
 		return "", false
 	}
 	if s.blobs == nil {
-		writeError(ctx, &ledger.Error{Code: ledger.CodeUnavailable, Message: "File storage is not configured on this node"})
+		WriteError(ctx, &ledger.Error{Code: ledger.CodeUnavailable, Message: "File storage is not configured on this node"})
 		return "", false
 	}
 	digest, _ := ctx.UserValue("digest").(string)
 	if !blob.ValidDigest(digest) {
-		writeError(ctx, ledger.FieldInvalid("digest", "must be a SHA-256 in lower-case hex"))
+		WriteError(ctx, ledger.FieldInvalid("digest", "must be a SHA-256 in lower-case hex"))
 		return "", false
 	}
 	if e := s.checkPeer(ctx, digest); e != nil {
-		writeError(ctx, e)
+		WriteError(ctx, e)
 		return "", false
 	}
 	return digest, true
@@ -127,17 +127,17 @@ func (s *Server) receiveBlob(ctx *fasthttp.RequestCtx) {
 	if !ok {
 		return
 	}
-	if e := s.readBody(ctx); e != nil { // only now: the peer token is checked
-		writeError(ctx, e)
+	if e := s.ReadBody(ctx); e != nil { // only now: the peer token is checked
+		WriteError(ctx, e)
 		return
 	}
 	err := s.blobs.PutVerified(digest, bytes.NewReader(ctx.Request.Body()), ledger.FileSizeMaxBytes)
 	switch {
 	case errors.Is(err, blob.ErrDigestMismatch), errors.Is(err, blob.ErrTooLarge):
-		writeError(ctx, &ledger.Error{Code: ledger.CodeValidation, Message: "The bytes do not match their digest"})
+		WriteError(ctx, &ledger.Error{Code: ledger.CodeValidation, Message: "The bytes do not match their digest"})
 	case err != nil:
-		s.logger.Error("store pushed blob", "err", err)
-		writeError(ctx, &ledger.Error{Code: ledger.CodeUnavailable, Message: "The blob could not be stored"})
+		s.Logger.Error("store pushed blob", "err", err)
+		WriteError(ctx, &ledger.Error{Code: ledger.CodeUnavailable, Message: "The blob could not be stored"})
 	default:
 		ctx.SetStatusCode(fasthttp.StatusNoContent)
 	}
@@ -151,7 +151,7 @@ func (s *Server) serveBlob(ctx *fasthttp.RequestCtx) {
 	}
 	f, size, err := s.blobs.Open(digest)
 	if err != nil {
-		writeError(ctx, &ledger.Error{Code: ledger.CodeNotFound, Message: "This node does not hold the blob"})
+		WriteError(ctx, &ledger.Error{Code: ledger.CodeNotFound, Message: "This node does not hold the blob"})
 		return
 	}
 	ctx.SetContentType("application/octet-stream")
@@ -192,7 +192,7 @@ func (s *Server) replicateBlob(key []byte, digest string, data []byte) *ledger.E
 	for range peers {
 		if err := <-acks; err != nil {
 			failed++
-			s.logger.Warn("push blob to peer", "err", err)
+			s.Logger.Warn("push blob to peer", "err", err)
 		} else {
 			got++
 		}
@@ -247,7 +247,7 @@ func (s *Server) fetchBlob(key []byte, digest string) error {
 		if err == nil {
 			return nil
 		}
-		s.logger.Warn("fetch blob from peer", "err", err)
+		s.Logger.Warn("fetch blob from peer", "err", err)
 	}
 	return err
 }

@@ -152,7 +152,7 @@ func (c *Call) uploadFile() {
 	}
 	digest, err := c.Server.blobs.Put(up.content)
 	if err != nil {
-		c.Server.logger.Error("store blob", "err", err)
+		c.Server.Logger.Error("store blob", "err", err)
 		c.Fail(&ledger.Error{Code: ledger.CodeUnavailable, Message: "The file could not be stored; nothing was done, retry shortly"})
 		return
 	}
@@ -237,12 +237,12 @@ func (s *Server) downloadFile(ctx *fasthttp.RequestCtx) {
 	// No key to count against: the route is limited per client address,
 	// at the per-key rate, before any lookup or signature check.
 	if e := s.limiter.allow(ctx, "ip:"+ctx.RemoteIP().String(), perClientAddress); e != nil {
-		writeError(ctx, e)
+		WriteError(ctx, e)
 		return
 	}
 	id, e := PathParam(ctx, "id")
 	if e != nil {
-		writeError(ctx, e)
+		WriteError(ctx, e)
 		return
 	}
 	expiresText, _ := Query(ctx, "expires")
@@ -256,7 +256,7 @@ func (s *Server) downloadFile(ctx *fasthttp.RequestCtx) {
 		p.Add("signature", "is required: use the url exactly as the API returned it")
 	}
 	if e := p.Err(); e != nil {
-		writeError(ctx, e)
+		WriteError(ctx, e)
 		return
 	}
 	var f ledger.File
@@ -281,20 +281,20 @@ func (s *Server) downloadFile(ctx *fasthttp.RequestCtx) {
 	invalid := &ledger.Error{Code: ledger.CodeForbidden,
 		Message: "This file link's signature is invalid; use the url exactly as the API returned it"}
 	if key == nil || !found { // no valid link names an unknown file
-		writeError(ctx, invalid)
+		WriteError(ctx, invalid)
 		return
 	}
 	if nowSeconds > expires {
-		writeError(ctx, &ledger.Error{Code: ledger.CodeForbidden,
+		WriteError(ctx, &ledger.Error{Code: ledger.CodeForbidden,
 			Message: "This file link has expired; get the file again (GET /v1/files/{id}) for a fresh url"})
 		return
 	}
 	if !hmac.Equal([]byte(signature), []byte(fileSignature(key, id, expiresText))) {
-		writeError(ctx, invalid)
+		WriteError(ctx, invalid)
 		return
 	}
 	if s.blobs == nil {
-		writeError(ctx, &ledger.Error{Code: ledger.CodeUnavailable, Message: "File storage is not configured on this node"})
+		WriteError(ctx, &ledger.Error{Code: ledger.CodeUnavailable, Message: "File storage is not configured on this node"})
 		return
 	}
 	file, size, err := s.blobs.Open(f.SHA256)
@@ -305,8 +305,8 @@ func (s *Server) downloadFile(ctx *fasthttp.RequestCtx) {
 		}
 	}
 	if err != nil {
-		s.logger.Warn("file bytes unavailable", "file", f.ID, "err", err)
-		writeError(ctx, &ledger.Error{Code: ledger.CodeUnavailable,
+		s.Logger.Warn("file bytes unavailable", "file", f.ID, "err", err)
+		WriteError(ctx, &ledger.Error{Code: ledger.CodeUnavailable,
 			Message: "The file's bytes are not reachable on this node or its peers right now; retry shortly"})
 		return
 	}

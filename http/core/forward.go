@@ -47,7 +47,7 @@ const resendPause = 20 * time.Millisecond
 func (s *Server) forwardIfFollower(ctx *fasthttp.RequestCtx) bool {
 	done, e := s.relay(ctx, true)
 	if e != nil {
-		writeError(ctx, e)
+		WriteError(ctx, e)
 	}
 	return done
 }
@@ -66,7 +66,7 @@ func (s *Server) forwardIfFollower(ctx *fasthttp.RequestCtx) bool {
 // A request forwarded to a leader that stops answering is re-sent to the
 // next leader as soon as one is known, when re-sending is safe (a read, or
 // a write that carries its idempotency reference).
-func (s *Server) relayToLeader(ctx *fasthttp.RequestCtx) (bool, *ledger.Error) {
+func (s *Server) RelayToLeader(ctx *fasthttp.RequestCtx) (bool, *ledger.Error) {
 	return s.relay(ctx, false)
 }
 
@@ -100,7 +100,7 @@ func (s *Server) relay(ctx *fasthttp.RequestCtx, followerReads bool) (bool, *led
 		} else if read && followerReads && !forwarded && ctx.UserValue(leaderOnlyKey) == nil && s.readHere(deadline) {
 			return false, nil
 		} else if leader, ok := c.Leader(); ok && !forwarded && leader != c.ID() && s.peerAddr(leader) != "" {
-			if e := s.readBody(ctx); e != nil {
+			if e := s.ReadBody(ctx); e != nil {
 				return true, e
 			}
 			switch outcome := s.forwardTo(ctx, leader, changed); outcome {
@@ -173,7 +173,7 @@ func (s *Server) confirmAnswer(ctx *fasthttp.RequestCtx) bool {
 	}
 	ctx.Response.Reset()
 	s.Begin(ctx)
-	writeError(ctx, errNotLeaderNothingDone)
+	WriteError(ctx, errNotLeaderNothingDone)
 	return false
 }
 
@@ -262,8 +262,8 @@ func (s *Server) attemptOf(ctx *fasthttp.RequestCtx) string {
 	if a, ok := ctx.UserValue(attemptKey).(string); ok {
 		return a
 	}
-	a := requestIDOf(ctx)
-	if h := ctx.Request.Header.Peek(attemptHeader); len(h) > 0 && len(h) <= 64 && s.fromPeer(ctx) {
+	a := RequestIDOf(ctx)
+	if h := ctx.Request.Header.Peek(attemptHeader); len(h) > 0 && len(h) <= 64 && s.FromPeer(ctx) {
 		a = string(h)
 	}
 	ctx.SetUserValue(attemptKey, a)
@@ -332,7 +332,7 @@ func notSent(err error) bool {
 // leader is unreachable, every request forwarded to it fails alike.
 func (s *Server) warnForward(leader string, err error) {
 	if ok, held := s.forwardFailLog.allow(time.Now()); ok {
-		s.logger.Warn("forward to leader failed", "leader", leader, "err", err, "suppressed_since_last", held)
+		s.Logger.Warn("forward to leader failed", "leader", leader, "err", err, "suppressed_since_last", held)
 	}
 }
 

@@ -102,7 +102,7 @@ func (s *Server) clientAddr(ctx *fasthttp.RequestCtx) (netip.Addr, bool) {
 	if addr, present, e := s.forwardedClient(ctx); present {
 		return addr, e == nil
 	}
-	if s.fromPeer(ctx) { // relayed by a follower that could not vouch (checkout_public.go)
+	if s.FromPeer(ctx) { // relayed by a follower that could not vouch (checkout_public.go)
 		return netip.Addr{}, false
 	}
 	return s.connectionClient(ctx), true

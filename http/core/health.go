@@ -18,7 +18,7 @@ type healthBody struct {
 // healthz answers while the process is up; it needs no key.
 func (s *Server) healthz(ctx *fasthttp.RequestCtx) {
 	s.Begin(ctx)
-	writeJSON(ctx, fasthttp.StatusOK, &healthBody{Status: "ok"})
+	WriteJSON(ctx, fasthttp.StatusOK, &healthBody{Status: "ok"})
 }
 
 // StartDraining marks the node as shutting down: from now on /readyz
@@ -33,7 +33,7 @@ func (s *Server) StartDraining() { s.draining.Store(true) }
 func (s *Server) readyz(ctx *fasthttp.RequestCtx) {
 	s.Begin(ctx)
 	if s.draining.Load() {
-		writeError(ctx, &ledger.Error{Code: ledger.CodeUnavailable,
+		WriteError(ctx, &ledger.Error{Code: ledger.CodeUnavailable,
 			Message: "Not ready: this node is shutting down and finishing the requests in flight; send new requests to another node"})
 		return
 	}
@@ -50,7 +50,7 @@ func (s *Server) readyz(ctx *fasthttp.RequestCtx) {
 			msg = "Not ready: this node is catching up with the leader (applied through index " +
 				strconv.FormatUint(visible, 10) + " of " + strconv.FormatUint(commit, 10) + ")"
 		}
-		writeError(ctx, &ledger.Error{Code: ledger.CodeUnavailable, Message: msg})
+		WriteError(ctx, &ledger.Error{Code: ledger.CodeUnavailable, Message: msg})
 		return
 	}
 	// A fresh cluster is ready once its bootstrap organization and key are
@@ -59,10 +59,10 @@ func (s *Server) readyz(ctx *fasthttp.RequestCtx) {
 		st := a.Reader()
 		_, bootstrapped := st.FirstOrganization()
 		if !bootstrapped {
-			writeError(ctx, &ledger.Error{Code: ledger.CodeUnavailable,
+			WriteError(ctx, &ledger.Error{Code: ledger.CodeUnavailable,
 				Message: "Not ready: the first organization and its key are not committed yet"})
 			return
 		}
 	}
-	writeJSON(ctx, fasthttp.StatusOK, &body)
+	WriteJSON(ctx, fasthttp.StatusOK, &body)
 }

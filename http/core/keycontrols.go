@@ -42,13 +42,13 @@ func (f *capField) UnmarshalJSON(b []byte) error {
 	case len(b) > 0 && b[0] == '"':
 		s, err := jsontext.AppendUnquote(nil, b)
 		if err != nil {
-			return fieldMessage(capMessage)
+			return FieldMessage(capMessage)
 		}
 		f.text = string(s)
 	case len(b) > 0 && (b[0] == '-' || b[0] >= '0' && b[0] <= '9'):
 		f.text = string(b)
 	default:
-		return fieldMessage(capMessage)
+		return FieldMessage(capMessage)
 	}
 	return nil
 }

@@ -55,27 +55,27 @@ func (s *Server) providerCallback(ctx *fasthttp.RequestCtx) {
 	}
 	if ctx.Request.Header.ContentLength() > providerCallbackBodyBytesMax {
 		ctx.SetConnectionClose()
-		writeError(ctx, bodyTooLarge(providerCallbackBodyBytesMax))
+		WriteError(ctx, BodyTooLarge(providerCallbackBodyBytesMax))
 		return
 	}
-	if e := s.readBody(ctx); e != nil {
-		writeError(ctx, e)
+	if e := s.ReadBody(ctx); e != nil {
+		WriteError(ctx, e)
 		return
 	}
 	body := ctx.Request.Body()
 	if len(body) > providerCallbackBodyBytesMax {
-		writeError(ctx, bodyTooLarge(providerCallbackBodyBytesMax))
+		WriteError(ctx, BodyTooLarge(providerCallbackBodyBytesMax))
 		return
 	}
-	if done, e := s.relayToLeader(ctx); done {
+	if done, e := s.RelayToLeader(ctx); done {
 		return
 	} else if e != nil {
-		writeError(ctx, e)
+		WriteError(ctx, e)
 		return
 	}
 	ops, ok := s.Config.App.(providerOps)
 	if !ok || s.Config.Actors == nil {
-		writeError(ctx, &ledger.Error{Code: ledger.CodeNotFound, Message: "No provider instance takes callbacks here"})
+		WriteError(ctx, &ledger.Error{Code: ledger.CodeNotFound, Message: "No provider instance takes callbacks here"})
 		return
 	}
 	name, _ := ctx.UserValue("name").(string)
@@ -95,11 +95,11 @@ func (s *Server) providerCallback(ctx *fasthttp.RequestCtx) {
 	defer cancel()
 	if _, err := ops.ProviderCallback(cctx, in); err != nil {
 		if le, ok := err.(*ledger.Error); ok {
-			writeError(ctx, le)
+			WriteError(ctx, le)
 		} else {
-			writeError(ctx, errorFromActors(err))
+			WriteError(ctx, errorFromActors(err))
 		}
 		return
 	}
-	writeJSON(ctx, fasthttp.StatusOK, providerCallbackJSON{Received: true})
+	WriteJSON(ctx, fasthttp.StatusOK, providerCallbackJSON{Received: true})
 }

@@ -33,7 +33,7 @@ func (s *Server) serveReadIndex(ctx *fasthttp.RequestCtx) {
 	s.Begin(ctx)
 	c := s.Config.Cluster
 	if c == nil {
-		writeError(ctx, errNoLeader())
+		WriteError(ctx, errNoLeader())
 		return
 	}
 	cctx, cancel := context.WithTimeout(context.Background(), readIndexTimeout)
@@ -41,7 +41,7 @@ func (s *Server) serveReadIndex(ctx *fasthttp.RequestCtx) {
 	index, err := c.ReadIndex(cctx)
 	if err != nil {
 		ctx.Response.Header.Set(notLeaderHeader, "1")
-		writeError(ctx, errNoLeader())
+		WriteError(ctx, errNoLeader())
 		return
 	}
 	ctx.SetContentType("text/plain; charset=utf-8")

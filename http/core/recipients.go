@@ -231,7 +231,7 @@ func (c *Call) createRecipients() {
 	}
 	if len(specs) > 0 {
 		r := c.Server.Config.App.CreateRecipients(c.Caller(), specs)
-		if e := replyError(r); e != nil {
+		if e := ReplyError(r); e != nil {
 			c.Fail(e)
 			return
 		}

@@ -13,7 +13,7 @@ import (
 // result, which may be a replay of an earlier request.
 
 // replyError is the error a reply carries, nil when its command applied.
-func replyError(r actors.Reply) *ledger.Error {
+func ReplyError(r actors.Reply) *ledger.Error {
 	switch {
 	case r.Err != nil:
 		return errorFromActors(r.Err)
@@ -25,7 +25,7 @@ func replyError(r actors.Reply) *ledger.Error {
 
 // answer answers a reply's error, or calls ok with its result.
 func (c *Call) answer(r actors.Reply, ok func(*ledger.Result)) {
-	if e := replyError(r); e != nil {
+	if e := ReplyError(r); e != nil {
 		c.Fail(e)
 		return
 	}
@@ -35,7 +35,7 @@ func (c *Call) answer(r actors.Reply, ok func(*ledger.Result)) {
 // reply answers a change: status with body's rendering of the result, or
 // the reply's error.
 func (c *Call) Reply(r actors.Reply, status int, body func(*ledger.Result) any) {
-	if e := replyError(r); e != nil {
+	if e := ReplyError(r); e != nil {
 		c.Fail(e)
 		return
 	}

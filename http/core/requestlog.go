@@ -312,7 +312,7 @@ func requestSeq(id string) uint64 {
 
 // requestID is the request's id: the one its record carries, or a fresh
 // one for a request outside the log's wrapper.
-func (s *Server) requestID(ctx *fasthttp.RequestCtx) string {
+func (s *Server) RequestID(ctx *fasthttp.RequestCtx) string {
 	if st := requestStateOf(ctx); st != nil {
 		return st.id
 	}

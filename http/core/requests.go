@@ -76,7 +76,7 @@ func (c *Call) getRequest() {
 	if tag == c.Server.tag {
 		v, found, err := c.Server.localRequestRecord(id, c.Org)
 		if err != nil {
-			c.Server.logger.Error("request log read", "err", err)
+			c.Server.Logger.Error("request log read", "err", err)
 			c.Fail(&ledger.Error{Code: ledger.CodeInternal, Message: "Internal error"})
 			return
 		}
@@ -99,7 +99,7 @@ func (c *Call) getRequest() {
 	for _, addr := range peers {
 		v, found, err := c.Server.fetchRequestRecord(addr, key, id, c.Org)
 		if err != nil {
-			c.Server.logger.Warn("request log: fetch from peer", "peer", addr, "err", err)
+			c.Server.Logger.Warn("request log: fetch from peer", "peer", addr, "err", err)
 			continue
 		}
 		reached = true
@@ -170,21 +170,21 @@ func (s *Server) serveRequestRecord(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	if s.Config.RequestLog == nil {
-		writeError(ctx, errRequestLogOff())
+		WriteError(ctx, errRequestLogOff())
 		return
 	}
 	id, _ := ctx.UserValue("requestId").(string)
 	org := string(ctx.QueryArgs().Peek("organization"))
 	if e := s.checkPeer(ctx, requestPeerSubject(id, org)); e != nil {
-		writeError(ctx, e)
+		WriteError(ctx, e)
 		return
 	}
 	v, found, err := s.localRequestRecord(id, org)
 	if err != nil || !found || org == "" {
 		if err != nil {
-			s.logger.Error("request log read", "err", err)
+			s.Logger.Error("request log read", "err", err)
 		}
-		writeError(ctx, &ledger.Error{Code: ledger.CodeNotFound, Message: "This node holds no such request"})
+		WriteError(ctx, &ledger.Error{Code: ledger.CodeNotFound, Message: "This node holds no such request"})
 		return
 	}
 	writeRawJSON(ctx, fasthttp.StatusOK, v)
@@ -416,7 +416,7 @@ func (c *Call) listRequests() {
 	if before := positions[c.Server.tag]; before != 0 {
 		p, err := c.Server.localRequestPage(c.Org, before, limit, &f)
 		if err != nil {
-			c.Server.logger.Error("request log scan", "err", err)
+			c.Server.Logger.Error("request log scan", "err", err)
 			c.Fail(&ledger.Error{Code: ledger.CodeInternal, Message: "Internal error"})
 			return
 		}
@@ -443,7 +443,7 @@ func (c *Call) listRequests() {
 			defer wg.Done()
 			p, err := c.Server.fetchRequestPage(addr, key, c.Org, before, limit, filters)
 			if err != nil {
-				c.Server.logger.Warn("request log: list from peer", "peer", addr, "err", err)
+				c.Server.Logger.Warn("request log: list from peer", "peer", addr, "err", err)
 				return
 			}
 			mu.Lock()
@@ -571,34 +571,34 @@ func (s *Server) serveRequestPage(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	if s.Config.RequestLog == nil {
-		writeError(ctx, errRequestLogOff())
+		WriteError(ctx, errRequestLogOff())
 		return
 	}
 	org := string(ctx.QueryArgs().Peek("organization"))
 	if e := s.checkPeer(ctx, requestListSubject(org)); e != nil {
-		writeError(ctx, e)
+		WriteError(ctx, e)
 		return
 	}
 	limit, e := pageLimit(ctx, 20)
 	if e != nil {
-		writeError(ctx, e)
+		WriteError(ctx, e)
 		return
 	}
 	f, e := requestFilterOf(ctx)
 	if e != nil {
-		writeError(ctx, e)
+		WriteError(ctx, e)
 		return
 	}
 	before, err := strconv.ParseUint(string(ctx.QueryArgs().Peek("before")), 10, 64)
 	if err != nil || org == "" {
-		writeError(ctx, ledger.FieldInvalid("before", "must be a position"))
+		WriteError(ctx, ledger.FieldInvalid("before", "must be a position"))
 		return
 	}
 	p, err := s.localRequestPage(org, before, limit, &f)
 	if err != nil {
-		s.logger.Error("request log scan", "err", err)
-		writeError(ctx, &ledger.Error{Code: ledger.CodeInternal, Message: "Internal error"})
+		s.Logger.Error("request log scan", "err", err)
+		WriteError(ctx, &ledger.Error{Code: ledger.CodeInternal, Message: "Internal error"})
 		return
 	}
-	writeJSON(ctx, fasthttp.StatusOK, &p)
+	WriteJSON(ctx, fasthttp.StatusOK, &p)
 }

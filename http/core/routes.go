@@ -55,8 +55,6 @@ func (s *Server) routes() {
 	// A peer's lookup in this node's request log: no API key, no forwarding.
 	s.requestLogRoutes()
 
-	// The hosted checkout's pages and public endpoints: no API key.
-	s.checkoutRoutes()
 	// The dashboard's sign-in, setup and invitation links, and Team page.
 	s.dashboardAuthRoutes()
 	// The dashboard's pages: a member's session, not an API key.

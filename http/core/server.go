@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/fasthttp/router"
 	"log/slog"
 	"net"
 	"net/netip"
@@ -13,7 +14,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/fasthttp/router"
 	"github.com/valyala/fasthttp"
 
 	"payments/actors"
@@ -147,7 +147,7 @@ type Config struct {
 
 // Limits of the HTTP front end.
 const (
-	jsonBodyBytesMax = 64 << 10 // a JSON request body
+	JsonBodyBytesMax = 64 << 10 // a JSON request body
 	// serverBodyBytesMax is what the server reads of a body at all. Bodies
 	// up to it are read and refused by the handler with a clean 400; past
 	// it the handler answers 400 unread and the connection is closed
@@ -169,7 +169,7 @@ type Server struct {
 	srv     *fasthttp.Server
 	router  *router.Router
 	limiter *rateLimiter
-	logger  *slog.Logger
+	Logger  *slog.Logger
 
 	forwardMu  sync.Mutex
 	forwarders map[string]*fasthttp.HostClient
@@ -253,7 +253,7 @@ func New(cfg Config) *Server {
 	s := &Server{
 		Config:     cfg,
 		limiter:    newRateLimiter(cfg.RateLimitPerSecond),
-		logger:     cfg.Logger,
+		Logger:     cfg.Logger,
 		forwarders: make(map[string]*fasthttp.HostClient),
 		scopes:     make(map[string]ledger.Scopes),
 		Exports:    newExportLanes(exportWaitMax),
@@ -269,7 +269,7 @@ func New(cfg Config) *Server {
 		s.recorder = newRequestRecorder(cfg.RequestLog, cfg.RequestLogQueue, cfg.Logger)
 		s.recorder.clientIP = func(ctx *fasthttp.RequestCtx, st *requestState) {
 			switch {
-			case st.forwarded && s.fromPeer(ctx):
+			case st.forwarded && s.FromPeer(ctx):
 				// Relayed by a node that did not vouch: unknown.
 			case len(s.Config.TrustedProxies) > 0:
 				st.clientIP = s.connectionClient(ctx)
@@ -367,13 +367,13 @@ type Call struct {
 	Org    string
 }
 
-func (c *Call) Fail(e *ledger.Error) { writeError(c.Ctx, e) }
+func (c *Call) Fail(e *ledger.Error) { WriteError(c.Ctx, e) }
 
 // decode reads the JSON request body into v. It answers the request and
 // returns false when the body is missing, too large, of the wrong type, or
 // not the expected JSON.
 func (c *Call) Decode(v any) bool {
-	body, e := jsonBody(c.Ctx)
+	body, e := JSONBody(c.Ctx)
 	if e == nil {
 		e = DecodeBody(body, v)
 	}
@@ -385,17 +385,17 @@ func (c *Call) Decode(v any) bool {
 }
 
 // railsAvailable refuses money movement when no provider can carry it.
-func (c *Call) railsAvailable() bool {
+func (c *Call) RailsAvailable() bool {
 	if c.Server.Config.NoProvider {
-		c.Fail(errNoProvider())
+		c.Fail(ErrNoProvider())
 		return false
 	}
 	return true
 }
 
-func errNoProvider() *ledger.Error { return app.NoProviderError() }
+func ErrNoProvider() *ledger.Error { return app.NoProviderError() }
 
-func (c *Call) OK(status int, v any) { writeJSON(c.Ctx, status, v) }
+func (c *Call) OK(status int, v any) { WriteJSON(c.Ctx, status, v) }
 
 // noStore marks the response as one no cache (a proxy's, a browser's) may
 // keep: it carries a secret (a new key, a webhook signing secret).
@@ -450,7 +450,7 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx, scope ledger.Scopes, h handler)
 		// A follower relays a body only for a key it knows (keys
 		// are replicated), so an anonymous body is never read.
 		if err := s.authenticateOnFollower(ctx); err != nil {
-			writeError(ctx, err)
+			WriteError(ctx, err)
 			return true
 		}
 	}
@@ -458,31 +458,31 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx, scope ledger.Scopes, h handler)
 		return true
 	}
 	if err := s.checkForwardedClient(ctx); err != nil {
-		writeError(ctx, err)
+		WriteError(ctx, err)
 		return s.confirmAnswer(ctx)
 	}
 	key, err := s.authenticate(ctx)
 	if err != nil {
-		writeError(ctx, err)
+		WriteError(ctx, err)
 		return s.confirmAnswer(ctx)
 	}
 	noteKey(ctx, &key) // for the request log
 	if err := s.allowlistCheck(ctx, &key); err != nil {
-		s.logger.Warn("API key refused: caller not on its IP allowlist", "keyId", key.ID, "reason", err.Message)
-		writeError(ctx, err)
+		s.Logger.Warn("API key refused: caller not on its IP allowlist", "keyId", key.ID, "reason", err.Message)
+		WriteError(ctx, err)
 		return s.confirmAnswer(ctx)
 	}
 	if err := s.limiter.allow(ctx, key.ID, perAPIKey); err != nil {
-		writeError(ctx, err)
+		WriteError(ctx, err)
 		return true
 	}
 	if scope != 0 && !key.Scopes.Has(scope) {
-		writeError(ctx, &ledger.Error{Code: ledger.CodeForbidden,
+		WriteError(ctx, &ledger.Error{Code: ledger.CodeForbidden,
 			Message: "API key does not have the required scope: " + ledger.ScopeName(scope)})
 		return s.confirmAnswer(ctx)
 	}
-	if err := s.readBody(ctx); err != nil { // only now: authenticated
-		writeError(ctx, err)
+	if err := s.ReadBody(ctx); err != nil { // only now: authenticated
+		WriteError(ctx, err)
 		return true
 	}
 	h(&Call{Server: s, Ctx: ctx, key: key, Org: key.OrgID})
@@ -492,7 +492,7 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx, scope ledger.Scopes, h handler)
 // Begin stamps the request id and the API version on the response. It
 // returns false, having answered, for an unknown version.
 func (s *Server) Begin(ctx *fasthttp.RequestCtx) bool {
-	ctx.Response.Header.Set("x-request-id", s.requestID(ctx))
+	ctx.Response.Header.Set("x-request-id", s.RequestID(ctx))
 	version := string(ctx.Request.Header.Peek("service-version"))
 	if version == "" {
 		version = apiVersions[0]
@@ -505,7 +505,7 @@ func (s *Server) Begin(ctx *fasthttp.RequestCtx) bool {
 	}
 	if !known {
 		ctx.Response.Header.Set("service-version", apiVersions[0])
-		writeError(ctx, ledger.FieldInvalid("service-version",
+		WriteError(ctx, ledger.FieldInvalid("service-version",
 			"must be one of: "+strings.Join(apiVersions, ", ")+" (or absent for the current version)"))
 		return false
 	}
@@ -513,7 +513,7 @@ func (s *Server) Begin(ctx *fasthttp.RequestCtx) bool {
 	return true
 }
 
-func requestIDOf(ctx *fasthttp.RequestCtx) string {
+func RequestIDOf(ctx *fasthttp.RequestCtx) string {
 	return string(ctx.Response.Header.Peek("x-request-id"))
 }
 
@@ -522,7 +522,7 @@ func (s *Server) notFound(ctx *fasthttp.RequestCtx) {
 	if !s.Begin(ctx) {
 		return
 	}
-	writeError(ctx, &ledger.Error{Code: ledger.CodeNotFound,
+	WriteError(ctx, &ledger.Error{Code: ledger.CodeNotFound,
 		Message: "No endpoint " + string(ctx.Method()) + " " + string(ctx.Path())})
 }
 
@@ -531,7 +531,7 @@ func (s *Server) methodNotAllowed(ctx *fasthttp.RequestCtx) {
 	if !s.Begin(ctx) {
 		return
 	}
-	writeError(ctx, &ledger.Error{Code: ledger.CodeMethodNotAllowed,
+	WriteError(ctx, &ledger.Error{Code: ledger.CodeMethodNotAllowed,
 		Message: string(ctx.Method()) + " is not allowed on " + string(ctx.Path()) + "; allowed: " + string(ctx.Response.Header.Peek("Allow"))})
 }
 
@@ -552,11 +552,11 @@ func (s *Server) panicked(ctx *fasthttp.RequestCtx, v any) {
 	s.Begin(ctx)
 	// A read of a closing node's state store: the node is shutting down.
 	if se, ok := v.(ledger.StoreError); ok && errors.Is(se, ledger.ErrStoreClosed) {
-		writeError(ctx, &ledger.Error{Code: ledger.CodeUnavailable, Message: "This node is shutting down; retry"})
+		WriteError(ctx, &ledger.Error{Code: ledger.CodeUnavailable, Message: "This node is shutting down; retry"})
 		return
 	}
-	s.logger.Error("handler panicked", "path", loggablePath(string(ctx.Path())), "panic", v)
-	writeError(ctx, &ledger.Error{Code: ledger.CodeInternal, Message: "Internal error"})
+	s.Logger.Error("handler panicked", "path", loggablePath(string(ctx.Path())), "panic", v)
+	WriteError(ctx, &ledger.Error{Code: ledger.CodeInternal, Message: "Internal error"})
 }
 
 // badRequest answers requests fasthttp could not read: a body past the
@@ -567,11 +567,11 @@ func (s *Server) badRequest(ctx *fasthttp.RequestCtx, err error) {
 	s.Begin(ctx)
 	var e *ledger.Error
 	if errors.Is(err, fasthttp.ErrBodyTooLarge) {
-		e = bodyTooLarge(bodyLimitFor(&ctx.Request.Header))
+		e = BodyTooLarge(bodyLimitFor(&ctx.Request.Header))
 	} else {
 		e = &ledger.Error{Code: ledger.CodeValidation, Message: "Malformed HTTP request"}
 	}
-	writeError(ctx, e)
+	WriteError(ctx, e)
 }
 
 // silentWhenNothingRead wraps the error handler: a connection that sent

@@ -53,7 +53,7 @@ func parseUpload(contentType string, body []byte) (upload, *ledger.Error) {
 			Fields:  []ledger.FieldError{{Field: "Content-Type", Message: "must be multipart/form-data"}}}
 	}
 	if len(body) > uploadBodyBytesMax {
-		return u, bodyTooLarge(uploadBodyBytesMax)
+		return u, BodyTooLarge(uploadBodyBytesMax)
 	}
 	r := multipart.NewReader(bytes.NewReader(body), params["boundary"])
 	var p Problems

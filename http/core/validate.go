@@ -119,10 +119,10 @@ func QueryTime(ctx *fasthttp.RequestCtx, name string) (int64, *ledger.Error) {
 
 // jsonBody returns the request body, refusing a wrong content type or a body
 // past the JSON limit.
-func jsonBody(ctx *fasthttp.RequestCtx) ([]byte, *ledger.Error) {
+func JSONBody(ctx *fasthttp.RequestCtx) ([]byte, *ledger.Error) {
 	body := ctx.PostBody()
-	if len(body) > jsonBodyBytesMax {
-		return nil, bodyTooLarge(jsonBodyBytesMax)
+	if len(body) > JsonBodyBytesMax {
+		return nil, BodyTooLarge(JsonBodyBytesMax)
 	}
 	if ct := ctx.Request.Header.ContentType(); len(body) > 0 && !isJSONContentType(ct) {
 		return nil, &ledger.Error{Code: ledger.CodeValidation,

@@ -165,7 +165,7 @@ func (n *nullableString) UnmarshalJSON(b []byte) error {
 	}
 	var s string
 	if err := DecodeBody(b, &s); err != nil || len(b) == 0 || b[0] != '"' {
-		return fieldMessage("must be a string or null")
+		return FieldMessage("must be a string or null")
 	}
 	*n = nullableString{set: true, value: s}
 	return nil

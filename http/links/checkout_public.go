@@ -1,9 +1,9 @@
-package core
+package links
 
 import (
-	"net"
+	core "payments/http/core"
+
 	"net/url"
-	"strconv"
 	"strings"
 
 	"github.com/valyala/fasthttp"
@@ -43,7 +43,7 @@ const (
 // another that no API route uses.
 func checkoutPrefixes() []string {
 	out := []string{checkoutPrefix}
-	u, err := url.Parse(checkoutBase())
+	u, err := url.Parse(core.CheckoutBase())
 	if err != nil {
 		return out
 	}
@@ -56,133 +56,83 @@ func checkoutPrefixes() []string {
 	return append(out, p)
 }
 
-func (s *Server) checkoutRoutes() {
+// The hosted checkout's pages and public endpoints: no API key.
+func init() { core.RegisterRouteSet(checkoutRoutes) }
+
+func checkoutRoutes(s *core.Server) {
 	for _, base := range checkoutPrefixes() {
-		s.router.GET(base+"/{id}", s.checkoutPage(base))
-		s.router.POST(base+"/{id}", s.checkoutForm(base))
-		s.router.GET(base+"/assets/{name}", s.checkoutAsset)
-		s.router.GET(base+"/{id}/sessions/{sessionId}/qr.svg", s.checkoutQR)
+		s.Router().GET(base+"/{id}", checkoutPage(s, base))
+		s.Router().POST(base+"/{id}", checkoutForm(s, base))
+		s.Router().GET(base+"/assets/{name}", func(a0 *fasthttp.RequestCtx) { checkoutAsset(s, a0) })
+		s.Router().GET(base+"/{id}/sessions/{sessionId}/qr.svg", func(a0 *fasthttp.RequestCtx) { checkoutQR(s, a0) })
 	}
-	s.router.GET(checkoutAPIPrefix+"/{id}", s.checkoutJSON(s.getPublicCheckout))
-	s.router.POST(checkoutAPIPrefix+"/{id}/sessions", s.checkoutJSON(s.createPublicSession))
-	s.router.GET(checkoutAPIPrefix+"/{id}/sessions/{sessionId}", s.checkoutJSON(s.getPublicSession))
-	s.router.POST(checkoutAPIPrefix+"/{id}/sessions/{sessionId}/simulate", s.checkoutJSON(s.simulatePublicDeposit))
+	s.Router().GET(checkoutAPIPrefix+"/{id}", checkoutJSON(s, func(a0 *fasthttp.RequestCtx, a1 string) *ledger.Error { return getPublicCheckout(s, a0, a1) }))
+	s.Router().POST(checkoutAPIPrefix+"/{id}/sessions", checkoutJSON(s, func(a0 *fasthttp.RequestCtx, a1 string) *ledger.Error { return createPublicSession(s, a0, a1) }))
+	s.Router().GET(checkoutAPIPrefix+"/{id}/sessions/{sessionId}", checkoutJSON(s, func(a0 *fasthttp.RequestCtx, a1 string) *ledger.Error { return getPublicSession(s, a0, a1) }))
+	s.Router().POST(checkoutAPIPrefix+"/{id}/sessions/{sessionId}/simulate", checkoutJSON(s, func(a0 *fasthttp.RequestCtx, a1 string) *ledger.Error { return simulatePublicDeposit(s, a0, a1) }))
 }
 
 // checkoutGate runs what every checkout route runs first: the limit per
 // client address, the cross-site check on writes, and the relay to the
 // leader. It returns the error to answer, and whether the request was
 // answered (relayed) already.
-func (s *Server) checkoutGate(ctx *fasthttp.RequestCtx) (done bool, e *ledger.Error) {
-	if !s.fromPeer(ctx) {
-		if e := s.limitAddress(ctx); e != nil {
+func checkoutGate(s *core.Server, ctx *fasthttp.RequestCtx) (done bool, e *ledger.Error) {
+	if !s.FromPeer(ctx) {
+		if e := s.LimitAddress(ctx); e != nil {
 			return true, e
 		}
-		if !ctx.IsGet() && !ctx.IsHead() && s.crossSite(ctx) {
+		if !ctx.IsGet() && !ctx.IsHead() && s.CrossSite(ctx) {
 			return true, &ledger.Error{Code: ledger.CodeForbidden,
 				Message: "The checkout refuses requests sent from another site; pay on the checkout page itself"}
 		}
 	}
-	if e := s.readBody(ctx); e != nil {
+	if e := s.ReadBody(ctx); e != nil {
 		return true, e
 	}
-	return s.relayToLeader(ctx)
-}
-
-// limitAddress counts a checkout request against its client address.
-func (s *Server) limitAddress(ctx *fasthttp.RequestCtx) *ledger.Error {
-	e := s.checkoutLimiter.allow(ctx, "ip:"+ctx.RemoteIP().String(), perClientAddress)
-	if e != nil {
-		e.Message = "Too many requests from this address: the checkout allows " +
-			strconv.Itoa(s.Config.RateLimitPerSecond) + " a second; retry after the delay given"
-	}
-	return e
-}
-
-// fromPeer reports whether a request was relayed by another node of the
-// cluster, which checked it already.
-func (s *Server) fromPeer(ctx *fasthttp.RequestCtx) bool {
-	if len(ctx.Request.Header.Peek(forwardedHeader)) == 0 {
-		return false
-	}
-	ip := ctx.RemoteIP().String()
-	for _, addr := range s.Config.PeerHTTP {
-		if host, _, err := net.SplitHostPort(addr); err == nil && host == ip {
-			return true
-		}
-	}
-	return false
-}
-
-// crossSite reports whether a browser sent the request from another site.
-// Browsers say where a request comes from in Sec-Fetch-Site (all current
-// ones) or else Origin; a request with neither is not a browser's
-// cross-site request (curl, a server), and has no authority to abuse: the
-// checkout has no cookies and no key.
-func (s *Server) crossSite(ctx *fasthttp.RequestCtx) bool {
-	switch string(ctx.Request.Header.Peek("Sec-Fetch-Site")) {
-	case "same-origin", "none":
-		return false
-	case "":
-	default: // same-site, cross-site
-		return true
-	}
-	origin := string(ctx.Request.Header.Peek("Origin"))
-	if origin == "" {
-		return false
-	}
-	o, err := url.Parse(origin)
-	if err != nil || o.Host == "" {
-		return true // "null": a sandboxed frame, a privacy redirect
-	}
-	if o.Host == string(ctx.Host()) {
-		return false
-	}
-	pub, err := url.Parse(checkoutBase())
-	return err != nil || pub.Scheme != o.Scheme || pub.Host != o.Host
+	return s.RelayToLeader(ctx)
 }
 
 // checkoutJSON wraps a public endpoint: a request id and the version, the
 // gate, then the handler with the link id.
-func (s *Server) checkoutJSON(h func(ctx *fasthttp.RequestCtx, linkID string) *ledger.Error) fasthttp.RequestHandler {
+func checkoutJSON(s *core.Server, h func(ctx *fasthttp.RequestCtx, linkID string) *ledger.Error) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
-		if !s.checkoutJSONStart(ctx) {
+		if !checkoutJSONStart(s, ctx) {
 			return
 		}
-		id, e := PathParam(ctx, "id")
+		id, e := core.PathParam(ctx, "id")
 		if e == nil {
 			e = h(ctx, id)
 		}
 		if e != nil {
-			writeError(ctx, e)
+			core.WriteError(ctx, e)
 		}
 	}
 }
 
 // checkoutJSONStart starts a checkout route that answers in JSON: the
 // request id and the version, then the gate. False when it answered.
-func (s *Server) checkoutJSONStart(ctx *fasthttp.RequestCtx) bool {
+func checkoutJSONStart(s *core.Server, ctx *fasthttp.RequestCtx) bool {
 	if !s.Begin(ctx) {
 		return false
 	}
-	done, e := s.checkoutGate(ctx)
+	done, e := checkoutGate(s, ctx)
 	if e != nil {
-		writeError(ctx, e)
+		core.WriteError(ctx, e)
 	}
 	return !done
 }
 
 // checkoutInput is what the views of a link the checkout shows under base
 // are built from.
-func (s *Server) checkoutInput(cs *checkoutState, base string) checkout.Input {
+func checkoutInput(s *core.Server, cs *checkoutState, base string) checkout.Input {
 	return checkout.Input{
 		Link: cs.link, Sessions: cs.sessions, Now: cs.now, Base: base,
 		Catalogue: s.Config.Catalogue, TestMode: !s.Config.Live, Confirming: s.Config.App.CheckoutDepositOnItsWay,
 	}
 }
 
-func (s *Server) checkoutView(cs *checkoutState, base string) checkout.View {
-	return checkout.Build(s.checkoutInput(cs, base))
+func checkoutView(s *core.Server, cs *checkoutState, base string) checkout.View {
+	return checkout.Build(checkoutInput(s, cs, base))
 }
 
 // publicBase is where the page lives for views sent as JSON: the path of
@@ -201,40 +151,40 @@ type checkoutSessionBody struct {
 }
 
 // getPublicCheckout: GET /v1/checkout/{id}.
-func (s *Server) getPublicCheckout(ctx *fasthttp.RequestCtx, linkID string) *ledger.Error {
-	cs, ok := s.readCheckout(linkID)
+func getPublicCheckout(s *core.Server, ctx *fasthttp.RequestCtx, linkID string) *ledger.Error {
+	cs, ok := readCheckout(s, linkID)
 	if !ok {
-		return NotFound("Payment link")
+		return core.NotFound("Payment link")
 	}
-	writeJSON(ctx, fasthttp.StatusOK, &checkoutBody{s.checkoutView(&cs, publicBase())})
+	core.WriteJSON(ctx, fasthttp.StatusOK, &checkoutBody{checkoutView(s, &cs, publicBase())})
 	return nil
 }
 
 // getPublicSession: GET /v1/checkout/{id}/sessions/{sessionId}, one of the
 // link's sessions.
-func (s *Server) getPublicSession(ctx *fasthttp.RequestCtx, linkID string) *ledger.Error {
-	cs, sess, e := s.publicSession(ctx, linkID)
+func getPublicSession(s *core.Server, ctx *fasthttp.RequestCtx, linkID string) *ledger.Error {
+	cs, sess, e := publicSession(s, ctx, linkID)
 	if e != nil {
 		return e
 	}
-	writeJSON(ctx, fasthttp.StatusOK, &checkoutSessionBody{checkout.BuildSession(s.checkoutInput(&cs, publicBase()), &sess)})
+	core.WriteJSON(ctx, fasthttp.StatusOK, &checkoutSessionBody{checkout.BuildSession(checkoutInput(s, &cs, publicBase()), &sess)})
 	return nil
 }
 
 // publicSession reads the link and the session the path names: 404 unless
 // the session is the link's.
-func (s *Server) publicSession(ctx *fasthttp.RequestCtx, linkID string) (checkoutState, ledger.CheckoutSession, *ledger.Error) {
-	sid, e := PathParam(ctx, "sessionId")
+func publicSession(s *core.Server, ctx *fasthttp.RequestCtx, linkID string) (checkoutState, ledger.CheckoutSession, *ledger.Error) {
+	sid, e := core.PathParam(ctx, "sessionId")
 	if e != nil {
 		return checkoutState{}, ledger.CheckoutSession{}, e
 	}
-	cs, ok := s.readCheckout(linkID)
+	cs, ok := readCheckout(s, linkID)
 	if !ok {
-		return cs, ledger.CheckoutSession{}, NotFound("Payment link")
+		return cs, ledger.CheckoutSession{}, core.NotFound("Payment link")
 	}
 	sess, ok := cs.session(sid)
 	if !ok {
-		return cs, sess, NotFound("Checkout session")
+		return cs, sess, core.NotFound("Checkout session")
 	}
 	return cs, sess, nil
 }
@@ -250,16 +200,16 @@ type publicSessionBody struct {
 }
 
 // createPublicSession: POST /v1/checkout/{id}/sessions.
-func (s *Server) createPublicSession(ctx *fasthttp.RequestCtx, linkID string) *ledger.Error {
-	body, e := jsonBody(ctx)
+func createPublicSession(s *core.Server, ctx *fasthttp.RequestCtx, linkID string) *ledger.Error {
+	body, e := core.JSONBody(ctx)
 	var req publicSessionBody
 	if e == nil {
-		e = DecodeBody(body, &req)
+		e = core.DecodeBody(body, &req)
 	}
 	if e != nil {
 		return e
 	}
-	cs, replayed, e := s.openPublicSession(ctx, linkID, &req)
+	cs, replayed, e := openPublicSession(s, ctx, linkID, &req)
 	if e != nil {
 		return e
 	}
@@ -268,7 +218,7 @@ func (s *Server) createPublicSession(ctx *fasthttp.RequestCtx, linkID string) *l
 		status = fasthttp.StatusOK
 		ctx.Response.Header.Set("idempotent-replayed", "true")
 	}
-	writeJSON(ctx, status, &checkoutBody{s.checkoutView(&cs, publicBase())})
+	core.WriteJSON(ctx, status, &checkoutBody{checkoutView(s, &cs, publicBase())})
 	return nil
 }
 
@@ -276,15 +226,15 @@ func (s *Server) createPublicSession(ctx *fasthttp.RequestCtx, linkID string) *l
 // attempt key, through the API's own validation and operation. It returns
 // the link as it is after, and whether the attempt had opened its session
 // already.
-func (s *Server) openPublicSession(ctx *fasthttp.RequestCtx, linkID string, req *publicSessionBody) (checkoutState, bool, *ledger.Error) {
+func openPublicSession(s *core.Server, ctx *fasthttp.RequestCtx, linkID string, req *publicSessionBody) (checkoutState, bool, *ledger.Error) {
 	if s.Config.NoProvider {
-		return checkoutState{}, false, errNoProvider()
+		return checkoutState{}, false, core.ErrNoProvider()
 	}
-	cs, ok := s.readCheckout(linkID)
+	cs, ok := readCheckout(s, linkID)
 	if !ok {
-		return cs, false, NotFound("Payment link")
+		return cs, false, core.NotFound("Payment link")
 	}
-	var p Problems
+	var p core.Problems
 	attempt := p.Text("attempt", req.Attempt, true, attemptLenMax)
 	if attempt != "" && (len(attempt) < attemptLenMin || strings.Trim(attempt, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") != "") {
 		p.Add("attempt", "must be 16 to 64 letters, digits, _ or -, drawn at random once per payment attempt")
@@ -301,15 +251,15 @@ func (s *Server) openPublicSession(ctx *fasthttp.RequestCtx, linkID string, req 
 	}
 	in.LinkID, in.Attempt = cs.link.ID, attempt
 	r := s.Config.App.OpenCheckoutSession(app.Caller{OrgID: cs.link.OrgID}, in)
-	after, _ := s.readCheckout(linkID)
-	if e := replyError(r); e != nil {
+	after, _ := readCheckout(s, linkID)
+	if e := core.ReplyError(r); e != nil {
 		return after, false, e
 	}
 	return after, r.Result.Replayed, nil
 }
 
 type simulateBody struct {
-	Amount Amount `json:"amount"`
+	Amount core.Amount `json:"amount"`
 }
 
 // simulatePublicDeposit: POST /v1/checkout/{id}/sessions/{sessionId}/simulate,
@@ -317,19 +267,19 @@ type simulateBody struct {
 // (the session shows confirming) and lands after the sandbox's settlement
 // time (App.StartCheckoutDeposit), as POST /v1/simulations/checkout-deposit
 // pays, so the collection, the credit and the webhooks are the API's.
-func (s *Server) simulatePublicDeposit(ctx *fasthttp.RequestCtx, linkID string) *ledger.Error {
+func simulatePublicDeposit(s *core.Server, ctx *fasthttp.RequestCtx, linkID string) *ledger.Error {
 	if s.Config.Live {
 		return &ledger.Error{Code: ledger.CodeNotFound, Message: "Simulation endpoint not found: simulations exist only on the sandbox stack"}
 	}
-	cs, sess, e := s.publicSession(ctx, linkID)
+	cs, sess, e := publicSession(s, ctx, linkID)
 	if e != nil {
 		return e
 	}
 	var req simulateBody
 	if len(ctx.PostBody()) > 0 {
-		body, e := jsonBody(ctx)
+		body, e := core.JSONBody(ctx)
 		if e == nil {
-			e = DecodeBody(body, &req)
+			e = core.DecodeBody(body, &req)
 		}
 		if e != nil {
 			return e
@@ -342,6 +292,6 @@ func (s *Server) simulatePublicDeposit(ctx *fasthttp.RequestCtx, linkID string) 
 	if e := s.Config.App.StartCheckoutDeposit(app.Caller{OrgID: sess.OrgID}, in); e != nil {
 		return e
 	}
-	writeJSON(ctx, fasthttp.StatusAccepted, &checkoutSessionBody{checkout.BuildSession(s.checkoutInput(&cs, publicBase()), &sess)})
+	core.WriteJSON(ctx, fasthttp.StatusAccepted, &checkoutSessionBody{checkout.BuildSession(checkoutInput(s, &cs, publicBase()), &sess)})
 	return nil
 }

@@ -1,10 +1,11 @@
-package core
+package links
 
 import (
+	core "payments/http/core"
+
 	"fmt"
 	"net/url"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/goccy/go-json/jsontext"
@@ -31,18 +32,21 @@ import (
 // (parseCheckoutSession) and operation (App.OpenCheckoutSession).
 
 func init() {
-	RegisterRoutes(
-		Endpoint{Method: fasthttp.MethodPost, Path: "/v1/payment-links", Scope: ledger.ScopePaymentLinksWrite, H: (*Call).createPaymentLink},
-		Endpoint{Method: fasthttp.MethodGet, Path: "/v1/payment-links", Scope: ledger.ScopePaymentLinksRead, H: (*Call).listPaymentLinks},
-		Endpoint{Method: fasthttp.MethodGet, Path: "/v1/payment-links/{id}", Scope: ledger.ScopePaymentLinksRead, H: (*Call).getPaymentLink},
-		Endpoint{Method: fasthttp.MethodPatch, Path: "/v1/payment-links/{id}", Scope: ledger.ScopePaymentLinksWrite, H: (*Call).updatePaymentLink},
-		Endpoint{Method: fasthttp.MethodPost, Path: "/v1/payment-links/{id}/sessions", Scope: ledger.ScopePaymentLinksWrite, H: (*Call).createCheckoutSession},
-		Endpoint{Method: fasthttp.MethodPost, Path: "/v1/payment-pages", Scope: ledger.ScopePaymentLinksWrite, H: (*Call).createPaymentPage},
-		Endpoint{Method: fasthttp.MethodGet, Path: "/v1/payment-pages", Scope: ledger.ScopePaymentLinksRead, H: (*Call).listPaymentPages},
-		Endpoint{Method: fasthttp.MethodGet, Path: "/v1/payment-pages/{id}", Scope: ledger.ScopePaymentLinksRead, H: (*Call).getPaymentPage},
-		Endpoint{Method: fasthttp.MethodPatch, Path: "/v1/payment-pages/{id}", Scope: ledger.ScopePaymentLinksWrite, H: (*Call).updatePaymentPage},
-		Endpoint{Method: fasthttp.MethodPost, Path: "/v1/payment-pages/{id}/payment-links", Scope: ledger.ScopePaymentLinksWrite, H: (*Call).createPageLink},
-		Endpoint{Method: fasthttp.MethodPost, Path: "/v1/simulations/checkout-deposit", Scope: ledger.ScopeSimulationsWrite, H: (*Call).checkoutDeposit, Sim: &SimulationDoc{
+	core.RegisterEventRenderer(ledger.SubjectPaymentLink, core.RenderAs(renderPaymentLink))
+	core.RegisterEventRenderer(ledger.SubjectPaymentPage, core.RenderAs(renderPaymentPage))
+	core.RegisterEventRenderer(ledger.SubjectCheckoutSession, core.RenderAs(renderCheckoutSession))
+	core.RegisterRoutes(
+		core.Endpoint{Method: fasthttp.MethodPost, Path: "/v1/payment-links", Scope: ledger.ScopePaymentLinksWrite, H: createPaymentLink},
+		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/payment-links", Scope: ledger.ScopePaymentLinksRead, H: listPaymentLinks},
+		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/payment-links/{id}", Scope: ledger.ScopePaymentLinksRead, H: getPaymentLink},
+		core.Endpoint{Method: fasthttp.MethodPatch, Path: "/v1/payment-links/{id}", Scope: ledger.ScopePaymentLinksWrite, H: updatePaymentLink},
+		core.Endpoint{Method: fasthttp.MethodPost, Path: "/v1/payment-links/{id}/sessions", Scope: ledger.ScopePaymentLinksWrite, H: createCheckoutSession},
+		core.Endpoint{Method: fasthttp.MethodPost, Path: "/v1/payment-pages", Scope: ledger.ScopePaymentLinksWrite, H: createPaymentPage},
+		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/payment-pages", Scope: ledger.ScopePaymentLinksRead, H: listPaymentPages},
+		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/payment-pages/{id}", Scope: ledger.ScopePaymentLinksRead, H: getPaymentPage},
+		core.Endpoint{Method: fasthttp.MethodPatch, Path: "/v1/payment-pages/{id}", Scope: ledger.ScopePaymentLinksWrite, H: updatePaymentPage},
+		core.Endpoint{Method: fasthttp.MethodPost, Path: "/v1/payment-pages/{id}/payment-links", Scope: ledger.ScopePaymentLinksWrite, H: createPageLink},
+		core.Endpoint{Method: fasthttp.MethodPost, Path: "/v1/simulations/checkout-deposit", Scope: ledger.ScopeSimulationsWrite, H: checkoutDeposit, Sim: &core.SimulationDoc{
 			Operation: "checkout_deposit",
 			Description: "Pays a bank-transfer or stablecoin checkout session as the payer's transfer would: a completed collection credits the balance " +
 				"(collection.completed, account.credited) and the session's payment link counts it. `amount` (in the session's originCurrency) defaults " +
@@ -55,8 +59,8 @@ func init() {
 
 // List kinds of the feature's cursors.
 const (
-	listPaymentLinks ListKind = 'L'
-	listPaymentPages ListKind = 'G'
+	listPaymentLinksKind core.ListKind = 'L'
+	listPaymentPagesKind core.ListKind = 'G'
 )
 
 // Limits of payment link fields.
@@ -71,33 +75,6 @@ const (
 	brandingTextMax    = 100
 	cryptoAssetsMax    = 10
 )
-
-// defaultCheckoutURL is where hosted checkouts live when the server is not
-// told (Config.CheckoutURL).
-const defaultCheckoutURL = "http://127.0.0.1:8080/checkout"
-
-// checkoutURL is the base of every link's and page's url. It is one per
-// process: renderers take only the record, so that webhook payloads render
-// the same way.
-var checkoutURL atomic.Pointer[string]
-
-func setCheckoutURL(u string) {
-	if u == "" {
-		if checkoutURL.Load() != nil {
-			return
-		}
-		u = defaultCheckoutURL
-	}
-	u = strings.TrimRight(u, "/")
-	checkoutURL.Store(&u)
-}
-
-func checkoutBase() string {
-	if p := checkoutURL.Load(); p != nil {
-		return *p
-	}
-	return defaultCheckoutURL
-}
 
 // Request bodies.
 
@@ -126,12 +103,12 @@ func (n *linkPatch[T]) UnmarshalJSON(b []byte) error {
 		n.null = true
 		return nil
 	}
-	if err := json.Unmarshal(b, &n.v, decodeOptions); err != nil {
-		if e := decodeError(err); len(e.Fields) > 0 {
-			return fieldMessage(e.Fields[0].Field + " " + e.Fields[0].Message)
+	if err := json.Unmarshal(b, &n.v, core.DecodeOptions); err != nil {
+		if e := core.DecodeError(err); len(e.Fields) > 0 {
+			return core.FieldMessage(e.Fields[0].Field + " " + e.Fields[0].Message)
 		}
 		var zero T
-		return fieldMessage("must be " + describeGoType(fmt.Sprintf("%T", zero)) + " or null")
+		return core.FieldMessage("must be " + core.DescribeGoType(fmt.Sprintf("%T", zero)) + " or null")
 	}
 	return nil
 }
@@ -144,29 +121,29 @@ type appearanceBody struct {
 	CustomFields        *[]customFieldBody `json:"customFields"`
 	RedirectURL         *string            `json:"redirectUrl"`
 	Branding            *brandingBody      `json:"branding"`
-	Metadata            JSONObject         `json:"metadata"`
+	Metadata            core.JSONObject    `json:"metadata"`
 	ExpiresAt           *string            `json:"expiresAt"`
 }
 
 type paymentLinkRequestBody struct {
-	Email             *string `json:"email"`
-	Amount            Amount  `json:"amount"`
-	Currency          *string `json:"currency"`
-	CustomerReference *string `json:"customerReference"`
+	Email             *string     `json:"email"`
+	Amount            core.Amount `json:"amount"`
+	Currency          *string     `json:"currency"`
+	CustomerReference *string     `json:"customerReference"`
 	appearanceBody
 }
 
 type paymentPageRequestBody struct {
-	Amount   Amount  `json:"amount"`
-	Currency *string `json:"currency"`
+	Amount   core.Amount `json:"amount"`
+	Currency *string     `json:"currency"`
 	appearanceBody
 }
 
 type pageLinkRequestBody struct {
-	Email             *string    `json:"email"`
-	Amount            Amount     `json:"amount"`
-	CustomerReference *string    `json:"customerReference"`
-	Metadata          JSONObject `json:"metadata"`
+	Email             *string         `json:"email"`
+	Amount            core.Amount     `json:"amount"`
+	CustomerReference *string         `json:"customerReference"`
+	Metadata          core.JSONObject `json:"metadata"`
 }
 
 type updateLinkRequestBody struct {
@@ -193,14 +170,14 @@ type checkoutSessionRequestBody struct {
 }
 
 type checkoutDepositRequestBody struct {
-	CheckoutSessionID *string `json:"checkoutSessionId"`
-	Amount            Amount  `json:"amount"`
-	ExternalReference *string `json:"externalReference"`
+	CheckoutSessionID *string     `json:"checkoutSessionId"`
+	Amount            core.Amount `json:"amount"`
+	ExternalReference *string     `json:"externalReference"`
 }
 
 // Validation.
 
-func (p *Problems) checkoutEmail(field string, v *string) string {
+func checkoutEmail(p *core.Problems, field string, v *string) string {
 	s := p.Text(field, v, true, emailLenMax)
 	if s == "" {
 		return ""
@@ -214,7 +191,7 @@ func (p *Problems) checkoutEmail(field string, v *string) string {
 	return s
 }
 
-func (p *Problems) checkoutURLField(field string, v *string) string {
+func checkoutURLField(p *core.Problems, field string, v *string) string {
 	s := p.Text(field, v, false, urlLenMax)
 	if s == "" {
 		return ""
@@ -228,7 +205,7 @@ func (p *Problems) checkoutURLField(field string, v *string) string {
 }
 
 // expiresAt parses a timestamp; null or absent is 0.
-func (p *Problems) checkoutDeadline(field string, v *string) int64 {
+func checkoutDeadline(p *core.Problems, field string, v *string) int64 {
 	if v == nil {
 		return 0
 	}
@@ -244,7 +221,7 @@ func (p *Problems) checkoutDeadline(field string, v *string) int64 {
 	return t.UnixMilli()
 }
 
-func (p *Problems) checkoutMethods(field string, v *[]string, required bool) ledger.MethodSet {
+func checkoutMethods(p *core.Problems, field string, v *[]string, required bool) ledger.MethodSet {
 	if v == nil {
 		if required {
 			p.Add(field, "is required")
@@ -271,7 +248,7 @@ func (p *Problems) checkoutMethods(field string, v *[]string, required bool) led
 	return set
 }
 
-func (p *Problems) checkoutAssets(field string, v *[]string) (string, bool) {
+func checkoutAssets(p *core.Problems, field string, v *[]string) (string, bool) {
 	if v == nil {
 		return "", false
 	}
@@ -301,7 +278,7 @@ type customFieldJSON struct {
 	Required bool   `json:"required"`
 }
 
-func (p *Problems) checkoutFields(field string, v *[]customFieldBody) string {
+func checkoutFields(p *core.Problems, field string, v *[]customFieldBody) string {
 	if v == nil || len(*v) == 0 {
 		return ""
 	}
@@ -330,12 +307,12 @@ type brandingJSON struct {
 	BusinessName string `json:"businessName,omitempty"`
 }
 
-func (p *Problems) checkoutBranding(field string, b *brandingBody) string {
+func checkoutBranding(p *core.Problems, field string, b *brandingBody) string {
 	if b == nil {
 		return ""
 	}
 	v := brandingJSON{
-		LogoURL:      p.checkoutURLField(field+".logoUrl", b.LogoURL),
+		LogoURL:      checkoutURLField(p, field+".logoUrl", b.LogoURL),
 		AccentColor:  p.Text(field+".accentColor", b.AccentColor, false, brandingTextMax),
 		BusinessName: p.Text(field+".businessName", b.BusinessName, false, brandingTextMax),
 	}
@@ -346,20 +323,20 @@ func (p *Problems) checkoutBranding(field string, b *brandingBody) string {
 	return string(out)
 }
 
-func (p *Problems) checkoutAppearance(req *appearanceBody) ledger.CheckoutAppearance {
+func checkoutAppearance(p *core.Problems, req *appearanceBody) ledger.CheckoutAppearance {
 	var a ledger.CheckoutAppearance
 	a.Title = p.Text("title", req.Title, true, titleLenMax)
 	a.Description = p.Text("description", req.Description, false, descriptionLenMax)
-	a.Methods = p.checkoutMethods("allowedMethods", req.AllowedMethods, true)
-	a.CryptoAssets, a.CryptoAssetsSet = p.checkoutAssets("allowedCryptoAssets", req.AllowedCryptoAssets)
-	a.CustomFields = p.checkoutFields("customFields", req.CustomFields)
-	a.RedirectURL = p.checkoutURLField("redirectUrl", req.RedirectURL)
-	a.Branding = p.checkoutBranding("branding", req.Branding)
-	if e := CheckMetadata("metadata", req.Metadata); e != nil {
+	a.Methods = checkoutMethods(p, "allowedMethods", req.AllowedMethods, true)
+	a.CryptoAssets, a.CryptoAssetsSet = checkoutAssets(p, "allowedCryptoAssets", req.AllowedCryptoAssets)
+	a.CustomFields = checkoutFields(p, "customFields", req.CustomFields)
+	a.RedirectURL = checkoutURLField(p, "redirectUrl", req.RedirectURL)
+	a.Branding = checkoutBranding(p, "branding", req.Branding)
+	if e := core.CheckMetadata("metadata", req.Metadata); e != nil {
 		*p = append(*p, e.Fields...)
 	}
 	a.Metadata = req.Metadata.Raw
-	a.ExpiresAt = p.checkoutDeadline("expiresAt", req.ExpiresAt)
+	a.ExpiresAt = checkoutDeadline(p, "expiresAt", req.ExpiresAt)
 	return a
 }
 
@@ -431,33 +408,33 @@ func renderPaymentLink(l *ledger.PaymentLink) paymentLinkJSON {
 	cur := l.Spec.Currency
 	out := paymentLinkJSON{
 		ID:                  l.ID,
-		URL:                 checkoutBase() + "/" + l.ID,
+		URL:                 core.CheckoutBase() + "/" + l.ID,
 		Email:               l.Spec.Email,
-		Amount:              Money(l.Spec.Amount, cur),
+		Amount:              core.Money(l.Spec.Amount, cur),
 		Currency:            cur,
 		Title:               l.Current.Title,
-		Description:         Optional(l.Current.Description),
+		Description:         core.Optional(l.Current.Description),
 		Status:              l.Status.String(),
-		StatusMessage:       Optional(l.StatusMessage),
-		TotalReceived:       Money(l.TotalReceived, cur),
-		Remaining:           Money(l.Remaining(), cur),
+		StatusMessage:       core.Optional(l.StatusMessage),
+		TotalReceived:       core.Money(l.TotalReceived, cur),
+		Remaining:           core.Money(l.Remaining(), cur),
 		AllowedMethods:      methodNames(l.Current.Methods),
 		AllowedCryptoAssets: cryptoAssetList(l.Current),
 		CustomFields:        arrayOrEmpty(l.Current.CustomFields),
 		Branding:            optionalObject(l.Current.Branding),
-		RedirectURL:         Optional(l.Current.RedirectURL),
-		Metadata:            ObjectOrEmpty(l.Current.Metadata),
-		ExpiresAt:           OptionalTimestamp(l.Current.ExpiresAt),
-		PaidAt:              OptionalTimestamp(l.PaidAt),
-		CreatedAt:           Timestamp(l.CreatedAt),
-		UpdatedAt:           Timestamp(l.UpdatedAt),
-		CustomerReference:   Optional(l.CustomerReference),
+		RedirectURL:         core.Optional(l.Current.RedirectURL),
+		Metadata:            core.ObjectOrEmpty(l.Current.Metadata),
+		ExpiresAt:           core.OptionalTimestamp(l.Current.ExpiresAt),
+		PaidAt:              core.OptionalTimestamp(l.PaidAt),
+		CreatedAt:           core.Timestamp(l.CreatedAt),
+		UpdatedAt:           core.Timestamp(l.UpdatedAt),
+		CustomerReference:   core.Optional(l.CustomerReference),
 	}
 	if l.ParentID != "" {
-		out.ParentType, out.ParentID = Optional("payment_page"), Optional(l.ParentID)
+		out.ParentType, out.ParentID = core.Optional("payment_page"), core.Optional(l.ParentID)
 	}
 	if over := l.Overpayment(); over > 0 {
-		out.OverpaymentAmount = Optional(Money(over, cur))
+		out.OverpaymentAmount = core.Optional(core.Money(over, cur))
 	}
 	return out
 }
@@ -486,25 +463,25 @@ type paymentPageJSON struct {
 func renderPaymentPage(p *ledger.PaymentPage) paymentPageJSON {
 	out := paymentPageJSON{
 		ID:                  p.ID,
-		URL:                 checkoutBase() + "/" + p.ID,
+		URL:                 core.CheckoutBase() + "/" + p.ID,
 		Currency:            p.Currency,
 		Title:               p.Current.Title,
-		Description:         Optional(p.Current.Description),
+		Description:         core.Optional(p.Current.Description),
 		Status:              p.Status.String(),
 		AllowedMethods:      methodNames(p.Current.Methods),
 		AllowedCryptoAssets: cryptoAssetList(p.Current),
 		CustomFields:        arrayOrEmpty(p.Current.CustomFields),
 		Branding:            optionalObject(p.Current.Branding),
-		RedirectURL:         Optional(p.Current.RedirectURL),
-		Metadata:            ObjectOrEmpty(p.Current.Metadata),
-		ExpiresAt:           OptionalTimestamp(p.Current.ExpiresAt),
-		CreatedAt:           Timestamp(p.CreatedAt),
-		UpdatedAt:           Timestamp(p.UpdatedAt),
+		RedirectURL:         core.Optional(p.Current.RedirectURL),
+		Metadata:            core.ObjectOrEmpty(p.Current.Metadata),
+		ExpiresAt:           core.OptionalTimestamp(p.Current.ExpiresAt),
+		CreatedAt:           core.Timestamp(p.CreatedAt),
+		UpdatedAt:           core.Timestamp(p.UpdatedAt),
 		PaymentCount:        p.PaymentCount,
-		TotalCollected:      Money(p.TotalCollected, p.Currency),
+		TotalCollected:      core.Money(p.TotalCollected, p.Currency),
 	}
 	if p.Amount > 0 {
-		out.Amount = Optional(Money(p.Amount, p.Currency))
+		out.Amount = core.Optional(core.Money(p.Amount, p.Currency))
 	}
 	return out
 }
@@ -550,38 +527,38 @@ func renderCheckoutSession(c *ledger.CheckoutSession) checkoutSessionJSON {
 	chain := rails.ChainName(c.Chain) // the name the API shows: "Base" for "base"; "" for none
 	in := checkoutInstructions{
 		Type:     c.Method.String(),
-		Amount:   Money(owed, c.OriginCurrency),
+		Amount:   core.Money(owed, c.OriginCurrency),
 		Currency: c.OriginCurrency,
 	}
 	switch c.Method {
 	case ledger.CheckoutMobileMoney:
 		in.Message = "Approve the prompt sent to " + c.PayerNumber + " to pay " + in.Amount + " " + in.Currency
-		in.AccountNumber = Optional(c.PayerNumber)
+		in.AccountNumber = core.Optional(c.PayerNumber)
 	case ledger.CheckoutBankTransfer:
 		in.Message = "Transfer " + in.Amount + " " + in.Currency + " to the account below, quoting the reference"
-		in.Bank, in.AccountNumber, in.AccountName, in.Reference = Optional(c.DepositBank), Optional(c.DepositAccount), Optional(checkout.PooledAccountName), Optional(c.ID)
+		in.Bank, in.AccountNumber, in.AccountName, in.Reference = core.Optional(c.DepositBank), core.Optional(c.DepositAccount), core.Optional(checkout.PooledAccountName), core.Optional(c.ID)
 	case ledger.CheckoutCrypto:
 		in.Message = "Send " + in.Amount + " " + in.Currency + " on " + chain + " to the address below"
-		in.Address, in.Chain = Optional(c.DepositAccount), Optional(chain)
+		in.Address, in.Chain = core.Optional(c.DepositAccount), core.Optional(chain)
 	}
 	out := checkoutSessionJSON{
 		ID:                  c.ID,
 		PaymentLinkID:       c.LinkID,
 		Status:              c.Status.String(),
-		StatusMessage:       Optional(c.StatusMessage),
+		StatusMessage:       core.Optional(c.StatusMessage),
 		Method:              c.Method.String(),
-		Code:                Optional(c.MethodCode),
-		Chain:               Optional(chain),
-		OriginAmount:        Money(c.OriginAmount, c.OriginCurrency),
+		Code:                core.Optional(c.MethodCode),
+		Chain:               core.Optional(chain),
+		OriginAmount:        core.Money(c.OriginAmount, c.OriginCurrency),
 		OriginCurrency:      c.OriginCurrency,
-		DestinationAmount:   Money(c.DestAmount, c.DestCurrency),
+		DestinationAmount:   core.Money(c.DestAmount, c.DestCurrency),
 		DestinationCurrency: c.DestCurrency,
 		Rate:                c.Rate,
-		AmountReceived:      Money(c.Received, c.DestCurrency),
-		CollectionID:        Optional(c.CollectionID),
-		ExpiresAt:           Timestamp(c.ExpiresAt),
-		CreatedAt:           Timestamp(c.CreatedAt),
-		UpdatedAt:           Timestamp(c.UpdatedAt),
+		AmountReceived:      core.Money(c.Received, c.DestCurrency),
+		CollectionID:        core.Optional(c.CollectionID),
+		ExpiresAt:           core.Timestamp(c.ExpiresAt),
+		CreatedAt:           core.Timestamp(c.CreatedAt),
+		UpdatedAt:           core.Timestamp(c.UpdatedAt),
 	}
 	if !c.Status.Terminal() {
 		out.Instructions = &in
@@ -600,14 +577,14 @@ type paymentPageBody struct {
 // Handlers.
 
 // createPaymentLink: POST /v1/payment-links.
-func (c *Call) createPaymentLink() {
+func createPaymentLink(c *core.Call) {
 	var req paymentLinkRequestBody
 	if !c.Decode(&req) {
 		return
 	}
-	var p Problems
-	spec := ledger.PaymentLinkSpec{Email: p.checkoutEmail("email", req.Email)}
-	ref := p.Text("customerReference", req.CustomerReference, false, ReferenceLenMax)
+	var p core.Problems
+	spec := ledger.PaymentLinkSpec{Email: checkoutEmail(&p, "email", req.Email)}
+	ref := p.Text("customerReference", req.CustomerReference, false, core.ReferenceLenMax)
 	cur, curOK := p.Currency("currency", req.Currency, true)
 	spec.Currency = cur.Code
 	if !req.Amount.Set {
@@ -615,7 +592,7 @@ func (c *Call) createPaymentLink() {
 	} else if curOK {
 		spec.Amount = p.Amount("amount", req.Amount, cur)
 	}
-	spec.Appearance = p.checkoutAppearance(&req.appearanceBody)
+	spec.Appearance = checkoutAppearance(&p, &req.appearanceBody)
 	if e := p.Err(); e != nil {
 		c.Fail(e)
 		return
@@ -627,8 +604,8 @@ func (c *Call) createPaymentLink() {
 // createPageLink: POST /v1/payment-pages/{id}/payment-links. The hosted
 // page calls it when a payer starts a checkout: the payer gets a link of
 // their own under the page.
-func (c *Call) createPageLink() {
-	id, e := PathParam(c.Ctx, "id")
+func createPageLink(c *core.Call) {
+	id, e := core.PathParam(c.Ctx, "id")
 	if e != nil {
 		c.Fail(e)
 		return
@@ -637,10 +614,10 @@ func (c *Call) createPageLink() {
 	if !c.Decode(&req) {
 		return
 	}
-	var p Problems
-	in := app.PageLinkRequest{PageID: id, Email: p.checkoutEmail("email", req.Email)}
-	in.CustomerReference = p.Text("customerReference", req.CustomerReference, false, ReferenceLenMax)
-	if e := CheckMetadata("metadata", req.Metadata); e != nil {
+	var p core.Problems
+	in := app.PageLinkRequest{PageID: id, Email: checkoutEmail(&p, "email", req.Email)}
+	in.CustomerReference = p.Text("customerReference", req.CustomerReference, false, core.ReferenceLenMax)
+	if e := core.CheckMetadata("metadata", req.Metadata); e != nil {
 		p = append(p, e.Fields...)
 	}
 	in.Metadata = req.Metadata.Raw
@@ -657,8 +634,8 @@ func (c *Call) createPageLink() {
 
 // getPaymentLink: GET /v1/payment-links/{id}, with its sessions newest
 // first.
-func (c *Call) getPaymentLink() {
-	if link, ok := Lookup(c, "id", "Payment link", func(st *ledger.Reader, id string) (paymentLinkJSON, bool) {
+func getPaymentLink(c *core.Call) {
+	if link, ok := core.Lookup(c, "id", "Payment link", func(st *ledger.Reader, id string) (paymentLinkJSON, bool) {
 		l, ok := st.PaymentLink(c.Org, id)
 		if !ok {
 			return paymentLinkJSON{}, false
@@ -676,40 +653,40 @@ func (c *Call) getPaymentLink() {
 }
 
 // listPaymentLinks: GET /v1/payment-links.
-func (c *Call) listPaymentLinks() {
-	limit, before, e := PageParams(c.Ctx, listPaymentLinks, 20)
+func listPaymentLinks(c *core.Call) {
+	limit, before, e := core.PageParams(c.Ctx, listPaymentLinksKind, 20)
 	if e != nil {
 		c.Fail(e)
 		return
 	}
 	var f ledger.PaymentLinkFilter
-	var p Problems
-	if v, ok := Query(c.Ctx, "status"); ok {
+	var p core.Problems
+	if v, ok := core.Query(c.Ctx, "status"); ok {
 		if f.Status, ok = ledger.ParsePaymentLinkStatus(v); !ok {
 			p.Add("status", "must be one of active, paid, expired, closed")
 		}
 	}
-	if v, ok := Query(c.Ctx, "parentType"); ok {
+	if v, ok := core.Query(c.Ctx, "parentType"); ok {
 		if v != "payment_page" {
 			p.Add("parentType", "must be payment_page")
 		}
 		f.ChildOnly = true
 	}
-	f.ParentID, _ = Query(c.Ctx, "parentId")
-	f.Email, _ = Query(c.Ctx, "email")
-	f.CustomerReference, _ = Query(c.Ctx, "customerReference")
+	f.ParentID, _ = core.Query(c.Ctx, "parentId")
+	f.Email, _ = core.Query(c.Ctx, "email")
+	f.CustomerReference, _ = core.Query(c.Ctx, "customerReference")
 	if e := p.Err(); e != nil {
 		c.Fail(e)
 		return
 	}
 	var page ledger.Page[ledger.PaymentLink]
 	page = c.Server.Config.Actors.Reader().PaymentLinks(c.Org, f, before, limit)
-	c.OK(fasthttp.StatusOK, NewList(listPaymentLinks, page, renderPaymentLink))
+	c.OK(fasthttp.StatusOK, core.NewList(listPaymentLinksKind, page, renderPaymentLink))
 }
 
 // updatePaymentLink: PATCH /v1/payment-links/{id}.
-func (c *Call) updatePaymentLink() {
-	id, e := PathParam(c.Ctx, "id")
+func updatePaymentLink(c *core.Call) {
+	id, e := core.PathParam(c.Ctx, "id")
 	if e != nil {
 		c.Fail(e)
 		return
@@ -718,7 +695,7 @@ func (c *Call) updatePaymentLink() {
 	if !c.Decode(&req) {
 		return
 	}
-	var p Problems
+	var p core.Problems
 	cmd := app.CheckoutUpdate{ID: id}
 	if req.Status != nil {
 		if *req.Status != "closed" {
@@ -729,19 +706,19 @@ func (c *Call) updatePaymentLink() {
 	if req.ExpiresAt.set {
 		cmd.Set |= ledger.AppearanceExpiresAt
 		if !req.ExpiresAt.null {
-			cmd.Appearance.ExpiresAt = p.checkoutDeadline("expiresAt", &req.ExpiresAt.v)
+			cmd.Appearance.ExpiresAt = checkoutDeadline(&p, "expiresAt", &req.ExpiresAt.v)
 		}
 	}
 	if req.RedirectURL.set {
 		cmd.Set |= ledger.AppearanceRedirectURL
 		if !req.RedirectURL.null {
-			cmd.Appearance.RedirectURL = p.checkoutURLField("redirectUrl", &req.RedirectURL.v)
+			cmd.Appearance.RedirectURL = checkoutURLField(&p, "redirectUrl", &req.RedirectURL.v)
 		}
 	}
 	if req.Branding.set {
 		cmd.Set |= ledger.AppearanceBranding
 		if !req.Branding.null {
-			cmd.Appearance.Branding = p.checkoutBranding("branding", &req.Branding.v)
+			cmd.Appearance.Branding = checkoutBranding(&p, "branding", &req.Branding.v)
 		}
 	}
 	if !cmd.Close && cmd.Set == 0 && len(p) == 0 {
@@ -756,18 +733,18 @@ func (c *Call) updatePaymentLink() {
 }
 
 // createPaymentPage: POST /v1/payment-pages.
-func (c *Call) createPaymentPage() {
+func createPaymentPage(c *core.Call) {
 	var req paymentPageRequestBody
 	if !c.Decode(&req) {
 		return
 	}
-	var p Problems
+	var p core.Problems
 	cur, curOK := p.Currency("currency", req.Currency, true)
 	var amt ledger.Minor
 	if req.Amount.Set && curOK {
 		amt = p.Amount("amount", req.Amount, cur)
 	}
-	a := p.checkoutAppearance(&req.appearanceBody)
+	a := checkoutAppearance(&p, &req.appearanceBody)
 	if e := p.Err(); e != nil {
 		c.Fail(e)
 		return
@@ -777,8 +754,8 @@ func (c *Call) createPaymentPage() {
 }
 
 // getPaymentPage: GET /v1/payment-pages/{id}.
-func (c *Call) getPaymentPage() {
-	if page, ok := Lookup(c, "id", "Payment page", func(st *ledger.Reader, id string) (ledger.PaymentPage, bool) {
+func getPaymentPage(c *core.Call) {
+	if page, ok := core.Lookup(c, "id", "Payment page", func(st *ledger.Reader, id string) (ledger.PaymentPage, bool) {
 		return st.PaymentPage(c.Org, id)
 	}); ok {
 		c.OK(fasthttp.StatusOK, &paymentPageBody{renderPaymentPage(&page)})
@@ -786,14 +763,14 @@ func (c *Call) getPaymentPage() {
 }
 
 // listPaymentPages: GET /v1/payment-pages.
-func (c *Call) listPaymentPages() {
-	limit, before, e := PageParams(c.Ctx, listPaymentPages, 20)
+func listPaymentPages(c *core.Call) {
+	limit, before, e := core.PageParams(c.Ctx, listPaymentPagesKind, 20)
 	if e != nil {
 		c.Fail(e)
 		return
 	}
 	var status ledger.PaymentPageStatus
-	if v, ok := Query(c.Ctx, "status"); ok {
+	if v, ok := core.Query(c.Ctx, "status"); ok {
 		switch v {
 		case "active":
 			status = ledger.PaymentPageActive
@@ -806,12 +783,12 @@ func (c *Call) listPaymentPages() {
 	}
 	var page ledger.Page[ledger.PaymentPage]
 	page = c.Server.Config.Actors.Reader().PaymentPages(c.Org, status, before, limit)
-	c.OK(fasthttp.StatusOK, NewList(listPaymentPages, page, renderPaymentPage))
+	c.OK(fasthttp.StatusOK, core.NewList(listPaymentPagesKind, page, renderPaymentPage))
 }
 
 // updatePaymentPage: PATCH /v1/payment-pages/{id}.
-func (c *Call) updatePaymentPage() {
-	id, e := PathParam(c.Ctx, "id")
+func updatePaymentPage(c *core.Call) {
+	id, e := core.PathParam(c.Ctx, "id")
 	if e != nil {
 		c.Fail(e)
 		return
@@ -820,7 +797,7 @@ func (c *Call) updatePaymentPage() {
 	if !c.Decode(&req) {
 		return
 	}
-	var p Problems
+	var p core.Problems
 	cmd := app.CheckoutUpdate{ID: id}
 	if req.Status != nil {
 		if *req.Status != "closed" {
@@ -830,32 +807,32 @@ func (c *Call) updatePaymentPage() {
 	}
 	if req.AllowedMethods != nil {
 		cmd.Set |= ledger.AppearanceMethods
-		cmd.Appearance.Methods = p.checkoutMethods("allowedMethods", req.AllowedMethods, true)
+		cmd.Appearance.Methods = checkoutMethods(&p, "allowedMethods", req.AllowedMethods, true)
 	}
 	if req.AllowedCryptoAssets != nil {
 		cmd.Set |= ledger.AppearanceCryptoAssets
-		cmd.Appearance.CryptoAssets, cmd.Appearance.CryptoAssetsSet = p.checkoutAssets("allowedCryptoAssets", req.AllowedCryptoAssets)
+		cmd.Appearance.CryptoAssets, cmd.Appearance.CryptoAssetsSet = checkoutAssets(&p, "allowedCryptoAssets", req.AllowedCryptoAssets)
 	}
 	if req.CustomFields != nil {
 		cmd.Set |= ledger.AppearanceCustomFields
-		cmd.Appearance.CustomFields = p.checkoutFields("customFields", req.CustomFields)
+		cmd.Appearance.CustomFields = checkoutFields(&p, "customFields", req.CustomFields)
 	}
 	if req.ExpiresAt.set {
 		cmd.Set |= ledger.AppearanceExpiresAt
 		if !req.ExpiresAt.null {
-			cmd.Appearance.ExpiresAt = p.checkoutDeadline("expiresAt", &req.ExpiresAt.v)
+			cmd.Appearance.ExpiresAt = checkoutDeadline(&p, "expiresAt", &req.ExpiresAt.v)
 		}
 	}
 	if req.RedirectURL.set {
 		cmd.Set |= ledger.AppearanceRedirectURL
 		if !req.RedirectURL.null {
-			cmd.Appearance.RedirectURL = p.checkoutURLField("redirectUrl", &req.RedirectURL.v)
+			cmd.Appearance.RedirectURL = checkoutURLField(&p, "redirectUrl", &req.RedirectURL.v)
 		}
 	}
 	if req.Branding.set {
 		cmd.Set |= ledger.AppearanceBranding
 		if !req.Branding.null {
-			cmd.Appearance.Branding = p.checkoutBranding("branding", &req.Branding.v)
+			cmd.Appearance.Branding = checkoutBranding(&p, "branding", &req.Branding.v)
 		}
 	}
 	if !cmd.Close && cmd.Set == 0 && len(p) == 0 {
@@ -874,11 +851,11 @@ func (c *Call) updatePaymentPage() {
 // (at the all-in rate for a stablecoin in another currency), fails the
 // open session the payer is switching away from, and for mobile money sends
 // the charge at once.
-func (c *Call) createCheckoutSession() {
-	if !c.railsAvailable() {
+func createCheckoutSession(c *core.Call) {
+	if !c.RailsAvailable() {
 		return
 	}
-	id, e := PathParam(c.Ctx, "id")
+	id, e := core.PathParam(c.Ctx, "id")
 	if e != nil {
 		c.Fail(e)
 		return
@@ -904,7 +881,7 @@ func (c *Call) createCheckoutSession() {
 // parseCheckoutSession validates a request to open a session, for the API
 // and the hosted checkout alike.
 func parseCheckoutSession(req *checkoutSessionRequestBody) (app.CheckoutSessionRequest, *ledger.Error) {
-	var p Problems
+	var p core.Problems
 	var in app.CheckoutSessionRequest
 	if name := p.Text("method", req.Method, true, 32); name != "" {
 		var ok bool
@@ -958,7 +935,7 @@ type checkoutDepositJSON struct {
 }
 
 // checkoutDeposit: POST /v1/simulations/checkout-deposit.
-func (c *Call) checkoutDeposit() {
+func checkoutDeposit(c *core.Call) {
 	if !c.SandboxOnly() {
 		return
 	}
@@ -966,8 +943,8 @@ func (c *Call) checkoutDeposit() {
 	if !c.Decode(&req) {
 		return
 	}
-	var p Problems
-	ref := p.Text("externalReference", req.ExternalReference, true, ReferenceLenMax)
+	var p core.Problems
+	ref := p.Text("externalReference", req.ExternalReference, true, core.ReferenceLenMax)
 	sid := p.Text("checkoutSessionId", req.CheckoutSessionID, true, 100)
 	if e := p.Err(); e != nil {
 		c.Fail(e)
@@ -986,8 +963,8 @@ func (c *Call) checkoutDeposit() {
 		}{checkoutDepositJSON{
 			DepositID: d.ID, CollectionID: d.CollectionID, VirtualAccountID: pooledVirtualAccountID(sess.OriginCurrency),
 			CheckoutSessionID: d.SessionID, PaymentLinkID: d.LinkID,
-			Amount: Money(d.Amount, d.Currency), Currency: d.Currency,
-			CreditedAmount: Money(d.Credited, sess.DestCurrency), CreditedCurrency: sess.DestCurrency,
+			Amount: core.Money(d.Amount, d.Currency), Currency: d.Currency,
+			CreditedAmount: core.Money(d.Credited, sess.DestCurrency), CreditedCurrency: sess.DestCurrency,
 			ExternalReference: d.ExternalReference, RequestedOutcome: "completed", Replayed: res.Replayed,
 		}}
 	})

@@ -1,13 +1,14 @@
-package core
+package links
 
 import (
+	core "payments/http/core"
+
 	"strconv"
 	"strings"
 
 	"github.com/valyala/fasthttp"
 
 	"payments/http/checkout"
-	"payments/http/webassets"
 	"payments/ledger"
 )
 
@@ -16,30 +17,30 @@ import (
 
 // checkoutPage: GET {base}/{id}. ?change=1 shows the methods over an open
 // session (switching method without JavaScript).
-func (s *Server) checkoutPage(base string) fasthttp.RequestHandler {
+func checkoutPage(s *core.Server, base string) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
-		cs, ok := s.pageStart(ctx, base)
+		cs, ok := pageStart(s, ctx, base)
 		if !ok {
 			return
 		}
-		p := s.newPage(ctx, &cs, base)
+		p := newPage(s, ctx, &cs, base)
 		p.ShowPicker = string(ctx.QueryArgs().Peek("change")) == "1"
-		s.writePage(ctx, base, fasthttp.StatusOK, p)
+		writePage(s, ctx, base, fasthttp.StatusOK, p)
 	}
 }
 
 // checkoutForm: POST {base}/{id}, the payment form sent without
 // JavaScript: it opens the session as the public endpoint does, then shows
 // the page again (303), or the form with what was wrong.
-func (s *Server) checkoutForm(base string) fasthttp.RequestHandler {
+func checkoutForm(s *core.Server, base string) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
-		cs, ok := s.pageStart(ctx, base)
+		cs, ok := pageStart(s, ctx, base)
 		if !ok {
 			return
 		}
 		form, req, e := readPaymentForm(ctx)
 		if e == nil {
-			cs, _, e = s.openPublicSession(ctx, cs.link.ID, &req)
+			cs, _, e = openPublicSession(s, ctx, cs.link.ID, &req)
 		}
 		if e == nil {
 			// Relative, so that it holds behind a proxy that rewrites Host.
@@ -59,9 +60,9 @@ func (s *Server) checkoutForm(base string) fasthttp.RequestHandler {
 		if len(e.Fields) == 0 {
 			form.Errors["form"] = e.Message
 		}
-		p := s.newPage(ctx, &cs, base)
+		p := newPage(s, ctx, &cs, base)
 		p.Form, p.ShowPicker = form, true
-		s.writePage(ctx, base, HTTPStatus(e.Code), p)
+		writePage(s, ctx, base, core.HTTPStatus(e.Code), p)
 	}
 }
 
@@ -69,8 +70,8 @@ func (s *Server) checkoutForm(base string) fasthttp.RequestHandler {
 func readPaymentForm(ctx *fasthttp.RequestCtx) (checkout.Form, publicSessionBody, *ledger.Error) {
 	var f checkout.Form
 	var req publicSessionBody
-	if len(ctx.PostBody()) > jsonBodyBytesMax {
-		return f, req, bodyTooLarge(jsonBodyBytesMax)
+	if len(ctx.PostBody()) > core.JsonBodyBytesMax {
+		return f, req, core.BodyTooLarge(core.JsonBodyBytesMax)
 	}
 	if !strings.HasPrefix(string(ctx.Request.Header.ContentType()), "application/x-www-form-urlencoded") {
 		return f, req, ledger.FieldInvalid("Content-Type", "must be application/x-www-form-urlencoded")
@@ -98,56 +99,44 @@ func readPaymentForm(ctx *fasthttp.RequestCtx) (checkout.Form, publicSessionBody
 
 // pageStart runs the gate of an HTML route and reads its link, answering
 // with an error page when either fails.
-func (s *Server) pageStart(ctx *fasthttp.RequestCtx, base string) (checkoutState, bool) {
-	ctx.Response.Header.Set("x-request-id", s.requestID(ctx))
-	if done, e := s.checkoutGate(ctx); done {
+func pageStart(s *core.Server, ctx *fasthttp.RequestCtx, base string) (checkoutState, bool) {
+	ctx.Response.Header.Set("x-request-id", s.RequestID(ctx))
+	if done, e := checkoutGate(s, ctx); done {
 		if e != nil {
-			s.writeErrorPage(ctx, base, e)
+			writeErrorPage(s, ctx, base, e)
 		}
 		return checkoutState{}, false
 	}
 	id, _ := ctx.UserValue("id").(string)
-	cs, ok := s.readCheckout(id)
+	cs, ok := readCheckout(s, id)
 	if !ok {
-		s.writeErrorPage(ctx, base, NotFound("Payment link"))
+		writeErrorPage(s, ctx, base, core.NotFound("Payment link"))
 	}
 	return cs, ok
 }
 
-func (s *Server) newPage(ctx *fasthttp.RequestCtx, cs *checkoutState, base string) *checkout.Page {
+func newPage(s *core.Server, ctx *fasthttp.RequestCtx, cs *checkoutState, base string) *checkout.Page {
 	return &checkout.Page{
-		View: s.checkoutView(cs, base), Base: base, API: checkoutAPIPrefix + "/" + cs.link.ID,
-		Nonce: checkout.NewNonce(), Attempt: checkout.NewAttempt(), RequestID: requestIDOf(ctx),
+		View: checkoutView(s, cs, base), Base: base, API: checkoutAPIPrefix + "/" + cs.link.ID,
+		Nonce: checkout.NewNonce(), Attempt: checkout.NewAttempt(), RequestID: core.RequestIDOf(ctx),
 	}
 }
 
 // writePage answers with a page: never cached, framed or sniffed, under its
 // Content-Security-Policy.
-func (s *Server) writePage(ctx *fasthttp.RequestCtx, base string, status int, p *checkout.Page) {
+func writePage(s *core.Server, ctx *fasthttp.RequestCtx, base string, status int, p *checkout.Page) {
 	body, err := p.Render()
 	if err != nil {
-		s.logger.Error("rendering the checkout page", "link", p.PaymentLinkID, "err", err)
-		s.writeErrorPage(ctx, base, &ledger.Error{Code: ledger.CodeInternal, Message: "Internal error"})
+		s.Logger.Error("rendering the checkout page", "link", p.PaymentLinkID, "err", err)
+		writeErrorPage(s, ctx, base, &ledger.Error{Code: ledger.CodeInternal, Message: "Internal error"})
 		return
 	}
-	writeHTML(ctx, status, p.CSP(), body)
-}
-
-func writeHTML(ctx *fasthttp.RequestCtx, status int, csp string, body []byte) {
-	h := &ctx.Response.Header
-	h.Set("Content-Security-Policy", csp)
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("X-Frame-Options", "DENY")
-	h.Set("Referrer-Policy", "no-referrer")
-	ctx.SetContentType("text/html; charset=utf-8")
-	ctx.SetStatusCode(status)
-	ctx.SetBody(body)
+	core.WriteHTML(ctx, status, p.CSP(), body)
 }
 
 // writeErrorPage answers an HTML route's error with a page in words.
-func (s *Server) writeErrorPage(ctx *fasthttp.RequestCtx, base string, e *ledger.Error) {
-	p := &checkout.ErrorPage{Status: HTTPStatus(e.Code), RequestID: requestIDOf(ctx), Base: base, Nonce: checkout.NewNonce()}
+func writeErrorPage(s *core.Server, ctx *fasthttp.RequestCtx, base string, e *ledger.Error) {
+	p := &checkout.ErrorPage{Status: core.HTTPStatus(e.Code), RequestID: core.RequestIDOf(ctx), Base: base, Nonce: checkout.NewNonce()}
 	switch e.Code {
 	case ledger.CodeNotFound:
 		p.Title, p.Message = "Payment link not found", "We could not find this payment link. Check the address, or ask the merchant for a new link."
@@ -167,59 +156,43 @@ func (s *Server) writeErrorPage(ctx *fasthttp.RequestCtx, base string, e *ledger
 	}
 	body, err := p.Render()
 	if err != nil {
-		s.logger.Error("rendering the checkout error page", "err", err)
+		s.Logger.Error("rendering the checkout error page", "err", err)
 		body = []byte("Error")
 	}
-	writeHTML(ctx, p.Status, p.CSP(), body)
+	core.WriteHTML(ctx, p.Status, p.CSP(), body)
 }
 
 // checkoutAsset: GET {base}/assets/{name}, a file of the page, cached for
 // a year (its name changes with its bytes). Any node serves it.
-func (s *Server) checkoutAsset(ctx *fasthttp.RequestCtx) {
+func checkoutAsset(s *core.Server, ctx *fasthttp.RequestCtx) {
 	if !s.Begin(ctx) {
 		return
 	}
-	if e := s.limitAddress(ctx); e != nil {
-		writeError(ctx, e)
+	if e := s.LimitAddress(ctx); e != nil {
+		core.WriteError(ctx, e)
 		return
 	}
-	serveAsset(ctx, checkout.Assets)
-}
-
-// serveAsset answers with the file of set the path names, cached for a
-// year (its name changes with its bytes).
-func serveAsset(ctx *fasthttp.RequestCtx, set *webassets.Set) {
-	name, _ := ctx.UserValue("name").(string)
-	a, ok := set.Lookup(name)
-	if !ok {
-		writeError(ctx, NotFound("Asset"))
-		return
-	}
-	h := &ctx.Response.Header
-	h.Set("Cache-Control", webassets.CacheControl)
-	h.Set("X-Content-Type-Options", "nosniff")
-	ctx.SetContentType(a.ContentType)
-	ctx.SetBody(a.Body)
+	core.ServeAsset(ctx, checkout.Assets)
 }
 
 // checkoutQR: GET {base}/{id}/sessions/{sessionId}/qr.svg, the QR code of
 // a stablecoin session's deposit address.
-func (s *Server) checkoutQR(ctx *fasthttp.RequestCtx) {
-	if !s.checkoutJSONStart(ctx) {
+func checkoutQR(s *core.Server, ctx *fasthttp.RequestCtx) {
+	if !checkoutJSONStart(s, ctx) {
 		return
 	}
 	id, _ := ctx.UserValue("id").(string)
-	_, sess, e := s.publicSession(ctx, id)
+	_, sess, e := publicSession(s, ctx, id)
 	if e == nil && (sess.Method != ledger.CheckoutCrypto || sess.DepositAccount == "") {
 		e = &ledger.Error{Code: ledger.CodeNotFound, Message: "Checkout session " + sess.ID + " has no deposit address"}
 	}
 	if e != nil {
-		writeError(ctx, e)
+		core.WriteError(ctx, e)
 		return
 	}
 	svg, err := checkout.QRSVG(sess.DepositAccount)
 	if err != nil {
-		writeError(ctx, &ledger.Error{Code: ledger.CodeInternal, Message: "Internal error"})
+		core.WriteError(ctx, &ledger.Error{Code: ledger.CodeInternal, Message: "Internal error"})
 		return
 	}
 	h := &ctx.Response.Header

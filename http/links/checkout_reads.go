@@ -1,4 +1,6 @@
-package core
+package links
+
+import core "payments/http/core"
 
 import "payments/ledger"
 
@@ -26,7 +28,7 @@ func (cs *checkoutState) session(id string) (ledger.CheckoutSession, bool) {
 // readCheckout reads a link by id, whatever its organization (the checkout
 // has no key to name one), with its sessions and its organization's clock,
 // from one view of the applied state.
-func (s *Server) readCheckout(linkID string) (checkoutState, bool) {
+func readCheckout(s *core.Server, linkID string) (checkoutState, bool) {
 	r := s.Config.Actors.Reader()
 	l, ok := r.PaymentLinkByID(linkID)
 	if !ok {
