@@ -4,8 +4,9 @@ import (
 	"net/netip"
 
 	"payments/http/core"
-	_ "payments/http/links" // payment links, pages, checkout sessions and the hosted checkout
-	_ "payments/http/money" // payouts, collections, conversions, orders, deposits, accounts
+	_ "payments/http/dashsite" // the dashboard's sign-in, team and pages
+	_ "payments/http/links"    // payment links, pages, checkout sessions and the hosted checkout
+	_ "payments/http/money"    // payouts, collections, conversions, orders, deposits, accounts
 	"payments/ledger"
 )
 

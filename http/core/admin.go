@@ -40,7 +40,7 @@ type organizationCreatedBody struct {
 // createOrganization: POST /v1/organizations. The response carries the new
 // organization's first key; its secret is shown this once.
 func (c *Call) createOrganization() {
-	c.noStore()
+	c.NoStore()
 	var req createOrganizationBody
 	if !c.Decode(&req) {
 		return
@@ -68,11 +68,11 @@ func (c *Call) createOrganization() {
 		Name: name, Country: country, Timezone: timezone, DefaultCurrency: defaultCurrency,
 	})
 	c.Created(r.Reply, func(res *ledger.Result) any {
-		return &organizationCreatedBody{RenderOrganization(res.Organization), c.Server.renderKeyNow(res.APIKey, r.Secret)}
+		return &organizationCreatedBody{RenderOrganization(res.Organization), c.Server.RenderKeyNow(res.APIKey, r.Secret)}
 	})
 }
 
-type createKeyBody struct {
+type CreateKeyBody struct {
 	Name   *string  `json:"name"`
 	Scopes []string `json:"scopes"`
 	keyControlsBody
@@ -84,29 +84,29 @@ type keyBody struct {
 
 // createKey: POST /v1/keys. A key can grant no scope its creator lacks.
 func (c *Call) createKey() {
-	var req createKeyBody
+	var req CreateKeyBody
 	if !c.Decode(&req) {
 		return
 	}
-	in, e := newKeyInput(&req)
+	in, e := NewKeyInput(&req)
 	if e != nil {
 		c.Fail(e)
 		return
 	}
-	c.noStore()
+	c.NoStore()
 	r := c.Server.Config.App.CreateKey(c.Caller(), in)
-	c.Created(r.Reply, func(res *ledger.Result) any { return &keyBody{c.Server.renderKeyNow(res.APIKey, r.Secret)} })
+	c.Created(r.Reply, func(res *ledger.Result) any { return &keyBody{c.Server.RenderKeyNow(res.APIKey, r.Secret)} })
 }
 
 // newKeyInput checks a key's create request (the API's, or the
 // dashboard's form in its shape).
-func newKeyInput(req *createKeyBody) (app.NewKey, *ledger.Error) {
+func NewKeyInput(req *CreateKeyBody) (app.NewKey, *ledger.Error) {
 	var p Problems
 	in := app.NewKey{Name: p.Text("name", req.Name, false, 100), ScopesGiven: req.Scopes != nil}
 	for i, n := range req.Scopes {
 		s, ok := ledger.ParseScope(n)
 		if !ok {
-			p.Add("scopes."+itoa(i), "is not a scope: "+strings.Join(ledger.ScopesAll.Names(), ", "))
+			p.Add("scopes."+Itoa(i), "is not a scope: "+strings.Join(ledger.ScopesAll.Names(), ", "))
 			continue
 		}
 		in.Scopes |= s
@@ -116,11 +116,11 @@ func newKeyInput(req *createKeyBody) (app.NewKey, *ledger.Error) {
 }
 
 // listKeys: GET /v1/keys, without secrets.
-func (c *Call) listKeys() { c.OK(fasthttp.StatusOK, c.Server.keyList(c.Org)) }
+func (c *Call) listKeys() { c.OK(fasthttp.StatusOK, c.Server.KeyList(c.Org)) }
 
 // keyList is an organization's keys as GET /v1/keys lists them, newest
 // first, each with its spend in the organization's current day and month.
-func (s *Server) keyList(org string) ListBody[keyJSON] {
+func (s *Server) KeyList(org string) ListBody[keyJSON] {
 	keys := s.Config.Actors.Reader().APIKeys(org)
 	for i, j := 0, len(keys)-1; i < j; i, j = i+1, j-1 {
 		keys[i], keys[j] = keys[j], keys[i]
@@ -139,13 +139,13 @@ func (c *Call) revokeKey() {
 		return
 	}
 	c.Reply(c.Server.Config.App.RevokeKey(c.Caller(), id), fasthttp.StatusOK, func(res *ledger.Result) any {
-		return &keyBody{c.Server.renderKeyNow(res.APIKey, "")}
+		return &keyBody{c.Server.RenderKeyNow(res.APIKey, "")}
 	})
 }
 
 // errorOf is the error a client sees for an operation's: the ledger's
 // refusal as it is, a failure of the write path as errorFromActors says.
-func errorOf(err error) *ledger.Error {
+func ErrorOf(err error) *ledger.Error {
 	var e *ledger.Error
 	if errors.As(err, &e) {
 		return e
@@ -153,10 +153,10 @@ func errorOf(err error) *ledger.Error {
 	return errorFromActors(err)
 }
 
-func itoa(i int) string {
+func Itoa(i int) string {
 	const digits = "0123456789"
 	if i < 10 {
 		return digits[i : i+1]
 	}
-	return itoa(i/10) + digits[i%10:i%10+1]
+	return Itoa(i/10) + digits[i%10:i%10+1]
 }

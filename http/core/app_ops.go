@@ -93,5 +93,5 @@ type adminOps interface {
 // caller is who makes the call: the key's organization, the key (its spend
 // caps) and the attempt that names the client's request across relays.
 func (c *Call) Caller() app.Caller {
-	return app.Caller{OrgID: c.Org, Key: &c.key, Attempt: c.Server.attemptOf(c.Ctx)}
+	return app.Caller{OrgID: c.Org, Key: &c.Key, Attempt: c.Server.attemptOf(c.Ctx)}
 }

@@ -33,7 +33,7 @@ const (
 	// defaultBodyBytesInFlightMax is Config.BodyBytesInFlightMax's default:
 	// room for 25 uploads of the largest file at once.
 	defaultBodyBytesInFlightMax = 256 << 20
-	bodyReadKey                 = "payments.bodyRead" // ctx user value: the body was read (or refused)
+	BodyReadKey                 = "payments.bodyRead" // ctx user value: the body was read (or refused)
 	bodyHeldKey                 = "payments.bodyHeld" // ctx user value: bytes held in bodyGate
 )
 
@@ -59,10 +59,10 @@ func (g *bodyGate) give(n int64) { g.inFlight.Add(-n) }
 // It reads at most once; the error is for the caller to answer (the
 // connection is then closed).
 func (s *Server) ReadBody(ctx *fasthttp.RequestCtx) *ledger.Error {
-	if ctx.UserValue(bodyReadKey) != nil {
+	if ctx.UserValue(BodyReadKey) != nil {
 		return nil
 	}
-	ctx.SetUserValue(bodyReadKey, true)
+	ctx.SetUserValue(BodyReadKey, true)
 	stream := ctx.RequestBodyStream()
 	if stream == nil {
 		return nil // not streamed: fasthttp read it (a body under its first read)
@@ -143,7 +143,7 @@ func (s *Server) guardBody(next fasthttp.RequestHandler) fasthttp.RequestHandler
 			ctx.SetUserValue(bodyHeldKey, nil)
 		}
 		if ctx.RequestBodyStream() != nil && ctx.Request.Header.ContentLength() != 0 {
-			if ctx.UserValue(bodyReadKey) == nil {
+			if ctx.UserValue(BodyReadKey) == nil {
 				ctx.SetConnectionClose()
 			}
 			if ctx.Response.ConnectionClose() || ctx.Request.Header.ConnectionClose() {

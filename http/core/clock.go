@@ -18,7 +18,7 @@ func init() {
 	}})
 }
 
-type advanceClockBody struct {
+type AdvanceClockBody struct {
 	Seconds *int64 `json:"seconds"`
 }
 
@@ -33,17 +33,17 @@ func (c *Call) advanceClock() {
 	if !c.SandboxOnly() {
 		return
 	}
-	var req advanceClockBody
+	var req AdvanceClockBody
 	if !c.Decode(&req) {
 		return
 	}
-	by, e := advanceClockInput(&req)
+	by, e := AdvanceClockInput(&req)
 	if e != nil {
 		c.Fail(e)
 		return
 	}
 	r := c.Server.Config.App.AdvanceClock(c.Caller(), by)
-	c.Reply(r.Reply, fasthttp.StatusOK, func(res *ledger.Result) any { return &clockBody{renderClock(&r)} })
+	c.Reply(r.Reply, fasthttp.StatusOK, func(res *ledger.Result) any { return &clockBody{RenderClock(&r)} })
 }
 
 type clockBody struct {
@@ -51,14 +51,14 @@ type clockBody struct {
 }
 
 // renderClock is the organization's clock after an advance.
-func renderClock(r *app.ClockAdvanced) clockJSON {
+func RenderClock(r *app.ClockAdvanced) clockJSON {
 	clk := r.Result.Clock
 	return clockJSON{clk.OrgID, clk.OffsetMillis / 1000, Timestamp(r.At.UnixMilli() + clk.OffsetMillis)}
 }
 
 // advanceClockInput checks a request to advance the sandbox clock (the
 // API's, or the dashboard's form in its shape).
-func advanceClockInput(req *advanceClockBody) (time.Duration, *ledger.Error) {
+func AdvanceClockInput(req *AdvanceClockBody) (time.Duration, *ledger.Error) {
 	const secondsMax = ledger.ClockAdvanceMax / 1000
 	switch {
 	case req.Seconds == nil:

@@ -33,7 +33,7 @@ func newSessionIdle(timeout time.Duration) *sessionIdle {
 // use records a use of the session id at now, and reports whether the
 // session had been unused for longer than the timeout before it; an idle
 // session is forgotten (its caller ends it).
-func (s *sessionIdle) use(id string, now time.Time) (idle bool) {
+func (s *sessionIdle) Use(id string, now time.Time) (idle bool) {
 	if s.timeout == 0 {
 		return false
 	}
@@ -58,14 +58,14 @@ func (s *sessionIdle) use(id string, now time.Time) (idle bool) {
 }
 
 // forget drops a session that ended.
-func (s *sessionIdle) forget(id string) {
+func (s *sessionIdle) Forget(id string) {
 	s.mu.Lock()
 	delete(s.lastUse, id)
 	s.mu.Unlock()
 }
 
 // idleWords says an idle timeout in words: "30 minutes", "2 hours".
-func idleWords(d time.Duration) string {
+func IdleWords(d time.Duration) string {
 	switch {
 	case d >= time.Hour && d%time.Hour == 0:
 		return plural(int(d/time.Hour), "hour")
@@ -79,5 +79,5 @@ func plural(n int, unit string) string {
 	if n == 1 {
 		return "1 " + unit
 	}
-	return itoa(n) + " " + unit + "s"
+	return Itoa(n) + " " + unit + "s"
 }

@@ -117,7 +117,7 @@ func fileSignature(key []byte, id, expires string) string {
 func (c *Call) signingKey() ([]byte, *ledger.Error) {
 	key, err := c.Server.Config.App.FileSigningKey()
 	if err != nil {
-		return nil, errorOf(err)
+		return nil, ErrorOf(err)
 	}
 	return key, nil
 }

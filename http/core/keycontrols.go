@@ -117,7 +117,7 @@ func (p *Problems) keyControls(b *keyControlsBody) (c ledger.KeyControls, set [4
 	return c, set
 }
 
-type updateKeyBody struct {
+type UpdateKeyBody struct {
 	keyControlsBody
 }
 
@@ -127,7 +127,7 @@ func (c *Call) getKey() {
 	if !ok {
 		return
 	}
-	c.OK(fasthttp.StatusOK, &keyBody{c.Server.renderKeyNow(&k, "")})
+	c.OK(fasthttp.StatusOK, &keyBody{c.Server.RenderKeyNow(&k, "")})
 }
 
 // updateKey: PATCH /v1/keys/{id}. Only the members sent change: a cap sent
@@ -138,23 +138,23 @@ func (c *Call) updateKey() {
 		c.Fail(e)
 		return
 	}
-	var req updateKeyBody
+	var req UpdateKeyBody
 	if !c.Decode(&req) {
 		return
 	}
-	in, e := keyControlsInput(id, &req)
+	in, e := KeyControlsInput(id, &req)
 	if e != nil {
 		c.Fail(e)
 		return
 	}
 	c.Reply(c.Server.Config.App.SetKeyControls(c.Caller(), in), fasthttp.StatusOK, func(res *ledger.Result) any {
-		return &keyBody{c.Server.renderKeyNow(res.APIKey, "")}
+		return &keyBody{c.Server.RenderKeyNow(res.APIKey, "")}
 	})
 }
 
 // keyControlsInput checks a change of key id's controls (the API's, or
 // the dashboard's form in its shape).
-func keyControlsInput(id string, req *updateKeyBody) (app.KeyControlsChange, *ledger.Error) {
+func KeyControlsInput(id string, req *UpdateKeyBody) (app.KeyControlsChange, *ledger.Error) {
 	var p Problems
 	controls, set := p.keyControls(&req.keyControlsBody)
 	if e := p.Err(); e != nil {
@@ -193,7 +193,7 @@ func usdText(m *ledger.Minor) *string {
 
 // renderKeyNow is a key as the API shows it, with its spend in the
 // organization's current day and month.
-func (s *Server) renderKeyNow(k *ledger.APIKey, secret string) keyJSON {
+func (s *Server) RenderKeyNow(k *ledger.APIKey, secret string) keyJSON {
 	r := s.Config.Actors.Reader()
 	return renderKeyAt(k, secret, actors.SpendPeriodAt(r, k.OrgID, s.Config.Actors.Now().UnixMilli()))
 }

@@ -33,7 +33,7 @@ func encodeCursor(kind ListKind, pos ledger.Cursor) string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-func decodeCursor(kind ListKind, s string) (ledger.Cursor, bool) {
+func DecodeCursor(kind ListKind, s string) (ledger.Cursor, bool) {
 	b, err := base64.RawURLEncoding.DecodeString(s)
 	if err != nil || len(b) < 6 || b[0] != byte(kind) {
 		return 0, false
@@ -57,7 +57,7 @@ func PageParams(ctx *fasthttp.RequestCtx, kind ListKind, defaultLimit int) (limi
 	}
 	before = ledger.CursorStart
 	if v := args.Peek("cursor"); v != nil {
-		c, ok := decodeCursor(kind, string(v))
+		c, ok := DecodeCursor(kind, string(v))
 		if !ok {
 			return 0, 0, ledger.FieldInvalid("cursor", "is not a cursor from this list; pass the nextCursor of the previous page")
 		}

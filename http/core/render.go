@@ -10,10 +10,10 @@ import (
 // precision; timestamps are ISO 8601 UTC with milliseconds; absent optional
 // values are null, as the contract shows them.
 
-const timeLayout = "2006-01-02T15:04:05.000Z"
+const TimeLayout = "2006-01-02T15:04:05.000Z"
 
 func Timestamp(ms int64) string {
-	return time.UnixMilli(ms).UTC().Format(timeLayout)
+	return time.UnixMilli(ms).UTC().Format(TimeLayout)
 }
 
 func OptionalTimestamp(ms int64) *string {

@@ -177,15 +177,15 @@ func (s *Server) noteUnrouted(ctx *fasthttp.RequestCtx) {
 
 // noteMember records that a dashboard request was made by m, for the
 // request log (actor type "member", its id), like noteKey for keys.
-func noteMember(ctx *fasthttp.RequestCtx, m dashboardMember) {
+func NoteMember(ctx *fasthttp.RequestCtx, memberID, orgID string) {
 	if st := requestStateOf(ctx); st != nil {
-		st.keyID, st.org, st.member = m.ID, m.OrgID, true
+		st.keyID, st.org, st.member = memberID, orgID, true
 	}
 }
 
 // noteFailedSignIn records a failed dashboard sign-in of a member, so
 // that it goes to the member's organization's log.
-func noteFailedSignIn(ctx *fasthttp.RequestCtx, memberID, orgID string) {
+func NoteFailedSignIn(ctx *fasthttp.RequestCtx, memberID, orgID string) {
 	if st := requestStateOf(ctx); st != nil {
 		st.failedKeyID, st.org, st.member = memberID, orgID, true
 	}
@@ -502,7 +502,7 @@ func (s *Server) RequestLogFailedAuthDropped() uint64 {
 	return s.recorder.failedAuthDropped.Load()
 }
 
-var knownMethods = [...]string{
+var KnownMethods = [...]string{
 	fasthttp.MethodGet, fasthttp.MethodPost, fasthttp.MethodPut, fasthttp.MethodPatch,
 	fasthttp.MethodDelete, fasthttp.MethodHead, fasthttp.MethodOptions,
 }
@@ -510,7 +510,7 @@ var knownMethods = [...]string{
 // methodName returns a request method without allocating for the usual
 // ones.
 func methodName(m []byte) string {
-	for _, k := range knownMethods {
+	for _, k := range KnownMethods {
 		if string(m) == k {
 			return k
 		}

@@ -116,7 +116,7 @@ func RenderRequestRecord(v []byte, org string) ([]byte, error) {
 		ClientIP:       Optional(r.clientIP),
 		KeyID:          Optional(r.keyID),
 		OrganizationID: Optional(org),
-		CreatedAt:      r.start.UTC().Format(timeLayout),
+		CreatedAt:      r.start.UTC().Format(TimeLayout),
 		ContentType:    Optional(r.ctyp),
 		BodyBytes:      r.bodyBytes,
 		Body:           nullJSON,

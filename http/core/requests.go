@@ -275,7 +275,7 @@ func requestFilterOf(ctx *fasthttp.RequestCtx) (requestFilter, *ledger.Error) {
 }
 
 func isKnownMethod(m string) bool {
-	for _, k := range knownMethods {
+	for _, k := range KnownMethods {
 		if k == m {
 			return true
 		}

@@ -55,17 +55,13 @@ func (s *Server) routes() {
 	// A peer's lookup in this node's request log: no API key, no forwarding.
 	s.requestLogRoutes()
 
-	// The dashboard's sign-in, setup and invitation links, and Team page.
-	s.dashboardAuthRoutes()
-	// The dashboard's pages: a member's session, not an API key.
-	s.dashboardRoutes()
 	// Provider instances' callbacks: no API key (providers.go).
 	s.providerRoutes()
 
 	for _, e := range featureRoutes {
 		h := e.H
 		s.route(e.Method, e.Path, e.Scope, func(c *Call) { h(c) })
-		s.endpoints = append(s.endpoints, e) // for the simulation index
+		s.Endpoints = append(s.Endpoints, e) // for the simulation index
 	}
 }
 

@@ -182,7 +182,7 @@ type Server struct {
 
 	scopes map[string]ledger.Scopes // "METHOD /path" → the scope the route needs
 
-	endpoints []Endpoint // every API route, in registration order (simindex.go)
+	Endpoints []Endpoint // every API route, in registration order (simindex.go)
 
 	blobs *blob.Store // uploaded files' bytes; nil without Config.FilesDir
 
@@ -190,7 +190,7 @@ type Server struct {
 
 	Exports *exportLanes // turns of GET /v1/transactions/export
 
-	dashIdle *sessionIdle // the dashboard sessions' last uses (dashboard_idle.go)
+	DashIdle *sessionIdle // the dashboard sessions' last uses (dashboard_idle.go)
 
 	recorder *requestRecorder // the request log's; nil without Config.RequestLog
 	tag      string           // this node's tag in request ids (requestlog.go)
@@ -257,7 +257,7 @@ func New(cfg Config) *Server {
 		forwarders: make(map[string]*fasthttp.HostClient),
 		scopes:     make(map[string]ledger.Scopes),
 		Exports:    newExportLanes(exportWaitMax),
-		dashIdle:   newSessionIdle(cfg.DashboardIdleTimeout),
+		DashIdle:   newSessionIdle(cfg.DashboardIdleTimeout),
 	}
 	s.requestSeq.Store(uint64(time.Now().UnixMicro()))
 	if cfg.Cluster != nil {
@@ -363,7 +363,7 @@ type handler func(c *Call)
 type Call struct {
 	Server *Server
 	Ctx    *fasthttp.RequestCtx
-	key    ledger.APIKey
+	Key    ledger.APIKey
 	Org    string
 }
 
@@ -399,7 +399,7 @@ func (c *Call) OK(status int, v any) { WriteJSON(c.Ctx, status, v) }
 
 // noStore marks the response as one no cache (a proxy's, a browser's) may
 // keep: it carries a secret (a new key, a webhook signing secret).
-func (c *Call) noStore() { c.Ctx.Response.Header.Set(fasthttp.HeaderCacheControl, "no-store") }
+func (c *Call) NoStore() { c.Ctx.Response.Header.Set(fasthttp.HeaderCacheControl, "no-store") }
 
 // commitContext bounds how long a write waits for its commit.
 func (c *Call) commitContext() (context.Context, context.CancelFunc) {
@@ -485,7 +485,7 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx, scope ledger.Scopes, h handler)
 		WriteError(ctx, err)
 		return true
 	}
-	h(&Call{Server: s, Ctx: ctx, key: key, Org: key.OrgID})
+	h(&Call{Server: s, Ctx: ctx, Key: key, Org: key.OrgID})
 	return !s.leaderLost(ctx) && s.confirmAnswer(ctx)
 }
 

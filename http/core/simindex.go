@@ -60,7 +60,7 @@ func (s *Server) simulationIndex() []simulationJSON {
 		})
 	}
 	var explicit []simulationJSON
-	for _, e := range s.endpoints {
+	for _, e := range s.Endpoints {
 		if e.Sim == nil {
 			continue
 		}

@@ -24,7 +24,7 @@ func TestSimulationRoutesAreIndexed(t *testing.T) {
 		listed[e.Method+" "+e.Path] = true
 	}
 	seen := 0
-	for _, e := range s.endpoints {
+	for _, e := range s.Endpoints {
 		if e.Path == "/v1/simulations" {
 			if e.Sim != nil {
 				t.Errorf("the index itself carries a simulation description")

@@ -13,7 +13,7 @@ func init() {
 	}})
 }
 
-type fundBalanceRequestBody struct {
+type FundBalanceRequestBody struct {
 	Amount            Amount  `json:"amount"`
 	Currency          *string `json:"currency"`
 	ExternalReference *string `json:"externalReference"`
@@ -37,14 +37,14 @@ type fundBalanceJSON struct {
 // sandboxOnly answers 404 on production, where simulations do not exist.
 func (c *Call) SandboxOnly() bool {
 	if c.Server.Config.Live {
-		c.Fail(errSandboxOnly)
+		c.Fail(ErrSandboxOnly)
 		return false
 	}
 	return true
 }
 
 // errSandboxOnly answers a simulation on production: there is none.
-var errSandboxOnly = &ledger.Error{Code: ledger.CodeNotFound, Message: "Simulation endpoint not found: simulations exist only on the sandbox stack"}
+var ErrSandboxOnly = &ledger.Error{Code: ledger.CodeNotFound, Message: "Simulation endpoint not found: simulations exist only on the sandbox stack"}
 
 // fundBalance: POST /v1/simulations/fund-balance. Credits a sandbox balance
 // at once, idempotent by externalReference.
@@ -52,16 +52,16 @@ func (c *Call) fundBalance() {
 	if !c.SandboxOnly() {
 		return
 	}
-	var req fundBalanceRequestBody
+	var req FundBalanceRequestBody
 	if !c.Decode(&req) {
 		return
 	}
-	in, e := fundBalanceInput(&req)
+	in, e := FundBalanceInput(&req)
 	if e != nil {
 		c.Fail(e)
 		return
 	}
-	r := c.Server.Config.App.FundBalance(c.Caller(), in.currency, in.amount, in.ref)
+	r := c.Server.Config.App.FundBalance(c.Caller(), in.Currency, in.Amount, in.Ref)
 	c.Created(r, func(res *ledger.Result) any {
 		f := res.Funding
 		return &simulationBody{fundBalanceJSON{
@@ -78,15 +78,15 @@ func (c *Call) fundBalance() {
 }
 
 // fundBalanceRequest is a checked request to fund a balance.
-type fundBalanceRequest struct {
-	currency string
-	amount   ledger.Minor
-	ref      string
+type FundBalanceRequest struct {
+	Currency string
+	Amount   ledger.Minor
+	Ref      string
 }
 
 // fundBalanceInput checks a request to fund a balance (the API's, or the
 // dashboard's form in its shape).
-func fundBalanceInput(req *fundBalanceRequestBody) (fundBalanceRequest, *ledger.Error) {
+func FundBalanceInput(req *FundBalanceRequestBody) (FundBalanceRequest, *ledger.Error) {
 	var p Problems
 	ref := p.Text("externalReference", req.ExternalReference, true, ReferenceLenMax)
 	cur, curOK := p.Currency("currency", req.Currency, true)
@@ -100,5 +100,5 @@ func fundBalanceInput(req *fundBalanceRequestBody) (fundBalanceRequest, *ledger.
 	} else if curOK {
 		amt = p.Amount("amount", req.Amount, cur)
 	}
-	return fundBalanceRequest{cur.Code, amt, ref}, p.Err()
+	return FundBalanceRequest{cur.Code, amt, ref}, p.Err()
 }

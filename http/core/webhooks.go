@@ -20,7 +20,7 @@ import (
 const (
 	listEvents           ListKind = 'E'
 	listWebhookEndpoints ListKind = 'H'
-	listDeliveries       ListKind = 'D'
+	ListDeliveries       ListKind = 'D'
 )
 
 // webhookDescriptionLenMax bounds an endpoint's description, in
@@ -117,7 +117,7 @@ type webhookDeliveryDetailJSON struct {
 	AttemptHistory []deliveryAttemptJSON `json:"attemptHistory"`
 }
 
-func renderWebhookDeliveryDetail(ids *ledger.PublicIDs, d *ledger.WebhookDelivery) webhookDeliveryDetailJSON {
+func RenderWebhookDeliveryDetail(ids *ledger.PublicIDs, d *ledger.WebhookDelivery) webhookDeliveryDetailJSON {
 	out := webhookDeliveryDetailJSON{renderWebhookDelivery(ids, d), make([]deliveryAttemptJSON, 0, len(d.History))}
 	for i := len(d.History) - 1; i >= 0; i-- {
 		a := &d.History[i]
@@ -139,7 +139,7 @@ type webhookEndpointBody struct {
 	Endpoint webhookEndpointJSON `json:"endpoint"`
 }
 
-type deliveryDetailBody struct {
+type DeliveryDetailBody struct {
 	Delivery webhookDeliveryDetailJSON `json:"delivery"`
 }
 
@@ -171,13 +171,13 @@ func (n *nullableString) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-type createWebhookEndpointBody struct {
+type CreateWebhookEndpointBody struct {
 	URL         *string  `json:"url"`
 	Description *string  `json:"description"`
 	Events      []string `json:"events"`
 }
 
-type updateWebhookEndpointBody struct {
+type UpdateWebhookEndpointBody struct {
 	URL         *string        `json:"url"`
 	Description nullableString `json:"description"`
 	Events      *[]string      `json:"events"`
@@ -218,11 +218,11 @@ func checkWebhookEvents(p *Problems, events []string) {
 // createWebhookEndpoint: POST /v1/webhooks/endpoints. Its signing secret
 // is fetched from the signing-secret endpoint.
 func (c *Call) createWebhookEndpoint() {
-	var req createWebhookEndpointBody
+	var req CreateWebhookEndpointBody
 	if !c.Decode(&req) {
 		return
 	}
-	in, e := c.Server.newWebhookEndpointInput(&req)
+	in, e := c.Server.NewWebhookEndpointInput(&req)
 	if e != nil {
 		c.Fail(e)
 		return
@@ -233,7 +233,7 @@ func (c *Call) createWebhookEndpoint() {
 
 // newWebhookEndpointInput checks an endpoint to create (the API's request,
 // or the dashboard's form in its shape).
-func (s *Server) newWebhookEndpointInput(req *createWebhookEndpointBody) (app.NewWebhookEndpoint, *ledger.Error) {
+func (s *Server) NewWebhookEndpointInput(req *CreateWebhookEndpointBody) (app.NewWebhookEndpoint, *ledger.Error) {
 	var p Problems
 	in := app.NewWebhookEndpoint{URL: s.checkWebhookURL(&p, req.URL), Events: req.Events}
 	in.Description = p.Text("description", req.Description, false, webhookDescriptionLenMax)
@@ -252,12 +252,12 @@ func (c *Call) listWebhookEndpoints() {
 		c.Fail(e)
 		return
 	}
-	c.OK(fasthttp.StatusOK, c.Server.webhookEndpointList(c.Org, before, limit))
+	c.OK(fasthttp.StatusOK, c.Server.WebhookEndpointList(c.Org, before, limit))
 }
 
 // webhookEndpointList is a page of an organization's endpoints, as GET
 // /v1/webhooks/endpoints lists them.
-func (s *Server) webhookEndpointList(org string, before ledger.Cursor, limit int) ListBody[webhookEndpointJSON] {
+func (s *Server) WebhookEndpointList(org string, before ledger.Cursor, limit int) ListBody[webhookEndpointJSON] {
 	return NewList(listWebhookEndpoints, s.Config.Actors.Reader().WebhookEndpoints(org, before, limit), renderWebhookEndpoint)
 }
 
@@ -283,11 +283,11 @@ func (c *Call) updateWebhookEndpoint() {
 		c.Fail(e)
 		return
 	}
-	var req updateWebhookEndpointBody
+	var req UpdateWebhookEndpointBody
 	if !c.Decode(&req) {
 		return
 	}
-	in, e := c.Server.webhookEndpointChange(id, &req)
+	in, e := c.Server.WebhookEndpointChange(id, &req)
 	if e != nil {
 		c.Fail(e)
 		return
@@ -299,7 +299,7 @@ func (c *Call) updateWebhookEndpoint() {
 
 // webhookEndpointChange checks a change of endpoint id (the API's request,
 // or the dashboard's form in its shape).
-func (s *Server) webhookEndpointChange(id string, req *updateWebhookEndpointBody) (app.WebhookEndpointChange, *ledger.Error) {
+func (s *Server) WebhookEndpointChange(id string, req *UpdateWebhookEndpointBody) (app.WebhookEndpointChange, *ledger.Error) {
 	in := app.WebhookEndpointChange{ID: id}
 	var p Problems
 	if req.URL != nil {
@@ -343,7 +343,7 @@ func (c *Call) deleteWebhookEndpoint() {
 
 // getSigningSecret: GET /v1/webhooks/signing-secret/{endpointId}.
 func (c *Call) getSigningSecret() {
-	c.noStore()
+	c.NoStore()
 	if ep, ok := c.webhookEndpoint("endpointId"); ok {
 		c.OK(fasthttp.StatusOK, &signingSecretBody{ep.Secret})
 	}
@@ -352,7 +352,7 @@ func (c *Call) getSigningSecret() {
 // rotateSigningSecret: POST /v1/webhooks/signing-secret/{endpointId}/rotate.
 // For a day after, deliveries carry a signature by each secret.
 func (c *Call) rotateSigningSecret() {
-	c.noStore()
+	c.NoStore()
 	id, e := PathParam(c.Ctx, "endpointId")
 	if e != nil {
 		c.Fail(e)
@@ -386,15 +386,15 @@ func (c *Call) testWebhookEndpoint() {
 	}
 	d, err := c.Server.Config.App.TestWebhookEndpoint(c.Caller(), id)
 	if err != nil {
-		c.Fail(errorOf(err))
+		c.Fail(ErrorOf(err))
 		return
 	}
-	c.OK(fasthttp.StatusOK, &webhookTestBody{c.Server.renderWebhookTest(&d)})
+	c.OK(fasthttp.StatusOK, &webhookTestBody{c.Server.RenderWebhookTest(&d)})
 }
 
 // renderWebhookTest is an endpoint test's outcome: its delivery as
 // recorded after the attempt.
-func (s *Server) renderWebhookTest(d *ledger.WebhookDelivery) webhookTestJSON {
+func (s *Server) RenderWebhookTest(d *ledger.WebhookDelivery) webhookTestJSON {
 	out := webhookTestJSON{Success: d.Status == ledger.DeliverySuccess, DeliveryID: d.ID}
 	if d.LastStatusCode != 0 {
 		code := d.LastStatusCode
@@ -412,7 +412,7 @@ func (s *Server) renderWebhookTest(d *ledger.WebhookDelivery) webhookTestJSON {
 // listDeliveries: GET /v1/webhooks/deliveries, filtered by endpointId,
 // eventId and status.
 func (c *Call) listDeliveries() {
-	limit, before, e := PageParams(c.Ctx, listDeliveries, 20)
+	limit, before, e := PageParams(c.Ctx, ListDeliveries, 20)
 	if e != nil {
 		c.Fail(e)
 		return
@@ -429,14 +429,14 @@ func (c *Call) listDeliveries() {
 		}
 		f.Status = st
 	}
-	c.OK(fasthttp.StatusOK, c.Server.deliveryList(c.Org, f, before, limit))
+	c.OK(fasthttp.StatusOK, c.Server.DeliveryList(c.Org, f, before, limit))
 }
 
 // deliveryList is a page of an organization's deliveries, as GET
 // /v1/webhooks/deliveries lists them.
-func (s *Server) deliveryList(org string, f ledger.DeliveryFilter, before ledger.Cursor, limit int) ListBody[webhookDeliveryJSON] {
+func (s *Server) DeliveryList(org string, f ledger.DeliveryFilter, before ledger.Cursor, limit int) ListBody[webhookDeliveryJSON] {
 	ids := s.PublicIDs()
-	return NewList(listDeliveries, s.Config.Actors.Reader().WebhookDeliveries(org, f, before, limit),
+	return NewList(ListDeliveries, s.Config.Actors.Reader().WebhookDeliveries(org, f, before, limit),
 		func(d *ledger.WebhookDelivery) webhookDeliveryJSON { return renderWebhookDelivery(ids, d) })
 }
 
@@ -446,7 +446,7 @@ func (c *Call) getDelivery() {
 	if d, ok := Lookup(c, "id", "Webhook delivery", func(st *ledger.Reader, id string) (ledger.WebhookDelivery, bool) {
 		return st.WebhookDelivery(c.Org, id)
 	}); ok {
-		c.OK(fasthttp.StatusOK, &deliveryDetailBody{renderWebhookDeliveryDetail(c.Server.PublicIDs(), &d)})
+		c.OK(fasthttp.StatusOK, &DeliveryDetailBody{RenderWebhookDeliveryDetail(c.Server.PublicIDs(), &d)})
 	}
 }
 

@@ -1,6 +1,8 @@
-package core
+package dashsite
 
 import (
+	core "payments/http/core"
+
 	"github.com/valyala/fasthttp"
 
 	"payments/actors/app"
@@ -25,11 +27,11 @@ func (d *dashboardRequest) changePassword() {
 		Current: d.form("current"), New: d.form("password"), Confirm: d.form("confirm"), KeepSessionID: d.m.SessionID,
 	})
 	if err != nil {
-		e := errorOf(err)
+		e := core.ErrorOf(err)
 		if e.RetryAfterSeconds > 0 {
-			d.ctx.Response.Header.Set(fasthttp.HeaderRetryAfter, itoa(e.RetryAfterSeconds))
+			d.ctx.Response.Header.Set(fasthttp.HeaderRetryAfter, core.Itoa(e.RetryAfterSeconds))
 		}
-		d.accountPage(HTTPStatus(e.Code), problemOfError(e))
+		d.accountPage(core.HTTPStatus(e.Code), problemOfError(e))
 		return
 	}
 	d.seeOther(dashboard.Base + "/account?done=password")

@@ -1,6 +1,8 @@
-package core
+package dashsite
 
 import (
+	core "payments/http/core"
+
 	"encoding/json"
 	"html/template"
 	"net/url"
@@ -31,40 +33,40 @@ import (
 // change is dashboard_account.go's.
 
 // dashboardRoutes registers the pages.
-func (s *Server) dashboardRoutes() {
-	r := s.router
-	r.GET(dashboard.Base+"/assets/{name}", s.dashboardAsset)
-	r.GET(dashboard.Base, s.dashboardPage((*dashboardRequest).home))
-	r.GET(dashboard.Base+"/keys", s.dashboardPage((*dashboardRequest).keys))
-	r.POST(dashboard.Base+"/keys", s.dashboardPage((*dashboardRequest).createKey))
-	r.GET(dashboard.Base+"/keys/{id}", s.dashboardPage((*dashboardRequest).keyDetail))
-	r.POST(dashboard.Base+"/keys/{id}", s.dashboardPage((*dashboardRequest).updateKey))
-	r.POST(dashboard.Base+"/keys/{id}/revoke", s.dashboardPage((*dashboardRequest).revokeKey))
-	r.GET(dashboard.Base+"/requests", s.dashboardPage((*dashboardRequest).requests))
-	r.GET(dashboard.Base+"/requests/{requestId}", s.dashboardPage((*dashboardRequest).request))
-	r.GET(dashboard.Base+"/ledger", s.dashboardPage((*dashboardRequest).ledgerPage))
-	r.GET(dashboard.Base+"/ledger/export.csv", s.dashboardPage((*dashboardRequest).ledgerExport))
-	r.GET(dashboard.Base+"/sandbox", s.dashboardPage((*dashboardRequest).sandbox))
-	r.POST(dashboard.Base+"/sandbox/{tool}", s.dashboardPage((*dashboardRequest).sandboxTool))
-	r.GET(dashboard.Base+"/account", s.dashboardPage((*dashboardRequest).account))
-	r.POST(dashboard.Base+"/account/password", s.dashboardPage((*dashboardRequest).changePassword))
-	r.GET(dashboard.Base+"/webhooks", s.dashboardPage((*dashboardRequest).webhooks))
-	r.POST(dashboard.Base+"/webhooks", s.dashboardPage((*dashboardRequest).createEndpoint))
-	r.POST(dashboard.Base+"/webhooks/endpoints/{id}", s.dashboardPage((*dashboardRequest).updateEndpoint))
-	r.POST(dashboard.Base+"/webhooks/endpoints/{id}/test", s.dashboardPage((*dashboardRequest).testEndpoint))
-	r.POST(dashboard.Base+"/webhooks/endpoints/{id}/rotate", s.dashboardPage((*dashboardRequest).rotateSecret))
-	r.POST(dashboard.Base+"/webhooks/endpoints/{id}/status", s.dashboardPage((*dashboardRequest).endpointStatus))
-	r.GET(dashboard.Base+"/webhooks/deliveries/{id}", s.dashboardPage((*dashboardRequest).delivery))
-	r.POST(dashboard.Base+"/webhooks/deliveries/{id}/replay", s.dashboardPage((*dashboardRequest).replayDelivery))
+func dashboardRoutes(s *core.Server) {
+	r := s.Router()
+	r.GET(dashboard.Base+"/assets/{name}", func(a0 *fasthttp.RequestCtx) { dashboardAsset(s, a0) })
+	r.GET(dashboard.Base, dashboardPage(s, (*dashboardRequest).home))
+	r.GET(dashboard.Base+"/keys", dashboardPage(s, (*dashboardRequest).keys))
+	r.POST(dashboard.Base+"/keys", dashboardPage(s, (*dashboardRequest).createKey))
+	r.GET(dashboard.Base+"/keys/{id}", dashboardPage(s, (*dashboardRequest).keyDetail))
+	r.POST(dashboard.Base+"/keys/{id}", dashboardPage(s, (*dashboardRequest).updateKey))
+	r.POST(dashboard.Base+"/keys/{id}/revoke", dashboardPage(s, (*dashboardRequest).revokeKey))
+	r.GET(dashboard.Base+"/requests", dashboardPage(s, (*dashboardRequest).requests))
+	r.GET(dashboard.Base+"/requests/{requestId}", dashboardPage(s, (*dashboardRequest).request))
+	r.GET(dashboard.Base+"/ledger", dashboardPage(s, (*dashboardRequest).ledgerPage))
+	r.GET(dashboard.Base+"/ledger/export.csv", dashboardPage(s, (*dashboardRequest).ledgerExport))
+	r.GET(dashboard.Base+"/sandbox", dashboardPage(s, (*dashboardRequest).sandbox))
+	r.POST(dashboard.Base+"/sandbox/{tool}", dashboardPage(s, (*dashboardRequest).sandboxTool))
+	r.GET(dashboard.Base+"/account", dashboardPage(s, (*dashboardRequest).account))
+	r.POST(dashboard.Base+"/account/password", dashboardPage(s, (*dashboardRequest).changePassword))
+	r.GET(dashboard.Base+"/webhooks", dashboardPage(s, (*dashboardRequest).webhooks))
+	r.POST(dashboard.Base+"/webhooks", dashboardPage(s, (*dashboardRequest).createEndpoint))
+	r.POST(dashboard.Base+"/webhooks/endpoints/{id}", dashboardPage(s, (*dashboardRequest).updateEndpoint))
+	r.POST(dashboard.Base+"/webhooks/endpoints/{id}/test", dashboardPage(s, (*dashboardRequest).testEndpoint))
+	r.POST(dashboard.Base+"/webhooks/endpoints/{id}/rotate", dashboardPage(s, (*dashboardRequest).rotateSecret))
+	r.POST(dashboard.Base+"/webhooks/endpoints/{id}/status", dashboardPage(s, (*dashboardRequest).endpointStatus))
+	r.GET(dashboard.Base+"/webhooks/deliveries/{id}", dashboardPage(s, (*dashboardRequest).delivery))
+	r.POST(dashboard.Base+"/webhooks/deliveries/{id}/replay", dashboardPage(s, (*dashboardRequest).replayDelivery))
 	for _, k := range dashboard.MoneyKinds {
-		r.GET(dashboard.Base+"/"+k.Slug, s.dashboardPage(func(d *dashboardRequest) { d.moneyList(k) }))
-		r.GET(dashboard.Base+"/"+k.Slug+"/{id}", s.dashboardPage(func(d *dashboardRequest) { d.moneyItem(k) }))
+		r.GET(dashboard.Base+"/"+k.Slug, dashboardPage(s, func(d *dashboardRequest) { d.moneyList(k) }))
+		r.GET(dashboard.Base+"/"+k.Slug+"/{id}", dashboardPage(s, func(d *dashboardRequest) { d.moneyItem(k) }))
 	}
 }
 
 // dashboardRequest is one request of a signed-in member to a page.
 type dashboardRequest struct {
-	s   *Server
+	s   *core.Server
 	ctx *fasthttp.RequestCtx
 	m   dashboardMember
 	// key is what the page's API calls act as: the member's organization
@@ -76,16 +78,16 @@ type dashboardRequest struct {
 // first runs the dashboard's gate: a request id, the limit per client
 // address, the cross-site check on forms, the relay to the leader, whose
 // state the handlers read and write), and the CSRF token of every form.
-func (s *Server) dashboardPage(h func(d *dashboardRequest)) fasthttp.RequestHandler {
+func dashboardPage(s *core.Server, h func(d *dashboardRequest)) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
-		m, ok := s.dashboardAuth(ctx)
+		m, ok := dashboardAuth(s, ctx)
 		if !ok {
 			return
 		}
-		noteMember(ctx, m)
+		core.NoteMember(ctx, m.ID, m.OrgID)
 		d := &dashboardRequest{s: s, ctx: ctx, m: m,
 			key: ledger.APIKey{ID: m.ID, OrgID: m.OrgID, Name: m.Email, Scopes: dashboardScopes(m.Role)}}
-		if !ctx.IsGet() && !s.dashboardCheckCSRF(ctx, m) {
+		if !ctx.IsGet() && !dashboardCheckCSRF(s, ctx, m) {
 			d.render(fasthttp.StatusForbidden, &dashboard.Page{Name: "error", Title: "Form expired",
 				Problem: &dashboard.Problem{Code: string(ledger.CodeForbidden),
 					Message: "This form carries no valid CSRF token: reload the page and send it again"}})
@@ -115,9 +117,9 @@ func (d *dashboardRequest) api(method, route string, params []string, query stri
 }
 
 func (d *dashboardRequest) apiWith(key ledger.APIKey, method, route string, params []string, query string, body any) apiAnswer {
-	var ep *Endpoint
-	for i := range d.s.endpoints {
-		if e := &d.s.endpoints[i]; e.Method == method && e.Path == route {
+	var ep *core.Endpoint
+	for i := range d.s.Endpoints {
+		if e := &d.s.Endpoints[i]; e.Method == method && e.Path == route {
 			ep = e
 			break
 		}
@@ -147,12 +149,12 @@ func (d *dashboardRequest) apiWith(key ledger.APIKey, method, route string, para
 	}
 	inner := new(fasthttp.RequestCtx)
 	inner.Init(&req, d.ctx.RemoteAddr(), nil)
-	inner.SetUserValue(bodyReadKey, true)
+	inner.SetUserValue(core.BodyReadKey, true)
 	for i := 0; i+1 < len(params); i += 2 {
 		inner.SetUserValue(params[i], url.PathEscape(params[i+1]))
 	}
-	inner.Response.Header.Set("x-request-id", RequestIDOf(d.ctx))
-	ep.H(&Call{Server: d.s, Ctx: inner, key: key, Org: key.OrgID})
+	inner.Response.Header.Set("x-request-id", core.RequestIDOf(d.ctx))
+	ep.H(&core.Call{Server: d.s, Ctx: inner, Key: key, Org: key.OrgID})
 	a := apiAnswer{status: inner.Response.StatusCode(), response: &inner.Response}
 	a.body, _ = dashboard.Decode(inner.Response.Body())
 	if a.status >= 400 {
@@ -178,7 +180,7 @@ func (d *dashboardRequest) apiBody(body map[string]any, req any) *ledger.Error {
 	if err != nil {
 		return &ledger.Error{Code: ledger.CodeInternal, Message: "Internal error"}
 	}
-	return DecodeBody(b, req)
+	return core.DecodeBody(b, req)
 }
 
 // view is v, a response body of the API's, as the pages' templates read
@@ -194,13 +196,13 @@ func view(v any) map[string]any {
 
 // failed is an answer the page gives itself, as the API would.
 func (d *dashboardRequest) failed(e *ledger.Error) apiAnswer {
-	return apiAnswer{status: HTTPStatus(e.Code), problem: problemOfError(e)}
+	return apiAnswer{status: core.HTTPStatus(e.Code), problem: problemOfError(e)}
 }
 
 // problemOfError is a refusal as a page shows it: what the API's error
 // envelope says of it.
 func problemOfError(e *ledger.Error) *dashboard.Problem {
-	p := &dashboard.Problem{Status: HTTPStatus(e.Code), Code: string(e.Code), Message: e.Message}
+	p := &dashboard.Problem{Status: core.HTTPStatus(e.Code), Code: string(e.Code), Message: e.Message}
 	for _, f := range e.Fields {
 		p.Details = append(p.Details, dashboard.Detail{Field: f.Field, Message: f.Message})
 	}
@@ -223,18 +225,18 @@ func problemOf(status int, body map[string]any) *dashboard.Problem {
 func (d *dashboardRequest) render(status int, p *dashboard.Page) {
 	p.Member = dashboard.Member{Email: d.m.Email, Role: d.m.Role}
 	p.Live = d.s.Config.Live
-	p.CSRF = d.s.dashboardCSRF(d.ctx, d.m)
-	p.RequestID = RequestIDOf(d.ctx)
+	p.CSRF = dashboardCSRF(d.s, d.ctx, d.m)
+	p.RequestID = core.RequestIDOf(d.ctx)
 	if p.Notice == "" {
 		p.Notice = dashboardNotices[string(d.ctx.QueryArgs().Peek("done"))]
 	}
 	body, err := p.Render()
 	if err != nil {
 		d.s.Logger.Error("rendering a dashboard page", "page", p.Name, "err", err)
-		d.s.writeDashboardMessage(d.ctx, fasthttp.StatusInternalServerError, "Something went wrong", "Internal error")
+		writeDashboardMessage(d.s, d.ctx, fasthttp.StatusInternalServerError, "Something went wrong", "Internal error")
 		return
 	}
-	WriteHTML(d.ctx, status, p.CSP(), body)
+	core.WriteHTML(d.ctx, status, p.CSP(), body)
 }
 
 // dashboardNotices are the lines a page shows after a form sent it there
@@ -256,13 +258,13 @@ func (d *dashboardRequest) seeOther(path string) {
 
 // dashboardAsset: GET /dashboard/assets/{name}, cached for a year (its
 // name changes with its bytes).
-func (s *Server) dashboardAsset(ctx *fasthttp.RequestCtx) {
+func dashboardAsset(s *core.Server, ctx *fasthttp.RequestCtx) {
 	ctx.Response.Header.Set("x-request-id", s.RequestID(ctx))
 	if e := s.LimitAddress(ctx); e != nil {
-		WriteError(ctx, e)
+		core.WriteError(ctx, e)
 		return
 	}
-	ServeAsset(ctx, dashboard.Assets)
+	core.ServeAsset(ctx, dashboard.Assets)
 }
 
 // form reads a trimmed field of the page's form.
@@ -342,7 +344,7 @@ func (d *dashboardRequest) keysPage(status int, created any, problem *dashboard.
 	// Every role sees the keys (never a secret); only keys:admin (owners)
 	// creates, changes or revokes one.
 	v := map[string]any{"scopes": d.key.Scopes.Names(), "controls": controls, "created": created,
-		"keys": view(d.s.keyList(d.m.OrgID))}
+		"keys": view(d.s.KeyList(d.m.OrgID))}
 	d.render(status, &dashboard.Page{Name: "keys", Title: "API keys", Section: "keys", View: v, Problem: problem})
 }
 
@@ -361,25 +363,25 @@ func (d *dashboardRequest) createKey() {
 	if len(scopes) > 0 {
 		body["scopes"] = scopes
 	}
-	var req createKeyBody
+	var req core.CreateKeyBody
 	e := d.allowed(ledger.ScopeKeysAdmin)
 	if e == nil {
 		e = d.apiBody(body, &req)
 	}
 	var in app.NewKey
 	if e == nil {
-		in, e = newKeyInput(&req)
+		in, e = core.NewKeyInput(&req)
 	}
 	var r app.KeyCreated
 	if e == nil {
 		r = d.s.Config.App.CreateKey(d.m.caller(), in)
-		e = ReplyError(r.Reply)
+		e = core.ReplyError(r.Reply)
 	}
 	if e != nil {
-		d.keysPage(HTTPStatus(e.Code), nil, problemOfError(e), controls)
+		d.keysPage(core.HTTPStatus(e.Code), nil, problemOfError(e), controls)
 		return
 	}
-	d.keysPage(fasthttp.StatusCreated, view(d.s.renderKeyNow(r.Result.APIKey, r.Secret)), nil, emptyControls())
+	d.keysPage(fasthttp.StatusCreated, view(d.s.RenderKeyNow(r.Result.APIKey, r.Secret)), nil, emptyControls())
 }
 
 // keyDetail: GET /dashboard/keys/{id}. Its caps, its use against them, its
@@ -389,11 +391,11 @@ func (d *dashboardRequest) keyDetail() { d.keyPage(fasthttp.StatusOK, nil, nil) 
 func (d *dashboardRequest) keyPage(status int, problem *dashboard.Problem, typed map[string]string) {
 	key, found := d.s.Config.Actors.Reader().APIKey(d.m.OrgID, d.param("id"))
 	if !found {
-		e := NotFound("API key")
-		d.render(HTTPStatus(e.Code), &dashboard.Page{Name: "error", Title: "API key", Section: "keys", Problem: problemOfError(e)})
+		e := core.NotFound("API key")
+		d.render(core.HTTPStatus(e.Code), &dashboard.Page{Name: "error", Title: "API key", Section: "keys", Problem: problemOfError(e)})
 		return
 	}
-	k := view(d.s.renderKeyNow(&key, ""))
+	k := view(d.s.RenderKeyNow(&key, ""))
 	controls := typed
 	if controls == nil {
 		controls = map[string]string{}
@@ -420,20 +422,20 @@ func (d *dashboardRequest) keyPage(status int, problem *dashboard.Problem, typed
 func (d *dashboardRequest) updateKey() {
 	id := d.param("id")
 	controls := d.keyControlsForm()
-	var req updateKeyBody
+	var req core.UpdateKeyBody
 	e := d.allowed(ledger.ScopeKeysAdmin)
 	if e == nil {
 		e = d.apiBody(keyControlsJSON(controls, true), &req)
 	}
 	var in app.KeyControlsChange
 	if e == nil {
-		in, e = keyControlsInput(id, &req)
+		in, e = core.KeyControlsInput(id, &req)
 	}
 	if e == nil {
-		e = ReplyError(d.s.Config.App.SetKeyControls(d.m.caller(), in))
+		e = core.ReplyError(d.s.Config.App.SetKeyControls(d.m.caller(), in))
 	}
 	if e != nil {
-		d.keyPage(HTTPStatus(e.Code), problemOfError(e), controls)
+		d.keyPage(core.HTTPStatus(e.Code), problemOfError(e), controls)
 		return
 	}
 	d.seeOther(dashboard.Base + "/keys/" + url.PathEscape(id) + "?done=saved")
@@ -450,10 +452,10 @@ func (d *dashboardRequest) revokeKey() {
 	}
 	e := d.allowed(ledger.ScopeKeysAdmin)
 	if e == nil {
-		e = ReplyError(d.s.Config.App.RevokeKey(d.m.caller(), id))
+		e = core.ReplyError(d.s.Config.App.RevokeKey(d.m.caller(), id))
 	}
 	if e != nil {
-		d.keyPage(HTTPStatus(e.Code), problemOfError(e), nil)
+		d.keyPage(core.HTTPStatus(e.Code), problemOfError(e), nil)
 		return
 	}
 	d.seeOther(dashboard.Base + "/keys/" + url.PathEscape(id) + "?done=revoked")
@@ -471,7 +473,7 @@ func (d *dashboardRequest) requests() {
 		return
 	}
 	filters, filtered, query := d.listQuery(requestFilters)
-	view := map[string]any{"filters": filters, "methods": append([]string{""}, knownMethods[:]...)}
+	view := map[string]any{"filters": filters, "methods": append([]string{""}, core.KnownMethods[:]...)}
 	a := d.api(fasthttp.MethodGet, "/v1/requests", nil, query, nil)
 	if a.ok() {
 		view["list"] = a.body
@@ -548,15 +550,15 @@ func (d *dashboardRequest) webhookLists(v map[string]any, paged bool) *dashboard
 	if e := d.allowed(ledger.ScopeWebhooksRead); e != nil {
 		return problemOfError(e)
 	}
-	v["endpoints"] = view(d.s.webhookEndpointList(d.m.OrgID, ledger.CursorStart, 100))
+	v["endpoints"] = view(d.s.WebhookEndpointList(d.m.OrgID, ledger.CursorStart, 100))
 	before := ledger.CursorStart
 	if c := d.ctx.QueryArgs().Peek("cursor"); paged && c != nil {
 		var ok bool
-		if before, ok = decodeCursor(listDeliveries, string(c)); !ok {
+		if before, ok = core.DecodeCursor(core.ListDeliveries, string(c)); !ok {
 			return problemOfError(ledger.FieldInvalid("cursor", "is not a cursor from this list; pass the nextCursor of the previous page"))
 		}
 	}
-	deliveries := view(d.s.deliveryList(d.m.OrgID, ledger.DeliveryFilter{}, before, 20))
+	deliveries := view(d.s.DeliveryList(d.m.OrgID, ledger.DeliveryFilter{}, before, 20))
 	v["deliveries"] = deliveries
 	if paged {
 		v["next"] = dashboard.NextHref(dashboard.Base+"/webhooks", nil, deliveries)
@@ -571,17 +573,17 @@ func (d *dashboardRequest) createEndpoint() {
 	if desc := d.form("description"); desc != "" {
 		body["description"] = desc
 	}
-	var req createWebhookEndpointBody
+	var req core.CreateWebhookEndpointBody
 	e := d.allowed(ledger.ScopeWebhooksWrite)
 	if e == nil {
 		e = d.apiBody(body, &req)
 	}
 	var in app.NewWebhookEndpoint
 	if e == nil {
-		in, e = d.s.newWebhookEndpointInput(&req)
+		in, e = d.s.NewWebhookEndpointInput(&req)
 	}
 	if e == nil {
-		e = ReplyError(d.s.Config.App.CreateWebhookEndpoint(d.m.caller(), in))
+		e = core.ReplyError(d.s.Config.App.CreateWebhookEndpoint(d.m.caller(), in))
 	}
 	d.webhookDone(e, "created")
 }
@@ -607,17 +609,17 @@ func (d *dashboardRequest) endpointStatus() {
 // app.UpdateWebhookEndpoint, the change (in the API's shape) checked as
 // PATCH /v1/webhooks/endpoints/{id} checks its body.
 func (d *dashboardRequest) changeEndpoint(body map[string]any, done string) {
-	var req updateWebhookEndpointBody
+	var req core.UpdateWebhookEndpointBody
 	e := d.allowed(ledger.ScopeWebhooksWrite)
 	if e == nil {
 		e = d.apiBody(body, &req)
 	}
 	var in app.WebhookEndpointChange
 	if e == nil {
-		in, e = d.s.webhookEndpointChange(d.param("id"), &req)
+		in, e = d.s.WebhookEndpointChange(d.param("id"), &req)
 	}
 	if e == nil {
-		e = ReplyError(d.s.Config.App.UpdateWebhookEndpoint(d.m.caller(), in))
+		e = core.ReplyError(d.s.Config.App.UpdateWebhookEndpoint(d.m.caller(), in))
 	}
 	d.webhookDone(e, done)
 }
@@ -626,7 +628,7 @@ func (d *dashboardRequest) changeEndpoint(body map[string]any, done string) {
 // shows its refusal there.
 func (d *dashboardRequest) webhookDone(e *ledger.Error, done string) {
 	if e != nil {
-		d.webhooksPage(HTTPStatus(e.Code), problemOfError(e), nil)
+		d.webhooksPage(core.HTTPStatus(e.Code), problemOfError(e), nil)
 		return
 	}
 	d.seeOther(dashboard.Base + "/webhooks?done=" + done)
@@ -640,14 +642,14 @@ func (d *dashboardRequest) testEndpoint() {
 	if e == nil {
 		var err error
 		if delivery, err = d.s.Config.App.TestWebhookEndpoint(d.m.caller(), d.param("id")); err != nil {
-			e = errorOf(err)
+			e = core.ErrorOf(err)
 		}
 	}
 	if e != nil {
-		d.webhooksPage(HTTPStatus(e.Code), problemOfError(e), nil)
+		d.webhooksPage(core.HTTPStatus(e.Code), problemOfError(e), nil)
 		return
 	}
-	test := d.s.renderWebhookTest(&delivery)
+	test := d.s.RenderWebhookTest(&delivery)
 	notice := "The test event was delivered"
 	if !test.Success {
 		notice = "The test event was not delivered: " + dashboard.Show(orNil(test.Error))
@@ -683,15 +685,15 @@ func (d *dashboardRequest) rotateSecret() {
 	var r actors.Reply
 	if e == nil {
 		r = d.s.Config.App.RotateWebhookSecret(d.m.caller(), d.param("id"))
-		e = ReplyError(r)
+		e = core.ReplyError(r)
 	}
 	if e != nil {
-		d.webhooksPage(HTTPStatus(e.Code), problemOfError(e), nil)
+		d.webhooksPage(core.HTTPStatus(e.Code), problemOfError(e), nil)
 		return
 	}
 	// Deliveries carry a signature by the previous secret too for the
 	// ledger's overlap after the rotation (on real time, as deliveries are).
-	until := Timestamp(d.s.Config.Actors.Now().UnixMilli() + ledger.WebhookSecretOverlapMillis)
+	until := core.Timestamp(d.s.Config.Actors.Now().UnixMilli() + ledger.WebhookSecretOverlapMillis)
 	d.render(fasthttp.StatusOK, d.webhooksView("The signing secret is rotated.",
 		map[string]any{"secret": r.Result.WebhookEndpoint.Secret, "previousExpires": until}))
 }
@@ -705,14 +707,14 @@ func (d *dashboardRequest) deliveryPage(id string, status int, problem *dashboar
 	e := d.allowed(ledger.ScopeWebhooksRead)
 	delivery, found := d.s.Config.Actors.Reader().WebhookDelivery(d.m.OrgID, id)
 	if e == nil && !found {
-		e = NotFound("Webhook delivery")
+		e = core.NotFound("Webhook delivery")
 	}
 	if e != nil {
-		d.render(HTTPStatus(e.Code), &dashboard.Page{Name: "error", Title: title, Section: "webhooks", Problem: problemOfError(e)})
+		d.render(core.HTTPStatus(e.Code), &dashboard.Page{Name: "error", Title: title, Section: "webhooks", Problem: problemOfError(e)})
 		return
 	}
 	d.render(status, &dashboard.Page{Name: "delivery", Title: title, Section: "webhooks",
-		View: map[string]any{"delivery": view(&deliveryDetailBody{renderWebhookDeliveryDetail(d.s.PublicIDs(), &delivery)})["delivery"]}, Problem: problem})
+		View: map[string]any{"delivery": view(&core.DeliveryDetailBody{Delivery: core.RenderWebhookDeliveryDetail(d.s.PublicIDs(), &delivery)})["delivery"]}, Problem: problem})
 }
 
 // replayDelivery: POST /dashboard/webhooks/deliveries/{id}/replay:
@@ -725,14 +727,14 @@ func (d *dashboardRequest) replayDelivery() {
 	var r actors.Reply
 	if e == nil {
 		r = d.s.Config.App.RetryWebhookDelivery(d.m.caller(), id)
-		e = ReplyError(r)
+		e = core.ReplyError(r)
 	}
 	if d.form("from") != "delivery" {
 		d.webhookDone(e, "replayed")
 		return
 	}
 	if e != nil {
-		d.deliveryPage(id, HTTPStatus(e.Code), problemOfError(e))
+		d.deliveryPage(id, core.HTTPStatus(e.Code), problemOfError(e))
 		return
 	}
 	if next := r.Result.WebhookDelivery.ID; next != "" {
@@ -845,21 +847,21 @@ func (d *dashboardRequest) sandboxTool() {
 			Problem: &dashboard.Problem{Code: string(ledger.CodeNotFound), Message: "No such sandbox tool"}})
 		return
 	case d.s.Config.Live:
-		e = errSandboxOnly
+		e = core.ErrSandboxOnly
 	default:
 		e = d.allowed(ledger.ScopeSimulationsWrite)
 	}
 	switch {
 	case e != nil:
 	case d.param("tool") == "fund":
-		var req fundBalanceRequestBody
+		var req core.FundBalanceRequestBody
 		e = d.apiBody(map[string]any{"amount": d.form("amount"), "currency": d.form("currency"), "externalReference": ref}, &req)
-		var in fundBalanceRequest
+		var in core.FundBalanceRequest
 		if e == nil {
-			in, e = fundBalanceInput(&req)
+			in, e = core.FundBalanceInput(&req)
 		}
 		if e == nil {
-			e = ReplyError(d.s.Config.App.FundBalance(d.m.caller(), in.currency, in.amount, in.ref))
+			e = core.ReplyError(d.s.Config.App.FundBalance(d.m.caller(), in.Currency, in.Amount, in.Ref))
 		}
 		notice = "The balance is funded with " + d.form("amount") + " " + d.form("currency") + "."
 	case d.param("tool") == "clock":
@@ -869,12 +871,12 @@ func (d *dashboardRequest) sandboxTool() {
 				Details: []dashboard.Detail{{Field: "seconds", Message: "must be a whole number of seconds"}}, Message: "Invalid request"})
 			return
 		}
-		by, e2 := advanceClockInput(&advanceClockBody{Seconds: &seconds})
+		by, e2 := core.AdvanceClockInput(&core.AdvanceClockBody{Seconds: &seconds})
 		e = e2
 		if e == nil {
 			r := d.s.Config.App.AdvanceClock(d.m.caller(), by)
-			if e = ReplyError(r.Reply); e == nil {
-				notice = "The clock now reads " + renderClock(&r).Now + "."
+			if e = core.ReplyError(r.Reply); e == nil {
+				notice = "The clock now reads " + core.RenderClock(&r).Now + "."
 			}
 		}
 	default:
@@ -893,7 +895,7 @@ func (d *dashboardRequest) sandboxTool() {
 		notice = "Deposit simulated: collection " + dashboard.Show(dashboard.Get(a.body, "simulation.collectionId")) + "."
 	}
 	if e != nil {
-		d.sandboxPage(HTTPStatus(e.Code), "", problemOfError(e))
+		d.sandboxPage(core.HTTPStatus(e.Code), "", problemOfError(e))
 		return
 	}
 	d.sandboxPage(fasthttp.StatusOK, notice, nil)

@@ -1,6 +1,8 @@
-package core
+package dashsite
 
 import (
+	core "payments/http/core"
+
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -15,22 +17,30 @@ import (
 // invitations. The ledger keeps the rules (an organization keeps an
 // owner; only owners invite).
 
-func (s *Server) dashboardTeamRoutes() {
-	r := s.router
-	r.GET("/dashboard/team", s.dashboardTeam)
-	r.POST("/dashboard/team/invitations", s.dashboardTeamAction(s.teamInvite))
-	r.POST("/dashboard/team/invitations/{id}/revoke", s.dashboardTeamAction(s.teamRevokeInvitation))
-	r.POST("/dashboard/team/members/{id}/role", s.dashboardTeamAction(s.teamSetRole))
-	r.POST("/dashboard/team/members/{id}/remove", s.dashboardTeamAction(s.teamRemove))
+func dashboardTeamRoutes(s *core.Server) {
+	r := s.Router()
+	r.GET("/dashboard/team", func(a0 *fasthttp.RequestCtx) { dashboardTeam(s, a0) })
+	r.POST("/dashboard/team/invitations", dashboardTeamAction(s, func(ctx *fasthttp.RequestCtx, m dashboardMember) (*dashauth.Page, *ledger.Error) {
+		return teamInvite(s, ctx, m)
+	}))
+	r.POST("/dashboard/team/invitations/{id}/revoke", dashboardTeamAction(s, func(ctx *fasthttp.RequestCtx, m dashboardMember) (*dashauth.Page, *ledger.Error) {
+		return teamRevokeInvitation(s, ctx, m)
+	}))
+	r.POST("/dashboard/team/members/{id}/role", dashboardTeamAction(s, func(ctx *fasthttp.RequestCtx, m dashboardMember) (*dashauth.Page, *ledger.Error) {
+		return teamSetRole(s, ctx, m)
+	}))
+	r.POST("/dashboard/team/members/{id}/remove", dashboardTeamAction(s, func(ctx *fasthttp.RequestCtx, m dashboardMember) (*dashauth.Page, *ledger.Error) {
+		return teamRemove(s, ctx, m)
+	}))
 }
 
 var teamRoles = []string{ledger.RoleOwner, ledger.RoleDeveloper, ledger.RoleViewer}
 
 // teamPage is the Team page of m's organization.
-func (s *Server) teamPage(ctx *fasthttp.RequestCtx, m dashboardMember) *dashauth.Page {
+func teamPage(s *core.Server, ctx *fasthttp.RequestCtx, m dashboardMember) *dashauth.Page {
 	st := s.Config.Actors.Reader()
 	now := s.Config.Actors.Now()
-	p := &dashauth.Page{Title: "Team", CSRF: s.dashboardCSRF(ctx, m), Member: &dashauth.PageMember{Email: m.Email, Role: m.Role},
+	p := &dashauth.Page{Title: "Team", CSRF: dashboardCSRF(s, ctx, m), Member: &dashauth.PageMember{Email: m.Email, Role: m.Role},
 		Owner: m.Role == ledger.RoleOwner, Roles: teamRoles}
 	for _, tm := range st.Members(m.OrgID) {
 		if !tm.Removed {
@@ -47,17 +57,17 @@ func (s *Server) teamPage(ctx *fasthttp.RequestCtx, m dashboardMember) *dashauth
 }
 
 // dashboardTeam: GET /dashboard/team.
-func (s *Server) dashboardTeam(ctx *fasthttp.RequestCtx) {
-	m, ok := s.dashboardAuth(ctx)
+func dashboardTeam(s *core.Server, ctx *fasthttp.RequestCtx) {
+	m, ok := dashboardAuth(s, ctx)
 	if !ok {
 		return
 	}
-	s.writeTeamPage(ctx, m, fasthttp.StatusOK, s.teamPage(ctx, m))
+	writeTeamPage(s, ctx, m, fasthttp.StatusOK, teamPage(s, ctx, m))
 }
 
 // writeTeamPage shows the Team page in the dashboard's shared layout (its
 // navigation, stack and sign-out), with the team as the page's view.
-func (s *Server) writeTeamPage(ctx *fasthttp.RequestCtx, m dashboardMember, status int, team *dashauth.Page) {
+func writeTeamPage(s *core.Server, ctx *fasthttp.RequestCtx, m dashboardMember, status int, team *dashauth.Page) {
 	d := &dashboardRequest{s: s, ctx: ctx, m: m}
 	d.render(status, &dashboard.Page{Name: "team", Title: "Team", Section: "team", View: team})
 }
@@ -66,20 +76,20 @@ func (s *Server) writeTeamPage(ctx *fasthttp.RequestCtx, m dashboardMember, stat
 // signed in, the CSRF token (the operations refuse a member who is not an
 // owner). The action returns the page to show (nil: back to the team page,
 // 303) or the error to show on it.
-func (s *Server) dashboardTeamAction(action func(ctx *fasthttp.RequestCtx, m dashboardMember) (*dashauth.Page, *ledger.Error)) fasthttp.RequestHandler {
+func dashboardTeamAction(s *core.Server, action func(ctx *fasthttp.RequestCtx, m dashboardMember) (*dashauth.Page, *ledger.Error)) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
-		m, ok := s.dashboardFormMember(ctx)
+		m, ok := dashboardFormMember(s, ctx)
 		if !ok {
 			return
 		}
 		p, e := action(ctx, m)
 		switch {
 		case e != nil:
-			p = s.teamPage(ctx, m)
+			p = teamPage(s, ctx, m)
 			p.Error = e.Message
-			s.writeTeamPage(ctx, m, HTTPStatus(e.Code), p)
+			writeTeamPage(s, ctx, m, core.HTTPStatus(e.Code), p)
 		case p != nil:
-			s.writeTeamPage(ctx, m, fasthttp.StatusOK, p)
+			writeTeamPage(s, ctx, m, fasthttp.StatusOK, p)
 		default:
 			ctx.Response.Header.Set("Location", "/dashboard/team")
 			ctx.SetStatusCode(fasthttp.StatusSeeOther)
@@ -89,7 +99,7 @@ func (s *Server) dashboardTeamAction(action func(ctx *fasthttp.RequestCtx, m das
 
 // teamInvite: POST /dashboard/team/invitations, email and role: the page
 // shows the one-time link once.
-func (s *Server) teamInvite(ctx *fasthttp.RequestCtx, m dashboardMember) (*dashauth.Page, *ledger.Error) {
+func teamInvite(s *core.Server, ctx *fasthttp.RequestCtx, m dashboardMember) (*dashauth.Page, *ledger.Error) {
 	args := ctx.PostArgs()
 	email := ledger.NormalizeEmail(string(args.Peek("email")))
 	role := string(args.Peek("role"))
@@ -97,26 +107,26 @@ func (s *Server) teamInvite(ctx *fasthttp.RequestCtx, m dashboardMember) (*dasha
 		return nil, ledger.FieldInvalid("email", "is not an email address")
 	}
 	link := s.Config.App.InviteMember(m.caller(), email, role)
-	if e := ReplyError(link.Reply); e != nil {
+	if e := core.ReplyError(link.Reply); e != nil {
 		return nil, e
 	}
-	p := s.teamPage(ctx, m)
+	p := teamPage(s, ctx, m)
 	p.NewLink = s.Config.PublicBaseURL + "/dashboard/invitations/" + link.Token
 	p.NewLinkEmail, p.NewLinkExpires = email, link.ExpiresAt.UTC().Format("2006-01-02 15:04 UTC")
 	return p, nil
 }
 
-func (s *Server) teamRevokeInvitation(ctx *fasthttp.RequestCtx, m dashboardMember) (*dashauth.Page, *ledger.Error) {
+func teamRevokeInvitation(s *core.Server, ctx *fasthttp.RequestCtx, m dashboardMember) (*dashauth.Page, *ledger.Error) {
 	id, _ := ctx.UserValue("id").(string)
-	return nil, ReplyError(s.Config.App.RevokeInvitation(m.caller(), id))
+	return nil, core.ReplyError(s.Config.App.RevokeInvitation(m.caller(), id))
 }
 
-func (s *Server) teamSetRole(ctx *fasthttp.RequestCtx, m dashboardMember) (*dashauth.Page, *ledger.Error) {
+func teamSetRole(s *core.Server, ctx *fasthttp.RequestCtx, m dashboardMember) (*dashauth.Page, *ledger.Error) {
 	id, _ := ctx.UserValue("id").(string)
-	return nil, ReplyError(s.Config.App.SetMemberRole(m.caller(), id, string(ctx.PostArgs().Peek("role"))))
+	return nil, core.ReplyError(s.Config.App.SetMemberRole(m.caller(), id, string(ctx.PostArgs().Peek("role"))))
 }
 
-func (s *Server) teamRemove(ctx *fasthttp.RequestCtx, m dashboardMember) (*dashauth.Page, *ledger.Error) {
+func teamRemove(s *core.Server, ctx *fasthttp.RequestCtx, m dashboardMember) (*dashauth.Page, *ledger.Error) {
 	id, _ := ctx.UserValue("id").(string)
-	return nil, ReplyError(s.Config.App.RemoveMember(m.caller(), id))
+	return nil, core.ReplyError(s.Config.App.RemoveMember(m.caller(), id))
 }

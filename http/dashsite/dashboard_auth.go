@@ -1,6 +1,8 @@
-package core
+package dashsite
 
 import (
+	core "payments/http/core"
+
 	"net/url"
 	"strings"
 	"time"
@@ -53,42 +55,49 @@ func (m dashboardMember) caller() app.Caller {
 		Key: &ledger.APIKey{ID: m.ID, OrgID: m.OrgID, Name: m.Email, Scopes: dashboardScopes(m.Role)}}
 }
 
+// The dashboard's sign-in, setup and invitation links, and Team page; and
+// its pages: a member's session, not an API key.
+func init() {
+	core.RegisterRouteSet(dashboardAuthRoutes)
+	core.RegisterRouteSet(dashboardRoutes)
+}
+
 // dashboardAuthRoutes mounts the routes of signing in and of the team.
-func (s *Server) dashboardAuthRoutes() {
-	r := s.router
-	r.GET(dashboardSignInPath, s.dashboardSignInPage)
-	r.POST(dashboardSignInPath, s.dashboardSignIn)
-	r.POST("/dashboard/sign-out", s.dashboardSignOut)
-	r.GET("/dashboard/setup/{token}", s.dashboardAcceptPage(setupLink))
-	r.POST("/dashboard/setup/{token}", s.dashboardAccept(setupLink))
-	r.GET("/dashboard/invitations/{token}", s.dashboardAcceptPage(invitationLink))
-	r.POST("/dashboard/invitations/{token}", s.dashboardAccept(invitationLink))
-	r.GET("/dashboard/reset/{token}", s.dashboardAcceptPage(resetLink))
-	r.POST("/dashboard/reset/{token}", s.dashboardAccept(resetLink))
-	s.dashboardTeamRoutes()
+func dashboardAuthRoutes(s *core.Server) {
+	r := s.Router()
+	r.GET(dashboardSignInPath, func(a0 *fasthttp.RequestCtx) { dashboardSignInPage(s, a0) })
+	r.POST(dashboardSignInPath, func(a0 *fasthttp.RequestCtx) { dashboardSignIn(s, a0) })
+	r.POST("/dashboard/sign-out", func(a0 *fasthttp.RequestCtx) { dashboardSignOut(s, a0) })
+	r.GET("/dashboard/setup/{token}", dashboardAcceptPage(s, setupLink))
+	r.POST("/dashboard/setup/{token}", dashboardAccept(s, setupLink))
+	r.GET("/dashboard/invitations/{token}", dashboardAcceptPage(s, invitationLink))
+	r.POST("/dashboard/invitations/{token}", dashboardAccept(s, invitationLink))
+	r.GET("/dashboard/reset/{token}", dashboardAcceptPage(s, resetLink))
+	r.POST("/dashboard/reset/{token}", dashboardAccept(s, resetLink))
+	dashboardTeamRoutes(s)
 }
 
 // dashboardGate runs once per request what every dashboard route runs
 // first: the request id, the limit per client address, the refusal of a
 // browser's write from another site, and the relay to the leader. It
 // returns false when it answered (an error page, or the leader's answer).
-func (s *Server) dashboardGate(ctx *fasthttp.RequestCtx) bool {
+func dashboardGate(s *core.Server, ctx *fasthttp.RequestCtx) bool {
 	if done, ok := ctx.UserValue(dashboardGatedKey).(bool); ok {
 		return !done
 	}
 	ctx.Response.Header.Set("x-request-id", s.RequestID(ctx))
-	done, e := s.dashboardGateOnce(ctx)
+	done, e := dashboardGateOnce(s, ctx)
 	if e != nil && e.RetryAfterSeconds > 0 {
-		ctx.Response.Header.Set(fasthttp.HeaderRetryAfter, itoa(e.RetryAfterSeconds))
+		ctx.Response.Header.Set(fasthttp.HeaderRetryAfter, core.Itoa(e.RetryAfterSeconds))
 	}
 	if e != nil {
-		s.writeDashboardMessage(ctx, HTTPStatus(e.Code), "Request refused", e.Message)
+		writeDashboardMessage(s, ctx, core.HTTPStatus(e.Code), "Request refused", e.Message)
 	}
 	ctx.SetUserValue(dashboardGatedKey, done)
 	return !done
 }
 
-func (s *Server) dashboardGateOnce(ctx *fasthttp.RequestCtx) (bool, *ledger.Error) {
+func dashboardGateOnce(s *core.Server, ctx *fasthttp.RequestCtx) (bool, *ledger.Error) {
 	if !s.FromPeer(ctx) {
 		if e := s.LimitAddress(ctx); e != nil {
 			e.Message = "Too many requests from this address: wait a moment, then reload the page"
@@ -109,19 +118,19 @@ func (s *Server) dashboardGateOnce(ctx *fasthttp.RequestCtx) (bool, *ledger.Erro
 // request carries; false (having answered with a redirect to
 // /dashboard/sign-in, 303) when none. It runs the dashboard's gate first
 // (dashboardGate), and returns false when that answered.
-func (s *Server) dashboardAuth(ctx *fasthttp.RequestCtx) (dashboardMember, bool) {
-	if !s.dashboardGate(ctx) {
+func dashboardAuth(s *core.Server, ctx *fasthttp.RequestCtx) (dashboardMember, bool) {
+	if !dashboardGate(s, ctx) {
 		return dashboardMember{}, false
 	}
 	token := string(ctx.Request.Header.Cookie(dashboardSessionCookie))
-	m, ok, idle := s.dashboardSession(token)
+	m, ok, idle := dashboardSession(s, token)
 	if ok {
 		ctx.SetUserValue(dashboardSessionKey, token)
-		noteMember(ctx, m)
+		core.NoteMember(ctx, m.ID, m.OrgID)
 		return m, true
 	}
 	if token != "" {
-		s.clearCookie(ctx, dashboardSessionCookie)
+		clearCookie(s, ctx, dashboardSessionCookie)
 	}
 	q := url.Values{}
 	if ctx.IsGet() {
@@ -145,14 +154,14 @@ func (s *Server) dashboardAuth(ctx *fasthttp.RequestCtx) (dashboardMember, bool)
 // dashboardSession finds the member of a live session token, and counts
 // this as a use of the session. A session unused for longer than the idle
 // timeout ends here, everywhere (idle: true).
-func (s *Server) dashboardSession(token string) (m dashboardMember, ok, idle bool) {
+func dashboardSession(s *core.Server, token string) (m dashboardMember, ok, idle bool) {
 	sess, member, found := s.Config.App.DashboardSession(token)
 	if !found {
 		return dashboardMember{}, false, false
 	}
-	if s.dashIdle.use(sess.ID, s.Config.Actors.Now()) {
+	if s.DashIdle.Use(sess.ID, s.Config.Actors.Now()) {
 		if err := s.Config.App.EndDashboardSession(sess.ID); err != nil {
-			s.Logger.Warn("ending an idle dashboard session", "session", sess.ID, "err", errorOf(err).Message)
+			s.Logger.Warn("ending an idle dashboard session", "session", sess.ID, "err", core.ErrorOf(err).Message)
 		}
 		return dashboardMember{}, false, true
 	}
@@ -169,7 +178,7 @@ func safeNext(next string) bool {
 // dashboardCSRF returns the CSRF token to embed in forms for m's session
 // (hidden input named "csrf"). It derives from the session's token, which
 // only the cookie's holder knows.
-func (s *Server) dashboardCSRF(ctx *fasthttp.RequestCtx, m dashboardMember) string {
+func dashboardCSRF(s *core.Server, ctx *fasthttp.RequestCtx, m dashboardMember) string {
 	token, _ := ctx.UserValue(dashboardSessionKey).(string)
 	if token == "" {
 		return ""
@@ -180,7 +189,7 @@ func (s *Server) dashboardCSRF(ctx *fasthttp.RequestCtx, m dashboardMember) stri
 // dashboardCheckCSRF reports whether a POST carries m's session's CSRF
 // token (form field "csrf", or the X-CSRF-Token header of a script's
 // request); the caller answers 403 when not.
-func (s *Server) dashboardCheckCSRF(ctx *fasthttp.RequestCtx, m dashboardMember) bool {
+func dashboardCheckCSRF(s *core.Server, ctx *fasthttp.RequestCtx, m dashboardMember) bool {
 	token, _ := ctx.UserValue(dashboardSessionKey).(string)
 	got := string(ctx.PostArgs().Peek("csrf"))
 	if got == "" {
@@ -218,11 +227,11 @@ var readScopes = func() ledger.Scopes {
 
 // formToken returns the token of the forms shown before a session,
 // setting its cookie when the browser has none.
-func (s *Server) formToken(ctx *fasthttp.RequestCtx) string {
+func formToken(s *core.Server, ctx *fasthttp.RequestCtx) string {
 	token := string(ctx.Request.Header.Cookie(dashboardFormCookie))
 	if len(token) != app.TokenLen {
 		token = app.NewToken()
-		s.setCookie(ctx, dashboardFormCookie, token, 0)
+		setCookie(s, ctx, dashboardFormCookie, token, 0)
 	}
 	return token
 }
@@ -235,7 +244,7 @@ func checkFormCSRF(ctx *fasthttp.RequestCtx) bool {
 // setCookie sets a dashboard cookie: HttpOnly, SameSite=Lax, Secure when
 // the dashboard is served over https, for the dashboard's paths only.
 // maxAge 0 makes a cookie that ends with the browser session.
-func (s *Server) setCookie(ctx *fasthttp.RequestCtx, name, value string, maxAge time.Duration) {
+func setCookie(s *core.Server, ctx *fasthttp.RequestCtx, name, value string, maxAge time.Duration) {
 	c := fasthttp.AcquireCookie()
 	defer fasthttp.ReleaseCookie(c)
 	c.SetKey(name)
@@ -243,21 +252,21 @@ func (s *Server) setCookie(ctx *fasthttp.RequestCtx, name, value string, maxAge 
 	c.SetPath(dashboardCookiePath)
 	c.SetHTTPOnly(true)
 	c.SetSameSite(fasthttp.CookieSameSiteLaxMode)
-	c.SetSecure(s.dashboardHTTPS(ctx))
+	c.SetSecure(dashboardHTTPS(s, ctx))
 	if maxAge > 0 {
 		c.SetMaxAge(int(maxAge / time.Second))
 	}
 	ctx.Response.Header.SetCookie(c)
 }
 
-func (s *Server) clearCookie(ctx *fasthttp.RequestCtx, name string) {
+func clearCookie(s *core.Server, ctx *fasthttp.RequestCtx, name string) {
 	c := fasthttp.AcquireCookie()
 	defer fasthttp.ReleaseCookie(c)
 	c.SetKey(name)
 	c.SetPath(dashboardCookiePath)
 	c.SetHTTPOnly(true)
 	c.SetSameSite(fasthttp.CookieSameSiteLaxMode)
-	c.SetSecure(s.dashboardHTTPS(ctx))
+	c.SetSecure(dashboardHTTPS(s, ctx))
 	c.SetMaxAge(-1)
 	ctx.Response.Header.SetCookie(c)
 }
@@ -265,13 +274,13 @@ func (s *Server) clearCookie(ctx *fasthttp.RequestCtx, name string) {
 // dashboardHTTPS reports whether the dashboard is served over https: this
 // connection is TLS, or the public base URL is https (behind a proxy that
 // ends TLS).
-func (s *Server) dashboardHTTPS(ctx *fasthttp.RequestCtx) bool {
+func dashboardHTTPS(s *core.Server, ctx *fasthttp.RequestCtx) bool {
 	return ctx.IsTLS() || strings.HasPrefix(s.Config.PublicBaseURL, "https://")
 }
 
 // writeDashboardPage answers with one of the sign-in or team pages.
-func (s *Server) writeDashboardPage(ctx *fasthttp.RequestCtx, status int, name string, p *dashauth.Page) {
-	p.RequestID = RequestIDOf(ctx)
+func writeDashboardPage(s *core.Server, ctx *fasthttp.RequestCtx, status int, name string, p *dashauth.Page) {
+	p.RequestID = core.RequestIDOf(ctx)
 	body, err := p.Render(name)
 	if err != nil {
 		s.Logger.Error("rendering a dashboard page", "page", name, "err", err)
@@ -281,31 +290,31 @@ func (s *Server) writeDashboardPage(ctx *fasthttp.RequestCtx, status int, name s
 			body = []byte("Internal error")
 		}
 	}
-	WriteHTML(ctx, status, p.CSP(), body)
+	core.WriteHTML(ctx, status, p.CSP(), body)
 }
 
-func (s *Server) writeDashboardMessage(ctx *fasthttp.RequestCtx, status int, title, message string) {
-	s.writeDashboardPage(ctx, status, "message", &dashauth.Page{Title: title, Message: message})
+func writeDashboardMessage(s *core.Server, ctx *fasthttp.RequestCtx, status int, title, message string) {
+	writeDashboardPage(s, ctx, status, "message", &dashauth.Page{Title: title, Message: message})
 }
 
 // dashboardSignInPage: GET /dashboard/sign-in.
-func (s *Server) dashboardSignInPage(ctx *fasthttp.RequestCtx) {
-	if !s.dashboardGate(ctx) {
+func dashboardSignInPage(s *core.Server, ctx *fasthttp.RequestCtx) {
+	if !dashboardGate(s, ctx) {
 		return
 	}
-	if _, ok, _ := s.dashboardSession(string(ctx.Request.Header.Cookie(dashboardSessionCookie))); ok {
+	if _, ok, _ := dashboardSession(s, string(ctx.Request.Header.Cookie(dashboardSessionCookie))); ok {
 		ctx.Response.Header.Set("Location", "/dashboard")
 		ctx.SetStatusCode(fasthttp.StatusSeeOther)
 		return
 	}
-	p := &dashauth.Page{Title: "Sign in", CSRF: dashauth.CSRF(s.formToken(ctx)), Action: signInAction(ctx)}
+	p := &dashauth.Page{Title: "Sign in", CSRF: dashauth.CSRF(formToken(s, ctx)), Action: signInAction(ctx)}
 	switch {
 	case string(ctx.QueryArgs().Peek("signed-out")) == "1":
 		p.Notice = "You are signed out."
 	case string(ctx.QueryArgs().Peek("idle")) == "1" && s.Config.DashboardIdleTimeout > 0:
-		p.Notice = "You were signed out after " + idleWords(s.Config.DashboardIdleTimeout) + " without activity. Please sign in again."
+		p.Notice = "You were signed out after " + core.IdleWords(s.Config.DashboardIdleTimeout) + " without activity. Please sign in again."
 	}
-	s.writeDashboardPage(ctx, fasthttp.StatusOK, "signin", p)
+	writeDashboardPage(s, ctx, fasthttp.StatusOK, "signin", p)
 }
 
 // signInAction is the sign-in form's target, carrying where to go next.
@@ -321,14 +330,14 @@ func signInAction(ctx *fasthttp.RequestCtx) string {
 // backoff, past a few in a row), and answers 401 so that the request log
 // keeps the attempt, under the member's organization when the address is
 // a member's. An unknown address costs the same time as a wrong password.
-func (s *Server) dashboardSignIn(ctx *fasthttp.RequestCtx) {
-	if !s.dashboardGate(ctx) {
+func dashboardSignIn(s *core.Server, ctx *fasthttp.RequestCtx) {
+	if !dashboardGate(s, ctx) {
 		return
 	}
-	p := &dashauth.Page{Title: "Sign in", CSRF: dashauth.CSRF(s.formToken(ctx)), Action: signInAction(ctx)}
+	p := &dashauth.Page{Title: "Sign in", CSRF: dashauth.CSRF(formToken(s, ctx)), Action: signInAction(ctx)}
 	if !checkFormCSRF(ctx) {
 		p.Error = "This form expired. Please sign in again."
-		s.writeDashboardPage(ctx, fasthttp.StatusForbidden, "signin", p)
+		writeDashboardPage(s, ctx, fasthttp.StatusForbidden, "signin", p)
 		return
 	}
 	args := ctx.PostArgs()
@@ -336,20 +345,20 @@ func (s *Server) dashboardSignIn(ctx *fasthttp.RequestCtx) {
 	p.Email = email
 	sess, err := s.Config.App.SignIn(email, string(args.Peek("password")))
 	if err != nil {
-		e := errorOf(err)
+		e := core.ErrorOf(err)
 		if m := sess.Member; m.ID != "" {
-			noteFailedSignIn(ctx, m.ID, m.OrgID)
+			core.NoteFailedSignIn(ctx, m.ID, m.OrgID)
 		}
 		if e.RetryAfterSeconds > 0 {
-			ctx.Response.Header.Set(fasthttp.HeaderRetryAfter, itoa(e.RetryAfterSeconds))
+			ctx.Response.Header.Set(fasthttp.HeaderRetryAfter, core.Itoa(e.RetryAfterSeconds))
 		}
 		p.Error = e.Message
-		s.writeDashboardPage(ctx, HTTPStatus(e.Code), "signin", p)
+		writeDashboardPage(s, ctx, core.HTTPStatus(e.Code), "signin", p)
 		return
 	}
-	s.setCookie(ctx, dashboardSessionCookie, sess.Token, app.DashboardSessionLifetime)
+	setCookie(s, ctx, dashboardSessionCookie, sess.Token, app.DashboardSessionLifetime)
 	m := sess.Member
-	noteMember(ctx, dashboardMember{ID: m.ID, OrgID: m.OrgID, Email: m.Email, Role: m.Role})
+	core.NoteMember(ctx, m.ID, m.OrgID)
 	next := string(ctx.QueryArgs().Peek("next"))
 	if !safeNext(next) {
 		next = "/dashboard"
@@ -361,13 +370,13 @@ func (s *Server) dashboardSignIn(ctx *fasthttp.RequestCtx) {
 // dashboardFormMember is the signed-in member who posted a form with the
 // session's CSRF token; false (having answered: the sign-in redirect, or a
 // 403 page) otherwise.
-func (s *Server) dashboardFormMember(ctx *fasthttp.RequestCtx) (dashboardMember, bool) {
-	m, ok := s.dashboardAuth(ctx)
+func dashboardFormMember(s *core.Server, ctx *fasthttp.RequestCtx) (dashboardMember, bool) {
+	m, ok := dashboardAuth(s, ctx)
 	if !ok {
 		return m, false
 	}
-	if !s.dashboardCheckCSRF(ctx, m) {
-		s.writeDashboardMessage(ctx, fasthttp.StatusForbidden, "Request refused", "This form expired: reload the page and try again.")
+	if !dashboardCheckCSRF(s, ctx, m) {
+		writeDashboardMessage(s, ctx, fasthttp.StatusForbidden, "Request refused", "This form expired: reload the page and try again.")
 		return m, false
 	}
 	return m, true
@@ -375,18 +384,18 @@ func (s *Server) dashboardFormMember(ctx *fasthttp.RequestCtx) (dashboardMember,
 
 // dashboardSignOut: POST /dashboard/sign-out, with the session's CSRF
 // token: the session ends everywhere, and the cookie goes.
-func (s *Server) dashboardSignOut(ctx *fasthttp.RequestCtx) {
-	m, ok := s.dashboardFormMember(ctx)
+func dashboardSignOut(s *core.Server, ctx *fasthttp.RequestCtx) {
+	m, ok := dashboardFormMember(s, ctx)
 	if !ok {
 		return
 	}
 	if err := s.Config.App.EndDashboardSession(m.SessionID); err != nil {
-		e := errorOf(err)
-		s.writeDashboardMessage(ctx, HTTPStatus(e.Code), "Sign-out failed", e.Message)
+		e := core.ErrorOf(err)
+		writeDashboardMessage(s, ctx, core.HTTPStatus(e.Code), "Sign-out failed", e.Message)
 		return
 	}
-	s.dashIdle.forget(m.SessionID)
-	s.clearCookie(ctx, dashboardSessionCookie)
+	s.DashIdle.Forget(m.SessionID)
+	clearCookie(s, ctx, dashboardSessionCookie)
 	ctx.Response.Header.Set("Location", dashboardSignInPath+"?signed-out=1")
 	ctx.SetStatusCode(fasthttp.StatusSeeOther)
 }
@@ -414,7 +423,7 @@ func linkKindOf(inv *ledger.Invitation) linkKind {
 // answering with a page when it is not one that can be accepted. The
 // link's token is never logged nor kept in the request log: these routes
 // note no actor, and they answer nothing the log keeps.
-func (s *Server) pendingInvitation(ctx *fasthttp.RequestCtx, kind linkKind) (ledger.Invitation, bool) {
+func pendingInvitation(s *core.Server, ctx *fasthttp.RequestCtx, kind linkKind) (ledger.Invitation, bool) {
 	token, _ := ctx.UserValue("token").(string)
 	inv, found := s.Config.App.PendingInvitation(token)
 	if !found || linkKindOf(&inv) != kind {
@@ -422,15 +431,15 @@ func (s *Server) pendingInvitation(ctx *fasthttp.RequestCtx, kind linkKind) (led
 		if kind == resetLink {
 			ask = "Ask the operator of this service for a new reset link."
 		}
-		s.writeDashboardMessage(ctx, fasthttp.StatusNotFound, "This link does not work",
+		writeDashboardMessage(s, ctx, fasthttp.StatusNotFound, "This link does not work",
 			"The link is unknown, was used already, or expired. "+ask)
 		return inv, false
 	}
 	return inv, true
 }
 
-func (s *Server) acceptPage(ctx *fasthttp.RequestCtx, inv *ledger.Invitation, kind linkKind) *dashauth.Page {
-	p := &dashauth.Page{Title: "Join the team", CSRF: dashauth.CSRF(s.formToken(ctx)), Setup: kind == setupLink,
+func acceptPage(s *core.Server, ctx *fasthttp.RequestCtx, inv *ledger.Invitation, kind linkKind) *dashauth.Page {
+	p := &dashauth.Page{Title: "Join the team", CSRF: dashauth.CSRF(formToken(s, ctx)), Setup: kind == setupLink,
 		Reset: kind == resetLink, Email: inv.Email, Role: inv.Role, Action: string(ctx.Path())}
 	if org, ok := s.Config.Actors.Reader().Organization(inv.OrgID); ok {
 		p.OrgName = org.Name
@@ -447,35 +456,35 @@ func (s *Server) acceptPage(ctx *fasthttp.RequestCtx, inv *ledger.Invitation, ki
 // dashboardAcceptPage: GET /dashboard/setup/{token},
 // /dashboard/invitations/{token} and /dashboard/reset/{token}: the form
 // that chooses a password.
-func (s *Server) dashboardAcceptPage(kind linkKind) fasthttp.RequestHandler {
+func dashboardAcceptPage(s *core.Server, kind linkKind) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
-		if !s.dashboardGate(ctx) {
+		if !dashboardGate(s, ctx) {
 			return
 		}
-		inv, ok := s.pendingInvitation(ctx, kind)
+		inv, ok := pendingInvitation(s, ctx, kind)
 		if !ok {
 			return
 		}
-		s.writeDashboardPage(ctx, fasthttp.StatusOK, "accept", s.acceptPage(ctx, &inv, kind))
+		writeDashboardPage(s, ctx, fasthttp.StatusOK, "accept", acceptPage(s, ctx, &inv, kind))
 	}
 }
 
 // dashboardAccept: POST of the same: the member is made (or, for a reset
 // link, given) the chosen password (its argon2id hash), and signed in.
-func (s *Server) dashboardAccept(kind linkKind) fasthttp.RequestHandler {
+func dashboardAccept(s *core.Server, kind linkKind) fasthttp.RequestHandler {
 	setup := kind == setupLink
 	return func(ctx *fasthttp.RequestCtx) {
-		if !s.dashboardGate(ctx) {
+		if !dashboardGate(s, ctx) {
 			return
 		}
-		inv, ok := s.pendingInvitation(ctx, kind)
+		inv, ok := pendingInvitation(s, ctx, kind)
 		if !ok {
 			return
 		}
-		p := s.acceptPage(ctx, &inv, kind)
+		p := acceptPage(s, ctx, &inv, kind)
 		if !checkFormCSRF(ctx) {
 			p.Error = "This form expired. Please fill it in again."
-			s.writeDashboardPage(ctx, fasthttp.StatusForbidden, "accept", p)
+			writeDashboardPage(s, ctx, fasthttp.StatusForbidden, "accept", p)
 			return
 		}
 		args := ctx.PostArgs()
@@ -494,18 +503,18 @@ func (s *Server) dashboardAccept(kind linkKind) fasthttp.RequestHandler {
 		}
 		if problem != "" {
 			p.Error = problem
-			s.writeDashboardPage(ctx, fasthttp.StatusBadRequest, "accept", p)
+			writeDashboardPage(s, ctx, fasthttp.StatusBadRequest, "accept", p)
 			return
 		}
 		token, _ := ctx.UserValue("token").(string)
 		sess, err := s.Config.App.AcceptInvitation(app.Acceptance{Token: token, Email: email, Password: password})
 		if err != nil {
-			e := errorOf(err)
+			e := core.ErrorOf(err)
 			p.Error = e.Message
-			s.writeDashboardPage(ctx, HTTPStatus(e.Code), "accept", p)
+			writeDashboardPage(s, ctx, core.HTTPStatus(e.Code), "accept", p)
 			return
 		}
-		s.setCookie(ctx, dashboardSessionCookie, sess.Token, app.DashboardSessionLifetime)
+		setCookie(s, ctx, dashboardSessionCookie, sess.Token, app.DashboardSessionLifetime)
 		ctx.Response.Header.Set("Location", "/dashboard")
 		ctx.SetStatusCode(fasthttp.StatusSeeOther)
 	}
@@ -518,8 +527,8 @@ func plausibleEmail(email string) bool {
 }
 
 func init() {
-	RegisterRoutes(Endpoint{Method: fasthttp.MethodPost, Path: "/v1/organizations/{id}/dashboard-setup-link", Scope: ledger.ScopeOrganizationsAdmin, H: (*Call).createDashboardSetupLink},
-		Endpoint{Method: fasthttp.MethodPost, Path: "/v1/organizations/{id}/dashboard-password-reset-link", Scope: ledger.ScopeOrganizationsAdmin, H: (*Call).createPasswordResetLink})
+	core.RegisterRoutes(core.Endpoint{Method: fasthttp.MethodPost, Path: "/v1/organizations/{id}/dashboard-setup-link", Scope: ledger.ScopeOrganizationsAdmin, H: createDashboardSetupLink},
+		core.Endpoint{Method: fasthttp.MethodPost, Path: "/v1/organizations/{id}/dashboard-password-reset-link", Scope: ledger.ScopeOrganizationsAdmin, H: createPasswordResetLink})
 }
 
 type passwordResetRequestBody struct {
@@ -543,9 +552,9 @@ type passwordResetLinkJSON struct {
 // email, and ends their sessions; the way back in for an organization's
 // only owner who lost theirs. It is shown once (only its hash is kept),
 // and a newer one revokes the member's older ones.
-func (c *Call) createPasswordResetLink() {
-	c.noStore()
-	id, e := PathParam(c.Ctx, "id")
+func createPasswordResetLink(c *core.Call) {
+	c.NoStore()
+	id, e := core.PathParam(c.Ctx, "id")
 	if e != nil {
 		c.Fail(e)
 		return
@@ -554,7 +563,7 @@ func (c *Call) createPasswordResetLink() {
 	if !c.Decode(&req) {
 		return
 	}
-	var p Problems
+	var p core.Problems
 	email := ledger.NormalizeEmail(p.Text("email", req.Email, true, 254))
 	if e := p.Err(); e != nil {
 		c.Fail(e)
@@ -563,7 +572,7 @@ func (c *Call) createPasswordResetLink() {
 	link := c.Server.Config.App.CreatePasswordReset(c.Caller(), id, email)
 	c.Reply(link.Reply, fasthttp.StatusCreated, func(res *ledger.Result) any {
 		return &passwordResetLinkBody{passwordResetLinkJSON{OrganizationID: id, Email: res.Invitation.Email,
-			URL: c.Server.Config.PublicBaseURL + "/dashboard/reset/" + link.Token, ExpiresAt: Timestamp(res.Invitation.ExpiresAt)}}
+			URL: c.Server.Config.PublicBaseURL + "/dashboard/reset/" + link.Token, ExpiresAt: core.Timestamp(res.Invitation.ExpiresAt)}}
 	})
 }
 
@@ -581,9 +590,9 @@ type dashboardSetupLinkJSON struct {
 // the operator's: a one-time link for the first dashboard owner of an
 // organization that has no member (one made by POST /v1/organizations, or
 // one whose printed link was lost). It is shown once: only its hash is kept.
-func (c *Call) createDashboardSetupLink() {
-	c.noStore()
-	id, e := PathParam(c.Ctx, "id")
+func createDashboardSetupLink(c *core.Call) {
+	c.NoStore()
+	id, e := core.PathParam(c.Ctx, "id")
 	if e != nil {
 		c.Fail(e)
 		return
@@ -592,7 +601,7 @@ func (c *Call) createDashboardSetupLink() {
 	c.Reply(link.Reply, fasthttp.StatusCreated, func(*ledger.Result) any {
 		return &dashboardSetupLinkBody{dashboardSetupLinkJSON{
 			OrganizationID: id, URL: c.Server.Config.PublicBaseURL + "/dashboard/setup/" + link.Token,
-			ExpiresAt: link.ExpiresAt.UTC().Format(timeLayout),
+			ExpiresAt: link.ExpiresAt.UTC().Format(core.TimeLayout),
 		}}
 	})
 }
