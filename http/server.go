@@ -3,6 +3,7 @@ package http
 import (
 	"net/netip"
 
+	_ "payments/http/admin" // keys, webhooks and events, recipients, disputes, files, simulations
 	"payments/http/core"
 	_ "payments/http/dashsite" // the dashboard's sign-in, team and pages
 	_ "payments/http/links"    // payment links, pages, checkout sessions and the hosted checkout

@@ -2,6 +2,8 @@ package core
 
 import (
 	"bytes"
+	"net/netip"
+	"strings"
 
 	"github.com/valyala/fasthttp"
 
@@ -48,4 +50,42 @@ func bearerSecret(authorization []byte) ([]byte, bool) {
 
 func unauthorized(msg string) *ledger.Error {
 	return &ledger.Error{Code: ledger.CodeUnauthorized, Message: msg}
+}
+
+// allowlistCheck refuses a key used from an address its allowlist does
+// not name.
+func (s *Server) allowlistCheck(ctx *fasthttp.RequestCtx, key *ledger.APIKey) *ledger.Error {
+	if key.Allowlist == "" {
+		return nil
+	}
+	addr, known := s.clientAddr(ctx)
+	if !known {
+		return &ledger.Error{Code: ledger.CodeForbidden,
+			Message: "This API key has an IP allowlist and the caller's address could not be established; nothing was done"}
+	}
+	if !ledger.AllowlistPermits(key.Allowlist, addr) {
+		return &ledger.Error{Code: ledger.CodeForbidden,
+			Message: "The caller's address " + addr.Unmap().String() + " is not on this API key's IP allowlist"}
+	}
+	return nil
+}
+
+// ParseTrustedProxies reads --trusted-proxies: CIDR prefixes or addresses,
+// comma-separated.
+func ParseTrustedProxies(s string) ([]netip.Prefix, error) {
+	var entries []string
+	for _, e := range strings.Split(s, ",") {
+		if e = strings.TrimSpace(e); e != "" {
+			entries = append(entries, e)
+		}
+	}
+	canonical, e := ledger.ParseAllowlist("trusted-proxies", entries)
+	if e != nil {
+		msg := e.Message
+		for _, f := range e.Fields {
+			msg += "; " + f.Field + " " + f.Message
+		}
+		return nil, &ledger.Error{Code: ledger.CodeValidation, Message: msg}
+	}
+	return ledger.AllowlistPrefixes(canonical), nil
 }

@@ -67,7 +67,7 @@ func (s *Server) ReadBody(ctx *fasthttp.RequestCtx) *ledger.Error {
 	if stream == nil {
 		return nil // not streamed: fasthttp read it (a body under its first read)
 	}
-	limit := bodyLimitFor(&ctx.Request.Header)
+	limit := BodyLimitFor(&ctx.Request.Header)
 	declared := ctx.Request.Header.ContentLength() // -1: chunked
 	if declared > limit {
 		ctx.SetConnectionClose()

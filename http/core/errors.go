@@ -176,3 +176,21 @@ func BodyTooLarge(limitBytes int) *ledger.Error {
 		Fields:  []ledger.FieldError{{Field: "body", Message: "is larger than " + strconv.Itoa(limitBytes) + " bytes"}},
 	}
 }
+
+// errorOf is the error a client sees for an operation's: the ledger's
+// refusal as it is, a failure of the write path as errorFromActors says.
+func ErrorOf(err error) *ledger.Error {
+	var e *ledger.Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return errorFromActors(err)
+}
+
+func Itoa(i int) string {
+	const digits = "0123456789"
+	if i < 10 {
+		return digits[i : i+1]
+	}
+	return Itoa(i/10) + digits[i%10:i%10+1]
+}

@@ -2,11 +2,8 @@ package core
 
 import (
 	"fmt"
-	"slices"
 
-	"github.com/goccy/go-json/jsontext"
 	json "github.com/goccy/go-json/v2"
-	"github.com/valyala/fasthttp"
 
 	"payments/ledger"
 )
@@ -36,18 +33,6 @@ func RenderAs[T, R any](render func(*T) R) func(ledger.Subject) any {
 	}
 }
 
-func init() {
-	RegisterEventRenderer(ledger.SubjectWebhookEndpoint, RenderAs(renderWebhookEndpoint))
-	// A dispute event carries the dispute as it was; its message thread is
-	// read live by GET /v1/disputes/{id} and is not part of the payload.
-	RegisterEventRenderer(ledger.SubjectDispute, RenderAs(renderDispute))
-
-	RegisterRoutes(
-		Endpoint{Method: fasthttp.MethodGet, Path: "/v1/webhooks/events", Scope: ledger.ScopeWebhooksRead, H: (*Call).listEvents},
-		Endpoint{Method: fasthttp.MethodGet, Path: "/v1/webhooks/events/{id}", Scope: ledger.ScopeWebhooksRead, H: (*Call).getEvent},
-	)
-}
-
 type eventPayloadJSON struct {
 	Event string `json:"event"`
 	Data  any    `json:"data"`
@@ -65,62 +50,9 @@ func EventPayload(ev ledger.Event) ([]byte, error) {
 	return json.Marshal(eventPayloadJSON{Event: ev.Type, Data: render(ev.Subject)})
 }
 
-type eventJSON struct {
-	ID         string         `json:"id"`
-	EventType  string         `json:"eventType"`
-	ResourceID string         `json:"resourceId"`
-	Payload    jsontext.Value `json:"payload"`
-	CreatedAt  string         `json:"createdAt"`
-}
-
-type eventBody struct {
-	Event eventJSON `json:"event"`
-}
-
-func renderEvent(ids *ledger.PublicIDs, ev *ledger.Event) eventJSON {
-	payload, err := EventPayload(*ev)
-	if err != nil {
-		payload = []byte(`{"event":` + jsonString(ev.Type) + `,"data":null}`)
-	}
-	return eventJSON{ID: ids.EventID(ev.Seq), EventType: ev.Type, ResourceID: ev.ResourceID, Payload: payload, CreatedAt: Timestamp(ev.At)}
-}
-
-func jsonString(s string) string {
+func JSONString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
-}
-
-// listEvents: GET /v1/webhooks/events, every event of the organization,
-// delivered or not, newest first.
-func (c *Call) listEvents() {
-	limit, before, e := PageParams(c.Ctx, listEvents, 20)
-	if e != nil {
-		c.Fail(e)
-		return
-	}
-	var f ledger.EventFilter
-	if v, ok := Query(c.Ctx, "eventType"); ok {
-		if !slices.Contains(ledger.EventTypes, v) && v != ledger.EventWebhookTest {
-			c.Fail(ledger.FieldInvalid("eventType", "is not an event type"))
-			return
-		}
-		f.Type = v
-	}
-	f.ResourceID, _ = Query(c.Ctx, "resourceId")
-	var page ledger.Page[ledger.Event]
-	page = c.Server.Config.Actors.Reader().Events(c.Org, f, before, limit)
-	ids := c.Server.PublicIDs()
-	c.OK(fasthttp.StatusOK, NewList(listEvents, page, func(ev *ledger.Event) eventJSON { return renderEvent(ids, ev) }))
-}
-
-// getEvent: GET /v1/webhooks/events/{id}.
-func (c *Call) getEvent() {
-	ids := c.Server.PublicIDs()
-	if ev, ok := Lookup(c, "id", "Webhook event", func(st *ledger.Reader, id string) (ledger.Event, bool) {
-		return st.Event(c.Org, ids.InternalEventID(id))
-	}); ok {
-		c.OK(fasthttp.StatusOK, &eventBody{renderEvent(ids, &ev)})
-	}
 }
 
 // EventRenderable says whether events about subjects of kind k render: a

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"strconv"
 	"strings"
@@ -40,29 +41,27 @@ const (
 	peerKeyWait = 3 * time.Second
 )
 
-// fileRoutes registers the routes that are not API calls with a key: the
-// signed download and the internal blob routes. Neither is forwarded to the
-// leader: any node serves them.
+// fileRoutes registers the internal blob routes, which are not API calls
+// with a key. They are not forwarded to the leader: any node serves them.
 func (s *Server) fileRoutes() {
-	s.router.GET("/v1/files/{id}/content", s.downloadFile)
 	s.router.PUT("/internal/blobs/{digest}", s.receiveBlob)
 	s.router.GET("/internal/blobs/{digest}", s.serveBlob)
 }
 
 // bodyLimitFor is the most body the server reads for a request: more for an
 // upload and a peer's push than for JSON calls.
-func bodyLimitFor(h *fasthttp.RequestHeader) int {
+func BodyLimitFor(h *fasthttp.RequestHeader) int {
 	p := h.RequestURI()
 	if i := bytes.IndexByte(p, '?'); i >= 0 {
 		p = p[:i]
 	}
 	switch {
 	case h.IsPost() && string(p) == "/v1/files":
-		return uploadBodyBytesMax
+		return UploadBodyBytesMax
 	case h.IsPut() && bytes.HasPrefix(p, []byte("/internal/blobs/")):
 		return ledger.FileSizeMaxBytes
 	}
-	return serverBodyBytesMax
+	return ServerBodyBytesMax
 }
 
 func peerKey(signingKey []byte) []byte {
@@ -105,7 +104,7 @@ func (s *Server) peerDigest(ctx *fasthttp.RequestCtx) (string, bool) {
 	if !s.Begin(ctx) {
 		return "", false
 	}
-	if s.blobs == nil {
+	if s.Blobs == nil {
 		WriteError(ctx, &ledger.Error{Code: ledger.CodeUnavailable, Message: "File storage is not configured on this node"})
 		return "", false
 	}
@@ -131,7 +130,7 @@ func (s *Server) receiveBlob(ctx *fasthttp.RequestCtx) {
 		WriteError(ctx, e)
 		return
 	}
-	err := s.blobs.PutVerified(digest, bytes.NewReader(ctx.Request.Body()), ledger.FileSizeMaxBytes)
+	err := s.Blobs.PutVerified(digest, bytes.NewReader(ctx.Request.Body()), ledger.FileSizeMaxBytes)
 	switch {
 	case errors.Is(err, blob.ErrDigestMismatch), errors.Is(err, blob.ErrTooLarge):
 		WriteError(ctx, &ledger.Error{Code: ledger.CodeValidation, Message: "The bytes do not match their digest"})
@@ -149,7 +148,7 @@ func (s *Server) serveBlob(ctx *fasthttp.RequestCtx) {
 	if !ok {
 		return
 	}
-	f, size, err := s.blobs.Open(digest)
+	f, size, err := s.Blobs.Open(digest)
 	if err != nil {
 		WriteError(ctx, &ledger.Error{Code: ledger.CodeNotFound, Message: "This node does not hold the blob"})
 		return
@@ -178,7 +177,7 @@ func (s *Server) peers() []string {
 // a majority of the cluster (this node included) holds it; the pushes still
 // running go on in the background. Fewer than a majority is an error and
 // the upload stops there, with nothing committed.
-func (s *Server) replicateBlob(key []byte, digest string, data []byte) *ledger.Error {
+func (s *Server) ReplicateBlob(key []byte, digest string, data []byte) *ledger.Error {
 	peers := s.peers()
 	needed := (len(peers) + 1) / 2 // a majority of the cluster, less this node
 	if needed <= 0 {
@@ -227,7 +226,7 @@ func (s *Server) pushBlob(addr string, key []byte, digest string, data []byte) e
 
 // fetchBlob copies a blob this node lacks from the first peer that has it,
 // checking it against its digest.
-func (s *Server) fetchBlob(key []byte, digest string) error {
+func (s *Server) FetchBlob(key []byte, digest string) error {
 	err := blob.ErrNotFound
 	for _, addr := range s.peers() {
 		req := fasthttp.AcquireRequest()
@@ -240,7 +239,7 @@ func (s *Server) fetchBlob(key []byte, digest string) error {
 		} else if resp.StatusCode() != fasthttp.StatusOK {
 			err = fmt.Errorf("fetch from %s: status %d", addr, resp.StatusCode())
 		} else {
-			err = s.blobs.PutVerified(digest, bytes.NewReader(resp.Body()), ledger.FileSizeMaxBytes)
+			err = s.Blobs.PutVerified(digest, bytes.NewReader(resp.Body()), ledger.FileSizeMaxBytes)
 		}
 		fasthttp.ReleaseRequest(req)
 		fasthttp.ReleaseResponse(resp)
@@ -250,4 +249,66 @@ func (s *Server) fetchBlob(key []byte, digest string) error {
 		s.Logger.Warn("fetch blob from peer", "err", err)
 	}
 	return err
+}
+
+// signingKey returns the cluster's signing key (of download URLs, and of
+// the followers' word on a client's address), made first if there is none.
+func (c *Call) SigningKey() ([]byte, *ledger.Error) {
+	key, err := c.Server.Config.App.FileSigningKey()
+	if err != nil {
+		return nil, ErrorOf(err)
+	}
+	return key, nil
+}
+
+// Limits of an upload.
+const (
+	// uploadOverheadBytesMax is what the multipart framing may add to the
+	// largest file: boundaries, part headers, the purpose field.
+	uploadOverheadBytesMax = 64 << 10
+	UploadBodyBytesMax     = ledger.FileSizeMaxBytes + uploadOverheadBytesMax
+	UploadPartsMax         = 4
+	UploadFieldBytesMax    = 256 // the purpose field's value
+	FileNameLenMax         = 255 // characters
+)
+
+// BlobOrphanAge is how long uploaded bytes may wait for their file record
+// before SweepBlobs removes them: far longer than any upload takes to
+// commit.
+const BlobOrphanAge = time.Hour
+
+// SweepBlobs removes from this node's blob store the bytes that no
+// committed file record names and that are older than BlobOrphanAge: the
+// leftovers of uploads whose record never committed (no majority, a failed
+// commit). It returns how many it removed. cmd/payments calls it hourly.
+func (s *Server) SweepBlobs() (int, error) {
+	if s.Blobs == nil || s.Config.Actors == nil {
+		return 0, nil
+	}
+	var known map[string]bool
+	known = s.Config.Actors.Reader().FileDigests()
+	return s.Blobs.Sweep(func(d string) bool { return known[d] }, time.Now().Add(-BlobOrphanAge))
+}
+
+// OpenBlob returns an uploaded file's bytes and their size, fetching them
+// from a peer (and keeping them) when this node lacks them: a backup taken
+// on any node holds every file its state records. The caller closes it.
+func (s *Server) OpenBlob(digest string) (io.ReadCloser, int64, error) {
+	if s.Blobs == nil {
+		return nil, 0, errors.New("file storage is not configured on this node")
+	}
+	file, size, err := s.Blobs.Open(digest)
+	if errors.Is(err, blob.ErrNotFound) {
+		key, _ := s.Config.Actors.Reader().FileSigningKey()
+		if key == nil {
+			return nil, 0, fmt.Errorf("file %s: not on this node, and no signing key to ask peers with", digest)
+		}
+		if err = s.FetchBlob(key, digest); err == nil {
+			file, size, err = s.Blobs.Open(digest)
+		}
+	}
+	if err != nil {
+		return nil, 0, fmt.Errorf("file %s: %w", digest, err)
+	}
+	return file, size, nil
 }

@@ -44,7 +44,7 @@ const resendPause = 20 * time.Millisecond
 // it, and relays the answer. It returns true when it answered. The leader
 // does everything (authentication, rate limits, the write); the follower
 // only relays, so a client may talk to any node.
-func (s *Server) forwardIfFollower(ctx *fasthttp.RequestCtx) bool {
+func (s *Server) ForwardIfFollower(ctx *fasthttp.RequestCtx) bool {
 	done, e := s.relay(ctx, true)
 	if e != nil {
 		WriteError(ctx, e)

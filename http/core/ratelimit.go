@@ -33,7 +33,7 @@ type rateLimiter struct {
 // one, against its client address.
 const (
 	perAPIKey        = "API key"
-	perClientAddress = "client address"
+	PerClientAddress = "client address"
 )
 
 const (
@@ -90,7 +90,7 @@ func (w *window) until(below uint32, now time.Time) time.Duration {
 // returns a rate_limited error when the key is over its limit, whose
 // message names what the key stands for, per (perAPIKey,
 // perClientAddress).
-func (l *rateLimiter) allow(ctx *fasthttp.RequestCtx, key, per string) *ledger.Error {
+func (l *rateLimiter) Allow(ctx *fasthttp.RequestCtx, key, per string) *ledger.Error {
 	now := l.now()
 	slot := now.UnixNano() / int64(rateSlot)
 	v, ok := l.windows.Load(key)

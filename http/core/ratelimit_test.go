@@ -15,7 +15,7 @@ func TestRateLimiterSlidingWindow(t *testing.T) {
 	l := newRateLimiter(100)
 	l.now = func() time.Time { return now }
 	var ctx fasthttp.RequestCtx
-	allow := func(key string) bool { return l.allow(&ctx, key, perAPIKey) == nil }
+	allow := func(key string) bool { return l.Allow(&ctx, key, perAPIKey) == nil }
 
 	// 100 requests, one per 10 ms slot, over the first second are allowed.
 	for i := 0; i < 100; i++ {
@@ -29,7 +29,7 @@ func TestRateLimiterSlidingWindow(t *testing.T) {
 	}
 	// The 101st, still inside the second, is refused with a retry hint.
 	now = start.Add(995 * time.Millisecond)
-	e := l.allow(&ctx, "k1", perAPIKey)
+	e := l.Allow(&ctx, "k1", perAPIKey)
 	if e == nil || e.Code != "rate_limited" || e.RetryAfterSeconds != 1 {
 		t.Fatalf("101st request: %+v", e)
 	}
@@ -60,9 +60,9 @@ func TestRateLimiterForgetsIdleKeys(t *testing.T) {
 	l := newRateLimiter(10)
 	l.now = func() time.Time { return now }
 	var ctx fasthttp.RequestCtx
-	l.allow(&ctx, "idle", perAPIKey)
+	l.Allow(&ctx, "idle", perAPIKey)
 	now = now.Add(2 * time.Minute)
-	l.allow(&ctx, "busy", perAPIKey)
+	l.Allow(&ctx, "busy", perAPIKey)
 	if _, ok := l.windows.Load("idle"); ok {
 		t.Fatal("an idle key's window is still held")
 	}

@@ -24,7 +24,7 @@ func ReplyError(r actors.Reply) *ledger.Error {
 }
 
 // answer answers a reply's error, or calls ok with its result.
-func (c *Call) answer(r actors.Reply, ok func(*ledger.Result)) {
+func (c *Call) Answer(r actors.Reply, ok func(*ledger.Result)) {
 	if e := ReplyError(r); e != nil {
 		c.Fail(e)
 		return
@@ -59,3 +59,15 @@ func (c *Call) Created(r actors.Reply, body func(*ledger.Result) any) {
 func NotFound(resource string) *ledger.Error {
 	return &ledger.Error{Code: ledger.CodeNotFound, Message: resource + " not found"}
 }
+
+// SandboxOnly answers 404 on production, where simulations do not exist.
+func (c *Call) SandboxOnly() bool {
+	if c.Server.Config.Live {
+		c.Fail(ErrSandboxOnly)
+		return false
+	}
+	return true
+}
+
+// ErrSandboxOnly answers a simulation on production: there is none.
+var ErrSandboxOnly = &ledger.Error{Code: ledger.CodeNotFound, Message: "Simulation endpoint not found: simulations exist only on the sandbox stack"}

@@ -90,7 +90,7 @@ func (c *Call) getRequest() {
 		c.Fail(notFound)
 		return
 	}
-	key, e := c.signingKey()
+	key, e := c.SigningKey()
 	if e != nil {
 		c.Fail(e)
 		return
@@ -432,7 +432,7 @@ func (c *Call) listRequests() {
 			continue
 		}
 		if key == nil {
-			if key, e = c.signingKey(); e != nil {
+			if key, e = c.SigningKey(); e != nil {
 				wg.Wait()
 				c.Fail(e)
 				return

@@ -152,7 +152,7 @@ const (
 	// up to it are read and refused by the handler with a clean 400; past
 	// it the handler answers 400 unread and the connection is closed
 	// lingering (linger.go), so that a client still sending reads it.
-	serverBodyBytesMax = 4 << 20
+	ServerBodyBytesMax = 4 << 20
 	readTimeout        = 10 * time.Second
 	writeTimeout       = 10 * time.Second
 	idleTimeout        = 60 * time.Second
@@ -168,7 +168,7 @@ type Server struct {
 	Config  Config
 	srv     *fasthttp.Server
 	router  *router.Router
-	limiter *rateLimiter
+	Limiter *rateLimiter
 	Logger  *slog.Logger
 
 	forwardMu  sync.Mutex
@@ -184,7 +184,7 @@ type Server struct {
 
 	Endpoints []Endpoint // every API route, in registration order (simindex.go)
 
-	blobs *blob.Store // uploaded files' bytes; nil without Config.FilesDir
+	Blobs *blob.Store // uploaded files' bytes; nil without Config.FilesDir
 
 	checkoutLimiter *rateLimiter // the hosted checkout's, per client address
 
@@ -252,7 +252,7 @@ func New(cfg Config) *Server {
 	cfg.PublicBaseURL = strings.TrimSuffix(cfg.PublicBaseURL, "/")
 	s := &Server{
 		Config:     cfg,
-		limiter:    newRateLimiter(cfg.RateLimitPerSecond),
+		Limiter:    newRateLimiter(cfg.RateLimitPerSecond),
 		Logger:     cfg.Logger,
 		forwarders: make(map[string]*fasthttp.HostClient),
 		scopes:     make(map[string]ledger.Scopes),
@@ -285,7 +285,7 @@ func New(cfg Config) *Server {
 		if err != nil {
 			cfg.Logger.Error("file storage unavailable", "dir", cfg.FilesDir, "err", err)
 		}
-		s.blobs = b
+		s.Blobs = b
 	}
 	r := router.New()
 	r.RedirectTrailingSlash = false
@@ -309,12 +309,12 @@ func New(cfg Config) *Server {
 		ReadTimeout:        cfg.ReadTimeout,
 		WriteTimeout:       writeTimeout,
 		IdleTimeout:        cfg.IdleTimeout,
-		MaxRequestBodySize: serverBodyBytesMax,
+		MaxRequestBodySize: ServerBodyBytesMax,
 		// Uploads may be larger than JSON bodies; the limit is raised for
 		// their routes only, and multipart bodies are parsed by the upload
 		// handler, not pre-parsed (or spooled to disk) by fasthttp.
 		HeaderReceived: func(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
-			return fasthttp.RequestConfig{MaxRequestBodySize: bodyLimitFor(h)}
+			return fasthttp.RequestConfig{MaxRequestBodySize: BodyLimitFor(h)}
 		},
 		DisablePreParseMultipartForm: true,
 		// Bodies are read by readBody once the request is authenticated,
@@ -454,7 +454,7 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx, scope ledger.Scopes, h handler)
 			return true
 		}
 	}
-	if s.forwardIfFollower(ctx) {
+	if s.ForwardIfFollower(ctx) {
 		return true
 	}
 	if err := s.checkForwardedClient(ctx); err != nil {
@@ -472,7 +472,7 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx, scope ledger.Scopes, h handler)
 		WriteError(ctx, err)
 		return s.confirmAnswer(ctx)
 	}
-	if err := s.limiter.allow(ctx, key.ID, perAPIKey); err != nil {
+	if err := s.Limiter.Allow(ctx, key.ID, perAPIKey); err != nil {
 		WriteError(ctx, err)
 		return true
 	}
@@ -567,7 +567,7 @@ func (s *Server) badRequest(ctx *fasthttp.RequestCtx, err error) {
 	s.Begin(ctx)
 	var e *ledger.Error
 	if errors.Is(err, fasthttp.ErrBodyTooLarge) {
-		e = BodyTooLarge(bodyLimitFor(&ctx.Request.Header))
+		e = BodyTooLarge(BodyLimitFor(&ctx.Request.Header))
 	} else {
 		e = &ledger.Error{Code: ledger.CodeValidation, Message: "Malformed HTTP request"}
 	}

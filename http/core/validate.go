@@ -63,7 +63,7 @@ const (
 	ReferenceLenMax       = 255
 	PayoutReferenceLenMax = 100
 	NarrationLenMax       = 500
-	nameLenMax            = 200
+	NameLenMax            = 200
 )
 
 // pathParam returns a path parameter, percent-decoded (the router leaves it

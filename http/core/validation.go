@@ -92,18 +92,18 @@ type validateBulkBody struct {
 type validateBulkItemJSON struct {
 	Code   string         `json:"code"`
 	Result validationJSON `json:"result"`
-	Error  *itemErrorJSON `json:"error,omitempty"`
+	Error  *ItemErrorJSON `json:"error,omitempty"`
 }
 
-// itemErrorJSON is the error envelope of one item of a bulk request.
-type itemErrorJSON struct {
+// ItemErrorJSON is the error envelope of one item of a bulk request.
+type ItemErrorJSON struct {
 	Error   ledger.Code   `json:"error"`
 	Message string        `json:"message"`
 	Details *errorDetails `json:"details,omitempty"`
 }
 
-func renderItemError(e *ledger.Error) *itemErrorJSON {
-	out := &itemErrorJSON{Error: e.Code, Message: e.Message}
+func RenderItemError(e *ledger.Error) *ItemErrorJSON {
+	out := &ItemErrorJSON{Error: e.Code, Message: e.Message}
 	if len(e.Fields) > 0 {
 		d := &errorDetails{}
 		for _, f := range e.Fields {
@@ -152,7 +152,7 @@ func (c *Call) validateBulk() {
 		}
 		v, e := c.Server.validateDestination(&items[i], fmt.Sprintf("items.%d.", i))
 		if e != nil {
-			r.Error = renderItemError(e)
+			r.Error = RenderItemError(e)
 			r.Result = validationJSON{Valid: false, Reason: string(e.Code), Message: e.Message}
 			continue
 		}
@@ -207,14 +207,14 @@ func (s *Server) validateDestination(req *validateRequestBody, prefix string) (v
 	if e := p.Err(); e != nil {
 		return validationJSON{}, e
 	}
-	number, msg := s.checkAccountNumber(&m, number)
+	number, msg := s.CheckAccountNumber(&m, number)
 	if msg != "" {
 		return invalid(reasonInvalidAccountNumber, "The account number "+msg), nil
 	}
 	if msg := routingNumberProblem(&m, routing); msg != "" {
 		return invalid(reasonInvalidRoutingNumber, msg), nil
 	}
-	res, e := s.resolveName(&m, number)
+	res, e := s.ResolveName(&m, number)
 	if e != nil {
 		return validationJSON{}, e
 	}
@@ -230,7 +230,7 @@ func invalid(reason, message string) validationJSON {
 
 // resolveName asks the rail who holds the account. A deployment without a
 // provider, or a rail that fails outright, is service_unavailable.
-func (s *Server) resolveName(m *rails.Method, number string) (rails.Resolution, *ledger.Error) {
+func (s *Server) ResolveName(m *rails.Method, number string) (rails.Resolution, *ledger.Error) {
 	ctx, cancel := context.WithTimeout(context.Background(), resolveTimeout)
 	defer cancel()
 	res, err := s.Config.Names.ResolveName(ctx, *m, number)
@@ -250,7 +250,7 @@ func (s *Server) resolveName(m *rails.Method, number string) (rails.Resolution, 
 // leading + allowed), or a bank account number of letters and digits. It
 // returns the number as it is stored (a phone number's digits only) and
 // what is wrong, or "".
-func (s *Server) checkAccountNumber(m *rails.Method, number string) (string, string) {
+func (s *Server) CheckAccountNumber(m *rails.Method, number string) (string, string) {
 	var p Problems
 	if m.Type == ledger.MethodMobileMoney {
 		number = p.Phone("", number)

@@ -70,7 +70,7 @@ func ServeAsset(ctx *fasthttp.RequestCtx, set *webassets.Set) {
 
 // limitAddress counts a checkout request against its client address.
 func (s *Server) LimitAddress(ctx *fasthttp.RequestCtx) *ledger.Error {
-	e := s.checkoutLimiter.allow(ctx, "ip:"+ctx.RemoteIP().String(), perClientAddress)
+	e := s.checkoutLimiter.Allow(ctx, "ip:"+ctx.RemoteIP().String(), PerClientAddress)
 	if e != nil {
 		e.Message = "Too many requests from this address: the checkout allows " +
 			strconv.Itoa(s.Config.RateLimitPerSecond) + " a second; retry after the delay given"

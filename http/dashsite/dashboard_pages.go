@@ -1,6 +1,7 @@
 package dashsite
 
 import (
+	"payments/http/admin"
 	core "payments/http/core"
 
 	"encoding/json"
@@ -344,7 +345,7 @@ func (d *dashboardRequest) keysPage(status int, created any, problem *dashboard.
 	// Every role sees the keys (never a secret); only keys:admin (owners)
 	// creates, changes or revokes one.
 	v := map[string]any{"scopes": d.key.Scopes.Names(), "controls": controls, "created": created,
-		"keys": view(d.s.KeyList(d.m.OrgID))}
+		"keys": view(admin.KeyList(d.s, d.m.OrgID))}
 	d.render(status, &dashboard.Page{Name: "keys", Title: "API keys", Section: "keys", View: v, Problem: problem})
 }
 
@@ -363,14 +364,14 @@ func (d *dashboardRequest) createKey() {
 	if len(scopes) > 0 {
 		body["scopes"] = scopes
 	}
-	var req core.CreateKeyBody
+	var req admin.CreateKeyBody
 	e := d.allowed(ledger.ScopeKeysAdmin)
 	if e == nil {
 		e = d.apiBody(body, &req)
 	}
 	var in app.NewKey
 	if e == nil {
-		in, e = core.NewKeyInput(&req)
+		in, e = admin.NewKeyInput(&req)
 	}
 	var r app.KeyCreated
 	if e == nil {
@@ -381,7 +382,7 @@ func (d *dashboardRequest) createKey() {
 		d.keysPage(core.HTTPStatus(e.Code), nil, problemOfError(e), controls)
 		return
 	}
-	d.keysPage(fasthttp.StatusCreated, view(d.s.RenderKeyNow(r.Result.APIKey, r.Secret)), nil, emptyControls())
+	d.keysPage(fasthttp.StatusCreated, view(admin.RenderKeyNow(d.s, r.Result.APIKey, r.Secret)), nil, emptyControls())
 }
 
 // keyDetail: GET /dashboard/keys/{id}. Its caps, its use against them, its
@@ -395,7 +396,7 @@ func (d *dashboardRequest) keyPage(status int, problem *dashboard.Problem, typed
 		d.render(core.HTTPStatus(e.Code), &dashboard.Page{Name: "error", Title: "API key", Section: "keys", Problem: problemOfError(e)})
 		return
 	}
-	k := view(d.s.RenderKeyNow(&key, ""))
+	k := view(admin.RenderKeyNow(d.s, &key, ""))
 	controls := typed
 	if controls == nil {
 		controls = map[string]string{}
@@ -422,14 +423,14 @@ func (d *dashboardRequest) keyPage(status int, problem *dashboard.Problem, typed
 func (d *dashboardRequest) updateKey() {
 	id := d.param("id")
 	controls := d.keyControlsForm()
-	var req core.UpdateKeyBody
+	var req admin.UpdateKeyBody
 	e := d.allowed(ledger.ScopeKeysAdmin)
 	if e == nil {
 		e = d.apiBody(keyControlsJSON(controls, true), &req)
 	}
 	var in app.KeyControlsChange
 	if e == nil {
-		in, e = core.KeyControlsInput(id, &req)
+		in, e = admin.KeyControlsInput(id, &req)
 	}
 	if e == nil {
 		e = core.ReplyError(d.s.Config.App.SetKeyControls(d.m.caller(), in))
@@ -550,15 +551,15 @@ func (d *dashboardRequest) webhookLists(v map[string]any, paged bool) *dashboard
 	if e := d.allowed(ledger.ScopeWebhooksRead); e != nil {
 		return problemOfError(e)
 	}
-	v["endpoints"] = view(d.s.WebhookEndpointList(d.m.OrgID, ledger.CursorStart, 100))
+	v["endpoints"] = view(admin.WebhookEndpointList(d.s, d.m.OrgID, ledger.CursorStart, 100))
 	before := ledger.CursorStart
 	if c := d.ctx.QueryArgs().Peek("cursor"); paged && c != nil {
 		var ok bool
-		if before, ok = core.DecodeCursor(core.ListDeliveries, string(c)); !ok {
+		if before, ok = core.DecodeCursor(admin.ListDeliveries, string(c)); !ok {
 			return problemOfError(ledger.FieldInvalid("cursor", "is not a cursor from this list; pass the nextCursor of the previous page"))
 		}
 	}
-	deliveries := view(d.s.DeliveryList(d.m.OrgID, ledger.DeliveryFilter{}, before, 20))
+	deliveries := view(admin.DeliveryList(d.s, d.m.OrgID, ledger.DeliveryFilter{}, before, 20))
 	v["deliveries"] = deliveries
 	if paged {
 		v["next"] = dashboard.NextHref(dashboard.Base+"/webhooks", nil, deliveries)
@@ -573,14 +574,14 @@ func (d *dashboardRequest) createEndpoint() {
 	if desc := d.form("description"); desc != "" {
 		body["description"] = desc
 	}
-	var req core.CreateWebhookEndpointBody
+	var req admin.CreateWebhookEndpointBody
 	e := d.allowed(ledger.ScopeWebhooksWrite)
 	if e == nil {
 		e = d.apiBody(body, &req)
 	}
 	var in app.NewWebhookEndpoint
 	if e == nil {
-		in, e = d.s.NewWebhookEndpointInput(&req)
+		in, e = admin.NewWebhookEndpointInput(d.s, &req)
 	}
 	if e == nil {
 		e = core.ReplyError(d.s.Config.App.CreateWebhookEndpoint(d.m.caller(), in))
@@ -609,14 +610,14 @@ func (d *dashboardRequest) endpointStatus() {
 // app.UpdateWebhookEndpoint, the change (in the API's shape) checked as
 // PATCH /v1/webhooks/endpoints/{id} checks its body.
 func (d *dashboardRequest) changeEndpoint(body map[string]any, done string) {
-	var req core.UpdateWebhookEndpointBody
+	var req admin.UpdateWebhookEndpointBody
 	e := d.allowed(ledger.ScopeWebhooksWrite)
 	if e == nil {
 		e = d.apiBody(body, &req)
 	}
 	var in app.WebhookEndpointChange
 	if e == nil {
-		in, e = d.s.WebhookEndpointChange(d.param("id"), &req)
+		in, e = admin.WebhookEndpointChange(d.s, d.param("id"), &req)
 	}
 	if e == nil {
 		e = core.ReplyError(d.s.Config.App.UpdateWebhookEndpoint(d.m.caller(), in))
@@ -649,7 +650,7 @@ func (d *dashboardRequest) testEndpoint() {
 		d.webhooksPage(core.HTTPStatus(e.Code), problemOfError(e), nil)
 		return
 	}
-	test := d.s.RenderWebhookTest(&delivery)
+	test := admin.RenderWebhookTest(d.s, &delivery)
 	notice := "The test event was delivered"
 	if !test.Success {
 		notice = "The test event was not delivered: " + dashboard.Show(orNil(test.Error))
@@ -714,7 +715,7 @@ func (d *dashboardRequest) deliveryPage(id string, status int, problem *dashboar
 		return
 	}
 	d.render(status, &dashboard.Page{Name: "delivery", Title: title, Section: "webhooks",
-		View: map[string]any{"delivery": view(&core.DeliveryDetailBody{Delivery: core.RenderWebhookDeliveryDetail(d.s.PublicIDs(), &delivery)})["delivery"]}, Problem: problem})
+		View: map[string]any{"delivery": view(&admin.DeliveryDetailBody{Delivery: admin.RenderWebhookDeliveryDetail(d.s.PublicIDs(), &delivery)})["delivery"]}, Problem: problem})
 }
 
 // replayDelivery: POST /dashboard/webhooks/deliveries/{id}/replay:
@@ -854,11 +855,11 @@ func (d *dashboardRequest) sandboxTool() {
 	switch {
 	case e != nil:
 	case d.param("tool") == "fund":
-		var req core.FundBalanceRequestBody
+		var req admin.FundBalanceRequestBody
 		e = d.apiBody(map[string]any{"amount": d.form("amount"), "currency": d.form("currency"), "externalReference": ref}, &req)
-		var in core.FundBalanceRequest
+		var in admin.FundBalanceRequest
 		if e == nil {
-			in, e = core.FundBalanceInput(&req)
+			in, e = admin.FundBalanceInput(&req)
 		}
 		if e == nil {
 			e = core.ReplyError(d.s.Config.App.FundBalance(d.m.caller(), in.Currency, in.Amount, in.Ref))
@@ -871,12 +872,12 @@ func (d *dashboardRequest) sandboxTool() {
 				Details: []dashboard.Detail{{Field: "seconds", Message: "must be a whole number of seconds"}}, Message: "Invalid request"})
 			return
 		}
-		by, e2 := core.AdvanceClockInput(&core.AdvanceClockBody{Seconds: &seconds})
+		by, e2 := admin.AdvanceClockInput(&admin.AdvanceClockBody{Seconds: &seconds})
 		e = e2
 		if e == nil {
 			r := d.s.Config.App.AdvanceClock(d.m.caller(), by)
 			if e = core.ReplyError(r.Reply); e == nil {
-				notice = "The clock now reads " + core.RenderClock(&r).Now + "."
+				notice = "The clock now reads " + admin.RenderClock(&r).Now + "."
 			}
 		}
 	default:

@@ -10,7 +10,6 @@ import (
 
 func init() {
 	core.RegisterRoutes(
-		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/organization", H: getOrganization},
 		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/accounts", Scope: ledger.ScopeBalancesRead, H: listAccounts},
 		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/accounts/{id}", Scope: ledger.ScopeBalancesRead, H: getAccount},
 		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/accounts/{id}/ledger", Scope: ledger.ScopeBalancesRead, H: accountLedger},
@@ -82,20 +81,4 @@ func accountLedger(c *core.Call) {
 	c.OK(fasthttp.StatusOK, core.NewList(core.ListEntries, page, func(n *ledger.NumberedEntry) entryJSON {
 		return renderEntry(c.Server.PublicIDs(), n, a.Currency)
 	}))
-}
-
-type organizationBody struct {
-	Organization core.OrganizationJSON `json:"organization"`
-}
-
-// getOrganization: GET /v1/organization, the caller's own organization.
-func getOrganization(c *core.Call) {
-	var o ledger.Organization
-	var found bool
-	o, found = c.Server.Config.Actors.Reader().Organization(c.Org)
-	if !found {
-		c.Fail(core.NotFound("Organization"))
-		return
-	}
-	c.OK(fasthttp.StatusOK, &organizationBody{core.RenderOrganization(&o)})
 }

@@ -1,6 +1,8 @@
-package core
+package admin
 
 import (
+	core "payments/http/core"
+
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -10,7 +12,7 @@ import (
 )
 
 func init() {
-	RegisterRoutes(Endpoint{Method: fasthttp.MethodPost, Path: "/v1/simulations/advance-clock", Scope: ledger.ScopeSimulationsWrite, H: (*Call).advanceClock, Sim: &SimulationDoc{
+	core.RegisterRoutes(core.Endpoint{Method: fasthttp.MethodPost, Path: "/v1/simulations/advance-clock", Scope: ledger.ScopeSimulationsWrite, H: advanceClock, Sim: &core.SimulationDoc{
 		Operation: "advance_clock",
 		Description: "Moves the organization's sandbox clock forward by `seconds` (1 to 31,622,400), then expires at once every quote, order and " +
 			"checkout session whose deadline the jump passed, with their events. Every timestamp the organization sees (resources, events, ledger " +
@@ -29,7 +31,7 @@ type clockJSON struct {
 }
 
 // advanceClock: POST /v1/simulations/advance-clock.
-func (c *Call) advanceClock() {
+func advanceClock(c *core.Call) {
 	if !c.SandboxOnly() {
 		return
 	}
@@ -53,7 +55,7 @@ type clockBody struct {
 // renderClock is the organization's clock after an advance.
 func RenderClock(r *app.ClockAdvanced) clockJSON {
 	clk := r.Result.Clock
-	return clockJSON{clk.OrgID, clk.OffsetMillis / 1000, Timestamp(r.At.UnixMilli() + clk.OffsetMillis)}
+	return clockJSON{clk.OrgID, clk.OffsetMillis / 1000, core.Timestamp(r.At.UnixMilli() + clk.OffsetMillis)}
 }
 
 // advanceClockInput checks a request to advance the sandbox clock (the

@@ -1,6 +1,8 @@
-package core
+package admin
 
 import (
+	core "payments/http/core"
+
 	"net/url"
 	"strconv"
 	"strings"
@@ -17,16 +19,16 @@ import (
 // the events move with it.
 
 func init() {
-	RegisterRoutes(
-		Endpoint{Method: fasthttp.MethodGet, Path: "/v1/disputes", Scope: ledger.ScopeDisputesRead, H: (*Call).listDisputes},
-		Endpoint{Method: fasthttp.MethodGet, Path: "/v1/disputes/{id}", Scope: ledger.ScopeDisputesRead, H: (*Call).getDispute},
-		Endpoint{Method: fasthttp.MethodPost, Path: "/v1/disputes/{id}/respond", Scope: ledger.ScopeDisputesWrite, H: (*Call).respondToDispute},
-		Endpoint{Method: fasthttp.MethodPost, Path: "/v1/disputes/{id}/messages", Scope: ledger.ScopeDisputesWrite, H: (*Call).addDisputeMessage},
-		Endpoint{Method: fasthttp.MethodPost, Path: "/v1/simulations/dispute-open", Scope: ledger.ScopeSimulationsWrite, H: (*Call).simulateDisputeOpen, Sim: &SimulationDoc{
+	core.RegisterRoutes(
+		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/disputes", Scope: ledger.ScopeDisputesRead, H: listDisputes},
+		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/disputes/{id}", Scope: ledger.ScopeDisputesRead, H: getDispute},
+		core.Endpoint{Method: fasthttp.MethodPost, Path: "/v1/disputes/{id}/respond", Scope: ledger.ScopeDisputesWrite, H: respondToDispute},
+		core.Endpoint{Method: fasthttp.MethodPost, Path: "/v1/disputes/{id}/messages", Scope: ledger.ScopeDisputesWrite, H: addDisputeMessage},
+		core.Endpoint{Method: fasthttp.MethodPost, Path: "/v1/simulations/dispute-open", Scope: ledger.ScopeSimulationsWrite, H: simulateDisputeOpen, Sim: &core.SimulationDoc{
 			Operation:   "open_dispute",
 			Description: "Opens a dispute against a completed collection of the caller and holds its amount (default: the whole collection) on the balance; the same collection again replays it.",
 		}},
-		Endpoint{Method: fasthttp.MethodPost, Path: "/v1/simulations/dispute-resolve", Scope: ledger.ScopeSimulationsWrite, H: (*Call).simulateDisputeResolve, Sim: &SimulationDoc{
+		core.Endpoint{Method: fasthttp.MethodPost, Path: "/v1/simulations/dispute-resolve", Scope: ledger.ScopeSimulationsWrite, H: simulateDisputeResolve, Sim: &core.SimulationDoc{
 			Operation:   "resolve_dispute",
 			Description: "Resolves an open or under-review dispute: won releases the hold (status declined), lost debits the amount (status accepted).",
 			Outcomes:    []string{"won", "lost"},
@@ -34,7 +36,7 @@ func init() {
 	)
 }
 
-const listDisputes ListKind = 'D'
+const listDisputesKind core.ListKind = 'D'
 
 type disputeJSON struct {
 	ID             string                `json:"id"`
@@ -91,9 +93,9 @@ func renderDispute(d *ledger.Dispute) disputeJSON {
 	}
 	return disputeJSON{
 		ID: d.ID, OrganizationID: d.OrgID, CollectionID: d.CollectionID,
-		Amount: Money(d.Amount, d.Currency), Currency: d.Currency, Category: d.Category,
-		Status: d.Status.String(), StatusMessage: Optional(d.StatusMessage), Evidence: evidence,
-		ResolvedAt: OptionalTimestamp(d.ResolvedAt), CreatedAt: Timestamp(d.CreatedAt), UpdatedAt: Timestamp(d.UpdatedAt),
+		Amount: core.Money(d.Amount, d.Currency), Currency: d.Currency, Category: d.Category,
+		Status: d.Status.String(), StatusMessage: core.Optional(d.StatusMessage), Evidence: evidence,
+		ResolvedAt: core.OptionalTimestamp(d.ResolvedAt), CreatedAt: core.Timestamp(d.CreatedAt), UpdatedAt: core.Timestamp(d.UpdatedAt),
 	}
 }
 
@@ -103,13 +105,13 @@ type threadRenderer struct {
 	files func(id string) (ledger.File, bool)
 }
 
-func (c *Call) threadRenderer(st *ledger.Reader) threadRenderer {
-	return threadRenderer{sign: c.signer(st), files: func(id string) (ledger.File, bool) { return st.File(c.Org, id) }}
+func threads(c *core.Call, st *ledger.Reader) threadRenderer {
+	return threadRenderer{sign: signer(c, st), files: func(id string) (ledger.File, bool) { return st.File(c.Org, id) }}
 }
 
 func (t threadRenderer) message(m *ledger.DisputeMessage) disputeMessageJSON {
 	out := disputeMessageJSON{ID: m.ID, AuthorType: m.AuthorType, Body: m.Body,
-		Attachments: make([]attachmentJSON, 0, len(m.Attachments)), CreatedAt: Timestamp(m.CreatedAt)}
+		Attachments: make([]attachmentJSON, 0, len(m.Attachments)), CreatedAt: core.Timestamp(m.CreatedAt)}
 	for _, a := range m.Attachments {
 		if link, ok := a.URL(); ok {
 			out.Attachments = append(out.Attachments, attachmentJSON{Name: a.Name, URL: link})
@@ -136,21 +138,21 @@ func (t threadRenderer) withThread(d *ledger.Dispute) disputeJSON {
 
 // renderWithThread renders a dispute from a command's result, its thread
 // included, under the read lock (for the files of its attachments).
-func (c *Call) renderWithThread(d *ledger.Dispute) *disputeBody {
+func renderWithThread(c *core.Call, d *ledger.Dispute) *disputeBody {
 	var body disputeBody
-	body.Dispute = c.threadRenderer(c.Server.Config.Actors.Reader()).withThread(d)
+	body.Dispute = threads(c, c.Server.Config.Actors.Reader()).withThread(d)
 	return &body
 }
 
 // listDisputes: GET /v1/disputes, newest first, without threads.
-func (c *Call) listDisputes() {
-	limit, before, e := PageParams(c.Ctx, listDisputes, 20)
+func listDisputes(c *core.Call) {
+	limit, before, e := core.PageParams(c.Ctx, listDisputesKind, 20)
 	if e != nil {
 		c.Fail(e)
 		return
 	}
 	var status ledger.DisputeStatus
-	if v, ok := Query(c.Ctx, "status"); ok {
+	if v, ok := core.Query(c.Ctx, "status"); ok {
 		if status, ok = ledger.ParseDisputeStatus(v); !ok {
 			c.Fail(ledger.FieldInvalid("status", "must be one of open, under_review, accepted, declined"))
 			return
@@ -158,17 +160,17 @@ func (c *Call) listDisputes() {
 	}
 	var page ledger.Page[ledger.Dispute]
 	page = c.Server.Config.Actors.Reader().Disputes(c.Org, status, before, limit)
-	c.OK(fasthttp.StatusOK, NewList(listDisputes, page, renderDispute))
+	c.OK(fasthttp.StatusOK, core.NewList(listDisputesKind, page, renderDispute))
 }
 
 // getDispute: GET /v1/disputes/{id}, with its thread oldest first.
-func (c *Call) getDispute() {
-	if d, ok := Lookup(c, "id", "Dispute", func(st *ledger.Reader, id string) (disputeJSON, bool) {
+func getDispute(c *core.Call) {
+	if d, ok := core.Lookup(c, "id", "Dispute", func(st *ledger.Reader, id string) (disputeJSON, bool) {
 		d, ok := st.Dispute(c.Org, id)
 		if !ok {
 			return disputeJSON{}, false
 		}
-		return c.threadRenderer(st).withThread(&d), true
+		return threads(c, st).withThread(&d), true
 	}); ok {
 		c.OK(fasthttp.StatusOK, &disputeBody{d})
 	}
@@ -184,8 +186,8 @@ type respondRequestBody struct {
 const disputeTextLenMax = 2000
 
 // respondToDispute: POST /v1/disputes/{id}/respond.
-func (c *Call) respondToDispute() {
-	id, e := PathParam(c.Ctx, "id")
+func respondToDispute(c *core.Call) {
+	id, e := core.PathParam(c.Ctx, "id")
 	if e != nil {
 		c.Fail(e)
 		return
@@ -194,7 +196,7 @@ func (c *Call) respondToDispute() {
 	if !c.Decode(&req) {
 		return
 	}
-	var p Problems
+	var p core.Problems
 	action := p.Text("action", req.Action, true, 16)
 	if action != "" && action != ledger.DisputeActionAccept && action != ledger.DisputeActionContest {
 		p.Add("action", "must be accept or contest")
@@ -213,7 +215,7 @@ func (c *Call) respondToDispute() {
 		return
 	}
 	r := c.Server.Config.App.RespondToDispute(c.Caller(), app.DisputeResponse{DisputeID: id, Action: action, Reason: reason, FileIDs: req.FileIDs})
-	c.Reply(r, fasthttp.StatusOK, func(res *ledger.Result) any { return c.renderWithThread(res.Dispute) })
+	c.Reply(r, fasthttp.StatusOK, func(res *ledger.Result) any { return renderWithThread(c, res.Dispute) })
 }
 
 // attachmentURLLenMax bounds a linked document's URL, in characters.
@@ -229,8 +231,8 @@ type messageRequestBody struct {
 }
 
 // addDisputeMessage: POST /v1/disputes/{id}/messages.
-func (c *Call) addDisputeMessage() {
-	id, e := PathParam(c.Ctx, "id")
+func addDisputeMessage(c *core.Call) {
+	id, e := core.PathParam(c.Ctx, "id")
 	if e != nil {
 		c.Fail(e)
 		return
@@ -239,7 +241,7 @@ func (c *Call) addDisputeMessage() {
 	if !c.Decode(&req) {
 		return
 	}
-	var p Problems
+	var p core.Problems
 	text := p.Text("body", req.Body, true, disputeTextLenMax)
 	if len(req.Attachments) > ledger.DisputeAttachmentsMax {
 		p.Add("attachments", "must have at most 10 files")
@@ -254,7 +256,7 @@ func (c *Call) addDisputeMessage() {
 		// it: its url is the file's download link (or empty), made afresh
 		// at every read, so it is checked for size and not kept.
 		if a.FileID == nil && a.URL != nil {
-			name := p.Text(field+".name", a.Name, true, fileNameLenMax)
+			name := p.Text(field+".name", a.Name, true, core.FileNameLenMax)
 			link := p.Text(field+".url", a.URL, true, attachmentURLLenMax)
 			if u, err := url.Parse(link); link != "" && (err != nil || u.Scheme != "https" || u.Host == "") {
 				p.Add(field+".url", "must be an https URL")
@@ -267,7 +269,7 @@ func (c *Call) addDisputeMessage() {
 		if fileID != "" && !strings.HasPrefix(fileID, "file_") {
 			p.Add(field+".fileId", "must be a file id (file_…)")
 		}
-		name := p.Text(field+".name", a.Name, false, fileNameLenMax)
+		name := p.Text(field+".name", a.Name, false, core.FileNameLenMax)
 		atts = append(atts, ledger.Attachment{FileID: fileID, Name: name})
 	}
 	if e := p.Err(); e != nil {
@@ -277,16 +279,16 @@ func (c *Call) addDisputeMessage() {
 	r := c.Server.Config.App.AddDisputeMessage(c.Caller(), app.DisputeMessage{DisputeID: id, Body: text, Attachments: atts})
 	c.Created(r, func(res *ledger.Result) any {
 		var body disputeMessageBody
-		body.Message = c.threadRenderer(c.Server.Config.Actors.Reader()).message(res.DisputeMessage)
+		body.Message = threads(c, c.Server.Config.Actors.Reader()).message(res.DisputeMessage)
 		return &body
 	})
 }
 
 type disputeOpenRequestBody struct {
-	CollectionID *string `json:"collectionId"`
-	Amount       Amount  `json:"amount"`
-	Category     *string `json:"category"`
-	Reason       *string `json:"reason"`
+	CollectionID *string     `json:"collectionId"`
+	Amount       core.Amount `json:"amount"`
+	Category     *string     `json:"category"`
+	Reason       *string     `json:"reason"`
 }
 
 type disputeSimulationBody struct {
@@ -301,7 +303,7 @@ type disputeSimulationJSON struct {
 }
 
 // simulateDisputeOpen: POST /v1/simulations/dispute-open.
-func (c *Call) simulateDisputeOpen() {
+func simulateDisputeOpen(c *core.Call) {
 	if !c.SandboxOnly() {
 		return
 	}
@@ -309,7 +311,7 @@ func (c *Call) simulateDisputeOpen() {
 	if !c.Decode(&req) {
 		return
 	}
-	var p Problems
+	var p core.Problems
 	colID := p.Text("collectionId", req.CollectionID, true, 64)
 	category := p.Text("category", req.Category, false, 16)
 	if category == "" {
@@ -329,7 +331,7 @@ func (c *Call) simulateDisputeOpen() {
 	r := c.Server.Config.App.OpenDispute(c.Caller(), in)
 	c.Created(r, func(res *ledger.Result) any {
 		return &disputeSimulationBody{disputeSimulationJSON{Type: "open_dispute", Replayed: res.Replayed,
-			Dispute: c.renderWithThread(res.Dispute).Dispute}}
+			Dispute: renderWithThread(c, res.Dispute).Dispute}}
 	})
 }
 
@@ -340,7 +342,7 @@ type disputeResolveRequestBody struct {
 }
 
 // simulateDisputeResolve: POST /v1/simulations/dispute-resolve.
-func (c *Call) simulateDisputeResolve() {
+func simulateDisputeResolve(c *core.Call) {
 	if !c.SandboxOnly() {
 		return
 	}
@@ -348,7 +350,7 @@ func (c *Call) simulateDisputeResolve() {
 	if !c.Decode(&req) {
 		return
 	}
-	var p Problems
+	var p core.Problems
 	id := p.Text("disputeId", req.DisputeID, true, 64)
 	outcome := p.Text("outcome", req.Outcome, true, 8)
 	if outcome != "" && outcome != "won" && outcome != "lost" {
@@ -362,6 +364,6 @@ func (c *Call) simulateDisputeResolve() {
 	r := c.Server.Config.App.ResolveDispute(c.Caller(), id, outcome == "won", message)
 	c.Reply(r, fasthttp.StatusOK, func(res *ledger.Result) any {
 		return &disputeSimulationBody{disputeSimulationJSON{Type: "resolve_dispute", Outcome: outcome,
-			Dispute: c.renderWithThread(res.Dispute).Dispute}}
+			Dispute: renderWithThread(c, res.Dispute).Dispute}}
 	})
 }

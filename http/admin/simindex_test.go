@@ -1,6 +1,8 @@
-package core
+package admin
 
 import (
+	core "payments/http/core"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,9 +20,9 @@ import (
 // index lists exactly those routes: a simulation endpoint cannot be served
 // without being listed.
 func TestSimulationRoutesAreIndexed(t *testing.T) {
-	s := New(Config{})
+	s := core.New(core.Config{})
 	listed := map[string]bool{}
-	for _, e := range s.simulationIndex() {
+	for _, e := range simulationIndex(s) {
 		listed[e.Method+" "+e.Path] = true
 	}
 	seen := 0
@@ -58,7 +60,7 @@ type indexEntry struct {
 
 func readIndex(t *testing.T) map[string]indexEntry {
 	t.Helper()
-	b, err := json.Marshal(New(Config{}).simulationIndex())
+	b, err := json.Marshal(simulationIndex(core.New(core.Config{})))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,8 @@
-package core
+package admin
 
 import (
+	core "payments/http/core"
+
 	"bytes"
 	"mime/multipart"
 	"strings"
@@ -131,7 +133,7 @@ func TestParseUpload(t *testing.T) {
 		{"no boundary", "multipart/form-data", body, "Content-Type must be multipart/form-data"},
 		{"other boundary", "multipart/form-data; boundary=zzz", body, "purpose is required"},
 		{"truncated", ct, body[:len(body)-10], "malformed"},
-		{"body over the limit", ct, make([]byte, uploadBodyBytesMax+1), "larger than the limit"},
+		{"body over the limit", ct, make([]byte, core.UploadBodyBytesMax+1), "larger than the limit"},
 	}
 	for _, c := range cases {
 		if _, e := parseUpload(c.ct, c.body); e == nil || !strings.Contains(e.Message, c.want) {
@@ -145,13 +147,13 @@ func TestParseUpload(t *testing.T) {
 	}
 	// Names are reduced to a last path element without controls.
 	for name, want := range map[string]string{"": "file", "a/b/c.png": "c.png", `C:\x\y.png`: "y.png", "/": "file"} {
-		var p Problems
+		var p core.Problems
 		if got := cleanFileName(&p, name); got != want || len(p) != 0 {
 			t.Errorf("cleanFileName(%q) = %q %v, want %q", name, got, p, want)
 		}
 	}
 	for _, bad := range []string{"a\x01b.png", "a\"b.png", "\xff.png", strings.Repeat("x", 256)} {
-		var p Problems
+		var p core.Problems
 		if cleanFileName(&p, bad); len(p) == 0 {
 			t.Errorf("cleanFileName(%q) accepted", bad)
 		}
@@ -192,7 +194,7 @@ func FuzzParseUpload(f *testing.F) {
 		if len(u.content) > ledger.FileSizeMaxBytes {
 			t.Fatalf("accepted %d bytes", len(u.content))
 		}
-		if u.filename == "" || !utf8.ValidString(u.filename) || strings.ContainsAny(u.filename, "/\\\"\x00") || utf8.RuneCountInString(u.filename) > fileNameLenMax {
+		if u.filename == "" || !utf8.ValidString(u.filename) || strings.ContainsAny(u.filename, "/\\\"\x00") || utf8.RuneCountInString(u.filename) > core.FileNameLenMax {
 			t.Fatalf("accepted file name %q", u.filename)
 		}
 		purpose, typ, e := checkUpload(u)
@@ -214,19 +216,19 @@ func TestBodyLimitFor(t *testing.T) {
 		method, uri string
 		want        int
 	}{
-		{"POST", "/v1/files", uploadBodyBytesMax},
-		{"POST", "/v1/files?x=1", uploadBodyBytesMax},
+		{"POST", "/v1/files", core.UploadBodyBytesMax},
+		{"POST", "/v1/files?x=1", core.UploadBodyBytesMax},
 		{"PUT", "/internal/blobs/abc", ledger.FileSizeMaxBytes},
-		{"GET", "/v1/files", serverBodyBytesMax},
-		{"POST", "/v1/files/x", serverBodyBytesMax},
-		{"POST", "/v1/payouts", serverBodyBytesMax},
-		{"POST", "/internal/blobs/abc", serverBodyBytesMax},
+		{"GET", "/v1/files", core.ServerBodyBytesMax},
+		{"POST", "/v1/files/x", core.ServerBodyBytesMax},
+		{"POST", "/v1/payouts", core.ServerBodyBytesMax},
+		{"POST", "/internal/blobs/abc", core.ServerBodyBytesMax},
 	}
 	for _, c := range cases {
 		var h fasthttp.RequestHeader
 		h.SetMethod(c.method)
 		h.SetRequestURI(c.uri)
-		if got := bodyLimitFor(&h); got != c.want {
+		if got := core.BodyLimitFor(&h); got != c.want {
 			t.Errorf("%s %s: %d, want %d", c.method, c.uri, got, c.want)
 		}
 	}

@@ -1,6 +1,8 @@
-package core
+package admin
 
 import (
+	core "payments/http/core"
+
 	stdjson "encoding/json"
 	"sort"
 
@@ -18,7 +20,7 @@ import (
 // explicit simulation endpoints are the routes whose sim field is set.
 
 func init() {
-	RegisterRoutes(Endpoint{Method: fasthttp.MethodGet, Path: "/v1/simulations", H: (*Call).listSimulations})
+	core.RegisterRoutes(core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/simulations", H: listSimulations})
 }
 
 // simulationTriggers are the sandbox behaviours driven through the normal
@@ -42,7 +44,7 @@ type triggerJSON struct {
 
 // simulationIndex lists the triggers, then the simulation endpoints by path
 // and method.
-func (s *Server) simulationIndex() []simulationJSON {
+func simulationIndex(s *core.Server) []simulationJSON {
 	out := make([]simulationJSON, 0, len(simulationTriggers)+8)
 	for _, t := range simulationTriggers {
 		scenarios := make(map[string]string, len(t.Scenarios)+1)
@@ -84,9 +86,9 @@ func (s *Server) simulationIndex() []simulationJSON {
 
 // listSimulations: GET /v1/simulations. Not paginated: the index is short,
 // but it comes in the list envelope.
-func (c *Call) listSimulations() {
+func listSimulations(c *core.Call) {
 	if !c.SandboxOnly() {
 		return
 	}
-	c.OK(fasthttp.StatusOK, &ListBody[simulationJSON]{Data: c.Server.simulationIndex()})
+	c.OK(fasthttp.StatusOK, &core.ListBody[simulationJSON]{Data: simulationIndex(c.Server)})
 }

@@ -1,12 +1,12 @@
-package core
+package admin
 
 import (
+	core "payments/http/core"
+
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"fmt"
-	"io"
 	"net/url"
 	"strconv"
 	"strings"
@@ -33,15 +33,20 @@ import (
 // URLs and they stay valid across restarts until they expire.
 
 func init() {
-	RegisterRoutes(
-		Endpoint{Method: fasthttp.MethodPost, Path: "/v1/files", Scope: ledger.ScopeFilesWrite, H: (*Call).uploadFile},
-		Endpoint{Method: fasthttp.MethodGet, Path: "/v1/files", Scope: ledger.ScopeFilesRead, H: (*Call).listFiles},
-		Endpoint{Method: fasthttp.MethodGet, Path: "/v1/files/purposes", H: (*Call).filePurposes},
-		Endpoint{Method: fasthttp.MethodGet, Path: "/v1/files/{id}", Scope: ledger.ScopeFilesRead, H: (*Call).getFile},
+	core.RegisterRoutes(
+		core.Endpoint{Method: fasthttp.MethodPost, Path: "/v1/files", Scope: ledger.ScopeFilesWrite, H: uploadFile},
+		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/files", Scope: ledger.ScopeFilesRead, H: listFiles},
+		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/files/purposes", H: filePurposes},
+		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/files/{id}", Scope: ledger.ScopeFilesRead, H: getFile},
 	)
+	// The signed download is not an API call with a key, and is not
+	// forwarded to the leader: any node serves it.
+	core.RegisterRouteSet(func(s *core.Server) {
+		s.Router().GET("/v1/files/{id}/content", func(a0 *fasthttp.RequestCtx) { downloadFile(s, a0) })
+	})
 }
 
-const listFiles ListKind = 'F'
+const listFilesKind core.ListKind = 'F'
 
 // fileURLLifetime is how long a download URL is valid, by purpose: identity
 // documents briefly, logos (shown on pages) for a day.
@@ -73,7 +78,7 @@ type fileBody struct {
 
 func renderFile(f *ledger.File) fileJSON {
 	return fileJSON{ID: f.ID, Purpose: f.Purpose, Filename: f.Filename, ContentType: f.ContentType,
-		Size: f.Size, CreatedAt: Timestamp(f.CreatedAt)}
+		Size: f.Size, CreatedAt: core.Timestamp(f.CreatedAt)}
 }
 
 // urlSigner makes download URLs for one response.
@@ -87,7 +92,7 @@ type urlSigner struct {
 // base URL (Config.PublicBaseURL, never the request's Host), the replicated key (nil before any file exists), and the
 // organization's clock, so that advancing a sandbox clock expires links as
 // it expires everything else. Call it under the state's read lock.
-func (c *Call) signer(st *ledger.Reader) urlSigner {
+func signer(c *core.Call, st *ledger.Reader) urlSigner {
 	key, _ := st.FileSigningKey()
 	now := time.UnixMilli(st.OrgNow(c.Org, c.Server.Config.Actors.Now().UnixMilli()))
 	return urlSigner{base: c.Server.Config.PublicBaseURL, key: key, now: now}
@@ -112,19 +117,9 @@ func fileSignature(key []byte, id, expires string) string {
 	return hex.EncodeToString(m.Sum(nil))
 }
 
-// signingKey returns the cluster's signing key (of download URLs, and of
-// the followers' word on a client's address), made first if there is none.
-func (c *Call) signingKey() ([]byte, *ledger.Error) {
-	key, err := c.Server.Config.App.FileSigningKey()
-	if err != nil {
-		return nil, ErrorOf(err)
-	}
-	return key, nil
-}
-
 // uploadFile: POST /v1/files.
-func (c *Call) uploadFile() {
-	if c.Server.blobs == nil {
+func uploadFile(c *core.Call) {
+	if c.Server.Blobs == nil {
 		c.Fail(&ledger.Error{Code: ledger.CodeUnavailable, Message: "File storage is not configured on this node; nothing was done"})
 		return
 	}
@@ -145,18 +140,18 @@ func (c *Call) uploadFile() {
 		c.Fail(e)
 		return
 	}
-	key, e := c.signingKey()
+	key, e := c.SigningKey()
 	if e != nil {
 		c.Fail(e)
 		return
 	}
-	digest, err := c.Server.blobs.Put(up.content)
+	digest, err := c.Server.Blobs.Put(up.content)
 	if err != nil {
 		c.Server.Logger.Error("store blob", "err", err)
 		c.Fail(&ledger.Error{Code: ledger.CodeUnavailable, Message: "The file could not be stored; nothing was done, retry shortly"})
 		return
 	}
-	if e := c.Server.replicateBlob(key, digest, up.content); e != nil {
+	if e := c.Server.ReplicateBlob(key, digest, up.content); e != nil {
 		c.Fail(e)
 		return
 	}
@@ -165,7 +160,7 @@ func (c *Call) uploadFile() {
 		Size: int64(len(up.content)), SHA256: digest,
 	})
 	var sign urlSigner
-	sign = c.signer(c.Server.Config.Actors.Reader())
+	sign = signer(c, c.Server.Config.Actors.Reader())
 	c.Created(r, func(res *ledger.Result) any {
 		f := renderFile(res.File)
 		f.URL = sign.url(res.File)
@@ -174,14 +169,14 @@ func (c *Call) uploadFile() {
 }
 
 // getFile: GET /v1/files/{id}, with a fresh signed URL.
-func (c *Call) getFile() {
-	if f, ok := Lookup(c, "id", "File", func(st *ledger.Reader, id string) (fileJSON, bool) {
+func getFile(c *core.Call) {
+	if f, ok := core.Lookup(c, "id", "File", func(st *ledger.Reader, id string) (fileJSON, bool) {
 		f, ok := st.File(c.Org, id)
 		if !ok {
 			return fileJSON{}, false
 		}
 		out := renderFile(&f)
-		out.URL = c.signer(st).url(&f)
+		out.URL = signer(c, st).url(&f)
 		return out, true
 	}); ok {
 		c.OK(fasthttp.StatusOK, &fileBody{f})
@@ -189,13 +184,13 @@ func (c *Call) getFile() {
 }
 
 // listFiles: GET /v1/files, newest first, without URLs.
-func (c *Call) listFiles() {
-	limit, before, e := PageParams(c.Ctx, listFiles, 20)
+func listFiles(c *core.Call) {
+	limit, before, e := core.PageParams(c.Ctx, listFilesKind, 20)
 	if e != nil {
 		c.Fail(e)
 		return
 	}
-	purpose, given := Query(c.Ctx, "purpose")
+	purpose, given := core.Query(c.Ctx, "purpose")
 	if given {
 		if _, ok := ledger.LookupFilePurpose(purpose); !ok {
 			c.Fail(ledger.FieldInvalid("purpose", "must be one of "+purposeNames()))
@@ -204,7 +199,7 @@ func (c *Call) listFiles() {
 	}
 	var page ledger.Page[ledger.File]
 	page = c.Server.Config.Actors.Reader().Files(c.Org, purpose, before, limit)
-	c.OK(fasthttp.StatusOK, NewList(listFiles, page, renderFile))
+	c.OK(fasthttp.StatusOK, core.NewList(listFilesKind, page, renderFile))
 }
 
 type filePurposeJSON struct {
@@ -218,7 +213,7 @@ type filePurposesBody struct {
 }
 
 // filePurposes: GET /v1/files/purposes, so clients check before uploading.
-func (c *Call) filePurposes() {
+func filePurposes(c *core.Call) {
 	var body filePurposesBody
 	for _, p := range ledger.FilePurposes {
 		body.Purposes = append(body.Purposes, filePurposeJSON{p.Name, p.MaxSizeBytes, p.AllowedTypes})
@@ -230,24 +225,24 @@ func (c *Call) filePurposes() {
 // node and without an API key: the signature is the authority. A follower
 // that has not yet applied the file's record (or the key) relays to the
 // leader, which has.
-func (s *Server) downloadFile(ctx *fasthttp.RequestCtx) {
+func downloadFile(s *core.Server, ctx *fasthttp.RequestCtx) {
 	if !s.Begin(ctx) {
 		return
 	}
 	// No key to count against: the route is limited per client address,
 	// at the per-key rate, before any lookup or signature check.
-	if e := s.limiter.allow(ctx, "ip:"+ctx.RemoteIP().String(), perClientAddress); e != nil {
-		WriteError(ctx, e)
+	if e := s.Limiter.Allow(ctx, "ip:"+ctx.RemoteIP().String(), core.PerClientAddress); e != nil {
+		core.WriteError(ctx, e)
 		return
 	}
-	id, e := PathParam(ctx, "id")
+	id, e := core.PathParam(ctx, "id")
 	if e != nil {
-		WriteError(ctx, e)
+		core.WriteError(ctx, e)
 		return
 	}
-	expiresText, _ := Query(ctx, "expires")
-	signature, _ := Query(ctx, "signature")
-	var p Problems
+	expiresText, _ := core.Query(ctx, "expires")
+	signature, _ := core.Query(ctx, "signature")
+	var p core.Problems
 	expires, err := strconv.ParseInt(expiresText, 10, 64)
 	if err != nil || expires <= 0 {
 		p.Add("expires", "is required: use the url exactly as the API returned it")
@@ -256,7 +251,7 @@ func (s *Server) downloadFile(ctx *fasthttp.RequestCtx) {
 		p.Add("signature", "is required: use the url exactly as the API returned it")
 	}
 	if e := p.Err(); e != nil {
-		WriteError(ctx, e)
+		core.WriteError(ctx, e)
 		return
 	}
 	var f ledger.File
@@ -273,7 +268,7 @@ func (s *Server) downloadFile(ctx *fasthttp.RequestCtx) {
 	if key == nil || !found {
 		// Unknown here: the leader answers, or this node once it has
 		// caught up with the leader.
-		if s.forwardIfFollower(ctx) {
+		if s.ForwardIfFollower(ctx) {
 			return
 		}
 		read()
@@ -281,32 +276,32 @@ func (s *Server) downloadFile(ctx *fasthttp.RequestCtx) {
 	invalid := &ledger.Error{Code: ledger.CodeForbidden,
 		Message: "This file link's signature is invalid; use the url exactly as the API returned it"}
 	if key == nil || !found { // no valid link names an unknown file
-		WriteError(ctx, invalid)
+		core.WriteError(ctx, invalid)
 		return
 	}
 	if nowSeconds > expires {
-		WriteError(ctx, &ledger.Error{Code: ledger.CodeForbidden,
+		core.WriteError(ctx, &ledger.Error{Code: ledger.CodeForbidden,
 			Message: "This file link has expired; get the file again (GET /v1/files/{id}) for a fresh url"})
 		return
 	}
 	if !hmac.Equal([]byte(signature), []byte(fileSignature(key, id, expiresText))) {
-		WriteError(ctx, invalid)
+		core.WriteError(ctx, invalid)
 		return
 	}
-	if s.blobs == nil {
-		WriteError(ctx, &ledger.Error{Code: ledger.CodeUnavailable, Message: "File storage is not configured on this node"})
+	if s.Blobs == nil {
+		core.WriteError(ctx, &ledger.Error{Code: ledger.CodeUnavailable, Message: "File storage is not configured on this node"})
 		return
 	}
-	file, size, err := s.blobs.Open(f.SHA256)
+	file, size, err := s.Blobs.Open(f.SHA256)
 	if errors.Is(err, blob.ErrNotFound) {
-		err = s.fetchBlob(key, f.SHA256)
+		err = s.FetchBlob(key, f.SHA256)
 		if err == nil {
-			file, size, err = s.blobs.Open(f.SHA256)
+			file, size, err = s.Blobs.Open(f.SHA256)
 		}
 	}
 	if err != nil {
 		s.Logger.Warn("file bytes unavailable", "file", f.ID, "err", err)
-		WriteError(ctx, &ledger.Error{Code: ledger.CodeUnavailable,
+		core.WriteError(ctx, &ledger.Error{Code: ledger.CodeUnavailable,
 			Message: "The file's bytes are not reachable on this node or its peers right now; retry shortly"})
 		return
 	}
@@ -330,45 +325,4 @@ func contentDisposition(name string) string {
 		return r
 	}, name)
 	return `attachment; filename="` + ascii + `"; filename*=UTF-8''` + url.PathEscape(name)
-}
-
-// BlobOrphanAge is how long uploaded bytes may wait for their file record
-// before SweepBlobs removes them: far longer than any upload takes to
-// commit.
-const BlobOrphanAge = time.Hour
-
-// SweepBlobs removes from this node's blob store the bytes that no
-// committed file record names and that are older than BlobOrphanAge: the
-// leftovers of uploads whose record never committed (no majority, a failed
-// commit). It returns how many it removed. cmd/payments calls it hourly.
-func (s *Server) SweepBlobs() (int, error) {
-	if s.blobs == nil || s.Config.Actors == nil {
-		return 0, nil
-	}
-	var known map[string]bool
-	known = s.Config.Actors.Reader().FileDigests()
-	return s.blobs.Sweep(func(d string) bool { return known[d] }, time.Now().Add(-BlobOrphanAge))
-}
-
-// OpenBlob returns an uploaded file's bytes and their size, fetching them
-// from a peer (and keeping them) when this node lacks them: a backup taken
-// on any node holds every file its state records. The caller closes it.
-func (s *Server) OpenBlob(digest string) (io.ReadCloser, int64, error) {
-	if s.blobs == nil {
-		return nil, 0, errors.New("file storage is not configured on this node")
-	}
-	file, size, err := s.blobs.Open(digest)
-	if errors.Is(err, blob.ErrNotFound) {
-		key, _ := s.Config.Actors.Reader().FileSigningKey()
-		if key == nil {
-			return nil, 0, fmt.Errorf("file %s: not on this node, and no signing key to ask peers with", digest)
-		}
-		if err = s.fetchBlob(key, digest); err == nil {
-			file, size, err = s.blobs.Open(digest)
-		}
-	}
-	if err != nil {
-		return nil, 0, fmt.Errorf("file %s: %w", digest, err)
-	}
-	return file, size, nil
 }

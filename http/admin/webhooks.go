@@ -1,6 +1,8 @@
-package core
+package admin
 
 import (
+	core "payments/http/core"
+
 	"context"
 	"errors"
 	"strings"
@@ -18,9 +20,9 @@ import (
 
 // Cursor kinds of the webhook lists.
 const (
-	listEvents           ListKind = 'E'
-	listWebhookEndpoints ListKind = 'H'
-	ListDeliveries       ListKind = 'D'
+	listEventsKind           core.ListKind = 'E'
+	listWebhookEndpointsKind core.ListKind = 'H'
+	ListDeliveries           core.ListKind = 'D'
 )
 
 // webhookDescriptionLenMax bounds an endpoint's description, in
@@ -28,18 +30,18 @@ const (
 const webhookDescriptionLenMax = 500
 
 func init() {
-	RegisterRoutes(
-		Endpoint{Method: fasthttp.MethodPost, Path: "/v1/webhooks/endpoints", Scope: ledger.ScopeWebhooksWrite, H: (*Call).createWebhookEndpoint},
-		Endpoint{Method: fasthttp.MethodGet, Path: "/v1/webhooks/endpoints", Scope: ledger.ScopeWebhooksRead, H: (*Call).listWebhookEndpoints},
-		Endpoint{Method: fasthttp.MethodGet, Path: "/v1/webhooks/endpoints/{id}", Scope: ledger.ScopeWebhooksRead, H: (*Call).getWebhookEndpoint},
-		Endpoint{Method: fasthttp.MethodPatch, Path: "/v1/webhooks/endpoints/{id}", Scope: ledger.ScopeWebhooksWrite, H: (*Call).updateWebhookEndpoint},
-		Endpoint{Method: fasthttp.MethodDelete, Path: "/v1/webhooks/endpoints/{id}", Scope: ledger.ScopeWebhooksWrite, H: (*Call).deleteWebhookEndpoint},
-		Endpoint{Method: fasthttp.MethodPost, Path: "/v1/webhooks/endpoints/{id}/test", Scope: ledger.ScopeWebhooksWrite, H: (*Call).testWebhookEndpoint},
-		Endpoint{Method: fasthttp.MethodGet, Path: "/v1/webhooks/signing-secret/{endpointId}", Scope: ledger.ScopeWebhooksRead, H: (*Call).getSigningSecret},
-		Endpoint{Method: fasthttp.MethodPost, Path: "/v1/webhooks/signing-secret/{endpointId}/rotate", Scope: ledger.ScopeWebhooksWrite, H: (*Call).rotateSigningSecret},
-		Endpoint{Method: fasthttp.MethodGet, Path: "/v1/webhooks/deliveries", Scope: ledger.ScopeWebhooksRead, H: (*Call).listDeliveries},
-		Endpoint{Method: fasthttp.MethodGet, Path: "/v1/webhooks/deliveries/{id}", Scope: ledger.ScopeWebhooksRead, H: (*Call).getDelivery},
-		Endpoint{Method: fasthttp.MethodPost, Path: "/v1/webhooks/deliveries/{id}/retry", Scope: ledger.ScopeWebhooksWrite, H: (*Call).retryDelivery},
+	core.RegisterRoutes(
+		core.Endpoint{Method: fasthttp.MethodPost, Path: "/v1/webhooks/endpoints", Scope: ledger.ScopeWebhooksWrite, H: createWebhookEndpoint},
+		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/webhooks/endpoints", Scope: ledger.ScopeWebhooksRead, H: listWebhookEndpoints},
+		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/webhooks/endpoints/{id}", Scope: ledger.ScopeWebhooksRead, H: getWebhookEndpoint},
+		core.Endpoint{Method: fasthttp.MethodPatch, Path: "/v1/webhooks/endpoints/{id}", Scope: ledger.ScopeWebhooksWrite, H: updateWebhookEndpoint},
+		core.Endpoint{Method: fasthttp.MethodDelete, Path: "/v1/webhooks/endpoints/{id}", Scope: ledger.ScopeWebhooksWrite, H: deleteWebhookEndpoint},
+		core.Endpoint{Method: fasthttp.MethodPost, Path: "/v1/webhooks/endpoints/{id}/test", Scope: ledger.ScopeWebhooksWrite, H: testWebhookEndpoint},
+		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/webhooks/signing-secret/{endpointId}", Scope: ledger.ScopeWebhooksRead, H: getSigningSecret},
+		core.Endpoint{Method: fasthttp.MethodPost, Path: "/v1/webhooks/signing-secret/{endpointId}/rotate", Scope: ledger.ScopeWebhooksWrite, H: rotateSigningSecret},
+		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/webhooks/deliveries", Scope: ledger.ScopeWebhooksRead, H: listDeliveries},
+		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/webhooks/deliveries/{id}", Scope: ledger.ScopeWebhooksRead, H: getDelivery},
+		core.Endpoint{Method: fasthttp.MethodPost, Path: "/v1/webhooks/deliveries/{id}/retry", Scope: ledger.ScopeWebhooksWrite, H: retryDelivery},
 	)
 }
 
@@ -61,9 +63,9 @@ func renderWebhookEndpoint(e *ledger.WebhookEndpoint) webhookEndpointJSON {
 		events = []string{}
 	}
 	return webhookEndpointJSON{
-		ID: e.ID, URL: e.URL, Description: Optional(e.Description), Events: events, Status: e.Status,
-		FailureCount: e.FailureCount, DisabledReason: Optional(e.DisabledReason),
-		CreatedAt: Timestamp(e.CreatedAt), UpdatedAt: Timestamp(e.UpdatedAt),
+		ID: e.ID, URL: e.URL, Description: core.Optional(e.Description), Events: events, Status: e.Status,
+		FailureCount: e.FailureCount, DisabledReason: core.Optional(e.DisabledReason),
+		CreatedAt: core.Timestamp(e.CreatedAt), UpdatedAt: core.Timestamp(e.UpdatedAt),
 	}
 }
 
@@ -84,16 +86,16 @@ type webhookDeliveryJSON struct {
 
 func renderWebhookDelivery(ids *ledger.PublicIDs, d *ledger.WebhookDelivery) webhookDeliveryJSON {
 	out := webhookDeliveryJSON{
-		ID: d.ID, EventID: ids.EventID(d.EventSeq), EventType: Optional(d.EventType), ResourceID: Optional(d.ResourceID),
+		ID: d.ID, EventID: ids.EventID(d.EventSeq), EventType: core.Optional(d.EventType), ResourceID: core.Optional(d.ResourceID),
 		EndpointID: d.EndpointID, Status: d.Status.String(), Attempts: d.Attempts,
-		LastError: Optional(d.LastError), CompletedAt: OptionalTimestamp(d.CompletedAt), CreatedAt: Timestamp(d.CreatedAt),
+		LastError: core.Optional(d.LastError), CompletedAt: core.OptionalTimestamp(d.CompletedAt), CreatedAt: core.Timestamp(d.CreatedAt),
 	}
 	if d.LastStatusCode != 0 {
 		code := d.LastStatusCode
 		out.LastStatusCode = &code
 	}
 	if d.Status == ledger.DeliveryPending {
-		out.NextAttemptAt = OptionalTimestamp(d.NextAttemptAt)
+		out.NextAttemptAt = core.OptionalTimestamp(d.NextAttemptAt)
 	}
 	return out
 }
@@ -121,14 +123,14 @@ func RenderWebhookDeliveryDetail(ids *ledger.PublicIDs, d *ledger.WebhookDeliver
 	out := webhookDeliveryDetailJSON{renderWebhookDelivery(ids, d), make([]deliveryAttemptJSON, 0, len(d.History))}
 	for i := len(d.History) - 1; i >= 0; i-- {
 		a := &d.History[i]
-		j := deliveryAttemptJSON{Attempt: a.Number, Success: a.Succeeded, Error: Optional(a.Error), CompletedAt: Timestamp(a.At)}
+		j := deliveryAttemptJSON{Attempt: a.Number, Success: a.Succeeded, Error: core.Optional(a.Error), CompletedAt: core.Timestamp(a.At)}
 		if a.StatusCode != 0 {
 			code := a.StatusCode
 			j.StatusCode = &code
 		}
 		if a.StartedAt != 0 {
 			ms := a.At - a.StartedAt
-			j.StartedAt, j.DurationMs = OptionalTimestamp(a.StartedAt), &ms
+			j.StartedAt, j.DurationMs = core.OptionalTimestamp(a.StartedAt), &ms
 		}
 		out.AttemptHistory = append(out.AttemptHistory, j)
 	}
@@ -164,8 +166,8 @@ func (n *nullableString) UnmarshalJSON(b []byte) error {
 		return nil
 	}
 	var s string
-	if err := DecodeBody(b, &s); err != nil || len(b) == 0 || b[0] != '"' {
-		return FieldMessage("must be a string or null")
+	if err := core.DecodeBody(b, &s); err != nil || len(b) == 0 || b[0] != '"' {
+		return core.FieldMessage("must be a string or null")
 	}
 	*n = nullableString{set: true, value: s}
 	return nil
@@ -186,7 +188,7 @@ type UpdateWebhookEndpointBody struct {
 
 // checkWebhookURL checks an endpoint URL against the stack's policy,
 // resolving its host now (it is checked again at every delivery).
-func (s *Server) checkWebhookURL(p *Problems, v *string) string {
+func checkWebhookURL(s *core.Server, p *core.Problems, v *string) string {
 	u := p.Text("url", v, true, actors.WebhookURLLenMax)
 	if u == "" {
 		return ""
@@ -206,7 +208,7 @@ func (s *Server) checkWebhookURL(p *Problems, v *string) string {
 	return u
 }
 
-func checkWebhookEvents(p *Problems, events []string) {
+func checkWebhookEvents(p *core.Problems, events []string) {
 	if msg := ledger.ValidWebhookEvents(events); msg != "" {
 		if strings.Contains(msg, "is not an event type") {
 			msg += "; event types: " + strings.Join(ledger.EventTypes, ", ")
@@ -217,12 +219,12 @@ func checkWebhookEvents(p *Problems, events []string) {
 
 // createWebhookEndpoint: POST /v1/webhooks/endpoints. Its signing secret
 // is fetched from the signing-secret endpoint.
-func (c *Call) createWebhookEndpoint() {
+func createWebhookEndpoint(c *core.Call) {
 	var req CreateWebhookEndpointBody
 	if !c.Decode(&req) {
 		return
 	}
-	in, e := c.Server.NewWebhookEndpointInput(&req)
+	in, e := NewWebhookEndpointInput(c.Server, &req)
 	if e != nil {
 		c.Fail(e)
 		return
@@ -233,9 +235,9 @@ func (c *Call) createWebhookEndpoint() {
 
 // newWebhookEndpointInput checks an endpoint to create (the API's request,
 // or the dashboard's form in its shape).
-func (s *Server) NewWebhookEndpointInput(req *CreateWebhookEndpointBody) (app.NewWebhookEndpoint, *ledger.Error) {
-	var p Problems
-	in := app.NewWebhookEndpoint{URL: s.checkWebhookURL(&p, req.URL), Events: req.Events}
+func NewWebhookEndpointInput(s *core.Server, req *CreateWebhookEndpointBody) (app.NewWebhookEndpoint, *ledger.Error) {
+	var p core.Problems
+	in := app.NewWebhookEndpoint{URL: checkWebhookURL(s, &p, req.URL), Events: req.Events}
 	in.Description = p.Text("description", req.Description, false, webhookDescriptionLenMax)
 	if req.Events == nil {
 		p.Add("events", "is required: a list of event types, or [\"*\"] for all")
@@ -246,39 +248,39 @@ func (s *Server) NewWebhookEndpointInput(req *CreateWebhookEndpointBody) (app.Ne
 }
 
 // listWebhookEndpoints: GET /v1/webhooks/endpoints.
-func (c *Call) listWebhookEndpoints() {
-	limit, before, e := PageParams(c.Ctx, listWebhookEndpoints, 20)
+func listWebhookEndpoints(c *core.Call) {
+	limit, before, e := core.PageParams(c.Ctx, listWebhookEndpointsKind, 20)
 	if e != nil {
 		c.Fail(e)
 		return
 	}
-	c.OK(fasthttp.StatusOK, c.Server.WebhookEndpointList(c.Org, before, limit))
+	c.OK(fasthttp.StatusOK, WebhookEndpointList(c.Server, c.Org, before, limit))
 }
 
 // webhookEndpointList is a page of an organization's endpoints, as GET
 // /v1/webhooks/endpoints lists them.
-func (s *Server) WebhookEndpointList(org string, before ledger.Cursor, limit int) ListBody[webhookEndpointJSON] {
-	return NewList(listWebhookEndpoints, s.Config.Actors.Reader().WebhookEndpoints(org, before, limit), renderWebhookEndpoint)
+func WebhookEndpointList(s *core.Server, org string, before ledger.Cursor, limit int) core.ListBody[webhookEndpointJSON] {
+	return core.NewList(listWebhookEndpointsKind, s.Config.Actors.Reader().WebhookEndpoints(org, before, limit), renderWebhookEndpoint)
 }
 
 // webhookEndpoint finds the caller's endpoint named by the path parameter.
-func (c *Call) webhookEndpoint(param string) (ledger.WebhookEndpoint, bool) {
-	return Lookup(c, param, "Webhook endpoint", func(st *ledger.Reader, id string) (ledger.WebhookEndpoint, bool) {
+func webhookEndpoint(c *core.Call, param string) (ledger.WebhookEndpoint, bool) {
+	return core.Lookup(c, param, "Webhook endpoint", func(st *ledger.Reader, id string) (ledger.WebhookEndpoint, bool) {
 		return st.WebhookEndpoint(c.Org, id)
 	})
 }
 
 // getWebhookEndpoint: GET /v1/webhooks/endpoints/{id}.
-func (c *Call) getWebhookEndpoint() {
-	if ep, ok := c.webhookEndpoint("id"); ok {
+func getWebhookEndpoint(c *core.Call) {
+	if ep, ok := webhookEndpoint(c, "id"); ok {
 		c.OK(fasthttp.StatusOK, &webhookEndpointBody{renderWebhookEndpoint(&ep)})
 	}
 }
 
 // updateWebhookEndpoint: PATCH /v1/webhooks/endpoints/{id}. Setting status
 // active re-enables a disabled endpoint and clears its failure count.
-func (c *Call) updateWebhookEndpoint() {
-	id, e := PathParam(c.Ctx, "id")
+func updateWebhookEndpoint(c *core.Call) {
+	id, e := core.PathParam(c.Ctx, "id")
 	if e != nil {
 		c.Fail(e)
 		return
@@ -287,7 +289,7 @@ func (c *Call) updateWebhookEndpoint() {
 	if !c.Decode(&req) {
 		return
 	}
-	in, e := c.Server.WebhookEndpointChange(id, &req)
+	in, e := WebhookEndpointChange(c.Server, id, &req)
 	if e != nil {
 		c.Fail(e)
 		return
@@ -299,11 +301,11 @@ func (c *Call) updateWebhookEndpoint() {
 
 // webhookEndpointChange checks a change of endpoint id (the API's request,
 // or the dashboard's form in its shape).
-func (s *Server) WebhookEndpointChange(id string, req *UpdateWebhookEndpointBody) (app.WebhookEndpointChange, *ledger.Error) {
+func WebhookEndpointChange(s *core.Server, id string, req *UpdateWebhookEndpointBody) (app.WebhookEndpointChange, *ledger.Error) {
 	in := app.WebhookEndpointChange{ID: id}
-	var p Problems
+	var p core.Problems
 	if req.URL != nil {
-		in.SetURL, in.URL = true, s.checkWebhookURL(&p, req.URL)
+		in.SetURL, in.URL = true, checkWebhookURL(s, &p, req.URL)
 	}
 	if req.Description.set {
 		in.SetDescription = true
@@ -329,31 +331,31 @@ func (s *Server) WebhookEndpointChange(id string, req *UpdateWebhookEndpointBody
 
 // deleteWebhookEndpoint: DELETE /v1/webhooks/endpoints/{id}; 204. Its
 // pending deliveries fail with endpoint_unavailable.
-func (c *Call) deleteWebhookEndpoint() {
-	id, e := PathParam(c.Ctx, "id")
+func deleteWebhookEndpoint(c *core.Call) {
+	id, e := core.PathParam(c.Ctx, "id")
 	if e != nil {
 		c.Fail(e)
 		return
 	}
-	c.answer(c.Server.Config.App.DeleteWebhookEndpoint(c.Caller(), id), func(*ledger.Result) {
+	c.Answer(c.Server.Config.App.DeleteWebhookEndpoint(c.Caller(), id), func(*ledger.Result) {
 		c.Ctx.Response.ResetBody()
 		c.Ctx.SetStatusCode(fasthttp.StatusNoContent)
 	})
 }
 
 // getSigningSecret: GET /v1/webhooks/signing-secret/{endpointId}.
-func (c *Call) getSigningSecret() {
+func getSigningSecret(c *core.Call) {
 	c.NoStore()
-	if ep, ok := c.webhookEndpoint("endpointId"); ok {
+	if ep, ok := webhookEndpoint(c, "endpointId"); ok {
 		c.OK(fasthttp.StatusOK, &signingSecretBody{ep.Secret})
 	}
 }
 
 // rotateSigningSecret: POST /v1/webhooks/signing-secret/{endpointId}/rotate.
 // For a day after, deliveries carry a signature by each secret.
-func (c *Call) rotateSigningSecret() {
+func rotateSigningSecret(c *core.Call) {
 	c.NoStore()
-	id, e := PathParam(c.Ctx, "endpointId")
+	id, e := core.PathParam(c.Ctx, "endpointId")
 	if e != nil {
 		c.Fail(e)
 		return
@@ -378,23 +380,23 @@ type webhookTestBody struct {
 // webhook.test event with one delivery to this endpoint, attempts it now,
 // and answers 200 with the outcome (success false when the receiver
 // failed). The test is never retried.
-func (c *Call) testWebhookEndpoint() {
-	id, e := PathParam(c.Ctx, "id")
+func testWebhookEndpoint(c *core.Call) {
+	id, e := core.PathParam(c.Ctx, "id")
 	if e != nil {
 		c.Fail(e)
 		return
 	}
 	d, err := c.Server.Config.App.TestWebhookEndpoint(c.Caller(), id)
 	if err != nil {
-		c.Fail(ErrorOf(err))
+		c.Fail(core.ErrorOf(err))
 		return
 	}
-	c.OK(fasthttp.StatusOK, &webhookTestBody{c.Server.RenderWebhookTest(&d)})
+	c.OK(fasthttp.StatusOK, &webhookTestBody{RenderWebhookTest(c.Server, &d)})
 }
 
 // renderWebhookTest is an endpoint test's outcome: its delivery as
 // recorded after the attempt.
-func (s *Server) RenderWebhookTest(d *ledger.WebhookDelivery) webhookTestJSON {
+func RenderWebhookTest(s *core.Server, d *ledger.WebhookDelivery) webhookTestJSON {
 	out := webhookTestJSON{Success: d.Status == ledger.DeliverySuccess, DeliveryID: d.ID}
 	if d.LastStatusCode != 0 {
 		code := d.LastStatusCode
@@ -402,26 +404,26 @@ func (s *Server) RenderWebhookTest(d *ledger.WebhookDelivery) webhookTestJSON {
 	}
 	switch d.Status {
 	case ledger.DeliveryPending:
-		out.Error = Optional("The attempt's outcome is not recorded yet; see GET /v1/webhooks/deliveries?eventId=" + s.PublicIDs().EventID(d.EventSeq))
+		out.Error = core.Optional("The attempt's outcome is not recorded yet; see GET /v1/webhooks/deliveries?eventId=" + s.PublicIDs().EventID(d.EventSeq))
 	case ledger.DeliveryFailed:
-		out.Error = Optional(FirstNonEmpty(d.LastError, "failed"))
+		out.Error = core.Optional(core.FirstNonEmpty(d.LastError, "failed"))
 	}
 	return out
 }
 
 // listDeliveries: GET /v1/webhooks/deliveries, filtered by endpointId,
 // eventId and status.
-func (c *Call) listDeliveries() {
-	limit, before, e := PageParams(c.Ctx, ListDeliveries, 20)
+func listDeliveries(c *core.Call) {
+	limit, before, e := core.PageParams(c.Ctx, ListDeliveries, 20)
 	if e != nil {
 		c.Fail(e)
 		return
 	}
 	var f ledger.DeliveryFilter
-	f.EndpointID, _ = Query(c.Ctx, "endpointId")
-	f.EventID, _ = Query(c.Ctx, "eventId")
+	f.EndpointID, _ = core.Query(c.Ctx, "endpointId")
+	f.EventID, _ = core.Query(c.Ctx, "eventId")
 	f.EventID = c.Server.PublicIDs().InternalEventID(f.EventID)
-	if v, ok := Query(c.Ctx, "status"); ok {
+	if v, ok := core.Query(c.Ctx, "status"); ok {
 		st, known := ledger.ParseDeliveryStatus(v)
 		if !known {
 			c.Fail(ledger.FieldInvalid("status", "must be one of pending, success, failed"))
@@ -429,21 +431,21 @@ func (c *Call) listDeliveries() {
 		}
 		f.Status = st
 	}
-	c.OK(fasthttp.StatusOK, c.Server.DeliveryList(c.Org, f, before, limit))
+	c.OK(fasthttp.StatusOK, DeliveryList(c.Server, c.Org, f, before, limit))
 }
 
 // deliveryList is a page of an organization's deliveries, as GET
 // /v1/webhooks/deliveries lists them.
-func (s *Server) DeliveryList(org string, f ledger.DeliveryFilter, before ledger.Cursor, limit int) ListBody[webhookDeliveryJSON] {
+func DeliveryList(s *core.Server, org string, f ledger.DeliveryFilter, before ledger.Cursor, limit int) core.ListBody[webhookDeliveryJSON] {
 	ids := s.PublicIDs()
-	return NewList(ListDeliveries, s.Config.Actors.Reader().WebhookDeliveries(org, f, before, limit),
+	return core.NewList(ListDeliveries, s.Config.Actors.Reader().WebhookDeliveries(org, f, before, limit),
 		func(d *ledger.WebhookDelivery) webhookDeliveryJSON { return renderWebhookDelivery(ids, d) })
 }
 
 // getDelivery: GET /v1/webhooks/deliveries/{id}, with the delivery's
 // attempt history.
-func (c *Call) getDelivery() {
-	if d, ok := Lookup(c, "id", "Webhook delivery", func(st *ledger.Reader, id string) (ledger.WebhookDelivery, bool) {
+func getDelivery(c *core.Call) {
+	if d, ok := core.Lookup(c, "id", "Webhook delivery", func(st *ledger.Reader, id string) (ledger.WebhookDelivery, bool) {
 		return st.WebhookDelivery(c.Org, id)
 	}); ok {
 		c.OK(fasthttp.StatusOK, &DeliveryDetailBody{RenderWebhookDeliveryDetail(c.Server.PublicIDs(), &d)})
@@ -453,8 +455,8 @@ func (c *Call) getDelivery() {
 // retryDelivery: POST /v1/webhooks/deliveries/{id}/retry. A pending or
 // failed delivery starts a fresh schedule in place; a successful one is
 // sent again as a new delivery, so its history stays.
-func (c *Call) retryDelivery() {
-	id, e := PathParam(c.Ctx, "id")
+func retryDelivery(c *core.Call) {
+	id, e := core.PathParam(c.Ctx, "id")
 	if e != nil {
 		c.Fail(e)
 		return

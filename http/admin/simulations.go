@@ -1,22 +1,24 @@
-package core
+package admin
 
 import (
+	core "payments/http/core"
+
 	"github.com/valyala/fasthttp"
 
 	"payments/ledger"
 )
 
 func init() {
-	RegisterRoutes(Endpoint{Method: fasthttp.MethodPost, Path: "/v1/simulations/fund-balance", Scope: ledger.ScopeSimulationsWrite, H: (*Call).fundBalance, Sim: &SimulationDoc{
+	core.RegisterRoutes(core.Endpoint{Method: fasthttp.MethodPost, Path: "/v1/simulations/fund-balance", Scope: ledger.ScopeSimulationsWrite, H: fundBalance, Sim: &core.SimulationDoc{
 		Operation:   "fund_balance",
 		Description: "Credits a balance account with sandbox money, idempotent by externalReference.",
 	}})
 }
 
 type FundBalanceRequestBody struct {
-	Amount            Amount  `json:"amount"`
-	Currency          *string `json:"currency"`
-	ExternalReference *string `json:"externalReference"`
+	Amount            core.Amount `json:"amount"`
+	Currency          *string     `json:"currency"`
+	ExternalReference *string     `json:"externalReference"`
 }
 
 type simulationBody struct {
@@ -34,21 +36,9 @@ type fundBalanceJSON struct {
 	Replayed          bool   `json:"replayed"`
 }
 
-// sandboxOnly answers 404 on production, where simulations do not exist.
-func (c *Call) SandboxOnly() bool {
-	if c.Server.Config.Live {
-		c.Fail(ErrSandboxOnly)
-		return false
-	}
-	return true
-}
-
-// errSandboxOnly answers a simulation on production: there is none.
-var ErrSandboxOnly = &ledger.Error{Code: ledger.CodeNotFound, Message: "Simulation endpoint not found: simulations exist only on the sandbox stack"}
-
 // fundBalance: POST /v1/simulations/fund-balance. Credits a sandbox balance
 // at once, idempotent by externalReference.
-func (c *Call) fundBalance() {
+func fundBalance(c *core.Call) {
 	if !c.SandboxOnly() {
 		return
 	}
@@ -68,9 +58,9 @@ func (c *Call) fundBalance() {
 			Type:              "fund_balance",
 			TransactionID:     c.Server.PublicIDs().EntryID(f.EntrySeq),
 			AccountID:         f.AccountNumber,
-			Amount:            Money(f.Amount, f.Currency),
+			Amount:            core.Money(f.Amount, f.Currency),
 			Currency:          f.Currency,
-			NewBalance:        Money(f.BalanceAfter, f.Currency),
+			NewBalance:        core.Money(f.BalanceAfter, f.Currency),
 			ExternalReference: f.ExternalReference,
 			Replayed:          res.Replayed,
 		}}
@@ -87,8 +77,8 @@ type FundBalanceRequest struct {
 // fundBalanceInput checks a request to fund a balance (the API's, or the
 // dashboard's form in its shape).
 func FundBalanceInput(req *FundBalanceRequestBody) (FundBalanceRequest, *ledger.Error) {
-	var p Problems
-	ref := p.Text("externalReference", req.ExternalReference, true, ReferenceLenMax)
+	var p core.Problems
+	ref := p.Text("externalReference", req.ExternalReference, true, core.ReferenceLenMax)
 	cur, curOK := p.Currency("currency", req.Currency, true)
 	if curOK && cur.Crypto {
 		p.Add("currency", "is a crypto currency: fund it with a deposit on its chain instead")

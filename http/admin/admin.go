@@ -1,7 +1,8 @@
-package core
+package admin
 
 import (
-	"errors"
+	core "payments/http/core"
+
 	"strings"
 
 	"github.com/valyala/fasthttp"
@@ -12,11 +13,12 @@ import (
 )
 
 func init() {
-	RegisterRoutes(
-		Endpoint{Method: fasthttp.MethodPost, Path: "/v1/organizations", Scope: ledger.ScopeOrganizationsAdmin, H: (*Call).createOrganization},
-		Endpoint{Method: fasthttp.MethodGet, Path: "/v1/keys", Scope: ledger.ScopeKeysAdmin, H: (*Call).listKeys},
-		Endpoint{Method: fasthttp.MethodPost, Path: "/v1/keys", Scope: ledger.ScopeKeysAdmin, H: (*Call).createKey},
-		Endpoint{Method: fasthttp.MethodDelete, Path: "/v1/keys/{id}", Scope: ledger.ScopeKeysAdmin, H: (*Call).revokeKey},
+	core.RegisterRoutes(
+		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/organization", H: getOrganization},
+		core.Endpoint{Method: fasthttp.MethodPost, Path: "/v1/organizations", Scope: ledger.ScopeOrganizationsAdmin, H: createOrganization},
+		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/keys", Scope: ledger.ScopeKeysAdmin, H: listKeys},
+		core.Endpoint{Method: fasthttp.MethodPost, Path: "/v1/keys", Scope: ledger.ScopeKeysAdmin, H: createKey},
+		core.Endpoint{Method: fasthttp.MethodDelete, Path: "/v1/keys/{id}", Scope: ledger.ScopeKeysAdmin, H: revokeKey},
 	)
 }
 
@@ -39,14 +41,14 @@ type organizationCreatedBody struct {
 
 // createOrganization: POST /v1/organizations. The response carries the new
 // organization's first key; its secret is shown this once.
-func (c *Call) createOrganization() {
+func createOrganization(c *core.Call) {
 	c.NoStore()
 	var req createOrganizationBody
 	if !c.Decode(&req) {
 		return
 	}
-	var p Problems
-	name := p.Text("name", req.Name, true, nameLenMax)
+	var p core.Problems
+	name := p.Text("name", req.Name, true, core.NameLenMax)
 	country := strings.ToUpper(p.Text("country", req.Country, false, 2))
 	if country != "" && (len(country) != 2 || country[0] < 'A' || country[0] > 'Z' || country[1] < 'A' || country[1] > 'Z') {
 		p.Add("country", "must be an ISO 3166-1 alpha-2 code such as GH")
@@ -68,7 +70,7 @@ func (c *Call) createOrganization() {
 		Name: name, Country: country, Timezone: timezone, DefaultCurrency: defaultCurrency,
 	})
 	c.Created(r.Reply, func(res *ledger.Result) any {
-		return &organizationCreatedBody{RenderOrganization(res.Organization), c.Server.RenderKeyNow(res.APIKey, r.Secret)}
+		return &organizationCreatedBody{RenderOrganization(res.Organization), RenderKeyNow(c.Server, res.APIKey, r.Secret)}
 	})
 }
 
@@ -83,7 +85,7 @@ type keyBody struct {
 }
 
 // createKey: POST /v1/keys. A key can grant no scope its creator lacks.
-func (c *Call) createKey() {
+func createKey(c *core.Call) {
 	var req CreateKeyBody
 	if !c.Decode(&req) {
 		return
@@ -95,68 +97,66 @@ func (c *Call) createKey() {
 	}
 	c.NoStore()
 	r := c.Server.Config.App.CreateKey(c.Caller(), in)
-	c.Created(r.Reply, func(res *ledger.Result) any { return &keyBody{c.Server.RenderKeyNow(res.APIKey, r.Secret)} })
+	c.Created(r.Reply, func(res *ledger.Result) any { return &keyBody{RenderKeyNow(c.Server, res.APIKey, r.Secret)} })
 }
 
 // newKeyInput checks a key's create request (the API's, or the
 // dashboard's form in its shape).
 func NewKeyInput(req *CreateKeyBody) (app.NewKey, *ledger.Error) {
-	var p Problems
+	var p core.Problems
 	in := app.NewKey{Name: p.Text("name", req.Name, false, 100), ScopesGiven: req.Scopes != nil}
 	for i, n := range req.Scopes {
 		s, ok := ledger.ParseScope(n)
 		if !ok {
-			p.Add("scopes."+Itoa(i), "is not a scope: "+strings.Join(ledger.ScopesAll.Names(), ", "))
+			p.Add("scopes."+core.Itoa(i), "is not a scope: "+strings.Join(ledger.ScopesAll.Names(), ", "))
 			continue
 		}
 		in.Scopes |= s
 	}
-	in.Controls, _ = p.keyControls(&req.keyControlsBody)
+	in.Controls, _ = keyControls(&p, &req.keyControlsBody)
 	return in, p.Err()
 }
 
 // listKeys: GET /v1/keys, without secrets.
-func (c *Call) listKeys() { c.OK(fasthttp.StatusOK, c.Server.KeyList(c.Org)) }
+func listKeys(c *core.Call) { c.OK(fasthttp.StatusOK, KeyList(c.Server, c.Org)) }
 
 // keyList is an organization's keys as GET /v1/keys lists them, newest
 // first, each with its spend in the organization's current day and month.
-func (s *Server) KeyList(org string) ListBody[keyJSON] {
+func KeyList(s *core.Server, org string) core.ListBody[keyJSON] {
 	keys := s.Config.Actors.Reader().APIKeys(org)
 	for i, j := 0, len(keys)-1; i < j; i, j = i+1, j-1 {
 		keys[i], keys[j] = keys[j], keys[i]
 	}
 	now := actors.SpendPeriodAt(s.Config.Actors.Reader(), org, s.Config.Actors.Now().UnixMilli())
-	return NewList(0, ledger.Page[ledger.APIKey]{Items: keys}, func(k *ledger.APIKey) keyJSON {
+	return core.NewList(0, ledger.Page[ledger.APIKey]{Items: keys}, func(k *ledger.APIKey) keyJSON {
 		return renderKeyAt(k, "", now)
 	})
 }
 
 // revokeKey: DELETE /v1/keys/{id}.
-func (c *Call) revokeKey() {
-	id, e := PathParam(c.Ctx, "id")
+func revokeKey(c *core.Call) {
+	id, e := core.PathParam(c.Ctx, "id")
 	if e != nil {
 		c.Fail(e)
 		return
 	}
 	c.Reply(c.Server.Config.App.RevokeKey(c.Caller(), id), fasthttp.StatusOK, func(res *ledger.Result) any {
-		return &keyBody{c.Server.RenderKeyNow(res.APIKey, "")}
+		return &keyBody{RenderKeyNow(c.Server, res.APIKey, "")}
 	})
 }
 
-// errorOf is the error a client sees for an operation's: the ledger's
-// refusal as it is, a failure of the write path as errorFromActors says.
-func ErrorOf(err error) *ledger.Error {
-	var e *ledger.Error
-	if errors.As(err, &e) {
-		return e
-	}
-	return errorFromActors(err)
+type organizationBody struct {
+	Organization OrganizationJSON `json:"organization"`
 }
 
-func Itoa(i int) string {
-	const digits = "0123456789"
-	if i < 10 {
-		return digits[i : i+1]
+// getOrganization: GET /v1/organization, the caller's own organization.
+func getOrganization(c *core.Call) {
+	var o ledger.Organization
+	var found bool
+	o, found = c.Server.Config.Actors.Reader().Organization(c.Org)
+	if !found {
+		c.Fail(core.NotFound("Organization"))
+		return
 	}
-	return Itoa(i/10) + digits[i%10:i%10+1]
+	c.OK(fasthttp.StatusOK, &organizationBody{RenderOrganization(&o)})
 }

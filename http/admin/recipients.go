@@ -1,6 +1,8 @@
-package core
+package admin
 
 import (
+	core "payments/http/core"
+
 	"fmt"
 
 	"github.com/valyala/fasthttp"
@@ -16,17 +18,17 @@ import (
 // is checked against its chain's format.
 
 func init() {
-	RegisterRoutes(
-		Endpoint{Method: fasthttp.MethodPost, Path: "/v1/recipients", Scope: ledger.ScopeRecipientsWrite, H: (*Call).createRecipient},
-		Endpoint{Method: fasthttp.MethodPost, Path: "/v1/recipients/bulk", Scope: ledger.ScopeRecipientsWrite, H: (*Call).createRecipients},
-		Endpoint{Method: fasthttp.MethodGet, Path: "/v1/recipients", Scope: ledger.ScopeRecipientsRead, H: (*Call).listRecipients},
-		Endpoint{Method: fasthttp.MethodGet, Path: "/v1/recipients/{id}", Scope: ledger.ScopeRecipientsRead, H: (*Call).getRecipient},
-		Endpoint{Method: fasthttp.MethodPut, Path: "/v1/recipients/{id}", Scope: ledger.ScopeRecipientsWrite, H: (*Call).updateRecipient},
-		Endpoint{Method: fasthttp.MethodDelete, Path: "/v1/recipients/{id}", Scope: ledger.ScopeRecipientsWrite, H: (*Call).deleteRecipient},
+	core.RegisterRoutes(
+		core.Endpoint{Method: fasthttp.MethodPost, Path: "/v1/recipients", Scope: ledger.ScopeRecipientsWrite, H: createRecipient},
+		core.Endpoint{Method: fasthttp.MethodPost, Path: "/v1/recipients/bulk", Scope: ledger.ScopeRecipientsWrite, H: createRecipients},
+		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/recipients", Scope: ledger.ScopeRecipientsRead, H: listRecipients},
+		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/recipients/{id}", Scope: ledger.ScopeRecipientsRead, H: getRecipient},
+		core.Endpoint{Method: fasthttp.MethodPut, Path: "/v1/recipients/{id}", Scope: ledger.ScopeRecipientsWrite, H: updateRecipient},
+		core.Endpoint{Method: fasthttp.MethodDelete, Path: "/v1/recipients/{id}", Scope: ledger.ScopeRecipientsWrite, H: deleteRecipient},
 	)
 }
 
-const listRecipients ListKind = 'r'
+const listRecipientsKind core.ListKind = 'r'
 
 // Field length limits of recipients, in characters.
 const (
@@ -89,17 +91,17 @@ type recipientsBulkSummary struct {
 // request and the error it alone would have got.
 type recipientFailedJSON struct {
 	Index int `json:"index"`
-	itemErrorJSON
+	core.ItemErrorJSON
 }
 
 func renderRecipient(r *ledger.Recipient) recipientJSON {
 	out := recipientJSON{
-		ID: r.ID, AccountName: r.Spec.AccountName, Label: Optional(r.Spec.Label), Code: r.Spec.Method,
-		Type: r.Spec.MethodType.APIName(), Country: Optional(r.Spec.Country), Currency: r.Spec.Currency, IsActive: r.Active,
-		CreatedAt: Timestamp(r.CreatedAt), UpdatedAt: Timestamp(r.UpdatedAt),
+		ID: r.ID, AccountName: r.Spec.AccountName, Label: core.Optional(r.Spec.Label), Code: r.Spec.Method,
+		Type: r.Spec.MethodType.APIName(), Country: core.Optional(r.Spec.Country), Currency: r.Spec.Currency, IsActive: r.Active,
+		CreatedAt: core.Timestamp(r.CreatedAt), UpdatedAt: core.Timestamp(r.UpdatedAt),
 	}
 	if r.Spec.MethodType == ledger.MethodCrypto {
-		out.Address, out.Tag = &r.Spec.Address, Optional(r.Spec.Tag)
+		out.Address, out.Tag = &r.Spec.Address, core.Optional(r.Spec.Tag)
 	} else {
 		out.AccountNumber = &r.Spec.AccountNumber
 	}
@@ -109,8 +111,8 @@ func renderRecipient(r *ledger.Recipient) recipientJSON {
 // recipientSpec validates one recipient request against the catalogue and
 // the rail, resolving the holder's name where the rail can. prefix goes
 // before field names ("recipients.3.").
-func (s *Server) recipientSpec(req *recipientRequestBody, prefix string) (ledger.RecipientSpec, *ledger.Error) {
-	var p Problems
+func recipientSpec(s *core.Server, req *recipientRequestBody, prefix string) (ledger.RecipientSpec, *ledger.Error) {
+	var p core.Problems
 	var spec ledger.RecipientSpec
 	code := p.Text(prefix+"code", req.Code, true, 64)
 	spec.AccountName = p.Text(prefix+"accountName", req.AccountName, false, recipientNameLenMax)
@@ -121,7 +123,7 @@ func (s *Server) recipientSpec(req *recipientRequestBody, prefix string) (ledger
 	m, ok := s.Config.Catalogue.Method(code)
 	switch {
 	case !ok:
-		return spec, ledger.FieldInvalid(prefix+"code", fmt.Sprintf("%q is not a known payment method; see GET /v1/capabilities", Truncate(code, 64)))
+		return spec, ledger.FieldInvalid(prefix+"code", fmt.Sprintf("%q is not a known payment method; see GET /v1/capabilities", core.Truncate(code, 64)))
 	case !m.Payouts:
 		return spec, ledger.FieldInvalid(prefix+"code", m.Code+" does not support payouts, so it cannot be a recipient's method")
 	}
@@ -161,10 +163,10 @@ func (s *Server) recipientSpec(req *recipientRequestBody, prefix string) (ledger
 		return spec, e
 	}
 	var msg string
-	if spec.AccountNumber, msg = s.checkAccountNumber(&m, spec.AccountNumber); msg != "" {
+	if spec.AccountNumber, msg = s.CheckAccountNumber(&m, spec.AccountNumber); msg != "" {
 		return spec, ledger.FieldInvalid(prefix+"accountNumber", msg)
 	}
-	res, e := s.resolveName(&m, spec.AccountNumber)
+	res, e := s.ResolveName(&m, spec.AccountNumber)
 	switch {
 	case e != nil && s.Config.NoProvider:
 		// No rail can be asked: the caller's name stands, and is needed.
@@ -184,12 +186,12 @@ func (s *Server) recipientSpec(req *recipientRequestBody, prefix string) (ledger
 }
 
 // createRecipient: POST /v1/recipients.
-func (c *Call) createRecipient() {
+func createRecipient(c *core.Call) {
 	var req recipientRequestBody
 	if !c.Decode(&req) {
 		return
 	}
-	spec, e := c.Server.recipientSpec(&req, "")
+	spec, e := recipientSpec(c.Server, &req, "")
 	if e != nil {
 		c.Fail(e)
 		return
@@ -200,7 +202,7 @@ func (c *Call) createRecipient() {
 
 // createRecipients: POST /v1/recipients/bulk. Items that pass validation
 // are saved together in one command; each failure is reported by index.
-func (c *Call) createRecipients() {
+func createRecipients(c *core.Call) {
 	var req recipientsBulkRequestBody
 	if !c.Decode(&req) {
 		return
@@ -221,9 +223,9 @@ func (c *Call) createRecipients() {
 	var specs []ledger.RecipientSpec
 	var indexes []int // request index of each saved spec
 	for i := range items {
-		spec, e := c.Server.recipientSpec(&items[i], fmt.Sprintf("recipients.%d.", i))
+		spec, e := recipientSpec(c.Server, &items[i], fmt.Sprintf("recipients.%d.", i))
 		if e != nil {
-			out.Failed = append(out.Failed, recipientFailedJSON{Index: i, itemErrorJSON: *renderItemError(e)})
+			out.Failed = append(out.Failed, recipientFailedJSON{Index: i, ItemErrorJSON: *core.RenderItemError(e)})
 			continue
 		}
 		specs = append(specs, spec)
@@ -231,13 +233,13 @@ func (c *Call) createRecipients() {
 	}
 	if len(specs) > 0 {
 		r := c.Server.Config.App.CreateRecipients(c.Caller(), specs)
-		if e := ReplyError(r); e != nil {
+		if e := core.ReplyError(r); e != nil {
 			c.Fail(e)
 			return
 		}
 		for j, o := range r.Result.RecipientBatch {
 			if o.Err != nil {
-				out.Failed = append(out.Failed, recipientFailedJSON{Index: indexes[j], itemErrorJSON: *renderItemError(o.Err)})
+				out.Failed = append(out.Failed, recipientFailedJSON{Index: indexes[j], ItemErrorJSON: *core.RenderItemError(o.Err)})
 				continue
 			}
 			out.Created = append(out.Created, renderRecipient(o.Recipient))
@@ -257,17 +259,17 @@ func sortFailed(f []recipientFailedJSON) {
 }
 
 // listRecipients: GET /v1/recipients.
-func (c *Call) listRecipients() {
-	limit, before, e := PageParams(c.Ctx, listRecipients, 20)
+func listRecipients(c *core.Call) {
+	limit, before, e := core.PageParams(c.Ctx, listRecipientsKind, 20)
 	if e != nil {
 		c.Fail(e)
 		return
 	}
 	var f ledger.RecipientFilter
-	if v, ok := Query(c.Ctx, "code"); ok {
+	if v, ok := core.Query(c.Ctx, "code"); ok {
 		f.Method = v
 	}
-	if v, ok := Query(c.Ctx, "isActive"); ok {
+	if v, ok := core.Query(c.Ctx, "isActive"); ok {
 		switch v {
 		case "true", "false":
 			active := v == "true"
@@ -279,12 +281,12 @@ func (c *Call) listRecipients() {
 	}
 	var page ledger.Page[ledger.Recipient]
 	page = c.Server.Config.Actors.Reader().Recipients(c.Org, f, before, limit)
-	c.OK(fasthttp.StatusOK, NewList(listRecipients, page, renderRecipient))
+	c.OK(fasthttp.StatusOK, core.NewList(listRecipientsKind, page, renderRecipient))
 }
 
 // getRecipient: GET /v1/recipients/{id}.
-func (c *Call) getRecipient() {
-	r, ok := c.recipient()
+func getRecipient(c *core.Call) {
+	r, ok := recipient(c)
 	if !ok {
 		return
 	}
@@ -293,15 +295,15 @@ func (c *Call) getRecipient() {
 
 // recipient reads the {id} path parameter and the caller's recipient it
 // names, answering 404 when there is none.
-func (c *Call) recipient() (ledger.Recipient, bool) {
-	return Lookup(c, "id", "Recipient", func(st *ledger.Reader, id string) (ledger.Recipient, bool) { return st.Recipient(c.Org, id) })
+func recipient(c *core.Call) (ledger.Recipient, bool) {
+	return core.Lookup(c, "id", "Recipient", func(st *ledger.Reader, id string) (ledger.Recipient, bool) { return st.Recipient(c.Org, id) })
 }
 
 // updateRecipient: PUT /v1/recipients/{id}. The display fields and whether
 // the recipient may be used change; its destination does not (save a new
 // recipient for a new destination).
-func (c *Call) updateRecipient() {
-	id, e := PathParam(c.Ctx, "id")
+func updateRecipient(c *core.Call) {
+	id, e := core.PathParam(c.Ctx, "id")
 	if e != nil {
 		c.Fail(e)
 		return
@@ -310,7 +312,7 @@ func (c *Call) updateRecipient() {
 	if !c.Decode(&req) {
 		return
 	}
-	var p Problems
+	var p core.Problems
 	in := app.RecipientChange{ID: id}
 	if req.AccountName != nil {
 		in.SetAccountName = true
@@ -330,20 +332,20 @@ func (c *Call) updateRecipient() {
 		c.Fail(e)
 		return
 	}
-	c.answer(c.Server.Config.App.UpdateRecipient(c.Caller(), in), func(res *ledger.Result) {
+	c.Answer(c.Server.Config.App.UpdateRecipient(c.Caller(), in), func(res *ledger.Result) {
 		c.OK(fasthttp.StatusOK, &recipientBody{renderRecipient(res.Recipient)})
 	})
 }
 
 // deleteRecipient: DELETE /v1/recipients/{id}. Payouts already made keep
 // the reference; the recipient cannot be used or seen again.
-func (c *Call) deleteRecipient() {
-	id, e := PathParam(c.Ctx, "id")
+func deleteRecipient(c *core.Call) {
+	id, e := core.PathParam(c.Ctx, "id")
 	if e != nil {
 		c.Fail(e)
 		return
 	}
-	c.answer(c.Server.Config.App.DeleteRecipient(c.Caller(), id), func(*ledger.Result) {
+	c.Answer(c.Server.Config.App.DeleteRecipient(c.Caller(), id), func(*ledger.Result) {
 		c.Ctx.Response.ResetBody()
 		c.Ctx.SetStatusCode(fasthttp.StatusNoContent)
 	})

@@ -1,6 +1,8 @@
-package core
+package admin
 
 import (
+	core "payments/http/core"
+
 	"bytes"
 	"errors"
 	"fmt"
@@ -22,17 +24,6 @@ import (
 // bytes to the purpose: size, and a content type detected from the bytes'
 // magic numbers (the declared type must agree, but is never trusted alone).
 
-// Limits of an upload.
-const (
-	// uploadOverheadBytesMax is what the multipart framing may add to the
-	// largest file: boundaries, part headers, the purpose field.
-	uploadOverheadBytesMax = 64 << 10
-	uploadBodyBytesMax     = ledger.FileSizeMaxBytes + uploadOverheadBytesMax
-	uploadPartsMax         = 4
-	uploadFieldBytesMax    = 256 // the purpose field's value
-	fileNameLenMax         = 255 // characters
-)
-
 // upload is a parsed upload request.
 type upload struct {
 	purpose      string
@@ -52,11 +43,11 @@ func parseUpload(contentType string, body []byte) (upload, *ledger.Error) {
 			Message: "Content-Type must be multipart/form-data with a boundary, holding a file part and a purpose field",
 			Fields:  []ledger.FieldError{{Field: "Content-Type", Message: "must be multipart/form-data"}}}
 	}
-	if len(body) > uploadBodyBytesMax {
-		return u, BodyTooLarge(uploadBodyBytesMax)
+	if len(body) > core.UploadBodyBytesMax {
+		return u, core.BodyTooLarge(core.UploadBodyBytesMax)
 	}
 	r := multipart.NewReader(bytes.NewReader(body), params["boundary"])
-	var p Problems
+	var p core.Problems
 	seenPurpose, seenFile := false, false
 	for parts := 0; ; parts++ {
 		part, err := r.NextRawPart()
@@ -66,9 +57,9 @@ func parseUpload(contentType string, body []byte) (upload, *ledger.Error) {
 		if err != nil {
 			return u, malformedMultipart(err)
 		}
-		if parts == uploadPartsMax {
+		if parts == core.UploadPartsMax {
 			return u, &ledger.Error{Code: ledger.CodeValidation,
-				Message: fmt.Sprintf("The body has more than %d parts; send one file part and one purpose field", uploadPartsMax)}
+				Message: fmt.Sprintf("The body has more than %d parts; send one file part and one purpose field", core.UploadPartsMax)}
 		}
 		name := part.FormName()
 		switch name {
@@ -78,11 +69,11 @@ func parseUpload(contentType string, body []byte) (upload, *ledger.Error) {
 				continue
 			}
 			seenPurpose = true
-			v, err := io.ReadAll(io.LimitReader(part, uploadFieldBytesMax+1))
+			v, err := io.ReadAll(io.LimitReader(part, core.UploadFieldBytesMax+1))
 			if err != nil {
 				return u, malformedMultipart(err)
 			}
-			if len(v) > uploadFieldBytesMax {
+			if len(v) > core.UploadFieldBytesMax {
 				p.Add("purpose", "is too long")
 				continue
 			}
@@ -155,7 +146,7 @@ func purposeNames() string {
 // cleanFileName keeps the last path element of the client's file name: at
 // most fileNameLenMax characters of printable UTF-8. An absent name becomes
 // "file".
-func cleanFileName(p *Problems, name string) string {
+func cleanFileName(p *core.Problems, name string) string {
 	name = path.Base(strings.ReplaceAll(name, "\\", "/"))
 	if name == "." || name == "/" || name == "" {
 		return "file"
@@ -164,8 +155,8 @@ func cleanFileName(p *Problems, name string) string {
 		p.Add("file", "has a file name that is not valid UTF-8")
 		return ""
 	}
-	if utf8.RuneCountInString(name) > fileNameLenMax {
-		p.Add("file", fmt.Sprintf("has a file name longer than %d characters", fileNameLenMax))
+	if utf8.RuneCountInString(name) > core.FileNameLenMax {
+		p.Add("file", fmt.Sprintf("has a file name longer than %d characters", core.FileNameLenMax))
 		return ""
 	}
 	for _, r := range name {

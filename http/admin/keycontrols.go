@@ -1,7 +1,8 @@
-package core
+package admin
 
 import (
-	"net/netip"
+	core "payments/http/core"
+
 	"strings"
 	"time"
 
@@ -20,9 +21,9 @@ import (
 // key's spend in the organization's current day and month.
 
 func init() {
-	RegisterRoutes(
-		Endpoint{Method: fasthttp.MethodGet, Path: "/v1/keys/{id}", Scope: ledger.ScopeKeysAdmin, H: (*Call).getKey},
-		Endpoint{Method: fasthttp.MethodPatch, Path: "/v1/keys/{id}", Scope: ledger.ScopeKeysAdmin, H: (*Call).updateKey},
+	core.RegisterRoutes(
+		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/keys/{id}", Scope: ledger.ScopeKeysAdmin, H: getKey},
+		core.Endpoint{Method: fasthttp.MethodPatch, Path: "/v1/keys/{id}", Scope: ledger.ScopeKeysAdmin, H: updateKey},
 	)
 }
 
@@ -42,13 +43,13 @@ func (f *capField) UnmarshalJSON(b []byte) error {
 	case len(b) > 0 && b[0] == '"':
 		s, err := jsontext.AppendUnquote(nil, b)
 		if err != nil {
-			return FieldMessage(capMessage)
+			return core.FieldMessage(capMessage)
 		}
 		f.text = string(s)
 	case len(b) > 0 && (b[0] == '-' || b[0] >= '0' && b[0] <= '9'):
 		f.text = string(b)
 	default:
-		return FieldMessage(capMessage)
+		return core.FieldMessage(capMessage)
 	}
 	return nil
 }
@@ -68,7 +69,7 @@ type keyControlsBody struct {
 }
 
 // spendCap reads one cap in USD cents; nil is no cap.
-func (p *Problems) spendCap(field string, f capField) *ledger.Minor {
+func spendCap(p *core.Problems, field string, f capField) *ledger.Minor {
 	if !f.set || f.null {
 		return nil
 	}
@@ -96,12 +97,12 @@ func (p *Problems) spendCap(field string, f capField) *ledger.Minor {
 
 // keyControls validates the controls of a request into the command's form
 // and which of them it sets: perTransaction, daily, monthly, ipAllowlist.
-func (p *Problems) keyControls(b *keyControlsBody) (c ledger.KeyControls, set [4]bool) {
+func keyControls(p *core.Problems, b *keyControlsBody) (c ledger.KeyControls, set [4]bool) {
 	if b.SpendCaps != nil {
 		caps := b.SpendCaps
-		c.Caps.PerTransaction = p.spendCap("spendCaps.perTransaction", caps.PerTransaction)
-		c.Caps.Daily = p.spendCap("spendCaps.daily", caps.Daily)
-		c.Caps.Monthly = p.spendCap("spendCaps.monthly", caps.Monthly)
+		c.Caps.PerTransaction = spendCap(p, "spendCaps.perTransaction", caps.PerTransaction)
+		c.Caps.Daily = spendCap(p, "spendCaps.daily", caps.Daily)
+		c.Caps.Monthly = spendCap(p, "spendCaps.monthly", caps.Monthly)
 		set[0], set[1], set[2] = caps.PerTransaction.set, caps.Daily.set, caps.Monthly.set
 	}
 	if b.IPAllowlist != nil {
@@ -122,18 +123,18 @@ type UpdateKeyBody struct {
 }
 
 // getKey: GET /v1/keys/{id}.
-func (c *Call) getKey() {
-	k, ok := Lookup(c, "id", "API key", func(st *ledger.Reader, id string) (ledger.APIKey, bool) { return st.APIKey(c.Org, id) })
+func getKey(c *core.Call) {
+	k, ok := core.Lookup(c, "id", "API key", func(st *ledger.Reader, id string) (ledger.APIKey, bool) { return st.APIKey(c.Org, id) })
 	if !ok {
 		return
 	}
-	c.OK(fasthttp.StatusOK, &keyBody{c.Server.RenderKeyNow(&k, "")})
+	c.OK(fasthttp.StatusOK, &keyBody{RenderKeyNow(c.Server, &k, "")})
 }
 
 // updateKey: PATCH /v1/keys/{id}. Only the members sent change: a cap sent
 // as null is removed, an empty ipAllowlist permits every address.
-func (c *Call) updateKey() {
-	id, e := PathParam(c.Ctx, "id")
+func updateKey(c *core.Call) {
+	id, e := core.PathParam(c.Ctx, "id")
 	if e != nil {
 		c.Fail(e)
 		return
@@ -148,15 +149,15 @@ func (c *Call) updateKey() {
 		return
 	}
 	c.Reply(c.Server.Config.App.SetKeyControls(c.Caller(), in), fasthttp.StatusOK, func(res *ledger.Result) any {
-		return &keyBody{c.Server.RenderKeyNow(res.APIKey, "")}
+		return &keyBody{RenderKeyNow(c.Server, res.APIKey, "")}
 	})
 }
 
 // keyControlsInput checks a change of key id's controls (the API's, or
 // the dashboard's form in its shape).
 func KeyControlsInput(id string, req *UpdateKeyBody) (app.KeyControlsChange, *ledger.Error) {
-	var p Problems
-	controls, set := p.keyControls(&req.keyControlsBody)
+	var p core.Problems
+	controls, set := keyControls(&p, &req.keyControlsBody)
 	if e := p.Err(); e != nil {
 		return app.KeyControlsChange{}, e
 	}
@@ -193,7 +194,7 @@ func usdText(m *ledger.Minor) *string {
 
 // renderKeyNow is a key as the API shows it, with its spend in the
 // organization's current day and month.
-func (s *Server) RenderKeyNow(k *ledger.APIKey, secret string) keyJSON {
+func RenderKeyNow(s *core.Server, k *ledger.APIKey, secret string) keyJSON {
 	r := s.Config.Actors.Reader()
 	return renderKeyAt(k, secret, actors.SpendPeriodAt(r, k.OrgID, s.Config.Actors.Now().UnixMilli()))
 }
@@ -226,42 +227,4 @@ func knownTimezone(name string) bool {
 	}
 	_, err := time.LoadLocation(name)
 	return err == nil
-}
-
-// allowlistCheck refuses a key used from an address its allowlist does
-// not name.
-func (s *Server) allowlistCheck(ctx *fasthttp.RequestCtx, key *ledger.APIKey) *ledger.Error {
-	if key.Allowlist == "" {
-		return nil
-	}
-	addr, known := s.clientAddr(ctx)
-	if !known {
-		return &ledger.Error{Code: ledger.CodeForbidden,
-			Message: "This API key has an IP allowlist and the caller's address could not be established; nothing was done"}
-	}
-	if !ledger.AllowlistPermits(key.Allowlist, addr) {
-		return &ledger.Error{Code: ledger.CodeForbidden,
-			Message: "The caller's address " + addr.Unmap().String() + " is not on this API key's IP allowlist"}
-	}
-	return nil
-}
-
-// ParseTrustedProxies reads --trusted-proxies: CIDR prefixes or addresses,
-// comma-separated.
-func ParseTrustedProxies(s string) ([]netip.Prefix, error) {
-	var entries []string
-	for _, e := range strings.Split(s, ",") {
-		if e = strings.TrimSpace(e); e != "" {
-			entries = append(entries, e)
-		}
-	}
-	canonical, e := ledger.ParseAllowlist("trusted-proxies", entries)
-	if e != nil {
-		msg := e.Message
-		for _, f := range e.Fields {
-			msg += "; " + f.Field + " " + f.Message
-		}
-		return nil, &ledger.Error{Code: ledger.CodeValidation, Message: msg}
-	}
-	return ledger.AllowlistPrefixes(canonical), nil
 }
