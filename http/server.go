@@ -2,13 +2,17 @@ package http
 
 import (
 	"net/netip"
+	"net/url"
 
-	_ "payments/http/admin" // keys, webhooks and events, recipients, disputes, files, simulations
 	"payments/http/core"
+	"payments/http/requests" // the request log's API
+	"payments/ledger"
+
+	// The features: each registers its routes and event renderers on core.
+	_ "payments/http/admin"    // keys, webhooks and events, recipients, disputes, files, simulations
 	_ "payments/http/dashsite" // the dashboard's sign-in, team and pages
 	_ "payments/http/links"    // payment links, pages, checkout sessions and the hosted checkout
 	_ "payments/http/money"    // payouts, collections, conversions, orders, deposits, accounts
-	"payments/ledger"
 )
 
 // The service's REST front end, as cmd/payments and the tests build it: the
@@ -18,8 +22,6 @@ import (
 type (
 	// Config configures a Server (core.Config).
 	Config = core.Config
-	// Server is the REST front end (core.Server).
-	Server = core.Server
 	// Cluster is what the front end needs to know of the Raft node.
 	Cluster = core.Cluster
 	// App is the application API the handlers call.
@@ -30,8 +32,20 @@ type (
 	NameResolver = core.NameResolver
 )
 
+// Server is the REST front end: core's server, with what its operators
+// call of the feature packages.
+type Server struct {
+	*core.Server
+}
+
 // New builds a Server that serves every feature.
-func New(cfg Config) *Server { return core.New(cfg) }
+func New(cfg Config) *Server { return &Server{core.New(cfg)} }
+
+// UnattributedRequests returns a page of this node's request records of no
+// organization (package requests).
+func (s *Server) UnattributedRequests(q url.Values) ([]byte, error) {
+	return requests.UnattributedRequests(s.Server, q)
+}
 
 // Defaults and limits callers configure against.
 const (
@@ -42,7 +56,7 @@ const (
 
 // ErrRequestLogOff is the error of a request log lookup on a node without
 // one.
-var ErrRequestLogOff = core.ErrRequestLogOff
+var ErrRequestLogOff = requests.ErrRequestLogOff
 
 // EventPayload is an event as webhooks deliver it.
 func EventPayload(ev ledger.Event) ([]byte, error) { return core.EventPayload(ev) }

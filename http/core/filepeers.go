@@ -33,9 +33,9 @@ import (
 // it is stored, so a bad peer cannot plant other bytes under a name.
 
 const (
-	peerTokenHeader   = "x-payments-peer-token"
-	peerTokenLifetime = time.Minute
-	peerTimeout       = 15 * time.Second
+	PeerTokenHeader   = "x-payments-peer-token"
+	PeerTokenLifetime = time.Minute
+	PeerTimeout       = 15 * time.Second
 	// peerKeyWait is how long a node waits to apply the signing key a peer
 	// already uses (the first upload commits it just before pushing).
 	peerKeyWait = 3 * time.Second
@@ -70,7 +70,7 @@ func peerKey(signingKey []byte) []byte {
 	return m.Sum(nil)
 }
 
-func peerToken(signingKey []byte, method, digest string, expires int64) string {
+func PeerToken(signingKey []byte, method, digest string, expires int64) string {
 	e := strconv.FormatInt(expires, 10)
 	m := hmac.New(sha256.New, peerKey(signingKey))
 	m.Write([]byte(method + "\x00" + digest + "\x00" + e))
@@ -79,12 +79,12 @@ func peerToken(signingKey []byte, method, digest string, expires int64) string {
 
 // checkPeer verifies a peer request's token, waiting briefly for the
 // signing key if this node has not applied it yet.
-func (s *Server) checkPeer(ctx *fasthttp.RequestCtx, digest string) *ledger.Error {
+func (s *Server) CheckPeer(ctx *fasthttp.RequestCtx, digest string) *ledger.Error {
 	deny := &ledger.Error{Code: ledger.CodeForbidden, Message: "Internal route: a valid peer token is required"}
-	token := string(ctx.Request.Header.Peek(peerTokenHeader))
+	token := string(ctx.Request.Header.Peek(PeerTokenHeader))
 	e, _, ok := strings.Cut(token, ".")
 	expires, err := strconv.ParseInt(e, 10, 64)
-	if !ok || err != nil || time.Now().Unix() > expires || expires > time.Now().Add(2*peerTokenLifetime).Unix() {
+	if !ok || err != nil || time.Now().Unix() > expires || expires > time.Now().Add(2*PeerTokenLifetime).Unix() {
 		return deny
 	}
 	var key []byte
@@ -94,7 +94,7 @@ func (s *Server) checkPeer(ctx *fasthttp.RequestCtx, digest string) *ledger.Erro
 			break
 		}
 	}
-	if key == nil || !hmac.Equal([]byte(token), []byte(peerToken(key, string(ctx.Method()), digest, expires))) {
+	if key == nil || !hmac.Equal([]byte(token), []byte(PeerToken(key, string(ctx.Method()), digest, expires))) {
 		return deny
 	}
 	return nil
@@ -113,7 +113,7 @@ func (s *Server) peerDigest(ctx *fasthttp.RequestCtx) (string, bool) {
 		WriteError(ctx, ledger.FieldInvalid("digest", "must be a SHA-256 in lower-case hex"))
 		return "", false
 	}
-	if e := s.checkPeer(ctx, digest); e != nil {
+	if e := s.CheckPeer(ctx, digest); e != nil {
 		WriteError(ctx, e)
 		return "", false
 	}
@@ -213,9 +213,9 @@ func (s *Server) pushBlob(addr string, key []byte, digest string, data []byte) e
 	defer fasthttp.ReleaseResponse(resp)
 	req.SetRequestURI("http://" + addr + "/internal/blobs/" + digest)
 	req.Header.SetMethod(fasthttp.MethodPut)
-	req.Header.Set(peerTokenHeader, peerToken(key, fasthttp.MethodPut, digest, time.Now().Add(peerTokenLifetime).Unix()))
+	req.Header.Set(PeerTokenHeader, PeerToken(key, fasthttp.MethodPut, digest, time.Now().Add(PeerTokenLifetime).Unix()))
 	req.SetBodyRaw(data)
-	if err := s.forwarder(addr).DoTimeout(req, resp, peerTimeout); err != nil {
+	if err := s.Forwarder(addr).DoTimeout(req, resp, PeerTimeout); err != nil {
 		return fmt.Errorf("push to %s: %w", addr, err)
 	}
 	if resp.StatusCode() != fasthttp.StatusNoContent {
@@ -232,9 +232,9 @@ func (s *Server) FetchBlob(key []byte, digest string) error {
 		req := fasthttp.AcquireRequest()
 		resp := fasthttp.AcquireResponse()
 		req.SetRequestURI("http://" + addr + "/internal/blobs/" + digest)
-		req.Header.Set(peerTokenHeader, peerToken(key, fasthttp.MethodGet, digest, time.Now().Add(peerTokenLifetime).Unix()))
+		req.Header.Set(PeerTokenHeader, PeerToken(key, fasthttp.MethodGet, digest, time.Now().Add(PeerTokenLifetime).Unix()))
 		resp.SkipBody = false
-		if e := s.forwarder(addr).DoTimeout(req, resp, peerTimeout); e != nil {
+		if e := s.Forwarder(addr).DoTimeout(req, resp, PeerTimeout); e != nil {
 			err = fmt.Errorf("fetch from %s: %w", addr, e)
 		} else if resp.StatusCode() != fasthttp.StatusOK {
 			err = fmt.Errorf("fetch from %s: status %d", addr, resp.StatusCode())

@@ -211,7 +211,7 @@ func (s *Server) forwardTo(ctx *fasthttp.RequestCtx, leader string, changed <-ch
 	req.Header.Set(attemptHeader, s.attemptOf(ctx))
 	s.signClientAddr(ctx, req)
 	answered := make(chan error, 1)
-	go func() { answered <- s.forwarder(addr).DoTimeout(req, resp, forwardTimeout) }()
+	go func() { answered <- s.Forwarder(addr).DoTimeout(req, resp, forwardTimeout) }()
 	release := func() {
 		fasthttp.ReleaseRequest(req)
 		fasthttp.ReleaseResponse(resp)
@@ -336,7 +336,7 @@ func (s *Server) warnForward(leader string, err error) {
 	}
 }
 
-func (s *Server) forwarder(addr string) *fasthttp.HostClient {
+func (s *Server) Forwarder(addr string) *fasthttp.HostClient {
 	s.forwardMu.Lock()
 	defer s.forwardMu.Unlock()
 	c, ok := s.forwarders[addr]

@@ -23,13 +23,13 @@ const (
 	ListEntries     ListKind = 'e'
 )
 
-var cursorTable = crc32.MakeTable(crc32.Castagnoli)
+var CursorTable = crc32.MakeTable(crc32.Castagnoli)
 
-func encodeCursor(kind ListKind, pos ledger.Cursor) string {
+func EncodeCursor(kind ListKind, pos ledger.Cursor) string {
 	b := make([]byte, 1, 1+binary.MaxVarintLen64+4)
 	b[0] = byte(kind)
 	b = binary.AppendUvarint(b, uint64(pos))
-	b = binary.BigEndian.AppendUint32(b, crc32.Checksum(b, cursorTable))
+	b = binary.BigEndian.AppendUint32(b, crc32.Checksum(b, CursorTable))
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
@@ -39,7 +39,7 @@ func DecodeCursor(kind ListKind, s string) (ledger.Cursor, bool) {
 		return 0, false
 	}
 	body, sum := b[:len(b)-4], b[len(b)-4:]
-	if crc32.Checksum(body, cursorTable) != binary.BigEndian.Uint32(sum) {
+	if crc32.Checksum(body, CursorTable) != binary.BigEndian.Uint32(sum) {
 		return 0, false
 	}
 	pos, n := binary.Uvarint(body[1:])
@@ -52,7 +52,7 @@ func DecodeCursor(kind ListKind, s string) (ledger.Cursor, bool) {
 // pageParams reads limit and cursor from the query.
 func PageParams(ctx *fasthttp.RequestCtx, kind ListKind, defaultLimit int) (limit int, before ledger.Cursor, err *ledger.Error) {
 	args := ctx.QueryArgs()
-	if limit, err = pageLimit(ctx, defaultLimit); err != nil {
+	if limit, err = PageLimit(ctx, defaultLimit); err != nil {
 		return 0, 0, err
 	}
 	before = ledger.CursorStart
@@ -67,7 +67,7 @@ func PageParams(ctx *fasthttp.RequestCtx, kind ListKind, defaultLimit int) (limi
 }
 
 // pageLimit reads the page size from the query.
-func pageLimit(ctx *fasthttp.RequestCtx, defaultLimit int) (int, *ledger.Error) {
+func PageLimit(ctx *fasthttp.RequestCtx, defaultLimit int) (int, *ledger.Error) {
 	v := ctx.QueryArgs().Peek("limit")
 	if v == nil {
 		return defaultLimit, nil
@@ -92,7 +92,7 @@ func NewList[T, R any](kind ListKind, p ledger.Page[R], render func(*R) T) ListB
 		body.Data = append(body.Data, render(&p.Items[i]))
 	}
 	if p.HasMore {
-		c := encodeCursor(kind, p.Next)
+		c := EncodeCursor(kind, p.Next)
 		body.NextCursor = &c
 	}
 	return body

@@ -104,7 +104,7 @@ func (s *Server) leaderReadIndex() (uint64, error) {
 	defer fasthttp.ReleaseResponse(resp)
 	req.SetRequestURI("http://" + addr + readIndexPath)
 	req.Header.Set(forwardedHeader, s.Config.Cluster.ID())
-	if err := s.forwarder(addr).DoTimeout(req, resp, readIndexTimeout); err != nil {
+	if err := s.Forwarder(addr).DoTimeout(req, resp, readIndexTimeout); err != nil {
 		return 0, err
 	}
 	if resp.StatusCode() != fasthttp.StatusOK {

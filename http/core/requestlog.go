@@ -233,7 +233,7 @@ func noteRelayed(ctx *fasthttp.RequestCtx) {
 // nodeTag is the three base-36 characters of a request id that name the
 // node that served it: a hash of the node id, so that every node computes
 // every peer's tag. Two nodes may share a tag; a lookup then asks each.
-func nodeTag(nodeID string) string {
+func NodeTag(nodeID string) string {
 	h := fnv.New32a()
 	h.Write([]byte(nodeID))
 	var b [3]byte
@@ -276,14 +276,14 @@ func (s *Server) newRequestID(now time.Time) (string, uint64) {
 	var b [requestIDLen]byte
 	n := copy(b[:], requestIDPrefix)
 	putBase36(b[n:requestIDTagStart], uint64(max(now.Unix(), 0)))
-	copy(b[requestIDTagStart:], s.tag)
+	copy(b[requestIDTagStart:], s.Tag)
 	putBase36(b[requestIDSeqStart:requestIDSeqStart+requestIDSeqLen], seq)
 	putBase36(b[requestIDSeqStart+requestIDSeqLen:], rand.Uint64())
 	return string(b[:]), seq
 }
 
 // requestTag returns the node tag of a request id of this service's shape.
-func requestTag(id string) (string, bool) {
+func RequestTag(id string) (string, bool) {
 	if len(id) != requestIDLen || id[:len(requestIDPrefix)] != requestIDPrefix {
 		return "", false
 	}
@@ -297,7 +297,7 @@ func requestTag(id string) (string, bool) {
 
 // requestSeq returns the log position a request id of this service's shape
 // names.
-func requestSeq(id string) uint64 {
+func RequestSeq(id string) uint64 {
 	var seq uint64
 	for i := requestIDSeqStart; i < requestIDSeqStart+requestIDSeqLen && i < len(id); i++ {
 		c := id[i]

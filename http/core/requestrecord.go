@@ -146,7 +146,7 @@ type requestFields struct {
 }
 
 // requestFieldsOf reads the filtered members of a stored record.
-func requestFieldsOf(v []byte) (requestFields, bool) {
+func RequestFieldsOf(v []byte) (requestFields, bool) {
 	var f requestFields
 	r, err := decodeRequestRecord(v)
 	if err != nil {

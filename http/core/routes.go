@@ -52,8 +52,6 @@ func (s *Server) routes() {
 	// A follower's question to the leader (readindex.go): no API key, no forwarding.
 	r.GET(readIndexPath, s.serveReadIndex)
 	s.fileRoutes() // internal blob routes: no API key, no forwarding
-	// A peer's lookup in this node's request log: no API key, no forwarding.
-	s.requestLogRoutes()
 
 	// Provider instances' callbacks: no API key (providers.go).
 	s.providerRoutes()

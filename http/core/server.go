@@ -193,7 +193,7 @@ type Server struct {
 	DashIdle *sessionIdle // the dashboard sessions' last uses (dashboard_idle.go)
 
 	recorder *requestRecorder // the request log's; nil without Config.RequestLog
-	tag      string           // this node's tag in request ids (requestlog.go)
+	Tag      string           // this node's tag in request ids (requestlog.go)
 	// requestSeq numbers request ids when no request log draws their
 	// positions; it starts at the time in microseconds, as the log does.
 	requestSeq atomic.Uint64
@@ -261,9 +261,9 @@ func New(cfg Config) *Server {
 	}
 	s.requestSeq.Store(uint64(time.Now().UnixMicro()))
 	if cfg.Cluster != nil {
-		s.tag = nodeTag(cfg.Cluster.ID())
+		s.Tag = NodeTag(cfg.Cluster.ID())
 	} else {
-		s.tag = nodeTag("")
+		s.Tag = NodeTag("")
 	}
 	if cfg.RequestLog != nil {
 		s.recorder = newRequestRecorder(cfg.RequestLog, cfg.RequestLogQueue, cfg.Logger)

@@ -1,6 +1,8 @@
-package core
+package requests
 
 import (
+	core "payments/http/core"
+
 	"bytes"
 	"encoding/base64"
 	"encoding/binary"
@@ -34,14 +36,14 @@ import (
 //	GET /internal/requests?organization=…&before=…&limit=…&<filters>
 
 func init() {
-	RegisterRoutes(
-		Endpoint{Method: fasthttp.MethodGet, Path: "/v1/requests", Scope: ledger.ScopeRequestsRead, H: (*Call).listRequests},
-		Endpoint{Method: fasthttp.MethodGet, Path: "/v1/requests/{requestId}", Scope: ledger.ScopeRequestsRead, H: (*Call).getRequest},
+	core.RegisterRoutes(
+		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/requests", Scope: ledger.ScopeRequestsRead, H: listRequests},
+		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/requests/{requestId}", Scope: ledger.ScopeRequestsRead, H: getRequest},
 	)
 }
 
 const (
-	listRequestsKind ListKind = 'q'
+	listRequestsKind core.ListKind = 'q'
 	// requestScanMax bounds the records one page examines; a page of a
 	// narrow filter may come back short, with a cursor to go on.
 	requestScanMax = 10_000
@@ -50,9 +52,12 @@ const (
 	requestDurationMax = time.Minute
 )
 
-func (s *Server) requestLogRoutes() {
-	s.router.GET("/internal/requests/{requestId}", s.serveRequestRecord)
-	s.router.GET("/internal/requests", s.serveRequestPage)
+// A peer's lookup in this node's request log: no API key, no forwarding.
+func init() { core.RegisterRouteSet(requestLogRoutes) }
+
+func requestLogRoutes(s *core.Server) {
+	s.Router().GET("/internal/requests/{requestId}", func(a0 *fasthttp.RequestCtx) { serveRequestRecord(s, a0) })
+	s.Router().GET("/internal/requests", func(a0 *fasthttp.RequestCtx) { serveRequestPage(s, a0) })
 }
 
 func errRequestLogOff() *ledger.Error {
@@ -60,7 +65,7 @@ func errRequestLogOff() *ledger.Error {
 }
 
 // getRequest: GET /v1/requests/{requestId}.
-func (c *Call) getRequest() {
+func getRequest(c *core.Call) {
 	store := c.Server.Config.RequestLog
 	if store == nil {
 		c.Fail(errRequestLogOff())
@@ -68,13 +73,13 @@ func (c *Call) getRequest() {
 	}
 	id, _ := c.Ctx.UserValue("requestId").(string)
 	notFound := &ledger.Error{Code: ledger.CodeNotFound, Message: "No request " + id + " is on record (records are kept for a limited time)"}
-	tag, ok := requestTag(id)
+	tag, ok := core.RequestTag(id)
 	if !ok {
 		c.Fail(notFound)
 		return
 	}
-	if tag == c.Server.tag {
-		v, found, err := c.Server.localRequestRecord(id, c.Org)
+	if tag == c.Server.Tag {
+		v, found, err := localRequestRecord(c.Server, id, c.Org)
 		if err != nil {
 			c.Server.Logger.Error("request log read", "err", err)
 			c.Fail(&ledger.Error{Code: ledger.CodeInternal, Message: "Internal error"})
@@ -85,7 +90,7 @@ func (c *Call) getRequest() {
 			return
 		}
 	}
-	peers := c.Server.peersTagged(tag)
+	peers := peersTagged(c.Server, tag)
 	if len(peers) == 0 {
 		c.Fail(notFound)
 		return
@@ -97,7 +102,7 @@ func (c *Call) getRequest() {
 	}
 	reached := false
 	for _, addr := range peers {
-		v, found, err := c.Server.fetchRequestRecord(addr, key, id, c.Org)
+		v, found, err := fetchRequestRecord(c.Server, addr, key, id, c.Org)
 		if err != nil {
 			c.Server.Logger.Warn("request log: fetch from peer", "peer", addr, "err", err)
 			continue
@@ -117,14 +122,14 @@ func (c *Call) getRequest() {
 
 // peersTagged returns the HTTP addresses of the other nodes whose request
 // ids carry tag, in a fixed order.
-func (s *Server) peersTagged(tag string) []string {
+func peersTagged(s *core.Server, tag string) []string {
 	self := ""
 	if s.Config.Cluster != nil {
 		self = s.Config.Cluster.ID()
 	}
 	var out []string
 	for id, addr := range s.Config.PeerHTTP {
-		if id != self && addr != "" && nodeTag(id) == tag {
+		if id != self && addr != "" && core.NodeTag(id) == tag {
 			out = append(out, addr)
 		}
 	}
@@ -136,7 +141,7 @@ func (s *Server) peersTagged(tag string) []string {
 // id and the organization it is read for.
 func requestPeerSubject(id, org string) string { return "request\x00" + id + "\x00" + org }
 
-func (s *Server) fetchRequestRecord(addr string, key []byte, id, org string) ([]byte, bool, error) {
+func fetchRequestRecord(s *core.Server, addr string, key []byte, id, org string) ([]byte, bool, error) {
 	req := fasthttp.AcquireRequest()
 	resp := fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseRequest(req)
@@ -145,8 +150,8 @@ func (s *Server) fetchRequestRecord(addr string, key []byte, id, org string) ([]
 	defer fasthttp.ReleaseArgs(args)
 	args.Set("organization", org)
 	req.SetRequestURI("http://" + addr + "/internal/requests/" + id + "?" + args.String())
-	req.Header.Set(peerTokenHeader, peerToken(key, fasthttp.MethodGet, requestPeerSubject(id, org), time.Now().Add(peerTokenLifetime).Unix()))
-	if err := s.forwarder(addr).DoTimeout(req, resp, peerTimeout); err != nil {
+	req.Header.Set(core.PeerTokenHeader, core.PeerToken(key, fasthttp.MethodGet, requestPeerSubject(id, org), time.Now().Add(core.PeerTokenLifetime).Unix()))
+	if err := s.Forwarder(addr).DoTimeout(req, resp, core.PeerTimeout); err != nil {
 		return nil, false, err
 	}
 	switch resp.StatusCode() {
@@ -165,26 +170,26 @@ func (e *peerStatusError) Error() string { return "peer answered status " + strc
 
 // serveRequestRecord: GET /internal/requests/{requestId}, a peer's lookup
 // in this node's log.
-func (s *Server) serveRequestRecord(ctx *fasthttp.RequestCtx) {
+func serveRequestRecord(s *core.Server, ctx *fasthttp.RequestCtx) {
 	if !s.Begin(ctx) {
 		return
 	}
 	if s.Config.RequestLog == nil {
-		WriteError(ctx, errRequestLogOff())
+		core.WriteError(ctx, errRequestLogOff())
 		return
 	}
 	id, _ := ctx.UserValue("requestId").(string)
 	org := string(ctx.QueryArgs().Peek("organization"))
-	if e := s.checkPeer(ctx, requestPeerSubject(id, org)); e != nil {
-		WriteError(ctx, e)
+	if e := s.CheckPeer(ctx, requestPeerSubject(id, org)); e != nil {
+		core.WriteError(ctx, e)
 		return
 	}
-	v, found, err := s.localRequestRecord(id, org)
+	v, found, err := localRequestRecord(s, id, org)
 	if err != nil || !found || org == "" {
 		if err != nil {
 			s.Logger.Error("request log read", "err", err)
 		}
-		WriteError(ctx, &ledger.Error{Code: ledger.CodeNotFound, Message: "This node holds no such request"})
+		core.WriteError(ctx, &ledger.Error{Code: ledger.CodeNotFound, Message: "This node holds no such request"})
 		return
 	}
 	writeRawJSON(ctx, fasthttp.StatusOK, v)
@@ -192,12 +197,12 @@ func (s *Server) serveRequestRecord(ctx *fasthttp.RequestCtx) {
 
 // localRequestRecord reads request id of org from this node's log, as GET
 // /v1/requests/{requestId} shows it.
-func (s *Server) localRequestRecord(id, org string) ([]byte, bool, error) {
-	v, found, err := s.Config.RequestLog.Get(requestSeq(id), id, org)
+func localRequestRecord(s *core.Server, id, org string) ([]byte, bool, error) {
+	v, found, err := s.Config.RequestLog.Get(core.RequestSeq(id), id, org)
 	if err != nil || !found {
 		return nil, false, err
 	}
-	rendered, err := RenderRequestRecord(v, org)
+	rendered, err := core.RenderRequestRecord(v, org)
 	return rendered, err == nil, err
 }
 
@@ -225,7 +230,7 @@ func (f *requestFilter) keep(at time.Time, value []byte) bool {
 	if f.status == 0 && f.method == "" && f.path == "" && f.keyID == "" {
 		return true
 	}
-	r, ok := requestFieldsOf(value)
+	r, ok := core.RequestFieldsOf(value)
 	if !ok {
 		return false
 	}
@@ -242,40 +247,40 @@ func (f *requestFilter) keep(at time.Time, value []byte) bool {
 
 func requestFilterOf(ctx *fasthttp.RequestCtx) (requestFilter, *ledger.Error) {
 	var f requestFilter
-	if v, ok := Query(ctx, "status"); ok {
+	if v, ok := core.Query(ctx, "status"); ok {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 100 || n > 599 {
 			return f, ledger.FieldInvalid("status", "must be an HTTP status code from 100 to 599")
 		}
 		f.status = n
 	}
-	if v, ok := Query(ctx, "method"); ok {
+	if v, ok := core.Query(ctx, "method"); ok {
 		f.method = strings.ToUpper(v)
 		if !isKnownMethod(f.method) {
 			return f, ledger.FieldInvalid("method", "must be one of GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS")
 		}
 	}
-	if v, ok := Query(ctx, "path"); ok {
+	if v, ok := core.Query(ctx, "path"); ok {
 		if !strings.HasPrefix(v, "/") {
 			return f, ledger.FieldInvalid("path", "must start with / (end it with * to match a prefix)")
 		}
 		f.path, f.pathPrefix = strings.CutSuffix(v, "*")
 	}
-	if v, ok := Query(ctx, "keyId"); ok {
+	if v, ok := core.Query(ctx, "keyId"); ok {
 		f.keyID = v
 	}
 	var e *ledger.Error
-	if f.from, e = QueryTime(ctx, "from"); e != nil {
+	if f.from, e = core.QueryTime(ctx, "from"); e != nil {
 		return f, e
 	}
-	if f.to, e = QueryTime(ctx, "to"); e != nil {
+	if f.to, e = core.QueryTime(ctx, "to"); e != nil {
 		return f, e
 	}
 	return f, nil
 }
 
 func isKnownMethod(m string) bool {
-	for _, k := range KnownMethods {
+	for _, k := range core.KnownMethods {
 		if k == m {
 			return true
 		}
@@ -303,7 +308,7 @@ type requestItem struct {
 }
 
 // localRequestPage reads a page from this node's log.
-func (s *Server) localRequestPage(org string, before uint64, limit int, f *requestFilter) (requestPage, error) {
+func localRequestPage(s *core.Server, org string, before uint64, limit int, f *requestFilter) (requestPage, error) {
 	var p requestPage
 	examined := 0
 	var err error
@@ -318,7 +323,7 @@ func (s *Server) localRequestPage(org string, before uint64, limit int, f *reque
 		examined++
 		p.Next, p.Floor = pos, at.UnixNano()
 		if f.keep(at, value) {
-			rendered, rerr := RenderRequestRecord(value, org)
+			rendered, rerr := core.RenderRequestRecord(value, org)
 			if rerr != nil {
 				err = rerr
 				return false
@@ -346,7 +351,7 @@ func encodeRequestCursor(positions map[string]uint64) string {
 		b = append(b, t...)
 		b = binary.AppendUvarint(b, positions[t])
 	}
-	b = binary.BigEndian.AppendUint32(b, crc32.Checksum(b, cursorTable))
+	b = binary.BigEndian.AppendUint32(b, crc32.Checksum(b, core.CursorTable))
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
@@ -356,7 +361,7 @@ func decodeRequestCursor(s string) (map[string]uint64, bool) {
 		return nil, false
 	}
 	body, sum := b[:len(b)-4], b[len(b)-4:]
-	if crc32.Checksum(body, cursorTable) != binary.BigEndian.Uint32(sum) {
+	if crc32.Checksum(body, core.CursorTable) != binary.BigEndian.Uint32(sum) {
 		return nil, false
 	}
 	out := map[string]uint64{}
@@ -380,12 +385,12 @@ func decodeRequestCursor(s string) (map[string]uint64, bool) {
 // still have a newer one than (a node's page ends at its Floor). A node that
 // cannot be reached is left out of the rest of the listing (its records are
 // still found by id once it is back).
-func (c *Call) listRequests() {
+func listRequests(c *core.Call) {
 	if c.Server.Config.RequestLog == nil {
 		c.Fail(errRequestLogOff())
 		return
 	}
-	limit, e := pageLimit(c.Ctx, 20)
+	limit, e := core.PageLimit(c.Ctx, 20)
 	if e != nil {
 		c.Fail(e)
 		return
@@ -395,12 +400,12 @@ func (c *Call) listRequests() {
 		c.Fail(e)
 		return
 	}
-	nodes := c.Server.requestLogNodes() // tag → address ("" for this node)
+	nodes := requestLogNodes(c.Server) // tag → address ("" for this node)
 	positions := map[string]uint64{}
 	for tag := range nodes {
 		positions[tag] = math.MaxUint64
 	}
-	if v, ok := Query(c.Ctx, "cursor"); ok {
+	if v, ok := core.Query(c.Ctx, "cursor"); ok {
 		cur, ok := decodeRequestCursor(v)
 		if !ok {
 			c.Fail(ledger.FieldInvalid("cursor", "is not a cursor from this list; pass the nextCursor of the previous page"))
@@ -413,14 +418,14 @@ func (c *Call) listRequests() {
 		}
 	}
 	pages := map[string]requestPage{}
-	if before := positions[c.Server.tag]; before != 0 {
-		p, err := c.Server.localRequestPage(c.Org, before, limit, &f)
+	if before := positions[c.Server.Tag]; before != 0 {
+		p, err := localRequestPage(c.Server, c.Org, before, limit, &f)
 		if err != nil {
 			c.Server.Logger.Error("request log scan", "err", err)
 			c.Fail(&ledger.Error{Code: ledger.CodeInternal, Message: "Internal error"})
 			return
 		}
-		pages[c.Server.tag] = p
+		pages[c.Server.Tag] = p
 	}
 	var key []byte
 	filters := string(c.Ctx.QueryArgs().QueryString()) // the goroutines must not read ctx
@@ -441,7 +446,7 @@ func (c *Call) listRequests() {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			p, err := c.Server.fetchRequestPage(addr, key, c.Org, before, limit, filters)
+			p, err := fetchRequestPage(c.Server, addr, key, c.Org, before, limit, filters)
 			if err != nil {
 				c.Server.Logger.Warn("request log: list from peer", "peer", addr, "err", err)
 				return
@@ -462,7 +467,7 @@ func (c *Call) listRequests() {
 
 // mergeRequestPages merges nodes' pages newest first into one of at most
 // limit records, and returns each node's position after it.
-func mergeRequestPages(pages map[string]requestPage, positions map[string]uint64, limit int) (ListBody[jsontext.Value], map[string]uint64) {
+func mergeRequestPages(pages map[string]requestPage, positions map[string]uint64, limit int) (core.ListBody[jsontext.Value], map[string]uint64) {
 	type ref struct {
 		tag string
 		it  *requestItem
@@ -487,7 +492,7 @@ func mergeRequestPages(pages map[string]requestPage, positions map[string]uint64
 		}
 		return a.it.Pos > b.it.Pos
 	})
-	body := ListBody[jsontext.Value]{Data: make([]jsontext.Value, 0, limit)}
+	body := core.ListBody[jsontext.Value]{Data: make([]jsontext.Value, 0, limit)}
 	taken := map[string]int{}
 	next := maps.Clone(positions)
 	for _, r := range all {
@@ -522,14 +527,14 @@ func mergeRequestPages(pages map[string]requestPage, positions map[string]uint64
 
 // requestLogNodes maps the tag of every node the cluster names, this one
 // included, to its HTTP address ("" for this node).
-func (s *Server) requestLogNodes() map[string]string {
-	nodes := map[string]string{s.tag: ""}
+func requestLogNodes(s *core.Server) map[string]string {
+	nodes := map[string]string{s.Tag: ""}
 	self := ""
 	if s.Config.Cluster != nil {
 		self = s.Config.Cluster.ID()
 	}
 	for id, addr := range s.Config.PeerHTTP {
-		if t := nodeTag(id); id != self && addr != "" && t != s.tag {
+		if t := core.NodeTag(id); id != self && addr != "" && t != s.Tag {
 			nodes[t] = addr
 		}
 	}
@@ -539,7 +544,7 @@ func (s *Server) requestLogNodes() map[string]string {
 func requestListSubject(org string) string { return "requests\x00" + org }
 
 // fetchRequestPage asks a peer for its page, with the client's filters.
-func (s *Server) fetchRequestPage(addr string, key []byte, org string, before uint64, limit int, filters string) (requestPage, error) {
+func fetchRequestPage(s *core.Server, addr string, key []byte, org string, before uint64, limit int, filters string) (requestPage, error) {
 	req := fasthttp.AcquireRequest()
 	resp := fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseRequest(req)
@@ -552,9 +557,9 @@ func (s *Server) fetchRequestPage(addr string, key []byte, org string, before ui
 	args.Set("before", strconv.FormatUint(before, 10))
 	args.Set("limit", strconv.Itoa(limit))
 	req.SetRequestURI("http://" + addr + "/internal/requests?" + args.String())
-	req.Header.Set(peerTokenHeader, peerToken(key, fasthttp.MethodGet, requestListSubject(org), time.Now().Add(peerTokenLifetime).Unix()))
+	req.Header.Set(core.PeerTokenHeader, core.PeerToken(key, fasthttp.MethodGet, requestListSubject(org), time.Now().Add(core.PeerTokenLifetime).Unix()))
 	var p requestPage
-	if err := s.forwarder(addr).DoTimeout(req, resp, peerTimeout); err != nil {
+	if err := s.Forwarder(addr).DoTimeout(req, resp, core.PeerTimeout); err != nil {
 		return p, err
 	}
 	if resp.StatusCode() != fasthttp.StatusOK {
@@ -566,39 +571,39 @@ func (s *Server) fetchRequestPage(addr string, key []byte, org string, before ui
 
 // serveRequestPage: GET /internal/requests, a peer's read of this node's
 // page for the merged list.
-func (s *Server) serveRequestPage(ctx *fasthttp.RequestCtx) {
+func serveRequestPage(s *core.Server, ctx *fasthttp.RequestCtx) {
 	if !s.Begin(ctx) {
 		return
 	}
 	if s.Config.RequestLog == nil {
-		WriteError(ctx, errRequestLogOff())
+		core.WriteError(ctx, errRequestLogOff())
 		return
 	}
 	org := string(ctx.QueryArgs().Peek("organization"))
-	if e := s.checkPeer(ctx, requestListSubject(org)); e != nil {
-		WriteError(ctx, e)
+	if e := s.CheckPeer(ctx, requestListSubject(org)); e != nil {
+		core.WriteError(ctx, e)
 		return
 	}
-	limit, e := pageLimit(ctx, 20)
+	limit, e := core.PageLimit(ctx, 20)
 	if e != nil {
-		WriteError(ctx, e)
+		core.WriteError(ctx, e)
 		return
 	}
 	f, e := requestFilterOf(ctx)
 	if e != nil {
-		WriteError(ctx, e)
+		core.WriteError(ctx, e)
 		return
 	}
 	before, err := strconv.ParseUint(string(ctx.QueryArgs().Peek("before")), 10, 64)
 	if err != nil || org == "" {
-		WriteError(ctx, ledger.FieldInvalid("before", "must be a position"))
+		core.WriteError(ctx, ledger.FieldInvalid("before", "must be a position"))
 		return
 	}
-	p, err := s.localRequestPage(org, before, limit, &f)
+	p, err := localRequestPage(s, org, before, limit, &f)
 	if err != nil {
 		s.Logger.Error("request log scan", "err", err)
-		WriteError(ctx, &ledger.Error{Code: ledger.CodeInternal, Message: "Internal error"})
+		core.WriteError(ctx, &ledger.Error{Code: ledger.CodeInternal, Message: "Internal error"})
 		return
 	}
-	WriteJSON(ctx, fasthttp.StatusOK, &p)
+	core.WriteJSON(ctx, fasthttp.StatusOK, &p)
 }

@@ -1,6 +1,8 @@
-package core
+package requests
 
 import (
+	core "payments/http/core"
+
 	"errors"
 	"math"
 	"net/url"
@@ -32,7 +34,7 @@ var ErrRequestLogOff = errors.New("the request log is not configured on this nod
 // page's nextCursor, for the next page). A query out of shape is a
 // *ledger.Error of code validation_error; a node without a request log
 // returns ErrRequestLogOff. Safe for concurrent use.
-func (s *Server) UnattributedRequests(q url.Values) ([]byte, error) {
+func UnattributedRequests(s *core.Server, q url.Values) ([]byte, error) {
 	if s.Config.RequestLog == nil {
 		return nil, ErrRequestLogOff
 	}
@@ -58,11 +60,11 @@ func (s *Server) UnattributedRequests(q url.Values) ([]byte, error) {
 		}
 		before = n
 	}
-	p, err := s.localRequestPage("", before, limit, &f)
+	p, err := localRequestPage(s, "", before, limit, &f)
 	if err != nil {
 		return nil, err
 	}
-	body := ListBody[jsontext.Value]{Data: make([]jsontext.Value, 0, len(p.Items)), HasMore: p.More}
+	body := core.ListBody[jsontext.Value]{Data: make([]jsontext.Value, 0, len(p.Items)), HasMore: p.More}
 	for _, it := range p.Items {
 		body.Data = append(body.Data, it.Record)
 	}
