@@ -2,6 +2,7 @@ package admin
 
 import (
 	core "payments/http/core"
+	"payments/http/money"
 
 	"fmt"
 
@@ -91,7 +92,7 @@ type recipientsBulkSummary struct {
 // request and the error it alone would have got.
 type recipientFailedJSON struct {
 	Index int `json:"index"`
-	core.ItemErrorJSON
+	money.ItemErrorJSON
 }
 
 func renderRecipient(r *ledger.Recipient) recipientJSON {
@@ -163,10 +164,10 @@ func recipientSpec(s *core.Server, req *recipientRequestBody, prefix string) (le
 		return spec, e
 	}
 	var msg string
-	if spec.AccountNumber, msg = s.CheckAccountNumber(&m, spec.AccountNumber); msg != "" {
+	if spec.AccountNumber, msg = money.CheckAccountNumber(s, &m, spec.AccountNumber); msg != "" {
 		return spec, ledger.FieldInvalid(prefix+"accountNumber", msg)
 	}
-	res, e := s.ResolveName(&m, spec.AccountNumber)
+	res, e := money.ResolveName(s, &m, spec.AccountNumber)
 	switch {
 	case e != nil && s.Config.NoProvider:
 		// No rail can be asked: the caller's name stands, and is needed.
@@ -225,7 +226,7 @@ func createRecipients(c *core.Call) {
 	for i := range items {
 		spec, e := recipientSpec(c.Server, &items[i], fmt.Sprintf("recipients.%d.", i))
 		if e != nil {
-			out.Failed = append(out.Failed, recipientFailedJSON{Index: i, ItemErrorJSON: *core.RenderItemError(e)})
+			out.Failed = append(out.Failed, recipientFailedJSON{Index: i, ItemErrorJSON: *money.RenderItemError(e)})
 			continue
 		}
 		specs = append(specs, spec)
@@ -239,7 +240,7 @@ func createRecipients(c *core.Call) {
 		}
 		for j, o := range r.Result.RecipientBatch {
 			if o.Err != nil {
-				out.Failed = append(out.Failed, recipientFailedJSON{Index: indexes[j], ItemErrorJSON: *core.RenderItemError(o.Err)})
+				out.Failed = append(out.Failed, recipientFailedJSON{Index: indexes[j], ItemErrorJSON: *money.RenderItemError(o.Err)})
 				continue
 			}
 			out.Created = append(out.Created, renderRecipient(o.Recipient))

@@ -105,13 +105,13 @@ const leaderLostKey = "payments.leaderLost"
 type errorBody struct {
 	Error     ledger.Code   `json:"error"`
 	Message   string        `json:"message"`
-	Details   *errorDetails `json:"details,omitempty"`
+	Details   *ErrorDetails `json:"details,omitempty"`
 	RequestID string        `json:"requestId"`
 }
 
 // errorDetails holds what some codes carry; empty members are left out.
-type errorDetails struct {
-	Fields     []fieldJSON `json:"fields,omitempty"`
+type ErrorDetails struct {
+	Fields     []FieldJSON `json:"fields,omitempty"`
 	ExistingID string      `json:"existingId,omitempty"`
 	Available  string      `json:"available,omitempty"`
 	Required   string      `json:"required,omitempty"`
@@ -125,7 +125,7 @@ type errorDetails struct {
 	Attempted string `json:"attempted,omitempty"`
 }
 
-type fieldJSON struct {
+type FieldJSON struct {
 	Field   string `json:"field"`
 	Message string `json:"message"`
 }
@@ -141,9 +141,9 @@ func WriteError(ctx *fasthttp.RequestCtx, e *ledger.Error) {
 	if body.Message == "" {
 		body.Message = string(e.Code)
 	}
-	var d errorDetails
+	var d ErrorDetails
 	for _, f := range e.Fields {
-		d.Fields = append(d.Fields, fieldJSON(f))
+		d.Fields = append(d.Fields, FieldJSON(f))
 	}
 	d.ExistingID = e.ExistingID
 	if e.Code == ledger.CodeInsufficientFunds {

@@ -97,7 +97,7 @@ type Config struct {
 	// addresses ({checkout_url}/<id>); one per process.
 	CheckoutURL string
 
-	// Names resolves account holder names (validation.go); by default the
+	// Names resolves account holder names (package money); by default the
 	// sandbox's, or none when NoProvider is set.
 	Names NameResolver
 
@@ -629,3 +629,21 @@ func withoutQuotedBytes(msg string) string {
 // SandboxSpreadBasisPoints is the spread the sandbox takes on every
 // cross-currency rate.
 const SandboxSpreadBasisPoints = app.SandboxSpreadBasisPoints
+
+// NameResolver asks a rail who holds an account. rails.SandboxNames and
+// rails.NoProvider implement it; a real provider adapter will too.
+type NameResolver interface {
+	ResolveName(ctx context.Context, m rails.Method, accountNumber string) (rails.Resolution, error)
+}
+
+var (
+	_ NameResolver = rails.SandboxNames{}
+	_ NameResolver = rails.NoProvider{}
+)
+
+func defaultNames(noProvider bool) NameResolver {
+	if noProvider {
+		return rails.NoProvider{}
+	}
+	return rails.SandboxNames{}
+}

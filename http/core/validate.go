@@ -54,7 +54,7 @@ func (p *Problems) Amount(field string, a Amount, cur ledger.Currency) ledger.Mi
 func (p *Problems) Phone(field, s string) string { return (*app.Fields)(p).Phone(field, s) }
 
 // alnum checks a bank account number: letters and digits.
-func (p *Problems) alnum(field, s string, minLen, maxLen int) {
+func (p *Problems) Alnum(field, s string, minLen, maxLen int) {
 	(*app.Fields)(p).Alnum(field, s, minLen, maxLen)
 }
 

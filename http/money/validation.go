@@ -1,6 +1,8 @@
-package core
+package money
 
 import (
+	core "payments/http/core"
+
 	"context"
 	"errors"
 	"fmt"
@@ -19,28 +21,10 @@ import (
 // Reference data: any valid key may validate. Nothing is written.
 
 func init() {
-	RegisterRoutes(
-		Endpoint{Method: fasthttp.MethodPost, Path: "/v1/validate", H: (*Call).validate},
-		Endpoint{Method: fasthttp.MethodPost, Path: "/v1/validate/bulk", H: (*Call).validateBulk},
+	core.RegisterRoutes(
+		core.Endpoint{Method: fasthttp.MethodPost, Path: "/v1/validate", H: validate},
+		core.Endpoint{Method: fasthttp.MethodPost, Path: "/v1/validate/bulk", H: validateBulk},
 	)
-}
-
-// NameResolver asks a rail who holds an account. rails.SandboxNames and
-// rails.NoProvider implement it; a real provider adapter will too.
-type NameResolver interface {
-	ResolveName(ctx context.Context, m rails.Method, accountNumber string) (rails.Resolution, error)
-}
-
-var (
-	_ NameResolver = rails.SandboxNames{}
-	_ NameResolver = rails.NoProvider{}
-)
-
-func defaultNames(noProvider bool) NameResolver {
-	if noProvider {
-		return rails.NoProvider{}
-	}
-	return rails.SandboxNames{}
 }
 
 // Limits of validation.
@@ -97,17 +81,17 @@ type validateBulkItemJSON struct {
 
 // ItemErrorJSON is the error envelope of one item of a bulk request.
 type ItemErrorJSON struct {
-	Error   ledger.Code   `json:"error"`
-	Message string        `json:"message"`
-	Details *errorDetails `json:"details,omitempty"`
+	Error   ledger.Code        `json:"error"`
+	Message string             `json:"message"`
+	Details *core.ErrorDetails `json:"details,omitempty"`
 }
 
 func RenderItemError(e *ledger.Error) *ItemErrorJSON {
 	out := &ItemErrorJSON{Error: e.Code, Message: e.Message}
 	if len(e.Fields) > 0 {
-		d := &errorDetails{}
+		d := &core.ErrorDetails{}
 		for _, f := range e.Fields {
-			d.Fields = append(d.Fields, fieldJSON(f))
+			d.Fields = append(d.Fields, core.FieldJSON(f))
 		}
 		out.Details = d
 	}
@@ -115,12 +99,12 @@ func RenderItemError(e *ledger.Error) *ItemErrorJSON {
 }
 
 // validate: POST /v1/validate.
-func (c *Call) validate() {
+func validate(c *core.Call) {
 	var req validateRequestBody
 	if !c.Decode(&req) {
 		return
 	}
-	v, e := c.Server.validateDestination(&req, "")
+	v, e := validateDestination(c.Server, &req, "")
 	if e != nil {
 		c.Fail(e)
 		return
@@ -130,7 +114,7 @@ func (c *Call) validate() {
 
 // validateBulk: POST /v1/validate/bulk. Each item is validated on its own;
 // a bad item gets its error in its place and the others their results.
-func (c *Call) validateBulk() {
+func validateBulk(c *core.Call) {
 	var req validateBulkRequestBody
 	if !c.Decode(&req) {
 		return
@@ -150,7 +134,7 @@ func (c *Call) validateBulk() {
 		if items[i].Code != nil {
 			r.Code = *items[i].Code
 		}
-		v, e := c.Server.validateDestination(&items[i], fmt.Sprintf("items.%d.", i))
+		v, e := validateDestination(c.Server, &items[i], fmt.Sprintf("items.%d.", i))
 		if e != nil {
 			r.Error = RenderItemError(e)
 			r.Result = validationJSON{Valid: false, Reason: string(e.Code), Message: e.Message}
@@ -165,15 +149,15 @@ func (c *Call) validateBulk() {
 // (no code, a field the method does not use, no provider) is an error; a
 // destination that is wrong is a result with valid false and its reason.
 // prefix goes before field names ("items.3.").
-func (s *Server) validateDestination(req *validateRequestBody, prefix string) (validationJSON, *ledger.Error) {
-	var p Problems
+func validateDestination(s *core.Server, req *validateRequestBody, prefix string) (validationJSON, *ledger.Error) {
+	var p core.Problems
 	code := p.Text(prefix+"code", req.Code, true, 64)
 	if e := p.Err(); e != nil {
 		return validationJSON{}, e
 	}
 	m, ok := s.Config.Catalogue.Method(code)
 	if !ok {
-		return validationJSON{}, ledger.FieldInvalid(prefix+"code", fmt.Sprintf("%q is not a known payment method; see GET /v1/capabilities", Truncate(code, 64)))
+		return validationJSON{}, ledger.FieldInvalid(prefix+"code", fmt.Sprintf("%q is not a known payment method; see GET /v1/capabilities", core.Truncate(code, 64)))
 	}
 	if m.Type == ledger.MethodCrypto {
 		address := p.Text(prefix+"address", req.Address, true, 256)
@@ -207,14 +191,14 @@ func (s *Server) validateDestination(req *validateRequestBody, prefix string) (v
 	if e := p.Err(); e != nil {
 		return validationJSON{}, e
 	}
-	number, msg := s.CheckAccountNumber(&m, number)
+	number, msg := CheckAccountNumber(s, &m, number)
 	if msg != "" {
 		return invalid(reasonInvalidAccountNumber, "The account number "+msg), nil
 	}
 	if msg := routingNumberProblem(&m, routing); msg != "" {
 		return invalid(reasonInvalidRoutingNumber, msg), nil
 	}
-	res, e := s.ResolveName(&m, number)
+	res, e := ResolveName(s, &m, number)
 	if e != nil {
 		return validationJSON{}, e
 	}
@@ -230,7 +214,7 @@ func invalid(reason, message string) validationJSON {
 
 // resolveName asks the rail who holds the account. A deployment without a
 // provider, or a rail that fails outright, is service_unavailable.
-func (s *Server) ResolveName(m *rails.Method, number string) (rails.Resolution, *ledger.Error) {
+func ResolveName(s *core.Server, m *rails.Method, number string) (rails.Resolution, *ledger.Error) {
 	ctx, cancel := context.WithTimeout(context.Background(), resolveTimeout)
 	defer cancel()
 	res, err := s.Config.Names.ResolveName(ctx, *m, number)
@@ -250,8 +234,8 @@ func (s *Server) ResolveName(m *rails.Method, number string) (rails.Resolution, 
 // leading + allowed), or a bank account number of letters and digits. It
 // returns the number as it is stored (a phone number's digits only) and
 // what is wrong, or "".
-func (s *Server) CheckAccountNumber(m *rails.Method, number string) (string, string) {
-	var p Problems
+func CheckAccountNumber(s *core.Server, m *rails.Method, number string) (string, string) {
+	var p core.Problems
 	if m.Type == ledger.MethodMobileMoney {
 		number = p.Phone("", number)
 		if len(p) == 0 {
@@ -260,7 +244,7 @@ func (s *Server) CheckAccountNumber(m *rails.Method, number string) (string, str
 			}
 		}
 	} else {
-		p.alnum("", number, 5, 34)
+		p.Alnum("", number, 5, 34)
 	}
 	if len(p) > 0 {
 		return number, p[0].Message
@@ -275,7 +259,7 @@ func routingNumberProblem(m *rails.Method, routing string) string {
 		return ""
 	}
 	return fmt.Sprintf("The routing number %q is not a bank code %s knows; see the options of its routingNumber field in GET /v1/capabilities/%s/%s",
-		Truncate(routing, 64), m.Code, m.Country, m.Code)
+		core.Truncate(routing, 64), m.Code, m.Country, m.Code)
 }
 
 func hasPrefix(s, prefix string) bool { return len(s) >= len(prefix) && s[:len(prefix)] == prefix }
