@@ -146,34 +146,19 @@ func renderWithThread(c *core.Call, d *ledger.Dispute) *disputeBody {
 
 // listDisputes: GET /v1/disputes, newest first, without threads.
 func listDisputes(c *core.Call) {
-	limit, before, e := core.PageParams(c.Ctx, listDisputesKind, 20)
-	if e != nil {
-		c.Fail(e)
-		return
-	}
-	var status ledger.DisputeStatus
-	if v, ok := core.Query(c.Ctx, "status"); ok {
-		if status, ok = ledger.ParseDisputeStatus(v); !ok {
-			c.Fail(ledger.FieldInvalid("status", "must be one of open, under_review, accepted, declined"))
-			return
-		}
-	}
-	var page ledger.Page[ledger.Dispute]
-	page = c.Server.Config.Actors.Reader().Disputes(c.Org, status, before, limit)
-	c.OK(fasthttp.StatusOK, core.NewList(listDisputesKind, page, renderDispute))
+	core.List(c, listDisputesKind, core.StatusFilter(ledger.ParseDisputeStatus, "must be one of open, under_review, accepted, declined"),
+		(*ledger.Reader).Disputes, renderDispute)
 }
 
 // getDispute: GET /v1/disputes/{id}, with its thread oldest first.
 func getDispute(c *core.Call) {
-	if d, ok := core.Lookup(c, "id", "Dispute", func(st *ledger.Reader, id string) (disputeJSON, bool) {
+	core.Get(c, "id", "Dispute", func(st *ledger.Reader, id string) (disputeJSON, bool) {
 		d, ok := st.Dispute(c.Org, id)
 		if !ok {
 			return disputeJSON{}, false
 		}
 		return threads(c, st).withThread(&d), true
-	}); ok {
-		c.OK(fasthttp.StatusOK, &disputeBody{d})
-	}
+	}, func(d *disputeJSON) *disputeBody { return &disputeBody{*d} })
 }
 
 type respondRequestBody struct {

@@ -46,32 +46,28 @@ func renderEvent(ids *ledger.PublicIDs, ev *ledger.Event) eventJSON {
 // listEvents: GET /v1/webhooks/events, every event of the organization,
 // delivered or not, newest first.
 func listEvents(c *core.Call) {
-	limit, before, e := core.PageParams(c.Ctx, listEventsKind, 20)
-	if e != nil {
-		c.Fail(e)
-		return
-	}
+	ids := c.Server.PublicIDs()
+	core.List(c, listEventsKind, eventFilter, (*ledger.Reader).Events, func(ev *ledger.Event) eventJSON { return renderEvent(ids, ev) })
+}
+
+// eventFilter reads GET /v1/webhooks/events' filters: eventType and
+// resourceId.
+func eventFilter(c *core.Call) (ledger.EventFilter, *ledger.Error) {
 	var f ledger.EventFilter
 	if v, ok := core.Query(c.Ctx, "eventType"); ok {
 		if !slices.Contains(ledger.EventTypes, v) && v != ledger.EventWebhookTest {
-			c.Fail(ledger.FieldInvalid("eventType", "is not an event type"))
-			return
+			return f, ledger.FieldInvalid("eventType", "is not an event type")
 		}
 		f.Type = v
 	}
 	f.ResourceID, _ = core.Query(c.Ctx, "resourceId")
-	var page ledger.Page[ledger.Event]
-	page = c.Server.Config.Actors.Reader().Events(c.Org, f, before, limit)
-	ids := c.Server.PublicIDs()
-	c.OK(fasthttp.StatusOK, core.NewList(listEventsKind, page, func(ev *ledger.Event) eventJSON { return renderEvent(ids, ev) }))
+	return f, nil
 }
 
 // getEvent: GET /v1/webhooks/events/{id}.
 func getEvent(c *core.Call) {
 	ids := c.Server.PublicIDs()
-	if ev, ok := core.Lookup(c, "id", "Webhook event", func(st *ledger.Reader, id string) (ledger.Event, bool) {
+	core.Get(c, "id", "Webhook event", func(st *ledger.Reader, id string) (ledger.Event, bool) {
 		return st.Event(c.Org, ids.InternalEventID(id))
-	}); ok {
-		c.OK(fasthttp.StatusOK, &eventBody{renderEvent(ids, &ev)})
-	}
+	}, func(ev *ledger.Event) *eventBody { return &eventBody{renderEvent(ids, ev)} })
 }

@@ -170,7 +170,7 @@ func uploadFile(c *core.Call) {
 
 // getFile: GET /v1/files/{id}, with a fresh signed URL.
 func getFile(c *core.Call) {
-	if f, ok := core.Lookup(c, "id", "File", func(st *ledger.Reader, id string) (fileJSON, bool) {
+	core.Get(c, "id", "File", func(st *ledger.Reader, id string) (fileJSON, bool) {
 		f, ok := st.File(c.Org, id)
 		if !ok {
 			return fileJSON{}, false
@@ -178,28 +178,18 @@ func getFile(c *core.Call) {
 		out := renderFile(&f)
 		out.URL = signer(c, st).url(&f)
 		return out, true
-	}); ok {
-		c.OK(fasthttp.StatusOK, &fileBody{f})
-	}
+	}, func(f *fileJSON) *fileBody { return &fileBody{*f} })
 }
 
 // listFiles: GET /v1/files, newest first, without URLs.
 func listFiles(c *core.Call) {
-	limit, before, e := core.PageParams(c.Ctx, listFilesKind, 20)
-	if e != nil {
-		c.Fail(e)
-		return
-	}
-	purpose, given := core.Query(c.Ctx, "purpose")
-	if given {
-		if _, ok := ledger.LookupFilePurpose(purpose); !ok {
-			c.Fail(ledger.FieldInvalid("purpose", "must be one of "+purposeNames()))
-			return
+	core.List(c, listFilesKind, func(c *core.Call) (string, *ledger.Error) {
+		purpose, given := core.Query(c.Ctx, "purpose")
+		if _, ok := ledger.LookupFilePurpose(purpose); given && !ok {
+			return "", ledger.FieldInvalid("purpose", "must be one of "+purposeNames())
 		}
-	}
-	var page ledger.Page[ledger.File]
-	page = c.Server.Config.Actors.Reader().Files(c.Org, purpose, before, limit)
-	c.OK(fasthttp.StatusOK, core.NewList(listFilesKind, page, renderFile))
+		return purpose, nil
+	}, (*ledger.Reader).Files, renderFile)
 }
 
 type filePurposeJSON struct {

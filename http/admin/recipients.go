@@ -261,28 +261,21 @@ func sortFailed(f []recipientFailedJSON) {
 
 // listRecipients: GET /v1/recipients.
 func listRecipients(c *core.Call) {
-	limit, before, e := core.PageParams(c.Ctx, listRecipientsKind, 20)
-	if e != nil {
-		c.Fail(e)
-		return
-	}
+	core.List(c, listRecipientsKind, recipientFilter, (*ledger.Reader).Recipients, renderRecipient)
+}
+
+// recipientFilter reads GET /v1/recipients' filters: code and isActive.
+func recipientFilter(c *core.Call) (ledger.RecipientFilter, *ledger.Error) {
 	var f ledger.RecipientFilter
-	if v, ok := core.Query(c.Ctx, "code"); ok {
-		f.Method = v
-	}
+	f.Method, _ = core.Query(c.Ctx, "code")
 	if v, ok := core.Query(c.Ctx, "isActive"); ok {
-		switch v {
-		case "true", "false":
-			active := v == "true"
-			f.Active = &active
-		default:
-			c.Fail(ledger.FieldInvalid("isActive", "must be true or false"))
-			return
+		if v != "true" && v != "false" {
+			return f, ledger.FieldInvalid("isActive", "must be true or false")
 		}
+		active := v == "true"
+		f.Active = &active
 	}
-	var page ledger.Page[ledger.Recipient]
-	page = c.Server.Config.Actors.Reader().Recipients(c.Org, f, before, limit)
-	c.OK(fasthttp.StatusOK, core.NewList(listRecipientsKind, page, renderRecipient))
+	return f, nil
 }
 
 // getRecipient: GET /v1/recipients/{id}.

@@ -445,11 +445,11 @@ func DeliveryList(s *core.Server, org string, f ledger.DeliveryFilter, before le
 // getDelivery: GET /v1/webhooks/deliveries/{id}, with the delivery's
 // attempt history.
 func getDelivery(c *core.Call) {
-	if d, ok := core.Lookup(c, "id", "Webhook delivery", func(st *ledger.Reader, id string) (ledger.WebhookDelivery, bool) {
+	core.Get(c, "id", "Webhook delivery", func(st *ledger.Reader, id string) (ledger.WebhookDelivery, bool) {
 		return st.WebhookDelivery(c.Org, id)
-	}); ok {
-		c.OK(fasthttp.StatusOK, &DeliveryDetailBody{RenderWebhookDeliveryDetail(c.Server.PublicIDs(), &d)})
-	}
+	}, func(d *ledger.WebhookDelivery) *DeliveryDetailBody {
+		return &DeliveryDetailBody{RenderWebhookDeliveryDetail(c.Server.PublicIDs(), d)}
+	})
 }
 
 // retryDelivery: POST /v1/webhooks/deliveries/{id}/retry. A pending or

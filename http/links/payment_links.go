@@ -635,7 +635,7 @@ func createPageLink(c *core.Call) {
 // getPaymentLink: GET /v1/payment-links/{id}, with its sessions newest
 // first.
 func getPaymentLink(c *core.Call) {
-	if link, ok := core.Lookup(c, "id", "Payment link", func(st *ledger.Reader, id string) (paymentLinkJSON, bool) {
+	core.Get(c, "id", "Payment link", func(st *ledger.Reader, id string) (paymentLinkJSON, bool) {
 		l, ok := st.PaymentLink(c.Org, id)
 		if !ok {
 			return paymentLinkJSON{}, false
@@ -647,18 +647,17 @@ func getPaymentLink(c *core.Call) {
 			out.Sessions = append(out.Sessions, renderCheckoutSession(&sessions[i]))
 		}
 		return out, true
-	}); ok {
-		c.OK(fasthttp.StatusOK, &paymentLinkBody{link})
-	}
+	}, func(link *paymentLinkJSON) *paymentLinkBody { return &paymentLinkBody{*link} })
 }
 
 // listPaymentLinks: GET /v1/payment-links.
 func listPaymentLinks(c *core.Call) {
-	limit, before, e := core.PageParams(c.Ctx, listPaymentLinksKind, 20)
-	if e != nil {
-		c.Fail(e)
-		return
-	}
+	core.List(c, listPaymentLinksKind, paymentLinkFilter, (*ledger.Reader).PaymentLinks, renderPaymentLink)
+}
+
+// paymentLinkFilter reads GET /v1/payment-links' filters, every problem at
+// once.
+func paymentLinkFilter(c *core.Call) (ledger.PaymentLinkFilter, *ledger.Error) {
 	var f ledger.PaymentLinkFilter
 	var p core.Problems
 	if v, ok := core.Query(c.Ctx, "status"); ok {
@@ -675,13 +674,7 @@ func listPaymentLinks(c *core.Call) {
 	f.ParentID, _ = core.Query(c.Ctx, "parentId")
 	f.Email, _ = core.Query(c.Ctx, "email")
 	f.CustomerReference, _ = core.Query(c.Ctx, "customerReference")
-	if e := p.Err(); e != nil {
-		c.Fail(e)
-		return
-	}
-	var page ledger.Page[ledger.PaymentLink]
-	page = c.Server.Config.Actors.Reader().PaymentLinks(c.Org, f, before, limit)
-	c.OK(fasthttp.StatusOK, core.NewList(listPaymentLinksKind, page, renderPaymentLink))
+	return f, p.Err()
 }
 
 // updatePaymentLink: PATCH /v1/payment-links/{id}.
@@ -755,35 +748,26 @@ func createPaymentPage(c *core.Call) {
 
 // getPaymentPage: GET /v1/payment-pages/{id}.
 func getPaymentPage(c *core.Call) {
-	if page, ok := core.Lookup(c, "id", "Payment page", func(st *ledger.Reader, id string) (ledger.PaymentPage, bool) {
+	core.Get(c, "id", "Payment page", func(st *ledger.Reader, id string) (ledger.PaymentPage, bool) {
 		return st.PaymentPage(c.Org, id)
-	}); ok {
-		c.OK(fasthttp.StatusOK, &paymentPageBody{renderPaymentPage(&page)})
-	}
+	}, func(page *ledger.PaymentPage) *paymentPageBody { return &paymentPageBody{renderPaymentPage(page)} })
 }
 
 // listPaymentPages: GET /v1/payment-pages.
 func listPaymentPages(c *core.Call) {
-	limit, before, e := core.PageParams(c.Ctx, listPaymentPagesKind, 20)
-	if e != nil {
-		c.Fail(e)
-		return
+	core.List(c, listPaymentPagesKind, core.StatusFilter(parsePaymentPageStatus, "must be one of active, closed"),
+		(*ledger.Reader).PaymentPages, renderPaymentPage)
+}
+
+// parsePaymentPageStatus parses a page status a list may filter by.
+func parsePaymentPageStatus(v string) (ledger.PaymentPageStatus, bool) {
+	switch v {
+	case "active":
+		return ledger.PaymentPageActive, true
+	case "closed":
+		return ledger.PaymentPageClosed, true
 	}
-	var status ledger.PaymentPageStatus
-	if v, ok := core.Query(c.Ctx, "status"); ok {
-		switch v {
-		case "active":
-			status = ledger.PaymentPageActive
-		case "closed":
-			status = ledger.PaymentPageClosed
-		default:
-			c.Fail(ledger.FieldInvalid("status", "must be one of active, closed"))
-			return
-		}
-	}
-	var page ledger.Page[ledger.PaymentPage]
-	page = c.Server.Config.Actors.Reader().PaymentPages(c.Org, status, before, limit)
-	c.OK(fasthttp.StatusOK, core.NewList(listPaymentPagesKind, page, renderPaymentPage))
+	return 0, false
 }
 
 // updatePaymentPage: PATCH /v1/payment-pages/{id}.

@@ -49,13 +49,20 @@ func accountLedger(c *core.Call) {
 	if !ok {
 		return
 	}
-	limit, before, e := core.PageParams(c.Ctx, core.ListEntries, 20)
-	if e != nil {
-		c.Fail(e)
-		return
-	}
+	ids := c.Server.PublicIDs()
+	core.List(c, core.ListEntries, func(c *core.Call) (ledger.EntryFilter, *ledger.Error) {
+		var p core.Problems
+		f := entryFilter(c, &p)
+		return f, p.Err()
+	}, func(st *ledger.Reader, _ string, f ledger.EntryFilter, before ledger.Cursor, limit int) ledger.Page[ledger.NumberedEntry] {
+		return st.Statement(a.Number, f, before, limit)
+	}, func(n *ledger.NumberedEntry) entryJSON { return renderEntry(ids, n, a.Currency) })
+}
+
+// entryFilter reads the filters an account's statement and the journal
+// share: type, referenceId (a public id), from and to.
+func entryFilter(c *core.Call, p *core.Problems) ledger.EntryFilter {
 	var f ledger.EntryFilter
-	var p core.Problems
 	if v, ok := core.Query(c.Ctx, "type"); ok {
 		t, known := ledger.ParseEntryType(v)
 		if !known {
@@ -67,18 +74,10 @@ func accountLedger(c *core.Call) {
 	f.RefID = c.Server.PublicIDs().InternalEntryRef(f.RefID)
 	var err *ledger.Error
 	if f.From, err = core.QueryTime(c.Ctx, "from"); err != nil {
-		p = append(p, err.Fields...)
+		*p = append(*p, err.Fields...)
 	}
 	if f.To, err = core.QueryTime(c.Ctx, "to"); err != nil {
-		p = append(p, err.Fields...)
+		*p = append(*p, err.Fields...)
 	}
-	if e := p.Err(); e != nil {
-		c.Fail(e)
-		return
-	}
-	var page ledger.Page[ledger.NumberedEntry]
-	page = c.Server.Config.Actors.Reader().Statement(a.Number, f, before, limit)
-	c.OK(fasthttp.StatusOK, core.NewList(core.ListEntries, page, func(n *ledger.NumberedEntry) entryJSON {
-		return renderEntry(c.Server.PublicIDs(), n, a.Currency)
-	}))
+	return f
 }

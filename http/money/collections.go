@@ -97,21 +97,17 @@ func collectionInput(req *collectionRequestBody) (app.CollectionInput, *ledger.E
 
 // getCollection: GET /v1/collections/{id}.
 func getCollection(c *core.Call) {
-	if col, ok := core.Lookup(c, "id", "Collection", func(st *ledger.Reader, id string) (ledger.Collection, bool) {
+	core.Get(c, "id", "Collection", func(st *ledger.Reader, id string) (ledger.Collection, bool) {
 		col, ok := st.Collection(id)
 		return col, ok && col.OrgID == c.Org
-	}); ok {
-		c.OK(fasthttp.StatusOK, &collectionBody{renderCollection(&col)})
-	}
+	}, func(col *ledger.Collection) *collectionBody { return &collectionBody{renderCollection(col)} })
 }
 
 // getCollectionByReference: GET /v1/collections/by-reference/{externalReference}.
 func getCollectionByReference(c *core.Call) {
-	if col, ok := core.Lookup(c, "externalReference", "Collection", func(st *ledger.Reader, ref string) (ledger.Collection, bool) {
+	core.Get(c, "externalReference", "Collection", func(st *ledger.Reader, ref string) (ledger.Collection, bool) {
 		return st.CollectionByReference(c.Org, ref)
-	}); ok {
-		c.OK(fasthttp.StatusOK, &collectionBody{renderCollection(&col)})
-	}
+	}, func(col *ledger.Collection) *collectionBody { return &collectionBody{renderCollection(col)} })
 }
 
 // listCollections: GET /v1/collections.

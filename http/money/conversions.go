@@ -177,11 +177,9 @@ func quoteInput(req *quoteRequestBody) (app.QuoteInput, *ledger.Error) {
 // even before the leader's expiry tick records it.
 func getQuote(c *core.Call) {
 	at := c.Server.Config.Actors.Now().UnixMilli()
-	if q, ok := core.Lookup(c, "id", "Conversion quote", func(st *ledger.Reader, id string) (ledger.Quote, bool) {
+	core.Get(c, "id", "Conversion quote", func(st *ledger.Reader, id string) (ledger.Quote, bool) {
 		return st.Quote(c.Org, id, at)
-	}); ok {
-		c.OK(fasthttp.StatusOK, &quoteBody{renderQuote(&q)})
-	}
+	}, func(q *ledger.Quote) *quoteBody { return &quoteBody{renderQuote(q)} })
 }
 
 type executeRequestBody struct {
@@ -218,21 +216,14 @@ func executeConversion(c *core.Call) {
 
 // listConversions: GET /v1/conversions, newest first.
 func listConversions(c *core.Call) {
-	limit, before, e := core.PageParams(c.Ctx, listConversionsKind, 20)
-	if e != nil {
-		c.Fail(e)
-		return
-	}
-	var page ledger.Page[ledger.Conversion]
-	page = c.Server.Config.Actors.Reader().Conversions(c.Org, before, limit)
-	c.OK(fasthttp.StatusOK, core.NewList(listConversionsKind, page, renderConversion))
+	core.List(c, listConversionsKind, core.Unfiltered, func(st *ledger.Reader, org string, _ struct{}, before ledger.Cursor, limit int) ledger.Page[ledger.Conversion] {
+		return st.Conversions(org, before, limit)
+	}, renderConversion)
 }
 
 // getConversion: GET /v1/conversions/{id}.
 func getConversion(c *core.Call) {
-	if conv, ok := core.Lookup(c, "id", "Conversion", func(st *ledger.Reader, id string) (ledger.Conversion, bool) {
+	core.Get(c, "id", "Conversion", func(st *ledger.Reader, id string) (ledger.Conversion, bool) {
 		return st.Conversion(c.Org, id)
-	}); ok {
-		c.OK(fasthttp.StatusOK, &conversionBody{renderConversion(&conv)})
-	}
+	}, func(conv *ledger.Conversion) *conversionBody { return &conversionBody{renderConversion(conv)} })
 }

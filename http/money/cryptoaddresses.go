@@ -115,41 +115,38 @@ func createCryptoAddress(c *core.Call) {
 
 // getCryptoAddress: GET /v1/crypto-addresses/{id}.
 func getCryptoAddress(c *core.Call) {
-	if a, ok := core.Lookup(c, "id", "Crypto address", func(st *ledger.Reader, id string) (ledger.CryptoAddress, bool) {
+	core.Get(c, "id", "Crypto address", func(st *ledger.Reader, id string) (ledger.CryptoAddress, bool) {
 		return st.CryptoAddress(c.Org, id)
-	}); ok {
-		c.OK(fasthttp.StatusOK, &cryptoAddressBody{renderCryptoAddress(&a)})
-	}
+	}, func(a *ledger.CryptoAddress) *cryptoAddressBody { return &cryptoAddressBody{renderCryptoAddress(a)} })
 }
 
 // listCryptoAddresses: GET /v1/crypto-addresses, filters currency, chain and
 // externalReference.
 func listCryptoAddresses(c *core.Call) {
-	limit, before, e := core.PageParams(c.Ctx, listCryptoAddressesKind, 20)
-	if e != nil {
-		c.Fail(e)
-		return
-	}
+	core.List(c, listCryptoAddressesKind, cryptoAddressFilter, (*ledger.Reader).CryptoAddresses, renderCryptoAddress)
+}
+
+// cryptoAddressFilter reads GET /v1/crypto-addresses' filters, every
+// problem at once: currency, chain and externalReference.
+func cryptoAddressFilter(c *core.Call) (ledger.CryptoAddressFilter, *ledger.Error) {
 	var f ledger.CryptoAddressFilter
 	var p core.Problems
-	if v, ok := core.Query(c.Ctx, "currency"); ok {
-		if _, known := ledger.LookupCurrency(v); !known {
-			p.Add("currency", "is not a supported currency")
-		}
-		f.Currency = v
-	}
+	f.Currency = depositCurrencyFilter(c, &p)
 	if v, ok := core.Query(c.Ctx, "chain"); ok {
 		ch, _ := depositChain(c, &p, "chain", &v, false)
 		f.Chain = ch.Code
 	}
 	f.ExternalReference, _ = core.Query(c.Ctx, "externalReference")
-	if e := p.Err(); e != nil {
-		c.Fail(e)
-		return
+	return f, p.Err()
+}
+
+// depositCurrencyFilter reads a deposit list's currency filter.
+func depositCurrencyFilter(c *core.Call, p *core.Problems) string {
+	v, ok := core.Query(c.Ctx, "currency")
+	if _, known := ledger.LookupCurrency(v); ok && !known {
+		p.Add("currency", "is not a supported currency")
 	}
-	var page ledger.Page[ledger.CryptoAddress]
-	page = c.Server.Config.Actors.Reader().CryptoAddresses(c.Org, f, before, limit)
-	c.OK(fasthttp.StatusOK, core.NewList(listCryptoAddressesKind, page, renderCryptoAddress))
+	return v
 }
 
 type updateCryptoAddressBody struct {

@@ -61,22 +61,8 @@ func listLedger(c *core.Call) {
 		}
 		f.Currency = v
 	}
-	if v, ok := core.Query(c.Ctx, "type"); ok {
-		t, known := ledger.ParseEntryType(v)
-		if !known {
-			p.Add("type", "is not a ledger entry type")
-		}
-		f.Type = t
-	}
-	f.RefID, _ = core.Query(c.Ctx, "referenceId")
-	f.RefID = c.Server.PublicIDs().InternalEntryRef(f.RefID)
-	var err *ledger.Error
-	if f.From, err = core.QueryTime(c.Ctx, "from"); err != nil {
-		p = append(p, err.Fields...)
-	}
-	if f.To, err = core.QueryTime(c.Ctx, "to"); err != nil {
-		p = append(p, err.Fields...)
-	}
+	ef := entryFilter(c, &p)
+	f.Type, f.RefID, f.From, f.To = ef.Type, ef.RefID, ef.From, ef.To
 	if e := p.Err(); e != nil {
 		c.Fail(e)
 		return

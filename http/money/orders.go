@@ -163,20 +163,18 @@ func renderOrderDetail(o *ledger.Order) orderJSON {
 
 // getOrderByReference: GET /v1/orders/by-reference/{externalReference}.
 func getOrderByReference(c *core.Call) {
-	if o, ok := core.Lookup(c, "externalReference", "Order", func(st *ledger.Reader, ref string) (ledger.Order, bool) {
+	core.Get(c, "externalReference", "Order", func(st *ledger.Reader, ref string) (ledger.Order, bool) {
 		return st.OrderByReference(c.Org, ref)
-	}); ok {
-		c.OK(fasthttp.StatusOK, &orderBody{renderOrderDetail(&o)})
-	}
+	}, func(o *ledger.Order) *orderBody { return &orderBody{renderOrderDetail(o)} })
 }
 
 // listOrders: GET /v1/orders.
 func listOrders(c *core.Call) {
-	limit, before, e := core.PageParams(c.Ctx, listOrdersKind, 20)
-	if e != nil {
-		c.Fail(e)
-		return
-	}
+	core.List(c, listOrdersKind, orderFilter, (*ledger.Reader).Orders, renderOrder)
+}
+
+// orderFilter reads GET /v1/orders' filters, every problem at once.
+func orderFilter(c *core.Call) (ledger.OrderFilter, *ledger.Error) {
 	var f ledger.OrderFilter
 	var p core.Problems
 	if v, ok := core.Query(c.Ctx, "status"); ok {
@@ -184,12 +182,7 @@ func listOrders(c *core.Call) {
 			p.Add("status", "must be one of "+strings.Join(ledger.OrderStatusNames(), ", "))
 		}
 	}
-	if v, ok := core.Query(c.Ctx, "currency"); ok {
-		if _, known := ledger.LookupCurrency(v); !known {
-			p.Add("currency", "is not a supported currency")
-		}
-		f.Currency = v
-	}
+	f.Currency = depositCurrencyFilter(c, &p)
 	f.Origins = orderCurrencyList(c.Ctx, &p, "origin")
 	f.Destinations = orderCurrencyList(c.Ctx, &p, "destination")
 	f.ExternalReference, _ = core.Query(c.Ctx, "externalReference")
@@ -200,13 +193,7 @@ func listOrders(c *core.Call) {
 	if f.CreatedBefore, err = core.QueryTime(c.Ctx, "to"); err != nil {
 		p = append(p, err.Fields...)
 	}
-	if e := p.Err(); e != nil {
-		c.Fail(e)
-		return
-	}
-	var page ledger.Page[ledger.Order]
-	page = c.Server.Config.Actors.Reader().Orders(c.Org, f, before, limit)
-	c.OK(fasthttp.StatusOK, core.NewList(listOrdersKind, page, renderOrder))
+	return f, p.Err()
 }
 
 // orderCurrencyList reads a comma-separated list of currency codes.

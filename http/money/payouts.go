@@ -157,12 +157,10 @@ func sideField(side ledger.Side) string {
 
 // getPayout: GET /v1/payouts/{id}.
 func getPayout(c *core.Call) {
-	if p, ok := core.Lookup(c, "id", "Payout", func(st *ledger.Reader, id string) (ledger.Payout, bool) {
+	core.Get(c, "id", "Payout", func(st *ledger.Reader, id string) (ledger.Payout, bool) {
 		p, ok := st.Payout(id)
 		return p, ok && p.OrgID == c.Org
-	}); ok {
-		c.OK(fasthttp.StatusOK, &payoutBody{renderPayoutDetail(&p)})
-	}
+	}, func(p *ledger.Payout) *payoutBody { return &payoutBody{renderPayoutDetail(p)} })
 }
 
 // renderPayoutDetail is a payout as a single-payout GET shows it, with its
@@ -175,33 +173,26 @@ func renderPayoutDetail(p *ledger.Payout) payoutJSON {
 
 // getPayoutByReference: GET /v1/payouts/by-reference/{externalReference}.
 func getPayoutByReference(c *core.Call) {
-	if p, ok := core.Lookup(c, "externalReference", "Payout", func(st *ledger.Reader, ref string) (ledger.Payout, bool) {
+	core.Get(c, "externalReference", "Payout", func(st *ledger.Reader, ref string) (ledger.Payout, bool) {
 		return st.PayoutByReference(c.Org, ref)
-	}); ok {
-		c.OK(fasthttp.StatusOK, &payoutBody{renderPayoutDetail(&p)})
-	}
+	}, func(p *ledger.Payout) *payoutBody { return &payoutBody{renderPayoutDetail(p)} })
 }
 
 // listPayouts: GET /v1/payouts.
 func listPayouts(c *core.Call) {
-	limit, before, e := core.PageParams(c.Ctx, core.ListPayouts, 20)
-	if e != nil {
-		c.Fail(e)
-		return
-	}
+	core.List(c, core.ListPayouts, payoutFilter, (*ledger.Reader).Payouts, renderPayout)
+}
+
+// payoutFilter reads GET /v1/payouts' filters: status and recipientId.
+func payoutFilter(c *core.Call) (ledger.PayoutFilter, *ledger.Error) {
 	var f ledger.PayoutFilter
 	if v, ok := core.Query(c.Ctx, "status"); ok {
 		st, ok := ledger.ParsePayoutStatus(v)
 		if !ok {
-			c.Fail(ledger.FieldInvalid("status", "must be one of pending, processing, completed, failed"))
-			return
+			return f, ledger.FieldInvalid("status", "must be one of pending, processing, completed, failed")
 		}
 		f.Status = st
 	}
-	if v, ok := core.Query(c.Ctx, "recipientId"); ok {
-		f.RecipientID = v
-	}
-	var page ledger.Page[ledger.Payout]
-	page = c.Server.Config.Actors.Reader().Payouts(c.Org, f, before, limit)
-	c.OK(fasthttp.StatusOK, core.NewList(core.ListPayouts, page, renderPayout))
+	f.RecipientID, _ = core.Query(c.Ctx, "recipientId")
+	return f, nil
 }

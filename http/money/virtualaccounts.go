@@ -99,14 +99,14 @@ func createVirtualAccount(c *core.Call) {
 
 // getVirtualAccount: GET /v1/virtual-accounts/{id}.
 func getVirtualAccount(c *core.Call) {
-	if v, ok := core.Lookup(c, "id", "Virtual account", func(st *ledger.Reader, id string) (ledger.VirtualAccount, bool) {
+	core.Get(c, "id", "Virtual account", func(st *ledger.Reader, id string) (ledger.VirtualAccount, bool) {
 		if _, va, ok := orderOfVirtualAccount(c, id); ok {
 			return va, true
 		}
 		return st.VirtualAccount(c.Org, id)
-	}); ok {
-		c.OK(fasthttp.StatusOK, &virtualAccountBody{renderVirtualAccount(&v)})
-	}
+	}, func(v *ledger.VirtualAccount) *virtualAccountBody {
+		return &virtualAccountBody{renderVirtualAccount(v)}
+	})
 }
 
 // orderOfVirtualAccount finds the bank order whose deposit account id is
