@@ -2,6 +2,7 @@ package core
 
 import (
 	"github.com/valyala/fasthttp"
+	"payments/actors/app"
 
 	"payments/actors"
 	"payments/ledger"
@@ -71,3 +72,19 @@ func (c *Call) SandboxOnly() bool {
 
 // ErrSandboxOnly answers a simulation on production: there is none.
 var ErrSandboxOnly = &ledger.Error{Code: ledger.CodeNotFound, Message: "Simulation endpoint not found: simulations exist only on the sandbox stack"}
+
+// Create answers POST of a resource: the body decoded into a Req, its shape
+// checked by input (every problem at once), the operation op called as the
+// caller, and its reply answered by created with body's rendering.
+func Create[Req, In any](c *Call, input func(*Req) (In, *ledger.Error), op func(app.Caller, In) actors.Reply, body func(*ledger.Result) any) {
+	var req Req
+	if !c.Decode(&req) {
+		return
+	}
+	in, e := input(&req)
+	if e != nil {
+		c.Fail(e)
+		return
+	}
+	c.Created(op(c.Caller(), in), body)
+}

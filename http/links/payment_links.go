@@ -690,30 +690,8 @@ func updatePaymentLink(c *core.Call) {
 	}
 	var p core.Problems
 	cmd := app.CheckoutUpdate{ID: id}
-	if req.Status != nil {
-		if *req.Status != "closed" {
-			p.Add("status", "must be closed: the only status a link can be moved to")
-		}
-		cmd.Close = true
-	}
-	if req.ExpiresAt.set {
-		cmd.Set |= ledger.AppearanceExpiresAt
-		if !req.ExpiresAt.null {
-			cmd.Appearance.ExpiresAt = checkoutDeadline(&p, "expiresAt", &req.ExpiresAt.v)
-		}
-	}
-	if req.RedirectURL.set {
-		cmd.Set |= ledger.AppearanceRedirectURL
-		if !req.RedirectURL.null {
-			cmd.Appearance.RedirectURL = checkoutURLField(&p, "redirectUrl", &req.RedirectURL.v)
-		}
-	}
-	if req.Branding.set {
-		cmd.Set |= ledger.AppearanceBranding
-		if !req.Branding.null {
-			cmd.Appearance.Branding = checkoutBranding(&p, "branding", &req.Branding.v)
-		}
-	}
+	closeStatus(&p, &cmd, req.Status, "link")
+	patchAppearance(&p, &cmd, &req.ExpiresAt, &req.RedirectURL, &req.Branding)
 	if !cmd.Close && cmd.Set == 0 && len(p) == 0 {
 		p.Add("body", "must set at least one of status, expiresAt, redirectUrl, branding")
 	}
@@ -723,6 +701,40 @@ func updatePaymentLink(c *core.Call) {
 	}
 	r := c.Server.Config.App.UpdatePaymentLink(app.Caller{OrgID: c.Org}, cmd)
 	c.Reply(r, fasthttp.StatusOK, func(res *ledger.Result) any { return &paymentLinkBody{renderPaymentLink(res.PaymentLink)} })
+}
+
+// closeStatus reads a PATCH's status, which may only close (the link or
+// page, what).
+func closeStatus(p *core.Problems, cmd *app.CheckoutUpdate, status *string, what string) {
+	if status != nil {
+		if *status != "closed" {
+			p.Add("status", "must be closed: the only status a "+what+" can be moved to")
+		}
+		cmd.Close = true
+	}
+}
+
+// patchAppearance reads what a PATCH of a link and of a page both change
+// (null clears it): expiresAt, redirectUrl and branding.
+func patchAppearance(p *core.Problems, cmd *app.CheckoutUpdate, expiresAt, redirectURL *linkPatch[string], branding *linkPatch[brandingBody]) {
+	if expiresAt.set {
+		cmd.Set |= ledger.AppearanceExpiresAt
+		if !expiresAt.null {
+			cmd.Appearance.ExpiresAt = checkoutDeadline(p, "expiresAt", &expiresAt.v)
+		}
+	}
+	if redirectURL.set {
+		cmd.Set |= ledger.AppearanceRedirectURL
+		if !redirectURL.null {
+			cmd.Appearance.RedirectURL = checkoutURLField(p, "redirectUrl", &redirectURL.v)
+		}
+	}
+	if branding.set {
+		cmd.Set |= ledger.AppearanceBranding
+		if !branding.null {
+			cmd.Appearance.Branding = checkoutBranding(p, "branding", &branding.v)
+		}
+	}
 }
 
 // createPaymentPage: POST /v1/payment-pages.
@@ -783,12 +795,7 @@ func updatePaymentPage(c *core.Call) {
 	}
 	var p core.Problems
 	cmd := app.CheckoutUpdate{ID: id}
-	if req.Status != nil {
-		if *req.Status != "closed" {
-			p.Add("status", "must be closed: the only status a page can be moved to")
-		}
-		cmd.Close = true
-	}
+	closeStatus(&p, &cmd, req.Status, "page")
 	if req.AllowedMethods != nil {
 		cmd.Set |= ledger.AppearanceMethods
 		cmd.Appearance.Methods = checkoutMethods(&p, "allowedMethods", req.AllowedMethods, true)
@@ -801,24 +808,7 @@ func updatePaymentPage(c *core.Call) {
 		cmd.Set |= ledger.AppearanceCustomFields
 		cmd.Appearance.CustomFields = checkoutFields(&p, "customFields", req.CustomFields)
 	}
-	if req.ExpiresAt.set {
-		cmd.Set |= ledger.AppearanceExpiresAt
-		if !req.ExpiresAt.null {
-			cmd.Appearance.ExpiresAt = checkoutDeadline(&p, "expiresAt", &req.ExpiresAt.v)
-		}
-	}
-	if req.RedirectURL.set {
-		cmd.Set |= ledger.AppearanceRedirectURL
-		if !req.RedirectURL.null {
-			cmd.Appearance.RedirectURL = checkoutURLField(&p, "redirectUrl", &req.RedirectURL.v)
-		}
-	}
-	if req.Branding.set {
-		cmd.Set |= ledger.AppearanceBranding
-		if !req.Branding.null {
-			cmd.Appearance.Branding = checkoutBranding(&p, "branding", &req.Branding.v)
-		}
-	}
+	patchAppearance(&p, &cmd, &req.ExpiresAt, &req.RedirectURL, &req.Branding)
 	if !cmd.Close && cmd.Set == 0 && len(p) == 0 {
 		p.Add("body", "must set at least one field")
 	}

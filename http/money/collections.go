@@ -41,17 +41,7 @@ type collectionBody struct {
 
 // createCollection: POST /v1/collections.
 func createCollection(c *core.Call) {
-	var req collectionRequestBody
-	if !c.Decode(&req) {
-		return
-	}
-	in, e := collectionInput(&req)
-	if e != nil {
-		c.Fail(e)
-		return
-	}
-	r := c.Server.Config.App.CreateCollection(c.Caller(), in)
-	c.Created(r, func(res *ledger.Result) any { return &collectionBody{renderCollection(res.Collection)} })
+	core.Create(c, collectionInput, c.Server.Config.App.CreateCollection, func(res *ledger.Result) any { return &collectionBody{renderCollection(res.Collection)} })
 }
 
 // collectionInput checks a collection request's shape, reporting every

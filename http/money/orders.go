@@ -72,17 +72,7 @@ type orderBody struct {
 
 // createOrder: POST /v1/orders.
 func createOrder(c *core.Call) {
-	var body orderRequestBody
-	if !c.Decode(&body) {
-		return
-	}
-	in, e := orderInput(&body)
-	if e != nil {
-		c.Fail(e)
-		return
-	}
-	r := c.Server.Config.App.CreateOrder(c.Caller(), in)
-	c.Created(r, func(res *ledger.Result) any { return &orderBody{renderOrder(res.Order)} })
+	core.Create(c, orderInput, c.Server.Config.App.CreateOrder, func(res *ledger.Result) any { return &orderBody{renderOrder(res.Order)} })
 }
 
 // orderInput checks an order request's shape, reporting every problem at

@@ -51,17 +51,7 @@ type payoutBody struct {
 
 // createPayout: POST /v1/payouts.
 func createPayout(c *core.Call) {
-	var req payoutRequestBody
-	if !c.Decode(&req) {
-		return
-	}
-	in, e := payoutInput(&req)
-	if e != nil {
-		c.Fail(e)
-		return
-	}
-	r := c.Server.Config.App.CreatePayout(c.Caller(), in)
-	c.Created(r, func(res *ledger.Result) any { return &payoutBody{renderPayout(res.Payout)} })
+	core.Create(c, payoutInput, c.Server.Config.App.CreatePayout, func(res *ledger.Result) any { return &payoutBody{renderPayout(res.Payout)} })
 }
 
 // payoutInput checks a payout request's shape, reporting every problem at
