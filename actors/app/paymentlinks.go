@@ -28,7 +28,7 @@ type PaymentLinkRequest struct {
 // CreatePaymentLink creates a payment link.
 func (a *App) CreatePaymentLink(c Caller, in PaymentLinkRequest) actors.Reply {
 	if e := checkCryptoAssets(in.Spec.Appearance); e != nil {
-		return refusal(e)
+		return refused(e)
 	}
 	return a.propose(&ledger.CreatePaymentLink{At: a.nowMilli(), ID: actors.NewID("pl_"), OrgID: c.OrgID,
 		CustomerReference: in.CustomerReference, Spec: in.Spec})
@@ -54,7 +54,7 @@ type PageLinkRequest struct {
 func (a *App) CreatePageLink(c Caller, in PageLinkRequest) actors.Reply {
 	page, ok := a.sys.Reader().PaymentPage(c.OrgID, in.PageID)
 	if !ok {
-		return refusal(notFound("Payment page"))
+		return refused(notFound("Payment page"))
 	}
 	spec := ledger.PaymentLinkSpec{Email: in.Email}
 	spec.Appearance.Metadata = in.Metadata
@@ -62,11 +62,11 @@ func (a *App) CreatePageLink(c Caller, in PageLinkRequest) actors.Reply {
 	case in.Amount != nil:
 		amount, e := parseAmount("amount", *in.Amount, page.Currency)
 		if e != nil {
-			return refusal(e)
+			return refused(e)
 		}
 		spec.Amount = amount
 	case page.Amount == 0:
-		return refusal(ledger.FieldInvalid("amount", "is required: the page lets the payer choose the amount"))
+		return refused(ledger.FieldInvalid("amount", "is required: the page lets the payer choose the amount"))
 	}
 	return a.propose(&ledger.CreatePaymentLink{At: a.nowMilli(), ID: actors.NewID("pl_"), OrgID: c.OrgID,
 		ParentID: page.ID, CustomerReference: in.CustomerReference, Spec: spec})
@@ -84,7 +84,7 @@ type PaymentPageRequest struct {
 // CreatePaymentPage creates a payment page.
 func (a *App) CreatePaymentPage(c Caller, in PaymentPageRequest) actors.Reply {
 	if e := checkCryptoAssets(in.Appearance); e != nil {
-		return refusal(e)
+		return refused(e)
 	}
 	return a.propose(&ledger.CreatePaymentPage{At: a.nowMilli(), ID: actors.NewID("pp_"), OrgID: c.OrgID,
 		Currency: in.Currency, Amount: in.Amount, Appearance: in.Appearance})
@@ -125,7 +125,7 @@ func (a *App) UpdatePaymentPage(c Caller, in CheckoutUpdate) actors.Reply {
 		switch {
 		case in.Set&ledger.AppearanceCryptoAssets != 0:
 			if e := checkCryptoAssets(after); e != nil {
-				return refusal(e)
+				return refused(e)
 			}
 		case after.CryptoAssetsSet && !after.Methods.Has(ledger.CheckoutCrypto):
 			in.Set |= ledger.AppearanceCryptoAssets
