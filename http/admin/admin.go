@@ -62,8 +62,7 @@ func createOrganization(c *core.Call) {
 	if cur, ok := p.Currency("defaultCurrency", req.DefaultCurrency, false); ok {
 		defaultCurrency = cur.Code
 	}
-	if e := p.Err(); e != nil {
-		c.Fail(e)
+	if c.Refused(p) {
 		return
 	}
 	r := c.Server.Config.App.CreateOrganization(c.Caller(), app.NewOrganization{
@@ -135,9 +134,8 @@ func KeyList(s *core.Server, org string) core.ListBody[keyJSON] {
 
 // revokeKey: DELETE /v1/keys/{id}.
 func revokeKey(c *core.Call) {
-	id, e := core.PathParam(c.Ctx, "id")
-	if e != nil {
-		c.Fail(e)
+	id, ok := c.Param("id")
+	if !ok {
 		return
 	}
 	c.Reply(c.Server.Config.App.RevokeKey(c.Caller(), id), fasthttp.StatusOK, func(res *ledger.Result) any {

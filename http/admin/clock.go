@@ -32,11 +32,8 @@ type clockJSON struct {
 
 // advanceClock: POST /v1/simulations/advance-clock.
 func advanceClock(c *core.Call) {
-	if !c.SandboxOnly() {
-		return
-	}
 	var req AdvanceClockBody
-	if !c.Decode(&req) {
+	if !c.DecodeSimulation(&req) {
 		return
 	}
 	by, e := AdvanceClockInput(&req)

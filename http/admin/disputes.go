@@ -172,9 +172,8 @@ const disputeTextLenMax = 2000
 
 // respondToDispute: POST /v1/disputes/{id}/respond.
 func respondToDispute(c *core.Call) {
-	id, e := core.PathParam(c.Ctx, "id")
-	if e != nil {
-		c.Fail(e)
+	id, ok := c.Param("id")
+	if !ok {
 		return
 	}
 	var req respondRequestBody
@@ -195,8 +194,7 @@ func respondToDispute(c *core.Call) {
 			p.Add("fileIds."+strconv.Itoa(i), "must be a file id (file_…)")
 		}
 	}
-	if e := p.Err(); e != nil {
-		c.Fail(e)
+	if c.Refused(p) {
 		return
 	}
 	r := c.Server.Config.App.RespondToDispute(c.Caller(), app.DisputeResponse{DisputeID: id, Action: action, Reason: reason, FileIDs: req.FileIDs})
@@ -217,9 +215,8 @@ type messageRequestBody struct {
 
 // addDisputeMessage: POST /v1/disputes/{id}/messages.
 func addDisputeMessage(c *core.Call) {
-	id, e := core.PathParam(c.Ctx, "id")
-	if e != nil {
-		c.Fail(e)
+	id, ok := c.Param("id")
+	if !ok {
 		return
 	}
 	var req messageRequestBody
@@ -257,8 +254,7 @@ func addDisputeMessage(c *core.Call) {
 		name := p.Text(field+".name", a.Name, false, core.FileNameLenMax)
 		atts = append(atts, ledger.Attachment{FileID: fileID, Name: name})
 	}
-	if e := p.Err(); e != nil {
-		c.Fail(e)
+	if c.Refused(p) {
 		return
 	}
 	r := c.Server.Config.App.AddDisputeMessage(c.Caller(), app.DisputeMessage{DisputeID: id, Body: text, Attachments: atts})
@@ -289,11 +285,8 @@ type disputeSimulationJSON struct {
 
 // simulateDisputeOpen: POST /v1/simulations/dispute-open.
 func simulateDisputeOpen(c *core.Call) {
-	if !c.SandboxOnly() {
-		return
-	}
 	var req disputeOpenRequestBody
-	if !c.Decode(&req) {
+	if !c.DecodeSimulation(&req) {
 		return
 	}
 	var p core.Problems
@@ -305,8 +298,7 @@ func simulateDisputeOpen(c *core.Call) {
 		p.Add("category", "must be one of fraud, chargeback, other")
 	}
 	reason := p.Text("reason", req.Reason, false, disputeTextLenMax)
-	if e := p.Err(); e != nil {
-		c.Fail(e)
+	if c.Refused(p) {
 		return
 	}
 	in := app.DisputeOpening{CollectionID: colID, Category: category, Reason: reason}
@@ -328,11 +320,8 @@ type disputeResolveRequestBody struct {
 
 // simulateDisputeResolve: POST /v1/simulations/dispute-resolve.
 func simulateDisputeResolve(c *core.Call) {
-	if !c.SandboxOnly() {
-		return
-	}
 	var req disputeResolveRequestBody
-	if !c.Decode(&req) {
+	if !c.DecodeSimulation(&req) {
 		return
 	}
 	var p core.Problems
@@ -342,8 +331,7 @@ func simulateDisputeResolve(c *core.Call) {
 		p.Add("outcome", "must be won or lost")
 	}
 	message := p.Text("message", req.Message, false, disputeTextLenMax)
-	if e := p.Err(); e != nil {
-		c.Fail(e)
+	if c.Refused(p) {
 		return
 	}
 	r := c.Server.Config.App.ResolveDispute(c.Caller(), id, outcome == "won", message)

@@ -134,9 +134,8 @@ func getKey(c *core.Call) {
 // updateKey: PATCH /v1/keys/{id}. Only the members sent change: a cap sent
 // as null is removed, an empty ipAllowlist permits every address.
 func updateKey(c *core.Call) {
-	id, e := core.PathParam(c.Ctx, "id")
-	if e != nil {
-		c.Fail(e)
+	id, ok := c.Param("id")
+	if !ok {
 		return
 	}
 	var req UpdateKeyBody

@@ -297,9 +297,8 @@ func recipient(c *core.Call) (ledger.Recipient, bool) {
 // the recipient may be used change; its destination does not (save a new
 // recipient for a new destination).
 func updateRecipient(c *core.Call) {
-	id, e := core.PathParam(c.Ctx, "id")
-	if e != nil {
-		c.Fail(e)
+	id, ok := c.Param("id")
+	if !ok {
 		return
 	}
 	var req recipientUpdateBody
@@ -322,8 +321,7 @@ func updateRecipient(c *core.Call) {
 	if !in.SetAccountName && !in.SetLabel && !in.SetActive {
 		p.Add("body", "must set at least one of accountName, label, isActive")
 	}
-	if e := p.Err(); e != nil {
-		c.Fail(e)
+	if c.Refused(p) {
 		return
 	}
 	c.Answer(c.Server.Config.App.UpdateRecipient(c.Caller(), in), func(res *ledger.Result) {
@@ -334,9 +332,8 @@ func updateRecipient(c *core.Call) {
 // deleteRecipient: DELETE /v1/recipients/{id}. Payouts already made keep
 // the reference; the recipient cannot be used or seen again.
 func deleteRecipient(c *core.Call) {
-	id, e := core.PathParam(c.Ctx, "id")
-	if e != nil {
-		c.Fail(e)
+	id, ok := c.Param("id")
+	if !ok {
 		return
 	}
 	c.Answer(c.Server.Config.App.DeleteRecipient(c.Caller(), id), func(*ledger.Result) {

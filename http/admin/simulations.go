@@ -39,11 +39,8 @@ type fundBalanceJSON struct {
 // fundBalance: POST /v1/simulations/fund-balance. Credits a sandbox balance
 // at once, idempotent by externalReference.
 func fundBalance(c *core.Call) {
-	if !c.SandboxOnly() {
-		return
-	}
 	var req FundBalanceRequestBody
-	if !c.Decode(&req) {
+	if !c.DecodeSimulation(&req) {
 		return
 	}
 	in, e := FundBalanceInput(&req)

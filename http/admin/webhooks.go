@@ -280,9 +280,8 @@ func getWebhookEndpoint(c *core.Call) {
 // updateWebhookEndpoint: PATCH /v1/webhooks/endpoints/{id}. Setting status
 // active re-enables a disabled endpoint and clears its failure count.
 func updateWebhookEndpoint(c *core.Call) {
-	id, e := core.PathParam(c.Ctx, "id")
-	if e != nil {
-		c.Fail(e)
+	id, ok := c.Param("id")
+	if !ok {
 		return
 	}
 	var req UpdateWebhookEndpointBody
@@ -332,9 +331,8 @@ func WebhookEndpointChange(s *core.Server, id string, req *UpdateWebhookEndpoint
 // deleteWebhookEndpoint: DELETE /v1/webhooks/endpoints/{id}; 204. Its
 // pending deliveries fail with endpoint_unavailable.
 func deleteWebhookEndpoint(c *core.Call) {
-	id, e := core.PathParam(c.Ctx, "id")
-	if e != nil {
-		c.Fail(e)
+	id, ok := c.Param("id")
+	if !ok {
 		return
 	}
 	c.Answer(c.Server.Config.App.DeleteWebhookEndpoint(c.Caller(), id), func(*ledger.Result) {
@@ -355,9 +353,8 @@ func getSigningSecret(c *core.Call) {
 // For a day after, deliveries carry a signature by each secret.
 func rotateSigningSecret(c *core.Call) {
 	c.NoStore()
-	id, e := core.PathParam(c.Ctx, "endpointId")
-	if e != nil {
-		c.Fail(e)
+	id, ok := c.Param("endpointId")
+	if !ok {
 		return
 	}
 	c.Reply(c.Server.Config.App.RotateWebhookSecret(c.Caller(), id), fasthttp.StatusOK, func(res *ledger.Result) any {
@@ -381,9 +378,8 @@ type webhookTestBody struct {
 // and answers 200 with the outcome (success false when the receiver
 // failed). The test is never retried.
 func testWebhookEndpoint(c *core.Call) {
-	id, e := core.PathParam(c.Ctx, "id")
-	if e != nil {
-		c.Fail(e)
+	id, ok := c.Param("id")
+	if !ok {
 		return
 	}
 	d, err := c.Server.Config.App.TestWebhookEndpoint(c.Caller(), id)
@@ -456,9 +452,8 @@ func getDelivery(c *core.Call) {
 // failed delivery starts a fresh schedule in place; a successful one is
 // sent again as a new delivery, so its history stays.
 func retryDelivery(c *core.Call) {
-	id, e := core.PathParam(c.Ctx, "id")
-	if e != nil {
-		c.Fail(e)
+	id, ok := c.Param("id")
+	if !ok {
 		return
 	}
 	r := c.Server.Config.App.RetryWebhookDelivery(c.Caller(), id)

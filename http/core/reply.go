@@ -88,3 +88,31 @@ func Create[Req, In any](c *Call, input func(*Req) (In, *ledger.Error), op func(
 	}
 	c.Created(op(c.Caller(), in), body)
 }
+
+// Refused answers the request with p's problems, if it has any, and says
+// whether it did.
+func (c *Call) Refused(p Problems) bool {
+	if e := p.Err(); e != nil {
+		c.Fail(e)
+		return true
+	}
+	return false
+}
+
+// Param is the path parameter name; a missing one is answered, and ok is
+// false.
+func (c *Call) Param(name string) (v string, ok bool) {
+	v, e := PathParam(c.Ctx, name)
+	if e != nil {
+		c.Fail(e)
+		return "", false
+	}
+	return v, true
+}
+
+// DecodeSimulation reads a sandbox simulation's body into v: on
+// production, where simulations do not exist, and for a body that is not
+// the expected JSON, it answers the request and returns false.
+func (c *Call) DecodeSimulation(v any) bool {
+	return c.SandboxOnly() && c.Decode(v)
+}

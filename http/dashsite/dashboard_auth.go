@@ -554,9 +554,8 @@ type passwordResetLinkJSON struct {
 // and a newer one revokes the member's older ones.
 func createPasswordResetLink(c *core.Call) {
 	c.NoStore()
-	id, e := core.PathParam(c.Ctx, "id")
-	if e != nil {
-		c.Fail(e)
+	id, ok := c.Param("id")
+	if !ok {
 		return
 	}
 	var req passwordResetRequestBody
@@ -565,8 +564,7 @@ func createPasswordResetLink(c *core.Call) {
 	}
 	var p core.Problems
 	email := ledger.NormalizeEmail(p.Text("email", req.Email, true, 254))
-	if e := p.Err(); e != nil {
-		c.Fail(e)
+	if c.Refused(p) {
 		return
 	}
 	link := c.Server.Config.App.CreatePasswordReset(c.Caller(), id, email)
@@ -592,9 +590,8 @@ type dashboardSetupLinkJSON struct {
 // one whose printed link was lost). It is shown once: only its hash is kept.
 func createDashboardSetupLink(c *core.Call) {
 	c.NoStore()
-	id, e := core.PathParam(c.Ctx, "id")
-	if e != nil {
-		c.Fail(e)
+	id, ok := c.Param("id")
+	if !ok {
 		return
 	}
 	link := c.Server.Config.App.DashboardSetupLink(c.Caller(), id)

@@ -593,8 +593,7 @@ func createPaymentLink(c *core.Call) {
 		spec.Amount = p.Amount("amount", req.Amount, cur)
 	}
 	spec.Appearance = checkoutAppearance(&p, &req.appearanceBody)
-	if e := p.Err(); e != nil {
-		c.Fail(e)
+	if c.Refused(p) {
 		return
 	}
 	r := c.Server.Config.App.CreatePaymentLink(app.Caller{OrgID: c.Org}, app.PaymentLinkRequest{CustomerReference: ref, Spec: spec})
@@ -605,9 +604,8 @@ func createPaymentLink(c *core.Call) {
 // page calls it when a payer starts a checkout: the payer gets a link of
 // their own under the page.
 func createPageLink(c *core.Call) {
-	id, e := core.PathParam(c.Ctx, "id")
-	if e != nil {
-		c.Fail(e)
+	id, ok := c.Param("id")
+	if !ok {
 		return
 	}
 	var req pageLinkRequestBody
@@ -624,8 +622,7 @@ func createPageLink(c *core.Call) {
 	if req.Amount.Set {
 		in.Amount = &req.Amount.Text // in the page's currency, which the operation reads
 	}
-	if e := p.Err(); e != nil {
-		c.Fail(e)
+	if c.Refused(p) {
 		return
 	}
 	r := c.Server.Config.App.CreatePageLink(app.Caller{OrgID: c.Org}, in)
@@ -679,9 +676,8 @@ func paymentLinkFilter(c *core.Call) (ledger.PaymentLinkFilter, *ledger.Error) {
 
 // updatePaymentLink: PATCH /v1/payment-links/{id}.
 func updatePaymentLink(c *core.Call) {
-	id, e := core.PathParam(c.Ctx, "id")
-	if e != nil {
-		c.Fail(e)
+	id, ok := c.Param("id")
+	if !ok {
 		return
 	}
 	var req updateLinkRequestBody
@@ -695,8 +691,7 @@ func updatePaymentLink(c *core.Call) {
 	if !cmd.Close && cmd.Set == 0 && len(p) == 0 {
 		p.Add("body", "must set at least one of status, expiresAt, redirectUrl, branding")
 	}
-	if e := p.Err(); e != nil {
-		c.Fail(e)
+	if c.Refused(p) {
 		return
 	}
 	r := c.Server.Config.App.UpdatePaymentLink(app.Caller{OrgID: c.Org}, cmd)
@@ -750,8 +745,7 @@ func createPaymentPage(c *core.Call) {
 		amt = p.Amount("amount", req.Amount, cur)
 	}
 	a := checkoutAppearance(&p, &req.appearanceBody)
-	if e := p.Err(); e != nil {
-		c.Fail(e)
+	if c.Refused(p) {
 		return
 	}
 	r := c.Server.Config.App.CreatePaymentPage(app.Caller{OrgID: c.Org}, app.PaymentPageRequest{Currency: cur.Code, Amount: amt, Appearance: a})
@@ -784,9 +778,8 @@ func parsePaymentPageStatus(v string) (ledger.PaymentPageStatus, bool) {
 
 // updatePaymentPage: PATCH /v1/payment-pages/{id}.
 func updatePaymentPage(c *core.Call) {
-	id, e := core.PathParam(c.Ctx, "id")
-	if e != nil {
-		c.Fail(e)
+	id, ok := c.Param("id")
+	if !ok {
 		return
 	}
 	var req updatePageRequestBody
@@ -812,8 +805,7 @@ func updatePaymentPage(c *core.Call) {
 	if !cmd.Close && cmd.Set == 0 && len(p) == 0 {
 		p.Add("body", "must set at least one field")
 	}
-	if e := p.Err(); e != nil {
-		c.Fail(e)
+	if c.Refused(p) {
 		return
 	}
 	r := c.Server.Config.App.UpdatePaymentPage(app.Caller{OrgID: c.Org}, cmd)
@@ -829,9 +821,8 @@ func createCheckoutSession(c *core.Call) {
 	if !c.RailsAvailable() {
 		return
 	}
-	id, e := core.PathParam(c.Ctx, "id")
-	if e != nil {
-		c.Fail(e)
+	id, ok := c.Param("id")
+	if !ok {
 		return
 	}
 	var req checkoutSessionRequestBody
@@ -910,18 +901,14 @@ type checkoutDepositJSON struct {
 
 // checkoutDeposit: POST /v1/simulations/checkout-deposit.
 func checkoutDeposit(c *core.Call) {
-	if !c.SandboxOnly() {
-		return
-	}
 	var req checkoutDepositRequestBody
-	if !c.Decode(&req) {
+	if !c.DecodeSimulation(&req) {
 		return
 	}
 	var p core.Problems
 	ref := p.Text("externalReference", req.ExternalReference, true, core.ReferenceLenMax)
 	sid := p.Text("checkoutSessionId", req.CheckoutSessionID, true, 100)
-	if e := p.Err(); e != nil {
-		c.Fail(e)
+	if c.Refused(p) {
 		return
 	}
 	in := app.CheckoutDepositRequest{SessionID: sid, ExternalReference: ref}

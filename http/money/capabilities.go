@@ -177,9 +177,8 @@ func getMethod(c *core.Call) {
 	if !ok {
 		return
 	}
-	code, e := core.PathParam(c.Ctx, "method")
-	if e != nil {
-		c.Fail(e)
+	code, ok := c.Param("method")
+	if !ok {
 		return
 	}
 	code = strings.ToLower(code)

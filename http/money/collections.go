@@ -139,8 +139,7 @@ func listCollections(c *core.Call) {
 	if f.CreatedTo, err = core.QueryTime(c.Ctx, "to"); err != nil {
 		p = append(p, err.Fields...)
 	}
-	if e := p.Err(); e != nil {
-		c.Fail(e)
+	if c.Refused(p) {
 		return
 	}
 	var page ledger.Page[ledger.Collection]

@@ -206,8 +206,7 @@ func executeConversion(c *core.Call) {
 		p.Add("externalReference", "must not be empty: leave it out for none")
 	}
 	ref := p.Text("externalReference", req.ExternalReference, false, core.ReferenceLenMax)
-	if e := p.Err(); e != nil {
-		c.Fail(e)
+	if c.Refused(p) {
 		return
 	}
 	r := c.Server.Config.App.ExecuteConversion(c.Caller(), id, ref)

@@ -97,8 +97,7 @@ func createCryptoAddress(c *core.Call) {
 	if e := core.CheckMetadata("metadata", req.Metadata); e != nil {
 		p = append(p, e.Fields...)
 	}
-	if e := p.Err(); e != nil {
-		c.Fail(e)
+	if c.Refused(p) {
 		return
 	}
 	r := c.Server.Config.App.CreateCryptoAddress(c.Caller(), app.CryptoAddressInput{
@@ -157,9 +156,8 @@ type updateCryptoAddressBody struct {
 // The metadata given replaces the old ({} clears it); the address itself
 // never changes.
 func updateCryptoAddress(c *core.Call) {
-	id, e := core.PathParam(c.Ctx, "id")
-	if e != nil {
-		c.Fail(e)
+	id, ok := c.Param("id")
+	if !ok {
 		return
 	}
 	var req updateCryptoAddressBody

@@ -63,8 +63,7 @@ func listLedger(c *core.Call) {
 	}
 	ef := entryFilter(c, &p)
 	f.Type, f.RefID, f.From, f.To = ef.Type, ef.RefID, ef.From, ef.To
-	if e := p.Err(); e != nil {
-		c.Fail(e)
+	if c.Refused(p) {
 		return
 	}
 	var page ledger.Page[ledger.NumberedEntry]
@@ -101,9 +100,8 @@ func accountCurrencies(s *ledger.Reader, org string) map[string]string {
 
 // getLedgerEntry: GET /v1/ledger/{id}.
 func getLedgerEntry(c *core.Call) {
-	id, e := core.PathParam(c.Ctx, "id")
-	if e != nil {
-		c.Fail(e)
+	id, ok := c.Param("id")
+	if !ok {
 		return
 	}
 	var n ledger.NumberedEntry
@@ -315,9 +313,8 @@ func listTransactions(c *core.Call) {
 
 // getTransaction: GET /v1/transactions/{id}.
 func getTransaction(c *core.Call) {
-	id, e := core.PathParam(c.Ctx, "id")
-	if e != nil {
-		c.Fail(e)
+	id, ok := c.Param("id")
+	if !ok {
 		return
 	}
 	var t transactionJSON
@@ -363,8 +360,7 @@ func exportTransactions(c *core.Call) {
 			p.Add("email", "must be an email address such as finance@example.com")
 		}
 	}
-	if e := p.Err(); e != nil {
-		c.Fail(e)
+	if c.Refused(p) {
 		return
 	}
 	if emailed {

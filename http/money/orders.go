@@ -244,8 +244,7 @@ func simulateOrderDeposit(c *core.Call) {
 			p.Add("outcome", "must be one of confirmed, unconfirmed, rejected")
 		}
 	}
-	if e := p.Err(); e != nil {
-		c.Fail(e)
+	if c.Refused(p) {
 		return
 	}
 	d := c.Server.Config.App.SimulateOrderDeposit(c.Caller(), in)

@@ -24,14 +24,12 @@ type rateJSON struct {
 // getRate: GET /v1/rates/{origin}/{destination}. The rate is the all-in
 // rate a conversion, cross-currency payout or order would apply now.
 func getRate(c *core.Call) {
-	from, e := core.PathParam(c.Ctx, "origin")
-	if e != nil {
-		c.Fail(e)
+	from, ok := c.Param("origin")
+	if !ok {
 		return
 	}
-	to, e := core.PathParam(c.Ctx, "destination")
-	if e != nil {
-		c.Fail(e)
+	to, ok := c.Param("destination")
+	if !ok {
 		return
 	}
 	r, e := rate(c, strings.ToUpper(from), strings.ToUpper(to))

@@ -89,8 +89,7 @@ func createVirtualAccount(c *core.Call) {
 	if e := core.CheckMetadata("metadata", req.Metadata); e != nil {
 		p = append(p, e.Fields...)
 	}
-	if e := p.Err(); e != nil {
-		c.Fail(e)
+	if c.Refused(p) {
 		return
 	}
 	r := c.Server.Config.App.CreateVirtualAccount(c.Caller(), app.VirtualAccountInput{Currency: cur.Code, ExternalReference: ref, Metadata: req.Metadata.Raw})
@@ -146,8 +145,7 @@ func listVirtualAccounts(c *core.Call) {
 		f.Currency = v
 	}
 	f.ExternalReference, _ = core.Query(c.Ctx, "externalReference")
-	if e := p.Err(); e != nil {
-		c.Fail(e)
+	if c.Refused(p) {
 		return
 	}
 	var page ledger.Page[ledger.VirtualAccount]
@@ -171,9 +169,8 @@ type updateVirtualAccountBody struct {
 // updateVirtualAccount: PATCH /v1/virtual-accounts/{id}, body {status}.
 // Setting the status it already has changes nothing and answers 200.
 func updateVirtualAccount(c *core.Call) {
-	id, e := core.PathParam(c.Ctx, "id")
-	if e != nil {
-		c.Fail(e)
+	id, ok := c.Param("id")
+	if !ok {
 		return
 	}
 	var req updateVirtualAccountBody
