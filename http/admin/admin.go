@@ -1,14 +1,13 @@
 package admin
 
 import (
-	core "payments/http/core"
-
 	"strings"
 
 	"github.com/valyala/fasthttp"
 
 	"payments/actors"
 	"payments/actors/app"
+	"payments/http/core"
 	"payments/ledger"
 )
 

@@ -1,13 +1,12 @@
 package admin
 
 import (
-	core "payments/http/core"
-
 	"time"
 
 	"github.com/valyala/fasthttp"
 
 	"payments/actors/app"
+	"payments/http/core"
 	"payments/ledger"
 )
 

@@ -1,8 +1,6 @@
 package admin
 
 import (
-	core "payments/http/core"
-
 	"net/url"
 	"strconv"
 	"strings"
@@ -10,6 +8,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"payments/actors/app"
+	"payments/http/core"
 	"payments/ledger"
 )
 

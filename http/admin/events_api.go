@@ -1,13 +1,12 @@
 package admin
 
 import (
-	core "payments/http/core"
-
 	"slices"
 
 	"github.com/goccy/go-json/jsontext"
 	"github.com/valyala/fasthttp"
 
+	"payments/http/core"
 	"payments/ledger"
 )
 

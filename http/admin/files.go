@@ -1,8 +1,6 @@
 package admin
 
 import (
-	core "payments/http/core"
-
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
@@ -16,6 +14,7 @@ import (
 
 	"payments/actors/app"
 	"payments/http/blob"
+	"payments/http/core"
 	"payments/ledger"
 )
 
@@ -33,11 +32,10 @@ import (
 // URLs and they stay valid across restarts until they expire.
 
 func init() {
+	core.RegisterRoutes(core.Resource("/v1/files", ledger.ScopeFilesRead, ledger.ScopeFilesWrite,
+		core.Handlers{Create: uploadFile, List: listFiles, Get: getFile})...)
 	core.RegisterRoutes(
-		core.Endpoint{Method: fasthttp.MethodPost, Path: "/v1/files", Scope: ledger.ScopeFilesWrite, H: uploadFile},
-		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/files", Scope: ledger.ScopeFilesRead, H: listFiles},
 		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/files/purposes", H: filePurposes},
-		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/files/{id}", Scope: ledger.ScopeFilesRead, H: getFile},
 	)
 	// The signed download is not an API call with a key, and is not
 	// forwarded to the leader: any node serves it.

@@ -1,8 +1,6 @@
 package admin
 
 import (
-	core "payments/http/core"
-
 	"strings"
 	"time"
 
@@ -12,6 +10,7 @@ import (
 
 	"payments/actors"
 	"payments/actors/app"
+	"payments/http/core"
 	"payments/ledger"
 )
 

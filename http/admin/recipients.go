@@ -1,7 +1,7 @@
 package admin
 
 import (
-	core "payments/http/core"
+	"payments/http/core"
 	"payments/http/money"
 
 	"fmt"
@@ -19,13 +19,10 @@ import (
 // is checked against its chain's format.
 
 func init() {
+	core.RegisterRoutes(core.Resource("/v1/recipients", ledger.ScopeRecipientsRead, ledger.ScopeRecipientsWrite,
+		core.Handlers{Create: createRecipient, List: listRecipients, Get: getRecipient, Replace: updateRecipient, Delete: deleteRecipient})...)
 	core.RegisterRoutes(
-		core.Endpoint{Method: fasthttp.MethodPost, Path: "/v1/recipients", Scope: ledger.ScopeRecipientsWrite, H: createRecipient},
 		core.Endpoint{Method: fasthttp.MethodPost, Path: "/v1/recipients/bulk", Scope: ledger.ScopeRecipientsWrite, H: createRecipients},
-		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/recipients", Scope: ledger.ScopeRecipientsRead, H: listRecipients},
-		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/recipients/{id}", Scope: ledger.ScopeRecipientsRead, H: getRecipient},
-		core.Endpoint{Method: fasthttp.MethodPut, Path: "/v1/recipients/{id}", Scope: ledger.ScopeRecipientsWrite, H: updateRecipient},
-		core.Endpoint{Method: fasthttp.MethodDelete, Path: "/v1/recipients/{id}", Scope: ledger.ScopeRecipientsWrite, H: deleteRecipient},
 	)
 }
 

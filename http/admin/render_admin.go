@@ -1,8 +1,7 @@
 package admin
 
 import (
-	core "payments/http/core"
-
+	"payments/http/core"
 	"payments/ledger"
 )
 

@@ -1,8 +1,6 @@
 package admin
 
 import (
-	core "payments/http/core"
-
 	stdjson "encoding/json"
 	"sort"
 
@@ -10,6 +8,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"payments/http/core"
 	"payments/rails"
 )
 

@@ -1,8 +1,6 @@
 package admin
 
 import (
-	core "payments/http/core"
-
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +10,7 @@ import (
 	"time"
 
 	"payments/actors"
+	"payments/http/core"
 	"payments/ledger"
 	"payments/rails"
 )

@@ -1,8 +1,6 @@
 package admin
 
 import (
-	core "payments/http/core"
-
 	"bytes"
 	"errors"
 	"fmt"
@@ -14,6 +12,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"payments/http/core"
 	"payments/ledger"
 )
 

@@ -1,8 +1,6 @@
 package admin
 
 import (
-	core "payments/http/core"
-
 	"bytes"
 	"mime/multipart"
 	"strings"
@@ -11,6 +9,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"payments/http/core"
 	"payments/ledger"
 )
 

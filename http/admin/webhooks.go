@@ -1,8 +1,6 @@
 package admin
 
 import (
-	core "payments/http/core"
-
 	"context"
 	"errors"
 	"strings"
@@ -12,6 +10,7 @@ import (
 
 	"payments/actors"
 	"payments/actors/app"
+	"payments/http/core"
 	"payments/ledger"
 )
 
@@ -30,12 +29,9 @@ const (
 const webhookDescriptionLenMax = 500
 
 func init() {
+	core.RegisterRoutes(core.Resource("/v1/webhooks/endpoints", ledger.ScopeWebhooksRead, ledger.ScopeWebhooksWrite,
+		core.Handlers{Create: createWebhookEndpoint, List: listWebhookEndpoints, Get: getWebhookEndpoint, Update: updateWebhookEndpoint, Delete: deleteWebhookEndpoint})...)
 	core.RegisterRoutes(
-		core.Endpoint{Method: fasthttp.MethodPost, Path: "/v1/webhooks/endpoints", Scope: ledger.ScopeWebhooksWrite, H: createWebhookEndpoint},
-		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/webhooks/endpoints", Scope: ledger.ScopeWebhooksRead, H: listWebhookEndpoints},
-		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/webhooks/endpoints/{id}", Scope: ledger.ScopeWebhooksRead, H: getWebhookEndpoint},
-		core.Endpoint{Method: fasthttp.MethodPatch, Path: "/v1/webhooks/endpoints/{id}", Scope: ledger.ScopeWebhooksWrite, H: updateWebhookEndpoint},
-		core.Endpoint{Method: fasthttp.MethodDelete, Path: "/v1/webhooks/endpoints/{id}", Scope: ledger.ScopeWebhooksWrite, H: deleteWebhookEndpoint},
 		core.Endpoint{Method: fasthttp.MethodPost, Path: "/v1/webhooks/endpoints/{id}/test", Scope: ledger.ScopeWebhooksWrite, H: testWebhookEndpoint},
 		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/webhooks/signing-secret/{endpointId}", Scope: ledger.ScopeWebhooksRead, H: getSigningSecret},
 		core.Endpoint{Method: fasthttp.MethodPost, Path: "/v1/webhooks/signing-secret/{endpointId}/rotate", Scope: ledger.ScopeWebhooksWrite, H: rotateSigningSecret},

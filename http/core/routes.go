@@ -2,6 +2,7 @@ package core
 
 import (
 	"github.com/fasthttp/router"
+	"github.com/valyala/fasthttp"
 
 	"payments/ledger"
 )
@@ -68,4 +69,36 @@ func (s *Server) routes() {
 func (s *Server) Scope(method, path string) (ledger.Scopes, bool) {
 	scope, ok := s.scopes[method+" "+path]
 	return scope, ok
+}
+
+// Handlers are a resource's usual endpoints (Resource); a nil one is not
+// served.
+type Handlers struct {
+	Create      func(*Call) // POST {path}
+	List        func(*Call) // GET {path}
+	ByReference func(*Call) // GET {path}/by-reference/{externalReference}
+	Get         func(*Call) // GET {path}/{id}
+	Update      func(*Call) // PATCH {path}/{id}
+	Replace     func(*Call) // PUT {path}/{id}
+	Delete      func(*Call) // DELETE {path}/{id}
+}
+
+// Resource is the endpoints of the resource at path: reads need read,
+// changes write.
+func Resource(path string, read, write ledger.Scopes, h Handlers) []Endpoint {
+	var out []Endpoint
+	for _, e := range []Endpoint{
+		{Method: fasthttp.MethodPost, Path: path, Scope: write, H: h.Create},
+		{Method: fasthttp.MethodGet, Path: path, Scope: read, H: h.List},
+		{Method: fasthttp.MethodGet, Path: path + "/by-reference/{externalReference}", Scope: read, H: h.ByReference},
+		{Method: fasthttp.MethodGet, Path: path + "/{id}", Scope: read, H: h.Get},
+		{Method: fasthttp.MethodPatch, Path: path + "/{id}", Scope: write, H: h.Update},
+		{Method: fasthttp.MethodPut, Path: path + "/{id}", Scope: write, H: h.Replace},
+		{Method: fasthttp.MethodDelete, Path: path + "/{id}", Scope: write, H: h.Delete},
+	} {
+		if e.H != nil {
+			out = append(out, e)
+		}
+	}
+	return out
 }

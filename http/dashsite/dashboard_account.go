@@ -1,11 +1,10 @@
 package dashsite
 
 import (
-	core "payments/http/core"
-
 	"github.com/valyala/fasthttp"
 
 	"payments/actors/app"
+	"payments/http/core"
 	"payments/http/dashboard"
 )
 

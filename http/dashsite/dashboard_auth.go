@@ -1,8 +1,6 @@
 package dashsite
 
 import (
-	core "payments/http/core"
-
 	"net/url"
 	"strings"
 	"time"
@@ -10,6 +8,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"payments/actors/app"
+	"payments/http/core"
 	"payments/http/dashauth"
 	"payments/ledger"
 )

@@ -2,7 +2,7 @@ package dashsite
 
 import (
 	"payments/http/admin"
-	core "payments/http/core"
+	"payments/http/core"
 
 	"encoding/json"
 	"html/template"

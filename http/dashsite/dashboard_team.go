@@ -1,12 +1,11 @@
 package dashsite
 
 import (
-	core "payments/http/core"
-
 	"time"
 
 	"github.com/valyala/fasthttp"
 
+	"payments/http/core"
 	"payments/http/dashauth"
 	"payments/http/dashboard"
 	"payments/ledger"

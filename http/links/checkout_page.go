@@ -1,14 +1,13 @@
 package links
 
 import (
-	core "payments/http/core"
-
 	"strconv"
 	"strings"
 
 	"github.com/valyala/fasthttp"
 
 	"payments/http/checkout"
+	"payments/http/core"
 	"payments/ledger"
 )
 

@@ -1,8 +1,6 @@
 package links
 
 import (
-	core "payments/http/core"
-
 	"net/url"
 	"strings"
 
@@ -10,6 +8,7 @@ import (
 
 	"payments/actors/app"
 	"payments/http/checkout"
+	"payments/http/core"
 	"payments/ledger"
 )
 

@@ -1,8 +1,6 @@
 package links
 
 import (
-	core "payments/http/core"
-
 	"fmt"
 	"net/url"
 	"strings"
@@ -14,6 +12,7 @@ import (
 
 	"payments/actors/app"
 	"payments/http/checkout"
+	"payments/http/core"
 	"payments/ledger"
 	"payments/rails"
 )
@@ -32,19 +31,15 @@ import (
 // (parseCheckoutSession) and operation (App.OpenCheckoutSession).
 
 func init() {
+	core.RegisterRoutes(core.Resource("/v1/payment-pages", ledger.ScopePaymentLinksRead, ledger.ScopePaymentLinksWrite,
+		core.Handlers{Create: createPaymentPage, List: listPaymentPages, Get: getPaymentPage, Update: updatePaymentPage})...)
+	core.RegisterRoutes(core.Resource("/v1/payment-links", ledger.ScopePaymentLinksRead, ledger.ScopePaymentLinksWrite,
+		core.Handlers{Create: createPaymentLink, List: listPaymentLinks, Get: getPaymentLink, Update: updatePaymentLink})...)
 	core.RegisterEventRenderer(ledger.SubjectPaymentLink, core.RenderAs(renderPaymentLink))
 	core.RegisterEventRenderer(ledger.SubjectPaymentPage, core.RenderAs(renderPaymentPage))
 	core.RegisterEventRenderer(ledger.SubjectCheckoutSession, core.RenderAs(renderCheckoutSession))
 	core.RegisterRoutes(
-		core.Endpoint{Method: fasthttp.MethodPost, Path: "/v1/payment-links", Scope: ledger.ScopePaymentLinksWrite, H: createPaymentLink},
-		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/payment-links", Scope: ledger.ScopePaymentLinksRead, H: listPaymentLinks},
-		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/payment-links/{id}", Scope: ledger.ScopePaymentLinksRead, H: getPaymentLink},
-		core.Endpoint{Method: fasthttp.MethodPatch, Path: "/v1/payment-links/{id}", Scope: ledger.ScopePaymentLinksWrite, H: updatePaymentLink},
 		core.Endpoint{Method: fasthttp.MethodPost, Path: "/v1/payment-links/{id}/sessions", Scope: ledger.ScopePaymentLinksWrite, H: createCheckoutSession},
-		core.Endpoint{Method: fasthttp.MethodPost, Path: "/v1/payment-pages", Scope: ledger.ScopePaymentLinksWrite, H: createPaymentPage},
-		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/payment-pages", Scope: ledger.ScopePaymentLinksRead, H: listPaymentPages},
-		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/payment-pages/{id}", Scope: ledger.ScopePaymentLinksRead, H: getPaymentPage},
-		core.Endpoint{Method: fasthttp.MethodPatch, Path: "/v1/payment-pages/{id}", Scope: ledger.ScopePaymentLinksWrite, H: updatePaymentPage},
 		core.Endpoint{Method: fasthttp.MethodPost, Path: "/v1/payment-pages/{id}/payment-links", Scope: ledger.ScopePaymentLinksWrite, H: createPageLink},
 		core.Endpoint{Method: fasthttp.MethodPost, Path: "/v1/simulations/checkout-deposit", Scope: ledger.ScopeSimulationsWrite, H: checkoutDeposit, Sim: &core.SimulationDoc{
 			Operation: "checkout_deposit",

@@ -1,10 +1,9 @@
 package money
 
 import (
-	core "payments/http/core"
-
 	"github.com/valyala/fasthttp"
 
+	"payments/http/core"
 	"payments/ledger"
 )
 

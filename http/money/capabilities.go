@@ -1,13 +1,12 @@
 package money
 
 import (
-	core "payments/http/core"
-
 	"strings"
 
 	"github.com/goccy/go-json/jsontext"
 	"github.com/valyala/fasthttp"
 
+	"payments/http/core"
 	"payments/ledger"
 	"payments/rails"
 )

@@ -1,10 +1,10 @@
 package money
 
 import (
-	core "payments/http/core"
-
 	"strings"
 	"testing"
+
+	"payments/http/core"
 )
 
 // Deposits name the stack's networks: test networks on the sandbox.

@@ -1,12 +1,12 @@
 package money
 
 import (
-	core "payments/http/core"
-
 	stdjson "encoding/json"
 	"io"
 	"reflect"
 	"testing"
+
+	"payments/http/core"
 )
 
 // The API's codec must never accept a body that encoding/json would read

@@ -1,21 +1,16 @@
 package money
 
 import (
-	core "payments/http/core"
-
 	"github.com/valyala/fasthttp"
 
 	"payments/actors/app"
+	"payments/http/core"
 	"payments/ledger"
 )
 
 func init() {
-	core.RegisterRoutes(
-		core.Endpoint{Method: fasthttp.MethodPost, Path: "/v1/collections", Scope: ledger.ScopeCollectionsWrite, H: createCollection},
-		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/collections", Scope: ledger.ScopeCollectionsRead, H: listCollections},
-		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/collections/by-reference/{externalReference}", Scope: ledger.ScopeCollectionsRead, H: getCollectionByReference},
-		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/collections/{id}", Scope: ledger.ScopeCollectionsRead, H: getCollection},
-	)
+	core.RegisterRoutes(core.Resource("/v1/collections", ledger.ScopeCollectionsRead, ledger.ScopeCollectionsWrite,
+		core.Handlers{Create: createCollection, List: listCollections, ByReference: getCollectionByReference, Get: getCollection})...)
 	core.RegisterEventRenderer(ledger.SubjectCollection, core.RenderAs(renderCollection))
 }
 

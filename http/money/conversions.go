@@ -1,11 +1,10 @@
 package money
 
 import (
-	core "payments/http/core"
-
 	"github.com/valyala/fasthttp"
 
 	"payments/actors/app"
+	"payments/http/core"
 	"payments/ledger"
 )
 

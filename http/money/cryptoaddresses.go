@@ -1,14 +1,13 @@
 package money
 
 import (
-	core "payments/http/core"
-
 	"strings"
 
 	"github.com/goccy/go-json/jsontext"
 	"github.com/valyala/fasthttp"
 
 	"payments/actors/app"
+	"payments/http/core"
 	"payments/ledger"
 	"payments/rails"
 )
@@ -17,12 +16,8 @@ import (
 // Creating and changing need collections:write, reading collections:read.
 
 func init() {
-	core.RegisterRoutes(
-		core.Endpoint{Method: fasthttp.MethodPost, Path: "/v1/crypto-addresses", Scope: ledger.ScopeCollectionsWrite, H: createCryptoAddress},
-		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/crypto-addresses", Scope: ledger.ScopeCollectionsRead, H: listCryptoAddresses},
-		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/crypto-addresses/{id}", Scope: ledger.ScopeCollectionsRead, H: getCryptoAddress},
-		core.Endpoint{Method: fasthttp.MethodPatch, Path: "/v1/crypto-addresses/{id}", Scope: ledger.ScopeCollectionsWrite, H: updateCryptoAddress},
-	)
+	core.RegisterRoutes(core.Resource("/v1/crypto-addresses", ledger.ScopeCollectionsRead, ledger.ScopeCollectionsWrite,
+		core.Handlers{Create: createCryptoAddress, List: listCryptoAddresses, Get: getCryptoAddress, Update: updateCryptoAddress})...)
 }
 
 type cryptoAddressJSON struct {

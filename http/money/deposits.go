@@ -1,8 +1,6 @@
 package money
 
 import (
-	core "payments/http/core"
-
 	"strings"
 
 	"github.com/goccy/go-json/jsontext"
@@ -10,6 +8,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"payments/actors/app"
+	"payments/http/core"
 	"payments/ledger"
 	"payments/rails"
 )

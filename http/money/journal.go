@@ -1,8 +1,6 @@
 package money
 
 import (
-	core "payments/http/core"
-
 	"bytes"
 	"encoding/csv"
 	"net/mail"
@@ -12,6 +10,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"payments/http/core"
 	"payments/ledger"
 )
 

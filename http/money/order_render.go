@@ -1,10 +1,9 @@
 package money
 
 import (
-	core "payments/http/core"
-
 	"github.com/goccy/go-json/jsontext"
 
+	"payments/http/core"
 	"payments/ledger"
 )
 

@@ -1,14 +1,13 @@
 package money
 
 import (
-	core "payments/http/core"
-
 	"fmt"
 	"strings"
 
 	"github.com/valyala/fasthttp"
 
 	"payments/actors/app"
+	"payments/http/core"
 	"payments/ledger"
 )
 
@@ -17,13 +16,11 @@ import (
 // instructions. The rules of the order's life are in ledger/order.go.
 
 func init() {
+	core.RegisterRoutes(core.Resource("/v1/orders", ledger.ScopeOrdersRead, ledger.ScopeOrdersWrite,
+		core.Handlers{Create: createOrder, List: listOrders, ByReference: getOrderByReference, Get: getOrder})...)
 	// order.* events carry the order as GET /v1/orders/{id} shows it.
 	core.RegisterEventRenderer(ledger.SubjectOrder, core.RenderAs(renderOrderDetail))
 	core.RegisterRoutes(
-		core.Endpoint{Method: fasthttp.MethodPost, Path: "/v1/orders", Scope: ledger.ScopeOrdersWrite, H: createOrder},
-		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/orders", Scope: ledger.ScopeOrdersRead, H: listOrders},
-		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/orders/by-reference/{externalReference}", Scope: ledger.ScopeOrdersRead, H: getOrderByReference},
-		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/orders/{id}", Scope: ledger.ScopeOrdersRead, H: getOrder},
 		core.Endpoint{Method: fasthttp.MethodPost, Path: "/v1/simulations/order-deposit", Scope: ledger.ScopeSimulationsWrite, H: simulateOrderDeposit, Sim: &core.SimulationDoc{
 			Operation: "order_deposit",
 			Description: "Sends money to a bank or crypto order's deposit instructions: `amount` in the order's origin currency " +

@@ -1,21 +1,14 @@
 package money
 
 import (
-	core "payments/http/core"
-
-	"github.com/valyala/fasthttp"
-
 	"payments/actors/app"
+	"payments/http/core"
 	"payments/ledger"
 )
 
 func init() {
-	core.RegisterRoutes(
-		core.Endpoint{Method: fasthttp.MethodPost, Path: "/v1/payouts", Scope: ledger.ScopePayoutsWrite, H: createPayout},
-		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/payouts", Scope: ledger.ScopePayoutsRead, H: listPayouts},
-		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/payouts/by-reference/{externalReference}", Scope: ledger.ScopePayoutsRead, H: getPayoutByReference},
-		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/payouts/{id}", Scope: ledger.ScopePayoutsRead, H: getPayout},
-	)
+	core.RegisterRoutes(core.Resource("/v1/payouts", ledger.ScopePayoutsRead, ledger.ScopePayoutsWrite,
+		core.Handlers{Create: createPayout, List: listPayouts, ByReference: getPayoutByReference, Get: getPayout})...)
 	renderPayoutEvent := core.RenderAs(renderPayoutDetail)
 	core.RegisterEventRenderer(ledger.SubjectPayout, renderPayoutEvent)
 	core.RegisterEventRenderer(ledger.SubjectFXPayout, renderPayoutEvent) // a cross-currency payout, its FX joined

@@ -1,12 +1,11 @@
 package money
 
 import (
-	core "payments/http/core"
-
 	"strings"
 
 	"github.com/valyala/fasthttp"
 
+	"payments/http/core"
 	"payments/ledger"
 	"payments/rails"
 )

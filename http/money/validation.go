@@ -1,8 +1,6 @@
 package money
 
 import (
-	core "payments/http/core"
-
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +9,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"payments/actors/app"
+	"payments/http/core"
 	"payments/ledger"
 	"payments/rails"
 )

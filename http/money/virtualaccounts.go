@@ -1,14 +1,13 @@
 package money
 
 import (
-	core "payments/http/core"
-
 	"strings"
 
 	"github.com/goccy/go-json/jsontext"
 	"github.com/valyala/fasthttp"
 
 	"payments/actors/app"
+	"payments/http/core"
 	"payments/ledger"
 )
 
@@ -17,12 +16,8 @@ import (
 // collections:read: a virtual account exists to collect.
 
 func init() {
-	core.RegisterRoutes(
-		core.Endpoint{Method: fasthttp.MethodPost, Path: "/v1/virtual-accounts", Scope: ledger.ScopeCollectionsWrite, H: createVirtualAccount},
-		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/virtual-accounts", Scope: ledger.ScopeCollectionsRead, H: listVirtualAccounts},
-		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/virtual-accounts/{id}", Scope: ledger.ScopeCollectionsRead, H: getVirtualAccount},
-		core.Endpoint{Method: fasthttp.MethodPatch, Path: "/v1/virtual-accounts/{id}", Scope: ledger.ScopeCollectionsWrite, H: updateVirtualAccount},
-	)
+	core.RegisterRoutes(core.Resource("/v1/virtual-accounts", ledger.ScopeCollectionsRead, ledger.ScopeCollectionsWrite,
+		core.Handlers{Create: createVirtualAccount, List: listVirtualAccounts, Get: getVirtualAccount, Update: updateVirtualAccount})...)
 }
 
 // Cursor kinds of this feature's lists (see pagination.go).

@@ -1,8 +1,6 @@
 package requests
 
 import (
-	core "payments/http/core"
-
 	"bytes"
 	"encoding/base64"
 	"encoding/binary"
@@ -19,6 +17,7 @@ import (
 	json "github.com/goccy/go-json/v2"
 	"github.com/valyala/fasthttp"
 
+	"payments/http/core"
 	"payments/ledger"
 )
 

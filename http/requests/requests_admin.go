@@ -1,8 +1,6 @@
 package requests
 
 import (
-	core "payments/http/core"
-
 	"errors"
 	"math"
 	"net/url"
@@ -11,6 +9,7 @@ import (
 	"github.com/goccy/go-json/jsontext"
 	json "github.com/goccy/go-json/v2"
 
+	"payments/http/core"
 	"payments/ledger"
 )
 

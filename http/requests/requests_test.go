@@ -1,8 +1,6 @@
 package requests
 
 import (
-	core "payments/http/core"
-
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -10,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/goccy/go-json/jsontext"
+
+	"payments/http/core"
 )
 
 // The merge shows a record only when no node can still have a newer one,
