@@ -51,6 +51,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		key        = fs.String("key", "", "without -spawn: the server's bootstrap key (it creates organizations)")
 		workloads  = fs.String("workload", "uniform,hot_account,replay", "comma-separated workloads, run one after the other")
 		jsonPath   = fs.String("json", "", "also write the results as JSON to this file")
+		baseline   = fs.String("baseline", "", "with -spawn: then spawn this bare server (bench/cmd/barepay) and run the same workloads against it, printing each workload's throughput as a share of the bare server's")
 		orgsPath   = fs.String("orgs-out", "", "write each organization setup creates to this file, a line each: its id and its first key's secret (keep it private)")
 		cfg        bench.Config
 	)
@@ -172,6 +173,50 @@ func run(args []string, stdout, stderr io.Writer) int {
 	report.Target = cfg.Addr
 
 	code := 0
+	report.Results, code = runWorkloads(ctx, stderr, cfg, wls, srv)
+	if len(report.Results) > 0 {
+		fmt.Fprintln(stdout)
+		if err := bench.WriteTable(stdout, report.Results); err != nil {
+			fmt.Fprintln(stderr, "paybench:", err)
+			code = 2
+		}
+	}
+	if *baseline != "" && srv != nil && code == 0 {
+		if err := srv.Stop(); err != nil {
+			fmt.Fprintln(stderr, "paybench: stop server:", err)
+		}
+		bare, err := bench.Spawn(ctx, bench.SpawnConfig{Binary: *baseline})
+		if err != nil {
+			fmt.Fprintln(stderr, "paybench: baseline:", err)
+			return 2
+		}
+		fmt.Fprintf(stderr, "paybench: spawned the baseline %s on %s\n", *baseline, bare.Addr)
+		bcfg := cfg
+		bcfg.Addr, bcfg.Key, bcfg.ServerPID, bcfg.OrgsOut = bare.Addr, bare.BootstrapKey, bare.PID(), nil
+		report.Baseline, code = runWorkloads(ctx, stderr, bcfg, wls, bare)
+		if err := bare.Stop(); err != nil {
+			fmt.Fprintln(stderr, "paybench: stop baseline:", err)
+		}
+		fmt.Fprintln(stdout)
+		if err := bench.WriteRatios(stdout, report.Results, report.Baseline); err != nil {
+			fmt.Fprintln(stderr, "paybench:", err)
+			code = 2
+		}
+	}
+	if *jsonPath != "" {
+		if err := writeJSON(*jsonPath, report); err != nil {
+			fmt.Fprintln(stderr, "paybench:", err)
+			code = 2
+		}
+	}
+	return code
+}
+
+// runWorkloads runs each workload in turn against cfg's server (srv when
+// spawned), stopping early if a spawned server exits.
+func runWorkloads(ctx context.Context, stderr io.Writer, cfg bench.Config, wls []*bench.Workload, srv *bench.Server) ([]*bench.Result, int) {
+	var results []*bench.Result
+	code := 0
 	for _, w := range wls {
 		if srv != nil && exited(srv) {
 			break
@@ -179,7 +224,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%s: %s\n", w.Name, w.Measures)
 		res, err := bench.Run(ctx, cfg, w)
 		if res != nil {
-			report.Results = append(report.Results, res)
+			results = append(results, res)
 			if res.Failed() {
 				code = 1
 			}
@@ -201,20 +246,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			code = 2
 		}
 	}
-	if len(report.Results) > 0 {
-		fmt.Fprintln(stdout)
-		if err := bench.WriteTable(stdout, report.Results); err != nil {
-			fmt.Fprintln(stderr, "paybench:", err)
-			code = 2
-		}
-	}
-	if *jsonPath != "" {
-		if err := writeJSON(*jsonPath, report); err != nil {
-			fmt.Fprintln(stderr, "paybench:", err)
-			code = 2
-		}
-	}
-	return code
+	return results, code
 }
 
 // exited reports whether the spawned server's process has ended.
