@@ -188,7 +188,8 @@ type Server struct {
 
 	checkoutLimiter *rateLimiter // the hosted checkout's, per client address
 
-	Exports *exportLanes // turns of GET /v1/transactions/export
+	// state holds the features' own per-server values (State).
+	state sync.Map
 
 	DashIdle *sessionIdle // the dashboard sessions' last uses (dashboard_idle.go)
 
@@ -256,7 +257,6 @@ func New(cfg Config) *Server {
 		Logger:     cfg.Logger,
 		forwarders: make(map[string]*fasthttp.HostClient),
 		scopes:     make(map[string]ledger.Scopes),
-		Exports:    newExportLanes(exportWaitMax),
 		DashIdle:   newSessionIdle(cfg.DashboardIdleTimeout),
 	}
 	s.requestSeq.Store(uint64(time.Now().UnixMicro()))
@@ -646,4 +646,15 @@ func defaultNames(noProvider bool) NameResolver {
 		return rails.NoProvider{}
 	}
 	return rails.SandboxNames{}
+}
+
+// State returns the server's value for key, made by make the first time
+// it is asked for: a feature's own per-server state (the export lanes of
+// package money), which core knows nothing of. Safe for concurrent use.
+func (s *Server) State(key any, make func() any) any {
+	if v, ok := s.state.Load(key); ok {
+		return v
+	}
+	v, _ := s.state.LoadOrStore(key, make())
+	return v
 }

@@ -369,7 +369,7 @@ func exportTransactions(c *core.Call) {
 			"; request the export without email to download it"})
 		return
 	}
-	release, busy := c.Server.Exports.Acquire(c.Org)
+	release, busy := exports(c.Server).acquire(c.Org)
 	if busy != nil {
 		c.Fail(busy)
 		return

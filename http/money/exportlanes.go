@@ -1,7 +1,8 @@
-package core
+package money
 
 import (
 	"context"
+	"payments/http/core"
 	"runtime"
 	"sync"
 	"time"
@@ -47,7 +48,7 @@ func newExportLanes(wait time.Duration) *exportLanes {
 
 // acquire waits for org's turn and a slot on the node, for at most l.wait;
 // release gives both back once the lane has rested.
-func (l *exportLanes) Acquire(org string) (release func(), err *ledger.Error) {
+func (l *exportLanes) acquire(org string) (release func(), err *ledger.Error) {
 	l.mu.Lock()
 	lane, ok := l.orgs[org]
 	if !ok {
@@ -95,4 +96,12 @@ func (l *exportLanes) busy(what string) *ledger.Error {
 		Message:           "Too many exports: " + what + " take turns, and this one waited " + l.wait.String() + " for its turn; retry later",
 		RetryAfterSeconds: max(1, int(l.wait/time.Second)),
 	}
+}
+
+// exportLanesKey is the export lanes' key in a server's State.
+type exportLanesKey struct{}
+
+// exports are s's export lanes, one set per server.
+func exports(s *core.Server) *exportLanes {
+	return s.State(exportLanesKey{}, func() any { return newExportLanes(exportWaitMax) }).(*exportLanes)
 }

@@ -1,4 +1,4 @@
-package core
+package money
 
 import (
 	"payments/ledger"
@@ -12,7 +12,7 @@ func TestExportLanes(t *testing.T) {
 	l := newExportLanes(time.Second)
 	l.node = make(chan struct{}, 1) // one slot, as on a small node
 
-	releaseA, err := l.Acquire("org_a")
+	releaseA, err := l.acquire("org_a")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -21,7 +21,7 @@ func TestExportLanes(t *testing.T) {
 	// ends and its lane has rested; org_a's next export is not ahead of it.
 	got := make(chan *ledger.Error, 1)
 	go func() {
-		release, err := l.Acquire("org_b")
+		release, err := l.acquire("org_b")
 		if err == nil {
 			release()
 		}
@@ -35,11 +35,11 @@ func TestExportLanes(t *testing.T) {
 	// A second export of one organization waits for the first, then
 	// gives up.
 	short := newExportLanes(50 * time.Millisecond)
-	release, err := short.Acquire("org_a")
+	release, err := short.acquire("org_a")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := short.Acquire("org_a"); err == nil || err.Code != "rate_limited" || err.RetryAfterSeconds < 1 {
+	if _, err := short.acquire("org_a"); err == nil || err.Code != "rate_limited" || err.RetryAfterSeconds < 1 {
 		t.Fatalf("a second concurrent export of one organization: %v, want rate_limited", err)
 	}
 	release()
