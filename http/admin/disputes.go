@@ -171,12 +171,9 @@ const disputeTextLenMax = 2000
 
 // respondToDispute: POST /v1/disputes/{id}/respond.
 func respondToDispute(c *core.Call) {
-	id, ok := c.Param("id")
-	if !ok {
-		return
-	}
 	var req respondRequestBody
-	if !c.Decode(&req) {
+	id, ok := c.ParamAndBody("id", &req)
+	if !ok {
 		return
 	}
 	var p core.Problems
@@ -214,12 +211,9 @@ type messageRequestBody struct {
 
 // addDisputeMessage: POST /v1/disputes/{id}/messages.
 func addDisputeMessage(c *core.Call) {
-	id, ok := c.Param("id")
-	if !ok {
-		return
-	}
 	var req messageRequestBody
-	if !c.Decode(&req) {
+	id, ok := c.ParamAndBody("id", &req)
+	if !ok {
 		return
 	}
 	var p core.Problems

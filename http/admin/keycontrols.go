@@ -133,12 +133,9 @@ func getKey(c *core.Call) {
 // updateKey: PATCH /v1/keys/{id}. Only the members sent change: a cap sent
 // as null is removed, an empty ipAllowlist permits every address.
 func updateKey(c *core.Call) {
-	id, ok := c.Param("id")
-	if !ok {
-		return
-	}
 	var req UpdateKeyBody
-	if !c.Decode(&req) {
+	id, ok := c.ParamAndBody("id", &req)
+	if !ok {
 		return
 	}
 	in, e := KeyControlsInput(id, &req)

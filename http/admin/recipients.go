@@ -294,12 +294,9 @@ func recipient(c *core.Call) (ledger.Recipient, bool) {
 // the recipient may be used change; its destination does not (save a new
 // recipient for a new destination).
 func updateRecipient(c *core.Call) {
-	id, ok := c.Param("id")
-	if !ok {
-		return
-	}
 	var req recipientUpdateBody
-	if !c.Decode(&req) {
+	id, ok := c.ParamAndBody("id", &req)
+	if !ok {
 		return
 	}
 	var p core.Problems

@@ -276,12 +276,9 @@ func getWebhookEndpoint(c *core.Call) {
 // updateWebhookEndpoint: PATCH /v1/webhooks/endpoints/{id}. Setting status
 // active re-enables a disabled endpoint and clears its failure count.
 func updateWebhookEndpoint(c *core.Call) {
-	id, ok := c.Param("id")
-	if !ok {
-		return
-	}
 	var req UpdateWebhookEndpointBody
-	if !c.Decode(&req) {
+	id, ok := c.ParamAndBody("id", &req)
+	if !ok {
 		return
 	}
 	in, e := WebhookEndpointChange(c.Server, id, &req)

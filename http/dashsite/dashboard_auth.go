@@ -553,12 +553,9 @@ type passwordResetLinkJSON struct {
 // and a newer one revokes the member's older ones.
 func createPasswordResetLink(c *core.Call) {
 	c.NoStore()
-	id, ok := c.Param("id")
-	if !ok {
-		return
-	}
 	var req passwordResetRequestBody
-	if !c.Decode(&req) {
+	id, ok := c.ParamAndBody("id", &req)
+	if !ok {
 		return
 	}
 	var p core.Problems

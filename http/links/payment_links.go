@@ -599,12 +599,9 @@ func createPaymentLink(c *core.Call) {
 // page calls it when a payer starts a checkout: the payer gets a link of
 // their own under the page.
 func createPageLink(c *core.Call) {
-	id, ok := c.Param("id")
-	if !ok {
-		return
-	}
 	var req pageLinkRequestBody
-	if !c.Decode(&req) {
+	id, ok := c.ParamAndBody("id", &req)
+	if !ok {
 		return
 	}
 	var p core.Problems
@@ -671,12 +668,9 @@ func paymentLinkFilter(c *core.Call) (ledger.PaymentLinkFilter, *ledger.Error) {
 
 // updatePaymentLink: PATCH /v1/payment-links/{id}.
 func updatePaymentLink(c *core.Call) {
-	id, ok := c.Param("id")
-	if !ok {
-		return
-	}
 	var req updateLinkRequestBody
-	if !c.Decode(&req) {
+	id, ok := c.ParamAndBody("id", &req)
+	if !ok {
 		return
 	}
 	var p core.Problems
@@ -773,12 +767,9 @@ func parsePaymentPageStatus(v string) (ledger.PaymentPageStatus, bool) {
 
 // updatePaymentPage: PATCH /v1/payment-pages/{id}.
 func updatePaymentPage(c *core.Call) {
-	id, ok := c.Param("id")
-	if !ok {
-		return
-	}
 	var req updatePageRequestBody
-	if !c.Decode(&req) {
+	id, ok := c.ParamAndBody("id", &req)
+	if !ok {
 		return
 	}
 	var p core.Problems
@@ -816,12 +807,9 @@ func createCheckoutSession(c *core.Call) {
 	if !c.RailsAvailable() {
 		return
 	}
-	id, ok := c.Param("id")
-	if !ok {
-		return
-	}
 	var req checkoutSessionRequestBody
-	if !c.Decode(&req) {
+	id, ok := c.ParamAndBody("id", &req)
+	if !ok {
 		return
 	}
 	in, e := parseCheckoutSession(&req)

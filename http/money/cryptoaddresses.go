@@ -151,12 +151,9 @@ type updateCryptoAddressBody struct {
 // The metadata given replaces the old ({} clears it); the address itself
 // never changes.
 func updateCryptoAddress(c *core.Call) {
-	id, ok := c.Param("id")
-	if !ok {
-		return
-	}
 	var req updateCryptoAddressBody
-	if !c.Decode(&req) {
+	id, ok := c.ParamAndBody("id", &req)
+	if !ok {
 		return
 	}
 	if !req.Metadata.Set {

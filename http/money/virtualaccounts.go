@@ -164,12 +164,9 @@ type updateVirtualAccountBody struct {
 // updateVirtualAccount: PATCH /v1/virtual-accounts/{id}, body {status}.
 // Setting the status it already has changes nothing and answers 200.
 func updateVirtualAccount(c *core.Call) {
-	id, ok := c.Param("id")
-	if !ok {
-		return
-	}
 	var req updateVirtualAccountBody
-	if !c.Decode(&req) {
+	id, ok := c.ParamAndBody("id", &req)
+	if !ok {
 		return
 	}
 	if req.Status == nil {
