@@ -147,7 +147,7 @@ type Config struct {
 
 // Limits of the HTTP front end.
 const (
-	JsonBodyBytesMax = 64 << 10 // a JSON request body
+	JSONBodyBytesMax = 64 << 10 // a JSON request body
 	// serverBodyBytesMax is what the server reads of a body at all. Bodies
 	// up to it are read and refused by the handler with a clean 400; past
 	// it the handler answers 400 unread and the connection is closed

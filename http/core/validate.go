@@ -121,8 +121,8 @@ func QueryTime(ctx *fasthttp.RequestCtx, name string) (int64, *ledger.Error) {
 // past the JSON limit.
 func JSONBody(ctx *fasthttp.RequestCtx) ([]byte, *ledger.Error) {
 	body := ctx.PostBody()
-	if len(body) > JsonBodyBytesMax {
-		return nil, BodyTooLarge(JsonBodyBytesMax)
+	if len(body) > JSONBodyBytesMax {
+		return nil, BodyTooLarge(JSONBodyBytesMax)
 	}
 	if ct := ctx.Request.Header.ContentType(); len(body) > 0 && !isJSONContentType(ct) {
 		return nil, &ledger.Error{Code: ledger.CodeValidation,

@@ -69,8 +69,8 @@ func checkoutForm(s *core.Server, base string) fasthttp.RequestHandler {
 func readPaymentForm(ctx *fasthttp.RequestCtx) (checkout.Form, publicSessionBody, *ledger.Error) {
 	var f checkout.Form
 	var req publicSessionBody
-	if len(ctx.PostBody()) > core.JsonBodyBytesMax {
-		return f, req, core.BodyTooLarge(core.JsonBodyBytesMax)
+	if len(ctx.PostBody()) > core.JSONBodyBytesMax {
+		return f, req, core.BodyTooLarge(core.JSONBodyBytesMax)
 	}
 	if !strings.HasPrefix(string(ctx.Request.Header.ContentType()), "application/x-www-form-urlencoded") {
 		return f, req, ledger.FieldInvalid("Content-Type", "must be application/x-www-form-urlencoded")
