@@ -422,17 +422,16 @@ func TestWebhookLeaderKilledMidDelivery(t *testing.T) {
 		}
 	})
 	leader := func() int {
-		deadline := time.Now().Add(15 * time.Second)
-		for time.Now().Before(deadline) {
+		at := -1
+		waitFor(t, "a leader", 15*time.Second, func() bool {
 			for i, n := range nodes {
 				if n != nil && n.node.IsLeader() {
-					return i
+					at = i
 				}
 			}
-			time.Sleep(10 * time.Millisecond)
-		}
-		t.Fatal("no leader")
-		return -1
+			return at >= 0
+		})
+		return at
 	}
 	// propose commits cmd through whichever node leads, retrying an
 	// unknown outcome: every command here is idempotent.

@@ -142,17 +142,6 @@ func (r *receiver) requests() []received {
 	return slices.Clone(r.got)
 }
 
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
 
 func (s *stack) createEndpoint(url string, events ...string) (id, secret string) {
 	s.t.Helper()
