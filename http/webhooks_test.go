@@ -142,7 +142,6 @@ func (r *receiver) requests() []received {
 	return slices.Clone(r.got)
 }
 
-
 func (s *stack) createEndpoint(url string, events ...string) (id, secret string) {
 	s.t.Helper()
 	body, _ := json.Marshal(map[string]any{"url": url, "events": events})
