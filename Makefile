@@ -25,7 +25,7 @@ VULNDB ?=
 CHROMIUM ?= $(or $(PAYMENTS_CHROMIUM),/usr/bin/chromium)
 
 .DEFAULT_GOAL := help
-.PHONY: help build run cluster cluster-stop test test-short vet vulncheck chromium evm-tools evm-contracts fuzz paybench bench soak noise bench-micro sim sim-long clean
+.PHONY: help build run cluster cluster-stop test test-short vet vulncheck chromium evm-tools evm-contracts production-demo production-demo-stop fuzz paybench bench soak noise bench-micro sim sim-long clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -111,6 +111,17 @@ chromium: ## install Debian's chromium for the browser tests when it is missing 
 evm-tools: ## install anvil, solc and OpenZeppelin's contracts from npm for the local-chain tests of rails/evm (idempotent; folder: PAYMENTS_EVM_TOOLS, default ~/.cache/payments/evm-tools)
 	bash rails/evm/devchain/tools.sh
 
+DEMO_DIR ?= data/production-demo
+
+production-demo: build evm-tools ## start anvil with test USDC, the MoMo fake and a production node against both, in the background on loopback; writes $(DEMO_DIR)/env
+	$(GO) build -o $(BIN)/momofake ./rails/momo/momofake/cmd/momofake
+	$(GO) build -o $(BIN)/production-demo ./cmd/production-demo
+	$(BIN)/production-demo start -dir $(DEMO_DIR) -payments $(BIN)/payments -momofake $(BIN)/momofake
+
+production-demo-stop: ## stop what make production-demo started (its data stays under $(DEMO_DIR))
+	$(GO) build -o $(BIN)/production-demo ./cmd/production-demo
+	$(BIN)/production-demo stop -dir $(DEMO_DIR)
+
 evm-contracts: evm-tools ## recompile the test tokens in rails/evm/devchain/contracts with the pinned solc; commit the result
 	$(GO) test ./rails/evm/devchain -run TestContractsCurrent -update -count=1
 
@@ -132,12 +143,12 @@ fuzz: ## run each fuzz test for 30s
 	$(GO) test ./http/dashauth -run XXX -fuzz FuzzVerifyPassword -fuzztime 30s
 	$(GO) test ./wal/requestlog -run XXX -fuzz FuzzDecodeEntry -fuzztime 30s
 
-paybench: build ## build the load generator into bin/paybench and the bare server into bin/barepay (and the service)
+paybench: build ## build the load generator into bin/paybench (and the service, and the bare server it compares with)
 	$(GO) build -o $(BIN)/paybench ./bench/cmd/paybench
 	$(GO) build -o $(BIN)/barepay ./bench/cmd/barepay
 
-bench: paybench ## load a fresh single node with the named workloads (uniform, hot_account, replay), each then against the bare server; prints our share of its req/s
-	$(BIN)/paybench -spawn $(BIN)/payments -bare $(BIN)/barepay $(BENCH_ARGS)
+bench: paybench ## load a fresh single node with the workloads (uniform, hot_account, replay), then the bare server (bench/cmd/barepay) with the same; prints each as a share of the bare server
+	$(BIN)/paybench -spawn $(BIN)/payments -baseline $(BIN)/barepay $(BENCH_ARGS)
 
 soak: paybench ## uniform for SOAK_DURATION (3m) in 5s windows with the server RSS, snapshots every 20s, plus SOAK_SERVER_ARGS; JSON to bench/results/soak.json
 	@mkdir -p bench/results

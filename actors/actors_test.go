@@ -239,31 +239,21 @@ func TestPayoutLifecycle(t *testing.T) {
 		bad.Result.Payout.ID:  ledger.PayoutFailed,
 		slow.Result.Payout.ID: ledger.PayoutCompleted,
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		done := true
-		{
-			s := h.sys.Reader()
-			for id, st := range want {
-				if p, _ := s.Payout(id); p.Status != st {
-					done = false
-				}
+	if !eventually(10*time.Second, func() bool {
+		s := h.sys.Reader()
+		for id, st := range want {
+			if p, _ := s.Payout(id); p.Status != st {
+				return false
 			}
 		}
-		if done {
-			break
+		return true
+	}) {
+		s := h.sys.Reader()
+		for id := range want {
+			p, _ := s.Payout(id)
+			t.Logf("%s: %s %q", id, p.Status, p.StatusMessage)
 		}
-		if time.Now().After(deadline) {
-			{
-				s := h.sys.Reader()
-				for id := range want {
-					p, _ := s.Payout(id)
-					t.Logf("%s: %s %q", id, p.Status, p.StatusMessage)
-				}
-			}
-			t.Fatal("payouts did not reach their final states")
-		}
-		time.Sleep(10 * time.Millisecond)
+		t.Fatal("payouts did not reach their final states")
 	}
 	// Funded 1000.00; two payouts of 100.00 and 100.03 went out with fees
 	// 1.00 each; the rejected one came back in full.
@@ -350,25 +340,15 @@ func TestCollectionScenarios(t *testing.T) {
 			credited += c.amount - mtnFee(rails.Collection, c.amount)
 		}
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		done := true
-		{
-			s := h.sys.Reader()
-			for id := range ids {
-				if c, _ := s.Collection(id); !c.Status.Terminal() {
-					done = false
-				}
+	waitFor(t, "the collections' final states", func() bool {
+		s := h.sys.Reader()
+		for id := range ids {
+			if c, _ := s.Collection(id); !c.Status.Terminal() {
+				return false
 			}
 		}
-		if done {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("collections did not finish")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return true
+	})
 	{
 		s := h.sys.Reader()
 		for id, want := range ids {
@@ -451,16 +431,11 @@ func TestRefusedTransitionIsParked(t *testing.T) {
 	if r := h.payout("room", 100_000); r.Err != nil || r.Result.Err != nil {
 		t.Fatalf("payout: %v %v", r.Err, r.Result.Err)
 	}
-	deadline := time.Now().Add(40 * time.Second)
-	for {
+	if !eventually(40*time.Second, func() bool {
 		p, _ = h.sys.Reader().PayoutByReference(h.org, "rejected")
-		if p.Status == ledger.PayoutFailed {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("payout still %s after the balance had room for its refund", p.Status)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return p.Status == ledger.PayoutFailed
+	}) {
+		t.Fatalf("payout still %s after the balance had room for its refund", p.Status)
 	}
 	if err := h.sys.Reader().Check(); err != nil {
 		t.Fatal(err)

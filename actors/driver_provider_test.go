@@ -143,23 +143,6 @@ func (o oneProvider) For(m string, d actors.Direction) (actors.Provider, bool) {
 func (o oneProvider) Named(n string) (actors.Provider, bool) { return o.p, n == o.p.name }
 func (o oneProvider) All() []actors.Provider                 { return []actors.Provider{o.p} }
 
-// waitFor waits until cond holds, checking it every few milliseconds, or
-// fails the test after 10s.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.NewTimer(10 * time.Second)
-	defer deadline.Stop()
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		select {
-		case <-deadline.C:
-			t.Fatalf("timed out waiting for %s", what)
-		case <-tick.C:
-		}
-	}
-}
-
 func (h *harness) payoutStatus(t *testing.T, id string) ledger.Payout {
 	t.Helper()
 	p, ok := h.sys.Reader().Payout(id)

@@ -23,18 +23,14 @@ func orderRequest(org, ref string) actors.OrderRequest {
 // waitOrder waits until the order reaches a terminal status or underpaid.
 func (h *harness) waitOrder(t *testing.T, id string) ledger.Order {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		var o ledger.Order
+	var o ledger.Order
+	if !eventually(10*time.Second, func() bool {
 		o, _ = h.sys.Reader().Order(h.org, id)
-		if o.Status.Terminal() || o.Status == ledger.OrderUnderpaid {
-			return o
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("order %s stuck in %s (%s)", id, o.Status, o.StatusMessage)
-		}
-		time.Sleep(10 * time.Millisecond)
+		return o.Status.Terminal() || o.Status == ledger.OrderUnderpaid
+	}) {
+		t.Fatalf("order %s stuck in %s (%s)", id, o.Status, o.StatusMessage)
 	}
+	return o
 }
 
 // Concurrent creates with one reference meet in the order's actor: one

@@ -114,12 +114,8 @@ func TestConcurrentQuoteExecutionsJoin(t *testing.T) {
 			replies <- h.sys.ExecuteQuote(h.org, id, "", "")
 		}()
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for h.sys.QuoteWaiters(h.org, id) != n {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d executions reached the quote actor", h.sys.QuoteWaiters(h.org, id), n)
-		}
-		time.Sleep(time.Millisecond)
+	if !eventually(10*time.Second, func() bool { return h.sys.QuoteWaiters(h.org, id) == n }) {
+		t.Fatalf("%d of %d executions reached the quote actor", h.sys.QuoteWaiters(h.org, id), n)
 	}
 	g.open()
 	wg.Wait()
@@ -313,12 +309,8 @@ func TestQuoteExecutionReferences(t *testing.T) {
 	replies := make(chan answer, len(refs))
 	for i, ref := range refs {
 		go func() { replies <- answer{ref, h.sys.ExecuteQuote(h.org, id, ref, "")} }()
-		deadline := time.Now().Add(10 * time.Second)
-		for h.sys.QuoteWaiters(h.org, id) != i+1 { // in this order
-			if time.Now().After(deadline) {
-				t.Fatalf("%d of %d executions reached the quote actor", h.sys.QuoteWaiters(h.org, id), i+1)
-			}
-			time.Sleep(time.Millisecond)
+		if !eventually(10*time.Second, func() bool { return h.sys.QuoteWaiters(h.org, id) == i+1 }) { // in this order
+			t.Fatalf("%d of %d executions reached the quote actor", h.sys.QuoteWaiters(h.org, id), i+1)
 		}
 	}
 	g.open()

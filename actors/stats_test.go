@@ -30,14 +30,11 @@ func TestStatsFollowTheWork(t *testing.T) {
 	if st.ActorsAlive == 0 || st.MessagesPosted == 0 {
 		t.Fatalf("no actors or messages counted: %+v", st)
 	}
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	if !eventually(10*time.Second, func() bool {
 		st = h.sys.Stats()
-		if st.DriverRunning == 0 && st.DriverQueued == 0 && st.MessagesPosted == st.MessagesReceived {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the driver's backlog or the mailboxes did not drain: %+v", st)
-		}
+		return st.DriverRunning == 0 && st.DriverQueued == 0 && st.MessagesPosted == st.MessagesReceived
+	}) {
+		t.Fatalf("the driver's backlog or the mailboxes did not drain: %+v", st)
 	}
 	if st.ParkedTransitions != 0 {
 		t.Fatalf("%d transitions parked on a rail that refuses nothing", st.ParkedTransitions)

@@ -363,9 +363,25 @@ type Report struct {
 	Spawned   bool      `json:"spawned"` // whether paybench started the server
 	CPUs      int       `json:"cpus"`    // runtime.NumCPU of the machine
 	Results   []*Result `json:"results"`
-	// Bare holds the same workloads run against the bare server (paybench
-	// -bare), in the same order; empty without it.
-	Bare []*Result `json:"bare,omitempty"`
+	// Baseline holds the same workloads run against the bare server
+	// (paybench -baseline), when they were.
+	Baseline []*Result `json:"baseline,omitempty"`
+}
+
+// WriteRatios writes, per workload, the service's throughput, the bare
+// server's and the share the first is of the second.
+func WriteRatios(w io.Writer, ours, bare []*Result) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "workload\treq/s\tbare req/s\tshare of bare\t")
+	for _, r := range ours {
+		for _, b := range bare {
+			if b.Workload == r.Workload && b.RequestsPerSecond > 0 {
+				fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.1f %%\t\n", r.Workload, r.RequestsPerSecond, b.RequestsPerSecond,
+					100*r.RequestsPerSecond/b.RequestsPerSecond)
+			}
+		}
+	}
+	return tw.Flush()
 }
 
 // WriteJSON writes r as indented JSON.

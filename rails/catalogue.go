@@ -36,6 +36,9 @@ type Method struct {
 	EstimatedSettlement string
 	Fields              []Field
 	fees                [directions]ledger.FeeSchedule // by Direction, for the directions it serves
+	// noDeposits: a bank rail whose currency's virtual accounts take no
+	// deposits here (a production deployment with no provider for them).
+	noDeposits bool
 }
 
 // Field is an input a method needs from the caller.
@@ -108,6 +111,9 @@ type Catalogue struct {
 	countries []Country
 	networks  []Method
 	chains    map[string]Chain
+	// withheld are the methods a production deployment leaves out (no
+	// provider serves them): named in the error a request for one gets.
+	withheld map[string]bool
 }
 
 var (
@@ -338,7 +344,7 @@ func (m *Method) Serves(dir Direction) bool {
 	case Collection:
 		return m.Collections && m.Type != ledger.MethodCrypto
 	case Deposit:
-		return m.Type == ledger.MethodBankTransfer || m.Type == ledger.MethodCrypto && m.Collections
+		return m.Type == ledger.MethodBankTransfer && !m.noDeposits || m.Type == ledger.MethodCrypto && m.Collections
 	}
 	return false
 }
@@ -395,6 +401,9 @@ func (c *Catalogue) Check(dir Direction, field, amountField, code, currency stri
 func (c *Catalogue) CheckMethod(dir Direction, field, code, currency string) (Method, *ledger.Error) {
 	m, ok := c.methods[code]
 	if !ok {
+		if c.withheld[code] {
+			return Method{}, ledger.FieldInvalid(field, fmt.Sprintf("%s: no provider serves this method on this deployment; see GET /v1/capabilities", code))
+		}
 		return Method{}, ledger.FieldInvalid(field, fmt.Sprintf("%q is not a known payment method; see GET /v1/capabilities", code))
 	}
 	switch {
@@ -420,4 +429,49 @@ func (m *Method) CheckAmount(amountField string, amount ledger.Minor) *ledger.Er
 			ledger.FormatMinor(m.Min, cur), ledger.FormatMinor(m.Max, cur), cur.Code, m.Code))
 	}
 	return nil
+}
+
+// Restrict is the catalogue a production deployment offers: the methods,
+// and of each the directions, that serves says a provider instance serves
+// (a stablecoin network's collections are its deposits). Capabilities,
+// validation and the checkout then list exactly what is configured, and a
+// request naming a method left out is told that no provider serves it.
+// A country or network left with no method is left out.
+func (c *Catalogue) Restrict(serves func(code string, dir Direction) bool) *Catalogue {
+	out := &Catalogue{methods: map[string]Method{}, chains: c.chains, withheld: map[string]bool{}}
+	offer := func(m Method) (Method, bool) {
+		if m.Type == ledger.MethodCrypto {
+			m.Collections = m.Collections && serves(m.Code, Deposit)
+		} else {
+			m.Collections = m.Collections && serves(m.Code, Collection)
+		}
+		m.Payouts = m.Payouts && serves(m.Code, Payout)
+		m.noDeposits = m.noDeposits || m.Type == ledger.MethodBankTransfer && !serves(m.Code, Deposit)
+		return m, m.Payouts || m.Collections || m.Serves(Deposit)
+	}
+	for code, m := range c.methods {
+		if kept, ok := offer(m); ok {
+			out.methods[code] = kept
+		} else {
+			out.withheld[code] = true
+		}
+	}
+	for _, country := range c.countries {
+		var methods []Method
+		for _, m := range country.Methods {
+			if kept, ok := out.methods[m.Code]; ok {
+				methods = append(methods, kept)
+			}
+		}
+		if len(methods) > 0 {
+			country.Methods = methods
+			out.countries = append(out.countries, country)
+		}
+	}
+	for _, m := range c.networks {
+		if kept, ok := out.methods[m.Code]; ok {
+			out.networks = append(out.networks, kept)
+		}
+	}
+	return out
 }

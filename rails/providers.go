@@ -41,6 +41,22 @@ func NewProviders(reg *provider.Registry, cat *Catalogue) *Providers {
 	return ps
 }
 
+// Offered is the catalogue c restricted to what the registry's instances
+// serve (Catalogue.Restrict): what a production deployment offers.
+func (ps *Providers) Offered(c *Catalogue) *Catalogue {
+	return c.Restrict(func(code string, dir Direction) bool {
+		switch dir {
+		case Payout:
+			return ps.reg.Serves(code, provider.Payouts)
+		case Collection:
+			return ps.reg.Serves(code, provider.Collections)
+		case Deposit:
+			return ps.reg.Serves(code, provider.Deposits)
+		}
+		return false
+	})
+}
+
 // Registry is the registry the bridge serves.
 func (ps *Providers) Registry() *provider.Registry { return ps.reg }
 

@@ -96,12 +96,12 @@ func (r SandboxRates) Rate(from, to string) (Rate, error) {
 		out.Value.SetInt64(1)
 		return out, nil
 	}
-	// The table is fixed, so each pair's rate is computed once: the
-	// division cost some 8 µs of CPU on every payout (its spend is priced
-	// in USD), about 3 % of the server's (bench/PERFORMANCE.md).
-	key := sandboxRateKey{from, to, r.SpreadBasisPoints}
-	if v, ok := sandboxRateMemo.Load(key); ok {
-		out.Value.Set(v.(*apd.Decimal))
+	// The table is fixed: each pair is computed once (a payout by a key
+	// asks for its currency's USD rate every time, for its spend).
+	key := sandboxPair{from, to, r.SpreadBasisPoints}
+	if v, ok := sandboxRatesDone.Load(key); ok {
+		cached := v.(*apd.Decimal)
+		out.Value.Set(cached)
 		return out, nil
 	}
 	var f, t, q, keep apd.Decimal
@@ -113,20 +113,20 @@ func (r SandboxRates) Rate(from, to string) (Rate, error) {
 	wide.Mul(&q, &q, &keep)
 	rateContext.Round(&out.Value, &q)
 	out.Value.Reduce(&out.Value)
-	memo := new(apd.Decimal)
-	memo.Set(&out.Value)
-	sandboxRateMemo.Store(key, memo) // at most one per pair and spread: bounded by the table
+	done := new(apd.Decimal)
+	done.Set(&out.Value)
+	sandboxRatesDone.Store(key, done)
 	return out, nil
 }
 
-type sandboxRateKey struct {
+// sandboxRatesDone holds each sandbox rate once computed, by pair and
+// spread; never modified after it is stored.
+var sandboxRatesDone sync.Map // sandboxPair → *apd.Decimal
+
+type sandboxPair struct {
 	from, to string
 	spread   int64
 }
-
-// sandboxRateMemo holds each pair's computed rate (*apd.Decimal, never
-// changed once stored; callers get a copy).
-var sandboxRateMemo sync.Map
 
 // NoRates is the production rate source until a provider is connected:
 // every cross-currency pair is unavailable.

@@ -85,12 +85,14 @@ func startRaft(t *testing.T, store *Store, fsm hraft.FSM, snaps hraft.SnapshotSt
 			t.Fatalf("bootstrap: %v", err)
 		}
 	}
-	deadline := time.Now().Add(5 * time.Second)
+	// LeaderCh keeps the latest change for a late reader.
+	timeout := time.After(5 * time.Second)
 	for r.State() != hraft.Leader {
-		if time.Now().After(deadline) {
+		select {
+		case <-r.LeaderCh():
+		case <-timeout:
 			t.Fatal("no leader after 5s")
 		}
-		time.Sleep(5 * time.Millisecond)
 	}
 	return r
 }

@@ -120,7 +120,7 @@ func OpenState(dir string, opts Options) (*StateStore, error) {
 	// its whole length, and under sustained load it showed as the slowest
 	// windows. Over a 10-minute soak the longest compaction went from
 	// 2.8 s (and growing with the store) to 1.9 s, and the slowest
-	// 5-second window from 0.61 of the median to 0.77 (README, Sustained
+	// 5-second window from 0.61 of the median to 0.77 (bench/HISTORY.md, Sustained
 	// load). Small tables mean more of them: past Pebble's 1,000 open
 	// tables, reads of old history reopen theirs.
 	popts.FlushSplitBytes = 4 << 20

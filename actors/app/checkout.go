@@ -57,12 +57,18 @@ type CheckoutSessionRequest struct {
 // once.
 func (a *App) OpenCheckoutSession(c Caller, in CheckoutSessionRequest) actors.Reply {
 	if a.cfg.NoProvider {
-		return refusal(errNoProvider())
+		return refused(errNoProvider())
+	}
+	if a.cfg.Live && in.Method != ledger.CheckoutMobileMoney {
+		// The sandbox's pooled account and derived addresses are no
+		// one's: a production checkout takes only what a provider
+		// collects.
+		return refused(ledger.FieldInvalid("method", "only mobile_money is taken at checkout on this deployment: no provider collects bank transfers or stablecoins for checkout sessions yet"))
 	}
 	r := a.sys.Reader()
 	link, ok := r.PaymentLink(c.OrgID, in.LinkID)
 	if !ok {
-		return refusal(notFound("Payment link"))
+		return refused(notFound("Payment link"))
 	}
 	id := actors.NewID("cs_")
 	if in.Attempt != "" {
@@ -73,7 +79,7 @@ func (a *App) OpenCheckoutSession(c Caller, in CheckoutSessionRequest) actors.Re
 	}
 	cmd, e := a.checkoutSessionCommand(link, in, id)
 	if e != nil {
-		return refusal(e)
+		return refused(e)
 	}
 	rep := a.proposeTracked(cmd)
 	if in.Attempt != "" && (rep.Err != nil || rep.Result.Err != nil) {
@@ -191,11 +197,11 @@ type CheckoutDepositReply struct {
 // SimulateCheckoutDeposit pays into a session now (sandbox only).
 func (a *App) SimulateCheckoutDeposit(c Caller, in CheckoutDepositRequest) CheckoutDepositReply {
 	if a.cfg.Live {
-		return CheckoutDepositReply{Reply: refusal(errSimulationsSandboxOnly())}
+		return CheckoutDepositReply{Reply: refused(errSimulationsSandboxOnly())}
 	}
 	sess, amount, e := a.depositInto(c, in)
 	if e != nil {
-		return CheckoutDepositReply{Reply: refusal(e), Session: sess}
+		return CheckoutDepositReply{Reply: refused(e), Session: sess}
 	}
 	return CheckoutDepositReply{Reply: a.proposeTracked(a.checkoutDepositCommand(sess, amount, in.ExternalReference)), Session: sess}
 }
@@ -316,9 +322,6 @@ func (a *App) proposeTracked(cmd ledger.Command) actors.Reply {
 
 // nowMilli is the leader's clock in unix milliseconds, as commands carry it.
 func (a *App) nowMilli() int64 { return a.sys.Now().UnixMilli() }
-
-// refusal is the reply of an operation that refuses before proposing.
-func refusal(e *ledger.Error) actors.Reply { return actors.Reply{Result: ledger.Result{Err: e}} }
 
 func notFound(resource string) *ledger.Error {
 	return &ledger.Error{Code: ledger.CodeNotFound, Message: resource + " not found"}

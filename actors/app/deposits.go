@@ -1,6 +1,9 @@
 package app
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -286,6 +289,9 @@ func (a *App) CreateCryptoAddress(c Caller, in CryptoAddressInput) actors.Reply 
 	if a.cfg.NoProvider {
 		return refused(NoProviderError())
 	}
+	if a.cfg.Live {
+		return a.createProvidedCryptoAddress(c, in)
+	}
 	seed, e := a.depositSeed(c.OrgID)
 	if e != nil {
 		return refused(e)
@@ -301,6 +307,50 @@ func (a *App) CreateCryptoAddress(c Caller, in CryptoAddressInput) actors.Reply 
 	return a.propose(&ledger.CreateCryptoAddress{
 		At:                a.sys.Now().UnixMilli(),
 		ID:                actors.NewID("addr_"),
+		OrgID:             c.OrgID,
+		Currency:          in.Currency,
+		Chain:             in.Chain.Code,
+		Address:           address,
+		Tag:               tag,
+		ExternalReference: in.ExternalReference,
+		Metadata:          in.Metadata,
+	})
+}
+
+// createProvidedCryptoAddress issues a production deposit address: the
+// provider instance that takes deposits of the network derives it from an
+// index the ledger allocates (actors.System.ProvisionDeposit), so the funds
+// sent to it reach a wallet the deployment holds and its deposit feed
+// watches. A second request for the pair is answered the first address
+// (the ledger replays it; the index drawn for it is a gap, which costs
+// nothing).
+func (a *App) createProvidedCryptoAddress(c Caller, in CryptoAddressInput) actors.Reply {
+	network, ok := a.cfg.Catalogue.Network(in.Currency, in.Chain.Code)
+	if !ok || !network.Serves(rails.Deposit) {
+		return refused(ledger.FieldInvalid("chain", fmt.Sprintf("no provider takes %s deposits on %s on this deployment; see GET /v1/capabilities",
+			in.Currency, rails.ChainName(in.Chain.Code))))
+	}
+	id := actors.NewID("addr_")
+	ctx, cancel := context.WithTimeout(context.Background(), a.cfg.CommitTimeout)
+	defer cancel()
+	address, tag, err := a.sys.ProvisionDeposit(ctx, id, network.Code, in.Currency)
+	switch {
+	case errors.Is(err, actors.ErrNoDepositProvider):
+		return refused(ledger.FieldInvalid("chain", fmt.Sprintf("no provider takes %s deposits on %s on this deployment; see GET /v1/capabilities",
+			in.Currency, rails.ChainName(in.Chain.Code))))
+	case errors.Is(err, actors.ErrNotLeader), errors.Is(err, actors.ErrOutcomeUnknown), errors.Is(err, actors.ErrOverloaded):
+		return actors.Reply{Err: err} // the write path's: the front end maps it
+	case err != nil:
+		var le *ledger.Error
+		if errors.As(err, &le) {
+			return refused(le)
+		}
+		return refused(&ledger.Error{Code: ledger.CodeUnavailable,
+			Message: "The deposit provider could not issue an address right now; nothing was created, retry shortly"})
+	}
+	return a.propose(&ledger.CreateCryptoAddress{
+		At:                a.sys.Now().UnixMilli(),
+		ID:                id,
 		OrgID:             c.OrgID,
 		Currency:          in.Currency,
 		Chain:             in.Chain.Code,

@@ -28,7 +28,10 @@ type PaymentLinkRequest struct {
 // CreatePaymentLink creates a payment link.
 func (a *App) CreatePaymentLink(c Caller, in PaymentLinkRequest) actors.Reply {
 	if e := checkCryptoAssets(in.Spec.Appearance); e != nil {
-		return refusal(e)
+		return refused(e)
+	}
+	if e := a.checkoutMethodsOffered(in.Spec.Appearance.Methods); e != nil {
+		return refused(e)
 	}
 	return a.propose(&ledger.CreatePaymentLink{At: a.nowMilli(), ID: actors.NewID("pl_"), OrgID: c.OrgID,
 		CustomerReference: in.CustomerReference, Spec: in.Spec})
@@ -54,7 +57,7 @@ type PageLinkRequest struct {
 func (a *App) CreatePageLink(c Caller, in PageLinkRequest) actors.Reply {
 	page, ok := a.sys.Reader().PaymentPage(c.OrgID, in.PageID)
 	if !ok {
-		return refusal(notFound("Payment page"))
+		return refused(notFound("Payment page"))
 	}
 	spec := ledger.PaymentLinkSpec{Email: in.Email}
 	spec.Appearance.Metadata = in.Metadata
@@ -62,11 +65,11 @@ func (a *App) CreatePageLink(c Caller, in PageLinkRequest) actors.Reply {
 	case in.Amount != nil:
 		amount, e := parseAmount("amount", *in.Amount, page.Currency)
 		if e != nil {
-			return refusal(e)
+			return refused(e)
 		}
 		spec.Amount = amount
 	case page.Amount == 0:
-		return refusal(ledger.FieldInvalid("amount", "is required: the page lets the payer choose the amount"))
+		return refused(ledger.FieldInvalid("amount", "is required: the page lets the payer choose the amount"))
 	}
 	return a.propose(&ledger.CreatePaymentLink{At: a.nowMilli(), ID: actors.NewID("pl_"), OrgID: c.OrgID,
 		ParentID: page.ID, CustomerReference: in.CustomerReference, Spec: spec})
@@ -84,7 +87,10 @@ type PaymentPageRequest struct {
 // CreatePaymentPage creates a payment page.
 func (a *App) CreatePaymentPage(c Caller, in PaymentPageRequest) actors.Reply {
 	if e := checkCryptoAssets(in.Appearance); e != nil {
-		return refusal(e)
+		return refused(e)
+	}
+	if e := a.checkoutMethodsOffered(in.Appearance.Methods); e != nil {
+		return refused(e)
 	}
 	return a.propose(&ledger.CreatePaymentPage{At: a.nowMilli(), ID: actors.NewID("pp_"), OrgID: c.OrgID,
 		Currency: in.Currency, Amount: in.Amount, Appearance: in.Appearance})
@@ -112,6 +118,11 @@ func (a *App) UpdatePaymentLink(c Caller, in CheckoutUpdate) actors.Reply {
 // change that names them on a page that would accept no crypto is
 // refused, and one that stops accepting crypto forgets them.
 func (a *App) UpdatePaymentPage(c Caller, in CheckoutUpdate) actors.Reply {
+	if in.Set&ledger.AppearanceMethods != 0 {
+		if e := a.checkoutMethodsOffered(in.Appearance.Methods); e != nil {
+			return refused(e)
+		}
+	}
 	if in.Set&(ledger.AppearanceMethods|ledger.AppearanceCryptoAssets) != 0 {
 		after := in.Appearance
 		if page, ok := a.sys.Reader().PaymentPage(c.OrgID, in.ID); ok {
@@ -125,7 +136,7 @@ func (a *App) UpdatePaymentPage(c Caller, in CheckoutUpdate) actors.Reply {
 		switch {
 		case in.Set&ledger.AppearanceCryptoAssets != 0:
 			if e := checkCryptoAssets(after); e != nil {
-				return refusal(e)
+				return refused(e)
 			}
 		case after.CryptoAssetsSet && !after.Methods.Has(ledger.CheckoutCrypto):
 			in.Set |= ledger.AppearanceCryptoAssets
@@ -134,6 +145,21 @@ func (a *App) UpdatePaymentPage(c Caller, in CheckoutUpdate) actors.Reply {
 	}
 	return a.propose(&ledger.UpdatePaymentPage{At: a.nowMilli(), OrgID: c.OrgID, ID: in.ID,
 		Close: in.Close, Set: in.Set, Appearance: in.Appearance})
+}
+
+// checkoutMethodsOffered holds a production checkout to the methods whose
+// money reaches the deployment: mobile money, charged through its
+// collection providers. (The sandbox's pooled bank account and derived
+// deposit addresses are no one's; no provider collects bank transfers or
+// stablecoins for checkout sessions yet.)
+func (a *App) checkoutMethodsOffered(methods ledger.MethodSet) *ledger.Error {
+	if !a.cfg.Live || a.cfg.NoProvider {
+		return nil // a deployment without providers refuses every session (NoProviderError)
+	}
+	if methods.Has(ledger.CheckoutBankTransfer) || methods.Has(ledger.CheckoutCrypto) {
+		return ledger.FieldInvalid("allowedMethods", "only mobile_money is taken at checkout on this deployment: no provider collects bank transfers or stablecoins for checkout sessions yet")
+	}
+	return nil
 }
 
 // checkCryptoAssets refuses accepted stablecoins on a checkout that

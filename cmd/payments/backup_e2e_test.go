@@ -107,7 +107,8 @@ func TestBackupUnderLoadAndRestore(t *testing.T) {
 			}
 		}()
 	}
-	time.Sleep(300 * time.Millisecond)
+	ackedNow := func() int { mu.Lock(); defer mu.Unlock(); return len(acked) }
+	waitUntil(t, 30*time.Second, "payouts under way", func() bool { return ackedNow() >= 20 })
 	mu.Lock()
 	before := make(map[string]string, len(acked))
 	for k, v := range acked {
@@ -116,7 +117,8 @@ func TestBackupUnderLoadAndRestore(t *testing.T) {
 	mu.Unlock()
 	underLoad := filepath.Join(dir, "under-load.backup")
 	b1 := runTool(t, "backup", "--to", underLoad, "--admin-addr", admin, "--admin-token-file", tokenFile)
-	time.Sleep(200 * time.Millisecond)
+	afterBackup := ackedNow()
+	waitUntil(t, 30*time.Second, "payouts after the backup", func() bool { return ackedNow() >= afterBackup+10 })
 	close(stop)
 	wg.Wait()
 	mu.Lock()
@@ -127,7 +129,17 @@ func TestBackupUnderLoadAndRestore(t *testing.T) {
 	}
 
 	// Quiet: every payout settled; a second backup, then the source stops.
-	time.Sleep(time.Second)
+	waitUntil(t, 30*time.Second, "every payout settled", func() bool {
+		for _, status := range []string{"pending", "processing"} {
+			var page struct {
+				Data []any `json:"data"`
+			}
+			if st, err := call(src.addr, "GET", "/v1/payouts?limit=1&status="+status, nil, &page); err != nil || st != 200 || len(page.Data) > 0 {
+				return false
+			}
+		}
+		return true
+	})
 	quiet := filepath.Join(dir, "quiet.backup")
 	b2 := runTool(t, "backup", "--to", quiet, "--admin-addr", admin, "--admin-token-file", tokenFile)
 	if err := src.stop(); err != nil {

@@ -153,13 +153,15 @@ func TestBackupHoldsUploadedFiles(t *testing.T) {
 			}
 		}()
 	}
-	time.Sleep(100 * time.Millisecond)
+	uploadedNow := func() int { mu.Lock(); defer mu.Unlock(); return len(uploaded) }
+	waitUntil(t, 30*time.Second, "uploads under way", func() bool { return uploadedNow() >= 5 })
 	mu.Lock()
 	before := len(uploaded)
 	mu.Unlock()
 	backupFile := filepath.Join(dir, "files.backup")
 	b := runTool(t, "backup", "--to", backupFile, "--admin-addr", admin, "--admin-token-file", tokenFile)
-	time.Sleep(200 * time.Millisecond)
+	afterBackup := uploadedNow()
+	waitUntil(t, 30*time.Second, "uploads after the backup", func() bool { return uploadedNow() >= afterBackup+3 })
 	mu.Lock()
 	after := len(uploaded)
 	mu.Unlock()

@@ -120,13 +120,12 @@ func eval[T any](t *testing.T, ctx context.Context, expr string) T {
 func waitFor(t *testing.T, ctx context.Context, expr string) {
 	t.Helper()
 	var err error
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+	deadline := time.Now().Add(30 * time.Second)
+	eventually(time.Until(deadline), func() bool {
 		_, err = chromedp.Run(ctx, chromedp.Poll[chromedp.Void](expr,
 			chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(time.Until(deadline))))
-		if err == nil || !strings.Contains(err.Error(), "(-32000)") { // not the page going away mid-poll
-			break
-		}
-	}
+		return err == nil || !strings.Contains(err.Error(), "(-32000)") // not the page going away mid-poll
+	})
 	if err != nil {
 		text, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body ? document.body.innerText : ""`))
 		t.Fatalf("waiting for %s: %v\npage text:\n%s", expr, err, text)
@@ -138,12 +137,14 @@ func waitFor(t *testing.T, ctx context.Context, expr string) {
 func waitLocation(t *testing.T, ctx context.Context, prefix string) {
 	t.Helper()
 	var at string
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if loc, err := chromedp.Run(ctx, chromedp.Location()); err == nil {
-			if at = loc; strings.HasPrefix(loc, prefix) {
-				return
-			}
+	if eventually(30*time.Second, func() bool {
+		loc, err := chromedp.Run(ctx, chromedp.Location())
+		if err == nil {
+			at = loc
 		}
+		return err == nil && strings.HasPrefix(loc, prefix)
+	}) {
+		return
 	}
 	t.Fatalf("the tab is at %s, not %s…", at, prefix)
 }

@@ -48,16 +48,16 @@ func newCheckoutEnv(t *testing.T, args ...string) *checkoutEnv {
 	e.p = startServer(t, t.TempDir(), append([]string{"--sandbox-settlement", "300ms", "--webhook-timeout", "2s"}, args...)...)
 	e.p.waitReady()
 	// Ready means a leader is known; the bootstrap key commits just after.
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		st, err := call(e.p.addr, "POST", "/v1/webhooks/endpoints",
+	var st int
+	var err error
+	waitUntil(t, 10*time.Second, "the bootstrap key", func() bool {
+		st, err = call(e.p.addr, "POST", "/v1/webhooks/endpoints",
 			map[string]any{"url": rcv.URL + "/hook", "events": []string{"*"}}, nil)
-		if err == nil && st == 201 {
-			break
+		if err == nil && st != 201 && st != 401 {
+			t.Fatalf("create webhook endpoint: %d", st)
 		}
-		if st != 401 || time.Now().After(deadline) {
-			t.Fatalf("create webhook endpoint: %d %v", st, err)
-		}
-	}
+		return err == nil && st == 201
+	})
 	return e
 }
 
@@ -177,20 +177,17 @@ func (h *hookReceiver) types(ids ...string) []string {
 // waitHooks waits until the receiver got every event type in want.
 func (e *checkoutEnv) waitHooks(want ...string) {
 	e.t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+	all := func() bool {
 		got := e.hooks.types()
-		missing := false
 		for _, w := range want {
 			if !slices.Contains(got, w) {
-				missing = true
+				return false
 			}
 		}
-		if !missing {
-			return
-		}
-		if time.Now().After(deadline) {
-			e.t.Fatalf("webhooks: got %v, want at least %v", got, want)
-		}
+		return true
+	}
+	if !eventually(20*time.Second, all) {
+		e.t.Fatalf("webhooks: got %v, want at least %v", e.hooks.types(), want)
 	}
 }
 
@@ -503,11 +500,7 @@ func TestCheckoutLinkStates(t *testing.T) {
 	e.api("PATCH", "/v1/payment-links/"+closed.ID, map[string]any{"status": "closed"}, nil, 200)
 	expired := e.link("12.00", []string{"bank_transfer"}, map[string]any{"expiresAt": time.Now().Add(time.Hour).UTC().Format(time.RFC3339)})
 	e.api("POST", "/v1/simulations/advance-clock", map[string]any{"seconds": 2 * 3600}, nil, 200)
-	for deadline := time.Now().Add(10 * time.Second); e.getLink(expired.ID).Status != "expired"; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the link did not expire")
-		}
-	}
+	waitUntil(t, 10*time.Second, "the link's expiry", func() bool { return e.getLink(expired.ID).Status == "expired" })
 
 	ctx := e.open(paid)
 	screen(t, ctx, "paid")

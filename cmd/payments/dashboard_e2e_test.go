@@ -53,15 +53,13 @@ func newDashEnv(t *testing.T, serverArgs ...string) *dashEnv {
 			ID string `json:"id"`
 		} `json:"organization"`
 	}
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	waitUntil(t, 10*time.Second, "the bootstrap key", func() bool {
 		st, err := call(e.p.addr, "GET", "/v1/organization", nil, &out)
-		if err == nil && st == 200 {
-			break
+		if err == nil && st != 200 && st != 401 {
+			t.Fatalf("read the organization: %d", st)
 		}
-		if st != 401 || time.Now().After(deadline) {
-			t.Fatalf("read the organization: %d %v", st, err)
-		}
-	}
+		return err == nil && st == 200
+	})
 	e.org = out.Organization.ID
 	return e
 }
@@ -334,11 +332,14 @@ func TestDashboardFindsRequestByID(t *testing.T) {
 
 	ctx := e.open(e.org, "viewer", "/dashboard/requests")
 	// The recorder writes a record shortly after its answer.
-	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(text(t, ctx), id); e.goTo(ctx, "/dashboard/requests") {
-		if time.Now().After(deadline) {
-			t.Fatalf("the request log does not list %s:\n%s", id, text(t, ctx))
+	if !eventually(10*time.Second, func() bool {
+		if strings.Contains(text(t, ctx), id) {
+			return true
 		}
-		time.Sleep(100 * time.Millisecond)
+		e.goTo(ctx, "/dashboard/requests")
+		return false
+	}) {
+		t.Fatalf("the request log does not list %s:\n%s", id, text(t, ctx))
 	}
 	do(t, ctx, chromedp.SendKeys(`#find-request-id`, id))
 	sendForm(t, ctx, "request-search")
@@ -397,13 +398,14 @@ func TestDashboardReplaysDelivery(t *testing.T) {
 	clickThrough(t, ctx, `#replay-delivery button.replay`)
 	wantText(t, ctx, "The delivery is sent again")
 	waitLocation(t, ctx, "http://"+e.p.addr+"/dashboard/webhooks/deliveries/"+delivery)
-	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		if got := eval[string](t, ctx, attempts); got == "2 delivered 200; 1 failed 503" {
-			break
-		} else if time.Now().After(deadline) {
-			t.Fatalf("the attempts after the replay: %q", got)
+	if !eventually(15*time.Second, func() bool {
+		if eval[string](t, ctx, attempts) == "2 delivered 200; 1 failed 503" {
+			return true
 		}
 		e.goTo(ctx, "/dashboard/webhooks/deliveries/"+delivery)
+		return false
+	}) {
+		t.Fatalf("the attempts after the replay: %q", eval[string](t, ctx, attempts))
 	}
 	if n := received.Load(); n != 2 {
 		t.Fatalf("the receiver got %d requests after the replay, want 2", n)
@@ -416,22 +418,14 @@ func TestDashboardReplaysDelivery(t *testing.T) {
 	e.goTo(ctx, "/dashboard/webhooks")
 	clickThrough(t, ctx, `button.replay`)
 	wantText(t, ctx, "The delivery is sent again")
-	for deadline := time.Now().Add(15 * time.Second); received.Load() < 3; time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the replay never reached the receiver")
-		}
-	}
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+	waitUntil(t, 15*time.Second, "the replay at the receiver", func() bool { return received.Load() >= 3 })
+	if !eventually(10*time.Second, func() bool {
 		e.goTo(ctx, "/dashboard/webhooks")
-		ok := eval[bool](t, ctx, `(() => { const rows = [...document.querySelectorAll("#delivery-table tr[data-delivery]")];
+		return eval[bool](t, ctx, `(() => { const rows = [...document.querySelectorAll("#delivery-table tr[data-delivery]")];
 			return rows.length === 2 && rows.every(r => r.querySelector(".status").textContent === "success") &&
 				rows.map(r => r.dataset.attempts).sort().join() === "1,2"; })()`)
-		if ok {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the deliveries after the replay:\n%s", text(t, ctx))
-		}
+	}) {
+		t.Fatalf("the deliveries after the replay:\n%s", text(t, ctx))
 	}
 	screenshot(t, ctx, "webhooks")
 
@@ -519,15 +513,17 @@ func TestDashboardHome(t *testing.T) {
 		}, nil, 201)
 	}
 	ctx := e.open(e.org, "owner", "/dashboard")
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(200 * time.Millisecond) {
-		desc := eval[string](t, ctx, `(document.querySelector("#success desc") || {}).textContent || ""`)
-		if desc == "gh_mtn: 2 of 3 succeeded (67%)." {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the success chart says %q", desc)
+	successDesc := func() string {
+		return eval[string](t, ctx, `(document.querySelector("#success desc") || {}).textContent || ""`)
+	}
+	if !eventually(20*time.Second, func() bool {
+		if successDesc() == "gh_mtn: 2 of 3 succeeded (67%)." {
+			return true
 		}
 		e.goTo(ctx, "/dashboard")
+		return false
+	}) {
+		t.Fatalf("the success chart says %q", successDesc())
 	}
 	today := time.Now().UTC().Format("2 Jan")
 	if desc := eval[string](t, ctx, `document.querySelector("#volume desc").textContent`); desc != today+": 3." &&
@@ -650,15 +646,10 @@ func TestDashboardThroughFollower(t *testing.T) {
 			ID string `json:"id"`
 		} `json:"organization"`
 	}
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	waitUntil(t, 10*time.Second, "the organization through the leader", func() bool {
 		st, err := call(leader.addr, "GET", "/v1/organization", nil, &out)
-		if err == nil && st == 200 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("read the organization: %d %v", st, err)
-		}
-	}
+		return err == nil && st == 200
+	})
 	e.org = out.Organization.ID
 	cookie := e.cookie(e.org, "owner")
 

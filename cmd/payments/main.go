@@ -380,9 +380,11 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		return errors.New("--rate-feed-url is for the production stack: the sandbox prices from its own table")
 	}
 	var actorProviders actors.Providers
-	var names api.NameResolver // the sandbox's, or none on production
+	var names api.NameResolver     // the sandbox's, or none on production
+	var catalogue *rails.Catalogue // the whole catalogue, by default
 	if providers != nil {
 		actorProviders, names = providers, providers
+		catalogue = providers.Offered(rails.DefaultCatalogue())
 	}
 	sys := actors.Start(actors.Config{Log: node, State: node, Rail: rail, Logger: logger, CommitTimeout: cfg.commitTimeout,
 		Providers: actorProviders, DepositPollInterval: cfg.depositPoll,
@@ -435,6 +437,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		Logger:               logger,
 		RateLimitPerSecond:   cfg.rateLimit,
 		Rates:                rates,
+		Catalogue:            catalogue,
 		CommitTimeout:        cfg.commitTimeout,
 		CheckoutURL:          checkoutURL,
 		PublicBaseURL:        publicBaseURL,

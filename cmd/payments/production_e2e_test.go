@@ -153,6 +153,7 @@ func TestProductionMoMo(t *testing.T) {
 	dataDir := filepath.Join(dir, "node")
 	extra := []string{"--admin-token-file", token, "--admin-addr", "127.0.0.1:0"}
 	p := startProduction(t, dataDir, addr, providers, extra...)
+	checkOffersOnlyConfigured(t, p.addr)
 
 	// A collection: the payer approves, MoMo calls back (unsigned), the
 	// node asks the status and completes it.
@@ -489,4 +490,79 @@ func TestProductionLeaderChangeDuringPayouts(t *testing.T) {
 			}
 		}
 	}
+}
+
+// checkOffersOnlyConfigured checks a production node whose only provider
+// serves gh_mtn: capabilities list Ghana with MTN alone, and a request
+// naming a method no provider serves is a 400 on that field, not a 503;
+// nothing is created.
+func checkOffersOnlyConfigured(t *testing.T, addr string) {
+	t.Helper()
+	var caps struct {
+		Capabilities struct {
+			Payouts []struct {
+				Country struct {
+					Code string `json:"code"`
+				} `json:"country"`
+				Methods []struct {
+					Code string `json:"code"`
+				} `json:"methods"`
+			} `json:"payouts"`
+		} `json:"capabilities"`
+	}
+	if st, err := liveCall(addr, "GET", "/v1/capabilities", nil, &caps); err != nil || st != 200 {
+		t.Fatalf("capabilities: %d %v", st, err)
+	}
+	var listed []string
+	for _, c := range caps.Capabilities.Payouts {
+		for _, m := range c.Methods {
+			listed = append(listed, c.Country.Code+":"+m.Code)
+		}
+	}
+	if strings.Join(listed, " ") != "GH:gh_mtn" {
+		t.Fatalf("payout capabilities list %v, want only GH:gh_mtn", listed)
+	}
+	refused := func(path string, body map[string]any, field string) {
+		t.Helper()
+		var e struct {
+			Error   string `json:"error"`
+			Details any    `json:"details"`
+		}
+		st, err := liveCall(addr, "POST", path, body, &e)
+		if err != nil || st != 400 || e.Error != "validation_error" || !strings.Contains(mustJSONString(t, e.Details), field) {
+			t.Fatalf("POST %s: %d %v %+v, want 400 on %s", path, st, err, e, field)
+		}
+		if field == "to.code" && !strings.Contains(mustJSONString(t, e.Details), "no provider serves this method") {
+			t.Fatalf("POST %s: %+v does not say no provider serves the method", path, e)
+		}
+	}
+	refused("/v1/payouts", map[string]any{"to": map[string]any{"code": "ke_mpesa", "currency": "KES", "accountNumber": "254712345678", "amount": "10.00"},
+		"externalReference": "unserved-1"}, "to.code")
+	refused("/v1/crypto-addresses", map[string]any{"currency": "USDC", "chain": "ethereum"}, "chain")
+	refused("/v1/payment-links", map[string]any{"email": "ama@example.com", "amount": "25.00", "currency": "GHS",
+		"title": "Invoice", "allowedMethods": []string{"mobile_money", "bank_transfer"}}, "allowedMethods")
+	var link struct {
+		PaymentLink struct {
+			AllowedMethods []string `json:"allowedMethods"`
+		} `json:"paymentLink"`
+	}
+	if st, err := liveCall(addr, "POST", "/v1/payment-links", map[string]any{"email": "ama@example.com", "amount": "25.00",
+		"currency": "GHS", "title": "Invoice", "allowedMethods": []string{"mobile_money"}}, &link); err != nil || st != 201 || strings.Join(link.PaymentLink.AllowedMethods, ",") != "mobile_money" {
+		t.Fatalf("a payment link taking mobile money: %d %v %v, want 201", st, err, link.PaymentLink.AllowedMethods)
+	}
+	var page struct {
+		Data []any `json:"data"`
+	}
+	if st, err := liveCall(addr, "GET", "/v1/payouts", nil, &page); err != nil || st != 200 || len(page.Data) != 0 {
+		t.Fatalf("payouts after the refusals: %d %v %d", st, err, len(page.Data))
+	}
+}
+
+func mustJSONString(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

@@ -16,7 +16,7 @@ func waitUntil(t testing.TB, timeout time.Duration, what string, cond func() boo
 
 // eventually reports whether cond holds within timeout. (A scenario that
 // needs real time to pass — a node frozen for three seconds, a client's
-// back-off — says so with time.Sleep; waiting for something to happen is
+// back-off — says so with a sleep; waiting for something to happen is
 // this.)
 func eventually(timeout time.Duration, cond func() bool) bool {
 	deadline := time.NewTimer(timeout)

@@ -1,195 +1,202 @@
-// Command barepay is the bare server that `make bench` measures the service
-// against: fasthttp, its router, goccy/go-json and apd doing a payout's
-// parsing and encoding and nothing else (no authentication, no Raft, no
-// ledger, no request log). Its throughput is the ceiling the HTTP stack
-// allows on a machine; the service's req/s over it is the ratio the
-// throughput issue sets a target for (≥ 35 % on 2 cores).
+// Command barepay is the bare server make bench measures the service
+// against: fasthttp, its router and go-json doing what POST /v1/payouts
+// does at the edge — parse the body, turn the amount into minor units with
+// apd, encode a payout-shaped answer — and nothing behind it (no key
+// lookup, no ledger, no log). Its throughput is the ceiling the service's
+// is a share of.
 //
-// It takes `payments serve`'s flags (so paybench's -spawn starts it the same
-// way), uses only --http-addr, prints http_addr= and answers just what
-// paybench's workloads send: setup's organizations, keys and funding, and
-// POST /v1/payouts with 201 for a new reference and 200 for one it has
-// seen (the replay workload). Not for production: it keeps every reference
-// in memory, up to referencesMax.
+// It takes `payments serve`'s command line, so paybench spawns it as it
+// spawns the service: it listens on --http-addr, prints http_addr=, answers
+// /readyz, and answers the set-up calls paybench makes (organizations,
+// keys, fundings) with made-up ids. A reference seen before is answered
+// 200, as the service replays it.
 package main
 
 import (
 	"errors"
+	"flag"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
-	"time"
 
 	"github.com/cockroachdb/apd/v3"
 	"github.com/fasthttp/router"
-	json "github.com/goccy/go-json"
+	"github.com/goccy/go-json"
 	"github.com/valyala/fasthttp"
 )
 
-const referencesMax = 20_000_000 // references remembered for replays
-
-func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
-
-func run(args []string, stdout, stderr io.Writer) int {
-	if len(args) > 0 && args[0] == "serve" {
-		args = args[1:]
-	}
-	addr := "127.0.0.1:8080"
-	for i := 0; i+1 < len(args); i++ { // --name value pairs; all but --http-addr ignored
-		if args[i] == "--http-addr" || args[i] == "-http-addr" {
-			addr = args[i+1]
-		}
-	}
-	ln, err := net.Listen("tcp4", addr)
-	if err != nil {
-		fmt.Fprintln(stderr, "barepay:", err)
-		return 2
-	}
-	srv := newServer()
-	fmt.Fprintf(stdout, "http_addr=%s\n", ln.Addr())
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
-	go func() { <-sig; srv.Shutdown() }()
-	if err := srv.Serve(ln); err != nil && !errors.Is(err, net.ErrClosed) {
-		fmt.Fprintln(stderr, "barepay:", err)
-		return 1
-	}
-	return 0
-}
-
-func newServer() *fasthttp.Server {
-	b := &bare{}
-	r := router.New()
-	r.RedirectTrailingSlash, r.RedirectFixedPath = false, false
-	r.GET("/readyz", func(ctx *fasthttp.RequestCtx) { ctx.SetStatusCode(200) })
-	r.POST("/v1/payouts", b.payout)
-	r.POST("/v1/organizations", b.created(`{"organization":{"id":"org_bare%[1]d"},"key":{"secret":"sk_test_bare%[1]d"}}`))
-	r.POST("/v1/keys", b.created(`{"key":{"secret":"sk_test_bare%[1]d"}}`))
-	r.POST("/v1/simulations/fund-balance", b.created(`{"id":"fund_%[1]d"}`))
-	return &fasthttp.Server{Handler: r.Handler, Name: "barepay", ReadTimeout: 30 * time.Second,
-		WriteTimeout: 30 * time.Second, IdleTimeout: time.Minute, MaxRequestBodySize: 1 << 20}
-}
-
-type bare struct {
-	seq  atomic.Int64
-	refs sync.Map // externalReference → struct{}
-	n    atomic.Int64
-}
-
-func (b *bare) created(format string) fasthttp.RequestHandler {
-	return func(ctx *fasthttp.RequestCtx) {
-		n := b.seq.Add(1)
-		ctx.SetStatusCode(201)
-		ctx.SetContentType("application/json")
-		fmt.Fprintf(ctx, format, n)
-	}
-}
-
-type payoutIn struct {
+type payoutBody struct {
 	To struct {
-		Code          string `json:"code"`
-		Currency      string `json:"currency"`
-		AccountNumber string `json:"accountNumber"`
-		Amount        string `json:"amount"`
+		Code          string          `json:"code"`
+		Currency      string          `json:"currency"`
+		AccountNumber string          `json:"accountNumber"`
+		Amount        json.RawMessage `json:"amount"`
 	} `json:"to"`
 	ExternalReference string `json:"externalReference"`
 }
 
 type side struct {
-	AccountNumber *string `json:"accountNumber,omitempty"`
-	Code          string  `json:"code,omitempty"`
-	Amount        string  `json:"amount"`
-	Currency      string  `json:"currency"`
+	AccountNumber string `json:"accountNumber,omitempty"`
+	Code          string `json:"code,omitempty"`
+	Amount        string `json:"amount"`
+	Currency      string `json:"currency"`
 }
 
-type payoutOut struct {
-	Payout struct {
-		ID                string `json:"id"`
-		Status            string `json:"status"`
-		From              side   `json:"from"`
-		To                side   `json:"to"`
-		Fee               side   `json:"fee"`
-		ExternalReference string `json:"externalReference"`
-		CreatedAt         string `json:"createdAt"`
-		UpdatedAt         string `json:"updatedAt"`
-	} `json:"payout"`
+type payout struct {
+	ID                string `json:"id"`
+	Status            string `json:"status"`
+	From              side   `json:"from"`
+	To                side   `json:"to"`
+	Fee               side   `json:"fee"`
+	ExternalReference string `json:"externalReference"`
+	CreatedAt         string `json:"createdAt"`
+	UpdatedAt         string `json:"updatedAt"`
 }
 
-// payout decodes the body, converts the amount to minor units with apd (two
-// decimal places, as GHS), and answers a payout-shaped body: 201 for a new
-// reference, 200 for one seen before.
-func (b *bare) payout(ctx *fasthttp.RequestCtx) {
-	var in payoutIn
+var (
+	seq  atomic.Uint64
+	seen sync.Map // externalReference → its payout, for replays
+	cur  = apd.BaseContext.WithPrecision(34)
+)
+
+func main() {
+	fs := flag.NewFlagSet("barepay", flag.ExitOnError)
+	addr := fs.String("http-addr", "127.0.0.1:0", "")
+	fs.String("data-dir", "", "")
+	fs.String("raft-addr", "", "")
+	fs.String("bootstrap-key", "", "")
+	args := os.Args[1:]
+	if len(args) > 0 && args[0] == "serve" {
+		args = args[1:]
+	}
+	fs.Parse(onlyKnown(fs, args))
+
+	srv := &fasthttp.Server{Handler: routes().Handler, Name: "barepay"}
+	l, err := net.Listen("tcp", *addr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "barepay:", err)
+		os.Exit(1)
+	}
+	fmt.Printf("http_addr=%s\n", l.Addr())
+	go func() {
+		sig := make(chan os.Signal, 1)
+		signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
+		<-sig
+		srv.Shutdown()
+	}()
+	if err := srv.Serve(l); err != nil {
+		fmt.Fprintln(os.Stderr, "barepay:", err)
+		os.Exit(1)
+	}
+}
+
+// routes are the bare server's: the payout and what paybench's set-up
+// calls.
+func routes() *router.Router {
+	r := router.New()
+	r.GET("/readyz", func(ctx *fasthttp.RequestCtx) { ctx.SetStatusCode(200) })
+	r.POST("/v1/organizations", func(ctx *fasthttp.RequestCtx) {
+		n := strconv.FormatUint(seq.Add(1), 10)
+		reply(ctx, 201, map[string]any{"organization": map[string]string{"id": "org_" + n}, "key": map[string]string{"secret": "sk_test_bare" + n}})
+	})
+	r.POST("/v1/keys", func(ctx *fasthttp.RequestCtx) {
+		reply(ctx, 201, map[string]any{"key": map[string]string{"secret": "sk_test_bare" + strconv.FormatUint(seq.Add(1), 10)}})
+	})
+	r.POST("/v1/simulations/fund-balance", func(ctx *fasthttp.RequestCtx) { reply(ctx, 201, map[string]any{}) })
+	r.POST("/v1/payouts", createPayout)
+
+	return r
+}
+
+func createPayout(ctx *fasthttp.RequestCtx) {
+	if len(ctx.Request.Header.Peek("Authorization")) == 0 {
+		reply(ctx, 401, map[string]string{"error": "unauthorized"})
+		return
+	}
+	var in payoutBody
 	if err := json.Unmarshal(ctx.PostBody(), &in); err != nil {
-		ctx.Error(`{"error":{"code":"invalid_request"}}`, 400)
+		reply(ctx, 400, map[string]string{"error": "validation_error", "message": err.Error()})
 		return
 	}
-	minor, ok := minorUnits(in.To.Amount)
-	if !ok || in.ExternalReference == "" {
-		ctx.Error(`{"error":{"code":"invalid_amount"}}`, 400)
+	minor, err := amountMinor(in.To.Amount, 2)
+	if err != nil || in.To.Code == "" || in.To.AccountNumber == "" || in.ExternalReference == "" {
+		reply(ctx, 400, map[string]string{"error": "validation_error"})
 		return
 	}
-	status := 201
-	if _, seen := b.refs.LoadOrStore(in.ExternalReference, struct{}{}); seen {
-		status = 200
-	} else if b.n.Add(1) > referencesMax {
-		b.refs.Delete(in.ExternalReference)
-		b.n.Add(-1)
+	if p, ok := seen.Load(in.ExternalReference); ok {
+		reply(ctx, 200, map[string]any{"payout": p})
+		return
 	}
 	fee := minor / 100
-	var out payoutOut
-	p := &out.Payout
-	p.ID = "po_" + strconv.FormatInt(b.seq.Add(1), 36)
-	p.Status = "pending"
-	acct := "233241234567"
-	p.From = side{Amount: text(minor + fee), Currency: in.To.Currency}
-	p.To = side{AccountNumber: &acct, Code: in.To.Code, Amount: text(minor), Currency: in.To.Currency}
-	p.Fee = side{Amount: text(fee), Currency: in.To.Currency}
-	p.ExternalReference = in.ExternalReference
-	p.CreatedAt = time.Now().UTC().Format(time.RFC3339Nano)
-	p.UpdatedAt = p.CreatedAt
-	body, err := json.Marshal(&out)
-	if err != nil {
-		ctx.Error(err.Error(), 500)
-		return
+	p := &payout{
+		ID: "pay_ghs_" + strconv.FormatUint(seq.Add(1), 36), Status: "pending",
+		From: side{AccountNumber: "GHS00000001", Amount: format(minor + fee), Currency: in.To.Currency},
+		To:   side{AccountNumber: in.To.AccountNumber, Code: in.To.Code, Amount: format(minor), Currency: in.To.Currency},
+		Fee:  side{Amount: format(fee), Currency: in.To.Currency}, ExternalReference: in.ExternalReference,
+		CreatedAt: "2026-11-26T00:00:00.000Z", UpdatedAt: "2026-11-26T00:00:00.000Z",
 	}
+	seen.Store(in.ExternalReference, p)
+	reply(ctx, 201, map[string]any{"payout": p})
+}
+
+// amountMinor parses an amount given as a JSON number or string into
+// minor units of a currency with exponent decimal places.
+func amountMinor(raw json.RawMessage, exponent int32) (int64, error) {
+	s := string(raw)
+	if len(s) >= 2 && s[0] == '"' {
+		s = s[1 : len(s)-1]
+	}
+	var d apd.Decimal
+	if _, _, err := d.SetString(s); err != nil {
+		return 0, err
+	}
+	if d.Negative {
+		return 0, errors.New("a negative amount")
+	}
+	d.Exponent += exponent
+	var minor apd.Decimal
+	if _, err := cur.Quantize(&minor, &d, 0); err != nil {
+		return 0, err
+	}
+	if minor.Cmp(&d) != 0 {
+		return 0, errors.New("more decimal places than the currency has")
+	}
+	return minor.Int64()
+}
+
+func format(minor int64) string {
+	return strconv.FormatInt(minor/100, 10) + "." + fmt.Sprintf("%02d", minor%100)
+}
+
+func reply(ctx *fasthttp.RequestCtx, status int, v any) {
+	b, _ := json.Marshal(v)
 	ctx.SetStatusCode(status)
 	ctx.SetContentType("application/json")
-	ctx.SetBody(body)
+	ctx.SetBody(b)
 }
 
-var decCtx = func() *apd.Context {
-	c := apd.BaseContext.WithPrecision(34)
-	c.Traps = apd.DefaultTraps | apd.Inexact | apd.Rounded
-	return c
-}()
-
-// minorUnits parses a decimal amount with at most two places into minor
-// units, as the service's money type does.
-func minorUnits(s string) (int64, bool) {
-	var d apd.Decimal
-	if _, _, err := d.SetString(s); err != nil || d.Form != apd.Finite || d.Negative || d.Exponent < -2 {
-		return 0, false
+// onlyKnown drops the flags of `payments serve` this server does not
+// take (and their values), so that paybench's -server-args pass through.
+func onlyKnown(fs *flag.FlagSet, args []string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		name, _, withValue := strings.Cut(strings.TrimLeft(args[i], "-"), "=")
+		takesNext := !withValue && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-")
+		if fs.Lookup(name) != nil {
+			out = append(out, args[i])
+			if takesNext {
+				out = append(out, args[i+1])
+			}
+		}
+		if takesNext {
+			i++
+		}
 	}
-	var q apd.Decimal
-	if _, err := decCtx.Quantize(&q, &d, -2); err != nil {
-		return 0, false
-	}
-	if !q.Coeff.IsInt64() {
-		return 0, false
-	}
-	return q.Coeff.Int64(), true
-}
-
-// text prints minor units with two decimal places.
-func text(minor int64) string {
-	var d apd.Decimal
-	d.SetFinite(minor, -2)
-	return d.Text('f')
+	return out
 }

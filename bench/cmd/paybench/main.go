@@ -7,13 +7,6 @@
 //	go run ./bench/cmd/paybench -addr 127.0.0.1:8081,127.0.0.1:8082,127.0.0.1:8083 -key sk_test_… -workload uniform
 //	go run ./bench/cmd/paybench -spawn ./bin/payments -workload uniform -duration 3m -window 5s
 //	go run ./bench/cmd/paybench -spawn ./bin/payments -workload uniform -noise-exports 16
-//	go run ./bench/cmd/paybench -spawn ./bin/payments -bare ./bin/barepay
-//
-// With -bare it also starts the bare server (bench/cmd/barepay: fasthttp,
-// router, go-json and apd parsing a payout and encoding one, nothing else),
-// runs each workload against it right after running it against the
-// service, and prints per workload both req/s and the service's share of
-// the bare server's.
 //
 // With -window it also reports each window of the measured phase (soak
 // mode); with -noise-exports it adds a noisy neighbour. The package
@@ -51,7 +44,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("paybench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var (
-		bare       = fs.String("bare", "", "with -spawn: also start this bare server binary (bench/cmd/barepay), run each workload against it after the service, and print the service's req/s as a share of the bare server's")
 		spawn      = fs.String("spawn", "", "start a fresh server from this payments binary (temporary data dir, loopback ports) and stop it at the end")
 		serverArgs = fs.String("server-args", "", "with -spawn: extra flags for `payments serve`, split on spaces")
 		serverLog  = fs.String("server-log", "", "with -spawn: write the server's log (its stderr) to this file")
@@ -59,6 +51,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		key        = fs.String("key", "", "without -spawn: the server's bootstrap key (it creates organizations)")
 		workloads  = fs.String("workload", "uniform,hot_account,replay", "comma-separated workloads, run one after the other")
 		jsonPath   = fs.String("json", "", "also write the results as JSON to this file")
+		baseline   = fs.String("baseline", "", "with -spawn: then spawn this bare server (bench/cmd/barepay) and run the same workloads against it, printing each workload's throughput as a share of the bare server's")
 		orgsPath   = fs.String("orgs-out", "", "write each organization setup creates to this file, a line each: its id and its first key's secret (keep it private)")
 		cfg        bench.Config
 	)
@@ -95,12 +88,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	case set["server-pid"] && cfg.Window == 0:
 		fmt.Fprintln(stderr, "paybench: -server-pid is read only in soak mode: add -window")
-		return 2
-	case *bare != "" && *spawn == "":
-		fmt.Fprintln(stderr, "paybench: -bare needs -spawn")
-		return 2
-	case *bare != "" && (cfg.Window > 0 || cfg.NoiseExports > 0):
-		fmt.Fprintln(stderr, "paybench: -bare compares plain runs: drop -window and -noise-exports")
 		return 2
 	case set["noise-payouts"] && cfg.NoiseExports == 0:
 		fmt.Fprintln(stderr, "paybench: -noise-payouts needs -noise-exports")
@@ -185,22 +172,50 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	report.Target = cfg.Addr
 
-	var bareSrv *bench.Server
-	if *bare != "" {
-		bareSrv, err = bench.Spawn(ctx, bench.SpawnConfig{Binary: *bare})
+	code := 0
+	report.Results, code = runWorkloads(ctx, stderr, cfg, wls, srv)
+	if len(report.Results) > 0 {
+		fmt.Fprintln(stdout)
+		if err := bench.WriteTable(stdout, report.Results); err != nil {
+			fmt.Fprintln(stderr, "paybench:", err)
+			code = 2
+		}
+	}
+	if *baseline != "" && srv != nil && code == 0 {
+		if err := srv.Stop(); err != nil {
+			fmt.Fprintln(stderr, "paybench: stop server:", err)
+		}
+		bare, err := bench.Spawn(ctx, bench.SpawnConfig{Binary: *baseline})
 		if err != nil {
-			fmt.Fprintln(stderr, "paybench: bare server:", err)
+			fmt.Fprintln(stderr, "paybench: baseline:", err)
 			return 2
 		}
-		defer func() {
-			if err := bareSrv.Stop(); err != nil {
-				fmt.Fprintln(stderr, "paybench: stop bare server:", err)
-			}
-		}()
-		fmt.Fprintf(stderr, "paybench: spawned the bare server %s on %s\n", *bare, bareSrv.Addr)
+		fmt.Fprintf(stderr, "paybench: spawned the baseline %s on %s\n", *baseline, bare.Addr)
+		bcfg := cfg
+		bcfg.Addr, bcfg.Key, bcfg.ServerPID, bcfg.OrgsOut = bare.Addr, bare.BootstrapKey, bare.PID(), nil
+		report.Baseline, code = runWorkloads(ctx, stderr, bcfg, wls, bare)
+		if err := bare.Stop(); err != nil {
+			fmt.Fprintln(stderr, "paybench: stop baseline:", err)
+		}
+		fmt.Fprintln(stdout)
+		if err := bench.WriteRatios(stdout, report.Results, report.Baseline); err != nil {
+			fmt.Fprintln(stderr, "paybench:", err)
+			code = 2
+		}
 	}
-	var bareResults []*bench.Result
+	if *jsonPath != "" {
+		if err := writeJSON(*jsonPath, report); err != nil {
+			fmt.Fprintln(stderr, "paybench:", err)
+			code = 2
+		}
+	}
+	return code
+}
 
+// runWorkloads runs each workload in turn against cfg's server (srv when
+// spawned), stopping early if a spawned server exits.
+func runWorkloads(ctx context.Context, stderr io.Writer, cfg bench.Config, wls []*bench.Workload, srv *bench.Server) ([]*bench.Result, int) {
+	var results []*bench.Result
 	code := 0
 	for _, w := range wls {
 		if srv != nil && exited(srv) {
@@ -209,7 +224,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%s: %s\n", w.Name, w.Measures)
 		res, err := bench.Run(ctx, cfg, w)
 		if res != nil {
-			report.Results = append(report.Results, res)
+			results = append(results, res)
 			if res.Failed() {
 				code = 1
 			}
@@ -229,51 +244,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 			}
 			fmt.Fprintf(stderr, "paybench: the spawned server exited while %s ran (%s); stopping\n", w.Name, status)
 			code = 2
-			break
-		}
-		if bareSrv != nil && res != nil {
-			bcfg := cfg
-			bcfg.Addr, bcfg.Key, bcfg.ServerPID = bareSrv.Addr, bareSrv.BootstrapKey, bareSrv.PID()
-			fmt.Fprintf(stderr, "%s: the same against the bare server\n", w.Name)
-			bres, err := bench.Run(ctx, bcfg, w)
-			if err != nil {
-				fmt.Fprintln(stderr, "paybench: bare server:", err)
-				code = 2
-			}
-			if bres == nil {
-				break
-			}
-			bres.Workload += " (bare)"
-			bareResults = append(bareResults, bres)
 		}
 	}
-	if len(report.Results) > 0 {
-		fmt.Fprintln(stdout)
-		if err := bench.WriteTable(stdout, report.Results); err != nil {
-			fmt.Fprintln(stderr, "paybench:", err)
-			code = 2
-		}
-	}
-	if len(bareResults) > 0 {
-		fmt.Fprintln(stdout)
-		if err := bench.WriteTable(stdout, bareResults); err != nil {
-			fmt.Fprintln(stderr, "paybench:", err)
-			code = 2
-		}
-		fmt.Fprintln(stdout)
-		if err := bench.WriteRatios(stdout, report.Results, bareResults, runtime.NumCPU()); err != nil {
-			fmt.Fprintln(stderr, "paybench:", err)
-			code = 2
-		}
-		report.Bare = bareResults
-	}
-	if *jsonPath != "" {
-		if err := writeJSON(*jsonPath, report); err != nil {
-			fmt.Fprintln(stderr, "paybench:", err)
-			code = 2
-		}
-	}
-	return code
+	return results, code
 }
 
 // exited reports whether the spawned server's process has ended.

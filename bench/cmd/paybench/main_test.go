@@ -45,19 +45,3 @@ func TestUsageErrors(t *testing.T) {
 		})
 	}
 }
-
-// TestBareUsage checks -bare's own usage errors.
-func TestBareUsage(t *testing.T) {
-	for _, tc := range []struct {
-		args []string
-		want string
-	}{
-		{[]string{"-addr", "127.0.0.1:1", "-key", "k", "-bare", "barepay"}, "-bare needs -spawn"},
-		{[]string{"-spawn", "payments", "-bare", "barepay", "-window", "1s"}, "drop -window"},
-	} {
-		var stdout, stderr bytes.Buffer
-		if code := run(tc.args, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), tc.want) {
-			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tc.args, code, stderr.String(), tc.want)
-		}
-	}
-}

@@ -112,6 +112,19 @@ func AnvilPath() (string, bool) {
 }
 
 // DevKey is the private key of anvil's default account i.
+// DepositAccount is the demo's deposit tree: m/44'/60'/1' of anvil's
+// mnemonic, whose xpub a production node derives deposit addresses from
+// and whose xprv the sweeper signs with. Test keys only.
+func DepositAccount() *evm.ExtendedKey {
+	seed, _ := pbkdf2.Key(sha512.New, Mnemonic, []byte("mnemonic"), 2048, 64)
+	master, _ := evm.NewMasterKey(seed)
+	acct, err := master.Derive(44+evm.HardenedOffset, 60+evm.HardenedOffset, 1+evm.HardenedOffset)
+	if err != nil {
+		panic(err) // a fixed path of a fixed seed
+	}
+	return acct
+}
+
 func DevKey(i uint32) *ecdsa.PrivateKey {
 	seed, err := pbkdf2.Key(sha512.New, Mnemonic, []byte("mnemonic"), 2048, 64)
 	if err != nil {

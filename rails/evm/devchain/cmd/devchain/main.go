@@ -19,8 +19,6 @@ package main
 
 import (
 	"context"
-	"crypto/pbkdf2"
-	"crypto/sha512"
 	"flag"
 	"fmt"
 	"os"
@@ -31,7 +29,6 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 
-	"payments/rails/evm"
 	"payments/rails/evm/devchain"
 )
 
@@ -91,12 +88,7 @@ func main() {
 		fmt.Printf("ANVIL_PID=%d\n", c.Pid)
 	}
 	if *depositKeys {
-		seed, _ := pbkdf2.Key(sha512.New, devchain.Mnemonic, []byte("mnemonic"), 2048, 64)
-		master, _ := evm.NewMasterKey(seed)
-		acct, err := master.Derive(44+evm.HardenedOffset, 60+evm.HardenedOffset, 1+evm.HardenedOffset)
-		if err != nil {
-			fail("%v", err)
-		}
+		acct := devchain.DepositAccount()
 		fmt.Printf("DEPOSIT_XPUB=%s\nDEPOSIT_XPRV=%s\n", acct.Neuter(), acct)
 	}
 	if *detach {

@@ -1,0 +1,133 @@
+package main
+
+import (
+	"context"
+	"encoding/hex"
+	"fmt"
+	"math/big"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/crypto"
+
+	"payments/rails/evm"
+	"payments/rails/evm/devchain"
+)
+
+// evmInstance configures an evm instance on the local chain: payouts from
+// the hot wallet (anvil's account 1), deposits to addresses derived from
+// the demo's deposit tree, secrets in files under dir.
+func evmInstance(t *testing.T, dir string, chain *devchain.Chain, usdc common.Address) map[string]any {
+	return map[string]any{
+		"name": "evm_local", "kind": evm.Kind,
+		"methods": []map[string]any{{"code": "usdc_ethereum", "directions": []string{"payouts", "deposits"}}},
+		"settings": map[string]any{
+			"chain": "ethereum", "chainId": devchain.ChainID, "rpcUrl": chain.URL,
+			"tokens":        map[string]any{"USDC": map[string]any{"address": usdc.Hex(), "decimals": 6}},
+			"confirmations": 2, "blockTime": "500ms", "stuckAfter": "30s",
+		},
+		"secrets": map[string]any{
+			evm.SecretHotWalletKey: map[string]string{"file": writeFile(t, dir, "evm-hot", hex.EncodeToString(crypto.FromECDSA(devchain.DevKey(1)))+"\n")},
+			evm.SecretDepositXpub:  map[string]string{"file": writeFile(t, dir, "evm-xpub", devchain.DepositAccount().Neuter().String()+"\n")},
+		},
+	}
+}
+
+// USDC payouts on a three-node production cluster while its leader is
+// killed with -9: each completes with exactly one ERC-20 transfer (each
+// recipient holds exactly its amount) and the hot wallet spent exactly one
+// nonce per payout; the deposit that funded them was credited once.
+func TestProductionEVMLeaderChange(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end")
+	}
+	if _, ok := devchain.AnvilPath(); !ok {
+		if os.Getenv("PAYMENTS_REQUIRE_ANVIL") != "" {
+			t.Fatal("anvil is not installed and PAYMENTS_REQUIRE_ANVIL is set: run make evm-tools")
+		}
+		t.Skip("anvil is not installed: run make evm-tools")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	t.Cleanup(cancel)
+	chain, err := devchain.Start(ctx, "--block-time", "1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(chain.Close)
+	hot := crypto.PubkeyToAddress(devchain.DevKey(1).PublicKey)
+	usdc, err := chain.Setup(ctx, 1_000_000, 10_000, 10, hot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nonce0, err := chain.Eth.NonceAt(ctx, hot, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	// The chain needs no callbacks: the node polls its feed and receipts.
+	providers := providersFile(t, dir, evmInstance(t, dir, chain, usdc))
+	procs := startCluster(t, 3, "--stack", "production", "--bootstrap-key", liveKey, "--providers", providers,
+		"--deposit-poll-interval", "200ms")
+	leader := leaderSeenBy(t, procs, 0, -1)
+	follower := procs[(leader+1)%3]
+
+	// Funded by a deposit on the chain, credited once.
+	var addr struct {
+		Address struct {
+			Address string `json:"address"`
+		} `json:"address"`
+	}
+	if st, err := liveCall(follower.addr, "POST", "/v1/crypto-addresses", map[string]any{"currency": "USDC", "chain": "ethereum"}, &addr); err != nil || st != 201 {
+		t.Fatalf("crypto address: %d %v", st, err)
+	}
+	if _, err := chain.TransferToken(ctx, devchain.DevKey(0), usdc, common.HexToAddress(addr.Address.Address), big.NewInt(500_000_000)); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, 60*time.Second, "the deposit credited", func() bool { return liveBalance(t, follower.addr, "USDC") == "500.000000" })
+
+	// Payouts to fresh recipients, then the leader dies with them in
+	// flight.
+	const n = 6
+	recipients := make([]common.Address, n)
+	ids := make([]string, n)
+	for i := range ids {
+		recipients[i] = crypto.PubkeyToAddress(devchain.DevKey(uint32(10 + i)).PublicKey)
+		var body struct {
+			Payout payoutView `json:"payout"`
+		}
+		st, err := liveCall(follower.addr, "POST", "/v1/payouts", map[string]any{
+			"to":                map[string]any{"code": "usdc_ethereum", "currency": "USDC", "address": recipients[i].Hex(), "amount": fmt.Sprint(10 + i)},
+			"externalReference": fmt.Sprintf("usdc-%d", i)}, &body)
+		if err != nil || st != 201 {
+			t.Fatalf("payout %d: %d %v", i, st, err)
+		}
+		ids[i] = body.Payout.ID
+	}
+	procs[leader].kill()
+	next := leaderSeenBy(t, procs, (leader+1)%3, leader)
+	t.Logf("n%d killed after %d USDC payouts; n%d leads", leader+1, n, next+1)
+	for _, id := range ids {
+		waitStatus(t, procs[next].addr, "/v1/payouts/"+id, "payout", "completed", 90*time.Second)
+	}
+	for i, r := range recipients {
+		got, err := chain.TokenBalance(ctx, usdc, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := big.NewInt(int64(10+i) * 1_000_000); got.Cmp(want) != 0 {
+			t.Errorf("recipient %d holds %s USDC units, want %s: not one transfer", i, got, want)
+		}
+	}
+	nonce1, err := chain.Eth.NonceAt(ctx, hot, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if nonce1-nonce0 != n {
+		t.Errorf("the hot wallet spent %d nonces for %d payouts", nonce1-nonce0, n)
+	}
+	if got := liveBalance(t, procs[next].addr, "USDC"); got == "500.000000" {
+		t.Errorf("the balance was not debited: %s", got)
+	}
+}
