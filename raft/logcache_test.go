@@ -52,6 +52,21 @@ func TestLogCacheBounds(t *testing.T) {
 	if cached(24) || c.bytes != 0 {
 		t.Fatal("DeleteRange left entries cached")
 	}
+	// The cache holds copies: hashicorp's leader passes the Log inside its
+	// future, which holds the FSM's response.
+	own := &hraft.Log{Index: 25, Term: 1, Type: hraft.LogCommand, Data: []byte("x")}
+	if err := c.StoreLogs([]*hraft.Log{own}); err != nil {
+		t.Fatal(err)
+	}
+	c.mu.RLock()
+	same := c.ring[25%uint64(len(c.ring))] == own
+	c.mu.RUnlock()
+	if same {
+		t.Fatal("the cache holds the caller's Log, not a copy")
+	}
+	if err := c.DeleteRange(25, 25); err != nil {
+		t.Fatal(err)
+	}
 	put(20, 21, 10) // after a truncation, entries start the cache afresh
 	var l hraft.Log
 	if !cached(21) || c.GetLog(21, &l) != nil || l.Data[0] != 21 {
