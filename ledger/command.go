@@ -3,6 +3,7 @@ package ledger
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Command is one change to the ledger, as proposed to the log. Everything a
@@ -67,7 +68,7 @@ func EncodeBatch(dst []byte, cmds []Command) []byte {
 
 // DecodeBatch decodes a log entry written by EncodeBatch.
 func DecodeBatch(b []byte) ([]Command, error) {
-	d := decoder{buf: b}
+	d := decoder{buf: b, short: new(strings.Builder)}
 	if v := d.u8(); d.err == nil && v != batchVersion {
 		return nil, fmt.Errorf("ledger: unknown batch version %d", v)
 	}
