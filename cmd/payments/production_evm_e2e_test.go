@@ -20,11 +20,16 @@ import (
 // the hot wallet (anvil's account 1), deposits to addresses derived from
 // the demo's deposit tree, secrets in files under dir.
 func evmInstance(t *testing.T, dir string, chain *devchain.Chain, usdc common.Address) map[string]any {
+	return evmInstanceAt(t, dir, chain.URL, usdc)
+}
+
+// evmInstanceAt is evmInstance against the node at rpcURL.
+func evmInstanceAt(t *testing.T, dir, rpcURL string, usdc common.Address) map[string]any {
 	return map[string]any{
 		"name": "evm_local", "kind": evm.Kind,
 		"methods": []map[string]any{{"code": "usdc_ethereum", "directions": []string{"payouts", "deposits"}}},
 		"settings": map[string]any{
-			"chain": "ethereum", "chainId": devchain.ChainID, "rpcUrl": chain.URL,
+			"chain": "ethereum", "chainId": devchain.ChainID, "rpcUrl": rpcURL,
 			"tokens":        map[string]any{"USDC": map[string]any{"address": usdc.Hex(), "decimals": 6}},
 			"confirmations": 2, "blockTime": "500ms", "stuckAfter": "30s",
 		},
