@@ -126,6 +126,7 @@ func (r *receiver) serve(w nethttp.ResponseWriter, req *nethttp.Request) {
 		case <-req.Context().Done():
 		}
 		w.WriteHeader(nethttp.StatusNoContent)
+		r.held.Add(-1)
 	case "redirect":
 		nethttp.Redirect(w, req, r.location, nethttp.StatusTemporaryRedirect)
 	case "close":

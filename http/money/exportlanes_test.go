@@ -27,7 +27,11 @@ func TestExportLanes(t *testing.T) {
 		}
 		got <- err
 	}()
-	time.Sleep(20 * time.Millisecond)
+	until(t, "org_b waiting for the node's slot", func() bool {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return l.orgs["org_b"] != nil
+	})
 	releaseA()
 	if err := <-got; err != nil {
 		t.Fatalf("org_b's export after org_a's: %v", err)
@@ -45,17 +49,24 @@ func TestExportLanes(t *testing.T) {
 	release()
 
 	// Every lane is forgotten once its exports are done.
-	deadline := time.Now().Add(2 * time.Second)
-	for {
+	until(t, "every lane forgotten", func() bool {
 		l.mu.Lock()
-		n := len(l.orgs)
-		l.mu.Unlock()
-		if n == 0 {
-			break
+		defer l.mu.Unlock()
+		return len(l.orgs) == 0
+	})
+}
+
+// until waits for cond, checking it every few milliseconds, or fails the
+// test after two seconds.
+func until(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	tick := time.NewTicker(2 * time.Millisecond)
+	defer tick.Stop()
+	for deadline := time.After(2 * time.Second); !cond(); {
+		select {
+		case <-deadline:
+			t.Fatalf("timed out waiting for %s", what)
+		case <-tick.C:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d lanes left after every export ended", n)
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }
