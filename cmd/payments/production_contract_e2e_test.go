@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 
@@ -285,5 +286,31 @@ func TestProductionContract(t *testing.T) {
 		if st, err := liveCall(p.addr, "GET", path, nil, &list); err != nil || st != 200 || len(list.Data) != 0 {
 			t.Errorf("GET %s after the refusals: %d %v %d items", path, st, err, len(list.Data))
 		}
+	}
+
+	// And the checkout moves real money: a session by MTN prompts the
+	// payer through MoMo (one request to pay) and the link is paid by the
+	// fake's callback.
+	var sess struct {
+		CheckoutSession struct {
+			ID     string `json:"id"`
+			Status string `json:"status"`
+		} `json:"checkoutSession"`
+	}
+	if st, err := liveCall(p.addr, "POST", "/v1/payment-links/"+link.PaymentLink.ID+"/sessions",
+		map[string]any{"method": "mobile_money", "code": "gh_mtn", "accountNumber": "233241234567"}, &sess); err != nil || st != 201 || sess.CheckoutSession.Status != "processing" {
+		t.Fatalf("a checkout session by MTN: %d %v %+v", st, err, sess)
+	}
+	waitUntil(t, 20*time.Second, "the link paid through MoMo", func() bool {
+		var paid struct {
+			Checkout struct {
+				PaidAt *string `json:"paidAt"`
+			} `json:"checkout"`
+		}
+		st, err := callWith(client, "", nil, p.addr, "GET", "/v1/checkout/"+link.PaymentLink.ID, nil, &paid)
+		return err == nil && st == 200 && paid.Checkout.PaidAt != nil
+	})
+	if n := fake.Count(momofake.OpRequestToPay); n != 1 {
+		t.Errorf("%d requests to pay for one checkout session", n)
 	}
 }
