@@ -152,6 +152,9 @@ type Server struct {
 	callbacks   []Callback
 	callbacksWG sync.WaitGroup
 	client      *http.Client
+	// holding keeps new transfers PENDING in held (HoldTransfers).
+	holding bool
+	held    []*txn
 }
 
 type token struct {
@@ -365,6 +368,34 @@ func (s *Server) sweep() {
 			s.fail(t, "EXPIRED")
 		}
 	}
+}
+
+// heldMax bounds the transfers HoldTransfers keeps; past it they are
+// processed at once.
+const heldMax = 1024
+
+// HoldTransfers keeps the transfers that arrive from now on PENDING: taken
+// (202), nothing moved and no callback sent, their status PENDING, until
+// ReleaseTransfers. It stands for a disbursement MoMo takes its time
+// over, so that a test can act while payouts are at the provider.
+func (s *Server) HoldTransfers() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.holding = true
+}
+
+// ReleaseTransfers stops holding and decides the held transfers, in the
+// order they arrived, by their payees' behaviours (money moves, callbacks
+// go); it returns how many there were.
+func (s *Server) ReleaseTransfers() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	held := s.held
+	s.holding, s.held = false, nil
+	for _, t := range held {
+		s.process(t)
+	}
+	return len(held)
 }
 
 // Resend delivers ref's callback once more, as a duplicate (MoMo itself
@@ -603,7 +634,11 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
 	t := &txn{op: op, ref: ref, externalID: b.ExternalID, msisdn: counterparty.PartyID, amount: b.Amount, amountMinor: minor,
 		currency: b.Currency, status: "PENDING", created: s.opts.Now(), callbackURL: cb}
 	s.txns[ref] = t
-	s.process(t)
+	if op == OpTransfer && s.holding && len(s.held) < heldMax {
+		s.held = append(s.held, t)
+	} else {
+		s.process(t)
+	}
 	if f != nil && f.DropAfterApply {
 		ex.requestsDropped()
 		ex.drop()

@@ -130,6 +130,9 @@ type Server struct {
 	seq       int
 	wg        sync.WaitGroup
 	client    *http.Client
+	// holding keeps new B2C payments undecided in held (HoldB2C).
+	holding bool
+	held    []*b2cTxn
 }
 
 type stkTxn struct {
@@ -148,6 +151,7 @@ type b2cTxn struct {
 	done                                                        bool
 	code, desc, receipt                                         string
 	timedOut                                                    bool
+	initiatorOK                                                 bool // its SecurityCredential was right
 }
 
 // NewServer starts a fake on an ephemeral loopback port; Close stops it.
@@ -694,14 +698,62 @@ func (s *Server) handleB2C(w http.ResponseWriter, r *http.Request) {
 	}
 	s.seq++
 	t := &b2cTxn{originatorID: b.OriginatorConversationID, conversationID: fmt.Sprintf("AG_%s_%016x", s.opts.Now().Format("20060102"), s.seq),
-		msisdn: b.PartyB, resultURL: b.ResultURL, timeoutURL: b.QueueTimeOutURL, amount: amount}
+		msisdn: b.PartyB, resultURL: b.ResultURL, timeoutURL: b.QueueTimeOutURL, amount: amount,
+		initiatorOK: s.checkInitiator(b.InitiatorName, b.SecurityCredential)}
 	s.b2c[t.originatorID] = t
 	switch {
 	case f != nil && f.QueueTimeout:
 		t.done, t.timedOut = true, true
 		s.post(t.timeoutURL, map[string]any{"Result": map[string]any{"ResultType": 1, "ResultCode": 1, "ResultDesc": "The service request timed out.",
 			"OriginatorConversationID": t.originatorID, "ConversationID": t.conversationID}})
-	case !s.checkInitiator(b.InitiatorName, b.SecurityCredential):
+	case s.holding && len(s.held) < heldMax:
+		s.held = append(s.held, t)
+	default:
+		s.decideB2C(t)
+	}
+	if f != nil && f.DropAfterApply {
+		ex.drop()
+		return
+	}
+	ex.answer(http.StatusOK, map[string]string{"ConversationID": t.conversationID, "OriginatorConversationID": t.originatorID,
+		"ResponseCode": "0", "ResponseDescription": "Accept the service request successfully."})
+}
+
+// heldMax bounds the payments HoldB2C keeps; past it they are decided at
+// once.
+const heldMax = 1024
+
+// HoldB2C keeps the B2C payments that arrive from now on undecided:
+// accepted (ResponseCode 0), nothing moved, no result callback, and a
+// transaction status query does not find them, until ReleaseB2C. It
+// stands for a payment waiting in M-Pesa's queue, so that a test can act
+// while payouts are at the provider.
+func (s *Server) HoldB2C() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.holding = true
+}
+
+// ReleaseB2C stops holding and decides the held payments in the order
+// they arrived (money moves, result callbacks go); it returns how many
+// there were.
+func (s *Server) ReleaseB2C() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	held := s.held
+	s.holding, s.held = false, nil
+	for _, t := range held {
+		s.decideB2C(t)
+	}
+	return len(held)
+}
+
+// decideB2C settles a payment Daraja accepted: its result by the
+// initiator's credentials, the limits, the recipient and the balance.
+func (s *Server) decideB2C(t *b2cTxn) {
+	amount := t.amount
+	switch {
+	case !t.initiatorOK:
 		s.b2cFinish(t, "2001", "The initiator information is invalid.")
 	case amount < 10:
 		s.b2cFinish(t, "2", "Declined due to limit rule: less than the minimum transaction amount.")
@@ -717,12 +769,6 @@ func (s *Server) handleB2C(w http.ResponseWriter, r *http.Request) {
 		s.movements = append(s.movements, Movement{Op: OpB2C, Key: t.originatorID, Amount: amount, MSISDN: t.msisdn, TransactionID: t.receipt})
 		s.b2cFinish(t, "0", "The service request is processed successfully.")
 	}
-	if f != nil && f.DropAfterApply {
-		ex.drop()
-		return
-	}
-	ex.answer(http.StatusOK, map[string]string{"ConversationID": t.conversationID, "OriginatorConversationID": t.originatorID,
-		"ResponseCode": "0", "ResponseDescription": "Accept the service request successfully."})
 }
 
 func (s *Server) b2cFinish(t *b2cTxn, code, desc string) {
