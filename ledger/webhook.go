@@ -452,11 +452,8 @@ func checkSecret(secret string) *Error {
 }
 
 func (c *CreateWebhookEndpoint) apply(s *State) Result {
-	if err := checkID(c.ID, "whe_"); err != nil {
+	if err := s.checkNew(c.ID, "whe_", c.OrgID); err != nil {
 		return Result{Err: err}
-	}
-	if _, ok := s.orgs.get(c.OrgID); !ok {
-		return Result{Err: errorf(CodeNotFound, "Organization not found")}
 	}
 	if _, ok := s.webhooks.endpoints.get(c.ID); ok {
 		return Result{Err: errorf(CodeConflict, "webhook endpoint %s already exists", c.ID)}
