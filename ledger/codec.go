@@ -155,6 +155,28 @@ func (d *decoder) str() string {
 	return string(b)
 }
 
+// strs writes a list of strings: its length, then each. Disputes' file ids
+// and webhook endpoints' events share it.
+func (e *encoder) strs(v []string) {
+	e.uvarint(uint64(len(v)))
+	for _, s := range v {
+		e.str(s)
+	}
+}
+
+// strs reads what encoder.strs wrote; an empty list is nil.
+func (d *decoder) strs() []string {
+	n := d.count()
+	if n == 0 {
+		return nil
+	}
+	out := make([]string, 0, n)
+	for i := 0; i < n && d.err == nil; i++ {
+		out = append(out, d.str())
+	}
+	return out
+}
+
 func (d *decoder) rawBytes() []byte {
 	n := d.uvarint()
 	if d.err != nil {

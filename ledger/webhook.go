@@ -761,25 +761,6 @@ func (r *Reader) PendingWebhookDeliveries(after OpenCursor, limit int) ([]Webhoo
 
 // Codecs.
 
-func (e *encoder) strs(v []string) {
-	e.uvarint(uint64(len(v)))
-	for _, s := range v {
-		e.str(s)
-	}
-}
-
-func (d *decoder) strs() []string {
-	n := d.count()
-	if n == 0 {
-		return nil
-	}
-	out := make([]string, 0, n)
-	for i := 0; i < n && d.err == nil; i++ {
-		out = append(out, d.str())
-	}
-	return out
-}
-
 func encodeWebhookEndpoint(e *encoder, w *WebhookEndpoint) {
 	e.str(w.ID)
 	e.str(w.OrgID)
