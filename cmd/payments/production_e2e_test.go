@@ -141,9 +141,7 @@ func liveBalance(t *testing.T, addr, currency string) string {
 // reconcile sees the difference the operator's opening float makes until
 // it is recorded.
 func TestProductionMoMo(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end")
-	}
+	endToEnd(t)
 	fake := momofake.NewServer(momofake.Options{TargetEnvironment: "mtnghana", Currency: "GHS", Exponent: 2, CallbackMethod: "POST"})
 	t.Cleanup(fake.Close)
 	dir := t.TempDir()
@@ -289,9 +287,7 @@ func mpesaInstance(t *testing.T, dir string, fake *mpesafake.Server, base string
 // may have reached Daraja never sends it again: the payout settles by the
 // result callback or the transaction status.
 func TestProductionMPesaSendOnce(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end")
-	}
+	endToEnd(t)
 	fake := mpesafake.NewServer(mpesafake.Options{})
 	t.Cleanup(fake.Close)
 	dir := t.TempDir()
@@ -368,9 +364,7 @@ func balancer(t *testing.T, procs func() []*proc) string {
 // leader is killed with -9: every payout completes once, MoMo's under one
 // X-Reference-Id each, M-Pesa's with one B2C request each.
 func TestProductionLeaderChangeDuringPayouts(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end")
-	}
+	endToEnd(t)
 	momoFake := momofake.NewServer(momofake.Options{TargetEnvironment: "mtnghana", Currency: "GHS", Exponent: 2, CallbackMethod: "POST"})
 	t.Cleanup(momoFake.Close)
 	mpesaFake := mpesafake.NewServer(mpesafake.Options{})

@@ -40,9 +40,7 @@ func evmInstance(t *testing.T, dir string, chain *devchain.Chain, usdc common.Ad
 // recipient holds exactly its amount) and the hot wallet spent exactly one
 // nonce per payout; the deposit that funded them was credited once.
 func TestProductionEVMLeaderChange(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end")
-	}
+	endToEnd(t)
 	if _, ok := devchain.AnvilPath(); !ok {
 		if os.Getenv("PAYMENTS_REQUIRE_ANVIL") != "" {
 			t.Fatal("anvil is not installed and PAYMENTS_REQUIRE_ANVIL is set: run make evm-tools")
