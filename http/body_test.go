@@ -146,27 +146,20 @@ func TestConnectionsPerAddressLimit(t *testing.T) {
 	// Each try on a connection of its own, read raw: a refused connection
 	// is answered at once, before its request, which Go's client reads as
 	// an unsolicited answer and drops.
-	deadline := time.Now().Add(5 * time.Second)
 	var r response
-	for { // the server counts the held connections once it accepts them
+	eventually(5*time.Second, func() bool { // the server counts the held connections once it accepts them
 		r = rawGet(t, st.addr, "/v1/organization", st.key)
-		if r.status == 429 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return r.status == 429
+	})
 	if r.status != 429 || r.json(t)["error"] != "rate_limited" || r.header["retry-after"] == "" {
 		t.Fatalf("third connection: %d %s", r.status, r.body)
 	}
 	st.checkEnvelope(r)
 	held[0].Close()
-	for {
+	eventually(5*time.Second, func() bool {
 		r = rawGet(t, st.addr, "/v1/organization", st.key)
-		if r.status == 200 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return r.status == 200
+	})
 	st.mustStatus(r, 200)
 }
 

@@ -197,11 +197,7 @@ func TestCheckoutPaysLikeTheAPI(t *testing.T) {
 		return got
 	}
 	awaitPaid := func(link string) {
-		for deadline := time.Now().Add(10 * time.Second); st.plGet(link)["status"] != "paid"; time.Sleep(5 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("link %s not paid", link)
-			}
-		}
+		waitFor(t, "link "+link+" paid", 10*time.Second, func() bool { return st.plGet(link)["status"] == "paid" })
 	}
 	publicSession := func(link, body string) string {
 		r := st.do("POST", "/v1/checkout/"+link+"/sessions", "", body)

@@ -45,13 +45,10 @@ func (s *stack) completedCollection(ref, amount string) string {
 	r := s.do("POST", "/v1/collections", s.key, fmt.Sprintf(`{"from":{"accountNumber":"233559630374","code":"gh_mtn","amount":%q,"currency":"GHS"},"externalReference":%q}`, amount, ref))
 	s.mustStatus(r, 201)
 	id := r.json(s.t)["collection"].(map[string]any)["id"].(string)
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if r := s.do("GET", "/v1/collections/"+id, s.key, nil); strings.Contains(string(r.body), `"status":"completed"`) {
-			return id
-		}
-	}
-	s.t.Fatal("collection never completed")
-	return ""
+	waitFor(s.t, "the collection completed", 10*time.Second, func() bool {
+		return strings.Contains(string(s.do("GET", "/v1/collections/"+id, s.key, nil).body), `"status":"completed"`)
+	})
+	return id
 }
 
 func (s *stack) upload(purpose, name, declared string, content []byte) response {

@@ -1,5 +1,7 @@
 package http
 
+import "payments/http/core"
+
 // RenderRequestRecord lets the external tests read the request log's
 // stored records as GET /v1/requests shows them.
-var RenderRequestRecord = renderRequestRecord
+var RenderRequestRecord = core.RenderRequestRecord

@@ -99,23 +99,16 @@ func newFilesCluster(t *testing.T) ([]*filesNode, string) {
 		})
 		nodes = append(nodes, n)
 	}
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		leader := -1
+	leader := -1
+	waitFor(t, "a leader", 15*time.Second, func() bool {
 		for i, n := range nodes {
 			if n.node.IsLeader() {
 				leader = i
 			}
 		}
-		if leader >= 0 {
-			nodes[0], nodes[leader] = nodes[leader], nodes[0]
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no leader")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return leader >= 0
+	})
+	nodes[0], nodes[leader] = nodes[leader], nodes[0]
 	key := actors.KeyPrefix(false) + "filesclusterkey0000000"
 	if _, err := nodes[0].sys.EnsureBootstrap(t.Context(), actors.Bootstrap{Secret: key, OrgName: "Files Org", Country: "GH", DefaultCurrency: "GHS"}); err != nil {
 		t.Fatal(err)
@@ -203,21 +196,18 @@ func TestFileFetchedFromAnyNode(t *testing.T) {
 
 	// Every node applies the record and (the pushes past the majority go
 	// on in the background) holds the bytes.
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		ready := 0
+	ready := 0
+	if !eventually(10*time.Second, func() bool {
+		ready = 0
 		for _, n := range nodes {
-			var found bool
-			_, found = n.sys.Reader().FileByID(id)
+			_, found := n.sys.Reader().FileByID(id)
 			if _, err := os.Stat(blobPath(n)); err == nil && found {
 				ready++
 			}
 		}
-		if ready == len(nodes) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d nodes have the file", ready, len(nodes))
-		}
+		return ready == len(nodes)
+	}) {
+		t.Fatalf("%d of %d nodes have the file", ready, len(nodes))
 	}
 
 	// A follower that lost the bytes fetches them again from a peer.
@@ -308,17 +298,12 @@ func TestOpenBlobFetchesWhatTheNodeLacks(t *testing.T) {
 	sum := sha256.Sum256(png)
 	digest := hex.EncodeToString(sum[:])
 	follower := nodes[2]
-	for deadline := time.Now().Add(10 * time.Second); !follower.sys.Reader().FileDigests()[digest]; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the follower did not apply the file's record within 10s")
-		}
-	}
+	waitFor(t, "the follower applying the file's record", 10*time.Second, func() bool { return follower.sys.Reader().FileDigests()[digest] })
 	path := filepath.Join(follower.filesDir, digest[:2], digest)
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if _, err := os.Stat(path); err == nil || time.Now().After(deadline) {
-			break // the background push has landed, or will not
-		}
-	}
+	eventually(10*time.Second, func() bool { // the background push has landed, or will not
+		_, err := os.Stat(path)
+		return err == nil
+	})
 	if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
 		t.Fatal(err)
 	}

@@ -14,19 +14,17 @@ import (
 // payoutSettle polls a payout until it completes or fails.
 func (s *stack) payoutSettle(id string) map[string]any {
 	s.t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		r := s.do("GET", "/v1/payouts/"+id, s.key, nil)
+	var r response
+	var p map[string]any
+	if !eventually(15*time.Second, func() bool {
+		r = s.do("GET", "/v1/payouts/"+id, s.key, nil)
 		s.mustStatus(r, 200)
-		p := r.json(s.t)["payout"].(map[string]any)
-		if p["status"] == "completed" || p["status"] == "failed" {
-			return p
-		}
-		if time.Now().After(deadline) {
-			s.t.Fatalf("payout %s stuck: %s", id, r.body)
-		}
-		time.Sleep(10 * time.Millisecond)
+		p = r.json(s.t)["payout"].(map[string]any)
+		return p["status"] == "completed" || p["status"] == "failed"
+	}) {
+		s.t.Fatalf("payout %s stuck: %s", id, r.body)
 	}
+	return p
 }
 
 // Cross-currency payouts over real HTTP, through the from-currency account

@@ -110,7 +110,7 @@ func runGolden(t *testing.T, file string) {
 		// the rails reach asynchronously.
 		until := retryUntil(b.request)
 		var got string
-		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		eventually(10*time.Second, func() bool {
 			var r response
 			if body == "" {
 				r = st.do(method, path, "", nil, headers...)
@@ -118,10 +118,8 @@ func runGolden(t *testing.T, file string) {
 				r = st.do(method, path, "", []byte(body), headers...)
 			}
 			got = renderResponse(t, n, r)
-			if until == "" || strings.Contains(got, until) || time.Now().After(deadline) {
-				break
-			}
-		}
+			return until == "" || strings.Contains(got, until)
+		})
 		if i > 0 {
 			out.WriteString("====\n")
 		}

@@ -71,10 +71,7 @@ func TestMalformedRequestsLeaveNoSecretInTheLog(t *testing.T) {
 		c.Close()
 	}
 	// The lines fasthttp logs when a connection ends come after the answer.
-	deadline := time.Now().Add(2 * time.Second)
-	for !strings.Contains(logs.String(), "component=fasthttp") && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
+	eventually(2*time.Second, func() bool { return strings.Contains(logs.String(), "component=fasthttp") })
 	out := logs.String()
 	if !strings.Contains(out, "component=fasthttp") {
 		t.Fatalf("no fasthttp line logged at debug, so nothing was tested:\n%s", out)

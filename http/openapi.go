@@ -8,6 +8,8 @@ import (
 	"sort"
 
 	"github.com/valyala/fasthttp"
+
+	"payments/http/core"
 )
 
 // openAPI is the service's own description of its API, served at
@@ -75,8 +77,12 @@ func mergeOpenAPI() []byte {
 	return out
 }
 
-func (s *Server) openAPIDocument(ctx *fasthttp.RequestCtx) {
-	s.begin(ctx)
-	ctx.SetContentType("application/json")
-	ctx.SetBody(openAPI)
+func init() {
+	core.RegisterRouteSet(func(s *core.Server) {
+		s.Router().GET("/openapi.json", func(ctx *fasthttp.RequestCtx) {
+			s.Begin(ctx)
+			ctx.SetContentType("application/json")
+			ctx.SetBody(openAPI)
+		})
+	})
 }

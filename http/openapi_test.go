@@ -23,7 +23,7 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 	}
 	s := New(Config{})
 	routes := map[string]bool{}
-	for method, paths := range s.router.List() {
+	for method, paths := range s.Router().List() {
 		for _, p := range paths {
 			routes[strings.ToLower(method)+" "+p] = true
 		}
@@ -44,7 +44,7 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 	}
 	for path, ops := range doc.Paths {
 		for method, op := range ops {
-			want, ok := s.scopes[strings.ToUpper(method)+" "+path]
+			want, ok := s.Scope(strings.ToUpper(method), path)
 			if !ok {
 				continue
 			}

@@ -39,20 +39,21 @@ func (s *stack) orderDeposit(body string) map[string]any {
 // settleOrder polls the order until it leaves its in-flight statuses.
 func (s *stack) orderSettle(id string) map[string]any {
 	s.t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		r := s.do("GET", "/v1/orders/"+id, s.key, nil)
+	var r response
+	var o map[string]any
+	if !eventually(15*time.Second, func() bool {
+		r = s.do("GET", "/v1/orders/"+id, s.key, nil)
 		s.mustStatus(r, 200)
-		o := r.json(s.t)["order"].(map[string]any)
+		o = r.json(s.t)["order"].(map[string]any)
 		switch o["status"] {
 		case "completed", "failed", "expired", "underpaid":
-			return o
+			return true
 		}
-		if time.Now().After(deadline) {
-			s.t.Fatalf("order %s stuck: %s", id, r.body)
-		}
-		time.Sleep(10 * time.Millisecond)
+		return false
+	}) {
+		s.t.Fatalf("order %s stuck: %s", id, r.body)
 	}
+	return o
 }
 
 // balances maps currency to total balance, as GET /v1/accounts shows them.

@@ -40,19 +40,16 @@ func (s *stack) plGet(id string) map[string]any {
 // settles mobile money charges on its own goroutines.
 func (s *stack) plAwait(id string) map[string]any {
 	s.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		l := s.plGet(id)
-		sessions := l["sessions"].([]any)
-		st := sessions[0].(map[string]any)["status"]
-		if st == "complete" || st == "failed" {
-			return l
-		}
-		if time.Now().After(deadline) {
-			s.t.Fatalf("link %s: session still %v", id, st)
-		}
-		time.Sleep(5 * time.Millisecond)
+	var l map[string]any
+	var st any
+	if !eventually(10*time.Second, func() bool {
+		l = s.plGet(id)
+		st = l["sessions"].([]any)[0].(map[string]any)["status"]
+		return st == "complete" || st == "failed"
+	}) {
+		s.t.Fatalf("link %s: session still %v", id, st)
 	}
+	return l
 }
 
 func (s *stack) plDeposit(session, amount, ref string) map[string]any {

@@ -19,15 +19,14 @@ import (
 // recorder writes asynchronously) and returns the record.
 func waitRecord(t *testing.T, s *stack, addr, key, id string) map[string]any {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		r := s.doAt(addr, "GET", "/v1/requests/"+id, key, nil)
-		if r.status == 200 {
-			return r.json(t)
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("request %s never on record through %s: %d %s", id, addr, r.status, r.body)
-		}
+	var r response
+	if !eventually(10*time.Second, func() bool {
+		r = s.doAt(addr, "GET", "/v1/requests/"+id, key, nil)
+		return r.status == 200
+	}) {
+		t.Fatalf("request %s never on record through %s: %d %s", id, addr, r.status, r.body)
 	}
+	return r.json(t)
 }
 
 // A failed authentication is on record with the presented key's prefix and
@@ -53,7 +52,7 @@ func TestRequestLogKeepsNoSecrets(t *testing.T) {
 	// The failed authentication belongs to no organization: the store has
 	// it under the empty one.
 	var failed map[string]any
-	for deadline := time.Now().Add(10 * time.Second); failed == nil; time.Sleep(20 * time.Millisecond) {
+	waitFor(t, "the failed authentication on record", 10*time.Second, func() bool {
 		st.requestLog.Scan("", math.MaxUint64, func(pos uint64, at time.Time, value []byte) bool {
 			var v map[string]any
 			rendered, err := api.RenderRequestRecord(value, "")
@@ -62,10 +61,8 @@ func TestRequestLogKeepsNoSecrets(t *testing.T) {
 			}
 			return failed == nil
 		})
-		if time.Now().After(deadline) {
-			t.Fatal("the failed authentication is not on record")
-		}
-	}
+		return failed != nil
+	})
 	actor, _ := failed["actor"].(map[string]any)
 	if failed["status"] != 401.0 || failed["error"] != "unauthorized" || failed["keyId"] != nil ||
 		actor["type"] != "anonymous" || actor["keyHint"] != "sk_test_…w9x8" {
@@ -214,11 +211,7 @@ func TestRequestFoundFromAnyNode(t *testing.T) {
 	if err := nodes[0].node.TransferLeadership(); err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(15 * time.Second); !nodes[1].node.IsLeader() && !nodes[2].node.IsLeader(); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("no new leader")
-		}
-	}
+	waitFor(t, "a new leader", 15*time.Second, func() bool { return nodes[1].node.IsLeader() || nodes[2].node.IsLeader() })
 	for _, n := range nodes {
 		if rec := waitRecord(t, st, n.addr, key, id); rec["id"] != id || rec["path"] != "/v1/payouts" {
 			t.Fatalf("after the change of leader, through %s: %v", n.addr, rec)

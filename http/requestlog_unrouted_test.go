@@ -75,8 +75,8 @@ func TestRequestLogRecordsUnroutedRequests(t *testing.T) {
 // organization and returns it.
 func unattributedRecord(t *testing.T, st *stack, id string) map[string]any {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		var found map[string]any
+	var found map[string]any
+	waitFor(t, "request "+id+" on record under no organization", 10*time.Second, func() bool {
 		st.requestLog.Scan("", math.MaxUint64, func(pos uint64, at time.Time, value []byte) bool {
 			var v map[string]any
 			rendered, err := api.RenderRequestRecord(value, "")
@@ -85,11 +85,7 @@ func unattributedRecord(t *testing.T, st *stack, id string) map[string]any {
 			}
 			return found == nil
 		})
-		if found != nil {
-			return found
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("request %s is not on record under no organization", id)
-		}
-	}
+		return found != nil
+	})
+	return found
 }

@@ -422,31 +422,26 @@ func TestWebhookLeaderKilledMidDelivery(t *testing.T) {
 		}
 	})
 	leader := func() int {
-		deadline := time.Now().Add(15 * time.Second)
-		for time.Now().Before(deadline) {
+		at := -1
+		waitFor(t, "a leader", 15*time.Second, func() bool {
 			for i, n := range nodes {
 				if n != nil && n.node.IsLeader() {
-					return i
+					at = i
 				}
 			}
-			time.Sleep(10 * time.Millisecond)
-		}
-		t.Fatal("no leader")
-		return -1
+			return at >= 0
+		})
+		return at
 	}
 	// propose commits cmd through whichever node leads, retrying an
 	// unknown outcome: every command here is idempotent.
 	propose := func(cmd ledger.Command) {
-		for attempt := 0; attempt < 100; attempt++ {
+		waitFor(t, fmt.Sprintf("%T committed", cmd), 30*time.Second, func() bool {
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+			defer cancel()
 			r := nodes[leader()].sys.Propose(ctx, cmd)
-			cancel()
-			if r.Err == nil && (r.Result.Err == nil || r.Result.Err.Code == ledger.CodeConflict) {
-				return
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-		t.Fatalf("%T never committed", cmd)
+			return r.Err == nil && (r.Result.Err == nil || r.Result.Err.Code == ledger.CodeConflict)
+		})
 	}
 	const org = "org_cluster"
 	propose(&ledger.CreateOrganization{At: time.Now().UnixMilli(), ID: org, Name: "Cluster",
@@ -470,7 +465,9 @@ func TestWebhookLeaderKilledMidDelivery(t *testing.T) {
 	nodes[old].node.Close()
 	close(rcv.release)
 	holding.Store(false)
-	time.Sleep(50 * time.Millisecond)
+	// The held deliveries are answered 2xx, which the old leader can no
+	// longer record.
+	waitFor(t, "the held deliveries answered", 10*time.Second, func() bool { return rcv.held.Load() == 0 })
 	kill(old)
 
 	fund(events/2+5, events)

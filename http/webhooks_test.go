@@ -126,6 +126,7 @@ func (r *receiver) serve(w nethttp.ResponseWriter, req *nethttp.Request) {
 		case <-req.Context().Done():
 		}
 		w.WriteHeader(nethttp.StatusNoContent)
+		r.held.Add(-1)
 	case "redirect":
 		nethttp.Redirect(w, req, r.location, nethttp.StatusTemporaryRedirect)
 	case "close":
@@ -140,18 +141,6 @@ func (r *receiver) requests() []received {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return slices.Clone(r.got)
-}
-
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 func (s *stack) createEndpoint(url string, events ...string) (id, secret string) {

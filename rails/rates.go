@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/cockroachdb/apd/v3"
 
@@ -95,6 +96,14 @@ func (r SandboxRates) Rate(from, to string) (Rate, error) {
 		out.Value.SetInt64(1)
 		return out, nil
 	}
+	// The table is fixed: each pair is computed once (a payout by a key
+	// asks for its currency's USD rate every time, for its spend).
+	key := sandboxPair{from, to, r.SpreadBasisPoints}
+	if v, ok := sandboxRatesDone.Load(key); ok {
+		cached := v.(*apd.Decimal)
+		out.Value.Set(cached)
+		return out, nil
+	}
 	var f, t, q, keep apd.Decimal
 	f.SetString(mf)
 	t.SetString(mt)
@@ -104,7 +113,19 @@ func (r SandboxRates) Rate(from, to string) (Rate, error) {
 	wide.Mul(&q, &q, &keep)
 	rateContext.Round(&out.Value, &q)
 	out.Value.Reduce(&out.Value)
+	done := new(apd.Decimal)
+	done.Set(&out.Value)
+	sandboxRatesDone.Store(key, done)
 	return out, nil
+}
+
+// sandboxRatesDone holds each sandbox rate once computed, by pair and
+// spread; never modified after it is stored.
+var sandboxRatesDone sync.Map // sandboxPair → *apd.Decimal
+
+type sandboxPair struct {
+	from, to string
+	spread   int64
 }
 
 // NoRates is the production rate source until a provider is connected:

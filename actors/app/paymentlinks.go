@@ -30,6 +30,9 @@ func (a *App) CreatePaymentLink(c Caller, in PaymentLinkRequest) actors.Reply {
 	if e := checkCryptoAssets(in.Spec.Appearance); e != nil {
 		return refused(e)
 	}
+	if e := a.checkoutMethodsOffered(in.Spec.Appearance.Methods); e != nil {
+		return refused(e)
+	}
 	return a.propose(&ledger.CreatePaymentLink{At: a.nowMilli(), ID: actors.NewID("pl_"), OrgID: c.OrgID,
 		CustomerReference: in.CustomerReference, Spec: in.Spec})
 }
@@ -86,6 +89,9 @@ func (a *App) CreatePaymentPage(c Caller, in PaymentPageRequest) actors.Reply {
 	if e := checkCryptoAssets(in.Appearance); e != nil {
 		return refused(e)
 	}
+	if e := a.checkoutMethodsOffered(in.Appearance.Methods); e != nil {
+		return refused(e)
+	}
 	return a.propose(&ledger.CreatePaymentPage{At: a.nowMilli(), ID: actors.NewID("pp_"), OrgID: c.OrgID,
 		Currency: in.Currency, Amount: in.Amount, Appearance: in.Appearance})
 }
@@ -112,6 +118,11 @@ func (a *App) UpdatePaymentLink(c Caller, in CheckoutUpdate) actors.Reply {
 // change that names them on a page that would accept no crypto is
 // refused, and one that stops accepting crypto forgets them.
 func (a *App) UpdatePaymentPage(c Caller, in CheckoutUpdate) actors.Reply {
+	if in.Set&ledger.AppearanceMethods != 0 {
+		if e := a.checkoutMethodsOffered(in.Appearance.Methods); e != nil {
+			return refused(e)
+		}
+	}
 	if in.Set&(ledger.AppearanceMethods|ledger.AppearanceCryptoAssets) != 0 {
 		after := in.Appearance
 		if page, ok := a.sys.Reader().PaymentPage(c.OrgID, in.ID); ok {
@@ -134,6 +145,21 @@ func (a *App) UpdatePaymentPage(c Caller, in CheckoutUpdate) actors.Reply {
 	}
 	return a.propose(&ledger.UpdatePaymentPage{At: a.nowMilli(), OrgID: c.OrgID, ID: in.ID,
 		Close: in.Close, Set: in.Set, Appearance: in.Appearance})
+}
+
+// checkoutMethodsOffered holds a production checkout to the methods whose
+// money reaches the deployment: mobile money, charged through its
+// collection providers. (The sandbox's pooled bank account and derived
+// deposit addresses are no one's; no provider collects bank transfers or
+// stablecoins for checkout sessions yet.)
+func (a *App) checkoutMethodsOffered(methods ledger.MethodSet) *ledger.Error {
+	if !a.cfg.Live || a.cfg.NoProvider {
+		return nil // a deployment without providers refuses every session (NoProviderError)
+	}
+	if methods.Has(ledger.CheckoutBankTransfer) || methods.Has(ledger.CheckoutCrypto) {
+		return ledger.FieldInvalid("allowedMethods", "only mobile_money is taken at checkout on this deployment: no provider collects bank transfers or stablecoins for checkout sessions yet")
+	}
+	return nil
 }
 
 // checkCryptoAssets refuses accepted stablecoins on a checkout that

@@ -132,7 +132,17 @@ func TestBackupUnderLoadAndRestore(t *testing.T) {
 	}
 
 	// Quiet: every payout settled; a second backup, then the source stops.
-	time.Sleep(time.Second)
+	waitUntil(t, 30*time.Second, "every payout settled", func() bool {
+		for _, status := range []string{"pending", "processing"} {
+			var page struct {
+				Data []any `json:"data"`
+			}
+			if st, err := call(src.addr, "GET", "/v1/payouts?limit=1&status="+status, nil, &page); err != nil || st != 200 || len(page.Data) > 0 {
+				return false
+			}
+		}
+		return true
+	})
 	quiet := filepath.Join(dir, "quiet.backup")
 	b2 := runTool(t, "backup", "--to", quiet, "--admin-addr", admin, "--admin-token-file", tokenFile)
 	if err := src.stop(); err != nil {

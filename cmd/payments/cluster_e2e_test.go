@@ -404,7 +404,9 @@ func TestRollingRestartUnderLoad(t *testing.T) {
 			t.Fatalf("n%d: restart: %v", i+1, err)
 		}
 		p.waitReady()
-		time.Sleep(500 * time.Millisecond)
+		// The load goes on through the restarted node before the next.
+		after := ackedCount()
+		waitUntil(t, 30*time.Second, fmt.Sprintf("payouts acknowledged after n%d restarted", i+1), func() bool { return ackedCount() >= after+20 })
 	}
 	stopLoad()
 	o := <-ran

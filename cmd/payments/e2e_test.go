@@ -414,9 +414,8 @@ func kill9(t *testing.T, extra ...string) {
 			}
 		}(w)
 	}
-	// Kill mid-load: after 1.5 s and at least a few hundred acknowledged
-	// writes, however slow a loaded machine makes the server.
-	time.Sleep(1500 * time.Millisecond)
+	// Kill mid-load: after a few hundred acknowledged writes, however slow
+	// a loaded machine makes the server.
 	eventually(20*time.Second, func() bool {
 		mu.Lock()
 		defer mu.Unlock()

@@ -9,9 +9,10 @@ import (
 // The architecture's import rules, checked: who may import whom.
 func TestForbiddenImports(t *testing.T) {
 	rules := []struct {
-		pkg       string
-		forbidden []string // import path prefixes
-		allowed   []string // for ledger: the only non-standard imports
+		pkg            string
+		forbidden      []string // import path prefixes
+		forbiddenExact []string // import paths
+		allowed        []string // for ledger: the only non-standard imports
 	}{
 		{pkg: "payments/ledger", allowed: []string{"github.com/cockroachdb/apd/v3"}},
 		{pkg: "payments/wal", forbidden: []string{"payments/"}},
@@ -20,6 +21,43 @@ func TestForbiddenImports(t *testing.T) {
 		{pkg: "payments/actors/app", forbidden: []string{"payments/http", "payments/raft", "payments/wal", "payments/bench", "github.com/valyala/fasthttp", "github.com/cockroachdb/pebble"}},
 		{pkg: "payments/rails", forbidden: []string{"payments/http", "payments/raft", "payments/wal", "payments/bench"}},
 		{pkg: "payments/http", forbidden: []string{"payments/raft", "payments/wal", "payments/bench", "github.com/cockroachdb/pebble"}},
+		// The front end's core (pipeline, codec, errors, reads' and replies'
+		// shapes) knows no feature: each feature package registers itself on
+		// it, and package http imports them all.
+		{pkg: "payments/http/core", forbidden: []string{"payments/http/admin", "payments/http/money", "payments/http/links", "payments/http/dashsite", "payments/http/requests"}, forbiddenExact: []string{"payments/http"}},
+		// Features import core, not each other, but for admin's recipients
+		// (checked as payouts' destinations are, in money) and the
+		// dashboard's forms (the API's own, in admin).
+		{pkg: "payments/http/money", forbidden: []string{"payments/http/admin", "payments/http/links", "payments/http/dashsite", "payments/http/requests"}, forbiddenExact: []string{"payments/http"}},
+		{pkg: "payments/http/links", forbidden: []string{"payments/http/admin", "payments/http/money", "payments/http/dashsite", "payments/http/requests"}, forbiddenExact: []string{"payments/http"}},
+		{pkg: "payments/http/requests", forbidden: []string{"payments/http/admin", "payments/http/money", "payments/http/links", "payments/http/dashsite"}, forbiddenExact: []string{"payments/http"}},
+		{pkg: "payments/http/admin", forbidden: []string{"payments/http/links", "payments/http/dashsite", "payments/http/requests"}, forbiddenExact: []string{"payments/http"}},
+		{pkg: "payments/http/dashsite", forbidden: []string{"payments/http/links", "payments/http/requests"}, forbiddenExact: []string{"payments/http"}},
+		// Presentation (templates, assets) calls no handler and no actor.
+		{pkg: "payments/http/checkout", forbidden: []string{"payments/http/core", "payments/actors"}},
+		{pkg: "payments/http/dashboard", forbidden: []string{"payments/http/core", "payments/actors", "payments/ledger"}},
+		// The simulator drives the service through actors/app and the
+		// actors, never through the front end, so that it tests the code
+		// that serves traffic.
+		{pkg: "payments/bench/sim", forbidden: []string{"payments/http"}},
+	}
+	// Every package of the front end keeps the front end's rule: no Raft,
+	// no WAL, no storage engine, no load generator.
+	out, err := exec.Command("go", "list", "payments/http/...").Output()
+	if err != nil {
+		t.Fatalf("go list payments/http/...: %v", err)
+	}
+	subs := strings.Fields(string(out))
+	if len(subs) < 8 {
+		t.Fatalf("go list payments/http/... found only %v", subs)
+	}
+	for _, p := range subs {
+		rules = append(rules, struct {
+			pkg            string
+			forbidden      []string
+			forbiddenExact []string
+			allowed        []string
+		}{pkg: p, forbidden: []string{"payments/raft", "payments/wal", "payments/bench", "github.com/cockroachdb/pebble"}})
 	}
 	for _, r := range rules {
 		out, err := exec.Command("go", "list", "-f", `{{join .Imports "\n"}}`, r.pkg).Output()
@@ -41,10 +79,13 @@ func TestForbiddenImports(t *testing.T) {
 					t.Errorf("%s must not import %s", r.pkg, imp)
 				}
 			}
+			if contains(r.forbiddenExact, imp) {
+				t.Errorf("%s must not import %s", r.pkg, imp)
+			}
 		}
 	}
 	// The service never imports the load generator.
-	out, err := exec.Command("go", "list", "-deps", "payments/cmd/payments").Output()
+	out, err = exec.Command("go", "list", "-deps", "payments/cmd/payments").Output()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -533,6 +533,17 @@ func checkOffersOnlyConfigured(t *testing.T, addr string) {
 	refused("/v1/payouts", map[string]any{"to": map[string]any{"code": "ke_mpesa", "currency": "KES", "accountNumber": "254712345678", "amount": "10.00"},
 		"externalReference": "unserved-1"}, "to.code")
 	refused("/v1/crypto-addresses", map[string]any{"currency": "USDC", "chain": "ethereum"}, "chain")
+	refused("/v1/payment-links", map[string]any{"email": "ama@example.com", "amount": "25.00", "currency": "GHS",
+		"title": "Invoice", "allowedMethods": []string{"mobile_money", "bank_transfer"}}, "allowedMethods")
+	var link struct {
+		PaymentLink struct {
+			AllowedMethods []string `json:"allowedMethods"`
+		} `json:"paymentLink"`
+	}
+	if st, err := liveCall(addr, "POST", "/v1/payment-links", map[string]any{"email": "ama@example.com", "amount": "25.00",
+		"currency": "GHS", "title": "Invoice", "allowedMethods": []string{"mobile_money"}}, &link); err != nil || st != 201 || strings.Join(link.PaymentLink.AllowedMethods, ",") != "mobile_money" {
+		t.Fatalf("a payment link taking mobile money: %d %v %v, want 201", st, err, link.PaymentLink.AllowedMethods)
+	}
 	var page struct {
 		Data []any `json:"data"`
 	}

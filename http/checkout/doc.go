@@ -9,7 +9,7 @@
 // fields), so the page looks the same before and after its script runs,
 // and shows the amount and the payment instructions with JavaScript off.
 //
-// Package http owns the routes and the reads of ledger state, and calls
+// Package http/links owns the routes and the reads of ledger state, and calls
 // the application API (package actors/app) for the writes; this package
 // only turns records into views and views into bytes. It
 // never reads ledger state and never decides a business rule: whether a

@@ -1,0 +1,159 @@
+package admin
+
+import (
+	"strings"
+
+	"github.com/valyala/fasthttp"
+
+	"payments/actors"
+	"payments/actors/app"
+	"payments/http/core"
+	"payments/ledger"
+)
+
+func init() {
+	core.RegisterRoutes(
+		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/organization", H: getOrganization},
+		core.Endpoint{Method: fasthttp.MethodPost, Path: "/v1/organizations", Scope: ledger.ScopeOrganizationsAdmin, H: createOrganization},
+		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/keys", Scope: ledger.ScopeKeysAdmin, H: listKeys},
+		core.Endpoint{Method: fasthttp.MethodPost, Path: "/v1/keys", Scope: ledger.ScopeKeysAdmin, H: createKey},
+		core.Endpoint{Method: fasthttp.MethodDelete, Path: "/v1/keys/{id}", Scope: ledger.ScopeKeysAdmin, H: revokeKey},
+	)
+}
+
+// Organizations and keys: the operator's and merchants' administration.
+// Creating an organization needs organizations:admin, which only the key
+// bootstrapped with the cluster holds; managing an organization's own keys
+// needs keys:admin.
+
+type createOrganizationBody struct {
+	Name            *string `json:"name"`
+	Country         *string `json:"country"`
+	Timezone        *string `json:"timezone"`
+	DefaultCurrency *string `json:"defaultCurrency"`
+}
+
+type organizationCreatedBody struct {
+	Organization OrganizationJSON `json:"organization"`
+	Key          keyJSON          `json:"key"`
+}
+
+// createOrganization: POST /v1/organizations. The response carries the new
+// organization's first key; its secret is shown this once.
+func createOrganization(c *core.Call) {
+	c.NoStore()
+	var req createOrganizationBody
+	if !c.Decode(&req) {
+		return
+	}
+	var p core.Problems
+	name := p.Text("name", req.Name, true, core.NameLenMax)
+	country := strings.ToUpper(p.Text("country", req.Country, false, 2))
+	if country != "" && (len(country) != 2 || country[0] < 'A' || country[0] > 'Z' || country[1] < 'A' || country[1] > 'Z') {
+		p.Add("country", "must be an ISO 3166-1 alpha-2 code such as GH")
+	}
+	timezone := p.Text("timezone", req.Timezone, false, 64)
+	if timezone != "" && !knownTimezone(timezone) {
+		// Spend caps count calendar days in it (keycontrols.go).
+		p.Add("timezone", "is not an IANA timezone name such as Africa/Accra")
+	}
+	var defaultCurrency string
+	if cur, ok := p.Currency("defaultCurrency", req.DefaultCurrency, false); ok {
+		defaultCurrency = cur.Code
+	}
+	if c.Refused(p) {
+		return
+	}
+	r := c.Server.Config.App.CreateOrganization(c.Caller(), app.NewOrganization{
+		Name: name, Country: country, Timezone: timezone, DefaultCurrency: defaultCurrency,
+	})
+	c.Created(r.Reply, func(res *ledger.Result) any {
+		return &organizationCreatedBody{RenderOrganization(res.Organization), RenderKeyNow(c.Server, res.APIKey, r.Secret)}
+	})
+}
+
+type CreateKeyBody struct {
+	Name   *string  `json:"name"`
+	Scopes []string `json:"scopes"`
+	keyControlsBody
+}
+
+type keyBody struct {
+	Key keyJSON `json:"key"`
+}
+
+// createKey: POST /v1/keys. A key can grant no scope its creator lacks.
+func createKey(c *core.Call) {
+	var req CreateKeyBody
+	if !c.Decode(&req) {
+		return
+	}
+	in, e := NewKeyInput(&req)
+	if e != nil {
+		c.Fail(e)
+		return
+	}
+	c.NoStore()
+	r := c.Server.Config.App.CreateKey(c.Caller(), in)
+	c.Created(r.Reply, func(res *ledger.Result) any { return &keyBody{RenderKeyNow(c.Server, res.APIKey, r.Secret)} })
+}
+
+// newKeyInput checks a key's create request (the API's, or the
+// dashboard's form in its shape).
+func NewKeyInput(req *CreateKeyBody) (app.NewKey, *ledger.Error) {
+	var p core.Problems
+	in := app.NewKey{Name: p.Text("name", req.Name, false, 100), ScopesGiven: req.Scopes != nil}
+	for i, n := range req.Scopes {
+		s, ok := ledger.ParseScope(n)
+		if !ok {
+			p.Add("scopes."+core.Itoa(i), "is not a scope: "+strings.Join(ledger.ScopesAll.Names(), ", "))
+			continue
+		}
+		in.Scopes |= s
+	}
+	in.Controls, _ = keyControls(&p, &req.keyControlsBody)
+	return in, p.Err()
+}
+
+// listKeys: GET /v1/keys, without secrets.
+func listKeys(c *core.Call) { c.OK(fasthttp.StatusOK, KeyList(c.Server, c.Org)) }
+
+// keyList is an organization's keys as GET /v1/keys lists them, newest
+// first, each with its spend in the organization's current day and month.
+func KeyList(s *core.Server, org string) core.ListBody[keyJSON] {
+	keys := s.Config.Actors.Reader().APIKeys(org)
+	for i, j := 0, len(keys)-1; i < j; i, j = i+1, j-1 {
+		keys[i], keys[j] = keys[j], keys[i]
+	}
+	now := actors.SpendPeriodAt(s.Config.Actors.Reader(), org, s.Config.Actors.Now().UnixMilli())
+	return core.NewList(0, ledger.Page[ledger.APIKey]{Items: keys}, func(k *ledger.APIKey) keyJSON {
+		return renderKeyAt(k, "", now)
+	})
+}
+
+// revokeKey: DELETE /v1/keys/{id}.
+func revokeKey(c *core.Call) {
+	id, ok := c.Param("id")
+	if !ok {
+		return
+	}
+	c.Reply(c.Server.Config.App.RevokeKey(c.Caller(), id), fasthttp.StatusOK, func(res *ledger.Result) any {
+		return &keyBody{RenderKeyNow(c.Server, res.APIKey, "")}
+	})
+}
+
+type organizationBody struct {
+	Organization OrganizationJSON `json:"organization"`
+}
+
+// getOrganization: GET /v1/organization, the caller's own organization.
+func getOrganization(c *core.Call) {
+	var o ledger.Organization
+	var found bool
+	o, found = c.Server.Config.Actors.Reader().Organization(c.Org)
+	if !found {
+		c.Fail(core.NotFound("Organization"))
+		return
+	}
+	c.OK(fasthttp.StatusOK, &organizationBody{RenderOrganization(&o)})
+}

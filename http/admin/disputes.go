@@ -1,0 +1,335 @@
+package admin
+
+import (
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/valyala/fasthttp"
+
+	"payments/actors/app"
+	"payments/http/core"
+	"payments/ledger"
+)
+
+// Disputes: opened by the service against a completed collection (on the
+// sandbox, by a simulation), answered by the merchant, resolved by the
+// service. Every change is one ledger command; the hold on the balance and
+// the events move with it.
+
+func init() {
+	core.RegisterRoutes(
+		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/disputes", Scope: ledger.ScopeDisputesRead, H: listDisputes},
+		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/disputes/{id}", Scope: ledger.ScopeDisputesRead, H: getDispute},
+		core.Endpoint{Method: fasthttp.MethodPost, Path: "/v1/disputes/{id}/respond", Scope: ledger.ScopeDisputesWrite, H: respondToDispute},
+		core.Endpoint{Method: fasthttp.MethodPost, Path: "/v1/disputes/{id}/messages", Scope: ledger.ScopeDisputesWrite, H: addDisputeMessage},
+		core.Endpoint{Method: fasthttp.MethodPost, Path: "/v1/simulations/dispute-open", Scope: ledger.ScopeSimulationsWrite, H: simulateDisputeOpen, Sim: &core.SimulationDoc{
+			Operation:   "open_dispute",
+			Description: "Opens a dispute against a completed collection of the caller and holds its amount (default: the whole collection) on the balance; the same collection again replays it.",
+		}},
+		core.Endpoint{Method: fasthttp.MethodPost, Path: "/v1/simulations/dispute-resolve", Scope: ledger.ScopeSimulationsWrite, H: simulateDisputeResolve, Sim: &core.SimulationDoc{
+			Operation:   "resolve_dispute",
+			Description: "Resolves an open or under-review dispute: won releases the hold (status declined), lost debits the amount (status accepted).",
+			Outcomes:    []string{"won", "lost"},
+		}},
+	)
+}
+
+const listDisputesKind core.ListKind = 'D'
+
+type disputeJSON struct {
+	ID             string                `json:"id"`
+	OrganizationID string                `json:"organizationId"`
+	CollectionID   string                `json:"collectionId"`
+	Amount         string                `json:"amount"`
+	Currency       string                `json:"currency"`
+	Category       string                `json:"category"`
+	Status         string                `json:"status"`
+	StatusMessage  *string               `json:"statusMessage"`
+	Evidence       any                   `json:"evidence"`
+	ResolvedAt     *string               `json:"resolvedAt"`
+	CreatedAt      string                `json:"createdAt"`
+	UpdatedAt      string                `json:"updatedAt"`
+	Messages       *[]disputeMessageJSON `json:"messages,omitempty"`
+}
+
+type evidenceJSON struct {
+	Action  string   `json:"action"`
+	Reason  string   `json:"reason"`
+	FileIDs []string `json:"fileIds"`
+}
+
+type disputeMessageJSON struct {
+	ID          string           `json:"id"`
+	AuthorType  string           `json:"authorType"`
+	Body        string           `json:"body"`
+	Attachments []attachmentJSON `json:"attachments"`
+	CreatedAt   string           `json:"createdAt"`
+}
+
+type attachmentJSON struct {
+	Name   string `json:"name"`
+	URL    string `json:"url"`
+	FileID string `json:"fileId,omitempty"` // absent on a linked document
+}
+
+type disputeBody struct {
+	Dispute disputeJSON `json:"dispute"`
+}
+
+type disputeMessageBody struct {
+	Message disputeMessageJSON `json:"message"`
+}
+
+func renderDispute(d *ledger.Dispute) disputeJSON {
+	var evidence any = struct{}{}
+	if d.Evidence.Action != "" {
+		ids := d.Evidence.FileIDs
+		if ids == nil {
+			ids = []string{}
+		}
+		evidence = evidenceJSON{Action: d.Evidence.Action, Reason: d.Evidence.Reason, FileIDs: ids}
+	}
+	return disputeJSON{
+		ID: d.ID, OrganizationID: d.OrgID, CollectionID: d.CollectionID,
+		Amount: core.Money(d.Amount, d.Currency), Currency: d.Currency, Category: d.Category,
+		Status: d.Status.String(), StatusMessage: core.Optional(d.StatusMessage), Evidence: evidence,
+		ResolvedAt: core.OptionalTimestamp(d.ResolvedAt), CreatedAt: core.Timestamp(d.CreatedAt), UpdatedAt: core.Timestamp(d.UpdatedAt),
+	}
+}
+
+// threadRenderer renders messages with fresh signed URLs for attachments.
+type threadRenderer struct {
+	sign  urlSigner
+	files func(id string) (ledger.File, bool)
+}
+
+func threads(c *core.Call, st *ledger.Reader) threadRenderer {
+	return threadRenderer{sign: signer(c, st), files: func(id string) (ledger.File, bool) { return st.File(c.Org, id) }}
+}
+
+func (t threadRenderer) message(m *ledger.DisputeMessage) disputeMessageJSON {
+	out := disputeMessageJSON{ID: m.ID, AuthorType: m.AuthorType, Body: m.Body,
+		Attachments: make([]attachmentJSON, 0, len(m.Attachments)), CreatedAt: core.Timestamp(m.CreatedAt)}
+	for _, a := range m.Attachments {
+		if link, ok := a.URL(); ok {
+			out.Attachments = append(out.Attachments, attachmentJSON{Name: a.Name, URL: link})
+			continue
+		}
+		att := attachmentJSON{Name: a.Name, FileID: a.FileID}
+		if f, ok := t.files(a.FileID); ok {
+			att.URL = t.sign.url(&f)
+		}
+		out.Attachments = append(out.Attachments, att)
+	}
+	return out
+}
+
+func (t threadRenderer) withThread(d *ledger.Dispute) disputeJSON {
+	out := renderDispute(d)
+	msgs := make([]disputeMessageJSON, 0, len(d.Messages))
+	for i := range d.Messages {
+		msgs = append(msgs, t.message(&d.Messages[i]))
+	}
+	out.Messages = &msgs
+	return out
+}
+
+// renderWithThread renders a dispute from a command's result, its thread
+// included, under the read lock (for the files of its attachments).
+func renderWithThread(c *core.Call, d *ledger.Dispute) *disputeBody {
+	var body disputeBody
+	body.Dispute = threads(c, c.Server.Config.Actors.Reader()).withThread(d)
+	return &body
+}
+
+// listDisputes: GET /v1/disputes, newest first, without threads.
+func listDisputes(c *core.Call) {
+	core.List(c, listDisputesKind, core.StatusFilter(ledger.ParseDisputeStatus, "must be one of open, under_review, accepted, declined"),
+		(*ledger.Reader).Disputes, renderDispute)
+}
+
+// getDispute: GET /v1/disputes/{id}, with its thread oldest first.
+func getDispute(c *core.Call) {
+	core.Get(c, "id", "Dispute", func(st *ledger.Reader, id string) (disputeJSON, bool) {
+		d, ok := st.Dispute(c.Org, id)
+		if !ok {
+			return disputeJSON{}, false
+		}
+		return threads(c, st).withThread(&d), true
+	}, func(d *disputeJSON) *disputeBody { return &disputeBody{*d} })
+}
+
+type respondRequestBody struct {
+	Action  *string  `json:"action"`
+	Reason  *string  `json:"reason"`
+	FileIDs []string `json:"fileIds"`
+}
+
+// Limits of dispute text, in characters (the ledger bounds bytes).
+const disputeTextLenMax = 2000
+
+// respondToDispute: POST /v1/disputes/{id}/respond.
+func respondToDispute(c *core.Call) {
+	var req respondRequestBody
+	id, ok := c.ParamAndBody("id", &req)
+	if !ok {
+		return
+	}
+	var p core.Problems
+	action := p.Text("action", req.Action, true, 16)
+	if action != "" && action != ledger.DisputeActionAccept && action != ledger.DisputeActionContest {
+		p.Add("action", "must be accept or contest")
+	}
+	reason := p.Text("reason", req.Reason, false, disputeTextLenMax)
+	if len(req.FileIDs) > ledger.DisputeAttachmentsMax {
+		p.Add("fileIds", "must have at most 10 file ids")
+	}
+	for i, id := range req.FileIDs {
+		if !strings.HasPrefix(id, "file_") {
+			p.Add("fileIds."+strconv.Itoa(i), "must be a file id (file_…)")
+		}
+	}
+	if c.Refused(p) {
+		return
+	}
+	r := c.Server.Config.App.RespondToDispute(c.Caller(), app.DisputeResponse{DisputeID: id, Action: action, Reason: reason, FileIDs: req.FileIDs})
+	c.Reply(r, fasthttp.StatusOK, func(res *ledger.Result) any { return renderWithThread(c, res.Dispute) })
+}
+
+// attachmentURLLenMax bounds a linked document's URL, in characters.
+const attachmentURLLenMax = 2048
+
+type messageRequestBody struct {
+	Body        *string `json:"body"`
+	Attachments []struct {
+		FileID *string `json:"fileId"`
+		Name   *string `json:"name"`
+		URL    *string `json:"url"`
+	} `json:"attachments"`
+}
+
+// addDisputeMessage: POST /v1/disputes/{id}/messages.
+func addDisputeMessage(c *core.Call) {
+	var req messageRequestBody
+	id, ok := c.ParamAndBody("id", &req)
+	if !ok {
+		return
+	}
+	var p core.Problems
+	text := p.Text("body", req.Body, true, disputeTextLenMax)
+	if len(req.Attachments) > ledger.DisputeAttachmentsMax {
+		p.Add("attachments", "must have at most 10 files")
+		req.Attachments = nil
+	}
+	atts := make([]ledger.Attachment, 0, len(req.Attachments))
+	for i, a := range req.Attachments {
+		field := "attachments[" + strconv.Itoa(i) + "]"
+		// The reference's {name, url} links a document; {fileId, name?}
+		// attaches one of the organization's files, and so does the
+		// reference's {fileId, name, url}, an attachment as messages show
+		// it: its url is the file's download link (or empty), made afresh
+		// at every read, so it is checked for size and not kept.
+		if a.FileID == nil && a.URL != nil {
+			name := p.Text(field+".name", a.Name, true, core.FileNameLenMax)
+			link := p.Text(field+".url", a.URL, true, attachmentURLLenMax)
+			if u, err := url.Parse(link); link != "" && (err != nil || u.Scheme != "https" || u.Host == "") {
+				p.Add(field+".url", "must be an https URL")
+			}
+			atts = append(atts, ledger.LinkedAttachment(name, link))
+			continue
+		}
+		p.Text(field+".url", a.URL, false, attachmentURLLenMax)
+		fileID := p.Text(field+".fileId", a.FileID, true, 64)
+		if fileID != "" && !strings.HasPrefix(fileID, "file_") {
+			p.Add(field+".fileId", "must be a file id (file_…)")
+		}
+		name := p.Text(field+".name", a.Name, false, core.FileNameLenMax)
+		atts = append(atts, ledger.Attachment{FileID: fileID, Name: name})
+	}
+	if c.Refused(p) {
+		return
+	}
+	r := c.Server.Config.App.AddDisputeMessage(c.Caller(), app.DisputeMessage{DisputeID: id, Body: text, Attachments: atts})
+	c.Created(r, func(res *ledger.Result) any {
+		var body disputeMessageBody
+		body.Message = threads(c, c.Server.Config.Actors.Reader()).message(res.DisputeMessage)
+		return &body
+	})
+}
+
+type disputeOpenRequestBody struct {
+	CollectionID *string     `json:"collectionId"`
+	Amount       core.Amount `json:"amount"`
+	Category     *string     `json:"category"`
+	Reason       *string     `json:"reason"`
+}
+
+type disputeSimulationBody struct {
+	Simulation disputeSimulationJSON `json:"simulation"`
+}
+
+type disputeSimulationJSON struct {
+	Type     string      `json:"type"`
+	Outcome  string      `json:"outcome,omitempty"`
+	Replayed bool        `json:"replayed"`
+	Dispute  disputeJSON `json:"dispute"`
+}
+
+// simulateDisputeOpen: POST /v1/simulations/dispute-open.
+func simulateDisputeOpen(c *core.Call) {
+	var req disputeOpenRequestBody
+	if !c.DecodeSimulation(&req) {
+		return
+	}
+	var p core.Problems
+	colID := p.Text("collectionId", req.CollectionID, true, 64)
+	category := p.Text("category", req.Category, false, 16)
+	if category == "" {
+		category = "fraud"
+	} else if category != "fraud" && category != "chargeback" && category != "other" {
+		p.Add("category", "must be one of fraud, chargeback, other")
+	}
+	reason := p.Text("reason", req.Reason, false, disputeTextLenMax)
+	if c.Refused(p) {
+		return
+	}
+	in := app.DisputeOpening{CollectionID: colID, Category: category, Reason: reason}
+	if req.Amount.Set {
+		in.Amount = &req.Amount.Text
+	}
+	r := c.Server.Config.App.OpenDispute(c.Caller(), in)
+	c.Created(r, func(res *ledger.Result) any {
+		return &disputeSimulationBody{disputeSimulationJSON{Type: "open_dispute", Replayed: res.Replayed,
+			Dispute: renderWithThread(c, res.Dispute).Dispute}}
+	})
+}
+
+type disputeResolveRequestBody struct {
+	DisputeID *string `json:"disputeId"`
+	Outcome   *string `json:"outcome"`
+	Message   *string `json:"message"`
+}
+
+// simulateDisputeResolve: POST /v1/simulations/dispute-resolve.
+func simulateDisputeResolve(c *core.Call) {
+	var req disputeResolveRequestBody
+	if !c.DecodeSimulation(&req) {
+		return
+	}
+	var p core.Problems
+	id := p.Text("disputeId", req.DisputeID, true, 64)
+	outcome := p.Text("outcome", req.Outcome, true, 8)
+	if outcome != "" && outcome != "won" && outcome != "lost" {
+		p.Add("outcome", "must be won or lost")
+	}
+	message := p.Text("message", req.Message, false, disputeTextLenMax)
+	if c.Refused(p) {
+		return
+	}
+	r := c.Server.Config.App.ResolveDispute(c.Caller(), id, outcome == "won", message)
+	c.Reply(r, fasthttp.StatusOK, func(res *ledger.Result) any {
+		return &disputeSimulationBody{disputeSimulationJSON{Type: "resolve_dispute", Outcome: outcome,
+			Dispute: renderWithThread(c, res.Dispute).Dispute}}
+	})
+}

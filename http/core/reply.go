@@ -1,0 +1,128 @@
+package core
+
+import (
+	"github.com/valyala/fasthttp"
+	"payments/actors/app"
+
+	"payments/actors"
+	"payments/ledger"
+)
+
+// The one way a handler answers a write: the operation's actors.Reply
+// carries the actors' error (ErrNotLeader, ErrOutcomeUnknown, …, mapped to
+// the contract's by errorFromActors), or the ledger's refusal, or the
+// result, which may be a replay of an earlier request.
+
+// replyError is the error a reply carries, nil when its command applied.
+func ReplyError(r actors.Reply) *ledger.Error {
+	switch {
+	case r.Err != nil:
+		return errorFromActors(r.Err)
+	case r.Result.Err != nil:
+		return r.Result.Err
+	}
+	return nil
+}
+
+// answer answers a reply's error, or calls ok with its result.
+func (c *Call) Answer(r actors.Reply, ok func(*ledger.Result)) {
+	if e := ReplyError(r); e != nil {
+		c.Fail(e)
+		return
+	}
+	ok(&r.Result)
+}
+
+// reply answers a change: status with body's rendering of the result, or
+// the reply's error.
+func (c *Call) Reply(r actors.Reply, status int, body func(*ledger.Result) any) {
+	if e := ReplyError(r); e != nil {
+		c.Fail(e)
+		return
+	}
+	c.OK(status, body(&r.Result))
+}
+
+// created answers a create: 201 for a new resource, 200 with the
+// idempotent-replayed header for a replay, the error otherwise (with the
+// header too when it repeats the refusal an earlier attempt got).
+func (c *Call) Created(r actors.Reply, body func(*ledger.Result) any) {
+	if r.Err == nil && r.Result.Replayed {
+		c.Ctx.Response.Header.Set("idempotent-replayed", "true")
+	}
+	status := fasthttp.StatusCreated
+	if r.Result.Replayed {
+		status = fasthttp.StatusOK
+	}
+	c.Reply(r, status, body)
+}
+
+func NotFound(resource string) *ledger.Error {
+	return &ledger.Error{Code: ledger.CodeNotFound, Message: resource + " not found"}
+}
+
+// SandboxOnly answers 404 on production, where simulations do not exist.
+func (c *Call) SandboxOnly() bool {
+	if c.Server.Config.Live {
+		c.Fail(ErrSandboxOnly)
+		return false
+	}
+	return true
+}
+
+// ErrSandboxOnly answers a simulation on production: there is none.
+var ErrSandboxOnly = &ledger.Error{Code: ledger.CodeNotFound, Message: "Simulation endpoint not found: simulations exist only on the sandbox stack"}
+
+// Create answers POST of a resource: the body decoded into a Req, its shape
+// checked by input (every problem at once), the operation op called as the
+// caller, and its reply answered by created with body's rendering.
+func Create[Req, In any](c *Call, input func(*Req) (In, *ledger.Error), op func(app.Caller, In) actors.Reply, body func(*ledger.Result) any) {
+	var req Req
+	if !c.Decode(&req) {
+		return
+	}
+	in, e := input(&req)
+	if e != nil {
+		c.Fail(e)
+		return
+	}
+	c.Created(op(c.Caller(), in), body)
+}
+
+// Refused answers the request with p's problems, if it has any, and says
+// whether it did.
+func (c *Call) Refused(p Problems) bool {
+	if e := p.Err(); e != nil {
+		c.Fail(e)
+		return true
+	}
+	return false
+}
+
+// Param is the path parameter name; a missing one is answered, and ok is
+// false.
+func (c *Call) Param(name string) (v string, ok bool) {
+	v, e := PathParam(c.Ctx, name)
+	if e != nil {
+		c.Fail(e)
+		return "", false
+	}
+	return v, true
+}
+
+// DecodeSimulation reads a sandbox simulation's body into v: on
+// production, where simulations do not exist, and for a body that is not
+// the expected JSON, it answers the request and returns false.
+func (c *Call) DecodeSimulation(v any) bool {
+	return c.SandboxOnly() && c.Decode(v)
+}
+
+// ParamAndBody is the path parameter name and the request body read into
+// v, for a change to the resource the path names; either missing or
+// malformed is answered, and ok is false.
+func (c *Call) ParamAndBody(name string, v any) (param string, ok bool) {
+	if param, ok = c.Param(name); ok {
+		ok = c.Decode(v)
+	}
+	return param, ok
+}

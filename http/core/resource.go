@@ -1,0 +1,62 @@
+package core
+
+import (
+	"github.com/valyala/fasthttp"
+
+	"payments/ledger"
+)
+
+// The one shape of the API's reads: one resource by a path parameter (its
+// id, or its external reference), and cursor lists with filters. Each
+// resource's handler is a line that names its reader, its filter and its
+// rendering.
+
+// Get answers GET of one resource: the path parameter param, the record
+// find reads under it (404 "<what> not found" when there is none, or it
+// belongs to another organization: find says), rendered by body.
+func Get[T, B any](c *Call, param, what string, find func(st *ledger.Reader, key string) (T, bool), body func(*T) B) {
+	if v, ok := Lookup(c, param, what, find); ok {
+		c.OK(fasthttp.StatusOK, body(&v))
+	}
+}
+
+// ReadPage reads one page of an organization's records of a kind, with
+// filter f, before the cursor: the shape of ledger.Reader's list methods
+// (ledger.Reader.Payouts, …), which pass as method expressions.
+type ReadPage[T, F any] func(st *ledger.Reader, org string, f F, before ledger.Cursor, limit int) ledger.Page[T]
+
+// List answers GET of a cursor list: the page parameters (limit, and the
+// cursor, which must be of kind), the filter that filter reads from the
+// query (its error answers the request), the page read, each record
+// rendered. Lists default to 20 records.
+func List[T, F, J any](c *Call, kind ListKind, filter func(*Call) (F, *ledger.Error), read ReadPage[T, F], render func(*T) J) {
+	limit, before, e := PageParams(c.Ctx, kind, 20)
+	if e != nil {
+		c.Fail(e)
+		return
+	}
+	f, e := filter(c)
+	if e != nil {
+		c.Fail(e)
+		return
+	}
+	c.OK(fasthttp.StatusOK, NewList(kind, read(c.Server.Config.Actors.Reader(), c.Org, f, before, limit), render))
+}
+
+// Unfiltered is the filter of a list that takes none.
+func Unfiltered(*Call) (struct{}, *ledger.Error) { return struct{}{}, nil }
+
+// StatusFilter is the filter of a list whose one filter is a status: the
+// query's status parsed by parse, or the zero status when none is given;
+// one not parsed is refused with message.
+func StatusFilter[S any](parse func(string) (S, bool), message string) func(*Call) (S, *ledger.Error) {
+	return func(c *Call) (S, *ledger.Error) {
+		var s S
+		if v, ok := Query(c.Ctx, "status"); ok {
+			if s, ok = parse(v); !ok {
+				return s, ledger.FieldInvalid("status", message)
+			}
+		}
+		return s, nil
+	}
+}

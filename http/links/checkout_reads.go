@@ -1,0 +1,38 @@
+package links
+
+import core "payments/http/core"
+
+import "payments/ledger"
+
+// The hosted checkout's reads of ledger state: every one of them is here,
+// so that they move together when the read path changes.
+
+// checkoutState is what the hosted checkout reads of one link at one
+// moment.
+type checkoutState struct {
+	link     ledger.PaymentLink
+	sessions []ledger.CheckoutSession // newest first
+	now      int64                    // the link's organization's clock, unix ms
+}
+
+// session returns the link's session with id.
+func (cs *checkoutState) session(id string) (ledger.CheckoutSession, bool) {
+	for _, c := range cs.sessions {
+		if c.ID == id {
+			return c, true
+		}
+	}
+	return ledger.CheckoutSession{}, false
+}
+
+// readCheckout reads a link by id, whatever its organization (the checkout
+// has no key to name one), with its sessions and its organization's clock,
+// from one view of the applied state.
+func readCheckout(s *core.Server, linkID string) (checkoutState, bool) {
+	r := s.Config.Actors.Reader()
+	l, ok := r.PaymentLinkByID(linkID)
+	if !ok {
+		return checkoutState{}, false
+	}
+	return checkoutState{link: l, sessions: r.PaymentLinkSessions(l.OrgID, l.ID), now: r.OrgNow(l.OrgID, s.Config.Actors.Now().UnixMilli())}, true
+}

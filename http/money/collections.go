@@ -1,0 +1,143 @@
+package money
+
+import (
+	"github.com/valyala/fasthttp"
+
+	"payments/actors/app"
+	"payments/http/core"
+	"payments/ledger"
+)
+
+func init() {
+	core.RegisterRoutes(core.Resource("/v1/collections", ledger.ScopeCollectionsRead, ledger.ScopeCollectionsWrite,
+		core.Handlers{Create: createCollection, List: listCollections, ByReference: getCollectionByReference, Get: getCollection})...)
+	core.RegisterEventRenderer(ledger.SubjectCollection, core.RenderAs(renderCollection))
+}
+
+type collectionRequestBody struct {
+	From *struct {
+		AccountNumber *string         `json:"accountNumber"`
+		Code          *string         `json:"code"`
+		Amount        core.Amount     `json:"amount"`
+		Currency      *string         `json:"currency"`
+		KYC           core.JSONObject `json:"kyc"`
+	} `json:"from"`
+	To *struct {
+		Currency *string `json:"currency"`
+	} `json:"to"`
+	Narration         *string         `json:"narration"`
+	ExternalReference *string         `json:"externalReference"`
+	Metadata          core.JSONObject `json:"metadata"`
+}
+
+type collectionBody struct {
+	Collection collectionJSON `json:"collection"`
+}
+
+// createCollection: POST /v1/collections.
+func createCollection(c *core.Call) {
+	core.Create(c, collectionInput, c.Server.Config.App.CreateCollection, func(res *ledger.Result) any { return &collectionBody{renderCollection(res.Collection)} })
+}
+
+// collectionInput checks a collection request's shape, reporting every
+// problem at once.
+func collectionInput(req *collectionRequestBody) (app.CollectionInput, *ledger.Error) {
+	var p core.Problems
+	var in app.CollectionInput
+	spec := &in.Spec
+	in.ExternalReference = p.Text("externalReference", req.ExternalReference, true, core.ReferenceLenMax)
+	spec.Narration = p.Text("narration", req.Narration, false, core.NarrationLenMax)
+	if e := core.CheckMetadata("metadata", req.Metadata); e != nil {
+		p = append(p, e.Fields...)
+	}
+	spec.Metadata = req.Metadata.Raw
+	if req.From == nil {
+		p.Add("from", "is required")
+		return in, p.Err()
+	}
+	from := req.From
+	spec.PayerNumber = p.Text("from.accountNumber", from.AccountNumber, true, 50)
+	if spec.PayerNumber != "" {
+		spec.PayerNumber = p.Phone("from.accountNumber", spec.PayerNumber)
+	}
+	spec.Method = p.Text("from.code", from.Code, true, 64)
+	cur, curOK := p.Currency("from.currency", from.Currency, true)
+	spec.Currency = cur.Code
+	if !from.Amount.Set {
+		p.Add("from.amount", "is required")
+	} else if curOK {
+		spec.Amount = p.Amount("from.amount", from.Amount, cur)
+	}
+	if req.To != nil {
+		if to, ok := p.Currency("to.currency", req.To.Currency, false); ok && curOK && to.Code != cur.Code {
+			p.Add("to.currency", "must equal from.currency: collections are credited in the currency collected")
+		}
+	}
+	if e := core.CheckKYC("from.kyc", from.KYC); e != nil {
+		p = append(p, e.Fields...)
+	}
+	spec.KYC = from.KYC.Raw
+	return in, p.Err()
+}
+
+// getCollection: GET /v1/collections/{id}.
+func getCollection(c *core.Call) {
+	core.Get(c, "id", "Collection", func(st *ledger.Reader, id string) (ledger.Collection, bool) {
+		col, ok := st.Collection(id)
+		return col, ok && col.OrgID == c.Org
+	}, func(col *ledger.Collection) *collectionBody { return &collectionBody{renderCollection(col)} })
+}
+
+// getCollectionByReference: GET /v1/collections/by-reference/{externalReference}.
+func getCollectionByReference(c *core.Call) {
+	core.Get(c, "externalReference", "Collection", func(st *ledger.Reader, ref string) (ledger.Collection, bool) {
+		return st.CollectionByReference(c.Org, ref)
+	}, func(col *ledger.Collection) *collectionBody { return &collectionBody{renderCollection(col)} })
+}
+
+// listCollections: GET /v1/collections.
+func listCollections(c *core.Call) {
+	kind := collectionListKind(c.Ctx) // deposit filters page their own list (deposits.go)
+	limit, before, e := core.PageParams(c.Ctx, kind, 20)
+	if e != nil {
+		c.Fail(e)
+		return
+	}
+	var f ledger.CollectionFilter
+	var p core.Problems
+	depositCollectionFilter(c.Ctx, &f, &p)
+	if v, ok := core.Query(c.Ctx, "status"); ok {
+		if f.Status, ok = ledger.ParseCollectionStatus(v); !ok {
+			p.Add("status", "must be one of pending, completed, failed")
+		}
+	}
+	if v, ok := core.Query(c.Ctx, "type"); ok {
+		switch v {
+		case "mobile_money", "virtual_account", "crypto":
+			f.Type = v
+		default:
+			p.Add("type", "must be one of mobile_money, virtual_account, crypto")
+		}
+	}
+	f.Method, _ = core.Query(c.Ctx, "code")
+	if v, ok := core.Query(c.Ctx, "currency"); ok {
+		if _, known := ledger.LookupCurrency(v); !known {
+			p.Add("currency", "is not a supported currency")
+		}
+		f.Currency = v
+	}
+	f.ExternalReference, _ = core.Query(c.Ctx, "externalReference")
+	var err *ledger.Error
+	if f.CreatedFrom, err = core.QueryTime(c.Ctx, "from"); err != nil {
+		p = append(p, err.Fields...)
+	}
+	if f.CreatedTo, err = core.QueryTime(c.Ctx, "to"); err != nil {
+		p = append(p, err.Fields...)
+	}
+	if c.Refused(p) {
+		return
+	}
+	var page ledger.Page[ledger.Collection]
+	page = c.Server.Config.Actors.Reader().Collections(c.Org, f, before, limit)
+	c.OK(fasthttp.StatusOK, core.NewList(kind, page, renderCollection))
+}

@@ -1,0 +1,227 @@
+package money
+
+import (
+	"github.com/valyala/fasthttp"
+
+	"payments/actors/app"
+	"payments/http/core"
+	"payments/ledger"
+)
+
+func init() {
+	renderConversionEvent := core.RenderAs(renderConversion)
+	core.RegisterEventRenderer(ledger.SubjectConversion, renderConversionEvent)
+	core.RegisterEventRenderer(ledger.SubjectConversionRef, renderConversionEvent) // one executed under an externalReference
+}
+
+// Quotes and conversions: priced and executed by the application
+// (app.App.CreateQuote, ExecuteConversion).
+//
+// Reads of quotes and conversions need balances:read, like the balances
+// they move; creating and executing quotes need conversions:write.
+
+func init() {
+	core.RegisterRoutes(
+		core.Endpoint{Method: fasthttp.MethodPost, Path: "/v1/conversions/quote", Scope: ledger.ScopeConversionsWrite, H: createQuote},
+		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/conversions/quote/{id}", Scope: ledger.ScopeBalancesRead, H: getQuote},
+		core.Endpoint{Method: fasthttp.MethodPost, Path: "/v1/conversions", Scope: ledger.ScopeConversionsWrite, H: executeConversion},
+		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/conversions", Scope: ledger.ScopeBalancesRead, H: listConversions},
+		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/conversions/{id}", Scope: ledger.ScopeBalancesRead, H: getConversion},
+	)
+}
+
+// listConversionsKind tags conversion list cursors.
+const listConversionsKind core.ListKind = 'v'
+
+type conversionSideJSON struct {
+	AccountNumber *string `json:"accountNumber"`
+	Amount        string  `json:"amount"`
+	Currency      string  `json:"currency"`
+}
+
+type quoteJSON struct {
+	ID        string             `json:"id"`
+	Status    string             `json:"status"`
+	From      conversionSideJSON `json:"from"`
+	To        conversionSideJSON `json:"to"`
+	Rate      string             `json:"rate"`
+	ExpiresAt string             `json:"expiresAt"`
+	CreatedAt string             `json:"createdAt"`
+	UpdatedAt string             `json:"updatedAt"`
+}
+
+type conversionJSON struct {
+	ID            string             `json:"id"`
+	Status        string             `json:"status"`
+	QuoteID       *string            `json:"quoteId"`
+	From          conversionSideJSON `json:"from"`
+	To            conversionSideJSON `json:"to"`
+	Rate          string             `json:"rate"`
+	StatusMessage *string            `json:"statusMessage"`
+	CompletedAt   *string            `json:"completedAt"`
+	CreatedAt     string             `json:"createdAt"`
+	UpdatedAt     string             `json:"updatedAt"`
+	// ExternalReference is the caller's reference for the execution,
+	// null when it gave none.
+	ExternalReference *string `json:"externalReference"`
+}
+
+func renderQuote(q *ledger.Quote) quoteJSON {
+	return quoteJSON{
+		ID:        q.ID,
+		Status:    q.Status.String(),
+		From:      conversionSideJSON{core.Optional(q.FromAccount), core.Money(q.FromAmount, q.FromCurrency), q.FromCurrency},
+		To:        conversionSideJSON{core.Optional(q.ToAccount), core.Money(q.ToAmount, q.ToCurrency), q.ToCurrency},
+		Rate:      q.Rate,
+		ExpiresAt: core.Timestamp(q.ExpiresAt),
+		CreatedAt: core.Timestamp(q.CreatedAt),
+		UpdatedAt: core.Timestamp(q.UpdatedAt),
+	}
+}
+
+func renderConversion(c *ledger.Conversion) conversionJSON {
+	var completedAt *string
+	if c.Status == ledger.ConversionCompleted {
+		completedAt = core.OptionalTimestamp(c.CompletedAt)
+	}
+	return conversionJSON{
+		ID:            c.ID,
+		Status:        c.Status.String(),
+		QuoteID:       core.Optional(c.QuoteID),
+		From:          conversionSideJSON{core.Optional(c.FromAccount), core.Money(c.FromAmount, c.FromCurrency), c.FromCurrency},
+		To:            conversionSideJSON{core.Optional(c.ToAccount), core.Money(c.ToAmount, c.ToCurrency), c.ToCurrency},
+		Rate:          c.Rate,
+		StatusMessage: core.Optional(c.StatusMessage),
+		CompletedAt:   completedAt,
+		CreatedAt:     core.Timestamp(c.CreatedAt),
+		UpdatedAt:     core.Timestamp(c.UpdatedAt),
+
+		ExternalReference: core.Optional(c.ExternalReference),
+	}
+}
+
+type quoteBody struct {
+	Quote quoteJSON `json:"quote"`
+}
+
+type conversionBody struct {
+	Conversion conversionJSON `json:"conversion"`
+}
+
+type quoteSideBody struct {
+	Amount   core.Amount `json:"amount"`
+	Currency *string     `json:"currency"`
+}
+
+type quoteRequestBody struct {
+	From *quoteSideBody `json:"from"`
+	To   *quoteSideBody `json:"to"`
+}
+
+// createQuote: POST /v1/conversions/quote.
+func createQuote(c *core.Call) {
+	var req quoteRequestBody
+	if !c.Decode(&req) {
+		return
+	}
+	in, e := quoteInput(&req)
+	if e != nil {
+		c.Fail(e)
+		return
+	}
+	r := c.Server.Config.App.CreateQuote(c.Caller(), in)
+	c.Created(r, func(res *ledger.Result) any { return &quoteBody{renderQuote(res.Quote)} })
+}
+
+// quoteInput checks a quote request's shape, reporting every problem at
+// once.
+func quoteInput(req *quoteRequestBody) (app.QuoteInput, *ledger.Error) {
+	var p core.Problems
+	var in app.QuoteInput
+	if req.From == nil {
+		p.Add("from", "is required")
+	}
+	if req.To == nil {
+		p.Add("to", "is required")
+	}
+	if len(p) > 0 {
+		return in, p.Err()
+	}
+	from, fromOK := p.Currency("from.currency", req.From.Currency, true)
+	to, toOK := p.Currency("to.currency", req.To.Currency, true)
+	if fromOK && toOK && from.Code == to.Code {
+		p.Add("to.currency", "must differ from from.currency")
+	}
+	in.FromCurrency, in.ToCurrency = from.Code, to.Code
+	switch {
+	case req.From.Amount.Set && req.To.Amount.Set:
+		p.Add("to.amount", "must not be given together with from.amount: put the amount on exactly one side")
+	case req.From.Amount.Set:
+		in.Side = ledger.SideFrom
+		if fromOK {
+			in.Amount = p.Amount("from.amount", req.From.Amount, from)
+		}
+	case req.To.Amount.Set:
+		in.Side = ledger.SideTo
+		if toOK {
+			in.Amount = p.Amount("to.amount", req.To.Amount, to)
+		}
+	default:
+		p.Add("from.amount", "is required (or to.amount): put the amount on exactly one side")
+	}
+	return in, p.Err()
+}
+
+// getQuote: GET /v1/conversions/quote/{id}. A lapsed quote reads expired
+// even before the leader's expiry tick records it.
+func getQuote(c *core.Call) {
+	at := c.Server.Config.Actors.Now().UnixMilli()
+	core.Get(c, "id", "Conversion quote", func(st *ledger.Reader, id string) (ledger.Quote, bool) {
+		return st.Quote(c.Org, id, at)
+	}, func(q *ledger.Quote) *quoteBody { return &quoteBody{renderQuote(q)} })
+}
+
+type executeRequestBody struct {
+	QuoteID           *string `json:"quoteId"`
+	ExternalReference *string `json:"externalReference"`
+}
+
+// executeConversion: POST /v1/conversions. 201 with the conversion; 200
+// (idempotent-replayed) with the original conversion to a retry with its
+// externalReference and quote, whenever it comes, and to a caller that
+// joined an execution of the same quote already in flight; 409 duplicate
+// (details.existingId) for a reference already used with another quote;
+// 400 bad_request for an expired or executed quote (details.existingId
+// names the conversion of an executed one). The reference is optional: a
+// quote executes once either way.
+func executeConversion(c *core.Call) {
+	var req executeRequestBody
+	if !c.Decode(&req) {
+		return
+	}
+	var p core.Problems
+	id := p.Text("quoteId", req.QuoteID, true, 100)
+	if req.ExternalReference != nil && *req.ExternalReference == "" {
+		p.Add("externalReference", "must not be empty: leave it out for none")
+	}
+	ref := p.Text("externalReference", req.ExternalReference, false, core.ReferenceLenMax)
+	if c.Refused(p) {
+		return
+	}
+	r := c.Server.Config.App.ExecuteConversion(c.Caller(), id, ref)
+	c.Created(r, func(res *ledger.Result) any { return &conversionBody{renderConversion(res.Conversion)} })
+}
+
+// listConversions: GET /v1/conversions, newest first.
+func listConversions(c *core.Call) {
+	core.List(c, listConversionsKind, core.Unfiltered, func(st *ledger.Reader, org string, _ struct{}, before ledger.Cursor, limit int) ledger.Page[ledger.Conversion] {
+		return st.Conversions(org, before, limit)
+	}, renderConversion)
+}
+
+// getConversion: GET /v1/conversions/{id}.
+func getConversion(c *core.Call) {
+	core.Get(c, "id", "Conversion", func(st *ledger.Reader, id string) (ledger.Conversion, bool) {
+		return st.Conversion(c.Org, id)
+	}, func(conv *ledger.Conversion) *conversionBody { return &conversionBody{renderConversion(conv)} })
+}

@@ -1,0 +1,259 @@
+package money
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/valyala/fasthttp"
+
+	"payments/actors/app"
+	"payments/http/core"
+	"payments/ledger"
+)
+
+// Orders: POST /v1/orders, the list with its seven filters, get by id (with
+// the timeline) and by reference, and the sandbox's deposit into an order's
+// instructions. The rules of the order's life are in ledger/order.go.
+
+func init() {
+	core.RegisterRoutes(core.Resource("/v1/orders", ledger.ScopeOrdersRead, ledger.ScopeOrdersWrite,
+		core.Handlers{Create: createOrder, List: listOrders, ByReference: getOrderByReference, Get: getOrder})...)
+	// order.* events carry the order as GET /v1/orders/{id} shows it.
+	core.RegisterEventRenderer(ledger.SubjectOrder, core.RenderAs(renderOrderDetail))
+	core.RegisterRoutes(
+		core.Endpoint{Method: fasthttp.MethodPost, Path: "/v1/simulations/order-deposit", Scope: ledger.ScopeSimulationsWrite, H: simulateOrderDeposit, Sim: &core.SimulationDoc{
+			Operation: "order_deposit",
+			Description: "Sends money to a bank or crypto order's deposit instructions: `amount` in the order's origin currency " +
+				"(default: its expectedAmount; less is underpaid, more is overpaid). Outcome `confirmed` (default) lands the funds " +
+				"and starts the payout; `unconfirmed` (crypto only) leaves the deposit awaiting confirmations until a later call " +
+				"confirms or rejects it; `rejected` bounces it and the order fails. Mobile money orders are paid by their prompt, " +
+				"whose outcome follows the last two decimal digits of the amount, as for collections. With an `externalReference` " +
+				"a retry answers the original deposit (200) and the reference with another body is a duplicate (409).",
+			Outcomes: []string{"confirmed", "unconfirmed", "rejected"},
+		}},
+	)
+}
+
+const listOrdersKind core.ListKind = 'o'
+
+// Limits of an order's text fields, in bytes.
+const (
+	orderReferenceLenMax = 100
+	orderNarrationLenMax = 200
+)
+
+type orderRequestBody struct {
+	From *struct {
+		Code          *string         `json:"code"`
+		Currency      *string         `json:"currency"`
+		AccountNumber *string         `json:"accountNumber"`
+		Amount        core.Amount     `json:"amount"`
+		KYC           core.JSONObject `json:"kyc"`
+	} `json:"from"`
+	To *struct {
+		Code          *string         `json:"code"`
+		Currency      *string         `json:"currency"`
+		AccountNumber *string         `json:"accountNumber"`
+		Tag           *string         `json:"tag"`
+		Amount        core.Amount     `json:"amount"`
+		KYC           core.JSONObject `json:"kyc"`
+	} `json:"to"`
+	ExternalReference *string         `json:"externalReference"`
+	Narration         *string         `json:"narration"`
+	Metadata          core.JSONObject `json:"metadata"`
+}
+
+type orderBody struct {
+	Order orderJSON `json:"order"`
+}
+
+// createOrder: POST /v1/orders.
+func createOrder(c *core.Call) {
+	core.Create(c, orderInput, c.Server.Config.App.CreateOrder, func(res *ledger.Result) any { return &orderBody{renderOrder(res.Order)} })
+}
+
+// orderInput checks an order request's shape, reporting every problem at
+// once.
+func orderInput(body *orderRequestBody) (app.OrderInput, *ledger.Error) {
+	var p core.Problems
+	var in app.OrderInput
+	spec := &in.Spec
+	in.ExternalReference = p.Text("externalReference", body.ExternalReference, true, orderReferenceLenMax)
+	spec.Narration = p.Text("narration", body.Narration, false, orderNarrationLenMax)
+	if e := core.CheckMetadata("metadata", body.Metadata); e != nil {
+		p = append(p, e.Fields...)
+	}
+	spec.Metadata = body.Metadata.Raw
+	if body.From == nil {
+		p.Add("from", "is required")
+	}
+	if body.To == nil {
+		p.Add("to", "is required")
+	}
+	if body.From == nil || body.To == nil {
+		return in, p.Err()
+	}
+	from, to := body.From, body.To
+	spec.FromMethod = p.Text("from.code", from.Code, true, 64)
+	fromCur, fromOK := p.Currency("from.currency", from.Currency, true)
+	spec.FromCurrency = fromCur.Code
+	spec.ToMethod = p.Text("to.code", to.Code, true, 64)
+	toCur, toOK := p.Currency("to.currency", to.Currency, true)
+	spec.ToCurrency = toCur.Code
+	for _, k := range []struct {
+		field string
+		o     core.JSONObject
+	}{{"from.kyc", from.KYC}, {"to.kyc", to.KYC}} {
+		if e := core.CheckKYC(k.field, k.o); e != nil {
+			p = append(p, e.Fields...)
+		}
+	}
+	spec.FromKYC, spec.ToKYC = from.KYC.Raw, to.KYC.Raw
+
+	// The amount goes on exactly one side, in that side's currency.
+	switch {
+	case from.Amount.Set && to.Amount.Set:
+		p.Add("to.amount", "must not be given together with from.amount: put the amount on exactly one side")
+	case from.Amount.Set:
+		spec.AmountSide = ledger.SideFrom
+		if fromOK {
+			spec.Amount = p.Amount("from.amount", from.Amount, fromCur)
+		}
+	case to.Amount.Set:
+		spec.AmountSide = ledger.SideTo
+		if toOK {
+			spec.Amount = p.Amount("to.amount", to.Amount, toCur)
+		}
+	default:
+		p.Add("to.amount", "is required (or from.amount): put the amount on exactly one side")
+	}
+	spec.ToAccountNumber = p.Text("to.accountNumber", to.AccountNumber, true, 128)
+	spec.ToTag = p.Text("to.tag", to.Tag, false, 100)
+	spec.FromAccountNumber = p.Text("from.accountNumber", from.AccountNumber, false, 100)
+	return in, p.Err()
+}
+
+// getOrder: GET /v1/orders/{id}, with its timeline.
+func getOrder(c *core.Call) {
+	if o, ok := core.Lookup(c, "id", "Order", func(st *ledger.Reader, id string) (ledger.Order, bool) { return st.Order(c.Org, id) }); ok {
+		c.OK(fasthttp.StatusOK, &orderBody{renderOrderDetail(&o)})
+	}
+}
+
+// renderOrderDetail is an order as a single-order GET shows it, with its
+// timeline: by id, by reference, and in its events.
+func renderOrderDetail(o *ledger.Order) orderJSON {
+	out := renderOrder(o)
+	out.Timeline = orderTimeline(o)
+	return out
+}
+
+// getOrderByReference: GET /v1/orders/by-reference/{externalReference}.
+func getOrderByReference(c *core.Call) {
+	core.Get(c, "externalReference", "Order", func(st *ledger.Reader, ref string) (ledger.Order, bool) {
+		return st.OrderByReference(c.Org, ref)
+	}, func(o *ledger.Order) *orderBody { return &orderBody{renderOrderDetail(o)} })
+}
+
+// listOrders: GET /v1/orders.
+func listOrders(c *core.Call) {
+	core.List(c, listOrdersKind, orderFilter, (*ledger.Reader).Orders, renderOrder)
+}
+
+// orderFilter reads GET /v1/orders' filters, every problem at once.
+func orderFilter(c *core.Call) (ledger.OrderFilter, *ledger.Error) {
+	var f ledger.OrderFilter
+	var p core.Problems
+	if v, ok := core.Query(c.Ctx, "status"); ok {
+		if f.Status, ok = ledger.ParseOrderStatus(v); !ok {
+			p.Add("status", "must be one of "+strings.Join(ledger.OrderStatusNames(), ", "))
+		}
+	}
+	f.Currency = depositCurrencyFilter(c, &p)
+	f.Origins = orderCurrencyList(c.Ctx, &p, "origin")
+	f.Destinations = orderCurrencyList(c.Ctx, &p, "destination")
+	f.ExternalReference, _ = core.Query(c.Ctx, "externalReference")
+	var err *ledger.Error
+	if f.CreatedFrom, err = core.QueryTime(c.Ctx, "from"); err != nil {
+		p = append(p, err.Fields...)
+	}
+	if f.CreatedBefore, err = core.QueryTime(c.Ctx, "to"); err != nil {
+		p = append(p, err.Fields...)
+	}
+	return f, p.Err()
+}
+
+// orderCurrencyList reads a comma-separated list of currency codes.
+func orderCurrencyList(ctx *fasthttp.RequestCtx, p *core.Problems, name string) []string {
+	v, ok := core.Query(ctx, name)
+	if !ok {
+		return nil
+	}
+	codes := strings.Split(v, ",")
+	if len(codes) > 50 {
+		p.Add(name, "must list at most 50 currencies")
+		return nil
+	}
+	out := make([]string, 0, len(codes))
+	for _, code := range codes {
+		code = strings.TrimSpace(code)
+		if _, known := ledger.LookupCurrency(code); !known {
+			p.Add(name, fmt.Sprintf("must be a comma-separated list of supported currencies; %q is not one", code))
+			return nil
+		}
+		out = append(out, code)
+	}
+	return out
+}
+
+type orderDepositBody struct {
+	OrderID           *string     `json:"orderId"`
+	Amount            core.Amount `json:"amount"`
+	Outcome           *string     `json:"outcome"`
+	ExternalReference *string     `json:"externalReference"`
+}
+
+type orderDepositJSON struct {
+	Type              string    `json:"type"`
+	OrderID           string    `json:"orderId"`
+	Outcome           string    `json:"outcome"`
+	Amount            string    `json:"amount"`
+	ExternalReference *string   `json:"externalReference"`
+	Order             orderJSON `json:"order"`
+}
+
+// simulateOrderDeposit: POST /v1/simulations/order-deposit.
+func simulateOrderDeposit(c *core.Call) {
+	if !c.SandboxOnly() {
+		return
+	}
+	var body orderDepositBody
+	if !c.Decode(&body) {
+		return
+	}
+	var p core.Problems
+	in := app.OrderDepositInput{Amount: body.Amount.App(), Outcome: ledger.DepositConfirmed}
+	in.OrderID = p.Text("orderId", body.OrderID, true, 64)
+	in.ExternalReference = p.Text("externalReference", body.ExternalReference, false, core.ReferenceLenMax)
+	if body.Outcome != nil {
+		var ok bool
+		if in.Outcome, ok = ledger.ParseDepositOutcome(*body.Outcome); !ok {
+			p.Add("outcome", "must be one of confirmed, unconfirmed, rejected")
+		}
+	}
+	if c.Refused(p) {
+		return
+	}
+	d := c.Server.Config.App.SimulateOrderDeposit(c.Caller(), in)
+	// 201 like the other deposit simulations: a deposit was made; 200 for
+	// a retry under its reference, answered from the deposit it recorded.
+	c.Created(d.Reply, func(res *ledger.Result) any {
+		after := res.Order
+		return struct {
+			Simulation orderDepositJSON `json:"simulation"`
+		}{orderDepositJSON{
+			Type: "order_deposit", OrderID: after.ID, Outcome: in.Outcome.String(),
+			Amount: core.Money(d.Sent, after.Spec.FromCurrency), ExternalReference: core.Optional(in.ExternalReference), Order: renderOrder(after),
+		}}
+	})
+}

@@ -1,0 +1,181 @@
+package money
+
+import (
+	"payments/actors/app"
+	"payments/http/core"
+	"payments/ledger"
+)
+
+func init() {
+	core.RegisterRoutes(core.Resource("/v1/payouts", ledger.ScopePayoutsRead, ledger.ScopePayoutsWrite,
+		core.Handlers{Create: createPayout, List: listPayouts, ByReference: getPayoutByReference, Get: getPayout})...)
+	renderPayoutEvent := core.RenderAs(renderPayoutDetail)
+	core.RegisterEventRenderer(ledger.SubjectPayout, renderPayoutEvent)
+	core.RegisterEventRenderer(ledger.SubjectFXPayout, renderPayoutEvent) // a cross-currency payout, its FX joined
+	core.RegisterEventRenderer(ledger.SubjectPayoutRouted, renderPayoutEvent)
+	core.RegisterEventRenderer(ledger.SubjectFXPayoutRouted, renderPayoutEvent)
+}
+
+type payoutRequestBody struct {
+	From *struct {
+		Amount   core.Amount     `json:"amount"`
+		Currency *string         `json:"currency"`
+		KYC      core.JSONObject `json:"kyc"`
+	} `json:"from"`
+	To *struct {
+		Code          *string         `json:"code"`
+		Currency      *string         `json:"currency"`
+		AccountNumber *string         `json:"accountNumber"`
+		Address       *string         `json:"address"`
+		Tag           *string         `json:"tag"`
+		RoutingNumber *string         `json:"routingNumber"`
+		Amount        core.Amount     `json:"amount"`
+		KYC           core.JSONObject `json:"kyc"`
+		RecipientID   *string         `json:"recipientId"` // fills the destination (recipients.go)
+	} `json:"to"`
+	Narration         *string         `json:"narration"`
+	ExternalReference *string         `json:"externalReference"`
+	Metadata          core.JSONObject `json:"metadata"`
+}
+
+type payoutBody struct {
+	Payout payoutJSON `json:"payout"`
+}
+
+// createPayout: POST /v1/payouts.
+func createPayout(c *core.Call) {
+	core.Create(c, payoutInput, c.Server.Config.App.CreatePayout, func(res *ledger.Result) any { return &payoutBody{renderPayout(res.Payout)} })
+}
+
+// payoutInput checks a payout request's shape, reporting every problem at
+// once. A request naming a recipient gives no destination: the recipient
+// does (so its method, currency and the amount's currency may be left to
+// the operation).
+func payoutInput(req *payoutRequestBody) (app.PayoutInput, *ledger.Error) {
+	var in app.PayoutInput
+	spec := &in.Spec
+	to := req.To
+	if to != nil && to.RecipientID != nil {
+		var p core.Problems
+		spec.RecipientID = p.Text("to.recipientId", to.RecipientID, true, 100)
+		for _, f := range []struct {
+			name  string
+			given bool
+		}{{"to.accountNumber", to.AccountNumber != nil}, {"to.address", to.Address != nil}, {"to.tag", to.Tag != nil},
+			{"to.routingNumber", to.RoutingNumber != nil}} {
+			if f.given {
+				p.Add(f.name, "must not be given with to.recipientId: the recipient supplies the destination")
+			}
+		}
+		if e := p.Err(); e != nil {
+			return in, e
+		}
+	}
+	byRecipient := spec.RecipientID != ""
+	var p core.Problems
+	in.ExternalReference = p.Text("externalReference", req.ExternalReference, true, core.PayoutReferenceLenMax)
+	spec.Narration = p.Text("narration", req.Narration, false, core.NarrationLenMax)
+	if e := core.CheckMetadata("metadata", req.Metadata); e != nil {
+		p = append(p, e.Fields...)
+	}
+	spec.Metadata = req.Metadata.Raw
+	if to == nil {
+		p.Add("to", "is required")
+		return in, p.Err()
+	}
+	spec.Method = p.Text("to.code", to.Code, !byRecipient, 64)
+	cur, curOK := p.Currency("to.currency", to.Currency, !byRecipient)
+	spec.Currency = cur.Code
+	if e := core.CheckKYC("to.kyc", to.KYC); e != nil {
+		p = append(p, e.Fields...)
+	}
+	spec.ToKYC = to.KYC.Raw
+
+	// The amount goes on exactly one side.
+	var side core.Amount
+	switch {
+	case to.Amount.Set && req.From != nil && req.From.Amount.Set:
+		p.Add("to.amount", "must not be given together with from.amount: put the amount on exactly one side")
+	case to.Amount.Set:
+		side, spec.AmountSide = to.Amount, ledger.SideTo
+	case req.From != nil && req.From.Amount.Set:
+		side, spec.AmountSide = req.From.Amount, ledger.SideFrom
+	default:
+		p.Add("to.amount", "is required (or from.amount): put the amount on exactly one side")
+	}
+	var fromCur ledger.Currency
+	if req.From != nil {
+		var ok bool
+		if fromCur, ok = p.Currency("from.currency", req.From.Currency, false); ok {
+			in.FromCurrency = fromCur.Code
+		}
+		if e := core.CheckKYC("from.kyc", req.From.KYC); e != nil {
+			p = append(p, e.Fields...)
+		}
+		spec.FromKYC = req.From.KYC.Raw
+	}
+	switch {
+	case spec.AmountSide == 0:
+	case curOK:
+		// In the currency of its side.
+		amountCur := cur
+		if spec.AmountSide == ledger.SideFrom && in.FromCurrency != "" {
+			amountCur = fromCur
+		}
+		spec.Amount = p.Amount(sideField(spec.AmountSide), side, amountCur)
+	case byRecipient && to.Currency == nil:
+		in.Amount = side.App() // in the recipient's currency
+	}
+	in.Destination = app.Destination{AccountNumber: to.AccountNumber, Address: to.Address, Tag: to.Tag, RoutingNumber: to.RoutingNumber}
+	return in, p.Err()
+}
+
+// sideField names the request field that carried the amount.
+func sideField(side ledger.Side) string {
+	if side == ledger.SideFrom {
+		return "from.amount"
+	}
+	return "to.amount"
+}
+
+// getPayout: GET /v1/payouts/{id}.
+func getPayout(c *core.Call) {
+	core.Get(c, "id", "Payout", func(st *ledger.Reader, id string) (ledger.Payout, bool) {
+		p, ok := st.Payout(id)
+		return p, ok && p.OrgID == c.Org
+	}, func(p *ledger.Payout) *payoutBody { return &payoutBody{renderPayoutDetail(p)} })
+}
+
+// renderPayoutDetail is a payout as a single-payout GET shows it, with its
+// timeline: by id, by reference, and in its events.
+func renderPayoutDetail(p *ledger.Payout) payoutJSON {
+	out := renderPayout(p)
+	out.Timeline = payoutTimeline(p)
+	return out
+}
+
+// getPayoutByReference: GET /v1/payouts/by-reference/{externalReference}.
+func getPayoutByReference(c *core.Call) {
+	core.Get(c, "externalReference", "Payout", func(st *ledger.Reader, ref string) (ledger.Payout, bool) {
+		return st.PayoutByReference(c.Org, ref)
+	}, func(p *ledger.Payout) *payoutBody { return &payoutBody{renderPayoutDetail(p)} })
+}
+
+// listPayouts: GET /v1/payouts.
+func listPayouts(c *core.Call) {
+	core.List(c, core.ListPayouts, payoutFilter, (*ledger.Reader).Payouts, renderPayout)
+}
+
+// payoutFilter reads GET /v1/payouts' filters: status and recipientId.
+func payoutFilter(c *core.Call) (ledger.PayoutFilter, *ledger.Error) {
+	var f ledger.PayoutFilter
+	if v, ok := core.Query(c.Ctx, "status"); ok {
+		st, ok := ledger.ParsePayoutStatus(v)
+		if !ok {
+			return f, ledger.FieldInvalid("status", "must be one of pending, processing, completed, failed")
+		}
+		f.Status = st
+	}
+	f.RecipientID, _ = core.Query(c.Ctx, "recipientId")
+	return f, nil
+}

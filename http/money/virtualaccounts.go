@@ -1,0 +1,183 @@
+package money
+
+import (
+	"strings"
+
+	"github.com/goccy/go-json/jsontext"
+	"github.com/valyala/fasthttp"
+
+	"payments/actors/app"
+	"payments/http/core"
+	"payments/ledger"
+)
+
+// Virtual accounts: POST, GET (list), GET one and PATCH (pause or
+// reactivate). Creating and changing need collections:write, reading
+// collections:read: a virtual account exists to collect.
+
+func init() {
+	core.RegisterRoutes(core.Resource("/v1/virtual-accounts", ledger.ScopeCollectionsRead, ledger.ScopeCollectionsWrite,
+		core.Handlers{Create: createVirtualAccount, List: listVirtualAccounts, Get: getVirtualAccount, Update: updateVirtualAccount})...)
+}
+
+// Cursor kinds of this feature's lists (see pagination.go).
+const (
+	listVirtualAccountsKind core.ListKind = 'V'
+	listCryptoAddressesKind core.ListKind = 'A'
+	listDepositCollections  core.ListKind = 'D' // collections filtered by virtual account or address
+)
+
+type virtualAccountJSON struct {
+	ID                string         `json:"id"`
+	Status            string         `json:"status"`
+	Currency          string         `json:"currency"`
+	Bank              string         `json:"bank"`
+	AccountNumber     string         `json:"accountNumber"`
+	AccountName       string         `json:"accountName"`
+	ExternalReference *string        `json:"externalReference"`
+	Metadata          jsontext.Value `json:"metadata"`
+	CreatedAt         string         `json:"createdAt"`
+	UpdatedAt         string         `json:"updatedAt"`
+}
+
+type virtualAccountBody struct {
+	VirtualAccount virtualAccountJSON `json:"virtualAccount"`
+}
+
+func renderVirtualAccount(v *ledger.VirtualAccount) virtualAccountJSON {
+	return virtualAccountJSON{
+		ID:                v.ID,
+		Status:            v.Status.String(),
+		Currency:          v.Currency,
+		Bank:              v.Bank,
+		AccountNumber:     v.AccountNumber,
+		AccountName:       v.AccountName,
+		ExternalReference: core.Optional(v.ExternalReference),
+		Metadata:          core.ObjectOrEmpty(v.Metadata),
+		CreatedAt:         core.Timestamp(v.CreatedAt),
+		UpdatedAt:         core.Timestamp(v.UpdatedAt),
+	}
+}
+
+type createVirtualAccountBody struct {
+	Currency          *string         `json:"currency"`
+	ExternalReference *string         `json:"externalReference"`
+	Metadata          core.JSONObject `json:"metadata"`
+}
+
+// createVirtualAccount: POST /v1/virtual-accounts. With an
+// externalReference it is idempotent per currency: the same reference and
+// currency again answer the existing account with 200.
+func createVirtualAccount(c *core.Call) {
+	var req createVirtualAccountBody
+	if !c.Decode(&req) {
+		return
+	}
+	var p core.Problems
+	cur, curOK := p.Currency("currency", req.Currency, true)
+	if curOK {
+		if _, ok := c.Server.Config.Catalogue.VirtualAccountBank(cur.Code); !ok {
+			p.Add("currency", "has no virtual accounts; they are issued in "+strings.Join(c.Server.Config.Catalogue.VirtualAccountCurrencies(), ", "))
+		}
+	}
+	ref := p.Text("externalReference", req.ExternalReference, false, core.ReferenceLenMax)
+	if e := core.CheckMetadata("metadata", req.Metadata); e != nil {
+		p = append(p, e.Fields...)
+	}
+	if c.Refused(p) {
+		return
+	}
+	r := c.Server.Config.App.CreateVirtualAccount(c.Caller(), app.VirtualAccountInput{Currency: cur.Code, ExternalReference: ref, Metadata: req.Metadata.Raw})
+	c.Created(r, func(res *ledger.Result) any { return &virtualAccountBody{renderVirtualAccount(res.VirtualAccount)} })
+}
+
+// getVirtualAccount: GET /v1/virtual-accounts/{id}.
+func getVirtualAccount(c *core.Call) {
+	core.Get(c, "id", "Virtual account", func(st *ledger.Reader, id string) (ledger.VirtualAccount, bool) {
+		if _, va, ok := orderOfVirtualAccount(c, id); ok {
+			return va, true
+		}
+		return st.VirtualAccount(c.Org, id)
+	}, func(v *ledger.VirtualAccount) *virtualAccountBody {
+		return &virtualAccountBody{renderVirtualAccount(v)}
+	})
+}
+
+// orderOfVirtualAccount finds the bank order whose deposit account id is
+// id ("va_ord_…").
+func orderOfVirtualAccount(c *core.Call, id string) (ledger.Order, ledger.VirtualAccount, bool) {
+	if !strings.HasPrefix(id, app.OrderVirtualAccountPrefix) {
+		return ledger.Order{}, ledger.VirtualAccount{}, false
+	}
+	o, found := c.Server.Config.Actors.Reader().Order(c.Org, strings.TrimPrefix(id, "va_"))
+	if !found {
+		return ledger.Order{}, ledger.VirtualAccount{}, false
+	}
+	va, ok := app.OrderVirtualAccount(&o)
+	return o, va, ok
+}
+
+// listVirtualAccounts: GET /v1/virtual-accounts, filters status, currency
+// and externalReference; an order id as externalReference lists that bank
+// order's deposit account.
+func listVirtualAccounts(c *core.Call) {
+	limit, before, e := core.PageParams(c.Ctx, listVirtualAccountsKind, 20)
+	if e != nil {
+		c.Fail(e)
+		return
+	}
+	var f ledger.VirtualAccountFilter
+	var p core.Problems
+	if v, ok := core.Query(c.Ctx, "status"); ok {
+		if f.Status, ok = ledger.ParseVirtualAccountStatus(v); !ok {
+			p.Add("status", "must be one of active, paused")
+		}
+	}
+	if v, ok := core.Query(c.Ctx, "currency"); ok {
+		if _, known := ledger.LookupCurrency(v); !known {
+			p.Add("currency", "is not a supported currency")
+		}
+		f.Currency = v
+	}
+	f.ExternalReference, _ = core.Query(c.Ctx, "externalReference")
+	if c.Refused(p) {
+		return
+	}
+	var page ledger.Page[ledger.VirtualAccount]
+	if strings.HasPrefix(f.ExternalReference, "ord_") {
+		page.Items = []ledger.VirtualAccount{}
+		if _, va, ok := orderOfVirtualAccount(c, "va_"+f.ExternalReference); ok && before == ledger.CursorStart &&
+			(f.Status == 0 || f.Status == va.Status) && (f.Currency == "" || f.Currency == va.Currency) {
+			page.Items = append(page.Items, va)
+		}
+		c.OK(fasthttp.StatusOK, core.NewList(listVirtualAccountsKind, page, renderVirtualAccount))
+		return
+	}
+	page = c.Server.Config.Actors.Reader().VirtualAccounts(c.Org, f, before, limit)
+	c.OK(fasthttp.StatusOK, core.NewList(listVirtualAccountsKind, page, renderVirtualAccount))
+}
+
+type updateVirtualAccountBody struct {
+	Status *string `json:"status"`
+}
+
+// updateVirtualAccount: PATCH /v1/virtual-accounts/{id}, body {status}.
+// Setting the status it already has changes nothing and answers 200.
+func updateVirtualAccount(c *core.Call) {
+	var req updateVirtualAccountBody
+	id, ok := c.ParamAndBody("id", &req)
+	if !ok {
+		return
+	}
+	if req.Status == nil {
+		c.Fail(ledger.FieldInvalid("status", "is required: active or paused"))
+		return
+	}
+	status, ok := ledger.ParseVirtualAccountStatus(*req.Status)
+	if !ok {
+		c.Fail(ledger.FieldInvalid("status", "must be one of active, paused"))
+		return
+	}
+	r := c.Server.Config.App.UpdateVirtualAccount(c.Caller(), id, status)
+	c.Reply(r, fasthttp.StatusOK, func(res *ledger.Result) any { return &virtualAccountBody{renderVirtualAccount(res.VirtualAccount)} })
+}
