@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"slices"
 	"sync"
 
 	"payments/ledger"
@@ -21,6 +22,8 @@ type Proposer struct {
 	applied chan appendedBatch
 	stop    chan struct{}
 	wg      sync.WaitGroup
+
+	scratch []byte // batchLoop's encoding buffer, reused
 }
 
 // Limits of the proposer's queues.
@@ -119,13 +122,21 @@ func (p *Proposer) batchLoop() {
 
 // append encodes cmds as one entry and appends it, splitting a batch whose
 // entry would be too large (commands with large metadata) into halves.
+//
+// The entry is encoded into a reused buffer and handed over as an exact
+// copy: Raft keeps recent entries in memory (raft's log cache), and an
+// entry allocated at an estimate held a third more than it used.
 func (p *Proposer) append(cmds []ledger.Command, dones []func(ledger.Result, error)) {
-	entry := ledger.EncodeBatch(make([]byte, 0, 256*len(cmds)), cmds)
-	if len(entry) > proposerBatchBytes && len(cmds) > 1 {
+	p.scratch = ledger.EncodeBatch(p.scratch[:0], cmds)
+	if len(p.scratch) > proposerBatchBytes && len(cmds) > 1 {
 		half := len(cmds) / 2
 		p.append(cmds[:half], dones[:half])
 		p.append(cmds[half:], dones[half:])
 		return
+	}
+	entry := slices.Clone(p.scratch)
+	if cap(p.scratch) > proposerBatchBytes {
+		p.scratch = nil // one oversized batch does not pin its buffer
 	}
 	p.applied <- appendedBatch{pending: p.log.Append(entry), dones: dones}
 }

@@ -303,10 +303,7 @@ func (n *Node) start() error {
 	if n.transport, err = n.openTransport(hlog); err != nil {
 		return err
 	}
-	logs, err := hraft.NewLogCache(4096, n.store)
-	if err != nil {
-		return err
-	}
+	logs := newLogCache(n.store, logCacheEntriesMax, logCacheBytesMax)
 	n.logs = logs
 	existing, err := hraft.HasExistingState(logs, n.store, snaps)
 	if err != nil {
