@@ -141,9 +141,7 @@ func liveBalance(t *testing.T, addr, currency string) string {
 // reconcile sees the difference the operator's opening float makes until
 // it is recorded.
 func TestProductionMoMo(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end")
-	}
+	endToEnd(t)
 	fake := momofake.NewServer(momofake.Options{TargetEnvironment: "mtnghana", Currency: "GHS", Exponent: 2, CallbackMethod: "POST"})
 	t.Cleanup(fake.Close)
 	dir := t.TempDir()
@@ -289,9 +287,7 @@ func mpesaInstance(t *testing.T, dir string, fake *mpesafake.Server, base string
 // may have reached Daraja never sends it again: the payout settles by the
 // result callback or the transaction status.
 func TestProductionMPesaSendOnce(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end")
-	}
+	endToEnd(t)
 	fake := mpesafake.NewServer(mpesafake.Options{})
 	t.Cleanup(fake.Close)
 	dir := t.TempDir()
@@ -371,9 +367,7 @@ func balancer(t *testing.T, procs func() []*proc) string {
 // leader is dead, so every one of them is at its provider, unsettled,
 // when it dies, and one answer at each was lost on the way back.
 func TestProductionLeaderChangeDuringPayouts(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end")
-	}
+	endToEnd(t)
 	momoFake := momofake.NewServer(momofake.Options{TargetEnvironment: "mtnghana", Currency: "GHS", Exponent: 2, CallbackMethod: "POST"})
 	t.Cleanup(momoFake.Close)
 	mpesaFake := mpesafake.NewServer(mpesafake.Options{})

@@ -48,9 +48,7 @@ func evmInstanceAt(t *testing.T, dir, rpcURL string, usdc common.Address) map[st
 // them is signed, sent and unmined in the mempool when the leader dies:
 // the new leader restores them and sends the same bytes again.
 func TestProductionEVMLeaderChange(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end")
-	}
+	endToEnd(t)
 	if _, ok := devchain.AnvilPath(); !ok {
 		if os.Getenv("PAYMENTS_REQUIRE_ANVIL") != "" {
 			t.Fatal("anvil is not installed and PAYMENTS_REQUIRE_ANVIL is set: run make evm-tools")

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"payments/rails/internal/fakehttp"
 )
 
 // Products, as they appear in MoMo's paths.
@@ -100,10 +102,6 @@ const (
 	OpBalance      = "balance"
 )
 
-// requestLogMax bounds the request log of a long-running fake: past it
-// the older half is forgotten.
-const requestLogMax = 100_000
-
 // Request is one request the fake received, without its credentials.
 type Request struct {
 	Method, Path string
@@ -147,7 +145,7 @@ type Server struct {
 	names       map[string]string
 	balance     map[string]int64 // product → minor units
 	faults      map[string][]Fault
-	requests    []*Request // the latest requestLogMax
+	requests    []*Request // the latest fakehttp.RequestLogMax
 	movements   []Movement
 	callbacks   []Callback
 	callbacksWG sync.WaitGroup
@@ -213,10 +211,10 @@ func New(opts Options) *Server {
 			c.APIUser = uuid4()
 		}
 		if c.APIKey == "" {
-			c.APIKey = randomHex(16)
+			c.APIKey = fakehttp.RandomHex(16)
 		}
 		if c.SubscriptionKey == "" {
-			c.SubscriptionKey = randomHex(16)
+			c.SubscriptionKey = fakehttp.RandomHex(16)
 		}
 	}
 	return &Server{
@@ -291,11 +289,7 @@ func (s *Server) ExpireTokens() {
 func (s *Server) Requests() []Request {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]Request, len(s.requests))
-	for i, r := range s.requests {
-		out[i] = *r
-	}
-	return out
+	return fakehttp.Copies(s.requests)
 }
 
 // Count returns how many requests of op were received (creates include
@@ -421,7 +415,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /{product}/v1_0/account/balance", s.handleBalance)
 	mux.HandleFunc("POST /_fake/requesttopay/{ref}/{decision}", s.handleDecide)
 	mux.HandleFunc("POST /_fake/expire-tokens", func(w http.ResponseWriter, _ *http.Request) { s.ExpireTokens(); w.WriteHeader(http.StatusNoContent) })
-	mux.HandleFunc("GET /_fake/requests", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, s.Requests()) })
+	mux.HandleFunc("GET /_fake/requests", func(w http.ResponseWriter, _ *http.Request) { fakehttp.WriteJSON(w, http.StatusOK, s.Requests()) })
 	return mux
 }
 
@@ -438,23 +432,15 @@ func (s *Server) begin(w http.ResponseWriter, r *http.Request, op string, body [
 		Method: r.Method, Path: r.URL.Path, Product: r.PathValue("product"), Op: op,
 		ReferenceID: r.Header.Get("X-Reference-Id"), CallbackURL: r.Header.Get("X-Callback-Url"), Body: body,
 	}
-	if len(s.requests) >= requestLogMax {
-		s.requests = append(s.requests[:0], s.requests[requestLogMax/2:]...)
-	}
-	s.requests = append(s.requests, req)
+	s.requests = fakehttp.Record(s.requests, req)
 	ex := &exchange{s: s, w: w, req: req}
-	if q := s.faults[op]; len(q) > 0 {
-		f := q[0]
-		s.faults[op] = q[1:]
-		return ex, &f
-	}
-	return ex, nil
+	return ex, fakehttp.NextFault(s.faults, op)
 }
 
 // answer writes a JSON answer (under s.mu).
 func (ex *exchange) answer(status int, v any) {
 	ex.req.Status = status
-	writeJSON(ex.w, status, v)
+	fakehttp.WriteJSON(ex.w, status, v)
 }
 
 func (ex *exchange) fail(status int, code, message string) {
@@ -463,13 +449,7 @@ func (ex *exchange) fail(status int, code, message string) {
 
 // drop closes the connection without an answer.
 func (ex *exchange) drop() {
-	if hj, ok := ex.w.(http.Hijacker); ok {
-		if conn, _, err := hj.Hijack(); err == nil {
-			conn.Close()
-			return
-		}
-	}
-	panic(http.ErrAbortHandler)
+	fakehttp.Drop(ex.w)
 }
 
 // applyFault answers a Status fault; it reports whether the request is
@@ -514,7 +494,7 @@ func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) {
 		ex.answer(http.StatusUnauthorized, map[string]string{"error": "login_failed"})
 		return
 	}
-	tok := randomHex(24)
+	tok := fakehttp.RandomHex(24)
 	s.tokens[tok] = token{product: r.PathValue("product"), expires: s.opts.Now().Add(s.opts.TokenLifetime)}
 	ex.answer(http.StatusOK, map[string]any{"access_token": tok, "token_type": "access_token", "expires_in": int64(s.opts.TokenLifetime / time.Second)})
 }
@@ -822,16 +802,6 @@ func (s *Server) handleDecide(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	if v == nil {
-		w.WriteHeader(status)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
-}
-
 func hostOf(u string) string {
 	rest, ok := strings.CutPrefix(u, "https://")
 	if !ok {
@@ -912,10 +882,4 @@ func uuid4() string {
 	b[8] = b[8]&0x3f | 0x80
 	h := hex.EncodeToString(b)
 	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
-}
-
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
 }

@@ -7,7 +7,6 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
@@ -19,6 +18,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"payments/rails/internal/fakehttp"
 )
 
 // Options configure a Server. Empty credentials are generated; the zero
@@ -105,9 +106,6 @@ type Callback struct {
 	Err    error
 }
 
-// requestLogMax bounds the request log: past it the older half goes.
-const requestLogMax = 100_000
-
 // Server is a fake Daraja on loopback. Every method is safe for concurrent
 // use.
 type Server struct {
@@ -167,7 +165,7 @@ func NewServer(opts Options) *Server {
 func New(opts Options) *Server {
 	gen := func(v *string, n int) {
 		if *v == "" {
-			*v = randomHex(n)
+			*v = fakehttp.RandomHex(n)
 		}
 	}
 	gen(&opts.ConsumerKey, 16)
@@ -284,11 +282,7 @@ func (s *Server) ExpireTokens() {
 func (s *Server) Requests() []Request {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]Request, len(s.requests))
-	for i, r := range s.requests {
-		out[i] = *r
-	}
-	return out
+	return fakehttp.Copies(s.requests)
 }
 
 // Count returns how many requests of op were received.
@@ -394,7 +388,7 @@ func (s *Server) Handler() http.Handler {
 		w.WriteHeader(http.StatusNoContent)
 	})
 	mux.HandleFunc("POST /_fake/expire-tokens", func(w http.ResponseWriter, _ *http.Request) { s.ExpireTokens(); w.WriteHeader(http.StatusNoContent) })
-	mux.HandleFunc("GET /_fake/requests", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, s.Requests()) })
+	mux.HandleFunc("GET /_fake/requests", func(w http.ResponseWriter, _ *http.Request) { fakehttp.WriteJSON(w, http.StatusOK, s.Requests()) })
 	return mux
 }
 
@@ -405,38 +399,24 @@ type exchange struct {
 
 func (s *Server) begin(w http.ResponseWriter, r *http.Request, op string, body []byte) (*exchange, *Fault) {
 	req := &Request{Op: op, Path: r.URL.Path, Body: body}
-	if len(s.requests) >= requestLogMax {
-		s.requests = append(s.requests[:0], s.requests[requestLogMax/2:]...)
-	}
-	s.requests = append(s.requests, req)
+	s.requests = fakehttp.Record(s.requests, req)
 	ex := &exchange{w: w, req: req}
-	if q := s.faults[op]; len(q) > 0 {
-		f := q[0]
-		s.faults[op] = q[1:]
-		return ex, &f
-	}
-	return ex, nil
+	return ex, fakehttp.NextFault(s.faults, op)
 }
 
 func (ex *exchange) answer(status int, v any) {
 	ex.req.Status = status
-	writeJSON(ex.w, status, v)
+	fakehttp.WriteJSON(ex.w, status, v)
 }
 
 // fail answers Daraja's synchronous error shape.
 func (ex *exchange) fail(status int, code, message string) {
-	ex.answer(status, map[string]string{"requestId": randomHex(6), "errorCode": code, "errorMessage": message})
+	ex.answer(status, map[string]string{"requestId": fakehttp.RandomHex(6), "errorCode": code, "errorMessage": message})
 }
 
 func (ex *exchange) drop() {
 	ex.req.Status = 0
-	if hj, ok := ex.w.(http.Hijacker); ok {
-		if conn, _, err := hj.Hijack(); err == nil {
-			conn.Close()
-			return
-		}
-	}
-	panic(http.ErrAbortHandler)
+	fakehttp.Drop(ex.w)
 }
 
 func (ex *exchange) applyFault(f *Fault) bool {
@@ -472,7 +452,7 @@ func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) {
 		ex.fail(http.StatusBadRequest, "400.008.01", "Invalid Authentication passed")
 		return
 	}
-	tok := randomHex(14)
+	tok := fakehttp.RandomHex(14)
 	s.tokens[tok] = s.opts.Now().Add(s.opts.TokenLifetime)
 	ex.answer(http.StatusOK, map[string]string{"access_token": tok, "expires_in": strconv.Itoa(int(s.opts.TokenLifetime / time.Second))})
 }
@@ -907,16 +887,4 @@ func mustInt(s string) any {
 		return v
 	}
 	return s
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
-}
-
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
 }
