@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"payments/internal/wait"
+	"payments/actors/actorstest/wait"
 )
 
 // waitFor waits until cond holds, checking it every few milliseconds, or

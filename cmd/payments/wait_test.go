@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"payments/internal/wait"
+	"payments/actors/actorstest/wait"
 )
 
 // pollInterval is how often the end-to-end tests check a condition: each
