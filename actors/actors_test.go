@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"payments/actors"
+	"payments/actors/actorstest"
 	"payments/ledger"
 	"payments/raft"
 	"payments/rails"
@@ -44,30 +45,9 @@ func startWith(t *testing.T, cfg actors.Config) *harness {
 
 func startWithRail(t *testing.T, cfg actors.Config, timing rails.SandboxTiming) *harness {
 	t.Helper()
-	node, err := raft.Open(raft.Config{
-		DataDir:            t.TempDir(),
-		HeartbeatTimeout:   50 * time.Millisecond,
-		ElectionTimeout:    50 * time.Millisecond,
-		LeaderLeaseTimeout: 50 * time.Millisecond,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Log, cfg.State, cfg.Rail = node, node, rails.NewSandbox(timing)
-	sys := actors.Start(cfg)
-	t.Cleanup(func() {
-		sys.Stop()
-		node.Close()
-	})
-	select {
-	case leading := <-node.Leadership():
-		if !leading {
-			t.Fatal("single node did not become leader")
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("no leader after 10s")
-	}
-	sys.SetLeading(true)
+	node := actorstest.OpenNode(t)
+	cfg.Rail = rails.NewSandbox(timing)
+	sys := actorstest.Start(t, node, cfg)
 	h := &harness{node: node, sys: sys, org: "org_test"}
 	secret := actors.NewKeySecret(false)
 	r := sys.Propose(context.Background(), &ledger.CreateOrganization{

@@ -201,26 +201,9 @@ func (a *quoteActor) execute(ctx actor.Context, m *executeRequest) {
 // is final for it. attempt names the client's request (see
 // PayoutRequest.Attempt). It waits as CreatePayout does.
 func (s *System) ExecuteQuote(orgID, quoteID, ref, attempt string) Reply {
-	select {
-	case s.admit <- struct{}{}:
-	default:
-		return Reply{Err: ErrOverloaded}
-	}
-	reply := make(chan Reply, 1)
-	s.actors.Root.Send(s.quotes, &executeRequest{key: quoteKey{orgID, quoteID}, ref: ref, attempt: attempt, reply: reply})
-	t := time.NewTimer(s.commitTimeout)
-	defer t.Stop()
-	select {
-	case r := <-reply:
-		<-s.admit
-		return r
-	case <-t.C:
-		go func() {
-			<-reply
-			<-s.admit
-		}()
-		return Reply{Err: ErrOutcomeUnknown}
-	}
+	return s.askVia(s.quotes, func(reply chan<- Reply) any {
+		return &executeRequest{key: quoteKey{orgID, quoteID}, ref: ref, attempt: attempt, reply: reply}
+	})
 }
 
 func spawnQuoteRouter(as *actor.ActorSystem, d *deps) *actor.PID {

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"payments/actors"
+	"payments/actors/actorstest"
 	"payments/ledger"
-	"payments/raft"
 	"payments/rails"
 )
 
@@ -49,28 +49,10 @@ func (g *gatedLog) open() {
 // startGated is start with the gate between the actors and the log.
 func startGated(t *testing.T, cfg actors.Config) (*harness, *gatedLog) {
 	t.Helper()
-	node, err := raft.Open(raft.Config{
-		DataDir:            t.TempDir(),
-		HeartbeatTimeout:   50 * time.Millisecond,
-		ElectionTimeout:    50 * time.Millisecond,
-		LeaderLeaseTimeout: 50 * time.Millisecond,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	node := actorstest.OpenNode(t)
 	g := &gatedLog{Replicator: node}
-	cfg.Log, cfg.State, cfg.Rail = g, node, rails.NewSandbox(fastSandbox)
-	sys := actors.Start(cfg)
-	t.Cleanup(func() {
-		sys.Stop()
-		node.Close()
-	})
-	select {
-	case <-node.Leadership():
-	case <-time.After(10 * time.Second):
-		t.Fatal("no leader after 10s")
-	}
-	sys.SetLeading(true)
+	cfg.Log, cfg.Rail = g, rails.NewSandbox(fastSandbox)
+	sys := actorstest.Start(t, node, cfg)
 	h := &harness{node: node, sys: sys, org: "org_test"}
 	r := sys.Propose(context.Background(), &ledger.CreateOrganization{
 		At: time.Now().UnixMilli(), ID: h.org, Name: "Test org",

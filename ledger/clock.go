@@ -109,8 +109,8 @@ func decodeClock(d *decoder) Clock {
 }
 
 func (c *AdvanceClock) apply(s *State) Result {
-	if _, ok := s.orgs.get(c.OrgID); !ok {
-		return Result{Err: errorf(CodeNotFound, "Organization not found")}
+	if err := s.checkOrg(c.OrgID); err != nil {
+		return Result{Err: err}
 	}
 	if c.Millis <= 0 || c.Millis > ClockAdvanceMax {
 		return Result{Err: FieldInvalid("seconds", "must be between 1 second and 366 days")}

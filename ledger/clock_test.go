@@ -111,14 +111,7 @@ func clockScenario(t *testing.T, offset, at int64) *testState {
 	s := newTestState(t)
 	must := func(cmd Command) Result {
 		t.Helper()
-		r := s.Apply(cmd)
-		if r.Err != nil {
-			t.Fatalf("%T: %v", cmd, r.Err)
-		}
-		if err := s.Check(); err != nil {
-			t.Fatalf("after %T: %v", cmd, err)
-		}
-		return r
+		return applyChecked(t, s, cmd)
 	}
 	hash := sha256.Sum256([]byte("k"))
 	must(&CreateOrganization{At: 1, ID: "org_a", Name: "A", Key: CreateAPIKey{At: 1, ID: "key_a", OrgID: "org_a", Hash: string(hash[:])}})

@@ -80,30 +80,35 @@ var errOverlong = errors.New("ledger: non-canonical varint")
 
 func (d *decoder) uvarint() uint64 {
 	v, n := binary.Uvarint(d.buf)
-	if n <= 0 {
-		d.fail(errTruncated)
+	if !d.skipVarint(n) {
 		return 0
 	}
-	if n > 1 && d.buf[n-1] == 0 {
-		d.fail(errOverlong)
-		return 0
-	}
-	d.buf = d.buf[n:]
 	return v
 }
 
 func (d *decoder) varint() int64 {
 	v, n := binary.Varint(d.buf)
+	if !d.skipVarint(n) {
+		return 0
+	}
+	return v
+}
+
+// skipVarint consumes the n bytes that binary.Uvarint or binary.Varint has
+// just read from the front of the buffer, or fails the decoder where they
+// are truncated (n <= 0) or overlong: one rule, so that both kinds of
+// varint refuse the same bytes.
+func (d *decoder) skipVarint(n int) bool {
 	if n <= 0 {
 		d.fail(errTruncated)
-		return 0
+		return false
 	}
 	if n > 1 && d.buf[n-1] == 0 {
 		d.fail(errOverlong)
-		return 0
+		return false
 	}
 	d.buf = d.buf[n:]
-	return v
+	return true
 }
 
 func (d *decoder) minor() Minor { return Minor(d.varint()) }
@@ -173,6 +178,28 @@ func (d *decoder) str() string {
 	start := sb.Len()
 	sb.Write(b)
 	return sb.String()[start:]
+}
+
+// strs writes a list of strings: its length, then each. Disputes' file ids
+// and webhook endpoints' events share it.
+func (e *encoder) strs(v []string) {
+	e.uvarint(uint64(len(v)))
+	for _, s := range v {
+		e.str(s)
+	}
+}
+
+// strs reads what encoder.strs wrote; an empty list is nil.
+func (d *decoder) strs() []string {
+	n := d.count()
+	if n == 0 {
+		return nil
+	}
+	out := make([]string, 0, n)
+	for i := 0; i < n && d.err == nil; i++ {
+		out = append(out, d.str())
+	}
+	return out
 }
 
 func (d *decoder) rawBytes() []byte {

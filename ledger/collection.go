@@ -149,11 +149,8 @@ func decodeStoredCollection(d *decoder) Collection {
 }
 
 func (s *State) createCollection(c *CreateCollection) Result {
-	if err := checkID(c.ID, "col_"); err != nil {
+	if err := s.checkNew(c.ID, "col_", c.OrgID); err != nil {
 		return Result{Err: err}
-	}
-	if _, ok := s.orgs.get(c.OrgID); !ok {
-		return Result{Err: errorf(CodeNotFound, "Organization not found")}
 	}
 	if _, ok := LookupCurrency(c.Spec.Currency); !ok {
 		return Result{Err: FieldInvalid("from.currency", "is not a supported currency")}

@@ -288,19 +288,12 @@ func newConversions(s *State) conversions {
 }
 
 func (c *CreateQuote) apply(s *State) Result {
-	if err := checkID(c.ID, "qte_"); err != nil {
+	if err := s.checkNew(c.ID, "qte_", c.OrgID); err != nil {
 		return Result{Err: err}
 	}
-	if _, ok := s.orgs.get(c.OrgID); !ok {
-		return Result{Err: errorf(CodeNotFound, "Organization not found")}
-	}
-	from, ok := LookupCurrency(c.FromCurrency)
-	if !ok {
-		return Result{Err: FieldInvalid("from.currency", "is not a supported currency")}
-	}
-	to, ok := LookupCurrency(c.ToCurrency)
-	if !ok {
-		return Result{Err: FieldInvalid("to.currency", "is not a supported currency")}
+	from, to, err := lookupCurrencyPair(c.FromCurrency, c.ToCurrency)
+	if err != nil {
+		return Result{Err: err}
 	}
 	switch {
 	case from.Code == to.Code:

@@ -93,18 +93,10 @@ func TestExecuteQuoteReference(t *testing.T) {
 		t.Fatalf("fresh reference: %+v", r)
 	}
 
-	restarted, err := loadTestState(t, s.store)
-	if err != nil {
-		t.Fatal(err)
-	}
+	restarted, cold := restartCold(t, s)
 	t.Run("after a restart", func(t *testing.T) { check(t, restarted) })
-	// Loaded without the lookup filter (as a node does until its fill
-	// ends): the state store answers alone.
-	cold, err := Load(restarted.kv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c, ok := NewReader(restarted.kv, cold.Views()).ConversionByReference("org_a", "fx-3"); !ok || c.ID != "conv_3" {
+	// Before the lookup filter fills, the state store answers alone.
+	if c, ok := cold.ConversionByReference("org_a", "fx-3"); !ok || c.ID != "conv_3" {
 		t.Fatalf("before the filter fills: %+v %v", c, ok)
 	}
 	if err := restarted.Check(); err != nil {

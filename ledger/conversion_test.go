@@ -172,14 +172,7 @@ func TestExecuteQuote(t *testing.T) {
 	}
 
 	// Everything survives a snapshot and restores byte for byte.
-	enc := encodeSnapshot(t, s)
-	rs, err := Restore(bytes.NewReader(enc))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(encodeSnapshot(t, rs), enc) {
-		t.Fatal("restored state encodes differently")
-	}
+	rs := restoreSame(t, s)
 	if rs.PendingQuotes() != s.PendingQuotes() || rs.PendingQuotes() != 2 {
 		t.Fatalf("pending quotes %d restored, %d live", rs.PendingQuotes(), s.PendingQuotes())
 	}

@@ -127,11 +127,8 @@ func (s *State) indexCryptoAddress(a *CryptoAddress) {
 }
 
 func (c *CreateCryptoAddress) apply(s *State) Result {
-	if err := checkID(c.ID, "addr_"); err != nil {
+	if err := s.checkNew(c.ID, "addr_", c.OrgID); err != nil {
 		return Result{Err: err}
-	}
-	if _, ok := s.orgs.get(c.OrgID); !ok {
-		return Result{Err: errorf(CodeNotFound, "Organization not found")}
 	}
 	if cur, ok := LookupCurrency(c.Currency); !ok || !cur.Crypto {
 		return Result{Err: FieldInvalid("currency", "is not a crypto currency")}

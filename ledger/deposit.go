@@ -236,11 +236,8 @@ func (c *ReceiveDeposit) apply(s *State) Result {
 	if err := checkID(c.ID, prefix); err != nil {
 		return Result{Err: err}
 	}
-	if err := checkID(c.CollectionID, "col_"); err != nil {
+	if err := s.checkNew(c.CollectionID, "col_", c.OrgID); err != nil {
 		return Result{Err: err}
-	}
-	if _, ok := s.orgs.get(c.OrgID); !ok {
-		return Result{Err: errorf(CodeNotFound, "Organization not found")}
 	}
 	if c.ExternalReference == "" {
 		return Result{Err: FieldInvalid("externalReference", "is required")}

@@ -1,9 +1,6 @@
 package ledger
 
-import (
-	"bytes"
-	"testing"
-)
+import "testing"
 
 // feedDeposit is a transfer to railFixture's address.
 func feedDeposit(identity string, amount Minor, confirmations uint32, dropped bool, n int) FeedDeposit {
@@ -114,14 +111,7 @@ func TestDepositFeed(t *testing.T) {
 	if err := s.Check(); err != nil {
 		t.Fatal(err)
 	}
-	enc := encodeSnapshot(t, s)
-	r, err := Restore(bytes.NewReader(enc))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(encodeSnapshot(t, r), enc) {
-		t.Fatal("restored state encodes differently")
-	}
+	restoreSame(t, s)
 }
 
 // merchantNumber is org's balance account number in currency.

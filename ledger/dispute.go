@@ -211,7 +211,7 @@ func init() {
 	})
 	registerCommand(KindRespondToDispute, func(d *decoder) Command {
 		return &RespondToDispute{At: d.varint(), ID: d.str(), OrgID: d.str(), Action: d.str(), Reason: d.str(),
-			FileIDs: decodeStrings(d), MessageID: d.str()}
+			FileIDs: d.strs(), MessageID: d.str()}
 	})
 	registerCommand(KindAddDisputeMessage, func(d *decoder) Command {
 		return &AddDisputeMessage{At: d.varint(), DisputeID: d.str(), OrgID: d.str(), MessageID: d.str(),
@@ -242,7 +242,7 @@ func (c *RespondToDispute) encode(e *encoder) {
 	e.str(c.OrgID)
 	e.str(c.Action)
 	e.str(c.Reason)
-	encodeStrings(e, c.FileIDs)
+	e.strs(c.FileIDs)
 	e.str(c.MessageID)
 }
 
@@ -262,25 +262,6 @@ func (c *ResolveDispute) encode(e *encoder) {
 	e.str(c.OrgID)
 	e.bool(c.Won)
 	e.str(c.Message)
-}
-
-func encodeStrings(e *encoder, ss []string) {
-	e.uvarint(uint64(len(ss)))
-	for _, s := range ss {
-		e.str(s)
-	}
-}
-
-func decodeStrings(d *decoder) []string {
-	n := d.count()
-	if n == 0 {
-		return nil
-	}
-	out := make([]string, 0, n)
-	for i := 0; i < n && d.err == nil; i++ {
-		out = append(out, d.str())
-	}
-	return out
 }
 
 func encodeAttachments(e *encoder, as []Attachment) {
@@ -315,7 +296,7 @@ func encodeDispute(e *encoder, v *Dispute) {
 	e.str(v.StatusMessage)
 	e.str(v.Evidence.Action)
 	e.str(v.Evidence.Reason)
-	encodeStrings(e, v.Evidence.FileIDs)
+	e.strs(v.Evidence.FileIDs)
 	e.uvarint(uint64(len(v.Messages)))
 	for _, m := range v.Messages {
 		e.str(m.ID)
@@ -332,7 +313,7 @@ func encodeDispute(e *encoder, v *Dispute) {
 func decodeDispute(d *decoder) Dispute {
 	v := Dispute{ID: d.str(), OrgID: d.str(), CollectionID: d.str(), AccountNumber: d.str(), Amount: d.minor(),
 		Currency: d.str(), Category: d.str(), Status: DisputeStatus(d.u8()), StatusMessage: d.str()}
-	v.Evidence = DisputeEvidence{Action: d.str(), Reason: d.str(), FileIDs: decodeStrings(d)}
+	v.Evidence = DisputeEvidence{Action: d.str(), Reason: d.str(), FileIDs: d.strs()}
 	if n := d.count(); n > 0 {
 		v.Messages = make([]DisputeMessage, 0, n)
 		for i := 0; i < n && d.err == nil; i++ {

@@ -177,11 +177,8 @@ var fileSigningKeyKind = &kind[fileSigningKey]{
 }
 
 func (c *CreateFile) apply(s *State) Result {
-	if err := checkID(c.ID, "file_"); err != nil {
+	if err := s.checkNew(c.ID, "file_", c.OrgID); err != nil {
 		return Result{Err: err}
-	}
-	if _, ok := s.orgs.get(c.OrgID); !ok {
-		return Result{Err: errorf(CodeNotFound, "Organization not found")}
 	}
 	p, ok := LookupFilePurpose(c.Purpose)
 	if !ok {

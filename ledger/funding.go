@@ -37,8 +37,8 @@ var fundingKind = &kind[Funding]{
 func fundingKey(orgID, ref string) string { return orgID + "\x00" + ref }
 
 func (s *State) fundBalance(c *FundBalance) Result {
-	if _, ok := s.orgs.get(c.OrgID); !ok {
-		return Result{Err: errorf(CodeNotFound, "Organization not found")}
+	if err := s.checkOrg(c.OrgID); err != nil {
+		return Result{Err: err}
 	}
 	cur, ok := LookupCurrency(c.Currency)
 	if !ok {

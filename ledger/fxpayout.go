@@ -158,19 +158,12 @@ func init() {
 }
 
 func (c *CreateFXPayout) apply(s *State) Result {
-	if err := checkID(c.ID, "pay_"); err != nil {
+	if err := s.checkNew(c.ID, "pay_", c.OrgID); err != nil {
 		return Result{Err: err}
 	}
-	if _, ok := s.orgs.get(c.OrgID); !ok {
-		return Result{Err: errorf(CodeNotFound, "Organization not found")}
-	}
-	from, ok := LookupCurrency(c.FromCurrency)
-	if !ok {
-		return Result{Err: FieldInvalid("from.currency", "is not a supported currency")}
-	}
-	to, ok := LookupCurrency(c.Spec.Currency)
-	if !ok {
-		return Result{Err: FieldInvalid("to.currency", "is not a supported currency")}
+	from, to, err := lookupCurrencyPair(c.FromCurrency, c.Spec.Currency)
+	if err != nil {
+		return Result{Err: err}
 	}
 	switch {
 	case from.Code == to.Code:
@@ -193,30 +186,14 @@ func (c *CreateFXPayout) apply(s *State) Result {
 	if err := checkRoutingNumber(&c.Spec); err != nil {
 		return Result{Err: err}
 	}
-	account, hasAccount := s.merchantAccount(c.OrgID, from.Code, c.At, false)
-	if hasAccount && c.Reservation > account.Reservation {
-		account.Reservation = c.Reservation
-		s.accounts.put(account)
+	n := newPayout{
+		At: c.At, ID: c.ID, OrgID: c.OrgID, ExternalReference: c.ExternalReference, Spec: &c.Spec,
+		MethodType: c.MethodType, Fee: c.Fee, Reservation: c.Reservation,
+		Currency: from.Code, FXFrom: from.Code, Principal: c.FromAmount,
 	}
-	if p, ok := s.payouts.byReference(c.OrgID, c.ExternalReference); ok {
-		if p.RequestedSpec() == c.Spec && p.FromCurrency() == from.Code {
-			return Result{Replayed: true, Payout: &p}
-		}
-		return Result{Err: Duplicate("Payout", p.ID)}
-	}
-	if s.payouts.taken(c.ID) {
-		return Result{Err: errorf(CodeConflict, "payout %s already exists", c.ID)}
-	}
-	if err := s.checkPayoutRecipient(c.OrgID, &c.Spec); err != nil {
-		return Result{Err: err}
-	}
-	required := c.FromAmount + c.Fee
-	var available Minor
-	if hasAccount {
-		available = account.Available()
-	}
-	if available < required {
-		return Result{Err: InsufficientFunds(available, required, from.Code)}
+	account, r, done := s.debitForPayout(&n)
+	if done {
+		return r
 	}
 	postings := []posting{
 		{account.Number, EntryFXPayoutDebit, -c.FromAmount},
@@ -224,31 +201,16 @@ func (c *CreateFXPayout) apply(s *State) Result {
 		{s.systemAccount(PurposeFXClearing, to.Code, c.At), EntryFXPayoutClearing, -c.ToAmount},
 		{s.systemAccount(PurposePayoutsClearing, to.Code, c.At), EntryPayoutCredit, c.ToAmount},
 	}
-	if c.Fee > 0 {
-		postings = append(postings,
-			posting{account.Number, EntryFeeDebit, -c.Fee},
-			posting{s.systemAccount(PurposeFeeRevenue, from.Code, c.At), EntryFeeRevenue, c.Fee})
+	if c.Fee > 0 { // fee revenue in from's currency is opened only by a fee
+		postings = appendFeePostings(postings, account.Number, s.systemAccount(PurposeFeeRevenue, from.Code, c.At), c.Fee)
 	}
 	if _, err := s.book(c.At, c.ID, c.ExternalReference, postings); err != nil {
 		return Result{Err: err}
 	}
 	spec := c.Spec
 	spec.Amount = c.ToAmount
-	p := Payout{
-		ID:                c.ID,
-		OrgID:             c.OrgID,
-		AccountNumber:     account.Number,
-		Spec:              spec,
-		MethodType:        c.MethodType,
-		Fee:               c.Fee,
-		ExternalReference: c.ExternalReference,
-		Status:            PayoutPending,
-		CreatedAt:         s.OrgNow(c.OrgID, c.At),
-		UpdatedAt:         s.OrgNow(c.OrgID, c.At),
-		FX:                &PayoutFX{PayoutID: c.ID, OrgID: c.OrgID, FromCurrency: from.Code, FromAmount: c.FromAmount, Rate: c.Rate},
-	}
-	s.insertPayout(p)
-	return Result{Payout: &p}
+	return s.insertNewPayout(&n, account.Number, spec,
+		&PayoutFX{PayoutID: c.ID, OrgID: c.OrgID, FromCurrency: from.Code, FromAmount: c.FromAmount, Rate: c.Rate})
 }
 
 // fxRefundPostings reverses a failed cross-currency payout: the payout's

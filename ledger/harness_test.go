@@ -104,6 +104,52 @@ func (s *testState) Apply(cmd Command) Result {
 	return r
 }
 
+// applyChecked applies cmd, failing t if it is refused or if the state
+// then breaks an invariant (Check).
+func applyChecked(t *testing.T, s *testState, cmd Command) Result {
+	t.Helper()
+	r := s.Apply(cmd)
+	if r.Err != nil {
+		t.Fatalf("%T: %v", cmd, r.Err)
+	}
+	if err := s.Check(); err != nil {
+		t.Fatalf("after %T: %v", cmd, err)
+	}
+	return r
+}
+
+// decodeCanonical decodes fuzzed bytes as a batch of commands and fails t
+// unless what decoded encodes back to exactly b: a batch has one encoding.
+// It reports false for bytes that are no batch.
+func decodeCanonical(t *testing.T, b []byte) ([]Command, bool) {
+	t.Helper()
+	cmds, err := DecodeBatch(b)
+	if err != nil {
+		return nil, false
+	}
+	if !bytes.Equal(EncodeBatch(nil, cmds), b) {
+		t.Fatal("decoded batch re-encodes differently")
+	}
+	return cmds, true
+}
+
+// restartCold loads s's state store as a restarted node does, and again
+// without the lookup filter (as a node is until its fill ends), so that
+// the state store answers alone: it returns the restarted state and a
+// reader over the cold one.
+func restartCold(t *testing.T, s *testState) (*testState, *Reader) {
+	t.Helper()
+	restarted, err := loadTestState(t, s.store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cold, err := Load(restarted.kv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return restarted, NewReader(restarted.kv, cold.Views())
+}
+
 // applyBatch applies commands as one log entry and commits it.
 func (s *testState) applyBatch(cmds ...Command) []Result {
 	pr, err := s.store.NewPointReader()
@@ -205,6 +251,22 @@ func Restore(r io.Reader) (*testState, error) {
 		return nil, err
 	}
 	return loadTestState(panicker{}, store)
+}
+
+// restoreSame restores s from its snapshot, as a follower would, and fails
+// the test unless the restored state encodes byte for byte as s does: the
+// round trip every feature's test makes of its records and indexes.
+func restoreSame(tb testing.TB, s *testState) *testState {
+	tb.Helper()
+	enc := encodeSnapshot(tb, s)
+	r, err := Restore(bytes.NewReader(enc))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if !bytes.Equal(encodeSnapshot(tb, r), enc) {
+		tb.Fatal("restored state encodes differently")
+	}
+	return r
 }
 
 // rechecksum sets a dump's trailing CRC-32C to that of the bytes before it.

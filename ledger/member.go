@@ -475,8 +475,8 @@ func checkTokenHash(h string) *Error {
 
 func (c *CreateInvitation) apply(s *State) Result {
 	t := s.team
-	if _, ok := s.orgs.get(c.OrgID); !ok {
-		return Result{Err: errorf(CodeNotFound, "Organization not found")}
+	if err := s.checkOrg(c.OrgID); err != nil {
+		return Result{Err: err}
 	}
 	if err := t.checkNewLink(c.ID, c.TokenHash); err != nil {
 		return Result{Err: err}

@@ -68,6 +68,20 @@ func LookupCurrency(code string) (Currency, bool) {
 	return c, ok
 }
 
+// lookupCurrencyPair looks up both sides of a conversion (a quote, a
+// cross-currency payout or order), reporting the first unsupported one
+// against its request field, from.currency before to.currency.
+func lookupCurrencyPair(fromCode, toCode string) (from, to Currency, err *Error) {
+	from, ok := LookupCurrency(fromCode)
+	if !ok {
+		return from, to, FieldInvalid("from.currency", "is not a supported currency")
+	}
+	if to, ok = LookupCurrency(toCode); !ok {
+		return from, to, FieldInvalid("to.currency", "is not a supported currency")
+	}
+	return from, to, nil
+}
+
 // amountContext converts request amounts to minor units. It traps Inexact, so
 // a value with more significant decimals than the currency allows is an error
 // instead of being rounded; trailing zeros ("10.500" for GHS) are exact and

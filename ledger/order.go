@@ -469,17 +469,11 @@ var orderEventType = map[OrderStatus]string{
 }
 
 func (c *CreateOrder) apply(s *State) Result {
-	if err := checkID(c.ID, "ord_"); err != nil {
+	if err := s.checkNew(c.ID, "ord_", c.OrgID); err != nil {
 		return Result{Err: err}
 	}
-	if _, ok := s.orgs.get(c.OrgID); !ok {
-		return Result{Err: errorf(CodeNotFound, "Organization not found")}
-	}
-	if _, ok := LookupCurrency(c.Spec.FromCurrency); !ok {
-		return Result{Err: FieldInvalid("from.currency", "is not a supported currency")}
-	}
-	if _, ok := LookupCurrency(c.Spec.ToCurrency); !ok {
-		return Result{Err: FieldInvalid("to.currency", "is not a supported currency")}
+	if _, _, err := lookupCurrencyPair(c.Spec.FromCurrency, c.Spec.ToCurrency); err != nil {
+		return Result{Err: err}
 	}
 	if c.FromAmount <= 0 || c.ToAmount <= 0 || c.ToAmount > AmountMax || c.Fee < 0 ||
 		c.FromAmount > AmountMax-c.Fee {

@@ -115,18 +115,10 @@ func TestDepositOrderReference(t *testing.T) {
 	}
 	t.Run("from the state store", func(t *testing.T) { check(t, f.s) })
 
-	restarted, err := loadTestState(t, f.s.store)
-	if err != nil {
-		t.Fatal(err)
-	}
+	restarted, cold := restartCold(t, f.s)
 	t.Run("after a restart", func(t *testing.T) { check(t, restarted) })
-	// Loaded without the lookup filter (as a node is until its fill
-	// ends): the state store answers alone.
-	cold, err := Load(restarted.kv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d, ok := NewReader(restarted.kv, cold.Views()).OrderDepositByReference("org_a", "dep-3"); !ok || d.ID != "col_3" {
+	// Before the lookup filter fills, the state store answers alone.
+	if d, ok := cold.OrderDepositByReference("org_a", "dep-3"); !ok || d.ID != "col_3" {
 		t.Fatalf("before the filter fills: %+v %v", d, ok)
 	}
 	checkRoundTrip(t, restarted)

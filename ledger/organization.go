@@ -203,8 +203,8 @@ func (s *State) createOrganization(c *CreateOrganization) Result {
 }
 
 func (s *State) createAPIKey(c *CreateAPIKey) Result {
-	if _, ok := s.orgs.get(c.OrgID); !ok {
-		return Result{Err: errorf(CodeNotFound, "Organization not found")}
+	if err := s.checkOrg(c.OrgID); err != nil {
+		return Result{Err: err}
 	}
 	if err := s.checkNewKey(c); err != nil {
 		return Result{Err: err}
@@ -299,6 +299,25 @@ func (r *Reader) APIKeys(orgID string) []APIKey {
 	p := readPage(r, apiKeyKind, apiKeyKind.listPrefix(orgID), CursorStart, KeysStoredPerOrganizationMax, nil)
 	slices.Reverse(p.Items)
 	return p.Items
+}
+
+// checkOrg is the check every command acting in an organization makes
+// first: the organization exists. Its error is the API's 404.
+func (s *State) checkOrg(orgID string) *Error {
+	if _, ok := s.orgs.get(orgID); !ok {
+		return errorf(CodeNotFound, "Organization not found")
+	}
+	return nil
+}
+
+// checkNew is the preamble of every command that creates a record in an
+// organization, in the order the API reports it: the new id's shape
+// (checkID), then the organization (checkOrg).
+func (s *State) checkNew(id, prefix, orgID string) *Error {
+	if err := checkID(id, prefix); err != nil {
+		return err
+	}
+	return s.checkOrg(orgID)
 }
 
 // checkID validates an identifier chosen by the leader: the expected prefix,

@@ -598,11 +598,8 @@ func checkAppearance(a *CheckoutAppearance) *Error {
 }
 
 func (c *CreatePaymentLink) apply(s *State) Result {
-	if err := checkID(c.ID, "pl_"); err != nil {
+	if err := s.checkNew(c.ID, "pl_", c.OrgID); err != nil {
 		return Result{Err: err}
-	}
-	if _, ok := s.orgs.get(c.OrgID); !ok {
-		return Result{Err: errorf(CodeNotFound, "Organization not found")}
 	}
 	now := s.OrgNow(c.OrgID, c.At)
 	spec := c.Spec
@@ -711,11 +708,8 @@ func (c *UpdatePaymentLink) apply(s *State) Result {
 }
 
 func (c *CreatePaymentPage) apply(s *State) Result {
-	if err := checkID(c.ID, "pp_"); err != nil {
+	if err := s.checkNew(c.ID, "pp_", c.OrgID); err != nil {
 		return Result{Err: err}
-	}
-	if _, ok := s.orgs.get(c.OrgID); !ok {
-		return Result{Err: errorf(CodeNotFound, "Organization not found")}
 	}
 	if _, ok := LookupCurrency(c.Currency); !ok {
 		return Result{Err: FieldInvalid("currency", "is not a supported currency")}

@@ -24,18 +24,6 @@ func plLinkSpec(amount Minor) PaymentLinkSpec {
 	}}
 }
 
-func plApply(t *testing.T, s *testState, cmd Command) Result {
-	t.Helper()
-	r := s.Apply(cmd)
-	if r.Err != nil {
-		t.Fatalf("%T: %v", cmd, r.Err)
-	}
-	if err := s.Check(); err != nil {
-		t.Fatalf("after %T: %v", cmd, err)
-	}
-	return r
-}
-
 func plBankSession(id, link string, dest Minor) *CreateCheckoutSession {
 	return &CreateCheckoutSession{At: 10, ID: id, OrgID: "org_a", LinkID: link, Method: CheckoutBankTransfer,
 		OriginCurrency: "GHS", OriginAmount: dest, DestAmount: dest, DepositAccount: "9900000001", DepositBank: "Sandbox Bank"}
@@ -69,14 +57,14 @@ func plBalance(s *testState, cur string) Minor {
 // Bad commands are refused with their code and change nothing.
 func TestPaymentLinkRejectsBadInput(t *testing.T) {
 	s := newLinkTestState(t)
-	plApply(t, s, &CreatePaymentLink{At: 2, ID: "pl_1", OrgID: "org_a", CustomerReference: "inv-1", Spec: plLinkSpec(25_000)})
-	plApply(t, s, plBankSession("cs_1", "pl_1", 25_000))
-	plApply(t, s, mmSessionLinkSetup(s))
+	applyChecked(t, s, &CreatePaymentLink{At: 2, ID: "pl_1", OrgID: "org_a", CustomerReference: "inv-1", Spec: plLinkSpec(25_000)})
+	applyChecked(t, s, plBankSession("cs_1", "pl_1", 25_000))
+	applyChecked(t, s, mmSessionLinkSetup(s))
 	noMethods := plLinkSpec(100)
 	noMethods.Appearance.Methods = 0
 	bankOnly := plLinkSpec(100)
 	bankOnly.Appearance.Methods = MethodSet(0).With(CheckoutBankTransfer)
-	plApply(t, s, &CreatePaymentLink{At: 2, ID: "pl_bank", OrgID: "org_a", Spec: bankOnly})
+	applyChecked(t, s, &CreatePaymentLink{At: 2, ID: "pl_bank", OrgID: "org_a", Spec: bankOnly})
 	changed := plLinkSpec(25_001)
 	for _, tc := range []struct {
 		name string
@@ -127,10 +115,10 @@ func mmSessionLinkSetup(s *testState) Command {
 // recorded, and the balance credited with exactly what arrived.
 func TestBankTransferCheckout(t *testing.T) {
 	s := newLinkTestState(t)
-	plApply(t, s, &CreatePaymentLink{At: 2, ID: "pl_1", OrgID: "org_a", Spec: plLinkSpec(25_000)})
-	plApply(t, s, plBankSession("cs_1", "pl_1", 25_000))
+	applyChecked(t, s, &CreatePaymentLink{At: 2, ID: "pl_1", OrgID: "org_a", Spec: plLinkSpec(25_000)})
+	applyChecked(t, s, plBankSession("cs_1", "pl_1", 25_000))
 	ev := s.EventCount()
-	r := plApply(t, s, plDeposit("d1", "cs_1", 10_000, "1"))
+	r := applyChecked(t, s, plDeposit("d1", "cs_1", 10_000, "1"))
 	if got := plEventTypes(s, ev); !reflect.DeepEqual(got, []string{EventCollectionCompleted, EventAccountCredited}) {
 		t.Fatalf("events %v", got)
 	}
@@ -151,7 +139,7 @@ func TestBankTransferCheckout(t *testing.T) {
 		t.Fatalf("changed replay: %+v", r)
 	}
 	ev = s.EventCount()
-	plApply(t, s, plDeposit("d2", "cs_1", 20_000, "2"))
+	applyChecked(t, s, plDeposit("d2", "cs_1", 20_000, "2"))
 	want := []string{EventCollectionCompleted, EventAccountCredited, EventCheckoutSessionCompleted, EventPaymentLinkPaid}
 	if got := plEventTypes(s, ev); !reflect.DeepEqual(got, want) {
 		t.Fatalf("events %v, want %v", got, want)
@@ -177,8 +165,8 @@ func TestBankTransferCheckout(t *testing.T) {
 // settlement settles the session and the link in the same Apply.
 func TestMobileMoneyCheckout(t *testing.T) {
 	s := newLinkTestState(t)
-	plApply(t, s, &CreatePaymentLink{At: 2, ID: "pl_1", OrgID: "org_a", Spec: plLinkSpec(25_000)})
-	r := plApply(t, s, plMobileSession("cs_1", "pl_1", "col_1", 25_000))
+	applyChecked(t, s, &CreatePaymentLink{At: 2, ID: "pl_1", OrgID: "org_a", Spec: plLinkSpec(25_000)})
+	r := applyChecked(t, s, plMobileSession("cs_1", "pl_1", "col_1", 25_000))
 	if r.Collection == nil || r.Collection.Status != CollectionPending || r.Collection.Spec.Amount != 25_000 || r.CheckoutSession.Status != SessionProcessing {
 		t.Fatalf("result %+v", r)
 	}
@@ -187,14 +175,14 @@ func TestMobileMoneyCheckout(t *testing.T) {
 		t.Fatalf("switch during a charge: %v", r.Err)
 	}
 	// It fails: the session fails, the link stays active.
-	plApply(t, s, &SettleCollection{At: 30, ID: "col_1", Completed: false, Message: "declined"})
+	applyChecked(t, s, &SettleCollection{At: 30, ID: "col_1", Completed: false, Message: "declined"})
 	sess, _ := s.CheckoutSession("org_a", "cs_1")
 	if sess.Status != SessionFailed || sess.StatusMessage != "declined" {
 		t.Fatalf("session %+v", sess)
 	}
-	plApply(t, s, plMobileSession("cs_3", "pl_1", "col_3", 25_000))
+	applyChecked(t, s, plMobileSession("cs_3", "pl_1", "col_3", 25_000))
 	ev := s.EventCount()
-	plApply(t, s, &SettleCollection{At: 40, ID: "col_3", Completed: true})
+	applyChecked(t, s, &SettleCollection{At: 40, ID: "col_3", Completed: true})
 	want := []string{EventCollectionCompleted, EventCheckoutSessionCompleted, EventPaymentLinkPaid, EventAccountCredited}
 	if got := plEventTypes(s, ev); !reflect.DeepEqual(got, want) {
 		t.Fatalf("events %v, want %v", got, want)
@@ -213,14 +201,14 @@ func TestMobileMoneyCheckout(t *testing.T) {
 // coin credit exactly the link amount in the link currency.
 func TestCryptoCheckoutConverts(t *testing.T) {
 	s := newLinkTestState(t)
-	plApply(t, s, &CreatePaymentLink{At: 2, ID: "pl_1", OrgID: "org_a", Spec: plLinkSpec(25_000)})
+	applyChecked(t, s, &CreatePaymentLink{At: 2, ID: "pl_1", OrgID: "org_a", Spec: plLinkSpec(25_000)})
 	// 250.00 GHS at 15.444 GHS per USDT: 16.187516 USDT (rounded up).
 	cmd := &CreateCheckoutSession{At: 10, ID: "cs_1", OrgID: "org_a", LinkID: "pl_1", Method: CheckoutCrypto,
 		MethodCode: "usdt_tron", Chain: "tron", OriginCurrency: "USDT", OriginAmount: 16_187_516, DestAmount: 25_000,
 		Rate: "15.444", DepositAccount: "Tsandbox"}
-	plApply(t, s, cmd)
-	plApply(t, s, plDeposit("d1", "cs_1", 6_000_000, "1"))
-	plApply(t, s, plDeposit("d2", "cs_1", 0, "2")) // the rest
+	applyChecked(t, s, cmd)
+	applyChecked(t, s, plDeposit("d1", "cs_1", 6_000_000, "1"))
+	applyChecked(t, s, plDeposit("d2", "cs_1", 0, "2")) // the rest
 	l, _ := s.PaymentLink("org_a", "pl_1")
 	sess, _ := s.CheckoutSession("org_a", "cs_1")
 	if l.Status != PaymentLinkPaid || l.TotalReceived != 25_000 || plBalance(s, "GHS") != 25_000 || sess.OriginReceived != 16_187_516 {
@@ -232,7 +220,7 @@ func TestCryptoCheckoutConverts(t *testing.T) {
 	// An asset the link does not accept is refused.
 	only := plLinkSpec(100)
 	only.Appearance.CryptoAssets, only.Appearance.CryptoAssetsSet = "USDC", true
-	plApply(t, s, &CreatePaymentLink{At: 2, ID: "pl_2", OrgID: "org_a", Spec: only})
+	applyChecked(t, s, &CreatePaymentLink{At: 2, ID: "pl_2", OrgID: "org_a", Spec: only})
 	bad := *cmd
 	bad.ID, bad.LinkID, bad.DestAmount = "cs_2", "pl_2", 100
 	if r := s.Apply(&bad); !errors.Is(r.Err, ErrValidation) {
@@ -246,16 +234,16 @@ func TestCheckoutExpiry(t *testing.T) {
 	s := newLinkTestState(t)
 	spec := plLinkSpec(25_000)
 	spec.Appearance.ExpiresAt = 2 + 3_600_000 // an hour after creation
-	plApply(t, s, &CreatePaymentLink{At: 2, ID: "pl_1", OrgID: "org_a", Spec: plLinkSpec(25_000)})
-	plApply(t, s, &CreatePaymentLink{At: 2, ID: "pl_2", OrgID: "org_a", Spec: spec})
-	plApply(t, s, plMobileSession("cs_1", "pl_1", "col_1", 25_000))
-	plApply(t, s, plBankSession("cs_2", "pl_2", 25_000))
+	applyChecked(t, s, &CreatePaymentLink{At: 2, ID: "pl_1", OrgID: "org_a", Spec: plLinkSpec(25_000)})
+	applyChecked(t, s, &CreatePaymentLink{At: 2, ID: "pl_2", OrgID: "org_a", Spec: spec})
+	applyChecked(t, s, plMobileSession("cs_1", "pl_1", "col_1", 25_000))
+	applyChecked(t, s, plBankSession("cs_2", "pl_2", 25_000))
 	if s.ExpiryDue(10 + CheckoutLifetimeMobileMoney - 1) {
 		t.Fatal("due before the deadline")
 	}
 	// Five minutes pass on the organization's clock.
 	ev := s.EventCount()
-	plApply(t, s, &AdvanceClock{At: 11, OrgID: "org_a", Millis: CheckoutLifetimeMobileMoney})
+	applyChecked(t, s, &AdvanceClock{At: 11, OrgID: "org_a", Millis: CheckoutLifetimeMobileMoney})
 	if got := plEventTypes(s, ev); !reflect.DeepEqual(got, []string{EventCheckoutSessionExpired}) {
 		t.Fatalf("events %v", got)
 	}
@@ -267,14 +255,14 @@ func TestCheckoutExpiry(t *testing.T) {
 	}
 	// The approval arrives late: the money is credited and counted on the
 	// link, which is paid by it.
-	plApply(t, s, &SettleCollection{At: 12, ID: "col_1", Completed: true})
+	applyChecked(t, s, &SettleCollection{At: 12, ID: "col_1", Completed: true})
 	if l, _ := s.PaymentLink("org_a", "pl_1"); l.Status != PaymentLinkPaid {
 		t.Fatalf("late approval: %+v", l)
 	}
 	// An hour passes: the session on pl_2 expires (its 30 minutes came
 	// first), then the link. Deadlines expire in the order they fall.
 	ev = s.EventCount()
-	plApply(t, s, &AdvanceClock{At: 13, OrgID: "org_a", Millis: 3_600_000})
+	applyChecked(t, s, &AdvanceClock{At: 13, OrgID: "org_a", Millis: 3_600_000})
 	if got := plEventTypes(s, ev); !reflect.DeepEqual(got, []string{EventCheckoutSessionExpired, EventPaymentLinkExpired}) {
 		t.Fatalf("events %v", got)
 	}
@@ -290,13 +278,13 @@ func TestCheckoutExpiry(t *testing.T) {
 // link fails the rest.
 func TestCheckoutSwitchAndClose(t *testing.T) {
 	s := newLinkTestState(t)
-	plApply(t, s, &CreatePaymentLink{At: 2, ID: "pl_1", OrgID: "org_a", Spec: plLinkSpec(25_000)})
-	plApply(t, s, plBankSession("cs_1", "pl_1", 25_000))
-	plApply(t, s, plBankSession("cs_2", "pl_1", 25_000))
+	applyChecked(t, s, &CreatePaymentLink{At: 2, ID: "pl_1", OrgID: "org_a", Spec: plLinkSpec(25_000)})
+	applyChecked(t, s, plBankSession("cs_1", "pl_1", 25_000))
+	applyChecked(t, s, plBankSession("cs_2", "pl_1", 25_000))
 	if c, _ := s.CheckoutSession("org_a", "cs_1"); c.Status != SessionFailed {
 		t.Fatalf("switched session %+v", c)
 	}
-	r := plApply(t, s, &UpdatePaymentLink{At: 3, OrgID: "org_a", ID: "pl_1", Close: true})
+	r := applyChecked(t, s, &UpdatePaymentLink{At: 3, OrgID: "org_a", ID: "pl_1", Close: true})
 	if r.PaymentLink.Status != PaymentLinkClosed {
 		t.Fatalf("closed %+v", r.PaymentLink)
 	}
@@ -313,8 +301,8 @@ func TestCheckoutSwitchAndClose(t *testing.T) {
 func TestPaymentPageChildren(t *testing.T) {
 	s := newLinkTestState(t)
 	app := plLinkSpec(0).Appearance
-	plApply(t, s, &CreatePaymentPage{At: 2, ID: "pp_1", OrgID: "org_a", Currency: "GHS", Appearance: app})
-	r := plApply(t, s, &CreatePaymentLink{At: 3, ID: "pl_1", OrgID: "org_a", ParentID: "pp_1",
+	applyChecked(t, s, &CreatePaymentPage{At: 2, ID: "pp_1", OrgID: "org_a", Currency: "GHS", Appearance: app})
+	r := applyChecked(t, s, &CreatePaymentLink{At: 3, ID: "pl_1", OrgID: "org_a", ParentID: "pp_1",
 		Spec: PaymentLinkSpec{Email: "kofi@example.com", Amount: 5_000}})
 	l := r.PaymentLink
 	if l.Spec.Currency != "GHS" || l.Current.Title != app.Title || l.ParentID != "pp_1" {
@@ -324,8 +312,8 @@ func TestPaymentPageChildren(t *testing.T) {
 		Spec: PaymentLinkSpec{Email: "kofi@example.com"}}); !errors.Is(r.Err, ErrValidation) {
 		t.Fatalf("open-amount page without an amount: %v", r.Err)
 	}
-	plApply(t, s, plBankSession("cs_1", "pl_1", 5_000))
-	plApply(t, s, plDeposit("d1", "cs_1", 0, "1"))
+	applyChecked(t, s, plBankSession("cs_1", "pl_1", 5_000))
+	applyChecked(t, s, plDeposit("d1", "cs_1", 0, "1"))
 	p, _ := s.PaymentPage("org_a", "pp_1")
 	if p.PaymentCount != 1 || p.TotalCollected != 5_000 {
 		t.Fatalf("page %+v", p)
@@ -333,7 +321,7 @@ func TestPaymentPageChildren(t *testing.T) {
 	if got := s.PaymentLinks("org_a", PaymentLinkFilter{ParentID: "pp_1"}, CursorStart, 10); len(got.Items) != 1 {
 		t.Fatalf("children %+v", got)
 	}
-	plApply(t, s, &UpdatePaymentPage{At: 4, OrgID: "org_a", ID: "pp_1", Close: true})
+	applyChecked(t, s, &UpdatePaymentPage{At: 4, OrgID: "org_a", ID: "pp_1", Close: true})
 	if r := s.Apply(&CreatePaymentLink{At: 5, ID: "pl_3", OrgID: "org_a", ParentID: "pp_1",
 		Spec: PaymentLinkSpec{Email: "kofi@example.com", Amount: 1}}); !errors.Is(r.Err, &Error{Code: CodeBadRequest}) {
 		t.Fatalf("child of a closed page: %v", r.Err)
@@ -359,7 +347,7 @@ func TestPaymentLinkSnapshotAndCodec(t *testing.T) {
 	}
 	var log [][]byte
 	for _, c := range cmds {
-		plApply(t, s, c)
+		applyChecked(t, s, c)
 		log = append(log, EncodeBatch(nil, []Command{c}))
 	}
 	replay := newTestState(t)

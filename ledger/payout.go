@@ -190,11 +190,8 @@ func decodeStoredPayout(d *decoder) Payout {
 }
 
 func (s *State) createPayout(c *CreatePayout) Result {
-	if err := checkID(c.ID, "pay_"); err != nil {
+	if err := s.checkNew(c.ID, "pay_", c.OrgID); err != nil {
 		return Result{Err: err}
-	}
-	if _, ok := s.orgs.get(c.OrgID); !ok {
-		return Result{Err: errorf(CodeNotFound, "Organization not found")}
 	}
 	cur, ok := LookupCurrency(c.Spec.Currency)
 	if !ok {
@@ -209,57 +206,112 @@ func (s *State) createPayout(c *CreatePayout) Result {
 	if c.ExternalReference == "" {
 		return Result{Err: FieldInvalid("externalReference", "is required")}
 	}
-	account, hasAccount := s.merchantAccount(c.OrgID, cur.Code, c.At, false)
-	if hasAccount && c.Reservation > account.Reservation {
-		account.Reservation = c.Reservation
-		s.accounts.put(account)
+	n := newPayout{
+		At: c.At, ID: c.ID, OrgID: c.OrgID, ExternalReference: c.ExternalReference, Spec: &c.Spec,
+		MethodType: c.MethodType, Fee: c.Fee, Reservation: c.Reservation,
+		Currency: cur.Code, Principal: c.Spec.Amount,
 	}
-	if p, ok := s.payouts.byReference(c.OrgID, c.ExternalReference); ok {
-		if p.FX == nil && p.Spec == c.Spec {
-			replayed := p
-			return Result{Replayed: true, Payout: &replayed}
-		}
-		return Result{Err: Duplicate("Payout", p.ID)}
-	}
-	if s.payouts.taken(c.ID) {
-		return Result{Err: errorf(CodeConflict, "payout %s already exists", c.ID)}
-	}
-	if err := s.checkPayoutRecipient(c.OrgID, &c.Spec); err != nil {
-		return Result{Err: err}
-	}
-	required := c.Spec.Amount + c.Fee
-	var available Minor
-	if hasAccount {
-		available = account.Available()
-	}
-	if available < required {
-		return Result{Err: InsufficientFunds(available, required, cur.Code)}
+	account, r, done := s.debitForPayout(&n)
+	if done {
+		return r
 	}
 	clearing := s.systemAccount(PurposePayoutsClearing, cur.Code, c.At)
 	fees := s.systemAccount(PurposeFeeRevenue, cur.Code, c.At)
 	var room [4]posting
-	postings := append(room[:0],
+	postings := appendFeePostings(append(room[:0],
 		posting{account.Number, EntryPayoutDebit, -c.Spec.Amount},
-		posting{clearing, EntryPayoutCredit, c.Spec.Amount})
-	if c.Fee > 0 {
-		postings = append(postings,
-			posting{account.Number, EntryFeeDebit, -c.Fee},
-			posting{fees, EntryFeeRevenue, c.Fee})
-	}
+		posting{clearing, EntryPayoutCredit, c.Spec.Amount}), account.Number, fees, c.Fee)
 	if _, err := s.book(c.At, c.ID, c.ExternalReference, postings); err != nil {
 		return Result{Err: err}
 	}
+	return s.insertNewPayout(&n, account.Number, c.Spec, nil)
+}
+
+// newPayout is what a plain (CreatePayout) and a cross-currency
+// (CreateFXPayout) payout share once their own fields are checked, for
+// debitForPayout and insertNewPayout: Spec is the request's; Currency is the
+// debited balance's, Principal what it gives up before the fee. FXFrom is
+// the cross-currency payout's from currency, "" for a plain one; it decides
+// which earlier payout under the same reference is a replay.
+type newPayout struct {
+	At                int64
+	ID                string
+	OrgID             string
+	ExternalReference string
+	Spec              *PayoutSpec
+	MethodType        MethodType
+	Fee               Minor
+	Reservation       uint64
+	Currency          string
+	FXFrom            string
+	Principal         Minor
+}
+
+// debitForPayout runs the checks both kinds of payout make once their own
+// fields are valid, in the order the API reports them: the account actor's
+// reservation is recorded on the debited balance, a reference seen before
+// replays the same request or is a duplicate, the id is free, the recipient
+// exists, and the balance covers the principal and fee. It returns the debited account,
+// or the command's answer with done set.
+func (s *State) debitForPayout(d *newPayout) (account Account, r Result, done bool) {
+	account, hasAccount := s.merchantAccount(d.OrgID, d.Currency, d.At, false)
+	if hasAccount && d.Reservation > account.Reservation {
+		account.Reservation = d.Reservation
+		s.accounts.put(account)
+	}
+	if p, ok := s.payouts.byReference(d.OrgID, d.ExternalReference); ok {
+		same := p.FX == nil && p.Spec == *d.Spec
+		if d.FXFrom != "" {
+			same = p.RequestedSpec() == *d.Spec && p.FromCurrency() == d.FXFrom
+		}
+		if same {
+			replayed := p // a copy, so that p stays on the stack when there is no replay
+			return account, Result{Replayed: true, Payout: &replayed}, true
+		}
+		return account, Result{Err: Duplicate("Payout", p.ID)}, true
+	}
+	if s.payouts.taken(d.ID) {
+		return account, Result{Err: errorf(CodeConflict, "payout %s already exists", d.ID)}, true
+	}
+	if err := s.checkPayoutRecipient(d.OrgID, d.Spec); err != nil {
+		return account, Result{Err: err}, true
+	}
+	var available Minor
+	if hasAccount {
+		available = account.Available()
+	}
+	if required := d.Principal + d.Fee; available < required {
+		return account, Result{Err: InsufficientFunds(available, required, d.Currency)}, true
+	}
+	return account, Result{}, false
+}
+
+// appendFeePostings appends a fee's two legs to a debit's postings: the fee
+// leaves the debited account for fee revenue. A zero fee books nothing.
+func appendFeePostings(postings []posting, debited, revenue string, fee Minor) []posting {
+	if fee > 0 {
+		postings = append(postings,
+			posting{debited, EntryFeeDebit, -fee},
+			posting{revenue, EntryFeeRevenue, fee})
+	}
+	return postings
+}
+
+// insertNewPayout records the pending payout a CreatePayout or a
+// CreateFXPayout (with its fx) has just booked, and answers with it.
+func (s *State) insertNewPayout(c *newPayout, account string, spec PayoutSpec, fx *PayoutFX) Result {
 	p := Payout{
 		ID:                c.ID,
 		OrgID:             c.OrgID,
-		AccountNumber:     account.Number,
-		Spec:              c.Spec,
+		AccountNumber:     account,
+		Spec:              spec,
 		MethodType:        c.MethodType,
 		Fee:               c.Fee,
 		ExternalReference: c.ExternalReference,
 		Status:            PayoutPending,
 		CreatedAt:         s.OrgNow(c.OrgID, c.At),
 		UpdatedAt:         s.OrgNow(c.OrgID, c.At),
+		FX:                fx,
 	}
 	s.insertPayout(p)
 	return Result{Payout: &p}

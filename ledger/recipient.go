@@ -102,8 +102,8 @@ func (*DeleteRecipient) Kind() Kind  { return KindDeleteRecipient }
 func (*CreateRecipients) Kind() Kind { return KindCreateRecipients }
 
 func (c *CreateRecipient) apply(s *State) Result {
-	if _, ok := s.orgs.get(c.OrgID); !ok {
-		return Result{Err: errorf(CodeNotFound, "Organization not found")}
+	if err := s.checkOrg(c.OrgID); err != nil {
+		return Result{Err: err}
 	}
 	r, err := s.createRecipient(c.At, c.OrgID, c.ID, &c.Spec)
 	if err != nil {
@@ -113,8 +113,8 @@ func (c *CreateRecipient) apply(s *State) Result {
 }
 
 func (c *CreateRecipients) apply(s *State) Result {
-	if _, ok := s.orgs.get(c.OrgID); !ok {
-		return Result{Err: errorf(CodeNotFound, "Organization not found")}
+	if err := s.checkOrg(c.OrgID); err != nil {
+		return Result{Err: err}
 	}
 	if len(c.Items) == 0 || len(c.Items) > RecipientBatchMax {
 		return Result{Err: FieldInvalid("recipients", "must hold 1 to 100 items")}

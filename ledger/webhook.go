@@ -452,11 +452,8 @@ func checkSecret(secret string) *Error {
 }
 
 func (c *CreateWebhookEndpoint) apply(s *State) Result {
-	if err := checkID(c.ID, "whe_"); err != nil {
+	if err := s.checkNew(c.ID, "whe_", c.OrgID); err != nil {
 		return Result{Err: err}
-	}
-	if _, ok := s.orgs.get(c.OrgID); !ok {
-		return Result{Err: errorf(CodeNotFound, "Organization not found")}
 	}
 	if _, ok := s.webhooks.endpoints.get(c.ID); ok {
 		return Result{Err: errorf(CodeConflict, "webhook endpoint %s already exists", c.ID)}
@@ -763,25 +760,6 @@ func (r *Reader) PendingWebhookDeliveries(after OpenCursor, limit int) ([]Webhoo
 }
 
 // Codecs.
-
-func (e *encoder) strs(v []string) {
-	e.uvarint(uint64(len(v)))
-	for _, s := range v {
-		e.str(s)
-	}
-}
-
-func (d *decoder) strs() []string {
-	n := d.count()
-	if n == 0 {
-		return nil
-	}
-	out := make([]string, 0, n)
-	for i := 0; i < n && d.err == nil; i++ {
-		out = append(out, d.str())
-	}
-	return out
-}
 
 func encodeWebhookEndpoint(e *encoder, w *WebhookEndpoint) {
 	e.str(w.ID)

@@ -396,15 +396,26 @@ func (c *Catalogue) Check(dir Direction, field, amountField, code, currency stri
 	return m, nil
 }
 
+// Lookup is Method for a request that names a method in field: a method
+// a production deployment leaves out (Restrict) is refused as one no
+// provider serves, any other code as unknown.
+func (c *Catalogue) Lookup(field, code string) (Method, *ledger.Error) {
+	m, ok := c.methods[code]
+	switch {
+	case ok:
+		return m, nil
+	case c.withheld[code]:
+		return Method{}, ledger.FieldInvalid(field, fmt.Sprintf("%s: no provider serves this method on this deployment; see GET /v1/capabilities", code))
+	}
+	return Method{}, ledger.FieldInvalid(field, fmt.Sprintf("%q is not a known payment method; see GET /v1/capabilities", code))
+}
+
 // CheckMethod is Check without the amount: for a request that moves
 // amounts through two methods, each to be checked once both are known.
 func (c *Catalogue) CheckMethod(dir Direction, field, code, currency string) (Method, *ledger.Error) {
-	m, ok := c.methods[code]
-	if !ok {
-		if c.withheld[code] {
-			return Method{}, ledger.FieldInvalid(field, fmt.Sprintf("%s: no provider serves this method on this deployment; see GET /v1/capabilities", code))
-		}
-		return Method{}, ledger.FieldInvalid(field, fmt.Sprintf("%q is not a known payment method; see GET /v1/capabilities", code))
+	m, e := c.Lookup(field, code)
+	if e != nil {
+		return Method{}, e
 	}
 	switch {
 	case dir == Payout && !m.Payouts:

@@ -5,9 +5,9 @@ import (
 	"time"
 
 	"payments/actors"
+	"payments/actors/actorstest"
 	"payments/actors/app"
 	"payments/ledger"
-	"payments/raft"
 	"payments/rails"
 )
 
@@ -32,29 +32,8 @@ var fastSandbox = rails.SandboxTiming{SubmitLatency: time.Millisecond, Settlemen
 
 func newStack(t *testing.T, opts stackOptions) *stack {
 	t.Helper()
-	node, err := raft.Open(raft.Config{
-		DataDir:            t.TempDir(),
-		HeartbeatTimeout:   50 * time.Millisecond,
-		ElectionTimeout:    50 * time.Millisecond,
-		LeaderLeaseTimeout: 50 * time.Millisecond,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sys := actors.Start(actors.Config{Log: node, State: node, Rail: rails.NewSandbox(fastSandbox), Webhooks: opts.webhooks})
-	t.Cleanup(func() {
-		sys.Stop()
-		node.Close()
-	})
-	select {
-	case leading := <-node.Leadership():
-		if !leading {
-			t.Fatal("single node did not become leader")
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("no leader after 10s")
-	}
-	sys.SetLeading(true)
+	node := actorstest.OpenNode(t)
+	sys := actorstest.Start(t, node, actors.Config{Rail: rails.NewSandbox(fastSandbox), Webhooks: opts.webhooks})
 	s := &stack{sys: sys, app: app.New(app.Config{System: sys, Live: opts.live})}
 	r := s.app.CreateOrganization(app.Caller{}, app.NewOrganization{Name: "Test org", Country: "GH", DefaultCurrency: "GHS"})
 	mustApply(t, "create the organization", r.Reply)

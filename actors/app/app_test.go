@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"payments/actors"
-	"payments/raft"
+	"payments/actors/actorstest"
 	"payments/rails"
 )
 
@@ -24,27 +24,9 @@ type testApp struct {
 // set here).
 func startApp(t *testing.T, cfg Config) *testApp {
 	t.Helper()
-	node, err := raft.Open(raft.Config{
-		DataDir:            t.TempDir(),
-		HeartbeatTimeout:   50 * time.Millisecond,
-		ElectionTimeout:    50 * time.Millisecond,
-		LeaderLeaseTimeout: 50 * time.Millisecond,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	node := actorstest.OpenNode(t)
 	pending := rails.SandboxTiming{SubmitLatency: time.Hour, Settlement: time.Hour, Timeout: time.Hour}
-	sys := actors.Start(actors.Config{Log: node, State: node, Rail: rails.NewSandbox(pending)})
-	t.Cleanup(func() {
-		sys.Stop()
-		node.Close()
-	})
-	select {
-	case <-node.Leadership():
-	case <-time.After(10 * time.Second):
-		t.Fatal("no leader")
-	}
-	sys.SetLeading(true)
+	sys := actorstest.Start(t, node, actors.Config{Rail: rails.NewSandbox(pending)})
 	if _, err := sys.EnsureBootstrap(t.Context(), actors.Bootstrap{Live: cfg.Live, OrgName: "Test Org",
 		Country: "GH", Timezone: "Africa/Accra", DefaultCurrency: "GHS"}); err != nil {
 		t.Fatal(err)

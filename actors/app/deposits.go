@@ -49,9 +49,13 @@ type Deposited struct {
 // failed. Into a bank order's deposit account it pays the order as
 // SimulateOrderDeposit does (Result.Order), and a reference used for other
 // funding is a conflict, as for any virtual account deposit. Refusals:
-// not_found (no such account), validation_error (the amount in its
+// not_found (no such account; on the production stack, always: no
+// deposit is simulated there), validation_error (the amount in its
 // currency), conflict, bad_request for a paused account.
 func (a *App) SimulateVirtualAccountDeposit(c Caller, in DepositInput) Deposited {
+	if e := a.sandboxOnly(); e != nil {
+		return Deposited{Reply: refused(e)}
+	}
 	if o, va, ok := a.orderOfVirtualAccount(c.OrgID, in.To); ok {
 		amt, e := depositAmount(in.Amount, va.Currency)
 		if e != nil {
@@ -106,8 +110,12 @@ func (a *App) SimulateVirtualAccountDeposit(c Caller, in DepositInput) Deposited
 
 // SimulateCryptoDeposit sends an amount of a crypto address's asset to
 // it: a deposit and its collection (Result.Deposit), completed or failed.
-// Refusals: not_found, validation_error, conflict.
+// Refusals: not_found (on the production stack, always), validation_error,
+// conflict.
 func (a *App) SimulateCryptoDeposit(c Caller, in DepositInput) Deposited {
+	if e := a.sandboxOnly(); e != nil {
+		return Deposited{Reply: refused(e)}
+	}
 	addr, ok := a.Reader().CryptoAddress(c.OrgID, in.To)
 	if !ok {
 		return Deposited{Reply: refused(&ledger.Error{Code: ledger.CodeNotFound, Message: "Crypto address not found"})}
@@ -147,7 +155,11 @@ func (a *App) SimulateCryptoDeposit(c Caller, in DepositInput) Deposited {
 // (Result.Order): the amount given, in the order's origin currency, or
 // what the order expects (or has awaiting confirmations). Sent is what was
 // sent: for a retry under a reference, what the original deposit sent.
+// Sandbox only: not_found on the production stack.
 func (a *App) SimulateOrderDeposit(c Caller, in OrderDepositInput) Deposited {
+	if e := a.sandboxOnly(); e != nil {
+		return Deposited{Reply: refused(e)}
+	}
 	o, found := a.Reader().Order(c.OrgID, in.OrderID)
 	if !found {
 		return Deposited{Reply: refused(&ledger.Error{Code: ledger.CodeNotFound, Message: "Order not found"})}
@@ -246,10 +258,16 @@ type VirtualAccountInput struct {
 // CreateVirtualAccount issues a virtual account at the bank of its
 // currency. With an externalReference it is idempotent per currency: the
 // same reference and currency again answer the existing account
-// (Result.Replayed).
+// (Result.Replayed). The production stack issues none (validation_error
+// on currency): no provider adapter issues bank accounts yet.
 func (a *App) CreateVirtualAccount(c Caller, in VirtualAccountInput) actors.Reply {
 	if a.cfg.NoProvider {
 		return refused(NoProviderError())
+	}
+	if a.cfg.Live {
+		// The sandbox's banks are no one's: money sent to one of their
+		// account numbers would reach no one.
+		return refused(ledger.FieldInvalid("currency", "has no virtual accounts on this deployment: no provider issues them (bank transfers have no adapter yet); see GET /v1/capabilities"))
 	}
 	bank, ok := a.cfg.Catalogue.VirtualAccountBank(in.Currency)
 	if !ok {

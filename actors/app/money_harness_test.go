@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"payments/actors"
+	"payments/actors/actorstest"
 	"payments/actors/app"
 	"payments/ledger"
-	"payments/raft"
 	"payments/rails"
 )
 
@@ -33,29 +33,8 @@ var heldTiming = rails.SandboxTiming{SubmitLatency: time.Hour, Settlement: time.
 // rates are the harness's, which tests set).
 func startMoney(t *testing.T, cfg app.Config) *moneyHarness {
 	t.Helper()
-	node, err := raft.Open(raft.Config{
-		DataDir:            t.TempDir(),
-		HeartbeatTimeout:   50 * time.Millisecond,
-		ElectionTimeout:    50 * time.Millisecond,
-		LeaderLeaseTimeout: 50 * time.Millisecond,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sys := actors.Start(actors.Config{Log: node, State: node, Rail: rails.NewSandbox(heldTiming)})
-	t.Cleanup(func() {
-		sys.Stop()
-		node.Close()
-	})
-	select {
-	case leading := <-node.Leadership():
-		if !leading {
-			t.Fatal("single node did not become leader")
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("no leader after 10s")
-	}
-	sys.SetLeading(true)
+	node := actorstest.OpenNode(t)
+	sys := actorstest.Start(t, node, actors.Config{Rail: rails.NewSandbox(heldTiming)})
 	rates := &testRates{rates: map[[2]string]string{}}
 	cfg.System, cfg.Rates = sys, rates
 	h := &moneyHarness{t: t, sys: sys, app: app.New(cfg), rates: rates, org: "org_money"}

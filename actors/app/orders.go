@@ -30,7 +30,8 @@ type OrderInput struct {
 // virtual account: the catalogue's collections flag is about charging a
 // payer, which banks do not offer, so the bank rail is checked as the
 // transfer rail it is. Then the account numbers by their methods' types,
-// the deposit instructions (provisioned on the sandbox), the key's spend
+// the deposit instructions (provisioned on the sandbox; a production
+// order is paid by mobile money alone: liveOrderOrigin), the key's spend
 // caps (the payout leg, from the destination currency's balance), and the
 // order's actor (actors.System.CreateOrder).
 func (a *App) CreateOrder(c Caller, in OrderInput) actors.Reply {
@@ -41,6 +42,9 @@ func (a *App) CreateOrder(c Caller, in OrderInput) actors.Reply {
 	spec := &req.Spec
 	amountField := sideField(spec.AmountSide)
 	cat := a.cfg.Catalogue
+	if e := a.liveOrderOrigin(spec.FromMethod); e != nil {
+		return refused(e) // before the rate: no retry makes such an order
+	}
 
 	principal, fromSideFee := spec.Amount, ledger.Minor(0)
 	if spec.AmountSide == ledger.SideFrom {
@@ -131,6 +135,25 @@ func (a *App) CreateOrder(c Caller, in OrderInput) actors.Reply {
 		return refused(e)
 	}
 	return a.sys.CreateOrder(req)
+}
+
+// liveOrderOrigin refuses, on the production stack, an order whose money
+// would arrive anywhere but through a provider: the sandbox's deposit
+// addresses and bank accounts are no one's, and a provider's deposit feed
+// credits only the crypto addresses it issued, so a production order is
+// paid by mobile money (its collection prompt goes through the method's
+// provider). A method the deployment does not offer at all is left to
+// the catalogue's checks, which say that no provider serves it.
+func (a *App) liveOrderOrigin(code string) *ledger.Error {
+	if !a.cfg.Live {
+		return nil
+	}
+	m, ok := a.cfg.Catalogue.Method(code)
+	if !ok || m.Type == ledger.MethodMobileMoney {
+		return nil
+	}
+	return ledger.FieldInvalid("from.code", code+": orders on this deployment are paid by mobile money; no provider issues "+
+		m.Type.APIName()+" deposit instructions for orders yet")
 }
 
 // orderAccounts checks an order's account numbers by their methods'

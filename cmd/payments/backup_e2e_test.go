@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -52,27 +51,31 @@ func digestOf(t *testing.T, dataDir string) (string, uint64) {
 	return fmt.Sprintf("%x", sum), applied
 }
 
+// startBackupSource starts the node the backup tests back up, in
+// dir/source, with an admin address under tokenFile and args added, and
+// funds its organization with 100,000.00 GHS; it returns the node and its
+// admin address.
+func startBackupSource(t *testing.T, dir, tokenFile string, args ...string) (*proc, string) {
+	t.Helper()
+	src := startServer(t, filepath.Join(dir, "source"), append([]string{"--admin-token-file", tokenFile, "--admin-addr", "127.0.0.1:0",
+		"--rate-limit", "1000000", "--sandbox-settlement", "30ms"}, args...)...)
+	src.waitReady()
+	if st, err := call(src.addr, "POST", "/v1/simulations/fund-balance",
+		map[string]any{"amount": "100000.00", "currency": "GHS", "externalReference": "seed"}, nil); err != nil || st != 201 {
+		t.Fatalf("fund: %d %v", st, err)
+	}
+	return src, src.stdoutValue("admin_addr")
+}
+
 // An online backup taken under load restores to a node that serves every
 // payout acknowledged before the backup began and takes writes; a backup
 // of the quiet node restores to a state byte-identical to the source's at
 // the same index (same digest), and seeds a new three-node cluster.
 func TestBackupUnderLoadAndRestore(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end")
-	}
+	endToEnd(t)
 	dir := t.TempDir()
-	tokenFile := filepath.Join(dir, "admin-token")
-	if err := os.WriteFile(tokenFile, []byte("operator-token-e2e-0123456789"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	src := startServer(t, filepath.Join(dir, "source"), "--admin-token-file", tokenFile, "--admin-addr", "127.0.0.1:0",
-		"--rate-limit", "1000000", "--sandbox-settlement", "30ms", "--snapshot-threshold", "64", "--snapshot-interval", "100ms")
-	src.waitReady()
-	admin := src.stdoutValue("admin_addr")
-	if st, err := call(src.addr, "POST", "/v1/simulations/fund-balance",
-		map[string]any{"amount": "100000.00", "currency": "GHS", "externalReference": "seed"}, nil); err != nil || st != 201 {
-		t.Fatalf("fund: %d %v", st, err)
-	}
+	tokenFile := writeAdminToken(t, dir)
+	src, admin := startBackupSource(t, dir, tokenFile, "--snapshot-threshold", "64", "--snapshot-interval", "100ms")
 	var (
 		mu    sync.Mutex
 		acked = map[string]string{}

@@ -94,22 +94,10 @@ func pngBytes(rng *rand.Rand, size int) []byte {
 // each one, byte for byte. A backup damaged in a file's bytes, or in its
 // state, is refused with a message that says so, and nothing is restored.
 func TestBackupHoldsUploadedFiles(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end")
-	}
+	endToEnd(t)
 	dir := t.TempDir()
-	tokenFile := filepath.Join(dir, "admin-token")
-	if err := os.WriteFile(tokenFile, []byte("operator-token-e2e-0123456789"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	src := startServer(t, filepath.Join(dir, "source"), "--admin-token-file", tokenFile, "--admin-addr", "127.0.0.1:0",
-		"--rate-limit", "1000000", "--sandbox-settlement", "30ms")
-	src.waitReady()
-	admin := src.stdoutValue("admin_addr")
-	if st, err := call(src.addr, "POST", "/v1/simulations/fund-balance",
-		map[string]any{"amount": "100000.00", "currency": "GHS", "externalReference": "seed"}, nil); err != nil || st != 201 {
-		t.Fatalf("fund: %d %v", st, err)
-	}
+	tokenFile := writeAdminToken(t, dir)
+	src, admin := startBackupSource(t, dir, tokenFile)
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
 	first := pngBytes(rng, 300<<10)
 	firstID, err := uploadPNG(src.addr, "evidence.png", first)

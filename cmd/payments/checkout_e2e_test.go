@@ -34,9 +34,7 @@ type checkoutEnv struct {
 
 func newCheckoutEnv(t *testing.T, args ...string) *checkoutEnv {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("end-to-end")
-	}
+	endToEnd(t)
 	t.Parallel()
 	e := &checkoutEnv{t: t, hooks: &hookReceiver{}}
 	rcv := httptest.NewServer(e.hooks)

@@ -92,9 +92,7 @@ func leaderSeenBy(t *testing.T, procs []*proc, i, not int) int {
 // 404 for the new payout, the balance from before the freeze, and a final
 // 422 insufficient_funds to the retry of a payout that existed.
 func TestThawedLeaderAnswersNothingStale(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end")
-	}
+	endToEnd(t)
 	procs := startCluster(t, 3)
 	if st, err := call(procs[0].addr, "POST", "/v1/simulations/fund-balance",
 		map[string]any{"amount": "1.00", "currency": "GHS", "externalReference": "seed"}, nil); err != nil || st != 201 {
@@ -336,9 +334,7 @@ func (l *payoutLoad) stop(t *testing.T) map[string]string {
 // cluster's client does, and every acknowledged payout is on all three
 // nodes afterwards.
 func TestRollingRestartUnderLoad(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end")
-	}
+	endToEnd(t)
 	procs := startCluster(t, 3, "--sandbox-settlement", "30ms", "--drain-timeout", "10s")
 	var addrs []string
 	for _, p := range procs {
@@ -525,9 +521,7 @@ func withoutFlag(args []string, flag string) []string {
 // --bootstrap, founds no cluster of its own: it waits, and catches up when
 // the cluster's leader replicates to it.
 func TestEmptyMemberJoinsInsteadOfFounding(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end")
-	}
+	endToEnd(t)
 	procs := startCluster(t, 3)
 	if st, err := call(procs[0].addr, "POST", "/v1/simulations/fund-balance",
 		map[string]any{"amount": "10.00", "currency": "GHS", "externalReference": "seed"}, nil); err != nil || st != 201 {
@@ -587,9 +581,7 @@ func runCluster(t *testing.T, args ...string) (stdout, stderr string, code int) 
 // a dead member out and the two left still commit writes; and the error
 // paths: a bad token, an unknown member, a change sent to a follower only.
 func TestClusterCommands(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end")
-	}
+	endToEnd(t)
 	dir := t.TempDir()
 	tokenFile := filepath.Join(dir, "admin-token")
 	if err := os.WriteFile(tokenFile, []byte("operator-token-e2e-0123456789\n"), 0o600); err != nil {
@@ -675,13 +667,8 @@ func TestClusterCommands(t *testing.T) {
 // one can lead and serves every payout acknowledged before it joined, and
 // the others forward to it (they learnt its HTTP address through the log).
 func TestJoinCatchesUpThenVotes(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end")
-	}
-	tokenFile := filepath.Join(t.TempDir(), "admin-token")
-	if err := os.WriteFile(tokenFile, []byte("operator-token-e2e-0123456789"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	endToEnd(t)
+	tokenFile := writeAdminToken(t, t.TempDir())
 	snapshots := []string{"--snapshot-threshold", "16", "--snapshot-interval", "100ms", "--trailing-logs", "8"}
 	procs := startCluster(t, 3, append([]string{"--admin-token-file", tokenFile, "--admin-addr", "127.0.0.1:0"}, snapshots...)...)
 	var admin []string
@@ -780,9 +767,7 @@ func TestJoinCatchesUpThenVotes(t *testing.T) {
 // cluster has a new leader sooner than any follower's heartbeat timeout
 // (one second, hashicorp's default) would start an election.
 func TestSIGTERMHandsOverLeadership(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end")
-	}
+	endToEnd(t)
 	procs := startCluster(t, 3)
 	leader := leaderSeenBy(t, procs, 0, -1)
 	survivor := (leader + 1) % 3
@@ -803,9 +788,7 @@ func TestSIGTERMHandsOverLeadership(t *testing.T) {
 // A request a follower forwarded to a leader that then froze goes to the
 // new leader as soon as one is elected, not when the old one thaws.
 func TestForwardToFrozenLeaderGoesToTheNext(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end")
-	}
+	endToEnd(t)
 	procs := startCluster(t, 3)
 	if st, err := call(procs[0].addr, "POST", "/v1/simulations/fund-balance",
 		map[string]any{"amount": "100.00", "currency": "GHS", "externalReference": "seed"}, nil); err != nil || st != 201 {

@@ -9,9 +9,7 @@ import (
 // (200), the reference with another quote is a duplicate (409), and the
 // balances moved once.
 func TestConversionReferenceAcrossRestart(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end")
-	}
+	endToEnd(t)
 	dir := t.TempDir()
 	p := startServer(t, dir)
 	p.waitReady()

@@ -40,9 +40,7 @@ type dashEnv struct {
 
 func newDashEnv(t *testing.T, serverArgs ...string) *dashEnv {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("end-to-end")
-	}
+	endToEnd(t)
 	t.Parallel()
 	e := &dashEnv{t: t}
 	e.p = startServer(t, t.TempDir(), append([]string{"--webhook-timeout", "2s"}, serverArgs...)...)
@@ -634,9 +632,7 @@ var (
 // read the leader's state, and a key created in a follower's page works at
 // once against another node.
 func TestDashboardThroughFollower(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end")
-	}
+	endToEnd(t)
 	t.Parallel()
 	procs := startCluster(t, 3)
 	leader, followers := roles(t, procs)

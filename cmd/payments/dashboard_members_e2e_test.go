@@ -24,9 +24,7 @@ import (
 // team; a form without its CSRF token is refused; wrong passwords lock a
 // member out; sign-out ends the session.
 func TestDashboardMembers(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end")
-	}
+	endToEnd(t)
 	t.Parallel()
 	p := startServer(t, t.TempDir())
 	p.waitReady()
@@ -177,9 +175,7 @@ func dashSubmit(t *testing.T, ctx context.Context, selector string) {
 // one follower, signs in through the other, and the session holds on
 // every node.
 func TestDashboardMembersCluster(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end")
-	}
+	endToEnd(t)
 	t.Parallel()
 	procs := startCluster(t, 3)
 	leader := leaderSeenBy(t, procs, 0, -1)

@@ -81,6 +81,26 @@ func (p *proc) stdoutValue(key string) string {
 	return v
 }
 
+// endToEnd skips a test that runs the real binary under -short.
+func endToEnd(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("end-to-end")
+	}
+}
+
+// writeAdminToken writes the operator token the end-to-end tests use into
+// dir/admin-token, readable by the owner only, and returns the file's path
+// for --admin-token-file.
+func writeAdminToken(t *testing.T, dir string) string {
+	t.Helper()
+	tokenFile := filepath.Join(dir, "admin-token")
+	if err := os.WriteFile(tokenFile, []byte("operator-token-e2e-0123456789"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return tokenFile
+}
+
 // startServer runs `payments serve` with args on dataDir and waits until it
 // serves the given address (learned from its stdout).
 func startServer(t *testing.T, dataDir string, args ...string) *proc {
@@ -338,9 +358,7 @@ func ghsAccount(t *testing.T, addr string) accountView {
 // recovering from the log alone, once from snapshots taken under load plus
 // the log after them.
 func TestKill9KeepsAcknowledgedWrites(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end")
-	}
+	endToEnd(t)
 	t.Run("log", func(t *testing.T) { kill9(t) })
 	t.Run("snapshot+log", func(t *testing.T) {
 		kill9(t, "--snapshot-threshold", "16", "--snapshot-interval", "100ms", "--trailing-logs", "8")
@@ -484,9 +502,7 @@ func kill9(t *testing.T, extra ...string) {
 
 // SIGTERM drains: requests in flight finish, and the process exits 0.
 func TestSIGTERMDrains(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end")
-	}
+	endToEnd(t)
 	p := startServer(t, t.TempDir(), "--rate-limit", "1000000", "--log-level", "info")
 	p.waitReady()
 	if st, err := call(p.addr, "POST", "/v1/simulations/fund-balance",
@@ -549,9 +565,7 @@ func freeAddrs(t *testing.T, n int) []string {
 // leader), and after the leader is killed the new leader serves every
 // acknowledged write.
 func TestThreeProcessCluster(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end")
-	}
+	endToEnd(t)
 	procs := startCluster(t, 3)
 	// Writes through every node.
 	if st, err := call(procs[1].addr, "POST", "/v1/simulations/fund-balance",

@@ -35,9 +35,7 @@ import (
 //   - the three replicas hold the same state at the same index and keep
 //     the ledger's invariants.
 func TestDefiniteAnswersUnderFaults(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end")
-	}
+	endToEnd(t)
 	seed := uint64(time.Now().UnixNano())
 	if s := os.Getenv("PAYMENTS_FAULTS_SEED"); s != "" {
 		fmt.Sscan(s, &seed)

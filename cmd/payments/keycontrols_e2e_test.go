@@ -50,9 +50,7 @@ func roles(t *testing.T, procs []*proc) (leader *proc, followers []*proc) {
 // every refusal is spend_cap_exceeded, and the balance is funded less
 // exactly the admitted debits.
 func TestSpendCapUnderConcurrencyOnCluster(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end")
-	}
+	endToEnd(t)
 	// The organization's day (Africa/Accra, UTC) must not turn during the
 	// test: a second day would admit more.
 	if untilMidnight := time.Until(time.Now().UTC().Truncate(24 * time.Hour).Add(24 * time.Hour)); untilMidnight < time.Minute {
@@ -152,9 +150,7 @@ func clientFrom(t *testing.T, ip string) *nethttp.Client {
 // signed; a client's forged copy of that header is refused, and
 // X-Forwarded-For counts only from a trusted proxy.
 func TestAllowlistThroughFollower(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end")
-	}
+	endToEnd(t)
 	allowed, other, proxy := clientFrom(t, "127.0.0.2"), clientFrom(t, "127.0.0.3"), clientFrom(t, "127.0.0.9")
 	procs := startCluster(t, 3, "--trusted-proxies", "127.0.0.9/32")
 	leader, followers := roles(t, procs)

@@ -237,9 +237,7 @@ func (c *makeCluster) stop() {
 // sent to a follower; make cluster-stop stops them all; make cluster again
 // restarts them on the same data, which still holds the payout.
 func TestMakeCluster(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end")
-	}
+	endToEnd(t)
 	if _, err := exec.LookPath("make"); err != nil {
 		t.Skip("no make")
 	}

@@ -27,9 +27,7 @@ import (
 // an id, and every metric the shipped dashboard and alert rules name is in
 // the scrape.
 func TestMetricsOfTheBinary(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end")
-	}
+	endToEnd(t)
 	var delivered atomic.Int64
 	rcv := httptest.NewServer(nethttp.HandlerFunc(func(w nethttp.ResponseWriter, r *nethttp.Request) {
 		io.Copy(io.Discard, r.Body)
@@ -369,9 +367,7 @@ series:
 // counted on both nodes; and when the leader dies the term rises and a
 // survivor leads.
 func TestClusterMetrics(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end")
-	}
+	endToEnd(t)
 	procs := startCluster(t, 3, "--metrics-addr", "127.0.0.1:0")
 	metricsOf := map[*proc]string{}
 	for _, p := range procs {

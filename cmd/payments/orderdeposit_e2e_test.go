@@ -9,9 +9,7 @@ import (
 // (200) though the order no longer takes deposits, the reference with
 // another body is a duplicate (409), and the order received once.
 func TestOrderDepositReferenceAcrossRestart(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end")
-	}
+	endToEnd(t)
 	dir := t.TempDir()
 	p := startServer(t, dir)
 	p.waitReady()

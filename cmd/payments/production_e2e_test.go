@@ -141,9 +141,7 @@ func liveBalance(t *testing.T, addr, currency string) string {
 // reconcile sees the difference the operator's opening float makes until
 // it is recorded.
 func TestProductionMoMo(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end")
-	}
+	endToEnd(t)
 	fake := momofake.NewServer(momofake.Options{TargetEnvironment: "mtnghana", Currency: "GHS", Exponent: 2, CallbackMethod: "POST"})
 	t.Cleanup(fake.Close)
 	dir := t.TempDir()
@@ -289,9 +287,7 @@ func mpesaInstance(t *testing.T, dir string, fake *mpesafake.Server, base string
 // may have reached Daraja never sends it again: the payout settles by the
 // result callback or the transaction status.
 func TestProductionMPesaSendOnce(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end")
-	}
+	endToEnd(t)
 	fake := mpesafake.NewServer(mpesafake.Options{})
 	t.Cleanup(fake.Close)
 	dir := t.TempDir()
@@ -366,11 +362,12 @@ func balancer(t *testing.T, procs func() []*proc) string {
 
 // A three-node cluster moves money through MoMo and M-Pesa while its
 // leader is killed with -9: every payout completes once, MoMo's under one
-// X-Reference-Id each, M-Pesa's with one B2C request each.
+// X-Reference-Id each, M-Pesa's with one B2C request each. The providers
+// hold the payouts (MoMo's transfers pending, M-Pesa's queued) until the
+// leader is dead, so every one of them is at its provider, unsettled,
+// when it dies, and one answer at each was lost on the way back.
 func TestProductionLeaderChangeDuringPayouts(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end")
-	}
+	endToEnd(t)
 	momoFake := momofake.NewServer(momofake.Options{TargetEnvironment: "mtnghana", Currency: "GHS", Exponent: 2, CallbackMethod: "POST"})
 	t.Cleanup(momoFake.Close)
 	mpesaFake := mpesafake.NewServer(mpesafake.Options{})
@@ -408,13 +405,16 @@ func TestProductionLeaderChangeDuringPayouts(t *testing.T) {
 	collect("gh_mtn", "GHS", "233241234567", "2000.00", "fund-ghs")
 	collect("ke_mpesa", "KES", "254712345678", "5000.00", "fund-kes")
 
-	// A lost answer at each provider, then the payouts, then the leader
-	// dies with them in flight.
+	// A lost answer at each provider, then the payouts, held at the
+	// providers, then the leader dies with them in flight.
+	momoFake.HoldTransfers()
+	mpesaFake.HoldB2C()
 	momoFake.FailNext(momofake.OpTransfer, momofake.Fault{DropAfterApply: true})
 	mpesaFake.FailNext(mpesafake.OpB2C, mpesafake.Fault{DropAfterApply: true})
 	type sent struct{ id, code string }
 	var payouts []sent
-	for i := 0; i < 5; i++ {
+	const perRail = 5
+	for i := 0; i < perRail; i++ {
 		for _, d := range []struct{ code, currency, number string }{
 			{"gh_mtn", "GHS", "233241234567"}, {"ke_mpesa", "KES", "254712345678"},
 		} {
@@ -430,16 +430,21 @@ func TestProductionLeaderChangeDuringPayouts(t *testing.T) {
 			payouts = append(payouts, sent{body.Payout.ID, d.code})
 		}
 	}
-	open := 0
+	waitUntil(t, 30*time.Second, "every payout at its provider", func() bool {
+		return momoFake.Count(momofake.OpTransfer) >= perRail && mpesaFake.Count(mpesafake.OpB2C) >= perRail
+	})
 	for _, p := range payouts {
 		var body map[string]map[string]any
-		if st, err := liveCall(procs[leader].addr, "GET", "/v1/payouts/"+p.id, nil, &body); err == nil && st == 200 && body["payout"]["status"] != "completed" {
-			open++
+		if st, err := liveCall(procs[leader].addr, "GET", "/v1/payouts/"+p.id, nil, &body); err != nil || st != 200 || body["payout"]["status"] != "processing" {
+			t.Fatalf("payout %s before the kill: %d %v %v, want processing", p.id, st, err, body["payout"]["status"])
 		}
 	}
 	procs[leader].kill()
 	next := leaderSeenBy(t, procs, (leader+1)%3, leader)
-	t.Logf("n%d killed with %d of %d payouts in flight; n%d leads", leader+1, open, len(payouts), next+1)
+	t.Logf("n%d killed with all %d payouts at their providers; n%d leads", leader+1, len(payouts), next+1)
+	if n, m := momoFake.ReleaseTransfers(), mpesaFake.ReleaseB2C(); n != perRail || m != perRail {
+		t.Fatalf("released %d MoMo transfers and %d B2C payments, want %d each: a payout was sent twice", n, m, perRail)
+	}
 	for _, p := range payouts {
 		waitStatus(t, procs[next].addr, "/v1/payouts/"+p.id, "payout", "completed", 60*time.Second)
 	}

@@ -20,11 +20,16 @@ import (
 // the hot wallet (anvil's account 1), deposits to addresses derived from
 // the demo's deposit tree, secrets in files under dir.
 func evmInstance(t *testing.T, dir string, chain *devchain.Chain, usdc common.Address) map[string]any {
+	return evmInstanceAt(t, dir, chain.URL, usdc)
+}
+
+// evmInstanceAt is evmInstance against the node at rpcURL.
+func evmInstanceAt(t *testing.T, dir, rpcURL string, usdc common.Address) map[string]any {
 	return map[string]any{
 		"name": "evm_local", "kind": evm.Kind,
 		"methods": []map[string]any{{"code": "usdc_ethereum", "directions": []string{"payouts", "deposits"}}},
 		"settings": map[string]any{
-			"chain": "ethereum", "chainId": devchain.ChainID, "rpcUrl": chain.URL,
+			"chain": "ethereum", "chainId": devchain.ChainID, "rpcUrl": rpcURL,
 			"tokens":        map[string]any{"USDC": map[string]any{"address": usdc.Hex(), "decimals": 6}},
 			"confirmations": 2, "blockTime": "500ms", "stuckAfter": "30s",
 		},
@@ -38,11 +43,12 @@ func evmInstance(t *testing.T, dir string, chain *devchain.Chain, usdc common.Ad
 // USDC payouts on a three-node production cluster while its leader is
 // killed with -9: each completes with exactly one ERC-20 transfer (each
 // recipient holds exactly its amount) and the hot wallet spent exactly one
-// nonce per payout; the deposit that funded them was credited once.
+// nonce per payout; the deposit that funded them was credited once. The
+// chain stops mining while the payouts are sent, so that every one of
+// them is signed, sent and unmined in the mempool when the leader dies:
+// the new leader restores them and sends the same bytes again.
 func TestProductionEVMLeaderChange(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end")
-	}
+	endToEnd(t)
 	if _, ok := devchain.AnvilPath(); !ok {
 		if os.Getenv("PAYMENTS_REQUIRE_ANVIL") != "" {
 			t.Fatal("anvil is not installed and PAYMENTS_REQUIRE_ANVIL is set: run make evm-tools")
@@ -87,8 +93,11 @@ func TestProductionEVMLeaderChange(t *testing.T) {
 	}
 	waitUntil(t, 60*time.Second, "the deposit credited", func() bool { return liveBalance(t, follower.addr, "USDC") == "500.000000" })
 
-	// Payouts to fresh recipients, then the leader dies with them in
-	// flight.
+	// Payouts to fresh recipients, sent while the chain mines nothing,
+	// then the leader dies with them in the mempool.
+	if err := chain.Call(ctx, nil, "evm_setIntervalMining", 0); err != nil {
+		t.Fatal(err)
+	}
 	const n = 6
 	recipients := make([]common.Address, n)
 	ids := make([]string, n)
@@ -105,9 +114,23 @@ func TestProductionEVMLeaderChange(t *testing.T) {
 		}
 		ids[i] = body.Payout.ID
 	}
+	waitUntil(t, 30*time.Second, "every payout's transaction in the mempool", func() bool {
+		pending, err := chain.Eth.PendingNonceAt(ctx, hot)
+		return err == nil && pending-nonce0 == n
+	})
+	for _, id := range ids {
+		var body map[string]map[string]any
+		st, err := liveCall(procs[leader].addr, "GET", "/v1/payouts/"+id, nil, &body)
+		if status := body["payout"]["status"]; err != nil || st != 200 || status != "pending" && status != "processing" {
+			t.Fatalf("payout %s before the kill: %d %v %v, want it unsettled", id, st, err, status)
+		}
+	}
 	procs[leader].kill()
 	next := leaderSeenBy(t, procs, (leader+1)%3, leader)
-	t.Logf("n%d killed after %d USDC payouts; n%d leads", leader+1, n, next+1)
+	t.Logf("n%d killed with %d USDC payouts unmined in the mempool; n%d leads", leader+1, n, next+1)
+	if err := chain.Call(ctx, nil, "evm_setIntervalMining", 1); err != nil {
+		t.Fatal(err)
+	}
 	for _, id := range ids {
 		waitStatus(t, procs[next].addr, "/v1/payouts/"+id, "payout", "completed", 90*time.Second)
 	}

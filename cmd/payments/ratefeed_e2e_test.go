@@ -15,9 +15,7 @@ const liveKey = "sk_live_e2etestbootstrapkey0001"
 // from nothing else: past the staleness limit it answers 503
 // rate_unavailable (with Retry-After), never a sandbox rate.
 func TestProductionRatesFromTheFeed(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end")
-	}
+	endToEnd(t)
 	var age atomic.Int64 // how old the feed's rates are when it is asked
 	feed := httptest.NewServer(nethttp.HandlerFunc(func(w nethttp.ResponseWriter, r *nethttp.Request) {
 		asOf := time.Now().UTC().Add(-time.Duration(age.Load()))

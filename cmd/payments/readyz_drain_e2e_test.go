@@ -17,9 +17,7 @@ import (
 // (--drain-notice), so a load balancer stops sending it requests; a slow
 // request in flight all along still completes, and the process exits 0.
 func TestReadyzRefusesWhileDraining(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end")
-	}
+	endToEnd(t)
 	const notice = 1500 * time.Millisecond
 	p := startServer(t, t.TempDir(), "--rate-limit", "1000000", "--log-level", "info", "--drain-notice", notice.String())
 	p.waitReady()

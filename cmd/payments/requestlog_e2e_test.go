@@ -17,9 +17,7 @@ import (
 // <data-dir>/requestlog (owner-only), it survives a restart, and
 // --request-log=false turns the log off (its endpoints answer 503).
 func TestRequestLogAcrossRestart(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end")
-	}
+	endToEnd(t)
 	dir := t.TempDir()
 	p := startServer(t, dir)
 	p.waitReady()
@@ -76,9 +74,7 @@ func TestRequestLogAcrossRestart(t *testing.T) {
 // with the presented key's hint only; a request to no route without a key
 // is there too, one with a valid key is not. The operator token is needed.
 func TestUnattributedRequestsThroughAdminAPI(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end")
-	}
+	endToEnd(t)
 	dir := t.TempDir()
 	const token = "operator-token-e2e-0123456789"
 	tokenFile := filepath.Join(dir, "admin-token")

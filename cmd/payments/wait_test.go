@@ -3,15 +3,19 @@ package main
 import (
 	"testing"
 	"time"
+
+	"payments/internal/wait"
 )
 
-// waitUntil waits until cond holds, checking it every few milliseconds, or
-// fails the test after timeout naming what it waited for.
+// pollInterval is how often the end-to-end tests check a condition: each
+// check may be a request to a running node.
+const pollInterval = 10 * time.Millisecond
+
+// waitUntil waits until cond holds, or fails the test after timeout naming
+// what it waited for.
 func waitUntil(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
-	if !eventually(timeout, cond) {
-		t.Fatalf("%s: not within %v", what, timeout)
-	}
+	wait.For(t, timeout, pollInterval, what, cond)
 }
 
 // eventually reports whether cond holds within timeout. (A scenario that
@@ -19,16 +23,5 @@ func waitUntil(t testing.TB, timeout time.Duration, what string, cond func() boo
 // back-off — says so with a sleep; waiting for something to happen is
 // this.)
 func eventually(timeout time.Duration, cond func() bool) bool {
-	deadline := time.NewTimer(timeout)
-	defer deadline.Stop()
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		select {
-		case <-deadline.C:
-			return cond()
-		case <-tick.C:
-		}
-	}
-	return true
+	return wait.Until(timeout, pollInterval, cond)
 }

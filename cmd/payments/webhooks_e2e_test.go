@@ -13,9 +13,7 @@ import (
 // The binary delivers webhooks: a sandbox node sends a credit's event to a
 // receiver on loopback, signed so that the official library verifies it.
 func TestWebhookDeliveredByTheBinary(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end")
-	}
+	endToEnd(t)
 	type delivery struct {
 		header nethttp.Header
 		body   []byte

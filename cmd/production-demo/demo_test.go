@@ -2,16 +2,20 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ethereum/go-ethereum/common"
 
 	"payments/rails/evm/devchain"
 )
@@ -124,15 +128,58 @@ func TestProductionDemo(t *testing.T) {
 	}
 
 	// A deposit: pending once seen, credited once after the confirmations.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	chain, err := devchain.Attach(ctx, env["CHAIN_RPC_URL"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	confirmations, err := strconv.ParseUint(env["CONFIRMATIONS"], 10, 64)
+	if err != nil || confirmations < 2 {
+		t.Fatalf("CONFIRMATIONS=%q: the demo must wait for blocks", env["CONFIRMATIONS"])
+	}
 	addr := field(api("POST", "/v1/crypto-addresses", map[string]any{"currency": "USDC", "chain": env["CHAIN"]}, 201), "address", "address")
 	out := run("send-usdc", "-dir", dir, "-to", addr, "-amount", "250")
-	if !strings.Contains(out, "sent 250.000000 USDC") {
+	hash := sentHash.FindStringSubmatch(out)
+	if !strings.Contains(out, "sent 250.000000 USDC") || hash == nil {
 		t.Fatalf("send-usdc: %s", out)
 	}
-	waitFor("the deposit credited", 60*time.Second, func() bool { return balance("USDC") == "250.000000" })
-	cols := api("GET", "/v1/collections", nil, 200)["data"].([]any)
-	if len(cols) != 1 || cols[0].(map[string]any)["status"] != "completed" {
-		t.Fatalf("collections after one deposit: %v", cols)
+	receipt, err := chain.Wait(ctx, common.HexToHash(hash[1]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mined := receipt.BlockNumber.Uint64()
+	sawPending := false
+	waitFor("the deposit credited", 60*time.Second, func() bool {
+		cols := api("GET", "/v1/collections", nil, 200)["data"].([]any)
+		credited := balance("USDC") == "250.000000"
+		head, err := chain.Head(ctx) // read after the balance: it was at least this deep when credited
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case len(cols) > 1:
+			t.Fatalf("one transfer, %d collections: %v", len(cols), cols)
+		case len(cols) == 1 && cols[0].(map[string]any)["status"] == "pending":
+			sawPending = true
+		case credited && head+1 < mined+confirmations:
+			t.Fatalf("credited with the transfer %d blocks deep, before its %d confirmations", head+1-mined, confirmations)
+		}
+		return credited
+	})
+	if !sawPending {
+		t.Error("the deposit was never seen pending before it was credited")
+	}
+	// Credited once: blocks later, one completed collection, one credit.
+	if err := chain.Mine(ctx, 3); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("the feed past the new blocks", 30*time.Second, func() bool {
+		cols := api("GET", "/v1/collections", nil, 200)["data"].([]any)
+		return len(cols) == 1 && cols[0].(map[string]any)["status"] == "completed"
+	})
+	if got := balance("USDC"); got != "250.000000" {
+		t.Fatalf("USDC balance %s after one deposit of 250", got)
 	}
 
 	// A payout: an ERC-20 transfer on the chain, completed once confirmed.
@@ -145,10 +192,7 @@ func TestProductionDemo(t *testing.T) {
 		return field(api("GET", "/v1/payouts/"+id, nil, 200), "payout", "status") == "completed"
 	})
 	after := run("usdc-balance", "-dir", dir, "-of", to)
-	var b0, b1 float64
-	fmt.Sscanf(before, "%f", &b0)
-	fmt.Sscanf(after, "%f", &b1)
-	if b1-b0 != 100 {
+	if usdcAmount(t, after)-usdcAmount(t, before) != 100_000_000 {
 		t.Fatalf("the recipient's USDC went from %s to %s, want 100 more", strings.TrimSpace(before), strings.TrimSpace(after))
 	}
 
@@ -186,4 +230,26 @@ func TestProductionDemo(t *testing.T) {
 			t.Errorf("%s's pid file is still there", name)
 		}
 	}
+}
+
+// sentHash finds the transaction hash in send-usdc's output.
+var sentHash = regexp.MustCompile(`in transaction (0x[0-9a-fA-F]{64})`)
+
+// usdcAmount reads usdc-balance's "<amount> USDC" (six decimal places,
+// as ledger.FormatMinor writes them) in minor units.
+func usdcAmount(t *testing.T, out string) int64 {
+	t.Helper()
+	f := strings.Fields(out)
+	if len(f) != 2 || f[1] != "USDC" {
+		t.Fatalf("usdc-balance: %q", out)
+	}
+	whole, frac, ok := strings.Cut(f[0], ".")
+	if !ok || len(frac) != 6 {
+		t.Fatalf("usdc-balance: %q", out)
+	}
+	m, err := strconv.ParseInt(whole+frac, 10, 64)
+	if err != nil {
+		t.Fatalf("usdc-balance: %q: %v", out, err)
+	}
+	return m
 }

@@ -154,9 +154,9 @@ func validateDestination(s *core.Server, req *validateRequestBody, prefix string
 	if e := p.Err(); e != nil {
 		return validationJSON{}, e
 	}
-	m, ok := s.Config.Catalogue.Method(code)
-	if !ok {
-		return validationJSON{}, ledger.FieldInvalid(prefix+"code", fmt.Sprintf("%q is not a known payment method; see GET /v1/capabilities", core.Truncate(code, 64)))
+	m, e := s.Config.Catalogue.Lookup(prefix+"code", code)
+	if e != nil {
+		return validationJSON{}, e
 	}
 	if m.Type == ledger.MethodCrypto {
 		address := p.Text(prefix+"address", req.Address, true, 256)

@@ -77,7 +77,11 @@ func createVirtualAccount(c *core.Call) {
 	cur, curOK := p.Currency("currency", req.Currency, true)
 	if curOK {
 		if _, ok := c.Server.Config.Catalogue.VirtualAccountBank(cur.Code); !ok {
-			p.Add("currency", "has no virtual accounts; they are issued in "+strings.Join(c.Server.Config.Catalogue.VirtualAccountCurrencies(), ", "))
+			if issued := c.Server.Config.Catalogue.VirtualAccountCurrencies(); len(issued) > 0 {
+				p.Add("currency", "has no virtual accounts; they are issued in "+strings.Join(issued, ", "))
+			} else {
+				p.Add("currency", "has no virtual accounts on this deployment: no provider issues them; see GET /v1/capabilities")
+			}
 		}
 	}
 	ref := p.Text("externalReference", req.ExternalReference, false, core.ReferenceLenMax)

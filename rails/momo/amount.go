@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"payments/rails/internal/outbound"
 )
 
 // formatAmount writes minor units of a currency with exp decimal places as
@@ -35,7 +37,7 @@ func formatAmount(minor int64, exp int) (string, error) {
 func parseAmount(s string, exp int) (int64, error) {
 	s = strings.TrimSpace(s)
 	whole, frac, _ := strings.Cut(s, ".")
-	if !allDigits(whole) || (frac != "" && !allDigits(frac)) {
+	if !outbound.Digits(whole) || (frac != "" && !outbound.Digits(frac)) {
 		return 0, fmt.Errorf("amount %q is not a decimal number", s)
 	}
 	frac = strings.TrimRight(frac, "0")
@@ -52,16 +54,4 @@ func parseAmount(s string, exp int) (int64, error) {
 		return 0, fmt.Errorf("amount %q is out of range", s)
 	}
 	return v, nil
-}
-
-func allDigits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
 }

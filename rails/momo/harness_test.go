@@ -2,65 +2,36 @@ package momo_test
 
 import (
 	"context"
-	"io"
-	"net/http"
-	"net/http/httptest"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"payments/rails/internal/railtest"
 	"payments/rails/momo"
 	"payments/rails/momo/momofake"
 	"payments/rails/provider"
 )
 
-// clock is a test clock shared by the adapter and the fake.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
 // rig is an adapter wired to a fake over loopback HTTP, with an ingress
 // that stands for our callback route.
 type rig struct {
-	t         *testing.T
-	clock     *clock
-	fake      *momofake.Server
-	adapter   *momo.Adapter
-	callbacks chan provider.Callback
-	ctx       context.Context
+	t       *testing.T
+	clock   *railtest.Clock
+	fake    *momofake.Server
+	adapter *momo.Adapter
+	in      *railtest.Ingress // our callback route
+	ctx     context.Context
 }
 
 func newRig(t *testing.T, opts momofake.Options) *rig {
 	t.Helper()
-	r := &rig{t: t, clock: &clock{now: time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)}, callbacks: make(chan provider.Callback, 16), ctx: context.Background()}
+	r := &rig{t: t, clock: railtest.NewClock(time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)), ctx: context.Background()}
 	opts.Now = r.clock.Now
 	r.fake = momofake.NewServer(opts)
-	ingress := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		body, _ := io.ReadAll(req.Body)
-		h := map[string]string{}
-		for k := range req.Header {
-			h[strings.ToLower(k)] = req.Header.Get(k)
-		}
-		r.callbacks <- provider.Callback{Header: h, Body: body, RemoteAddr: req.RemoteAddr, Query: req.URL.RawQuery}
-		w.WriteHeader(http.StatusOK)
-	}))
+	r.in = railtest.NewIngress(nil)
 	t.Cleanup(func() {
 		r.fake.Close()
-		ingress.Close()
+		r.in.Close()
 	})
 	o := r.fake.Options()
 	var err error
@@ -70,7 +41,7 @@ func newRig(t *testing.T, opts momofake.Options) *rig {
 		TargetEnvironment: o.TargetEnvironment,
 		Currency:          o.Currency,
 		Exponent:          o.Exponent,
-		CallbackURL:       ingress.URL + "/v1/providers/momo_test/callbacks",
+		CallbackURL:       r.in.URL + "/v1/providers/momo_test/callbacks",
 		Collection:        creds(o.Collection),
 		Disbursement:      creds(o.Disbursement),
 		Now:               r.clock.Now,
@@ -88,13 +59,7 @@ func creds(c momofake.Credentials) *momo.Credentials {
 // callback waits for the next callback the ingress received.
 func (r *rig) callback() provider.Callback {
 	r.t.Helper()
-	select {
-	case cb := <-r.callbacks:
-		return cb
-	case <-time.After(5 * time.Second):
-		r.t.Fatal("no callback arrived")
-	}
-	return provider.Callback{}
+	return r.in.Next(r.t)
 }
 
 // noCallback checks that nothing more arrives once the fake's callbacks
@@ -102,11 +67,7 @@ func (r *rig) callback() provider.Callback {
 func (r *rig) noCallback() {
 	r.t.Helper()
 	r.fake.Callbacks()
-	select {
-	case cb := <-r.callbacks:
-		r.t.Fatalf("an unexpected callback: %s", cb.Body)
-	default:
-	}
+	r.in.None(r.t)
 }
 
 // settler stands for the caller: it settles an instruction once, whichever

@@ -44,7 +44,7 @@ func (a *Adapter) check(in provider.Instruction) error {
 	return nil
 }
 
-func validMSISDN(s string) bool { return len(s) >= 8 && len(s) <= 15 && allDigits(s) }
+func validMSISDN(s string) bool { return len(s) >= 8 && len(s) <= 15 && outbound.Digits(s) }
 
 // narration keeps what MoMo accepts in a note (it refuses some punctuation,
 // the apostrophe among them) and cuts it to its limit.

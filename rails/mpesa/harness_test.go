@@ -4,15 +4,12 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/rsa"
-	"io"
 	"net"
-	"net/http"
-	"net/http/httptest"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"payments/rails/internal/railtest"
 	"payments/rails/mpesa"
 	"payments/rails/mpesa/mpesafake"
 	"payments/rails/provider"
@@ -35,56 +32,31 @@ func sharedKey(t *testing.T) *rsa.PrivateKey {
 	return testKey
 }
 
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
 // rig is an adapter wired to a fake Daraja over loopback HTTP, with an
 // ingress standing for our callback route.
 type rig struct {
-	t         *testing.T
-	clock     *clock
-	fake      *mpesafake.Server
-	adapter   *mpesa.Adapter
-	ingress   string
-	callbacks chan provider.Callback
-	ctx       context.Context
+	t       *testing.T
+	clock   *railtest.Clock
+	fake    *mpesafake.Server
+	adapter *mpesa.Adapter
+	ingress string
+	in      *railtest.Ingress // our callback route
+	ctx     context.Context
 }
 
 func newRig(t *testing.T, opts mpesafake.Options) *rig {
 	t.Helper()
-	r := &rig{t: t, clock: &clock{now: time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC)}, callbacks: make(chan provider.Callback, 16), ctx: context.Background()}
+	r := &rig{t: t, clock: railtest.NewClock(time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC)), ctx: context.Background()}
 	opts.Now = r.clock.Now
 	if opts.Key == nil {
 		opts.Key = sharedKey(t)
 	}
 	r.fake = mpesafake.NewServer(opts)
-	ingress := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		body, _ := io.ReadAll(req.Body)
-		h := map[string]string{}
-		for k := range req.Header {
-			h[strings.ToLower(k)] = req.Header.Get(k)
-		}
-		r.callbacks <- provider.Callback{Header: h, Body: body, RemoteAddr: req.RemoteAddr, Query: req.URL.RawQuery}
-		w.Write([]byte(`{"ResultCode":0,"ResultDesc":"Accepted"}`))
-	}))
-	r.ingress = ingress.URL + "/v1/providers/mpesa_test/callbacks"
+	r.in = railtest.NewIngress([]byte(`{"ResultCode":0,"ResultDesc":"Accepted"}`))
+	r.ingress = r.in.URL + "/v1/providers/mpesa_test/callbacks"
 	t.Cleanup(func() {
 		r.fake.Close()
-		ingress.Close()
+		r.in.Close()
 	})
 	r.adapter = r.newAdapter(func(*mpesa.Config) {})
 	return r
@@ -116,23 +88,13 @@ func (r *rig) newAdapter(edit func(*mpesa.Config)) *mpesa.Adapter {
 
 func (r *rig) callback() provider.Callback {
 	r.t.Helper()
-	select {
-	case cb := <-r.callbacks:
-		return cb
-	case <-time.After(5 * time.Second):
-		r.t.Fatal("no callback arrived")
-	}
-	return provider.Callback{}
+	return r.in.Next(r.t)
 }
 
 func (r *rig) noCallback() {
 	r.t.Helper()
 	r.fake.Callbacks()
-	select {
-	case cb := <-r.callbacks:
-		r.t.Fatalf("an unexpected callback: %s", cb.Body)
-	default:
-	}
+	r.in.None(r.t)
 }
 
 // caller stands for the operations layer: it keeps what it committed for

@@ -47,7 +47,9 @@ func wholeShillings(in provider.Instruction) (int64, error) {
 	return in.AmountMinor / unit, nil
 }
 
-func validMSISDN(s string) bool { return len(s) == 12 && strings.HasPrefix(s, "254") && digits(s) }
+func validMSISDN(s string) bool {
+	return len(s) == 12 && strings.HasPrefix(s, "254") && outbound.Digits(s)
+}
 
 // key derives an instruction's key from its id: the same id always gets
 // the same key, so a caller that prepared twice still has one key.

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"payments/rails/internal/outbound"
 	"payments/rails/provider"
 )
 
@@ -239,7 +240,7 @@ func New(cfg Config) (*Adapter, error) {
 	}
 	a := &Adapter{cfg: cfg, base: u.String(), client: cfg.HTTPClient, now: cfg.Now, sent: map[string]bool{}}
 	if cfg.ShortCode != "" {
-		if !digits(cfg.ShortCode) || cfg.Passkey.IsZero() {
+		if !outbound.Digits(cfg.ShortCode) || cfg.Passkey.IsZero() {
 			return nil, errors.New("mpesa: collections need a numeric shortCode and the passkey")
 		}
 		if a.cfg.PartyB == "" {
@@ -255,7 +256,7 @@ func New(cfg Config) (*Adapter, error) {
 		a.stkEnabled = true
 	}
 	if cfg.B2CShortCode != "" {
-		if !digits(cfg.B2CShortCode) || cfg.InitiatorName == "" || cfg.InitiatorPassword.IsZero() {
+		if !outbound.Digits(cfg.B2CShortCode) || cfg.InitiatorName == "" || cfg.InitiatorPassword.IsZero() {
 			return nil, errors.New("mpesa: payouts need a numeric b2cShortCode, the initiatorName and its password")
 		}
 		if a.cred, err = parseCertificate(cfg.Certificate); err != nil {
@@ -345,15 +346,3 @@ func (a *Adapter) wasSent(key string) bool {
 }
 
 func (a *Adapter) String() string { return fmt.Sprintf("mpesa(%s)", a.cfg.Name) }
-
-func digits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
-}

@@ -82,6 +82,20 @@ func Mask(number string) string {
 	return string(b)
 }
 
+// Digits reports whether s is one or more ASCII digits: what the adapters
+// require of phone numbers, short codes and the parts of an amount.
+func Digits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
 // Cut shortens a provider's message to at most n bytes, on a character
 // boundary, so one long answer cannot swell a status message.
 func Cut(s string, n int) string {

@@ -21,7 +21,8 @@
 //     reason EXPIRED once Options.RequestToPayExpiry has passed on the
 //     fake's clock (checked by Sweep and by every status read). Decide
 //     approves or declines a held one. A transfer beyond the disbursement
-//     balance fails with NOT_ENOUGH_FUNDS.
+//     balance fails with NOT_ENOUGH_FUNDS. HoldTransfers keeps new
+//     transfers PENDING until ReleaseTransfers.
 //   - Callbacks: exactly one per transaction, unsigned, to X-Callback-Url,
 //     by PUT (the sandbox) or POST (Options.CallbackMethod), never retried.
 //     Resend delivers one again, standing for a duplicate.

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"payments/rails/internal/fakehttp"
 )
 
 // Products, as they appear in MoMo's paths.
@@ -100,10 +102,6 @@ const (
 	OpBalance      = "balance"
 )
 
-// requestLogMax bounds the request log of a long-running fake: past it
-// the older half is forgotten.
-const requestLogMax = 100_000
-
 // Request is one request the fake received, without its credentials.
 type Request struct {
 	Method, Path string
@@ -147,11 +145,14 @@ type Server struct {
 	names       map[string]string
 	balance     map[string]int64 // product → minor units
 	faults      map[string][]Fault
-	requests    []*Request // the latest requestLogMax
+	requests    []*Request // the latest fakehttp.RequestLogMax
 	movements   []Movement
 	callbacks   []Callback
 	callbacksWG sync.WaitGroup
 	client      *http.Client
+	// holding keeps new transfers PENDING in held (HoldTransfers).
+	holding bool
+	held    []*txn
 }
 
 type token struct {
@@ -210,10 +211,10 @@ func New(opts Options) *Server {
 			c.APIUser = uuid4()
 		}
 		if c.APIKey == "" {
-			c.APIKey = randomHex(16)
+			c.APIKey = fakehttp.RandomHex(16)
 		}
 		if c.SubscriptionKey == "" {
-			c.SubscriptionKey = randomHex(16)
+			c.SubscriptionKey = fakehttp.RandomHex(16)
 		}
 	}
 	return &Server{
@@ -288,11 +289,7 @@ func (s *Server) ExpireTokens() {
 func (s *Server) Requests() []Request {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]Request, len(s.requests))
-	for i, r := range s.requests {
-		out[i] = *r
-	}
-	return out
+	return fakehttp.Copies(s.requests)
 }
 
 // Count returns how many requests of op were received (creates include
@@ -367,6 +364,34 @@ func (s *Server) sweep() {
 	}
 }
 
+// heldMax bounds the transfers HoldTransfers keeps; past it they are
+// processed at once.
+const heldMax = 1024
+
+// HoldTransfers keeps the transfers that arrive from now on PENDING: taken
+// (202), nothing moved and no callback sent, their status PENDING, until
+// ReleaseTransfers. It stands for a disbursement MoMo takes its time
+// over, so that a test can act while payouts are at the provider.
+func (s *Server) HoldTransfers() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.holding = true
+}
+
+// ReleaseTransfers stops holding and decides the held transfers, in the
+// order they arrived, by their payees' behaviours (money moves, callbacks
+// go); it returns how many there were.
+func (s *Server) ReleaseTransfers() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	held := s.held
+	s.holding, s.held = false, nil
+	for _, t := range held {
+		s.process(t)
+	}
+	return len(held)
+}
+
 // Resend delivers ref's callback once more, as a duplicate (MoMo itself
 // never does: this stands for a proxy or a replay).
 func (s *Server) Resend(ref string) bool {
@@ -390,7 +415,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /{product}/v1_0/account/balance", s.handleBalance)
 	mux.HandleFunc("POST /_fake/requesttopay/{ref}/{decision}", s.handleDecide)
 	mux.HandleFunc("POST /_fake/expire-tokens", func(w http.ResponseWriter, _ *http.Request) { s.ExpireTokens(); w.WriteHeader(http.StatusNoContent) })
-	mux.HandleFunc("GET /_fake/requests", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, s.Requests()) })
+	mux.HandleFunc("GET /_fake/requests", func(w http.ResponseWriter, _ *http.Request) { fakehttp.WriteJSON(w, http.StatusOK, s.Requests()) })
 	return mux
 }
 
@@ -407,23 +432,15 @@ func (s *Server) begin(w http.ResponseWriter, r *http.Request, op string, body [
 		Method: r.Method, Path: r.URL.Path, Product: r.PathValue("product"), Op: op,
 		ReferenceID: r.Header.Get("X-Reference-Id"), CallbackURL: r.Header.Get("X-Callback-Url"), Body: body,
 	}
-	if len(s.requests) >= requestLogMax {
-		s.requests = append(s.requests[:0], s.requests[requestLogMax/2:]...)
-	}
-	s.requests = append(s.requests, req)
+	s.requests = fakehttp.Record(s.requests, req)
 	ex := &exchange{s: s, w: w, req: req}
-	if q := s.faults[op]; len(q) > 0 {
-		f := q[0]
-		s.faults[op] = q[1:]
-		return ex, &f
-	}
-	return ex, nil
+	return ex, fakehttp.NextFault(s.faults, op)
 }
 
 // answer writes a JSON answer (under s.mu).
 func (ex *exchange) answer(status int, v any) {
 	ex.req.Status = status
-	writeJSON(ex.w, status, v)
+	fakehttp.WriteJSON(ex.w, status, v)
 }
 
 func (ex *exchange) fail(status int, code, message string) {
@@ -432,13 +449,7 @@ func (ex *exchange) fail(status int, code, message string) {
 
 // drop closes the connection without an answer.
 func (ex *exchange) drop() {
-	if hj, ok := ex.w.(http.Hijacker); ok {
-		if conn, _, err := hj.Hijack(); err == nil {
-			conn.Close()
-			return
-		}
-	}
-	panic(http.ErrAbortHandler)
+	fakehttp.Drop(ex.w)
 }
 
 // applyFault answers a Status fault; it reports whether the request is
@@ -483,7 +494,7 @@ func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) {
 		ex.answer(http.StatusUnauthorized, map[string]string{"error": "login_failed"})
 		return
 	}
-	tok := randomHex(24)
+	tok := fakehttp.RandomHex(24)
 	s.tokens[tok] = token{product: r.PathValue("product"), expires: s.opts.Now().Add(s.opts.TokenLifetime)}
 	ex.answer(http.StatusOK, map[string]any{"access_token": tok, "token_type": "access_token", "expires_in": int64(s.opts.TokenLifetime / time.Second)})
 }
@@ -603,7 +614,11 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
 	t := &txn{op: op, ref: ref, externalID: b.ExternalID, msisdn: counterparty.PartyID, amount: b.Amount, amountMinor: minor,
 		currency: b.Currency, status: "PENDING", created: s.opts.Now(), callbackURL: cb}
 	s.txns[ref] = t
-	s.process(t)
+	if op == OpTransfer && s.holding && len(s.held) < heldMax {
+		s.held = append(s.held, t)
+	} else {
+		s.process(t)
+	}
 	if f != nil && f.DropAfterApply {
 		ex.requestsDropped()
 		ex.drop()
@@ -787,16 +802,6 @@ func (s *Server) handleDecide(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	if v == nil {
-		w.WriteHeader(status)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
-}
-
 func hostOf(u string) string {
 	rest, ok := strings.CutPrefix(u, "https://")
 	if !ok {
@@ -877,10 +882,4 @@ func uuid4() string {
 	b[8] = b[8]&0x3f | 0x80
 	h := hex.EncodeToString(b)
 	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
-}
-
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
 }

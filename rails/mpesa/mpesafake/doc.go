@@ -21,7 +21,8 @@
 //     CertificatePEM) and compared with the initiator password (2001 in the
 //     result otherwise); then one result to ResultURL: 0 with
 //     ResultParameters, 1 (B2C balance short), 2/3 (limits), 2040
-//     (unregistered recipient).
+//     (unregistered recipient). HoldB2C keeps new payments accepted but
+//     undecided (queued at M-Pesa) until ReleaseB2C.
 //   - Transaction status: accepted at once; the answer goes to the query's
 //     ResultURL: ResultCode 0 with TransactionStatus "Completed" or "Failed"
 //     (ReasonType: the result's words) for a B2C it processed, or

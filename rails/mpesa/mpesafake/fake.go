@@ -7,7 +7,6 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
@@ -19,6 +18,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"payments/rails/internal/fakehttp"
 )
 
 // Options configure a Server. Empty credentials are generated; the zero
@@ -105,9 +106,6 @@ type Callback struct {
 	Err    error
 }
 
-// requestLogMax bounds the request log: past it the older half goes.
-const requestLogMax = 100_000
-
 // Server is a fake Daraja on loopback. Every method is safe for concurrent
 // use.
 type Server struct {
@@ -130,6 +128,9 @@ type Server struct {
 	seq       int
 	wg        sync.WaitGroup
 	client    *http.Client
+	// holding keeps new B2C payments undecided in held (HoldB2C).
+	holding bool
+	held    []*b2cTxn
 }
 
 type stkTxn struct {
@@ -148,6 +149,7 @@ type b2cTxn struct {
 	done                                                        bool
 	code, desc, receipt                                         string
 	timedOut                                                    bool
+	initiatorOK                                                 bool // its SecurityCredential was right
 }
 
 // NewServer starts a fake on an ephemeral loopback port; Close stops it.
@@ -163,7 +165,7 @@ func NewServer(opts Options) *Server {
 func New(opts Options) *Server {
 	gen := func(v *string, n int) {
 		if *v == "" {
-			*v = randomHex(n)
+			*v = fakehttp.RandomHex(n)
 		}
 	}
 	gen(&opts.ConsumerKey, 16)
@@ -280,11 +282,7 @@ func (s *Server) ExpireTokens() {
 func (s *Server) Requests() []Request {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]Request, len(s.requests))
-	for i, r := range s.requests {
-		out[i] = *r
-	}
-	return out
+	return fakehttp.Copies(s.requests)
 }
 
 // Count returns how many requests of op were received.
@@ -390,7 +388,7 @@ func (s *Server) Handler() http.Handler {
 		w.WriteHeader(http.StatusNoContent)
 	})
 	mux.HandleFunc("POST /_fake/expire-tokens", func(w http.ResponseWriter, _ *http.Request) { s.ExpireTokens(); w.WriteHeader(http.StatusNoContent) })
-	mux.HandleFunc("GET /_fake/requests", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, s.Requests()) })
+	mux.HandleFunc("GET /_fake/requests", func(w http.ResponseWriter, _ *http.Request) { fakehttp.WriteJSON(w, http.StatusOK, s.Requests()) })
 	return mux
 }
 
@@ -401,38 +399,24 @@ type exchange struct {
 
 func (s *Server) begin(w http.ResponseWriter, r *http.Request, op string, body []byte) (*exchange, *Fault) {
 	req := &Request{Op: op, Path: r.URL.Path, Body: body}
-	if len(s.requests) >= requestLogMax {
-		s.requests = append(s.requests[:0], s.requests[requestLogMax/2:]...)
-	}
-	s.requests = append(s.requests, req)
+	s.requests = fakehttp.Record(s.requests, req)
 	ex := &exchange{w: w, req: req}
-	if q := s.faults[op]; len(q) > 0 {
-		f := q[0]
-		s.faults[op] = q[1:]
-		return ex, &f
-	}
-	return ex, nil
+	return ex, fakehttp.NextFault(s.faults, op)
 }
 
 func (ex *exchange) answer(status int, v any) {
 	ex.req.Status = status
-	writeJSON(ex.w, status, v)
+	fakehttp.WriteJSON(ex.w, status, v)
 }
 
 // fail answers Daraja's synchronous error shape.
 func (ex *exchange) fail(status int, code, message string) {
-	ex.answer(status, map[string]string{"requestId": randomHex(6), "errorCode": code, "errorMessage": message})
+	ex.answer(status, map[string]string{"requestId": fakehttp.RandomHex(6), "errorCode": code, "errorMessage": message})
 }
 
 func (ex *exchange) drop() {
 	ex.req.Status = 0
-	if hj, ok := ex.w.(http.Hijacker); ok {
-		if conn, _, err := hj.Hijack(); err == nil {
-			conn.Close()
-			return
-		}
-	}
-	panic(http.ErrAbortHandler)
+	fakehttp.Drop(ex.w)
 }
 
 func (ex *exchange) applyFault(f *Fault) bool {
@@ -468,7 +452,7 @@ func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) {
 		ex.fail(http.StatusBadRequest, "400.008.01", "Invalid Authentication passed")
 		return
 	}
-	tok := randomHex(14)
+	tok := fakehttp.RandomHex(14)
 	s.tokens[tok] = s.opts.Now().Add(s.opts.TokenLifetime)
 	ex.answer(http.StatusOK, map[string]string{"access_token": tok, "expires_in": strconv.Itoa(int(s.opts.TokenLifetime / time.Second))})
 }
@@ -694,14 +678,62 @@ func (s *Server) handleB2C(w http.ResponseWriter, r *http.Request) {
 	}
 	s.seq++
 	t := &b2cTxn{originatorID: b.OriginatorConversationID, conversationID: fmt.Sprintf("AG_%s_%016x", s.opts.Now().Format("20060102"), s.seq),
-		msisdn: b.PartyB, resultURL: b.ResultURL, timeoutURL: b.QueueTimeOutURL, amount: amount}
+		msisdn: b.PartyB, resultURL: b.ResultURL, timeoutURL: b.QueueTimeOutURL, amount: amount,
+		initiatorOK: s.checkInitiator(b.InitiatorName, b.SecurityCredential)}
 	s.b2c[t.originatorID] = t
 	switch {
 	case f != nil && f.QueueTimeout:
 		t.done, t.timedOut = true, true
 		s.post(t.timeoutURL, map[string]any{"Result": map[string]any{"ResultType": 1, "ResultCode": 1, "ResultDesc": "The service request timed out.",
 			"OriginatorConversationID": t.originatorID, "ConversationID": t.conversationID}})
-	case !s.checkInitiator(b.InitiatorName, b.SecurityCredential):
+	case s.holding && len(s.held) < heldMax:
+		s.held = append(s.held, t)
+	default:
+		s.decideB2C(t)
+	}
+	if f != nil && f.DropAfterApply {
+		ex.drop()
+		return
+	}
+	ex.answer(http.StatusOK, map[string]string{"ConversationID": t.conversationID, "OriginatorConversationID": t.originatorID,
+		"ResponseCode": "0", "ResponseDescription": "Accept the service request successfully."})
+}
+
+// heldMax bounds the payments HoldB2C keeps; past it they are decided at
+// once.
+const heldMax = 1024
+
+// HoldB2C keeps the B2C payments that arrive from now on undecided:
+// accepted (ResponseCode 0), nothing moved, no result callback, and a
+// transaction status query does not find them, until ReleaseB2C. It
+// stands for a payment waiting in M-Pesa's queue, so that a test can act
+// while payouts are at the provider.
+func (s *Server) HoldB2C() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.holding = true
+}
+
+// ReleaseB2C stops holding and decides the held payments in the order
+// they arrived (money moves, result callbacks go); it returns how many
+// there were.
+func (s *Server) ReleaseB2C() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	held := s.held
+	s.holding, s.held = false, nil
+	for _, t := range held {
+		s.decideB2C(t)
+	}
+	return len(held)
+}
+
+// decideB2C settles a payment Daraja accepted: its result by the
+// initiator's credentials, the limits, the recipient and the balance.
+func (s *Server) decideB2C(t *b2cTxn) {
+	amount := t.amount
+	switch {
+	case !t.initiatorOK:
 		s.b2cFinish(t, "2001", "The initiator information is invalid.")
 	case amount < 10:
 		s.b2cFinish(t, "2", "Declined due to limit rule: less than the minimum transaction amount.")
@@ -717,12 +749,6 @@ func (s *Server) handleB2C(w http.ResponseWriter, r *http.Request) {
 		s.movements = append(s.movements, Movement{Op: OpB2C, Key: t.originatorID, Amount: amount, MSISDN: t.msisdn, TransactionID: t.receipt})
 		s.b2cFinish(t, "0", "The service request is processed successfully.")
 	}
-	if f != nil && f.DropAfterApply {
-		ex.drop()
-		return
-	}
-	ex.answer(http.StatusOK, map[string]string{"ConversationID": t.conversationID, "OriginatorConversationID": t.originatorID,
-		"ResponseCode": "0", "ResponseDescription": "Accept the service request successfully."})
 }
 
 func (s *Server) b2cFinish(t *b2cTxn, code, desc string) {
@@ -861,16 +887,4 @@ func mustInt(s string) any {
 		return v
 	}
 	return s
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
-}
-
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
 }

@@ -1,0 +1,8 @@
+// Package railtest is what the provider adapters' tests (momo, mpesa)
+// share: a settable clock for an adapter and its fake, and an ingress that
+// stands for our callback route.
+//
+// Everything here is safe for concurrent use. Never: it is imported by
+// tests only, and it knows no provider's API (what an ingress answers is
+// the caller's).
+package railtest

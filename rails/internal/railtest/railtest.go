@@ -1,0 +1,100 @@
+package railtest
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"payments/rails/provider"
+)
+
+// Clock is a test clock an adapter and its fake share: it moves only when
+// the test advances it.
+type Clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+// NewClock returns a clock that reads now.
+func NewClock(now time.Time) *Clock { return &Clock{now: now} }
+
+// Now returns the clock's time.
+func (c *Clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// Advance moves the clock d forward.
+func (c *Clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// callbacksMax bounds the callbacks an ingress holds for the test.
+const callbacksMax = 16
+
+// callbackWait is how long Next waits for a callback.
+const callbackWait = 5 * time.Second
+
+// Ingress is a loopback server standing for our callback route: it passes
+// each request it receives to the test as a provider.Callback (header
+// names lowercased) and answers 200 with its answer body.
+type Ingress struct {
+	URL       string
+	srv       *httptest.Server
+	callbacks chan provider.Callback
+}
+
+// NewIngress starts an ingress that answers with answer (nil: no body).
+// The caller closes it, after the fake whose callbacks it receives.
+func NewIngress(answer []byte) *Ingress {
+	in := &Ingress{callbacks: make(chan provider.Callback, callbacksMax)}
+	in.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, _ := io.ReadAll(req.Body)
+		h := map[string]string{}
+		for k := range req.Header {
+			h[strings.ToLower(k)] = req.Header.Get(k)
+		}
+		in.callbacks <- provider.Callback{Header: h, Body: body, RemoteAddr: req.RemoteAddr, Query: req.URL.RawQuery}
+		if answer == nil {
+			w.WriteHeader(http.StatusOK)
+			return
+		}
+		w.Write(answer)
+	}))
+	in.URL = in.srv.URL
+	return in
+}
+
+// Close stops the ingress.
+func (in *Ingress) Close() { in.srv.Close() }
+
+// Next waits for the next callback the ingress received, failing t after
+// callbackWait.
+func (in *Ingress) Next(t testing.TB) provider.Callback {
+	t.Helper()
+	select {
+	case cb := <-in.callbacks:
+		return cb
+	case <-time.After(callbackWait):
+		t.Fatal("no callback arrived")
+	}
+	return provider.Callback{}
+}
+
+// None fails t if a callback is waiting; the caller first waits for the
+// fake's callbacks in flight.
+func (in *Ingress) None(t testing.TB) {
+	t.Helper()
+	select {
+	case cb := <-in.callbacks:
+		t.Fatalf("an unexpected callback: %s", cb.Body)
+	default:
+	}
+}
