@@ -21,6 +21,8 @@ const stringLenMax = 1 << 20
 
 type encoder struct {
 	buf []byte
+	// fields is this encoder's side of a fieldCodec.
+	fields fieldCodec
 }
 
 func (e *encoder) u8(v uint8)       { e.buf = append(e.buf, v) }
@@ -47,6 +49,9 @@ type decoder struct {
 	// short, when set, holds the short strings str returns, many to an
 	// allocation (DecodeBatch's: a payout's life decodes some nine).
 	short *strings.Builder
+	// fields is this decoder's side of a fieldCodec, kept here so that
+	// decoding a command through it allocates nothing more.
+	fields fieldCodec
 }
 
 // Limits of decoder.short: a chunk is shared by the short strings of a few
@@ -228,4 +233,90 @@ func (d *decoder) count() int {
 		return 0
 	}
 	return int(n)
+}
+
+// fieldCodec runs a command's field list in one direction: a command with a
+// fields method names each field once, in its frozen order, and that one
+// list both writes the command and reads it back, so the two cannot drift
+// apart. Exactly one of enc and dec is set.
+type fieldCodec struct {
+	enc *encoder
+	dec *decoder
+}
+
+// codec returns the encoder's side of a fieldCodec.
+func (e *encoder) codec() *fieldCodec {
+	e.fields.enc = e
+	return &e.fields
+}
+
+// codec returns the decoder's side of a fieldCodec.
+func (d *decoder) codec() *fieldCodec {
+	d.fields.dec = d
+	return &d.fields
+}
+
+func (f *fieldCodec) varint(p *int64) {
+	if f.enc != nil {
+		f.enc.varint(*p)
+		return
+	}
+	*p = f.dec.varint()
+}
+
+func (f *fieldCodec) uvarint(p *uint64) {
+	if f.enc != nil {
+		f.enc.uvarint(*p)
+		return
+	}
+	*p = f.dec.uvarint()
+}
+
+func (f *fieldCodec) minor(p *Minor) {
+	if f.enc != nil {
+		f.enc.minor(*p)
+		return
+	}
+	*p = f.dec.minor()
+}
+
+func (f *fieldCodec) bool(p *bool) {
+	if f.enc != nil {
+		f.enc.bool(*p)
+		return
+	}
+	*p = f.dec.bool()
+}
+
+func (f *fieldCodec) str(p *string) {
+	if f.enc != nil {
+		f.enc.str(*p)
+		return
+	}
+	*p = f.dec.str()
+}
+
+func (f *fieldCodec) strs(p *[]string) {
+	if f.enc != nil {
+		f.enc.strs(*p)
+		return
+	}
+	*p = f.dec.strs()
+}
+
+// fieldsCommand is a command (a pointer P to a T) whose fields method is
+// its codec.
+type fieldsCommand[T any] interface {
+	*T
+	Command
+	fields(f *fieldCodec)
+}
+
+// registerFields makes kind k decodable by its command's fields method.
+func registerFields[T any, P fieldsCommand[T]](k Kind) {
+	registerCommand(k, func(d *decoder) Command {
+		c := P(new(T))
+		c.fields(d.codec())
+		return c
+	})
 }
