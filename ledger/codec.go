@@ -21,8 +21,6 @@ const stringLenMax = 1 << 20
 
 type encoder struct {
 	buf []byte
-	// fields is this encoder's side of a fieldCodec.
-	fields fieldCodec
 }
 
 func (e *encoder) u8(v uint8)       { e.buf = append(e.buf, v) }
@@ -49,9 +47,9 @@ type decoder struct {
 	// short, when set, holds the short strings str returns, many to an
 	// allocation (DecodeBatch's: a payout's life decodes some nine).
 	short *strings.Builder
-	// fields is this decoder's side of a fieldCodec, kept here so that
-	// decoding a command through it allocates nothing more.
-	fields fieldCodec
+	// generic is the fieldCodec that registerFields reads through: a
+	// method called through a type parameter cannot keep it on the stack.
+	generic fieldCodec
 }
 
 // Limits of decoder.short: a chunk is shared by the short strings of a few
@@ -244,17 +242,11 @@ type fieldCodec struct {
 	dec *decoder
 }
 
-// codec returns the encoder's side of a fieldCodec.
-func (e *encoder) codec() *fieldCodec {
-	e.fields.enc = e
-	return &e.fields
-}
+// codec returns a fieldCodec that writes to e.
+func (e *encoder) codec() *fieldCodec { return &fieldCodec{enc: e} }
 
-// codec returns the decoder's side of a fieldCodec.
-func (d *decoder) codec() *fieldCodec {
-	d.fields.dec = d
-	return &d.fields
-}
+// codec returns a fieldCodec that reads from d.
+func (d *decoder) codec() *fieldCodec { return &fieldCodec{dec: d} }
 
 func (f *fieldCodec) varint(p *int64) {
 	if f.enc != nil {
@@ -316,7 +308,8 @@ type fieldsCommand[T any] interface {
 func registerFields[T any, P fieldsCommand[T]](k Kind) {
 	registerCommand(k, func(d *decoder) Command {
 		c := P(new(T))
-		c.fields(d.codec())
+		d.generic = fieldCodec{dec: d}
+		c.fields(&d.generic)
 		return c
 	})
 }
