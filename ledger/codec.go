@@ -47,7 +47,7 @@ type decoder struct {
 	// short, when set, holds the short strings str returns, many to an
 	// allocation (DecodeBatch's: a payout's life decodes some nine).
 	short *strings.Builder
-	// generic is the fieldCodec that registerFields reads through: a
+	// generic is the fieldCodec that decodeFields reads through: a
 	// method called through a type parameter cannot keep it on the stack.
 	generic fieldCodec
 }
@@ -304,12 +304,33 @@ type fieldsCommand[T any] interface {
 	fields(f *fieldCodec)
 }
 
+// decodeFields reads a command of type T by its fields method.
+func decodeFields[T any, P fieldsCommand[T]](d *decoder) P {
+	c := P(new(T))
+	d.generic = fieldCodec{dec: d}
+	c.fields(&d.generic)
+	return c
+}
+
 // registerFields makes kind k decodable by its command's fields method.
 func registerFields[T any, P fieldsCommand[T]](k Kind) {
-	registerCommand(k, func(d *decoder) Command {
-		c := P(new(T))
-		d.generic = fieldCodec{dec: d}
-		c.fields(&d.generic)
-		return c
-	})
+	registerCommand(k, func(d *decoder) Command { return decodeFields[T, P](d) })
+}
+
+// fieldU8 reads or writes a one-byte enumeration (a side, a status).
+func fieldU8[T ~uint8](f *fieldCodec, p *T) {
+	if f.enc != nil {
+		f.enc.u8(uint8(*p))
+		return
+	}
+	*p = T(f.dec.u8())
+}
+
+// scopes reads or writes an API key's scopes: a uvarint of 32 bits.
+func (f *fieldCodec) scopes(p *Scopes) {
+	if f.enc != nil {
+		f.enc.uvarint(uint64(*p))
+		return
+	}
+	*p = Scopes(f.dec.u32())
 }
