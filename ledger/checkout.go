@@ -182,10 +182,7 @@ func init() {
 			DepositBank: d.str(), CollectionID: d.str(), MethodType: d.methodType(), Fee: d.minor(),
 		}
 	})
-	registerCommand(KindCheckoutDeposit, func(d *decoder) Command {
-		return &CheckoutDepositCommand{At: d.varint(), OrgID: d.str(), SessionID: d.str(), Amount: d.minor(),
-			ExternalReference: d.str(), DepositID: d.str(), CollectionID: d.str()}
-	})
+	registerFields[CheckoutDepositCommand](KindCheckoutDeposit)
 	registerSubject(SubjectCheckoutSession,
 		func(e *encoder, s Subject) { c := s.(CheckoutSession); encodeCheckoutSession(e, &c) },
 		func(d *decoder) Subject { return decodeCheckoutSession(d) })
@@ -211,15 +208,17 @@ func (c *CreateCheckoutSession) encode(e *encoder) {
 	e.minor(c.Fee)
 }
 
-func (c *CheckoutDepositCommand) encode(e *encoder) {
-	e.varint(c.At)
-	e.str(c.OrgID)
-	e.str(c.SessionID)
-	e.minor(c.Amount)
-	e.str(c.ExternalReference)
-	e.str(c.DepositID)
-	e.str(c.CollectionID)
+func (c *CheckoutDepositCommand) fields(f *fieldCodec) {
+	f.varint(&c.At)
+	f.str(&c.OrgID)
+	f.str(&c.SessionID)
+	f.minor(&c.Amount)
+	f.str(&c.ExternalReference)
+	f.str(&c.DepositID)
+	f.str(&c.CollectionID)
 }
+
+func (c *CheckoutDepositCommand) encode(e *encoder) { c.fields(e.codec()) }
 
 func encodeCheckoutSession(e *encoder, c *CheckoutSession) {
 	e.str(c.ID)

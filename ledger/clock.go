@@ -83,18 +83,18 @@ type Tick struct {
 func (*AdvanceClock) Kind() Kind { return KindAdvanceClock }
 func (*Tick) Kind() Kind         { return KindTick }
 
-func (c *AdvanceClock) encode(e *encoder) {
-	e.varint(c.At)
-	e.str(c.OrgID)
-	e.varint(c.Millis)
+func (c *AdvanceClock) fields(f *fieldCodec) {
+	f.varint(&c.At)
+	f.str(&c.OrgID)
+	f.varint(&c.Millis)
 }
+
+func (c *AdvanceClock) encode(e *encoder) { c.fields(e.codec()) }
 
 func (c *Tick) encode(e *encoder) { e.varint(c.At) }
 
 func init() {
-	registerCommand(KindAdvanceClock, func(d *decoder) Command {
-		return &AdvanceClock{At: d.varint(), OrgID: d.str(), Millis: d.varint()}
-	})
+	registerFields[AdvanceClock](KindAdvanceClock)
 	registerCommand(KindTick, func(d *decoder) Command { return &Tick{At: d.varint()} })
 }
 

@@ -47,6 +47,9 @@ type decoder struct {
 	// short, when set, holds the short strings str returns, many to an
 	// allocation (DecodeBatch's: a payout's life decodes some nine).
 	short *strings.Builder
+	// generic is the fieldCodec that decodeFields reads through: a
+	// method called through a type parameter cannot keep it on the stack.
+	generic fieldCodec
 }
 
 // Limits of decoder.short: a chunk is shared by the short strings of a few
@@ -228,4 +231,106 @@ func (d *decoder) count() int {
 		return 0
 	}
 	return int(n)
+}
+
+// fieldCodec runs a command's field list in one direction: a command with a
+// fields method names each field once, in its frozen order, and that one
+// list both writes the command and reads it back, so the two cannot drift
+// apart. Exactly one of enc and dec is set.
+type fieldCodec struct {
+	enc *encoder
+	dec *decoder
+}
+
+// codec returns a fieldCodec that writes to e.
+func (e *encoder) codec() *fieldCodec { return &fieldCodec{enc: e} }
+
+// codec returns a fieldCodec that reads from d.
+func (d *decoder) codec() *fieldCodec { return &fieldCodec{dec: d} }
+
+func (f *fieldCodec) varint(p *int64) {
+	if f.enc != nil {
+		f.enc.varint(*p)
+		return
+	}
+	*p = f.dec.varint()
+}
+
+func (f *fieldCodec) uvarint(p *uint64) {
+	if f.enc != nil {
+		f.enc.uvarint(*p)
+		return
+	}
+	*p = f.dec.uvarint()
+}
+
+func (f *fieldCodec) minor(p *Minor) {
+	if f.enc != nil {
+		f.enc.minor(*p)
+		return
+	}
+	*p = f.dec.minor()
+}
+
+func (f *fieldCodec) bool(p *bool) {
+	if f.enc != nil {
+		f.enc.bool(*p)
+		return
+	}
+	*p = f.dec.bool()
+}
+
+func (f *fieldCodec) str(p *string) {
+	if f.enc != nil {
+		f.enc.str(*p)
+		return
+	}
+	*p = f.dec.str()
+}
+
+func (f *fieldCodec) strs(p *[]string) {
+	if f.enc != nil {
+		f.enc.strs(*p)
+		return
+	}
+	*p = f.dec.strs()
+}
+
+// fieldsCommand is a command (a pointer P to a T) whose fields method is
+// its codec.
+type fieldsCommand[T any] interface {
+	*T
+	Command
+	fields(f *fieldCodec)
+}
+
+// decodeFields reads a command of type T by its fields method.
+func decodeFields[T any, P fieldsCommand[T]](d *decoder) P {
+	c := P(new(T))
+	d.generic = fieldCodec{dec: d}
+	c.fields(&d.generic)
+	return c
+}
+
+// registerFields makes kind k decodable by its command's fields method.
+func registerFields[T any, P fieldsCommand[T]](k Kind) {
+	registerCommand(k, func(d *decoder) Command { return decodeFields[T, P](d) })
+}
+
+// fieldU8 reads or writes a one-byte enumeration (a side, a status).
+func fieldU8[T ~uint8](f *fieldCodec, p *T) {
+	if f.enc != nil {
+		f.enc.u8(uint8(*p))
+		return
+	}
+	*p = T(f.dec.u8())
+}
+
+// scopes reads or writes an API key's scopes: a uvarint of 32 bits.
+func (f *fieldCodec) scopes(p *Scopes) {
+	if f.enc != nil {
+		f.enc.uvarint(uint64(*p))
+		return
+	}
+	*p = Scopes(f.dec.u32())
 }

@@ -98,24 +98,23 @@ func decodeCommand(d *decoder) (Command, error) {
 	var c Command
 	switch kind {
 	case KindCreateOrganization:
-		c = decodeCreateOrganization(d)
+		c = decodeFields[CreateOrganization](d)
 	case KindCreateAPIKey:
-		k := decodeCreateAPIKey(d)
-		c = &k
+		c = decodeFields[CreateAPIKey](d)
 	case KindRevokeAPIKey:
-		c = &RevokeAPIKey{At: d.varint(), ID: d.str(), OrgID: d.str()}
+		c = decodeFields[RevokeAPIKey](d)
 	case KindFundBalance:
-		c = &FundBalance{At: d.varint(), OrgID: d.str(), Currency: d.str(), Amount: d.minor(), ExternalReference: d.str()}
+		c = decodeFields[FundBalance](d)
 	case KindCreatePayout:
-		c = decodeCreatePayout(d)
+		c = decodeFields[CreatePayout](d)
 	case KindMarkPayoutProcessing:
-		c = &MarkPayoutProcessing{At: d.varint(), ID: d.str(), ProviderReference: d.str(), Message: d.str()}
+		c = decodeFields[MarkPayoutProcessing](d)
 	case KindSettlePayout:
-		c = &SettlePayout{At: d.varint(), ID: d.str(), Completed: d.bool(), Message: d.str()}
+		c = decodeFields[SettlePayout](d)
 	case KindCreateCollection:
-		c = decodeCreateCollection(d)
+		c = decodeFields[CreateCollection](d)
 	case KindSettleCollection:
-		c = &SettleCollection{At: d.varint(), ID: d.str(), Completed: d.bool(), Message: d.str()}
+		c = decodeFields[SettleCollection](d)
 	default:
 		if d.err != nil {
 			return nil, d.err
@@ -132,149 +131,147 @@ func decodeCommand(d *decoder) (Command, error) {
 	return c, nil
 }
 
-func (c *CreateOrganization) encode(e *encoder) {
-	e.varint(c.At)
-	e.str(c.ID)
-	e.str(c.Name)
-	e.str(c.Country)
-	e.str(c.Timezone)
-	e.str(c.DefaultCurrency)
-	c.Key.encode(e)
+func (c *CreateOrganization) fields(f *fieldCodec) {
+	f.varint(&c.At)
+	f.str(&c.ID)
+	f.str(&c.Name)
+	f.str(&c.Country)
+	f.str(&c.Timezone)
+	f.str(&c.DefaultCurrency)
+	c.Key.fields(f)
 }
 
-func decodeCreateOrganization(d *decoder) *CreateOrganization {
-	return &CreateOrganization{
-		At: d.varint(), ID: d.str(), Name: d.str(), Country: d.str(), Timezone: d.str(),
-		DefaultCurrency: d.str(), Key: decodeCreateAPIKey(d),
-	}
+func (c *CreateOrganization) encode(e *encoder) { c.fields(e.codec()) }
+
+func (c *CreateAPIKey) fields(f *fieldCodec) {
+	f.varint(&c.At)
+	f.str(&c.ID)
+	f.str(&c.OrgID)
+	f.str(&c.Name)
+	f.str(&c.Hash)
+	f.str(&c.Hint)
+	f.scopes(&c.Scopes)
 }
 
-func (c *CreateAPIKey) encode(e *encoder) {
-	e.varint(c.At)
-	e.str(c.ID)
-	e.str(c.OrgID)
-	e.str(c.Name)
-	e.str(c.Hash)
-	e.str(c.Hint)
-	e.uvarint(uint64(c.Scopes))
+func (c *CreateAPIKey) encode(e *encoder) { c.fields(e.codec()) }
+
+func decodeCreateAPIKey(d *decoder) (k CreateAPIKey) {
+	k.fields(d.codec())
+	return k
 }
 
-func decodeCreateAPIKey(d *decoder) CreateAPIKey {
-	return CreateAPIKey{
-		At: d.varint(), ID: d.str(), OrgID: d.str(), Name: d.str(), Hash: d.str(),
-		Hint: d.str(), Scopes: Scopes(d.u32()),
-	}
+func (c *RevokeAPIKey) fields(f *fieldCodec) {
+	f.varint(&c.At)
+	f.str(&c.ID)
+	f.str(&c.OrgID)
 }
 
-func (c *RevokeAPIKey) encode(e *encoder) {
-	e.varint(c.At)
-	e.str(c.ID)
-	e.str(c.OrgID)
+func (c *RevokeAPIKey) encode(e *encoder) { c.fields(e.codec()) }
+
+func (c *FundBalance) fields(f *fieldCodec) {
+	f.varint(&c.At)
+	f.str(&c.OrgID)
+	f.str(&c.Currency)
+	f.minor(&c.Amount)
+	f.str(&c.ExternalReference)
 }
 
-func (c *FundBalance) encode(e *encoder) {
-	e.varint(c.At)
-	e.str(c.OrgID)
-	e.str(c.Currency)
-	e.minor(c.Amount)
-	e.str(c.ExternalReference)
+func (c *FundBalance) encode(e *encoder) { c.fields(e.codec()) }
+
+// fields are the spec's fields but RoutingNumber, which payouts append
+// (routing.go).
+func (s *PayoutSpec) fields(f *fieldCodec) {
+	f.str(&s.Currency)
+	f.minor(&s.Amount)
+	fieldU8(f, &s.AmountSide)
+	f.str(&s.Method)
+	f.str(&s.AccountNumber)
+	f.str(&s.Address)
+	f.str(&s.Tag)
+	f.str(&s.RecipientID)
+	f.str(&s.Narration)
+	f.str(&s.Metadata)
+	f.str(&s.FromKYC)
+	f.str(&s.ToKYC)
 }
 
-func (s *PayoutSpec) encode(e *encoder) {
-	e.str(s.Currency)
-	e.minor(s.Amount)
-	e.u8(uint8(s.AmountSide))
-	e.str(s.Method)
-	e.str(s.AccountNumber)
-	e.str(s.Address)
-	e.str(s.Tag)
-	e.str(s.RecipientID)
-	e.str(s.Narration)
-	e.str(s.Metadata)
-	e.str(s.FromKYC)
-	e.str(s.ToKYC)
+func (s *PayoutSpec) encode(e *encoder) { s.fields(e.codec()) }
+
+func decodePayoutSpec(d *decoder) (s PayoutSpec) {
+	s.fields(d.codec())
+	return s
 }
 
-func decodePayoutSpec(d *decoder) PayoutSpec {
-	return PayoutSpec{
-		Currency: d.str(), Amount: d.minor(), AmountSide: Side(d.u8()), Method: d.str(),
-		AccountNumber: d.str(), Address: d.str(), Tag: d.str(), RecipientID: d.str(),
-		Narration: d.str(), Metadata: d.str(), FromKYC: d.str(), ToKYC: d.str(),
-	}
+func (c *CreatePayout) fields(f *fieldCodec) {
+	f.varint(&c.At)
+	f.str(&c.ID)
+	f.str(&c.OrgID)
+	f.str(&c.ExternalReference)
+	c.Spec.fields(f)
+	f.methodType(&c.MethodType)
+	f.minor(&c.Fee)
+	f.uvarint(&c.Reservation)
 }
 
 func (c *CreatePayout) encode(e *encoder) {
-	e.varint(c.At)
-	e.str(c.ID)
-	e.str(c.OrgID)
-	e.str(c.ExternalReference)
-	c.Spec.encode(e)
-	e.methodType(c.MethodType)
-	e.minor(c.Fee)
-	e.uvarint(c.Reservation)
+	c.fields(e.codec())
 	if c.Spec.RoutingNumber != "" { // appended (routing.go)
 		e.str(c.Spec.RoutingNumber)
 	}
 }
 
-func decodeCreatePayout(d *decoder) *CreatePayout {
-	return &CreatePayout{
-		At: d.varint(), ID: d.str(), OrgID: d.str(), ExternalReference: d.str(),
-		Spec: decodePayoutSpec(d), MethodType: d.methodType(), Fee: d.minor(), Reservation: d.uvarint(),
-	}
+func (c *MarkPayoutProcessing) fields(f *fieldCodec) {
+	f.varint(&c.At)
+	f.str(&c.ID)
+	f.str(&c.ProviderReference)
+	f.str(&c.Message)
 }
 
-func (c *MarkPayoutProcessing) encode(e *encoder) {
-	e.varint(c.At)
-	e.str(c.ID)
-	e.str(c.ProviderReference)
-	e.str(c.Message)
+func (c *MarkPayoutProcessing) encode(e *encoder) { c.fields(e.codec()) }
+
+func (c *SettlePayout) fields(f *fieldCodec) {
+	f.varint(&c.At)
+	f.str(&c.ID)
+	f.bool(&c.Completed)
+	f.str(&c.Message)
 }
 
-func (c *SettlePayout) encode(e *encoder) {
-	e.varint(c.At)
-	e.str(c.ID)
-	e.bool(c.Completed)
-	e.str(c.Message)
+func (c *SettlePayout) encode(e *encoder) { c.fields(e.codec()) }
+
+func (s *CollectionSpec) fields(f *fieldCodec) {
+	f.str(&s.Currency)
+	f.minor(&s.Amount)
+	f.str(&s.Method)
+	f.str(&s.PayerNumber)
+	f.str(&s.Narration)
+	f.str(&s.Metadata)
+	f.str(&s.KYC)
 }
 
-func (s *CollectionSpec) encode(e *encoder) {
-	e.str(s.Currency)
-	e.minor(s.Amount)
-	e.str(s.Method)
-	e.str(s.PayerNumber)
-	e.str(s.Narration)
-	e.str(s.Metadata)
-	e.str(s.KYC)
+func (s *CollectionSpec) encode(e *encoder) { s.fields(e.codec()) }
+
+func decodeCollectionSpec(d *decoder) (s CollectionSpec) {
+	s.fields(d.codec())
+	return s
 }
 
-func decodeCollectionSpec(d *decoder) CollectionSpec {
-	return CollectionSpec{
-		Currency: d.str(), Amount: d.minor(), Method: d.str(), PayerNumber: d.str(),
-		Narration: d.str(), Metadata: d.str(), KYC: d.str(),
-	}
+func (c *CreateCollection) fields(f *fieldCodec) {
+	f.varint(&c.At)
+	f.str(&c.ID)
+	f.str(&c.OrgID)
+	f.str(&c.ExternalReference)
+	c.Spec.fields(f)
+	f.methodType(&c.MethodType)
+	f.minor(&c.Fee)
 }
 
-func (c *CreateCollection) encode(e *encoder) {
-	e.varint(c.At)
-	e.str(c.ID)
-	e.str(c.OrgID)
-	e.str(c.ExternalReference)
-	c.Spec.encode(e)
-	e.methodType(c.MethodType)
-	e.minor(c.Fee)
+func (c *CreateCollection) encode(e *encoder) { c.fields(e.codec()) }
+
+func (c *SettleCollection) fields(f *fieldCodec) {
+	f.varint(&c.At)
+	f.str(&c.ID)
+	f.bool(&c.Completed)
+	f.str(&c.Message)
 }
 
-func decodeCreateCollection(d *decoder) *CreateCollection {
-	return &CreateCollection{
-		At: d.varint(), ID: d.str(), OrgID: d.str(), ExternalReference: d.str(),
-		Spec: decodeCollectionSpec(d), MethodType: d.methodType(), Fee: d.minor(),
-	}
-}
-
-func (c *SettleCollection) encode(e *encoder) {
-	e.varint(c.At)
-	e.str(c.ID)
-	e.bool(c.Completed)
-	e.str(c.Message)
-}
+func (c *SettleCollection) encode(e *encoder) { c.fields(e.codec()) }

@@ -53,33 +53,32 @@ type UpdateCryptoAddress struct {
 func (*CreateCryptoAddress) Kind() Kind { return KindCreateCryptoAddress }
 func (*UpdateCryptoAddress) Kind() Kind { return KindUpdateCryptoAddress }
 
-func (c *CreateCryptoAddress) encode(e *encoder) {
-	e.varint(c.At)
-	e.str(c.ID)
-	e.str(c.OrgID)
-	e.str(c.Currency)
-	e.str(c.Chain)
-	e.str(c.Address)
-	e.str(c.Tag)
-	e.str(c.ExternalReference)
-	e.str(c.Metadata)
+func (c *CreateCryptoAddress) fields(f *fieldCodec) {
+	f.varint(&c.At)
+	f.str(&c.ID)
+	f.str(&c.OrgID)
+	f.str(&c.Currency)
+	f.str(&c.Chain)
+	f.str(&c.Address)
+	f.str(&c.Tag)
+	f.str(&c.ExternalReference)
+	f.str(&c.Metadata)
 }
 
-func (c *UpdateCryptoAddress) encode(e *encoder) {
-	e.varint(c.At)
-	e.str(c.ID)
-	e.str(c.OrgID)
-	e.str(c.Metadata)
+func (c *CreateCryptoAddress) encode(e *encoder) { c.fields(e.codec()) }
+
+func (c *UpdateCryptoAddress) fields(f *fieldCodec) {
+	f.varint(&c.At)
+	f.str(&c.ID)
+	f.str(&c.OrgID)
+	f.str(&c.Metadata)
 }
+
+func (c *UpdateCryptoAddress) encode(e *encoder) { c.fields(e.codec()) }
 
 func init() {
-	registerCommand(KindCreateCryptoAddress, func(d *decoder) Command {
-		return &CreateCryptoAddress{At: d.varint(), ID: d.str(), OrgID: d.str(), Currency: d.str(), Chain: d.str(),
-			Address: d.str(), Tag: d.str(), ExternalReference: d.str(), Metadata: d.str()}
-	})
-	registerCommand(KindUpdateCryptoAddress, func(d *decoder) Command {
-		return &UpdateCryptoAddress{At: d.varint(), ID: d.str(), OrgID: d.str(), Metadata: d.str()}
-	})
+	registerFields[CreateCryptoAddress](KindCreateCryptoAddress)
+	registerFields[UpdateCryptoAddress](KindUpdateCryptoAddress)
 }
 
 func encodeCryptoAddress(e *encoder, a *CryptoAddress) {

@@ -94,27 +94,25 @@ func (c Collection) subjectKind() SubjectKind {
 	return SubjectCollection
 }
 
-func (c *ReceiveDeposit) encode(e *encoder) {
-	e.varint(c.At)
-	e.str(c.ID)
-	e.str(c.CollectionID)
-	e.str(c.OrgID)
-	e.str(c.VirtualAccountID)
-	e.str(c.CryptoAddressID)
-	e.minor(c.Amount)
-	e.minor(c.Fee)
-	e.bool(c.Completed)
-	e.str(c.Message)
-	e.str(c.ExternalReference)
-	e.str(c.SourceReference)
+func (c *ReceiveDeposit) fields(f *fieldCodec) {
+	f.varint(&c.At)
+	f.str(&c.ID)
+	f.str(&c.CollectionID)
+	f.str(&c.OrgID)
+	f.str(&c.VirtualAccountID)
+	f.str(&c.CryptoAddressID)
+	f.minor(&c.Amount)
+	f.minor(&c.Fee)
+	f.bool(&c.Completed)
+	f.str(&c.Message)
+	f.str(&c.ExternalReference)
+	f.str(&c.SourceReference)
 }
 
+func (c *ReceiveDeposit) encode(e *encoder) { c.fields(e.codec()) }
+
 func init() {
-	registerCommand(KindReceiveDeposit, func(d *decoder) Command {
-		return &ReceiveDeposit{At: d.varint(), ID: d.str(), CollectionID: d.str(), OrgID: d.str(),
-			VirtualAccountID: d.str(), CryptoAddressID: d.str(), Amount: d.minor(), Fee: d.minor(),
-			Completed: d.bool(), Message: d.str(), ExternalReference: d.str(), SourceReference: d.str()}
-	})
+	registerFields[ReceiveDeposit](KindReceiveDeposit)
 	registerSubject(SubjectDepositCollection,
 		func(e *encoder, s Subject) {
 			c := s.(Collection)

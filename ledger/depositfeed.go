@@ -157,16 +157,16 @@ func decodeRecordDepositFeed(d *decoder) Command {
 	return c
 }
 
-func (c *AllocateDepositIndex) encode(e *encoder) {
-	e.varint(c.At)
-	e.str(c.Provider)
+func (c *AllocateDepositIndex) fields(f *fieldCodec) {
+	f.varint(&c.At)
+	f.str(&c.Provider)
 }
+
+func (c *AllocateDepositIndex) encode(e *encoder) { c.fields(e.codec()) }
 
 func init() {
 	registerCommand(KindRecordDepositFeed, decodeRecordDepositFeed)
-	registerCommand(KindAllocateDepositIndex, func(d *decoder) Command {
-		return &AllocateDepositIndex{At: d.varint(), Provider: d.str()}
-	})
+	registerFields[AllocateDepositIndex](KindAllocateDepositIndex)
 }
 
 func validProviderName(name string) bool {

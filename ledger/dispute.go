@@ -205,46 +205,42 @@ const (
 func init() {
 	registerEntryType(EntryDisputeDebit, "dispute_debit", "dispute")
 	registerEntryType(EntryDisputeReversal, "dispute_reversal", "dispute")
-	registerCommand(KindOpenDispute, func(d *decoder) Command {
-		return &OpenDispute{At: d.varint(), ID: d.str(), OrgID: d.str(), CollectionID: d.str(), Amount: d.minor(),
-			Category: d.str(), Reason: d.str(), MessageID: d.str()}
-	})
-	registerCommand(KindRespondToDispute, func(d *decoder) Command {
-		return &RespondToDispute{At: d.varint(), ID: d.str(), OrgID: d.str(), Action: d.str(), Reason: d.str(),
-			FileIDs: d.strs(), MessageID: d.str()}
-	})
+	registerFields[OpenDispute](KindOpenDispute)
+	registerFields[RespondToDispute](KindRespondToDispute)
 	registerCommand(KindAddDisputeMessage, func(d *decoder) Command {
 		return &AddDisputeMessage{At: d.varint(), DisputeID: d.str(), OrgID: d.str(), MessageID: d.str(),
 			AuthorType: d.str(), Body: d.str(), Attachments: decodeAttachments(d)}
 	})
-	registerCommand(KindResolveDispute, func(d *decoder) Command {
-		return &ResolveDispute{At: d.varint(), ID: d.str(), OrgID: d.str(), Won: d.bool(), Message: d.str()}
-	})
+	registerFields[ResolveDispute](KindResolveDispute)
 	registerSubject(SubjectDispute,
 		func(e *encoder, s Subject) { v := s.(Dispute); encodeDispute(e, &v) },
 		func(d *decoder) Subject { return decodeDispute(d) })
 }
 
-func (c *OpenDispute) encode(e *encoder) {
-	e.varint(c.At)
-	e.str(c.ID)
-	e.str(c.OrgID)
-	e.str(c.CollectionID)
-	e.minor(c.Amount)
-	e.str(c.Category)
-	e.str(c.Reason)
-	e.str(c.MessageID)
+func (c *OpenDispute) fields(f *fieldCodec) {
+	f.varint(&c.At)
+	f.str(&c.ID)
+	f.str(&c.OrgID)
+	f.str(&c.CollectionID)
+	f.minor(&c.Amount)
+	f.str(&c.Category)
+	f.str(&c.Reason)
+	f.str(&c.MessageID)
 }
 
-func (c *RespondToDispute) encode(e *encoder) {
-	e.varint(c.At)
-	e.str(c.ID)
-	e.str(c.OrgID)
-	e.str(c.Action)
-	e.str(c.Reason)
-	e.strs(c.FileIDs)
-	e.str(c.MessageID)
+func (c *OpenDispute) encode(e *encoder) { c.fields(e.codec()) }
+
+func (c *RespondToDispute) fields(f *fieldCodec) {
+	f.varint(&c.At)
+	f.str(&c.ID)
+	f.str(&c.OrgID)
+	f.str(&c.Action)
+	f.str(&c.Reason)
+	f.strs(&c.FileIDs)
+	f.str(&c.MessageID)
 }
+
+func (c *RespondToDispute) encode(e *encoder) { c.fields(e.codec()) }
 
 func (c *AddDisputeMessage) encode(e *encoder) {
 	e.varint(c.At)
@@ -256,13 +252,15 @@ func (c *AddDisputeMessage) encode(e *encoder) {
 	encodeAttachments(e, c.Attachments)
 }
 
-func (c *ResolveDispute) encode(e *encoder) {
-	e.varint(c.At)
-	e.str(c.ID)
-	e.str(c.OrgID)
-	e.bool(c.Won)
-	e.str(c.Message)
+func (c *ResolveDispute) fields(f *fieldCodec) {
+	f.varint(&c.At)
+	f.str(&c.ID)
+	f.str(&c.OrgID)
+	f.bool(&c.Won)
+	f.str(&c.Message)
 }
+
+func (c *ResolveDispute) encode(e *encoder) { c.fields(e.codec()) }
 
 func encodeAttachments(e *encoder, as []Attachment) {
 	e.uvarint(uint64(len(as)))

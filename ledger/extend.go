@@ -10,7 +10,8 @@ import (
 // file:
 //
 //   - a command type implements applier and registers its decoder with
-//     registerCommand from an init function;
+//     registerCommand from an init function (registerFields, where its
+//     fields method is its whole codec);
 //   - a kind of record is a kind[V] (store.go) with a tag of its own
 //     (layout.go), and a store of it in State (addStore).
 //

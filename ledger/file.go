@@ -98,30 +98,29 @@ const (
 func (*CreateFile) Kind() Kind        { return KindCreateFile }
 func (*SetFileSigningKey) Kind() Kind { return KindSetFileSigningKey }
 
-func (c *CreateFile) encode(e *encoder) {
-	e.varint(c.At)
-	e.str(c.ID)
-	e.str(c.OrgID)
-	e.str(c.Purpose)
-	e.str(c.Filename)
-	e.str(c.ContentType)
-	e.varint(c.Size)
-	e.str(c.SHA256)
+func (c *CreateFile) fields(f *fieldCodec) {
+	f.varint(&c.At)
+	f.str(&c.ID)
+	f.str(&c.OrgID)
+	f.str(&c.Purpose)
+	f.str(&c.Filename)
+	f.str(&c.ContentType)
+	f.varint(&c.Size)
+	f.str(&c.SHA256)
 }
 
-func (c *SetFileSigningKey) encode(e *encoder) {
-	e.varint(c.At)
-	e.str(c.Key)
+func (c *CreateFile) encode(e *encoder) { c.fields(e.codec()) }
+
+func (c *SetFileSigningKey) fields(f *fieldCodec) {
+	f.varint(&c.At)
+	f.str(&c.Key)
 }
+
+func (c *SetFileSigningKey) encode(e *encoder) { c.fields(e.codec()) }
 
 func init() {
-	registerCommand(KindCreateFile, func(d *decoder) Command {
-		return &CreateFile{At: d.varint(), ID: d.str(), OrgID: d.str(), Purpose: d.str(), Filename: d.str(),
-			ContentType: d.str(), Size: d.varint(), SHA256: d.str()}
-	})
-	registerCommand(KindSetFileSigningKey, func(d *decoder) Command {
-		return &SetFileSigningKey{At: d.varint(), Key: d.str()}
-	})
+	registerFields[CreateFile](KindCreateFile)
+	registerFields[SetFileSigningKey](KindSetFileSigningKey)
 }
 
 func encodeFile(e *encoder, f *File) {

@@ -100,29 +100,25 @@ func (c *CreateFXPayout) Kind() Kind {
 	return KindCreateFXPayout
 }
 
-func (c *CreateFXPayout) encode(e *encoder) {
-	e.varint(c.At)
-	e.str(c.ID)
-	e.str(c.OrgID)
-	e.str(c.ExternalReference)
-	c.Spec.encode(e)
-	e.methodType(c.MethodType)
-	e.minor(c.Fee)
-	e.uvarint(c.Reservation)
-	e.str(c.FromCurrency)
-	e.minor(c.FromAmount)
-	e.minor(c.ToAmount)
-	e.str(c.Rate)
-	if c.Spec.RoutingNumber != "" { // appended (routing.go)
-		e.str(c.Spec.RoutingNumber)
-	}
+func (c *CreateFXPayout) fields(f *fieldCodec) {
+	f.varint(&c.At)
+	f.str(&c.ID)
+	f.str(&c.OrgID)
+	f.str(&c.ExternalReference)
+	c.Spec.fields(f)
+	f.methodType(&c.MethodType)
+	f.minor(&c.Fee)
+	f.uvarint(&c.Reservation)
+	f.str(&c.FromCurrency)
+	f.minor(&c.FromAmount)
+	f.minor(&c.ToAmount)
+	f.str(&c.Rate)
 }
 
-func decodeCreateFXPayout(d *decoder) Command {
-	return &CreateFXPayout{
-		At: d.varint(), ID: d.str(), OrgID: d.str(), ExternalReference: d.str(), Spec: decodePayoutSpec(d),
-		MethodType: d.methodType(), Fee: d.minor(), Reservation: d.uvarint(), FromCurrency: d.str(),
-		FromAmount: d.minor(), ToAmount: d.minor(), Rate: d.str(),
+func (c *CreateFXPayout) encode(e *encoder) {
+	c.fields(e.codec())
+	if c.Spec.RoutingNumber != "" { // appended (routing.go)
+		e.str(c.Spec.RoutingNumber)
 	}
 }
 
@@ -139,7 +135,7 @@ func decodePayoutFX(d *decoder) PayoutFX {
 }
 
 func init() {
-	registerCommand(KindCreateFXPayout, decodeCreateFXPayout)
+	registerFields[CreateFXPayout](KindCreateFXPayout)
 	registerEntryType(EntryFXPayoutDebit, "fx_payout_debit", "payout")
 	registerEntryType(EntryFXPayoutClearing, "fx_payout_clearing", "payout")
 	registerEntryType(EntryFXPayoutReversal, "fx_payout_reversal", "payout")

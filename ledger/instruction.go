@@ -108,49 +108,48 @@ func (*MarkInstructionSent) Kind() Kind     { return KindMarkInstructionSent }
 func (*SetInstructionReference) Kind() Kind { return KindSetInstructionReference }
 func (*ReplaceInstruction) Kind() Kind      { return KindReplaceInstruction }
 
-func (c *PrepareInstruction) encode(e *encoder) {
-	e.varint(c.At)
-	e.str(c.ID)
-	e.str(c.Provider)
-	e.bool(c.Collection)
-	e.str(c.Key)
-	e.str(c.Payload)
-	e.bool(c.SendOnce)
+func (c *PrepareInstruction) fields(f *fieldCodec) {
+	f.varint(&c.At)
+	f.str(&c.ID)
+	f.str(&c.Provider)
+	f.bool(&c.Collection)
+	f.str(&c.Key)
+	f.str(&c.Payload)
+	f.bool(&c.SendOnce)
 }
 
-func (c *MarkInstructionSent) encode(e *encoder) {
-	e.varint(c.At)
-	e.str(c.ID)
-	e.bool(c.Sent)
+func (c *PrepareInstruction) encode(e *encoder) { c.fields(e.codec()) }
+
+func (c *MarkInstructionSent) fields(f *fieldCodec) {
+	f.varint(&c.At)
+	f.str(&c.ID)
+	f.bool(&c.Sent)
 }
 
-func (c *SetInstructionReference) encode(e *encoder) {
-	e.varint(c.At)
-	e.str(c.ID)
-	e.str(c.ProviderRef)
+func (c *MarkInstructionSent) encode(e *encoder) { c.fields(e.codec()) }
+
+func (c *SetInstructionReference) fields(f *fieldCodec) {
+	f.varint(&c.At)
+	f.str(&c.ID)
+	f.str(&c.ProviderRef)
 }
 
-func (c *ReplaceInstruction) encode(e *encoder) {
-	e.varint(c.At)
-	e.str(c.ID)
-	e.str(c.Key)
-	e.str(c.Payload)
+func (c *SetInstructionReference) encode(e *encoder) { c.fields(e.codec()) }
+
+func (c *ReplaceInstruction) fields(f *fieldCodec) {
+	f.varint(&c.At)
+	f.str(&c.ID)
+	f.str(&c.Key)
+	f.str(&c.Payload)
 }
+
+func (c *ReplaceInstruction) encode(e *encoder) { c.fields(e.codec()) }
 
 func init() {
-	registerCommand(KindPrepareInstruction, func(d *decoder) Command {
-		return &PrepareInstruction{At: d.varint(), ID: d.str(), Provider: d.str(), Collection: d.bool(),
-			Key: d.str(), Payload: d.str(), SendOnce: d.bool()}
-	})
-	registerCommand(KindMarkInstructionSent, func(d *decoder) Command {
-		return &MarkInstructionSent{At: d.varint(), ID: d.str(), Sent: d.bool()}
-	})
-	registerCommand(KindSetInstructionReference, func(d *decoder) Command {
-		return &SetInstructionReference{At: d.varint(), ID: d.str(), ProviderRef: d.str()}
-	})
-	registerCommand(KindReplaceInstruction, func(d *decoder) Command {
-		return &ReplaceInstruction{At: d.varint(), ID: d.str(), Key: d.str(), Payload: d.str()}
-	})
+	registerFields[PrepareInstruction](KindPrepareInstruction)
+	registerFields[MarkInstructionSent](KindMarkInstructionSent)
+	registerFields[SetInstructionReference](KindSetInstructionReference)
+	registerFields[ReplaceInstruction](KindReplaceInstruction)
 }
 
 func encodeInstruction(e *encoder, in *Instruction) {

@@ -226,112 +226,111 @@ func (*RemoveMember) Kind() Kind          { return KindRemoveMember }
 func (*ChangeMemberPassword) Kind() Kind  { return KindChangeMemberPassword }
 func (*CreatePasswordReset) Kind() Kind   { return KindCreatePasswordReset }
 
-func (c *CreateInvitation) encode(e *encoder) {
-	e.varint(c.At)
-	e.str(c.ID)
-	e.str(c.OrgID)
-	e.str(c.Email)
-	e.str(c.Role)
-	e.bool(c.Setup)
-	e.str(c.TokenHash)
-	e.str(c.InvitedBy)
-	e.varint(c.ExpiresAt)
+func (c *CreateInvitation) fields(f *fieldCodec) {
+	f.varint(&c.At)
+	f.str(&c.ID)
+	f.str(&c.OrgID)
+	f.str(&c.Email)
+	f.str(&c.Role)
+	f.bool(&c.Setup)
+	f.str(&c.TokenHash)
+	f.str(&c.InvitedBy)
+	f.varint(&c.ExpiresAt)
 }
 
-func (c *AcceptInvitation) encode(e *encoder) {
-	e.varint(c.At)
-	e.str(c.TokenHash)
-	e.str(c.MemberID)
-	e.str(c.Email)
-	e.str(c.PasswordHash)
+func (c *CreateInvitation) encode(e *encoder) { c.fields(e.codec()) }
+
+func (c *AcceptInvitation) fields(f *fieldCodec) {
+	f.varint(&c.At)
+	f.str(&c.TokenHash)
+	f.str(&c.MemberID)
+	f.str(&c.Email)
+	f.str(&c.PasswordHash)
 }
 
-func (c *RevokeInvitation) encode(e *encoder) {
-	e.varint(c.At)
-	e.str(c.OrgID)
-	e.str(c.ID)
+func (c *AcceptInvitation) encode(e *encoder) { c.fields(e.codec()) }
+
+func (c *RevokeInvitation) fields(f *fieldCodec) {
+	f.varint(&c.At)
+	f.str(&c.OrgID)
+	f.str(&c.ID)
 }
 
-func (c *StartDashboardSession) encode(e *encoder) {
-	e.varint(c.At)
-	e.str(c.ID)
-	e.str(c.MemberID)
-	e.str(c.TokenHash)
-	e.varint(c.ExpiresAt)
+func (c *RevokeInvitation) encode(e *encoder) { c.fields(e.codec()) }
+
+func (c *StartDashboardSession) fields(f *fieldCodec) {
+	f.varint(&c.At)
+	f.str(&c.ID)
+	f.str(&c.MemberID)
+	f.str(&c.TokenHash)
+	f.varint(&c.ExpiresAt)
 }
 
-func (c *EndDashboardSession) encode(e *encoder) {
-	e.varint(c.At)
-	e.str(c.ID)
+func (c *StartDashboardSession) encode(e *encoder) { c.fields(e.codec()) }
+
+func (c *EndDashboardSession) fields(f *fieldCodec) {
+	f.varint(&c.At)
+	f.str(&c.ID)
 }
 
-func (c *RecordSignInFailure) encode(e *encoder) {
-	e.varint(c.At)
-	e.str(c.MemberID)
+func (c *EndDashboardSession) encode(e *encoder) { c.fields(e.codec()) }
+
+func (c *RecordSignInFailure) fields(f *fieldCodec) {
+	f.varint(&c.At)
+	f.str(&c.MemberID)
 }
 
-func (c *SetMemberRole) encode(e *encoder) {
-	e.varint(c.At)
-	e.str(c.OrgID)
-	e.str(c.MemberID)
-	e.str(c.Role)
+func (c *RecordSignInFailure) encode(e *encoder) { c.fields(e.codec()) }
+
+func (c *SetMemberRole) fields(f *fieldCodec) {
+	f.varint(&c.At)
+	f.str(&c.OrgID)
+	f.str(&c.MemberID)
+	f.str(&c.Role)
 }
 
-func (c *RemoveMember) encode(e *encoder) {
-	e.varint(c.At)
-	e.str(c.OrgID)
-	e.str(c.MemberID)
+func (c *SetMemberRole) encode(e *encoder) { c.fields(e.codec()) }
+
+func (c *RemoveMember) fields(f *fieldCodec) {
+	f.varint(&c.At)
+	f.str(&c.OrgID)
+	f.str(&c.MemberID)
 }
 
-func (c *CreatePasswordReset) encode(e *encoder) {
-	e.varint(c.At)
-	e.str(c.ID)
-	e.str(c.OrgID)
-	e.str(c.Email)
-	e.str(c.TokenHash)
-	e.varint(c.ExpiresAt)
+func (c *RemoveMember) encode(e *encoder) { c.fields(e.codec()) }
+
+func (c *CreatePasswordReset) fields(f *fieldCodec) {
+	f.varint(&c.At)
+	f.str(&c.ID)
+	f.str(&c.OrgID)
+	f.str(&c.Email)
+	f.str(&c.TokenHash)
+	f.varint(&c.ExpiresAt)
 }
 
-func (c *ChangeMemberPassword) encode(e *encoder) {
-	e.varint(c.At)
-	e.str(c.OrgID)
-	e.str(c.MemberID)
-	e.str(c.PasswordHash)
-	e.str(c.KeepSessionID)
+func (c *CreatePasswordReset) encode(e *encoder) { c.fields(e.codec()) }
+
+func (c *ChangeMemberPassword) fields(f *fieldCodec) {
+	f.varint(&c.At)
+	f.str(&c.OrgID)
+	f.str(&c.MemberID)
+	f.str(&c.PasswordHash)
+	f.str(&c.KeepSessionID)
 }
+
+func (c *ChangeMemberPassword) encode(e *encoder) { c.fields(e.codec()) }
 
 func init() {
-	registerCommand(KindCreateInvitation, func(d *decoder) Command {
-		return &CreateInvitation{At: d.varint(), ID: d.str(), OrgID: d.str(), Email: d.str(), Role: d.str(),
-			Setup: d.bool(), TokenHash: d.str(), InvitedBy: d.str(), ExpiresAt: d.varint()}
-	})
-	registerCommand(KindAcceptInvitation, func(d *decoder) Command {
-		return &AcceptInvitation{At: d.varint(), TokenHash: d.str(), MemberID: d.str(), Email: d.str(), PasswordHash: d.str()}
-	})
-	registerCommand(KindRevokeInvitation, func(d *decoder) Command {
-		return &RevokeInvitation{At: d.varint(), OrgID: d.str(), ID: d.str()}
-	})
-	registerCommand(KindStartDashboardSession, func(d *decoder) Command {
-		return &StartDashboardSession{At: d.varint(), ID: d.str(), MemberID: d.str(), TokenHash: d.str(), ExpiresAt: d.varint()}
-	})
-	registerCommand(KindEndDashboardSession, func(d *decoder) Command {
-		return &EndDashboardSession{At: d.varint(), ID: d.str()}
-	})
-	registerCommand(KindRecordSignInFailure, func(d *decoder) Command {
-		return &RecordSignInFailure{At: d.varint(), MemberID: d.str()}
-	})
-	registerCommand(KindSetMemberRole, func(d *decoder) Command {
-		return &SetMemberRole{At: d.varint(), OrgID: d.str(), MemberID: d.str(), Role: d.str()}
-	})
-	registerCommand(KindRemoveMember, func(d *decoder) Command {
-		return &RemoveMember{At: d.varint(), OrgID: d.str(), MemberID: d.str()}
-	})
-	registerCommand(KindCreatePasswordReset, func(d *decoder) Command {
-		return &CreatePasswordReset{At: d.varint(), ID: d.str(), OrgID: d.str(), Email: d.str(), TokenHash: d.str(), ExpiresAt: d.varint()}
-	})
-	registerCommand(KindChangeMemberPassword, func(d *decoder) Command {
-		return &ChangeMemberPassword{At: d.varint(), OrgID: d.str(), MemberID: d.str(), PasswordHash: d.str(), KeepSessionID: d.str()}
-	})
+	registerFields[CreateInvitation](KindCreateInvitation)
+	registerFields[AcceptInvitation](KindAcceptInvitation)
+	registerFields[RevokeInvitation](KindRevokeInvitation)
+	registerFields[StartDashboardSession](KindStartDashboardSession)
+	registerFields[EndDashboardSession](KindEndDashboardSession)
+	registerFields[RecordSignInFailure](KindRecordSignInFailure)
+	registerFields[SetMemberRole](KindSetMemberRole)
+	registerFields[RemoveMember](KindRemoveMember)
+	registerFields[CreatePasswordReset](KindCreatePasswordReset)
+	registerFields[ChangeMemberPassword](KindChangeMemberPassword)
 }
 
 // Lookup index names.

@@ -74,6 +74,14 @@ var errMethodType = errors.New("ledger: unknown method type")
 
 func (e *encoder) methodType(t MethodType) { e.str(t.String()) }
 
+func (f *fieldCodec) methodType(p *MethodType) {
+	if f.enc != nil {
+		f.enc.methodType(*p)
+		return
+	}
+	*p = f.dec.methodType()
+}
+
 func (d *decoder) methodType() MethodType {
 	b := d.rawBytes()
 	if d.err != nil {

@@ -56,15 +56,15 @@ const KindSetIDKey Kind = 120
 
 func (*SetIDKey) Kind() Kind { return KindSetIDKey }
 
-func (c *SetIDKey) encode(e *encoder) {
-	e.varint(c.At)
-	e.str(c.Key)
+func (c *SetIDKey) fields(f *fieldCodec) {
+	f.varint(&c.At)
+	f.str(&c.Key)
 }
 
+func (c *SetIDKey) encode(e *encoder) { c.fields(e.codec()) }
+
 func init() {
-	registerCommand(KindSetIDKey, func(d *decoder) Command {
-		return &SetIDKey{At: d.varint(), Key: d.str()}
-	})
+	registerFields[SetIDKey](KindSetIDKey)
 }
 
 func (c *SetIDKey) apply(s *State) Result {

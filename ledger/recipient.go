@@ -304,23 +304,27 @@ func decodeCreateRecipient(d *decoder) *CreateRecipient {
 	return &CreateRecipient{At: d.varint(), ID: d.str(), OrgID: d.str(), Spec: decodeRecipientSpec(d)}
 }
 
-func (c *UpdateRecipient) encode(e *encoder) {
-	e.varint(c.At)
-	e.str(c.ID)
-	e.str(c.OrgID)
-	e.bool(c.SetAccountName)
-	e.str(c.AccountName)
-	e.bool(c.SetLabel)
-	e.str(c.Label)
-	e.bool(c.SetActive)
-	e.bool(c.Active)
+func (c *UpdateRecipient) fields(f *fieldCodec) {
+	f.varint(&c.At)
+	f.str(&c.ID)
+	f.str(&c.OrgID)
+	f.bool(&c.SetAccountName)
+	f.str(&c.AccountName)
+	f.bool(&c.SetLabel)
+	f.str(&c.Label)
+	f.bool(&c.SetActive)
+	f.bool(&c.Active)
 }
 
-func (c *DeleteRecipient) encode(e *encoder) {
-	e.varint(c.At)
-	e.str(c.ID)
-	e.str(c.OrgID)
+func (c *UpdateRecipient) encode(e *encoder) { c.fields(e.codec()) }
+
+func (c *DeleteRecipient) fields(f *fieldCodec) {
+	f.varint(&c.At)
+	f.str(&c.ID)
+	f.str(&c.OrgID)
 }
+
+func (c *DeleteRecipient) encode(e *encoder) { c.fields(e.codec()) }
 
 func (c *CreateRecipients) encode(e *encoder) {
 	e.varint(c.At)
@@ -372,12 +376,7 @@ var recipientKind = &kind[Recipient]{
 
 func init() {
 	registerCommand(KindCreateRecipient, func(d *decoder) Command { return decodeCreateRecipient(d) })
-	registerCommand(KindUpdateRecipient, func(d *decoder) Command {
-		return &UpdateRecipient{At: d.varint(), ID: d.str(), OrgID: d.str(), SetAccountName: d.bool(), AccountName: d.str(),
-			SetLabel: d.bool(), Label: d.str(), SetActive: d.bool(), Active: d.bool()}
-	})
-	registerCommand(KindDeleteRecipient, func(d *decoder) Command {
-		return &DeleteRecipient{At: d.varint(), ID: d.str(), OrgID: d.str()}
-	})
+	registerFields[UpdateRecipient](KindUpdateRecipient)
+	registerFields[DeleteRecipient](KindDeleteRecipient)
 	registerCommand(KindCreateRecipients, func(d *decoder) Command { return decodeCreateRecipients(d) })
 }

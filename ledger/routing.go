@@ -33,12 +33,12 @@ const (
 
 func init() {
 	registerCommand(KindCreatePayoutRouted, func(d *decoder) Command {
-		c := decodeCreatePayout(d)
+		c := decodeFields[CreatePayout](d)
 		c.Spec.RoutingNumber = d.routingNumber()
 		return c
 	})
 	registerCommand(KindCreateFXPayoutRouted, func(d *decoder) Command {
-		c := decodeCreateFXPayout(d).(*CreateFXPayout)
+		c := decodeFields[CreateFXPayout](d)
 		c.Spec.RoutingNumber = d.routingNumber()
 		return c
 	})

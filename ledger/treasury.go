@@ -34,10 +34,7 @@ func init() {
 	registerPurpose(PurposeProviderFloat, "provider_float")
 	registerPurpose(PurposeTreasury, "treasury")
 	registerEntryType(EntryFloatFunding, "float_funding", "treasury")
-	registerCommand(KindFundProviderFloat, func(d *decoder) Command {
-		return &FundProviderFloat{At: d.varint(), ID: d.str(), Provider: d.str(), Currency: d.str(),
-			Amount: d.minor(), Reference: d.str()}
-	})
+	registerFields[FundProviderFloat](KindFundProviderFloat)
 }
 
 // FloatAccountNumber is the number of a provider instance's float account
@@ -105,14 +102,16 @@ type FundProviderFloat struct {
 
 func (*FundProviderFloat) Kind() Kind { return KindFundProviderFloat }
 
-func (c *FundProviderFloat) encode(e *encoder) {
-	e.varint(c.At)
-	e.str(c.ID)
-	e.str(c.Provider)
-	e.str(c.Currency)
-	e.minor(c.Amount)
-	e.str(c.Reference)
+func (c *FundProviderFloat) fields(f *fieldCodec) {
+	f.varint(&c.At)
+	f.str(&c.ID)
+	f.str(&c.Provider)
+	f.str(&c.Currency)
+	f.minor(&c.Amount)
+	f.str(&c.Reference)
 }
+
+func (c *FundProviderFloat) encode(e *encoder) { c.fields(e.codec()) }
 
 // FloatFunding is a recorded FundProviderFloat.
 type FloatFunding struct {

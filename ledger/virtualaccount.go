@@ -88,15 +88,17 @@ type UpdateVirtualAccount struct {
 func (*CreateVirtualAccount) Kind() Kind { return KindCreateVirtualAccount }
 func (*UpdateVirtualAccount) Kind() Kind { return KindUpdateVirtualAccount }
 
-func (c *CreateVirtualAccount) encode(e *encoder) {
-	e.varint(c.At)
-	e.str(c.ID)
-	e.str(c.OrgID)
-	e.str(c.Currency)
-	e.str(c.Bank)
-	e.str(c.ExternalReference)
-	e.str(c.Metadata)
+func (c *CreateVirtualAccount) fields(f *fieldCodec) {
+	f.varint(&c.At)
+	f.str(&c.ID)
+	f.str(&c.OrgID)
+	f.str(&c.Currency)
+	f.str(&c.Bank)
+	f.str(&c.ExternalReference)
+	f.str(&c.Metadata)
 }
+
+func (c *CreateVirtualAccount) encode(e *encoder) { c.fields(e.codec()) }
 
 func (c *UpdateVirtualAccount) encode(e *encoder) {
 	e.varint(c.At)
@@ -106,10 +108,7 @@ func (c *UpdateVirtualAccount) encode(e *encoder) {
 }
 
 func init() {
-	registerCommand(KindCreateVirtualAccount, func(d *decoder) Command {
-		return &CreateVirtualAccount{At: d.varint(), ID: d.str(), OrgID: d.str(), Currency: d.str(),
-			Bank: d.str(), ExternalReference: d.str(), Metadata: d.str()}
-	})
+	registerFields[CreateVirtualAccount](KindCreateVirtualAccount)
 	registerCommand(KindUpdateVirtualAccount, func(d *decoder) Command {
 		return &UpdateVirtualAccount{At: d.varint(), ID: d.str(), OrgID: d.str(), Status: VirtualAccountStatus(d.u8())}
 	})

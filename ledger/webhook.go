@@ -840,104 +840,105 @@ func decodeWebhookDelivery(d *decoder) WebhookDelivery {
 	return w
 }
 
-func (c *CreateWebhookEndpoint) encode(e *encoder) {
-	e.varint(c.At)
-	e.str(c.ID)
-	e.str(c.OrgID)
-	e.str(c.URL)
-	e.str(c.Description)
-	e.strs(c.Events)
-	e.str(c.Secret)
+func (c *CreateWebhookEndpoint) fields(f *fieldCodec) {
+	f.varint(&c.At)
+	f.str(&c.ID)
+	f.str(&c.OrgID)
+	f.str(&c.URL)
+	f.str(&c.Description)
+	f.strs(&c.Events)
+	f.str(&c.Secret)
 }
 
-func (c *UpdateWebhookEndpoint) encode(e *encoder) {
-	e.varint(c.At)
-	e.str(c.ID)
-	e.str(c.OrgID)
-	e.bool(c.SetURL)
-	e.str(c.URL)
-	e.bool(c.SetDescription)
-	e.str(c.Description)
-	e.bool(c.SetEvents)
-	e.strs(c.Events)
-	e.bool(c.SetStatus)
-	e.str(c.Status)
+func (c *CreateWebhookEndpoint) encode(e *encoder) { c.fields(e.codec()) }
+
+func (c *UpdateWebhookEndpoint) fields(f *fieldCodec) {
+	f.varint(&c.At)
+	f.str(&c.ID)
+	f.str(&c.OrgID)
+	f.bool(&c.SetURL)
+	f.str(&c.URL)
+	f.bool(&c.SetDescription)
+	f.str(&c.Description)
+	f.bool(&c.SetEvents)
+	f.strs(&c.Events)
+	f.bool(&c.SetStatus)
+	f.str(&c.Status)
 }
 
-func (c *DeleteWebhookEndpoint) encode(e *encoder) {
-	e.varint(c.At)
-	e.str(c.ID)
-	e.str(c.OrgID)
+func (c *UpdateWebhookEndpoint) encode(e *encoder) { c.fields(e.codec()) }
+
+func (c *DeleteWebhookEndpoint) fields(f *fieldCodec) {
+	f.varint(&c.At)
+	f.str(&c.ID)
+	f.str(&c.OrgID)
 }
 
-func (c *RotateWebhookSecret) encode(e *encoder) {
-	e.varint(c.At)
-	e.str(c.ID)
-	e.str(c.OrgID)
-	e.str(c.Secret)
+func (c *DeleteWebhookEndpoint) encode(e *encoder) { c.fields(e.codec()) }
+
+func (c *RotateWebhookSecret) fields(f *fieldCodec) {
+	f.varint(&c.At)
+	f.str(&c.ID)
+	f.str(&c.OrgID)
+	f.str(&c.Secret)
 }
 
-func (c *SendWebhookTest) encode(e *encoder) {
-	e.varint(c.At)
-	e.str(c.OrgID)
-	e.str(c.EndpointID)
+func (c *RotateWebhookSecret) encode(e *encoder) { c.fields(e.codec()) }
+
+func (c *SendWebhookTest) fields(f *fieldCodec) {
+	f.varint(&c.At)
+	f.str(&c.OrgID)
+	f.str(&c.EndpointID)
+}
+
+func (c *SendWebhookTest) encode(e *encoder) { c.fields(e.codec()) }
+
+// fields are the attempt's fields but StartedAt, which only the timed kind
+// appends.
+func (c *RecordWebhookAttempt) fields(f *fieldCodec) {
+	f.varint(&c.At)
+	f.str(&c.DeliveryID)
+	f.varint(&c.Attempt)
+	f.bool(&c.Succeeded)
+	f.varint(&c.StatusCode)
+	f.str(&c.Error)
+	f.varint(&c.RetryAt)
 }
 
 func (c *RecordWebhookAttempt) encode(e *encoder) {
-	e.varint(c.At)
-	e.str(c.DeliveryID)
-	e.varint(c.Attempt)
-	e.bool(c.Succeeded)
-	e.varint(c.StatusCode)
-	e.str(c.Error)
-	e.varint(c.RetryAt)
+	c.fields(e.codec())
 	if c.StartedAt != 0 {
 		e.varint(c.StartedAt)
 	}
 }
 
-func (c *RetryWebhookDelivery) encode(e *encoder) {
-	e.varint(c.At)
-	e.str(c.OrgID)
-	e.str(c.DeliveryID)
+func (c *RetryWebhookDelivery) fields(f *fieldCodec) {
+	f.varint(&c.At)
+	f.str(&c.OrgID)
+	f.str(&c.DeliveryID)
 }
+
+func (c *RetryWebhookDelivery) encode(e *encoder) { c.fields(e.codec()) }
 
 func (WebhookEndpoint) subjectKind() SubjectKind { return SubjectWebhookEndpoint }
 
 func init() {
-	registerCommand(KindCreateWebhookEndpoint, func(d *decoder) Command {
-		return &CreateWebhookEndpoint{At: d.varint(), ID: d.str(), OrgID: d.str(), URL: d.str(),
-			Description: d.str(), Events: d.strs(), Secret: d.str()}
-	})
-	registerCommand(KindUpdateWebhookEndpoint, func(d *decoder) Command {
-		return &UpdateWebhookEndpoint{At: d.varint(), ID: d.str(), OrgID: d.str(),
-			SetURL: d.bool(), URL: d.str(), SetDescription: d.bool(), Description: d.str(),
-			SetEvents: d.bool(), Events: d.strs(), SetStatus: d.bool(), Status: d.str()}
-	})
-	registerCommand(KindDeleteWebhookEndpoint, func(d *decoder) Command {
-		return &DeleteWebhookEndpoint{At: d.varint(), ID: d.str(), OrgID: d.str()}
-	})
-	registerCommand(KindRotateWebhookSecret, func(d *decoder) Command {
-		return &RotateWebhookSecret{At: d.varint(), ID: d.str(), OrgID: d.str(), Secret: d.str()}
-	})
-	registerCommand(KindSendWebhookTest, func(d *decoder) Command {
-		return &SendWebhookTest{At: d.varint(), OrgID: d.str(), EndpointID: d.str()}
-	})
-	registerCommand(KindRecordWebhookAttempt, func(d *decoder) Command {
-		return &RecordWebhookAttempt{At: d.varint(), DeliveryID: d.str(), Attempt: d.varint(),
-			Succeeded: d.bool(), StatusCode: d.varint(), Error: d.str(), RetryAt: d.varint()}
-	})
+	registerFields[CreateWebhookEndpoint](KindCreateWebhookEndpoint)
+	registerFields[UpdateWebhookEndpoint](KindUpdateWebhookEndpoint)
+	registerFields[DeleteWebhookEndpoint](KindDeleteWebhookEndpoint)
+	registerFields[RotateWebhookSecret](KindRotateWebhookSecret)
+	registerFields[SendWebhookTest](KindSendWebhookTest)
+	registerFields[RecordWebhookAttempt](KindRecordWebhookAttempt)
 	registerCommand(KindRecordWebhookAttemptTimed, func(d *decoder) Command {
-		c := &RecordWebhookAttempt{At: d.varint(), DeliveryID: d.str(), Attempt: d.varint(),
-			Succeeded: d.bool(), StatusCode: d.varint(), Error: d.str(), RetryAt: d.varint(), StartedAt: d.varint()}
+		c := new(RecordWebhookAttempt)
+		c.fields(d.codec())
+		c.StartedAt = d.varint()
 		if c.StartedAt == 0 && d.err == nil {
 			d.fail(errors.New("ledger: timed webhook attempt without a start")) // would re-encode as kind 75
 		}
 		return c
 	})
-	registerCommand(KindRetryWebhookDelivery, func(d *decoder) Command {
-		return &RetryWebhookDelivery{At: d.varint(), OrgID: d.str(), DeliveryID: d.str()}
-	})
+	registerFields[RetryWebhookDelivery](KindRetryWebhookDelivery)
 	registerSubject(SubjectWebhookEndpoint,
 		func(e *encoder, s Subject) { w := s.(WebhookEndpoint); encodeWebhookEndpoint(e, &w) },
 		func(d *decoder) Subject { return decodeWebhookEndpoint(d) })
