@@ -107,10 +107,12 @@ func runGolden(t *testing.T, file string) {
 		method, path, headers, body := parseRequest(t, n.expand(strings.ReplaceAll(b.request, "{{key}}", st.key)))
 		// "# retry-until: <text>" repeats the request (for up to ten
 		// seconds) until the response contains the text: for a state that
-		// the rails reach asynchronously.
+		// the rails reach asynchronously. It repeats at 20 a second, under
+		// every rate limit of the stack (the checkout's is per address, and
+		// all of the harness's requests come from one).
 		until := retryUntil(b.request)
 		var got string
-		eventually(10*time.Second, func() bool {
+		eventuallyEvery(10*time.Second, 50*time.Millisecond, func() bool {
 			var r response
 			if body == "" {
 				r = st.do(method, path, "", nil, headers...)
