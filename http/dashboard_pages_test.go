@@ -249,15 +249,20 @@ func TestDashboardSandboxDeposit(t *testing.T) {
 	}
 	ref := regexp.MustCompile(`name="externalReference" value="([^"]+)"`).FindStringSubmatch(tools.body)[1]
 	form := url.Values{"csrf": {tools.csrf(t)}, "target": {"crypto:" + address}, "amount": {"25.00"}, "outcome": {"completed"}, "externalReference": {ref}}
+	var pages []string
 	for range 2 {
 		done := owner.post("/dashboard/sandbox/deposit", form)
 		wantDashStatus(t, "the deposit", done, 200)
-		if !strings.Contains(done.body, "Deposit simulated: collection ") {
-			t.Fatalf("the deposit's page: %s", done.body)
-		}
+		pages = append(pages, done.body)
 	}
 	list := st.do("GET", "/v1/collections", st.key, nil).json(t)["data"].([]any)
 	if len(list) != 1 || list[0].(map[string]any)["type"] != "crypto" {
 		t.Fatalf("collections after the deposit form sent twice: %v", list)
+	}
+	notice := "Deposit simulated: collection " + list[0].(map[string]any)["id"].(string) + "."
+	for i, page := range pages {
+		if !strings.Contains(page, notice) {
+			t.Fatalf("the deposit's page (sent %d times) does not say %q: %s", i+1, notice, page)
+		}
 	}
 }

@@ -1,9 +1,6 @@
 package dashsite
 
 import (
-	"payments/http/admin"
-	"payments/http/core"
-
 	"encoding/json"
 	"html/template"
 	"net/url"
@@ -15,7 +12,10 @@ import (
 
 	"payments/actors"
 	"payments/actors/app"
+	"payments/http/admin"
+	"payments/http/core"
 	"payments/http/dashboard"
+	"payments/http/money"
 	"payments/ledger"
 )
 
@@ -881,19 +881,31 @@ func (d *dashboardRequest) sandboxTool() {
 			}
 		}
 	default:
+		// The API's checks of a simulation body, then its operation.
+		target := d.form("target")
+		crypto := strings.HasPrefix(target, "crypto:")
 		body := map[string]any{"amount": d.form("amount"), "outcome": d.form("outcome"), "externalReference": ref}
-		route := "/v1/simulations/virtual-account-deposit"
-		if target := d.form("target"); strings.HasPrefix(target, "crypto:") {
-			route, body["cryptoAddressId"] = "/v1/simulations/crypto-deposit", strings.TrimPrefix(target, "crypto:")
+		if crypto {
+			body["cryptoAddressId"] = strings.TrimPrefix(target, "crypto:")
 		} else {
 			body["virtualAccountId"] = strings.TrimPrefix(target, "va:")
 		}
-		a := d.api(fasthttp.MethodPost, route, nil, "", body)
-		if !a.ok() {
-			d.sandboxPage(a.status, "", a.problem)
-			return
+		var req money.DepositRequestBody
+		e = d.apiBody(body, &req)
+		var in app.DepositInput
+		if e == nil {
+			in, e = money.DepositInput(&req, crypto)
 		}
-		notice = "Deposit simulated: collection " + dashboard.Show(dashboard.Get(a.body, "simulation.collectionId")) + "."
+		if e == nil {
+			simulate := d.s.Config.App.SimulateVirtualAccountDeposit
+			if crypto {
+				simulate = d.s.Config.App.SimulateCryptoDeposit
+			}
+			r := simulate(d.m.caller(), in)
+			if e = core.ReplyError(r.Reply); e == nil {
+				notice = "Deposit simulated: collection " + money.DepositCollectionID(&r.Result) + "."
+			}
+		}
 	}
 	if e != nil {
 		d.sandboxPage(core.HTTPStatus(e.Code), "", problemOfError(e))

@@ -54,7 +54,9 @@ func init() {
 	)
 }
 
-type depositRequestBody struct {
+// DepositRequestBody is a deposit simulation's body: the API's two
+// simulation endpoints and the dashboard's sandbox form read it.
+type DepositRequestBody struct {
 	VirtualAccountID  *string     `json:"virtualAccountId"`
 	CryptoAddressID   *string     `json:"cryptoAddressId"`
 	Amount            core.Amount `json:"amount"`
@@ -117,14 +119,10 @@ func renderCryptoDeposit(d *ledger.Deposit, replayed bool) cryptoDepositJSON {
 	}
 }
 
-// depositInput checks a deposit simulation body: virtualAccountId, or
+// DepositInput checks a deposit simulation body: virtualAccountId, or
 // cryptoAddressId when crypto is set, with the amount still as text (its
 // currency is where it goes).
-func depositInput(c *core.Call, crypto bool) (in app.DepositInput, ok bool) {
-	var req depositRequestBody
-	if !c.SandboxOnly() || !c.Decode(&req) {
-		return in, false
-	}
+func DepositInput(req *DepositRequestBody, crypto bool) (in app.DepositInput, e *ledger.Error) {
 	var p core.Problems
 	if crypto {
 		if req.VirtualAccountID != nil {
@@ -152,11 +150,33 @@ func depositInput(c *core.Call, crypto bool) (in app.DepositInput, ok bool) {
 		p.Add("amount", "is required")
 	}
 	in.Amount = req.Amount.App()
-	if e := p.Err(); e != nil {
+	return in, p.Err()
+}
+
+// depositInput reads and checks a deposit simulation's request.
+func depositInput(c *core.Call, crypto bool) (in app.DepositInput, ok bool) {
+	var req DepositRequestBody
+	if !c.SandboxOnly() || !c.Decode(&req) {
+		return in, false
+	}
+	in, e := DepositInput(&req, crypto)
+	if e != nil {
 		c.Fail(e)
 		return in, false
 	}
 	return in, true
+}
+
+// DepositCollectionID is the collection a simulated deposit made: the
+// deposit's own, or the order's it paid.
+func DepositCollectionID(res *ledger.Result) string {
+	switch {
+	case res.Order != nil:
+		return res.Order.CollectionID
+	case res.Deposit != nil:
+		return res.Deposit.CollectionID
+	}
+	return ""
 }
 
 // simulateVirtualAccountDeposit: POST /v1/simulations/virtual-account-deposit.
