@@ -77,35 +77,14 @@ func (a *App) SimulateVirtualAccountDeposit(c Caller, in DepositInput) Deposited
 	if !ok {
 		return Deposited{Reply: refused(&ledger.Error{Code: ledger.CodeNotFound, Message: "Virtual account not found"})}
 	}
-	seed, e := a.depositSeed(c.OrgID)
-	if e != nil {
-		return Deposited{Reply: refused(e)}
-	}
-	amt, e := depositAmount(in.Amount, va.Currency)
-	if e != nil {
-		return Deposited{Reply: refused(e)}
-	}
 	bank, _ := a.cfg.Catalogue.VirtualAccountMethod(va.Currency)
-	fees, ok := bank.Fees(rails.Deposit)
-	if !ok {
-		return Deposited{Reply: refused(noDeposits(va.Currency + " virtual accounts"))}
-	}
-	cmd := &ledger.ReceiveDeposit{
-		At:                a.sys.Now().UnixMilli(),
-		ID:                actors.NewID("vad_"),
-		CollectionID:      actors.NewID("col_"),
-		OrgID:             c.OrgID,
-		VirtualAccountID:  va.ID,
-		Amount:            amt,
-		Fee:               fees.Fee(amt),
-		Completed:         in.Completed,
-		ExternalReference: in.ExternalReference,
-		SourceReference:   rails.SandboxSessionID([]byte(seed + in.ExternalReference)),
-	}
-	if !in.Completed {
-		cmd.Message = "The sending bank reversed the transfer (simulated failure)"
-	}
-	return Deposited{Reply: a.propose(cmd), Sent: amt}
+	fees, hasFees := bank.Fees(rails.Deposit)
+	return a.simulateDeposit(c, in, simulatedDeposit{
+		currency: va.Currency, fees: fees, hasFees: hasFees, served: va.Currency + " virtual accounts",
+		idPrefix: "vad_", failure: "The sending bank reversed the transfer (simulated failure)",
+		to:     func(cmd *ledger.ReceiveDeposit) { cmd.VirtualAccountID = va.ID },
+		source: func(seed []byte) string { return rails.SandboxSessionID(seed) },
+	})
 }
 
 // SimulateCryptoDeposit sends an amount of a crypto address's asset to
@@ -120,33 +99,58 @@ func (a *App) SimulateCryptoDeposit(c Caller, in DepositInput) Deposited {
 	if !ok {
 		return Deposited{Reply: refused(&ledger.Error{Code: ledger.CodeNotFound, Message: "Crypto address not found"})}
 	}
+	network, _ := a.cfg.Catalogue.Network(addr.Currency, addr.Chain)
+	fees, hasFees := network.Fees(rails.Deposit)
+	return a.simulateDeposit(c, in, simulatedDeposit{
+		currency: addr.Currency, fees: fees, hasFees: hasFees, served: addr.Currency + " on " + rails.ChainName(addr.Chain),
+		idPrefix: "cdp_", failure: "The transaction failed on chain (simulated failure)",
+		to:     func(cmd *ledger.ReceiveDeposit) { cmd.CryptoAddressID = addr.ID },
+		source: func(seed []byte) string { return rails.SandboxTxHash(addr.Chain, seed) },
+	})
+}
+
+// simulatedDeposit is where a simulated deposit goes (a virtual account or
+// a crypto address) and what of it differs between the two.
+type simulatedDeposit struct {
+	currency string
+	fees     ledger.FeeSchedule // the destination method's deposit fees
+	hasFees  bool               // false: no method of the catalogue takes deposits there
+	served   string             // the destination, as a refusal names it
+	idPrefix string             // of the deposit's id
+	failure  string             // the deposit's message when it fails
+	to       func(*ledger.ReceiveDeposit)
+	// source is the rail's reference of the transfer, drawn from seed (the
+	// same for a retry under the same externalReference).
+	source func(seed []byte) string
+}
+
+// simulateDeposit proposes the deposit of in to where d says.
+func (a *App) simulateDeposit(c Caller, in DepositInput, d simulatedDeposit) Deposited {
 	seed, e := a.depositSeed(c.OrgID)
 	if e != nil {
 		return Deposited{Reply: refused(e)}
 	}
-	amt, e := depositAmount(in.Amount, addr.Currency)
+	amt, e := depositAmount(in.Amount, d.currency)
 	if e != nil {
 		return Deposited{Reply: refused(e)}
 	}
-	network, _ := a.cfg.Catalogue.Network(addr.Currency, addr.Chain)
-	fees, ok := network.Fees(rails.Deposit)
-	if !ok {
-		return Deposited{Reply: refused(noDeposits(addr.Currency + " on " + rails.ChainName(addr.Chain)))}
+	if !d.hasFees {
+		return Deposited{Reply: refused(noDeposits(d.served))}
 	}
 	cmd := &ledger.ReceiveDeposit{
 		At:                a.sys.Now().UnixMilli(),
-		ID:                actors.NewID("cdp_"),
+		ID:                actors.NewID(d.idPrefix),
 		CollectionID:      actors.NewID("col_"),
 		OrgID:             c.OrgID,
-		CryptoAddressID:   addr.ID,
 		Amount:            amt,
-		Fee:               fees.Fee(amt),
+		Fee:               d.fees.Fee(amt),
 		Completed:         in.Completed,
 		ExternalReference: in.ExternalReference,
-		SourceReference:   rails.SandboxTxHash(addr.Chain, []byte(seed+in.ExternalReference)),
+		SourceReference:   d.source([]byte(seed + in.ExternalReference)),
 	}
+	d.to(cmd)
 	if !in.Completed {
-		cmd.Message = "The transaction failed on chain (simulated failure)"
+		cmd.Message = d.failure
 	}
 	return Deposited{Reply: a.propose(cmd), Sent: amt}
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/hex"
 	"fmt"
 	"math/big"
 	"os"
@@ -12,32 +11,25 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
 
-	"payments/rails/evm"
 	"payments/rails/evm/devchain"
 )
 
-// evmInstance configures an evm instance on the local chain: payouts from
-// the hot wallet (anvil's account 1), deposits to addresses derived from
-// the demo's deposit tree, secrets in files under dir.
+// evmInstance configures the local chain's evm instance (devchain.Instance):
+// two confirmations at a block every 500 ms, a transaction sent again after
+// 30 s unmined; secrets in files under dir.
 func evmInstance(t *testing.T, dir string, chain *devchain.Chain, usdc common.Address) map[string]any {
 	return evmInstanceAt(t, dir, chain.URL, usdc)
 }
 
 // evmInstanceAt is evmInstance against the node at rpcURL.
 func evmInstanceAt(t *testing.T, dir, rpcURL string, usdc common.Address) map[string]any {
-	return map[string]any{
-		"name": "evm_local", "kind": evm.Kind,
-		"methods": []map[string]any{{"code": "usdc_ethereum", "directions": []string{"payouts", "deposits"}}},
-		"settings": map[string]any{
-			"chain": "ethereum", "chainId": devchain.ChainID, "rpcUrl": rpcURL,
-			"tokens":        map[string]any{"USDC": map[string]any{"address": usdc.Hex(), "decimals": 6}},
-			"confirmations": 2, "blockTime": "500ms", "stuckAfter": "30s",
-		},
-		"secrets": map[string]any{
-			evm.SecretHotWalletKey: map[string]string{"file": writeFile(t, dir, "evm-hot", hex.EncodeToString(crypto.FromECDSA(devchain.DevKey(1)))+"\n")},
-			evm.SecretDepositXpub:  map[string]string{"file": writeFile(t, dir, "evm-xpub", devchain.DepositAccount().Neuter().String()+"\n")},
-		},
+	t.Helper()
+	p, err := devchain.Instance{RPCURL: rpcURL, USDC: usdc, Confirmations: 2,
+		BlockTime: 500 * time.Millisecond, StuckAfter: 30 * time.Second}.Provider(dir)
+	if err != nil {
+		t.Fatal(err)
 	}
+	return p
 }
 
 // USDC payouts on a three-node production cluster while its leader is

@@ -44,7 +44,6 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 
 	"payments/ledger"
-	"payments/rails/evm"
 	"payments/rails/evm/devchain"
 	"payments/rails/momo"
 )
@@ -217,11 +216,6 @@ func writeProviders(dir, rpcURL string, usdc common.Address, mo map[string]strin
 		errs = append(errs, err)
 		return m
 	}
-	hot := devchain.DevKey(1)
-	evmSecrets := map[string]any{
-		evm.SecretHotWalletKey: must(secret("evm-hot-wallet-key", hex.EncodeToString(crypto.FromECDSA(hot)))),
-		evm.SecretDepositXpub:  must(secret("evm-deposit-xpub", devchain.DepositAccount().Neuter().String())),
-	}
 	momoSecrets := map[string]any{}
 	for name, env := range map[string]string{
 		momo.SecretCollectionAPIUser: "MOMO_COLLECTION_API_USER", momo.SecretCollectionAPIKey: "MOMO_COLLECTION_API_KEY",
@@ -231,20 +225,14 @@ func writeProviders(dir, rpcURL string, usdc common.Address, mo map[string]strin
 	} {
 		momoSecrets[name] = must(secret("momo-"+strings.ToLower(strings.ReplaceAll(env, "_", "-")), mo[env]))
 	}
+	evmLocal, err := devchain.Instance{RPCURL: rpcURL, USDC: usdc, Confirmations: confirmations,
+		BlockTime: blockTime, StuckAfter: time.Minute}.Provider(secrets)
+	errs = append(errs, err)
 	if err := errors.Join(errs...); err != nil {
 		return "", err
 	}
 	file := map[string]any{"providers": []map[string]any{
-		{
-			"name": "evm_local", "kind": evm.Kind,
-			"methods": []map[string]any{{"code": usdcCode, "directions": []string{"payouts", "deposits"}}},
-			"settings": map[string]any{
-				"chain": chainName, "chainId": devchain.ChainID, "rpcUrl": rpcURL,
-				"tokens":        map[string]any{"USDC": map[string]any{"address": usdc.Hex(), "decimals": 6}},
-				"confirmations": confirmations, "blockTime": blockTime.String(), "stuckAfter": "1m",
-			},
-			"secrets": evmSecrets,
-		},
+		evmLocal,
 		{
 			"name": "momo_gh", "kind": momo.Kind,
 			"methods": []map[string]any{{"code": "gh_mtn", "directions": []string{"payouts", "collections"}}},
