@@ -138,14 +138,18 @@ type Server struct {
 	opts Options
 	http *httptest.Server
 
-	mu      sync.Mutex
-	tokens  map[string]token // access token → its product and expiry
-	txns    map[string]*txn  // X-Reference-Id → transaction (both products: MoMo's ids are UUIDs)
-	payers  map[string]Behaviour
-	names   map[string]string
-	balance map[string]int64 // product → minor units
-	journal fakehttp.Journal[Request, Fault, Movement, Callback]
-	client  *http.Client
+	mu          sync.Mutex
+	tokens      map[string]token // access token → its product and expiry
+	txns        map[string]*txn  // X-Reference-Id → transaction (both products: MoMo's ids are UUIDs)
+	payers      map[string]Behaviour
+	names       map[string]string
+	balance     map[string]int64 // product → minor units
+	faults      map[string][]Fault
+	requests    []*Request // the latest fakehttp.RequestLogMax
+	movements   []Movement
+	callbacks   []Callback
+	callbacksWG sync.WaitGroup
+	client      *http.Client
 	// holding keeps new transfers PENDING in held (HoldTransfers).
 	holding bool
 	held    []*txn
@@ -213,22 +217,21 @@ func New(opts Options) *Server {
 			c.SubscriptionKey = fakehttp.RandomHex(16)
 		}
 	}
-	s := &Server{
+	return &Server{
 		opts:    opts,
 		tokens:  map[string]token{},
 		txns:    map[string]*txn{},
 		payers:  map[string]Behaviour{},
 		names:   map[string]string{},
 		balance: map[string]int64{Disbursement: opts.DisbursementBalanceMinor},
+		faults:  map[string][]Fault{},
 		client:  &http.Client{Timeout: 5 * time.Second},
 	}
-	s.journal.Init(&s.mu)
-	return s
 }
 
 // Close stops the server after the callbacks in flight are done.
 func (s *Server) Close() {
-	s.journal.Wait()
+	s.callbacksWG.Wait()
 	if s.http != nil {
 		s.http.Close()
 	}
@@ -266,7 +269,11 @@ func (s *Server) Balance(product string) int64 {
 }
 
 // FailNext makes the next request of op misbehave; several queue up.
-func (s *Server) FailNext(op string, f Fault) { s.journal.FailNext(op, f) }
+func (s *Server) FailNext(op string, f Fault) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faults[op] = append(s.faults[op], f)
+}
 
 // ExpireTokens makes every token issued so far expired.
 func (s *Server) ExpireTokens() {
@@ -279,19 +286,38 @@ func (s *Server) ExpireTokens() {
 }
 
 // Requests returns every request received so far, in order.
-func (s *Server) Requests() []Request { return s.journal.Requests() }
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return fakehttp.Copies(s.requests)
+}
 
 // Count returns how many requests of op were received (creates include
 // refused ones).
 func (s *Server) Count(op string) int {
-	return s.journal.Count(op, func(r *Request) string { return r.Op })
+	n := 0
+	for _, r := range s.Requests() {
+		if r.Op == op {
+			n++
+		}
+	}
+	return n
 }
 
 // Movements returns the money that moved, in order.
-func (s *Server) Movements() []Movement { return s.journal.Movements() }
+func (s *Server) Movements() []Movement {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Movement(nil), s.movements...)
+}
 
 // Callbacks waits for the callbacks in flight and returns those sent.
-func (s *Server) Callbacks() []Callback { return s.journal.Callbacks() }
+func (s *Server) Callbacks() []Callback {
+	s.callbacksWG.Wait()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Callback(nil), s.callbacks...)
+}
 
 // Status returns a transaction's status and reason ("" if unknown).
 func (s *Server) Status(ref string) (status, reason string) {
@@ -406,9 +432,9 @@ func (s *Server) begin(w http.ResponseWriter, r *http.Request, op string, body [
 		Method: r.Method, Path: r.URL.Path, Product: r.PathValue("product"), Op: op,
 		ReferenceID: r.Header.Get("X-Reference-Id"), CallbackURL: r.Header.Get("X-Callback-Url"), Body: body,
 	}
-	s.journal.Record(req)
+	s.requests = fakehttp.Record(s.requests, req)
 	ex := &exchange{s: s, w: w, req: req}
-	return ex, s.journal.NextFault(op)
+	return ex, fakehttp.NextFault(s.faults, op)
 }
 
 // answer writes a JSON answer (under s.mu).
@@ -646,8 +672,8 @@ func (s *Server) succeed(t *txn) {
 		s.balance[Collection] += t.amountMinor
 	}
 	t.status = "SUCCESSFUL"
-	n := s.journal.Moved(Movement{Op: t.op, ReferenceID: t.ref, AmountMinor: t.amountMinor, MSISDN: t.msisdn})
-	t.financialID = strconv.Itoa(100000000 + n)
+	t.financialID = strconv.Itoa(100000000 + len(s.movements) + 1)
+	s.movements = append(s.movements, Movement{Op: t.op, ReferenceID: t.ref, AmountMinor: t.amountMinor, MSISDN: t.msisdn})
 	s.finish(t)
 }
 
@@ -669,7 +695,9 @@ func (s *Server) finish(t *txn) {
 func (s *Server) sendCallback(t *txn) {
 	body, _ := json.Marshal(s.result(t))
 	url, method, ref := t.callbackURL, s.opts.CallbackMethod, t.ref
-	s.journal.Send(func() Callback {
+	s.callbacksWG.Add(1)
+	go func() {
+		defer s.callbacksWG.Done()
 		c := Callback{ReferenceID: ref, Method: method, URL: url, Body: body}
 		req, err := http.NewRequest(method, url, bytes.NewReader(body))
 		if err == nil {
@@ -681,8 +709,10 @@ func (s *Server) sendCallback(t *txn) {
 			}
 		}
 		c.Err = err
-		return c
-	})
+		s.mu.Lock()
+		s.callbacks = append(s.callbacks, c)
+		s.mu.Unlock()
+	}()
 }
 
 // result is the transaction as MoMo shows it in a status answer and a

@@ -114,16 +114,20 @@ type Server struct {
 	http *httptest.Server
 	cert []byte
 
-	mu      sync.Mutex
-	tokens  map[string]time.Time
-	stk     map[string]*stkTxn // CheckoutRequestID →
-	b2c     map[string]*b2cTxn // OriginatorConversationID →
-	payers  map[string]Behaviour
-	b2cBal  int64
-	paybill int64
-	journal fakehttp.Journal[Request, Fault, Movement, Callback]
-	seq     int
-	client  *http.Client
+	mu        sync.Mutex
+	tokens    map[string]time.Time
+	stk       map[string]*stkTxn // CheckoutRequestID →
+	b2c       map[string]*b2cTxn // OriginatorConversationID →
+	payers    map[string]Behaviour
+	b2cBal    int64
+	paybill   int64
+	faults    map[string][]Fault
+	requests  []*Request
+	movements []Movement
+	callbacks []Callback
+	seq       int
+	wg        sync.WaitGroup
+	client    *http.Client
 	// holding keeps new B2C payments undecided in held (HoldB2C).
 	holding bool
 	held    []*b2cTxn
@@ -209,7 +213,7 @@ func New(opts Options) *Server {
 	if err != nil {
 		panic(err)
 	}
-	s := &Server{
+	return &Server{
 		opts:   opts,
 		cert:   pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
 		tokens: map[string]time.Time{},
@@ -217,15 +221,14 @@ func New(opts Options) *Server {
 		b2c:    map[string]*b2cTxn{},
 		payers: map[string]Behaviour{},
 		b2cBal: opts.B2CBalance,
+		faults: map[string][]Fault{},
 		client: &http.Client{Timeout: 5 * time.Second},
 	}
-	s.journal.Init(&s.mu)
-	return s
 }
 
 // Close stops the server after the callbacks in flight are done.
 func (s *Server) Close() {
-	s.journal.Wait()
+	s.wg.Wait()
 	if s.http != nil {
 		s.http.Close()
 	}
@@ -260,7 +263,11 @@ func (s *Server) SetB2CBalance(v int64) {
 }
 
 // FailNext queues a one-shot fault for the next request of op.
-func (s *Server) FailNext(op string, f Fault) { s.journal.FailNext(op, f) }
+func (s *Server) FailNext(op string, f Fault) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faults[op] = append(s.faults[op], f)
+}
 
 // ExpireTokens makes every token issued so far expired.
 func (s *Server) ExpireTokens() {
@@ -272,18 +279,37 @@ func (s *Server) ExpireTokens() {
 }
 
 // Requests returns every request received, in order.
-func (s *Server) Requests() []Request { return s.journal.Requests() }
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return fakehttp.Copies(s.requests)
+}
 
 // Count returns how many requests of op were received.
 func (s *Server) Count(op string) int {
-	return s.journal.Count(op, func(r *Request) string { return r.Op })
+	n := 0
+	for _, r := range s.Requests() {
+		if r.Op == op {
+			n++
+		}
+	}
+	return n
 }
 
 // Movements returns the money that moved, in order.
-func (s *Server) Movements() []Movement { return s.journal.Movements() }
+func (s *Server) Movements() []Movement {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Movement(nil), s.movements...)
+}
 
 // Callbacks waits for the callbacks in flight and returns those sent.
-func (s *Server) Callbacks() []Callback { return s.journal.Callbacks() }
+func (s *Server) Callbacks() []Callback {
+	s.wg.Wait()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Callback(nil), s.callbacks...)
+}
 
 // Decide answers a held STK prompt as the payer would; it reports whether
 // there was one.
@@ -373,9 +399,9 @@ type exchange struct {
 
 func (s *Server) begin(w http.ResponseWriter, r *http.Request, op string, body []byte) (*exchange, *Fault) {
 	req := &Request{Op: op, Path: r.URL.Path, Body: body}
-	s.journal.Record(req)
+	s.requests = fakehttp.Record(s.requests, req)
 	ex := &exchange{w: w, req: req}
-	return ex, s.journal.NextFault(op)
+	return ex, fakehttp.NextFault(s.faults, op)
 }
 
 func (ex *exchange) answer(status int, v any) {
@@ -539,7 +565,7 @@ func (s *Server) handleSTKPush(w http.ResponseWriter, r *http.Request) {
 func (s *Server) stkApprove(t *stkTxn) {
 	t.receipt = s.receipt()
 	s.paybill += t.amount
-	s.journal.Moved(Movement{Op: OpSTKPush, Key: t.checkoutID, Amount: t.amount, MSISDN: t.msisdn, TransactionID: t.receipt})
+	s.movements = append(s.movements, Movement{Op: OpSTKPush, Key: t.checkoutID, Amount: t.amount, MSISDN: t.msisdn, TransactionID: t.receipt})
 	s.stkFinish(t, "0", "The service request is processed successfully.")
 }
 
@@ -720,7 +746,7 @@ func (s *Server) decideB2C(t *b2cTxn) {
 	default:
 		s.b2cBal -= amount
 		t.receipt = s.receipt()
-		s.journal.Moved(Movement{Op: OpB2C, Key: t.originatorID, Amount: amount, MSISDN: t.msisdn, TransactionID: t.receipt})
+		s.movements = append(s.movements, Movement{Op: OpB2C, Key: t.originatorID, Amount: amount, MSISDN: t.msisdn, TransactionID: t.receipt})
 		s.b2cFinish(t, "0", "The service request is processed successfully.")
 	}
 }
@@ -810,7 +836,9 @@ func (s *Server) handleTransactionStatus(w http.ResponseWriter, r *http.Request)
 // post sends one callback in the background, once, with no retry.
 func (s *Server) post(url string, v any) {
 	body, _ := json.Marshal(v)
-	s.journal.Send(func() Callback {
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
 		c := Callback{URL: url, Body: body}
 		resp, err := s.client.Post(url, "application/json", bytes.NewReader(body))
 		if err == nil {
@@ -818,8 +846,10 @@ func (s *Server) post(url string, v any) {
 			resp.Body.Close()
 		}
 		c.Err = err
-		return c
-	})
+		s.mu.Lock()
+		s.callbacks = append(s.callbacks, c)
+		s.mu.Unlock()
+	}()
 }
 
 // receipt draws an M-Pesa transaction id: ten capitals and digits.
