@@ -67,21 +67,11 @@ func clusterCommand(args []string, stdout, stderr io.Writer) int {
 		positional = append(positional, fs.Arg(0))
 		rest = fs.Args()[1:]
 	}
-	if *tokenFile == "" {
-		fmt.Fprintln(stderr, "payments cluster: --admin-token-file is required")
+	c := newAdminClient("cluster", *tokenFile, *addrs, stderr)
+	if c == nil {
 		return 2
 	}
-	token, err := readAdminToken(*tokenFile)
-	if err != nil {
-		fmt.Fprintln(stderr, "payments cluster:", err)
-		return 2
-	}
-	c := &adminClient{token: token, http: &nethttp.Client{Timeout: 30 * time.Second}}
-	for _, a := range strings.Split(*addrs, ",") {
-		if a = strings.TrimSpace(a); a != "" {
-			c.addrs = append(c.addrs, a)
-		}
-	}
+	var err error
 	switch {
 	case sub == "status" && len(positional) == 0:
 		err = c.status(stdout)
@@ -113,6 +103,31 @@ type adminClient struct {
 	addrs []string
 	token string
 	http  *nethttp.Client
+}
+
+// adminRequestTimeout bounds one request to the admin API.
+const adminRequestTimeout = 30 * time.Second
+
+// newAdminClient is command's client of the admin API at addrs
+// (comma-separated), with the operator token read from tokenFile. When
+// the token cannot be had it says why on stderr and returns nil.
+func newAdminClient(command, tokenFile, addrs string, stderr io.Writer) *adminClient {
+	if tokenFile == "" {
+		fmt.Fprintf(stderr, "payments %s: --admin-token-file is required\n", command)
+		return nil
+	}
+	token, err := readAdminToken(tokenFile)
+	if err != nil {
+		fmt.Fprintf(stderr, "payments %s: %v\n", command, err)
+		return nil
+	}
+	c := &adminClient{token: token, http: &nethttp.Client{Timeout: adminRequestTimeout}}
+	for _, a := range strings.Split(addrs, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			c.addrs = append(c.addrs, a)
+		}
+	}
+	return c
 }
 
 // do sends one request to addr and decodes a 2xx answer into out; any other
@@ -253,7 +268,7 @@ func (c *adminClient) status(stdout io.Writer) error {
 // added, as a voter. It prints joined=<id> on stdout when done. A node
 // that is already a voter (a restart) does nothing.
 func joinCluster(ctx context.Context, node *raft.Node, members []string, token, httpAddr string, stdout io.Writer, logger *slog.Logger) {
-	c := &adminClient{addrs: members, token: token, http: &nethttp.Client{Timeout: 30 * time.Second}}
+	c := &adminClient{addrs: members, token: token, http: &nethttp.Client{Timeout: adminRequestTimeout}}
 	self := node.ID()
 	voter, member := false, false
 	if ms, err := node.Members(); err == nil {

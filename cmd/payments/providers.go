@@ -168,20 +168,9 @@ func reconcileCommand(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if *tokenFile == "" {
-		fmt.Fprintln(stderr, "payments reconcile: --admin-token-file is required")
+	c := newAdminClient("reconcile", *tokenFile, *addrs, stderr)
+	if c == nil {
 		return 2
-	}
-	token, err := readAdminToken(*tokenFile)
-	if err != nil {
-		fmt.Fprintln(stderr, "payments reconcile:", err)
-		return 2
-	}
-	c := &adminClient{token: token, http: &nethttp.Client{Timeout: 30 * time.Second}}
-	for _, a := range strings.Split(*addrs, ",") {
-		if a = strings.TrimSpace(a); a != "" {
-			c.addrs = append(c.addrs, a)
-		}
 	}
 	if fund {
 		if *name == "" || *currency == "" || *amount == "" || *reference == "" {

@@ -288,6 +288,17 @@ func stopAll(dir string) error {
 	return errors.Join(errs...)
 }
 
+// demoChain attaches to the chain of the demo running in dir, as its env
+// file names it, and returns it with the USDC token's address and the env.
+func demoChain(ctx context.Context, dir string) (*devchain.Chain, common.Address, map[string]string, error) {
+	env := readEnv(filepath.Join(dir, "env"))
+	if env["CHAIN_RPC_URL"] == "" || env["USDC_TOKEN"] == "" {
+		return nil, common.Address{}, nil, errors.New("the demo is not running: make production-demo")
+	}
+	chain, err := devchain.Attach(ctx, env["CHAIN_RPC_URL"])
+	return chain, common.HexToAddress(env["USDC_TOKEN"]), env, err
+}
+
 func sendUSDC(args []string) error {
 	fs := flag.NewFlagSet("send-usdc", flag.ExitOnError)
 	dir := fs.String("dir", "data/production-demo", "the demo's folder")
@@ -302,17 +313,13 @@ func sendUSDC(args []string) error {
 	if err != nil || minor <= 0 {
 		return fmt.Errorf("-amount %q is not a positive amount of USDC (6 decimal places at most)", *amount)
 	}
-	env := readEnv(filepath.Join(*dir, "env"))
-	if env["CHAIN_RPC_URL"] == "" || env["USDC_TOKEN"] == "" {
-		return errors.New("the demo is not running: make production-demo")
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	chain, err := devchain.Attach(ctx, env["CHAIN_RPC_URL"])
+	chain, usdc, env, err := demoChain(ctx, *dir)
 	if err != nil {
 		return err
 	}
-	tx, err := chain.TransferToken(ctx, devchain.DevKey(0), common.HexToAddress(env["USDC_TOKEN"]), common.HexToAddress(*to), big.NewInt(int64(minor)))
+	tx, err := chain.TransferToken(ctx, devchain.DevKey(0), usdc, common.HexToAddress(*to), big.NewInt(int64(minor)))
 	if err != nil {
 		return err
 	}
@@ -329,17 +336,13 @@ func usdcBalance(args []string) error {
 	if !common.IsHexAddress(*of) {
 		return fmt.Errorf("-of %q is not an address", *of)
 	}
-	env := readEnv(filepath.Join(*dir, "env"))
-	if env["CHAIN_RPC_URL"] == "" || env["USDC_TOKEN"] == "" {
-		return errors.New("the demo is not running: make production-demo")
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	chain, err := devchain.Attach(ctx, env["CHAIN_RPC_URL"])
+	chain, usdcToken, _, err := demoChain(ctx, *dir)
 	if err != nil {
 		return err
 	}
-	b, err := chain.TokenBalance(ctx, common.HexToAddress(env["USDC_TOKEN"]), common.HexToAddress(*of))
+	b, err := chain.TokenBalance(ctx, usdcToken, common.HexToAddress(*of))
 	if err != nil {
 		return err
 	}

@@ -104,9 +104,10 @@ func TestDepositConfirmedAfterRequired(t *testing.T) {
 	}
 }
 
-// A reorganisation that removes an unconfirmed deposit makes the feed
-// report it Dropped, once; the rest of the feed goes on.
-func TestDepositDroppedByReorg(t *testing.T) {
+// beforeReorg starts a chain with a deposit address, to, provisioned on
+// adapter a, whose feed f has read the chain so far, and a snapshot to
+// revert to for a reorganisation.
+func beforeReorg(t *testing.T) (context.Context, *testChain, *evm.Adapter, *feed, common.Address, string) {
 	ctx := testCtx(t)
 	tc := startChain(t, ctx)
 	a := tc.adapter(t, nil)
@@ -117,6 +118,13 @@ func TestDepositDroppedByReorg(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return ctx, tc, a, f, to, snap
+}
+
+// A reorganisation that removes an unconfirmed deposit makes the feed
+// report it Dropped, once; the rest of the feed goes on.
+func TestDepositDroppedByReorg(t *testing.T) {
+	ctx, tc, a, f, to, snap := beforeReorg(t)
 	tx := tc.deposit(t, ctx, tc.usdc, to, 9_000_000)
 	ds := f.poll(t, ctx)
 	if len(ds) != 1 || ds[0].Confirmed() {
@@ -153,16 +161,7 @@ func TestDepositDroppedByReorg(t *testing.T) {
 // transaction mined again) keeps its identity: it is neither dropped nor
 // reported twice, and confirms once.
 func TestDepositSurvivesReorg(t *testing.T) {
-	ctx := testCtx(t)
-	tc := startChain(t, ctx)
-	a := tc.adapter(t, nil)
-	f := &feed{a: a}
-	to := provision(t, ctx, a, 0)
-	f.poll(t, ctx)
-	snap, err := tc.Snapshot(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, tc, _, f, to, snap := beforeReorg(t)
 	tx := tc.deposit(t, ctx, tc.usdc, to, 4_000_000)
 	r1, _ := tc.Eth.TransactionReceipt(ctx, tx.Hash())
 	ds := f.poll(t, ctx)

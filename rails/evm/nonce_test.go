@@ -1,25 +1,33 @@
 package evm_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
 
+	"payments/rails/evm"
 	"payments/rails/provider"
 )
+
+// leaderChange starts a chain on which a leader prepared and committed A,
+// a payout of 1.00 USDC to alice, then died before sending it; it returns
+// A and the adapter of the new leader, which knows nothing of it yet.
+func leaderChange(t *testing.T) (context.Context, *testChain, provider.Instruction, provider.Prepared, *evm.Adapter) {
+	ctx := testCtx(t)
+	tc := startChain(t, ctx)
+	old := tc.adapter(t, nil)
+	inA := payout("pay_a", "USDC", alice, 1_000_000)
+	pA := prepare(t, ctx, old, inA)
+	return ctx, tc, inA, pA, tc.adapter(t, nil)
+}
 
 // A leader prepared and committed A, then died before sending it. The new
 // leader restores the committed, unfinished Prepared values before its
 // first prepare: its next payout takes the nonce after A's, and both are
 // mined once A is resent.
 func TestNewLeaderRestoresHeldNonces(t *testing.T) {
-	ctx := testCtx(t)
-	tc := startChain(t, ctx)
-	old := tc.adapter(t, nil)
-	inA := payout("pay_a", "USDC", alice, 1_000_000)
-	pA := prepare(t, ctx, old, inA)
-
-	leader := tc.adapter(t, nil)
+	ctx, tc, inA, pA, leader := leaderChange(t)
 	if err := leader.Restore(ctx, []provider.Prepared{pA}); err != nil {
 		t.Fatal(err)
 	}
@@ -45,12 +53,7 @@ func TestNewLeaderRestoresHeldNonces(t *testing.T) {
 // once that block is confirmed. Nothing is paid twice and nothing is lost:
 // A's money never moved.
 func TestNonceTakenByAnotherFailsSafely(t *testing.T) {
-	ctx := testCtx(t)
-	tc := startChain(t, ctx)
-	old := tc.adapter(t, nil)
-	inA := payout("pay_a", "USDC", alice, 1_000_000)
-	pA := prepare(t, ctx, old, inA)
-	leader := tc.adapter(t, nil)
+	ctx, tc, inA, pA, leader := leaderChange(t)
 	inC := payout("pay_c", "USDC", alice, 2_000_000)
 	pC := prepare(t, ctx, leader, inC)
 	if nonceOf(t, pC) != nonceOf(t, pA) {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"payments/rails/internal/railtest"
 	"payments/rails/provider"
 )
 
@@ -195,19 +196,9 @@ func TestFactory(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			cfg, err := provider.ParseConfig([]byte(c.config))
-			if err != nil {
-				t.Fatal(err)
-			}
-			r, err := provider.Build(cfg, map[string]provider.Factory{Kind: Factory}, getenv)
-			if c.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
-					t.Fatalf("err %v, want %q", err, c.wantErr)
-				}
+			r := railtest.Build(t, c.config, Kind, Factory, getenv, c.wantErr)
+			if r == nil {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			pay, inst, ok := r.Payouter("gh_mtn")
 			if !ok || inst.Name != "momo_gh" {

@@ -1,8 +1,6 @@
 package momo
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -95,12 +93,8 @@ var _ provider.Factory = Factory
 // collection secrets when one serves collections.
 func Factory(ic provider.InstanceConfig, secrets provider.Secrets) (any, error) {
 	var s Settings
-	if len(ic.Settings) > 0 {
-		dec := json.NewDecoder(bytes.NewReader(ic.Settings))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&s); err != nil {
-			return nil, fmt.Errorf("momo: settings: %w", err)
-		}
+	if err := ic.DecodeSettings(&s); err != nil {
+		return nil, fmt.Errorf("momo: settings: %w", err)
 	}
 	cfg := Config{
 		Name:              ic.Name,
@@ -112,28 +106,10 @@ func Factory(ic provider.InstanceConfig, secrets provider.Secrets) (any, error) 
 	if s.CurrencyExponent != nil {
 		cfg.Exponent = *s.CurrencyExponent
 	}
-	if s.CallbackBaseURL != "" {
-		cfg.CallbackURL = strings.TrimRight(s.CallbackBaseURL, "/") + "/v1/providers/" + url.PathEscape(ic.Name) + "/callbacks"
-	}
-	for _, d := range []struct {
-		from string
-		to   *time.Duration
-	}{{s.RequestTimeout, &cfg.RequestTimeout}, {s.TokenRefreshBefore, &cfg.TokenRefreshBefore}, {s.CheckAfter, &cfg.CheckAfter}} {
-		if d.from == "" {
-			continue
-		}
-		v, err := time.ParseDuration(d.from)
-		if err != nil || v <= 0 {
-			return nil, fmt.Errorf("momo: settings: %q is not a positive duration", d.from)
-		}
-		*d.to = v
-	}
-	var payouts, collections bool
-	for _, m := range ic.Methods {
-		for _, d := range m.Directions {
-			payouts = payouts || d == "payouts"
-			collections = collections || d == "collections"
-		}
+	cfg.CallbackURL = ic.CallbackURL(s.CallbackBaseURL)
+	var err error
+	if cfg.RequestTimeout, cfg.TokenRefreshBefore, cfg.CheckAfter, err = provider.ParseTiming(s.RequestTimeout, s.TokenRefreshBefore, s.CheckAfter); err != nil {
+		return nil, fmt.Errorf("momo: settings: %w", err)
 	}
 	creds := func(user, key, sub string) (*Credentials, error) {
 		var c Credentials
@@ -149,13 +125,12 @@ func Factory(ic provider.InstanceConfig, secrets provider.Secrets) (any, error) 
 		}
 		return &c, nil
 	}
-	var err error
-	if payouts {
+	if ic.Serves(provider.Payouts) {
 		if cfg.Disbursement, err = creds(SecretDisbursementAPIUser, SecretDisbursementAPIKey, SecretDisbursementSubscriptionKey); err != nil {
 			return nil, err
 		}
 	}
-	if collections {
+	if ic.Serves(provider.Collections) {
 		if cfg.Collection, err = creds(SecretCollectionAPIUser, SecretCollectionAPIKey, SecretCollectionSubscriptionKey); err != nil {
 			return nil, err
 		}

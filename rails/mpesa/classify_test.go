@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"payments/rails/internal/railtest"
 	"payments/rails/provider"
 )
 
@@ -234,19 +235,9 @@ func TestFactory(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			cfg, err := provider.ParseConfig([]byte(c.config))
-			if err != nil {
-				t.Fatal(err)
-			}
-			r, err := provider.Build(cfg, map[string]provider.Factory{Kind: Factory}, getenv)
-			if c.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
-					t.Fatalf("err %v, want %q", err, c.wantErr)
-				}
+			r := railtest.Build(t, c.config, Kind, Factory, getenv, c.wantErr)
+			if r == nil {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			p, _, ok := r.Payouter("ke_mpesa")
 			if !ok {

@@ -1,10 +1,8 @@
 package mpesa
 
 import (
-	"bytes"
 	"crypto/hmac"
 	"crypto/sha256"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -110,20 +108,14 @@ var _ provider.Factory = Factory
 // initiatorPassword and certificate when one serves payouts.
 func Factory(ic provider.InstanceConfig, secrets provider.Secrets) (any, error) {
 	var s Settings
-	if len(ic.Settings) > 0 {
-		dec := json.NewDecoder(bytes.NewReader(ic.Settings))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&s); err != nil {
-			return nil, fmt.Errorf("mpesa: settings: %w", err)
-		}
+	if err := ic.DecodeSettings(&s); err != nil {
+		return nil, fmt.Errorf("mpesa: settings: %w", err)
 	}
 	cfg := Config{
 		Name: ic.Name, BaseURL: s.BaseURL, ShortCode: s.ShortCode, PartyB: s.PartyB, TransactionType: s.TransactionType,
 		B2CShortCode: s.B2CShortCode, InitiatorName: s.InitiatorName, CommandID: s.CommandID, B2CPath: s.B2CPath,
 	}
-	if s.CallbackBaseURL != "" {
-		cfg.CallbackURL = strings.TrimRight(s.CallbackBaseURL, "/") + "/v1/providers/" + url.PathEscape(ic.Name) + "/callbacks"
-	}
+	cfg.CallbackURL = ic.CallbackURL(s.CallbackBaseURL)
 	for _, ip := range s.CallbackAllowedIPs {
 		if !strings.Contains(ip, "/") {
 			if strings.Contains(ip, ":") {
@@ -138,25 +130,9 @@ func Factory(ic provider.InstanceConfig, secrets provider.Secrets) (any, error) 
 		}
 		cfg.CallbackNets = append(cfg.CallbackNets, n)
 	}
-	for _, d := range []struct {
-		from string
-		to   *time.Duration
-	}{{s.RequestTimeout, &cfg.RequestTimeout}, {s.TokenRefreshBefore, &cfg.TokenRefreshBefore}, {s.CheckAfter, &cfg.CheckAfter}} {
-		if d.from == "" {
-			continue
-		}
-		v, err := time.ParseDuration(d.from)
-		if err != nil || v <= 0 {
-			return nil, fmt.Errorf("mpesa: settings: %q is not a positive duration", d.from)
-		}
-		*d.to = v
-	}
-	var payouts, collections bool
-	for _, m := range ic.Methods {
-		for _, d := range m.Directions {
-			payouts = payouts || d == "payouts"
-			collections = collections || d == "collections"
-		}
+	var err error
+	if cfg.RequestTimeout, cfg.TokenRefreshBefore, cfg.CheckAfter, err = provider.ParseTiming(s.RequestTimeout, s.TokenRefreshBefore, s.CheckAfter); err != nil {
+		return nil, fmt.Errorf("mpesa: settings: %w", err)
 	}
 	need := func(name string, into *provider.Secret) error {
 		v, err := secrets.Get(name)
@@ -173,14 +149,14 @@ func Factory(ic provider.InstanceConfig, secrets provider.Secrets) (any, error) 
 		return nil, err
 	}
 	cfg.CallbackSecret = secrets[SecretCallbackSecret]
-	if collections {
+	if ic.Serves(provider.Collections) {
 		if err := need(SecretPasskey, &cfg.Passkey); err != nil {
 			return nil, err
 		}
 	} else {
 		cfg.ShortCode = ""
 	}
-	if payouts {
+	if ic.Serves(provider.Payouts) {
 		var cert provider.Secret
 		if err := need(SecretInitiatorPassword, &cfg.InitiatorPassword); err != nil {
 			return nil, err

@@ -4,42 +4,17 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"io"
 	"net/http"
 )
 
-// RequestLogMax bounds a long-running fake's request log: past it the
-// older half is forgotten.
-const RequestLogMax = 100_000
+// BodyMax bounds the request body a fake reads; the rest is not read.
+const BodyMax = 1 << 16
 
-// Record appends r to log, first forgetting the older half of a log that
-// holds RequestLogMax requests.
-func Record[R any](log []*R, r *R) []*R {
-	if len(log) >= RequestLogMax {
-		log = append(log[:0], log[RequestLogMax/2:]...)
-	}
-	return append(log, r)
-}
-
-// Copies returns the requests log points to, in order, as values: what a
-// fake's Requests answers, safe from the fake's later writes.
-func Copies[R any](log []*R) []R {
-	out := make([]R, len(log))
-	for i, r := range log {
-		out[i] = *r
-	}
-	return out
-}
-
-// NextFault takes the first fault queued for op off faults; nil when none
-// is queued.
-func NextFault[F any](faults map[string][]F, op string) *F {
-	q := faults[op]
-	if len(q) == 0 {
-		return nil
-	}
-	f := q[0]
-	faults[op] = q[1:]
-	return &f
+// ReadBody reads r's body, up to BodyMax.
+func ReadBody(r *http.Request) []byte {
+	body, _ := io.ReadAll(io.LimitReader(r.Body, BodyMax))
+	return body
 }
 
 // Drop closes w's connection without an answer: a request whose outcome

@@ -98,3 +98,26 @@ func (in *Ingress) None(t testing.TB) {
 	default:
 	}
 }
+
+// Build builds the registry of config, a providers file whose instances of
+// kind factory builds, reading their secrets with getenv. With wantErr
+// set, building must fail with an error that contains it, and Build
+// returns nil.
+func Build(t testing.TB, config, kind string, factory provider.Factory, getenv func(string) string, wantErr string) *provider.Registry {
+	t.Helper()
+	cfg, err := provider.ParseConfig([]byte(config))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := provider.Build(cfg, map[string]provider.Factory{kind: factory}, getenv)
+	if wantErr != "" {
+		if err == nil || !strings.Contains(err.Error(), wantErr) {
+			t.Fatalf("err %v, want %q", err, wantErr)
+		}
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -138,21 +137,15 @@ type Server struct {
 	opts Options
 	http *httptest.Server
 
-	mu          sync.Mutex
-	tokens      map[string]token // access token → its product and expiry
-	txns        map[string]*txn  // X-Reference-Id → transaction (both products: MoMo's ids are UUIDs)
-	payers      map[string]Behaviour
-	names       map[string]string
-	balance     map[string]int64 // product → minor units
-	faults      map[string][]Fault
-	requests    []*Request // the latest fakehttp.RequestLogMax
-	movements   []Movement
-	callbacks   []Callback
-	callbacksWG sync.WaitGroup
-	client      *http.Client
-	// holding keeps new transfers PENDING in held (HoldTransfers).
-	holding bool
-	held    []*txn
+	mu      sync.Mutex
+	core    *fakehttp.Core[Request, Fault, Movement, Callback]
+	tokens  map[string]token // access token → its product and expiry
+	txns    map[string]*txn  // X-Reference-Id → transaction (both products: MoMo's ids are UUIDs)
+	payers  map[string]Behaviour
+	names   map[string]string
+	balance map[string]int64 // product → minor units
+	// held keeps new transfers PENDING (HoldTransfers).
+	held fakehttp.Held[*txn]
 }
 
 type token struct {
@@ -217,21 +210,21 @@ func New(opts Options) *Server {
 			c.SubscriptionKey = fakehttp.RandomHex(16)
 		}
 	}
-	return &Server{
+	s := &Server{
 		opts:    opts,
 		tokens:  map[string]token{},
 		txns:    map[string]*txn{},
 		payers:  map[string]Behaviour{},
 		names:   map[string]string{},
 		balance: map[string]int64{Disbursement: opts.DisbursementBalanceMinor},
-		faults:  map[string][]Fault{},
-		client:  &http.Client{Timeout: 5 * time.Second},
 	}
+	s.core = fakehttp.NewCore[Request, Fault, Movement, Callback](&s.mu)
+	return s
 }
 
 // Close stops the server after the callbacks in flight are done.
 func (s *Server) Close() {
-	s.callbacksWG.Wait()
+	s.core.Wait()
 	if s.http != nil {
 		s.http.Close()
 	}
@@ -269,11 +262,7 @@ func (s *Server) Balance(product string) int64 {
 }
 
 // FailNext makes the next request of op misbehave; several queue up.
-func (s *Server) FailNext(op string, f Fault) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.faults[op] = append(s.faults[op], f)
-}
+func (s *Server) FailNext(op string, f Fault) { s.core.FailNext(op, f) }
 
 // ExpireTokens makes every token issued so far expired.
 func (s *Server) ExpireTokens() {
@@ -286,38 +275,17 @@ func (s *Server) ExpireTokens() {
 }
 
 // Requests returns every request received so far, in order.
-func (s *Server) Requests() []Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return fakehttp.Copies(s.requests)
-}
+func (s *Server) Requests() []Request { return s.core.Requests() }
 
 // Count returns how many requests of op were received (creates include
 // refused ones).
-func (s *Server) Count(op string) int {
-	n := 0
-	for _, r := range s.Requests() {
-		if r.Op == op {
-			n++
-		}
-	}
-	return n
-}
+func (s *Server) Count(op string) int { return s.core.Count(op) }
 
 // Movements returns the money that moved, in order.
-func (s *Server) Movements() []Movement {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Movement(nil), s.movements...)
-}
+func (s *Server) Movements() []Movement { return s.core.Movements() }
 
 // Callbacks waits for the callbacks in flight and returns those sent.
-func (s *Server) Callbacks() []Callback {
-	s.callbacksWG.Wait()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Callback(nil), s.callbacks...)
-}
+func (s *Server) Callbacks() []Callback { return s.core.Callbacks() }
 
 // Status returns a transaction's status and reason ("" if unknown).
 func (s *Server) Status(ref string) (status, reason string) {
@@ -364,18 +332,15 @@ func (s *Server) sweep() {
 	}
 }
 
-// heldMax bounds the transfers HoldTransfers keeps; past it they are
-// processed at once.
-const heldMax = 1024
-
 // HoldTransfers keeps the transfers that arrive from now on PENDING: taken
 // (202), nothing moved and no callback sent, their status PENDING, until
 // ReleaseTransfers. It stands for a disbursement MoMo takes its time
-// over, so that a test can act while payouts are at the provider.
+// over, so that a test can act while payouts are at the provider. Past
+// fakehttp.HeldMax held transfers, new ones are processed at once.
 func (s *Server) HoldTransfers() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.holding = true
+	s.held.Start()
 }
 
 // ReleaseTransfers stops holding and decides the held transfers, in the
@@ -384,8 +349,7 @@ func (s *Server) HoldTransfers() {
 func (s *Server) ReleaseTransfers() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	held := s.held
-	s.holding, s.held = false, nil
+	held := s.held.Release()
 	for _, t := range held {
 		s.process(t)
 	}
@@ -414,8 +378,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /{product}/v1_0/accountholder/msisdn/{msisdn}/basicuserinfo", s.handleUserInfo)
 	mux.HandleFunc("GET /{product}/v1_0/account/balance", s.handleBalance)
 	mux.HandleFunc("POST /_fake/requesttopay/{ref}/{decision}", s.handleDecide)
-	mux.HandleFunc("POST /_fake/expire-tokens", func(w http.ResponseWriter, _ *http.Request) { s.ExpireTokens(); w.WriteHeader(http.StatusNoContent) })
-	mux.HandleFunc("GET /_fake/requests", func(w http.ResponseWriter, _ *http.Request) { fakehttp.WriteJSON(w, http.StatusOK, s.Requests()) })
+	s.core.HandleControls(mux, s.ExpireTokens)
 	return mux
 }
 
@@ -432,9 +395,7 @@ func (s *Server) begin(w http.ResponseWriter, r *http.Request, op string, body [
 		Method: r.Method, Path: r.URL.Path, Product: r.PathValue("product"), Op: op,
 		ReferenceID: r.Header.Get("X-Reference-Id"), CallbackURL: r.Header.Get("X-Callback-Url"), Body: body,
 	}
-	s.requests = fakehttp.Record(s.requests, req)
-	ex := &exchange{s: s, w: w, req: req}
-	return ex, fakehttp.NextFault(s.faults, op)
+	return &exchange{s: s, w: w, req: req}, s.core.Begin(op, req)
 }
 
 // answer writes a JSON answer (under s.mu).
@@ -474,7 +435,7 @@ func (ex *exchange) applyFault(f *Fault) bool {
 }
 
 func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<16))
+	body := fakehttp.ReadBody(r)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ex, f := s.begin(w, r, OpToken, body)
@@ -552,7 +513,7 @@ type createBody struct {
 }
 
 func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<16))
+	body := fakehttp.ReadBody(r)
 	op := r.PathValue("op")
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -614,9 +575,7 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
 	t := &txn{op: op, ref: ref, externalID: b.ExternalID, msisdn: counterparty.PartyID, amount: b.Amount, amountMinor: minor,
 		currency: b.Currency, status: "PENDING", created: s.opts.Now(), callbackURL: cb}
 	s.txns[ref] = t
-	if op == OpTransfer && s.holding && len(s.held) < heldMax {
-		s.held = append(s.held, t)
-	} else {
+	if op != OpTransfer || !s.held.Keep(t) {
 		s.process(t)
 	}
 	if f != nil && f.DropAfterApply {
@@ -672,8 +631,8 @@ func (s *Server) succeed(t *txn) {
 		s.balance[Collection] += t.amountMinor
 	}
 	t.status = "SUCCESSFUL"
-	t.financialID = strconv.Itoa(100000000 + len(s.movements) + 1)
-	s.movements = append(s.movements, Movement{Op: t.op, ReferenceID: t.ref, AmountMinor: t.amountMinor, MSISDN: t.msisdn})
+	n := s.core.Move(Movement{Op: t.op, ReferenceID: t.ref, AmountMinor: t.amountMinor, MSISDN: t.msisdn})
+	t.financialID = strconv.Itoa(100000000 + n)
 	s.finish(t)
 }
 
@@ -695,24 +654,9 @@ func (s *Server) finish(t *txn) {
 func (s *Server) sendCallback(t *txn) {
 	body, _ := json.Marshal(s.result(t))
 	url, method, ref := t.callbackURL, s.opts.CallbackMethod, t.ref
-	s.callbacksWG.Add(1)
-	go func() {
-		defer s.callbacksWG.Done()
-		c := Callback{ReferenceID: ref, Method: method, URL: url, Body: body}
-		req, err := http.NewRequest(method, url, bytes.NewReader(body))
-		if err == nil {
-			req.Header.Set("Content-Type", "application/json")
-			var resp *http.Response
-			if resp, err = s.client.Do(req); err == nil {
-				c.Status = resp.StatusCode
-				resp.Body.Close()
-			}
-		}
-		c.Err = err
-		s.mu.Lock()
-		s.callbacks = append(s.callbacks, c)
-		s.mu.Unlock()
-	}()
+	s.core.Send(method, url, body, func(status int, err error) Callback {
+		return Callback{ReferenceID: ref, Method: method, URL: url, Body: body, Status: status, Err: err}
+	})
 }
 
 // result is the transaction as MoMo shows it in a status answer and a

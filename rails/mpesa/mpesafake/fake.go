@@ -1,7 +1,6 @@
 package mpesafake
 
 import (
-	"bytes"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
@@ -10,7 +9,6 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
-	"io"
 	"math/big"
 	"net/http"
 	"net/http/httptest"
@@ -114,23 +112,17 @@ type Server struct {
 	http *httptest.Server
 	cert []byte
 
-	mu        sync.Mutex
-	tokens    map[string]time.Time
-	stk       map[string]*stkTxn // CheckoutRequestID →
-	b2c       map[string]*b2cTxn // OriginatorConversationID →
-	payers    map[string]Behaviour
-	b2cBal    int64
-	paybill   int64
-	faults    map[string][]Fault
-	requests  []*Request
-	movements []Movement
-	callbacks []Callback
-	seq       int
-	wg        sync.WaitGroup
-	client    *http.Client
-	// holding keeps new B2C payments undecided in held (HoldB2C).
-	holding bool
-	held    []*b2cTxn
+	mu      sync.Mutex
+	core    *fakehttp.Core[Request, Fault, Movement, Callback]
+	tokens  map[string]time.Time
+	stk     map[string]*stkTxn // CheckoutRequestID →
+	b2c     map[string]*b2cTxn // OriginatorConversationID →
+	payers  map[string]Behaviour
+	b2cBal  int64
+	paybill int64
+	seq     int
+	// held keeps new B2C payments undecided (HoldB2C).
+	held fakehttp.Held[*b2cTxn]
 }
 
 type stkTxn struct {
@@ -213,7 +205,7 @@ func New(opts Options) *Server {
 	if err != nil {
 		panic(err)
 	}
-	return &Server{
+	s := &Server{
 		opts:   opts,
 		cert:   pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
 		tokens: map[string]time.Time{},
@@ -221,14 +213,14 @@ func New(opts Options) *Server {
 		b2c:    map[string]*b2cTxn{},
 		payers: map[string]Behaviour{},
 		b2cBal: opts.B2CBalance,
-		faults: map[string][]Fault{},
-		client: &http.Client{Timeout: 5 * time.Second},
 	}
+	s.core = fakehttp.NewCore[Request, Fault, Movement, Callback](&s.mu)
+	return s
 }
 
 // Close stops the server after the callbacks in flight are done.
 func (s *Server) Close() {
-	s.wg.Wait()
+	s.core.Wait()
 	if s.http != nil {
 		s.http.Close()
 	}
@@ -263,11 +255,7 @@ func (s *Server) SetB2CBalance(v int64) {
 }
 
 // FailNext queues a one-shot fault for the next request of op.
-func (s *Server) FailNext(op string, f Fault) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.faults[op] = append(s.faults[op], f)
-}
+func (s *Server) FailNext(op string, f Fault) { s.core.FailNext(op, f) }
 
 // ExpireTokens makes every token issued so far expired.
 func (s *Server) ExpireTokens() {
@@ -279,37 +267,16 @@ func (s *Server) ExpireTokens() {
 }
 
 // Requests returns every request received, in order.
-func (s *Server) Requests() []Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return fakehttp.Copies(s.requests)
-}
+func (s *Server) Requests() []Request { return s.core.Requests() }
 
 // Count returns how many requests of op were received.
-func (s *Server) Count(op string) int {
-	n := 0
-	for _, r := range s.Requests() {
-		if r.Op == op {
-			n++
-		}
-	}
-	return n
-}
+func (s *Server) Count(op string) int { return s.core.Count(op) }
 
 // Movements returns the money that moved, in order.
-func (s *Server) Movements() []Movement {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Movement(nil), s.movements...)
-}
+func (s *Server) Movements() []Movement { return s.core.Movements() }
 
 // Callbacks waits for the callbacks in flight and returns those sent.
-func (s *Server) Callbacks() []Callback {
-	s.wg.Wait()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Callback(nil), s.callbacks...)
-}
+func (s *Server) Callbacks() []Callback { return s.core.Callbacks() }
 
 // Decide answers a held STK prompt as the payer would; it reports whether
 // there was one.
@@ -387,8 +354,7 @@ func (s *Server) Handler() http.Handler {
 		}
 		w.WriteHeader(http.StatusNoContent)
 	})
-	mux.HandleFunc("POST /_fake/expire-tokens", func(w http.ResponseWriter, _ *http.Request) { s.ExpireTokens(); w.WriteHeader(http.StatusNoContent) })
-	mux.HandleFunc("GET /_fake/requests", func(w http.ResponseWriter, _ *http.Request) { fakehttp.WriteJSON(w, http.StatusOK, s.Requests()) })
+	s.core.HandleControls(mux, s.ExpireTokens)
 	return mux
 }
 
@@ -399,9 +365,7 @@ type exchange struct {
 
 func (s *Server) begin(w http.ResponseWriter, r *http.Request, op string, body []byte) (*exchange, *Fault) {
 	req := &Request{Op: op, Path: r.URL.Path, Body: body}
-	s.requests = fakehttp.Record(s.requests, req)
-	ex := &exchange{w: w, req: req}
-	return ex, fakehttp.NextFault(s.faults, op)
+	return &exchange{w: w, req: req}, s.core.Begin(op, req)
 }
 
 func (ex *exchange) answer(status int, v any) {
@@ -493,7 +457,7 @@ func (s *Server) behaviour(msisdn string) Behaviour {
 }
 
 func (s *Server) handleSTKPush(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<16))
+	body := fakehttp.ReadBody(r)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ex, f := s.begin(w, r, OpSTKPush, body)
@@ -565,7 +529,7 @@ func (s *Server) handleSTKPush(w http.ResponseWriter, r *http.Request) {
 func (s *Server) stkApprove(t *stkTxn) {
 	t.receipt = s.receipt()
 	s.paybill += t.amount
-	s.movements = append(s.movements, Movement{Op: OpSTKPush, Key: t.checkoutID, Amount: t.amount, MSISDN: t.msisdn, TransactionID: t.receipt})
+	s.core.Move(Movement{Op: OpSTKPush, Key: t.checkoutID, Amount: t.amount, MSISDN: t.msisdn, TransactionID: t.receipt})
 	s.stkFinish(t, "0", "The service request is processed successfully.")
 }
 
@@ -588,7 +552,7 @@ func (s *Server) sendSTKResult(t *stkTxn) {
 }
 
 func (s *Server) handleSTKQuery(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<16))
+	body := fakehttp.ReadBody(r)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ex, f := s.begin(w, r, OpSTKQuery, body)
@@ -631,7 +595,7 @@ func (s *Server) checkInitiator(name, credential string) bool {
 }
 
 func (s *Server) handleB2C(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<16))
+	body := fakehttp.ReadBody(r)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ex, f := s.begin(w, r, OpB2C, body)
@@ -686,8 +650,7 @@ func (s *Server) handleB2C(w http.ResponseWriter, r *http.Request) {
 		t.done, t.timedOut = true, true
 		s.post(t.timeoutURL, map[string]any{"Result": map[string]any{"ResultType": 1, "ResultCode": 1, "ResultDesc": "The service request timed out.",
 			"OriginatorConversationID": t.originatorID, "ConversationID": t.conversationID}})
-	case s.holding && len(s.held) < heldMax:
-		s.held = append(s.held, t)
+	case s.held.Keep(t):
 	default:
 		s.decideB2C(t)
 	}
@@ -699,19 +662,16 @@ func (s *Server) handleB2C(w http.ResponseWriter, r *http.Request) {
 		"ResponseCode": "0", "ResponseDescription": "Accept the service request successfully."})
 }
 
-// heldMax bounds the payments HoldB2C keeps; past it they are decided at
-// once.
-const heldMax = 1024
-
 // HoldB2C keeps the B2C payments that arrive from now on undecided:
 // accepted (ResponseCode 0), nothing moved, no result callback, and a
 // transaction status query does not find them, until ReleaseB2C. It
 // stands for a payment waiting in M-Pesa's queue, so that a test can act
-// while payouts are at the provider.
+// while payouts are at the provider. Past fakehttp.HeldMax held payments,
+// new ones are decided at once.
 func (s *Server) HoldB2C() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.holding = true
+	s.held.Start()
 }
 
 // ReleaseB2C stops holding and decides the held payments in the order
@@ -720,8 +680,7 @@ func (s *Server) HoldB2C() {
 func (s *Server) ReleaseB2C() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	held := s.held
-	s.holding, s.held = false, nil
+	held := s.held.Release()
 	for _, t := range held {
 		s.decideB2C(t)
 	}
@@ -746,7 +705,7 @@ func (s *Server) decideB2C(t *b2cTxn) {
 	default:
 		s.b2cBal -= amount
 		t.receipt = s.receipt()
-		s.movements = append(s.movements, Movement{Op: OpB2C, Key: t.originatorID, Amount: amount, MSISDN: t.msisdn, TransactionID: t.receipt})
+		s.core.Move(Movement{Op: OpB2C, Key: t.originatorID, Amount: amount, MSISDN: t.msisdn, TransactionID: t.receipt})
 		s.b2cFinish(t, "0", "The service request is processed successfully.")
 	}
 }
@@ -781,7 +740,7 @@ func (s *Server) sendB2CResult(t *b2cTxn) {
 // (ReasonType: the result's words), and one it never took (or that timed
 // out in the queue) with a non-zero ResultCode.
 func (s *Server) handleTransactionStatus(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<16))
+	body := fakehttp.ReadBody(r)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ex, f := s.begin(w, r, OpTransactionStatus, body)
@@ -836,20 +795,9 @@ func (s *Server) handleTransactionStatus(w http.ResponseWriter, r *http.Request)
 // post sends one callback in the background, once, with no retry.
 func (s *Server) post(url string, v any) {
 	body, _ := json.Marshal(v)
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		c := Callback{URL: url, Body: body}
-		resp, err := s.client.Post(url, "application/json", bytes.NewReader(body))
-		if err == nil {
-			c.Status = resp.StatusCode
-			resp.Body.Close()
-		}
-		c.Err = err
-		s.mu.Lock()
-		s.callbacks = append(s.callbacks, c)
-		s.mu.Unlock()
-	}()
+	s.core.Send(http.MethodPost, url, body, func(status int, err error) Callback {
+		return Callback{URL: url, Body: body, Status: status, Err: err}
+	})
 }
 
 // receipt draws an M-Pesa transaction id: ten capitals and digits.

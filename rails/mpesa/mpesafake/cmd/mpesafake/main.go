@@ -15,19 +15,13 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"flag"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
-	"os/signal"
 	"path/filepath"
-	"strings"
-	"syscall"
 	"time"
 
+	"payments/rails/internal/fakehttp"
 	"payments/rails/mpesa/mpesafake"
 )
 
@@ -55,14 +49,7 @@ func run() error {
 	flag.DurationVar(&o.STKExpiry, "stk-expiry", time.Minute, "how long an STK prompt waits for its payer")
 	flag.Parse()
 
-	host, _, err := net.SplitHostPort(*listen)
-	if err != nil {
-		return err
-	}
-	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		return fmt.Errorf("-listen %s is not a loopback address", *listen)
-	}
-	ln, err := net.Listen("tcp", *listen)
+	ln, err := fakehttp.ListenLoopback(*listen)
 	if err != nil {
 		return err
 	}
@@ -90,37 +77,8 @@ func run() error {
 		"MPESA_INITIATOR_PASSWORD=" + o.InitiatorPassword,
 		"MPESA_CERTIFICATE_FILE=" + *certOut,
 	}
-	text := strings.Join(lines, "\n") + "\n"
-	if *envOut != "" {
-		if err := os.WriteFile(*envOut, []byte(text), 0o600); err != nil {
-			return err
-		}
-	}
-	fmt.Print(text)
-
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	go func() {
-		t := time.NewTicker(time.Second)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				srv.Sweep()
-			}
-		}
-	}()
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	go func() {
-		<-ctx.Done()
-		shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = hs.Shutdown(shut)
-	}()
-	if err := hs.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+	if err := fakehttp.PrintEnv(lines, *envOut); err != nil {
 		return err
 	}
-	return nil
+	return fakehttp.Serve(ln, srv.Handler(), srv.Sweep)
 }
