@@ -843,9 +843,10 @@ func (d *dashboardRequest) sandboxTool() {
 	switch {
 	case e != nil:
 	case d.param("tool") == "fund":
-		var in admin.FundBalanceRequest
 		body := map[string]any{"amount": d.form("amount"), "currency": d.form("currency"), "externalReference": ref}
-		if in, e = formInput(d, ledger.ScopeSimulationsWrite, body, admin.FundBalanceInput); e == nil {
+		var in admin.FundBalanceRequest
+		in, e = formInput(d, ledger.ScopeSimulationsWrite, body, admin.FundBalanceInput)
+		if e == nil {
 			e = core.ReplyError(d.s.Config.App.FundBalance(d.m.caller(), in.Currency, in.Amount, in.Ref))
 		}
 		notice = "The balance is funded with " + d.form("amount") + " " + d.form("currency") + "."
@@ -874,12 +875,11 @@ func (d *dashboardRequest) sandboxTool() {
 		} else {
 			body["virtualAccountId"] = strings.TrimPrefix(target, "va:")
 		}
-		var req money.DepositRequestBody
-		e = d.apiBody(body, &req)
-		var in app.DepositInput
-		if e == nil {
-			in, e = money.DepositInput(&req, crypto)
+		input := func(req *money.DepositRequestBody) (app.DepositInput, *ledger.Error) {
+			return money.DepositInput(req, crypto)
 		}
+		var in app.DepositInput
+		in, e = formInput(d, ledger.ScopeSimulationsWrite, body, input)
 		if e == nil {
 			simulate := d.s.Config.App.SimulateVirtualAccountDeposit
 			if crypto {
