@@ -4,13 +4,10 @@ import (
 	"bytes"
 	"encoding/csv"
 	"fmt"
-	nethttp "net/http"
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 )
 
 // Identifiers of quotes and conversions get placeholders in golden files
@@ -47,39 +44,22 @@ func TestConcurrentConversionOverHTTP(t *testing.T) {
 		id       string
 		replayed bool
 	}
-	answers := make(chan answer, n)
-	start := make(chan struct{})
-	var wg, ready sync.WaitGroup
-	for i := 0; i < n; i++ {
-		wg.Add(1)
-		ready.Add(1)
-		go func() {
-			defer wg.Done()
-			// A client of its own, whose one connection is open before the
-			// start, so that the executions arrive together.
-			own := *st
-			own.client = &nethttp.Client{Timeout: 30 * time.Second, Transport: &nethttp.Transport{MaxConnsPerHost: 1}}
-			own.mustStatus(own.do("GET", "/v1/conversions/quote/"+quoteID, st.key, nil), 200)
-			ready.Done()
-			<-start
-			r := own.do("POST", "/v1/conversions", st.key, fmt.Sprintf(`{"quoteId":%q}`, quoteID))
-			body := r.json(t)
-			a := answer{status: r.status, replayed: r.header["idempotent-replayed"] == "true"}
-			if c, ok := body["conversion"].(map[string]any); ok {
-				a.id, _ = c["id"].(string)
-			} else if d, ok := body["details"].(map[string]any); ok && body["error"] == "bad_request" {
-				a.id, _ = d["existingId"].(string)
-			}
-			answers <- a
-		}()
-	}
-	ready.Wait()
-	close(start)
-	wg.Wait()
-	close(answers)
+	answers := together(st, n, func(_ int, own *stack) {
+		own.mustStatus(own.do("GET", "/v1/conversions/quote/"+quoteID, st.key, nil), 200)
+	}, func(_ int, own *stack) answer {
+		r := own.do("POST", "/v1/conversions", st.key, fmt.Sprintf(`{"quoteId":%q}`, quoteID))
+		body := r.json(t)
+		a := answer{status: r.status, replayed: r.header["idempotent-replayed"] == "true"}
+		if c, ok := body["conversion"].(map[string]any); ok {
+			a.id, _ = c["id"].(string)
+		} else if d, ok := body["details"].(map[string]any); ok && body["error"] == "bad_request" {
+			a.id, _ = d["existingId"].(string)
+		}
+		return a
+	})
 	ids := map[string]bool{}
 	count := map[int]int{}
-	for a := range answers {
+	for _, a := range answers {
 		count[a.status]++
 		ids[a.id] = true
 		switch {

@@ -2,11 +2,8 @@ package http_test
 
 import (
 	"fmt"
-	nethttp "net/http"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 )
 
 // Deposits under one externalReference into two orders at once, each on
@@ -31,38 +28,23 @@ func TestConcurrentOrderDepositReferenceOverHTTP(t *testing.T) {
 		amount   string // of a deposit answered
 		existing string // of a duplicate
 	}
-	answers := make(chan answer, n)
-	start := make(chan struct{})
-	var wg, ready sync.WaitGroup
-	for i := 0; i < n; i++ {
-		wg.Add(1)
-		ready.Add(1)
+	answers := together(st, n, func(i int, own *stack) {
+		own.mustStatus(own.do("GET", "/v1/orders/"+orders[i%2], st.key, nil), 200)
+	}, func(i int, own *stack) answer {
 		order := orders[i%2]
-		go func() {
-			defer wg.Done()
-			own := *st
-			own.client = &nethttp.Client{Timeout: 30 * time.Second, Transport: &nethttp.Transport{MaxConnsPerHost: 1}}
-			own.mustStatus(own.do("GET", "/v1/orders/"+order, st.key, nil), 200)
-			ready.Done()
-			<-start
-			r := own.do("POST", "/v1/simulations/order-deposit", st.key, fmt.Sprintf(`{"orderId":%q,"externalReference":"dep-1"}`, order))
-			body := r.json(t)
-			a := answer{order: order, status: r.status, replayed: r.header["idempotent-replayed"] == "true"}
-			if s, ok := body["simulation"].(map[string]any); ok {
-				a.amount, _ = s["amount"].(string)
-			} else if d, ok := body["details"].(map[string]any); ok && body["error"] == "duplicate" {
-				a.existing, _ = d["existingId"].(string)
-			}
-			answers <- a
-		}()
-	}
-	ready.Wait()
-	close(start)
-	wg.Wait()
-	close(answers)
+		r := own.do("POST", "/v1/simulations/order-deposit", st.key, fmt.Sprintf(`{"orderId":%q,"externalReference":"dep-1"}`, order))
+		body := r.json(t)
+		a := answer{order: order, status: r.status, replayed: r.header["idempotent-replayed"] == "true"}
+		if s, ok := body["simulation"].(map[string]any); ok {
+			a.amount, _ = s["amount"].(string)
+		} else if d, ok := body["details"].(map[string]any); ok && body["error"] == "duplicate" {
+			a.existing, _ = d["existingId"].(string)
+		}
+		return a
+	})
 	var all []answer
 	winner := ""
-	for a := range answers {
+	for _, a := range answers {
 		all = append(all, a)
 		if a.status == 201 {
 			if winner != "" {

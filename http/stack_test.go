@@ -9,6 +9,7 @@ import (
 	"net"
 	nethttp "net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -236,4 +237,36 @@ func (s *stack) fund(key, currency, amount, ref string) {
 	if r.status != 201 && r.status != 200 {
 		s.t.Fatalf("fund: %d %s", r.status, r.body)
 	}
+}
+
+// together makes n requests at once: each caller i gets a client of its
+// own with one connection, which open opens (with a request of its own)
+// before the start, so that the n asks arrive together. It returns what
+// each ask answered, in no particular order.
+func together[A any](st *stack, n int, open func(i int, own *stack), ask func(i int, own *stack) A) []A {
+	answers := make(chan A, n)
+	start := make(chan struct{})
+	var wg, ready sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		ready.Add(1)
+		go func() {
+			defer wg.Done()
+			own := *st
+			own.client = &nethttp.Client{Timeout: 30 * time.Second, Transport: &nethttp.Transport{MaxConnsPerHost: 1}}
+			open(i, &own)
+			ready.Done()
+			<-start
+			answers <- ask(i, &own)
+		}()
+	}
+	ready.Wait()
+	close(start)
+	wg.Wait()
+	close(answers)
+	var out []A
+	for a := range answers {
+		out = append(out, a)
+	}
+	return out
 }

@@ -84,13 +84,8 @@ type keyBody struct {
 
 // createKey: POST /v1/keys. A key can grant no scope its creator lacks.
 func createKey(c *core.Call) {
-	var req CreateKeyBody
-	if !c.Decode(&req) {
-		return
-	}
-	in, e := NewKeyInput(&req)
-	if e != nil {
-		c.Fail(e)
+	in, ok := core.Input(c, NewKeyInput)
+	if !ok {
 		return
 	}
 	c.NoStore()

@@ -31,13 +31,11 @@ type clockJSON struct {
 
 // advanceClock: POST /v1/simulations/advance-clock.
 func advanceClock(c *core.Call) {
-	var req AdvanceClockBody
-	if !c.DecodeSimulation(&req) {
+	if !c.SandboxOnly() {
 		return
 	}
-	by, e := AdvanceClockInput(&req)
-	if e != nil {
-		c.Fail(e)
+	by, ok := core.Input(c, AdvanceClockInput)
+	if !ok {
 		return
 	}
 	r := c.Server.Config.App.AdvanceClock(c.Caller(), by)

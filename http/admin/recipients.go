@@ -185,17 +185,10 @@ func recipientSpec(s *core.Server, req *recipientRequestBody, prefix string) (le
 
 // createRecipient: POST /v1/recipients.
 func createRecipient(c *core.Call) {
-	var req recipientRequestBody
-	if !c.Decode(&req) {
-		return
+	spec := func(req *recipientRequestBody) (ledger.RecipientSpec, *ledger.Error) {
+		return recipientSpec(c.Server, req, "")
 	}
-	spec, e := recipientSpec(c.Server, &req, "")
-	if e != nil {
-		c.Fail(e)
-		return
-	}
-	r := c.Server.Config.App.CreateRecipient(c.Caller(), spec)
-	c.Created(r, func(res *ledger.Result) any { return &recipientBody{renderRecipient(res.Recipient)} })
+	core.Create(c, spec, c.Server.Config.App.CreateRecipient, func(res *ledger.Result) any { return &recipientBody{renderRecipient(res.Recipient)} })
 }
 
 // createRecipients: POST /v1/recipients/bulk. Items that pass validation

@@ -38,13 +38,11 @@ type fundBalanceJSON struct {
 // fundBalance: POST /v1/simulations/fund-balance. Credits a sandbox balance
 // at once, idempotent by externalReference.
 func fundBalance(c *core.Call) {
-	var req FundBalanceRequestBody
-	if !c.DecodeSimulation(&req) {
+	if !c.SandboxOnly() {
 		return
 	}
-	in, e := FundBalanceInput(&req)
-	if e != nil {
-		c.Fail(e)
+	in, ok := core.Input(c, FundBalanceInput)
+	if !ok {
 		return
 	}
 	r := c.Server.Config.App.FundBalance(c.Caller(), in.Currency, in.Amount, in.Ref)

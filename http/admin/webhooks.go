@@ -216,17 +216,12 @@ func checkWebhookEvents(p *core.Problems, events []string) {
 // createWebhookEndpoint: POST /v1/webhooks/endpoints. Its signing secret
 // is fetched from the signing-secret endpoint.
 func createWebhookEndpoint(c *core.Call) {
-	var req CreateWebhookEndpointBody
-	if !c.Decode(&req) {
-		return
+	input := func(req *CreateWebhookEndpointBody) (app.NewWebhookEndpoint, *ledger.Error) {
+		return NewWebhookEndpointInput(c.Server, req)
 	}
-	in, e := NewWebhookEndpointInput(c.Server, &req)
-	if e != nil {
-		c.Fail(e)
-		return
-	}
-	r := c.Server.Config.App.CreateWebhookEndpoint(c.Caller(), in)
-	c.Created(r, func(res *ledger.Result) any { return &webhookEndpointBody{renderWebhookEndpoint(res.WebhookEndpoint)} })
+	core.Create(c, input, c.Server.Config.App.CreateWebhookEndpoint, func(res *ledger.Result) any {
+		return &webhookEndpointBody{renderWebhookEndpoint(res.WebhookEndpoint)}
+	})
 }
 
 // newWebhookEndpointInput checks an endpoint to create (the API's request,

@@ -77,16 +77,25 @@ var ErrSandboxOnly = &ledger.Error{Code: ledger.CodeNotFound, Message: "Simulati
 // checked by input (every problem at once), the operation op called as the
 // caller, and its reply answered by created with body's rendering.
 func Create[Req, In any](c *Call, input func(*Req) (In, *ledger.Error), op func(app.Caller, In) actors.Reply, body func(*ledger.Result) any) {
+	if in, ok := Input(c, input); ok {
+		c.Created(op(c.Caller(), in), body)
+	}
+}
+
+// Input is the request body decoded into a Req and its shape checked by
+// input (every problem at once): what the handler acts on. A body that is
+// not the expected JSON, or has problems, is answered, and ok is false.
+func Input[Req, In any](c *Call, input func(*Req) (In, *ledger.Error)) (in In, ok bool) {
 	var req Req
 	if !c.Decode(&req) {
-		return
+		return in, false
 	}
 	in, e := input(&req)
 	if e != nil {
 		c.Fail(e)
-		return
+		return in, false
 	}
-	c.Created(op(c.Caller(), in), body)
+	return in, true
 }
 
 // Refused answers the request with p's problems, if it has any, and says

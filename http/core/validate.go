@@ -53,6 +53,35 @@ func (p *Problems) Amount(field string, a Amount, cur ledger.Currency) ledger.Mi
 // stored, digits only.
 func (p *Problems) Phone(field, s string) string { return (*app.Fields)(p).Phone(field, s) }
 
+// Metadata checks the metadata object o (CheckMetadata) and returns it as
+// the operation keeps it: its canonical text, "" when absent.
+func (p *Problems) Metadata(field string, o JSONObject) string {
+	p.merge(CheckMetadata(field, o))
+	return o.Raw
+}
+
+// KYC checks the KYC object o (CheckKYC) and returns it as the operation
+// keeps it: its canonical text, "" when absent.
+func (p *Problems) KYC(field string, o JSONObject) string {
+	p.merge(CheckKYC(field, o))
+	return o.Raw
+}
+
+// QueryTime reads the optional timestamp query parameter name (QueryTime),
+// 0 when absent or malformed, the latter a problem.
+func (p *Problems) QueryTime(ctx *fasthttp.RequestCtx, name string) int64 {
+	t, e := QueryTime(ctx, name)
+	p.merge(e)
+	return t
+}
+
+// merge adds a check's field errors, if it found any.
+func (p *Problems) merge(e *ledger.Error) {
+	if e != nil {
+		*p = append(*p, e.Fields...)
+	}
+}
+
 // alnum checks a bank account number: letters and digits.
 func (p *Problems) Alnum(field, s string, minLen, maxLen int) {
 	(*app.Fields)(p).Alnum(field, s, minLen, maxLen)

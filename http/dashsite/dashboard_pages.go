@@ -184,6 +184,20 @@ func (d *dashboardRequest) apiBody(body map[string]any, req any) *ledger.Error {
 	return core.DecodeBody(b, req)
 }
 
+// formInput is a form's change as the API checks it: refused unless the
+// member's role has scope, then body (the form in the API's shape) read
+// into the API's request body Req and checked by the API's input.
+func formInput[Req, In any](d *dashboardRequest, scope ledger.Scopes, body map[string]any, input func(*Req) (In, *ledger.Error)) (in In, e *ledger.Error) {
+	if e = d.allowed(scope); e != nil {
+		return in, e
+	}
+	var req Req
+	if e = d.apiBody(body, &req); e != nil {
+		return in, e
+	}
+	return input(&req)
+}
+
 // view is v, a response body of the API's, as the pages' templates read
 // the API's JSON.
 func view(v any) map[string]any {
@@ -364,15 +378,7 @@ func (d *dashboardRequest) createKey() {
 	if len(scopes) > 0 {
 		body["scopes"] = scopes
 	}
-	var req admin.CreateKeyBody
-	e := d.allowed(ledger.ScopeKeysAdmin)
-	if e == nil {
-		e = d.apiBody(body, &req)
-	}
-	var in app.NewKey
-	if e == nil {
-		in, e = admin.NewKeyInput(&req)
-	}
+	in, e := formInput(d, ledger.ScopeKeysAdmin, body, admin.NewKeyInput)
 	var r app.KeyCreated
 	if e == nil {
 		r = d.s.Config.App.CreateKey(d.m.caller(), in)
@@ -423,15 +429,9 @@ func (d *dashboardRequest) keyPage(status int, problem *dashboard.Problem, typed
 func (d *dashboardRequest) updateKey() {
 	id := d.param("id")
 	controls := d.keyControlsForm()
-	var req admin.UpdateKeyBody
-	e := d.allowed(ledger.ScopeKeysAdmin)
-	if e == nil {
-		e = d.apiBody(keyControlsJSON(controls, true), &req)
-	}
-	var in app.KeyControlsChange
-	if e == nil {
-		in, e = admin.KeyControlsInput(id, &req)
-	}
+	in, e := formInput(d, ledger.ScopeKeysAdmin, keyControlsJSON(controls, true), func(req *admin.UpdateKeyBody) (app.KeyControlsChange, *ledger.Error) {
+		return admin.KeyControlsInput(id, req)
+	})
 	if e == nil {
 		e = core.ReplyError(d.s.Config.App.SetKeyControls(d.m.caller(), in))
 	}
@@ -574,15 +574,9 @@ func (d *dashboardRequest) createEndpoint() {
 	if desc := d.form("description"); desc != "" {
 		body["description"] = desc
 	}
-	var req admin.CreateWebhookEndpointBody
-	e := d.allowed(ledger.ScopeWebhooksWrite)
-	if e == nil {
-		e = d.apiBody(body, &req)
-	}
-	var in app.NewWebhookEndpoint
-	if e == nil {
-		in, e = admin.NewWebhookEndpointInput(d.s, &req)
-	}
+	in, e := formInput(d, ledger.ScopeWebhooksWrite, body, func(req *admin.CreateWebhookEndpointBody) (app.NewWebhookEndpoint, *ledger.Error) {
+		return admin.NewWebhookEndpointInput(d.s, req)
+	})
 	if e == nil {
 		e = core.ReplyError(d.s.Config.App.CreateWebhookEndpoint(d.m.caller(), in))
 	}
@@ -610,15 +604,9 @@ func (d *dashboardRequest) endpointStatus() {
 // app.UpdateWebhookEndpoint, the change (in the API's shape) checked as
 // PATCH /v1/webhooks/endpoints/{id} checks its body.
 func (d *dashboardRequest) changeEndpoint(body map[string]any, done string) {
-	var req admin.UpdateWebhookEndpointBody
-	e := d.allowed(ledger.ScopeWebhooksWrite)
-	if e == nil {
-		e = d.apiBody(body, &req)
-	}
-	var in app.WebhookEndpointChange
-	if e == nil {
-		in, e = admin.WebhookEndpointChange(d.s, d.param("id"), &req)
-	}
+	in, e := formInput(d, ledger.ScopeWebhooksWrite, body, func(req *admin.UpdateWebhookEndpointBody) (app.WebhookEndpointChange, *ledger.Error) {
+		return admin.WebhookEndpointChange(d.s, d.param("id"), req)
+	})
 	if e == nil {
 		e = core.ReplyError(d.s.Config.App.UpdateWebhookEndpoint(d.m.caller(), in))
 	}
@@ -855,12 +843,9 @@ func (d *dashboardRequest) sandboxTool() {
 	switch {
 	case e != nil:
 	case d.param("tool") == "fund":
-		var req admin.FundBalanceRequestBody
-		e = d.apiBody(map[string]any{"amount": d.form("amount"), "currency": d.form("currency"), "externalReference": ref}, &req)
+		body := map[string]any{"amount": d.form("amount"), "currency": d.form("currency"), "externalReference": ref}
 		var in admin.FundBalanceRequest
-		if e == nil {
-			in, e = admin.FundBalanceInput(&req)
-		}
+		in, e = formInput(d, ledger.ScopeSimulationsWrite, body, admin.FundBalanceInput)
 		if e == nil {
 			e = core.ReplyError(d.s.Config.App.FundBalance(d.m.caller(), in.Currency, in.Amount, in.Ref))
 		}
@@ -890,12 +875,11 @@ func (d *dashboardRequest) sandboxTool() {
 		} else {
 			body["virtualAccountId"] = strings.TrimPrefix(target, "va:")
 		}
-		var req money.DepositRequestBody
-		e = d.apiBody(body, &req)
-		var in app.DepositInput
-		if e == nil {
-			in, e = money.DepositInput(&req, crypto)
+		input := func(req *money.DepositRequestBody) (app.DepositInput, *ledger.Error) {
+			return money.DepositInput(req, crypto)
 		}
+		var in app.DepositInput
+		in, e = formInput(d, ledger.ScopeSimulationsWrite, body, input)
 		if e == nil {
 			simulate := d.s.Config.App.SimulateVirtualAccountDeposit
 			if crypto {

@@ -327,10 +327,7 @@ func checkoutAppearance(p *core.Problems, req *appearanceBody) ledger.CheckoutAp
 	a.CustomFields = checkoutFields(p, "customFields", req.CustomFields)
 	a.RedirectURL = checkoutURLField(p, "redirectUrl", req.RedirectURL)
 	a.Branding = checkoutBranding(p, "branding", req.Branding)
-	if e := core.CheckMetadata("metadata", req.Metadata); e != nil {
-		*p = append(*p, e.Fields...)
-	}
-	a.Metadata = req.Metadata.Raw
+	a.Metadata = p.Metadata("metadata", req.Metadata)
 	a.ExpiresAt = checkoutDeadline(p, "expiresAt", req.ExpiresAt)
 	return a
 }
@@ -607,10 +604,7 @@ func createPageLink(c *core.Call) {
 	var p core.Problems
 	in := app.PageLinkRequest{PageID: id, Email: checkoutEmail(&p, "email", req.Email)}
 	in.CustomerReference = p.Text("customerReference", req.CustomerReference, false, core.ReferenceLenMax)
-	if e := core.CheckMetadata("metadata", req.Metadata); e != nil {
-		p = append(p, e.Fields...)
-	}
-	in.Metadata = req.Metadata.Raw
+	in.Metadata = p.Metadata("metadata", req.Metadata)
 	if req.Amount.Set {
 		in.Amount = &req.Amount.Text // in the page's currency, which the operation reads
 	}

@@ -71,12 +71,7 @@ func entryFilter(c *core.Call, p *core.Problems) ledger.EntryFilter {
 	}
 	f.RefID, _ = core.Query(c.Ctx, "referenceId")
 	f.RefID = c.Server.PublicIDs().InternalEntryRef(f.RefID)
-	var err *ledger.Error
-	if f.From, err = core.QueryTime(c.Ctx, "from"); err != nil {
-		*p = append(*p, err.Fields...)
-	}
-	if f.To, err = core.QueryTime(c.Ctx, "to"); err != nil {
-		*p = append(*p, err.Fields...)
-	}
+	f.From = p.QueryTime(c.Ctx, "from")
+	f.To = p.QueryTime(c.Ctx, "to")
 	return f
 }

@@ -4,6 +4,7 @@ import (
 	stdjson "encoding/json"
 	"io"
 	"reflect"
+	"strings"
 	"testing"
 
 	"payments/http/core"
@@ -30,136 +31,104 @@ func FuzzDecodePayoutBody(f *testing.F) {
 		if core.DecodeBody(body, &ours) != nil {
 			return
 		}
-		var std stdPayoutBody
+		std := reflect.New(stdMirror(reflect.TypeFor[payoutRequestBody]()))
 		dec := stdjson.NewDecoder(bytesReader(body))
 		dec.DisallowUnknownFields()
-		if err := dec.Decode(&std); err != nil {
+		if err := dec.Decode(std.Interface()); err != nil {
 			t.Fatalf("accepted %q, which encoding/json refuses: %v", body, err)
 		}
-		if got, want := summarize(&ours), summarizeStd(&std); !reflect.DeepEqual(got, want) {
+		if got, want := summarize(reflect.ValueOf(&ours)), summarize(std); !reflect.DeepEqual(got, want) {
 			t.Fatalf("%q decoded as %+v, encoding/json reads %+v", body, got, want)
 		}
 	})
 }
 
-// stdPayoutBody mirrors payoutRequestBody with standard types.
-type stdPayoutBody struct {
-	From *struct {
-		Amount   stdjson.RawMessage `json:"amount"`
-		Currency *string            `json:"currency"`
-		KYC      stdjson.RawMessage `json:"kyc"`
-	} `json:"from"`
-	To *struct {
-		Code          *string            `json:"code"`
-		Currency      *string            `json:"currency"`
-		AccountNumber *string            `json:"accountNumber"`
-		Address       *string            `json:"address"`
-		Tag           *string            `json:"tag"`
-		Amount        stdjson.RawMessage `json:"amount"`
-		KYC           stdjson.RawMessage `json:"kyc"`
-	} `json:"to"`
-	Narration         *string            `json:"narration"`
-	ExternalReference *string            `json:"externalReference"`
-	Metadata          stdjson.RawMessage `json:"metadata"`
+// stdAmount and stdObject hold, as encoding/json reads them, the members
+// that core.Amount and core.JSONObject decode.
+type (
+	stdAmount struct{ stdjson.RawMessage }
+	stdObject struct{ stdjson.RawMessage }
+)
+
+// stdMirror is a request body type with standard types: the same members
+// under the same names, core.Amount and core.JSONObject as raw JSON.
+func stdMirror(t reflect.Type) reflect.Type {
+	switch t {
+	case reflect.TypeFor[core.Amount]():
+		return reflect.TypeFor[stdAmount]()
+	case reflect.TypeFor[core.JSONObject]():
+		return reflect.TypeFor[stdObject]()
+	}
+	switch t.Kind() {
+	case reflect.Pointer:
+		return reflect.PointerTo(stdMirror(t.Elem()))
+	case reflect.Struct:
+		fields := make([]reflect.StructField, t.NumField())
+		for i := range fields {
+			f := t.Field(i)
+			fields[i] = reflect.StructField{Name: f.Name, Type: stdMirror(f.Type), Tag: f.Tag}
+		}
+		return reflect.StructOf(fields)
+	}
+	return t
 }
 
 // summary is what the service reads of a body: strings, amount literals,
-// and objects as parsed values.
+// and objects as parsed values, by their JSON path.
 type summary struct {
 	Strings map[string]string
 	Amounts map[string]string
 	Objects map[string]any
 }
 
-func deref(s *string) (string, bool) {
-	if s == nil {
-		return "", false
-	}
-	return *s, true
-}
-
-func summarize(b *payoutRequestBody) summary {
+// summarize reads body, a pointer to a request body or to its stdMirror.
+func summarize(body reflect.Value) summary {
 	s := summary{Strings: map[string]string{}, Amounts: map[string]string{}, Objects: map[string]any{}}
-	put := func(k string, v *string) {
-		if x, ok := deref(v); ok {
-			s.Strings[k] = x
-		}
-	}
-	put("narration", b.Narration)
-	put("externalReference", b.ExternalReference)
-	obj := func(k string, o core.JSONObject) {
-		if o.Set {
-			var v any
-			stdjson.Unmarshal([]byte(o.Raw), &v)
-			s.Objects[k] = v
-		}
-	}
-	obj("metadata", b.Metadata)
-	if b.To != nil {
-		put("to.code", b.To.Code)
-		put("to.currency", b.To.Currency)
-		put("to.accountNumber", b.To.AccountNumber)
-		put("to.address", b.To.Address)
-		put("to.tag", b.To.Tag)
-		if b.To.Amount.Set {
-			s.Amounts["to.amount"] = b.To.Amount.Text
-		}
-		obj("to.kyc", b.To.KYC)
-	}
-	if b.From != nil {
-		put("from.currency", b.From.Currency)
-		if b.From.Amount.Set {
-			s.Amounts["from.amount"] = b.From.Amount.Text
-		}
-		obj("from.kyc", b.From.KYC)
-	}
+	s.read("", body.Elem())
 	return s
 }
 
-func summarizeStd(b *stdPayoutBody) summary {
-	s := summary{Strings: map[string]string{}, Amounts: map[string]string{}, Objects: map[string]any{}}
-	put := func(k string, v *string) {
-		if x, ok := deref(v); ok {
-			s.Strings[k] = x
+func (s summary) read(prefix string, v reflect.Value) {
+	for i := 0; i < v.NumField(); i++ {
+		name, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("json"), ",")
+		path := prefix + name
+		switch f := v.Field(i).Interface().(type) {
+		case *string:
+			if f != nil {
+				s.Strings[path] = *f
+			}
+		case core.Amount:
+			if f.Set {
+				s.Amounts[path] = f.Text
+			}
+		case stdAmount:
+			if raw := f.RawMessage; len(raw) > 0 && string(raw) != "null" {
+				var str string
+				if stdjson.Unmarshal(raw, &str) != nil {
+					str = string(raw)
+				}
+				s.Amounts[path] = str
+			}
+		case core.JSONObject:
+			if f.Set {
+				s.object(path, []byte(f.Raw))
+			}
+		case stdObject:
+			if raw := f.RawMessage; len(raw) > 0 && string(raw) != "null" {
+				s.object(path, raw)
+			}
+		default: // a pointer to a nested object
+			if p := v.Field(i); !p.IsNil() {
+				s.read(path+".", p.Elem())
+			}
 		}
 	}
-	amount := func(k string, raw stdjson.RawMessage) {
-		if len(raw) == 0 || string(raw) == "null" {
-			return
-		}
-		var str string
-		if stdjson.Unmarshal(raw, &str) == nil {
-			s.Amounts[k] = str
-			return
-		}
-		s.Amounts[k] = string(raw)
-	}
-	obj := func(k string, raw stdjson.RawMessage) {
-		if len(raw) == 0 || string(raw) == "null" {
-			return
-		}
-		var v any
-		stdjson.Unmarshal(raw, &v)
-		s.Objects[k] = v
-	}
-	put("narration", b.Narration)
-	put("externalReference", b.ExternalReference)
-	obj("metadata", b.Metadata)
-	if b.To != nil {
-		put("to.code", b.To.Code)
-		put("to.currency", b.To.Currency)
-		put("to.accountNumber", b.To.AccountNumber)
-		put("to.address", b.To.Address)
-		put("to.tag", b.To.Tag)
-		amount("to.amount", b.To.Amount)
-		obj("to.kyc", b.To.KYC)
-	}
-	if b.From != nil {
-		put("from.currency", b.From.Currency)
-		amount("from.amount", b.From.Amount)
-		obj("from.kyc", b.From.KYC)
-	}
-	return s
+}
+
+func (s summary) object(path string, raw []byte) {
+	var v any
+	stdjson.Unmarshal(raw, &v)
+	s.Objects[path] = v
 }
 
 func bytesReader(b []byte) *byteReader { return &byteReader{b: b} }

@@ -47,10 +47,7 @@ func collectionInput(req *collectionRequestBody) (app.CollectionInput, *ledger.E
 	spec := &in.Spec
 	in.ExternalReference = p.Text("externalReference", req.ExternalReference, true, core.ReferenceLenMax)
 	spec.Narration = p.Text("narration", req.Narration, false, core.NarrationLenMax)
-	if e := core.CheckMetadata("metadata", req.Metadata); e != nil {
-		p = append(p, e.Fields...)
-	}
-	spec.Metadata = req.Metadata.Raw
+	spec.Metadata = p.Metadata("metadata", req.Metadata)
 	if req.From == nil {
 		p.Add("from", "is required")
 		return in, p.Err()
@@ -73,10 +70,7 @@ func collectionInput(req *collectionRequestBody) (app.CollectionInput, *ledger.E
 			p.Add("to.currency", "must equal from.currency: collections are credited in the currency collected")
 		}
 	}
-	if e := core.CheckKYC("from.kyc", from.KYC); e != nil {
-		p = append(p, e.Fields...)
-	}
-	spec.KYC = from.KYC.Raw
+	spec.KYC = p.KYC("from.kyc", from.KYC)
 	return in, p.Err()
 }
 
@@ -120,20 +114,10 @@ func listCollections(c *core.Call) {
 		}
 	}
 	f.Method, _ = core.Query(c.Ctx, "code")
-	if v, ok := core.Query(c.Ctx, "currency"); ok {
-		if _, known := ledger.LookupCurrency(v); !known {
-			p.Add("currency", "is not a supported currency")
-		}
-		f.Currency = v
-	}
+	f.Currency = currencyFilter(c, &p)
 	f.ExternalReference, _ = core.Query(c.Ctx, "externalReference")
-	var err *ledger.Error
-	if f.CreatedFrom, err = core.QueryTime(c.Ctx, "from"); err != nil {
-		p = append(p, err.Fields...)
-	}
-	if f.CreatedTo, err = core.QueryTime(c.Ctx, "to"); err != nil {
-		p = append(p, err.Fields...)
-	}
+	f.CreatedFrom = p.QueryTime(c.Ctx, "from")
+	f.CreatedTo = p.QueryTime(c.Ctx, "to")
 	if c.Refused(p) {
 		return
 	}

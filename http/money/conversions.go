@@ -120,17 +120,7 @@ type quoteRequestBody struct {
 
 // createQuote: POST /v1/conversions/quote.
 func createQuote(c *core.Call) {
-	var req quoteRequestBody
-	if !c.Decode(&req) {
-		return
-	}
-	in, e := quoteInput(&req)
-	if e != nil {
-		c.Fail(e)
-		return
-	}
-	r := c.Server.Config.App.CreateQuote(c.Caller(), in)
-	c.Created(r, func(res *ledger.Result) any { return &quoteBody{renderQuote(res.Quote)} })
+	core.Create(c, quoteInput, c.Server.Config.App.CreateQuote, func(res *ledger.Result) any { return &quoteBody{renderQuote(res.Quote)} })
 }
 
 // quoteInput checks a quote request's shape, reporting every problem at

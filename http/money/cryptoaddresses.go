@@ -89,14 +89,12 @@ func createCryptoAddress(c *core.Call) {
 		}
 	}
 	ref := p.Text("externalReference", req.ExternalReference, false, core.ReferenceLenMax)
-	if e := core.CheckMetadata("metadata", req.Metadata); e != nil {
-		p = append(p, e.Fields...)
-	}
+	metadata := p.Metadata("metadata", req.Metadata)
 	if c.Refused(p) {
 		return
 	}
 	r := c.Server.Config.App.CreateCryptoAddress(c.Caller(), app.CryptoAddressInput{
-		Currency: cur.Code, Chain: chain, ExternalReference: ref, Metadata: req.Metadata.Raw,
+		Currency: cur.Code, Chain: chain, ExternalReference: ref, Metadata: metadata,
 	})
 	// A replay answers 201 too, unlike created's 200.
 	c.Reply(r, fasthttp.StatusCreated, func(res *ledger.Result) any {
@@ -125,7 +123,7 @@ func listCryptoAddresses(c *core.Call) {
 func cryptoAddressFilter(c *core.Call) (ledger.CryptoAddressFilter, *ledger.Error) {
 	var f ledger.CryptoAddressFilter
 	var p core.Problems
-	f.Currency = depositCurrencyFilter(c, &p)
+	f.Currency = currencyFilter(c, &p)
 	if v, ok := core.Query(c.Ctx, "chain"); ok {
 		ch, _ := depositChain(c, &p, "chain", &v, false)
 		f.Chain = ch.Code
@@ -134,8 +132,9 @@ func cryptoAddressFilter(c *core.Call) (ledger.CryptoAddressFilter, *ledger.Erro
 	return f, p.Err()
 }
 
-// depositCurrencyFilter reads a deposit list's currency filter.
-func depositCurrencyFilter(c *core.Call, p *core.Problems) string {
+// currencyFilter reads a list's currency filter, a supported currency
+// code; "" when the query gives none.
+func currencyFilter(c *core.Call, p *core.Problems) string {
 	v, ok := core.Query(c.Ctx, "currency")
 	if _, known := ledger.LookupCurrency(v); ok && !known {
 		p.Add("currency", "is not a supported currency")

@@ -80,10 +80,7 @@ func orderInput(body *orderRequestBody) (app.OrderInput, *ledger.Error) {
 	spec := &in.Spec
 	in.ExternalReference = p.Text("externalReference", body.ExternalReference, true, orderReferenceLenMax)
 	spec.Narration = p.Text("narration", body.Narration, false, orderNarrationLenMax)
-	if e := core.CheckMetadata("metadata", body.Metadata); e != nil {
-		p = append(p, e.Fields...)
-	}
-	spec.Metadata = body.Metadata.Raw
+	spec.Metadata = p.Metadata("metadata", body.Metadata)
 	if body.From == nil {
 		p.Add("from", "is required")
 	}
@@ -100,15 +97,8 @@ func orderInput(body *orderRequestBody) (app.OrderInput, *ledger.Error) {
 	spec.ToMethod = p.Text("to.code", to.Code, true, 64)
 	toCur, toOK := p.Currency("to.currency", to.Currency, true)
 	spec.ToCurrency = toCur.Code
-	for _, k := range []struct {
-		field string
-		o     core.JSONObject
-	}{{"from.kyc", from.KYC}, {"to.kyc", to.KYC}} {
-		if e := core.CheckKYC(k.field, k.o); e != nil {
-			p = append(p, e.Fields...)
-		}
-	}
-	spec.FromKYC, spec.ToKYC = from.KYC.Raw, to.KYC.Raw
+	spec.FromKYC = p.KYC("from.kyc", from.KYC)
+	spec.ToKYC = p.KYC("to.kyc", to.KYC)
 
 	// The amount goes on exactly one side, in that side's currency.
 	switch {
@@ -169,17 +159,12 @@ func orderFilter(c *core.Call) (ledger.OrderFilter, *ledger.Error) {
 			p.Add("status", "must be one of "+strings.Join(ledger.OrderStatusNames(), ", "))
 		}
 	}
-	f.Currency = depositCurrencyFilter(c, &p)
+	f.Currency = currencyFilter(c, &p)
 	f.Origins = orderCurrencyList(c.Ctx, &p, "origin")
 	f.Destinations = orderCurrencyList(c.Ctx, &p, "destination")
 	f.ExternalReference, _ = core.Query(c.Ctx, "externalReference")
-	var err *ledger.Error
-	if f.CreatedFrom, err = core.QueryTime(c.Ctx, "from"); err != nil {
-		p = append(p, err.Fields...)
-	}
-	if f.CreatedBefore, err = core.QueryTime(c.Ctx, "to"); err != nil {
-		p = append(p, err.Fields...)
-	}
+	f.CreatedFrom = p.QueryTime(c.Ctx, "from")
+	f.CreatedBefore = p.QueryTime(c.Ctx, "to")
 	return f, p.Err()
 }
 

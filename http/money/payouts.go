@@ -75,10 +75,7 @@ func payoutInput(req *payoutRequestBody) (app.PayoutInput, *ledger.Error) {
 	var p core.Problems
 	in.ExternalReference = p.Text("externalReference", req.ExternalReference, true, core.PayoutReferenceLenMax)
 	spec.Narration = p.Text("narration", req.Narration, false, core.NarrationLenMax)
-	if e := core.CheckMetadata("metadata", req.Metadata); e != nil {
-		p = append(p, e.Fields...)
-	}
-	spec.Metadata = req.Metadata.Raw
+	spec.Metadata = p.Metadata("metadata", req.Metadata)
 	if to == nil {
 		p.Add("to", "is required")
 		return in, p.Err()
@@ -86,10 +83,7 @@ func payoutInput(req *payoutRequestBody) (app.PayoutInput, *ledger.Error) {
 	spec.Method = p.Text("to.code", to.Code, !byRecipient, 64)
 	cur, curOK := p.Currency("to.currency", to.Currency, !byRecipient)
 	spec.Currency = cur.Code
-	if e := core.CheckKYC("to.kyc", to.KYC); e != nil {
-		p = append(p, e.Fields...)
-	}
-	spec.ToKYC = to.KYC.Raw
+	spec.ToKYC = p.KYC("to.kyc", to.KYC)
 
 	// The amount goes on exactly one side.
 	var side core.Amount
@@ -109,10 +103,7 @@ func payoutInput(req *payoutRequestBody) (app.PayoutInput, *ledger.Error) {
 		if fromCur, ok = p.Currency("from.currency", req.From.Currency, false); ok {
 			in.FromCurrency = fromCur.Code
 		}
-		if e := core.CheckKYC("from.kyc", req.From.KYC); e != nil {
-			p = append(p, e.Fields...)
-		}
-		spec.FromKYC = req.From.KYC.Raw
+		spec.FromKYC = p.KYC("from.kyc", req.From.KYC)
 	}
 	switch {
 	case spec.AmountSide == 0:

@@ -99,16 +99,12 @@ func RenderItemError(e *ledger.Error) *ItemErrorJSON {
 
 // validate: POST /v1/validate.
 func validate(c *core.Call) {
-	var req validateRequestBody
-	if !c.Decode(&req) {
-		return
+	v, ok := core.Input(c, func(req *validateRequestBody) (validationJSON, *ledger.Error) {
+		return validateDestination(c.Server, req, "")
+	})
+	if ok {
+		c.OK(fasthttp.StatusOK, &validationBody{v})
 	}
-	v, e := validateDestination(c.Server, &req, "")
-	if e != nil {
-		c.Fail(e)
-		return
-	}
-	c.OK(fasthttp.StatusOK, &validationBody{v})
 }
 
 // validateBulk: POST /v1/validate/bulk. Each item is validated on its own;

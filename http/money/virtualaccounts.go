@@ -85,13 +85,11 @@ func createVirtualAccount(c *core.Call) {
 		}
 	}
 	ref := p.Text("externalReference", req.ExternalReference, false, core.ReferenceLenMax)
-	if e := core.CheckMetadata("metadata", req.Metadata); e != nil {
-		p = append(p, e.Fields...)
-	}
+	metadata := p.Metadata("metadata", req.Metadata)
 	if c.Refused(p) {
 		return
 	}
-	r := c.Server.Config.App.CreateVirtualAccount(c.Caller(), app.VirtualAccountInput{Currency: cur.Code, ExternalReference: ref, Metadata: req.Metadata.Raw})
+	r := c.Server.Config.App.CreateVirtualAccount(c.Caller(), app.VirtualAccountInput{Currency: cur.Code, ExternalReference: ref, Metadata: metadata})
 	c.Created(r, func(res *ledger.Result) any { return &virtualAccountBody{renderVirtualAccount(res.VirtualAccount)} })
 }
 
@@ -137,12 +135,7 @@ func listVirtualAccounts(c *core.Call) {
 			p.Add("status", "must be one of active, paused")
 		}
 	}
-	if v, ok := core.Query(c.Ctx, "currency"); ok {
-		if _, known := ledger.LookupCurrency(v); !known {
-			p.Add("currency", "is not a supported currency")
-		}
-		f.Currency = v
-	}
+	f.Currency = currencyFilter(c, &p)
 	f.ExternalReference, _ = core.Query(c.Ctx, "externalReference")
 	if c.Refused(p) {
 		return
