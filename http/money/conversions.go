@@ -143,21 +143,11 @@ func quoteInput(req *quoteRequestBody) (app.QuoteInput, *ledger.Error) {
 		p.Add("to.currency", "must differ from from.currency")
 	}
 	in.FromCurrency, in.ToCurrency = from.Code, to.Code
-	switch {
-	case req.From.Amount.Set && req.To.Amount.Set:
-		p.Add("to.amount", "must not be given together with from.amount: put the amount on exactly one side")
-	case req.From.Amount.Set:
-		in.Side = ledger.SideFrom
-		if fromOK {
-			in.Amount = p.Amount("from.amount", req.From.Amount, from)
-		}
-	case req.To.Amount.Set:
-		in.Side = ledger.SideTo
-		if toOK {
-			in.Amount = p.Amount("to.amount", req.To.Amount, to)
-		}
-	default:
-		p.Add("from.amount", "is required (or to.amount): put the amount on exactly one side")
+	// In the currency of the side that carries it.
+	side, given := amountSide(&p, req.From.Amount, req.To.Amount, ledger.SideFrom)
+	in.Side = side
+	if side != 0 && bySide(side, fromOK, toOK) {
+		in.Amount = p.Amount(sideField(side), given, bySide(side, from, to))
 	}
 	return in, p.Err()
 }

@@ -100,22 +100,11 @@ func orderInput(body *orderRequestBody) (app.OrderInput, *ledger.Error) {
 	spec.FromKYC = p.KYC("from.kyc", from.KYC)
 	spec.ToKYC = p.KYC("to.kyc", to.KYC)
 
-	// The amount goes on exactly one side, in that side's currency.
-	switch {
-	case from.Amount.Set && to.Amount.Set:
-		p.Add("to.amount", "must not be given together with from.amount: put the amount on exactly one side")
-	case from.Amount.Set:
-		spec.AmountSide = ledger.SideFrom
-		if fromOK {
-			spec.Amount = p.Amount("from.amount", from.Amount, fromCur)
-		}
-	case to.Amount.Set:
-		spec.AmountSide = ledger.SideTo
-		if toOK {
-			spec.Amount = p.Amount("to.amount", to.Amount, toCur)
-		}
-	default:
-		p.Add("to.amount", "is required (or from.amount): put the amount on exactly one side")
+	// In the currency of the side that carries it.
+	side, given := amountSide(&p, from.Amount, to.Amount, ledger.SideTo)
+	spec.AmountSide = side
+	if side != 0 && bySide(side, fromOK, toOK) {
+		spec.Amount = p.Amount(sideField(side), given, bySide(side, fromCur, toCur))
 	}
 	spec.ToAccountNumber = p.Text("to.accountNumber", to.AccountNumber, true, 128)
 	spec.ToTag = p.Text("to.tag", to.Tag, false, 100)

@@ -85,18 +85,12 @@ func payoutInput(req *payoutRequestBody) (app.PayoutInput, *ledger.Error) {
 	spec.Currency = cur.Code
 	spec.ToKYC = p.KYC("to.kyc", to.KYC)
 
-	// The amount goes on exactly one side.
-	var side core.Amount
-	switch {
-	case to.Amount.Set && req.From != nil && req.From.Amount.Set:
-		p.Add("to.amount", "must not be given together with from.amount: put the amount on exactly one side")
-	case to.Amount.Set:
-		side, spec.AmountSide = to.Amount, ledger.SideTo
-	case req.From != nil && req.From.Amount.Set:
-		side, spec.AmountSide = req.From.Amount, ledger.SideFrom
-	default:
-		p.Add("to.amount", "is required (or from.amount): put the amount on exactly one side")
+	var fromAmount core.Amount
+	if req.From != nil {
+		fromAmount = req.From.Amount
 	}
+	var given core.Amount
+	spec.AmountSide, given = amountSide(&p, fromAmount, to.Amount, ledger.SideTo)
 	var fromCur ledger.Currency
 	if req.From != nil {
 		var ok bool
@@ -113,20 +107,12 @@ func payoutInput(req *payoutRequestBody) (app.PayoutInput, *ledger.Error) {
 		if spec.AmountSide == ledger.SideFrom && in.FromCurrency != "" {
 			amountCur = fromCur
 		}
-		spec.Amount = p.Amount(sideField(spec.AmountSide), side, amountCur)
+		spec.Amount = p.Amount(sideField(spec.AmountSide), given, amountCur)
 	case byRecipient && to.Currency == nil:
-		in.Amount = side.App() // in the recipient's currency
+		in.Amount = given.App() // in the recipient's currency
 	}
 	in.Destination = app.Destination{AccountNumber: to.AccountNumber, Address: to.Address, Tag: to.Tag, RoutingNumber: to.RoutingNumber}
 	return in, p.Err()
-}
-
-// sideField names the request field that carried the amount.
-func sideField(side ledger.Side) string {
-	if side == ledger.SideFrom {
-		return "from.amount"
-	}
-	return "to.amount"
 }
 
 // getPayout: GET /v1/payouts/{id}.
