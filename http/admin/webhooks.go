@@ -240,9 +240,8 @@ func NewWebhookEndpointInput(s *core.Server, req *CreateWebhookEndpointBody) (ap
 
 // listWebhookEndpoints: GET /v1/webhooks/endpoints.
 func listWebhookEndpoints(c *core.Call) {
-	limit, before, e := core.PageParams(c.Ctx, listWebhookEndpointsKind, 20)
-	if e != nil {
-		c.Fail(e)
+	limit, before, ok := c.Page(listWebhookEndpointsKind)
+	if !ok {
 		return
 	}
 	c.OK(fasthttp.StatusOK, WebhookEndpointList(c.Server, c.Org, before, limit))
@@ -398,9 +397,8 @@ func RenderWebhookTest(s *core.Server, d *ledger.WebhookDelivery) webhookTestJSO
 // listDeliveries: GET /v1/webhooks/deliveries, filtered by endpointId,
 // eventId and status.
 func listDeliveries(c *core.Call) {
-	limit, before, e := core.PageParams(c.Ctx, ListDeliveries, 20)
-	if e != nil {
-		c.Fail(e)
+	limit, before, ok := c.Page(ListDeliveries)
+	if !ok {
 		return
 	}
 	var f ledger.DeliveryFilter

@@ -30,9 +30,8 @@ type ReadPage[T, F any] func(st *ledger.Reader, org string, f F, before ledger.C
 // query (its error answers the request), the page read, each record
 // rendered. Lists default to 20 records.
 func List[T, F, J any](c *Call, kind ListKind, filter func(*Call) (F, *ledger.Error), read ReadPage[T, F], render func(*T) J) {
-	limit, before, e := PageParams(c.Ctx, kind, 20)
-	if e != nil {
-		c.Fail(e)
+	limit, before, ok := c.Page(kind)
+	if !ok {
 		return
 	}
 	f, e := filter(c)
@@ -41,6 +40,18 @@ func List[T, F, J any](c *Call, kind ListKind, filter func(*Call) (F, *ledger.Er
 		return
 	}
 	c.OK(fasthttp.StatusOK, NewList(kind, read(c.Server.Config.Actors.Reader(), c.Org, f, before, limit), render))
+}
+
+// Page reads a list's page parameters (PageParams): the limit, 20 records
+// unless the query says otherwise, and the cursor, which must be of kind.
+// Malformed ones are answered, and ok is false.
+func (c *Call) Page(kind ListKind) (limit int, before ledger.Cursor, ok bool) {
+	limit, before, e := PageParams(c.Ctx, kind, 20)
+	if e != nil {
+		c.Fail(e)
+		return 0, 0, false
+	}
+	return limit, before, true
 }
 
 // Unfiltered is the filter of a list that takes none.

@@ -1,8 +1,6 @@
 package money
 
 import (
-	"github.com/valyala/fasthttp"
-
 	"payments/actors/app"
 	"payments/http/core"
 	"payments/ledger"
@@ -91,12 +89,13 @@ func getCollectionByReference(c *core.Call) {
 
 // listCollections: GET /v1/collections.
 func listCollections(c *core.Call) {
-	kind := collectionListKind(c.Ctx) // deposit filters page their own list (deposits.go)
-	limit, before, e := core.PageParams(c.Ctx, kind, 20)
-	if e != nil {
-		c.Fail(e)
-		return
-	}
+	// Deposit filters page their own list (deposits.go).
+	core.List(c, collectionListKind(c.Ctx), collectionFilter, (*ledger.Reader).Collections, renderCollection)
+}
+
+// collectionFilter reads GET /v1/collections' filters, every problem at
+// once.
+func collectionFilter(c *core.Call) (ledger.CollectionFilter, *ledger.Error) {
 	var f ledger.CollectionFilter
 	var p core.Problems
 	depositCollectionFilter(c.Ctx, &f, &p)
@@ -118,10 +117,5 @@ func listCollections(c *core.Call) {
 	f.ExternalReference, _ = core.Query(c.Ctx, "externalReference")
 	f.CreatedFrom = p.QueryTime(c.Ctx, "from")
 	f.CreatedTo = p.QueryTime(c.Ctx, "to")
-	if c.Refused(p) {
-		return
-	}
-	var page ledger.Page[ledger.Collection]
-	page = c.Server.Config.Actors.Reader().Collections(c.Org, f, before, limit)
-	c.OK(fasthttp.StatusOK, core.NewList(kind, page, renderCollection))
+	return f, p.Err()
 }

@@ -46,9 +46,8 @@ type ledgerEntryBody struct {
 
 // listLedger: GET /v1/ledger.
 func listLedger(c *core.Call) {
-	limit, before, e := core.PageParams(c.Ctx, listJournalKind, 20)
-	if e != nil {
-		c.Fail(e)
+	limit, before, ok := c.Page(listJournalKind)
+	if !ok {
 		return
 	}
 	var f ledger.JournalFilter
@@ -288,9 +287,8 @@ func parseDateOrTime(v string, endOfDay bool) (int64, bool) {
 
 // listTransactions: GET /v1/transactions.
 func listTransactions(c *core.Call) {
-	limit, before, e := core.PageParams(c.Ctx, listTransactionsKind, 20)
-	if e != nil {
-		c.Fail(e)
+	limit, before, ok := c.Page(listTransactionsKind)
+	if !ok {
 		return
 	}
 	f, e := transactionFilter(c.Ctx, false)

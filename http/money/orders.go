@@ -114,9 +114,9 @@ func orderInput(body *orderRequestBody) (app.OrderInput, *ledger.Error) {
 
 // getOrder: GET /v1/orders/{id}, with its timeline.
 func getOrder(c *core.Call) {
-	if o, ok := core.Lookup(c, "id", "Order", func(st *ledger.Reader, id string) (ledger.Order, bool) { return st.Order(c.Org, id) }); ok {
-		c.OK(fasthttp.StatusOK, &orderBody{renderOrderDetail(&o)})
-	}
+	core.Get(c, "id", "Order", func(st *ledger.Reader, id string) (ledger.Order, bool) {
+		return st.Order(c.Org, id)
+	}, func(o *ledger.Order) *orderBody { return &orderBody{renderOrderDetail(o)} })
 }
 
 // renderOrderDetail is an order as a single-order GET shows it, with its
@@ -198,11 +198,8 @@ type orderDepositJSON struct {
 
 // simulateOrderDeposit: POST /v1/simulations/order-deposit.
 func simulateOrderDeposit(c *core.Call) {
-	if !c.SandboxOnly() {
-		return
-	}
 	var body orderDepositBody
-	if !c.Decode(&body) {
+	if !c.DecodeSimulation(&body) {
 		return
 	}
 	var p core.Problems

@@ -123,9 +123,8 @@ func orderOfVirtualAccount(c *core.Call, id string) (ledger.Order, ledger.Virtua
 // and externalReference; an order id as externalReference lists that bank
 // order's deposit account.
 func listVirtualAccounts(c *core.Call) {
-	limit, before, e := core.PageParams(c.Ctx, listVirtualAccountsKind, 20)
-	if e != nil {
-		c.Fail(e)
+	limit, before, ok := c.Page(listVirtualAccountsKind)
+	if !ok {
 		return
 	}
 	var f ledger.VirtualAccountFilter
