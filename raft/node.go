@@ -12,6 +12,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"payments/raft/rounds"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -114,10 +115,10 @@ type Node struct {
 	// readyTerm is the term in which this node, leading, applied every
 	// earlier entry (its Barrier): 0 when it does not lead. See IsLeader.
 	readyTerm  atomic.Uint64
-	confirm    batcher        // ConfirmLeader's rounds
-	pauses     *pauseDetector // whether VerifyLeader alone may be trusted
-	changes    *broadcast     // LeaderChange's broadcasts
-	heard      leaderCommit   // the commit index the leader last sent (Ready)
+	confirm    rounds.Rounds[struct{}] // ConfirmLeader's rounds
+	pauses     *pauseDetector          // whether VerifyLeader alone may be trusted
+	changes    *broadcast              // LeaderChange's broadcasts
+	heard      leaderCommit            // the commit index the leader last sent (Ready)
 	leadership chan bool
 	done       chan struct{}
 	wg         sync.WaitGroup

@@ -116,14 +116,12 @@ func (c *leaderCommit) get() (term, index uint64) {
 // when the round confirms the very term this node became ready in, every
 // write any leader acknowledged is already in the state readers see.
 func (n *Node) ConfirmLeader(ctx context.Context) error {
-	r := n.confirm.join(n.confirmRound)
-	select {
-	case <-r.done:
-		return r.err
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	_, err := n.confirm.Do(ctx, n.confirmRoundValue)
+	return err
 }
+
+// confirmRoundValue is confirmRound in the shape rounds.Rounds runs.
+func (n *Node) confirmRoundValue() (struct{}, error) { return struct{}{}, n.confirmRound() }
 
 // confirmRound runs one round: the term must be the one this node became
 // ready in, before and after a quorum confirms it still leads.
@@ -223,52 +221,6 @@ func (p *pauseDetector) run(done <-chan struct{}) {
 // base), or one is ending now (the ticker has not run since).
 func (p *pauseDetector) pausedSince(from int64) bool {
 	return p.now()-p.lastTick.Load() > int64(p.threshold) || p.lastPause.Load() >= from
-}
-
-// batcher shares one run of a function among the calls that arrive while
-// the previous run is in flight: a caller joins the next run, never one
-// already started (which may have begun before the caller did).
-type batcher struct {
-	mu      sync.Mutex
-	next    *round // the round callers join; nil when none waits
-	running bool
-}
-
-type round struct {
-	done chan struct{}
-	err  error
-}
-
-// join adds the caller to the next round of run and returns it.
-func (b *batcher) join(run func() error) *round {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.next == nil {
-		b.next = &round{done: make(chan struct{})}
-	}
-	r := b.next
-	if !b.running {
-		b.running = true
-		go b.loop(run)
-	}
-	return r
-}
-
-// loop runs rounds while callers wait for one.
-func (b *batcher) loop(run func() error) {
-	for {
-		b.mu.Lock()
-		r := b.next
-		b.next = nil
-		if r == nil {
-			b.running = false
-			b.mu.Unlock()
-			return
-		}
-		b.mu.Unlock()
-		r.err = run()
-		close(r.done)
-	}
 }
 
 // broadcast tells waiters of a change (of the known leader, of this node's

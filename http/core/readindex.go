@@ -3,7 +3,6 @@ package core
 import (
 	"context"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -70,7 +69,7 @@ func (s *Server) catchUpToLeader(ctx context.Context) *ledger.Error {
 		case c.IsLeader():
 			index, err = c.ReadIndex(ctx)
 		case known && leader != c.ID() && s.peerAddr(leader) != "":
-			index, err = s.readIndexRounds.join(s.leaderReadIndex).wait(ctx)
+			index, err = s.readIndexRounds.Do(ctx, s.leaderReadIndex)
 		default:
 			err = errNoLeaderKnown
 		}
@@ -111,59 +110,4 @@ func (s *Server) leaderReadIndex() (uint64, error) {
 		return 0, errNoLeaderKnown
 	}
 	return strconv.ParseUint(string(resp.Body()), 10, 64)
-}
-
-// indexRounds shares one run of a read-index fetch among the callers that
-// arrive while the previous run is in flight. A caller joins the next run,
-// never one already started: a run that began before the caller arrived
-// may name an index older than what was committed when it did.
-type indexRounds struct {
-	mu      sync.Mutex
-	next    *indexRound
-	running bool
-}
-
-type indexRound struct {
-	done  chan struct{}
-	index uint64
-	err   error
-}
-
-func (b *indexRounds) join(run func() (uint64, error)) *indexRound {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.next == nil {
-		b.next = &indexRound{done: make(chan struct{})}
-	}
-	r := b.next
-	if !b.running {
-		b.running = true
-		go b.loop(run)
-	}
-	return r
-}
-
-func (b *indexRounds) loop(run func() (uint64, error)) {
-	for {
-		b.mu.Lock()
-		r := b.next
-		b.next = nil
-		if r == nil {
-			b.running = false
-			b.mu.Unlock()
-			return
-		}
-		b.mu.Unlock()
-		r.index, r.err = run()
-		close(r.done)
-	}
-}
-
-func (r *indexRound) wait(ctx context.Context) (uint64, error) {
-	select {
-	case <-r.done:
-		return r.index, r.err
-	case <-ctx.Done():
-		return 0, ctx.Err()
-	}
 }

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"payments/raft/rounds"
 	"regexp"
 	"strings"
 	"sync"
@@ -175,7 +176,7 @@ type Server struct {
 	forwarders map[string]*fasthttp.HostClient
 	// readIndexRounds shares a follower's rounds to the leader for its
 	// read index (readindex.go).
-	readIndexRounds indexRounds
+	readIndexRounds rounds.Rounds[uint64]
 	// forwardFailLog throttles the warning for requests the leader did not
 	// answer: one line a second, with the count held back.
 	forwardFailLog logThrottle

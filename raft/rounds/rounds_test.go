@@ -1,6 +1,7 @@
-package raft
+package rounds
 
 import (
+	"context"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -9,15 +10,15 @@ import (
 
 // Callers share rounds, and a caller's round starts after it joined: a round
 // already running when it arrived is not its round.
-func TestBatcherSharesRoundsThatStartAfterTheCaller(t *testing.T) {
-	var b batcher
+func TestRoundsAreSharedAndStartAfterTheCaller(t *testing.T) {
+	var b Rounds[struct{}]
 	var rounds atomic.Int64
 	var startedNs atomic.Int64 // the running round's start
-	run := func() error {
+	run := func() (struct{}, error) {
 		rounds.Add(1)
 		startedNs.Store(time.Now().UnixNano())
 		time.Sleep(2 * time.Millisecond)
-		return nil
+		return struct{}{}, nil
 	}
 	const callers = 300
 	var wg sync.WaitGroup
@@ -27,8 +28,10 @@ func TestBatcherSharesRoundsThatStartAfterTheCaller(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			joined := time.Now().UnixNano()
-			r := b.join(run)
-			<-r.done
+			if _, err := b.Do(context.Background(), run); err != nil {
+				late <- err.Error()
+				return
+			}
 			// The last round to start before this one finished is the
 			// one that served it (rounds do not overlap).
 			if s := startedNs.Load(); s < joined {
