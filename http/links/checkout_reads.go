@@ -29,7 +29,8 @@ func (cs *checkoutState) session(id string) (ledger.CheckoutSession, bool) {
 // has no key to name one), with its sessions and its organization's clock,
 // from one view of the applied state.
 func readCheckout(s *core.Server, linkID string) (checkoutState, bool) {
-	r := s.Config.Actors.Reader()
+	r, release := s.Config.Actors.Reader().Pinned()
+	defer release()
 	l, ok := r.PaymentLinkByID(linkID)
 	if !ok {
 		return checkoutState{}, false

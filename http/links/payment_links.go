@@ -619,6 +619,10 @@ func createPageLink(c *core.Call) {
 // first.
 func getPaymentLink(c *core.Call) {
 	core.Get(c, "id", "Payment link", func(st *ledger.Reader, id string) (paymentLinkJSON, bool) {
+		// The link and its sessions from one view: a payment changes both
+		// in one command.
+		st, release := st.Pinned()
+		defer release()
 		l, ok := st.PaymentLink(c.Org, id)
 		if !ok {
 			return paymentLinkJSON{}, false
