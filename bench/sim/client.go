@@ -220,7 +220,8 @@ func (cl *clients) writeAttempts(ctx context.Context, req *request, delayable bo
 		}
 		tries++
 		if delayable && cl.late.Load() && rand.IntN(8) == 0 {
-			cl.holdInTransit(sys, func(sys *actors.System) { send(sys, attempt) })
+			held := attempt // the id it was sent with: a later retry draws another
+			cl.holdInTransit(sys, func(sys *actors.System) { send(sys, held) })
 			sentOnce = false
 			return false, errInTransit
 		}
