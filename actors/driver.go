@@ -34,14 +34,27 @@ import (
 // queue from outside the walk is picked up by a new walk, and a worker
 // that stops before its instruction is final (the log refused a proposal)
 // hands it back to be tried again.
+//
+// A worker holds its slot only while it talks to the rail or proposes. An
+// instruction whose outcome is not due yet (a settlement the rail reports
+// in half a second, a payer who has minutes to approve) leaves its worker
+// and waits on a timer, still counted active, then takes the next free
+// worker: the slots bound the rail's I/O in flight, not the instructions
+// waiting, so the rate the driver settles at does not fall behind the rate
+// payouts are created at (with a worker asleep through each settlement it
+// was capped at driverWorkersMax per settlement time, and a node taking
+// more grew its open set, and its memory, without bound).
 
 type (
 	// The tracked records are copies owned by their command's result;
 	// nobody modifies them.
 	trackPayout     struct{ payout *ledger.Payout }
-	trackCollection struct{ collection *ledger.Collection }
-	leadership      struct{ leading bool }
-	rescanTick      struct{}
+	trackCollection struct {
+		collection *ledger.Collection
+		started    bool // the payer was prompted: do not prompt again
+	}
+	leadership struct{ leading bool }
+	rescanTick struct{}
 	// walkStep takes the next chunk of the walk of open instructions.
 	walkStep   struct{ term uint64 }
 	workerDone struct {
@@ -49,10 +62,18 @@ type (
 		term  uint64
 		final bool // the instruction is final; else work is its latest copy
 		work  any
+		// wait, when not final, is how long the outcome is not due: the
+		// instruction waits that long, still active, then resumes.
+		wait time.Duration
 	}
 	retrack struct {
 		term uint64
 		id   string
+		work any
+	}
+	// resume is an instruction back from waiting for its outcome.
+	resume struct {
+		term uint64
 		work any
 	}
 )
@@ -75,6 +96,7 @@ type driverActor struct {
 	active  map[string]struct{}
 	queue   []any // *trackPayout or *trackCollection waiting for a worker
 	running int
+	waiting int // instructions waiting for their outcome, off the workers
 	stopped bool
 
 	// The walk of the open instructions: payouts, then collections.
@@ -95,6 +117,7 @@ type driverActor struct {
 func (dr *driverActor) publish() {
 	dr.deps.driverQueued.Store(int64(len(dr.queue)))
 	dr.deps.driverRunning.Store(int64(dr.running))
+	dr.deps.driverWaiting.Store(int64(dr.waiting))
 }
 
 func newDriverActor(d *deps) *driverActor {
@@ -146,14 +169,31 @@ func (dr *driverActor) Receive(ctx actor.Context) {
 		}
 	case *checkNow:
 		dr.checkNow(ctx, m.id)
+	case *resume:
+		if m.term != dr.term {
+			return
+		}
+		dr.waiting--
+		if dr.running < driverWorkersMax {
+			dr.start(ctx, m.work)
+		} else {
+			dr.queue = append(dr.queue, m.work) // it was counted active: it holds its place
+		}
 	case *workerDone:
 		if m.term != dr.term {
 			return
 		}
 		dr.running--
-		delete(dr.active, m.id)
 		delete(dr.wakes, m.id)
-		if !m.final && dr.leading {
+		if !m.final && m.wait > 0 && dr.leading {
+			// The outcome is not due: wait off the workers, still active.
+			dr.waiting++
+			self, root, r := ctx.Self(), dr.deps.root, &resume{term: m.term, work: m.work}
+			dr.deps.clock.AfterFunc(m.wait, func() { root.Send(self, r) })
+		} else {
+			delete(dr.active, m.id)
+		}
+		if !m.final && m.wait == 0 && dr.leading {
 			// The log refused a proposal while this node still leads
 			// (an outcome it could not learn): try again later.
 			self, root, r := ctx.Self(), dr.deps.root, &retrack{term: m.term, id: m.id, work: m.work}
@@ -180,7 +220,7 @@ func (dr *driverActor) endTerm() {
 	dr.active = make(map[string]struct{})
 	dr.wakes = make(map[string]chan struct{})
 	dr.queue = nil
-	dr.running = 0
+	dr.running, dr.waiting = 0, 0
 	dr.walking, dr.walkPaused = false, false
 }
 
@@ -222,7 +262,7 @@ func (dr *driverActor) walkChunk(ctx actor.Context) {
 		collections, dr.walkCursor, done = st.OpenCollections(dr.walkCursor, driverWalkChunk)
 		for i := range collections {
 			if collections[i].Deposit == nil { // deposits are the watcher's
-				dr.track(ctx, collections[i].ID, &trackCollection{&collections[i]})
+				dr.track(ctx, collections[i].ID, &trackCollection{collection: &collections[i]})
 			}
 		}
 	}
@@ -257,11 +297,12 @@ func (dr *driverActor) start(ctx actor.Context, work any) {
 	dr.running++
 	w := &worker{deps: dr.deps, ctx: dr.ctx, restored: dr.restored}
 	var pw Work
+	started := false // a collection's payer was prompted
 	switch m := work.(type) {
 	case *trackPayout:
 		pw.Payout = m.payout
 	case *trackCollection:
-		pw.Collection = m.collection
+		pw.Collection, started = m.collection, m.started
 	}
 	prov, viaProvider := dr.deps.providerFor(pw)
 	if viaProvider {
@@ -280,16 +321,16 @@ func (dr *driverActor) start(ctx actor.Context, work any) {
 				if latest.Payout != nil {
 					done.work = &trackPayout{latest.Payout}
 				} else {
-					done.work = &trackCollection{latest.Collection}
+					done.work = &trackCollection{collection: latest.Collection}
 				}
 			}
 		case pw.Payout != nil:
 			if p, final := w.drivePayout(*pw.Payout); !final {
-				done.final, done.work = false, &trackPayout{&p}
+				done.final, done.work, done.wait = false, &trackPayout{payout: &p}, w.outcomeDue
 			}
 		default:
-			if c, final := w.driveCollection(*pw.Collection); !final {
-				done.final, done.work = false, &trackCollection{&c}
+			if c, final := w.driveCollection(*pw.Collection, started); !final {
+				done.final, done.work, done.wait = false, &trackCollection{collection: &c, started: true}, w.outcomeDue
 			}
 		}
 		root.Send(self, done)
@@ -313,7 +354,7 @@ func (dr *driverActor) checkNow(ctx actor.Context, id string) {
 	if p, ok := st.Payout(id); ok && !p.Status.Terminal() {
 		dr.track(ctx, id, &trackPayout{&p})
 	} else if c, ok := st.Collection(id); ok && !c.Status.Terminal() && c.Deposit == nil {
-		dr.track(ctx, id, &trackCollection{&c})
+		dr.track(ctx, id, &trackCollection{collection: &c})
 	}
 }
 
@@ -331,6 +372,10 @@ type worker struct {
 	restored     <-chan struct{}
 	wake         <-chan struct{}
 	submittedKey string
+
+	// outcomeDue is set when the worker stops because its instruction's
+	// outcome is not due for this long (the instruction is not final).
+	outcomeDue time.Duration
 }
 
 // backoff waits before retrying a failed step: exponential with jitter.
@@ -407,10 +452,8 @@ func (w *worker) drivePayout(p ledger.Payout) (latest ledger.Payout, final bool)
 				continue
 			}
 			if !out.Final {
-				if !w.sleep(max(out.CheckAfter, retryDelayMin)) {
-					return p, false
-				}
-				continue
+				w.outcomeDue = max(out.CheckAfter, retryDelayMin)
+				return p, false
 			}
 			cmd = &ledger.SettlePayout{At: w.deps.now().UnixMilli(), ID: p.ID, Completed: out.Completed, Message: out.Message}
 		default:
@@ -441,8 +484,9 @@ func (w *worker) drivePayout(p ledger.Payout) (latest ledger.Payout, final bool)
 }
 
 // driveCollection moves c until it is final; see drivePayout.
-func (w *worker) driveCollection(c ledger.Collection) (latest ledger.Collection, final bool) {
-	started := false
+// started says the payer was prompted already: a collection back from
+// waiting for its outcome is not prompted again.
+func (w *worker) driveCollection(c ledger.Collection, started bool) (latest ledger.Collection, final bool) {
 	for w.ctx.Err() == nil && !c.Status.Terminal() {
 		if !started {
 			_, err := w.deps.rail.StartCollection(w.ctx, c)
@@ -464,10 +508,8 @@ func (w *worker) driveCollection(c ledger.Collection) (latest ledger.Collection,
 			continue
 		}
 		if !out.Final {
-			if !w.sleep(max(out.CheckAfter, retryDelayMin)) {
-				return c, false
-			}
-			continue
+			w.outcomeDue = max(out.CheckAfter, retryDelayMin)
+			return c, false
 		}
 		cmd := &ledger.SettleCollection{At: w.deps.now().UnixMilli(), ID: c.ID, Completed: out.Completed, Message: out.Message}
 		res, ok := w.propose(cmd)

@@ -22,9 +22,10 @@ type Stats struct {
 	// stays counted as posted.
 	MessagesPosted, MessagesReceived uint64
 
-	// DriverQueued are rail instructions waiting for a worker, and
-	// DriverRunning those a worker is driving, on the leader.
-	DriverQueued, DriverRunning int64
+	// DriverQueued are rail instructions waiting for a worker,
+	// DriverRunning those a worker is driving, and DriverWaiting those
+	// waiting for an outcome that is not due yet, on the leader.
+	DriverQueued, DriverRunning, DriverWaiting int64
 	// ParkedTransitions counts the rail transitions the ledger refused
 	// (parked with backoff).
 	ParkedTransitions uint64
@@ -50,6 +51,7 @@ func (s *System) Stats() Stats {
 		MessagesPosted:    d.mailboxes.posted.Load(),
 		DriverQueued:      d.driverQueued.Load(),
 		DriverRunning:     d.driverRunning.Load(),
+		DriverWaiting:     d.driverWaiting.Load(),
 		ParkedTransitions: d.parked.Load(),
 		WebhookSucceeded:  d.webhooks.succeeded.Load(),
 		WebhookFailed:     d.webhooks.failed.Load(),

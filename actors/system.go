@@ -68,9 +68,9 @@ type deps struct {
 	parked atomic.Uint64
 
 	// What the metrics read (stats.go).
-	mailboxes                   mailboxCounter
-	driverQueued, driverRunning atomic.Int64 // the rail driver's, after each message
-	webhooks                    webhookCounters
+	mailboxes                                  mailboxCounter
+	driverQueued, driverRunning, driverWaiting atomic.Int64 // the rail driver's, after each message
+	webhooks                                   webhookCounters
 }
 
 // track hands a newly created payout or collection to the rail driver.
@@ -79,7 +79,7 @@ func (d *deps) track(p *ledger.Payout, c *ledger.Collection) {
 	case p != nil:
 		d.root.Send(d.driver, &trackPayout{p})
 	case c != nil:
-		d.root.Send(d.driver, &trackCollection{c})
+		d.root.Send(d.driver, &trackCollection{collection: c})
 	}
 }
 

@@ -80,6 +80,7 @@ var (
 	descMailboxDepth  = desc("actor_mailbox_depth", "Messages waiting in all the service's actors' mailboxes together (posted minus received).")
 	descDriverQueued  = desc("rail_driver_queued", "Rail instructions waiting for a driver worker (leader only).")
 	descDriverRunning = desc("rail_driver_running", "Rail instructions a driver worker is driving (leader only).")
+	descDriverWaiting = desc("rail_driver_waiting", "Rail instructions waiting off the workers for an outcome not due yet (leader only).")
 	descParked        = desc("rail_parked_transitions_total", "Rail transitions the ledger refused, parked and retried with backoff.")
 	descWebhookTries  = desc("webhook_attempts_total", "Webhook delivery attempts by outcome: succeeded (2xx), failed (anything else), unrecorded (the outcome did not commit; it is made again).", "outcome")
 	descWebhookQueue  = desc("webhook_pending_deliveries", "Pending webhook deliveries, as of the leader's last scan (every 5s; 0 on followers).")
@@ -90,7 +91,7 @@ func (c *nodeCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descInfo, descRaftState, descRaftLeader, descLeaderKnown, descTerm,
 		descLastLogIndex, descCommitIndex, descAppliedIndex, descStateIndex, descLastContact, descDumpBytes,
 		descOpenRecords, descLogDisk, descStateDisk, descDiskFree, descDiskSize, descActors, descPosted,
-		descReceived, descMailboxDepth, descDriverQueued, descDriverRunning, descParked, descWebhookTries,
+		descReceived, descMailboxDepth, descDriverQueued, descDriverRunning, descDriverWaiting, descParked, descWebhookTries,
 		descWebhookQueue, descWebhookAge} {
 		ch <- d
 	}
@@ -138,6 +139,7 @@ func (c *nodeCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge(descMailboxDepth, float64(max(0, int64(as.MessagesPosted-as.MessagesReceived))))
 	gauge(descDriverQueued, float64(as.DriverQueued))
 	gauge(descDriverRunning, float64(as.DriverRunning))
+	gauge(descDriverWaiting, float64(as.DriverWaiting))
 	counter(descParked, float64(as.ParkedTransitions))
 	counter(descWebhookTries, float64(as.WebhookSucceeded), "succeeded")
 	counter(descWebhookTries, float64(as.WebhookFailed), "failed")
