@@ -92,6 +92,7 @@ func encodingSamples(t *testing.T, n int) []byte {
 			t.Errorf("no sample of command kind %d", k)
 		}
 	}
+	subjectSamples(t, &out, n)
 	recordSamples(t, &out, n, accountKind)
 	recordSamples(t, &out, n, clockKind)
 	recordSamples(t, &out, n, collectionKind)
@@ -146,6 +147,51 @@ func recordSamples[V any](t *testing.T, out *bytes.Buffer, n int, k *kind[V]) {
 			t.Fatalf("%s sample %d: decoded and encoded again:\n%x\nwas\n%x", k.name, i, again.buf, e.buf)
 		}
 		fmt.Fprintf(out, "record %c %s %d %s\n", k.tag, k.name, i, hex.EncodeToString(e.buf))
+	}
+}
+
+// subjectSamples encodes n events of every kind of subject (an event holds
+// a copy of its resource).
+func subjectSamples(t *testing.T, out *bytes.Buffer, n int) {
+	var types []reflect.Type
+	seen := map[reflect.Type]bool{}
+	for _, k := range SubjectKinds() {
+		d := decoder{buf: make([]byte, 256)}
+		zero := subjectCodecs[k].decode(&d)
+		if d.err != nil || zero == nil {
+			continue // a kind a field's value selects (a payout that names its bank)
+		}
+		if typ := reflect.TypeOf(zero); !seen[typ] {
+			seen[typ] = true
+			types = append(types, typ)
+		}
+	}
+	start := out.Len()
+	for ti, typ := range types {
+		rng := rand.New(rand.NewPCG(uint64(ti), 3))
+		for i := range n {
+			v := reflect.New(typ).Elem()
+			fillValue(v, rng, i)
+			ev := Event{Seq: uint64(i + 1), OrgID: "org", Type: "payout.created", ResourceID: "id", At: int64(i), Subject: v.Interface().(Subject)}
+			e := encoder{}
+			encodeEvent(&e, &ev)
+			d := decoder{buf: e.buf}
+			back := decodeEvent(&d)
+			if d.err != nil {
+				t.Fatalf("%s sample %d: decode: %v", typ.Name(), i, d.err)
+			}
+			again := encoder{}
+			encodeEvent(&again, &back)
+			if !bytes.Equal(again.buf, e.buf) {
+				t.Fatalf("%s sample %d: decoded and encoded again:\n%x\nwas\n%x", typ.Name(), i, again.buf, e.buf)
+			}
+			fmt.Fprintf(out, "subject %d %s %d %s\n", ev.Subject.subjectKind(), typ.Name(), i, hex.EncodeToString(e.buf))
+		}
+	}
+	for _, k := range SubjectKinds() {
+		if !bytes.Contains(out.Bytes()[start:], fmt.Appendf(nil, "subject %d ", k)) {
+			t.Errorf("no sample of subject kind %d", k)
+		}
 	}
 }
 
