@@ -77,7 +77,7 @@ func (a *Adapter) call(ctx context.Context, path string, body any) (resp *outbou
 		if (r.Status == http.StatusUnauthorized || invalidTokenCodes[parseError(r).ErrorCode]) && attempt == 0 {
 			// Refused at the gateway: this attempt did nothing, so it
 			// does not count as sent.
-			a.invalidate(tok)
+			a.tok.Invalidate(tok)
 			wrote = false
 			continue
 		}
