@@ -350,11 +350,7 @@ func (s *Server) HoldTransfers() {
 func (s *Server) ReleaseTransfers() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	held := s.held.Release()
-	for _, t := range held {
-		s.process(t)
-	}
-	return len(held)
+	return s.held.Release(s.process)
 }
 
 // Resend delivers ref's callback once more, as a duplicate (MoMo itself

@@ -675,11 +675,7 @@ func (s *Server) HoldB2C() {
 func (s *Server) ReleaseB2C() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	held := s.held.Release()
-	for _, t := range held {
-		s.decideB2C(t)
-	}
-	return len(held)
+	return s.held.Release(s.decideB2C)
 }
 
 // decideB2C settles a payment Daraja accepted: its result by the
