@@ -207,13 +207,7 @@ func (f *FeedRates) Rate(from, to string) (Rate, error) {
 	if !ok1 || !ok2 {
 		return Rate{}, fmt.Errorf("%w: the rate feed does not price %s", ErrRateUnavailable, missing(ok1, from, to))
 	}
-	var q, keep apd.Decimal
-	wide := apd.BaseContext.WithPrecision(34)
-	wide.Quo(&q, &mt, &mf)
-	keep.SetFinite(10_000-f.SpreadBasisPoints, -4)
-	wide.Mul(&q, &q, &keep)
-	rateContext.Round(&out.Value, &q)
-	out.Value.Reduce(&out.Value)
+	crossRate(&out.Value, &mf, &mt, f.SpreadBasisPoints)
 	return out, nil
 }
 

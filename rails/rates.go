@@ -104,19 +104,27 @@ func (r SandboxRates) Rate(from, to string) (Rate, error) {
 		out.Value.Set(cached)
 		return out, nil
 	}
-	var f, t, q, keep apd.Decimal
+	var f, t apd.Decimal
 	f.SetString(mf)
 	t.SetString(mt)
-	wide := apd.BaseContext.WithPrecision(34)
-	wide.Quo(&q, &t, &f)
-	keep.SetFinite(10_000-r.SpreadBasisPoints, -4)
-	wide.Mul(&q, &q, &keep)
-	rateContext.Round(&out.Value, &q)
-	out.Value.Reduce(&out.Value)
+	crossRate(&out.Value, &f, &t, r.SpreadBasisPoints)
 	done := new(apd.Decimal)
 	done.Set(&out.Value)
 	sandboxRatesDone.Store(key, done)
 	return out, nil
+}
+
+// crossRate sets out to units of to per unit of from, given each one's mid
+// (units per USD): mt/mf less spreadBP basis points, rounded down to
+// RateSignificantDigits.
+func crossRate(out, mf, mt *apd.Decimal, spreadBP int64) {
+	var q, keep apd.Decimal
+	wide := apd.BaseContext.WithPrecision(34)
+	wide.Quo(&q, mt, mf)
+	keep.SetFinite(10_000-spreadBP, -4)
+	wide.Mul(&q, &q, &keep)
+	rateContext.Round(out, &q)
+	out.Reduce(out)
 }
 
 // sandboxRatesDone holds each sandbox rate once computed, by pair and

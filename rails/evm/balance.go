@@ -2,6 +2,7 @@ package evm
 
 import (
 	"context"
+	"maps"
 	"slices"
 
 	"payments/rails/provider"
@@ -18,11 +19,7 @@ func (a *Adapter) Balances(ctx context.Context) ([]provider.Balance, error) {
 	if err := a.node.ready(ctx); err != nil {
 		return nil, err
 	}
-	curs := make([]string, 0, len(a.cfg.tokens))
-	for cur := range a.cfg.tokens {
-		curs = append(curs, cur)
-	}
-	slices.Sort(curs)
+	curs := slices.Sorted(maps.Keys(a.cfg.tokens))
 	out := make([]provider.Balance, 0, len(curs))
 	for _, cur := range curs {
 		tok := a.cfg.tokens[cur]

@@ -2,6 +2,7 @@ package evm
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/ecdsa"
 	"encoding/json"
 	"errors"
@@ -261,10 +262,10 @@ func parseSettings(raw json.RawMessage, secrets provider.Secrets) (*config, erro
 	if c.confirmations < 1 || c.confirmations > 10000 {
 		return nil, errors.New("evm: settings: confirmations must be 1 to 10000")
 	}
-	setDefault(&c.blockTime, 12*time.Second)
-	setDefault(&c.stuckAfter, 3*time.Minute)
-	setDefault(&c.rpcTimeout, 10*time.Second)
-	setDefault(&c.holdTimeout, 2*time.Minute)
+	c.blockTime = cmp.Or(c.blockTime, 12*time.Second)
+	c.stuckAfter = cmp.Or(c.stuckAfter, 3*time.Minute)
+	c.rpcTimeout = cmp.Or(c.rpcTimeout, 10*time.Second)
+	c.holdTimeout = cmp.Or(c.holdTimeout, 2*time.Minute)
 	if s.Gas.MaxFeePerGasWei != "" {
 		v, ok := new(big.Int).SetString(s.Gas.MaxFeePerGasWei, 10)
 		if !ok || v.Sign() <= 0 {
@@ -272,18 +273,10 @@ func parseSettings(raw json.RawMessage, secrets provider.Secrets) (*config, erro
 		}
 		c.maxFeePerGas = v
 	}
-	if c.limitMargin == 0 {
-		c.limitMargin = 20
-	}
-	if c.tipPercentile == 0 {
-		c.tipPercentile = 50
-	}
-	if c.historyBlocks == 0 {
-		c.historyBlocks = 10
-	}
-	if c.bumpPercent == 0 {
-		c.bumpPercent = 15
-	}
+	c.limitMargin = cmp.Or(c.limitMargin, 20)
+	c.tipPercentile = cmp.Or(c.tipPercentile, 50)
+	c.historyBlocks = cmp.Or(c.historyBlocks, 10)
+	c.bumpPercent = cmp.Or(c.bumpPercent, 15)
 	switch {
 	case c.limitMargin < 0 || c.limitMargin > 200:
 		return nil, errors.New("evm: settings: gas.limitMarginPercent must be 0 to 200")
@@ -295,27 +288,13 @@ func parseSettings(raw json.RawMessage, secrets provider.Secrets) (*config, erro
 		return nil, errors.New("evm: settings: gas.bumpPercent must be 10 to 500")
 	}
 	d := &c.deposits
-	if d.RangeBlocks == 0 {
-		d.RangeBlocks = 500
-	}
-	if d.RangesPerPoll == 0 {
-		d.RangesPerPoll = 4
-	}
-	if d.Lookahead == 0 {
-		d.Lookahead = 100
-	}
-	if d.AddressesMax == 0 {
-		d.AddressesMax = 1_000_000
-	}
-	if d.TopicFilterMax == 0 {
-		d.TopicFilterMax = 1000
-	}
-	if d.DepositsPerPollMax == 0 {
-		d.DepositsPerPollMax = 1000
-	}
-	if d.ReorgDepthMax == 0 {
-		d.ReorgDepthMax = 16
-	}
+	d.RangeBlocks = cmp.Or(d.RangeBlocks, 500)
+	d.RangesPerPoll = cmp.Or(d.RangesPerPoll, 4)
+	d.Lookahead = cmp.Or(d.Lookahead, 100)
+	d.AddressesMax = cmp.Or(d.AddressesMax, 1_000_000)
+	d.TopicFilterMax = cmp.Or(d.TopicFilterMax, 1000)
+	d.DepositsPerPollMax = cmp.Or(d.DepositsPerPollMax, 1000)
+	d.ReorgDepthMax = cmp.Or(d.ReorgDepthMax, 16)
 	switch {
 	case d.RangeBlocks > 100_000, d.RangesPerPoll < 1 || d.RangesPerPoll > 100:
 		return nil, errors.New("evm: settings: deposits.rangeBlocks must be at most 100000 and rangesPerPoll 1 to 100")
@@ -334,12 +313,6 @@ func parseSettings(raw json.RawMessage, secrets provider.Secrets) (*config, erro
 		}
 	}
 	return c, nil
-}
-
-func setDefault(d *time.Duration, v time.Duration) {
-	if *d == 0 {
-		*d = v
-	}
 }
 
 // parseAddress reads a 0x-prefixed hex address; a mixed-case one must

@@ -72,44 +72,26 @@ func (n *node) ready(ctx context.Context) error {
 }
 
 func (n *node) blockNumber(ctx context.Context) (uint64, error) {
-	c, cancel := n.ctx(ctx)
-	defer cancel()
-	v, err := n.eth.BlockNumber(c)
-	if err != nil {
-		return 0, unavailable("reading the head block", err)
-	}
-	return v, nil
+	return read(n, ctx, "reading the head block", n.eth.BlockNumber)
 }
 
 // nonceAt is the account's transaction count at block (nil: latest).
 func (n *node) nonceAt(ctx context.Context, a common.Address, block *big.Int) (uint64, error) {
-	c, cancel := n.ctx(ctx)
-	defer cancel()
-	v, err := n.eth.NonceAt(c, a, block)
-	if err != nil {
-		return 0, unavailable("reading a nonce", err)
-	}
-	return v, nil
+	return read(n, ctx, "reading a nonce", func(c context.Context) (uint64, error) {
+		return n.eth.NonceAt(c, a, block)
+	})
 }
 
 func (n *node) pendingNonce(ctx context.Context, a common.Address) (uint64, error) {
-	c, cancel := n.ctx(ctx)
-	defer cancel()
-	v, err := n.eth.PendingNonceAt(c, a)
-	if err != nil {
-		return 0, unavailable("reading the pending nonce", err)
-	}
-	return v, nil
+	return read(n, ctx, "reading the pending nonce", func(c context.Context) (uint64, error) {
+		return n.eth.PendingNonceAt(c, a)
+	})
 }
 
 func (n *node) balance(ctx context.Context, a common.Address) (*big.Int, error) {
-	c, cancel := n.ctx(ctx)
-	defer cancel()
-	v, err := n.eth.BalanceAt(c, a, nil)
-	if err != nil {
-		return nil, unavailable("reading a balance", err)
-	}
-	return v, nil
+	return read(n, ctx, "reading a balance", func(c context.Context) (*big.Int, error) {
+		return n.eth.BalanceAt(c, a, nil)
+	})
 }
 
 // tokenBalance calls balanceOf(a) on the token at the latest block.
@@ -157,13 +139,9 @@ func (n *node) known(ctx context.Context, h common.Hash) (bool, error) {
 }
 
 func (n *node) header(ctx context.Context, number uint64) (*types.Header, error) {
-	c, cancel := n.ctx(ctx)
-	defer cancel()
-	h, err := n.eth.HeaderByNumber(c, new(big.Int).SetUint64(number))
-	if err != nil {
-		return nil, unavailable(fmt.Sprintf("reading block %d", number), err)
-	}
-	return h, nil
+	return read(n, ctx, fmt.Sprintf("reading block %d", number), func(c context.Context) (*types.Header, error) {
+		return n.eth.HeaderByNumber(c, new(big.Int).SetUint64(number))
+	})
 }
 
 // hashes reads the hashes of blocks from..to (inclusive) in one batch.
@@ -200,43 +178,23 @@ func (n *node) hashes(ctx context.Context, from, to uint64) ([]common.Hash, erro
 }
 
 func (n *node) logs(ctx context.Context, q ethereum.FilterQuery) ([]types.Log, error) {
-	c, cancel := n.ctx(ctx)
-	defer cancel()
-	v, err := n.eth.FilterLogs(c, q)
-	if err != nil {
-		return nil, unavailable("reading logs", err)
-	}
-	return v, nil
+	return read(n, ctx, "reading logs", func(c context.Context) ([]types.Log, error) {
+		return n.eth.FilterLogs(c, q)
+	})
 }
 
 func (n *node) feeHistory(ctx context.Context, blocks int, percentile float64) (*ethereum.FeeHistory, error) {
-	c, cancel := n.ctx(ctx)
-	defer cancel()
-	v, err := n.eth.FeeHistory(c, uint64(blocks), nil, []float64{percentile})
-	if err != nil {
-		return nil, unavailable("reading the fee history", err)
-	}
-	return v, nil
+	return read(n, ctx, "reading the fee history", func(c context.Context) (*ethereum.FeeHistory, error) {
+		return n.eth.FeeHistory(c, uint64(blocks), nil, []float64{percentile})
+	})
 }
 
 func (n *node) suggestTip(ctx context.Context) (*big.Int, error) {
-	c, cancel := n.ctx(ctx)
-	defer cancel()
-	v, err := n.eth.SuggestGasTipCap(c)
-	if err != nil {
-		return nil, unavailable("asking the node for a priority fee", err)
-	}
-	return v, nil
+	return read(n, ctx, "asking the node for a priority fee", n.eth.SuggestGasTipCap)
 }
 
 func (n *node) gasPrice(ctx context.Context) (*big.Int, error) {
-	c, cancel := n.ctx(ctx)
-	defer cancel()
-	v, err := n.eth.SuggestGasPrice(c)
-	if err != nil {
-		return nil, unavailable("asking the node for a gas price", err)
-	}
-	return v, nil
+	return read(n, ctx, "asking the node for a gas price", n.eth.SuggestGasPrice)
 }
 
 // sendRaw broadcasts exactly raw. Its error is the node's or the
@@ -252,6 +210,19 @@ func (n *node) call(ctx context.Context, msg ethereum.CallMsg, block *big.Int) (
 	c, cancel := n.ctx(ctx)
 	defer cancel()
 	return n.eth.CallContract(c, msg, block)
+}
+
+// read does one call to the node, bounded by the timeout; its failure is
+// unavailable(what).
+func read[T any](n *node, ctx context.Context, what string, call func(context.Context) (T, error)) (T, error) {
+	c, cancel := n.ctx(ctx)
+	defer cancel()
+	v, err := call(c)
+	if err != nil {
+		var zero T
+		return zero, unavailable(what, err)
+	}
+	return v, nil
 }
 
 // unavailable wraps a failed read: nothing was sent, so asking again is

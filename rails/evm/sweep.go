@@ -5,6 +5,7 @@ import (
 	"crypto/ecdsa"
 	"errors"
 	"fmt"
+	"maps"
 	"math/big"
 	"slices"
 	"sync"
@@ -145,11 +146,7 @@ func (s *Sweeper) Sweep(ctx context.Context, index uint32) (SweepResult, error) 
 		gas   uint64
 	}
 	var jobs []job
-	curs := make([]string, 0, len(s.cfg.tokens))
-	for cur := range s.cfg.tokens {
-		curs = append(curs, cur)
-	}
-	slices.Sort(curs)
+	curs := slices.Sorted(maps.Keys(s.cfg.tokens))
 	for _, cur := range curs {
 		tok := s.cfg.tokens[cur]
 		units, err := s.node.tokenBalance(ctx, tok.address, res.Address)

@@ -18,26 +18,14 @@ import (
 // with status and body; it counts the requests that were not for a token.
 func stub(t *testing.T, tokenStatus, status int, body string) (*Adapter, *atomic.Int32) {
 	t.Helper()
-	var calls atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasSuffix(r.URL.Path, "/token/") {
-			w.WriteHeader(tokenStatus)
-			if tokenStatus == 200 {
-				w.Write([]byte(`{"access_token":"tok","token_type":"access_token","expires_in":3600}`))
-			}
-			return
-		}
-		calls.Add(1)
-		w.WriteHeader(status)
-		w.Write([]byte(body))
-	}))
-	t.Cleanup(srv.Close)
+	isToken := func(r *http.Request) bool { return strings.HasSuffix(r.URL.Path, "/token/") }
+	url, calls := railtest.Stub(t, isToken, tokenStatus, `{"access_token":"tok","token_type":"access_token","expires_in":3600}`, status, body)
 	c := &Credentials{APIUser: secret("u"), APIKey: secret("k"), SubscriptionKey: secret("s")}
-	a, err := New(Config{Name: "t", BaseURL: srv.URL, TargetEnvironment: "sandbox", Currency: "EUR", Exponent: 2, Collection: c, Disbursement: c})
+	a, err := New(Config{Name: "t", BaseURL: url, TargetEnvironment: "sandbox", Currency: "EUR", Exponent: 2, Collection: c, Disbursement: c})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return a, &calls
+	return a, calls
 }
 
 var in = provider.Instruction{ID: "pay_x", Currency: "EUR", AmountMinor: 100, Exponent: 2, AccountNumber: "233241234567"}
@@ -76,13 +64,7 @@ func TestSubmitAnswers(t *testing.T) {
 				t.Fatal(err)
 			}
 			out, err := a.SubmitPayout(context.Background(), in, p)
-			if c.wantKind == nil {
-				if err != nil || out.State != c.wantState {
-					t.Fatalf("%+v %v", out, err)
-				}
-			} else if !errors.Is(err, c.wantKind) {
-				t.Fatalf("err %v, want %v", err, c.wantKind)
-			}
+			railtest.CheckOutcome(t, out, err, c.wantState, c.wantKind)
 			if calls.Load() != c.wantCalls {
 				t.Fatalf("%d requests, want %d", calls.Load(), c.wantCalls)
 			}

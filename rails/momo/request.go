@@ -55,7 +55,7 @@ func (a *Adapter) call(ctx context.Context, p *product, method, path string, hea
 		if r.Status == http.StatusUnauthorized && attempt == 0 {
 			// Refused at the gateway: this attempt did nothing, so it
 			// does not count as sent.
-			p.invalidate(tok)
+			p.tok.Invalidate(tok)
 			wrote = false
 			continue
 		}

@@ -178,7 +178,7 @@ type Adapter struct {
 	base        string
 	client      *http.Client
 	now         func() time.Time
-	tok         tokenCache
+	tok         outbound.TokenCache
 	cred        *credential // nil without payouts
 	callbackKey []byte
 	stkEnabled  bool

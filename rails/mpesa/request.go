@@ -77,7 +77,7 @@ func (a *Adapter) call(ctx context.Context, path string, body any) (resp *outbou
 		if (r.Status == http.StatusUnauthorized || invalidTokenCodes[parseError(r).ErrorCode]) && attempt == 0 {
 			// Refused at the gateway: this attempt did nothing, so it
 			// does not count as sent.
-			a.invalidate(tok)
+			a.tok.Invalidate(tok)
 			wrote = false
 			continue
 		}
@@ -97,12 +97,10 @@ func (a *Adapter) sendResult(what string, resp *outbound.Response, wrote bool, e
 		}
 		return &provider.Error{Kind: provider.ErrUnknownOutcome, Message: "mpesa " + what + ": no answer", Err: err}
 	}
-	code := parseError(resp).ErrorCode
-	switch s := resp.Status; {
-	case s == http.StatusTooManyRequests || rateCodes[code]:
-		return &provider.Error{Kind: provider.ErrRateLimited, Message: "mpesa " + what + ": " + errorText(resp), RetryAfter: outbound.RetryAfter(resp.Header, a.now(), retryAfterDefault)}
-	case s == http.StatusUnauthorized || s == http.StatusForbidden || invalidTokenCodes[code]:
-		return provider.Errorf(provider.ErrAuthentication, "mpesa %s: %s", what, errorText(resp))
+	if err := a.refusal(what, resp); err != nil {
+		return err
+	}
+	switch s, code := resp.Status, parseError(resp).ErrorCode; {
 	case s >= 400 && s < 500 && strings.HasPrefix(code, "400."):
 		return provider.Errorf(provider.ErrRejected, "mpesa %s: %s", what, errorText(resp))
 	case s >= 400 && s < 500:
@@ -122,6 +120,15 @@ func (a *Adapter) readResult(what string, resp *outbound.Response, err error) er
 		}
 		return &provider.Error{Kind: provider.ErrUnavailable, Message: "mpesa " + what, Err: err}
 	}
+	if err := a.refusal(what, resp); err != nil {
+		return err
+	}
+	return provider.Errorf(provider.ErrUnavailable, "mpesa %s: %s", what, errorText(resp))
+}
+
+// refusal classifies the refusals any request may get, whatever it asked:
+// a rate limit or a refused token; nil for another answer.
+func (a *Adapter) refusal(what string, resp *outbound.Response) error {
 	code := parseError(resp).ErrorCode
 	switch s := resp.Status; {
 	case s == http.StatusTooManyRequests || rateCodes[code]:
@@ -129,5 +136,5 @@ func (a *Adapter) readResult(what string, resp *outbound.Response, err error) er
 	case s == http.StatusUnauthorized || s == http.StatusForbidden || invalidTokenCodes[code]:
 		return provider.Errorf(provider.ErrAuthentication, "mpesa %s: %s", what, errorText(resp))
 	}
-	return provider.Errorf(provider.ErrUnavailable, "mpesa %s: %s", what, errorText(resp))
+	return nil
 }

@@ -185,10 +185,13 @@ func (h *Held[T]) Keep(t T) bool {
 	return true
 }
 
-// Release stops holding and returns the payouts kept, in the order they
-// arrived, for the fake to decide.
-func (h *Held[T]) Release() []T {
+// Release stops holding and decides the payouts kept, in the order they
+// arrived, with decide; it returns how many there were.
+func (h *Held[T]) Release(decide func(T)) int {
 	held := h.held
 	h.holding, h.held = false, nil
-	return held
+	for _, t := range held {
+		decide(t)
+	}
+	return len(held)
 }

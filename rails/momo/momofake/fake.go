@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"payments/rails/internal/fakehttp"
+	"payments/rails/internal/outbound"
 )
 
 // Products, as they appear in MoMo's paths.
@@ -349,11 +350,7 @@ func (s *Server) HoldTransfers() {
 func (s *Server) ReleaseTransfers() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	held := s.held.Release()
-	for _, t := range held {
-		s.process(t)
-	}
-	return len(held)
+	return s.held.Release(s.process)
 }
 
 // Resend delivers ref's callback once more, as a duplicate (MoMo itself
@@ -562,7 +559,7 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
 	case err != nil || minor <= 0:
 		ex.fail(http.StatusBadRequest, "INVALID_AMOUNT", "Amount is not a positive number in the currency's units.")
 		return
-	case counterparty == nil || counterparty.PartyIDType != "MSISDN" || !digits(counterparty.PartyID):
+	case counterparty == nil || counterparty.PartyIDType != "MSISDN" || !outbound.Digits(counterparty.PartyID):
 		ex.fail(http.StatusBadRequest, "INVALID_PARTY", "Party must be an MSISDN.")
 		return
 	case len(b.PayerMessage) > 160 || len(b.PayeeNote) > 160 || strings.ContainsRune(b.PayerMessage+b.PayeeNote, '\''):
@@ -711,7 +708,7 @@ func (s *Server) handleUserInfo(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	msisdn := r.PathValue("msisdn")
-	if b, ok := s.payers[msisdn]; ok && b == Unknown || !digits(msisdn) {
+	if b, ok := s.payers[msisdn]; ok && b == Unknown || !outbound.Digits(msisdn) {
 		ex.fail(http.StatusNotFound, "RESOURCE_NOT_FOUND", "Account holder not found.")
 		return
 	}
@@ -758,22 +755,10 @@ func hostOf(u string) string {
 	return host
 }
 
-func digits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
-}
-
 // parseMinor reads a decimal string with at most exp decimals.
 func parseMinor(s string, exp int) (int64, error) {
 	whole, frac, _ := strings.Cut(s, ".")
-	if !digits(whole) || (frac != "" && !digits(frac)) || len(strings.TrimRight(frac, "0")) > exp {
+	if !outbound.Digits(whole) || (frac != "" && !outbound.Digits(frac)) || len(strings.TrimRight(frac, "0")) > exp {
 		return 0, fmt.Errorf("bad amount %q", s)
 	}
 	frac = strings.TrimRight(frac, "0")

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"payments/rails/internal/fakehttp"
+	"payments/rails/internal/outbound"
 )
 
 // Options configure a Server. Empty credentials are generated; the zero
@@ -341,11 +342,12 @@ func (s *Server) ResendSTKResult(checkoutID string) bool {
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /oauth/v1/generate", s.handleToken)
-	mux.HandleFunc("POST /mpesa/stkpush/v1/processrequest", s.handleSTKPush)
-	mux.HandleFunc("POST /mpesa/stkpushquery/v1/query", s.handleSTKQuery)
-	mux.HandleFunc("POST /mpesa/b2c/v3/paymentrequest", s.handleB2C)
-	mux.HandleFunc("POST /mpesa/b2c/v1/paymentrequest", s.handleB2C)
-	mux.HandleFunc("POST /mpesa/transactionstatus/v1/query", s.handleTransactionStatus)
+	mux.HandleFunc("POST /mpesa/stkpush/v1/processrequest", serve(s, OpSTKPush, "404.001.03", s.stkPush))
+	mux.HandleFunc("POST /mpesa/stkpushquery/v1/query", serve(s, OpSTKQuery, "404.001.03", s.stkQuery))
+	b2c := serve(s, OpB2C, "401.002.01", s.b2cPayment)
+	mux.HandleFunc("POST /mpesa/b2c/v3/paymentrequest", b2c)
+	mux.HandleFunc("POST /mpesa/b2c/v1/paymentrequest", b2c)
+	mux.HandleFunc("POST /mpesa/transactionstatus/v1/query", serve(s, OpTransactionStatus, "401.002.01", s.transactionStatus))
 	mux.HandleFunc("POST /_fake/stk/{checkout}/{decision}", func(w http.ResponseWriter, r *http.Request) {
 		d := r.PathValue("decision")
 		if (d != "approve" && d != "cancel") || !s.Decide(r.PathValue("checkout"), d == "approve") {
@@ -456,23 +458,34 @@ func (s *Server) behaviour(msisdn string) Behaviour {
 	return s.opts.DefaultPayer
 }
 
-func (s *Server) handleSTKPush(w http.ResponseWriter, r *http.Request) {
-	body := fakehttp.ReadBody(r)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	ex, f := s.begin(w, r, OpSTKPush, body)
-	if ex.applyFault(f) || !s.authorize(ex, r, "404.001.03") {
-		return
+// serve answers a JSON request of op with handle, under the fake's lock:
+// once the request is logged, has met no fault, carries a good token
+// (else Daraja's authCode) and its body is read into a B.
+func serve[B any](s *Server, op, authCode string, handle func(ex *exchange, f *Fault, b *B)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		body := fakehttp.ReadBody(r)
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		ex, f := s.begin(w, r, op, body)
+		if ex.applyFault(f) || !s.authorize(ex, r, authCode) {
+			return
+		}
+		var b B
+		if !decode(ex, body, &b) {
+			return
+		}
+		handle(ex, f, &b)
 	}
-	var b struct {
-		BusinessShortCode, Password, Timestamp, TransactionType string
-		Amount                                                  json.RawMessage
-		PartyA, PartyB, PhoneNumber, CallBackURL                string
-		AccountReference, TransactionDesc                       string
-	}
-	if !decode(ex, body, &b) {
-		return
-	}
+}
+
+type stkPushBody struct {
+	BusinessShortCode, Password, Timestamp, TransactionType string
+	Amount                                                  json.RawMessage
+	PartyA, PartyB, PhoneNumber, CallBackURL                string
+	AccountReference, TransactionDesc                       string
+}
+
+func (s *Server) stkPush(ex *exchange, f *Fault, b *stkPushBody) {
 	amount, ok := whole(b.Amount)
 	switch {
 	case b.BusinessShortCode != s.opts.ShortCode:
@@ -551,18 +564,9 @@ func (s *Server) sendSTKResult(t *stkTxn) {
 	s.post(t.callbackURL, map[string]any{"Body": map[string]any{"stkCallback": cb}})
 }
 
-func (s *Server) handleSTKQuery(w http.ResponseWriter, r *http.Request) {
-	body := fakehttp.ReadBody(r)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	ex, f := s.begin(w, r, OpSTKQuery, body)
-	if ex.applyFault(f) || !s.authorize(ex, r, "404.001.03") {
-		return
-	}
-	var b struct{ BusinessShortCode, Password, Timestamp, CheckoutRequestID string }
-	if !decode(ex, body, &b) {
-		return
-	}
+type stkQueryBody struct{ BusinessShortCode, Password, Timestamp, CheckoutRequestID string }
+
+func (s *Server) stkQuery(ex *exchange, _ *Fault, b *stkQueryBody) {
 	ex.req.Key = b.CheckoutRequestID
 	if b.BusinessShortCode != s.opts.ShortCode || b.Password != stkPassword(s.opts.ShortCode, s.opts.Passkey, b.Timestamp) {
 		ex.fail(http.StatusInternalServerError, "500.001.1001", "Wrong credentials")
@@ -594,22 +598,13 @@ func (s *Server) checkInitiator(name, credential string) bool {
 	return err == nil && string(pw) == s.opts.InitiatorPassword
 }
 
-func (s *Server) handleB2C(w http.ResponseWriter, r *http.Request) {
-	body := fakehttp.ReadBody(r)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	ex, f := s.begin(w, r, OpB2C, body)
-	if ex.applyFault(f) || !s.authorize(ex, r, "401.002.01") {
-		return
-	}
-	var b struct {
-		OriginatorConversationID, InitiatorName, SecurityCredential, CommandID string
-		Amount                                                                 json.RawMessage
-		PartyA, PartyB, Remarks, QueueTimeOutURL, ResultURL, Occasion          string
-	}
-	if !decode(ex, body, &b) {
-		return
-	}
+type b2cBody struct {
+	OriginatorConversationID, InitiatorName, SecurityCredential, CommandID string
+	Amount                                                                 json.RawMessage
+	PartyA, PartyB, Remarks, QueueTimeOutURL, ResultURL, Occasion          string
+}
+
+func (s *Server) b2cPayment(ex *exchange, f *Fault, b *b2cBody) {
 	ex.req.Key = b.OriginatorConversationID
 	amount, ok := whole(b.Amount)
 	switch {
@@ -680,11 +675,7 @@ func (s *Server) HoldB2C() {
 func (s *Server) ReleaseB2C() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	held := s.held.Release()
-	for _, t := range held {
-		s.decideB2C(t)
-	}
-	return len(held)
+	return s.held.Release(s.decideB2C)
 }
 
 // decideB2C settles a payment Daraja accepted: its result by the
@@ -734,26 +725,17 @@ func (s *Server) sendB2CResult(t *b2cTxn) {
 	s.post(t.resultURL, map[string]any{"Result": res})
 }
 
-// handleTransactionStatus answers synchronously that the query is accepted,
+// transactionStatus answers synchronously that the query is accepted,
 // then posts the transaction's state to the query's ResultURL. The fake
 // reports a B2C it processed as TransactionStatus "Completed" or "Failed"
 // (ReasonType: the result's words), and one it never took (or that timed
 // out in the queue) with a non-zero ResultCode.
-func (s *Server) handleTransactionStatus(w http.ResponseWriter, r *http.Request) {
-	body := fakehttp.ReadBody(r)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	ex, f := s.begin(w, r, OpTransactionStatus, body)
-	if ex.applyFault(f) || !s.authorize(ex, r, "401.002.01") {
-		return
-	}
-	var b struct {
-		Initiator, SecurityCredential, CommandID, TransactionID, OriginalConversationID string
-		PartyA, IdentifierType, ResultURL, QueueTimeOutURL, Remarks, Occasion           string
-	}
-	if !decode(ex, body, &b) {
-		return
-	}
+type transactionStatusBody struct {
+	Initiator, SecurityCredential, CommandID, TransactionID, OriginalConversationID string
+	PartyA, IdentifierType, ResultURL, QueueTimeOutURL, Remarks, Occasion           string
+}
+
+func (s *Server) transactionStatus(ex *exchange, _ *Fault, b *transactionStatusBody) {
 	ex.req.Key = b.OriginalConversationID
 	if b.CommandID != "TransactionStatusQuery" || !strings.HasPrefix(b.ResultURL, "http") || (b.TransactionID == "" && b.OriginalConversationID == "") {
 		ex.fail(http.StatusBadRequest, "400.002.02", "Bad Request - Invalid request")
@@ -817,15 +799,7 @@ func stkPassword(shortCode, passkey, timestamp string) string {
 }
 
 func kenyan(msisdn string) bool {
-	if len(msisdn) != 12 || !strings.HasPrefix(msisdn, "254") {
-		return false
-	}
-	for i := 0; i < len(msisdn); i++ {
-		if msisdn[i] < '0' || msisdn[i] > '9' {
-			return false
-		}
-	}
-	return true
+	return len(msisdn) == 12 && strings.HasPrefix(msisdn, "254") && outbound.Digits(msisdn)
 }
 
 // mustInt writes a numeric code as a JSON number, as Daraja does; codes
