@@ -317,6 +317,65 @@ func registerFields[T any, P fieldsCommand[T]](k Kind) {
 	registerCommand(k, func(d *decoder) Command { return decodeFields[T, P](d) })
 }
 
+func (f *fieldCodec) u16(p *uint16) {
+	if f.enc != nil {
+		f.enc.uvarint(uint64(*p))
+		return
+	}
+	*p = f.dec.u16()
+}
+
+// fieldSlice reads or writes a slice: its length, then each element by
+// each. A length over most fails the decoding (what names the elements in
+// the error); an empty slice decodes as nil.
+func fieldSlice[T any](f *fieldCodec, p *[]T, most int, what string, each func(*fieldCodec, *T)) {
+	if f.enc != nil {
+		f.enc.uvarint(uint64(len(*p)))
+		for i := range *p {
+			each(f, &(*p)[i])
+		}
+		return
+	}
+	d := f.dec
+	n := d.count()
+	if n > most {
+		d.fail(errorf(CodeInternal, "%d %s, at most %d", n, what, most))
+		return
+	}
+	if n == 0 {
+		*p = nil
+		return
+	}
+	*p = make([]T, n)
+	for i := 0; i < n && d.err == nil; i++ {
+		each(f, &(*p)[i])
+	}
+}
+
+// fielded is a record (a pointer P to a V) whose fields method is its
+// codec.
+type fielded[V any] interface {
+	*V
+	fields(f *fieldCodec)
+}
+
+// encodeByFields writes a record by its fields method.
+func encodeByFields[V any, P fielded[V]](e *encoder, v *V) { P(v).fields(e.codec()) }
+
+// decodeByFields reads a record by its fields method.
+func decodeByFields[V any, P fielded[V]](d *decoder) (v V) {
+	P(&v).fields(d.codec())
+	return v
+}
+
+// registerFieldsSubject makes a record type an event subject, coded by its
+// fields method.
+func registerFieldsSubject[V Subject, P fielded[V]](k SubjectKind) {
+	registerSubject(k,
+		func(e *encoder, s Subject) { v := s.(V); P(&v).fields(e.codec()) },
+		func(d *decoder) Subject { return decodeByFields[V, P](d) })
+}
+
 // fieldU8 reads or writes a one-byte enumeration (a side, a status).
 func fieldU8[T ~uint8](f *fieldCodec, p *T) {
 	if f.enc != nil {

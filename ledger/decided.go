@@ -257,7 +257,7 @@ func decidedOf(op Command) (org, resource, ref, request, id string) {
 		c.Spec.encode(&e)
 		org, resource, ref, id = c.OrgID, RefusedCollection, c.ExternalReference, c.ID
 	case *CreateOrder:
-		c.Spec.encode(&e)
+		c.Spec.fields(e.codec())
 		org, resource, ref, id = c.OrgID, RefusedOrder, c.ExternalReference, c.ID
 	case *ExecuteQuote:
 		e.str(c.QuoteID)

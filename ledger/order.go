@@ -336,18 +336,14 @@ func (c *DepositOrder) Kind() Kind {
 }
 
 func init() {
-	registerCommand(KindCreateOrder, func(d *decoder) Command { return decodeCreateOrder(d) })
-	registerCommand(KindDepositOrder, func(d *decoder) Command {
-		return &DepositOrder{At: d.varint(), OrgID: d.str(), OrderID: d.str(), CollectionID: d.str(),
-			Amount: d.minor(), Outcome: DepositOutcome(d.u8())}
-	})
+	registerFields[CreateOrder](KindCreateOrder)
+	registerFields[DepositOrder](KindDepositOrder)
 	registerCommand(KindDepositOrderRef, func(d *decoder) Command {
-		return &DepositOrder{At: d.varint(), OrgID: d.str(), OrderID: d.str(), CollectionID: d.str(),
-			Amount: d.minor(), Outcome: DepositOutcome(d.u8()), ExternalReference: d.appendedRef()}
+		c := decodeFields[DepositOrder](d)
+		c.ExternalReference = d.appendedRef()
+		return c
 	})
-	registerSubject(SubjectOrder,
-		func(e *encoder, s Subject) { o := s.(Order); encodeOrder(e, &o) },
-		func(d *decoder) Subject { return decodeOrder(d) })
+	registerFieldsSubject[Order](SubjectOrder)
 	registerEntryType(EntryOrderFXDebit, "order_fx_debit", "order")
 	registerEntryType(EntryOrderFXCredit, "order_fx_credit", "order")
 	registerEntryType(EntryOrderFXClearing, "order_fx_clearing", "order")
@@ -362,14 +358,14 @@ func (Order) subjectKind() SubjectKind { return SubjectOrder }
 // layout, then the attempt that created it, when it has one (appended,
 // doc.go).
 func encodeStoredOrder(e *encoder, o *Order) {
-	encodeOrder(e, o)
+	o.fields(e.codec())
 	if o.Attempt != "" {
 		e.str(o.Attempt)
 	}
 }
 
 func decodeStoredOrder(d *decoder) Order {
-	o := decodeOrder(d)
+	o := decodeByFields[Order](d)
 	if d.more() {
 		o.Attempt = d.str()
 	}
@@ -898,131 +894,96 @@ func (f *OrderFilter) keep(o *Order) bool {
 
 // Codec: commands and the stored record.
 
-func (s *OrderSpec) encode(e *encoder) {
-	e.str(s.FromMethod)
-	e.str(s.FromCurrency)
-	e.str(s.FromAccountNumber)
-	e.str(s.FromKYC)
-	e.str(s.ToMethod)
-	e.str(s.ToCurrency)
-	e.str(s.ToAccountNumber)
-	e.str(s.ToTag)
-	e.str(s.ToKYC)
-	e.minor(s.Amount)
-	e.u8(uint8(s.AmountSide))
-	e.str(s.Narration)
-	e.str(s.Metadata)
+func (s *OrderSpec) fields(f *fieldCodec) {
+	f.str(&s.FromMethod)
+	f.str(&s.FromCurrency)
+	f.str(&s.FromAccountNumber)
+	f.str(&s.FromKYC)
+	f.str(&s.ToMethod)
+	f.str(&s.ToCurrency)
+	f.str(&s.ToAccountNumber)
+	f.str(&s.ToTag)
+	f.str(&s.ToKYC)
+	f.minor(&s.Amount)
+	fieldU8(f, &s.AmountSide)
+	f.str(&s.Narration)
+	f.str(&s.Metadata)
 }
 
-func decodeOrderSpec(d *decoder) OrderSpec {
-	return OrderSpec{
-		FromMethod: d.str(), FromCurrency: d.str(), FromAccountNumber: d.str(), FromKYC: d.str(),
-		ToMethod: d.str(), ToCurrency: d.str(), ToAccountNumber: d.str(), ToTag: d.str(), ToKYC: d.str(),
-		Amount: d.minor(), AmountSide: Side(d.u8()), Narration: d.str(), Metadata: d.str(),
-	}
+func (i *OrderInstructions) fields(f *fieldCodec) {
+	f.str(&i.Type)
+	f.str(&i.Chain)
+	f.str(&i.Address)
+	f.str(&i.Tag)
+	f.str(&i.Bank)
+	f.str(&i.AccountNumber)
+	f.str(&i.AccountName)
 }
 
-func (i *OrderInstructions) encode(e *encoder) {
-	e.str(i.Type)
-	e.str(i.Chain)
-	e.str(i.Address)
-	e.str(i.Tag)
-	e.str(i.Bank)
-	e.str(i.AccountNumber)
-	e.str(i.AccountName)
+func (c *CreateOrder) fields(f *fieldCodec) {
+	f.varint(&c.At)
+	f.str(&c.ID)
+	f.str(&c.OrgID)
+	f.str(&c.ExternalReference)
+	c.Spec.fields(f)
+	f.methodType(&c.FromMethodType)
+	f.methodType(&c.ToMethodType)
+	f.minor(&c.FromAmount)
+	f.minor(&c.ToAmount)
+	f.minor(&c.Fee)
+	f.str(&c.Rate)
+	c.Instructions.fields(f)
+	f.str(&c.CollectionID)
 }
 
-func decodeOrderInstructions(d *decoder) OrderInstructions {
-	return OrderInstructions{Type: d.str(), Chain: d.str(), Address: d.str(), Tag: d.str(), Bank: d.str(),
-		AccountNumber: d.str(), AccountName: d.str()}
-}
+func (c *CreateOrder) encode(e *encoder) { c.fields(e.codec()) }
 
-func (c *CreateOrder) encode(e *encoder) {
-	e.varint(c.At)
-	e.str(c.ID)
-	e.str(c.OrgID)
-	e.str(c.ExternalReference)
-	c.Spec.encode(e)
-	e.methodType(c.FromMethodType)
-	e.methodType(c.ToMethodType)
-	e.minor(c.FromAmount)
-	e.minor(c.ToAmount)
-	e.minor(c.Fee)
-	e.str(c.Rate)
-	c.Instructions.encode(e)
-	e.str(c.CollectionID)
-}
-
-func decodeCreateOrder(d *decoder) *CreateOrder {
-	return &CreateOrder{
-		At: d.varint(), ID: d.str(), OrgID: d.str(), ExternalReference: d.str(), Spec: decodeOrderSpec(d),
-		FromMethodType: d.methodType(), ToMethodType: d.methodType(), FromAmount: d.minor(), ToAmount: d.minor(),
-		Fee: d.minor(), Rate: d.str(), Instructions: decodeOrderInstructions(d), CollectionID: d.str(),
-	}
+// fields are DepositOrder's without its reference, which KindDepositOrderRef
+// appends.
+func (c *DepositOrder) fields(f *fieldCodec) {
+	f.varint(&c.At)
+	f.str(&c.OrgID)
+	f.str(&c.OrderID)
+	f.str(&c.CollectionID)
+	f.minor(&c.Amount)
+	fieldU8(f, &c.Outcome)
 }
 
 func (c *DepositOrder) encode(e *encoder) {
-	e.varint(c.At)
-	e.str(c.OrgID)
-	e.str(c.OrderID)
-	e.str(c.CollectionID)
-	e.minor(c.Amount)
-	e.u8(uint8(c.Outcome))
+	c.fields(e.codec())
 	if c.ExternalReference != "" {
 		e.str(c.ExternalReference)
 	}
 }
 
-func encodeOrder(e *encoder, o *Order) {
-	e.str(o.ID)
-	e.str(o.OrgID)
-	e.str(o.ExternalReference)
-	o.Spec.encode(e)
-	e.methodType(o.FromMethodType)
-	e.methodType(o.ToMethodType)
-	e.minor(o.FromAmount)
-	e.minor(o.ToAmount)
-	e.minor(o.Fee)
-	e.str(o.Rate)
-	o.Instructions.encode(e)
-	e.u8(uint8(o.Status))
-	e.str(o.StatusMessage)
-	e.minor(o.ReceivedAmount)
-	e.varint(o.ReceivedAt)
-	e.str(o.CollectionID)
-	e.str(o.PayoutID)
-	e.varint(o.ExpiresAt)
-	e.varint(o.CreatedAt)
-	e.varint(o.UpdatedAt)
-	e.varint(o.CompletedAt)
-	e.uvarint(uint64(len(o.Steps)))
-	for _, st := range o.Steps {
-		e.varint(st.At)
-		e.u8(uint8(st.Leg))
-		e.u8(st.Status)
-		e.str(st.Message)
-	}
-}
-
-func decodeOrder(d *decoder) Order {
-	o := Order{
-		ID: d.str(), OrgID: d.str(), ExternalReference: d.str(), Spec: decodeOrderSpec(d),
-		FromMethodType: d.methodType(), ToMethodType: d.methodType(), FromAmount: d.minor(), ToAmount: d.minor(),
-		Fee: d.minor(), Rate: d.str(), Instructions: decodeOrderInstructions(d), Status: OrderStatus(d.u8()),
-		StatusMessage: d.str(), ReceivedAmount: d.minor(), ReceivedAt: d.varint(), CollectionID: d.str(),
-		PayoutID: d.str(), ExpiresAt: d.varint(), CreatedAt: d.varint(), UpdatedAt: d.varint(),
-		CompletedAt: d.varint(),
-	}
-	n := d.count()
-	if n > orderStepsMax {
-		d.fail(errorf(CodeInternal, "order %s: %d timeline steps", o.ID, n))
-		return o
-	}
-	if n > 0 {
-		o.Steps = make([]OrderStep, 0, n)
-	}
-	for i := 0; i < n && d.err == nil; i++ {
-		o.Steps = append(o.Steps, OrderStep{At: d.varint(), Leg: OrderLeg(d.u8()), Status: d.u8(), Message: d.str()})
-	}
-	return o
+// fields are an order as an event's subject holds it; the store appends
+// its attempt (encodeStoredOrder).
+func (o *Order) fields(f *fieldCodec) {
+	f.str(&o.ID)
+	f.str(&o.OrgID)
+	f.str(&o.ExternalReference)
+	o.Spec.fields(f)
+	f.methodType(&o.FromMethodType)
+	f.methodType(&o.ToMethodType)
+	f.minor(&o.FromAmount)
+	f.minor(&o.ToAmount)
+	f.minor(&o.Fee)
+	f.str(&o.Rate)
+	o.Instructions.fields(f)
+	fieldU8(f, &o.Status)
+	f.str(&o.StatusMessage)
+	f.minor(&o.ReceivedAmount)
+	f.varint(&o.ReceivedAt)
+	f.str(&o.CollectionID)
+	f.str(&o.PayoutID)
+	f.varint(&o.ExpiresAt)
+	f.varint(&o.CreatedAt)
+	f.varint(&o.UpdatedAt)
+	f.varint(&o.CompletedAt)
+	fieldSlice(f, &o.Steps, orderStepsMax, "order timeline steps", func(f *fieldCodec, st *OrderStep) {
+		f.varint(&st.At)
+		fieldU8(f, &st.Leg)
+		fieldU8(f, &st.Status)
+		f.str(&st.Message)
+	})
 }

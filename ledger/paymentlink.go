@@ -317,7 +317,7 @@ func (*UpdatePaymentPage) Kind() Kind { return KindUpdatePaymentPage }
 var paymentLinkKind = &kind[PaymentLink]{
 	tag: tagPaymentLink, name: "payment link",
 	id:  func(l *PaymentLink) (string, string) { return l.ID, l.OrgID },
-	enc: encodePaymentLink, dec: decodePaymentLink,
+	enc: encodeByFields[PaymentLink], dec: decodeByFields[PaymentLink],
 	open: func(l *PaymentLink) bool { return l.Status == PaymentLinkActive },
 	lookups: []lookup[PaymentLink]{
 		{name: indexReference, ref: func(l *PaymentLink) (string, string) { return l.OrgID, l.CustomerReference }},
@@ -331,7 +331,7 @@ var paymentLinkKind = &kind[PaymentLink]{
 var paymentPageKind = &kind[PaymentPage]{
 	tag: tagPaymentPage, name: "payment page",
 	id:  func(p *PaymentPage) (string, string) { return p.ID, p.OrgID },
-	enc: encodePaymentPage, dec: decodePaymentPage,
+	enc: encodeByFields[PaymentPage], dec: decodeByFields[PaymentPage],
 }
 
 var checkoutSessionKind = &kind[CheckoutSession]{
@@ -442,28 +442,12 @@ func (ls *linkState) closeSession(c CheckoutSession) {
 }
 
 func init() {
-	registerCommand(KindCreatePaymentLink, func(d *decoder) Command {
-		return &CreatePaymentLink{At: d.varint(), ID: d.str(), OrgID: d.str(), ParentID: d.str(),
-			CustomerReference: d.str(), Spec: decodePaymentLinkSpec(d)}
-	})
-	registerCommand(KindUpdatePaymentLink, func(d *decoder) Command {
-		return &UpdatePaymentLink{At: d.varint(), OrgID: d.str(), ID: d.str(), Close: d.bool(),
-			Set: d.u16(), Appearance: decodeAppearance(d)}
-	})
-	registerCommand(KindCreatePaymentPage, func(d *decoder) Command {
-		return &CreatePaymentPage{At: d.varint(), ID: d.str(), OrgID: d.str(), Currency: d.str(),
-			Amount: d.minor(), Appearance: decodeAppearance(d)}
-	})
-	registerCommand(KindUpdatePaymentPage, func(d *decoder) Command {
-		return &UpdatePaymentPage{At: d.varint(), OrgID: d.str(), ID: d.str(), Close: d.bool(),
-			Set: d.u16(), Appearance: decodeAppearance(d)}
-	})
-	registerSubject(SubjectPaymentLink,
-		func(e *encoder, s Subject) { l := s.(PaymentLink); encodePaymentLink(e, &l) },
-		func(d *decoder) Subject { return decodePaymentLink(d) })
-	registerSubject(SubjectPaymentPage,
-		func(e *encoder, s Subject) { p := s.(PaymentPage); encodePaymentPage(e, &p) },
-		func(d *decoder) Subject { return decodePaymentPage(d) })
+	registerFields[CreatePaymentLink](KindCreatePaymentLink)
+	registerFields[UpdatePaymentLink](KindUpdatePaymentLink)
+	registerFields[CreatePaymentPage](KindCreatePaymentPage)
+	registerFields[UpdatePaymentPage](KindUpdatePaymentPage)
+	registerFieldsSubject[PaymentLink](SubjectPaymentLink)
+	registerFieldsSubject[PaymentPage](SubjectPaymentPage)
 }
 
 func (PaymentLink) subjectKind() SubjectKind { return SubjectPaymentLink }
@@ -471,118 +455,97 @@ func (PaymentPage) subjectKind() SubjectKind { return SubjectPaymentPage }
 
 // Codecs. Field order is frozen.
 
-func encodeAppearance(e *encoder, a *CheckoutAppearance) {
-	e.str(a.Title)
-	e.str(a.Description)
-	e.u8(uint8(a.Methods))
-	e.str(a.CryptoAssets)
-	e.bool(a.CryptoAssetsSet)
-	e.str(a.CustomFields)
-	e.str(a.Branding)
-	e.str(a.RedirectURL)
-	e.str(a.Metadata)
-	e.varint(a.ExpiresAt)
+func (a *CheckoutAppearance) fields(f *fieldCodec) {
+	f.str(&a.Title)
+	f.str(&a.Description)
+	fieldU8(f, &a.Methods)
+	f.str(&a.CryptoAssets)
+	f.bool(&a.CryptoAssetsSet)
+	f.str(&a.CustomFields)
+	f.str(&a.Branding)
+	f.str(&a.RedirectURL)
+	f.str(&a.Metadata)
+	f.varint(&a.ExpiresAt)
 }
 
-func decodeAppearance(d *decoder) CheckoutAppearance {
-	return CheckoutAppearance{
-		Title: d.str(), Description: d.str(), Methods: MethodSet(d.u8()), CryptoAssets: d.str(),
-		CryptoAssetsSet: d.bool(), CustomFields: d.str(), Branding: d.str(), RedirectURL: d.str(),
-		Metadata: d.str(), ExpiresAt: d.varint(),
-	}
+func (s *PaymentLinkSpec) fields(f *fieldCodec) {
+	f.str(&s.Email)
+	f.str(&s.Currency)
+	f.minor(&s.Amount)
+	s.Appearance.fields(f)
 }
 
-func encodePaymentLinkSpec(e *encoder, s *PaymentLinkSpec) {
-	e.str(s.Email)
-	e.str(s.Currency)
-	e.minor(s.Amount)
-	encodeAppearance(e, &s.Appearance)
+func (c *CreatePaymentLink) fields(f *fieldCodec) {
+	f.varint(&c.At)
+	f.str(&c.ID)
+	f.str(&c.OrgID)
+	f.str(&c.ParentID)
+	f.str(&c.CustomerReference)
+	c.Spec.fields(f)
 }
 
-func decodePaymentLinkSpec(d *decoder) PaymentLinkSpec {
-	return PaymentLinkSpec{Email: d.str(), Currency: d.str(), Amount: d.minor(), Appearance: decodeAppearance(d)}
+func (c *CreatePaymentLink) encode(e *encoder) { c.fields(e.codec()) }
+
+func (c *UpdatePaymentLink) fields(f *fieldCodec) {
+	f.varint(&c.At)
+	f.str(&c.OrgID)
+	f.str(&c.ID)
+	f.bool(&c.Close)
+	f.u16(&c.Set)
+	c.Appearance.fields(f)
 }
 
-func (c *CreatePaymentLink) encode(e *encoder) {
-	e.varint(c.At)
-	e.str(c.ID)
-	e.str(c.OrgID)
-	e.str(c.ParentID)
-	e.str(c.CustomerReference)
-	encodePaymentLinkSpec(e, &c.Spec)
+func (c *UpdatePaymentLink) encode(e *encoder) { c.fields(e.codec()) }
+
+func (c *CreatePaymentPage) fields(f *fieldCodec) {
+	f.varint(&c.At)
+	f.str(&c.ID)
+	f.str(&c.OrgID)
+	f.str(&c.Currency)
+	f.minor(&c.Amount)
+	c.Appearance.fields(f)
 }
 
-func (c *UpdatePaymentLink) encode(e *encoder) {
-	e.varint(c.At)
-	e.str(c.OrgID)
-	e.str(c.ID)
-	e.bool(c.Close)
-	e.uvarint(uint64(c.Set))
-	encodeAppearance(e, &c.Appearance)
+func (c *CreatePaymentPage) encode(e *encoder) { c.fields(e.codec()) }
+
+func (c *UpdatePaymentPage) fields(f *fieldCodec) {
+	f.varint(&c.At)
+	f.str(&c.OrgID)
+	f.str(&c.ID)
+	f.bool(&c.Close)
+	f.u16(&c.Set)
+	c.Appearance.fields(f)
 }
 
-func (c *CreatePaymentPage) encode(e *encoder) {
-	e.varint(c.At)
-	e.str(c.ID)
-	e.str(c.OrgID)
-	e.str(c.Currency)
-	e.minor(c.Amount)
-	encodeAppearance(e, &c.Appearance)
+func (c *UpdatePaymentPage) encode(e *encoder) { c.fields(e.codec()) }
+
+func (l *PaymentLink) fields(f *fieldCodec) {
+	f.str(&l.ID)
+	f.str(&l.OrgID)
+	f.str(&l.ParentID)
+	f.str(&l.CustomerReference)
+	l.Spec.fields(f)
+	l.Current.fields(f)
+	fieldU8(f, &l.Status)
+	f.str(&l.StatusMessage)
+	f.minor(&l.TotalReceived)
+	f.varint(&l.CreatedAt)
+	f.varint(&l.UpdatedAt)
+	f.varint(&l.PaidAt)
+	f.varint(&l.Sessions)
 }
 
-func (c *UpdatePaymentPage) encode(e *encoder) {
-	e.varint(c.At)
-	e.str(c.OrgID)
-	e.str(c.ID)
-	e.bool(c.Close)
-	e.uvarint(uint64(c.Set))
-	encodeAppearance(e, &c.Appearance)
-}
-
-func encodePaymentLink(e *encoder, l *PaymentLink) {
-	e.str(l.ID)
-	e.str(l.OrgID)
-	e.str(l.ParentID)
-	e.str(l.CustomerReference)
-	encodePaymentLinkSpec(e, &l.Spec)
-	encodeAppearance(e, &l.Current)
-	e.u8(uint8(l.Status))
-	e.str(l.StatusMessage)
-	e.minor(l.TotalReceived)
-	e.varint(l.CreatedAt)
-	e.varint(l.UpdatedAt)
-	e.varint(l.PaidAt)
-	e.varint(l.Sessions)
-}
-
-func decodePaymentLink(d *decoder) PaymentLink {
-	return PaymentLink{
-		ID: d.str(), OrgID: d.str(), ParentID: d.str(), CustomerReference: d.str(),
-		Spec: decodePaymentLinkSpec(d), Current: decodeAppearance(d),
-		Status: PaymentLinkStatus(d.u8()), StatusMessage: d.str(), TotalReceived: d.minor(),
-		CreatedAt: d.varint(), UpdatedAt: d.varint(), PaidAt: d.varint(), Sessions: d.varint(),
-	}
-}
-
-func encodePaymentPage(e *encoder, p *PaymentPage) {
-	e.str(p.ID)
-	e.str(p.OrgID)
-	e.str(p.Currency)
-	e.minor(p.Amount)
-	encodeAppearance(e, &p.Current)
-	e.u8(uint8(p.Status))
-	e.varint(p.PaymentCount)
-	e.minor(p.TotalCollected)
-	e.varint(p.CreatedAt)
-	e.varint(p.UpdatedAt)
-}
-
-func decodePaymentPage(d *decoder) PaymentPage {
-	return PaymentPage{
-		ID: d.str(), OrgID: d.str(), Currency: d.str(), Amount: d.minor(), Current: decodeAppearance(d),
-		Status: PaymentPageStatus(d.u8()), PaymentCount: d.varint(), TotalCollected: d.minor(),
-		CreatedAt: d.varint(), UpdatedAt: d.varint(),
-	}
+func (p *PaymentPage) fields(f *fieldCodec) {
+	f.str(&p.ID)
+	f.str(&p.OrgID)
+	f.str(&p.Currency)
+	f.minor(&p.Amount)
+	p.Current.fields(f)
+	fieldU8(f, &p.Status)
+	f.varint(&p.PaymentCount)
+	f.minor(&p.TotalCollected)
+	f.varint(&p.CreatedAt)
+	f.varint(&p.UpdatedAt)
 }
 
 // Rules.
