@@ -174,39 +174,32 @@ func (*CreateCheckoutSession) Kind() Kind  { return KindCreateCheckoutSession }
 func (*CheckoutDepositCommand) Kind() Kind { return KindCheckoutDeposit }
 
 func init() {
-	registerCommand(KindCreateCheckoutSession, func(d *decoder) Command {
-		return &CreateCheckoutSession{
-			At: d.varint(), ID: d.str(), OrgID: d.str(), LinkID: d.str(), Method: CheckoutMethod(d.u8()),
-			MethodCode: d.str(), Chain: d.str(), PayerNumber: d.str(), OriginCurrency: d.str(),
-			OriginAmount: d.minor(), DestAmount: d.minor(), Rate: d.str(), DepositAccount: d.str(),
-			DepositBank: d.str(), CollectionID: d.str(), MethodType: d.methodType(), Fee: d.minor(),
-		}
-	})
+	registerFields[CreateCheckoutSession](KindCreateCheckoutSession)
 	registerFields[CheckoutDepositCommand](KindCheckoutDeposit)
-	registerSubject(SubjectCheckoutSession,
-		func(e *encoder, s Subject) { c := s.(CheckoutSession); encodeCheckoutSession(e, &c) },
-		func(d *decoder) Subject { return decodeCheckoutSession(d) })
+	registerFieldsSubject[CheckoutSession](SubjectCheckoutSession)
 }
 
-func (c *CreateCheckoutSession) encode(e *encoder) {
-	e.varint(c.At)
-	e.str(c.ID)
-	e.str(c.OrgID)
-	e.str(c.LinkID)
-	e.u8(uint8(c.Method))
-	e.str(c.MethodCode)
-	e.str(c.Chain)
-	e.str(c.PayerNumber)
-	e.str(c.OriginCurrency)
-	e.minor(c.OriginAmount)
-	e.minor(c.DestAmount)
-	e.str(c.Rate)
-	e.str(c.DepositAccount)
-	e.str(c.DepositBank)
-	e.str(c.CollectionID)
-	e.methodType(c.MethodType)
-	e.minor(c.Fee)
+func (c *CreateCheckoutSession) fields(f *fieldCodec) {
+	f.varint(&c.At)
+	f.str(&c.ID)
+	f.str(&c.OrgID)
+	f.str(&c.LinkID)
+	fieldU8(f, &c.Method)
+	f.str(&c.MethodCode)
+	f.str(&c.Chain)
+	f.str(&c.PayerNumber)
+	f.str(&c.OriginCurrency)
+	f.minor(&c.OriginAmount)
+	f.minor(&c.DestAmount)
+	f.str(&c.Rate)
+	f.str(&c.DepositAccount)
+	f.str(&c.DepositBank)
+	f.str(&c.CollectionID)
+	f.methodType(&c.MethodType)
+	f.minor(&c.Fee)
 }
+
+func (c *CreateCheckoutSession) encode(e *encoder) { c.fields(e.codec()) }
 
 func (c *CheckoutDepositCommand) fields(f *fieldCodec) {
 	f.varint(&c.At)
@@ -220,63 +213,44 @@ func (c *CheckoutDepositCommand) fields(f *fieldCodec) {
 
 func (c *CheckoutDepositCommand) encode(e *encoder) { c.fields(e.codec()) }
 
-func encodeCheckoutSession(e *encoder, c *CheckoutSession) {
-	e.str(c.ID)
-	e.str(c.OrgID)
-	e.str(c.LinkID)
-	e.u8(uint8(c.Method))
-	e.str(c.MethodCode)
-	e.str(c.Chain)
-	e.str(c.PayerNumber)
-	e.u8(uint8(c.Status))
-	e.str(c.StatusMessage)
-	e.str(c.OriginCurrency)
-	e.minor(c.OriginAmount)
-	e.str(c.DestCurrency)
-	e.minor(c.DestAmount)
-	e.str(c.Rate)
-	e.str(c.DepositAccount)
-	e.str(c.DepositBank)
-	e.str(c.CollectionID)
-	e.minor(c.OriginReceived)
-	e.minor(c.Received)
-	e.varint(c.ExpiresAt)
-	e.varint(c.CreatedAt)
-	e.varint(c.UpdatedAt)
-	e.varint(c.EndedAt)
+func (c *CheckoutSession) fields(f *fieldCodec) {
+	f.str(&c.ID)
+	f.str(&c.OrgID)
+	f.str(&c.LinkID)
+	fieldU8(f, &c.Method)
+	f.str(&c.MethodCode)
+	f.str(&c.Chain)
+	f.str(&c.PayerNumber)
+	fieldU8(f, &c.Status)
+	f.str(&c.StatusMessage)
+	f.str(&c.OriginCurrency)
+	f.minor(&c.OriginAmount)
+	f.str(&c.DestCurrency)
+	f.minor(&c.DestAmount)
+	f.str(&c.Rate)
+	f.str(&c.DepositAccount)
+	f.str(&c.DepositBank)
+	f.str(&c.CollectionID)
+	f.minor(&c.OriginReceived)
+	f.minor(&c.Received)
+	f.varint(&c.ExpiresAt)
+	f.varint(&c.CreatedAt)
+	f.varint(&c.UpdatedAt)
+	f.varint(&c.EndedAt)
 }
 
-func decodeCheckoutSession(d *decoder) CheckoutSession {
-	return CheckoutSession{
-		ID: d.str(), OrgID: d.str(), LinkID: d.str(), Method: CheckoutMethod(d.u8()), MethodCode: d.str(),
-		Chain: d.str(), PayerNumber: d.str(), Status: CheckoutSessionStatus(d.u8()), StatusMessage: d.str(),
-		OriginCurrency: d.str(), OriginAmount: d.minor(), DestCurrency: d.str(), DestAmount: d.minor(),
-		Rate: d.str(), DepositAccount: d.str(), DepositBank: d.str(), CollectionID: d.str(),
-		OriginReceived: d.minor(), Received: d.minor(), ExpiresAt: d.varint(), CreatedAt: d.varint(),
-		UpdatedAt: d.varint(), EndedAt: d.varint(),
-	}
-}
-
-func encodeCheckoutDeposit(e *encoder, c *CheckoutDeposit) {
-	e.str(c.ID)
-	e.str(c.OrgID)
-	e.str(c.SessionID)
-	e.str(c.LinkID)
-	e.str(c.CollectionID)
-	e.str(c.ExternalReference)
-	e.minor(c.Requested)
-	e.minor(c.Amount)
-	e.str(c.Currency)
-	e.minor(c.Credited)
-	e.varint(c.At)
-}
-
-func decodeCheckoutDeposit(d *decoder) CheckoutDeposit {
-	return CheckoutDeposit{
-		ID: d.str(), OrgID: d.str(), SessionID: d.str(), LinkID: d.str(), CollectionID: d.str(),
-		ExternalReference: d.str(), Requested: d.minor(), Amount: d.minor(), Currency: d.str(),
-		Credited: d.minor(), At: d.varint(),
-	}
+func (c *CheckoutDeposit) fields(f *fieldCodec) {
+	f.str(&c.ID)
+	f.str(&c.OrgID)
+	f.str(&c.SessionID)
+	f.str(&c.LinkID)
+	f.str(&c.CollectionID)
+	f.str(&c.ExternalReference)
+	f.minor(&c.Requested)
+	f.minor(&c.Amount)
+	f.str(&c.Currency)
+	f.minor(&c.Credited)
+	f.varint(&c.At)
 }
 
 func (c *CreateCheckoutSession) apply(s *State) Result {

@@ -197,23 +197,31 @@ func (c *ExecuteQuote) Kind() Kind {
 	return KindExecuteQuote
 }
 
-func (c *CreateQuote) encode(e *encoder) {
-	e.varint(c.At)
-	e.str(c.ID)
-	e.str(c.OrgID)
-	e.str(c.FromCurrency)
-	e.minor(c.FromAmount)
-	e.str(c.ToCurrency)
-	e.minor(c.ToAmount)
-	e.u8(uint8(c.Side))
-	e.str(c.Rate)
+func (c *CreateQuote) fields(f *fieldCodec) {
+	f.varint(&c.At)
+	f.str(&c.ID)
+	f.str(&c.OrgID)
+	f.str(&c.FromCurrency)
+	f.minor(&c.FromAmount)
+	f.str(&c.ToCurrency)
+	f.minor(&c.ToAmount)
+	fieldU8(f, &c.Side)
+	f.str(&c.Rate)
+}
+
+func (c *CreateQuote) encode(e *encoder) { c.fields(e.codec()) }
+
+// fields are ExecuteQuote's without its reference, which KindExecuteQuoteRef
+// appends.
+func (c *ExecuteQuote) fields(f *fieldCodec) {
+	f.varint(&c.At)
+	f.str(&c.OrgID)
+	f.str(&c.QuoteID)
+	f.str(&c.ConversionID)
 }
 
 func (c *ExecuteQuote) encode(e *encoder) {
-	e.varint(c.At)
-	e.str(c.OrgID)
-	e.str(c.QuoteID)
-	e.str(c.ConversionID)
+	c.fields(e.codec())
 	if c.ExternalReference != "" {
 		e.str(c.ExternalReference)
 	}
@@ -224,23 +232,17 @@ func init() {
 	registerEntryType(EntryConversionCredit, "conversion_credit", "conversion")
 	registerEntryType(EntryConversionClearing, "conversion_clearing", "conversion")
 	registerPurpose(PurposeFXClearing, "fx_clearing")
-	registerCommand(KindCreateQuote, func(d *decoder) Command {
-		return &CreateQuote{At: d.varint(), ID: d.str(), OrgID: d.str(), FromCurrency: d.str(), FromAmount: d.minor(),
-			ToCurrency: d.str(), ToAmount: d.minor(), Side: Side(d.u8()), Rate: d.str()}
-	})
-	registerCommand(KindExecuteQuote, func(d *decoder) Command {
-		return &ExecuteQuote{At: d.varint(), OrgID: d.str(), QuoteID: d.str(), ConversionID: d.str()}
-	})
+	registerFields[CreateQuote](KindCreateQuote)
+	registerFields[ExecuteQuote](KindExecuteQuote)
 	registerCommand(KindExecuteQuoteRef, func(d *decoder) Command {
-		return &ExecuteQuote{At: d.varint(), OrgID: d.str(), QuoteID: d.str(), ConversionID: d.str(),
-			ExternalReference: d.appendedRef()}
+		c := decodeFields[ExecuteQuote](d)
+		c.ExternalReference = d.appendedRef()
+		return c
 	})
-	registerSubject(SubjectConversion,
-		func(e *encoder, s Subject) { c := s.(Conversion); encodeConversion(e, &c) },
-		func(d *decoder) Subject { return decodeConversion(d) })
+	registerFieldsSubject[Conversion](SubjectConversion)
 	registerSubject(SubjectConversionRef,
-		func(e *encoder, s Subject) { c := s.(Conversion); encodeConversion(e, &c); e.str(c.ExternalReference) },
-		func(d *decoder) Subject { c := decodeConversion(d); c.ExternalReference = d.str(); return c })
+		func(e *encoder, s Subject) { c := s.(Conversion); c.fields(e.codec()); e.str(c.ExternalReference) },
+		func(d *decoder) Subject { c := decodeByFields[Conversion](d); c.ExternalReference = d.str(); return c })
 }
 
 // quoteKind: a quote stays open while pending; conversionKind: a
@@ -248,7 +250,7 @@ func init() {
 var quoteKind = &kind[Quote]{
 	tag: tagQuote, name: "quote",
 	id:  func(q *Quote) (string, string) { return q.ID, q.OrgID },
-	enc: encodeQuote, dec: decodeQuote,
+	enc: encodeByFields[Quote], dec: decodeByFields[Quote],
 	open: func(q *Quote) bool { return q.Status == QuotePending },
 }
 
@@ -490,49 +492,42 @@ func (r *Reader) Conversions(orgID string, before Cursor, limit int) Page[Conver
 // expired, for tests.
 func (s *State) PendingQuotes() int { return len(s.fx.quotes.rows) }
 
-func encodeQuote(e *encoder, q *Quote) {
-	e.str(q.ID)
-	e.str(q.OrgID)
-	e.str(q.FromCurrency)
-	e.minor(q.FromAmount)
-	e.str(q.ToCurrency)
-	e.minor(q.ToAmount)
-	e.u8(uint8(q.Side))
-	e.str(q.Rate)
-	e.str(q.FromAccount)
-	e.str(q.ToAccount)
-	e.u8(uint8(q.Status))
-	e.str(q.ConversionID)
-	e.varint(q.CreatedAt)
-	e.varint(q.ExpiresAt)
-	e.varint(q.UpdatedAt)
+func (q *Quote) fields(f *fieldCodec) {
+	f.str(&q.ID)
+	f.str(&q.OrgID)
+	f.str(&q.FromCurrency)
+	f.minor(&q.FromAmount)
+	f.str(&q.ToCurrency)
+	f.minor(&q.ToAmount)
+	fieldU8(f, &q.Side)
+	f.str(&q.Rate)
+	f.str(&q.FromAccount)
+	f.str(&q.ToAccount)
+	fieldU8(f, &q.Status)
+	f.str(&q.ConversionID)
+	f.varint(&q.CreatedAt)
+	f.varint(&q.ExpiresAt)
+	f.varint(&q.UpdatedAt)
 }
 
-func decodeQuote(d *decoder) Quote {
-	return Quote{
-		ID: d.str(), OrgID: d.str(), FromCurrency: d.str(), FromAmount: d.minor(),
-		ToCurrency: d.str(), ToAmount: d.minor(), Side: Side(d.u8()), Rate: d.str(),
-		FromAccount: d.str(), ToAccount: d.str(), Status: QuoteStatus(d.u8()), ConversionID: d.str(),
-		CreatedAt: d.varint(), ExpiresAt: d.varint(), UpdatedAt: d.varint(),
-	}
-}
-
-func encodeConversion(e *encoder, c *Conversion) {
-	e.str(c.ID)
-	e.str(c.OrgID)
-	e.str(c.QuoteID)
-	e.str(c.FromAccount)
-	e.str(c.FromCurrency)
-	e.minor(c.FromAmount)
-	e.str(c.ToAccount)
-	e.str(c.ToCurrency)
-	e.minor(c.ToAmount)
-	e.str(c.Rate)
-	e.u8(uint8(c.Status))
-	e.str(c.StatusMessage)
-	e.varint(c.CreatedAt)
-	e.varint(c.CompletedAt)
-	e.varint(c.UpdatedAt)
+// fields are a conversion as an event's subject holds it; the store
+// appends its reference and attempt (encodeStoredConversion).
+func (c *Conversion) fields(f *fieldCodec) {
+	f.str(&c.ID)
+	f.str(&c.OrgID)
+	f.str(&c.QuoteID)
+	f.str(&c.FromAccount)
+	f.str(&c.FromCurrency)
+	f.minor(&c.FromAmount)
+	f.str(&c.ToAccount)
+	f.str(&c.ToCurrency)
+	f.minor(&c.ToAmount)
+	f.str(&c.Rate)
+	fieldU8(f, &c.Status)
+	f.str(&c.StatusMessage)
+	f.varint(&c.CreatedAt)
+	f.varint(&c.CompletedAt)
+	f.varint(&c.UpdatedAt)
 }
 
 // encodeStoredConversion is a conversion as the state store holds it: the
@@ -540,7 +535,7 @@ func encodeConversion(e *encoder, c *Conversion) {
 // (an appended field, doc.go), so that a record without one is as format 1
 // first wrote it.
 func encodeStoredConversion(e *encoder, c *Conversion) {
-	encodeConversion(e, c)
+	c.fields(e.codec())
 	if c.ExternalReference != "" {
 		e.str(c.ExternalReference)
 		if c.Attempt != "" { // appended after the reference (doc.go)
@@ -550,7 +545,7 @@ func encodeStoredConversion(e *encoder, c *Conversion) {
 }
 
 func decodeStoredConversion(d *decoder) Conversion {
-	c := decodeConversion(d)
+	c := decodeByFields[Conversion](d)
 	if d.more() {
 		c.ExternalReference = d.str()
 	}
@@ -558,13 +553,4 @@ func decodeStoredConversion(d *decoder) Conversion {
 		c.Attempt = d.str()
 	}
 	return c
-}
-
-func decodeConversion(d *decoder) Conversion {
-	return Conversion{
-		ID: d.str(), OrgID: d.str(), QuoteID: d.str(), FromAccount: d.str(), FromCurrency: d.str(),
-		FromAmount: d.minor(), ToAccount: d.str(), ToCurrency: d.str(), ToAmount: d.minor(),
-		Rate: d.str(), Status: ConversionStatus(d.u8()), StatusMessage: d.str(),
-		CreatedAt: d.varint(), CompletedAt: d.varint(), UpdatedAt: d.varint(),
-	}
 }

@@ -164,7 +164,7 @@ func TestConversionReferenceCodecs(t *testing.T) {
 	conv := Conversion{ID: "conv_1", OrgID: "org_a", QuoteID: "qte_1", FromCurrency: "GHS", FromAmount: 5,
 		ToCurrency: "USD", ToAmount: 1, Rate: "0.2", Status: ConversionCompleted, CreatedAt: 1, CompletedAt: 1, UpdatedAt: 1}
 	var first, stored encoder
-	encodeConversion(&first, &conv)
+	encodeByFields(&first, &conv)
 	encodeStoredConversion(&stored, &conv)
 	if !bytes.Equal(first.buf, stored.buf) {
 		t.Fatal("a conversion without a reference is not stored as format 1 wrote it")

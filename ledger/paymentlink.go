@@ -337,7 +337,7 @@ var paymentPageKind = &kind[PaymentPage]{
 var checkoutSessionKind = &kind[CheckoutSession]{
 	tag: tagCheckoutSession, name: "checkout session",
 	id:  func(c *CheckoutSession) (string, string) { return c.ID, c.OrgID },
-	enc: encodeCheckoutSession, dec: decodeCheckoutSession,
+	enc: encodeByFields[CheckoutSession], dec: decodeByFields[CheckoutSession],
 	open: func(c *CheckoutSession) bool { return !c.Status.Terminal() },
 	lookups: []lookup[CheckoutSession]{
 		{name: indexLeg, key: func(c *CheckoutSession) string { return c.CollectionID }},
@@ -350,7 +350,7 @@ var checkoutSessionKind = &kind[CheckoutSession]{
 var checkoutDepositKind = &kind[CheckoutDeposit]{
 	tag: tagCheckoutDeposit, name: "checkout deposit",
 	id:  func(d *CheckoutDeposit) (string, string) { return d.ID, d.OrgID },
-	enc: encodeCheckoutDeposit, dec: decodeCheckoutDeposit,
+	enc: encodeByFields[CheckoutDeposit], dec: decodeByFields[CheckoutDeposit],
 	open: func(*CheckoutDeposit) bool { return false },
 	lookups: []lookup[CheckoutDeposit]{
 		{name: indexReference, ref: func(d *CheckoutDeposit) (string, string) { return d.OrgID, d.ExternalReference }},
