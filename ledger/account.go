@@ -198,7 +198,7 @@ type Entry struct {
 var accountKind = &kind[Account]{
 	tag: tagAccount, name: "account",
 	id:  func(a *Account) (string, string) { return a.Number, a.OrgID },
-	enc: encodeAccount, dec: decodeAccount,
+	enc: func(e *encoder, a *Account) { a.fields(e.codec()) }, dec: decodeAccount,
 }
 
 // posting is one leg of a transaction before it is booked.

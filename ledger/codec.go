@@ -21,6 +21,9 @@ const stringLenMax = 1 << 20
 
 type encoder struct {
 	buf []byte
+	// generic is the fieldCodec that encodeByFields writes through, like
+	// decoder.generic.
+	generic fieldCodec
 }
 
 func (e *encoder) u8(v uint8)       { e.buf = append(e.buf, v) }
@@ -360,11 +363,18 @@ type fielded[V any] interface {
 }
 
 // encodeByFields writes a record by its fields method.
-func encodeByFields[V any, P fielded[V]](e *encoder, v *V) { P(v).fields(e.codec()) }
+func encodeByFields[V any, P fielded[V]](e *encoder, v *V) {
+	e.generic = fieldCodec{enc: e}
+	P(v).fields(&e.generic)
+}
 
-// decodeByFields reads a record by its fields method.
+// decodeByFields reads a record by its fields method. The record escapes
+// (a method called through a type parameter): the records read on every
+// request or payout (payouts, collections, accounts) call their fields
+// method directly instead.
 func decodeByFields[V any, P fielded[V]](d *decoder) (v V) {
-	P(&v).fields(d.codec())
+	d.generic = fieldCodec{dec: d}
+	P(&v).fields(&d.generic)
 	return v
 }
 

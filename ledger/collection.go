@@ -126,7 +126,7 @@ var collectionKind = &kind[Collection]{
 }
 
 func encodeStoredCollection(e *encoder, c *Collection) {
-	encodeCollection(e, c)
+	c.fields(e.codec())
 	e.bool(c.Deposit != nil)
 	if c.Deposit != nil {
 		encodeDeposit(e, c.Deposit)
@@ -137,7 +137,8 @@ func encodeStoredCollection(e *encoder, c *Collection) {
 }
 
 func decodeStoredCollection(d *decoder) Collection {
-	c := decodeCollection(d)
+	var c Collection
+	c.fields(d.codec())
 	if d.bool() {
 		dep := decodeDeposit(d)
 		c.Deposit = &dep

@@ -116,11 +116,12 @@ func init() {
 	registerSubject(SubjectDepositCollection,
 		func(e *encoder, s Subject) {
 			c := s.(Collection)
-			encodeCollection(e, &c)
+			c.fields(e.codec())
 			encodeDeposit(e, c.Deposit)
 		},
 		func(d *decoder) Subject {
-			c := decodeCollection(d)
+			var c Collection
+			c.fields(d.codec())
 			dep := decodeDeposit(d)
 			c.Deposit = &dep
 			return c

@@ -89,14 +89,16 @@ func SubjectKinds() []SubjectKind {
 }
 
 func init() {
+	// Written for every payout and collection event: called directly, so
+	// that the subject stays on the stack.
 	registerSubject(SubjectPayout,
-		func(e *encoder, s Subject) { p := s.(Payout); encodePayout(e, &p) },
-		func(d *decoder) Subject { return decodePayout(d) })
+		func(e *encoder, s Subject) { p := s.(Payout); p.fields(e.codec()) },
+		func(d *decoder) Subject { var p Payout; p.fields(d.codec()); return p })
 	registerSubject(SubjectCollection,
-		func(e *encoder, s Subject) { c := s.(Collection); encodeCollection(e, &c) },
-		func(d *decoder) Subject { return decodeCollection(d) })
+		func(e *encoder, s Subject) { c := s.(Collection); c.fields(e.codec()) },
+		func(d *decoder) Subject { var c Collection; c.fields(d.codec()); return c })
 	registerSubject(SubjectAccount,
-		func(e *encoder, s Subject) { a := s.(Account); encodeAccount(e, &a) },
+		func(e *encoder, s Subject) { a := s.(Account); a.fields(e.codec()) },
 		func(d *decoder) Subject { return decodeAccount(d) })
 }
 

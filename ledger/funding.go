@@ -28,7 +28,7 @@ type FundBalance struct {
 var fundingKind = &kind[Funding]{
 	tag: tagFunding, name: "funding",
 	id:  func(f *Funding) (string, string) { return fundingKey(f.OrgID, f.ExternalReference), f.OrgID },
-	enc: encodeFunding, dec: decodeFunding,
+	enc: encodeByFields[Funding], dec: decodeByFields[Funding],
 	open:     func(*Funding) bool { return false },
 	unlisted: true,
 }

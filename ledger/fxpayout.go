@@ -142,11 +142,12 @@ func init() {
 	registerSubject(SubjectFXPayout,
 		func(e *encoder, s Subject) {
 			p := s.(Payout)
-			encodePayout(e, &p)
+			p.fields(e.codec())
 			encodePayoutFX(e, p.FX)
 		},
 		func(d *decoder) Subject {
-			p := decodePayout(d)
+			var p Payout
+			p.fields(d.codec())
 			fx := decodePayoutFX(d)
 			p.FX = &fx
 			return p

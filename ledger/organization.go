@@ -157,13 +157,13 @@ type RevokeAPIKey struct {
 var organizationKind = &kind[Organization]{
 	tag: tagOrganization, name: "organization",
 	id:  func(o *Organization) (string, string) { return o.ID, o.ID },
-	enc: encodeOrganization, dec: decodeOrganization,
+	enc: encodeByFields[Organization], dec: decodeByFields[Organization],
 }
 
 var apiKeyKind = &kind[APIKey]{
 	tag: tagAPIKey, name: "API key",
 	id:  func(k *APIKey) (string, string) { return k.ID, k.OrgID },
-	enc: encodeAPIKey, dec: decodeAPIKey,
+	enc: encodeByFields[APIKey], dec: decodeByFields[APIKey],
 }
 
 func (s *State) createOrganization(c *CreateOrganization) Result {

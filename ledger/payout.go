@@ -161,7 +161,7 @@ func terminalName(terminal bool, name string) string {
 }
 
 func encodeStoredPayout(e *encoder, p *Payout) {
-	encodePayout(e, p)
+	p.fields(e.codec())
 	e.bool(p.FX != nil)
 	if p.FX != nil {
 		encodePayoutFX(e, p.FX)
@@ -175,7 +175,8 @@ func encodeStoredPayout(e *encoder, p *Payout) {
 }
 
 func decodeStoredPayout(d *decoder) Payout {
-	p := decodePayout(d)
+	var p Payout
+	p.fields(d.codec())
 	if d.bool() {
 		fx := decodePayoutFX(d)
 		p.FX = &fx

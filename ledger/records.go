@@ -2,152 +2,99 @@ package ledger
 
 // Record codecs: the state store's records and events' subjects. Frozen
 // with the state store's format (doc.go): a change of layout is a new
-// format version.
+// format version. Each fields method both writes and reads its record
+// (encodeByFields, decodeByFields).
 
-func encodeOrganization(e *encoder, o *Organization) {
-	e.str(o.ID)
-	e.str(o.Name)
-	e.str(o.Country)
-	e.str(o.Timezone)
-	e.str(o.DefaultCurrency)
-	e.str(o.Status)
-	e.varint(o.CreatedAt)
-	e.varint(o.UpdatedAt)
+func (o *Organization) fields(f *fieldCodec) {
+	f.str(&o.ID)
+	f.str(&o.Name)
+	f.str(&o.Country)
+	f.str(&o.Timezone)
+	f.str(&o.DefaultCurrency)
+	f.str(&o.Status)
+	f.varint(&o.CreatedAt)
+	f.varint(&o.UpdatedAt)
 }
 
-func decodeOrganization(d *decoder) Organization {
-	return Organization{
-		ID: d.str(), Name: d.str(), Country: d.str(), Timezone: d.str(), DefaultCurrency: d.str(),
-		Status: d.str(), CreatedAt: d.varint(), UpdatedAt: d.varint(),
+func (k *APIKey) fields(f *fieldCodec) {
+	f.str(&k.ID)
+	f.str(&k.OrgID)
+	f.str(&k.Name)
+	f.str(&k.Hash)
+	f.str(&k.Hint)
+	f.scopes(&k.Scopes)
+	f.bool(&k.Revoked)
+	f.varint(&k.CreatedAt)
+	f.varint(&k.RevokedAt)
+	if f.enc != nil {
+		encodeKeyControlsSection(f.enc, k)
+	} else {
+		decodeKeyControlsSection(f.dec, k)
 	}
 }
 
-func encodeAPIKey(e *encoder, k *APIKey) {
-	e.str(k.ID)
-	e.str(k.OrgID)
-	e.str(k.Name)
-	e.str(k.Hash)
-	e.str(k.Hint)
-	e.uvarint(uint64(k.Scopes))
-	e.bool(k.Revoked)
-	e.varint(k.CreatedAt)
-	e.varint(k.RevokedAt)
-	encodeKeyControlsSection(e, k)
+func (a *Account) fields(f *fieldCodec) {
+	f.str(&a.Number)
+	f.str(&a.OrgID)
+	f.str(&a.Currency)
+	fieldU8(f, &a.Purpose)
+	f.minor(&a.Total)
+	f.minor(&a.Held)
+	f.uvarint(&a.Reservation)
+	f.varint(&a.CreatedAt)
+	f.varint(&a.LastEntryAt)
 }
 
-func decodeAPIKey(d *decoder) APIKey {
-	k := APIKey{
-		ID: d.str(), OrgID: d.str(), Name: d.str(), Hash: d.str(), Hint: d.str(),
-		Scopes: Scopes(d.u32()), Revoked: d.bool(), CreatedAt: d.varint(), RevokedAt: d.varint(),
-	}
-	decodeKeyControlsSection(d, &k)
-	return k
+// fields are a payout as format 1 wrote it; the store and the subjects of
+// later kinds append (encodeStoredPayout, fxpayout.go, routing.go).
+func (p *Payout) fields(f *fieldCodec) {
+	f.str(&p.ID)
+	f.str(&p.OrgID)
+	f.str(&p.AccountNumber)
+	p.Spec.fields(f)
+	f.methodType(&p.MethodType)
+	f.minor(&p.Fee)
+	f.str(&p.ExternalReference)
+	fieldU8(f, &p.Status)
+	f.str(&p.StatusMessage)
+	f.str(&p.ProviderReference)
+	f.varint(&p.CreatedAt)
+	f.varint(&p.UpdatedAt)
+	f.varint(&p.ProcessingAt)
+	f.varint(&p.CompletedAt)
+	f.varint(&p.FailedAt)
 }
 
-func encodeAccount(e *encoder, a *Account) {
-	e.str(a.Number)
-	e.str(a.OrgID)
-	e.str(a.Currency)
-	e.u8(uint8(a.Purpose))
-	e.minor(a.Total)
-	e.minor(a.Held)
-	e.uvarint(a.Reservation)
-	e.varint(a.CreatedAt)
-	e.varint(a.LastEntryAt)
+func (c *Collection) fields(f *fieldCodec) {
+	f.str(&c.ID)
+	f.str(&c.OrgID)
+	f.str(&c.Type)
+	c.Spec.fields(f)
+	f.methodType(&c.MethodType)
+	f.minor(&c.Fee)
+	f.str(&c.ExternalReference)
+	f.str(&c.AccountNumber)
+	fieldU8(f, &c.Status)
+	f.str(&c.StatusMessage)
+	f.varint(&c.CreatedAt)
+	f.varint(&c.UpdatedAt)
+	f.varint(&c.CompletedAt)
+	f.varint(&c.FailedAt)
 }
 
-func decodeAccount(d *decoder) Account {
-	return Account{
-		Number: d.str(), OrgID: d.str(), Currency: d.str(), Purpose: AccountPurpose(d.u8()),
-		Total: d.minor(), Held: d.minor(), Reservation: d.uvarint(), CreatedAt: d.varint(),
-		LastEntryAt: d.varint(),
-	}
+// decodeAccount reads an account: one for every balance a payout moves.
+func decodeAccount(d *decoder) (a Account) {
+	a.fields(d.codec())
+	return a
 }
 
-func encodePayout(e *encoder, p *Payout) {
-	e.str(p.ID)
-	e.str(p.OrgID)
-	e.str(p.AccountNumber)
-	p.Spec.encode(e)
-	e.methodType(p.MethodType)
-	e.minor(p.Fee)
-	e.str(p.ExternalReference)
-	e.u8(uint8(p.Status))
-	e.str(p.StatusMessage)
-	e.str(p.ProviderReference)
-	e.varint(p.CreatedAt)
-	e.varint(p.UpdatedAt)
-	e.varint(p.ProcessingAt)
-	e.varint(p.CompletedAt)
-	e.varint(p.FailedAt)
-}
-
-func decodePayout(d *decoder) Payout {
-	return Payout{
-		ID: d.str(), OrgID: d.str(), AccountNumber: d.str(), Spec: decodePayoutSpec(d),
-		MethodType: d.methodType(), Fee: d.minor(), ExternalReference: d.str(), Status: PayoutStatus(d.u8()),
-		StatusMessage: d.str(), ProviderReference: d.str(), CreatedAt: d.varint(), UpdatedAt: d.varint(),
-		ProcessingAt: d.varint(), CompletedAt: d.varint(), FailedAt: d.varint(),
-	}
-}
-
-func encodeCollection(e *encoder, c *Collection) {
-	e.str(c.ID)
-	e.str(c.OrgID)
-	e.str(c.Type)
-	c.Spec.encode(e)
-	e.methodType(c.MethodType)
-	e.minor(c.Fee)
-	e.str(c.ExternalReference)
-	e.str(c.AccountNumber)
-	e.u8(uint8(c.Status))
-	e.str(c.StatusMessage)
-	e.varint(c.CreatedAt)
-	e.varint(c.UpdatedAt)
-	e.varint(c.CompletedAt)
-	e.varint(c.FailedAt)
-}
-
-func decodeCollection(d *decoder) Collection {
-	return Collection{
-		ID: d.str(), OrgID: d.str(), Type: d.str(), Spec: decodeCollectionSpec(d), MethodType: d.methodType(),
-		Fee: d.minor(), ExternalReference: d.str(), AccountNumber: d.str(),
-		Status: CollectionStatus(d.u8()), StatusMessage: d.str(), CreatedAt: d.varint(),
-		UpdatedAt: d.varint(), CompletedAt: d.varint(), FailedAt: d.varint(),
-	}
-}
-
-func encodeFunding(e *encoder, f *Funding) {
-	e.uvarint(f.EntrySeq)
-	e.str(f.OrgID)
-	e.str(f.AccountNumber)
-	e.str(f.Currency)
-	e.minor(f.Amount)
-	e.minor(f.BalanceAfter)
-	e.str(f.ExternalReference)
-	e.varint(f.At)
-}
-
-func decodeFunding(d *decoder) Funding {
-	return Funding{
-		EntrySeq: d.uvarint(), OrgID: d.str(), AccountNumber: d.str(), Currency: d.str(),
-		Amount: d.minor(), BalanceAfter: d.minor(), ExternalReference: d.str(), At: d.varint(),
-	}
-}
-
-func encodeEntry(e *encoder, en *Entry) {
-	e.str(en.Account)
-	e.u8(uint8(en.Type))
-	e.minor(en.Amount)
-	e.minor(en.BalanceAfter)
-	e.str(en.RefID)
-	e.str(en.ExternalRef)
-	e.varint(en.At)
-}
-
-func decodeEntry(d *decoder) Entry {
-	return Entry{
-		Account: d.str(), Type: EntryType(d.u8()), Amount: d.minor(), BalanceAfter: d.minor(),
-		RefID: d.str(), ExternalRef: d.str(), At: d.varint(),
-	}
+func (fu *Funding) fields(f *fieldCodec) {
+	f.uvarint(&fu.EntrySeq)
+	f.str(&fu.OrgID)
+	f.str(&fu.AccountNumber)
+	f.str(&fu.Currency)
+	f.minor(&fu.Amount)
+	f.minor(&fu.BalanceAfter)
+	f.str(&fu.ExternalReference)
+	f.varint(&fu.At)
 }

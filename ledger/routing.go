@@ -45,23 +45,25 @@ func init() {
 	registerSubject(SubjectPayoutRouted,
 		func(e *encoder, s Subject) {
 			p := s.(Payout)
-			encodePayout(e, &p)
+			p.fields(e.codec())
 			e.str(p.Spec.RoutingNumber)
 		},
 		func(d *decoder) Subject {
-			p := decodePayout(d)
+			var p Payout
+			p.fields(d.codec())
 			p.Spec.RoutingNumber = d.routingNumber()
 			return p
 		})
 	registerSubject(SubjectFXPayoutRouted,
 		func(e *encoder, s Subject) {
 			p := s.(Payout)
-			encodePayout(e, &p)
+			p.fields(e.codec())
 			encodePayoutFX(e, p.FX)
 			e.str(p.Spec.RoutingNumber)
 		},
 		func(d *decoder) Subject {
-			p := decodePayout(d)
+			var p Payout
+			p.fields(d.codec())
 			fx := decodePayoutFX(d)
 			p.FX = &fx
 			p.Spec.RoutingNumber = d.routingNumber()

@@ -71,7 +71,7 @@ func TestPayoutRoutingNumberAppended(t *testing.T) {
 	var withNone, format1 encoder
 	unrouted := Payout{ID: "pay_ghs_1", OrgID: "org_a", Spec: spec}
 	encodeStoredPayout(&withNone, &unrouted)
-	encodePayout(&format1, &unrouted)
+	encodeByFields(&format1, &unrouted)
 	format1.bool(false)
 	if !bytes.Equal(withNone.buf, format1.buf) {
 		t.Fatal("a payout without a routing number is no longer format 1's bytes")

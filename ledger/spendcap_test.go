@@ -406,20 +406,20 @@ func TestKeyRecordWithoutControls(t *testing.T) {
 	k := APIKey{ID: "key_a", OrgID: "org_a", Name: "n", Hash: "h", Hint: "x", Scopes: ScopePayoutsRead, CreatedAt: 5,
 		Caps: SpendCaps{Daily: usdCents(7)}, Allowlist: "10.0.0.0/8", Spent: SpendUsage{Period: SpendPeriod{1, 2}, Day: 3, Month: 4}}
 	var full, old encoder
-	encodeAPIKey(&full, &k)
+	encodeByFields(&full, &k)
 	bare := k
 	bare.Caps, bare.Allowlist, bare.Spent = SpendCaps{}, "", SpendUsage{}
-	encodeAPIKey(&old, &bare)
+	encodeByFields(&old, &bare)
 	// The old layout: everything before the controls section.
 	var section encoder
 	encodeKeyControlsSection(&section, &bare)
 	oldRecord := old.buf[:len(old.buf)-len(section.buf)]
 	d := decoder{buf: oldRecord}
-	if got := decodeAPIKey(&d); d.err != nil || len(d.buf) != 0 || got != bare {
+	if got := decodeByFields[APIKey](&d); d.err != nil || len(d.buf) != 0 || got != bare {
 		t.Fatalf("old record decoded as %+v (%v)", got, d.err)
 	}
 	d = decoder{buf: full.buf}
-	got := decodeAPIKey(&d)
+	got := decodeByFields[APIKey](&d)
 	if d.err != nil || len(d.buf) != 0 || got.Allowlist != k.Allowlist || got.Spent != k.Spent || *got.Caps.Daily != 7 || got.Caps.Monthly != nil {
 		t.Fatalf("record decoded as %+v (%v)", got, d.err)
 	}
