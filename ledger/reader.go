@@ -17,7 +17,8 @@ import (
 // when the state store fails; see package http for where that is caught.
 type Reader struct {
 	Views
-	kv KVReader
+	kv     KVReader
+	pinned bool // balances come from kv, not the views (see Pinned)
 }
 
 // NewReader returns a Reader over the state store kv and the views of the
@@ -180,8 +181,10 @@ type Snapshotter interface {
 }
 
 // Pinned returns a Reader whose reads of the state store all see one
-// moment, and the function that releases it; the views stay live. Without
-// a Snapshotter under it, it returns r itself.
+// moment, and the function that releases it. Its merchant accounts come
+// from that moment too, since one command moves several balances (a
+// conversion); the other views stay live. Without a Snapshotter under it,
+// it returns r itself.
 func (r *Reader) Pinned() (*Reader, func()) {
 	s, ok := r.kv.(Snapshotter)
 	if !ok {
@@ -189,7 +192,50 @@ func (r *Reader) Pinned() (*Reader, func()) {
 	}
 	view, release, err := s.Snapshot()
 	must(err)
-	return &Reader{Views: r.Views, kv: view}, release
+	return &Reader{Views: r.Views, kv: view, pinned: true}, release
+}
+
+// Account returns the merchant account with the given number, as of the
+// Reader's moment when it is pinned.
+func (r *Reader) Account(number string) (Account, bool) {
+	if !r.pinned {
+		return r.Views.Account(number)
+	}
+	a, ok := readRecord(r, accountKind, number)
+	if !ok || a.Purpose != PurposeMerchant {
+		return Account{}, false
+	}
+	return a, true
+}
+
+// AccountFor returns an organization's account in a currency, as of the
+// Reader's moment when it is pinned.
+func (r *Reader) AccountFor(orgID, currency string) (Account, bool) {
+	if !r.pinned {
+		return r.Views.AccountFor(orgID, currency)
+	}
+	number, ok := r.v.byOrgCurrency.load(orgKey{orgID, currency})
+	if !ok {
+		return Account{}, false
+	}
+	return r.Account(number)
+}
+
+// Accounts lists an organization's accounts in the order they were
+// opened, as of the Reader's moment when it is pinned: balances that one
+// command changed together agree.
+func (r *Reader) Accounts(orgID string) []Account {
+	if !r.pinned {
+		return r.Views.Accounts(orgID)
+	}
+	numbers, _ := r.v.byOrg.load(orgID)
+	out := make([]Account, 0, len(numbers))
+	for _, n := range numbers {
+		if a, ok := r.Account(n); ok {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // Check verifies the ledger's invariants (see Check) over one consistent

@@ -270,12 +270,14 @@ func (a *App) startSession(m ledger.Member, now time.Time) (Session, error) {
 }
 
 // DashboardSession returns the live session a cookie's token names and its
-// member, still on the team.
+// member, still on the team. Both come from one pinned view: a password
+// change or a removal updates the member and ends its sessions at once.
 func (a *App) DashboardSession(token string) (ledger.DashboardSession, ledger.Member, bool) {
 	if len(token) != TokenLen {
 		return ledger.DashboardSession{}, ledger.Member{}, false
 	}
-	st := a.sys.Reader()
+	st, release := a.sys.Reader().Pinned()
+	defer release()
 	sess, found := st.DashboardSessionByToken(sha256.Sum256([]byte(token)))
 	if !found || !sess.Live(a.sys.Now().UnixMilli()) {
 		return ledger.DashboardSession{}, ledger.Member{}, false

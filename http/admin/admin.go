@@ -114,9 +114,12 @@ func NewKeyInput(req *CreateKeyBody) (app.NewKey, *ledger.Error) {
 func listKeys(c *core.Call) { c.OK(fasthttp.StatusOK, KeyList(c.Server, c.Org)) }
 
 // keyList is an organization's keys as GET /v1/keys lists them, newest
-// first, each with its spend in the organization's current day and month.
+// first, each with its spend in the organization's current day and month,
+// read from one pinned view (see core.List).
 func KeyList(s *core.Server, org string) core.ListBody[keyJSON] {
-	keys := s.Config.Actors.Reader().APIKeys(org)
+	st, release := s.Config.Actors.Reader().Pinned()
+	keys := st.APIKeys(org)
+	release()
 	for i, j := 0, len(keys)-1; i < j; i, j = i+1, j-1 {
 		keys[i], keys[j] = keys[j], keys[i]
 	}

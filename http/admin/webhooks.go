@@ -250,7 +250,10 @@ func listWebhookEndpoints(c *core.Call) {
 // webhookEndpointList is a page of an organization's endpoints, as GET
 // /v1/webhooks/endpoints lists them.
 func WebhookEndpointList(s *core.Server, org string, before ledger.Cursor, limit int) core.ListBody[webhookEndpointJSON] {
-	return core.NewList(listWebhookEndpointsKind, s.Config.Actors.Reader().WebhookEndpoints(org, before, limit), renderWebhookEndpoint)
+	page := core.PinnedPage(s, func(st *ledger.Reader) ledger.Page[ledger.WebhookEndpoint] {
+		return st.WebhookEndpoints(org, before, limit)
+	})
+	return core.NewList(listWebhookEndpointsKind, page, renderWebhookEndpoint)
 }
 
 // webhookEndpoint finds the caller's endpoint named by the path parameter.
@@ -420,7 +423,10 @@ func listDeliveries(c *core.Call) {
 // /v1/webhooks/deliveries lists them.
 func DeliveryList(s *core.Server, org string, f ledger.DeliveryFilter, before ledger.Cursor, limit int) core.ListBody[webhookDeliveryJSON] {
 	ids := s.PublicIDs()
-	return core.NewList(ListDeliveries, s.Config.Actors.Reader().WebhookDeliveries(org, f, before, limit),
+	page := core.PinnedPage(s, func(st *ledger.Reader) ledger.Page[ledger.WebhookDelivery] {
+		return st.WebhookDeliveries(org, f, before, limit)
+	})
+	return core.NewList(ListDeliveries, page,
 		func(d *ledger.WebhookDelivery) webhookDeliveryJSON { return renderWebhookDelivery(ids, d) })
 }
 

@@ -28,7 +28,9 @@ type ReadPage[T, F any] func(st *ledger.Reader, org string, f F, before ledger.C
 // List answers GET of a cursor list: the page parameters (limit, and the
 // cursor, which must be of kind), the filter that filter reads from the
 // query (its error answers the request), the page read, each record
-// rendered. Lists default to 20 records.
+// rendered. Lists default to 20 records. The page comes from one pinned
+// view: unpinned, the walk of its index and each record's read see the
+// store at different moments, and one commit can change several records.
 func List[T, F, J any](c *Call, kind ListKind, filter func(*Call) (F, *ledger.Error), read ReadPage[T, F], render func(*T) J) {
 	limit, before, ok := c.Page(kind)
 	if !ok {
@@ -39,7 +41,17 @@ func List[T, F, J any](c *Call, kind ListKind, filter func(*Call) (F, *ledger.Er
 		c.Fail(e)
 		return
 	}
-	c.OK(fasthttp.StatusOK, NewList(kind, read(c.Server.Config.Actors.Reader(), c.Org, f, before, limit), render))
+	c.OK(fasthttp.StatusOK, NewList(kind, PinnedPage(c.Server, func(st *ledger.Reader) ledger.Page[T] {
+		return read(st, c.Org, f, before, limit)
+	}), render))
+}
+
+// PinnedPage reads one page with read through a pinned view of the state
+// store (see List).
+func PinnedPage[T any](s *Server, read func(st *ledger.Reader) ledger.Page[T]) ledger.Page[T] {
+	st, release := s.Config.Actors.Reader().Pinned()
+	defer release()
+	return read(st)
 }
 
 // Page reads a list's page parameters (PageParams): the limit, 20 records

@@ -35,9 +35,11 @@ func dashboardTeamRoutes(s *core.Server) {
 
 var teamRoles = []string{ledger.RoleOwner, ledger.RoleDeveloper, ledger.RoleViewer}
 
-// teamPage is the Team page of m's organization.
+// teamPage is the Team page of m's organization. Members and invitations
+// come from one pinned view: accepting an invitation changes both.
 func teamPage(s *core.Server, ctx *fasthttp.RequestCtx, m dashboardMember) *dashauth.Page {
-	st := s.Config.Actors.Reader()
+	st, release := s.Config.Actors.Reader().Pinned()
+	defer release()
 	now := s.Config.Actors.Now()
 	p := &dashauth.Page{Title: "Team", CSRF: dashboardCSRF(s, ctx, m), Member: &dashauth.PageMember{Email: m.Email, Role: m.Role},
 		Owner: m.Role == ledger.RoleOwner, Roles: teamRoles}

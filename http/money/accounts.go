@@ -21,9 +21,11 @@ type accountBody struct {
 }
 
 // listAccounts: GET /v1/accounts. One account per currency; not paginated.
+// The balances are of one moment (a pinned view): a conversion moves two.
 func listAccounts(c *core.Call) {
-	var accounts []ledger.Account
-	accounts = c.Server.Config.Actors.Reader().Accounts(c.Org)
+	st, release := c.Server.Config.Actors.Reader().Pinned()
+	accounts := st.Accounts(c.Org)
+	release()
 	c.OK(fasthttp.StatusOK, core.NewList(0, ledger.Page[ledger.Account]{Items: accounts}, func(a *ledger.Account) accountJSON { return renderAccountNow(c.Server, a) }))
 }
 

@@ -20,6 +20,9 @@ import (
 // resource's status and the running balance), and the transactions export.
 // Every view is a merge of the organization's account statements, newest
 // first by sequence; paging back to the start reproduces each balance.
+// Each answer reads one pinned view of the state store: one command books
+// on several accounts (a conversion's two legs) and changes the resource
+// a transaction describes (a failed payout's refund and its status).
 
 func init() {
 	core.RegisterRoutes(
@@ -68,7 +71,8 @@ func listLedger(c *core.Call) {
 	var currencies map[string]string
 	found := true
 	{
-		s := c.Server.Config.Actors.Reader()
+		s, release := c.Server.Config.Actors.Reader().Pinned()
+		defer release()
 		if f.Account != "" {
 			a, ok := s.Account(f.Account)
 			found = ok && a.OrgID == c.Org
@@ -167,8 +171,8 @@ var transactionTypes = map[string]string{
 }
 
 // renderTransaction renders an entry of a merchant account as a
-// transaction, describing it from the resource that booked it. It reads s,
-// so it runs under the read lock.
+// transaction, describing it from the resource that booked it, as s reads
+// it: one pinned view for a page of transactions.
 func renderTransaction(ids *ledger.PublicIDs, s *ledger.Reader, n *ledger.NumberedEntry, currency string) transactionJSON {
 	e := &n.Entry
 	raw := e.Type.String()
@@ -298,7 +302,8 @@ func listTransactions(c *core.Call) {
 	}
 	body := core.ListBody[transactionJSON]{}
 	{
-		s := c.Server.Config.Actors.Reader()
+		s, release := c.Server.Config.Actors.Reader().Pinned()
+		defer release()
 		page := s.Journal(c.Org, f, before, limit)
 		currencies := accountCurrencies(s, c.Org)
 		body = core.NewList(listTransactionsKind, page, func(n *ledger.NumberedEntry) transactionJSON {
@@ -373,7 +378,8 @@ func exportTransactions(c *core.Call) {
 		return
 	}
 	defer release()
-	s := c.Server.Config.Actors.Reader()
+	s, unpin := c.Server.Config.Actors.Reader().Pinned()
+	defer unpin()
 	page := s.Journal(c.Org, f, ledger.CursorStart, exportRowsMax)
 	if page.HasMore {
 		c.Fail(ledger.FieldInvalid("from", "selects more than "+strconv.Itoa(exportRowsMax)+" transactions: export a shorter range"))

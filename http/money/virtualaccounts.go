@@ -149,7 +149,9 @@ func listVirtualAccounts(c *core.Call) {
 		c.OK(fasthttp.StatusOK, core.NewList(listVirtualAccountsKind, page, renderVirtualAccount))
 		return
 	}
-	page = c.Server.Config.Actors.Reader().VirtualAccounts(c.Org, f, before, limit)
+	page = core.PinnedPage(c.Server, func(st *ledger.Reader) ledger.Page[ledger.VirtualAccount] {
+		return st.VirtualAccounts(c.Org, f, before, limit)
+	})
 	c.OK(fasthttp.StatusOK, core.NewList(listVirtualAccountsKind, page, renderVirtualAccount))
 }
 
