@@ -73,7 +73,7 @@ const (
 	DefaultRequestsMax      = 2_000_000
 	DefaultRequestTimeout   = 15 * time.Second // the server's commit timeout is 10s
 	DefaultSetupTimeout     = 2 * time.Minute
-	DefaultKeys             = 1000 // the most one organization may hold (hot_account)
+	DefaultKeys             = 1000 // the most one organization may hold: all of hot_account's
 	DefaultOrgs             = 64
 	DefaultReplayReferences = 1024
 
@@ -161,6 +161,14 @@ func (c Config) filled() Config {
 	return c
 }
 
+// keysPerOrg is how many keys each of orgs organizations holds when keys
+// are spread over them.
+func keysPerOrg(keys, orgs int) int { return (keys + orgs - 1) / orgs }
+
+// hotAccountKeys is how many keys hot_account rotates over: every one in
+// its one organization, so at most the keys one organization may hold.
+func hotAccountKeys(c *Config) int { return min(c.Keys, keysPerOrganizationMax) }
+
 // checkLimits checks the fields of a filled Config but Addr and Key.
 func (c Config) checkLimits() error {
 	switch {
@@ -176,9 +184,12 @@ func (c Config) checkLimits() error {
 		return fmt.Errorf("orgs must be 1 to %d, not %d", orgsMax, c.Orgs)
 	case c.Keys < c.Orgs || c.Keys > keysMax:
 		return fmt.Errorf("keys must be %d (one per organization) to %d, not %d", c.Orgs, keysMax, c.Keys)
-	case c.Keys > keysPerOrganizationMax:
-		// hot_account puts every key in one organization.
-		return fmt.Errorf("keys must be at most %d, the keys one organization may hold, not %d", keysPerOrganizationMax, c.Keys)
+	case keysPerOrg(c.Keys, min(c.Orgs, c.ReplayReferences)) > keysPerOrganizationMax:
+		// uniform spreads its keys over Orgs organizations, replay over as
+		// many as it has references for; hot_account holds at most one
+		// organization's (hotAccountKeys).
+		return fmt.Errorf("%d keys over %d organizations are more than the %d one organization may hold: add -orgs",
+			c.Keys, min(c.Orgs, c.ReplayReferences), keysPerOrganizationMax)
 	case c.ReplayReferences < 1 || c.ReplayReferences > replayReferencesMax:
 		return fmt.Errorf("replay references must be 1 to %d, not %d", replayReferencesMax, c.ReplayReferences)
 	case c.Window < 0:

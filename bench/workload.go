@@ -163,8 +163,7 @@ func appendPayout(buf []byte, amount, prefix string, n uint64) []byte {
 }
 
 func prepareUniform(ctx context.Context, s *setup, cfg *Config, runID string) (source, error) {
-	keysPerOrg := (cfg.Keys + cfg.Orgs - 1) / cfg.Orgs
-	orgs, err := s.createOrgs(ctx, cfg.Key, runID, cfg.Orgs, keysPerOrg, fundingAmount)
+	orgs, err := s.createOrgs(ctx, cfg.Key, runID, cfg.Orgs, keysPerOrg(cfg.Keys, cfg.Orgs), fundingAmount)
 	if err != nil {
 		return nil, err
 	}
@@ -172,7 +171,7 @@ func prepareUniform(ctx context.Context, s *setup, cfg *Config, runID string) (s
 }
 
 func prepareHotAccount(ctx context.Context, s *setup, cfg *Config, runID string) (source, error) {
-	orgs, err := s.createOrgs(ctx, cfg.Key, runID, 1, cfg.Keys, hotFundingAmount)
+	orgs, err := s.createOrgs(ctx, cfg.Key, runID, 1, hotAccountKeys(cfg), hotFundingAmount)
 	if err != nil {
 		return nil, err
 	}
@@ -199,8 +198,7 @@ func (p *replaySource) keyCount() int { return len(p.keys) }
 
 func prepareReplay(ctx context.Context, s *setup, cfg *Config, runID string) (source, error) {
 	orgCount := min(cfg.Orgs, cfg.ReplayReferences)
-	keysPerOrg := (cfg.Keys + orgCount - 1) / orgCount
-	orgs, err := s.createOrgs(ctx, cfg.Key, runID, orgCount, keysPerOrg, fundingAmount)
+	orgs, err := s.createOrgs(ctx, cfg.Key, runID, orgCount, keysPerOrg(cfg.Keys, orgCount), fundingAmount)
 	if err != nil {
 		return nil, err
 	}

@@ -61,7 +61,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.Uint64Var(&cfg.RequestsMax, "requests", bench.DefaultRequestsMax, "at most this many measured requests per workload")
 	fs.DurationVar(&cfg.RequestTimeout, "timeout", bench.DefaultRequestTimeout, "timeout of one request")
 	fs.DurationVar(&cfg.SetupTimeout, "setup-timeout", bench.DefaultSetupTimeout, "timeout of each workload's setup")
-	fs.IntVar(&cfg.Keys, "keys", bench.DefaultKeys, "API keys each workload rotates over (each key is limited to 100 req/s)")
+	fs.IntVar(&cfg.Keys, "keys", bench.DefaultKeys, "API keys each workload rotates over (each key is limited to 100 req/s), spread over the organizations; hot_account, all in one organization, holds at most 1000 of them")
 	fs.IntVar(&cfg.Orgs, "orgs", bench.DefaultOrgs, "organizations of uniform and replay")
 	fs.IntVar(&cfg.ReplayReferences, "replay-refs", bench.DefaultReplayReferences, "payouts replay creates once, then re-sends")
 	fs.IntVar(&cfg.ServerPID, "server-pid", 0, "without -spawn, with -window: process id of the server, whose resident memory (RSS) each window reports")
