@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -497,6 +498,29 @@ func TestProductionLeaderChangeDuringPayouts(t *testing.T) {
 	}
 }
 
+// capabilityGroup is a country's methods in GET /v1/capabilities.
+type capabilityGroup struct {
+	Country struct {
+		Code string `json:"code"`
+	} `json:"country"`
+	Methods []struct {
+		Code string `json:"code"`
+	} `json:"methods"`
+}
+
+// countryMethods lists groups' methods as country:method, sorted and
+// space-separated.
+func countryMethods(groups []capabilityGroup) string {
+	var out []string
+	for _, c := range groups {
+		for _, m := range c.Methods {
+			out = append(out, c.Country.Code+":"+m.Code)
+		}
+	}
+	sort.Strings(out)
+	return strings.Join(out, " ")
+}
+
 // checkOffersOnlyConfigured checks a production node whose only provider
 // serves gh_mtn: capabilities list Ghana with MTN alone, and a request
 // naming a method no provider serves is a 400 on that field, not a 503;
@@ -505,27 +529,14 @@ func checkOffersOnlyConfigured(t *testing.T, addr string) {
 	t.Helper()
 	var caps struct {
 		Capabilities struct {
-			Payouts []struct {
-				Country struct {
-					Code string `json:"code"`
-				} `json:"country"`
-				Methods []struct {
-					Code string `json:"code"`
-				} `json:"methods"`
-			} `json:"payouts"`
+			Payouts []capabilityGroup `json:"payouts"`
 		} `json:"capabilities"`
 	}
 	if st, err := liveCall(addr, "GET", "/v1/capabilities", nil, &caps); err != nil || st != 200 {
 		t.Fatalf("capabilities: %d %v", st, err)
 	}
-	var listed []string
-	for _, c := range caps.Capabilities.Payouts {
-		for _, m := range c.Methods {
-			listed = append(listed, c.Country.Code+":"+m.Code)
-		}
-	}
-	if strings.Join(listed, " ") != "GH:gh_mtn" {
-		t.Fatalf("payout capabilities list %v, want only GH:gh_mtn", listed)
+	if got := countryMethods(caps.Capabilities.Payouts); got != "GH:gh_mtn" {
+		t.Fatalf("payout capabilities list %q, want only GH:gh_mtn", got)
 	}
 	refused := func(path string, body map[string]any, field string) {
 		t.Helper()

@@ -18,9 +18,7 @@ import (
 // and never makes a second provider request; a callback delivered twice,
 // the duplicate racing the first, settles once.
 func TestProductionExactlyOnceRetriesAndDuplicates(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end")
-	}
+	endToEnd(t)
 	momoFake := momofake.NewServer(momofake.Options{TargetEnvironment: "mtnghana", Currency: "GHS", Exponent: 2, CallbackMethod: "POST"})
 	t.Cleanup(momoFake.Close)
 	mpesaFake := mpesafake.NewServer(mpesafake.Options{})
