@@ -44,8 +44,7 @@ func (p problem) on(field, words string) bool {
 // sends on the chain): the checks need no local chain.
 func TestProductionContract(t *testing.T) {
 	endToEnd(t)
-	fake := momofake.NewServer(momofake.Options{TargetEnvironment: "mtnghana", Currency: "GHS", Exponent: 2, CallbackMethod: "POST"})
-	t.Cleanup(fake.Close)
+	fake := newMoMoFake(t)
 	fake.SetName("233241234567", "Ama Mensah")
 	dir := t.TempDir()
 	addr := freeAddrs(t, 1)[0]

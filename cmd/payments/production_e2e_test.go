@@ -50,6 +50,21 @@ func providersFile(t *testing.T, dir string, instances ...map[string]any) string
 	return writeFile(t, dir, "providers.json", string(b))
 }
 
+// newMoMoFake is a MoMo fake serving MTN Ghana in GHS, closed when the
+// test ends.
+func newMoMoFake(t *testing.T) *momofake.Server {
+	fake := momofake.NewServer(momofake.Options{TargetEnvironment: "mtnghana", Currency: "GHS", Exponent: 2, CallbackMethod: "POST"})
+	t.Cleanup(fake.Close)
+	return fake
+}
+
+// newMPesaFake is an M-Pesa fake, closed when the test ends.
+func newMPesaFake(t *testing.T) *mpesafake.Server {
+	fake := mpesafake.NewServer(mpesafake.Options{})
+	t.Cleanup(fake.Close)
+	return fake
+}
+
 // momoInstance configures an mtn_momo instance against fake, its secrets
 // in files under dir, its callbacks sent to base.
 func momoInstance(t *testing.T, dir string, fake *momofake.Server, base string) map[string]any {
@@ -143,8 +158,7 @@ func liveBalance(t *testing.T, addr, currency string) string {
 // it is recorded.
 func TestProductionMoMo(t *testing.T) {
 	endToEnd(t)
-	fake := momofake.NewServer(momofake.Options{TargetEnvironment: "mtnghana", Currency: "GHS", Exponent: 2, CallbackMethod: "POST"})
-	t.Cleanup(fake.Close)
+	fake := newMoMoFake(t)
 	dir := t.TempDir()
 	addr := freeAddrs(t, 1)[0]
 	providers := providersFile(t, dir, momoInstance(t, dir, fake, "http://"+addr))
@@ -289,8 +303,7 @@ func mpesaInstance(t *testing.T, dir string, fake *mpesafake.Server, base string
 // result callback or the transaction status.
 func TestProductionMPesaSendOnce(t *testing.T) {
 	endToEnd(t)
-	fake := mpesafake.NewServer(mpesafake.Options{})
-	t.Cleanup(fake.Close)
+	fake := newMPesaFake(t)
 	dir := t.TempDir()
 	addr := freeAddrs(t, 1)[0]
 	providers := providersFile(t, dir, mpesaInstance(t, dir, fake, "http://"+addr))
@@ -369,10 +382,8 @@ func balancer(t *testing.T, procs func() []*proc) string {
 // when it dies, and one answer at each was lost on the way back.
 func TestProductionLeaderChangeDuringPayouts(t *testing.T) {
 	endToEnd(t)
-	momoFake := momofake.NewServer(momofake.Options{TargetEnvironment: "mtnghana", Currency: "GHS", Exponent: 2, CallbackMethod: "POST"})
-	t.Cleanup(momoFake.Close)
-	mpesaFake := mpesafake.NewServer(mpesafake.Options{})
-	t.Cleanup(mpesaFake.Close)
+	momoFake := newMoMoFake(t)
+	mpesaFake := newMPesaFake(t)
 	dir := t.TempDir()
 	// The nodes need the balancer's address, the balancer the nodes.
 	var mu sync.Mutex
