@@ -27,8 +27,7 @@ func backupCommand(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("backup", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	to := fs.String("to", "", "the backup file to write")
-	addr := fs.String("admin-addr", "127.0.0.1:9400", "the admin API of the node to back up")
-	tokenFile := fs.String("admin-token-file", "", "file holding the operator token")
+	addr, tokenFile := adminClientFlags(fs, "the admin API of the node to back up")
 	if err := applyEnv(fs); err != nil {
 		fmt.Fprintln(stderr, "payments backup:", err)
 		return 2

@@ -60,10 +60,7 @@ func startBackupSource(t *testing.T, dir, tokenFile string, args ...string) (*pr
 	src := startServer(t, filepath.Join(dir, "source"), append([]string{"--admin-token-file", tokenFile, "--admin-addr", "127.0.0.1:0",
 		"--rate-limit", "1000000", "--sandbox-settlement", "30ms"}, args...)...)
 	src.waitReady()
-	if st, err := call(src.addr, "POST", "/v1/simulations/fund-balance",
-		map[string]any{"amount": "100000.00", "currency": "GHS", "externalReference": "seed"}, nil); err != nil || st != 201 {
-		t.Fatalf("fund: %d %v", st, err)
-	}
+	fundGHS(t, src.addr, "100000.00", "seed")
 	return src, src.stdoutValue("admin_addr")
 }
 
@@ -96,10 +93,7 @@ func TestBackupUnderLoadAndRestore(t *testing.T) {
 				var body struct {
 					Payout payoutView `json:"payout"`
 				}
-				st, err := call(src.addr, "POST", "/v1/payouts", map[string]any{
-					"to":                map[string]any{"code": "gh_mtn", "currency": "GHS", "accountNumber": "233241234567", "amount": "1.00"},
-					"externalReference": ref,
-				}, &body)
+				st, err := call(src.addr, "POST", "/v1/payouts", mtnPayout("1.00", ref), &body)
 				if err != nil || st != 201 {
 					t.Errorf("payout %s: %d %v", ref, st, err)
 					return
@@ -174,10 +168,7 @@ func TestBackupUnderLoadAndRestore(t *testing.T) {
 			t.Fatalf("payout %s acknowledged before the backup: %d %v %q", ref, st, err, body.Payout.ID)
 		}
 	}
-	if st, err := call(node.addr, "POST", "/v1/payouts", map[string]any{
-		"to":                map[string]any{"code": "gh_mtn", "currency": "GHS", "accountNumber": "233241234567", "amount": "1.00"},
-		"externalReference": "after-restore",
-	}, nil); err != nil || st != 201 {
+	if st, err := call(node.addr, "POST", "/v1/payouts", mtnPayout("1.00", "after-restore"), nil); err != nil || st != 201 {
 		t.Fatalf("write on the restored node: %d %v", st, err)
 	}
 	// The quiet backup seeds a new three-node cluster: each node restored
@@ -205,10 +196,7 @@ func TestBackupUnderLoadAndRestore(t *testing.T) {
 			t.Fatalf("payout %s in the restored cluster: %d %v %q", ref, st, err, body.Payout.ID)
 		}
 	}
-	if st, err := call(cluster[1].addr, "POST", "/v1/payouts", map[string]any{
-		"to":                map[string]any{"code": "gh_mtn", "currency": "GHS", "accountNumber": "233241234567", "amount": "1.00"},
-		"externalReference": "after-cluster-restore",
-	}, nil); err != nil || st != 201 {
+	if st, err := call(cluster[1].addr, "POST", "/v1/payouts", mtnPayout("1.00", "after-cluster-restore"), nil); err != nil || st != 201 {
 		t.Fatalf("write on the restored cluster: %d %v", st, err)
 	}
 	t.Logf("backup under load at index %s (%s bytes), %d payouts acknowledged after it began; quiet backup at %d",

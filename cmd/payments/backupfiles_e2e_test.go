@@ -131,10 +131,7 @@ func TestBackupHoldsUploadedFiles(t *testing.T) {
 				mu.Lock()
 				uploaded[id] = content
 				mu.Unlock()
-				if st, err := call(src.addr, "POST", "/v1/payouts", map[string]any{
-					"to":                map[string]any{"code": "gh_mtn", "currency": "GHS", "accountNumber": "233241234567", "amount": "1.00"},
-					"externalReference": fmt.Sprintf("bf-%d-%d", w, i),
-				}, nil); err != nil || st != 201 {
+				if st, err := call(src.addr, "POST", "/v1/payouts", mtnPayout("1.00", fmt.Sprintf("bf-%d-%d", w, i)), nil); err != nil || st != 201 {
 					t.Errorf("payout: %d %v", st, err)
 					return
 				}

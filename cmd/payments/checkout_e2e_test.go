@@ -26,8 +26,7 @@ import (
 // checkoutEnv is a server with a webhook receiver and a merchant site to
 // return to.
 type checkoutEnv struct {
-	t        *testing.T
-	p        *proc
+	nodeEnv
 	hooks    *hookReceiver
 	merchant *httptest.Server
 }
@@ -36,7 +35,7 @@ func newCheckoutEnv(t *testing.T, args ...string) *checkoutEnv {
 	t.Helper()
 	endToEnd(t)
 	t.Parallel()
-	e := &checkoutEnv{t: t, hooks: &hookReceiver{}}
+	e := &checkoutEnv{nodeEnv: nodeEnv{t: t}, hooks: &hookReceiver{}}
 	rcv := httptest.NewServer(e.hooks)
 	t.Cleanup(rcv.Close)
 	e.merchant = httptest.NewServer(nethttp.HandlerFunc(func(w nethttp.ResponseWriter, r *nethttp.Request) {
@@ -57,15 +56,6 @@ func newCheckoutEnv(t *testing.T, args ...string) *checkoutEnv {
 		return err == nil && st == 201
 	})
 	return e
-}
-
-// api calls the API with the bootstrap key and wants status want.
-func (e *checkoutEnv) api(method, path string, body, out any, want int) {
-	e.t.Helper()
-	st, err := call(e.p.addr, method, path, body, out)
-	if err != nil || st != want {
-		e.t.Fatalf("%s %s: %d %v, want %d", method, path, st, err, want)
-	}
 }
 
 type linkView struct {

@@ -46,8 +46,7 @@ func clusterCommand(args []string, stdout, stderr io.Writer) int {
 	sub := args[0]
 	fs := flag.NewFlagSet("cluster "+sub, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	addrs := fs.String("admin-addr", "127.0.0.1:9400", "admin API addresses, comma-separated")
-	tokenFile := fs.String("admin-token-file", "", "file holding the operator token")
+	addrs, tokenFile := adminClientFlags(fs, "admin API addresses, comma-separated")
 	raftAddr := fs.String("raft-addr", "", "add: the new node's Raft address")
 	httpAddr := fs.String("http-addr", "", "add: the new node's HTTP address")
 	if err := applyEnv(fs); err != nil {
@@ -107,6 +106,14 @@ type adminClient struct {
 
 // adminRequestTimeout bounds one request to the admin API.
 const adminRequestTimeout = 30 * time.Second
+
+// adminClientFlags declares on fs the flags of a client of the admin API:
+// --admin-addr, described by addrUsage, and --admin-token-file.
+func adminClientFlags(fs *flag.FlagSet, addrUsage string) (addrs, tokenFile *string) {
+	addrs = fs.String("admin-addr", "127.0.0.1:9400", addrUsage)
+	tokenFile = fs.String("admin-token-file", "", "file holding the operator token")
+	return addrs, tokenFile
+}
 
 // newAdminClient is command's client of the admin API at addrs
 // (comma-separated), with the operator token read from tokenFile. When

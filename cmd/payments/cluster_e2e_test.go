@@ -94,10 +94,7 @@ func leaderSeenBy(t *testing.T, procs []*proc, i, not int) int {
 func TestThawedLeaderAnswersNothingStale(t *testing.T) {
 	endToEnd(t)
 	procs := startCluster(t, 3)
-	if st, err := call(procs[0].addr, "POST", "/v1/simulations/fund-balance",
-		map[string]any{"amount": "1.00", "currency": "GHS", "externalReference": "seed"}, nil); err != nil || st != 201 {
-		t.Fatalf("fund: %d %v", st, err)
-	}
+	fundGHS(t, procs[0].addr, "1.00", "seed")
 	for trial := 0; trial < 2; trial++ {
 		old := leaderSeenBy(t, procs, 0, -1)
 		survivor := procs[(old+1)%3]
@@ -114,10 +111,7 @@ func TestThawedLeaderAnswersNothingStale(t *testing.T) {
 			t.Fatalf("trial %d: fund via the new leader: %d %v", trial, st, err)
 		}
 		ref := fmt.Sprintf("frozen-%d", trial)
-		payout := map[string]any{
-			"to":                map[string]any{"code": "gh_mtn", "currency": "GHS", "accountNumber": "233241234567", "amount": "900.00"},
-			"externalReference": ref,
-		}
+		payout := mtnPayout("900.00", ref)
 		var created struct {
 			Payout payoutView `json:"payout"`
 		}
@@ -192,12 +186,7 @@ func (p *proc) stop() error {
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		return err
 	}
-	select {
-	case err := <-p.exited:
-		return err
-	case <-time.After(20 * time.Second):
-		return fmt.Errorf("%s did not exit within 20s of SIGTERM\n%s", p.addr, p.stderr)
-	}
+	return p.waitExit(20 * time.Second)
 }
 
 // flagValue is the value of --name in args.
@@ -289,10 +278,7 @@ func startPayoutLoad(fc *failoverClient, workers int, prefix string) *payoutLoad
 				}
 				l.sent.Add(1)
 				first := w % len(fc.addrs)
-				st, err := fc.post(first, "/v1/payouts", ref, map[string]any{
-					"to":                map[string]any{"code": "gh_mtn", "currency": "GHS", "accountNumber": "233241234567", "amount": "1.00"},
-					"externalReference": ref,
-				}, &body)
+				st, err := fc.post(first, "/v1/payouts", ref, mtnPayout("1.00", ref), &body)
 				l.mu.Lock()
 				if err != nil || st/100 != 2 {
 					l.failures = append(l.failures, fmt.Sprintf("%s via %s: %d %v", ref, fc.addrs[first], st, err))
@@ -523,10 +509,7 @@ func withoutFlag(args []string, flag string) []string {
 func TestEmptyMemberJoinsInsteadOfFounding(t *testing.T) {
 	endToEnd(t)
 	procs := startCluster(t, 3)
-	if st, err := call(procs[0].addr, "POST", "/v1/simulations/fund-balance",
-		map[string]any{"amount": "10.00", "currency": "GHS", "externalReference": "seed"}, nil); err != nil || st != 201 {
-		t.Fatalf("fund: %d %v", st, err)
-	}
+	fundGHS(t, procs[0].addr, "10.00", "seed")
 	leader := leaderSeenBy(t, procs, 0, -1)
 	wiped := procs[(leader+1)%3]
 	if err := wiped.stop(); err != nil {
@@ -675,20 +658,14 @@ func TestJoinCatchesUpThenVotes(t *testing.T) {
 	for _, p := range procs {
 		admin = append(admin, p.stdoutValue("admin_addr"))
 	}
-	if st, err := call(procs[0].addr, "POST", "/v1/simulations/fund-balance",
-		map[string]any{"amount": "10000.00", "currency": "GHS", "externalReference": "seed"}, nil); err != nil || st != 201 {
-		t.Fatalf("fund: %d %v", st, err)
-	}
+	fundGHS(t, procs[0].addr, "10000.00", "seed")
 	acked := map[string]string{}
 	for i := 0; i < 80; i++ {
 		var body struct {
 			Payout payoutView `json:"payout"`
 		}
 		ref := fmt.Sprintf("before-join-%d", i)
-		st, err := call(procs[i%3].addr, "POST", "/v1/payouts", map[string]any{
-			"to":                map[string]any{"code": "gh_mtn", "currency": "GHS", "accountNumber": "233241234567", "amount": "1.00"},
-			"externalReference": ref,
-		}, &body)
+		st, err := call(procs[i%3].addr, "POST", "/v1/payouts", mtnPayout("1.00", ref), &body)
 		if err != nil || st != 201 {
 			t.Fatalf("payout %d: %d %v", i, st, err)
 		}
@@ -752,10 +729,7 @@ func TestJoinCatchesUpThenVotes(t *testing.T) {
 	// The survivors forward to n4.
 	for _, p := range procs {
 		if p != procs[dead] {
-			st, err := call(p.addr, "POST", "/v1/payouts", map[string]any{
-				"to":                map[string]any{"code": "gh_mtn", "currency": "GHS", "accountNumber": "233241234567", "amount": "1.00"},
-				"externalReference": "after-join-via-" + p.addr,
-			}, nil)
+			st, err := call(p.addr, "POST", "/v1/payouts", mtnPayout("1.00", "after-join-via-"+p.addr), nil)
 			if err != nil || st != 201 {
 				t.Fatalf("write via %s with n4 leading: %d %v", p.addr, st, err)
 			}
@@ -790,10 +764,7 @@ func TestSIGTERMHandsOverLeadership(t *testing.T) {
 func TestForwardToFrozenLeaderGoesToTheNext(t *testing.T) {
 	endToEnd(t)
 	procs := startCluster(t, 3)
-	if st, err := call(procs[0].addr, "POST", "/v1/simulations/fund-balance",
-		map[string]any{"amount": "100.00", "currency": "GHS", "externalReference": "seed"}, nil); err != nil || st != 201 {
-		t.Fatalf("fund: %d %v", st, err)
-	}
+	fundGHS(t, procs[0].addr, "100.00", "seed")
 	leader := leaderSeenBy(t, procs, 0, -1)
 	follower := procs[(leader+1)%3]
 	if err := procs[leader].cmd.Process.Signal(syscall.SIGSTOP); err != nil {
@@ -818,10 +789,7 @@ func TestForwardToFrozenLeaderGoesToTheNext(t *testing.T) {
 		var body struct {
 			Payout payoutView `json:"payout"`
 		}
-		st, err := call(follower.addr, "POST", "/v1/payouts", map[string]any{
-			"to":                map[string]any{"code": "gh_mtn", "currency": "GHS", "accountNumber": "233241234567", "amount": "10.00"},
-			"externalReference": "through-a-freeze",
-		}, &body)
+		st, err := call(follower.addr, "POST", "/v1/payouts", mtnPayout("10.00", "through-a-freeze"), &body)
 		answered <- answer{st, err, body.Payout.ID}
 	}()
 	var a answer

@@ -13,10 +13,7 @@ func TestConversionReferenceAcrossRestart(t *testing.T) {
 	dir := t.TempDir()
 	p := startServer(t, dir)
 	p.waitReady()
-	if st, err := call(p.addr, "POST", "/v1/simulations/fund-balance",
-		map[string]any{"amount": "100.00", "currency": "GHS", "externalReference": "seed"}, nil); err != nil || st != 201 {
-		t.Fatalf("fund: %d %v", st, err)
-	}
+	fundGHS(t, p.addr, "100.00", "seed")
 	type conversionBody struct {
 		Conversion struct {
 			ID                string `json:"id"`

@@ -28,8 +28,7 @@ import (
 // dashEnv is a server, its default organization, and the tabs of its
 // members.
 type dashEnv struct {
-	t   *testing.T
-	p   *proc
+	nodeEnv
 	org string // the bootstrap key's organization
 	// setupFrom printed the first owner's setup link: the leader when p
 	// is a follower; nil: p.
@@ -42,7 +41,7 @@ func newDashEnv(t *testing.T, serverArgs ...string) *dashEnv {
 	t.Helper()
 	endToEnd(t)
 	t.Parallel()
-	e := &dashEnv{t: t}
+	e := &dashEnv{nodeEnv: nodeEnv{t: t}}
 	e.p = startServer(t, t.TempDir(), append([]string{"--webhook-timeout", "2s"}, serverArgs...)...)
 	e.p.waitReady()
 	// Ready means a leader is known; the bootstrap key commits just after.
@@ -60,15 +59,6 @@ func newDashEnv(t *testing.T, serverArgs ...string) *dashEnv {
 	})
 	e.org = out.Organization.ID
 	return e
-}
-
-// api calls the API with the bootstrap key and wants status want.
-func (e *dashEnv) api(method, path string, body, out any, want int) {
-	e.t.Helper()
-	st, err := call(e.p.addr, method, path, body, out)
-	if err != nil || st != want {
-		e.t.Fatalf("%s %s: %d %v, want %d", method, path, st, err, want)
-	}
 }
 
 // open opens a dashboard page in a new tab, signed in as a member of org
@@ -263,10 +253,7 @@ func TestDashboardKeyWithCapAndAllowlist(t *testing.T) {
 
 	payout := func(hc *nethttp.Client, amount, ref string) (int, errorView) {
 		var ev errorView
-		st, err := callWith(hc, secret, nil, e.p.addr, "POST", "/v1/payouts", map[string]any{
-			"to":                map[string]any{"code": "gh_mtn", "currency": "GHS", "accountNumber": "233241234567", "amount": amount},
-			"externalReference": ref,
-		}, &ev)
+		st, err := callWith(hc, secret, nil, e.p.addr, "POST", "/v1/payouts", mtnPayout(amount, ref), &ev)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -505,10 +492,7 @@ func TestDashboardHome(t *testing.T) {
 	e := newDashEnv(t)
 	e.api("POST", "/v1/simulations/fund-balance", map[string]any{"amount": "1500.00", "currency": "GHS", "externalReference": "home"}, nil, 201)
 	for i, amount := range []string{"10.00", "20.00", "30.01"} {
-		e.api("POST", "/v1/payouts", map[string]any{
-			"to":                map[string]any{"code": "gh_mtn", "currency": "GHS", "accountNumber": "233241234567", "amount": amount},
-			"externalReference": fmt.Sprintf("home-%d", i),
-		}, nil, 201)
+		e.api("POST", "/v1/payouts", mtnPayout(amount, fmt.Sprintf("home-%d", i)), nil, 201)
 	}
 	ctx := e.open(e.org, "owner", "/dashboard")
 	successDesc := func() string {
@@ -558,10 +542,7 @@ func TestDashboardSandboxLedgerAndMoney(t *testing.T) {
 	var created struct {
 		Payout payoutView `json:"payout"`
 	}
-	e.api("POST", "/v1/payouts", map[string]any{
-		"to":                map[string]any{"code": "gh_mtn", "currency": "GHS", "accountNumber": "233241234567", "amount": "40.00"},
-		"externalReference": "dash-payout",
-	}, &created, 201)
+	e.api("POST", "/v1/payouts", mtnPayout("40.00", "dash-payout"), &created, 201)
 	e.goTo(ctx, "/dashboard/payouts")
 	wantText(t, ctx, created.Payout.ID, "dash-payout")
 	clickThrough(t, ctx, `#main table.grid a[href="/dashboard/payouts/`+created.Payout.ID+`"]`)
@@ -636,7 +617,7 @@ func TestDashboardThroughFollower(t *testing.T) {
 	t.Parallel()
 	procs := startCluster(t, 3)
 	leader, followers := roles(t, procs)
-	e := &dashEnv{t: t, p: followers[0], setupFrom: leader}
+	e := &dashEnv{nodeEnv: nodeEnv{t: t, p: followers[0]}, setupFrom: leader}
 	var out struct {
 		Organization struct {
 			ID string `json:"id"`

@@ -192,6 +192,20 @@ func (p *proc) kill() {
 	}
 }
 
+// waitExit waits (d at most) for the process to exit after SIGTERM; unless
+// it exits cleanly, the error names it and carries its stderr.
+func (p *proc) waitExit(d time.Duration) error {
+	select {
+	case err := <-p.exited:
+		if err != nil {
+			return fmt.Errorf("%s exited after SIGTERM: %w\n%s", p.addr, err, p.stderr)
+		}
+		return nil
+	case <-time.After(d):
+		return fmt.Errorf("%s did not exit within %s of SIGTERM\n%s", p.addr, d, p.stderr)
+	}
+}
+
 // waitReady waits for /readyz.
 func (p *proc) waitReady() {
 	p.t.Helper()
@@ -233,6 +247,40 @@ var client = &nethttp.Client{Timeout: 20 * time.Second, Transport: &nethttp.Tran
 // response into out (if not nil).
 func call(addr, method, path string, body any, out any) (int, error) {
 	return callWith(client, testKey, nil, addr, method, path, body, out)
+}
+
+// nodeEnv is a test's node, called with the bootstrap key.
+type nodeEnv struct {
+	t *testing.T
+	p *proc
+}
+
+// api calls the API with the bootstrap key and wants status want.
+func (e *nodeEnv) api(method, path string, body, out any, want int) {
+	e.t.Helper()
+	st, err := call(e.p.addr, method, path, body, out)
+	if err != nil || st != want {
+		e.t.Fatalf("%s %s: %d %v, want %d", method, path, st, err, want)
+	}
+}
+
+// mtnPayout is the body of a payout of amount GHS to an MTN Ghana wallet,
+// under externalReference ref.
+func mtnPayout(amount, ref string) map[string]any {
+	return map[string]any{
+		"to":                map[string]any{"code": "gh_mtn", "currency": "GHS", "accountNumber": "233241234567", "amount": amount},
+		"externalReference": ref,
+	}
+}
+
+// fundGHS adds amount GHS to the test organization's balance through the
+// node at addr, under externalReference ref, and wants it created (201).
+func fundGHS(t *testing.T, addr, amount, ref string) {
+	t.Helper()
+	if st, err := call(addr, "POST", "/v1/simulations/fund-balance",
+		map[string]any{"amount": amount, "currency": "GHS", "externalReference": ref}, nil); err != nil || st != 201 {
+		t.Fatalf("fund %s GHS through %s: %d %v", amount, addr, st, err)
+	}
 }
 
 // callWith is call through hc, with key and extra headers.
@@ -371,10 +419,7 @@ func kill9(t *testing.T, extra ...string) {
 	p := startServer(t, dir, args...)
 	p.waitReady()
 	const funded = 100_000_000 // 1,000,000.00 GHS
-	if st, err := call(p.addr, "POST", "/v1/simulations/fund-balance",
-		map[string]any{"amount": "1000000.00", "currency": "GHS", "externalReference": "seed"}, nil); err != nil || st != 201 {
-		t.Fatalf("fund: %d %v", st, err)
-	}
+	fundGHS(t, p.addr, "1000000.00", "seed")
 
 	var mu sync.Mutex
 	acked := map[string]string{} // reference → payout id
@@ -397,10 +442,7 @@ func kill9(t *testing.T, extra ...string) {
 				var body struct {
 					Payout payoutView `json:"payout"`
 				}
-				st, err := call(p.addr, "POST", "/v1/payouts", map[string]any{
-					"to":                map[string]any{"code": "gh_mtn", "currency": "GHS", "accountNumber": "233241234567", "amount": amount},
-					"externalReference": ref,
-				}, &body)
+				st, err := call(p.addr, "POST", "/v1/payouts", mtnPayout(amount, ref), &body)
 				if err != nil {
 					return // the server died: this one's outcome is unknown
 				}
@@ -505,10 +547,7 @@ func TestSIGTERMDrains(t *testing.T) {
 	endToEnd(t)
 	p := startServer(t, t.TempDir(), "--rate-limit", "1000000", "--log-level", "info")
 	p.waitReady()
-	if st, err := call(p.addr, "POST", "/v1/simulations/fund-balance",
-		map[string]any{"amount": "1000.00", "currency": "GHS", "externalReference": "seed"}, nil); err != nil || st != 201 {
-		t.Fatalf("fund: %d %v", st, err)
-	}
+	fundGHS(t, p.addr, "1000.00", "seed")
 	type result struct {
 		status int
 		err    error
@@ -516,22 +555,14 @@ func TestSIGTERMDrains(t *testing.T) {
 	results := make(chan result, 64)
 	for i := 0; i < 64; i++ {
 		go func(i int) {
-			st, err := call(p.addr, "POST", "/v1/payouts", map[string]any{
-				"to":                map[string]any{"code": "gh_mtn", "currency": "GHS", "accountNumber": "233241234567", "amount": "1.00"},
-				"externalReference": fmt.Sprintf("drain-%d", i),
-			}, nil)
+			st, err := call(p.addr, "POST", "/v1/payouts", mtnPayout("1.00", fmt.Sprintf("drain-%d", i)), nil)
 			results <- result{st, err}
 		}(i)
 	}
 	time.Sleep(5 * time.Millisecond) // the requests are on their way
 	p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case err := <-p.exited:
-		if err != nil {
-			t.Fatalf("exit after SIGTERM: %v\n%s", err, p.stderr)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("no exit 30s after SIGTERM")
+	if err := p.waitExit(30 * time.Second); err != nil {
+		t.Fatal(err)
 	}
 	for i := 0; i < 64; i++ {
 		r := <-results
@@ -568,20 +599,14 @@ func TestThreeProcessCluster(t *testing.T) {
 	endToEnd(t)
 	procs := startCluster(t, 3)
 	// Writes through every node.
-	if st, err := call(procs[1].addr, "POST", "/v1/simulations/fund-balance",
-		map[string]any{"amount": "100000.00", "currency": "GHS", "externalReference": "seed"}, nil); err != nil || st != 201 {
-		t.Fatalf("fund via n2: %d %v", st, err)
-	}
+	fundGHS(t, procs[1].addr, "100000.00", "seed")
 	acked := map[string]string{}
 	for i := 0; i < 60; i++ {
 		var body struct {
 			Payout payoutView `json:"payout"`
 		}
 		ref := fmt.Sprintf("c-%d", i)
-		st, err := call(procs[i%3].addr, "POST", "/v1/payouts", map[string]any{
-			"to":                map[string]any{"code": "gh_mtn", "currency": "GHS", "accountNumber": "233241234567", "amount": "10.00"},
-			"externalReference": ref,
-		}, &body)
+		st, err := call(procs[i%3].addr, "POST", "/v1/payouts", mtnPayout("10.00", ref), &body)
 		if err != nil || st != 201 {
 			t.Fatalf("payout %d via n%d: %d %v", i, i%3+1, st, err)
 		}
@@ -619,10 +644,7 @@ func TestThreeProcessCluster(t *testing.T) {
 	}
 	// The new leader takes writes, through either survivor.
 	for i, p := range []*proc{procs[(leader+1)%3], procs[(leader+2)%3]} {
-		st, err := call(p.addr, "POST", "/v1/payouts", map[string]any{
-			"to":                map[string]any{"code": "gh_mtn", "currency": "GHS", "accountNumber": "233241234567", "amount": "10.00"},
-			"externalReference": fmt.Sprintf("after-%d", i),
-		}, nil)
+		st, err := call(p.addr, "POST", "/v1/payouts", mtnPayout("10.00", fmt.Sprintf("after-%d", i)), nil)
 		if err != nil || st != 201 {
 			t.Fatalf("write after failover: %d %v", st, err)
 		}

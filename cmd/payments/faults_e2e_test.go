@@ -276,10 +276,7 @@ func (fl *faultLoad) payouts(o *faultOrg, prefix string, first int, stop <-chan 
 		var got struct {
 			Payout payoutView `json:"payout"`
 		}
-		st, code, failed, trail := fl.attempts(o, "/v1/payouts", map[string]any{
-			"to":                map[string]any{"code": "gh_mtn", "currency": "GHS", "accountNumber": "233241234567", "amount": o.amount},
-			"externalReference": ref,
-		}, (first+i)%3, &got)
+		st, code, failed, trail := fl.attempts(o, "/v1/payouts", mtnPayout(o.amount, ref), (first+i)%3, &got)
 		fl.mu.Lock()
 		if fl.statuses == nil {
 			fl.statuses = map[int]int{}

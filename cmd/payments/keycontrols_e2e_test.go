@@ -66,10 +66,7 @@ func TestSpendCapUnderConcurrencyOnCluster(t *testing.T) {
 	key := createKey(t, leader.addr, map[string]any{"name": "capped", "scopes": []string{"payouts:write", "payouts:read"},
 		"spendCaps": map[string]any{"daily": "100.00"}})
 	const funded = 1_000_000_00
-	if st, err := call(followers[1].addr, "POST", "/v1/simulations/fund-balance",
-		map[string]any{"amount": "1000000.00", "currency": "GHS", "externalReference": "seed"}, nil); err != nil || st != 201 {
-		t.Fatalf("fund: %d %v", st, err)
-	}
+	fundGHS(t, followers[1].addr, "1000000.00", "seed")
 	const attempts = 48
 	var mu sync.Mutex
 	admitted, refused := 0, 0
@@ -82,10 +79,7 @@ func TestSpendCapUnderConcurrencyOnCluster(t *testing.T) {
 			defer wg.Done()
 			<-start
 			var e errorView
-			st, err := callWith(client, key.Secret, nil, nodes[i%2].addr, "POST", "/v1/payouts", map[string]any{
-				"to":                map[string]any{"code": "gh_mtn", "currency": "GHS", "accountNumber": "233241234567", "amount": "100.00"},
-				"externalReference": fmt.Sprintf("cap-%d", i),
-			}, &e)
+			st, err := callWith(client, key.Secret, nil, nodes[i%2].addr, "POST", "/v1/payouts", mtnPayout("100.00", fmt.Sprintf("cap-%d", i)), &e)
 			mu.Lock()
 			defer mu.Unlock()
 			switch {

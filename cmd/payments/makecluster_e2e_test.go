@@ -264,17 +264,11 @@ func TestMakeCluster(t *testing.T) {
 
 	leader := c.leader()
 	follower := c.http[(leader+1)%3]
-	if st, err := call(follower, "POST", "/v1/simulations/fund-balance",
-		map[string]any{"amount": "100.00", "currency": "GHS", "externalReference": "make-cluster-seed"}, nil); err != nil || st != 201 {
-		t.Fatalf("fund through follower %s: %d %v", follower, st, err)
-	}
+	fundGHS(t, follower, "100.00", "make-cluster-seed")
 	var created struct {
 		Payout payoutView `json:"payout"`
 	}
-	if st, err := call(follower, "POST", "/v1/payouts", map[string]any{
-		"to":                map[string]any{"code": "gh_mtn", "currency": "GHS", "accountNumber": "233241234567", "amount": "10.00"},
-		"externalReference": "through-make-cluster",
-	}, &created); err != nil || st != 201 || created.Payout.ID == "" {
+	if st, err := call(follower, "POST", "/v1/payouts", mtnPayout("10.00", "through-make-cluster"), &created); err != nil || st != 201 || created.Payout.ID == "" {
 		t.Fatalf("payout through follower %s: %d %v", follower, st, err)
 	}
 	c.stop()

@@ -55,10 +55,7 @@ func TestMetricsOfTheBinary(t *testing.T) {
 	})
 	before := scrape(t, metricsAddr)
 
-	if st, err := call(p.addr, "POST", "/v1/simulations/fund-balance",
-		map[string]any{"amount": "100000.00", "currency": "GHS", "externalReference": "metrics-seed"}, nil); err != nil || st != 201 {
-		t.Fatalf("fund: %d %v", st, err)
-	}
+	fundGHS(t, p.addr, "100000.00", "metrics-seed")
 	// A bounded load: payoutsTotal payouts from 8 clients, then a read of
 	// each of a few by id (a route with a path parameter).
 	const payoutsTotal, clients = 200, 8
@@ -75,10 +72,7 @@ func TestMetricsOfTheBinary(t *testing.T) {
 				var body struct {
 					Payout payoutView `json:"payout"`
 				}
-				st, err := call(p.addr, "POST", "/v1/payouts", map[string]any{
-					"to":                map[string]any{"code": "gh_mtn", "currency": "GHS", "accountNumber": "233241234567", "amount": "1.00"},
-					"externalReference": fmt.Sprintf("metrics-%d", i),
-				}, &body)
+				st, err := call(p.addr, "POST", "/v1/payouts", mtnPayout("1.00", fmt.Sprintf("metrics-%d", i)), &body)
 				if err != nil || st != 201 {
 					failures.Add(1)
 					continue
@@ -378,16 +372,10 @@ func TestClusterMetrics(t *testing.T) {
 		}
 	}
 	leader, followers := roles(t, procs)
-	if st, err := call(followers[0].addr, "POST", "/v1/simulations/fund-balance",
-		map[string]any{"amount": "1000.00", "currency": "GHS", "externalReference": "cluster-metrics-seed"}, nil); err != nil || st != 201 {
-		t.Fatalf("fund through a follower: %d %v", st, err)
-	}
+	fundGHS(t, followers[0].addr, "1000.00", "cluster-metrics-seed")
 	const writes = 20
 	for i := range writes {
-		if st, err := call(followers[i%2].addr, "POST", "/v1/payouts", map[string]any{
-			"to":                map[string]any{"code": "gh_mtn", "currency": "GHS", "accountNumber": "233241234567", "amount": "1.00"},
-			"externalReference": fmt.Sprintf("cluster-metrics-%d", i),
-		}, nil); err != nil || st != 201 {
+		if st, err := call(followers[i%2].addr, "POST", "/v1/payouts", mtnPayout("1.00", fmt.Sprintf("cluster-metrics-%d", i)), nil); err != nil || st != 201 {
 			t.Fatalf("payout %d through a follower: %d %v", i, st, err)
 		}
 	}

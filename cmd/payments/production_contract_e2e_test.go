@@ -2,7 +2,6 @@ package main
 
 import (
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -44,11 +43,8 @@ func (p problem) on(field, words string) bool {
 // simulated deposit exists. The EVM node is never reached (nothing here
 // sends on the chain): the checks need no local chain.
 func TestProductionContract(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end")
-	}
-	fake := momofake.NewServer(momofake.Options{TargetEnvironment: "mtnghana", Currency: "GHS", Exponent: 2, CallbackMethod: "POST"})
-	t.Cleanup(fake.Close)
+	endToEnd(t)
+	fake := newMoMoFake(t)
 	fake.SetName("233241234567", "Ama Mensah")
 	dir := t.TempDir()
 	addr := freeAddrs(t, 1)[0]
@@ -77,15 +73,8 @@ func TestProductionContract(t *testing.T) {
 	// Capabilities list exactly the configured methods and directions.
 	var caps struct {
 		Capabilities struct {
-			Payouts, Collections []struct {
-				Country struct {
-					Code string `json:"code"`
-				} `json:"country"`
-				Methods []struct {
-					Code string `json:"code"`
-				} `json:"methods"`
-			}
-			Deposits []struct {
+			Payouts, Collections []capabilityGroup
+			Deposits             []struct {
 				Currency string `json:"currency"`
 				Chains   []struct {
 					Code  string `json:"code"`
@@ -97,27 +86,10 @@ func TestProductionContract(t *testing.T) {
 	if st, err := liveCall(p.addr, "GET", "/v1/capabilities", nil, &caps); err != nil || st != 200 {
 		t.Fatalf("capabilities: %d %v", st, err)
 	}
-	listed := func(groups []struct {
-		Country struct {
-			Code string `json:"code"`
-		} `json:"country"`
-		Methods []struct {
-			Code string `json:"code"`
-		} `json:"methods"`
-	}) string {
-		var out []string
-		for _, c := range groups {
-			for _, m := range c.Methods {
-				out = append(out, c.Country.Code+":"+m.Code)
-			}
-		}
-		sort.Strings(out)
-		return strings.Join(out, " ")
-	}
-	if got := listed(caps.Capabilities.Payouts); got != "GH:gh_mtn" {
+	if got := countryMethods(caps.Capabilities.Payouts); got != "GH:gh_mtn" {
 		t.Errorf("payout capabilities: %q, want GH:gh_mtn", got)
 	}
-	if got := listed(caps.Capabilities.Collections); got != "GH:gh_mtn" {
+	if got := countryMethods(caps.Capabilities.Collections); got != "GH:gh_mtn" {
 		t.Errorf("collection capabilities: %q, want GH:gh_mtn", got)
 	}
 	var deposits []string

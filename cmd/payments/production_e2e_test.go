@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -47,6 +48,21 @@ func providersFile(t *testing.T, dir string, instances ...map[string]any) string
 		t.Fatal(err)
 	}
 	return writeFile(t, dir, "providers.json", string(b))
+}
+
+// newMoMoFake is a MoMo fake serving MTN Ghana in GHS, closed when the
+// test ends.
+func newMoMoFake(t *testing.T) *momofake.Server {
+	fake := momofake.NewServer(momofake.Options{TargetEnvironment: "mtnghana", Currency: "GHS", Exponent: 2, CallbackMethod: "POST"})
+	t.Cleanup(fake.Close)
+	return fake
+}
+
+// newMPesaFake is an M-Pesa fake, closed when the test ends.
+func newMPesaFake(t *testing.T) *mpesafake.Server {
+	fake := mpesafake.NewServer(mpesafake.Options{})
+	t.Cleanup(fake.Close)
+	return fake
 }
 
 // momoInstance configures an mtn_momo instance against fake, its secrets
@@ -142,8 +158,7 @@ func liveBalance(t *testing.T, addr, currency string) string {
 // it is recorded.
 func TestProductionMoMo(t *testing.T) {
 	endToEnd(t)
-	fake := momofake.NewServer(momofake.Options{TargetEnvironment: "mtnghana", Currency: "GHS", Exponent: 2, CallbackMethod: "POST"})
-	t.Cleanup(fake.Close)
+	fake := newMoMoFake(t)
 	dir := t.TempDir()
 	addr := freeAddrs(t, 1)[0]
 	providers := providersFile(t, dir, momoInstance(t, dir, fake, "http://"+addr))
@@ -288,8 +303,7 @@ func mpesaInstance(t *testing.T, dir string, fake *mpesafake.Server, base string
 // result callback or the transaction status.
 func TestProductionMPesaSendOnce(t *testing.T) {
 	endToEnd(t)
-	fake := mpesafake.NewServer(mpesafake.Options{})
-	t.Cleanup(fake.Close)
+	fake := newMPesaFake(t)
 	dir := t.TempDir()
 	addr := freeAddrs(t, 1)[0]
 	providers := providersFile(t, dir, mpesaInstance(t, dir, fake, "http://"+addr))
@@ -368,10 +382,8 @@ func balancer(t *testing.T, procs func() []*proc) string {
 // when it dies, and one answer at each was lost on the way back.
 func TestProductionLeaderChangeDuringPayouts(t *testing.T) {
 	endToEnd(t)
-	momoFake := momofake.NewServer(momofake.Options{TargetEnvironment: "mtnghana", Currency: "GHS", Exponent: 2, CallbackMethod: "POST"})
-	t.Cleanup(momoFake.Close)
-	mpesaFake := mpesafake.NewServer(mpesafake.Options{})
-	t.Cleanup(mpesaFake.Close)
+	momoFake := newMoMoFake(t)
+	mpesaFake := newMPesaFake(t)
 	dir := t.TempDir()
 	// The nodes need the balancer's address, the balancer the nodes.
 	var mu sync.Mutex
@@ -497,6 +509,29 @@ func TestProductionLeaderChangeDuringPayouts(t *testing.T) {
 	}
 }
 
+// capabilityGroup is a country's methods in GET /v1/capabilities.
+type capabilityGroup struct {
+	Country struct {
+		Code string `json:"code"`
+	} `json:"country"`
+	Methods []struct {
+		Code string `json:"code"`
+	} `json:"methods"`
+}
+
+// countryMethods lists groups' methods as country:method, sorted and
+// space-separated.
+func countryMethods(groups []capabilityGroup) string {
+	var out []string
+	for _, c := range groups {
+		for _, m := range c.Methods {
+			out = append(out, c.Country.Code+":"+m.Code)
+		}
+	}
+	sort.Strings(out)
+	return strings.Join(out, " ")
+}
+
 // checkOffersOnlyConfigured checks a production node whose only provider
 // serves gh_mtn: capabilities list Ghana with MTN alone, and a request
 // naming a method no provider serves is a 400 on that field, not a 503;
@@ -505,27 +540,14 @@ func checkOffersOnlyConfigured(t *testing.T, addr string) {
 	t.Helper()
 	var caps struct {
 		Capabilities struct {
-			Payouts []struct {
-				Country struct {
-					Code string `json:"code"`
-				} `json:"country"`
-				Methods []struct {
-					Code string `json:"code"`
-				} `json:"methods"`
-			} `json:"payouts"`
+			Payouts []capabilityGroup `json:"payouts"`
 		} `json:"capabilities"`
 	}
 	if st, err := liveCall(addr, "GET", "/v1/capabilities", nil, &caps); err != nil || st != 200 {
 		t.Fatalf("capabilities: %d %v", st, err)
 	}
-	var listed []string
-	for _, c := range caps.Capabilities.Payouts {
-		for _, m := range c.Methods {
-			listed = append(listed, c.Country.Code+":"+m.Code)
-		}
-	}
-	if strings.Join(listed, " ") != "GH:gh_mtn" {
-		t.Fatalf("payout capabilities list %v, want only GH:gh_mtn", listed)
+	if got := countryMethods(caps.Capabilities.Payouts); got != "GH:gh_mtn" {
+		t.Fatalf("payout capabilities list %q, want only GH:gh_mtn", got)
 	}
 	refused := func(path string, body map[string]any, field string) {
 		t.Helper()

@@ -18,13 +18,9 @@ import (
 // and never makes a second provider request; a callback delivered twice,
 // the duplicate racing the first, settles once.
 func TestProductionExactlyOnceRetriesAndDuplicates(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end")
-	}
-	momoFake := momofake.NewServer(momofake.Options{TargetEnvironment: "mtnghana", Currency: "GHS", Exponent: 2, CallbackMethod: "POST"})
-	t.Cleanup(momoFake.Close)
-	mpesaFake := mpesafake.NewServer(mpesafake.Options{})
-	t.Cleanup(mpesaFake.Close)
+	endToEnd(t)
+	momoFake := newMoMoFake(t)
+	mpesaFake := newMPesaFake(t)
 	dir := t.TempDir()
 	addr := freeAddrs(t, 1)[0]
 	providers := providersFile(t, dir, momoInstance(t, dir, momoFake, "http://"+addr), mpesaInstance(t, dir, mpesaFake, "http://"+addr))

@@ -155,8 +155,7 @@ func reconcileCommand(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, reconcileUsage) }
 	providersFile := fs.String("providers", "", "the providers file the nodes run with")
-	addrs := fs.String("admin-addr", "127.0.0.1:9400", "admin API addresses, comma-separated")
-	tokenFile := fs.String("admin-token-file", "", "file holding the operator token")
+	addrs, tokenFile := adminClientFlags(fs, "admin API addresses, comma-separated")
 	name := fs.String("provider", "", "fund: the instance")
 	currency := fs.String("currency", "", "fund: the currency")
 	amount := fs.String("amount", "", "fund: the amount, a decimal (negative: money taken from the provider)")

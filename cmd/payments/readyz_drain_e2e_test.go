@@ -121,13 +121,8 @@ func TestReadyzRefusesWhileDraining(t *testing.T) {
 	if a.err != nil || a.status != 201 {
 		t.Fatalf("the slow request in flight: %d %s %v", a.status, a.body, a.err)
 	}
-	select {
-	case err := <-p.exited:
-		if err != nil {
-			t.Fatalf("exit after SIGTERM: %v\n%s", err, p.stderr)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("no exit 20s after SIGTERM")
+	if err := p.waitExit(20 * time.Second); err != nil {
+		t.Fatal(err)
 	}
 	t.Logf("/readyz 503 %s after SIGTERM, connections refused after %s, exit after %s\n%s", refused503, refusedConn, time.Since(signalled), p.stderr)
 }

@@ -48,10 +48,7 @@ func TestWebhookDeliveredByTheBinary(t *testing.T) {
 	if st, err := call(p.addr, "GET", "/v1/webhooks/signing-secret/"+created.Endpoint.ID, nil, &secret); err != nil || st != 200 {
 		t.Fatalf("signing secret: %d %v", st, err)
 	}
-	if st, err := call(p.addr, "POST", "/v1/simulations/fund-balance",
-		map[string]any{"amount": "5.00", "currency": "GHS", "externalReference": "wh-e2e"}, nil); err != nil || st != 201 {
-		t.Fatalf("fund: %d %v", st, err)
-	}
+	fundGHS(t, p.addr, "5.00", "wh-e2e")
 	select {
 	case d := <-got:
 		wh, err := standardwebhooks.NewWebhook(secret.SigningSecret)
