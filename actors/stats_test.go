@@ -13,16 +13,7 @@ import (
 // every message through the mailboxes is counted in and out, so an idle
 // system has nothing waiting.
 func TestStatsFollowTheWork(t *testing.T) {
-	slow := fastSandbox
-	slow.Settlement = 500 * time.Millisecond
-	h := startWithRail(t, actors.Config{}, slow)
-	h.fund(t, "GHS", 1_000_000, "seed")
-	const payouts = 20
-	for i := range payouts {
-		if r := h.payout(fmt.Sprintf("stats-%d", i), 1_000); r.Err != nil || r.Result.Err != nil {
-			t.Fatalf("payout %d: %v %v", i, r.Err, r.Result.Err)
-		}
-	}
+	h := payoutsSettlingIn(t, 500*time.Millisecond, 20)
 	st := h.sys.Stats()
 	if st.DriverRunning+st.DriverQueued+st.DriverWaiting == 0 {
 		t.Fatalf("20 payouts settling for 500ms, and the driver's backlog is empty: %+v", st)
@@ -48,16 +39,8 @@ func TestStatsFollowTheWork(t *testing.T) {
 // payouts a second on the sandbox's half-second rail, and a node taking
 // more grew its open set without bound).
 func TestPayoutsAwaitingSettlementHoldNoWorker(t *testing.T) {
-	slow := fastSandbox
-	slow.Settlement = 3 * time.Second
-	h := startWithRail(t, actors.Config{}, slow)
-	h.fund(t, "GHS", 1_000_000, "seed")
 	const payouts = 30
-	for i := range payouts {
-		if r := h.payout(fmt.Sprintf("waiting-%d", i), 1_000); r.Err != nil || r.Result.Err != nil {
-			t.Fatalf("payout %d: %v %v", i, r.Err, r.Result.Err)
-		}
-	}
+	h := payoutsSettlingIn(t, 3*time.Second, payouts)
 	var st actors.Stats
 	if !eventually(2*time.Second, func() bool {
 		st = h.sys.Stats()
@@ -77,4 +60,20 @@ func TestPayoutsAwaitingSettlementHoldNoWorker(t *testing.T) {
 	if got := h.balance("GHS"); got.Held != 0 {
 		t.Fatalf("after settlement, %d still held, want 0: %+v", got.Held, got)
 	}
+}
+
+// payoutsSettlingIn starts a system whose rail settles in settlement, funds
+// it and creates n payouts of 10.00 GHS.
+func payoutsSettlingIn(t *testing.T, settlement time.Duration, n int) *harness {
+	t.Helper()
+	slow := fastSandbox
+	slow.Settlement = settlement
+	h := startWithRail(t, actors.Config{}, slow)
+	h.fund(t, "GHS", 1_000_000, "seed")
+	for i := range n {
+		if r := h.payout(fmt.Sprintf("settling-%d", i), 1_000); r.Err != nil || r.Result.Err != nil {
+			t.Fatalf("payout %d: %v %v", i, r.Err, r.Result.Err)
+		}
+	}
+	return h
 }
