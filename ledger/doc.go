@@ -52,8 +52,11 @@
 // Keys are a tag byte, then fixed-width integers (8 bytes, big-endian) and
 // length-prefixed strings (uvarint length, bytes), so that a prefix of
 // components is a prefix of keys and ordered scans follow creation order.
-// Values are the record codecs of records.go and the features' files.
-// Frozen: a different layout is a new format version ('#' "format").
+// Values are the record codecs of records.go and the features' files; for
+// most types one fields method both writes and reads (codec.go). Frozen: a
+// different layout is a new format version ('#' "format"), and
+// TestEncodingsFrozen holds every command, record and event subject to the
+// bytes of testdata/encodings.golden.
 //
 // Each kind of record (layout.go lists the tags) has:
 //
