@@ -48,7 +48,7 @@ type Clock struct {
 var clockKind = &kind[Clock]{
 	tag: tagClock, name: "clock",
 	id:  func(c *Clock) (string, string) { return c.OrgID, c.OrgID },
-	enc: encodeClock, dec: decodeClock,
+	enc: encodeByFields[Clock], dec: decodeByFields[Clock],
 	unlisted: true,
 }
 
@@ -98,14 +98,10 @@ func init() {
 	registerCommand(KindTick, func(d *decoder) Command { return &Tick{At: d.varint()} })
 }
 
-func encodeClock(e *encoder, c *Clock) {
-	e.str(c.OrgID)
-	e.varint(c.OffsetMillis)
-	e.varint(c.UpdatedAt)
-}
-
-func decodeClock(d *decoder) Clock {
-	return Clock{OrgID: d.str(), OffsetMillis: d.varint(), UpdatedAt: d.varint()}
+func (c *Clock) fields(f *fieldCodec) {
+	f.str(&c.OrgID)
+	f.varint(&c.OffsetMillis)
+	f.varint(&c.UpdatedAt)
 }
 
 func (c *AdvanceClock) apply(s *State) Result {

@@ -98,7 +98,7 @@ type Refusal struct {
 var refusalKind = &kind[Refusal]{
 	tag: tagRefusal, name: "refusal",
 	id:  func(r *Refusal) (string, string) { return r.ID, r.OrgID },
-	enc: encodeRefusal, dec: decodeRefusal,
+	enc: encodeByFields[Refusal], dec: decodeByFields[Refusal],
 	open:  func(*Refusal) bool { return false },
 	final: true,
 	lookups: []lookup[Refusal]{
@@ -313,45 +313,38 @@ func (r Refusal) Replay(op Command) Result {
 	return Result{Err: refusedReference(r)}
 }
 
-func encodeRefusal(e *encoder, r *Refusal) {
-	e.str(r.ID)
-	e.str(r.OrgID)
-	e.str(r.Resource)
-	e.str(r.Reference)
-	e.str(r.Request)
-	encodeError(e, &r.Err)
-	e.str(r.Attempt)
-	e.varint(r.CreatedAt)
+func (r *Refusal) fields(f *fieldCodec) {
+	f.str(&r.ID)
+	f.str(&r.OrgID)
+	f.str(&r.Resource)
+	f.str(&r.Reference)
+	f.str(&r.Request)
+	r.Err.fields(f)
+	f.str(&r.Attempt)
+	f.varint(&r.CreatedAt)
 }
 
-func decodeRefusal(d *decoder) Refusal {
-	return Refusal{
-		ID: d.str(), OrgID: d.str(), Resource: d.str(), Reference: d.str(), Request: d.str(),
-		Err: decodeError(d), Attempt: d.str(), CreatedAt: d.varint(),
+// fields are an error as a refusal keeps it: its code, message and the
+// details of the codes a create refuses with.
+func (er *Error) fields(f *fieldCodec) {
+	code := string(er.Code)
+	f.str(&code)
+	er.Code = Code(code)
+	f.str(&er.Message)
+	f.minor(&er.Available)
+	f.minor(&er.Required)
+	f.str(&er.Currency)
+	capped := er.SpendCap != nil
+	f.bool(&capped)
+	if !capped {
+		return
 	}
-}
-
-// encodeError writes an error as a refusal keeps it: its code, message and
-// the details of the codes a create refuses with.
-func encodeError(e *encoder, er *Error) {
-	e.str(string(er.Code))
-	e.str(er.Message)
-	e.minor(er.Available)
-	e.minor(er.Required)
-	e.str(er.Currency)
-	e.bool(er.SpendCap != nil)
-	if sc := er.SpendCap; sc != nil {
-		e.str(sc.Cap)
-		e.minor(sc.Limit)
-		e.minor(sc.Used)
-		e.minor(sc.Attempted)
+	if er.SpendCap == nil {
+		er.SpendCap = new(SpendCapDetails)
 	}
-}
-
-func decodeError(d *decoder) Error {
-	er := Error{Code: Code(d.str()), Message: d.str(), Available: d.minor(), Required: d.minor(), Currency: d.str()}
-	if d.bool() {
-		er.SpendCap = &SpendCapDetails{Cap: d.str(), Limit: d.minor(), Used: d.minor(), Attempted: d.minor()}
-	}
-	return er
+	sc := er.SpendCap
+	f.str(&sc.Cap)
+	f.minor(&sc.Limit)
+	f.minor(&sc.Used)
+	f.minor(&sc.Attempted)
 }

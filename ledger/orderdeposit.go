@@ -34,7 +34,7 @@ type OrderDeposit struct {
 var orderDepositKind = &kind[OrderDeposit]{
 	tag: tagOrderDeposit, name: "order deposit",
 	id:  func(d *OrderDeposit) (string, string) { return d.ID, d.OrgID },
-	enc: encodeOrderDeposit, dec: decodeOrderDeposit,
+	enc: encodeByFields[OrderDeposit], dec: decodeByFields[OrderDeposit],
 	open: func(*OrderDeposit) bool { return false },
 	lookups: []lookup[OrderDeposit]{
 		{name: indexReference, ref: func(d *OrderDeposit) (string, string) { return d.OrgID, d.ExternalReference }},
@@ -100,20 +100,13 @@ func (r *Reader) OrderDepositByReference(orgID, ref string) (OrderDeposit, bool)
 	return readByReference(r, orderDepositKind, orgID, ref)
 }
 
-func encodeOrderDeposit(e *encoder, d *OrderDeposit) {
-	e.str(d.ID)
-	e.str(d.OrgID)
-	e.str(d.OrderID)
-	e.str(d.ExternalReference)
-	e.minor(d.Requested)
-	e.u8(uint8(d.Outcome))
-	e.minor(d.Amount)
-	e.varint(d.CreatedAt)
-}
-
-func decodeOrderDeposit(d *decoder) OrderDeposit {
-	return OrderDeposit{
-		ID: d.str(), OrgID: d.str(), OrderID: d.str(), ExternalReference: d.str(),
-		Requested: d.minor(), Outcome: DepositOutcome(d.u8()), Amount: d.minor(), CreatedAt: d.varint(),
-	}
+func (o *OrderDeposit) fields(f *fieldCodec) {
+	f.str(&o.ID)
+	f.str(&o.OrgID)
+	f.str(&o.OrderID)
+	f.str(&o.ExternalReference)
+	f.minor(&o.Requested)
+	fieldU8(f, &o.Outcome)
+	f.minor(&o.Amount)
+	f.varint(&o.CreatedAt)
 }

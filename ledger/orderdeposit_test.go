@@ -169,9 +169,9 @@ func TestDepositOrderReferenceCodecs(t *testing.T) {
 	rec := OrderDeposit{ID: "col_1", OrgID: "org_a", OrderID: "ord_1", ExternalReference: "d-1",
 		Requested: 0, Outcome: DepositUnconfirmed, Amount: 5, CreatedAt: 9}
 	var e encoder
-	encodeOrderDeposit(&e, &rec)
+	encodeByFields(&e, &rec)
 	d := decoder{buf: e.buf}
-	if got := decodeOrderDeposit(&d); d.err != nil || len(d.buf) != 0 || got != rec {
+	if got := decodeByFields[OrderDeposit](&d); d.err != nil || len(d.buf) != 0 || got != rec {
 		t.Fatalf("record read back as %+v, %v", got, d.err)
 	}
 }
