@@ -618,17 +618,17 @@ func createPageLink(c *core.Call) {
 // getPaymentLink: GET /v1/payment-links/{id}, with its sessions newest
 // first.
 func getPaymentLink(c *core.Call) {
-	core.Get(c, "id", "Payment link", func(st *ledger.Reader, id string) (paymentLinkJSON, bool) {
+	core.Get(c, "id", "Payment link", func(st *ledger.Reader, org, id string) (paymentLinkJSON, bool) {
 		// The link and its sessions from one view: a payment changes both
 		// in one command.
 		st, release := st.Pinned()
 		defer release()
-		l, ok := st.PaymentLink(c.Org, id)
+		l, ok := st.PaymentLink(org, id)
 		if !ok {
 			return paymentLinkJSON{}, false
 		}
 		out := renderPaymentLink(&l)
-		sessions := st.PaymentLinkSessions(c.Org, l.ID)
+		sessions := st.PaymentLinkSessions(org, l.ID)
 		out.Sessions = make([]checkoutSessionJSON, 0, len(sessions))
 		for i := range sessions {
 			out.Sessions = append(out.Sessions, renderCheckoutSession(&sessions[i]))
@@ -741,9 +741,7 @@ func createPaymentPage(c *core.Call) {
 
 // getPaymentPage: GET /v1/payment-pages/{id}.
 func getPaymentPage(c *core.Call) {
-	core.Get(c, "id", "Payment page", func(st *ledger.Reader, id string) (ledger.PaymentPage, bool) {
-		return st.PaymentPage(c.Org, id)
-	}, func(page *ledger.PaymentPage) *paymentPageBody { return &paymentPageBody{renderPaymentPage(page)} })
+	core.Get(c, "id", "Payment page", (*ledger.Reader).PaymentPage, func(page *ledger.PaymentPage) *paymentPageBody { return &paymentPageBody{renderPaymentPage(page)} })
 }
 
 // listPaymentPages: GET /v1/payment-pages.
@@ -882,19 +880,9 @@ type checkoutDepositJSON struct {
 
 // checkoutDeposit: POST /v1/simulations/checkout-deposit.
 func checkoutDeposit(c *core.Call) {
-	var req checkoutDepositRequestBody
-	if !c.DecodeSimulation(&req) {
+	in, ok := core.SimulationInput(c, checkoutDepositInput)
+	if !ok {
 		return
-	}
-	var p core.Problems
-	ref := p.Text("externalReference", req.ExternalReference, true, core.ReferenceLenMax)
-	sid := p.Text("checkoutSessionId", req.CheckoutSessionID, true, 100)
-	if c.Refused(p) {
-		return
-	}
-	in := app.CheckoutDepositRequest{SessionID: sid, ExternalReference: ref}
-	if req.Amount.Set {
-		in.Amount = &req.Amount.Text // in the session's currency, which the operation reads
 	}
 	r := c.Server.Config.App.SimulateCheckoutDeposit(app.Caller{OrgID: c.Org}, in)
 	sess := r.Session
@@ -910,4 +898,18 @@ func checkoutDeposit(c *core.Call) {
 			ExternalReference: d.ExternalReference, RequestedOutcome: "completed", Replayed: res.Replayed,
 		}}
 	})
+}
+
+// checkoutDepositInput checks a checkout deposit simulation's shape,
+// reporting every problem at once.
+func checkoutDepositInput(req *checkoutDepositRequestBody) (app.CheckoutDepositRequest, *ledger.Error) {
+	var p core.Problems
+	in := app.CheckoutDepositRequest{
+		ExternalReference: p.Text("externalReference", req.ExternalReference, true, core.ReferenceLenMax),
+		SessionID:         p.Text("checkoutSessionId", req.CheckoutSessionID, true, 100),
+	}
+	if req.Amount.Set {
+		in.Amount = &req.Amount.Text // in the session's currency, which the operation reads
+	}
+	return in, p.Err()
 }

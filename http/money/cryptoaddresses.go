@@ -107,9 +107,7 @@ func createCryptoAddress(c *core.Call) {
 
 // getCryptoAddress: GET /v1/crypto-addresses/{id}.
 func getCryptoAddress(c *core.Call) {
-	core.Get(c, "id", "Crypto address", func(st *ledger.Reader, id string) (ledger.CryptoAddress, bool) {
-		return st.CryptoAddress(c.Org, id)
-	}, func(a *ledger.CryptoAddress) *cryptoAddressBody { return &cryptoAddressBody{renderCryptoAddress(a)} })
+	core.Get(c, "id", "Crypto address", (*ledger.Reader).CryptoAddress, func(a *ledger.CryptoAddress) *cryptoAddressBody { return &cryptoAddressBody{renderCryptoAddress(a)} })
 }
 
 // listCryptoAddresses: GET /v1/crypto-addresses, filters currency, chain and

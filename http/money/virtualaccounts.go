@@ -95,11 +95,11 @@ func createVirtualAccount(c *core.Call) {
 
 // getVirtualAccount: GET /v1/virtual-accounts/{id}.
 func getVirtualAccount(c *core.Call) {
-	core.Get(c, "id", "Virtual account", func(st *ledger.Reader, id string) (ledger.VirtualAccount, bool) {
+	core.Get(c, "id", "Virtual account", func(st *ledger.Reader, org, id string) (ledger.VirtualAccount, bool) {
 		if _, va, ok := orderOfVirtualAccount(c, id); ok {
 			return va, true
 		}
-		return st.VirtualAccount(c.Org, id)
+		return st.VirtualAccount(org, id)
 	}, func(v *ledger.VirtualAccount) *virtualAccountBody {
 		return &virtualAccountBody{renderVirtualAccount(v)}
 	})
