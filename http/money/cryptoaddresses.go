@@ -76,10 +76,25 @@ func depositChain(c *core.Call, p *core.Problems, field string, v *string, requi
 // and chain: asking again answers the existing address, unchanged, with 201
 // (as for a new one) and the header idempotent-replayed: true.
 func createCryptoAddress(c *core.Call) {
-	var req createCryptoAddressBody
-	if !c.Decode(&req) {
+	in, ok := core.Input(c, func(req *createCryptoAddressBody) (app.CryptoAddressInput, *ledger.Error) {
+		return cryptoAddressInput(c, req)
+	})
+	if !ok {
 		return
 	}
+	r := c.Server.Config.App.CreateCryptoAddress(c.Caller(), in)
+	// A replay answers 201 too, unlike created's 200.
+	c.Reply(r, fasthttp.StatusCreated, func(res *ledger.Result) any {
+		if res.Replayed {
+			c.Ctx.Response.Header.Set("idempotent-replayed", "true")
+		}
+		return &cryptoAddressBody{renderCryptoAddress(res.CryptoAddress)}
+	})
+}
+
+// cryptoAddressInput checks a crypto address request's shape against the
+// deposit networks, reporting every problem at once.
+func cryptoAddressInput(c *core.Call, req *createCryptoAddressBody) (app.CryptoAddressInput, *ledger.Error) {
 	var p core.Problems
 	cur, curOK := p.Currency("currency", req.Currency, true)
 	chain, chainOK := depositChain(c, &p, "chain", req.Chain, true)
@@ -88,21 +103,10 @@ func createCryptoAddress(c *core.Call) {
 			p.Add("chain", cur.Code+" on "+chain.Name+" takes no deposits; supported: "+c.Server.Config.Catalogue.DepositNetworks())
 		}
 	}
-	ref := p.Text("externalReference", req.ExternalReference, false, core.ReferenceLenMax)
-	metadata := p.Metadata("metadata", req.Metadata)
-	if c.Refused(p) {
-		return
-	}
-	r := c.Server.Config.App.CreateCryptoAddress(c.Caller(), app.CryptoAddressInput{
-		Currency: cur.Code, Chain: chain, ExternalReference: ref, Metadata: metadata,
-	})
-	// A replay answers 201 too, unlike created's 200.
-	c.Reply(r, fasthttp.StatusCreated, func(res *ledger.Result) any {
-		if res.Replayed {
-			c.Ctx.Response.Header.Set("idempotent-replayed", "true")
-		}
-		return &cryptoAddressBody{renderCryptoAddress(res.CryptoAddress)}
-	})
+	in := app.CryptoAddressInput{Currency: cur.Code, Chain: chain}
+	in.ExternalReference = p.Text("externalReference", req.ExternalReference, false, core.ReferenceLenMax)
+	in.Metadata = p.Metadata("metadata", req.Metadata)
+	return in, p.Err()
 }
 
 // getCryptoAddress: GET /v1/crypto-addresses/{id}.
