@@ -42,34 +42,35 @@ type organizationCreatedBody struct {
 // organization's first key; its secret is shown this once.
 func createOrganization(c *core.Call) {
 	c.NoStore()
-	var req createOrganizationBody
-	if !c.Decode(&req) {
+	in, ok := core.Input(c, organizationInput)
+	if !ok {
 		return
 	}
-	var p core.Problems
-	name := p.Text("name", req.Name, true, core.NameLenMax)
-	country := strings.ToUpper(p.Text("country", req.Country, false, 2))
-	if country != "" && (len(country) != 2 || country[0] < 'A' || country[0] > 'Z' || country[1] < 'A' || country[1] > 'Z') {
-		p.Add("country", "must be an ISO 3166-1 alpha-2 code such as GH")
-	}
-	timezone := p.Text("timezone", req.Timezone, false, 64)
-	if timezone != "" && !knownTimezone(timezone) {
-		// Spend caps count calendar days in it (keycontrols.go).
-		p.Add("timezone", "is not an IANA timezone name such as Africa/Accra")
-	}
-	var defaultCurrency string
-	if cur, ok := p.Currency("defaultCurrency", req.DefaultCurrency, false); ok {
-		defaultCurrency = cur.Code
-	}
-	if c.Refused(p) {
-		return
-	}
-	r := c.Server.Config.App.CreateOrganization(c.Caller(), app.NewOrganization{
-		Name: name, Country: country, Timezone: timezone, DefaultCurrency: defaultCurrency,
-	})
+	r := c.Server.Config.App.CreateOrganization(c.Caller(), in)
 	c.Created(r.Reply, func(res *ledger.Result) any {
 		return &organizationCreatedBody{RenderOrganization(res.Organization), RenderKeyNow(c.Server, res.APIKey, r.Secret)}
 	})
+}
+
+// organizationInput checks an organization request's shape, reporting
+// every problem at once.
+func organizationInput(req *createOrganizationBody) (app.NewOrganization, *ledger.Error) {
+	var p core.Problems
+	var in app.NewOrganization
+	in.Name = p.Text("name", req.Name, true, core.NameLenMax)
+	in.Country = strings.ToUpper(p.Text("country", req.Country, false, 2))
+	if c := in.Country; c != "" && (len(c) != 2 || c[0] < 'A' || c[0] > 'Z' || c[1] < 'A' || c[1] > 'Z') {
+		p.Add("country", "must be an ISO 3166-1 alpha-2 code such as GH")
+	}
+	in.Timezone = p.Text("timezone", req.Timezone, false, 64)
+	if in.Timezone != "" && !knownTimezone(in.Timezone) {
+		// Spend caps count calendar days in it (keycontrols.go).
+		p.Add("timezone", "is not an IANA timezone name such as Africa/Accra")
+	}
+	if cur, ok := p.Currency("defaultCurrency", req.DefaultCurrency, false); ok {
+		in.DefaultCurrency = cur.Code
+	}
+	return in, p.Err()
 }
 
 type CreateKeyBody struct {

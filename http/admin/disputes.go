@@ -151,8 +151,8 @@ func listDisputes(c *core.Call) {
 
 // getDispute: GET /v1/disputes/{id}, with its thread oldest first.
 func getDispute(c *core.Call) {
-	core.Get(c, "id", "Dispute", func(st *ledger.Reader, id string) (disputeJSON, bool) {
-		d, ok := st.Dispute(c.Org, id)
+	core.Get(c, "id", "Dispute", func(st *ledger.Reader, org, id string) (disputeJSON, bool) {
+		d, ok := st.Dispute(org, id)
 		if !ok {
 			return disputeJSON{}, false
 		}
@@ -278,31 +278,33 @@ type disputeSimulationJSON struct {
 
 // simulateDisputeOpen: POST /v1/simulations/dispute-open.
 func simulateDisputeOpen(c *core.Call) {
-	var req disputeOpenRequestBody
-	if !c.DecodeSimulation(&req) {
+	in, ok := core.SimulationInput(c, disputeOpenInput)
+	if !ok {
 		return
-	}
-	var p core.Problems
-	colID := p.Text("collectionId", req.CollectionID, true, 64)
-	category := p.Text("category", req.Category, false, 16)
-	if category == "" {
-		category = "fraud"
-	} else if category != "fraud" && category != "chargeback" && category != "other" {
-		p.Add("category", "must be one of fraud, chargeback, other")
-	}
-	reason := p.Text("reason", req.Reason, false, disputeTextLenMax)
-	if c.Refused(p) {
-		return
-	}
-	in := app.DisputeOpening{CollectionID: colID, Category: category, Reason: reason}
-	if req.Amount.Set {
-		in.Amount = &req.Amount.Text
 	}
 	r := c.Server.Config.App.OpenDispute(c.Caller(), in)
 	c.Created(r, func(res *ledger.Result) any {
 		return &disputeSimulationBody{disputeSimulationJSON{Type: "open_dispute", Replayed: res.Replayed,
 			Dispute: renderWithThread(c, res.Dispute).Dispute}}
 	})
+}
+
+// disputeOpenInput checks a dispute-open simulation's shape, reporting
+// every problem at once.
+func disputeOpenInput(req *disputeOpenRequestBody) (app.DisputeOpening, *ledger.Error) {
+	var p core.Problems
+	in := app.DisputeOpening{CollectionID: p.Text("collectionId", req.CollectionID, true, 64)}
+	in.Category = p.Text("category", req.Category, false, 16)
+	if in.Category == "" {
+		in.Category = "fraud"
+	} else if in.Category != "fraud" && in.Category != "chargeback" && in.Category != "other" {
+		p.Add("category", "must be one of fraud, chargeback, other")
+	}
+	in.Reason = p.Text("reason", req.Reason, false, disputeTextLenMax)
+	if req.Amount.Set {
+		in.Amount = &req.Amount.Text
+	}
+	return in, p.Err()
 }
 
 type disputeResolveRequestBody struct {
@@ -313,23 +315,30 @@ type disputeResolveRequestBody struct {
 
 // simulateDisputeResolve: POST /v1/simulations/dispute-resolve.
 func simulateDisputeResolve(c *core.Call) {
-	var req disputeResolveRequestBody
-	if !c.DecodeSimulation(&req) {
+	in, ok := core.SimulationInput(c, disputeResolveInput)
+	if !ok {
 		return
 	}
-	var p core.Problems
-	id := p.Text("disputeId", req.DisputeID, true, 64)
-	outcome := p.Text("outcome", req.Outcome, true, 8)
-	if outcome != "" && outcome != "won" && outcome != "lost" {
-		p.Add("outcome", "must be won or lost")
-	}
-	message := p.Text("message", req.Message, false, disputeTextLenMax)
-	if c.Refused(p) {
-		return
-	}
-	r := c.Server.Config.App.ResolveDispute(c.Caller(), id, outcome == "won", message)
+	r := c.Server.Config.App.ResolveDispute(c.Caller(), in.id, in.outcome == "won", in.message)
 	c.Reply(r, fasthttp.StatusOK, func(res *ledger.Result) any {
-		return &disputeSimulationBody{disputeSimulationJSON{Type: "resolve_dispute", Outcome: outcome,
+		return &disputeSimulationBody{disputeSimulationJSON{Type: "resolve_dispute", Outcome: in.outcome,
 			Dispute: renderWithThread(c, res.Dispute).Dispute}}
 	})
+}
+
+// disputeResolution is what resolves a dispute: its id, won or lost, and
+// the closing message.
+type disputeResolution struct{ id, outcome, message string }
+
+// disputeResolveInput checks a dispute-resolve simulation's shape,
+// reporting every problem at once.
+func disputeResolveInput(req *disputeResolveRequestBody) (in disputeResolution, e *ledger.Error) {
+	var p core.Problems
+	in.id = p.Text("disputeId", req.DisputeID, true, 64)
+	in.outcome = p.Text("outcome", req.Outcome, true, 8)
+	if in.outcome != "" && in.outcome != "won" && in.outcome != "lost" {
+		p.Add("outcome", "must be won or lost")
+	}
+	in.message = p.Text("message", req.Message, false, disputeTextLenMax)
+	return in, p.Err()
 }

@@ -66,7 +66,7 @@ func eventFilter(c *core.Call) (ledger.EventFilter, *ledger.Error) {
 // getEvent: GET /v1/webhooks/events/{id}.
 func getEvent(c *core.Call) {
 	ids := c.Server.PublicIDs()
-	core.Get(c, "id", "Webhook event", func(st *ledger.Reader, id string) (ledger.Event, bool) {
-		return st.Event(c.Org, ids.InternalEventID(id))
+	core.Get(c, "id", "Webhook event", func(st *ledger.Reader, org, id string) (ledger.Event, bool) {
+		return st.Event(org, ids.InternalEventID(id))
 	}, func(ev *ledger.Event) *eventBody { return &eventBody{renderEvent(ids, ev)} })
 }

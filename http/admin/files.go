@@ -168,8 +168,8 @@ func uploadFile(c *core.Call) {
 
 // getFile: GET /v1/files/{id}, with a fresh signed URL.
 func getFile(c *core.Call) {
-	core.Get(c, "id", "File", func(st *ledger.Reader, id string) (fileJSON, bool) {
-		f, ok := st.File(c.Org, id)
+	core.Get(c, "id", "File", func(st *ledger.Reader, org, id string) (fileJSON, bool) {
+		f, ok := st.File(org, id)
 		if !ok {
 			return fileJSON{}, false
 		}

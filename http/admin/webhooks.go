@@ -433,9 +433,7 @@ func DeliveryList(s *core.Server, org string, f ledger.DeliveryFilter, before le
 // getDelivery: GET /v1/webhooks/deliveries/{id}, with the delivery's
 // attempt history.
 func getDelivery(c *core.Call) {
-	core.Get(c, "id", "Webhook delivery", func(st *ledger.Reader, id string) (ledger.WebhookDelivery, bool) {
-		return st.WebhookDelivery(c.Org, id)
-	}, func(d *ledger.WebhookDelivery) *DeliveryDetailBody {
+	core.Get(c, "id", "Webhook delivery", (*ledger.Reader).WebhookDelivery, func(d *ledger.WebhookDelivery) *DeliveryDetailBody {
 		return &DeliveryDetailBody{RenderWebhookDeliveryDetail(c.Server.PublicIDs(), d)}
 	})
 }

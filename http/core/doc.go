@@ -34,9 +34,9 @@
 // # The shapes of a handler
 //
 // A feature registers a resource's usual endpoints with Resource. A
-// handler reads the request (Param, Decode, ParamAndBody, DecodeSimulation
-// for the sandbox's), checks its shape (Problems, answered by Refused; Input
-// does both for a body checked by one function),
+// handler reads the request (Param, Decode, ParamAndBody), checks its shape
+// (Problems, answered by Refused; Input does both for a body checked by one
+// function, SimulationInput for the sandbox's simulations),
 // calls an operation of the application API (Config.App) as c.Caller(),
 // and answers: Create and Created for a create (201, or 200 with
 // idempotent-replayed for a replay), Reply for a change, ReplyError where a

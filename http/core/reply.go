@@ -98,6 +98,15 @@ func Input[Req, In any](c *Call, input func(*Req) (In, *ledger.Error)) (in In, o
 	return in, true
 }
 
+// SimulationInput is Input for a sandbox simulation: on production, where
+// simulations do not exist, the request is answered and ok is false.
+func SimulationInput[Req, In any](c *Call, input func(*Req) (In, *ledger.Error)) (in In, ok bool) {
+	if !c.SandboxOnly() {
+		return in, false
+	}
+	return Input(c, input)
+}
+
 // Refused answers the request with p's problems, if it has any, and says
 // whether it did.
 func (c *Call) Refused(p Problems) bool {
@@ -117,13 +126,6 @@ func (c *Call) Param(name string) (v string, ok bool) {
 		return "", false
 	}
 	return v, true
-}
-
-// DecodeSimulation reads a sandbox simulation's body into v: on
-// production, where simulations do not exist, and for a body that is not
-// the expected JSON, it answers the request and returns false.
-func (c *Call) DecodeSimulation(v any) bool {
-	return c.SandboxOnly() && c.Decode(v)
 }
 
 // ParamAndBody is the path parameter name and the request body read into

@@ -11,11 +11,18 @@ import (
 // resource's handler is a line that names its reader, its filter and its
 // rendering.
 
+// ReadOne reads an organization's record of a kind by key (its id, or its
+// external reference): the shape of ledger.Reader's single-record methods
+// (ledger.Reader.Order, …), which pass as method expressions.
+type ReadOne[T any] func(st *ledger.Reader, org, key string) (T, bool)
+
 // Get answers GET of one resource: the path parameter param, the record
 // find reads under it (404 "<what> not found" when there is none, or it
 // belongs to another organization: find says), rendered by body.
-func Get[T, B any](c *Call, param, what string, find func(st *ledger.Reader, key string) (T, bool), body func(*T) B) {
-	if v, ok := Lookup(c, param, what, find); ok {
+func Get[T, B any](c *Call, param, what string, find ReadOne[T], body func(*T) B) {
+	if v, ok := Lookup(c, param, what, func(st *ledger.Reader, key string) (T, bool) {
+		return find(st, c.Org, key)
+	}); ok {
 		c.OK(fasthttp.StatusOK, body(&v))
 	}
 }

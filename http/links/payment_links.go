@@ -570,10 +570,14 @@ type paymentPageBody struct {
 
 // createPaymentLink: POST /v1/payment-links.
 func createPaymentLink(c *core.Call) {
-	var req paymentLinkRequestBody
-	if !c.Decode(&req) {
-		return
+	if in, ok := core.Input(c, paymentLinkInput); ok {
+		c.Created(c.Server.Config.App.CreatePaymentLink(app.Caller{OrgID: c.Org}, in), paymentLinkResult)
 	}
+}
+
+// paymentLinkInput checks a payment link request's shape, reporting every
+// problem at once.
+func paymentLinkInput(req *paymentLinkRequestBody) (app.PaymentLinkRequest, *ledger.Error) {
 	var p core.Problems
 	spec := ledger.PaymentLinkSpec{Email: checkoutEmail(&p, "email", req.Email)}
 	ref := p.Text("customerReference", req.CustomerReference, false, core.ReferenceLenMax)
@@ -585,50 +589,55 @@ func createPaymentLink(c *core.Call) {
 		spec.Amount = p.Amount("amount", req.Amount, cur)
 	}
 	spec.Appearance = checkoutAppearance(&p, &req.appearanceBody)
-	if c.Refused(p) {
-		return
-	}
-	r := c.Server.Config.App.CreatePaymentLink(app.Caller{OrgID: c.Org}, app.PaymentLinkRequest{CustomerReference: ref, Spec: spec})
-	c.Created(r, func(res *ledger.Result) any { return &paymentLinkBody{renderPaymentLink(res.PaymentLink)} })
+	return app.PaymentLinkRequest{CustomerReference: ref, Spec: spec}, p.Err()
+}
+
+// paymentLinkResult is the body of a change to a payment link.
+func paymentLinkResult(res *ledger.Result) any {
+	return &paymentLinkBody{renderPaymentLink(res.PaymentLink)}
 }
 
 // createPageLink: POST /v1/payment-pages/{id}/payment-links. The hosted
 // page calls it when a payer starts a checkout: the payer gets a link of
 // their own under the page.
 func createPageLink(c *core.Call) {
-	var req pageLinkRequestBody
-	id, ok := c.ParamAndBody("id", &req)
+	id, ok := c.Param("id")
 	if !ok {
 		return
 	}
+	if in, ok := core.Input(c, pageLinkInput); ok {
+		in.PageID = id
+		c.Created(c.Server.Config.App.CreatePageLink(app.Caller{OrgID: c.Org}, in), paymentLinkResult)
+	}
+}
+
+// pageLinkInput checks a page link request's shape, reporting every
+// problem at once.
+func pageLinkInput(req *pageLinkRequestBody) (app.PageLinkRequest, *ledger.Error) {
 	var p core.Problems
-	in := app.PageLinkRequest{PageID: id, Email: checkoutEmail(&p, "email", req.Email)}
+	in := app.PageLinkRequest{Email: checkoutEmail(&p, "email", req.Email)}
 	in.CustomerReference = p.Text("customerReference", req.CustomerReference, false, core.ReferenceLenMax)
 	in.Metadata = p.Metadata("metadata", req.Metadata)
 	if req.Amount.Set {
 		in.Amount = &req.Amount.Text // in the page's currency, which the operation reads
 	}
-	if c.Refused(p) {
-		return
-	}
-	r := c.Server.Config.App.CreatePageLink(app.Caller{OrgID: c.Org}, in)
-	c.Created(r, func(res *ledger.Result) any { return &paymentLinkBody{renderPaymentLink(res.PaymentLink)} })
+	return in, p.Err()
 }
 
 // getPaymentLink: GET /v1/payment-links/{id}, with its sessions newest
 // first.
 func getPaymentLink(c *core.Call) {
-	core.Get(c, "id", "Payment link", func(st *ledger.Reader, id string) (paymentLinkJSON, bool) {
+	core.Get(c, "id", "Payment link", func(st *ledger.Reader, org, id string) (paymentLinkJSON, bool) {
 		// The link and its sessions from one view: a payment changes both
 		// in one command.
 		st, release := st.Pinned()
 		defer release()
-		l, ok := st.PaymentLink(c.Org, id)
+		l, ok := st.PaymentLink(org, id)
 		if !ok {
 			return paymentLinkJSON{}, false
 		}
 		out := renderPaymentLink(&l)
-		sessions := st.PaymentLinkSessions(c.Org, l.ID)
+		sessions := st.PaymentLinkSessions(org, l.ID)
 		out.Sessions = make([]checkoutSessionJSON, 0, len(sessions))
 		for i := range sessions {
 			out.Sessions = append(out.Sessions, renderCheckoutSession(&sessions[i]))
@@ -682,7 +691,7 @@ func updatePaymentLink(c *core.Call) {
 		return
 	}
 	r := c.Server.Config.App.UpdatePaymentLink(app.Caller{OrgID: c.Org}, cmd)
-	c.Reply(r, fasthttp.StatusOK, func(res *ledger.Result) any { return &paymentLinkBody{renderPaymentLink(res.PaymentLink)} })
+	c.Reply(r, fasthttp.StatusOK, paymentLinkResult)
 }
 
 // closeStatus reads a PATCH's status, which may only close (the link or
@@ -721,29 +730,32 @@ func patchAppearance(p *core.Problems, cmd *app.CheckoutUpdate, expiresAt, redir
 
 // createPaymentPage: POST /v1/payment-pages.
 func createPaymentPage(c *core.Call) {
-	var req paymentPageRequestBody
-	if !c.Decode(&req) {
-		return
+	if in, ok := core.Input(c, paymentPageInput); ok {
+		c.Created(c.Server.Config.App.CreatePaymentPage(app.Caller{OrgID: c.Org}, in), paymentPageResult)
 	}
+}
+
+// paymentPageInput checks a payment page request's shape, reporting every
+// problem at once.
+func paymentPageInput(req *paymentPageRequestBody) (app.PaymentPageRequest, *ledger.Error) {
 	var p core.Problems
 	cur, curOK := p.Currency("currency", req.Currency, true)
-	var amt ledger.Minor
+	in := app.PaymentPageRequest{Currency: cur.Code}
 	if req.Amount.Set && curOK {
-		amt = p.Amount("amount", req.Amount, cur)
+		in.Amount = p.Amount("amount", req.Amount, cur)
 	}
-	a := checkoutAppearance(&p, &req.appearanceBody)
-	if c.Refused(p) {
-		return
-	}
-	r := c.Server.Config.App.CreatePaymentPage(app.Caller{OrgID: c.Org}, app.PaymentPageRequest{Currency: cur.Code, Amount: amt, Appearance: a})
-	c.Created(r, func(res *ledger.Result) any { return &paymentPageBody{renderPaymentPage(res.PaymentPage)} })
+	in.Appearance = checkoutAppearance(&p, &req.appearanceBody)
+	return in, p.Err()
+}
+
+// paymentPageResult is the body of a change to a payment page.
+func paymentPageResult(res *ledger.Result) any {
+	return &paymentPageBody{renderPaymentPage(res.PaymentPage)}
 }
 
 // getPaymentPage: GET /v1/payment-pages/{id}.
 func getPaymentPage(c *core.Call) {
-	core.Get(c, "id", "Payment page", func(st *ledger.Reader, id string) (ledger.PaymentPage, bool) {
-		return st.PaymentPage(c.Org, id)
-	}, func(page *ledger.PaymentPage) *paymentPageBody { return &paymentPageBody{renderPaymentPage(page)} })
+	core.Get(c, "id", "Payment page", (*ledger.Reader).PaymentPage, func(page *ledger.PaymentPage) *paymentPageBody { return &paymentPageBody{renderPaymentPage(page)} })
 }
 
 // listPaymentPages: GET /v1/payment-pages.
@@ -793,7 +805,7 @@ func updatePaymentPage(c *core.Call) {
 		return
 	}
 	r := c.Server.Config.App.UpdatePaymentPage(app.Caller{OrgID: c.Org}, cmd)
-	c.Reply(r, fasthttp.StatusOK, func(res *ledger.Result) any { return &paymentPageBody{renderPaymentPage(res.PaymentPage)} })
+	c.Reply(r, fasthttp.StatusOK, paymentPageResult)
 }
 
 // createCheckoutSession: POST /v1/payment-links/{id}/sessions. The hosted
@@ -805,14 +817,12 @@ func createCheckoutSession(c *core.Call) {
 	if !c.RailsAvailable() {
 		return
 	}
-	var req checkoutSessionRequestBody
-	id, ok := c.ParamAndBody("id", &req)
+	id, ok := c.Param("id")
 	if !ok {
 		return
 	}
-	in, e := parseCheckoutSession(&req)
-	if e != nil {
-		c.Fail(e)
+	in, ok := core.Input(c, parseCheckoutSession)
+	if !ok {
 		return
 	}
 	in.LinkID = id
@@ -882,19 +892,9 @@ type checkoutDepositJSON struct {
 
 // checkoutDeposit: POST /v1/simulations/checkout-deposit.
 func checkoutDeposit(c *core.Call) {
-	var req checkoutDepositRequestBody
-	if !c.DecodeSimulation(&req) {
+	in, ok := core.SimulationInput(c, checkoutDepositInput)
+	if !ok {
 		return
-	}
-	var p core.Problems
-	ref := p.Text("externalReference", req.ExternalReference, true, core.ReferenceLenMax)
-	sid := p.Text("checkoutSessionId", req.CheckoutSessionID, true, 100)
-	if c.Refused(p) {
-		return
-	}
-	in := app.CheckoutDepositRequest{SessionID: sid, ExternalReference: ref}
-	if req.Amount.Set {
-		in.Amount = &req.Amount.Text // in the session's currency, which the operation reads
 	}
 	r := c.Server.Config.App.SimulateCheckoutDeposit(app.Caller{OrgID: c.Org}, in)
 	sess := r.Session
@@ -910,4 +910,18 @@ func checkoutDeposit(c *core.Call) {
 			ExternalReference: d.ExternalReference, RequestedOutcome: "completed", Replayed: res.Replayed,
 		}}
 	})
+}
+
+// checkoutDepositInput checks a checkout deposit simulation's shape,
+// reporting every problem at once.
+func checkoutDepositInput(req *checkoutDepositRequestBody) (app.CheckoutDepositRequest, *ledger.Error) {
+	var p core.Problems
+	in := app.CheckoutDepositRequest{
+		ExternalReference: p.Text("externalReference", req.ExternalReference, true, core.ReferenceLenMax),
+		SessionID:         p.Text("checkoutSessionId", req.CheckoutSessionID, true, 100),
+	}
+	if req.Amount.Set {
+		in.Amount = &req.Amount.Text // in the session's currency, which the operation reads
+	}
+	return in, p.Err()
 }

@@ -74,17 +74,20 @@ func collectionInput(req *collectionRequestBody) (app.CollectionInput, *ledger.E
 
 // getCollection: GET /v1/collections/{id}.
 func getCollection(c *core.Call) {
-	core.Get(c, "id", "Collection", func(st *ledger.Reader, id string) (ledger.Collection, bool) {
+	core.Get(c, "id", "Collection", func(st *ledger.Reader, org, id string) (ledger.Collection, bool) {
 		col, ok := st.Collection(id)
-		return col, ok && col.OrgID == c.Org
-	}, func(col *ledger.Collection) *collectionBody { return &collectionBody{renderCollection(col)} })
+		return col, ok && col.OrgID == org
+	}, collectionGetBody)
+}
+
+// collectionGetBody is the body of a single-collection GET.
+func collectionGetBody(col *ledger.Collection) *collectionBody {
+	return &collectionBody{renderCollection(col)}
 }
 
 // getCollectionByReference: GET /v1/collections/by-reference/{externalReference}.
 func getCollectionByReference(c *core.Call) {
-	core.Get(c, "externalReference", "Collection", func(st *ledger.Reader, ref string) (ledger.Collection, bool) {
-		return st.CollectionByReference(c.Org, ref)
-	}, func(col *ledger.Collection) *collectionBody { return &collectionBody{renderCollection(col)} })
+	core.Get(c, "externalReference", "Collection", (*ledger.Reader).CollectionByReference, collectionGetBody)
 }
 
 // listCollections: GET /v1/collections.

@@ -156,8 +156,8 @@ func quoteInput(req *quoteRequestBody) (app.QuoteInput, *ledger.Error) {
 // even before the leader's expiry tick records it.
 func getQuote(c *core.Call) {
 	at := c.Server.Config.Actors.Now().UnixMilli()
-	core.Get(c, "id", "Conversion quote", func(st *ledger.Reader, id string) (ledger.Quote, bool) {
-		return st.Quote(c.Org, id, at)
+	core.Get(c, "id", "Conversion quote", func(st *ledger.Reader, org, id string) (ledger.Quote, bool) {
+		return st.Quote(org, id, at)
 	}, func(q *ledger.Quote) *quoteBody { return &quoteBody{renderQuote(q)} })
 }
 
@@ -175,21 +175,25 @@ type executeRequestBody struct {
 // names the conversion of an executed one). The reference is optional: a
 // quote executes once either way.
 func executeConversion(c *core.Call) {
-	var req executeRequestBody
-	if !c.Decode(&req) {
-		return
+	if in, ok := core.Input(c, executeInput); ok {
+		r := c.Server.Config.App.ExecuteConversion(c.Caller(), in.quoteID, in.ref)
+		c.Created(r, func(res *ledger.Result) any { return &conversionBody{renderConversion(res.Conversion)} })
 	}
+}
+
+// execution is what executes a quote: its id and the optional reference.
+type execution struct{ quoteID, ref string }
+
+// executeInput checks an execution request's shape, reporting every
+// problem at once.
+func executeInput(req *executeRequestBody) (in execution, e *ledger.Error) {
 	var p core.Problems
-	id := p.Text("quoteId", req.QuoteID, true, 100)
+	in.quoteID = p.Text("quoteId", req.QuoteID, true, 100)
 	if req.ExternalReference != nil && *req.ExternalReference == "" {
 		p.Add("externalReference", "must not be empty: leave it out for none")
 	}
-	ref := p.Text("externalReference", req.ExternalReference, false, core.ReferenceLenMax)
-	if c.Refused(p) {
-		return
-	}
-	r := c.Server.Config.App.ExecuteConversion(c.Caller(), id, ref)
-	c.Created(r, func(res *ledger.Result) any { return &conversionBody{renderConversion(res.Conversion)} })
+	in.ref = p.Text("externalReference", req.ExternalReference, false, core.ReferenceLenMax)
+	return in, p.Err()
 }
 
 // listConversions: GET /v1/conversions, newest first.
@@ -201,7 +205,5 @@ func listConversions(c *core.Call) {
 
 // getConversion: GET /v1/conversions/{id}.
 func getConversion(c *core.Call) {
-	core.Get(c, "id", "Conversion", func(st *ledger.Reader, id string) (ledger.Conversion, bool) {
-		return st.Conversion(c.Org, id)
-	}, func(conv *ledger.Conversion) *conversionBody { return &conversionBody{renderConversion(conv)} })
+	core.Get(c, "id", "Conversion", (*ledger.Reader).Conversion, func(conv *ledger.Conversion) *conversionBody { return &conversionBody{renderConversion(conv)} })
 }

@@ -76,26 +76,13 @@ func depositChain(c *core.Call, p *core.Problems, field string, v *string, requi
 // and chain: asking again answers the existing address, unchanged, with 201
 // (as for a new one) and the header idempotent-replayed: true.
 func createCryptoAddress(c *core.Call) {
-	var req createCryptoAddressBody
-	if !c.Decode(&req) {
-		return
-	}
-	var p core.Problems
-	cur, curOK := p.Currency("currency", req.Currency, true)
-	chain, chainOK := depositChain(c, &p, "chain", req.Chain, true)
-	if curOK && chainOK {
-		if _, ok := c.Server.Config.Catalogue.DepositNetwork(cur.Code, chain.Code); !ok {
-			p.Add("chain", cur.Code+" on "+chain.Name+" takes no deposits; supported: "+c.Server.Config.Catalogue.DepositNetworks())
-		}
-	}
-	ref := p.Text("externalReference", req.ExternalReference, false, core.ReferenceLenMax)
-	metadata := p.Metadata("metadata", req.Metadata)
-	if c.Refused(p) {
-		return
-	}
-	r := c.Server.Config.App.CreateCryptoAddress(c.Caller(), app.CryptoAddressInput{
-		Currency: cur.Code, Chain: chain, ExternalReference: ref, Metadata: metadata,
+	in, ok := core.Input(c, func(req *createCryptoAddressBody) (app.CryptoAddressInput, *ledger.Error) {
+		return cryptoAddressInput(c, req)
 	})
+	if !ok {
+		return
+	}
+	r := c.Server.Config.App.CreateCryptoAddress(c.Caller(), in)
 	// A replay answers 201 too, unlike created's 200.
 	c.Reply(r, fasthttp.StatusCreated, func(res *ledger.Result) any {
 		if res.Replayed {
@@ -105,11 +92,26 @@ func createCryptoAddress(c *core.Call) {
 	})
 }
 
+// cryptoAddressInput checks a crypto address request's shape against the
+// deposit networks, reporting every problem at once.
+func cryptoAddressInput(c *core.Call, req *createCryptoAddressBody) (app.CryptoAddressInput, *ledger.Error) {
+	var p core.Problems
+	cur, curOK := p.Currency("currency", req.Currency, true)
+	chain, chainOK := depositChain(c, &p, "chain", req.Chain, true)
+	if curOK && chainOK {
+		if _, ok := c.Server.Config.Catalogue.DepositNetwork(cur.Code, chain.Code); !ok {
+			p.Add("chain", cur.Code+" on "+chain.Name+" takes no deposits; supported: "+c.Server.Config.Catalogue.DepositNetworks())
+		}
+	}
+	in := app.CryptoAddressInput{Currency: cur.Code, Chain: chain}
+	in.ExternalReference = p.Text("externalReference", req.ExternalReference, false, core.ReferenceLenMax)
+	in.Metadata = p.Metadata("metadata", req.Metadata)
+	return in, p.Err()
+}
+
 // getCryptoAddress: GET /v1/crypto-addresses/{id}.
 func getCryptoAddress(c *core.Call) {
-	core.Get(c, "id", "Crypto address", func(st *ledger.Reader, id string) (ledger.CryptoAddress, bool) {
-		return st.CryptoAddress(c.Org, id)
-	}, func(a *ledger.CryptoAddress) *cryptoAddressBody { return &cryptoAddressBody{renderCryptoAddress(a)} })
+	core.Get(c, "id", "Crypto address", (*ledger.Reader).CryptoAddress, func(a *ledger.CryptoAddress) *cryptoAddressBody { return &cryptoAddressBody{renderCryptoAddress(a)} })
 }
 
 // listCryptoAddresses: GET /v1/crypto-addresses, filters currency, chain and

@@ -155,16 +155,9 @@ func DepositInput(req *DepositRequestBody, crypto bool) (in app.DepositInput, e 
 
 // depositInput reads and checks a deposit simulation's request.
 func depositInput(c *core.Call, crypto bool) (in app.DepositInput, ok bool) {
-	var req DepositRequestBody
-	if !c.SandboxOnly() || !c.Decode(&req) {
-		return in, false
-	}
-	in, e := DepositInput(&req, crypto)
-	if e != nil {
-		c.Fail(e)
-		return in, false
-	}
-	return in, true
+	return core.SimulationInput(c, func(req *DepositRequestBody) (app.DepositInput, *ledger.Error) {
+		return DepositInput(req, crypto)
+	})
 }
 
 // DepositCollectionID is the collection a simulated deposit made: the

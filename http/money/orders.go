@@ -114,10 +114,11 @@ func orderInput(body *orderRequestBody) (app.OrderInput, *ledger.Error) {
 
 // getOrder: GET /v1/orders/{id}, with its timeline.
 func getOrder(c *core.Call) {
-	core.Get(c, "id", "Order", func(st *ledger.Reader, id string) (ledger.Order, bool) {
-		return st.Order(c.Org, id)
-	}, func(o *ledger.Order) *orderBody { return &orderBody{renderOrderDetail(o)} })
+	core.Get(c, "id", "Order", (*ledger.Reader).Order, orderDetailBody)
 }
+
+// orderDetailBody is the body of a single-order GET.
+func orderDetailBody(o *ledger.Order) *orderBody { return &orderBody{renderOrderDetail(o)} }
 
 // renderOrderDetail is an order as a single-order GET shows it, with its
 // timeline: by id, by reference, and in its events.
@@ -129,9 +130,7 @@ func renderOrderDetail(o *ledger.Order) orderJSON {
 
 // getOrderByReference: GET /v1/orders/by-reference/{externalReference}.
 func getOrderByReference(c *core.Call) {
-	core.Get(c, "externalReference", "Order", func(st *ledger.Reader, ref string) (ledger.Order, bool) {
-		return st.OrderByReference(c.Org, ref)
-	}, func(o *ledger.Order) *orderBody { return &orderBody{renderOrderDetail(o)} })
+	core.Get(c, "externalReference", "Order", (*ledger.Reader).OrderByReference, orderDetailBody)
 }
 
 // listOrders: GET /v1/orders.
@@ -198,21 +197,8 @@ type orderDepositJSON struct {
 
 // simulateOrderDeposit: POST /v1/simulations/order-deposit.
 func simulateOrderDeposit(c *core.Call) {
-	var body orderDepositBody
-	if !c.DecodeSimulation(&body) {
-		return
-	}
-	var p core.Problems
-	in := app.OrderDepositInput{Amount: body.Amount.App(), Outcome: ledger.DepositConfirmed}
-	in.OrderID = p.Text("orderId", body.OrderID, true, 64)
-	in.ExternalReference = p.Text("externalReference", body.ExternalReference, false, core.ReferenceLenMax)
-	if body.Outcome != nil {
-		var ok bool
-		if in.Outcome, ok = ledger.ParseDepositOutcome(*body.Outcome); !ok {
-			p.Add("outcome", "must be one of confirmed, unconfirmed, rejected")
-		}
-	}
-	if c.Refused(p) {
+	in, ok := core.SimulationInput(c, orderDepositInput)
+	if !ok {
 		return
 	}
 	d := c.Server.Config.App.SimulateOrderDeposit(c.Caller(), in)
@@ -227,4 +213,20 @@ func simulateOrderDeposit(c *core.Call) {
 			Amount: core.Money(d.Sent, after.Spec.FromCurrency), ExternalReference: core.Optional(in.ExternalReference), Order: renderOrder(after),
 		}}
 	})
+}
+
+// orderDepositInput checks an order deposit simulation's shape, reporting
+// every problem at once.
+func orderDepositInput(body *orderDepositBody) (app.OrderDepositInput, *ledger.Error) {
+	var p core.Problems
+	in := app.OrderDepositInput{Amount: body.Amount.App(), Outcome: ledger.DepositConfirmed}
+	in.OrderID = p.Text("orderId", body.OrderID, true, 64)
+	in.ExternalReference = p.Text("externalReference", body.ExternalReference, false, core.ReferenceLenMax)
+	if body.Outcome != nil {
+		var ok bool
+		if in.Outcome, ok = ledger.ParseDepositOutcome(*body.Outcome); !ok {
+			p.Add("outcome", "must be one of confirmed, unconfirmed, rejected")
+		}
+	}
+	return in, p.Err()
 }

@@ -117,11 +117,14 @@ func payoutInput(req *payoutRequestBody) (app.PayoutInput, *ledger.Error) {
 
 // getPayout: GET /v1/payouts/{id}.
 func getPayout(c *core.Call) {
-	core.Get(c, "id", "Payout", func(st *ledger.Reader, id string) (ledger.Payout, bool) {
+	core.Get(c, "id", "Payout", func(st *ledger.Reader, org, id string) (ledger.Payout, bool) {
 		p, ok := st.Payout(id)
-		return p, ok && p.OrgID == c.Org
-	}, func(p *ledger.Payout) *payoutBody { return &payoutBody{renderPayoutDetail(p)} })
+		return p, ok && p.OrgID == org
+	}, payoutDetailBody)
 }
+
+// payoutDetailBody is the body of a single-payout GET.
+func payoutDetailBody(p *ledger.Payout) *payoutBody { return &payoutBody{renderPayoutDetail(p)} }
 
 // renderPayoutDetail is a payout as a single-payout GET shows it, with its
 // timeline: by id, by reference, and in its events.
@@ -133,9 +136,7 @@ func renderPayoutDetail(p *ledger.Payout) payoutJSON {
 
 // getPayoutByReference: GET /v1/payouts/by-reference/{externalReference}.
 func getPayoutByReference(c *core.Call) {
-	core.Get(c, "externalReference", "Payout", func(st *ledger.Reader, ref string) (ledger.Payout, bool) {
-		return st.PayoutByReference(c.Org, ref)
-	}, func(p *ledger.Payout) *payoutBody { return &payoutBody{renderPayoutDetail(p)} })
+	core.Get(c, "externalReference", "Payout", (*ledger.Reader).PayoutByReference, payoutDetailBody)
 }
 
 // listPayouts: GET /v1/payouts.

@@ -69,10 +69,16 @@ type createVirtualAccountBody struct {
 // externalReference it is idempotent per currency: the same reference and
 // currency again answer the existing account with 200.
 func createVirtualAccount(c *core.Call) {
-	var req createVirtualAccountBody
-	if !c.Decode(&req) {
-		return
-	}
+	core.Create(c, func(req *createVirtualAccountBody) (app.VirtualAccountInput, *ledger.Error) {
+		return virtualAccountInput(c, req)
+	}, c.Server.Config.App.CreateVirtualAccount, func(res *ledger.Result) any {
+		return &virtualAccountBody{renderVirtualAccount(res.VirtualAccount)}
+	})
+}
+
+// virtualAccountInput checks a virtual account request's shape against the
+// currencies accounts are issued in, reporting every problem at once.
+func virtualAccountInput(c *core.Call, req *createVirtualAccountBody) (app.VirtualAccountInput, *ledger.Error) {
 	var p core.Problems
 	cur, curOK := p.Currency("currency", req.Currency, true)
 	if curOK {
@@ -84,22 +90,19 @@ func createVirtualAccount(c *core.Call) {
 			}
 		}
 	}
-	ref := p.Text("externalReference", req.ExternalReference, false, core.ReferenceLenMax)
-	metadata := p.Metadata("metadata", req.Metadata)
-	if c.Refused(p) {
-		return
-	}
-	r := c.Server.Config.App.CreateVirtualAccount(c.Caller(), app.VirtualAccountInput{Currency: cur.Code, ExternalReference: ref, Metadata: metadata})
-	c.Created(r, func(res *ledger.Result) any { return &virtualAccountBody{renderVirtualAccount(res.VirtualAccount)} })
+	in := app.VirtualAccountInput{Currency: cur.Code}
+	in.ExternalReference = p.Text("externalReference", req.ExternalReference, false, core.ReferenceLenMax)
+	in.Metadata = p.Metadata("metadata", req.Metadata)
+	return in, p.Err()
 }
 
 // getVirtualAccount: GET /v1/virtual-accounts/{id}.
 func getVirtualAccount(c *core.Call) {
-	core.Get(c, "id", "Virtual account", func(st *ledger.Reader, id string) (ledger.VirtualAccount, bool) {
+	core.Get(c, "id", "Virtual account", func(st *ledger.Reader, org, id string) (ledger.VirtualAccount, bool) {
 		if _, va, ok := orderOfVirtualAccount(c, id); ok {
 			return va, true
 		}
-		return st.VirtualAccount(c.Org, id)
+		return st.VirtualAccount(org, id)
 	}, func(v *ledger.VirtualAccount) *virtualAccountBody {
 		return &virtualAccountBody{renderVirtualAccount(v)}
 	})
