@@ -171,11 +171,12 @@ const disputeTextLenMax = 2000
 
 // respondToDispute: POST /v1/disputes/{id}/respond.
 func respondToDispute(c *core.Call) {
-	var req respondRequestBody
-	id, ok := c.ParamAndBody("id", &req)
-	if !ok {
-		return
-	}
+	core.Update(c, "id", disputeResponse, c.Server.Config.App.RespondToDispute, func(res *ledger.Result) any { return renderWithThread(c, res.Dispute) })
+}
+
+// disputeResponse checks a dispute response's shape, reporting every
+// problem at once.
+func disputeResponse(id string, req *respondRequestBody) (app.DisputeResponse, *ledger.Error) {
 	var p core.Problems
 	action := p.Text("action", req.Action, true, 16)
 	if action != "" && action != ledger.DisputeActionAccept && action != ledger.DisputeActionContest {
@@ -185,16 +186,12 @@ func respondToDispute(c *core.Call) {
 	if len(req.FileIDs) > ledger.DisputeAttachmentsMax {
 		p.Add("fileIds", "must have at most 10 file ids")
 	}
-	for i, id := range req.FileIDs {
-		if !strings.HasPrefix(id, "file_") {
+	for i, fileID := range req.FileIDs {
+		if !strings.HasPrefix(fileID, "file_") {
 			p.Add("fileIds."+strconv.Itoa(i), "must be a file id (file_…)")
 		}
 	}
-	if c.Refused(p) {
-		return
-	}
-	r := c.Server.Config.App.RespondToDispute(c.Caller(), app.DisputeResponse{DisputeID: id, Action: action, Reason: reason, FileIDs: req.FileIDs})
-	c.Reply(r, fasthttp.StatusOK, func(res *ledger.Result) any { return renderWithThread(c, res.Dispute) })
+	return app.DisputeResponse{DisputeID: id, Action: action, Reason: reason, FileIDs: req.FileIDs}, p.Err()
 }
 
 // attachmentURLLenMax bounds a linked document's URL, in characters.
@@ -211,11 +208,20 @@ type messageRequestBody struct {
 
 // addDisputeMessage: POST /v1/disputes/{id}/messages.
 func addDisputeMessage(c *core.Call) {
-	var req messageRequestBody
-	id, ok := c.ParamAndBody("id", &req)
+	in, ok := core.ParamInput(c, "id", disputeMessage)
 	if !ok {
 		return
 	}
+	c.Created(c.Server.Config.App.AddDisputeMessage(c.Caller(), in), func(res *ledger.Result) any {
+		var body disputeMessageBody
+		body.Message = threads(c, c.Server.Config.Actors.Reader()).message(res.DisputeMessage)
+		return &body
+	})
+}
+
+// disputeMessage checks a dispute message's shape, reporting every problem
+// at once.
+func disputeMessage(id string, req *messageRequestBody) (app.DisputeMessage, *ledger.Error) {
 	var p core.Problems
 	text := p.Text("body", req.Body, true, disputeTextLenMax)
 	if len(req.Attachments) > ledger.DisputeAttachmentsMax {
@@ -247,15 +253,7 @@ func addDisputeMessage(c *core.Call) {
 		name := p.Text(field+".name", a.Name, false, core.FileNameLenMax)
 		atts = append(atts, ledger.Attachment{FileID: fileID, Name: name})
 	}
-	if c.Refused(p) {
-		return
-	}
-	r := c.Server.Config.App.AddDisputeMessage(c.Caller(), app.DisputeMessage{DisputeID: id, Body: text, Attachments: atts})
-	c.Created(r, func(res *ledger.Result) any {
-		var body disputeMessageBody
-		body.Message = threads(c, c.Server.Config.Actors.Reader()).message(res.DisputeMessage)
-		return &body
-	})
+	return app.DisputeMessage{DisputeID: id, Body: text, Attachments: atts}, p.Err()
 }
 
 type disputeOpenRequestBody struct {

@@ -188,7 +188,7 @@ func createRecipient(c *core.Call) {
 	spec := func(req *recipientRequestBody) (ledger.RecipientSpec, *ledger.Error) {
 		return recipientSpec(c.Server, req, "")
 	}
-	core.Create(c, spec, c.Server.Config.App.CreateRecipient, func(res *ledger.Result) any { return &recipientBody{renderRecipient(res.Recipient)} })
+	core.Create(c, spec, c.Server.Config.App.CreateRecipient, recipientResult)
 }
 
 // createRecipients: POST /v1/recipients/bulk. Items that pass validation
@@ -287,11 +287,17 @@ func recipient(c *core.Call) (ledger.Recipient, bool) {
 // the recipient may be used change; its destination does not (save a new
 // recipient for a new destination).
 func updateRecipient(c *core.Call) {
-	var req recipientUpdateBody
-	id, ok := c.ParamAndBody("id", &req)
-	if !ok {
-		return
-	}
+	core.Update(c, "id", recipientChange, c.Server.Config.App.UpdateRecipient, recipientResult)
+}
+
+// recipientResult is the body of a change to a recipient.
+func recipientResult(res *ledger.Result) any {
+	return &recipientBody{renderRecipient(res.Recipient)}
+}
+
+// recipientChange checks a recipient update's shape, reporting every
+// problem at once.
+func recipientChange(id string, req *recipientUpdateBody) (app.RecipientChange, *ledger.Error) {
 	var p core.Problems
 	in := app.RecipientChange{ID: id}
 	if req.AccountName != nil {
@@ -308,12 +314,7 @@ func updateRecipient(c *core.Call) {
 	if !in.SetAccountName && !in.SetLabel && !in.SetActive {
 		p.Add("body", "must set at least one of accountName, label, isActive")
 	}
-	if c.Refused(p) {
-		return
-	}
-	c.Answer(c.Server.Config.App.UpdateRecipient(c.Caller(), in), func(res *ledger.Result) {
-		c.OK(fasthttp.StatusOK, &recipientBody{renderRecipient(res.Recipient)})
-	})
+	return in, p.Err()
 }
 
 // deleteRecipient: DELETE /v1/recipients/{id}. Payouts already made keep

@@ -36,10 +36,12 @@
 // A feature registers a resource's usual endpoints with Resource. A
 // handler reads the request (Param, Decode, ParamAndBody), checks its shape
 // (Problems, answered by Refused; Input does both for a body checked by one
-// function, SimulationInput for the sandbox's simulations),
-// calls an operation of the application API (Config.App) as c.Caller(),
-// and answers: Create and Created for a create (201, or 200 with
-// idempotent-replayed for a replay), Reply for a change, ReplyError where a
+// function, ParamInput for the resource a path parameter names,
+// SimulationInput for the sandbox's simulations), calls an operation of the
+// application API (Config.App) as c.Caller(), and answers: Create and
+// Created for a create (201, or 200 with idempotent-replayed for a replay),
+// Update and Reply for a change to the resource a path parameter names,
+// ReplyError where a
 // handler needs the error alone (resource.go, reply.go). Reads are Get (one
 // record by a path parameter, 404 in the contract's shape) and List (a
 // cursor page of the Reader, filtered, rendered).

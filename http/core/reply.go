@@ -98,6 +98,29 @@ func Input[Req, In any](c *Call, input func(*Req) (In, *ledger.Error)) (in In, o
 	return in, true
 }
 
+// Update answers a change to the resource the path parameter param names
+// (PATCH or PUT of it, or POST of an action on it): the parameter and the
+// body read by ParamInput, the operation op called as the caller, and its
+// reply answered 200 with body's rendering.
+func Update[Req, In any](c *Call, param string, input func(id string, req *Req) (In, *ledger.Error), op func(app.Caller, In) actors.Reply, body func(*ledger.Result) any) {
+	if in, ok := ParamInput(c, param, input); ok {
+		c.Reply(op(c.Caller(), in), fasthttp.StatusOK, body)
+	}
+}
+
+// ParamInput is Input for the resource the path parameter param names: the
+// parameter, then the body decoded into a Req and its shape checked by
+// input for that id (every problem at once). A parameter that is not a path
+// segment, or a body that is not the expected JSON or has problems, is
+// answered, and ok is false.
+func ParamInput[Req, In any](c *Call, param string, input func(id string, req *Req) (In, *ledger.Error)) (in In, ok bool) {
+	id, ok := c.Param(param)
+	if !ok {
+		return in, false
+	}
+	return Input(c, func(req *Req) (In, *ledger.Error) { return input(id, req) })
+}
+
 // SimulationInput is Input for a sandbox simulation: on production, where
 // simulations do not exist, the request is answered and ok is false.
 func SimulationInput[Req, In any](c *Call, input func(*Req) (In, *ledger.Error)) (in In, ok bool) {

@@ -675,11 +675,12 @@ func paymentLinkFilter(c *core.Call) (ledger.PaymentLinkFilter, *ledger.Error) {
 
 // updatePaymentLink: PATCH /v1/payment-links/{id}.
 func updatePaymentLink(c *core.Call) {
-	var req updateLinkRequestBody
-	id, ok := c.ParamAndBody("id", &req)
-	if !ok {
-		return
-	}
+	core.Update(c, "id", paymentLinkChange, c.Server.Config.App.UpdatePaymentLink, paymentLinkResult)
+}
+
+// paymentLinkChange checks a payment link PATCH's shape, reporting every
+// problem at once.
+func paymentLinkChange(id string, req *updateLinkRequestBody) (app.CheckoutUpdate, *ledger.Error) {
 	var p core.Problems
 	cmd := app.CheckoutUpdate{ID: id}
 	closeStatus(&p, &cmd, req.Status, "link")
@@ -687,11 +688,7 @@ func updatePaymentLink(c *core.Call) {
 	if !cmd.Close && cmd.Set == 0 && len(p) == 0 {
 		p.Add("body", "must set at least one of status, expiresAt, redirectUrl, branding")
 	}
-	if c.Refused(p) {
-		return
-	}
-	r := c.Server.Config.App.UpdatePaymentLink(app.Caller{OrgID: c.Org}, cmd)
-	c.Reply(r, fasthttp.StatusOK, paymentLinkResult)
+	return cmd, p.Err()
 }
 
 // closeStatus reads a PATCH's status, which may only close (the link or
@@ -777,11 +774,12 @@ func parsePaymentPageStatus(v string) (ledger.PaymentPageStatus, bool) {
 
 // updatePaymentPage: PATCH /v1/payment-pages/{id}.
 func updatePaymentPage(c *core.Call) {
-	var req updatePageRequestBody
-	id, ok := c.ParamAndBody("id", &req)
-	if !ok {
-		return
-	}
+	core.Update(c, "id", paymentPageChange, c.Server.Config.App.UpdatePaymentPage, paymentPageResult)
+}
+
+// paymentPageChange checks a payment page PATCH's shape, reporting every
+// problem at once.
+func paymentPageChange(id string, req *updatePageRequestBody) (app.CheckoutUpdate, *ledger.Error) {
 	var p core.Problems
 	cmd := app.CheckoutUpdate{ID: id}
 	closeStatus(&p, &cmd, req.Status, "page")
@@ -801,11 +799,7 @@ func updatePaymentPage(c *core.Call) {
 	if !cmd.Close && cmd.Set == 0 && len(p) == 0 {
 		p.Add("body", "must set at least one field")
 	}
-	if c.Refused(p) {
-		return
-	}
-	r := c.Server.Config.App.UpdatePaymentPage(app.Caller{OrgID: c.Org}, cmd)
-	c.Reply(r, fasthttp.StatusOK, paymentPageResult)
+	return cmd, p.Err()
 }
 
 // createCheckoutSession: POST /v1/payment-links/{id}/sessions. The hosted
