@@ -198,13 +198,8 @@ func createRecipients(c *core.Call) {
 	if !c.Decode(&req) {
 		return
 	}
-	if req.Recipients == nil {
-		c.Fail(ledger.FieldInvalid("recipients", "is required"))
-		return
-	}
-	items := *req.Recipients
-	if len(items) == 0 || len(items) > ledger.RecipientBatchMax {
-		c.Fail(ledger.FieldInvalid("recipients", fmt.Sprintf("must hold 1 to %d items", ledger.RecipientBatchMax)))
+	items, ok := core.BulkItems(c, "recipients", req.Recipients, ledger.RecipientBatchMax)
+	if !ok {
 		return
 	}
 	out := recipientsBulkBody{

@@ -37,8 +37,9 @@
 // handler reads the request (Param, Decode, ParamAndBody), checks its shape
 // (Problems, answered by Refused; Input does both for a body checked by one
 // function, ParamInput for the resource a path parameter names,
-// SimulationInput for the sandbox's simulations), calls an operation of the
-// application API (Config.App) as c.Caller(), and answers: Create and
+// SimulationInput for the sandbox's simulations, BulkItems for a bulk
+// request's list), calls an operation of the application API (Config.App)
+// as c.Caller(), and answers: Create and
 // Created for a create (201, or 200 with idempotent-replayed for a replay),
 // Update and Reply for a change to the resource a path parameter names,
 // ReplyError where a

@@ -124,6 +124,21 @@ func Lookup[T any](c *Call, param, what string, find func(st *ledger.Reader, id 
 	return v, ok
 }
 
+// BulkItems is the list field of a bulk request: required, and holding 1
+// to most items. A list missing or outside those bounds is answered, and ok
+// is false.
+func BulkItems[T any](c *Call, field string, items *[]T, most int) (list []T, ok bool) {
+	if items == nil {
+		c.Fail(ledger.FieldInvalid(field, "is required"))
+		return nil, false
+	}
+	if len(*items) == 0 || len(*items) > most {
+		c.Fail(ledger.FieldInvalid(field, fmt.Sprintf("must hold 1 to %d items", most)))
+		return nil, false
+	}
+	return *items, true
+}
+
 // query returns a query parameter and whether it was given.
 func Query(ctx *fasthttp.RequestCtx, name string) (string, bool) {
 	v := ctx.QueryArgs().Peek(name)

@@ -114,13 +114,8 @@ func validateBulk(c *core.Call) {
 	if !c.Decode(&req) {
 		return
 	}
-	if req.Items == nil {
-		c.Fail(ledger.FieldInvalid("items", "is required"))
-		return
-	}
-	items := *req.Items
-	if len(items) == 0 || len(items) > validateBulkItemsMax {
-		c.Fail(ledger.FieldInvalid("items", fmt.Sprintf("must hold 1 to %d items", validateBulkItemsMax)))
+	items, ok := core.BulkItems(c, "items", req.Items, validateBulkItemsMax)
+	if !ok {
 		return
 	}
 	out := validateBulkBody{Results: make([]validateBulkItemJSON, len(items))}
