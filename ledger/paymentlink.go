@@ -508,14 +508,8 @@ func (c *CreatePaymentPage) fields(f *fieldCodec) {
 
 func (c *CreatePaymentPage) encode(e *encoder) { c.fields(e.codec()) }
 
-func (c *UpdatePaymentPage) fields(f *fieldCodec) {
-	f.varint(&c.At)
-	f.str(&c.OrgID)
-	f.str(&c.ID)
-	f.bool(&c.Close)
-	f.u16(&c.Set)
-	c.Appearance.fields(f)
-}
+// fields are a link update's: the two commands have one layout.
+func (c *UpdatePaymentPage) fields(f *fieldCodec) { (*UpdatePaymentLink)(c).fields(f) }
 
 func (c *UpdatePaymentPage) encode(e *encoder) { c.fields(e.codec()) }
 
