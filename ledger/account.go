@@ -198,7 +198,7 @@ type Entry struct {
 var accountKind = &kind[Account]{
 	tag: tagAccount, name: "account",
 	id:  func(a *Account) (string, string) { return a.Number, a.OrgID },
-	enc: func(e *encoder, a *Account) { a.fields(e.codec()) }, dec: decodeAccount,
+	enc: func(e *Encoder, a *Account) { a.fields(e.Codec()) }, dec: decodeAccount,
 }
 
 // posting is one leg of a transaction before it is booked.
@@ -217,7 +217,7 @@ func (s *State) book(at int64, refID, externalRef string, postings []posting) (u
 	for _, p := range postings {
 		var ok bool
 		if sum, ok = addMinor(sum, p.amount); !ok {
-			return 0, errorf(CodeValidation, "amount out of range")
+			return 0, Errorf(CodeValidation, "amount out of range")
 		}
 	}
 	if sum != 0 {

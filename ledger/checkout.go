@@ -174,99 +174,99 @@ func (*CreateCheckoutSession) Kind() Kind  { return KindCreateCheckoutSession }
 func (*CheckoutDepositCommand) Kind() Kind { return KindCheckoutDeposit }
 
 func init() {
-	registerFields[CreateCheckoutSession](KindCreateCheckoutSession)
-	registerFields[CheckoutDepositCommand](KindCheckoutDeposit)
+	RegisterFields[CreateCheckoutSession](KindCreateCheckoutSession)
+	RegisterFields[CheckoutDepositCommand](KindCheckoutDeposit)
 	registerFieldsSubject[CheckoutSession](SubjectCheckoutSession)
 }
 
-func (c *CreateCheckoutSession) fields(f *fieldCodec) {
-	f.varint(&c.At)
-	f.str(&c.ID)
-	f.str(&c.OrgID)
-	f.str(&c.LinkID)
-	fieldU8(f, &c.Method)
-	f.str(&c.MethodCode)
-	f.str(&c.Chain)
-	f.str(&c.PayerNumber)
-	f.str(&c.OriginCurrency)
-	f.minor(&c.OriginAmount)
-	f.minor(&c.DestAmount)
-	f.str(&c.Rate)
-	f.str(&c.DepositAccount)
-	f.str(&c.DepositBank)
-	f.str(&c.CollectionID)
-	f.methodType(&c.MethodType)
-	f.minor(&c.Fee)
+func (c *CreateCheckoutSession) fields(f *Codec) {
+	f.Varint(&c.At)
+	f.Str(&c.ID)
+	f.Str(&c.OrgID)
+	f.Str(&c.LinkID)
+	FieldU8(f, &c.Method)
+	f.Str(&c.MethodCode)
+	f.Str(&c.Chain)
+	f.Str(&c.PayerNumber)
+	f.Str(&c.OriginCurrency)
+	f.Minor(&c.OriginAmount)
+	f.Minor(&c.DestAmount)
+	f.Str(&c.Rate)
+	f.Str(&c.DepositAccount)
+	f.Str(&c.DepositBank)
+	f.Str(&c.CollectionID)
+	f.MethodType(&c.MethodType)
+	f.Minor(&c.Fee)
 }
 
-func (c *CreateCheckoutSession) encode(e *encoder) { c.fields(e.codec()) }
+func (c *CreateCheckoutSession) Encode(e *Encoder) { c.fields(e.Codec()) }
 
-func (c *CheckoutDepositCommand) fields(f *fieldCodec) {
-	f.varint(&c.At)
-	f.str(&c.OrgID)
-	f.str(&c.SessionID)
-	f.minor(&c.Amount)
-	f.str(&c.ExternalReference)
-	f.str(&c.DepositID)
-	f.str(&c.CollectionID)
+func (c *CheckoutDepositCommand) fields(f *Codec) {
+	f.Varint(&c.At)
+	f.Str(&c.OrgID)
+	f.Str(&c.SessionID)
+	f.Minor(&c.Amount)
+	f.Str(&c.ExternalReference)
+	f.Str(&c.DepositID)
+	f.Str(&c.CollectionID)
 }
 
-func (c *CheckoutDepositCommand) encode(e *encoder) { c.fields(e.codec()) }
+func (c *CheckoutDepositCommand) Encode(e *Encoder) { c.fields(e.Codec()) }
 
-func (c *CheckoutSession) fields(f *fieldCodec) {
-	f.str(&c.ID)
-	f.str(&c.OrgID)
-	f.str(&c.LinkID)
-	fieldU8(f, &c.Method)
-	f.str(&c.MethodCode)
-	f.str(&c.Chain)
-	f.str(&c.PayerNumber)
-	fieldU8(f, &c.Status)
-	f.str(&c.StatusMessage)
-	f.str(&c.OriginCurrency)
-	f.minor(&c.OriginAmount)
-	f.str(&c.DestCurrency)
-	f.minor(&c.DestAmount)
-	f.str(&c.Rate)
-	f.str(&c.DepositAccount)
-	f.str(&c.DepositBank)
-	f.str(&c.CollectionID)
-	f.minor(&c.OriginReceived)
-	f.minor(&c.Received)
-	f.varint(&c.ExpiresAt)
-	f.varint(&c.CreatedAt)
-	f.varint(&c.UpdatedAt)
-	f.varint(&c.EndedAt)
+func (c *CheckoutSession) fields(f *Codec) {
+	f.Str(&c.ID)
+	f.Str(&c.OrgID)
+	f.Str(&c.LinkID)
+	FieldU8(f, &c.Method)
+	f.Str(&c.MethodCode)
+	f.Str(&c.Chain)
+	f.Str(&c.PayerNumber)
+	FieldU8(f, &c.Status)
+	f.Str(&c.StatusMessage)
+	f.Str(&c.OriginCurrency)
+	f.Minor(&c.OriginAmount)
+	f.Str(&c.DestCurrency)
+	f.Minor(&c.DestAmount)
+	f.Str(&c.Rate)
+	f.Str(&c.DepositAccount)
+	f.Str(&c.DepositBank)
+	f.Str(&c.CollectionID)
+	f.Minor(&c.OriginReceived)
+	f.Minor(&c.Received)
+	f.Varint(&c.ExpiresAt)
+	f.Varint(&c.CreatedAt)
+	f.Varint(&c.UpdatedAt)
+	f.Varint(&c.EndedAt)
 }
 
-func (c *CheckoutDeposit) fields(f *fieldCodec) {
-	f.str(&c.ID)
-	f.str(&c.OrgID)
-	f.str(&c.SessionID)
-	f.str(&c.LinkID)
-	f.str(&c.CollectionID)
-	f.str(&c.ExternalReference)
-	f.minor(&c.Requested)
-	f.minor(&c.Amount)
-	f.str(&c.Currency)
-	f.minor(&c.Credited)
-	f.varint(&c.At)
+func (c *CheckoutDeposit) fields(f *Codec) {
+	f.Str(&c.ID)
+	f.Str(&c.OrgID)
+	f.Str(&c.SessionID)
+	f.Str(&c.LinkID)
+	f.Str(&c.CollectionID)
+	f.Str(&c.ExternalReference)
+	f.Minor(&c.Requested)
+	f.Minor(&c.Amount)
+	f.Str(&c.Currency)
+	f.Minor(&c.Credited)
+	f.Varint(&c.At)
 }
 
-func (c *CreateCheckoutSession) apply(s *State) Result {
-	if err := checkID(c.ID, "cs_"); err != nil {
+func (c *CreateCheckoutSession) Apply(s *State) Result {
+	if err := CheckID(c.ID, "cs_"); err != nil {
 		return Result{Err: err}
 	}
 	l, ok := s.pl.links.owned(c.OrgID, c.LinkID)
 	if !ok {
-		return Result{Err: errorf(CodeNotFound, "Payment link not found")}
+		return Result{Err: Errorf(CodeNotFound, "Payment link not found")}
 	}
 	now := s.OrgNow(c.OrgID, c.At)
 	switch {
 	case l.Status != PaymentLinkActive:
-		return Result{Err: errorf(CodeBadRequest, "Payment link %s is %s: it takes no new checkout sessions", l.ID, l.Status)}
+		return Result{Err: Errorf(CodeBadRequest, "Payment link %s is %s: it takes no new checkout sessions", l.ID, l.Status)}
 	case l.Current.ExpiresAt != 0 && now >= l.Current.ExpiresAt:
-		return Result{Err: errorf(CodeBadRequest, "Payment link %s has expired: it takes no new checkout sessions", l.ID)}
+		return Result{Err: Errorf(CodeBadRequest, "Payment link %s has expired: it takes no new checkout sessions", l.ID)}
 	case c.Method == 0 || c.Method >= checkoutMethodEnd:
 		return Result{Err: FieldInvalid("method", "must be one of mobile_money, bank_transfer, crypto")}
 	case !l.Current.Methods.Has(c.Method):
@@ -274,11 +274,11 @@ func (c *CreateCheckoutSession) apply(s *State) Result {
 	case c.Method == CheckoutCrypto && !l.Current.AllowsAsset(c.OriginCurrency):
 		return Result{Err: FieldInvalid("code", c.OriginCurrency+" is not an accepted asset on this payment link")}
 	case c.DestAmount != l.Remaining():
-		return Result{Err: errorf(CodeConflict, "Payment link %s changed while the session was priced; retry", l.ID)}
+		return Result{Err: Errorf(CodeConflict, "Payment link %s changed while the session was priced; retry", l.ID)}
 	case c.OriginAmount <= 0 || c.OriginAmount > AmountMax:
 		return Result{Err: FieldInvalid("amount", "is out of range")}
 	case l.Sessions >= CheckoutSessionsPerLinkMax:
-		return Result{Err: errorf(CodeBadRequest, "Payment link %s has had %d checkout sessions, the most one link may have", l.ID, CheckoutSessionsPerLinkMax)}
+		return Result{Err: Errorf(CodeBadRequest, "Payment link %s has had %d checkout sessions, the most one link may have", l.ID, CheckoutSessionsPerLinkMax)}
 	}
 	if _, ok := LookupCurrency(c.OriginCurrency); !ok {
 		return Result{Err: FieldInvalid("currency", "is not a supported currency")}
@@ -287,11 +287,11 @@ func (c *CreateCheckoutSession) apply(s *State) Result {
 		return Result{Err: FieldInvalid("method", "must be paid in the link's currency")}
 	}
 	if c.Method == CheckoutMobileMoney {
-		if err := checkID(c.CollectionID, "col_"); err != nil {
+		if err := CheckID(c.CollectionID, "col_"); err != nil {
 			return Result{Err: err}
 		}
 		if _, ok := s.collections.get(c.CollectionID); ok {
-			return Result{Err: errorf(CodeConflict, "collection %s already exists", c.CollectionID)}
+			return Result{Err: Errorf(CodeConflict, "collection %s already exists", c.CollectionID)}
 		}
 		if c.Fee < 0 || c.Fee > c.DestAmount {
 			return Result{Err: FieldInvalid("amount", "fee is out of range")}
@@ -301,11 +301,11 @@ func (c *CreateCheckoutSession) apply(s *State) Result {
 		}
 	}
 	if _, ok := s.pl.sessions.get(c.ID); ok {
-		return Result{Err: errorf(CodeConflict, "checkout session %s already exists", c.ID)}
+		return Result{Err: Errorf(CodeConflict, "checkout session %s already exists", c.ID)}
 	}
 	for _, id := range s.pl.openByLink[l.ID] {
 		if o, _ := s.pl.sessions.get(id); o.Status == SessionProcessing {
-			return Result{Err: errorf(CodeBadRequest,
+			return Result{Err: Errorf(CodeBadRequest,
 				"A mobile money charge is in progress on this payment link (session %s); wait for the payer to approve or decline it", o.ID)}
 		}
 	}
@@ -352,7 +352,7 @@ func (c *CreateCheckoutSession) apply(s *State) Result {
 	return res
 }
 
-func (c *CheckoutDepositCommand) apply(s *State) Result {
+func (c *CheckoutDepositCommand) Apply(s *State) Result {
 	if c.ExternalReference == "" {
 		return Result{Err: FieldInvalid("externalReference", "is required")}
 	}
@@ -365,37 +365,37 @@ func (c *CheckoutDepositCommand) apply(s *State) Result {
 	}
 	sess, ok := s.pl.sessions.owned(c.OrgID, c.SessionID)
 	if !ok {
-		return Result{Err: errorf(CodeNotFound, "Checkout session not found")}
+		return Result{Err: Errorf(CodeNotFound, "Checkout session not found")}
 	}
 	now := s.OrgNow(c.OrgID, c.At)
 	switch {
 	case sess.Method == CheckoutMobileMoney:
-		return Result{Err: errorf(CodeBadRequest,
+		return Result{Err: Errorf(CodeBadRequest,
 			"Only bank-transfer and stablecoin checkout sessions accept simulated deposits; a mobile money session is paid through its collection")}
 	case sess.Status.Terminal():
-		return Result{Err: errorf(CodeBadRequest, "Checkout session %s is %s: it accepts no more deposits", sess.ID, sess.Status)}
+		return Result{Err: Errorf(CodeBadRequest, "Checkout session %s is %s: it accepts no more deposits", sess.ID, sess.Status)}
 	case now >= sess.ExpiresAt:
-		return Result{Err: errorf(CodeBadRequest, "Checkout session %s has expired: it accepts no more deposits", sess.ID)}
+		return Result{Err: Errorf(CodeBadRequest, "Checkout session %s has expired: it accepts no more deposits", sess.ID)}
 	case c.Amount < 0 || c.Amount > AmountMax:
 		return Result{Err: FieldInvalid("amount", "is out of range")}
 	}
-	if err := checkID(c.DepositID, "vad_"); err != nil {
+	if err := CheckID(c.DepositID, "vad_"); err != nil {
 		return Result{Err: err}
 	}
-	if err := checkID(c.CollectionID, "col_"); err != nil {
+	if err := CheckID(c.CollectionID, "col_"); err != nil {
 		return Result{Err: err}
 	}
 	if _, dup := s.collections.get(c.CollectionID); dup {
-		return Result{Err: errorf(CodeConflict, "collection %s already exists", c.CollectionID)}
+		return Result{Err: Errorf(CodeConflict, "collection %s already exists", c.CollectionID)}
 	}
 	if _, dup := s.pl.deposits.get(c.DepositID); dup {
-		return Result{Err: errorf(CodeConflict, "deposit %s already exists", c.DepositID)}
+		return Result{Err: Errorf(CodeConflict, "deposit %s already exists", c.DepositID)}
 	}
 	amount := c.Amount
 	if amount == 0 {
 		amount = sess.OriginAmount - sess.OriginReceived
 		if amount <= 0 {
-			return Result{Err: errorf(CodeBadRequest, "Checkout session %s has no remaining balance; pass an amount to overpay", sess.ID)}
+			return Result{Err: Errorf(CodeBadRequest, "Checkout session %s has no remaining balance; pass an amount to overpay", sess.ID)}
 		}
 	}
 	credit, ok := sess.creditFor(amount)

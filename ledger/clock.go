@@ -83,29 +83,29 @@ type Tick struct {
 func (*AdvanceClock) Kind() Kind { return KindAdvanceClock }
 func (*Tick) Kind() Kind         { return KindTick }
 
-func (c *AdvanceClock) fields(f *fieldCodec) {
-	f.varint(&c.At)
-	f.str(&c.OrgID)
-	f.varint(&c.Millis)
+func (c *AdvanceClock) fields(f *Codec) {
+	f.Varint(&c.At)
+	f.Str(&c.OrgID)
+	f.Varint(&c.Millis)
 }
 
-func (c *AdvanceClock) encode(e *encoder) { c.fields(e.codec()) }
+func (c *AdvanceClock) Encode(e *Encoder) { c.fields(e.Codec()) }
 
-func (c *Tick) encode(e *encoder) { e.varint(c.At) }
+func (c *Tick) Encode(e *Encoder) { e.varint(c.At) }
 
 func init() {
-	registerFields[AdvanceClock](KindAdvanceClock)
-	registerCommand(KindTick, func(d *decoder) Command { return &Tick{At: d.varint()} })
+	RegisterFields[AdvanceClock](KindAdvanceClock)
+	RegisterCommand(KindTick, func(d *Decoder) Command { return &Tick{At: d.varint()} })
 }
 
-func (c *Clock) fields(f *fieldCodec) {
-	f.str(&c.OrgID)
-	f.varint(&c.OffsetMillis)
-	f.varint(&c.UpdatedAt)
+func (c *Clock) fields(f *Codec) {
+	f.Str(&c.OrgID)
+	f.Varint(&c.OffsetMillis)
+	f.Varint(&c.UpdatedAt)
 }
 
-func (c *AdvanceClock) apply(s *State) Result {
-	if err := s.checkOrg(c.OrgID); err != nil {
+func (c *AdvanceClock) Apply(s *State) Result {
+	if err := s.CheckOrg(c.OrgID); err != nil {
 		return Result{Err: err}
 	}
 	if c.Millis <= 0 || c.Millis > ClockAdvanceMax {
@@ -126,7 +126,7 @@ func (c *AdvanceClock) apply(s *State) Result {
 	return Result{Clock: &clk}
 }
 
-func (c *Tick) apply(s *State) Result {
+func (c *Tick) Apply(s *State) Result {
 	s.expireDue(c.At)
 	return Result{}
 }

@@ -19,32 +19,32 @@ var errTruncated = errors.New("ledger: truncated record")
 // decoder allocate gigabytes.
 const stringLenMax = 1 << 20
 
-type encoder struct {
+type Encoder struct {
 	buf []byte
 	// generic is the fieldCodec that encodeByFields writes through, like
 	// decoder.generic.
-	generic fieldCodec
+	generic Codec
 }
 
-func (e *encoder) u8(v uint8)       { e.buf = append(e.buf, v) }
-func (e *encoder) uvarint(v uint64) { e.buf = binary.AppendUvarint(e.buf, v) }
-func (e *encoder) varint(v int64)   { e.buf = binary.AppendVarint(e.buf, v) }
-func (e *encoder) minor(v Minor)    { e.varint(int64(v)) }
-func (e *encoder) bool(v bool) {
+func (e *Encoder) u8(v uint8)       { e.buf = append(e.buf, v) }
+func (e *Encoder) uvarint(v uint64) { e.buf = binary.AppendUvarint(e.buf, v) }
+func (e *Encoder) varint(v int64)   { e.buf = binary.AppendVarint(e.buf, v) }
+func (e *Encoder) minor(v Minor)    { e.varint(int64(v)) }
+func (e *Encoder) bool(v bool) {
 	if v {
 		e.u8(1)
 	} else {
 		e.u8(0)
 	}
 }
-func (e *encoder) str(s string) {
+func (e *Encoder) str(s string) {
 	e.uvarint(uint64(len(s)))
 	e.buf = append(e.buf, s...)
 }
 
-// decoder reads what encoder wrote. The first error sticks; every later read
+// Decoder reads what encoder wrote. The first error sticks; every later read
 // returns zero values, so decode functions check d.err once at the end.
-type decoder struct {
+type Decoder struct {
 	buf []byte
 	err error
 	// short, when set, holds the short strings str returns, many to an
@@ -52,7 +52,7 @@ type decoder struct {
 	short *strings.Builder
 	// generic is the fieldCodec that decodeFields reads through: a
 	// method called through a type parameter cannot keep it on the stack.
-	generic fieldCodec
+	generic Codec
 }
 
 // Limits of decoder.short: a chunk is shared by the short strings of a few
@@ -63,14 +63,14 @@ const (
 	strPooledLenMax = 64
 )
 
-func (d *decoder) fail(err error) {
+func (d *Decoder) fail(err error) {
 	if d.err == nil {
 		d.err = err
 	}
 	d.buf = nil
 }
 
-func (d *decoder) u8() uint8 {
+func (d *Decoder) u8() uint8 {
 	if len(d.buf) < 1 {
 		d.fail(errTruncated)
 		return 0
@@ -84,7 +84,7 @@ func (d *decoder) u8() uint8 {
 // encoding per value, so such bytes were not written by this codec.
 var errOverlong = errors.New("ledger: non-canonical varint")
 
-func (d *decoder) uvarint() uint64 {
+func (d *Decoder) uvarint() uint64 {
 	v, n := binary.Uvarint(d.buf)
 	if !d.skipVarint(n) {
 		return 0
@@ -92,7 +92,7 @@ func (d *decoder) uvarint() uint64 {
 	return v
 }
 
-func (d *decoder) varint() int64 {
+func (d *Decoder) varint() int64 {
 	v, n := binary.Varint(d.buf)
 	if !d.skipVarint(n) {
 		return 0
@@ -104,7 +104,7 @@ func (d *decoder) varint() int64 {
 // just read from the front of the buffer, or fails the decoder where they
 // are truncated (n <= 0) or overlong: one rule, so that both kinds of
 // varint refuse the same bytes.
-func (d *decoder) skipVarint(n int) bool {
+func (d *Decoder) skipVarint(n int) bool {
 	if n <= 0 {
 		d.fail(errTruncated)
 		return false
@@ -117,10 +117,10 @@ func (d *decoder) skipVarint(n int) bool {
 	return true
 }
 
-func (d *decoder) minor() Minor { return Minor(d.varint()) }
+func (d *Decoder) minor() Minor { return Minor(d.varint()) }
 
 // u32 reads a uvarint that must fit 32 bits (a scope set).
-func (d *decoder) u32() uint32 {
+func (d *Decoder) u32() uint32 {
 	v := d.uvarint()
 	if v > math.MaxUint32 {
 		d.fail(errors.New("ledger: value exceeds 32 bits"))
@@ -132,13 +132,13 @@ func (d *decoder) u32() uint32 {
 // more reports whether bytes remain: a record whose value ends where an
 // older layout ended has none of the fields appended to its kind since
 // (doc.go, "Appended fields").
-func (d *decoder) more() bool { return d.err == nil && len(d.buf) > 0 }
+func (d *Decoder) more() bool { return d.err == nil && len(d.buf) > 0 }
 
 // appendedRef reads the reference a command kind "with the reference"
 // appends (KindExecuteQuoteRef, KindDepositOrderRef). It is never empty: a
 // command without one is written as the plain kind, so an empty one would
 // not re-encode as read.
-func (d *decoder) appendedRef() string {
+func (d *Decoder) appendedRef() string {
 	ref := d.str()
 	if ref == "" && d.err == nil {
 		d.fail(errors.New("ledger: empty appended reference"))
@@ -147,7 +147,7 @@ func (d *decoder) appendedRef() string {
 }
 
 // u16 reads a uvarint that must fit 16 bits (a set of flags).
-func (d *decoder) u16() uint16 {
+func (d *Decoder) u16() uint16 {
 	v := d.uvarint()
 	if v > math.MaxUint16 {
 		d.fail(errors.New("ledger: value exceeds 16 bits"))
@@ -156,7 +156,7 @@ func (d *decoder) u16() uint16 {
 	return uint16(v)
 }
 
-func (d *decoder) bool() bool {
+func (d *Decoder) bool() bool {
 	switch d.u8() {
 	case 0:
 		return false
@@ -168,7 +168,7 @@ func (d *decoder) bool() bool {
 	}
 }
 
-func (d *decoder) str() string {
+func (d *Decoder) str() string {
 	b := d.rawBytes()
 	sb := d.short
 	if sb == nil || len(b) == 0 || len(b) > strPooledLenMax {
@@ -188,7 +188,7 @@ func (d *decoder) str() string {
 
 // strs writes a list of strings: its length, then each. Disputes' file ids
 // and webhook endpoints' events share it.
-func (e *encoder) strs(v []string) {
+func (e *Encoder) strs(v []string) {
 	e.uvarint(uint64(len(v)))
 	for _, s := range v {
 		e.str(s)
@@ -196,7 +196,7 @@ func (e *encoder) strs(v []string) {
 }
 
 // strs reads what encoder.strs wrote; an empty list is nil.
-func (d *decoder) strs() []string {
+func (d *Decoder) strs() []string {
 	n := d.count()
 	if n == 0 {
 		return nil
@@ -208,7 +208,7 @@ func (d *decoder) strs() []string {
 	return out
 }
 
-func (d *decoder) rawBytes() []byte {
+func (d *Decoder) rawBytes() []byte {
 	n := d.uvarint()
 	if d.err != nil {
 		return nil
@@ -224,7 +224,7 @@ func (d *decoder) rawBytes() []byte {
 
 // count reads a collection length and bounds it by the bytes left, since
 // every element takes at least one byte.
-func (d *decoder) count() int {
+func (d *Decoder) count() int {
 	n := d.uvarint()
 	if d.err != nil {
 		return 0
@@ -236,22 +236,22 @@ func (d *decoder) count() int {
 	return int(n)
 }
 
-// fieldCodec runs a command's field list in one direction: a command with a
+// Codec runs a command's field list in one direction: a command with a
 // fields method names each field once, in its frozen order, and that one
 // list both writes the command and reads it back, so the two cannot drift
 // apart. Exactly one of enc and dec is set.
-type fieldCodec struct {
-	enc *encoder
-	dec *decoder
+type Codec struct {
+	enc *Encoder
+	dec *Decoder
 }
 
-// codec returns a fieldCodec that writes to e.
-func (e *encoder) codec() *fieldCodec { return &fieldCodec{enc: e} }
+// Codec returns a fieldCodec that writes to e.
+func (e *Encoder) Codec() *Codec { return &Codec{enc: e} }
 
-// codec returns a fieldCodec that reads from d.
-func (d *decoder) codec() *fieldCodec { return &fieldCodec{dec: d} }
+// Codec returns a fieldCodec that reads from d.
+func (d *Decoder) Codec() *Codec { return &Codec{dec: d} }
 
-func (f *fieldCodec) varint(p *int64) {
+func (f *Codec) Varint(p *int64) {
 	if f.enc != nil {
 		f.enc.varint(*p)
 		return
@@ -259,7 +259,7 @@ func (f *fieldCodec) varint(p *int64) {
 	*p = f.dec.varint()
 }
 
-func (f *fieldCodec) uvarint(p *uint64) {
+func (f *Codec) Uvarint(p *uint64) {
 	if f.enc != nil {
 		f.enc.uvarint(*p)
 		return
@@ -267,7 +267,7 @@ func (f *fieldCodec) uvarint(p *uint64) {
 	*p = f.dec.uvarint()
 }
 
-func (f *fieldCodec) minor(p *Minor) {
+func (f *Codec) Minor(p *Minor) {
 	if f.enc != nil {
 		f.enc.minor(*p)
 		return
@@ -275,7 +275,7 @@ func (f *fieldCodec) minor(p *Minor) {
 	*p = f.dec.minor()
 }
 
-func (f *fieldCodec) bool(p *bool) {
+func (f *Codec) Bool(p *bool) {
 	if f.enc != nil {
 		f.enc.bool(*p)
 		return
@@ -283,7 +283,7 @@ func (f *fieldCodec) bool(p *bool) {
 	*p = f.dec.bool()
 }
 
-func (f *fieldCodec) str(p *string) {
+func (f *Codec) Str(p *string) {
 	if f.enc != nil {
 		f.enc.str(*p)
 		return
@@ -291,7 +291,7 @@ func (f *fieldCodec) str(p *string) {
 	*p = f.dec.str()
 }
 
-func (f *fieldCodec) strs(p *[]string) {
+func (f *Codec) Strs(p *[]string) {
 	if f.enc != nil {
 		f.enc.strs(*p)
 		return
@@ -304,23 +304,23 @@ func (f *fieldCodec) strs(p *[]string) {
 type fieldsCommand[T any] interface {
 	*T
 	Command
-	fields(f *fieldCodec)
+	fields(f *Codec)
 }
 
 // decodeFields reads a command of type T by its fields method.
-func decodeFields[T any, P fieldsCommand[T]](d *decoder) P {
+func decodeFields[T any, P fieldsCommand[T]](d *Decoder) P {
 	c := P(new(T))
-	d.generic = fieldCodec{dec: d}
+	d.generic = Codec{dec: d}
 	c.fields(&d.generic)
 	return c
 }
 
-// registerFields makes kind k decodable by its command's fields method.
-func registerFields[T any, P fieldsCommand[T]](k Kind) {
-	registerCommand(k, func(d *decoder) Command { return decodeFields[T, P](d) })
+// RegisterFields makes kind k decodable by its command's fields method.
+func RegisterFields[T any, P fieldsCommand[T]](k Kind) {
+	RegisterCommand(k, func(d *Decoder) Command { return decodeFields[T, P](d) })
 }
 
-func (f *fieldCodec) u16(p *uint16) {
+func (f *Codec) U16(p *uint16) {
 	if f.enc != nil {
 		f.enc.uvarint(uint64(*p))
 		return
@@ -328,10 +328,10 @@ func (f *fieldCodec) u16(p *uint16) {
 	*p = f.dec.u16()
 }
 
-// fieldSlice reads or writes a slice: its length, then each element by
+// FieldSlice reads or writes a slice: its length, then each element by
 // each. A length over most fails the decoding (what names the elements in
 // the error); an empty slice decodes as nil.
-func fieldSlice[T any](f *fieldCodec, p *[]T, most int, what string, each func(*fieldCodec, *T)) {
+func FieldSlice[T any](f *Codec, p *[]T, most int, what string, each func(*Codec, *T)) {
 	if f.enc != nil {
 		f.enc.uvarint(uint64(len(*p)))
 		for i := range *p {
@@ -342,7 +342,7 @@ func fieldSlice[T any](f *fieldCodec, p *[]T, most int, what string, each func(*
 	d := f.dec
 	n := d.count()
 	if n > most {
-		d.fail(errorf(CodeInternal, "%d %s, at most %d", n, what, most))
+		d.fail(Errorf(CodeInternal, "%d %s, at most %d", n, what, most))
 		return
 	}
 	if n == 0 {
@@ -359,12 +359,12 @@ func fieldSlice[T any](f *fieldCodec, p *[]T, most int, what string, each func(*
 // codec.
 type fielded[V any] interface {
 	*V
-	fields(f *fieldCodec)
+	fields(f *Codec)
 }
 
 // encodeByFields writes a record by its fields method.
-func encodeByFields[V any, P fielded[V]](e *encoder, v *V) {
-	e.generic = fieldCodec{enc: e}
+func encodeByFields[V any, P fielded[V]](e *Encoder, v *V) {
+	e.generic = Codec{enc: e}
 	P(v).fields(&e.generic)
 }
 
@@ -372,8 +372,8 @@ func encodeByFields[V any, P fielded[V]](e *encoder, v *V) {
 // (a method called through a type parameter): the records read on every
 // request or payout (payouts, collections, accounts) call their fields
 // method directly instead.
-func decodeByFields[V any, P fielded[V]](d *decoder) (v V) {
-	d.generic = fieldCodec{dec: d}
+func decodeByFields[V any, P fielded[V]](d *Decoder) (v V) {
+	d.generic = Codec{dec: d}
 	P(&v).fields(&d.generic)
 	return v
 }
@@ -382,12 +382,12 @@ func decodeByFields[V any, P fielded[V]](d *decoder) (v V) {
 // fields method.
 func registerFieldsSubject[V Subject, P fielded[V]](k SubjectKind) {
 	registerSubject(k,
-		func(e *encoder, s Subject) { v := s.(V); P(&v).fields(e.codec()) },
-		func(d *decoder) Subject { return decodeByFields[V, P](d) })
+		func(e *Encoder, s Subject) { v := s.(V); P(&v).fields(e.Codec()) },
+		func(d *Decoder) Subject { return decodeByFields[V, P](d) })
 }
 
-// fieldU8 reads or writes a one-byte enumeration (a side, a status).
-func fieldU8[T ~uint8](f *fieldCodec, p *T) {
+// FieldU8 reads or writes a one-byte enumeration (a side, a status).
+func FieldU8[T ~uint8](f *Codec, p *T) {
 	if f.enc != nil {
 		f.enc.u8(uint8(*p))
 		return
@@ -395,8 +395,8 @@ func fieldU8[T ~uint8](f *fieldCodec, p *T) {
 	*p = T(f.dec.u8())
 }
 
-// scopes reads or writes an API key's scopes: a uvarint of 32 bits.
-func (f *fieldCodec) scopes(p *Scopes) {
+// Scopes reads or writes an API key's Scopes: a uvarint of 32 bits.
+func (f *Codec) Scopes(p *Scopes) {
 	if f.enc != nil {
 		f.enc.uvarint(uint64(*p))
 		return

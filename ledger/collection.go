@@ -125,8 +125,8 @@ var collectionKind = &kind[Collection]{
 	},
 }
 
-func encodeStoredCollection(e *encoder, c *Collection) {
-	c.fields(e.codec())
+func encodeStoredCollection(e *Encoder, c *Collection) {
+	c.fields(e.Codec())
 	e.bool(c.Deposit != nil)
 	if c.Deposit != nil {
 		encodeDeposit(e, c.Deposit)
@@ -136,9 +136,9 @@ func encodeStoredCollection(e *encoder, c *Collection) {
 	}
 }
 
-func decodeStoredCollection(d *decoder) Collection {
+func decodeStoredCollection(d *Decoder) Collection {
 	var c Collection
-	c.fields(d.codec())
+	c.fields(d.Codec())
 	if d.bool() {
 		dep := decodeDeposit(d)
 		c.Deposit = &dep
@@ -169,7 +169,7 @@ func (s *State) createCollection(c *CreateCollection) Result {
 		return Result{Err: Duplicate("Collection", col.ID)}
 	}
 	if s.collections.taken(c.ID) {
-		return Result{Err: errorf(CodeConflict, "collection %s already exists", c.ID)}
+		return Result{Err: Errorf(CodeConflict, "collection %s already exists", c.ID)}
 	}
 	col := Collection{
 		ID:                c.ID,
@@ -202,10 +202,10 @@ func (s *State) insertCollection(col Collection) {
 func (s *State) settleCollection(c *SettleCollection) Result {
 	col, ok := s.collections.get(c.ID)
 	if !ok {
-		return Result{Err: errorf(CodeNotFound, "Collection not found")}
+		return Result{Err: Errorf(CodeNotFound, "Collection not found")}
 	}
 	if col.Status.Terminal() {
-		return Result{Err: errorf(CodeConflict, "collection %s is already %s", col.ID, col.Status)}
+		return Result{Err: Errorf(CodeConflict, "collection %s is already %s", col.ID, col.Status)}
 	}
 	now := s.OrgNow(col.OrgID, c.At)
 	if c.Completed {

@@ -11,7 +11,7 @@ import (
 // leader's clock, fees. Apply reads nothing else.
 type Command interface {
 	Kind() Kind
-	encode(e *encoder)
+	Encode(e *Encoder)
 }
 
 // Kind tags a command in the log. Values are frozen: a new command is a new
@@ -56,19 +56,19 @@ const BatchCommandsMax = 4096
 // EncodeBatch encodes commands as one log entry: a version byte, a count,
 // then each command as its kind and its fields.
 func EncodeBatch(dst []byte, cmds []Command) []byte {
-	e := encoder{buf: dst}
+	e := Encoder{buf: dst}
 	e.u8(batchVersion)
 	e.uvarint(uint64(len(cmds)))
 	for _, c := range cmds {
 		e.u8(uint8(c.Kind()))
-		c.encode(&e)
+		c.Encode(&e)
 	}
 	return e.buf
 }
 
 // DecodeBatch decodes a log entry written by EncodeBatch.
 func DecodeBatch(b []byte) ([]Command, error) {
-	d := decoder{buf: b, short: new(strings.Builder)}
+	d := Decoder{buf: b, short: new(strings.Builder)}
 	if v := d.u8(); d.err == nil && v != batchVersion {
 		return nil, fmt.Errorf("ledger: unknown batch version %d", v)
 	}
@@ -93,7 +93,7 @@ func DecodeBatch(b []byte) ([]Command, error) {
 	return cmds, nil
 }
 
-func decodeCommand(d *decoder) (Command, error) {
+func decodeCommand(d *Decoder) (Command, error) {
 	kind := Kind(d.u8())
 	var c Command
 	switch kind {
@@ -131,147 +131,147 @@ func decodeCommand(d *decoder) (Command, error) {
 	return c, nil
 }
 
-func (c *CreateOrganization) fields(f *fieldCodec) {
-	f.varint(&c.At)
-	f.str(&c.ID)
-	f.str(&c.Name)
-	f.str(&c.Country)
-	f.str(&c.Timezone)
-	f.str(&c.DefaultCurrency)
+func (c *CreateOrganization) fields(f *Codec) {
+	f.Varint(&c.At)
+	f.Str(&c.ID)
+	f.Str(&c.Name)
+	f.Str(&c.Country)
+	f.Str(&c.Timezone)
+	f.Str(&c.DefaultCurrency)
 	c.Key.fields(f)
 }
 
-func (c *CreateOrganization) encode(e *encoder) { c.fields(e.codec()) }
+func (c *CreateOrganization) Encode(e *Encoder) { c.fields(e.Codec()) }
 
-func (c *CreateAPIKey) fields(f *fieldCodec) {
-	f.varint(&c.At)
-	f.str(&c.ID)
-	f.str(&c.OrgID)
-	f.str(&c.Name)
-	f.str(&c.Hash)
-	f.str(&c.Hint)
-	f.scopes(&c.Scopes)
+func (c *CreateAPIKey) fields(f *Codec) {
+	f.Varint(&c.At)
+	f.Str(&c.ID)
+	f.Str(&c.OrgID)
+	f.Str(&c.Name)
+	f.Str(&c.Hash)
+	f.Str(&c.Hint)
+	f.Scopes(&c.Scopes)
 }
 
-func (c *CreateAPIKey) encode(e *encoder) { c.fields(e.codec()) }
+func (c *CreateAPIKey) Encode(e *Encoder) { c.fields(e.Codec()) }
 
-func decodeCreateAPIKey(d *decoder) (k CreateAPIKey) {
-	k.fields(d.codec())
+func decodeCreateAPIKey(d *Decoder) (k CreateAPIKey) {
+	k.fields(d.Codec())
 	return k
 }
 
-func (c *RevokeAPIKey) fields(f *fieldCodec) {
-	f.varint(&c.At)
-	f.str(&c.ID)
-	f.str(&c.OrgID)
+func (c *RevokeAPIKey) fields(f *Codec) {
+	f.Varint(&c.At)
+	f.Str(&c.ID)
+	f.Str(&c.OrgID)
 }
 
-func (c *RevokeAPIKey) encode(e *encoder) { c.fields(e.codec()) }
+func (c *RevokeAPIKey) Encode(e *Encoder) { c.fields(e.Codec()) }
 
-func (c *FundBalance) fields(f *fieldCodec) {
-	f.varint(&c.At)
-	f.str(&c.OrgID)
-	f.str(&c.Currency)
-	f.minor(&c.Amount)
-	f.str(&c.ExternalReference)
+func (c *FundBalance) fields(f *Codec) {
+	f.Varint(&c.At)
+	f.Str(&c.OrgID)
+	f.Str(&c.Currency)
+	f.Minor(&c.Amount)
+	f.Str(&c.ExternalReference)
 }
 
-func (c *FundBalance) encode(e *encoder) { c.fields(e.codec()) }
+func (c *FundBalance) Encode(e *Encoder) { c.fields(e.Codec()) }
 
 // fields are the spec's fields but RoutingNumber, which payouts append
 // (routing.go).
-func (s *PayoutSpec) fields(f *fieldCodec) {
-	f.str(&s.Currency)
-	f.minor(&s.Amount)
-	fieldU8(f, &s.AmountSide)
-	f.str(&s.Method)
-	f.str(&s.AccountNumber)
-	f.str(&s.Address)
-	f.str(&s.Tag)
-	f.str(&s.RecipientID)
-	f.str(&s.Narration)
-	f.str(&s.Metadata)
-	f.str(&s.FromKYC)
-	f.str(&s.ToKYC)
+func (s *PayoutSpec) fields(f *Codec) {
+	f.Str(&s.Currency)
+	f.Minor(&s.Amount)
+	FieldU8(f, &s.AmountSide)
+	f.Str(&s.Method)
+	f.Str(&s.AccountNumber)
+	f.Str(&s.Address)
+	f.Str(&s.Tag)
+	f.Str(&s.RecipientID)
+	f.Str(&s.Narration)
+	f.Str(&s.Metadata)
+	f.Str(&s.FromKYC)
+	f.Str(&s.ToKYC)
 }
 
-func (s *PayoutSpec) encode(e *encoder) { s.fields(e.codec()) }
+func (s *PayoutSpec) encode(e *Encoder) { s.fields(e.Codec()) }
 
-func decodePayoutSpec(d *decoder) (s PayoutSpec) {
-	s.fields(d.codec())
+func decodePayoutSpec(d *Decoder) (s PayoutSpec) {
+	s.fields(d.Codec())
 	return s
 }
 
-func (c *CreatePayout) fields(f *fieldCodec) {
-	f.varint(&c.At)
-	f.str(&c.ID)
-	f.str(&c.OrgID)
-	f.str(&c.ExternalReference)
+func (c *CreatePayout) fields(f *Codec) {
+	f.Varint(&c.At)
+	f.Str(&c.ID)
+	f.Str(&c.OrgID)
+	f.Str(&c.ExternalReference)
 	c.Spec.fields(f)
-	f.methodType(&c.MethodType)
-	f.minor(&c.Fee)
-	f.uvarint(&c.Reservation)
+	f.MethodType(&c.MethodType)
+	f.Minor(&c.Fee)
+	f.Uvarint(&c.Reservation)
 }
 
-func (c *CreatePayout) encode(e *encoder) {
-	c.fields(e.codec())
+func (c *CreatePayout) Encode(e *Encoder) {
+	c.fields(e.Codec())
 	if c.Spec.RoutingNumber != "" { // appended (routing.go)
 		e.str(c.Spec.RoutingNumber)
 	}
 }
 
-func (c *MarkPayoutProcessing) fields(f *fieldCodec) {
-	f.varint(&c.At)
-	f.str(&c.ID)
-	f.str(&c.ProviderReference)
-	f.str(&c.Message)
+func (c *MarkPayoutProcessing) fields(f *Codec) {
+	f.Varint(&c.At)
+	f.Str(&c.ID)
+	f.Str(&c.ProviderReference)
+	f.Str(&c.Message)
 }
 
-func (c *MarkPayoutProcessing) encode(e *encoder) { c.fields(e.codec()) }
+func (c *MarkPayoutProcessing) Encode(e *Encoder) { c.fields(e.Codec()) }
 
-func (c *SettlePayout) fields(f *fieldCodec) {
-	f.varint(&c.At)
-	f.str(&c.ID)
-	f.bool(&c.Completed)
-	f.str(&c.Message)
+func (c *SettlePayout) fields(f *Codec) {
+	f.Varint(&c.At)
+	f.Str(&c.ID)
+	f.Bool(&c.Completed)
+	f.Str(&c.Message)
 }
 
-func (c *SettlePayout) encode(e *encoder) { c.fields(e.codec()) }
+func (c *SettlePayout) Encode(e *Encoder) { c.fields(e.Codec()) }
 
-func (s *CollectionSpec) fields(f *fieldCodec) {
-	f.str(&s.Currency)
-	f.minor(&s.Amount)
-	f.str(&s.Method)
-	f.str(&s.PayerNumber)
-	f.str(&s.Narration)
-	f.str(&s.Metadata)
-	f.str(&s.KYC)
+func (s *CollectionSpec) fields(f *Codec) {
+	f.Str(&s.Currency)
+	f.Minor(&s.Amount)
+	f.Str(&s.Method)
+	f.Str(&s.PayerNumber)
+	f.Str(&s.Narration)
+	f.Str(&s.Metadata)
+	f.Str(&s.KYC)
 }
 
-func (s *CollectionSpec) encode(e *encoder) { s.fields(e.codec()) }
+func (s *CollectionSpec) encode(e *Encoder) { s.fields(e.Codec()) }
 
-func decodeCollectionSpec(d *decoder) (s CollectionSpec) {
-	s.fields(d.codec())
+func decodeCollectionSpec(d *Decoder) (s CollectionSpec) {
+	s.fields(d.Codec())
 	return s
 }
 
-func (c *CreateCollection) fields(f *fieldCodec) {
-	f.varint(&c.At)
-	f.str(&c.ID)
-	f.str(&c.OrgID)
-	f.str(&c.ExternalReference)
+func (c *CreateCollection) fields(f *Codec) {
+	f.Varint(&c.At)
+	f.Str(&c.ID)
+	f.Str(&c.OrgID)
+	f.Str(&c.ExternalReference)
 	c.Spec.fields(f)
-	f.methodType(&c.MethodType)
-	f.minor(&c.Fee)
+	f.MethodType(&c.MethodType)
+	f.Minor(&c.Fee)
 }
 
-func (c *CreateCollection) encode(e *encoder) { c.fields(e.codec()) }
+func (c *CreateCollection) Encode(e *Encoder) { c.fields(e.Codec()) }
 
-func (c *SettleCollection) fields(f *fieldCodec) {
-	f.varint(&c.At)
-	f.str(&c.ID)
-	f.bool(&c.Completed)
-	f.str(&c.Message)
+func (c *SettleCollection) fields(f *Codec) {
+	f.Varint(&c.At)
+	f.Str(&c.ID)
+	f.Bool(&c.Completed)
+	f.Str(&c.Message)
 }
 
-func (c *SettleCollection) encode(e *encoder) { c.fields(e.codec()) }
+func (c *SettleCollection) Encode(e *Encoder) { c.fields(e.Codec()) }

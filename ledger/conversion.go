@@ -197,31 +197,31 @@ func (c *ExecuteQuote) Kind() Kind {
 	return KindExecuteQuote
 }
 
-func (c *CreateQuote) fields(f *fieldCodec) {
-	f.varint(&c.At)
-	f.str(&c.ID)
-	f.str(&c.OrgID)
-	f.str(&c.FromCurrency)
-	f.minor(&c.FromAmount)
-	f.str(&c.ToCurrency)
-	f.minor(&c.ToAmount)
-	fieldU8(f, &c.Side)
-	f.str(&c.Rate)
+func (c *CreateQuote) fields(f *Codec) {
+	f.Varint(&c.At)
+	f.Str(&c.ID)
+	f.Str(&c.OrgID)
+	f.Str(&c.FromCurrency)
+	f.Minor(&c.FromAmount)
+	f.Str(&c.ToCurrency)
+	f.Minor(&c.ToAmount)
+	FieldU8(f, &c.Side)
+	f.Str(&c.Rate)
 }
 
-func (c *CreateQuote) encode(e *encoder) { c.fields(e.codec()) }
+func (c *CreateQuote) Encode(e *Encoder) { c.fields(e.Codec()) }
 
 // fields are ExecuteQuote's without its reference, which KindExecuteQuoteRef
 // appends.
-func (c *ExecuteQuote) fields(f *fieldCodec) {
-	f.varint(&c.At)
-	f.str(&c.OrgID)
-	f.str(&c.QuoteID)
-	f.str(&c.ConversionID)
+func (c *ExecuteQuote) fields(f *Codec) {
+	f.Varint(&c.At)
+	f.Str(&c.OrgID)
+	f.Str(&c.QuoteID)
+	f.Str(&c.ConversionID)
 }
 
-func (c *ExecuteQuote) encode(e *encoder) {
-	c.fields(e.codec())
+func (c *ExecuteQuote) Encode(e *Encoder) {
+	c.fields(e.Codec())
 	if c.ExternalReference != "" {
 		e.str(c.ExternalReference)
 	}
@@ -232,17 +232,17 @@ func init() {
 	registerEntryType(EntryConversionCredit, "conversion_credit", "conversion")
 	registerEntryType(EntryConversionClearing, "conversion_clearing", "conversion")
 	registerPurpose(PurposeFXClearing, "fx_clearing")
-	registerFields[CreateQuote](KindCreateQuote)
-	registerFields[ExecuteQuote](KindExecuteQuote)
-	registerCommand(KindExecuteQuoteRef, func(d *decoder) Command {
+	RegisterFields[CreateQuote](KindCreateQuote)
+	RegisterFields[ExecuteQuote](KindExecuteQuote)
+	RegisterCommand(KindExecuteQuoteRef, func(d *Decoder) Command {
 		c := decodeFields[ExecuteQuote](d)
 		c.ExternalReference = d.appendedRef()
 		return c
 	})
 	registerFieldsSubject[Conversion](SubjectConversion)
 	registerSubject(SubjectConversionRef,
-		func(e *encoder, s Subject) { c := s.(Conversion); c.fields(e.codec()); e.str(c.ExternalReference) },
-		func(d *decoder) Subject { c := decodeByFields[Conversion](d); c.ExternalReference = d.str(); return c })
+		func(e *Encoder, s Subject) { c := s.(Conversion); c.fields(e.Codec()); e.str(c.ExternalReference) },
+		func(d *Decoder) Subject { c := decodeByFields[Conversion](d); c.ExternalReference = d.str(); return c })
 }
 
 // quoteKind: a quote stays open while pending; conversionKind: a
@@ -289,7 +289,7 @@ func newConversions(s *State) conversions {
 	return c
 }
 
-func (c *CreateQuote) apply(s *State) Result {
+func (c *CreateQuote) Apply(s *State) Result {
 	if err := s.checkNew(c.ID, "qte_", c.OrgID); err != nil {
 		return Result{Err: err}
 	}
@@ -305,12 +305,12 @@ func (c *CreateQuote) apply(s *State) Result {
 	case c.ToAmount <= 0 || c.ToAmount > AmountMax:
 		return Result{Err: FieldInvalid("to.amount", "is out of range")}
 	case c.Side != SideFrom && c.Side != SideTo:
-		return Result{Err: errorf(CodeValidation, "quote side %d is unknown", c.Side)}
+		return Result{Err: Errorf(CodeValidation, "quote side %d is unknown", c.Side)}
 	case !validRate(c.Rate):
-		return Result{Err: errorf(CodeValidation, "rate %q is not a positive decimal", c.Rate)}
+		return Result{Err: Errorf(CodeValidation, "rate %q is not a positive decimal", c.Rate)}
 	}
 	if _, dup := s.fx.quotes.get(c.ID); dup {
-		return Result{Err: errorf(CodeConflict, "quote %s already exists", c.ID)}
+		return Result{Err: Errorf(CodeConflict, "quote %s already exists", c.ID)}
 	}
 	now := s.OrgNow(c.OrgID, c.At)
 	q := Quote{
@@ -357,10 +357,10 @@ func (q Quote) CheckExecutable(now int64) *Error {
 	return nil
 }
 
-func (c *ExecuteQuote) apply(s *State) Result {
+func (c *ExecuteQuote) Apply(s *State) Result {
 	q, ok := s.fx.quotes.owned(c.OrgID, c.QuoteID)
 	if !ok {
-		return Result{Err: errorf(CodeNotFound, "Conversion quote not found")}
+		return Result{Err: Errorf(CodeNotFound, "Conversion quote not found")}
 	}
 	if prev, ok := s.fx.conversions.byReference(c.OrgID, c.ExternalReference); ok {
 		conv, e := prev.ReplayOf(c.QuoteID)
@@ -373,11 +373,11 @@ func (c *ExecuteQuote) apply(s *State) Result {
 	if err := q.CheckExecutable(now); err != nil {
 		return Result{Err: err}
 	}
-	if err := checkID(c.ConversionID, "conv_"); err != nil {
+	if err := CheckID(c.ConversionID, "conv_"); err != nil {
 		return Result{Err: err}
 	}
 	if _, dup := s.fx.conversions.get(c.ConversionID); dup {
-		return Result{Err: errorf(CodeConflict, "conversion %s already exists", c.ConversionID)}
+		return Result{Err: Errorf(CodeConflict, "conversion %s already exists", c.ConversionID)}
 	}
 	from, hasFrom := s.merchantAccount(c.OrgID, q.FromCurrency, c.At, false)
 	var available Minor
@@ -492,50 +492,50 @@ func (r *Reader) Conversions(orgID string, before Cursor, limit int) Page[Conver
 // expired, for tests.
 func (s *State) PendingQuotes() int { return len(s.fx.quotes.rows) }
 
-func (q *Quote) fields(f *fieldCodec) {
-	f.str(&q.ID)
-	f.str(&q.OrgID)
-	f.str(&q.FromCurrency)
-	f.minor(&q.FromAmount)
-	f.str(&q.ToCurrency)
-	f.minor(&q.ToAmount)
-	fieldU8(f, &q.Side)
-	f.str(&q.Rate)
-	f.str(&q.FromAccount)
-	f.str(&q.ToAccount)
-	fieldU8(f, &q.Status)
-	f.str(&q.ConversionID)
-	f.varint(&q.CreatedAt)
-	f.varint(&q.ExpiresAt)
-	f.varint(&q.UpdatedAt)
+func (q *Quote) fields(f *Codec) {
+	f.Str(&q.ID)
+	f.Str(&q.OrgID)
+	f.Str(&q.FromCurrency)
+	f.Minor(&q.FromAmount)
+	f.Str(&q.ToCurrency)
+	f.Minor(&q.ToAmount)
+	FieldU8(f, &q.Side)
+	f.Str(&q.Rate)
+	f.Str(&q.FromAccount)
+	f.Str(&q.ToAccount)
+	FieldU8(f, &q.Status)
+	f.Str(&q.ConversionID)
+	f.Varint(&q.CreatedAt)
+	f.Varint(&q.ExpiresAt)
+	f.Varint(&q.UpdatedAt)
 }
 
 // fields are a conversion as an event's subject holds it; the store
 // appends its reference and attempt (encodeStoredConversion).
-func (c *Conversion) fields(f *fieldCodec) {
-	f.str(&c.ID)
-	f.str(&c.OrgID)
-	f.str(&c.QuoteID)
-	f.str(&c.FromAccount)
-	f.str(&c.FromCurrency)
-	f.minor(&c.FromAmount)
-	f.str(&c.ToAccount)
-	f.str(&c.ToCurrency)
-	f.minor(&c.ToAmount)
-	f.str(&c.Rate)
-	fieldU8(f, &c.Status)
-	f.str(&c.StatusMessage)
-	f.varint(&c.CreatedAt)
-	f.varint(&c.CompletedAt)
-	f.varint(&c.UpdatedAt)
+func (c *Conversion) fields(f *Codec) {
+	f.Str(&c.ID)
+	f.Str(&c.OrgID)
+	f.Str(&c.QuoteID)
+	f.Str(&c.FromAccount)
+	f.Str(&c.FromCurrency)
+	f.Minor(&c.FromAmount)
+	f.Str(&c.ToAccount)
+	f.Str(&c.ToCurrency)
+	f.Minor(&c.ToAmount)
+	f.Str(&c.Rate)
+	FieldU8(f, &c.Status)
+	f.Str(&c.StatusMessage)
+	f.Varint(&c.CreatedAt)
+	f.Varint(&c.CompletedAt)
+	f.Varint(&c.UpdatedAt)
 }
 
 // encodeStoredConversion is a conversion as the state store holds it: the
 // subject's layout, then, for a conversion with a reference, the reference
 // (an appended field, doc.go), so that a record without one is as format 1
 // first wrote it.
-func encodeStoredConversion(e *encoder, c *Conversion) {
-	c.fields(e.codec())
+func encodeStoredConversion(e *Encoder, c *Conversion) {
+	c.fields(e.Codec())
 	if c.ExternalReference != "" {
 		e.str(c.ExternalReference)
 		if c.Attempt != "" { // appended after the reference (doc.go)
@@ -544,7 +544,7 @@ func encodeStoredConversion(e *encoder, c *Conversion) {
 	}
 }
 
-func decodeStoredConversion(d *decoder) Conversion {
+func decodeStoredConversion(d *Decoder) Conversion {
 	c := decodeByFields[Conversion](d)
 	if d.more() {
 		c.ExternalReference = d.str()

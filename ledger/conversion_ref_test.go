@@ -138,7 +138,7 @@ func TestConversionReferenceCodecs(t *testing.T) {
 	withRef.ExternalReference = "fx-1"
 	// KindExecuteQuote's layout, written out by hand: a log entry of the
 	// first build.
-	var old encoder
+	var old Encoder
 	old.u8(batchVersion)
 	old.uvarint(1)
 	old.u8(uint8(KindExecuteQuote))
@@ -163,13 +163,13 @@ func TestConversionReferenceCodecs(t *testing.T) {
 
 	conv := Conversion{ID: "conv_1", OrgID: "org_a", QuoteID: "qte_1", FromCurrency: "GHS", FromAmount: 5,
 		ToCurrency: "USD", ToAmount: 1, Rate: "0.2", Status: ConversionCompleted, CreatedAt: 1, CompletedAt: 1, UpdatedAt: 1}
-	var first, stored encoder
+	var first, stored Encoder
 	encodeByFields(&first, &conv)
 	encodeStoredConversion(&stored, &conv)
 	if !bytes.Equal(first.buf, stored.buf) {
 		t.Fatal("a conversion without a reference is not stored as format 1 wrote it")
 	}
-	d := decoder{buf: first.buf}
+	d := Decoder{buf: first.buf}
 	if got := decodeStoredConversion(&d); d.err != nil || len(d.buf) != 0 || got != conv {
 		t.Fatalf("a format 1 record read as %+v, %v", got, d.err)
 	}
@@ -179,7 +179,7 @@ func TestConversionReferenceCodecs(t *testing.T) {
 	if !bytes.Equal(stored.buf, append(bytes.Clone(first.buf), 4, 'f', 'x', '-', '1')) {
 		t.Fatalf("the reference is not appended: %x", stored.buf)
 	}
-	d = decoder{buf: stored.buf}
+	d = Decoder{buf: stored.buf}
 	if got := decodeStoredConversion(&d); d.err != nil || len(d.buf) != 0 || got != conv {
 		t.Fatalf("read back as %+v, %v", got, d.err)
 	}

@@ -53,35 +53,35 @@ type UpdateCryptoAddress struct {
 func (*CreateCryptoAddress) Kind() Kind { return KindCreateCryptoAddress }
 func (*UpdateCryptoAddress) Kind() Kind { return KindUpdateCryptoAddress }
 
-func (c *CreateCryptoAddress) fields(f *fieldCodec) {
-	f.varint(&c.At)
-	f.str(&c.ID)
-	f.str(&c.OrgID)
-	f.str(&c.Currency)
-	f.str(&c.Chain)
-	f.str(&c.Address)
-	f.str(&c.Tag)
-	f.str(&c.ExternalReference)
-	f.str(&c.Metadata)
+func (c *CreateCryptoAddress) fields(f *Codec) {
+	f.Varint(&c.At)
+	f.Str(&c.ID)
+	f.Str(&c.OrgID)
+	f.Str(&c.Currency)
+	f.Str(&c.Chain)
+	f.Str(&c.Address)
+	f.Str(&c.Tag)
+	f.Str(&c.ExternalReference)
+	f.Str(&c.Metadata)
 }
 
-func (c *CreateCryptoAddress) encode(e *encoder) { c.fields(e.codec()) }
+func (c *CreateCryptoAddress) Encode(e *Encoder) { c.fields(e.Codec()) }
 
-func (c *UpdateCryptoAddress) fields(f *fieldCodec) {
-	f.varint(&c.At)
-	f.str(&c.ID)
-	f.str(&c.OrgID)
-	f.str(&c.Metadata)
+func (c *UpdateCryptoAddress) fields(f *Codec) {
+	f.Varint(&c.At)
+	f.Str(&c.ID)
+	f.Str(&c.OrgID)
+	f.Str(&c.Metadata)
 }
 
-func (c *UpdateCryptoAddress) encode(e *encoder) { c.fields(e.codec()) }
+func (c *UpdateCryptoAddress) Encode(e *Encoder) { c.fields(e.Codec()) }
 
 func init() {
-	registerFields[CreateCryptoAddress](KindCreateCryptoAddress)
-	registerFields[UpdateCryptoAddress](KindUpdateCryptoAddress)
+	RegisterFields[CreateCryptoAddress](KindCreateCryptoAddress)
+	RegisterFields[UpdateCryptoAddress](KindUpdateCryptoAddress)
 }
 
-func encodeCryptoAddress(e *encoder, a *CryptoAddress) {
+func encodeCryptoAddress(e *Encoder, a *CryptoAddress) {
 	e.str(a.ID)
 	e.str(a.OrgID)
 	e.str(a.Currency)
@@ -94,7 +94,7 @@ func encodeCryptoAddress(e *encoder, a *CryptoAddress) {
 	e.varint(a.UpdatedAt)
 }
 
-func decodeCryptoAddress(d *decoder) CryptoAddress {
+func decodeCryptoAddress(d *Decoder) CryptoAddress {
 	return CryptoAddress{
 		ID: d.str(), OrgID: d.str(), Currency: d.str(), Chain: d.str(), Address: d.str(), Tag: d.str(),
 		ExternalReference: d.str(), Metadata: d.str(), CreatedAt: d.varint(), UpdatedAt: d.varint(),
@@ -125,7 +125,7 @@ func (s *State) indexCryptoAddress(a *CryptoAddress) {
 	d.addressByLocation[addressLocation(a)] = a.ID
 }
 
-func (c *CreateCryptoAddress) apply(s *State) Result {
+func (c *CreateCryptoAddress) Apply(s *State) Result {
 	if err := s.checkNew(c.ID, "addr_", c.OrgID); err != nil {
 		return Result{Err: err}
 	}
@@ -144,7 +144,7 @@ func (c *CreateCryptoAddress) apply(s *State) Result {
 		return Result{Replayed: true, CryptoAddress: &a}
 	}
 	if _, ok := d.cryptoAddresses.get(c.ID); ok {
-		return Result{Err: errorf(CodeConflict, "crypto address %s already exists", c.ID)}
+		return Result{Err: Errorf(CodeConflict, "crypto address %s already exists", c.ID)}
 	}
 	a := CryptoAddress{
 		ID:                c.ID,
@@ -159,17 +159,17 @@ func (c *CreateCryptoAddress) apply(s *State) Result {
 		UpdatedAt:         s.OrgNow(c.OrgID, c.At),
 	}
 	if _, taken := d.addressByLocation[addressLocation(&a)]; taken {
-		return Result{Err: errorf(CodeConflict, "the derived %s address is already in use; nothing was created", c.Chain)}
+		return Result{Err: Errorf(CodeConflict, "the derived %s address is already in use; nothing was created", c.Chain)}
 	}
 	d.cryptoAddresses.insert(a)
 	s.indexCryptoAddress(&a)
 	return Result{CryptoAddress: &a}
 }
 
-func (c *UpdateCryptoAddress) apply(s *State) Result {
+func (c *UpdateCryptoAddress) Apply(s *State) Result {
 	a, ok := s.deposits.cryptoAddresses.owned(c.OrgID, c.ID)
 	if !ok {
-		return Result{Err: errorf(CodeNotFound, "Crypto address not found")}
+		return Result{Err: Errorf(CodeNotFound, "Crypto address not found")}
 	}
 	if a.Metadata == c.Metadata {
 		return Result{CryptoAddress: &a}

@@ -43,16 +43,16 @@ type Decided struct {
 
 func (*Decided) Kind() Kind { return KindDecided }
 
-func (c *Decided) encode(e *encoder) {
+func (c *Decided) Encode(e *Encoder) {
 	e.str(c.Attempt)
 	e.u8(uint8(c.Op.Kind()))
-	c.Op.encode(e)
+	c.Op.Encode(e)
 }
 
-func decodeDecided(d *decoder) Command {
+func decodeDecided(d *Decoder) Command {
 	c := &Decided{Attempt: d.str()}
 	if len(d.buf) == 0 || !decidable(Kind(d.buf[0])) {
-		d.fail(errorf(CodeValidation, "a decided command wraps a create under a reference"))
+		d.fail(Errorf(CodeValidation, "a decided command wraps a create under a reference"))
 		return c
 	}
 	op, err := decodeCommand(d)
@@ -61,7 +61,7 @@ func decodeDecided(d *decoder) Command {
 		return c
 	}
 	if _, _, ref, _, _ := decidedOf(op); ref == "" {
-		d.fail(errorf(CodeValidation, "a decided command wraps a create under a reference"))
+		d.fail(Errorf(CodeValidation, "a decided command wraps a create under a reference"))
 		return c
 	}
 	c.Op = op
@@ -79,7 +79,7 @@ func decidable(k Kind) bool {
 	return false
 }
 
-func init() { registerCommand(KindDecided, decodeDecided) }
+func init() { RegisterCommand(KindDecided, decodeDecided) }
 
 // Refusal is a create refused under an external reference: what was asked
 // (its digest) and the answer, kept so that every later attempt under the
@@ -125,10 +125,10 @@ const (
 	RefusedConversion = "conversion"
 )
 
-func (c *Decided) apply(s *State) Result {
+func (c *Decided) Apply(s *State) Result {
 	org, resource, ref, request, id := decidedOf(c.Op)
 	if ref == "" {
-		return Result{Err: errorf(CodeValidation, "a decided command wraps a create under a reference")}
+		return Result{Err: Errorf(CodeValidation, "a decided command wraps a create under a reference")}
 	}
 	if prev, ok := s.refusals.find(indexReference, refusalKey(org, resource, ref)); ok && !s.referenced(resource, org, ref) {
 		return prev.Replay(c.Op)
@@ -239,7 +239,7 @@ func decidedOf(op Command) (org, resource, ref, request, id string) {
 	if sc, ok := op.(*SpendCharged); ok {
 		op = sc.Op
 	}
-	var e encoder
+	var e Encoder
 	switch c := op.(type) {
 	case *CreatePayout:
 		e.u8(0)
@@ -257,7 +257,7 @@ func decidedOf(op Command) (org, resource, ref, request, id string) {
 		c.Spec.encode(&e)
 		org, resource, ref, id = c.OrgID, RefusedCollection, c.ExternalReference, c.ID
 	case *CreateOrder:
-		c.Spec.fields(e.codec())
+		c.Spec.fields(e.Codec())
 		org, resource, ref, id = c.OrgID, RefusedOrder, c.ExternalReference, c.ID
 	case *ExecuteQuote:
 		e.str(c.QuoteID)
@@ -313,29 +313,29 @@ func (r Refusal) Replay(op Command) Result {
 	return Result{Err: refusedReference(r)}
 }
 
-func (r *Refusal) fields(f *fieldCodec) {
-	f.str(&r.ID)
-	f.str(&r.OrgID)
-	f.str(&r.Resource)
-	f.str(&r.Reference)
-	f.str(&r.Request)
+func (r *Refusal) fields(f *Codec) {
+	f.Str(&r.ID)
+	f.Str(&r.OrgID)
+	f.Str(&r.Resource)
+	f.Str(&r.Reference)
+	f.Str(&r.Request)
 	r.Err.fields(f)
-	f.str(&r.Attempt)
-	f.varint(&r.CreatedAt)
+	f.Str(&r.Attempt)
+	f.Varint(&r.CreatedAt)
 }
 
 // fields are an error as a refusal keeps it: its code, message and the
 // details of the codes a create refuses with.
-func (er *Error) fields(f *fieldCodec) {
+func (er *Error) fields(f *Codec) {
 	code := string(er.Code)
-	f.str(&code)
+	f.Str(&code)
 	er.Code = Code(code)
-	f.str(&er.Message)
-	f.minor(&er.Available)
-	f.minor(&er.Required)
-	f.str(&er.Currency)
+	f.Str(&er.Message)
+	f.Minor(&er.Available)
+	f.Minor(&er.Required)
+	f.Str(&er.Currency)
 	capped := er.SpendCap != nil
-	f.bool(&capped)
+	f.Bool(&capped)
 	if !capped {
 		return
 	}
@@ -343,8 +343,8 @@ func (er *Error) fields(f *fieldCodec) {
 		er.SpendCap = new(SpendCapDetails)
 	}
 	sc := er.SpendCap
-	f.str(&sc.Cap)
-	f.minor(&sc.Limit)
-	f.minor(&sc.Used)
-	f.minor(&sc.Attempted)
+	f.Str(&sc.Cap)
+	f.Minor(&sc.Limit)
+	f.Minor(&sc.Used)
+	f.Minor(&sc.Attempted)
 }

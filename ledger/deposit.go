@@ -94,41 +94,41 @@ func (c Collection) subjectKind() SubjectKind {
 	return SubjectCollection
 }
 
-func (c *ReceiveDeposit) fields(f *fieldCodec) {
-	f.varint(&c.At)
-	f.str(&c.ID)
-	f.str(&c.CollectionID)
-	f.str(&c.OrgID)
-	f.str(&c.VirtualAccountID)
-	f.str(&c.CryptoAddressID)
-	f.minor(&c.Amount)
-	f.minor(&c.Fee)
-	f.bool(&c.Completed)
-	f.str(&c.Message)
-	f.str(&c.ExternalReference)
-	f.str(&c.SourceReference)
+func (c *ReceiveDeposit) fields(f *Codec) {
+	f.Varint(&c.At)
+	f.Str(&c.ID)
+	f.Str(&c.CollectionID)
+	f.Str(&c.OrgID)
+	f.Str(&c.VirtualAccountID)
+	f.Str(&c.CryptoAddressID)
+	f.Minor(&c.Amount)
+	f.Minor(&c.Fee)
+	f.Bool(&c.Completed)
+	f.Str(&c.Message)
+	f.Str(&c.ExternalReference)
+	f.Str(&c.SourceReference)
 }
 
-func (c *ReceiveDeposit) encode(e *encoder) { c.fields(e.codec()) }
+func (c *ReceiveDeposit) Encode(e *Encoder) { c.fields(e.Codec()) }
 
 func init() {
-	registerFields[ReceiveDeposit](KindReceiveDeposit)
+	RegisterFields[ReceiveDeposit](KindReceiveDeposit)
 	registerSubject(SubjectDepositCollection,
-		func(e *encoder, s Subject) {
+		func(e *Encoder, s Subject) {
 			c := s.(Collection)
-			c.fields(e.codec())
+			c.fields(e.Codec())
 			encodeDeposit(e, c.Deposit)
 		},
-		func(d *decoder) Subject {
+		func(d *Decoder) Subject {
 			var c Collection
-			c.fields(d.codec())
+			c.fields(d.Codec())
 			dep := decodeDeposit(d)
 			c.Deposit = &dep
 			return c
 		})
 }
 
-func encodeDeposit(e *encoder, d *Deposit) {
+func encodeDeposit(e *Encoder, d *Deposit) {
 	e.str(d.ID)
 	e.str(d.OrgID)
 	e.str(d.CollectionID)
@@ -149,7 +149,7 @@ func encodeDeposit(e *encoder, d *Deposit) {
 	e.varint(d.At)
 }
 
-func decodeDeposit(d *decoder) Deposit {
+func decodeDeposit(d *Decoder) Deposit {
 	return Deposit{
 		ID: d.str(), OrgID: d.str(), CollectionID: d.str(), Type: d.str(), VirtualAccountID: d.str(),
 		CryptoAddressID: d.str(), Currency: d.str(), Amount: d.minor(), Completed: d.bool(),
@@ -215,7 +215,7 @@ func DepositConflict() *Error {
 	}
 }
 
-func (c *ReceiveDeposit) apply(s *State) Result {
+func (c *ReceiveDeposit) Apply(s *State) Result {
 	d := s.deposits
 	dep := Deposit{
 		ID: c.ID, OrgID: c.OrgID, CollectionID: c.CollectionID,
@@ -230,9 +230,9 @@ func (c *ReceiveDeposit) apply(s *State) Result {
 	case c.CryptoAddressID != "" && c.VirtualAccountID == "":
 		dep.Type, prefix = CollectionTypeCrypto, "cdp_"
 	default:
-		return Result{Err: errorf(CodeValidation, "a deposit names exactly one virtual account or crypto address")}
+		return Result{Err: Errorf(CodeValidation, "a deposit names exactly one virtual account or crypto address")}
 	}
-	if err := checkID(c.ID, prefix); err != nil {
+	if err := CheckID(c.ID, prefix); err != nil {
 		return Result{Err: err}
 	}
 	if err := s.checkNew(c.CollectionID, "col_", c.OrgID); err != nil {
@@ -245,14 +245,14 @@ func (c *ReceiveDeposit) apply(s *State) Result {
 	if dep.Type == CollectionTypeVirtualAccount {
 		v, ok := d.virtualAccounts.owned(c.OrgID, c.VirtualAccountID)
 		if !ok {
-			return Result{Err: errorf(CodeNotFound, "Virtual account not found")}
+			return Result{Err: Errorf(CodeNotFound, "Virtual account not found")}
 		}
 		dep.Currency, dep.Bank, dep.AccountNumber, dep.AccountName = v.Currency, v.Bank, v.AccountNumber, v.AccountName
 		paused = v.Status == VirtualAccountPaused
 	} else {
 		a, ok := d.cryptoAddresses.owned(c.OrgID, c.CryptoAddressID)
 		if !ok {
-			return Result{Err: errorf(CodeNotFound, "Crypto address not found")}
+			return Result{Err: Errorf(CodeNotFound, "Crypto address not found")}
 		}
 		dep.Currency, dep.Chain, dep.Address, dep.Tag = a.Currency, a.Chain, a.Address, a.Tag
 	}
@@ -265,7 +265,7 @@ func (c *ReceiveDeposit) apply(s *State) Result {
 		return Result{Err: DepositConflict()}
 	}
 	if paused {
-		return Result{Err: errorf(CodeBadRequest,
+		return Result{Err: Errorf(CodeBadRequest,
 			"This virtual account is paused and does not accept deposits; reactivate it with PATCH /v1/virtual-accounts/%s", c.VirtualAccountID)}
 	}
 	if c.Amount <= 0 || c.Amount > AmountMax {
@@ -275,10 +275,10 @@ func (c *ReceiveDeposit) apply(s *State) Result {
 		return Result{Err: FieldInvalid("amount", "does not cover the deposit fee")}
 	}
 	if _, ok := d.records.get(c.ID); ok {
-		return Result{Err: errorf(CodeConflict, "deposit %s already exists", c.ID)}
+		return Result{Err: Errorf(CodeConflict, "deposit %s already exists", c.ID)}
 	}
 	if _, ok := s.collections.get(c.CollectionID); ok {
-		return Result{Err: errorf(CodeConflict, "collection %s already exists", c.CollectionID)}
+		return Result{Err: Errorf(CodeConflict, "collection %s already exists", c.CollectionID)}
 	}
 
 	// Book first: a credit that would overflow is refused before anything

@@ -60,14 +60,14 @@ type Provider struct {
 var providerKind = &kind[Provider]{
 	tag: tagProvider, name: "provider",
 	id: func(p *Provider) (string, string) { return p.Name, "" },
-	enc: func(e *encoder, p *Provider) {
+	enc: func(e *Encoder, p *Provider) {
 		e.str(p.Name)
 		e.str(p.DepositCursor)
 		e.uvarint(uint64(p.DepositIndexes))
 		e.uvarint(p.Polls)
 		e.varint(p.UpdatedAt)
 	},
-	dec: func(d *decoder) Provider {
+	dec: func(d *Decoder) Provider {
 		return Provider{Name: d.str(), DepositCursor: d.str(), DepositIndexes: uint32(d.uvarint()), Polls: d.uvarint(), UpdatedAt: d.varint()}
 	},
 	unlisted: true,
@@ -112,7 +112,7 @@ type AllocateDepositIndex struct {
 func (*RecordDepositFeed) Kind() Kind    { return KindRecordDepositFeed }
 func (*AllocateDepositIndex) Kind() Kind { return KindAllocateDepositIndex }
 
-func (c *RecordDepositFeed) encode(e *encoder) {
+func (c *RecordDepositFeed) Encode(e *Encoder) {
 	e.varint(c.At)
 	e.str(c.Provider)
 	e.str(c.From)
@@ -137,11 +137,11 @@ func (c *RecordDepositFeed) encode(e *encoder) {
 	}
 }
 
-func decodeRecordDepositFeed(d *decoder) Command {
+func decodeRecordDepositFeed(d *Decoder) Command {
 	c := &RecordDepositFeed{At: d.varint(), Provider: d.str(), From: d.str(), Cursor: d.str()}
 	n := d.count()
 	if n > FeedDepositsMax {
-		d.fail(errorf(CodeValidation, "a poll reports at most %d deposits", FeedDepositsMax))
+		d.fail(Errorf(CodeValidation, "a poll reports at most %d deposits", FeedDepositsMax))
 		return c
 	}
 	if n > 0 {
@@ -157,23 +157,23 @@ func decodeRecordDepositFeed(d *decoder) Command {
 	return c
 }
 
-func (c *AllocateDepositIndex) fields(f *fieldCodec) {
-	f.varint(&c.At)
-	f.str(&c.Provider)
+func (c *AllocateDepositIndex) fields(f *Codec) {
+	f.Varint(&c.At)
+	f.Str(&c.Provider)
 }
 
-func (c *AllocateDepositIndex) encode(e *encoder) { c.fields(e.codec()) }
+func (c *AllocateDepositIndex) Encode(e *Encoder) { c.fields(e.Codec()) }
 
 func init() {
-	registerCommand(KindRecordDepositFeed, decodeRecordDepositFeed)
-	registerFields[AllocateDepositIndex](KindAllocateDepositIndex)
+	RegisterCommand(KindRecordDepositFeed, decodeRecordDepositFeed)
+	RegisterFields[AllocateDepositIndex](KindAllocateDepositIndex)
 }
 
 func validProviderName(name string) bool {
 	return name != "" && len(name) <= instructionFieldMax && !strings.ContainsRune(name, 0)
 }
 
-func (c *AllocateDepositIndex) apply(s *State) Result {
+func (c *AllocateDepositIndex) Apply(s *State) Result {
 	if !validProviderName(c.Provider) {
 		return Result{Err: FieldInvalid("provider", "is required")}
 	}
@@ -182,7 +182,7 @@ func (c *AllocateDepositIndex) apply(s *State) Result {
 		p = Provider{Name: c.Provider}
 	}
 	if p.DepositIndexes == 1<<31-1 {
-		return Result{Err: errorf(CodeConflict, "provider %s has allocated every deposit index", c.Provider)}
+		return Result{Err: Errorf(CodeConflict, "provider %s has allocated every deposit index", c.Provider)}
 	}
 	p.DepositIndexes++
 	p.UpdatedAt = c.At
@@ -194,31 +194,31 @@ func (c *AllocateDepositIndex) apply(s *State) Result {
 	return Result{Provider: &p}
 }
 
-func (c *RecordDepositFeed) apply(s *State) Result {
+func (c *RecordDepositFeed) Apply(s *State) Result {
 	switch {
 	case !validProviderName(c.Provider):
 		return Result{Err: FieldInvalid("provider", "is required")}
 	case len(c.Cursor) > feedCursorBytesMax:
-		return Result{Err: errorf(CodeValidation, "a feed's cursor is at most %d bytes", feedCursorBytesMax)}
+		return Result{Err: Errorf(CodeValidation, "a feed's cursor is at most %d bytes", feedCursorBytesMax)}
 	case len(c.Deposits) > FeedDepositsMax:
-		return Result{Err: errorf(CodeValidation, "a poll reports at most %d deposits", FeedDepositsMax)}
+		return Result{Err: Errorf(CodeValidation, "a poll reports at most %d deposits", FeedDepositsMax)}
 	}
 	p, known := s.providers.get(c.Provider)
 	if !known {
 		p = Provider{Name: c.Provider}
 	}
 	if p.DepositCursor != c.From {
-		return Result{Err: errorf(CodeConflict, "the feed of %s has moved on from this poll's cursor", c.Provider)}
+		return Result{Err: Errorf(CodeConflict, "the feed of %s has moved on from this poll's cursor", c.Provider)}
 	}
 	// Identifiers first, so that a clash refuses the poll before anything
 	// changed: the leader draws new ones and proposes it again.
 	for i := range c.Deposits {
 		f := &c.Deposits[i]
-		if checkID(f.DepositID, "cdp_") != nil || checkID(f.CollectionID, "col_") != nil {
-			return Result{Err: errorf(CodeValidation, "deposit %d of the poll has no identifiers", i)}
+		if CheckID(f.DepositID, "cdp_") != nil || CheckID(f.CollectionID, "col_") != nil {
+			return Result{Err: Errorf(CodeValidation, "deposit %d of the poll has no identifiers", i)}
 		}
 		if s.deposits.records.taken(f.DepositID) || s.collections.taken(f.CollectionID) {
-			return Result{Err: errorf(CodeConflict, "deposit %d of the poll: its identifiers are taken", i)}
+			return Result{Err: Errorf(CodeConflict, "deposit %d of the poll: its identifiers are taken", i)}
 		}
 	}
 	for i := range c.Deposits {

@@ -205,44 +205,44 @@ const (
 func init() {
 	registerEntryType(EntryDisputeDebit, "dispute_debit", "dispute")
 	registerEntryType(EntryDisputeReversal, "dispute_reversal", "dispute")
-	registerFields[OpenDispute](KindOpenDispute)
-	registerFields[RespondToDispute](KindRespondToDispute)
-	registerCommand(KindAddDisputeMessage, func(d *decoder) Command {
+	RegisterFields[OpenDispute](KindOpenDispute)
+	RegisterFields[RespondToDispute](KindRespondToDispute)
+	RegisterCommand(KindAddDisputeMessage, func(d *Decoder) Command {
 		return &AddDisputeMessage{At: d.varint(), DisputeID: d.str(), OrgID: d.str(), MessageID: d.str(),
 			AuthorType: d.str(), Body: d.str(), Attachments: decodeAttachments(d)}
 	})
-	registerFields[ResolveDispute](KindResolveDispute)
+	RegisterFields[ResolveDispute](KindResolveDispute)
 	registerSubject(SubjectDispute,
-		func(e *encoder, s Subject) { v := s.(Dispute); encodeDispute(e, &v) },
-		func(d *decoder) Subject { return decodeDispute(d) })
+		func(e *Encoder, s Subject) { v := s.(Dispute); encodeDispute(e, &v) },
+		func(d *Decoder) Subject { return decodeDispute(d) })
 }
 
-func (c *OpenDispute) fields(f *fieldCodec) {
-	f.varint(&c.At)
-	f.str(&c.ID)
-	f.str(&c.OrgID)
-	f.str(&c.CollectionID)
-	f.minor(&c.Amount)
-	f.str(&c.Category)
-	f.str(&c.Reason)
-	f.str(&c.MessageID)
+func (c *OpenDispute) fields(f *Codec) {
+	f.Varint(&c.At)
+	f.Str(&c.ID)
+	f.Str(&c.OrgID)
+	f.Str(&c.CollectionID)
+	f.Minor(&c.Amount)
+	f.Str(&c.Category)
+	f.Str(&c.Reason)
+	f.Str(&c.MessageID)
 }
 
-func (c *OpenDispute) encode(e *encoder) { c.fields(e.codec()) }
+func (c *OpenDispute) Encode(e *Encoder) { c.fields(e.Codec()) }
 
-func (c *RespondToDispute) fields(f *fieldCodec) {
-	f.varint(&c.At)
-	f.str(&c.ID)
-	f.str(&c.OrgID)
-	f.str(&c.Action)
-	f.str(&c.Reason)
-	f.strs(&c.FileIDs)
-	f.str(&c.MessageID)
+func (c *RespondToDispute) fields(f *Codec) {
+	f.Varint(&c.At)
+	f.Str(&c.ID)
+	f.Str(&c.OrgID)
+	f.Str(&c.Action)
+	f.Str(&c.Reason)
+	f.Strs(&c.FileIDs)
+	f.Str(&c.MessageID)
 }
 
-func (c *RespondToDispute) encode(e *encoder) { c.fields(e.codec()) }
+func (c *RespondToDispute) Encode(e *Encoder) { c.fields(e.Codec()) }
 
-func (c *AddDisputeMessage) encode(e *encoder) {
+func (c *AddDisputeMessage) Encode(e *Encoder) {
 	e.varint(c.At)
 	e.str(c.DisputeID)
 	e.str(c.OrgID)
@@ -252,17 +252,17 @@ func (c *AddDisputeMessage) encode(e *encoder) {
 	encodeAttachments(e, c.Attachments)
 }
 
-func (c *ResolveDispute) fields(f *fieldCodec) {
-	f.varint(&c.At)
-	f.str(&c.ID)
-	f.str(&c.OrgID)
-	f.bool(&c.Won)
-	f.str(&c.Message)
+func (c *ResolveDispute) fields(f *Codec) {
+	f.Varint(&c.At)
+	f.Str(&c.ID)
+	f.Str(&c.OrgID)
+	f.Bool(&c.Won)
+	f.Str(&c.Message)
 }
 
-func (c *ResolveDispute) encode(e *encoder) { c.fields(e.codec()) }
+func (c *ResolveDispute) Encode(e *Encoder) { c.fields(e.Codec()) }
 
-func encodeAttachments(e *encoder, as []Attachment) {
+func encodeAttachments(e *Encoder, as []Attachment) {
 	e.uvarint(uint64(len(as)))
 	for _, a := range as {
 		e.str(a.FileID)
@@ -270,7 +270,7 @@ func encodeAttachments(e *encoder, as []Attachment) {
 	}
 }
 
-func decodeAttachments(d *decoder) []Attachment {
+func decodeAttachments(d *Decoder) []Attachment {
 	n := d.count()
 	if n == 0 {
 		return nil
@@ -282,7 +282,7 @@ func decodeAttachments(d *decoder) []Attachment {
 	return out
 }
 
-func encodeDispute(e *encoder, v *Dispute) {
+func encodeDispute(e *Encoder, v *Dispute) {
 	e.str(v.ID)
 	e.str(v.OrgID)
 	e.str(v.CollectionID)
@@ -308,7 +308,7 @@ func encodeDispute(e *encoder, v *Dispute) {
 	e.varint(v.UpdatedAt)
 }
 
-func decodeDispute(d *decoder) Dispute {
+func decodeDispute(d *Decoder) Dispute {
 	v := Dispute{ID: d.str(), OrgID: d.str(), CollectionID: d.str(), AccountNumber: d.str(), Amount: d.minor(),
 		Currency: d.str(), Category: d.str(), Status: DisputeStatus(d.u8()), StatusMessage: d.str()}
 	v.Evidence = DisputeEvidence{Action: d.str(), Reason: d.str(), FileIDs: d.strs()}
@@ -356,18 +356,18 @@ func validCategory(c string) bool {
 	return false
 }
 
-func (c *OpenDispute) apply(s *State) Result {
-	if err := checkID(c.ID, "dsp_"); err != nil {
+func (c *OpenDispute) Apply(s *State) Result {
+	if err := CheckID(c.ID, "dsp_"); err != nil {
 		return Result{Err: err}
 	}
 	if c.Reason != "" {
-		if err := checkID(c.MessageID, "dsm_"); err != nil {
+		if err := CheckID(c.MessageID, "dsm_"); err != nil {
 			return Result{Err: err}
 		}
 	}
 	col, ok := s.collections.get(c.CollectionID)
 	if !ok || col.OrgID != c.OrgID {
-		return Result{Err: errorf(CodeNotFound, "Collection not found")}
+		return Result{Err: Errorf(CodeNotFound, "Collection not found")}
 	}
 	if !validCategory(c.Category) {
 		return Result{Err: FieldInvalid("category", "must be one of fraud, chargeback, other")}
@@ -379,16 +379,16 @@ func (c *OpenDispute) apply(s *State) Result {
 		if d.Amount == c.Amount && d.Category == c.Category {
 			return Result{Replayed: true, Dispute: &d}
 		}
-		return Result{Err: errorf(CodeConflict, "Collection %s already has dispute %s with a different amount or category", col.ID, d.ID)}
+		return Result{Err: Errorf(CodeConflict, "Collection %s already has dispute %s with a different amount or category", col.ID, d.ID)}
 	}
 	if col.Status != CollectionCompleted {
-		return Result{Err: errorf(CodeBadRequest, "Only completed collections can be disputed; %s is %s", col.ID, col.Status)}
+		return Result{Err: Errorf(CodeBadRequest, "Only completed collections can be disputed; %s is %s", col.ID, col.Status)}
 	}
 	if c.Amount <= 0 || c.Amount > col.Spec.Amount {
 		return Result{Err: FieldInvalid("amount", "must be more than zero and at most the collection's amount")}
 	}
 	if _, dup := s.disputes.get(c.ID); dup {
-		return Result{Err: errorf(CodeConflict, "dispute %s already exists", c.ID)}
+		return Result{Err: Errorf(CodeConflict, "dispute %s already exists", c.ID)}
 	}
 	// The hold must leave the available balance non-negative: the money
 	// may already have left in payouts.
@@ -455,10 +455,10 @@ func (s *State) attachments(orgID, field string, in []Attachment) ([]Attachment,
 	return out, nil
 }
 
-func (c *RespondToDispute) apply(s *State) Result {
+func (c *RespondToDispute) Apply(s *State) Result {
 	d, ok := s.disputes.owned(c.OrgID, c.ID)
 	if !ok {
-		return Result{Err: errorf(CodeNotFound, "Dispute not found")}
+		return Result{Err: Errorf(CodeNotFound, "Dispute not found")}
 	}
 	if c.Action != DisputeActionAccept && c.Action != DisputeActionContest {
 		return Result{Err: FieldInvalid("action", "must be accept or contest")}
@@ -475,14 +475,14 @@ func (c *RespondToDispute) apply(s *State) Result {
 		return Result{Err: err}
 	}
 	if d.Status != DisputeOpen {
-		return Result{Err: errorf(CodeBadRequest, "Can only respond to open disputes; this one is %s", d.Status)}
+		return Result{Err: Errorf(CodeBadRequest, "Can only respond to open disputes; this one is %s", d.Status)}
 	}
 	if c.Reason != "" || len(atts) > 0 {
-		if err := checkID(c.MessageID, "dsm_"); err != nil {
+		if err := CheckID(c.MessageID, "dsm_"); err != nil {
 			return Result{Err: err}
 		}
 		if len(d.Messages) >= DisputeMessagesMax {
-			return Result{Err: errorf(CodeBadRequest, "The dispute's thread is full (%d messages)", DisputeMessagesMax)}
+			return Result{Err: Errorf(CodeBadRequest, "The dispute's thread is full (%d messages)", DisputeMessagesMax)}
 		}
 	}
 	d.Evidence = DisputeEvidence{Action: c.Action, Reason: c.Reason, FileIDs: append([]string(nil), c.FileIDs...)}
@@ -534,16 +534,16 @@ func (s *State) settleDispute(d *Dispute, at int64, won bool, message string) *E
 	return nil
 }
 
-func (c *AddDisputeMessage) apply(s *State) Result {
+func (c *AddDisputeMessage) Apply(s *State) Result {
 	d, ok := s.disputes.owned(c.OrgID, c.DisputeID)
 	if !ok {
-		return Result{Err: errorf(CodeNotFound, "Dispute not found")}
+		return Result{Err: Errorf(CodeNotFound, "Dispute not found")}
 	}
-	if err := checkID(c.MessageID, "dsm_"); err != nil {
+	if err := CheckID(c.MessageID, "dsm_"); err != nil {
 		return Result{Err: err}
 	}
 	if c.AuthorType != AuthorMerchant && c.AuthorType != AuthorAdmin {
-		return Result{Err: errorf(CodeValidation, "author type %q is not merchant or admin", c.AuthorType)}
+		return Result{Err: Errorf(CodeValidation, "author type %q is not merchant or admin", c.AuthorType)}
 	}
 	if c.Body == "" || len(c.Body) > DisputeTextLenMax {
 		return Result{Err: FieldInvalid("body", fmt.Sprintf("must be 1 to %d bytes", DisputeTextLenMax))}
@@ -553,10 +553,10 @@ func (c *AddDisputeMessage) apply(s *State) Result {
 		return Result{Err: err}
 	}
 	if d.Status.Final() {
-		return Result{Err: errorf(CodeBadRequest, "Cannot add messages to a resolved dispute (%s)", d.Status)}
+		return Result{Err: Errorf(CodeBadRequest, "Cannot add messages to a resolved dispute (%s)", d.Status)}
 	}
 	if len(d.Messages) >= DisputeMessagesMax {
-		return Result{Err: errorf(CodeBadRequest, "The dispute's thread is full (%d messages)", DisputeMessagesMax)}
+		return Result{Err: Errorf(CodeBadRequest, "The dispute's thread is full (%d messages)", DisputeMessagesMax)}
 	}
 	m := DisputeMessage{ID: c.MessageID, AuthorType: c.AuthorType, Body: c.Body, Attachments: atts, CreatedAt: s.OrgNow(d.OrgID, c.At)}
 	d = d.withMessage(m)
@@ -566,16 +566,16 @@ func (c *AddDisputeMessage) apply(s *State) Result {
 	return Result{Dispute: &d, DisputeMessage: &m}
 }
 
-func (c *ResolveDispute) apply(s *State) Result {
+func (c *ResolveDispute) Apply(s *State) Result {
 	d, ok := s.disputes.owned(c.OrgID, c.ID)
 	if !ok {
-		return Result{Err: errorf(CodeNotFound, "Dispute not found")}
+		return Result{Err: Errorf(CodeNotFound, "Dispute not found")}
 	}
 	if len(c.Message) > DisputeTextLenMax {
 		return Result{Err: FieldInvalid("message", fmt.Sprintf("must be at most %d bytes", DisputeTextLenMax))}
 	}
 	if d.Status.Final() {
-		return Result{Err: errorf(CodeBadRequest, "The dispute is already resolved (%s)", d.Status)}
+		return Result{Err: Errorf(CodeBadRequest, "The dispute is already resolved (%s)", d.Status)}
 	}
 	msg := c.Message
 	if msg == "" {

@@ -134,14 +134,14 @@ func recordSamples[V any](t *testing.T, out *bytes.Buffer, n int, k *kind[V]) {
 	for i := range n {
 		var v V
 		fillValue(reflect.ValueOf(&v).Elem(), rng, i)
-		e := encoder{}
+		e := Encoder{}
 		k.encodeStored(&e, uint64(i), &v)
-		d := decoder{buf: e.buf}
+		d := Decoder{buf: e.buf}
 		back := k.decodeStored(&d)
 		if d.err != nil {
 			t.Fatalf("%s sample %d: decode: %v", k.name, i, d.err)
 		}
-		again := encoder{}
+		again := Encoder{}
 		k.encodeStored(&again, back.seq, &back.v)
 		if !bytes.Equal(again.buf, e.buf) {
 			t.Fatalf("%s sample %d: decoded and encoded again:\n%x\nwas\n%x", k.name, i, again.buf, e.buf)
@@ -156,7 +156,7 @@ func subjectSamples(t *testing.T, out *bytes.Buffer, n int) {
 	var types []reflect.Type
 	seen := map[reflect.Type]bool{}
 	for _, k := range SubjectKinds() {
-		d := decoder{buf: make([]byte, 256)}
+		d := Decoder{buf: make([]byte, 256)}
 		zero := subjectCodecs[k].decode(&d)
 		if d.err != nil || zero == nil {
 			continue // a kind a field's value selects (a payout that names its bank)
@@ -173,14 +173,14 @@ func subjectSamples(t *testing.T, out *bytes.Buffer, n int) {
 			v := reflect.New(typ).Elem()
 			fillValue(v, rng, i)
 			ev := Event{Seq: uint64(i + 1), OrgID: "org", Type: "payout.created", ResourceID: "id", At: int64(i), Subject: v.Interface().(Subject)}
-			e := encoder{}
+			e := Encoder{}
 			encodeEvent(&e, &ev)
-			d := decoder{buf: e.buf}
+			d := Decoder{buf: e.buf}
 			back := decodeEvent(&d)
 			if d.err != nil {
 				t.Fatalf("%s sample %d: decode: %v", typ.Name(), i, d.err)
 			}
-			again := encoder{}
+			again := Encoder{}
 			encodeEvent(&again, &back)
 			if !bytes.Equal(again.buf, e.buf) {
 				t.Fatalf("%s sample %d: decoded and encoded again:\n%x\nwas\n%x", typ.Name(), i, again.buf, e.buf)
@@ -210,7 +210,7 @@ func builtinKinds() []Kind {
 // another kind's type) or that wraps another command has none.
 func commandType(k Kind) (reflect.Type, bool) {
 	buf := append([]byte{byte(k)}, make([]byte, 256)...)
-	d := decoder{buf: buf}
+	d := Decoder{buf: buf}
 	c, err := decodeCommand(&d)
 	if err != nil || c == nil {
 		return nil, false

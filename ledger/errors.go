@@ -81,7 +81,7 @@ var (
 	ErrInsufficientFunds = &Error{Code: CodeInsufficientFunds}
 )
 
-func errorf(code Code, format string, args ...any) *Error {
+func Errorf(code Code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 

@@ -62,15 +62,15 @@ func (p Payout) subjectKind() SubjectKind {
 func (Account) subjectKind() SubjectKind { return SubjectAccount }
 
 type subjectCodec struct {
-	encode func(*encoder, Subject)
-	decode func(*decoder) Subject
+	encode func(*Encoder, Subject)
+	decode func(*Decoder) Subject
 }
 
 var subjectCodecs = map[SubjectKind]subjectCodec{}
 
 // registerSubject makes a record type usable as an event subject. It is
 // called from init functions.
-func registerSubject(k SubjectKind, enc func(*encoder, Subject), dec func(*decoder) Subject) {
+func registerSubject(k SubjectKind, enc func(*Encoder, Subject), dec func(*Decoder) Subject) {
 	if _, dup := subjectCodecs[k]; dup {
 		panic(fmt.Sprintf("ledger: subject kind %d registered twice", k))
 	}
@@ -92,14 +92,14 @@ func init() {
 	// Written for every payout and collection event: called directly, so
 	// that the subject stays on the stack.
 	registerSubject(SubjectPayout,
-		func(e *encoder, s Subject) { p := s.(Payout); p.fields(e.codec()) },
-		func(d *decoder) Subject { var p Payout; p.fields(d.codec()); return p })
+		func(e *Encoder, s Subject) { p := s.(Payout); p.fields(e.Codec()) },
+		func(d *Decoder) Subject { var p Payout; p.fields(d.Codec()); return p })
 	registerSubject(SubjectCollection,
-		func(e *encoder, s Subject) { c := s.(Collection); c.fields(e.codec()) },
-		func(d *decoder) Subject { var c Collection; c.fields(d.codec()); return c })
+		func(e *Encoder, s Subject) { c := s.(Collection); c.fields(e.Codec()) },
+		func(d *Decoder) Subject { var c Collection; c.fields(d.Codec()); return c })
 	registerSubject(SubjectAccount,
-		func(e *encoder, s Subject) { a := s.(Account); a.fields(e.codec()) },
-		func(d *decoder) Subject { return decodeAccount(d) })
+		func(e *Encoder, s Subject) { a := s.(Account); a.fields(e.Codec()) },
+		func(d *Decoder) Subject { return decodeAccount(d) })
 }
 
 // The event types of the contract.
@@ -180,7 +180,7 @@ func (l *eventLog) endEntry() {
 	}
 }
 
-func (l *eventLog) flush(w *sortedWriter, e *encoder, record func(*Event) (byte, bool)) {
+func (l *eventLog) flush(w *sortedWriter, e *Encoder, record func(*Event) (byte, bool)) {
 	l.endEntry()
 	start := l.from
 	for _, end := range l.ends {
@@ -198,7 +198,7 @@ func (l *eventLog) flush(w *sortedWriter, e *encoder, record func(*Event) (byte,
 
 // flushPage writes the events of one log entry: the page, each
 // organization's list of them, and each one under its resource.
-func (l *eventLog) flushPage(w *sortedWriter, e *encoder, page []Event, record func(*Event) (byte, bool)) {
+func (l *eventLog) flushPage(w *sortedWriter, e *Encoder, page []Event, record func(*Event) (byte, bool)) {
 	e.buf = e.buf[:0]
 	e.uvarint(uint64(len(page)))
 	for i := range page {
@@ -268,7 +268,7 @@ func readEvent(kv KVReader, seq uint64) (Event, bool) {
 	var found bool
 	prefix := newKey(tagEvent)
 	scan(kv, prefix, prefix.u64(seq+1), true, func(_, page []byte) bool {
-		d := decoder{buf: page}
+		d := Decoder{buf: page}
 		n := d.count()
 		for i := 0; i < n && d.err == nil; i++ {
 			if e := decodeEvent(&d); e.Seq == seq {
@@ -322,7 +322,7 @@ func (s *State) recordSubject(ev *Event) (byte, bool) {
 	return 0, false
 }
 
-func sameClosed[V any](t *store[V], id string, sub V, scratch *[2]encoder) (byte, bool) {
+func sameClosed[V any](t *store[V], id string, sub V, scratch *[2]Encoder) (byte, bool) {
 	v, ok := t.closedNow(id)
 	if !ok {
 		return 0, false
@@ -357,7 +357,7 @@ func (s *State) emitCredited(at int64, number string) {
 	s.emit(at, a.OrgID, EventAccountCredited, a.Number, a)
 }
 
-func encodeEventHeader(e *encoder, ev *Event) {
+func encodeEventHeader(e *Encoder, ev *Event) {
 	e.uvarint(ev.Seq)
 	e.str(ev.OrgID)
 	e.str(ev.Type)
@@ -365,14 +365,14 @@ func encodeEventHeader(e *encoder, ev *Event) {
 	e.varint(ev.At)
 }
 
-func encodeEvent(e *encoder, ev *Event) {
+func encodeEvent(e *Encoder, ev *Event) {
 	encodeEventHeader(e, ev)
 	k := ev.Subject.subjectKind()
 	e.u8(uint8(k))
 	subjectCodecs[k].encode(e, ev.Subject)
 }
 
-func decodeEvent(d *decoder) Event {
+func decodeEvent(d *Decoder) Event {
 	ev := Event{Seq: d.uvarint(), OrgID: d.str(), Type: d.str(), ResourceID: d.str(), At: d.varint()}
 	k := SubjectKind(d.u8())
 	if k == subjectRecord {
@@ -430,7 +430,7 @@ func (r *Reader) Events(orgID string, f EventFilter, before Cursor, limit int) P
 	scanned := 0
 	scan(r.kv, prefix, upper, true, func(key, list []byte) bool {
 		first := trailingSeq(key)
-		d := decoder{buf: list}
+		d := Decoder{buf: list}
 		seqs := make([]uint64, d.count())
 		for i := range seqs {
 			seqs[i] = first + d.uvarint()

@@ -34,17 +34,17 @@ import (
 //	       instruction.go), deposit feeds and deposit indexes (125, 126,
 //	       depositfeed.go), float fundings (127, treasury.go)
 
-// applier is a command that carries its own rule.
-type applier interface {
+// Applier is a command that carries its own rule.
+type Applier interface {
 	Command
-	apply(s *State) Result
+	Apply(s *State) Result
 }
 
-var commandDecoders = map[Kind]func(*decoder) Command{}
+var commandDecoders = map[Kind]func(*Decoder) Command{}
 
-// registerCommand makes a command kind decodable. It is called from init
+// RegisterCommand makes a command kind decodable. It is called from init
 // functions; a kind registered twice is a programming error.
-func registerCommand(k Kind, decode func(*decoder) Command) {
+func RegisterCommand(k Kind, decode func(*Decoder) Command) {
 	if k <= KindSettleCollection {
 		panic(fmt.Sprintf("ledger: kind %d belongs to the built-in commands", k))
 	}

@@ -98,32 +98,32 @@ const (
 func (*CreateFile) Kind() Kind        { return KindCreateFile }
 func (*SetFileSigningKey) Kind() Kind { return KindSetFileSigningKey }
 
-func (c *CreateFile) fields(f *fieldCodec) {
-	f.varint(&c.At)
-	f.str(&c.ID)
-	f.str(&c.OrgID)
-	f.str(&c.Purpose)
-	f.str(&c.Filename)
-	f.str(&c.ContentType)
-	f.varint(&c.Size)
-	f.str(&c.SHA256)
+func (c *CreateFile) fields(f *Codec) {
+	f.Varint(&c.At)
+	f.Str(&c.ID)
+	f.Str(&c.OrgID)
+	f.Str(&c.Purpose)
+	f.Str(&c.Filename)
+	f.Str(&c.ContentType)
+	f.Varint(&c.Size)
+	f.Str(&c.SHA256)
 }
 
-func (c *CreateFile) encode(e *encoder) { c.fields(e.codec()) }
+func (c *CreateFile) Encode(e *Encoder) { c.fields(e.Codec()) }
 
-func (c *SetFileSigningKey) fields(f *fieldCodec) {
-	f.varint(&c.At)
-	f.str(&c.Key)
+func (c *SetFileSigningKey) fields(f *Codec) {
+	f.Varint(&c.At)
+	f.Str(&c.Key)
 }
 
-func (c *SetFileSigningKey) encode(e *encoder) { c.fields(e.codec()) }
+func (c *SetFileSigningKey) Encode(e *Encoder) { c.fields(e.Codec()) }
 
 func init() {
-	registerFields[CreateFile](KindCreateFile)
-	registerFields[SetFileSigningKey](KindSetFileSigningKey)
+	RegisterFields[CreateFile](KindCreateFile)
+	RegisterFields[SetFileSigningKey](KindSetFileSigningKey)
 }
 
-func encodeFile(e *encoder, f *File) {
+func encodeFile(e *Encoder, f *File) {
 	e.str(f.ID)
 	e.str(f.OrgID)
 	e.str(f.Purpose)
@@ -134,7 +134,7 @@ func encodeFile(e *encoder, f *File) {
 	e.varint(f.CreatedAt)
 }
 
-func decodeFile(d *decoder) File {
+func decodeFile(d *Decoder) File {
 	return File{ID: d.str(), OrgID: d.str(), Purpose: d.str(), Filename: d.str(), ContentType: d.str(),
 		Size: d.varint(), SHA256: d.str(), CreatedAt: d.varint()}
 }
@@ -147,12 +147,12 @@ type fileSigningKey struct {
 
 const fileSigningKeyID = "url_signing"
 
-func encodeFileSigningKey(e *encoder, k *fileSigningKey) {
+func encodeFileSigningKey(e *Encoder, k *fileSigningKey) {
 	e.str(k.Key)
 	e.varint(k.At)
 }
 
-func decodeFileSigningKey(d *decoder) fileSigningKey {
+func decodeFileSigningKey(d *Decoder) fileSigningKey {
 	return fileSigningKey{Key: d.str(), At: d.varint()}
 }
 
@@ -175,7 +175,7 @@ var fileSigningKeyKind = &kind[fileSigningKey]{
 	unlisted: true,
 }
 
-func (c *CreateFile) apply(s *State) Result {
+func (c *CreateFile) Apply(s *State) Result {
 	if err := s.checkNew(c.ID, "file_", c.OrgID); err != nil {
 		return Result{Err: err}
 	}
@@ -184,19 +184,19 @@ func (c *CreateFile) apply(s *State) Result {
 		return Result{Err: FieldInvalid("purpose", "is not a file purpose")}
 	}
 	if c.Size <= 0 || c.Size > p.MaxSizeBytes {
-		return Result{Err: errorf(CodeBadRequest, "File size %d bytes is outside 1 to %d bytes for purpose %s", c.Size, p.MaxSizeBytes, p.Name)}
+		return Result{Err: Errorf(CodeBadRequest, "File size %d bytes is outside 1 to %d bytes for purpose %s", c.Size, p.MaxSizeBytes, p.Name)}
 	}
 	if !p.Allows(c.ContentType) {
-		return Result{Err: errorf(CodeBadRequest, "Content type %s not allowed for purpose %s", c.ContentType, p.Name)}
+		return Result{Err: Errorf(CodeBadRequest, "Content type %s not allowed for purpose %s", c.ContentType, p.Name)}
 	}
 	if c.Filename == "" || len(c.Filename) > 4*fileNameLenMax {
 		return Result{Err: FieldInvalid("file", "needs a file name of at most 255 characters")}
 	}
 	if !isHexDigest(c.SHA256) {
-		return Result{Err: errorf(CodeValidation, "file digest %q is not a SHA-256 in lower-case hex", c.SHA256)}
+		return Result{Err: Errorf(CodeValidation, "file digest %q is not a SHA-256 in lower-case hex", c.SHA256)}
 	}
 	if _, dup := s.files.get(c.ID); dup {
-		return Result{Err: errorf(CodeConflict, "file %s already exists", c.ID)}
+		return Result{Err: Errorf(CodeConflict, "file %s already exists", c.ID)}
 	}
 	f := File{ID: c.ID, OrgID: c.OrgID, Purpose: p.Name, Filename: c.Filename, ContentType: c.ContentType,
 		Size: c.Size, SHA256: c.SHA256, CreatedAt: s.OrgNow(c.OrgID, c.At)}
@@ -216,9 +216,9 @@ func isHexDigest(s string) bool {
 	return true
 }
 
-func (c *SetFileSigningKey) apply(s *State) Result {
+func (c *SetFileSigningKey) Apply(s *State) Result {
 	if len(c.Key) != fileSigningKeyLen {
-		return Result{Err: errorf(CodeValidation, "a file signing key is %d bytes", fileSigningKeyLen)}
+		return Result{Err: Errorf(CodeValidation, "a file signing key is %d bytes", fileSigningKeyLen)}
 	}
 	if _, ok := s.fileKeys.get(fileSigningKeyID); ok {
 		return Result{Replayed: true}

@@ -37,7 +37,7 @@ var fundingKind = &kind[Funding]{
 func fundingKey(orgID, ref string) string { return orgID + "\x00" + ref }
 
 func (s *State) fundBalance(c *FundBalance) Result {
-	if err := s.checkOrg(c.OrgID); err != nil {
+	if err := s.CheckOrg(c.OrgID); err != nil {
 		return Result{Err: err}
 	}
 	cur, ok := LookupCurrency(c.Currency)

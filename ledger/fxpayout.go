@@ -100,29 +100,29 @@ func (c *CreateFXPayout) Kind() Kind {
 	return KindCreateFXPayout
 }
 
-func (c *CreateFXPayout) fields(f *fieldCodec) {
-	f.varint(&c.At)
-	f.str(&c.ID)
-	f.str(&c.OrgID)
-	f.str(&c.ExternalReference)
+func (c *CreateFXPayout) fields(f *Codec) {
+	f.Varint(&c.At)
+	f.Str(&c.ID)
+	f.Str(&c.OrgID)
+	f.Str(&c.ExternalReference)
 	c.Spec.fields(f)
-	f.methodType(&c.MethodType)
-	f.minor(&c.Fee)
-	f.uvarint(&c.Reservation)
-	f.str(&c.FromCurrency)
-	f.minor(&c.FromAmount)
-	f.minor(&c.ToAmount)
-	f.str(&c.Rate)
+	f.MethodType(&c.MethodType)
+	f.Minor(&c.Fee)
+	f.Uvarint(&c.Reservation)
+	f.Str(&c.FromCurrency)
+	f.Minor(&c.FromAmount)
+	f.Minor(&c.ToAmount)
+	f.Str(&c.Rate)
 }
 
-func (c *CreateFXPayout) encode(e *encoder) {
-	c.fields(e.codec())
+func (c *CreateFXPayout) Encode(e *Encoder) {
+	c.fields(e.Codec())
 	if c.Spec.RoutingNumber != "" { // appended (routing.go)
 		e.str(c.Spec.RoutingNumber)
 	}
 }
 
-func encodePayoutFX(e *encoder, f *PayoutFX) {
+func encodePayoutFX(e *Encoder, f *PayoutFX) {
 	e.str(f.PayoutID)
 	e.str(f.OrgID)
 	e.str(f.FromCurrency)
@@ -130,31 +130,31 @@ func encodePayoutFX(e *encoder, f *PayoutFX) {
 	e.str(f.Rate)
 }
 
-func decodePayoutFX(d *decoder) PayoutFX {
+func decodePayoutFX(d *Decoder) PayoutFX {
 	return PayoutFX{PayoutID: d.str(), OrgID: d.str(), FromCurrency: d.str(), FromAmount: d.minor(), Rate: d.str()}
 }
 
 func init() {
-	registerFields[CreateFXPayout](KindCreateFXPayout)
+	RegisterFields[CreateFXPayout](KindCreateFXPayout)
 	registerEntryType(EntryFXPayoutDebit, "fx_payout_debit", "payout")
 	registerEntryType(EntryFXPayoutClearing, "fx_payout_clearing", "payout")
 	registerEntryType(EntryFXPayoutReversal, "fx_payout_reversal", "payout")
 	registerSubject(SubjectFXPayout,
-		func(e *encoder, s Subject) {
+		func(e *Encoder, s Subject) {
 			p := s.(Payout)
-			p.fields(e.codec())
+			p.fields(e.Codec())
 			encodePayoutFX(e, p.FX)
 		},
-		func(d *decoder) Subject {
+		func(d *Decoder) Subject {
 			var p Payout
-			p.fields(d.codec())
+			p.fields(d.Codec())
 			fx := decodePayoutFX(d)
 			p.FX = &fx
 			return p
 		})
 }
 
-func (c *CreateFXPayout) apply(s *State) Result {
+func (c *CreateFXPayout) Apply(s *State) Result {
 	if err := s.checkNew(c.ID, "pay_", c.OrgID); err != nil {
 		return Result{Err: err}
 	}
@@ -174,9 +174,9 @@ func (c *CreateFXPayout) apply(s *State) Result {
 	case c.Spec.AmountSide == SideFrom && c.Spec.Amount != c.FromAmount,
 		c.Spec.AmountSide == SideTo && c.Spec.Amount != c.ToAmount,
 		c.Spec.AmountSide != SideFrom && c.Spec.AmountSide != SideTo:
-		return Result{Err: errorf(CodeValidation, "payout amount does not match its side")}
+		return Result{Err: Errorf(CodeValidation, "payout amount does not match its side")}
 	case !validRate(c.Rate):
-		return Result{Err: errorf(CodeValidation, "rate %q is not a positive decimal", c.Rate)}
+		return Result{Err: Errorf(CodeValidation, "rate %q is not a positive decimal", c.Rate)}
 	case c.ExternalReference == "":
 		return Result{Err: FieldInvalid("externalReference", "is required")}
 	}

@@ -108,51 +108,51 @@ func (*MarkInstructionSent) Kind() Kind     { return KindMarkInstructionSent }
 func (*SetInstructionReference) Kind() Kind { return KindSetInstructionReference }
 func (*ReplaceInstruction) Kind() Kind      { return KindReplaceInstruction }
 
-func (c *PrepareInstruction) fields(f *fieldCodec) {
-	f.varint(&c.At)
-	f.str(&c.ID)
-	f.str(&c.Provider)
-	f.bool(&c.Collection)
-	f.str(&c.Key)
-	f.str(&c.Payload)
-	f.bool(&c.SendOnce)
+func (c *PrepareInstruction) fields(f *Codec) {
+	f.Varint(&c.At)
+	f.Str(&c.ID)
+	f.Str(&c.Provider)
+	f.Bool(&c.Collection)
+	f.Str(&c.Key)
+	f.Str(&c.Payload)
+	f.Bool(&c.SendOnce)
 }
 
-func (c *PrepareInstruction) encode(e *encoder) { c.fields(e.codec()) }
+func (c *PrepareInstruction) Encode(e *Encoder) { c.fields(e.Codec()) }
 
-func (c *MarkInstructionSent) fields(f *fieldCodec) {
-	f.varint(&c.At)
-	f.str(&c.ID)
-	f.bool(&c.Sent)
+func (c *MarkInstructionSent) fields(f *Codec) {
+	f.Varint(&c.At)
+	f.Str(&c.ID)
+	f.Bool(&c.Sent)
 }
 
-func (c *MarkInstructionSent) encode(e *encoder) { c.fields(e.codec()) }
+func (c *MarkInstructionSent) Encode(e *Encoder) { c.fields(e.Codec()) }
 
-func (c *SetInstructionReference) fields(f *fieldCodec) {
-	f.varint(&c.At)
-	f.str(&c.ID)
-	f.str(&c.ProviderRef)
+func (c *SetInstructionReference) fields(f *Codec) {
+	f.Varint(&c.At)
+	f.Str(&c.ID)
+	f.Str(&c.ProviderRef)
 }
 
-func (c *SetInstructionReference) encode(e *encoder) { c.fields(e.codec()) }
+func (c *SetInstructionReference) Encode(e *Encoder) { c.fields(e.Codec()) }
 
-func (c *ReplaceInstruction) fields(f *fieldCodec) {
-	f.varint(&c.At)
-	f.str(&c.ID)
-	f.str(&c.Key)
-	f.str(&c.Payload)
+func (c *ReplaceInstruction) fields(f *Codec) {
+	f.Varint(&c.At)
+	f.Str(&c.ID)
+	f.Str(&c.Key)
+	f.Str(&c.Payload)
 }
 
-func (c *ReplaceInstruction) encode(e *encoder) { c.fields(e.codec()) }
+func (c *ReplaceInstruction) Encode(e *Encoder) { c.fields(e.Codec()) }
 
 func init() {
-	registerFields[PrepareInstruction](KindPrepareInstruction)
-	registerFields[MarkInstructionSent](KindMarkInstructionSent)
-	registerFields[SetInstructionReference](KindSetInstructionReference)
-	registerFields[ReplaceInstruction](KindReplaceInstruction)
+	RegisterFields[PrepareInstruction](KindPrepareInstruction)
+	RegisterFields[MarkInstructionSent](KindMarkInstructionSent)
+	RegisterFields[SetInstructionReference](KindSetInstructionReference)
+	RegisterFields[ReplaceInstruction](KindReplaceInstruction)
 }
 
-func encodeInstruction(e *encoder, in *Instruction) {
+func encodeInstruction(e *Encoder, in *Instruction) {
 	e.str(in.ID)
 	e.str(in.OrgID)
 	e.str(in.Provider)
@@ -169,7 +169,7 @@ func encodeInstruction(e *encoder, in *Instruction) {
 	e.varint(in.UpdatedAt)
 }
 
-func decodeInstruction(d *decoder) Instruction {
+func decodeInstruction(d *Decoder) Instruction {
 	return Instruction{
 		ID: d.str(), OrgID: d.str(), Provider: d.str(), Collection: d.bool(), Key: d.str(),
 		PreparedKey: d.str(), Payload: d.str(), SendOnce: d.bool(), Sent: d.bool(), ProviderRef: d.str(),
@@ -215,25 +215,25 @@ func (s *State) instructionTarget(id string, collection bool) (org string, open 
 	if collection {
 		c, ok := s.collections.get(id)
 		if !ok {
-			return "", false, errorf(CodeNotFound, "Collection not found")
+			return "", false, Errorf(CodeNotFound, "Collection not found")
 		}
 		return c.OrgID, !c.Status.Terminal(), nil
 	}
 	p, ok := s.payouts.get(id)
 	if !ok {
-		return "", false, errorf(CodeNotFound, "Payout not found")
+		return "", false, Errorf(CodeNotFound, "Payout not found")
 	}
 	return p.OrgID, !p.Status.Terminal(), nil
 }
 
-func (c *PrepareInstruction) apply(s *State) Result {
+func (c *PrepareInstruction) Apply(s *State) Result {
 	switch {
 	case c.Provider == "" || len(c.Provider) > instructionFieldMax || strings.ContainsRune(c.Provider, 0):
-		return Result{Err: errorf(CodeValidation, "an instruction names its provider instance")}
+		return Result{Err: Errorf(CodeValidation, "an instruction names its provider instance")}
 	case c.Key == "" || len(c.Key) > instructionFieldMax:
-		return Result{Err: errorf(CodeValidation, "an instruction needs the provider's key")}
+		return Result{Err: Errorf(CodeValidation, "an instruction needs the provider's key")}
 	case len(c.Payload) > InstructionPayloadBytesMax:
-		return Result{Err: errorf(CodeValidation, "an instruction's payload is over %d bytes", InstructionPayloadBytesMax)}
+		return Result{Err: Errorf(CodeValidation, "an instruction's payload is over %d bytes", InstructionPayloadBytesMax)}
 	}
 	// A prepared value, once committed, is the one: never overwritten.
 	if in, ok := s.instructions.get(c.ID); ok {
@@ -244,10 +244,10 @@ func (c *PrepareInstruction) apply(s *State) Result {
 		return Result{Err: err}
 	}
 	if !open {
-		return Result{Err: errorf(CodeConflict, "%s is final; it needs no instruction", c.ID)}
+		return Result{Err: Errorf(CodeConflict, "%s is final; it needs no instruction", c.ID)}
 	}
 	if other, ok := s.instructions.find(indexInstructionKey, instructionKey(c.Provider, c.Key)); ok {
-		return Result{Err: errorf(CodeConflict, "the key is %s's instruction already", other.ID)}
+		return Result{Err: Errorf(CodeConflict, "the key is %s's instruction already", other.ID)}
 	}
 	in := Instruction{
 		ID: c.ID, OrgID: org, Provider: c.Provider, Collection: c.Collection, Key: c.Key,
@@ -261,21 +261,21 @@ func (c *PrepareInstruction) apply(s *State) Result {
 func (s *State) openInstruction(id string) (Instruction, *Error) {
 	in, ok := s.instructions.get(id)
 	if !ok {
-		return in, errorf(CodeNotFound, "Instruction not found")
+		return in, Errorf(CodeNotFound, "Instruction not found")
 	}
 	if in.Closed {
-		return in, errorf(CodeConflict, "the instruction of %s is closed", id)
+		return in, Errorf(CodeConflict, "the instruction of %s is closed", id)
 	}
 	return in, nil
 }
 
-func (c *MarkInstructionSent) apply(s *State) Result {
+func (c *MarkInstructionSent) Apply(s *State) Result {
 	in, err := s.openInstruction(c.ID)
 	if err != nil {
 		return Result{Err: err}
 	}
 	if !in.SendOnce {
-		return Result{Err: errorf(CodeValidation, "only a send-once instruction records its sending")}
+		return Result{Err: Errorf(CodeValidation, "only a send-once instruction records its sending")}
 	}
 	if in.Sent == c.Sent {
 		return Result{Replayed: true, Instruction: &in}
@@ -285,9 +285,9 @@ func (c *MarkInstructionSent) apply(s *State) Result {
 	return Result{Instruction: &in}
 }
 
-func (c *SetInstructionReference) apply(s *State) Result {
+func (c *SetInstructionReference) Apply(s *State) Result {
 	if c.ProviderRef == "" || len(c.ProviderRef) > instructionFieldMax {
-		return Result{Err: errorf(CodeValidation, "a provider reference is 1 to %d bytes", instructionFieldMax)}
+		return Result{Err: Errorf(CodeValidation, "a provider reference is 1 to %d bytes", instructionFieldMax)}
 	}
 	in, err := s.openInstruction(c.ID)
 	if err != nil {
@@ -301,12 +301,12 @@ func (c *SetInstructionReference) apply(s *State) Result {
 	return Result{Instruction: &in}
 }
 
-func (c *ReplaceInstruction) apply(s *State) Result {
+func (c *ReplaceInstruction) Apply(s *State) Result {
 	switch {
 	case c.Key == "" || len(c.Key) > instructionFieldMax:
-		return Result{Err: errorf(CodeValidation, "a replacement needs the provider's key")}
+		return Result{Err: Errorf(CodeValidation, "a replacement needs the provider's key")}
 	case len(c.Payload) > InstructionPayloadBytesMax:
-		return Result{Err: errorf(CodeValidation, "an instruction's payload is over %d bytes", InstructionPayloadBytesMax)}
+		return Result{Err: Errorf(CodeValidation, "an instruction's payload is over %d bytes", InstructionPayloadBytesMax)}
 	}
 	in, err := s.openInstruction(c.ID)
 	if err != nil {

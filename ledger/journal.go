@@ -79,7 +79,7 @@ func (j *journal) add(entries []Entry, merchant []bool) uint64 {
 	return t.first
 }
 
-func (j *journal) flush(w *sortedWriter, e *encoder) {
+func (j *journal) flush(w *sortedWriter, e *Encoder) {
 	j.endEntry()
 	start := 0
 	for _, end := range j.ends {
@@ -106,7 +106,7 @@ const journalSlabMax = 1 << 16
 
 // flushPage writes the transactions of one log entry: the journal page,
 // and a statement page for each merchant account they touch.
-func (j *journal) flushPage(w *sortedWriter, e *encoder, page []transaction) {
+func (j *journal) flushPage(w *sortedWriter, e *Encoder, page []transaction) {
 	e.buf = e.buf[:0]
 	e.uvarint(uint64(len(page)))
 	for i := range page {
@@ -144,7 +144,7 @@ func writeCounter(w KVWriter, name string, v uint64) {
 func readCounter(kv KVReader, name string) uint64 {
 	var v uint64
 	_, err := kv.Get(newKey(tagCounter).str(name), func(b []byte) {
-		d := decoder{buf: b}
+		d := Decoder{buf: b}
 		v = d.uvarint()
 		must(d.err)
 	})
@@ -155,7 +155,7 @@ func readCounter(kv KVReader, name string) uint64 {
 // A transaction: the count of entries, each entry's account, type, amount
 // and balance after, then the reference, the external reference and the
 // time they share. A journal page is the count of transactions, then each.
-func encodeTransaction(e *encoder, entries []Entry) {
+func encodeTransaction(e *Encoder, entries []Entry) {
 	e.uvarint(uint64(len(entries)))
 	for i := range entries {
 		en := &entries[i]
@@ -169,7 +169,7 @@ func encodeTransaction(e *encoder, entries []Entry) {
 	e.varint(entries[0].At)
 }
 
-func decodeTransaction(d *decoder) []Entry {
+func decodeTransaction(d *Decoder) []Entry {
 	n := d.count()
 	entries := make([]Entry, n)
 	for i := range entries {
@@ -185,7 +185,7 @@ func decodeTransaction(d *decoder) []Entry {
 // eachEntry calls fn with each entry of a journal page, in order, numbered
 // from first, until fn returns false.
 func eachEntry(page []byte, first uint64, fn func(NumberedEntry) bool) {
-	d := decoder{buf: page}
+	d := Decoder{buf: page}
 	n := d.count()
 	seq := first
 	for i := 0; i < n && d.err == nil; i++ {
@@ -202,7 +202,7 @@ func eachEntry(page []byte, first uint64, fn func(NumberedEntry) bool) {
 // A statement page: an account's entries of one journal page, oldest
 // first: the count, then each entry's sequence number, type, amount,
 // balance after, reference, external reference and time.
-func encodeStatementPage(e *encoder, entries []NumberedEntry) {
+func encodeStatementPage(e *Encoder, entries []NumberedEntry) {
 	e.uvarint(uint64(len(entries)))
 	for i := range entries {
 		n := &entries[i]
@@ -216,7 +216,7 @@ func encodeStatementPage(e *encoder, entries []NumberedEntry) {
 	}
 }
 
-func decodeStatementPage(d *decoder, account string, out []NumberedEntry) []NumberedEntry {
+func decodeStatementPage(d *Decoder, account string, out []NumberedEntry) []NumberedEntry {
 	n := d.count()
 	for i := 0; i < n && d.err == nil; i++ {
 		out = append(out, NumberedEntry{Seq: d.uvarint(), Entry: Entry{Account: account, Type: EntryType(d.u8()),
@@ -246,8 +246,8 @@ func (r *Reader) Entry(seq uint64) (Entry, bool) {
 	return out, found
 }
 
-func decodeOrFail[V any](b []byte, dec func(*decoder) V) V {
-	d := decoder{buf: b}
+func decodeOrFail[V any](b []byte, dec func(*Decoder) V) V {
+	d := Decoder{buf: b}
 	v := dec(&d)
 	if d.err == nil && len(d.buf) != 0 {
 		d.err = fmt.Errorf("trailing bytes")
@@ -372,7 +372,7 @@ func (st *statement) skipNewer(t int64) {
 	}
 	var scratch []NumberedEntry
 	firstOf := func() (seq uint64, at int64) {
-		d := decoder{buf: st.it.Value()}
+		d := Decoder{buf: st.it.Value()}
 		scratch = decodeStatementPage(&d, st.account, scratch[:0])
 		must(d.err)
 		if len(scratch) == 0 {
@@ -423,7 +423,7 @@ func (st *statement) skipNewer(t int64) {
 
 // load reads the statement page at the iterator into buf.
 func (st *statement) load() {
-	d := decoder{buf: st.it.Value()}
+	d := Decoder{buf: st.it.Value()}
 	st.buf = st.buf[:0]
 	page := decodeStatementPage(&d, st.account, st.buf)
 	if d.err == nil && len(d.buf) != 0 {

@@ -107,7 +107,7 @@ type KeyControls struct {
 	Allowlist string // canonical (ParseAllowlist)
 }
 
-func encodeCapOpt(e *encoder, c *Minor) {
+func encodeCapOpt(e *Encoder, c *Minor) {
 	if c == nil {
 		e.varint(-1)
 		return
@@ -115,10 +115,10 @@ func encodeCapOpt(e *encoder, c *Minor) {
 	e.minor(*c)
 }
 
-func decodeCapOpt(d *decoder) *Minor {
+func decodeCapOpt(d *Decoder) *Minor {
 	v := d.minor()
 	if v < -1 {
-		d.fail(errorf(CodeValidation, "spend cap %d is negative", v))
+		d.fail(Errorf(CodeValidation, "spend cap %d is negative", v))
 	}
 	if v < 0 {
 		return nil
@@ -126,14 +126,14 @@ func decodeCapOpt(d *decoder) *Minor {
 	return &v
 }
 
-func (c *KeyControls) encode(e *encoder) {
+func (c *KeyControls) encode(e *Encoder) {
 	encodeCapOpt(e, c.Caps.PerTransaction)
 	encodeCapOpt(e, c.Caps.Daily)
 	encodeCapOpt(e, c.Caps.Monthly)
 	e.str(c.Allowlist)
 }
 
-func decodeKeyControls(d *decoder) KeyControls {
+func decodeKeyControls(d *Decoder) KeyControls {
 	return KeyControls{
 		Caps:      SpendCaps{PerTransaction: decodeCapOpt(d), Daily: decodeCapOpt(d), Monthly: decodeCapOpt(d)},
 		Allowlist: d.str(),
@@ -144,7 +144,7 @@ func decodeKeyControls(d *decoder) KeyControls {
 const keyControlsVersion = 1
 
 // encodeKeyControlsSection appends a key's controls and usage to its record.
-func encodeKeyControlsSection(e *encoder, k *APIKey) {
+func encodeKeyControlsSection(e *Encoder, k *APIKey) {
 	e.u8(keyControlsVersion)
 	c := KeyControls{Caps: k.Caps, Allowlist: k.Allowlist}
 	c.encode(e)
@@ -156,12 +156,12 @@ func encodeKeyControlsSection(e *encoder, k *APIKey) {
 
 // decodeKeyControlsSection reads what encodeKeyControlsSection wrote, if
 // the record has it.
-func decodeKeyControlsSection(d *decoder, k *APIKey) {
+func decodeKeyControlsSection(d *Decoder, k *APIKey) {
 	if len(d.buf) == 0 || d.err != nil {
 		return
 	}
 	if v := d.u8(); v != keyControlsVersion {
-		d.fail(errorf(CodeValidation, "unknown key controls version %d", v))
+		d.fail(Errorf(CodeValidation, "unknown key controls version %d", v))
 		return
 	}
 	c := decodeKeyControls(d)
@@ -190,7 +190,7 @@ type CreateControlledKey struct {
 func (*SetKeyControls) Kind() Kind      { return KindSetKeyControls }
 func (*CreateControlledKey) Kind() Kind { return KindCreateControlledKey }
 
-func (c *SetKeyControls) encode(e *encoder) {
+func (c *SetKeyControls) Encode(e *Encoder) {
 	e.varint(c.At)
 	e.str(c.OrgID)
 	e.str(c.KeyID)
@@ -204,23 +204,23 @@ func (c *SetKeyControls) encode(e *encoder) {
 	c.Controls.encode(e)
 }
 
-func (c *CreateControlledKey) encode(e *encoder) {
-	c.Key.encode(e)
+func (c *CreateControlledKey) Encode(e *Encoder) {
+	c.Key.Encode(e)
 	c.Controls.encode(e)
 }
 
 func init() {
-	registerCommand(KindSetKeyControls, func(d *decoder) Command {
+	RegisterCommand(KindSetKeyControls, func(d *Decoder) Command {
 		c := &SetKeyControls{At: d.varint(), OrgID: d.str(), KeyID: d.str()}
 		set := d.u8()
 		if set&^15 != 0 {
-			d.fail(errorf(CodeValidation, "unknown key controls bits %#x", set))
+			d.fail(Errorf(CodeValidation, "unknown key controls bits %#x", set))
 		}
 		c.SetPerTransaction, c.SetDaily, c.SetMonthly, c.SetAllowlist = set&1 != 0, set&2 != 0, set&4 != 0, set&8 != 0
 		c.Controls = decodeKeyControls(d)
 		return c
 	})
-	registerCommand(KindCreateControlledKey, func(d *decoder) Command {
+	RegisterCommand(KindCreateControlledKey, func(d *Decoder) Command {
 		return &CreateControlledKey{Key: decodeCreateAPIKey(d), Controls: decodeKeyControls(d)}
 	})
 }
@@ -241,7 +241,7 @@ func (c *KeyControls) check() *Error {
 	return nil
 }
 
-func (c *CreateControlledKey) apply(s *State) Result {
+func (c *CreateControlledKey) Apply(s *State) Result {
 	if err := c.Controls.check(); err != nil {
 		return Result{Err: err}
 	}
@@ -255,16 +255,16 @@ func (c *CreateControlledKey) apply(s *State) Result {
 	return Result{APIKey: &key}
 }
 
-func (c *SetKeyControls) apply(s *State) Result {
+func (c *SetKeyControls) Apply(s *State) Result {
 	if err := c.Controls.check(); err != nil {
 		return Result{Err: err}
 	}
 	key, ok := s.keys.owned(c.OrgID, c.KeyID)
 	if !ok {
-		return Result{Err: errorf(CodeNotFound, "API key not found")}
+		return Result{Err: Errorf(CodeNotFound, "API key not found")}
 	}
 	if key.Revoked {
-		return Result{Err: errorf(CodeConflict, "API key %s is revoked; a revoked key cannot be changed", key.ID)}
+		return Result{Err: Errorf(CodeConflict, "API key %s is revoked; a revoked key cannot be changed", key.ID)}
 	}
 	if c.SetPerTransaction {
 		key.Caps.PerTransaction = c.Controls.Caps.PerTransaction

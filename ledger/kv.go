@@ -139,11 +139,11 @@ func trailingSeq(key []byte) uint64 {
 // getRecord reads the value at key and decodes it with dec. A value that
 // does not decode was written by this ledger and damaged since: a
 // StoreError.
-func getRecord[V any](kv KVReader, key []byte, dec func(*decoder) V) (V, bool) {
+func getRecord[V any](kv KVReader, key []byte, dec func(*Decoder) V) (V, bool) {
 	var v V
 	var derr error
 	ok, err := kv.Get(key, func(b []byte) {
-		d := decoder{buf: b}
+		d := Decoder{buf: b}
 		v = dec(&d)
 		if d.err == nil && len(d.buf) != 0 {
 			d.err = errors.New("trailing bytes")

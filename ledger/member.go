@@ -226,111 +226,111 @@ func (*RemoveMember) Kind() Kind          { return KindRemoveMember }
 func (*ChangeMemberPassword) Kind() Kind  { return KindChangeMemberPassword }
 func (*CreatePasswordReset) Kind() Kind   { return KindCreatePasswordReset }
 
-func (c *CreateInvitation) fields(f *fieldCodec) {
-	f.varint(&c.At)
-	f.str(&c.ID)
-	f.str(&c.OrgID)
-	f.str(&c.Email)
-	f.str(&c.Role)
-	f.bool(&c.Setup)
-	f.str(&c.TokenHash)
-	f.str(&c.InvitedBy)
-	f.varint(&c.ExpiresAt)
+func (c *CreateInvitation) fields(f *Codec) {
+	f.Varint(&c.At)
+	f.Str(&c.ID)
+	f.Str(&c.OrgID)
+	f.Str(&c.Email)
+	f.Str(&c.Role)
+	f.Bool(&c.Setup)
+	f.Str(&c.TokenHash)
+	f.Str(&c.InvitedBy)
+	f.Varint(&c.ExpiresAt)
 }
 
-func (c *CreateInvitation) encode(e *encoder) { c.fields(e.codec()) }
+func (c *CreateInvitation) Encode(e *Encoder) { c.fields(e.Codec()) }
 
-func (c *AcceptInvitation) fields(f *fieldCodec) {
-	f.varint(&c.At)
-	f.str(&c.TokenHash)
-	f.str(&c.MemberID)
-	f.str(&c.Email)
-	f.str(&c.PasswordHash)
+func (c *AcceptInvitation) fields(f *Codec) {
+	f.Varint(&c.At)
+	f.Str(&c.TokenHash)
+	f.Str(&c.MemberID)
+	f.Str(&c.Email)
+	f.Str(&c.PasswordHash)
 }
 
-func (c *AcceptInvitation) encode(e *encoder) { c.fields(e.codec()) }
+func (c *AcceptInvitation) Encode(e *Encoder) { c.fields(e.Codec()) }
 
-func (c *RevokeInvitation) fields(f *fieldCodec) {
-	f.varint(&c.At)
-	f.str(&c.OrgID)
-	f.str(&c.ID)
+func (c *RevokeInvitation) fields(f *Codec) {
+	f.Varint(&c.At)
+	f.Str(&c.OrgID)
+	f.Str(&c.ID)
 }
 
-func (c *RevokeInvitation) encode(e *encoder) { c.fields(e.codec()) }
+func (c *RevokeInvitation) Encode(e *Encoder) { c.fields(e.Codec()) }
 
-func (c *StartDashboardSession) fields(f *fieldCodec) {
-	f.varint(&c.At)
-	f.str(&c.ID)
-	f.str(&c.MemberID)
-	f.str(&c.TokenHash)
-	f.varint(&c.ExpiresAt)
+func (c *StartDashboardSession) fields(f *Codec) {
+	f.Varint(&c.At)
+	f.Str(&c.ID)
+	f.Str(&c.MemberID)
+	f.Str(&c.TokenHash)
+	f.Varint(&c.ExpiresAt)
 }
 
-func (c *StartDashboardSession) encode(e *encoder) { c.fields(e.codec()) }
+func (c *StartDashboardSession) Encode(e *Encoder) { c.fields(e.Codec()) }
 
-func (c *EndDashboardSession) fields(f *fieldCodec) {
-	f.varint(&c.At)
-	f.str(&c.ID)
+func (c *EndDashboardSession) fields(f *Codec) {
+	f.Varint(&c.At)
+	f.Str(&c.ID)
 }
 
-func (c *EndDashboardSession) encode(e *encoder) { c.fields(e.codec()) }
+func (c *EndDashboardSession) Encode(e *Encoder) { c.fields(e.Codec()) }
 
-func (c *RecordSignInFailure) fields(f *fieldCodec) {
-	f.varint(&c.At)
-	f.str(&c.MemberID)
+func (c *RecordSignInFailure) fields(f *Codec) {
+	f.Varint(&c.At)
+	f.Str(&c.MemberID)
 }
 
-func (c *RecordSignInFailure) encode(e *encoder) { c.fields(e.codec()) }
+func (c *RecordSignInFailure) Encode(e *Encoder) { c.fields(e.Codec()) }
 
-func (c *SetMemberRole) fields(f *fieldCodec) {
-	f.varint(&c.At)
-	f.str(&c.OrgID)
-	f.str(&c.MemberID)
-	f.str(&c.Role)
+func (c *SetMemberRole) fields(f *Codec) {
+	f.Varint(&c.At)
+	f.Str(&c.OrgID)
+	f.Str(&c.MemberID)
+	f.Str(&c.Role)
 }
 
-func (c *SetMemberRole) encode(e *encoder) { c.fields(e.codec()) }
+func (c *SetMemberRole) Encode(e *Encoder) { c.fields(e.Codec()) }
 
-func (c *RemoveMember) fields(f *fieldCodec) {
-	f.varint(&c.At)
-	f.str(&c.OrgID)
-	f.str(&c.MemberID)
+func (c *RemoveMember) fields(f *Codec) {
+	f.Varint(&c.At)
+	f.Str(&c.OrgID)
+	f.Str(&c.MemberID)
 }
 
-func (c *RemoveMember) encode(e *encoder) { c.fields(e.codec()) }
+func (c *RemoveMember) Encode(e *Encoder) { c.fields(e.Codec()) }
 
-func (c *CreatePasswordReset) fields(f *fieldCodec) {
-	f.varint(&c.At)
-	f.str(&c.ID)
-	f.str(&c.OrgID)
-	f.str(&c.Email)
-	f.str(&c.TokenHash)
-	f.varint(&c.ExpiresAt)
+func (c *CreatePasswordReset) fields(f *Codec) {
+	f.Varint(&c.At)
+	f.Str(&c.ID)
+	f.Str(&c.OrgID)
+	f.Str(&c.Email)
+	f.Str(&c.TokenHash)
+	f.Varint(&c.ExpiresAt)
 }
 
-func (c *CreatePasswordReset) encode(e *encoder) { c.fields(e.codec()) }
+func (c *CreatePasswordReset) Encode(e *Encoder) { c.fields(e.Codec()) }
 
-func (c *ChangeMemberPassword) fields(f *fieldCodec) {
-	f.varint(&c.At)
-	f.str(&c.OrgID)
-	f.str(&c.MemberID)
-	f.str(&c.PasswordHash)
-	f.str(&c.KeepSessionID)
+func (c *ChangeMemberPassword) fields(f *Codec) {
+	f.Varint(&c.At)
+	f.Str(&c.OrgID)
+	f.Str(&c.MemberID)
+	f.Str(&c.PasswordHash)
+	f.Str(&c.KeepSessionID)
 }
 
-func (c *ChangeMemberPassword) encode(e *encoder) { c.fields(e.codec()) }
+func (c *ChangeMemberPassword) Encode(e *Encoder) { c.fields(e.Codec()) }
 
 func init() {
-	registerFields[CreateInvitation](KindCreateInvitation)
-	registerFields[AcceptInvitation](KindAcceptInvitation)
-	registerFields[RevokeInvitation](KindRevokeInvitation)
-	registerFields[StartDashboardSession](KindStartDashboardSession)
-	registerFields[EndDashboardSession](KindEndDashboardSession)
-	registerFields[RecordSignInFailure](KindRecordSignInFailure)
-	registerFields[SetMemberRole](KindSetMemberRole)
-	registerFields[RemoveMember](KindRemoveMember)
-	registerFields[CreatePasswordReset](KindCreatePasswordReset)
-	registerFields[ChangeMemberPassword](KindChangeMemberPassword)
+	RegisterFields[CreateInvitation](KindCreateInvitation)
+	RegisterFields[AcceptInvitation](KindAcceptInvitation)
+	RegisterFields[RevokeInvitation](KindRevokeInvitation)
+	RegisterFields[StartDashboardSession](KindStartDashboardSession)
+	RegisterFields[EndDashboardSession](KindEndDashboardSession)
+	RegisterFields[RecordSignInFailure](KindRecordSignInFailure)
+	RegisterFields[SetMemberRole](KindSetMemberRole)
+	RegisterFields[RemoveMember](KindRemoveMember)
+	RegisterFields[CreatePasswordReset](KindCreatePasswordReset)
+	RegisterFields[ChangeMemberPassword](KindChangeMemberPassword)
 }
 
 // Lookup index names.
@@ -365,7 +365,7 @@ var dashboardSessionKind = &kind[DashboardSession]{
 	},
 }
 
-func encodeMember(e *encoder, m *Member) {
+func encodeMember(e *Encoder, m *Member) {
 	e.str(m.ID)
 	e.str(m.OrgID)
 	e.str(m.Email)
@@ -378,12 +378,12 @@ func encodeMember(e *encoder, m *Member) {
 	e.varint(m.UpdatedAt)
 }
 
-func decodeMember(d *decoder) Member {
+func decodeMember(d *Decoder) Member {
 	return Member{ID: d.str(), OrgID: d.str(), Email: d.str(), Role: d.str(), PasswordHash: d.str(),
 		Removed: d.bool(), FailedSignIns: d.varint(), LockedUntil: d.varint(), CreatedAt: d.varint(), UpdatedAt: d.varint()}
 }
 
-func encodeInvitation(e *encoder, i *Invitation) {
+func encodeInvitation(e *Encoder, i *Invitation) {
 	e.str(i.ID)
 	e.str(i.OrgID)
 	e.str(i.Email)
@@ -401,7 +401,7 @@ func encodeInvitation(e *encoder, i *Invitation) {
 	}
 }
 
-func decodeInvitation(d *decoder) Invitation {
+func decodeInvitation(d *Decoder) Invitation {
 	i := Invitation{ID: d.str(), OrgID: d.str(), Email: d.str(), Role: d.str(), Setup: d.bool(),
 		TokenHash: d.str(), InvitedBy: d.str(), CreatedAt: d.varint(), ExpiresAt: d.varint(),
 		AcceptedAt: d.varint(), MemberID: d.str(), Revoked: d.bool()}
@@ -413,7 +413,7 @@ func decodeInvitation(d *decoder) Invitation {
 	return i
 }
 
-func encodeDashboardSession(e *encoder, s *DashboardSession) {
+func encodeDashboardSession(e *Encoder, s *DashboardSession) {
 	e.str(s.ID)
 	e.str(s.OrgID)
 	e.str(s.MemberID)
@@ -424,7 +424,7 @@ func encodeDashboardSession(e *encoder, s *DashboardSession) {
 	e.varint(s.EndedAt)
 }
 
-func decodeDashboardSession(d *decoder) DashboardSession {
+func decodeDashboardSession(d *Decoder) DashboardSession {
 	return DashboardSession{ID: d.str(), OrgID: d.str(), MemberID: d.str(), TokenHash: d.str(),
 		CreatedAt: d.varint(), ExpiresAt: d.varint(), Ended: d.bool(), EndedAt: d.varint()}
 }
@@ -467,14 +467,14 @@ func checkEmail(email string) *Error {
 
 func checkTokenHash(h string) *Error {
 	if len(h) != 32 {
-		return errorf(CodeValidation, "a token hash is 32 bytes")
+		return Errorf(CodeValidation, "a token hash is 32 bytes")
 	}
 	return nil
 }
 
-func (c *CreateInvitation) apply(s *State) Result {
+func (c *CreateInvitation) Apply(s *State) Result {
 	t := s.team
-	if err := s.checkOrg(c.OrgID); err != nil {
+	if err := s.CheckOrg(c.OrgID); err != nil {
 		return Result{Err: err}
 	}
 	if err := t.checkNewLink(c.ID, c.TokenHash); err != nil {
@@ -484,14 +484,14 @@ func (c *CreateInvitation) apply(s *State) Result {
 		return Result{Err: FieldInvalid("role", "must be owner, developer or viewer")}
 	}
 	if c.ExpiresAt <= c.At {
-		return Result{Err: errorf(CodeValidation, "an invitation expires after it is made")}
+		return Result{Err: Errorf(CodeValidation, "an invitation expires after it is made")}
 	}
 	if c.Setup {
 		if c.Email != "" || c.Role != RoleOwner || c.InvitedBy != "" {
-			return Result{Err: errorf(CodeValidation, "a setup link invites an owner, by nobody, to no address")}
+			return Result{Err: Errorf(CodeValidation, "a setup link invites an owner, by nobody, to no address")}
 		}
 		if t.members.count(c.OrgID) > 0 {
-			return Result{Err: errorf(CodeConflict, "the organization has members: owners invite the others")}
+			return Result{Err: Errorf(CodeConflict, "the organization has members: owners invite the others")}
 		}
 	} else {
 		if err := checkEmail(c.Email); err != nil {
@@ -499,14 +499,14 @@ func (c *CreateInvitation) apply(s *State) Result {
 		}
 		inviter, ok := t.members.owned(c.OrgID, c.InvitedBy)
 		if !ok || inviter.Removed || inviter.Role != RoleOwner {
-			return Result{Err: errorf(CodeForbidden, "only an owner of the organization invites members")}
+			return Result{Err: Errorf(CodeForbidden, "only an owner of the organization invites members")}
 		}
 		if m, ok := t.members.find(indexEmail, c.Email); ok && !m.Removed {
-			return Result{Err: errorf(CodeConflict, "%s is already a member of an organization", c.Email)}
+			return Result{Err: Errorf(CodeConflict, "%s is already a member of an organization", c.Email)}
 		}
 	}
 	if t.invitations.count(c.OrgID) >= InvitationsPerOrganizationMax {
-		return Result{Err: errorf(CodeValidation, "an organization has at most %d invitations", InvitationsPerOrganizationMax)}
+		return Result{Err: Errorf(CodeValidation, "an organization has at most %d invitations", InvitationsPerOrganizationMax)}
 	}
 	inv := Invitation{ID: c.ID, OrgID: c.OrgID, Email: c.Email, Role: c.Role, Setup: c.Setup,
 		TokenHash: c.TokenHash, InvitedBy: c.InvitedBy, CreatedAt: c.At, ExpiresAt: c.ExpiresAt}
@@ -514,14 +514,14 @@ func (c *CreateInvitation) apply(s *State) Result {
 	return Result{Invitation: &inv}
 }
 
-func (c *AcceptInvitation) apply(s *State) Result {
+func (c *AcceptInvitation) Apply(s *State) Result {
 	t := s.team
 	inv, ok := t.invitations.find(indexTokenHash, c.TokenHash)
 	if !ok || !inv.Pending(c.At) {
-		return Result{Err: errorf(CodeNotFound, "This invitation link is unknown, used or expired")}
+		return Result{Err: Errorf(CodeNotFound, "This invitation link is unknown, used or expired")}
 	}
 	if !strings.HasPrefix(c.PasswordHash, "$argon2id$") {
-		return Result{Err: errorf(CodeValidation, "a password is kept as its argon2id hash")}
+		return Result{Err: Errorf(CodeValidation, "a password is kept as its argon2id hash")}
 	}
 	if inv.Reset {
 		return t.acceptReset(inv, c)
@@ -529,7 +529,7 @@ func (c *AcceptInvitation) apply(s *State) Result {
 	email := inv.Email
 	if inv.Setup {
 		if t.members.count(inv.OrgID) > 0 {
-			return Result{Err: errorf(CodeConflict, "the organization has its first owner already: sign in")}
+			return Result{Err: Errorf(CodeConflict, "the organization has its first owner already: sign in")}
 		}
 		email = c.Email
 	}
@@ -539,22 +539,22 @@ func (c *AcceptInvitation) apply(s *State) Result {
 	m, exists := t.members.find(indexEmail, email)
 	switch {
 	case exists && !m.Removed:
-		return Result{Err: errorf(CodeConflict, "%s is already a member of an organization", email)}
+		return Result{Err: Errorf(CodeConflict, "%s is already a member of an organization", email)}
 	case exists && m.OrgID != inv.OrgID:
-		return Result{Err: errorf(CodeConflict, "%s was a member of another organization", email)}
+		return Result{Err: Errorf(CodeConflict, "%s was a member of another organization", email)}
 	case exists: // a removed member invited back: the same member again
 		m.Removed, m.Role, m.PasswordHash = false, inv.Role, c.PasswordHash
 		m.FailedSignIns, m.LockedUntil, m.UpdatedAt = 0, 0, c.At
 		t.members.put(m)
 	default:
-		if err := checkID(c.MemberID, "mem_"); err != nil {
+		if err := CheckID(c.MemberID, "mem_"); err != nil {
 			return Result{Err: err}
 		}
 		if t.members.taken(c.MemberID) {
-			return Result{Err: errorf(CodeConflict, "member %s already exists", c.MemberID)}
+			return Result{Err: Errorf(CodeConflict, "member %s already exists", c.MemberID)}
 		}
 		if t.members.count(inv.OrgID) >= MembersPerOrganizationMax {
-			return Result{Err: errorf(CodeValidation, "an organization has at most %d members", MembersPerOrganizationMax)}
+			return Result{Err: Errorf(CodeValidation, "an organization has at most %d members", MembersPerOrganizationMax)}
 		}
 		m = Member{ID: c.MemberID, OrgID: inv.OrgID, Email: email, Role: inv.Role,
 			PasswordHash: c.PasswordHash, CreatedAt: c.At, UpdatedAt: c.At}
@@ -570,7 +570,7 @@ func (c *AcceptInvitation) apply(s *State) Result {
 func (t *teamState) acceptReset(inv Invitation, c *AcceptInvitation) Result {
 	m, ok := t.members.find(indexEmail, inv.Email)
 	if !ok || m.Removed || m.OrgID != inv.OrgID {
-		return Result{Err: errorf(CodeNotFound, "This link's member is no longer on the team")}
+		return Result{Err: Errorf(CodeNotFound, "This link's member is no longer on the team")}
 	}
 	m.PasswordHash, m.FailedSignIns, m.LockedUntil, m.UpdatedAt = c.PasswordHash, 0, 0, c.At
 	t.members.put(m)
@@ -583,35 +583,35 @@ func (t *teamState) acceptReset(inv Invitation, c *AcceptInvitation) Result {
 // checkNewLink checks the id and token hash of a new one-time link: well
 // formed, and neither taken.
 func (t *teamState) checkNewLink(id, tokenHash string) *Error {
-	if err := checkID(id, "inv_"); err != nil {
+	if err := CheckID(id, "inv_"); err != nil {
 		return err
 	}
 	if t.invitations.taken(id) {
-		return errorf(CodeConflict, "invitation %s already exists", id)
+		return Errorf(CodeConflict, "invitation %s already exists", id)
 	}
 	if err := checkTokenHash(tokenHash); err != nil {
 		return err
 	}
 	if _, ok := t.invitations.find(indexTokenHash, tokenHash); ok {
-		return errorf(CodeConflict, "an invitation with this token already exists")
+		return Errorf(CodeConflict, "an invitation with this token already exists")
 	}
 	return nil
 }
 
-func (c *CreatePasswordReset) apply(s *State) Result {
+func (c *CreatePasswordReset) Apply(s *State) Result {
 	t := s.team
 	if err := t.checkNewLink(c.ID, c.TokenHash); err != nil {
 		return Result{Err: err}
 	}
 	if c.ExpiresAt <= c.At {
-		return Result{Err: errorf(CodeValidation, "a reset link expires after it is made")}
+		return Result{Err: Errorf(CodeValidation, "a reset link expires after it is made")}
 	}
 	m, ok := t.members.find(indexEmail, NormalizeEmail(c.Email))
 	if !ok || m.Removed || m.OrgID != c.OrgID {
-		return Result{Err: errorf(CodeNotFound, "No member of this organization has this email address")}
+		return Result{Err: Errorf(CodeNotFound, "No member of this organization has this email address")}
 	}
 	if t.invitations.count(c.OrgID) >= InvitationsPerOrganizationMax {
-		return Result{Err: errorf(CodeValidation, "an organization has at most %d invitations", InvitationsPerOrganizationMax)}
+		return Result{Err: Errorf(CodeValidation, "an organization has at most %d invitations", InvitationsPerOrganizationMax)}
 	}
 	var earlier []Invitation
 	t.invitations.each(c.OrgID, func(i Invitation) {
@@ -629,13 +629,13 @@ func (c *CreatePasswordReset) apply(s *State) Result {
 	return Result{Invitation: &inv}
 }
 
-func (c *RevokeInvitation) apply(s *State) Result {
+func (c *RevokeInvitation) Apply(s *State) Result {
 	inv, ok := s.team.invitations.owned(c.OrgID, c.ID)
 	if !ok {
-		return Result{Err: errorf(CodeNotFound, "Invitation not found")}
+		return Result{Err: Errorf(CodeNotFound, "Invitation not found")}
 	}
 	if inv.AcceptedAt != 0 {
-		return Result{Err: errorf(CodeConflict, "the invitation was accepted: remove the member instead")}
+		return Result{Err: Errorf(CodeConflict, "the invitation was accepted: remove the member instead")}
 	}
 	if !inv.Revoked {
 		inv.Revoked = true
@@ -644,29 +644,29 @@ func (c *RevokeInvitation) apply(s *State) Result {
 	return Result{Invitation: &inv}
 }
 
-func (c *StartDashboardSession) apply(s *State) Result {
+func (c *StartDashboardSession) Apply(s *State) Result {
 	t := s.team
-	if err := checkID(c.ID, "dss_"); err != nil {
+	if err := CheckID(c.ID, "dss_"); err != nil {
 		return Result{Err: err}
 	}
 	if err := checkTokenHash(c.TokenHash); err != nil {
 		return Result{Err: err}
 	}
 	if t.sessions.taken(c.ID) {
-		return Result{Err: errorf(CodeConflict, "session %s already exists", c.ID)}
+		return Result{Err: Errorf(CodeConflict, "session %s already exists", c.ID)}
 	}
 	if _, ok := t.sessions.find(indexTokenHash, c.TokenHash); ok {
-		return Result{Err: errorf(CodeConflict, "a session with this token already exists")}
+		return Result{Err: Errorf(CodeConflict, "a session with this token already exists")}
 	}
 	m, ok := t.members.get(c.MemberID)
 	if !ok || m.Removed {
-		return Result{Err: errorf(CodeNotFound, "Member not found")}
+		return Result{Err: Errorf(CodeNotFound, "Member not found")}
 	}
 	if c.At < m.LockedUntil {
-		return Result{Err: errorf(CodeRateLimited, "too many failed sign-ins: locked out for now")}
+		return Result{Err: Errorf(CodeRateLimited, "too many failed sign-ins: locked out for now")}
 	}
 	if c.ExpiresAt <= c.At {
-		return Result{Err: errorf(CodeValidation, "a session expires after it starts")}
+		return Result{Err: Errorf(CodeValidation, "a session expires after it starts")}
 	}
 	// End the member's expired sessions, then the oldest past the bound.
 	live := t.liveSessions[m.ID]
@@ -704,11 +704,11 @@ func (t *teamState) end(d *DashboardSession, at int64) {
 	t.sessions.put(*d)
 }
 
-func (c *EndDashboardSession) apply(s *State) Result {
+func (c *EndDashboardSession) Apply(s *State) Result {
 	t := s.team
 	d, ok := t.sessions.get(c.ID)
 	if !ok {
-		return Result{Err: errorf(CodeNotFound, "Session not found")}
+		return Result{Err: Errorf(CodeNotFound, "Session not found")}
 	}
 	t.end(&d, c.At)
 	t.liveSessions[d.MemberID] = slices.DeleteFunc(t.liveSessions[d.MemberID], func(id string) bool { return id == d.ID })
@@ -732,10 +732,10 @@ func SignInLock(failures int64) int64 {
 	return min(lock, SignInLockMax)
 }
 
-func (c *RecordSignInFailure) apply(s *State) Result {
+func (c *RecordSignInFailure) Apply(s *State) Result {
 	m, ok := s.team.members.get(c.MemberID)
 	if !ok {
-		return Result{Err: errorf(CodeNotFound, "Member not found")}
+		return Result{Err: Errorf(CodeNotFound, "Member not found")}
 	}
 	m.FailedSignIns++
 	if lock := SignInLock(m.FailedSignIns); lock > 0 {
@@ -756,17 +756,17 @@ func (t *teamState) owners(org string) int {
 	return n
 }
 
-func (c *SetMemberRole) apply(s *State) Result {
+func (c *SetMemberRole) Apply(s *State) Result {
 	t := s.team
 	if !ValidRole(c.Role) {
 		return Result{Err: FieldInvalid("role", "must be owner, developer or viewer")}
 	}
 	m, ok := t.members.owned(c.OrgID, c.MemberID)
 	if !ok || m.Removed {
-		return Result{Err: errorf(CodeNotFound, "Member not found")}
+		return Result{Err: Errorf(CodeNotFound, "Member not found")}
 	}
 	if m.Role == RoleOwner && c.Role != RoleOwner && t.owners(c.OrgID) == 1 {
-		return Result{Err: errorf(CodeConflict, "an organization keeps at least one owner")}
+		return Result{Err: Errorf(CodeConflict, "an organization keeps at least one owner")}
 	}
 	if m.Role != c.Role {
 		m.Role, m.UpdatedAt = c.Role, c.At
@@ -775,14 +775,14 @@ func (c *SetMemberRole) apply(s *State) Result {
 	return Result{Member: &m}
 }
 
-func (c *RemoveMember) apply(s *State) Result {
+func (c *RemoveMember) Apply(s *State) Result {
 	t := s.team
 	m, ok := t.members.owned(c.OrgID, c.MemberID)
 	if !ok || m.Removed {
-		return Result{Err: errorf(CodeNotFound, "Member not found")}
+		return Result{Err: Errorf(CodeNotFound, "Member not found")}
 	}
 	if m.Role == RoleOwner && t.owners(c.OrgID) == 1 {
-		return Result{Err: errorf(CodeConflict, "an organization keeps at least one owner")}
+		return Result{Err: Errorf(CodeConflict, "an organization keeps at least one owner")}
 	}
 	m.Removed, m.UpdatedAt = true, c.At
 	t.members.put(m)
@@ -790,14 +790,14 @@ func (c *RemoveMember) apply(s *State) Result {
 	return Result{Member: &m}
 }
 
-func (c *ChangeMemberPassword) apply(s *State) Result {
+func (c *ChangeMemberPassword) Apply(s *State) Result {
 	t := s.team
 	m, ok := t.members.owned(c.OrgID, c.MemberID)
 	if !ok || m.Removed {
-		return Result{Err: errorf(CodeNotFound, "Member not found")}
+		return Result{Err: Errorf(CodeNotFound, "Member not found")}
 	}
 	if !strings.HasPrefix(c.PasswordHash, "$argon2id$") {
-		return Result{Err: errorf(CodeValidation, "a password is stored as an argon2id hash")}
+		return Result{Err: Errorf(CodeValidation, "a password is stored as an argon2id hash")}
 	}
 	m.PasswordHash, m.FailedSignIns, m.LockedUntil, m.UpdatedAt = c.PasswordHash, 0, 0, c.At
 	t.members.put(m)

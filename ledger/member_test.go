@@ -303,11 +303,11 @@ func TestPasswordResetLink(t *testing.T) {
 
 	// The flag is appended: an invitation without it is format 1's.
 	plain := Invitation{ID: "inv_p", OrgID: "org_a", Email: "p@a.example", Role: RoleViewer, TokenHash: tokenHash("p"), CreatedAt: 1, ExpiresAt: 2}
-	var e encoder
+	var e Encoder
 	encodeInvitation(&e, &plain)
 	withFlag := plain
 	withFlag.Reset = true
-	var f encoder
+	var f Encoder
 	encodeInvitation(&f, &withFlag)
 	if !bytes.Equal(f.buf, append(bytes.Clone(e.buf), 1)) {
 		t.Fatalf("the flag is not appended: %x after %x", f.buf, e.buf)
@@ -317,7 +317,7 @@ func TestPasswordResetLink(t *testing.T) {
 		want Invitation
 		ok   bool
 	}{{e.buf, plain, true}, {f.buf, withFlag, true}, {append(bytes.Clone(e.buf), 0), Invitation{}, false}} {
-		d := decoder{buf: c.buf}
+		d := Decoder{buf: c.buf}
 		got := decodeInvitation(&d)
 		if (d.err == nil) != c.ok || c.ok && (got != c.want || len(d.buf) != 0) {
 			t.Fatalf("%x read as %+v, %v", c.buf, got, d.err)

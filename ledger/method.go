@@ -72,9 +72,9 @@ func ParseMethodType(name string) (MethodType, bool) {
 
 var errMethodType = errors.New("ledger: unknown method type")
 
-func (e *encoder) methodType(t MethodType) { e.str(t.String()) }
+func (e *Encoder) methodType(t MethodType) { e.str(t.String()) }
 
-func (f *fieldCodec) methodType(p *MethodType) {
+func (f *Codec) MethodType(p *MethodType) {
 	if f.enc != nil {
 		f.enc.methodType(*p)
 		return
@@ -82,7 +82,7 @@ func (f *fieldCodec) methodType(p *MethodType) {
 	*p = f.dec.methodType()
 }
 
-func (d *decoder) methodType() MethodType {
+func (d *Decoder) methodType() MethodType {
 	b := d.rawBytes()
 	if d.err != nil {
 		return MethodTypeNone

@@ -26,13 +26,13 @@ func TestMethodTypesFrozen(t *testing.T) {
 		if tt.t.String() != tt.stored || tt.t.APIName() != tt.apiName {
 			t.Errorf("%d: stored %q, API %q; want %q, %q", tt.t, tt.t.String(), tt.t.APIName(), tt.stored, tt.apiName)
 		}
-		var as, typed encoder
+		var as, typed Encoder
 		as.str(tt.stored)
 		typed.methodType(tt.t)
 		if !bytes.Equal(as.buf, typed.buf) {
 			t.Errorf("%s encodes as %x, the string it replaces as %x", tt.stored, typed.buf, as.buf)
 		}
-		d := decoder{buf: typed.buf}
+		d := Decoder{buf: typed.buf}
 		if got := d.methodType(); got != tt.t || d.err != nil || len(d.buf) != 0 {
 			t.Errorf("%q decodes as %d (%v)", tt.stored, got, d.err)
 		}
@@ -43,9 +43,9 @@ func TestMethodTypesFrozen(t *testing.T) {
 			t.Errorf("ParseMethodType(%q) = %d, %v", tt.apiName, got, ok)
 		}
 	}
-	var e encoder
+	var e Encoder
 	e.str("cash")
-	d := decoder{buf: e.buf}
+	d := Decoder{buf: e.buf}
 	if d.methodType(); d.err == nil {
 		t.Fatal("an unknown method type decoded")
 	}

@@ -105,45 +105,45 @@ const amountTextLenMax = 40
 // written for the API caller.
 func ParseAmount(text string, cur Currency) (Minor, error) {
 	if text == "" {
-		return 0, errorf(CodeValidation, "must be a positive decimal amount")
+		return 0, Errorf(CodeValidation, "must be a positive decimal amount")
 	}
 	if len(text) > amountTextLenMax {
-		return 0, errorf(CodeValidation, "must be at most %d characters", amountTextLenMax)
+		return 0, Errorf(CodeValidation, "must be at most %d characters", amountTextLenMax)
 	}
 	if text[0] == '-' && isNumberLiteral(text[1:]) {
-		return 0, errorf(CodeValidation, "must be greater than zero")
+		return 0, Errorf(CodeValidation, "must be greater than zero")
 	}
 	if !isNumberLiteral(text) {
-		return 0, errorf(CodeValidation, "must be a positive decimal amount such as \"150.00\"")
+		return 0, Errorf(CodeValidation, "must be a positive decimal amount such as \"150.00\"")
 	}
 	var d apd.Decimal
 	if _, _, err := d.SetString(text); err != nil {
-		return 0, errorf(CodeValidation, "must be a positive decimal amount such as \"150.00\"")
+		return 0, Errorf(CodeValidation, "must be a positive decimal amount such as \"150.00\"")
 	}
 	if d.Form != apd.Finite || d.Negative || d.IsZero() {
-		return 0, errorf(CodeValidation, "must be greater than zero")
+		return 0, Errorf(CodeValidation, "must be greater than zero")
 	}
 	// Bound the magnitude before quantizing: a huge exponent would make
 	// Quantize build a huge coefficient, a tiny one shift by a huge power.
 	if d.Exponent < -2*amountTextLenMax {
-		return 0, errorf(CodeValidation, "has more than %d decimal places, the precision of %s", cur.Decimals, cur.Code)
+		return 0, Errorf(CodeValidation, "has more than %d decimal places, the precision of %s", cur.Decimals, cur.Code)
 	}
 	if digits := int64(d.NumDigits()) + int64(d.Exponent); digits > 19 {
-		return 0, errorf(CodeValidation, "must be at most %s", FormatMinor(AmountMax, cur))
+		return 0, Errorf(CodeValidation, "must be at most %s", FormatMinor(AmountMax, cur))
 	}
 	var q apd.Decimal
 	if _, err := amountContext.Quantize(&q, &d, -int32(cur.Decimals)); err != nil {
-		return 0, errorf(CodeValidation, "has more than %d decimal places, the precision of %s", cur.Decimals, cur.Code)
+		return 0, Errorf(CodeValidation, "has more than %d decimal places, the precision of %s", cur.Decimals, cur.Code)
 	}
 	if !q.Coeff.IsInt64() {
-		return 0, errorf(CodeValidation, "must be at most %s", FormatMinor(AmountMax, cur))
+		return 0, Errorf(CodeValidation, "must be at most %s", FormatMinor(AmountMax, cur))
 	}
 	minor := Minor(q.Coeff.Int64())
 	if minor <= 0 {
-		return 0, errorf(CodeValidation, "must be greater than zero")
+		return 0, Errorf(CodeValidation, "must be greater than zero")
 	}
 	if minor > AmountMax {
-		return 0, errorf(CodeValidation, "must be at most %s", FormatMinor(AmountMax, cur))
+		return 0, Errorf(CodeValidation, "must be at most %s", FormatMinor(AmountMax, cur))
 	}
 	return minor, nil
 }

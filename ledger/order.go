@@ -336,9 +336,9 @@ func (c *DepositOrder) Kind() Kind {
 }
 
 func init() {
-	registerFields[CreateOrder](KindCreateOrder)
-	registerFields[DepositOrder](KindDepositOrder)
-	registerCommand(KindDepositOrderRef, func(d *decoder) Command {
+	RegisterFields[CreateOrder](KindCreateOrder)
+	RegisterFields[DepositOrder](KindDepositOrder)
+	RegisterCommand(KindDepositOrderRef, func(d *Decoder) Command {
 		c := decodeFields[DepositOrder](d)
 		c.ExternalReference = d.appendedRef()
 		return c
@@ -357,14 +357,14 @@ func (Order) subjectKind() SubjectKind { return SubjectOrder }
 // encodeStoredOrder is an order as the state store holds it: the subject's
 // layout, then the attempt that created it, when it has one (appended,
 // doc.go).
-func encodeStoredOrder(e *encoder, o *Order) {
-	o.fields(e.codec())
+func encodeStoredOrder(e *Encoder, o *Order) {
+	o.fields(e.Codec())
 	if o.Attempt != "" {
 		e.str(o.Attempt)
 	}
 }
 
-func decodeStoredOrder(d *decoder) Order {
+func decodeStoredOrder(d *Decoder) Order {
 	o := decodeByFields[Order](d)
 	if d.more() {
 		o.Attempt = d.str()
@@ -464,7 +464,7 @@ var orderEventType = map[OrderStatus]string{
 	OrderExpired:               EventOrderExpired,
 }
 
-func (c *CreateOrder) apply(s *State) Result {
+func (c *CreateOrder) Apply(s *State) Result {
 	if err := s.checkNew(c.ID, "ord_", c.OrgID); err != nil {
 		return Result{Err: err}
 	}
@@ -500,11 +500,11 @@ func (c *CreateOrder) apply(s *State) Result {
 		return Result{Err: Duplicate("Order", o.ID)}
 	}
 	if _, ok := s.orders.rows.get(c.ID); ok {
-		return Result{Err: errorf(CodeConflict, "order %s already exists", c.ID)}
+		return Result{Err: Errorf(CodeConflict, "order %s already exists", c.ID)}
 	}
 	payoutID := OrderPayoutID(c.ID, c.Spec.ToCurrency)
 	if _, ok := s.payouts.get(payoutID); ok {
-		return Result{Err: errorf(CodeConflict, "payout %s already exists", payoutID)}
+		return Result{Err: Errorf(CodeConflict, "payout %s already exists", payoutID)}
 	}
 	now := s.OrgNow(c.OrgID, c.At)
 	o := Order{
@@ -528,7 +528,7 @@ func (c *CreateOrder) apply(s *State) Result {
 	if c.FromMethodType == MethodMobileMoney {
 		// The prompt is the collection leg: the payer approves the
 		// expected amount, the fee is taken from it when it lands.
-		if err := checkID(c.CollectionID, "col_"); err != nil {
+		if err := CheckID(c.CollectionID, "col_"); err != nil {
 			return Result{Err: err}
 		}
 		r := s.createCollection(&CreateCollection{
@@ -557,10 +557,10 @@ func (c *CreateOrder) apply(s *State) Result {
 	return res
 }
 
-func (c *DepositOrder) apply(s *State) Result {
+func (c *DepositOrder) Apply(s *State) Result {
 	o, ok := s.orders.rows.owned(c.OrgID, c.OrderID)
 	if !ok {
-		return Result{Err: errorf(CodeNotFound, "Order not found")}
+		return Result{Err: Errorf(CodeNotFound, "Order not found")}
 	}
 	if c.ExternalReference != "" {
 		return c.applyWithReference(s, o)
@@ -571,7 +571,7 @@ func (c *DepositOrder) apply(s *State) Result {
 // deposit moves order o by the deposit, whatever its reference.
 func (c *DepositOrder) deposit(s *State, o Order) Result {
 	if o.FromMethodType == MethodMobileMoney {
-		return Result{Err: errorf(CodeBadRequest,
+		return Result{Err: Errorf(CodeBadRequest,
 			"Order %s is paid by a mobile money prompt, not a deposit: the prompt's outcome follows the amount's last two decimal digits", o.ID)}
 	}
 	if c.Amount < 0 || c.Amount > AmountMax {
@@ -581,7 +581,7 @@ func (c *DepositOrder) deposit(s *State, o Order) Result {
 	switch o.Status {
 	case OrderAwaitingFunds:
 		if o.ExpiresAt != 0 && now >= o.ExpiresAt {
-			return Result{Err: errorf(CodeBadRequest, "Order %s has expired: its deposit instructions are no longer valid", o.ID)}
+			return Result{Err: Errorf(CodeBadRequest, "Order %s has expired: its deposit instructions are no longer valid", o.ID)}
 		}
 		amount := c.Amount
 		if amount == 0 {
@@ -615,10 +615,10 @@ func (c *DepositOrder) deposit(s *State, o Order) Result {
 			s.moveOrder(&o, now, OrderFailed, "The deposit was not confirmed on chain; nothing was credited")
 			return Result{Order: &o}
 		case DepositUnconfirmed:
-			return Result{Err: errorf(CodeBadRequest, "Order %s already has a deposit awaiting confirmations", o.ID)}
+			return Result{Err: Errorf(CodeBadRequest, "Order %s already has a deposit awaiting confirmations", o.ID)}
 		}
 	default:
-		return Result{Err: errorf(CodeBadRequest, "Order %s is %s; it takes a deposit only while awaiting funds", o.ID, o.Status)}
+		return Result{Err: Errorf(CodeBadRequest, "Order %s is %s; it takes a deposit only while awaiting funds", o.ID, o.Status)}
 	}
 	return Result{Err: FieldInvalid("outcome", "must be one of confirmed, unconfirmed, rejected")}
 }
@@ -631,11 +631,11 @@ func orderMoney(m Minor, currency string) string {
 // landDeposit books a bank or crypto deposit as the order's completed
 // collection leg and moves the order on.
 func (s *State) landDeposit(o *Order, c *DepositOrder, now int64, amount Minor) Result {
-	if err := checkID(c.CollectionID, "col_"); err != nil {
+	if err := CheckID(c.CollectionID, "col_"); err != nil {
 		return Result{Err: err}
 	}
 	if _, ok := s.collections.get(c.CollectionID); ok {
-		return Result{Err: errorf(CodeConflict, "collection %s already exists", c.CollectionID)}
+		return Result{Err: Errorf(CodeConflict, "collection %s already exists", c.CollectionID)}
 	}
 	if amount <= 0 {
 		return Result{Err: FieldInvalid("amount", "must be greater than zero")}
@@ -894,63 +894,63 @@ func (f *OrderFilter) keep(o *Order) bool {
 
 // Codec: commands and the stored record.
 
-func (s *OrderSpec) fields(f *fieldCodec) {
-	f.str(&s.FromMethod)
-	f.str(&s.FromCurrency)
-	f.str(&s.FromAccountNumber)
-	f.str(&s.FromKYC)
-	f.str(&s.ToMethod)
-	f.str(&s.ToCurrency)
-	f.str(&s.ToAccountNumber)
-	f.str(&s.ToTag)
-	f.str(&s.ToKYC)
-	f.minor(&s.Amount)
-	fieldU8(f, &s.AmountSide)
-	f.str(&s.Narration)
-	f.str(&s.Metadata)
+func (s *OrderSpec) fields(f *Codec) {
+	f.Str(&s.FromMethod)
+	f.Str(&s.FromCurrency)
+	f.Str(&s.FromAccountNumber)
+	f.Str(&s.FromKYC)
+	f.Str(&s.ToMethod)
+	f.Str(&s.ToCurrency)
+	f.Str(&s.ToAccountNumber)
+	f.Str(&s.ToTag)
+	f.Str(&s.ToKYC)
+	f.Minor(&s.Amount)
+	FieldU8(f, &s.AmountSide)
+	f.Str(&s.Narration)
+	f.Str(&s.Metadata)
 }
 
-func (i *OrderInstructions) fields(f *fieldCodec) {
-	f.str(&i.Type)
-	f.str(&i.Chain)
-	f.str(&i.Address)
-	f.str(&i.Tag)
-	f.str(&i.Bank)
-	f.str(&i.AccountNumber)
-	f.str(&i.AccountName)
+func (i *OrderInstructions) fields(f *Codec) {
+	f.Str(&i.Type)
+	f.Str(&i.Chain)
+	f.Str(&i.Address)
+	f.Str(&i.Tag)
+	f.Str(&i.Bank)
+	f.Str(&i.AccountNumber)
+	f.Str(&i.AccountName)
 }
 
-func (c *CreateOrder) fields(f *fieldCodec) {
-	f.varint(&c.At)
-	f.str(&c.ID)
-	f.str(&c.OrgID)
-	f.str(&c.ExternalReference)
+func (c *CreateOrder) fields(f *Codec) {
+	f.Varint(&c.At)
+	f.Str(&c.ID)
+	f.Str(&c.OrgID)
+	f.Str(&c.ExternalReference)
 	c.Spec.fields(f)
-	f.methodType(&c.FromMethodType)
-	f.methodType(&c.ToMethodType)
-	f.minor(&c.FromAmount)
-	f.minor(&c.ToAmount)
-	f.minor(&c.Fee)
-	f.str(&c.Rate)
+	f.MethodType(&c.FromMethodType)
+	f.MethodType(&c.ToMethodType)
+	f.Minor(&c.FromAmount)
+	f.Minor(&c.ToAmount)
+	f.Minor(&c.Fee)
+	f.Str(&c.Rate)
 	c.Instructions.fields(f)
-	f.str(&c.CollectionID)
+	f.Str(&c.CollectionID)
 }
 
-func (c *CreateOrder) encode(e *encoder) { c.fields(e.codec()) }
+func (c *CreateOrder) Encode(e *Encoder) { c.fields(e.Codec()) }
 
 // fields are DepositOrder's without its reference, which KindDepositOrderRef
 // appends.
-func (c *DepositOrder) fields(f *fieldCodec) {
-	f.varint(&c.At)
-	f.str(&c.OrgID)
-	f.str(&c.OrderID)
-	f.str(&c.CollectionID)
-	f.minor(&c.Amount)
-	fieldU8(f, &c.Outcome)
+func (c *DepositOrder) fields(f *Codec) {
+	f.Varint(&c.At)
+	f.Str(&c.OrgID)
+	f.Str(&c.OrderID)
+	f.Str(&c.CollectionID)
+	f.Minor(&c.Amount)
+	FieldU8(f, &c.Outcome)
 }
 
-func (c *DepositOrder) encode(e *encoder) {
-	c.fields(e.codec())
+func (c *DepositOrder) Encode(e *Encoder) {
+	c.fields(e.Codec())
 	if c.ExternalReference != "" {
 		e.str(c.ExternalReference)
 	}
@@ -958,32 +958,32 @@ func (c *DepositOrder) encode(e *encoder) {
 
 // fields are an order as an event's subject holds it; the store appends
 // its attempt (encodeStoredOrder).
-func (o *Order) fields(f *fieldCodec) {
-	f.str(&o.ID)
-	f.str(&o.OrgID)
-	f.str(&o.ExternalReference)
+func (o *Order) fields(f *Codec) {
+	f.Str(&o.ID)
+	f.Str(&o.OrgID)
+	f.Str(&o.ExternalReference)
 	o.Spec.fields(f)
-	f.methodType(&o.FromMethodType)
-	f.methodType(&o.ToMethodType)
-	f.minor(&o.FromAmount)
-	f.minor(&o.ToAmount)
-	f.minor(&o.Fee)
-	f.str(&o.Rate)
+	f.MethodType(&o.FromMethodType)
+	f.MethodType(&o.ToMethodType)
+	f.Minor(&o.FromAmount)
+	f.Minor(&o.ToAmount)
+	f.Minor(&o.Fee)
+	f.Str(&o.Rate)
 	o.Instructions.fields(f)
-	fieldU8(f, &o.Status)
-	f.str(&o.StatusMessage)
-	f.minor(&o.ReceivedAmount)
-	f.varint(&o.ReceivedAt)
-	f.str(&o.CollectionID)
-	f.str(&o.PayoutID)
-	f.varint(&o.ExpiresAt)
-	f.varint(&o.CreatedAt)
-	f.varint(&o.UpdatedAt)
-	f.varint(&o.CompletedAt)
-	fieldSlice(f, &o.Steps, orderStepsMax, "order timeline steps", func(f *fieldCodec, st *OrderStep) {
-		f.varint(&st.At)
-		fieldU8(f, &st.Leg)
-		fieldU8(f, &st.Status)
-		f.str(&st.Message)
+	FieldU8(f, &o.Status)
+	f.Str(&o.StatusMessage)
+	f.Minor(&o.ReceivedAmount)
+	f.Varint(&o.ReceivedAt)
+	f.Str(&o.CollectionID)
+	f.Str(&o.PayoutID)
+	f.Varint(&o.ExpiresAt)
+	f.Varint(&o.CreatedAt)
+	f.Varint(&o.UpdatedAt)
+	f.Varint(&o.CompletedAt)
+	FieldSlice(f, &o.Steps, orderStepsMax, "order timeline steps", func(f *Codec, st *OrderStep) {
+		f.Varint(&st.At)
+		FieldU8(f, &st.Leg)
+		FieldU8(f, &st.Status)
+		f.Str(&st.Message)
 	})
 }

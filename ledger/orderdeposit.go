@@ -52,11 +52,11 @@ func (c *DepositOrder) applyWithReference(s *State, o Order) Result {
 		}
 		return Result{Replayed: true, Order: &o, OrderDeposit: &prev}
 	}
-	if err := checkID(c.CollectionID, "col_"); err != nil {
+	if err := CheckID(c.CollectionID, "col_"); err != nil {
 		return Result{Err: err}
 	}
 	if s.orders.deposits.taken(c.CollectionID) {
-		return Result{Err: errorf(CodeConflict, "order deposit %s already exists", c.CollectionID)}
+		return Result{Err: Errorf(CodeConflict, "order deposit %s already exists", c.CollectionID)}
 	}
 	r := c.deposit(s, o)
 	if r.Err != nil {
@@ -100,13 +100,13 @@ func (r *Reader) OrderDepositByReference(orgID, ref string) (OrderDeposit, bool)
 	return readByReference(r, orderDepositKind, orgID, ref)
 }
 
-func (o *OrderDeposit) fields(f *fieldCodec) {
-	f.str(&o.ID)
-	f.str(&o.OrgID)
-	f.str(&o.OrderID)
-	f.str(&o.ExternalReference)
-	f.minor(&o.Requested)
-	fieldU8(f, &o.Outcome)
-	f.minor(&o.Amount)
-	f.varint(&o.CreatedAt)
+func (o *OrderDeposit) fields(f *Codec) {
+	f.Str(&o.ID)
+	f.Str(&o.OrgID)
+	f.Str(&o.OrderID)
+	f.Str(&o.ExternalReference)
+	f.Minor(&o.Requested)
+	FieldU8(f, &o.Outcome)
+	f.Minor(&o.Amount)
+	f.Varint(&o.CreatedAt)
 }

@@ -134,7 +134,7 @@ func TestDepositOrderReferenceCodecs(t *testing.T) {
 	withRef.ExternalReference = "d-1"
 	// KindDepositOrder's layout, written out by hand: a log entry of a
 	// build from before the reference.
-	var old encoder
+	var old Encoder
 	old.u8(batchVersion)
 	old.uvarint(1)
 	old.u8(uint8(KindDepositOrder))
@@ -168,9 +168,9 @@ func TestDepositOrderReferenceCodecs(t *testing.T) {
 
 	rec := OrderDeposit{ID: "col_1", OrgID: "org_a", OrderID: "ord_1", ExternalReference: "d-1",
 		Requested: 0, Outcome: DepositUnconfirmed, Amount: 5, CreatedAt: 9}
-	var e encoder
+	var e Encoder
 	encodeByFields(&e, &rec)
-	d := decoder{buf: e.buf}
+	d := Decoder{buf: e.buf}
 	if got := decodeByFields[OrderDeposit](&d); d.err != nil || len(d.buf) != 0 || got != rec {
 		t.Fatalf("record read back as %+v, %v", got, d.err)
 	}

@@ -167,11 +167,11 @@ var apiKeyKind = &kind[APIKey]{
 }
 
 func (s *State) createOrganization(c *CreateOrganization) Result {
-	if err := checkID(c.ID, "org_"); err != nil {
+	if err := CheckID(c.ID, "org_"); err != nil {
 		return Result{Err: err}
 	}
 	if _, ok := s.orgs.get(c.ID); ok {
-		return Result{Err: errorf(CodeConflict, "organization %s already exists", c.ID)}
+		return Result{Err: Errorf(CodeConflict, "organization %s already exists", c.ID)}
 	}
 	if strings.TrimSpace(c.Name) == "" {
 		return Result{Err: FieldInvalid("name", "is required")}
@@ -182,7 +182,7 @@ func (s *State) createOrganization(c *CreateOrganization) Result {
 		}
 	}
 	if c.Key.OrgID != c.ID {
-		return Result{Err: errorf(CodeValidation, "first key belongs to another organization")}
+		return Result{Err: Errorf(CodeValidation, "first key belongs to another organization")}
 	}
 	if err := s.checkNewKey(&c.Key); err != nil {
 		return Result{Err: err}
@@ -203,7 +203,7 @@ func (s *State) createOrganization(c *CreateOrganization) Result {
 }
 
 func (s *State) createAPIKey(c *CreateAPIKey) Result {
-	if err := s.checkOrg(c.OrgID); err != nil {
+	if err := s.CheckOrg(c.OrgID); err != nil {
 		return Result{Err: err}
 	}
 	if err := s.checkNewKey(c); err != nil {
@@ -214,26 +214,26 @@ func (s *State) createAPIKey(c *CreateAPIKey) Result {
 }
 
 func (s *State) checkNewKey(c *CreateAPIKey) *Error {
-	if err := checkID(c.ID, "key_"); err != nil {
+	if err := CheckID(c.ID, "key_"); err != nil {
 		return err
 	}
 	if _, ok := s.keys.get(c.ID); ok {
-		return errorf(CodeConflict, "API key %s already exists", c.ID)
+		return Errorf(CodeConflict, "API key %s already exists", c.ID)
 	}
 	if len(c.Hash) != 32 {
-		return errorf(CodeValidation, "API key hash must be 32 bytes")
+		return Errorf(CodeValidation, "API key hash must be 32 bytes")
 	}
 	if _, ok := s.keyByHash[digest(c.Hash)]; ok {
-		return errorf(CodeConflict, "an API key with this secret already exists")
+		return Errorf(CodeConflict, "an API key with this secret already exists")
 	}
 	if c.Scopes&^ScopesAll != 0 {
-		return errorf(CodeValidation, "unknown scope bits")
+		return Errorf(CodeValidation, "unknown scope bits")
 	}
 	if s.activeKeys(c.OrgID) >= KeysPerOrganizationMax {
-		return errorf(CodeValidation, "an organization has at most %d active API keys: revoke one first", KeysPerOrganizationMax)
+		return Errorf(CodeValidation, "an organization has at most %d active API keys: revoke one first", KeysPerOrganizationMax)
 	}
 	if s.keys.count(c.OrgID) >= KeysStoredPerOrganizationMax {
-		return errorf(CodeValidation, "an organization has at most %d API keys, revoked ones included", KeysStoredPerOrganizationMax)
+		return Errorf(CodeValidation, "an organization has at most %d API keys, revoked ones included", KeysStoredPerOrganizationMax)
 	}
 	return nil
 }
@@ -277,7 +277,7 @@ func (s *State) indexKey(k *APIKey) { s.keyByHash[digest(k.Hash)] = k.ID }
 func (s *State) revokeAPIKey(c *RevokeAPIKey) Result {
 	key, ok := s.keys.owned(c.OrgID, c.ID)
 	if !ok {
-		return Result{Err: errorf(CodeNotFound, "API key not found")}
+		return Result{Err: Errorf(CodeNotFound, "API key not found")}
 	}
 	if !key.Revoked {
 		key.Revoked = true
@@ -301,11 +301,11 @@ func (r *Reader) APIKeys(orgID string) []APIKey {
 	return p.Items
 }
 
-// checkOrg is the check every command acting in an organization makes
+// CheckOrg is the check every command acting in an organization makes
 // first: the organization exists. Its error is the API's 404.
-func (s *State) checkOrg(orgID string) *Error {
+func (s *State) CheckOrg(orgID string) *Error {
 	if _, ok := s.orgs.get(orgID); !ok {
-		return errorf(CodeNotFound, "Organization not found")
+		return Errorf(CodeNotFound, "Organization not found")
 	}
 	return nil
 }
@@ -314,22 +314,22 @@ func (s *State) checkOrg(orgID string) *Error {
 // organization, in the order the API reports it: the new id's shape
 // (checkID), then the organization (checkOrg).
 func (s *State) checkNew(id, prefix, orgID string) *Error {
-	if err := checkID(id, prefix); err != nil {
+	if err := CheckID(id, prefix); err != nil {
 		return err
 	}
-	return s.checkOrg(orgID)
+	return s.CheckOrg(orgID)
 }
 
-// checkID validates an identifier chosen by the leader: the expected prefix,
+// CheckID validates an identifier chosen by the leader: the expected prefix,
 // then 1 to 64 lowercase letters, digits or underscores.
-func checkID(id, prefix string) *Error {
+func CheckID(id, prefix string) *Error {
 	if !strings.HasPrefix(id, prefix) || len(id) == len(prefix) || len(id) > len(prefix)+64 {
-		return errorf(CodeValidation, "identifier %q must start with %s", id, prefix)
+		return Errorf(CodeValidation, "identifier %q must start with %s", id, prefix)
 	}
 	for i := len(prefix); i < len(id); i++ {
 		c := id[i]
 		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
-			return errorf(CodeValidation, "identifier %q has an invalid character", id)
+			return Errorf(CodeValidation, "identifier %q has an invalid character", id)
 		}
 	}
 	return nil

@@ -442,10 +442,10 @@ func (ls *linkState) closeSession(c CheckoutSession) {
 }
 
 func init() {
-	registerFields[CreatePaymentLink](KindCreatePaymentLink)
-	registerFields[UpdatePaymentLink](KindUpdatePaymentLink)
-	registerFields[CreatePaymentPage](KindCreatePaymentPage)
-	registerFields[UpdatePaymentPage](KindUpdatePaymentPage)
+	RegisterFields[CreatePaymentLink](KindCreatePaymentLink)
+	RegisterFields[UpdatePaymentLink](KindUpdatePaymentLink)
+	RegisterFields[CreatePaymentPage](KindCreatePaymentPage)
+	RegisterFields[UpdatePaymentPage](KindUpdatePaymentPage)
 	registerFieldsSubject[PaymentLink](SubjectPaymentLink)
 	registerFieldsSubject[PaymentPage](SubjectPaymentPage)
 }
@@ -455,91 +455,91 @@ func (PaymentPage) subjectKind() SubjectKind { return SubjectPaymentPage }
 
 // Codecs. Field order is frozen.
 
-func (a *CheckoutAppearance) fields(f *fieldCodec) {
-	f.str(&a.Title)
-	f.str(&a.Description)
-	fieldU8(f, &a.Methods)
-	f.str(&a.CryptoAssets)
-	f.bool(&a.CryptoAssetsSet)
-	f.str(&a.CustomFields)
-	f.str(&a.Branding)
-	f.str(&a.RedirectURL)
-	f.str(&a.Metadata)
-	f.varint(&a.ExpiresAt)
+func (a *CheckoutAppearance) fields(f *Codec) {
+	f.Str(&a.Title)
+	f.Str(&a.Description)
+	FieldU8(f, &a.Methods)
+	f.Str(&a.CryptoAssets)
+	f.Bool(&a.CryptoAssetsSet)
+	f.Str(&a.CustomFields)
+	f.Str(&a.Branding)
+	f.Str(&a.RedirectURL)
+	f.Str(&a.Metadata)
+	f.Varint(&a.ExpiresAt)
 }
 
-func (s *PaymentLinkSpec) fields(f *fieldCodec) {
-	f.str(&s.Email)
-	f.str(&s.Currency)
-	f.minor(&s.Amount)
+func (s *PaymentLinkSpec) fields(f *Codec) {
+	f.Str(&s.Email)
+	f.Str(&s.Currency)
+	f.Minor(&s.Amount)
 	s.Appearance.fields(f)
 }
 
-func (c *CreatePaymentLink) fields(f *fieldCodec) {
-	f.varint(&c.At)
-	f.str(&c.ID)
-	f.str(&c.OrgID)
-	f.str(&c.ParentID)
-	f.str(&c.CustomerReference)
+func (c *CreatePaymentLink) fields(f *Codec) {
+	f.Varint(&c.At)
+	f.Str(&c.ID)
+	f.Str(&c.OrgID)
+	f.Str(&c.ParentID)
+	f.Str(&c.CustomerReference)
 	c.Spec.fields(f)
 }
 
-func (c *CreatePaymentLink) encode(e *encoder) { c.fields(e.codec()) }
+func (c *CreatePaymentLink) Encode(e *Encoder) { c.fields(e.Codec()) }
 
-func (c *UpdatePaymentLink) fields(f *fieldCodec) {
-	f.varint(&c.At)
-	f.str(&c.OrgID)
-	f.str(&c.ID)
-	f.bool(&c.Close)
-	f.u16(&c.Set)
+func (c *UpdatePaymentLink) fields(f *Codec) {
+	f.Varint(&c.At)
+	f.Str(&c.OrgID)
+	f.Str(&c.ID)
+	f.Bool(&c.Close)
+	f.U16(&c.Set)
 	c.Appearance.fields(f)
 }
 
-func (c *UpdatePaymentLink) encode(e *encoder) { c.fields(e.codec()) }
+func (c *UpdatePaymentLink) Encode(e *Encoder) { c.fields(e.Codec()) }
 
-func (c *CreatePaymentPage) fields(f *fieldCodec) {
-	f.varint(&c.At)
-	f.str(&c.ID)
-	f.str(&c.OrgID)
-	f.str(&c.Currency)
-	f.minor(&c.Amount)
+func (c *CreatePaymentPage) fields(f *Codec) {
+	f.Varint(&c.At)
+	f.Str(&c.ID)
+	f.Str(&c.OrgID)
+	f.Str(&c.Currency)
+	f.Minor(&c.Amount)
 	c.Appearance.fields(f)
 }
 
-func (c *CreatePaymentPage) encode(e *encoder) { c.fields(e.codec()) }
+func (c *CreatePaymentPage) Encode(e *Encoder) { c.fields(e.Codec()) }
 
 // fields are a link update's: the two commands have one layout.
-func (c *UpdatePaymentPage) fields(f *fieldCodec) { (*UpdatePaymentLink)(c).fields(f) }
+func (c *UpdatePaymentPage) fields(f *Codec) { (*UpdatePaymentLink)(c).fields(f) }
 
-func (c *UpdatePaymentPage) encode(e *encoder) { c.fields(e.codec()) }
+func (c *UpdatePaymentPage) Encode(e *Encoder) { c.fields(e.Codec()) }
 
-func (l *PaymentLink) fields(f *fieldCodec) {
-	f.str(&l.ID)
-	f.str(&l.OrgID)
-	f.str(&l.ParentID)
-	f.str(&l.CustomerReference)
+func (l *PaymentLink) fields(f *Codec) {
+	f.Str(&l.ID)
+	f.Str(&l.OrgID)
+	f.Str(&l.ParentID)
+	f.Str(&l.CustomerReference)
 	l.Spec.fields(f)
 	l.Current.fields(f)
-	fieldU8(f, &l.Status)
-	f.str(&l.StatusMessage)
-	f.minor(&l.TotalReceived)
-	f.varint(&l.CreatedAt)
-	f.varint(&l.UpdatedAt)
-	f.varint(&l.PaidAt)
-	f.varint(&l.Sessions)
+	FieldU8(f, &l.Status)
+	f.Str(&l.StatusMessage)
+	f.Minor(&l.TotalReceived)
+	f.Varint(&l.CreatedAt)
+	f.Varint(&l.UpdatedAt)
+	f.Varint(&l.PaidAt)
+	f.Varint(&l.Sessions)
 }
 
-func (p *PaymentPage) fields(f *fieldCodec) {
-	f.str(&p.ID)
-	f.str(&p.OrgID)
-	f.str(&p.Currency)
-	f.minor(&p.Amount)
+func (p *PaymentPage) fields(f *Codec) {
+	f.Str(&p.ID)
+	f.Str(&p.OrgID)
+	f.Str(&p.Currency)
+	f.Minor(&p.Amount)
 	p.Current.fields(f)
-	fieldU8(f, &p.Status)
-	f.varint(&p.PaymentCount)
-	f.minor(&p.TotalCollected)
-	f.varint(&p.CreatedAt)
-	f.varint(&p.UpdatedAt)
+	FieldU8(f, &p.Status)
+	f.Varint(&p.PaymentCount)
+	f.Minor(&p.TotalCollected)
+	f.Varint(&p.CreatedAt)
+	f.Varint(&p.UpdatedAt)
 }
 
 // Rules.
@@ -554,7 +554,7 @@ func checkAppearance(a *CheckoutAppearance) *Error {
 	return nil
 }
 
-func (c *CreatePaymentLink) apply(s *State) Result {
+func (c *CreatePaymentLink) Apply(s *State) Result {
 	if err := s.checkNew(c.ID, "pl_", c.OrgID); err != nil {
 		return Result{Err: err}
 	}
@@ -563,13 +563,13 @@ func (c *CreatePaymentLink) apply(s *State) Result {
 	if c.ParentID != "" {
 		page, ok := s.pl.pages.owned(c.OrgID, c.ParentID)
 		if !ok {
-			return Result{Err: errorf(CodeNotFound, "Payment page not found")}
+			return Result{Err: Errorf(CodeNotFound, "Payment page not found")}
 		}
 		switch {
 		case page.Status != PaymentPageActive:
-			return Result{Err: errorf(CodeBadRequest, "Payment page %s is closed: it takes no new payments", page.ID)}
+			return Result{Err: Errorf(CodeBadRequest, "Payment page %s is closed: it takes no new payments", page.ID)}
 		case page.Current.ExpiresAt != 0 && now >= page.Current.ExpiresAt:
-			return Result{Err: errorf(CodeBadRequest, "Payment page %s has expired: it takes no new payments", page.ID)}
+			return Result{Err: Errorf(CodeBadRequest, "Payment page %s has expired: it takes no new payments", page.ID)}
 		case page.Amount != 0 && spec.Amount != 0 && spec.Amount != page.Amount:
 			return Result{Err: FieldInvalid("amount", "must be absent or equal to the page's fixed amount")}
 		}
@@ -607,7 +607,7 @@ func (c *CreatePaymentLink) apply(s *State) Result {
 		return Result{Err: FieldInvalid("expiresAt", "must be in the future")}
 	}
 	if _, ok := s.pl.links.get(c.ID); ok {
-		return Result{Err: errorf(CodeConflict, "payment link %s already exists", c.ID)}
+		return Result{Err: Errorf(CodeConflict, "payment link %s already exists", c.ID)}
 	}
 	l := PaymentLink{
 		ID:                c.ID,
@@ -625,17 +625,17 @@ func (c *CreatePaymentLink) apply(s *State) Result {
 	return Result{PaymentLink: &l}
 }
 
-func (c *UpdatePaymentLink) apply(s *State) Result {
+func (c *UpdatePaymentLink) Apply(s *State) Result {
 	l, ok := s.pl.links.owned(c.OrgID, c.ID)
 	if !ok {
-		return Result{Err: errorf(CodeNotFound, "Payment link not found")}
+		return Result{Err: Errorf(CodeNotFound, "Payment link not found")}
 	}
 	now := s.OrgNow(c.OrgID, c.At)
 	if l.Status != PaymentLinkActive {
 		if c.Close && c.Set == 0 && l.Status == PaymentLinkClosed {
 			return Result{PaymentLink: &l} // closing a closed link changes nothing
 		}
-		return Result{Err: errorf(CodeBadRequest, "Payment link %s is %s: only an active link can be updated", l.ID, l.Status)}
+		return Result{Err: Errorf(CodeBadRequest, "Payment link %s is %s: only an active link can be updated", l.ID, l.Status)}
 	}
 	if c.Set&AppearanceExpiresAt != 0 && c.Appearance.ExpiresAt != 0 && c.Appearance.ExpiresAt <= now {
 		return Result{Err: FieldInvalid("expiresAt", "must be in the future")}
@@ -664,7 +664,7 @@ func (c *UpdatePaymentLink) apply(s *State) Result {
 	return Result{PaymentLink: &l}
 }
 
-func (c *CreatePaymentPage) apply(s *State) Result {
+func (c *CreatePaymentPage) Apply(s *State) Result {
 	if err := s.checkNew(c.ID, "pp_", c.OrgID); err != nil {
 		return Result{Err: err}
 	}
@@ -682,7 +682,7 @@ func (c *CreatePaymentPage) apply(s *State) Result {
 		return Result{Err: FieldInvalid("expiresAt", "must be in the future")}
 	}
 	if _, ok := s.pl.pages.get(c.ID); ok {
-		return Result{Err: errorf(CodeConflict, "payment page %s already exists", c.ID)}
+		return Result{Err: Errorf(CodeConflict, "payment page %s already exists", c.ID)}
 	}
 	p := PaymentPage{
 		ID: c.ID, OrgID: c.OrgID, Currency: c.Currency, Amount: c.Amount, Current: c.Appearance,
@@ -692,17 +692,17 @@ func (c *CreatePaymentPage) apply(s *State) Result {
 	return Result{PaymentPage: &p}
 }
 
-func (c *UpdatePaymentPage) apply(s *State) Result {
+func (c *UpdatePaymentPage) Apply(s *State) Result {
 	p, ok := s.pl.pages.owned(c.OrgID, c.ID)
 	if !ok {
-		return Result{Err: errorf(CodeNotFound, "Payment page not found")}
+		return Result{Err: Errorf(CodeNotFound, "Payment page not found")}
 	}
 	now := s.OrgNow(c.OrgID, c.At)
 	if p.Status == PaymentPageClosed {
 		if c.Close && c.Set == 0 {
 			return Result{PaymentPage: &p}
 		}
-		return Result{Err: errorf(CodeBadRequest, "Payment page %s is closed: it can no longer be updated", p.ID)}
+		return Result{Err: Errorf(CodeBadRequest, "Payment page %s is closed: it can no longer be updated", p.ID)}
 	}
 	a := p.Current
 	if c.Set&AppearanceMethods != 0 {

@@ -160,8 +160,8 @@ func terminalName(terminal bool, name string) string {
 	return ""
 }
 
-func encodeStoredPayout(e *encoder, p *Payout) {
-	p.fields(e.codec())
+func encodeStoredPayout(e *Encoder, p *Payout) {
+	p.fields(e.Codec())
 	e.bool(p.FX != nil)
 	if p.FX != nil {
 		encodePayoutFX(e, p.FX)
@@ -174,9 +174,9 @@ func encodeStoredPayout(e *encoder, p *Payout) {
 	}
 }
 
-func decodeStoredPayout(d *decoder) Payout {
+func decodeStoredPayout(d *Decoder) Payout {
 	var p Payout
-	p.fields(d.codec())
+	p.fields(d.Codec())
 	if d.bool() {
 		fx := decodePayoutFX(d)
 		p.FX = &fx
@@ -272,7 +272,7 @@ func (s *State) debitForPayout(d *newPayout) (account Account, r Result, done bo
 		return account, Result{Err: Duplicate("Payout", p.ID)}, true
 	}
 	if s.payouts.taken(d.ID) {
-		return account, Result{Err: errorf(CodeConflict, "payout %s already exists", d.ID)}, true
+		return account, Result{Err: Errorf(CodeConflict, "payout %s already exists", d.ID)}, true
 	}
 	if err := s.checkPayoutRecipient(d.OrgID, d.Spec); err != nil {
 		return account, Result{Err: err}, true
@@ -327,10 +327,10 @@ func (s *State) insertPayout(p Payout) {
 func (s *State) markPayoutProcessing(c *MarkPayoutProcessing) Result {
 	p, ok := s.payouts.get(c.ID)
 	if !ok {
-		return Result{Err: errorf(CodeNotFound, "Payout not found")}
+		return Result{Err: Errorf(CodeNotFound, "Payout not found")}
 	}
 	if p.Status != PayoutPending {
-		return Result{Err: errorf(CodeConflict, "payout %s is %s, not pending", p.ID, p.Status)}
+		return Result{Err: Errorf(CodeConflict, "payout %s is %s, not pending", p.ID, p.Status)}
 	}
 	p.Status = PayoutProcessing
 	p.StatusMessage = c.Message
@@ -345,10 +345,10 @@ func (s *State) markPayoutProcessing(c *MarkPayoutProcessing) Result {
 func (s *State) settlePayout(c *SettlePayout) Result {
 	p, ok := s.payouts.get(c.ID)
 	if !ok {
-		return Result{Err: errorf(CodeNotFound, "Payout not found")}
+		return Result{Err: Errorf(CodeNotFound, "Payout not found")}
 	}
 	if p.Status.Terminal() {
-		return Result{Err: errorf(CodeConflict, "payout %s is already %s", p.ID, p.Status)}
+		return Result{Err: Errorf(CodeConflict, "payout %s is already %s", p.ID, p.Status)}
 	}
 	cur := p.Spec.Currency
 	clearing := s.systemAccount(PurposePayoutsClearing, cur, c.At)

@@ -469,7 +469,7 @@ func FuzzDecodeBatch(f *testing.F) {
 	// A seed for every registered kind: its zero value, so the fuzzer
 	// starts inside each feature's decoder.
 	for _, k := range registeredKinds() {
-		d := decoder{buf: make([]byte, 256)}
+		d := Decoder{buf: make([]byte, 256)}
 		if c := commandDecoders[k](&d); d.err == nil {
 			f.Add(EncodeBatch(nil, []Command{c}))
 		}

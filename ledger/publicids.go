@@ -56,20 +56,20 @@ const KindSetIDKey Kind = 120
 
 func (*SetIDKey) Kind() Kind { return KindSetIDKey }
 
-func (c *SetIDKey) fields(f *fieldCodec) {
-	f.varint(&c.At)
-	f.str(&c.Key)
+func (c *SetIDKey) fields(f *Codec) {
+	f.Varint(&c.At)
+	f.Str(&c.Key)
 }
 
-func (c *SetIDKey) encode(e *encoder) { c.fields(e.codec()) }
+func (c *SetIDKey) Encode(e *Encoder) { c.fields(e.Codec()) }
 
 func init() {
-	registerFields[SetIDKey](KindSetIDKey)
+	RegisterFields[SetIDKey](KindSetIDKey)
 }
 
-func (c *SetIDKey) apply(s *State) Result {
+func (c *SetIDKey) Apply(s *State) Result {
 	if len(c.Key) != IDKeyLen {
-		return Result{Err: errorf(CodeValidation, "an id key is %d bytes", IDKeyLen)}
+		return Result{Err: Errorf(CodeValidation, "an id key is %d bytes", IDKeyLen)}
 	}
 	if _, ok := s.idKeys.get(idKeyRecordID); ok {
 		return Result{Replayed: true}

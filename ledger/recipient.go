@@ -101,8 +101,8 @@ func (*UpdateRecipient) Kind() Kind  { return KindUpdateRecipient }
 func (*DeleteRecipient) Kind() Kind  { return KindDeleteRecipient }
 func (*CreateRecipients) Kind() Kind { return KindCreateRecipients }
 
-func (c *CreateRecipient) apply(s *State) Result {
-	if err := s.checkOrg(c.OrgID); err != nil {
+func (c *CreateRecipient) Apply(s *State) Result {
+	if err := s.CheckOrg(c.OrgID); err != nil {
 		return Result{Err: err}
 	}
 	r, err := s.createRecipient(c.At, c.OrgID, c.ID, &c.Spec)
@@ -112,8 +112,8 @@ func (c *CreateRecipient) apply(s *State) Result {
 	return Result{Recipient: r}
 }
 
-func (c *CreateRecipients) apply(s *State) Result {
-	if err := s.checkOrg(c.OrgID); err != nil {
+func (c *CreateRecipients) Apply(s *State) Result {
+	if err := s.CheckOrg(c.OrgID); err != nil {
 		return Result{Err: err}
 	}
 	if len(c.Items) == 0 || len(c.Items) > RecipientBatchMax {
@@ -129,17 +129,17 @@ func (c *CreateRecipients) apply(s *State) Result {
 
 // createRecipient checks and inserts one recipient.
 func (s *State) createRecipient(at int64, org, id string, spec *RecipientSpec) (*Recipient, *Error) {
-	if err := checkID(id, "rcp_"); err != nil {
+	if err := CheckID(id, "rcp_"); err != nil {
 		return nil, err
 	}
 	if _, dup := s.recipients.get(id); dup {
-		return nil, errorf(CodeConflict, "recipient %s already exists", id)
+		return nil, Errorf(CodeConflict, "recipient %s already exists", id)
 	}
 	if err := checkRecipientSpec(spec); err != nil {
 		return nil, err
 	}
 	if s.recipients.count(org) >= RecipientsPerOrgMax {
-		return nil, errorf(CodeValidation, "An organization keeps at most %d recipients", RecipientsPerOrgMax)
+		return nil, Errorf(CodeValidation, "An organization keeps at most %d recipients", RecipientsPerOrgMax)
 	}
 	r := Recipient{ID: id, OrgID: org, Spec: *spec, Active: true, CreatedAt: s.OrgNow(org, at), UpdatedAt: s.OrgNow(org, at)}
 	s.recipients.insert(r)
@@ -193,10 +193,10 @@ func checkRecipientText(field, v string, required bool, maxLen int) *Error {
 	return nil
 }
 
-func (c *UpdateRecipient) apply(s *State) Result {
+func (c *UpdateRecipient) Apply(s *State) Result {
 	r, ok := s.recipients.owned(c.OrgID, c.ID)
 	if !ok || r.Deleted {
-		return Result{Err: errorf(CodeNotFound, "Recipient not found")}
+		return Result{Err: Errorf(CodeNotFound, "Recipient not found")}
 	}
 	if c.SetAccountName {
 		if err := checkRecipientText("accountName", c.AccountName, true, recipientNameLenMax); err != nil {
@@ -218,10 +218,10 @@ func (c *UpdateRecipient) apply(s *State) Result {
 	return Result{Recipient: &r}
 }
 
-func (c *DeleteRecipient) apply(s *State) Result {
+func (c *DeleteRecipient) Apply(s *State) Result {
 	r, ok := s.recipients.owned(c.OrgID, c.ID)
 	if !ok || r.Deleted {
-		return Result{Err: errorf(CodeNotFound, "Recipient not found")}
+		return Result{Err: Errorf(CodeNotFound, "Recipient not found")}
 	}
 	r.Deleted, r.Active, r.UpdatedAt = true, false, s.OrgNow(c.OrgID, c.At)
 	s.recipients.put(r)
@@ -274,7 +274,7 @@ func (r *Reader) Recipients(orgID string, f RecipientFilter, before Cursor, limi
 }
 
 // Codec.
-func (sp *RecipientSpec) encode(e *encoder) {
+func (sp *RecipientSpec) encode(e *Encoder) {
 	e.str(sp.Method)
 	e.methodType(sp.MethodType)
 	e.str(sp.Country)
@@ -286,47 +286,47 @@ func (sp *RecipientSpec) encode(e *encoder) {
 	e.str(sp.Tag)
 }
 
-func decodeRecipientSpec(d *decoder) RecipientSpec {
+func decodeRecipientSpec(d *Decoder) RecipientSpec {
 	return RecipientSpec{
 		Method: d.str(), MethodType: d.methodType(), Country: d.str(), Currency: d.str(), AccountName: d.str(),
 		Label: d.str(), AccountNumber: d.str(), Address: d.str(), Tag: d.str(),
 	}
 }
 
-func (c *CreateRecipient) encode(e *encoder) {
+func (c *CreateRecipient) Encode(e *Encoder) {
 	e.varint(c.At)
 	e.str(c.ID)
 	e.str(c.OrgID)
 	c.Spec.encode(e)
 }
 
-func decodeCreateRecipient(d *decoder) *CreateRecipient {
+func decodeCreateRecipient(d *Decoder) *CreateRecipient {
 	return &CreateRecipient{At: d.varint(), ID: d.str(), OrgID: d.str(), Spec: decodeRecipientSpec(d)}
 }
 
-func (c *UpdateRecipient) fields(f *fieldCodec) {
-	f.varint(&c.At)
-	f.str(&c.ID)
-	f.str(&c.OrgID)
-	f.bool(&c.SetAccountName)
-	f.str(&c.AccountName)
-	f.bool(&c.SetLabel)
-	f.str(&c.Label)
-	f.bool(&c.SetActive)
-	f.bool(&c.Active)
+func (c *UpdateRecipient) fields(f *Codec) {
+	f.Varint(&c.At)
+	f.Str(&c.ID)
+	f.Str(&c.OrgID)
+	f.Bool(&c.SetAccountName)
+	f.Str(&c.AccountName)
+	f.Bool(&c.SetLabel)
+	f.Str(&c.Label)
+	f.Bool(&c.SetActive)
+	f.Bool(&c.Active)
 }
 
-func (c *UpdateRecipient) encode(e *encoder) { c.fields(e.codec()) }
+func (c *UpdateRecipient) Encode(e *Encoder) { c.fields(e.Codec()) }
 
-func (c *DeleteRecipient) fields(f *fieldCodec) {
-	f.varint(&c.At)
-	f.str(&c.ID)
-	f.str(&c.OrgID)
+func (c *DeleteRecipient) fields(f *Codec) {
+	f.Varint(&c.At)
+	f.Str(&c.ID)
+	f.Str(&c.OrgID)
 }
 
-func (c *DeleteRecipient) encode(e *encoder) { c.fields(e.codec()) }
+func (c *DeleteRecipient) Encode(e *Encoder) { c.fields(e.Codec()) }
 
-func (c *CreateRecipients) encode(e *encoder) {
+func (c *CreateRecipients) Encode(e *Encoder) {
 	e.varint(c.At)
 	e.str(c.OrgID)
 	e.uvarint(uint64(len(c.Items)))
@@ -336,7 +336,7 @@ func (c *CreateRecipients) encode(e *encoder) {
 	}
 }
 
-func decodeCreateRecipients(d *decoder) *CreateRecipients {
+func decodeCreateRecipients(d *Decoder) *CreateRecipients {
 	c := &CreateRecipients{At: d.varint(), OrgID: d.str()}
 	n := d.count()
 	if n > RecipientBatchMax {
@@ -349,7 +349,7 @@ func decodeCreateRecipients(d *decoder) *CreateRecipients {
 	return c
 }
 
-func encodeRecipient(e *encoder, r *Recipient) {
+func encodeRecipient(e *Encoder, r *Recipient) {
 	e.str(r.ID)
 	e.str(r.OrgID)
 	r.Spec.encode(e)
@@ -359,7 +359,7 @@ func encodeRecipient(e *encoder, r *Recipient) {
 	e.varint(r.UpdatedAt)
 }
 
-func decodeRecipient(d *decoder) Recipient {
+func decodeRecipient(d *Decoder) Recipient {
 	return Recipient{
 		ID: d.str(), OrgID: d.str(), Spec: decodeRecipientSpec(d), Active: d.bool(), Deleted: d.bool(),
 		CreatedAt: d.varint(), UpdatedAt: d.varint(),
@@ -375,8 +375,8 @@ var recipientKind = &kind[Recipient]{
 }
 
 func init() {
-	registerCommand(KindCreateRecipient, func(d *decoder) Command { return decodeCreateRecipient(d) })
-	registerFields[UpdateRecipient](KindUpdateRecipient)
-	registerFields[DeleteRecipient](KindDeleteRecipient)
-	registerCommand(KindCreateRecipients, func(d *decoder) Command { return decodeCreateRecipients(d) })
+	RegisterCommand(KindCreateRecipient, func(d *Decoder) Command { return decodeCreateRecipient(d) })
+	RegisterFields[UpdateRecipient](KindUpdateRecipient)
+	RegisterFields[DeleteRecipient](KindDeleteRecipient)
+	RegisterCommand(KindCreateRecipients, func(d *Decoder) Command { return decodeCreateRecipients(d) })
 }

@@ -5,27 +5,27 @@ package ledger
 // format version. Each fields method both writes and reads its record
 // (encodeByFields, decodeByFields).
 
-func (o *Organization) fields(f *fieldCodec) {
-	f.str(&o.ID)
-	f.str(&o.Name)
-	f.str(&o.Country)
-	f.str(&o.Timezone)
-	f.str(&o.DefaultCurrency)
-	f.str(&o.Status)
-	f.varint(&o.CreatedAt)
-	f.varint(&o.UpdatedAt)
+func (o *Organization) fields(f *Codec) {
+	f.Str(&o.ID)
+	f.Str(&o.Name)
+	f.Str(&o.Country)
+	f.Str(&o.Timezone)
+	f.Str(&o.DefaultCurrency)
+	f.Str(&o.Status)
+	f.Varint(&o.CreatedAt)
+	f.Varint(&o.UpdatedAt)
 }
 
-func (k *APIKey) fields(f *fieldCodec) {
-	f.str(&k.ID)
-	f.str(&k.OrgID)
-	f.str(&k.Name)
-	f.str(&k.Hash)
-	f.str(&k.Hint)
-	f.scopes(&k.Scopes)
-	f.bool(&k.Revoked)
-	f.varint(&k.CreatedAt)
-	f.varint(&k.RevokedAt)
+func (k *APIKey) fields(f *Codec) {
+	f.Str(&k.ID)
+	f.Str(&k.OrgID)
+	f.Str(&k.Name)
+	f.Str(&k.Hash)
+	f.Str(&k.Hint)
+	f.Scopes(&k.Scopes)
+	f.Bool(&k.Revoked)
+	f.Varint(&k.CreatedAt)
+	f.Varint(&k.RevokedAt)
 	if f.enc != nil {
 		encodeKeyControlsSection(f.enc, k)
 	} else {
@@ -33,68 +33,68 @@ func (k *APIKey) fields(f *fieldCodec) {
 	}
 }
 
-func (a *Account) fields(f *fieldCodec) {
-	f.str(&a.Number)
-	f.str(&a.OrgID)
-	f.str(&a.Currency)
-	fieldU8(f, &a.Purpose)
-	f.minor(&a.Total)
-	f.minor(&a.Held)
-	f.uvarint(&a.Reservation)
-	f.varint(&a.CreatedAt)
-	f.varint(&a.LastEntryAt)
+func (a *Account) fields(f *Codec) {
+	f.Str(&a.Number)
+	f.Str(&a.OrgID)
+	f.Str(&a.Currency)
+	FieldU8(f, &a.Purpose)
+	f.Minor(&a.Total)
+	f.Minor(&a.Held)
+	f.Uvarint(&a.Reservation)
+	f.Varint(&a.CreatedAt)
+	f.Varint(&a.LastEntryAt)
 }
 
 // fields are a payout as format 1 wrote it; the store and the subjects of
 // later kinds append (encodeStoredPayout, fxpayout.go, routing.go).
-func (p *Payout) fields(f *fieldCodec) {
-	f.str(&p.ID)
-	f.str(&p.OrgID)
-	f.str(&p.AccountNumber)
+func (p *Payout) fields(f *Codec) {
+	f.Str(&p.ID)
+	f.Str(&p.OrgID)
+	f.Str(&p.AccountNumber)
 	p.Spec.fields(f)
-	f.methodType(&p.MethodType)
-	f.minor(&p.Fee)
-	f.str(&p.ExternalReference)
-	fieldU8(f, &p.Status)
-	f.str(&p.StatusMessage)
-	f.str(&p.ProviderReference)
-	f.varint(&p.CreatedAt)
-	f.varint(&p.UpdatedAt)
-	f.varint(&p.ProcessingAt)
-	f.varint(&p.CompletedAt)
-	f.varint(&p.FailedAt)
+	f.MethodType(&p.MethodType)
+	f.Minor(&p.Fee)
+	f.Str(&p.ExternalReference)
+	FieldU8(f, &p.Status)
+	f.Str(&p.StatusMessage)
+	f.Str(&p.ProviderReference)
+	f.Varint(&p.CreatedAt)
+	f.Varint(&p.UpdatedAt)
+	f.Varint(&p.ProcessingAt)
+	f.Varint(&p.CompletedAt)
+	f.Varint(&p.FailedAt)
 }
 
-func (c *Collection) fields(f *fieldCodec) {
-	f.str(&c.ID)
-	f.str(&c.OrgID)
-	f.str(&c.Type)
+func (c *Collection) fields(f *Codec) {
+	f.Str(&c.ID)
+	f.Str(&c.OrgID)
+	f.Str(&c.Type)
 	c.Spec.fields(f)
-	f.methodType(&c.MethodType)
-	f.minor(&c.Fee)
-	f.str(&c.ExternalReference)
-	f.str(&c.AccountNumber)
-	fieldU8(f, &c.Status)
-	f.str(&c.StatusMessage)
-	f.varint(&c.CreatedAt)
-	f.varint(&c.UpdatedAt)
-	f.varint(&c.CompletedAt)
-	f.varint(&c.FailedAt)
+	f.MethodType(&c.MethodType)
+	f.Minor(&c.Fee)
+	f.Str(&c.ExternalReference)
+	f.Str(&c.AccountNumber)
+	FieldU8(f, &c.Status)
+	f.Str(&c.StatusMessage)
+	f.Varint(&c.CreatedAt)
+	f.Varint(&c.UpdatedAt)
+	f.Varint(&c.CompletedAt)
+	f.Varint(&c.FailedAt)
 }
 
 // decodeAccount reads an account: one for every balance a payout moves.
-func decodeAccount(d *decoder) (a Account) {
-	a.fields(d.codec())
+func decodeAccount(d *Decoder) (a Account) {
+	a.fields(d.Codec())
 	return a
 }
 
-func (fu *Funding) fields(f *fieldCodec) {
-	f.uvarint(&fu.EntrySeq)
-	f.str(&fu.OrgID)
-	f.str(&fu.AccountNumber)
-	f.str(&fu.Currency)
-	f.minor(&fu.Amount)
-	f.minor(&fu.BalanceAfter)
-	f.str(&fu.ExternalReference)
-	f.varint(&fu.At)
+func (fu *Funding) fields(f *Codec) {
+	f.Uvarint(&fu.EntrySeq)
+	f.Str(&fu.OrgID)
+	f.Str(&fu.AccountNumber)
+	f.Str(&fu.Currency)
+	f.Minor(&fu.Amount)
+	f.Minor(&fu.BalanceAfter)
+	f.Str(&fu.ExternalReference)
+	f.Varint(&fu.At)
 }

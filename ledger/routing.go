@@ -32,38 +32,38 @@ const (
 )
 
 func init() {
-	registerCommand(KindCreatePayoutRouted, func(d *decoder) Command {
+	RegisterCommand(KindCreatePayoutRouted, func(d *Decoder) Command {
 		c := decodeFields[CreatePayout](d)
 		c.Spec.RoutingNumber = d.routingNumber()
 		return c
 	})
-	registerCommand(KindCreateFXPayoutRouted, func(d *decoder) Command {
+	RegisterCommand(KindCreateFXPayoutRouted, func(d *Decoder) Command {
 		c := decodeFields[CreateFXPayout](d)
 		c.Spec.RoutingNumber = d.routingNumber()
 		return c
 	})
 	registerSubject(SubjectPayoutRouted,
-		func(e *encoder, s Subject) {
+		func(e *Encoder, s Subject) {
 			p := s.(Payout)
-			p.fields(e.codec())
+			p.fields(e.Codec())
 			e.str(p.Spec.RoutingNumber)
 		},
-		func(d *decoder) Subject {
+		func(d *Decoder) Subject {
 			var p Payout
-			p.fields(d.codec())
+			p.fields(d.Codec())
 			p.Spec.RoutingNumber = d.routingNumber()
 			return p
 		})
 	registerSubject(SubjectFXPayoutRouted,
-		func(e *encoder, s Subject) {
+		func(e *Encoder, s Subject) {
 			p := s.(Payout)
-			p.fields(e.codec())
+			p.fields(e.Codec())
 			encodePayoutFX(e, p.FX)
 			e.str(p.Spec.RoutingNumber)
 		},
-		func(d *decoder) Subject {
+		func(d *Decoder) Subject {
 			var p Payout
-			p.fields(d.codec())
+			p.fields(d.Codec())
 			fx := decodePayoutFX(d)
 			p.FX = &fx
 			p.Spec.RoutingNumber = d.routingNumber()
@@ -73,10 +73,10 @@ func init() {
 
 // routingNumber reads an appended routing number: one is there exactly
 // when the kind says so, so an empty one is a malformed record.
-func (d *decoder) routingNumber() string {
+func (d *Decoder) routingNumber() string {
 	s := d.str()
 	if s == "" && d.err == nil {
-		d.fail(errorf(CodeValidation, "a routed payout names no routing number"))
+		d.fail(Errorf(CodeValidation, "a routed payout names no routing number"))
 	}
 	return s
 }
@@ -93,7 +93,7 @@ func checkRoutingNumber(spec *PayoutSpec) *Error {
 
 // encodeRouting appends the routing number to a request's digest, when
 // there is one: the digests of requests without one are what they were.
-func (s *PayoutSpec) encodeRouting(e *encoder) {
+func (s *PayoutSpec) encodeRouting(e *Encoder) {
 	if s.RoutingNumber != "" {
 		e.str(s.RoutingNumber)
 	}

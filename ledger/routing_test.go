@@ -43,7 +43,7 @@ func TestPayoutRoutingNumberAppended(t *testing.T) {
 	}
 	// Without one, the command is kind 5's bytes and nothing after: the
 	// routed encoding is it with the routing number appended.
-	var e encoder
+	var e Encoder
 	e.str("040100")
 	if a, b := EncodeBatch(nil, []Command{plain}), EncodeBatch(nil, []Command{&named}); !bytes.Equal(append(a[3:], e.buf...), b[3:]) {
 		t.Fatalf("routed command %x is not the plain one %x with the routing number appended", b, a)
@@ -55,20 +55,20 @@ func TestPayoutRoutingNumberAppended(t *testing.T) {
 		if withFX {
 			p.FX = &PayoutFX{PayoutID: p.ID, OrgID: p.OrgID, FromCurrency: "USD", FromAmount: 1_000, Rate: "10"}
 		}
-		var rec encoder
+		var rec Encoder
 		encodeStoredPayout(&rec, &p)
-		if got := decodeStoredPayout(&decoder{buf: rec.buf}); got.Spec != p.Spec || got.Attempt != "" {
+		if got := decodeStoredPayout(&Decoder{buf: rec.buf}); got.Spec != p.Spec || got.Attempt != "" {
 			t.Fatalf("stored record reads %+v", got.Spec)
 		}
-		var ev encoder
+		var ev Encoder
 		encodeEvent(&ev, &Event{Seq: 1, OrgID: "org_a", Type: EventPayoutCompleted, ResourceID: p.ID, Subject: p})
-		d := decoder{buf: ev.buf}
+		d := Decoder{buf: ev.buf}
 		got := decodeEvent(&d)
 		if d.err != nil || got.Subject.(Payout).Spec != p.Spec || len(d.buf) != 0 {
 			t.Fatalf("event subject reads %+v (%v)", got.Subject, d.err)
 		}
 	}
-	var withNone, format1 encoder
+	var withNone, format1 Encoder
 	unrouted := Payout{ID: "pay_ghs_1", OrgID: "org_a", Spec: spec}
 	encodeStoredPayout(&withNone, &unrouted)
 	encodeByFields(&format1, &unrouted)

@@ -168,17 +168,17 @@ func (u SpendUsage) release(usd Minor, p SpendPeriod) SpendUsage {
 func USDValue(amount Minor, currency, rate string) (Minor, *Error) {
 	cur, ok := LookupCurrency(currency)
 	if !ok {
-		return 0, errorf(CodeValidation, "unknown currency %s", currency)
+		return 0, Errorf(CodeValidation, "unknown currency %s", currency)
 	}
 	if currency == "USD" {
 		return amount, nil
 	}
 	var r apd.Decimal
 	if _, _, err := r.SetString(rate); err != nil || r.Sign() <= 0 || r.Form != apd.Finite || r.Exponent < -40 || r.Exponent > 40 {
-		return 0, errorf(CodeValidation, "rate %q is not a positive decimal", rate)
+		return 0, Errorf(CodeValidation, "rate %q is not a positive decimal", rate)
 	}
 	if amount < 0 {
-		return 0, errorf(CodeValidation, "amount is negative")
+		return 0, Errorf(CodeValidation, "amount is negative")
 	}
 	// cents = amount × 10^-decimals × coefficient × 10^exponent × 100, in
 	// integers (apd's rounding of values below one unit of the target
@@ -195,7 +195,7 @@ func USDValue(amount Minor, currency, rate string) (Minor, *Error) {
 		}
 	}
 	if !v.IsInt64() || Minor(v.Int64()) > AmountMax {
-		return 0, errorf(CodeValidation, "USD value is out of range")
+		return 0, Errorf(CodeValidation, "USD value is out of range")
 	}
 	return Minor(v.Int64()), nil
 }
@@ -207,21 +207,21 @@ type SpendCharge struct {
 	Period SpendPeriod
 }
 
-func (c *SpendCharge) encode(e *encoder) {
+func (c *SpendCharge) encode(e *Encoder) {
 	e.str(c.KeyID)
 	e.minor(c.USD)
 	e.varint(int64(c.Period.Day))
 	e.varint(int64(c.Period.Month))
 }
 
-func decodeSpendCharge(d *decoder) SpendCharge {
+func decodeSpendCharge(d *Decoder) SpendCharge {
 	return SpendCharge{KeyID: d.str(), USD: d.minor(), Period: decodeSpendPeriod(d)}
 }
 
-func decodeSpendPeriod(d *decoder) SpendPeriod {
+func decodeSpendPeriod(d *Decoder) SpendPeriod {
 	day, month := d.varint(), d.varint()
 	if day != int64(int32(day)) || month != int64(int32(month)) {
-		d.fail(errorf(CodeValidation, "spend period out of range"))
+		d.fail(Errorf(CodeValidation, "spend period out of range"))
 	}
 	return SpendPeriod{int32(day), int32(month)}
 }
@@ -239,10 +239,10 @@ func (*SpendCharged) Kind() Kind { return KindSpendCharged }
 // OpKind is the kind of the debit inside, for those who wait on its result.
 func (c *SpendCharged) OpKind() Kind { return c.Op.Kind() }
 
-func (c *SpendCharged) encode(e *encoder) {
+func (c *SpendCharged) Encode(e *Encoder) {
 	c.Charge.encode(e)
 	e.u8(uint8(c.Op.Kind()))
-	c.Op.encode(e)
+	c.Op.Encode(e)
 }
 
 // chargeable reports whether kind is a debit a charge may wrap.
@@ -254,10 +254,10 @@ func chargeable(k Kind) bool {
 	return false
 }
 
-func decodeSpendCharged(d *decoder) Command {
+func decodeSpendCharged(d *Decoder) Command {
 	c := &SpendCharged{Charge: decodeSpendCharge(d)}
 	if len(d.buf) == 0 || !chargeable(Kind(d.buf[0])) {
-		d.fail(errorf(CodeValidation, "a spend charge wraps a payout or an order"))
+		d.fail(Errorf(CodeValidation, "a spend charge wraps a payout or an order"))
 		return c
 	}
 	op, err := decodeCommand(d)
@@ -282,13 +282,13 @@ type spendCharge struct {
 var spendChargeKind = &kind[spendCharge]{
 	tag: tagSpendCharge, name: "spend charge",
 	id: func(c *spendCharge) (string, string) { return c.ID, c.OrgID },
-	enc: func(e *encoder, c *spendCharge) {
+	enc: func(e *Encoder, c *spendCharge) {
 		e.str(c.ID)
 		e.str(c.OrgID)
 		c.Charge.encode(e)
 		e.bool(c.Open)
 	},
-	dec: func(d *decoder) spendCharge {
+	dec: func(d *Decoder) spendCharge {
 		return spendCharge{ID: d.str(), OrgID: d.str(), Charge: decodeSpendCharge(d), Open: d.bool()}
 	},
 	open:     func(c *spendCharge) bool { return c.Open },
@@ -296,7 +296,7 @@ var spendChargeKind = &kind[spendCharge]{
 }
 
 func init() {
-	registerCommand(KindSpendCharged, decodeSpendCharged)
+	RegisterCommand(KindSpendCharged, decodeSpendCharged)
 }
 
 // initSpendCaps registers the open charges and the hook that closes them.
@@ -333,7 +333,7 @@ func settleSpendCharges(s *State, ev Event) {
 	}
 }
 
-func (c *SpendCharged) apply(s *State) Result {
+func (c *SpendCharged) Apply(s *State) Result {
 	var org, ref string
 	var replay bool
 	switch op := c.Op.(type) {
@@ -347,7 +347,7 @@ func (c *SpendCharged) apply(s *State) Result {
 		org, ref = op.OrgID, op.ExternalReference
 		_, replay = s.orders.rows.byReference(org, ref)
 	default:
-		return Result{Err: errorf(CodeValidation, "a spend charge wraps a payout or an order")}
+		return Result{Err: Errorf(CodeValidation, "a spend charge wraps a payout or an order")}
 	}
 	if replay {
 		// The reference is taken: the debit answers for itself (a replay
@@ -356,10 +356,10 @@ func (c *SpendCharged) apply(s *State) Result {
 	}
 	key, ok := s.keys.owned(org, c.Charge.KeyID)
 	if !ok || key.Revoked {
-		return Result{Err: errorf(CodeUnauthorized, "Invalid API key: the key was revoked")}
+		return Result{Err: Errorf(CodeUnauthorized, "Invalid API key: the key was revoked")}
 	}
 	if c.Charge.USD < 0 || c.Charge.USD > AmountMax {
-		return Result{Err: errorf(CodeValidation, "USD value is out of range")}
+		return Result{Err: Errorf(CodeValidation, "USD value is out of range")}
 	}
 	if err := key.Caps.check(key.Spent, c.Charge.USD, c.Charge.Period); err != nil {
 		return Result{Err: err}

@@ -405,20 +405,20 @@ func TestKeyControlCommandsRoundTrip(t *testing.T) {
 func TestKeyRecordWithoutControls(t *testing.T) {
 	k := APIKey{ID: "key_a", OrgID: "org_a", Name: "n", Hash: "h", Hint: "x", Scopes: ScopePayoutsRead, CreatedAt: 5,
 		Caps: SpendCaps{Daily: usdCents(7)}, Allowlist: "10.0.0.0/8", Spent: SpendUsage{Period: SpendPeriod{1, 2}, Day: 3, Month: 4}}
-	var full, old encoder
+	var full, old Encoder
 	encodeByFields(&full, &k)
 	bare := k
 	bare.Caps, bare.Allowlist, bare.Spent = SpendCaps{}, "", SpendUsage{}
 	encodeByFields(&old, &bare)
 	// The old layout: everything before the controls section.
-	var section encoder
+	var section Encoder
 	encodeKeyControlsSection(&section, &bare)
 	oldRecord := old.buf[:len(old.buf)-len(section.buf)]
-	d := decoder{buf: oldRecord}
+	d := Decoder{buf: oldRecord}
 	if got := decodeByFields[APIKey](&d); d.err != nil || len(d.buf) != 0 || got != bare {
 		t.Fatalf("old record decoded as %+v (%v)", got, d.err)
 	}
-	d = decoder{buf: full.buf}
+	d = Decoder{buf: full.buf}
 	got := decodeByFields[APIKey](&d)
 	if d.err != nil || len(d.buf) != 0 || got.Allowlist != k.Allowlist || got.Spent != k.Spent || *got.Caps.Daily != 7 || got.Caps.Monthly != nil {
 		t.Fatalf("record decoded as %+v (%v)", got, d.err)

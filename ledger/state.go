@@ -20,9 +20,9 @@ import (
 // they read the committed state store through a Reader (reader.go).
 type State struct {
 	kv  *kvRef
-	enc encoder // flush's buffer
+	enc Encoder // flush's buffer
 	out sortedWriter
-	cmp [2]encoder // recordSubject's
+	cmp [2]Encoder // recordSubject's
 
 	orgs        *store[Organization]
 	keys        *store[APIKey]
@@ -107,7 +107,7 @@ func (s *State) ReadThrough(kv KVReader) (restore func()) {
 
 // storeOps is a store, whatever its record type.
 type storeOps interface {
-	flush(w *sortedWriter, e *encoder)
+	flush(w *sortedWriter, e *Encoder)
 	flushed()
 	publishFlushed()
 	releaseFlushed()
@@ -362,8 +362,8 @@ func (s *State) Apply(cmd Command) Result {
 		return s.createCollection(c)
 	case *SettleCollection:
 		return s.settleCollection(c)
-	case applier:
-		return c.apply(s)
+	case Applier:
+		return c.Apply(s)
 	default:
 		panic(fmt.Sprintf("ledger: no rule for command %T", cmd))
 	}

@@ -19,8 +19,8 @@ type kind[V any] struct {
 	tag  byte   // first byte of every key of the kind (doc.go)
 	name string // in messages: "payout"
 	id   func(*V) (id, org string)
-	enc  func(*encoder, *V)
-	dec  func(*decoder) V
+	enc  func(*Encoder, *V)
+	dec  func(*Decoder) V
 	// open reports whether a record can still change, and so stays in
 	// memory. Nil: every record stays open (organizations, keys, accounts,
 	// endpoints…: they grow with merchants, not with payments).
@@ -119,12 +119,12 @@ func (k *kind[V]) isOpen(v *V) bool { return k.open == nil || k.open(v) }
 
 // encodeStored is a record as the state store holds it: its creation
 // sequence number, then the record.
-func (k *kind[V]) encodeStored(e *encoder, seq uint64, v *V) {
+func (k *kind[V]) encodeStored(e *Encoder, seq uint64, v *V) {
 	e.uvarint(seq)
 	k.enc(e, v)
 }
 
-func (k *kind[V]) decodeStored(d *decoder) storedRecord[V] {
+func (k *kind[V]) decodeStored(d *Decoder) storedRecord[V] {
 	seq := d.uvarint()
 	return storedRecord[V]{seq: seq, v: k.dec(d)}
 }
@@ -394,7 +394,7 @@ func (t *store[V]) each(org string, fn func(V)) {
 }
 
 // flush writes every change since the last flush.
-func (t *store[V]) flush(w *sortedWriter, e *encoder) {
+func (t *store[V]) flush(w *sortedWriter, e *Encoder) {
 	k := t.k
 	for _, r := range t.dirty {
 		id, org := k.id(&r.v)
@@ -539,7 +539,7 @@ func cmpUint(a, b uint64) int {
 func readKindSeq(kv KVReader, tag byte) uint64 {
 	var seq uint64
 	_, err := kv.Get(newKey(tag, subSeq), func(b []byte) {
-		d := decoder{buf: b}
+		d := Decoder{buf: b}
 		seq = d.uvarint()
 		must(d.err)
 	})

@@ -34,7 +34,7 @@ func init() {
 	registerPurpose(PurposeProviderFloat, "provider_float")
 	registerPurpose(PurposeTreasury, "treasury")
 	registerEntryType(EntryFloatFunding, "float_funding", "treasury")
-	registerFields[FundProviderFloat](KindFundProviderFloat)
+	RegisterFields[FundProviderFloat](KindFundProviderFloat)
 }
 
 // FloatAccountNumber is the number of a provider instance's float account
@@ -102,16 +102,16 @@ type FundProviderFloat struct {
 
 func (*FundProviderFloat) Kind() Kind { return KindFundProviderFloat }
 
-func (c *FundProviderFloat) fields(f *fieldCodec) {
-	f.varint(&c.At)
-	f.str(&c.ID)
-	f.str(&c.Provider)
-	f.str(&c.Currency)
-	f.minor(&c.Amount)
-	f.str(&c.Reference)
+func (c *FundProviderFloat) fields(f *Codec) {
+	f.Varint(&c.At)
+	f.Str(&c.ID)
+	f.Str(&c.Provider)
+	f.Str(&c.Currency)
+	f.Minor(&c.Amount)
+	f.Str(&c.Reference)
 }
 
-func (c *FundProviderFloat) encode(e *encoder) { c.fields(e.codec()) }
+func (c *FundProviderFloat) Encode(e *Encoder) { c.fields(e.Codec()) }
 
 // FloatFunding is a recorded FundProviderFloat.
 type FloatFunding struct {
@@ -126,7 +126,7 @@ type FloatFunding struct {
 var floatFundingKind = &kind[FloatFunding]{
 	tag: tagFloatFunding, name: "float funding",
 	id: func(f *FloatFunding) (string, string) { return f.ID, "" },
-	enc: func(e *encoder, f *FloatFunding) {
+	enc: func(e *Encoder, f *FloatFunding) {
 		e.str(f.ID)
 		e.str(f.Provider)
 		e.str(f.Currency)
@@ -134,7 +134,7 @@ var floatFundingKind = &kind[FloatFunding]{
 		e.str(f.Reference)
 		e.varint(f.At)
 	},
-	dec: func(d *decoder) FloatFunding {
+	dec: func(d *Decoder) FloatFunding {
 		return FloatFunding{ID: d.str(), Provider: d.str(), Currency: d.str(), Amount: d.minor(), Reference: d.str(), At: d.varint()}
 	},
 	open: func(*FloatFunding) bool { return false },
@@ -144,8 +144,8 @@ var floatFundingKind = &kind[FloatFunding]{
 	unlisted: true,
 }
 
-func (c *FundProviderFloat) apply(s *State) Result {
-	if err := checkID(c.ID, "ffd_"); err != nil {
+func (c *FundProviderFloat) Apply(s *State) Result {
+	if err := CheckID(c.ID, "ffd_"); err != nil {
 		return Result{Err: err}
 	}
 	if c.Provider == "" || len(c.Provider) > instructionFieldMax {
@@ -164,10 +164,10 @@ func (c *FundProviderFloat) apply(s *State) Result {
 		if prev.Provider == c.Provider && prev.Currency == c.Currency && prev.Amount == c.Amount {
 			return Result{Replayed: true, FloatFunding: &prev}
 		}
-		return Result{Err: errorf(CodeConflict, "reference %s names another funding", c.Reference)}
+		return Result{Err: Errorf(CodeConflict, "reference %s names another funding", c.Reference)}
 	}
 	if s.floatFundings.taken(c.ID) {
-		return Result{Err: errorf(CodeConflict, "funding %s already exists", c.ID)}
+		return Result{Err: Errorf(CodeConflict, "funding %s already exists", c.ID)}
 	}
 	postings := []posting{
 		{s.floatAccount(c.Provider, c.Currency, c.At), EntryFloatFunding, -c.Amount},

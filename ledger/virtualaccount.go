@@ -88,19 +88,19 @@ type UpdateVirtualAccount struct {
 func (*CreateVirtualAccount) Kind() Kind { return KindCreateVirtualAccount }
 func (*UpdateVirtualAccount) Kind() Kind { return KindUpdateVirtualAccount }
 
-func (c *CreateVirtualAccount) fields(f *fieldCodec) {
-	f.varint(&c.At)
-	f.str(&c.ID)
-	f.str(&c.OrgID)
-	f.str(&c.Currency)
-	f.str(&c.Bank)
-	f.str(&c.ExternalReference)
-	f.str(&c.Metadata)
+func (c *CreateVirtualAccount) fields(f *Codec) {
+	f.Varint(&c.At)
+	f.Str(&c.ID)
+	f.Str(&c.OrgID)
+	f.Str(&c.Currency)
+	f.Str(&c.Bank)
+	f.Str(&c.ExternalReference)
+	f.Str(&c.Metadata)
 }
 
-func (c *CreateVirtualAccount) encode(e *encoder) { c.fields(e.codec()) }
+func (c *CreateVirtualAccount) Encode(e *Encoder) { c.fields(e.Codec()) }
 
-func (c *UpdateVirtualAccount) encode(e *encoder) {
+func (c *UpdateVirtualAccount) Encode(e *Encoder) {
 	e.varint(c.At)
 	e.str(c.ID)
 	e.str(c.OrgID)
@@ -108,13 +108,13 @@ func (c *UpdateVirtualAccount) encode(e *encoder) {
 }
 
 func init() {
-	registerFields[CreateVirtualAccount](KindCreateVirtualAccount)
-	registerCommand(KindUpdateVirtualAccount, func(d *decoder) Command {
+	RegisterFields[CreateVirtualAccount](KindCreateVirtualAccount)
+	RegisterCommand(KindUpdateVirtualAccount, func(d *Decoder) Command {
 		return &UpdateVirtualAccount{At: d.varint(), ID: d.str(), OrgID: d.str(), Status: VirtualAccountStatus(d.u8())}
 	})
 }
 
-func encodeVirtualAccount(e *encoder, v *VirtualAccount) {
+func encodeVirtualAccount(e *Encoder, v *VirtualAccount) {
 	e.str(v.ID)
 	e.str(v.OrgID)
 	e.u8(uint8(v.Status))
@@ -128,7 +128,7 @@ func encodeVirtualAccount(e *encoder, v *VirtualAccount) {
 	e.varint(v.UpdatedAt)
 }
 
-func decodeVirtualAccount(d *decoder) VirtualAccount {
+func decodeVirtualAccount(d *Decoder) VirtualAccount {
 	return VirtualAccount{
 		ID: d.str(), OrgID: d.str(), Status: VirtualAccountStatus(d.u8()), Currency: d.str(),
 		Bank: d.str(), AccountNumber: d.str(), AccountName: d.str(), ExternalReference: d.str(),
@@ -155,13 +155,13 @@ func (s *State) indexVirtualAccount(v *VirtualAccount) {
 	}
 }
 
-func (c *CreateVirtualAccount) apply(s *State) Result {
-	if err := checkID(c.ID, "va_"); err != nil {
+func (c *CreateVirtualAccount) Apply(s *State) Result {
+	if err := CheckID(c.ID, "va_"); err != nil {
 		return Result{Err: err}
 	}
 	org, ok := s.orgs.get(c.OrgID)
 	if !ok {
-		return Result{Err: errorf(CodeNotFound, "Organization not found")}
+		return Result{Err: Errorf(CodeNotFound, "Organization not found")}
 	}
 	cur, ok := LookupCurrency(c.Currency)
 	if !ok || cur.Crypto {
@@ -181,7 +181,7 @@ func (c *CreateVirtualAccount) apply(s *State) Result {
 		}
 	}
 	if _, ok := d.virtualAccounts.get(c.ID); ok {
-		return Result{Err: errorf(CodeConflict, "virtual account %s already exists", c.ID)}
+		return Result{Err: Errorf(CodeConflict, "virtual account %s already exists", c.ID)}
 	}
 	v := VirtualAccount{
 		ID:                c.ID,
@@ -216,10 +216,10 @@ func (s *State) newVirtualAccountNumber() string {
 	}
 }
 
-func (c *UpdateVirtualAccount) apply(s *State) Result {
+func (c *UpdateVirtualAccount) Apply(s *State) Result {
 	v, ok := s.deposits.virtualAccounts.owned(c.OrgID, c.ID)
 	if !ok {
-		return Result{Err: errorf(CodeNotFound, "Virtual account not found")}
+		return Result{Err: Errorf(CodeNotFound, "Virtual account not found")}
 	}
 	if c.Status != VirtualAccountActive && c.Status != VirtualAccountPaused {
 		return Result{Err: FieldInvalid("status", "must be active or paused")}

@@ -432,8 +432,8 @@ func (c *RecordWebhookAttempt) Kind() Kind {
 	return KindRecordWebhookAttempt
 }
 
-func webhookNotFound() *Error         { return errorf(CodeNotFound, "Webhook endpoint not found") }
-func webhookDeliveryNotFound() *Error { return errorf(CodeNotFound, "Webhook delivery not found") }
+func webhookNotFound() *Error         { return Errorf(CodeNotFound, "Webhook endpoint not found") }
+func webhookDeliveryNotFound() *Error { return Errorf(CodeNotFound, "Webhook delivery not found") }
 
 // liveEndpoint returns org's endpoint id unless it is deleted.
 func (s *State) liveEndpoint(org, id string) (WebhookEndpoint, *Error) {
@@ -446,17 +446,17 @@ func (s *State) liveEndpoint(org, id string) (WebhookEndpoint, *Error) {
 
 func checkSecret(secret string) *Error {
 	if len(secret) < len("whsec_")+32 || secret[:6] != "whsec_" {
-		return errorf(CodeValidation, "webhook secret must be whsec_ and base64 of 24 to 32 bytes")
+		return Errorf(CodeValidation, "webhook secret must be whsec_ and base64 of 24 to 32 bytes")
 	}
 	return nil
 }
 
-func (c *CreateWebhookEndpoint) apply(s *State) Result {
+func (c *CreateWebhookEndpoint) Apply(s *State) Result {
 	if err := s.checkNew(c.ID, "whe_", c.OrgID); err != nil {
 		return Result{Err: err}
 	}
 	if _, ok := s.webhooks.endpoints.get(c.ID); ok {
-		return Result{Err: errorf(CodeConflict, "webhook endpoint %s already exists", c.ID)}
+		return Result{Err: Errorf(CodeConflict, "webhook endpoint %s already exists", c.ID)}
 	}
 	if c.URL == "" {
 		return Result{Err: FieldInvalid("url", "is required")}
@@ -468,7 +468,7 @@ func (c *CreateWebhookEndpoint) apply(s *State) Result {
 		return Result{Err: err}
 	}
 	if s.webhooks.liveEndpoints[c.OrgID] >= WebhookEndpointsMax {
-		return Result{Err: errorf(CodeBadRequest, "An organization can have at most %d webhook endpoints; delete one first", WebhookEndpointsMax)}
+		return Result{Err: Errorf(CodeBadRequest, "An organization can have at most %d webhook endpoints; delete one first", WebhookEndpointsMax)}
 	}
 	e := WebhookEndpoint{
 		ID: c.ID, OrgID: c.OrgID, URL: c.URL, Description: c.Description, Events: slices.Clone(c.Events),
@@ -479,7 +479,7 @@ func (c *CreateWebhookEndpoint) apply(s *State) Result {
 	return Result{WebhookEndpoint: &e}
 }
 
-func (c *UpdateWebhookEndpoint) apply(s *State) Result {
+func (c *UpdateWebhookEndpoint) Apply(s *State) Result {
 	e, err := s.liveEndpoint(c.OrgID, c.ID)
 	if err != nil {
 		return Result{Err: err}
@@ -519,7 +519,7 @@ func (c *UpdateWebhookEndpoint) apply(s *State) Result {
 	return Result{WebhookEndpoint: &e}
 }
 
-func (c *DeleteWebhookEndpoint) apply(s *State) Result {
+func (c *DeleteWebhookEndpoint) Apply(s *State) Result {
 	e, err := s.liveEndpoint(c.OrgID, c.ID)
 	if err != nil {
 		return Result{Err: err}
@@ -532,7 +532,7 @@ func (c *DeleteWebhookEndpoint) apply(s *State) Result {
 	return Result{WebhookEndpoint: &e}
 }
 
-func (c *RotateWebhookSecret) apply(s *State) Result {
+func (c *RotateWebhookSecret) Apply(s *State) Result {
 	e, err := s.liveEndpoint(c.OrgID, c.ID)
 	if err != nil {
 		return Result{Err: err}
@@ -554,7 +554,7 @@ func (e WebhookEndpoint) subject() WebhookEndpoint {
 	return e
 }
 
-func (c *SendWebhookTest) apply(s *State) Result {
+func (c *SendWebhookTest) Apply(s *State) Result {
 	e, err := s.liveEndpoint(c.OrgID, c.EndpointID)
 	if err != nil {
 		return Result{Err: err}
@@ -564,13 +564,13 @@ func (c *SendWebhookTest) apply(s *State) Result {
 	return Result{WebhookDelivery: &d}
 }
 
-func (c *RecordWebhookAttempt) apply(s *State) Result {
+func (c *RecordWebhookAttempt) Apply(s *State) Result {
 	d, ok := s.webhooks.deliveries.get(c.DeliveryID)
 	if !ok {
 		return Result{Err: webhookDeliveryNotFound()}
 	}
 	if d.Status != DeliveryPending || c.Attempt != d.Attempts+1 {
-		return Result{Err: errorf(CodeConflict, "delivery %s is %s after %d attempts; attempt %d is stale",
+		return Result{Err: Errorf(CodeConflict, "delivery %s is %s after %d attempts; attempt %d is stale",
 			d.ID, d.Status, d.Attempts, c.Attempt)}
 	}
 	msg := CutText(c.Error, webhookErrorLenMax)
@@ -645,17 +645,17 @@ func appendAttempt(history []DeliveryAttempt, c *RecordWebhookAttempt, msg strin
 	})
 }
 
-func (c *RetryWebhookDelivery) apply(s *State) Result {
+func (c *RetryWebhookDelivery) Apply(s *State) Result {
 	d, ok := s.webhooks.deliveries.owned(c.OrgID, c.DeliveryID)
 	if !ok {
 		return Result{Err: webhookDeliveryNotFound()}
 	}
 	e, ok := s.webhooks.endpoints.get(d.EndpointID)
 	if !ok || e.Deleted {
-		return Result{Err: errorf(CodeBadRequest, "The delivery's webhook endpoint was deleted")}
+		return Result{Err: Errorf(CodeBadRequest, "The delivery's webhook endpoint was deleted")}
 	}
 	if e.Status != WebhookActive {
-		return Result{Err: errorf(CodeBadRequest, "The webhook endpoint is disabled; set its status to active first")}
+		return Result{Err: Errorf(CodeBadRequest, "The webhook endpoint is disabled; set its status to active first")}
 	}
 	if d.Status == DeliverySuccess {
 		ev, _ := s.EventAt(d.EventSeq)
@@ -761,7 +761,7 @@ func (r *Reader) PendingWebhookDeliveries(after OpenCursor, limit int) ([]Webhoo
 
 // Codecs.
 
-func encodeWebhookEndpoint(e *encoder, w *WebhookEndpoint) {
+func encodeWebhookEndpoint(e *Encoder, w *WebhookEndpoint) {
 	e.str(w.ID)
 	e.str(w.OrgID)
 	e.str(w.URL)
@@ -778,7 +778,7 @@ func encodeWebhookEndpoint(e *encoder, w *WebhookEndpoint) {
 	e.varint(w.UpdatedAt)
 }
 
-func decodeWebhookEndpoint(d *decoder) WebhookEndpoint {
+func decodeWebhookEndpoint(d *Decoder) WebhookEndpoint {
 	return WebhookEndpoint{
 		ID: d.str(), OrgID: d.str(), URL: d.str(), Description: d.str(), Events: d.strs(),
 		Status: d.str(), DisabledReason: d.str(), FailureCount: d.varint(), Deleted: d.bool(),
@@ -787,7 +787,7 @@ func decodeWebhookEndpoint(d *decoder) WebhookEndpoint {
 	}
 }
 
-func encodeWebhookDelivery(e *encoder, w *WebhookDelivery) {
+func encodeWebhookDelivery(e *Encoder, w *WebhookDelivery) {
 	e.uvarint(w.Seq)
 	e.str(w.OrgID)
 	e.str(w.EndpointID)
@@ -817,7 +817,7 @@ func encodeWebhookDelivery(e *encoder, w *WebhookDelivery) {
 	}
 }
 
-func decodeWebhookDelivery(d *decoder) WebhookDelivery {
+func decodeWebhookDelivery(d *Decoder) WebhookDelivery {
 	w := WebhookDelivery{
 		Seq: d.uvarint(), OrgID: d.str(), EndpointID: d.str(), EventSeq: d.uvarint(),
 		EventType: d.str(), ResourceID: d.str(), Test: d.bool(), Status: DeliveryStatus(d.u8()),
@@ -840,108 +840,108 @@ func decodeWebhookDelivery(d *decoder) WebhookDelivery {
 	return w
 }
 
-func (c *CreateWebhookEndpoint) fields(f *fieldCodec) {
-	f.varint(&c.At)
-	f.str(&c.ID)
-	f.str(&c.OrgID)
-	f.str(&c.URL)
-	f.str(&c.Description)
-	f.strs(&c.Events)
-	f.str(&c.Secret)
+func (c *CreateWebhookEndpoint) fields(f *Codec) {
+	f.Varint(&c.At)
+	f.Str(&c.ID)
+	f.Str(&c.OrgID)
+	f.Str(&c.URL)
+	f.Str(&c.Description)
+	f.Strs(&c.Events)
+	f.Str(&c.Secret)
 }
 
-func (c *CreateWebhookEndpoint) encode(e *encoder) { c.fields(e.codec()) }
+func (c *CreateWebhookEndpoint) Encode(e *Encoder) { c.fields(e.Codec()) }
 
-func (c *UpdateWebhookEndpoint) fields(f *fieldCodec) {
-	f.varint(&c.At)
-	f.str(&c.ID)
-	f.str(&c.OrgID)
-	f.bool(&c.SetURL)
-	f.str(&c.URL)
-	f.bool(&c.SetDescription)
-	f.str(&c.Description)
-	f.bool(&c.SetEvents)
-	f.strs(&c.Events)
-	f.bool(&c.SetStatus)
-	f.str(&c.Status)
+func (c *UpdateWebhookEndpoint) fields(f *Codec) {
+	f.Varint(&c.At)
+	f.Str(&c.ID)
+	f.Str(&c.OrgID)
+	f.Bool(&c.SetURL)
+	f.Str(&c.URL)
+	f.Bool(&c.SetDescription)
+	f.Str(&c.Description)
+	f.Bool(&c.SetEvents)
+	f.Strs(&c.Events)
+	f.Bool(&c.SetStatus)
+	f.Str(&c.Status)
 }
 
-func (c *UpdateWebhookEndpoint) encode(e *encoder) { c.fields(e.codec()) }
+func (c *UpdateWebhookEndpoint) Encode(e *Encoder) { c.fields(e.Codec()) }
 
-func (c *DeleteWebhookEndpoint) fields(f *fieldCodec) {
-	f.varint(&c.At)
-	f.str(&c.ID)
-	f.str(&c.OrgID)
+func (c *DeleteWebhookEndpoint) fields(f *Codec) {
+	f.Varint(&c.At)
+	f.Str(&c.ID)
+	f.Str(&c.OrgID)
 }
 
-func (c *DeleteWebhookEndpoint) encode(e *encoder) { c.fields(e.codec()) }
+func (c *DeleteWebhookEndpoint) Encode(e *Encoder) { c.fields(e.Codec()) }
 
-func (c *RotateWebhookSecret) fields(f *fieldCodec) {
-	f.varint(&c.At)
-	f.str(&c.ID)
-	f.str(&c.OrgID)
-	f.str(&c.Secret)
+func (c *RotateWebhookSecret) fields(f *Codec) {
+	f.Varint(&c.At)
+	f.Str(&c.ID)
+	f.Str(&c.OrgID)
+	f.Str(&c.Secret)
 }
 
-func (c *RotateWebhookSecret) encode(e *encoder) { c.fields(e.codec()) }
+func (c *RotateWebhookSecret) Encode(e *Encoder) { c.fields(e.Codec()) }
 
-func (c *SendWebhookTest) fields(f *fieldCodec) {
-	f.varint(&c.At)
-	f.str(&c.OrgID)
-	f.str(&c.EndpointID)
+func (c *SendWebhookTest) fields(f *Codec) {
+	f.Varint(&c.At)
+	f.Str(&c.OrgID)
+	f.Str(&c.EndpointID)
 }
 
-func (c *SendWebhookTest) encode(e *encoder) { c.fields(e.codec()) }
+func (c *SendWebhookTest) Encode(e *Encoder) { c.fields(e.Codec()) }
 
 // fields are the attempt's fields but StartedAt, which only the timed kind
 // appends.
-func (c *RecordWebhookAttempt) fields(f *fieldCodec) {
-	f.varint(&c.At)
-	f.str(&c.DeliveryID)
-	f.varint(&c.Attempt)
-	f.bool(&c.Succeeded)
-	f.varint(&c.StatusCode)
-	f.str(&c.Error)
-	f.varint(&c.RetryAt)
+func (c *RecordWebhookAttempt) fields(f *Codec) {
+	f.Varint(&c.At)
+	f.Str(&c.DeliveryID)
+	f.Varint(&c.Attempt)
+	f.Bool(&c.Succeeded)
+	f.Varint(&c.StatusCode)
+	f.Str(&c.Error)
+	f.Varint(&c.RetryAt)
 }
 
-func (c *RecordWebhookAttempt) encode(e *encoder) {
-	c.fields(e.codec())
+func (c *RecordWebhookAttempt) Encode(e *Encoder) {
+	c.fields(e.Codec())
 	if c.StartedAt != 0 {
 		e.varint(c.StartedAt)
 	}
 }
 
-func (c *RetryWebhookDelivery) fields(f *fieldCodec) {
-	f.varint(&c.At)
-	f.str(&c.OrgID)
-	f.str(&c.DeliveryID)
+func (c *RetryWebhookDelivery) fields(f *Codec) {
+	f.Varint(&c.At)
+	f.Str(&c.OrgID)
+	f.Str(&c.DeliveryID)
 }
 
-func (c *RetryWebhookDelivery) encode(e *encoder) { c.fields(e.codec()) }
+func (c *RetryWebhookDelivery) Encode(e *Encoder) { c.fields(e.Codec()) }
 
 func (WebhookEndpoint) subjectKind() SubjectKind { return SubjectWebhookEndpoint }
 
 func init() {
-	registerFields[CreateWebhookEndpoint](KindCreateWebhookEndpoint)
-	registerFields[UpdateWebhookEndpoint](KindUpdateWebhookEndpoint)
-	registerFields[DeleteWebhookEndpoint](KindDeleteWebhookEndpoint)
-	registerFields[RotateWebhookSecret](KindRotateWebhookSecret)
-	registerFields[SendWebhookTest](KindSendWebhookTest)
-	registerFields[RecordWebhookAttempt](KindRecordWebhookAttempt)
-	registerCommand(KindRecordWebhookAttemptTimed, func(d *decoder) Command {
+	RegisterFields[CreateWebhookEndpoint](KindCreateWebhookEndpoint)
+	RegisterFields[UpdateWebhookEndpoint](KindUpdateWebhookEndpoint)
+	RegisterFields[DeleteWebhookEndpoint](KindDeleteWebhookEndpoint)
+	RegisterFields[RotateWebhookSecret](KindRotateWebhookSecret)
+	RegisterFields[SendWebhookTest](KindSendWebhookTest)
+	RegisterFields[RecordWebhookAttempt](KindRecordWebhookAttempt)
+	RegisterCommand(KindRecordWebhookAttemptTimed, func(d *Decoder) Command {
 		c := new(RecordWebhookAttempt)
-		c.fields(d.codec())
+		c.fields(d.Codec())
 		c.StartedAt = d.varint()
 		if c.StartedAt == 0 && d.err == nil {
 			d.fail(errors.New("ledger: timed webhook attempt without a start")) // would re-encode as kind 75
 		}
 		return c
 	})
-	registerFields[RetryWebhookDelivery](KindRetryWebhookDelivery)
+	RegisterFields[RetryWebhookDelivery](KindRetryWebhookDelivery)
 	registerSubject(SubjectWebhookEndpoint,
-		func(e *encoder, s Subject) { w := s.(WebhookEndpoint); encodeWebhookEndpoint(e, &w) },
-		func(d *decoder) Subject { return decodeWebhookEndpoint(d) })
+		func(e *Encoder, s Subject) { w := s.(WebhookEndpoint); encodeWebhookEndpoint(e, &w) },
+		func(d *Decoder) Subject { return decodeWebhookEndpoint(d) })
 }
 
 // KindOfSubject returns the record type of an event's subject, for the

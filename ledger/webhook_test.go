@@ -459,7 +459,7 @@ func TestWebhookAttemptCodecs(t *testing.T) {
 	plain := &RecordWebhookAttempt{At: 9, DeliveryID: "whd_1", Attempt: 2, StatusCode: 502, Error: "HTTP 502", RetryAt: 99}
 	timed := *plain
 	timed.StartedAt = 7
-	var old encoder // KindRecordWebhookAttempt's layout, by hand
+	var old Encoder // KindRecordWebhookAttempt's layout, by hand
 	old.u8(batchVersion)
 	old.uvarint(1)
 	old.u8(uint8(KindRecordWebhookAttempt))
@@ -493,7 +493,7 @@ func TestWebhookAttemptCodecs(t *testing.T) {
 	d := WebhookDelivery{Seq: 3, OrgID: "org_a", EndpointID: "whe_1", EventSeq: 5, EventType: EventAccountCredited,
 		ResourceID: "acct_1", Status: DeliveryPending, NextAttemptAt: 4, CreatedAt: 4}
 	d.ID, d.EventID = DeliveryID(d.Seq), EventID(d.EventSeq)
-	var first encoder // format 1's delivery record, by hand
+	var first Encoder // format 1's delivery record, by hand
 	for _, f := range []func(){
 		func() { first.uvarint(3) }, func() { first.str("org_a") }, func() { first.str("whe_1") },
 		func() { first.uvarint(5) }, func() { first.str(EventAccountCredited) }, func() { first.str("acct_1") },
@@ -503,12 +503,12 @@ func TestWebhookAttemptCodecs(t *testing.T) {
 	} {
 		f()
 	}
-	var stored encoder
+	var stored Encoder
 	encodeWebhookDelivery(&stored, &d)
 	if !bytes.Equal(stored.buf, first.buf) {
 		t.Fatalf("a delivery never attempted is stored as %x, want format 1's %x", stored.buf, first.buf)
 	}
-	dec := decoder{buf: first.buf}
+	dec := Decoder{buf: first.buf}
 	if got := decodeWebhookDelivery(&dec); dec.err != nil || len(dec.buf) != 0 || !reflect.DeepEqual(got, d) {
 		t.Fatalf("a format 1 record read as %+v, %v", got, dec.err)
 	}
@@ -517,12 +517,12 @@ func TestWebhookAttemptCodecs(t *testing.T) {
 		{Number: 2, StartedAt: 6, At: 8, Succeeded: false, StatusCode: 503, Error: "HTTP 503"}}
 	stored.buf = stored.buf[:0]
 	encodeWebhookDelivery(&stored, &d)
-	dec = decoder{buf: stored.buf}
+	dec = Decoder{buf: stored.buf}
 	if got := decodeWebhookDelivery(&dec); dec.err != nil || len(dec.buf) != 0 || !reflect.DeepEqual(got, d) {
 		t.Fatalf("read back as %+v, %v", got, dec.err)
 	}
 	empty := append(bytes.Clone(first.buf), 0) // an appended history of none would not re-encode as read
-	dec = decoder{buf: empty}
+	dec = Decoder{buf: empty}
 	if decodeWebhookDelivery(&dec); dec.err == nil {
 		t.Fatal("an empty appended history was accepted")
 	}
