@@ -83,8 +83,8 @@ func TestHandlersDecideNothing(t *testing.T) {
 			switch n := n.(type) {
 			case *ast.CompositeLit:
 				if sel, ok := n.Type.(*ast.SelectorExpr); ok {
-					if x, ok := sel.X.(*ast.Ident); ok && pkgOf(x) == "ledger" && commands[sel.Sel.Name] {
-						found[name+": ledger."+sel.Sel.Name+"{}"] = true
+					if x, ok := sel.X.(*ast.Ident); ok && commands[pkgOf(x)+"."+sel.Sel.Name] {
+						found[name+": "+pkgOf(x)+"."+sel.Sel.Name+"{}"] = true
 					}
 				}
 			case *ast.CallExpr:
@@ -117,17 +117,22 @@ func TestHandlersDecideNothing(t *testing.T) {
 	}
 }
 
-// ledgerCommandTypes are the names of package ledger's command types: the
-// types with a Kind method.
+// ledgerCommandTypes are the command types of package ledger and of its
+// feature packages (ledger/*/): the types with a Kind method, by package
+// and name ("ledger.CreatePayout", "recipients.Create").
 func ledgerCommandTypes(t *testing.T) map[string]bool {
 	t.Helper()
-	files, err := filepath.Glob("../ledger/*.go")
+	kernel, err := filepath.Glob("../ledger/*.go")
 	if err != nil {
 		t.Fatal(err)
 	}
-	re := regexp.MustCompile(`(?m)^func \([a-z]* ?\*([A-Z][A-Za-z0-9]*)\) Kind\(\) Kind`)
+	features, err := filepath.Glob("../ledger/*/*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := regexp.MustCompile(`(?m)^func \([a-z]* ?\*([A-Z][A-Za-z0-9]*)\) Kind\(\) (?:ledger\.)?Kind`)
 	out := map[string]bool{}
-	for _, f := range files {
+	for _, f := range append(kernel, features...) {
 		if strings.HasSuffix(f, "_test.go") {
 			continue
 		}
@@ -135,12 +140,13 @@ func ledgerCommandTypes(t *testing.T) map[string]bool {
 		if err != nil {
 			t.Fatal(err)
 		}
+		pkg := filepath.Base(filepath.Dir(f))
 		for _, m := range re.FindAllSubmatch(b, -1) {
-			out[string(m[1])] = true
+			out[pkg+"."+string(m[1])] = true
 		}
 	}
-	if len(out) < 50 {
-		t.Fatalf("found only %d ledger command types: the pattern no longer matches", len(out))
+	if len(out) < 50 || !out["recipients.Create"] {
+		t.Fatalf("found only %d ledger command types (recipients.Create: %v): the pattern no longer matches", len(out), out["recipients.Create"])
 	}
 	return out
 }

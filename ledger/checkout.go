@@ -174,8 +174,8 @@ func (*CreateCheckoutSession) Kind() Kind  { return KindCreateCheckoutSession }
 func (*CheckoutDepositCommand) Kind() Kind { return KindCheckoutDeposit }
 
 func init() {
-	RegisterFields[CreateCheckoutSession](KindCreateCheckoutSession)
-	RegisterFields[CheckoutDepositCommand](KindCheckoutDeposit)
+	registerFields[CreateCheckoutSession](KindCreateCheckoutSession)
+	registerFields[CheckoutDepositCommand](KindCheckoutDeposit)
 	registerFieldsSubject[CheckoutSession](SubjectCheckoutSession)
 }
 

@@ -94,7 +94,7 @@ func (c *AdvanceClock) Encode(e *Encoder) { c.fields(e.Codec()) }
 func (c *Tick) Encode(e *Encoder) { e.varint(c.At) }
 
 func init() {
-	RegisterFields[AdvanceClock](KindAdvanceClock)
+	registerFields[AdvanceClock](KindAdvanceClock)
 	RegisterCommand(KindTick, func(d *Decoder) Command { return &Tick{At: d.varint()} })
 }
 

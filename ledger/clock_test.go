@@ -125,7 +125,6 @@ func clockScenario(t *testing.T, offset, at int64) *testState {
 		wh,
 		&CreateAPIKey{At: at, ID: "key_b", OrgID: "org_a", Hash: string(hash2[:])},
 		&FundBalance{At: at, OrgID: "org_a", Currency: "GHS", Amount: 1_000_000, ExternalReference: "f1"},
-		&CreateRecipient{At: at, ID: "rcp_1", OrgID: "org_a", Spec: mobileSpec},
 		&CreatePayout{At: at, ID: "pay_1", OrgID: "org_a", ExternalReference: "p1",
 			Spec:       PayoutSpec{Currency: "GHS", Amount: 1000, AmountSide: SideTo, Method: "gh_mtn", AccountNumber: "233241234567"},
 			MethodType: MethodMobileMoney, Fee: 10},
@@ -208,11 +207,6 @@ func TestAdvanceShiftsEveryResourceTime(t *testing.T) {
 			l, ok := s.PaymentLink("org_a", "pl_1")
 			get(ok, t, "payment link")
 			return []int64{l.CreatedAt, l.UpdatedAt}
-		}},
-		{"recipient", func(t *testing.T, s *testState) []int64 {
-			r, ok := s.Recipient("org_a", "rcp_1")
-			get(ok, t, "recipient")
-			return []int64{r.CreatedAt, r.UpdatedAt}
 		}},
 		{"virtual account", func(t *testing.T, s *testState) []int64 {
 			v, ok := s.VirtualAccount("org_a", "va_1")

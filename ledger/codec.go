@@ -315,8 +315,8 @@ func decodeFields[T any, P fieldsCommand[T]](d *Decoder) P {
 	return c
 }
 
-// RegisterFields makes kind k decodable by its command's fields method.
-func RegisterFields[T any, P fieldsCommand[T]](k Kind) {
+// registerFields makes kind k decodable by its command's fields method.
+func registerFields[T any, P fieldsCommand[T]](k Kind) {
 	RegisterCommand(k, func(d *Decoder) Command { return decodeFields[T, P](d) })
 }
 
@@ -403,3 +403,7 @@ func (f *Codec) Scopes(p *Scopes) {
 	}
 	*p = Scopes(f.dec.u32())
 }
+
+// Decoding reports whether f reads (rather than writes): a Fields method
+// sets what the bytes leave implied only when reading.
+func (f *Codec) Decoding() bool { return f.dec != nil }

@@ -232,8 +232,8 @@ func init() {
 	registerEntryType(EntryConversionCredit, "conversion_credit", "conversion")
 	registerEntryType(EntryConversionClearing, "conversion_clearing", "conversion")
 	registerPurpose(PurposeFXClearing, "fx_clearing")
-	RegisterFields[CreateQuote](KindCreateQuote)
-	RegisterFields[ExecuteQuote](KindExecuteQuote)
+	registerFields[CreateQuote](KindCreateQuote)
+	registerFields[ExecuteQuote](KindExecuteQuote)
 	RegisterCommand(KindExecuteQuoteRef, func(d *Decoder) Command {
 		c := decodeFields[ExecuteQuote](d)
 		c.ExternalReference = d.appendedRef()

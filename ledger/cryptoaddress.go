@@ -77,8 +77,8 @@ func (c *UpdateCryptoAddress) fields(f *Codec) {
 func (c *UpdateCryptoAddress) Encode(e *Encoder) { c.fields(e.Codec()) }
 
 func init() {
-	RegisterFields[CreateCryptoAddress](KindCreateCryptoAddress)
-	RegisterFields[UpdateCryptoAddress](KindUpdateCryptoAddress)
+	registerFields[CreateCryptoAddress](KindCreateCryptoAddress)
+	registerFields[UpdateCryptoAddress](KindUpdateCryptoAddress)
 }
 
 func encodeCryptoAddress(e *Encoder, a *CryptoAddress) {

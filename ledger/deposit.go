@@ -112,7 +112,7 @@ func (c *ReceiveDeposit) fields(f *Codec) {
 func (c *ReceiveDeposit) Encode(e *Encoder) { c.fields(e.Codec()) }
 
 func init() {
-	RegisterFields[ReceiveDeposit](KindReceiveDeposit)
+	registerFields[ReceiveDeposit](KindReceiveDeposit)
 	registerSubject(SubjectDepositCollection,
 		func(e *Encoder, s Subject) {
 			c := s.(Collection)

@@ -166,7 +166,7 @@ func (c *AllocateDepositIndex) Encode(e *Encoder) { c.fields(e.Codec()) }
 
 func init() {
 	RegisterCommand(KindRecordDepositFeed, decodeRecordDepositFeed)
-	RegisterFields[AllocateDepositIndex](KindAllocateDepositIndex)
+	registerFields[AllocateDepositIndex](KindAllocateDepositIndex)
 }
 
 func validProviderName(name string) bool {

@@ -205,13 +205,13 @@ const (
 func init() {
 	registerEntryType(EntryDisputeDebit, "dispute_debit", "dispute")
 	registerEntryType(EntryDisputeReversal, "dispute_reversal", "dispute")
-	RegisterFields[OpenDispute](KindOpenDispute)
-	RegisterFields[RespondToDispute](KindRespondToDispute)
+	registerFields[OpenDispute](KindOpenDispute)
+	registerFields[RespondToDispute](KindRespondToDispute)
 	RegisterCommand(KindAddDisputeMessage, func(d *Decoder) Command {
 		return &AddDisputeMessage{At: d.varint(), DisputeID: d.str(), OrgID: d.str(), MessageID: d.str(),
 			AuthorType: d.str(), Body: d.str(), Attachments: decodeAttachments(d)}
 	})
-	RegisterFields[ResolveDispute](KindResolveDispute)
+	registerFields[ResolveDispute](KindResolveDispute)
 	registerSubject(SubjectDispute,
 		func(e *Encoder, s Subject) { v := s.(Dispute); encodeDispute(e, &v) },
 		func(d *Decoder) Subject { return decodeDispute(d) })

@@ -4,6 +4,18 @@
 // webhooks, idempotency by external reference, the error catalogue, and the
 // layout of the state store.
 //
+// # Kernel and features
+//
+// This package is the kernel: what every feature shares (organizations,
+// keys, balances and the journal, payouts and collections, events, the
+// clock, the state store and its layout) and, for now, most features. A
+// feature may live in a sub-package instead (ledger/recipients is the
+// first), on the extension points of feature.go: its commands, its kinds
+// of record, its part of every State and the hooks it adds to the kernel's
+// rules. Sub-packages keep this package's rules (below, and the "Never"
+// section: TestLedgerIsPure reads them too); package raft links them all,
+// and so do this package's tests (features_test.go).
+//
 // # Role
 //
 // Every change is a Command, proposed to the replicated log and applied by
@@ -221,7 +233,8 @@
 //
 // # Never
 //
-// This package does no I/O (but through the KVReader and KVWriter it is
-// handed), reads no clock, draws no random numbers, starts no goroutines,
-// and imports only the standard library and apd.
+// This package and its feature packages do no I/O (but through the
+// KVReader and KVWriter they are handed), read no clock, draw no random
+// numbers, start no goroutines, and import only the standard library, apd
+// and (the features) the ledger.
 package ledger

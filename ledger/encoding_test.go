@@ -84,7 +84,7 @@ func encodingSamples(t *testing.T, n int) []byte {
 			if again := EncodeBatch(nil, back); !bytes.Equal(again, b) {
 				t.Fatalf("%s sample %d: decoded and encoded again:\n%x\nwas\n%x", typ.Name(), i, again, b)
 			}
-			fmt.Fprintf(&out, "command %d %s %d %s\n", cmd.Kind(), typ.Name(), i, hex.EncodeToString(b))
+			fmt.Fprintf(&out, "command %d %s %d %s\n", cmd.Kind(), typeName(typ), i, hex.EncodeToString(b))
 		}
 	}
 	for _, k := range append(builtinKinds(), registeredKinds()...) {
@@ -120,13 +120,44 @@ func encodingSamples(t *testing.T, n int) []byte {
 	recordSamples(t, &out, n, checkoutDepositKind)
 	recordSamples(t, &out, n, payoutKind)
 	recordSamples(t, &out, n, idKeyKind)
-	recordSamples(t, &out, n, recipientKind)
+	featureSamples(t, &out, n, TagRecipient)
 	recordSamples(t, &out, n, spendChargeKind)
 	recordSamples(t, &out, n, floatFundingKind)
 	recordSamples(t, &out, n, virtualAccountKind)
 	recordSamples(t, &out, n, webhookEndpointKind)
 	recordSamples(t, &out, n, webhookDeliveryKind)
+	for tag := range recordKinds {
+		if !bytes.Contains(out.Bytes(), fmt.Appendf(nil, "record %c ", tag)) {
+			t.Errorf("no sample of the records of tag %q", tag)
+		}
+	}
 	return out.Bytes()
+}
+
+// typeName is a command type's name, qualified by its package outside
+// package ledger (a feature's: recipients.Create).
+func typeName(typ reflect.Type) string {
+	if typ.PkgPath() == reflect.TypeFor[Payout]().PkgPath() {
+		return typ.Name()
+	}
+	return typ.String()
+}
+
+// sampledKind is a kind of record whatever its type, for the features'
+// kinds (recordKinds).
+type sampledKind interface {
+	samples(t *testing.T, out *bytes.Buffer, n int)
+}
+
+func (k *kind[V]) samples(t *testing.T, out *bytes.Buffer, n int) { recordSamples(t, out, n, k) }
+
+// featureSamples samples the records of a feature's kind, by its tag.
+func featureSamples(t *testing.T, out *bytes.Buffer, n int, tag byte) {
+	k, ok := recordKinds[tag].(sampledKind)
+	if !ok {
+		t.Fatalf("no feature registered tag %q: is its package linked (features_test.go)?", tag)
+	}
+	k.samples(t, out, n)
 }
 
 func recordSamples[V any](t *testing.T, out *bytes.Buffer, n int, k *kind[V]) {

@@ -7,10 +7,10 @@ import (
 
 // Kinds and record types added after the first nine commands plug in through
 // this file, so that each feature keeps its rules and its codec in its own
-// file:
+// file (a feature in a sub-package plugs in through feature.go):
 //
-//   - a command type implements applier and registers its decoder with
-//     registerCommand from an init function (registerFields, where its
+//   - a command type implements Applier and registers its decoder with
+//     RegisterCommand from an init function (registerFields, where its
 //     fields method is its whole codec);
 //   - a kind of record is a kind[V] (store.go) with a tag of its own
 //     (layout.go), and a store of it in State (addStore).
@@ -24,7 +24,7 @@ import (
 //	       under an externalReference), virtual accounts, crypto
 //	       addresses, orders (34: a deposit under an externalReference),
 //	       payment links, checkout sessions
-//	50–69  recipients, files, disputes
+//	50–69  recipients (package recipients), files, disputes
 //	70–89  webhooks: endpoints, secrets, deliveries
 //	90–99  key controls: spend caps and IP allowlists
 //	100–109 dashboard team members: invitations, members, sessions

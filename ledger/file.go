@@ -119,8 +119,8 @@ func (c *SetFileSigningKey) fields(f *Codec) {
 func (c *SetFileSigningKey) Encode(e *Encoder) { c.fields(e.Codec()) }
 
 func init() {
-	RegisterFields[CreateFile](KindCreateFile)
-	RegisterFields[SetFileSigningKey](KindSetFileSigningKey)
+	registerFields[CreateFile](KindCreateFile)
+	registerFields[SetFileSigningKey](KindSetFileSigningKey)
 }
 
 func encodeFile(e *Encoder, f *File) {

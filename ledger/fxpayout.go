@@ -135,7 +135,7 @@ func decodePayoutFX(d *Decoder) PayoutFX {
 }
 
 func init() {
-	RegisterFields[CreateFXPayout](KindCreateFXPayout)
+	registerFields[CreateFXPayout](KindCreateFXPayout)
 	registerEntryType(EntryFXPayoutDebit, "fx_payout_debit", "payout")
 	registerEntryType(EntryFXPayoutClearing, "fx_payout_clearing", "payout")
 	registerEntryType(EntryFXPayoutReversal, "fx_payout_reversal", "payout")

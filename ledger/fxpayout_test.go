@@ -62,7 +62,6 @@ func TestCreateFXPayoutRules(t *testing.T) {
 		{"no side", func(c *CreateFXPayout) { c.Spec.AmountSide = 0 }, ErrValidation},
 		{"bad rate", func(c *CreateFXPayout) { c.Rate = "1e3" }, ErrValidation},
 		{"no reference", func(c *CreateFXPayout) { c.ExternalReference = "" }, ErrValidation},
-		{"no such recipient", func(c *CreateFXPayout) { c.Spec.RecipientID = "rcp_x" }, ErrValidation},
 		// 1000.00 USD cover 999.00 but not its 1% fee: exactly nothing moves.
 		{"insufficient funds", func(c *CreateFXPayout) {
 			c.FromAmount, c.Fee, c.ToAmount, c.Spec.Amount = 99_900, 999, 1_542_855, 1_542_855

@@ -146,10 +146,10 @@ func (c *ReplaceInstruction) fields(f *Codec) {
 func (c *ReplaceInstruction) Encode(e *Encoder) { c.fields(e.Codec()) }
 
 func init() {
-	RegisterFields[PrepareInstruction](KindPrepareInstruction)
-	RegisterFields[MarkInstructionSent](KindMarkInstructionSent)
-	RegisterFields[SetInstructionReference](KindSetInstructionReference)
-	RegisterFields[ReplaceInstruction](KindReplaceInstruction)
+	registerFields[PrepareInstruction](KindPrepareInstruction)
+	registerFields[MarkInstructionSent](KindMarkInstructionSent)
+	registerFields[SetInstructionReference](KindSetInstructionReference)
+	registerFields[ReplaceInstruction](KindReplaceInstruction)
 }
 
 func encodeInstruction(e *Encoder, in *Instruction) {

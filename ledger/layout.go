@@ -25,7 +25,7 @@ const (
 	tagCheckoutSession  byte = 'n'
 	tagPayout           byte = 'p'
 	tagQuote            byte = 'q'
-	tagRecipient        byte = 'r'
+	TagRecipient        byte = 'r' // package recipients
 	tagConversion       byte = 's'
 	tagCryptoAddress    byte = 't'
 	tagCheckoutDeposit  byte = 'u'

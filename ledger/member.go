@@ -321,16 +321,16 @@ func (c *ChangeMemberPassword) fields(f *Codec) {
 func (c *ChangeMemberPassword) Encode(e *Encoder) { c.fields(e.Codec()) }
 
 func init() {
-	RegisterFields[CreateInvitation](KindCreateInvitation)
-	RegisterFields[AcceptInvitation](KindAcceptInvitation)
-	RegisterFields[RevokeInvitation](KindRevokeInvitation)
-	RegisterFields[StartDashboardSession](KindStartDashboardSession)
-	RegisterFields[EndDashboardSession](KindEndDashboardSession)
-	RegisterFields[RecordSignInFailure](KindRecordSignInFailure)
-	RegisterFields[SetMemberRole](KindSetMemberRole)
-	RegisterFields[RemoveMember](KindRemoveMember)
-	RegisterFields[CreatePasswordReset](KindCreatePasswordReset)
-	RegisterFields[ChangeMemberPassword](KindChangeMemberPassword)
+	registerFields[CreateInvitation](KindCreateInvitation)
+	registerFields[AcceptInvitation](KindAcceptInvitation)
+	registerFields[RevokeInvitation](KindRevokeInvitation)
+	registerFields[StartDashboardSession](KindStartDashboardSession)
+	registerFields[EndDashboardSession](KindEndDashboardSession)
+	registerFields[RecordSignInFailure](KindRecordSignInFailure)
+	registerFields[SetMemberRole](KindSetMemberRole)
+	registerFields[RemoveMember](KindRemoveMember)
+	registerFields[CreatePasswordReset](KindCreatePasswordReset)
+	registerFields[ChangeMemberPassword](KindChangeMemberPassword)
 }
 
 // Lookup index names.

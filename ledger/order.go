@@ -336,8 +336,8 @@ func (c *DepositOrder) Kind() Kind {
 }
 
 func init() {
-	RegisterFields[CreateOrder](KindCreateOrder)
-	RegisterFields[DepositOrder](KindDepositOrder)
+	registerFields[CreateOrder](KindCreateOrder)
+	registerFields[DepositOrder](KindDepositOrder)
 	RegisterCommand(KindDepositOrderRef, func(d *Decoder) Command {
 		c := decodeFields[DepositOrder](d)
 		c.ExternalReference = d.appendedRef()

@@ -442,10 +442,10 @@ func (ls *linkState) closeSession(c CheckoutSession) {
 }
 
 func init() {
-	RegisterFields[CreatePaymentLink](KindCreatePaymentLink)
-	RegisterFields[UpdatePaymentLink](KindUpdatePaymentLink)
-	RegisterFields[CreatePaymentPage](KindCreatePaymentPage)
-	RegisterFields[UpdatePaymentPage](KindUpdatePaymentPage)
+	registerFields[CreatePaymentLink](KindCreatePaymentLink)
+	registerFields[UpdatePaymentLink](KindUpdatePaymentLink)
+	registerFields[CreatePaymentPage](KindCreatePaymentPage)
+	registerFields[UpdatePaymentPage](KindUpdatePaymentPage)
 	registerFieldsSubject[PaymentLink](SubjectPaymentLink)
 	registerFieldsSubject[PaymentPage](SubjectPaymentPage)
 }

@@ -274,8 +274,10 @@ func (s *State) debitForPayout(d *newPayout) (account Account, r Result, done bo
 	if s.payouts.taken(d.ID) {
 		return account, Result{Err: Errorf(CodeConflict, "payout %s already exists", d.ID)}, true
 	}
-	if err := s.checkPayoutRecipient(d.OrgID, d.Spec); err != nil {
-		return account, Result{Err: err}, true
+	for _, check := range s.payoutChecks {
+		if err := check(d.OrgID, d.Spec); err != nil {
+			return account, Result{Err: err}, true
+		}
 	}
 	var available Minor
 	if hasAccount {

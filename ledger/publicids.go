@@ -64,7 +64,7 @@ func (c *SetIDKey) fields(f *Codec) {
 func (c *SetIDKey) Encode(e *Encoder) { c.fields(e.Codec()) }
 
 func init() {
-	RegisterFields[SetIDKey](KindSetIDKey)
+	registerFields[SetIDKey](KindSetIDKey)
 }
 
 func (c *SetIDKey) Apply(s *State) Result {

@@ -56,7 +56,6 @@ type State struct {
 	clocks *store[Clock]
 
 	// The features' records and indexes, each owned by its file.
-	recipients *store[Recipient]      // recipient.go
 	files      *store[File]           // file.go
 	fileKeys   *store[fileSigningKey] // file.go
 	idKeys     *store[fileSigningKey] // publicids.go
@@ -84,6 +83,11 @@ type State struct {
 	flushedDeadline int64
 
 	formatWritten bool
+
+	// The features of sub-packages (feature.go), in registration order,
+	// and the payout rules they add.
+	features     []any
+	payoutChecks []func(org string, spec *PayoutSpec) *Error
 }
 
 // StoreFormat is the version of the state store's layout (doc.go). A store
@@ -168,7 +172,6 @@ func NewState(kv KVReader) *State {
 
 	// The features, each registering its stores, hooks and expirers. The
 	// order fixes the order of hooks.
-	s.recipients = addStore(s, recipientKind)
 	s.files = addStore(s, fileKind)
 	s.fileKeys = addStore(s, fileSigningKeyKind)
 	s.idKeys = addStore(s, idKeyKind)
@@ -184,6 +187,9 @@ func NewState(kv KVReader) *State {
 	s.instructions = addStore(s, instructionKind)
 	s.providers = addStore(s, providerKind)
 	s.floatFundings = addStore(s, floatFundingKind)
+	for _, part := range features {
+		s.features = append(s.features, part(s))
+	}
 	return s
 }
 
@@ -305,9 +311,11 @@ type Result struct {
 	CheckoutSession *CheckoutSession
 	CheckoutDeposit *CheckoutDeposit
 
-	// Recipients (recipient.go).
-	Recipient      *Recipient
-	RecipientBatch []RecipientOutcome
+	// Value is the outcome of a command of a feature's sub-package (a
+	// copy of the record it made or changed…), which that package reads
+	// back (feature.go).
+	Value any
+
 	// Files and disputes.
 	File           *File
 	Dispute        *Dispute

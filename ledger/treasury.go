@@ -34,7 +34,7 @@ func init() {
 	registerPurpose(PurposeProviderFloat, "provider_float")
 	registerPurpose(PurposeTreasury, "treasury")
 	registerEntryType(EntryFloatFunding, "float_funding", "treasury")
-	RegisterFields[FundProviderFloat](KindFundProviderFloat)
+	registerFields[FundProviderFloat](KindFundProviderFloat)
 }
 
 // FloatAccountNumber is the number of a provider instance's float account

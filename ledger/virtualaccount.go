@@ -108,7 +108,7 @@ func (c *UpdateVirtualAccount) Encode(e *Encoder) {
 }
 
 func init() {
-	RegisterFields[CreateVirtualAccount](KindCreateVirtualAccount)
+	registerFields[CreateVirtualAccount](KindCreateVirtualAccount)
 	RegisterCommand(KindUpdateVirtualAccount, func(d *Decoder) Command {
 		return &UpdateVirtualAccount{At: d.varint(), ID: d.str(), OrgID: d.str(), Status: VirtualAccountStatus(d.u8())}
 	})

@@ -923,12 +923,12 @@ func (c *RetryWebhookDelivery) Encode(e *Encoder) { c.fields(e.Codec()) }
 func (WebhookEndpoint) subjectKind() SubjectKind { return SubjectWebhookEndpoint }
 
 func init() {
-	RegisterFields[CreateWebhookEndpoint](KindCreateWebhookEndpoint)
-	RegisterFields[UpdateWebhookEndpoint](KindUpdateWebhookEndpoint)
-	RegisterFields[DeleteWebhookEndpoint](KindDeleteWebhookEndpoint)
-	RegisterFields[RotateWebhookSecret](KindRotateWebhookSecret)
-	RegisterFields[SendWebhookTest](KindSendWebhookTest)
-	RegisterFields[RecordWebhookAttempt](KindRecordWebhookAttempt)
+	registerFields[CreateWebhookEndpoint](KindCreateWebhookEndpoint)
+	registerFields[UpdateWebhookEndpoint](KindUpdateWebhookEndpoint)
+	registerFields[DeleteWebhookEndpoint](KindDeleteWebhookEndpoint)
+	registerFields[RotateWebhookSecret](KindRotateWebhookSecret)
+	registerFields[SendWebhookTest](KindSendWebhookTest)
+	registerFields[RecordWebhookAttempt](KindRecordWebhookAttempt)
 	RegisterCommand(KindRecordWebhookAttemptTimed, func(d *Decoder) Command {
 		c := new(RecordWebhookAttempt)
 		c.fields(d.Codec())
@@ -938,7 +938,7 @@ func init() {
 		}
 		return c
 	})
-	RegisterFields[RetryWebhookDelivery](KindRetryWebhookDelivery)
+	registerFields[RetryWebhookDelivery](KindRetryWebhookDelivery)
 	registerSubject(SubjectWebhookEndpoint,
 		func(e *Encoder, s Subject) { w := s.(WebhookEndpoint); encodeWebhookEndpoint(e, &w) },
 		func(d *Decoder) Subject { return decodeWebhookEndpoint(d) })

@@ -7,6 +7,7 @@ import (
 
 	"payments/actors"
 	"payments/ledger"
+	"payments/ledger/recipients"
 	"payments/rails"
 )
 
@@ -163,14 +164,14 @@ func (a *App) CreatePayout(c Caller, in PayoutInput) actors.Reply {
 // destination comes from that payout.
 func (a *App) fillFromRecipient(org string, spec *ledger.PayoutSpec, dest *Destination, prior func() (ledger.Payout, bool)) *ledger.Error {
 	id := spec.RecipientID
-	r, found := a.Reader().Recipient(org, id)
+	r, found := recipients.Get(a.Reader(), org, id)
 	earlier, replay := prior()
 	replay = replay && earlier.Spec.RecipientID == id
-	var to ledger.RecipientSpec
+	var to recipients.Spec
 	switch {
 	case replay:
 		e := earlier.Spec
-		to = ledger.RecipientSpec{Method: e.Method, Currency: e.Currency, AccountNumber: e.AccountNumber, Address: e.Address, Tag: e.Tag}
+		to = recipients.Spec{Method: e.Method, Currency: e.Currency, AccountNumber: e.AccountNumber, Address: e.Address, Tag: e.Tag}
 		if spec.ToKYC == "" {
 			spec.ToKYC = e.ToKYC
 		}

@@ -5,6 +5,7 @@ import (
 
 	"payments/actors/app"
 	"payments/ledger"
+	"payments/ledger/recipients"
 )
 
 // mtnPayout is a payout of amount (text, on side) to a mobile money
@@ -126,7 +127,7 @@ func TestCreatePayoutCrossCurrency(t *testing.T) {
 func TestCreatePayoutToRecipient(t *testing.T) {
 	h := startMoney(t, app.Config{})
 	h.fund("GHS", 1_000_000)
-	h.propose(&ledger.CreateRecipient{At: 1, ID: "rcp_ama", OrgID: h.org, Spec: ledger.RecipientSpec{
+	h.propose(&recipients.Create{At: 1, ID: "rcp_ama", OrgID: h.org, Spec: recipients.Spec{
 		Method: "gh_mtn", MethodType: ledger.MethodMobileMoney, Country: "GH", Currency: "GHS", AccountName: "Ama Mensah", AccountNumber: "233241234567",
 	}})
 	amount := app.Amount{Text: "25.00", String: true, Set: true}
@@ -155,7 +156,7 @@ func TestCreatePayoutToRecipient(t *testing.T) {
 
 	// Deactivated, the recipient takes no new payouts, but a retry of the
 	// one it took still replays.
-	h.propose(&ledger.UpdateRecipient{At: 2, ID: "rcp_ama", OrgID: h.org, SetActive: true, Active: false})
+	h.propose(&recipients.Update{At: 2, ID: "rcp_ama", OrgID: h.org, SetActive: true, Active: false})
 	refusedWith(t, h.app.CreatePayout(h.caller("r5"), byRecipient("rcp-5", "rcp_ama")), ledger.CodeValidation,
 		"Request validation failed: to.recipientId is an inactive recipient; reactivate it with PUT /v1/recipients/rcp_ama")
 	again := h.app.CreatePayout(h.caller("r6"), byRecipient("rcp-1", "rcp_ama"))

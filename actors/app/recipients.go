@@ -2,7 +2,7 @@ package app
 
 import (
 	"payments/actors"
-	"payments/ledger"
+	"payments/ledger/recipients"
 )
 
 // Recipients: saved payout destinations. The front end checks a
@@ -11,17 +11,17 @@ import (
 // lifecycle.
 
 // CreateRecipient saves a recipient in the caller's organization.
-func (a *App) CreateRecipient(c Caller, spec ledger.RecipientSpec) actors.Reply {
-	return a.propose(&ledger.CreateRecipient{At: a.sys.Now().UnixMilli(), ID: actors.NewID("rcp_"), OrgID: c.OrgID, Spec: spec})
+func (a *App) CreateRecipient(c Caller, spec recipients.Spec) actors.Reply {
+	return a.propose(&recipients.Create{At: a.sys.Now().UnixMilli(), ID: actors.NewID("rcp_"), OrgID: c.OrgID, Spec: spec})
 }
 
 // CreateRecipients saves recipients together, in one command; the reply's
-// Result.RecipientBatch has one outcome per spec, in order.
-func (a *App) CreateRecipients(c Caller, specs []ledger.RecipientSpec) actors.Reply {
+// recipients.Batch(Result) has one outcome per spec, in order.
+func (a *App) CreateRecipients(c Caller, specs []recipients.Spec) actors.Reply {
 	now := a.sys.Now().UnixMilli()
-	cmd := &ledger.CreateRecipients{At: now, OrgID: c.OrgID, Items: make([]ledger.CreateRecipient, 0, len(specs))}
+	cmd := &recipients.CreateBatch{At: now, OrgID: c.OrgID, Items: make([]recipients.Create, 0, len(specs))}
 	for _, spec := range specs {
-		cmd.Items = append(cmd.Items, ledger.CreateRecipient{At: now, ID: actors.NewID("rcp_"), OrgID: c.OrgID, Spec: spec})
+		cmd.Items = append(cmd.Items, recipients.Create{At: now, ID: actors.NewID("rcp_"), OrgID: c.OrgID, Spec: spec})
 	}
 	return a.propose(cmd)
 }
@@ -40,7 +40,7 @@ type RecipientChange struct {
 
 // UpdateRecipient changes one of the caller's recipients.
 func (a *App) UpdateRecipient(c Caller, in RecipientChange) actors.Reply {
-	return a.propose(&ledger.UpdateRecipient{
+	return a.propose(&recipients.Update{
 		At: a.sys.Now().UnixMilli(), ID: in.ID, OrgID: c.OrgID,
 		SetAccountName: in.SetAccountName, AccountName: in.AccountName, SetLabel: in.SetLabel, Label: in.Label,
 		SetActive: in.SetActive, Active: in.Active,
@@ -50,5 +50,5 @@ func (a *App) UpdateRecipient(c Caller, in RecipientChange) actors.Reply {
 // DeleteRecipient removes one of the caller's recipients from use and from
 // view; payouts already made keep their reference to it.
 func (a *App) DeleteRecipient(c Caller, id string) actors.Reply {
-	return a.propose(&ledger.DeleteRecipient{At: a.sys.Now().UnixMilli(), ID: id, OrgID: c.OrgID})
+	return a.propose(&recipients.Delete{At: a.sys.Now().UnixMilli(), ID: id, OrgID: c.OrgID})
 }

@@ -6,16 +6,17 @@ import (
 	"payments/actors"
 	"payments/actors/app"
 	"payments/ledger"
+	"payments/ledger/recipients"
 )
 
-var mtnRecipient = ledger.RecipientSpec{Method: "gh_mtn", MethodType: ledger.MethodMobileMoney, Country: "GH", Currency: "GHS",
+var mtnRecipient = recipients.Spec{Method: "gh_mtn", MethodType: ledger.MethodMobileMoney, Country: "GH", Currency: "GHS",
 	AccountName: "Ama Mensah", AccountNumber: "233559630374"}
 
 func TestRecipients(t *testing.T) {
 	s := newStack(t, stackOptions{})
 	created := s.app.CreateRecipient(s.owner, mtnRecipient)
 	mustApply(t, "create", created)
-	id := created.Result.Recipient.ID
+	id := recipients.Of(created.Result).ID
 	noName := mtnRecipient
 	noName.AccountName = ""
 	for _, c := range []struct {
@@ -40,7 +41,7 @@ func TestRecipients(t *testing.T) {
 	} {
 		wantCode(t, c.name, c.do(), c.want)
 	}
-	if _, ok := s.sys.Reader().Recipient(s.org, id); ok {
+	if _, ok := recipients.Get(s.sys.Reader(), s.org, id); ok {
 		t.Fatal("a deleted recipient is still seen")
 	}
 }
@@ -53,9 +54,9 @@ func TestCreateRecipientsInOneBatch(t *testing.T) {
 	bad.AccountNumber = ""
 	second := mtnRecipient
 	second.AccountNumber = "233241234567"
-	r := s.app.CreateRecipients(s.owner, []ledger.RecipientSpec{mtnRecipient, bad, second})
+	r := s.app.CreateRecipients(s.owner, []recipients.Spec{mtnRecipient, bad, second})
 	mustApply(t, "batch", r)
-	out := r.Result.RecipientBatch
+	out := recipients.Batch(r.Result)
 	if len(out) != 3 || out[0].Err != nil || out[1].Err == nil || out[2].Err != nil {
 		t.Fatalf("outcomes %+v", out)
 	}

@@ -92,6 +92,42 @@ func TestForbiddenImports(t *testing.T) {
 			}
 		}
 	}
+	// The ledger's feature packages (ledger/feature.go) are the ledger too:
+	// the standard library, apd, the kernel and each other, nothing else.
+	// ledgertest, their tests' harness, runs them over a real state store.
+	out, err = exec.Command("go", "list", "payments/ledger/...").Output()
+	if err != nil {
+		t.Fatalf("go list payments/ledger/...: %v", err)
+	}
+	raftImports, err := exec.Command("go", "list", "-f", `{{join .Imports "\n"}}`, "payments/raft").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	features := 0
+	for _, p := range strings.Fields(string(out)) {
+		if p == "payments/ledger" || p == "payments/ledger/ledgertest" {
+			continue
+		}
+		features++
+		// A node applies every command its log may hold (raft/features.go).
+		if !contains(strings.Fields(string(raftImports)), p) {
+			t.Errorf("payments/raft does not link %s: a node could not apply its commands", p)
+		}
+		imps, err := exec.Command("go", "list", "-f", `{{join .Imports "\n"}}`, p).Output()
+		if err != nil {
+			t.Fatalf("go list %s: %v", p, err)
+		}
+		for _, imp := range strings.Fields(string(imps)) {
+			std := !strings.Contains(strings.SplitN(imp, "/", 2)[0], ".")
+			ledger := imp == "payments/ledger" || strings.HasPrefix(imp, "payments/ledger/") && imp != "payments/ledger/ledgertest"
+			if std && strings.HasPrefix(imp, "payments/") && !ledger || !std && imp != "github.com/cockroachdb/apd/v3" {
+				t.Errorf("%s imports %s; a feature of the ledger may import only the standard library, apd and the ledger", p, imp)
+			}
+		}
+	}
+	if features == 0 {
+		t.Error("go list payments/ledger/... found no feature package")
+	}
 	// The service never imports the load generator.
 	out, err = exec.Command("go", "list", "-deps", "payments/cmd/payments").Output()
 	if err != nil {

@@ -10,11 +10,12 @@ import (
 
 	"payments/actors/app"
 	"payments/ledger"
+	"payments/ledger/recipients"
 	"payments/rails"
 )
 
 // Recipients: saved payout destinations, ledger records changed through
-// Raft (ledger.CreateRecipient and friends). A fiat recipient's holder name
+// Raft (recipients.Create and friends). A fiat recipient's holder name
 // is resolved on its rail before it is saved; a crypto recipient's address
 // is checked against its chain's format.
 
@@ -92,7 +93,7 @@ type recipientFailedJSON struct {
 	money.ItemErrorJSON
 }
 
-func renderRecipient(r *ledger.Recipient) recipientJSON {
+func renderRecipient(r *recipients.Recipient) recipientJSON {
 	out := recipientJSON{
 		ID: r.ID, AccountName: r.Spec.AccountName, Label: core.Optional(r.Spec.Label), Code: r.Spec.Method,
 		Type: r.Spec.MethodType.APIName(), Country: core.Optional(r.Spec.Country), Currency: r.Spec.Currency, IsActive: r.Active,
@@ -109,9 +110,9 @@ func renderRecipient(r *ledger.Recipient) recipientJSON {
 // recipientSpec validates one recipient request against the catalogue and
 // the rail, resolving the holder's name where the rail can. prefix goes
 // before field names ("recipients.3.").
-func recipientSpec(s *core.Server, req *recipientRequestBody, prefix string) (ledger.RecipientSpec, *ledger.Error) {
+func recipientSpec(s *core.Server, req *recipientRequestBody, prefix string) (recipients.Spec, *ledger.Error) {
 	var p core.Problems
-	var spec ledger.RecipientSpec
+	var spec recipients.Spec
 	code := p.Text(prefix+"code", req.Code, true, 64)
 	spec.AccountName = p.Text(prefix+"accountName", req.AccountName, false, recipientNameLenMax)
 	spec.Label = p.Text(prefix+"label", req.Label, false, recipientLabelLenMax)
@@ -185,7 +186,7 @@ func recipientSpec(s *core.Server, req *recipientRequestBody, prefix string) (le
 
 // createRecipient: POST /v1/recipients.
 func createRecipient(c *core.Call) {
-	spec := func(req *recipientRequestBody) (ledger.RecipientSpec, *ledger.Error) {
+	spec := func(req *recipientRequestBody) (recipients.Spec, *ledger.Error) {
 		return recipientSpec(c.Server, req, "")
 	}
 	core.Create(c, spec, c.Server.Config.App.CreateRecipient, recipientResult)
@@ -198,7 +199,7 @@ func createRecipients(c *core.Call) {
 	if !c.Decode(&req) {
 		return
 	}
-	items, ok := core.BulkItems(c, "recipients", req.Recipients, ledger.RecipientBatchMax)
+	items, ok := core.BulkItems(c, "recipients", req.Recipients, recipients.BatchMax)
 	if !ok {
 		return
 	}
@@ -206,7 +207,7 @@ func createRecipients(c *core.Call) {
 		Summary: recipientsBulkSummary{Total: len(items)},
 		Created: []recipientJSON{}, Failed: []recipientFailedJSON{},
 	}
-	var specs []ledger.RecipientSpec
+	var specs []recipients.Spec
 	var indexes []int // request index of each saved spec
 	for i := range items {
 		spec, e := recipientSpec(c.Server, &items[i], fmt.Sprintf("recipients.%d.", i))
@@ -223,7 +224,7 @@ func createRecipients(c *core.Call) {
 			c.Fail(e)
 			return
 		}
-		for j, o := range r.Result.RecipientBatch {
+		for j, o := range recipients.Batch(r.Result) {
 			if o.Err != nil {
 				out.Failed = append(out.Failed, recipientFailedJSON{Index: indexes[j], ItemErrorJSON: *money.RenderItemError(o.Err)})
 				continue
@@ -246,12 +247,12 @@ func sortFailed(f []recipientFailedJSON) {
 
 // listRecipients: GET /v1/recipients.
 func listRecipients(c *core.Call) {
-	core.List(c, listRecipientsKind, recipientFilter, (*ledger.Reader).Recipients, renderRecipient)
+	core.List(c, listRecipientsKind, recipientFilter, recipients.List, renderRecipient)
 }
 
 // recipientFilter reads GET /v1/recipients' filters: code and isActive.
-func recipientFilter(c *core.Call) (ledger.RecipientFilter, *ledger.Error) {
-	var f ledger.RecipientFilter
+func recipientFilter(c *core.Call) (recipients.Filter, *ledger.Error) {
+	var f recipients.Filter
 	f.Method, _ = core.Query(c.Ctx, "code")
 	if v, ok := core.Query(c.Ctx, "isActive"); ok {
 		if v != "true" && v != "false" {
@@ -274,8 +275,8 @@ func getRecipient(c *core.Call) {
 
 // recipient reads the {id} path parameter and the caller's recipient it
 // names, answering 404 when there is none.
-func recipient(c *core.Call) (ledger.Recipient, bool) {
-	return core.Lookup(c, "id", "Recipient", func(st *ledger.Reader, id string) (ledger.Recipient, bool) { return st.Recipient(c.Org, id) })
+func recipient(c *core.Call) (recipients.Recipient, bool) {
+	return core.Lookup(c, "id", "Recipient", func(st *ledger.Reader, id string) (recipients.Recipient, bool) { return recipients.Get(st, c.Org, id) })
 }
 
 // updateRecipient: PUT /v1/recipients/{id}. The display fields and whether
@@ -287,7 +288,7 @@ func updateRecipient(c *core.Call) {
 
 // recipientResult is the body of a change to a recipient.
 func recipientResult(res *ledger.Result) any {
-	return &recipientBody{renderRecipient(res.Recipient)}
+	return &recipientBody{renderRecipient(recipients.Of(*res))}
 }
 
 // recipientChange checks a recipient update's shape, reporting every

@@ -6,6 +6,7 @@ import (
 	"payments/actors"
 	"payments/actors/app"
 	"payments/ledger"
+	"payments/ledger/recipients"
 	"payments/rails"
 )
 
@@ -66,8 +67,8 @@ type adminOps interface {
 	EndDashboardSession(id string) error
 	ChangePassword(app.Caller, app.PasswordChange) error
 
-	CreateRecipient(app.Caller, ledger.RecipientSpec) actors.Reply
-	CreateRecipients(app.Caller, []ledger.RecipientSpec) actors.Reply
+	CreateRecipient(app.Caller, recipients.Spec) actors.Reply
+	CreateRecipients(app.Caller, []recipients.Spec) actors.Reply
 	UpdateRecipient(app.Caller, app.RecipientChange) actors.Reply
 	DeleteRecipient(c app.Caller, id string) actors.Reply
 

@@ -1,0 +1,147 @@
+// Package ledgertest runs the ledger as the FSM does, for the tests of the
+// ledger's feature packages (ledger/feature.go): the state machine over a
+// real state store (Pebble, on an in-memory file system), each command
+// applied as a log entry of its own and committed, and a Reader over what
+// is committed. The kernel's own tests have the same harness inside
+// package ledger (harness_test.go), where they can reach its internals.
+package ledgertest
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"hash/crc32"
+	"testing"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"payments/ledger"
+	"payments/wal"
+)
+
+// State is the ledger as a node runs it. It embeds the Reader, so tests
+// read as the API does.
+type State struct {
+	*ledger.Reader
+	tb    testing.TB
+	st    *ledger.State
+	store *wal.StateStore
+	kv    storeKV
+	index uint64 // the last "log index" committed
+}
+
+// storeKV is the state store as the ledger reads it.
+type storeKV struct{ s *wal.StateStore }
+
+func (kv storeKV) Get(key []byte, fn func([]byte)) (bool, error) { return kv.s.Get(key, fn) }
+
+func (kv storeKV) NewIter(lower, upper []byte) (ledger.Iterator, error) {
+	it, err := kv.s.NewIter(lower, upper)
+	if err != nil {
+		return nil, err
+	}
+	return it, nil
+}
+
+func openStore(tb testing.TB) *wal.StateStore {
+	tb.Helper()
+	store, err := wal.OpenState("/state", wal.Options{FS: vfs.NewMem()})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { store.Close() })
+	return store
+}
+
+// New returns an empty ledger.
+func New(tb testing.TB) *State {
+	tb.Helper()
+	store := openStore(tb)
+	s := &State{tb: tb, store: store, kv: storeKV{store}}
+	s.st = ledger.NewState(s.kv)
+	s.open()
+	return s
+}
+
+// open sets the Reader up and turns the lookup filter on, as the FSM does
+// after a load.
+func (s *State) open() {
+	s.Reader = ledger.NewReader(s.kv, s.st.Views())
+	if err := s.st.Views().FillLookupFilter(s.kv, func() bool { return false }); err != nil {
+		s.tb.Fatal(err)
+	}
+}
+
+// Apply applies one command, as a log entry of its own, and commits it.
+func (s *State) Apply(cmd ledger.Command) ledger.Result {
+	r := s.st.Apply(cmd)
+	s.st.EndEntry()
+	s.tb.Helper()
+	b := s.store.NewBatch()
+	s.st.Flush(b)
+	s.index++
+	if err := s.store.Commit(b, s.index); err != nil {
+		s.tb.Fatal(err)
+	}
+	s.st.Committed()
+	return r
+}
+
+// Org creates organization id with an API key, at leader time 1.
+func (s *State) Org(id string) {
+	s.tb.Helper()
+	hash := sha256.Sum256([]byte(id))
+	res := s.Apply(&ledger.CreateOrganization{At: 1, ID: id, Name: id,
+		Key: ledger.CreateAPIKey{At: 1, ID: "key_" + id, OrgID: id, Hash: string(hash[:])}})
+	if res.Err != nil {
+		s.tb.Fatal(res.Err)
+	}
+}
+
+// Check verifies the ledger's invariants over what is committed.
+func (s *State) Check() error { return ledger.Check(s.kv) }
+
+// Dump returns the state store's contents, but for its applied index: two
+// states that hold the same dump hold the same ledger (a refused command
+// leaves it as it was).
+func (s *State) Dump() []byte {
+	s.tb.Helper()
+	sn, err := s.store.NewSnapshot()
+	if err != nil {
+		s.tb.Fatal(err)
+	}
+	defer sn.Close()
+	var buf bytes.Buffer
+	if _, err := sn.WriteDump(&buf); err != nil {
+		s.tb.Fatal(err)
+	}
+	b := buf.Bytes()
+	// The applied index follows the 8-byte magic and the version byte, and
+	// the trailing CRC-32C covered it.
+	clear(b[9:17])
+	binary.BigEndian.PutUint32(b[len(b)-4:], crc32.Checksum(b[:len(b)-4], crc32.MakeTable(crc32.Castagnoli)))
+	return b
+}
+
+// Restored returns the ledger a follower runs once it installs s's
+// snapshot, loaded from a copy of the state store; it fails the test unless
+// that copy dumps byte for byte as s does.
+func (s *State) Restored() *State {
+	s.tb.Helper()
+	dump := s.Dump()
+	store := openStore(s.tb)
+	if _, err := store.Restore(bytes.NewReader(dump)); err != nil {
+		s.tb.Fatal(err)
+	}
+	r := &State{tb: s.tb, store: store, kv: storeKV{store}, index: store.Applied()}
+	st, err := ledger.Load(r.kv)
+	if err != nil {
+		s.tb.Fatal(err)
+	}
+	r.st = st
+	r.open()
+	if !bytes.Equal(r.Dump(), dump) {
+		s.tb.Fatal("restored state dumps differently")
+	}
+	return r
+}

@@ -1,0 +1,8 @@
+package raft
+
+// A node applies every command its log may hold, so it links every feature
+// package of the ledger (ledger/feature.go): each registers its commands,
+// records and rules when it is initialized.
+import (
+	_ "payments/ledger/recipients"
+)
