@@ -56,15 +56,15 @@ type State struct {
 	clocks *store[Clock]
 
 	// The features' records and indexes, each owned by its file.
-	files      *store[File]           // file.go
-	fileKeys   *store[fileSigningKey] // file.go
-	idKeys     *store[fileSigningKey] // publicids.go
-	disputes   *store[Dispute]        // dispute.go
-	fx         conversions            // conversion.go: quotes and conversions
-	webhooks   webhookState           // webhook.go: endpoints and deliveries
-	pl         *linkState             // paymentlink.go, checkout.go: links, pages, sessions
-	deposits   *depositState          // deposit.go: virtual accounts, crypto addresses, deposits
-	orders     *orderBook             // order.go
+	files    *store[File]           // file.go
+	fileKeys *store[fileSigningKey] // file.go
+	idKeys   *store[fileSigningKey] // publicids.go
+	disputes *store[Dispute]        // dispute.go
+	fx       conversions            // conversion.go: quotes and conversions
+	webhooks webhookState           // webhook.go: endpoints and deliveries
+	pl       *linkState             // paymentlink.go, checkout.go: links, pages, sessions
+	deposits *depositState          // deposit.go: virtual accounts, crypto addresses, deposits
+	orders   *orderBook             // order.go
 
 	spendCharges *store[spendCharge] // spendcap.go: charges of debits not yet settled
 	refusals     *store[Refusal]     // decided.go: creates refused under a reference
