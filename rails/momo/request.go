@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
-	"strings"
 
 	"payments/rails/internal/outbound"
 	"payments/rails/provider"
@@ -70,31 +68,13 @@ type apiError struct {
 	Message string `json:"message"`
 }
 
-func parseError(resp *outbound.Response) apiError {
-	var e apiError
-	_ = json.Unmarshal(resp.Body, &e)
-	return e
-}
+func parseError(resp *outbound.Response) apiError { return outbound.Decode[apiError](resp) }
 
 // errorText is a short description of a refusal for messages: MoMo's code
 // and message, or the HTTP status.
 func errorText(resp *outbound.Response) string {
 	e := parseError(resp)
-	s := strings.TrimSpace(strings.Join(nonEmpty(e.Code, e.Message), ": "))
-	if s == "" {
-		s = fmt.Sprintf("HTTP %d", resp.Status)
-	}
-	return outbound.Cut(s, 200)
-}
-
-func nonEmpty(ss ...string) []string {
-	var out []string
-	for _, s := range ss {
-		if s != "" {
-			out = append(out, s)
-		}
-	}
-	return out
+	return outbound.Refusal(resp.Status, e.Code, e.Message)
 }
 
 // definiteCodes are the 5xx codes MTN documents as refusals of the request

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"strings"
 
@@ -19,24 +18,13 @@ type apiError struct {
 	ErrorMessage string `json:"errorMessage"`
 }
 
-func parseError(resp *outbound.Response) apiError {
-	var e apiError
-	_ = json.Unmarshal(resp.Body, &e)
-	return e
-}
+func parseError(resp *outbound.Response) apiError { return outbound.Decode[apiError](resp) }
 
+// errorText is a short description of a refusal for messages: Daraja's
+// error code and message, or the HTTP status.
 func errorText(resp *outbound.Response) string {
 	e := parseError(resp)
-	var parts []string
-	for _, s := range []string{e.ErrorCode, e.ErrorMessage} {
-		if s != "" {
-			parts = append(parts, s)
-		}
-	}
-	if len(parts) == 0 {
-		return fmt.Sprintf("HTTP %d", resp.Status)
-	}
-	return outbound.Cut(strings.Join(parts, ": "), 200)
+	return outbound.Refusal(resp.Status, e.ErrorCode, e.ErrorMessage)
 }
 
 // invalidTokenCodes are Daraja's answers to an expired or unknown token,

@@ -43,14 +43,25 @@ func (ic InstanceConfig) Serves(d Direction) bool {
 	return false
 }
 
-// ParseTiming reads the timing settings of an adapter that speaks HTTP to
-// its provider: requestTimeout (one exchange), tokenRefreshBefore (how
-// long before its expiry a token is replaced) and checkAfter (the next
-// status check a pending outcome suggests). Each is empty (zero: the
-// adapter's default) or a positive Go duration such as "30s".
-func ParseTiming(requestTimeout, tokenRefreshBefore, checkAfter string) (request, refresh, check time.Duration, err error) {
+// HTTPSettings are the settings of an adapter that speaks HTTP to its
+// provider: its API root, the service's public root that callbacks go
+// below, and the timing. An adapter's Settings embeds them beside its own.
+type HTTPSettings struct {
+	BaseURL            string `json:"baseUrl"`
+	CallbackBaseURL    string `json:"callbackBaseUrl"`
+	RequestTimeout     string `json:"requestTimeout"`
+	TokenRefreshBefore string `json:"tokenRefreshBefore"`
+	CheckAfter         string `json:"checkAfter"`
+}
+
+// Timing reads the timing settings: requestTimeout (one exchange),
+// tokenRefreshBefore (how long before its expiry a token is replaced) and
+// checkAfter (the next status check a pending outcome suggests). Each is
+// empty (zero: the adapter's default) or a positive Go duration such as
+// "30s".
+func (s HTTPSettings) Timing() (request, refresh, check time.Duration, err error) {
 	durations := [3]time.Duration{}
-	for i, text := range [3]string{requestTimeout, tokenRefreshBefore, checkAfter} {
+	for i, text := range [3]string{s.RequestTimeout, s.TokenRefreshBefore, s.CheckAfter} {
 		if text == "" {
 			continue
 		}
