@@ -23,18 +23,15 @@ func (a *Adapter) call(ctx context.Context, p *product, method, path string, hea
 			return nil, false, err
 		}
 	}
-	for attempt := 0; ; attempt++ {
-		tok, err := p.bearer(ctx, a)
-		if err != nil {
-			return nil, wrote, err
-		}
+	bearer := func() (string, error) { return p.bearer(ctx, a) }
+	build := func(tok string) (*http.Request, error) {
 		var rd io.Reader
 		if payload != nil {
 			rd = bytes.NewReader(payload)
 		}
 		req, err := http.NewRequestWithContext(ctx, method, a.base.String()+path, rd)
 		if err != nil {
-			return nil, wrote, err
+			return nil, err
 		}
 		req.Header.Set("Authorization", "Bearer "+tok)
 		req.Header.Set("X-Target-Environment", a.cfg.TargetEnvironment)
@@ -45,20 +42,10 @@ func (a *Adapter) call(ctx context.Context, p *product, method, path string, hea
 		for k, v := range header {
 			req.Header.Set(k, v)
 		}
-		r, w, err := outbound.Send(a.client, req)
-		wrote = wrote || w
-		if err != nil {
-			return nil, wrote, err
-		}
-		if r.Status == http.StatusUnauthorized && attempt == 0 {
-			// Refused at the gateway: this attempt did nothing, so it
-			// does not count as sent.
-			p.tok.Invalidate(tok)
-			wrote = false
-			continue
-		}
-		return r, wrote, nil
+		return req, nil
 	}
+	refused := func(r *outbound.Response) bool { return r.Status == http.StatusUnauthorized }
+	return outbound.SendWithToken(a.client, &p.tok, bearer, build, refused)
 }
 
 // apiError is MoMo's error body: {"code": "...", "message": "..."}; the API

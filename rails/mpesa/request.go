@@ -46,31 +46,20 @@ func (a *Adapter) call(ctx context.Context, path string, body any) (resp *outbou
 	if err != nil {
 		return nil, false, err
 	}
-	for attempt := 0; ; attempt++ {
-		tok, err := a.bearer(ctx)
-		if err != nil {
-			return nil, wrote, err
-		}
+	bearer := func() (string, error) { return a.bearer(ctx) }
+	build := func(tok string) (*http.Request, error) {
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.base+path, bytes.NewReader(payload))
 		if err != nil {
-			return nil, wrote, err
+			return nil, err
 		}
 		req.Header.Set("Authorization", "Bearer "+tok)
 		req.Header.Set("Content-Type", "application/json")
-		r, w, err := outbound.Send(a.client, req)
-		wrote = wrote || w
-		if err != nil {
-			return nil, wrote, err
-		}
-		if (r.Status == http.StatusUnauthorized || invalidTokenCodes[parseError(r).ErrorCode]) && attempt == 0 {
-			// Refused at the gateway: this attempt did nothing, so it
-			// does not count as sent.
-			a.tok.Invalidate(tok)
-			wrote = false
-			continue
-		}
-		return r, wrote, nil
+		return req, nil
 	}
+	refused := func(r *outbound.Response) bool {
+		return r.Status == http.StatusUnauthorized || invalidTokenCodes[parseError(r).ErrorCode]
+	}
+	return outbound.SendWithToken(a.client, &a.tok, bearer, build, refused)
 }
 
 // sendResult classifies the failure of a request that moves money (an STK

@@ -99,46 +99,6 @@ func (in *Ingress) None(t testing.TB) {
 	}
 }
 
-// FactoryCase is a providers file and what building its registry must
-// give: an error that contains WantErr or, with WantErr empty, a registry.
-type FactoryCase struct{ Name, Config, WantErr string }
-
-// RunFactoryCases builds each case's registry in a subtest, its instances
-// of kind built by factory and their secrets read with getenv, and has
-// check look at each registry that builds.
-func RunFactoryCases(t *testing.T, cases []FactoryCase, kind string, factory provider.Factory, getenv func(string) string, check func(t *testing.T, r *provider.Registry)) {
-	for _, c := range cases {
-		t.Run(c.Name, func(t *testing.T) {
-			if r := build(t, c.Config, kind, factory, getenv, c.WantErr); r != nil {
-				check(t, r)
-			}
-		})
-	}
-}
-
-// build builds the registry of config, a providers file whose instances of
-// kind factory builds, reading their secrets with getenv. With wantErr
-// set, building must fail with an error that contains it, and build
-// returns nil.
-func build(t testing.TB, config, kind string, factory provider.Factory, getenv func(string) string, wantErr string) *provider.Registry {
-	t.Helper()
-	cfg, err := provider.ParseConfig([]byte(config))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := provider.Build(cfg, map[string]provider.Factory{kind: factory}, getenv)
-	if wantErr != "" {
-		if err == nil || !strings.Contains(err.Error(), wantErr) {
-			t.Fatalf("err %v, want %q", err, wantErr)
-		}
-		return nil
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
-
 // Rig is what an adapter's tests against its fake start from: the test,
 // a clock the adapter and the fake share, and an ingress standing for our
 // callback route. An adapter's rig embeds it beside its fake and adapter.
