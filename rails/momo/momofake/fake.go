@@ -397,6 +397,19 @@ func (ex *exchange) applyFault(f *Fault) bool {
 	return false
 }
 
+// serve answers a request of op with handle, under the fake's lock: once
+// the request is logged with body, has met no fault and passes the
+// gateway's checks.
+func (s *Server) serve(w http.ResponseWriter, r *http.Request, op string, body []byte, handle func(ex *exchange, f *Fault)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ex, f := s.begin(w, r, op, body)
+	if ex.applyFault(f) || !s.authorize(ex, r) {
+		return
+	}
+	handle(ex, f)
+}
+
 func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) {
 	body := fakehttp.ReadBody(r)
 	s.mu.Lock()
@@ -475,74 +488,67 @@ type createBody struct {
 func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
 	body := fakehttp.ReadBody(r)
 	op := r.PathValue("op")
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	ex, f := s.begin(w, r, op, body)
-	if ex.applyFault(f) {
-		return
-	}
-	if !s.authorize(ex, r) {
-		return
-	}
-	product := r.PathValue("product")
-	if !(op == OpTransfer && product == Disbursement) && !(op == OpRequestToPay && product == Collection) {
-		ex.fail(http.StatusNotFound, "RESOURCE_NOT_FOUND", "Requested resource was not found.")
-		return
-	}
-	ref := r.Header.Get("X-Reference-Id")
-	if !isUUID4(ref) {
-		ex.fail(http.StatusBadRequest, "INVALID_REFERENCE_ID", "X-Reference-Id must be a version 4 UUID.")
-		return
-	}
-	if _, taken := s.txns[ref]; taken {
-		// MTN keys the resource on X-Reference-Id alone: a reused id is
-		// refused whether the body is the same or not, and nothing is
-		// done for the second request.
-		ex.fail(http.StatusConflict, "RESOURCE_ALREADY_EXIST", "Duplicated reference id. Creation of resource failed.")
-		return
-	}
-	cb := r.Header.Get("X-Callback-Url")
-	if cb != "" && s.opts.CallbackHost != "" && hostOf(cb) != s.opts.CallbackHost {
-		ex.fail(http.StatusInternalServerError, "INVALID_CALLBACK_URL_HOST", "Callback URL with different host name to configured for API User.")
-		return
-	}
-	var b createBody
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&b); err != nil {
-		ex.fail(http.StatusBadRequest, "REQUEST_REJECTED", "Request body does not follow the specification.")
-		return
-	}
-	counterparty := b.Payee
-	if op == OpRequestToPay {
-		counterparty = b.Payer
-	}
-	minor, err := parseMinor(b.Amount, s.opts.Exponent)
-	switch {
-	case err != nil || minor <= 0:
-		ex.fail(http.StatusBadRequest, "INVALID_AMOUNT", "Amount is not a positive number in the currency's units.")
-		return
-	case counterparty == nil || counterparty.PartyIDType != "MSISDN" || !outbound.Digits(counterparty.PartyID):
-		ex.fail(http.StatusBadRequest, "INVALID_PARTY", "Party must be an MSISDN.")
-		return
-	case len(b.PayerMessage) > 160 || len(b.PayeeNote) > 160 || strings.ContainsRune(b.PayerMessage+b.PayeeNote, '\''):
-		ex.fail(http.StatusBadRequest, "REQUEST_REJECTED", "payerMessage and payeeNote take at most 160 characters, without apostrophes.")
-		return
-	case b.Currency != s.opts.Currency:
-		ex.fail(http.StatusInternalServerError, "INVALID_CURRENCY", "Currency not supported.")
-		return
-	}
-	t := &txn{op: op, ref: ref, externalID: b.ExternalID, msisdn: counterparty.PartyID, amount: b.Amount, amountMinor: minor,
-		currency: b.Currency, status: "PENDING", created: s.opts.Now(), callbackURL: cb}
-	s.txns[ref] = t
-	if op != OpTransfer || !s.held.Keep(t) {
-		s.process(t)
-	}
-	if f != nil && f.DropAfterApply {
-		ex.Drop()
-		return
-	}
-	ex.Answer(http.StatusAccepted, nil)
+	s.serve(w, r, op, body, func(ex *exchange, f *Fault) {
+		product := r.PathValue("product")
+		if !(op == OpTransfer && product == Disbursement) && !(op == OpRequestToPay && product == Collection) {
+			ex.fail(http.StatusNotFound, "RESOURCE_NOT_FOUND", "Requested resource was not found.")
+			return
+		}
+		ref := r.Header.Get("X-Reference-Id")
+		if !isUUID4(ref) {
+			ex.fail(http.StatusBadRequest, "INVALID_REFERENCE_ID", "X-Reference-Id must be a version 4 UUID.")
+			return
+		}
+		if _, taken := s.txns[ref]; taken {
+			// MTN keys the resource on X-Reference-Id alone: a reused id is
+			// refused whether the body is the same or not, and nothing is
+			// done for the second request.
+			ex.fail(http.StatusConflict, "RESOURCE_ALREADY_EXIST", "Duplicated reference id. Creation of resource failed.")
+			return
+		}
+		cb := r.Header.Get("X-Callback-Url")
+		if cb != "" && s.opts.CallbackHost != "" && hostOf(cb) != s.opts.CallbackHost {
+			ex.fail(http.StatusInternalServerError, "INVALID_CALLBACK_URL_HOST", "Callback URL with different host name to configured for API User.")
+			return
+		}
+		var b createBody
+		dec := json.NewDecoder(bytes.NewReader(body))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&b); err != nil {
+			ex.fail(http.StatusBadRequest, "REQUEST_REJECTED", "Request body does not follow the specification.")
+			return
+		}
+		counterparty := b.Payee
+		if op == OpRequestToPay {
+			counterparty = b.Payer
+		}
+		minor, err := parseMinor(b.Amount, s.opts.Exponent)
+		switch {
+		case err != nil || minor <= 0:
+			ex.fail(http.StatusBadRequest, "INVALID_AMOUNT", "Amount is not a positive number in the currency's units.")
+			return
+		case counterparty == nil || counterparty.PartyIDType != "MSISDN" || !outbound.Digits(counterparty.PartyID):
+			ex.fail(http.StatusBadRequest, "INVALID_PARTY", "Party must be an MSISDN.")
+			return
+		case len(b.PayerMessage) > 160 || len(b.PayeeNote) > 160 || strings.ContainsRune(b.PayerMessage+b.PayeeNote, '\''):
+			ex.fail(http.StatusBadRequest, "REQUEST_REJECTED", "payerMessage and payeeNote take at most 160 characters, without apostrophes.")
+			return
+		case b.Currency != s.opts.Currency:
+			ex.fail(http.StatusInternalServerError, "INVALID_CURRENCY", "Currency not supported.")
+			return
+		}
+		t := &txn{op: op, ref: ref, externalID: b.ExternalID, msisdn: counterparty.PartyID, amount: b.Amount, amountMinor: minor,
+			currency: b.Currency, status: "PENDING", created: s.opts.Now(), callbackURL: cb}
+		s.txns[ref] = t
+		if op != OpTransfer || !s.held.Keep(t) {
+			s.process(t)
+		}
+		if f != nil && f.DropAfterApply {
+			ex.Drop()
+			return
+		}
+		ex.Answer(http.StatusAccepted, nil)
+	})
 }
 
 // process decides a new transaction by its counterparty's behaviour.
@@ -641,53 +647,38 @@ func (s *Server) result(t *txn) map[string]any {
 }
 
 func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	ex, f := s.begin(w, r, OpStatus, nil)
-	if ex.applyFault(f) {
-		return
-	}
-	if !s.authorize(ex, r) {
-		return
-	}
-	s.sweep()
-	op, product := r.PathValue("op"), r.PathValue("product")
-	t := s.txns[r.PathValue("ref")]
-	if t == nil || t.op != op || (op == OpTransfer) != (product == Disbursement) {
-		ex.fail(http.StatusNotFound, "RESOURCE_NOT_FOUND", "Requested resource was not found.")
-		return
-	}
-	ex.Answer(http.StatusOK, s.result(t))
+	s.serve(w, r, OpStatus, nil, func(ex *exchange, _ *Fault) {
+		s.sweep()
+		op, product := r.PathValue("op"), r.PathValue("product")
+		t := s.txns[r.PathValue("ref")]
+		if t == nil || t.op != op || (op == OpTransfer) != (product == Disbursement) {
+			ex.fail(http.StatusNotFound, "RESOURCE_NOT_FOUND", "Requested resource was not found.")
+			return
+		}
+		ex.Answer(http.StatusOK, s.result(t))
+	})
 }
 
 func (s *Server) handleUserInfo(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	ex, f := s.begin(w, r, OpUserInfo, nil)
-	if ex.applyFault(f) || !s.authorize(ex, r) {
-		return
-	}
-	msisdn := r.PathValue("msisdn")
-	if b, ok := s.payers[msisdn]; ok && b == Unknown || !outbound.Digits(msisdn) {
-		ex.fail(http.StatusNotFound, "RESOURCE_NOT_FOUND", "Account holder not found.")
-		return
-	}
-	name := s.names[msisdn]
-	if name == "" {
-		name = "Test Holder " + msisdn[max(0, len(msisdn)-4):]
-	}
-	given, family, _ := strings.Cut(name, " ")
-	ex.Answer(http.StatusOK, map[string]string{"given_name": given, "family_name": family, "name": name, "locale": "en", "status": "ACTIVE"})
+	s.serve(w, r, OpUserInfo, nil, func(ex *exchange, _ *Fault) {
+		msisdn := r.PathValue("msisdn")
+		if b, ok := s.payers[msisdn]; ok && b == Unknown || !outbound.Digits(msisdn) {
+			ex.fail(http.StatusNotFound, "RESOURCE_NOT_FOUND", "Account holder not found.")
+			return
+		}
+		name := s.names[msisdn]
+		if name == "" {
+			name = "Test Holder " + msisdn[max(0, len(msisdn)-4):]
+		}
+		given, family, _ := strings.Cut(name, " ")
+		ex.Answer(http.StatusOK, map[string]string{"given_name": given, "family_name": family, "name": name, "locale": "en", "status": "ACTIVE"})
+	})
 }
 
 func (s *Server) handleBalance(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	ex, f := s.begin(w, r, OpBalance, nil)
-	if ex.applyFault(f) || !s.authorize(ex, r) {
-		return
-	}
-	ex.Answer(http.StatusOK, map[string]string{"availableBalance": formatMinor(s.balance[r.PathValue("product")], s.opts.Exponent), "currency": s.opts.Currency})
+	s.serve(w, r, OpBalance, nil, func(ex *exchange, _ *Fault) {
+		ex.Answer(http.StatusOK, map[string]string{"availableBalance": formatMinor(s.balance[r.PathValue("product")], s.opts.Exponent), "currency": s.opts.Currency})
+	})
 }
 
 func (s *Server) handleDecide(w http.ResponseWriter, r *http.Request) {
