@@ -294,6 +294,36 @@ func (a *Adapter) markSent(key string) bool {
 	return true
 }
 
+// prepare checks that the direction is configured (enabled) and that in
+// is in whole shillings, and returns k as the instruction's key.
+func (a *Adapter) prepare(enabled bool, direction string, in provider.Instruction, k string) (provider.Prepared, error) {
+	if !enabled {
+		return provider.Prepared{}, fmt.Errorf("%w: %s", ErrNotConfigured, direction)
+	}
+	if _, err := wholeShillings(in); err != nil {
+		return provider.Prepared{}, err
+	}
+	return provider.Prepared{Key: k}, nil
+}
+
+// beginSend checks what prepare checks and marks k sent, by the SendOnce
+// rule: a key this process already sent (what names the request in the
+// error) is refused with ErrUnknownOutcome. It returns the amount in
+// whole shillings.
+func (a *Adapter) beginSend(enabled bool, direction, what string, in provider.Instruction, k string) (int64, error) {
+	if !enabled {
+		return 0, fmt.Errorf("%w: %s", ErrNotConfigured, direction)
+	}
+	amount, err := wholeShillings(in)
+	if err != nil {
+		return 0, err
+	}
+	if !a.markSent(k) {
+		return 0, provider.Errorf(provider.ErrUnknownOutcome, "mpesa %s %s was already sent by this process: only its status may be asked", what, k)
+	}
+	return amount, nil
+}
+
 // unmarkSent forgets key after an answer that says nothing was done, so
 // the caller may send it again.
 func (a *Adapter) unmarkSent(key string) {
