@@ -142,3 +142,17 @@ func Decode[T any](resp *Response) T {
 	_ = json.Unmarshal(resp.Body, &v)
 	return v
 }
+
+// PlainText keeps of s the ASCII letters and digits and the characters of
+// punctuation, what providers take in their free-text fields, and trims
+// the spaces at its ends.
+func PlainText(s, punctuation string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', strings.ContainsRune(punctuation, r):
+			b.WriteRune(r)
+		}
+	}
+	return strings.TrimSpace(b.String())
+}
