@@ -103,17 +103,24 @@ func (s *Sandbox) forget(id string) {
 // SubmitPayout hands a payout to the simulated rail. Submitting the same
 // payout twice is harmless: the rail keys instructions by payout id.
 func (s *Sandbox) SubmitPayout(ctx context.Context, p ledger.Payout) (string, error) {
+	return s.submit(ctx, p.ID, PayoutTrigger.Select(p.Spec.Amount, p.Spec.Currency))
+}
+
+// submit takes instruction id after the submit latency and returns the
+// rail's reference for it; when outcome is a timeout, it answers
+// ErrRailTimeout once the timeout has passed.
+func (s *Sandbox) submit(ctx context.Context, id string, outcome Outcome) (string, error) {
 	if err := s.sleep(ctx, s.timing.SubmitLatency); err != nil {
 		return "", err
 	}
-	s.accept(p.ID)
-	if PayoutTrigger.Select(p.Spec.Amount, p.Spec.Currency) == OutcomeTimeoutThenReconciled {
+	s.accept(id)
+	if outcome == OutcomeTimeoutThenReconciled {
 		if err := s.sleep(ctx, s.timing.Timeout); err != nil {
 			return "", err
 		}
 		return "", actors.ErrRailTimeout
 	}
-	return "sbx_" + p.ID, nil
+	return "sbx_" + id, nil
 }
 
 // PayoutOutcome reports the payout's final outcome once it is due.
@@ -137,17 +144,7 @@ func (s *Sandbox) PayoutOutcome(ctx context.Context, p ledger.Payout) (actors.Ra
 
 // StartCollection prompts the payer on their phone.
 func (s *Sandbox) StartCollection(ctx context.Context, c ledger.Collection) (string, error) {
-	if err := s.sleep(ctx, s.timing.SubmitLatency); err != nil {
-		return "", err
-	}
-	s.accept(c.ID)
-	if CollectionTrigger.Select(c.Spec.Amount, c.Spec.Currency) == OutcomeTimeoutThenReconciled {
-		if err := s.sleep(ctx, s.timing.Timeout); err != nil {
-			return "", err
-		}
-		return "", actors.ErrRailTimeout
-	}
-	return "sbx_" + c.ID, nil
+	return s.submit(ctx, c.ID, CollectionTrigger.Select(c.Spec.Amount, c.Spec.Currency))
 }
 
 // CollectionOutcome reports whether the payer approved, once it is known.

@@ -73,42 +73,26 @@ func TestSubmitAnswers(t *testing.T) {
 }
 
 func TestStatusAnswers(t *testing.T) {
-	cases := []struct {
-		name     string
-		status   int
-		body     string
-		want     provider.State
-		wantMsg  string
-		wantKind error
-	}{
-		{"successful", 200, `{"amount":"1","currency":"EUR","financialTransactionId":"9","status":"SUCCESSFUL"}`, provider.StateCompleted, "", nil},
-		{"numbers for strings", 200, `{"amount":1,"currency":"EUR","financialTransactionId":9,"status":"SUCCESSFUL"}`, provider.StateCompleted, "", nil},
-		{"another amount", 200, `{"amount":"2","currency":"EUR","status":"SUCCESSFUL"}`, 0, "", provider.ErrUnknownOutcome},
-		{"another currency", 200, `{"amount":"1","currency":"GHS","status":"SUCCESSFUL"}`, 0, "", provider.ErrUnknownOutcome},
-		{"failed with an object", 200, `{"status":"FAILED","reason":{"code":"PAYEE_NOT_FOUND","message":"Payee not found"}}`, provider.StateFailed, "PAYEE_NOT_FOUND: Payee not found", nil},
-		{"failed with a code", 200, `{"status":"FAILED","reason":"NOT_ENOUGH_FUNDS"}`, provider.StateFailed, "NOT_ENOUGH_FUNDS: insufficient funds", nil},
-		{"failed without reason", 200, `{"status":"FAILED"}`, provider.StateFailed, "failed", nil},
-		{"pending", 200, `{"status":"PENDING"}`, provider.StateProcessing, "", nil},
-		{"a status we do not know", 200, `{"status":"WEIRD"}`, provider.StateUnknown, "WEIRD", nil},
-		{"unknown reference", 404, `{"code":"RESOURCE_NOT_FOUND"}`, 0, "", provider.ErrNotFound},
-		{"server error", 500, ``, 0, "", provider.ErrUnavailable},
-		{"garbage", 200, `<html>`, 0, "", provider.ErrUnavailable},
+	cases := []railtest.QueryCase{
+		{Name: "successful", Status: 200, Body: `{"amount":"1","currency":"EUR","financialTransactionId":"9","status":"SUCCESSFUL"}`, Want: provider.StateCompleted},
+		{Name: "numbers for strings", Status: 200, Body: `{"amount":1,"currency":"EUR","financialTransactionId":9,"status":"SUCCESSFUL"}`, Want: provider.StateCompleted},
+		{Name: "another amount", Status: 200, Body: `{"amount":"2","currency":"EUR","status":"SUCCESSFUL"}`, WantKind: provider.ErrUnknownOutcome},
+		{Name: "another currency", Status: 200, Body: `{"amount":"1","currency":"GHS","status":"SUCCESSFUL"}`, WantKind: provider.ErrUnknownOutcome},
+		{Name: "failed with an object", Status: 200, Body: `{"status":"FAILED","reason":{"code":"PAYEE_NOT_FOUND","message":"Payee not found"}}`, Want: provider.StateFailed, WantMsg: "PAYEE_NOT_FOUND: Payee not found"},
+		{Name: "failed with a code", Status: 200, Body: `{"status":"FAILED","reason":"NOT_ENOUGH_FUNDS"}`, Want: provider.StateFailed, WantMsg: "NOT_ENOUGH_FUNDS: insufficient funds"},
+		{Name: "failed without reason", Status: 200, Body: `{"status":"FAILED"}`, Want: provider.StateFailed, WantMsg: "failed"},
+		{Name: "pending", Status: 200, Body: `{"status":"PENDING"}`, Want: provider.StateProcessing},
+		{Name: "a status we do not know", Status: 200, Body: `{"status":"WEIRD"}`, Want: provider.StateUnknown, WantMsg: "WEIRD"},
+		{Name: "unknown reference", Status: 404, Body: `{"code":"RESOURCE_NOT_FOUND"}`, WantKind: provider.ErrNotFound},
+		{Name: "server error", Status: 500, WantKind: provider.ErrUnavailable},
+		{Name: "garbage", Status: 200, Body: `<html>`, WantKind: provider.ErrUnavailable},
 	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			a, _ := stub(t, 200, c.status, c.body)
+		t.Run(c.Name, func(t *testing.T) {
+			a, _ := stub(t, 200, c.Status, c.Body)
 			p, _ := a.PreparePayout(context.Background(), in)
 			out, err := a.PayoutStatus(context.Background(), in, p)
-			if c.wantKind != nil {
-				if !errors.Is(err, c.wantKind) {
-					t.Fatalf("err %v, want %v", err, c.wantKind)
-				}
-				return
-			}
-			if err != nil || out.State != c.want || !strings.Contains(out.Message, c.wantMsg) {
-				t.Fatalf("%+v %v; want %v with %q", out, err, c.want, c.wantMsg)
-			}
-			if !out.State.Final() && out.CheckAfter <= 0 {
+			if c.Check(t, out, err) && !out.State.Final() && out.CheckAfter <= 0 {
 				t.Fatal("a pending outcome without CheckAfter")
 			}
 		})
@@ -161,35 +145,27 @@ func TestFactory(t *testing.T) {
 	getenv := func(k string) string { return env[k] }
 	all := `"secrets":{"collectionApiUser":{"env":"CU"},"collectionApiKey":{"env":"CK"},"collectionSubscriptionKey":{"env":"CS"},
 		"disbursementApiUser":{"env":"DU"},"disbursementApiKey":{"env":"DK"},"disbursementSubscriptionKey":{"env":"DS"}}`
-	cases := []struct {
-		name, config, wantErr string
-	}{
-		{"both products", `{"providers":[{"name":"momo_gh","kind":"mtn_momo","methods":[{"code":"gh_mtn","directions":["payouts","collections"]}],
-			"settings":{"baseUrl":"https://momo.example","targetEnvironment":"mtnghana","currency":"GHS","callbackBaseUrl":"https://pay.example/"},` + all + `}]}`, ""},
-		{"payouts without disbursement secrets", `{"providers":[{"name":"m","kind":"mtn_momo","methods":[{"code":"gh_mtn","directions":["payouts"]}],
+	cases := []railtest.FactoryCase{
+		{Name: "both products", Config: `{"providers":[{"name":"momo_gh","kind":"mtn_momo","methods":[{"code":"gh_mtn","directions":["payouts","collections"]}],
+			"settings":{"baseUrl":"https://momo.example","targetEnvironment":"mtnghana","currency":"GHS","callbackBaseUrl":"https://pay.example/"},` + all + `}]}`},
+		{Name: "payouts without disbursement secrets", Config: `{"providers":[{"name":"m","kind":"mtn_momo","methods":[{"code":"gh_mtn","directions":["payouts"]}],
 			"settings":{"baseUrl":"https://momo.example","targetEnvironment":"sandbox","currency":"EUR"},
-			"secrets":{"collectionApiUser":{"env":"CU"},"collectionApiKey":{"env":"CK"},"collectionSubscriptionKey":{"env":"CS"}}}]}`, `"disbursementApiUser" is not configured`},
-		{"misspelt setting", `{"providers":[{"name":"m","kind":"mtn_momo","methods":[{"code":"gh_mtn","directions":["payouts"]}],
-			"settings":{"baseUri":"https://momo.example"},` + all + `}]}`, "unknown field"},
-		{"no environment", `{"providers":[{"name":"m","kind":"mtn_momo","methods":[{"code":"gh_mtn","directions":["payouts"]}],
-			"settings":{"baseUrl":"https://momo.example","currency":"EUR"},` + all + `}]}`, "targetEnvironment is required"},
-		{"bad duration", `{"providers":[{"name":"m","kind":"mtn_momo","methods":[{"code":"gh_mtn","directions":["payouts"]}],
-			"settings":{"baseUrl":"https://momo.example","targetEnvironment":"sandbox","currency":"EUR","checkAfter":"soon"},` + all + `}]}`, "not a positive duration"},
+			"secrets":{"collectionApiUser":{"env":"CU"},"collectionApiKey":{"env":"CK"},"collectionSubscriptionKey":{"env":"CS"}}}]}`, WantErr: `"disbursementApiUser" is not configured`},
+		{Name: "misspelt setting", Config: `{"providers":[{"name":"m","kind":"mtn_momo","methods":[{"code":"gh_mtn","directions":["payouts"]}],
+			"settings":{"baseUri":"https://momo.example"},` + all + `}]}`, WantErr: "unknown field"},
+		{Name: "no environment", Config: `{"providers":[{"name":"m","kind":"mtn_momo","methods":[{"code":"gh_mtn","directions":["payouts"]}],
+			"settings":{"baseUrl":"https://momo.example","currency":"EUR"},` + all + `}]}`, WantErr: "targetEnvironment is required"},
+		{Name: "bad duration", Config: `{"providers":[{"name":"m","kind":"mtn_momo","methods":[{"code":"gh_mtn","directions":["payouts"]}],
+			"settings":{"baseUrl":"https://momo.example","targetEnvironment":"sandbox","currency":"EUR","checkAfter":"soon"},` + all + `}]}`, WantErr: "not a positive duration"},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			r := railtest.Build(t, c.config, Kind, Factory, getenv, c.wantErr)
-			if r == nil {
-				return
-			}
-			pay, inst, ok := r.Payouter("gh_mtn")
-			if !ok || inst.Name != "momo_gh" {
-				t.Fatal("gh_mtn payouts not served")
-			}
-			a := pay.(*Adapter)
-			if a.cfg.CallbackURL != "https://pay.example/v1/providers/momo_gh/callbacks" || a.cfg.Exponent != 2 || a.disbursement.creds.APIKey.Reveal() != "k2" {
-				t.Fatalf("config %+v", a.cfg)
-			}
-		})
-	}
+	railtest.RunFactoryCases(t, cases, Kind, Factory, getenv, func(t *testing.T, r *provider.Registry) {
+		pay, inst, ok := r.Payouter("gh_mtn")
+		if !ok || inst.Name != "momo_gh" {
+			t.Fatal("gh_mtn payouts not served")
+		}
+		a := pay.(*Adapter)
+		if a.cfg.CallbackURL != "https://pay.example/v1/providers/momo_gh/callbacks" || a.cfg.Exponent != 2 || a.disbursement.creds.APIKey.Reveal() != "k2" {
+			t.Fatalf("config %+v", a.cfg)
+		}
+	})
 }

@@ -15,24 +15,18 @@ import (
 // rig is an adapter wired to a fake over loopback HTTP, with an ingress
 // that stands for our callback route.
 type rig struct {
-	t       *testing.T
-	clock   *railtest.Clock
+	*railtest.Rig
 	fake    *momofake.Server
 	adapter *momo.Adapter
-	in      *railtest.Ingress // our callback route
 	ctx     context.Context
 }
 
 func newRig(t *testing.T, opts momofake.Options) *rig {
 	t.Helper()
-	r := &rig{t: t, clock: railtest.NewClock(time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)), ctx: context.Background()}
-	opts.Now = r.clock.Now
+	r := &rig{Rig: railtest.NewRig(t, time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC), nil), ctx: context.Background()}
+	opts.Now = r.Clock.Now
 	r.fake = momofake.NewServer(opts)
-	r.in = railtest.NewIngress(nil)
-	t.Cleanup(func() {
-		r.fake.Close()
-		r.in.Close()
-	})
+	t.Cleanup(r.fake.Close)
 	o := r.fake.Options()
 	var err error
 	r.adapter, err = momo.New(momo.Config{
@@ -41,10 +35,10 @@ func newRig(t *testing.T, opts momofake.Options) *rig {
 		TargetEnvironment: o.TargetEnvironment,
 		Currency:          o.Currency,
 		Exponent:          o.Exponent,
-		CallbackURL:       r.in.URL + "/v1/providers/momo_test/callbacks",
+		CallbackURL:       r.In.URL + "/v1/providers/momo_test/callbacks",
 		Collection:        creds(o.Collection),
 		Disbursement:      creds(o.Disbursement),
-		Now:               r.clock.Now,
+		Now:               r.Clock.Now,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -56,18 +50,12 @@ func creds(c momofake.Credentials) *momo.Credentials {
 	return &momo.Credentials{APIUser: provider.NewSecret(c.APIUser), APIKey: provider.NewSecret(c.APIKey), SubscriptionKey: provider.NewSecret(c.SubscriptionKey)}
 }
 
-// callback waits for the next callback the ingress received.
-func (r *rig) callback() provider.Callback {
-	r.t.Helper()
-	return r.in.Next(r.t)
-}
-
 // noCallback checks that nothing more arrives once the fake's callbacks
 // in flight are done.
 func (r *rig) noCallback() {
-	r.t.Helper()
+	r.T.Helper()
 	r.fake.Callbacks()
-	r.in.None(r.t)
+	r.In.None(r.T)
 }
 
 // settler stands for the caller: it settles an instruction once, whichever
@@ -127,7 +115,7 @@ func (s *settler) onCallback(t *testing.T, ctx context.Context, a *momo.Adapter,
 func newAdapter(t *testing.T, r *rig, o momofake.Options) *momo.Adapter {
 	t.Helper()
 	a, err := momo.New(momo.Config{Name: "momo_test", BaseURL: r.fake.URL, TargetEnvironment: o.TargetEnvironment, Currency: o.Currency, Exponent: o.Exponent,
-		Collection: creds(o.Collection), Disbursement: creds(o.Disbursement), Now: r.clock.Now})
+		Collection: creds(o.Collection), Disbursement: creds(o.Disbursement), Now: r.Clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -49,14 +49,7 @@ func validMSISDN(s string) bool { return len(s) >= 8 && len(s) <= 15 && outbound
 // narration keeps what MoMo accepts in a note (it refuses some punctuation,
 // the apostrophe among them) and cuts it to its limit.
 func narration(s, fallback string) string {
-	var b strings.Builder
-	for _, r := range s {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', strings.ContainsRune(" .,-_:/", r):
-			b.WriteRune(r)
-		}
-	}
-	out := strings.TrimSpace(b.String())
+	out := outbound.PlainText(s, " .,-_:/")
 	if out == "" {
 		out = fallback
 	}

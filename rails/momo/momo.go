@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"strings"
 	"time"
 
+	"payments/rails/internal/outbound"
 	"payments/rails/provider"
 )
 
@@ -66,14 +66,10 @@ type Config struct {
 
 // Settings is the instance's "settings" object in a providers file.
 type Settings struct {
-	BaseURL            string `json:"baseUrl"`
-	TargetEnvironment  string `json:"targetEnvironment"`
-	Currency           string `json:"currency"`
-	CurrencyExponent   *int   `json:"currencyExponent"`
-	CallbackBaseURL    string `json:"callbackBaseUrl"`
-	RequestTimeout     string `json:"requestTimeout"`
-	TokenRefreshBefore string `json:"tokenRefreshBefore"`
-	CheckAfter         string `json:"checkAfter"`
+	provider.HTTPSettings
+	TargetEnvironment string `json:"targetEnvironment"`
+	Currency          string `json:"currency"`
+	CurrencyExponent  *int   `json:"currencyExponent"`
 }
 
 // Secret names in a providers file's "secrets" object.
@@ -108,7 +104,7 @@ func Factory(ic provider.InstanceConfig, secrets provider.Secrets) (any, error) 
 	}
 	cfg.CallbackURL = ic.CallbackURL(s.CallbackBaseURL)
 	var err error
-	if cfg.RequestTimeout, cfg.TokenRefreshBefore, cfg.CheckAfter, err = provider.ParseTiming(s.RequestTimeout, s.TokenRefreshBefore, s.CheckAfter); err != nil {
+	if cfg.RequestTimeout, cfg.TokenRefreshBefore, cfg.CheckAfter, err = s.Timing(); err != nil {
 		return nil, fmt.Errorf("momo: settings: %w", err)
 	}
 	creds := func(user, key, sub string) (*Credentials, error) {
@@ -162,9 +158,9 @@ var ErrNotConfigured = errors.New("momo: product not configured")
 
 // New checks cfg and returns an Adapter.
 func New(cfg Config) (*Adapter, error) {
-	base, err := url.Parse(strings.TrimRight(cfg.BaseURL, "/"))
-	if err != nil || (base.Scheme != "https" && base.Scheme != "http") || base.Host == "" {
-		return nil, fmt.Errorf("momo: baseUrl %q is not an http(s) URL", cfg.BaseURL)
+	base, err := outbound.BaseURL(cfg.BaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("momo: %w", err)
 	}
 	if cfg.TargetEnvironment == "" {
 		return nil, errors.New("momo: targetEnvironment is required")
@@ -176,26 +172,17 @@ func New(cfg Config) (*Adapter, error) {
 		return nil, fmt.Errorf("momo: currencyExponent %d is out of range", cfg.Exponent)
 	}
 	if cfg.CallbackURL != "" {
-		if u, err := url.Parse(cfg.CallbackURL); err != nil || u.Host == "" || u.RawQuery != "" {
-			return nil, fmt.Errorf("momo: callback URL %q must be absolute and without a query", cfg.CallbackURL)
+		if err := outbound.CheckCallbackURL(cfg.CallbackURL); err != nil {
+			return nil, fmt.Errorf("momo: %w", err)
 		}
 	}
 	if cfg.Collection == nil && cfg.Disbursement == nil {
 		return nil, errors.New("momo: neither collection nor disbursement credentials are configured")
 	}
-	if cfg.RequestTimeout <= 0 {
-		cfg.RequestTimeout = requestTimeoutDefault
-	}
-	if cfg.TokenRefreshBefore <= 0 {
-		cfg.TokenRefreshBefore = tokenRefreshBeforeDefault
-	}
-	if cfg.CheckAfter <= 0 {
-		cfg.CheckAfter = checkAfterDefault
-	}
-	a := &Adapter{cfg: cfg, base: base, client: cfg.HTTPClient, now: cfg.Now}
-	if a.client == nil {
-		a.client = &http.Client{Timeout: cfg.RequestTimeout}
-	}
+	cfg.RequestTimeout = outbound.OrDefault(cfg.RequestTimeout, requestTimeoutDefault)
+	cfg.TokenRefreshBefore = outbound.OrDefault(cfg.TokenRefreshBefore, tokenRefreshBeforeDefault)
+	cfg.CheckAfter = outbound.OrDefault(cfg.CheckAfter, checkAfterDefault)
+	a := &Adapter{cfg: cfg, base: base, client: outbound.Client(cfg.HTTPClient, cfg.RequestTimeout), now: cfg.Now}
 	if a.now == nil {
 		a.now = time.Now
 	}

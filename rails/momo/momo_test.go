@@ -27,7 +27,7 @@ func TestPayoutCompletesThroughCallback(t *testing.T) {
 	if err != nil || out.State != provider.StateProcessing {
 		t.Fatalf("submit: %+v, %v", out, err)
 	}
-	s.onCallback(t, r.ctx, r.adapter, r.callback(), in, p)
+	s.onCallback(t, r.ctx, r.adapter, r.Callback(), in, p)
 	got := s.settled[p.Key]
 	if got.State != provider.StateCompleted || got.ProviderRef == "" {
 		t.Fatalf("settled %+v", got)
@@ -58,7 +58,7 @@ func TestCollectionCompletesThroughCallback(t *testing.T) {
 			if err != nil || out.State != provider.StatePending {
 				t.Fatalf("submit: %+v, %v", out, err)
 			}
-			n := s.onCallback(t, r.ctx, r.adapter, r.callback(), in, p)
+			n := s.onCallback(t, r.ctx, r.adapter, r.Callback(), in, p)
 			if !n.Collection || n.Outcome.State != provider.StateCompleted {
 				t.Fatalf("notification %+v", n)
 			}
@@ -99,7 +99,7 @@ func TestCollectionFails(t *testing.T) {
 			if _, err := r.adapter.SubmitCollection(r.ctx, in, p); err != nil {
 				t.Fatal(err)
 			}
-			s.onCallback(t, r.ctx, r.adapter, r.callback(), in, p)
+			s.onCallback(t, r.ctx, r.adapter, r.Callback(), in, p)
 			got := s.settled[p.Key]
 			if got.State != provider.StateFailed || !strings.Contains(got.Message, c.wantMsg) {
 				t.Fatalf("settled %+v, want failed with %s", got, c.wantMsg)
@@ -124,14 +124,14 @@ func TestCollectionExpires(t *testing.T) {
 	if err != nil || out.State != provider.StatePending || out.CheckAfter <= 0 {
 		t.Fatalf("before expiry: %+v, %v", out, err)
 	}
-	r.clock.Advance(2 * time.Minute)
+	r.Clock.Advance(2 * time.Minute)
 	out, err = r.adapter.CollectionStatus(r.ctx, in, p)
 	if err != nil || out.State != provider.StateFailed || !strings.Contains(out.Message, "EXPIRED") {
 		t.Fatalf("after expiry: %+v, %v", out, err)
 	}
 	s.settle(p.Key, out)
 	// The expiry's callback still comes, once; settling again is a no-op.
-	s.onCallback(t, r.ctx, r.adapter, r.callback(), in, p)
+	s.onCallback(t, r.ctx, r.adapter, r.Callback(), in, p)
 	if s.count[p.Key] != 1 {
 		t.Fatalf("settled %d times", s.count[p.Key])
 	}
@@ -149,7 +149,7 @@ func TestCollectionApprovedLater(t *testing.T) {
 	if !r.fake.Decide(p.Key, true) {
 		t.Fatal("nothing to approve")
 	}
-	s.onCallback(t, r.ctx, r.adapter, r.callback(), in, p)
+	s.onCallback(t, r.ctx, r.adapter, r.Callback(), in, p)
 	if s.settled[p.Key].State != provider.StateCompleted {
 		t.Fatalf("settled %+v", s.settled[p.Key])
 	}
@@ -173,7 +173,7 @@ func TestTokenExpiryMidRun(t *testing.T) {
 	}
 	// Time passes to within a minute of expiry: the adapter replaces the
 	// token before using it, with no 401 on the way.
-	r.clock.Advance(9*time.Minute + 30*time.Second)
+	r.Clock.Advance(9*time.Minute + 30*time.Second)
 	before := len(r.fake.Requests())
 	if _, err := r.adapter.PayoutStatus(r.ctx, in, p); err != nil {
 		t.Fatal(err)
@@ -231,7 +231,7 @@ func TestLostResponseAfterMoneyMoved(t *testing.T) {
 	if err != nil || again.State != provider.StateProcessing || again.Message != "already submitted" {
 		t.Fatalf("re-submit: %+v %v", again, err)
 	}
-	s.onCallback(t, r.ctx, r.adapter, r.callback(), in, p)
+	s.onCallback(t, r.ctx, r.adapter, r.Callback(), in, p)
 	r.noCallback()
 	if m := r.fake.Movements(); len(m) != 1 {
 		t.Fatalf("money moved %d times", len(m))
@@ -290,11 +290,11 @@ func TestDuplicateCallbacksSettleOnce(t *testing.T) {
 	if _, err := r.adapter.SubmitPayout(r.ctx, in, p); err != nil {
 		t.Fatal(err)
 	}
-	first := r.callback()
+	first := r.Callback()
 	if !r.fake.Resend(p.Key) {
 		t.Fatal("no callback to resend")
 	}
-	second := r.callback()
+	second := r.Callback()
 	n1 := s.onCallback(t, r.ctx, r.adapter, first, in, p)
 	n2 := s.onCallback(t, r.ctx, r.adapter, second, in, p)
 	if n1 != n2 {
@@ -312,7 +312,7 @@ func TestCallbackWithoutQueryFindsItsKey(t *testing.T) {
 	if _, err := r.adapter.SubmitPayout(r.ctx, in, p); err != nil {
 		t.Fatal(err)
 	}
-	cb := r.callback()
+	cb := r.Callback()
 	cb.Query = ""
 	n, err := r.adapter.HandleCallback(r.ctx, cb)
 	if err != nil || n.Key != p.Key || n.Collection || n.Authenticated {
@@ -331,7 +331,7 @@ func TestInsufficientDisbursementBalance(t *testing.T) {
 	if _, err := r.adapter.SubmitPayout(r.ctx, in, p); err != nil {
 		t.Fatal(err)
 	}
-	s.onCallback(t, r.ctx, r.adapter, r.callback(), in, p)
+	s.onCallback(t, r.ctx, r.adapter, r.Callback(), in, p)
 	if got := s.settled[p.Key]; got.State != provider.StateFailed || !strings.Contains(got.Message, "NOT_ENOUGH_FUNDS") {
 		t.Fatalf("settled %+v", got)
 	}

@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
-	"strings"
 
 	"payments/rails/internal/outbound"
 	"payments/rails/provider"
@@ -25,18 +23,15 @@ func (a *Adapter) call(ctx context.Context, p *product, method, path string, hea
 			return nil, false, err
 		}
 	}
-	for attempt := 0; ; attempt++ {
-		tok, err := p.bearer(ctx, a)
-		if err != nil {
-			return nil, wrote, err
-		}
+	bearer := func() (string, error) { return p.bearer(ctx, a) }
+	build := func(tok string) (*http.Request, error) {
 		var rd io.Reader
 		if payload != nil {
 			rd = bytes.NewReader(payload)
 		}
 		req, err := http.NewRequestWithContext(ctx, method, a.base.String()+path, rd)
 		if err != nil {
-			return nil, wrote, err
+			return nil, err
 		}
 		req.Header.Set("Authorization", "Bearer "+tok)
 		req.Header.Set("X-Target-Environment", a.cfg.TargetEnvironment)
@@ -47,20 +42,10 @@ func (a *Adapter) call(ctx context.Context, p *product, method, path string, hea
 		for k, v := range header {
 			req.Header.Set(k, v)
 		}
-		r, w, err := outbound.Send(a.client, req)
-		wrote = wrote || w
-		if err != nil {
-			return nil, wrote, err
-		}
-		if r.Status == http.StatusUnauthorized && attempt == 0 {
-			// Refused at the gateway: this attempt did nothing, so it
-			// does not count as sent.
-			p.tok.Invalidate(tok)
-			wrote = false
-			continue
-		}
-		return r, wrote, nil
+		return req, nil
 	}
+	refused := func(r *outbound.Response) bool { return r.Status == http.StatusUnauthorized }
+	return outbound.SendWithToken(a.client, &p.tok, bearer, build, refused)
 }
 
 // apiError is MoMo's error body: {"code": "...", "message": "..."}; the API
@@ -70,31 +55,13 @@ type apiError struct {
 	Message string `json:"message"`
 }
 
-func parseError(resp *outbound.Response) apiError {
-	var e apiError
-	_ = json.Unmarshal(resp.Body, &e)
-	return e
-}
+func parseError(resp *outbound.Response) apiError { return outbound.Decode[apiError](resp) }
 
 // errorText is a short description of a refusal for messages: MoMo's code
 // and message, or the HTTP status.
 func errorText(resp *outbound.Response) string {
 	e := parseError(resp)
-	s := strings.TrimSpace(strings.Join(nonEmpty(e.Code, e.Message), ": "))
-	if s == "" {
-		s = fmt.Sprintf("HTTP %d", resp.Status)
-	}
-	return outbound.Cut(s, 200)
-}
-
-func nonEmpty(ss ...string) []string {
-	var out []string
-	for _, s := range ss {
-		if s != "" {
-			out = append(out, s)
-		}
-	}
-	return out
+	return outbound.Refusal(resp.Status, e.Code, e.Message)
 }
 
 // definiteCodes are the 5xx codes MTN documents as refusals of the request

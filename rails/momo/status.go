@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"payments/rails/internal/outbound"
 	"payments/rails/provider"
 )
 
@@ -73,7 +74,7 @@ func reasonText(raw json.RawMessage) string {
 	if message == "" {
 		message = reasonWords[code]
 	}
-	return strings.Join(nonEmpty(code, message), ": ")
+	return outbound.CodeMessage(code, message)
 }
 
 // reasonWords say what MoMo's failure reasons mean, for a reason that

@@ -16,13 +16,7 @@ const transactionStatusPath = "/mpesa/transactionstatus/v1/query"
 // ErrFractionalAmount for cents) and returns its OriginatorConversationID,
 // derived from in.ID and the B2C shortcode. It sends nothing.
 func (a *Adapter) PreparePayout(_ context.Context, in provider.Instruction) (provider.Prepared, error) {
-	if !a.b2cEnabled {
-		return provider.Prepared{}, fmt.Errorf("%w: payouts", ErrNotConfigured)
-	}
-	if _, err := wholeShillings(in); err != nil {
-		return provider.Prepared{}, err
-	}
-	return provider.Prepared{Key: key("b2c", a.cfg.B2CShortCode, in.ID)}, nil
+	return a.prepare(a.b2cEnabled, "payouts", in, key("b2c", a.cfg.B2CShortCode, in.ID))
 }
 
 // SubmitPayout sends the B2C payment request with p.Key as its
@@ -34,15 +28,9 @@ func (a *Adapter) PreparePayout(_ context.Context, in provider.Instruction) (pro
 // OriginatorConversationID" (if the caller broke the rule from another
 // process) is read as "already taken", never as a failure.
 func (a *Adapter) SubmitPayout(ctx context.Context, in provider.Instruction, p provider.Prepared) (provider.Outcome, error) {
-	if !a.b2cEnabled {
-		return provider.Outcome{}, fmt.Errorf("%w: payouts", ErrNotConfigured)
-	}
-	amount, err := wholeShillings(in)
+	amount, err := a.beginSend(a.b2cEnabled, "payouts", "b2c", in, p.Key)
 	if err != nil {
 		return provider.Outcome{}, err
-	}
-	if !a.markSent(p.Key) {
-		return provider.Outcome{}, provider.Errorf(provider.ErrUnknownOutcome, "mpesa b2c %s was already sent by this process: only its status may be asked", p.Key)
 	}
 	cred, err := a.cred.securityCredential(a.cfg.InitiatorPassword.Reveal())
 	if err != nil {

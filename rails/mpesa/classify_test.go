@@ -104,40 +104,27 @@ func TestSTKAnswers(t *testing.T) {
 }
 
 func TestSTKQueryAnswers(t *testing.T) {
-	cases := []struct {
-		name     string
-		status   int
-		body     string
-		want     provider.State
-		wantMsg  string
-		wantKind error
-	}{
-		{"paid", 200, `{"ResponseCode":"0","ResultCode":"0","ResultDesc":"The service request is processed successfully."}`, provider.StateCompleted, "", nil},
-		{"paid, numbers", 200, `{"ResponseCode":0,"ResultCode":0}`, provider.StateCompleted, "", nil},
-		{"cancelled", 200, `{"ResponseCode":"0","ResultCode":"1032","ResultDesc":"Request cancelled by user"}`, provider.StateFailed, "Request cancelled by user (1032)", nil},
-		{"cancelled, no words", 200, `{"ResponseCode":"0","ResultCode":"1032"}`, provider.StateFailed, "the payer cancelled (1032)", nil},
-		{"unreachable", 200, `{"ResponseCode":"0","ResultCode":"1037","ResultDesc":"DS timeout user cannot be reached"}`, provider.StateFailed, "1037", nil},
-		{"insufficient", 200, `{"ResponseCode":"0","ResultCode":"1"}`, provider.StateFailed, "insufficient", nil},
-		{"still processing (4999)", 200, `{"ResponseCode":"0","ResultCode":"4999"}`, provider.StatePending, "", nil},
-		{"being processed", 500, `{"errorCode":"500.001.1001","errorMessage":"The transaction is being processed"}`, provider.StatePending, "", nil},
-		{"unknown checkout", 400, `{"errorCode":"400.002.02","errorMessage":"Bad Request - Invalid CheckoutRequestID"}`, 0, "", provider.ErrNotFound},
-		{"spike", 429, ``, 0, "", provider.ErrRateLimited},
-		{"down", 503, ``, 0, "", provider.ErrUnavailable},
+	cases := []railtest.QueryCase{
+		{Name: "paid", Status: 200, Body: `{"ResponseCode":"0","ResultCode":"0","ResultDesc":"The service request is processed successfully."}`, Want: provider.StateCompleted},
+		{Name: "paid, numbers", Status: 200, Body: `{"ResponseCode":0,"ResultCode":0}`, Want: provider.StateCompleted},
+		{Name: "cancelled", Status: 200, Body: `{"ResponseCode":"0","ResultCode":"1032","ResultDesc":"Request cancelled by user"}`, Want: provider.StateFailed, WantMsg: "Request cancelled by user (1032)"},
+		{Name: "cancelled, no words", Status: 200, Body: `{"ResponseCode":"0","ResultCode":"1032"}`, Want: provider.StateFailed, WantMsg: "the payer cancelled (1032)"},
+		{Name: "unreachable", Status: 200, Body: `{"ResponseCode":"0","ResultCode":"1037","ResultDesc":"DS timeout user cannot be reached"}`, Want: provider.StateFailed, WantMsg: "1037"},
+		{Name: "insufficient", Status: 200, Body: `{"ResponseCode":"0","ResultCode":"1"}`, Want: provider.StateFailed, WantMsg: "insufficient"},
+		{Name: "still processing (4999)", Status: 200, Body: `{"ResponseCode":"0","ResultCode":"4999"}`, Want: provider.StatePending},
+		{Name: "being processed", Status: 500, Body: `{"errorCode":"500.001.1001","errorMessage":"The transaction is being processed"}`, Want: provider.StatePending},
+		{Name: "unknown checkout", Status: 400, Body: `{"errorCode":"400.002.02","errorMessage":"Bad Request - Invalid CheckoutRequestID"}`, WantKind: provider.ErrNotFound},
+		{Name: "spike", Status: 429, WantKind: provider.ErrRateLimited},
+		{Name: "down", Status: 503, WantKind: provider.ErrUnavailable},
 	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			a, _ := stub(t, c.status, c.body)
+		t.Run(c.Name, func(t *testing.T) {
+			a, _ := stub(t, c.Status, c.Body)
 			in := pay
 			in.ProviderRef = "ws_CO_1"
 			p, _ := a.PrepareCollection(context.Background(), in)
 			out, err := a.CollectionStatus(context.Background(), in, p)
-			if c.wantKind != nil {
-				if !errors.Is(err, c.wantKind) {
-					t.Fatalf("err %v", err)
-				}
-				return
-			}
-			if err != nil || out.State != c.want || !strings.Contains(out.Message, c.wantMsg) || out.ProviderRef != "ws_CO_1" {
+			if c.Check(t, out, err) && out.ProviderRef != "ws_CO_1" {
 				t.Fatalf("%+v %v", out, err)
 			}
 		})
@@ -206,37 +193,31 @@ func TestFactory(t *testing.T) {
 	getenv := func(k string) string { return env[k] }
 	secrets := `"secrets":{"consumerKey":{"env":"CK"},"consumerSecret":{"env":"CS"},"passkey":{"env":"PK"},"initiatorPassword":{"env":"IP"},"certificate":{"file":"` + cert + `"}}`
 	settings := `"settings":{"baseUrl":"https://sandbox.safaricom.co.ke","callbackBaseUrl":"https://pay.example","shortCode":"174379","b2cShortCode":"600000","initiatorName":"testapi","callbackAllowedIps":["196.201.214.200","196.201.212.0/24"]}`
-	cases := []struct{ name, config, wantErr string }{
-		{"both directions", `{"providers":[{"name":"mpesa_ke","kind":"mpesa","methods":[{"code":"ke_mpesa","directions":["payouts","collections"]}],` + settings + `,` + secrets + `}]}`, ""},
-		{"payouts without a certificate", `{"providers":[{"name":"m","kind":"mpesa","methods":[{"code":"ke_mpesa","directions":["payouts"]}],` + settings + `,
-			"secrets":{"consumerKey":{"env":"CK"},"consumerSecret":{"env":"CS"},"initiatorPassword":{"env":"IP"}}}]}`, `"certificate" is not configured`},
-		{"collections without a passkey", `{"providers":[{"name":"m","kind":"mpesa","methods":[{"code":"ke_mpesa","directions":["collections"]}],` + settings + `,
-			"secrets":{"consumerKey":{"env":"CK"},"consumerSecret":{"env":"CS"}}}]}`, `"passkey" is not configured`},
-		{"no callback base", `{"providers":[{"name":"m","kind":"mpesa","methods":[{"code":"ke_mpesa","directions":["collections"]}],
-			"settings":{"baseUrl":"https://sandbox.safaricom.co.ke","shortCode":"174379"},` + secrets + `}]}`, "callbackBaseUrl is required"},
-		{"bad address", `{"providers":[{"name":"m","kind":"mpesa","methods":[{"code":"ke_mpesa","directions":["collections"]}],
-			"settings":{"baseUrl":"https://x","callbackBaseUrl":"https://pay.example","shortCode":"174379","callbackAllowedIps":["nope"]},` + secrets + `}]}`, "callbackAllowedIps"},
+	cases := []railtest.FactoryCase{
+		{Name: "both directions", Config: `{"providers":[{"name":"mpesa_ke","kind":"mpesa","methods":[{"code":"ke_mpesa","directions":["payouts","collections"]}],` + settings + `,` + secrets + `}]}`},
+		{Name: "payouts without a certificate", Config: `{"providers":[{"name":"m","kind":"mpesa","methods":[{"code":"ke_mpesa","directions":["payouts"]}],` + settings + `,
+			"secrets":{"consumerKey":{"env":"CK"},"consumerSecret":{"env":"CS"},"initiatorPassword":{"env":"IP"}}}]}`, WantErr: `"certificate" is not configured`},
+		{Name: "collections without a passkey", Config: `{"providers":[{"name":"m","kind":"mpesa","methods":[{"code":"ke_mpesa","directions":["collections"]}],` + settings + `,
+			"secrets":{"consumerKey":{"env":"CK"},"consumerSecret":{"env":"CS"}}}]}`, WantErr: `"passkey" is not configured`},
+		{Name: "no callback base", Config: `{"providers":[{"name":"m","kind":"mpesa","methods":[{"code":"ke_mpesa","directions":["collections"]}],
+			"settings":{"baseUrl":"https://sandbox.safaricom.co.ke","shortCode":"174379"},` + secrets + `}]}`, WantErr: "callbackBaseUrl is required"},
+		{Name: "bad address", Config: `{"providers":[{"name":"m","kind":"mpesa","methods":[{"code":"ke_mpesa","directions":["collections"]}],
+			"settings":{"baseUrl":"https://x","callbackBaseUrl":"https://pay.example","shortCode":"174379","callbackAllowedIps":["nope"]},` + secrets + `}]}`, WantErr: "callbackAllowedIps"},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			r := railtest.Build(t, c.config, Kind, Factory, getenv, c.wantErr)
-			if r == nil {
-				return
-			}
-			p, _, ok := r.Payouter("ke_mpesa")
-			if !ok {
-				t.Fatal("ke_mpesa payouts not served")
-			}
-			a := p.(*Adapter)
-			if a.cfg.CallbackURL != "https://pay.example/v1/providers/mpesa_ke/callbacks" || a.cfg.PartyB != "174379" || a.cfg.CommandID != "BusinessPayment" ||
-				len(a.cfg.CallbackNets) != 2 || a.cfg.Passkey.Reveal() != "passkey" {
-				t.Fatalf("%+v", a.cfg)
-			}
-			if _, _, ok := r.Collector("ke_mpesa"); !ok {
-				t.Fatal("collections not served")
-			}
-		})
-	}
+	railtest.RunFactoryCases(t, cases, Kind, Factory, getenv, func(t *testing.T, r *provider.Registry) {
+		p, _, ok := r.Payouter("ke_mpesa")
+		if !ok {
+			t.Fatal("ke_mpesa payouts not served")
+		}
+		a := p.(*Adapter)
+		if a.cfg.CallbackURL != "https://pay.example/v1/providers/mpesa_ke/callbacks" || a.cfg.PartyB != "174379" || a.cfg.CommandID != "BusinessPayment" ||
+			len(a.cfg.CallbackNets) != 2 || a.cfg.Passkey.Reveal() != "passkey" {
+			t.Fatalf("%+v", a.cfg)
+		}
+		if _, _, ok := r.Collector("ke_mpesa"); !ok {
+			t.Fatal("collections not served")
+		}
+	})
 }
 
 func TestSecretsStayOut(t *testing.T) {

@@ -35,29 +35,23 @@ func sharedKey(t *testing.T) *rsa.PrivateKey {
 // rig is an adapter wired to a fake Daraja over loopback HTTP, with an
 // ingress standing for our callback route.
 type rig struct {
-	t       *testing.T
-	clock   *railtest.Clock
+	*railtest.Rig
 	fake    *mpesafake.Server
 	adapter *mpesa.Adapter
 	ingress string
-	in      *railtest.Ingress // our callback route
 	ctx     context.Context
 }
 
 func newRig(t *testing.T, opts mpesafake.Options) *rig {
 	t.Helper()
-	r := &rig{t: t, clock: railtest.NewClock(time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC)), ctx: context.Background()}
-	opts.Now = r.clock.Now
+	r := &rig{Rig: railtest.NewRig(t, time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC), []byte(`{"ResultCode":0,"ResultDesc":"Accepted"}`)), ctx: context.Background()}
+	opts.Now = r.Clock.Now
 	if opts.Key == nil {
 		opts.Key = sharedKey(t)
 	}
 	r.fake = mpesafake.NewServer(opts)
-	r.in = railtest.NewIngress([]byte(`{"ResultCode":0,"ResultDesc":"Accepted"}`))
-	r.ingress = r.in.URL + "/v1/providers/mpesa_test/callbacks"
-	t.Cleanup(func() {
-		r.fake.Close()
-		r.in.Close()
-	})
+	r.ingress = r.In.URL + "/v1/providers/mpesa_test/callbacks"
+	t.Cleanup(r.fake.Close)
 	r.adapter = r.newAdapter(func(*mpesa.Config) {})
 	return r
 }
@@ -71,30 +65,27 @@ func (r *rig) config() mpesa.Config {
 		ShortCode: o.ShortCode, Passkey: provider.NewSecret(o.Passkey),
 		B2CShortCode: o.B2CShortCode, InitiatorName: o.InitiatorName, InitiatorPassword: provider.NewSecret(o.InitiatorPassword),
 		Certificate: r.fake.CertificatePEM(),
-		Now:         r.clock.Now,
+		Now:         r.Clock.Now,
 	}
 }
 
 func (r *rig) newAdapter(edit func(*mpesa.Config)) *mpesa.Adapter {
-	r.t.Helper()
+	r.T.Helper()
 	cfg := r.config()
 	edit(&cfg)
 	a, err := mpesa.New(cfg)
 	if err != nil {
-		r.t.Fatal(err)
+		r.T.Fatal(err)
 	}
 	return a
 }
 
-func (r *rig) callback() provider.Callback {
-	r.t.Helper()
-	return r.in.Next(r.t)
-}
-
+// noCallback checks that nothing more arrives once the fake's callbacks
+// in flight are done.
 func (r *rig) noCallback() {
-	r.t.Helper()
+	r.T.Helper()
 	r.fake.Callbacks()
-	r.in.None(r.t)
+	r.In.None(r.T)
 }
 
 // caller stands for the operations layer: it keeps what it committed for

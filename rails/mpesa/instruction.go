@@ -88,14 +88,7 @@ func (a *Adapter) token(event, key string) string {
 // text keeps what Daraja takes in free text (it refuses some punctuation)
 // and cuts it to n bytes.
 func text(s, fallback string, n int) string {
-	var b strings.Builder
-	for _, r := range s {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', strings.ContainsRune(" .,-_", r):
-			b.WriteRune(r)
-		}
-	}
-	out := strings.TrimSpace(b.String())
+	out := outbound.PlainText(s, " .,-_")
 	if len(out) < 2 {
 		out = fallback
 	}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -75,8 +74,7 @@ type Config struct {
 
 // Settings is the instance's "settings" object in a providers file.
 type Settings struct {
-	BaseURL            string   `json:"baseUrl"`
-	CallbackBaseURL    string   `json:"callbackBaseUrl"`
+	provider.HTTPSettings
 	CallbackAllowedIPs []string `json:"callbackAllowedIps"`
 	ShortCode          string   `json:"shortCode"`
 	PartyB             string   `json:"partyB"`
@@ -85,9 +83,6 @@ type Settings struct {
 	InitiatorName      string   `json:"initiatorName"`
 	CommandID          string   `json:"commandId"`
 	B2CPath            string   `json:"b2cPath"`
-	RequestTimeout     string   `json:"requestTimeout"`
-	TokenRefreshBefore string   `json:"tokenRefreshBefore"`
-	CheckAfter         string   `json:"checkAfter"`
 }
 
 // Secret names in a providers file's "secrets" object.
@@ -131,7 +126,7 @@ func Factory(ic provider.InstanceConfig, secrets provider.Secrets) (any, error) 
 		cfg.CallbackNets = append(cfg.CallbackNets, n)
 	}
 	var err error
-	if cfg.RequestTimeout, cfg.TokenRefreshBefore, cfg.CheckAfter, err = provider.ParseTiming(s.RequestTimeout, s.TokenRefreshBefore, s.CheckAfter); err != nil {
+	if cfg.RequestTimeout, cfg.TokenRefreshBefore, cfg.CheckAfter, err = s.Timing(); err != nil {
 		return nil, fmt.Errorf("mpesa: settings: %w", err)
 	}
 	need := func(name string, into *provider.Secret) error {
@@ -201,9 +196,9 @@ var ErrNotConfigured = errors.New("mpesa: not configured")
 
 // New checks cfg and returns an Adapter.
 func New(cfg Config) (*Adapter, error) {
-	u, err := url.Parse(strings.TrimRight(cfg.BaseURL, "/"))
-	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		return nil, fmt.Errorf("mpesa: baseUrl %q is not an http(s) URL", cfg.BaseURL)
+	u, err := outbound.BaseURL(cfg.BaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("mpesa: %w", err)
 	}
 	if cfg.ConsumerKey.IsZero() || cfg.ConsumerSecret.IsZero() {
 		return nil, errors.New("mpesa: the consumer key and secret are required")
@@ -211,8 +206,8 @@ func New(cfg Config) (*Adapter, error) {
 	if cfg.CallbackURL == "" {
 		return nil, errors.New("mpesa: callbackBaseUrl is required (Daraja answers only by callback)")
 	}
-	if cu, err := url.Parse(cfg.CallbackURL); err != nil || cu.Host == "" || cu.RawQuery != "" {
-		return nil, fmt.Errorf("mpesa: callback URL %q must be absolute and without a query", cfg.CallbackURL)
+	if err := outbound.CheckCallbackURL(cfg.CallbackURL); err != nil {
+		return nil, fmt.Errorf("mpesa: %w", err)
 	}
 	a := &Adapter{cfg: cfg, base: u.String(), client: cfg.HTTPClient, now: cfg.Now, sent: map[string]bool{}}
 	if cfg.ShortCode != "" {
@@ -253,18 +248,10 @@ func New(cfg Config) (*Adapter, error) {
 	if !a.stkEnabled && !a.b2cEnabled {
 		return nil, errors.New("mpesa: configure a shortCode (collections) or a b2cShortCode (payouts)")
 	}
-	if a.cfg.RequestTimeout <= 0 {
-		a.cfg.RequestTimeout = requestTimeoutDefault
-	}
-	if a.cfg.TokenRefreshBefore <= 0 {
-		a.cfg.TokenRefreshBefore = tokenRefreshBeforeDefault
-	}
-	if a.cfg.CheckAfter <= 0 {
-		a.cfg.CheckAfter = checkAfterDefault
-	}
-	if a.client == nil {
-		a.client = &http.Client{Timeout: a.cfg.RequestTimeout}
-	}
+	a.cfg.RequestTimeout = outbound.OrDefault(a.cfg.RequestTimeout, requestTimeoutDefault)
+	a.cfg.TokenRefreshBefore = outbound.OrDefault(a.cfg.TokenRefreshBefore, tokenRefreshBeforeDefault)
+	a.cfg.CheckAfter = outbound.OrDefault(a.cfg.CheckAfter, checkAfterDefault)
+	a.client = outbound.Client(a.client, a.cfg.RequestTimeout)
 	if a.now == nil {
 		a.now = time.Now
 	}
@@ -305,6 +292,36 @@ func (a *Adapter) markSent(key string) bool {
 	a.sent[key] = true
 	a.sentOrder = append(a.sentOrder, key)
 	return true
+}
+
+// prepare checks that the direction is configured (enabled) and that in
+// is in whole shillings, and returns k as the instruction's key.
+func (a *Adapter) prepare(enabled bool, direction string, in provider.Instruction, k string) (provider.Prepared, error) {
+	if !enabled {
+		return provider.Prepared{}, fmt.Errorf("%w: %s", ErrNotConfigured, direction)
+	}
+	if _, err := wholeShillings(in); err != nil {
+		return provider.Prepared{}, err
+	}
+	return provider.Prepared{Key: k}, nil
+}
+
+// beginSend checks what prepare checks and marks k sent, by the SendOnce
+// rule: a key this process already sent (what names the request in the
+// error) is refused with ErrUnknownOutcome. It returns the amount in
+// whole shillings.
+func (a *Adapter) beginSend(enabled bool, direction, what string, in provider.Instruction, k string) (int64, error) {
+	if !enabled {
+		return 0, fmt.Errorf("%w: %s", ErrNotConfigured, direction)
+	}
+	amount, err := wholeShillings(in)
+	if err != nil {
+		return 0, err
+	}
+	if !a.markSent(k) {
+		return 0, provider.Errorf(provider.ErrUnknownOutcome, "mpesa %s %s was already sent by this process: only its status may be asked", what, k)
+	}
+	return amount, nil
 }
 
 // unmarkSent forgets key after an answer that says nothing was done, so

@@ -25,7 +25,7 @@ func TestSTKCollectionCompletesThroughCallback(t *testing.T) {
 	if err != nil || out.State != provider.StatePending || !strings.HasPrefix(out.ProviderRef, "ws_CO_") {
 		t.Fatalf("submit: %+v %v", out, err)
 	}
-	n := c.onCallback(r.ctx, r.callback())
+	n := c.onCallback(r.ctx, r.Callback())
 	if n.Authenticated || !n.Collection || n.Outcome.ProviderRef != out.ProviderRef {
 		t.Fatalf("notification %+v", n)
 	}
@@ -61,7 +61,7 @@ func TestSTKCollectionFails(t *testing.T) {
 			if _, err := c.submit(r.ctx); err != nil {
 				t.Fatal(err)
 			}
-			c.onCallback(r.ctx, r.callback())
+			c.onCallback(r.ctx, r.Callback())
 			if c.settled == nil || c.settled.State != provider.StateFailed || !strings.Contains(c.settled.Message, tc.wantCode) || !strings.Contains(c.settled.Message, tc.wantWords) {
 				t.Fatalf("settled %+v", c.settled)
 			}
@@ -82,13 +82,13 @@ func TestSTKExpiresUnanswered(t *testing.T) {
 	if err != nil || out.State != provider.StatePending {
 		t.Fatalf("while waiting: %+v %v", out, err)
 	}
-	r.clock.Advance(time.Minute)
+	r.Clock.Advance(time.Minute)
 	out, err = r.adapter.CollectionStatus(r.ctx, c.in, c.p)
 	if err != nil || out.State != provider.StateFailed || !strings.Contains(out.Message, "1037") {
 		t.Fatalf("after expiry: %+v %v", out, err)
 	}
 	c.settle(out)
-	c.onCallback(r.ctx, r.callback())
+	c.onCallback(r.ctx, r.Callback())
 	if c.settles != 1 {
 		t.Fatalf("settled %d times", c.settles)
 	}
@@ -122,7 +122,7 @@ func TestB2CPayoutCompletesThroughResultCallback(t *testing.T) {
 	if err != nil || out.State != provider.StateProcessing || !strings.HasPrefix(out.ProviderRef, "AG_") {
 		t.Fatalf("submit: %+v %v", out, err)
 	}
-	n := c.onCallback(r.ctx, r.callback())
+	n := c.onCallback(r.ctx, r.Callback())
 	if !n.Authenticated || n.Collection {
 		t.Fatalf("notification %+v", n)
 	}
@@ -159,7 +159,7 @@ func TestSecurityCredentialIsVerified(t *testing.T) {
 			if _, err := c.submit(r.ctx); err != nil {
 				t.Fatal(err)
 			}
-			c.onCallback(r.ctx, r.callback())
+			c.onCallback(r.ctx, r.Callback())
 			if c.settled == nil || c.settled.State != provider.StateFailed || !strings.Contains(c.settled.Message, "2001") {
 				t.Fatalf("settled %+v", c.settled)
 			}
@@ -173,7 +173,7 @@ func TestSecurityCredentialIsVerified(t *testing.T) {
 	if _, err := c.submit(r.ctx); err != nil {
 		t.Fatal(err)
 	}
-	c.onCallback(r.ctx, r.callback())
+	c.onCallback(r.ctx, r.Callback())
 	if c.settled == nil || c.settled.State != provider.StateCompleted {
 		t.Fatalf("settled %+v", c.settled)
 	}
@@ -201,7 +201,7 @@ func TestB2CFailures(t *testing.T) {
 			if _, err := c.submit(r.ctx); err != nil {
 				t.Fatal(err)
 			}
-			c.onCallback(r.ctx, r.callback())
+			c.onCallback(r.ctx, r.Callback())
 			if c.settled == nil || c.settled.State != provider.StateFailed || !strings.Contains(c.settled.Message, tc.wantCode) {
 				t.Fatalf("settled %+v", c.settled)
 			}
@@ -236,7 +236,7 @@ func TestB2CNeverResentAfterLostResponse(t *testing.T) {
 	// Two callbacks come: the payment's result and the status answer, in
 	// either order; both say completed and it settles once.
 	for range 2 {
-		n := c.onCallback(r.ctx, r.callback())
+		n := c.onCallback(r.ctx, r.Callback())
 		if !n.Authenticated || n.Outcome.State != provider.StateCompleted {
 			t.Fatalf("notification %+v", n)
 		}
@@ -272,7 +272,7 @@ func TestB2CServerErrorWaits(t *testing.T) {
 	if _, err := r.adapter.PayoutStatus(r.ctx, c.in, c.p); err != nil {
 		t.Fatal(err)
 	}
-	n := c.onCallback(r.ctx, r.callback())
+	n := c.onCallback(r.ctx, r.Callback())
 	if n.Outcome.State != provider.StateUnknown || c.settled != nil {
 		t.Fatalf("notification %+v, settled %+v", n, c.settled)
 	}
@@ -288,7 +288,7 @@ func TestB2CQueueTimeoutFails(t *testing.T) {
 	if out, err := c.submit(r.ctx); err != nil || out.State != provider.StateProcessing {
 		t.Fatalf("submit %+v %v", out, err)
 	}
-	n := c.onCallback(r.ctx, r.callback())
+	n := c.onCallback(r.ctx, r.Callback())
 	if !n.Authenticated || c.settled == nil || c.settled.State != provider.StateFailed || !strings.Contains(c.settled.Message, "queue") {
 		t.Fatalf("notification %+v, settled %+v", n, c.settled)
 	}
@@ -313,7 +313,7 @@ func TestLostSTKResponse(t *testing.T) {
 	}
 	// The callback names the CheckoutRequestID; the caller commits it and
 	// the query confirms.
-	c.onCallback(r.ctx, r.callback())
+	c.onCallback(r.ctx, r.Callback())
 	if c.settled == nil || c.settled.State != provider.StateCompleted || c.in.ProviderRef == "" {
 		t.Fatalf("settled %+v", c.settled)
 	}
@@ -345,7 +345,7 @@ func TestTokenExpiryMidRun(t *testing.T) {
 	if n := r.fake.Count(mpesafake.OpToken); n != 2 {
 		t.Fatalf("%d token requests", n)
 	}
-	r.clock.Advance(9*time.Minute + 30*time.Second)
+	r.Clock.Advance(9*time.Minute + 30*time.Second)
 	before := len(r.fake.Requests())
 	// A payout right at the refresh point: a new token first, no 401, one
 	// B2C request.
@@ -403,11 +403,11 @@ func TestDuplicateCallbacksSettleOnce(t *testing.T) {
 	if _, err := pc.submit(r.ctx); err != nil {
 		t.Fatal(err)
 	}
-	first := r.callback()
+	first := r.Callback()
 	if !r.fake.ResendB2CResult(pc.p.Key) {
 		t.Fatal("nothing to resend")
 	}
-	second := r.callback()
+	second := r.Callback()
 	n1, n2 := pc.onCallback(r.ctx, first), pc.onCallback(r.ctx, second)
 	if n1 != n2 || pc.settles != 1 {
 		t.Fatalf("%+v %+v, settled %d", n1, n2, pc.settles)
@@ -417,9 +417,9 @@ func TestDuplicateCallbacksSettleOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cc.onCallback(r.ctx, r.callback())
+	cc.onCallback(r.ctx, r.Callback())
 	r.fake.ResendSTKResult(out.ProviderRef)
-	cc.onCallback(r.ctx, r.callback())
+	cc.onCallback(r.ctx, r.Callback())
 	if cc.settles != 1 || len(r.fake.Movements()) != 2 {
 		t.Fatalf("settled %d, movements %d", cc.settles, len(r.fake.Movements()))
 	}
@@ -431,7 +431,7 @@ func TestForgedCallbacksAreRefused(t *testing.T) {
 	if _, err := c.submit(r.ctx); err != nil {
 		t.Fatal(err)
 	}
-	real := r.callback()
+	real := r.Callback()
 	other := newCaller(t, r.adapter, kes("pay_other", "254708374149", 100_00), false)
 	cases := []struct {
 		name string

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"strings"
 
@@ -19,24 +18,13 @@ type apiError struct {
 	ErrorMessage string `json:"errorMessage"`
 }
 
-func parseError(resp *outbound.Response) apiError {
-	var e apiError
-	_ = json.Unmarshal(resp.Body, &e)
-	return e
-}
+func parseError(resp *outbound.Response) apiError { return outbound.Decode[apiError](resp) }
 
+// errorText is a short description of a refusal for messages: Daraja's
+// error code and message, or the HTTP status.
 func errorText(resp *outbound.Response) string {
 	e := parseError(resp)
-	var parts []string
-	for _, s := range []string{e.ErrorCode, e.ErrorMessage} {
-		if s != "" {
-			parts = append(parts, s)
-		}
-	}
-	if len(parts) == 0 {
-		return fmt.Sprintf("HTTP %d", resp.Status)
-	}
-	return outbound.Cut(strings.Join(parts, ": "), 200)
+	return outbound.Refusal(resp.Status, e.ErrorCode, e.ErrorMessage)
 }
 
 // invalidTokenCodes are Daraja's answers to an expired or unknown token,
@@ -58,31 +46,20 @@ func (a *Adapter) call(ctx context.Context, path string, body any) (resp *outbou
 	if err != nil {
 		return nil, false, err
 	}
-	for attempt := 0; ; attempt++ {
-		tok, err := a.bearer(ctx)
-		if err != nil {
-			return nil, wrote, err
-		}
+	bearer := func() (string, error) { return a.bearer(ctx) }
+	build := func(tok string) (*http.Request, error) {
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.base+path, bytes.NewReader(payload))
 		if err != nil {
-			return nil, wrote, err
+			return nil, err
 		}
 		req.Header.Set("Authorization", "Bearer "+tok)
 		req.Header.Set("Content-Type", "application/json")
-		r, w, err := outbound.Send(a.client, req)
-		wrote = wrote || w
-		if err != nil {
-			return nil, wrote, err
-		}
-		if (r.Status == http.StatusUnauthorized || invalidTokenCodes[parseError(r).ErrorCode]) && attempt == 0 {
-			// Refused at the gateway: this attempt did nothing, so it
-			// does not count as sent.
-			a.tok.Invalidate(tok)
-			wrote = false
-			continue
-		}
-		return r, wrote, nil
+		return req, nil
 	}
+	refused := func(r *outbound.Response) bool {
+		return r.Status == http.StatusUnauthorized || invalidTokenCodes[parseError(r).ErrorCode]
+	}
+	return outbound.SendWithToken(a.client, &a.tok, bearer, build, refused)
 }
 
 // sendResult classifies the failure of a request that moves money (an STK

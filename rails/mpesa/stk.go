@@ -29,13 +29,7 @@ func (a *Adapter) password() (pw, timestamp string) {
 // Daraja's CheckoutRequestID comes back from Submit (or the callback) as
 // ProviderRef.
 func (a *Adapter) PrepareCollection(_ context.Context, in provider.Instruction) (provider.Prepared, error) {
-	if !a.stkEnabled {
-		return provider.Prepared{}, fmt.Errorf("%w: collections", ErrNotConfigured)
-	}
-	if _, err := wholeShillings(in); err != nil {
-		return provider.Prepared{}, err
-	}
-	return provider.Prepared{Key: key("stk", a.cfg.ShortCode, in.ID)}, nil
+	return a.prepare(a.stkEnabled, "collections", in, key("stk", a.cfg.ShortCode, in.ID))
 }
 
 // SubmitCollection sends the STK push: the payer is prompted on their
@@ -44,15 +38,9 @@ func (a *Adapter) PrepareCollection(_ context.Context, in provider.Instruction) 
 // process refuses to send the same key again (ErrUnknownOutcome), and the
 // caller must not ask another process to.
 func (a *Adapter) SubmitCollection(ctx context.Context, in provider.Instruction, p provider.Prepared) (provider.Outcome, error) {
-	if !a.stkEnabled {
-		return provider.Outcome{}, fmt.Errorf("%w: collections", ErrNotConfigured)
-	}
-	amount, err := wholeShillings(in)
+	amount, err := a.beginSend(a.stkEnabled, "collections", "stk push", in, p.Key)
 	if err != nil {
 		return provider.Outcome{}, err
-	}
-	if !a.markSent(p.Key) {
-		return provider.Outcome{}, provider.Errorf(provider.ErrUnknownOutcome, "mpesa stk push %s was already sent by this process: only its status may be asked", p.Key)
 	}
 	pw, ts := a.password()
 	body := map[string]any{

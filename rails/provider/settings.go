@@ -9,6 +9,37 @@ import (
 	"time"
 )
 
+// HTTPSettings are the settings of an adapter that speaks HTTP to its
+// provider: its API root, the service's public root that callbacks go
+// below, and the timing. An adapter's Settings embeds them beside its own.
+type HTTPSettings struct {
+	BaseURL            string `json:"baseUrl"`
+	CallbackBaseURL    string `json:"callbackBaseUrl"`
+	RequestTimeout     string `json:"requestTimeout"`
+	TokenRefreshBefore string `json:"tokenRefreshBefore"`
+	CheckAfter         string `json:"checkAfter"`
+}
+
+// Timing reads the timing settings: requestTimeout (one exchange),
+// tokenRefreshBefore (how long before its expiry a token is replaced) and
+// checkAfter (the next status check a pending outcome suggests). Each is
+// empty (zero: the adapter's default) or a positive Go duration such as
+// "30s".
+func (s HTTPSettings) Timing() (request, refresh, check time.Duration, err error) {
+	durations := [3]time.Duration{}
+	for i, text := range [3]string{s.RequestTimeout, s.TokenRefreshBefore, s.CheckAfter} {
+		if text == "" {
+			continue
+		}
+		v, err := time.ParseDuration(text)
+		if err != nil || v <= 0 {
+			return 0, 0, 0, fmt.Errorf("%q is not a positive duration", text)
+		}
+		durations[i] = v
+	}
+	return durations[0], durations[1], durations[2], nil
+}
+
 // DecodeSettings reads the instance's "settings" object into v, refusing
 // fields v does not have, so that a misspelt key is an error at start; an
 // instance with no settings leaves v as it is.
@@ -41,24 +72,4 @@ func (ic InstanceConfig) Serves(d Direction) bool {
 		}
 	}
 	return false
-}
-
-// ParseTiming reads the timing settings of an adapter that speaks HTTP to
-// its provider: requestTimeout (one exchange), tokenRefreshBefore (how
-// long before its expiry a token is replaced) and checkAfter (the next
-// status check a pending outcome suggests). Each is empty (zero: the
-// adapter's default) or a positive Go duration such as "30s".
-func ParseTiming(requestTimeout, tokenRefreshBefore, checkAfter string) (request, refresh, check time.Duration, err error) {
-	durations := [3]time.Duration{}
-	for i, text := range [3]string{requestTimeout, tokenRefreshBefore, checkAfter} {
-		if text == "" {
-			continue
-		}
-		v, err := time.ParseDuration(text)
-		if err != nil || v <= 0 {
-			return 0, 0, 0, fmt.Errorf("%q is not a positive duration", text)
-		}
-		durations[i] = v
-	}
-	return durations[0], durations[1], durations[2], nil
 }

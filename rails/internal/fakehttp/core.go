@@ -3,27 +3,40 @@ package fakehttp
 import (
 	"bytes"
 	"net/http"
+	"net/http/httptest"
+	"strings"
 	"sync"
 	"time"
 )
 
 // Core is the state every fake provider keeps beside its own: the log of
-// the requests it received, the faults queued per operation, the money
-// that moved and the callbacks it sent. R is the fake's request, F its
-// fault, M its movement and C its callback.
+// the requests it received, the faults queued per operation, the access
+// tokens it issued, the money that moved, the callbacks it sent and, once
+// it listens, its loopback server. R is the fake's request, F its fault, M
+// its movement and C its callback.
 //
-// A Core lives under its fake's lock: Begin, Move and Send are called with
-// it held (a fake holds it while it serves a request, so a logged request
-// may still be written to until the answer is out); the other methods take
-// it themselves and are safe for concurrent use.
+// A Core lives under its fake's lock: Begin, IssueToken, Authorized, Move
+// and Send are called with it held (a fake holds it while it serves a
+// request, so a logged request may still be written to until the answer
+// is out); the other methods take it themselves and are safe for
+// concurrent use.
 type Core[R, F, M, C any] struct {
 	mu        *sync.Mutex
 	client    *http.Client
 	requests  []logged[R] // the latest RequestLogMax
 	faults    map[string][]F
+	tokens    map[string]token
 	movements []M
 	callbacks []C
-	sending   sync.WaitGroup // the callbacks in flight
+	sending   sync.WaitGroup   // the callbacks in flight
+	srv       *httptest.Server // nil until Listen
+}
+
+// token is an access token a fake issued: for a scope (a MoMo product; ""
+// for a provider with one) until it expires.
+type token struct {
+	scope   string
+	expires time.Time
 }
 
 // RequestLogMax bounds a long-running fake's request log: past it the
@@ -45,6 +58,22 @@ func NewCore[R, F, M, C any](mu *sync.Mutex) *Core[R, F, M, C] {
 		mu:     mu,
 		client: &http.Client{Timeout: callbackTimeout},
 		faults: map[string][]F{},
+		tokens: map[string]token{},
+	}
+}
+
+// Listen serves h on an ephemeral loopback port and returns its URL.
+func (c *Core[R, F, M, C]) Listen(h http.Handler) string {
+	c.srv = httptest.NewServer(h)
+	return c.srv.URL
+}
+
+// Close waits for the callbacks in flight, then stops the server Listen
+// started, if it did.
+func (c *Core[R, F, M, C]) Close() {
+	c.sending.Wait()
+	if c.srv != nil {
+		c.srv.Close()
 	}
 }
 
@@ -97,6 +126,32 @@ func (c *Core[R, F, M, C]) Count(op string) int {
 	return n
 }
 
+// IssueToken issues a new access token of n random bytes for scope, valid
+// until expires, and returns it. Called under the fake's lock.
+func (c *Core[R, F, M, C]) IssueToken(scope string, expires time.Time, n int) string {
+	tok := RandomHex(n)
+	c.tokens[tok] = token{scope: scope, expires: expires}
+	return tok
+}
+
+// Authorized reports whether r carries a bearer token issued for scope
+// that has not expired at now. Called under the fake's lock.
+func (c *Core[R, F, M, C]) Authorized(r *http.Request, scope string, now time.Time) bool {
+	tok, found := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	t, known := c.tokens[tok]
+	return found && known && t.scope == scope && now.Before(t.expires)
+}
+
+// ExpireTokens makes every token issued so far expired.
+func (c *Core[R, F, M, C]) ExpireTokens() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k, t := range c.tokens {
+		t.expires = time.Time{}
+		c.tokens[k] = t
+	}
+}
+
 // Move records money that moved and returns how many movements there have
 // been, this one included. Called under the fake's lock.
 func (c *Core[R, F, M, C]) Move(m M) int {
@@ -144,14 +199,11 @@ func (c *Core[R, F, M, C]) Callbacks() []C {
 	return append([]C(nil), c.callbacks...)
 }
 
-// Wait waits for the callbacks in flight: a fake waits before it closes.
-func (c *Core[R, F, M, C]) Wait() { c.sending.Wait() }
-
 // HandleControls serves the controls every fake has under /_fake/:
-// POST expire-tokens calls expireTokens, GET requests answers the log.
-func (c *Core[R, F, M, C]) HandleControls(mux *http.ServeMux, expireTokens func()) {
+// POST expire-tokens expires the tokens, GET requests answers the log.
+func (c *Core[R, F, M, C]) HandleControls(mux *http.ServeMux) {
 	mux.HandleFunc("POST /_fake/expire-tokens", func(w http.ResponseWriter, _ *http.Request) {
-		expireTokens()
+		c.ExpireTokens()
 		w.WriteHeader(http.StatusNoContent)
 	})
 	mux.HandleFunc("GET /_fake/requests", func(w http.ResponseWriter, _ *http.Request) {

@@ -47,3 +47,29 @@ func RandomHex(n int) string {
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
 }
+
+// Exchange is one request a fake is serving: its answer's status, or 0
+// when it drops the connection, is written into the request's entry in
+// the fake's log. It is used under the fake's lock.
+type Exchange struct {
+	W      http.ResponseWriter
+	status *int
+}
+
+// NewExchange returns the exchange that answers on w and writes the
+// outcome to status, the logged request's.
+func NewExchange(w http.ResponseWriter, status *int) Exchange {
+	return Exchange{W: w, status: status}
+}
+
+// Answer answers status with v as JSON; nil v: no body.
+func (ex Exchange) Answer(status int, v any) {
+	*ex.status = status
+	WriteJSON(ex.W, status, v)
+}
+
+// Drop closes the connection without an answer.
+func (ex Exchange) Drop() {
+	*ex.status = 0
+	Drop(ex.W)
+}

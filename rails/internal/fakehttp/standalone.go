@@ -3,6 +3,7 @@ package fakehttp
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"net"
 	"net/http"
@@ -20,9 +21,45 @@ const (
 	shutdownTimeout   = 5 * time.Second
 )
 
-// ListenLoopback listens on addr, which must be a loopback address: a
+// Standalone is a fake as its standalone command serves it.
+type Standalone struct {
+	Handler http.Handler
+	Sweep   func()   // called every second: a fake's clock moves on without requests
+	Env     []string // the shell lines a client of the fake needs
+}
+
+// Main runs the standalone command of the fake named name and exits on
+// error: it adds -listen and -env-out to the flags the fake defined and
+// parses them, listens on loopback, has start make the fake at its URL,
+// prints the shell lines and serves the fake until SIGINT or SIGTERM.
+func Main(name string, start func(url string) (Standalone, error)) {
+	if err := run(start); err != nil {
+		fmt.Fprintln(os.Stderr, name+":", err)
+		os.Exit(1)
+	}
+}
+
+func run(start func(url string) (Standalone, error)) error {
+	listen := flag.String("listen", "127.0.0.1:0", "loopback address to listen on")
+	envOut := flag.String("env-out", "", "also write the shell lines to this file")
+	flag.Parse()
+	ln, err := listenLoopback(*listen)
+	if err != nil {
+		return err
+	}
+	fake, err := start("http://" + ln.Addr().String())
+	if err != nil {
+		return err
+	}
+	if err := printEnv(fake.Env, *envOut); err != nil {
+		return err
+	}
+	return serve(ln, fake.Handler, fake.Sweep)
+}
+
+// listenLoopback listens on addr, which must be a loopback address: a
 // fake stands in for a provider on this machine only.
-func ListenLoopback(addr string) (net.Listener, error) {
+func listenLoopback(addr string) (net.Listener, error) {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return nil, err
@@ -33,10 +70,10 @@ func ListenLoopback(addr string) (net.Listener, error) {
 	return net.Listen("tcp", addr)
 }
 
-// PrintEnv prints lines, the shell lines a client of the fake needs, and
+// printEnv prints lines, the shell lines a client of the fake needs, and
 // also writes them to path when it is set (readable by its owner alone:
 // they carry credentials).
-func PrintEnv(lines []string, path string) error {
+func printEnv(lines []string, path string) error {
 	text := strings.Join(lines, "\n") + "\n"
 	if path != "" {
 		if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
@@ -47,10 +84,10 @@ func PrintEnv(lines []string, path string) error {
 	return nil
 }
 
-// Serve serves h on ln and calls sweep every second (a fake's clock moves
+// serve serves h on ln and calls sweep every second (a fake's clock moves
 // on without requests) until SIGINT or SIGTERM, then shuts the server
 // down.
-func Serve(ln net.Listener, h http.Handler, sweep func()) error {
+func serve(ln net.Listener, h http.Handler, sweep func()) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	go func() {

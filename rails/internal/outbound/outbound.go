@@ -1,11 +1,13 @@
 package outbound
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptrace"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 )
@@ -109,3 +111,48 @@ func Cut(s string, n int) string {
 }
 
 func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
+
+// Refusal describes a provider's refusal for messages: its code and
+// message joined by ": " (either may be empty), or the HTTP status when it
+// gave neither; cut to 200 bytes.
+func Refusal(status int, code, message string) string {
+	s := strings.TrimSpace(CodeMessage(code, message))
+	if s == "" {
+		s = fmt.Sprintf("HTTP %d", status)
+	}
+	return Cut(s, 200)
+}
+
+// CodeMessage joins a provider's code and message by ": ", leaving out
+// an empty one.
+func CodeMessage(code, message string) string {
+	switch {
+	case code == "":
+		return message
+	case message == "":
+		return code
+	}
+	return code + ": " + message
+}
+
+// Decode reads resp's body as JSON into a T; what it cannot read stays
+// zero, as a refusal's body may be anything.
+func Decode[T any](resp *Response) T {
+	var v T
+	_ = json.Unmarshal(resp.Body, &v)
+	return v
+}
+
+// PlainText keeps of s the ASCII letters and digits and the characters of
+// punctuation, what providers take in their free-text fields, and trims
+// the spaces at its ends.
+func PlainText(s, punctuation string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', strings.ContainsRune(punctuation, r):
+			b.WriteRune(r)
+		}
+	}
+	return strings.TrimSpace(b.String())
+}

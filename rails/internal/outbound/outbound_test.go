@@ -55,3 +55,19 @@ func TestMaskAndCut(t *testing.T) {
 		t.Fatalf("%q", got)
 	}
 }
+
+func TestRefusalAndPlainText(t *testing.T) {
+	cases := []struct{ name, got, want string }{
+		{"code and message", Refusal(400, "E1", "bad"), "E1: bad"},
+		{"message alone", Refusal(400, "", "bad"), "bad"},
+		{"neither", Refusal(503, "", ""), "HTTP 503"},
+		{"spaces alone", Refusal(503, " ", ""), "HTTP 503"},
+		{"punctuation kept", PlainText(" Invoice 42, O'Brien ", " ,"), "Invoice 42, OBrien"},
+		{"nothing kept", PlainText("'''", " "), ""},
+	}
+	for _, c := range cases {
+		if c.got != c.want {
+			t.Errorf("%s: %q, want %q", c.name, c.got, c.want)
+		}
+	}
+}

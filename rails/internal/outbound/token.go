@@ -1,6 +1,7 @@
 package outbound
 
 import (
+	"net/http"
 	"sync"
 	"time"
 )
@@ -40,5 +41,35 @@ func (c *TokenCache) Invalidate(tok string) {
 	defer c.mu.Unlock()
 	if c.token == tok {
 		c.token = ""
+	}
+}
+
+// SendWithToken sends the request build makes with a bearer token from
+// bearer. When refused says the gateway refused the token (it expired or
+// was revoked early), the token is invalidated in cache and the request
+// built and sent once more with a new one: the refused attempt did
+// nothing, so it does not count as written. wrote reports whether any
+// attempt that counts reached the wire.
+func SendWithToken(client *http.Client, cache *TokenCache, bearer func() (string, error), build func(token string) (*http.Request, error), refused func(*Response) bool) (resp *Response, wrote bool, err error) {
+	for attempt := 0; ; attempt++ {
+		tok, err := bearer()
+		if err != nil {
+			return nil, wrote, err
+		}
+		req, err := build(tok)
+		if err != nil {
+			return nil, wrote, err
+		}
+		r, w, err := Send(client, req)
+		wrote = wrote || w
+		if err != nil {
+			return nil, wrote, err
+		}
+		if refused(r) && attempt == 0 {
+			cache.Invalidate(tok)
+			wrote = false
+			continue
+		}
+		return r, wrote, nil
 	}
 }

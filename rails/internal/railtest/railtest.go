@@ -99,25 +99,26 @@ func (in *Ingress) None(t testing.TB) {
 	}
 }
 
-// Build builds the registry of config, a providers file whose instances of
-// kind factory builds, reading their secrets with getenv. With wantErr
-// set, building must fail with an error that contains it, and Build
-// returns nil.
-func Build(t testing.TB, config, kind string, factory provider.Factory, getenv func(string) string, wantErr string) *provider.Registry {
-	t.Helper()
-	cfg, err := provider.ParseConfig([]byte(config))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := provider.Build(cfg, map[string]provider.Factory{kind: factory}, getenv)
-	if wantErr != "" {
-		if err == nil || !strings.Contains(err.Error(), wantErr) {
-			t.Fatalf("err %v, want %q", err, wantErr)
-		}
-		return nil
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+// Rig is what an adapter's tests against its fake start from: the test,
+// a clock the adapter and the fake share, and an ingress standing for our
+// callback route. An adapter's rig embeds it beside its fake and adapter.
+type Rig struct {
+	T     *testing.T
+	Clock *Clock
+	In    *Ingress
+}
+
+// NewRig returns a rig whose clock reads start and whose ingress answers
+// with answer (nil: no body). The ingress closes when t ends, after what
+// the caller registers later (its fake, whose callbacks it receives).
+func NewRig(t *testing.T, start time.Time, answer []byte) *Rig {
+	r := &Rig{T: t, Clock: NewClock(start), In: NewIngress(answer)}
+	t.Cleanup(r.In.Close)
 	return r
+}
+
+// Callback waits for the next callback the ingress received.
+func (r *Rig) Callback() provider.Callback {
+	r.T.Helper()
+	return r.In.Next(r.T)
 }

@@ -1,13 +1,10 @@
 package railtest
 
 import (
-	"errors"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
 	"testing"
-
-	"payments/rails/provider"
 )
 
 // Stub starts a provider that answers every request isToken picks with
@@ -30,17 +27,4 @@ func Stub(t testing.TB, isToken func(*http.Request) bool, tokenStatus int, token
 	}))
 	t.Cleanup(srv.Close)
 	return srv.URL, calls
-}
-
-// CheckOutcome fails t unless err is of wantKind or, when wantKind is nil,
-// err is nil and out is in wantState.
-func CheckOutcome(t testing.TB, out provider.Outcome, err error, wantState provider.State, wantKind error) {
-	t.Helper()
-	if wantKind == nil {
-		if err != nil || out.State != wantState {
-			t.Fatalf("%+v %v", out, err)
-		}
-	} else if !errors.Is(err, wantKind) {
-		t.Fatalf("err %v, want %v", err, wantKind)
-	}
 }

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync"
@@ -136,22 +135,15 @@ type Callback struct {
 type Server struct {
 	URL  string
 	opts Options
-	http *httptest.Server
 
 	mu      sync.Mutex
 	core    *fakehttp.Core[Request, Fault, Movement, Callback]
-	tokens  map[string]token // access token → its product and expiry
-	txns    map[string]*txn  // X-Reference-Id → transaction (both products: MoMo's ids are UUIDs)
+	txns    map[string]*txn // X-Reference-Id → transaction (both products: MoMo's ids are UUIDs)
 	payers  map[string]Behaviour
 	names   map[string]string
 	balance map[string]int64 // product → minor units
 	// held keeps new transfers PENDING (HoldTransfers).
 	held fakehttp.Held[*txn]
-}
-
-type token struct {
-	product string
-	expires time.Time
 }
 
 type txn struct {
@@ -167,8 +159,7 @@ type txn struct {
 // NewServer starts a fake on an ephemeral loopback port; Close stops it.
 func NewServer(opts Options) *Server {
 	s := New(opts)
-	s.http = httptest.NewServer(s.Handler())
-	s.URL = s.http.URL
+	s.URL = s.core.Listen(s.Handler())
 	return s
 }
 
@@ -213,7 +204,6 @@ func New(opts Options) *Server {
 	}
 	s := &Server{
 		opts:    opts,
-		tokens:  map[string]token{},
 		txns:    map[string]*txn{},
 		payers:  map[string]Behaviour{},
 		names:   map[string]string{},
@@ -224,12 +214,7 @@ func New(opts Options) *Server {
 }
 
 // Close stops the server after the callbacks in flight are done.
-func (s *Server) Close() {
-	s.core.Wait()
-	if s.http != nil {
-		s.http.Close()
-	}
-}
+func (s *Server) Close() { s.core.Close() }
 
 // Options returns the options in force (with generated credentials).
 func (s *Server) Options() Options { return s.opts }
@@ -266,14 +251,7 @@ func (s *Server) Balance(product string) int64 {
 func (s *Server) FailNext(op string, f Fault) { s.core.FailNext(op, f) }
 
 // ExpireTokens makes every token issued so far expired.
-func (s *Server) ExpireTokens() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for k, t := range s.tokens {
-		t.expires = time.Time{}
-		s.tokens[k] = t
-	}
-}
+func (s *Server) ExpireTokens() { s.core.ExpireTokens() }
 
 // Requests returns every request received so far, in order.
 func (s *Server) Requests() []Request { return s.core.Requests() }
@@ -375,14 +353,13 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /{product}/v1_0/accountholder/msisdn/{msisdn}/basicuserinfo", s.handleUserInfo)
 	mux.HandleFunc("GET /{product}/v1_0/account/balance", s.handleBalance)
 	mux.HandleFunc("POST /_fake/requesttopay/{ref}/{decision}", s.handleDecide)
-	s.core.HandleControls(mux, s.ExpireTokens)
+	s.core.HandleControls(mux)
 	return mux
 }
 
 // exchange is one request being served: it records itself in the log.
 type exchange struct {
-	s   *Server
-	w   http.ResponseWriter
+	fakehttp.Exchange
 	req *Request
 }
 
@@ -392,22 +369,11 @@ func (s *Server) begin(w http.ResponseWriter, r *http.Request, op string, body [
 		Method: r.Method, Path: r.URL.Path, Product: r.PathValue("product"), Op: op,
 		ReferenceID: r.Header.Get("X-Reference-Id"), CallbackURL: r.Header.Get("X-Callback-Url"), Body: body,
 	}
-	return &exchange{s: s, w: w, req: req}, s.core.Begin(op, req)
-}
-
-// answer writes a JSON answer (under s.mu).
-func (ex *exchange) answer(status int, v any) {
-	ex.req.Status = status
-	fakehttp.WriteJSON(ex.w, status, v)
+	return &exchange{Exchange: fakehttp.NewExchange(w, &req.Status), req: req}, s.core.Begin(op, req)
 }
 
 func (ex *exchange) fail(status int, code, message string) {
-	ex.answer(status, map[string]string{"code": code, "message": message})
-}
-
-// drop closes the connection without an answer.
-func (ex *exchange) drop() {
-	fakehttp.Drop(ex.w)
+	ex.Answer(status, map[string]string{"code": code, "message": message})
 }
 
 // applyFault answers a Status fault; it reports whether the request is
@@ -417,18 +383,31 @@ func (ex *exchange) applyFault(f *Fault) bool {
 	case f == nil:
 		return false
 	case f.DropBeforeApply:
-		ex.drop()
+		ex.Drop()
 		return true
 	case f.Status == http.StatusTooManyRequests:
 		secs := int(f.RetryAfter / time.Second)
-		ex.w.Header().Set("Retry-After", strconv.Itoa(secs))
-		ex.answer(f.Status, map[string]any{"statusCode": 429, "message": fmt.Sprintf("Rate limit is exceeded. Try again in %d seconds.", secs)})
+		ex.W.Header().Set("Retry-After", strconv.Itoa(secs))
+		ex.Answer(f.Status, map[string]any{"statusCode": 429, "message": fmt.Sprintf("Rate limit is exceeded. Try again in %d seconds.", secs)})
 		return true
 	case f.Status != 0:
 		ex.fail(f.Status, "INTERNAL_PROCESSING_ERROR", "An internal error occurred while processing.")
 		return true
 	}
 	return false
+}
+
+// serve answers a request of op with handle, under the fake's lock: once
+// the request is logged with body, has met no fault and passes the
+// gateway's checks.
+func (s *Server) serve(w http.ResponseWriter, r *http.Request, op string, body []byte, handle func(ex *exchange, f *Fault)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ex, f := s.begin(w, r, op, body)
+	if ex.applyFault(f) || !s.authorize(ex, r) {
+		return
+	}
+	handle(ex, f)
 }
 
 func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) {
@@ -445,16 +424,15 @@ func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.Header.Get("Ocp-Apim-Subscription-Key") != creds.SubscriptionKey {
-		ex.answer(http.StatusUnauthorized, map[string]any{"statusCode": 401, "message": "Access denied due to invalid subscription key. Make sure to provide a valid key for an active subscription."})
+		ex.Answer(http.StatusUnauthorized, map[string]any{"statusCode": 401, "message": "Access denied due to invalid subscription key. Make sure to provide a valid key for an active subscription."})
 		return
 	}
 	if user, key, ok := r.BasicAuth(); !ok || user != creds.APIUser || key != creds.APIKey {
-		ex.answer(http.StatusUnauthorized, map[string]string{"error": "login_failed"})
+		ex.Answer(http.StatusUnauthorized, map[string]string{"error": "login_failed"})
 		return
 	}
-	tok := fakehttp.RandomHex(24)
-	s.tokens[tok] = token{product: r.PathValue("product"), expires: s.opts.Now().Add(s.opts.TokenLifetime)}
-	ex.answer(http.StatusOK, map[string]any{"access_token": tok, "token_type": "access_token", "expires_in": int64(s.opts.TokenLifetime / time.Second)})
+	tok := s.core.IssueToken(r.PathValue("product"), s.opts.Now().Add(s.opts.TokenLifetime), 24)
+	ex.Answer(http.StatusOK, map[string]any{"access_token": tok, "token_type": "access_token", "expires_in": int64(s.opts.TokenLifetime / time.Second)})
 }
 
 func (s *Server) creds(product string) (Credentials, bool) {
@@ -478,13 +456,11 @@ func (s *Server) authorize(ex *exchange, r *http.Request) bool {
 		return false
 	}
 	if r.Header.Get("Ocp-Apim-Subscription-Key") != creds.SubscriptionKey {
-		ex.answer(http.StatusUnauthorized, map[string]any{"statusCode": 401, "message": "Access denied due to invalid subscription key. Make sure to provide a valid key for an active subscription."})
+		ex.Answer(http.StatusUnauthorized, map[string]any{"statusCode": 401, "message": "Access denied due to invalid subscription key. Make sure to provide a valid key for an active subscription."})
 		return false
 	}
-	tok, found := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	t, known := s.tokens[tok]
-	if !found || !known || t.product != product || !s.opts.Now().Before(t.expires) {
-		ex.answer(http.StatusUnauthorized, map[string]any{"statusCode": 401, "message": "Access token is missing, invalid or expired."})
+	if !s.core.Authorized(r, product, s.opts.Now()) {
+		ex.Answer(http.StatusUnauthorized, map[string]any{"statusCode": 401, "message": "Access token is missing, invalid or expired."})
 		return false
 	}
 	if r.Header.Get("X-Target-Environment") != s.opts.TargetEnvironment {
@@ -512,78 +488,68 @@ type createBody struct {
 func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
 	body := fakehttp.ReadBody(r)
 	op := r.PathValue("op")
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	ex, f := s.begin(w, r, op, body)
-	if ex.applyFault(f) {
-		return
-	}
-	if !s.authorize(ex, r) {
-		return
-	}
-	product := r.PathValue("product")
-	if !(op == OpTransfer && product == Disbursement) && !(op == OpRequestToPay && product == Collection) {
-		ex.fail(http.StatusNotFound, "RESOURCE_NOT_FOUND", "Requested resource was not found.")
-		return
-	}
-	ref := r.Header.Get("X-Reference-Id")
-	if !isUUID4(ref) {
-		ex.fail(http.StatusBadRequest, "INVALID_REFERENCE_ID", "X-Reference-Id must be a version 4 UUID.")
-		return
-	}
-	if _, taken := s.txns[ref]; taken {
-		// MTN keys the resource on X-Reference-Id alone: a reused id is
-		// refused whether the body is the same or not, and nothing is
-		// done for the second request.
-		ex.fail(http.StatusConflict, "RESOURCE_ALREADY_EXIST", "Duplicated reference id. Creation of resource failed.")
-		return
-	}
-	cb := r.Header.Get("X-Callback-Url")
-	if cb != "" && s.opts.CallbackHost != "" && hostOf(cb) != s.opts.CallbackHost {
-		ex.fail(http.StatusInternalServerError, "INVALID_CALLBACK_URL_HOST", "Callback URL with different host name to configured for API User.")
-		return
-	}
-	var b createBody
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&b); err != nil {
-		ex.fail(http.StatusBadRequest, "REQUEST_REJECTED", "Request body does not follow the specification.")
-		return
-	}
-	counterparty := b.Payee
-	if op == OpRequestToPay {
-		counterparty = b.Payer
-	}
-	minor, err := parseMinor(b.Amount, s.opts.Exponent)
-	switch {
-	case err != nil || minor <= 0:
-		ex.fail(http.StatusBadRequest, "INVALID_AMOUNT", "Amount is not a positive number in the currency's units.")
-		return
-	case counterparty == nil || counterparty.PartyIDType != "MSISDN" || !outbound.Digits(counterparty.PartyID):
-		ex.fail(http.StatusBadRequest, "INVALID_PARTY", "Party must be an MSISDN.")
-		return
-	case len(b.PayerMessage) > 160 || len(b.PayeeNote) > 160 || strings.ContainsRune(b.PayerMessage+b.PayeeNote, '\''):
-		ex.fail(http.StatusBadRequest, "REQUEST_REJECTED", "payerMessage and payeeNote take at most 160 characters, without apostrophes.")
-		return
-	case b.Currency != s.opts.Currency:
-		ex.fail(http.StatusInternalServerError, "INVALID_CURRENCY", "Currency not supported.")
-		return
-	}
-	t := &txn{op: op, ref: ref, externalID: b.ExternalID, msisdn: counterparty.PartyID, amount: b.Amount, amountMinor: minor,
-		currency: b.Currency, status: "PENDING", created: s.opts.Now(), callbackURL: cb}
-	s.txns[ref] = t
-	if op != OpTransfer || !s.held.Keep(t) {
-		s.process(t)
-	}
-	if f != nil && f.DropAfterApply {
-		ex.requestsDropped()
-		ex.drop()
-		return
-	}
-	ex.answer(http.StatusAccepted, nil)
+	s.serve(w, r, op, body, func(ex *exchange, f *Fault) {
+		product := r.PathValue("product")
+		if !(op == OpTransfer && product == Disbursement) && !(op == OpRequestToPay && product == Collection) {
+			ex.fail(http.StatusNotFound, "RESOURCE_NOT_FOUND", "Requested resource was not found.")
+			return
+		}
+		ref := r.Header.Get("X-Reference-Id")
+		if !isUUID4(ref) {
+			ex.fail(http.StatusBadRequest, "INVALID_REFERENCE_ID", "X-Reference-Id must be a version 4 UUID.")
+			return
+		}
+		if _, taken := s.txns[ref]; taken {
+			// MTN keys the resource on X-Reference-Id alone: a reused id is
+			// refused whether the body is the same or not, and nothing is
+			// done for the second request.
+			ex.fail(http.StatusConflict, "RESOURCE_ALREADY_EXIST", "Duplicated reference id. Creation of resource failed.")
+			return
+		}
+		cb := r.Header.Get("X-Callback-Url")
+		if cb != "" && s.opts.CallbackHost != "" && hostOf(cb) != s.opts.CallbackHost {
+			ex.fail(http.StatusInternalServerError, "INVALID_CALLBACK_URL_HOST", "Callback URL with different host name to configured for API User.")
+			return
+		}
+		var b createBody
+		dec := json.NewDecoder(bytes.NewReader(body))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&b); err != nil {
+			ex.fail(http.StatusBadRequest, "REQUEST_REJECTED", "Request body does not follow the specification.")
+			return
+		}
+		counterparty := b.Payee
+		if op == OpRequestToPay {
+			counterparty = b.Payer
+		}
+		minor, err := parseMinor(b.Amount, s.opts.Exponent)
+		switch {
+		case err != nil || minor <= 0:
+			ex.fail(http.StatusBadRequest, "INVALID_AMOUNT", "Amount is not a positive number in the currency's units.")
+			return
+		case counterparty == nil || counterparty.PartyIDType != "MSISDN" || !outbound.Digits(counterparty.PartyID):
+			ex.fail(http.StatusBadRequest, "INVALID_PARTY", "Party must be an MSISDN.")
+			return
+		case len(b.PayerMessage) > 160 || len(b.PayeeNote) > 160 || strings.ContainsRune(b.PayerMessage+b.PayeeNote, '\''):
+			ex.fail(http.StatusBadRequest, "REQUEST_REJECTED", "payerMessage and payeeNote take at most 160 characters, without apostrophes.")
+			return
+		case b.Currency != s.opts.Currency:
+			ex.fail(http.StatusInternalServerError, "INVALID_CURRENCY", "Currency not supported.")
+			return
+		}
+		t := &txn{op: op, ref: ref, externalID: b.ExternalID, msisdn: counterparty.PartyID, amount: b.Amount, amountMinor: minor,
+			currency: b.Currency, status: "PENDING", created: s.opts.Now(), callbackURL: cb}
+		s.txns[ref] = t
+		if op != OpTransfer || !s.held.Keep(t) {
+			s.process(t)
+		}
+		if f != nil && f.DropAfterApply {
+			ex.Drop()
+			return
+		}
+		ex.Answer(http.StatusAccepted, nil)
+	})
 }
-
-func (ex *exchange) requestsDropped() { ex.req.Status = 0 }
 
 // process decides a new transaction by its counterparty's behaviour.
 func (s *Server) process(t *txn) {
@@ -681,53 +647,38 @@ func (s *Server) result(t *txn) map[string]any {
 }
 
 func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	ex, f := s.begin(w, r, OpStatus, nil)
-	if ex.applyFault(f) {
-		return
-	}
-	if !s.authorize(ex, r) {
-		return
-	}
-	s.sweep()
-	op, product := r.PathValue("op"), r.PathValue("product")
-	t := s.txns[r.PathValue("ref")]
-	if t == nil || t.op != op || (op == OpTransfer) != (product == Disbursement) {
-		ex.fail(http.StatusNotFound, "RESOURCE_NOT_FOUND", "Requested resource was not found.")
-		return
-	}
-	ex.answer(http.StatusOK, s.result(t))
+	s.serve(w, r, OpStatus, nil, func(ex *exchange, _ *Fault) {
+		s.sweep()
+		op, product := r.PathValue("op"), r.PathValue("product")
+		t := s.txns[r.PathValue("ref")]
+		if t == nil || t.op != op || (op == OpTransfer) != (product == Disbursement) {
+			ex.fail(http.StatusNotFound, "RESOURCE_NOT_FOUND", "Requested resource was not found.")
+			return
+		}
+		ex.Answer(http.StatusOK, s.result(t))
+	})
 }
 
 func (s *Server) handleUserInfo(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	ex, f := s.begin(w, r, OpUserInfo, nil)
-	if ex.applyFault(f) || !s.authorize(ex, r) {
-		return
-	}
-	msisdn := r.PathValue("msisdn")
-	if b, ok := s.payers[msisdn]; ok && b == Unknown || !outbound.Digits(msisdn) {
-		ex.fail(http.StatusNotFound, "RESOURCE_NOT_FOUND", "Account holder not found.")
-		return
-	}
-	name := s.names[msisdn]
-	if name == "" {
-		name = "Test Holder " + msisdn[max(0, len(msisdn)-4):]
-	}
-	given, family, _ := strings.Cut(name, " ")
-	ex.answer(http.StatusOK, map[string]string{"given_name": given, "family_name": family, "name": name, "locale": "en", "status": "ACTIVE"})
+	s.serve(w, r, OpUserInfo, nil, func(ex *exchange, _ *Fault) {
+		msisdn := r.PathValue("msisdn")
+		if b, ok := s.payers[msisdn]; ok && b == Unknown || !outbound.Digits(msisdn) {
+			ex.fail(http.StatusNotFound, "RESOURCE_NOT_FOUND", "Account holder not found.")
+			return
+		}
+		name := s.names[msisdn]
+		if name == "" {
+			name = "Test Holder " + msisdn[max(0, len(msisdn)-4):]
+		}
+		given, family, _ := strings.Cut(name, " ")
+		ex.Answer(http.StatusOK, map[string]string{"given_name": given, "family_name": family, "name": name, "locale": "en", "status": "ACTIVE"})
+	})
 }
 
 func (s *Server) handleBalance(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	ex, f := s.begin(w, r, OpBalance, nil)
-	if ex.applyFault(f) || !s.authorize(ex, r) {
-		return
-	}
-	ex.answer(http.StatusOK, map[string]string{"availableBalance": formatMinor(s.balance[r.PathValue("product")], s.opts.Exponent), "currency": s.opts.Currency})
+	s.serve(w, r, OpBalance, nil, func(ex *exchange, _ *Fault) {
+		ex.Answer(http.StatusOK, map[string]string{"availableBalance": formatMinor(s.balance[r.PathValue("product")], s.opts.Exponent), "currency": s.opts.Currency})
+	})
 }
 
 func (s *Server) handleDecide(w http.ResponseWriter, r *http.Request) {

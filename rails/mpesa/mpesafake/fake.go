@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"math/big"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync"
@@ -110,12 +109,10 @@ type Callback struct {
 type Server struct {
 	URL  string
 	opts Options
-	http *httptest.Server
 	cert []byte
 
 	mu      sync.Mutex
 	core    *fakehttp.Core[Request, Fault, Movement, Callback]
-	tokens  map[string]time.Time
 	stk     map[string]*stkTxn // CheckoutRequestID →
 	b2c     map[string]*b2cTxn // OriginatorConversationID →
 	payers  map[string]Behaviour
@@ -148,8 +145,7 @@ type b2cTxn struct {
 // NewServer starts a fake on an ephemeral loopback port; Close stops it.
 func NewServer(opts Options) *Server {
 	s := New(opts)
-	s.http = httptest.NewServer(s.Handler())
-	s.URL = s.http.URL
+	s.URL = s.core.Listen(s.Handler())
 	return s
 }
 
@@ -209,7 +205,6 @@ func New(opts Options) *Server {
 	s := &Server{
 		opts:   opts,
 		cert:   pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		tokens: map[string]time.Time{},
 		stk:    map[string]*stkTxn{},
 		b2c:    map[string]*b2cTxn{},
 		payers: map[string]Behaviour{},
@@ -220,12 +215,7 @@ func New(opts Options) *Server {
 }
 
 // Close stops the server after the callbacks in flight are done.
-func (s *Server) Close() {
-	s.core.Wait()
-	if s.http != nil {
-		s.http.Close()
-	}
-}
+func (s *Server) Close() { s.core.Close() }
 
 // Options returns the options in force, with generated credentials.
 func (s *Server) Options() Options { return s.opts }
@@ -259,13 +249,7 @@ func (s *Server) SetB2CBalance(v int64) {
 func (s *Server) FailNext(op string, f Fault) { s.core.FailNext(op, f) }
 
 // ExpireTokens makes every token issued so far expired.
-func (s *Server) ExpireTokens() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for k := range s.tokens {
-		s.tokens[k] = time.Time{}
-	}
-}
+func (s *Server) ExpireTokens() { s.core.ExpireTokens() }
 
 // Requests returns every request received, in order.
 func (s *Server) Requests() []Request { return s.core.Requests() }
@@ -356,33 +340,24 @@ func (s *Server) Handler() http.Handler {
 		}
 		w.WriteHeader(http.StatusNoContent)
 	})
-	s.core.HandleControls(mux, s.ExpireTokens)
+	s.core.HandleControls(mux)
 	return mux
 }
 
+// exchange is one request being served: it records itself in the log.
 type exchange struct {
-	w   http.ResponseWriter
+	fakehttp.Exchange
 	req *Request
 }
 
 func (s *Server) begin(w http.ResponseWriter, r *http.Request, op string, body []byte) (*exchange, *Fault) {
 	req := &Request{Op: op, Path: r.URL.Path, Body: body}
-	return &exchange{w: w, req: req}, s.core.Begin(op, req)
-}
-
-func (ex *exchange) answer(status int, v any) {
-	ex.req.Status = status
-	fakehttp.WriteJSON(ex.w, status, v)
+	return &exchange{Exchange: fakehttp.NewExchange(w, &req.Status), req: req}, s.core.Begin(op, req)
 }
 
 // fail answers Daraja's synchronous error shape.
 func (ex *exchange) fail(status int, code, message string) {
-	ex.answer(status, map[string]string{"requestId": fakehttp.RandomHex(6), "errorCode": code, "errorMessage": message})
-}
-
-func (ex *exchange) drop() {
-	ex.req.Status = 0
-	fakehttp.Drop(ex.w)
+	ex.Answer(status, map[string]string{"requestId": fakehttp.RandomHex(6), "errorCode": code, "errorMessage": message})
 }
 
 func (ex *exchange) applyFault(f *Fault) bool {
@@ -390,10 +365,10 @@ func (ex *exchange) applyFault(f *Fault) bool {
 	case f == nil:
 		return false
 	case f.DropBeforeApply:
-		ex.drop()
+		ex.Drop()
 		return true
 	case f.Status == http.StatusTooManyRequests:
-		ex.w.Header().Set("Retry-After", strconv.Itoa(int(f.RetryAfter/time.Second)))
+		ex.W.Header().Set("Retry-After", strconv.Itoa(int(f.RetryAfter/time.Second)))
 		ex.fail(f.Status, "500.003.02", "Error Occurred: Spike Arrest Violation")
 		return true
 	case f.Status != 0:
@@ -418,17 +393,14 @@ func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) {
 		ex.fail(http.StatusBadRequest, "400.008.01", "Invalid Authentication passed")
 		return
 	}
-	tok := fakehttp.RandomHex(14)
-	s.tokens[tok] = s.opts.Now().Add(s.opts.TokenLifetime)
-	ex.answer(http.StatusOK, map[string]string{"access_token": tok, "expires_in": strconv.Itoa(int(s.opts.TokenLifetime / time.Second))})
+	tok := s.core.IssueToken("", s.opts.Now().Add(s.opts.TokenLifetime), 14)
+	ex.Answer(http.StatusOK, map[string]string{"access_token": tok, "expires_in": strconv.Itoa(int(s.opts.TokenLifetime / time.Second))})
 }
 
 // authorize checks the bearer token, answering Daraja's error when it is
 // missing, unknown or expired.
 func (s *Server) authorize(ex *exchange, r *http.Request, code string) bool {
-	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	exp, known := s.tokens[tok]
-	if !ok || !known || !s.opts.Now().Before(exp) {
+	if !s.core.Authorized(r, "", s.opts.Now()) {
 		ex.fail(http.StatusUnauthorized, code, "Invalid Access Token")
 		return false
 	}
@@ -529,10 +501,10 @@ func (s *Server) stkPush(ex *exchange, f *Fault, b *stkPushBody) {
 			s.stkApprove(t)
 		}
 		if f != nil && f.DropAfterApply {
-			ex.drop()
+			ex.Drop()
 			return
 		}
-		ex.answer(http.StatusOK, map[string]string{
+		ex.Answer(http.StatusOK, map[string]string{
 			"MerchantRequestID": t.merchantID, "CheckoutRequestID": t.checkoutID, "ResponseCode": "0",
 			"ResponseDescription": "Success. Request accepted for processing", "CustomerMessage": "Success. Request accepted for processing",
 		})
@@ -580,7 +552,7 @@ func (s *Server) stkQuery(ex *exchange, _ *Fault, b *stkQueryBody) {
 	case !t.done:
 		ex.fail(http.StatusInternalServerError, "500.001.1001", "The transaction is being processed")
 	default:
-		ex.answer(http.StatusOK, map[string]string{
+		ex.Answer(http.StatusOK, map[string]string{
 			"ResponseCode": "0", "ResponseDescription": "The service request has been accepted successsfully",
 			"MerchantRequestID": t.merchantID, "CheckoutRequestID": t.checkoutID, "ResultCode": t.code, "ResultDesc": t.desc,
 		})
@@ -650,10 +622,10 @@ func (s *Server) b2cPayment(ex *exchange, f *Fault, b *b2cBody) {
 		s.decideB2C(t)
 	}
 	if f != nil && f.DropAfterApply {
-		ex.drop()
+		ex.Drop()
 		return
 	}
-	ex.answer(http.StatusOK, map[string]string{"ConversationID": t.conversationID, "OriginatorConversationID": t.originatorID,
+	ex.Answer(http.StatusOK, map[string]string{"ConversationID": t.conversationID, "OriginatorConversationID": t.originatorID,
 		"ResponseCode": "0", "ResponseDescription": "Accept the service request successfully."})
 }
 
@@ -743,7 +715,7 @@ func (s *Server) transactionStatus(ex *exchange, _ *Fault, b *transactionStatusB
 	}
 	s.seq++
 	conv := fmt.Sprintf("AG_%s_%016x", s.opts.Now().Format("20060102"), s.seq)
-	ex.answer(http.StatusOK, map[string]string{"ConversationID": conv, "OriginatorConversationID": fmt.Sprintf("%d-%d-1", 5118+s.seq, 111210482+s.seq),
+	ex.Answer(http.StatusOK, map[string]string{"ConversationID": conv, "OriginatorConversationID": fmt.Sprintf("%d-%d-1", 5118+s.seq, 111210482+s.seq),
 		"ResponseCode": "0", "ResponseDescription": "Accept the service request successfully."})
 	res := map[string]any{"ResultType": 0, "ConversationID": conv, "TransactionID": b.TransactionID}
 	var t *b2cTxn

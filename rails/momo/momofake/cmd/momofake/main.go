@@ -16,9 +16,7 @@ package main
 
 import (
 	"flag"
-	"fmt"
 	"net/http"
-	"os"
 	"time"
 
 	"payments/rails/internal/fakehttp"
@@ -26,16 +24,7 @@ import (
 )
 
 func main() {
-	if err := run(); err != nil {
-		fmt.Fprintln(os.Stderr, "momofake:", err)
-		os.Exit(1)
-	}
-}
-
-func run() error {
 	var o momofake.Options
-	listen := flag.String("listen", "127.0.0.1:0", "loopback address to listen on")
-	envOut := flag.String("env-out", "", "also write the shell lines to this file")
 	flag.StringVar(&o.TargetEnvironment, "environment", "sandbox", "X-Target-Environment to accept")
 	flag.StringVar(&o.Currency, "currency", "EUR", "the environment's currency")
 	flag.IntVar(&o.Exponent, "exponent", 2, "the currency's decimal places")
@@ -51,28 +40,20 @@ func run() error {
 		flag.StringVar(&c.creds.APIKey, c.product+"-api-key", "", c.product+" API key (generated when empty)")
 		flag.StringVar(&c.creds.SubscriptionKey, c.product+"-subscription-key", "", c.product+" subscription key (generated when empty)")
 	}
-	flag.Parse()
-
-	ln, err := fakehttp.ListenLoopback(*listen)
-	if err != nil {
-		return err
-	}
-	srv := momofake.New(o)
-	srv.URL = "http://" + ln.Addr().String()
-	o = srv.Options()
-	lines := []string{
-		"MOMO_URL=" + srv.URL,
-		"MOMO_TARGET_ENVIRONMENT=" + o.TargetEnvironment,
-		"MOMO_CURRENCY=" + o.Currency,
-		"MOMO_COLLECTION_API_USER=" + o.Collection.APIUser,
-		"MOMO_COLLECTION_API_KEY=" + o.Collection.APIKey,
-		"MOMO_COLLECTION_SUBSCRIPTION_KEY=" + o.Collection.SubscriptionKey,
-		"MOMO_DISBURSEMENT_API_USER=" + o.Disbursement.APIUser,
-		"MOMO_DISBURSEMENT_API_KEY=" + o.Disbursement.APIKey,
-		"MOMO_DISBURSEMENT_SUBSCRIPTION_KEY=" + o.Disbursement.SubscriptionKey,
-	}
-	if err := fakehttp.PrintEnv(lines, *envOut); err != nil {
-		return err
-	}
-	return fakehttp.Serve(ln, srv.Handler(), srv.Sweep)
+	fakehttp.Main("momofake", func(url string) (fakehttp.Standalone, error) {
+		srv := momofake.New(o)
+		srv.URL = url
+		o = srv.Options()
+		return fakehttp.Standalone{Handler: srv.Handler(), Sweep: srv.Sweep, Env: []string{
+			"MOMO_URL=" + srv.URL,
+			"MOMO_TARGET_ENVIRONMENT=" + o.TargetEnvironment,
+			"MOMO_CURRENCY=" + o.Currency,
+			"MOMO_COLLECTION_API_USER=" + o.Collection.APIUser,
+			"MOMO_COLLECTION_API_KEY=" + o.Collection.APIKey,
+			"MOMO_COLLECTION_SUBSCRIPTION_KEY=" + o.Collection.SubscriptionKey,
+			"MOMO_DISBURSEMENT_API_USER=" + o.Disbursement.APIUser,
+			"MOMO_DISBURSEMENT_API_KEY=" + o.Disbursement.APIKey,
+			"MOMO_DISBURSEMENT_SUBSCRIPTION_KEY=" + o.Disbursement.SubscriptionKey,
+		}}, nil
+	})
 }

@@ -16,7 +16,6 @@ package main
 
 import (
 	"flag"
-	"fmt"
 	"os"
 	"path/filepath"
 	"time"
@@ -26,16 +25,7 @@ import (
 )
 
 func main() {
-	if err := run(); err != nil {
-		fmt.Fprintln(os.Stderr, "mpesafake:", err)
-		os.Exit(1)
-	}
-}
-
-func run() error {
 	var o mpesafake.Options
-	listen := flag.String("listen", "127.0.0.1:0", "loopback address to listen on")
-	envOut := flag.String("env-out", "", "also write the shell lines to this file")
 	certOut := flag.String("cert-out", "", "where to write the certificate (default: a file in a new temporary directory)")
 	flag.StringVar(&o.ConsumerKey, "consumer-key", "", "consumer key (generated when empty)")
 	flag.StringVar(&o.ConsumerSecret, "consumer-secret", "", "consumer secret (generated when empty)")
@@ -47,38 +37,30 @@ func run() error {
 	flag.Int64Var(&o.B2CBalance, "b2c-balance", 1_000_000, "opening B2C balance in whole shillings")
 	flag.DurationVar(&o.TokenLifetime, "token-lifetime", 3599*time.Second, "lifetime of access tokens")
 	flag.DurationVar(&o.STKExpiry, "stk-expiry", time.Minute, "how long an STK prompt waits for its payer")
-	flag.Parse()
-
-	ln, err := fakehttp.ListenLoopback(*listen)
-	if err != nil {
-		return err
-	}
-	srv := mpesafake.New(o)
-	srv.URL = "http://" + ln.Addr().String()
-	o = srv.Options()
-	if *certOut == "" {
-		dir, err := os.MkdirTemp("", "mpesafake")
-		if err != nil {
-			return err
+	fakehttp.Main("mpesafake", func(url string) (fakehttp.Standalone, error) {
+		srv := mpesafake.New(o)
+		srv.URL = url
+		o = srv.Options()
+		if *certOut == "" {
+			dir, err := os.MkdirTemp("", "mpesafake")
+			if err != nil {
+				return fakehttp.Standalone{}, err
+			}
+			*certOut = filepath.Join(dir, "certificate.pem")
 		}
-		*certOut = filepath.Join(dir, "certificate.pem")
-	}
-	if err := os.WriteFile(*certOut, srv.CertificatePEM(), 0o644); err != nil {
-		return err
-	}
-	lines := []string{
-		"MPESA_URL=" + srv.URL,
-		"MPESA_CONSUMER_KEY=" + o.ConsumerKey,
-		"MPESA_CONSUMER_SECRET=" + o.ConsumerSecret,
-		"MPESA_SHORT_CODE=" + o.ShortCode,
-		"MPESA_PASSKEY=" + o.Passkey,
-		"MPESA_B2C_SHORT_CODE=" + o.B2CShortCode,
-		"MPESA_INITIATOR_NAME=" + o.InitiatorName,
-		"MPESA_INITIATOR_PASSWORD=" + o.InitiatorPassword,
-		"MPESA_CERTIFICATE_FILE=" + *certOut,
-	}
-	if err := fakehttp.PrintEnv(lines, *envOut); err != nil {
-		return err
-	}
-	return fakehttp.Serve(ln, srv.Handler(), srv.Sweep)
+		if err := os.WriteFile(*certOut, srv.CertificatePEM(), 0o644); err != nil {
+			return fakehttp.Standalone{}, err
+		}
+		return fakehttp.Standalone{Handler: srv.Handler(), Sweep: srv.Sweep, Env: []string{
+			"MPESA_URL=" + srv.URL,
+			"MPESA_CONSUMER_KEY=" + o.ConsumerKey,
+			"MPESA_CONSUMER_SECRET=" + o.ConsumerSecret,
+			"MPESA_SHORT_CODE=" + o.ShortCode,
+			"MPESA_PASSKEY=" + o.Passkey,
+			"MPESA_B2C_SHORT_CODE=" + o.B2CShortCode,
+			"MPESA_INITIATOR_NAME=" + o.InitiatorName,
+			"MPESA_INITIATOR_PASSWORD=" + o.InitiatorPassword,
+			"MPESA_CERTIFICATE_FILE=" + *certOut,
+		}}, nil
+	})
 }
