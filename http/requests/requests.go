@@ -18,6 +18,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"payments/http/core"
+	"payments/http/requestrecord"
 	"payments/ledger"
 )
 
@@ -201,7 +202,7 @@ func localRequestRecord(s *core.Server, id, org string) ([]byte, bool, error) {
 	if err != nil || !found {
 		return nil, false, err
 	}
-	rendered, err := core.RenderRequestRecord(v, org)
+	rendered, err := requestrecord.Render(v, org)
 	return rendered, err == nil, err
 }
 
@@ -229,7 +230,7 @@ func (f *requestFilter) keep(at time.Time, value []byte) bool {
 	if f.status == 0 && f.method == "" && f.path == "" && f.keyID == "" {
 		return true
 	}
-	r, ok := core.RequestFieldsOf(value)
+	r, ok := requestrecord.FieldsOf(value)
 	if !ok {
 		return false
 	}
@@ -322,7 +323,7 @@ func localRequestPage(s *core.Server, org string, before uint64, limit int, f *r
 		examined++
 		p.Next, p.Floor = pos, at.UnixNano()
 		if f.keep(at, value) {
-			rendered, rerr := core.RenderRequestRecord(value, org)
+			rendered, rerr := requestrecord.Render(value, org)
 			if rerr != nil {
 				err = rerr
 				return false
