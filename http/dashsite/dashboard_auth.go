@@ -419,10 +419,14 @@ func linkKindOf(inv *ledger.Invitation) linkKind {
 }
 
 // pendingInvitation reads the invitation of a setup, invitation or reset link,
-// answering with a page when it is not one that can be accepted. The
-// link's token is never logged nor kept in the request log: these routes
-// note no actor, and they answer nothing the log keeps.
+// once the request passes the dashboard's gate (dashboardGate), answering
+// with a page when it is not one that can be accepted. The link's token is
+// never logged nor kept in the request log: these routes note no actor,
+// and they answer nothing the log keeps.
 func pendingInvitation(s *core.Server, ctx *fasthttp.RequestCtx, kind linkKind) (ledger.Invitation, bool) {
+	if !dashboardGate(s, ctx) {
+		return ledger.Invitation{}, false
+	}
 	token, _ := ctx.UserValue("token").(string)
 	inv, found := s.Config.App.PendingInvitation(token)
 	if !found || linkKindOf(&inv) != kind {
@@ -457,9 +461,6 @@ func acceptPage(s *core.Server, ctx *fasthttp.RequestCtx, inv *ledger.Invitation
 // that chooses a password.
 func dashboardAcceptPage(s *core.Server, kind linkKind) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
-		if !dashboardGate(s, ctx) {
-			return
-		}
 		inv, ok := pendingInvitation(s, ctx, kind)
 		if !ok {
 			return
@@ -473,9 +474,6 @@ func dashboardAcceptPage(s *core.Server, kind linkKind) fasthttp.RequestHandler 
 func dashboardAccept(s *core.Server, kind linkKind) fasthttp.RequestHandler {
 	setup := kind == setupLink
 	return func(ctx *fasthttp.RequestCtx) {
-		if !dashboardGate(s, ctx) {
-			return
-		}
 		inv, ok := pendingInvitation(s, ctx, kind)
 		if !ok {
 			return

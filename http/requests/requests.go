@@ -171,17 +171,9 @@ func (e *peerStatusError) Error() string { return "peer answered status " + strc
 // serveRequestRecord: GET /internal/requests/{requestId}, a peer's lookup
 // in this node's log.
 func serveRequestRecord(s *core.Server, ctx *fasthttp.RequestCtx) {
-	if !s.Begin(ctx) {
-		return
-	}
-	if s.Config.RequestLog == nil {
-		core.WriteError(ctx, errRequestLogOff())
-		return
-	}
 	id, _ := ctx.UserValue("requestId").(string)
 	org := string(ctx.QueryArgs().Peek("organization"))
-	if e := s.CheckPeer(ctx, requestPeerSubject(id, org)); e != nil {
-		core.WriteError(ctx, e)
+	if !beginPeerRead(s, ctx, requestPeerSubject(id, org)) {
 		return
 	}
 	v, found, err := localRequestRecord(s, id, org)
@@ -193,6 +185,24 @@ func serveRequestRecord(s *core.Server, ctx *fasthttp.RequestCtx) {
 		return
 	}
 	writeRawJSON(ctx, fasthttp.StatusOK, v)
+}
+
+// beginPeerRead admits a peer's read of this node's log, signed for
+// subject; a read it refuses (an unknown service version, no log here,
+// a bad signature) is answered, and it returns false.
+func beginPeerRead(s *core.Server, ctx *fasthttp.RequestCtx, subject string) bool {
+	if !s.Begin(ctx) {
+		return false
+	}
+	if s.Config.RequestLog == nil {
+		core.WriteError(ctx, errRequestLogOff())
+		return false
+	}
+	if e := s.CheckPeer(ctx, subject); e != nil {
+		core.WriteError(ctx, e)
+		return false
+	}
+	return true
 }
 
 // localRequestRecord reads request id of org from this node's log, as GET
@@ -572,16 +582,8 @@ func fetchRequestPage(s *core.Server, addr string, key []byte, org string, befor
 // serveRequestPage: GET /internal/requests, a peer's read of this node's
 // page for the merged list.
 func serveRequestPage(s *core.Server, ctx *fasthttp.RequestCtx) {
-	if !s.Begin(ctx) {
-		return
-	}
-	if s.Config.RequestLog == nil {
-		core.WriteError(ctx, errRequestLogOff())
-		return
-	}
 	org := string(ctx.QueryArgs().Peek("organization"))
-	if e := s.CheckPeer(ctx, requestListSubject(org)); e != nil {
-		core.WriteError(ctx, e)
+	if !beginPeerRead(s, ctx, requestListSubject(org)) {
 		return
 	}
 	limit, e := core.PageLimit(ctx, 20)
