@@ -31,10 +31,7 @@ type clockJSON struct {
 
 // advanceClock: POST /v1/simulations/advance-clock.
 func advanceClock(c *core.Call) {
-	if !c.SandboxOnly() {
-		return
-	}
-	by, ok := core.Input(c, AdvanceClockInput)
+	by, ok := core.SimulationInput(c, AdvanceClockInput)
 	if !ok {
 		return
 	}

@@ -38,10 +38,7 @@ type fundBalanceJSON struct {
 // fundBalance: POST /v1/simulations/fund-balance. Credits a sandbox balance
 // at once, idempotent by externalReference.
 func fundBalance(c *core.Call) {
-	if !c.SandboxOnly() {
-		return
-	}
-	in, ok := core.Input(c, FundBalanceInput)
+	in, ok := core.SimulationInput(c, FundBalanceInput)
 	if !ok {
 		return
 	}
