@@ -133,17 +133,7 @@ func getKey(c *core.Call) {
 // updateKey: PATCH /v1/keys/{id}. Only the members sent change: a cap sent
 // as null is removed, an empty ipAllowlist permits every address.
 func updateKey(c *core.Call) {
-	var req UpdateKeyBody
-	id, ok := c.ParamAndBody("id", &req)
-	if !ok {
-		return
-	}
-	in, e := KeyControlsInput(id, &req)
-	if e != nil {
-		c.Fail(e)
-		return
-	}
-	c.Reply(c.Server.Config.App.SetKeyControls(c.Caller(), in), fasthttp.StatusOK, func(res *ledger.Result) any {
+	core.Update(c, "id", KeyControlsInput, c.Server.Config.App.SetKeyControls, func(res *ledger.Result) any {
 		return &keyBody{RenderKeyNow(c.Server, res.APIKey, "")}
 	})
 }

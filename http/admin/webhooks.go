@@ -273,17 +273,9 @@ func getWebhookEndpoint(c *core.Call) {
 // updateWebhookEndpoint: PATCH /v1/webhooks/endpoints/{id}. Setting status
 // active re-enables a disabled endpoint and clears its failure count.
 func updateWebhookEndpoint(c *core.Call) {
-	var req UpdateWebhookEndpointBody
-	id, ok := c.ParamAndBody("id", &req)
-	if !ok {
-		return
-	}
-	in, e := WebhookEndpointChange(c.Server, id, &req)
-	if e != nil {
-		c.Fail(e)
-		return
-	}
-	c.Reply(c.Server.Config.App.UpdateWebhookEndpoint(c.Caller(), in), fasthttp.StatusOK, func(res *ledger.Result) any {
+	core.Update(c, "id", func(id string, req *UpdateWebhookEndpointBody) (app.WebhookEndpointChange, *ledger.Error) {
+		return WebhookEndpointChange(c.Server, id, req)
+	}, c.Server.Config.App.UpdateWebhookEndpoint, func(res *ledger.Result) any {
 		return &webhookEndpointBody{renderWebhookEndpoint(res.WebhookEndpoint)}
 	})
 }

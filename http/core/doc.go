@@ -34,7 +34,7 @@
 // # The shapes of a handler
 //
 // A feature registers a resource's usual endpoints with Resource. A
-// handler reads the request (Param, Decode, ParamAndBody), checks its shape
+// handler reads the request (Param, Decode), checks its shape
 // (Problems, answered by Refused; Input does both for a body checked by one
 // function, ParamInput for the resource a path parameter names,
 // SimulationInput for the sandbox's simulations, BulkItems for a bulk

@@ -551,9 +551,9 @@ type passwordResetLinkJSON struct {
 // and a newer one revokes the member's older ones.
 func createPasswordResetLink(c *core.Call) {
 	c.NoStore()
+	id, ok := c.Param("id")
 	var req passwordResetRequestBody
-	id, ok := c.ParamAndBody("id", &req)
-	if !ok {
+	if !ok || !c.Decode(&req) {
 		return
 	}
 	var p core.Problems

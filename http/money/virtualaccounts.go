@@ -165,20 +165,27 @@ type updateVirtualAccountBody struct {
 // updateVirtualAccount: PATCH /v1/virtual-accounts/{id}, body {status}.
 // Setting the status it already has changes nothing and answers 200.
 func updateVirtualAccount(c *core.Call) {
-	var req updateVirtualAccountBody
-	id, ok := c.ParamAndBody("id", &req)
-	if !ok {
-		return
+	if ch, ok := core.ParamInput(c, "id", virtualAccountChange); ok {
+		r := c.Server.Config.App.UpdateVirtualAccount(c.Caller(), ch.id, ch.to)
+		c.Reply(r, fasthttp.StatusOK, func(res *ledger.Result) any { return &virtualAccountBody{renderVirtualAccount(res.VirtualAccount)} })
 	}
+}
+
+// pathChange is a PATCH's checked change to the resource whose id the path
+// names.
+type pathChange[T any] struct {
+	id string
+	to T
+}
+
+// virtualAccountChange checks a virtual account PATCH: the status to set.
+func virtualAccountChange(id string, req *updateVirtualAccountBody) (pathChange[ledger.VirtualAccountStatus], *ledger.Error) {
 	if req.Status == nil {
-		c.Fail(ledger.FieldInvalid("status", "is required: active or paused"))
-		return
+		return pathChange[ledger.VirtualAccountStatus]{}, ledger.FieldInvalid("status", "is required: active or paused")
 	}
 	status, ok := ledger.ParseVirtualAccountStatus(*req.Status)
 	if !ok {
-		c.Fail(ledger.FieldInvalid("status", "must be one of active, paused"))
-		return
+		return pathChange[ledger.VirtualAccountStatus]{}, ledger.FieldInvalid("status", "must be one of active, paused")
 	}
-	r := c.Server.Config.App.UpdateVirtualAccount(c.Caller(), id, status)
-	c.Reply(r, fasthttp.StatusOK, func(res *ledger.Result) any { return &virtualAccountBody{renderVirtualAccount(res.VirtualAccount)} })
+	return pathChange[ledger.VirtualAccountStatus]{id, status}, nil
 }
