@@ -123,11 +123,7 @@ type UpdateKeyBody struct {
 
 // getKey: GET /v1/keys/{id}.
 func getKey(c *core.Call) {
-	k, ok := core.Lookup(c, "id", "API key", func(st *ledger.Reader, id string) (ledger.APIKey, bool) { return st.APIKey(c.Org, id) })
-	if !ok {
-		return
-	}
-	c.OK(fasthttp.StatusOK, &keyBody{RenderKeyNow(c.Server, &k, "")})
+	core.Get(c, "id", "API key", (*ledger.Reader).APIKey, func(k *ledger.APIKey) *keyBody { return &keyBody{RenderKeyNow(c.Server, k, "")} })
 }
 
 // updateKey: PATCH /v1/keys/{id}. Only the members sent change: a cap sent

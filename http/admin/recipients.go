@@ -265,17 +265,7 @@ func recipientFilter(c *core.Call) (ledger.RecipientFilter, *ledger.Error) {
 
 // getRecipient: GET /v1/recipients/{id}.
 func getRecipient(c *core.Call) {
-	r, ok := recipient(c)
-	if !ok {
-		return
-	}
-	c.OK(fasthttp.StatusOK, &recipientBody{renderRecipient(&r)})
-}
-
-// recipient reads the {id} path parameter and the caller's recipient it
-// names, answering 404 when there is none.
-func recipient(c *core.Call) (ledger.Recipient, bool) {
-	return core.Lookup(c, "id", "Recipient", func(st *ledger.Reader, id string) (ledger.Recipient, bool) { return st.Recipient(c.Org, id) })
+	core.Get(c, "id", "Recipient", (*ledger.Reader).Recipient, func(r *ledger.Recipient) *recipientBody { return &recipientBody{renderRecipient(r)} })
 }
 
 // updateRecipient: PUT /v1/recipients/{id}. The display fields and whether
