@@ -142,16 +142,12 @@ func peersTagged(s *core.Server, tag string) []string {
 func requestPeerSubject(id, org string) string { return "request\x00" + id + "\x00" + org }
 
 func fetchRequestRecord(s *core.Server, addr string, key []byte, id, org string) ([]byte, bool, error) {
-	req := fasthttp.AcquireRequest()
 	resp := fasthttp.AcquireResponse()
-	defer fasthttp.ReleaseRequest(req)
 	defer fasthttp.ReleaseResponse(resp)
 	args := fasthttp.AcquireArgs()
 	defer fasthttp.ReleaseArgs(args)
 	args.Set("organization", org)
-	req.SetRequestURI("http://" + addr + "/internal/requests/" + id + "?" + args.String())
-	req.Header.Set(core.PeerTokenHeader, core.PeerToken(key, fasthttp.MethodGet, requestPeerSubject(id, org), time.Now().Add(core.PeerTokenLifetime).Unix()))
-	if err := s.Forwarder(addr).DoTimeout(req, resp, core.PeerTimeout); err != nil {
+	if err := askPeer(s, addr, key, "/internal/requests/"+id, args, requestPeerSubject(id, org), resp); err != nil {
 		return nil, false, err
 	}
 	switch resp.StatusCode() {
@@ -162,6 +158,16 @@ func fetchRequestRecord(s *core.Server, addr string, key []byte, id, org string)
 	default:
 		return nil, false, &peerStatusError{status: resp.StatusCode()}
 	}
+}
+
+// askPeer sends the peer at addr a GET of path with the query args, signed
+// for subject with key, and reads its answer into resp.
+func askPeer(s *core.Server, addr string, key []byte, path string, args *fasthttp.Args, subject string, resp *fasthttp.Response) error {
+	req := fasthttp.AcquireRequest()
+	defer fasthttp.ReleaseRequest(req)
+	req.SetRequestURI("http://" + addr + path + "?" + args.String())
+	req.Header.Set(core.PeerTokenHeader, core.PeerToken(key, fasthttp.MethodGet, subject, time.Now().Add(core.PeerTokenLifetime).Unix()))
+	return s.Forwarder(addr).DoTimeout(req, resp, core.PeerTimeout)
 }
 
 type peerStatusError struct{ status int }
@@ -555,9 +561,7 @@ func requestListSubject(org string) string { return "requests\x00" + org }
 
 // fetchRequestPage asks a peer for its page, with the client's filters.
 func fetchRequestPage(s *core.Server, addr string, key []byte, org string, before uint64, limit int, filters string) (requestPage, error) {
-	req := fasthttp.AcquireRequest()
 	resp := fasthttp.AcquireResponse()
-	defer fasthttp.ReleaseRequest(req)
 	defer fasthttp.ReleaseResponse(resp)
 	args := fasthttp.AcquireArgs()
 	defer fasthttp.ReleaseArgs(args)
@@ -566,10 +570,8 @@ func fetchRequestPage(s *core.Server, addr string, key []byte, org string, befor
 	args.Set("organization", org)
 	args.Set("before", strconv.FormatUint(before, 10))
 	args.Set("limit", strconv.Itoa(limit))
-	req.SetRequestURI("http://" + addr + "/internal/requests?" + args.String())
-	req.Header.Set(core.PeerTokenHeader, core.PeerToken(key, fasthttp.MethodGet, requestListSubject(org), time.Now().Add(core.PeerTokenLifetime).Unix()))
 	var p requestPage
-	if err := s.Forwarder(addr).DoTimeout(req, resp, core.PeerTimeout); err != nil {
+	if err := askPeer(s, addr, key, "/internal/requests", args, requestListSubject(org), resp); err != nil {
 		return p, err
 	}
 	if resp.StatusCode() != fasthttp.StatusOK {
