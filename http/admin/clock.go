@@ -31,12 +31,10 @@ type clockJSON struct {
 
 // advanceClock: POST /v1/simulations/advance-clock.
 func advanceClock(c *core.Call) {
-	by, ok := core.SimulationInput(c, AdvanceClockInput)
-	if !ok {
-		return
+	if by, ok := core.SimulationInput(c, AdvanceClockInput); ok {
+		r := c.Server.Config.App.AdvanceClock(c.Caller(), by)
+		c.Reply(r.Reply, fasthttp.StatusOK, func(res *ledger.Result) any { return &clockBody{RenderClock(&r)} })
 	}
-	r := c.Server.Config.App.AdvanceClock(c.Caller(), by)
-	c.Reply(r.Reply, fasthttp.StatusOK, func(res *ledger.Result) any { return &clockBody{RenderClock(&r)} })
 }
 
 type clockBody struct {

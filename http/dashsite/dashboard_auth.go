@@ -551,21 +551,25 @@ type passwordResetLinkJSON struct {
 // and a newer one revokes the member's older ones.
 func createPasswordResetLink(c *core.Call) {
 	c.NoStore()
-	id, ok := c.Param("id")
-	var req passwordResetRequestBody
-	if !ok || !c.Decode(&req) {
+	reset, ok := core.ParamInput(c, "id", passwordResetInput)
+	if !ok {
 		return
 	}
-	var p core.Problems
-	email := ledger.NormalizeEmail(p.Text("email", req.Email, true, 254))
-	if c.Refused(p) {
-		return
-	}
-	link := c.Server.Config.App.CreatePasswordReset(c.Caller(), id, email)
+	link := c.Server.Config.App.CreatePasswordReset(c.Caller(), reset.orgID, reset.email)
 	c.Reply(link.Reply, fasthttp.StatusCreated, func(res *ledger.Result) any {
-		return &passwordResetLinkBody{passwordResetLinkJSON{OrganizationID: id, Email: res.Invitation.Email,
+		return &passwordResetLinkBody{passwordResetLinkJSON{OrganizationID: reset.orgID, Email: res.Invitation.Email,
 			URL: c.Server.Config.PublicBaseURL + "/dashboard/reset/" + link.Token, ExpiresAt: core.Timestamp(res.Invitation.ExpiresAt)}}
 	})
+}
+
+// passwordReset is a checked request for a member's reset link: the
+// organization the path names and the member's email.
+type passwordReset struct{ orgID, email string }
+
+func passwordResetInput(orgID string, req *passwordResetRequestBody) (passwordReset, *ledger.Error) {
+	var p core.Problems
+	email := ledger.NormalizeEmail(p.Text("email", req.Email, true, 254))
+	return passwordReset{orgID, email}, p.Err()
 }
 
 type dashboardSetupLinkBody struct {
