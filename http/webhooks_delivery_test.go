@@ -87,6 +87,16 @@ type engineHarness struct {
 	org string
 }
 
+// startClockedEngine is startEngine on a fakeClock, which the test moves,
+// delivering webhooks to loopback with a second's timeout.
+func startClockedEngine(t *testing.T) (*engineHarness, *fakeClock) {
+	t.Helper()
+	clock := &fakeClock{now: time.UnixMilli(1_800_000_000_000)}
+	return startEngine(t, actors.Config{Now: clock.Now, Webhooks: actors.WebhookConfig{
+		Clock: clock, Timeout: time.Second, Policy: actors.WebhookURLPolicy{AllowLoopback: true},
+	}}), clock
+}
+
 func startEngine(t *testing.T, cfg actors.Config) *engineHarness {
 	t.Helper()
 	cfg.Rail = rails.NewSandbox(frozenTiming)
@@ -142,10 +152,7 @@ func (h *engineHarness) endpointState(id string) ledger.WebhookEndpoint {
 // fails; every attempt has the same webhook-id. Ten failures in a row,
 // across deliveries, disable the endpoint; a 410 disables it at once.
 func TestWebhookRetryScheduleAndAutoDisable(t *testing.T) {
-	clock := &fakeClock{now: time.UnixMilli(1_800_000_000_000)}
-	h := startEngine(t, actors.Config{Now: clock.Now, Webhooks: actors.WebhookConfig{
-		Clock: clock, Timeout: time.Second, Policy: actors.WebhookURLPolicy{AllowLoopback: true},
-	}})
+	h, clock := startClockedEngine(t)
 	rcv := newReceiver(t, func(int) string { return "500" })
 	h.endpoint("whe_sched", rcv.url())
 	h.fund("first")
@@ -231,10 +238,7 @@ func TestWebhookRetryScheduleAndAutoDisable(t *testing.T) {
 // first attempt is due when it is made, not when the leader's clock
 // reaches the organization's.
 func TestWebhookDueAtOnceAfterClockAdvance(t *testing.T) {
-	clock := &fakeClock{now: time.UnixMilli(1_800_000_000_000)}
-	h := startEngine(t, actors.Config{Now: clock.Now, Webhooks: actors.WebhookConfig{
-		Clock: clock, Timeout: time.Second, Policy: actors.WebhookURLPolicy{AllowLoopback: true},
-	}})
+	h, _ := startClockedEngine(t)
 	rcv := newReceiver(t, func(int) string { return "ok" })
 	h.endpoint("whe_clock", rcv.url())
 	h.propose(&ledger.AdvanceClock{At: h.now(), OrgID: h.org, Millis: 3_600_000})
