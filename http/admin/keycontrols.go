@@ -6,7 +6,6 @@ import (
 
 	"github.com/cockroachdb/apd/v3"
 	"github.com/goccy/go-json/jsontext"
-	"github.com/valyala/fasthttp"
 
 	"payments/actors"
 	"payments/actors/app"
@@ -17,14 +16,8 @@ import (
 // Key controls (ledger/keycontrols.go, ledger/spendcap.go): spend caps and
 // the caller IP allowlist, set when a key is created (POST /v1/keys) and
 // changed with PATCH /v1/keys/{id}; GET /v1/keys/{id} shows them with the
-// key's spend in the organization's current day and month.
-
-func init() {
-	core.RegisterRoutes(
-		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/keys/{id}", Scope: ledger.ScopeKeysAdmin, H: getKey},
-		core.Endpoint{Method: fasthttp.MethodPatch, Path: "/v1/keys/{id}", Scope: ledger.ScopeKeysAdmin, H: updateKey},
-	)
-}
+// key's spend in the organization's current day and month. The routes are
+// registered with the other keys' (admin.go).
 
 // capField is one spend cap in a request: absent (unchanged), null (no
 // cap), or a non-negative amount of USD as a string or a number.
