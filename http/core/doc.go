@@ -21,7 +21,8 @@
 // this node) and, once it is answered, hands a copy of what the request log
 // keeps to the recorder's bounded queue: requests made with a key and failed
 // authentications, redacted on the recorder's goroutine (requestlog.go,
-// package redact). The log's API is package http/requests.
+// package redact) and stored in package http/requestrecord's layout. The
+// log's API is package http/requests.
 //
 // Routes that skip the pipeline are registered on the router, by core
 // (health, the read index, the blob routes between nodes in filepeers.go,
