@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"io"
 	"mime/multipart"
 	"net"
@@ -43,33 +42,17 @@ type filesNode struct {
 // the leader's organization.
 func newFilesCluster(t *testing.T) ([]*filesNode, string) {
 	t.Helper()
-	bind := func() net.Listener {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return ln
-	}
-	var raftLns, httpLns []net.Listener
-	var peers []raft.Peer
+	peers, raftLns := clusterPeers(t, 3)
+	var httpLns []net.Listener
 	peerHTTP := map[string]string{}
-	for i := 0; i < 3; i++ {
-		r, h := bind(), bind()
-		raftLns, httpLns = append(raftLns, r), append(httpLns, h)
-		id := fmt.Sprintf("n%d", i+1)
-		peers = append(peers, raft.Peer{ID: id, RaftAddr: r.Addr().String()})
-		peerHTTP[id] = h.Addr().String()
+	for _, p := range peers {
+		h := listenLoopback(t)
+		httpLns = append(httpLns, h)
+		peerHTTP[p.ID] = h.Addr().String()
 	}
 	var nodes []*filesNode
 	for i := 0; i < 3; i++ {
-		node, err := raft.Open(raft.Config{
-			ID: peers[i].ID, DataDir: t.TempDir(), RaftAddr: peers[i].RaftAddr, Listener: raftLns[i], Peers: peers,
-			Bootstrap:        true,
-			HeartbeatTimeout: 100 * time.Millisecond, ElectionTimeout: 100 * time.Millisecond, LeaderLeaseTimeout: 100 * time.Millisecond,
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		node := openClusterNode(t, peers, i, raftLns[i])
 		sys := actors.Start(actors.Config{Log: node, State: node, Rail: rails.NewSandbox(frozenTiming)})
 		reqlog, err := requestlog.Open(t.TempDir(), requestlog.Options{})
 		if err != nil {
@@ -80,16 +63,7 @@ func newFilesCluster(t *testing.T) ([]*filesNode, string) {
 		n.srv = srv
 		go srv.Serve(httpLns[i])
 		done := make(chan struct{})
-		go func() {
-			for {
-				select {
-				case l := <-node.Leadership():
-					sys.SetLeading(l)
-				case <-done:
-					return
-				}
-			}
-		}()
+		followLeadership(node, sys, done)
 		t.Cleanup(func() {
 			close(done)
 			srv.Shutdown(t.Context())

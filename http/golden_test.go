@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"payments/actors/actorstest/wait"
 	"payments/rails"
 )
 
@@ -112,7 +113,7 @@ func runGolden(t *testing.T, file string) {
 		// all of the harness's requests come from one).
 		until := retryUntil(b.request)
 		var got string
-		eventuallyEvery(10*time.Second, 50*time.Millisecond, func() bool {
+		wait.Until(10*time.Second, 50*time.Millisecond, func() bool {
 			var r response
 			if body == "" {
 				r = st.do(method, path, "", nil, headers...)

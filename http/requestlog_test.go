@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"io/fs"
-	"math"
 	nethttp "net/http"
 	"os"
 	"path/filepath"
@@ -51,18 +50,7 @@ func TestRequestLogKeepsNoSecrets(t *testing.T) {
 
 	// The failed authentication belongs to no organization: the store has
 	// it under the empty one.
-	var failed map[string]any
-	waitFor(t, "the failed authentication on record", 10*time.Second, func() bool {
-		st.requestLog.Scan("", math.MaxUint64, func(pos uint64, at time.Time, value []byte) bool {
-			var v map[string]any
-			rendered, err := api.RenderRequestRecord(value, "")
-			if err == nil && json.Unmarshal(rendered, &v) == nil && v["id"] == failedID {
-				failed = v
-			}
-			return failed == nil
-		})
-		return failed != nil
-	})
+	failed := unattributedRecord(t, st, failedID)
 	actor, _ := failed["actor"].(map[string]any)
 	if failed["status"] != 401.0 || failed["error"] != "unauthorized" || failed["keyId"] != nil ||
 		actor["type"] != "anonymous" || actor["keyHint"] != "sk_test_…w9x8" {

@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"payments/actors"
+	"payments/actors/actorstest"
 	api "payments/http"
 	"payments/http/metrics"
-	"payments/raft"
 	"payments/rails"
 	"payments/wal/requestlog"
 )
@@ -66,20 +66,11 @@ var frozenTiming = rails.SandboxTiming{SubmitLatency: time.Hour, Settlement: tim
 
 func newStack(t *testing.T, opts stackOptions) *stack {
 	t.Helper()
-	node, err := raft.Open(raft.Config{
-		DataDir:            t.TempDir(),
-		HeartbeatTimeout:   50 * time.Millisecond,
-		ElectionTimeout:    50 * time.Millisecond,
-		LeaderLeaseTimeout: 50 * time.Millisecond,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if opts.timing == (rails.SandboxTiming{}) {
 		opts.timing = frozenTiming
 	}
-	sys := actors.Start(actors.Config{Log: node, State: node, Rail: rails.NewSandbox(opts.timing),
-		Webhooks: webhookConfig(opts)})
+	node := actorstest.OpenNode(t)
+	sys := actorstest.Start(t, node, actors.Config{Rail: rails.NewSandbox(opts.timing), Webhooks: webhookConfig(opts)})
 	files := t.TempDir()
 	logDir := t.TempDir()
 	reqlog, err := requestlog.Open(logDir, requestlog.Options{})
@@ -104,15 +95,7 @@ func newStack(t *testing.T, opts stackOptions) *stack {
 	t.Cleanup(func() {
 		srv.Shutdown(t.Context())
 		reqlog.Close()
-		sys.Stop()
-		node.Close()
 	})
-	select {
-	case <-node.Leadership():
-	case <-time.After(10 * time.Second):
-		t.Fatal("no leader")
-	}
-	sys.SetLeading(true)
 	key := actors.KeyPrefix(opts.live) + "goldenbootstrapkey0000"
 	if _, err := sys.EnsureBootstrap(t.Context(), actors.Bootstrap{Live: opts.live, Secret: key, OrgName: "Golden Org", Country: "GH", Timezone: "Africa/Accra", DefaultCurrency: "GHS"}); err != nil {
 		t.Fatal(err)

@@ -3,6 +3,8 @@ package http_test
 import (
 	"testing"
 	"time"
+
+	"payments/actors/actorstest/wait"
 )
 
 // waitFor waits until cond holds, or fails the test after timeout naming
@@ -18,23 +20,5 @@ func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool)
 // few milliseconds. (A test that needs real time to pass says so with a
 // sleep; waiting for something to happen is this.)
 func eventually(timeout time.Duration, cond func() bool) bool {
-	return eventuallyEvery(timeout, 5*time.Millisecond, cond)
-}
-
-// eventuallyEvery is eventually checking cond once every interval: a
-// condition that is a request to a rate-limited endpoint is asked no faster
-// than the limit allows, or the wait itself is refused.
-func eventuallyEvery(timeout, interval time.Duration, cond func() bool) bool {
-	deadline := time.NewTimer(timeout)
-	defer deadline.Stop()
-	tick := time.NewTicker(interval)
-	defer tick.Stop()
-	for !cond() {
-		select {
-		case <-deadline.C:
-			return cond()
-		case <-tick.C:
-		}
-	}
-	return true
+	return wait.Until(timeout, 5*time.Millisecond, cond)
 }

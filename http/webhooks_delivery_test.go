@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"payments/actors"
+	"payments/actors/actorstest"
 	api "payments/http"
 	"payments/ledger"
 	"payments/raft"
@@ -86,26 +87,21 @@ type engineHarness struct {
 	org string
 }
 
+// startClockedEngine is startEngine on a fakeClock, which the test moves,
+// delivering webhooks to loopback with a second's timeout.
+func startClockedEngine(t *testing.T) (*engineHarness, *fakeClock) {
+	t.Helper()
+	clock := &fakeClock{now: time.UnixMilli(1_800_000_000_000)}
+	return startEngine(t, actors.Config{Now: clock.Now, Webhooks: actors.WebhookConfig{
+		Clock: clock, Timeout: time.Second, Policy: actors.WebhookURLPolicy{AllowLoopback: true},
+	}}), clock
+}
+
 func startEngine(t *testing.T, cfg actors.Config) *engineHarness {
 	t.Helper()
-	node, err := raft.Open(raft.Config{DataDir: t.TempDir(), HeartbeatTimeout: 50 * time.Millisecond,
-		ElectionTimeout: 50 * time.Millisecond, LeaderLeaseTimeout: 50 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Log, cfg.State, cfg.Rail = node, node, rails.NewSandbox(frozenTiming)
+	cfg.Rail = rails.NewSandbox(frozenTiming)
 	cfg.Webhooks.Payload = api.EventPayload
-	sys := actors.Start(cfg)
-	t.Cleanup(func() {
-		sys.Stop()
-		node.Close()
-	})
-	select {
-	case <-node.Leadership():
-	case <-time.After(10 * time.Second):
-		t.Fatal("no leader")
-	}
-	sys.SetLeading(true)
+	sys := actorstest.Start(t, actorstest.OpenNode(t), cfg)
 	h := &engineHarness{t: t, sys: sys, org: "org_webhooks"}
 	h.propose(&ledger.CreateOrganization{At: h.now(), ID: h.org, Name: "Webhooks",
 		Key: ledger.CreateAPIKey{At: h.now(), ID: "key_webhooks", OrgID: h.org, Hash: actors.HashKey("k"), Scopes: ledger.ScopesMerchant}})
@@ -156,10 +152,7 @@ func (h *engineHarness) endpointState(id string) ledger.WebhookEndpoint {
 // fails; every attempt has the same webhook-id. Ten failures in a row,
 // across deliveries, disable the endpoint; a 410 disables it at once.
 func TestWebhookRetryScheduleAndAutoDisable(t *testing.T) {
-	clock := &fakeClock{now: time.UnixMilli(1_800_000_000_000)}
-	h := startEngine(t, actors.Config{Now: clock.Now, Webhooks: actors.WebhookConfig{
-		Clock: clock, Timeout: time.Second, Policy: actors.WebhookURLPolicy{AllowLoopback: true},
-	}})
+	h, clock := startClockedEngine(t)
 	rcv := newReceiver(t, func(int) string { return "500" })
 	h.endpoint("whe_sched", rcv.url())
 	h.fund("first")
@@ -245,10 +238,7 @@ func TestWebhookRetryScheduleAndAutoDisable(t *testing.T) {
 // first attempt is due when it is made, not when the leader's clock
 // reaches the organization's.
 func TestWebhookDueAtOnceAfterClockAdvance(t *testing.T) {
-	clock := &fakeClock{now: time.UnixMilli(1_800_000_000_000)}
-	h := startEngine(t, actors.Config{Now: clock.Now, Webhooks: actors.WebhookConfig{
-		Clock: clock, Timeout: time.Second, Policy: actors.WebhookURLPolicy{AllowLoopback: true},
-	}})
+	h, _ := startClockedEngine(t)
 	rcv := newReceiver(t, func(int) string { return "ok" })
 	h.endpoint("whe_clock", rcv.url())
 	h.propose(&ledger.AdvanceClock{At: h.now(), OrgID: h.org, Millis: 3_600_000})
@@ -370,42 +360,17 @@ func TestWebhookLeaderKilledMidDelivery(t *testing.T) {
 	})
 	rcv.hang = 500 * time.Millisecond
 
-	lns := make([]net.Listener, 3)
-	var peers []raft.Peer
-	for i := range lns {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		lns[i] = ln
-		peers = append(peers, raft.Peer{ID: fmt.Sprintf("n%d", i+1), RaftAddr: ln.Addr().String()})
-	}
+	peers, lns := clusterPeers(t, 3)
 	nodes := make([]*clusterNode, 3)
 	for i := range nodes {
-		node, err := raft.Open(raft.Config{
-			ID: peers[i].ID, DataDir: t.TempDir(), RaftAddr: peers[i].RaftAddr, Listener: lns[i], Peers: peers,
-			Bootstrap:        true,
-			HeartbeatTimeout: 100 * time.Millisecond, ElectionTimeout: 100 * time.Millisecond, LeaderLeaseTimeout: 100 * time.Millisecond,
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		node := openClusterNode(t, peers, i, lns[i])
 		sys := actors.Start(actors.Config{Log: node, State: node, Rail: rails.NewSandbox(frozenTiming), Webhooks: actors.WebhookConfig{
 			Payload: api.EventPayload, Policy: actors.WebhookURLPolicy{AllowLoopback: true},
 			Timeout: 200 * time.Millisecond, Schedule: schedule,
 		}})
 		cn := &clusterNode{node: node, sys: sys, stop: make(chan struct{})}
 		nodes[i] = cn
-		go func() {
-			for {
-				select {
-				case <-cn.stop:
-					return
-				case leading := <-node.Leadership():
-					sys.SetLeading(leading)
-				}
-			}
-		}()
+		followLeadership(node, sys, cn.stop)
 	}
 	kill := func(i int) {
 		if nodes[i] == nil {

@@ -17,6 +17,8 @@ func init() {
 		core.Endpoint{Method: fasthttp.MethodPost, Path: "/v1/organizations", Scope: ledger.ScopeOrganizationsAdmin, H: createOrganization},
 		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/keys", Scope: ledger.ScopeKeysAdmin, H: listKeys},
 		core.Endpoint{Method: fasthttp.MethodPost, Path: "/v1/keys", Scope: ledger.ScopeKeysAdmin, H: createKey},
+		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/keys/{id}", Scope: ledger.ScopeKeysAdmin, H: getKey},
+		core.Endpoint{Method: fasthttp.MethodPatch, Path: "/v1/keys/{id}", Scope: ledger.ScopeKeysAdmin, H: updateKey},
 		core.Endpoint{Method: fasthttp.MethodDelete, Path: "/v1/keys/{id}", Scope: ledger.ScopeKeysAdmin, H: revokeKey},
 	)
 }

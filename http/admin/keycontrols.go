@@ -6,7 +6,6 @@ import (
 
 	"github.com/cockroachdb/apd/v3"
 	"github.com/goccy/go-json/jsontext"
-	"github.com/valyala/fasthttp"
 
 	"payments/actors"
 	"payments/actors/app"
@@ -17,14 +16,8 @@ import (
 // Key controls (ledger/keycontrols.go, ledger/spendcap.go): spend caps and
 // the caller IP allowlist, set when a key is created (POST /v1/keys) and
 // changed with PATCH /v1/keys/{id}; GET /v1/keys/{id} shows them with the
-// key's spend in the organization's current day and month.
-
-func init() {
-	core.RegisterRoutes(
-		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/keys/{id}", Scope: ledger.ScopeKeysAdmin, H: getKey},
-		core.Endpoint{Method: fasthttp.MethodPatch, Path: "/v1/keys/{id}", Scope: ledger.ScopeKeysAdmin, H: updateKey},
-	)
-}
+// key's spend in the organization's current day and month. The routes are
+// registered with the other keys' (admin.go).
 
 // capField is one spend cap in a request: absent (unchanged), null (no
 // cap), or a non-negative amount of USD as a string or a number.
@@ -123,27 +116,13 @@ type UpdateKeyBody struct {
 
 // getKey: GET /v1/keys/{id}.
 func getKey(c *core.Call) {
-	k, ok := core.Lookup(c, "id", "API key", func(st *ledger.Reader, id string) (ledger.APIKey, bool) { return st.APIKey(c.Org, id) })
-	if !ok {
-		return
-	}
-	c.OK(fasthttp.StatusOK, &keyBody{RenderKeyNow(c.Server, &k, "")})
+	core.Get(c, "id", "API key", (*ledger.Reader).APIKey, func(k *ledger.APIKey) *keyBody { return &keyBody{RenderKeyNow(c.Server, k, "")} })
 }
 
 // updateKey: PATCH /v1/keys/{id}. Only the members sent change: a cap sent
 // as null is removed, an empty ipAllowlist permits every address.
 func updateKey(c *core.Call) {
-	var req UpdateKeyBody
-	id, ok := c.ParamAndBody("id", &req)
-	if !ok {
-		return
-	}
-	in, e := KeyControlsInput(id, &req)
-	if e != nil {
-		c.Fail(e)
-		return
-	}
-	c.Reply(c.Server.Config.App.SetKeyControls(c.Caller(), in), fasthttp.StatusOK, func(res *ledger.Result) any {
+	core.Update(c, "id", KeyControlsInput, c.Server.Config.App.SetKeyControls, func(res *ledger.Result) any {
 		return &keyBody{RenderKeyNow(c.Server, res.APIKey, "")}
 	})
 }

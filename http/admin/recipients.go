@@ -266,17 +266,7 @@ func recipientFilter(c *core.Call) (recipients.Filter, *ledger.Error) {
 
 // getRecipient: GET /v1/recipients/{id}.
 func getRecipient(c *core.Call) {
-	r, ok := recipient(c)
-	if !ok {
-		return
-	}
-	c.OK(fasthttp.StatusOK, &recipientBody{renderRecipient(&r)})
-}
-
-// recipient reads the {id} path parameter and the caller's recipient it
-// names, answering 404 when there is none.
-func recipient(c *core.Call) (recipients.Recipient, bool) {
-	return core.Lookup(c, "id", "Recipient", func(st *ledger.Reader, id string) (recipients.Recipient, bool) { return recipients.Get(st, c.Org, id) })
+	core.Get(c, "id", "Recipient", recipients.Get, func(r *recipients.Recipient) *recipientBody { return &recipientBody{renderRecipient(r)} })
 }
 
 // updateRecipient: PUT /v1/recipients/{id}. The display fields and whether

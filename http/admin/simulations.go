@@ -38,27 +38,22 @@ type fundBalanceJSON struct {
 // fundBalance: POST /v1/simulations/fund-balance. Credits a sandbox balance
 // at once, idempotent by externalReference.
 func fundBalance(c *core.Call) {
-	if !c.SandboxOnly() {
-		return
+	if in, ok := core.SimulationInput(c, FundBalanceInput); ok {
+		r := c.Server.Config.App.FundBalance(c.Caller(), in.Currency, in.Amount, in.Ref)
+		c.Created(r, func(res *ledger.Result) any {
+			f := res.Funding
+			return &simulationBody{fundBalanceJSON{
+				Type:              "fund_balance",
+				TransactionID:     c.Server.PublicIDs().EntryID(f.EntrySeq),
+				AccountID:         f.AccountNumber,
+				Amount:            core.Money(f.Amount, f.Currency),
+				Currency:          f.Currency,
+				NewBalance:        core.Money(f.BalanceAfter, f.Currency),
+				ExternalReference: f.ExternalReference,
+				Replayed:          res.Replayed,
+			}}
+		})
 	}
-	in, ok := core.Input(c, FundBalanceInput)
-	if !ok {
-		return
-	}
-	r := c.Server.Config.App.FundBalance(c.Caller(), in.Currency, in.Amount, in.Ref)
-	c.Created(r, func(res *ledger.Result) any {
-		f := res.Funding
-		return &simulationBody{fundBalanceJSON{
-			Type:              "fund_balance",
-			TransactionID:     c.Server.PublicIDs().EntryID(f.EntrySeq),
-			AccountID:         f.AccountNumber,
-			Amount:            core.Money(f.Amount, f.Currency),
-			Currency:          f.Currency,
-			NewBalance:        core.Money(f.BalanceAfter, f.Currency),
-			ExternalReference: f.ExternalReference,
-			Replayed:          res.Replayed,
-		}}
-	})
 }
 
 // fundBalanceRequest is a checked request to fund a balance.

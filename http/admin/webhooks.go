@@ -256,34 +256,19 @@ func WebhookEndpointList(s *core.Server, org string, before ledger.Cursor, limit
 	return core.NewList(listWebhookEndpointsKind, page, renderWebhookEndpoint)
 }
 
-// webhookEndpoint finds the caller's endpoint named by the path parameter.
-func webhookEndpoint(c *core.Call, param string) (ledger.WebhookEndpoint, bool) {
-	return core.Lookup(c, param, "Webhook endpoint", func(st *ledger.Reader, id string) (ledger.WebhookEndpoint, bool) {
-		return st.WebhookEndpoint(c.Org, id)
-	})
-}
-
 // getWebhookEndpoint: GET /v1/webhooks/endpoints/{id}.
 func getWebhookEndpoint(c *core.Call) {
-	if ep, ok := webhookEndpoint(c, "id"); ok {
-		c.OK(fasthttp.StatusOK, &webhookEndpointBody{renderWebhookEndpoint(&ep)})
-	}
+	core.Get(c, "id", "Webhook endpoint", (*ledger.Reader).WebhookEndpoint, func(ep *ledger.WebhookEndpoint) *webhookEndpointBody {
+		return &webhookEndpointBody{renderWebhookEndpoint(ep)}
+	})
 }
 
 // updateWebhookEndpoint: PATCH /v1/webhooks/endpoints/{id}. Setting status
 // active re-enables a disabled endpoint and clears its failure count.
 func updateWebhookEndpoint(c *core.Call) {
-	var req UpdateWebhookEndpointBody
-	id, ok := c.ParamAndBody("id", &req)
-	if !ok {
-		return
-	}
-	in, e := WebhookEndpointChange(c.Server, id, &req)
-	if e != nil {
-		c.Fail(e)
-		return
-	}
-	c.Reply(c.Server.Config.App.UpdateWebhookEndpoint(c.Caller(), in), fasthttp.StatusOK, func(res *ledger.Result) any {
+	core.Update(c, "id", func(id string, req *UpdateWebhookEndpointBody) (app.WebhookEndpointChange, *ledger.Error) {
+		return WebhookEndpointChange(c.Server, id, req)
+	}, c.Server.Config.App.UpdateWebhookEndpoint, func(res *ledger.Result) any {
 		return &webhookEndpointBody{renderWebhookEndpoint(res.WebhookEndpoint)}
 	})
 }
@@ -334,9 +319,9 @@ func deleteWebhookEndpoint(c *core.Call) {
 // getSigningSecret: GET /v1/webhooks/signing-secret/{endpointId}.
 func getSigningSecret(c *core.Call) {
 	c.NoStore()
-	if ep, ok := webhookEndpoint(c, "endpointId"); ok {
-		c.OK(fasthttp.StatusOK, &signingSecretBody{ep.Secret})
-	}
+	core.Get(c, "endpointId", "Webhook endpoint", (*ledger.Reader).WebhookEndpoint, func(ep *ledger.WebhookEndpoint) *signingSecretBody {
+		return &signingSecretBody{ep.Secret}
+	})
 }
 
 // rotateSigningSecret: POST /v1/webhooks/signing-secret/{endpointId}/rotate.

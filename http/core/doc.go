@@ -21,7 +21,8 @@
 // this node) and, once it is answered, hands a copy of what the request log
 // keeps to the recorder's bounded queue: requests made with a key and failed
 // authentications, redacted on the recorder's goroutine (requestlog.go,
-// package redact). The log's API is package http/requests.
+// package redact) and stored in package http/requestrecord's layout. The
+// log's API is package http/requests.
 //
 // Routes that skip the pipeline are registered on the router, by core
 // (health, the read index, the blob routes between nodes in filepeers.go,
@@ -34,7 +35,7 @@
 // # The shapes of a handler
 //
 // A feature registers a resource's usual endpoints with Resource. A
-// handler reads the request (Param, Decode, ParamAndBody), checks its shape
+// handler reads the request (Param, Decode), checks its shape
 // (Problems, answered by Refused; Input does both for a body checked by one
 // function, ParamInput for the resource a path parameter names,
 // SimulationInput for the sandbox's simulations, BulkItems for a bulk

@@ -150,13 +150,3 @@ func (c *Call) Param(name string) (v string, ok bool) {
 	}
 	return v, true
 }
-
-// ParamAndBody is the path parameter name and the request body read into
-// v, for a change to the resource the path names; either missing or
-// malformed is answered, and ok is false.
-func (c *Call) ParamAndBody(name string, v any) (param string, ok bool) {
-	if param, ok = c.Param(name); ok {
-		ok = c.Decode(v)
-	}
-	return param, ok
-}

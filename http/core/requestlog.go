@@ -3,7 +3,6 @@ package core
 import (
 	"bytes"
 	"cmp"
-	"encoding/binary"
 	"hash/fnv"
 	"math/rand/v2"
 	"net"
@@ -14,12 +13,12 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/goccy/go-json/jsontext"
 	json "github.com/goccy/go-json/v2"
 	"github.com/valyala/fasthttp"
 
 	"payments/actors"
 	"payments/http/redact"
+	"payments/http/requestrecord"
 	"payments/ledger"
 )
 
@@ -32,7 +31,7 @@ import (
 // recorder goroutine wakes every requestLogGatherDelay while records wait,
 // holds each until requestLogReorderDelay after its request began so that
 // records are written in the order of their positions, then redacts
-// (package redact), encodes (requestrecord.go) and writes them in batches to the
+// (package redact), encodes (package requestrecord) and writes them in batches to the
 // node's RequestStore. Requests a follower relays to the leader are
 // recorded by the leader, whose request id the client sees.
 //
@@ -656,90 +655,47 @@ func (r *requestRecorder) write(batch []*requestState) {
 	}
 }
 
-// requestRecordJSON is a record as stored and as GET /v1/requests shows it.
-type requestRecordJSON struct {
-	ID             string         `json:"id"`
-	Method         string         `json:"method"`
-	Path           string         `json:"path"`
-	Query          *string        `json:"query"`
-	Status         int            `json:"status"`
-	Error          *string        `json:"error"`
-	DurationMicros int64          `json:"durationMicros"`
-	ClientIP       *string        `json:"clientIp"`
-	Actor          requestActor   `json:"actor"`
-	KeyID          *string        `json:"keyId"`
-	OrganizationID *string        `json:"organizationId"`
-	CreatedAt      string         `json:"createdAt"`
-	ContentType    *string        `json:"contentType"`
-	BodyBytes      int            `json:"bodyBytes"`
-	Body           jsontext.Value `json:"body"`
-}
-
-// requestActor is who made a request: an API key ("api_key", its id; for a
-// failed authentication with a revoked key, that key and its hint), a
-// dashboard team member ("member", its id), or, for a failed
-// authentication with a key not ours, nobody known ("anonymous", with the
-// presented key's hint when it had our keys' shape).
-type requestActor struct {
-	Type    string  `json:"type"`
-	ID      *string `json:"id"`
-	KeyHint *string `json:"keyHint,omitempty"`
-}
-
-var nullJSON = jsontext.Value("null")
-
-// encode redacts a record and appends its stored form to b (the layout is
-// in requestrecord.go; decodeRequestRecord reads it), from the record's
-// buffer without copies.
+// encode redacts a record and appends its stored form to b (package
+// requestrecord), from the record's buffer without copies.
 func (r *requestRecorder) encode(b []byte, st *requestState) []byte {
-	actor, keyID, keyHint := byte(actorAnonymous), "", st.keyHint
+	rec := requestrecord.Record{
+		Start:          st.start,
+		Status:         st.status,
+		DurationMicros: st.duration.Microseconds(),
+		BodyBytes:      st.bodyBytes,
+		Actor:          requestrecord.ActorAnonymous,
+		ID:             st.id,
+		Method:         st.method,
+		Path:           redact.Path(bufString(st.buf[:st.pathEnd])),
+		Query:          redact.Query(bufString(st.buf[st.pathEnd:st.queryEnd])),
+		Code:           errorCodeOf(st.buf[st.bodyEnd:st.errEnd]),
+		KeyHint:        st.keyHint,
+		ContentType:    bufString(st.buf[st.queryEnd:st.typeEnd]),
+	}
 	switch {
 	case st.keyID != "":
-		actor, keyID, keyHint = actorAPIKey, st.keyID, ""
+		rec.Actor, rec.KeyID, rec.KeyHint = requestrecord.ActorAPIKey, st.keyID, ""
 	case st.failedKeyID != "":
-		actor, keyID = actorFailedKey, st.failedKeyID
+		rec.Actor, rec.KeyID = requestrecord.ActorFailedKey, st.failedKeyID
 	}
 	if st.member {
-		actor, keyHint = actorMember, ""
+		rec.Actor, rec.KeyHint = requestrecord.ActorMember, ""
 	}
-	b = append(b, requestRecordFormat)
-	b = binary.BigEndian.AppendUint64(b, uint64(st.start.UnixNano()))
-	b = binary.AppendUvarint(b, uint64(st.status))
-	b = binary.AppendUvarint(b, uint64(max(st.duration.Microseconds(), 0)))
-	b = binary.AppendUvarint(b, uint64(max(st.bodyBytes, 0)))
-	b = append(b, actor)
-	b = appendField(b, st.id)
-	b = appendField(b, st.method)
-	b = appendField(b, redact.Path(bufString(st.buf[:st.pathEnd])))
-	b = appendField(b, redact.Query(bufString(st.buf[st.pathEnd:st.queryEnd])))
-	b = appendField(b, errorCodeOf(st.buf[st.bodyEnd:st.errEnd]))
 	if tcp, ok := st.remote.(*net.TCPAddr); ok {
 		if a, ok := netip.AddrFromSlice(tcp.IP); ok {
 			st.clientIP = a.Unmap()
 		}
 	}
+	var ip [64]byte
 	if st.clientIP.IsValid() {
-		var ip [64]byte
-		b = appendField(b, bufString(st.clientIP.AppendTo(ip[:0])))
-	} else {
-		b = appendField(b, "")
+		rec.ClientIP = bufString(st.clientIP.AppendTo(ip[:0]))
 	}
-	b = appendField(b, keyID)
-	b = appendField(b, keyHint)
-	b = appendField(b, bufString(st.buf[st.queryEnd:st.typeEnd]))
-	var body []byte
 	if st.bodyKept {
 		if red, ok := r.red.Body(st.buf[st.typeEnd:st.bodyEnd]); ok {
-			body = red
+			rec.Body = red
 		}
 	}
-	b = binary.AppendUvarint(b, uint64(len(body)))
-	return append(b, body...)
-}
-
-func appendField(b []byte, s string) []byte {
-	b = binary.AppendUvarint(b, uint64(len(s)))
-	return append(b, s...)
+	return requestrecord.Append(b, &rec)
 }
 
 // bufString views bytes as a string for reading, without a copy; the bytes

@@ -11,6 +11,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"payments/http/redact"
+	"payments/http/requestrecord"
 	"payments/wal/requestlog"
 )
 
@@ -117,7 +118,7 @@ func TestFailedAuthRecordsBoundPerSecond(t *testing.T) {
 	}
 }
 
-// What encode writes, decodeRequestRecord reads back whole, and the
+// What encode writes, requestrecord.Decode reads back whole, and the
 // rendering shows the redacted body and the actor.
 func TestRequestRecordRoundTrip(t *testing.T) {
 	r := &requestRecorder{red: redact.New()}
@@ -132,17 +133,17 @@ func TestRequestRecordRoundTrip(t *testing.T) {
 	st.typeEnd = st.queryEnd + len(ct)
 	st.bodyEnd = st.typeEnd + len(body)
 	st.errEnd = len(st.buf)
-	rec, err := decodeRequestRecord(r.encode(nil, st))
+	rec, err := requestrecord.Decode(r.encode(nil, st))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rec.id != st.id || !rec.start.Equal(st.start) || rec.status != 422 || rec.durationMicros != 1500 || rec.method != "POST" ||
-		rec.path != path || rec.query != "email=[redacted]" || rec.code != "insufficient_funds" || rec.clientIP != "203.0.113.7" ||
-		rec.keyID != "key_1" || rec.actor != actorAPIKey || rec.ctyp != ct || rec.bodyBytes != len(body) ||
-		string(rec.body) != `{"to":{"accountNumber":"[redacted]"},"externalReference":"r-1"}` {
+	if rec.ID != st.id || !rec.Start.Equal(st.start) || rec.Status != 422 || rec.DurationMicros != 1500 || rec.Method != "POST" ||
+		rec.Path != path || rec.Query != "email=[redacted]" || rec.Code != "insufficient_funds" || rec.ClientIP != "203.0.113.7" ||
+		rec.KeyID != "key_1" || rec.Actor != requestrecord.ActorAPIKey || rec.ContentType != ct || rec.BodyBytes != len(body) ||
+		string(rec.Body) != `{"to":{"accountNumber":"[redacted]"},"externalReference":"r-1"}` {
 		t.Fatalf("decoded %+v", rec)
 	}
-	out, err := RenderRequestRecord(r.encode(nil, st), "org_1")
+	out, err := requestrecord.Render(r.encode(nil, st), "org_1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +154,7 @@ func TestRequestRecordRoundTrip(t *testing.T) {
 	if shown["organizationId"] != "org_1" || shown["actor"].(map[string]any)["type"] != "api_key" || shown["createdAt"] == nil {
 		t.Fatalf("rendered %s", out)
 	}
-	if _, err := decodeRequestRecord(r.encode(nil, st)[:20]); err == nil {
+	if _, err := requestrecord.Decode(r.encode(nil, st)[:20]); err == nil {
 		t.Fatal("a cut record decodes")
 	}
 }
@@ -175,12 +176,12 @@ func FuzzDecodeRequestRecord(f *testing.F) {
 	st.buf = []byte("/v1/payouts")
 	st.pathEnd, st.queryEnd, st.typeEnd, st.bodyEnd, st.errEnd = 11, 11, 11, 11, 11
 	f.Add(r.encode(nil, st))
-	f.Add([]byte{requestRecordFormat})
+	f.Add([]byte{requestrecord.Format})
 	f.Fuzz(func(t *testing.T, v []byte) {
-		if _, err := decodeRequestRecord(v); err != nil {
+		if _, err := requestrecord.Decode(v); err != nil {
 			return
 		}
-		if _, err := RenderRequestRecord(v, "org_1"); err != nil {
+		if _, err := requestrecord.Render(v, "org_1"); err != nil {
 			t.Fatalf("%x decodes but does not render: %v", v, err)
 		}
 	})

@@ -419,10 +419,14 @@ func linkKindOf(inv *ledger.Invitation) linkKind {
 }
 
 // pendingInvitation reads the invitation of a setup, invitation or reset link,
-// answering with a page when it is not one that can be accepted. The
-// link's token is never logged nor kept in the request log: these routes
-// note no actor, and they answer nothing the log keeps.
+// once the request passes the dashboard's gate (dashboardGate), answering
+// with a page when it is not one that can be accepted. The link's token is
+// never logged nor kept in the request log: these routes note no actor,
+// and they answer nothing the log keeps.
 func pendingInvitation(s *core.Server, ctx *fasthttp.RequestCtx, kind linkKind) (ledger.Invitation, bool) {
+	if !dashboardGate(s, ctx) {
+		return ledger.Invitation{}, false
+	}
 	token, _ := ctx.UserValue("token").(string)
 	inv, found := s.Config.App.PendingInvitation(token)
 	if !found || linkKindOf(&inv) != kind {
@@ -457,9 +461,6 @@ func acceptPage(s *core.Server, ctx *fasthttp.RequestCtx, inv *ledger.Invitation
 // that chooses a password.
 func dashboardAcceptPage(s *core.Server, kind linkKind) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
-		if !dashboardGate(s, ctx) {
-			return
-		}
 		inv, ok := pendingInvitation(s, ctx, kind)
 		if !ok {
 			return
@@ -473,9 +474,6 @@ func dashboardAcceptPage(s *core.Server, kind linkKind) fasthttp.RequestHandler 
 func dashboardAccept(s *core.Server, kind linkKind) fasthttp.RequestHandler {
 	setup := kind == setupLink
 	return func(ctx *fasthttp.RequestCtx) {
-		if !dashboardGate(s, ctx) {
-			return
-		}
 		inv, ok := pendingInvitation(s, ctx, kind)
 		if !ok {
 			return
@@ -553,21 +551,25 @@ type passwordResetLinkJSON struct {
 // and a newer one revokes the member's older ones.
 func createPasswordResetLink(c *core.Call) {
 	c.NoStore()
-	var req passwordResetRequestBody
-	id, ok := c.ParamAndBody("id", &req)
+	reset, ok := core.ParamInput(c, "id", passwordResetInput)
 	if !ok {
 		return
 	}
-	var p core.Problems
-	email := ledger.NormalizeEmail(p.Text("email", req.Email, true, 254))
-	if c.Refused(p) {
-		return
-	}
-	link := c.Server.Config.App.CreatePasswordReset(c.Caller(), id, email)
+	link := c.Server.Config.App.CreatePasswordReset(c.Caller(), reset.orgID, reset.email)
 	c.Reply(link.Reply, fasthttp.StatusCreated, func(res *ledger.Result) any {
-		return &passwordResetLinkBody{passwordResetLinkJSON{OrganizationID: id, Email: res.Invitation.Email,
+		return &passwordResetLinkBody{passwordResetLinkJSON{OrganizationID: reset.orgID, Email: res.Invitation.Email,
 			URL: c.Server.Config.PublicBaseURL + "/dashboard/reset/" + link.Token, ExpiresAt: core.Timestamp(res.Invitation.ExpiresAt)}}
 	})
+}
+
+// passwordReset is a checked request for a member's reset link: the
+// organization the path names and the member's email.
+type passwordReset struct{ orgID, email string }
+
+func passwordResetInput(orgID string, req *passwordResetRequestBody) (passwordReset, *ledger.Error) {
+	var p core.Problems
+	email := ledger.NormalizeEmail(p.Text("email", req.Email, true, 254))
+	return passwordReset{orgID, email}, p.Err()
 }
 
 type dashboardSetupLinkBody struct {

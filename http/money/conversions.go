@@ -80,10 +80,6 @@ func renderQuote(q *ledger.Quote) quoteJSON {
 }
 
 func renderConversion(c *ledger.Conversion) conversionJSON {
-	var completedAt *string
-	if c.Status == ledger.ConversionCompleted {
-		completedAt = core.OptionalTimestamp(c.CompletedAt)
-	}
 	return conversionJSON{
 		ID:            c.ID,
 		Status:        c.Status.String(),
@@ -92,7 +88,7 @@ func renderConversion(c *ledger.Conversion) conversionJSON {
 		To:            conversionSideJSON{core.Optional(c.ToAccount), core.Money(c.ToAmount, c.ToCurrency), c.ToCurrency},
 		Rate:          c.Rate,
 		StatusMessage: core.Optional(c.StatusMessage),
-		CompletedAt:   completedAt,
+		CompletedAt:   completedAt(c.Status == ledger.ConversionCompleted, c.CompletedAt),
 		CreatedAt:     core.Timestamp(c.CreatedAt),
 		UpdatedAt:     core.Timestamp(c.UpdatedAt),
 

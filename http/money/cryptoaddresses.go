@@ -152,23 +152,24 @@ type updateCryptoAddressBody struct {
 // The metadata given replaces the old ({} clears it); the address itself
 // never changes.
 func updateCryptoAddress(c *core.Call) {
-	var req updateCryptoAddressBody
-	id, ok := c.ParamAndBody("id", &req)
-	if !ok {
-		return
+	if ch, ok := core.ParamInput(c, "id", cryptoAddressChange); ok {
+		r := c.Server.Config.App.UpdateCryptoAddress(c.Caller(), ch.id, ch.to)
+		c.Reply(r, fasthttp.StatusOK, func(res *ledger.Result) any { return &cryptoAddressBody{renderCryptoAddress(res.CryptoAddress)} })
 	}
+}
+
+// cryptoAddressChange checks a crypto address PATCH: the metadata to keep
+// ("" for none).
+func cryptoAddressChange(id string, req *updateCryptoAddressBody) (pathChange[string], *ledger.Error) {
 	if !req.Metadata.Set {
-		c.Fail(ledger.FieldInvalid("metadata", "is required: the JSON object to keep ({} clears it), the only field that can change"))
-		return
+		return pathChange[string]{}, ledger.FieldInvalid("metadata", "is required: the JSON object to keep ({} clears it), the only field that can change")
 	}
 	if e := core.CheckMetadata("metadata", req.Metadata); e != nil {
-		c.Fail(e)
-		return
+		return pathChange[string]{}, e
 	}
 	metadata := req.Metadata.Raw
 	if metadata == "{}" {
 		metadata = ""
 	}
-	r := c.Server.Config.App.UpdateCryptoAddress(c.Caller(), id, metadata)
-	c.Reply(r, fasthttp.StatusOK, func(res *ledger.Result) any { return &cryptoAddressBody{renderCryptoAddress(res.CryptoAddress)} })
+	return pathChange[string]{id, metadata}, nil
 }

@@ -74,12 +74,9 @@ func renderOrder(o *ledger.Order) orderJSON {
 	from, to := o.Spec.FromCurrency, o.Spec.ToCurrency
 	in := &o.Instructions
 	expected := core.Money(o.Expected(), from)
-	var received, completedAt *string
+	var received *string
 	if o.ReceivedAt != 0 {
 		received = core.Optional(core.Money(o.ReceivedAmount, from))
-	}
-	if o.Status == ledger.OrderCompleted {
-		completedAt = core.OptionalTimestamp(o.CompletedAt)
 	}
 	return orderJSON{
 		ID:     o.ID,
@@ -126,7 +123,7 @@ func renderOrder(o *ledger.Order) orderJSON {
 		Metadata:          core.ObjectOrEmpty(o.Spec.Metadata),
 		StatusMessage:     core.Optional(o.StatusMessage),
 		ExpiresAt:         core.OptionalTimestamp(o.ExpiresAt),
-		CompletedAt:       completedAt,
+		CompletedAt:       completedAt(o.Status == ledger.OrderCompleted, o.CompletedAt),
 		CreatedAt:         core.Timestamp(o.CreatedAt),
 		UpdatedAt:         core.Timestamp(o.UpdatedAt),
 	}

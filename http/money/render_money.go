@@ -50,12 +50,17 @@ type timelineJSON struct {
 	Detail *string `json:"detail"`
 }
 
+// completedAt is a record's completedAt: the time it completed at, null
+// until it has.
+func completedAt(completed bool, at int64) *string {
+	if !completed {
+		return nil
+	}
+	return core.OptionalTimestamp(at)
+}
+
 func renderPayout(p *ledger.Payout) payoutJSON {
 	amt := core.Money(p.Spec.Amount, p.Spec.Currency)
-	var completedAt *string
-	if p.Status == ledger.PayoutCompleted {
-		completedAt = core.OptionalTimestamp(p.CompletedAt)
-	}
 	// A cross-currency payout's from side, fee and rate are its FX
 	// details; otherwise both sides are the same money and rate is null.
 	fromCur := p.FromCurrency()
@@ -89,7 +94,7 @@ func renderPayout(p *ledger.Payout) payoutJSON {
 		ExternalReference: p.ExternalReference,
 		Metadata:          core.ObjectOrEmpty(p.Spec.Metadata),
 		StatusMessage:     core.Optional(p.StatusMessage),
-		CompletedAt:       completedAt,
+		CompletedAt:       completedAt(p.Status == ledger.PayoutCompleted, p.CompletedAt),
 		CreatedAt:         core.Timestamp(p.CreatedAt),
 		UpdatedAt:         core.Timestamp(p.UpdatedAt),
 	}
@@ -163,10 +168,6 @@ type collectionToJSON struct {
 
 func renderCollection(c *ledger.Collection) collectionJSON {
 	amt := core.Money(c.Spec.Amount, c.Spec.Currency)
-	var completedAt *string
-	if c.Status == ledger.CollectionCompleted {
-		completedAt = core.OptionalTimestamp(c.CompletedAt)
-	}
 	return collectionJSON{
 		ID:     c.ID,
 		Type:   c.Type,
@@ -186,7 +187,7 @@ func renderCollection(c *ledger.Collection) collectionJSON {
 		ExternalReference: core.Optional(c.ExternalReference),
 		Metadata:          core.ObjectOrEmpty(c.Spec.Metadata),
 		StatusMessage:     core.Optional(c.StatusMessage),
-		CompletedAt:       completedAt,
+		CompletedAt:       completedAt(c.Status == ledger.CollectionCompleted, c.CompletedAt),
 		CreatedAt:         core.Timestamp(c.CreatedAt),
 	}
 }

@@ -99,7 +99,7 @@ func virtualAccountInput(c *core.Call, req *createVirtualAccountBody) (app.Virtu
 // getVirtualAccount: GET /v1/virtual-accounts/{id}.
 func getVirtualAccount(c *core.Call) {
 	core.Get(c, "id", "Virtual account", func(st *ledger.Reader, org, id string) (ledger.VirtualAccount, bool) {
-		if _, va, ok := orderOfVirtualAccount(c, id); ok {
+		if va, ok := orderVirtualAccount(st, org, id); ok {
 			return va, true
 		}
 		return st.VirtualAccount(org, id)
@@ -108,28 +108,29 @@ func getVirtualAccount(c *core.Call) {
 	})
 }
 
-// orderOfVirtualAccount finds the bank order whose deposit account id is
-// id ("va_ord_…").
-func orderOfVirtualAccount(c *core.Call, id string) (ledger.Order, ledger.VirtualAccount, bool) {
+// orderVirtualAccount is the deposit account of the bank order whose
+// deposit account id is id ("va_ord_…").
+func orderVirtualAccount(st *ledger.Reader, org, id string) (ledger.VirtualAccount, bool) {
 	if !strings.HasPrefix(id, app.OrderVirtualAccountPrefix) {
-		return ledger.Order{}, ledger.VirtualAccount{}, false
+		return ledger.VirtualAccount{}, false
 	}
-	o, found := c.Server.Config.Actors.Reader().Order(c.Org, strings.TrimPrefix(id, "va_"))
+	o, found := st.Order(org, strings.TrimPrefix(id, "va_"))
 	if !found {
-		return ledger.Order{}, ledger.VirtualAccount{}, false
+		return ledger.VirtualAccount{}, false
 	}
-	va, ok := app.OrderVirtualAccount(&o)
-	return o, va, ok
+	return app.OrderVirtualAccount(&o)
 }
 
 // listVirtualAccounts: GET /v1/virtual-accounts, filters status, currency
 // and externalReference; an order id as externalReference lists that bank
 // order's deposit account.
 func listVirtualAccounts(c *core.Call) {
-	limit, before, ok := c.Page(listVirtualAccountsKind)
-	if !ok {
-		return
-	}
+	core.List(c, listVirtualAccountsKind, virtualAccountFilter, readVirtualAccounts, renderVirtualAccount)
+}
+
+// virtualAccountFilter reads GET /v1/virtual-accounts' filters, every
+// problem at once: status, currency and externalReference.
+func virtualAccountFilter(c *core.Call) (ledger.VirtualAccountFilter, *ledger.Error) {
 	var f ledger.VirtualAccountFilter
 	var p core.Problems
 	if v, ok := core.Query(c.Ctx, "status"); ok {
@@ -139,23 +140,22 @@ func listVirtualAccounts(c *core.Call) {
 	}
 	f.Currency = currencyFilter(c, &p)
 	f.ExternalReference, _ = core.Query(c.Ctx, "externalReference")
-	if c.Refused(p) {
-		return
+	return f, p.Err()
+}
+
+// readVirtualAccounts reads a page of org's virtual accounts; with an order
+// id as externalReference, the one page of that bank order's deposit
+// account, if the other filters take it.
+func readVirtualAccounts(st *ledger.Reader, org string, f ledger.VirtualAccountFilter, before ledger.Cursor, limit int) ledger.Page[ledger.VirtualAccount] {
+	if !strings.HasPrefix(f.ExternalReference, "ord_") {
+		return st.VirtualAccounts(org, f, before, limit)
 	}
-	var page ledger.Page[ledger.VirtualAccount]
-	if strings.HasPrefix(f.ExternalReference, "ord_") {
-		page.Items = []ledger.VirtualAccount{}
-		if _, va, ok := orderOfVirtualAccount(c, "va_"+f.ExternalReference); ok && before == ledger.CursorStart &&
-			(f.Status == 0 || f.Status == va.Status) && (f.Currency == "" || f.Currency == va.Currency) {
-			page.Items = append(page.Items, va)
-		}
-		c.OK(fasthttp.StatusOK, core.NewList(listVirtualAccountsKind, page, renderVirtualAccount))
-		return
+	page := ledger.Page[ledger.VirtualAccount]{Items: []ledger.VirtualAccount{}}
+	if va, ok := orderVirtualAccount(st, org, "va_"+f.ExternalReference); ok && before == ledger.CursorStart &&
+		(f.Status == 0 || f.Status == va.Status) && (f.Currency == "" || f.Currency == va.Currency) {
+		page.Items = append(page.Items, va)
 	}
-	page = core.PinnedPage(c.Server, func(st *ledger.Reader) ledger.Page[ledger.VirtualAccount] {
-		return st.VirtualAccounts(c.Org, f, before, limit)
-	})
-	c.OK(fasthttp.StatusOK, core.NewList(listVirtualAccountsKind, page, renderVirtualAccount))
+	return page
 }
 
 type updateVirtualAccountBody struct {
@@ -165,20 +165,27 @@ type updateVirtualAccountBody struct {
 // updateVirtualAccount: PATCH /v1/virtual-accounts/{id}, body {status}.
 // Setting the status it already has changes nothing and answers 200.
 func updateVirtualAccount(c *core.Call) {
-	var req updateVirtualAccountBody
-	id, ok := c.ParamAndBody("id", &req)
-	if !ok {
-		return
+	if ch, ok := core.ParamInput(c, "id", virtualAccountChange); ok {
+		r := c.Server.Config.App.UpdateVirtualAccount(c.Caller(), ch.id, ch.to)
+		c.Reply(r, fasthttp.StatusOK, func(res *ledger.Result) any { return &virtualAccountBody{renderVirtualAccount(res.VirtualAccount)} })
 	}
+}
+
+// pathChange is a PATCH's checked change to the resource whose id the path
+// names.
+type pathChange[T any] struct {
+	id string
+	to T
+}
+
+// virtualAccountChange checks a virtual account PATCH: the status to set.
+func virtualAccountChange(id string, req *updateVirtualAccountBody) (pathChange[ledger.VirtualAccountStatus], *ledger.Error) {
 	if req.Status == nil {
-		c.Fail(ledger.FieldInvalid("status", "is required: active or paused"))
-		return
+		return pathChange[ledger.VirtualAccountStatus]{}, ledger.FieldInvalid("status", "is required: active or paused")
 	}
 	status, ok := ledger.ParseVirtualAccountStatus(*req.Status)
 	if !ok {
-		c.Fail(ledger.FieldInvalid("status", "must be one of active, paused"))
-		return
+		return pathChange[ledger.VirtualAccountStatus]{}, ledger.FieldInvalid("status", "must be one of active, paused")
 	}
-	r := c.Server.Config.App.UpdateVirtualAccount(c.Caller(), id, status)
-	c.Reply(r, fasthttp.StatusOK, func(res *ledger.Result) any { return &virtualAccountBody{renderVirtualAccount(res.VirtualAccount)} })
+	return pathChange[ledger.VirtualAccountStatus]{id, status}, nil
 }

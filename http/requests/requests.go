@@ -18,6 +18,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"payments/http/core"
+	"payments/http/requestrecord"
 	"payments/ledger"
 )
 
@@ -141,16 +142,12 @@ func peersTagged(s *core.Server, tag string) []string {
 func requestPeerSubject(id, org string) string { return "request\x00" + id + "\x00" + org }
 
 func fetchRequestRecord(s *core.Server, addr string, key []byte, id, org string) ([]byte, bool, error) {
-	req := fasthttp.AcquireRequest()
 	resp := fasthttp.AcquireResponse()
-	defer fasthttp.ReleaseRequest(req)
 	defer fasthttp.ReleaseResponse(resp)
 	args := fasthttp.AcquireArgs()
 	defer fasthttp.ReleaseArgs(args)
 	args.Set("organization", org)
-	req.SetRequestURI("http://" + addr + "/internal/requests/" + id + "?" + args.String())
-	req.Header.Set(core.PeerTokenHeader, core.PeerToken(key, fasthttp.MethodGet, requestPeerSubject(id, org), time.Now().Add(core.PeerTokenLifetime).Unix()))
-	if err := s.Forwarder(addr).DoTimeout(req, resp, core.PeerTimeout); err != nil {
+	if err := askPeer(s, addr, key, "/internal/requests/"+id, args, requestPeerSubject(id, org), resp); err != nil {
 		return nil, false, err
 	}
 	switch resp.StatusCode() {
@@ -163,6 +160,16 @@ func fetchRequestRecord(s *core.Server, addr string, key []byte, id, org string)
 	}
 }
 
+// askPeer sends the peer at addr a GET of path with the query args, signed
+// for subject with key, and reads its answer into resp.
+func askPeer(s *core.Server, addr string, key []byte, path string, args *fasthttp.Args, subject string, resp *fasthttp.Response) error {
+	req := fasthttp.AcquireRequest()
+	defer fasthttp.ReleaseRequest(req)
+	req.SetRequestURI("http://" + addr + path + "?" + args.String())
+	req.Header.Set(core.PeerTokenHeader, core.PeerToken(key, fasthttp.MethodGet, subject, time.Now().Add(core.PeerTokenLifetime).Unix()))
+	return s.Forwarder(addr).DoTimeout(req, resp, core.PeerTimeout)
+}
+
 type peerStatusError struct{ status int }
 
 func (e *peerStatusError) Error() string { return "peer answered status " + strconv.Itoa(e.status) }
@@ -170,17 +177,9 @@ func (e *peerStatusError) Error() string { return "peer answered status " + strc
 // serveRequestRecord: GET /internal/requests/{requestId}, a peer's lookup
 // in this node's log.
 func serveRequestRecord(s *core.Server, ctx *fasthttp.RequestCtx) {
-	if !s.Begin(ctx) {
-		return
-	}
-	if s.Config.RequestLog == nil {
-		core.WriteError(ctx, errRequestLogOff())
-		return
-	}
 	id, _ := ctx.UserValue("requestId").(string)
 	org := string(ctx.QueryArgs().Peek("organization"))
-	if e := s.CheckPeer(ctx, requestPeerSubject(id, org)); e != nil {
-		core.WriteError(ctx, e)
+	if !beginPeerRead(s, ctx, requestPeerSubject(id, org)) {
 		return
 	}
 	v, found, err := localRequestRecord(s, id, org)
@@ -194,6 +193,24 @@ func serveRequestRecord(s *core.Server, ctx *fasthttp.RequestCtx) {
 	writeRawJSON(ctx, fasthttp.StatusOK, v)
 }
 
+// beginPeerRead admits a peer's read of this node's log, signed for
+// subject; a read it refuses (an unknown service version, no log here,
+// a bad signature) is answered, and it returns false.
+func beginPeerRead(s *core.Server, ctx *fasthttp.RequestCtx, subject string) bool {
+	if !s.Begin(ctx) {
+		return false
+	}
+	if s.Config.RequestLog == nil {
+		core.WriteError(ctx, errRequestLogOff())
+		return false
+	}
+	if e := s.CheckPeer(ctx, subject); e != nil {
+		core.WriteError(ctx, e)
+		return false
+	}
+	return true
+}
+
 // localRequestRecord reads request id of org from this node's log, as GET
 // /v1/requests/{requestId} shows it.
 func localRequestRecord(s *core.Server, id, org string) ([]byte, bool, error) {
@@ -201,7 +218,7 @@ func localRequestRecord(s *core.Server, id, org string) ([]byte, bool, error) {
 	if err != nil || !found {
 		return nil, false, err
 	}
-	rendered, err := core.RenderRequestRecord(v, org)
+	rendered, err := requestrecord.Render(v, org)
 	return rendered, err == nil, err
 }
 
@@ -229,7 +246,7 @@ func (f *requestFilter) keep(at time.Time, value []byte) bool {
 	if f.status == 0 && f.method == "" && f.path == "" && f.keyID == "" {
 		return true
 	}
-	r, ok := core.RequestFieldsOf(value)
+	r, ok := requestrecord.FieldsOf(value)
 	if !ok {
 		return false
 	}
@@ -322,7 +339,7 @@ func localRequestPage(s *core.Server, org string, before uint64, limit int, f *r
 		examined++
 		p.Next, p.Floor = pos, at.UnixNano()
 		if f.keep(at, value) {
-			rendered, rerr := core.RenderRequestRecord(value, org)
+			rendered, rerr := requestrecord.Render(value, org)
 			if rerr != nil {
 				err = rerr
 				return false
@@ -544,9 +561,7 @@ func requestListSubject(org string) string { return "requests\x00" + org }
 
 // fetchRequestPage asks a peer for its page, with the client's filters.
 func fetchRequestPage(s *core.Server, addr string, key []byte, org string, before uint64, limit int, filters string) (requestPage, error) {
-	req := fasthttp.AcquireRequest()
 	resp := fasthttp.AcquireResponse()
-	defer fasthttp.ReleaseRequest(req)
 	defer fasthttp.ReleaseResponse(resp)
 	args := fasthttp.AcquireArgs()
 	defer fasthttp.ReleaseArgs(args)
@@ -555,10 +570,8 @@ func fetchRequestPage(s *core.Server, addr string, key []byte, org string, befor
 	args.Set("organization", org)
 	args.Set("before", strconv.FormatUint(before, 10))
 	args.Set("limit", strconv.Itoa(limit))
-	req.SetRequestURI("http://" + addr + "/internal/requests?" + args.String())
-	req.Header.Set(core.PeerTokenHeader, core.PeerToken(key, fasthttp.MethodGet, requestListSubject(org), time.Now().Add(core.PeerTokenLifetime).Unix()))
 	var p requestPage
-	if err := s.Forwarder(addr).DoTimeout(req, resp, core.PeerTimeout); err != nil {
+	if err := askPeer(s, addr, key, "/internal/requests", args, requestListSubject(org), resp); err != nil {
 		return p, err
 	}
 	if resp.StatusCode() != fasthttp.StatusOK {
@@ -571,16 +584,8 @@ func fetchRequestPage(s *core.Server, addr string, key []byte, org string, befor
 // serveRequestPage: GET /internal/requests, a peer's read of this node's
 // page for the merged list.
 func serveRequestPage(s *core.Server, ctx *fasthttp.RequestCtx) {
-	if !s.Begin(ctx) {
-		return
-	}
-	if s.Config.RequestLog == nil {
-		core.WriteError(ctx, errRequestLogOff())
-		return
-	}
 	org := string(ctx.QueryArgs().Peek("organization"))
-	if e := s.CheckPeer(ctx, requestListSubject(org)); e != nil {
-		core.WriteError(ctx, e)
+	if !beginPeerRead(s, ctx, requestListSubject(org)) {
 		return
 	}
 	limit, e := core.PageLimit(ctx, 20)
