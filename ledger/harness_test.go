@@ -24,7 +24,7 @@ type testState struct {
 	tb    fataler
 	st    *State
 	store *wal.StateStore
-	kv    storeKV
+	kv    KVReader
 	index uint64 // the last "log index" committed
 }
 
@@ -40,20 +40,6 @@ type panicker struct{}
 func (panicker) Helper()           {}
 func (panicker) Fatal(args ...any) { panic(fmt.Sprint(args...)) }
 
-// storeKV is the state store as the ledger reads it (package raft has the
-// same adapter).
-type storeKV struct{ s *wal.StateStore }
-
-func (kv storeKV) Get(key []byte, fn func([]byte)) (bool, error) { return kv.s.Get(key, fn) }
-
-func (kv storeKV) NewIter(lower, upper []byte) (Iterator, error) {
-	it, err := kv.s.NewIter(lower, upper)
-	if err != nil {
-		return nil, err
-	}
-	return it, nil
-}
-
 func openTestStore(tb testing.TB) *wal.StateStore {
 	tb.Helper()
 	store, err := wal.OpenState("/state", wal.Options{FS: vfs.NewMem()})
@@ -67,7 +53,7 @@ func openTestStore(tb testing.TB) *wal.StateStore {
 // newTestState returns an empty ledger.
 func newTestState(tb testing.TB) *testState {
 	store := openTestStore(tb)
-	s := &testState{tb: tb, store: store, kv: storeKV{store}}
+	s := &testState{tb: tb, store: store, kv: KVOf(store)}
 	s.st = NewState(s.kv)
 	s.Reader = NewReader(s.kv, s.st.Views())
 	s.fillLookupFilter()
@@ -85,7 +71,7 @@ func (s *testState) fillLookupFilter() {
 // loadTestState returns the ledger loaded from store, as a restarted node
 // does.
 func loadTestState(tb fataler, store *wal.StateStore) (*testState, error) {
-	s := &testState{tb: tb, store: store, kv: storeKV{store}, index: store.Applied()}
+	s := &testState{tb: tb, store: store, kv: KVOf(store), index: store.Applied()}
 	st, err := Load(s.kv)
 	if err != nil {
 		return nil, err
@@ -156,7 +142,7 @@ func (s *testState) applyBatch(cmds ...Command) []Result {
 	if err != nil {
 		s.tb.Fatal(err)
 	}
-	restore := s.st.ReadThrough(pointKV{pr})
+	restore := s.st.ReadThrough(KVOf(pr))
 	out := make([]Result, len(cmds))
 	for i, c := range cmds {
 		out[i] = s.st.Apply(c)
@@ -180,19 +166,6 @@ func (s *testState) applyEntries(entries ...[]Command) [][]Result {
 	}
 	s.commit()
 	return out
-}
-
-// pointKV is a PointReader as the ledger reads it.
-type pointKV struct{ r *wal.PointReader }
-
-func (kv pointKV) Get(key []byte, fn func([]byte)) (bool, error) { return kv.r.Get(key, fn) }
-
-func (kv pointKV) NewIter(lower, upper []byte) (Iterator, error) {
-	it, err := kv.r.NewIter(lower, upper)
-	if err != nil {
-		return nil, err
-	}
-	return it, nil
 }
 
 func (s *testState) commit() {
@@ -303,7 +276,7 @@ func newTestStateOn(tb testing.TB, dir string) *testState {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { store.Close() })
-	s := &testState{tb: tb, store: store, kv: storeKV{store}}
+	s := &testState{tb: tb, store: store, kv: KVOf(store)}
 	s.st = NewState(s.kv)
 	s.Reader = NewReader(s.kv, s.st.Views())
 	s.fillLookupFilter()

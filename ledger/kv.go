@@ -288,3 +288,26 @@ func (g *grouper[T]) reset() {
 
 // grouperKeysMax bounds the groups a grouper keeps memory for.
 const grouperKeysMax = 4096
+
+// IterStore is what KVOf adapts: a store whose iterators are of a concrete
+// type, as package wal's state store, its snapshots and its point readers.
+type IterStore[I Iterator] interface {
+	Get(key []byte, fn func(value []byte)) (bool, error)
+	NewIter(lower, upper []byte) (I, error)
+}
+
+// KVOf returns s as the KVReader Apply and the readers read: the same
+// methods, with NewIter's iterator as an Iterator.
+func KVOf[I Iterator](s IterStore[I]) KVReader { return storeReader[I]{s} }
+
+type storeReader[I Iterator] struct{ s IterStore[I] }
+
+func (kv storeReader[I]) Get(key []byte, fn func([]byte)) (bool, error) { return kv.s.Get(key, fn) }
+
+func (kv storeReader[I]) NewIter(lower, upper []byte) (Iterator, error) {
+	it, err := kv.s.NewIter(lower, upper)
+	if err != nil {
+		return nil, err // not it: a nil *T in an Iterator is not a nil Iterator
+	}
+	return it, nil
+}

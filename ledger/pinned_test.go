@@ -8,26 +8,17 @@ import (
 
 // snapshotKV is the harness's state store with Snapshot, as package raft
 // gives it: what Pinned needs.
-type snapshotKV struct{ storeKV }
+type snapshotKV struct {
+	KVReader
+	store *wal.StateStore
+}
 
 func (kv snapshotKV) Snapshot() (KVReader, func(), error) {
-	sn, err := kv.s.NewSnapshot()
+	sn, err := kv.store.NewSnapshot()
 	if err != nil {
 		return nil, nil, err
 	}
-	return snapshotView{sn}, sn.Close, nil
-}
-
-type snapshotView struct{ s *wal.StateSnapshot }
-
-func (v snapshotView) Get(key []byte, fn func([]byte)) (bool, error) { return v.s.Get(key, fn) }
-
-func (v snapshotView) NewIter(lower, upper []byte) (Iterator, error) {
-	it, err := v.s.NewIter(lower, upper)
-	if err != nil {
-		return nil, err
-	}
-	return it, nil
+	return KVOf(sn), sn.Close, nil
 }
 
 // A pinned Reader sees balances as of its moment: a conversion committed
@@ -36,7 +27,7 @@ func (v snapshotView) NewIter(lower, upper []byte) (Iterator, error) {
 func TestPinnedReaderBalancesAreOneMoment(t *testing.T) {
 	s := newConversionState(t)
 	s.Apply(&FundBalance{At: 3, OrgID: "org_a", Currency: "USD", Amount: 1, ExternalReference: "f2"})
-	live := NewReader(snapshotKV{s.kv}, s.st.Views())
+	live := NewReader(snapshotKV{s.kv, s.store}, s.st.Views())
 	before := live.Accounts("org_a")
 	if len(before) != 2 {
 		t.Fatalf("%d accounts", len(before))

@@ -86,7 +86,7 @@ func (s *testState) applyEntryAsOfStore(cmds []Command) []Result {
 		s.tb.Fatal(err)
 	}
 	defer pr.Close()
-	restore := s.st.ReadThrough(pointKV{pr})
+	restore := s.st.ReadThrough(KVOf(pr))
 	defer restore()
 	out := make([]Result, len(cmds))
 	for i, c := range cmds {

@@ -39,7 +39,7 @@ func (v *BackupView) Applied() uint64 { return v.snap.Applied() }
 // FileDigests returns, sorted, the SHA-256 of every uploaded file the view's
 // state records: the blobs a backup of it must hold.
 func (v *BackupView) FileDigests() []string {
-	set := ledger.NewReader(snapshotKV{v.snap}, &ledger.Views{}).FileDigests()
+	set := ledger.NewReader(ledger.KVOf(v.snap), &ledger.Views{}).FileDigests()
 	return slices.Sorted(maps.Keys(set))
 }
 

@@ -462,7 +462,7 @@ func (kv stateKV) Snapshot() (ledger.KVReader, func(), error) {
 	if err != nil {
 		return nil, nil, closedError(err)
 	}
-	return snapshotKV{sn}, sn.Close, nil
+	return ledger.KVOf(sn), sn.Close, nil
 }
 
 // pointKV is the FSM's reader of one applied batch.
@@ -477,19 +477,6 @@ func (kv pointKV) NewIter(lower, upper []byte) (ledger.Iterator, error) {
 	it, err := kv.r.NewIter(lower, upper)
 	if err != nil {
 		return nil, closedError(err)
-	}
-	return it, nil
-}
-
-// snapshotKV is a snapshot of the state store as the ledger reads it.
-type snapshotKV struct{ s *wal.StateSnapshot }
-
-func (kv snapshotKV) Get(key []byte, fn func([]byte)) (bool, error) { return kv.s.Get(key, fn) }
-
-func (kv snapshotKV) NewIter(lower, upper []byte) (ledger.Iterator, error) {
-	it, err := kv.s.NewIter(lower, upper)
-	if err != nil {
-		return nil, err
 	}
 	return it, nil
 }

@@ -26,21 +26,8 @@ type State struct {
 	tb    testing.TB
 	st    *ledger.State
 	store *wal.StateStore
-	kv    storeKV
+	kv    ledger.KVReader
 	index uint64 // the last "log index" committed
-}
-
-// storeKV is the state store as the ledger reads it.
-type storeKV struct{ s *wal.StateStore }
-
-func (kv storeKV) Get(key []byte, fn func([]byte)) (bool, error) { return kv.s.Get(key, fn) }
-
-func (kv storeKV) NewIter(lower, upper []byte) (ledger.Iterator, error) {
-	it, err := kv.s.NewIter(lower, upper)
-	if err != nil {
-		return nil, err
-	}
-	return it, nil
 }
 
 func openStore(tb testing.TB) *wal.StateStore {
@@ -57,7 +44,7 @@ func openStore(tb testing.TB) *wal.StateStore {
 func New(tb testing.TB) *State {
 	tb.Helper()
 	store := openStore(tb)
-	s := &State{tb: tb, store: store, kv: storeKV{store}}
+	s := &State{tb: tb, store: store, kv: ledger.KVOf(store)}
 	s.st = ledger.NewState(s.kv)
 	s.open()
 	return s
@@ -133,7 +120,7 @@ func (s *State) Restored() *State {
 	if _, err := store.Restore(bytes.NewReader(dump)); err != nil {
 		s.tb.Fatal(err)
 	}
-	r := &State{tb: s.tb, store: store, kv: storeKV{store}, index: store.Applied()}
+	r := &State{tb: s.tb, store: store, kv: ledger.KVOf(store), index: store.Applied()}
 	st, err := ledger.Load(r.kv)
 	if err != nil {
 		s.tb.Fatal(err)
