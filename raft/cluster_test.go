@@ -269,11 +269,7 @@ func TestFollowerRefusesWrites(t *testing.T) {
 func TestRestartFromSnapshotAndLog(t *testing.T) {
 	dir := t.TempDir()
 	cfg := fastTiming(raft.Config{DataDir: dir, SnapshotThreshold: 16, TrailingLogs: 4})
-	n, err := raft.Open(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitLeader(t, n)
+	n := openLeader(t, cfg)
 	if _, err := apply(n, org("org_a"), &ledger.FundBalance{At: 1, OrgID: "org_a", Currency: "GHS", Amount: 10_000_000, ExternalReference: "seed"}); err != nil {
 		t.Fatal(err)
 	}
@@ -303,12 +299,8 @@ func TestRestartFromSnapshotAndLog(t *testing.T) {
 		t.Fatal("no snapshot on disk")
 	}
 
-	n, err = raft.Open(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	n = openLeader(t, cfg)
 	defer n.Close()
-	waitLeader(t, n)
 	if after := stateBytes(t, n); !bytes.Equal(after, before) {
 		t.Fatal("state after restart differs")
 	}
@@ -336,17 +328,25 @@ func waitLeader(t *testing.T, n *raft.Node) {
 	waitFor(t, 10*time.Second, "a leader", n.IsLeader)
 }
 
+// openLeader opens a single node on cfg and waits until it leads; the
+// caller closes it.
+func openLeader(t *testing.T, cfg raft.Config) *raft.Node {
+	t.Helper()
+	n, err := raft.Open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitLeader(t, n)
+	return n
+}
+
 // Snapshots taken while writes go on (the threshold is tiny) never stall or
 // corrupt the state: after a restart from the last snapshot and the log, the
 // state is the same bytes.
 func TestSnapshotsUnderLoad(t *testing.T) {
 	dir := t.TempDir()
 	cfg := fastTiming(raft.Config{DataDir: dir, SnapshotThreshold: 8, TrailingLogs: 4, SnapshotInterval: 20 * time.Millisecond})
-	n, err := raft.Open(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitLeader(t, n)
+	n := openLeader(t, cfg)
 	if _, err := apply(n, org("org_a"), &ledger.FundBalance{At: 1, OrgID: "org_a", Currency: "GHS", Amount: 100_000_000, ExternalReference: "seed"}); err != nil {
 		t.Fatal(err)
 	}
@@ -394,12 +394,8 @@ func TestSnapshotsUnderLoad(t *testing.T) {
 	if err := n.Close(); err != nil {
 		t.Fatal(err)
 	}
-	n, err = raft.Open(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	n = openLeader(t, cfg)
 	defer n.Close()
-	waitLeader(t, n)
 	if after := stateBytes(t, n); !bytes.Equal(after, before) {
 		t.Fatal("state after restart differs from before")
 	}
