@@ -358,7 +358,7 @@ func (a *accountActor) payoutApplied(ctx actor.Context, m *applied) {
 	}
 	delete(a.payouts, m.ref)
 	answer(w.waiters, m.result, m.err)
-	if m.err == nil && m.result.Err == nil && !m.result.Replayed {
+	if madeNew(m.result, m.err) {
 		a.deps.track(m.result.Payout, nil)
 	}
 	// The state now holds what the reference names (or, if the outcome is
@@ -382,6 +382,10 @@ func answer(waiters []waiter, r ledger.Result, err error) {
 		w.reply <- Reply{Result: res, Err: err}
 	}
 }
+
+// madeNew reports whether a command's result is a resource it created: it
+// applied, was not refused and was no replay of an earlier one.
+func madeNew(r ledger.Result, err error) bool { return err == nil && r.Err == nil && !r.Replayed }
 
 // replayed reports whether a request of attempt that finds a resource
 // created by attempt creator is a replay: it is not when both are the
@@ -460,7 +464,7 @@ func (a *accountActor) collectionApplied(m *applied) {
 	}
 	delete(a.collections, m.ref)
 	answer(w.waiters, m.result, m.err)
-	if m.err == nil && m.result.Err == nil && !m.result.Replayed {
+	if madeNew(m.result, m.err) {
 		a.deps.track(nil, m.result.Collection)
 	}
 }

@@ -264,7 +264,7 @@ func (a *orderActor) created(m *orderApplied) {
 	}
 	a.creating = nil
 	answer(w.waiters, m.result, m.err)
-	if m.err == nil && m.result.Err == nil && !m.result.Replayed {
+	if madeNew(m.result, m.err) {
 		a.deps.track(nil, m.result.Collection)
 	}
 }
