@@ -84,7 +84,7 @@ type passivate struct {
 // for an account, forwards every request to it, and stops it when idle.
 type accountRouter struct {
 	deps     *deps
-	children map[accountKey]*routedChild
+	children routedChildren[accountKey]
 }
 
 type routedChild struct {
@@ -92,25 +92,42 @@ type routedChild struct {
 	sent uint64
 }
 
+// routedChildren are a router's actors, one a key, with how many messages
+// it has sent each.
+type routedChildren[K comparable] map[K]*routedChild
+
+// forward sends m to the actor of key, spawning it from props first when
+// there is none.
+func (cs routedChildren[K]) forward(ctx actor.Context, key K, m any, props func() *actor.Props) {
+	c, ok := cs[key]
+	if !ok {
+		c = &routedChild{pid: ctx.Spawn(props())}
+		cs[key] = c
+	}
+	c.sent++
+	ctx.Send(c.pid, m)
+}
+
+// passivate stops the actor of key when it is the one asking and has
+// received every message sent to it.
+func (cs routedChildren[K]) passivate(ctx actor.Context, key K, received uint64) {
+	c, ok := cs[key]
+	if ok && c.sent == received && ctx.Sender() != nil && c.pid.Equal(ctx.Sender()) {
+		delete(cs, key)
+		ctx.Stop(c.pid)
+	}
+}
+
 func (r *accountRouter) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case accountMessage:
 		key := m.account()
-		c, ok := r.children[key]
-		if !ok {
-			props := r.deps.props(func() actor.Actor { return newAccountActor(key, r.deps) },
+		r.children.forward(ctx, key, m, func() *actor.Props {
+			return r.deps.props(func() actor.Actor { return newAccountActor(key, r.deps) },
 				actor.WithDispatcher(sharedReaderDispatcher()))
-			c = &routedChild{pid: ctx.Spawn(props)}
-			r.children[key] = c
-		}
-		c.sent++
-		ctx.Send(c.pid, m)
+		})
 	case *passivate:
-		c, ok := r.children[m.key]
-		if ok && c.sent == m.received && ctx.Sender() != nil && c.pid.Equal(ctx.Sender()) {
-			delete(r.children, m.key)
-			ctx.Stop(c.pid)
-		}
+		r.children.passivate(ctx, m.key, m.received)
 	}
 }
 

@@ -108,27 +108,18 @@ func (s *System) DepositOrder(orgID, orderID string, amount ledger.Minor, outcom
 // orderRouter owns the order actors; see accountRouter.
 type orderRouter struct {
 	deps     *deps
-	children map[orderKey]*routedChild
+	children routedChildren[orderKey]
 }
 
 func (r *orderRouter) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case orderMessage:
 		key := m.order()
-		c, ok := r.children[key]
-		if !ok {
-			props := r.deps.props(func() actor.Actor { return newOrderActor(key, r.deps) })
-			c = &routedChild{pid: ctx.Spawn(props)}
-			r.children[key] = c
-		}
-		c.sent++
-		ctx.Send(c.pid, m)
+		r.children.forward(ctx, key, m, func() *actor.Props {
+			return r.deps.props(func() actor.Actor { return newOrderActor(key, r.deps) })
+		})
 	case *orderPassivate:
-		c, ok := r.children[m.key]
-		if ok && c.sent == m.received && ctx.Sender() != nil && c.pid.Equal(ctx.Sender()) {
-			delete(r.children, m.key)
-			ctx.Stop(c.pid)
-		}
+		r.children.passivate(ctx, m.key, m.received)
 	}
 }
 

@@ -66,21 +66,16 @@ type quotePassivate struct {
 // quoteRouter owns the quote actors, as accountRouter owns account actors.
 type quoteRouter struct {
 	deps     *deps
-	children map[quoteKey]*routedChild
+	children routedChildren[quoteKey]
 }
 
 func (r *quoteRouter) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *executeRequest:
-		c, ok := r.children[m.key]
-		if !ok {
-			key := m.key
-			props := r.deps.props(func() actor.Actor { return &quoteActor{key: key, deps: r.deps} })
-			c = &routedChild{pid: ctx.Spawn(props)}
-			r.children[m.key] = c
-		}
-		c.sent++
-		ctx.Send(c.pid, m)
+		key := m.key
+		r.children.forward(ctx, key, m, func() *actor.Props {
+			return r.deps.props(func() actor.Actor { return &quoteActor{key: key, deps: r.deps} })
+		})
 	case *quoteVisit:
 		if c, ok := r.children[m.key]; ok {
 			ctx.Send(c.pid, m)
@@ -88,11 +83,7 @@ func (r *quoteRouter) Receive(ctx actor.Context) {
 			m.fn(nil)
 		}
 	case *quotePassivate:
-		c, ok := r.children[m.key]
-		if ok && c.sent == m.received && ctx.Sender() != nil && c.pid.Equal(ctx.Sender()) {
-			delete(r.children, m.key)
-			ctx.Stop(c.pid)
-		}
+		r.children.passivate(ctx, m.key, m.received)
 	}
 }
 
@@ -208,6 +199,6 @@ func (s *System) ExecuteQuote(orgID, quoteID, ref, attempt string) Reply {
 
 func spawnQuoteRouter(as *actor.ActorSystem, d *deps) *actor.PID {
 	return as.Root.Spawn(d.props(func() actor.Actor {
-		return &quoteRouter{deps: d, children: make(map[quoteKey]*routedChild)}
+		return &quoteRouter{deps: d, children: make(routedChildren[quoteKey])}
 	}))
 }
