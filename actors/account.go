@@ -72,11 +72,12 @@ type idleCheck struct {
 	received uint64
 }
 
-// passivate asks the router to stop an idle account actor. received is how
-// many routed messages the actor has taken; the router stops it only if it
-// has sent no more than that, so no request is ever lost to a stopped actor.
-type passivate struct {
-	key      accountKey
+// passivate asks a router to stop an idle actor of key K (an account's, an
+// order's, a quote's). received is how many routed messages the actor has
+// taken; the router stops it only if it has sent no more than that, so no
+// request is ever lost to a stopped actor.
+type passivate[K comparable] struct {
+	key      K
 	received uint64
 }
 
@@ -126,7 +127,7 @@ func (r *accountRouter) Receive(ctx actor.Context) {
 			return r.deps.props(func() actor.Actor { return newAccountActor(key, r.deps) },
 				actor.WithDispatcher(sharedReaderDispatcher()))
 		})
-	case *passivate:
+	case *passivate[accountKey]:
 		r.children.passivate(ctx, m.key, m.received)
 	}
 }
@@ -211,7 +212,7 @@ func (a *accountActor) Receive(ctx actor.Context) {
 		a.scheduleIdleCheck(ctx)
 	case *idleCheck:
 		if m.received == a.received && a.inFlight == 0 {
-			ctx.Send(ctx.Parent(), &passivate{key: a.key, received: a.received})
+			ctx.Send(ctx.Parent(), &passivate[accountKey]{key: a.key, received: a.received})
 			return
 		}
 		a.scheduleIdleCheck(ctx)

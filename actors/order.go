@@ -57,11 +57,6 @@ type orderApplied struct {
 	err    error
 }
 
-type orderPassivate struct {
-	key      orderKey
-	received uint64
-}
-
 // OrderRequest is a validated request to create an order: the caller's
 // spec and what the front end priced and provisioned for it.
 type OrderRequest struct {
@@ -118,7 +113,7 @@ func (r *orderRouter) Receive(ctx actor.Context) {
 		r.children.forward(ctx, key, m, func() *actor.Props {
 			return r.deps.props(func() actor.Actor { return newOrderActor(key, r.deps) })
 		})
-	case *orderPassivate:
+	case *passivate[orderKey]:
 		r.children.passivate(ctx, m.key, m.received)
 	}
 }
@@ -149,7 +144,7 @@ func (a *orderActor) Receive(ctx actor.Context) {
 		a.scheduleIdleCheck(ctx)
 	case *idleCheck:
 		if m.received == a.received && a.inFlight == 0 {
-			ctx.Send(ctx.Parent(), &orderPassivate{key: a.key, received: a.received})
+			ctx.Send(ctx.Parent(), &passivate[orderKey]{key: a.key, received: a.received})
 			return
 		}
 		a.scheduleIdleCheck(ctx)

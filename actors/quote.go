@@ -58,11 +58,6 @@ type quoteApplied struct {
 	err    error
 }
 
-type quotePassivate struct {
-	key      quoteKey
-	received uint64
-}
-
 // quoteRouter owns the quote actors, as accountRouter owns account actors.
 type quoteRouter struct {
 	deps     *deps
@@ -82,7 +77,7 @@ func (r *quoteRouter) Receive(ctx actor.Context) {
 		} else {
 			m.fn(nil)
 		}
-	case *quotePassivate:
+	case *passivate[quoteKey]:
 		r.children.passivate(ctx, m.key, m.received)
 	}
 }
@@ -104,7 +99,7 @@ func (a *quoteActor) Receive(ctx actor.Context) {
 		a.scheduleIdleCheck(ctx)
 	case *idleCheck:
 		if m.received == a.received && len(a.waiters) == 0 && len(a.later) == 0 {
-			ctx.Send(ctx.Parent(), &quotePassivate{key: a.key, received: a.received})
+			ctx.Send(ctx.Parent(), &passivate[quoteKey]{key: a.key, received: a.received})
 			return
 		}
 		a.scheduleIdleCheck(ctx)
