@@ -64,12 +64,30 @@ type applied struct {
 	err         error
 }
 
-// idleCheck is an account actor's reminder to itself: if it has taken no
+// idleCheck is a routed actor's reminder to itself: if it has taken no
 // request since it scheduled the check (received is unchanged) and has
 // nothing in flight, it is idle. (protoactor's own receive timeout races with
 // message processing under the race detector, so it is not used.)
 type idleCheck struct {
 	received uint64
+}
+
+// scheduleIdleCheck sends the actor of ctx, which has taken received routed
+// messages, its idle check after the idle timeout.
+func scheduleIdleCheck(ctx actor.Context, d *deps, received uint64) {
+	self, root, check := ctx.Self(), d.root, &idleCheck{received: received}
+	time.AfterFunc(d.idleTimeout, func() { root.Send(self, check) })
+}
+
+// checkIdle answers an idle check m of the actor of key: idle (no message
+// taken since m was scheduled, and not busy), it asks its router to stop
+// it; otherwise it schedules the next check.
+func checkIdle[K comparable](ctx actor.Context, d *deps, key K, received uint64, busy bool, m *idleCheck) {
+	if m.received == received && !busy {
+		ctx.Send(ctx.Parent(), &passivate[K]{key: key, received: received})
+		return
+	}
+	scheduleIdleCheck(ctx, d, received)
 }
 
 // passivate asks a router to stop an idle actor of key K (an account's, an
@@ -209,13 +227,9 @@ func newAccountActor(key accountKey, d *deps) *accountActor {
 func (a *accountActor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
-		a.scheduleIdleCheck(ctx)
+		scheduleIdleCheck(ctx, a.deps, a.received)
 	case *idleCheck:
-		if m.received == a.received && a.inFlight == 0 {
-			ctx.Send(ctx.Parent(), &passivate[accountKey]{key: a.key, received: a.received})
-			return
-		}
-		a.scheduleIdleCheck(ctx)
+		checkIdle(ctx, a.deps, a.key, a.received, a.inFlight > 0, m)
 	case *payoutRequest:
 		a.received++
 		a.payout(ctx, m)
@@ -236,11 +250,6 @@ func (a *accountActor) Receive(ctx actor.Context) {
 			a.fundApplied(m)
 		}
 	}
-}
-
-func (a *accountActor) scheduleIdleCheck(ctx actor.Context) {
-	self, root, check := ctx.Self(), a.deps.root, &idleCheck{received: a.received}
-	time.AfterFunc(a.deps.idleTimeout, func() { root.Send(self, check) })
 }
 
 // propose sends cmd to the log; its result comes back as an *applied.

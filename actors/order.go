@@ -1,8 +1,6 @@
 package actors
 
 import (
-	"time"
-
 	"github.com/asynkron/protoactor-go/actor"
 
 	"payments/ledger"
@@ -141,13 +139,9 @@ func newOrderActor(key orderKey, d *deps) *orderActor {
 func (a *orderActor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
-		a.scheduleIdleCheck(ctx)
+		scheduleIdleCheck(ctx, a.deps, a.received)
 	case *idleCheck:
-		if m.received == a.received && a.inFlight == 0 {
-			ctx.Send(ctx.Parent(), &passivate[orderKey]{key: a.key, received: a.received})
-			return
-		}
-		a.scheduleIdleCheck(ctx)
+		checkIdle(ctx, a.deps, a.key, a.received, a.inFlight > 0, m)
 	case *orderCreate:
 		a.received++
 		a.create(ctx, m)
@@ -166,11 +160,6 @@ func (a *orderActor) Receive(ctx actor.Context) {
 			}
 		}
 	}
-}
-
-func (a *orderActor) scheduleIdleCheck(ctx actor.Context) {
-	self, root, check := ctx.Self(), a.deps.root, &idleCheck{received: a.received}
-	time.AfterFunc(a.deps.idleTimeout, func() { root.Send(self, check) })
 }
 
 func (a *orderActor) propose(ctx actor.Context, cmd ledger.Command, reply chan<- Reply) error {

@@ -1,8 +1,6 @@
 package actors
 
 import (
-	"time"
-
 	"github.com/asynkron/protoactor-go/actor"
 
 	"payments/ledger"
@@ -96,13 +94,9 @@ type quoteActor struct {
 func (a *quoteActor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
-		a.scheduleIdleCheck(ctx)
+		scheduleIdleCheck(ctx, a.deps, a.received)
 	case *idleCheck:
-		if m.received == a.received && len(a.waiters) == 0 && len(a.later) == 0 {
-			ctx.Send(ctx.Parent(), &passivate[quoteKey]{key: a.key, received: a.received})
-			return
-		}
-		a.scheduleIdleCheck(ctx)
+		checkIdle(ctx, a.deps, a.key, a.received, len(a.waiters) > 0 || len(a.later) > 0, m)
 	case *executeRequest:
 		a.received++
 		a.execute(ctx, m)
@@ -116,11 +110,6 @@ func (a *quoteActor) Receive(ctx actor.Context) {
 			a.execute(ctx, r)
 		}
 	}
-}
-
-func (a *quoteActor) scheduleIdleCheck(ctx actor.Context) {
-	self, root, check := ctx.Self(), a.deps.root, &idleCheck{received: a.received}
-	time.AfterFunc(a.deps.idleTimeout, func() { root.Send(self, check) })
 }
 
 func (a *quoteActor) execute(ctx actor.Context, m *executeRequest) {
