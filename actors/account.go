@@ -64,7 +64,7 @@ type applied struct {
 	err         error
 }
 
-// idleCheck is an account actor's reminder to itself: if it has taken no
+// idleCheck is a routed actor's reminder to itself: if it has taken no
 // request since it scheduled the check (received is unchanged) and has
 // nothing in flight, it is idle. (protoactor's own receive timeout races with
 // message processing under the race detector, so it is not used.)
@@ -72,11 +72,30 @@ type idleCheck struct {
 	received uint64
 }
 
-// passivate asks the router to stop an idle account actor. received is how
-// many routed messages the actor has taken; the router stops it only if it
-// has sent no more than that, so no request is ever lost to a stopped actor.
-type passivate struct {
-	key      accountKey
+// scheduleIdleCheck sends the actor of ctx, which has taken received routed
+// messages, its idle check after the idle timeout.
+func scheduleIdleCheck(ctx actor.Context, d *deps, received uint64) {
+	self, root, check := ctx.Self(), d.root, &idleCheck{received: received}
+	time.AfterFunc(d.idleTimeout, func() { root.Send(self, check) })
+}
+
+// checkIdle answers an idle check m of the actor of key: idle (no message
+// taken since m was scheduled, and not busy), it asks its router to stop
+// it; otherwise it schedules the next check.
+func checkIdle[K comparable](ctx actor.Context, d *deps, key K, received uint64, busy bool, m *idleCheck) {
+	if m.received == received && !busy {
+		ctx.Send(ctx.Parent(), &passivate[K]{key: key, received: received})
+		return
+	}
+	scheduleIdleCheck(ctx, d, received)
+}
+
+// passivate asks a router to stop an idle actor of key K (an account's, an
+// order's, a quote's). received is how many routed messages the actor has
+// taken; the router stops it only if it has sent no more than that, so no
+// request is ever lost to a stopped actor.
+type passivate[K comparable] struct {
+	key      K
 	received uint64
 }
 
@@ -84,7 +103,7 @@ type passivate struct {
 // for an account, forwards every request to it, and stops it when idle.
 type accountRouter struct {
 	deps     *deps
-	children map[accountKey]*routedChild
+	children routedChildren[accountKey]
 }
 
 type routedChild struct {
@@ -92,25 +111,42 @@ type routedChild struct {
 	sent uint64
 }
 
+// routedChildren are a router's actors, one a key, with how many messages
+// it has sent each.
+type routedChildren[K comparable] map[K]*routedChild
+
+// forward sends m to the actor of key, spawning it from props first when
+// there is none.
+func (cs routedChildren[K]) forward(ctx actor.Context, key K, m any, props func() *actor.Props) {
+	c, ok := cs[key]
+	if !ok {
+		c = &routedChild{pid: ctx.Spawn(props())}
+		cs[key] = c
+	}
+	c.sent++
+	ctx.Send(c.pid, m)
+}
+
+// passivate stops the actor of key when it is the one asking and has
+// received every message sent to it.
+func (cs routedChildren[K]) passivate(ctx actor.Context, key K, received uint64) {
+	c, ok := cs[key]
+	if ok && c.sent == received && ctx.Sender() != nil && c.pid.Equal(ctx.Sender()) {
+		delete(cs, key)
+		ctx.Stop(c.pid)
+	}
+}
+
 func (r *accountRouter) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case accountMessage:
 		key := m.account()
-		c, ok := r.children[key]
-		if !ok {
-			props := r.deps.props(func() actor.Actor { return newAccountActor(key, r.deps) },
+		r.children.forward(ctx, key, m, func() *actor.Props {
+			return r.deps.props(func() actor.Actor { return newAccountActor(key, r.deps) },
 				actor.WithDispatcher(sharedReaderDispatcher()))
-			c = &routedChild{pid: ctx.Spawn(props)}
-			r.children[key] = c
-		}
-		c.sent++
-		ctx.Send(c.pid, m)
-	case *passivate:
-		c, ok := r.children[m.key]
-		if ok && c.sent == m.received && ctx.Sender() != nil && c.pid.Equal(ctx.Sender()) {
-			delete(r.children, m.key)
-			ctx.Stop(c.pid)
-		}
+		})
+	case *passivate[accountKey]:
+		r.children.passivate(ctx, m.key, m.received)
 	}
 }
 
@@ -191,13 +227,9 @@ func newAccountActor(key accountKey, d *deps) *accountActor {
 func (a *accountActor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
-		a.scheduleIdleCheck(ctx)
+		scheduleIdleCheck(ctx, a.deps, a.received)
 	case *idleCheck:
-		if m.received == a.received && a.inFlight == 0 {
-			ctx.Send(ctx.Parent(), &passivate{key: a.key, received: a.received})
-			return
-		}
-		a.scheduleIdleCheck(ctx)
+		checkIdle(ctx, a.deps, a.key, a.received, a.inFlight > 0, m)
 	case *payoutRequest:
 		a.received++
 		a.payout(ctx, m)
@@ -218,11 +250,6 @@ func (a *accountActor) Receive(ctx actor.Context) {
 			a.fundApplied(m)
 		}
 	}
-}
-
-func (a *accountActor) scheduleIdleCheck(ctx actor.Context) {
-	self, root, check := ctx.Self(), a.deps.root, &idleCheck{received: a.received}
-	time.AfterFunc(a.deps.idleTimeout, func() { root.Send(self, check) })
 }
 
 // propose sends cmd to the log; its result comes back as an *applied.
@@ -358,7 +385,7 @@ func (a *accountActor) payoutApplied(ctx actor.Context, m *applied) {
 	}
 	delete(a.payouts, m.ref)
 	answer(w.waiters, m.result, m.err)
-	if m.err == nil && m.result.Err == nil && !m.result.Replayed {
+	if madeNew(m.result, m.err) {
 		a.deps.track(m.result.Payout, nil)
 	}
 	// The state now holds what the reference names (or, if the outcome is
@@ -382,6 +409,10 @@ func answer(waiters []waiter, r ledger.Result, err error) {
 		w.reply <- Reply{Result: res, Err: err}
 	}
 }
+
+// madeNew reports whether a command's result is a resource it created: it
+// applied, was not refused and was no replay of an earlier one.
+func madeNew(r ledger.Result, err error) bool { return err == nil && r.Err == nil && !r.Replayed }
 
 // replayed reports whether a request of attempt that finds a resource
 // created by attempt creator is a replay: it is not when both are the
@@ -460,7 +491,7 @@ func (a *accountActor) collectionApplied(m *applied) {
 	}
 	delete(a.collections, m.ref)
 	answer(w.waiters, m.result, m.err)
-	if m.err == nil && m.result.Err == nil && !m.result.Replayed {
+	if madeNew(m.result, m.err) {
 		a.deps.track(nil, m.result.Collection)
 	}
 }

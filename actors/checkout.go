@@ -12,7 +12,7 @@ import (
 // at the driver's next rescan.
 func (s *System) ProposeTracked(ctx context.Context, cmd ledger.Command) Reply {
 	r := s.Propose(ctx, cmd)
-	if r.Err == nil && r.Result.Err == nil && !r.Result.Replayed {
+	if madeNew(r.Result, r.Err) {
 		if c := r.Result.Collection; c != nil && !c.Status.Terminal() {
 			s.deps.track(nil, c)
 		}

@@ -1,8 +1,6 @@
 package actors
 
 import (
-	"time"
-
 	"github.com/asynkron/protoactor-go/actor"
 
 	"payments/ledger"
@@ -57,11 +55,6 @@ type orderApplied struct {
 	err    error
 }
 
-type orderPassivate struct {
-	key      orderKey
-	received uint64
-}
-
 // OrderRequest is a validated request to create an order: the caller's
 // spec and what the front end priced and provisioned for it.
 type OrderRequest struct {
@@ -108,27 +101,18 @@ func (s *System) DepositOrder(orgID, orderID string, amount ledger.Minor, outcom
 // orderRouter owns the order actors; see accountRouter.
 type orderRouter struct {
 	deps     *deps
-	children map[orderKey]*routedChild
+	children routedChildren[orderKey]
 }
 
 func (r *orderRouter) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case orderMessage:
 		key := m.order()
-		c, ok := r.children[key]
-		if !ok {
-			props := r.deps.props(func() actor.Actor { return newOrderActor(key, r.deps) })
-			c = &routedChild{pid: ctx.Spawn(props)}
-			r.children[key] = c
-		}
-		c.sent++
-		ctx.Send(c.pid, m)
-	case *orderPassivate:
-		c, ok := r.children[m.key]
-		if ok && c.sent == m.received && ctx.Sender() != nil && c.pid.Equal(ctx.Sender()) {
-			delete(r.children, m.key)
-			ctx.Stop(c.pid)
-		}
+		r.children.forward(ctx, key, m, func() *actor.Props {
+			return r.deps.props(func() actor.Actor { return newOrderActor(key, r.deps) })
+		})
+	case *passivate[orderKey]:
+		r.children.passivate(ctx, m.key, m.received)
 	}
 }
 
@@ -155,13 +139,9 @@ func newOrderActor(key orderKey, d *deps) *orderActor {
 func (a *orderActor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
-		a.scheduleIdleCheck(ctx)
+		scheduleIdleCheck(ctx, a.deps, a.received)
 	case *idleCheck:
-		if m.received == a.received && a.inFlight == 0 {
-			ctx.Send(ctx.Parent(), &orderPassivate{key: a.key, received: a.received})
-			return
-		}
-		a.scheduleIdleCheck(ctx)
+		checkIdle(ctx, a.deps, a.key, a.received, a.inFlight > 0, m)
 	case *orderCreate:
 		a.received++
 		a.create(ctx, m)
@@ -180,11 +160,6 @@ func (a *orderActor) Receive(ctx actor.Context) {
 			}
 		}
 	}
-}
-
-func (a *orderActor) scheduleIdleCheck(ctx actor.Context) {
-	self, root, check := ctx.Self(), a.deps.root, &idleCheck{received: a.received}
-	time.AfterFunc(a.deps.idleTimeout, func() { root.Send(self, check) })
 }
 
 func (a *orderActor) propose(ctx actor.Context, cmd ledger.Command, reply chan<- Reply) error {
@@ -264,7 +239,7 @@ func (a *orderActor) created(m *orderApplied) {
 	}
 	a.creating = nil
 	answer(w.waiters, m.result, m.err)
-	if m.err == nil && m.result.Err == nil && !m.result.Replayed {
+	if madeNew(m.result, m.err) {
 		a.deps.track(nil, m.result.Collection)
 	}
 }

@@ -1,8 +1,6 @@
 package actors
 
 import (
-	"time"
-
 	"github.com/asynkron/protoactor-go/actor"
 
 	"payments/ledger"
@@ -58,41 +56,27 @@ type quoteApplied struct {
 	err    error
 }
 
-type quotePassivate struct {
-	key      quoteKey
-	received uint64
-}
-
 // quoteRouter owns the quote actors, as accountRouter owns account actors.
 type quoteRouter struct {
 	deps     *deps
-	children map[quoteKey]*routedChild
+	children routedChildren[quoteKey]
 }
 
 func (r *quoteRouter) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *executeRequest:
-		c, ok := r.children[m.key]
-		if !ok {
-			key := m.key
-			props := r.deps.props(func() actor.Actor { return &quoteActor{key: key, deps: r.deps} })
-			c = &routedChild{pid: ctx.Spawn(props)}
-			r.children[m.key] = c
-		}
-		c.sent++
-		ctx.Send(c.pid, m)
+		key := m.key
+		r.children.forward(ctx, key, m, func() *actor.Props {
+			return r.deps.props(func() actor.Actor { return &quoteActor{key: key, deps: r.deps} })
+		})
 	case *quoteVisit:
 		if c, ok := r.children[m.key]; ok {
 			ctx.Send(c.pid, m)
 		} else {
 			m.fn(nil)
 		}
-	case *quotePassivate:
-		c, ok := r.children[m.key]
-		if ok && c.sent == m.received && ctx.Sender() != nil && c.pid.Equal(ctx.Sender()) {
-			delete(r.children, m.key)
-			ctx.Stop(c.pid)
-		}
+	case *passivate[quoteKey]:
+		r.children.passivate(ctx, m.key, m.received)
 	}
 }
 
@@ -110,13 +94,9 @@ type quoteActor struct {
 func (a *quoteActor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
-		a.scheduleIdleCheck(ctx)
+		scheduleIdleCheck(ctx, a.deps, a.received)
 	case *idleCheck:
-		if m.received == a.received && len(a.waiters) == 0 && len(a.later) == 0 {
-			ctx.Send(ctx.Parent(), &quotePassivate{key: a.key, received: a.received})
-			return
-		}
-		a.scheduleIdleCheck(ctx)
+		checkIdle(ctx, a.deps, a.key, a.received, len(a.waiters) > 0 || len(a.later) > 0, m)
 	case *executeRequest:
 		a.received++
 		a.execute(ctx, m)
@@ -130,11 +110,6 @@ func (a *quoteActor) Receive(ctx actor.Context) {
 			a.execute(ctx, r)
 		}
 	}
-}
-
-func (a *quoteActor) scheduleIdleCheck(ctx actor.Context) {
-	self, root, check := ctx.Self(), a.deps.root, &idleCheck{received: a.received}
-	time.AfterFunc(a.deps.idleTimeout, func() { root.Send(self, check) })
 }
 
 func (a *quoteActor) execute(ctx actor.Context, m *executeRequest) {
@@ -208,6 +183,6 @@ func (s *System) ExecuteQuote(orgID, quoteID, ref, attempt string) Reply {
 
 func spawnQuoteRouter(as *actor.ActorSystem, d *deps) *actor.PID {
 	return as.Root.Spawn(d.props(func() actor.Actor {
-		return &quoteRouter{deps: d, children: make(map[quoteKey]*routedChild)}
+		return &quoteRouter{deps: d, children: make(routedChildren[quoteKey])}
 	}))
 }

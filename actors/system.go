@@ -159,10 +159,10 @@ func Start(cfg Config) *System {
 	}
 	d.driver = as.Root.Spawn(d.props(func() actor.Actor { return newDriverActor(d) }))
 	router := as.Root.Spawn(d.props(func() actor.Actor {
-		return &accountRouter{deps: d, children: make(map[accountKey]*routedChild)}
+		return &accountRouter{deps: d, children: make(routedChildren[accountKey])}
 	}))
 	orders := as.Root.Spawn(d.props(func() actor.Actor {
-		return &orderRouter{deps: d, children: make(map[orderKey]*routedChild)}
+		return &orderRouter{deps: d, children: make(routedChildren[orderKey])}
 	}))
 	s := &System{
 		actors:        as,

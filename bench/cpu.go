@@ -15,15 +15,22 @@ import (
 // load, the server's CPU time per request moves far less from run to run
 // than its throughput does.
 func ReadCPU(pid int) (time.Duration, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, fmt.Errorf("cpu of process %d: %w", pid, err)
+	return readProcFile(pid, "stat", "cpu", parseStatCPU)
+}
+
+// readProcFile parses /proc/<pid>/<file> with parse; its errors say what
+// was read (what) and of which process.
+func readProcFile[T any](pid int, file, what string, parse func([]byte) (T, error)) (T, error) {
+	var v T
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/" + file)
+	if err == nil {
+		v, err = parse(b)
 	}
-	d, err := parseStatCPU(b)
 	if err != nil {
-		return 0, fmt.Errorf("cpu of process %d: %w", pid, err)
+		var zero T
+		return zero, fmt.Errorf("%s of process %d: %w", what, pid, err)
 	}
-	return d, nil
+	return v, nil
 }
 
 // clockTicksPerSecond is the unit of /proc's times (USER_HZ): 100 on

@@ -8,12 +8,7 @@ import (
 )
 
 func TestParseStatCPU(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		stat string
-		want time.Duration
-		err  string // in the error; "" for none
-	}{
+	testParse(t, parseStatCPU, []parseCase[time.Duration]{
 		{"sample", "4242 (payments) S 1 4242 4242 0 -1 4194560 5321 0 0 0 1234 567 0 0 20 0 12 0 100 2345676 21311 18446744073709551615\n", 1801 * 10 * time.Millisecond, ""},
 		{"name with spaces and parentheses", "7 (a) b (c)) R 1 7 7 0 -1 0 0 0 0 0 10 20 0 0 20 0 1 0 5 0 0\n", 30 * 10 * time.Millisecond, ""},
 		{"zero", "1 (x) S 0 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 5 0 0", 0, ""},
@@ -21,17 +16,31 @@ func TestParseStatCPU(t *testing.T) {
 		{"short", "1 (x) S 0 1 1", 0, "want at least 15"},
 		{"not a number", "1 (x) S 0 1 1 0 -1 0 0 0 0 0 lots 0 0 0 20", 0, "want a number of clock ticks"},
 		{"negative", "1 (x) S 0 1 1 0 -1 0 0 0 0 0 -5 0 0 0 20", 0, "want a number of clock ticks"},
-	} {
+	})
+}
+
+// parseCase is what a parser of a /proc file is given, and what it must
+// answer: want, and an error only where err is set.
+type parseCase[T comparable] struct {
+	name  string
+	input string
+	want  T
+	err   string // in the error; "" for none
+}
+
+// testParse runs parse on each case's input.
+func testParse[T comparable](t *testing.T, parse func([]byte) (T, error), cases []parseCase[T]) {
+	t.Helper()
+	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := parseStatCPU([]byte(tc.stat))
-			if tc.err != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.err) {
-					t.Fatalf("parseStatCPU = %v, %v; want an error with %q", got, err, tc.err)
-				}
-				return
-			}
-			if err != nil || got != tc.want {
-				t.Fatalf("parseStatCPU = %v, %v; want %v", got, err, tc.want)
+			got, err := parse([]byte(tc.input))
+			switch {
+			case tc.err == "" && err != nil:
+				t.Fatalf("error %v", err)
+			case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+				t.Fatalf("error %v, want one saying %q", err, tc.err)
+			case got != tc.want:
+				t.Fatalf("%v, want %v", got, tc.want)
 			}
 		})
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 )
 
@@ -13,15 +12,7 @@ import (
 // does not exist, cannot be read, or has no VmRSS line (a kernel thread or
 // a zombie).
 func ReadRSS(pid int) (uint64, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
-	if err != nil {
-		return 0, fmt.Errorf("rss of process %d: %w", pid, err)
-	}
-	n, err := parseVmRSS(b)
-	if err != nil {
-		return 0, fmt.Errorf("rss of process %d: %w", pid, err)
-	}
-	return n, nil
+	return readProcFile(pid, "status", "rss", parseVmRSS)
 }
 
 // parseVmRSS reads the VmRSS line ("VmRSS:	   85244 kB") of a

@@ -2,7 +2,6 @@ package bench
 
 import (
 	"os"
-	"strings"
 	"testing"
 )
 
@@ -23,12 +22,7 @@ Threads:	12
 `
 
 func TestParseVmRSS(t *testing.T) {
-	for _, tc := range []struct {
-		name   string
-		status string
-		want   uint64
-		err    string // in the error; "" for none
-	}{
+	testParse(t, parseVmRSS, []parseCase[uint64]{
 		{"sample", statusSample, 85244 << 10, ""},
 		{"last line without newline", "Name:\tx\nVmRSS:\t12 kB", 12 << 10, ""},
 		{"zero", "VmRSS:\t0 kB\n", 0, ""},
@@ -38,19 +32,7 @@ func TestParseVmRSS(t *testing.T) {
 		{"other unit", "VmRSS:\t12 MB\n", 0, "want a number of kB"},
 		{"no unit", "VmRSS:\t12\n", 0, "want a number of kB"},
 		{"too large", "VmRSS:\t99999999999999999999 kB\n", 0, "want a number of kB"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := parseVmRSS([]byte(tc.status))
-			switch {
-			case tc.err == "" && err != nil:
-				t.Fatalf("error %v", err)
-			case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
-				t.Fatalf("error %v, want one saying %q", err, tc.err)
-			case got != tc.want:
-				t.Fatalf("%d bytes, want %d", got, tc.want)
-			}
-		})
-	}
+	})
 }
 
 func TestReadRSS(t *testing.T) {

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -128,36 +129,16 @@ func (c Config) Validate() error { return c.filled().checkLimits() }
 
 // filled returns c with its zero fields set to their defaults.
 func (c Config) filled() Config {
-	if c.Connections == 0 {
-		c.Connections = DefaultConnections
-	}
-	if c.Duration == 0 {
-		c.Duration = DefaultDuration
-	}
-	if c.RequestsMax == 0 {
-		c.RequestsMax = DefaultRequestsMax
-	}
-	if c.RequestTimeout == 0 {
-		c.RequestTimeout = DefaultRequestTimeout
-	}
-	if c.SetupTimeout == 0 {
-		c.SetupTimeout = DefaultSetupTimeout
-	}
-	if c.Keys == 0 {
-		c.Keys = DefaultKeys
-	}
-	if c.Orgs == 0 {
-		c.Orgs = DefaultOrgs
-	}
-	if c.ReplayReferences == 0 {
-		c.ReplayReferences = DefaultReplayReferences
-	}
-	if c.NoisePayouts == 0 {
-		c.NoisePayouts = DefaultNoisePayouts
-	}
-	if c.Progress == nil {
-		c.Progress = io.Discard
-	}
+	c.Connections = cmp.Or(c.Connections, DefaultConnections)
+	c.Duration = cmp.Or(c.Duration, DefaultDuration)
+	c.RequestsMax = cmp.Or(c.RequestsMax, DefaultRequestsMax)
+	c.RequestTimeout = cmp.Or(c.RequestTimeout, DefaultRequestTimeout)
+	c.SetupTimeout = cmp.Or(c.SetupTimeout, DefaultSetupTimeout)
+	c.Keys = cmp.Or(c.Keys, DefaultKeys)
+	c.Orgs = cmp.Or(c.Orgs, DefaultOrgs)
+	c.ReplayReferences = cmp.Or(c.ReplayReferences, DefaultReplayReferences)
+	c.NoisePayouts = cmp.Or(c.NoisePayouts, DefaultNoisePayouts)
+	c.Progress = cmp.Or(c.Progress, io.Discard)
 	return c
 }
 

@@ -140,21 +140,27 @@ func TestRetryableAnswer(t *testing.T) {
 	}
 }
 
-// TestNeverSent dials a loopback port nothing listens on: the refusal is
-// an attempt that reached no node; an error after a connection is not.
-func TestNeverSent(t *testing.T) {
+// unusedAddr is a loopback address nothing listens on: a stopped node.
+func unusedAddr(t *testing.T) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	closed := ln.Addr().String()
-	ln.Close()
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// TestNeverSent dials a loopback port nothing listens on: the refusal is
+// an attempt that reached no node; an error after a connection is not.
+func TestNeverSent(t *testing.T) {
+	closed := unusedAddr(t)
 	hc := &fasthttp.HostClient{Addr: closed, MaxIdemponentCallAttempts: 1}
 	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseRequest(req)
 	defer fasthttp.ReleaseResponse(resp)
 	req.SetRequestURI("http://" + closed + "/")
-	err = hc.DoTimeout(req, resp, 5*time.Second)
+	err := hc.DoTimeout(req, resp, 5*time.Second)
 	if err == nil || !neverSent(err) {
 		t.Errorf("a refused connection: %v; neverSent %v, want true", err, err != nil && neverSent(err))
 	}
@@ -191,12 +197,7 @@ func TestWriteTableFailovers(t *testing.T) {
 // the request. Every attempt is counted, the reference is the same on
 // every re-send, and the retries stop at the request's timeout.
 func TestSendFailsOverAndRetries(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	stopped := ln.Addr().String()
-	ln.Close()
+	stopped := unusedAddr(t)
 
 	var mu sync.Mutex
 	seen := map[string]int{} // body → attempts that reached the node

@@ -17,10 +17,14 @@ import (
 	hraft "github.com/hashicorp/raft"
 
 	"payments/actors"
+	"payments/actors/actorstest/wait"
 	"payments/ledger"
 	"payments/raft"
 	"payments/wal"
 )
+
+// pollInterval is how often the tests check a condition they wait for.
+const pollInterval = 5 * time.Millisecond
 
 // fastTiming makes elections on loopback take tens of milliseconds.
 func fastTiming(c raft.Config) raft.Config {
@@ -99,7 +103,7 @@ func (c *cluster) stop(i int) {
 func (c *cluster) leader() (int, *raft.Node) {
 	c.t.Helper()
 	i, n := -1, (*raft.Node)(nil)
-	eventually(15*time.Second, func() bool {
+	wait.Until(15*time.Second, pollInterval, func() bool {
 		for j, m := range c.nodes {
 			if m != nil && m.IsLeader() {
 				i, n = j, m
@@ -174,29 +178,21 @@ func TestThreeNodeCluster(t *testing.T) {
 	var mu sync.Mutex
 	acked := map[string]string{} // reference → payout id
 	write := func(n *raft.Node, from, to int) {
-		var wg sync.WaitGroup
-		for w := 0; w < 8; w++ {
-			wg.Add(1)
-			go func(w int) {
-				defer wg.Done()
-				for i := from + w; i < to; i += 8 {
-					ref := fmt.Sprintf("ref-%d", i)
-					id := fmt.Sprintf("pay_ghs_%020d", i)
-					res, err := apply(n, payout(id, ref, ledger.Minor(100+i)))
-					if err != nil {
-						continue // not acknowledged: the outcome is the log's to decide
-					}
-					if res[0].Err != nil {
-						t.Errorf("payout %s: %v", ref, res[0].Err)
-						continue
-					}
-					mu.Lock()
-					acked[ref] = res[0].Payout.ID
-					mu.Unlock()
-				}
-			}(w)
-		}
-		wg.Wait()
+		writeConcurrently(from, to, func(i int) {
+			ref := fmt.Sprintf("ref-%d", i)
+			id := fmt.Sprintf("pay_ghs_%020d", i)
+			res, err := apply(n, payout(id, ref, ledger.Minor(100+i)))
+			if err != nil {
+				return // not acknowledged: the outcome is the log's to decide
+			}
+			if res[0].Err != nil {
+				t.Errorf("payout %s: %v", ref, res[0].Err)
+				return
+			}
+			mu.Lock()
+			acked[ref] = res[0].Payout.ID
+			mu.Unlock()
+		})
 	}
 	write(l, 0, 400)
 	if len(acked) != 400 {
@@ -217,7 +213,7 @@ func TestThreeNodeCluster(t *testing.T) {
 		write(l, 400, 800)
 	}()
 	before := l.AppliedIndex()
-	waitFor(t, 10*time.Second, "writes in flight", func() bool { return l.AppliedIndex() > before })
+	wait.For(t, 10*time.Second, pollInterval, "writes in flight", func() bool { return l.AppliedIndex() > before })
 	c.stop(li)
 	<-done
 
@@ -269,11 +265,7 @@ func TestFollowerRefusesWrites(t *testing.T) {
 func TestRestartFromSnapshotAndLog(t *testing.T) {
 	dir := t.TempDir()
 	cfg := fastTiming(raft.Config{DataDir: dir, SnapshotThreshold: 16, TrailingLogs: 4})
-	n, err := raft.Open(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitLeader(t, n)
+	n := openLeader(t, cfg)
 	if _, err := apply(n, org("org_a"), &ledger.FundBalance{At: 1, OrgID: "org_a", Currency: "GHS", Amount: 10_000_000, ExternalReference: "seed"}); err != nil {
 		t.Fatal(err)
 	}
@@ -303,19 +295,15 @@ func TestRestartFromSnapshotAndLog(t *testing.T) {
 		t.Fatal("no snapshot on disk")
 	}
 
-	n, err = raft.Open(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	n = openLeader(t, cfg)
 	defer n.Close()
-	waitLeader(t, n)
 	if after := stateBytes(t, n); !bytes.Equal(after, before) {
 		t.Fatal("state after restart differs")
 	}
 
 	// The lookup filter fills from the store beside the node's work; once
 	// on, references from before the restart are still found through it.
-	waitFor(t, 10*time.Second, "the lookup filter turns on", func() bool { return n.Reader().LookupFilterOn() })
+	wait.For(t, 10*time.Second, pollInterval, "the lookup filter turns on", func() bool { return n.Reader().LookupFilterOn() })
 	for _, i := range []int{0, 99, 129} {
 		ref := fmt.Sprintf("r%d", i)
 		if p, ok := n.Reader().PayoutByReference("org_a", ref); !ok || p.ID != fmt.Sprintf("pay_ghs_%020d", i) {
@@ -333,7 +321,19 @@ func TestRestartFromSnapshotAndLog(t *testing.T) {
 
 func waitLeader(t *testing.T, n *raft.Node) {
 	t.Helper()
-	waitFor(t, 10*time.Second, "a leader", n.IsLeader)
+	wait.For(t, 10*time.Second, pollInterval, "a leader", n.IsLeader)
+}
+
+// openLeader opens a single node on cfg and waits until it leads; the
+// caller closes it.
+func openLeader(t *testing.T, cfg raft.Config) *raft.Node {
+	t.Helper()
+	n, err := raft.Open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitLeader(t, n)
+	return n
 }
 
 // Snapshots taken while writes go on (the threshold is tiny) never stall or
@@ -342,11 +342,7 @@ func waitLeader(t *testing.T, n *raft.Node) {
 func TestSnapshotsUnderLoad(t *testing.T) {
 	dir := t.TempDir()
 	cfg := fastTiming(raft.Config{DataDir: dir, SnapshotThreshold: 8, TrailingLogs: 4, SnapshotInterval: 20 * time.Millisecond})
-	n, err := raft.Open(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitLeader(t, n)
+	n := openLeader(t, cfg)
 	if _, err := apply(n, org("org_a"), &ledger.FundBalance{At: 1, OrgID: "org_a", Currency: "GHS", Amount: 100_000_000, ExternalReference: "seed"}); err != nil {
 		t.Fatal(err)
 	}
@@ -394,12 +390,8 @@ func TestSnapshotsUnderLoad(t *testing.T) {
 	if err := n.Close(); err != nil {
 		t.Fatal(err)
 	}
-	n, err = raft.Open(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	n = openLeader(t, cfg)
 	defer n.Close()
-	waitLeader(t, n)
 	if after := stateBytes(t, n); !bytes.Equal(after, before) {
 		t.Fatal("state after restart differs from before")
 	}
@@ -411,7 +403,7 @@ func TestSnapshotsUnderLoad(t *testing.T) {
 // Safe for concurrent use (it never calls FailNow).
 func (c *cluster) submit(cmd ledger.Command) {
 	unknown := false
-	acked := eventually(20*time.Second, func() bool {
+	acked := wait.Until(20*time.Second, pollInterval, func() bool {
 		var l *raft.Node
 		for _, n := range c.nodes {
 			if n != nil && n.IsLeader() {
@@ -443,38 +435,47 @@ func (c *cluster) submit(cmd ledger.Command) {
 func (c *cluster) writePayouts(from, to int) map[string]ledger.PayoutStatus {
 	var mu sync.Mutex
 	status := map[string]ledger.PayoutStatus{}
+	writeConcurrently(from, to, func(i int) {
+		id := fmt.Sprintf("pay_ghs_%020d", i)
+		steps := []ledger.Command{payout(id, fmt.Sprintf("ref-%d", i), ledger.Minor(100+i))}
+		want := ledger.PayoutPending
+		switch {
+		case i%3 == 0:
+			steps = append(steps, &ledger.MarkPayoutProcessing{At: 3, ID: id, ProviderReference: "prv-" + id},
+				&ledger.SettlePayout{At: 4, ID: id, Completed: true, Message: "paid"})
+			want = ledger.PayoutCompleted
+		case i%5 == 0:
+			steps = append(steps, &ledger.SettlePayout{At: 4, ID: id, Message: "declined"})
+			want = ledger.PayoutFailed
+		case i%7 == 0:
+			steps = append(steps, &ledger.MarkPayoutProcessing{At: 3, ID: id, ProviderReference: "prv-" + id})
+			want = ledger.PayoutProcessing
+		}
+		for _, cmd := range steps { // one log entry each
+			c.submit(cmd)
+		}
+		mu.Lock()
+		status[id] = want
+		mu.Unlock()
+	})
+	return status
+}
+
+// writeConcurrently calls write for each i from from to to, eight writers
+// at a time (writer w takes from+w, from+w+8, …), and returns once all
+// have.
+func writeConcurrently(from, to int, write func(i int)) {
 	var wg sync.WaitGroup
-	for w := 0; w < 8; w++ {
+	for w := range 8 {
 		wg.Add(1)
-		go func(w int) {
+		go func() {
 			defer wg.Done()
 			for i := from + w; i < to; i += 8 {
-				id := fmt.Sprintf("pay_ghs_%020d", i)
-				steps := []ledger.Command{payout(id, fmt.Sprintf("ref-%d", i), ledger.Minor(100+i))}
-				want := ledger.PayoutPending
-				switch {
-				case i%3 == 0:
-					steps = append(steps, &ledger.MarkPayoutProcessing{At: 3, ID: id, ProviderReference: "prv-" + id},
-						&ledger.SettlePayout{At: 4, ID: id, Completed: true, Message: "paid"})
-					want = ledger.PayoutCompleted
-				case i%5 == 0:
-					steps = append(steps, &ledger.SettlePayout{At: 4, ID: id, Message: "declined"})
-					want = ledger.PayoutFailed
-				case i%7 == 0:
-					steps = append(steps, &ledger.MarkPayoutProcessing{At: 3, ID: id, ProviderReference: "prv-" + id})
-					want = ledger.PayoutProcessing
-				}
-				for _, cmd := range steps { // one log entry each
-					c.submit(cmd)
-				}
-				mu.Lock()
-				status[id] = want
-				mu.Unlock()
+				write(i)
 			}
-		}(w)
+		}()
 	}
 	wg.Wait()
-	return status
 }
 
 // assertSameState waits until every running node has applied the same
@@ -484,7 +485,7 @@ func (c *cluster) assertSameState(what string) {
 	c.t.Helper()
 	var sums [][32]byte
 	var ats []uint64
-	same := eventually(20*time.Second, func() bool {
+	same := wait.Until(20*time.Second, pollInterval, func() bool {
 		sums, ats = sums[:0], ats[:0]
 		for _, n := range c.nodes {
 			if n == nil {
@@ -652,7 +653,7 @@ func TestIdleFollowersReadyAfterElection(t *testing.T) {
 	c.stop(li)
 	c.leader()
 	ready := 0
-	if !eventually(10*time.Second, func() bool {
+	if !wait.Until(10*time.Second, pollInterval, func() bool {
 		ready = 0
 		for _, n := range c.nodes {
 			if n != nil && n.Ready() {

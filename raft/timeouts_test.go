@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"payments/actors/actorstest/wait"
 	"payments/raft"
 )
 
@@ -69,7 +70,7 @@ func TestTimeoutsFollowTheVoters(t *testing.T) {
 // waitAnyLeader waits until one of nodes leads.
 func waitAnyLeader(t *testing.T, nodes ...*raft.Node) {
 	t.Helper()
-	waitFor(t, 15*time.Second, "a leader", func() bool {
+	wait.For(t, 15*time.Second, pollInterval, "a leader", func() bool {
 		for _, n := range nodes {
 			if n.IsLeader() {
 				return true

@@ -155,11 +155,7 @@ func TestDecodeLogRecordRejects(t *testing.T) {
 		t.Fatal(err)
 	}
 	edit := func(f func(b []byte) []byte) []byte { return f(bytes.Clone(good)) }
-	tests := []struct {
-		name string
-		rec  []byte
-		want string
-	}{
+	assertRejects(t, func(rec []byte) error { return decodeLogRecord(rec, new(hraft.Log)) }, []rejectedRecord{
 		{"empty", nil, "too short"},
 		{"version only", []byte{1}, "too short"},
 		{"unknown version", edit(func(b []byte) []byte { b[0] = 2; return b }), "unknown format version 2"},
@@ -178,15 +174,7 @@ func TestDecodeLogRecordRejects(t *testing.T) {
 			binary.BigEndian.PutUint64(b[23:], math.MaxInt64)
 			return b
 		})), "out of range"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			err := decodeLogRecord(tt.rec, new(hraft.Log))
-			if !errors.Is(err, errRecord) || !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("err = %v, want one mentioning %q", err, tt.want)
-			}
-		})
-	}
+	})
 }
 
 func TestDecodeStableRecordRejects(t *testing.T) {
@@ -199,11 +187,7 @@ func TestDecodeStableRecordRejects(t *testing.T) {
 		t.Fatal(err)
 	}
 	edit := func(f func(b []byte) []byte) []byte { return f(bytes.Clone(good)) }
-	tests := []struct {
-		name string
-		rec  []byte
-		want string
-	}{
+	assertRejects(t, func(rec []byte) error { _, _, err := decodeStableRecord(rec); return err }, []rejectedRecord{
 		{"empty", nil, "too short"},
 		{"flipped value bit", edit(func(b []byte) []byte { b[len(b)-1] ^= 1; return b }), "checksum"},
 		{"log record", logRec, "kind"},
@@ -211,10 +195,23 @@ func TestDecodeStableRecordRejects(t *testing.T) {
 		{"key length overruns", withChecksum(edit(func(b []byte) []byte { b[9] = 200; return b })), "overruns"},
 		{"value length wrong", withChecksum(edit(func(b []byte) []byte { b[len(b)-6]++; return b })), "length says"},
 		{"trailing byte", withChecksum(append(bytes.Clone(good), 0)), "length says"},
-	}
+	})
+}
+
+// rejectedRecord is a record a decoder must refuse, and a word its error
+// must mention.
+type rejectedRecord struct {
+	name string
+	rec  []byte
+	want string
+}
+
+// assertRejects checks that decode refuses each record with errRecord.
+func assertRejects(t *testing.T, decode func(rec []byte) error, tests []rejectedRecord) {
+	t.Helper()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, _, err := decodeStableRecord(tt.rec)
+			err := decode(tt.rec)
 			if !errors.Is(err, errRecord) || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("err = %v, want one mentioning %q", err, tt.want)
 			}

@@ -6,6 +6,7 @@ import (
 
 	"payments/actors"
 	"payments/actors/actorstest"
+	"payments/actors/actorstest/wait"
 	"payments/actors/app"
 	"payments/ledger"
 	"payments/rails"
@@ -88,14 +89,5 @@ func replyCode(t *testing.T, r actors.Reply) ledger.Code {
 // waitFor waits until cond holds, at most 10 seconds.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.After(10 * time.Second)
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		select {
-		case <-deadline:
-			t.Fatalf("%s: not after 10s", what)
-		case <-tick.C:
-		}
-	}
+	wait.For(t, 10*time.Second, 5*time.Millisecond, what, cond)
 }

@@ -57,7 +57,7 @@ type CheckoutSessionRequest struct {
 // once.
 func (a *App) OpenCheckoutSession(c Caller, in CheckoutSessionRequest) actors.Reply {
 	if a.cfg.NoProvider {
-		return refused(errNoProvider())
+		return refused(NoProviderError())
 	}
 	if a.cfg.Live && in.Method != ledger.CheckoutMobileMoney {
 		// The sandbox's pooled account and derived addresses are no
@@ -336,11 +336,6 @@ func parseAmount(field, text, currency string) (ledger.Minor, *ledger.Error) {
 		return 0, ledger.FieldInvalid(field, ledger.AsError(err).Message)
 	}
 	return m, nil
-}
-
-func errNoProvider() *ledger.Error {
-	return &ledger.Error{Code: ledger.CodeUnavailable,
-		Message: "No payment provider is configured on this deployment; nothing was done"}
 }
 
 func errSimulationsSandboxOnly() *ledger.Error {

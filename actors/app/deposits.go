@@ -326,17 +326,7 @@ func (a *App) CreateCryptoAddress(c Caller, in CryptoAddressInput) actors.Reply 
 	if in.Chain.RequiresMemo {
 		tag = rails.DepositTag([]byte(seed + in.Currency + "\x00" + in.Chain.Code))
 	}
-	return a.propose(&ledger.CreateCryptoAddress{
-		At:                a.sys.Now().UnixMilli(),
-		ID:                actors.NewID("addr_"),
-		OrgID:             c.OrgID,
-		Currency:          in.Currency,
-		Chain:             in.Chain.Code,
-		Address:           address,
-		Tag:               tag,
-		ExternalReference: in.ExternalReference,
-		Metadata:          in.Metadata,
-	})
+	return a.proposeCryptoAddress(c, in, actors.NewID("addr_"), address, tag)
 }
 
 // createProvidedCryptoAddress issues a production deposit address: the
@@ -349,8 +339,7 @@ func (a *App) CreateCryptoAddress(c Caller, in CryptoAddressInput) actors.Reply 
 func (a *App) createProvidedCryptoAddress(c Caller, in CryptoAddressInput) actors.Reply {
 	network, ok := a.cfg.Catalogue.Network(in.Currency, in.Chain.Code)
 	if !ok || !network.Serves(rails.Deposit) {
-		return refused(ledger.FieldInvalid("chain", fmt.Sprintf("no provider takes %s deposits on %s on this deployment; see GET /v1/capabilities",
-			in.Currency, rails.ChainName(in.Chain.Code))))
+		return refused(noDepositProvider(in))
 	}
 	id := actors.NewID("addr_")
 	ctx, cancel := context.WithTimeout(context.Background(), a.cfg.CommitTimeout)
@@ -358,8 +347,7 @@ func (a *App) createProvidedCryptoAddress(c Caller, in CryptoAddressInput) actor
 	address, tag, err := a.sys.ProvisionDeposit(ctx, id, network.Code, in.Currency)
 	switch {
 	case errors.Is(err, actors.ErrNoDepositProvider):
-		return refused(ledger.FieldInvalid("chain", fmt.Sprintf("no provider takes %s deposits on %s on this deployment; see GET /v1/capabilities",
-			in.Currency, rails.ChainName(in.Chain.Code))))
+		return refused(noDepositProvider(in))
 	case errors.Is(err, actors.ErrNotLeader), errors.Is(err, actors.ErrOutcomeUnknown), errors.Is(err, actors.ErrOverloaded):
 		return actors.Reply{Err: err} // the write path's: the front end maps it
 	case err != nil:
@@ -370,6 +358,12 @@ func (a *App) createProvidedCryptoAddress(c Caller, in CryptoAddressInput) actor
 		return refused(&ledger.Error{Code: ledger.CodeUnavailable,
 			Message: "The deposit provider could not issue an address right now; nothing was created, retry shortly"})
 	}
+	return a.proposeCryptoAddress(c, in, id, address, tag)
+}
+
+// proposeCryptoAddress records the address issued as id for in, on either
+// stack.
+func (a *App) proposeCryptoAddress(c Caller, in CryptoAddressInput, id, address, tag string) actors.Reply {
 	return a.propose(&ledger.CreateCryptoAddress{
 		At:                a.sys.Now().UnixMilli(),
 		ID:                id,
@@ -381,6 +375,13 @@ func (a *App) createProvidedCryptoAddress(c Caller, in CryptoAddressInput) actor
 		ExternalReference: in.ExternalReference,
 		Metadata:          in.Metadata,
 	})
+}
+
+// noDepositProvider refuses an address for a pair no provider of the
+// deployment takes deposits of.
+func noDepositProvider(in CryptoAddressInput) *ledger.Error {
+	return ledger.FieldInvalid("chain", fmt.Sprintf("no provider takes %s deposits on %s on this deployment; see GET /v1/capabilities",
+		in.Currency, rails.ChainName(in.Chain.Code)))
 }
 
 // UpdateCryptoAddress replaces an address's metadata ("" clears it); the

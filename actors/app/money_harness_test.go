@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -50,18 +51,13 @@ func startMoney(t *testing.T, cfg app.Config) *moneyHarness {
 func (h *moneyHarness) propose(cmd ledger.Command) ledger.Result {
 	h.t.Helper()
 	r := h.sys.Propose(context.Background(), cmd)
-	if r.Err != nil || r.Result.Err != nil {
-		h.t.Fatalf("%T: %v %v", cmd, r.Err, r.Result.Err)
-	}
+	mustApply(h.t, fmt.Sprintf("%T", cmd), r)
 	return r.Result
 }
 
 func (h *moneyHarness) fund(currency string, amount ledger.Minor) {
 	h.t.Helper()
-	r := h.sys.FundBalance(h.org, currency, amount, "fund-"+currency)
-	if r.Err != nil || r.Result.Err != nil {
-		h.t.Fatalf("fund: %v %v", r.Err, r.Result.Err)
-	}
+	mustApply(h.t, "fund", h.sys.FundBalance(h.org, currency, amount, "fund-"+currency))
 }
 
 // caller is the organization's key, with caps as the ledger holds them.
@@ -111,6 +107,19 @@ var _ rails.RateSource = (*testRates)(nil)
 
 // text is a pointer to s, for optional request fields.
 func text(s string) *string { return &s }
+
+// wantOutcome checks r against a case that wants the refusal code with
+// message, or, code "", an applied command. It reports whether r applied,
+// for the case to go on to what the command made.
+func wantOutcome(t *testing.T, r actors.Reply, code ledger.Code, message string) bool {
+	t.Helper()
+	if code != "" {
+		refusedWith(t, r, code, message)
+		return false
+	}
+	mustApply(t, "refused", r)
+	return true
+}
 
 // refusedWith reports whether r is a refusal with code whose message is
 // message ("" for any).

@@ -73,12 +73,8 @@ func TestCreatePayout(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := h.app.CreatePayout(h.caller(tt.name), tt.in())
-			if tt.code != "" {
-				refusedWith(t, r, tt.code, tt.message)
+			if !wantOutcome(t, r, tt.code, tt.message) {
 				return
-			}
-			if r.Err != nil || r.Result.Err != nil {
-				t.Fatalf("refused: %v %v", r.Err, r.Result.Err)
 			}
 			p := r.Result.Payout
 			if p.Spec.Amount != tt.delivered || p.Fee != tt.fee {
@@ -99,9 +95,7 @@ func TestCreatePayoutCrossCurrency(t *testing.T) {
 	in := mtnPayout("fx-1", "150.00", ledger.SideTo)
 	in.FromCurrency = "USD"
 	first := h.app.CreatePayout(h.caller("a1"), in)
-	if first.Err != nil || first.Result.Err != nil {
-		t.Fatalf("refused: %v %v", first.Err, first.Result.Err)
-	}
+	mustApply(t, "refused", first)
 	p := first.Result.Payout
 	if p.FX == nil || p.FX.FromAmount != 1_500 || p.Spec.Amount != 15_000 || p.Fee != 15 || p.FX.Rate != "10" {
 		t.Fatalf("priced %+v fee %d, want 15.00 USD for 150.00 GHS at 10, fee 0.15 USD", p.FX, p.Fee)
@@ -135,9 +129,7 @@ func TestCreatePayoutToRecipient(t *testing.T) {
 		return app.PayoutInput{ExternalReference: ref, Spec: ledger.PayoutSpec{RecipientID: id, AmountSide: ledger.SideTo}, Amount: amount}
 	}
 	r := h.app.CreatePayout(h.caller("r1"), byRecipient("rcp-1", "rcp_ama"))
-	if r.Err != nil || r.Result.Err != nil {
-		t.Fatalf("refused: %v %v", r.Err, r.Result.Err)
-	}
+	mustApply(t, "refused", r)
 	p := r.Result.Payout
 	if p.Spec.Method != "gh_mtn" || p.Spec.AccountNumber != "233241234567" || p.Spec.Amount != 2_500 || p.Spec.ToKYC != `{"accountName":"Ama Mensah"}` {
 		t.Fatalf("payout spec %+v", p.Spec)

@@ -12,12 +12,15 @@ import (
 	"payments/ledger"
 )
 
-// receiver is a webhook receiver on loopback that answers status.
-func receiver(t *testing.T, status *atomic.Int32) string {
+// receiver is a webhook receiver on loopback at url that answers status,
+// first until the test stores another.
+func receiver(t *testing.T, first int32) (url string, status *atomic.Int32) {
 	t.Helper()
+	status = new(atomic.Int32)
+	status.Store(first)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(int(status.Load())) }))
 	t.Cleanup(srv.Close)
-	return srv.URL + "/hooks"
+	return srv.URL + "/hooks", status
 }
 
 func webhookStack(t *testing.T) *stack {
@@ -32,9 +35,8 @@ func webhookStack(t *testing.T) *stack {
 
 func TestWebhookEndpoints(t *testing.T) {
 	s := webhookStack(t)
-	var status atomic.Int32
-	status.Store(200)
-	created := s.app.CreateWebhookEndpoint(s.owner, app.NewWebhookEndpoint{URL: receiver(t, &status), Events: []string{"*"}})
+	url, _ := receiver(t, 200)
+	created := s.app.CreateWebhookEndpoint(s.owner, app.NewWebhookEndpoint{URL: url, Events: []string{"*"}})
 	mustApply(t, "create", created)
 	ep := *created.Result.WebhookEndpoint
 	if ep.Secret == "" || ep.OrgID != s.org {
@@ -85,9 +87,8 @@ func TestWebhookEndpoints(t *testing.T) {
 // delivery.
 func TestWebhookTestAndRetry(t *testing.T) {
 	s := webhookStack(t)
-	var status atomic.Int32
-	status.Store(500)
-	created := s.app.CreateWebhookEndpoint(s.owner, app.NewWebhookEndpoint{URL: receiver(t, &status), Events: []string{"*"}})
+	url, status := receiver(t, 500)
+	created := s.app.CreateWebhookEndpoint(s.owner, app.NewWebhookEndpoint{URL: url, Events: []string{"*"}})
 	mustApply(t, "create", created)
 	id := created.Result.WebhookEndpoint.ID
 

@@ -76,34 +76,22 @@ func TestBackupUnderLoadAndRestore(t *testing.T) {
 	var (
 		mu    sync.Mutex
 		acked = map[string]string{}
-		stop  = make(chan struct{})
-		wg    sync.WaitGroup
 	)
-	for w := 0; w < 4; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; i < 2000; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				ref := fmt.Sprintf("bk-%d-%d", w, i)
-				var body struct {
-					Payout payoutView `json:"payout"`
-				}
-				st, err := call(src.addr, "POST", "/v1/payouts", mtnPayout("1.00", ref), &body)
-				if err != nil || st != 201 {
-					t.Errorf("payout %s: %d %v", ref, st, err)
-					return
-				}
-				mu.Lock()
-				acked[ref] = body.Payout.ID
-				mu.Unlock()
-			}
-		}()
-	}
+	stop := runWriters(4, 2000, func(w, i int) bool {
+		ref := fmt.Sprintf("bk-%d-%d", w, i)
+		var body struct {
+			Payout payoutView `json:"payout"`
+		}
+		st, err := call(src.addr, "POST", "/v1/payouts", mtnPayout("1.00", ref), &body)
+		if err != nil || st != 201 {
+			t.Errorf("payout %s: %d %v", ref, st, err)
+			return false
+		}
+		mu.Lock()
+		acked[ref] = body.Payout.ID
+		mu.Unlock()
+		return true
+	})
 	ackedNow := func() int { mu.Lock(); defer mu.Unlock(); return len(acked) }
 	waitUntil(t, 30*time.Second, "payouts under way", func() bool { return ackedNow() >= 20 })
 	mu.Lock()
@@ -116,8 +104,7 @@ func TestBackupUnderLoadAndRestore(t *testing.T) {
 	b1 := runTool(t, "backup", "--to", underLoad, "--admin-addr", admin, "--admin-token-file", tokenFile)
 	afterBackup := ackedNow()
 	waitUntil(t, 30*time.Second, "payouts after the backup", func() bool { return ackedNow() >= afterBackup+10 })
-	close(stop)
-	wg.Wait()
+	stop()
 	mu.Lock()
 	ackedDuring := len(acked) - len(before)
 	mu.Unlock()

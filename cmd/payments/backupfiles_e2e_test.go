@@ -108,36 +108,28 @@ func TestBackupHoldsUploadedFiles(t *testing.T) {
 	var (
 		mu       sync.Mutex
 		uploaded = map[string][]byte{firstID: first} // id → bytes, acknowledged
-		stop     = make(chan struct{})
-		wg       sync.WaitGroup
+		rngs     [3]*rand.Rand                       // one a writer
 	)
-	for w := 0; w < 3; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			wrng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(w)))
-			for i := 0; i < 400; i++ { // bounded in count, and by stop in time
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				content := pngBytes(wrng, 16+wrng.IntN(16<<10))
-				id, err := uploadPNG(src.addr, fmt.Sprintf("load-%d-%d.png", w, i), content)
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				mu.Lock()
-				uploaded[id] = content
-				mu.Unlock()
-				if st, err := call(src.addr, "POST", "/v1/payouts", mtnPayout("1.00", fmt.Sprintf("bf-%d-%d", w, i)), nil); err != nil || st != 201 {
-					t.Errorf("payout: %d %v", st, err)
-					return
-				}
-			}
-		}()
+	for w := range rngs {
+		rngs[w] = rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(w)))
 	}
+	// Bounded in count, and by stop in time.
+	stop := runWriters(len(rngs), 400, func(w, i int) bool {
+		content := pngBytes(rngs[w], 16+rngs[w].IntN(16<<10))
+		id, err := uploadPNG(src.addr, fmt.Sprintf("load-%d-%d.png", w, i), content)
+		if err != nil {
+			t.Error(err)
+			return false
+		}
+		mu.Lock()
+		uploaded[id] = content
+		mu.Unlock()
+		if st, err := call(src.addr, "POST", "/v1/payouts", mtnPayout("1.00", fmt.Sprintf("bf-%d-%d", w, i)), nil); err != nil || st != 201 {
+			t.Errorf("payout: %d %v", st, err)
+			return false
+		}
+		return true
+	})
 	uploadedNow := func() int { mu.Lock(); defer mu.Unlock(); return len(uploaded) }
 	waitUntil(t, 30*time.Second, "uploads under way", func() bool { return uploadedNow() >= 5 })
 	mu.Lock()
@@ -150,8 +142,7 @@ func TestBackupHoldsUploadedFiles(t *testing.T) {
 	mu.Lock()
 	after := len(uploaded)
 	mu.Unlock()
-	close(stop)
-	wg.Wait()
+	stop()
 	// Uploads were acknowledged before the backup began and after it
 	// ended: it was taken while they went on.
 	if before < 2 || after == before {

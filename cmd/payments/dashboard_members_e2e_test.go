@@ -178,15 +178,8 @@ func TestDashboardMembersCluster(t *testing.T) {
 	endToEnd(t)
 	t.Parallel()
 	procs := startCluster(t, 3)
-	leader := leaderSeenBy(t, procs, 0, -1)
-	setupURL := procs[leader].stdoutValue("dashboard_setup_url")
-	_, token, _ := strings.Cut(setupURL, "/dashboard/setup/")
-	var followers []*proc
-	for i, p := range procs {
-		if i != leader {
-			followers = append(followers, p)
-		}
-	}
+	leader, followers := roles(t, procs)
+	_, token, _ := strings.Cut(leader.stdoutValue("dashboard_setup_url"), "/dashboard/setup/")
 	jar, err := cookiejar.New(nil) // cookies are per host, not port: one jar for every node
 	if err != nil {
 		t.Fatal(err)

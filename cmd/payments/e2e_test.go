@@ -413,6 +413,31 @@ func TestKill9KeepsAcknowledgedWrites(t *testing.T) {
 	})
 }
 
+// runWriters runs op(w, i) on workers goroutines, w their number and i
+// counting from 0 in each, until op answers false, i reaches n (0: no
+// bound) or stop is called; stop returns once they all have.
+func runWriters(workers, n int, op func(w, i int) bool) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; n == 0 || i < n; i++ {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				if !op(w, i) {
+					return
+				}
+			}
+		}()
+	}
+	return func() { close(done); wg.Wait() }
+}
+
 func kill9(t *testing.T, extra ...string) {
 	dir := t.TempDir()
 	args := append([]string{"--rate-limit", "1000000", "--sandbox-settlement", "30ms"}, extra...)
@@ -423,39 +448,27 @@ func kill9(t *testing.T, extra ...string) {
 
 	var mu sync.Mutex
 	acked := map[string]string{} // reference → payout id
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for w := 0; w < 32; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				ref := fmt.Sprintf("w%d-%d", w, i)
-				// Cents 01 fail at the rail and are refunded; 03 time out
-				// and reconcile; the rest complete.
-				amount := fmt.Sprintf("%d.%02d", 1+i%50, []int{0, 1, 3, 25}[i%4])
-				var body struct {
-					Payout payoutView `json:"payout"`
-				}
-				st, err := call(p.addr, "POST", "/v1/payouts", mtnPayout(amount, ref), &body)
-				if err != nil {
-					return // the server died: this one's outcome is unknown
-				}
-				if st == 201 {
-					mu.Lock()
-					acked[ref] = body.Payout.ID
-					mu.Unlock()
-				} else if st != 503 {
-					t.Errorf("payout %s: status %d", ref, st)
-				}
-			}
-		}(w)
-	}
+	stop := runWriters(32, 0, func(w, i int) bool {
+		ref := fmt.Sprintf("w%d-%d", w, i)
+		// Cents 01 fail at the rail and are refunded; 03 time out and
+		// reconcile; the rest complete.
+		amount := fmt.Sprintf("%d.%02d", 1+i%50, []int{0, 1, 3, 25}[i%4])
+		var body struct {
+			Payout payoutView `json:"payout"`
+		}
+		st, err := call(p.addr, "POST", "/v1/payouts", mtnPayout(amount, ref), &body)
+		if err != nil {
+			return false // the server died: this one's outcome is unknown
+		}
+		if st == 201 {
+			mu.Lock()
+			acked[ref] = body.Payout.ID
+			mu.Unlock()
+		} else if st != 503 {
+			t.Errorf("payout %s: status %d", ref, st)
+		}
+		return true
+	})
 	// Kill mid-load: after a few hundred acknowledged writes, however slow
 	// a loaded machine makes the server.
 	eventually(20*time.Second, func() bool {
@@ -464,8 +477,7 @@ func kill9(t *testing.T, extra ...string) {
 		return len(acked) >= 300
 	})
 	p.kill()
-	close(stop)
-	wg.Wait()
+	stop()
 	if len(acked) < 100 {
 		t.Fatalf("only %d payouts acknowledged before the kill", len(acked))
 	}

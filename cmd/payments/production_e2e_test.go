@@ -65,13 +65,19 @@ func newMPesaFake(t *testing.T) *mpesafake.Server {
 	return fake
 }
 
+// secretFiles writes an instance's secrets, each in its own file under
+// dir named prefix-name, and answers each as a providers file names it.
+func secretFiles(t *testing.T, dir, prefix string) func(name, v string) map[string]string {
+	return func(name, v string) map[string]string {
+		return map[string]string{"file": writeFile(t, dir, prefix+"-"+name, v+"\n")}
+	}
+}
+
 // momoInstance configures an mtn_momo instance against fake, its secrets
 // in files under dir, its callbacks sent to base.
 func momoInstance(t *testing.T, dir string, fake *momofake.Server, base string) map[string]any {
 	o := fake.Options()
-	secret := func(name, v string) map[string]string {
-		return map[string]string{"file": writeFile(t, dir, "momo-"+name, v+"\n")}
-	}
+	secret := secretFiles(t, dir, "momo")
 	return map[string]any{
 		"name": "momo_gh", "kind": momo.Kind,
 		"methods": []map[string]any{{"code": "gh_mtn", "directions": []string{"payouts", "collections"}}},
@@ -281,9 +287,7 @@ func runReconcile(t *testing.T, args ...string) (stdout, stderr string, code int
 // mpesaInstance configures an mpesa instance against fake.
 func mpesaInstance(t *testing.T, dir string, fake *mpesafake.Server, base string) map[string]any {
 	o := fake.Options()
-	secret := func(name, v string) map[string]string {
-		return map[string]string{"file": writeFile(t, dir, "mpesa-"+name, v+"\n")}
-	}
+	secret := secretFiles(t, dir, "mpesa")
 	return map[string]any{
 		"name": "mpesa_ke", "kind": mpesa.Kind,
 		"methods": []map[string]any{{"code": "ke_mpesa", "directions": []string{"payouts", "collections"}}},

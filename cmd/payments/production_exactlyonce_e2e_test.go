@@ -112,12 +112,18 @@ func TestProductionExactlyOnceRetriesAndDuplicates(t *testing.T) {
 	if n, m := momoFake.ReleaseTransfers(), mpesaFake.ReleaseB2C(); n != 1 || m != 1 {
 		t.Fatalf("released %d transfers and %d B2C payments, want 1 each", n, m)
 	}
-	var transferRef, b2cKey string
-	for _, r := range momoFake.Requests() {
-		if r.Op == momofake.OpTransfer {
-			transferRef = r.ReferenceID
+	// lastMoMoRef is the X-Reference-Id of the last request of op MoMo
+	// received.
+	lastMoMoRef := func(op string) (ref string) {
+		for _, r := range momoFake.Requests() {
+			if r.Op == op {
+				ref = r.ReferenceID
+			}
 		}
+		return ref
 	}
+	transferRef := lastMoMoRef(momofake.OpTransfer)
+	var b2cKey string
 	for _, r := range mpesaFake.Requests() {
 		if r.Op == mpesafake.OpB2C {
 			b2cKey = r.Key
@@ -130,12 +136,8 @@ func TestProductionExactlyOnceRetriesAndDuplicates(t *testing.T) {
 	waitStatus(t, p.addr, "/v1/payouts/"+payMPesa, "payout", "completed", 20*time.Second)
 
 	// And the collections' results once more, long after they settled.
-	var rtpRef, checkoutID string
-	for _, r := range momoFake.Requests() {
-		if r.Op == momofake.OpRequestToPay {
-			rtpRef = r.ReferenceID
-		}
-	}
+	rtpRef := lastMoMoRef(momofake.OpRequestToPay)
+	var checkoutID string
 	for _, m := range mpesaFake.Movements() {
 		if m.Op == mpesafake.OpSTKPush {
 			checkoutID = m.Key
