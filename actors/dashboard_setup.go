@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"payments/ledger"
+	"payments/ledger/team"
 )
 
 // SetupLinkLifetime is how long a first-owner setup link stays usable.
@@ -24,7 +25,7 @@ const SetupLinkLifetime = 24 * time.Hour
 func (s *System) EnsureDashboardSetup(ctx context.Context) (string, error) {
 	st := s.Reader()
 	org, ok := st.FirstOrganization()
-	if !ok || len(st.Members(org.ID)) > 0 {
+	if !ok || len(team.Members(st, org.ID)) > 0 {
 		return "", nil
 	}
 	token, _, err := s.IssueDashboardSetup(ctx, org.ID)
@@ -45,8 +46,8 @@ func (s *System) IssueDashboardSetup(ctx context.Context, orgID string) (string,
 	hash := sha256.Sum256([]byte(token))
 	now := s.Now()
 	expires := now.Add(SetupLinkLifetime)
-	r := s.Propose(ctx, &ledger.CreateInvitation{
-		At: now.UnixMilli(), ID: NewID("inv_"), OrgID: orgID, Role: ledger.RoleOwner, Setup: true,
+	r := s.Propose(ctx, &team.CreateInvitation{
+		At: now.UnixMilli(), ID: NewID("inv_"), OrgID: orgID, Role: team.RoleOwner, Setup: true,
 		TokenHash: string(hash[:]), ExpiresAt: expires.UnixMilli(),
 	})
 	if r.Err != nil {

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"payments/actors/app"
-	"payments/ledger"
+	"payments/ledger/team"
 )
 
 // dashClient is a cookie-keeping client that does not follow redirects, so
@@ -143,12 +143,12 @@ func TestDashboardSignInTeamAndLockOut(t *testing.T) {
 	owner := setUpDashboardOwner(t, st, "owner@golden.example")
 
 	// Signed in: the Team dashPage lists the owner, with the owner's forms.
-	team := owner.get("/dashboard/team")
-	wantDashStatus(t, "the team page", team, 200)
-	if !strings.Contains(team.body, "owner@golden.example") || !strings.Contains(team.body, `id="invite"`) {
-		t.Fatalf("team page: %s", team.body)
+	teamPage := owner.get("/dashboard/team")
+	wantDashStatus(t, "the team page", teamPage, 200)
+	if !strings.Contains(teamPage.body, "owner@golden.example") || !strings.Contains(teamPage.body, `id="invite"`) {
+		t.Fatalf("team page: %s", teamPage.body)
 	}
-	csrf := team.csrf(t)
+	csrf := teamPage.csrf(t)
 
 	// An invitation: refused without the token, from another site, and
 	// for an unknown role; made with them.
@@ -191,7 +191,7 @@ func TestDashboardSignInTeamAndLockOut(t *testing.T) {
 	wantDashStatus(t, "a sign-in without the CSRF token", stranger.post("/dashboard/sign-in", url.Values{"email": {"viewer@golden.example"}, "password": {viewerPassword}}), 403)
 	wantDashStatus(t, "an unknown address", stranger.post("/dashboard/sign-in", url.Values{"csrf": {fcsrf}, "email": {"nobody@golden.example"}, "password": {viewerPassword}}), 401)
 	var failedID string
-	for i := 0; i < ledger.SignInFailuresFree; i++ {
+	for i := 0; i < team.SignInFailuresFree; i++ {
 		p := stranger.post("/dashboard/sign-in", url.Values{"csrf": {fcsrf}, "email": {"viewer@golden.example"}, "password": {"wrong password " + string(rune('a'+i))}})
 		wantDashStatus(t, "a wrong password", p, 401)
 		failedID = p.header.Get("x-request-id")
@@ -217,13 +217,13 @@ func TestDashboardSignInTeamAndLockOut(t *testing.T) {
 	// session ends with it.
 	var viewerID string
 	org, _ := st.sys.Reader().FirstOrganization()
-	for _, m := range st.sys.Reader().Members(org.ID) {
+	for _, m := range team.Members(st.sys.Reader(), org.ID) {
 		if m.Email == "viewer@golden.example" {
 			viewerID = m.ID
 		}
 	}
 	wantDashStatus(t, "a role change", again.post("/dashboard/team/members/"+viewerID+"/role", url.Values{"csrf": {ateam.csrf(t)}, "role": {"developer"}}), 303)
-	if m, _ := st.sys.Reader().Member(viewerID); m.Role != ledger.RoleDeveloper {
+	if m, _ := team.MemberByID(st.sys.Reader(), viewerID); m.Role != team.RoleDeveloper {
 		t.Fatalf("role is %s", m.Role)
 	}
 	wantDashStatus(t, "the removal", again.post("/dashboard/team/members/"+viewerID+"/remove", url.Values{"csrf": {ateam.csrf(t)}}), 303)
@@ -240,7 +240,7 @@ func TestDashboardSignInTeamAndLockOut(t *testing.T) {
 
 	// The request log: the member is the actor of what they did; a failed
 	// sign-in is on the organization's record; no password anywhere.
-	rec := waitRecord(t, st, st.addr, st.key, team.header.Get("x-request-id"))
+	rec := waitRecord(t, st, st.addr, st.key, teamPage.header.Get("x-request-id"))
 	actor, _ := rec["actor"].(map[string]any)
 	if actor["type"] != "member" || actor["id"] == nil || rec["keyId"] != nil {
 		t.Fatalf("a member's request recorded as %v", rec)
@@ -286,7 +286,7 @@ func TestDashboardTeamIsolation(t *testing.T) {
 	tok := "setup-link-token-of-org-b-0123456789abcdefg"
 	hash := sha256.Sum256([]byte(tok))
 	now := time.Now()
-	if rep := st.sys.Propose(t.Context(), &ledger.CreateInvitation{At: now.UnixMilli(), ID: "inv_orgb", OrgID: orgB, Role: ledger.RoleOwner,
+	if rep := st.sys.Propose(t.Context(), &team.CreateInvitation{At: now.UnixMilli(), ID: "inv_orgb", OrgID: orgB, Role: team.RoleOwner,
 		Setup: true, TokenHash: string(hash[:]), ExpiresAt: now.Add(time.Hour).UnixMilli()}); rep.Err != nil || rep.Result.Err != nil {
 		t.Fatalf("org B's setup link: %v %v", rep.Err, rep.Result.Err)
 	}
@@ -300,10 +300,10 @@ func TestDashboardTeamIsolation(t *testing.T) {
 	if strings.Contains(teamB.body, "a@golden.example") || !strings.Contains(teamB.body, "b@golden.example") {
 		t.Fatalf("org B's team page: %s", teamB.body)
 	}
-	a, _ := st.sys.Reader().MemberByEmail("a@golden.example")
+	a, _ := team.MemberByEmail(st.sys.Reader(), "a@golden.example")
 	wantDashStatus(t, "B's owner demoting A's owner", ownerB.post("/dashboard/team/members/"+a.ID+"/role", url.Values{"csrf": {teamB.csrf(t)}, "role": {"viewer"}}), 404)
 	wantDashStatus(t, "B's owner removing A's owner", ownerB.post("/dashboard/team/members/"+a.ID+"/remove", url.Values{"csrf": {teamB.csrf(t)}}), 404)
-	if m, _ := st.sys.Reader().Member(a.ID); m.Role != ledger.RoleOwner || m.Removed {
+	if m, _ := team.MemberByID(st.sys.Reader(), a.ID); m.Role != team.RoleOwner || m.Removed {
 		t.Fatalf("A's owner changed: %+v", m)
 	}
 	teamA := ownerA.get("/dashboard/team")
@@ -378,7 +378,7 @@ func TestDashboardSetupLinkForNewOrganization(t *testing.T) {
 	}
 	wantDashStatus(t, "the setup", b.post(path, url.Values{"csrf": {form.csrf(t)}, "email": {"c@golden.example"},
 		"password": {dashOwnerPassword}, "confirm": {dashOwnerPassword}}), 303)
-	if m, ok := st.sys.Reader().MemberByEmail("c@golden.example"); !ok || m.OrgID != orgC || m.Role != "owner" {
+	if m, ok := team.MemberByEmail(st.sys.Reader(), "c@golden.example"); !ok || m.OrgID != orgC || m.Role != "owner" {
 		t.Fatalf("org C's owner: %+v %v", m, ok)
 	}
 	if r := st.do("POST", "/v1/organizations/"+orgC+"/dashboard-setup-link", st.key, nil); r.status != 409 {
@@ -437,7 +437,7 @@ func TestDashboardChangePassword(t *testing.T) {
 	}
 	wantDashStatus(t, "a change without the CSRF token", owner.post("/dashboard/account/password",
 		url.Values{"current": {dashOwnerPassword}, "password": {newPassword}, "confirm": {newPassword}}), 403)
-	m, _ := st.sys.Reader().MemberByEmail("owner@account.example")
+	m, _ := team.MemberByEmail(st.sys.Reader(), "owner@account.example")
 	if ok, _ := app.VerifyPassword(m.PasswordHash, dashOwnerPassword); !ok || m.FailedSignIns != 1 {
 		t.Fatalf("after the refusals: the old password no longer signs in, or the wrong one was not counted (%d)", m.FailedSignIns)
 	}
@@ -456,7 +456,7 @@ func TestDashboardChangePassword(t *testing.T) {
 	if got := signIn(newDashClient(t, st), dashOwnerPassword); got != 401 {
 		t.Fatalf("the old password signs in: %d", got)
 	}
-	m, _ = st.sys.Reader().MemberByEmail("owner@account.example")
+	m, _ = team.MemberByEmail(st.sys.Reader(), "owner@account.example")
 	if m.FailedSignIns != 1 { // the old password's sign-in just now; the change cleared the one before
 		t.Fatalf("%d failed sign-ins after the change and one wrong sign-in, want 1", m.FailedSignIns)
 	}
@@ -483,7 +483,7 @@ func TestDashboardChangePassword(t *testing.T) {
 
 	// Guessing the current password from a signed-in session meets the
 	// sign-in lock-out: locked, even the right one changes nothing.
-	for i := range ledger.SignInFailuresFree {
+	for i := range team.SignInFailuresFree {
 		wantDashStatus(t, fmt.Sprint("wrong current password ", i+1), change("guess "+fmt.Sprint(i), "another fine password", "another fine password"), 403)
 	}
 	locked := change(newPassword, "another fine password", "another fine password")
@@ -505,12 +505,12 @@ func TestDashboardPasswordResetLink(t *testing.T) {
 	st := newStack(t, stackOptions{publicBase: "http://pay.example"})
 	owner := setUpDashboardOwner(t, st, "owner@reset.example")
 	wantDashStatus(t, "the owner's session", owner.get("/dashboard"), 200)
-	m, _ := st.sys.Reader().MemberByEmail("owner@reset.example")
+	m, _ := team.MemberByEmail(st.sys.Reader(), "owner@reset.example")
 	org := m.OrgID
 	// Locked out by wrong passwords.
 	stranger := newDashClient(t, st)
 	form := stranger.get("/dashboard/sign-in")
-	for i := range ledger.SignInFailuresFree {
+	for i := range team.SignInFailuresFree {
 		stranger.post("/dashboard/sign-in", url.Values{"csrf": {form.csrf(t)}, "email": {"owner@reset.example"}, "password": {fmt.Sprint("forgotten ", i)}})
 	}
 
@@ -553,9 +553,9 @@ func TestDashboardPasswordResetLink(t *testing.T) {
 	b := newDashClient(t, st)
 	wantDashStatus(t, "the revoked first link", b.get(firstPath), 404)
 	wantDashStatus(t, "a reset link under the invitations' path", b.get("/dashboard/invitations/"+path), 404)
-	team := owner.get("/dashboard/team")
-	if strings.Contains(team.body, "Pending invitations") {
-		t.Fatalf("the team page lists the reset link as an invitation: %s", team.body)
+	teamPage := owner.get("/dashboard/team")
+	if strings.Contains(teamPage.body, "Pending invitations") {
+		t.Fatalf("the team page lists the reset link as an invitation: %s", teamPage.body)
 	}
 
 	page := b.get("/dashboard/reset/" + path)
@@ -571,14 +571,14 @@ func TestDashboardPasswordResetLink(t *testing.T) {
 	wantDashStatus(t, "the new session", b.get("/dashboard"), 200)
 	wantDashStatus(t, "the owner's session from before", owner.get("/dashboard"), 303)
 	wantDashStatus(t, "the link again", newDashClient(t, st).get("/dashboard/reset/"+path), 404)
-	if m, _ := st.sys.Reader().MemberByEmail("owner@reset.example"); m.ID == "" || m.Role != "owner" || m.LockedUntil != 0 || m.FailedSignIns != 0 {
+	if m, _ := team.MemberByEmail(st.sys.Reader(), "owner@reset.example"); m.ID == "" || m.Role != "owner" || m.LockedUntil != 0 || m.FailedSignIns != 0 {
 		t.Fatalf("the member after the reset: %+v", m)
 	}
 	signIn := newDashClient(t, st)
 	form = signIn.get("/dashboard/sign-in")
 	wantDashStatus(t, "signing in with the new password", signIn.post("/dashboard/sign-in", url.Values{"csrf": {form.csrf(t)},
 		"email": {"owner@reset.example"}, "password": {newPassword}}), 303)
-	if n := len(st.sys.Reader().Members(org)); n != 1 {
+	if n := len(team.Members(st.sys.Reader(), org)); n != 1 {
 		t.Fatalf("%d members after the reset, want 1", n)
 	}
 }
@@ -605,7 +605,7 @@ func TestDashboardIdleTimeout(t *testing.T) {
 	if loc := p.header.Get("Location"); loc != "/dashboard/sign-in?idle=1&next=%2Fdashboard%2Fpayouts" {
 		t.Fatalf("after the idle timeout, to %q", loc)
 	}
-	if sess, ok := st.sys.Reader().DashboardSessionByToken(sha256.Sum256([]byte(token))); !ok || !sess.Ended {
+	if sess, ok := team.SessionByToken(st.sys.Reader(), sha256.Sum256([]byte(token))); !ok || !sess.Ended {
 		t.Fatalf("the idle session in the ledger: %+v %v", sess, ok)
 	}
 	signIn := owner.get(p.header.Get("Location"))

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"payments/ledger"
+	"payments/ledger/team"
 	"payments/rails"
 )
 
@@ -70,7 +71,7 @@ func TestDashboardPagesKeepOrganizationsApart(t *testing.T) {
 	tok := "setup-link-token-of-pages-org-b-0123456789a"
 	hash := sha256.Sum256([]byte(tok))
 	now := time.Now()
-	if rep := st.sys.Propose(t.Context(), &ledger.CreateInvitation{At: now.UnixMilli(), ID: "inv_pagesb", OrgID: orgB, Role: ledger.RoleOwner,
+	if rep := st.sys.Propose(t.Context(), &team.CreateInvitation{At: now.UnixMilli(), ID: "inv_pagesb", OrgID: orgB, Role: team.RoleOwner,
 		Setup: true, TokenHash: string(hash[:]), ExpiresAt: now.Add(time.Hour).UnixMilli()}); rep.Err != nil || rep.Result.Err != nil {
 		t.Fatalf("B's setup link: %v %v", rep.Err, rep.Result.Err)
 	}

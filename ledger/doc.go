@@ -9,12 +9,14 @@
 // This package is the kernel: what every feature shares (organizations,
 // keys, balances and the journal, payouts and collections, events, the
 // clock, the state store and its layout) and, for now, most features. A
-// feature may live in a sub-package instead (ledger/recipients is the
-// first), on the extension points of feature.go: its commands, its kinds
-// of record, its part of every State and the hooks it adds to the kernel's
-// rules. Sub-packages keep this package's rules (below, and the "Never"
-// section: TestLedgerIsPure reads them too); package raft links them all,
-// and so do this package's tests (features_test.go).
+// feature may live in a sub-package instead, on the extension points of
+// feature.go: its commands, its kinds of record and their lookups, its
+// part of every State and the hooks it adds to the kernel's rules. So far
+// ledger/recipients (saved payout destinations) and ledger/team (the
+// dashboard's members, invitations and sessions) do. Sub-packages keep
+// this package's rules (below, and the "Never" section: TestLedgerIsPure
+// reads them too); package raft links them all, and so do this package's
+// tests (features_test.go).
 //
 // # Role
 //
@@ -139,8 +141,8 @@
 //	                   RecordWebhookAttempt with startedAt appended,
 //	                   instead of 75
 //	invitation ('I')   bool(true) for a password reset link (command kind
-//	                   109, CreatePasswordReset); an invitation or setup
-//	                   link has none
+//	                   109, team.CreatePasswordReset); an invitation or
+//	                   setup link has none
 //	payout ('p'),      str(attempt), the request attempt that created it
 //	collection ('c'),  (decided.go), for a record created through command
 //	order ('z')        kind 110, Decided, with one

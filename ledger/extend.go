@@ -28,6 +28,7 @@ import (
 //	70–89  webhooks: endpoints, secrets, deliveries
 //	90–99  key controls: spend caps and IP allowlists
 //	100–109 dashboard team members: invitations, members, sessions
+//	       (package team)
 //	110–119 final answers by reference (decided.go)
 //	120–129 the deployment's id key (120, publicids.go) and the
 //	       production rails: provider instructions (121–124,

@@ -1,10 +1,13 @@
 package ledger
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
 
-// A feature may live in a sub-package of ledger (ledger/recipients is the
-// first): its types, its commands, their rules and codecs, and its reads,
-// on the kernel this file exports. The kernel keeps what every feature
+// A feature may live in a sub-package of ledger (ledger/recipients,
+// ledger/team): its types, its commands, their rules and codecs, and its
+// reads, on the kernel this file exports. The kernel keeps what every feature
 // shares — organizations, keys, balances and the journal, payouts and
 // collections, the events, the state store's layout — and calls a feature
 // only through what the feature registered:
@@ -13,9 +16,12 @@ import "fmt"
 //     init function (RegisterCommand, registerFields), under kind numbers
 //     of the feature's range (extend.go);
 //   - its kinds of record are RecordKinds (NewRecordKind), each with a tag
-//     of layout.go, the one place where tags are allotted;
+//     of layout.go, the one place where tags are allotted, and the lookups
+//     its records are found by (RecordSpec.Lookups);
 //   - what it keeps in a State is made by the function it gives
-//     AddFeature, which NewState (and so Load) calls for every State;
+//     AddFeature, which NewState (and so Load) calls for every State,
+//     with the maps it keeps beside its stores rebuilt as Load reads the
+//     open records back (Store.OnLoad);
 //   - a kernel rule it takes part in is a hook it adds from there
 //     (AddPayoutCheck);
 //   - its outcomes travel in Result.Value, which the package reads back
@@ -48,13 +54,25 @@ func RegisterFieldsCommand[T any, P FieldsCommand[T]](k Kind) {
 // name in messages, where its id and organization are, and its codec, one
 // method that both writes and reads it in its frozen order. A kind without
 // Open keeps every record in memory (records that grow with merchants, not
-// with payments).
+// with payments). Lookups are the unique keys its records are found by.
 type RecordSpec[V any] struct {
-	Tag    byte
-	Name   string
-	ID     func(*V) (id, org string)
-	Fields func(*V, *Codec)
-	Open   func(*V) bool
+	Tag     byte
+	Name    string
+	ID      func(*V) (id, org string)
+	Fields  func(*V, *Codec)
+	Open    func(*V) bool
+	Lookups []Lookup[V]
+}
+
+// Lookup is a unique index of a feature's kind of record, which
+// Store.Find and ReadFind search: Key is a record's key in it, "" for none
+// yet. A key is set once, when the record first has it, and never removed
+// (a token's hash, an email address). Name is one byte, unique within the
+// kind; it is part of the state store's layout, so it is frozen like the
+// tag.
+type Lookup[V any] struct {
+	Name byte
+	Key  func(*V) string
 }
 
 // RecordKind is a feature's kind of record.
@@ -71,8 +89,12 @@ func NewRecordKind[V any](sp RecordSpec[V]) RecordKind[V] {
 		panic(fmt.Sprintf("ledger: tag %q registered twice", sp.Tag))
 	}
 	fields := sp.Fields
+	var lookups []lookup[V]
+	for _, l := range sp.Lookups {
+		lookups = append(lookups, lookup[V]{name: l.Name, key: l.Key})
+	}
 	k := &kind[V]{
-		tag: sp.Tag, name: sp.Name, id: sp.ID, open: sp.Open,
+		tag: sp.Tag, name: sp.Name, id: sp.ID, open: sp.Open, lookups: lookups,
 		enc: func(e *Encoder, v *V) {
 			e.generic = Codec{enc: e}
 			fields(v, &e.generic)
@@ -112,6 +134,27 @@ func (st Store[V]) Put(v V) { st.t.put(v) }
 // Count is how many records of a kind without Open an organization has.
 func (st Store[V]) Count(org string) int { return st.t.count(org) }
 
+// Each calls fn with every record of a kind without Open that org has, in
+// creation order: those are all in memory, so a rule over an
+// organization's records (its owners) reads no state store.
+func (st Store[V]) Each(org string, fn func(V)) { st.t.each(org, fn) }
+
+// Find returns the record whose lookup index name (RecordSpec.Lookups)
+// holds key, open or closed; "" finds nothing.
+func (st Store[V]) Find(name byte, key string) (V, bool) { return st.t.find(name, key) }
+
+// Taken reports whether a record in memory has id. It is the check of a
+// new id on the hot path: ids are drawn by the leader at random, so a
+// clash with a closed record, which only the state store holds, is not
+// looked for (store.go, taken).
+func (st Store[V]) Taken(id string) bool { return st.t.taken(id) }
+
+// OnLoad sets fn, which Load calls with each open record it reads back
+// into memory, so that the feature rebuilds the maps it keeps beside the
+// store (a member's live sessions). It is called from the function a
+// feature gives AddFeature.
+func (st Store[V]) OnLoad(fn func(*V)) { st.t.index = fn }
+
 // Feature is the handle of what a feature keeps in every State.
 type Feature[T any] struct{ i int }
 
@@ -143,8 +186,43 @@ func ReadOwned[V any](r *Reader, k RecordKind[V], org, id string) (V, bool) {
 	return readOwned(r, k.k, org, id)
 }
 
+// ReadRecord returns the record of kind k with id, whatever its
+// organization: for records found by something other than their
+// organization's request (a session's member).
+func ReadRecord[V any](r *Reader, k RecordKind[V], id string) (V, bool) {
+	return readRecord(r, k.k, id)
+}
+
+// ReadFind returns the record of kind k whose lookup index name holds key,
+// from the committed state store; "" finds nothing.
+func ReadFind[V any](r *Reader, k RecordKind[V], name byte, key string) (V, bool) {
+	return readFind(r, k.k, name, key)
+}
+
 // ReadList returns one page of an organization's records of kind k, newest
 // first from before, keeping those that keep accepts (nil: all).
 func ReadList[V any](r *Reader, k RecordKind[V], org string, before Cursor, limit int, keep func(*V) bool) Page[V] {
 	return readPage(r, k.k, k.k.listPrefix(org), before, limit, keep)
+}
+
+// AppendedFlag reads or writes a flag appended to a kind of record after
+// its format was frozen (doc.go, "Appended fields"): written only when
+// true, as the record's last byte, so a record without it keeps the older
+// format's bytes; read only when bytes remain. A false flag written would
+// not re-encode as read, so reading one fails.
+func (f *Codec) AppendedFlag(p *bool) {
+	if f.enc != nil {
+		if *p {
+			f.enc.bool(true)
+		}
+		return
+	}
+	d := f.dec
+	if !d.more() {
+		*p = false
+		return
+	}
+	if *p = d.bool(); !*p && d.err == nil {
+		d.fail(errors.New("ledger: an appended flag that is false"))
+	}
 }

@@ -37,9 +37,9 @@ const (
 	tagOrderDeposit     byte = 'o' // orderdeposit.go: an order deposit made under a reference
 	tagSpendCharge      byte = 'C' // spendcap.go: a key's charges not yet settled
 	tagIDKey            byte = 'K' // publicids.go: the deployment's key for public entry and event ids
-	tagMember           byte = 'M' // member.go: dashboard team members
-	tagInvitation       byte = 'I' // member.go: invitations and setup links
-	tagDashboardSession byte = 'D' // member.go: dashboard sessions
+	TagMember           byte = 'M' // package team: dashboard team members
+	TagInvitation       byte = 'I' // package team: invitations, setup and password reset links
+	TagDashboardSession byte = 'D' // package team: dashboard sessions
 	tagRefusal          byte = 'F' // decided.go: creates refused under a reference
 	tagInstruction      byte = 'P' // instruction.go: payouts' and collections' instructions to providers
 	tagProvider         byte = 'Q' // depositfeed.go: a provider instance's deposit feed and indexes

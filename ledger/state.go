@@ -68,7 +68,6 @@ type State struct {
 
 	spendCharges *store[spendCharge] // spendcap.go: charges of debits not yet settled
 	refusals     *store[Refusal]     // decided.go: creates refused under a reference
-	team         *teamState          // member.go: members, invitations, dashboard sessions
 
 	// The production rails: instructions to providers, their deposit
 	// feeds and float fundings (instruction.go, depositfeed.go,
@@ -182,7 +181,6 @@ func NewState(kv KVReader) *State {
 	s.deposits = newDepositState(s)
 	s.registerOrders()
 	s.initSpendCaps()
-	s.initTeam()
 	s.refusals = addStore(s, refusalKind)
 	s.instructions = addStore(s, instructionKind)
 	s.providers = addStore(s, providerKind)
@@ -337,11 +335,6 @@ type Result struct {
 	// (orderdeposit.go).
 	Order        *Order
 	OrderDeposit *OrderDeposit
-
-	// Team members (member.go).
-	Member           *Member
-	Invitation       *Invitation
-	DashboardSession *DashboardSession
 
 	// The production rails (instruction.go, depositfeed.go, treasury.go).
 	Instruction  *Instruction

@@ -10,6 +10,7 @@ import (
 
 	"payments/actors"
 	"payments/ledger"
+	"payments/ledger/team"
 )
 
 // The dashboard's team: members, their invitations and one-time links,
@@ -66,7 +67,7 @@ func (a *App) InviteMember(c Caller, email, role string) Link {
 	token := NewToken()
 	now := a.sys.Now()
 	expires := now.Add(invitationLifetime)
-	r := a.propose(&ledger.CreateInvitation{
+	r := a.propose(&team.CreateInvitation{
 		At: now.UnixMilli(), ID: actors.NewID("inv_"), OrgID: c.OrgID, Email: email, Role: role,
 		TokenHash: tokenHash(token), InvitedBy: c.Member, ExpiresAt: expires.UnixMilli(),
 	})
@@ -79,7 +80,7 @@ func (a *App) RevokeInvitation(c Caller, id string) actors.Reply {
 	if e := a.owner(c); e != nil {
 		return refused(e)
 	}
-	return a.propose(&ledger.RevokeInvitation{At: a.sys.Now().UnixMilli(), OrgID: c.OrgID, ID: id})
+	return a.propose(&team.RevokeInvitation{At: a.sys.Now().UnixMilli(), OrgID: c.OrgID, ID: id})
 }
 
 // SetMemberRole changes the role of a member of the caller's organization.
@@ -87,7 +88,7 @@ func (a *App) SetMemberRole(c Caller, memberID, role string) actors.Reply {
 	if e := a.owner(c); e != nil {
 		return refused(e)
 	}
-	return a.propose(&ledger.SetMemberRole{At: a.sys.Now().UnixMilli(), OrgID: c.OrgID, MemberID: memberID, Role: role})
+	return a.propose(&team.SetRole{At: a.sys.Now().UnixMilli(), OrgID: c.OrgID, MemberID: memberID, Role: role})
 }
 
 // RemoveMember takes a member off the caller's team and ends their
@@ -100,7 +101,7 @@ func (a *App) RemoveMember(c Caller, memberID string) actors.Reply {
 	if memberID == c.Member {
 		return refused(&ledger.Error{Code: ledger.CodeConflict, Message: "You cannot remove yourself: another owner can."})
 	}
-	return a.propose(&ledger.RemoveMember{At: a.sys.Now().UnixMilli(), OrgID: c.OrgID, MemberID: memberID})
+	return a.propose(&team.RemoveMember{At: a.sys.Now().UnixMilli(), OrgID: c.OrgID, MemberID: memberID})
 }
 
 // CreatePasswordReset issues, for the operator, a one-time link that sets
@@ -113,7 +114,7 @@ func (a *App) CreatePasswordReset(_ Caller, orgID, email string) Link {
 	token := NewToken()
 	now := a.sys.Now()
 	expires := now.Add(passwordResetLinkLifetime)
-	r := a.propose(&ledger.CreatePasswordReset{At: now.UnixMilli(), ID: actors.NewID("inv_"), OrgID: orgID,
+	r := a.propose(&team.CreatePasswordReset{At: now.UnixMilli(), ID: actors.NewID("inv_"), OrgID: orgID,
 		Email: email, TokenHash: tokenHash(token), ExpiresAt: expires.UnixMilli()})
 	return Link{r, token, expires}
 }
@@ -137,8 +138,8 @@ func (a *App) DashboardSetupLink(_ Caller, orgID string) Link {
 // owner refuses a caller who is not an owner of its organization: only
 // owners manage the team.
 func (a *App) owner(c Caller) *ledger.Error {
-	m, ok := a.sys.Reader().Member(c.Member)
-	if !ok || m.Removed || m.OrgID != c.OrgID || m.Role != ledger.RoleOwner {
+	m, ok := team.MemberByID(a.sys.Reader(), c.Member)
+	if !ok || m.Removed || m.OrgID != c.OrgID || m.Role != team.RoleOwner {
 		return &ledger.Error{Code: ledger.CodeForbidden, Message: "Only an owner manages the team."}
 	}
 	return nil
@@ -148,11 +149,11 @@ var errOrganizationNotFound = &ledger.Error{Code: ledger.CodeNotFound, Message: 
 
 // PendingInvitation returns the invitation (an owner's, a setup link or a
 // password reset) whose link carries token, if it can still be accepted.
-func (a *App) PendingInvitation(token string) (ledger.Invitation, bool) {
+func (a *App) PendingInvitation(token string) (team.Invitation, bool) {
 	if len(token) != TokenLen {
-		return ledger.Invitation{}, false
+		return team.Invitation{}, false
 	}
-	inv, found := a.sys.Reader().InvitationByToken(sha256.Sum256([]byte(token)))
+	inv, found := team.InvitationByToken(a.sys.Reader(), sha256.Sum256([]byte(token)))
 	return inv, found && inv.Pending(a.sys.Now().UnixMilli())
 }
 
@@ -162,7 +163,7 @@ type Session struct {
 	ID        string
 	Token     string
 	ExpiresAt time.Time
-	Member    ledger.Member
+	Member    team.Member
 }
 
 // Acceptance accepts a one-time link: the member it makes (or, for a
@@ -190,14 +191,14 @@ func (a *App) AcceptInvitation(in Acceptance) (Session, error) {
 		return Session{}, &ledger.Error{Code: ledger.CodeValidation, Message: "The password " + why + "."}
 	}
 	now := a.sys.Now()
-	r := a.propose(&ledger.AcceptInvitation{
+	r := a.propose(&team.AcceptInvitation{
 		At: now.UnixMilli(), TokenHash: tokenHash(in.Token), MemberID: actors.NewID("mem_"),
 		Email: email, PasswordHash: hashPassword(in.Password),
 	})
 	if err := replyErr(r); err != nil {
 		return Session{}, err
 	}
-	return a.startSession(*r.Result.Member, now)
+	return a.startSession(*team.MemberOf(r.Result), now)
 }
 
 // SignIn checks a member's email and password and starts their session.
@@ -207,7 +208,7 @@ func (a *App) AcceptInvitation(in Acceptance) (Session, error) {
 // ledger locks them out past a few in a row). The member the email names
 // comes back with a refusal too, for the request log.
 func (a *App) SignIn(email, password string) (Session, error) {
-	m, found := a.sys.Reader().MemberByEmail(email)
+	m, found := team.MemberByEmail(a.sys.Reader(), email)
 	if !found || m.Removed || email == "" {
 		verifyDecoy(password)
 		return Session{}, errWrongSignIn
@@ -243,48 +244,48 @@ func lockWords(ms int64) string {
 
 // checkCurrentPassword reports whether password is m's; a wrong one counts
 // as a failed sign-in.
-func (a *App) checkCurrentPassword(m *ledger.Member, password string, now time.Time) bool {
+func (a *App) checkCurrentPassword(m *team.Member, password string, now time.Time) bool {
 	ok, err := VerifyPassword(m.PasswordHash, password)
 	if err != nil {
 		a.cfg.Logger.Error("a member's password hash is unreadable", "member", m.ID, "err", err)
 	}
 	if !ok {
-		if err := replyErr(a.propose(&ledger.RecordSignInFailure{At: now.UnixMilli(), MemberID: m.ID})); err != nil {
+		if err := replyErr(a.propose(&team.RecordSignInFailure{At: now.UnixMilli(), MemberID: m.ID})); err != nil {
 			a.cfg.Logger.Warn("recording a failed sign-in", "member", m.ID, "err", err)
 		}
 	}
 	return ok
 }
 
-func (a *App) startSession(m ledger.Member, now time.Time) (Session, error) {
+func (a *App) startSession(m team.Member, now time.Time) (Session, error) {
 	token := NewToken()
 	expires := now.Add(DashboardSessionLifetime)
-	r := a.propose(&ledger.StartDashboardSession{
+	r := a.propose(&team.StartSession{
 		At: now.UnixMilli(), ID: actors.NewID("dss_"), MemberID: m.ID,
 		TokenHash: tokenHash(token), ExpiresAt: expires.UnixMilli(),
 	})
 	if err := replyErr(r); err != nil {
 		return Session{}, err
 	}
-	return Session{ID: r.Result.DashboardSession.ID, Token: token, ExpiresAt: expires, Member: m}, nil
+	return Session{ID: team.SessionOf(r.Result).ID, Token: token, ExpiresAt: expires, Member: m}, nil
 }
 
 // DashboardSession returns the live session a cookie's token names and its
 // member, still on the team. Both come from one pinned view: a password
 // change or a removal updates the member and ends its sessions at once.
-func (a *App) DashboardSession(token string) (ledger.DashboardSession, ledger.Member, bool) {
+func (a *App) DashboardSession(token string) (team.Session, team.Member, bool) {
 	if len(token) != TokenLen {
-		return ledger.DashboardSession{}, ledger.Member{}, false
+		return team.Session{}, team.Member{}, false
 	}
 	st, release := a.sys.Reader().Pinned()
 	defer release()
-	sess, found := st.DashboardSessionByToken(sha256.Sum256([]byte(token)))
+	sess, found := team.SessionByToken(st, sha256.Sum256([]byte(token)))
 	if !found || !sess.Live(a.sys.Now().UnixMilli()) {
-		return ledger.DashboardSession{}, ledger.Member{}, false
+		return team.Session{}, team.Member{}, false
 	}
-	m, found := st.Member(sess.MemberID)
+	m, found := team.MemberByID(st, sess.MemberID)
 	if !found || m.Removed || m.OrgID != sess.OrgID {
-		return ledger.DashboardSession{}, ledger.Member{}, false
+		return team.Session{}, team.Member{}, false
 	}
 	return sess, m, true
 }
@@ -292,7 +293,7 @@ func (a *App) DashboardSession(token string) (ledger.DashboardSession, ledger.Me
 // EndDashboardSession ends a session everywhere: signed out, or idle for
 // too long. The error is a *ledger.Error or one of the actors' errors.
 func (a *App) EndDashboardSession(id string) error {
-	return replyErr(a.propose(&ledger.EndDashboardSession{At: a.sys.Now().UnixMilli(), ID: id}))
+	return replyErr(a.propose(&team.EndSession{At: a.sys.Now().UnixMilli(), ID: id}))
 }
 
 // PasswordChange is a signed-in member's change of their own password.
@@ -309,7 +310,7 @@ type PasswordChange struct {
 // nothing (rate_limited); a new password that breaks the rules is refused
 // (validation_error).
 func (a *App) ChangePassword(c Caller, in PasswordChange) error {
-	m, ok := a.sys.Reader().Member(c.Member)
+	m, ok := team.MemberByID(a.sys.Reader(), c.Member)
 	if !ok || m.Removed {
 		return &ledger.Error{Code: ledger.CodeNotFound, Message: "Member not found"}
 	}
@@ -334,7 +335,7 @@ func (a *App) ChangePassword(c Caller, in PasswordChange) error {
 	if problem != "" {
 		return &ledger.Error{Code: ledger.CodeValidation, Message: problem}
 	}
-	return replyErr(a.propose(&ledger.ChangeMemberPassword{At: now.UnixMilli(), OrgID: m.OrgID, MemberID: m.ID,
+	return replyErr(a.propose(&team.ChangePassword{At: now.UnixMilli(), OrgID: m.OrgID, MemberID: m.ID,
 		PasswordHash: hashPassword(in.New), KeepSessionID: in.KeepSessionID}))
 }
 

@@ -5,6 +5,7 @@ import (
 
 	"payments/actors/app"
 	"payments/ledger"
+	"payments/ledger/team"
 )
 
 const goodPassword = "violet tractor sings"
@@ -45,7 +46,7 @@ func TestSetupLinkAndSessions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sess.Member.Role != ledger.RoleOwner || sess.Member.OrgID != s.org || len(sess.Token) != app.TokenLen {
+	if sess.Member.Role != team.RoleOwner || sess.Member.OrgID != s.org || len(sess.Token) != app.TokenLen {
 		t.Fatalf("the session: %+v", sess)
 	}
 	if _, ok := s.app.PendingInvitation(link.Token); ok {
@@ -92,7 +93,7 @@ func TestSignIn(t *testing.T) {
 			t.Fatalf("%s: no session token", c.name)
 		}
 	}
-	for i := 1; i < ledger.SignInFailuresFree; i++ {
+	for i := 1; i < team.SignInFailuresFree; i++ {
 		if _, err := s.app.SignIn("owner@zouk.example", "wrong password"); codeOf(err) != ledger.CodeUnauthorized {
 			t.Fatalf("wrong password %d: %v", i+1, err)
 		}
@@ -109,16 +110,16 @@ func TestTeam(t *testing.T) {
 	s := newStack(t, stackOptions{})
 	owner := s.firstOwner(t, "owner@zouk.example")
 	me := app.Caller{OrgID: s.org, Member: owner.Member.ID}
-	link := s.app.InviteMember(me, "dev@zouk.example", ledger.RoleDeveloper)
+	link := s.app.InviteMember(me, "dev@zouk.example", team.RoleDeveloper)
 	mustApply(t, "invite", link.Reply)
-	if link.Result.Invitation.InvitedBy != owner.Member.ID {
-		t.Fatalf("invitation %+v", link.Result.Invitation)
+	if team.InvitationOf(link.Result).InvitedBy != owner.Member.ID {
+		t.Fatalf("invitation %+v", team.InvitationOf(link.Result))
 	}
 	dev, err := s.app.AcceptInvitation(app.Acceptance{Token: link.Token, Email: "ignored@zouk.example", Password: "dev tractor sings"})
-	if err != nil || dev.Member.Email != "dev@zouk.example" || dev.Member.Role != ledger.RoleDeveloper {
+	if err != nil || dev.Member.Email != "dev@zouk.example" || dev.Member.Role != team.RoleDeveloper {
 		t.Fatalf("the invited member: %+v %v", dev.Member, err)
 	}
-	revoked := s.app.InviteMember(me, "later@zouk.example", ledger.RoleViewer)
+	revoked := s.app.InviteMember(me, "later@zouk.example", team.RoleViewer)
 	mustApply(t, "second invitation", revoked.Reply)
 	for _, c := range []struct {
 		name string
@@ -126,22 +127,22 @@ func TestTeam(t *testing.T) {
 		want ledger.Code
 	}{
 		{"a developer invites", func() ledger.Code {
-			return replyCode(t, s.app.InviteMember(app.Caller{OrgID: s.org, Member: dev.Member.ID}, "x@zouk.example", ledger.RoleOwner).Reply)
+			return replyCode(t, s.app.InviteMember(app.Caller{OrgID: s.org, Member: dev.Member.ID}, "x@zouk.example", team.RoleOwner).Reply)
 		}, ledger.CodeForbidden},
 		{"a developer makes themself owner", func() ledger.Code {
-			return replyCode(t, s.app.SetMemberRole(app.Caller{OrgID: s.org, Member: dev.Member.ID}, dev.Member.ID, ledger.RoleOwner))
+			return replyCode(t, s.app.SetMemberRole(app.Caller{OrgID: s.org, Member: dev.Member.ID}, dev.Member.ID, team.RoleOwner))
 		}, ledger.CodeForbidden},
 		{"an owner of another organization", func() ledger.Code {
 			return replyCode(t, s.app.RemoveMember(app.Caller{OrgID: "org_other", Member: owner.Member.ID}, dev.Member.ID))
 		}, ledger.CodeForbidden},
 		{"revoke an invitation", func() ledger.Code {
-			return replyCode(t, s.app.RevokeInvitation(me, revoked.Result.Invitation.ID))
+			return replyCode(t, s.app.RevokeInvitation(me, team.InvitationOf(revoked.Result).ID))
 		}, ""},
 		{"make the developer a viewer", func() ledger.Code {
-			return replyCode(t, s.app.SetMemberRole(me, dev.Member.ID, ledger.RoleViewer))
+			return replyCode(t, s.app.SetMemberRole(me, dev.Member.ID, team.RoleViewer))
 		}, ""},
 		{"the only owner a viewer", func() ledger.Code {
-			return replyCode(t, s.app.SetMemberRole(me, owner.Member.ID, ledger.RoleViewer))
+			return replyCode(t, s.app.SetMemberRole(me, owner.Member.ID, team.RoleViewer))
 		}, ledger.CodeConflict},
 		{"remove oneself", func() ledger.Code { return replyCode(t, s.app.RemoveMember(me, owner.Member.ID)) }, ledger.CodeConflict},
 		{"remove the viewer", func() ledger.Code { return replyCode(t, s.app.RemoveMember(me, dev.Member.ID)) }, ""},

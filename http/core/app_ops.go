@@ -7,6 +7,7 @@ import (
 	"payments/actors/app"
 	"payments/ledger"
 	"payments/ledger/recipients"
+	"payments/ledger/team"
 	"payments/rails"
 )
 
@@ -60,10 +61,10 @@ type adminOps interface {
 	RemoveMember(c app.Caller, memberID string) actors.Reply
 	CreatePasswordReset(c app.Caller, orgID, email string) app.Link
 	DashboardSetupLink(c app.Caller, orgID string) app.Link
-	PendingInvitation(token string) (ledger.Invitation, bool)
+	PendingInvitation(token string) (team.Invitation, bool)
 	AcceptInvitation(app.Acceptance) (app.Session, error)
 	SignIn(email, password string) (app.Session, error)
-	DashboardSession(token string) (ledger.DashboardSession, ledger.Member, bool)
+	DashboardSession(token string) (team.Session, team.Member, bool)
 	EndDashboardSession(id string) error
 	ChangePassword(app.Caller, app.PasswordChange) error
 

@@ -11,13 +11,14 @@ import (
 	"payments/http/core"
 	"payments/http/dashauth"
 	"payments/ledger"
+	"payments/ledger/team"
 )
 
 // The dashboard's team members signing in: the sign-in and sign-out
 // routes, the first owner's setup link and the invitation links, the
 // session cookie and the CSRF tokens. Checking a password, the lock-out
 // after failed sign-ins, and the tokens of sessions and links are the
-// team's operations (actors/app/team.go; ledger/member.go keeps the rules
+// team's operations (actors/app/team.go; package ledger/team keeps the rules
 // and the replicated state); package dashauth has the CSRF tokens and the
 // pages. Every dashboard route runs the
 // same gate as the hosted checkout's: a limit per client address, browser
@@ -202,11 +203,11 @@ func dashboardCheckCSRF(s *core.Server, ctx *fasthttp.RequestCtx, m dashboardMem
 // keys but do not create or revoke them); viewer the read scopes only.
 func dashboardScopes(role string) ledger.Scopes {
 	switch role {
-	case ledger.RoleOwner:
+	case team.RoleOwner:
 		return ledger.ScopesMerchant
-	case ledger.RoleDeveloper:
+	case team.RoleDeveloper:
 		return ledger.ScopesMerchant &^ ledger.ScopeKeysAdmin
-	case ledger.RoleViewer:
+	case team.RoleViewer:
 		return readScopes
 	}
 	return 0
@@ -340,7 +341,7 @@ func dashboardSignIn(s *core.Server, ctx *fasthttp.RequestCtx) {
 		return
 	}
 	args := ctx.PostArgs()
-	email := ledger.NormalizeEmail(string(args.Peek("email")))
+	email := team.NormalizeEmail(string(args.Peek("email")))
 	p.Email = email
 	sess, err := s.Config.App.SignIn(email, string(args.Peek("password")))
 	if err != nil {
@@ -408,7 +409,7 @@ const (
 	resetLink                      // a new password for a member (the operator's)
 )
 
-func linkKindOf(inv *ledger.Invitation) linkKind {
+func linkKindOf(inv *team.Invitation) linkKind {
 	switch {
 	case inv.Setup:
 		return setupLink
@@ -423,9 +424,9 @@ func linkKindOf(inv *ledger.Invitation) linkKind {
 // with a page when it is not one that can be accepted. The link's token is
 // never logged nor kept in the request log: these routes note no actor,
 // and they answer nothing the log keeps.
-func pendingInvitation(s *core.Server, ctx *fasthttp.RequestCtx, kind linkKind) (ledger.Invitation, bool) {
+func pendingInvitation(s *core.Server, ctx *fasthttp.RequestCtx, kind linkKind) (team.Invitation, bool) {
 	if !dashboardGate(s, ctx) {
-		return ledger.Invitation{}, false
+		return team.Invitation{}, false
 	}
 	token, _ := ctx.UserValue("token").(string)
 	inv, found := s.Config.App.PendingInvitation(token)
@@ -441,7 +442,7 @@ func pendingInvitation(s *core.Server, ctx *fasthttp.RequestCtx, kind linkKind) 
 	return inv, true
 }
 
-func acceptPage(s *core.Server, ctx *fasthttp.RequestCtx, inv *ledger.Invitation, kind linkKind) *dashauth.Page {
+func acceptPage(s *core.Server, ctx *fasthttp.RequestCtx, inv *team.Invitation, kind linkKind) *dashauth.Page {
 	p := &dashauth.Page{Title: "Join the team", CSRF: dashauth.CSRF(formToken(s, ctx)), Setup: kind == setupLink,
 		Reset: kind == resetLink, Email: inv.Email, Role: inv.Role, Action: string(ctx.Path())}
 	if org, ok := s.Config.Actors.Reader().Organization(inv.OrgID); ok {
@@ -487,7 +488,7 @@ func dashboardAccept(s *core.Server, kind linkKind) fasthttp.RequestHandler {
 		args := ctx.PostArgs()
 		email := inv.Email
 		if setup {
-			email = ledger.NormalizeEmail(string(args.Peek("email")))
+			email = team.NormalizeEmail(string(args.Peek("email")))
 			p.Email = email
 		}
 		password := string(args.Peek("password"))
@@ -557,8 +558,9 @@ func createPasswordResetLink(c *core.Call) {
 	}
 	link := c.Server.Config.App.CreatePasswordReset(c.Caller(), reset.orgID, reset.email)
 	c.Reply(link.Reply, fasthttp.StatusCreated, func(res *ledger.Result) any {
-		return &passwordResetLinkBody{passwordResetLinkJSON{OrganizationID: reset.orgID, Email: res.Invitation.Email,
-			URL: c.Server.Config.PublicBaseURL + "/dashboard/reset/" + link.Token, ExpiresAt: core.Timestamp(res.Invitation.ExpiresAt)}}
+		inv := team.InvitationOf(*res)
+		return &passwordResetLinkBody{passwordResetLinkJSON{OrganizationID: reset.orgID, Email: inv.Email,
+			URL: c.Server.Config.PublicBaseURL + "/dashboard/reset/" + link.Token, ExpiresAt: core.Timestamp(inv.ExpiresAt)}}
 	})
 }
 
@@ -568,7 +570,7 @@ type passwordReset struct{ orgID, email string }
 
 func passwordResetInput(orgID string, req *passwordResetRequestBody) (passwordReset, *ledger.Error) {
 	var p core.Problems
-	email := ledger.NormalizeEmail(p.Text("email", req.Email, true, 254))
+	email := team.NormalizeEmail(p.Text("email", req.Email, true, 254))
 	return passwordReset{orgID, email}, p.Err()
 }
 

@@ -9,6 +9,7 @@ import (
 	"payments/http/dashauth"
 	"payments/http/dashboard"
 	"payments/ledger"
+	"payments/ledger/team"
 )
 
 // The dashboard's Team page: every member sees the team; owners invite
@@ -33,7 +34,7 @@ func dashboardTeamRoutes(s *core.Server) {
 	}))
 }
 
-var teamRoles = []string{ledger.RoleOwner, ledger.RoleDeveloper, ledger.RoleViewer}
+var teamRoles = []string{team.RoleOwner, team.RoleDeveloper, team.RoleViewer}
 
 // teamPage is the Team page of m's organization. Members and invitations
 // come from one pinned view: accepting an invitation changes both.
@@ -42,13 +43,13 @@ func teamPage(s *core.Server, ctx *fasthttp.RequestCtx, m dashboardMember) *dash
 	defer release()
 	now := s.Config.Actors.Now()
 	p := &dashauth.Page{Title: "Team", CSRF: dashboardCSRF(s, ctx, m), Member: &dashauth.PageMember{Email: m.Email, Role: m.Role},
-		Owner: m.Role == ledger.RoleOwner, Roles: teamRoles}
-	for _, tm := range st.Members(m.OrgID) {
+		Owner: m.Role == team.RoleOwner, Roles: teamRoles}
+	for _, tm := range team.Members(st, m.OrgID) {
 		if !tm.Removed {
 			p.Members = append(p.Members, dashauth.TeamMember{ID: tm.ID, Email: tm.Email, Role: tm.Role, You: tm.ID == m.ID})
 		}
 	}
-	for _, inv := range st.Invitations(m.OrgID) {
+	for _, inv := range team.Invitations(st, m.OrgID) {
 		if !inv.Setup && !inv.Reset && inv.Pending(now.UnixMilli()) {
 			p.Invitations = append(p.Invitations, dashauth.TeamInvitation{ID: inv.ID, Email: inv.Email, Role: inv.Role,
 				Expires: time.UnixMilli(inv.ExpiresAt).UTC().Format("2006-01-02 15:04 UTC")})
@@ -102,7 +103,7 @@ func dashboardTeamAction(s *core.Server, action func(ctx *fasthttp.RequestCtx, m
 // shows the one-time link once.
 func teamInvite(s *core.Server, ctx *fasthttp.RequestCtx, m dashboardMember) (*dashauth.Page, *ledger.Error) {
 	args := ctx.PostArgs()
-	email := ledger.NormalizeEmail(string(args.Peek("email")))
+	email := team.NormalizeEmail(string(args.Peek("email")))
 	role := string(args.Peek("role"))
 	if !plausibleEmail(email) {
 		return nil, ledger.FieldInvalid("email", "is not an email address")
