@@ -94,6 +94,11 @@ func adminHandler(node *raft.Node, sys *actors.System, openBlob func(digest stri
 		}
 		defer view.Close()
 		w.Header().Set("Content-Type", "application/octet-stream")
+		// The status goes out before the first byte of the backup, so
+		// that a failure anywhere in it reaches the client the same way:
+		// an incomplete body, never a connection cut before any answer.
+		w.WriteHeader(200)
+		nethttp.NewResponseController(w).Flush()
 		files, size, err := writeBackup(w, view, openBlob)
 		if err != nil {
 			// The status is sent: the connection is cut, so that the
