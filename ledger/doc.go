@@ -9,10 +9,12 @@
 // This package is the kernel: what every feature shares (organizations,
 // keys, balances and the journal, payouts and collections, events, the
 // clock, the state store and its layout) and, for now, most features. A
-// feature may live in a sub-package instead (ledger/recipients is the
-// first), on the extension points of feature.go: its commands, its kinds
-// of record, its part of every State and the hooks it adds to the kernel's
-// rules. Sub-packages keep this package's rules (below, and the "Never"
+// feature may live in a sub-package instead (ledger/recipients was the
+// first; ledger/webhooks, endpoints and their deliveries, fanned out from
+// every event by a hook), on the extension points of feature.go: its
+// commands, its kinds of record and their list indexes, its part of every
+// State, the hooks it adds to the kernel's rules and to every event, its
+// event subjects and its reads. Sub-packages keep this package's rules (below, and the "Never"
 // section: TestLedgerIsPure reads them too); package raft links them all,
 // and so do this package's tests (features_test.go).
 //
@@ -133,10 +135,10 @@
 //	webhook delivery   uvarint(n) then n attempts, oldest first, each
 //	('x')              varint(number) varint(startedAt) varint(at)
 //	                   bool(succeeded) varint(statusCode) str(error): its
-//	                   latest attempts (webhook.go, WebhookAttemptsKept),
+//	                   latest attempts (package webhooks, AttemptsKept),
 //	                   for a delivery attempted at least once; an attempt
 //	                   reported with its start is command kind 77,
-//	                   RecordWebhookAttempt with startedAt appended,
+//	                   webhooks.RecordAttempt with startedAt appended,
 //	                   instead of 75
 //	invitation ('I')   bool(true) for a password reset link (command kind
 //	                   109, CreatePasswordReset); an invitation or setup

@@ -6,4 +6,5 @@ package ledger_test
 // features' commands and records with the kernel's.
 import (
 	_ "payments/ledger/recipients"
+	_ "payments/ledger/webhooks"
 )

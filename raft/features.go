@@ -5,4 +5,5 @@ package raft
 // records and rules when it is initialized.
 import (
 	_ "payments/ledger/recipients"
+	_ "payments/ledger/webhooks"
 )
