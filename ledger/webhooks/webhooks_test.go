@@ -687,3 +687,30 @@ func TestEndpointTimesFollowTheClock(t *testing.T) {
 		}
 	}
 }
+
+// The fan-out sees each event before the kernel's own hooks react to it
+// with events of their own (a collection that completes a checkout
+// session, which pays its link): deliveries are made in the events' order.
+func TestDeliveriesFollowTheEvents(t *testing.T) {
+	s := webhookLedger(t)
+	mustApply(t, s, endpoint("whe_1", "org_a", "*"))
+	mustApply(t, s, &ledger.CreatePaymentLink{At: 2, ID: "pl_1", OrgID: "org_a", Spec: ledger.PaymentLinkSpec{
+		Email: "ama@example.com", Currency: "GHS", Amount: 25_000, Appearance: ledger.CheckoutAppearance{
+			Title: "Invoice 1", Methods: ledger.MethodSet(0).With(ledger.CheckoutMobileMoney)}}})
+	mustApply(t, s, &ledger.CreateCheckoutSession{At: 10, ID: "cs_1", OrgID: "org_a", LinkID: "pl_1", Method: ledger.CheckoutMobileMoney,
+		MethodCode: "gh_mtn", PayerNumber: "233241234567", OriginCurrency: "GHS", OriginAmount: 25_000, DestAmount: 25_000,
+		CollectionID: "col_1", MethodType: ledger.MethodMobileMoney, Fee: ledger.FeeSchedule{BasisPoints: 150}.Fee(25_000)})
+	events, deliveries := s.EventCount(), DeliveryCount(s.Reader)
+	mustApply(t, s, &ledger.SettleCollection{At: 40, ID: "col_1", Completed: true})
+	var want, got []string
+	for seq := events + 1; seq <= s.EventCount(); seq++ {
+		want = append(want, ledger.EventID(seq))
+	}
+	for seq := deliveries + 1; seq <= DeliveryCount(s.Reader); seq++ {
+		d, _ := DeliveryAt(s.Reader, seq)
+		got = append(got, d.EventID)
+	}
+	if len(want) < 3 || !slices.Equal(got, want) {
+		t.Fatalf("deliveries of the events %v, want %v", got, want)
+	}
+}
