@@ -20,6 +20,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"payments/ledger"
+	"payments/ledger/webhooks"
 )
 
 // Webhook delivery. The ledger makes one delivery per event per subscribed
@@ -133,15 +134,15 @@ type (
 	whLeadership struct{ leading bool }
 	whPoll       struct{}
 	whRescan     struct{}
-	whTrack      struct{ d ledger.WebhookDelivery }
+	whTrack      struct{ d webhooks.Delivery }
 	// whDeliverNow asks for an attempt of a delivery now; reply gets nil
 	// when the attempt has ended (or at once if the delivery is not
 	// pending), or an error.
 	whDeliverNow struct {
-		d     ledger.WebhookDelivery
+		d     webhooks.Delivery
 		reply chan error
 	}
-	whDue   struct{ d ledger.WebhookDelivery }
+	whDue   struct{ d webhooks.Delivery }
 	whTimer struct {
 		id  string
 		gen uint64
@@ -182,7 +183,7 @@ func (w *webhookDriver) Receive(ctx actor.Context) {
 			w.leading = true
 			w.ctx, w.cancel = context.WithCancel(context.Background())
 			st := w.e.deps.state.Reader()
-			w.seen = st.WebhookDeliveryCount()
+			w.seen = webhooks.DeliveryCount(st)
 			w.routePending(ctx, st)
 		}
 	case *whPoll:
@@ -202,7 +203,7 @@ func (w *webhookDriver) Receive(ctx actor.Context) {
 		}
 		w.after(ctx, webhookRescan, &whRescan{})
 	case *whTrack:
-		if w.leading && m.d.Status == ledger.DeliveryPending {
+		if w.leading && m.d.Status == webhooks.Pending {
 			w.route(ctx, &whDue{m.d}, m.d.EndpointID)
 		}
 	case *whDeliverNow:
@@ -221,9 +222,9 @@ func (w *webhookDriver) routePending(ctx actor.Context, st *ledger.Reader) {
 	var cursor ledger.OpenCursor
 	var count, oldestMs int64
 	for {
-		var pending []ledger.WebhookDelivery
+		var pending []webhooks.Delivery
 		var done bool
-		pending, cursor, done = st.PendingWebhookDeliveries(cursor, webhookPollBatchMax)
+		pending, cursor, done = webhooks.PendingDeliveries(st, cursor, webhookPollBatchMax)
 		for _, d := range pending {
 			w.route(ctx, &whDue{d}, d.EndpointID)
 			count++
@@ -246,12 +247,12 @@ func (w *webhookDriver) after(ctx actor.Context, d time.Duration, msg any) {
 
 // poll routes the deliveries committed since the last poll.
 func (w *webhookDriver) poll(ctx actor.Context) {
-	var batch []ledger.WebhookDelivery
+	var batch []webhooks.Delivery
 	st := w.e.deps.state.Reader()
-	n := st.WebhookDeliveryCount()
+	n := webhooks.DeliveryCount(st)
 	for w.seen < n && len(batch) < webhookPollBatchMax {
 		w.seen++
-		if d, ok := st.WebhookDeliveryAt(w.seen); ok && d.Status == ledger.DeliveryPending {
+		if d, ok := webhooks.DeliveryAt(st, w.seen); ok && d.Status == webhooks.Pending {
 			batch = append(batch, d)
 		}
 	}
@@ -288,7 +289,7 @@ func (w *webhookDriver) endTerm(ctx actor.Context) {
 
 // whEntry is one pending delivery an endpoint actor is working on.
 type whEntry struct {
-	d        ledger.WebhookDelivery // as last read from the ledger
+	d        webhooks.Delivery // as last read from the ledger
 	due      time.Time
 	timer    Timer
 	gen      uint64 // which timer is current
@@ -335,7 +336,7 @@ func (a *webhookEndpointActor) Receive(ctx actor.Context) {
 		ent := a.entries[m.d.ID]
 		if ent == nil {
 			d, ok := a.read(m.d.ID)
-			if !ok || d.Status != ledger.DeliveryPending {
+			if !ok || d.Status != webhooks.Pending {
 				m.reply <- nil
 				return
 			}
@@ -363,7 +364,7 @@ func (a *webhookEndpointActor) Receive(ctx actor.Context) {
 		ent.inflight = false
 		a.notify(ent, nil)
 		d, ok := a.read(m.id)
-		if !ok || d.Status != ledger.DeliveryPending {
+		if !ok || d.Status != webhooks.Pending {
 			delete(a.entries, m.id)
 		} else {
 			ent.d = d
@@ -379,9 +380,9 @@ func (a *webhookEndpointActor) Receive(ctx actor.Context) {
 	}
 }
 
-func (a *webhookEndpointActor) read(id string) (ledger.WebhookDelivery, bool) {
+func (a *webhookEndpointActor) read(id string) (webhooks.Delivery, bool) {
 	st := a.e.deps.state.Reader()
-	return st.WebhookDeliveryByID(id)
+	return webhooks.DeliveryByID(st, id)
 }
 
 func (a *webhookEndpointActor) notify(ent *whEntry, err error) {
@@ -460,10 +461,10 @@ func (a *webhookEndpointActor) pump(ctx actor.Context) {
 // recorded.
 func (e *webhookEngine) attempt(ctx context.Context, id string) error {
 	st := e.deps.state.Reader()
-	d, ok := st.WebhookDeliveryByID(id)
-	ep, epOK := st.WebhookEndpointByID(d.EndpointID)
+	d, ok := webhooks.DeliveryByID(st, id)
+	ep, epOK := webhooks.EndpointByID(st, d.EndpointID)
 	ev, evOK := st.EventAt(d.EventSeq)
-	if !ok || d.Status != ledger.DeliveryPending || !epOK || ep.Deleted || !evOK {
+	if !ok || d.Status != webhooks.Pending || !epOK || ep.Deleted || !evOK {
 		return nil // nothing to send: the ledger has moved on
 	}
 	if e.cfg.Payload == nil {
@@ -480,7 +481,7 @@ func (e *webhookEngine) attempt(ctx context.Context, id string) error {
 		return ErrNotLeader // the term ended mid-attempt; the next leader sends again
 	}
 	done := e.clock.Now()
-	rec := &ledger.RecordWebhookAttempt{
+	rec := &webhooks.RecordAttempt{
 		At: done.UnixMilli(), StartedAt: started.UnixMilli(), DeliveryID: d.ID, Attempt: d.Attempts + 1,
 		Succeeded: out.ok, StatusCode: int64(out.status), Error: out.err,
 	}
@@ -505,7 +506,7 @@ func (e *webhookEngine) attempt(ctx context.Context, id string) error {
 // (deliveries stay on real time, never on an organization's sandbox clock:
 // ledger/clock.go), so this only keeps it from waiting on a leader whose
 // clock ran ahead of this one's.
-func (a *webhookEndpointActor) due(d ledger.WebhookDelivery) time.Time {
+func (a *webhookEndpointActor) due(d webhooks.Delivery) time.Time {
 	if d.Step == 0 {
 		return a.e.clock.Now()
 	}
@@ -529,7 +530,7 @@ type sendOutcome struct {
 }
 
 // send POSTs one signed attempt. Only a 2xx answer is a success.
-func (e *webhookEngine) send(ctx context.Context, ep *ledger.WebhookEndpoint, d *ledger.WebhookDelivery, body []byte) sendOutcome {
+func (e *webhookEngine) send(ctx context.Context, ep *webhooks.Endpoint, d *webhooks.Delivery, body []byte) sendOutcome {
 	if _, err := e.cfg.Policy.CheckSyntax(ep.URL); err != nil {
 		return sendOutcome{err: err.Error()}
 	}
@@ -577,7 +578,7 @@ func attemptError(status int, snippet []byte) string {
 	if len(snippet) > 0 {
 		msg += ": " + string(bytes.ToValidUTF8(snippet, []byte("?")))
 	}
-	return ledger.CutText(msg, webhookErrorLen)
+	return webhooks.CutText(msg, webhookErrorLen)
 }
 
 // answerShown reports whether the body of an answer from the receiver at
@@ -631,7 +632,7 @@ func deliveryFailure(err error) string {
 // DeliverWebhookNow attempts a pending delivery now (the endpoint test) and
 // waits until that attempt has ended and is recorded, or ctx ends. It
 // returns ErrNotLeader on a follower, or when delivery is not configured.
-func (s *System) DeliverWebhookNow(ctx context.Context, d ledger.WebhookDelivery) error {
+func (s *System) DeliverWebhookNow(ctx context.Context, d webhooks.Delivery) error {
 	if s.webhooks == nil {
 		return ErrNotLeader
 	}
@@ -647,7 +648,7 @@ func (s *System) DeliverWebhookNow(ctx context.Context, d ledger.WebhookDelivery
 
 // TrackWebhookDelivery tells the engine of a delivery made due by a request
 // (a retry), so it need not wait for its next scan.
-func (s *System) TrackWebhookDelivery(d ledger.WebhookDelivery) {
+func (s *System) TrackWebhookDelivery(d webhooks.Delivery) {
 	if s.webhooks != nil {
 		s.actors.Root.Send(s.webhooks.driver, &whTrack{d})
 	}

@@ -15,6 +15,7 @@ import (
 	"payments/actors/actorstest"
 	api "payments/http"
 	"payments/ledger"
+	"payments/ledger/webhooks"
 	"payments/raft"
 	"payments/rails"
 )
@@ -122,28 +123,28 @@ func (h *engineHarness) propose(cmd ledger.Command) ledger.Result {
 // endpoint registers url directly in the ledger, as if it had passed the
 // creation check (DNS may change later).
 func (h *engineHarness) endpoint(id, url string) {
-	h.propose(&ledger.CreateWebhookEndpoint{At: h.now(), ID: id, OrgID: h.org, URL: url, Events: []string{"*"}, Secret: actors.NewWebhookSecret()})
+	h.propose(&webhooks.CreateEndpoint{At: h.now(), ID: id, OrgID: h.org, URL: url, Events: []string{"*"}, Secret: actors.NewWebhookSecret()})
 }
 
 func (h *engineHarness) fund(ref string) {
 	h.propose(&ledger.FundBalance{At: h.now(), OrgID: h.org, Currency: "GHS", Amount: 100, ExternalReference: ref})
 }
 
-func (h *engineHarness) delivery(endpointID string, n int) ledger.WebhookDelivery {
-	var page ledger.Page[ledger.WebhookDelivery]
+func (h *engineHarness) delivery(endpointID string, n int) webhooks.Delivery {
+	var page ledger.Page[webhooks.Delivery]
 	{
 		s := h.sys.Reader()
-		page = s.WebhookDeliveries(h.org, ledger.DeliveryFilter{EndpointID: endpointID}, ledger.CursorStart, 100)
+		page = webhooks.ListDeliveries(s, h.org, webhooks.DeliveryFilter{EndpointID: endpointID}, ledger.CursorStart, 100)
 	}
 	if len(page.Items) <= n {
-		return ledger.WebhookDelivery{}
+		return webhooks.Delivery{}
 	}
 	return page.Items[len(page.Items)-1-n] // oldest first
 }
 
-func (h *engineHarness) endpointState(id string) ledger.WebhookEndpoint {
-	var e ledger.WebhookEndpoint
-	e, _ = h.sys.Reader().WebhookEndpoint(h.org, id)
+func (h *engineHarness) endpointState(id string) webhooks.Endpoint {
+	var e webhooks.Endpoint
+	e, _ = webhooks.GetEndpoint(h.sys.Reader(), h.org, id)
 	return e
 }
 
@@ -162,13 +163,13 @@ func TestWebhookRetryScheduleAndAutoDisable(t *testing.T) {
 		waitFor(t, fmt.Sprintf("attempt %d", i+1), 10*time.Second, func() bool { return h.delivery("whe_sched", 0).Attempts == int64(i+1) })
 		d := h.delivery("whe_sched", 0)
 		if i == len(sched) {
-			if d.Status != ledger.DeliveryFailed || d.CompletedAt != clock.Now().UnixMilli() {
+			if d.Status != webhooks.Failed || d.CompletedAt != clock.Now().UnixMilli() {
 				t.Fatalf("after the schedule: %+v", d)
 			}
 			break
 		}
 		wait := time.Duration(d.NextAttemptAt-clock.Now().UnixMilli()) * time.Millisecond
-		if d.Status != ledger.DeliveryPending || d.LastStatusCode != 500 || d.LastError != "HTTP 500" ||
+		if d.Status != webhooks.Pending || d.LastStatusCode != 500 || d.LastError != "HTTP 500" ||
 			wait < sched[i]*9/10-time.Millisecond || wait > sched[i]*11/10+time.Millisecond {
 			t.Fatalf("after attempt %d: waits %v (schedule %v): %+v", i+1, wait, sched[i], d)
 		}
@@ -200,19 +201,19 @@ func TestWebhookRetryScheduleAndAutoDisable(t *testing.T) {
 			t.Fatalf("webhook-id changed between retries: %s, %s", reqs[0].id, r.id)
 		}
 	}
-	if e := h.endpointState("whe_sched"); e.Status != ledger.WebhookActive || e.FailureCount != int64(len(sched)+1) {
+	if e := h.endpointState("whe_sched"); e.Status != webhooks.Active || e.FailureCount != int64(len(sched)+1) {
 		t.Fatalf("endpoint after %d failures: %+v", len(sched)+1, e)
 	}
 
 	// The tenth failure in a row disables the endpoint.
 	h.fund("second")
 	waitFor(t, "the endpoint to be disabled", 10*time.Second, func() bool {
-		return h.endpointState("whe_sched").Status == ledger.WebhookDisabled
+		return h.endpointState("whe_sched").Status == webhooks.Disabled
 	})
-	if e := h.endpointState("whe_sched"); e.DisabledReason != ledger.DisabledConsecutiveFailures || e.FailureCount != ledger.WebhookFailuresMax {
+	if e := h.endpointState("whe_sched"); e.DisabledReason != webhooks.DisabledConsecutiveFailures || e.FailureCount != webhooks.FailuresMax {
 		t.Fatalf("auto-disabled endpoint: %+v", e)
 	}
-	if d := h.delivery("whe_sched", 1); d.Status != ledger.DeliveryFailed || d.Attempts != 1 {
+	if d := h.delivery("whe_sched", 1); d.Status != webhooks.Failed || d.Attempts != 1 {
 		t.Fatalf("the delivery that disabled it: %+v", d)
 	}
 	h.fund("third") // a disabled endpoint gets no delivery
@@ -221,14 +222,14 @@ func TestWebhookRetryScheduleAndAutoDisable(t *testing.T) {
 	}
 
 	// Re-activated, then a 410: disabled at once.
-	h.propose(&ledger.UpdateWebhookEndpoint{At: h.now(), ID: "whe_sched", OrgID: h.org, SetStatus: true, Status: ledger.WebhookActive})
+	h.propose(&webhooks.UpdateEndpoint{At: h.now(), ID: "whe_sched", OrgID: h.org, SetStatus: true, Status: webhooks.Active})
 	gone := newReceiver(t, func(int) string { return "410" })
-	h.propose(&ledger.UpdateWebhookEndpoint{At: h.now(), ID: "whe_sched", OrgID: h.org, SetURL: true, URL: gone.url()})
+	h.propose(&webhooks.UpdateEndpoint{At: h.now(), ID: "whe_sched", OrgID: h.org, SetURL: true, URL: gone.url()})
 	h.fund("fourth")
 	waitFor(t, "the 410 to disable the endpoint", 10*time.Second, func() bool {
-		return h.endpointState("whe_sched").Status == ledger.WebhookDisabled
+		return h.endpointState("whe_sched").Status == webhooks.Disabled
 	})
-	if e := h.endpointState("whe_sched"); e.DisabledReason != ledger.DisabledGone || e.FailureCount != 1 || len(gone.requests()) != 1 {
+	if e := h.endpointState("whe_sched"); e.DisabledReason != webhooks.DisabledGone || e.FailureCount != 1 || len(gone.requests()) != 1 {
 		t.Fatalf("after a 410: %+v, %d requests", e, len(gone.requests()))
 	}
 }
@@ -259,10 +260,10 @@ func TestWebhookDueAtOnceAfterClockAdvance(t *testing.T) {
 		t.Fatalf("create order: %v %v", r.Err, r.Result.Err)
 	}
 	waitFor(t, "the order's events to be delivered", 10*time.Second, func() bool {
-		page := h.sys.Reader().WebhookDeliveries(h.org, ledger.DeliveryFilter{EndpointID: "whe_clock"}, ledger.CursorStart, 100)
+		page := webhooks.ListDeliveries(h.sys.Reader(), h.org, webhooks.DeliveryFilter{EndpointID: "whe_clock"}, ledger.CursorStart, 100)
 		var orderEvents int
 		for _, d := range page.Items {
-			if d.Status != ledger.DeliverySuccess {
+			if d.Status != webhooks.Success {
 				return false
 			}
 			if strings.HasPrefix(d.EventType, "order.") {
@@ -309,7 +310,7 @@ func TestWebhookRedirectNotFollowed(t *testing.T) {
 	h.endpoint("whe_redirect", redirector.url())
 	h.fund("redirect")
 	waitFor(t, "the first attempt", 10*time.Second, func() bool { return h.delivery("whe_redirect", 0).Attempts == 1 })
-	if d := h.delivery("whe_redirect", 0); d.Status != ledger.DeliveryPending || d.LastStatusCode != 307 {
+	if d := h.delivery("whe_redirect", 0); d.Status != webhooks.Pending || d.LastStatusCode != 307 {
 		t.Fatalf("after a redirect: %+v", d)
 	}
 	if n := len(target.requests()); n != 0 {
@@ -412,7 +413,7 @@ func TestWebhookLeaderKilledMidDelivery(t *testing.T) {
 	propose(&ledger.CreateOrganization{At: time.Now().UnixMilli(), ID: org, Name: "Cluster",
 		Key: ledger.CreateAPIKey{At: time.Now().UnixMilli(), ID: "key_cluster", OrgID: org, Hash: actors.HashKey("c"), Scopes: ledger.ScopesMerchant}})
 	secret := actors.NewWebhookSecret()
-	propose(&ledger.CreateWebhookEndpoint{At: time.Now().UnixMilli(), ID: "whe_cluster", OrgID: org, URL: rcv.url(), Events: []string{"*"}, Secret: secret})
+	propose(&webhooks.CreateEndpoint{At: time.Now().UnixMilli(), ID: "whe_cluster", OrgID: org, URL: rcv.url(), Events: []string{"*"}, Secret: secret})
 	fund := func(from, to int) {
 		for i := from; i < to; i++ {
 			propose(&ledger.FundBalance{At: time.Now().UnixMilli(), OrgID: org, Currency: "GHS", Amount: 100, ExternalReference: fmt.Sprint("ref-", i)})
@@ -442,8 +443,8 @@ func TestWebhookLeaderKilledMidDelivery(t *testing.T) {
 		var pending, count int
 		{
 			s := survivor.Reader()
-			pending = s.PendingWebhookDeliveryCount()
-			count = int(s.WebhookDeliveryCount())
+			pending = webhooks.PendingDeliveryCount(s)
+			count = int(webhooks.DeliveryCount(s))
 		}
 		return pending == 0 && count == events
 	})
@@ -467,14 +468,14 @@ func TestWebhookLeaderKilledMidDelivery(t *testing.T) {
 		}
 	}
 	waitFor(t, "the follower to catch up", 10*time.Second, func() bool {
-		var a, b []ledger.WebhookDelivery
+		var a, b []webhooks.Delivery
 		{
 			s := survivor.Reader()
-			a = s.WebhookDeliveries(org, ledger.DeliveryFilter{}, ledger.CursorStart, 100).Items
+			a = webhooks.ListDeliveries(s, org, webhooks.DeliveryFilter{}, ledger.CursorStart, 100).Items
 		}
 		{
 			s := other.Reader()
-			b = s.WebhookDeliveries(org, ledger.DeliveryFilter{}, ledger.CursorStart, 100).Items
+			b = webhooks.ListDeliveries(s, org, webhooks.DeliveryFilter{}, ledger.CursorStart, 100).Items
 		}
 		return fmt.Sprint(a) == fmt.Sprint(b)
 	})
@@ -492,7 +493,7 @@ func TestWebhookAttemptHistoryTimed(t *testing.T) {
 	}})
 	h.endpoint("whe_timed", rcv.url())
 	h.fund("timed")
-	waitFor(t, "the retry to succeed", 10*time.Second, func() bool { return h.delivery("whe_timed", 0).Status == ledger.DeliverySuccess })
+	waitFor(t, "the retry to succeed", 10*time.Second, func() bool { return h.delivery("whe_timed", 0).Status == webhooks.Success })
 	d := h.delivery("whe_timed", 0)
 	if len(d.History) != 2 {
 		t.Fatalf("history %+v", d.History)
@@ -528,7 +529,7 @@ func TestWebhookSlowEndpointDelaysNoOther(t *testing.T) {
 		var done int
 		{
 			s := h.sys.Reader()
-			done = len(s.WebhookDeliveries(h.org, ledger.DeliveryFilter{EndpointID: "whe_healthy", Status: ledger.DeliverySuccess}, ledger.CursorStart, 100).Items)
+			done = len(webhooks.ListDeliveries(s, h.org, webhooks.DeliveryFilter{EndpointID: "whe_healthy", Status: webhooks.Success}, ledger.CursorStart, 100).Items)
 		}
 		return done == events
 	})
@@ -539,7 +540,7 @@ func TestWebhookSlowEndpointDelaysNoOther(t *testing.T) {
 	close(stuck.release)
 	waitFor(t, "the stuck endpoint to catch up", 20*time.Second, func() bool {
 		var pending int
-		pending = h.sys.Reader().PendingWebhookDeliveryCount()
+		pending = webhooks.PendingDeliveryCount(h.sys.Reader())
 		return pending == 0
 	})
 }

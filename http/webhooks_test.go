@@ -22,7 +22,7 @@ import (
 
 	"payments/actors"
 	api "payments/http"
-	"payments/ledger"
+	"payments/ledger/webhooks"
 )
 
 // testDNS stands for public DNS in tests, which never reach the internet:
@@ -263,7 +263,7 @@ func TestWebhookAtLeastOnceUnderFaults(t *testing.T) {
 	}
 	waitFor(t, "every delivery to succeed", 60*time.Second, func() bool {
 		var pending int
-		pending = st.sys.Reader().PendingWebhookDeliveryCount()
+		pending = webhooks.PendingDeliveryCount(st.sys.Reader())
 		return pending == 0
 	})
 	checkAtLeastOnce(t, st.sys, rcv, secret, events)
@@ -274,12 +274,12 @@ func TestWebhookAtLeastOnceUnderFaults(t *testing.T) {
 // least once with one body, and every request names a committed delivery.
 func checkAtLeastOnce(t *testing.T, sys *actors.System, rcv *receiver, secret string, wantEvents int) {
 	t.Helper()
-	var deliveries []ledger.WebhookDelivery
+	var deliveries []webhooks.Delivery
 	var eventCount int
 	{
 		s := sys.Reader()
-		for seq := uint64(1); seq <= s.WebhookDeliveryCount(); seq++ {
-			d, _ := s.WebhookDeliveryAt(seq)
+		for seq := uint64(1); seq <= webhooks.DeliveryCount(s); seq++ {
+			d, _ := webhooks.DeliveryAt(s, seq)
 			deliveries = append(deliveries, d)
 		}
 		eventCount = int(s.EventCount())
@@ -287,9 +287,9 @@ func checkAtLeastOnce(t *testing.T, sys *actors.System, rcv *receiver, secret st
 	if eventCount < wantEvents || len(deliveries) != eventCount {
 		t.Fatalf("%d events, %d deliveries, want at least %d events each with one delivery", eventCount, len(deliveries), wantEvents)
 	}
-	committed := map[string]ledger.WebhookDelivery{}
+	committed := map[string]webhooks.Delivery{}
 	for _, d := range deliveries {
-		if d.Status != ledger.DeliverySuccess {
+		if d.Status != webhooks.Success {
 			t.Fatalf("delivery %s is %s after %d attempts (%s)", d.ID, d.Status, d.Attempts, d.LastError)
 		}
 		committed[d.ID] = d

@@ -117,7 +117,7 @@ type CheckoutSession struct {
 	EndedAt   int64
 }
 
-func (CheckoutSession) subjectKind() SubjectKind { return SubjectCheckoutSession }
+func (CheckoutSession) SubjectKind() SubjectKind { return SubjectCheckoutSession }
 
 // CheckoutDeposit is a payment into a bank-transfer or stablecoin session,
 // idempotent by the caller's reference.

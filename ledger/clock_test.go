@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"errors"
-	"slices"
 	"testing"
 )
 
@@ -53,57 +52,6 @@ func TestAdvanceClock(t *testing.T) {
 	}
 }
 
-// After the sandbox clock moves, an order's timestamps and the events it
-// emits are on the organization's clock, but the webhook deliveries
-// scheduled from them are on real time: a delivery is due at once, not
-// after the length of the jump.
-func TestDeliveriesStayOnRealTimeAfterAnAdvance(t *testing.T) {
-	f := newOrderFixture(t)
-	f.must(endpoint("whe_1", "org_a", "*"))
-	const jump = 3 * hour
-	f.must(&AdvanceClock{At: 5, OrgID: "org_a", Millis: jump})
-	const realAt = 10
-	before := f.s.EventCount()
-	f.must(cryptoOrder("ord_1", "r1", realAt), EventOrderAwaitingFunds)
-	o := f.order("ord_1")
-	if o.CreatedAt != realAt+jump {
-		t.Fatalf("order createdAt %d, want the organization's clock %d", o.CreatedAt, realAt+jump)
-	}
-	ev, _ := f.s.EventAt(before + 1)
-	if ev.Type != EventOrderAwaitingFunds || ev.At != o.CreatedAt {
-		t.Fatalf("event %s at %d, want the order's createdAt %d", ev.Type, ev.At, o.CreatedAt)
-	}
-	var due, created []int64
-	for _, d := range f.s.pendingDeliveries() {
-		if d.EventID == ev.ID {
-			due, created = append(due, d.NextAttemptAt), append(created, d.CreatedAt)
-		}
-	}
-	if !slices.Equal(due, []int64{realAt}) || !slices.Equal(created, []int64{realAt}) {
-		t.Fatalf("deliveries of the order's event due at %v, created at %v, want [%d] (real time)", due, created, realAt)
-	}
-	// An order expired by the advance itself: its times and event are on
-	// the clock after the jump, its delivery on the advance's real time.
-	f.must(cryptoOrder("ord_2", "r2", 20), EventOrderAwaitingFunds)
-	expiry := f.order("ord_2").ExpiresAt
-	before = f.s.EventCount()
-	const advanceAt = 30
-	f.must(&AdvanceClock{At: advanceAt, OrgID: "org_a", Millis: expiry - (20 + jump)}, EventOrderExpired, EventOrderExpired) // ord_1 and ord_2
-	o = f.order("ord_2")
-	ev, _ = f.s.EventAt(before + 2)
-	if ev.ResourceID != "ord_2" {
-		t.Fatalf("second expiry is of %s, want ord_2", ev.ResourceID)
-	}
-	if now := f.s.st.OrgNow("org_a", advanceAt); o.UpdatedAt != now || ev.At != now {
-		t.Fatalf("expired order updatedAt %d, event at %d, want the organization's clock %d", o.UpdatedAt, ev.At, now)
-	}
-	for _, d := range f.s.pendingDeliveries() {
-		if d.EventID == ev.ID && (d.NextAttemptAt != advanceAt || d.CreatedAt != advanceAt) {
-			t.Fatalf("delivery of the expiry due at %d, created at %d, want real time %d", d.NextAttemptAt, d.CreatedAt, advanceAt)
-		}
-	}
-}
-
 // clockScenario creates one of every kind of resource for org_a, all at
 // leader time at, after advancing its clock by offset (none for 0).
 func clockScenario(t *testing.T, offset, at int64) *testState {
@@ -118,11 +66,8 @@ func clockScenario(t *testing.T, offset, at int64) *testState {
 	if offset > 0 {
 		must(&AdvanceClock{At: 2, OrgID: "org_a", Millis: offset})
 	}
-	wh := endpoint("whe_1", "org_a", "*")
-	wh.At = at
 	hash2 := sha256.Sum256([]byte("k2"))
 	for _, cmd := range []Command{
-		wh,
 		&CreateAPIKey{At: at, ID: "key_b", OrgID: "org_a", Hash: string(hash2[:])},
 		&FundBalance{At: at, OrgID: "org_a", Currency: "GHS", Amount: 1_000_000, ExternalReference: "f1"},
 		&CreatePayout{At: at, ID: "pay_1", OrgID: "org_a", ExternalReference: "p1",
@@ -223,11 +168,6 @@ func TestAdvanceShiftsEveryResourceTime(t *testing.T) {
 			get(ok, t, "file")
 			return []int64{f.CreatedAt}
 		}},
-		{"webhook endpoint", func(t *testing.T, s *testState) []int64 {
-			e, ok := s.WebhookEndpoint("org_a", "whe_1")
-			get(ok, t, "webhook endpoint")
-			return []int64{e.CreatedAt, e.UpdatedAt}
-		}},
 		{"API key", func(t *testing.T, s *testState) []int64 {
 			k, ok := s.APIKey("org_a", "key_b")
 			get(ok, t, "API key")
@@ -263,16 +203,6 @@ func TestAdvanceShiftsEveryResourceTime(t *testing.T) {
 			for i, got := range times {
 				if got != at+offset {
 					t.Errorf("offset %dh: %s time %d is %d, want the leader's %d plus the offset", offset/hour, k.name, i, got, at+offset)
-				}
-			}
-		}
-		// Deliveries are scheduled on real time, whatever the offset.
-		if ds := s.pendingDeliveries(); len(ds) == 0 {
-			t.Fatalf("offset %dh: no deliveries", offset/hour)
-		} else {
-			for _, d := range ds {
-				if d.CreatedAt != at || d.NextAttemptAt != at {
-					t.Fatalf("offset %dh: delivery %s created %d, due %d, want real time %d", offset/hour, d.ID, d.CreatedAt, d.NextAttemptAt, at)
 				}
 			}
 		}

@@ -151,7 +151,7 @@ type Conversion struct {
 	Attempt string
 }
 
-func (c Conversion) subjectKind() SubjectKind {
+func (c Conversion) SubjectKind() SubjectKind {
 	if c.ExternalReference != "" {
 		return SubjectConversionRef
 	}

@@ -120,7 +120,7 @@ func TestConversionEventCarriesReference(t *testing.T) {
 			continue
 		}
 		c := ev.Subject.(Conversion)
-		refs[c.ID], kinds[c.ID] = c.ExternalReference, c.subjectKind()
+		refs[c.ID], kinds[c.ID] = c.ExternalReference, c.SubjectKind()
 	}
 	if refs["conv_1"] != "fx-1" || kinds["conv_1"] != SubjectConversionRef || refs["conv_2"] != "" || kinds["conv_2"] != SubjectConversion {
 		t.Fatalf("event subjects: %v %v", refs, kinds)

@@ -87,7 +87,7 @@ type ReceiveDeposit struct {
 
 func (*ReceiveDeposit) Kind() Kind { return KindReceiveDeposit }
 
-func (c Collection) subjectKind() SubjectKind {
+func (c Collection) SubjectKind() SubjectKind {
 	if c.Deposit != nil {
 		return SubjectDepositCollection
 	}

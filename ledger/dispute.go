@@ -193,7 +193,7 @@ func (*ResolveDispute) Kind() Kind    { return KindResolveDispute }
 // SubjectDispute tags dispute events' subjects. Frozen.
 const SubjectDispute SubjectKind = 22
 
-func (Dispute) subjectKind() SubjectKind { return SubjectDispute }
+func (Dispute) SubjectKind() SubjectKind { return SubjectDispute }
 
 // Entry types of disputes: the merchant's debit when a dispute is lost, and
 // the collections source taking the amount back. Frozen.

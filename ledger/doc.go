@@ -10,13 +10,15 @@
 // keys, balances and the journal, payouts and collections, events, the
 // clock, the state store and its layout) and, for now, most features. A
 // feature may live in a sub-package instead, on the extension points of
-// feature.go: its commands, its kinds of record and their lookups, its
-// part of every State and the hooks it adds to the kernel's rules. So far
-// ledger/recipients (saved payout destinations) and ledger/team (the
-// dashboard's members, invitations and sessions) do. Sub-packages keep
-// this package's rules (below, and the "Never" section: TestLedgerIsPure
-// reads them too); package raft links them all, and so do this package's
-// tests (features_test.go).
+// feature.go: its commands, its kinds of record with their lookups and list
+// indexes, its part of every State, the hooks it adds to the kernel's rules
+// and to every event, its event subjects and its reads. So far
+// ledger/recipients (saved payout destinations), ledger/team (the
+// dashboard's members, invitations and sessions) and ledger/webhooks
+// (endpoints and their deliveries, fanned out from every event by a hook)
+// do. Sub-packages keep this package's rules (below, and the "Never"
+// section: TestLedgerIsPure reads them too); package raft links them all,
+// and so do this package's tests (features_test.go).
 //
 // # Role
 //
@@ -135,10 +137,10 @@
 //	webhook delivery   uvarint(n) then n attempts, oldest first, each
 //	('x')              varint(number) varint(startedAt) varint(at)
 //	                   bool(succeeded) varint(statusCode) str(error): its
-//	                   latest attempts (webhook.go, WebhookAttemptsKept),
+//	                   latest attempts (package webhooks, AttemptsKept),
 //	                   for a delivery attempted at least once; an attempt
 //	                   reported with its start is command kind 77,
-//	                   RecordWebhookAttempt with startedAt appended,
+//	                   webhooks.RecordAttempt with startedAt appended,
 //	                   instead of 75
 //	invitation ('I')   bool(true) for a password reset link (command kind
 //	                   109, team.CreatePasswordReset); an invitation or

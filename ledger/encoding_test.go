@@ -124,8 +124,8 @@ func encodingSamples(t *testing.T, n int) []byte {
 	recordSamples(t, &out, n, spendChargeKind)
 	recordSamples(t, &out, n, floatFundingKind)
 	recordSamples(t, &out, n, virtualAccountKind)
-	recordSamples(t, &out, n, webhookEndpointKind)
-	recordSamples(t, &out, n, webhookDeliveryKind)
+	featureSamples(t, &out, n, TagWebhookEndpoint)
+	featureSamples(t, &out, n, TagWebhookDelivery)
 	for tag := range recordKinds {
 		if !bytes.Contains(out.Bytes(), fmt.Appendf(nil, "record %c ", tag)) {
 			t.Errorf("no sample of the records of tag %q", tag)
@@ -134,7 +134,7 @@ func encodingSamples(t *testing.T, n int) []byte {
 	return out.Bytes()
 }
 
-// typeName is a command type's name, qualified by its package outside
+// typeName is a command's or a subject's type name, qualified by its package outside
 // package ledger (a feature's: recipients.Create).
 func typeName(typ reflect.Type) string {
 	if typ.PkgPath() == reflect.TypeFor[Payout]().PkgPath() {
@@ -216,7 +216,7 @@ func subjectSamples(t *testing.T, out *bytes.Buffer, n int) {
 			if !bytes.Equal(again.buf, e.buf) {
 				t.Fatalf("%s sample %d: decoded and encoded again:\n%x\nwas\n%x", typ.Name(), i, again.buf, e.buf)
 			}
-			fmt.Fprintf(out, "subject %d %s %d %s\n", ev.Subject.subjectKind(), typ.Name(), i, hex.EncodeToString(e.buf))
+			fmt.Fprintf(out, "subject %d %s %d %s\n", ev.Subject.SubjectKind(), typeName(typ), i, hex.EncodeToString(e.buf))
 		}
 	}
 	for _, k := range SubjectKinds() {

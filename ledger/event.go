@@ -24,10 +24,16 @@ type Event struct {
 	recordTag byte // decoded: the subject is the stored record of this kind (subjectRecord)
 }
 
-// Subject is a copy of the resource an event is about.
+// Subject is a copy of the resource an event is about. Its SubjectKind
+// method is exported so that a feature package's record can be one
+// (RegisterSubject).
 type Subject interface {
-	subjectKind() SubjectKind
+	SubjectKind() SubjectKind
 }
+
+// KindOfSubject returns the record type of an event's subject, for the
+// API's table of renderers.
+func KindOfSubject(s Subject) SubjectKind { return s.SubjectKind() }
 
 // SubjectKind tags a subject's record type in the log and in snapshots.
 // Values are frozen, and allocated by feature like command kinds:
@@ -36,7 +42,7 @@ type Subject interface {
 //	4–19   money movement (conversions, orders, virtual accounts,
 //	       payouts that name their bank: 13, 14, …)
 //	20–29  recipients, files, disputes
-//	30–39  webhooks
+//	30–39  webhooks (package webhooks)
 type SubjectKind uint8
 
 const (
@@ -45,7 +51,7 @@ const (
 	SubjectAccount    SubjectKind = 3
 )
 
-func (p Payout) subjectKind() SubjectKind {
+func (p Payout) SubjectKind() SubjectKind {
 	switch {
 	case p.FX != nil && p.Spec.RoutingNumber != "":
 		return SubjectFXPayoutRouted // routing.go
@@ -57,9 +63,9 @@ func (p Payout) subjectKind() SubjectKind {
 	return SubjectPayout
 }
 
-// Collection's subjectKind is in deposit.go: a deposit's collection has a
+// Collection's SubjectKind is in deposit.go: a deposit's collection has a
 // kind of its own.
-func (Account) subjectKind() SubjectKind { return SubjectAccount }
+func (Account) SubjectKind() SubjectKind { return SubjectAccount }
 
 type subjectCodec struct {
 	encode func(*Encoder, Subject)
@@ -367,7 +373,7 @@ func encodeEventHeader(e *Encoder, ev *Event) {
 
 func encodeEvent(e *Encoder, ev *Event) {
 	encodeEventHeader(e, ev)
-	k := ev.Subject.subjectKind()
+	k := ev.Subject.SubjectKind()
 	e.u8(uint8(k))
 	subjectCodecs[k].encode(e, ev.Subject)
 }

@@ -3,6 +3,7 @@ package ledger
 import (
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // A feature may live in a sub-package of ledger (ledger/recipients,
@@ -62,6 +63,8 @@ type RecordSpec[V any] struct {
 	Fields  func(*V, *Codec)
 	Open    func(*V) bool
 	Lookups []Lookup[V]
+	// Filters are the kind's list indexes (ReadFiltered), at most four.
+	Filters []Filter[V]
 }
 
 // Lookup is a unique index of a feature's kind of record, which
@@ -104,6 +107,9 @@ func NewRecordKind[V any](sp RecordSpec[V]) RecordKind[V] {
 			fields(&v, &d.generic)
 			return v
 		},
+	}
+	for _, f := range sp.Filters {
+		k.filters = append(k.filters, filter[V]{f.Name, f.Value})
 	}
 	recordKinds[sp.Tag] = k
 	return RecordKind[V]{k}
@@ -225,4 +231,154 @@ func (f *Codec) AppendedFlag(p *bool) {
 	if *p = d.bool(); !*p && d.err == nil {
 		d.fail(errors.New("ledger: an appended flag that is false"))
 	}
+}
+
+// The extension points below were added for package webhooks (endpoints
+// and deliveries, ledger/webhooks): list indexes of a feature's records,
+// its own event hook and event subject, and reads
+// by index and by the open set.
+
+// Filter is a list index of a feature's kind of record (RecordSpec.Filters):
+// Value is what a record is listed under, "" for nothing, and Name its
+// one-byte name within the kind (layout.go's Index names). An entry moves
+// when the value changes. ReadFiltered lists by it.
+type Filter[V any] struct {
+	Name  byte
+	Value func(*V) string
+}
+
+// Index names a feature's filters use (layout.go lists them all).
+const (
+	IndexStatus = indexStatus // a status that no longer changes
+	IndexParent = indexParent // the record this one belongs to
+	IndexEvent  = indexEvent  // the event a record is about
+)
+
+// NextSeq is the creation sequence number the next Insert takes, for ids
+// made from it (Scramble).
+func (st Store[V]) NextSeq() uint64 { return st.t.nextSeq() }
+
+// Scramble is the bijection of 64-bit numbers that makes ids made from a
+// sequence number look random (EventID); a feature's ids use it too.
+func Scramble(z uint64) uint64 { return scramble(z) }
+
+// AddEventHook adds a hook run for every event, in the Apply that emits it
+// (a fan-out to subscribers). Features' hooks run in the order they were
+// added and before the kernel's own (checkout sessions following their
+// collections…), which may emit events of their own: a feature's hook sees
+// an event before any event it causes.
+func (s *State) AddEventHook(h func(*State, Event)) {
+	s.eventHooks = slices.Insert(s.eventHooks, s.featureHooks, h)
+	s.featureHooks++
+}
+
+// Emit records an event of a feature's rule at leader time at, after the
+// change is made and in the same Apply; its subject is a copy of the
+// resource (RegisterSubject for a feature's type).
+func (s *State) Emit(at int64, org, typ, resourceID string, subject Subject) Event {
+	return s.emit(at, org, typ, resourceID, subject)
+}
+
+// RegisterSubject makes a feature's record type an event subject of kind k
+// (event.go allots the kinds), coded by fields, so that the event log
+// writes and reads it. It is called from an init function.
+func RegisterSubject[V Subject](k SubjectKind, fields func(*V, *Codec)) {
+	registerSubject(k,
+		func(e *Encoder, s Subject) {
+			v := s.(V)
+			e.generic = Codec{enc: e}
+			fields(&v, &e.generic)
+		},
+		func(d *Decoder) Subject {
+			var v V
+			d.generic = Codec{dec: d}
+			fields(&v, &d.generic)
+			return v
+		})
+}
+
+// AppendedVarint reads or writes the field a variant kind appends to its
+// base kind's fields (an attempt with its start). It is never zero: a
+// command without it is written as the base kind, so a zero would not
+// encode again as it was read.
+func (f *Codec) AppendedVarint(p *int64, what string) {
+	if f.enc != nil {
+		f.enc.varint(*p)
+		return
+	}
+	*p = f.dec.varint()
+	if *p == 0 && f.dec.err == nil {
+		f.dec.fail(fmt.Errorf("ledger: appended %s of zero", what))
+	}
+}
+
+// AppendedSlice reads or writes a slice appended to a record's layout
+// (doc.go, "Appended fields"): written only when it is not empty, so that
+// a record without it keeps the older layout, and read only where bytes
+// remain. An appended length of zero fails the decoding (it would not
+// encode again as read).
+func AppendedSlice[T any](f *Codec, p *[]T, what string, each func(*Codec, *T)) {
+	if f.enc != nil {
+		if len(*p) == 0 {
+			return
+		}
+		f.enc.uvarint(uint64(len(*p)))
+		for i := range *p {
+			each(f, &(*p)[i])
+		}
+		return
+	}
+	d := f.dec
+	if !d.more() {
+		return
+	}
+	n := d.count()
+	if n == 0 && d.err == nil {
+		d.fail(fmt.Errorf("ledger: empty appended %s", what))
+	}
+	*p = make([]T, n)
+	for i := range *p {
+		each(f, &(*p)[i])
+	}
+}
+
+// ReadFiltered returns one page of an organization's records of kind k
+// listed under value in its filter name, newest first from before,
+// keeping those that keep accepts (nil: all).
+func ReadFiltered[V any](r *Reader, k RecordKind[V], name byte, org, value string, before Cursor, limit int, keep func(*V) bool) Page[V] {
+	return readPage(r, k.k, k.k.filterPrefix(name, org, value), before, limit, keep)
+}
+
+// ReadOpenList returns one page of an organization's open records of kind
+// k, newest first from before, keeping those that keep accepts (nil: all).
+func ReadOpenList[V any](r *Reader, k RecordKind[V], org string, before Cursor, limit int, keep func(*V) bool) Page[V] {
+	return readPage(r, k.k, k.k.openPrefix(org), before, limit, keep)
+}
+
+// ReadOpen walks the open records of kind k of every organization, limit
+// entries from after: a new leader's work (see Reader.OpenPayouts).
+func ReadOpen[V any](r *Reader, k RecordKind[V], after OpenCursor, limit int) ([]V, OpenCursor, bool) {
+	return readOpen(r, k.k, after, limit)
+}
+
+// ReadCount is how many records of kind k were ever made.
+func ReadCount[V any](r *Reader, k RecordKind[V]) uint64 { return readKindSeq(r.kv, k.k.tag) }
+
+// Encode is v as the state store holds it (after its sequence number), and
+// Decode reads it back, failing on bytes left over: for the tests that hold
+// a feature's layout to bytes written by hand.
+func (k RecordKind[V]) Encode(v *V) []byte {
+	var e Encoder
+	k.k.enc(&e, v)
+	return e.buf
+}
+
+// Decode reads what Encode wrote.
+func (k RecordKind[V]) Decode(b []byte) (V, error) {
+	d := Decoder{buf: b}
+	v := k.k.dec(&d)
+	if d.err == nil && len(d.buf) != 0 {
+		d.err = errors.New("ledger: bytes left after the record")
+	}
+	return v, d.err
 }

@@ -7,4 +7,5 @@ package ledger_test
 import (
 	_ "payments/ledger/recipients"
 	_ "payments/ledger/team"
+	_ "payments/ledger/webhooks"
 )

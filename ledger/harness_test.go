@@ -251,9 +251,13 @@ func rechecksum(b []byte) []byte {
 // openPayouts returns every open payout.
 func (s *testState) openPayouts() []Payout { return walkOpen(s.OpenPayouts) }
 
-// pendingDeliveries returns every pending webhook delivery.
-func (s *testState) pendingDeliveries() []WebhookDelivery {
-	return walkOpen(s.PendingWebhookDeliveries)
+func mustApply(t *testing.T, s *testState, cmd Command) Result {
+	t.Helper()
+	r := s.Apply(cmd)
+	if r.Err != nil {
+		t.Fatalf("%T: %v", cmd, r.Err)
+	}
+	return r
 }
 
 func walkOpen[V any](page func(OpenCursor, int) ([]V, OpenCursor, bool)) []V {

@@ -30,8 +30,8 @@ const (
 	tagCryptoAddress    byte = 't'
 	tagCheckoutDeposit  byte = 'u'
 	tagVirtualAccount   byte = 'v'
-	tagWebhookEndpoint  byte = 'w'
-	tagWebhookDelivery  byte = 'x'
+	TagWebhookEndpoint  byte = 'w' // package webhooks
+	TagWebhookDelivery  byte = 'x' // package webhooks
 	tagDeposit          byte = 'y'
 	tagOrder            byte = 'z'
 	tagOrderDeposit     byte = 'o' // orderdeposit.go: an order deposit made under a reference

@@ -352,7 +352,7 @@ func init() {
 // SubjectOrder tags an order as an event subject.
 const SubjectOrder SubjectKind = 7
 
-func (Order) subjectKind() SubjectKind { return SubjectOrder }
+func (Order) SubjectKind() SubjectKind { return SubjectOrder }
 
 // encodeStoredOrder is an order as the state store holds it: the subject's
 // layout, then the attempt that created it, when it has one (appended,

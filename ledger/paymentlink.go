@@ -450,8 +450,8 @@ func init() {
 	registerFieldsSubject[PaymentPage](SubjectPaymentPage)
 }
 
-func (PaymentLink) subjectKind() SubjectKind { return SubjectPaymentLink }
-func (PaymentPage) subjectKind() SubjectKind { return SubjectPaymentPage }
+func (PaymentLink) SubjectKind() SubjectKind { return SubjectPaymentLink }
+func (PaymentPage) SubjectKind() SubjectKind { return SubjectPaymentPage }
 
 // Codecs. Field order is frozen.
 

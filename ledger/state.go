@@ -61,7 +61,6 @@ type State struct {
 	idKeys   *store[fileSigningKey] // publicids.go
 	disputes *store[Dispute]        // dispute.go
 	fx       conversions            // conversion.go: quotes and conversions
-	webhooks webhookState           // webhook.go: endpoints and deliveries
 	pl       *linkState             // paymentlink.go, checkout.go: links, pages, sessions
 	deposits *depositState          // deposit.go: virtual accounts, crypto addresses, deposits
 	orders   *orderBook             // order.go
@@ -87,6 +86,9 @@ type State struct {
 	// and the payout rules they add.
 	features     []any
 	payoutChecks []func(org string, spec *PayoutSpec) *Error
+	// featureHooks is how many of eventHooks, at their head, the
+	// features added (AddEventHook).
+	featureHooks int
 }
 
 // StoreFormat is the version of the state store's layout (doc.go). A store
@@ -176,7 +178,6 @@ func NewState(kv KVReader) *State {
 	s.idKeys = addStore(s, idKeyKind)
 	s.disputes = addStore(s, disputeKind)
 	s.fx = newConversions(s)
-	s.initWebhooks()
 	s.initPaymentLinks()
 	s.deposits = newDepositState(s)
 	s.registerOrders()
@@ -322,10 +323,6 @@ type Result struct {
 	// Quotes and conversions.
 	Quote      *Quote
 	Conversion *Conversion
-
-	// Webhooks (webhook.go).
-	WebhookEndpoint *WebhookEndpoint
-	WebhookDelivery *WebhookDelivery
 
 	// Virtual accounts, crypto addresses and deposits (deposit.go).
 	VirtualAccount *VirtualAccount

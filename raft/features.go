@@ -6,4 +6,5 @@ package raft
 import (
 	_ "payments/ledger/recipients"
 	_ "payments/ledger/team"
+	_ "payments/ledger/webhooks"
 )

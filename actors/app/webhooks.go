@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"payments/actors"
-	"payments/ledger"
+	"payments/ledger/webhooks"
 )
 
 // Webhook endpoints, their signing secrets, test sends and deliveries. The
@@ -28,7 +28,7 @@ type NewWebhookEndpoint struct {
 // CreateWebhookEndpoint registers an endpoint in the caller's organization
 // with a fresh signing secret (read with the endpoint's signing-secret).
 func (a *App) CreateWebhookEndpoint(c Caller, in NewWebhookEndpoint) actors.Reply {
-	return a.propose(&ledger.CreateWebhookEndpoint{
+	return a.propose(&webhooks.CreateEndpoint{
 		At: a.sys.Now().UnixMilli(), ID: actors.NewID("whe_"), OrgID: c.OrgID,
 		URL: in.URL, Description: in.Description, Events: in.Events, Secret: actors.NewWebhookSecret(),
 	})
@@ -46,12 +46,12 @@ type WebhookEndpointChange struct {
 	SetEvents      bool
 	Events         []string
 	SetStatus      bool
-	Status         string // ledger.WebhookActive or ledger.WebhookDisabled
+	Status         string // webhooks.Active or webhooks.Disabled
 }
 
 // UpdateWebhookEndpoint changes one of the caller's endpoints.
 func (a *App) UpdateWebhookEndpoint(c Caller, in WebhookEndpointChange) actors.Reply {
-	return a.propose(&ledger.UpdateWebhookEndpoint{
+	return a.propose(&webhooks.UpdateEndpoint{
 		At: a.sys.Now().UnixMilli(), ID: in.ID, OrgID: c.OrgID,
 		SetURL: in.SetURL, URL: in.URL, SetDescription: in.SetDescription, Description: in.Description,
 		SetEvents: in.SetEvents, Events: in.Events, SetStatus: in.SetStatus, Status: in.Status,
@@ -61,14 +61,14 @@ func (a *App) UpdateWebhookEndpoint(c Caller, in WebhookEndpointChange) actors.R
 // DeleteWebhookEndpoint removes one of the caller's endpoints; its pending
 // deliveries fail with endpoint_unavailable.
 func (a *App) DeleteWebhookEndpoint(c Caller, id string) actors.Reply {
-	return a.propose(&ledger.DeleteWebhookEndpoint{At: a.sys.Now().UnixMilli(), ID: id, OrgID: c.OrgID})
+	return a.propose(&webhooks.DeleteEndpoint{At: a.sys.Now().UnixMilli(), ID: id, OrgID: c.OrgID})
 }
 
 // RotateWebhookSecret gives one of the caller's endpoints a fresh signing
-// secret; for ledger.WebhookSecretOverlapMillis after, deliveries carry a
+// secret; for webhooks.SecretOverlapMillis after, deliveries carry a
 // signature by each.
 func (a *App) RotateWebhookSecret(c Caller, id string) actors.Reply {
-	return a.propose(&ledger.RotateWebhookSecret{At: a.sys.Now().UnixMilli(), ID: id, OrgID: c.OrgID, Secret: actors.NewWebhookSecret()})
+	return a.propose(&webhooks.RotateSecret{At: a.sys.Now().UnixMilli(), ID: id, OrgID: c.OrgID, Secret: actors.NewWebhookSecret()})
 }
 
 // TestWebhookEndpoint records a webhook.test event with one delivery to
@@ -76,21 +76,21 @@ func (a *App) RotateWebhookSecret(c Caller, id string) actors.Reply {
 // as recorded after the attempt (still pending if its outcome was not
 // recorded in time). The test is never retried. The error is a
 // *ledger.Error or one of the actors' errors.
-func (a *App) TestWebhookEndpoint(c Caller, id string) (ledger.WebhookDelivery, error) {
-	r := a.propose(&ledger.SendWebhookTest{At: a.sys.Now().UnixMilli(), OrgID: c.OrgID, EndpointID: id})
+func (a *App) TestWebhookEndpoint(c Caller, id string) (webhooks.Delivery, error) {
+	r := a.propose(&webhooks.SendTest{At: a.sys.Now().UnixMilli(), OrgID: c.OrgID, EndpointID: id})
 	if r.Err != nil {
-		return ledger.WebhookDelivery{}, r.Err
+		return webhooks.Delivery{}, r.Err
 	}
 	if r.Result.Err != nil {
-		return ledger.WebhookDelivery{}, r.Result.Err
+		return webhooks.Delivery{}, r.Result.Err
 	}
-	d := *r.Result.WebhookDelivery
+	d := *webhooks.DeliveryOf(r.Result)
 	ctx, cancel := context.WithTimeout(context.Background(), webhookTestWaitMax)
 	defer cancel()
 	if err := a.sys.DeliverWebhookNow(ctx, d); err != nil && !errors.Is(err, actors.ErrOutcomeUnknown) {
-		return ledger.WebhookDelivery{}, err
+		return webhooks.Delivery{}, err
 	}
-	d, _ = a.sys.Reader().WebhookDelivery(c.OrgID, d.ID)
+	d, _ = webhooks.GetDelivery(a.sys.Reader(), c.OrgID, d.ID)
 	return d, nil
 }
 
@@ -99,9 +99,9 @@ func (a *App) TestWebhookEndpoint(c Caller, id string) (ledger.WebhookDelivery, 
 // is sent again as a new delivery (so its history stays). The delivery
 // engine learns of it at once.
 func (a *App) RetryWebhookDelivery(c Caller, id string) actors.Reply {
-	r := a.propose(&ledger.RetryWebhookDelivery{At: a.sys.Now().UnixMilli(), OrgID: c.OrgID, DeliveryID: id})
+	r := a.propose(&webhooks.RetryDelivery{At: a.sys.Now().UnixMilli(), OrgID: c.OrgID, DeliveryID: id})
 	if r.Err == nil && r.Result.Err == nil {
-		a.sys.TrackWebhookDelivery(*r.Result.WebhookDelivery)
+		a.sys.TrackWebhookDelivery(*webhooks.DeliveryOf(r.Result))
 	}
 	return r
 }

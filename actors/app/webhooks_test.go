@@ -10,6 +10,7 @@ import (
 	"payments/actors"
 	"payments/actors/app"
 	"payments/ledger"
+	"payments/ledger/webhooks"
 )
 
 // receiver is a webhook receiver on loopback at url that answers status,
@@ -38,7 +39,7 @@ func TestWebhookEndpoints(t *testing.T) {
 	url, _ := receiver(t, 200)
 	created := s.app.CreateWebhookEndpoint(s.owner, app.NewWebhookEndpoint{URL: url, Events: []string{"*"}})
 	mustApply(t, "create", created)
-	ep := *created.Result.WebhookEndpoint
+	ep := *webhooks.EndpointOf(created.Result)
 	if ep.Secret == "" || ep.OrgID != s.org {
 		t.Fatalf("endpoint %+v", ep)
 	}
@@ -55,15 +56,15 @@ func TestWebhookEndpoints(t *testing.T) {
 			return s.app.UpdateWebhookEndpoint(s.owner, app.WebhookEndpointChange{ID: ep.ID, SetDescription: true, Description: "Orders"})
 		}, ""},
 		{"disable it", func() actors.Reply {
-			return s.app.UpdateWebhookEndpoint(s.owner, app.WebhookEndpointChange{ID: ep.ID, SetStatus: true, Status: ledger.WebhookDisabled})
+			return s.app.UpdateWebhookEndpoint(s.owner, app.WebhookEndpointChange{ID: ep.ID, SetStatus: true, Status: webhooks.Disabled})
 		}, ""},
 		{"enable it", func() actors.Reply {
-			return s.app.UpdateWebhookEndpoint(s.owner, app.WebhookEndpointChange{ID: ep.ID, SetStatus: true, Status: ledger.WebhookActive})
+			return s.app.UpdateWebhookEndpoint(s.owner, app.WebhookEndpointChange{ID: ep.ID, SetStatus: true, Status: webhooks.Active})
 		}, ""},
 		{"rotate its secret", func() actors.Reply {
 			r := s.app.RotateWebhookSecret(s.owner, ep.ID)
 			if r.Err == nil && r.Result.Err == nil {
-				rotated = r.Result.WebhookEndpoint.Secret
+				rotated = webhooks.EndpointOf(r.Result).Secret
 			}
 			return r
 		}, ""},
@@ -74,8 +75,8 @@ func TestWebhookEndpoints(t *testing.T) {
 	if rotated == "" || rotated == ep.Secret {
 		t.Fatalf("the rotated secret %q, the first %q", rotated, ep.Secret)
 	}
-	got, _ := s.sys.Reader().WebhookEndpoint(s.org, ep.ID)
-	if got.Description != "Orders" || got.Status != ledger.WebhookActive || got.Secret != rotated {
+	got, _ := webhooks.GetEndpoint(s.sys.Reader(), s.org, ep.ID)
+	if got.Description != "Orders" || got.Status != webhooks.Active || got.Secret != rotated {
 		t.Fatalf("the endpoint after: %+v", got)
 	}
 	wantCode(t, "delete", s.app.DeleteWebhookEndpoint(s.owner, ep.ID), "")
@@ -90,29 +91,29 @@ func TestWebhookTestAndRetry(t *testing.T) {
 	url, status := receiver(t, 500)
 	created := s.app.CreateWebhookEndpoint(s.owner, app.NewWebhookEndpoint{URL: url, Events: []string{"*"}})
 	mustApply(t, "create", created)
-	id := created.Result.WebhookEndpoint.ID
+	id := webhooks.EndpointOf(created.Result).ID
 
 	if _, err := s.app.TestWebhookEndpoint(s.owner, "whe_unknown"); codeOf(err) != ledger.CodeNotFound {
 		t.Fatalf("an unknown endpoint: %v", err)
 	}
 	failed, err := s.app.TestWebhookEndpoint(s.owner, id)
-	if err != nil || failed.Status != ledger.DeliveryFailed || failed.LastStatusCode != 500 || failed.EndpointID != id {
+	if err != nil || failed.Status != webhooks.Failed || failed.LastStatusCode != 500 || failed.EndpointID != id {
 		t.Fatalf("a test the receiver fails: %+v %v", failed, err)
 	}
 
 	status.Store(200)
 	retried := s.app.RetryWebhookDelivery(s.owner, failed.ID)
 	mustApply(t, "retry", retried)
-	if retried.Result.WebhookDelivery.ID != failed.ID {
-		t.Fatalf("a failed delivery is retried in place: %+v", retried.Result.WebhookDelivery)
+	if webhooks.DeliveryOf(retried.Result).ID != failed.ID {
+		t.Fatalf("a failed delivery is retried in place: %+v", webhooks.DeliveryOf(retried.Result))
 	}
 	waitFor(t, "the retry succeeds", func() bool {
-		d, _ := s.sys.Reader().WebhookDelivery(s.org, failed.ID)
-		return d.Status == ledger.DeliverySuccess
+		d, _ := webhooks.GetDelivery(s.sys.Reader(), s.org, failed.ID)
+		return d.Status == webhooks.Success
 	})
 	again := s.app.RetryWebhookDelivery(s.owner, failed.ID)
 	mustApply(t, "send a success again", again)
-	if again.Result.WebhookDelivery.ID == failed.ID {
+	if webhooks.DeliveryOf(again.Result).ID == failed.ID {
 		t.Fatal("a successful delivery sent again in place")
 	}
 	wantCode(t, "retry an unknown delivery", s.app.RetryWebhookDelivery(s.owner, "whd_unknown"), ledger.CodeNotFound)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"payments/ledger"
+	"payments/ledger/webhooks"
 	"payments/raft"
 )
 
@@ -373,23 +374,23 @@ func checkReplicas(c *cluster, rep *Report) {
 // under its webhook-id, with the same body on every attempt.
 func checkWebhooks(cl *clients, rep *Report, reader func() *ledger.Reader) {
 	deadline := time.Now().Add(settleWait)
-	for reader().PendingWebhookDeliveryCount() > 0 {
+	for webhooks.PendingDeliveryCount(reader()) > 0 {
 		if time.Now().After(deadline) {
-			rep.violate("stuck: %d webhook deliveries still pending %s after the network healed", reader().PendingWebhookDeliveryCount(), settleWait)
+			rep.violate("stuck: %d webhook deliveries still pending %s after the network healed", webhooks.PendingDeliveryCount(reader()), settleWait)
 			break
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 	r := reader()
 	delivered := map[string]bool{} // event id → has a delivery
-	for seq := uint64(1); seq <= r.WebhookDeliveryCount(); seq++ {
-		d, ok := r.WebhookDeliveryAt(seq)
+	for seq := uint64(1); seq <= webhooks.DeliveryCount(r); seq++ {
+		d, ok := webhooks.DeliveryAt(r, seq)
 		if !ok {
 			rep.violate("webhook delivery %d is missing", seq)
 			continue
 		}
 		delivered[d.EventID] = true
-		if d.Status != ledger.DeliverySuccess {
+		if d.Status != webhooks.Success {
 			rep.violate("webhook delivery %s of event %s ended %v after %d attempts: %s", d.ID, d.EventID, d.Status, d.Attempts, d.LastError)
 		} else if !cl.recv.received(d.ID) {
 			rep.violate("webhook delivery %s of event %s is recorded delivered, and the receiver never took it", d.ID, d.EventID)

@@ -14,6 +14,7 @@ import (
 	"payments/actors"
 	"payments/actors/app"
 	"payments/ledger"
+	"payments/ledger/webhooks"
 )
 
 // Options configures one run.
@@ -201,7 +202,7 @@ func setup(cl *clients) error {
 	kept, _ := cl.onLeader(ctx, deadline, "", func(sys *actors.System) (bool, error) {
 		// After an unknown outcome the endpoint may exist: a second one
 		// would receive every event twice.
-		if eps := sys.Reader().WebhookEndpoints(otherOrg, 0, 1); len(eps.Items) > 0 {
+		if eps := webhooks.ListEndpoints(sys.Reader(), otherOrg, 0, 1); len(eps.Items) > 0 {
 			return true, nil
 		}
 		r := cl.c.appOf(sys).CreateWebhookEndpoint(app.Caller{OrgID: otherOrg}, app.NewWebhookEndpoint{URL: cl.recv.url, Events: []string{"*"}})

@@ -8,10 +8,11 @@ import (
 
 	"payments/http/core"
 	"payments/ledger"
+	"payments/ledger/webhooks"
 )
 
 func init() {
-	core.RegisterEventRenderer(ledger.SubjectWebhookEndpoint, core.RenderAs(renderWebhookEndpoint))
+	core.RegisterEventRenderer(webhooks.SubjectEndpoint, core.RenderAs(renderWebhookEndpoint))
 	// A dispute event carries the dispute as it was; its message thread is
 	// read live by GET /v1/disputes/{id} and is not part of the payload.
 	core.RegisterEventRenderer(ledger.SubjectDispute, core.RenderAs(renderDispute))
@@ -54,7 +55,7 @@ func listEvents(c *core.Call) {
 func eventFilter(c *core.Call) (ledger.EventFilter, *ledger.Error) {
 	var f ledger.EventFilter
 	if v, ok := core.Query(c.Ctx, "eventType"); ok {
-		if !slices.Contains(ledger.EventTypes, v) && v != ledger.EventWebhookTest {
+		if !slices.Contains(ledger.EventTypes, v) && v != webhooks.EventTest {
 			return f, ledger.FieldInvalid("eventType", "is not an event type")
 		}
 		f.Type = v

@@ -12,6 +12,7 @@ import (
 	"payments/actors/app"
 	"payments/http/core"
 	"payments/ledger"
+	"payments/ledger/webhooks"
 )
 
 // Webhook endpoints, their signing secrets, test sends and deliveries. The
@@ -53,7 +54,7 @@ type webhookEndpointJSON struct {
 	UpdatedAt      string   `json:"updatedAt"`
 }
 
-func renderWebhookEndpoint(e *ledger.WebhookEndpoint) webhookEndpointJSON {
+func renderWebhookEndpoint(e *webhooks.Endpoint) webhookEndpointJSON {
 	events := e.Events
 	if events == nil {
 		events = []string{}
@@ -80,7 +81,7 @@ type webhookDeliveryJSON struct {
 	CreatedAt      string  `json:"createdAt"`
 }
 
-func renderWebhookDelivery(ids *ledger.PublicIDs, d *ledger.WebhookDelivery) webhookDeliveryJSON {
+func renderWebhookDelivery(ids *ledger.PublicIDs, d *webhooks.Delivery) webhookDeliveryJSON {
 	out := webhookDeliveryJSON{
 		ID: d.ID, EventID: ids.EventID(d.EventSeq), EventType: core.Optional(d.EventType), ResourceID: core.Optional(d.ResourceID),
 		EndpointID: d.EndpointID, Status: d.Status.String(), Attempts: d.Attempts,
@@ -90,7 +91,7 @@ func renderWebhookDelivery(ids *ledger.PublicIDs, d *ledger.WebhookDelivery) web
 		code := d.LastStatusCode
 		out.LastStatusCode = &code
 	}
-	if d.Status == ledger.DeliveryPending {
+	if d.Status == webhooks.Pending {
 		out.NextAttemptAt = core.OptionalTimestamp(d.NextAttemptAt)
 	}
 	return out
@@ -109,13 +110,13 @@ type deliveryAttemptJSON struct {
 
 // webhookDeliveryDetailJSON is a delivery as GET
 // /v1/webhooks/deliveries/{id} shows it: with its latest attempts, newest
-// first (at most ledger.WebhookAttemptsKept; attempts counts them all).
+// first (at most webhooks.AttemptsKept; attempts counts them all).
 type webhookDeliveryDetailJSON struct {
 	webhookDeliveryJSON
 	AttemptHistory []deliveryAttemptJSON `json:"attemptHistory"`
 }
 
-func RenderWebhookDeliveryDetail(ids *ledger.PublicIDs, d *ledger.WebhookDelivery) webhookDeliveryDetailJSON {
+func RenderWebhookDeliveryDetail(ids *ledger.PublicIDs, d *webhooks.Delivery) webhookDeliveryDetailJSON {
 	out := webhookDeliveryDetailJSON{renderWebhookDelivery(ids, d), make([]deliveryAttemptJSON, 0, len(d.History))}
 	for i := len(d.History) - 1; i >= 0; i-- {
 		a := &d.History[i]
@@ -205,7 +206,7 @@ func checkWebhookURL(s *core.Server, p *core.Problems, v *string) string {
 }
 
 func checkWebhookEvents(p *core.Problems, events []string) {
-	if msg := ledger.ValidWebhookEvents(events); msg != "" {
+	if msg := webhooks.ValidEvents(events); msg != "" {
 		if strings.Contains(msg, "is not an event type") {
 			msg += "; event types: " + strings.Join(ledger.EventTypes, ", ")
 		}
@@ -220,7 +221,7 @@ func createWebhookEndpoint(c *core.Call) {
 		return NewWebhookEndpointInput(c.Server, req)
 	}
 	core.Create(c, input, c.Server.Config.App.CreateWebhookEndpoint, func(res *ledger.Result) any {
-		return &webhookEndpointBody{renderWebhookEndpoint(res.WebhookEndpoint)}
+		return &webhookEndpointBody{renderWebhookEndpoint(webhooks.EndpointOf(*res))}
 	})
 }
 
@@ -250,15 +251,15 @@ func listWebhookEndpoints(c *core.Call) {
 // webhookEndpointList is a page of an organization's endpoints, as GET
 // /v1/webhooks/endpoints lists them.
 func WebhookEndpointList(s *core.Server, org string, before ledger.Cursor, limit int) core.ListBody[webhookEndpointJSON] {
-	page := core.PinnedPage(s, func(st *ledger.Reader) ledger.Page[ledger.WebhookEndpoint] {
-		return st.WebhookEndpoints(org, before, limit)
+	page := core.PinnedPage(s, func(st *ledger.Reader) ledger.Page[webhooks.Endpoint] {
+		return webhooks.ListEndpoints(st, org, before, limit)
 	})
 	return core.NewList(listWebhookEndpointsKind, page, renderWebhookEndpoint)
 }
 
 // getWebhookEndpoint: GET /v1/webhooks/endpoints/{id}.
 func getWebhookEndpoint(c *core.Call) {
-	core.Get(c, "id", "Webhook endpoint", (*ledger.Reader).WebhookEndpoint, func(ep *ledger.WebhookEndpoint) *webhookEndpointBody {
+	core.Get(c, "id", "Webhook endpoint", webhooks.GetEndpoint, func(ep *webhooks.Endpoint) *webhookEndpointBody {
 		return &webhookEndpointBody{renderWebhookEndpoint(ep)}
 	})
 }
@@ -269,7 +270,7 @@ func updateWebhookEndpoint(c *core.Call) {
 	core.Update(c, "id", func(id string, req *UpdateWebhookEndpointBody) (app.WebhookEndpointChange, *ledger.Error) {
 		return WebhookEndpointChange(c.Server, id, req)
 	}, c.Server.Config.App.UpdateWebhookEndpoint, func(res *ledger.Result) any {
-		return &webhookEndpointBody{renderWebhookEndpoint(res.WebhookEndpoint)}
+		return &webhookEndpointBody{renderWebhookEndpoint(webhooks.EndpointOf(*res))}
 	})
 }
 
@@ -293,7 +294,7 @@ func WebhookEndpointChange(s *core.Server, id string, req *UpdateWebhookEndpoint
 	}
 	if req.Status != nil {
 		in.SetStatus, in.Status = true, *req.Status
-		if in.Status != ledger.WebhookActive && in.Status != ledger.WebhookDisabled {
+		if in.Status != webhooks.Active && in.Status != webhooks.Disabled {
 			p.Add("status", "must be active or disabled")
 		}
 	}
@@ -319,7 +320,7 @@ func deleteWebhookEndpoint(c *core.Call) {
 // getSigningSecret: GET /v1/webhooks/signing-secret/{endpointId}.
 func getSigningSecret(c *core.Call) {
 	c.NoStore()
-	core.Get(c, "endpointId", "Webhook endpoint", (*ledger.Reader).WebhookEndpoint, func(ep *ledger.WebhookEndpoint) *signingSecretBody {
+	core.Get(c, "endpointId", "Webhook endpoint", webhooks.GetEndpoint, func(ep *webhooks.Endpoint) *signingSecretBody {
 		return &signingSecretBody{ep.Secret}
 	})
 }
@@ -333,7 +334,7 @@ func rotateSigningSecret(c *core.Call) {
 		return
 	}
 	c.Reply(c.Server.Config.App.RotateWebhookSecret(c.Caller(), id), fasthttp.StatusOK, func(res *ledger.Result) any {
-		return &signingSecretBody{res.WebhookEndpoint.Secret}
+		return &signingSecretBody{webhooks.EndpointOf(*res).Secret}
 	})
 }
 
@@ -367,16 +368,16 @@ func testWebhookEndpoint(c *core.Call) {
 
 // renderWebhookTest is an endpoint test's outcome: its delivery as
 // recorded after the attempt.
-func RenderWebhookTest(s *core.Server, d *ledger.WebhookDelivery) webhookTestJSON {
-	out := webhookTestJSON{Success: d.Status == ledger.DeliverySuccess, DeliveryID: d.ID}
+func RenderWebhookTest(s *core.Server, d *webhooks.Delivery) webhookTestJSON {
+	out := webhookTestJSON{Success: d.Status == webhooks.Success, DeliveryID: d.ID}
 	if d.LastStatusCode != 0 {
 		code := d.LastStatusCode
 		out.StatusCode = &code
 	}
 	switch d.Status {
-	case ledger.DeliveryPending:
+	case webhooks.Pending:
 		out.Error = core.Optional("The attempt's outcome is not recorded yet; see GET /v1/webhooks/deliveries?eventId=" + s.PublicIDs().EventID(d.EventSeq))
-	case ledger.DeliveryFailed:
+	case webhooks.Failed:
 		out.Error = core.Optional(core.FirstNonEmpty(d.LastError, "failed"))
 	}
 	return out
@@ -389,12 +390,12 @@ func listDeliveries(c *core.Call) {
 	if !ok {
 		return
 	}
-	var f ledger.DeliveryFilter
+	var f webhooks.DeliveryFilter
 	f.EndpointID, _ = core.Query(c.Ctx, "endpointId")
 	f.EventID, _ = core.Query(c.Ctx, "eventId")
 	f.EventID = c.Server.PublicIDs().InternalEventID(f.EventID)
 	if v, ok := core.Query(c.Ctx, "status"); ok {
-		st, known := ledger.ParseDeliveryStatus(v)
+		st, known := webhooks.ParseDeliveryStatus(v)
 		if !known {
 			c.Fail(ledger.FieldInvalid("status", "must be one of pending, success, failed"))
 			return
@@ -406,19 +407,19 @@ func listDeliveries(c *core.Call) {
 
 // deliveryList is a page of an organization's deliveries, as GET
 // /v1/webhooks/deliveries lists them.
-func DeliveryList(s *core.Server, org string, f ledger.DeliveryFilter, before ledger.Cursor, limit int) core.ListBody[webhookDeliveryJSON] {
+func DeliveryList(s *core.Server, org string, f webhooks.DeliveryFilter, before ledger.Cursor, limit int) core.ListBody[webhookDeliveryJSON] {
 	ids := s.PublicIDs()
-	page := core.PinnedPage(s, func(st *ledger.Reader) ledger.Page[ledger.WebhookDelivery] {
-		return st.WebhookDeliveries(org, f, before, limit)
+	page := core.PinnedPage(s, func(st *ledger.Reader) ledger.Page[webhooks.Delivery] {
+		return webhooks.ListDeliveries(st, org, f, before, limit)
 	})
 	return core.NewList(ListDeliveries, page,
-		func(d *ledger.WebhookDelivery) webhookDeliveryJSON { return renderWebhookDelivery(ids, d) })
+		func(d *webhooks.Delivery) webhookDeliveryJSON { return renderWebhookDelivery(ids, d) })
 }
 
 // getDelivery: GET /v1/webhooks/deliveries/{id}, with the delivery's
 // attempt history.
 func getDelivery(c *core.Call) {
-	core.Get(c, "id", "Webhook delivery", (*ledger.Reader).WebhookDelivery, func(d *ledger.WebhookDelivery) *DeliveryDetailBody {
+	core.Get(c, "id", "Webhook delivery", webhooks.GetDelivery, func(d *webhooks.Delivery) *DeliveryDetailBody {
 		return &DeliveryDetailBody{RenderWebhookDeliveryDetail(c.Server.PublicIDs(), d)}
 	})
 }
@@ -433,6 +434,6 @@ func retryDelivery(c *core.Call) {
 	}
 	r := c.Server.Config.App.RetryWebhookDelivery(c.Caller(), id)
 	c.Reply(r, fasthttp.StatusOK, func(res *ledger.Result) any {
-		return &webhookDeliveryBody{renderWebhookDelivery(c.Server.PublicIDs(), res.WebhookDelivery)}
+		return &webhookDeliveryBody{renderWebhookDelivery(c.Server.PublicIDs(), webhooks.DeliveryOf(*res))}
 	})
 }

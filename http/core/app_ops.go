@@ -8,6 +8,7 @@ import (
 	"payments/ledger"
 	"payments/ledger/recipients"
 	"payments/ledger/team"
+	"payments/ledger/webhooks"
 	"payments/rails"
 )
 
@@ -85,7 +86,7 @@ type adminOps interface {
 	UpdateWebhookEndpoint(app.Caller, app.WebhookEndpointChange) actors.Reply
 	DeleteWebhookEndpoint(c app.Caller, id string) actors.Reply
 	RotateWebhookSecret(c app.Caller, id string) actors.Reply
-	TestWebhookEndpoint(c app.Caller, id string) (ledger.WebhookDelivery, error)
+	TestWebhookEndpoint(c app.Caller, id string) (webhooks.Delivery, error)
 	RetryWebhookDelivery(c app.Caller, id string) actors.Reply
 
 	FundBalance(c app.Caller, currency string, amount ledger.Minor, ref string) actors.Reply

@@ -17,6 +17,7 @@ import (
 	"payments/http/dashboard"
 	"payments/http/money"
 	"payments/ledger"
+	"payments/ledger/webhooks"
 )
 
 // The dashboard's pages (package dashboard renders them). A page knows no
@@ -559,7 +560,7 @@ func (d *dashboardRequest) webhookLists(v map[string]any, paged bool) *dashboard
 			return problemOfError(ledger.FieldInvalid("cursor", "is not a cursor from this list; pass the nextCursor of the previous page"))
 		}
 	}
-	deliveries := view(admin.DeliveryList(d.s, d.m.OrgID, ledger.DeliveryFilter{}, before, 20))
+	deliveries := view(admin.DeliveryList(d.s, d.m.OrgID, webhooks.DeliveryFilter{}, before, 20))
 	v["deliveries"] = deliveries
 	if paged {
 		v["next"] = dashboard.NextHref(dashboard.Base+"/webhooks", nil, deliveries)
@@ -627,7 +628,7 @@ func (d *dashboardRequest) webhookDone(e *ledger.Error, done string) {
 // app.TestWebhookEndpoint; the page says how it went.
 func (d *dashboardRequest) testEndpoint() {
 	e := d.allowed(ledger.ScopeWebhooksWrite)
-	var delivery ledger.WebhookDelivery
+	var delivery webhooks.Delivery
 	if e == nil {
 		var err error
 		if delivery, err = d.s.Config.App.TestWebhookEndpoint(d.m.caller(), d.param("id")); err != nil {
@@ -682,9 +683,9 @@ func (d *dashboardRequest) rotateSecret() {
 	}
 	// Deliveries carry a signature by the previous secret too for the
 	// ledger's overlap after the rotation (on real time, as deliveries are).
-	until := core.Timestamp(d.s.Config.Actors.Now().UnixMilli() + ledger.WebhookSecretOverlapMillis)
+	until := core.Timestamp(d.s.Config.Actors.Now().UnixMilli() + webhooks.SecretOverlapMillis)
 	d.render(fasthttp.StatusOK, d.webhooksView("The signing secret is rotated.",
-		map[string]any{"secret": r.Result.WebhookEndpoint.Secret, "previousExpires": until}))
+		map[string]any{"secret": webhooks.EndpointOf(r.Result).Secret, "previousExpires": until}))
 }
 
 // delivery: GET /dashboard/webhooks/deliveries/{id}, through GET
@@ -694,7 +695,7 @@ func (d *dashboardRequest) delivery() { d.deliveryPage(d.param("id"), fasthttp.S
 func (d *dashboardRequest) deliveryPage(id string, status int, problem *dashboard.Problem) {
 	title := "Delivery " + id
 	e := d.allowed(ledger.ScopeWebhooksRead)
-	delivery, found := d.s.Config.Actors.Reader().WebhookDelivery(d.m.OrgID, id)
+	delivery, found := webhooks.GetDelivery(d.s.Config.Actors.Reader(), d.m.OrgID, id)
 	if e == nil && !found {
 		e = core.NotFound("Webhook delivery")
 	}
@@ -726,7 +727,7 @@ func (d *dashboardRequest) replayDelivery() {
 		d.deliveryPage(id, core.HTTPStatus(e.Code), problemOfError(e))
 		return
 	}
-	if next := r.Result.WebhookDelivery.ID; next != "" {
+	if next := webhooks.DeliveryOf(r.Result).ID; next != "" {
 		id = next
 	}
 	d.seeOther(dashboard.Base + "/webhooks/deliveries/" + url.PathEscape(id) + "?done=replayed")

@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
+	"fmt"
 	"hash/crc32"
 	"testing"
 
@@ -131,4 +132,26 @@ func (s *State) Restored() *State {
 		s.tb.Fatal("restored state dumps differently")
 	}
 	return r
+}
+
+// RoundTrip fails the test unless cmds survive the log's codec: decoded as
+// they were, and encoded again to the same bytes.
+func RoundTrip(tb testing.TB, cmds ...ledger.Command) {
+	tb.Helper()
+	enc := ledger.EncodeBatch(nil, cmds)
+	dec, err := ledger.DecodeBatch(enc)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if len(dec) != len(cmds) {
+		tb.Fatalf("%d commands decoded as %d", len(cmds), len(dec))
+	}
+	for i := range cmds {
+		if fmt.Sprintf("%+v", cmds[i]) != fmt.Sprintf("%+v", dec[i]) {
+			tb.Fatalf("command %d: %+v decoded as %+v", i, cmds[i], dec[i])
+		}
+	}
+	if !bytes.Equal(ledger.EncodeBatch(nil, dec), enc) {
+		tb.Fatal("re-encoding changed the batch")
+	}
 }
