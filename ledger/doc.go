@@ -1,8 +1,8 @@
-// Package ledger is the service's deterministic state machine: organizations
-// and their API keys, balance accounts, the double-entry journal, payouts,
-// collections, orders, conversions, payment links, deposits, disputes,
-// webhooks, idempotency by external reference, the error catalogue, and the
-// layout of the state store.
+// Package ledger is the service's deterministic state machine, with its
+// feature packages (ledger/*/): organizations and their API keys, balance
+// accounts, the double-entry journal, payouts, collections, orders,
+// conversions, payment links, deposits, disputes, idempotency by external
+// reference, the error catalogue, and the layout of the state store.
 //
 // # Kernel and features
 //

@@ -7,24 +7,26 @@ import (
 )
 
 // A feature may live in a sub-package of ledger (ledger/recipients,
-// ledger/team): its types, its commands, their rules and codecs, and its
-// reads, on the kernel this file exports. The kernel keeps what every feature
-// shares — organizations, keys, balances and the journal, payouts and
-// collections, the events, the state store's layout — and calls a feature
-// only through what the feature registered:
+// ledger/team, ledger/webhooks): its types, its commands, their rules and
+// codecs, and its reads, on the kernel this file exports. The kernel keeps
+// what every feature shares — organizations, keys, balances and the
+// journal, payouts and collections, the events, the state store's layout —
+// and calls a feature only through what the feature registered:
 //
 //   - its commands implement Applier and register their decoders from an
-//     init function (RegisterCommand, registerFields), under kind numbers
-//     of the feature's range (extend.go);
+//     init function (RegisterCommand, RegisterFieldsCommand), under kind
+//     numbers of the feature's range (extend.go);
 //   - its kinds of record are RecordKinds (NewRecordKind), each with a tag
-//     of layout.go, the one place where tags are allotted, and the lookups
-//     its records are found by (RecordSpec.Lookups);
+//     of layout.go, the one place where tags are allotted, the lookups its
+//     records are found by and the list indexes they are listed by
+//     (RecordSpec.Lookups, RecordSpec.Filters);
 //   - what it keeps in a State is made by the function it gives
 //     AddFeature, which NewState (and so Load) calls for every State,
 //     with the maps it keeps beside its stores rebuilt as Load reads the
 //     open records back (Store.OnLoad);
 //   - a kernel rule it takes part in is a hook it adds from there
-//     (AddPayoutCheck);
+//     (AddPayoutCheck, AddEventHook), and its records may be the subjects
+//     of events (RegisterSubject, Emit);
 //   - its outcomes travel in Result.Value, which the package reads back
 //     with functions of its own.
 //
@@ -168,7 +170,7 @@ type Feature[T any] struct{ i int }
 // registered (the order of package initialization).
 var features []func(*State) any
 
-// AddFeature registers what a feature keeps in a State: make is called for
+// AddFeature registers what a feature keeps in a State: newPart is called for
 // every State made, after the kernel's own stores. It is called from an
 // init function.
 func AddFeature[T any](newPart func(*State) *T) Feature[T] {
@@ -235,8 +237,8 @@ func (f *Codec) AppendedFlag(p *bool) {
 
 // The extension points below were added for package webhooks (endpoints
 // and deliveries, ledger/webhooks): list indexes of a feature's records,
-// its own event hook and event subject, and reads
-// by index and by the open set.
+// its own event hook and event subject, and reads by index and by the open
+// set.
 
 // Filter is a list index of a feature's kind of record (RecordSpec.Filters):
 // Value is what a record is listed under, "" for nothing, and Name its
