@@ -62,9 +62,9 @@ func (s *State) open() {
 
 // Apply applies one command, as a log entry of its own, and commits it.
 func (s *State) Apply(cmd ledger.Command) ledger.Result {
+	s.tb.Helper()
 	r := s.st.Apply(cmd)
 	s.st.EndEntry()
-	s.tb.Helper()
 	b := s.store.NewBatch()
 	s.st.Flush(b)
 	s.index++
