@@ -202,8 +202,35 @@ func (p *proc) waitExit(d time.Duration) error {
 		}
 		return nil
 	case <-time.After(d):
-		return fmt.Errorf("%s did not exit within %s of SIGTERM\n%s", p.addr, d, p.stderr)
+		// SIGQUIT makes the Go runtime print every goroutine's stack and
+		// exit: the failure then says where the shutdown stood.
+		p.cmd.Process.Signal(syscall.SIGQUIT)
+		select {
+		case <-p.exited:
+		case <-time.After(5 * time.Second):
+		}
+		return fmt.Errorf("%s did not exit within %s of SIGTERM; its own goroutines then:\n%s", p.addr, d, ownStacks(p.stderr.String()))
 	}
+}
+
+// ownStacks is a log followed by a Go runtime's goroutine dump, cut to the
+// log and the goroutines running this program's code (package main and
+// payments/...), which say where it was stuck; the runtime's and
+// libraries' idle goroutines are left out.
+func ownStacks(log string) string {
+	head, dump, found := strings.Cut(log, "SIGQUIT: quit")
+	if !found {
+		return log
+	}
+	var b strings.Builder
+	b.WriteString(head)
+	for _, g := range strings.Split(dump, "\n\n") {
+		if strings.Contains(g, "\nmain.") || strings.Contains(g, "payments/") {
+			b.WriteString(g)
+			b.WriteString("\n\n")
+		}
+	}
+	return b.String()
 }
 
 // waitReady waits for /readyz.

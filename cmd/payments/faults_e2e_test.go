@@ -52,9 +52,11 @@ func TestDefiniteAnswersUnderFaults(t *testing.T) {
 	rng := rand.New(rand.NewPCG(seed, seed))
 
 	// Snapshots every few hundred entries, few entries kept behind them: a
-	// wiped follower catches up from a snapshot, not from the log.
+	// wiped follower catches up from a snapshot, not from the log. A
+	// stopped node drains for 5 s at most, so that its whole stop (handover,
+	// drain, actors and Raft) fits stop's 20 s under this load.
 	procs := startCluster(t, 3, "--sandbox-settlement", "50ms", "--snapshot-threshold", "256",
-		"--snapshot-interval", "1s", "--trailing-logs", "64")
+		"--snapshot-interval", "1s", "--trailing-logs", "64", "--drain-timeout", "5s")
 	fl := &faultLoad{procs: procs, t: t}
 	for i := range procs {
 		fl.addrs = append(fl.addrs, procs[i].addr)
