@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -421,7 +422,14 @@ func TestProviderCollection(t *testing.T) {
 // resumes from the committed cursor and learns the allocated indexes.
 func TestDepositWatcher(t *testing.T) {
 	p := newScripted("evm_1")
+	// The chain sees the transfer only once the address is handed out,
+	// that is after its record commits: a transfer the feed reports to an
+	// address not yet recorded is not ours, and is passed over for good.
+	var handedOut atomic.Bool
 	p.feed = func(cursor []byte) ([]actors.FeedDeposit, []byte, error) {
+		if !handedOut.Load() {
+			return nil, cursor, nil
+		}
 		dep := actors.FeedDeposit{Identity: "ethereum:0xt:0", Method: "usdc_ethereum", Chain: "ethereum", Currency: "USDC",
 			Amount: 2_500_000, To: "0xDEP0", Hash: "0xt", Required: 2}
 		switch string(cursor) {
@@ -444,6 +452,7 @@ func TestDepositWatcher(t *testing.T) {
 	if r.Err != nil || r.Result.Err != nil {
 		t.Fatal(r.Err, r.Result.Err)
 	}
+	handedOut.Store(true)
 	waitFor(t, "the deposit to be credited", func() bool { return h.balance("USDC").Total == 2_500_000 })
 	d, ok := h.sys.Reader().DepositByReference(h.org, "ethereum:0xt:0")
 	if !ok {
