@@ -138,6 +138,30 @@ func setUpDashboardOwner(t *testing.T, st *stack, email string) *dashClient {
 	return b
 }
 
+// setUpOrgBOwner creates a second organization, Org B, with the
+// operator's key, and signs in its first owner, email, through a setup
+// link of its own (the invitation invitationID, whose token is token).
+func setUpOrgBOwner(t *testing.T, st *stack, email, invitationID, token string) *dashClient {
+	t.Helper()
+	r := st.do("POST", "/v1/organizations", st.key, map[string]any{"name": "Org B", "country": "GH", "timezone": "Africa/Accra", "defaultCurrency": "GHS"})
+	if r.status != 201 {
+		t.Fatalf("organization B: %d %s", r.status, r.body)
+	}
+	orgB := r.json(t)["organization"].(map[string]any)["id"].(string)
+	hash := sha256.Sum256([]byte(token))
+	now := time.Now()
+	if rep := st.sys.Propose(t.Context(), &team.CreateInvitation{At: now.UnixMilli(), ID: invitationID, OrgID: orgB, Role: team.RoleOwner,
+		Setup: true, TokenHash: string(hash[:]), ExpiresAt: now.Add(time.Hour).UnixMilli()}); rep.Err != nil || rep.Result.Err != nil {
+		t.Fatalf("org B's setup link: %v %v", rep.Err, rep.Result.Err)
+	}
+	owner := newDashClient(t, st)
+	form := owner.get("/dashboard/setup/" + token)
+	wantDashStatus(t, "org B's setup page", form, 200)
+	wantDashStatus(t, "org B's setup", owner.post("/dashboard/setup/"+token, url.Values{"csrf": {form.csrf(t)}, "email": {email},
+		"password": {dashOwnerPassword}, "confirm": {dashOwnerPassword}}), 303)
+	return owner
+}
+
 func TestDashboardSignInTeamAndLockOut(t *testing.T) {
 	st := newStack(t, stackOptions{})
 	owner := setUpDashboardOwner(t, st, "owner@golden.example")
@@ -277,24 +301,7 @@ func TestDashboardSignInTeamAndLockOut(t *testing.T) {
 func TestDashboardTeamIsolation(t *testing.T) {
 	st := newStack(t, stackOptions{})
 	ownerA := setUpDashboardOwner(t, st, "a@golden.example")
-	r := st.do("POST", "/v1/organizations", st.key, map[string]any{"name": "Org B", "country": "GH", "timezone": "Africa/Accra", "defaultCurrency": "GHS"})
-	if r.status != 201 {
-		t.Fatalf("organization B: %d %s", r.status, r.body)
-	}
-	orgB := r.json(t)["organization"].(map[string]any)["id"].(string)
-	// Org B's first owner, through a setup link of its own.
-	tok := "setup-link-token-of-org-b-0123456789abcdefg"
-	hash := sha256.Sum256([]byte(tok))
-	now := time.Now()
-	if rep := st.sys.Propose(t.Context(), &team.CreateInvitation{At: now.UnixMilli(), ID: "inv_orgb", OrgID: orgB, Role: team.RoleOwner,
-		Setup: true, TokenHash: string(hash[:]), ExpiresAt: now.Add(time.Hour).UnixMilli()}); rep.Err != nil || rep.Result.Err != nil {
-		t.Fatalf("org B's setup link: %v %v", rep.Err, rep.Result.Err)
-	}
-	ownerB := newDashClient(t, st)
-	form := ownerB.get("/dashboard/setup/" + tok)
-	wantDashStatus(t, "org B's setup page", form, 200)
-	wantDashStatus(t, "org B's setup", ownerB.post("/dashboard/setup/"+tok, url.Values{"csrf": {form.csrf(t)}, "email": {"b@golden.example"},
-		"password": {dashOwnerPassword}, "confirm": {dashOwnerPassword}}), 303)
+	ownerB := setUpOrgBOwner(t, st, "b@golden.example", "inv_orgb", "setup-link-token-of-org-b-0123456789abcdefg")
 
 	teamB := ownerB.get("/dashboard/team")
 	if strings.Contains(teamB.body, "a@golden.example") || !strings.Contains(teamB.body, "b@golden.example") {

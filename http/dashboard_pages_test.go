@@ -1,7 +1,6 @@
 package http_test
 
 import (
-	"crypto/sha256"
 	"fmt"
 	"html"
 	"net/url"
@@ -11,7 +10,6 @@ import (
 	"time"
 
 	"payments/ledger"
-	"payments/ledger/team"
 	"payments/rails"
 )
 
@@ -63,23 +61,7 @@ func TestDashboardPagesKeepOrganizationsApart(t *testing.T) {
 	}
 
 	// Organization B and its first owner.
-	r = st.do("POST", "/v1/organizations", st.key, map[string]any{"name": "Org B", "country": "GH", "timezone": "Africa/Accra", "defaultCurrency": "GHS"})
-	if r.status != 201 {
-		t.Fatalf("organization B: %d %s", r.status, r.body)
-	}
-	orgB := r.json(t)["organization"].(map[string]any)["id"].(string)
-	tok := "setup-link-token-of-pages-org-b-0123456789a"
-	hash := sha256.Sum256([]byte(tok))
-	now := time.Now()
-	if rep := st.sys.Propose(t.Context(), &team.CreateInvitation{At: now.UnixMilli(), ID: "inv_pagesb", OrgID: orgB, Role: team.RoleOwner,
-		Setup: true, TokenHash: string(hash[:]), ExpiresAt: now.Add(time.Hour).UnixMilli()}); rep.Err != nil || rep.Result.Err != nil {
-		t.Fatalf("B's setup link: %v %v", rep.Err, rep.Result.Err)
-	}
-	ownerB := newDashClient(t, st)
-	form := ownerB.get("/dashboard/setup/" + tok)
-	wantDashStatus(t, "B's setup page", form, 200)
-	wantDashStatus(t, "B's setup", ownerB.post("/dashboard/setup/"+tok, url.Values{"csrf": {form.csrf(t)}, "email": {"b@pages.example"},
-		"password": {dashOwnerPassword}, "confirm": {dashOwnerPassword}}), 303)
+	ownerB := setUpOrgBOwner(t, st, "b@pages.example", "inv_pagesb", "setup-link-token-of-pages-org-b-0123456789a")
 
 	for _, path := range []string{"/dashboard", "/dashboard/keys", "/dashboard/payouts", "/dashboard/webhooks", "/dashboard/requests", "/dashboard/ledger"} {
 		p := ownerB.get(path)

@@ -14,17 +14,7 @@ import (
 // payoutSettle polls a payout until it completes or fails.
 func (s *stack) payoutSettle(id string) map[string]any {
 	s.t.Helper()
-	var r response
-	var p map[string]any
-	if !eventually(15*time.Second, func() bool {
-		r = s.do("GET", "/v1/payouts/"+id, s.key, nil)
-		s.mustStatus(r, 200)
-		p = r.json(s.t)["payout"].(map[string]any)
-		return p["status"] == "completed" || p["status"] == "failed"
-	}) {
-		s.t.Fatalf("payout %s stuck: %s", id, r.body)
-	}
-	return p
+	return s.settle("payout", "/v1/payouts/"+id, "completed", "failed")
 }
 
 // Cross-currency payouts over real HTTP, through the from-currency account

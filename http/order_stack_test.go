@@ -36,24 +36,10 @@ func (s *stack) orderDeposit(body string) map[string]any {
 	return r.json(s.t)["simulation"].(map[string]any)["order"].(map[string]any)
 }
 
-// settleOrder polls the order until it leaves its in-flight statuses.
+// orderSettle polls the order until it leaves its in-flight statuses.
 func (s *stack) orderSettle(id string) map[string]any {
 	s.t.Helper()
-	var r response
-	var o map[string]any
-	if !eventually(15*time.Second, func() bool {
-		r = s.do("GET", "/v1/orders/"+id, s.key, nil)
-		s.mustStatus(r, 200)
-		o = r.json(s.t)["order"].(map[string]any)
-		switch o["status"] {
-		case "completed", "failed", "expired", "underpaid":
-			return true
-		}
-		return false
-	}) {
-		s.t.Fatalf("order %s stuck: %s", id, r.body)
-	}
-	return o
+	return s.settle("order", "/v1/orders/"+id, "completed", "failed", "expired", "underpaid")
 }
 
 // balances maps currency to total balance, as GET /v1/accounts shows them.

@@ -134,11 +134,7 @@ func KeyList(s *core.Server, org string) core.ListBody[keyJSON] {
 
 // revokeKey: DELETE /v1/keys/{id}.
 func revokeKey(c *core.Call) {
-	id, ok := c.Param("id")
-	if !ok {
-		return
-	}
-	c.Reply(c.Server.Config.App.RevokeKey(c.Caller(), id), fasthttp.StatusOK, func(res *ledger.Result) any {
+	core.Act(c, "id", c.Server.Config.App.RevokeKey, func(res *ledger.Result) any {
 		return &keyBody{RenderKeyNow(c.Server, res.APIKey, "")}
 	})
 }

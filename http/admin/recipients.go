@@ -306,12 +306,5 @@ func recipientChange(id string, req *recipientUpdateBody) (app.RecipientChange, 
 // deleteRecipient: DELETE /v1/recipients/{id}. Payouts already made keep
 // the reference; the recipient cannot be used or seen again.
 func deleteRecipient(c *core.Call) {
-	id, ok := c.Param("id")
-	if !ok {
-		return
-	}
-	c.Answer(c.Server.Config.App.DeleteRecipient(c.Caller(), id), func(*ledger.Result) {
-		c.Ctx.Response.ResetBody()
-		c.Ctx.SetStatusCode(fasthttp.StatusNoContent)
-	})
+	core.Delete(c, "id", c.Server.Config.App.DeleteRecipient)
 }

@@ -307,14 +307,7 @@ func WebhookEndpointChange(s *core.Server, id string, req *UpdateWebhookEndpoint
 // deleteWebhookEndpoint: DELETE /v1/webhooks/endpoints/{id}; 204. Its
 // pending deliveries fail with endpoint_unavailable.
 func deleteWebhookEndpoint(c *core.Call) {
-	id, ok := c.Param("id")
-	if !ok {
-		return
-	}
-	c.Answer(c.Server.Config.App.DeleteWebhookEndpoint(c.Caller(), id), func(*ledger.Result) {
-		c.Ctx.Response.ResetBody()
-		c.Ctx.SetStatusCode(fasthttp.StatusNoContent)
-	})
+	core.Delete(c, "id", c.Server.Config.App.DeleteWebhookEndpoint)
 }
 
 // getSigningSecret: GET /v1/webhooks/signing-secret/{endpointId}.
@@ -329,11 +322,7 @@ func getSigningSecret(c *core.Call) {
 // For a day after, deliveries carry a signature by each secret.
 func rotateSigningSecret(c *core.Call) {
 	c.NoStore()
-	id, ok := c.Param("endpointId")
-	if !ok {
-		return
-	}
-	c.Reply(c.Server.Config.App.RotateWebhookSecret(c.Caller(), id), fasthttp.StatusOK, func(res *ledger.Result) any {
+	core.Act(c, "endpointId", c.Server.Config.App.RotateWebhookSecret, func(res *ledger.Result) any {
 		return &signingSecretBody{webhooks.EndpointOf(*res).Secret}
 	})
 }
@@ -428,12 +417,7 @@ func getDelivery(c *core.Call) {
 // failed delivery starts a fresh schedule in place; a successful one is
 // sent again as a new delivery, so its history stays.
 func retryDelivery(c *core.Call) {
-	id, ok := c.Param("id")
-	if !ok {
-		return
-	}
-	r := c.Server.Config.App.RetryWebhookDelivery(c.Caller(), id)
-	c.Reply(r, fasthttp.StatusOK, func(res *ledger.Result) any {
+	core.Act(c, "id", c.Server.Config.App.RetryWebhookDelivery, func(res *ledger.Result) any {
 		return &webhookDeliveryBody{renderWebhookDelivery(c.Server.PublicIDs(), webhooks.DeliveryOf(*res))}
 	})
 }

@@ -108,6 +108,28 @@ func Update[Req, In any](c *Call, param string, input func(id string, req *Req) 
 	}
 }
 
+// Act answers an action without a body on the resource the path parameter
+// param names (POST of an action on it, or a DELETE that answers the
+// resource): the operation op called as the caller on the parameter, and
+// its reply answered 200 with body's rendering.
+func Act(c *Call, param string, op func(app.Caller, string) actors.Reply, body func(*ledger.Result) any) {
+	if id, ok := c.Param(param); ok {
+		c.Reply(op(c.Caller(), id), fasthttp.StatusOK, body)
+	}
+}
+
+// Delete answers DELETE of the resource the path parameter param names:
+// the operation op called as the caller on the parameter, and its reply
+// answered 204 with no body.
+func Delete(c *Call, param string, op func(app.Caller, string) actors.Reply) {
+	if id, ok := c.Param(param); ok {
+		c.Answer(op(c.Caller(), id), func(*ledger.Result) {
+			c.Ctx.Response.ResetBody()
+			c.Ctx.SetStatusCode(fasthttp.StatusNoContent)
+		})
+	}
+}
+
 // ParamInput is Input for the resource the path parameter param names: the
 // parameter, then the body decoded into a Req and its shape checked by
 // input for that id (every problem at once). A parameter that is not a path

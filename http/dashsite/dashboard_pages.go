@@ -436,11 +436,17 @@ func (d *dashboardRequest) updateKey() {
 	if e == nil {
 		e = core.ReplyError(d.s.Config.App.SetKeyControls(d.m.caller(), in))
 	}
+	d.keyDone(id, e, controls, "saved")
+}
+
+// keyDone goes back to key id's page saying a form is done, or shows its
+// refusal there with the controls the member gave (nil: the key's own).
+func (d *dashboardRequest) keyDone(id string, e *ledger.Error, controls map[string]string, done string) {
 	if e != nil {
 		d.keyPage(core.HTTPStatus(e.Code), problemOfError(e), controls)
 		return
 	}
-	d.seeOther(dashboard.Base + "/keys/" + url.PathEscape(id) + "?done=saved")
+	d.seeOther(dashboard.Base + "/keys/" + url.PathEscape(id) + "?done=" + done)
 }
 
 // revokeKey: POST /dashboard/keys/{id}/revoke: app.RevokeKey, once the
@@ -456,11 +462,7 @@ func (d *dashboardRequest) revokeKey() {
 	if e == nil {
 		e = core.ReplyError(d.s.Config.App.RevokeKey(d.m.caller(), id))
 	}
-	if e != nil {
-		d.keyPage(core.HTTPStatus(e.Code), problemOfError(e), nil)
-		return
-	}
-	d.seeOther(dashboard.Base + "/keys/" + url.PathEscape(id) + "?done=revoked")
+	d.keyDone(id, e, nil, "revoked")
 }
 
 // requestFilters are the request log's filters the page passes on.

@@ -102,21 +102,20 @@ func accountCurrencies(s *ledger.Reader, org string) map[string]string {
 
 // getLedgerEntry: GET /v1/ledger/{id}.
 func getLedgerEntry(c *core.Call) {
-	id, ok := c.Param("id")
-	if !ok {
-		return
+	ids := c.Server.PublicIDs()
+	if e, ok := core.Lookup(c, "id", "Ledger entry", func(st *ledger.Reader, id string) (entryJSON, bool) {
+		seq, ok := ids.ParseEntryID(id)
+		if !ok {
+			return entryJSON{}, false
+		}
+		n, a, ok := st.OrgEntry(c.Org, seq)
+		if !ok {
+			return entryJSON{}, false
+		}
+		return renderEntry(ids, &n, a.Currency), true
+	}); ok {
+		c.OK(fasthttp.StatusOK, &ledgerEntryBody{e})
 	}
-	var n ledger.NumberedEntry
-	var a ledger.Account
-	found := false
-	if seq, ok := c.Server.PublicIDs().ParseEntryID(id); ok {
-		n, a, found = c.Server.Config.Actors.Reader().OrgEntry(c.Org, seq)
-	}
-	if !found {
-		c.Fail(core.NotFound("Ledger entry"))
-		return
-	}
-	c.OK(fasthttp.StatusOK, &ledgerEntryBody{renderEntry(c.Server.PublicIDs(), &n, a.Currency)})
 }
 
 type transactionJSON struct {
@@ -315,26 +314,20 @@ func listTransactions(c *core.Call) {
 
 // getTransaction: GET /v1/transactions/{id}.
 func getTransaction(c *core.Call) {
-	id, ok := c.Param("id")
-	if !ok {
-		return
-	}
-	var t transactionJSON
-	found := false
-	if seq, typ, ok := parseTransactionID(c.Server.PublicIDs(), id); ok {
-		{
-			s := c.Server.Config.Actors.Reader()
-			n, a, ok := s.OrgEntry(c.Org, seq)
-			if ok && n.Entry.Type.String() == typ {
-				t, found = renderTransaction(c.Server.PublicIDs(), s, &n, a.Currency), true
-			}
+	ids := c.Server.PublicIDs()
+	if t, ok := core.Lookup(c, "id", "Transaction", func(st *ledger.Reader, id string) (transactionJSON, bool) {
+		seq, typ, ok := parseTransactionID(ids, id)
+		if !ok {
+			return transactionJSON{}, false
 		}
+		n, a, ok := st.OrgEntry(c.Org, seq)
+		if !ok || n.Entry.Type.String() != typ {
+			return transactionJSON{}, false
+		}
+		return renderTransaction(ids, st, &n, a.Currency), true
+	}); ok {
+		c.OK(fasthttp.StatusOK, &transactionBody{t})
 	}
-	if !found {
-		c.Fail(core.NotFound("Transaction"))
-		return
-	}
-	c.OK(fasthttp.StatusOK, &transactionBody{t})
 }
 
 // exportTransactions: GET /v1/transactions/export. Every transaction in

@@ -125,29 +125,21 @@ func normalizeName(name string) string {
 // maskedName is rule 1: the member's value is masked whole.
 func maskedName(name string) bool {
 	n := normalizeName(name)
-	if maskedNameExact[n] {
-		return true
-	}
-	if strings.HasSuffix(n, "name") && n != "bankname" {
-		return true
-	}
-	for _, s := range maskedNameContains {
-		if strings.Contains(n, s) {
-			return true
-		}
-	}
-	return false
+	return maskedNameExact[n] || (strings.HasSuffix(n, "name") && n != "bankname") || containsAny(n, maskedNameContains)
 }
 
 // exemptName is rule 3: the member's value is not judged by its shape.
 func exemptName(name string) bool {
 	n := normalizeName(name)
-	if exemptNameExact[n] || strings.HasSuffix(n, "id") ||
-		strings.HasSuffix(n, "at") || strings.HasSuffix(n, "date") || strings.HasSuffix(n, "time") {
-		return true
-	}
-	for _, s := range exemptNameContains {
-		if strings.Contains(n, s) {
+	return exemptNameExact[n] || strings.HasSuffix(n, "id") ||
+		strings.HasSuffix(n, "at") || strings.HasSuffix(n, "date") || strings.HasSuffix(n, "time") ||
+		containsAny(n, exemptNameContains)
+}
+
+// containsAny reports whether s contains any of parts.
+func containsAny(s string, parts []string) bool {
+	for _, part := range parts {
+		if strings.Contains(s, part) {
 			return true
 		}
 	}
