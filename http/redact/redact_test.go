@@ -95,24 +95,22 @@ func TestRedactRefusesNonJSON(t *testing.T) {
 }
 
 func TestRedactQueryAndPath(t *testing.T) {
-	for _, tc := range []struct{ rule, in, want string }{
-		{"query by name", "email=ama%40example.com&limit=10", "email=[redacted]&limit=10"},
-		{"query by shape", "q=0241234567&status=completed", "q=[redacted]&status=completed"},
-		{"query exempt", "externalReference=2332412345678&from=2026-11-01T00%3A00%3A00Z", "externalReference=2332412345678&from=2026-11-01T00%3A00%3A00Z"},
-		{"query flag without a value", "expand", "expand"},
+	redactors := map[string]func(string) string{"Query": Query, "Path": Path}
+	for _, tc := range []struct {
+		rule, in, want string
+		fn             string // the redactor, a key of redactors
+	}{
+		{"query by name", "email=ama%40example.com&limit=10", "email=[redacted]&limit=10", "Query"},
+		{"query by shape", "q=0241234567&status=completed", "q=[redacted]&status=completed", "Query"},
+		{"query exempt", "externalReference=2332412345678&from=2026-11-01T00%3A00%3A00Z", "externalReference=2332412345678&from=2026-11-01T00%3A00%3A00Z", "Query"},
+		{"query flag without a value", "expand", "expand", "Query"},
+		{"our ids are kept", "/v1/payouts/pay_bank_0k3m2a1234567abcdefgh", "/v1/payouts/pay_bank_0k3m2a1234567abcdefgh", "Path"},
+		{"a reference shaped as a phone number", "/v1/payouts/by-reference/0241234567", "/v1/payouts/by-reference/[redacted]", "Path"},
+		{"an escaped email", "/v1/x/ama%40example.com", "/v1/x/[redacted]", "Path"},
+		{"plain", "/v1/requests", "/v1/requests", "Path"},
 	} {
-		if got := Query(tc.in); got != tc.want {
-			t.Errorf("%s: Query(%q) = %q, want %q", tc.rule, tc.in, got, tc.want)
-		}
-	}
-	for _, tc := range []struct{ rule, in, want string }{
-		{"our ids are kept", "/v1/payouts/pay_bank_0k3m2a1234567abcdefgh", "/v1/payouts/pay_bank_0k3m2a1234567abcdefgh"},
-		{"a reference shaped as a phone number", "/v1/payouts/by-reference/0241234567", "/v1/payouts/by-reference/[redacted]"},
-		{"an escaped email", "/v1/x/ama%40example.com", "/v1/x/[redacted]"},
-		{"plain", "/v1/requests", "/v1/requests"},
-	} {
-		if got := Path(tc.in); got != tc.want {
-			t.Errorf("%s: Path(%q) = %q, want %q", tc.rule, tc.in, got, tc.want)
+		if got := redactors[tc.fn](tc.in); got != tc.want {
+			t.Errorf("%s: %s(%q) = %q, want %q", tc.rule, tc.fn, tc.in, got, tc.want)
 		}
 	}
 }
