@@ -68,6 +68,13 @@ func mustStore(t testing.TB, s *Store, logs []*hraft.Log) {
 	}
 }
 
+func mustDeleteRange(t testing.TB, s *Store, lo, hi uint64) {
+	t.Helper()
+	if err := s.DeleteRange(lo, hi); err != nil {
+		t.Fatalf("delete range [%d, %d]: %v", lo, hi, err)
+	}
+}
+
 // assertBounds checks FirstIndex and LastIndex.
 func assertBounds(t testing.TB, s *Store, first, last uint64) {
 	t.Helper()
@@ -122,17 +129,13 @@ func TestLogStore(t *testing.T) {
 	assertMissing(t, s, 0, 12)
 
 	// A snapshot compacts a prefix.
-	if err := s.DeleteRange(1, 4); err != nil {
-		t.Fatal(err)
-	}
+	mustDeleteRange(t, s, 1, 4)
 	assertBounds(t, s, 5, 11)
 	assertMissing(t, s, 1, 4)
 	assertEntries(t, s, 5, 11)
 
 	// A new leader truncates a conflicting suffix, then appends.
-	if err := s.DeleteRange(9, 11); err != nil {
-		t.Fatal(err)
-	}
+	mustDeleteRange(t, s, 9, 11)
 	assertBounds(t, s, 5, 8)
 	assertMissing(t, s, 9, 11)
 	mustStore(t, s, entries(9, 12))
@@ -141,17 +144,13 @@ func TestLogStore(t *testing.T) {
 
 	// Ranges outside the log change nothing; an inverted range is a no-op.
 	for _, r := range [][2]uint64{{1, 4}, {13, 20}, {12, 11}} {
-		if err := s.DeleteRange(r[0], r[1]); err != nil {
-			t.Fatal(err)
-		}
+		mustDeleteRange(t, s, r[0], r[1])
 	}
 	assertBounds(t, s, 5, 12)
 
 	// Deleting everything, as raft does after installing a snapshot on a
 	// monotonic store, empties the log; appending restarts it anywhere.
-	if err := s.DeleteRange(5, math.MaxUint64); err != nil {
-		t.Fatal(err)
-	}
+	mustDeleteRange(t, s, 5, math.MaxUint64)
 	assertBounds(t, s, 0, 0)
 	assertMissing(t, s, 5, 12)
 	mustStore(t, s, entries(100, 102))
@@ -265,9 +264,7 @@ func TestReopenKeepsEverything(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustStore(t, s, entries(1, 50))
-	if err := s.DeleteRange(1, 9); err != nil {
-		t.Fatal(err)
-	}
+	mustDeleteRange(t, s, 1, 9)
 	if err := s.SetUint64([]byte("CurrentTerm"), 5); err != nil {
 		t.Fatal(err)
 	}
@@ -302,9 +299,7 @@ func TestReopenAfterFlushes(t *testing.T) {
 	for i := uint64(1); i <= 3000; i += 10 {
 		mustStore(t, s, entries(i, i+9))
 	}
-	if err := s.DeleteRange(1, 1000); err != nil {
-		t.Fatal(err)
-	}
+	mustDeleteRange(t, s, 1, 1000)
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -333,9 +328,7 @@ func TestDeleteRangeWithGaps(t *testing.T) {
 		{12, 12, 0, 0},
 	}
 	for _, st := range steps {
-		if err := s.DeleteRange(st.lo, st.hi); err != nil {
-			t.Fatal(err)
-		}
+		mustDeleteRange(t, s, st.lo, st.hi)
 		assertBounds(t, s, st.first, st.last)
 	}
 }
