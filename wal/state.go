@@ -266,12 +266,26 @@ func (s *StateStore) NewIter(lower, upper []byte) (*StateIter, error) {
 	if err := s.enter(); err != nil {
 		return nil, err
 	}
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	it, err := newIter(s.db, lower, upper, s.readError)
 	if err != nil {
 		s.leave()
-		return nil, s.readError("iterate", err)
+		return nil, err
 	}
-	return &StateIter{Iterator: it, done: s.leave}, nil
+	it.done = s.leave
+	return it, nil
+}
+
+type iterMaker interface {
+	NewIter(o *pebble.IterOptions) (*pebble.Iterator, error)
+}
+
+// newIter is an iterator of m over the keys in [lower, upper).
+func newIter(m iterMaker, lower, upper []byte, readError func(string, error) error) (*StateIter, error) {
+	it, err := m.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	if err != nil {
+		return nil, readError("iterate", err)
+	}
+	return &StateIter{Iterator: it}, nil
 }
 
 // StateSnapshot is a consistent view of the store at one moment.
@@ -311,11 +325,7 @@ func (sn *StateSnapshot) Get(key []byte, fn func(value []byte)) (bool, error) {
 
 // NewIter is StateStore.NewIter on the snapshot.
 func (sn *StateSnapshot) NewIter(lower, upper []byte) (*StateIter, error) {
-	it, err := sn.snap.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
-	if err != nil {
-		return nil, sn.s.readError("iterate", err)
-	}
-	return &StateIter{Iterator: it}, nil
+	return newIter(sn.snap, lower, upper, sn.s.readError)
 }
 
 // Close releases the snapshot.
@@ -644,11 +654,7 @@ func (r *PointReader) Get(key []byte, fn func(value []byte)) (bool, error) {
 // NewIter is StateStore.NewIter: a fresh iterator, which sees the store as
 // it is now.
 func (r *PointReader) NewIter(lower, upper []byte) (*StateIter, error) {
-	it, err := r.s.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
-	if err != nil {
-		return nil, r.s.readError("iterate", err)
-	}
-	return &StateIter{Iterator: it}, nil
+	return newIter(r.s.db, lower, upper, r.s.readError)
 }
 
 // Close releases the reader.

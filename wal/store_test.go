@@ -68,6 +68,13 @@ func mustStore(t testing.TB, s *Store, logs []*hraft.Log) {
 	}
 }
 
+func mustClose(t testing.TB, s *Store) {
+	t.Helper()
+	if err := s.Close(); err != nil {
+		t.Fatalf("close: %v", err)
+	}
+}
+
 func mustDeleteRange(t testing.TB, s *Store, lo, hi uint64) {
 	t.Helper()
 	if err := s.DeleteRange(lo, hi); err != nil {
@@ -259,18 +266,13 @@ func TestGetReturnsCopies(t *testing.T) {
 
 func TestReopenKeepsEverything(t *testing.T) {
 	fs := vfs.NewCrashableMem()
-	s, err := Open(testDir, Options{FS: fs})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := mustOpen(t, fs, Options{})
 	mustStore(t, s, entries(1, 50))
 	mustDeleteRange(t, s, 1, 9)
 	if err := s.SetUint64([]byte("CurrentTerm"), 5); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
+	mustClose(t, s)
 	if err := s.Close(); err != nil {
 		t.Fatalf("second close: %v", err)
 	}
@@ -292,17 +294,12 @@ func TestReopenAfterFlushes(t *testing.T) {
 	// so that reopening reads from both.
 	fs := vfs.NewCrashableMem()
 	opts := Options{FS: fs, MemTableBytes: 256 << 10}
-	s, err := Open(testDir, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := mustOpen(t, fs, opts)
 	for i := uint64(1); i <= 3000; i += 10 {
 		mustStore(t, s, entries(i, i+9))
 	}
 	mustDeleteRange(t, s, 1, 1000)
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
+	mustClose(t, s)
 	s = mustOpen(t, fs, opts)
 	assertBounds(t, s, 1001, 3000)
 	assertEntries(t, s, 1001, 3000)
@@ -335,19 +332,14 @@ func TestDeleteRangeWithGaps(t *testing.T) {
 
 func TestOpenRefusesGap(t *testing.T) {
 	fs := vfs.NewCrashableMem()
-	s, err := Open(testDir, Options{FS: fs})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := mustOpen(t, fs, Options{})
 	mustStore(t, s, entries(1, 5))
 	// The LogStore contract allows a gap; hashicorp/raft does not make one
 	// with a monotonic store, and the next Open refuses it.
 	mustStore(t, s, entries(8, 9))
 	assertBounds(t, s, 1, 9)
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	_, err = Open(testDir, Options{FS: fs})
+	mustClose(t, s)
+	_, err := Open(testDir, Options{FS: fs})
 	if !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("open with a gap: err = %v, want ErrCorrupt", err)
 	}
@@ -370,9 +362,7 @@ func TestPebbleLogsGoToLogger(t *testing.T) {
 		for i := uint64(1); i <= 3000; i += 10 {
 			mustStore(t, s, entries(i, i+9))
 		}
-		if err := s.Close(); err != nil {
-			t.Fatal(err)
-		}
+		mustClose(t, s)
 	}
 	if !strings.Contains(ours.String(), "level=DEBUG") || !strings.Contains(ours.String(), "component=pebble") {
 		t.Fatalf("no pebble message at debug level in %q", ours.String())
