@@ -71,7 +71,7 @@ const unflushedMax = 32768
 // newFSM loads the ledger from the state store: the open records into
 // memory, as of the store's applied index.
 func newFSM(store *wal.StateStore) (*fsm, error) {
-	f := &fsm{store: store, kv: stateKV{store}, visibleChanges: newBroadcast()}
+	f := &fsm{store: store, kv: newStateKV(store), visibleChanges: newBroadcast()}
 	f.idle.L = &f.mu
 	if err := f.load(); err != nil {
 		return nil, err
@@ -134,7 +134,7 @@ func (f *fsm) ApplyBatch(logs []*hraft.Log) []interface{} {
 	if err != nil {
 		panic(fmt.Sprintf("raft: read the state store: %v", err))
 	}
-	restore := f.state.ReadThrough(pointKV{pr})
+	restore := f.state.ReadThrough(readerKV{pr})
 	for i, l := range logs {
 		if l.Index <= f.applied || l.Type != hraft.LogCommand {
 			continue
@@ -432,16 +432,23 @@ type readCloser struct {
 	io.Closer
 }
 
-// stateKV is the state store as the ledger reads it.
-type stateKV struct{ s *wal.StateStore }
+// walReader is what the state store and a point reader of it share.
+type walReader interface {
+	Get(key []byte, fn func([]byte)) (bool, error)
+	NewIter(lower, upper []byte) (*wal.StateIter, error)
+}
 
-func (kv stateKV) Get(key []byte, fn func([]byte)) (bool, error) {
-	ok, err := kv.s.Get(key, fn)
+// readerKV is a reader of the state store as the ledger reads it: the FSM's
+// reader of one applied batch, or the store itself (stateKV).
+type readerKV struct{ r walReader }
+
+func (kv readerKV) Get(key []byte, fn func([]byte)) (bool, error) {
+	ok, err := kv.r.Get(key, fn)
 	return ok, closedError(err)
 }
 
-func (kv stateKV) NewIter(lower, upper []byte) (ledger.Iterator, error) {
-	it, err := kv.s.NewIter(lower, upper)
+func (kv readerKV) NewIter(lower, upper []byte) (ledger.Iterator, error) {
+	it, err := kv.r.NewIter(lower, upper)
 	if err != nil {
 		return nil, closedError(err)
 	}
@@ -456,6 +463,14 @@ func closedError(err error) error {
 	return err
 }
 
+// stateKV is the state store as the ledger reads it.
+type stateKV struct {
+	readerKV
+	s *wal.StateStore
+}
+
+func newStateKV(s *wal.StateStore) stateKV { return stateKV{readerKV{s}, s} }
+
 // Snapshot pins a consistent view of the store.
 func (kv stateKV) Snapshot() (ledger.KVReader, func(), error) {
 	sn, err := kv.s.NewSnapshot()
@@ -463,20 +478,4 @@ func (kv stateKV) Snapshot() (ledger.KVReader, func(), error) {
 		return nil, nil, closedError(err)
 	}
 	return ledger.KVOf(sn), sn.Close, nil
-}
-
-// pointKV is the FSM's reader of one applied batch.
-type pointKV struct{ r *wal.PointReader }
-
-func (kv pointKV) Get(key []byte, fn func([]byte)) (bool, error) {
-	ok, err := kv.r.Get(key, fn)
-	return ok, closedError(err)
-}
-
-func (kv pointKV) NewIter(lower, upper []byte) (ledger.Iterator, error) {
-	it, err := kv.r.NewIter(lower, upper)
-	if err != nil {
-		return nil, closedError(err)
-	}
-	return it, nil
 }

@@ -141,10 +141,7 @@ func (n *Node) AddNonvoter(id, raftAddr, httpAddr string) (uint64, error) {
 
 // Promote makes the non-voter id a voter.
 func (n *Node) Promote(id string) error {
-	if !n.IsLeader() {
-		return ErrNotLeading
-	}
-	s, index, err := n.member(id)
+	s, index, err := n.leaderMember(id)
 	if err != nil {
 		return err
 	}

@@ -85,14 +85,20 @@ func (n *Node) member(id string) (hraft.Server, uint64, error) {
 	return hraft.Server{}, 0, ErrNotMember
 }
 
+// leaderMember is member on the leader, the one node that changes the
+// configuration; ErrNotLeading elsewhere.
+func (n *Node) leaderMember(id string) (hraft.Server, uint64, error) {
+	if !n.IsLeader() {
+		return hraft.Server{}, 0, ErrNotLeading
+	}
+	return n.member(id)
+}
+
 // RemoveMember removes the member id from the cluster (a dead node, before
 // a fresh one replaces it). The leader removing itself steps down once the
 // change commits.
 func (n *Node) RemoveMember(id string) error {
-	if !n.IsLeader() {
-		return ErrNotLeading
-	}
-	_, index, err := n.member(id)
+	_, index, err := n.leaderMember(id)
 	if err != nil {
 		return err
 	}
@@ -106,10 +112,7 @@ func (n *Node) RemoveMember(id string) error {
 // TransferLeadershipTo hands leadership to the voter id and waits until it
 // took it.
 func (n *Node) TransferLeadershipTo(id string) error {
-	if !n.IsLeader() {
-		return ErrNotLeading
-	}
-	s, _, err := n.member(id)
+	s, _, err := n.leaderMember(id)
 	if err != nil {
 		return err
 	}

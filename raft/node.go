@@ -258,15 +258,9 @@ func (n *Node) start() error {
 	// as its latest snapshot; Raft then applies the log from the snapshot
 	// on, and the FSM skips what the store has.
 	conf.NoSnapshotRestoreOnStart = true
-	if n.cfg.SnapshotThreshold > 0 {
-		conf.SnapshotThreshold = n.cfg.SnapshotThreshold
-	}
-	if n.cfg.SnapshotInterval > 0 {
-		conf.SnapshotInterval = n.cfg.SnapshotInterval
-	}
-	if n.cfg.TrailingLogs > 0 {
-		conf.TrailingLogs = n.cfg.TrailingLogs
-	}
+	setPositive(&conf.SnapshotThreshold, n.cfg.SnapshotThreshold)
+	setPositive(&conf.SnapshotInterval, n.cfg.SnapshotInterval)
+	setPositive(&conf.TrailingLogs, n.cfg.TrailingLogs)
 	if len(n.cfg.Peers) == 0 && !n.cfg.Join {
 		// A cluster of one has nobody to hear from: it need not wait a
 		// second of silence, after a restart, before it elects itself.
@@ -276,18 +270,10 @@ func (n *Node) start() error {
 		conf.LeaderLeaseTimeout = soloTimeout
 		n.soloDefaults = n.cfg.HeartbeatTimeout == 0 && n.cfg.ElectionTimeout == 0
 	}
-	if n.cfg.HeartbeatTimeout > 0 {
-		conf.HeartbeatTimeout = n.cfg.HeartbeatTimeout
-	}
-	if n.cfg.ElectionTimeout > 0 {
-		conf.ElectionTimeout = n.cfg.ElectionTimeout
-	}
-	if n.cfg.LeaderLeaseTimeout > 0 {
-		conf.LeaderLeaseTimeout = n.cfg.LeaderLeaseTimeout
-	}
-	if n.cfg.CommitTimeout > 0 {
-		conf.CommitTimeout = n.cfg.CommitTimeout
-	}
+	setPositive(&conf.HeartbeatTimeout, n.cfg.HeartbeatTimeout)
+	setPositive(&conf.ElectionTimeout, n.cfg.ElectionTimeout)
+	setPositive(&conf.LeaderLeaseTimeout, n.cfg.LeaderLeaseTimeout)
+	setPositive(&conf.CommitTimeout, n.cfg.CommitTimeout)
 
 	files, err := hraft.NewFileSnapshotStoreWithLogger(n.cfg.DataDir, 2, hlog) // keeps them in DataDir/snapshots
 	if err != nil {
@@ -674,3 +660,11 @@ func trimNewline(p []byte) []byte {
 }
 
 var _ io.Writer = (*slogWriter)(nil)
+
+// setPositive sets *dst to v when v is positive: a configuration's zero
+// leaves hashicorp/raft's default (or the node's own) in place.
+func setPositive[T ~uint64 | ~int64](dst *T, v T) {
+	if v > 0 {
+		*dst = v
+	}
+}

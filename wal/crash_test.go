@@ -94,6 +94,17 @@ func rewrite(t *testing.T, fs vfs.FS, change func(db *pebble.DB) error) {
 	}
 }
 
+// flip is a change that flips one bit of byte i of the value under key.
+func flip(key []byte, i int) func(*pebble.DB) error {
+	return func(db *pebble.DB) error {
+		v, err := flipped(db, key, i)
+		if err != nil {
+			return err
+		}
+		return db.Set(key, v, pebble.Sync)
+	}
+}
+
 // flipped returns the value under key with one bit of byte i flipped.
 func flipped(db *pebble.DB, key []byte, i int) ([]byte, error) {
 	v, closer, err := db.Get(key)
@@ -112,27 +123,9 @@ func TestOpenRefusesDamagedRecords(t *testing.T) {
 		change func(db *pebble.DB) error
 		want   string
 	}{
-		{"log data", func(db *pebble.DB) error {
-			v, err := flipped(db, logKey(5), logHeaderLen+3)
-			if err != nil {
-				return err
-			}
-			return db.Set(logKey(5), v, pebble.Sync)
-		}, "log 5: record: checksum"},
-		{"log version byte", func(db *pebble.DB) error {
-			v, err := flipped(db, logKey(5), 0)
-			if err != nil {
-				return err
-			}
-			return db.Set(logKey(5), v, pebble.Sync)
-		}, "unknown format version"},
-		{"log checksum", func(db *pebble.DB) error {
-			v, err := flipped(db, logKey(1), 2)
-			if err != nil {
-				return err
-			}
-			return db.Set(logKey(1), v, pebble.Sync)
-		}, "log 1: record: checksum"},
+		{"log data", flip(logKey(5), logHeaderLen+3), "log 5: record: checksum"},
+		{"log version byte", flip(logKey(5), 0), "unknown format version"},
+		{"log checksum", flip(logKey(1), 2), "log 1: record: checksum"},
 		{"log cut short", func(db *pebble.DB) error {
 			v, closer, err := db.Get(logKey(10))
 			if err != nil {
@@ -155,13 +148,7 @@ func TestOpenRefusesDamagedRecords(t *testing.T) {
 		{"malformed log key", func(db *pebble.DB) error {
 			return db.Set([]byte("l1234"), []byte{1}, pebble.Sync)
 		}, "malformed log key"},
-		{"stable value", func(db *pebble.DB) error {
-			v, err := flipped(db, stableKey([]byte("CurrentTerm")), stableHeaderLen+1)
-			if err != nil {
-				return err
-			}
-			return db.Set(stableKey([]byte("CurrentTerm")), v, pebble.Sync)
-		}, `stable key "CurrentTerm": record: checksum`},
+		{"stable value", flip(stableKey([]byte("CurrentTerm")), stableHeaderLen+1), `stable key "CurrentTerm": record: checksum`},
 		{"stable record under the wrong key", func(db *pebble.DB) error {
 			v, err := appendStableRecord(nil, []byte("LastVoteTerm"), []byte{0, 0, 0, 0, 0, 0, 0, 1})
 			if err != nil {
@@ -173,19 +160,14 @@ func TestOpenRefusesDamagedRecords(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			fs := vfs.NewCrashableMem()
-			s, err := Open(testDir, Options{FS: fs})
-			if err != nil {
-				t.Fatal(err)
-			}
+			s := mustOpen(t, fs, Options{})
 			mustStore(t, s, entries(1, 10))
 			if err := s.SetUint64([]byte("CurrentTerm"), 3); err != nil {
 				t.Fatal(err)
 			}
-			if err := s.Close(); err != nil {
-				t.Fatal(err)
-			}
+			mustClose(t, s)
 			rewrite(t, fs, tt.change)
-			_, err = Open(testDir, Options{FS: fs})
+			_, err := Open(testDir, Options{FS: fs})
 			if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("open: err = %v, want ErrCorrupt mentioning %q", err, tt.want)
 			}
@@ -198,17 +180,12 @@ func TestOpenRefusesDamagedRecords(t *testing.T) {
 // ErrCorrupt.
 func TestOpenRefusesDamagedSSTable(t *testing.T) {
 	fs := vfs.NewCrashableMem()
-	s, err := Open(testDir, Options{FS: fs})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := mustOpen(t, fs, Options{})
 	mustStore(t, s, entries(1, 2000))
 	if err := s.db.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
+	mustClose(t, s)
 	names, err := fs.List(testDir)
 	if err != nil {
 		t.Fatal(err)

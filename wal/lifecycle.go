@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+
+	"github.com/cockroachdb/pebble/v2"
 )
 
 // lifecycle is what the log store and the state store share: every call
@@ -72,4 +74,33 @@ func (l *lifecycle) recoverFatal(err *error) {
 		panic(r)
 	}
 	*err = l.fail(errors.New(f.msg))
+}
+
+// close closes db, then releases the directory lock, once: it waits for
+// the calls in progress, and a second close is a no-op. The caller wraps
+// the error with what it closed.
+func (l *lifecycle) close(db *pebble.DB, lock *pebble.Lock) (err error) {
+	l.life.Lock()
+	defer l.life.Unlock()
+	if l.closed {
+		return nil
+	}
+	l.closed = true
+	func() {
+		defer l.recoverFatal(&err)
+		err = db.Close()
+	}()
+	if lerr := lock.Close(); err == nil {
+		err = lerr
+	}
+	return err
+}
+
+// diskBytes is the size of db's files; 0 once the store is closed or failed.
+func (l *lifecycle) diskBytes(db *pebble.DB) uint64 {
+	if err := l.enter(); err != nil {
+		return 0
+	}
+	defer l.leave()
+	return db.Metrics().DiskSpaceUsage()
 }

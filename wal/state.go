@@ -10,7 +10,6 @@ import (
 	"hash"
 	"hash/crc32"
 	"io"
-	"log/slog"
 	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -58,14 +57,6 @@ const (
 // OpenState opens or creates the state store in dir, with the same checks
 // of Pebble's own log as Open.
 func OpenState(dir string, opts Options) (*StateStore, error) {
-	fs := opts.FS
-	if fs == nil {
-		fs = defaultFS()
-	}
-	logger := opts.Logger
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
 	memTableBytes := opts.MemTableBytes
 	if memTableBytes == 0 {
 		memTableBytes = stateMemTableBytes
@@ -74,22 +65,15 @@ func OpenState(dir string, opts Options) (*StateStore, error) {
 	if cacheBytes <= 0 {
 		cacheBytes = stateCacheBytes
 	}
-	if err := mkdirAllSynced(fs, dir, dirMode); err != nil {
-		return nil, fmt.Errorf("wal: create %s: %w", dir, err)
-	}
-	lock, err := pebble.LockDirectory(dir, fs)
+	lock, err := lockDir(dir, &opts)
 	if err != nil {
-		return nil, fmt.Errorf("wal: lock %s: %w", dir, err)
+		return nil, err
 	}
-	if err := checkPebbleLogs(fs, dir); err != nil {
-		_ = lock.Close()
-		return nil, fmt.Errorf("wal: open %s: %w", dir, err)
-	}
-	s := &StateStore{lock: lock, lifecycle: lifecycle{name: "state store", logger: logger}}
+	s := &StateStore{lock: lock, lifecycle: lifecycle{name: "state store", logger: opts.Logger}}
 	popts := &pebble.Options{
-		FS:     fs,
+		FS:     opts.FS,
 		Lock:   lock,
-		Logger: pebbleLogger{logger},
+		Logger: pebbleLogger{opts.Logger},
 		EventListener: &pebble.EventListener{
 			DataCorruption: func(info pebble.DataCorruptionInfo) {
 				s.fail(fmt.Errorf("%w: pebble: %s", ErrCorrupt, info))
@@ -132,11 +116,7 @@ func OpenState(dir string, opts Options) (*StateStore, error) {
 	popts.Levels[0].FilterPolicy = bloom.FilterPolicy(10)
 	db, err := openPebble(dir, popts)
 	if err != nil {
-		_ = lock.Close()
-		if pebble.IsCorruptionError(err) {
-			err = fmt.Errorf("%w: %w", ErrCorrupt, err)
-		}
-		return nil, fmt.Errorf("wal: open %s: %w", dir, err)
+		return nil, err
 	}
 	s.db = db
 	v, closer, err := db.Get(stateAppliedKey)
@@ -286,12 +266,26 @@ func (s *StateStore) NewIter(lower, upper []byte) (*StateIter, error) {
 	if err := s.enter(); err != nil {
 		return nil, err
 	}
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	it, err := newIter(s.db, lower, upper, s.readError)
 	if err != nil {
 		s.leave()
-		return nil, s.readError("iterate", err)
+		return nil, err
 	}
-	return &StateIter{Iterator: it, done: s.leave}, nil
+	it.done = s.leave
+	return it, nil
+}
+
+type iterMaker interface {
+	NewIter(o *pebble.IterOptions) (*pebble.Iterator, error)
+}
+
+// newIter is an iterator of m over the keys in [lower, upper).
+func newIter(m iterMaker, lower, upper []byte, readError func(string, error) error) (*StateIter, error) {
+	it, err := m.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	if err != nil {
+		return nil, readError("iterate", err)
+	}
+	return &StateIter{Iterator: it}, nil
 }
 
 // StateSnapshot is a consistent view of the store at one moment.
@@ -331,11 +325,7 @@ func (sn *StateSnapshot) Get(key []byte, fn func(value []byte)) (bool, error) {
 
 // NewIter is StateStore.NewIter on the snapshot.
 func (sn *StateSnapshot) NewIter(lower, upper []byte) (*StateIter, error) {
-	it, err := sn.snap.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
-	if err != nil {
-		return nil, sn.s.readError("iterate", err)
-	}
-	return &StateIter{Iterator: it}, nil
+	return newIter(sn.snap, lower, upper, sn.s.readError)
 }
 
 // Close releases the snapshot.
@@ -607,30 +597,13 @@ func (s *StateStore) Metrics() string {
 
 // DiskBytes is the size of the store's files.
 func (s *StateStore) DiskBytes() uint64 {
-	if err := s.enter(); err != nil {
-		return 0
-	}
-	defer s.leave()
-	return s.db.Metrics().DiskSpaceUsage()
+	return s.diskBytes(s.db)
 }
 
 // Close closes Pebble and releases the directory lock. It waits for calls
 // in progress (iterators and snapshots included).
-func (s *StateStore) Close() (err error) {
-	s.life.Lock()
-	defer s.life.Unlock()
-	if s.closed {
-		return nil
-	}
-	s.closed = true
-	func() {
-		defer s.recoverFatal(&err)
-		err = s.db.Close()
-	}()
-	if lerr := s.lock.Close(); err == nil {
-		err = lerr
-	}
-	if err != nil {
+func (s *StateStore) Close() error {
+	if err := s.close(s.db, s.lock); err != nil {
 		return fmt.Errorf("wal: close state store: %w", err)
 	}
 	return nil
@@ -681,11 +654,7 @@ func (r *PointReader) Get(key []byte, fn func(value []byte)) (bool, error) {
 // NewIter is StateStore.NewIter: a fresh iterator, which sees the store as
 // it is now.
 func (r *PointReader) NewIter(lower, upper []byte) (*StateIter, error) {
-	it, err := r.s.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
-	if err != nil {
-		return nil, r.s.readError("iterate", err)
-	}
-	return &StateIter{Iterator: it}, nil
+	return newIter(r.s.db, lower, upper, r.s.readError)
 }
 
 // Close releases the reader.

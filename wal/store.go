@@ -98,14 +98,6 @@ type logBounds struct {
 // reads and verifies every record. Either failure returns an error wrapping
 // ErrCorrupt, and the node should refuse to serve rather than repair.
 func Open(dir string, opts Options) (*Store, error) {
-	fs := opts.FS
-	if fs == nil {
-		fs = defaultFS()
-	}
-	logger := opts.Logger
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
 	memTableBytes := opts.MemTableBytes
 	if memTableBytes == 0 {
 		memTableBytes = memTableBytesDefault
@@ -117,26 +109,16 @@ func Open(dir string, opts Options) (*Store, error) {
 	if cacheBytes <= 0 {
 		cacheBytes = cacheBytesDefault
 	}
-
-	if err := mkdirAllSynced(fs, dir, dirMode); err != nil {
-		return nil, fmt.Errorf("wal: create %s: %w", dir, err)
-	}
-	// Hold Pebble's directory lock across our WAL check so that no other
-	// process writes the WAL while we read it.
-	lock, err := pebble.LockDirectory(dir, fs)
+	lock, err := lockDir(dir, &opts)
 	if err != nil {
-		return nil, fmt.Errorf("wal: lock %s: %w", dir, err)
+		return nil, err
 	}
-	s := &Store{lock: lock, lifecycle: lifecycle{name: "store", logger: logger}, onAppend: opts.OnLogAppend}
+	s := &Store{lock: lock, lifecycle: lifecycle{name: "store", logger: opts.Logger}, onAppend: opts.OnLogAppend}
 	s.bounds.Store(&logBounds{})
-	if err := checkPebbleLogs(fs, dir); err != nil {
-		_ = lock.Close()
-		return nil, fmt.Errorf("wal: open %s: %w", dir, err)
-	}
 	db, err := openPebble(dir, &pebble.Options{
-		FS:     fs,
+		FS:     opts.FS,
 		Lock:   lock,
-		Logger: pebbleLogger{logger},
+		Logger: pebbleLogger{opts.Logger},
 		EventListener: &pebble.EventListener{
 			DataCorruption: s.onDataCorruption,
 		},
@@ -148,11 +130,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		CacheSize:          cacheBytes,
 	})
 	if err != nil {
-		_ = lock.Close()
-		if pebble.IsCorruptionError(err) {
-			err = fmt.Errorf("%w: %w", ErrCorrupt, err)
-		}
-		return nil, fmt.Errorf("wal: open %s: %w", dir, err)
+		return nil, err
 	}
 	s.db = db
 	s.fsyncLatency = db.Metrics().LogWriter.FsyncLatency
@@ -163,8 +141,48 @@ func Open(dir string, opts Options) (*Store, error) {
 	return s, nil
 }
 
-// openPebble is pebble.Open with our logger's fatal panics turned into errors.
-func openPebble(dir string, opts *pebble.Options) (db *pebble.DB, err error) {
+// lockDir fills in opts' file system and logger, creates dir and takes
+// Pebble's directory lock on it. Holding the lock, so that no other process
+// writes Pebble's WAL while it is read, it checks that WAL
+// (checkPebbleLogs).
+func lockDir(dir string, opts *Options) (*pebble.Lock, error) {
+	if opts.FS == nil {
+		opts.FS = defaultFS()
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if err := mkdirAllSynced(opts.FS, dir, dirMode); err != nil {
+		return nil, fmt.Errorf("wal: create %s: %w", dir, err)
+	}
+	lock, err := pebble.LockDirectory(dir, opts.FS)
+	if err != nil {
+		return nil, fmt.Errorf("wal: lock %s: %w", dir, err)
+	}
+	if err := checkPebbleLogs(opts.FS, dir); err != nil {
+		_ = lock.Close()
+		return nil, fmt.Errorf("wal: open %s: %w", dir, err)
+	}
+	return lock, nil
+}
+
+// openPebble opens Pebble in dir under opts.Lock, which it releases when
+// it fails; a corrupt store's error wraps ErrCorrupt.
+func openPebble(dir string, opts *pebble.Options) (*pebble.DB, error) {
+	db, err := openPebbleRecovered(dir, opts)
+	if err != nil {
+		_ = opts.Lock.Close()
+		if pebble.IsCorruptionError(err) {
+			err = fmt.Errorf("%w: %w", ErrCorrupt, err)
+		}
+		return nil, fmt.Errorf("wal: open %s: %w", dir, err)
+	}
+	return db, nil
+}
+
+// openPebbleRecovered is pebble.Open with our logger's fatal panics turned
+// into errors.
+func openPebbleRecovered(dir string, opts *pebble.Options) (db *pebble.DB, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			f, ok := r.(pebbleFatal)
@@ -179,21 +197,8 @@ func openPebble(dir string, opts *pebble.Options) (db *pebble.DB, err error) {
 
 // Close closes Pebble and releases the directory lock. It waits for calls in
 // progress; calls after it return an error. Closing twice is a no-op.
-func (s *Store) Close() (err error) {
-	s.life.Lock()
-	defer s.life.Unlock()
-	if s.closed {
-		return nil
-	}
-	s.closed = true
-	func() {
-		defer s.recoverFatal(&err)
-		err = s.db.Close()
-	}()
-	if lerr := s.lock.Close(); err == nil {
-		err = lerr
-	}
-	if err != nil {
+func (s *Store) Close() error {
+	if err := s.close(s.db, s.lock); err != nil {
 		return fmt.Errorf("wal: close: %w", err)
 	}
 	return nil
@@ -292,9 +297,5 @@ func (s *Store) FsyncLatency() prometheus.Metric { return s.fsyncLatency }
 
 // DiskBytes is the size of the log's files.
 func (s *Store) DiskBytes() uint64 {
-	if err := s.enter(); err != nil {
-		return 0
-	}
-	defer s.leave()
-	return s.db.Metrics().DiskSpaceUsage()
+	return s.diskBytes(s.db)
 }

@@ -68,6 +68,20 @@ func mustStore(t testing.TB, s *Store, logs []*hraft.Log) {
 	}
 }
 
+func mustClose(t testing.TB, s *Store) {
+	t.Helper()
+	if err := s.Close(); err != nil {
+		t.Fatalf("close: %v", err)
+	}
+}
+
+func mustDeleteRange(t testing.TB, s *Store, lo, hi uint64) {
+	t.Helper()
+	if err := s.DeleteRange(lo, hi); err != nil {
+		t.Fatalf("delete range [%d, %d]: %v", lo, hi, err)
+	}
+}
+
 // assertBounds checks FirstIndex and LastIndex.
 func assertBounds(t testing.TB, s *Store, first, last uint64) {
 	t.Helper()
@@ -122,17 +136,13 @@ func TestLogStore(t *testing.T) {
 	assertMissing(t, s, 0, 12)
 
 	// A snapshot compacts a prefix.
-	if err := s.DeleteRange(1, 4); err != nil {
-		t.Fatal(err)
-	}
+	mustDeleteRange(t, s, 1, 4)
 	assertBounds(t, s, 5, 11)
 	assertMissing(t, s, 1, 4)
 	assertEntries(t, s, 5, 11)
 
 	// A new leader truncates a conflicting suffix, then appends.
-	if err := s.DeleteRange(9, 11); err != nil {
-		t.Fatal(err)
-	}
+	mustDeleteRange(t, s, 9, 11)
 	assertBounds(t, s, 5, 8)
 	assertMissing(t, s, 9, 11)
 	mustStore(t, s, entries(9, 12))
@@ -141,17 +151,13 @@ func TestLogStore(t *testing.T) {
 
 	// Ranges outside the log change nothing; an inverted range is a no-op.
 	for _, r := range [][2]uint64{{1, 4}, {13, 20}, {12, 11}} {
-		if err := s.DeleteRange(r[0], r[1]); err != nil {
-			t.Fatal(err)
-		}
+		mustDeleteRange(t, s, r[0], r[1])
 	}
 	assertBounds(t, s, 5, 12)
 
 	// Deleting everything, as raft does after installing a snapshot on a
 	// monotonic store, empties the log; appending restarts it anywhere.
-	if err := s.DeleteRange(5, math.MaxUint64); err != nil {
-		t.Fatal(err)
-	}
+	mustDeleteRange(t, s, 5, math.MaxUint64)
 	assertBounds(t, s, 0, 0)
 	assertMissing(t, s, 5, 12)
 	mustStore(t, s, entries(100, 102))
@@ -260,20 +266,13 @@ func TestGetReturnsCopies(t *testing.T) {
 
 func TestReopenKeepsEverything(t *testing.T) {
 	fs := vfs.NewCrashableMem()
-	s, err := Open(testDir, Options{FS: fs})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := mustOpen(t, fs, Options{})
 	mustStore(t, s, entries(1, 50))
-	if err := s.DeleteRange(1, 9); err != nil {
-		t.Fatal(err)
-	}
+	mustDeleteRange(t, s, 1, 9)
 	if err := s.SetUint64([]byte("CurrentTerm"), 5); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
+	mustClose(t, s)
 	if err := s.Close(); err != nil {
 		t.Fatalf("second close: %v", err)
 	}
@@ -295,19 +294,12 @@ func TestReopenAfterFlushes(t *testing.T) {
 	// so that reopening reads from both.
 	fs := vfs.NewCrashableMem()
 	opts := Options{FS: fs, MemTableBytes: 256 << 10}
-	s, err := Open(testDir, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := mustOpen(t, fs, opts)
 	for i := uint64(1); i <= 3000; i += 10 {
 		mustStore(t, s, entries(i, i+9))
 	}
-	if err := s.DeleteRange(1, 1000); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
+	mustDeleteRange(t, s, 1, 1000)
+	mustClose(t, s)
 	s = mustOpen(t, fs, opts)
 	assertBounds(t, s, 1001, 3000)
 	assertEntries(t, s, 1001, 3000)
@@ -333,28 +325,21 @@ func TestDeleteRangeWithGaps(t *testing.T) {
 		{12, 12, 0, 0},
 	}
 	for _, st := range steps {
-		if err := s.DeleteRange(st.lo, st.hi); err != nil {
-			t.Fatal(err)
-		}
+		mustDeleteRange(t, s, st.lo, st.hi)
 		assertBounds(t, s, st.first, st.last)
 	}
 }
 
 func TestOpenRefusesGap(t *testing.T) {
 	fs := vfs.NewCrashableMem()
-	s, err := Open(testDir, Options{FS: fs})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := mustOpen(t, fs, Options{})
 	mustStore(t, s, entries(1, 5))
 	// The LogStore contract allows a gap; hashicorp/raft does not make one
 	// with a monotonic store, and the next Open refuses it.
 	mustStore(t, s, entries(8, 9))
 	assertBounds(t, s, 1, 9)
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	_, err = Open(testDir, Options{FS: fs})
+	mustClose(t, s)
+	_, err := Open(testDir, Options{FS: fs})
 	if !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("open with a gap: err = %v, want ErrCorrupt", err)
 	}
@@ -377,9 +362,7 @@ func TestPebbleLogsGoToLogger(t *testing.T) {
 		for i := uint64(1); i <= 3000; i += 10 {
 			mustStore(t, s, entries(i, i+9))
 		}
-		if err := s.Close(); err != nil {
-			t.Fatal(err)
-		}
+		mustClose(t, s)
 	}
 	if !strings.Contains(ours.String(), "level=DEBUG") || !strings.Contains(ours.String(), "component=pebble") {
 		t.Fatalf("no pebble message at debug level in %q", ours.String())

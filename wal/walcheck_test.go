@@ -367,16 +367,11 @@ func TestWALCheckWithRecycling(t *testing.T) {
 func TestOpenRefusesCorruptManifestRecord(t *testing.T) {
 	fs := vfs.NewCrashableMem()
 	opts := Options{FS: fs, MemTableBytes: 64 << 10}
-	s, err := Open(testDir, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := mustOpen(t, fs, opts)
 	for i := uint64(1); i <= 3000; i += 10 {
 		mustStore(t, s, entries(i, i+9)) // enough for several flushes
 	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
+	mustClose(t, s)
 	names, err := fs.List(testDir)
 	if err != nil {
 		t.Fatal(err)
@@ -416,9 +411,7 @@ func TestWALCheckOnDisk(t *testing.T) {
 		for i := uint64(1); i <= 200; i += 2 {
 			mustStore(t, s, entries(i, i+1))
 		}
-		if err := s.Close(); err != nil {
-			t.Fatal(err)
-		}
+		mustClose(t, s)
 		return dir, lastWAL(t, vfs.Default, dir)
 	}
 	t.Run("damage in the middle", func(t *testing.T) {

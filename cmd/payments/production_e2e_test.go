@@ -30,6 +30,37 @@ func liveCall(addr, method, path string, body, out any) (int, error) {
 	return callWith(client, liveKey, nil, addr, method, path, body, out)
 }
 
+// liveCreate POSTs body to path on addr, wanting 201, and returns the id
+// of the resource created (under key in the answer).
+func liveCreate(t *testing.T, addr, path, key string, body map[string]any) string {
+	t.Helper()
+	var created map[string]struct {
+		ID string `json:"id"`
+	}
+	st, err := liveCall(addr, "POST", path, body, &created)
+	if err != nil || st != 201 {
+		t.Fatalf("POST %s (%v): %d %v", path, body["externalReference"], st, err)
+	}
+	return created[key].ID
+}
+
+// liveCollect asks addr for a collection of amount in currency from the
+// mobile money number (of method code), under reference ref, and returns
+// its id.
+func liveCollect(t *testing.T, addr, code, currency, number, amount, ref string) string {
+	t.Helper()
+	return liveCreate(t, addr, "/v1/collections", "collection", map[string]any{
+		"from": map[string]any{"accountNumber": number, "code": code, "amount": amount, "currency": currency},
+		"to":   map[string]any{"currency": currency}, "externalReference": ref})
+}
+
+// livePayout asks addr for a payout to the recipient to (its method code,
+// currency, account and amount), under reference ref, and returns its id.
+func livePayout(t *testing.T, addr string, to map[string]any, ref string) string {
+	t.Helper()
+	return liveCreate(t, addr, "/v1/payouts", "payout", map[string]any{"to": to, "externalReference": ref})
+}
+
 // writeFile writes content to name under dir and returns its path.
 func writeFile(t *testing.T, dir, name, content string) string {
 	t.Helper()
@@ -103,19 +134,6 @@ func startProduction(t *testing.T, dataDir, httpAddr, providers string, extra ..
 	return p
 }
 
-type collectionView struct {
-	ID            string `json:"id"`
-	Status        string `json:"status"`
-	StatusMessage string `json:"statusMessage"`
-	Details       struct {
-		Hash            string `json:"hash"`
-		CryptoAddressID string `json:"cryptoAddressId"`
-	} `json:"details"`
-	From struct {
-		Amount string `json:"amount"`
-	} `json:"from"`
-}
-
 // waitStatus polls GET path until its resource (under key) has status
 // want, failing after timeout; it returns the resource's JSON.
 func waitStatus(t *testing.T, addr, path, key, want string, timeout time.Duration) map[string]any {
@@ -176,17 +194,9 @@ func TestProductionMoMo(t *testing.T) {
 
 	// A collection: the payer approves, MoMo calls back (unsigned), the
 	// node asks the status and completes it.
-	var created struct {
-		Collection collectionView `json:"collection"`
-	}
-	st, err := liveCall(p.addr, "POST", "/v1/collections", map[string]any{
-		"from": map[string]any{"accountNumber": "233241234567", "code": "gh_mtn", "amount": "500.00", "currency": "GHS"},
-		"to":   map[string]any{"currency": "GHS"}, "externalReference": "col-1"}, &created)
-	if err != nil || st != 201 {
-		t.Fatalf("create collection: %d %v", st, err)
-	}
+	collectionID := liveCollect(t, p.addr, "gh_mtn", "GHS", "233241234567", "500.00", "col-1")
 	t0 := time.Now()
-	waitStatus(t, p.addr, "/v1/collections/"+created.Collection.ID, "collection", "completed", 20*time.Second)
+	waitStatus(t, p.addr, "/v1/collections/"+collectionID, "collection", "completed", 20*time.Second)
 	t.Logf("collection completed in %s", time.Since(t0))
 	if got := liveBalance(t, p.addr, "GHS"); got != "492.50" {
 		t.Fatalf("GHS balance %s after a 500.00 collection (1.5%% fee)", got)
@@ -200,16 +210,9 @@ func TestProductionMoMo(t *testing.T) {
 	}
 
 	// A payout.
-	var payout struct {
-		Payout payoutView `json:"payout"`
-	}
-	st, err = liveCall(p.addr, "POST", "/v1/payouts", map[string]any{
-		"to": map[string]any{"code": "gh_mtn", "currency": "GHS", "accountNumber": "233241234567", "amount": "100.00"}, "externalReference": "pay-1"}, &payout)
-	if err != nil || st != 201 {
-		t.Fatalf("create payout: %d %v", st, err)
-	}
+	payoutID := livePayout(t, p.addr, map[string]any{"code": "gh_mtn", "currency": "GHS", "accountNumber": "233241234567", "amount": "100.00"}, "pay-1")
 	t0 = time.Now()
-	waitStatus(t, p.addr, "/v1/payouts/"+payout.Payout.ID, "payout", "completed", 20*time.Second)
+	waitStatus(t, p.addr, "/v1/payouts/"+payoutID, "payout", "completed", 20*time.Second)
 	t.Logf("payout completed in %s", time.Since(t0))
 	if n := len(fake.Movements()); n != 2 {
 		t.Fatalf("%d movements at MoMo", n)
@@ -224,12 +227,7 @@ func TestProductionMoMo(t *testing.T) {
 		fake.FailNext(momofake.OpStatus, momofake.Fault{Status: 500})
 	}
 	transfers := fake.Count(momofake.OpTransfer)
-	st, err = liveCall(p.addr, "POST", "/v1/payouts", map[string]any{
-		"to": map[string]any{"code": "gh_mtn", "currency": "GHS", "accountNumber": "233240000001", "amount": "50.00"}, "externalReference": "pay-2"}, &payout)
-	if err != nil || st != 201 {
-		t.Fatalf("create payout: %d %v", st, err)
-	}
-	inFlight := payout.Payout.ID
+	inFlight := livePayout(t, p.addr, map[string]any{"code": "gh_mtn", "currency": "GHS", "accountNumber": "233240000001", "amount": "50.00"}, "pay-2")
 	waitUntil(t, 20*time.Second, "the payout at MoMo", func() bool { return fake.Count(momofake.OpTransfer) > transfers })
 	p.kill()
 	t0 = time.Now()
@@ -314,16 +312,8 @@ func TestProductionMPesaSendOnce(t *testing.T) {
 	dataDir := filepath.Join(dir, "node")
 	p := startProduction(t, dataDir, addr, providers)
 
-	var created struct {
-		Collection collectionView `json:"collection"`
-	}
-	st, err := liveCall(p.addr, "POST", "/v1/collections", map[string]any{
-		"from": map[string]any{"accountNumber": "254712345678", "code": "ke_mpesa", "amount": "1000.00", "currency": "KES"},
-		"to":   map[string]any{"currency": "KES"}, "externalReference": "col-1"}, &created)
-	if err != nil || st != 201 {
-		t.Fatalf("create collection: %d %v", st, err)
-	}
-	waitStatus(t, p.addr, "/v1/collections/"+created.Collection.ID, "collection", "completed", 20*time.Second)
+	collectionID := liveCollect(t, p.addr, "ke_mpesa", "KES", "254712345678", "1000.00", "col-1")
+	waitStatus(t, p.addr, "/v1/collections/"+collectionID, "collection", "completed", 20*time.Second)
 	if got := liveBalance(t, p.addr, "KES"); got != "985.00" {
 		t.Fatalf("KES balance %s", got)
 	}
@@ -333,18 +323,11 @@ func TestProductionMPesaSendOnce(t *testing.T) {
 
 	// The B2C's answer is lost after the money moved, and the node dies.
 	fake.FailNext(mpesafake.OpB2C, mpesafake.Fault{DropAfterApply: true})
-	var payout struct {
-		Payout payoutView `json:"payout"`
-	}
-	st, err = liveCall(p.addr, "POST", "/v1/payouts", map[string]any{
-		"to": map[string]any{"code": "ke_mpesa", "currency": "KES", "accountNumber": "254712345678", "amount": "100.00"}, "externalReference": "pay-1"}, &payout)
-	if err != nil || st != 201 {
-		t.Fatalf("create payout: %d %v", st, err)
-	}
+	payoutID := livePayout(t, p.addr, map[string]any{"code": "ke_mpesa", "currency": "KES", "accountNumber": "254712345678", "amount": "100.00"}, "pay-1")
 	waitUntil(t, 20*time.Second, "the B2C at Daraja", func() bool { return fake.Count(mpesafake.OpB2C) == 1 })
 	p.kill()
 	p = startProduction(t, dataDir, addr, providers)
-	waitStatus(t, p.addr, "/v1/payouts/"+payout.Payout.ID, "payout", "completed", 30*time.Second)
+	waitStatus(t, p.addr, "/v1/payouts/"+payoutID, "payout", "completed", 30*time.Second)
 	if n := fake.Count(mpesafake.OpB2C); n != 1 {
 		t.Fatalf("the B2C was sent %d times", n)
 	}
@@ -407,16 +390,8 @@ func TestProductionLeaderChangeDuringPayouts(t *testing.T) {
 	follower := procs[(leader+1)%3]
 	collect := func(code, currency, number, amount, ref string) {
 		t.Helper()
-		var c struct {
-			Collection collectionView `json:"collection"`
-		}
-		st, err := liveCall(follower.addr, "POST", "/v1/collections", map[string]any{
-			"from": map[string]any{"accountNumber": number, "code": code, "amount": amount, "currency": currency},
-			"to":   map[string]any{"currency": currency}, "externalReference": ref}, &c)
-		if err != nil || st != 201 {
-			t.Fatalf("collection %s: %d %v", ref, st, err)
-		}
-		waitStatus(t, follower.addr, "/v1/collections/"+c.Collection.ID, "collection", "completed", 30*time.Second)
+		id := liveCollect(t, follower.addr, code, currency, number, amount, ref)
+		waitStatus(t, follower.addr, "/v1/collections/"+id, "collection", "completed", 30*time.Second)
 	}
 	collect("gh_mtn", "GHS", "233241234567", "2000.00", "fund-ghs")
 	collect("ke_mpesa", "KES", "254712345678", "5000.00", "fund-kes")
@@ -434,16 +409,8 @@ func TestProductionLeaderChangeDuringPayouts(t *testing.T) {
 		for _, d := range []struct{ code, currency, number string }{
 			{"gh_mtn", "GHS", "233241234567"}, {"ke_mpesa", "KES", "254712345678"},
 		} {
-			var body struct {
-				Payout payoutView `json:"payout"`
-			}
-			st, err := liveCall(follower.addr, "POST", "/v1/payouts", map[string]any{
-				"to":                map[string]any{"code": d.code, "currency": d.currency, "accountNumber": d.number, "amount": "20.00"},
-				"externalReference": fmt.Sprintf("%s-%d", d.code, i)}, &body)
-			if err != nil || st != 201 {
-				t.Fatalf("payout: %d %v", st, err)
-			}
-			payouts = append(payouts, sent{body.Payout.ID, d.code})
+			id := livePayout(t, follower.addr, map[string]any{"code": d.code, "currency": d.currency, "accountNumber": d.number, "amount": "20.00"}, fmt.Sprintf("%s-%d", d.code, i))
+			payouts = append(payouts, sent{id, d.code})
 		}
 	}
 	waitUntil(t, 30*time.Second, "every payout at its provider", func() bool {

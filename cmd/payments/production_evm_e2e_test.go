@@ -95,16 +95,7 @@ func TestProductionEVMLeaderChange(t *testing.T) {
 	ids := make([]string, n)
 	for i := range ids {
 		recipients[i] = crypto.PubkeyToAddress(devchain.DevKey(uint32(10 + i)).PublicKey)
-		var body struct {
-			Payout payoutView `json:"payout"`
-		}
-		st, err := liveCall(follower.addr, "POST", "/v1/payouts", map[string]any{
-			"to":                map[string]any{"code": "usdc_ethereum", "currency": "USDC", "address": recipients[i].Hex(), "amount": fmt.Sprint(10 + i)},
-			"externalReference": fmt.Sprintf("usdc-%d", i)}, &body)
-		if err != nil || st != 201 {
-			t.Fatalf("payout %d: %d %v", i, st, err)
-		}
-		ids[i] = body.Payout.ID
+		ids[i] = livePayout(t, follower.addr, map[string]any{"code": "usdc_ethereum", "currency": "USDC", "address": recipients[i].Hex(), "amount": fmt.Sprint(10 + i)}, fmt.Sprintf("usdc-%d", i))
 	}
 	waitUntil(t, 30*time.Second, "every payout's transaction in the mempool", func() bool {
 		pending, err := chain.Eth.PendingNonceAt(ctx, hot)

@@ -18,8 +18,8 @@ import (
 // A Core lives under its fake's lock: Begin, IssueToken, Authorized, Move
 // and Send are called with it held (a fake holds it while it serves a
 // request, so a logged request may still be written to until the answer
-// is out); the other methods take it themselves and are safe for
-// concurrent use.
+// is out); Listen is called before it serves, and its Controls take the
+// lock themselves.
 type Core[R, F, M, C any] struct {
 	mu        *sync.Mutex
 	client    *http.Client
@@ -68,9 +68,19 @@ func (c *Core[R, F, M, C]) Listen(h http.Handler) string {
 	return c.srv.URL
 }
 
-// Close waits for the callbacks in flight, then stops the server Listen
-// started, if it did.
-func (c *Core[R, F, M, C]) Close() {
+// Controls are the side of a Core that tests use: a fake embeds them, so
+// that they are its own methods (and Begin, Move and the rest, its own
+// business, stay out of its API). They take the fake's lock themselves and
+// are safe for concurrent use.
+type Controls[R, F, M, C any] struct{ c *Core[R, F, M, C] }
+
+// Controls returns c's side for tests.
+func (c *Core[R, F, M, C]) Controls() Controls[R, F, M, C] { return Controls[R, F, M, C]{c} }
+
+// Close stops the server after the callbacks in flight are done (the
+// server Listen started, if it did).
+func (x Controls[R, F, M, C]) Close() {
+	c := x.c
 	c.sending.Wait()
 	if c.srv != nil {
 		c.srv.Close()
@@ -94,16 +104,19 @@ func (c *Core[R, F, M, C]) Begin(op string, req *R) *F {
 	return &f
 }
 
-// FailNext queues f for the next request of op; several queue up.
-func (c *Core[R, F, M, C]) FailNext(op string, f F) {
+// FailNext queues f, a one-shot fault, for the next request of op;
+// several queue up.
+func (x Controls[R, F, M, C]) FailNext(op string, f F) {
+	c := x.c
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.faults[op] = append(c.faults[op], f)
 }
 
-// Requests returns the requests in the log, in order, as copies safe from
-// the fake's later writes.
-func (c *Core[R, F, M, C]) Requests() []R {
+// Requests returns every request received (the latest RequestLogMax), in
+// order, as copies safe from the fake's later writes.
+func (x Controls[R, F, M, C]) Requests() []R {
+	c := x.c
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	out := make([]R, len(c.requests))
@@ -113,8 +126,10 @@ func (c *Core[R, F, M, C]) Requests() []R {
 	return out
 }
 
-// Count returns how many requests of op the log holds.
-func (c *Core[R, F, M, C]) Count(op string) int {
+// Count returns how many requests of op were received (the log holds),
+// refused ones included.
+func (x Controls[R, F, M, C]) Count(op string) int {
+	c := x.c
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	n := 0
@@ -143,7 +158,8 @@ func (c *Core[R, F, M, C]) Authorized(r *http.Request, scope string, now time.Ti
 }
 
 // ExpireTokens makes every token issued so far expired.
-func (c *Core[R, F, M, C]) ExpireTokens() {
+func (x Controls[R, F, M, C]) ExpireTokens() {
+	c := x.c
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for k, t := range c.tokens {
@@ -160,7 +176,8 @@ func (c *Core[R, F, M, C]) Move(m M) int {
 }
 
 // Movements returns the money that moved, in order.
-func (c *Core[R, F, M, C]) Movements() []M {
+func (x Controls[R, F, M, C]) Movements() []M {
+	c := x.c
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return append([]M(nil), c.movements...)
@@ -192,7 +209,8 @@ func (c *Core[R, F, M, C]) Send(method, url string, body []byte, sent func(statu
 
 // Callbacks waits for the callbacks in flight and returns those sent, in
 // the order they were done.
-func (c *Core[R, F, M, C]) Callbacks() []C {
+func (x Controls[R, F, M, C]) Callbacks() []C {
+	c := x.c
 	c.sending.Wait()
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -203,11 +221,11 @@ func (c *Core[R, F, M, C]) Callbacks() []C {
 // POST expire-tokens expires the tokens, GET requests answers the log.
 func (c *Core[R, F, M, C]) HandleControls(mux *http.ServeMux) {
 	mux.HandleFunc("POST /_fake/expire-tokens", func(w http.ResponseWriter, _ *http.Request) {
-		c.ExpireTokens()
+		c.Controls().ExpireTokens()
 		w.WriteHeader(http.StatusNoContent)
 	})
 	mux.HandleFunc("GET /_fake/requests", func(w http.ResponseWriter, _ *http.Request) {
-		WriteJSON(w, http.StatusOK, c.Requests())
+		WriteJSON(w, http.StatusOK, c.Controls().Requests())
 	})
 }
 

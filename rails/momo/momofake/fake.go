@@ -136,6 +136,10 @@ type Server struct {
 	URL  string
 	opts Options
 
+	// Controls are the fake's controls and records for tests: FailNext,
+	// ExpireTokens, Requests, Count, Movements, Callbacks and Close.
+	fakehttp.Controls[Request, Fault, Movement, Callback]
+
 	mu      sync.Mutex
 	core    *fakehttp.Core[Request, Fault, Movement, Callback]
 	txns    map[string]*txn // X-Reference-Id → transaction (both products: MoMo's ids are UUIDs)
@@ -210,11 +214,9 @@ func New(opts Options) *Server {
 		balance: map[string]int64{Disbursement: opts.DisbursementBalanceMinor},
 	}
 	s.core = fakehttp.NewCore[Request, Fault, Movement, Callback](&s.mu)
+	s.Controls = s.core.Controls()
 	return s
 }
-
-// Close stops the server after the callbacks in flight are done.
-func (s *Server) Close() { s.core.Close() }
 
 // Options returns the options in force (with generated credentials).
 func (s *Server) Options() Options { return s.opts }
@@ -246,25 +248,6 @@ func (s *Server) Balance(product string) int64 {
 	defer s.mu.Unlock()
 	return s.balance[product]
 }
-
-// FailNext makes the next request of op misbehave; several queue up.
-func (s *Server) FailNext(op string, f Fault) { s.core.FailNext(op, f) }
-
-// ExpireTokens makes every token issued so far expired.
-func (s *Server) ExpireTokens() { s.core.ExpireTokens() }
-
-// Requests returns every request received so far, in order.
-func (s *Server) Requests() []Request { return s.core.Requests() }
-
-// Count returns how many requests of op were received (creates include
-// refused ones).
-func (s *Server) Count(op string) int { return s.core.Count(op) }
-
-// Movements returns the money that moved, in order.
-func (s *Server) Movements() []Movement { return s.core.Movements() }
-
-// Callbacks waits for the callbacks in flight and returns those sent.
-func (s *Server) Callbacks() []Callback { return s.core.Callbacks() }
 
 // Status returns a transaction's status and reason ("" if unknown).
 func (s *Server) Status(ref string) (status, reason string) {

@@ -111,6 +111,10 @@ type Server struct {
 	opts Options
 	cert []byte
 
+	// Controls are the fake's controls and records for tests: FailNext,
+	// ExpireTokens, Requests, Count, Movements, Callbacks and Close.
+	fakehttp.Controls[Request, Fault, Movement, Callback]
+
 	mu      sync.Mutex
 	core    *fakehttp.Core[Request, Fault, Movement, Callback]
 	stk     map[string]*stkTxn // CheckoutRequestID →
@@ -211,11 +215,9 @@ func New(opts Options) *Server {
 		b2cBal: opts.B2CBalance,
 	}
 	s.core = fakehttp.NewCore[Request, Fault, Movement, Callback](&s.mu)
+	s.Controls = s.core.Controls()
 	return s
 }
-
-// Close stops the server after the callbacks in flight are done.
-func (s *Server) Close() { s.core.Close() }
 
 // Options returns the options in force, with generated credentials.
 func (s *Server) Options() Options { return s.opts }
@@ -244,24 +246,6 @@ func (s *Server) SetB2CBalance(v int64) {
 	defer s.mu.Unlock()
 	s.b2cBal = v
 }
-
-// FailNext queues a one-shot fault for the next request of op.
-func (s *Server) FailNext(op string, f Fault) { s.core.FailNext(op, f) }
-
-// ExpireTokens makes every token issued so far expired.
-func (s *Server) ExpireTokens() { s.core.ExpireTokens() }
-
-// Requests returns every request received, in order.
-func (s *Server) Requests() []Request { return s.core.Requests() }
-
-// Count returns how many requests of op were received.
-func (s *Server) Count(op string) int { return s.core.Count(op) }
-
-// Movements returns the money that moved, in order.
-func (s *Server) Movements() []Movement { return s.core.Movements() }
-
-// Callbacks waits for the callbacks in flight and returns those sent.
-func (s *Server) Callbacks() []Callback { return s.core.Callbacks() }
 
 // Decide answers a held STK prompt as the payer would; it reports whether
 // there was one.
