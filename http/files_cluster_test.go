@@ -21,6 +21,7 @@ import (
 	"payments/actors"
 	api "payments/http"
 	"payments/ledger"
+	"payments/ledger/disputes"
 	"payments/raft"
 	"payments/rails"
 	"payments/wal/requestlog"
@@ -174,7 +175,7 @@ func TestFileFetchedFromAnyNode(t *testing.T) {
 	if !eventually(10*time.Second, func() bool {
 		ready = 0
 		for _, n := range nodes {
-			_, found := n.sys.Reader().FileByID(id)
+			_, found := disputes.FileByID(n.sys.Reader(), id)
 			if _, err := os.Stat(blobPath(n)); err == nil && found {
 				ready++
 			}
@@ -198,7 +199,7 @@ func TestFileFetchedFromAnyNode(t *testing.T) {
 
 	// Signatures: tampered, expired, or for another file.
 	var signingKey []byte
-	signingKey, _ = nodes[1].sys.Reader().FileSigningKey()
+	signingKey, _ = disputes.FileSigningKey(nodes[1].sys.Reader())
 	sign := func(id string, expires int64) string {
 		e := strconv.FormatInt(expires, 10)
 		m := hmac.New(sha256.New, signingKey)
@@ -241,11 +242,11 @@ func TestFileFetchedFromAnyNode(t *testing.T) {
 	// cannot reach a majority: the upload is refused and nothing is
 	// recorded.
 	var org string
-	f, _ := nodes[0].sys.Reader().FileByID(id)
+	f, _ := disputes.FileByID(nodes[0].sys.Reader(), id)
 	org = f.OrgID
 	count := func() int {
 		var n int
-		n = len(nodes[0].sys.Reader().Files(org, "", ledger.CursorStart, 100).Items)
+		n = len(disputes.Files(nodes[0].sys.Reader(), org, "", ledger.CursorStart, 100).Items)
 		return n
 	}
 	before := count()
@@ -272,7 +273,7 @@ func TestOpenBlobFetchesWhatTheNodeLacks(t *testing.T) {
 	sum := sha256.Sum256(png)
 	digest := hex.EncodeToString(sum[:])
 	follower := nodes[2]
-	waitFor(t, "the follower applying the file's record", 10*time.Second, func() bool { return follower.sys.Reader().FileDigests()[digest] })
+	waitFor(t, "the follower applying the file's record", 10*time.Second, func() bool { return disputes.FileDigests(follower.sys.Reader())[digest] })
 	path := filepath.Join(follower.filesDir, digest[:2], digest)
 	eventually(10*time.Second, func() bool { // the background push has landed, or will not
 		_, err := os.Stat(path)

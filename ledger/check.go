@@ -11,8 +11,8 @@ import (
 // every account's total is the sum of its entries and each entry's
 // BalanceAfter is the running total; no merchant's available balance is
 // negative; every account holds exactly the amounts of its unresolved
-// disputes. It walks the whole journal, so tests and audits call it, not
-// the hot path.
+// disputes (the features' hold counts, AddHoldCount). It walks the whole
+// journal, so tests and audits call it, not the hot path.
 func Check(kv KVReader) (err error) {
 	defer recoverStoreError(&err)
 	accounts := make(map[string]Account)
@@ -61,14 +61,9 @@ func Check(kv KVReader) (err error) {
 		}
 	}
 	held := make(map[string]Minor)
-	dp := newKey(disputeKind.tag, subRecord)
-	scan(kv, dp, prefixEnd(dp), false, func(_, v []byte) bool {
-		d := decodeOrFail(v, disputeKind.decodeStored).v
-		if !d.Status.Final() {
-			held[d.AccountNumber] += d.Amount
-		}
-		return true
-	})
+	for _, count := range holdCounts {
+		count(NewReader(kv, &Views{}), func(account string, amount Minor) { held[account] += amount })
+	}
 	for _, n := range slices.Sorted(maps.Keys(accounts)) {
 		a := accounts[n]
 		switch {

@@ -78,7 +78,6 @@ func clockScenario(t *testing.T, offset, at int64) *testState {
 		&CreateCollection{At: at, ID: "col_1", OrgID: "org_a", ExternalReference: "c1",
 			Spec: CollectionSpec{Currency: "GHS", Amount: 50_000, Method: "gh_mtn", PayerNumber: "233241234567"}, MethodType: MethodMobileMoney, Fee: 750},
 		&SettleCollection{At: at, ID: "col_1", Completed: true},
-		&OpenDispute{At: at, ID: "dsp_1", OrgID: "org_a", CollectionID: "col_1", Amount: 1000, Category: "chargeback", MessageID: "dsm_1", Reason: "not received"},
 		&CreateQuote{At: at, ID: "qte_1", OrgID: "org_a", FromCurrency: "GHS", FromAmount: 10_000,
 			ToCurrency: "USD", ToAmount: 634, Side: SideFrom, Rate: "0.0634615384"},
 		&ExecuteQuote{At: at, OrgID: "org_a", QuoteID: "qte_1", ConversionID: "conv_1"},
@@ -88,7 +87,6 @@ func clockScenario(t *testing.T, offset, at int64) *testState {
 		&CreateCryptoAddress{At: at, ID: "addr_1", OrgID: "org_a", Currency: "USDC", Chain: "solana", Address: "So1a"},
 		&ReceiveDeposit{At: at, ID: "vad_1", CollectionID: "col_d1", OrgID: "org_a", VirtualAccountID: "va_1",
 			Amount: 12_345, Completed: true, ExternalReference: "d1", SourceReference: "session-d1"},
-		&CreateFile{At: at, ID: "file_1", OrgID: "org_a", Purpose: "dispute.evidence", Filename: "r.pdf", ContentType: "application/pdf", Size: 3, SHA256: testDigest},
 	} {
 		must(cmd)
 	}
@@ -128,11 +126,6 @@ func TestAdvanceShiftsEveryResourceTime(t *testing.T) {
 			get(ok, t, "deposit")
 			return []int64{c.CreatedAt, c.CompletedAt, d.At}
 		}},
-		{"dispute", func(t *testing.T, s *testState) []int64 {
-			d, ok := s.Dispute("org_a", "dsp_1")
-			get(ok, t, "dispute")
-			return []int64{d.CreatedAt, d.UpdatedAt, d.Messages[0].CreatedAt}
-		}},
 		{"quote", func(t *testing.T, s *testState) []int64 {
 			q, ok := s.Quote("org_a", "qte_1", at)
 			get(ok, t, "quote")
@@ -162,11 +155,6 @@ func TestAdvanceShiftsEveryResourceTime(t *testing.T) {
 			a, ok := s.CryptoAddress("org_a", "addr_1")
 			get(ok, t, "crypto address")
 			return []int64{a.CreatedAt, a.UpdatedAt}
-		}},
-		{"file", func(t *testing.T, s *testState) []int64 {
-			f, ok := s.File("org_a", "file_1")
-			get(ok, t, "file")
-			return []int64{f.CreatedAt}
 		}},
 		{"API key", func(t *testing.T, s *testState) []int64 {
 			k, ok := s.APIKey("org_a", "key_b")

@@ -14,11 +14,12 @@
 // indexes, its part of every State, the hooks it adds to the kernel's rules
 // and to every event, its event subjects and its reads. So far
 // ledger/recipients (saved payout destinations), ledger/team (the
-// dashboard's members, invitations and sessions) and ledger/webhooks
+// dashboard's members, invitations and sessions), ledger/webhooks
 // (endpoints and their deliveries, fanned out from every event by a hook)
-// do. Sub-packages keep this package's rules (below, and the "Never"
-// section: TestLedgerIsPure reads them too); package raft links them all,
-// and so do this package's tests (features_test.go).
+// and ledger/disputes (disputes, which hold and book merchants' funds, and
+// uploaded files) do. Sub-packages keep this package's rules (below, and
+// the "Never" section: TestLedgerIsPure reads them too); package raft
+// links them all, and so do this package's tests (features_test.go).
 //
 // # Role
 //

@@ -24,7 +24,8 @@ import (
 //	       under an externalReference), virtual accounts, crypto
 //	       addresses, orders (34: a deposit under an externalReference),
 //	       payment links, checkout sessions
-//	50–69  recipients (package recipients), files, disputes
+//	50–69  recipients (package recipients), files and disputes (package
+//	       disputes)
 //	70–89  webhooks (package webhooks): endpoints, secrets, deliveries
 //	90–99  key controls: spend caps and IP allowlists
 //	100–109 dashboard team members: invitations, members, sessions

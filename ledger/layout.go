@@ -14,11 +14,11 @@ const (
 	tagAccount          byte = 'a'
 	tagAPIKey           byte = 'b'
 	tagCollection       byte = 'c'
-	tagDispute          byte = 'd'
+	TagDispute          byte = 'd' // package disputes
 	tagFunding          byte = 'f'
 	tagOrganization     byte = 'g'
-	tagFile             byte = 'i'
-	tagFileSigningKey   byte = 'j'
+	TagFile             byte = 'i' // package disputes: uploaded files' metadata
+	TagFileSigningKey   byte = 'j' // package disputes: the key that signs download URLs
 	tagClock            byte = 'k'
 	tagPaymentLink      byte = 'l'
 	tagPaymentPage      byte = 'm'

@@ -32,12 +32,22 @@ import (
 // idKeyRecordID is the id of the one record of the id key section.
 const idKeyRecordID = "public_ids"
 
-// idKeyKind: one record (a key and when it was committed, the URL signing
-// key's shape) that stays open.
-var idKeyKind = &kind[fileSigningKey]{
+// keyRecord is the one record of the id key section: a key and when it
+// was committed (the URL signing key's shape, package disputes).
+type keyRecord struct {
+	Key string
+	At  int64
+}
+
+// idKeyKind: one record that stays open.
+var idKeyKind = &kind[keyRecord]{
 	tag: tagIDKey, name: "id key",
-	id:  func(*fileSigningKey) (string, string) { return idKeyRecordID, "" },
-	enc: encodeFileSigningKey, dec: decodeFileSigningKey,
+	id: func(*keyRecord) (string, string) { return idKeyRecordID, "" },
+	enc: func(e *Encoder, k *keyRecord) {
+		e.str(k.Key)
+		e.varint(k.At)
+	},
+	dec:      func(d *Decoder) keyRecord { return keyRecord{Key: d.str(), At: d.varint()} },
 	unlisted: true,
 }
 
@@ -74,7 +84,7 @@ func (c *SetIDKey) Apply(s *State) Result {
 	if _, ok := s.idKeys.get(idKeyRecordID); ok {
 		return Result{Replayed: true}
 	}
-	s.idKeys.insert(fileSigningKey{Key: c.Key, At: c.At})
+	s.idKeys.insert(keyRecord{Key: c.Key, At: c.At})
 	return Result{}
 }
 

@@ -56,14 +56,11 @@ type State struct {
 	clocks *store[Clock]
 
 	// The features' records and indexes, each owned by its file.
-	files    *store[File]           // file.go
-	fileKeys *store[fileSigningKey] // file.go
-	idKeys   *store[fileSigningKey] // publicids.go
-	disputes *store[Dispute]        // dispute.go
-	fx       conversions            // conversion.go: quotes and conversions
-	pl       *linkState             // paymentlink.go, checkout.go: links, pages, sessions
-	deposits *depositState          // deposit.go: virtual accounts, crypto addresses, deposits
-	orders   *orderBook             // order.go
+	idKeys   *store[keyRecord] // publicids.go
+	fx       conversions       // conversion.go: quotes and conversions
+	pl       *linkState        // paymentlink.go, checkout.go: links, pages, sessions
+	deposits *depositState     // deposit.go: virtual accounts, crypto addresses, deposits
+	orders   *orderBook        // order.go
 
 	spendCharges *store[spendCharge] // spendcap.go: charges of debits not yet settled
 	refusals     *store[Refusal]     // decided.go: creates refused under a reference
@@ -173,10 +170,7 @@ func NewState(kv KVReader) *State {
 
 	// The features, each registering its stores, hooks and expirers. The
 	// order fixes the order of hooks.
-	s.files = addStore(s, fileKind)
-	s.fileKeys = addStore(s, fileSigningKeyKind)
 	s.idKeys = addStore(s, idKeyKind)
-	s.disputes = addStore(s, disputeKind)
 	s.fx = newConversions(s)
 	s.initPaymentLinks()
 	s.deposits = newDepositState(s)
@@ -314,11 +308,6 @@ type Result struct {
 	// copy of the record it made or changed…), which that package reads
 	// back (feature.go).
 	Value any
-
-	// Files and disputes.
-	File           *File
-	Dispute        *Dispute
-	DisputeMessage *DisputeMessage
 
 	// Quotes and conversions.
 	Quote      *Quote

@@ -12,6 +12,7 @@ import (
 	hraft "github.com/hashicorp/raft"
 
 	"payments/ledger"
+	"payments/ledger/disputes"
 	"payments/wal"
 )
 
@@ -39,7 +40,7 @@ func (v *BackupView) Applied() uint64 { return v.snap.Applied() }
 // FileDigests returns, sorted, the SHA-256 of every uploaded file the view's
 // state records: the blobs a backup of it must hold.
 func (v *BackupView) FileDigests() []string {
-	set := ledger.NewReader(ledger.KVOf(v.snap), &ledger.Views{}).FileDigests()
+	set := disputes.FileDigests(ledger.NewReader(ledger.KVOf(v.snap), &ledger.Views{}))
 	return slices.Sorted(maps.Keys(set))
 }
 

@@ -3,6 +3,7 @@ package app
 import (
 	"payments/actors"
 	"payments/ledger"
+	"payments/ledger/disputes"
 )
 
 // Disputes: opened by the service against a completed collection (on the
@@ -13,7 +14,7 @@ import (
 // DisputeResponse is the merchant's answer to an open dispute.
 type DisputeResponse struct {
 	DisputeID string
-	Action    string // ledger.DisputeActionAccept or ledger.DisputeActionContest
+	Action    string // disputes.ActionAccept or disputes.ActionContest
 	Reason    string
 	FileIDs   []string // evidence: files of purpose dispute.evidence
 }
@@ -21,7 +22,7 @@ type DisputeResponse struct {
 // RespondToDispute accepts or contests one of the caller's disputes; a
 // reason is posted to its thread.
 func (a *App) RespondToDispute(c Caller, in DisputeResponse) actors.Reply {
-	return a.propose(&ledger.RespondToDispute{
+	return a.propose(&disputes.Respond{
 		At: a.sys.Now().UnixMilli(), ID: in.DisputeID, OrgID: c.OrgID, Action: in.Action, Reason: in.Reason,
 		FileIDs: in.FileIDs, MessageID: actors.NewID("dsm_"),
 	})
@@ -31,14 +32,14 @@ func (a *App) RespondToDispute(c Caller, in DisputeResponse) actors.Reply {
 type DisputeMessage struct {
 	DisputeID   string
 	Body        string
-	Attachments []ledger.Attachment // files of the organization, or linked documents (ledger.LinkedAttachment)
+	Attachments []disputes.Attachment // files of the organization, or linked documents (disputes.LinkedAttachment)
 }
 
 // AddDisputeMessage posts the caller's message to one of its disputes.
 func (a *App) AddDisputeMessage(c Caller, in DisputeMessage) actors.Reply {
-	return a.propose(&ledger.AddDisputeMessage{
+	return a.propose(&disputes.AddMessage{
 		At: a.sys.Now().UnixMilli(), DisputeID: in.DisputeID, OrgID: c.OrgID, MessageID: actors.NewID("dsm_"),
-		AuthorType: ledger.AuthorMerchant, Body: in.Body, Attachments: in.Attachments,
+		AuthorType: disputes.AuthorMerchant, Body: in.Body, Attachments: in.Attachments,
 	})
 }
 
@@ -74,7 +75,7 @@ func (a *App) OpenDispute(c Caller, in DisputeOpening) actors.Reply {
 		}
 		amount = m
 	}
-	cmd := &ledger.OpenDispute{
+	cmd := &disputes.Open{
 		At: a.sys.Now().UnixMilli(), ID: actors.NewID("dsp_"), OrgID: c.OrgID, CollectionID: col.ID,
 		Amount: amount, Category: in.Category, Reason: in.Reason,
 	}
@@ -90,5 +91,5 @@ func (a *App) ResolveDispute(c Caller, disputeID string, won bool, message strin
 	if e := a.sandboxOnly(); e != nil {
 		return refused(e)
 	}
-	return a.propose(&ledger.ResolveDispute{At: a.sys.Now().UnixMilli(), ID: disputeID, OrgID: c.OrgID, Won: won, Message: message})
+	return a.propose(&disputes.Resolve{At: a.sys.Now().UnixMilli(), ID: disputeID, OrgID: c.OrgID, Won: won, Message: message})
 }

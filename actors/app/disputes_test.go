@@ -6,6 +6,7 @@ import (
 	"payments/actors"
 	"payments/actors/app"
 	"payments/ledger"
+	"payments/ledger/disputes"
 )
 
 // completedCollection collects 500.00 GHS into s's organization and waits
@@ -51,7 +52,7 @@ func TestOpenDispute(t *testing.T) {
 			t.Fatalf("%s: fields %+v", c.name, r.Result.Err.Fields)
 		}
 		if c.want == "" {
-			d := r.Result.Dispute
+			d := disputes.Of(r.Result)
 			if d.Amount != c.amount || d.CollectionID != col.ID || len(d.Messages) != 1 {
 				t.Fatalf("%s: %+v", c.name, d)
 			}
@@ -67,10 +68,10 @@ func TestDisputeThread(t *testing.T) {
 	held := "100.00" // not the whole 500.00: its fee left 492.50 available
 	opened := s.app.OpenDispute(s.owner, app.DisputeOpening{CollectionID: col.ID, Amount: &held, Category: "chargeback"})
 	mustApply(t, "open", opened)
-	id := opened.Result.Dispute.ID
+	id := disputes.Of(opened.Result).ID
 	file := s.app.CreateFile(s.owner, evidence)
 	mustApply(t, "evidence", file)
-	fileID := file.Result.File.ID
+	fileID := disputes.FileOf(file.Result).ID
 	for _, c := range []struct {
 		name string
 		do   func() actors.Reply
@@ -78,16 +79,16 @@ func TestDisputeThread(t *testing.T) {
 	}{
 		{"a message with a file and a link", func() actors.Reply {
 			return s.app.AddDisputeMessage(s.owner, app.DisputeMessage{DisputeID: id, Body: "See attached",
-				Attachments: []ledger.Attachment{{FileID: fileID}, ledger.LinkedAttachment("note.pdf", "https://docs.example/note.pdf")}})
+				Attachments: []disputes.Attachment{{FileID: fileID}, disputes.LinkedAttachment("note.pdf", "https://docs.example/note.pdf")}})
 		}, ""},
 		{"a file of nobody's", func() actors.Reply {
-			return s.app.AddDisputeMessage(s.owner, app.DisputeMessage{DisputeID: id, Body: "x", Attachments: []ledger.Attachment{{FileID: "file_unknown"}}})
+			return s.app.AddDisputeMessage(s.owner, app.DisputeMessage{DisputeID: id, Body: "x", Attachments: []disputes.Attachment{{FileID: "file_unknown"}}})
 		}, ledger.CodeValidation},
 		{"contest with evidence", func() actors.Reply {
-			return s.app.RespondToDispute(s.owner, app.DisputeResponse{DisputeID: id, Action: ledger.DisputeActionContest, Reason: "Delivered", FileIDs: []string{fileID}})
+			return s.app.RespondToDispute(s.owner, app.DisputeResponse{DisputeID: id, Action: disputes.ActionContest, Reason: "Delivered", FileIDs: []string{fileID}})
 		}, ""},
 		{"answer twice", func() actors.Reply {
-			return s.app.RespondToDispute(s.owner, app.DisputeResponse{DisputeID: id, Action: ledger.DisputeActionAccept})
+			return s.app.RespondToDispute(s.owner, app.DisputeResponse{DisputeID: id, Action: disputes.ActionAccept})
 		}, ledger.CodeBadRequest},
 		{"rule on an unknown one", func() actors.Reply { return s.app.ResolveDispute(s.owner, "dsp_unknown", true, "") }, ledger.CodeNotFound},
 		{"won", func() actors.Reply { return s.app.ResolveDispute(s.owner, id, true, "The evidence holds") }, ""},
@@ -97,10 +98,10 @@ func TestDisputeThread(t *testing.T) {
 	} {
 		wantCode(t, c.name, c.do(), c.want)
 	}
-	d, _ := s.sys.Reader().Dispute(s.org, id)
+	d, _ := disputes.Get(s.sys.Reader(), s.org, id)
 	// The thread: the merchant's message and the contest's reason; the
 	// ruling is the dispute's status message.
-	if d.Status != ledger.DisputeDeclined || len(d.Messages) != 2 || d.StatusMessage != "The evidence holds" {
+	if d.Status != disputes.StatusDeclined || len(d.Messages) != 2 || d.StatusMessage != "The evidence holds" {
 		t.Fatalf("the dispute after: %s %q, %d messages", d.Status, d.StatusMessage, len(d.Messages))
 	}
 }

@@ -4,7 +4,7 @@ import (
 	"crypto/rand"
 
 	"payments/actors"
-	"payments/ledger"
+	"payments/ledger/disputes"
 )
 
 // Files: the record of an uploaded file, and the cluster's signing key.
@@ -20,19 +20,19 @@ const fileSigningKeyLen = 32
 // race of two leaders is settled by the ledger: the first one committed
 // wins. The error is a *ledger.Error or one of the actors' errors.
 func (a *App) FileSigningKey() ([]byte, error) {
-	if key, ok := a.sys.Reader().FileSigningKey(); ok {
+	if key, ok := disputes.FileSigningKey(a.sys.Reader()); ok {
 		return key, nil
 	}
 	fresh := make([]byte, fileSigningKeyLen)
 	rand.Read(fresh)
-	r := a.propose(&ledger.SetFileSigningKey{At: a.sys.Now().UnixMilli(), Key: string(fresh)})
+	r := a.propose(&disputes.SetFileSigningKey{At: a.sys.Now().UnixMilli(), Key: string(fresh)})
 	if r.Err != nil {
 		return nil, r.Err
 	}
 	if r.Result.Err != nil {
 		return nil, r.Result.Err
 	}
-	key, _ := a.sys.Reader().FileSigningKey()
+	key, _ := disputes.FileSigningKey(a.sys.Reader())
 	return key, nil
 }
 
@@ -47,7 +47,7 @@ type NewFile struct {
 
 // CreateFile records an uploaded file in the caller's organization.
 func (a *App) CreateFile(c Caller, in NewFile) actors.Reply {
-	return a.propose(&ledger.CreateFile{
+	return a.propose(&disputes.CreateFile{
 		At: a.sys.Now().UnixMilli(), ID: actors.NewID("file_"), OrgID: c.OrgID,
 		Purpose: in.Purpose, Filename: in.Filename, ContentType: in.ContentType, Size: in.Size, SHA256: in.SHA256,
 	})

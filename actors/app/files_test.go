@@ -7,6 +7,7 @@ import (
 
 	"payments/actors/app"
 	"payments/ledger"
+	"payments/ledger/disputes"
 )
 
 // evidence is a file record of purpose dispute.evidence.
@@ -42,8 +43,8 @@ func TestCreateFile(t *testing.T) {
 	} {
 		r := s.app.CreateFile(s.owner, c.in)
 		wantCode(t, c.name, r, c.want)
-		if c.want == "" && (!strings.HasPrefix(r.Result.File.ID, "file_") || r.Result.File.OrgID != s.org) {
-			t.Fatalf("%s: %+v", c.name, r.Result.File)
+		if c.want == "" && (!strings.HasPrefix(disputes.FileOf(r.Result).ID, "file_") || disputes.FileOf(r.Result).OrgID != s.org) {
+			t.Fatalf("%s: %+v", c.name, disputes.FileOf(r.Result))
 		}
 	}
 }

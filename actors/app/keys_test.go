@@ -7,6 +7,7 @@ import (
 	"payments/actors"
 	"payments/actors/app"
 	"payments/ledger"
+	"payments/ledger/disputes"
 )
 
 // An organization comes with its first key, whose secret is returned once
@@ -64,7 +65,7 @@ func TestCreateKey(t *testing.T) {
 // followers vouch for a client's address: creating one makes it.
 func TestKeyAllowlistMakesTheSigningKey(t *testing.T) {
 	s := newStack(t, stackOptions{})
-	if _, ok := s.sys.Reader().FileSigningKey(); ok {
+	if _, ok := disputes.FileSigningKey(s.sys.Reader()); ok {
 		t.Fatal("a new cluster has a signing key")
 	}
 	list, e := ledger.ParseAllowlist("ipAllowlist", []string{"10.0.0.0/8"})
@@ -76,7 +77,7 @@ func TestKeyAllowlistMakesTheSigningKey(t *testing.T) {
 	if r.Result.APIKey.Allowlist != list {
 		t.Fatalf("allowlist %q", r.Result.APIKey.Allowlist)
 	}
-	if _, ok := s.sys.Reader().FileSigningKey(); !ok {
+	if _, ok := disputes.FileSigningKey(s.sys.Reader()); !ok {
 		t.Fatal("no signing key after a key with an allowlist")
 	}
 }

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"payments/http/blob"
-	"payments/ledger"
+	"payments/ledger/disputes"
 	"payments/raft"
 )
 
@@ -226,7 +226,7 @@ func checkBackup(f *os.File) (backupLayout, error) {
 		if digest <= prev {
 			return damaged("file %d of %d is out of order", i+1, files)
 		}
-		if size < 0 || size > ledger.FileSizeMaxBytes {
+		if size < 0 || size > disputes.FileSizeMaxBytes {
 			return damaged("file %s claims %d bytes", digest, size)
 		}
 		h := sha256.New()
@@ -312,7 +312,7 @@ func restoreBlobs(f *os.File, l backupLayout, dir string) error {
 		}
 		digest := hex.EncodeToString(entry[:sha256.Size])
 		size := int64(byteorder.BigEndian.Uint64(entry[sha256.Size:]))
-		if err := store.PutVerified(digest, io.LimitReader(r, size), ledger.FileSizeMaxBytes); err != nil {
+		if err := store.PutVerified(digest, io.LimitReader(r, size), disputes.FileSizeMaxBytes); err != nil {
 			return fmt.Errorf("file %s: %w", digest, err)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"payments/actors/app"
 	"payments/http/core"
 	"payments/ledger"
+	"payments/ledger/disputes"
 )
 
 // Disputes: opened by the service against a completed collection (on the
@@ -81,7 +82,7 @@ type disputeMessageBody struct {
 	Message disputeMessageJSON `json:"message"`
 }
 
-func renderDispute(d *ledger.Dispute) disputeJSON {
+func renderDispute(d *disputes.Dispute) disputeJSON {
 	var evidence any = struct{}{}
 	if d.Evidence.Action != "" {
 		ids := d.Evidence.FileIDs
@@ -101,14 +102,14 @@ func renderDispute(d *ledger.Dispute) disputeJSON {
 // threadRenderer renders messages with fresh signed URLs for attachments.
 type threadRenderer struct {
 	sign  urlSigner
-	files func(id string) (ledger.File, bool)
+	files func(id string) (disputes.File, bool)
 }
 
 func threads(c *core.Call, st *ledger.Reader) threadRenderer {
-	return threadRenderer{sign: signer(c, st), files: func(id string) (ledger.File, bool) { return st.File(c.Org, id) }}
+	return threadRenderer{sign: signer(c, st), files: func(id string) (disputes.File, bool) { return disputes.GetFile(st, c.Org, id) }}
 }
 
-func (t threadRenderer) message(m *ledger.DisputeMessage) disputeMessageJSON {
+func (t threadRenderer) message(m *disputes.Message) disputeMessageJSON {
 	out := disputeMessageJSON{ID: m.ID, AuthorType: m.AuthorType, Body: m.Body,
 		Attachments: make([]attachmentJSON, 0, len(m.Attachments)), CreatedAt: core.Timestamp(m.CreatedAt)}
 	for _, a := range m.Attachments {
@@ -125,7 +126,7 @@ func (t threadRenderer) message(m *ledger.DisputeMessage) disputeMessageJSON {
 	return out
 }
 
-func (t threadRenderer) withThread(d *ledger.Dispute) disputeJSON {
+func (t threadRenderer) withThread(d *disputes.Dispute) disputeJSON {
 	out := renderDispute(d)
 	msgs := make([]disputeMessageJSON, 0, len(d.Messages))
 	for i := range d.Messages {
@@ -137,7 +138,7 @@ func (t threadRenderer) withThread(d *ledger.Dispute) disputeJSON {
 
 // renderWithThread renders a dispute from a command's result, its thread
 // included, under the read lock (for the files of its attachments).
-func renderWithThread(c *core.Call, d *ledger.Dispute) *disputeBody {
+func renderWithThread(c *core.Call, d *disputes.Dispute) *disputeBody {
 	var body disputeBody
 	body.Dispute = threads(c, c.Server.Config.Actors.Reader()).withThread(d)
 	return &body
@@ -145,14 +146,14 @@ func renderWithThread(c *core.Call, d *ledger.Dispute) *disputeBody {
 
 // listDisputes: GET /v1/disputes, newest first, without threads.
 func listDisputes(c *core.Call) {
-	core.List(c, listDisputesKind, core.StatusFilter(ledger.ParseDisputeStatus, "must be one of open, under_review, accepted, declined"),
-		(*ledger.Reader).Disputes, renderDispute)
+	core.List(c, listDisputesKind, core.StatusFilter(disputes.ParseStatus, "must be one of open, under_review, accepted, declined"),
+		disputes.List, renderDispute)
 }
 
 // getDispute: GET /v1/disputes/{id}, with its thread oldest first.
 func getDispute(c *core.Call) {
 	core.Get(c, "id", "Dispute", func(st *ledger.Reader, org, id string) (disputeJSON, bool) {
-		d, ok := st.Dispute(org, id)
+		d, ok := disputes.Get(st, org, id)
 		if !ok {
 			return disputeJSON{}, false
 		}
@@ -171,7 +172,7 @@ const disputeTextLenMax = 2000
 
 // respondToDispute: POST /v1/disputes/{id}/respond.
 func respondToDispute(c *core.Call) {
-	core.Update(c, "id", disputeResponse, c.Server.Config.App.RespondToDispute, func(res *ledger.Result) any { return renderWithThread(c, res.Dispute) })
+	core.Update(c, "id", disputeResponse, c.Server.Config.App.RespondToDispute, func(res *ledger.Result) any { return renderWithThread(c, disputes.Of(*res)) })
 }
 
 // disputeResponse checks a dispute response's shape, reporting every
@@ -179,11 +180,11 @@ func respondToDispute(c *core.Call) {
 func disputeResponse(id string, req *respondRequestBody) (app.DisputeResponse, *ledger.Error) {
 	var p core.Problems
 	action := p.Text("action", req.Action, true, 16)
-	if action != "" && action != ledger.DisputeActionAccept && action != ledger.DisputeActionContest {
+	if action != "" && action != disputes.ActionAccept && action != disputes.ActionContest {
 		p.Add("action", "must be accept or contest")
 	}
 	reason := p.Text("reason", req.Reason, false, disputeTextLenMax)
-	if len(req.FileIDs) > ledger.DisputeAttachmentsMax {
+	if len(req.FileIDs) > disputes.AttachmentsMax {
 		p.Add("fileIds", "must have at most 10 file ids")
 	}
 	for i, fileID := range req.FileIDs {
@@ -214,7 +215,7 @@ func addDisputeMessage(c *core.Call) {
 	}
 	c.Created(c.Server.Config.App.AddDisputeMessage(c.Caller(), in), func(res *ledger.Result) any {
 		var body disputeMessageBody
-		body.Message = threads(c, c.Server.Config.Actors.Reader()).message(res.DisputeMessage)
+		body.Message = threads(c, c.Server.Config.Actors.Reader()).message(disputes.MessageOf(*res))
 		return &body
 	})
 }
@@ -224,11 +225,11 @@ func addDisputeMessage(c *core.Call) {
 func disputeMessage(id string, req *messageRequestBody) (app.DisputeMessage, *ledger.Error) {
 	var p core.Problems
 	text := p.Text("body", req.Body, true, disputeTextLenMax)
-	if len(req.Attachments) > ledger.DisputeAttachmentsMax {
+	if len(req.Attachments) > disputes.AttachmentsMax {
 		p.Add("attachments", "must have at most 10 files")
 		req.Attachments = nil
 	}
-	atts := make([]ledger.Attachment, 0, len(req.Attachments))
+	atts := make([]disputes.Attachment, 0, len(req.Attachments))
 	for i, a := range req.Attachments {
 		field := "attachments[" + strconv.Itoa(i) + "]"
 		// The reference's {name, url} links a document; {fileId, name?}
@@ -242,7 +243,7 @@ func disputeMessage(id string, req *messageRequestBody) (app.DisputeMessage, *le
 			if u, err := url.Parse(link); link != "" && (err != nil || u.Scheme != "https" || u.Host == "") {
 				p.Add(field+".url", "must be an https URL")
 			}
-			atts = append(atts, ledger.LinkedAttachment(name, link))
+			atts = append(atts, disputes.LinkedAttachment(name, link))
 			continue
 		}
 		p.Text(field+".url", a.URL, false, attachmentURLLenMax)
@@ -251,7 +252,7 @@ func disputeMessage(id string, req *messageRequestBody) (app.DisputeMessage, *le
 			p.Add(field+".fileId", "must be a file id (file_…)")
 		}
 		name := p.Text(field+".name", a.Name, false, core.FileNameLenMax)
-		atts = append(atts, ledger.Attachment{FileID: fileID, Name: name})
+		atts = append(atts, disputes.Attachment{FileID: fileID, Name: name})
 	}
 	return app.DisputeMessage{DisputeID: id, Body: text, Attachments: atts}, p.Err()
 }
@@ -283,7 +284,7 @@ func simulateDisputeOpen(c *core.Call) {
 	r := c.Server.Config.App.OpenDispute(c.Caller(), in)
 	c.Created(r, func(res *ledger.Result) any {
 		return &disputeSimulationBody{disputeSimulationJSON{Type: "open_dispute", Replayed: res.Replayed,
-			Dispute: renderWithThread(c, res.Dispute).Dispute}}
+			Dispute: renderWithThread(c, disputes.Of(*res)).Dispute}}
 	})
 }
 
@@ -320,7 +321,7 @@ func simulateDisputeResolve(c *core.Call) {
 	r := c.Server.Config.App.ResolveDispute(c.Caller(), in.id, in.outcome == "won", in.message)
 	c.Reply(r, fasthttp.StatusOK, func(res *ledger.Result) any {
 		return &disputeSimulationBody{disputeSimulationJSON{Type: "resolve_dispute", Outcome: in.outcome,
-			Dispute: renderWithThread(c, res.Dispute).Dispute}}
+			Dispute: renderWithThread(c, disputes.Of(*res)).Dispute}}
 	})
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"payments/http/core"
 	"payments/ledger"
+	"payments/ledger/disputes"
 	"payments/ledger/webhooks"
 )
 
@@ -15,7 +16,7 @@ func init() {
 	core.RegisterEventRenderer(webhooks.SubjectEndpoint, core.RenderAs(renderWebhookEndpoint))
 	// A dispute event carries the dispute as it was; its message thread is
 	// read live by GET /v1/disputes/{id} and is not part of the payload.
-	core.RegisterEventRenderer(ledger.SubjectDispute, core.RenderAs(renderDispute))
+	core.RegisterEventRenderer(disputes.SubjectDispute, core.RenderAs(renderDispute))
 
 	core.RegisterRoutes(
 		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/webhooks/events", Scope: ledger.ScopeWebhooksRead, H: listEvents},

@@ -16,6 +16,7 @@ import (
 	"payments/http/blob"
 	"payments/http/core"
 	"payments/ledger"
+	"payments/ledger/disputes"
 )
 
 // Files. The metadata is a ledger record committed through Raft; the bytes
@@ -28,7 +29,7 @@ import (
 // Download URLs are served by our own endpoint, GET /v1/files/{id}/content,
 // on any node, without an API key: the URL carries its expiry and an
 // HMAC-SHA256 over the file id and expiry, keyed with the replicated signing
-// key (ledger.SetFileSigningKey), so every node can verify every node's
+// key (disputes.SetFileSigningKey), so every node can verify every node's
 // URLs and they stay valid across restarts until they expire.
 
 func init() {
@@ -74,7 +75,7 @@ type fileBody struct {
 	File fileJSON `json:"file"`
 }
 
-func renderFile(f *ledger.File) fileJSON {
+func renderFile(f *disputes.File) fileJSON {
 	return fileJSON{ID: f.ID, Purpose: f.Purpose, Filename: f.Filename, ContentType: f.ContentType,
 		Size: f.Size, CreatedAt: core.Timestamp(f.CreatedAt)}
 }
@@ -91,12 +92,12 @@ type urlSigner struct {
 // organization's clock, so that advancing a sandbox clock expires links as
 // it expires everything else. Call it under the state's read lock.
 func signer(c *core.Call, st *ledger.Reader) urlSigner {
-	key, _ := st.FileSigningKey()
+	key, _ := disputes.FileSigningKey(st)
 	now := time.UnixMilli(st.OrgNow(c.Org, c.Server.Config.Actors.Now().UnixMilli()))
 	return urlSigner{base: c.Server.Config.PublicBaseURL, key: key, now: now}
 }
 
-func (u urlSigner) url(f *ledger.File) string {
+func (u urlSigner) url(f *disputes.File) string {
 	if u.key == nil {
 		return ""
 	}
@@ -160,8 +161,8 @@ func uploadFile(c *core.Call) {
 	var sign urlSigner
 	sign = signer(c, c.Server.Config.Actors.Reader())
 	c.Created(r, func(res *ledger.Result) any {
-		f := renderFile(res.File)
-		f.URL = sign.url(res.File)
+		f := renderFile(disputes.FileOf(*res))
+		f.URL = sign.url(disputes.FileOf(*res))
 		return &fileBody{f}
 	})
 }
@@ -169,7 +170,7 @@ func uploadFile(c *core.Call) {
 // getFile: GET /v1/files/{id}, with a fresh signed URL.
 func getFile(c *core.Call) {
 	core.Get(c, "id", "File", func(st *ledger.Reader, org, id string) (fileJSON, bool) {
-		f, ok := st.File(org, id)
+		f, ok := disputes.GetFile(st, org, id)
 		if !ok {
 			return fileJSON{}, false
 		}
@@ -183,11 +184,11 @@ func getFile(c *core.Call) {
 func listFiles(c *core.Call) {
 	core.List(c, listFilesKind, func(c *core.Call) (string, *ledger.Error) {
 		purpose, given := core.Query(c.Ctx, "purpose")
-		if _, ok := ledger.LookupFilePurpose(purpose); given && !ok {
+		if _, ok := disputes.LookupFilePurpose(purpose); given && !ok {
 			return "", ledger.FieldInvalid("purpose", "must be one of "+purposeNames())
 		}
 		return purpose, nil
-	}, (*ledger.Reader).Files, renderFile)
+	}, disputes.Files, renderFile)
 }
 
 type filePurposeJSON struct {
@@ -203,7 +204,7 @@ type filePurposesBody struct {
 // filePurposes: GET /v1/files/purposes, so clients check before uploading.
 func filePurposes(c *core.Call) {
 	var body filePurposesBody
-	for _, p := range ledger.FilePurposes {
+	for _, p := range disputes.FilePurposes {
 		body.Purposes = append(body.Purposes, filePurposeJSON{p.Name, p.MaxSizeBytes, p.AllowedTypes})
 	}
 	c.OK(fasthttp.StatusOK, &body)
@@ -242,14 +243,14 @@ func downloadFile(s *core.Server, ctx *fasthttp.RequestCtx) {
 		core.WriteError(ctx, e)
 		return
 	}
-	var f ledger.File
+	var f disputes.File
 	var found bool
 	var key []byte
 	var nowSeconds int64 // on the file's organization's clock
 	read := func() {
 		st := s.Config.Actors.Reader()
-		f, found = st.FileByID(id)
-		key, _ = st.FileSigningKey()
+		f, found = disputes.FileByID(st, id)
+		key, _ = disputes.FileSigningKey(st)
 		nowSeconds = st.OrgNow(f.OrgID, s.Config.Actors.Now().UnixMilli()) / 1000
 	}
 	read()

@@ -14,6 +14,7 @@ import (
 
 	"payments/http/core"
 	"payments/ledger"
+	"payments/ledger/disputes"
 )
 
 // Uploads: POST /v1/files takes multipart/form-data with a "purpose" text
@@ -85,13 +86,13 @@ func parseUpload(contentType string, body []byte) (upload, *ledger.Error) {
 			seenFile = true
 			u.filename = part.FileName()
 			u.declaredType = part.Header.Get("Content-Type")
-			v, err := io.ReadAll(io.LimitReader(part, ledger.FileSizeMaxBytes+1))
+			v, err := io.ReadAll(io.LimitReader(part, disputes.FileSizeMaxBytes+1))
 			if err != nil {
 				return u, malformedMultipart(err)
 			}
-			if len(v) > ledger.FileSizeMaxBytes {
+			if len(v) > disputes.FileSizeMaxBytes {
 				return u, &ledger.Error{Code: ledger.CodeBadRequest,
-					Message: fmt.Sprintf("File is larger than %d bytes, the largest any purpose allows", ledger.FileSizeMaxBytes)}
+					Message: fmt.Sprintf("File is larger than %d bytes, the largest any purpose allows", disputes.FileSizeMaxBytes)}
 			}
 			u.content = v
 		default:
@@ -100,7 +101,7 @@ func parseUpload(contentType string, body []byte) (upload, *ledger.Error) {
 	}
 	if !seenPurpose || u.purpose == "" {
 		p.Add("purpose", "is required")
-	} else if _, ok := ledger.LookupFilePurpose(u.purpose); !ok {
+	} else if _, ok := disputes.LookupFilePurpose(u.purpose); !ok {
 		p.Add("purpose", "must be one of "+purposeNames())
 	}
 	if !seenFile {
@@ -135,8 +136,8 @@ func fieldName(name string) string {
 }
 
 func purposeNames() string {
-	names := make([]string, len(ledger.FilePurposes))
-	for i, p := range ledger.FilePurposes {
+	names := make([]string, len(disputes.FilePurposes))
+	for i, p := range disputes.FilePurposes {
 		names[i] = p.Name
 	}
 	return strings.Join(names, ", ")
@@ -169,8 +170,8 @@ func cleanFileName(p *core.Problems, name string) string {
 
 // checkUpload holds a parsed upload to its purpose and returns the content
 // type detected from the bytes.
-func checkUpload(u upload) (ledger.FilePurpose, string, *ledger.Error) {
-	purpose, _ := ledger.LookupFilePurpose(u.purpose)
+func checkUpload(u upload) (disputes.FilePurpose, string, *ledger.Error) {
+	purpose, _ := disputes.LookupFilePurpose(u.purpose)
 	if len(u.content) == 0 {
 		return purpose, "", &ledger.Error{Code: ledger.CodeBadRequest, Message: "The file is empty"}
 	}

@@ -11,6 +11,7 @@ import (
 
 	"payments/http/core"
 	"payments/ledger"
+	"payments/ledger/disputes"
 )
 
 var (
@@ -140,7 +141,7 @@ func TestParseUpload(t *testing.T) {
 		}
 	}
 	// A file past the largest purpose's limit is refused while reading.
-	ct, body = multipartBody(t, ptr("dispute.evidence"), "big.pdf", "", append(append([]byte{}, pdfBytes...), make([]byte, ledger.FileSizeMaxBytes)...))
+	ct, body = multipartBody(t, ptr("dispute.evidence"), "big.pdf", "", append(append([]byte{}, pdfBytes...), make([]byte, disputes.FileSizeMaxBytes)...))
 	if _, e := parseUpload(ct, body); e == nil || e.Code != ledger.CodeBadRequest {
 		t.Fatalf("oversized file: %v", e)
 	}
@@ -187,10 +188,10 @@ func FuzzParseUpload(f *testing.F) {
 			}
 			return
 		}
-		if _, ok := ledger.LookupFilePurpose(u.purpose); !ok {
+		if _, ok := disputes.LookupFilePurpose(u.purpose); !ok {
 			t.Fatalf("accepted purpose %q", u.purpose)
 		}
-		if len(u.content) > ledger.FileSizeMaxBytes {
+		if len(u.content) > disputes.FileSizeMaxBytes {
 			t.Fatalf("accepted %d bytes", len(u.content))
 		}
 		if u.filename == "" || !utf8.ValidString(u.filename) || strings.ContainsAny(u.filename, "/\\\"\x00") || utf8.RuneCountInString(u.filename) > core.FileNameLenMax {
@@ -217,7 +218,7 @@ func TestBodyLimitFor(t *testing.T) {
 	}{
 		{"POST", "/v1/files", core.UploadBodyBytesMax},
 		{"POST", "/v1/files?x=1", core.UploadBodyBytesMax},
-		{"PUT", "/internal/blobs/abc", ledger.FileSizeMaxBytes},
+		{"PUT", "/internal/blobs/abc", disputes.FileSizeMaxBytes},
 		{"GET", "/v1/files", core.ServerBodyBytesMax},
 		{"POST", "/v1/files/x", core.ServerBodyBytesMax},
 		{"POST", "/v1/payouts", core.ServerBodyBytesMax},

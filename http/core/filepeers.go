@@ -17,6 +17,7 @@ import (
 
 	"payments/http/blob"
 	"payments/ledger"
+	"payments/ledger/disputes"
 )
 
 // Blob replication between nodes, over two internal routes on the same
@@ -59,7 +60,7 @@ func BodyLimitFor(h *fasthttp.RequestHeader) int {
 	case h.IsPost() && string(p) == "/v1/files":
 		return UploadBodyBytesMax
 	case h.IsPut() && bytes.HasPrefix(p, []byte("/internal/blobs/")):
-		return ledger.FileSizeMaxBytes
+		return disputes.FileSizeMaxBytes
 	}
 	return ServerBodyBytesMax
 }
@@ -89,7 +90,7 @@ func (s *Server) CheckPeer(ctx *fasthttp.RequestCtx, digest string) *ledger.Erro
 	}
 	var key []byte
 	for deadline := time.Now().Add(peerKeyWait); ; time.Sleep(20 * time.Millisecond) {
-		key, _ = s.Config.Actors.Reader().FileSigningKey()
+		key, _ = disputes.FileSigningKey(s.Config.Actors.Reader())
 		if key != nil || time.Now().After(deadline) {
 			break
 		}
@@ -130,7 +131,7 @@ func (s *Server) receiveBlob(ctx *fasthttp.RequestCtx) {
 		WriteError(ctx, e)
 		return
 	}
-	err := s.Blobs.PutVerified(digest, bytes.NewReader(ctx.Request.Body()), ledger.FileSizeMaxBytes)
+	err := s.Blobs.PutVerified(digest, bytes.NewReader(ctx.Request.Body()), disputes.FileSizeMaxBytes)
 	switch {
 	case errors.Is(err, blob.ErrDigestMismatch), errors.Is(err, blob.ErrTooLarge):
 		WriteError(ctx, &ledger.Error{Code: ledger.CodeValidation, Message: "The bytes do not match their digest"})
@@ -239,7 +240,7 @@ func (s *Server) FetchBlob(key []byte, digest string) error {
 		} else if resp.StatusCode() != fasthttp.StatusOK {
 			err = fmt.Errorf("fetch from %s: status %d", addr, resp.StatusCode())
 		} else {
-			err = s.Blobs.PutVerified(digest, bytes.NewReader(resp.Body()), ledger.FileSizeMaxBytes)
+			err = s.Blobs.PutVerified(digest, bytes.NewReader(resp.Body()), disputes.FileSizeMaxBytes)
 		}
 		fasthttp.ReleaseRequest(req)
 		fasthttp.ReleaseResponse(resp)
@@ -266,7 +267,7 @@ const (
 	// uploadOverheadBytesMax is what the multipart framing may add to the
 	// largest file: boundaries, part headers, the purpose field.
 	uploadOverheadBytesMax = 64 << 10
-	UploadBodyBytesMax     = ledger.FileSizeMaxBytes + uploadOverheadBytesMax
+	UploadBodyBytesMax     = disputes.FileSizeMaxBytes + uploadOverheadBytesMax
 	UploadPartsMax         = 4
 	UploadFieldBytesMax    = 256 // the purpose field's value
 	FileNameLenMax         = 255 // characters
@@ -286,7 +287,7 @@ func (s *Server) SweepBlobs() (int, error) {
 		return 0, nil
 	}
 	var known map[string]bool
-	known = s.Config.Actors.Reader().FileDigests()
+	known = disputes.FileDigests(s.Config.Actors.Reader())
 	return s.Blobs.Sweep(func(d string) bool { return known[d] }, time.Now().Add(-BlobOrphanAge))
 }
 
@@ -299,7 +300,7 @@ func (s *Server) OpenBlob(digest string) (io.ReadCloser, int64, error) {
 	}
 	file, size, err := s.Blobs.Open(digest)
 	if errors.Is(err, blob.ErrNotFound) {
-		key, _ := s.Config.Actors.Reader().FileSigningKey()
+		key, _ := disputes.FileSigningKey(s.Config.Actors.Reader())
 		if key == nil {
 			return nil, 0, fmt.Errorf("file %s: not on this node, and no signing key to ask peers with", digest)
 		}

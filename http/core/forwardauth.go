@@ -13,6 +13,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"payments/ledger"
+	"payments/ledger/disputes"
 )
 
 // The client's address across a forward. A follower relays requests to the
@@ -57,7 +58,7 @@ func (s *Server) signClientAddr(ctx *fasthttp.RequestCtx, req *fasthttp.Request)
 	req.Header.Del(clientAddrHeader)
 	req.Header.Del(clientTokenHeader)
 	addr := s.connectionClient(ctx)
-	key, _ := s.Config.Actors.Reader().FileSigningKey()
+	key, _ := disputes.FileSigningKey(s.Config.Actors.Reader())
 	if key == nil {
 		return
 	}
@@ -84,7 +85,7 @@ func (s *Server) forwardedClient(ctx *fasthttp.RequestCtx) (addr netip.Addr, pre
 	if err != nil || !ok || perr != nil || now.Unix() > expires || expires > now.Add(2*clientTokenLifetime).Unix() {
 		return netip.Addr{}, true, deny
 	}
-	key, _ := s.Config.Actors.Reader().FileSigningKey()
+	key, _ := disputes.FileSigningKey(s.Config.Actors.Reader())
 	want := clientToken(key, string(a), string(ctx.Method()), string(ctx.RequestURI()), expires)
 	if key == nil || !hmac.Equal([]byte(token), []byte(want)) {
 		return netip.Addr{}, true, deny

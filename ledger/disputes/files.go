@@ -1,6 +1,10 @@
-package ledger
+package disputes
 
-import "slices"
+import (
+	"slices"
+
+	"payments/ledger"
+)
 
 // Files: the ledger keeps each uploaded file's metadata (who, what, how
 // big, and the SHA-256 that names its bytes), never the bytes. The bytes
@@ -20,7 +24,8 @@ type FilePurpose struct {
 	AllowedTypes []string // MIME types, as detected from the bytes
 }
 
-// The upload purposes and their limits, in the order the API lists them.
+// FilePurposes are the upload purposes and their limits, in the order the
+// API lists them.
 var FilePurposes = []FilePurpose{
 	{"dispute.evidence", 10 << 20, []string{"image/jpeg", "image/png", "image/webp", "application/pdf"}},
 	{"identity.document", 5 << 20, []string{"image/jpeg", "image/png", "application/pdf"}},
@@ -89,16 +94,22 @@ type SetFileSigningKey struct {
 	Key string // fileSigningKeyLen random bytes
 }
 
-// Command kinds of files. Frozen.
+// Command kinds of files (range 50–69, see ledger/extend.go). Frozen.
 const (
-	KindCreateFile        Kind = 55
-	KindSetFileSigningKey Kind = 56
+	KindCreateFile        ledger.Kind = 55
+	KindSetFileSigningKey ledger.Kind = 56
 )
 
-func (*CreateFile) Kind() Kind        { return KindCreateFile }
-func (*SetFileSigningKey) Kind() Kind { return KindSetFileSigningKey }
+func (*CreateFile) Kind() ledger.Kind        { return KindCreateFile }
+func (*SetFileSigningKey) Kind() ledger.Kind { return KindSetFileSigningKey }
 
-func (c *CreateFile) fields(f *Codec) {
+// FileOf returns the file a CreateFile recorded, or nil.
+func FileOf(res ledger.Result) *File {
+	f, _ := res.Value.(*File)
+	return f
+}
+
+func (c *CreateFile) Fields(f *ledger.Codec) {
 	f.Varint(&c.At)
 	f.Str(&c.ID)
 	f.Str(&c.OrgID)
@@ -109,99 +120,91 @@ func (c *CreateFile) fields(f *Codec) {
 	f.Str(&c.SHA256)
 }
 
-func (c *CreateFile) Encode(e *Encoder) { c.fields(e.Codec()) }
+func (c *CreateFile) Encode(e *ledger.Encoder) { c.Fields(e.Codec()) }
 
-func (c *SetFileSigningKey) fields(f *Codec) {
+func (c *SetFileSigningKey) Fields(f *ledger.Codec) {
 	f.Varint(&c.At)
 	f.Str(&c.Key)
 }
 
-func (c *SetFileSigningKey) Encode(e *Encoder) { c.fields(e.Codec()) }
+func (c *SetFileSigningKey) Encode(e *ledger.Encoder) { c.Fields(e.Codec()) }
 
 func init() {
-	registerFields[CreateFile](KindCreateFile)
-	registerFields[SetFileSigningKey](KindSetFileSigningKey)
+	ledger.RegisterFieldsCommand[CreateFile](KindCreateFile)
+	ledger.RegisterFieldsCommand[SetFileSigningKey](KindSetFileSigningKey)
 }
 
-func encodeFile(e *Encoder, f *File) {
-	e.str(f.ID)
-	e.str(f.OrgID)
-	e.str(f.Purpose)
-	e.str(f.Filename)
-	e.str(f.ContentType)
-	e.varint(f.Size)
-	e.str(f.SHA256)
-	e.varint(f.CreatedAt)
-}
-
-func decodeFile(d *Decoder) File {
-	return File{ID: d.str(), OrgID: d.str(), Purpose: d.str(), Filename: d.str(), ContentType: d.str(),
-		Size: d.varint(), SHA256: d.str(), CreatedAt: d.varint()}
-}
-
-// fileSigningKey is the one record of the file_keys section.
-type fileSigningKey struct {
+// signingKey is the one record of the file signing key's kind.
+type signingKey struct {
 	Key string
 	At  int64
 }
 
-const fileSigningKeyID = "url_signing"
+const signingKeyID = "url_signing"
 
-func encodeFileSigningKey(e *Encoder, k *fileSigningKey) {
-	e.str(k.Key)
-	e.varint(k.At)
-}
-
-func decodeFileSigningKey(d *Decoder) fileSigningKey {
-	return fileSigningKey{Key: d.str(), At: d.varint()}
-}
-
-// fileKind: a file's record never changes once uploaded. The signing key
-// is one record that stays open.
-var fileKind = &kind[File]{
-	tag: tagFile, name: "file",
-	id:  func(f *File) (string, string) { return f.ID, f.OrgID },
-	enc: encodeFile, dec: decodeFile,
-	open: func(*File) bool { return false },
-	filters: []filter[File]{
-		{indexParent, func(f *File) string { return f.Purpose }},
+// fileKind: a file's record never changes once uploaded, listed also by
+// its purpose.
+var fileKind = ledger.NewRecordKind(ledger.RecordSpec[File]{
+	Tag: ledger.TagFile, Name: "file",
+	ID: func(f *File) (string, string) { return f.ID, f.OrgID },
+	Fields: func(v *File, f *ledger.Codec) {
+		f.Str(&v.ID)
+		f.Str(&v.OrgID)
+		f.Str(&v.Purpose)
+		f.Str(&v.Filename)
+		f.Str(&v.ContentType)
+		f.Varint(&v.Size)
+		f.Str(&v.SHA256)
+		f.Varint(&v.CreatedAt)
 	},
-}
+	Open: func(*File) bool { return false },
+	Filters: []ledger.Filter[File]{
+		{Name: ledger.IndexParent, Value: func(f *File) string { return f.Purpose }},
+	},
+})
 
-var fileSigningKeyKind = &kind[fileSigningKey]{
-	tag: tagFileSigningKey, name: "file signing key",
-	id:  func(*fileSigningKey) (string, string) { return fileSigningKeyID, "" },
-	enc: encodeFileSigningKey, dec: decodeFileSigningKey,
-	unlisted: true,
-}
+// signingKeyKind: the signing key is one record that stays open, in no
+// organization's list.
+var signingKeyKind = ledger.NewUnlistedRecordKind(ledger.RecordSpec[signingKey]{
+	Tag: ledger.TagFileSigningKey, Name: "file signing key",
+	ID: func(*signingKey) (string, string) { return signingKeyID, "" },
+	Fields: func(k *signingKey, f *ledger.Codec) {
+		f.Str(&k.Key)
+		f.Varint(&k.At)
+	},
+})
 
-func (c *CreateFile) Apply(s *State) Result {
-	if err := s.checkNew(c.ID, "file_", c.OrgID); err != nil {
-		return Result{Err: err}
+func (c *CreateFile) Apply(s *ledger.State) ledger.Result {
+	if err := ledger.CheckID(c.ID, "file_"); err != nil {
+		return ledger.Result{Err: err}
+	}
+	if err := s.CheckOrg(c.OrgID); err != nil {
+		return ledger.Result{Err: err}
 	}
 	p, ok := LookupFilePurpose(c.Purpose)
 	if !ok {
-		return Result{Err: FieldInvalid("purpose", "is not a file purpose")}
+		return ledger.Result{Err: ledger.FieldInvalid("purpose", "is not a file purpose")}
 	}
 	if c.Size <= 0 || c.Size > p.MaxSizeBytes {
-		return Result{Err: Errorf(CodeBadRequest, "File size %d bytes is outside 1 to %d bytes for purpose %s", c.Size, p.MaxSizeBytes, p.Name)}
+		return ledger.Result{Err: ledger.Errorf(ledger.CodeBadRequest, "File size %d bytes is outside 1 to %d bytes for purpose %s", c.Size, p.MaxSizeBytes, p.Name)}
 	}
 	if !p.Allows(c.ContentType) {
-		return Result{Err: Errorf(CodeBadRequest, "Content type %s not allowed for purpose %s", c.ContentType, p.Name)}
+		return ledger.Result{Err: ledger.Errorf(ledger.CodeBadRequest, "Content type %s not allowed for purpose %s", c.ContentType, p.Name)}
 	}
 	if c.Filename == "" || len(c.Filename) > 4*fileNameLenMax {
-		return Result{Err: FieldInvalid("file", "needs a file name of at most 255 characters")}
+		return ledger.Result{Err: ledger.FieldInvalid("file", "needs a file name of at most 255 characters")}
 	}
 	if !isHexDigest(c.SHA256) {
-		return Result{Err: Errorf(CodeValidation, "file digest %q is not a SHA-256 in lower-case hex", c.SHA256)}
+		return ledger.Result{Err: ledger.Errorf(ledger.CodeValidation, "file digest %q is not a SHA-256 in lower-case hex", c.SHA256)}
 	}
-	if _, dup := s.files.get(c.ID); dup {
-		return Result{Err: Errorf(CodeConflict, "file %s already exists", c.ID)}
+	files := feature.Of(s).files
+	if _, dup := files.Get(c.ID); dup {
+		return ledger.Result{Err: ledger.Errorf(ledger.CodeConflict, "file %s already exists", c.ID)}
 	}
 	f := File{ID: c.ID, OrgID: c.OrgID, Purpose: p.Name, Filename: c.Filename, ContentType: c.ContentType,
 		Size: c.Size, SHA256: c.SHA256, CreatedAt: s.OrgNow(c.OrgID, c.At)}
-	s.files.insert(f)
-	return Result{File: &f}
+	files.Insert(f)
+	return ledger.Result{Value: &f}
 }
 
 func isHexDigest(s string) bool {
@@ -216,52 +219,49 @@ func isHexDigest(s string) bool {
 	return true
 }
 
-func (c *SetFileSigningKey) Apply(s *State) Result {
+func (c *SetFileSigningKey) Apply(s *ledger.State) ledger.Result {
 	if len(c.Key) != fileSigningKeyLen {
-		return Result{Err: Errorf(CodeValidation, "a file signing key is %d bytes", fileSigningKeyLen)}
+		return ledger.Result{Err: ledger.Errorf(ledger.CodeValidation, "a file signing key is %d bytes", fileSigningKeyLen)}
 	}
-	if _, ok := s.fileKeys.get(fileSigningKeyID); ok {
-		return Result{Replayed: true}
+	keys := feature.Of(s).keys
+	if _, ok := keys.Get(signingKeyID); ok {
+		return ledger.Result{Replayed: true}
 	}
-	s.fileKeys.insert(fileSigningKey{Key: c.Key, At: c.At})
-	return Result{}
+	keys.Insert(signingKey{Key: c.Key, At: c.At})
+	return ledger.Result{}
 }
 
 // FileSigningKey returns the key that signs download URLs, once committed.
-func (r *Reader) FileSigningKey() ([]byte, bool) {
-	k, ok := readRecord(r, fileSigningKeyKind, fileSigningKeyID)
+func FileSigningKey(r *ledger.Reader) ([]byte, bool) {
+	k, ok := ledger.ReadRecord(r, signingKeyKind, signingKeyID)
 	if !ok {
 		return nil, false
 	}
 	return []byte(k.Key), true
 }
 
-// File returns an organization's file by id.
-func (r *Reader) File(orgID, id string) (File, bool) { return readOwned(r, fileKind, orgID, id) }
+// GetFile returns an organization's file by id.
+func GetFile(r *ledger.Reader, orgID, id string) (File, bool) {
+	return ledger.ReadOwned(r, fileKind, orgID, id)
+}
 
 // FileByID returns a file whatever its organization: for download URLs,
 // whose signature is the authority.
-func (r *Reader) FileByID(id string) (File, bool) { return readRecord(r, fileKind, id) }
+func FileByID(r *ledger.Reader, id string) (File, bool) { return ledger.ReadRecord(r, fileKind, id) }
 
 // Files lists an organization's files newest first, of one purpose when
 // purpose is set.
-func (r *Reader) Files(orgID, purpose string, before Cursor, limit int) Page[File] {
-	k := fileKind
-	prefix := k.listPrefix(orgID)
+func Files(r *ledger.Reader, orgID, purpose string, before ledger.Cursor, limit int) ledger.Page[File] {
 	if purpose != "" {
-		prefix = k.filterPrefix(indexParent, orgID, purpose)
+		return ledger.ReadFiltered(r, fileKind, ledger.IndexParent, orgID, purpose, before, limit, nil)
 	}
-	return readPage(r, k, prefix, before, limit, nil)
+	return ledger.ReadList(r, fileKind, orgID, before, limit, nil)
 }
 
 // FileDigests returns the digest of every file record, for sweeping the
 // blob store of bytes no record names. It walks every file.
-func (r *Reader) FileDigests() map[string]bool {
+func FileDigests(r *ledger.Reader) map[string]bool {
 	out := make(map[string]bool)
-	prefix := newKey(fileKind.tag, subRecord)
-	scan(r.kv, prefix, prefixEnd(prefix), false, func(_, v []byte) bool {
-		out[decodeOrFail(v, fileKind.decodeStored).v.SHA256] = true
-		return true
-	})
+	ledger.EachRecord(r, fileKind, func(f *File) { out[f.SHA256] = true })
 	return out
 }
