@@ -60,7 +60,6 @@ type State struct {
 	fileKeys *store[fileSigningKey] // file.go
 	idKeys   *store[fileSigningKey] // publicids.go
 	disputes *store[Dispute]        // dispute.go
-	fx       conversions            // conversion.go: quotes and conversions
 	pl       *linkState             // paymentlink.go, checkout.go: links, pages, sessions
 	deposits *depositState          // deposit.go: virtual accounts, crypto addresses, deposits
 	orders   *orderBook             // order.go
@@ -177,7 +176,6 @@ func NewState(kv KVReader) *State {
 	s.fileKeys = addStore(s, fileSigningKeyKind)
 	s.idKeys = addStore(s, idKeyKind)
 	s.disputes = addStore(s, disputeKind)
-	s.fx = newConversions(s)
 	s.initPaymentLinks()
 	s.deposits = newDepositState(s)
 	s.registerOrders()
@@ -319,10 +317,6 @@ type Result struct {
 	File           *File
 	Dispute        *Dispute
 	DisputeMessage *DisputeMessage
-
-	// Quotes and conversions.
-	Quote      *Quote
-	Conversion *Conversion
 
 	// Virtual accounts, crypto addresses and deposits (deposit.go).
 	VirtualAccount *VirtualAccount
