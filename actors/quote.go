@@ -4,6 +4,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"payments/ledger"
+	"payments/ledger/conversions"
 )
 
 // Quote actors: one per quote (and organization), spawned on the first
@@ -125,23 +126,23 @@ func (a *quoteActor) execute(ctx actor.Context, m *executeRequest) {
 	// The fast path: refuse at once what the ledger would refuse for the
 	// quote's state. The balance is the ledger's to check.
 	st := a.deps.state.Reader()
-	q, found := st.Quote(a.key.org, a.key.id, at)
+	q, found := conversions.GetQuote(st, a.key.org, a.key.id, at)
 	now := st.OrgNow(a.key.org, at)
 	if !found {
 		m.reply <- Reply{Result: ledger.Result{Err: &ledger.Error{Code: ledger.CodeNotFound, Message: "Conversion quote not found"}}}
 		return
 	}
-	if prev, found := st.ConversionByReference(a.key.org, m.ref); found {
+	if prev, found := conversions.ByReference(st, a.key.org, m.ref); found {
 		conv, e := prev.ReplayOf(a.key.id)
 		if e != nil {
 			m.reply <- Reply{Result: ledger.Result{Err: e}}
 		} else {
-			m.reply <- Reply{Result: ledger.Result{Replayed: replayed(conv.Attempt, m.attempt), Conversion: &conv, Quote: &q}}
+			m.reply <- Reply{Result: ledger.Result{Replayed: replayed(conv.Attempt, m.attempt), Value: &conversions.Execution{Conversion: &conv, Quote: &q}}}
 		}
 		return
 	}
-	cmd := &ledger.ExecuteQuote{At: at, OrgID: a.key.org, QuoteID: a.key.id, ConversionID: NewID("conv_"), ExternalReference: m.ref}
-	if refusal, refused := st.Refusal(a.key.org, ledger.RefusedConversion, m.ref); refused {
+	cmd := &conversions.ExecuteQuote{At: at, OrgID: a.key.org, QuoteID: a.key.id, ConversionID: NewID("conv_"), ExternalReference: m.ref}
+	if refusal, refused := st.Refusal(a.key.org, conversions.Refused, m.ref); refused {
 		// Refused before: the refusal is final for the reference.
 		m.reply <- Reply{Result: refusal.Replay(cmd)}
 		return

@@ -11,6 +11,7 @@ import (
 	"payments/actors"
 	"payments/actors/actorstest"
 	"payments/ledger"
+	"payments/ledger/conversions"
 	"payments/rails"
 )
 
@@ -68,7 +69,7 @@ func startGated(t *testing.T, cfg actors.Config) (*harness, *gatedLog) {
 func (h *harness) quote(t *testing.T, from, to ledger.Minor) string {
 	t.Helper()
 	id := actors.NewID("qte_")
-	r := h.sys.Propose(context.Background(), &ledger.CreateQuote{
+	r := h.sys.Propose(context.Background(), &conversions.CreateQuote{
 		At: h.sys.Now().UnixMilli(), ID: id, OrgID: h.org, FromCurrency: "GHS", FromAmount: from,
 		ToCurrency: "USD", ToAmount: to, Side: ledger.SideFrom, Rate: "0.0634",
 	})
@@ -108,7 +109,7 @@ func TestConcurrentQuoteExecutionsJoin(t *testing.T) {
 		if r.Err != nil || r.Result.Err != nil {
 			t.Fatalf("execution: %v %v", r.Err, r.Result.Err)
 		}
-		ids[r.Result.Conversion.ID]++
+		ids[conversions.Of(r.Result).ID]++
 		if !r.Result.Replayed {
 			fresh++
 		}
@@ -138,7 +139,7 @@ func TestConcurrentQuoteExecutionsJoin(t *testing.T) {
 		if err := s.Check(); err != nil {
 			t.Fatal(err)
 		}
-		if p := s.Conversions(h.org, ledger.CursorStart, 10); len(p.Items) != 1 {
+		if p := conversions.List(s, h.org, ledger.CursorStart, 10); len(p.Items) != 1 {
 			t.Fatalf("%d conversions", len(p.Items))
 		}
 	}
@@ -180,9 +181,9 @@ func TestConversionsAndPayoutsShareOneBalance(t *testing.T) {
 			switch {
 			case r.Err != nil:
 				t.Errorf("request %d: %v", i, r.Err)
-			case r.Result.Err == nil && r.Result.Conversion != nil:
+			case r.Result.Err == nil && conversions.Of(r.Result) != nil:
 				converted++
-				debited += r.Result.Conversion.FromAmount
+				debited += conversions.Of(r.Result).FromAmount
 			case r.Result.Err == nil && r.Result.Payout != nil:
 				paid++
 				debited += r.Result.Payout.Debit()
@@ -231,7 +232,7 @@ func TestQuoteExpiresOnSandboxClock(t *testing.T) {
 	h := start(t)
 	h.fund(t, "GHS", 100_000, "seed")
 	id := h.quote(t, 10_000, 634)
-	r := h.sys.Propose(context.Background(), &ledger.AdvanceClock{At: h.sys.Now().UnixMilli(), OrgID: h.org, Millis: ledger.QuoteLifetimeMillis})
+	r := h.sys.Propose(context.Background(), &ledger.AdvanceClock{At: h.sys.Now().UnixMilli(), OrgID: h.org, Millis: conversions.QuoteLifetimeMillis})
 	if r.Err != nil || r.Result.Err != nil {
 		t.Fatal(r.Err, r.Result.Err)
 	}
@@ -310,10 +311,10 @@ func TestQuoteExecutionReferences(t *testing.T) {
 		case a.r.Result.Err != nil:
 			t.Fatalf("execution: %v", a.r.Result.Err)
 		default:
-			if conv != "" && a.r.Result.Conversion.ID != conv {
-				t.Fatalf("conversions %s and %s", conv, a.r.Result.Conversion.ID)
+			if conv != "" && conversions.Of(a.r.Result).ID != conv {
+				t.Fatalf("conversions %s and %s", conv, conversions.Of(a.r.Result).ID)
 			}
-			conv = a.r.Result.Conversion.ID
+			conv = conversions.Of(a.r.Result).ID
 			if !a.r.Result.Replayed {
 				fresh++
 			}
@@ -322,7 +323,7 @@ func TestQuoteExecutionReferences(t *testing.T) {
 	if fresh != 1 {
 		t.Fatalf("%d fresh executions", fresh)
 	}
-	if r := h.sys.ExecuteQuote(h.org, id, "fx-1", ""); r.Result.Err != nil || !r.Result.Replayed || r.Result.Conversion.ID != conv || r.Result.Conversion.ExternalReference != "fx-1" {
+	if r := h.sys.ExecuteQuote(h.org, id, "fx-1", ""); r.Result.Err != nil || !r.Result.Replayed || conversions.Of(r.Result).ID != conv || conversions.Of(r.Result).ExternalReference != "fx-1" {
 		t.Fatalf("retry after it applied: %+v", r)
 	}
 	if r := h.sys.ExecuteQuote(h.org, other, "fx-1", ""); !errors.Is(r.Result.Err, ledger.ErrDuplicate) || r.Result.Err.ExistingID != conv {

@@ -78,9 +78,8 @@ func clockScenario(t *testing.T, offset, at int64) *testState {
 		&CreateCollection{At: at, ID: "col_1", OrgID: "org_a", ExternalReference: "c1",
 			Spec: CollectionSpec{Currency: "GHS", Amount: 50_000, Method: "gh_mtn", PayerNumber: "233241234567"}, MethodType: MethodMobileMoney, Fee: 750},
 		&SettleCollection{At: at, ID: "col_1", Completed: true},
-		&CreateQuote{At: at, ID: "qte_1", OrgID: "org_a", FromCurrency: "GHS", FromAmount: 10_000,
-			ToCurrency: "USD", ToAmount: 634, Side: SideFrom, Rate: "0.0634615384"},
-		&ExecuteQuote{At: at, OrgID: "org_a", QuoteID: "qte_1", ConversionID: "conv_1"},
+		quoteCmd("qte_1", at, 10_000, 634),
+		executeQuote(at, "org_a", "qte_1", "conv_1", ""),
 		cryptoOrder("ord_1", "o1", at),
 		&CreatePaymentLink{At: at, ID: "pl_1", OrgID: "org_a", Spec: plLinkSpec(25_000)},
 		&CreateVirtualAccount{At: at, ID: "va_1", OrgID: "org_a", Currency: "GHS", Bank: "Sandbox Bank"},
@@ -127,14 +126,14 @@ func TestAdvanceShiftsEveryResourceTime(t *testing.T) {
 			return []int64{c.CreatedAt, c.CompletedAt, d.At}
 		}},
 		{"quote", func(t *testing.T, s *testState) []int64 {
-			q, ok := s.Quote("org_a", "qte_1", at)
+			times, ok := Conversions.QuoteTimes(s.Reader, "org_a", "qte_1", at)
 			get(ok, t, "quote")
-			return []int64{q.CreatedAt, q.UpdatedAt, q.ExpiresAt - QuoteLifetimeMillis}
+			return times
 		}},
 		{"conversion", func(t *testing.T, s *testState) []int64 {
-			c, ok := s.Conversion("org_a", "conv_1")
+			times, ok := Conversions.ConversionTimes(s.Reader, "org_a", "conv_1")
 			get(ok, t, "conversion")
-			return []int64{c.CreatedAt, c.CompletedAt}
+			return times
 		}},
 		{"order", func(t *testing.T, s *testState) []int64 {
 			o, ok := s.Order("org_a", "ord_1")

@@ -34,8 +34,9 @@ type conservation struct {
 	done     []string         // completed collections, disputable
 	disputes []string         // open disputes
 	disputed map[string]disputed
-	quotes   []string // pending quotes
-	orders   []string // orders awaiting funds
+	quotes   []string          // pending quotes
+	quoted   map[string]quoted // every quote, by id
+	orders   []string          // orders awaiting funds
 	vas      map[string]string
 	outcomes map[string]int
 	log      []Command // every command applied, for the replay check
@@ -54,6 +55,12 @@ var (
 	OpenDisputeForTest    func(at int64, id, org, collection string, amount Minor, messageID string) Command
 	ResolveDisputeForTest func(at int64, id, org string, won bool) Command
 )
+
+// quoted is what a quote moves, as the tally keeps it.
+type quoted struct {
+	org, from, to        string
+	fromAmount, toAmount Minor
+}
 
 var conservationOrgs = []string{"org_a", "org_b"}
 var conservationCurrencies = []string{"GHS", "KES", "USD"}
@@ -265,20 +272,24 @@ func (c *conservation) step() {
 			return
 		}
 		toAmount := amount*3 + Minor(c.rng.IntN(7))
-		r := c.must(&CreateQuote{At: c.at, ID: c.id("qte_"), OrgID: org, FromCurrency: cur, FromAmount: amount,
-			ToCurrency: to, ToAmount: toAmount, Side: SideFrom, Rate: "3"})
-		c.quotes = append(c.quotes, r.Quote.ID)
+		id := c.id("qte_")
+		c.must(Conversions.CreateQuote(c.at, id, org, cur, amount, to, toAmount, "3"))
+		c.quotes = append(c.quotes, id)
+		if c.quoted == nil {
+			c.quoted = map[string]quoted{}
+		}
+		c.quoted[id] = quoted{org: org, from: cur, to: to, fromAmount: amount, toAmount: toAmount}
 	case 8:
 		id, ok := c.pick(&c.quotes)
 		if !ok {
 			return
 		}
-		q, _ := c.s.st.fx.quotes.get(id)
-		r := c.apply(&ExecuteQuote{At: c.at, OrgID: q.OrgID, QuoteID: id, ConversionID: c.id("conv_")})
+		q := c.quoted[id]
+		r := c.apply(executeQuote(c.at, q.org, id, c.id("conv_"), ""))
 		switch {
 		case r.Err == nil:
-			c.balance[q.OrgID+"/"+q.FromCurrency] -= q.FromAmount
-			c.balance[q.OrgID+"/"+q.ToCurrency] += q.ToAmount
+			c.balance[q.org+"/"+q.from] -= q.fromAmount
+			c.balance[q.org+"/"+q.to] += q.toAmount
 			c.outcomes["conversion"]++
 		case r.Err.Code == CodeInsufficientFunds || r.Err.Code == CodeBadRequest: // short, or expired
 		default:

@@ -35,7 +35,8 @@ const KindDecided Kind = 110
 // Decided applies Op, a create under an external reference, and makes its
 // answer final for the reference (see above). Op is a CreatePayout, a
 // CreateFXPayout, a CreateOrder, a SpendCharged wrapping one of those, or
-// an ExecuteQuote under a reference.
+// a feature's DecidedOp under a reference (RegisterDecided: an execution of
+// a quote).
 type Decided struct {
 	Attempt string // the request attempt that proposed it; "" none
 	Op      Command
@@ -73,10 +74,10 @@ func decodeDecided(d *Decoder) Command {
 func decidable(k Kind) bool {
 	switch k {
 	case KindCreatePayout, KindCreateFXPayout, KindCreatePayoutRouted, KindCreateFXPayoutRouted,
-		KindCreateCollection, KindCreateOrder, KindSpendCharged, KindExecuteQuoteRef:
+		KindCreateCollection, KindCreateOrder, KindSpendCharged:
 		return true
 	}
-	return false
+	return decidedKinds[k] != nil
 }
 
 func init() { RegisterCommand(KindDecided, decodeDecided) }
@@ -87,7 +88,7 @@ func init() { RegisterCommand(KindDecided, decodeDecided) }
 type Refusal struct {
 	ID        string // the id the resource would have had
 	OrgID     string
-	Resource  string // RefusedPayout, RefusedOrder, RefusedConversion
+	Resource  string // RefusedPayout, RefusedOrder, a feature's (conversions.Refused)
 	Reference string
 	Request   string // sha256 of the request as the ledger compares it (requestDigest)
 	Err       Error
@@ -117,12 +118,11 @@ func refusalKey(org, resource, ref string) string {
 }
 
 // The resources whose references Decided keeps refusals of: each has its
-// own references.
+// own references. A feature names its own (DecidedResource).
 const (
 	RefusedPayout     = "payout"
 	RefusedCollection = "collection"
 	RefusedOrder      = "order"
-	RefusedConversion = "conversion"
 )
 
 func (c *Decided) Apply(s *State) Result {
@@ -168,11 +168,10 @@ func (s *State) stampAttempt(resource string, res *Result, attempt string) {
 		o.Attempt = attempt
 		s.orders.rows.put(o)
 		res.Order = &o
-	case resource == RefusedConversion && res.Conversion != nil:
-		c := *res.Conversion
-		c.Attempt = attempt
-		s.fx.conversions.put(c)
-		res.Conversion = &c
+	default:
+		if r := decidedResource(resource); r != nil {
+			r.Stamp(s, res, attempt)
+		}
 	}
 }
 
@@ -185,8 +184,10 @@ func attemptOf(resource string, res *Result) string {
 		return res.Collection.Attempt
 	case resource == RefusedOrder && res.Order != nil:
 		return res.Order.Attempt
-	case resource == RefusedConversion && res.Conversion != nil:
-		return res.Conversion.Attempt
+	default:
+		if r := decidedResource(resource); r != nil {
+			return r.Attempt(res)
+		}
 	}
 	return ""
 }
@@ -203,8 +204,10 @@ func (s *State) referenced(resource, org, ref string) bool {
 		_, ok = s.collections.byReference(org, ref)
 	case RefusedOrder:
 		_, ok = s.orders.rows.byReference(org, ref)
-	case RefusedConversion:
-		_, ok = s.fx.conversions.byReference(org, ref)
+	default:
+		if r := decidedResource(resource); r != nil {
+			ok = r.Referenced(s, org, ref)
+		}
 	}
 	return ok
 }
@@ -259,11 +262,14 @@ func decidedOf(op Command) (org, resource, ref, request, id string) {
 	case *CreateOrder:
 		c.Spec.fields(e.Codec())
 		org, resource, ref, id = c.OrgID, RefusedOrder, c.ExternalReference, c.ID
-	case *ExecuteQuote:
-		e.str(c.QuoteID)
-		org, resource, ref, id = c.OrgID, RefusedConversion, c.ExternalReference, c.ConversionID
 	default:
-		return "", "", "", "", ""
+		d, ok := op.(DecidedOp)
+		r := decidedKinds[op.Kind()]
+		if !ok || r == nil {
+			return "", "", "", "", ""
+		}
+		org, ref, id, _ = d.Decision(&e)
+		resource = r.Resource
 	}
 	sum := sha256.Sum256(e.buf)
 	return org, resource, ref, string(sum[:]), id
@@ -283,8 +289,9 @@ func opAt(op Command) int64 {
 		return c.At
 	case *CreateOrder:
 		return c.At
-	case *ExecuteQuote:
-		return c.At
+	case DecidedOp:
+		_, _, _, at := c.Decision(new(Encoder))
+		return at
 	}
 	return 0
 }

@@ -126,7 +126,7 @@ func TestDecidedCommandRoundTrip(t *testing.T) {
 		&Decided{Op: fxPayoutCmd("pay_2", "r2", 10)},
 		&Decided{Attempt: "req_3", Op: &SpendCharged{Charge: SpendCharge{KeyID: "key_a", USD: 5}, Op: fxPayoutCmd("pay_3", "r3", 10)}},
 		&Decided{Op: &SpendCharged{Charge: SpendCharge{KeyID: "key_a", USD: 5}, Op: mobileOrder("ord_1", "r4", "col_1", 10)}},
-		&Decided{Op: &ExecuteQuote{At: 1, OrgID: "o", QuoteID: "qte_1", ConversionID: "conv_1", ExternalReference: "r5"}},
+		&Decided{Op: executeQuote(1, "o", "qte_1", "conv_1", "r5")},
 	}
 	enc := EncodeBatch(nil, cmds)
 	got, err := DecodeBatch(enc)
@@ -140,7 +140,7 @@ func TestDecidedCommandRoundTrip(t *testing.T) {
 	if _, err := DecodeBatch(bad); err == nil {
 		t.Fatal("a decided funding decoded")
 	}
-	bad = EncodeBatch(nil, []Command{&Decided{Op: &ExecuteQuote{At: 1, OrgID: "o", QuoteID: "qte_1", ConversionID: "conv_1"}}})
+	bad = EncodeBatch(nil, []Command{&Decided{Op: executeQuote(1, "o", "qte_1", "conv_1", "")}})
 	if _, err := DecodeBatch(bad); err == nil {
 		t.Fatal("a decided execution without a reference decoded")
 	}
@@ -150,10 +150,9 @@ func TestDecidedCommandRoundTrip(t *testing.T) {
 // resource has references of its own.
 func TestDecidedOrdersAndConversions(t *testing.T) {
 	s := newConversionState(t)
-	q := mustApply(t, s, &CreateQuote{At: 5, ID: "qte_1", OrgID: "org_a", FromCurrency: "GHS", ToCurrency: "USD",
-		FromAmount: 500_000, ToAmount: 32_000, Side: SideFrom, Rate: "0.064"}).Quote
+	mustApply(t, s, Conversions.CreateQuote(5, "qte_1", "org_a", "GHS", 500_000, "USD", 32_000, "0.064"))
 	exec := func(conv string) *Decided {
-		return &Decided{Op: &ExecuteQuote{At: 6, OrgID: "org_a", QuoteID: q.ID, ConversionID: conv, ExternalReference: "x1"}}
+		return &Decided{Op: executeQuote(6, "org_a", "qte_1", conv, "x1")}
 	}
 	if r := s.Apply(exec("conv_1")); r.Err == nil || r.Err.Code != CodeInsufficientFunds {
 		t.Fatalf("conversion past the balance: %v", r.Err)
@@ -162,7 +161,7 @@ func TestDecidedOrdersAndConversions(t *testing.T) {
 	if r := s.Apply(exec("conv_2")); r.Err == nil || r.Err.Code != CodeInsufficientFunds || !r.Replayed {
 		t.Fatalf("a late copy of the execution: %v %v", r.Err, r.Replayed)
 	}
-	if _, ok := s.Refusal("org_a", RefusedConversion, "x1"); !ok {
+	if _, ok := s.Refusal("org_a", Conversions.Refused, "x1"); !ok {
 		t.Fatal("the conversion's refusal was not recorded")
 	}
 	if _, ok := s.Refusal("org_a", RefusedPayout, "x1"); ok {
@@ -176,7 +175,7 @@ func TestDecidedOrdersAndConversions(t *testing.T) {
 	if r := s.Apply(&Decided{Op: order}); r.Err != nil {
 		t.Fatalf("order: %v", r.Err)
 	}
-	if r := s.Apply(&Decided{Op: &ExecuteQuote{At: 6, OrgID: "org_a", QuoteID: q.ID, ConversionID: "conv_3"}}); r.Err == nil || r.Err.Code != CodeValidation {
+	if r := s.Apply(&Decided{Op: executeQuote(6, "org_a", "qte_1", "conv_3", "")}); r.Err == nil || r.Err.Code != CodeValidation {
 		t.Fatalf("an execution without a reference: %v", r.Err)
 	}
 	checkState(t, s)

@@ -15,11 +15,13 @@
 // and to every event, its event subjects and its reads. So far
 // ledger/recipients (saved payout destinations), ledger/team (the
 // dashboard's members, invitations and sessions), ledger/webhooks
-// (endpoints and their deliveries, fanned out from every event by a hook)
-// and ledger/disputes (disputes, which hold and book merchants' funds, and
-// uploaded files) do. Sub-packages keep this package's rules (below, and
-// the "Never" section: TestLedgerIsPure reads them too); package raft
-// links them all, and so do this package's tests (features_test.go).
+// (endpoints and their deliveries, fanned out from every event by a hook),
+// ledger/disputes (disputes, which hold and book merchants' funds, and
+// uploaded files) and ledger/conversions (FX quotes and their executions,
+// which Decided answers finally by reference through RegisterDecided) do.
+// Sub-packages keep this package's rules (below, and the "Never" section:
+// TestLedgerIsPure reads them too); package raft links them all, and so do
+// this package's tests (features_test.go).
 //
 // # Role
 //
@@ -132,8 +134,8 @@
 //
 //	conversion ('s')   str(externalReference), for a conversion executed
 //	                   under one (subject kind 12 instead of 4; command
-//	                   kind 22, ExecuteQuote with the reference, instead of
-//	                   21); its lookup 'l' 'r' str(org 0x00 reference) → id
+//	                   kind 22, conversions.ExecuteQuote with the
+//	                   reference, instead of 21); its lookup 'l' 'r' str(org 0x00 reference) → id
 //	                   makes the reference unique per organization for good
 //	webhook delivery   uvarint(n) then n attempts, oldest first, each
 //	('x')              varint(number) varint(startedAt) varint(at)

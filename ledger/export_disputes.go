@@ -7,57 +7,6 @@ package ledger
 // the organizations' lists; Check counts the disputes' holds; and the blob
 // sweep walks every file.
 
-// Collection returns the collection with id, open or closed: a dispute is
-// opened against a completed one.
-func (s *State) Collection(id string) (Collection, bool) { return s.collections.get(id) }
-
-// Account returns the balance account with number.
-func (s *State) Account(number string) (Account, bool) { return s.accounts.get(number) }
-
-// Hold moves the amount held on an account by delta (more than zero
-// holds, less releases): held money stays in Total but not in Available.
-// The caller checks Available first; a release of more than is held, or
-// an unknown account, is a bug and panics.
-func (s *State) Hold(number string, delta Minor) {
-	a, ok := s.accounts.get(number)
-	if !ok || a.Held+delta < 0 {
-		panic("ledger: hold of " + number + " out of range")
-	}
-	a.Held += delta
-	s.accounts.put(a)
-}
-
-// Posting is one leg of a transaction a feature books (Book).
-type Posting struct {
-	Account string
-	Type    EntryType
-	Amount  Minor
-}
-
-// Book books a balanced set of postings as one transaction, all or none
-// (see book): a lost dispute debits the merchant and credits the
-// collections source.
-func (s *State) Book(at int64, refID, externalRef string, postings []Posting) (uint64, *Error) {
-	ps := make([]posting, len(postings))
-	for i, p := range postings {
-		ps[i] = posting{p.Account, p.Type, p.Amount}
-	}
-	return s.book(at, refID, externalRef, ps)
-}
-
-// SystemAccount returns the number of the service's account for a purpose
-// and currency, creating it on first use.
-func (s *State) SystemAccount(p AccountPurpose, currency string, at int64) string {
-	return s.systemAccount(p, currency, at)
-}
-
-// RegisterEntryType adds a feature's type of journal entry, outside the
-// built-in range, with its name and the type of resource its reference
-// names. It is called from an init function.
-func RegisterEntryType(t EntryType, name, referenceType string) {
-	registerEntryType(t, name, referenceType)
-}
-
 // NewUnlistedRecordKind is NewRecordKind for a kind that keeps no list by
 // organization (a deployment's one key).
 func NewUnlistedRecordKind[V any](sp RecordSpec[V]) RecordKind[V] {

@@ -20,8 +20,8 @@ import (
 //
 //	10–19  the sandbox clock (10, 11), cross-currency payouts (12),
 //	       payouts that name their bank (13, 14: routing.go)
-//	20–49  money movement: rates, quotes, conversions (22: an execution
-//	       under an externalReference), virtual accounts, crypto
+//	20–49  money movement: rates, quotes, conversions (package
+//	       conversions; 22: an execution under an externalReference), virtual accounts, crypto
 //	       addresses, orders (34: a deposit under an externalReference),
 //	       payment links, checkout sessions
 //	50–69  recipients (package recipients), files and disputes (package

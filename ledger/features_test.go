@@ -5,8 +5,31 @@ package ledger_test
 // features' stores and hooks, and TestEncodingsFrozen samples the
 // features' commands and records with the kernel's.
 import (
+	"payments/ledger"
+	"payments/ledger/conversions"
 	_ "payments/ledger/disputes"
 	_ "payments/ledger/recipients"
 	_ "payments/ledger/team"
 	_ "payments/ledger/webhooks"
 )
+
+// The conversions the kernel's tests apply (featurecmds_test.go).
+func init() {
+	c := &ledger.Conversions
+	c.CreateQuote = func(at int64, id, org, from string, fromAmount ledger.Minor, to string, toAmount ledger.Minor, rate string) ledger.Command {
+		return &conversions.CreateQuote{At: at, ID: id, OrgID: org, FromCurrency: from, FromAmount: fromAmount,
+			ToCurrency: to, ToAmount: toAmount, Side: ledger.SideFrom, Rate: rate}
+	}
+	c.ExecuteQuote = func(at int64, org, quote, conv, ref string) ledger.Command {
+		return &conversions.ExecuteQuote{At: at, OrgID: org, QuoteID: quote, ConversionID: conv, ExternalReference: ref}
+	}
+	c.QuoteTimes = func(r *ledger.Reader, org, id string, at int64) ([]int64, bool) {
+		q, ok := conversions.GetQuote(r, org, id, at)
+		return []int64{q.CreatedAt, q.UpdatedAt, q.ExpiresAt - conversions.QuoteLifetimeMillis}, ok
+	}
+	c.ConversionTimes = func(r *ledger.Reader, org, id string) ([]int64, bool) {
+		conv, ok := conversions.Get(r, org, id)
+		return []int64{conv.CreatedAt, conv.CompletedAt}, ok
+	}
+	c.Refused = conversions.Refused
+}

@@ -32,6 +32,11 @@ const (
 	EntryFXPayoutReversal EntryType = 37 // a failed payout's conversion, reversed
 )
 
+// PurposeFXClearing is the service's account, one per currency, that takes
+// the other side of every conversion leg: a cross-currency payout's, an
+// order's and a conversion's (package conversions). Frozen.
+const PurposeFXClearing AccountPurpose = 20
+
 // SubjectFXPayout tags events about a cross-currency payout: the payout
 // record and its FX details. Frozen.
 const SubjectFXPayout SubjectKind = 11
@@ -135,6 +140,7 @@ func decodePayoutFX(d *Decoder) PayoutFX {
 }
 
 func init() {
+	registerPurpose(PurposeFXClearing, "fx_clearing")
 	registerFields[CreateFXPayout](KindCreateFXPayout)
 	registerEntryType(EntryFXPayoutDebit, "fx_payout_debit", "payout")
 	registerEntryType(EntryFXPayoutClearing, "fx_payout_clearing", "payout")
@@ -227,4 +233,24 @@ func (s *State) fxRefundPostings(p Payout, fx PayoutFX, at int64) []posting {
 			posting{p.AccountNumber, EntryFeeRefund, p.Fee})
 	}
 	return postings
+}
+
+// validRate accepts a positive decimal without sign or exponent: digits,
+// at most one point, not all zeros.
+func validRate(r string) bool {
+	if r == "" || len(r) > 64 || r[0] == '.' || r[len(r)-1] == '.' {
+		return false
+	}
+	point, nonzero := false, false
+	for i := 0; i < len(r); i++ {
+		switch c := r[i]; {
+		case c == '.' && !point:
+			point = true
+		case c >= '1' && c <= '9':
+			nonzero = true
+		case c != '0':
+			return false
+		}
+	}
+	return nonzero
 }

@@ -185,9 +185,6 @@ func (s *testState) Check() error { return Check(s.kv) }
 // ExpiryDue is State.ExpiryDue.
 func (s *testState) ExpiryDue(at int64) bool { return s.st.ExpiryDue(at) }
 
-// PendingQuotes is State.PendingQuotes.
-func (s *testState) PendingQuotes() int { return s.st.PendingQuotes() }
-
 // entryCount is how many entries the journal has.
 func (s *testState) entryCount() uint64 { return s.st.journal.seq }
 

@@ -24,9 +24,9 @@ const (
 	tagPaymentPage      byte = 'm'
 	tagCheckoutSession  byte = 'n'
 	tagPayout           byte = 'p'
-	tagQuote            byte = 'q'
+	TagQuote            byte = 'q' // package conversions: FX quotes
 	TagRecipient        byte = 'r' // package recipients
-	tagConversion       byte = 's'
+	TagConversion       byte = 's' // package conversions
 	tagCryptoAddress    byte = 't'
 	tagCheckoutDeposit  byte = 'u'
 	tagVirtualAccount   byte = 'v'

@@ -35,7 +35,7 @@ func TestPinnedReaderBalancesAreOneMoment(t *testing.T) {
 	p, release := live.Pinned()
 	defer release()
 	s.Apply(quoteCmd("qte_1", 10, 10_000, 634))
-	if r := s.Apply(&ExecuteQuote{At: 11, OrgID: "org_a", QuoteID: "qte_1", ConversionID: "conv_1"}); r.Err != nil {
+	if r := s.Apply(executeQuote(11, "org_a", "qte_1", "conv_1", "")); r.Err != nil {
 		t.Fatal(r.Err)
 	}
 	for i, a := range p.Accounts("org_a") {

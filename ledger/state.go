@@ -57,7 +57,6 @@ type State struct {
 
 	// The features' records and indexes, each owned by its file.
 	idKeys   *store[keyRecord] // publicids.go
-	fx       conversions       // conversion.go: quotes and conversions
 	pl       *linkState        // paymentlink.go, checkout.go: links, pages, sessions
 	deposits *depositState     // deposit.go: virtual accounts, crypto addresses, deposits
 	orders   *orderBook        // order.go
@@ -171,7 +170,6 @@ func NewState(kv KVReader) *State {
 	// The features, each registering its stores, hooks and expirers. The
 	// order fixes the order of hooks.
 	s.idKeys = addStore(s, idKeyKind)
-	s.fx = newConversions(s)
 	s.initPaymentLinks()
 	s.deposits = newDepositState(s)
 	s.registerOrders()
@@ -308,10 +306,6 @@ type Result struct {
 	// copy of the record it made or changed…), which that package reads
 	// back (feature.go).
 	Value any
-
-	// Quotes and conversions.
-	Quote      *Quote
-	Conversion *Conversion
 
 	// Virtual accounts, crypto addresses and deposits (deposit.go).
 	VirtualAccount *VirtualAccount

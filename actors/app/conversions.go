@@ -3,6 +3,7 @@ package app
 import (
 	"payments/actors"
 	"payments/ledger"
+	"payments/ledger/conversions"
 	"payments/rails"
 )
 
@@ -27,7 +28,7 @@ type QuoteInput struct {
 // price, rate_unavailable, validation_error for an amount that buys
 // nothing or is too large to convert.
 func (a *App) CreateQuote(c Caller, in QuoteInput) actors.Reply {
-	cmd := &ledger.CreateQuote{OrgID: c.OrgID, FromCurrency: in.FromCurrency, ToCurrency: in.ToCurrency, Side: in.Side}
+	cmd := &conversions.CreateQuote{OrgID: c.OrgID, FromCurrency: in.FromCurrency, ToCurrency: in.ToCurrency, Side: in.Side}
 	rate, e := a.Rate(in.FromCurrency, in.ToCurrency)
 	if e != nil {
 		return refused(e)

@@ -5,6 +5,7 @@ import (
 
 	"payments/actors/app"
 	"payments/ledger"
+	"payments/ledger/conversions"
 )
 
 // A quote is priced at the current rate, the side left out computed so
@@ -40,7 +41,7 @@ func TestQuoteAndConvert(t *testing.T) {
 			if r.Err != nil || r.Result.Err != nil {
 				t.Fatalf("refused: %v %v", r.Err, r.Result.Err)
 			}
-			if q := r.Result.Quote; q.FromAmount != tt.from || q.ToAmount != tt.to || q.Rate != "99.5" {
+			if q := conversions.QuoteOf(r.Result); q.FromAmount != tt.from || q.ToAmount != tt.to || q.Rate != "99.5" {
 				t.Fatalf("quote %d → %d at %s, want %d → %d at 99.5", q.FromAmount, q.ToAmount, q.Rate, tt.from, tt.to)
 			}
 		})
@@ -51,12 +52,12 @@ func TestQuoteAndConvert(t *testing.T) {
 	if q.Err != nil || q.Result.Err != nil {
 		t.Fatalf("quote: %v %v", q.Err, q.Result.Err)
 	}
-	first := h.app.ExecuteConversion(h.caller("x1"), q.Result.Quote.ID, "conv-1")
-	if first.Err != nil || first.Result.Err != nil || first.Result.Conversion.ToAmount != 995_000 {
+	first := h.app.ExecuteConversion(h.caller("x1"), conversions.QuoteOf(q.Result).ID, "conv-1")
+	if first.Err != nil || first.Result.Err != nil || conversions.Of(first.Result).ToAmount != 995_000 {
 		t.Fatalf("execute: %v %+v", first.Err, first.Result)
 	}
-	again := h.app.ExecuteConversion(h.caller("x2"), q.Result.Quote.ID, "conv-1")
-	if again.Result.Err != nil || !again.Result.Replayed || again.Result.Conversion.ID != first.Result.Conversion.ID {
+	again := h.app.ExecuteConversion(h.caller("x2"), conversions.QuoteOf(q.Result).ID, "conv-1")
+	if again.Result.Err != nil || !again.Result.Replayed || conversions.Of(again.Result).ID != conversions.Of(first.Result).ID {
 		t.Fatalf("retry: %+v, want a replay of the conversion", again.Result)
 	}
 	if got := h.available("GHS"); got != 90_000 {

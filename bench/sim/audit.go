@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"payments/ledger"
+	"payments/ledger/conversions"
 	"payments/ledger/webhooks"
 	"payments/raft"
 )
@@ -121,17 +122,17 @@ func audit(cl *clients, rep *Report, opts Options) {
 				rep.violate("checkout deposit %s/%s made collection %s, %v", req.org, req.ref, col.ID, col.Status)
 			}
 		case "quote":
-			_, found := r.Quote(req.org, req.ref, cl.stamp())
+			_, found := conversions.GetQuote(r, req.org, req.ref, cl.stamp())
 			if req.outcome == acked && !found {
 				rep.violate("acknowledged write lost: quote %s/%s", req.org, req.ref)
 			}
 		case "conversion":
-			q, found := r.Quote(req.org, req.ref, cl.stamp())
+			q, found := conversions.GetQuote(r, req.org, req.ref, cl.stamp())
 			switch {
 			case !found:
 				rep.violate("the quote of conversion %s/%s is gone", req.org, req.ref)
 			case req.outcome == acked:
-				conv, ok := r.Conversion(req.org, req.id)
+				conv, ok := conversions.Get(r, req.org, req.id)
 				if !ok || q.ConversionID != req.id || conv.QuoteID != req.ref || conv.FromAmount != req.amount {
 					rep.violate("acknowledged write lost: conversion %s of quote %s/%s (the quote names %q)", req.id, req.org, req.ref, q.ConversionID)
 				}
@@ -172,7 +173,7 @@ func audit(cl *clients, rep *Report, opts Options) {
 	}
 
 	converted := map[string]string{}
-	eachConversion(r, otherOrg, func(conv ledger.Conversion) {
+	eachConversion(r, otherOrg, func(conv conversions.Conversion) {
 		if prev, dup := converted[conv.QuoteID]; dup {
 			rep.violate("quote %s executed twice: conversions %s and %s", conv.QuoteID, prev, conv.ID)
 		}
@@ -272,10 +273,10 @@ func eachPayout(r *ledger.Reader, org string, fn func(ledger.Payout)) {
 	}
 }
 
-func eachConversion(r *ledger.Reader, org string, fn func(ledger.Conversion)) {
+func eachConversion(r *ledger.Reader, org string, fn func(conversions.Conversion)) {
 	cursor := ledger.CursorStart
 	for {
-		page := r.Conversions(org, cursor, 100)
+		page := conversions.List(r, org, cursor, 100)
 		for _, c := range page.Items {
 			fn(c)
 		}

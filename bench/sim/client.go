@@ -13,6 +13,7 @@ import (
 	"payments/actors"
 	"payments/actors/app"
 	"payments/ledger"
+	"payments/ledger/conversions"
 	"payments/rails"
 )
 
@@ -282,10 +283,10 @@ func resultID(r *ledger.Result) string {
 		return r.Collection.ID
 	case r.Funding != nil:
 		return r.Funding.ExternalReference
-	case r.Conversion != nil:
-		return r.Conversion.ID
-	case r.Quote != nil:
-		return r.Quote.ID
+	case conversions.Of(*r) != nil:
+		return conversions.Of(*r).ID
+	case conversions.QuoteOf(*r) != nil:
+		return conversions.QuoteOf(*r).ID
 	}
 	return ""
 }
@@ -452,7 +453,7 @@ func (cl *clients) conversion(ctx context.Context, org, ref string, amount ledge
 		r := cl.c.appOf(sys).ExecuteConversion(app.Caller{OrgID: org}, req.ref, "conv-"+ref)
 		if e := r.Result.Err; r.Err == nil && e != nil && e.Code == ledger.CodeBadRequest && e.ExistingID != "" {
 			// Executed already, by an earlier attempt whose answer was lost.
-			r.Result = ledger.Result{Replayed: true, Conversion: &ledger.Conversion{ID: e.ExistingID, QuoteID: req.ref, FromAmount: amount}}
+			r.Result = ledger.Result{Replayed: true, Value: &conversions.Execution{Conversion: &conversions.Conversion{ID: e.ExistingID, QuoteID: req.ref, FromAmount: amount}}}
 		}
 		return r
 	})

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"payments/actors/app"
-	"payments/ledger"
+	"payments/ledger/conversions"
 )
 
 // scheduler injects faults, drawn from its seeded source, at drawn
@@ -141,7 +141,7 @@ func (s *scheduler) advanceClock() {
 		return
 	}
 	s.count("clock_advance")
-	go s.c.appOf(sys).AdvanceClock(app.Caller{OrgID: otherOrg}, (ledger.QuoteLifetimeMillis+1000)*time.Millisecond)
+	go s.c.appOf(sys).AdvanceClock(app.Caller{OrgID: otherOrg}, (conversions.QuoteLifetimeMillis+1000)*time.Millisecond)
 }
 
 func (s *scheduler) count(kind string) { s.counts[kind]++ }

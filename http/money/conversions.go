@@ -6,12 +6,13 @@ import (
 	"payments/actors/app"
 	"payments/http/core"
 	"payments/ledger"
+	"payments/ledger/conversions"
 )
 
 func init() {
 	renderConversionEvent := core.RenderAs(renderConversion)
-	core.RegisterEventRenderer(ledger.SubjectConversion, renderConversionEvent)
-	core.RegisterEventRenderer(ledger.SubjectConversionRef, renderConversionEvent) // one executed under an externalReference
+	core.RegisterEventRenderer(conversions.Subject, renderConversionEvent)
+	core.RegisterEventRenderer(conversions.SubjectRef, renderConversionEvent) // one executed under an externalReference
 }
 
 // Quotes and conversions: priced and executed by the application
@@ -66,7 +67,7 @@ type conversionJSON struct {
 	ExternalReference *string `json:"externalReference"`
 }
 
-func renderQuote(q *ledger.Quote) quoteJSON {
+func renderQuote(q *conversions.Quote) quoteJSON {
 	return quoteJSON{
 		ID:        q.ID,
 		Status:    q.Status.String(),
@@ -79,7 +80,7 @@ func renderQuote(q *ledger.Quote) quoteJSON {
 	}
 }
 
-func renderConversion(c *ledger.Conversion) conversionJSON {
+func renderConversion(c *conversions.Conversion) conversionJSON {
 	return conversionJSON{
 		ID:            c.ID,
 		Status:        c.Status.String(),
@@ -88,7 +89,7 @@ func renderConversion(c *ledger.Conversion) conversionJSON {
 		To:            conversionSideJSON{core.Optional(c.ToAccount), core.Money(c.ToAmount, c.ToCurrency), c.ToCurrency},
 		Rate:          c.Rate,
 		StatusMessage: core.Optional(c.StatusMessage),
-		CompletedAt:   completedAt(c.Status == ledger.ConversionCompleted, c.CompletedAt),
+		CompletedAt:   completedAt(c.Status == conversions.Completed, c.CompletedAt),
 		CreatedAt:     core.Timestamp(c.CreatedAt),
 		UpdatedAt:     core.Timestamp(c.UpdatedAt),
 
@@ -116,7 +117,7 @@ type quoteRequestBody struct {
 
 // createQuote: POST /v1/conversions/quote.
 func createQuote(c *core.Call) {
-	core.Create(c, quoteInput, c.Server.Config.App.CreateQuote, func(res *ledger.Result) any { return &quoteBody{renderQuote(res.Quote)} })
+	core.Create(c, quoteInput, c.Server.Config.App.CreateQuote, func(res *ledger.Result) any { return &quoteBody{renderQuote(conversions.QuoteOf(*res))} })
 }
 
 // quoteInput checks a quote request's shape, reporting every problem at
@@ -152,9 +153,9 @@ func quoteInput(req *quoteRequestBody) (app.QuoteInput, *ledger.Error) {
 // even before the leader's expiry tick records it.
 func getQuote(c *core.Call) {
 	at := c.Server.Config.Actors.Now().UnixMilli()
-	core.Get(c, "id", "Conversion quote", func(st *ledger.Reader, org, id string) (ledger.Quote, bool) {
-		return st.Quote(org, id, at)
-	}, func(q *ledger.Quote) *quoteBody { return &quoteBody{renderQuote(q)} })
+	core.Get(c, "id", "Conversion quote", func(st *ledger.Reader, org, id string) (conversions.Quote, bool) {
+		return conversions.GetQuote(st, org, id, at)
+	}, func(q *conversions.Quote) *quoteBody { return &quoteBody{renderQuote(q)} })
 }
 
 type executeRequestBody struct {
@@ -173,7 +174,7 @@ type executeRequestBody struct {
 func executeConversion(c *core.Call) {
 	if in, ok := core.Input(c, executeInput); ok {
 		r := c.Server.Config.App.ExecuteConversion(c.Caller(), in.quoteID, in.ref)
-		c.Created(r, func(res *ledger.Result) any { return &conversionBody{renderConversion(res.Conversion)} })
+		c.Created(r, func(res *ledger.Result) any { return &conversionBody{renderConversion(conversions.Of(*res))} })
 	}
 }
 
@@ -194,12 +195,12 @@ func executeInput(req *executeRequestBody) (in execution, e *ledger.Error) {
 
 // listConversions: GET /v1/conversions, newest first.
 func listConversions(c *core.Call) {
-	core.List(c, listConversionsKind, core.Unfiltered, func(st *ledger.Reader, org string, _ struct{}, before ledger.Cursor, limit int) ledger.Page[ledger.Conversion] {
-		return st.Conversions(org, before, limit)
+	core.List(c, listConversionsKind, core.Unfiltered, func(st *ledger.Reader, org string, _ struct{}, before ledger.Cursor, limit int) ledger.Page[conversions.Conversion] {
+		return conversions.List(st, org, before, limit)
 	}, renderConversion)
 }
 
 // getConversion: GET /v1/conversions/{id}.
 func getConversion(c *core.Call) {
-	core.Get(c, "id", "Conversion", (*ledger.Reader).Conversion, func(conv *ledger.Conversion) *conversionBody { return &conversionBody{renderConversion(conv)} })
+	core.Get(c, "id", "Conversion", conversions.Get, func(conv *conversions.Conversion) *conversionBody { return &conversionBody{renderConversion(conv)} })
 }

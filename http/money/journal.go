@@ -12,6 +12,7 @@ import (
 
 	"payments/http/core"
 	"payments/ledger"
+	"payments/ledger/conversions"
 )
 
 // Ledger views: the organization's journal as ledger entries (GET
@@ -209,7 +210,7 @@ func renderTransaction(ids *ledger.PublicIDs, s *ledger.Reader, n *ledger.Number
 		}
 	case strings.HasPrefix(e.RefID, "conv_"):
 		a, _ := s.Account(e.Account)
-		conv, _ := s.Conversion(a.OrgID, e.RefID)
+		conv, _ := conversions.Get(s, a.OrgID, e.RefID)
 		t.Status = conv.Status.String()
 		t.Description = "Conversion of " + conv.FromCurrency + " " + core.Money(conv.FromAmount, conv.FromCurrency) +
 			" to " + conv.ToCurrency + " " + core.Money(conv.ToAmount, conv.ToCurrency) + " at " + conv.Rate

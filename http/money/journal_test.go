@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"payments/ledger"
+	"payments/ledger/conversions"
 )
 
 func TestParseDateOrTime(t *testing.T) {
@@ -40,7 +41,7 @@ func FuzzTransactionID(f *testing.F) {
 	keyed := ledger.NewPublicIDs([]byte("fuzz-transaction-id-key-32-bytes"))
 	for _, ids := range []*ledger.PublicIDs{nil, keyed} {
 		for _, seq := range []uint64{1, 2, 99, 1 << 40} {
-			for _, typ := range []ledger.EntryType{ledger.EntryPayoutDebit, ledger.EntryConversionCredit} {
+			for _, typ := range []ledger.EntryType{ledger.EntryPayoutDebit, conversions.EntryCredit} {
 				n := ledger.NumberedEntry{Seq: seq, Entry: ledger.Entry{Type: typ}}
 				f.Add(transactionID(ids, &n))
 			}

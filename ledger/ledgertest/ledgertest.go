@@ -155,3 +155,48 @@ func RoundTrip(tb testing.TB, cmds ...ledger.Command) {
 		tb.Fatal("re-encoding changed the batch")
 	}
 }
+
+// Ledger is the state machine itself, for what a feature's tests ask of
+// it beyond the Reader (its part of the State, ExpiryDue).
+func (s *State) Ledger() *ledger.State { return s.st }
+
+// ApplyBatch applies commands as one log entry and commits it: a command
+// finds what those before it in the entry wrote, not yet in the state
+// store.
+func (s *State) ApplyBatch(cmds ...ledger.Command) []ledger.Result {
+	s.tb.Helper()
+	pr, err := s.store.NewPointReader()
+	if err != nil {
+		s.tb.Fatal(err)
+	}
+	restore := s.st.ReadThrough(ledger.KVOf(pr))
+	out := make([]ledger.Result, len(cmds))
+	for i, c := range cmds {
+		out[i] = s.st.Apply(c)
+	}
+	s.st.EndEntry()
+	restore()
+	pr.Close()
+	b := s.store.NewBatch()
+	s.st.Flush(b)
+	s.index++
+	if err := s.store.Commit(b, s.index); err != nil {
+		s.tb.Fatal(err)
+	}
+	s.st.Committed()
+	return out
+}
+
+// RestartCold returns the ledger a restarted node runs from s's state
+// store (Restored), and a Reader over the same store loaded again without
+// the lookup filter, as a node is until its fill ends: there the state
+// store answers alone.
+func (s *State) RestartCold() (*State, *ledger.Reader) {
+	s.tb.Helper()
+	r := s.Restored()
+	cold, err := ledger.Load(r.kv)
+	if err != nil {
+		s.tb.Fatal(err)
+	}
+	return r, ledger.NewReader(r.kv, cold.Views())
+}

@@ -1,0 +1,30 @@
+package ledger
+
+// Conversions (package conversions) are a feature the kernel's own tests
+// apply among its commands: a conversion moves two balances in one command
+// (the pinned reader, the conservation property, Decided's kinds of
+// resource, the clock). The kernel cannot import its features, so the
+// features' external test file (features_test.go) fills these in.
+var Conversions struct {
+	// CreateQuote quotes from → to, fixed on the from side.
+	CreateQuote func(at int64, id, org, from string, fromAmount Minor, to string, toAmount Minor, rate string) Command
+	// ExecuteQuote executes a quote, under ref ("" for none).
+	ExecuteQuote func(at int64, org, quote, conversion, ref string) Command
+	// QuoteTimes are a quote's createdAt, updatedAt and expiresAt less its
+	// lifetime, read at leader time at; ConversionTimes a conversion's
+	// createdAt and completedAt.
+	QuoteTimes      func(r *Reader, org, id string, at int64) ([]int64, bool)
+	ConversionTimes func(r *Reader, org, id string) ([]int64, bool)
+	// Refused is the resource a conversion's refusal names.
+	Refused string
+}
+
+// quoteCmd quotes org_a's GHS in USD at a fixed rate.
+func quoteCmd(id string, at int64, from Minor, to Minor) Command {
+	return Conversions.CreateQuote(at, id, "org_a", "GHS", from, "USD", to, "0.0634615384")
+}
+
+// executeQuote executes org's quote as conversion conv, under ref.
+func executeQuote(at int64, org, quote, conv, ref string) Command {
+	return Conversions.ExecuteQuote(at, org, quote, conv, ref)
+}
