@@ -13,8 +13,9 @@
 // feature.go: its commands, its kinds of record with their lookups and list
 // indexes, its part of every State, the hooks it adds to the kernel's rules
 // and to every event, its event subjects and its reads. So far
-// ledger/recipients (saved payout destinations), ledger/team (the
-// dashboard's members, invitations and sessions) and ledger/webhooks
+// ledger/paymentlinks (payment links, payment pages and hosted checkout
+// sessions), ledger/recipients (saved payout destinations), ledger/team
+// (the dashboard's members, invitations and sessions) and ledger/webhooks
 // (endpoints and their deliveries, fanned out from every event by a hook)
 // do. Sub-packages keep this package's rules (below, and the "Never"
 // section: TestLedgerIsPure reads them too); package raft links them all,

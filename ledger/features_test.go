@@ -5,6 +5,7 @@ package ledger_test
 // features' stores and hooks, and TestEncodingsFrozen samples the
 // features' commands and records with the kernel's.
 import (
+	_ "payments/ledger/paymentlinks"
 	_ "payments/ledger/recipients"
 	_ "payments/ledger/team"
 	_ "payments/ledger/webhooks"

@@ -61,7 +61,7 @@ type State struct {
 	idKeys   *store[fileSigningKey] // publicids.go
 	disputes *store[Dispute]        // dispute.go
 	fx       conversions            // conversion.go: quotes and conversions
-	pl       *linkState             // paymentlink.go, checkout.go: links, pages, sessions
+	links    linkSlots              // export_paymentlinks.go: package paymentlinks' expirers and hook
 	deposits *depositState          // deposit.go: virtual accounts, crypto addresses, deposits
 	orders   *orderBook             // order.go
 
@@ -178,7 +178,7 @@ func NewState(kv KVReader) *State {
 	s.idKeys = addStore(s, idKeyKind)
 	s.disputes = addStore(s, disputeKind)
 	s.fx = newConversions(s)
-	s.initPaymentLinks()
+	s.reserveLinkSlots()
 	s.deposits = newDepositState(s)
 	s.registerOrders()
 	s.initSpendCaps()
@@ -304,11 +304,6 @@ type Result struct {
 	Collection   *Collection
 	Funding      *Funding
 	Clock        *Clock
-
-	PaymentLink     *PaymentLink
-	PaymentPage     *PaymentPage
-	CheckoutSession *CheckoutSession
-	CheckoutDeposit *CheckoutDeposit
 
 	// Value is the outcome of a command of a feature's sub-package (a
 	// copy of the record it made or changed…), which that package reads

@@ -4,6 +4,7 @@ package raft
 // package of the ledger (ledger/feature.go): each registers its commands,
 // records and rules when it is initialized.
 import (
+	_ "payments/ledger/paymentlinks"
 	_ "payments/ledger/recipients"
 	_ "payments/ledger/team"
 	_ "payments/ledger/webhooks"
