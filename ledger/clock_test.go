@@ -81,7 +81,6 @@ func clockScenario(t *testing.T, offset, at int64) *testState {
 		quoteCmd("qte_1", at, 10_000, 634),
 		executeQuote(at, "org_a", "qte_1", "conv_1", ""),
 		cryptoOrder("ord_1", "o1", at),
-		&CreatePaymentLink{At: at, ID: "pl_1", OrgID: "org_a", Spec: plLinkSpec(25_000)},
 		&CreateVirtualAccount{At: at, ID: "va_1", OrgID: "org_a", Currency: "GHS", Bank: "Sandbox Bank"},
 		&CreateCryptoAddress{At: at, ID: "addr_1", OrgID: "org_a", Currency: "USDC", Chain: "solana", Address: "So1a"},
 		&ReceiveDeposit{At: at, ID: "vad_1", CollectionID: "col_d1", OrgID: "org_a", VirtualAccountID: "va_1",
@@ -139,11 +138,6 @@ func TestAdvanceShiftsEveryResourceTime(t *testing.T) {
 			o, ok := s.Order("org_a", "ord_1")
 			get(ok, t, "order")
 			return []int64{o.CreatedAt, o.UpdatedAt}
-		}},
-		{"payment link", func(t *testing.T, s *testState) []int64 {
-			l, ok := s.PaymentLink("org_a", "pl_1")
-			get(ok, t, "payment link")
-			return []int64{l.CreatedAt, l.UpdatedAt}
 		}},
 		{"virtual account", func(t *testing.T, s *testState) []int64 {
 			v, ok := s.VirtualAccount("org_a", "va_1")

@@ -13,15 +13,16 @@
 // feature.go: its commands, its kinds of record with their lookups and list
 // indexes, its part of every State, the hooks it adds to the kernel's rules
 // and to every event, its event subjects and its reads. So far
-// ledger/recipients (saved payout destinations), ledger/team (the
-// dashboard's members, invitations and sessions), ledger/webhooks
-// (endpoints and their deliveries, fanned out from every event by a hook),
-// ledger/disputes (disputes, which hold and book merchants' funds, and
-// uploaded files) and ledger/conversions (FX quotes and their executions,
-// which Decided answers finally by reference through RegisterDecided) do.
-// Sub-packages keep this package's rules (below, and the "Never" section:
-// TestLedgerIsPure reads them too); package raft links them all, and so do
-// this package's tests (features_test.go).
+// ledger/conversions (FX quotes and their executions, which Decided
+// answers finally by reference through RegisterDecided), ledger/disputes
+// (disputes, which hold and book merchants' funds, and uploaded files),
+// ledger/paymentlinks (payment links, payment pages and hosted checkout
+// sessions), ledger/recipients (saved payout destinations), ledger/team
+// (the dashboard's members, invitations and sessions) and ledger/webhooks
+// (endpoints and their deliveries, fanned out from every event by a hook)
+// do. Sub-packages keep this package's rules (below, and the "Never"
+// section: TestLedgerIsPure reads them too); package raft links them all,
+// and so do this package's tests (features_test.go).
 //
 // # Role
 //

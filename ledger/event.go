@@ -133,7 +133,8 @@ const (
 )
 
 // EventTypes lists every event type an endpoint can subscribe to: the
-// contract's, in its order, then our own (see CheckoutEventTypes).
+// contract's, in its order, then our own (package paymentlinks appends
+// its own: paymentlinks.EventTypes).
 var EventTypes = []string{
 	EventPayoutCompleted, EventPayoutFailed, EventConversionCompleted, EventAccountCredited,
 	EventCollectionPending, EventCollectionCompleted, EventCollectionFailed,

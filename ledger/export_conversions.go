@@ -18,29 +18,10 @@ func LookupCurrencyPair(from, to string) (Currency, Currency, *Error) {
 // decimal without sign or exponent (quotes and cross-currency payouts).
 func ValidRate(r string) bool { return validRate(r) }
 
-// IndexReference is the name of the lookup index by an organization's
-// external reference; RefKey is a record's key in it. A feature's record
-// found by its reference (a conversion) uses both, so that its keys are
-// the kernel's.
-const IndexReference = indexReference
-
-// RefKey is an organization's reference as a key of IndexReference, ""
-// for none.
-func RefKey(org, ref string) string { return refKey(org, ref) }
-
 // ReadByReference returns the record of kind k an organization's
 // reference names, however old.
 func ReadByReference[V any](r *Reader, k RecordKind[V], org, ref string) (V, bool) {
 	return readByReference(r, k.k, org, ref)
-}
-
-// EachInMemory calls fn with every record of the store held in memory:
-// the open ones, and those changed since the last commit. A feature's
-// expirer walks its open deadlines with it.
-func (st Store[V]) EachInMemory(fn func(id string, v V)) {
-	for id, r := range st.t.rows {
-		fn(id, r.v)
-	}
 }
 
 // InMemory is how many records of the store memory holds: once a batch
@@ -62,7 +43,7 @@ type Expirer struct {
 // feature passes to AddDeadline. It is called from the function a feature
 // gives AddFeature.
 func (s *State) AddExpirer(x Expirer) uint8 {
-	return s.registerExpirer(expirer{each: x.Each, deadline: x.Deadline, expire: x.Expire})
+	return s.registerExpirer(x.expirer())
 }
 
 // AddDeadline records that the record id of expirer x falls due when its

@@ -23,7 +23,7 @@ import (
 //	20–49  money movement: rates, quotes, conversions (package
 //	       conversions; 22: an execution under an externalReference), virtual accounts, crypto
 //	       addresses, orders (34: a deposit under an externalReference),
-//	       payment links, checkout sessions
+//	       payment links, checkout sessions (package paymentlinks)
 //	50–69  recipients (package recipients), files and disputes (package
 //	       disputes)
 //	70–89  webhooks (package webhooks): endpoints, secrets, deliveries

@@ -8,6 +8,7 @@ import (
 	"payments/ledger"
 	"payments/ledger/conversions"
 	_ "payments/ledger/disputes"
+	_ "payments/ledger/paymentlinks"
 	_ "payments/ledger/recipients"
 	_ "payments/ledger/team"
 	_ "payments/ledger/webhooks"

@@ -57,7 +57,7 @@ type State struct {
 
 	// The features' records and indexes, each owned by its file.
 	idKeys   *store[keyRecord] // publicids.go
-	pl       *linkState        // paymentlink.go, checkout.go: links, pages, sessions
+	links    linkSlots         // export_paymentlinks.go: package paymentlinks' expirers and hook
 	deposits *depositState     // deposit.go: virtual accounts, crypto addresses, deposits
 	orders   *orderBook        // order.go
 
@@ -170,7 +170,7 @@ func NewState(kv KVReader) *State {
 	// The features, each registering its stores, hooks and expirers. The
 	// order fixes the order of hooks.
 	s.idKeys = addStore(s, idKeyKind)
-	s.initPaymentLinks()
+	s.reserveLinkSlots()
 	s.deposits = newDepositState(s)
 	s.registerOrders()
 	s.initSpendCaps()
@@ -296,11 +296,6 @@ type Result struct {
 	Collection   *Collection
 	Funding      *Funding
 	Clock        *Clock
-
-	PaymentLink     *PaymentLink
-	PaymentPage     *PaymentPage
-	CheckoutSession *CheckoutSession
-	CheckoutDeposit *CheckoutDeposit
 
 	// Value is the outcome of a command of a feature's sub-package (a
 	// copy of the record it made or changed…), which that package reads

@@ -10,6 +10,7 @@ import (
 
 	"payments/actors"
 	"payments/ledger"
+	"payments/ledger/paymentlinks"
 	"payments/rails"
 )
 
@@ -40,7 +41,7 @@ const pooledBankName = "Sandbox Pooled Bank"
 // mobile money (digits with the country code), neither for bank transfer.
 type CheckoutSessionRequest struct {
 	LinkID      string
-	Method      ledger.CheckoutMethod
+	Method      paymentlinks.Method
 	Code        string
 	PayerNumber string
 	// Attempt names the payer's attempt to pay (the hosted checkout draws
@@ -59,22 +60,22 @@ func (a *App) OpenCheckoutSession(c Caller, in CheckoutSessionRequest) actors.Re
 	if a.cfg.NoProvider {
 		return refused(NoProviderError())
 	}
-	if a.cfg.Live && in.Method != ledger.CheckoutMobileMoney {
+	if a.cfg.Live && in.Method != paymentlinks.MobileMoney {
 		// The sandbox's pooled account and derived addresses are no
 		// one's: a production checkout takes only what a provider
 		// collects.
 		return refused(ledger.FieldInvalid("method", "only mobile_money is taken at checkout on this deployment: no provider collects bank transfers or stablecoins for checkout sessions yet"))
 	}
 	r := a.sys.Reader()
-	link, ok := r.PaymentLink(c.OrgID, in.LinkID)
+	link, ok := paymentlinks.GetLink(r, c.OrgID, in.LinkID)
 	if !ok {
 		return refused(notFound("Payment link"))
 	}
 	id := actors.NewID("cs_")
 	if in.Attempt != "" {
 		id = attemptSessionID(link.ID, in.Attempt)
-		if s, ok := r.CheckoutSession(c.OrgID, id); ok {
-			return actors.Reply{Result: ledger.Result{Replayed: true, CheckoutSession: &s}}
+		if s, ok := paymentlinks.GetSession(r, c.OrgID, id); ok {
+			return actors.Reply{Result: ledger.Result{Replayed: true, Value: &s}}
 		}
 	}
 	cmd, e := a.checkoutSessionCommand(link, in, id)
@@ -85,8 +86,8 @@ func (a *App) OpenCheckoutSession(c Caller, in CheckoutSessionRequest) actors.Re
 	if in.Attempt != "" && (rep.Err != nil || rep.Result.Err != nil) {
 		// The same attempt, sent twice at once (or an earlier try whose
 		// answer was lost), opened it.
-		if s, ok := a.sys.Reader().CheckoutSession(c.OrgID, id); ok {
-			return actors.Reply{Result: ledger.Result{Replayed: true, CheckoutSession: &s}}
+		if s, ok := paymentlinks.GetSession(a.sys.Reader(), c.OrgID, id); ok {
+			return actors.Reply{Result: ledger.Result{Replayed: true, Value: &s}}
 		}
 	}
 	return rep
@@ -95,17 +96,17 @@ func (a *App) OpenCheckoutSession(c Caller, in CheckoutSessionRequest) actors.Re
 // checkoutSessionCommand prices a session with id on link for the request.
 // A link that takes no session gets the command unpriced: the ledger says
 // why it refuses it.
-func (a *App) checkoutSessionCommand(link ledger.PaymentLink, in CheckoutSessionRequest, id string) (*ledger.CreateCheckoutSession, *ledger.Error) {
+func (a *App) checkoutSessionCommand(link paymentlinks.Link, in CheckoutSessionRequest, id string) (*paymentlinks.CreateSession, *ledger.Error) {
 	remaining := link.Remaining()
-	cmd := &ledger.CreateCheckoutSession{
+	cmd := &paymentlinks.CreateSession{
 		At: a.nowMilli(), ID: id, OrgID: link.OrgID, LinkID: link.ID, Method: in.Method,
 		OriginCurrency: link.Spec.Currency, OriginAmount: remaining, DestAmount: remaining, Rate: "1",
 	}
-	if link.Status != ledger.PaymentLinkActive || remaining <= 0 {
+	if link.Status != paymentlinks.LinkActive || remaining <= 0 {
 		return cmd, nil
 	}
 	switch in.Method {
-	case ledger.CheckoutMobileMoney:
+	case paymentlinks.MobileMoney:
 		m, e := a.cfg.Catalogue.Check(rails.Collection, "code", "amount", in.Code, link.Spec.Currency, remaining)
 		if e != nil {
 			return nil, e
@@ -117,9 +118,9 @@ func (a *App) checkoutSessionCommand(link ledger.PaymentLink, in CheckoutSession
 		cmd.CollectionID = actors.NewID("col_")
 		fees, _ := m.Fees(rails.Collection)
 		cmd.Fee = fees.Fee(remaining)
-	case ledger.CheckoutBankTransfer:
+	case paymentlinks.BankTransfer:
 		cmd.DepositBank, cmd.DepositAccount = pooledBankName, pooledAccountNumber(link.Spec.Currency)
-	case ledger.CheckoutCrypto:
+	case paymentlinks.Crypto:
 		m, ok := a.cfg.Catalogue.Method(in.Code)
 		if !ok || m.Type != ledger.MethodCrypto {
 			return nil, ledger.FieldInvalid("code", fmt.Sprintf("%q is not a stablecoin network; see GET /v1/capabilities", in.Code))
@@ -191,7 +192,7 @@ type CheckoutDepositRequest struct {
 // asked for as it was read before (zero when it was not found).
 type CheckoutDepositReply struct {
 	actors.Reply
-	Session ledger.CheckoutSession
+	Session paymentlinks.Session
 }
 
 // SimulateCheckoutDeposit pays into a session now (sandbox only).
@@ -253,8 +254,8 @@ func (a *App) CheckoutDepositOnItsWay(sessionID string) bool { return a.deposits
 
 // depositInto reads the session a deposit is for and parses its amount (0:
 // what remains).
-func (a *App) depositInto(c Caller, in CheckoutDepositRequest) (ledger.CheckoutSession, ledger.Minor, *ledger.Error) {
-	sess, ok := a.sys.Reader().CheckoutSession(c.OrgID, in.SessionID)
+func (a *App) depositInto(c Caller, in CheckoutDepositRequest) (paymentlinks.Session, ledger.Minor, *ledger.Error) {
+	sess, ok := paymentlinks.GetSession(a.sys.Reader(), c.OrgID, in.SessionID)
 	if !ok {
 		return sess, 0, notFound("Checkout session")
 	}
@@ -269,8 +270,8 @@ func (a *App) depositInto(c Caller, in CheckoutDepositRequest) (ledger.CheckoutS
 }
 
 // checkoutDepositCommand pays amount (0: what remains) into sess.
-func (a *App) checkoutDepositCommand(sess ledger.CheckoutSession, amount ledger.Minor, ref string) *ledger.CheckoutDepositCommand {
-	return &ledger.CheckoutDepositCommand{
+func (a *App) checkoutDepositCommand(sess paymentlinks.Session, amount ledger.Minor, ref string) *paymentlinks.DepositCommand {
+	return &paymentlinks.DepositCommand{
 		At: a.nowMilli(), OrgID: sess.OrgID, SessionID: sess.ID, Amount: amount, ExternalReference: ref,
 		DepositID: actors.NewID("vad_"), CollectionID: actors.NewID("col_"),
 	}

@@ -6,15 +6,16 @@ import (
 	"time"
 
 	"payments/ledger"
+	"payments/ledger/paymentlinks"
 	"payments/rails"
 )
 
 // newLink creates a GHS link of amount that takes every method.
-func (ta *testApp) newLink(t *testing.T, amount ledger.Minor) ledger.PaymentLink {
+func (ta *testApp) newLink(t *testing.T, amount ledger.Minor) paymentlinks.Link {
 	t.Helper()
 	r := ta.CreatePaymentLink(ta.caller(), PaymentLinkRequest{Spec: linkSpec(amount, everyMethod)})
 	wantRefusal(t, r, "", "")
-	return *r.Result.PaymentLink
+	return *paymentlinks.LinkOf(r.Result)
 }
 
 func TestOpenCheckoutSession(t *testing.T) {
@@ -27,19 +28,19 @@ func TestOpenCheckoutSession(t *testing.T) {
 	if convErr != nil {
 		t.Fatal(convErr)
 	}
-	bankOnlyLink := ta.CreatePaymentLink(ta.caller(), PaymentLinkRequest{Spec: linkSpec(25000, bankOnly)}).Result.PaymentLink
+	bankOnlyLink := paymentlinks.LinkOf(ta.CreatePaymentLink(ta.caller(), PaymentLinkRequest{Spec: linkSpec(25000, bankOnly)}).Result)
 	for _, tc := range []struct {
 		name  string
 		in    CheckoutSessionRequest // LinkID "": a new link of 250.00 GHS
 		code  ledger.Code
 		field string
-		check func(t *testing.T, s *ledger.CheckoutSession, res *ledger.Result)
+		check func(t *testing.T, s *paymentlinks.Session, res *ledger.Result)
 	}{
-		{name: "mobile money: the charge and its fee", in: CheckoutSessionRequest{Method: ledger.CheckoutMobileMoney, Code: "gh_mtn", PayerNumber: "233241234567"},
-			check: func(t *testing.T, s *ledger.CheckoutSession, res *ledger.Result) {
+		{name: "mobile money: the charge and its fee", in: CheckoutSessionRequest{Method: paymentlinks.MobileMoney, Code: "gh_mtn", PayerNumber: "233241234567"},
+			check: func(t *testing.T, s *paymentlinks.Session, res *ledger.Result) {
 				c := res.Collection
 				switch {
-				case s.Status != ledger.SessionProcessing || s.MethodCode != "gh_mtn" || s.PayerNumber != "233241234567":
+				case s.Status != paymentlinks.SessionProcessing || s.MethodCode != "gh_mtn" || s.PayerNumber != "233241234567":
 					t.Fatalf("session %+v", s)
 				case c == nil || c.ID != s.CollectionID || !strings.HasPrefix(c.ID, "col_") || c.Status != ledger.CollectionPending:
 					t.Fatalf("charge %+v of session %s", c, s.CollectionID)
@@ -47,15 +48,15 @@ func TestOpenCheckoutSession(t *testing.T) {
 					t.Fatalf("charge of %d, fee %d", c.Spec.Amount, c.Fee)
 				}
 			}},
-		{name: "bank transfer: the pooled account", in: CheckoutSessionRequest{Method: ledger.CheckoutBankTransfer},
-			check: func(t *testing.T, s *ledger.CheckoutSession, _ *ledger.Result) {
-				if s.Status != ledger.SessionAwaitingTransfer || s.DepositBank != pooledBankName || s.DepositAccount != pooledAccountNumber("GHS") ||
+		{name: "bank transfer: the pooled account", in: CheckoutSessionRequest{Method: paymentlinks.BankTransfer},
+			check: func(t *testing.T, s *paymentlinks.Session, _ *ledger.Result) {
+				if s.Status != paymentlinks.SessionAwaitingTransfer || s.DepositBank != pooledBankName || s.DepositAccount != pooledAccountNumber("GHS") ||
 					s.OriginCurrency != "GHS" || s.OriginAmount != 25000 || s.Rate != "1" {
 					t.Fatalf("session %+v", s)
 				}
 			}},
-		{name: "stablecoins: an address of the chain, the amount at the all-in rate", in: CheckoutSessionRequest{Method: ledger.CheckoutCrypto, Code: "usdc_base"},
-			check: func(t *testing.T, s *ledger.CheckoutSession, _ *ledger.Result) {
+		{name: "stablecoins: an address of the chain, the amount at the all-in rate", in: CheckoutSessionRequest{Method: paymentlinks.Crypto, Code: "usdc_base"},
+			check: func(t *testing.T, s *paymentlinks.Session, _ *ledger.Result) {
 				if s.OriginCurrency != "USDC" || s.OriginAmount != inUSDC || s.Rate != usdc.String() || s.DestAmount != 25000 || s.Chain != "base" {
 					t.Fatalf("session %+v, want %d USDC at %s", s, inUSDC, usdc)
 				}
@@ -63,10 +64,10 @@ func TestOpenCheckoutSession(t *testing.T) {
 					t.Fatalf("address %q: %v", s.DepositAccount, err)
 				}
 			}},
-		{name: "a wallet that is not mobile money", in: CheckoutSessionRequest{Method: ledger.CheckoutMobileMoney, Code: "usdc_base", PayerNumber: "233241234567"}, code: ledger.CodeValidation, field: "code"},
-		{name: "a network that is not a stablecoin's", in: CheckoutSessionRequest{Method: ledger.CheckoutCrypto, Code: "gh_mtn"}, code: ledger.CodeValidation, field: "code"},
-		{name: "a method the link does not take", in: CheckoutSessionRequest{LinkID: bankOnlyLink.ID, Method: ledger.CheckoutCrypto, Code: "usdc_base"}, code: ledger.CodeValidation, field: "method"},
-		{name: "no such link", in: CheckoutSessionRequest{LinkID: "pl_doesnotexist", Method: ledger.CheckoutBankTransfer}, code: ledger.CodeNotFound},
+		{name: "a wallet that is not mobile money", in: CheckoutSessionRequest{Method: paymentlinks.MobileMoney, Code: "usdc_base", PayerNumber: "233241234567"}, code: ledger.CodeValidation, field: "code"},
+		{name: "a network that is not a stablecoin's", in: CheckoutSessionRequest{Method: paymentlinks.Crypto, Code: "gh_mtn"}, code: ledger.CodeValidation, field: "code"},
+		{name: "a method the link does not take", in: CheckoutSessionRequest{LinkID: bankOnlyLink.ID, Method: paymentlinks.Crypto, Code: "usdc_base"}, code: ledger.CodeValidation, field: "method"},
+		{name: "no such link", in: CheckoutSessionRequest{LinkID: "pl_doesnotexist", Method: paymentlinks.BankTransfer}, code: ledger.CodeNotFound},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.in.LinkID == "" {
@@ -78,9 +79,9 @@ func TestOpenCheckoutSession(t *testing.T) {
 			if tc.code != "" {
 				return
 			}
-			s := r.Result.CheckoutSession
+			s := paymentlinks.SessionOf(r.Result)
 			if !strings.HasPrefix(s.ID, "cs_") || s.LinkID != tc.in.LinkID || s.CreatedAt < before ||
-				s.ExpiresAt != s.CreatedAt+ledger.CheckoutLifetime(tc.in.Method) {
+				s.ExpiresAt != s.CreatedAt+paymentlinks.Lifetime(tc.in.Method) {
 				t.Fatalf("session %+v opened after %d", s, before)
 			}
 			tc.check(t, s, &r.Result)
@@ -94,25 +95,25 @@ func TestOpenCheckoutSessionOncePerAttempt(t *testing.T) {
 	link := ta.newLink(t, 1000)
 	open := func(attempt string) *ledger.Result {
 		t.Helper()
-		r := ta.OpenCheckoutSession(ta.caller(), CheckoutSessionRequest{LinkID: link.ID, Method: ledger.CheckoutBankTransfer, Attempt: attempt})
+		r := ta.OpenCheckoutSession(ta.caller(), CheckoutSessionRequest{LinkID: link.ID, Method: paymentlinks.BankTransfer, Attempt: attempt})
 		wantRefusal(t, r, "", "")
 		return &r.Result
 	}
 	first := open("attempt-0000000001")
 	again := open("attempt-0000000001")
-	if first.Replayed || !again.Replayed || again.CheckoutSession.ID != first.CheckoutSession.ID {
-		t.Fatalf("first %s (replayed %v), again %s (replayed %v)", first.CheckoutSession.ID, first.Replayed, again.CheckoutSession.ID, again.Replayed)
+	if first.Replayed || !again.Replayed || paymentlinks.SessionOf(*again).ID != paymentlinks.SessionOf(*first).ID {
+		t.Fatalf("first %s (replayed %v), again %s (replayed %v)", paymentlinks.SessionOf(*first).ID, first.Replayed, paymentlinks.SessionOf(*again).ID, again.Replayed)
 	}
 	other := open("attempt-0000000002")
-	if other.Replayed || other.CheckoutSession.ID == first.CheckoutSession.ID {
-		t.Fatalf("another attempt got %s (replayed %v)", other.CheckoutSession.ID, other.Replayed)
+	if other.Replayed || paymentlinks.SessionOf(*other).ID == paymentlinks.SessionOf(*first).ID {
+		t.Fatalf("another attempt got %s (replayed %v)", paymentlinks.SessionOf(*other).ID, other.Replayed)
 	}
 	// The first attempt's session was replaced; sending it again still
 	// names it, and opens nothing.
-	if late := open("attempt-0000000001"); !late.Replayed || late.CheckoutSession.Status != ledger.SessionFailed {
+	if late := open("attempt-0000000001"); !late.Replayed || paymentlinks.SessionOf(*late).Status != paymentlinks.SessionFailed {
 		t.Fatalf("late copy: %+v", late)
 	}
-	if n := len(ta.Reader().PaymentLinkSessions(ta.org, link.ID)); n != 2 {
+	if n := len(paymentlinks.LinkSessions(ta.Reader(), ta.org, link.ID)); n != 2 {
 		t.Fatalf("%d sessions, want 2", n)
 	}
 }
@@ -120,24 +121,24 @@ func TestOpenCheckoutSessionOncePerAttempt(t *testing.T) {
 func TestOpenCheckoutSessionWithoutProvider(t *testing.T) {
 	ta := startApp(t, Config{NoProvider: true})
 	link := ta.newLink(t, 1000)
-	r := ta.OpenCheckoutSession(ta.caller(), CheckoutSessionRequest{LinkID: link.ID, Method: ledger.CheckoutBankTransfer})
+	r := ta.OpenCheckoutSession(ta.caller(), CheckoutSessionRequest{LinkID: link.ID, Method: paymentlinks.BankTransfer})
 	wantRefusal(t, r, ledger.CodeUnavailable, "")
 }
 
 // openSession opens a session on a new link of amount GHS minor units.
-func (ta *testApp) openSession(t *testing.T, amount ledger.Minor, in CheckoutSessionRequest) ledger.CheckoutSession {
+func (ta *testApp) openSession(t *testing.T, amount ledger.Minor, in CheckoutSessionRequest) paymentlinks.Session {
 	t.Helper()
 	in.LinkID = ta.newLink(t, amount).ID
 	r := ta.OpenCheckoutSession(ta.caller(), in)
 	wantRefusal(t, r, "", "")
-	return *r.Result.CheckoutSession
+	return *paymentlinks.SessionOf(r.Result)
 }
 
 func TestSimulateCheckoutDeposit(t *testing.T) {
 	ta := startApp(t, Config{})
-	bank := ta.openSession(t, 1000, CheckoutSessionRequest{Method: ledger.CheckoutBankTransfer})
-	coin := ta.openSession(t, 1000, CheckoutSessionRequest{Method: ledger.CheckoutCrypto, Code: "usdc_base"})
-	momo := ta.openSession(t, 1000, CheckoutSessionRequest{Method: ledger.CheckoutMobileMoney, Code: "gh_mtn", PayerNumber: "233241234567"})
+	bank := ta.openSession(t, 1000, CheckoutSessionRequest{Method: paymentlinks.BankTransfer})
+	coin := ta.openSession(t, 1000, CheckoutSessionRequest{Method: paymentlinks.Crypto, Code: "usdc_base"})
+	momo := ta.openSession(t, 1000, CheckoutSessionRequest{Method: paymentlinks.MobileMoney, Code: "gh_mtn", PayerNumber: "233241234567"})
 	for _, tc := range []struct {
 		name     string
 		in       CheckoutDepositRequest
@@ -161,7 +162,7 @@ func TestSimulateCheckoutDeposit(t *testing.T) {
 			if tc.code != "" {
 				return
 			}
-			d := r.Result.CheckoutDeposit
+			d := paymentlinks.DepositOf(r.Result)
 			if d.SessionID != tc.in.SessionID || d.Amount != tc.paid || r.Result.Replayed != tc.replayed || r.Session.ID != tc.in.SessionID {
 				t.Fatalf("deposit %+v (replayed %v) into %s", d, r.Result.Replayed, r.Session.ID)
 			}
@@ -170,7 +171,7 @@ func TestSimulateCheckoutDeposit(t *testing.T) {
 			}
 		})
 	}
-	if l, _ := ta.Reader().PaymentLink(ta.org, bank.LinkID); l.Status != ledger.PaymentLinkPaid {
+	if l, _ := paymentlinks.GetLink(ta.Reader(), ta.org, bank.LinkID); l.Status != paymentlinks.LinkPaid {
 		t.Fatalf("link %s is %v after its deposits", l.ID, l.Status)
 	}
 }
@@ -190,7 +191,7 @@ func TestSimulateCheckoutDepositOnProduction(t *testing.T) {
 func TestStartCheckoutDeposit(t *testing.T) {
 	clock := &handClock{}
 	ta := startApp(t, Config{Clock: clock, SandboxSettlement: 3 * time.Second})
-	sess := ta.openSession(t, 1000, CheckoutSessionRequest{Method: ledger.CheckoutBankTransfer})
+	sess := ta.openSession(t, 1000, CheckoutSessionRequest{Method: paymentlinks.BankTransfer})
 	half := "5"
 	for range 2 { // a double click
 		if e := ta.StartCheckoutDeposit(ta.caller(), CheckoutDepositRequest{SessionID: sess.ID, Amount: &half}); e != nil {
@@ -206,7 +207,7 @@ func TestStartCheckoutDeposit(t *testing.T) {
 	if ta.CheckoutDepositOnItsWay(sess.ID) {
 		t.Fatal("the deposit landed and is still on its way")
 	}
-	after, _ := ta.Reader().CheckoutSession(ta.org, sess.ID)
+	after, _ := paymentlinks.GetSession(ta.Reader(), ta.org, sess.ID)
 	if after.OriginReceived != 500 || after.Status.Terminal() {
 		t.Fatalf("session received %d, %v; want 500 of 1000, open", after.OriginReceived, after.Status)
 	}
@@ -216,7 +217,7 @@ func TestStartCheckoutDeposit(t *testing.T) {
 		t.Fatal(e)
 	}
 	clock.fire()
-	if l, _ := ta.Reader().PaymentLink(ta.org, sess.LinkID); l.Status != ledger.PaymentLinkPaid || l.TotalReceived != 1000 {
+	if l, _ := paymentlinks.GetLink(ta.Reader(), ta.org, sess.LinkID); l.Status != paymentlinks.LinkPaid || l.TotalReceived != 1000 {
 		t.Fatalf("link %v with %d received", l.Status, l.TotalReceived)
 	}
 	for _, tc := range []struct {

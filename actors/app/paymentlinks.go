@@ -3,6 +3,7 @@ package app
 import (
 	"payments/actors"
 	"payments/ledger"
+	"payments/ledger/paymentlinks"
 )
 
 // Payment links and payment pages: creating and updating them. The
@@ -22,7 +23,7 @@ type PaymentLinkRequest struct {
 	// is answered with the link it made (Replayed), a different one with
 	// duplicate. "" for none.
 	CustomerReference string
-	Spec              ledger.PaymentLinkSpec
+	Spec              paymentlinks.LinkSpec
 }
 
 // CreatePaymentLink creates a payment link.
@@ -33,7 +34,7 @@ func (a *App) CreatePaymentLink(c Caller, in PaymentLinkRequest) actors.Reply {
 	if e := a.checkoutMethodsOffered(in.Spec.Appearance.Methods); e != nil {
 		return refused(e)
 	}
-	return a.propose(&ledger.CreatePaymentLink{At: a.nowMilli(), ID: actors.NewID("pl_"), OrgID: c.OrgID,
+	return a.propose(&paymentlinks.CreateLink{At: a.nowMilli(), ID: actors.NewID("pl_"), OrgID: c.OrgID,
 		CustomerReference: in.CustomerReference, Spec: in.Spec})
 }
 
@@ -55,11 +56,11 @@ type PageLinkRequest struct {
 // page's fixed amount, or of the amount the payer chose where the page
 // lets them.
 func (a *App) CreatePageLink(c Caller, in PageLinkRequest) actors.Reply {
-	page, ok := a.sys.Reader().PaymentPage(c.OrgID, in.PageID)
+	page, ok := paymentlinks.GetPage(a.sys.Reader(), c.OrgID, in.PageID)
 	if !ok {
 		return refused(notFound("Payment page"))
 	}
-	spec := ledger.PaymentLinkSpec{Email: in.Email}
+	spec := paymentlinks.LinkSpec{Email: in.Email}
 	spec.Appearance.Metadata = in.Metadata
 	switch {
 	case in.Amount != nil:
@@ -71,7 +72,7 @@ func (a *App) CreatePageLink(c Caller, in PageLinkRequest) actors.Reply {
 	case page.Amount == 0:
 		return refused(ledger.FieldInvalid("amount", "is required: the page lets the payer choose the amount"))
 	}
-	return a.propose(&ledger.CreatePaymentLink{At: a.nowMilli(), ID: actors.NewID("pl_"), OrgID: c.OrgID,
+	return a.propose(&paymentlinks.CreateLink{At: a.nowMilli(), ID: actors.NewID("pl_"), OrgID: c.OrgID,
 		ParentID: page.ID, CustomerReference: in.CustomerReference, Spec: spec})
 }
 
@@ -81,7 +82,7 @@ func (a *App) CreatePageLink(c Caller, in PageLinkRequest) actors.Reply {
 type PaymentPageRequest struct {
 	Currency   string
 	Amount     ledger.Minor
-	Appearance ledger.CheckoutAppearance
+	Appearance paymentlinks.Appearance
 }
 
 // CreatePaymentPage creates a payment page.
@@ -92,7 +93,7 @@ func (a *App) CreatePaymentPage(c Caller, in PaymentPageRequest) actors.Reply {
 	if e := a.checkoutMethodsOffered(in.Appearance.Methods); e != nil {
 		return refused(e)
 	}
-	return a.propose(&ledger.CreatePaymentPage{At: a.nowMilli(), ID: actors.NewID("pp_"), OrgID: c.OrgID,
+	return a.propose(&paymentlinks.CreatePage{At: a.nowMilli(), ID: actors.NewID("pp_"), OrgID: c.OrgID,
 		Currency: in.Currency, Amount: in.Amount, Appearance: in.Appearance})
 }
 
@@ -103,13 +104,13 @@ type CheckoutUpdate struct {
 	ID         string
 	Close      bool
 	Set        uint16
-	Appearance ledger.CheckoutAppearance
+	Appearance paymentlinks.Appearance
 }
 
 // UpdatePaymentLink closes a link or changes its expiry, redirect or
 // branding.
 func (a *App) UpdatePaymentLink(c Caller, in CheckoutUpdate) actors.Reply {
-	return a.propose(&ledger.UpdatePaymentLink{At: a.nowMilli(), OrgID: c.OrgID, ID: in.ID,
+	return a.propose(&paymentlinks.UpdateLink{At: a.nowMilli(), OrgID: c.OrgID, ID: in.ID,
 		Close: in.Close, Set: in.Set, Appearance: in.Appearance})
 }
 
@@ -118,32 +119,32 @@ func (a *App) UpdatePaymentLink(c Caller, in CheckoutUpdate) actors.Reply {
 // change that names them on a page that would accept no crypto is
 // refused, and one that stops accepting crypto forgets them.
 func (a *App) UpdatePaymentPage(c Caller, in CheckoutUpdate) actors.Reply {
-	if in.Set&ledger.AppearanceMethods != 0 {
+	if in.Set&paymentlinks.AppearanceMethods != 0 {
 		if e := a.checkoutMethodsOffered(in.Appearance.Methods); e != nil {
 			return refused(e)
 		}
 	}
-	if in.Set&(ledger.AppearanceMethods|ledger.AppearanceCryptoAssets) != 0 {
+	if in.Set&(paymentlinks.AppearanceMethods|paymentlinks.AppearanceCryptoAssets) != 0 {
 		after := in.Appearance
-		if page, ok := a.sys.Reader().PaymentPage(c.OrgID, in.ID); ok {
-			if in.Set&ledger.AppearanceMethods == 0 {
+		if page, ok := paymentlinks.GetPage(a.sys.Reader(), c.OrgID, in.ID); ok {
+			if in.Set&paymentlinks.AppearanceMethods == 0 {
 				after.Methods = page.Current.Methods
 			}
-			if in.Set&ledger.AppearanceCryptoAssets == 0 {
+			if in.Set&paymentlinks.AppearanceCryptoAssets == 0 {
 				after.CryptoAssets, after.CryptoAssetsSet = page.Current.CryptoAssets, page.Current.CryptoAssetsSet
 			}
 		} // else the ledger answers not_found
 		switch {
-		case in.Set&ledger.AppearanceCryptoAssets != 0:
+		case in.Set&paymentlinks.AppearanceCryptoAssets != 0:
 			if e := checkCryptoAssets(after); e != nil {
 				return refused(e)
 			}
-		case after.CryptoAssetsSet && !after.Methods.Has(ledger.CheckoutCrypto):
-			in.Set |= ledger.AppearanceCryptoAssets
+		case after.CryptoAssetsSet && !after.Methods.Has(paymentlinks.Crypto):
+			in.Set |= paymentlinks.AppearanceCryptoAssets
 			in.Appearance.CryptoAssets, in.Appearance.CryptoAssetsSet = "", false
 		}
 	}
-	return a.propose(&ledger.UpdatePaymentPage{At: a.nowMilli(), OrgID: c.OrgID, ID: in.ID,
+	return a.propose(&paymentlinks.UpdatePage{At: a.nowMilli(), OrgID: c.OrgID, ID: in.ID,
 		Close: in.Close, Set: in.Set, Appearance: in.Appearance})
 }
 
@@ -152,11 +153,11 @@ func (a *App) UpdatePaymentPage(c Caller, in CheckoutUpdate) actors.Reply {
 // collection providers. (The sandbox's pooled bank account and derived
 // deposit addresses are no one's; no provider collects bank transfers or
 // stablecoins for checkout sessions yet.)
-func (a *App) checkoutMethodsOffered(methods ledger.MethodSet) *ledger.Error {
+func (a *App) checkoutMethodsOffered(methods paymentlinks.MethodSet) *ledger.Error {
 	if !a.cfg.Live || a.cfg.NoProvider {
 		return nil // a deployment without providers refuses every session (NoProviderError)
 	}
-	if methods.Has(ledger.CheckoutBankTransfer) || methods.Has(ledger.CheckoutCrypto) {
+	if methods.Has(paymentlinks.BankTransfer) || methods.Has(paymentlinks.Crypto) {
 		return ledger.FieldInvalid("allowedMethods", "only mobile_money is taken at checkout on this deployment: no provider collects bank transfers or stablecoins for checkout sessions yet")
 	}
 	return nil
@@ -165,8 +166,8 @@ func (a *App) checkoutMethodsOffered(methods ledger.MethodSet) *ledger.Error {
 // checkCryptoAssets refuses accepted stablecoins on a checkout that
 // accepts no crypto: they would restrict nothing, and a caller who sent
 // them meant crypto to be accepted.
-func checkCryptoAssets(a ledger.CheckoutAppearance) *ledger.Error {
-	if a.CryptoAssetsSet && !a.Methods.Has(ledger.CheckoutCrypto) {
+func checkCryptoAssets(a paymentlinks.Appearance) *ledger.Error {
+	if a.CryptoAssetsSet && !a.Methods.Has(paymentlinks.Crypto) {
 		return ledger.FieldInvalid("allowedCryptoAssets", "must be omitted unless allowedMethods includes crypto")
 	}
 	return nil

@@ -6,12 +6,13 @@ import (
 
 	"payments/actors"
 	"payments/ledger"
+	"payments/ledger/paymentlinks"
 )
 
 var (
-	bankOnly    = ledger.MethodSet(0).With(ledger.CheckoutBankTransfer)
-	bankAndCoin = bankOnly.With(ledger.CheckoutCrypto)
-	everyMethod = bankAndCoin.With(ledger.CheckoutMobileMoney)
+	bankOnly    = paymentlinks.MethodSet(0).With(paymentlinks.BankTransfer)
+	bankAndCoin = bankOnly.With(paymentlinks.Crypto)
+	everyMethod = bankAndCoin.With(paymentlinks.MobileMoney)
 )
 
 // wantRefusal checks that r is a refusal with code (and, for a validation
@@ -33,9 +34,9 @@ func wantRefusal(t *testing.T, r actors.Reply, code ledger.Code, field string) {
 	}
 }
 
-func linkSpec(amount ledger.Minor, methods ledger.MethodSet) ledger.PaymentLinkSpec {
-	return ledger.PaymentLinkSpec{Email: "ama@example.com", Currency: "GHS", Amount: amount,
-		Appearance: ledger.CheckoutAppearance{Title: "Invoice", Methods: methods}}
+func linkSpec(amount ledger.Minor, methods paymentlinks.MethodSet) paymentlinks.LinkSpec {
+	return paymentlinks.LinkSpec{Email: "ama@example.com", Currency: "GHS", Amount: amount,
+		Appearance: paymentlinks.Appearance{Title: "Invoice", Methods: methods}}
 }
 
 func TestCreatePaymentLink(t *testing.T) {
@@ -47,8 +48,8 @@ func TestCreatePaymentLink(t *testing.T) {
 
 	first := ta.CreatePaymentLink(ta.caller(), PaymentLinkRequest{CustomerReference: "inv-1", Spec: linkSpec(25000, everyMethod)})
 	wantRefusal(t, first, "", "")
-	l := first.Result.PaymentLink
-	if !strings.HasPrefix(l.ID, "pl_") || l.OrgID != ta.org || l.Status != ledger.PaymentLinkActive {
+	l := paymentlinks.LinkOf(first.Result)
+	if !strings.HasPrefix(l.ID, "pl_") || l.OrgID != ta.org || l.Status != paymentlinks.LinkActive {
 		t.Fatalf("created %+v", l)
 	}
 	for _, tc := range []struct {
@@ -73,8 +74,8 @@ func TestCreatePaymentLink(t *testing.T) {
 			if r.Result.Replayed != tc.replayed {
 				t.Fatalf("replayed %v, want %v", r.Result.Replayed, tc.replayed)
 			}
-			if tc.replayed && r.Result.PaymentLink.ID != l.ID {
-				t.Fatalf("replayed %s, want %s", r.Result.PaymentLink.ID, l.ID)
+			if tc.replayed && paymentlinks.LinkOf(r.Result).ID != l.ID {
+				t.Fatalf("replayed %s, want %s", paymentlinks.LinkOf(r.Result).ID, l.ID)
 			}
 		})
 	}
@@ -84,9 +85,9 @@ func TestCreatePageLink(t *testing.T) {
 	ta := startApp(t, Config{})
 	page := func(amount ledger.Minor) string {
 		r := ta.CreatePaymentPage(ta.caller(), PaymentPageRequest{Currency: "GHS", Amount: amount,
-			Appearance: ledger.CheckoutAppearance{Title: "Donations", Methods: bankOnly, Metadata: `{"campaign":"2026"}`}})
+			Appearance: paymentlinks.Appearance{Title: "Donations", Methods: bankOnly, Metadata: `{"campaign":"2026"}`}})
 		wantRefusal(t, r, "", "")
-		return r.Result.PaymentPage.ID
+		return paymentlinks.PageOf(r.Result).ID
 	}
 	open, fixed := page(0), page(5000)
 	for _, tc := range []struct {
@@ -109,7 +110,7 @@ func TestCreatePageLink(t *testing.T) {
 			if tc.code != "" {
 				return
 			}
-			l := r.Result.PaymentLink
+			l := paymentlinks.LinkOf(r.Result)
 			if l.ParentID != tc.in.PageID || l.Spec.Amount != tc.amount || l.Spec.Currency != "GHS" || l.Current.Title != "Donations" {
 				t.Fatalf("created %+v", l)
 			}
@@ -122,28 +123,28 @@ func TestCreatePageLink(t *testing.T) {
 func TestUpdatePaymentPageCryptoAssets(t *testing.T) {
 	ta := startApp(t, Config{})
 	created := ta.CreatePaymentPage(ta.caller(), PaymentPageRequest{Currency: "GHS",
-		Appearance: ledger.CheckoutAppearance{Title: "Donations", Methods: bankAndCoin, CryptoAssets: "USDC", CryptoAssetsSet: true}})
+		Appearance: paymentlinks.Appearance{Title: "Donations", Methods: bankAndCoin, CryptoAssets: "USDC", CryptoAssetsSet: true}})
 	wantRefusal(t, created, "", "")
-	id := created.Result.PaymentPage.ID
+	id := paymentlinks.PageOf(created.Result).ID
 	for _, tc := range []struct {
 		name       string
 		in         CheckoutUpdate
 		code       ledger.Code
-		methods    ledger.MethodSet
+		methods    paymentlinks.MethodSet
 		assets     string
 		restricted bool
 	}{
-		{name: "other stablecoins", in: CheckoutUpdate{ID: id, Set: ledger.AppearanceCryptoAssets, Appearance: ledger.CheckoutAppearance{CryptoAssets: "USDC,USDT", CryptoAssetsSet: true}},
+		{name: "other stablecoins", in: CheckoutUpdate{ID: id, Set: paymentlinks.AppearanceCryptoAssets, Appearance: paymentlinks.Appearance{CryptoAssets: "USDC,USDT", CryptoAssetsSet: true}},
 			methods: bankAndCoin, assets: "USDC,USDT", restricted: true},
-		{name: "stablecoins with methods that accept no crypto", in: CheckoutUpdate{ID: id, Set: ledger.AppearanceMethods | ledger.AppearanceCryptoAssets,
-			Appearance: ledger.CheckoutAppearance{Methods: bankOnly, CryptoAssets: "USDT", CryptoAssetsSet: true}}, code: ledger.CodeValidation},
-		{name: "no more crypto: the stablecoins are forgotten", in: CheckoutUpdate{ID: id, Set: ledger.AppearanceMethods, Appearance: ledger.CheckoutAppearance{Methods: bankOnly}},
+		{name: "stablecoins with methods that accept no crypto", in: CheckoutUpdate{ID: id, Set: paymentlinks.AppearanceMethods | paymentlinks.AppearanceCryptoAssets,
+			Appearance: paymentlinks.Appearance{Methods: bankOnly, CryptoAssets: "USDT", CryptoAssetsSet: true}}, code: ledger.CodeValidation},
+		{name: "no more crypto: the stablecoins are forgotten", in: CheckoutUpdate{ID: id, Set: paymentlinks.AppearanceMethods, Appearance: paymentlinks.Appearance{Methods: bankOnly}},
 			methods: bankOnly},
-		{name: "stablecoins on a page without crypto", in: CheckoutUpdate{ID: id, Set: ledger.AppearanceCryptoAssets, Appearance: ledger.CheckoutAppearance{CryptoAssets: "USDC", CryptoAssetsSet: true}},
+		{name: "stablecoins on a page without crypto", in: CheckoutUpdate{ID: id, Set: paymentlinks.AppearanceCryptoAssets, Appearance: paymentlinks.Appearance{CryptoAssets: "USDC", CryptoAssetsSet: true}},
 			code: ledger.CodeValidation},
-		{name: "crypto again, any stablecoin", in: CheckoutUpdate{ID: id, Set: ledger.AppearanceMethods, Appearance: ledger.CheckoutAppearance{Methods: bankAndCoin}},
+		{name: "crypto again, any stablecoin", in: CheckoutUpdate{ID: id, Set: paymentlinks.AppearanceMethods, Appearance: paymentlinks.Appearance{Methods: bankAndCoin}},
 			methods: bankAndCoin},
-		{name: "no such page", in: CheckoutUpdate{ID: "pp_doesnotexist", Set: ledger.AppearanceMethods, Appearance: ledger.CheckoutAppearance{Methods: bankOnly}}, code: ledger.CodeNotFound},
+		{name: "no such page", in: CheckoutUpdate{ID: "pp_doesnotexist", Set: paymentlinks.AppearanceMethods, Appearance: paymentlinks.Appearance{Methods: bankOnly}}, code: ledger.CodeNotFound},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := ta.UpdatePaymentPage(ta.caller(), tc.in)
@@ -155,7 +156,7 @@ func TestUpdatePaymentPageCryptoAssets(t *testing.T) {
 			if tc.code != "" {
 				return
 			}
-			got := r.Result.PaymentPage.Current
+			got := paymentlinks.PageOf(r.Result).Current
 			if got.Methods != tc.methods || got.CryptoAssets != tc.assets || got.CryptoAssetsSet != tc.restricted {
 				t.Fatalf("page accepts %v, stablecoins %q (restricted %v); want %v, %q (%v)",
 					got.Methods.Methods(), got.CryptoAssets, got.CryptoAssetsSet, tc.methods.Methods(), tc.assets, tc.restricted)
@@ -168,18 +169,18 @@ func TestUpdatePaymentLink(t *testing.T) {
 	ta := startApp(t, Config{})
 	created := ta.CreatePaymentLink(ta.caller(), PaymentLinkRequest{Spec: linkSpec(1000, bankOnly)})
 	wantRefusal(t, created, "", "")
-	id := created.Result.PaymentLink.ID
+	id := paymentlinks.LinkOf(created.Result).ID
 	for _, tc := range []struct {
 		name   string
 		in     CheckoutUpdate
 		code   ledger.Code
-		status ledger.PaymentLinkStatus
+		status paymentlinks.LinkStatus
 		url    string
 	}{
-		{name: "a redirect", in: CheckoutUpdate{ID: id, Set: ledger.AppearanceRedirectURL, Appearance: ledger.CheckoutAppearance{RedirectURL: "https://zouk.example/thanks"}},
-			status: ledger.PaymentLinkActive, url: "https://zouk.example/thanks"},
-		{name: "closed", in: CheckoutUpdate{ID: id, Close: true}, status: ledger.PaymentLinkClosed, url: "https://zouk.example/thanks"},
-		{name: "a closed link changes no more", in: CheckoutUpdate{ID: id, Set: ledger.AppearanceRedirectURL}, code: ledger.CodeBadRequest},
+		{name: "a redirect", in: CheckoutUpdate{ID: id, Set: paymentlinks.AppearanceRedirectURL, Appearance: paymentlinks.Appearance{RedirectURL: "https://zouk.example/thanks"}},
+			status: paymentlinks.LinkActive, url: "https://zouk.example/thanks"},
+		{name: "closed", in: CheckoutUpdate{ID: id, Close: true}, status: paymentlinks.LinkClosed, url: "https://zouk.example/thanks"},
+		{name: "a closed link changes no more", in: CheckoutUpdate{ID: id, Set: paymentlinks.AppearanceRedirectURL}, code: ledger.CodeBadRequest},
 		{name: "no such link", in: CheckoutUpdate{ID: "pl_doesnotexist", Close: true}, code: ledger.CodeNotFound},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -188,7 +189,7 @@ func TestUpdatePaymentLink(t *testing.T) {
 			if tc.code != "" {
 				return
 			}
-			if l := r.Result.PaymentLink; l.Status != tc.status || l.Current.RedirectURL != tc.url {
+			if l := paymentlinks.LinkOf(r.Result); l.Status != tc.status || l.Current.RedirectURL != tc.url {
 				t.Fatalf("link %v, redirect %q; want %v, %q", l.Status, l.Current.RedirectURL, tc.status, tc.url)
 			}
 		})

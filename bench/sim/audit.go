@@ -8,6 +8,7 @@ import (
 
 	"payments/ledger"
 	"payments/ledger/conversions"
+	"payments/ledger/paymentlinks"
 	"payments/ledger/webhooks"
 	"payments/raft"
 )
@@ -73,8 +74,8 @@ func audit(cl *clients, rep *Report, opts Options) {
 		case "checkout":
 			// The client's one attempt: at most one session on its link.
 			link, _ := paymentLinkByReference(r, req.org, req.ref)
-			var sess ledger.CheckoutSession
-			sessions := r.PaymentLinkSessions(req.org, link.ID)
+			var sess paymentlinks.Session
+			sessions := paymentlinks.LinkSessions(r, req.org, link.ID)
 			if len(sessions) > 1 {
 				rep.violate("payment link %s has %d checkout sessions; its client made one attempt", link.ID, len(sessions))
 			}
@@ -92,28 +93,28 @@ func audit(cl *clients, rep *Report, opts Options) {
 			// link's amount.
 			var col ledger.Collection
 			var colFound bool
-			if sess.Method == ledger.CheckoutMobileMoney {
+			if sess.Method == paymentlinks.MobileMoney {
 				col, colFound = r.Collection(sess.CollectionID)
-			} else if d, ok := r.CheckoutDepositByReference(req.org, "dep-"+req.ref); ok {
+			} else if d, ok := paymentlinks.DepositByReference(r, req.org, "dep-"+req.ref); ok {
 				col, colFound = r.Collection(d.CollectionID)
 			}
 			switch {
-			case !colFound && sess.Method == ledger.CheckoutMobileMoney:
+			case !colFound && sess.Method == paymentlinks.MobileMoney:
 				rep.violate("checkout session %s has no collection", sess.ID)
-			case !colFound && link.Status == ledger.PaymentLinkPaid:
+			case !colFound && link.Status == paymentlinks.LinkPaid:
 				rep.violate("payment link %s is paid though its %v checkout %s has no deposit", link.ID, sess.Method, sess.ID)
 			case !colFound:
 			case col.Spec.Amount != sess.DestAmount:
 				rep.violate("checkout session %s's collection %s credits %s, not the link's %s", sess.ID, col.ID, money(col.Spec.Amount), money(sess.DestAmount))
-			case col.Status == ledger.CollectionCompleted && link.Status != ledger.PaymentLinkPaid:
+			case col.Status == ledger.CollectionCompleted && link.Status != paymentlinks.LinkPaid:
 				rep.violate("payment link %s is %v though its checkout's collection %s completed", link.ID, link.Status, col.ID)
-			case col.Status != ledger.CollectionCompleted && link.Status == ledger.PaymentLinkPaid:
+			case col.Status != ledger.CollectionCompleted && link.Status == paymentlinks.LinkPaid:
 				rep.violate("payment link %s is paid though its checkout's collection %s is %v", link.ID, col.ID, col.Status)
 			}
 		case "checkout_deposit":
 			// Its collection, which the deposit makes completed at once.
 			var col ledger.Collection
-			d, found := r.CheckoutDepositByReference(req.org, req.ref)
+			d, found := paymentlinks.DepositByReference(r, req.org, req.ref)
 			if found {
 				col, found = r.Collection(d.CollectionID)
 			}
@@ -236,10 +237,10 @@ func audit(cl *clients, rep *Report, opts Options) {
 
 // paymentLinkByReference returns an organization's link by its
 // customerReference.
-func paymentLinkByReference(r *ledger.Reader, org, ref string) (ledger.PaymentLink, bool) {
-	page := r.PaymentLinks(org, ledger.PaymentLinkFilter{CustomerReference: ref}, ledger.CursorStart, 1)
+func paymentLinkByReference(r *ledger.Reader, org, ref string) (paymentlinks.Link, bool) {
+	page := paymentlinks.Links(r, org, paymentlinks.LinkFilter{CustomerReference: ref}, ledger.CursorStart, 1)
 	if len(page.Items) == 0 {
-		return ledger.PaymentLink{}, false
+		return paymentlinks.Link{}, false
 	}
 	return page.Items[0], true
 }

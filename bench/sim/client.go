@@ -14,6 +14,7 @@ import (
 	"payments/actors/app"
 	"payments/ledger"
 	"payments/ledger/conversions"
+	"payments/ledger/paymentlinks"
 	"payments/rails"
 )
 
@@ -271,12 +272,12 @@ func resultID(r *ledger.Result) string {
 	switch {
 	case r.Order != nil: // before its legs, which the result carries too
 		return r.Order.ID
-	case r.CheckoutSession != nil: // before its collection
-		return r.CheckoutSession.ID
-	case r.PaymentLink != nil:
-		return r.PaymentLink.ID
-	case r.CheckoutDeposit != nil: // before its collection
-		return r.CheckoutDeposit.CollectionID
+	case paymentlinks.SessionOf(*r) != nil: // before its collection
+		return paymentlinks.SessionOf(*r).ID
+	case paymentlinks.LinkOf(*r) != nil:
+		return paymentlinks.LinkOf(*r).ID
+	case paymentlinks.DepositOf(*r) != nil: // before its collection
+		return paymentlinks.DepositOf(*r).CollectionID
 	case r.Payout != nil:
 		return r.Payout.ID
 	case r.Collection != nil:
@@ -383,7 +384,7 @@ func (cl *clients) writeApp(ctx context.Context, req *request, send func(*app.Ap
 }
 
 // checkoutMethods are the ways a payment link is paid in the simulation.
-var checkoutMethods = []ledger.CheckoutMethod{ledger.CheckoutMobileMoney, ledger.CheckoutBankTransfer, ledger.CheckoutCrypto}
+var checkoutMethods = []paymentlinks.Method{paymentlinks.MobileMoney, paymentlinks.BankTransfer, paymentlinks.Crypto}
 
 // checkoutNetwork is the stablecoin network crypto checkouts pay on: USDC,
 // priced into the link's currency at the sandbox rate.
@@ -398,13 +399,13 @@ const checkoutNetwork = "usdc_base"
 // retry's resources: it is the link's customerReference, the payer's
 // attempt (which names the session) and, prefixed, the deposit's
 // externalReference.
-func (cl *clients) paymentLink(ctx context.Context, org, ref string, amount ledger.Minor, method ledger.CheckoutMethod) *request {
+func (cl *clients) paymentLink(ctx context.Context, org, ref string, amount ledger.Minor, method paymentlinks.Method) *request {
 	caller := app.Caller{OrgID: org}
 	linked := &request{kind: "payment_link", org: org, ref: ref, amount: amount}
 	cl.writeApp(ctx, linked, func(a *app.App) actors.Reply {
-		return a.CreatePaymentLink(caller, app.PaymentLinkRequest{CustomerReference: ref, Spec: ledger.PaymentLinkSpec{
+		return a.CreatePaymentLink(caller, app.PaymentLinkRequest{CustomerReference: ref, Spec: paymentlinks.LinkSpec{
 			Currency: currency, Amount: amount, Email: "payer@example.com",
-			Appearance: ledger.CheckoutAppearance{Title: "Invoice " + ref, Methods: ledger.MethodSet(0).With(method)},
+			Appearance: paymentlinks.Appearance{Title: "Invoice " + ref, Methods: paymentlinks.MethodSet(0).With(method)},
 		}})
 	})
 	if linked.outcome != acked {
@@ -412,14 +413,14 @@ func (cl *clients) paymentLink(ctx context.Context, org, ref string, amount ledg
 	}
 	in := app.CheckoutSessionRequest{LinkID: linked.id, Method: method, Attempt: ref}
 	switch method {
-	case ledger.CheckoutMobileMoney:
+	case paymentlinks.MobileMoney:
 		in.Code, in.PayerNumber = "gh_mtn", "233241234567"
-	case ledger.CheckoutCrypto:
+	case paymentlinks.Crypto:
 		in.Code = checkoutNetwork
 	}
 	req := &request{kind: "checkout", org: org, ref: ref, amount: amount}
 	cl.writeApp(ctx, req, func(a *app.App) actors.Reply { return a.OpenCheckoutSession(caller, in) })
-	if method == ledger.CheckoutMobileMoney || req.outcome != acked {
+	if method == paymentlinks.MobileMoney || req.outcome != acked {
 		return req
 	}
 	// The payer's transfer of what the session asks: its collection

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"payments/ledger"
+	"payments/ledger/paymentlinks"
 	"payments/rails"
 )
 
@@ -104,32 +104,32 @@ func TestCheckFieldValues(t *testing.T) {
 	}
 }
 
-func testLink(status ledger.PaymentLinkStatus) ledger.PaymentLink {
-	return ledger.PaymentLink{
+func testLink(status paymentlinks.LinkStatus) paymentlinks.Link {
+	return paymentlinks.Link{
 		ID: "pl_1", OrgID: "org_1", Status: status,
-		Spec: ledger.PaymentLinkSpec{Currency: "GHS", Amount: 25000},
-		Current: ledger.CheckoutAppearance{Title: "Invoice", Methods: ledger.MethodSet(0).With(ledger.CheckoutMobileMoney).
-			With(ledger.CheckoutBankTransfer).With(ledger.CheckoutCrypto), CryptoAssets: "USDT", CryptoAssetsSet: true,
+		Spec: paymentlinks.LinkSpec{Currency: "GHS", Amount: 25000},
+		Current: paymentlinks.Appearance{Title: "Invoice", Methods: paymentlinks.MethodSet(0).With(paymentlinks.MobileMoney).
+			With(paymentlinks.BankTransfer).With(paymentlinks.Crypto), CryptoAssets: "USDT", CryptoAssetsSet: true,
 			RedirectURL: "https://zouk.example/thanks", CustomFields: `[{"name":"orderNumber","type":"text","required":true}]`,
 			Branding: `{"businessName":"Zouk","logoUrl":"https://zouk.example/l.png"}`},
 	}
 }
 
-func testInput(l ledger.PaymentLink, sessions ...ledger.CheckoutSession) Input {
+func testInput(l paymentlinks.Link, sessions ...paymentlinks.Session) Input {
 	return Input{Link: l, Sessions: sessions, Now: 1_000_000, Base: "/checkout", Catalogue: rails.DefaultCatalogue(), TestMode: true}
 }
 
 func TestBuildScreens(t *testing.T) {
-	open := func(m ledger.CheckoutMethod, st ledger.CheckoutSessionStatus) ledger.CheckoutSession {
-		return ledger.CheckoutSession{ID: "cs_1", LinkID: "pl_1", Method: m, Status: st, OriginCurrency: "GHS", OriginAmount: 25000,
+	open := func(m paymentlinks.Method, st paymentlinks.SessionStatus) paymentlinks.Session {
+		return paymentlinks.Session{ID: "cs_1", LinkID: "pl_1", Method: m, Status: st, OriginCurrency: "GHS", OriginAmount: 25000,
 			DestCurrency: "GHS", DestAmount: 25000, ExpiresAt: 1_000_000 + 90_500, DepositAccount: "9900105903", DepositBank: "Bank",
 			PayerNumber: "233241234567", MethodCode: "gh_mtn"}
 	}
-	partial := open(ledger.CheckoutBankTransfer, ledger.SessionAwaitingTransfer)
+	partial := open(paymentlinks.BankTransfer, paymentlinks.SessionAwaitingTransfer)
 	partial.OriginReceived = 10000
-	failed := open(ledger.CheckoutMobileMoney, ledger.SessionFailed)
+	failed := open(paymentlinks.MobileMoney, paymentlinks.SessionFailed)
 	failed.StatusMessage = "The payer declined the prompt."
-	paidLink := testLink(ledger.PaymentLinkPaid)
+	paidLink := testLink(paymentlinks.LinkPaid)
 	paidLink.TotalReceived, paidLink.PaidAt = 26000, 1_000_000
 	for _, tc := range []struct {
 		name           string
@@ -138,16 +138,16 @@ func TestBuildScreens(t *testing.T) {
 		notice         string
 		confirmingSess bool
 	}{
-		{"fresh", testInput(testLink(ledger.PaymentLinkActive)), ScreenPick, "", "", false},
-		{"mobile money", testInput(testLink(ledger.PaymentLinkActive), open(ledger.CheckoutMobileMoney, ledger.SessionProcessing)), ScreenMobileMoney, StageAwaitingApproval, "", false},
-		{"bank", testInput(testLink(ledger.PaymentLinkActive), open(ledger.CheckoutBankTransfer, ledger.SessionAwaitingTransfer)), ScreenBankTransfer, StageAwaitingPayment, "", false},
-		{"confirming", testInput(testLink(ledger.PaymentLinkActive), open(ledger.CheckoutCrypto, ledger.SessionAwaitingPayment)), ScreenCrypto, StageConfirming, "", true},
-		{"partial", testInput(testLink(ledger.PaymentLinkActive), partial), ScreenBankTransfer, StagePartiallyPaid, "", false},
-		{"failed", testInput(testLink(ledger.PaymentLinkActive), failed), ScreenPick, StageFailed, "Your mobile money payment did not go through. The payer declined the prompt. Choose a method to try again.", false},
-		{"expired session", testInput(testLink(ledger.PaymentLinkActive), open(ledger.CheckoutCrypto, ledger.SessionExpired)), ScreenPick, StageExpired, "Your stablecoins payment timed out before it arrived. Choose a method to try again.", false},
-		{"paid", testInput(paidLink, open(ledger.CheckoutBankTransfer, ledger.SessionComplete)), ScreenPaid, StageComplete, "", false},
-		{"expired link", testInput(testLink(ledger.PaymentLinkExpired)), ScreenExpired, "", "", false},
-		{"closed link", testInput(testLink(ledger.PaymentLinkClosed)), ScreenClosed, "", "", false},
+		{"fresh", testInput(testLink(paymentlinks.LinkActive)), ScreenPick, "", "", false},
+		{"mobile money", testInput(testLink(paymentlinks.LinkActive), open(paymentlinks.MobileMoney, paymentlinks.SessionProcessing)), ScreenMobileMoney, StageAwaitingApproval, "", false},
+		{"bank", testInput(testLink(paymentlinks.LinkActive), open(paymentlinks.BankTransfer, paymentlinks.SessionAwaitingTransfer)), ScreenBankTransfer, StageAwaitingPayment, "", false},
+		{"confirming", testInput(testLink(paymentlinks.LinkActive), open(paymentlinks.Crypto, paymentlinks.SessionAwaitingPayment)), ScreenCrypto, StageConfirming, "", true},
+		{"partial", testInput(testLink(paymentlinks.LinkActive), partial), ScreenBankTransfer, StagePartiallyPaid, "", false},
+		{"failed", testInput(testLink(paymentlinks.LinkActive), failed), ScreenPick, StageFailed, "Your mobile money payment did not go through. The payer declined the prompt. Choose a method to try again.", false},
+		{"expired session", testInput(testLink(paymentlinks.LinkActive), open(paymentlinks.Crypto, paymentlinks.SessionExpired)), ScreenPick, StageExpired, "Your stablecoins payment timed out before it arrived. Choose a method to try again.", false},
+		{"paid", testInput(paidLink, open(paymentlinks.BankTransfer, paymentlinks.SessionComplete)), ScreenPaid, StageComplete, "", false},
+		{"expired link", testInput(testLink(paymentlinks.LinkExpired)), ScreenExpired, "", "", false},
+		{"closed link", testInput(testLink(paymentlinks.LinkClosed)), ScreenClosed, "", "", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.confirmingSess {
@@ -163,11 +163,11 @@ func TestBuildScreens(t *testing.T) {
 			}
 		})
 	}
-	v := Build(testInput(paidLink, open(ledger.CheckoutBankTransfer, ledger.SessionComplete)))
+	v := Build(testInput(paidLink, open(paymentlinks.BankTransfer, paymentlinks.SessionComplete)))
 	if r := v.Receipt; r == nil || r.Amount != "260.00" || r.Method != "Bank transfer" || r.Reference != "cs_1" || deref(r.Overpayment) != "10.00" {
 		t.Fatalf("receipt %+v", v.Receipt)
 	}
-	v = Build(testInput(testLink(ledger.PaymentLinkActive), open(ledger.CheckoutMobileMoney, ledger.SessionProcessing)))
+	v = Build(testInput(testLink(paymentlinks.LinkActive), open(paymentlinks.MobileMoney, paymentlinks.SessionProcessing)))
 	if s := v.Session; deref(s.PhoneEnding) != "4567" || deref(s.Network) != "MTN Mobile Money" || s.ExpiresInSeconds != 90 {
 		t.Fatalf("mobile money session %+v", s)
 	}
@@ -179,7 +179,7 @@ func TestBuildScreens(t *testing.T) {
 // What the view keeps from the link: never the customer's email, the
 // metadata or the customer reference.
 func TestViewHidesMerchantData(t *testing.T) {
-	l := testLink(ledger.PaymentLinkActive)
+	l := testLink(paymentlinks.LinkActive)
 	l.Spec.Email, l.CustomerReference, l.Current.Metadata = "ama@example.com", "inv-secret-1042", `{"internal":"secret-note"}`
 	b, err := json.Marshal(Build(testInput(l)))
 	if err != nil {
@@ -195,9 +195,9 @@ func TestViewHidesMerchantData(t *testing.T) {
 // Every element the script fills (data-bind and friends) names a field the
 // JSON view has, so the page and its script show the same things.
 func TestTemplateBindsJSONFields(t *testing.T) {
-	l := testLink(ledger.PaymentLinkPaid)
+	l := testLink(paymentlinks.LinkPaid)
 	l.PaidAt = 1
-	sess := ledger.CheckoutSession{ID: "cs_1", LinkID: "pl_1", Method: ledger.CheckoutCrypto, Status: ledger.SessionComplete,
+	sess := paymentlinks.Session{ID: "cs_1", LinkID: "pl_1", Method: paymentlinks.Crypto, Status: paymentlinks.SessionComplete,
 		OriginCurrency: "USDT", DestCurrency: "GHS", DepositAccount: "T1"}
 	v := Build(testInput(l, sess))
 	p := &Page{View: v, Base: "/checkout", API: "/v1/checkout/pl_1", Nonce: "n", Attempt: "a"}
@@ -228,7 +228,7 @@ func TestTemplateBindsJSONFields(t *testing.T) {
 
 // The templates escape every text of the merchant and the payer.
 func TestRenderEscapes(t *testing.T) {
-	l := testLink(ledger.PaymentLinkActive)
+	l := testLink(paymentlinks.LinkActive)
 	l.Current.Title = `</title><script>alert(1)</script>`
 	l.Current.Description = `"><img src=x onerror=alert(2)>`
 	l.Current.Branding = `{"businessName":"<b onmouseover=alert(3)>Zouk</b>","accentColor":"#fff;}</style><script>alert(4)</script>"}`
@@ -264,7 +264,7 @@ func TestErrorPage(t *testing.T) {
 }
 
 func TestCSP(t *testing.T) {
-	p := &Page{View: Build(testInput(testLink(ledger.PaymentLinkActive))), Nonce: "abc"}
+	p := &Page{View: Build(testInput(testLink(paymentlinks.LinkActive))), Nonce: "abc"}
 	want := "default-src 'none'; script-src 'self'; style-src 'self' 'nonce-abc'; img-src 'self' https://zouk.example; " +
 		"connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
 	if got := p.CSP(); got != want {

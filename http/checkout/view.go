@@ -7,6 +7,7 @@ import (
 	"unicode"
 
 	"payments/ledger"
+	"payments/ledger/paymentlinks"
 	"payments/rails"
 )
 
@@ -152,9 +153,9 @@ type Receipt struct {
 
 // Input is what a view is built from.
 type Input struct {
-	Link     ledger.PaymentLink
-	Sessions []ledger.CheckoutSession // newest first
-	Now      int64                    // unix ms on the link's organization's clock
+	Link     paymentlinks.Link
+	Sessions []paymentlinks.Session // newest first
+	Now      int64                  // unix ms on the link's organization's clock
 	// Base is where the checkout's pages are served ("/checkout"); QR
 	// code URLs are under it.
 	Base      string
@@ -165,10 +166,10 @@ type Input struct {
 	Confirming func(sessionID string) bool
 }
 
-var methodLabels = map[ledger.CheckoutMethod]string{
-	ledger.CheckoutMobileMoney:  "Mobile money",
-	ledger.CheckoutBankTransfer: "Bank transfer",
-	ledger.CheckoutCrypto:       "Stablecoins",
+var methodLabels = map[paymentlinks.Method]string{
+	paymentlinks.MobileMoney:  "Mobile money",
+	paymentlinks.BankTransfer: "Bank transfer",
+	paymentlinks.Crypto:       "Stablecoins",
 }
 
 // Build makes the view of a link.
@@ -199,20 +200,20 @@ func Build(in Input) View {
 	v.MobileMoneyNetworks = mobileNetworks(in.Catalogue, cur.Code, l.Remaining())
 	v.CryptoNetworks = cryptoNetworks(in.Catalogue, l.Current)
 	for _, m := range l.Current.Methods.Methods() {
-		if (m == ledger.CheckoutMobileMoney && len(v.MobileMoneyNetworks) == 0) || (m == ledger.CheckoutCrypto && len(v.CryptoNetworks) == 0) {
+		if (m == paymentlinks.MobileMoney && len(v.MobileMoneyNetworks) == 0) || (m == paymentlinks.Crypto && len(v.CryptoNetworks) == 0) {
 			continue
 		}
 		v.Methods = append(v.Methods, Method{m.String(), methodLabels[m]})
 	}
-	if in.TestMode && l.Current.Methods.Has(ledger.CheckoutMobileMoney) {
+	if in.TestMode && l.Current.Methods.Has(paymentlinks.MobileMoney) {
 		v.TestOutcome = optional(testOutcome(rails.CollectionTrigger.Select(l.Remaining(), cur.Code)))
 	}
 
 	switch l.Status {
-	case ledger.PaymentLinkPaid:
+	case paymentlinks.LinkPaid:
 		v.Screen = ScreenPaid
 		for i := range in.Sessions {
-			if in.Sessions[i].Status == ledger.SessionComplete {
+			if in.Sessions[i].Status == paymentlinks.SessionComplete {
 				s := BuildSession(in, &in.Sessions[i])
 				v.Session = &s
 				break
@@ -226,10 +227,10 @@ func Build(in Input) View {
 			v.Receipt.Method, v.Receipt.Reference = v.Session.MethodLabel, v.Session.ID
 		}
 		return v
-	case ledger.PaymentLinkExpired:
+	case paymentlinks.LinkExpired:
 		v.Screen = ScreenExpired
 		return v
-	case ledger.PaymentLinkClosed:
+	case paymentlinks.LinkClosed:
 		v.Screen = ScreenClosed
 		return v
 	}
@@ -248,7 +249,7 @@ func Build(in Input) View {
 }
 
 // BuildSession makes the view of one of the link's sessions.
-func BuildSession(in Input, c *ledger.CheckoutSession) Session {
+func BuildSession(in Input, c *paymentlinks.Session) Session {
 	cur := currency(c.OriginCurrency)
 	owed := max(0, c.OriginAmount-c.OriginReceived)
 	s := Session{
@@ -268,13 +269,13 @@ func BuildSession(in Input, c *ledger.CheckoutSession) Session {
 		s.Network = &m.Name
 	}
 	switch c.Method {
-	case ledger.CheckoutMobileMoney:
+	case paymentlinks.MobileMoney:
 		if n := len(c.PayerNumber); n >= 4 {
 			s.PhoneEnding = optional(c.PayerNumber[n-4:])
 		}
-	case ledger.CheckoutBankTransfer:
+	case paymentlinks.BankTransfer:
 		s.Bank, s.AccountNumber, s.AccountName, s.Reference = optional(c.DepositBank), optional(c.DepositAccount), optional(PooledAccountName), optional(c.ID)
-	case ledger.CheckoutCrypto:
+	case paymentlinks.Crypto:
 		s.Asset, s.Address = optional(c.OriginCurrency), optional(c.DepositAccount)
 		s.Chain = optional(rails.ChainName(c.Chain))
 		if c.DepositAccount != "" {
@@ -282,13 +283,13 @@ func BuildSession(in Input, c *ledger.CheckoutSession) Session {
 		}
 	}
 	switch {
-	case c.Status == ledger.SessionComplete:
+	case c.Status == paymentlinks.SessionComplete:
 		s.Stage = StageComplete
-	case c.Status == ledger.SessionFailed:
+	case c.Status == paymentlinks.SessionFailed:
 		s.Stage = StageFailed
-	case c.Status == ledger.SessionExpired:
+	case c.Status == paymentlinks.SessionExpired:
 		s.Stage = StageExpired
-	case c.Method == ledger.CheckoutMobileMoney:
+	case c.Method == paymentlinks.MobileMoney:
 		s.Stage = StageAwaitingApproval
 	case in.Confirming != nil && in.Confirming(c.ID):
 		s.Stage = StageConfirming
@@ -297,7 +298,7 @@ func BuildSession(in Input, c *ledger.CheckoutSession) Session {
 	default:
 		s.Stage = StageAwaitingPayment
 	}
-	if in.TestMode && c.Method != ledger.CheckoutMobileMoney && !c.Status.Terminal() && owed > 0 {
+	if in.TestMode && c.Method != paymentlinks.MobileMoney && !c.Status.Terminal() && owed > 0 {
 		s.Simulations = append(s.Simulations, Simulation{"Pay in full", ledger.FormatMinor(owed, cur)})
 		if half := owed / 2; half > 0 {
 			s.Simulations = append(s.Simulations, Simulation{"Pay half", ledger.FormatMinor(half, cur)})
@@ -362,7 +363,7 @@ func mobileNetworks(cat *rails.Catalogue, currency string, amount ledger.Minor) 
 }
 
 // cryptoNetworks lists the stablecoin networks the link accepts, by asset.
-func cryptoNetworks(cat *rails.Catalogue, a ledger.CheckoutAppearance) []NetworkGroup {
+func cryptoNetworks(cat *rails.Catalogue, a paymentlinks.Appearance) []NetworkGroup {
 	out := []NetworkGroup{}
 	for _, m := range cat.Networks() {
 		if !m.Collections || m.Status != "operational" || !a.AllowsAsset(m.Currency) {

@@ -9,6 +9,7 @@ import (
 	"payments/http/checkout"
 	"payments/http/core"
 	"payments/ledger"
+	"payments/ledger/paymentlinks"
 )
 
 // The hosted checkout's HTML routes: the page, the payment form it posts
@@ -87,10 +88,10 @@ func readPaymentForm(ctx *fasthttp.RequestCtx) (checkout.Form, publicSessionBody
 	attempt := get("attempt")
 	req = publicSessionBody{Method: &f.Method, CustomFields: f.Custom, Attempt: &attempt}
 	switch f.Method {
-	case ledger.CheckoutMobileMoney.String():
+	case paymentlinks.MobileMoney.String():
 		phone := strings.NewReplacer(" ", "", "-", "", "(", "", ")", "", ".", "").Replace(f.Phone)
 		req.Code, req.AccountNumber = &f.MobileNetwork, &phone
-	case ledger.CheckoutCrypto.String():
+	case paymentlinks.Crypto.String():
 		req.Code = &f.CryptoNetwork
 	}
 	return f, req, nil
@@ -182,7 +183,7 @@ func checkoutQR(s *core.Server, ctx *fasthttp.RequestCtx) {
 	}
 	id, _ := ctx.UserValue("id").(string)
 	_, sess, e := publicSession(s, ctx, id)
-	if e == nil && (sess.Method != ledger.CheckoutCrypto || sess.DepositAccount == "") {
+	if e == nil && (sess.Method != paymentlinks.Crypto || sess.DepositAccount == "") {
 		e = &ledger.Error{Code: ledger.CodeNotFound, Message: "Checkout session " + sess.ID + " has no deposit address"}
 	}
 	if e != nil {

@@ -10,6 +10,7 @@ import (
 	"payments/http/checkout"
 	"payments/http/core"
 	"payments/ledger"
+	"payments/ledger/paymentlinks"
 )
 
 // The hosted checkout: the page a payment link's url opens, and the public
@@ -172,14 +173,14 @@ func getPublicSession(s *core.Server, ctx *fasthttp.RequestCtx, linkID string) *
 
 // publicSession reads the link and the session the path names: 404 unless
 // the session is the link's.
-func publicSession(s *core.Server, ctx *fasthttp.RequestCtx, linkID string) (checkoutState, ledger.CheckoutSession, *ledger.Error) {
+func publicSession(s *core.Server, ctx *fasthttp.RequestCtx, linkID string) (checkoutState, paymentlinks.Session, *ledger.Error) {
 	sid, e := core.PathParam(ctx, "sessionId")
 	if e != nil {
-		return checkoutState{}, ledger.CheckoutSession{}, e
+		return checkoutState{}, paymentlinks.Session{}, e
 	}
 	cs, ok := readCheckout(s, linkID)
 	if !ok {
-		return cs, ledger.CheckoutSession{}, core.NotFound("Payment link")
+		return cs, paymentlinks.Session{}, core.NotFound("Payment link")
 	}
 	sess, ok := cs.session(sid)
 	if !ok {

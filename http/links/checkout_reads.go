@@ -2,7 +2,7 @@ package links
 
 import core "payments/http/core"
 
-import "payments/ledger"
+import "payments/ledger/paymentlinks"
 
 // The hosted checkout's reads of ledger state: every one of them is here,
 // so that they move together when the read path changes.
@@ -10,19 +10,19 @@ import "payments/ledger"
 // checkoutState is what the hosted checkout reads of one link at one
 // moment.
 type checkoutState struct {
-	link     ledger.PaymentLink
-	sessions []ledger.CheckoutSession // newest first
-	now      int64                    // the link's organization's clock, unix ms
+	link     paymentlinks.Link
+	sessions []paymentlinks.Session // newest first
+	now      int64                  // the link's organization's clock, unix ms
 }
 
 // session returns the link's session with id.
-func (cs *checkoutState) session(id string) (ledger.CheckoutSession, bool) {
+func (cs *checkoutState) session(id string) (paymentlinks.Session, bool) {
 	for _, c := range cs.sessions {
 		if c.ID == id {
 			return c, true
 		}
 	}
-	return ledger.CheckoutSession{}, false
+	return paymentlinks.Session{}, false
 }
 
 // readCheckout reads a link by id, whatever its organization (the checkout
@@ -31,9 +31,9 @@ func (cs *checkoutState) session(id string) (ledger.CheckoutSession, bool) {
 func readCheckout(s *core.Server, linkID string) (checkoutState, bool) {
 	r, release := s.Config.Actors.Reader().Pinned()
 	defer release()
-	l, ok := r.PaymentLinkByID(linkID)
+	l, ok := paymentlinks.LinkByID(r, linkID)
 	if !ok {
 		return checkoutState{}, false
 	}
-	return checkoutState{link: l, sessions: r.PaymentLinkSessions(l.OrgID, l.ID), now: r.OrgNow(l.OrgID, s.Config.Actors.Now().UnixMilli())}, true
+	return checkoutState{link: l, sessions: paymentlinks.LinkSessions(r, l.OrgID, l.ID), now: r.OrgNow(l.OrgID, s.Config.Actors.Now().UnixMilli())}, true
 }

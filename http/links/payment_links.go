@@ -14,6 +14,7 @@ import (
 	"payments/http/checkout"
 	"payments/http/core"
 	"payments/ledger"
+	"payments/ledger/paymentlinks"
 	"payments/rails"
 )
 
@@ -35,9 +36,9 @@ func init() {
 		core.Handlers{Create: createPaymentPage, List: listPaymentPages, Get: getPaymentPage, Update: updatePaymentPage})...)
 	core.RegisterRoutes(core.Resource("/v1/payment-links", ledger.ScopePaymentLinksRead, ledger.ScopePaymentLinksWrite,
 		core.Handlers{Create: createPaymentLink, List: listPaymentLinks, Get: getPaymentLink, Update: updatePaymentLink})...)
-	core.RegisterEventRenderer(ledger.SubjectPaymentLink, core.RenderAs(renderPaymentLink))
-	core.RegisterEventRenderer(ledger.SubjectPaymentPage, core.RenderAs(renderPaymentPage))
-	core.RegisterEventRenderer(ledger.SubjectCheckoutSession, core.RenderAs(renderCheckoutSession))
+	core.RegisterEventRenderer(paymentlinks.SubjectLink, core.RenderAs(renderPaymentLink))
+	core.RegisterEventRenderer(paymentlinks.SubjectPage, core.RenderAs(renderPaymentPage))
+	core.RegisterEventRenderer(paymentlinks.SubjectSession, core.RenderAs(renderCheckoutSession))
 	core.RegisterRoutes(
 		core.Endpoint{Method: fasthttp.MethodPost, Path: "/v1/payment-links/{id}/sessions", Scope: ledger.ScopePaymentLinksWrite, H: createCheckoutSession},
 		core.Endpoint{Method: fasthttp.MethodPost, Path: "/v1/payment-pages/{id}/payment-links", Scope: ledger.ScopePaymentLinksWrite, H: createPageLink},
@@ -216,7 +217,7 @@ func checkoutDeadline(p *core.Problems, field string, v *string) int64 {
 	return t.UnixMilli()
 }
 
-func checkoutMethods(p *core.Problems, field string, v *[]string, required bool) ledger.MethodSet {
+func checkoutMethods(p *core.Problems, field string, v *[]string, required bool) paymentlinks.MethodSet {
 	if v == nil {
 		if required {
 			p.Add(field, "is required")
@@ -227,9 +228,9 @@ func checkoutMethods(p *core.Problems, field string, v *[]string, required bool)
 		p.Add(field, "must name at least one method")
 		return 0
 	}
-	var set ledger.MethodSet
+	var set paymentlinks.MethodSet
 	for _, name := range *v {
-		m, ok := ledger.ParseCheckoutMethod(name)
+		m, ok := paymentlinks.ParseMethod(name)
 		switch {
 		case !ok:
 			p.Add(field, fmt.Sprintf("%q is not one of mobile_money, bank_transfer, crypto", name))
@@ -318,8 +319,8 @@ func checkoutBranding(p *core.Problems, field string, b *brandingBody) string {
 	return string(out)
 }
 
-func checkoutAppearance(p *core.Problems, req *appearanceBody) ledger.CheckoutAppearance {
-	var a ledger.CheckoutAppearance
+func checkoutAppearance(p *core.Problems, req *appearanceBody) paymentlinks.Appearance {
+	var a paymentlinks.Appearance
 	a.Title = p.Text("title", req.Title, true, titleLenMax)
 	a.Description = p.Text("description", req.Description, false, descriptionLenMax)
 	a.Methods = checkoutMethods(p, "allowedMethods", req.AllowedMethods, true)
@@ -363,7 +364,7 @@ type paymentLinkJSON struct {
 	Sessions            []checkoutSessionJSON `json:"sessions,omitzero"` // the get-one response only
 }
 
-func methodNames(s ledger.MethodSet) []string {
+func methodNames(s paymentlinks.MethodSet) []string {
 	out := []string{}
 	for _, m := range s.Methods() {
 		out = append(out, m.String())
@@ -373,7 +374,7 @@ func methodNames(s ledger.MethodSet) []string {
 
 // cryptoAssetList is the accepted stablecoins, or nil (rendered null) for
 // any.
-func cryptoAssetList(a ledger.CheckoutAppearance) *[]string {
+func cryptoAssetList(a paymentlinks.Appearance) *[]string {
 	if !a.CryptoAssetsSet {
 		return nil
 	}
@@ -396,7 +397,7 @@ func arrayOrEmpty(raw string) jsontext.Value {
 	return jsontext.Value(raw)
 }
 
-func renderPaymentLink(l *ledger.PaymentLink) paymentLinkJSON {
+func renderPaymentLink(l *paymentlinks.Link) paymentLinkJSON {
 	cur := l.Spec.Currency
 	out := paymentLinkJSON{
 		ID:                  l.ID,
@@ -452,7 +453,7 @@ type paymentPageJSON struct {
 	TotalCollected      string          `json:"totalCollected"`
 }
 
-func renderPaymentPage(p *ledger.PaymentPage) paymentPageJSON {
+func renderPaymentPage(p *paymentlinks.Page) paymentPageJSON {
 	out := paymentPageJSON{
 		ID:                  p.ID,
 		URL:                 core.CheckoutBase() + "/" + p.ID,
@@ -514,7 +515,7 @@ type checkoutInstructions struct {
 	Chain         *string `json:"chain"`
 }
 
-func renderCheckoutSession(c *ledger.CheckoutSession) checkoutSessionJSON {
+func renderCheckoutSession(c *paymentlinks.Session) checkoutSessionJSON {
 	owed := max(0, c.OriginAmount-c.OriginReceived)
 	chain := rails.ChainName(c.Chain) // the name the API shows: "Base" for "base"; "" for none
 	in := checkoutInstructions{
@@ -523,13 +524,13 @@ func renderCheckoutSession(c *ledger.CheckoutSession) checkoutSessionJSON {
 		Currency: c.OriginCurrency,
 	}
 	switch c.Method {
-	case ledger.CheckoutMobileMoney:
+	case paymentlinks.MobileMoney:
 		in.Message = "Approve the prompt sent to " + c.PayerNumber + " to pay " + in.Amount + " " + in.Currency
 		in.AccountNumber = core.Optional(c.PayerNumber)
-	case ledger.CheckoutBankTransfer:
+	case paymentlinks.BankTransfer:
 		in.Message = "Transfer " + in.Amount + " " + in.Currency + " to the account below, quoting the reference"
 		in.Bank, in.AccountNumber, in.AccountName, in.Reference = core.Optional(c.DepositBank), core.Optional(c.DepositAccount), core.Optional(checkout.PooledAccountName), core.Optional(c.ID)
-	case ledger.CheckoutCrypto:
+	case paymentlinks.Crypto:
 		in.Message = "Send " + in.Amount + " " + in.Currency + " on " + chain + " to the address below"
 		in.Address, in.Chain = core.Optional(c.DepositAccount), core.Optional(chain)
 	}
@@ -579,7 +580,7 @@ func createPaymentLink(c *core.Call) {
 // problem at once.
 func paymentLinkInput(req *paymentLinkRequestBody) (app.PaymentLinkRequest, *ledger.Error) {
 	var p core.Problems
-	spec := ledger.PaymentLinkSpec{Email: checkoutEmail(&p, "email", req.Email)}
+	spec := paymentlinks.LinkSpec{Email: checkoutEmail(&p, "email", req.Email)}
 	ref := p.Text("customerReference", req.CustomerReference, false, core.ReferenceLenMax)
 	cur, curOK := p.Currency("currency", req.Currency, true)
 	spec.Currency = cur.Code
@@ -594,7 +595,7 @@ func paymentLinkInput(req *paymentLinkRequestBody) (app.PaymentLinkRequest, *led
 
 // paymentLinkResult is the body of a change to a payment link.
 func paymentLinkResult(res *ledger.Result) any {
-	return &paymentLinkBody{renderPaymentLink(res.PaymentLink)}
+	return &paymentLinkBody{renderPaymentLink(paymentlinks.LinkOf(*res))}
 }
 
 // createPageLink: POST /v1/payment-pages/{id}/payment-links. The hosted
@@ -632,12 +633,12 @@ func getPaymentLink(c *core.Call) {
 		// in one command.
 		st, release := st.Pinned()
 		defer release()
-		l, ok := st.PaymentLink(org, id)
+		l, ok := paymentlinks.GetLink(st, org, id)
 		if !ok {
 			return paymentLinkJSON{}, false
 		}
 		out := renderPaymentLink(&l)
-		sessions := st.PaymentLinkSessions(org, l.ID)
+		sessions := paymentlinks.LinkSessions(st, org, l.ID)
 		out.Sessions = make([]checkoutSessionJSON, 0, len(sessions))
 		for i := range sessions {
 			out.Sessions = append(out.Sessions, renderCheckoutSession(&sessions[i]))
@@ -648,16 +649,16 @@ func getPaymentLink(c *core.Call) {
 
 // listPaymentLinks: GET /v1/payment-links.
 func listPaymentLinks(c *core.Call) {
-	core.List(c, listPaymentLinksKind, paymentLinkFilter, (*ledger.Reader).PaymentLinks, renderPaymentLink)
+	core.List(c, listPaymentLinksKind, paymentLinkFilter, paymentlinks.Links, renderPaymentLink)
 }
 
 // paymentLinkFilter reads GET /v1/payment-links' filters, every problem at
 // once.
-func paymentLinkFilter(c *core.Call) (ledger.PaymentLinkFilter, *ledger.Error) {
-	var f ledger.PaymentLinkFilter
+func paymentLinkFilter(c *core.Call) (paymentlinks.LinkFilter, *ledger.Error) {
+	var f paymentlinks.LinkFilter
 	var p core.Problems
 	if v, ok := core.Query(c.Ctx, "status"); ok {
-		if f.Status, ok = ledger.ParsePaymentLinkStatus(v); !ok {
+		if f.Status, ok = paymentlinks.ParseLinkStatus(v); !ok {
 			p.Add("status", "must be one of active, paid, expired, closed")
 		}
 	}
@@ -706,19 +707,19 @@ func closeStatus(p *core.Problems, cmd *app.CheckoutUpdate, status *string, what
 // (null clears it): expiresAt, redirectUrl and branding.
 func patchAppearance(p *core.Problems, cmd *app.CheckoutUpdate, expiresAt, redirectURL *linkPatch[string], branding *linkPatch[brandingBody]) {
 	if expiresAt.set {
-		cmd.Set |= ledger.AppearanceExpiresAt
+		cmd.Set |= paymentlinks.AppearanceExpiresAt
 		if !expiresAt.null {
 			cmd.Appearance.ExpiresAt = checkoutDeadline(p, "expiresAt", &expiresAt.v)
 		}
 	}
 	if redirectURL.set {
-		cmd.Set |= ledger.AppearanceRedirectURL
+		cmd.Set |= paymentlinks.AppearanceRedirectURL
 		if !redirectURL.null {
 			cmd.Appearance.RedirectURL = checkoutURLField(p, "redirectUrl", &redirectURL.v)
 		}
 	}
 	if branding.set {
-		cmd.Set |= ledger.AppearanceBranding
+		cmd.Set |= paymentlinks.AppearanceBranding
 		if !branding.null {
 			cmd.Appearance.Branding = checkoutBranding(p, "branding", &branding.v)
 		}
@@ -747,27 +748,27 @@ func paymentPageInput(req *paymentPageRequestBody) (app.PaymentPageRequest, *led
 
 // paymentPageResult is the body of a change to a payment page.
 func paymentPageResult(res *ledger.Result) any {
-	return &paymentPageBody{renderPaymentPage(res.PaymentPage)}
+	return &paymentPageBody{renderPaymentPage(paymentlinks.PageOf(*res))}
 }
 
 // getPaymentPage: GET /v1/payment-pages/{id}.
 func getPaymentPage(c *core.Call) {
-	core.Get(c, "id", "Payment page", (*ledger.Reader).PaymentPage, func(page *ledger.PaymentPage) *paymentPageBody { return &paymentPageBody{renderPaymentPage(page)} })
+	core.Get(c, "id", "Payment page", paymentlinks.GetPage, func(page *paymentlinks.Page) *paymentPageBody { return &paymentPageBody{renderPaymentPage(page)} })
 }
 
 // listPaymentPages: GET /v1/payment-pages.
 func listPaymentPages(c *core.Call) {
 	core.List(c, listPaymentPagesKind, core.StatusFilter(parsePaymentPageStatus, "must be one of active, closed"),
-		(*ledger.Reader).PaymentPages, renderPaymentPage)
+		paymentlinks.Pages, renderPaymentPage)
 }
 
 // parsePaymentPageStatus parses a page status a list may filter by.
-func parsePaymentPageStatus(v string) (ledger.PaymentPageStatus, bool) {
+func parsePaymentPageStatus(v string) (paymentlinks.PageStatus, bool) {
 	switch v {
 	case "active":
-		return ledger.PaymentPageActive, true
+		return paymentlinks.PageActive, true
 	case "closed":
-		return ledger.PaymentPageClosed, true
+		return paymentlinks.PageClosed, true
 	}
 	return 0, false
 }
@@ -784,15 +785,15 @@ func paymentPageChange(id string, req *updatePageRequestBody) (app.CheckoutUpdat
 	cmd := app.CheckoutUpdate{ID: id}
 	closeStatus(&p, &cmd, req.Status, "page")
 	if req.AllowedMethods != nil {
-		cmd.Set |= ledger.AppearanceMethods
+		cmd.Set |= paymentlinks.AppearanceMethods
 		cmd.Appearance.Methods = checkoutMethods(&p, "allowedMethods", req.AllowedMethods, true)
 	}
 	if req.AllowedCryptoAssets != nil {
-		cmd.Set |= ledger.AppearanceCryptoAssets
+		cmd.Set |= paymentlinks.AppearanceCryptoAssets
 		cmd.Appearance.CryptoAssets, cmd.Appearance.CryptoAssetsSet = checkoutAssets(&p, "allowedCryptoAssets", req.AllowedCryptoAssets)
 	}
 	if req.CustomFields != nil {
-		cmd.Set |= ledger.AppearanceCustomFields
+		cmd.Set |= paymentlinks.AppearanceCustomFields
 		cmd.Appearance.CustomFields = checkoutFields(&p, "customFields", req.CustomFields)
 	}
 	patchAppearance(&p, &cmd, &req.ExpiresAt, &req.RedirectURL, &req.Branding)
@@ -824,7 +825,7 @@ func createCheckoutSession(c *core.Call) {
 	c.Created(r, func(res *ledger.Result) any {
 		return &struct {
 			CheckoutSession checkoutSessionJSON `json:"checkoutSession"`
-		}{renderCheckoutSession(res.CheckoutSession)}
+		}{renderCheckoutSession(paymentlinks.SessionOf(*res))}
 	})
 }
 
@@ -835,25 +836,25 @@ func parseCheckoutSession(req *checkoutSessionRequestBody) (app.CheckoutSessionR
 	var in app.CheckoutSessionRequest
 	if name := p.Text("method", req.Method, true, 32); name != "" {
 		var ok bool
-		if in.Method, ok = ledger.ParseCheckoutMethod(name); !ok {
+		if in.Method, ok = paymentlinks.ParseMethod(name); !ok {
 			p.Add("method", "must be one of mobile_money, bank_transfer, crypto")
 		}
 	}
-	in.Code = p.Text("code", req.Code, in.Method == ledger.CheckoutMobileMoney || in.Method == ledger.CheckoutCrypto, 64)
-	in.PayerNumber = p.Text("accountNumber", req.AccountNumber, in.Method == ledger.CheckoutMobileMoney, 50)
+	in.Code = p.Text("code", req.Code, in.Method == paymentlinks.MobileMoney || in.Method == paymentlinks.Crypto, 64)
+	in.PayerNumber = p.Text("accountNumber", req.AccountNumber, in.Method == paymentlinks.MobileMoney, 50)
 	switch in.Method {
-	case ledger.CheckoutMobileMoney:
+	case paymentlinks.MobileMoney:
 		if in.PayerNumber != "" {
 			in.PayerNumber = p.Phone("accountNumber", in.PayerNumber)
 		}
-	case ledger.CheckoutBankTransfer:
+	case paymentlinks.BankTransfer:
 		if in.Code != "" {
 			p.Add("code", "must be absent for bank_transfer")
 		}
 		if in.PayerNumber != "" {
 			p.Add("accountNumber", "must be absent for bank_transfer")
 		}
-	case ledger.CheckoutCrypto:
+	case paymentlinks.Crypto:
 		if in.PayerNumber != "" {
 			p.Add("accountNumber", "must be absent for crypto")
 		}
@@ -893,7 +894,7 @@ func checkoutDeposit(c *core.Call) {
 	r := c.Server.Config.App.SimulateCheckoutDeposit(app.Caller{OrgID: c.Org}, in)
 	sess := r.Session
 	c.Created(r.Reply, func(res *ledger.Result) any {
-		d := res.CheckoutDeposit
+		d := paymentlinks.DepositOf(*res)
 		return &struct {
 			Simulation checkoutDepositJSON `json:"simulation"`
 		}{checkoutDepositJSON{

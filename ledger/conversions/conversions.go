@@ -354,7 +354,7 @@ var feature = ledger.AddFeature(func(s *ledger.State) *book {
 	b := &book{quotes: ledger.AddStore(s, quoteKind), conversions: ledger.AddStore(s, conversionKind)}
 	b.expiry = s.AddExpirer(ledger.Expirer{
 		Each: func(s *ledger.State, add func(string, int64, string)) {
-			b.quotes.EachInMemory(func(id string, q Quote) { add(q.OrgID, q.ExpiresAt, id) })
+			b.quotes.EachInMemory(func(q *Quote) { add(q.OrgID, q.ExpiresAt, q.ID) })
 		},
 		Deadline: func(s *ledger.State, id string) (string, int64, bool) {
 			q, ok := b.quotes.Get(id)

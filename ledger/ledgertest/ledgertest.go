@@ -86,6 +86,10 @@ func (s *State) Org(id string) {
 	}
 }
 
+// ExpiryDue reports whether a Tick at leader time at would expire
+// anything (State.ExpiryDue).
+func (s *State) ExpiryDue(at int64) bool { return s.st.ExpiryDue(at) }
+
 // Check verifies the ledger's invariants over what is committed.
 func (s *State) Check() error { return ledger.Check(s.kv) }
 

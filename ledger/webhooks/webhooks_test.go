@@ -11,6 +11,7 @@ import (
 
 	"payments/ledger"
 	"payments/ledger/ledgertest"
+	"payments/ledger/paymentlinks"
 )
 
 const (
@@ -694,10 +695,10 @@ func TestEndpointTimesFollowTheClock(t *testing.T) {
 func TestDeliveriesFollowTheEvents(t *testing.T) {
 	s := webhookLedger(t)
 	mustApply(t, s, endpoint("whe_1", "org_a", "*"))
-	mustApply(t, s, &ledger.CreatePaymentLink{At: 2, ID: "pl_1", OrgID: "org_a", Spec: ledger.PaymentLinkSpec{
-		Email: "ama@example.com", Currency: "GHS", Amount: 25_000, Appearance: ledger.CheckoutAppearance{
-			Title: "Invoice 1", Methods: ledger.MethodSet(0).With(ledger.CheckoutMobileMoney)}}})
-	mustApply(t, s, &ledger.CreateCheckoutSession{At: 10, ID: "cs_1", OrgID: "org_a", LinkID: "pl_1", Method: ledger.CheckoutMobileMoney,
+	mustApply(t, s, &paymentlinks.CreateLink{At: 2, ID: "pl_1", OrgID: "org_a", Spec: paymentlinks.LinkSpec{
+		Email: "ama@example.com", Currency: "GHS", Amount: 25_000, Appearance: paymentlinks.Appearance{
+			Title: "Invoice 1", Methods: paymentlinks.MethodSet(0).With(paymentlinks.MobileMoney)}}})
+	mustApply(t, s, &paymentlinks.CreateSession{At: 10, ID: "cs_1", OrgID: "org_a", LinkID: "pl_1", Method: paymentlinks.MobileMoney,
 		MethodCode: "gh_mtn", PayerNumber: "233241234567", OriginCurrency: "GHS", OriginAmount: 25_000, DestAmount: 25_000,
 		CollectionID: "col_1", MethodType: ledger.MethodMobileMoney, Fee: ledger.FeeSchedule{BasisPoints: 150}.Fee(25_000)})
 	events, deliveries := s.EventCount(), DeliveryCount(s.Reader)
