@@ -13,14 +13,9 @@ const (
 	CollectionFailed    CollectionStatus = 3
 )
 
-var collectionStatusNames = [...]string{"", "pending", "completed", "failed"}
+var collectionStatusNames = enumNames[CollectionStatus]{"", "pending", "completed", "failed"}
 
-func (s CollectionStatus) String() string {
-	if int(s) < len(collectionStatusNames) {
-		return collectionStatusNames[s]
-	}
-	return "unknown"
-}
+func (s CollectionStatus) String() string { return collectionStatusNames.String(s) }
 
 // Terminal reports whether the collection can no longer change.
 func (s CollectionStatus) Terminal() bool {
@@ -29,12 +24,7 @@ func (s CollectionStatus) Terminal() bool {
 
 // ParseCollectionStatus returns the status with the given API name.
 func ParseCollectionStatus(name string) (CollectionStatus, bool) {
-	for i := 1; i < len(collectionStatusNames); i++ {
-		if collectionStatusNames[i] == name {
-			return CollectionStatus(i), true
-		}
-	}
-	return 0, false
+	return collectionStatusNames.Parse(name)
 }
 
 // CollectionSpec is everything the caller asked for; see PayoutSpec.
