@@ -624,16 +624,8 @@ func (s *State) landDeposit(o *Order, c *DepositOrder, now int64, amount Minor) 
 		fee = 0 // underpaid: no fee for an order that pays nothing out
 	}
 	account, _ := s.merchantAccount(o.OrgID, cur, c.At, true)
-	postings := []posting{
-		{s.systemAccount(PurposeCollectionsSource, cur, c.At), EntryCollectionSource, -amount},
-		{account.Number, EntryCollectionCredit, amount},
-	}
-	if fee > 0 {
-		postings = append(postings,
-			posting{account.Number, EntryCollectionFeeDebit, -fee},
-			posting{s.systemAccount(PurposeFeeRevenue, cur, c.At), EntryCollectionFeeRevenue, fee})
-	}
-	if _, err := s.book(c.At, c.CollectionID, o.ID, postings); err != nil {
+	source := s.systemAccount(PurposeCollectionsSource, cur, c.At)
+	if err := s.bookCollection(c.At, c.CollectionID, o.ID, source, account, amount, fee); err != nil {
 		return Result{Err: err}
 	}
 	typ := InstructionsVirtualAccount
