@@ -113,7 +113,7 @@ const (
 	entryTypeEnd              EntryType = 14
 )
 
-var entryTypeNames = [...]string{
+var entryTypeNames = enumNames[EntryType]{
 	EntryManualCredit:         "manual_credit",
 	EntryPayoutDebit:          "payout_debit",
 	EntryPayoutRefund:         "payout_refund",
@@ -154,10 +154,8 @@ func (t EntryType) String() string {
 
 // ParseEntryType returns the entry type with the given API name.
 func ParseEntryType(name string) (EntryType, bool) {
-	for t := EntryType(1); t < entryTypeEnd; t++ {
-		if entryTypeNames[t] == name {
-			return t, true
-		}
+	if t, ok := entryTypeNames.Parse(name); ok {
+		return t, true
 	}
 	for t, f := range featureEntryTypes {
 		if f[0] == name {

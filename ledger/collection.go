@@ -13,14 +13,9 @@ const (
 	CollectionFailed    CollectionStatus = 3
 )
 
-var collectionStatusNames = [...]string{"", "pending", "completed", "failed"}
+var collectionStatusNames = enumNames[CollectionStatus]{"", "pending", "completed", "failed"}
 
-func (s CollectionStatus) String() string {
-	if int(s) < len(collectionStatusNames) {
-		return collectionStatusNames[s]
-	}
-	return "unknown"
-}
+func (s CollectionStatus) String() string { return collectionStatusNames.String(s) }
 
 // Terminal reports whether the collection can no longer change.
 func (s CollectionStatus) Terminal() bool {
@@ -29,12 +24,7 @@ func (s CollectionStatus) Terminal() bool {
 
 // ParseCollectionStatus returns the status with the given API name.
 func ParseCollectionStatus(name string) (CollectionStatus, bool) {
-	for i := 1; i < len(collectionStatusNames); i++ {
-		if collectionStatusNames[i] == name {
-			return CollectionStatus(i), true
-		}
-	}
-	return 0, false
+	return collectionStatusNames.Parse(name)
 }
 
 // CollectionSpec is everything the caller asked for; see PayoutSpec.
@@ -199,6 +189,23 @@ func (s *State) insertCollection(col Collection) {
 	}
 }
 
+// bookCollection credits amount, paid from the source account, to a
+// merchant account, and moves a positive fee on from there to fee revenue:
+// every way money arrives books these same entries.
+func (s *State) bookCollection(at int64, refID, externalRef, source string, account Account, amount, fee Minor) *Error {
+	postings := []posting{
+		{source, EntryCollectionSource, -amount},
+		{account.Number, EntryCollectionCredit, amount},
+	}
+	if fee > 0 {
+		postings = append(postings,
+			posting{account.Number, EntryCollectionFeeDebit, -fee},
+			posting{s.systemAccount(PurposeFeeRevenue, account.Currency, at), EntryCollectionFeeRevenue, fee})
+	}
+	_, err := s.book(at, refID, externalRef, postings)
+	return err
+}
+
 func (s *State) settleCollection(c *SettleCollection) Result {
 	col, ok := s.collections.get(c.ID)
 	if !ok {
@@ -211,16 +218,8 @@ func (s *State) settleCollection(c *SettleCollection) Result {
 	if c.Completed {
 		cur := col.Spec.Currency
 		account, _ := s.merchantAccount(col.OrgID, cur, c.At, true)
-		postings := []posting{
-			{s.collectionSource(col.ID, cur, c.At), EntryCollectionSource, -col.Spec.Amount},
-			{account.Number, EntryCollectionCredit, col.Spec.Amount},
-		}
-		if col.Fee > 0 {
-			postings = append(postings,
-				posting{account.Number, EntryCollectionFeeDebit, -col.Fee},
-				posting{s.systemAccount(PurposeFeeRevenue, cur, c.At), EntryCollectionFeeRevenue, col.Fee})
-		}
-		if _, err := s.book(c.At, col.ID, col.ExternalReference, postings); err != nil {
+		source := s.collectionSource(col.ID, cur, c.At)
+		if err := s.bookCollection(c.At, col.ID, col.ExternalReference, source, account, col.Spec.Amount, col.Fee); err != nil {
 			return Result{Err: err}
 		}
 		col.AccountNumber = account.Number

@@ -287,16 +287,8 @@ func (c *ReceiveDeposit) Apply(s *State) Result {
 	var account Account
 	if c.Completed {
 		account, _ = s.merchantAccount(c.OrgID, cur, c.At, true)
-		postings := []posting{
-			{s.systemAccount(PurposeCollectionsSource, cur, c.At), EntryCollectionSource, -c.Amount},
-			{account.Number, EntryCollectionCredit, c.Amount},
-		}
-		if c.Fee > 0 {
-			postings = append(postings,
-				posting{account.Number, EntryCollectionFeeDebit, -c.Fee},
-				posting{s.systemAccount(PurposeFeeRevenue, cur, c.At), EntryCollectionFeeRevenue, c.Fee})
-		}
-		if _, err := s.book(c.At, c.CollectionID, "", postings); err != nil {
+		source := s.systemAccount(PurposeCollectionsSource, cur, c.At)
+		if err := s.bookCollection(c.At, c.CollectionID, "", source, account, c.Amount, c.Fee); err != nil {
 			return Result{Err: err}
 		}
 	} else {

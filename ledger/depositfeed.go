@@ -177,21 +177,33 @@ func (c *AllocateDepositIndex) Apply(s *State) Result {
 	if !validProviderName(c.Provider) {
 		return Result{Err: FieldInvalid("provider", "is required")}
 	}
-	p, ok := s.providers.get(c.Provider)
-	if !ok {
-		p = Provider{Name: c.Provider}
-	}
+	p, known := s.provider(c.Provider)
 	if p.DepositIndexes == 1<<31-1 {
 		return Result{Err: Errorf(CodeConflict, "provider %s has allocated every deposit index", c.Provider)}
 	}
 	p.DepositIndexes++
-	p.UpdatedAt = c.At
-	if ok {
-		s.providers.put(p)
-	} else {
-		s.providers.insert(p)
-	}
+	s.saveProvider(&p, known, c.At)
 	return Result{Provider: &p}
+}
+
+// provider returns the named provider instance's record; known is false,
+// and the record new, for one nothing was recorded of yet.
+func (s *State) provider(name string) (p Provider, known bool) {
+	if p, known = s.providers.get(name); !known {
+		p = Provider{Name: name}
+	}
+	return p, known
+}
+
+// saveProvider stamps a provider instance's record as changed at at and
+// stores it, inserting it if it was not known.
+func (s *State) saveProvider(p *Provider, known bool, at int64) {
+	p.UpdatedAt = at
+	if known {
+		s.providers.put(*p)
+	} else {
+		s.providers.insert(*p)
+	}
 }
 
 func (c *RecordDepositFeed) Apply(s *State) Result {
@@ -203,10 +215,7 @@ func (c *RecordDepositFeed) Apply(s *State) Result {
 	case len(c.Deposits) > FeedDepositsMax:
 		return Result{Err: Errorf(CodeValidation, "a poll reports at most %d deposits", FeedDepositsMax)}
 	}
-	p, known := s.providers.get(c.Provider)
-	if !known {
-		p = Provider{Name: c.Provider}
-	}
+	p, known := s.provider(c.Provider)
 	if p.DepositCursor != c.From {
 		return Result{Err: Errorf(CodeConflict, "the feed of %s has moved on from this poll's cursor", c.Provider)}
 	}
@@ -226,12 +235,7 @@ func (c *RecordDepositFeed) Apply(s *State) Result {
 	}
 	p.DepositCursor = c.Cursor
 	p.Polls++
-	p.UpdatedAt = c.At
-	if known {
-		s.providers.put(p)
-	} else {
-		s.providers.insert(p)
-	}
+	s.saveProvider(&p, known, c.At)
 	return Result{Provider: &p}
 }
 
@@ -293,16 +297,8 @@ func awaitingConfirmations(required uint32) string {
 func (s *State) creditFeedDeposit(c *RecordDepositFeed, dep Deposit, col Collection) {
 	cur := col.Spec.Currency
 	account, _ := s.merchantAccount(col.OrgID, cur, c.At, true)
-	postings := []posting{
-		{s.floatAccount(c.Provider, cur, c.At), EntryCollectionSource, -col.Spec.Amount},
-		{account.Number, EntryCollectionCredit, col.Spec.Amount},
-	}
-	if col.Fee > 0 {
-		postings = append(postings,
-			posting{account.Number, EntryCollectionFeeDebit, -col.Fee},
-			posting{s.systemAccount(PurposeFeeRevenue, cur, c.At), EntryCollectionFeeRevenue, col.Fee})
-	}
-	if _, err := s.book(c.At, col.ID, "", postings); err != nil {
+	float := s.floatAccount(c.Provider, cur, c.At)
+	if err := s.bookCollection(c.At, col.ID, "", float, account, col.Spec.Amount, col.Fee); err != nil {
 		return // a balance that would overflow: the deposit stays pending
 	}
 	now := s.OrgNow(col.OrgID, c.At)

@@ -64,15 +64,10 @@ const (
 	OrderExpired               OrderStatus = 10
 )
 
-var orderStatusNames = [...]string{"", "created", "awaiting_funds", "awaiting_confirmations",
+var orderStatusNames = enumNames[OrderStatus]{"", "created", "awaiting_funds", "awaiting_confirmations",
 	"funds_received", "overpaid", "underpaid", "processing_payout", "completed", "failed", "expired"}
 
-func (s OrderStatus) String() string {
-	if int(s) < len(orderStatusNames) && s != 0 {
-		return orderStatusNames[s]
-	}
-	return "unknown"
-}
+func (s OrderStatus) String() string { return orderStatusNames.String(s) }
 
 // Terminal reports whether the order can no longer change.
 func (s OrderStatus) Terminal() bool {
@@ -84,14 +79,7 @@ func (s OrderStatus) Terminal() bool {
 func (s OrderStatus) Ended() bool { return s.Terminal() || s == OrderUnderpaid }
 
 // ParseOrderStatus returns the status with the given API name.
-func ParseOrderStatus(name string) (OrderStatus, bool) {
-	for i := 1; i < len(orderStatusNames); i++ {
-		if orderStatusNames[i] == name {
-			return OrderStatus(i), true
-		}
-	}
-	return 0, false
-}
+func ParseOrderStatus(name string) (OrderStatus, bool) { return orderStatusNames.Parse(name) }
 
 // OrderStatusNames lists the API names of the statuses, in order.
 func OrderStatusNames() []string { return slices.Clone(orderStatusNames[1:]) }
@@ -269,23 +257,13 @@ const (
 	DepositRejected DepositOutcome = 3
 )
 
-var depositOutcomeNames = [...]string{"", "confirmed", "unconfirmed", "rejected"}
+var depositOutcomeNames = enumNames[DepositOutcome]{"", "confirmed", "unconfirmed", "rejected"}
 
-func (o DepositOutcome) String() string {
-	if int(o) < len(depositOutcomeNames) && o != 0 {
-		return depositOutcomeNames[o]
-	}
-	return "unknown"
-}
+func (o DepositOutcome) String() string { return depositOutcomeNames.String(o) }
 
 // ParseDepositOutcome returns the outcome with the given API name.
 func ParseDepositOutcome(name string) (DepositOutcome, bool) {
-	for i := 1; i < len(depositOutcomeNames); i++ {
-		if depositOutcomeNames[i] == name {
-			return DepositOutcome(i), true
-		}
-	}
-	return 0, false
+	return depositOutcomeNames.Parse(name)
 }
 
 // CreateOrder records an order awaiting funds, with its instructions. A
@@ -646,16 +624,8 @@ func (s *State) landDeposit(o *Order, c *DepositOrder, now int64, amount Minor) 
 		fee = 0 // underpaid: no fee for an order that pays nothing out
 	}
 	account, _ := s.merchantAccount(o.OrgID, cur, c.At, true)
-	postings := []posting{
-		{s.systemAccount(PurposeCollectionsSource, cur, c.At), EntryCollectionSource, -amount},
-		{account.Number, EntryCollectionCredit, amount},
-	}
-	if fee > 0 {
-		postings = append(postings,
-			posting{account.Number, EntryCollectionFeeDebit, -fee},
-			posting{s.systemAccount(PurposeFeeRevenue, cur, c.At), EntryCollectionFeeRevenue, fee})
-	}
-	if _, err := s.book(c.At, c.CollectionID, o.ID, postings); err != nil {
+	source := s.systemAccount(PurposeCollectionsSource, cur, c.At)
+	if err := s.bookCollection(c.At, c.CollectionID, o.ID, source, account, amount, fee); err != nil {
 		return Result{Err: err}
 	}
 	typ := InstructionsVirtualAccount

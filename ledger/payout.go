@@ -15,27 +15,15 @@ const (
 	PayoutFailed     PayoutStatus = 4
 )
 
-var payoutStatusNames = [...]string{"", "pending", "processing", "completed", "failed"}
+var payoutStatusNames = enumNames[PayoutStatus]{"", "pending", "processing", "completed", "failed"}
 
-func (s PayoutStatus) String() string {
-	if int(s) < len(payoutStatusNames) {
-		return payoutStatusNames[s]
-	}
-	return "unknown"
-}
+func (s PayoutStatus) String() string { return payoutStatusNames.String(s) }
 
 // Terminal reports whether the payout can no longer change.
 func (s PayoutStatus) Terminal() bool { return s == PayoutCompleted || s == PayoutFailed }
 
 // ParsePayoutStatus returns the status with the given API name.
-func ParsePayoutStatus(name string) (PayoutStatus, bool) {
-	for i := 1; i < len(payoutStatusNames); i++ {
-		if payoutStatusNames[i] == name {
-			return PayoutStatus(i), true
-		}
-	}
-	return 0, false
-}
+func ParsePayoutStatus(name string) (PayoutStatus, bool) { return payoutStatusNames.Parse(name) }
 
 // Side says which side of a transfer the caller fixed the amount on.
 type Side uint8

@@ -131,10 +131,19 @@ var publicIDEncoding = base32.NewEncoding("0123456789abcdefghijklmnopqrstuv").Wi
 
 const publicIDLen = 26 // base32 characters of one 16-byte block
 
-// tags keep an entry's id from reading as an event's.
+// publicIDForm is how one sequence's public ids are spelled: their prefix,
+// the tag sealed with the number (which keeps an entry's id from reading as
+// an event's), and the old, unkeyed form both ways.
+type publicIDForm struct {
+	prefix   string
+	tag      [8]byte
+	old      func(seq uint64) string
+	parseOld func(id string) (uint64, bool)
+}
+
 var (
-	entryIDTag = [8]byte{'l', 'e', 0, 0, 0, 0, 0, 1}
-	eventIDTag = [8]byte{'w', 'e', 'v', 0, 0, 0, 0, 1}
+	entryIDForm = publicIDForm{"le_", [8]byte{'l', 'e', 0, 0, 0, 0, 0, 1}, EntryID, ParseEntryID}
+	eventIDForm = publicIDForm{"wev_", [8]byte{'w', 'e', 'v', 0, 0, 0, 0, 1}, EventID, ParseEventID}
 )
 
 func (p *PublicIDs) seal(prefix string, tag [8]byte, seq uint64) string {
@@ -163,37 +172,46 @@ func (p *PublicIDs) open(body string, tag [8]byte) (uint64, bool) {
 	return binary.BigEndian.Uint64(b[:8]), true
 }
 
-// EntryID is the public id of the journal entry at seq.
-func (p *PublicIDs) EntryID(seq uint64) string {
+// id is the public id of seq in form f; the old form without a key.
+func (p *PublicIDs) id(f publicIDForm, seq uint64) string {
 	if p == nil {
-		return EntryID(seq)
+		return f.old(seq)
 	}
-	return p.seal("le_", entryIDTag, seq)
+	return p.seal(f.prefix, f.tag, seq)
 }
+
+// parse reads an id in form f: public when it has the public shape and
+// there is a key, else in the old form.
+func (p *PublicIDs) parse(f publicIDForm, id string) (uint64, bool) {
+	if p != nil && len(id) == len(f.prefix)+publicIDLen && id[:len(f.prefix)] == f.prefix {
+		return p.open(id[len(f.prefix):], f.tag)
+	}
+	return f.parseOld(id)
+}
+
+// internal turns a public id in form f into the old form the ledger
+// stores; any other string is returned as it is.
+func (p *PublicIDs) internal(f publicIDForm, id string) string {
+	if p == nil {
+		return id
+	}
+	if seq, ok := p.parse(f, id); ok {
+		return f.old(seq)
+	}
+	return id
+}
+
+// EntryID is the public id of the journal entry at seq.
+func (p *PublicIDs) EntryID(seq uint64) string { return p.id(entryIDForm, seq) }
 
 // ParseEntryID reads an entry id, public or in the old form.
-func (p *PublicIDs) ParseEntryID(id string) (uint64, bool) {
-	if p != nil && len(id) == len("le_")+publicIDLen && id[:3] == "le_" {
-		return p.open(id[3:], entryIDTag)
-	}
-	return ParseEntryID(id)
-}
+func (p *PublicIDs) ParseEntryID(id string) (uint64, bool) { return p.parse(entryIDForm, id) }
 
 // EventID is the public id of the event at seq.
-func (p *PublicIDs) EventID(seq uint64) string {
-	if p == nil {
-		return EventID(seq)
-	}
-	return p.seal("wev_", eventIDTag, seq)
-}
+func (p *PublicIDs) EventID(seq uint64) string { return p.id(eventIDForm, seq) }
 
 // ParseEventID reads an event id, public or in the old form.
-func (p *PublicIDs) ParseEventID(id string) (uint64, bool) {
-	if p != nil && len(id) == len("wev_")+publicIDLen && id[:4] == "wev_" {
-		return p.open(id[4:], eventIDTag)
-	}
-	return ParseEventID(id)
-}
+func (p *PublicIDs) ParseEventID(id string) (uint64, bool) { return p.parse(eventIDForm, id) }
 
 // PublicRef is ref as clients see it: an entry id in the old form (a
 // top-up's reference to its own entry) becomes its public id; any other
@@ -210,24 +228,8 @@ func (p *PublicIDs) PublicRef(ref string) string {
 
 // InternalEntryRef is the inverse of PublicRef, for filters: a public
 // entry id becomes the old form stored in the journal.
-func (p *PublicIDs) InternalEntryRef(ref string) string {
-	if p == nil {
-		return ref
-	}
-	if seq, ok := p.ParseEntryID(ref); ok {
-		return EntryID(seq)
-	}
-	return ref
-}
+func (p *PublicIDs) InternalEntryRef(ref string) string { return p.internal(entryIDForm, ref) }
 
 // InternalEventID turns a public event id into the old form the ledger
 // stores (a delivery's EventID); any other string is returned as it is.
-func (p *PublicIDs) InternalEventID(id string) string {
-	if p == nil {
-		return id
-	}
-	if seq, ok := p.ParseEventID(id); ok {
-		return EventID(seq)
-	}
-	return id
-}
+func (p *PublicIDs) InternalEventID(id string) string { return p.internal(eventIDForm, id) }

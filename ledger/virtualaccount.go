@@ -27,23 +27,13 @@ const (
 	VirtualAccountPaused VirtualAccountStatus = 2
 )
 
-var virtualAccountStatusNames = [...]string{"", "active", "paused"}
+var virtualAccountStatusNames = enumNames[VirtualAccountStatus]{"", "active", "paused"}
 
-func (s VirtualAccountStatus) String() string {
-	if int(s) < len(virtualAccountStatusNames) && s != 0 {
-		return virtualAccountStatusNames[s]
-	}
-	return "unknown"
-}
+func (s VirtualAccountStatus) String() string { return virtualAccountStatusNames.String(s) }
 
 // ParseVirtualAccountStatus returns the status with the given API name.
 func ParseVirtualAccountStatus(name string) (VirtualAccountStatus, bool) {
-	for i := 1; i < len(virtualAccountStatusNames); i++ {
-		if virtualAccountStatusNames[i] == name {
-			return VirtualAccountStatus(i), true
-		}
-	}
-	return 0, false
+	return virtualAccountStatusNames.Parse(name)
 }
 
 // VirtualAccount is a bank account number that credits an organization's
