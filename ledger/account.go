@@ -113,7 +113,7 @@ const (
 	entryTypeEnd              EntryType = 14
 )
 
-var entryTypeNames = enumNames[EntryType]{
+var entryTypeNames = EnumNames[EntryType]{
 	EntryManualCredit:         "manual_credit",
 	EntryPayoutDebit:          "payout_debit",
 	EntryPayoutRefund:         "payout_refund",

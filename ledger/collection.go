@@ -13,7 +13,7 @@ const (
 	CollectionFailed    CollectionStatus = 3
 )
 
-var collectionStatusNames = enumNames[CollectionStatus]{"", "pending", "completed", "failed"}
+var collectionStatusNames = EnumNames[CollectionStatus]{"", "pending", "completed", "failed"}
 
 func (s CollectionStatus) String() string { return collectionStatusNames.String(s) }
 

@@ -64,7 +64,7 @@ const (
 	OrderExpired               OrderStatus = 10
 )
 
-var orderStatusNames = enumNames[OrderStatus]{"", "created", "awaiting_funds", "awaiting_confirmations",
+var orderStatusNames = EnumNames[OrderStatus]{"", "created", "awaiting_funds", "awaiting_confirmations",
 	"funds_received", "overpaid", "underpaid", "processing_payout", "completed", "failed", "expired"}
 
 func (s OrderStatus) String() string { return orderStatusNames.String(s) }
@@ -257,7 +257,7 @@ const (
 	DepositRejected DepositOutcome = 3
 )
 
-var depositOutcomeNames = enumNames[DepositOutcome]{"", "confirmed", "unconfirmed", "rejected"}
+var depositOutcomeNames = EnumNames[DepositOutcome]{"", "confirmed", "unconfirmed", "rejected"}
 
 func (o DepositOutcome) String() string { return depositOutcomeNames.String(o) }
 

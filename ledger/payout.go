@@ -15,7 +15,7 @@ const (
 	PayoutFailed     PayoutStatus = 4
 )
 
-var payoutStatusNames = enumNames[PayoutStatus]{"", "pending", "processing", "completed", "failed"}
+var payoutStatusNames = EnumNames[PayoutStatus]{"", "pending", "processing", "completed", "failed"}
 
 func (s PayoutStatus) String() string { return payoutStatusNames.String(s) }
 

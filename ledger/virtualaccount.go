@@ -27,7 +27,7 @@ const (
 	VirtualAccountPaused VirtualAccountStatus = 2
 )
 
-var virtualAccountStatusNames = enumNames[VirtualAccountStatus]{"", "active", "paused"}
+var virtualAccountStatusNames = EnumNames[VirtualAccountStatus]{"", "active", "paused"}
 
 func (s VirtualAccountStatus) String() string { return virtualAccountStatusNames.String(s) }
 

@@ -75,14 +75,9 @@ const (
 	QuoteExpired  QuoteStatus = 3
 )
 
-var quoteStatusNames = [...]string{"", "pending", "executed", "expired"}
+var quoteStatusNames = ledger.EnumNames[QuoteStatus]{"", "pending", "executed", "expired"}
 
-func (s QuoteStatus) String() string {
-	if int(s) < len(quoteStatusNames) && s != 0 {
-		return quoteStatusNames[s]
-	}
-	return "unknown"
-}
+func (s QuoteStatus) String() string { return quoteStatusNames.String(s) }
 
 // Status is a conversion's state. A conversion exists only once its quote
 // executed, so today every conversion is completed; failed is the

@@ -45,27 +45,15 @@ const (
 	StatusDeclined    Status = 4
 )
 
-var statusNames = [...]string{"", "open", "under_review", "accepted", "declined"}
+var statusNames = ledger.EnumNames[Status]{"", "open", "under_review", "accepted", "declined"}
 
-func (s Status) String() string {
-	if int(s) < len(statusNames) {
-		return statusNames[s]
-	}
-	return "unknown"
-}
+func (s Status) String() string { return statusNames.String(s) }
 
 // Final reports whether the dispute is resolved.
 func (s Status) Final() bool { return s == StatusAccepted || s == StatusDeclined }
 
 // ParseStatus returns the status with the given API name.
-func ParseStatus(name string) (Status, bool) {
-	for i := 1; i < len(statusNames); i++ {
-		if statusNames[i] == name {
-			return Status(i), true
-		}
-	}
-	return 0, false
-}
+func ParseStatus(name string) (Status, bool) { return statusNames.Parse(name) }
 
 // Categories are the categories a dispute may have.
 var Categories = []string{"fraud", "chargeback", "other"}

@@ -52,14 +52,9 @@ const (
 	SessionExpired          SessionStatus = 6
 )
 
-var sessionStatusNames = [...]string{"", "processing", "awaiting_transfer", "awaiting_payment", "complete", "failed", "expired"}
+var sessionStatusNames = ledger.EnumNames[SessionStatus]{"", "processing", "awaiting_transfer", "awaiting_payment", "complete", "failed", "expired"}
 
-func (s SessionStatus) String() string {
-	if s != 0 && int(s) < len(sessionStatusNames) {
-		return sessionStatusNames[s]
-	}
-	return "unknown"
-}
+func (s SessionStatus) String() string { return sessionStatusNames.String(s) }
 
 // Terminal reports whether the session has ended.
 func (s SessionStatus) Terminal() bool { return s >= SessionComplete }

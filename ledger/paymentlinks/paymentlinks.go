@@ -80,24 +80,12 @@ const (
 	methodEnd    Method = 4
 )
 
-var methodNames = [...]string{"", "mobile_money", "bank_transfer", "crypto"}
+var methodNames = ledger.EnumNames[Method]{"", "mobile_money", "bank_transfer", "crypto"}
 
-func (m Method) String() string {
-	if m == 0 || m >= methodEnd {
-		return "unknown"
-	}
-	return methodNames[m]
-}
+func (m Method) String() string { return methodNames.String(m) }
 
 // ParseMethod returns the method with the given API name.
-func ParseMethod(name string) (Method, bool) {
-	for m := Method(1); m < methodEnd; m++ {
-		if methodNames[m] == name {
-			return m, true
-		}
-	}
-	return 0, false
-}
+func ParseMethod(name string) (Method, bool) { return methodNames.Parse(name) }
 
 // MethodSet is a set of checkout methods, one bit per method.
 type MethodSet uint8
@@ -134,24 +122,12 @@ const (
 	LinkClosed  LinkStatus = 4
 )
 
-var linkStatusNames = [...]string{"", "active", "paid", "expired", "closed"}
+var linkStatusNames = ledger.EnumNames[LinkStatus]{"", "active", "paid", "expired", "closed"}
 
-func (s LinkStatus) String() string {
-	if int(s) < len(linkStatusNames) && s != 0 {
-		return linkStatusNames[s]
-	}
-	return "unknown"
-}
+func (s LinkStatus) String() string { return linkStatusNames.String(s) }
 
 // ParseLinkStatus returns the status with the given API name.
-func ParseLinkStatus(name string) (LinkStatus, bool) {
-	for i := 1; i < len(linkStatusNames); i++ {
-		if linkStatusNames[i] == name {
-			return LinkStatus(i), true
-		}
-	}
-	return 0, false
-}
+func ParseLinkStatus(name string) (LinkStatus, bool) { return linkStatusNames.Parse(name) }
 
 // PageStatus is active or closed. Values are frozen.
 type PageStatus uint8

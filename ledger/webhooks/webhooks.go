@@ -135,24 +135,12 @@ const (
 	Failed  DeliveryStatus = 3
 )
 
-var deliveryStatusNames = [...]string{"", "pending", "success", "failed"}
+var deliveryStatusNames = ledger.EnumNames[DeliveryStatus]{"", "pending", "success", "failed"}
 
-func (s DeliveryStatus) String() string {
-	if int(s) < len(deliveryStatusNames) {
-		return deliveryStatusNames[s]
-	}
-	return "unknown"
-}
+func (s DeliveryStatus) String() string { return deliveryStatusNames.String(s) }
 
 // ParseDeliveryStatus returns the status with the given API name.
-func ParseDeliveryStatus(name string) (DeliveryStatus, bool) {
-	for i := 1; i < len(deliveryStatusNames); i++ {
-		if deliveryStatusNames[i] == name {
-			return DeliveryStatus(i), true
-		}
-	}
-	return 0, false
-}
+func ParseDeliveryStatus(name string) (DeliveryStatus, bool) { return deliveryStatusNames.Parse(name) }
 
 // Delivery is one event on its way to one endpoint. Its id is the
 // webhook-id header of every attempt, so receivers can drop repeats.
