@@ -131,22 +131,36 @@ func instruction(w actors.Work) provider.Instruction {
 	return in
 }
 
-func (i *instance) Prepare(ctx context.Context, w actors.Work) (actors.Prepared, error) {
-	var p provider.Prepared
-	var err error
+// moneyOps are an adapter's operations on one direction of money: a
+// Payouter's or a Collector's.
+type moneyOps struct {
+	prepare        func(context.Context, provider.Instruction) (provider.Prepared, error)
+	submit, status func(context.Context, provider.Instruction, provider.Prepared) (provider.Outcome, error)
+}
+
+// moneyOps returns the adapter's operations for w's direction, or the
+// error that the instance does not serve it.
+func (i *instance) moneyOps(w actors.Work) (moneyOps, error) {
 	if w.Payout != nil {
 		a, ok := i.in.Adapter.(provider.Payouter)
 		if !ok {
-			return actors.Prepared{}, notServed(i.in.Name, "payouts")
+			return moneyOps{}, notServed(i.in.Name, "payouts")
 		}
-		p, err = a.PreparePayout(ctx, instruction(w))
-	} else {
-		a, ok := i.in.Adapter.(provider.Collector)
-		if !ok {
-			return actors.Prepared{}, notServed(i.in.Name, "collections")
-		}
-		p, err = a.PrepareCollection(ctx, instruction(w))
+		return moneyOps{a.PreparePayout, a.SubmitPayout, a.PayoutStatus}, nil
 	}
+	a, ok := i.in.Adapter.(provider.Collector)
+	if !ok {
+		return moneyOps{}, notServed(i.in.Name, "collections")
+	}
+	return moneyOps{a.PrepareCollection, a.SubmitCollection, a.CollectionStatus}, nil
+}
+
+func (i *instance) Prepare(ctx context.Context, w actors.Work) (actors.Prepared, error) {
+	ops, err := i.moneyOps(w)
+	if err != nil {
+		return actors.Prepared{}, err
+	}
+	p, err := ops.prepare(ctx, instruction(w))
 	if err != nil {
 		return actors.Prepared{}, railError(err)
 	}
@@ -162,30 +176,15 @@ func (i *instance) Status(ctx context.Context, w actors.Work, p actors.Prepared)
 }
 
 func (i *instance) call(ctx context.Context, w actors.Work, p actors.Prepared, status bool) (actors.ProviderOutcome, error) {
-	in, prep := instruction(w), provider.Prepared{Key: p.Key, Payload: p.Payload}
-	var out provider.Outcome
-	var err error
-	if w.Payout != nil {
-		a, ok := i.in.Adapter.(provider.Payouter)
-		if !ok {
-			return actors.ProviderOutcome{}, notServed(i.in.Name, "payouts")
-		}
-		if status {
-			out, err = a.PayoutStatus(ctx, in, prep)
-		} else {
-			out, err = a.SubmitPayout(ctx, in, prep)
-		}
-	} else {
-		a, ok := i.in.Adapter.(provider.Collector)
-		if !ok {
-			return actors.ProviderOutcome{}, notServed(i.in.Name, "collections")
-		}
-		if status {
-			out, err = a.CollectionStatus(ctx, in, prep)
-		} else {
-			out, err = a.SubmitCollection(ctx, in, prep)
-		}
+	ops, err := i.moneyOps(w)
+	if err != nil {
+		return actors.ProviderOutcome{}, err
 	}
+	do := ops.submit
+	if status {
+		do = ops.status
+	}
+	out, err := do(ctx, instruction(w), provider.Prepared{Key: p.Key, Payload: p.Payload})
 	if err != nil {
 		return actors.ProviderOutcome{}, railError(err)
 	}
