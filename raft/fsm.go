@@ -90,13 +90,16 @@ func (f *fsm) load() error {
 	f.applied = f.store.Applied()
 	f.flushed, f.unflushed, f.memberChanges = f.applied, 0, nil
 	f.handed.Store(f.applied)
-	f.setVisible(f.applied)
 	if err := f.members.load(f.store); err != nil {
 		return fmt.Errorf("raft: load member addresses: %w", err)
 	}
 	f.openRecords.Store(int64(s.OpenRecords()))
 	r := ledger.NewReader(f.kv, s.Views())
 	f.reader.Store(r)
+	// Only now is the index visible: a request waiting for it (a key this
+	// node did not know, on a node restoring a snapshot) reads the Reader
+	// the moment it is, and the one it replaces is the old state's.
+	f.setVisible(f.applied)
 	// Until the lookup filter holds every reference in the store, creates
 	// read the store to prove theirs new; the fill runs beside them, and
 	// is abandoned when a restore replaces the state or the store closes.
