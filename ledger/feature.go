@@ -6,9 +6,11 @@ import (
 	"slices"
 )
 
-// A feature may live in a sub-package of ledger (ledger/recipients,
-// ledger/team, ledger/webhooks): its types, its commands, their rules and
-// codecs, and its reads, on the kernel this file exports. The kernel keeps
+// A feature may live in a sub-package of ledger (ledger/conversions,
+// ledger/disputes, ledger/paymentlinks, ledger/recipients, ledger/team,
+// ledger/webhooks): its types, its commands, their rules and codecs, and
+// its reads, on the kernel this file and the export files (feature_*.go,
+// export_*.go) export. The kernel keeps
 // what every feature shares — organizations, keys, balances and the
 // journal, payouts and collections, the events, the state store's layout —
 // and calls a feature only through what the feature registered:
@@ -25,8 +27,12 @@ import (
 //     with the maps it keeps beside its stores rebuilt as Load reads the
 //     open records back (Store.OnLoad);
 //   - a kernel rule it takes part in is a hook it adds from there
-//     (AddPayoutCheck, AddEventHook), and its records may be the subjects
-//     of events (RegisterSubject, Emit);
+//     (AddPayoutCheck, AddEventHook, AddHoldCount, RegisterDecided), and
+//     its records may be the subjects of events (RegisterSubject, Emit);
+//   - money it moves is booked through the kernel's journal, in balanced
+//     postings against merchant and system accounts (feature_balances.go:
+//     Book, Hold, RegisterEntryType), and its deadlines go in the kernel's
+//     one heap (AddExpirer, AddDeadline);
 //   - its outcomes travel in Result.Value, which the package reads back
 //     with functions of its own.
 //
