@@ -48,14 +48,6 @@ type disputed struct {
 	Amount          Minor
 }
 
-// The dispute commands of the mix, made by package disputes, which this
-// package's own tests cannot import: disputes_link_test.go (package
-// ledger_test) sets them.
-var (
-	OpenDisputeForTest    func(at int64, id, org, collection string, amount Minor, messageID string) Command
-	ResolveDisputeForTest func(at int64, id, org string, won bool) Command
-)
-
 // quoted is what a quote moves, as the tally keeps it.
 type quoted struct {
 	org, from, to        string
@@ -347,7 +339,7 @@ func (c *conservation) step() {
 		if id, ok := c.pick(&c.disputes); ok {
 			d := c.disputed[id]
 			won := c.rng.IntN(2) == 0
-			c.must(ResolveDisputeForTest(c.at, id, d.OrgID, won))
+			c.must(Disputes.Resolve(c.at, id, d.OrgID, won))
 			if won {
 				c.outcomes["dispute/won"]++
 			} else {
@@ -362,7 +354,7 @@ func (c *conservation) step() {
 		}
 		cl, _ := c.s.Collection(col)
 		id, msg := c.id("dsp_"), c.id("dsm_")
-		r := c.apply(OpenDisputeForTest(c.at, id, cl.OrgID, col, cl.Spec.Amount, msg))
+		r := c.apply(Disputes.Open(c.at, id, cl.OrgID, col, cl.Spec.Amount, msg))
 		switch {
 		case r.Err == nil:
 			c.disputes = append(c.disputes, id)

@@ -19,6 +19,14 @@ var Conversions struct {
 	Refused string
 }
 
+// Disputes (package disputes) hold and book a merchant's funds among the
+// conservation property's flows (conservation_test.go); features_test.go
+// fills these in too.
+var Disputes struct {
+	Open    func(at int64, id, org, collection string, amount Minor, messageID string) Command
+	Resolve func(at int64, id, org string, won bool) Command
+}
+
 // quoteCmd quotes org_a's GHS in USD at a fixed rate.
 func quoteCmd(id string, at int64, from Minor, to Minor) Command {
 	return Conversions.CreateQuote(at, id, "org_a", "GHS", from, "USD", to, "0.0634615384")

@@ -7,15 +7,24 @@ package ledger_test
 import (
 	"payments/ledger"
 	"payments/ledger/conversions"
-	_ "payments/ledger/disputes"
+	"payments/ledger/disputes"
 	_ "payments/ledger/paymentlinks"
 	_ "payments/ledger/recipients"
 	_ "payments/ledger/team"
 	_ "payments/ledger/webhooks"
 )
 
-// The conversions the kernel's tests apply (featurecmds_test.go).
+// The conversions and disputes the kernel's tests apply
+// (featurecmds_test.go).
 func init() {
+	d := &ledger.Disputes
+	d.Open = func(at int64, id, org, collection string, amount ledger.Minor, messageID string) ledger.Command {
+		return &disputes.Open{At: at, ID: id, OrgID: org, CollectionID: collection, Amount: amount, Category: "chargeback", MessageID: messageID}
+	}
+	d.Resolve = func(at int64, id, org string, won bool) ledger.Command {
+		return &disputes.Resolve{At: at, ID: id, OrgID: org, Won: won}
+	}
+
 	c := &ledger.Conversions
 	c.CreateQuote = func(at int64, id, org, from string, fromAmount ledger.Minor, to string, toAmount ledger.Minor, rate string) ledger.Command {
 		return &conversions.CreateQuote{At: at, ID: id, OrgID: org, FromCurrency: from, FromAmount: fromAmount,
