@@ -9,8 +9,8 @@ import (
 // A feature may live in a sub-package of ledger (ledger/conversions,
 // ledger/disputes, ledger/paymentlinks, ledger/recipients, ledger/team,
 // ledger/webhooks): its types, its commands, their rules and codecs, and
-// its reads, on the kernel this file and the export files (feature_*.go,
-// export_*.go) export. The kernel keeps
+// its reads, on the kernel this file and its companions (feature_*.go)
+// export. The kernel keeps
 // what every feature shares — organizations, keys, balances and the
 // journal, payouts and collections, the events, the state store's layout —
 // and calls a feature only through what the feature registered:

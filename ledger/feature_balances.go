@@ -67,3 +67,8 @@ func (s *State) Hold(number string, delta Minor) {
 	a.Held += delta
 	s.accounts.put(a)
 }
+
+// InsertCollection adds a new collection, the charge of a mobile money
+// session or the collection of a deposit, with the kernel's set of open
+// collections (which the rail driver moves).
+func (s *State) InsertCollection(col Collection) { s.insertCollection(col) }

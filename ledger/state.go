@@ -57,7 +57,7 @@ type State struct {
 
 	// The features' records and indexes, each owned by its file.
 	idKeys   *store[keyRecord] // publicids.go
-	links    linkSlots         // export_paymentlinks.go: package paymentlinks' expirers and hook
+	links    linkSlots         // feature_linkslots.go: package paymentlinks' expirers and hook
 	deposits *depositState     // deposit.go: virtual accounts, crypto addresses, deposits
 	orders   *orderBook        // order.go
 

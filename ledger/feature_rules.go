@@ -1,11 +1,10 @@
 package ledger
 
-// What package conversions (quotes and conversions, ledger/conversions)
-// needs of the kernel, each a thin wrapper over its internals: it books
-// journal postings against merchant and system accounts, announces the
-// credited balance, expires quotes through the kernel's deadlines, finds a
-// conversion by its reference, reads and writes the fields its layouts
-// append, and takes part in Decided's final answers by reference.
+// Kernel rules features take part in beyond feature.go's hooks: deadlines
+// in the kernel's one heap (Expirer), the holds Check counts
+// (AddHoldCount), Decided's final answers by reference for a feature's
+// creates (RegisterDecided), and the checks of currencies and rates that
+// quotes share with cross-currency payouts.
 
 // LookupCurrencyPair returns the two currencies of a conversion, or the
 // validation error naming the side (from.currency, to.currency) that is
@@ -17,16 +16,6 @@ func LookupCurrencyPair(from, to string) (Currency, Currency, *Error) {
 // ValidRate reports whether r is a rate the ledger records: a positive
 // decimal without sign or exponent (quotes and cross-currency payouts).
 func ValidRate(r string) bool { return validRate(r) }
-
-// ReadByReference returns the record of kind k an organization's
-// reference names, however old.
-func ReadByReference[V any](r *Reader, k RecordKind[V], org, ref string) (V, bool) {
-	return readByReference(r, k.k, org, ref)
-}
-
-// InMemory is how many records of the store memory holds: once a batch
-// is committed, the open ones.
-func (st Store[V]) InMemory() int { return len(st.t.rows) }
 
 // Expirer is a feature's deadline-driven transitions (clock.go's
 // expirer): Each calls add for every open deadline at Load and after a
@@ -50,24 +39,6 @@ func (s *State) AddExpirer(x Expirer) uint8 {
 // organization's clock reads due.
 func (s *State) AddDeadline(x uint8, org string, due int64, id string) {
 	s.addDeadline(x, org, due, id)
-}
-
-// More reports, while decoding, whether bytes remain: a record read where
-// an older layout ended has none of the fields appended since (doc.go,
-// "Appended fields").
-func (f *Codec) More() bool { return f.dec != nil && f.dec.more() }
-
-// AppendedRef reads the reference a command kind "with the reference"
-// appends to its base kind's fields (KindExecuteQuoteRef); it is never
-// empty. Writing, it writes a reference that is not empty.
-func (f *Codec) AppendedRef(p *string) {
-	if f.enc != nil {
-		if *p != "" {
-			f.enc.str(*p)
-		}
-		return
-	}
-	*p = f.dec.appendedRef()
 }
 
 // DecidedOp is a feature's create that Decided may wrap (decided.go): it
@@ -113,4 +84,19 @@ func decidedResource(resource string) *DecidedResource {
 		}
 	}
 	return nil
+}
+
+// holdCounts count what a feature holds on accounts, for Check.
+var holdCounts []func(r *Reader, hold func(account string, amount Minor))
+
+// AddHoldCount registers count, which calls hold with every amount a
+// feature's records hold on an account (an unresolved dispute's), so that
+// Check finds every account's Held equal to the sum. It is called from an
+// init function.
+func AddHoldCount(count func(r *Reader, hold func(account string, amount Minor))) {
+	holdCounts = append(holdCounts, count)
+}
+
+func (x Expirer) expirer() expirer {
+	return expirer{each: x.Each, deadline: x.Deadline, expire: x.Expire}
 }
