@@ -10,10 +10,10 @@ import (
 // ledger/disputes, ledger/paymentlinks, ledger/recipients, ledger/team,
 // ledger/webhooks): its types, its commands, their rules and codecs, and
 // its reads, on the kernel this file and its companions (feature_*.go)
-// export. The kernel keeps
-// what every feature shares — organizations, keys, balances and the
-// journal, payouts and collections, the events, the state store's layout —
-// and calls a feature only through what the feature registered:
+// export. The kernel keeps what every feature shares — organizations,
+// keys, balances and the journal, payouts and collections, the events, the
+// state store's layout — and calls a feature only through what the
+// feature registered:
 //
 //   - its commands implement Applier and register their decoders from an
 //     init function (RegisterCommand, RegisterFieldsCommand), under kind
