@@ -199,22 +199,23 @@ var accountKind = &kind[Account]{
 	enc: func(e *Encoder, a *Account) { a.fields(e.Codec()) }, dec: decodeAccount,
 }
 
-// posting is one leg of a transaction before it is booked.
-type posting struct {
-	account string
-	typ     EntryType
-	amount  Minor
+// Posting is one leg of a transaction before it is booked (book, and a
+// feature's Book).
+type Posting struct {
+	Account string
+	Type    EntryType
+	Amount  Minor
 }
 
 // book applies a balanced set of postings atomically: all of them or, when an
 // account would overflow, none. Postings must sum to zero; a set that does
 // not is a bug, and the ledger stops rather than book it. It returns the
 // sequence number of the first entry; the others follow in order.
-func (s *State) book(at int64, refID, externalRef string, postings []posting) (uint64, *Error) {
+func (s *State) book(at int64, refID, externalRef string, postings []Posting) (uint64, *Error) {
 	var sum Minor
 	for _, p := range postings {
 		var ok bool
-		if sum, ok = addMinor(sum, p.amount); !ok {
+		if sum, ok = addMinor(sum, p.Amount); !ok {
 			return 0, Errorf(CodeValidation, "amount out of range")
 		}
 	}
@@ -226,7 +227,7 @@ func (s *State) book(at int64, refID, externalRef string, postings []posting) (u
 	var room [8]*row[Account]
 	rows := room[:0]
 	for _, p := range postings {
-		rows = append(rows, s.accounts.rows[p.account])
+		rows = append(rows, s.accounts.rows[p.Account])
 	}
 	// The entries are on the clock of the organization whose balances they
 	// move (clock.go), and never go back along a merchant account's
@@ -251,23 +252,23 @@ func (s *State) book(at int64, refID, externalRef string, postings []posting) (u
 	for i, p := range postings {
 		total, found := Minor(0), false
 		for j := i - 1; j >= 0; j-- {
-			if postings[j].account == p.account {
+			if postings[j].Account == p.Account {
 				total, found = entries[j].BalanceAfter, true
 				break
 			}
 		}
 		r := rows[i]
 		if r == nil {
-			panic("ledger: posting to missing account " + p.account)
+			panic("ledger: posting to missing account " + p.Account)
 		}
 		if !found {
 			total = r.v.Total
 		}
-		after, ok := addMinor(total, p.amount)
+		after, ok := addMinor(total, p.Amount)
 		if !ok {
 			return 0, BalanceLimit(r.v.Currency)
 		}
-		entries[i] = Entry{Account: p.account, Type: p.typ, Amount: p.amount, BalanceAfter: after,
+		entries[i] = Entry{Account: p.Account, Type: p.Type, Amount: p.Amount, BalanceAfter: after,
 			RefID: refID, ExternalRef: externalRef, At: at}
 		merchant[i] = r.v.Purpose == PurposeMerchant
 	}

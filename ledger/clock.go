@@ -52,20 +52,20 @@ var clockKind = &kind[Clock]{
 	unlisted: true,
 }
 
-// expirer is one feature's deadline-driven transitions. A feature adds a
-// deadline (addDeadline) when a record gets one; the state keeps them all
-// in one heap, in leader time, so that Tick finds what is due without
-// looking at anything else.
-type expirer struct {
-	// each calls add for every open deadline of the feature: at Load, and
+// Expirer is one feature's deadline-driven transitions. A feature adds a
+// deadline (addDeadline; AddDeadline from a sub-package) when a record
+// gets one; the state keeps them all in one heap, in leader time, so that
+// Tick finds what is due without looking at anything else.
+type Expirer struct {
+	// Each calls add for every open deadline of the feature: at Load, and
 	// after a clock jump moved an organization's deadlines.
-	each func(s *State, add func(org string, due int64, id string))
-	// deadline returns the record's deadline now, on its organization's
+	Each func(s *State, add func(org string, due int64, id string))
+	// Deadline returns the record's deadline now, on its organization's
 	// clock; ok is false when it has none any more (it was met).
-	deadline func(s *State, id string) (org string, due int64, ok bool)
-	// expire makes the record's transition, emitting its events. It is
+	Deadline func(s *State, id string) (org string, due int64, ok bool)
+	// Expire makes the record's transition, emitting its events. It is
 	// called when the record's deadline has passed at leader time at.
-	expire func(s *State, id string, at int64)
+	Expire func(s *State, id string, at int64)
 }
 
 // AdvanceClock moves an organization's sandbox clock forward.
@@ -149,14 +149,14 @@ func (s *State) RealTime(orgID string, orgAt int64) int64 {
 	return orgAt - s.OrgNow(orgID, 0)
 }
 
-// registerExpirer adds a feature's expirer and returns its number, which
+// registerExpirer adds a feature's Expirer and returns its number, which
 // the feature passes to addDeadline.
-func (s *State) registerExpirer(x expirer) uint8 {
+func (s *State) registerExpirer(x Expirer) uint8 {
 	s.expirers = append(s.expirers, x)
 	return uint8(len(s.expirers) - 1)
 }
 
-// addDeadline records that the record id of expirer x falls due when its
+// addDeadline records that the record id of Expirer x falls due when its
 // organization's clock reads due.
 func (s *State) addDeadline(x uint8, org string, due int64, id string) {
 	heap.Push(&s.deadlines, deadline{at: due - s.OrgNow(org, 0), exp: x, id: id})
@@ -166,13 +166,13 @@ func (s *State) addDeadline(x uint8, org string, due int64, id string) {
 func (s *State) rebuildDeadlines() {
 	s.deadlines = s.deadlines[:0]
 	for i, x := range s.expirers {
-		x.each(s, func(org string, due int64, id string) { s.addDeadline(uint8(i), org, due, id) })
+		x.Each(s, func(org string, due int64, id string) { s.addDeadline(uint8(i), org, due, id) })
 	}
 }
 
 // live reports whether a heap entry is still its record's deadline.
 func (s *State) live(d *deadline) bool {
-	org, due, ok := s.expirers[d.exp].deadline(s, d.id)
+	org, due, ok := s.expirers[d.exp].Deadline(s, d.id)
 	return ok && due-s.OrgNow(org, 0) == d.at
 }
 
@@ -182,7 +182,7 @@ func (s *State) expireDue(at int64) {
 	for len(s.deadlines) > 0 && s.deadlines[0].at <= at {
 		d := heap.Pop(&s.deadlines).(deadline)
 		if s.live(&d) {
-			s.expirers[d.exp].expire(s, d.id, at)
+			s.expirers[d.exp].Expire(s, d.id, at)
 		}
 	}
 }
@@ -215,10 +215,10 @@ func (s *State) ExpiryDue(at int64) bool {
 // deadline is one entry of the deadline heap. Entries of records that met
 // their deadline meanwhile stay until they come up and are dropped, so two
 // replicas' heaps may differ in such entries, never in the order of the
-// live ones: ties go by expirer and id, not by when an entry was added.
+// live ones: ties go by Expirer and id, not by when an entry was added.
 type deadline struct {
 	at  int64  // leader time, unix ms
-	exp uint8  // the expirer
+	exp uint8  // the Expirer
 	id  string // its record
 }
 

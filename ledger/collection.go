@@ -193,14 +193,14 @@ func (s *State) insertCollection(col Collection) {
 // merchant account, and moves a positive fee on from there to fee revenue:
 // every way money arrives books these same entries.
 func (s *State) bookCollection(at int64, refID, externalRef, source string, account Account, amount, fee Minor) *Error {
-	postings := []posting{
+	postings := []Posting{
 		{source, EntryCollectionSource, -amount},
 		{account.Number, EntryCollectionCredit, amount},
 	}
 	if fee > 0 {
 		postings = append(postings,
-			posting{account.Number, EntryCollectionFeeDebit, -fee},
-			posting{s.systemAccount(PurposeFeeRevenue, account.Currency, at), EntryCollectionFeeRevenue, fee})
+			Posting{account.Number, EntryCollectionFeeDebit, -fee},
+			Posting{s.systemAccount(PurposeFeeRevenue, account.Currency, at), EntryCollectionFeeRevenue, fee})
 	}
 	_, err := s.book(at, refID, externalRef, postings)
 	return err

@@ -5,22 +5,11 @@ package ledger
 // (Book), holds part of a balance (Hold), and announces what it credited;
 // the kernel keeps the accounts, the journal and their invariants.
 
-// Posting is one leg of a balanced booking (State.Book).
-type Posting struct {
-	Account string
-	Type    EntryType
-	Amount  Minor
-}
-
 // Book applies a balanced set of postings atomically, all or none (an
 // account that would overflow refuses them all); a conversion books its
 // two legs through the FX clearing accounts with it.
 func (s *State) Book(at int64, refID, externalRef string, postings []Posting) (uint64, *Error) {
-	ps := make([]posting, len(postings))
-	for i, p := range postings {
-		ps[i] = posting{p.Account, p.Type, p.Amount}
-	}
-	return s.book(at, refID, externalRef, ps)
+	return s.book(at, refID, externalRef, postings)
 }
 
 // MerchantAccount returns an organization's balance in currency; with

@@ -19,10 +19,10 @@ type linkSlots struct {
 // reserveLinkSlots reserves the feature's two expirers and its hook; they
 // do nothing until it fills them.
 func (s *State) reserveLinkSlots() {
-	idle := expirer{
-		each:     func(*State, func(string, int64, string)) {},
-		deadline: func(*State, string) (string, int64, bool) { return "", 0, false },
-		expire:   func(*State, string, int64) {},
+	idle := Expirer{
+		Each:     func(*State, func(string, int64, string)) {},
+		Deadline: func(*State, string) (string, int64, bool) { return "", 0, false },
+		Expire:   func(*State, string, int64) {},
 	}
 	s.links.linkExpiry = s.registerExpirer(idle)
 	s.links.sessionExpiry = s.registerExpirer(idle)
@@ -37,8 +37,8 @@ func (s *State) reserveLinkSlots() {
 // checkout sessions, and returns their numbers for AddDeadline. It is
 // called from the function package paymentlinks gives AddFeature.
 func (s *State) SetLinkExpirers(link, session Expirer) (linkExpiry, sessionExpiry uint8) {
-	s.expirers[s.links.linkExpiry] = link.expirer()
-	s.expirers[s.links.sessionExpiry] = session.expirer()
+	s.expirers[s.links.linkExpiry] = link
+	s.expirers[s.links.sessionExpiry] = session
 	return s.links.linkExpiry, s.links.sessionExpiry
 }
 

@@ -17,22 +17,11 @@ func LookupCurrencyPair(from, to string) (Currency, Currency, *Error) {
 // decimal without sign or exponent (quotes and cross-currency payouts).
 func ValidRate(r string) bool { return validRate(r) }
 
-// Expirer is a feature's deadline-driven transitions (clock.go's
-// expirer): Each calls add for every open deadline at Load and after a
-// clock jump, Deadline is a record's deadline now on its organization's
-// clock (ok false once met), and Expire makes the transition of a record
-// whose deadline passed at leader time at.
-type Expirer struct {
-	Each     func(s *State, add func(org string, due int64, id string))
-	Deadline func(s *State, id string) (org string, due int64, ok bool)
-	Expire   func(s *State, id string, at int64)
-}
-
 // AddExpirer adds a feature's expirer and returns its number, which the
 // feature passes to AddDeadline. It is called from the function a feature
 // gives AddFeature.
 func (s *State) AddExpirer(x Expirer) uint8 {
-	return s.registerExpirer(x.expirer())
+	return s.registerExpirer(x)
 }
 
 // AddDeadline records that the record id of expirer x falls due when its
@@ -95,8 +84,4 @@ var holdCounts []func(r *Reader, hold func(account string, amount Minor))
 // init function.
 func AddHoldCount(count func(r *Reader, hold func(account string, amount Minor))) {
 	holdCounts = append(holdCounts, count)
-}
-
-func (x Expirer) expirer() expirer {
-	return expirer{each: x.Each, deadline: x.Deadline, expire: x.Expire}
 }

@@ -62,7 +62,7 @@ func (s *State) fundBalance(c *FundBalance) Result {
 	}
 	account, _ := s.merchantAccount(c.OrgID, cur.Code, c.At, true)
 	source := s.orgSystemAccount(PurposeSandboxFunding, c.OrgID, cur.Code, c.At)
-	postings := []posting{
+	postings := []Posting{
 		{source, EntryFundingSource, -c.Amount},
 		{account.Number, EntryManualCredit, c.Amount},
 	}

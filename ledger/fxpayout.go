@@ -198,7 +198,7 @@ func (c *CreateFXPayout) Apply(s *State) Result {
 	if done {
 		return r
 	}
-	postings := []posting{
+	postings := []Posting{
 		{account.Number, EntryFXPayoutDebit, -c.FromAmount},
 		{s.systemAccount(PurposeFXClearing, from.Code, c.At), EntryFXPayoutClearing, c.FromAmount},
 		{s.systemAccount(PurposeFXClearing, to.Code, c.At), EntryFXPayoutClearing, -c.ToAmount},
@@ -219,9 +219,9 @@ func (c *CreateFXPayout) Apply(s *State) Result {
 // fxRefundPostings reverses a failed cross-currency payout: the payout's
 // to amount leaves payouts clearing back to FX clearing, and the from
 // amount and fee return from FX clearing and fee revenue to the balance.
-func (s *State) fxRefundPostings(p Payout, fx PayoutFX, at int64) []posting {
+func (s *State) fxRefundPostings(p Payout, fx PayoutFX, at int64) []Posting {
 	to := p.Spec.Currency
-	postings := []posting{
+	postings := []Posting{
 		{s.systemAccount(PurposePayoutsClearing, to, at), EntryPayoutSettlement, -p.Spec.Amount},
 		{s.systemAccount(PurposeFXClearing, to, at), EntryFXPayoutReversal, p.Spec.Amount},
 		{s.systemAccount(PurposeFXClearing, fx.FromCurrency, at), EntryFXPayoutReversal, -fx.FromAmount},
@@ -229,8 +229,8 @@ func (s *State) fxRefundPostings(p Payout, fx PayoutFX, at int64) []posting {
 	}
 	if p.Fee > 0 {
 		postings = append(postings,
-			posting{s.systemAccount(PurposeFeeRevenue, fx.FromCurrency, at), EntryFeeRevenue, -p.Fee},
-			posting{p.AccountNumber, EntryFeeRefund, p.Fee})
+			Posting{s.systemAccount(PurposeFeeRevenue, fx.FromCurrency, at), EntryFeeRevenue, -p.Fee},
+			Posting{p.AccountNumber, EntryFeeRefund, p.Fee})
 	}
 	return postings
 }

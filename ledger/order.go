@@ -367,7 +367,7 @@ var orderKind = &kind[Order]{
 	},
 }
 
-// orderBook is the orders, their expirer, and the deposits made under a
+// orderBook is the orders, their Expirer, and the deposits made under a
 // reference (orderdeposit.go).
 type orderBook struct {
 	rows     *store[Order]
@@ -375,22 +375,22 @@ type orderBook struct {
 	expiry   uint8
 }
 
-// registerOrders adds the orders' store and expirer to a new state.
+// registerOrders adds the orders' store and Expirer to a new state.
 func (s *State) registerOrders() {
 	b := &orderBook{rows: addStore(s, orderKind), deposits: addStore(s, orderDepositKind)}
-	b.expiry = s.registerExpirer(expirer{
-		each: func(s *State, add func(string, int64, string)) {
+	b.expiry = s.registerExpirer(Expirer{
+		Each: func(s *State, add func(string, int64, string)) {
 			for id, r := range s.orders.rows.rows {
 				if r.v.Status == OrderAwaitingFunds && r.v.ExpiresAt != 0 {
 					add(r.v.OrgID, r.v.ExpiresAt, id)
 				}
 			}
 		},
-		deadline: func(s *State, id string) (string, int64, bool) {
+		Deadline: func(s *State, id string) (string, int64, bool) {
 			o, ok := s.orders.rows.get(id)
 			return o.OrgID, o.ExpiresAt, ok && o.Status == OrderAwaitingFunds && o.ExpiresAt != 0
 		},
-		expire: func(s *State, id string, at int64) {
+		Expire: func(s *State, id string, at int64) {
 			o, _ := s.orders.rows.get(id)
 			s.moveOrder(&o, s.OrgNow(o.OrgID, at), OrderExpired, "No deposit arrived before the order expired; nothing was charged")
 		},
@@ -701,13 +701,13 @@ func (s *State) startOrderPayout(o *Order, at int64) (*Payout, *Error) {
 		return nil, InsufficientFunds(fromAccount.Available(), o.FromAmount, from)
 	}
 	toAccount, _ := s.merchantAccount(o.OrgID, to, at, true)
-	var postings []posting
+	var postings []Posting
 	if from != to {
 		postings = append(postings,
-			posting{fromAccount.Number, EntryOrderFXDebit, -o.FromAmount},
-			posting{s.systemAccount(PurposeFXClearing, from, at), EntryOrderFXClearing, o.FromAmount},
-			posting{s.systemAccount(PurposeFXClearing, to, at), EntryOrderFXClearing, -o.ToAmount},
-			posting{toAccount.Number, EntryOrderFXCredit, o.ToAmount})
+			Posting{fromAccount.Number, EntryOrderFXDebit, -o.FromAmount},
+			Posting{s.systemAccount(PurposeFXClearing, from, at), EntryOrderFXClearing, o.FromAmount},
+			Posting{s.systemAccount(PurposeFXClearing, to, at), EntryOrderFXClearing, -o.ToAmount},
+			Posting{toAccount.Number, EntryOrderFXCredit, o.ToAmount})
 	}
 	if len(postings) > 0 {
 		if _, err := s.book(at, o.ID, o.ExternalReference, postings); err != nil {
@@ -734,7 +734,7 @@ func (s *State) startOrderPayout(o *Order, at int64) (*Payout, *Error) {
 		CreatedAt:         s.OrgNow(o.OrgID, at),
 		UpdatedAt:         s.OrgNow(o.OrgID, at),
 	}
-	postings = []posting{
+	postings = []Posting{
 		{toAccount.Number, EntryPayoutDebit, -o.ToAmount},
 		{s.systemAccount(PurposePayoutsClearing, to, at), EntryPayoutCredit, o.ToAmount},
 	}

@@ -206,10 +206,10 @@ func (s *State) createPayout(c *CreatePayout) Result {
 	}
 	clearing := s.systemAccount(PurposePayoutsClearing, cur.Code, c.At)
 	fees := s.systemAccount(PurposeFeeRevenue, cur.Code, c.At)
-	var room [4]posting
+	var room [4]Posting
 	postings := appendFeePostings(append(room[:0],
-		posting{account.Number, EntryPayoutDebit, -c.Spec.Amount},
-		posting{clearing, EntryPayoutCredit, c.Spec.Amount}), account.Number, fees, c.Fee)
+		Posting{account.Number, EntryPayoutDebit, -c.Spec.Amount},
+		Posting{clearing, EntryPayoutCredit, c.Spec.Amount}), account.Number, fees, c.Fee)
 	if _, err := s.book(c.At, c.ID, c.ExternalReference, postings); err != nil {
 		return Result{Err: err}
 	}
@@ -279,11 +279,11 @@ func (s *State) debitForPayout(d *newPayout) (account Account, r Result, done bo
 
 // appendFeePostings appends a fee's two legs to a debit's postings: the fee
 // leaves the debited account for fee revenue. A zero fee books nothing.
-func appendFeePostings(postings []posting, debited, revenue string, fee Minor) []posting {
+func appendFeePostings(postings []Posting, debited, revenue string, fee Minor) []Posting {
 	if fee > 0 {
 		postings = append(postings,
-			posting{debited, EntryFeeDebit, -fee},
-			posting{revenue, EntryFeeRevenue, fee})
+			Posting{debited, EntryFeeDebit, -fee},
+			Posting{revenue, EntryFeeRevenue, fee})
 	}
 	return postings
 }
@@ -342,23 +342,23 @@ func (s *State) settlePayout(c *SettlePayout) Result {
 	}
 	cur := p.Spec.Currency
 	clearing := s.systemAccount(PurposePayoutsClearing, cur, c.At)
-	var room [4]posting
-	var postings []posting
+	var room [4]Posting
+	var postings []Posting
 	if c.Completed {
 		postings = append(room[:0],
-			posting{clearing, EntryPayoutSettlement, -p.Spec.Amount},
-			posting{s.railAccount(p.ID, cur, c.At), EntryPayoutSettlement, p.Spec.Amount})
+			Posting{clearing, EntryPayoutSettlement, -p.Spec.Amount},
+			Posting{s.railAccount(p.ID, cur, c.At), EntryPayoutSettlement, p.Spec.Amount})
 	} else if p.FX != nil {
 		postings = s.fxRefundPostings(p, *p.FX, c.At)
 	} else {
 		postings = append(room[:0],
-			posting{clearing, EntryPayoutSettlement, -p.Spec.Amount},
-			posting{p.AccountNumber, EntryPayoutRefund, p.Spec.Amount})
+			Posting{clearing, EntryPayoutSettlement, -p.Spec.Amount},
+			Posting{p.AccountNumber, EntryPayoutRefund, p.Spec.Amount})
 		if p.Fee > 0 {
 			fees := s.systemAccount(PurposeFeeRevenue, cur, c.At)
 			postings = append(postings,
-				posting{fees, EntryFeeRevenue, -p.Fee},
-				posting{p.AccountNumber, EntryFeeRefund, p.Fee})
+				Posting{fees, EntryFeeRevenue, -p.Fee},
+				Posting{p.AccountNumber, EntryFeeRefund, p.Fee})
 		}
 	}
 	if _, err := s.book(c.At, p.ID, p.ExternalReference, postings); err != nil {

@@ -50,7 +50,7 @@ type State struct {
 	eventHooks []func(*State, Event)
 	// expirers make deadline-driven transitions, due by the heap of
 	// deadlines (clock.go).
-	expirers  []expirer
+	expirers  []Expirer
 	deadlines deadlineHeap
 
 	clocks *store[Clock]

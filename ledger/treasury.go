@@ -169,7 +169,7 @@ func (c *FundProviderFloat) Apply(s *State) Result {
 	if s.floatFundings.taken(c.ID) {
 		return Result{Err: Errorf(CodeConflict, "funding %s already exists", c.ID)}
 	}
-	postings := []posting{
+	postings := []Posting{
 		{s.floatAccount(c.Provider, c.Currency, c.At), EntryFloatFunding, -c.Amount},
 		{s.systemAccount(PurposeTreasury, c.Currency, c.At), EntryFloatFunding, c.Amount},
 	}
