@@ -90,15 +90,9 @@ const (
 	Failed    Status = 2
 )
 
-func (s Status) String() string {
-	switch s {
-	case Completed:
-		return "completed"
-	case Failed:
-		return "failed"
-	}
-	return "unknown"
-}
+var statusNames = ledger.EnumNames[Status]{"", "completed", "failed"}
+
+func (s Status) String() string { return statusNames.String(s) }
 
 // Quote is a rate locked between two of an organization's balances.
 type Quote struct {

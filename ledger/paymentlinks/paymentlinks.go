@@ -137,15 +137,9 @@ const (
 	PageClosed PageStatus = 2
 )
 
-func (s PageStatus) String() string {
-	switch s {
-	case PageActive:
-		return "active"
-	case PageClosed:
-		return "closed"
-	}
-	return "unknown"
-}
+var pageStatusNames = ledger.EnumNames[PageStatus]{"", "active", "closed"}
+
+func (s PageStatus) String() string { return pageStatusNames.String(s) }
 
 // Appearance is what a link or page shows and accepts at checkout;
 // JSON values are canonical text ("" when absent). Comparable, so that a
