@@ -239,32 +239,23 @@ type outcome struct {
 	session    *Session
 }
 
-// MemberOf returns the member a command made or changed, or nil.
-func MemberOf(res ledger.Result) *Member {
-	o, _ := res.Value.(*outcome)
-	if o == nil {
-		return nil
+// outcomeOf is what a team command left in res: empty for a refusal or
+// another feature's result.
+func outcomeOf(res ledger.Result) outcome {
+	if o, _ := res.Value.(*outcome); o != nil {
+		return *o
 	}
-	return o.member
+	return outcome{}
 }
+
+// MemberOf returns the member a command made or changed, or nil.
+func MemberOf(res ledger.Result) *Member { return outcomeOf(res).member }
 
 // InvitationOf returns the invitation a command made or changed, or nil.
-func InvitationOf(res ledger.Result) *Invitation {
-	o, _ := res.Value.(*outcome)
-	if o == nil {
-		return nil
-	}
-	return o.invitation
-}
+func InvitationOf(res ledger.Result) *Invitation { return outcomeOf(res).invitation }
 
 // SessionOf returns the session a command started or ended, or nil.
-func SessionOf(res ledger.Result) *Session {
-	o, _ := res.Value.(*outcome)
-	if o == nil {
-		return nil
-	}
-	return o.session
-}
+func SessionOf(res ledger.Result) *Session { return outcomeOf(res).session }
 
 func refused(err *ledger.Error) ledger.Result { return ledger.Result{Err: err} }
 

@@ -37,6 +37,17 @@ func teamOrg(t *testing.T, s *ledgertest.State, org string) Member {
 	return *MemberOf(r)
 }
 
+// startSessions starts n dashboard sessions of m, dss_<i> at 10+i under the
+// token tok<i>, expiring at 10,000.
+func startSessions(t *testing.T, s *ledgertest.State, m Member, n int) {
+	t.Helper()
+	for i := range n {
+		if r := s.Apply(&StartSession{At: int64(10 + i), ID: fmt.Sprintf("dss_%d", i), MemberID: m.ID, TokenHash: tokenHash(fmt.Sprint("tok", i)), ExpiresAt: 10_000}); r.Err != nil {
+			t.Fatal(r.Err)
+		}
+	}
+}
+
 func TestTeamRules(t *testing.T) {
 	s := ledgertest.New(t)
 	owner := teamOrg(t, s, "org_a")
@@ -132,12 +143,7 @@ func TestSignInLockOutBacksOff(t *testing.T) {
 func TestDashboardSessionsSurviveReloadAndEnd(t *testing.T) {
 	s := ledgertest.New(t)
 	owner := teamOrg(t, s, "org_a")
-	for i := range SessionsPerMemberMax + 2 {
-		tok := fmt.Sprintf("tok%d", i)
-		if r := s.Apply(&StartSession{At: int64(10 + i), ID: fmt.Sprintf("dss_%d", i), MemberID: owner.ID, TokenHash: tokenHash(tok), ExpiresAt: 10_000}); r.Err != nil {
-			t.Fatal(r.Err)
-		}
-	}
+	startSessions(t, s, owner, SessionsPerMemberMax+2)
 	// The two oldest ended to keep the bound.
 	for i, wantLive := range map[int]bool{0: false, 1: false, 2: true, SessionsPerMemberMax + 1: true} {
 		d, ok := SessionByToken(s.Reader, tokenDigest(fmt.Sprintf("tok%d", i)))
@@ -177,11 +183,7 @@ func TestChangePassword(t *testing.T) {
 	s := ledgertest.New(t)
 	owner := teamOrg(t, s, "org_a")
 	teamOrg(t, s, "org_b")
-	for i := range 3 {
-		if r := s.Apply(&StartSession{At: int64(10 + i), ID: fmt.Sprintf("dss_%d", i), MemberID: owner.ID, TokenHash: tokenHash(fmt.Sprint("tok", i)), ExpiresAt: 10_000}); r.Err != nil {
-			t.Fatal(r.Err)
-		}
-	}
+	startSessions(t, s, owner, 3)
 	s.Apply(&RecordSignInFailure{At: 20, MemberID: owner.ID})
 	newHash := "$argon2id$v=19$m=19456,t=2,p=1$bmV3$bmV3aGFzaA"
 	for _, c := range []struct {
@@ -232,11 +234,7 @@ func TestPasswordResetLink(t *testing.T) {
 	s := ledgertest.New(t)
 	owner := teamOrg(t, s, "org_a")
 	teamOrg(t, s, "org_b")
-	for i := range 2 {
-		if r := s.Apply(&StartSession{At: int64(10 + i), ID: fmt.Sprintf("dss_%d", i), MemberID: owner.ID, TokenHash: tokenHash(fmt.Sprint("tok", i)), ExpiresAt: 10_000}); r.Err != nil {
-			t.Fatal(r.Err)
-		}
-	}
+	startSessions(t, s, owner, 2)
 	for i := range SignInFailuresFree {
 		s.Apply(&RecordSignInFailure{At: int64(20 + i), MemberID: owner.ID})
 	}
