@@ -249,18 +249,13 @@ func (wk *worker) prepare(work Work, prov Provider) (Work, bool) {
 	}
 	cmd := &ledger.PrepareInstruction{At: wk.deps.now().UnixMilli(), ID: work.ID(), Provider: prov.Name(),
 		Collection: work.Collection != nil, Key: prep.Key, Payload: string(prep.Payload), SendOnce: prov.SendOnce(work.Direction())}
-	res, ok := wk.propose(cmd)
-	if !ok {
-		return work, false
-	}
-	if res.Err != nil {
-		return wk.refused(work, cmd, res.Err)
-	}
-	wk.delay = 0
-	// Replayed: another leader's prepared value was committed first, and
-	// is the one.
-	work.Instruction = res.Instruction
-	return work, true
+	return wk.commit(work, cmd, func(res ledger.Result) Work {
+		wk.delay = 0
+		// Replayed: another leader's prepared value was committed first,
+		// and is the one.
+		work.Instruction = res.Instruction
+		return work
+	})
 }
 
 func checkAfter(out ProviderOutcome) time.Duration {
@@ -361,16 +356,11 @@ func (wk *worker) record(work Work, out ProviderOutcome) (Work, bool) {
 // markProcessing marks a pending payout processing.
 func (wk *worker) markProcessing(work Work, ref, message string) (Work, bool) {
 	cmd := &ledger.MarkPayoutProcessing{At: wk.deps.now().UnixMilli(), ID: work.Payout.ID, ProviderReference: ref, Message: message}
-	res, ok := wk.propose(cmd)
-	if !ok {
-		return work, false
-	}
-	if res.Err != nil {
-		return wk.refused(work, cmd, res.Err)
-	}
-	wk.parked = false
-	work.Payout = res.Payout
-	return work, true
+	return wk.commit(work, cmd, func(res ledger.Result) Work {
+		wk.parked = false
+		work.Payout = res.Payout
+		return work
+	})
 }
 
 // settle ends the payout or collection.
@@ -382,6 +372,24 @@ func (wk *worker) settle(work Work, completed bool, message string) (Work, bool)
 	} else {
 		cmd = &ledger.SettleCollection{At: at, ID: work.Collection.ID, Completed: completed, Message: message}
 	}
+	return wk.commit(work, cmd, func(res ledger.Result) Work {
+		wk.parked = false
+		if res.Payout != nil {
+			work.Payout = res.Payout
+		} else {
+			work.Collection = res.Collection
+			if work.Collection.Status == ledger.CollectionCompleted {
+				wk.followOrder(work.Collection.ID)
+			}
+		}
+		return work
+	})
+}
+
+// commit proposes cmd, a step of work, and returns the work applied makes
+// of its result; a step the ledger refused goes to refused. ok is false
+// when the worker must stop.
+func (wk *worker) commit(work Work, cmd ledger.Command, applied func(ledger.Result) Work) (Work, bool) {
 	res, ok := wk.propose(cmd)
 	if !ok {
 		return work, false
@@ -389,16 +397,7 @@ func (wk *worker) settle(work Work, completed bool, message string) (Work, bool)
 	if res.Err != nil {
 		return wk.refused(work, cmd, res.Err)
 	}
-	wk.parked = false
-	if res.Payout != nil {
-		work.Payout = res.Payout
-	} else {
-		work.Collection = res.Collection
-		if work.Collection.Status == ledger.CollectionCompleted {
-			wk.followOrder(work.Collection.ID)
-		}
-	}
-	return work, true
+	return applied(res), true
 }
 
 // refused handles a step the ledger refused: someone else moved the
