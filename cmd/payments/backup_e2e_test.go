@@ -147,14 +147,7 @@ func TestBackupUnderLoadAndRestore(t *testing.T) {
 	}
 	node := startServer(t, restored, "--rate-limit", "1000000")
 	node.waitReady()
-	for ref, id := range before {
-		var body struct {
-			Payout payoutView `json:"payout"`
-		}
-		if st, err := call(node.addr, "GET", "/v1/payouts/by-reference/"+ref, nil, &body); err != nil || st != 200 || body.Payout.ID != id {
-			t.Fatalf("payout %s acknowledged before the backup: %d %v %q", ref, st, err, body.Payout.ID)
-		}
-	}
+	wantPayouts(t, node.addr, before, "before the backup, on the restored node")
 	if st, err := call(node.addr, "POST", "/v1/payouts", mtnPayout("1.00", "after-restore"), nil); err != nil || st != 201 {
 		t.Fatalf("write on the restored node: %d %v", st, err)
 	}
@@ -175,14 +168,7 @@ func TestBackupUnderLoadAndRestore(t *testing.T) {
 	for _, p := range cluster {
 		p.waitReady()
 	}
-	for ref, id := range before {
-		var body struct {
-			Payout payoutView `json:"payout"`
-		}
-		if st, err := call(cluster[2].addr, "GET", "/v1/payouts/by-reference/"+ref, nil, &body); err != nil || st != 200 || body.Payout.ID != id {
-			t.Fatalf("payout %s in the restored cluster: %d %v %q", ref, st, err, body.Payout.ID)
-		}
-	}
+	wantPayouts(t, cluster[2].addr, before, "in the restored cluster")
 	if st, err := call(cluster[1].addr, "POST", "/v1/payouts", mtnPayout("1.00", "after-cluster-restore"), nil); err != nil || st != 201 {
 		t.Fatalf("write on the restored cluster: %d %v", st, err)
 	}

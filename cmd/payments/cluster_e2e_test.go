@@ -659,18 +659,7 @@ func TestJoinCatchesUpThenVotes(t *testing.T) {
 		admin = append(admin, p.stdoutValue("admin_addr"))
 	}
 	fundGHS(t, procs[0].addr, "10000.00", "seed")
-	acked := map[string]string{}
-	for i := 0; i < 80; i++ {
-		var body struct {
-			Payout payoutView `json:"payout"`
-		}
-		ref := fmt.Sprintf("before-join-%d", i)
-		st, err := call(procs[i%3].addr, "POST", "/v1/payouts", mtnPayout("1.00", ref), &body)
-		if err != nil || st != 201 {
-			t.Fatalf("payout %d: %d %v", i, st, err)
-		}
-		acked[ref] = body.Payout.ID
-	}
+	acked := postPayouts(t, procs, 80, "1.00", "before-join-")
 	time.Sleep(500 * time.Millisecond) // a snapshot, and the log truncated behind it
 
 	// Membership changes under load, to the three original nodes.
@@ -718,14 +707,7 @@ func TestJoinCatchesUpThenVotes(t *testing.T) {
 	})
 	maps.Copy(acked, load.stop(t))
 	// n4 leads: it answers from its own state, which came by snapshot.
-	for ref, id := range acked {
-		var body struct {
-			Payout payoutView `json:"payout"`
-		}
-		if st, err := call(n4.addr, "GET", "/v1/payouts/by-reference/"+ref, nil, &body); err != nil || st != 200 || body.Payout.ID != id {
-			t.Fatalf("payout %s on n4: %d %v %q", ref, st, err, body.Payout.ID)
-		}
-	}
+	wantPayouts(t, n4.addr, acked, "on n4")
 	// The survivors forward to n4.
 	for _, p := range procs {
 		if p != procs[dead] {

@@ -300,6 +300,42 @@ func mtnPayout(amount, ref string) map[string]any {
 	}
 }
 
+// postPayouts creates n payouts of amount GHS through the nodes in turn,
+// under the references prefix0, prefix1, …, and returns them as reference
+// → payout id.
+func postPayouts(t *testing.T, procs []*proc, n int, amount, prefix string) map[string]string {
+	t.Helper()
+	acked := map[string]string{}
+	for i := range n {
+		var body struct {
+			Payout payoutView `json:"payout"`
+		}
+		ref := fmt.Sprintf("%s%d", prefix, i)
+		node := i % len(procs)
+		st, err := call(procs[node].addr, "POST", "/v1/payouts", mtnPayout(amount, ref), &body)
+		if err != nil || st != 201 {
+			t.Fatalf("payout %d via n%d: %d %v", i, node+1, st, err)
+		}
+		acked[ref] = body.Payout.ID
+	}
+	return acked
+}
+
+// wantPayouts fails unless the node at addr finds every acknowledged
+// payout (reference → id) by its reference; where names the node or the
+// moment in the message.
+func wantPayouts(t *testing.T, addr string, acked map[string]string, where string) {
+	t.Helper()
+	for ref, id := range acked {
+		var body struct {
+			Payout payoutView `json:"payout"`
+		}
+		if st, err := call(addr, "GET", "/v1/payouts/by-reference/"+ref, nil, &body); err != nil || st != 200 || body.Payout.ID != id {
+			t.Fatalf("acknowledged payout %s %s: %d %v %q", ref, where, st, err, body.Payout.ID)
+		}
+	}
+}
+
 // fundGHS adds amount GHS to the test organization's balance through the
 // node at addr, under externalReference ref, and wants it created (201).
 func fundGHS(t *testing.T, addr, amount, ref string) {
@@ -639,18 +675,7 @@ func TestThreeProcessCluster(t *testing.T) {
 	procs := startCluster(t, 3)
 	// Writes through every node.
 	fundGHS(t, procs[1].addr, "100000.00", "seed")
-	acked := map[string]string{}
-	for i := 0; i < 60; i++ {
-		var body struct {
-			Payout payoutView `json:"payout"`
-		}
-		ref := fmt.Sprintf("c-%d", i)
-		st, err := call(procs[i%3].addr, "POST", "/v1/payouts", mtnPayout("10.00", ref), &body)
-		if err != nil || st != 201 {
-			t.Fatalf("payout %d via n%d: %d %v", i, i%3+1, st, err)
-		}
-		acked[ref] = body.Payout.ID
-	}
+	acked := postPayouts(t, procs, 60, "10.00", "c-")
 	// Find and kill the leader.
 	// A follower answers 503 for as long as it is still applying what
 	// was committed: ask until it has caught up.
@@ -672,15 +697,7 @@ func TestThreeProcessCluster(t *testing.T) {
 		st, _ := call(survivor.addr, "GET", "/readyz", nil, &h)
 		return st == 200 && h.Leader != "" && h.Leader != fmt.Sprintf("n%d", leader+1)
 	})
-	for ref, id := range acked {
-		var body struct {
-			Payout payoutView `json:"payout"`
-		}
-		st, err := call(survivor.addr, "GET", "/v1/payouts/by-reference/"+ref, nil, &body)
-		if err != nil || st != 200 || body.Payout.ID != id {
-			t.Fatalf("acknowledged payout %s missing after failover: %d %v %+v", ref, st, err, body)
-		}
-	}
+	wantPayouts(t, survivor.addr, acked, "after failover")
 	// The new leader takes writes, through either survivor.
 	for i, p := range []*proc{procs[(leader+1)%3], procs[(leader+2)%3]} {
 		st, err := call(p.addr, "POST", "/v1/payouts", mtnPayout("10.00", fmt.Sprintf("after-%d", i)), nil)
