@@ -205,10 +205,9 @@ func csvRows(body []byte) int {
 
 // exporterStats is what one exporter saw in the measured phase.
 type exporterStats struct {
-	tally
-	latency Histogram // answered exports
-	exports uint64    // answered 200
-	rows    uint64    // in those
+	measured        // latency: of answered exports
+	exports  uint64 // answered 200
+	rows     uint64 // in those
 }
 
 // exporter exports the noisy organization's ranges in turn, starting at
@@ -288,18 +287,16 @@ type Noise struct {
 // measured phase.
 func summarizeNoise(nz *noise, stats []*exporterStats, elapsed time.Duration) *Noise {
 	res := &Noise{Exporters: len(stats), Payouts: nz.payouts, Ranges: len(nz.ranges), HistoryRows: nz.rows()}
-	var all tally
-	var h Histogram
+	var all measured
 	var rows uint64
 	for _, st := range stats {
-		all.merge(&st.tally)
-		h.Merge(&st.latency)
+		all.merge(&st.measured)
 		res.Exports += st.exports
 		rows += st.rows
 	}
 	sum := all.summarize(fasthttp.StatusOK)
 	res.Statuses, res.TransportErrors, res.Failures = sum.statuses, sum.transport, sum.unexpected
-	res.Latency = Summarize(&h)
+	res.Latency = Summarize(&all.latency)
 	if elapsed > 0 {
 		res.ExportsPerSecond = float64(res.Exports) / elapsed.Seconds()
 		res.RowsPerSecond = float64(rows) / elapsed.Seconds()

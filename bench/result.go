@@ -175,11 +175,9 @@ func summarize(w *Workload, cfg *Config, keys int, stats []*workerStats, elapsed
 		DurationSeconds: cfg.Duration.Seconds(),
 		ElapsedSeconds:  elapsed.Seconds(),
 	}
-	var h Histogram
-	var all tally
+	var all measured
 	for _, st := range stats {
-		h.Merge(&st.latency)
-		all.merge(&st.tally)
+		all.merge(&st.measured)
 		res.WarmupRequests += st.warmup
 		res.WarmupErrors += st.warmupBad
 	}
@@ -190,7 +188,7 @@ func summarize(w *Workload, cfg *Config, keys int, stats []*workerStats, elapsed
 	if elapsed > 0 {
 		res.RequestsPerSecond = float64(res.Requests) / elapsed.Seconds()
 	}
-	res.Latency = Summarize(&h)
+	res.Latency = Summarize(&all.latency)
 	return res
 }
 

@@ -317,10 +317,22 @@ func loadClient(cfg *Config, addr, name string, conns int) *fasthttp.HostClient 
 	}
 }
 
+// measured is what a worker or an exporter counted of its requests in the
+// measured phase, and how long the answered ones took.
+type measured struct {
+	tally
+	latency Histogram
+}
+
+// merge adds o's counts and latencies to m's.
+func (m *measured) merge(o *measured) {
+	m.tally.merge(&o.tally)
+	m.latency.Merge(&o.latency)
+}
+
 // workerStats is what one worker saw in the measured phase.
 type workerStats struct {
-	tally
-	latency   Histogram
+	measured
 	warmup    uint64 // requests of the warm-up
 	warmupBad uint64 // of which failed or got a status other than 2xx
 }
