@@ -114,21 +114,11 @@ func TestProductionExactlyOnceRetriesAndDuplicates(t *testing.T) {
 	}
 	// lastMoMoRef is the X-Reference-Id of the last request of op MoMo
 	// received.
-	lastMoMoRef := func(op string) (ref string) {
-		for _, r := range momoFake.Requests() {
-			if r.Op == op {
-				ref = r.ReferenceID
-			}
-		}
-		return ref
+	lastMoMoRef := func(op string) string {
+		return lastKey(momoFake.Requests(), func(r momofake.Request) (string, bool) { return r.ReferenceID, r.Op == op })
 	}
 	transferRef := lastMoMoRef(momofake.OpTransfer)
-	var b2cKey string
-	for _, r := range mpesaFake.Requests() {
-		if r.Op == mpesafake.OpB2C {
-			b2cKey = r.Key
-		}
-	}
+	b2cKey := lastKey(mpesaFake.Requests(), func(r mpesafake.Request) (string, bool) { return r.Key, r.Op == mpesafake.OpB2C })
 	if !momoFake.Resend(transferRef) || !mpesaFake.ResendB2CResult(b2cKey) {
 		t.Fatal("the providers have no result to send again")
 	}
@@ -137,12 +127,7 @@ func TestProductionExactlyOnceRetriesAndDuplicates(t *testing.T) {
 
 	// And the collections' results once more, long after they settled.
 	rtpRef := lastMoMoRef(momofake.OpRequestToPay)
-	var checkoutID string
-	for _, m := range mpesaFake.Movements() {
-		if m.Op == mpesafake.OpSTKPush {
-			checkoutID = m.Key
-		}
-	}
+	checkoutID := lastKey(mpesaFake.Movements(), func(m mpesafake.Movement) (string, bool) { return m.Key, m.Op == mpesafake.OpSTKPush })
 	if !momoFake.Resend(rtpRef) || !mpesaFake.ResendSTKResult(checkoutID) {
 		t.Fatal("the providers have no collection result to send again")
 	}
@@ -187,4 +172,16 @@ func TestProductionExactlyOnceRetriesAndDuplicates(t *testing.T) {
 	if got := liveBalance(t, p.addr, "GHS"); got != "391.50" { // 492.50 collected, 100.00 and its 1.00 fee paid out
 		t.Errorf("GHS balance %s, want 391.50", got)
 	}
+}
+
+// lastKey is the key of the last of records that key says is one of those
+// sought, or "" when none is.
+func lastKey[T any](records []T, key func(T) (k string, sought bool)) string {
+	last := ""
+	for _, r := range records {
+		if k, ok := key(r); ok {
+			last = k
+		}
+	}
+	return last
 }
