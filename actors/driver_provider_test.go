@@ -13,6 +13,7 @@ import (
 
 	"payments/actors"
 	"payments/ledger"
+	"payments/ledger/deposits"
 )
 
 // scripted is a provider instance whose answers a test scripts. It serves
@@ -448,13 +449,13 @@ func TestDepositWatcher(t *testing.T) {
 	if err != nil || addr != "0xDEP0" {
 		t.Fatalf("provision: %q %v", addr, err)
 	}
-	r := h.sys.Propose(ctx, &ledger.CreateCryptoAddress{At: time.Now().UnixMilli(), ID: "addr_1", OrgID: h.org, Currency: "USDC", Chain: "ethereum", Address: addr})
+	r := h.sys.Propose(ctx, &deposits.CreateCryptoAddress{At: time.Now().UnixMilli(), ID: "addr_1", OrgID: h.org, Currency: "USDC", Chain: "ethereum", Address: addr})
 	if r.Err != nil || r.Result.Err != nil {
 		t.Fatal(r.Err, r.Result.Err)
 	}
 	handedOut.Store(true)
 	waitFor(t, "the deposit to be credited", func() bool { return h.balance("USDC").Total == 2_500_000 })
-	d, ok := h.sys.Reader().DepositByReference(h.org, "ethereum:0xt:0")
+	d, ok := deposits.ByReference(h.sys.Reader(), h.org, "ethereum:0xt:0")
 	if !ok {
 		t.Fatal("no deposit")
 	}
@@ -483,7 +484,7 @@ func TestDepositWatcher(t *testing.T) {
 	if h.balance("USDC").Total != 2_500_000 {
 		t.Fatal("credited twice")
 	}
-	if st, _ := h.sys.Reader().ProviderState("evm_1"); st.DepositCursor != "c2" || st.DepositIndexes != 1 {
+	if st, _ := deposits.ProviderState(h.sys.Reader(), "evm_1"); st.DepositCursor != "c2" || st.DepositIndexes != 1 {
 		t.Fatalf("provider state: %+v", st)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"payments/ledger"
+	"payments/ledger/deposits"
 )
 
 // Providers returns the deployment's provider instances; nil without any.
@@ -108,13 +109,13 @@ func (s *System) ProvisionDeposit(ctx context.Context, owner, method, currency s
 	if !ok {
 		return "", "", ErrNoDepositProvider
 	}
-	r := s.Propose(ctx, &ledger.AllocateDepositIndex{At: s.Now().UnixMilli(), Provider: prov.Name()})
+	r := s.Propose(ctx, &deposits.AllocateIndex{At: s.Now().UnixMilli(), Provider: prov.Name()})
 	if r.Err != nil {
 		return "", "", r.Err
 	}
 	if r.Result.Err != nil {
 		return "", "", r.Result.Err
 	}
-	index := r.Result.Provider.DepositIndexes - 1
+	index := deposits.ProviderOf(r.Result).DepositIndexes - 1
 	return prov.ProvisionDeposit(ctx, DepositRequest{Owner: owner, Index: index, Method: method, Currency: currency})
 }

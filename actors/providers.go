@@ -121,7 +121,7 @@ type FeedDeposit struct {
 func (d FeedDeposit) Confirmed() bool { return !d.Dropped && d.Confirmations >= d.Required }
 
 // DepositRequest asks an instance for deposit details: Index is allocated
-// by the ledger (ledger.AllocateDepositIndex), so every node derives the
+// by the ledger (deposits.AllocateIndex), so every node derives the
 // same details from it.
 type DepositRequest struct {
 	Owner    string // the crypto address's id

@@ -81,10 +81,9 @@ func clockScenario(t *testing.T, offset, at int64) *testState {
 		quoteCmd("qte_1", at, 10_000, 634),
 		executeQuote(at, "org_a", "qte_1", "conv_1", ""),
 		cryptoOrder("ord_1", "o1", at),
-		&CreateVirtualAccount{At: at, ID: "va_1", OrgID: "org_a", Currency: "GHS", Bank: "Sandbox Bank"},
-		&CreateCryptoAddress{At: at, ID: "addr_1", OrgID: "org_a", Currency: "USDC", Chain: "solana", Address: "So1a"},
-		&ReceiveDeposit{At: at, ID: "vad_1", CollectionID: "col_d1", OrgID: "org_a", VirtualAccountID: "va_1",
-			Amount: 12_345, Completed: true, ExternalReference: "d1", SourceReference: "session-d1"},
+		Deposits.CreateVirtualAccount(at, "va_1", "org_a", "GHS", "Sandbox Bank"),
+		Deposits.CreateCryptoAddress(at, "addr_1", "org_a", "USDC", "solana", "So1a"),
+		Deposits.Receive(at, "vad_1", "col_d1", "org_a", "va_1", 12_345, true, "d1", "session-d1"),
 	} {
 		must(cmd)
 	}
@@ -120,9 +119,9 @@ func TestAdvanceShiftsEveryResourceTime(t *testing.T) {
 		{"deposit collection", func(t *testing.T, s *testState) []int64 {
 			c, ok := s.Collection("col_d1")
 			get(ok, t, "deposit collection")
-			d, ok := s.DepositByReference("org_a", "d1")
+			dAt, ok := Deposits.DepositAt(s.Reader, "org_a", "d1")
 			get(ok, t, "deposit")
-			return []int64{c.CreatedAt, c.CompletedAt, d.At}
+			return []int64{c.CreatedAt, c.CompletedAt, dAt}
 		}},
 		{"quote", func(t *testing.T, s *testState) []int64 {
 			times, ok := Conversions.QuoteTimes(s.Reader, "org_a", "qte_1", at)
@@ -140,14 +139,14 @@ func TestAdvanceShiftsEveryResourceTime(t *testing.T) {
 			return []int64{o.CreatedAt, o.UpdatedAt}
 		}},
 		{"virtual account", func(t *testing.T, s *testState) []int64 {
-			v, ok := s.VirtualAccount("org_a", "va_1")
+			times, ok := Deposits.VirtualAccountTimes(s.Reader, "org_a", "va_1")
 			get(ok, t, "virtual account")
-			return []int64{v.CreatedAt, v.UpdatedAt}
+			return times
 		}},
 		{"crypto address", func(t *testing.T, s *testState) []int64 {
-			a, ok := s.CryptoAddress("org_a", "addr_1")
+			times, ok := Deposits.CryptoAddressTimes(s.Reader, "org_a", "addr_1")
 			get(ok, t, "crypto address")
-			return []int64{a.CreatedAt, a.UpdatedAt}
+			return times
 		}},
 		{"API key", func(t *testing.T, s *testState) []int64 {
 			k, ok := s.APIKey("org_a", "key_b")

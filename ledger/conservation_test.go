@@ -68,7 +68,7 @@ func runConservation(t *testing.T, seed uint64, steps int) {
 		c.must(&CreateOrganization{At: c.at, ID: org, Name: org, Key: CreateAPIKey{At: c.at, ID: fmt.Sprint("key_", i), OrgID: org, Hash: string(hash[:])}})
 		for _, cur := range []string{"GHS", "KES"} {
 			id := c.id("va_")
-			c.must(&CreateVirtualAccount{At: c.at, ID: id, OrgID: org, Currency: cur, Bank: "Sandbox Bank"})
+			c.must(Deposits.CreateVirtualAccount(c.at, id, org, cur, "Sandbox Bank"))
 			c.vas[org+"/"+cur] = id
 		}
 	}
@@ -251,8 +251,7 @@ func (c *conservation) step() {
 			return
 		}
 		completed := c.rng.IntN(6) != 0
-		r := c.must(&ReceiveDeposit{At: c.at, ID: c.id("vad_"), CollectionID: c.id("col_"), OrgID: org,
-			VirtualAccountID: va, Amount: amount, Completed: completed, ExternalReference: c.id("d")})
+		r := c.must(Deposits.Receive(c.at, c.id("vad_"), c.id("col_"), org, va, amount, completed, c.id("d"), ""))
 		if completed {
 			c.balance[org+"/"+cur] += amount
 			c.done = append(c.done, r.Collection.ID)

@@ -14,7 +14,10 @@
 // indexes, its part of every State, the hooks it adds to the kernel's rules
 // and to every event, its event subjects and its reads. So far
 // ledger/conversions (FX quotes and their executions, which Decided
-// answers finally by reference through RegisterDecided), ledger/disputes
+// answers finally by reference through RegisterDecided), ledger/deposits
+// (virtual accounts, crypto deposit addresses, the deposits into them and
+// the providers' deposit feeds; the Deposit a collection carries stays
+// here), ledger/disputes
 // (disputes, which hold and book merchants' funds, and uploaded files),
 // ledger/paymentlinks (payment links, payment pages and hosted checkout
 // sessions), ledger/recipients (saved payout destinations), ledger/team
@@ -195,13 +198,13 @@
 //	                     callbacks. Written by command kinds 121–124, and
 //	                     closed by SettlePayout and SettleCollection
 //	provider ('Q')       a provider instance's deposit feed
-//	                     (depositfeed.go): str(name) str(cursor)
+//	                     (package deposits): str(name) str(cursor)
 //	                     uvarint(deposit indexes) uvarint(polls)
 //	                     varint(updatedAt); always open, unlisted.
-//	                     Written by command kinds 125 (RecordDepositFeed,
+//	                     Written by command kinds 125 (deposits.RecordFeed,
 //	                     whose deposits are deposit records ('y') under
 //	                     the transfer's identity as reference) and 126
-//	                     (AllocateDepositIndex)
+//	                     (deposits.AllocateIndex)
 //	float funding ('G')  money the operator moved to or from a provider's
 //	                     float (treasury.go): str(id) str(provider)
 //	                     str(currency) minor(amount) str(reference)

@@ -22,7 +22,7 @@ import (
 //	       payouts that name their bank (13, 14: routing.go)
 //	20–49  money movement: rates, quotes, conversions (package
 //	       conversions; 22: an execution under an externalReference), virtual accounts, crypto
-//	       addresses, orders (34: a deposit under an externalReference),
+//	       addresses and deposits (25–29, package deposits), orders (34: a deposit under an externalReference),
 //	       payment links, checkout sessions (package paymentlinks)
 //	50–69  recipients (package recipients), files and disputes (package
 //	       disputes)
@@ -34,7 +34,7 @@ import (
 //	120–129 the deployment's id key (120, publicids.go) and the
 //	       production rails: provider instructions (121–124,
 //	       instruction.go), deposit feeds and deposit indexes (125, 126,
-//	       depositfeed.go), float fundings (127, treasury.go)
+//	       package deposits), float fundings (127, treasury.go)
 
 // Applier is a command that carries its own rule.
 type Applier interface {

@@ -27,6 +27,22 @@ var Disputes struct {
 	Resolve func(at int64, id, org string, won bool) Command
 }
 
+// Deposits (package deposits) are among the commands the clock test, the
+// conservation property and the rails' fixture apply: a deposit makes a
+// collection and credits a balance. features_test.go fills these in too.
+var Deposits struct {
+	CreateVirtualAccount func(at int64, id, org, currency, bank string) Command
+	CreateCryptoAddress  func(at int64, id, org, currency, chain, address string) Command
+	// Receive is a deposit into a virtual account.
+	Receive func(at int64, id, collection, org, virtualAccount string, amount Minor, completed bool, ref, sourceRef string) Command
+	// DepositAt is the time of an organization's deposit by reference;
+	// VirtualAccountTimes and CryptoAddressTimes are a record's createdAt
+	// and updatedAt.
+	DepositAt           func(r *Reader, org, ref string) (int64, bool)
+	VirtualAccountTimes func(r *Reader, org, id string) ([]int64, bool)
+	CryptoAddressTimes  func(r *Reader, org, id string) ([]int64, bool)
+}
+
 // quoteCmd quotes org_a's GHS in USD at a fixed rate.
 func quoteCmd(id string, at int64, from Minor, to Minor) Command {
 	return Conversions.CreateQuote(at, id, "org_a", "GHS", from, "USD", to, "0.0634615384")

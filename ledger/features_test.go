@@ -7,6 +7,7 @@ package ledger_test
 import (
 	"payments/ledger"
 	"payments/ledger/conversions"
+	"payments/ledger/deposits"
 	"payments/ledger/disputes"
 	_ "payments/ledger/paymentlinks"
 	_ "payments/ledger/recipients"
@@ -14,7 +15,7 @@ import (
 	_ "payments/ledger/webhooks"
 )
 
-// The conversions and disputes the kernel's tests apply
+// The conversions, disputes and deposits the kernel's tests apply
 // (featurecmds_test.go).
 func init() {
 	d := &ledger.Disputes
@@ -23,6 +24,30 @@ func init() {
 	}
 	d.Resolve = func(at int64, id, org string, won bool) ledger.Command {
 		return &disputes.Resolve{At: at, ID: id, OrgID: org, Won: won}
+	}
+
+	dp := &ledger.Deposits
+	dp.CreateVirtualAccount = func(at int64, id, org, currency, bank string) ledger.Command {
+		return &deposits.CreateVirtualAccount{At: at, ID: id, OrgID: org, Currency: currency, Bank: bank}
+	}
+	dp.CreateCryptoAddress = func(at int64, id, org, currency, chain, address string) ledger.Command {
+		return &deposits.CreateCryptoAddress{At: at, ID: id, OrgID: org, Currency: currency, Chain: chain, Address: address}
+	}
+	dp.Receive = func(at int64, id, collection, org, virtualAccount string, amount ledger.Minor, completed bool, ref, sourceRef string) ledger.Command {
+		return &deposits.Receive{At: at, ID: id, CollectionID: collection, OrgID: org, VirtualAccountID: virtualAccount,
+			Amount: amount, Completed: completed, ExternalReference: ref, SourceReference: sourceRef}
+	}
+	dp.DepositAt = func(r *ledger.Reader, org, ref string) (int64, bool) {
+		d, ok := deposits.ByReference(r, org, ref)
+		return d.At, ok
+	}
+	dp.VirtualAccountTimes = func(r *ledger.Reader, org, id string) ([]int64, bool) {
+		v, ok := deposits.GetVirtualAccount(r, org, id)
+		return []int64{v.CreatedAt, v.UpdatedAt}, ok
+	}
+	dp.CryptoAddressTimes = func(r *ledger.Reader, org, id string) ([]int64, bool) {
+		a, ok := deposits.GetCryptoAddress(r, org, id)
+		return []int64{a.CreatedAt, a.UpdatedAt}, ok
 	}
 
 	c := &ledger.Conversions

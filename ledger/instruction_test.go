@@ -21,7 +21,7 @@ func railFixture(t *testing.T) *testState {
 			Spec: PayoutSpec{Currency: "GHS", Amount: 10_000, AmountSide: SideTo, Method: "gh_mtn", AccountNumber: "233241234567"}},
 		&CreateCollection{At: 3, ID: "col_1", OrgID: "org_a", ExternalReference: "c1", MethodType: MethodMobileMoney,
 			Spec: CollectionSpec{Currency: "GHS", Amount: 5_000, Method: "gh_mtn", PayerNumber: "233241234567"}},
-		&CreateCryptoAddress{At: 3, ID: "addr_1", OrgID: "org_a", Currency: "USDC", Chain: "ethereum", Address: "0xAbC1"},
+		Deposits.CreateCryptoAddress(3, "addr_1", "org_a", "USDC", "ethereum", "0xAbC1"),
 	} {
 		if r := s.Apply(cmd); r.Err != nil {
 			t.Fatalf("%T: %v", cmd, r.Err)
@@ -162,11 +162,6 @@ func TestInstructionCommandsRoundTrip(t *testing.T) {
 		&MarkInstructionSent{At: 2, ID: "pay_1", Sent: true},
 		&SetInstructionReference{At: 3, ID: "pay_1", ProviderRef: "ref"},
 		&ReplaceInstruction{At: 4, ID: "pay_1", Key: "0xdef", Payload: "more"},
-		&RecordDepositFeed{At: 5, Provider: "evm", From: "", Cursor: `{"v":1}`, Deposits: []FeedDeposit{{
-			Identity: "ethereum:0x1:0", Chain: "ethereum", Currency: "USDC", Amount: 5, To: "0xA", SourceReference: "0x1",
-			Confirmations: 1, Required: 3, Confirmed: false, Dropped: true, Fee: 1, DepositID: "cdp_1", CollectionID: "col_2"}}},
-		&RecordDepositFeed{At: 5, Provider: "evm", From: "a", Cursor: "b"},
-		&AllocateDepositIndex{At: 6, Provider: "evm"},
 		&FundProviderFloat{At: 7, ID: "ffd_1", Provider: "evm", Currency: "USDC", Amount: -3, Reference: "r"},
 	})
 }

@@ -27,12 +27,12 @@ const (
 	TagQuote            byte = 'q' // package conversions: FX quotes
 	TagRecipient        byte = 'r' // package recipients
 	TagConversion       byte = 's' // package conversions
-	tagCryptoAddress    byte = 't'
+	TagCryptoAddress    byte = 't' // package deposits
 	TagCheckoutDeposit  byte = 'u' // package paymentlinks
-	tagVirtualAccount   byte = 'v'
+	TagVirtualAccount   byte = 'v' // package deposits
 	TagWebhookEndpoint  byte = 'w' // package webhooks
 	TagWebhookDelivery  byte = 'x' // package webhooks
-	tagDeposit          byte = 'y'
+	TagDeposit          byte = 'y' // package deposits
 	tagOrder            byte = 'z'
 	tagOrderDeposit     byte = 'o' // orderdeposit.go: an order deposit made under a reference
 	tagSpendCharge      byte = 'C' // spendcap.go: a key's charges not yet settled
@@ -42,7 +42,7 @@ const (
 	TagDashboardSession byte = 'D' // package team: dashboard sessions
 	tagRefusal          byte = 'F' // decided.go: creates refused under a reference
 	tagInstruction      byte = 'P' // instruction.go: payouts' and collections' instructions to providers
-	tagProvider         byte = 'Q' // depositfeed.go: a provider instance's deposit feed and indexes
+	TagProvider         byte = 'Q' // package deposits: a provider instance's deposit feed and indexes
 	tagFloatFunding     byte = 'G' // treasury.go: fundings of providers' floats
 )
 

@@ -56,19 +56,16 @@ type State struct {
 	clocks *store[Clock]
 
 	// The features' records and indexes, each owned by its file.
-	idKeys   *store[keyRecord] // publicids.go
-	links    linkSlots         // feature_linkslots.go: package paymentlinks' expirers and hook
-	deposits *depositState     // deposit.go: virtual accounts, crypto addresses, deposits
-	orders   *orderBook        // order.go
+	idKeys *store[keyRecord] // publicids.go
+	links  linkSlots         // feature_linkslots.go: package paymentlinks' expirers and hook
+	orders *orderBook        // order.go
 
 	spendCharges *store[spendCharge] // spendcap.go: charges of debits not yet settled
 	refusals     *store[Refusal]     // decided.go: creates refused under a reference
 
-	// The production rails: instructions to providers, their deposit
-	// feeds and float fundings (instruction.go, depositfeed.go,
-	// treasury.go).
+	// The production rails: instructions to providers and float fundings
+	// (instruction.go, treasury.go; deposit feeds are package deposits').
 	instructions  *store[Instruction]
-	providers     *store[Provider]
 	floatFundings *store[FloatFunding]
 
 	views *views // what readers see of the always-open records (views.go)
@@ -171,12 +168,10 @@ func NewState(kv KVReader) *State {
 	// order fixes the order of hooks.
 	s.idKeys = addStore(s, idKeyKind)
 	s.reserveLinkSlots()
-	s.deposits = newDepositState(s)
 	s.registerOrders()
 	s.initSpendCaps()
 	s.refusals = addStore(s, refusalKind)
 	s.instructions = addStore(s, instructionKind)
-	s.providers = addStore(s, providerKind)
 	s.floatFundings = addStore(s, floatFundingKind)
 	for _, part := range features {
 		s.features = append(s.features, part(s))
@@ -302,18 +297,13 @@ type Result struct {
 	// back (feature.go).
 	Value any
 
-	// Virtual accounts, crypto addresses and deposits (deposit.go).
-	VirtualAccount *VirtualAccount
-	CryptoAddress  *CryptoAddress
-	Deposit        *Deposit // with Collection, the collection it made
 	// Orders (order.go); OrderDeposit with a deposit under a reference
 	// (orderdeposit.go).
 	Order        *Order
 	OrderDeposit *OrderDeposit
 
-	// The production rails (instruction.go, depositfeed.go, treasury.go).
+	// The production rails (instruction.go, treasury.go).
 	Instruction  *Instruction
-	Provider     *Provider
 	FloatFunding *FloatFunding
 }
 

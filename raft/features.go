@@ -5,6 +5,7 @@ package raft
 // records and rules when it is initialized.
 import (
 	_ "payments/ledger/conversions"
+	_ "payments/ledger/deposits"
 	_ "payments/ledger/disputes"
 	_ "payments/ledger/paymentlinks"
 	_ "payments/ledger/recipients"

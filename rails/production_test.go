@@ -15,6 +15,7 @@ import (
 
 	"payments/actors"
 	"payments/ledger"
+	"payments/ledger/deposits"
 	"payments/raft"
 	"payments/rails"
 	"payments/rails/evm"
@@ -124,7 +125,7 @@ func (s *chainStack) address() common.Address {
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	s.propose(&ledger.CreateCryptoAddress{At: time.Now().UnixMilli(), ID: "addr_usdc", OrgID: s.org, Currency: "USDC", Chain: "ethereum", Address: addr})
+	s.propose(&deposits.CreateCryptoAddress{At: time.Now().UnixMilli(), ID: "addr_usdc", OrgID: s.org, Currency: "USDC", Chain: "ethereum", Address: addr})
 	return common.HexToAddress(addr)
 }
 
@@ -165,7 +166,7 @@ func (s *chainStack) deposit(to common.Address, units int64) common.Hash {
 }
 
 func (s *chainStack) collectionByHash(h common.Hash) (ledger.Collection, bool) {
-	d, ok := s.sys.Reader().DepositByReference(s.org, "ethereum:"+h.Hex()+":0")
+	d, ok := deposits.ByReference(s.sys.Reader(), s.org, "ethereum:"+h.Hex()+":0")
 	if !ok {
 		return ledger.Collection{}, false
 	}

@@ -9,6 +9,7 @@ import (
 
 	"payments/actors"
 	"payments/ledger"
+	"payments/ledger/deposits"
 	"payments/rails"
 )
 
@@ -45,7 +46,7 @@ type Deposited struct {
 }
 
 // SimulateVirtualAccountDeposit pushes a bank transfer into a virtual
-// account: a deposit and its collection (Result.Deposit), completed or
+// account: a deposit and its collection (deposits.DepositOf), completed or
 // failed. Into a bank order's deposit account it pays the order as
 // SimulateOrderDeposit does (Result.Order), and a reference used for other
 // funding is a conflict, as for any virtual account deposit. Refusals:
@@ -69,11 +70,11 @@ func (a *App) SimulateVirtualAccountDeposit(c Caller, in DepositInput) Deposited
 		if e := r.Result.Err; e != nil && e.Code == ledger.CodeDuplicate {
 			// This endpoint's answer to a reference reused for other
 			// funding, whichever kind of deposit holds it.
-			r.Result.Err = ledger.DepositConflict()
+			r.Result.Err = deposits.Conflict()
 		}
 		return Deposited{Reply: r, Sent: amt}
 	}
-	va, ok := a.Reader().VirtualAccount(c.OrgID, in.To)
+	va, ok := deposits.GetVirtualAccount(a.Reader(), c.OrgID, in.To)
 	if !ok {
 		return Deposited{Reply: refused(&ledger.Error{Code: ledger.CodeNotFound, Message: "Virtual account not found"})}
 	}
@@ -82,20 +83,20 @@ func (a *App) SimulateVirtualAccountDeposit(c Caller, in DepositInput) Deposited
 	return a.simulateDeposit(c, in, simulatedDeposit{
 		currency: va.Currency, fees: fees, hasFees: hasFees, served: va.Currency + " virtual accounts",
 		idPrefix: "vad_", failure: "The sending bank reversed the transfer (simulated failure)",
-		to:     func(cmd *ledger.ReceiveDeposit) { cmd.VirtualAccountID = va.ID },
+		to:     func(cmd *deposits.Receive) { cmd.VirtualAccountID = va.ID },
 		source: func(seed []byte) string { return rails.SandboxSessionID(seed) },
 	})
 }
 
 // SimulateCryptoDeposit sends an amount of a crypto address's asset to
-// it: a deposit and its collection (Result.Deposit), completed or failed.
+// it: a deposit and its collection (deposits.DepositOf), completed or failed.
 // Refusals: not_found (on the production stack, always), validation_error,
 // conflict.
 func (a *App) SimulateCryptoDeposit(c Caller, in DepositInput) Deposited {
 	if e := a.sandboxOnly(); e != nil {
 		return Deposited{Reply: refused(e)}
 	}
-	addr, ok := a.Reader().CryptoAddress(c.OrgID, in.To)
+	addr, ok := deposits.GetCryptoAddress(a.Reader(), c.OrgID, in.To)
 	if !ok {
 		return Deposited{Reply: refused(&ledger.Error{Code: ledger.CodeNotFound, Message: "Crypto address not found"})}
 	}
@@ -104,7 +105,7 @@ func (a *App) SimulateCryptoDeposit(c Caller, in DepositInput) Deposited {
 	return a.simulateDeposit(c, in, simulatedDeposit{
 		currency: addr.Currency, fees: fees, hasFees: hasFees, served: addr.Currency + " on " + rails.ChainName(addr.Chain),
 		idPrefix: "cdp_", failure: "The transaction failed on chain (simulated failure)",
-		to:     func(cmd *ledger.ReceiveDeposit) { cmd.CryptoAddressID = addr.ID },
+		to:     func(cmd *deposits.Receive) { cmd.CryptoAddressID = addr.ID },
 		source: func(seed []byte) string { return rails.SandboxTxHash(addr.Chain, seed) },
 	})
 }
@@ -118,7 +119,7 @@ type simulatedDeposit struct {
 	served   string             // the destination, as a refusal names it
 	idPrefix string             // of the deposit's id
 	failure  string             // the deposit's message when it fails
-	to       func(*ledger.ReceiveDeposit)
+	to       func(*deposits.Receive)
 	// source is the rail's reference of the transfer, drawn from seed (the
 	// same for a retry under the same externalReference).
 	source func(seed []byte) string
@@ -137,7 +138,7 @@ func (a *App) simulateDeposit(c Caller, in DepositInput, d simulatedDeposit) Dep
 	if !d.hasFees {
 		return Deposited{Reply: refused(noDeposits(d.served))}
 	}
-	cmd := &ledger.ReceiveDeposit{
+	cmd := &deposits.Receive{
 		At:                a.sys.Now().UnixMilli(),
 		ID:                actors.NewID(d.idPrefix),
 		CollectionID:      actors.NewID("col_"),
@@ -221,16 +222,16 @@ const OrderVirtualAccountPrefix = "va_ord_"
 // a client finds it among virtual accounts and pays it with the
 // virtual-account deposit simulation. It takes deposits while the order
 // waits for funds; ok is false for an order not paid by bank transfer.
-func OrderVirtualAccount(o *ledger.Order) (ledger.VirtualAccount, bool) {
+func OrderVirtualAccount(o *ledger.Order) (deposits.VirtualAccount, bool) {
 	in := &o.Instructions
 	if in.Type != ledger.InstructionsVirtualAccount {
-		return ledger.VirtualAccount{}, false
+		return deposits.VirtualAccount{}, false
 	}
-	status := ledger.VirtualAccountActive
+	status := deposits.VirtualAccountActive
 	if o.Status.Ended() {
-		status = ledger.VirtualAccountPaused
+		status = deposits.VirtualAccountPaused
 	}
-	return ledger.VirtualAccount{
+	return deposits.VirtualAccount{
 		ID: "va_" + o.ID, OrgID: o.OrgID, Status: status, Currency: o.Spec.FromCurrency,
 		Bank: in.Bank, AccountNumber: in.AccountNumber, AccountName: in.AccountName,
 		ExternalReference: o.ID, CreatedAt: o.CreatedAt, UpdatedAt: o.UpdatedAt,
@@ -239,13 +240,13 @@ func OrderVirtualAccount(o *ledger.Order) (ledger.VirtualAccount, bool) {
 
 // orderOfVirtualAccount finds the bank order whose deposit account id is
 // id ("va_ord_…").
-func (a *App) orderOfVirtualAccount(org, id string) (ledger.Order, ledger.VirtualAccount, bool) {
+func (a *App) orderOfVirtualAccount(org, id string) (ledger.Order, deposits.VirtualAccount, bool) {
 	if !strings.HasPrefix(id, OrderVirtualAccountPrefix) {
-		return ledger.Order{}, ledger.VirtualAccount{}, false
+		return ledger.Order{}, deposits.VirtualAccount{}, false
 	}
 	o, found := a.Reader().Order(org, strings.TrimPrefix(id, "va_"))
 	if !found {
-		return ledger.Order{}, ledger.VirtualAccount{}, false
+		return ledger.Order{}, deposits.VirtualAccount{}, false
 	}
 	va, ok := OrderVirtualAccount(&o)
 	return o, va, ok
@@ -277,7 +278,7 @@ func (a *App) CreateVirtualAccount(c Caller, in VirtualAccountInput) actors.Repl
 	if !ok {
 		return refused(ledger.FieldInvalid("currency", "has no virtual accounts; they are issued in "+strings.Join(a.cfg.Catalogue.VirtualAccountCurrencies(), ", ")))
 	}
-	return a.propose(&ledger.CreateVirtualAccount{
+	return a.propose(&deposits.CreateVirtualAccount{
 		At:                a.sys.Now().UnixMilli(),
 		ID:                actors.NewID("va_"),
 		OrgID:             c.OrgID,
@@ -290,8 +291,8 @@ func (a *App) CreateVirtualAccount(c Caller, in VirtualAccountInput) actors.Repl
 
 // UpdateVirtualAccount pauses or reactivates a virtual account; setting
 // the status it has changes nothing.
-func (a *App) UpdateVirtualAccount(c Caller, id string, status ledger.VirtualAccountStatus) actors.Reply {
-	return a.propose(&ledger.UpdateVirtualAccount{At: a.sys.Now().UnixMilli(), ID: id, OrgID: c.OrgID, Status: status})
+func (a *App) UpdateVirtualAccount(c Caller, id string, status deposits.VirtualAccountStatus) actors.Reply {
+	return a.propose(&deposits.UpdateVirtualAccount{At: a.sys.Now().UnixMilli(), ID: id, OrgID: c.OrgID, Status: status})
 }
 
 // CryptoAddressInput is a request for a deposit address, its shape
@@ -364,7 +365,7 @@ func (a *App) createProvidedCryptoAddress(c Caller, in CryptoAddressInput) actor
 // proposeCryptoAddress records the address issued as id for in, on either
 // stack.
 func (a *App) proposeCryptoAddress(c Caller, in CryptoAddressInput, id, address, tag string) actors.Reply {
-	return a.propose(&ledger.CreateCryptoAddress{
+	return a.propose(&deposits.CreateCryptoAddress{
 		At:                a.sys.Now().UnixMilli(),
 		ID:                id,
 		OrgID:             c.OrgID,
@@ -387,5 +388,5 @@ func noDepositProvider(in CryptoAddressInput) *ledger.Error {
 // UpdateCryptoAddress replaces an address's metadata ("" clears it); the
 // address itself never changes.
 func (a *App) UpdateCryptoAddress(c Caller, id, metadata string) actors.Reply {
-	return a.propose(&ledger.UpdateCryptoAddress{At: a.sys.Now().UnixMilli(), ID: id, OrgID: c.OrgID, Metadata: metadata})
+	return a.propose(&deposits.UpdateCryptoAddress{At: a.sys.Now().UnixMilli(), ID: id, OrgID: c.OrgID, Metadata: metadata})
 }

@@ -5,6 +5,7 @@ import (
 
 	"payments/actors/app"
 	"payments/ledger"
+	"payments/ledger/deposits"
 	"payments/rails"
 )
 
@@ -17,7 +18,7 @@ func TestVirtualAccountDeposits(t *testing.T) {
 	if r.Err != nil || r.Result.Err != nil {
 		t.Fatalf("create: %v %v", r.Err, r.Result.Err)
 	}
-	va := r.Result.VirtualAccount
+	va := deposits.VirtualAccountOf(r.Result)
 	if va.Bank != "Sandbox Bank Ghana" || va.Currency != "GHS" {
 		t.Fatalf("virtual account %+v", va)
 	}
@@ -55,8 +56,8 @@ func TestVirtualAccountDeposits(t *testing.T) {
 			if d.Err != nil || d.Result.Err != nil {
 				t.Fatalf("refused: %v %v", d.Err, d.Result.Err)
 			}
-			if d.Result.Replayed != tt.replayed || d.Result.Deposit.Completed != tt.in.Completed {
-				t.Fatalf("deposit %+v replayed %v", d.Result.Deposit, d.Result.Replayed)
+			if d.Result.Replayed != tt.replayed || deposits.DepositOf(d.Result).Completed != tt.in.Completed {
+				t.Fatalf("deposit %+v replayed %v", deposits.DepositOf(d.Result), d.Result.Replayed)
 			}
 			if got := h.available("GHS"); got != tt.credited {
 				t.Fatalf("available %d, want %d", got, tt.credited)
@@ -76,12 +77,12 @@ func TestCryptoAddressDeposits(t *testing.T) {
 	if first.Err != nil || first.Result.Err != nil {
 		t.Fatalf("create: %v %v", first.Err, first.Result.Err)
 	}
-	addr := first.Result.CryptoAddress
+	addr := deposits.CryptoAddressOf(first.Result)
 	if err := rails.ValidateAddress("tron", addr.Address); err != nil {
 		t.Fatalf("address %q: %v", addr.Address, err)
 	}
 	again := h.app.CreateCryptoAddress(h.caller(""), in)
-	if !again.Result.Replayed || again.Result.CryptoAddress.ID != addr.ID {
+	if !again.Result.Replayed || deposits.CryptoAddressOf(again.Result).ID != addr.ID {
 		t.Fatalf("asked again: %+v, want the same address", again.Result)
 	}
 	d := h.app.SimulateCryptoDeposit(h.caller(""), app.DepositInput{To: addr.ID, Amount: app.Amount{Text: "12.5", Set: true}, ExternalReference: "tx-1", Completed: true})
@@ -92,7 +93,7 @@ func TestCryptoAddressDeposits(t *testing.T) {
 		t.Fatalf("USDT available %d, want 12.500000", got)
 	}
 	updated := h.app.UpdateCryptoAddress(h.caller(""), addr.ID, `{"customer":"c-1"}`)
-	if updated.Err != nil || updated.Result.Err != nil || updated.Result.CryptoAddress.Metadata != `{"customer":"c-1"}` {
+	if updated.Err != nil || updated.Result.Err != nil || deposits.CryptoAddressOf(updated.Result).Metadata != `{"customer":"c-1"}` {
 		t.Fatalf("update: %v %+v", updated.Err, updated.Result)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"payments/actors"
 	"payments/actors/app"
 	"payments/ledger"
+	"payments/ledger/deposits"
 	"payments/ledger/recipients"
 	"payments/ledger/team"
 	"payments/ledger/webhooks"
@@ -29,7 +30,7 @@ type moneyOps interface {
 	SimulateVirtualAccountDeposit(app.Caller, app.DepositInput) app.Deposited
 	SimulateCryptoDeposit(app.Caller, app.DepositInput) app.Deposited
 	CreateVirtualAccount(app.Caller, app.VirtualAccountInput) actors.Reply
-	UpdateVirtualAccount(c app.Caller, id string, status ledger.VirtualAccountStatus) actors.Reply
+	UpdateVirtualAccount(c app.Caller, id string, status deposits.VirtualAccountStatus) actors.Reply
 	CreateCryptoAddress(app.Caller, app.CryptoAddressInput) actors.Reply
 	UpdateCryptoAddress(c app.Caller, id, metadata string) actors.Reply
 }

@@ -128,9 +128,9 @@ func renderCapabilities(s *core.Server, countries []rails.Country) capabilitiesJ
 	return out
 }
 
-// deposits groups the stablecoin networks by token, in catalogue order. The
+// depositAssets groups the stablecoin networks by token, in catalogue order. The
 // network names are the stack's: test networks on the sandbox.
-func deposits(s *core.Server) []depositAssetJSON {
+func depositAssets(s *core.Server) []depositAssetJSON {
 	out := []depositAssetJSON{}
 	index := map[string]int{}
 	for _, m := range s.Config.Catalogue.Networks() {
@@ -157,7 +157,7 @@ func deposits(s *core.Server) []depositAssetJSON {
 // listCapabilities: GET /v1/capabilities.
 func listCapabilities(c *core.Call) {
 	body := capabilitiesBody{renderCapabilities(c.Server, c.Server.Config.Catalogue.Countries())}
-	body.Capabilities.Deposits = deposits(c.Server)
+	body.Capabilities.Deposits = depositAssets(c.Server)
 	c.OK(fasthttp.StatusOK, &body)
 }
 

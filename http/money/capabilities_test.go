@@ -10,7 +10,7 @@ import (
 // Deposits name the stack's networks: test networks on the sandbox.
 func TestDepositNetworksPerStack(t *testing.T) {
 	for _, live := range []bool{false, true} {
-		for _, asset := range deposits(core.New(core.Config{Live: live})) {
+		for _, asset := range depositAssets(core.New(core.Config{Live: live})) {
 			for _, ch := range asset.Chains {
 				test := strings.Contains(ch.Network, "Testnet") || strings.Contains(ch.Network, "Sepolia") || strings.Contains(ch.Network, "Devnet")
 				if test == live {

@@ -9,6 +9,7 @@ import (
 	"payments/actors/app"
 	"payments/http/core"
 	"payments/ledger"
+	"payments/ledger/deposits"
 	"payments/rails"
 )
 
@@ -36,7 +37,7 @@ type cryptoAddressBody struct {
 	Address cryptoAddressJSON `json:"address"`
 }
 
-func renderCryptoAddress(a *ledger.CryptoAddress) cryptoAddressJSON {
+func renderCryptoAddress(a *deposits.CryptoAddress) cryptoAddressJSON {
 	return cryptoAddressJSON{
 		ID:                a.ID,
 		Currency:          a.Currency,
@@ -88,7 +89,7 @@ func createCryptoAddress(c *core.Call) {
 		if res.Replayed {
 			c.Ctx.Response.Header.Set("idempotent-replayed", "true")
 		}
-		return &cryptoAddressBody{renderCryptoAddress(res.CryptoAddress)}
+		return &cryptoAddressBody{renderCryptoAddress(deposits.CryptoAddressOf(*res))}
 	})
 }
 
@@ -111,19 +112,19 @@ func cryptoAddressInput(c *core.Call, req *createCryptoAddressBody) (app.CryptoA
 
 // getCryptoAddress: GET /v1/crypto-addresses/{id}.
 func getCryptoAddress(c *core.Call) {
-	core.Get(c, "id", "Crypto address", (*ledger.Reader).CryptoAddress, func(a *ledger.CryptoAddress) *cryptoAddressBody { return &cryptoAddressBody{renderCryptoAddress(a)} })
+	core.Get(c, "id", "Crypto address", deposits.GetCryptoAddress, func(a *deposits.CryptoAddress) *cryptoAddressBody { return &cryptoAddressBody{renderCryptoAddress(a)} })
 }
 
 // listCryptoAddresses: GET /v1/crypto-addresses, filters currency, chain and
 // externalReference.
 func listCryptoAddresses(c *core.Call) {
-	core.List(c, listCryptoAddressesKind, cryptoAddressFilter, (*ledger.Reader).CryptoAddresses, renderCryptoAddress)
+	core.List(c, listCryptoAddressesKind, cryptoAddressFilter, deposits.ListCryptoAddresses, renderCryptoAddress)
 }
 
 // cryptoAddressFilter reads GET /v1/crypto-addresses' filters, every
 // problem at once: currency, chain and externalReference.
-func cryptoAddressFilter(c *core.Call) (ledger.CryptoAddressFilter, *ledger.Error) {
-	var f ledger.CryptoAddressFilter
+func cryptoAddressFilter(c *core.Call) (deposits.CryptoAddressFilter, *ledger.Error) {
+	var f deposits.CryptoAddressFilter
 	var p core.Problems
 	f.Currency = currencyFilter(c, &p)
 	if v, ok := core.Query(c.Ctx, "chain"); ok {
@@ -154,7 +155,9 @@ type updateCryptoAddressBody struct {
 func updateCryptoAddress(c *core.Call) {
 	if ch, ok := core.ParamInput(c, "id", cryptoAddressChange); ok {
 		r := c.Server.Config.App.UpdateCryptoAddress(c.Caller(), ch.id, ch.to)
-		c.Reply(r, fasthttp.StatusOK, func(res *ledger.Result) any { return &cryptoAddressBody{renderCryptoAddress(res.CryptoAddress)} })
+		c.Reply(r, fasthttp.StatusOK, func(res *ledger.Result) any {
+			return &cryptoAddressBody{renderCryptoAddress(deposits.CryptoAddressOf(*res))}
+		})
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"payments/actors/app"
 	"payments/http/core"
 	"payments/ledger"
+	"payments/ledger/deposits"
 	"payments/rails"
 )
 
@@ -166,8 +167,8 @@ func DepositCollectionID(res *ledger.Result) string {
 	switch {
 	case res.Order != nil:
 		return res.Order.CollectionID
-	case res.Deposit != nil:
-		return res.Deposit.CollectionID
+	case deposits.DepositOf(*res) != nil:
+		return deposits.DepositOf(*res).CollectionID
 	}
 	return ""
 }
@@ -195,7 +196,7 @@ func simulateVirtualAccountDeposit(c *core.Call) {
 				Replayed: res.Replayed,
 			}
 		} else {
-			out.Simulation = renderVirtualAccountDeposit(res.Deposit, res.Replayed)
+			out.Simulation = renderVirtualAccountDeposit(deposits.DepositOf(*res), res.Replayed)
 		}
 		return out
 	})
@@ -211,7 +212,7 @@ func simulateCryptoDeposit(c *core.Call) {
 	c.Created(d.Reply, func(res *ledger.Result) any {
 		return &struct {
 			Simulation cryptoDepositJSON `json:"simulation"`
-		}{renderCryptoDeposit(res.Deposit, res.Replayed)}
+		}{renderCryptoDeposit(deposits.DepositOf(*res), res.Replayed)}
 	})
 }
 

@@ -9,6 +9,7 @@ import (
 	"payments/actors/app"
 	"payments/http/core"
 	"payments/ledger"
+	"payments/ledger/deposits"
 )
 
 // Virtual accounts: POST, GET (list), GET one and PATCH (pause or
@@ -44,7 +45,7 @@ type virtualAccountBody struct {
 	VirtualAccount virtualAccountJSON `json:"virtualAccount"`
 }
 
-func renderVirtualAccount(v *ledger.VirtualAccount) virtualAccountJSON {
+func renderVirtualAccount(v *deposits.VirtualAccount) virtualAccountJSON {
 	return virtualAccountJSON{
 		ID:                v.ID,
 		Status:            v.Status.String(),
@@ -72,7 +73,7 @@ func createVirtualAccount(c *core.Call) {
 	core.Create(c, func(req *createVirtualAccountBody) (app.VirtualAccountInput, *ledger.Error) {
 		return virtualAccountInput(c, req)
 	}, c.Server.Config.App.CreateVirtualAccount, func(res *ledger.Result) any {
-		return &virtualAccountBody{renderVirtualAccount(res.VirtualAccount)}
+		return &virtualAccountBody{renderVirtualAccount(deposits.VirtualAccountOf(*res))}
 	})
 }
 
@@ -98,25 +99,25 @@ func virtualAccountInput(c *core.Call, req *createVirtualAccountBody) (app.Virtu
 
 // getVirtualAccount: GET /v1/virtual-accounts/{id}.
 func getVirtualAccount(c *core.Call) {
-	core.Get(c, "id", "Virtual account", func(st *ledger.Reader, org, id string) (ledger.VirtualAccount, bool) {
+	core.Get(c, "id", "Virtual account", func(st *ledger.Reader, org, id string) (deposits.VirtualAccount, bool) {
 		if va, ok := orderVirtualAccount(st, org, id); ok {
 			return va, true
 		}
-		return st.VirtualAccount(org, id)
-	}, func(v *ledger.VirtualAccount) *virtualAccountBody {
+		return deposits.GetVirtualAccount(st, org, id)
+	}, func(v *deposits.VirtualAccount) *virtualAccountBody {
 		return &virtualAccountBody{renderVirtualAccount(v)}
 	})
 }
 
 // orderVirtualAccount is the deposit account of the bank order whose
 // deposit account id is id ("va_ord_…").
-func orderVirtualAccount(st *ledger.Reader, org, id string) (ledger.VirtualAccount, bool) {
+func orderVirtualAccount(st *ledger.Reader, org, id string) (deposits.VirtualAccount, bool) {
 	if !strings.HasPrefix(id, app.OrderVirtualAccountPrefix) {
-		return ledger.VirtualAccount{}, false
+		return deposits.VirtualAccount{}, false
 	}
 	o, found := st.Order(org, strings.TrimPrefix(id, "va_"))
 	if !found {
-		return ledger.VirtualAccount{}, false
+		return deposits.VirtualAccount{}, false
 	}
 	return app.OrderVirtualAccount(&o)
 }
@@ -130,11 +131,11 @@ func listVirtualAccounts(c *core.Call) {
 
 // virtualAccountFilter reads GET /v1/virtual-accounts' filters, every
 // problem at once: status, currency and externalReference.
-func virtualAccountFilter(c *core.Call) (ledger.VirtualAccountFilter, *ledger.Error) {
-	var f ledger.VirtualAccountFilter
+func virtualAccountFilter(c *core.Call) (deposits.VirtualAccountFilter, *ledger.Error) {
+	var f deposits.VirtualAccountFilter
 	var p core.Problems
 	if v, ok := core.Query(c.Ctx, "status"); ok {
-		if f.Status, ok = ledger.ParseVirtualAccountStatus(v); !ok {
+		if f.Status, ok = deposits.ParseVirtualAccountStatus(v); !ok {
 			p.Add("status", "must be one of active, paused")
 		}
 	}
@@ -146,11 +147,11 @@ func virtualAccountFilter(c *core.Call) (ledger.VirtualAccountFilter, *ledger.Er
 // readVirtualAccounts reads a page of org's virtual accounts; with an order
 // id as externalReference, the one page of that bank order's deposit
 // account, if the other filters take it.
-func readVirtualAccounts(st *ledger.Reader, org string, f ledger.VirtualAccountFilter, before ledger.Cursor, limit int) ledger.Page[ledger.VirtualAccount] {
+func readVirtualAccounts(st *ledger.Reader, org string, f deposits.VirtualAccountFilter, before ledger.Cursor, limit int) ledger.Page[deposits.VirtualAccount] {
 	if !strings.HasPrefix(f.ExternalReference, "ord_") {
-		return st.VirtualAccounts(org, f, before, limit)
+		return deposits.ListVirtualAccounts(st, org, f, before, limit)
 	}
-	page := ledger.Page[ledger.VirtualAccount]{Items: []ledger.VirtualAccount{}}
+	page := ledger.Page[deposits.VirtualAccount]{Items: []deposits.VirtualAccount{}}
 	if va, ok := orderVirtualAccount(st, org, "va_"+f.ExternalReference); ok && before == ledger.CursorStart &&
 		(f.Status == 0 || f.Status == va.Status) && (f.Currency == "" || f.Currency == va.Currency) {
 		page.Items = append(page.Items, va)
@@ -167,7 +168,9 @@ type updateVirtualAccountBody struct {
 func updateVirtualAccount(c *core.Call) {
 	if ch, ok := core.ParamInput(c, "id", virtualAccountChange); ok {
 		r := c.Server.Config.App.UpdateVirtualAccount(c.Caller(), ch.id, ch.to)
-		c.Reply(r, fasthttp.StatusOK, func(res *ledger.Result) any { return &virtualAccountBody{renderVirtualAccount(res.VirtualAccount)} })
+		c.Reply(r, fasthttp.StatusOK, func(res *ledger.Result) any {
+			return &virtualAccountBody{renderVirtualAccount(deposits.VirtualAccountOf(*res))}
+		})
 	}
 }
 
@@ -179,13 +182,13 @@ type pathChange[T any] struct {
 }
 
 // virtualAccountChange checks a virtual account PATCH: the status to set.
-func virtualAccountChange(id string, req *updateVirtualAccountBody) (pathChange[ledger.VirtualAccountStatus], *ledger.Error) {
+func virtualAccountChange(id string, req *updateVirtualAccountBody) (pathChange[deposits.VirtualAccountStatus], *ledger.Error) {
 	if req.Status == nil {
-		return pathChange[ledger.VirtualAccountStatus]{}, ledger.FieldInvalid("status", "is required: active or paused")
+		return pathChange[deposits.VirtualAccountStatus]{}, ledger.FieldInvalid("status", "is required: active or paused")
 	}
-	status, ok := ledger.ParseVirtualAccountStatus(*req.Status)
+	status, ok := deposits.ParseVirtualAccountStatus(*req.Status)
 	if !ok {
-		return pathChange[ledger.VirtualAccountStatus]{}, ledger.FieldInvalid("status", "must be one of active, paused")
+		return pathChange[deposits.VirtualAccountStatus]{}, ledger.FieldInvalid("status", "must be one of active, paused")
 	}
-	return pathChange[ledger.VirtualAccountStatus]{id, status}, nil
+	return pathChange[deposits.VirtualAccountStatus]{id, status}, nil
 }
