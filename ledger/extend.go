@@ -22,7 +22,7 @@ import (
 //	       payouts that name their bank (13, 14: routing.go)
 //	20–49  money movement: rates, quotes, conversions (package
 //	       conversions; 22: an execution under an externalReference), virtual accounts, crypto
-//	       addresses, orders (34: a deposit under an externalReference),
+//	       addresses, orders (package orders; 34: a deposit under an externalReference),
 //	       payment links, checkout sessions (package paymentlinks)
 //	50–69  recipients (package recipients), files and disputes (package
 //	       disputes)

@@ -59,7 +59,6 @@ type State struct {
 	idKeys   *store[keyRecord] // publicids.go
 	links    linkSlots         // feature_linkslots.go: package paymentlinks' expirers and hook
 	deposits *depositState     // deposit.go: virtual accounts, crypto addresses, deposits
-	orders   *orderBook        // order.go
 
 	spendCharges *store[spendCharge] // spendcap.go: charges of debits not yet settled
 	refusals     *store[Refusal]     // decided.go: creates refused under a reference
@@ -172,7 +171,6 @@ func NewState(kv KVReader) *State {
 	s.idKeys = addStore(s, idKeyKind)
 	s.reserveLinkSlots()
 	s.deposits = newDepositState(s)
-	s.registerOrders()
 	s.initSpendCaps()
 	s.refusals = addStore(s, refusalKind)
 	s.instructions = addStore(s, instructionKind)
@@ -306,11 +304,6 @@ type Result struct {
 	VirtualAccount *VirtualAccount
 	CryptoAddress  *CryptoAddress
 	Deposit        *Deposit // with Collection, the collection it made
-	// Orders (order.go); OrderDeposit with a deposit under a reference
-	// (orderdeposit.go).
-	Order        *Order
-	OrderDeposit *OrderDeposit
-
 	// The production rails (instruction.go, depositfeed.go, treasury.go).
 	Instruction  *Instruction
 	Provider     *Provider

@@ -6,6 +6,7 @@ package raft
 import (
 	_ "payments/ledger/conversions"
 	_ "payments/ledger/disputes"
+	_ "payments/ledger/orders"
 	_ "payments/ledger/paymentlinks"
 	_ "payments/ledger/recipients"
 	_ "payments/ledger/team"

@@ -10,6 +10,7 @@ import (
 	"payments/actors/app"
 	"payments/http/core"
 	"payments/ledger"
+	"payments/ledger/orders"
 	"payments/rails"
 )
 
@@ -164,8 +165,8 @@ func depositInput(c *core.Call, crypto bool) (in app.DepositInput, ok bool) {
 // deposit's own, or the order's it paid.
 func DepositCollectionID(res *ledger.Result) string {
 	switch {
-	case res.Order != nil:
-		return res.Order.CollectionID
+	case orders.Of(*res) != nil:
+		return orders.Of(*res).CollectionID
 	case res.Deposit != nil:
 		return res.Deposit.CollectionID
 	}
@@ -187,7 +188,7 @@ func simulateVirtualAccountDeposit(c *core.Call) {
 		out := &struct {
 			Simulation virtualAccountDepositJSON `json:"simulation"`
 		}{}
-		if o := res.Order; o != nil {
+		if o := orders.Of(*res); o != nil {
 			cur := o.Spec.FromCurrency
 			out.Simulation = virtualAccountDepositJSON{
 				DepositID: o.CollectionID, CollectionID: o.CollectionID, VirtualAccountID: in.To,

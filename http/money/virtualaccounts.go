@@ -9,6 +9,7 @@ import (
 	"payments/actors/app"
 	"payments/http/core"
 	"payments/ledger"
+	"payments/ledger/orders"
 )
 
 // Virtual accounts: POST, GET (list), GET one and PATCH (pause or
@@ -114,7 +115,7 @@ func orderVirtualAccount(st *ledger.Reader, org, id string) (ledger.VirtualAccou
 	if !strings.HasPrefix(id, app.OrderVirtualAccountPrefix) {
 		return ledger.VirtualAccount{}, false
 	}
-	o, found := st.Order(org, strings.TrimPrefix(id, "va_"))
+	o, found := orders.Get(st, org, strings.TrimPrefix(id, "va_"))
 	if !found {
 		return ledger.VirtualAccount{}, false
 	}
