@@ -4,6 +4,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"payments/ledger"
+	"payments/ledger/orders"
 )
 
 // Orders. Each order has an actor of its own, named by its organization
@@ -39,7 +40,7 @@ type orderDeposit struct {
 	key     orderKey
 	orderID string
 	amount  ledger.Minor
-	outcome ledger.DepositOutcome
+	outcome orders.DepositOutcome
 	ref     string // the deposit's externalReference, or ""
 	reply   chan<- Reply
 }
@@ -61,14 +62,14 @@ type OrderRequest struct {
 	OrgID             string
 	ExternalReference string
 	Attempt           string // see PayoutRequest
-	Spec              ledger.OrderSpec
+	Spec              orders.Spec
 	FromMethodType    ledger.MethodType
 	ToMethodType      ledger.MethodType
 	FromAmount        ledger.Minor
 	ToAmount          ledger.Minor
 	Fee               ledger.Minor
 	Rate              string
-	Instructions      ledger.OrderInstructions
+	Instructions      orders.Instructions
 	// Spend counts the order's payout leg (ToAmount, from the destination
 	// currency's balance) against the key's caps; nil counts nothing.
 	Spend *Spend
@@ -87,9 +88,9 @@ func (s *System) CreateOrder(req OrderRequest) Reply {
 // awaiting confirmations. Under a reference ref it is idempotent: the
 // ledger answers a retry from the deposit the reference names (Replayed)
 // and refuses another deposit under it as a duplicate.
-func (s *System) DepositOrder(orgID, orderID string, amount ledger.Minor, outcome ledger.DepositOutcome, ref string) Reply {
+func (s *System) DepositOrder(orgID, orderID string, amount ledger.Minor, outcome orders.DepositOutcome, ref string) Reply {
 	st := s.deps.state.Reader()
-	o, ok := st.Order(orgID, orderID)
+	o, ok := orders.Get(st, orgID, orderID)
 	if !ok {
 		return Reply{Result: ledger.Result{Err: &ledger.Error{Code: ledger.CodeNotFound, Message: "Order not found"}}}
 	}
@@ -128,7 +129,7 @@ type orderActor struct {
 
 type waitingOrder struct {
 	id      string
-	spec    ledger.OrderSpec
+	spec    orders.Spec
 	waiters []waiter
 }
 
@@ -151,9 +152,9 @@ func (a *orderActor) Receive(ctx actor.Context) {
 	case *orderApplied:
 		a.inFlight--
 		switch m.kind {
-		case ledger.KindCreateOrder:
+		case orders.KindCreate:
 			a.created(m)
-		case ledger.KindDepositOrder, ledger.KindDepositOrderRef:
+		case orders.KindDeposit, orders.KindDepositRef:
 			m.reply <- Reply{Result: m.result, Err: m.err}
 			if m.err == nil && m.result.Err == nil {
 				a.deps.track(m.result.Payout, nil)
@@ -184,16 +185,16 @@ func (a *orderActor) create(ctx actor.Context, m *orderCreate) {
 		return
 	}
 	st := a.deps.state.Reader()
-	existing, found := st.OrderByReference(a.key.org, a.key.ref)
+	existing, found := orders.ByReference(st, a.key.org, a.key.ref)
 	if found {
 		if existing.Spec == req.Spec {
-			m.reply <- Reply{Result: ledger.Result{Replayed: replayed(existing.Attempt, req.Attempt), Order: &existing}}
+			m.reply <- Reply{Result: ledger.Result{Replayed: replayed(existing.Attempt, req.Attempt), Value: &existing}}
 		} else {
 			m.reply <- Reply{Result: ledger.Result{Err: ledger.Duplicate("Order", existing.ID)}}
 		}
 		return
 	}
-	cmd := &ledger.CreateOrder{
+	cmd := &orders.Create{
 		At:                a.deps.now().UnixMilli(),
 		ID:                a.ids.next("ord_"),
 		OrgID:             a.key.org,
@@ -210,7 +211,7 @@ func (a *orderActor) create(ctx actor.Context, m *orderCreate) {
 	if req.FromMethodType == ledger.MethodMobileMoney {
 		cmd.CollectionID = a.ids.next("col_")
 	}
-	if refusal, refused := st.Refusal(a.key.org, ledger.RefusedOrder, a.key.ref); refused {
+	if refusal, refused := st.Refusal(a.key.org, orders.Refused, a.key.ref); refused {
 		// Refused before: the refusal is final for the reference.
 		m.reply <- Reply{Result: refusal.Replay(cmd)}
 		return
@@ -245,7 +246,7 @@ func (a *orderActor) created(m *orderApplied) {
 }
 
 func (a *orderActor) deposit(ctx actor.Context, m *orderDeposit) {
-	cmd := &ledger.DepositOrder{
+	cmd := &orders.DepositCommand{
 		At:                a.deps.now().UnixMilli(),
 		OrgID:             a.key.org,
 		OrderID:           m.orderID,
@@ -266,7 +267,7 @@ func (w *worker) followOrder(collectionID string) {
 	var p ledger.Payout
 	var found bool
 	st := w.deps.state.Reader()
-	if o, ok := st.OrderOfLeg(collectionID); ok && o.PayoutID != "" {
+	if o, ok := orders.OfLeg(st, collectionID); ok && o.PayoutID != "" {
 		p, found = st.Payout(o.PayoutID)
 	}
 	if found && !p.Status.Terminal() {

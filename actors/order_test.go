@@ -7,26 +7,27 @@ import (
 
 	"payments/actors"
 	"payments/ledger"
+	"payments/ledger/orders"
 )
 
 func orderRequest(org, ref string) actors.OrderRequest {
 	return actors.OrderRequest{
 		OrgID: org, ExternalReference: ref,
-		Spec: ledger.OrderSpec{FromMethod: "usdt_tron", FromCurrency: "USDT", ToMethod: "gh_mtn", ToCurrency: "GHS",
+		Spec: orders.Spec{FromMethod: "usdt_tron", FromCurrency: "USDT", ToMethod: "gh_mtn", ToCurrency: "GHS",
 			ToAccountNumber: "233241234567", Amount: 100_000000, AmountSide: ledger.SideFrom},
 		FromMethodType: ledger.MethodCrypto, ToMethodType: ledger.MethodMobileMoney,
 		FromAmount: 100_000000, ToAmount: 1544_40, Fee: 1_000000, Rate: "15.444",
-		Instructions: ledger.OrderInstructions{Type: ledger.InstructionsCrypto, Chain: "Tron", Address: "TXYZ"},
+		Instructions: orders.Instructions{Type: orders.InstructionsCrypto, Chain: "Tron", Address: "TXYZ"},
 	}
 }
 
 // waitOrder waits until the order reaches a terminal status or underpaid.
-func (h *harness) waitOrder(t *testing.T, id string) ledger.Order {
+func (h *harness) waitOrder(t *testing.T, id string) orders.Order {
 	t.Helper()
-	var o ledger.Order
+	var o orders.Order
 	if !eventually(10*time.Second, func() bool {
-		o, _ = h.sys.Reader().Order(h.org, id)
-		return o.Status.Terminal() || o.Status == ledger.OrderUnderpaid
+		o, _ = orders.Get(h.sys.Reader(), h.org, id)
+		return o.Status.Terminal() || o.Status == orders.Underpaid
 	}) {
 		t.Fatalf("order %s stuck in %s (%s)", id, o.Status, o.StatusMessage)
 	}
@@ -55,7 +56,7 @@ func TestOrderConcurrentSameReference(t *testing.T) {
 		if r.Err != nil || r.Result.Err != nil {
 			t.Fatalf("create: %v %v", r.Err, r.Result.Err)
 		}
-		ids[r.Result.Order.ID] = true
+		ids[orders.Of(r.Result).ID] = true
 		if !r.Result.Replayed {
 			created++
 		}
@@ -80,26 +81,26 @@ func TestOrderLifecycleThroughRails(t *testing.T) {
 	if r.Err != nil || r.Result.Err != nil {
 		t.Fatalf("create: %v %v", r.Err, r.Result.Err)
 	}
-	crypto := r.Result.Order.ID
-	if d := h.sys.DepositOrder(h.org, crypto, 0, ledger.DepositConfirmed, ""); d.Err != nil || d.Result.Err != nil || d.Result.Payout == nil {
+	crypto := orders.Of(r.Result).ID
+	if d := h.sys.DepositOrder(h.org, crypto, 0, orders.DepositConfirmed, ""); d.Err != nil || d.Result.Err != nil || d.Result.Payout == nil {
 		t.Fatalf("deposit: %+v", d)
 	}
-	if d := h.sys.DepositOrder(h.org, "ord_missing", 0, ledger.DepositConfirmed, ""); d.Result.Err == nil || d.Result.Err.Code != ledger.CodeNotFound {
+	if d := h.sys.DepositOrder(h.org, "ord_missing", 0, orders.DepositConfirmed, ""); d.Result.Err == nil || d.Result.Err.Code != ledger.CodeNotFound {
 		t.Fatalf("deposit to a missing order: %+v", d)
 	}
 
 	mobile := orderRequest(h.org, "mobile")
-	mobile.Spec = ledger.OrderSpec{FromMethod: "gh_mtn", FromCurrency: "GHS", FromAccountNumber: "233241234567",
+	mobile.Spec = orders.Spec{FromMethod: "gh_mtn", FromCurrency: "GHS", FromAccountNumber: "233241234567",
 		ToMethod: "gh_mtn", ToCurrency: "GHS", ToAccountNumber: "233200000000", Amount: 100_00, AmountSide: ledger.SideTo}
 	mobile.FromMethodType, mobile.ToMethodType = ledger.MethodMobileMoney, ledger.MethodMobileMoney
 	mobile.FromAmount, mobile.ToAmount, mobile.Fee, mobile.Rate = 100_00, 100_00, 1_00, ""
-	mobile.Instructions = ledger.OrderInstructions{Type: ledger.InstructionsMobileMoney, AccountNumber: "233241234567"}
+	mobile.Instructions = orders.Instructions{Type: orders.InstructionsMobileMoney, AccountNumber: "233241234567"}
 	r = h.sys.CreateOrder(mobile)
 	if r.Err != nil || r.Result.Err != nil || r.Result.Collection == nil {
 		t.Fatalf("create mobile: %+v", r)
 	}
-	for _, id := range []string{crypto, r.Result.Order.ID} {
-		if o := h.waitOrder(t, id); o.Status != ledger.OrderCompleted {
+	for _, id := range []string{crypto, orders.Of(r.Result).ID} {
+		if o := h.waitOrder(t, id); o.Status != orders.Completed {
 			t.Fatalf("order %s ended %s (%s)", id, o.Status, o.StatusMessage)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"payments/actors/actorstest"
 	api "payments/http"
 	"payments/ledger"
+	"payments/ledger/orders"
 	"payments/ledger/webhooks"
 	"payments/raft"
 	"payments/rails"
@@ -250,7 +251,7 @@ func TestWebhookDueAtOnceAfterClockAdvance(t *testing.T) {
 	}
 	r := h.sys.CreateOrder(actors.OrderRequest{
 		OrgID: h.org, ExternalReference: "order-1",
-		Spec: ledger.OrderSpec{FromMethod: "gh_mtn", FromCurrency: "GHS", FromAccountNumber: "233241234567",
+		Spec: orders.Spec{FromMethod: "gh_mtn", FromCurrency: "GHS", FromAccountNumber: "233241234567",
 			ToMethod: "gh_mtn", ToCurrency: "GHS", ToAccountNumber: "233241234567", Amount: 1000, AmountSide: ledger.SideFrom},
 		FromMethodType: ledger.MethodMobileMoney, ToMethodType: ledger.MethodMobileMoney, FromAmount: 1000, ToAmount: 1000,
 		Fee: 10, Instructions: in, // 1% of 10.00, the payout fee of gh_mtn

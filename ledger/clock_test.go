@@ -134,7 +134,7 @@ func TestAdvanceShiftsEveryResourceTime(t *testing.T) {
 			return times
 		}},
 		{"order", func(t *testing.T, s *testState) []int64 {
-			o, ok := s.Order("org_a", "ord_1")
+			o, ok := Orders.Get(s.Reader, "org_a", "ord_1")
 			get(ok, t, "order")
 			return []int64{o.CreatedAt, o.UpdatedAt}
 		}},
@@ -192,7 +192,7 @@ func TestAdvanceShiftsEveryResourceTime(t *testing.T) {
 			return len(s.Collections("org_a", CollectionFilter{CreatedFrom: from, CreatedTo: to}, CursorStart, 100).Items)
 		}
 		orders := func(from int64) int {
-			return len(s.Orders("org_a", OrderFilter{CreatedFrom: from}, CursorStart, 100).Items)
+			return Orders.CreatedFrom(s.Reader, "org_a", from)
 		}
 		entries := func(from, to int64) int {
 			return len(s.Journal("org_a", JournalFilter{From: from, To: to}, CursorStart, 100).Items)

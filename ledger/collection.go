@@ -240,7 +240,7 @@ func (s *State) settleCollection(c *SettleCollection) Result {
 	} else {
 		s.emit(c.At, col.OrgID, EventCollectionFailed, col.ID, col)
 	}
-	s.orderCollectionSettled(col, c.At)
+	s.collectionSettled(col, c.At)
 	return Result{Collection: &col}
 }
 

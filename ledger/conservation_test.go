@@ -37,6 +37,7 @@ type conservation struct {
 	quotes   []string          // pending quotes
 	quoted   map[string]quoted // every quote, by id
 	orders   []string          // orders awaiting funds
+	orderOrg map[string]string // every order's organization, by id
 	vas      map[string]string
 	outcomes map[string]int
 	log      []Command // every command applied, for the replay check
@@ -61,7 +62,7 @@ func runConservation(t *testing.T, seed uint64, steps int) {
 	c := &conservation{
 		t: t, rng: rand.New(rand.NewPCG(seed, 7)), s: newTestState(t), at: 1_000,
 		balance: map[string]Minor{}, fees: map[string]Minor{}, vas: map[string]string{}, outcomes: map[string]int{},
-		disputed: map[string]disputed{},
+		disputed: map[string]disputed{}, orderOrg: map[string]string{},
 	}
 	for i, org := range conservationOrgs {
 		hash := sha256.Sum256([]byte(org))
@@ -293,19 +294,16 @@ func (c *conservation) step() {
 		if c.rng.IntN(2) == 0 {
 			to, toAmount, rate = "KES", amount*3, "3"
 		}
-		r := c.must(&CreateOrder{At: c.at, ID: c.id("ord_"), OrgID: org, ExternalReference: c.id("o"),
-			Spec: OrderSpec{FromMethod: "gh_ghipss", FromCurrency: "GHS", ToMethod: "ke_mpesa", ToCurrency: to,
-				ToAccountNumber: "254712345678", Amount: amount, AmountSide: SideFrom},
-			FromMethodType: MethodBankTransfer, ToMethodType: MethodMobileMoney,
-			FromAmount: amount, ToAmount: toAmount, Fee: amount / 100, Rate: rate,
-			Instructions: OrderInstructions{Type: InstructionsVirtualAccount, Bank: "Sandbox Bank GH", AccountNumber: "9800000000", AccountName: org}})
-		c.orders = append(c.orders, r.Order.ID)
+		r := c.must(Orders.BankTransfer(c.at, c.id("ord_"), org, c.id("o"), amount, to, toAmount, rate))
+		id := Orders.Of(r).ID
+		c.orders = append(c.orders, id)
+		c.orderOrg[id] = org
 	case 11:
 		id, ok := c.pick(&c.orders)
 		if !ok {
 			return
 		}
-		o, _ := c.s.st.orders.rows.get(id)
+		o, _ := Orders.Get(c.s.Reader, c.orderOrg[id], id)
 		expected := o.FromAmount + o.Fee
 		received := expected
 		switch c.rng.IntN(3) {
@@ -314,7 +312,7 @@ func (c *conservation) step() {
 		case 1:
 			received = expected + Minor(c.rng.IntN(1000)) + 1
 		}
-		r := c.must(&DepositOrder{At: c.at, OrgID: o.OrgID, OrderID: id, CollectionID: c.id("col_"), Amount: received, Outcome: DepositConfirmed})
+		r := c.must(Orders.Deposit(c.at, o.OrgID, id, c.id("col_"), received))
 		switch {
 		case received < expected:
 			c.balance[o.OrgID+"/GHS"] += received
@@ -324,10 +322,10 @@ func (c *conservation) step() {
 			c.fees["GHS"] += o.Fee
 			if o.Rate != "" {
 				c.balance[o.OrgID+"/GHS"] -= o.FromAmount
-				c.balance[o.OrgID+"/"+o.Spec.ToCurrency] += o.ToAmount
+				c.balance[o.OrgID+"/"+o.ToCurrency] += o.ToAmount
 			}
-			c.balance[o.OrgID+"/"+o.Spec.ToCurrency] -= o.ToAmount
-			c.payouts = append(c.payouts, r.Order.PayoutID)
+			c.balance[o.OrgID+"/"+o.ToCurrency] -= o.ToAmount
+			c.payouts = append(c.payouts, Orders.Of(r).PayoutID)
 			if received == expected {
 				c.outcomes["order/paid"]++
 			} else {

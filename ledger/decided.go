@@ -34,9 +34,9 @@ const KindDecided Kind = 110
 
 // Decided applies Op, a create under an external reference, and makes its
 // answer final for the reference (see above). Op is a CreatePayout, a
-// CreateFXPayout, a CreateOrder, a SpendCharged wrapping one of those, or
-// a feature's DecidedOp under a reference (RegisterDecided: an execution of
-// a quote).
+// CreateFXPayout, a SpendCharged wrapping one of those or an order, or a
+// feature's DecidedOp under a reference (RegisterDecided: an order, an
+// execution of a quote).
 type Decided struct {
 	Attempt string // the request attempt that proposed it; "" none
 	Op      Command
@@ -74,7 +74,7 @@ func decodeDecided(d *Decoder) Command {
 func decidable(k Kind) bool {
 	switch k {
 	case KindCreatePayout, KindCreateFXPayout, KindCreatePayoutRouted, KindCreateFXPayoutRouted,
-		KindCreateCollection, KindCreateOrder, KindSpendCharged:
+		KindCreateCollection, KindSpendCharged:
 		return true
 	}
 	return decidedKinds[k] != nil
@@ -88,7 +88,7 @@ func init() { RegisterCommand(KindDecided, decodeDecided) }
 type Refusal struct {
 	ID        string // the id the resource would have had
 	OrgID     string
-	Resource  string // RefusedPayout, RefusedOrder, a feature's (conversions.Refused)
+	Resource  string // RefusedPayout, a feature's (orders.Refused, conversions.Refused)
 	Reference string
 	Request   string // sha256 of the request as the ledger compares it (requestDigest)
 	Err       Error
@@ -122,7 +122,6 @@ func refusalKey(org, resource, ref string) string {
 const (
 	RefusedPayout     = "payout"
 	RefusedCollection = "collection"
-	RefusedOrder      = "order"
 )
 
 func (c *Decided) Apply(s *State) Result {
@@ -163,11 +162,6 @@ func (s *State) stampAttempt(resource string, res *Result, attempt string) {
 		c.Attempt = attempt
 		s.collections.put(c)
 		res.Collection = &c
-	case resource == RefusedOrder && res.Order != nil:
-		o := *res.Order
-		o.Attempt = attempt
-		s.orders.rows.put(o)
-		res.Order = &o
 	default:
 		if r := decidedResource(resource); r != nil {
 			r.Stamp(s, res, attempt)
@@ -182,8 +176,6 @@ func attemptOf(resource string, res *Result) string {
 		return res.Payout.Attempt
 	case resource == RefusedCollection && res.Collection != nil:
 		return res.Collection.Attempt
-	case resource == RefusedOrder && res.Order != nil:
-		return res.Order.Attempt
 	default:
 		if r := decidedResource(resource); r != nil {
 			return r.Attempt(res)
@@ -202,8 +194,6 @@ func (s *State) referenced(resource, org, ref string) bool {
 		_, ok = s.payouts.byReference(org, ref)
 	case RefusedCollection:
 		_, ok = s.collections.byReference(org, ref)
-	case RefusedOrder:
-		_, ok = s.orders.rows.byReference(org, ref)
 	default:
 		if r := decidedResource(resource); r != nil {
 			ok = r.Referenced(s, org, ref)
@@ -259,9 +249,6 @@ func decidedOf(op Command) (org, resource, ref, request, id string) {
 	case *CreateCollection:
 		c.Spec.encode(&e)
 		org, resource, ref, id = c.OrgID, RefusedCollection, c.ExternalReference, c.ID
-	case *CreateOrder:
-		c.Spec.fields(e.Codec())
-		org, resource, ref, id = c.OrgID, RefusedOrder, c.ExternalReference, c.ID
 	default:
 		d, ok := op.(DecidedOp)
 		r := decidedKinds[op.Kind()]
@@ -286,8 +273,6 @@ func opAt(op Command) int64 {
 	case *CreateFXPayout:
 		return c.At
 	case *CreateCollection:
-		return c.At
-	case *CreateOrder:
 		return c.At
 	case DecidedOp:
 		_, _, _, at := c.Decision(new(Encoder))

@@ -19,7 +19,8 @@
 // the providers' deposit feeds; the Deposit a collection carries stays
 // here), ledger/disputes
 // (disputes, which hold and book merchants' funds, and uploaded files),
-// ledger/paymentlinks (payment links, payment pages and hosted checkout
+// ledger/orders (orders, which collect on one rail and pay out on another
+// through the kernel's collections and payouts), ledger/paymentlinks (payment links, payment pages and hosted checkout
 // sessions), ledger/recipients (saved payout destinations), ledger/team
 // (the dashboard's members, invitations and sessions) and ledger/webhooks
 // (endpoints and their deliveries, fanned out from every event by a hook)
@@ -167,13 +168,13 @@
 // those added within format 1:
 //
 //	order deposit ('o')  a deposit into an order made under an
-//	                     externalReference (orderdeposit.go): str(id)
+//	                     externalReference (package orders): str(id)
 //	                     str(org) str(order) str(externalReference)
 //	                     minor(requested) u8(outcome) minor(amount)
 //	                     varint(createdAt); closed from the start, unlisted,
 //	                     its lookup 'l' 'r' str(org 0x00 reference) → id
 //	                     keeps the reference for good. Written by command
-//	                     kind 34, DepositOrder with the reference appended,
+//	                     kind 34, orders.DepositCommand with the reference appended,
 //	                     instead of 33; a deposit without one writes none
 //	refusal ('F')        a create refused under an externalReference
 //	                     (decided.go): str(id) str(org) str(resource)

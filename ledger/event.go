@@ -40,7 +40,7 @@ func KindOfSubject(s Subject) SubjectKind { return s.SubjectKind() }
 //
 //	1–3    payouts, collections, accounts
 //	4–19   money movement (conversions: 4 and 12, package conversions;
-//	       orders, virtual accounts, payouts that name their bank: 13,
+//	       orders: 7, package orders; virtual accounts, payouts that name their bank: 13,
 //	       14, …)
 //	20–29  recipients, files, disputes (package disputes)
 //	30–39  webhooks (package webhooks)

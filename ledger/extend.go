@@ -21,9 +21,11 @@ import (
 //	10–19  the sandbox clock (10, 11), cross-currency payouts (12),
 //	       payouts that name their bank (13, 14: routing.go)
 //	20–49  money movement: rates, quotes, conversions (package
-//	       conversions; 22: an execution under an externalReference), virtual accounts, crypto
-//	       addresses and deposits (25–29, package deposits), orders (34: a deposit under an externalReference),
-//	       payment links, checkout sessions (package paymentlinks)
+//	       conversions; 22: an execution under an externalReference),
+//	       virtual accounts, crypto addresses and deposits (25–29,
+//	       package deposits), orders (package orders; 34: a deposit
+//	       under an externalReference), payment links, checkout
+//	       sessions (package paymentlinks)
 //	50–69  recipients (package recipients), files and disputes (package
 //	       disputes)
 //	70–89  webhooks (package webhooks): endpoints, secrets, deliveries

@@ -52,3 +52,39 @@ func quoteCmd(id string, at int64, from Minor, to Minor) Command {
 func executeQuote(at int64, org, quote, conv, ref string) Command {
 	return Conversions.ExecuteQuote(at, org, quote, conv, ref)
 }
+
+// Orders (package orders) are creates the kernel's tests decide, charge to
+// a key's spend caps and shift in time, and whose payout legs the
+// conservation property settles; features_test.go fills these in too.
+var Orders struct {
+	// Crypto, Bank and Mobile are org_a's orders of each origin: USDT on
+	// Tron to a GHS wallet, a GHS bank transfer to a GHS wallet, a GHS
+	// prompt (collection col) to USDC on Solana.
+	Crypto func(id, ref string, at int64) Command
+	Bank   func(id, ref string, at int64) Command
+	Mobile func(id, ref, col string, at int64) Command
+	// BankTransfer is org's GHS bank transfer in, paid out in to (at rate,
+	// "" for GHS) to a Kenyan wallet, with a 1% fee.
+	BankTransfer func(at int64, id, org, ref string, amount Minor, to string, toAmount Minor, rate string) Command
+	// Deposit is a confirmed deposit of amount into an order, landing as
+	// collection col.
+	Deposit func(at int64, org, order, col string, amount Minor) Command
+	// Get reads an organization's order; Of is the one a result carries.
+	Get func(r *Reader, org, id string) (TestOrder, bool)
+	Of  func(res Result) TestOrder
+	// CreatedFrom is how many of org's orders were created at from or later.
+	CreatedFrom func(r *Reader, org string, from int64) int
+}
+
+// TestOrder is what the kernel's tests read of an order.
+type TestOrder struct {
+	ID, OrgID, PayoutID, ToCurrency, Rate string
+	FromAmount, ToAmount, Fee             Minor
+	CreatedAt, UpdatedAt                  int64
+}
+
+const hour = 3600 * 1000
+
+func cryptoOrder(id, ref string, at int64) Command      { return Orders.Crypto(id, ref, at) }
+func bankOrder(id, ref string, at int64) Command        { return Orders.Bank(id, ref, at) }
+func mobileOrder(id, ref, col string, at int64) Command { return Orders.Mobile(id, ref, col, at) }

@@ -9,13 +9,14 @@ import (
 	"payments/ledger/conversions"
 	"payments/ledger/deposits"
 	"payments/ledger/disputes"
+	"payments/ledger/orders"
 	_ "payments/ledger/paymentlinks"
 	_ "payments/ledger/recipients"
 	_ "payments/ledger/team"
 	_ "payments/ledger/webhooks"
 )
 
-// The conversions, disputes and deposits the kernel's tests apply
+// The conversions, disputes, deposits and orders the kernel's tests apply
 // (featurecmds_test.go).
 func init() {
 	d := &ledger.Disputes
@@ -67,4 +68,64 @@ func init() {
 		return []int64{conv.CreatedAt, conv.CompletedAt}, ok
 	}
 	c.Refused = conversions.Refused
+	initOrders()
+}
+
+func initOrders() {
+	o := &ledger.Orders
+	o.Crypto = func(id, ref string, at int64) ledger.Command {
+		return &orders.Create{
+			At: at, ID: id, OrgID: "org_a", ExternalReference: ref,
+			Spec: orders.Spec{FromMethod: "usdt_tron", FromCurrency: "USDT", ToMethod: "gh_mtn", ToCurrency: "GHS",
+				ToAccountNumber: "233241234567", Amount: 100_000000, AmountSide: ledger.SideFrom},
+			FromMethodType: ledger.MethodCrypto, ToMethodType: ledger.MethodMobileMoney,
+			FromAmount: 100_000000, ToAmount: 1544_40, Fee: 1_000000, Rate: "15.444",
+			Instructions: orders.Instructions{Type: orders.InstructionsCrypto, Chain: "Tron", Address: "TXYZ"},
+		}
+	}
+	o.Bank = func(id, ref string, at int64) ledger.Command {
+		return &orders.Create{
+			At: at, ID: id, OrgID: "org_a", ExternalReference: ref,
+			Spec: orders.Spec{FromMethod: "gh_ghipss", FromCurrency: "GHS", ToMethod: "gh_mtn", ToCurrency: "GHS",
+				ToAccountNumber: "233241234567", Amount: 500_00, AmountSide: ledger.SideTo},
+			FromMethodType: ledger.MethodBankTransfer, ToMethodType: ledger.MethodMobileMoney,
+			FromAmount: 500_00, ToAmount: 500_00, Fee: 5_00,
+			Instructions: orders.Instructions{Type: orders.InstructionsVirtualAccount, Bank: "Sandbox Bank GH", AccountNumber: "1234567890", AccountName: "A"},
+		}
+	}
+	o.Mobile = func(id, ref, col string, at int64) ledger.Command {
+		return &orders.Create{
+			At: at, ID: id, OrgID: "org_a", ExternalReference: ref,
+			Spec: orders.Spec{FromMethod: "gh_mtn", FromCurrency: "GHS", FromAccountNumber: "233241234567",
+				ToMethod: "usdc_solana", ToCurrency: "USDC", ToAccountNumber: "7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU",
+				Amount: 200_00, AmountSide: ledger.SideFrom},
+			FromMethodType: ledger.MethodMobileMoney, ToMethodType: ledger.MethodCrypto,
+			FromAmount: 200_00, ToAmount: 12_680000, Fee: 40, Rate: "0.0634",
+			Instructions: orders.Instructions{Type: orders.InstructionsMobileMoney, AccountNumber: "233241234567"},
+			CollectionID: col,
+		}
+	}
+	o.BankTransfer = func(at int64, id, org, ref string, amount ledger.Minor, to string, toAmount ledger.Minor, rate string) ledger.Command {
+		return &orders.Create{At: at, ID: id, OrgID: org, ExternalReference: ref,
+			Spec: orders.Spec{FromMethod: "gh_ghipss", FromCurrency: "GHS", ToMethod: "ke_mpesa", ToCurrency: to,
+				ToAccountNumber: "254712345678", Amount: amount, AmountSide: ledger.SideFrom},
+			FromMethodType: ledger.MethodBankTransfer, ToMethodType: ledger.MethodMobileMoney,
+			FromAmount: amount, ToAmount: toAmount, Fee: amount / 100, Rate: rate,
+			Instructions: orders.Instructions{Type: orders.InstructionsVirtualAccount, Bank: "Sandbox Bank GH", AccountNumber: "9800000000", AccountName: org}}
+	}
+	o.Deposit = func(at int64, org, order, col string, amount ledger.Minor) ledger.Command {
+		return &orders.DepositCommand{At: at, OrgID: org, OrderID: order, CollectionID: col, Amount: amount, Outcome: orders.DepositConfirmed}
+	}
+	view := func(o *orders.Order) ledger.TestOrder {
+		return ledger.TestOrder{ID: o.ID, OrgID: o.OrgID, PayoutID: o.PayoutID, ToCurrency: o.Spec.ToCurrency, Rate: o.Rate,
+			FromAmount: o.FromAmount, ToAmount: o.ToAmount, Fee: o.Fee, CreatedAt: o.CreatedAt, UpdatedAt: o.UpdatedAt}
+	}
+	o.Get = func(r *ledger.Reader, org, id string) (ledger.TestOrder, bool) {
+		ord, ok := orders.Get(r, org, id)
+		return view(&ord), ok
+	}
+	o.Of = func(res ledger.Result) ledger.TestOrder { return view(orders.Of(res)) }
+	o.CreatedFrom = func(r *ledger.Reader, org string, from int64) int {
+		return len(orders.List(r, org, orders.Filter{CreatedFrom: from}, ledger.CursorStart, 100).Items)
+	}
 }

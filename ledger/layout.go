@@ -33,8 +33,8 @@ const (
 	TagWebhookEndpoint  byte = 'w' // package webhooks
 	TagWebhookDelivery  byte = 'x' // package webhooks
 	TagDeposit          byte = 'y' // package deposits
-	tagOrder            byte = 'z'
-	tagOrderDeposit     byte = 'o' // orderdeposit.go: an order deposit made under a reference
+	TagOrder            byte = 'z' // package orders
+	TagOrderDeposit     byte = 'o' // package orders: an order deposit made under a reference
 	tagSpendCharge      byte = 'C' // spendcap.go: a key's charges not yet settled
 	tagIDKey            byte = 'K' // publicids.go: the deployment's key for public entry and event ids
 	TagMember           byte = 'M' // package team: dashboard team members

@@ -328,7 +328,7 @@ func (s *State) markPayoutProcessing(c *MarkPayoutProcessing) Result {
 	p.ProcessingAt = s.OrgNow(p.OrgID, c.At)
 	p.UpdatedAt = p.ProcessingAt
 	s.payouts.put(p)
-	s.orderPayoutMoved(p, c.At)
+	s.payoutMoved(p, c.At)
 	return Result{Payout: &p}
 }
 
@@ -382,7 +382,7 @@ func (s *State) settlePayout(c *SettlePayout) Result {
 	} else {
 		s.emit(c.At, p.OrgID, EventPayoutFailed, p.ID, p)
 	}
-	s.orderPayoutMoved(p, c.At)
+	s.payoutMoved(p, c.At)
 	return Result{Payout: &p}
 }
 

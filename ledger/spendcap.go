@@ -343,9 +343,8 @@ func (c *SpendCharged) Apply(s *State) Result {
 	case *CreateFXPayout:
 		org, ref = op.OrgID, op.ExternalReference
 		_, replay = s.payouts.byReference(org, ref)
-	case *CreateOrder:
-		org, ref = op.OrgID, op.ExternalReference
-		_, replay = s.orders.rows.byReference(org, ref)
+	case ChargedOp:
+		org, ref, replay = op.Charged(s)
 	default:
 		return Result{Err: Errorf(CodeValidation, "a spend charge wraps a payout or an order")}
 	}
@@ -369,12 +368,12 @@ func (c *SpendCharged) Apply(s *State) Result {
 		return res
 	}
 	var id string
-	switch {
-	case res.Order != nil:
-		id = res.Order.ID
-	case res.Payout != nil:
+	if op, ok := c.Op.(ChargedOp); ok {
+		id = op.ChargedID(&res)
+	} else if res.Payout != nil {
 		id = res.Payout.ID
-	default:
+	}
+	if id == "" {
 		return res
 	}
 	key.Spent = key.Spent.add(c.Charge.USD, c.Charge.Period)

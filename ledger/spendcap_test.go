@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"net/netip"
+	"slices"
 	"testing"
 	"time"
 )
@@ -331,6 +332,67 @@ func itoaTest(i int) string {
 	return string(b)
 }
 
+// orderFixture is a ledger with one organization, org_a with key_a, and
+// helpers to drive orders through it, checking the ledger's invariants
+// after every command.
+type orderFixture struct {
+	t *testing.T
+	s *testState
+}
+
+func newOrderFixture(t *testing.T) *orderFixture {
+	t.Helper()
+	s := newTestState(t)
+	hash := sha256.Sum256([]byte("k"))
+	if r := s.Apply(&CreateOrganization{At: 1, ID: "org_a", Name: "A", Key: CreateAPIKey{At: 1, ID: "key_a", OrgID: "org_a", Hash: string(hash[:])}}); r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	return &orderFixture{t: t, s: s}
+}
+
+// apply applies cmd and returns its result and the types of the events it
+// emitted.
+func (f *orderFixture) apply(cmd Command) (Result, []string) {
+	f.t.Helper()
+	before := f.s.EventCount()
+	r := f.s.Apply(cmd)
+	if err := f.s.Check(); err != nil {
+		f.t.Fatalf("%T: invariant broken: %v", cmd, err)
+	}
+	var types []string
+	for seq := before + 1; seq <= f.s.EventCount(); seq++ {
+		ev, _ := f.s.EventAt(seq)
+		types = append(types, ev.Type)
+	}
+	return r, types
+}
+
+// must applies cmd, which must succeed and emit exactly events.
+func (f *orderFixture) must(cmd Command, events ...string) Result {
+	f.t.Helper()
+	r, got := f.apply(cmd)
+	if r.Err != nil {
+		f.t.Fatalf("%T: %v", cmd, r.Err)
+	}
+	if !slices.Equal(got, events) {
+		f.t.Fatalf("%T: events %v, want %v", cmd, got, events)
+	}
+	return r
+}
+
+// refuse applies cmd, which must fail with want and change nothing at all.
+func (f *orderFixture) refuse(cmd Command, want error) {
+	f.t.Helper()
+	before := encodeSnapshot(f.t, f.s)
+	r, _ := f.apply(cmd)
+	if !errors.Is(r.Err, want) {
+		f.t.Fatalf("%T: got %v, want %v", cmd, r.Err, want)
+	}
+	if !bytes.Equal(encodeSnapshot(f.t, f.s), before) {
+		f.t.Fatalf("%T: a refused command changed the state", cmd)
+	}
+}
+
 // An order counts its payout leg when it is created: an order that expires
 // without funds gives it back; one whose payout completes keeps it.
 func TestSpendChargedOrders(t *testing.T) {
@@ -341,7 +403,7 @@ func TestSpendChargedOrders(t *testing.T) {
 		Controls: KeyControls{Caps: SpendCaps{Daily: usdCents(100_00)}}}); r.Err != nil {
 		t.Fatal(r.Err)
 	}
-	charged := func(o *CreateOrder, usd Minor) *SpendCharged {
+	charged := func(o Command, usd Minor) *SpendCharged {
 		return &SpendCharged{Charge: SpendCharge{KeyID: "key_a", USD: usd, Period: day}, Op: o}
 	}
 	f.must(charged(bankOrder("ord_1", "o1", 10), 60_00), EventOrderAwaitingFunds)
@@ -351,13 +413,14 @@ func TestSpendChargedOrders(t *testing.T) {
 		t.Fatalf("after two orders the key has spent %+v", k.Spent)
 	}
 	// ord_3's funds land and its payout starts; ord_1 expires.
-	f.must(&DepositOrder{At: 13, OrgID: "org_a", OrderID: "ord_3", CollectionID: "col_3", Amount: 505_00, Outcome: DepositConfirmed},
+	f.must(Orders.Deposit(13, "org_a", "ord_3", "col_3", 505_00),
 		EventCollectionCompleted, EventAccountCredited, EventOrderFundsReceived, EventOrderProcessing)
 	f.must(&Tick{At: 10 + 4*hour}, EventOrderExpired)
 	if k := f.s.keyNamed(t, "key_a"); k.Spent.Day != 40_00 {
 		t.Fatalf("after an expired order the key has spent %+v", k.Spent)
 	}
-	p := f.order("ord_3").PayoutID
+	o, _ := Orders.Get(f.s.Reader, "org_a", "ord_3")
+	p := o.PayoutID
 	f.must(&SettlePayout{At: 10 + 5*hour, ID: p, Completed: true}, EventPayoutCompleted, EventOrderCompleted)
 	if k := f.s.keyNamed(t, "key_a"); k.Spent.Day != 40_00 {
 		t.Fatalf("after a completed order the key has spent %+v", k.Spent)

@@ -58,7 +58,6 @@ type State struct {
 	// The features' records and indexes, each owned by its file.
 	idKeys *store[keyRecord] // publicids.go
 	links  linkSlots         // feature_linkslots.go: package paymentlinks' expirers and hook
-	orders *orderBook        // order.go
 
 	spendCharges *store[spendCharge] // spendcap.go: charges of debits not yet settled
 	refusals     *store[Refusal]     // decided.go: creates refused under a reference
@@ -168,7 +167,6 @@ func NewState(kv KVReader) *State {
 	// order fixes the order of hooks.
 	s.idKeys = addStore(s, idKeyKind)
 	s.reserveLinkSlots()
-	s.registerOrders()
 	s.initSpendCaps()
 	s.refusals = addStore(s, refusalKind)
 	s.instructions = addStore(s, instructionKind)
@@ -296,11 +294,6 @@ type Result struct {
 	// copy of the record it made or changed…), which that package reads
 	// back (feature.go).
 	Value any
-
-	// Orders (order.go); OrderDeposit with a deposit under a reference
-	// (orderdeposit.go).
-	Order        *Order
-	OrderDeposit *OrderDeposit
 
 	// The production rails (instruction.go, treasury.go).
 	Instruction  *Instruction

@@ -6,6 +6,7 @@ import (
 	"math/big"
 
 	"payments/ledger"
+	"payments/ledger/orders"
 )
 
 // Deposit instructions for orders on the sandbox: where the customer sends
@@ -23,29 +24,29 @@ const sandboxVirtualAccountPrefix = "98"
 // SandboxDepositInstructions provisions an order's instructions for origin
 // method m. accountName is the name a virtual account shows (the
 // organization's); payer is the phone a mobile money prompt goes to.
-func SandboxDepositInstructions(m Method, accountName, payer string) (ledger.OrderInstructions, error) {
+func SandboxDepositInstructions(m Method, accountName, payer string) (orders.Instructions, error) {
 	switch m.Type {
 	case ledger.MethodCrypto:
 		addr, tag, err := newDepositAddress(m.Chain)
 		if err != nil {
-			return ledger.OrderInstructions{}, err
+			return orders.Instructions{}, err
 		}
-		return ledger.OrderInstructions{Type: ledger.InstructionsCrypto, Chain: ChainName(m.Chain), Address: addr, Tag: tag}, nil
+		return orders.Instructions{Type: orders.InstructionsCrypto, Chain: ChainName(m.Chain), Address: addr, Tag: tag}, nil
 	case ledger.MethodBankTransfer:
 		bank, ok := DefaultCatalogue().VirtualAccountBank(m.Currency)
 		if !ok {
 			bank = "Sandbox Bank " + m.Country
 		}
-		return ledger.OrderInstructions{
-			Type:          ledger.InstructionsVirtualAccount,
+		return orders.Instructions{
+			Type:          orders.InstructionsVirtualAccount,
 			Bank:          bank,
 			AccountNumber: sandboxVirtualAccountPrefix + depositDigits(8),
 			AccountName:   accountName,
 		}, nil
 	case ledger.MethodMobileMoney:
-		return ledger.OrderInstructions{Type: ledger.InstructionsMobileMoney, AccountNumber: payer}, nil
+		return orders.Instructions{Type: orders.InstructionsMobileMoney, AccountNumber: payer}, nil
 	}
-	return ledger.OrderInstructions{}, fmt.Errorf("rails: method %s of type %s takes no deposits", m.Code, m.Type)
+	return orders.Instructions{}, fmt.Errorf("rails: method %s of type %s takes no deposits", m.Code, m.Type)
 }
 
 // newDepositAddress draws an address on chain, from a fresh random seed

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"payments/ledger"
+	"payments/ledger/orders"
 )
 
 // Every network in the catalogue gets deposit addresses that the chain's
@@ -17,7 +18,7 @@ func TestSandboxDepositAddresses(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", m.Code, err)
 			}
-			if in.Type != ledger.InstructionsCrypto || in.Chain != ChainName(m.Chain) || seen[in.Address] {
+			if in.Type != orders.InstructionsCrypto || in.Chain != ChainName(m.Chain) || seen[in.Address] {
 				t.Fatalf("%s: %+v (repeated: %v)", m.Code, in, seen[in.Address])
 			}
 			seen[in.Address] = true
@@ -39,13 +40,13 @@ func TestSandboxDepositBankAndMobile(t *testing.T) {
 	c := DefaultCatalogue()
 	bank, _ := c.Method("ng_nip")
 	in, err := SandboxDepositInstructions(bank, "Golden Org", "")
-	if err != nil || in.Type != ledger.InstructionsVirtualAccount || len(in.AccountNumber) != 10 ||
+	if err != nil || in.Type != orders.InstructionsVirtualAccount || len(in.AccountNumber) != 10 ||
 		in.AccountNumber[:2] != "98" || in.AccountName != "Golden Org" || in.Bank == "" {
 		t.Fatalf("virtual account %+v %v", in, err)
 	}
 	mm, _ := c.Method("gh_mtn")
 	in, err = SandboxDepositInstructions(mm, "Golden Org", "233241234567")
-	if err != nil || in.Type != ledger.InstructionsMobileMoney || in.AccountNumber != "233241234567" {
+	if err != nil || in.Type != orders.InstructionsMobileMoney || in.AccountNumber != "233241234567" {
 		t.Fatalf("mobile money %+v %v", in, err)
 	}
 	if _, err := SandboxDepositInstructions(Method{Code: "x", Type: ledger.MethodCrypto, Chain: "nochain"}, "", ""); err == nil {

@@ -10,6 +10,7 @@ import (
 	"payments/actors"
 	"payments/ledger"
 	"payments/ledger/deposits"
+	"payments/ledger/orders"
 	"payments/rails"
 )
 
@@ -34,7 +35,7 @@ type DepositInput struct {
 type OrderDepositInput struct {
 	OrderID           string
 	Amount            Amount // unset: the order's expected amount
-	Outcome           ledger.DepositOutcome
+	Outcome           orders.DepositOutcome
 	ExternalReference string
 }
 
@@ -48,7 +49,7 @@ type Deposited struct {
 // SimulateVirtualAccountDeposit pushes a bank transfer into a virtual
 // account: a deposit and its collection (deposits.DepositOf), completed or
 // failed. Into a bank order's deposit account it pays the order as
-// SimulateOrderDeposit does (Result.Order), and a reference used for other
+// SimulateOrderDeposit does (orders.Of), and a reference used for other
 // funding is a conflict, as for any virtual account deposit. Refusals:
 // not_found (no such account; on the production stack, always: no
 // deposit is simulated there), validation_error (the amount in its
@@ -62,9 +63,9 @@ func (a *App) SimulateVirtualAccountDeposit(c Caller, in DepositInput) Deposited
 		if e != nil {
 			return Deposited{Reply: refused(e)}
 		}
-		outcome := ledger.DepositConfirmed
+		outcome := orders.DepositConfirmed
 		if !in.Completed {
-			outcome = ledger.DepositRejected
+			outcome = orders.DepositRejected
 		}
 		r := a.sys.DepositOrder(c.OrgID, o.ID, amt, outcome, in.ExternalReference)
 		if e := r.Result.Err; e != nil && e.Code == ledger.CodeDuplicate {
@@ -157,7 +158,7 @@ func (a *App) simulateDeposit(c Caller, in DepositInput, d simulatedDeposit) Dep
 }
 
 // SimulateOrderDeposit sends money to an order's instructions
-// (Result.Order): the amount given, in the order's origin currency, or
+// (orders.Of): the amount given, in the order's origin currency, or
 // what the order expects (or has awaiting confirmations). Sent is what was
 // sent: for a retry under a reference, what the original deposit sent.
 // Sandbox only: not_found on the production stack.
@@ -165,7 +166,7 @@ func (a *App) SimulateOrderDeposit(c Caller, in OrderDepositInput) Deposited {
 	if e := a.sandboxOnly(); e != nil {
 		return Deposited{Reply: refused(e)}
 	}
-	o, found := a.Reader().Order(c.OrgID, in.OrderID)
+	o, found := orders.Get(a.Reader(), c.OrgID, in.OrderID)
 	if !found {
 		return Deposited{Reply: refused(&ledger.Error{Code: ledger.CodeNotFound, Message: "Order not found"})}
 	}
@@ -178,9 +179,9 @@ func (a *App) SimulateOrderDeposit(c Caller, in OrderDepositInput) Deposited {
 	}
 	r := a.sys.DepositOrder(c.OrgID, in.OrderID, amt, in.Outcome, in.ExternalReference)
 	d := Deposited{Reply: r}
-	if res := &r.Result; r.Err == nil && res.Err == nil && res.Order != nil {
-		d.Sent = (&ledger.DepositOrder{Amount: amt}).Sent(res.Order)
-		if od := res.OrderDeposit; od != nil {
+	if res := &r.Result; r.Err == nil && res.Err == nil && orders.Of(*res) != nil {
+		d.Sent = (&orders.DepositCommand{Amount: amt}).Sent(orders.Of(*res))
+		if od := orders.DepositOf(*res); od != nil {
 			d.Sent = od.Amount // as it was: a retry finds the order moved on
 		}
 	}
@@ -222,9 +223,9 @@ const OrderVirtualAccountPrefix = "va_ord_"
 // a client finds it among virtual accounts and pays it with the
 // virtual-account deposit simulation. It takes deposits while the order
 // waits for funds; ok is false for an order not paid by bank transfer.
-func OrderVirtualAccount(o *ledger.Order) (deposits.VirtualAccount, bool) {
+func OrderVirtualAccount(o *orders.Order) (deposits.VirtualAccount, bool) {
 	in := &o.Instructions
-	if in.Type != ledger.InstructionsVirtualAccount {
+	if in.Type != orders.InstructionsVirtualAccount {
 		return deposits.VirtualAccount{}, false
 	}
 	status := deposits.VirtualAccountActive
@@ -240,13 +241,13 @@ func OrderVirtualAccount(o *ledger.Order) (deposits.VirtualAccount, bool) {
 
 // orderOfVirtualAccount finds the bank order whose deposit account id is
 // id ("va_ord_…").
-func (a *App) orderOfVirtualAccount(org, id string) (ledger.Order, deposits.VirtualAccount, bool) {
+func (a *App) orderOfVirtualAccount(org, id string) (orders.Order, deposits.VirtualAccount, bool) {
 	if !strings.HasPrefix(id, OrderVirtualAccountPrefix) {
-		return ledger.Order{}, deposits.VirtualAccount{}, false
+		return orders.Order{}, deposits.VirtualAccount{}, false
 	}
-	o, found := a.Reader().Order(org, strings.TrimPrefix(id, "va_"))
+	o, found := orders.Get(a.Reader(), org, strings.TrimPrefix(id, "va_"))
 	if !found {
-		return ledger.Order{}, deposits.VirtualAccount{}, false
+		return orders.Order{}, deposits.VirtualAccount{}, false
 	}
 	va, ok := OrderVirtualAccount(&o)
 	return o, va, ok

@@ -6,6 +6,7 @@ import (
 	"payments/actors/app"
 	"payments/ledger"
 	"payments/ledger/deposits"
+	"payments/ledger/orders"
 	"payments/rails"
 )
 
@@ -102,24 +103,24 @@ func TestCryptoAddressDeposits(t *testing.T) {
 // pays the order, which then pays out.
 func TestOrderDeposits(t *testing.T) {
 	h := startMoney(t, app.Config{})
-	r := h.app.CreateOrder(h.caller(""), app.OrderInput{ExternalReference: "ord-1", Spec: ledger.OrderSpec{
+	r := h.app.CreateOrder(h.caller(""), app.OrderInput{ExternalReference: "ord-1", Spec: orders.Spec{
 		FromMethod: "gh_ghipss", FromCurrency: "GHS", ToMethod: "gh_mtn", ToCurrency: "GHS", ToAccountNumber: "233241234567",
 		AmountSide: ledger.SideTo, Amount: 10_000}})
 	if r.Err != nil || r.Result.Err != nil {
 		t.Fatalf("order: %v %v", r.Err, r.Result.Err)
 	}
-	o := r.Result.Order
+	o := orders.Of(r.Result)
 	va, ok := app.OrderVirtualAccount(o)
 	if !ok || va.ID != app.OrderVirtualAccountPrefix+o.ID[len("ord_"):] {
 		t.Fatalf("deposit account %+v of %s", va, o.ID)
 	}
 	d := h.app.SimulateVirtualAccountDeposit(h.caller(""), app.DepositInput{To: va.ID, Amount: app.Amount{Text: "101.00", Set: true}, ExternalReference: "pay-1", Completed: true})
-	if d.Err != nil || d.Result.Err != nil || d.Result.Order == nil || d.Sent != 10_100 {
+	if d.Err != nil || d.Result.Err != nil || orders.Of(d.Result) == nil || d.Sent != 10_100 {
 		t.Fatalf("deposit: %v %+v", d.Err, d.Result)
 	}
-	if st := d.Result.Order.Status; st != ledger.OrderProcessingPayout {
+	if st := orders.Of(d.Result).Status; st != orders.ProcessingPayout {
 		t.Fatalf("order %s after its deposit, want processing_payout", st)
 	}
-	od := h.app.SimulateOrderDeposit(h.caller(""), app.OrderDepositInput{OrderID: "ord_nope", Outcome: ledger.DepositConfirmed})
+	od := h.app.SimulateOrderDeposit(h.caller(""), app.OrderDepositInput{OrderID: "ord_nope", Outcome: orders.DepositConfirmed})
 	refusedWith(t, od.Reply, ledger.CodeNotFound, "Order not found")
 }

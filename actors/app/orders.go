@@ -3,18 +3,19 @@ package app
 import (
 	"payments/actors"
 	"payments/ledger"
+	"payments/ledger/orders"
 	"payments/rails"
 )
 
 // Orders: a customer's money in through one method, paid out through
-// another (ledger/order.go has the rules of an order's life).
+// another (package ledger/orders has the rules of an order's life).
 
 // OrderInput is a request to create an order, its shape checked: the
 // amount on one side, in that side's currency; the account numbers and
 // tag as given (checked here, by their methods' types).
 type OrderInput struct {
 	ExternalReference string
-	Spec              ledger.OrderSpec
+	Spec              orders.Spec
 }
 
 // CreateOrder creates an order, or answers the one its reference names.
@@ -160,7 +161,7 @@ func (a *App) liveOrderOrigin(code string) *ledger.Error {
 // types: the payer's phone for a mobile money origin (which gets the
 // prompt), none for an origin whose instructions the order provisions; the
 // destination's address (and tag) on its chain, phone or bank account.
-func orderAccounts(from, to *rails.Method, spec *ledger.OrderSpec) *ledger.Error {
+func orderAccounts(from, to *rails.Method, spec *orders.Spec) *ledger.Error {
 	var p Fields
 	switch from.Type {
 	case ledger.MethodMobileMoney:

@@ -6,6 +6,7 @@ import (
 
 	"payments/actors/app"
 	"payments/ledger"
+	"payments/ledger/orders"
 	"payments/rails"
 )
 
@@ -33,7 +34,7 @@ func TestProductionRefusesWhatNoProviderReaches(t *testing.T) {
 	h := startMoney(t, app.Config{Live: true, Catalogue: offered()})
 	noProvider := "no provider serves this method"
 	order := func(from, fromCur, to, toCur, toAccount string) app.OrderInput {
-		spec := ledger.OrderSpec{FromMethod: from, FromCurrency: fromCur, ToMethod: to, ToCurrency: toCur, ToAccountNumber: toAccount,
+		spec := orders.Spec{FromMethod: from, FromCurrency: fromCur, ToMethod: to, ToCurrency: toCur, ToAccountNumber: toAccount,
 			AmountSide: ledger.SideTo, Amount: 10_000}
 		if from == "gh_mtn" {
 			spec.FromAccountNumber = "233201234567"
@@ -78,7 +79,7 @@ func TestProductionRefusesWhatNoProviderReaches(t *testing.T) {
 			return h.app.SimulateVirtualAccountDeposit(h.caller("d-2"), app.DepositInput{To: "va_x", Completed: true}).Result
 		}},
 		{name: "a simulated order deposit", code: ledger.CodeNotFound, reply: func() ledger.Result {
-			return h.app.SimulateOrderDeposit(h.caller("d-3"), app.OrderDepositInput{OrderID: "ord_x", Outcome: ledger.DepositConfirmed}).Result
+			return h.app.SimulateOrderDeposit(h.caller("d-3"), app.OrderDepositInput{OrderID: "ord_x", Outcome: orders.DepositConfirmed}).Result
 		}},
 	}
 	for _, tt := range tests {

@@ -8,6 +8,7 @@ import (
 
 	"payments/ledger"
 	"payments/ledger/conversions"
+	"payments/ledger/orders"
 	"payments/ledger/paymentlinks"
 	"payments/ledger/webhooks"
 	"payments/raft"
@@ -63,7 +64,7 @@ func audit(cl *clients, rep *Report, opts Options) {
 			c, found := r.CollectionByReference(req.org, req.ref)
 			checkTold(rep, req, found, c.ID, c.Spec.Amount)
 		case "order":
-			o, found := r.OrderByReference(req.org, req.ref)
+			o, found := orders.ByReference(r, req.org, req.ref)
 			checkTold(rep, req, found, o.ID, o.Spec.Amount)
 			if found && !o.Status.Terminal() {
 				rep.violate("stuck: order %s (%s) still %v %s after the network healed", o.ID, o.ExternalReference, o.Status, settleWait)
@@ -167,7 +168,7 @@ func audit(cl *clients, rep *Report, opts Options) {
 				rep.violate("reference %s/%s produced two payouts: %s and %s", org, p.ExternalReference, prev, p.ID)
 			}
 			seen[p.ExternalReference] = p.ID
-			if _, leg := r.Order(org, p.ExternalReference); !leg && !sent[org+"/"+p.ExternalReference] { // an order's payout carries its id
+			if _, leg := orders.Get(r, org, p.ExternalReference); !leg && !sent[org+"/"+p.ExternalReference] { // an order's payout carries its id
 				rep.violate("payout %s has a reference no client sent: %s", p.ID, p.ExternalReference)
 			}
 		})
@@ -293,7 +294,7 @@ func openOrders(r *ledger.Reader) int {
 	var open int
 	cursor := ledger.CursorStart
 	for {
-		page := r.Orders(otherOrg, ledger.OrderFilter{}, cursor, 100)
+		page := orders.List(r, otherOrg, orders.Filter{}, cursor, 100)
 		for _, o := range page.Items {
 			if !o.Status.Terminal() {
 				open++

@@ -14,6 +14,7 @@ import (
 	"payments/actors/app"
 	"payments/ledger"
 	"payments/ledger/conversions"
+	"payments/ledger/orders"
 	"payments/ledger/paymentlinks"
 	"payments/rails"
 )
@@ -270,8 +271,8 @@ func (cl *clients) holdInTransit(sys *actors.System, deliver func(*actors.System
 
 func resultID(r *ledger.Result) string {
 	switch {
-	case r.Order != nil: // before its legs, which the result carries too
-		return r.Order.ID
+	case orders.Of(*r) != nil: // before its legs, which the result carries too
+		return orders.Of(*r).ID
 	case paymentlinks.SessionOf(*r) != nil: // before its collection
 		return paymentlinks.SessionOf(*r).ID
 	case paymentlinks.LinkOf(*r) != nil:
@@ -352,7 +353,7 @@ var catalogue = rails.DefaultCatalogue()
 // amount is paid out), as POST /v1/orders does.
 func (cl *clients) order(ctx context.Context, org, ref string, amount ledger.Minor) *request {
 	req := &request{kind: "order", org: org, ref: ref, amount: amount}
-	in := app.OrderInput{ExternalReference: ref, Spec: ledger.OrderSpec{
+	in := app.OrderInput{ExternalReference: ref, Spec: orders.Spec{
 		FromMethod: simMethod, FromCurrency: currency, FromAccountNumber: simPhone,
 		ToMethod: simMethod, ToCurrency: currency, ToAccountNumber: simPhone,
 		Amount: amount, AmountSide: ledger.SideFrom,

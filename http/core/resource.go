@@ -13,7 +13,8 @@ import (
 
 // ReadOne reads an organization's record of a kind by key (its id, or its
 // external reference): the shape of ledger.Reader's single-record methods
-// (ledger.Reader.Order, …), which pass as method expressions.
+// (ledger.Reader.APIKey, …), which pass as method expressions, and
+// of the feature packages' reads (orders.Get, …).
 type ReadOne[T any] func(st *ledger.Reader, org, key string) (T, bool)
 
 // Get answers GET of one resource: the path parameter param, the record

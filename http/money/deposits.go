@@ -11,6 +11,7 @@ import (
 	"payments/http/core"
 	"payments/ledger"
 	"payments/ledger/deposits"
+	"payments/ledger/orders"
 	"payments/rails"
 )
 
@@ -165,8 +166,8 @@ func depositInput(c *core.Call, crypto bool) (in app.DepositInput, ok bool) {
 // deposit's own, or the order's it paid.
 func DepositCollectionID(res *ledger.Result) string {
 	switch {
-	case res.Order != nil:
-		return res.Order.CollectionID
+	case orders.Of(*res) != nil:
+		return orders.Of(*res).CollectionID
 	case deposits.DepositOf(*res) != nil:
 		return deposits.DepositOf(*res).CollectionID
 	}
@@ -188,7 +189,7 @@ func simulateVirtualAccountDeposit(c *core.Call) {
 		out := &struct {
 			Simulation virtualAccountDepositJSON `json:"simulation"`
 		}{}
-		if o := res.Order; o != nil {
+		if o := orders.Of(*res); o != nil {
 			cur := o.Spec.FromCurrency
 			out.Simulation = virtualAccountDepositJSON{
 				DepositID: o.CollectionID, CollectionID: o.CollectionID, VirtualAccountID: in.To,

@@ -5,6 +5,7 @@ import (
 
 	"payments/http/core"
 	"payments/ledger"
+	"payments/ledger/orders"
 )
 
 // The order's shape: the caller's two sides, the instructions, the amounts
@@ -70,7 +71,7 @@ type orderInstructionsJSON struct {
 // renderOrder is the API shape of an order, as every endpoint and every
 // order.* event payload shows it (without the timeline, which only the get
 // by id adds).
-func renderOrder(o *ledger.Order) orderJSON {
+func renderOrder(o *orders.Order) orderJSON {
 	from, to := o.Spec.FromCurrency, o.Spec.ToCurrency
 	in := &o.Instructions
 	expected := core.Money(o.Expected(), from)
@@ -123,22 +124,22 @@ func renderOrder(o *ledger.Order) orderJSON {
 		Metadata:          core.ObjectOrEmpty(o.Spec.Metadata),
 		StatusMessage:     core.Optional(o.StatusMessage),
 		ExpiresAt:         core.OptionalTimestamp(o.ExpiresAt),
-		CompletedAt:       completedAt(o.Status == ledger.OrderCompleted, o.CompletedAt),
+		CompletedAt:       completedAt(o.Status == orders.Completed, o.CompletedAt),
 		CreatedAt:         core.Timestamp(o.CreatedAt),
 		UpdatedAt:         core.Timestamp(o.UpdatedAt),
 	}
 }
 
 // instructionsMessage is what to show the customer, verbatim.
-func instructionsMessage(in *ledger.OrderInstructions, amount, currency string) string {
+func instructionsMessage(in *orders.Instructions, amount, currency string) string {
 	switch in.Type {
-	case ledger.InstructionsCrypto:
+	case orders.InstructionsCrypto:
 		m := "Send " + amount + " " + currency + " on " + in.Chain + " to " + in.Address
 		if in.Tag != "" {
 			m += " with memo " + in.Tag
 		}
 		return m
-	case ledger.InstructionsVirtualAccount:
+	case orders.InstructionsVirtualAccount:
 		return "Transfer " + amount + " " + currency + " to account " + in.AccountNumber + " (" + in.AccountName + ") at " + in.Bank
 	default:
 		return "Approve the prompt for " + amount + " " + currency + " sent to " + in.AccountNumber
@@ -147,28 +148,28 @@ func instructionsMessage(in *ledger.OrderInstructions, amount, currency string) 
 
 // orderTimeline is every state change of the order and its two legs, oldest
 // first, as the order recorded them.
-func orderTimeline(o *ledger.Order) []timelineJSON {
+func orderTimeline(o *orders.Order) []timelineJSON {
 	out := make([]timelineJSON, 0, len(o.Steps))
 	for _, st := range o.Steps {
 		var kind, title string
 		switch st.Leg {
-		case ledger.LegCollection:
+		case orders.LegCollection:
 			kind, title = orderLegStep(ledger.CollectionStatus(st.Status).String())
 			title = "Collection: " + title
-		case ledger.LegPayout:
+		case orders.LegPayout:
 			kind, title = orderLegStep(ledger.PayoutStatus(st.Status).String())
 			title = "Payout: " + title
 		default:
-			status := ledger.OrderStatus(st.Status)
+			status := orders.Status(st.Status)
 			kind, title = "status", orderStepTitles[status]
 			switch status {
-			case ledger.OrderCreated:
+			case orders.Created:
 				kind = "created"
-			case ledger.OrderProcessingPayout:
+			case orders.ProcessingPayout:
 				kind = "processing"
-			case ledger.OrderCompleted:
+			case orders.Completed:
 				kind = "completed"
-			case ledger.OrderFailed:
+			case orders.Failed:
 				kind = "failed"
 			}
 		}
@@ -190,15 +191,15 @@ func orderLegStep(status string) (kind, title string) {
 	}
 }
 
-var orderStepTitles = map[ledger.OrderStatus]string{
-	ledger.OrderCreated:               "Order created",
-	ledger.OrderAwaitingFunds:         "Awaiting funds",
-	ledger.OrderAwaitingConfirmations: "Awaiting confirmations",
-	ledger.OrderFundsReceived:         "Funds received",
-	ledger.OrderOverpaid:              "Overpaid",
-	ledger.OrderUnderpaid:             "Underpaid",
-	ledger.OrderProcessingPayout:      "Processing payout",
-	ledger.OrderCompleted:             "Order completed",
-	ledger.OrderFailed:                "Order failed",
-	ledger.OrderExpired:               "Order expired",
+var orderStepTitles = map[orders.Status]string{
+	orders.Created:               "Order created",
+	orders.AwaitingFunds:         "Awaiting funds",
+	orders.AwaitingConfirmations: "Awaiting confirmations",
+	orders.FundsReceived:         "Funds received",
+	orders.Overpaid:              "Overpaid",
+	orders.Underpaid:             "Underpaid",
+	orders.ProcessingPayout:      "Processing payout",
+	orders.Completed:             "Order completed",
+	orders.Failed:                "Order failed",
+	orders.Expired:               "Order expired",
 }

@@ -9,17 +9,18 @@ import (
 	"payments/actors/app"
 	"payments/http/core"
 	"payments/ledger"
+	"payments/ledger/orders"
 )
 
 // Orders: POST /v1/orders, the list with its seven filters, get by id (with
 // the timeline) and by reference, and the sandbox's deposit into an order's
-// instructions. The rules of the order's life are in ledger/order.go.
+// instructions. The rules of the order's life are in package ledger/orders.
 
 func init() {
 	core.RegisterRoutes(core.Resource("/v1/orders", ledger.ScopeOrdersRead, ledger.ScopeOrdersWrite,
 		core.Handlers{Create: createOrder, List: listOrders, ByReference: getOrderByReference, Get: getOrder})...)
 	// order.* events carry the order as GET /v1/orders/{id} shows it.
-	core.RegisterEventRenderer(ledger.SubjectOrder, core.RenderAs(renderOrderDetail))
+	core.RegisterEventRenderer(orders.Subject, core.RenderAs(renderOrderDetail))
 	core.RegisterRoutes(
 		core.Endpoint{Method: fasthttp.MethodPost, Path: "/v1/simulations/order-deposit", Scope: ledger.ScopeSimulationsWrite, H: simulateOrderDeposit, Sim: &core.SimulationDoc{
 			Operation: "order_deposit",
@@ -69,7 +70,7 @@ type orderBody struct {
 
 // createOrder: POST /v1/orders.
 func createOrder(c *core.Call) {
-	core.Create(c, orderInput, c.Server.Config.App.CreateOrder, func(res *ledger.Result) any { return &orderBody{renderOrder(res.Order)} })
+	core.Create(c, orderInput, c.Server.Config.App.CreateOrder, func(res *ledger.Result) any { return &orderBody{renderOrder(orders.Of(*res))} })
 }
 
 // orderInput checks an order request's shape, reporting every problem at
@@ -114,15 +115,15 @@ func orderInput(body *orderRequestBody) (app.OrderInput, *ledger.Error) {
 
 // getOrder: GET /v1/orders/{id}, with its timeline.
 func getOrder(c *core.Call) {
-	core.Get(c, "id", "Order", (*ledger.Reader).Order, orderDetailBody)
+	core.Get(c, "id", "Order", orders.Get, orderDetailBody)
 }
 
 // orderDetailBody is the body of a single-order GET.
-func orderDetailBody(o *ledger.Order) *orderBody { return &orderBody{renderOrderDetail(o)} }
+func orderDetailBody(o *orders.Order) *orderBody { return &orderBody{renderOrderDetail(o)} }
 
 // renderOrderDetail is an order as a single-order GET shows it, with its
 // timeline: by id, by reference, and in its events.
-func renderOrderDetail(o *ledger.Order) orderJSON {
+func renderOrderDetail(o *orders.Order) orderJSON {
 	out := renderOrder(o)
 	out.Timeline = orderTimeline(o)
 	return out
@@ -130,21 +131,21 @@ func renderOrderDetail(o *ledger.Order) orderJSON {
 
 // getOrderByReference: GET /v1/orders/by-reference/{externalReference}.
 func getOrderByReference(c *core.Call) {
-	core.Get(c, "externalReference", "Order", (*ledger.Reader).OrderByReference, orderDetailBody)
+	core.Get(c, "externalReference", "Order", orders.ByReference, orderDetailBody)
 }
 
 // listOrders: GET /v1/orders.
 func listOrders(c *core.Call) {
-	core.List(c, listOrdersKind, orderFilter, (*ledger.Reader).Orders, renderOrder)
+	core.List(c, listOrdersKind, orderFilter, orders.List, renderOrder)
 }
 
 // orderFilter reads GET /v1/orders' filters, every problem at once.
-func orderFilter(c *core.Call) (ledger.OrderFilter, *ledger.Error) {
-	var f ledger.OrderFilter
+func orderFilter(c *core.Call) (orders.Filter, *ledger.Error) {
+	var f orders.Filter
 	var p core.Problems
 	if v, ok := core.Query(c.Ctx, "status"); ok {
-		if f.Status, ok = ledger.ParseOrderStatus(v); !ok {
-			p.Add("status", "must be one of "+strings.Join(ledger.OrderStatusNames(), ", "))
+		if f.Status, ok = orders.ParseStatus(v); !ok {
+			p.Add("status", "must be one of "+strings.Join(orders.StatusNames(), ", "))
 		}
 	}
 	f.Currency = currencyFilter(c, &p)
@@ -205,7 +206,7 @@ func simulateOrderDeposit(c *core.Call) {
 	// 201 like the other deposit simulations: a deposit was made; 200 for
 	// a retry under its reference, answered from the deposit it recorded.
 	c.Created(d.Reply, func(res *ledger.Result) any {
-		after := res.Order
+		after := orders.Of(*res)
 		return struct {
 			Simulation orderDepositJSON `json:"simulation"`
 		}{orderDepositJSON{
@@ -219,12 +220,12 @@ func simulateOrderDeposit(c *core.Call) {
 // every problem at once.
 func orderDepositInput(body *orderDepositBody) (app.OrderDepositInput, *ledger.Error) {
 	var p core.Problems
-	in := app.OrderDepositInput{Amount: body.Amount.App(), Outcome: ledger.DepositConfirmed}
+	in := app.OrderDepositInput{Amount: body.Amount.App(), Outcome: orders.DepositConfirmed}
 	in.OrderID = p.Text("orderId", body.OrderID, true, 64)
 	in.ExternalReference = p.Text("externalReference", body.ExternalReference, false, core.ReferenceLenMax)
 	if body.Outcome != nil {
 		var ok bool
-		if in.Outcome, ok = ledger.ParseDepositOutcome(*body.Outcome); !ok {
+		if in.Outcome, ok = orders.ParseDepositOutcome(*body.Outcome); !ok {
 			p.Add("outcome", "must be one of confirmed, unconfirmed, rejected")
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"payments/http/core"
 	"payments/ledger"
 	"payments/ledger/deposits"
+	"payments/ledger/orders"
 )
 
 // Virtual accounts: POST, GET (list), GET one and PATCH (pause or
@@ -115,7 +116,7 @@ func orderVirtualAccount(st *ledger.Reader, org, id string) (deposits.VirtualAcc
 	if !strings.HasPrefix(id, app.OrderVirtualAccountPrefix) {
 		return deposits.VirtualAccount{}, false
 	}
-	o, found := st.Order(org, strings.TrimPrefix(id, "va_"))
+	o, found := orders.Get(st, org, strings.TrimPrefix(id, "va_"))
 	if !found {
 		return deposits.VirtualAccount{}, false
 	}

@@ -11,6 +11,7 @@ import (
 
 	"payments/ledger"
 	"payments/ledger/ledgertest"
+	"payments/ledger/orders"
 	"payments/ledger/paymentlinks"
 )
 
@@ -590,14 +591,14 @@ func mustEvents(t *testing.T, s *ledgertest.State, cmd ledger.Command, want ...s
 }
 
 // USDT on Tron to a GHS mobile money wallet.
-func cryptoOrder(id, ref string, at int64) *ledger.CreateOrder {
-	return &ledger.CreateOrder{
+func cryptoOrder(id, ref string, at int64) *orders.Create {
+	return &orders.Create{
 		At: at, ID: id, OrgID: "org_a", ExternalReference: ref,
-		Spec: ledger.OrderSpec{FromMethod: "usdt_tron", FromCurrency: "USDT", ToMethod: "gh_mtn", ToCurrency: "GHS",
+		Spec: orders.Spec{FromMethod: "usdt_tron", FromCurrency: "USDT", ToMethod: "gh_mtn", ToCurrency: "GHS",
 			ToAccountNumber: "233241234567", Amount: 100_000000, AmountSide: ledger.SideFrom},
 		FromMethodType: ledger.MethodCrypto, ToMethodType: ledger.MethodMobileMoney,
 		FromAmount: 100_000000, ToAmount: 1544_40, Fee: 1_000000, Rate: "15.444",
-		Instructions: ledger.OrderInstructions{Type: ledger.InstructionsCrypto, Chain: "Tron", Address: "TXYZ"},
+		Instructions: orders.Instructions{Type: orders.InstructionsCrypto, Chain: "Tron", Address: "TXYZ"},
 	}
 }
 
@@ -613,7 +614,7 @@ func TestDeliveriesStayOnRealTimeAfterAnAdvance(t *testing.T) {
 	const realAt = 10
 	before := s.EventCount()
 	mustEvents(t, s, cryptoOrder("ord_1", "r1", realAt), ledger.EventOrderAwaitingFunds)
-	o, _ := s.Order("org_a", "ord_1")
+	o, _ := orders.Get(s.Reader, "org_a", "ord_1")
 	if o.CreatedAt != realAt+jump {
 		t.Fatalf("order createdAt %d, want the organization's clock %d", o.CreatedAt, realAt+jump)
 	}
@@ -633,12 +634,12 @@ func TestDeliveriesStayOnRealTimeAfterAnAdvance(t *testing.T) {
 	// An order expired by the advance itself: its times and event are on
 	// the clock after the jump, its delivery on the advance's real time.
 	mustEvents(t, s, cryptoOrder("ord_2", "r2", 20), ledger.EventOrderAwaitingFunds)
-	o2, _ := s.Order("org_a", "ord_2")
+	o2, _ := orders.Get(s.Reader, "org_a", "ord_2")
 	before = s.EventCount()
 	const advanceAt = 30
 	mustEvents(t, s, &ledger.AdvanceClock{At: advanceAt, OrgID: "org_a", Millis: o2.ExpiresAt - (20 + jump)},
 		ledger.EventOrderExpired, ledger.EventOrderExpired) // ord_1 and ord_2
-	o2, _ = s.Order("org_a", "ord_2")
+	o2, _ = orders.Get(s.Reader, "org_a", "ord_2")
 	ev, _ = s.EventAt(before + 2)
 	if ev.ResourceID != "ord_2" {
 		t.Fatalf("second expiry is of %s, want ord_2", ev.ResourceID)
