@@ -16,8 +16,12 @@ import (
 // instructions. The rules of the order's life are in ledger/order.go.
 
 func init() {
-	core.RegisterRoutes(core.Resource("/v1/orders", ledger.ScopeOrdersRead, ledger.ScopeOrdersWrite,
-		core.Handlers{Create: createOrder, List: listOrders, ByReference: getOrderByReference, Get: getOrder})...)
+	core.RegisterRoutes(core.Resource("/v1/orders", ledger.ScopeOrdersRead, ledger.ScopeOrdersWrite, core.Handlers{
+		Create:      createOrder,
+		List:        core.Lister(listOrdersKind, orderFilter, (*ledger.Reader).Orders, renderOrder),
+		ByReference: core.ByReference("Order", (*ledger.Reader).OrderByReference, orderDetailBody),
+		Get:         core.ByID("Order", (*ledger.Reader).Order, orderDetailBody), // with its timeline
+	})...)
 	// order.* events carry the order as GET /v1/orders/{id} shows it.
 	core.RegisterEventRenderer(ledger.SubjectOrder, core.RenderAs(renderOrderDetail))
 	core.RegisterRoutes(
@@ -112,12 +116,8 @@ func orderInput(body *orderRequestBody) (app.OrderInput, *ledger.Error) {
 	return in, p.Err()
 }
 
-// getOrder: GET /v1/orders/{id}, with its timeline.
-func getOrder(c *core.Call) {
-	core.Get(c, "id", "Order", (*ledger.Reader).Order, orderDetailBody)
-}
-
-// orderDetailBody is the body of a single-order GET.
+// orderDetailBody is the body of a single-order GET, by id or by
+// reference.
 func orderDetailBody(o *ledger.Order) *orderBody { return &orderBody{renderOrderDetail(o)} }
 
 // renderOrderDetail is an order as a single-order GET shows it, with its
@@ -126,16 +126,6 @@ func renderOrderDetail(o *ledger.Order) orderJSON {
 	out := renderOrder(o)
 	out.Timeline = orderTimeline(o)
 	return out
-}
-
-// getOrderByReference: GET /v1/orders/by-reference/{externalReference}.
-func getOrderByReference(c *core.Call) {
-	core.Get(c, "externalReference", "Order", (*ledger.Reader).OrderByReference, orderDetailBody)
-}
-
-// listOrders: GET /v1/orders.
-func listOrders(c *core.Call) {
-	core.List(c, listOrdersKind, orderFilter, (*ledger.Reader).Orders, renderOrder)
 }
 
 // orderFilter reads GET /v1/orders' filters, every problem at once.
