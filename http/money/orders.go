@@ -196,9 +196,7 @@ func simulateOrderDeposit(c *core.Call) {
 	// a retry under its reference, answered from the deposit it recorded.
 	c.Created(d.Reply, func(res *ledger.Result) any {
 		after := res.Order
-		return struct {
-			Simulation orderDepositJSON `json:"simulation"`
-		}{orderDepositJSON{
+		return core.SimulationBody[orderDepositJSON]{Simulation: orderDepositJSON{
 			Type: "order_deposit", OrderID: after.ID, Outcome: in.Outcome.String(),
 			Amount: core.Money(d.Sent, after.Spec.FromCurrency), ExternalReference: core.Optional(in.ExternalReference), Order: renderOrder(after),
 		}}
