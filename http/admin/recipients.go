@@ -20,8 +20,13 @@ import (
 // is checked against its chain's format.
 
 func init() {
-	core.RegisterRoutes(core.Resource("/v1/recipients", ledger.ScopeRecipientsRead, ledger.ScopeRecipientsWrite,
-		core.Handlers{Create: createRecipient, List: listRecipients, Get: getRecipient, Replace: updateRecipient, Delete: deleteRecipient})...)
+	core.RegisterRoutes(core.Resource("/v1/recipients", ledger.ScopeRecipientsRead, ledger.ScopeRecipientsWrite, core.Handlers{
+		Create:  createRecipient,
+		List:    core.Lister(listRecipientsKind, recipientFilter, recipients.List, renderRecipient),
+		Get:     core.ByID("Recipient", recipients.Get, recipientGetBody),
+		Replace: updateRecipient,
+		Delete:  deleteRecipient,
+	})...)
 	core.RegisterRoutes(
 		core.Endpoint{Method: fasthttp.MethodPost, Path: "/v1/recipients/bulk", Scope: ledger.ScopeRecipientsWrite, H: createRecipients},
 	)
@@ -245,11 +250,6 @@ func sortFailed(f []recipientFailedJSON) {
 	}
 }
 
-// listRecipients: GET /v1/recipients.
-func listRecipients(c *core.Call) {
-	core.List(c, listRecipientsKind, recipientFilter, recipients.List, renderRecipient)
-}
-
 // recipientFilter reads GET /v1/recipients' filters: code and isActive.
 func recipientFilter(c *core.Call) (recipients.Filter, *ledger.Error) {
 	var f recipients.Filter
@@ -264,9 +264,9 @@ func recipientFilter(c *core.Call) (recipients.Filter, *ledger.Error) {
 	return f, nil
 }
 
-// getRecipient: GET /v1/recipients/{id}.
-func getRecipient(c *core.Call) {
-	core.Get(c, "id", "Recipient", recipients.Get, func(r *recipients.Recipient) *recipientBody { return &recipientBody{renderRecipient(r)} })
+// recipientGetBody is the body of a single recipient's GET.
+func recipientGetBody(r *recipients.Recipient) *recipientBody {
+	return &recipientBody{renderRecipient(r)}
 }
 
 // updateRecipient: PUT /v1/recipients/{id}. The display fields and whether
@@ -276,10 +276,8 @@ func updateRecipient(c *core.Call) {
 	core.Update(c, "id", recipientChange, c.Server.Config.App.UpdateRecipient, recipientResult)
 }
 
-// recipientResult is the body of a change to a recipient.
-func recipientResult(res *ledger.Result) any {
-	return &recipientBody{renderRecipient(recipients.Of(*res))}
-}
+// recipientResult is the body of a recipient's create or change.
+func recipientResult(res *ledger.Result) any { return recipientGetBody(recipients.Of(*res)) }
 
 // recipientChange checks a recipient update's shape, reporting every
 // problem at once.

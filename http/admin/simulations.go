@@ -20,10 +20,6 @@ type FundBalanceRequestBody struct {
 	ExternalReference *string     `json:"externalReference"`
 }
 
-type simulationBody struct {
-	Simulation fundBalanceJSON `json:"simulation"`
-}
-
 type fundBalanceJSON struct {
 	Type              string `json:"type"`
 	TransactionID     string `json:"transactionId"`
@@ -42,7 +38,7 @@ func fundBalance(c *core.Call) {
 		r := c.Server.Config.App.FundBalance(c.Caller(), in.Currency, in.Amount, in.Ref)
 		c.Created(r, func(res *ledger.Result) any {
 			f := res.Funding
-			return &simulationBody{fundBalanceJSON{
+			return &core.SimulationBody[fundBalanceJSON]{Simulation: fundBalanceJSON{
 				Type:              "fund_balance",
 				TransactionID:     c.Server.PublicIDs().EntryID(f.EntrySeq),
 				AccountID:         f.AccountNumber,

@@ -30,8 +30,13 @@ const (
 const webhookDescriptionLenMax = 500
 
 func init() {
-	core.RegisterRoutes(core.Resource("/v1/webhooks/endpoints", ledger.ScopeWebhooksRead, ledger.ScopeWebhooksWrite,
-		core.Handlers{Create: createWebhookEndpoint, List: listWebhookEndpoints, Get: getWebhookEndpoint, Update: updateWebhookEndpoint, Delete: deleteWebhookEndpoint})...)
+	core.RegisterRoutes(core.Resource("/v1/webhooks/endpoints", ledger.ScopeWebhooksRead, ledger.ScopeWebhooksWrite, core.Handlers{
+		Create: createWebhookEndpoint,
+		List:   listWebhookEndpoints,
+		Get:    core.ByID("Webhook endpoint", webhooks.GetEndpoint, webhookEndpointGetBody),
+		Update: updateWebhookEndpoint,
+		Delete: deleteWebhookEndpoint,
+	})...)
 	core.RegisterRoutes(
 		core.Endpoint{Method: fasthttp.MethodPost, Path: "/v1/webhooks/endpoints/{id}/test", Scope: ledger.ScopeWebhooksWrite, H: testWebhookEndpoint},
 		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/webhooks/signing-secret/{endpointId}", Scope: ledger.ScopeWebhooksRead, H: getSigningSecret},
@@ -220,9 +225,7 @@ func createWebhookEndpoint(c *core.Call) {
 	input := func(req *CreateWebhookEndpointBody) (app.NewWebhookEndpoint, *ledger.Error) {
 		return NewWebhookEndpointInput(c.Server, req)
 	}
-	core.Create(c, input, c.Server.Config.App.CreateWebhookEndpoint, func(res *ledger.Result) any {
-		return &webhookEndpointBody{renderWebhookEndpoint(webhooks.EndpointOf(*res))}
-	})
+	core.Create(c, input, c.Server.Config.App.CreateWebhookEndpoint, webhookEndpointResult)
 }
 
 // newWebhookEndpointInput checks an endpoint to create (the API's request,
@@ -257,11 +260,14 @@ func WebhookEndpointList(s *core.Server, org string, before ledger.Cursor, limit
 	return core.NewList(listWebhookEndpointsKind, page, renderWebhookEndpoint)
 }
 
-// getWebhookEndpoint: GET /v1/webhooks/endpoints/{id}.
-func getWebhookEndpoint(c *core.Call) {
-	core.Get(c, "id", "Webhook endpoint", webhooks.GetEndpoint, func(ep *webhooks.Endpoint) *webhookEndpointBody {
-		return &webhookEndpointBody{renderWebhookEndpoint(ep)}
-	})
+// webhookEndpointGetBody is the body of a single endpoint's GET.
+func webhookEndpointGetBody(ep *webhooks.Endpoint) *webhookEndpointBody {
+	return &webhookEndpointBody{renderWebhookEndpoint(ep)}
+}
+
+// webhookEndpointResult is the body of an endpoint's create or change.
+func webhookEndpointResult(res *ledger.Result) any {
+	return webhookEndpointGetBody(webhooks.EndpointOf(*res))
 }
 
 // updateWebhookEndpoint: PATCH /v1/webhooks/endpoints/{id}. Setting status
@@ -269,9 +275,7 @@ func getWebhookEndpoint(c *core.Call) {
 func updateWebhookEndpoint(c *core.Call) {
 	core.Update(c, "id", func(id string, req *UpdateWebhookEndpointBody) (app.WebhookEndpointChange, *ledger.Error) {
 		return WebhookEndpointChange(c.Server, id, req)
-	}, c.Server.Config.App.UpdateWebhookEndpoint, func(res *ledger.Result) any {
-		return &webhookEndpointBody{renderWebhookEndpoint(webhooks.EndpointOf(*res))}
-	})
+	}, c.Server.Config.App.UpdateWebhookEndpoint, webhookEndpointResult)
 }
 
 // webhookEndpointChange checks a change of endpoint id (the API's request,

@@ -46,7 +46,8 @@
 // ReplyError where a
 // handler needs the error alone (resource.go, reply.go). Reads are Get (one
 // record by a path parameter, 404 in the contract's shape) and List (a
-// cursor page of the Reader, filtered, rendered).
+// cursor page of the Reader, filtered, rendered); ByID, ByReference and
+// Lister are the same as the Handlers of a Resource.
 //
 // # Never
 //

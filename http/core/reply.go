@@ -143,6 +143,12 @@ func ParamInput[Req, In any](c *Call, param string, input func(id string, req *R
 	return Input(c, func(req *Req) (In, *ledger.Error) { return input(id, req) })
 }
 
+// SimulationBody is the body of a sandbox simulation's answer: what it did,
+// as S renders it.
+type SimulationBody[S any] struct {
+	Simulation S `json:"simulation"`
+}
+
 // SimulationInput is Input for a sandbox simulation: on production, where
 // simulations do not exist, the request is answered and ok is false.
 func SimulationInput[Req, In any](c *Call, input func(*Req) (In, *ledger.Error)) (in In, ok bool) {

@@ -28,6 +28,18 @@ func Get[T, B any](c *Call, param, what string, find ReadOne[T], body func(*T) B
 	}
 }
 
+// ByID is the handler of GET {path}/{id} (Handlers.Get): Get with the
+// path parameter id.
+func ByID[T, B any](what string, find ReadOne[T], body func(*T) B) func(*Call) {
+	return func(c *Call) { Get(c, "id", what, find, body) }
+}
+
+// ByReference is the handler of GET {path}/by-reference/{externalReference}
+// (Handlers.ByReference): Get with the path parameter externalReference.
+func ByReference[T, B any](what string, find ReadOne[T], body func(*T) B) func(*Call) {
+	return func(c *Call) { Get(c, "externalReference", what, find, body) }
+}
+
 // ReadPage reads one page of an organization's records of a kind, with
 // filter f, before the cursor: the shape of ledger.Reader's list methods
 // (ledger.Reader.Payouts, …), which pass as method expressions.
@@ -52,6 +64,12 @@ func List[T, F, J any](c *Call, kind ListKind, filter func(*Call) (F, *ledger.Er
 	c.OK(fasthttp.StatusOK, NewList(kind, PinnedPage(c.Server, func(st *ledger.Reader) ledger.Page[T] {
 		return read(st, c.Org, f, before, limit)
 	}), render))
+}
+
+// Lister is the handler of GET {path} (Handlers.List): List with the
+// cursor kind kind, filter, read and render.
+func Lister[T, F, J any](kind ListKind, filter func(*Call) (F, *ledger.Error), read ReadPage[T, F], render func(*T) J) func(*Call) {
+	return func(c *Call) { List(c, kind, filter, read, render) }
 }
 
 // PinnedPage reads one page with read through a pinned view of the state

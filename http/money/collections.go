@@ -7,8 +7,12 @@ import (
 )
 
 func init() {
-	core.RegisterRoutes(core.Resource("/v1/collections", ledger.ScopeCollectionsRead, ledger.ScopeCollectionsWrite,
-		core.Handlers{Create: createCollection, List: listCollections, ByReference: getCollectionByReference, Get: getCollection})...)
+	core.RegisterRoutes(core.Resource("/v1/collections", ledger.ScopeCollectionsRead, ledger.ScopeCollectionsWrite, core.Handlers{
+		Create:      createCollection,
+		List:        listCollections,
+		ByReference: core.ByReference("Collection", (*ledger.Reader).CollectionByReference, collectionGetBody),
+		Get:         core.ByID("Collection", orgCollection, collectionGetBody),
+	})...)
 	core.RegisterEventRenderer(ledger.SubjectCollection, core.RenderAs(renderCollection))
 }
 
@@ -72,22 +76,16 @@ func collectionInput(req *collectionRequestBody) (app.CollectionInput, *ledger.E
 	return in, p.Err()
 }
 
-// getCollection: GET /v1/collections/{id}.
-func getCollection(c *core.Call) {
-	core.Get(c, "id", "Collection", func(st *ledger.Reader, org, id string) (ledger.Collection, bool) {
-		col, ok := st.Collection(id)
-		return col, ok && col.OrgID == org
-	}, collectionGetBody)
+// orgCollection is org's collection id: another organization's is none.
+func orgCollection(st *ledger.Reader, org, id string) (ledger.Collection, bool) {
+	col, ok := st.Collection(id)
+	return col, ok && col.OrgID == org
 }
 
-// collectionGetBody is the body of a single-collection GET.
+// collectionGetBody is the body of a single-collection GET, by id or by
+// reference.
 func collectionGetBody(col *ledger.Collection) *collectionBody {
 	return &collectionBody{renderCollection(col)}
-}
-
-// getCollectionByReference: GET /v1/collections/by-reference/{externalReference}.
-func getCollectionByReference(c *core.Call) {
-	core.Get(c, "externalReference", "Collection", (*ledger.Reader).CollectionByReference, collectionGetBody)
 }
 
 // listCollections: GET /v1/collections.

@@ -180,40 +180,38 @@ func DepositCollectionID(res *ledger.Result) string {
 // account deposit all the same, whose depositId is the collection the
 // order books.
 func simulateVirtualAccountDeposit(c *core.Call) {
-	in, ok := depositInput(c, false)
-	if !ok {
-		return
-	}
-	d := c.Server.Config.App.SimulateVirtualAccountDeposit(c.Caller(), in)
-	c.Created(d.Reply, func(res *ledger.Result) any {
-		out := &struct {
-			Simulation virtualAccountDepositJSON `json:"simulation"`
-		}{}
-		if o := orders.Of(*res); o != nil {
-			cur := o.Spec.FromCurrency
-			out.Simulation = virtualAccountDepositJSON{
-				DepositID: o.CollectionID, CollectionID: o.CollectionID, VirtualAccountID: in.To,
-				Amount: core.Money(d.Sent, cur), Currency: cur, RequestedOutcome: outcomeName(in.Completed),
-				Replayed: res.Replayed,
-			}
-		} else {
-			out.Simulation = renderVirtualAccountDeposit(deposits.DepositOf(*res), res.Replayed)
+	simulateDeposit(c, false, c.Server.Config.App.SimulateVirtualAccountDeposit, func(in *app.DepositInput, d *app.Deposited, res *ledger.Result) virtualAccountDepositJSON {
+		o := orders.Of(*res)
+		if o == nil {
+			return renderVirtualAccountDeposit(deposits.DepositOf(*res), res.Replayed)
 		}
-		return out
+		cur := o.Spec.FromCurrency
+		return virtualAccountDepositJSON{
+			DepositID: o.CollectionID, CollectionID: o.CollectionID, VirtualAccountID: in.To,
+			Amount: core.Money(d.Sent, cur), Currency: cur, RequestedOutcome: outcomeName(in.Completed),
+			Replayed: res.Replayed,
+		}
 	})
 }
 
 // simulateCryptoDeposit: POST /v1/simulations/crypto-deposit.
 func simulateCryptoDeposit(c *core.Call) {
-	in, ok := depositInput(c, true)
+	simulateDeposit(c, true, c.Server.Config.App.SimulateCryptoDeposit, func(_ *app.DepositInput, _ *app.Deposited, res *ledger.Result) cryptoDepositJSON {
+		return renderCryptoDeposit(deposits.DepositOf(*res), res.Replayed)
+	})
+}
+
+// simulateDeposit answers a deposit simulation: the request read by
+// depositInput (crypto: to an address), the deposit op makes as the caller,
+// answered as created with render's account of it.
+func simulateDeposit[S any](c *core.Call, crypto bool, op func(app.Caller, app.DepositInput) app.Deposited, render func(*app.DepositInput, *app.Deposited, *ledger.Result) S) {
+	in, ok := depositInput(c, crypto)
 	if !ok {
 		return
 	}
-	d := c.Server.Config.App.SimulateCryptoDeposit(c.Caller(), in)
+	d := op(c.Caller(), in)
 	c.Created(d.Reply, func(res *ledger.Result) any {
-		return &struct {
-			Simulation cryptoDepositJSON `json:"simulation"`
-		}{renderCryptoDeposit(deposits.DepositOf(*res), res.Replayed)}
+		return &core.SimulationBody[S]{Simulation: render(&in, &d, res)}
 	})
 }
 

@@ -17,8 +17,12 @@ import (
 // instructions. The rules of the order's life are in package ledger/orders.
 
 func init() {
-	core.RegisterRoutes(core.Resource("/v1/orders", ledger.ScopeOrdersRead, ledger.ScopeOrdersWrite,
-		core.Handlers{Create: createOrder, List: listOrders, ByReference: getOrderByReference, Get: getOrder})...)
+	core.RegisterRoutes(core.Resource("/v1/orders", ledger.ScopeOrdersRead, ledger.ScopeOrdersWrite, core.Handlers{
+		Create:      createOrder,
+		List:        core.Lister(listOrdersKind, orderFilter, orders.List, renderOrder),
+		ByReference: core.ByReference("Order", orders.ByReference, orderDetailBody),
+		Get:         core.ByID("Order", orders.Get, orderDetailBody), // with its timeline
+	})...)
 	// order.* events carry the order as GET /v1/orders/{id} shows it.
 	core.RegisterEventRenderer(orders.Subject, core.RenderAs(renderOrderDetail))
 	core.RegisterRoutes(
@@ -113,12 +117,8 @@ func orderInput(body *orderRequestBody) (app.OrderInput, *ledger.Error) {
 	return in, p.Err()
 }
 
-// getOrder: GET /v1/orders/{id}, with its timeline.
-func getOrder(c *core.Call) {
-	core.Get(c, "id", "Order", orders.Get, orderDetailBody)
-}
-
-// orderDetailBody is the body of a single-order GET.
+// orderDetailBody is the body of a single-order GET, by id or by
+// reference.
 func orderDetailBody(o *orders.Order) *orderBody { return &orderBody{renderOrderDetail(o)} }
 
 // renderOrderDetail is an order as a single-order GET shows it, with its
@@ -127,16 +127,6 @@ func renderOrderDetail(o *orders.Order) orderJSON {
 	out := renderOrder(o)
 	out.Timeline = orderTimeline(o)
 	return out
-}
-
-// getOrderByReference: GET /v1/orders/by-reference/{externalReference}.
-func getOrderByReference(c *core.Call) {
-	core.Get(c, "externalReference", "Order", orders.ByReference, orderDetailBody)
-}
-
-// listOrders: GET /v1/orders.
-func listOrders(c *core.Call) {
-	core.List(c, listOrdersKind, orderFilter, orders.List, renderOrder)
 }
 
 // orderFilter reads GET /v1/orders' filters, every problem at once.
@@ -207,9 +197,7 @@ func simulateOrderDeposit(c *core.Call) {
 	// a retry under its reference, answered from the deposit it recorded.
 	c.Created(d.Reply, func(res *ledger.Result) any {
 		after := orders.Of(*res)
-		return struct {
-			Simulation orderDepositJSON `json:"simulation"`
-		}{orderDepositJSON{
+		return core.SimulationBody[orderDepositJSON]{Simulation: orderDepositJSON{
 			Type: "order_deposit", OrderID: after.ID, Outcome: in.Outcome.String(),
 			Amount: core.Money(d.Sent, after.Spec.FromCurrency), ExternalReference: core.Optional(in.ExternalReference), Order: renderOrder(after),
 		}}

@@ -7,8 +7,12 @@ import (
 )
 
 func init() {
-	core.RegisterRoutes(core.Resource("/v1/payouts", ledger.ScopePayoutsRead, ledger.ScopePayoutsWrite,
-		core.Handlers{Create: createPayout, List: listPayouts, ByReference: getPayoutByReference, Get: getPayout})...)
+	core.RegisterRoutes(core.Resource("/v1/payouts", ledger.ScopePayoutsRead, ledger.ScopePayoutsWrite, core.Handlers{
+		Create:      createPayout,
+		List:        core.Lister(core.ListPayouts, payoutFilter, (*ledger.Reader).Payouts, renderPayout),
+		ByReference: core.ByReference("Payout", (*ledger.Reader).PayoutByReference, payoutDetailBody),
+		Get:         core.ByID("Payout", orgPayout, payoutDetailBody),
+	})...)
 	renderPayoutEvent := core.RenderAs(renderPayoutDetail)
 	core.RegisterEventRenderer(ledger.SubjectPayout, renderPayoutEvent)
 	core.RegisterEventRenderer(ledger.SubjectFXPayout, renderPayoutEvent) // a cross-currency payout, its FX joined
@@ -115,15 +119,14 @@ func payoutInput(req *payoutRequestBody) (app.PayoutInput, *ledger.Error) {
 	return in, p.Err()
 }
 
-// getPayout: GET /v1/payouts/{id}.
-func getPayout(c *core.Call) {
-	core.Get(c, "id", "Payout", func(st *ledger.Reader, org, id string) (ledger.Payout, bool) {
-		p, ok := st.Payout(id)
-		return p, ok && p.OrgID == org
-	}, payoutDetailBody)
+// orgPayout is org's payout id: another organization's is none.
+func orgPayout(st *ledger.Reader, org, id string) (ledger.Payout, bool) {
+	p, ok := st.Payout(id)
+	return p, ok && p.OrgID == org
 }
 
-// payoutDetailBody is the body of a single-payout GET.
+// payoutDetailBody is the body of a single-payout GET, by id or by
+// reference.
 func payoutDetailBody(p *ledger.Payout) *payoutBody { return &payoutBody{renderPayoutDetail(p)} }
 
 // renderPayoutDetail is a payout as a single-payout GET shows it, with its
@@ -132,16 +135,6 @@ func renderPayoutDetail(p *ledger.Payout) payoutJSON {
 	out := renderPayout(p)
 	out.Timeline = payoutTimeline(p)
 	return out
-}
-
-// getPayoutByReference: GET /v1/payouts/by-reference/{externalReference}.
-func getPayoutByReference(c *core.Call) {
-	core.Get(c, "externalReference", "Payout", (*ledger.Reader).PayoutByReference, payoutDetailBody)
-}
-
-// listPayouts: GET /v1/payouts.
-func listPayouts(c *core.Call) {
-	core.List(c, core.ListPayouts, payoutFilter, (*ledger.Reader).Payouts, renderPayout)
 }
 
 // payoutFilter reads GET /v1/payouts' filters: status and recipientId.
