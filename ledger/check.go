@@ -14,10 +14,10 @@ import (
 // disputes (the features' hold counts, AddHoldCount). It walks the whole
 // journal, so tests and audits call it, not the hot path.
 func Check(kv KVReader) (err error) {
-	defer recoverStoreError(&err)
+	defer RecoverStoreError(&err)
 	accounts := make(map[string]Account)
-	prefix := newKey(accountKind.tag, subRecord)
-	scan(kv, prefix, prefixEnd(prefix), false, func(_, v []byte) bool {
+	prefix := NewKey(accountKind.tag, subRecord)
+	Scan(kv, prefix, PrefixEnd(prefix), false, func(_, v []byte) bool {
 		a := decodeOrFail(v, accountKind.decodeStored).v
 		accounts[a.Number] = a
 		return true
@@ -25,9 +25,9 @@ func Check(kv KVReader) (err error) {
 	sums := make(map[string]Minor)
 	running := make(map[string]Minor)
 	var next uint64 = 1
-	jp := newKey(tagJournal)
-	scan(kv, jp, prefixEnd(jp), false, func(key, page []byte) bool {
-		if first := trailingSeq(key); first != next {
+	jp := NewKey(tagJournal)
+	Scan(kv, jp, PrefixEnd(jp), false, func(key, page []byte) bool {
+		if first := TrailingSeq(key); first != next {
 			err = fmt.Errorf("journal: page at entry %d, expected %d", first, next)
 			return false
 		}

@@ -26,19 +26,19 @@ type Encoder struct {
 	generic Codec
 }
 
-func (e *Encoder) u8(v uint8)       { e.buf = append(e.buf, v) }
-func (e *Encoder) uvarint(v uint64) { e.buf = binary.AppendUvarint(e.buf, v) }
-func (e *Encoder) varint(v int64)   { e.buf = binary.AppendVarint(e.buf, v) }
-func (e *Encoder) minor(v Minor)    { e.varint(int64(v)) }
-func (e *Encoder) bool(v bool) {
+func (e *Encoder) U8(v uint8)       { e.buf = append(e.buf, v) }
+func (e *Encoder) Uvarint(v uint64) { e.buf = binary.AppendUvarint(e.buf, v) }
+func (e *Encoder) Varint(v int64)   { e.buf = binary.AppendVarint(e.buf, v) }
+func (e *Encoder) minor(v Minor)    { e.Varint(int64(v)) }
+func (e *Encoder) Bool(v bool) {
 	if v {
-		e.u8(1)
+		e.U8(1)
 	} else {
-		e.u8(0)
+		e.U8(0)
 	}
 }
-func (e *Encoder) str(s string) {
-	e.uvarint(uint64(len(s)))
+func (e *Encoder) Str(s string) {
+	e.Uvarint(uint64(len(s)))
 	e.buf = append(e.buf, s...)
 }
 
@@ -63,16 +63,16 @@ const (
 	strPooledLenMax = 64
 )
 
-func (d *Decoder) fail(err error) {
+func (d *Decoder) Fail(err error) {
 	if d.err == nil {
 		d.err = err
 	}
 	d.buf = nil
 }
 
-func (d *Decoder) u8() uint8 {
+func (d *Decoder) U8() uint8 {
 	if len(d.buf) < 1 {
-		d.fail(errTruncated)
+		d.Fail(errTruncated)
 		return 0
 	}
 	v := d.buf[0]
@@ -84,7 +84,7 @@ func (d *Decoder) u8() uint8 {
 // encoding per value, so such bytes were not written by this codec.
 var errOverlong = errors.New("ledger: non-canonical varint")
 
-func (d *Decoder) uvarint() uint64 {
+func (d *Decoder) Uvarint() uint64 {
 	v, n := binary.Uvarint(d.buf)
 	if !d.skipVarint(n) {
 		return 0
@@ -92,7 +92,7 @@ func (d *Decoder) uvarint() uint64 {
 	return v
 }
 
-func (d *Decoder) varint() int64 {
+func (d *Decoder) Varint() int64 {
 	v, n := binary.Varint(d.buf)
 	if !d.skipVarint(n) {
 		return 0
@@ -106,70 +106,70 @@ func (d *Decoder) varint() int64 {
 // varint refuse the same bytes.
 func (d *Decoder) skipVarint(n int) bool {
 	if n <= 0 {
-		d.fail(errTruncated)
+		d.Fail(errTruncated)
 		return false
 	}
 	if n > 1 && d.buf[n-1] == 0 {
-		d.fail(errOverlong)
+		d.Fail(errOverlong)
 		return false
 	}
 	d.buf = d.buf[n:]
 	return true
 }
 
-func (d *Decoder) minor() Minor { return Minor(d.varint()) }
+func (d *Decoder) minor() Minor { return Minor(d.Varint()) }
 
-// u32 reads a uvarint that must fit 32 bits (a scope set).
-func (d *Decoder) u32() uint32 {
-	v := d.uvarint()
+// U32 reads a uvarint that must fit 32 bits (a scope set).
+func (d *Decoder) U32() uint32 {
+	v := d.Uvarint()
 	if v > math.MaxUint32 {
-		d.fail(errors.New("ledger: value exceeds 32 bits"))
+		d.Fail(errors.New("ledger: value exceeds 32 bits"))
 		return 0
 	}
 	return uint32(v)
 }
 
-// more reports whether bytes remain: a record whose value ends where an
+// More reports whether bytes remain: a record whose value ends where an
 // older layout ended has none of the fields appended to its kind since
 // (doc.go, "Appended fields").
-func (d *Decoder) more() bool { return d.err == nil && len(d.buf) > 0 }
+func (d *Decoder) More() bool { return d.err == nil && len(d.buf) > 0 }
 
-// appendedRef reads the reference a command kind "with the reference"
+// AppendedRef reads the reference a command kind "with the reference"
 // appends (KindExecuteQuoteRef, KindDepositOrderRef). It is never empty: a
 // command without one is written as the plain kind, so an empty one would
 // not re-encode as read.
-func (d *Decoder) appendedRef() string {
-	ref := d.str()
+func (d *Decoder) AppendedRef() string {
+	ref := d.Str()
 	if ref == "" && d.err == nil {
-		d.fail(errors.New("ledger: empty appended reference"))
+		d.Fail(errors.New("ledger: empty appended reference"))
 	}
 	return ref
 }
 
-// u16 reads a uvarint that must fit 16 bits (a set of flags).
-func (d *Decoder) u16() uint16 {
-	v := d.uvarint()
+// U16 reads a uvarint that must fit 16 bits (a set of flags).
+func (d *Decoder) U16() uint16 {
+	v := d.Uvarint()
 	if v > math.MaxUint16 {
-		d.fail(errors.New("ledger: value exceeds 16 bits"))
+		d.Fail(errors.New("ledger: value exceeds 16 bits"))
 		return 0
 	}
 	return uint16(v)
 }
 
-func (d *Decoder) bool() bool {
-	switch d.u8() {
+func (d *Decoder) Bool() bool {
+	switch d.U8() {
 	case 0:
 		return false
 	case 1:
 		return true
 	default:
-		d.fail(errors.New("ledger: invalid boolean"))
+		d.Fail(errors.New("ledger: invalid boolean"))
 		return false
 	}
 }
 
-func (d *Decoder) str() string {
-	b := d.rawBytes()
+func (d *Decoder) Str() string {
+	b := d.RawBytes()
 	sb := d.short
 	if sb == nil || len(b) == 0 || len(b) > strPooledLenMax {
 		return string(b)
@@ -186,35 +186,35 @@ func (d *Decoder) str() string {
 	return sb.String()[start:]
 }
 
-// strs writes a list of strings: its length, then each. Disputes' file ids
+// Strs writes a list of strings: its length, then each. Disputes' file ids
 // and webhook endpoints' events share it.
-func (e *Encoder) strs(v []string) {
-	e.uvarint(uint64(len(v)))
+func (e *Encoder) Strs(v []string) {
+	e.Uvarint(uint64(len(v)))
 	for _, s := range v {
-		e.str(s)
+		e.Str(s)
 	}
 }
 
-// strs reads what encoder.strs wrote; an empty list is nil.
-func (d *Decoder) strs() []string {
-	n := d.count()
+// Strs reads what encoder.Strs wrote; an empty list is nil.
+func (d *Decoder) Strs() []string {
+	n := d.Count()
 	if n == 0 {
 		return nil
 	}
 	out := make([]string, 0, n)
 	for i := 0; i < n && d.err == nil; i++ {
-		out = append(out, d.str())
+		out = append(out, d.Str())
 	}
 	return out
 }
 
-func (d *Decoder) rawBytes() []byte {
-	n := d.uvarint()
+func (d *Decoder) RawBytes() []byte {
+	n := d.Uvarint()
 	if d.err != nil {
 		return nil
 	}
 	if n > stringLenMax || n > uint64(len(d.buf)) || n > math.MaxInt32 {
-		d.fail(errTruncated)
+		d.Fail(errTruncated)
 		return nil
 	}
 	b := d.buf[:n]
@@ -222,15 +222,15 @@ func (d *Decoder) rawBytes() []byte {
 	return b
 }
 
-// count reads a collection length and bounds it by the bytes left, since
+// Count reads a collection length and bounds it by the bytes left, since
 // every element takes at least one byte.
-func (d *Decoder) count() int {
-	n := d.uvarint()
+func (d *Decoder) Count() int {
+	n := d.Uvarint()
 	if d.err != nil {
 		return 0
 	}
 	if n > uint64(len(d.buf)) {
-		d.fail(errTruncated)
+		d.Fail(errTruncated)
 		return 0
 	}
 	return int(n)
@@ -253,18 +253,18 @@ func (d *Decoder) Codec() *Codec { return &Codec{dec: d} }
 
 func (f *Codec) Varint(p *int64) {
 	if f.enc != nil {
-		f.enc.varint(*p)
+		f.enc.Varint(*p)
 		return
 	}
-	*p = f.dec.varint()
+	*p = f.dec.Varint()
 }
 
 func (f *Codec) Uvarint(p *uint64) {
 	if f.enc != nil {
-		f.enc.uvarint(*p)
+		f.enc.Uvarint(*p)
 		return
 	}
-	*p = f.dec.uvarint()
+	*p = f.dec.Uvarint()
 }
 
 func (f *Codec) Minor(p *Minor) {
@@ -277,26 +277,26 @@ func (f *Codec) Minor(p *Minor) {
 
 func (f *Codec) Bool(p *bool) {
 	if f.enc != nil {
-		f.enc.bool(*p)
+		f.enc.Bool(*p)
 		return
 	}
-	*p = f.dec.bool()
+	*p = f.dec.Bool()
 }
 
 func (f *Codec) Str(p *string) {
 	if f.enc != nil {
-		f.enc.str(*p)
+		f.enc.Str(*p)
 		return
 	}
-	*p = f.dec.str()
+	*p = f.dec.Str()
 }
 
 func (f *Codec) Strs(p *[]string) {
 	if f.enc != nil {
-		f.enc.strs(*p)
+		f.enc.Strs(*p)
 		return
 	}
-	*p = f.dec.strs()
+	*p = f.dec.Strs()
 }
 
 // fieldsCommand is a command (a pointer P to a T) whose fields method is
@@ -322,10 +322,10 @@ func registerFields[T any, P fieldsCommand[T]](k Kind) {
 
 func (f *Codec) U16(p *uint16) {
 	if f.enc != nil {
-		f.enc.uvarint(uint64(*p))
+		f.enc.Uvarint(uint64(*p))
 		return
 	}
-	*p = f.dec.u16()
+	*p = f.dec.U16()
 }
 
 // FieldSlice reads or writes a slice: its length, then each element by
@@ -333,16 +333,16 @@ func (f *Codec) U16(p *uint16) {
 // the error); an empty slice decodes as nil.
 func FieldSlice[T any](f *Codec, p *[]T, most int, what string, each func(*Codec, *T)) {
 	if f.enc != nil {
-		f.enc.uvarint(uint64(len(*p)))
+		f.enc.Uvarint(uint64(len(*p)))
 		for i := range *p {
 			each(f, &(*p)[i])
 		}
 		return
 	}
 	d := f.dec
-	n := d.count()
+	n := d.Count()
 	if n > most {
-		d.fail(Errorf(CodeInternal, "%d %s, at most %d", n, what, most))
+		d.Fail(Errorf(CodeInternal, "%d %s, at most %d", n, what, most))
 		return
 	}
 	if n == 0 {
@@ -389,19 +389,19 @@ func registerFieldsSubject[V Subject, P fielded[V]](k SubjectKind) {
 // FieldU8 reads or writes a one-byte enumeration (a side, a status).
 func FieldU8[T ~uint8](f *Codec, p *T) {
 	if f.enc != nil {
-		f.enc.u8(uint8(*p))
+		f.enc.U8(uint8(*p))
 		return
 	}
-	*p = T(f.dec.u8())
+	*p = T(f.dec.U8())
 }
 
 // Scopes reads or writes an API key's Scopes: a uvarint of 32 bits.
 func (f *Codec) Scopes(p *Scopes) {
 	if f.enc != nil {
-		f.enc.uvarint(uint64(*p))
+		f.enc.Uvarint(uint64(*p))
 		return
 	}
-	*p = Scopes(f.dec.u32())
+	*p = Scopes(f.dec.U32())
 }
 
 // Decoding reports whether f reads (rather than writes): a Fields method

@@ -57,10 +57,10 @@ const BatchCommandsMax = 4096
 // then each command as its kind and its fields.
 func EncodeBatch(dst []byte, cmds []Command) []byte {
 	e := Encoder{buf: dst}
-	e.u8(batchVersion)
-	e.uvarint(uint64(len(cmds)))
+	e.U8(batchVersion)
+	e.Uvarint(uint64(len(cmds)))
 	for _, c := range cmds {
-		e.u8(uint8(c.Kind()))
+		e.U8(uint8(c.Kind()))
 		c.Encode(&e)
 	}
 	return e.buf
@@ -69,10 +69,10 @@ func EncodeBatch(dst []byte, cmds []Command) []byte {
 // DecodeBatch decodes a log entry written by EncodeBatch.
 func DecodeBatch(b []byte) ([]Command, error) {
 	d := Decoder{buf: b, short: new(strings.Builder)}
-	if v := d.u8(); d.err == nil && v != batchVersion {
+	if v := d.U8(); d.err == nil && v != batchVersion {
 		return nil, fmt.Errorf("ledger: unknown batch version %d", v)
 	}
-	n := d.count()
+	n := d.Count()
 	if n > BatchCommandsMax {
 		return nil, fmt.Errorf("ledger: batch of %d commands exceeds %d", n, BatchCommandsMax)
 	}
@@ -94,7 +94,7 @@ func DecodeBatch(b []byte) ([]Command, error) {
 }
 
 func decodeCommand(d *Decoder) (Command, error) {
-	kind := Kind(d.u8())
+	kind := Kind(d.U8())
 	var c Command
 	switch kind {
 	case KindCreateOrganization:
@@ -216,7 +216,7 @@ func (c *CreatePayout) fields(f *Codec) {
 func (c *CreatePayout) Encode(e *Encoder) {
 	c.fields(e.Codec())
 	if c.Spec.RoutingNumber != "" { // appended (routing.go)
-		e.str(c.Spec.RoutingNumber)
+		e.Str(c.Spec.RoutingNumber)
 	}
 }
 

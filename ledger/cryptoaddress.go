@@ -82,22 +82,22 @@ func init() {
 }
 
 func encodeCryptoAddress(e *Encoder, a *CryptoAddress) {
-	e.str(a.ID)
-	e.str(a.OrgID)
-	e.str(a.Currency)
-	e.str(a.Chain)
-	e.str(a.Address)
-	e.str(a.Tag)
-	e.str(a.ExternalReference)
-	e.str(a.Metadata)
-	e.varint(a.CreatedAt)
-	e.varint(a.UpdatedAt)
+	e.Str(a.ID)
+	e.Str(a.OrgID)
+	e.Str(a.Currency)
+	e.Str(a.Chain)
+	e.Str(a.Address)
+	e.Str(a.Tag)
+	e.Str(a.ExternalReference)
+	e.Str(a.Metadata)
+	e.Varint(a.CreatedAt)
+	e.Varint(a.UpdatedAt)
 }
 
 func decodeCryptoAddress(d *Decoder) CryptoAddress {
 	return CryptoAddress{
-		ID: d.str(), OrgID: d.str(), Currency: d.str(), Chain: d.str(), Address: d.str(), Tag: d.str(),
-		ExternalReference: d.str(), Metadata: d.str(), CreatedAt: d.varint(), UpdatedAt: d.varint(),
+		ID: d.Str(), OrgID: d.Str(), Currency: d.Str(), Chain: d.Str(), Address: d.Str(), Tag: d.Str(),
+		ExternalReference: d.Str(), Metadata: d.Str(), CreatedAt: d.Varint(), UpdatedAt: d.Varint(),
 	}
 }
 

@@ -45,24 +45,24 @@ type Decided struct {
 func (*Decided) Kind() Kind { return KindDecided }
 
 func (c *Decided) Encode(e *Encoder) {
-	e.str(c.Attempt)
-	e.u8(uint8(c.Op.Kind()))
+	e.Str(c.Attempt)
+	e.U8(uint8(c.Op.Kind()))
 	c.Op.Encode(e)
 }
 
 func decodeDecided(d *Decoder) Command {
-	c := &Decided{Attempt: d.str()}
+	c := &Decided{Attempt: d.Str()}
 	if len(d.buf) == 0 || !decidable(Kind(d.buf[0])) {
-		d.fail(Errorf(CodeValidation, "a decided command wraps a create under a reference"))
+		d.Fail(Errorf(CodeValidation, "a decided command wraps a create under a reference"))
 		return c
 	}
 	op, err := decodeCommand(d)
 	if err != nil {
-		d.fail(err)
+		d.Fail(err)
 		return c
 	}
 	if _, _, ref, _, _ := decidedOf(op); ref == "" {
-		d.fail(Errorf(CodeValidation, "a decided command wraps a create under a reference"))
+		d.Fail(Errorf(CodeValidation, "a decided command wraps a create under a reference"))
 		return c
 	}
 	c.Op = op
@@ -245,14 +245,14 @@ func decidedOf(op Command) (org, resource, ref, request, id string) {
 	var e Encoder
 	switch c := op.(type) {
 	case *CreatePayout:
-		e.u8(0)
-		e.str(c.Spec.Currency)
+		e.U8(0)
+		e.Str(c.Spec.Currency)
 		c.Spec.encode(&e)
 		c.Spec.encodeRouting(&e)
 		org, resource, ref, id = c.OrgID, RefusedPayout, c.ExternalReference, c.ID
 	case *CreateFXPayout:
-		e.u8(1)
-		e.str(c.FromCurrency)
+		e.U8(1)
+		e.Str(c.FromCurrency)
 		c.Spec.encode(&e)
 		c.Spec.encodeRouting(&e)
 		org, resource, ref, id = c.OrgID, RefusedPayout, c.ExternalReference, c.ID

@@ -61,14 +61,14 @@ var providerKind = &kind[Provider]{
 	tag: tagProvider, name: "provider",
 	id: func(p *Provider) (string, string) { return p.Name, "" },
 	enc: func(e *Encoder, p *Provider) {
-		e.str(p.Name)
-		e.str(p.DepositCursor)
-		e.uvarint(uint64(p.DepositIndexes))
-		e.uvarint(p.Polls)
-		e.varint(p.UpdatedAt)
+		e.Str(p.Name)
+		e.Str(p.DepositCursor)
+		e.Uvarint(uint64(p.DepositIndexes))
+		e.Uvarint(p.Polls)
+		e.Varint(p.UpdatedAt)
 	},
 	dec: func(d *Decoder) Provider {
-		return Provider{Name: d.str(), DepositCursor: d.str(), DepositIndexes: uint32(d.uvarint()), Polls: d.uvarint(), UpdatedAt: d.varint()}
+		return Provider{Name: d.Str(), DepositCursor: d.Str(), DepositIndexes: uint32(d.Uvarint()), Polls: d.Uvarint(), UpdatedAt: d.Varint()}
 	},
 	unlisted: true,
 }
@@ -113,35 +113,35 @@ func (*RecordDepositFeed) Kind() Kind    { return KindRecordDepositFeed }
 func (*AllocateDepositIndex) Kind() Kind { return KindAllocateDepositIndex }
 
 func (c *RecordDepositFeed) Encode(e *Encoder) {
-	e.varint(c.At)
-	e.str(c.Provider)
-	e.str(c.From)
-	e.str(c.Cursor)
-	e.uvarint(uint64(len(c.Deposits)))
+	e.Varint(c.At)
+	e.Str(c.Provider)
+	e.Str(c.From)
+	e.Str(c.Cursor)
+	e.Uvarint(uint64(len(c.Deposits)))
 	for i := range c.Deposits {
 		f := &c.Deposits[i]
-		e.str(f.Identity)
-		e.str(f.Chain)
-		e.str(f.Currency)
+		e.Str(f.Identity)
+		e.Str(f.Chain)
+		e.Str(f.Currency)
 		e.minor(f.Amount)
-		e.str(f.To)
-		e.str(f.Tag)
-		e.str(f.SourceReference)
-		e.uvarint(uint64(f.Confirmations))
-		e.uvarint(uint64(f.Required))
-		e.bool(f.Confirmed)
-		e.bool(f.Dropped)
+		e.Str(f.To)
+		e.Str(f.Tag)
+		e.Str(f.SourceReference)
+		e.Uvarint(uint64(f.Confirmations))
+		e.Uvarint(uint64(f.Required))
+		e.Bool(f.Confirmed)
+		e.Bool(f.Dropped)
 		e.minor(f.Fee)
-		e.str(f.DepositID)
-		e.str(f.CollectionID)
+		e.Str(f.DepositID)
+		e.Str(f.CollectionID)
 	}
 }
 
 func decodeRecordDepositFeed(d *Decoder) Command {
-	c := &RecordDepositFeed{At: d.varint(), Provider: d.str(), From: d.str(), Cursor: d.str()}
-	n := d.count()
+	c := &RecordDepositFeed{At: d.Varint(), Provider: d.Str(), From: d.Str(), Cursor: d.Str()}
+	n := d.Count()
 	if n > FeedDepositsMax {
-		d.fail(Errorf(CodeValidation, "a poll reports at most %d deposits", FeedDepositsMax))
+		d.Fail(Errorf(CodeValidation, "a poll reports at most %d deposits", FeedDepositsMax))
 		return c
 	}
 	if n > 0 {
@@ -149,9 +149,9 @@ func decodeRecordDepositFeed(d *Decoder) Command {
 	}
 	for i := 0; i < n && d.err == nil; i++ {
 		c.Deposits[i] = FeedDeposit{
-			Identity: d.str(), Chain: d.str(), Currency: d.str(), Amount: d.minor(), To: d.str(), Tag: d.str(),
-			SourceReference: d.str(), Confirmations: uint32(d.uvarint()), Required: uint32(d.uvarint()),
-			Confirmed: d.bool(), Dropped: d.bool(), Fee: d.minor(), DepositID: d.str(), CollectionID: d.str(),
+			Identity: d.Str(), Chain: d.Str(), Currency: d.Str(), Amount: d.minor(), To: d.Str(), Tag: d.Str(),
+			SourceReference: d.Str(), Confirmations: uint32(d.Uvarint()), Required: uint32(d.Uvarint()),
+			Confirmed: d.Bool(), Dropped: d.Bool(), Fee: d.minor(), DepositID: d.Str(), CollectionID: d.Str(),
 		}
 	}
 	return c

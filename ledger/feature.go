@@ -227,17 +227,17 @@ func ReadList[V any](r *Reader, k RecordKind[V], org string, before Cursor, limi
 func (f *Codec) AppendedFlag(p *bool) {
 	if f.enc != nil {
 		if *p {
-			f.enc.bool(true)
+			f.enc.Bool(true)
 		}
 		return
 	}
 	d := f.dec
-	if !d.more() {
+	if !d.More() {
 		*p = false
 		return
 	}
-	if *p = d.bool(); !*p && d.err == nil {
-		d.fail(errors.New("ledger: an appended flag that is false"))
+	if *p = d.Bool(); !*p && d.err == nil {
+		d.Fail(errors.New("ledger: an appended flag that is false"))
 	}
 }
 
@@ -311,12 +311,12 @@ func RegisterSubject[V Subject](k SubjectKind, fields func(*V, *Codec)) {
 // encode again as it was read.
 func (f *Codec) AppendedVarint(p *int64, what string) {
 	if f.enc != nil {
-		f.enc.varint(*p)
+		f.enc.Varint(*p)
 		return
 	}
-	*p = f.dec.varint()
+	*p = f.dec.Varint()
 	if *p == 0 && f.dec.err == nil {
-		f.dec.fail(fmt.Errorf("ledger: appended %s of zero", what))
+		f.dec.Fail(fmt.Errorf("ledger: appended %s of zero", what))
 	}
 }
 
@@ -330,19 +330,19 @@ func AppendedSlice[T any](f *Codec, p *[]T, what string, each func(*Codec, *T)) 
 		if len(*p) == 0 {
 			return
 		}
-		f.enc.uvarint(uint64(len(*p)))
+		f.enc.Uvarint(uint64(len(*p)))
 		for i := range *p {
 			each(f, &(*p)[i])
 		}
 		return
 	}
 	d := f.dec
-	if !d.more() {
+	if !d.More() {
 		return
 	}
-	n := d.count()
+	n := d.Count()
 	if n == 0 && d.err == nil {
-		d.fail(fmt.Errorf("ledger: empty appended %s", what))
+		d.Fail(fmt.Errorf("ledger: empty appended %s", what))
 	}
 	*p = make([]T, n)
 	for i := range *p {

@@ -18,7 +18,7 @@ func (st Store[V]) InMemory() int { return len(st.t.rows) }
 // More reports, while decoding, whether bytes remain: a record read where
 // an older layout ended has none of the fields appended since (doc.go,
 // "Appended fields").
-func (f *Codec) More() bool { return f.dec != nil && f.dec.more() }
+func (f *Codec) More() bool { return f.dec != nil && f.dec.More() }
 
 // AppendedRef reads the reference a command kind "with the reference"
 // appends to its base kind's fields (KindExecuteQuoteRef); it is never
@@ -26,11 +26,11 @@ func (f *Codec) More() bool { return f.dec != nil && f.dec.more() }
 func (f *Codec) AppendedRef(p *string) {
 	if f.enc != nil {
 		if *p != "" {
-			f.enc.str(*p)
+			f.enc.Str(*p)
 		}
 		return
 	}
-	*p = f.dec.appendedRef()
+	*p = f.dec.AppendedRef()
 }
 
 // NewUnlistedRecordKind is NewRecordKind for a kind that keeps no list by
@@ -45,8 +45,8 @@ func NewUnlistedRecordKind[V any](sp RecordSpec[V]) RecordKind[V] {
 // store, open or closed, in id order. It walks the whole kind: for audits
 // and sweeps, not requests.
 func EachRecord[V any](r *Reader, k RecordKind[V], fn func(*V)) {
-	prefix := newKey(k.k.tag, subRecord)
-	scan(r.kv, prefix, prefixEnd(prefix), false, func(_, v []byte) bool {
+	prefix := NewKey(k.k.tag, subRecord)
+	Scan(r.kv, prefix, PrefixEnd(prefix), false, func(_, v []byte) bool {
 		rec := decodeOrFail(v, k.k.decodeStored).v
 		fn(&rec)
 		return true

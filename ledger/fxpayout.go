@@ -123,20 +123,20 @@ func (c *CreateFXPayout) fields(f *Codec) {
 func (c *CreateFXPayout) Encode(e *Encoder) {
 	c.fields(e.Codec())
 	if c.Spec.RoutingNumber != "" { // appended (routing.go)
-		e.str(c.Spec.RoutingNumber)
+		e.Str(c.Spec.RoutingNumber)
 	}
 }
 
 func encodePayoutFX(e *Encoder, f *PayoutFX) {
-	e.str(f.PayoutID)
-	e.str(f.OrgID)
-	e.str(f.FromCurrency)
+	e.Str(f.PayoutID)
+	e.Str(f.OrgID)
+	e.Str(f.FromCurrency)
 	e.minor(f.FromAmount)
-	e.str(f.Rate)
+	e.Str(f.Rate)
 }
 
 func decodePayoutFX(d *Decoder) PayoutFX {
-	return PayoutFX{PayoutID: d.str(), OrgID: d.str(), FromCurrency: d.str(), FromAmount: d.minor(), Rate: d.str()}
+	return PayoutFX{PayoutID: d.Str(), OrgID: d.Str(), FromCurrency: d.Str(), FromAmount: d.minor(), Rate: d.Str()}
 }
 
 func init() {

@@ -27,8 +27,8 @@ type journal struct {
 	// take slices of them: one allocation for many transactions.
 	entries   []Entry
 	merchant  []bool
-	byAccount grouper[NumberedEntry] // flush's scratch
-	key       keyBuf                 // flush's scratch
+	byAccount Grouper[NumberedEntry] // flush's scratch
+	key       Key                    // flush's scratch
 }
 
 // endEntry closes the page of the log entry just applied.
@@ -79,7 +79,7 @@ func (j *journal) add(entries []Entry, merchant []bool) uint64 {
 	return t.first
 }
 
-func (j *journal) flush(w *sortedWriter, e *Encoder) {
+func (j *journal) flush(w *SortedWriter, e *Encoder) {
 	j.endEntry()
 	start := 0
 	for _, end := range j.ends {
@@ -106,18 +106,18 @@ const journalSlabMax = 1 << 16
 
 // flushPage writes the transactions of one log entry: the journal page,
 // and a statement page for each merchant account they touch.
-func (j *journal) flushPage(w *sortedWriter, e *Encoder, page []transaction) {
+func (j *journal) flushPage(w *SortedWriter, e *Encoder, page []transaction) {
 	e.buf = e.buf[:0]
-	e.uvarint(uint64(len(page)))
+	e.Uvarint(uint64(len(page)))
 	for i := range page {
 		encodeTransaction(e, page[i].entries)
 	}
-	j.key = append(j.key[:0], tagJournal).u64(page[0].first)
+	j.key = append(j.key[:0], tagJournal).U64(page[0].first)
 	w.Set(j.key, e.buf)
 	for _, t := range page {
 		for i, en := range t.entries {
 			if t.merchant[i] {
-				j.byAccount.add(en.Account, NumberedEntry{Seq: t.first + uint64(i), Entry: en})
+				j.byAccount.Add(en.Account, NumberedEntry{Seq: t.first + uint64(i), Entry: en})
 			}
 		}
 	}
@@ -125,10 +125,10 @@ func (j *journal) flushPage(w *sortedWriter, e *Encoder, page []transaction) {
 		entries := j.byAccount.groups[i]
 		e.buf = e.buf[:0]
 		encodeStatementPage(e, entries)
-		j.key = append(j.key[:0], tagStatement).str(account).u64(entries[0].Seq)
+		j.key = append(j.key[:0], tagStatement).Str(account).U64(entries[0].Seq)
 		w.Set(j.key, e.buf)
 	}
-	j.byAccount.reset()
+	j.byAccount.Reset()
 }
 
 func (j *journal) load(kv KVReader) {
@@ -138,17 +138,17 @@ func (j *journal) load(kv KVReader) {
 
 func writeCounter(w KVWriter, name string, v uint64) {
 	var b [binary.MaxVarintLen64]byte
-	must(w.Set(newKey(tagCounter).str(name), b[:binary.PutUvarint(b[:], v)]))
+	Must(w.Set(NewKey(tagCounter).Str(name), b[:binary.PutUvarint(b[:], v)]))
 }
 
 func readCounter(kv KVReader, name string) uint64 {
 	var v uint64
-	_, err := kv.Get(newKey(tagCounter).str(name), func(b []byte) {
+	_, err := kv.Get(NewKey(tagCounter).Str(name), func(b []byte) {
 		d := Decoder{buf: b}
-		v = d.uvarint()
-		must(d.err)
+		v = d.Uvarint()
+		Must(d.err)
 	})
-	must(err)
+	Must(err)
 	return v
 }
 
@@ -156,26 +156,26 @@ func readCounter(kv KVReader, name string) uint64 {
 // and balance after, then the reference, the external reference and the
 // time they share. A journal page is the count of transactions, then each.
 func encodeTransaction(e *Encoder, entries []Entry) {
-	e.uvarint(uint64(len(entries)))
+	e.Uvarint(uint64(len(entries)))
 	for i := range entries {
 		en := &entries[i]
-		e.str(en.Account)
-		e.u8(uint8(en.Type))
+		e.Str(en.Account)
+		e.U8(uint8(en.Type))
 		e.minor(en.Amount)
 		e.minor(en.BalanceAfter)
 	}
-	e.str(entries[0].RefID)
-	e.str(entries[0].ExternalRef)
-	e.varint(entries[0].At)
+	e.Str(entries[0].RefID)
+	e.Str(entries[0].ExternalRef)
+	e.Varint(entries[0].At)
 }
 
 func decodeTransaction(d *Decoder) []Entry {
-	n := d.count()
+	n := d.Count()
 	entries := make([]Entry, n)
 	for i := range entries {
-		entries[i] = Entry{Account: d.str(), Type: EntryType(d.u8()), Amount: d.minor(), BalanceAfter: d.minor()}
+		entries[i] = Entry{Account: d.Str(), Type: EntryType(d.U8()), Amount: d.minor(), BalanceAfter: d.minor()}
 	}
-	ref, ext, at := d.str(), d.str(), d.varint()
+	ref, ext, at := d.Str(), d.Str(), d.Varint()
 	for i := range entries {
 		entries[i].RefID, entries[i].ExternalRef, entries[i].At = ref, ext, at
 	}
@@ -186,7 +186,7 @@ func decodeTransaction(d *Decoder) []Entry {
 // from first, until fn returns false.
 func eachEntry(page []byte, first uint64, fn func(NumberedEntry) bool) {
 	d := Decoder{buf: page}
-	n := d.count()
+	n := d.Count()
 	seq := first
 	for i := 0; i < n && d.err == nil; i++ {
 		for _, en := range decodeTransaction(&d) {
@@ -196,31 +196,31 @@ func eachEntry(page []byte, first uint64, fn func(NumberedEntry) bool) {
 			seq++
 		}
 	}
-	must(d.err)
+	Must(d.err)
 }
 
 // A statement page: an account's entries of one journal page, oldest
 // first: the count, then each entry's sequence number, type, amount,
 // balance after, reference, external reference and time.
 func encodeStatementPage(e *Encoder, entries []NumberedEntry) {
-	e.uvarint(uint64(len(entries)))
+	e.Uvarint(uint64(len(entries)))
 	for i := range entries {
 		n := &entries[i]
-		e.uvarint(n.Seq)
-		e.u8(uint8(n.Entry.Type))
+		e.Uvarint(n.Seq)
+		e.U8(uint8(n.Entry.Type))
 		e.minor(n.Entry.Amount)
 		e.minor(n.Entry.BalanceAfter)
-		e.str(n.Entry.RefID)
-		e.str(n.Entry.ExternalRef)
-		e.varint(n.Entry.At)
+		e.Str(n.Entry.RefID)
+		e.Str(n.Entry.ExternalRef)
+		e.Varint(n.Entry.At)
 	}
 }
 
 func decodeStatementPage(d *Decoder, account string, out []NumberedEntry) []NumberedEntry {
-	n := d.count()
+	n := d.Count()
 	for i := 0; i < n && d.err == nil; i++ {
-		out = append(out, NumberedEntry{Seq: d.uvarint(), Entry: Entry{Account: account, Type: EntryType(d.u8()),
-			Amount: d.minor(), BalanceAfter: d.minor(), RefID: d.str(), ExternalRef: d.str(), At: d.varint()}})
+		out = append(out, NumberedEntry{Seq: d.Uvarint(), Entry: Entry{Account: account, Type: EntryType(d.U8()),
+			Amount: d.minor(), BalanceAfter: d.minor(), RefID: d.Str(), ExternalRef: d.Str(), At: d.Varint()}})
 	}
 	return out
 }
@@ -230,11 +230,11 @@ func (r *Reader) Entry(seq uint64) (Entry, bool) {
 	if seq == 0 {
 		return Entry{}, false
 	}
-	prefix := newKey(tagJournal)
+	prefix := NewKey(tagJournal)
 	var out Entry
 	var found bool
-	scan(r.kv, prefix, prefix.u64(seq+1), true, func(key, page []byte) bool {
-		eachEntry(page, trailingSeq(key), func(n NumberedEntry) bool {
+	Scan(r.kv, prefix, prefix.U64(seq+1), true, func(key, page []byte) bool {
+		eachEntry(page, TrailingSeq(key), func(n NumberedEntry) bool {
 			if n.Seq == seq {
 				out, found = n.Entry, true
 				return false
@@ -252,7 +252,7 @@ func decodeOrFail[V any](b []byte, dec func(*Decoder) V) V {
 	if d.err == nil && len(d.buf) != 0 {
 		d.err = fmt.Errorf("trailing bytes")
 	}
-	must(d.err)
+	Must(d.err)
 	return v
 }
 
@@ -343,20 +343,20 @@ type statement struct {
 }
 
 func (r *Reader) openStatement(account string, before Cursor) *statement {
-	prefix := newKey(tagStatement).str(account)
-	upper := prefixEnd(prefix)
+	prefix := NewKey(tagStatement).Str(account)
+	upper := PrefixEnd(prefix)
 	if before != CursorStart {
 		// A page that starts below before may hold entries from before
 		// up; load drops those.
-		upper = keyBuf(append([]byte(nil), prefix...)).u64(uint64(before))
+		upper = Key(append([]byte(nil), prefix...)).U64(uint64(before))
 	}
 	it, err := r.kv.NewIter(prefix, upper)
-	must(err)
+	Must(err)
 	st := &statement{r: r, account: account, it: it, below: uint64(before)}
 	if it.Last() {
 		st.load()
 	} else {
-		must(it.Error())
+		Must(it.Error())
 		st.close()
 	}
 	return st
@@ -374,18 +374,18 @@ func (st *statement) skipNewer(t int64) {
 	firstOf := func() (seq uint64, at int64) {
 		d := Decoder{buf: st.it.Value()}
 		scratch = decodeStatementPage(&d, st.account, scratch[:0])
-		must(d.err)
+		Must(d.err)
 		if len(scratch) == 0 {
 			return 0, 0
 		}
 		return scratch[0].Seq, scratch[0].Entry.At
 	}
-	prefix := newKey(tagStatement).str(st.account)
+	prefix := NewKey(tagStatement).Str(st.account)
 	// newer(s): the first page at or after s starts after t, or there is
 	// none. It is false at 0 unless every page is newer, true past the last.
 	newer := func(s uint64) bool {
-		if !st.it.SeekGE(keyBuf(append([]byte(nil), prefix...)).u64(s)) {
-			must(st.it.Error())
+		if !st.it.SeekGE(Key(append([]byte(nil), prefix...)).U64(s)) {
+			Must(st.it.Error())
 			return true
 		}
 		_, at := firstOf()
@@ -408,14 +408,14 @@ func (st *statement) skipNewer(t int64) {
 		newer(lo)
 		from, _ := firstOf()
 		st.below = min(st.below, from)
-		ok = st.it.SeekLT(keyBuf(append([]byte(nil), prefix...)).u64(from))
+		ok = st.it.SeekLT(Key(append([]byte(nil), prefix...)).U64(from))
 	} else {
 		ok = st.it.Last() // the newest page starts at or before t
 	}
 	if ok {
 		st.load()
 	} else {
-		must(st.it.Error())
+		Must(st.it.Error())
 		st.buf = st.buf[:0]
 		st.close()
 	}
@@ -429,7 +429,7 @@ func (st *statement) load() {
 	if d.err == nil && len(d.buf) != 0 {
 		d.err = fmt.Errorf("trailing bytes in the statement page of %s", st.account)
 	}
-	must(d.err)
+	Must(d.err)
 	st.buf = page[:0]
 	for _, n := range page {
 		if n.Seq < st.below {
@@ -447,7 +447,7 @@ func (st *statement) next() bool {
 			return false
 		}
 		if !st.it.Prev() {
-			must(st.it.Error())
+			Must(st.it.Error())
 			st.close()
 			st.ok = false
 			return false

@@ -65,17 +65,17 @@ var ErrStoreClosed = errors.New("ledger: state store closed")
 func (e StoreError) Error() string { return "ledger: state store: " + e.Err.Error() }
 func (e StoreError) Unwrap() error { return e.Err }
 
-// must panics with a StoreError when err is set.
-func must(err error) {
+// Must panics with a StoreError when err is set.
+func Must(err error) {
 	if err != nil {
 		panic(StoreError{err})
 	}
 }
 
-// recoverStoreError turns a StoreError panic in the calling goroutine into
+// RecoverStoreError turns a StoreError panic in the calling goroutine into
 // *err, for the functions that return the store's failure rather than
 // raise it; other panics go on. Defer it directly.
-func recoverStoreError(err *error) {
+func RecoverStoreError(err *error) {
 	r := recover()
 	if r == nil {
 		return
@@ -87,28 +87,28 @@ func recoverStoreError(err *error) {
 	*err = se
 }
 
-// keyBuf builds keys: a tag, then fixed-width integers and length-prefixed
+// Key builds keys: a tag, then fixed-width integers and length-prefixed
 // strings, so that a key's components never run into each other and a
 // prefix of components is a prefix of the key.
-type keyBuf []byte
+type Key []byte
 
-func newKey(tag ...byte) keyBuf {
-	k := make(keyBuf, 0, 48)
+func NewKey(tag ...byte) Key {
+	k := make(Key, 0, 48)
 	return append(k, tag...)
 }
 
-func (k keyBuf) str(s string) keyBuf {
+func (k Key) Str(s string) Key {
 	k = binary.AppendUvarint(k, uint64(len(s)))
 	return append(k, s...)
 }
 
-func (k keyBuf) u64(v uint64) keyBuf { return binary.BigEndian.AppendUint64(k, v) }
+func (k Key) U64(v uint64) Key { return binary.BigEndian.AppendUint64(k, v) }
 
-// ref appends an organization's reference as str(refKey(org, ref)) does,
+// Ref appends an organization's reference as str(refKey(org, Ref)) does,
 // without joining the strings first.
-func (k keyBuf) ref(org, ref string) keyBuf {
+func (k Key) Ref(org, ref string) Key {
 	if ref == "" {
-		return k.str("")
+		return k.Str("")
 	}
 	k = binary.AppendUvarint(k, uint64(len(org)+1+len(ref)))
 	k = append(k, org...)
@@ -116,8 +116,8 @@ func (k keyBuf) ref(org, ref string) keyBuf {
 	return append(k, ref...)
 }
 
-// prefixEnd returns the first key after every key that starts with p.
-func prefixEnd(p []byte) []byte {
+// PrefixEnd returns the first key after every key that starts with p.
+func PrefixEnd(p []byte) []byte {
 	end := append([]byte(nil), p...)
 	for i := len(end) - 1; i >= 0; i-- {
 		if end[i] != 0xff {
@@ -128,18 +128,18 @@ func prefixEnd(p []byte) []byte {
 	return nil // p is all 0xff: no upper bound
 }
 
-// trailingSeq reads the big-endian sequence number that ends an index key.
-func trailingSeq(key []byte) uint64 {
+// TrailingSeq reads the big-endian sequence number that ends an index key.
+func TrailingSeq(key []byte) uint64 {
 	if len(key) < 8 {
 		panic(fmt.Sprintf("ledger: index key %x has no sequence number", key))
 	}
 	return binary.BigEndian.Uint64(key[len(key)-8:])
 }
 
-// getRecord reads the value at key and decodes it with dec. A value that
+// GetRecord reads the value at key and decodes it with dec. A value that
 // does not decode was written by this ledger and damaged since: a
 // StoreError.
-func getRecord[V any](kv KVReader, key []byte, dec func(*Decoder) V) (V, bool) {
+func GetRecord[V any](kv KVReader, key []byte, dec func(*Decoder) V) (V, bool) {
 	var v V
 	var derr error
 	ok, err := kv.Get(key, func(b []byte) {
@@ -150,18 +150,18 @@ func getRecord[V any](kv KVReader, key []byte, dec func(*Decoder) V) (V, bool) {
 		}
 		derr = d.err
 	})
-	must(err)
+	Must(err)
 	if derr != nil {
-		must(fmt.Errorf("record at %q: %w", key, derr))
+		Must(fmt.Errorf("record at %q: %w", key, derr))
 	}
 	return v, ok
 }
 
-// scan calls fn for each key in [lower, upper), in order or in reverse, until
+// Scan calls fn for each key in [lower, upper), in order or in reverse, until
 // fn returns false.
-func scan(kv KVReader, lower, upper []byte, reverse bool, fn func(key, value []byte) bool) {
+func Scan(kv KVReader, lower, upper []byte, reverse bool, fn func(key, value []byte) bool) {
 	it, err := kv.NewIter(lower, upper)
-	must(err)
+	Must(err)
 	defer it.Close()
 	var ok bool
 	if reverse {
@@ -174,7 +174,7 @@ func scan(kv KVReader, lower, upper []byte, reverse bool, fn func(key, value []b
 			break
 		}
 	}
-	must(it.Error())
+	Must(it.Error())
 }
 
 func step(it Iterator, reverse bool) bool {
@@ -184,7 +184,7 @@ func step(it Iterator, reverse bool) bool {
 	return it.Next()
 }
 
-// sortedWriter gathers one flush's writes and hands them on in key order.
+// SortedWriter gathers one flush's writes and hands them on in key order.
 // Pebble inserts a batch into its memtable in the batch's order, starting
 // each search from where the previous key went in, so keys that land near
 // each other (new records, list entries and pages go in at the end of
@@ -192,7 +192,7 @@ func step(it Iterator, reverse bool) bool {
 // skiplist. On BenchmarkSustainedPayouts (100 payouts a batch) it measured
 // a few per cent less CPU per payout, the sort included: a small gain, at
 // the edge of the run-to-run noise. Writes of one key keep their order.
-type sortedWriter struct {
+type SortedWriter struct {
 	buf []byte
 	ops []sortedOp
 }
@@ -202,28 +202,28 @@ type sortedOp struct {
 	del                bool   // a SingleDelete
 }
 
-func (s *sortedWriter) key(op sortedOp) []byte { return s.buf[op.at : op.at+op.keyLen] }
+func (s *SortedWriter) key(op sortedOp) []byte { return s.buf[op.at : op.at+op.keyLen] }
 
-func (s *sortedWriter) Set(key, value []byte) error {
+func (s *SortedWriter) Set(key, value []byte) error {
 	s.ops = append(s.ops, sortedOp{at: uint32(len(s.buf)), keyLen: uint32(len(key)), valLen: uint32(len(value))})
 	s.buf = append(append(s.buf, key...), value...)
 	return nil
 }
 
-// setString is Set with a value held as a string (a record id).
-func (s *sortedWriter) setString(key []byte, value string) {
+// SetString is Set with a value held as a string (a record id).
+func (s *SortedWriter) SetString(key []byte, value string) {
 	s.ops = append(s.ops, sortedOp{at: uint32(len(s.buf)), keyLen: uint32(len(key)), valLen: uint32(len(value))})
 	s.buf = append(append(s.buf, key...), value...)
 }
 
-func (s *sortedWriter) SingleDelete(key []byte) error {
+func (s *SortedWriter) SingleDelete(key []byte) error {
 	s.ops = append(s.ops, sortedOp{at: uint32(len(s.buf)), keyLen: uint32(len(key)), del: true})
 	s.buf = append(s.buf, key...)
 	return nil
 }
 
-// writeTo sorts the writes, passes them to w and empties s.
-func (s *sortedWriter) writeTo(w KVWriter) {
+// WriteTo sorts the writes, passes them to w and empties s.
+func (s *SortedWriter) WriteTo(w KVWriter) {
 	slices.SortFunc(s.ops, func(a, b sortedOp) int {
 		if c := bytes.Compare(s.key(a), s.key(b)); c != 0 {
 			return c
@@ -233,10 +233,10 @@ func (s *sortedWriter) writeTo(w KVWriter) {
 	for _, op := range s.ops {
 		k := s.key(op)
 		if op.del {
-			must(w.SingleDelete(k))
+			Must(w.SingleDelete(k))
 		} else {
 			end := op.at + op.keyLen
-			must(w.Set(k, s.buf[end:end+op.valLen]))
+			Must(w.Set(k, s.buf[end:end+op.valLen]))
 		}
 	}
 	s.ops = s.ops[:0]
@@ -246,16 +246,16 @@ func (s *sortedWriter) writeTo(w KVWriter) {
 	s.buf = s.buf[:0]
 }
 
-// grouper gathers values under string keys, keys in the order first seen,
+// Grouper gathers values under string keys, keys in the order first seen,
 // and keeps its memory from one use to the next (flushes group a batch's
 // journal entries by account and its events by organization).
-type grouper[T any] struct {
+type Grouper[T any] struct {
 	index  map[string]int
 	keys   []string
 	groups [][]T // groups[i] belongs to keys[i]; those past len(keys) are spare
 }
 
-func (g *grouper[T]) add(key string, v T) {
+func (g *Grouper[T]) Add(key string, v T) {
 	i, ok := g.index[key]
 	if !ok {
 		if g.index == nil {
@@ -272,10 +272,10 @@ func (g *grouper[T]) add(key string, v T) {
 	g.groups[i] = append(g.groups[i], v)
 }
 
-// reset empties g, keeping its memory, but for what one large use grew.
-func (g *grouper[T]) reset() {
+// Reset empties g, keeping its memory, but for what one large use grew.
+func (g *Grouper[T]) Reset() {
 	if len(g.keys) > grouperKeysMax {
-		*g = grouper[T]{}
+		*g = Grouper[T]{}
 		return
 	}
 	for i := range g.keys {

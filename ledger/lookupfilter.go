@@ -172,16 +172,16 @@ const fillChunk = 1 << 16
 // in it already, so a scan in chunks, each from a fresh iterator, misses
 // none. stop, polled between chunks, abandons the fill.
 func (f *lookupFilter) fill(kv KVReader, stop func() bool, chunk int) (err error) {
-	defer recoverStoreError(&err)
+	defer RecoverStoreError(&err)
 	for _, prefix := range f.prefixes {
-		lower, upper := prefix, prefixEnd(prefix)
+		lower, upper := prefix, PrefixEnd(prefix)
 		for lower != nil {
 			if stop() {
 				return errFillStopped
 			}
 			n := 0
 			var next []byte
-			scan(kv, lower, upper, false, func(key, _ []byte) bool {
+			Scan(kv, lower, upper, false, func(key, _ []byte) bool {
 				if n == chunk {
 					next = append([]byte(nil), key...)
 					return false
@@ -223,5 +223,5 @@ func (w Views) RetireLookupFilter() { w.v.lookups.phase.Store(filterRetired) }
 
 // registerLookups adds a kind's lookup keys to those the filter covers.
 func (f *lookupFilter) registerLookups(tag byte) {
-	f.prefixes = append(f.prefixes, newKey(tag, subLookup))
+	f.prefixes = append(f.prefixes, NewKey(tag, subLookup))
 }

@@ -11,7 +11,7 @@ import (
 // false positives, about 1.5 bytes a key.
 func TestLookupFilterNeverForgetsAKey(t *testing.T) {
 	f := newLookupFilter()
-	key := func(i int) []byte { return newKey('p', subLookup, 'r').str(fmt.Sprintf("org_1\x00ref-%d", i)) }
+	key := func(i int) []byte { return NewKey('p', subLookup, 'r').Str(fmt.Sprintf("org_1\x00ref-%d", i)) }
 	const added = 3*filterFirstCapacity + 1 // three segments
 	if f.absent(key(0)) {
 		t.Fatal("an incomplete filter answered")

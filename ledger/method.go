@@ -72,7 +72,7 @@ func ParseMethodType(name string) (MethodType, bool) {
 
 var errMethodType = errors.New("ledger: unknown method type")
 
-func (e *Encoder) methodType(t MethodType) { e.str(t.String()) }
+func (e *Encoder) methodType(t MethodType) { e.Str(t.String()) }
 
 func (f *Codec) MethodType(p *MethodType) {
 	if f.enc != nil {
@@ -83,7 +83,7 @@ func (f *Codec) MethodType(p *MethodType) {
 }
 
 func (d *Decoder) methodType() MethodType {
-	b := d.rawBytes()
+	b := d.RawBytes()
 	if d.err != nil {
 		return MethodTypeNone
 	}
@@ -101,7 +101,7 @@ func (d *Decoder) methodType() MethodType {
 	case "virtual_account":
 		return methodVirtualAccount
 	}
-	d.fail(errMethodType)
+	d.Fail(errMethodType)
 	return MethodTypeNone
 }
 

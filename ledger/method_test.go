@@ -27,7 +27,7 @@ func TestMethodTypesFrozen(t *testing.T) {
 			t.Errorf("%d: stored %q, API %q; want %q, %q", tt.t, tt.t.String(), tt.t.APIName(), tt.stored, tt.apiName)
 		}
 		var as, typed Encoder
-		as.str(tt.stored)
+		as.Str(tt.stored)
 		typed.methodType(tt.t)
 		if !bytes.Equal(as.buf, typed.buf) {
 			t.Errorf("%s encodes as %x, the string it replaces as %x", tt.stored, typed.buf, as.buf)
@@ -44,7 +44,7 @@ func TestMethodTypesFrozen(t *testing.T) {
 		}
 	}
 	var e Encoder
-	e.str("cash")
+	e.Str("cash")
 	d := Decoder{buf: e.buf}
 	if d.methodType(); d.err == nil {
 		t.Fatal("an unknown method type decoded")

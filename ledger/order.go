@@ -318,7 +318,7 @@ func init() {
 	registerFields[DepositOrder](KindDepositOrder)
 	RegisterCommand(KindDepositOrderRef, func(d *Decoder) Command {
 		c := decodeFields[DepositOrder](d)
-		c.ExternalReference = d.appendedRef()
+		c.ExternalReference = d.AppendedRef()
 		return c
 	})
 	registerFieldsSubject[Order](SubjectOrder)
@@ -338,14 +338,14 @@ func (Order) SubjectKind() SubjectKind { return SubjectOrder }
 func encodeStoredOrder(e *Encoder, o *Order) {
 	o.fields(e.Codec())
 	if o.Attempt != "" {
-		e.str(o.Attempt)
+		e.Str(o.Attempt)
 	}
 }
 
 func decodeStoredOrder(d *Decoder) Order {
 	o := decodeByFields[Order](d)
-	if d.more() {
-		o.Attempt = d.str()
+	if d.More() {
+		o.Attempt = d.Str()
 	}
 	return o
 }
@@ -922,7 +922,7 @@ func (c *DepositOrder) fields(f *Codec) {
 func (c *DepositOrder) Encode(e *Encoder) {
 	c.fields(e.Codec())
 	if c.ExternalReference != "" {
-		e.str(c.ExternalReference)
+		e.Str(c.ExternalReference)
 	}
 }
 

@@ -135,15 +135,15 @@ func TestDepositOrderReferenceCodecs(t *testing.T) {
 	// KindDepositOrder's layout, written out by hand: a log entry of a
 	// build from before the reference.
 	var old Encoder
-	old.u8(batchVersion)
-	old.uvarint(1)
-	old.u8(uint8(KindDepositOrder))
-	old.varint(6)
-	old.str("org_a")
-	old.str("ord_1")
-	old.str("col_1")
+	old.U8(batchVersion)
+	old.Uvarint(1)
+	old.U8(uint8(KindDepositOrder))
+	old.Varint(6)
+	old.Str("org_a")
+	old.Str("ord_1")
+	old.Str("col_1")
 	old.minor(7)
-	old.u8(uint8(DepositRejected))
+	old.U8(uint8(DepositRejected))
 	if got := EncodeBatch(nil, []Command{plain}); !bytes.Equal(got, old.buf) {
 		t.Fatalf("a deposit without a reference encodes as %x, want %x", got, old.buf)
 	}

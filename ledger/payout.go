@@ -150,29 +150,29 @@ func terminalName(terminal bool, name string) string {
 
 func encodeStoredPayout(e *Encoder, p *Payout) {
 	p.fields(e.Codec())
-	e.bool(p.FX != nil)
+	e.Bool(p.FX != nil)
 	if p.FX != nil {
 		encodePayoutFX(e, p.FX)
 	}
 	if p.Attempt != "" || p.Spec.RoutingNumber != "" { // appended (doc.go)
-		e.str(p.Attempt)
+		e.Str(p.Attempt)
 	}
 	if p.Spec.RoutingNumber != "" { // appended (routing.go)
-		e.str(p.Spec.RoutingNumber)
+		e.Str(p.Spec.RoutingNumber)
 	}
 }
 
 func decodeStoredPayout(d *Decoder) Payout {
 	var p Payout
 	p.fields(d.Codec())
-	if d.bool() {
+	if d.Bool() {
 		fx := decodePayoutFX(d)
 		p.FX = &fx
 	}
-	if d.more() {
-		p.Attempt = d.str()
+	if d.More() {
+		p.Attempt = d.Str()
 	}
-	if d.more() {
+	if d.More() {
 		p.Spec.RoutingNumber = d.routingNumber()
 	}
 	return p
@@ -404,7 +404,7 @@ type PayoutFilter struct {
 // position `before` (a Cursor from an earlier page, or CursorStart).
 func (r *Reader) Payouts(orgID string, f PayoutFilter, before Cursor, limit int) Page[Payout] {
 	k := payoutKind
-	var prefix keyBuf
+	var prefix Key
 	switch {
 	case f.Status.Terminal():
 		prefix = k.filterPrefix(indexStatus, orgID, f.Status.String())

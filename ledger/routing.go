@@ -46,7 +46,7 @@ func init() {
 		func(e *Encoder, s Subject) {
 			p := s.(Payout)
 			p.fields(e.Codec())
-			e.str(p.Spec.RoutingNumber)
+			e.Str(p.Spec.RoutingNumber)
 		},
 		func(d *Decoder) Subject {
 			var p Payout
@@ -59,7 +59,7 @@ func init() {
 			p := s.(Payout)
 			p.fields(e.Codec())
 			encodePayoutFX(e, p.FX)
-			e.str(p.Spec.RoutingNumber)
+			e.Str(p.Spec.RoutingNumber)
 		},
 		func(d *Decoder) Subject {
 			var p Payout
@@ -74,9 +74,9 @@ func init() {
 // routingNumber reads an appended routing number: one is there exactly
 // when the kind says so, so an empty one is a malformed record.
 func (d *Decoder) routingNumber() string {
-	s := d.str()
+	s := d.Str()
 	if s == "" && d.err == nil {
-		d.fail(Errorf(CodeValidation, "a routed payout names no routing number"))
+		d.Fail(Errorf(CodeValidation, "a routed payout names no routing number"))
 	}
 	return s
 }
@@ -95,6 +95,6 @@ func checkRoutingNumber(spec *PayoutSpec) *Error {
 // there is one: the digests of requests without one are what they were.
 func (s *PayoutSpec) encodeRouting(e *Encoder) {
 	if s.RoutingNumber != "" {
-		e.str(s.RoutingNumber)
+		e.Str(s.RoutingNumber)
 	}
 }

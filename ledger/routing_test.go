@@ -44,7 +44,7 @@ func TestPayoutRoutingNumberAppended(t *testing.T) {
 	// Without one, the command is kind 5's bytes and nothing after: the
 	// routed encoding is it with the routing number appended.
 	var e Encoder
-	e.str("040100")
+	e.Str("040100")
 	if a, b := EncodeBatch(nil, []Command{plain}), EncodeBatch(nil, []Command{&named}); !bytes.Equal(append(a[3:], e.buf...), b[3:]) {
 		t.Fatalf("routed command %x is not the plain one %x with the routing number appended", b, a)
 	}
@@ -72,7 +72,7 @@ func TestPayoutRoutingNumberAppended(t *testing.T) {
 	unrouted := Payout{ID: "pay_ghs_1", OrgID: "org_a", Spec: spec}
 	encodeStoredPayout(&withNone, &unrouted)
 	encodeByFields(&format1, &unrouted)
-	format1.bool(false)
+	format1.Bool(false)
 	if !bytes.Equal(withNone.buf, format1.buf) {
 		t.Fatal("a payout without a routing number is no longer format 1's bytes")
 	}

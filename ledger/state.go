@@ -21,7 +21,7 @@ import (
 type State struct {
 	kv  *kvRef
 	enc Encoder // flush's buffer
-	out sortedWriter
+	out SortedWriter
 	cmp [2]Encoder // recordSubject's
 
 	orgs        *store[Organization]
@@ -108,7 +108,7 @@ func (s *State) ReadThrough(kv KVReader) (restore func()) {
 
 // storeOps is a store, whatever its record type.
 type storeOps interface {
-	flush(w *sortedWriter, e *Encoder)
+	flush(w *SortedWriter, e *Encoder)
 	flushed()
 	publishFlushed()
 	releaseFlushed()
@@ -189,7 +189,7 @@ func NewState(kv KVReader) *State {
 // with them the indexes Apply needs. Its cost follows the open records, not
 // history.
 func Load(kv KVReader) (_ *State, err error) {
-	defer recoverStoreError(&err)
+	defer RecoverStoreError(&err)
 	s := NewState(kv)
 	switch format := readCounter(kv, "format"); format {
 	case 0: // empty
@@ -225,7 +225,7 @@ func (s *State) Flush(w KVWriter) {
 	s.journal.flush(out, &s.enc)
 	s.events.flush(out, &s.enc, s.recordSubject)
 	s.flushedDeadline = s.nextDeadline()
-	out.writeTo(w)
+	out.WriteTo(w)
 }
 
 // EndEntry marks the end of a log entry's commands. The journal and the

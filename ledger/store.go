@@ -52,14 +52,14 @@ type lookup[V any] struct {
 
 // appendKey appends the record's key in the state store's index to b, and
 // reports whether it has one.
-func (l *lookup[V]) appendKey(b keyBuf, tag byte, v *V) (keyBuf, bool) {
+func (l *lookup[V]) appendKey(b Key, tag byte, v *V) (Key, bool) {
 	b = append(b, tag, subLookup, l.name)
 	if l.ref != nil {
 		org, ref := l.ref(v)
-		return b.ref(org, ref), ref != ""
+		return b.Ref(org, ref), ref != ""
 	}
 	key := l.key(v)
-	return b.str(key), key != ""
+	return b.Str(key), key != ""
 }
 
 // has reports whether the record has a key in the index.
@@ -91,28 +91,28 @@ const (
 	subSeq    = 's' // 's' → uvarint: the last creation sequence number
 )
 
-func (k *kind[V]) recordKey(id string) []byte { return k.appendRecordKey(newKey(), id) }
+func (k *kind[V]) recordKey(id string) []byte { return k.appendRecordKey(NewKey(), id) }
 
 // appendRecordKey appends the key of the record with id to b.
-func (k *kind[V]) appendRecordKey(b keyBuf, id string) keyBuf {
-	return append(b, k.tag, subRecord).str(id)
+func (k *kind[V]) appendRecordKey(b Key, id string) Key {
+	return append(b, k.tag, subRecord).Str(id)
 }
 
-func (k *kind[V]) listPrefix(org string) keyBuf { return newKey(k.tag, subList).str(org) }
+func (k *kind[V]) listPrefix(org string) Key { return NewKey(k.tag, subList).Str(org) }
 
-func (k *kind[V]) openPrefix(org string) keyBuf { return newKey(k.tag, subOpen).str(org) }
+func (k *kind[V]) openPrefix(org string) Key { return NewKey(k.tag, subOpen).Str(org) }
 
 func (k *kind[V]) lookupKey(name byte, key string) []byte {
-	return k.lookupPrefix(newKey(), name).str(key)
+	return k.lookupPrefix(NewKey(), name).Str(key)
 }
 
 // lookupPrefix appends the prefix of lookup index name's keys to b.
-func (k *kind[V]) lookupPrefix(b keyBuf, name byte) keyBuf {
+func (k *kind[V]) lookupPrefix(b Key, name byte) Key {
 	return append(b, k.tag, subLookup, name)
 }
 
-func (k *kind[V]) filterPrefix(name byte, org, value string) keyBuf {
-	return newKey(k.tag, subFilter, name).str(org).str(value)
+func (k *kind[V]) filterPrefix(name byte, org, value string) Key {
+	return NewKey(k.tag, subFilter, name).Str(org).Str(value)
 }
 
 func (k *kind[V]) isOpen(v *V) bool { return k.open == nil || k.open(v) }
@@ -120,12 +120,12 @@ func (k *kind[V]) isOpen(v *V) bool { return k.open == nil || k.open(v) }
 // encodeStored is a record as the state store holds it: its creation
 // sequence number, then the record.
 func (k *kind[V]) encodeStored(e *Encoder, seq uint64, v *V) {
-	e.uvarint(seq)
+	e.Uvarint(seq)
 	k.enc(e, v)
 }
 
 func (k *kind[V]) decodeStored(d *Decoder) storedRecord[V] {
-	seq := d.uvarint()
+	seq := d.Uvarint()
 	return storedRecord[V]{seq: seq, v: k.dec(d)}
 }
 
@@ -136,13 +136,13 @@ type storedRecord[V any] struct {
 
 // read returns the record with id from the state store.
 func (k *kind[V]) read(kv KVReader, id string) (storedRecord[V], bool) {
-	return getRecord(kv, k.recordKey(id), k.decodeStored)
+	return GetRecord(kv, k.recordKey(id), k.decodeStored)
 }
 
 // readInto is read with the key built in *scratch, which it keeps grown.
-func (k *kind[V]) readInto(kv KVReader, id string, scratch *keyBuf) (storedRecord[V], bool) {
+func (k *kind[V]) readInto(kv KVReader, id string, scratch *Key) (storedRecord[V], bool) {
 	*scratch = k.appendRecordKey((*scratch)[:0], id)
-	return getRecord(kv, *scratch, k.decodeStored)
+	return GetRecord(kv, *scratch, k.decodeStored)
 }
 
 // row is a record in memory: an open one, or one changed in the batch
@@ -171,7 +171,7 @@ type store[V any] struct {
 	// key is scratch for a key read or written, and tmp for a record whose
 	// address a kind's functions take: each use ends before the next
 	// begins. They keep the hot path free of allocations.
-	key keyBuf
+	key Key
 	tmp V
 	// closed are rows that closed in the flushed batch: they leave memory
 	// once the batch is committed, when the state store has them.
@@ -248,7 +248,7 @@ func (t *store[V]) find(name byte, key string) (V, bool) {
 		var zero V
 		return zero, false
 	}
-	t.key = t.k.lookupPrefix(t.key[:0], name).str(key)
+	t.key = t.k.lookupPrefix(t.key[:0], name).Str(key)
 	return t.findKey("", key, false)
 }
 
@@ -260,7 +260,7 @@ func (t *store[V]) byReference(org, ref string) (V, bool) {
 		var zero V
 		return zero, false
 	}
-	t.key = t.k.lookupPrefix(t.key[:0], indexReference).ref(org, ref)
+	t.key = t.k.lookupPrefix(t.key[:0], indexReference).Ref(org, ref)
 	return t.findKey(org, ref, true)
 }
 
@@ -280,7 +280,7 @@ func (t *store[V]) findKey(org, key string, scoped bool) (V, bool) {
 	}
 	var id string
 	ok, err := t.kv.Get(lk, func(v []byte) { id = string(v) })
-	must(err)
+	Must(err)
 	if !ok {
 		return zero, false
 	}
@@ -289,7 +289,7 @@ func (t *store[V]) findKey(org, key string, scoped bool) (V, bool) {
 		if scoped {
 			key = refKey(org, key)
 		}
-		must(fmt.Errorf("%s lookup %q names %s, which is missing", t.k.name, key, id))
+		Must(fmt.Errorf("%s lookup %q names %s, which is missing", t.k.name, key, id))
 	}
 	return v, true
 }
@@ -394,7 +394,7 @@ func (t *store[V]) each(org string, fn func(V)) {
 }
 
 // flush writes every change since the last flush.
-func (t *store[V]) flush(w *sortedWriter, e *Encoder) {
+func (t *store[V]) flush(w *SortedWriter, e *Encoder) {
 	k := t.k
 	for _, r := range t.dirty {
 		id, org := k.id(&r.v)
@@ -403,14 +403,14 @@ func (t *store[V]) flush(w *sortedWriter, e *Encoder) {
 		t.key = k.appendRecordKey(t.key[:0], id)
 		w.Set(t.key, e.buf)
 		if !r.stored && !k.unlisted {
-			t.key = append(t.key[:0], k.tag, subList).str(org).u64(r.seq)
-			w.setString(t.key, id)
+			t.key = append(t.key[:0], k.tag, subList).Str(org).U64(r.seq)
+			w.SetString(t.key, id)
 		}
 		open := k.isOpen(&r.v)
 		if open != r.storedOpen {
-			t.key = append(t.key[:0], k.tag, subOpen).str(org).u64(r.seq)
+			t.key = append(t.key[:0], k.tag, subOpen).Str(org).U64(r.seq)
 			if open {
-				w.setString(t.key, id)
+				w.SetString(t.key, id)
 			} else {
 				w.SingleDelete(t.key)
 			}
@@ -422,7 +422,7 @@ func (t *store[V]) flush(w *sortedWriter, e *Encoder) {
 			lk, ok := k.lookups[i].appendKey(t.key[:0], k.tag, &r.v)
 			t.key = lk
 			if ok {
-				w.setString(lk, id)
+				w.SetString(lk, id)
 				r.lookups |= 1 << i
 			}
 		}
@@ -432,12 +432,12 @@ func (t *store[V]) flush(w *sortedWriter, e *Encoder) {
 				continue
 			}
 			if r.filterVals[i] != "" {
-				t.key = append(t.key[:0], k.tag, subFilter, f.name).str(org).str(r.filterVals[i]).u64(r.seq)
+				t.key = append(t.key[:0], k.tag, subFilter, f.name).Str(org).Str(r.filterVals[i]).U64(r.seq)
 				w.SingleDelete(t.key)
 			}
 			if val != "" {
-				t.key = append(t.key[:0], k.tag, subFilter, f.name).str(org).str(val).u64(r.seq)
-				w.setString(t.key, id)
+				t.key = append(t.key[:0], k.tag, subFilter, f.name).Str(org).Str(val).U64(r.seq)
+				w.SetString(t.key, id)
 			}
 			r.filterVals[i] = val
 		}
@@ -496,11 +496,11 @@ func (t *store[V]) load() {
 	t.seqWritten = t.seq
 	// The open set is ordered by organization, then creation, so byOrg
 	// comes out in creation order.
-	prefix := newKey(k.tag, subOpen)
-	scan(t.kv, prefix, prefixEnd(prefix), false, func(_, id []byte) bool {
+	prefix := NewKey(k.tag, subOpen)
+	Scan(t.kv, prefix, PrefixEnd(prefix), false, func(_, id []byte) bool {
 		sr, ok := k.read(t.kv, string(id))
 		if !ok {
-			must(fmt.Errorf("open %s %s has no record", k.name, id))
+			Must(fmt.Errorf("open %s %s has no record", k.name, id))
 		}
 		r := t.storedRow(sr)
 		rid, org := k.id(&r.v)
@@ -538,11 +538,11 @@ func cmpUint(a, b uint64) int {
 // tag: how many records of it were ever made.
 func readKindSeq(kv KVReader, tag byte) uint64 {
 	var seq uint64
-	_, err := kv.Get(newKey(tag, subSeq), func(b []byte) {
+	_, err := kv.Get(NewKey(tag, subSeq), func(b []byte) {
 		d := Decoder{buf: b}
-		seq = d.uvarint()
-		must(d.err)
+		seq = d.Uvarint()
+		Must(d.err)
 	})
-	must(err)
+	Must(err)
 	return seq
 }

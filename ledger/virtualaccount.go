@@ -91,38 +91,38 @@ func (c *CreateVirtualAccount) fields(f *Codec) {
 func (c *CreateVirtualAccount) Encode(e *Encoder) { c.fields(e.Codec()) }
 
 func (c *UpdateVirtualAccount) Encode(e *Encoder) {
-	e.varint(c.At)
-	e.str(c.ID)
-	e.str(c.OrgID)
-	e.u8(uint8(c.Status))
+	e.Varint(c.At)
+	e.Str(c.ID)
+	e.Str(c.OrgID)
+	e.U8(uint8(c.Status))
 }
 
 func init() {
 	registerFields[CreateVirtualAccount](KindCreateVirtualAccount)
 	RegisterCommand(KindUpdateVirtualAccount, func(d *Decoder) Command {
-		return &UpdateVirtualAccount{At: d.varint(), ID: d.str(), OrgID: d.str(), Status: VirtualAccountStatus(d.u8())}
+		return &UpdateVirtualAccount{At: d.Varint(), ID: d.Str(), OrgID: d.Str(), Status: VirtualAccountStatus(d.U8())}
 	})
 }
 
 func encodeVirtualAccount(e *Encoder, v *VirtualAccount) {
-	e.str(v.ID)
-	e.str(v.OrgID)
-	e.u8(uint8(v.Status))
-	e.str(v.Currency)
-	e.str(v.Bank)
-	e.str(v.AccountNumber)
-	e.str(v.AccountName)
-	e.str(v.ExternalReference)
-	e.str(v.Metadata)
-	e.varint(v.CreatedAt)
-	e.varint(v.UpdatedAt)
+	e.Str(v.ID)
+	e.Str(v.OrgID)
+	e.U8(uint8(v.Status))
+	e.Str(v.Currency)
+	e.Str(v.Bank)
+	e.Str(v.AccountNumber)
+	e.Str(v.AccountName)
+	e.Str(v.ExternalReference)
+	e.Str(v.Metadata)
+	e.Varint(v.CreatedAt)
+	e.Varint(v.UpdatedAt)
 }
 
 func decodeVirtualAccount(d *Decoder) VirtualAccount {
 	return VirtualAccount{
-		ID: d.str(), OrgID: d.str(), Status: VirtualAccountStatus(d.u8()), Currency: d.str(),
-		Bank: d.str(), AccountNumber: d.str(), AccountName: d.str(), ExternalReference: d.str(),
-		Metadata: d.str(), CreatedAt: d.varint(), UpdatedAt: d.varint(),
+		ID: d.Str(), OrgID: d.Str(), Status: VirtualAccountStatus(d.U8()), Currency: d.Str(),
+		Bank: d.Str(), AccountNumber: d.Str(), AccountName: d.Str(), ExternalReference: d.Str(),
+		Metadata: d.Str(), CreatedAt: d.Varint(), UpdatedAt: d.Varint(),
 	}
 }
 
