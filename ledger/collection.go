@@ -1,5 +1,7 @@
 package ledger
 
+import "payments/ledger/kv"
+
 // CollectionStatus is where a collection is in its life:
 //
 //	pending ──payer approves──▶ completed (balance credited, fee debited)
@@ -279,7 +281,7 @@ func (r *Reader) Collections(orgID string, f CollectionFilter, before Cursor, li
 		}
 		return p
 	}
-	var prefix Key
+	var prefix kv.Key
 	switch {
 	case f.VirtualAccountID != "":
 		prefix = k.filterPrefix(indexSource, orgID, f.VirtualAccountID)

@@ -52,7 +52,7 @@ func (c *Decided) Encode(e *Encoder) {
 
 func decodeDecided(d *Decoder) Command {
 	c := &Decided{Attempt: d.Str()}
-	if len(d.buf) == 0 || !decidable(Kind(d.buf[0])) {
+	if len(d.Rest()) == 0 || !decidable(Kind(d.Rest()[0])) {
 		d.Fail(Errorf(CodeValidation, "a decided command wraps a create under a reference"))
 		return c
 	}
@@ -271,7 +271,7 @@ func decidedOf(op Command) (org, resource, ref, request, id string) {
 		org, ref, id, _ = d.Decision(&e)
 		resource = r.Resource
 	}
-	sum := sha256.Sum256(e.buf)
+	sum := sha256.Sum256(e.Bytes())
 	return org, resource, ref, string(sum[:]), id
 }
 
@@ -338,8 +338,8 @@ func (er *Error) fields(f *Codec) {
 	f.Str(&code)
 	er.Code = Code(code)
 	f.Str(&er.Message)
-	f.Minor(&er.Available)
-	f.Minor(&er.Required)
+	FieldMinor(f, &er.Available)
+	FieldMinor(f, &er.Required)
 	f.Str(&er.Currency)
 	capped := er.SpendCap != nil
 	f.Bool(&capped)
@@ -351,7 +351,7 @@ func (er *Error) fields(f *Codec) {
 	}
 	sc := er.SpendCap
 	f.Str(&sc.Cap)
-	f.Minor(&sc.Limit)
-	f.Minor(&sc.Used)
-	f.Minor(&sc.Attempted)
+	FieldMinor(f, &sc.Limit)
+	FieldMinor(f, &sc.Used)
+	FieldMinor(f, &sc.Attempted)
 }

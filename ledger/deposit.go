@@ -101,8 +101,8 @@ func (c *ReceiveDeposit) fields(f *Codec) {
 	f.Str(&c.OrgID)
 	f.Str(&c.VirtualAccountID)
 	f.Str(&c.CryptoAddressID)
-	f.Minor(&c.Amount)
-	f.Minor(&c.Fee)
+	FieldMinor(f, &c.Amount)
+	FieldMinor(f, &c.Fee)
 	f.Bool(&c.Completed)
 	f.Str(&c.Message)
 	f.Str(&c.ExternalReference)
@@ -136,7 +136,7 @@ func encodeDeposit(e *Encoder, d *Deposit) {
 	e.Str(d.VirtualAccountID)
 	e.Str(d.CryptoAddressID)
 	e.Str(d.Currency)
-	e.minor(d.Amount)
+	e.Varint(int64(d.Amount))
 	e.Bool(d.Completed)
 	e.Str(d.ExternalReference)
 	e.Str(d.Bank)
@@ -152,7 +152,7 @@ func encodeDeposit(e *Encoder, d *Deposit) {
 func decodeDeposit(d *Decoder) Deposit {
 	return Deposit{
 		ID: d.Str(), OrgID: d.Str(), CollectionID: d.Str(), Type: d.Str(), VirtualAccountID: d.Str(),
-		CryptoAddressID: d.Str(), Currency: d.Str(), Amount: d.minor(), Completed: d.Bool(),
+		CryptoAddressID: d.Str(), Currency: d.Str(), Amount: Minor(d.Varint()), Completed: d.Bool(),
 		ExternalReference: d.Str(), Bank: d.Str(), AccountNumber: d.Str(), AccountName: d.Str(),
 		Chain: d.Str(), Address: d.Str(), Tag: d.Str(), SourceReference: d.Str(), At: d.Varint(),
 	}

@@ -123,7 +123,7 @@ func (c *RecordDepositFeed) Encode(e *Encoder) {
 		e.Str(f.Identity)
 		e.Str(f.Chain)
 		e.Str(f.Currency)
-		e.minor(f.Amount)
+		e.Varint(int64(f.Amount))
 		e.Str(f.To)
 		e.Str(f.Tag)
 		e.Str(f.SourceReference)
@@ -131,7 +131,7 @@ func (c *RecordDepositFeed) Encode(e *Encoder) {
 		e.Uvarint(uint64(f.Required))
 		e.Bool(f.Confirmed)
 		e.Bool(f.Dropped)
-		e.minor(f.Fee)
+		e.Varint(int64(f.Fee))
 		e.Str(f.DepositID)
 		e.Str(f.CollectionID)
 	}
@@ -147,11 +147,11 @@ func decodeRecordDepositFeed(d *Decoder) Command {
 	if n > 0 {
 		c.Deposits = make([]FeedDeposit, n)
 	}
-	for i := 0; i < n && d.err == nil; i++ {
+	for i := 0; i < n && d.Err() == nil; i++ {
 		c.Deposits[i] = FeedDeposit{
-			Identity: d.Str(), Chain: d.Str(), Currency: d.Str(), Amount: d.minor(), To: d.Str(), Tag: d.Str(),
+			Identity: d.Str(), Chain: d.Str(), Currency: d.Str(), Amount: Minor(d.Varint()), To: d.Str(), Tag: d.Str(),
 			SourceReference: d.Str(), Confirmations: uint32(d.Uvarint()), Required: uint32(d.Uvarint()),
-			Confirmed: d.Bool(), Dropped: d.Bool(), Fee: d.minor(), DepositID: d.Str(), CollectionID: d.Str(),
+			Confirmed: d.Bool(), Dropped: d.Bool(), Fee: Minor(d.Varint()), DepositID: d.Str(), CollectionID: d.Str(),
 		}
 	}
 	return c

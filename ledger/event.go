@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+
+	"payments/ledger/kv"
 )
 
 // Event is one change the contract names (payout.completed, order.expired,
@@ -172,13 +174,13 @@ func ParseEventID(id string) (uint64, bool) {
 type eventLog struct {
 	seq        uint64 // the last event emitted
 	seqWritten uint64
-	committed  uint64          // events up to this one are in the state store
-	flushed    uint64          // events up to this one are in the batch last flushed
-	pending    []Event         // events after committed, in order
-	from       int             // pending[from:] are not flushed yet
-	ends       []int           // pending[:ends[i]] ends the i-th log entry's page
-	byOrg      Grouper[uint64] // flushPage's scratch
-	key        Key             // flushPage's scratch
+	committed  uint64             // events up to this one are in the state store
+	flushed    uint64             // events up to this one are in the batch last flushed
+	pending    []Event            // events after committed, in order
+	from       int                // pending[from:] are not flushed yet
+	ends       []int              // pending[:ends[i]] ends the i-th log entry's page
+	byOrg      kv.Grouper[uint64] // flushPage's scratch
+	key        kv.Key             // flushPage's scratch
 }
 
 // endEntry closes the page of the log entry just applied.
@@ -188,7 +190,7 @@ func (l *eventLog) endEntry() {
 	}
 }
 
-func (l *eventLog) flush(w *SortedWriter, e *Encoder, record func(*Event) (byte, bool)) {
+func (l *eventLog) flush(w *kv.SortedWriter, e *Encoder, record func(*Event) (byte, bool)) {
 	l.endEntry()
 	start := l.from
 	for _, end := range l.ends {
@@ -206,8 +208,8 @@ func (l *eventLog) flush(w *SortedWriter, e *Encoder, record func(*Event) (byte,
 
 // flushPage writes the events of one log entry: the page, each
 // organization's list of them, and each one under its resource.
-func (l *eventLog) flushPage(w *SortedWriter, e *Encoder, page []Event, record func(*Event) (byte, bool)) {
-	e.buf = e.buf[:0]
+func (l *eventLog) flushPage(w *kv.SortedWriter, e *Encoder, page []Event, record func(*Event) (byte, bool)) {
+	e.Reset()
 	e.Uvarint(uint64(len(page)))
 	for i := range page {
 		ev := &page[i]
@@ -221,16 +223,16 @@ func (l *eventLog) flushPage(w *SortedWriter, e *Encoder, page []Event, record f
 		l.byOrg.Add(ev.OrgID, ev.Seq)
 	}
 	l.key = append(l.key[:0], tagEvent).U64(page[0].Seq)
-	w.Set(l.key, e.buf)
-	for i, org := range l.byOrg.keys {
-		seqs := l.byOrg.groups[i]
-		e.buf = e.buf[:0]
+	w.Set(l.key, e.Bytes())
+	for i, org := range l.byOrg.Keys() {
+		seqs := l.byOrg.Group(i)
+		e.Reset()
 		e.Uvarint(uint64(len(seqs)))
 		for _, seq := range seqs {
 			e.Uvarint(seq - seqs[0])
 		}
 		l.key = append(l.key[:0], tagEventList, 'o').Str(org).U64(seqs[0])
-		w.Set(l.key, e.buf)
+		w.Set(l.key, e.Bytes())
 	}
 	l.byOrg.Reset()
 	for i := range page {
@@ -271,20 +273,20 @@ func (l *eventLog) at(kv KVReader, seq uint64) (Event, bool) {
 }
 
 // readEvent returns the event with sequence number seq from its page.
-func readEvent(kv KVReader, seq uint64) (Event, bool) {
+func readEvent(kvr KVReader, seq uint64) (Event, bool) {
 	var ev Event
 	var found bool
-	prefix := NewKey(tagEvent)
-	Scan(kv, prefix, prefix.U64(seq+1), true, func(_, page []byte) bool {
-		d := Decoder{buf: page}
+	prefix := kv.NewKey(tagEvent)
+	kv.Scan(kvr, prefix, prefix.U64(seq+1), true, func(_, page []byte) bool {
+		d := kv.NewDecoder(page)
 		n := d.Count()
-		for i := 0; i < n && d.err == nil; i++ {
+		for i := 0; i < n && d.Err() == nil; i++ {
 			if e := decodeEvent(&d); e.Seq == seq {
 				ev, found = e, true
 				break
 			}
 		}
-		Must(d.err)
+		kv.Must(d.Err())
 		return false
 	})
 	if !found {
@@ -294,11 +296,11 @@ func readEvent(kv KVReader, seq uint64) (Event, bool) {
 	switch ev.recordTag {
 	case 0:
 	case tagPayout:
-		ev.Subject = readSubject(kv, payoutKind, ev.ResourceID)
+		ev.Subject = readSubject(kvr, payoutKind, ev.ResourceID)
 	case tagCollection:
-		ev.Subject = readSubject(kv, collectionKind, ev.ResourceID)
+		ev.Subject = readSubject(kvr, collectionKind, ev.ResourceID)
 	default:
-		Must(fmt.Errorf("event %d refers to a record of kind %q", seq, ev.recordTag))
+		kv.Must(fmt.Errorf("event %d refers to a record of kind %q", seq, ev.recordTag))
 	}
 	return ev, true
 }
@@ -310,10 +312,10 @@ func readEvent(kv KVReader, seq uint64) (Event, bool) {
 // carrying a second copy of it, which would be byte for byte the same.
 const subjectRecord SubjectKind = 0
 
-func readSubject[V Subject](kv KVReader, k *kind[V], id string) Subject {
-	sr, ok := k.read(kv, id)
+func readSubject[V Subject](kvr KVReader, k *kind[V], id string) Subject {
+	sr, ok := k.read(kvr, id)
 	if !ok {
-		Must(errMissing(k.name, id))
+		kv.Must(errMissing(k.name, id))
 	}
 	return sr.v
 }
@@ -336,11 +338,12 @@ func sameClosed[V any](t *store[V], id string, sub V, scratch *[2]Encoder) (byte
 		return 0, false
 	}
 	a, b := &scratch[0], &scratch[1]
-	a.buf, b.buf = a.buf[:0], b.buf[:0]
+	a.Reset()
+	b.Reset()
 	t.k.enc(a, v)
 	t.tmp = sub
 	t.k.enc(b, &t.tmp)
-	return t.k.tag, bytes.Equal(a.buf, b.buf)
+	return t.k.tag, bytes.Equal(a.Bytes(), b.Bytes())
 }
 
 // emit records an event at leader time at. Only rules call it, after the
@@ -420,30 +423,30 @@ func (r *Reader) Events(orgID string, f EventFilter, before Cursor, limit int) P
 	get := func(seq uint64) (Event, bool) {
 		ev, ok := readEvent(r.kv, seq)
 		if !ok {
-			Must(errMissing("event", EventID(seq)))
+			kv.Must(errMissing("event", EventID(seq)))
 		}
 		return ev, f.Type == "" || ev.Type == f.Type
 	}
 	if f.ResourceID != "" {
-		prefix := NewKey(tagEventList, 'r').Str(orgID).Str(f.ResourceID)
+		prefix := kv.NewKey(tagEventList, 'r').Str(orgID).Str(f.ResourceID)
 		return pageOf(r.kv, prefix, before, limit, func(seq uint64, _ []byte) (Event, bool) { return get(seq) })
 	}
 	// The organization's lists, one per page of the log, newest first.
 	var p Page[Event]
-	prefix := NewKey(tagEventList, 'o').Str(orgID)
-	upper := PrefixEnd(prefix)
+	prefix := kv.NewKey(tagEventList, 'o').Str(orgID)
+	upper := kv.PrefixEnd(prefix)
 	if before != CursorStart {
 		upper = slices.Clip(prefix).U64(uint64(before))
 	}
 	scanned := 0
-	Scan(r.kv, prefix, upper, true, func(key, list []byte) bool {
-		first := TrailingSeq(key)
-		d := Decoder{buf: list}
+	kv.Scan(r.kv, prefix, upper, true, func(key, list []byte) bool {
+		first := kv.TrailingSeq(key)
+		d := kv.NewDecoder(list)
 		seqs := make([]uint64, d.Count())
 		for i := range seqs {
 			seqs[i] = first + d.Uvarint()
 		}
-		Must(d.err)
+		kv.Must(d.Err())
 		for i := len(seqs) - 1; i >= 0; i-- {
 			seq := seqs[i]
 			if Cursor(seq) >= before {

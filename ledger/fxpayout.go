@@ -111,12 +111,12 @@ func (c *CreateFXPayout) fields(f *Codec) {
 	f.Str(&c.OrgID)
 	f.Str(&c.ExternalReference)
 	c.Spec.fields(f)
-	f.MethodType(&c.MethodType)
-	f.Minor(&c.Fee)
+	FieldMethodType(f, &c.MethodType)
+	FieldMinor(f, &c.Fee)
 	f.Uvarint(&c.Reservation)
 	f.Str(&c.FromCurrency)
-	f.Minor(&c.FromAmount)
-	f.Minor(&c.ToAmount)
+	FieldMinor(f, &c.FromAmount)
+	FieldMinor(f, &c.ToAmount)
 	f.Str(&c.Rate)
 }
 
@@ -131,12 +131,12 @@ func encodePayoutFX(e *Encoder, f *PayoutFX) {
 	e.Str(f.PayoutID)
 	e.Str(f.OrgID)
 	e.Str(f.FromCurrency)
-	e.minor(f.FromAmount)
+	e.Varint(int64(f.FromAmount))
 	e.Str(f.Rate)
 }
 
 func decodePayoutFX(d *Decoder) PayoutFX {
-	return PayoutFX{PayoutID: d.Str(), OrgID: d.Str(), FromCurrency: d.Str(), FromAmount: d.minor(), Rate: d.Str()}
+	return PayoutFX{PayoutID: d.Str(), OrgID: d.Str(), FromCurrency: d.Str(), FromAmount: Minor(d.Varint()), Rate: d.Str()}
 }
 
 func init() {

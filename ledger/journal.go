@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
+
+	"payments/ledger/kv"
 )
 
 // The journal: every entry ever booked, in the state store. Entries are
@@ -27,8 +29,8 @@ type journal struct {
 	// take slices of them: one allocation for many transactions.
 	entries   []Entry
 	merchant  []bool
-	byAccount Grouper[NumberedEntry] // flush's scratch
-	key       Key                    // flush's scratch
+	byAccount kv.Grouper[NumberedEntry] // flush's scratch
+	key       kv.Key                    // flush's scratch
 }
 
 // endEntry closes the page of the log entry just applied.
@@ -79,7 +81,7 @@ func (j *journal) add(entries []Entry, merchant []bool) uint64 {
 	return t.first
 }
 
-func (j *journal) flush(w *SortedWriter, e *Encoder) {
+func (j *journal) flush(w *kv.SortedWriter, e *Encoder) {
 	j.endEntry()
 	start := 0
 	for _, end := range j.ends {
@@ -106,14 +108,14 @@ const journalSlabMax = 1 << 16
 
 // flushPage writes the transactions of one log entry: the journal page,
 // and a statement page for each merchant account they touch.
-func (j *journal) flushPage(w *SortedWriter, e *Encoder, page []transaction) {
-	e.buf = e.buf[:0]
+func (j *journal) flushPage(w *kv.SortedWriter, e *Encoder, page []transaction) {
+	e.Reset()
 	e.Uvarint(uint64(len(page)))
 	for i := range page {
 		encodeTransaction(e, page[i].entries)
 	}
 	j.key = append(j.key[:0], tagJournal).U64(page[0].first)
-	w.Set(j.key, e.buf)
+	w.Set(j.key, e.Bytes())
 	for _, t := range page {
 		for i, en := range t.entries {
 			if t.merchant[i] {
@@ -121,12 +123,12 @@ func (j *journal) flushPage(w *SortedWriter, e *Encoder, page []transaction) {
 			}
 		}
 	}
-	for i, account := range j.byAccount.keys {
-		entries := j.byAccount.groups[i]
-		e.buf = e.buf[:0]
+	for i, account := range j.byAccount.Keys() {
+		entries := j.byAccount.Group(i)
+		e.Reset()
 		encodeStatementPage(e, entries)
 		j.key = append(j.key[:0], tagStatement).Str(account).U64(entries[0].Seq)
-		w.Set(j.key, e.buf)
+		w.Set(j.key, e.Bytes())
 	}
 	j.byAccount.Reset()
 }
@@ -138,17 +140,17 @@ func (j *journal) load(kv KVReader) {
 
 func writeCounter(w KVWriter, name string, v uint64) {
 	var b [binary.MaxVarintLen64]byte
-	Must(w.Set(NewKey(tagCounter).Str(name), b[:binary.PutUvarint(b[:], v)]))
+	kv.Must(w.Set(kv.NewKey(tagCounter).Str(name), b[:binary.PutUvarint(b[:], v)]))
 }
 
-func readCounter(kv KVReader, name string) uint64 {
+func readCounter(kvr KVReader, name string) uint64 {
 	var v uint64
-	_, err := kv.Get(NewKey(tagCounter).Str(name), func(b []byte) {
-		d := Decoder{buf: b}
+	_, err := kvr.Get(kv.NewKey(tagCounter).Str(name), func(b []byte) {
+		d := kv.NewDecoder(b)
 		v = d.Uvarint()
-		Must(d.err)
+		kv.Must(d.Err())
 	})
-	Must(err)
+	kv.Must(err)
 	return v
 }
 
@@ -161,8 +163,8 @@ func encodeTransaction(e *Encoder, entries []Entry) {
 		en := &entries[i]
 		e.Str(en.Account)
 		e.U8(uint8(en.Type))
-		e.minor(en.Amount)
-		e.minor(en.BalanceAfter)
+		e.Varint(int64(en.Amount))
+		e.Varint(int64(en.BalanceAfter))
 	}
 	e.Str(entries[0].RefID)
 	e.Str(entries[0].ExternalRef)
@@ -173,7 +175,7 @@ func decodeTransaction(d *Decoder) []Entry {
 	n := d.Count()
 	entries := make([]Entry, n)
 	for i := range entries {
-		entries[i] = Entry{Account: d.Str(), Type: EntryType(d.U8()), Amount: d.minor(), BalanceAfter: d.minor()}
+		entries[i] = Entry{Account: d.Str(), Type: EntryType(d.U8()), Amount: Minor(d.Varint()), BalanceAfter: Minor(d.Varint())}
 	}
 	ref, ext, at := d.Str(), d.Str(), d.Varint()
 	for i := range entries {
@@ -185,18 +187,18 @@ func decodeTransaction(d *Decoder) []Entry {
 // eachEntry calls fn with each entry of a journal page, in order, numbered
 // from first, until fn returns false.
 func eachEntry(page []byte, first uint64, fn func(NumberedEntry) bool) {
-	d := Decoder{buf: page}
+	d := kv.NewDecoder(page)
 	n := d.Count()
 	seq := first
-	for i := 0; i < n && d.err == nil; i++ {
+	for i := 0; i < n && d.Err() == nil; i++ {
 		for _, en := range decodeTransaction(&d) {
-			if d.err == nil && !fn(NumberedEntry{Seq: seq, Entry: en}) {
+			if d.Err() == nil && !fn(NumberedEntry{Seq: seq, Entry: en}) {
 				return
 			}
 			seq++
 		}
 	}
-	Must(d.err)
+	kv.Must(d.Err())
 }
 
 // A statement page: an account's entries of one journal page, oldest
@@ -208,8 +210,8 @@ func encodeStatementPage(e *Encoder, entries []NumberedEntry) {
 		n := &entries[i]
 		e.Uvarint(n.Seq)
 		e.U8(uint8(n.Entry.Type))
-		e.minor(n.Entry.Amount)
-		e.minor(n.Entry.BalanceAfter)
+		e.Varint(int64(n.Entry.Amount))
+		e.Varint(int64(n.Entry.BalanceAfter))
 		e.Str(n.Entry.RefID)
 		e.Str(n.Entry.ExternalRef)
 		e.Varint(n.Entry.At)
@@ -218,9 +220,9 @@ func encodeStatementPage(e *Encoder, entries []NumberedEntry) {
 
 func decodeStatementPage(d *Decoder, account string, out []NumberedEntry) []NumberedEntry {
 	n := d.Count()
-	for i := 0; i < n && d.err == nil; i++ {
+	for i := 0; i < n && d.Err() == nil; i++ {
 		out = append(out, NumberedEntry{Seq: d.Uvarint(), Entry: Entry{Account: account, Type: EntryType(d.U8()),
-			Amount: d.minor(), BalanceAfter: d.minor(), RefID: d.Str(), ExternalRef: d.Str(), At: d.Varint()}})
+			Amount: Minor(d.Varint()), BalanceAfter: Minor(d.Varint()), RefID: d.Str(), ExternalRef: d.Str(), At: d.Varint()}})
 	}
 	return out
 }
@@ -230,11 +232,11 @@ func (r *Reader) Entry(seq uint64) (Entry, bool) {
 	if seq == 0 {
 		return Entry{}, false
 	}
-	prefix := NewKey(tagJournal)
+	prefix := kv.NewKey(tagJournal)
 	var out Entry
 	var found bool
-	Scan(r.kv, prefix, prefix.U64(seq+1), true, func(key, page []byte) bool {
-		eachEntry(page, TrailingSeq(key), func(n NumberedEntry) bool {
+	kv.Scan(r.kv, prefix, prefix.U64(seq+1), true, func(key, page []byte) bool {
+		eachEntry(page, kv.TrailingSeq(key), func(n NumberedEntry) bool {
 			if n.Seq == seq {
 				out, found = n.Entry, true
 				return false
@@ -247,12 +249,12 @@ func (r *Reader) Entry(seq uint64) (Entry, bool) {
 }
 
 func decodeOrFail[V any](b []byte, dec func(*Decoder) V) V {
-	d := Decoder{buf: b}
+	d := kv.NewDecoder(b)
 	v := dec(&d)
-	if d.err == nil && len(d.buf) != 0 {
-		d.err = fmt.Errorf("trailing bytes")
+	if d.Err() == nil && len(d.Rest()) != 0 {
+		d.Fail(fmt.Errorf("trailing bytes"))
 	}
-	Must(d.err)
+	kv.Must(d.Err())
 	return v
 }
 
@@ -343,20 +345,20 @@ type statement struct {
 }
 
 func (r *Reader) openStatement(account string, before Cursor) *statement {
-	prefix := NewKey(tagStatement).Str(account)
-	upper := PrefixEnd(prefix)
+	prefix := kv.NewKey(tagStatement).Str(account)
+	upper := kv.PrefixEnd(prefix)
 	if before != CursorStart {
 		// A page that starts below before may hold entries from before
 		// up; load drops those.
-		upper = Key(append([]byte(nil), prefix...)).U64(uint64(before))
+		upper = kv.Key(append([]byte(nil), prefix...)).U64(uint64(before))
 	}
 	it, err := r.kv.NewIter(prefix, upper)
-	Must(err)
+	kv.Must(err)
 	st := &statement{r: r, account: account, it: it, below: uint64(before)}
 	if it.Last() {
 		st.load()
 	} else {
-		Must(it.Error())
+		kv.Must(it.Error())
 		st.close()
 	}
 	return st
@@ -372,20 +374,20 @@ func (st *statement) skipNewer(t int64) {
 	}
 	var scratch []NumberedEntry
 	firstOf := func() (seq uint64, at int64) {
-		d := Decoder{buf: st.it.Value()}
+		d := kv.NewDecoder(st.it.Value())
 		scratch = decodeStatementPage(&d, st.account, scratch[:0])
-		Must(d.err)
+		kv.Must(d.Err())
 		if len(scratch) == 0 {
 			return 0, 0
 		}
 		return scratch[0].Seq, scratch[0].Entry.At
 	}
-	prefix := NewKey(tagStatement).Str(st.account)
+	prefix := kv.NewKey(tagStatement).Str(st.account)
 	// newer(s): the first page at or after s starts after t, or there is
 	// none. It is false at 0 unless every page is newer, true past the last.
 	newer := func(s uint64) bool {
-		if !st.it.SeekGE(Key(append([]byte(nil), prefix...)).U64(s)) {
-			Must(st.it.Error())
+		if !st.it.SeekGE(kv.Key(append([]byte(nil), prefix...)).U64(s)) {
+			kv.Must(st.it.Error())
 			return true
 		}
 		_, at := firstOf()
@@ -408,14 +410,14 @@ func (st *statement) skipNewer(t int64) {
 		newer(lo)
 		from, _ := firstOf()
 		st.below = min(st.below, from)
-		ok = st.it.SeekLT(Key(append([]byte(nil), prefix...)).U64(from))
+		ok = st.it.SeekLT(kv.Key(append([]byte(nil), prefix...)).U64(from))
 	} else {
 		ok = st.it.Last() // the newest page starts at or before t
 	}
 	if ok {
 		st.load()
 	} else {
-		Must(st.it.Error())
+		kv.Must(st.it.Error())
 		st.buf = st.buf[:0]
 		st.close()
 	}
@@ -423,13 +425,13 @@ func (st *statement) skipNewer(t int64) {
 
 // load reads the statement page at the iterator into buf.
 func (st *statement) load() {
-	d := Decoder{buf: st.it.Value()}
+	d := kv.NewDecoder(st.it.Value())
 	st.buf = st.buf[:0]
 	page := decodeStatementPage(&d, st.account, st.buf)
-	if d.err == nil && len(d.buf) != 0 {
-		d.err = fmt.Errorf("trailing bytes in the statement page of %s", st.account)
+	if d.Err() == nil && len(d.Rest()) != 0 {
+		d.Fail(fmt.Errorf("trailing bytes in the statement page of %s", st.account))
 	}
-	Must(d.err)
+	kv.Must(d.Err())
 	st.buf = page[:0]
 	for _, n := range page {
 		if n.Seq < st.below {
@@ -447,7 +449,7 @@ func (st *statement) next() bool {
 			return false
 		}
 		if !st.it.Prev() {
-			Must(st.it.Error())
+			kv.Must(st.it.Error())
 			st.close()
 			st.ok = false
 			return false

@@ -112,11 +112,11 @@ func encodeCapOpt(e *Encoder, c *Minor) {
 		e.Varint(-1)
 		return
 	}
-	e.minor(*c)
+	e.Varint(int64(*c))
 }
 
 func decodeCapOpt(d *Decoder) *Minor {
-	v := d.minor()
+	v := Minor(d.Varint())
 	if v < -1 {
 		d.Fail(Errorf(CodeValidation, "spend cap %d is negative", v))
 	}
@@ -150,14 +150,14 @@ func encodeKeyControlsSection(e *Encoder, k *APIKey) {
 	c.encode(e)
 	e.Varint(int64(k.Spent.Period.Day))
 	e.Varint(int64(k.Spent.Period.Month))
-	e.minor(k.Spent.Day)
-	e.minor(k.Spent.Month)
+	e.Varint(int64(k.Spent.Day))
+	e.Varint(int64(k.Spent.Month))
 }
 
 // decodeKeyControlsSection reads what encodeKeyControlsSection wrote, if
 // the record has it.
 func decodeKeyControlsSection(d *Decoder, k *APIKey) {
-	if len(d.buf) == 0 || d.err != nil {
+	if len(d.Rest()) == 0 || d.Err() != nil {
 		return
 	}
 	if v := d.U8(); v != keyControlsVersion {
@@ -167,8 +167,8 @@ func decodeKeyControlsSection(d *Decoder, k *APIKey) {
 	c := decodeKeyControls(d)
 	k.Caps, k.Allowlist = c.Caps, c.Allowlist
 	k.Spent.Period = decodeSpendPeriod(d)
-	k.Spent.Day = d.minor()
-	k.Spent.Month = d.minor()
+	k.Spent.Day = Minor(d.Varint())
+	k.Spent.Month = Minor(d.Varint())
 }
 
 // SetKeyControls changes a key's controls: each part whose Set flag is on.

@@ -5,6 +5,8 @@ import (
 	"hash/maphash"
 	"sync"
 	"sync/atomic"
+
+	"payments/ledger/kv"
 )
 
 // lookupFilter is a Bloom filter over every lookup key in the state store
@@ -171,17 +173,17 @@ const fillChunk = 1 << 16
 // are never removed, and every key made since the filter was (by Apply) is
 // in it already, so a scan in chunks, each from a fresh iterator, misses
 // none. stop, polled between chunks, abandons the fill.
-func (f *lookupFilter) fill(kv KVReader, stop func() bool, chunk int) (err error) {
-	defer RecoverStoreError(&err)
+func (f *lookupFilter) fill(kvr KVReader, stop func() bool, chunk int) (err error) {
+	defer kv.RecoverStoreError(&err)
 	for _, prefix := range f.prefixes {
-		lower, upper := prefix, PrefixEnd(prefix)
+		lower, upper := prefix, kv.PrefixEnd(prefix)
 		for lower != nil {
 			if stop() {
 				return errFillStopped
 			}
 			n := 0
 			var next []byte
-			Scan(kv, lower, upper, false, func(key, _ []byte) bool {
+			kv.Scan(kvr, lower, upper, false, func(key, _ []byte) bool {
 				if n == chunk {
 					next = append([]byte(nil), key...)
 					return false
@@ -223,5 +225,5 @@ func (w Views) RetireLookupFilter() { w.v.lookups.phase.Store(filterRetired) }
 
 // registerLookups adds a kind's lookup keys to those the filter covers.
 func (f *lookupFilter) registerLookups(tag byte) {
-	f.prefixes = append(f.prefixes, NewKey(tag, subLookup))
+	f.prefixes = append(f.prefixes, kv.NewKey(tag, subLookup))
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+
+	"payments/ledger/kv"
 )
 
 // The filter's one promise: a key added is never reported absent, whatever
@@ -11,7 +13,7 @@ import (
 // false positives, about 1.5 bytes a key.
 func TestLookupFilterNeverForgetsAKey(t *testing.T) {
 	f := newLookupFilter()
-	key := func(i int) []byte { return NewKey('p', subLookup, 'r').Str(fmt.Sprintf("org_1\x00ref-%d", i)) }
+	key := func(i int) []byte { return kv.NewKey('p', subLookup, 'r').Str(fmt.Sprintf("org_1\x00ref-%d", i)) }
 	const added = 3*filterFirstCapacity + 1 // three segments
 	if f.absent(key(0)) {
 		t.Fatal("an incomplete filter answered")

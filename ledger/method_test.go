@@ -3,6 +3,8 @@ package ledger
 import (
 	"bytes"
 	"testing"
+
+	"payments/ledger/kv"
 )
 
 // Method types are frozen: each is stored as the string it was stored as
@@ -28,13 +30,13 @@ func TestMethodTypesFrozen(t *testing.T) {
 		}
 		var as, typed Encoder
 		as.Str(tt.stored)
-		typed.methodType(tt.t)
-		if !bytes.Equal(as.buf, typed.buf) {
-			t.Errorf("%s encodes as %x, the string it replaces as %x", tt.stored, typed.buf, as.buf)
+		encodeMethodType(&typed, tt.t)
+		if !bytes.Equal(as.Bytes(), typed.Bytes()) {
+			t.Errorf("%s encodes as %x, the string it replaces as %x", tt.stored, typed.Bytes(), as.Bytes())
 		}
-		d := Decoder{buf: typed.buf}
-		if got := d.methodType(); got != tt.t || d.err != nil || len(d.buf) != 0 {
-			t.Errorf("%q decodes as %d (%v)", tt.stored, got, d.err)
+		d := kv.NewDecoder(typed.Bytes())
+		if got := decodeMethodType(&d); got != tt.t || d.Err() != nil || len(d.Rest()) != 0 {
+			t.Errorf("%q decodes as %d (%v)", tt.stored, got, d.Err())
 		}
 		if got, ok := MethodTypeOf(tt.stored); !ok || got != tt.t {
 			t.Errorf("MethodTypeOf(%q) = %d, %v", tt.stored, got, ok)
@@ -45,8 +47,8 @@ func TestMethodTypesFrozen(t *testing.T) {
 	}
 	var e Encoder
 	e.Str("cash")
-	d := Decoder{buf: e.buf}
-	if d.methodType(); d.err == nil {
+	d := kv.NewDecoder(e.Bytes())
+	if decodeMethodType(&d); d.Err() == nil {
 		t.Fatal("an unknown method type decoded")
 	}
 }

@@ -105,8 +105,8 @@ func (o *OrderDeposit) fields(f *Codec) {
 	f.Str(&o.OrgID)
 	f.Str(&o.OrderID)
 	f.Str(&o.ExternalReference)
-	f.Minor(&o.Requested)
+	FieldMinor(f, &o.Requested)
 	FieldU8(f, &o.Outcome)
-	f.Minor(&o.Amount)
+	FieldMinor(f, &o.Amount)
 	f.Varint(&o.CreatedAt)
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+
+	"payments/ledger/kv"
 )
 
 // A deposit into an order under an externalReference is idempotent like
@@ -142,19 +144,19 @@ func TestDepositOrderReferenceCodecs(t *testing.T) {
 	old.Str("org_a")
 	old.Str("ord_1")
 	old.Str("col_1")
-	old.minor(7)
+	old.Varint(int64(7))
 	old.U8(uint8(DepositRejected))
-	if got := EncodeBatch(nil, []Command{plain}); !bytes.Equal(got, old.buf) {
-		t.Fatalf("a deposit without a reference encodes as %x, want %x", got, old.buf)
+	if got := EncodeBatch(nil, []Command{plain}); !bytes.Equal(got, old.Bytes()) {
+		t.Fatalf("a deposit without a reference encodes as %x, want %x", got, old.Bytes())
 	}
-	oldPlusRef := append(bytes.Clone(old.buf), 3, 'd', '-', '1')
+	oldPlusRef := append(bytes.Clone(old.Bytes()), 3, 'd', '-', '1')
 	oldPlusRef[2] = uint8(KindDepositOrderRef)
 	if got := EncodeBatch(nil, []Command{&withRef}); !bytes.Equal(got, oldPlusRef) {
 		t.Fatalf("a deposit with a reference encodes as %x, want %x", got, oldPlusRef)
 	}
 	// Kind 34 with an empty reference is no entry any build writes (it
 	// would re-encode as kind 33): refused, not read.
-	emptyRef := append(bytes.Clone(old.buf), 0)
+	emptyRef := append(bytes.Clone(old.Bytes()), 0)
 	emptyRef[2] = uint8(KindDepositOrderRef)
 	if _, err := DecodeBatch(emptyRef); err == nil {
 		t.Fatal("a deposit with an empty appended reference decoded")
@@ -170,8 +172,8 @@ func TestDepositOrderReferenceCodecs(t *testing.T) {
 		Requested: 0, Outcome: DepositUnconfirmed, Amount: 5, CreatedAt: 9}
 	var e Encoder
 	encodeByFields(&e, &rec)
-	d := Decoder{buf: e.buf}
-	if got := decodeByFields[OrderDeposit](&d); d.err != nil || len(d.buf) != 0 || got != rec {
-		t.Fatalf("record read back as %+v, %v", got, d.err)
+	d := kv.NewDecoder(e.Bytes())
+	if got := decodeByFields[OrderDeposit](&d); d.Err() != nil || len(d.Rest()) != 0 || got != rec {
+		t.Fatalf("record read back as %+v, %v", got, d.Err())
 	}
 }

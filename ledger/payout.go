@@ -1,5 +1,7 @@
 package ledger
 
+import "payments/ledger/kv"
+
 // PayoutStatus is where a payout is in its life:
 //
 //	pending ──submitted──▶ processing ──rail confirms──▶ completed
@@ -173,7 +175,7 @@ func decodeStoredPayout(d *Decoder) Payout {
 		p.Attempt = d.Str()
 	}
 	if d.More() {
-		p.Spec.RoutingNumber = d.routingNumber()
+		p.Spec.RoutingNumber = readRoutingNumber(d)
 	}
 	return p
 }
@@ -404,7 +406,7 @@ type PayoutFilter struct {
 // position `before` (a Cursor from an earlier page, or CursorStart).
 func (r *Reader) Payouts(orgID string, f PayoutFilter, before Cursor, limit int) Page[Payout] {
 	k := payoutKind
-	var prefix Key
+	var prefix kv.Key
 	switch {
 	case f.Status.Terminal():
 		prefix = k.filterPrefix(indexStatus, orgID, f.Status.String())

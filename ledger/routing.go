@@ -34,12 +34,12 @@ const (
 func init() {
 	RegisterCommand(KindCreatePayoutRouted, func(d *Decoder) Command {
 		c := decodeFields[CreatePayout](d)
-		c.Spec.RoutingNumber = d.routingNumber()
+		c.Spec.RoutingNumber = readRoutingNumber(d)
 		return c
 	})
 	RegisterCommand(KindCreateFXPayoutRouted, func(d *Decoder) Command {
 		c := decodeFields[CreateFXPayout](d)
-		c.Spec.RoutingNumber = d.routingNumber()
+		c.Spec.RoutingNumber = readRoutingNumber(d)
 		return c
 	})
 	registerSubject(SubjectPayoutRouted,
@@ -51,7 +51,7 @@ func init() {
 		func(d *Decoder) Subject {
 			var p Payout
 			p.fields(d.Codec())
-			p.Spec.RoutingNumber = d.routingNumber()
+			p.Spec.RoutingNumber = readRoutingNumber(d)
 			return p
 		})
 	registerSubject(SubjectFXPayoutRouted,
@@ -66,16 +66,16 @@ func init() {
 			p.fields(d.Codec())
 			fx := decodePayoutFX(d)
 			p.FX = &fx
-			p.Spec.RoutingNumber = d.routingNumber()
+			p.Spec.RoutingNumber = readRoutingNumber(d)
 			return p
 		})
 }
 
-// routingNumber reads an appended routing number: one is there exactly
+// readRoutingNumber reads an appended routing number: one is there exactly
 // when the kind says so, so an empty one is a malformed record.
-func (d *Decoder) routingNumber() string {
+func readRoutingNumber(d *Decoder) string {
 	s := d.Str()
-	if s == "" && d.err == nil {
+	if s == "" && d.Err() == nil {
 		d.Fail(Errorf(CodeValidation, "a routed payout names no routing number"))
 	}
 	return s

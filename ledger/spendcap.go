@@ -209,13 +209,13 @@ type SpendCharge struct {
 
 func (c *SpendCharge) encode(e *Encoder) {
 	e.Str(c.KeyID)
-	e.minor(c.USD)
+	e.Varint(int64(c.USD))
 	e.Varint(int64(c.Period.Day))
 	e.Varint(int64(c.Period.Month))
 }
 
 func decodeSpendCharge(d *Decoder) SpendCharge {
-	return SpendCharge{KeyID: d.Str(), USD: d.minor(), Period: decodeSpendPeriod(d)}
+	return SpendCharge{KeyID: d.Str(), USD: Minor(d.Varint()), Period: decodeSpendPeriod(d)}
 }
 
 func decodeSpendPeriod(d *Decoder) SpendPeriod {
@@ -256,7 +256,7 @@ func chargeable(k Kind) bool {
 
 func decodeSpendCharged(d *Decoder) Command {
 	c := &SpendCharged{Charge: decodeSpendCharge(d)}
-	if len(d.buf) == 0 || !chargeable(Kind(d.buf[0])) {
+	if len(d.Rest()) == 0 || !chargeable(Kind(d.Rest()[0])) {
 		d.Fail(Errorf(CodeValidation, "a spend charge wraps a payout or an order"))
 		return c
 	}

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
+
+	"payments/ledger/kv"
 )
 
 // Records live in two tiers (see doc.go). A store is one kind of record in
@@ -52,7 +54,7 @@ type lookup[V any] struct {
 
 // appendKey appends the record's key in the state store's index to b, and
 // reports whether it has one.
-func (l *lookup[V]) appendKey(b Key, tag byte, v *V) (Key, bool) {
+func (l *lookup[V]) appendKey(b kv.Key, tag byte, v *V) (kv.Key, bool) {
 	b = append(b, tag, subLookup, l.name)
 	if l.ref != nil {
 		org, ref := l.ref(v)
@@ -91,28 +93,28 @@ const (
 	subSeq    = 's' // 's' → uvarint: the last creation sequence number
 )
 
-func (k *kind[V]) recordKey(id string) []byte { return k.appendRecordKey(NewKey(), id) }
+func (k *kind[V]) recordKey(id string) []byte { return k.appendRecordKey(kv.NewKey(), id) }
 
 // appendRecordKey appends the key of the record with id to b.
-func (k *kind[V]) appendRecordKey(b Key, id string) Key {
+func (k *kind[V]) appendRecordKey(b kv.Key, id string) kv.Key {
 	return append(b, k.tag, subRecord).Str(id)
 }
 
-func (k *kind[V]) listPrefix(org string) Key { return NewKey(k.tag, subList).Str(org) }
+func (k *kind[V]) listPrefix(org string) kv.Key { return kv.NewKey(k.tag, subList).Str(org) }
 
-func (k *kind[V]) openPrefix(org string) Key { return NewKey(k.tag, subOpen).Str(org) }
+func (k *kind[V]) openPrefix(org string) kv.Key { return kv.NewKey(k.tag, subOpen).Str(org) }
 
 func (k *kind[V]) lookupKey(name byte, key string) []byte {
-	return k.lookupPrefix(NewKey(), name).Str(key)
+	return k.lookupPrefix(kv.NewKey(), name).Str(key)
 }
 
 // lookupPrefix appends the prefix of lookup index name's keys to b.
-func (k *kind[V]) lookupPrefix(b Key, name byte) Key {
+func (k *kind[V]) lookupPrefix(b kv.Key, name byte) kv.Key {
 	return append(b, k.tag, subLookup, name)
 }
 
-func (k *kind[V]) filterPrefix(name byte, org, value string) Key {
-	return NewKey(k.tag, subFilter, name).Str(org).Str(value)
+func (k *kind[V]) filterPrefix(name byte, org, value string) kv.Key {
+	return kv.NewKey(k.tag, subFilter, name).Str(org).Str(value)
 }
 
 func (k *kind[V]) isOpen(v *V) bool { return k.open == nil || k.open(v) }
@@ -135,14 +137,14 @@ type storedRecord[V any] struct {
 }
 
 // read returns the record with id from the state store.
-func (k *kind[V]) read(kv KVReader, id string) (storedRecord[V], bool) {
-	return GetRecord(kv, k.recordKey(id), k.decodeStored)
+func (k *kind[V]) read(kvr KVReader, id string) (storedRecord[V], bool) {
+	return kv.GetRecord(kvr, k.recordKey(id), k.decodeStored)
 }
 
 // readInto is read with the key built in *scratch, which it keeps grown.
-func (k *kind[V]) readInto(kv KVReader, id string, scratch *Key) (storedRecord[V], bool) {
+func (k *kind[V]) readInto(kvr KVReader, id string, scratch *kv.Key) (storedRecord[V], bool) {
 	*scratch = k.appendRecordKey((*scratch)[:0], id)
-	return GetRecord(kv, *scratch, k.decodeStored)
+	return kv.GetRecord(kvr, *scratch, k.decodeStored)
 }
 
 // row is a record in memory: an open one, or one changed in the batch
@@ -171,7 +173,7 @@ type store[V any] struct {
 	// key is scratch for a key read or written, and tmp for a record whose
 	// address a kind's functions take: each use ends before the next
 	// begins. They keep the hot path free of allocations.
-	key Key
+	key kv.Key
 	tmp V
 	// closed are rows that closed in the flushed batch: they leave memory
 	// once the batch is committed, when the state store has them.
@@ -280,7 +282,7 @@ func (t *store[V]) findKey(org, key string, scoped bool) (V, bool) {
 	}
 	var id string
 	ok, err := t.kv.Get(lk, func(v []byte) { id = string(v) })
-	Must(err)
+	kv.Must(err)
 	if !ok {
 		return zero, false
 	}
@@ -289,7 +291,7 @@ func (t *store[V]) findKey(org, key string, scoped bool) (V, bool) {
 		if scoped {
 			key = refKey(org, key)
 		}
-		Must(fmt.Errorf("%s lookup %q names %s, which is missing", t.k.name, key, id))
+		kv.Must(fmt.Errorf("%s lookup %q names %s, which is missing", t.k.name, key, id))
 	}
 	return v, true
 }
@@ -394,14 +396,14 @@ func (t *store[V]) each(org string, fn func(V)) {
 }
 
 // flush writes every change since the last flush.
-func (t *store[V]) flush(w *SortedWriter, e *Encoder) {
+func (t *store[V]) flush(w *kv.SortedWriter, e *Encoder) {
 	k := t.k
 	for _, r := range t.dirty {
 		id, org := k.id(&r.v)
-		e.buf = e.buf[:0]
+		e.Reset()
 		k.encodeStored(e, r.seq, &r.v)
 		t.key = k.appendRecordKey(t.key[:0], id)
-		w.Set(t.key, e.buf)
+		w.Set(t.key, e.Bytes())
 		if !r.stored && !k.unlisted {
 			t.key = append(t.key[:0], k.tag, subList).Str(org).U64(r.seq)
 			w.SetString(t.key, id)
@@ -496,11 +498,11 @@ func (t *store[V]) load() {
 	t.seqWritten = t.seq
 	// The open set is ordered by organization, then creation, so byOrg
 	// comes out in creation order.
-	prefix := NewKey(k.tag, subOpen)
-	Scan(t.kv, prefix, PrefixEnd(prefix), false, func(_, id []byte) bool {
+	prefix := kv.NewKey(k.tag, subOpen)
+	kv.Scan(t.kv, prefix, kv.PrefixEnd(prefix), false, func(_, id []byte) bool {
 		sr, ok := k.read(t.kv, string(id))
 		if !ok {
-			Must(fmt.Errorf("open %s %s has no record", k.name, id))
+			kv.Must(fmt.Errorf("open %s %s has no record", k.name, id))
 		}
 		r := t.storedRow(sr)
 		rid, org := k.id(&r.v)
@@ -536,13 +538,13 @@ func cmpUint(a, b uint64) int {
 
 // readKindSeq returns the last creation sequence number of the kind with
 // tag: how many records of it were ever made.
-func readKindSeq(kv KVReader, tag byte) uint64 {
+func readKindSeq(kvr KVReader, tag byte) uint64 {
 	var seq uint64
-	_, err := kv.Get(NewKey(tag, subSeq), func(b []byte) {
-		d := Decoder{buf: b}
+	_, err := kvr.Get(kv.NewKey(tag, subSeq), func(b []byte) {
+		d := kv.NewDecoder(b)
 		seq = d.Uvarint()
-		Must(d.err)
+		kv.Must(d.Err())
 	})
-	Must(err)
+	kv.Must(err)
 	return seq
 }

@@ -107,7 +107,7 @@ func (c *FundProviderFloat) fields(f *Codec) {
 	f.Str(&c.ID)
 	f.Str(&c.Provider)
 	f.Str(&c.Currency)
-	f.Minor(&c.Amount)
+	FieldMinor(f, &c.Amount)
 	f.Str(&c.Reference)
 }
 
@@ -130,12 +130,12 @@ var floatFundingKind = &kind[FloatFunding]{
 		e.Str(f.ID)
 		e.Str(f.Provider)
 		e.Str(f.Currency)
-		e.minor(f.Amount)
+		e.Varint(int64(f.Amount))
 		e.Str(f.Reference)
 		e.Varint(f.At)
 	},
 	dec: func(d *Decoder) FloatFunding {
-		return FloatFunding{ID: d.Str(), Provider: d.Str(), Currency: d.Str(), Amount: d.minor(), Reference: d.Str(), At: d.Varint()}
+		return FloatFunding{ID: d.Str(), Provider: d.Str(), Currency: d.Str(), Amount: Minor(d.Varint()), Reference: d.Str(), At: d.Varint()}
 	},
 	open: func(*FloatFunding) bool { return false },
 	lookups: []lookup[FloatFunding]{
