@@ -94,7 +94,7 @@
 // with single deletes (each is set once before it is removed), so churn
 // costs nothing once flushed. Lookup entries are set once and never
 // removed: a reference is never forgotten. A Bloom filter in memory holds
-// every lookup key (lookupfilter.go, about 1.5 bytes a key, not stored),
+// every lookup key (kv.LookupFilter, about 1.5 bytes a key, not stored),
 // so that proving a create's reference new — nearly every create's — needs
 // no read of the state store.
 //

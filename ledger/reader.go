@@ -82,7 +82,7 @@ func readFind[V any](r *Reader, k *kind[V], name byte, key string) (V, bool) {
 		return zero, false
 	}
 	lk := k.lookupKey(name, key)
-	if r.v.lookups.absent(lk) {
+	if r.v.lookups.Absent(lk) {
 		return zero, false
 	}
 	var id string

@@ -122,7 +122,7 @@ func addStore[V any](s *State, k *kind[V]) *store[V] {
 	t := newStore(k, s.kv)
 	if len(k.lookups) > 0 {
 		t.filter = s.views.lookups
-		t.filter.registerLookups(k.tag)
+		t.filter.AddPrefix(kv.NewKey(k.tag, subLookup))
 	}
 	s.stores = append(s.stores, t)
 	return t

@@ -193,8 +193,8 @@ type store[V any] struct {
 	publish    func(*V)
 	publishing []V // the records as flushed, for publish
 	// filter holds every lookup key, for kinds with lookups: a key it
-	// proves absent is not read from the state store (lookupfilter.go).
-	filter *lookupFilter
+	// proves absent is not read from the state store (kv.LookupFilter).
+	filter *kv.LookupFilter
 
 	seqWritten uint64 // the sequence number the state store holds
 }
@@ -277,7 +277,7 @@ func (t *store[V]) findKey(org, key string, scoped bool) (V, bool) {
 	if id, ok := t.flushing[string(lk)]; ok {
 		return t.get(id)
 	}
-	if t.filter.absent(lk) {
+	if t.filter.Absent(lk) {
 		return zero, false
 	}
 	var id string
@@ -362,7 +362,7 @@ func (t *store[V]) touch(r *row[V]) {
 		}
 		id, _ := t.k.id(&r.v)
 		if prev, ok := t.pending[string(lk)]; !ok {
-			t.filter.add(lk)
+			t.filter.Add(lk)
 			t.pending[string(lk)] = id
 		} else if prev != id {
 			t.pending[string(lk)] = id

@@ -4,7 +4,8 @@
 // fields for both directions), and the ordered key-value state store as
 // the ledger sees it (Reader, Writer, Iterator, StoreError), with the keys
 // and scans its records are stored and found by (Key, Scan, GetRecord,
-// SortedWriter). It knows no command, record or rule: what goes in the
+// SortedWriter) and the Bloom filter that proves a lookup key new
+// (LookupFilter). It knows no command, record or rule: what goes in the
 // store, and under which keys, is the ledger's (ledger/doc.go, layout.go).
 // Package ledger names its types again (ledger.Encoder, ledger.KVReader…).
 // It imports the standard library only.
