@@ -3,6 +3,8 @@ package ledger
 import (
 	"bytes"
 	"testing"
+
+	"payments/ledger/kv"
 )
 
 // flagged is a record with a flag appended after its format was frozen
@@ -25,19 +27,19 @@ func TestAppendedFlag(t *testing.T) {
 	var e, f Encoder
 	plain.fields(e.Codec())
 	withFlag.fields(f.Codec())
-	if !bytes.Equal(f.buf, append(bytes.Clone(e.buf), 1)) {
-		t.Fatalf("the flag is not appended: %x after %x", f.buf, e.buf)
+	if !bytes.Equal(f.Bytes(), append(bytes.Clone(e.Bytes()), 1)) {
+		t.Fatalf("the flag is not appended: %x after %x", f.Bytes(), e.Bytes())
 	}
 	for _, c := range []struct {
 		buf  []byte
 		want flagged
 		ok   bool
-	}{{e.buf, plain, true}, {f.buf, withFlag, true}, {append(bytes.Clone(e.buf), 0), flagged{}, false}} {
-		d := Decoder{buf: c.buf}
+	}{{e.Bytes(), plain, true}, {f.Bytes(), withFlag, true}, {append(bytes.Clone(e.Bytes()), 0), flagged{}, false}} {
+		d := kv.NewDecoder(c.buf)
 		var got flagged
 		got.fields(d.Codec())
-		if (d.err == nil) != c.ok || c.ok && (got != c.want || len(d.buf) != 0) {
-			t.Fatalf("%x read as %+v, %v", c.buf, got, d.err)
+		if (d.Err() == nil) != c.ok || c.ok && (got != c.want || len(d.Rest()) != 0) {
+			t.Fatalf("%x read as %+v, %v", c.buf, got, d.Err())
 		}
 	}
 }

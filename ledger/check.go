@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+
+	"payments/ledger/kv"
 )
 
 // Check verifies the ledger's invariants over the committed state store
@@ -13,11 +15,11 @@ import (
 // negative; every account holds exactly the amounts of its unresolved
 // disputes (the features' hold counts, AddHoldCount). It walks the whole
 // journal, so tests and audits call it, not the hot path.
-func Check(kv KVReader) (err error) {
-	defer recoverStoreError(&err)
+func Check(kvr KVReader) (err error) {
+	defer kv.RecoverStoreError(&err)
 	accounts := make(map[string]Account)
-	prefix := newKey(accountKind.tag, subRecord)
-	scan(kv, prefix, prefixEnd(prefix), false, func(_, v []byte) bool {
+	prefix := kv.NewKey(accountKind.tag, subRecord)
+	kv.Scan(kvr, prefix, kv.PrefixEnd(prefix), false, func(_, v []byte) bool {
 		a := decodeOrFail(v, accountKind.decodeStored).v
 		accounts[a.Number] = a
 		return true
@@ -25,9 +27,9 @@ func Check(kv KVReader) (err error) {
 	sums := make(map[string]Minor)
 	running := make(map[string]Minor)
 	var next uint64 = 1
-	jp := newKey(tagJournal)
-	scan(kv, jp, prefixEnd(jp), false, func(key, page []byte) bool {
-		if first := trailingSeq(key); first != next {
+	jp := kv.NewKey(tagJournal)
+	kv.Scan(kvr, jp, kv.PrefixEnd(jp), false, func(key, page []byte) bool {
+		if first := kv.TrailingSeq(key); first != next {
 			err = fmt.Errorf("journal: page at entry %d, expected %d", first, next)
 			return false
 		}
@@ -52,7 +54,7 @@ func Check(kv KVReader) (err error) {
 	if err != nil {
 		return err
 	}
-	if last := readCounter(kv, "journal"); last != next-1 {
+	if last := readCounter(kvr, "journal"); last != next-1 {
 		return fmt.Errorf("journal: %d entries stored, counter says %d", next-1, last)
 	}
 	for _, cur := range slices.Sorted(maps.Keys(sums)) {
@@ -62,7 +64,7 @@ func Check(kv KVReader) (err error) {
 	}
 	held := make(map[string]Minor)
 	for _, count := range holdCounts {
-		count(NewReader(kv, &Views{}), func(account string, amount Minor) { held[account] += amount })
+		count(NewReader(kvr, &Views{}), func(account string, amount Minor) { held[account] += amount })
 	}
 	for _, n := range slices.Sorted(maps.Keys(accounts)) {
 		a := accounts[n]

@@ -91,11 +91,11 @@ func (c *AdvanceClock) fields(f *Codec) {
 
 func (c *AdvanceClock) Encode(e *Encoder) { c.fields(e.Codec()) }
 
-func (c *Tick) Encode(e *Encoder) { e.varint(c.At) }
+func (c *Tick) Encode(e *Encoder) { e.Varint(c.At) }
 
 func init() {
 	registerFields[AdvanceClock](KindAdvanceClock)
-	RegisterCommand(KindTick, func(d *Decoder) Command { return &Tick{At: d.varint()} })
+	RegisterCommand(KindTick, func(d *Decoder) Command { return &Tick{At: d.Varint()} })
 }
 
 func (c *Clock) fields(f *Codec) {

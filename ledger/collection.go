@@ -1,5 +1,7 @@
 package ledger
 
+import "payments/ledger/kv"
+
 // CollectionStatus is where a collection is in its life:
 //
 //	pending ──payer approves──▶ completed (balance credited, fee debited)
@@ -117,24 +119,24 @@ var collectionKind = &kind[Collection]{
 
 func encodeStoredCollection(e *Encoder, c *Collection) {
 	c.fields(e.Codec())
-	e.bool(c.Deposit != nil)
+	e.Bool(c.Deposit != nil)
 	if c.Deposit != nil {
 		encodeDeposit(e, c.Deposit)
 	}
 	if c.Attempt != "" { // appended (doc.go)
-		e.str(c.Attempt)
+		e.Str(c.Attempt)
 	}
 }
 
 func decodeStoredCollection(d *Decoder) Collection {
 	var c Collection
 	c.fields(d.Codec())
-	if d.bool() {
+	if d.Bool() {
 		dep := decodeDeposit(d)
 		c.Deposit = &dep
 	}
-	if d.more() {
-		c.Attempt = d.str()
+	if d.More() {
+		c.Attempt = d.Str()
 	}
 	return c
 }
@@ -279,7 +281,7 @@ func (r *Reader) Collections(orgID string, f CollectionFilter, before Cursor, li
 		}
 		return p
 	}
-	var prefix keyBuf
+	var prefix kv.Key
 	switch {
 	case f.VirtualAccountID != "":
 		prefix = k.filterPrefix(indexSource, orgID, f.VirtualAccountID)

@@ -3,7 +3,8 @@ package ledger
 import (
 	"errors"
 	"fmt"
-	"strings"
+
+	"payments/ledger/kv"
 )
 
 // Command is one change to the ledger, as proposed to the log. Everything a
@@ -56,45 +57,46 @@ const BatchCommandsMax = 4096
 // EncodeBatch encodes commands as one log entry: a version byte, a count,
 // then each command as its kind and its fields.
 func EncodeBatch(dst []byte, cmds []Command) []byte {
-	e := Encoder{buf: dst}
-	e.u8(batchVersion)
-	e.uvarint(uint64(len(cmds)))
+	e := kv.NewEncoder(dst)
+	e.U8(batchVersion)
+	e.Uvarint(uint64(len(cmds)))
 	for _, c := range cmds {
-		e.u8(uint8(c.Kind()))
+		e.U8(uint8(c.Kind()))
 		c.Encode(&e)
 	}
-	return e.buf
+	return e.Bytes()
 }
 
 // DecodeBatch decodes a log entry written by EncodeBatch.
 func DecodeBatch(b []byte) ([]Command, error) {
-	d := Decoder{buf: b, short: new(strings.Builder)}
-	if v := d.u8(); d.err == nil && v != batchVersion {
+	d := kv.NewDecoder(b)
+	d.PoolStrings()
+	if v := d.U8(); d.Err() == nil && v != batchVersion {
 		return nil, fmt.Errorf("ledger: unknown batch version %d", v)
 	}
-	n := d.count()
+	n := d.Count()
 	if n > BatchCommandsMax {
 		return nil, fmt.Errorf("ledger: batch of %d commands exceeds %d", n, BatchCommandsMax)
 	}
 	cmds := make([]Command, 0, n)
-	for i := 0; i < n && d.err == nil; i++ {
+	for i := 0; i < n && d.Err() == nil; i++ {
 		c, err := decodeCommand(&d)
 		if err != nil {
 			return nil, err
 		}
 		cmds = append(cmds, c)
 	}
-	if d.err != nil {
-		return nil, d.err
+	if d.Err() != nil {
+		return nil, d.Err()
 	}
-	if len(d.buf) != 0 {
+	if len(d.Rest()) != 0 {
 		return nil, errors.New("ledger: trailing bytes after batch")
 	}
 	return cmds, nil
 }
 
 func decodeCommand(d *Decoder) (Command, error) {
-	kind := Kind(d.u8())
+	kind := Kind(d.U8())
 	var c Command
 	switch kind {
 	case KindCreateOrganization:
@@ -116,8 +118,8 @@ func decodeCommand(d *Decoder) (Command, error) {
 	case KindSettleCollection:
 		c = decodeFields[SettleCollection](d)
 	default:
-		if d.err != nil {
-			return nil, d.err
+		if d.Err() != nil {
+			return nil, d.Err()
 		}
 		decode, ok := commandDecoders[kind]
 		if !ok {
@@ -125,8 +127,8 @@ func decodeCommand(d *Decoder) (Command, error) {
 		}
 		c = decode(d)
 	}
-	if d.err != nil {
-		return nil, d.err
+	if d.Err() != nil {
+		return nil, d.Err()
 	}
 	return c, nil
 }
@@ -150,7 +152,7 @@ func (c *CreateAPIKey) fields(f *Codec) {
 	f.Str(&c.Name)
 	f.Str(&c.Hash)
 	f.Str(&c.Hint)
-	f.Scopes(&c.Scopes)
+	kv.FieldU32(f, &c.Scopes)
 }
 
 func (c *CreateAPIKey) Encode(e *Encoder) { c.fields(e.Codec()) }
@@ -172,7 +174,7 @@ func (c *FundBalance) fields(f *Codec) {
 	f.Varint(&c.At)
 	f.Str(&c.OrgID)
 	f.Str(&c.Currency)
-	f.Minor(&c.Amount)
+	FieldMinor(f, &c.Amount)
 	f.Str(&c.ExternalReference)
 }
 
@@ -182,7 +184,7 @@ func (c *FundBalance) Encode(e *Encoder) { c.fields(e.Codec()) }
 // (routing.go).
 func (s *PayoutSpec) fields(f *Codec) {
 	f.Str(&s.Currency)
-	f.Minor(&s.Amount)
+	FieldMinor(f, &s.Amount)
 	FieldU8(f, &s.AmountSide)
 	f.Str(&s.Method)
 	f.Str(&s.AccountNumber)
@@ -208,15 +210,15 @@ func (c *CreatePayout) fields(f *Codec) {
 	f.Str(&c.OrgID)
 	f.Str(&c.ExternalReference)
 	c.Spec.fields(f)
-	f.MethodType(&c.MethodType)
-	f.Minor(&c.Fee)
+	FieldMethodType(f, &c.MethodType)
+	FieldMinor(f, &c.Fee)
 	f.Uvarint(&c.Reservation)
 }
 
 func (c *CreatePayout) Encode(e *Encoder) {
 	c.fields(e.Codec())
 	if c.Spec.RoutingNumber != "" { // appended (routing.go)
-		e.str(c.Spec.RoutingNumber)
+		e.Str(c.Spec.RoutingNumber)
 	}
 }
 
@@ -240,7 +242,7 @@ func (c *SettlePayout) Encode(e *Encoder) { c.fields(e.Codec()) }
 
 func (s *CollectionSpec) fields(f *Codec) {
 	f.Str(&s.Currency)
-	f.Minor(&s.Amount)
+	FieldMinor(f, &s.Amount)
 	f.Str(&s.Method)
 	f.Str(&s.PayerNumber)
 	f.Str(&s.Narration)
@@ -261,8 +263,8 @@ func (c *CreateCollection) fields(f *Codec) {
 	f.Str(&c.OrgID)
 	f.Str(&c.ExternalReference)
 	c.Spec.fields(f)
-	f.MethodType(&c.MethodType)
-	f.Minor(&c.Fee)
+	FieldMethodType(f, &c.MethodType)
+	FieldMinor(f, &c.Fee)
 }
 
 func (c *CreateCollection) Encode(e *Encoder) { c.fields(e.Codec()) }

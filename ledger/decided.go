@@ -45,24 +45,24 @@ type Decided struct {
 func (*Decided) Kind() Kind { return KindDecided }
 
 func (c *Decided) Encode(e *Encoder) {
-	e.str(c.Attempt)
-	e.u8(uint8(c.Op.Kind()))
+	e.Str(c.Attempt)
+	e.U8(uint8(c.Op.Kind()))
 	c.Op.Encode(e)
 }
 
 func decodeDecided(d *Decoder) Command {
-	c := &Decided{Attempt: d.str()}
-	if len(d.buf) == 0 || !decidable(Kind(d.buf[0])) {
-		d.fail(Errorf(CodeValidation, "a decided command wraps a create under a reference"))
+	c := &Decided{Attempt: d.Str()}
+	if len(d.Rest()) == 0 || !decidable(Kind(d.Rest()[0])) {
+		d.Fail(Errorf(CodeValidation, "a decided command wraps a create under a reference"))
 		return c
 	}
 	op, err := decodeCommand(d)
 	if err != nil {
-		d.fail(err)
+		d.Fail(err)
 		return c
 	}
 	if _, _, ref, _, _ := decidedOf(op); ref == "" {
-		d.fail(Errorf(CodeValidation, "a decided command wraps a create under a reference"))
+		d.Fail(Errorf(CodeValidation, "a decided command wraps a create under a reference"))
 		return c
 	}
 	c.Op = op
@@ -235,14 +235,14 @@ func decidedOf(op Command) (org, resource, ref, request, id string) {
 	var e Encoder
 	switch c := op.(type) {
 	case *CreatePayout:
-		e.u8(0)
-		e.str(c.Spec.Currency)
+		e.U8(0)
+		e.Str(c.Spec.Currency)
 		c.Spec.encode(&e)
 		c.Spec.encodeRouting(&e)
 		org, resource, ref, id = c.OrgID, RefusedPayout, c.ExternalReference, c.ID
 	case *CreateFXPayout:
-		e.u8(1)
-		e.str(c.FromCurrency)
+		e.U8(1)
+		e.Str(c.FromCurrency)
 		c.Spec.encode(&e)
 		c.Spec.encodeRouting(&e)
 		org, resource, ref, id = c.OrgID, RefusedPayout, c.ExternalReference, c.ID
@@ -258,7 +258,7 @@ func decidedOf(op Command) (org, resource, ref, request, id string) {
 		org, ref, id, _ = d.Decision(&e)
 		resource = r.Resource
 	}
-	sum := sha256.Sum256(e.buf)
+	sum := sha256.Sum256(e.Bytes())
 	return org, resource, ref, string(sum[:]), id
 }
 
@@ -323,8 +323,8 @@ func (er *Error) fields(f *Codec) {
 	f.Str(&code)
 	er.Code = Code(code)
 	f.Str(&er.Message)
-	f.Minor(&er.Available)
-	f.Minor(&er.Required)
+	FieldMinor(f, &er.Available)
+	FieldMinor(f, &er.Required)
 	f.Str(&er.Currency)
 	capped := er.SpendCap != nil
 	f.Bool(&capped)
@@ -336,7 +336,7 @@ func (er *Error) fields(f *Codec) {
 	}
 	sc := er.SpendCap
 	f.Str(&sc.Cap)
-	f.Minor(&sc.Limit)
-	f.Minor(&sc.Used)
-	f.Minor(&sc.Attempted)
+	FieldMinor(f, &sc.Limit)
+	FieldMinor(f, &sc.Used)
+	FieldMinor(f, &sc.Attempted)
 }

@@ -69,32 +69,32 @@ func init() {
 }
 
 func encodeDeposit(e *Encoder, d *Deposit) {
-	e.str(d.ID)
-	e.str(d.OrgID)
-	e.str(d.CollectionID)
-	e.str(d.Type)
-	e.str(d.VirtualAccountID)
-	e.str(d.CryptoAddressID)
-	e.str(d.Currency)
-	e.minor(d.Amount)
-	e.bool(d.Completed)
-	e.str(d.ExternalReference)
-	e.str(d.Bank)
-	e.str(d.AccountNumber)
-	e.str(d.AccountName)
-	e.str(d.Chain)
-	e.str(d.Address)
-	e.str(d.Tag)
-	e.str(d.SourceReference)
-	e.varint(d.At)
+	e.Str(d.ID)
+	e.Str(d.OrgID)
+	e.Str(d.CollectionID)
+	e.Str(d.Type)
+	e.Str(d.VirtualAccountID)
+	e.Str(d.CryptoAddressID)
+	e.Str(d.Currency)
+	e.Varint(int64(d.Amount))
+	e.Bool(d.Completed)
+	e.Str(d.ExternalReference)
+	e.Str(d.Bank)
+	e.Str(d.AccountNumber)
+	e.Str(d.AccountName)
+	e.Str(d.Chain)
+	e.Str(d.Address)
+	e.Str(d.Tag)
+	e.Str(d.SourceReference)
+	e.Varint(d.At)
 }
 
 func decodeDeposit(d *Decoder) Deposit {
 	return Deposit{
-		ID: d.str(), OrgID: d.str(), CollectionID: d.str(), Type: d.str(), VirtualAccountID: d.str(),
-		CryptoAddressID: d.str(), Currency: d.str(), Amount: d.minor(), Completed: d.bool(),
-		ExternalReference: d.str(), Bank: d.str(), AccountNumber: d.str(), AccountName: d.str(),
-		Chain: d.str(), Address: d.str(), Tag: d.str(), SourceReference: d.str(), At: d.varint(),
+		ID: d.Str(), OrgID: d.Str(), CollectionID: d.Str(), Type: d.Str(), VirtualAccountID: d.Str(),
+		CryptoAddressID: d.Str(), Currency: d.Str(), Amount: Minor(d.Varint()), Completed: d.Bool(),
+		ExternalReference: d.Str(), Bank: d.Str(), AccountNumber: d.Str(), AccountName: d.Str(),
+		Chain: d.Str(), Address: d.Str(), Tag: d.Str(), SourceReference: d.Str(), At: d.Varint(),
 	}
 }
 

@@ -26,7 +26,9 @@
 // (endpoints and their deliveries, fanned out from every event by a hook)
 // do. Sub-packages keep this package's rules (below, and the "Never"
 // section: TestLedgerIsPure reads them too); package raft links them all,
-// and so do this package's tests (features_test.go).
+// and so do this package's tests (features_test.go). Beneath them all,
+// ledger/kv holds the byte-level machinery: the codec and the state
+// store's interfaces, keys and scans.
 //
 // # Role
 //
@@ -77,10 +79,10 @@
 // length-prefixed strings (uvarint length, bytes), so that a prefix of
 // components is a prefix of keys and ordered scans follow creation order.
 // Values are the record codecs of records.go and the features' files; for
-// most types one fields method both writes and reads (codec.go). Frozen: a
-// different layout is a new format version ('#' "format"), and
-// TestEncodingsFrozen holds every command, record and event subject to the
-// bytes of testdata/encodings.golden.
+// most types one fields method both writes and reads (codec.go, on
+// kv.Codec). Frozen: a different layout is a new format version ('#'
+// "format"), and TestEncodingsFrozen holds every command, record and event
+// subject to the bytes of testdata/encodings.golden.
 //
 // Each kind of record (layout.go lists the tags) has:
 //
@@ -96,7 +98,7 @@
 // with single deletes (each is set once before it is removed), so churn
 // costs nothing once flushed. Lookup entries are set once and never
 // removed: a reference is never forgotten. A Bloom filter in memory holds
-// every lookup key (lookupfilter.go, about 1.5 bytes a key, not stored),
+// every lookup key (kv.LookupFilter, about 1.5 bytes a key, not stored),
 // so that proving a create's reference new — nearly every create's — needs
 // no read of the state store.
 //
@@ -130,7 +132,7 @@
 // value, and only when it has a value (or a later appended field does), so
 // that every record written before reads as it was and a record that has
 // none of the new fields is byte for byte format 1's; the kind's decoder
-// reads an appended field only when bytes remain (decoder.more). This works
+// reads an appended field only when bytes remain (kv.Codec.More). This works
 // for state-store values alone, which end where the record ends: an event
 // subject is followed by the next event in its page, so a subject that
 // grows gets a new subject kind (a record without the new fields keeps the

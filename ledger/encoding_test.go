@@ -9,6 +9,8 @@ import (
 	"os"
 	"reflect"
 	"testing"
+
+	"payments/ledger/kv"
 )
 
 var updateEncodings = flag.Bool("update-encodings", false, "rewrite testdata/encodings.golden")
@@ -167,17 +169,17 @@ func recordSamples[V any](t *testing.T, out *bytes.Buffer, n int, k *kind[V]) {
 		fillValue(reflect.ValueOf(&v).Elem(), rng, i)
 		e := Encoder{}
 		k.encodeStored(&e, uint64(i), &v)
-		d := Decoder{buf: e.buf}
+		d := kv.NewDecoder(e.Bytes())
 		back := k.decodeStored(&d)
-		if d.err != nil {
-			t.Fatalf("%s sample %d: decode: %v", k.name, i, d.err)
+		if d.Err() != nil {
+			t.Fatalf("%s sample %d: decode: %v", k.name, i, d.Err())
 		}
 		again := Encoder{}
 		k.encodeStored(&again, back.seq, &back.v)
-		if !bytes.Equal(again.buf, e.buf) {
-			t.Fatalf("%s sample %d: decoded and encoded again:\n%x\nwas\n%x", k.name, i, again.buf, e.buf)
+		if !bytes.Equal(again.Bytes(), e.Bytes()) {
+			t.Fatalf("%s sample %d: decoded and encoded again:\n%x\nwas\n%x", k.name, i, again.Bytes(), e.Bytes())
 		}
-		fmt.Fprintf(out, "record %c %s %d %s\n", k.tag, k.name, i, hex.EncodeToString(e.buf))
+		fmt.Fprintf(out, "record %c %s %d %s\n", k.tag, k.name, i, hex.EncodeToString(e.Bytes()))
 	}
 }
 
@@ -187,9 +189,9 @@ func subjectSamples(t *testing.T, out *bytes.Buffer, n int) {
 	var types []reflect.Type
 	seen := map[reflect.Type]bool{}
 	for _, k := range SubjectKinds() {
-		d := Decoder{buf: make([]byte, 256)}
+		d := kv.NewDecoder(make([]byte, 256))
 		zero := subjectCodecs[k].decode(&d)
-		if d.err != nil || zero == nil {
+		if d.Err() != nil || zero == nil {
 			continue // a kind a field's value selects (a payout that names its bank)
 		}
 		if typ := reflect.TypeOf(zero); !seen[typ] {
@@ -206,17 +208,17 @@ func subjectSamples(t *testing.T, out *bytes.Buffer, n int) {
 			ev := Event{Seq: uint64(i + 1), OrgID: "org", Type: "payout.created", ResourceID: "id", At: int64(i), Subject: v.Interface().(Subject)}
 			e := Encoder{}
 			encodeEvent(&e, &ev)
-			d := Decoder{buf: e.buf}
+			d := kv.NewDecoder(e.Bytes())
 			back := decodeEvent(&d)
-			if d.err != nil {
-				t.Fatalf("%s sample %d: decode: %v", typ.Name(), i, d.err)
+			if d.Err() != nil {
+				t.Fatalf("%s sample %d: decode: %v", typ.Name(), i, d.Err())
 			}
 			again := Encoder{}
 			encodeEvent(&again, &back)
-			if !bytes.Equal(again.buf, e.buf) {
-				t.Fatalf("%s sample %d: decoded and encoded again:\n%x\nwas\n%x", typ.Name(), i, again.buf, e.buf)
+			if !bytes.Equal(again.Bytes(), e.Bytes()) {
+				t.Fatalf("%s sample %d: decoded and encoded again:\n%x\nwas\n%x", typ.Name(), i, again.Bytes(), e.Bytes())
 			}
-			fmt.Fprintf(out, "subject %d %s %d %s\n", ev.Subject.SubjectKind(), typeName(typ), i, hex.EncodeToString(e.buf))
+			fmt.Fprintf(out, "subject %d %s %d %s\n", ev.Subject.SubjectKind(), typeName(typ), i, hex.EncodeToString(e.Bytes()))
 		}
 	}
 	for _, k := range SubjectKinds() {
@@ -241,7 +243,7 @@ func builtinKinds() []Kind {
 // another kind's type) or that wraps another command has none.
 func commandType(k Kind) (reflect.Type, bool) {
 	buf := append([]byte{byte(k)}, make([]byte, 256)...)
-	d := Decoder{buf: buf}
+	d := kv.NewDecoder(buf)
 	c, err := decodeCommand(&d)
 	if err != nil || c == nil {
 		return nil, false

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+
+	"payments/ledger/kv"
 )
 
 // Event is one change the contract names (payout.completed, order.expired,
@@ -172,13 +174,13 @@ func ParseEventID(id string) (uint64, bool) {
 type eventLog struct {
 	seq        uint64 // the last event emitted
 	seqWritten uint64
-	committed  uint64          // events up to this one are in the state store
-	flushed    uint64          // events up to this one are in the batch last flushed
-	pending    []Event         // events after committed, in order
-	from       int             // pending[from:] are not flushed yet
-	ends       []int           // pending[:ends[i]] ends the i-th log entry's page
-	byOrg      grouper[uint64] // flushPage's scratch
-	key        keyBuf          // flushPage's scratch
+	committed  uint64             // events up to this one are in the state store
+	flushed    uint64             // events up to this one are in the batch last flushed
+	pending    []Event            // events after committed, in order
+	from       int                // pending[from:] are not flushed yet
+	ends       []int              // pending[:ends[i]] ends the i-th log entry's page
+	byOrg      kv.Grouper[uint64] // flushPage's scratch
+	key        kv.Key             // flushPage's scratch
 }
 
 // endEntry closes the page of the log entry just applied.
@@ -188,7 +190,7 @@ func (l *eventLog) endEntry() {
 	}
 }
 
-func (l *eventLog) flush(w *sortedWriter, e *Encoder, record func(*Event) (byte, bool)) {
+func (l *eventLog) flush(w *kv.SortedWriter, e *Encoder, record func(*Event) (byte, bool)) {
 	l.endEntry()
 	start := l.from
 	for _, end := range l.ends {
@@ -206,35 +208,35 @@ func (l *eventLog) flush(w *sortedWriter, e *Encoder, record func(*Event) (byte,
 
 // flushPage writes the events of one log entry: the page, each
 // organization's list of them, and each one under its resource.
-func (l *eventLog) flushPage(w *sortedWriter, e *Encoder, page []Event, record func(*Event) (byte, bool)) {
-	e.buf = e.buf[:0]
-	e.uvarint(uint64(len(page)))
+func (l *eventLog) flushPage(w *kv.SortedWriter, e *Encoder, page []Event, record func(*Event) (byte, bool)) {
+	e.Reset()
+	e.Uvarint(uint64(len(page)))
 	for i := range page {
 		ev := &page[i]
 		if tag, ok := record(ev); ok {
 			encodeEventHeader(e, ev)
-			e.u8(uint8(subjectRecord))
-			e.u8(tag)
+			e.U8(uint8(subjectRecord))
+			e.U8(tag)
 		} else {
 			encodeEvent(e, ev)
 		}
-		l.byOrg.add(ev.OrgID, ev.Seq)
+		l.byOrg.Add(ev.OrgID, ev.Seq)
 	}
-	l.key = append(l.key[:0], tagEvent).u64(page[0].Seq)
-	w.Set(l.key, e.buf)
-	for i, org := range l.byOrg.keys {
-		seqs := l.byOrg.groups[i]
-		e.buf = e.buf[:0]
-		e.uvarint(uint64(len(seqs)))
+	l.key = append(l.key[:0], tagEvent).U64(page[0].Seq)
+	w.Set(l.key, e.Bytes())
+	for i, org := range l.byOrg.Keys() {
+		seqs := l.byOrg.Group(i)
+		e.Reset()
+		e.Uvarint(uint64(len(seqs)))
 		for _, seq := range seqs {
-			e.uvarint(seq - seqs[0])
+			e.Uvarint(seq - seqs[0])
 		}
-		l.key = append(l.key[:0], tagEventList, 'o').str(org).u64(seqs[0])
-		w.Set(l.key, e.buf)
+		l.key = append(l.key[:0], tagEventList, 'o').Str(org).U64(seqs[0])
+		w.Set(l.key, e.Bytes())
 	}
-	l.byOrg.reset()
+	l.byOrg.Reset()
 	for i := range page {
-		l.key = append(l.key[:0], tagEventList, 'r').str(page[i].OrgID).str(page[i].ResourceID).u64(page[i].Seq)
+		l.key = append(l.key[:0], tagEventList, 'r').Str(page[i].OrgID).Str(page[i].ResourceID).U64(page[i].Seq)
 		w.Set(l.key, nil)
 	}
 }
@@ -271,20 +273,20 @@ func (l *eventLog) at(kv KVReader, seq uint64) (Event, bool) {
 }
 
 // readEvent returns the event with sequence number seq from its page.
-func readEvent(kv KVReader, seq uint64) (Event, bool) {
+func readEvent(kvr KVReader, seq uint64) (Event, bool) {
 	var ev Event
 	var found bool
-	prefix := newKey(tagEvent)
-	scan(kv, prefix, prefix.u64(seq+1), true, func(_, page []byte) bool {
-		d := Decoder{buf: page}
-		n := d.count()
-		for i := 0; i < n && d.err == nil; i++ {
+	prefix := kv.NewKey(tagEvent)
+	kv.Scan(kvr, prefix, prefix.U64(seq+1), true, func(_, page []byte) bool {
+		d := kv.NewDecoder(page)
+		n := d.Count()
+		for i := 0; i < n && d.Err() == nil; i++ {
 			if e := decodeEvent(&d); e.Seq == seq {
 				ev, found = e, true
 				break
 			}
 		}
-		must(d.err)
+		kv.Must(d.Err())
 		return false
 	})
 	if !found {
@@ -294,11 +296,11 @@ func readEvent(kv KVReader, seq uint64) (Event, bool) {
 	switch ev.recordTag {
 	case 0:
 	case tagPayout:
-		ev.Subject = readSubject(kv, payoutKind, ev.ResourceID)
+		ev.Subject = readSubject(kvr, payoutKind, ev.ResourceID)
 	case tagCollection:
-		ev.Subject = readSubject(kv, collectionKind, ev.ResourceID)
+		ev.Subject = readSubject(kvr, collectionKind, ev.ResourceID)
 	default:
-		must(fmt.Errorf("event %d refers to a record of kind %q", seq, ev.recordTag))
+		kv.Must(fmt.Errorf("event %d refers to a record of kind %q", seq, ev.recordTag))
 	}
 	return ev, true
 }
@@ -310,10 +312,10 @@ func readEvent(kv KVReader, seq uint64) (Event, bool) {
 // carrying a second copy of it, which would be byte for byte the same.
 const subjectRecord SubjectKind = 0
 
-func readSubject[V Subject](kv KVReader, k *kind[V], id string) Subject {
-	sr, ok := k.read(kv, id)
+func readSubject[V Subject](kvr KVReader, k *kind[V], id string) Subject {
+	sr, ok := k.read(kvr, id)
 	if !ok {
-		must(errMissing(k.name, id))
+		kv.Must(errMissing(k.name, id))
 	}
 	return sr.v
 }
@@ -336,11 +338,12 @@ func sameClosed[V any](t *store[V], id string, sub V, scratch *[2]Encoder) (byte
 		return 0, false
 	}
 	a, b := &scratch[0], &scratch[1]
-	a.buf, b.buf = a.buf[:0], b.buf[:0]
+	a.Reset()
+	b.Reset()
 	t.k.enc(a, v)
 	t.tmp = sub
 	t.k.enc(b, &t.tmp)
-	return t.k.tag, bytes.Equal(a.buf, b.buf)
+	return t.k.tag, bytes.Equal(a.Bytes(), b.Bytes())
 }
 
 // emit records an event at leader time at. Only rules call it, after the
@@ -366,30 +369,30 @@ func (s *State) emitCredited(at int64, number string) {
 }
 
 func encodeEventHeader(e *Encoder, ev *Event) {
-	e.uvarint(ev.Seq)
-	e.str(ev.OrgID)
-	e.str(ev.Type)
-	e.str(ev.ResourceID)
-	e.varint(ev.At)
+	e.Uvarint(ev.Seq)
+	e.Str(ev.OrgID)
+	e.Str(ev.Type)
+	e.Str(ev.ResourceID)
+	e.Varint(ev.At)
 }
 
 func encodeEvent(e *Encoder, ev *Event) {
 	encodeEventHeader(e, ev)
 	k := ev.Subject.SubjectKind()
-	e.u8(uint8(k))
+	e.U8(uint8(k))
 	subjectCodecs[k].encode(e, ev.Subject)
 }
 
 func decodeEvent(d *Decoder) Event {
-	ev := Event{Seq: d.uvarint(), OrgID: d.str(), Type: d.str(), ResourceID: d.str(), At: d.varint()}
-	k := SubjectKind(d.u8())
+	ev := Event{Seq: d.Uvarint(), OrgID: d.Str(), Type: d.Str(), ResourceID: d.Str(), At: d.Varint()}
+	k := SubjectKind(d.U8())
 	if k == subjectRecord {
-		ev.recordTag = d.u8()
+		ev.recordTag = d.U8()
 		return ev
 	}
 	c, ok := subjectCodecs[k]
 	if !ok {
-		d.fail(fmt.Errorf("ledger: unknown event subject kind %d", k))
+		d.Fail(fmt.Errorf("ledger: unknown event subject kind %d", k))
 		return ev
 	}
 	ev.Subject = c.decode(d)
@@ -420,30 +423,30 @@ func (r *Reader) Events(orgID string, f EventFilter, before Cursor, limit int) P
 	get := func(seq uint64) (Event, bool) {
 		ev, ok := readEvent(r.kv, seq)
 		if !ok {
-			must(errMissing("event", EventID(seq)))
+			kv.Must(errMissing("event", EventID(seq)))
 		}
 		return ev, f.Type == "" || ev.Type == f.Type
 	}
 	if f.ResourceID != "" {
-		prefix := newKey(tagEventList, 'r').str(orgID).str(f.ResourceID)
+		prefix := kv.NewKey(tagEventList, 'r').Str(orgID).Str(f.ResourceID)
 		return pageOf(r.kv, prefix, before, limit, func(seq uint64, _ []byte) (Event, bool) { return get(seq) })
 	}
 	// The organization's lists, one per page of the log, newest first.
 	var p Page[Event]
-	prefix := newKey(tagEventList, 'o').str(orgID)
-	upper := prefixEnd(prefix)
+	prefix := kv.NewKey(tagEventList, 'o').Str(orgID)
+	upper := kv.PrefixEnd(prefix)
 	if before != CursorStart {
-		upper = slices.Clip(prefix).u64(uint64(before))
+		upper = slices.Clip(prefix).U64(uint64(before))
 	}
 	scanned := 0
-	scan(r.kv, prefix, upper, true, func(key, list []byte) bool {
-		first := trailingSeq(key)
-		d := Decoder{buf: list}
-		seqs := make([]uint64, d.count())
+	kv.Scan(r.kv, prefix, upper, true, func(key, list []byte) bool {
+		first := kv.TrailingSeq(key)
+		d := kv.NewDecoder(list)
+		seqs := make([]uint64, d.Count())
 		for i := range seqs {
-			seqs[i] = first + d.uvarint()
+			seqs[i] = first + d.Uvarint()
 		}
-		must(d.err)
+		kv.Must(d.Err())
 		for i := len(seqs) - 1; i >= 0; i-- {
 			seq := seqs[i]
 			if Cursor(seq) >= before {

@@ -9,11 +9,11 @@ package ledger
 // deposits' own store (tag TagDeposit) writes it as a collection's stored
 // record and a deposit's event subject do.
 func DepositFields(d *Deposit, f *Codec) {
-	if f.enc != nil {
-		encodeDeposit(f.enc, d)
+	if e := f.Encoder(); e != nil {
+		encodeDeposit(e, d)
 		return
 	}
-	*d = decodeDeposit(f.dec)
+	*d = decodeDeposit(f.Decoder())
 }
 
 // DepositMethodType is the method type a deposit's collection stores: its

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+
+	"payments/ledger/kv"
 )
 
 // A feature may live in a sub-package of ledger (ledger/conversions,
@@ -53,8 +55,7 @@ type FieldsCommand[T any] interface {
 func RegisterFieldsCommand[T any, P FieldsCommand[T]](k Kind) {
 	RegisterCommand(k, func(d *Decoder) Command {
 		c := P(new(T))
-		d.generic = Codec{dec: d}
-		c.Fields(&d.generic)
+		c.Fields(d.Codec())
 		return c
 	})
 }
@@ -107,12 +108,10 @@ func NewRecordKind[V any](sp RecordSpec[V]) RecordKind[V] {
 	k := &kind[V]{
 		tag: sp.Tag, name: sp.Name, id: sp.ID, open: sp.Open, lookups: lookups,
 		enc: func(e *Encoder, v *V) {
-			e.generic = Codec{enc: e}
-			fields(v, &e.generic)
+			fields(v, e.Codec())
 		},
 		dec: func(d *Decoder) (v V) {
-			d.generic = Codec{dec: d}
-			fields(&v, &d.generic)
+			fields(&v, d.Codec())
 			return v
 		},
 	}
@@ -219,28 +218,6 @@ func ReadList[V any](r *Reader, k RecordKind[V], org string, before Cursor, limi
 	return readPage(r, k.k, k.k.listPrefix(org), before, limit, keep)
 }
 
-// AppendedFlag reads or writes a flag appended to a kind of record after
-// its format was frozen (doc.go, "Appended fields"): written only when
-// true, as the record's last byte, so a record without it keeps the older
-// format's bytes; read only when bytes remain. A false flag written would
-// not re-encode as read, so reading one fails.
-func (f *Codec) AppendedFlag(p *bool) {
-	if f.enc != nil {
-		if *p {
-			f.enc.bool(true)
-		}
-		return
-	}
-	d := f.dec
-	if !d.more() {
-		*p = false
-		return
-	}
-	if *p = d.bool(); !*p && d.err == nil {
-		d.fail(errors.New("ledger: an appended flag that is false"))
-	}
-}
-
 // The extension points below were added for package webhooks (endpoints
 // and deliveries, ledger/webhooks): list indexes of a feature's records,
 // its own event hook and event subject, and reads by index and by the open
@@ -294,60 +271,13 @@ func RegisterSubject[V Subject](k SubjectKind, fields func(*V, *Codec)) {
 	registerSubject(k,
 		func(e *Encoder, s Subject) {
 			v := s.(V)
-			e.generic = Codec{enc: e}
-			fields(&v, &e.generic)
+			fields(&v, e.Codec())
 		},
 		func(d *Decoder) Subject {
 			var v V
-			d.generic = Codec{dec: d}
-			fields(&v, &d.generic)
+			fields(&v, d.Codec())
 			return v
 		})
-}
-
-// AppendedVarint reads or writes the field a variant kind appends to its
-// base kind's fields (an attempt with its start). It is never zero: a
-// command without it is written as the base kind, so a zero would not
-// encode again as it was read.
-func (f *Codec) AppendedVarint(p *int64, what string) {
-	if f.enc != nil {
-		f.enc.varint(*p)
-		return
-	}
-	*p = f.dec.varint()
-	if *p == 0 && f.dec.err == nil {
-		f.dec.fail(fmt.Errorf("ledger: appended %s of zero", what))
-	}
-}
-
-// AppendedSlice reads or writes a slice appended to a record's layout
-// (doc.go, "Appended fields"): written only when it is not empty, so that
-// a record without it keeps the older layout, and read only where bytes
-// remain. An appended length of zero fails the decoding (it would not
-// encode again as read).
-func AppendedSlice[T any](f *Codec, p *[]T, what string, each func(*Codec, *T)) {
-	if f.enc != nil {
-		if len(*p) == 0 {
-			return
-		}
-		f.enc.uvarint(uint64(len(*p)))
-		for i := range *p {
-			each(f, &(*p)[i])
-		}
-		return
-	}
-	d := f.dec
-	if !d.more() {
-		return
-	}
-	n := d.count()
-	if n == 0 && d.err == nil {
-		d.fail(fmt.Errorf("ledger: empty appended %s", what))
-	}
-	*p = make([]T, n)
-	for i := range *p {
-		each(f, &(*p)[i])
-	}
 }
 
 // ReadFiltered returns one page of an organization's records of kind k
@@ -378,15 +308,15 @@ func ReadCount[V any](r *Reader, k RecordKind[V]) uint64 { return readKindSeq(r.
 func (k RecordKind[V]) Encode(v *V) []byte {
 	var e Encoder
 	k.k.enc(&e, v)
-	return e.buf
+	return e.Bytes()
 }
 
 // Decode reads what Encode wrote.
 func (k RecordKind[V]) Decode(b []byte) (V, error) {
-	d := Decoder{buf: b}
+	d := kv.NewDecoder(b)
 	v := k.k.dec(&d)
-	if d.err == nil && len(d.buf) != 0 {
-		d.err = errors.New("ledger: bytes left after the record")
+	if d.Err() == nil && len(d.Rest()) != 0 {
+		d.Fail(errors.New("ledger: bytes left after the record"))
 	}
-	return v, d.err
+	return v, d.Err()
 }

@@ -1,5 +1,7 @@
 package ledger
 
+import "payments/ledger/kv"
+
 // Records and codecs, as features reach them beyond feature.go: kinds kept
 // out of the organizations' lists, walks of a kind or of what memory holds,
 // the kernel's reference lookup (its index name and key) and reads by it,
@@ -15,24 +17,6 @@ func ReadByReference[V any](r *Reader, k RecordKind[V], org, ref string) (V, boo
 // is committed, the open ones.
 func (st Store[V]) InMemory() int { return len(st.t.rows) }
 
-// More reports, while decoding, whether bytes remain: a record read where
-// an older layout ended has none of the fields appended since (doc.go,
-// "Appended fields").
-func (f *Codec) More() bool { return f.dec != nil && f.dec.more() }
-
-// AppendedRef reads the reference a command kind "with the reference"
-// appends to its base kind's fields (KindExecuteQuoteRef); it is never
-// empty. Writing, it writes a reference that is not empty.
-func (f *Codec) AppendedRef(p *string) {
-	if f.enc != nil {
-		if *p != "" {
-			f.enc.str(*p)
-		}
-		return
-	}
-	*p = f.dec.appendedRef()
-}
-
 // NewUnlistedRecordKind is NewRecordKind for a kind that keeps no list by
 // organization (a deployment's one key).
 func NewUnlistedRecordKind[V any](sp RecordSpec[V]) RecordKind[V] {
@@ -45,8 +29,8 @@ func NewUnlistedRecordKind[V any](sp RecordSpec[V]) RecordKind[V] {
 // store, open or closed, in id order. It walks the whole kind: for audits
 // and sweeps, not requests.
 func EachRecord[V any](r *Reader, k RecordKind[V], fn func(*V)) {
-	prefix := newKey(k.k.tag, subRecord)
-	scan(r.kv, prefix, prefixEnd(prefix), false, func(_, v []byte) bool {
+	prefix := kv.NewKey(k.k.tag, subRecord)
+	kv.Scan(r.kv, prefix, kv.PrefixEnd(prefix), false, func(_, v []byte) bool {
 		rec := decodeOrFail(v, k.k.decodeStored).v
 		fn(&rec)
 		return true

@@ -111,32 +111,32 @@ func (c *CreateFXPayout) fields(f *Codec) {
 	f.Str(&c.OrgID)
 	f.Str(&c.ExternalReference)
 	c.Spec.fields(f)
-	f.MethodType(&c.MethodType)
-	f.Minor(&c.Fee)
+	FieldMethodType(f, &c.MethodType)
+	FieldMinor(f, &c.Fee)
 	f.Uvarint(&c.Reservation)
 	f.Str(&c.FromCurrency)
-	f.Minor(&c.FromAmount)
-	f.Minor(&c.ToAmount)
+	FieldMinor(f, &c.FromAmount)
+	FieldMinor(f, &c.ToAmount)
 	f.Str(&c.Rate)
 }
 
 func (c *CreateFXPayout) Encode(e *Encoder) {
 	c.fields(e.Codec())
 	if c.Spec.RoutingNumber != "" { // appended (routing.go)
-		e.str(c.Spec.RoutingNumber)
+		e.Str(c.Spec.RoutingNumber)
 	}
 }
 
 func encodePayoutFX(e *Encoder, f *PayoutFX) {
-	e.str(f.PayoutID)
-	e.str(f.OrgID)
-	e.str(f.FromCurrency)
-	e.minor(f.FromAmount)
-	e.str(f.Rate)
+	e.Str(f.PayoutID)
+	e.Str(f.OrgID)
+	e.Str(f.FromCurrency)
+	e.Varint(int64(f.FromAmount))
+	e.Str(f.Rate)
 }
 
 func decodePayoutFX(d *Decoder) PayoutFX {
-	return PayoutFX{PayoutID: d.str(), OrgID: d.str(), FromCurrency: d.str(), FromAmount: d.minor(), Rate: d.str()}
+	return PayoutFX{PayoutID: d.Str(), OrgID: d.Str(), FromCurrency: d.Str(), FromAmount: Minor(d.Varint()), Rate: d.Str()}
 }
 
 func init() {

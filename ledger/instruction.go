@@ -153,27 +153,27 @@ func init() {
 }
 
 func encodeInstruction(e *Encoder, in *Instruction) {
-	e.str(in.ID)
-	e.str(in.OrgID)
-	e.str(in.Provider)
-	e.bool(in.Collection)
-	e.str(in.Key)
-	e.str(in.PreparedKey)
-	e.str(in.Payload)
-	e.bool(in.SendOnce)
-	e.bool(in.Sent)
-	e.str(in.ProviderRef)
-	e.uvarint(uint64(in.Replacements))
-	e.bool(in.Closed)
-	e.varint(in.CreatedAt)
-	e.varint(in.UpdatedAt)
+	e.Str(in.ID)
+	e.Str(in.OrgID)
+	e.Str(in.Provider)
+	e.Bool(in.Collection)
+	e.Str(in.Key)
+	e.Str(in.PreparedKey)
+	e.Str(in.Payload)
+	e.Bool(in.SendOnce)
+	e.Bool(in.Sent)
+	e.Str(in.ProviderRef)
+	e.Uvarint(uint64(in.Replacements))
+	e.Bool(in.Closed)
+	e.Varint(in.CreatedAt)
+	e.Varint(in.UpdatedAt)
 }
 
 func decodeInstruction(d *Decoder) Instruction {
 	return Instruction{
-		ID: d.str(), OrgID: d.str(), Provider: d.str(), Collection: d.bool(), Key: d.str(),
-		PreparedKey: d.str(), Payload: d.str(), SendOnce: d.bool(), Sent: d.bool(), ProviderRef: d.str(),
-		Replacements: uint32(d.uvarint()), Closed: d.bool(), CreatedAt: d.varint(), UpdatedAt: d.varint(),
+		ID: d.Str(), OrgID: d.Str(), Provider: d.Str(), Collection: d.Bool(), Key: d.Str(),
+		PreparedKey: d.Str(), Payload: d.Str(), SendOnce: d.Bool(), Sent: d.Bool(), ProviderRef: d.Str(),
+		Replacements: uint32(d.Uvarint()), Closed: d.Bool(), CreatedAt: d.Varint(), UpdatedAt: d.Varint(),
 	}
 }
 

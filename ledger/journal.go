@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
+
+	"payments/ledger/kv"
 )
 
 // The journal: every entry ever booked, in the state store. Entries are
@@ -27,8 +29,8 @@ type journal struct {
 	// take slices of them: one allocation for many transactions.
 	entries   []Entry
 	merchant  []bool
-	byAccount grouper[NumberedEntry] // flush's scratch
-	key       keyBuf                 // flush's scratch
+	byAccount kv.Grouper[NumberedEntry] // flush's scratch
+	key       kv.Key                    // flush's scratch
 }
 
 // endEntry closes the page of the log entry just applied.
@@ -79,7 +81,7 @@ func (j *journal) add(entries []Entry, merchant []bool) uint64 {
 	return t.first
 }
 
-func (j *journal) flush(w *sortedWriter, e *Encoder) {
+func (j *journal) flush(w *kv.SortedWriter, e *Encoder) {
 	j.endEntry()
 	start := 0
 	for _, end := range j.ends {
@@ -106,29 +108,29 @@ const journalSlabMax = 1 << 16
 
 // flushPage writes the transactions of one log entry: the journal page,
 // and a statement page for each merchant account they touch.
-func (j *journal) flushPage(w *sortedWriter, e *Encoder, page []transaction) {
-	e.buf = e.buf[:0]
-	e.uvarint(uint64(len(page)))
+func (j *journal) flushPage(w *kv.SortedWriter, e *Encoder, page []transaction) {
+	e.Reset()
+	e.Uvarint(uint64(len(page)))
 	for i := range page {
 		encodeTransaction(e, page[i].entries)
 	}
-	j.key = append(j.key[:0], tagJournal).u64(page[0].first)
-	w.Set(j.key, e.buf)
+	j.key = append(j.key[:0], tagJournal).U64(page[0].first)
+	w.Set(j.key, e.Bytes())
 	for _, t := range page {
 		for i, en := range t.entries {
 			if t.merchant[i] {
-				j.byAccount.add(en.Account, NumberedEntry{Seq: t.first + uint64(i), Entry: en})
+				j.byAccount.Add(en.Account, NumberedEntry{Seq: t.first + uint64(i), Entry: en})
 			}
 		}
 	}
-	for i, account := range j.byAccount.keys {
-		entries := j.byAccount.groups[i]
-		e.buf = e.buf[:0]
+	for i, account := range j.byAccount.Keys() {
+		entries := j.byAccount.Group(i)
+		e.Reset()
 		encodeStatementPage(e, entries)
-		j.key = append(j.key[:0], tagStatement).str(account).u64(entries[0].Seq)
-		w.Set(j.key, e.buf)
+		j.key = append(j.key[:0], tagStatement).Str(account).U64(entries[0].Seq)
+		w.Set(j.key, e.Bytes())
 	}
-	j.byAccount.reset()
+	j.byAccount.Reset()
 }
 
 func (j *journal) load(kv KVReader) {
@@ -138,17 +140,17 @@ func (j *journal) load(kv KVReader) {
 
 func writeCounter(w KVWriter, name string, v uint64) {
 	var b [binary.MaxVarintLen64]byte
-	must(w.Set(newKey(tagCounter).str(name), b[:binary.PutUvarint(b[:], v)]))
+	kv.Must(w.Set(kv.NewKey(tagCounter).Str(name), b[:binary.PutUvarint(b[:], v)]))
 }
 
-func readCounter(kv KVReader, name string) uint64 {
+func readCounter(kvr KVReader, name string) uint64 {
 	var v uint64
-	_, err := kv.Get(newKey(tagCounter).str(name), func(b []byte) {
-		d := Decoder{buf: b}
-		v = d.uvarint()
-		must(d.err)
+	_, err := kvr.Get(kv.NewKey(tagCounter).Str(name), func(b []byte) {
+		d := kv.NewDecoder(b)
+		v = d.Uvarint()
+		kv.Must(d.Err())
 	})
-	must(err)
+	kv.Must(err)
 	return v
 }
 
@@ -156,26 +158,26 @@ func readCounter(kv KVReader, name string) uint64 {
 // and balance after, then the reference, the external reference and the
 // time they share. A journal page is the count of transactions, then each.
 func encodeTransaction(e *Encoder, entries []Entry) {
-	e.uvarint(uint64(len(entries)))
+	e.Uvarint(uint64(len(entries)))
 	for i := range entries {
 		en := &entries[i]
-		e.str(en.Account)
-		e.u8(uint8(en.Type))
-		e.minor(en.Amount)
-		e.minor(en.BalanceAfter)
+		e.Str(en.Account)
+		e.U8(uint8(en.Type))
+		e.Varint(int64(en.Amount))
+		e.Varint(int64(en.BalanceAfter))
 	}
-	e.str(entries[0].RefID)
-	e.str(entries[0].ExternalRef)
-	e.varint(entries[0].At)
+	e.Str(entries[0].RefID)
+	e.Str(entries[0].ExternalRef)
+	e.Varint(entries[0].At)
 }
 
 func decodeTransaction(d *Decoder) []Entry {
-	n := d.count()
+	n := d.Count()
 	entries := make([]Entry, n)
 	for i := range entries {
-		entries[i] = Entry{Account: d.str(), Type: EntryType(d.u8()), Amount: d.minor(), BalanceAfter: d.minor()}
+		entries[i] = Entry{Account: d.Str(), Type: EntryType(d.U8()), Amount: Minor(d.Varint()), BalanceAfter: Minor(d.Varint())}
 	}
-	ref, ext, at := d.str(), d.str(), d.varint()
+	ref, ext, at := d.Str(), d.Str(), d.Varint()
 	for i := range entries {
 		entries[i].RefID, entries[i].ExternalRef, entries[i].At = ref, ext, at
 	}
@@ -185,42 +187,42 @@ func decodeTransaction(d *Decoder) []Entry {
 // eachEntry calls fn with each entry of a journal page, in order, numbered
 // from first, until fn returns false.
 func eachEntry(page []byte, first uint64, fn func(NumberedEntry) bool) {
-	d := Decoder{buf: page}
-	n := d.count()
+	d := kv.NewDecoder(page)
+	n := d.Count()
 	seq := first
-	for i := 0; i < n && d.err == nil; i++ {
+	for i := 0; i < n && d.Err() == nil; i++ {
 		for _, en := range decodeTransaction(&d) {
-			if d.err == nil && !fn(NumberedEntry{Seq: seq, Entry: en}) {
+			if d.Err() == nil && !fn(NumberedEntry{Seq: seq, Entry: en}) {
 				return
 			}
 			seq++
 		}
 	}
-	must(d.err)
+	kv.Must(d.Err())
 }
 
 // A statement page: an account's entries of one journal page, oldest
 // first: the count, then each entry's sequence number, type, amount,
 // balance after, reference, external reference and time.
 func encodeStatementPage(e *Encoder, entries []NumberedEntry) {
-	e.uvarint(uint64(len(entries)))
+	e.Uvarint(uint64(len(entries)))
 	for i := range entries {
 		n := &entries[i]
-		e.uvarint(n.Seq)
-		e.u8(uint8(n.Entry.Type))
-		e.minor(n.Entry.Amount)
-		e.minor(n.Entry.BalanceAfter)
-		e.str(n.Entry.RefID)
-		e.str(n.Entry.ExternalRef)
-		e.varint(n.Entry.At)
+		e.Uvarint(n.Seq)
+		e.U8(uint8(n.Entry.Type))
+		e.Varint(int64(n.Entry.Amount))
+		e.Varint(int64(n.Entry.BalanceAfter))
+		e.Str(n.Entry.RefID)
+		e.Str(n.Entry.ExternalRef)
+		e.Varint(n.Entry.At)
 	}
 }
 
 func decodeStatementPage(d *Decoder, account string, out []NumberedEntry) []NumberedEntry {
-	n := d.count()
-	for i := 0; i < n && d.err == nil; i++ {
-		out = append(out, NumberedEntry{Seq: d.uvarint(), Entry: Entry{Account: account, Type: EntryType(d.u8()),
-			Amount: d.minor(), BalanceAfter: d.minor(), RefID: d.str(), ExternalRef: d.str(), At: d.varint()}})
+	n := d.Count()
+	for i := 0; i < n && d.Err() == nil; i++ {
+		out = append(out, NumberedEntry{Seq: d.Uvarint(), Entry: Entry{Account: account, Type: EntryType(d.U8()),
+			Amount: Minor(d.Varint()), BalanceAfter: Minor(d.Varint()), RefID: d.Str(), ExternalRef: d.Str(), At: d.Varint()}})
 	}
 	return out
 }
@@ -230,11 +232,11 @@ func (r *Reader) Entry(seq uint64) (Entry, bool) {
 	if seq == 0 {
 		return Entry{}, false
 	}
-	prefix := newKey(tagJournal)
+	prefix := kv.NewKey(tagJournal)
 	var out Entry
 	var found bool
-	scan(r.kv, prefix, prefix.u64(seq+1), true, func(key, page []byte) bool {
-		eachEntry(page, trailingSeq(key), func(n NumberedEntry) bool {
+	kv.Scan(r.kv, prefix, prefix.U64(seq+1), true, func(key, page []byte) bool {
+		eachEntry(page, kv.TrailingSeq(key), func(n NumberedEntry) bool {
 			if n.Seq == seq {
 				out, found = n.Entry, true
 				return false
@@ -247,12 +249,12 @@ func (r *Reader) Entry(seq uint64) (Entry, bool) {
 }
 
 func decodeOrFail[V any](b []byte, dec func(*Decoder) V) V {
-	d := Decoder{buf: b}
+	d := kv.NewDecoder(b)
 	v := dec(&d)
-	if d.err == nil && len(d.buf) != 0 {
-		d.err = fmt.Errorf("trailing bytes")
+	if d.Err() == nil && len(d.Rest()) != 0 {
+		d.Fail(fmt.Errorf("trailing bytes"))
 	}
-	must(d.err)
+	kv.Must(d.Err())
 	return v
 }
 
@@ -343,20 +345,20 @@ type statement struct {
 }
 
 func (r *Reader) openStatement(account string, before Cursor) *statement {
-	prefix := newKey(tagStatement).str(account)
-	upper := prefixEnd(prefix)
+	prefix := kv.NewKey(tagStatement).Str(account)
+	upper := kv.PrefixEnd(prefix)
 	if before != CursorStart {
 		// A page that starts below before may hold entries from before
 		// up; load drops those.
-		upper = keyBuf(append([]byte(nil), prefix...)).u64(uint64(before))
+		upper = kv.Key(append([]byte(nil), prefix...)).U64(uint64(before))
 	}
 	it, err := r.kv.NewIter(prefix, upper)
-	must(err)
+	kv.Must(err)
 	st := &statement{r: r, account: account, it: it, below: uint64(before)}
 	if it.Last() {
 		st.load()
 	} else {
-		must(it.Error())
+		kv.Must(it.Error())
 		st.close()
 	}
 	return st
@@ -372,20 +374,20 @@ func (st *statement) skipNewer(t int64) {
 	}
 	var scratch []NumberedEntry
 	firstOf := func() (seq uint64, at int64) {
-		d := Decoder{buf: st.it.Value()}
+		d := kv.NewDecoder(st.it.Value())
 		scratch = decodeStatementPage(&d, st.account, scratch[:0])
-		must(d.err)
+		kv.Must(d.Err())
 		if len(scratch) == 0 {
 			return 0, 0
 		}
 		return scratch[0].Seq, scratch[0].Entry.At
 	}
-	prefix := newKey(tagStatement).str(st.account)
+	prefix := kv.NewKey(tagStatement).Str(st.account)
 	// newer(s): the first page at or after s starts after t, or there is
 	// none. It is false at 0 unless every page is newer, true past the last.
 	newer := func(s uint64) bool {
-		if !st.it.SeekGE(keyBuf(append([]byte(nil), prefix...)).u64(s)) {
-			must(st.it.Error())
+		if !st.it.SeekGE(kv.Key(append([]byte(nil), prefix...)).U64(s)) {
+			kv.Must(st.it.Error())
 			return true
 		}
 		_, at := firstOf()
@@ -408,14 +410,14 @@ func (st *statement) skipNewer(t int64) {
 		newer(lo)
 		from, _ := firstOf()
 		st.below = min(st.below, from)
-		ok = st.it.SeekLT(keyBuf(append([]byte(nil), prefix...)).u64(from))
+		ok = st.it.SeekLT(kv.Key(append([]byte(nil), prefix...)).U64(from))
 	} else {
 		ok = st.it.Last() // the newest page starts at or before t
 	}
 	if ok {
 		st.load()
 	} else {
-		must(st.it.Error())
+		kv.Must(st.it.Error())
 		st.buf = st.buf[:0]
 		st.close()
 	}
@@ -423,13 +425,13 @@ func (st *statement) skipNewer(t int64) {
 
 // load reads the statement page at the iterator into buf.
 func (st *statement) load() {
-	d := Decoder{buf: st.it.Value()}
+	d := kv.NewDecoder(st.it.Value())
 	st.buf = st.buf[:0]
 	page := decodeStatementPage(&d, st.account, st.buf)
-	if d.err == nil && len(d.buf) != 0 {
-		d.err = fmt.Errorf("trailing bytes in the statement page of %s", st.account)
+	if d.Err() == nil && len(d.Rest()) != 0 {
+		d.Fail(fmt.Errorf("trailing bytes in the statement page of %s", st.account))
 	}
-	must(d.err)
+	kv.Must(d.Err())
 	st.buf = page[:0]
 	for _, n := range page {
 		if n.Seq < st.below {
@@ -447,7 +449,7 @@ func (st *statement) next() bool {
 			return false
 		}
 		if !st.it.Prev() {
-			must(st.it.Error())
+			kv.Must(st.it.Error())
 			st.close()
 			st.ok = false
 			return false

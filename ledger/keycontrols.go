@@ -109,16 +109,16 @@ type KeyControls struct {
 
 func encodeCapOpt(e *Encoder, c *Minor) {
 	if c == nil {
-		e.varint(-1)
+		e.Varint(-1)
 		return
 	}
-	e.minor(*c)
+	e.Varint(int64(*c))
 }
 
 func decodeCapOpt(d *Decoder) *Minor {
-	v := d.minor()
+	v := Minor(d.Varint())
 	if v < -1 {
-		d.fail(Errorf(CodeValidation, "spend cap %d is negative", v))
+		d.Fail(Errorf(CodeValidation, "spend cap %d is negative", v))
 	}
 	if v < 0 {
 		return nil
@@ -130,13 +130,13 @@ func (c *KeyControls) encode(e *Encoder) {
 	encodeCapOpt(e, c.Caps.PerTransaction)
 	encodeCapOpt(e, c.Caps.Daily)
 	encodeCapOpt(e, c.Caps.Monthly)
-	e.str(c.Allowlist)
+	e.Str(c.Allowlist)
 }
 
 func decodeKeyControls(d *Decoder) KeyControls {
 	return KeyControls{
 		Caps:      SpendCaps{PerTransaction: decodeCapOpt(d), Daily: decodeCapOpt(d), Monthly: decodeCapOpt(d)},
-		Allowlist: d.str(),
+		Allowlist: d.Str(),
 	}
 }
 
@@ -145,30 +145,30 @@ const keyControlsVersion = 1
 
 // encodeKeyControlsSection appends a key's controls and usage to its record.
 func encodeKeyControlsSection(e *Encoder, k *APIKey) {
-	e.u8(keyControlsVersion)
+	e.U8(keyControlsVersion)
 	c := KeyControls{Caps: k.Caps, Allowlist: k.Allowlist}
 	c.encode(e)
-	e.varint(int64(k.Spent.Period.Day))
-	e.varint(int64(k.Spent.Period.Month))
-	e.minor(k.Spent.Day)
-	e.minor(k.Spent.Month)
+	e.Varint(int64(k.Spent.Period.Day))
+	e.Varint(int64(k.Spent.Period.Month))
+	e.Varint(int64(k.Spent.Day))
+	e.Varint(int64(k.Spent.Month))
 }
 
 // decodeKeyControlsSection reads what encodeKeyControlsSection wrote, if
 // the record has it.
 func decodeKeyControlsSection(d *Decoder, k *APIKey) {
-	if len(d.buf) == 0 || d.err != nil {
+	if len(d.Rest()) == 0 || d.Err() != nil {
 		return
 	}
-	if v := d.u8(); v != keyControlsVersion {
-		d.fail(Errorf(CodeValidation, "unknown key controls version %d", v))
+	if v := d.U8(); v != keyControlsVersion {
+		d.Fail(Errorf(CodeValidation, "unknown key controls version %d", v))
 		return
 	}
 	c := decodeKeyControls(d)
 	k.Caps, k.Allowlist = c.Caps, c.Allowlist
 	k.Spent.Period = decodeSpendPeriod(d)
-	k.Spent.Day = d.minor()
-	k.Spent.Month = d.minor()
+	k.Spent.Day = Minor(d.Varint())
+	k.Spent.Month = Minor(d.Varint())
 }
 
 // SetKeyControls changes a key's controls: each part whose Set flag is on.
@@ -191,16 +191,16 @@ func (*SetKeyControls) Kind() Kind      { return KindSetKeyControls }
 func (*CreateControlledKey) Kind() Kind { return KindCreateControlledKey }
 
 func (c *SetKeyControls) Encode(e *Encoder) {
-	e.varint(c.At)
-	e.str(c.OrgID)
-	e.str(c.KeyID)
+	e.Varint(c.At)
+	e.Str(c.OrgID)
+	e.Str(c.KeyID)
 	var set uint8
 	for i, b := range []bool{c.SetPerTransaction, c.SetDaily, c.SetMonthly, c.SetAllowlist} {
 		if b {
 			set |= 1 << i
 		}
 	}
-	e.u8(set)
+	e.U8(set)
 	c.Controls.encode(e)
 }
 
@@ -211,10 +211,10 @@ func (c *CreateControlledKey) Encode(e *Encoder) {
 
 func init() {
 	RegisterCommand(KindSetKeyControls, func(d *Decoder) Command {
-		c := &SetKeyControls{At: d.varint(), OrgID: d.str(), KeyID: d.str()}
-		set := d.u8()
+		c := &SetKeyControls{At: d.Varint(), OrgID: d.Str(), KeyID: d.Str()}
+		set := d.U8()
 		if set&^15 != 0 {
-			d.fail(Errorf(CodeValidation, "unknown key controls bits %#x", set))
+			d.Fail(Errorf(CodeValidation, "unknown key controls bits %#x", set))
 		}
 		c.SetPerTransaction, c.SetDaily, c.SetMonthly, c.SetAllowlist = set&1 != 0, set&2 != 0, set&4 != 0, set&8 != 0
 		c.Controls = decodeKeyControls(d)

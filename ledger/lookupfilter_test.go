@@ -2,98 +2,10 @@ package ledger
 
 import (
 	"fmt"
-	"sync"
 	"testing"
+
+	"payments/ledger/kv"
 )
-
-// The filter's one promise: a key added is never reported absent, whatever
-// the segments it grew through and whoever reads meanwhile. Its cost: few
-// false positives, about 1.5 bytes a key.
-func TestLookupFilterNeverForgetsAKey(t *testing.T) {
-	f := newLookupFilter()
-	key := func(i int) []byte { return newKey('p', subLookup, 'r').str(fmt.Sprintf("org_1\x00ref-%d", i)) }
-	const added = 3*filterFirstCapacity + 1 // three segments
-	if f.absent(key(0)) {
-		t.Fatal("an incomplete filter answered")
-	}
-	f.phase.Store(filterOn)
-
-	var readers sync.WaitGroup
-	done := make(chan struct{})
-	for r := 0; r < 2; r++ {
-		readers.Add(1)
-		go func() {
-			defer readers.Done()
-			for {
-				select {
-				case <-done:
-					return
-				default:
-				}
-				_ = f.absent(key(r)) // racing the adds: any answer, no data race
-			}
-		}()
-	}
-	for i := 0; i < added; i++ {
-		f.add(key(i))
-	}
-	close(done)
-	readers.Wait()
-
-	for i := 0; i < added; i++ {
-		if f.absent(key(i)) {
-			t.Fatalf("key %d added, reported absent", i)
-		}
-	}
-	falsePositives := 0
-	const fresh = 100_000
-	for i := added; i < added+fresh; i++ {
-		if !f.absent(key(i)) {
-			falsePositives++
-		}
-	}
-	t.Logf("%d keys in %d segments, %d bytes: %.2f %% false positives", added, len(*f.segments.Load()), f.bytes(), 100*float64(falsePositives)/fresh)
-	if rate := float64(falsePositives) / fresh; rate > 0.02 {
-		t.Errorf("false positive rate %.4f over %d segments, want under 2%%", rate, len(*f.segments.Load()))
-	}
-	capacity := 0
-	for _, seg := range *f.segments.Load() {
-		capacity += seg.capacity
-	}
-	if perKey := float64(f.bytes()) / float64(capacity); perKey > 1.6 {
-		t.Errorf("%.2f bytes a key of capacity", perKey)
-	}
-}
-
-// Past its memory bound the filter retires rather than grow: lookups read
-// the store again, and nothing it held is ever reported absent.
-func TestLookupFilterRetiresPastItsBound(t *testing.T) {
-	f := newLookupFilter()
-	f.maxBytes = 3 * len((*f.segments.Load())[0].words) * 8 // room for the first two segments
-	f.phase.Store(filterOn)
-	key := func(i int) []byte { return []byte(fmt.Sprintf("key-%d", i)) }
-	const within = 3 * filterFirstCapacity // what the first two segments take
-	for i := 0; i < within; i++ {
-		f.add(key(i))
-	}
-	if f.phase.Load() != filterOn {
-		t.Fatal("retired within its bound")
-	}
-	for i := within; i < within+10; i++ {
-		f.add(key(i))
-	}
-	if f.phase.Load() != filterRetired {
-		t.Fatalf("%d bytes held past a bound of %d, still answering", f.bytes(), f.maxBytes)
-	}
-	if f.bytes() > f.maxBytes {
-		t.Fatalf("%d bytes held, bound %d", f.bytes(), f.maxBytes)
-	}
-	for i := 0; i < within+10; i += 997 {
-		if f.absent(key(i)) {
-			t.Fatalf("key %d reported absent by a retired filter", i)
-		}
-	}
-}
 
 // A filled filter finds every reference the state store held, read in
 // chunks; Apply finds its own keys within a batch; and
@@ -122,14 +34,14 @@ func TestLookupFilterFilledFromTheStore(t *testing.T) {
 	}
 	// loadTestState filled it with the production chunk; fill another in
 	// chunks of 7 keys, so that the scan resumes many times.
-	f := newLookupFilter()
-	f.prefixes = fresh.prefixes
-	if err := f.fill(restarted.kv, func() bool { return false }, 7); err != nil {
+	f := kv.NewLookupFilter()
+	f.AddPrefix(kv.NewKey(payoutKind.tag, subLookup))
+	if err := f.Fill(restarted.kv, func() bool { return false }, 7); err != nil {
 		t.Fatal(err)
 	}
 	for i := 0; i < 40; i++ {
 		k := payoutKind.lookupKey(indexReference, refKey("org_a", fmt.Sprintf("ref-%d", i)))
-		if f.absent(k) || fresh.absent(k) {
+		if f.Absent(k) || fresh.Absent(k) {
 			t.Fatalf("ref-%d is in the store, the filter says absent", i)
 		}
 		if p, ok := restarted.PayoutByReference("org_a", fmt.Sprintf("ref-%d", i)); !ok || p.ID != payout(i).ID {
@@ -154,17 +66,17 @@ func TestLookupFilterFilledFromTheStore(t *testing.T) {
 		t.Fatalf("same reference twice in one batch: %+v, %+v", res[0], res[1])
 	}
 
-	stopped := newLookupFilter()
-	stopped.prefixes = fresh.prefixes
-	if err := stopped.fill(restarted.kv, func() bool { return true }, 7); err == nil || stopped.phase.Load() == filterOn {
+	stopped := kv.NewLookupFilter()
+	stopped.AddPrefix(kv.NewKey(payoutKind.tag, subLookup))
+	if err := stopped.Fill(restarted.kv, func() bool { return true }, 7); err == nil || stopped.On() {
 		t.Fatal("a stopped fill turned the filter on")
 	}
 	// A retired filter never answers again, even once a fill ends.
-	retired := newLookupFilter()
-	retired.prefixes = fresh.prefixes
+	retired := kv.NewLookupFilter()
+	retired.AddPrefix(kv.NewKey(payoutKind.tag, subLookup))
 	restarted.st.Views().RetireLookupFilter()
-	retired.phase.Store(filterRetired)
-	if err := retired.fill(restarted.kv, func() bool { return false }, 7); err == nil || retired.absent([]byte("anything")) {
+	retired.Retire()
+	if err := retired.Fill(restarted.kv, func() bool { return false }, 7); err == nil || retired.Absent([]byte("anything")) {
 		t.Fatal("a retired filter answered")
 	}
 	if restarted.LookupFilterOn() {

@@ -72,19 +72,20 @@ func ParseMethodType(name string) (MethodType, bool) {
 
 var errMethodType = errors.New("ledger: unknown method type")
 
-func (e *Encoder) methodType(t MethodType) { e.str(t.String()) }
+func encodeMethodType(e *Encoder, t MethodType) { e.Str(t.String()) }
 
-func (f *Codec) MethodType(p *MethodType) {
-	if f.enc != nil {
-		f.enc.methodType(*p)
+// FieldMethodType reads or writes a method type: its stored name.
+func FieldMethodType(f *Codec, p *MethodType) {
+	if d := f.Decoder(); d != nil {
+		*p = decodeMethodType(d)
 		return
 	}
-	*p = f.dec.methodType()
+	encodeMethodType(f.Encoder(), *p)
 }
 
-func (d *Decoder) methodType() MethodType {
-	b := d.rawBytes()
-	if d.err != nil {
+func decodeMethodType(d *Decoder) MethodType {
+	b := d.RawBytes()
+	if d.Err() != nil {
 		return MethodTypeNone
 	}
 	switch string(b) {
@@ -101,7 +102,7 @@ func (d *Decoder) methodType() MethodType {
 	case "virtual_account":
 		return methodVirtualAccount
 	}
-	d.fail(errMethodType)
+	d.Fail(errMethodType)
 	return MethodTypeNone
 }
 

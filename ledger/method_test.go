@@ -3,6 +3,8 @@ package ledger
 import (
 	"bytes"
 	"testing"
+
+	"payments/ledger/kv"
 )
 
 // Method types are frozen: each is stored as the string it was stored as
@@ -27,14 +29,14 @@ func TestMethodTypesFrozen(t *testing.T) {
 			t.Errorf("%d: stored %q, API %q; want %q, %q", tt.t, tt.t.String(), tt.t.APIName(), tt.stored, tt.apiName)
 		}
 		var as, typed Encoder
-		as.str(tt.stored)
-		typed.methodType(tt.t)
-		if !bytes.Equal(as.buf, typed.buf) {
-			t.Errorf("%s encodes as %x, the string it replaces as %x", tt.stored, typed.buf, as.buf)
+		as.Str(tt.stored)
+		encodeMethodType(&typed, tt.t)
+		if !bytes.Equal(as.Bytes(), typed.Bytes()) {
+			t.Errorf("%s encodes as %x, the string it replaces as %x", tt.stored, typed.Bytes(), as.Bytes())
 		}
-		d := Decoder{buf: typed.buf}
-		if got := d.methodType(); got != tt.t || d.err != nil || len(d.buf) != 0 {
-			t.Errorf("%q decodes as %d (%v)", tt.stored, got, d.err)
+		d := kv.NewDecoder(typed.Bytes())
+		if got := decodeMethodType(&d); got != tt.t || d.Err() != nil || len(d.Rest()) != 0 {
+			t.Errorf("%q decodes as %d (%v)", tt.stored, got, d.Err())
 		}
 		if got, ok := MethodTypeOf(tt.stored); !ok || got != tt.t {
 			t.Errorf("MethodTypeOf(%q) = %d, %v", tt.stored, got, ok)
@@ -44,9 +46,9 @@ func TestMethodTypesFrozen(t *testing.T) {
 		}
 	}
 	var e Encoder
-	e.str("cash")
-	d := Decoder{buf: e.buf}
-	if d.methodType(); d.err == nil {
+	e.Str("cash")
+	d := kv.NewDecoder(e.Bytes())
+	if decodeMethodType(&d); d.Err() == nil {
 		t.Fatal("an unknown method type decoded")
 	}
 }

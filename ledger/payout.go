@@ -1,5 +1,7 @@
 package ledger
 
+import "payments/ledger/kv"
+
 // PayoutStatus is where a payout is in its life:
 //
 //	pending ──submitted──▶ processing ──rail confirms──▶ completed
@@ -150,30 +152,30 @@ func terminalName(terminal bool, name string) string {
 
 func encodeStoredPayout(e *Encoder, p *Payout) {
 	p.fields(e.Codec())
-	e.bool(p.FX != nil)
+	e.Bool(p.FX != nil)
 	if p.FX != nil {
 		encodePayoutFX(e, p.FX)
 	}
 	if p.Attempt != "" || p.Spec.RoutingNumber != "" { // appended (doc.go)
-		e.str(p.Attempt)
+		e.Str(p.Attempt)
 	}
 	if p.Spec.RoutingNumber != "" { // appended (routing.go)
-		e.str(p.Spec.RoutingNumber)
+		e.Str(p.Spec.RoutingNumber)
 	}
 }
 
 func decodeStoredPayout(d *Decoder) Payout {
 	var p Payout
 	p.fields(d.Codec())
-	if d.bool() {
+	if d.Bool() {
 		fx := decodePayoutFX(d)
 		p.FX = &fx
 	}
-	if d.more() {
-		p.Attempt = d.str()
+	if d.More() {
+		p.Attempt = d.Str()
 	}
-	if d.more() {
-		p.Spec.RoutingNumber = d.routingNumber()
+	if d.More() {
+		p.Spec.RoutingNumber = readRoutingNumber(d)
 	}
 	return p
 }
@@ -404,7 +406,7 @@ type PayoutFilter struct {
 // position `before` (a Cursor from an earlier page, or CursorStart).
 func (r *Reader) Payouts(orgID string, f PayoutFilter, before Cursor, limit int) Page[Payout] {
 	k := payoutKind
-	var prefix keyBuf
+	var prefix kv.Key
 	switch {
 	case f.Status.Terminal():
 		prefix = k.filterPrefix(indexStatus, orgID, f.Status.String())

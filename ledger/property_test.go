@@ -9,6 +9,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"payments/ledger/kv"
 )
 
 var propertySeed = flag.Uint64("ledger.seed", 0, "seed for the ledger property test (0: several fixed seeds)")
@@ -469,8 +471,8 @@ func FuzzDecodeBatch(f *testing.F) {
 	// A seed for every registered kind: its zero value, so the fuzzer
 	// starts inside each feature's decoder.
 	for _, k := range registeredKinds() {
-		d := Decoder{buf: make([]byte, 256)}
-		if c := commandDecoders[k](&d); d.err == nil {
+		d := kv.NewDecoder(make([]byte, 256))
+		if c := commandDecoders[k](&d); d.Err() == nil {
 			f.Add(EncodeBatch(nil, []Command{c}))
 		}
 	}

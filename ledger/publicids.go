@@ -44,10 +44,10 @@ var idKeyKind = &kind[keyRecord]{
 	tag: tagIDKey, name: "id key",
 	id: func(*keyRecord) (string, string) { return idKeyRecordID, "" },
 	enc: func(e *Encoder, k *keyRecord) {
-		e.str(k.Key)
-		e.varint(k.At)
+		e.Str(k.Key)
+		e.Varint(k.At)
 	},
-	dec:      func(d *Decoder) keyRecord { return keyRecord{Key: d.str(), At: d.varint()} },
+	dec:      func(d *Decoder) keyRecord { return keyRecord{Key: d.Str(), At: d.Varint()} },
 	unlisted: true,
 }
 

@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"math"
 	"slices"
+
+	"payments/ledger/kv"
 )
 
 // Reader answers the read endpoints: from the committed state store, where
@@ -80,12 +82,12 @@ func readFind[V any](r *Reader, k *kind[V], name byte, key string) (V, bool) {
 		return zero, false
 	}
 	lk := k.lookupKey(name, key)
-	if r.v.lookups.absent(lk) {
+	if r.v.lookups.Absent(lk) {
 		return zero, false
 	}
 	var id string
 	ok, err := r.kv.Get(lk, func(v []byte) { id = string(v) })
-	must(err)
+	kv.Must(err)
 	if !ok {
 		return zero, false
 	}
@@ -95,11 +97,11 @@ func readFind[V any](r *Reader, k *kind[V], name byte, key string) (V, bool) {
 // readPage returns one page from an index of kind k: the entries under
 // prefix, whose keys end in a creation sequence number and whose values are
 // record ids, newest first from before, keeping those that keep accepts.
-func readPage[V any](r *Reader, k *kind[V], prefix keyBuf, before Cursor, limit int, keep func(*V) bool) Page[V] {
+func readPage[V any](r *Reader, k *kind[V], prefix kv.Key, before Cursor, limit int, keep func(*V) bool) Page[V] {
 	return pageOf(r.kv, prefix, before, limit, func(seq uint64, id []byte) (V, bool) {
 		v, ok := readRecord(r, k, string(id))
 		if !ok {
-			must(errMissing(k.name, string(id)))
+			kv.Must(errMissing(k.name, string(id)))
 		}
 		return v, keep == nil || keep(&v)
 	})
@@ -108,15 +110,15 @@ func readPage[V any](r *Reader, k *kind[V], prefix keyBuf, before Cursor, limit 
 // pageOf walks the index under prefix backwards from before, resolving each
 // entry with get, until it has limit items and knows whether another
 // exists, or has looked at PageScanMax entries.
-func pageOf[T any](kv KVReader, prefix keyBuf, before Cursor, limit int, get func(seq uint64, value []byte) (T, bool)) Page[T] {
+func pageOf[T any](kvr KVReader, prefix kv.Key, before Cursor, limit int, get func(seq uint64, value []byte) (T, bool)) Page[T] {
 	var p Page[T]
-	upper := prefixEnd(prefix)
+	upper := kv.PrefixEnd(prefix)
 	if before != CursorStart {
-		upper = slices.Clip(prefix).u64(uint64(before))
+		upper = slices.Clip(prefix).U64(uint64(before))
 	}
 	scanned := 0
-	scan(kv, prefix, upper, true, func(key, value []byte) bool {
-		seq := trailingSeq(key)
+	kv.Scan(kvr, prefix, upper, true, func(key, value []byte) bool {
+		seq := kv.TrailingSeq(key)
 		if scanned == PageScanMax {
 			p.HasMore, p.Next = true, Cursor(seq+1)
 			return false
@@ -148,14 +150,14 @@ type OpenCursor string
 // of its open set after the position after (by organization, then
 // creation), the position to go on from, and whether the walk is done.
 func readOpen[V any](r *Reader, k *kind[V], after OpenCursor, limit int) (out []V, next OpenCursor, done bool) {
-	prefix := newKey(k.tag, subOpen)
+	prefix := kv.NewKey(k.tag, subOpen)
 	lower := []byte(prefix)
 	if after != "" {
 		lower = append([]byte(after), 0) // the first key after it
 	}
 	next, done = after, true
 	walked := 0
-	scan(r.kv, lower, prefixEnd(prefix), false, func(key, id []byte) bool {
+	kv.Scan(r.kv, lower, kv.PrefixEnd(prefix), false, func(key, id []byte) bool {
 		if walked == limit {
 			done = false
 			return false
@@ -164,7 +166,7 @@ func readOpen[V any](r *Reader, k *kind[V], after OpenCursor, limit int) (out []
 		next = OpenCursor(key)
 		v, ok := readRecord(r, k, string(id))
 		if !ok {
-			must(errMissing(k.name, string(id)))
+			kv.Must(errMissing(k.name, string(id)))
 		}
 		if k.isOpen(&v) { // it may have closed since the walk began
 			out = append(out, v)
@@ -191,7 +193,7 @@ func (r *Reader) Pinned() (*Reader, func()) {
 		return r, func() {}
 	}
 	view, release, err := s.Snapshot()
-	must(err)
+	kv.Must(err)
 	return &Reader{Views: r.Views, kv: view, pinned: true}, release
 }
 
@@ -254,7 +256,7 @@ func (r *Reader) Digest() [32]byte {
 	defer release()
 	h := sha256.New()
 	var n [binary.MaxVarintLen64]byte
-	scan(p.kv, []byte{tagCounter}, nil, false, func(k, v []byte) bool {
+	kv.Scan(p.kv, []byte{tagCounter}, nil, false, func(k, v []byte) bool {
 		h.Write(n[:binary.PutUvarint(n[:], uint64(len(k)))])
 		h.Write(k)
 		h.Write(n[:binary.PutUvarint(n[:], uint64(len(v)))])

@@ -1,5 +1,7 @@
 package ledger
 
+import "payments/ledger/kv"
+
 // Record codecs: the state store's records and events' subjects. Frozen
 // with the state store's format (doc.go): a change of layout is a new
 // format version. Each fields method both writes and reads its record
@@ -22,14 +24,14 @@ func (k *APIKey) fields(f *Codec) {
 	f.Str(&k.Name)
 	f.Str(&k.Hash)
 	f.Str(&k.Hint)
-	f.Scopes(&k.Scopes)
+	kv.FieldU32(f, &k.Scopes)
 	f.Bool(&k.Revoked)
 	f.Varint(&k.CreatedAt)
 	f.Varint(&k.RevokedAt)
-	if f.enc != nil {
-		encodeKeyControlsSection(f.enc, k)
+	if d := f.Decoder(); d != nil {
+		decodeKeyControlsSection(d, k)
 	} else {
-		decodeKeyControlsSection(f.dec, k)
+		encodeKeyControlsSection(f.Encoder(), k)
 	}
 }
 
@@ -38,8 +40,8 @@ func (a *Account) fields(f *Codec) {
 	f.Str(&a.OrgID)
 	f.Str(&a.Currency)
 	FieldU8(f, &a.Purpose)
-	f.Minor(&a.Total)
-	f.Minor(&a.Held)
+	FieldMinor(f, &a.Total)
+	FieldMinor(f, &a.Held)
 	f.Uvarint(&a.Reservation)
 	f.Varint(&a.CreatedAt)
 	f.Varint(&a.LastEntryAt)
@@ -52,8 +54,8 @@ func (p *Payout) fields(f *Codec) {
 	f.Str(&p.OrgID)
 	f.Str(&p.AccountNumber)
 	p.Spec.fields(f)
-	f.MethodType(&p.MethodType)
-	f.Minor(&p.Fee)
+	FieldMethodType(f, &p.MethodType)
+	FieldMinor(f, &p.Fee)
 	f.Str(&p.ExternalReference)
 	FieldU8(f, &p.Status)
 	f.Str(&p.StatusMessage)
@@ -70,8 +72,8 @@ func (c *Collection) fields(f *Codec) {
 	f.Str(&c.OrgID)
 	f.Str(&c.Type)
 	c.Spec.fields(f)
-	f.MethodType(&c.MethodType)
-	f.Minor(&c.Fee)
+	FieldMethodType(f, &c.MethodType)
+	FieldMinor(f, &c.Fee)
 	f.Str(&c.ExternalReference)
 	f.Str(&c.AccountNumber)
 	FieldU8(f, &c.Status)
@@ -93,8 +95,8 @@ func (fu *Funding) fields(f *Codec) {
 	f.Str(&fu.OrgID)
 	f.Str(&fu.AccountNumber)
 	f.Str(&fu.Currency)
-	f.Minor(&fu.Amount)
-	f.Minor(&fu.BalanceAfter)
+	FieldMinor(f, &fu.Amount)
+	FieldMinor(f, &fu.BalanceAfter)
 	f.Str(&fu.ExternalReference)
 	f.Varint(&fu.At)
 }

@@ -34,24 +34,24 @@ const (
 func init() {
 	RegisterCommand(KindCreatePayoutRouted, func(d *Decoder) Command {
 		c := decodeFields[CreatePayout](d)
-		c.Spec.RoutingNumber = d.routingNumber()
+		c.Spec.RoutingNumber = readRoutingNumber(d)
 		return c
 	})
 	RegisterCommand(KindCreateFXPayoutRouted, func(d *Decoder) Command {
 		c := decodeFields[CreateFXPayout](d)
-		c.Spec.RoutingNumber = d.routingNumber()
+		c.Spec.RoutingNumber = readRoutingNumber(d)
 		return c
 	})
 	registerSubject(SubjectPayoutRouted,
 		func(e *Encoder, s Subject) {
 			p := s.(Payout)
 			p.fields(e.Codec())
-			e.str(p.Spec.RoutingNumber)
+			e.Str(p.Spec.RoutingNumber)
 		},
 		func(d *Decoder) Subject {
 			var p Payout
 			p.fields(d.Codec())
-			p.Spec.RoutingNumber = d.routingNumber()
+			p.Spec.RoutingNumber = readRoutingNumber(d)
 			return p
 		})
 	registerSubject(SubjectFXPayoutRouted,
@@ -59,24 +59,24 @@ func init() {
 			p := s.(Payout)
 			p.fields(e.Codec())
 			encodePayoutFX(e, p.FX)
-			e.str(p.Spec.RoutingNumber)
+			e.Str(p.Spec.RoutingNumber)
 		},
 		func(d *Decoder) Subject {
 			var p Payout
 			p.fields(d.Codec())
 			fx := decodePayoutFX(d)
 			p.FX = &fx
-			p.Spec.RoutingNumber = d.routingNumber()
+			p.Spec.RoutingNumber = readRoutingNumber(d)
 			return p
 		})
 }
 
-// routingNumber reads an appended routing number: one is there exactly
+// readRoutingNumber reads an appended routing number: one is there exactly
 // when the kind says so, so an empty one is a malformed record.
-func (d *Decoder) routingNumber() string {
-	s := d.str()
-	if s == "" && d.err == nil {
-		d.fail(Errorf(CodeValidation, "a routed payout names no routing number"))
+func readRoutingNumber(d *Decoder) string {
+	s := d.Str()
+	if s == "" && d.Err() == nil {
+		d.Fail(Errorf(CodeValidation, "a routed payout names no routing number"))
 	}
 	return s
 }
@@ -95,6 +95,6 @@ func checkRoutingNumber(spec *PayoutSpec) *Error {
 // there is one: the digests of requests without one are what they were.
 func (s *PayoutSpec) encodeRouting(e *Encoder) {
 	if s.RoutingNumber != "" {
-		e.str(s.RoutingNumber)
+		e.Str(s.RoutingNumber)
 	}
 }

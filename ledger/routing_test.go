@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"testing"
+
+	"payments/ledger/kv"
 )
 
 // A payout that names its bank carries the routing number through every
@@ -44,8 +46,8 @@ func TestPayoutRoutingNumberAppended(t *testing.T) {
 	// Without one, the command is kind 5's bytes and nothing after: the
 	// routed encoding is it with the routing number appended.
 	var e Encoder
-	e.str("040100")
-	if a, b := EncodeBatch(nil, []Command{plain}), EncodeBatch(nil, []Command{&named}); !bytes.Equal(append(a[3:], e.buf...), b[3:]) {
+	e.Str("040100")
+	if a, b := EncodeBatch(nil, []Command{plain}), EncodeBatch(nil, []Command{&named}); !bytes.Equal(append(a[3:], e.Bytes()...), b[3:]) {
 		t.Fatalf("routed command %x is not the plain one %x with the routing number appended", b, a)
 	}
 
@@ -57,23 +59,24 @@ func TestPayoutRoutingNumberAppended(t *testing.T) {
 		}
 		var rec Encoder
 		encodeStoredPayout(&rec, &p)
-		if got := decodeStoredPayout(&Decoder{buf: rec.buf}); got.Spec != p.Spec || got.Attempt != "" {
+		rd := kv.NewDecoder(rec.Bytes())
+		if got := decodeStoredPayout(&rd); got.Spec != p.Spec || got.Attempt != "" {
 			t.Fatalf("stored record reads %+v", got.Spec)
 		}
 		var ev Encoder
 		encodeEvent(&ev, &Event{Seq: 1, OrgID: "org_a", Type: EventPayoutCompleted, ResourceID: p.ID, Subject: p})
-		d := Decoder{buf: ev.buf}
+		d := kv.NewDecoder(ev.Bytes())
 		got := decodeEvent(&d)
-		if d.err != nil || got.Subject.(Payout).Spec != p.Spec || len(d.buf) != 0 {
-			t.Fatalf("event subject reads %+v (%v)", got.Subject, d.err)
+		if d.Err() != nil || got.Subject.(Payout).Spec != p.Spec || len(d.Rest()) != 0 {
+			t.Fatalf("event subject reads %+v (%v)", got.Subject, d.Err())
 		}
 	}
 	var withNone, format1 Encoder
 	unrouted := Payout{ID: "pay_ghs_1", OrgID: "org_a", Spec: spec}
 	encodeStoredPayout(&withNone, &unrouted)
 	encodeByFields(&format1, &unrouted)
-	format1.bool(false)
-	if !bytes.Equal(withNone.buf, format1.buf) {
+	format1.Bool(false)
+	if !bytes.Equal(withNone.Bytes(), format1.Bytes()) {
 		t.Fatal("a payout without a routing number is no longer format 1's bytes")
 	}
 }

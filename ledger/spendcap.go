@@ -208,20 +208,20 @@ type SpendCharge struct {
 }
 
 func (c *SpendCharge) encode(e *Encoder) {
-	e.str(c.KeyID)
-	e.minor(c.USD)
-	e.varint(int64(c.Period.Day))
-	e.varint(int64(c.Period.Month))
+	e.Str(c.KeyID)
+	e.Varint(int64(c.USD))
+	e.Varint(int64(c.Period.Day))
+	e.Varint(int64(c.Period.Month))
 }
 
 func decodeSpendCharge(d *Decoder) SpendCharge {
-	return SpendCharge{KeyID: d.str(), USD: d.minor(), Period: decodeSpendPeriod(d)}
+	return SpendCharge{KeyID: d.Str(), USD: Minor(d.Varint()), Period: decodeSpendPeriod(d)}
 }
 
 func decodeSpendPeriod(d *Decoder) SpendPeriod {
-	day, month := d.varint(), d.varint()
+	day, month := d.Varint(), d.Varint()
 	if day != int64(int32(day)) || month != int64(int32(month)) {
-		d.fail(Errorf(CodeValidation, "spend period out of range"))
+		d.Fail(Errorf(CodeValidation, "spend period out of range"))
 	}
 	return SpendPeriod{int32(day), int32(month)}
 }
@@ -241,7 +241,7 @@ func (c *SpendCharged) OpKind() Kind { return c.Op.Kind() }
 
 func (c *SpendCharged) Encode(e *Encoder) {
 	c.Charge.encode(e)
-	e.u8(uint8(c.Op.Kind()))
+	e.U8(uint8(c.Op.Kind()))
 	c.Op.Encode(e)
 }
 
@@ -256,13 +256,13 @@ func chargeable(k Kind) bool {
 
 func decodeSpendCharged(d *Decoder) Command {
 	c := &SpendCharged{Charge: decodeSpendCharge(d)}
-	if len(d.buf) == 0 || !chargeable(Kind(d.buf[0])) {
-		d.fail(Errorf(CodeValidation, "a spend charge wraps a payout or an order"))
+	if len(d.Rest()) == 0 || !chargeable(Kind(d.Rest()[0])) {
+		d.Fail(Errorf(CodeValidation, "a spend charge wraps a payout or an order"))
 		return c
 	}
 	op, err := decodeCommand(d)
 	if err != nil {
-		d.fail(err)
+		d.Fail(err)
 		return c
 	}
 	c.Op = op
@@ -283,13 +283,13 @@ var spendChargeKind = &kind[spendCharge]{
 	tag: tagSpendCharge, name: "spend charge",
 	id: func(c *spendCharge) (string, string) { return c.ID, c.OrgID },
 	enc: func(e *Encoder, c *spendCharge) {
-		e.str(c.ID)
-		e.str(c.OrgID)
+		e.Str(c.ID)
+		e.Str(c.OrgID)
 		c.Charge.encode(e)
-		e.bool(c.Open)
+		e.Bool(c.Open)
 	},
 	dec: func(d *Decoder) spendCharge {
-		return spendCharge{ID: d.str(), OrgID: d.str(), Charge: decodeSpendCharge(d), Open: d.bool()}
+		return spendCharge{ID: d.Str(), OrgID: d.Str(), Charge: decodeSpendCharge(d), Open: d.Bool()}
 	},
 	open:     func(c *spendCharge) bool { return c.Open },
 	unlisted: true,

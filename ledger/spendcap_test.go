@@ -9,6 +9,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"payments/ledger/kv"
 )
 
 func usdCents(v Minor) *Minor { return &v }
@@ -476,15 +478,15 @@ func TestKeyRecordWithoutControls(t *testing.T) {
 	// The old layout: everything before the controls section.
 	var section Encoder
 	encodeKeyControlsSection(&section, &bare)
-	oldRecord := old.buf[:len(old.buf)-len(section.buf)]
-	d := Decoder{buf: oldRecord}
-	if got := decodeByFields[APIKey](&d); d.err != nil || len(d.buf) != 0 || got != bare {
-		t.Fatalf("old record decoded as %+v (%v)", got, d.err)
+	oldRecord := old.Bytes()[:len(old.Bytes())-len(section.Bytes())]
+	d := kv.NewDecoder(oldRecord)
+	if got := decodeByFields[APIKey](&d); d.Err() != nil || len(d.Rest()) != 0 || got != bare {
+		t.Fatalf("old record decoded as %+v (%v)", got, d.Err())
 	}
-	d = Decoder{buf: full.buf}
+	d = kv.NewDecoder(full.Bytes())
 	got := decodeByFields[APIKey](&d)
-	if d.err != nil || len(d.buf) != 0 || got.Allowlist != k.Allowlist || got.Spent != k.Spent || *got.Caps.Daily != 7 || got.Caps.Monthly != nil {
-		t.Fatalf("record decoded as %+v (%v)", got, d.err)
+	if d.Err() != nil || len(d.Rest()) != 0 || got.Allowlist != k.Allowlist || got.Spent != k.Spent || *got.Caps.Daily != 7 || got.Caps.Monthly != nil {
+		t.Fatalf("record decoded as %+v (%v)", got, d.Err())
 	}
 }
 

@@ -2,6 +2,8 @@ package ledger
 
 import (
 	"fmt"
+
+	"payments/ledger/kv"
 )
 
 // State is the ledger's state machine. It changes only through Apply, which
@@ -21,7 +23,7 @@ import (
 type State struct {
 	kv  *kvRef
 	enc Encoder // flush's buffer
-	out sortedWriter
+	out kv.SortedWriter
 	cmp [2]Encoder // recordSubject's
 
 	orgs        *store[Organization]
@@ -104,7 +106,7 @@ func (s *State) ReadThrough(kv KVReader) (restore func()) {
 
 // storeOps is a store, whatever its record type.
 type storeOps interface {
-	flush(w *sortedWriter, e *Encoder)
+	flush(w *kv.SortedWriter, e *Encoder)
 	flushed()
 	publishFlushed()
 	releaseFlushed()
@@ -116,7 +118,7 @@ func addStore[V any](s *State, k *kind[V]) *store[V] {
 	t := newStore(k, s.kv)
 	if len(k.lookups) > 0 {
 		t.filter = s.views.lookups
-		t.filter.registerLookups(k.tag)
+		t.filter.AddPrefix(kv.NewKey(k.tag, subLookup))
 	}
 	s.stores = append(s.stores, t)
 	return t
@@ -181,10 +183,10 @@ func NewState(kv KVReader) *State {
 // as of some applied index: it reads the open records back into memory, and
 // with them the indexes Apply needs. Its cost follows the open records, not
 // history.
-func Load(kv KVReader) (_ *State, err error) {
-	defer recoverStoreError(&err)
-	s := NewState(kv)
-	switch format := readCounter(kv, "format"); format {
+func Load(kvr KVReader) (_ *State, err error) {
+	defer kv.RecoverStoreError(&err)
+	s := NewState(kvr)
+	switch format := readCounter(kvr, "format"); format {
 	case 0: // empty
 	case StoreFormat:
 		s.formatWritten = true
@@ -194,8 +196,8 @@ func Load(kv KVReader) (_ *State, err error) {
 	for _, t := range s.stores {
 		t.load()
 	}
-	s.journal.load(kv)
-	s.events.load(kv)
+	s.journal.load(kvr)
+	s.events.load(kvr)
 	s.rebuildDeadlines()
 	s.views.load(s)
 	s.views.nextDeadline.Store(s.nextDeadline())
@@ -218,7 +220,7 @@ func (s *State) Flush(w KVWriter) {
 	s.journal.flush(out, &s.enc)
 	s.events.flush(out, &s.enc, s.recordSubject)
 	s.flushedDeadline = s.nextDeadline()
-	out.writeTo(w)
+	out.WriteTo(w)
 }
 
 // EndEntry marks the end of a log entry's commands. The journal and the

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
+
+	"payments/ledger/kv"
 )
 
 // Records live in two tiers (see doc.go). A store is one kind of record in
@@ -52,14 +54,14 @@ type lookup[V any] struct {
 
 // appendKey appends the record's key in the state store's index to b, and
 // reports whether it has one.
-func (l *lookup[V]) appendKey(b keyBuf, tag byte, v *V) (keyBuf, bool) {
+func (l *lookup[V]) appendKey(b kv.Key, tag byte, v *V) (kv.Key, bool) {
 	b = append(b, tag, subLookup, l.name)
 	if l.ref != nil {
 		org, ref := l.ref(v)
-		return b.ref(org, ref), ref != ""
+		return b.Ref(org, ref), ref != ""
 	}
 	key := l.key(v)
-	return b.str(key), key != ""
+	return b.Str(key), key != ""
 }
 
 // has reports whether the record has a key in the index.
@@ -91,28 +93,28 @@ const (
 	subSeq    = 's' // 's' → uvarint: the last creation sequence number
 )
 
-func (k *kind[V]) recordKey(id string) []byte { return k.appendRecordKey(newKey(), id) }
+func (k *kind[V]) recordKey(id string) []byte { return k.appendRecordKey(kv.NewKey(), id) }
 
 // appendRecordKey appends the key of the record with id to b.
-func (k *kind[V]) appendRecordKey(b keyBuf, id string) keyBuf {
-	return append(b, k.tag, subRecord).str(id)
+func (k *kind[V]) appendRecordKey(b kv.Key, id string) kv.Key {
+	return append(b, k.tag, subRecord).Str(id)
 }
 
-func (k *kind[V]) listPrefix(org string) keyBuf { return newKey(k.tag, subList).str(org) }
+func (k *kind[V]) listPrefix(org string) kv.Key { return kv.NewKey(k.tag, subList).Str(org) }
 
-func (k *kind[V]) openPrefix(org string) keyBuf { return newKey(k.tag, subOpen).str(org) }
+func (k *kind[V]) openPrefix(org string) kv.Key { return kv.NewKey(k.tag, subOpen).Str(org) }
 
 func (k *kind[V]) lookupKey(name byte, key string) []byte {
-	return k.lookupPrefix(newKey(), name).str(key)
+	return k.lookupPrefix(kv.NewKey(), name).Str(key)
 }
 
 // lookupPrefix appends the prefix of lookup index name's keys to b.
-func (k *kind[V]) lookupPrefix(b keyBuf, name byte) keyBuf {
+func (k *kind[V]) lookupPrefix(b kv.Key, name byte) kv.Key {
 	return append(b, k.tag, subLookup, name)
 }
 
-func (k *kind[V]) filterPrefix(name byte, org, value string) keyBuf {
-	return newKey(k.tag, subFilter, name).str(org).str(value)
+func (k *kind[V]) filterPrefix(name byte, org, value string) kv.Key {
+	return kv.NewKey(k.tag, subFilter, name).Str(org).Str(value)
 }
 
 func (k *kind[V]) isOpen(v *V) bool { return k.open == nil || k.open(v) }
@@ -120,12 +122,12 @@ func (k *kind[V]) isOpen(v *V) bool { return k.open == nil || k.open(v) }
 // encodeStored is a record as the state store holds it: its creation
 // sequence number, then the record.
 func (k *kind[V]) encodeStored(e *Encoder, seq uint64, v *V) {
-	e.uvarint(seq)
+	e.Uvarint(seq)
 	k.enc(e, v)
 }
 
 func (k *kind[V]) decodeStored(d *Decoder) storedRecord[V] {
-	seq := d.uvarint()
+	seq := d.Uvarint()
 	return storedRecord[V]{seq: seq, v: k.dec(d)}
 }
 
@@ -135,14 +137,14 @@ type storedRecord[V any] struct {
 }
 
 // read returns the record with id from the state store.
-func (k *kind[V]) read(kv KVReader, id string) (storedRecord[V], bool) {
-	return getRecord(kv, k.recordKey(id), k.decodeStored)
+func (k *kind[V]) read(kvr KVReader, id string) (storedRecord[V], bool) {
+	return kv.GetRecord(kvr, k.recordKey(id), k.decodeStored)
 }
 
 // readInto is read with the key built in *scratch, which it keeps grown.
-func (k *kind[V]) readInto(kv KVReader, id string, scratch *keyBuf) (storedRecord[V], bool) {
+func (k *kind[V]) readInto(kvr KVReader, id string, scratch *kv.Key) (storedRecord[V], bool) {
 	*scratch = k.appendRecordKey((*scratch)[:0], id)
-	return getRecord(kv, *scratch, k.decodeStored)
+	return kv.GetRecord(kvr, *scratch, k.decodeStored)
 }
 
 // row is a record in memory: an open one, or one changed in the batch
@@ -171,7 +173,7 @@ type store[V any] struct {
 	// key is scratch for a key read or written, and tmp for a record whose
 	// address a kind's functions take: each use ends before the next
 	// begins. They keep the hot path free of allocations.
-	key keyBuf
+	key kv.Key
 	tmp V
 	// closed are rows that closed in the flushed batch: they leave memory
 	// once the batch is committed, when the state store has them.
@@ -191,8 +193,8 @@ type store[V any] struct {
 	publish    func(*V)
 	publishing []V // the records as flushed, for publish
 	// filter holds every lookup key, for kinds with lookups: a key it
-	// proves absent is not read from the state store (lookupfilter.go).
-	filter *lookupFilter
+	// proves absent is not read from the state store (kv.LookupFilter).
+	filter *kv.LookupFilter
 
 	seqWritten uint64 // the sequence number the state store holds
 }
@@ -248,7 +250,7 @@ func (t *store[V]) find(name byte, key string) (V, bool) {
 		var zero V
 		return zero, false
 	}
-	t.key = t.k.lookupPrefix(t.key[:0], name).str(key)
+	t.key = t.k.lookupPrefix(t.key[:0], name).Str(key)
 	return t.findKey("", key, false)
 }
 
@@ -260,7 +262,7 @@ func (t *store[V]) byReference(org, ref string) (V, bool) {
 		var zero V
 		return zero, false
 	}
-	t.key = t.k.lookupPrefix(t.key[:0], indexReference).ref(org, ref)
+	t.key = t.k.lookupPrefix(t.key[:0], indexReference).Ref(org, ref)
 	return t.findKey(org, ref, true)
 }
 
@@ -275,12 +277,12 @@ func (t *store[V]) findKey(org, key string, scoped bool) (V, bool) {
 	if id, ok := t.flushing[string(lk)]; ok {
 		return t.get(id)
 	}
-	if t.filter.absent(lk) {
+	if t.filter.Absent(lk) {
 		return zero, false
 	}
 	var id string
 	ok, err := t.kv.Get(lk, func(v []byte) { id = string(v) })
-	must(err)
+	kv.Must(err)
 	if !ok {
 		return zero, false
 	}
@@ -289,7 +291,7 @@ func (t *store[V]) findKey(org, key string, scoped bool) (V, bool) {
 		if scoped {
 			key = refKey(org, key)
 		}
-		must(fmt.Errorf("%s lookup %q names %s, which is missing", t.k.name, key, id))
+		kv.Must(fmt.Errorf("%s lookup %q names %s, which is missing", t.k.name, key, id))
 	}
 	return v, true
 }
@@ -360,7 +362,7 @@ func (t *store[V]) touch(r *row[V]) {
 		}
 		id, _ := t.k.id(&r.v)
 		if prev, ok := t.pending[string(lk)]; !ok {
-			t.filter.add(lk)
+			t.filter.Add(lk)
 			t.pending[string(lk)] = id
 		} else if prev != id {
 			t.pending[string(lk)] = id
@@ -394,23 +396,23 @@ func (t *store[V]) each(org string, fn func(V)) {
 }
 
 // flush writes every change since the last flush.
-func (t *store[V]) flush(w *sortedWriter, e *Encoder) {
+func (t *store[V]) flush(w *kv.SortedWriter, e *Encoder) {
 	k := t.k
 	for _, r := range t.dirty {
 		id, org := k.id(&r.v)
-		e.buf = e.buf[:0]
+		e.Reset()
 		k.encodeStored(e, r.seq, &r.v)
 		t.key = k.appendRecordKey(t.key[:0], id)
-		w.Set(t.key, e.buf)
+		w.Set(t.key, e.Bytes())
 		if !r.stored && !k.unlisted {
-			t.key = append(t.key[:0], k.tag, subList).str(org).u64(r.seq)
-			w.setString(t.key, id)
+			t.key = append(t.key[:0], k.tag, subList).Str(org).U64(r.seq)
+			w.SetString(t.key, id)
 		}
 		open := k.isOpen(&r.v)
 		if open != r.storedOpen {
-			t.key = append(t.key[:0], k.tag, subOpen).str(org).u64(r.seq)
+			t.key = append(t.key[:0], k.tag, subOpen).Str(org).U64(r.seq)
 			if open {
-				w.setString(t.key, id)
+				w.SetString(t.key, id)
 			} else {
 				w.SingleDelete(t.key)
 			}
@@ -422,7 +424,7 @@ func (t *store[V]) flush(w *sortedWriter, e *Encoder) {
 			lk, ok := k.lookups[i].appendKey(t.key[:0], k.tag, &r.v)
 			t.key = lk
 			if ok {
-				w.setString(lk, id)
+				w.SetString(lk, id)
 				r.lookups |= 1 << i
 			}
 		}
@@ -432,12 +434,12 @@ func (t *store[V]) flush(w *sortedWriter, e *Encoder) {
 				continue
 			}
 			if r.filterVals[i] != "" {
-				t.key = append(t.key[:0], k.tag, subFilter, f.name).str(org).str(r.filterVals[i]).u64(r.seq)
+				t.key = append(t.key[:0], k.tag, subFilter, f.name).Str(org).Str(r.filterVals[i]).U64(r.seq)
 				w.SingleDelete(t.key)
 			}
 			if val != "" {
-				t.key = append(t.key[:0], k.tag, subFilter, f.name).str(org).str(val).u64(r.seq)
-				w.setString(t.key, id)
+				t.key = append(t.key[:0], k.tag, subFilter, f.name).Str(org).Str(val).U64(r.seq)
+				w.SetString(t.key, id)
 			}
 			r.filterVals[i] = val
 		}
@@ -496,11 +498,11 @@ func (t *store[V]) load() {
 	t.seqWritten = t.seq
 	// The open set is ordered by organization, then creation, so byOrg
 	// comes out in creation order.
-	prefix := newKey(k.tag, subOpen)
-	scan(t.kv, prefix, prefixEnd(prefix), false, func(_, id []byte) bool {
+	prefix := kv.NewKey(k.tag, subOpen)
+	kv.Scan(t.kv, prefix, kv.PrefixEnd(prefix), false, func(_, id []byte) bool {
 		sr, ok := k.read(t.kv, string(id))
 		if !ok {
-			must(fmt.Errorf("open %s %s has no record", k.name, id))
+			kv.Must(fmt.Errorf("open %s %s has no record", k.name, id))
 		}
 		r := t.storedRow(sr)
 		rid, org := k.id(&r.v)
@@ -536,13 +538,13 @@ func cmpUint(a, b uint64) int {
 
 // readKindSeq returns the last creation sequence number of the kind with
 // tag: how many records of it were ever made.
-func readKindSeq(kv KVReader, tag byte) uint64 {
+func readKindSeq(kvr KVReader, tag byte) uint64 {
 	var seq uint64
-	_, err := kv.Get(newKey(tag, subSeq), func(b []byte) {
-		d := Decoder{buf: b}
-		seq = d.uvarint()
-		must(d.err)
+	_, err := kvr.Get(kv.NewKey(tag, subSeq), func(b []byte) {
+		d := kv.NewDecoder(b)
+		seq = d.Uvarint()
+		kv.Must(d.Err())
 	})
-	must(err)
+	kv.Must(err)
 	return seq
 }

@@ -107,7 +107,7 @@ func (c *FundProviderFloat) fields(f *Codec) {
 	f.Str(&c.ID)
 	f.Str(&c.Provider)
 	f.Str(&c.Currency)
-	f.Minor(&c.Amount)
+	FieldMinor(f, &c.Amount)
 	f.Str(&c.Reference)
 }
 
@@ -127,15 +127,15 @@ var floatFundingKind = &kind[FloatFunding]{
 	tag: tagFloatFunding, name: "float funding",
 	id: func(f *FloatFunding) (string, string) { return f.ID, "" },
 	enc: func(e *Encoder, f *FloatFunding) {
-		e.str(f.ID)
-		e.str(f.Provider)
-		e.str(f.Currency)
-		e.minor(f.Amount)
-		e.str(f.Reference)
-		e.varint(f.At)
+		e.Str(f.ID)
+		e.Str(f.Provider)
+		e.Str(f.Currency)
+		e.Varint(int64(f.Amount))
+		e.Str(f.Reference)
+		e.Varint(f.At)
 	},
 	dec: func(d *Decoder) FloatFunding {
-		return FloatFunding{ID: d.str(), Provider: d.str(), Currency: d.str(), Amount: d.minor(), Reference: d.str(), At: d.varint()}
+		return FloatFunding{ID: d.Str(), Provider: d.Str(), Currency: d.Str(), Amount: Minor(d.Varint()), Reference: d.Str(), At: d.Varint()}
 	},
 	open: func(*FloatFunding) bool { return false },
 	lookups: []lookup[FloatFunding]{

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+
+	"payments/ledger/kv"
 )
 
 // views are the always-open records that readers look at on every request
@@ -25,10 +27,10 @@ type views struct {
 	// nextDeadline is the earliest deadline in leader time (clock.go).
 	nextDeadline atomic.Int64
 	// lookups proves references new without reading the state store.
-	lookups *lookupFilter
+	lookups *kv.LookupFilter
 }
 
-func newViews() *views { return &views{lookups: newLookupFilter()} }
+func newViews() *views { return &views{lookups: kv.NewLookupFilter()} }
 
 func (v *views) putOrganization(o *Organization) {
 	v.orgs.store(o.ID, *o)
@@ -151,3 +153,23 @@ func (m *syncMap[K, V]) load(k K) (V, bool) {
 }
 
 func (m *syncMap[K, V]) store(k K, v V) { m.m.Store(k, v) }
+
+// FillLookupFilter reads every lookup key of the state store r into the
+// filter that lets creates skip the state store when their reference is
+// new (kv.LookupFilter). The FSM runs it on a goroutine of its own once the
+// state is loaded; until it returns, lookups read the state store. stop
+// is polled between chunks of keys: when it reports true, the fill is
+// abandoned and the filter stays off.
+func (w Views) FillLookupFilter(r KVReader, stop func() bool) error {
+	return w.v.lookups.Fill(r, stop, kv.FillChunk)
+}
+
+// LookupFilterOn reports whether the lookup filter holds every lookup key
+// and answers (see FillLookupFilter).
+func (w Views) LookupFilterOn() bool { return w.v.lookups.On() }
+
+// RetireLookupFilter stops the lookup filter answering for good, before
+// the state store under it is replaced: a Reader made before the new
+// state is loaded then reads the store rather than trust keys it never
+// saw.
+func (w Views) RetireLookupFilter() { w.v.lookups.Retire() }

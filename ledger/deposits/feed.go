@@ -144,7 +144,7 @@ func (d *FeedDeposit) fields(f *ledger.Codec) {
 	f.Str(&d.Identity)
 	f.Str(&d.Chain)
 	f.Str(&d.Currency)
-	f.Minor(&d.Amount)
+	ledger.FieldMinor(f, &d.Amount)
 	f.Str(&d.To)
 	f.Str(&d.Tag)
 	f.Str(&d.SourceReference)
@@ -152,7 +152,7 @@ func (d *FeedDeposit) fields(f *ledger.Codec) {
 	uvarint32(f, &d.Required)
 	f.Bool(&d.Confirmed)
 	f.Bool(&d.Dropped)
-	f.Minor(&d.Fee)
+	ledger.FieldMinor(f, &d.Fee)
 	f.Str(&d.DepositID)
 	f.Str(&d.CollectionID)
 }

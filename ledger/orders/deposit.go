@@ -107,8 +107,8 @@ func (o *Deposit) fields(f *ledger.Codec) {
 	f.Str(&o.OrgID)
 	f.Str(&o.OrderID)
 	f.Str(&o.ExternalReference)
-	f.Minor(&o.Requested)
+	ledger.FieldMinor(f, &o.Requested)
 	ledger.FieldU8(f, &o.Outcome)
-	f.Minor(&o.Amount)
+	ledger.FieldMinor(f, &o.Amount)
 	f.Varint(&o.CreatedAt)
 }

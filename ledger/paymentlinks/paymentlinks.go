@@ -487,7 +487,7 @@ func (a *Appearance) fields(f *ledger.Codec) {
 func (s *LinkSpec) fields(f *ledger.Codec) {
 	f.Str(&s.Email)
 	f.Str(&s.Currency)
-	f.Minor(&s.Amount)
+	ledger.FieldMinor(f, &s.Amount)
 	s.Appearance.fields(f)
 }
 
@@ -518,7 +518,7 @@ func (c *CreatePage) Fields(f *ledger.Codec) {
 	f.Str(&c.ID)
 	f.Str(&c.OrgID)
 	f.Str(&c.Currency)
-	f.Minor(&c.Amount)
+	ledger.FieldMinor(f, &c.Amount)
 	c.Appearance.fields(f)
 }
 
@@ -538,7 +538,7 @@ func (l *Link) fields(f *ledger.Codec) {
 	l.Current.fields(f)
 	ledger.FieldU8(f, &l.Status)
 	f.Str(&l.StatusMessage)
-	f.Minor(&l.TotalReceived)
+	ledger.FieldMinor(f, &l.TotalReceived)
 	f.Varint(&l.CreatedAt)
 	f.Varint(&l.UpdatedAt)
 	f.Varint(&l.PaidAt)
@@ -549,11 +549,11 @@ func (p *Page) fields(f *ledger.Codec) {
 	f.Str(&p.ID)
 	f.Str(&p.OrgID)
 	f.Str(&p.Currency)
-	f.Minor(&p.Amount)
+	ledger.FieldMinor(f, &p.Amount)
 	p.Current.fields(f)
 	ledger.FieldU8(f, &p.Status)
 	f.Varint(&p.PaymentCount)
-	f.Minor(&p.TotalCollected)
+	ledger.FieldMinor(f, &p.TotalCollected)
 	f.Varint(&p.CreatedAt)
 	f.Varint(&p.UpdatedAt)
 }

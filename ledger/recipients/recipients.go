@@ -311,7 +311,7 @@ func List(r *ledger.Reader, org string, f Filter, before ledger.Cursor, limit in
 
 func (sp *Spec) fields(f *ledger.Codec) {
 	f.Str(&sp.Method)
-	f.MethodType(&sp.MethodType)
+	ledger.FieldMethodType(f, &sp.MethodType)
 	f.Str(&sp.Country)
 	f.Str(&sp.Currency)
 	f.Str(&sp.AccountName)

@@ -1,4 +1,4 @@
-package ledger
+package kv
 
 import (
 	"errors"
@@ -7,8 +7,9 @@ import (
 	"sync/atomic"
 )
 
-// lookupFilter is a Bloom filter over every lookup key in the state store
-// (doc.go: a kind's 'l' keys, mostly organizations' references). Nearly
+// LookupFilter is a Bloom filter over every lookup key in the state store
+// (ledger/doc.go: a kind's 'l' keys, mostly organizations' references,
+// whose prefixes AddPrefix names). Nearly
 // every create carries a reference never seen before, and proving that
 // with the state store costs a read through every level of the LSM, twice
 // (the account actor's idempotency check, then Apply's); the filter proves
@@ -22,14 +23,14 @@ import (
 // to be rebuilt. When the next segment would take it past filterBytesMax
 // (after some 134 million references, holding 191 MiB) it retires rather
 // than grow, and lookups read the store again. It is not stored. At start
-// it is incomplete, and answers nothing, until FillLookupFilter has added every
-// key the state store held; Apply adds each new key as it makes it, before
+// it is incomplete, and answers nothing, until Fill has added every key
+// the state store held; Apply adds each new key as it makes it, before
 // the batch that writes it is committed, so a reader that could see the
 // key in the state store sees it in the filter.
 //
 // One goroutine adds at a time (mu: the applying goroutine, and the one
 // filling the filter at start); readers never lock.
-type lookupFilter struct {
+type LookupFilter struct {
 	seed     maphash.Seed
 	prefixes [][]byte // the lookup keys' prefixes, one for each kind with lookups
 	maxBytes int      // filterBytesMax, but in tests
@@ -54,7 +55,7 @@ type filterSegment struct {
 	words    []atomic.Uint64 // 8 words a block
 	blocks   uint64
 	capacity int // keys it takes before the next segment starts
-	keys     int // under lookupFilter.mu
+	keys     int // under LookupFilter.mu
 }
 
 const (
@@ -67,8 +68,8 @@ const (
 	filterBlockIndexMask = filterBitsPerBlock - 1
 )
 
-func newLookupFilter() *lookupFilter {
-	f := &lookupFilter{seed: maphash.MakeSeed(), maxBytes: filterBytesMax}
+func NewLookupFilter() *LookupFilter {
+	f := &LookupFilter{seed: maphash.MakeSeed(), maxBytes: filterBytesMax}
 	segs := []*filterSegment{newFilterSegment(filterFirstCapacity)}
 	f.segments.Store(&segs)
 	return f
@@ -115,7 +116,7 @@ func (s *filterSegment) mayHold(h uint64) bool {
 
 // add records key; the applying goroutine calls it for each lookup key it
 // makes, before the batch that writes it is committed.
-func (f *lookupFilter) add(key []byte) {
+func (f *LookupFilter) Add(key []byte) {
 	if f.phase.Load() == filterRetired {
 		return
 	}
@@ -141,7 +142,7 @@ func (f *lookupFilter) add(key []byte) {
 
 // absent reports whether key is certainly not in the state store, nor in
 // a batch being applied. False means "maybe": read the state store.
-func (f *lookupFilter) absent(key []byte) bool {
+func (f *LookupFilter) Absent(key []byte) bool {
 	if f.phase.Load() != filterOn {
 		return false
 	}
@@ -155,7 +156,7 @@ func (f *lookupFilter) absent(key []byte) bool {
 }
 
 // bytes is the memory the filter holds.
-func (f *lookupFilter) bytes() int {
+func (f *LookupFilter) bytes() int {
 	n := 0
 	for _, s := range *f.segments.Load() {
 		n += len(s.words) * 8
@@ -163,30 +164,31 @@ func (f *lookupFilter) bytes() int {
 	return n
 }
 
-// fillChunk bounds the keys one iterator reads while the filter fills, so
+// FillChunk bounds the keys one iterator reads while the filter fills, so
 // that no iterator pins the state store's memtables and tables for long.
-const fillChunk = 1 << 16
+const FillChunk = 1 << 16
 
-// fill adds every lookup key kv holds, then lets the filter answer. Keys
-// are never removed, and every key made since the filter was (by Apply) is
-// in it already, so a scan in chunks, each from a fresh iterator, misses
-// none. stop, polled between chunks, abandons the fill.
-func (f *lookupFilter) fill(kv KVReader, stop func() bool, chunk int) (err error) {
-	defer recoverStoreError(&err)
+// Fill adds every lookup key r holds, chunk keys an iterator (FillChunk),
+// then lets the filter answer. Keys are never removed, and every key made
+// since the filter was (by Apply) is in it already, so a scan in chunks,
+// each from a fresh iterator, misses none. stop, polled between chunks,
+// abandons the fill.
+func (f *LookupFilter) Fill(r Reader, stop func() bool, chunk int) (err error) {
+	defer RecoverStoreError(&err)
 	for _, prefix := range f.prefixes {
-		lower, upper := prefix, prefixEnd(prefix)
+		lower, upper := prefix, PrefixEnd(prefix)
 		for lower != nil {
 			if stop() {
 				return errFillStopped
 			}
 			n := 0
 			var next []byte
-			scan(kv, lower, upper, false, func(key, _ []byte) bool {
+			Scan(r, lower, upper, false, func(key, _ []byte) bool {
 				if n == chunk {
 					next = append([]byte(nil), key...)
 					return false
 				}
-				f.add(key)
+				f.Add(key)
 				n++
 				return true
 			})
@@ -201,27 +203,15 @@ func (f *lookupFilter) fill(kv KVReader, stop func() bool, chunk int) (err error
 
 var errFillStopped = errors.New("ledger: lookup filter fill stopped")
 
-// FillLookupFilter reads every lookup key of the state store kv into the
-// filter that lets creates skip the state store when their reference is
-// new (lookupFilter). The FSM runs it on a goroutine of its own once the
-// state is loaded; until it returns, lookups read the state store. stop
-// is polled between chunks of keys: when it reports true, the fill is
-// abandoned and the filter stays off.
-func (w Views) FillLookupFilter(kv KVReader, stop func() bool) error {
-	return w.v.lookups.fill(kv, stop, fillChunk)
+// AddPrefix adds the keys under prefix (a kind's lookup keys) to those
+// Fill reads.
+func (f *LookupFilter) AddPrefix(prefix []byte) {
+	f.prefixes = append(f.prefixes, prefix)
 }
 
-// LookupFilterOn reports whether the lookup filter holds every lookup key
-// and answers (see FillLookupFilter).
-func (w Views) LookupFilterOn() bool { return w.v.lookups.phase.Load() == filterOn }
+// On reports whether f holds every lookup key and answers.
+func (f *LookupFilter) On() bool { return f.phase.Load() == filterOn }
 
-// RetireLookupFilter stops the lookup filter answering for good, before
-// the state store under it is replaced: a Reader made before the new
-// state is loaded then reads the store rather than trust keys it never
-// saw.
-func (w Views) RetireLookupFilter() { w.v.lookups.phase.Store(filterRetired) }
-
-// registerLookups adds a kind's lookup keys to those the filter covers.
-func (f *lookupFilter) registerLookups(tag byte) {
-	f.prefixes = append(f.prefixes, newKey(tag, subLookup))
-}
+// Retire stops f answering for good, before the state store under it is
+// replaced (see Fill).
+func (f *LookupFilter) Retire() { f.phase.Store(filterRetired) }
