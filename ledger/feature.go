@@ -9,10 +9,11 @@ import (
 )
 
 // A feature may live in a sub-package of ledger (ledger/conversions,
-// ledger/disputes, ledger/paymentlinks, ledger/recipients, ledger/team,
-// ledger/webhooks): its types, its commands, their rules and codecs, and
-// its reads, on the kernel this file and its companions (feature_*.go)
-// export. The kernel keeps what every feature shares — organizations,
+// ledger/deposits, ledger/disputes, ledger/orders, ledger/paymentlinks,
+// ledger/recipients, ledger/team, ledger/webhooks): its types, its
+// commands, their rules and codecs, and its reads, on the kernel this file
+// and its companions (feature_*.go, export_*.go) export. The codec and the
+// state store's byte machinery they all share are package ledger/kv. The kernel keeps what every feature shares — organizations,
 // keys, balances and the journal, payouts and collections, the events, the
 // state store's layout — and calls a feature only through what the
 // feature registered:
@@ -29,7 +30,8 @@ import (
 //     with the maps it keeps beside its stores rebuilt as Load reads the
 //     open records back (Store.OnLoad);
 //   - a kernel rule it takes part in is a hook it adds from there
-//     (AddPayoutCheck, AddEventHook, AddHoldCount, RegisterDecided), and
+//     (AddPayoutCheck, AddEventHook, AddHoldCount, RegisterDecided, and
+//     from an init function AddPayoutMoved, AddCollectionSettled), and
 //     its records may be the subjects of events (RegisterSubject, Emit);
 //   - money it moves is booked through the kernel's journal, in balanced
 //     postings against merchant and system accounts (feature_balances.go:
