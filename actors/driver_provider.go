@@ -6,19 +6,20 @@ import (
 	"time"
 
 	"payments/ledger"
+	"payments/ledger/instructions"
 )
 
 // Driving an instruction through a provider instance, exactly once.
 //
 // A payout or collection whose method a configured instance serves is
-// driven from its committed instruction (ledger.Instruction):
+// driven from its committed instruction (instructions.Instruction):
 //
 //  1. Without one, the adapter prepares it (its idempotency key, or the
-//     signed request) and PrepareInstruction commits it before anything
+//     signed request) and instructions.Prepare commits it before anything
 //     is sent. If another leader committed one first, that one is used:
 //     a prepared value is never replaced but by the adapter's own
 //     Replacement.
-//  2. For a send-once instance (SendOnce), MarkInstructionSent commits
+//  2. For a send-once instance (SendOnce), instructions.MarkSent commits
 //     "sent" before Submit. A worker that finds it committed, with no
 //     answer recorded (a crash, a leader change), never submits again: it
 //     marks the payout processing and only asks the status. It submits
@@ -81,7 +82,7 @@ func (d *deps) restoreProviders(ctx context.Context, done chan<- struct{}) {
 	inFlight := map[string][]Prepared{}
 	var cur ledger.OpenCursor
 	for {
-		ins, next, last := d.state.Reader().OpenInstructions(cur, restoreChunk)
+		ins, next, last := instructions.Open(d.state.Reader(), cur, restoreChunk)
 		for _, in := range ins {
 			inFlight[in.Provider] = append(inFlight[in.Provider], Prepared{Key: in.PreparedKey, Payload: []byte(in.Payload)})
 		}
@@ -155,7 +156,7 @@ func (wk *worker) driveProvider(work Work, prov Provider) (latest Work, final bo
 		var ok bool
 		// 1. The committed instruction, or a new one.
 		if work.Instruction == nil {
-			if in, found := wk.deps.state.Reader().Instruction(work.ID()); found {
+			if in, found := instructions.Get(wk.deps.state.Reader(), work.ID()); found {
 				work.Instruction = &in
 				continue
 			}
@@ -171,17 +172,17 @@ func (wk *worker) driveProvider(work Work, prov Provider) (latest Work, final bo
 		// it may have arrived and must never go twice.
 		if wk.submittedKey != in.PreparedKey && !(in.SendOnce && in.Sent) {
 			if in.SendOnce {
-				res, ok := wk.propose(&ledger.MarkInstructionSent{At: wk.deps.now().UnixMilli(), ID: in.ID, Sent: true})
+				res, ok := wk.propose(&instructions.MarkSent{At: wk.deps.now().UnixMilli(), ID: in.ID, Sent: true})
 				if !ok {
 					return work, false
 				}
 				if res.Err != nil {
-					if work, ok = wk.refused(work, &ledger.MarkInstructionSent{}, res.Err); !ok {
+					if work, ok = wk.refused(work, &instructions.MarkSent{}, res.Err); !ok {
 						return work, false
 					}
 					continue
 				}
-				work.Instruction = res.Instruction
+				work.Instruction = instructions.Of(res)
 			}
 			wk.submittedKey = in.PreparedKey
 			out, err := prov.Submit(wk.ctx, work, prepared)
@@ -247,13 +248,13 @@ func (wk *worker) prepare(work Work, prov Provider) (Work, bool) {
 		wk.deps.logger.Warn("preparing an instruction failed", "provider", prov.Name(), "id", work.ID(), "err", err)
 		return work, wk.waitRetry(err)
 	}
-	cmd := &ledger.PrepareInstruction{At: wk.deps.now().UnixMilli(), ID: work.ID(), Provider: prov.Name(),
+	cmd := &instructions.Prepare{At: wk.deps.now().UnixMilli(), ID: work.ID(), Provider: prov.Name(),
 		Collection: work.Collection != nil, Key: prep.Key, Payload: string(prep.Payload), SendOnce: prov.SendOnce(work.Direction())}
 	return wk.commit(work, cmd, func(res ledger.Result) Work {
 		wk.delay = 0
 		// Replayed: another leader's prepared value was committed first,
 		// and is the one.
-		work.Instruction = res.Instruction
+		work.Instruction = instructions.Of(res)
 		return work
 	})
 }
@@ -297,14 +298,14 @@ func (wk *worker) submitted(work Work, prov Provider, out ProviderOutcome, err e
 	case errors.Is(err, ErrRailNothingDone):
 		wk.deps.logger.Warn("the provider did nothing with an instruction; sending it again later", "provider", prov.Name(), "id", in.ID, "err", err)
 		if in.SendOnce {
-			res, ok := wk.propose(&ledger.MarkInstructionSent{At: wk.deps.now().UnixMilli(), ID: in.ID, Sent: false})
+			res, ok := wk.propose(&instructions.MarkSent{At: wk.deps.now().UnixMilli(), ID: in.ID, Sent: false})
 			if !ok {
 				return work, false
 			}
 			if res.Err != nil {
-				return wk.refused(work, &ledger.MarkInstructionSent{}, res.Err)
+				return wk.refused(work, &instructions.MarkSent{}, res.Err)
 			}
-			work.Instruction = res.Instruction
+			work.Instruction = instructions.Of(res)
 		}
 		return work, wk.waitRetry(err) && wk.resend(&work)
 	case in.SendOnce || errors.Is(err, ErrRailTimeout):
@@ -331,24 +332,24 @@ func (wk *worker) resend(*Work) bool {
 func (wk *worker) record(work Work, out ProviderOutcome) (Work, bool) {
 	in := work.Instruction
 	if out.ProviderRef != "" && out.ProviderRef != in.ProviderRef {
-		res, ok := wk.propose(&ledger.SetInstructionReference{At: wk.deps.now().UnixMilli(), ID: in.ID, ProviderRef: out.ProviderRef})
+		res, ok := wk.propose(&instructions.SetReference{At: wk.deps.now().UnixMilli(), ID: in.ID, ProviderRef: out.ProviderRef})
 		if !ok {
 			return work, false
 		}
 		if res.Err != nil {
-			return wk.refused(work, &ledger.SetInstructionReference{}, res.Err)
+			return wk.refused(work, &instructions.SetReference{}, res.Err)
 		}
-		work.Instruction = res.Instruction
+		work.Instruction = instructions.Of(res)
 	}
 	if r := out.Replacement; r != nil {
-		res, ok := wk.propose(&ledger.ReplaceInstruction{At: wk.deps.now().UnixMilli(), ID: in.ID, Key: r.Key, Payload: string(r.Payload)})
+		res, ok := wk.propose(&instructions.Replace{At: wk.deps.now().UnixMilli(), ID: in.ID, Key: r.Key, Payload: string(r.Payload)})
 		if !ok {
 			return work, false
 		}
 		if res.Err != nil {
-			return wk.refused(work, &ledger.ReplaceInstruction{}, res.Err)
+			return wk.refused(work, &instructions.Replace{}, res.Err)
 		}
-		work.Instruction = res.Instruction
+		work.Instruction = instructions.Of(res)
 	}
 	return work, true
 }
@@ -424,7 +425,7 @@ func (wk *worker) refused(work Work, cmd ledger.Command, refusal *ledger.Error) 
 		moved = c.Status != work.Collection.Status
 		next.Collection = &c
 	}
-	if in, ok := st.Instruction(work.ID()); ok {
+	if in, ok := instructions.Get(st, work.ID()); ok {
 		next.Instruction = &in
 		if work.Instruction == nil || *work.Instruction != in {
 			moved = true

@@ -14,6 +14,7 @@ import (
 	"payments/actors"
 	"payments/ledger"
 	"payments/ledger/deposits"
+	"payments/ledger/instructions"
 )
 
 // scripted is a provider instance whose answers a test scripts. It serves
@@ -194,7 +195,7 @@ func TestProviderPayoutUnknownOutcomeThenResent(t *testing.T) {
 	id := h.newPayout(t, "p1")
 	waitFor(t, "the payout to complete", func() bool { return h.payoutStatus(t, id).Status == ledger.PayoutCompleted })
 
-	in, ok := h.sys.Reader().Instruction(id)
+	in, ok := instructions.Get(h.sys.Reader(), id)
 	if !ok || !in.Closed || in.Key != "key-"+id || in.ProviderRef != "fin-1" || in.Provider != "momo_gh" {
 		t.Fatalf("instruction: %+v", in)
 	}
@@ -209,7 +210,7 @@ func TestProviderPayoutUnknownOutcomeThenResent(t *testing.T) {
 	if p.count("submit") != 2 {
 		t.Fatalf("calls: %v", p.log())
 	}
-	if f, _ := h.sys.Reader().ProviderFloat("momo_gh", "GHS"); f.Total != 10_000 {
+	if f, _ := instructions.Float(h.sys.Reader(), "momo_gh", "GHS"); f.Total != 10_000 {
 		t.Fatalf("float: %+v", f)
 	}
 }
@@ -250,7 +251,7 @@ func TestSendOnceNeverResentAfterLeaderChange(t *testing.T) {
 	h := startProvider(t, p)
 	id := h.newPayout(t, "p1")
 	waitFor(t, "the second request", func() bool { return p.count("submit") == 2 })
-	if in, _ := h.sys.Reader().Instruction(id); !in.Sent || !in.SendOnce {
+	if in, _ := instructions.Get(h.sys.Reader(), id); !in.Sent || !in.SendOnce {
 		t.Fatalf("instruction before the request: %+v", in)
 	}
 	h.sys.SetLeading(false)
@@ -283,7 +284,7 @@ func TestProviderReplacementAndRestore(t *testing.T) {
 	h := startProvider(t, p)
 	id := h.newPayout(t, "p1")
 	waitFor(t, "the payout to complete", func() bool { return h.payoutStatus(t, id).Status == ledger.PayoutCompleted })
-	in, _ := h.sys.Reader().Instruction(id)
+	in, _ := instructions.Get(h.sys.Reader(), id)
 	if in.PreparedKey != "bumped-"+id || in.Payload != "tx2" || in.Key != "key-"+id || in.Replacements != 1 {
 		t.Fatalf("instruction: %+v", in)
 	}
@@ -371,7 +372,7 @@ func TestProviderCallbacks(t *testing.T) {
 	if got.Status != ledger.PayoutCompleted {
 		t.Fatalf("payout: %+v", got)
 	}
-	if in, _ := h.sys.Reader().Instruction(id); !in.Closed || in.ProviderRef != "UAB123" {
+	if in, _ := instructions.Get(h.sys.Reader(), id); !in.Closed || in.ProviderRef != "UAB123" {
 		t.Fatalf("instruction: %+v", in)
 	}
 	if n := p.count("submit"); n != 1 {
@@ -410,10 +411,10 @@ func TestProviderCollection(t *testing.T) {
 		c, _ := h.sys.Reader().Collection(id)
 		return c.Status == ledger.CollectionCompleted
 	})
-	if f, _ := h.sys.Reader().ProviderFloat("momo_gh", "GHS"); f.Total != -5_000 {
+	if f, _ := instructions.Float(h.sys.Reader(), "momo_gh", "GHS"); f.Total != -5_000 {
 		t.Fatalf("float: %+v", f)
 	}
-	if in, _ := h.sys.Reader().Instruction(id); !in.Closed || !in.Collection {
+	if in, _ := instructions.Get(h.sys.Reader(), id); !in.Closed || !in.Collection {
 		t.Fatalf("instruction: %+v", in)
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"payments/ledger"
 	"payments/ledger/deposits"
+	"payments/ledger/instructions"
 )
 
 // Providers returns the deployment's provider instances; nil without any.
@@ -47,7 +48,7 @@ func (s *System) ProviderCallback(ctx context.Context, name string, cb Callback)
 	if err != nil {
 		return out, err
 	}
-	in, ok := s.Reader().InstructionByKey(name, n.Key)
+	in, ok := instructions.ByKey(s.Reader(), name, n.Key)
 	if !ok || in.Collection != n.Collection {
 		return out, nil // not ours: nothing to do
 	}
@@ -62,7 +63,7 @@ func (s *System) ProviderCallback(ctx context.Context, name string, cb Callback)
 	}
 	at := s.Now().UnixMilli()
 	if ref := n.Outcome.ProviderRef; ref != "" && ref != in.ProviderRef {
-		if r := s.Propose(ctx, &ledger.SetInstructionReference{At: at, ID: in.ID, ProviderRef: ref}); r.Err != nil {
+		if r := s.Propose(ctx, &instructions.SetReference{At: at, ID: in.ID, ProviderRef: ref}); r.Err != nil {
 			return out, r.Err
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"payments/ledger"
+	"payments/ledger/instructions"
 )
 
 // The production rails, as the actors see them: provider instances that
@@ -40,7 +41,7 @@ type Providers interface {
 
 // Prepared is an instruction as an adapter prepared it: the provider's
 // idempotency key and, for some, the exact request (a signed
-// transaction). It is committed (ledger.PrepareInstruction) before it is
+// transaction). It is committed (instructions.Prepare) before it is
 // first sent.
 type Prepared struct {
 	Key     string
@@ -64,7 +65,7 @@ type ProviderOutcome struct {
 type Work struct {
 	Payout      *ledger.Payout
 	Collection  *ledger.Collection
-	Instruction *ledger.Instruction
+	Instruction *instructions.Instruction
 }
 
 // ID is the payout's or collection's id.
@@ -137,7 +138,7 @@ type Provider interface {
 	Serves(method string, d Direction) bool
 	// SendOnce reports whether instructions of direction d must never
 	// be sent again once a send may have arrived (see
-	// ledger.MarkInstructionSent).
+	// instructions.MarkSent).
 	SendOnce(d Direction) bool
 
 	// Prepare, Submit and Status of a payout or collection. Submit with

@@ -235,7 +235,6 @@ func (s *State) settleCollection(c *SettleCollection) Result {
 	col.UpdatedAt = now
 	s.collections.put(col)
 	delete(s.openCollections, col.ID)
-	s.closeInstruction(col.ID, c.At)
 	if col.Status == CollectionCompleted {
 		s.emit(c.At, col.OrgID, EventCollectionCompleted, col.ID, col)
 		s.emitCredited(c.At, col.AccountNumber)

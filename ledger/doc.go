@@ -19,6 +19,8 @@
 // the providers' deposit feeds; the Deposit a collection carries stays
 // here), ledger/disputes
 // (disputes, which hold and book merchants' funds, and uploaded files),
+// ledger/instructions (the production rails' instructions to provider
+// instances, and the providers' floats they settle against),
 // ledger/orders (orders, which collect on one rail and pay out on another
 // through the kernel's collections and payouts), ledger/paymentlinks (payment links, payment pages and hosted checkout
 // sessions), ledger/recipients (saved payout destinations), ledger/team
@@ -190,7 +192,7 @@
 //	                     the refusal for good. Written by command kind 110,
 //	                     Decided
 //	instruction ('P')    a payout's or collection's instruction to a
-//	                     provider instance (instruction.go): str(id)
+//	                     provider instance (package instructions): str(id)
 //	                     str(org) str(provider) bool(collection) str(key)
 //	                     str(prepared key) str(payload) bool(send once)
 //	                     bool(sent) str(provider reference)
@@ -199,7 +201,8 @@
 //	                     its payout or collection is final, its lookup
 //	                     'l' 'k' str(provider 0x00 key) → id finds it for
 //	                     callbacks. Written by command kinds 121–124, and
-//	                     closed by SettlePayout and SettleCollection
+//	                     closed when SettlePayout or SettleCollection ends
+//	                     its payout or collection
 //	provider ('Q')       a provider instance's deposit feed
 //	                     (package deposits): str(name) str(cursor)
 //	                     uvarint(deposit indexes) uvarint(polls)
@@ -209,11 +212,11 @@
 //	                     the transfer's identity as reference) and 126
 //	                     (deposits.AllocateIndex)
 //	float funding ('G')  money the operator moved to or from a provider's
-//	                     float (treasury.go): str(id) str(provider)
+//	                     float (package instructions): str(id) str(provider)
 //	                     str(currency) minor(amount) str(reference)
 //	                     varint(at); closed from the start, unlisted, its
 //	                     lookup 'l' 'r' str(0x00 reference) → id. Written
-//	                     by command kind 127, FundProviderFloat
+//	                     by command kind 127, instructions.FundFloat
 //
 // A build from before a new command kind refuses a log entry that has it
 // ("unknown command kind") rather than misapply it.

@@ -3,7 +3,7 @@ package ledger
 // Kernel exports for package deposits (ledger/deposits): virtual accounts,
 // crypto addresses, deposits and deposit feeds. A deposit makes a
 // collection, which the kernel keeps, and a deposit feed's credit is paid
-// from a provider's float (treasury.go).
+// from a provider's float (FloatAccount, export_instructions.go).
 
 // DepositFields is the Deposit record's codec, in its frozen order: the
 // deposits' own store (tag TagDeposit) writes it as a collection's stored
@@ -26,10 +26,6 @@ func DepositMethodType(collectionType string) MethodType {
 	return methodVirtualAccount
 }
 
-// InstructionFieldMax bounds a provider instance's name, in instructions
-// and in the deposit feeds' provider records alike.
-const InstructionFieldMax = instructionFieldMax
-
 // OrgName returns an organization's name: a virtual account is issued in
 // it.
 func (s *State) OrgName(orgID string) (string, bool) {
@@ -42,12 +38,6 @@ func (s *State) OrgName(orgID string) (string, bool) {
 // entries every way money arrives books, a deposit's included.
 func (s *State) BookCollection(at int64, refID, externalRef, source string, account Account, amount, fee Minor) *Error {
 	return s.bookCollection(at, refID, externalRef, source, account, amount, fee)
-}
-
-// FloatAccount returns a provider instance's float in currency, opening it
-// on first use: a deposit feed's credit is paid from it.
-func (s *State) FloatAccount(provider, currency string, at int64) string {
-	return s.floatAccount(provider, currency, at)
 }
 
 // CollectionTaken reports whether a collection in memory has id: a deposit

@@ -34,9 +34,9 @@ import (
 //	       (package team)
 //	110–119 final answers by reference (decided.go)
 //	120–129 the deployment's id key (120, publicids.go) and the
-//	       production rails: provider instructions (121–124,
-//	       instruction.go), deposit feeds and deposit indexes (125, 126,
-//	       package deposits), float fundings (127, treasury.go)
+//	       production rails: provider instructions (121–124, package
+//	       instructions), deposit feeds and deposit indexes (125, 126,
+//	       package deposits), float fundings (127, package instructions)
 
 // Applier is a command that carries its own rule.
 type Applier interface {

@@ -9,6 +9,7 @@ import (
 	"payments/ledger/conversions"
 	"payments/ledger/deposits"
 	"payments/ledger/disputes"
+	_ "payments/ledger/instructions"
 	"payments/ledger/orders"
 	_ "payments/ledger/paymentlinks"
 	_ "payments/ledger/recipients"

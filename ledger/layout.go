@@ -41,9 +41,9 @@ const (
 	TagInvitation       byte = 'I' // package team: invitations, setup and password reset links
 	TagDashboardSession byte = 'D' // package team: dashboard sessions
 	tagRefusal          byte = 'F' // decided.go: creates refused under a reference
-	tagInstruction      byte = 'P' // instruction.go: payouts' and collections' instructions to providers
+	TagInstruction      byte = 'P' // package instructions: payouts' and collections' instructions to providers
 	TagProvider         byte = 'Q' // package deposits: a provider instance's deposit feed and indexes
-	tagFloatFunding     byte = 'G' // treasury.go: fundings of providers' floats
+	TagFloatFunding     byte = 'G' // package instructions: fundings of providers' floats
 )
 
 // Names of lookup and filter indexes, one byte each, unique within a kind.

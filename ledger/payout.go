@@ -378,7 +378,6 @@ func (s *State) settlePayout(c *SettlePayout) Result {
 	p.UpdatedAt = now
 	s.payouts.put(p)
 	delete(s.openPayouts, p.ID)
-	s.closeInstruction(p.ID, c.At)
 	if c.Completed {
 		s.emit(c.At, p.OrgID, EventPayoutCompleted, p.ID, p)
 	} else {

@@ -64,11 +64,6 @@ type State struct {
 	spendCharges *store[spendCharge] // spendcap.go: charges of debits not yet settled
 	refusals     *store[Refusal]     // decided.go: creates refused under a reference
 
-	// The production rails: instructions to providers and float fundings
-	// (instruction.go, treasury.go; deposit feeds are package deposits').
-	instructions  *store[Instruction]
-	floatFundings *store[FloatFunding]
-
 	views *views // what readers see of the always-open records (views.go)
 	// flushedDeadline is the earliest deadline as of the last Flush, for
 	// PublishFlushed.
@@ -171,8 +166,6 @@ func NewState(kv KVReader) *State {
 	s.reserveLinkSlots()
 	s.initSpendCaps()
 	s.refusals = addStore(s, refusalKind)
-	s.instructions = addStore(s, instructionKind)
-	s.floatFundings = addStore(s, floatFundingKind)
 	for _, part := range features {
 		s.features = append(s.features, part(s))
 	}
@@ -296,10 +289,6 @@ type Result struct {
 	// copy of the record it made or changed…), which that package reads
 	// back (feature.go).
 	Value any
-
-	// The production rails (instruction.go, treasury.go).
-	Instruction  *Instruction
-	FloatFunding *FloatFunding
 }
 
 // Apply applies one command and returns its result.

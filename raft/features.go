@@ -7,6 +7,7 @@ import (
 	_ "payments/ledger/conversions"
 	_ "payments/ledger/deposits"
 	_ "payments/ledger/disputes"
+	_ "payments/ledger/instructions"
 	_ "payments/ledger/orders"
 	_ "payments/ledger/paymentlinks"
 	_ "payments/ledger/recipients"

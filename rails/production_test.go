@@ -16,6 +16,7 @@ import (
 	"payments/actors"
 	"payments/ledger"
 	"payments/ledger/deposits"
+	"payments/ledger/instructions"
 	"payments/raft"
 	"payments/rails"
 	"payments/rails/evm"
@@ -210,7 +211,7 @@ func TestChainDepositsCreditedOnceAfterConfirmations(t *testing.T) {
 	if c, _ := s.collectionByHash(dropped); c.StatusMessage == "" || s.usdcBalance() != 25_000_000 {
 		t.Fatalf("dropped: %+v, balance %d", c, s.usdcBalance())
 	}
-	if f, _ := s.sys.Reader().ProviderFloat("evm_local", "USDC"); f.Total != -25_000_000 {
+	if f, _ := instructions.Float(s.sys.Reader(), "evm_local", "USDC"); f.Total != -25_000_000 {
 		t.Fatalf("float %+v", f)
 	}
 	if err := s.sys.Reader().Check(); err != nil {
@@ -275,12 +276,12 @@ func TestChainPayoutsSendOnceAcrossLeaderChange(t *testing.T) {
 		t.Fatalf("the hot wallet used %d nonces for 2 payouts", nonce-nonce0)
 	}
 	for _, id := range []string{first, second} {
-		in, _ := s.sys.Reader().Instruction(id)
+		in, _ := instructions.Get(s.sys.Reader(), id)
 		if !in.Closed || in.Provider != "evm_local" {
 			t.Fatalf("instruction %+v", in)
 		}
 	}
-	if f, _ := s.sys.Reader().ProviderFloat("evm_local", "USDC"); f.Total != -100_000_000+15_000_000 {
+	if f, _ := instructions.Float(s.sys.Reader(), "evm_local", "USDC"); f.Total != -100_000_000+15_000_000 {
 		t.Fatalf("float %+v", f)
 	}
 }

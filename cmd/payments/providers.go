@@ -19,6 +19,7 @@ import (
 
 	"payments/actors"
 	"payments/ledger"
+	"payments/ledger/instructions"
 	"payments/raft"
 	"payments/rails/evm"
 	"payments/rails/momo"
@@ -85,9 +86,9 @@ func treasuryRoutes(mux *nethttp.ServeMux, sys *actors.System, reply func(nethtt
 			reply(w, 400, adminError{"validation_error", "provider and a supported currency are required", ""})
 			return
 		}
-		a, _ := sys.Reader().ProviderFloat(name, c.Code)
+		a, _ := instructions.Float(sys.Reader(), name, c.Code)
 		held := -a.Total
-		reply(w, 200, floatJSON{Provider: name, Currency: c.Code, Account: ledger.FloatAccountNumber(name, c.Code),
+		reply(w, 200, floatJSON{Provider: name, Currency: c.Code, Account: instructions.FloatAccountNumber(name, c.Code),
 			HeldMinor: int64(held), Held: ledger.FormatMinor(held, c), Exponent: c.Decimals})
 	})
 	mux.HandleFunc("POST /v1/treasury/fundings", func(w nethttp.ResponseWriter, r *nethttp.Request) {
@@ -117,7 +118,7 @@ func treasuryRoutes(mux *nethttp.ServeMux, sys *actors.System, reply func(nethtt
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
 		defer cancel()
-		res := sys.Propose(ctx, &ledger.FundProviderFloat{At: sys.Now().UnixMilli(), ID: actors.NewID("ffd_"),
+		res := sys.Propose(ctx, &instructions.FundFloat{At: sys.Now().UnixMilli(), ID: actors.NewID("ffd_"),
 			Provider: body.Provider, Currency: c.Code, Amount: amount, Reference: body.Reference})
 		switch {
 		case errors.Is(res.Err, actors.ErrNotLeader):
@@ -127,7 +128,7 @@ func treasuryRoutes(mux *nethttp.ServeMux, sys *actors.System, reply func(nethtt
 		case res.Result.Err != nil:
 			reply(w, 400, adminError{string(res.Result.Err.Code), res.Result.Err.Message, ""})
 		default:
-			f := res.Result.FloatFunding
+			f := instructions.FundingOf(res.Result)
 			reply(w, 200, map[string]any{"funding": f.ID, "replayed": res.Result.Replayed, "provider": f.Provider,
 				"currency": f.Currency, "amount": ledger.FormatMinor(f.Amount, c), "reference": f.Reference})
 		}

@@ -22,7 +22,7 @@ import (
 //     (collection.pending), crediting nothing;
 //   - confirmed (the instance's confirmations reached, in that poll or a
 //     later one): the collection completes, the provider's float pays the
-//     balance (ledger/treasury.go), collection.completed and account.credited;
+//     balance (ledger/instructions), collection.completed and account.credited;
 //   - dropped by a reorganisation before that: the collection fails with
 //     a statusMessage, crediting nothing; the identity stays spent, so
 //     the same transfer found again later changes nothing (an operator
@@ -37,7 +37,7 @@ import (
 // allocates (AllocateIndex), so that every node, and every future
 // leader, derives the same address for the same index.
 
-// Command kinds of deposit feeds (range 121–129, ledger/instruction.go).
+// Command kinds of deposit feeds (range 121–129, ledger/instructions).
 const (
 	KindRecordFeed    ledger.Kind = 125
 	KindAllocateIndex ledger.Kind = 126

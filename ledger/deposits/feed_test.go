@@ -6,13 +6,14 @@ import (
 
 	"payments/ledger"
 	"payments/ledger/deposits"
+	"payments/ledger/instructions"
 	"payments/ledger/ledgertest"
 )
 
 // railFixture is a ledger with an organization holding 1,000.00 GHS, a
 // pending payout pay_1 (100.00 + 1.00 fee) and a pending collection col_1
-// (50.00), and a USDC address on ethereum (the kernel's fixture of its
-// rails' tests, instruction_test.go).
+// (50.00), and a USDC address on ethereum (package instructions' fixture,
+// with an address).
 func railFixture(t *testing.T) *ledgertest.State {
 	t.Helper()
 	s := ledgertest.New(t)
@@ -98,7 +99,7 @@ func TestDepositFeed(t *testing.T) {
 	if usdc() != 5_000_000 || collectionOf("ethereum:0x1:0").Status != ledger.CollectionCompleted {
 		t.Fatal("a completed deposit changed when reported again")
 	}
-	if f, _ := s.ProviderFloat("evm_1", "USDC"); f.Total != -5_000_000 {
+	if f, _ := instructions.Float(s.Reader, "evm_1", "USDC"); f.Total != -5_000_000 {
 		t.Fatalf("float: %+v", f)
 	}
 
