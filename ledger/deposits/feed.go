@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"payments/ledger"
+	"payments/ledger/kv"
 )
 
 // Deposit feeds: a provider instance that reports incoming transfers (an
@@ -135,7 +136,12 @@ func (c *RecordFeed) Fields(f *ledger.Codec) {
 	f.Str(&c.Provider)
 	f.Str(&c.From)
 	f.Str(&c.Cursor)
-	ledger.FieldSlice(f, &c.Deposits, FeedMax, "deposits of a poll", func(f *ledger.Codec, d *FeedDeposit) { d.fields(f) })
+	// More than a poll may report is refused as a request would be, as it
+	// was before the feed's codec became a field list.
+	tooMany := func(int) error {
+		return ledger.Errorf(ledger.CodeValidation, "a poll reports at most %d deposits", FeedMax)
+	}
+	kv.FieldSlice(f, &c.Deposits, FeedMax, tooMany, func(f *ledger.Codec, d *FeedDeposit) { d.fields(f) })
 }
 
 func (c *RecordFeed) Encode(e *ledger.Encoder) { c.Fields(e.Codec()) }

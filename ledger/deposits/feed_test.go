@@ -145,3 +145,18 @@ func TestDepositFeed(t *testing.T) {
 	}
 	s.Restored()
 }
+
+// A feed entry reporting more deposits than one poll may is refused when
+// it is read, with the validation error a request gets, whatever wrote it.
+func TestFeedOverMaxRefusedOnDecode(t *testing.T) {
+	c := &deposits.RecordFeed{At: 1, Provider: "p", Deposits: make([]deposits.FeedDeposit, deposits.FeedMax+1)}
+	_, err := ledger.DecodeBatch(ledger.EncodeBatch(nil, []ledger.Command{c}))
+	le, ok := err.(*ledger.Error)
+	if !ok || le.Code != ledger.CodeValidation {
+		t.Fatalf("decoding %d deposits: %v, want a validation error", deposits.FeedMax+1, err)
+	}
+	c.Deposits = c.Deposits[:deposits.FeedMax]
+	if _, err := ledger.DecodeBatch(ledger.EncodeBatch(nil, []ledger.Command{c})); err != nil {
+		t.Fatalf("decoding %d deposits: %v", deposits.FeedMax, err)
+	}
+}
