@@ -21,14 +21,7 @@ func newLedger(t *testing.T) *ledgertest.State {
 	return s
 }
 
-func mustApply(t *testing.T, s *ledgertest.State, cmd ledger.Command) ledger.Result {
-	t.Helper()
-	r := s.Apply(cmd)
-	if r.Err != nil {
-		t.Fatalf("%T: %v", cmd, r.Err)
-	}
-	return r
-}
+var mustApply = ledgertest.MustApply
 
 func quoteCmd(id string, at int64, from ledger.Minor, to ledger.Minor) *CreateQuote {
 	return &CreateQuote{At: at, ID: id, OrgID: "org_a", FromCurrency: "GHS", FromAmount: from,

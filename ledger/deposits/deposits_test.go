@@ -34,19 +34,7 @@ func depositFixture(t *testing.T) *ledgertest.State {
 	return s
 }
 
-// applyRejected applies cmd, wants the error want, and checks that nothing
-// changed: the snapshot bytes are the same.
-func applyRejected(t *testing.T, s *ledgertest.State, cmd ledger.Command, want error) {
-	t.Helper()
-	before := s.Dump()
-	r := s.Apply(cmd)
-	if !errors.Is(r.Err, want) {
-		t.Fatalf("%T %+v: got %v, want %v", cmd, cmd, r.Err, want)
-	}
-	if !bytes.Equal(s.Dump(), before) {
-		t.Fatalf("%T %+v: a rejected command changed the state", cmd, cmd)
-	}
-}
+var applyRejected = ledgertest.ApplyRejected
 
 func TestVirtualAccountRules(t *testing.T) {
 	s := depositFixture(t)

@@ -1,7 +1,6 @@
 package deposits_test
 
 import (
-	"crypto/sha256"
 	"testing"
 
 	"payments/ledger"
@@ -10,27 +9,12 @@ import (
 	"payments/ledger/ledgertest"
 )
 
-// railFixture is a ledger with an organization holding 1,000.00 GHS, a
-// pending payout pay_1 (100.00 + 1.00 fee) and a pending collection col_1
-// (50.00), and a USDC address on ethereum (package instructions' fixture,
-// with an address).
+// railFixture is ledgertest's rail fixture (org_a holding 1,000.00 GHS,
+// pending pay_1 and col_1) with a USDC address on ethereum.
 func railFixture(t *testing.T) *ledgertest.State {
 	t.Helper()
-	s := ledgertest.New(t)
-	hash := sha256.Sum256([]byte("k"))
-	for _, cmd := range []ledger.Command{
-		&ledger.CreateOrganization{At: 1, ID: "org_a", Name: "A", Key: ledger.CreateAPIKey{At: 1, ID: "key_a", OrgID: "org_a", Hash: string(hash[:])}},
-		&ledger.FundBalance{At: 2, OrgID: "org_a", Currency: "GHS", Amount: 100_000, ExternalReference: "f1"},
-		&ledger.CreatePayout{At: 3, ID: "pay_1", OrgID: "org_a", ExternalReference: "p1", MethodType: ledger.MethodMobileMoney, Fee: 100,
-			Spec: ledger.PayoutSpec{Currency: "GHS", Amount: 10_000, AmountSide: ledger.SideTo, Method: "gh_mtn", AccountNumber: "233241234567"}},
-		&ledger.CreateCollection{At: 3, ID: "col_1", OrgID: "org_a", ExternalReference: "c1", MethodType: ledger.MethodMobileMoney,
-			Spec: ledger.CollectionSpec{Currency: "GHS", Amount: 5_000, Method: "gh_mtn", PayerNumber: "233241234567"}},
-		&deposits.CreateCryptoAddress{At: 3, ID: "addr_1", OrgID: "org_a", Currency: "USDC", Chain: "ethereum", Address: "0xAbC1"},
-	} {
-		if r := s.Apply(cmd); r.Err != nil {
-			t.Fatalf("%T: %v", cmd, r.Err)
-		}
-	}
+	s := ledgertest.RailFixture(t)
+	ledgertest.MustApply(t, s, &deposits.CreateCryptoAddress{At: 3, ID: "addr_1", OrgID: "org_a", Currency: "USDC", Chain: "ethereum", Address: "0xAbC1"})
 	return s
 }
 

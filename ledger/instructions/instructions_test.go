@@ -1,9 +1,6 @@
 package instructions
 
 import (
-	"bytes"
-	"crypto/sha256"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -12,41 +9,10 @@ import (
 	"payments/ledger/ledgertest"
 )
 
-// railFixture is a ledger with an organization holding 1,000.00 GHS, a
-// pending payout pay_1 (100.00 + 1.00 fee) and a pending collection col_1
-// (50.00).
-func railFixture(t *testing.T) *ledgertest.State {
-	t.Helper()
-	s := ledgertest.New(t)
-	hash := sha256.Sum256([]byte("k"))
-	for _, cmd := range []ledger.Command{
-		&ledger.CreateOrganization{At: 1, ID: "org_a", Name: "A", Key: ledger.CreateAPIKey{At: 1, ID: "key_a", OrgID: "org_a", Hash: string(hash[:])}},
-		&ledger.FundBalance{At: 2, OrgID: "org_a", Currency: "GHS", Amount: 100_000, ExternalReference: "f1"},
-		&ledger.CreatePayout{At: 3, ID: "pay_1", OrgID: "org_a", ExternalReference: "p1", MethodType: ledger.MethodMobileMoney, Fee: 100,
-			Spec: ledger.PayoutSpec{Currency: "GHS", Amount: 10_000, AmountSide: ledger.SideTo, Method: "gh_mtn", AccountNumber: "233241234567"}},
-		&ledger.CreateCollection{At: 3, ID: "col_1", OrgID: "org_a", ExternalReference: "c1", MethodType: ledger.MethodMobileMoney,
-			Spec: ledger.CollectionSpec{Currency: "GHS", Amount: 5_000, Method: "gh_mtn", PayerNumber: "233241234567"}},
-	} {
-		if r := s.Apply(cmd); r.Err != nil {
-			t.Fatalf("%T: %v", cmd, r.Err)
-		}
-	}
-	return s
-}
+// railFixture: ledgertest's rail fixture (org_a, pay_1, col_1).
+var railFixture = ledgertest.RailFixture
 
-// applyRejected applies cmd, wants the error want, and checks that nothing
-// changed: the snapshot bytes are the same.
-func applyRejected(t *testing.T, s *ledgertest.State, cmd ledger.Command, want error) {
-	t.Helper()
-	before := s.Dump()
-	r := s.Apply(cmd)
-	if !errors.Is(r.Err, want) {
-		t.Fatalf("%T %+v: got %v, want %v", cmd, cmd, r.Err, want)
-	}
-	if !bytes.Equal(s.Dump(), before) {
-		t.Fatalf("%T %+v: a rejected command changed the state", cmd, cmd)
-	}
-}
+var applyRejected = ledgertest.ApplyRejected
 
 // openInstructions walks Open to the end, a page at a time.
 func openInstructions(r *ledger.Reader) []Instruction {

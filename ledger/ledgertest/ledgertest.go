@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"testing"
@@ -203,4 +204,48 @@ func (s *State) RestartCold() (*State, *ledger.Reader) {
 		s.tb.Fatal(err)
 	}
 	return r, ledger.NewReader(r.kv, cold.Views())
+}
+
+// MustApply applies cmd and stops the test if the ledger refuses it.
+func MustApply(tb testing.TB, s *State, cmd ledger.Command) ledger.Result {
+	tb.Helper()
+	r := s.Apply(cmd)
+	if r.Err != nil {
+		tb.Fatalf("%T: %v", cmd, r.Err)
+	}
+	return r
+}
+
+// ApplyRejected applies cmd, wants the error want, and checks that nothing
+// changed: the state store's bytes are the same.
+func ApplyRejected(tb testing.TB, s *State, cmd ledger.Command, want error) {
+	tb.Helper()
+	before := s.Dump()
+	r := s.Apply(cmd)
+	if !errors.Is(r.Err, want) {
+		tb.Fatalf("%T %+v: got %v, want %v", cmd, cmd, r.Err, want)
+	}
+	if !bytes.Equal(s.Dump(), before) {
+		tb.Fatalf("%T %+v: a rejected command changed the state", cmd, cmd)
+	}
+}
+
+// RailFixture is a ledger with an organization org_a holding 1,000.00 GHS,
+// a pending payout pay_1 (100.00 + 1.00 fee) and a pending collection
+// col_1 (50.00): what a rail's commands (instructions, feeds) act on.
+func RailFixture(tb testing.TB) *State {
+	tb.Helper()
+	s := New(tb)
+	hash := sha256.Sum256([]byte("k"))
+	for _, cmd := range []ledger.Command{
+		&ledger.CreateOrganization{At: 1, ID: "org_a", Name: "A", Key: ledger.CreateAPIKey{At: 1, ID: "key_a", OrgID: "org_a", Hash: string(hash[:])}},
+		&ledger.FundBalance{At: 2, OrgID: "org_a", Currency: "GHS", Amount: 100_000, ExternalReference: "f1"},
+		&ledger.CreatePayout{At: 3, ID: "pay_1", OrgID: "org_a", ExternalReference: "p1", MethodType: ledger.MethodMobileMoney, Fee: 100,
+			Spec: ledger.PayoutSpec{Currency: "GHS", Amount: 10_000, AmountSide: ledger.SideTo, Method: "gh_mtn", AccountNumber: "233241234567"}},
+		&ledger.CreateCollection{At: 3, ID: "col_1", OrgID: "org_a", ExternalReference: "c1", MethodType: ledger.MethodMobileMoney,
+			Spec: ledger.CollectionSpec{Currency: "GHS", Amount: 5_000, Method: "gh_mtn", PayerNumber: "233241234567"}},
+	} {
+		MustApply(tb, s, cmd)
+	}
+	return s
 }

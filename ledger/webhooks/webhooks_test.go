@@ -29,14 +29,7 @@ func webhookLedger(t *testing.T) *ledgertest.State {
 	return s
 }
 
-func mustApply(t *testing.T, s *ledgertest.State, cmd ledger.Command) ledger.Result {
-	t.Helper()
-	r := s.Apply(cmd)
-	if r.Err != nil {
-		t.Fatalf("%T: %v", cmd, r.Err)
-	}
-	return r
-}
+var mustApply = ledgertest.MustApply
 
 func endpoint(id, org string, events ...string) *CreateEndpoint {
 	return &CreateEndpoint{At: 2, ID: id, OrgID: org, URL: "https://example.com/" + id, Events: events, Secret: secretA}
