@@ -53,24 +53,26 @@ func (s *State) FloatAccount(provider, currency string, at int64) string {
 // float of the provider instance that carried it, or the sandbox's rail
 // settlement account.
 func (s *State) railAccount(id, currency string, at int64) string {
-	if movesThrough != nil {
-		if a, ok := movesThrough(s, id, currency, at); ok {
-			return a
-		}
-	}
-	return s.systemAccount(PurposeRailSettlement, currency, at)
+	return s.movedThrough(id, currency, at, PurposeRailSettlement)
 }
 
 // collectionSource is what pays a collection when it completes: the float
 // of the provider instance that carried it, or the sandbox's collections
 // source.
 func (s *State) collectionSource(id, currency string, at int64) string {
+	return s.movedThrough(id, currency, at, PurposeCollectionsSource)
+}
+
+// movedThrough asks the resolver (SetMovesThrough) which account the
+// payout or collection id moved through; without an answer, it is the
+// service's sandbox account of purpose.
+func (s *State) movedThrough(id, currency string, at int64, sandbox AccountPurpose) string {
 	if movesThrough != nil {
 		if a, ok := movesThrough(s, id, currency, at); ok {
 			return a
 		}
 	}
-	return s.systemAccount(PurposeCollectionsSource, currency, at)
+	return s.systemAccount(sandbox, currency, at)
 }
 
 // RegisterPurpose adds an account purpose outside the built-in range: a
