@@ -153,21 +153,10 @@ func TestBackupUnderLoadAndRestore(t *testing.T) {
 	}
 	// The quiet backup seeds a new three-node cluster: each node restored
 	// from it, then started without --bootstrap.
-	addrs := freeAddrs(t, 6)
-	var peers []string
-	for i := 0; i < 3; i++ {
-		peers = append(peers, fmt.Sprintf("n%d=%s@%s", i+1, addrs[i], addrs[3+i]))
-	}
-	var cluster []*proc
-	for i := 0; i < 3; i++ {
-		d := filepath.Join(dir, fmt.Sprintf("cluster-n%d", i+1))
-		runTool(t, "restore", "--from", quiet, "--data-dir", d, "--node-id", fmt.Sprintf("n%d", i+1), "--peers", strings.Join(peers, ","))
-		cluster = append(cluster, startServer(t, d, "--node-id", fmt.Sprintf("n%d", i+1), "--raft-addr", addrs[i],
-			"--http-addr", addrs[3+i], "--peers", strings.Join(peers, ","), "--rate-limit", "1000000"))
-	}
-	for _, p := range cluster {
-		p.waitReady()
-	}
+	cluster := launchCluster(t, 3, func(i int, d, peers string) []string {
+		runTool(t, "restore", "--from", quiet, "--data-dir", d, "--node-id", fmt.Sprintf("n%d", i+1), "--peers", peers)
+		return nil
+	})
 	wantPayouts(t, cluster[2].addr, before, "in the restored cluster")
 	if st, err := call(cluster[1].addr, "POST", "/v1/payouts", mtnPayout("1.00", "after-cluster-restore"), nil); err != nil || st != 201 {
 		t.Fatalf("write on the restored cluster: %d %v", st, err)

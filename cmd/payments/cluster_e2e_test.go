@@ -24,12 +24,23 @@ import (
 	"payments/raft"
 )
 
-// startCluster starts n nodes of one cluster as processes on loopback, each
-// with its own data directory and extra's flags, and waits until all are
-// ready. The peers must know each other's ports before any starts, so the
-// ports are reserved and released; if another process takes one in
-// between, it starts again on fresh ones.
+// startCluster starts n nodes of one new cluster as processes on
+// loopback, each with its own data directory and extra's flags, and waits
+// until all are ready.
 func startCluster(t *testing.T, n int, extra ...string) []*proc {
+	t.Helper()
+	return launchCluster(t, n, func(int, string, string) []string {
+		return append([]string{"--bootstrap"}, extra...)
+	})
+}
+
+// launchCluster starts n nodes of one cluster, node i in a fresh data
+// directory that seed prepares for the cluster's peers (a restore), with
+// the flags seed returns, and waits until all are ready. The peers must
+// know each other's ports before any starts, so the ports are reserved and
+// released; if another process takes one in between, it starts again on
+// fresh ones and fresh directories.
+func launchCluster(t *testing.T, n int, seed func(i int, dataDir, peers string) []string) []*proc {
 	t.Helper()
 	for attempt := 0; ; attempt++ {
 		addrs := freeAddrs(t, 2*n)
@@ -37,12 +48,14 @@ func startCluster(t *testing.T, n int, extra ...string) []*proc {
 		for i := 0; i < n; i++ {
 			peers = append(peers, fmt.Sprintf("n%d=%s@%s", i+1, addrs[i], addrs[n+i]))
 		}
+		peerList := strings.Join(peers, ",")
 		var procs []*proc
 		var err error
 		for i := 0; i < n && err == nil; i++ {
-			p := &proc{t: t, dataDir: t.TempDir(), args: append([]string{
+			dir := t.TempDir()
+			p := &proc{t: t, dataDir: dir, args: append([]string{
 				"--node-id", fmt.Sprintf("n%d", i+1), "--raft-addr", addrs[i], "--http-addr", addrs[n+i],
-				"--peers", strings.Join(peers, ","), "--bootstrap", "--rate-limit", "1000000"}, extra...)}
+				"--peers", peerList, "--rate-limit", "1000000"}, seed(i, dir, peerList)...)}
 			if err = p.launch(); err == nil {
 				procs = append(procs, p)
 			}
