@@ -151,24 +151,23 @@ func adminHandler(node *raft.Node, sys *actors.System, openBlob func(digest stri
 		logger.Info("added a non-voting member", "member", body.ID, "raft", body.RaftAddr)
 		reply(w, 200, map[string]any{"added": body.ID, "voter": false, "commitIndex": commit})
 	})
-	mux.HandleFunc("POST /v1/cluster/members/{id}/promote", func(w nethttp.ResponseWriter, r *nethttp.Request) {
-		id := r.PathValue("id")
-		if err := node.Promote(id); err != nil {
-			fail(w, err)
-			return
+	// memberChange serves a change to the member the path names: made,
+	// logged as logged, and answered with answer's body.
+	memberChange := func(change func(id string) error, logged string, answer func(id string) any) nethttp.HandlerFunc {
+		return func(w nethttp.ResponseWriter, r *nethttp.Request) {
+			id := r.PathValue("id")
+			if err := change(id); err != nil {
+				fail(w, err)
+				return
+			}
+			logger.Info(logged, "member", id)
+			reply(w, 200, answer(id))
 		}
-		logger.Info("promoted a member to voter", "member", id)
-		reply(w, 200, map[string]any{"promoted": id, "voter": true})
-	})
-	mux.HandleFunc("DELETE /v1/cluster/members/{id}", func(w nethttp.ResponseWriter, r *nethttp.Request) {
-		id := r.PathValue("id")
-		if err := node.RemoveMember(id); err != nil {
-			fail(w, err)
-			return
-		}
-		logger.Info("removed a member", "member", id)
-		reply(w, 200, map[string]string{"removed": id})
-	})
+	}
+	mux.HandleFunc("POST /v1/cluster/members/{id}/promote", memberChange(node.Promote, "promoted a member to voter",
+		func(id string) any { return map[string]any{"promoted": id, "voter": true} }))
+	mux.HandleFunc("DELETE /v1/cluster/members/{id}", memberChange(node.RemoveMember, "removed a member",
+		func(id string) any { return map[string]string{"removed": id} }))
 	mux.HandleFunc("POST /v1/cluster/transfer-leader", func(w nethttp.ResponseWriter, r *nethttp.Request) {
 		var body struct {
 			ID string `json:"id"`

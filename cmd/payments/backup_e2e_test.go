@@ -57,9 +57,8 @@ func digestOf(t *testing.T, dataDir string) (string, uint64) {
 // admin address.
 func startBackupSource(t *testing.T, dir, tokenFile string, args ...string) (*proc, string) {
 	t.Helper()
-	src := startServer(t, filepath.Join(dir, "source"), append([]string{"--admin-token-file", tokenFile, "--admin-addr", "127.0.0.1:0",
+	src := startReady(t, filepath.Join(dir, "source"), append([]string{"--admin-token-file", tokenFile, "--admin-addr", "127.0.0.1:0",
 		"--rate-limit", "1000000", "--sandbox-settlement", "30ms"}, args...)...)
-	src.waitReady()
 	fundGHS(t, src.addr, "100000.00", "seed")
 	return src, src.stdoutValue("admin_addr")
 }
@@ -145,8 +144,7 @@ func TestBackupUnderLoadAndRestore(t *testing.T) {
 	if r["applied_index"] != b1["applied_index"] {
 		t.Fatalf("restore says index %s, backup %s", r["applied_index"], b1["applied_index"])
 	}
-	node := startServer(t, restored, "--rate-limit", "1000000")
-	node.waitReady()
+	node := startReady(t, restored, "--rate-limit", "1000000")
 	wantPayouts(t, node.addr, before, "before the backup, on the restored node")
 	if st, err := call(node.addr, "POST", "/v1/payouts", mtnPayout("1.00", "after-restore"), nil); err != nil || st != 201 {
 		t.Fatalf("write on the restored node: %d %v", st, err)

@@ -160,8 +160,7 @@ func TestBackupHoldsUploadedFiles(t *testing.T) {
 	if err := src.stop(); err != nil {
 		t.Fatal(err)
 	}
-	node := startServer(t, restored, "--rate-limit", "1000000", "--admin-token-file", tokenFile, "--admin-addr", "127.0.0.1:0")
-	node.waitReady()
+	node := startReady(t, restored, "--rate-limit", "1000000", "--admin-token-file", tokenFile, "--admin-addr", "127.0.0.1:0")
 	got, err := downloadFile(node.addr, firstID)
 	if err != nil {
 		t.Fatal(err)

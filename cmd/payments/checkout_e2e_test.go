@@ -42,8 +42,7 @@ func newCheckoutEnv(t *testing.T, args ...string) *checkoutEnv {
 		io.WriteString(w, "<!doctype html><title>Thanks</title><h1>Back at the merchant</h1>")
 	}))
 	t.Cleanup(e.merchant.Close)
-	e.p = startServer(t, t.TempDir(), append([]string{"--sandbox-settlement", "300ms", "--webhook-timeout", "2s"}, args...)...)
-	e.p.waitReady()
+	e.p = startReady(t, t.TempDir(), append([]string{"--sandbox-settlement", "300ms", "--webhook-timeout", "2s"}, args...)...)
 	// Ready means a leader is known; the bootstrap key commits just after.
 	var st int
 	var err error

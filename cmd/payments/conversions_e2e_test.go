@@ -11,8 +11,7 @@ import (
 func TestConversionReferenceAcrossRestart(t *testing.T) {
 	endToEnd(t)
 	dir := t.TempDir()
-	p := startServer(t, dir)
-	p.waitReady()
+	p := startReady(t, dir)
 	fundGHS(t, p.addr, "100.00", "seed")
 	type conversionBody struct {
 		Conversion struct {
@@ -48,8 +47,7 @@ func TestConversionReferenceAcrossRestart(t *testing.T) {
 	}
 
 	p.kill()
-	p = startServer(t, dir)
-	p.waitReady()
+	p = startReady(t, dir)
 
 	var again conversionBody
 	if st, err := call(p.addr, "POST", "/v1/conversions", map[string]any{"quoteId": first, "externalReference": "fx-restart"}, &again); err != nil || st != 200 ||

@@ -42,8 +42,7 @@ func newDashEnv(t *testing.T, serverArgs ...string) *dashEnv {
 	endToEnd(t)
 	t.Parallel()
 	e := &dashEnv{nodeEnv: nodeEnv{t: t}}
-	e.p = startServer(t, t.TempDir(), append([]string{"--webhook-timeout", "2s"}, serverArgs...)...)
-	e.p.waitReady()
+	e.p = startReady(t, t.TempDir(), append([]string{"--webhook-timeout", "2s"}, serverArgs...)...)
 	// Ready means a leader is known; the bootstrap key commits just after.
 	var out struct {
 		Organization struct {

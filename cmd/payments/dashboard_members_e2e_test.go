@@ -26,8 +26,7 @@ import (
 func TestDashboardMembers(t *testing.T) {
 	endToEnd(t)
 	t.Parallel()
-	p := startServer(t, t.TempDir())
-	p.waitReady()
+	p := startReady(t, t.TempDir())
 	setupURL := p.stdoutValue("dashboard_setup_url")
 	base := "http://" + p.addr
 	if !strings.HasPrefix(setupURL, base+"/dashboard/setup/") {

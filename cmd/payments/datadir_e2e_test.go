@@ -13,8 +13,7 @@ import (
 // state store, snapshots, blobs) is readable by its owner only.
 func TestDataDirIsOwnerOnly(t *testing.T) {
 	dataDir := filepath.Join(t.TempDir(), "data")
-	p := startServer(t, dataDir, "--snapshot-threshold", "2", "--snapshot-interval", "50ms")
-	p.waitReady()
+	p := startReady(t, dataDir, "--snapshot-threshold", "2", "--snapshot-interval", "50ms")
 	for i := range 5 {
 		status, err := call(p.addr, "POST", "/v1/simulations/fund-balance",
 			map[string]string{"amount": "10.00", "currency": "GHS", "externalReference": fmt.Sprintf("perm-%d", i)}, nil)

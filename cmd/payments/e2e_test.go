@@ -112,6 +112,15 @@ func startServer(t *testing.T, dataDir string, args ...string) *proc {
 	return p
 }
 
+// startReady is startServer that also waits until the node answers
+// /readyz, where most tests begin.
+func startReady(t *testing.T, dataDir string, args ...string) *proc {
+	t.Helper()
+	p := startServer(t, dataDir, args...)
+	p.waitReady()
+	return p
+}
+
 // errPortTaken is a start that lost its reserved port to another process.
 var errPortTaken = errors.New("address already in use")
 
@@ -504,8 +513,7 @@ func runWriters(workers, n int, op func(w, i int) bool) (stop func()) {
 func kill9(t *testing.T, extra ...string) {
 	dir := t.TempDir()
 	args := append([]string{"--rate-limit", "1000000", "--sandbox-settlement", "30ms"}, extra...)
-	p := startServer(t, dir, args...)
-	p.waitReady()
+	p := startReady(t, dir, args...)
 	const funded = 100_000_000 // 1,000,000.00 GHS
 	fundGHS(t, p.addr, "1000000.00", "seed")
 
@@ -552,8 +560,7 @@ func kill9(t *testing.T, extra ...string) {
 			t.Fatal("no snapshot was taken under load")
 		}
 	}
-	p = startServer(t, dir, args...)
-	p.waitReady()
+	p = startReady(t, dir, args...)
 
 	// Every acknowledged payout is there, under its reference, once.
 	payouts := listPayouts(t, p.addr)
@@ -620,8 +627,7 @@ func kill9(t *testing.T, extra ...string) {
 // SIGTERM drains: requests in flight finish, and the process exits 0.
 func TestSIGTERMDrains(t *testing.T) {
 	endToEnd(t)
-	p := startServer(t, t.TempDir(), "--rate-limit", "1000000", "--log-level", "info")
-	p.waitReady()
+	p := startReady(t, t.TempDir(), "--rate-limit", "1000000", "--log-level", "info")
 	fundGHS(t, p.addr, "1000.00", "seed")
 	type result struct {
 		status int

@@ -11,8 +11,7 @@ import (
 func TestOrderDepositReferenceAcrossRestart(t *testing.T) {
 	endToEnd(t)
 	dir := t.TempDir()
-	p := startServer(t, dir)
-	p.waitReady()
+	p := startReady(t, dir)
 	type orderBody struct {
 		Order struct {
 			ID             string  `json:"id"`
@@ -41,8 +40,7 @@ func TestOrderDepositReferenceAcrossRestart(t *testing.T) {
 	}
 
 	p.kill()
-	p = startServer(t, dir)
-	p.waitReady()
+	p = startReady(t, dir)
 
 	var again depositBody
 	if st, err := call(p.addr, "POST", "/v1/simulations/order-deposit", deposit, &again); err != nil || st != 200 || again.Simulation != made.Simulation {

@@ -129,8 +129,7 @@ func startProduction(t *testing.T, dataDir, httpAddr, providers string, extra ..
 	t.Helper()
 	args := append([]string{"--stack", "production", "--bootstrap-key", liveKey, "--http-addr", httpAddr,
 		"--providers", providers, "--deposit-poll-interval", "100ms"}, extra...)
-	p := startServer(t, dataDir, args...)
-	p.waitReady()
+	p := startReady(t, dataDir, args...)
 	return p
 }
 

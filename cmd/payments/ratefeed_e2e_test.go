@@ -22,9 +22,8 @@ func TestProductionRatesFromTheFeed(t *testing.T) {
 		fmt.Fprintf(w, `{"base":"USD","asOf":%q,"rates":{"GHS":"12.5","EUR":"0.9"}}`, asOf.Format(time.RFC3339Nano))
 	}))
 	defer feed.Close()
-	p := startServer(t, t.TempDir(), "--stack", "production", "--bootstrap-key", liveKey,
+	p := startReady(t, t.TempDir(), "--stack", "production", "--bootstrap-key", liveKey,
 		"--rate-feed-url", feed.URL, "--rate-staleness", "2s")
-	p.waitReady()
 	var got struct {
 		Rate struct {
 			Rate string `json:"rate"`

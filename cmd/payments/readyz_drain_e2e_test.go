@@ -19,8 +19,7 @@ import (
 func TestReadyzRefusesWhileDraining(t *testing.T) {
 	endToEnd(t)
 	const notice = 1500 * time.Millisecond
-	p := startServer(t, t.TempDir(), "--rate-limit", "1000000", "--log-level", "info", "--drain-notice", notice.String())
-	p.waitReady()
+	p := startReady(t, t.TempDir(), "--rate-limit", "1000000", "--log-level", "info", "--drain-notice", notice.String())
 	probe := &nethttp.Client{Timeout: 2 * time.Second, Transport: &nethttp.Transport{DisableKeepAlives: true}}
 	readyz := func() (int, string, error) {
 		resp, err := probe.Get("http://" + p.addr + "/readyz")

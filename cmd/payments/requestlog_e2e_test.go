@@ -19,8 +19,7 @@ import (
 func TestRequestLogAcrossRestart(t *testing.T) {
 	endToEnd(t)
 	dir := t.TempDir()
-	p := startServer(t, dir)
-	p.waitReady()
+	p := startReady(t, dir)
 	req, _ := nethttp.NewRequest("GET", "http://"+p.addr+"/v1/organization", nil)
 	req.Header.Set("Authorization", "Bearer "+testKey)
 	resp, err := client.Do(req)
@@ -59,13 +58,11 @@ func TestRequestLogAcrossRestart(t *testing.T) {
 		}
 	}
 	stop(p)
-	p = startServer(t, dir)
-	p.waitReady()
+	p = startReady(t, dir)
 	lookup(p, 200)
 	stop(p)
 
-	p = startServer(t, dir, "--request-log=false")
-	p.waitReady()
+	p = startReady(t, dir, "--request-log=false")
 	lookup(p, 503)
 }
 
@@ -81,8 +78,7 @@ func TestUnattributedRequestsThroughAdminAPI(t *testing.T) {
 	if err := os.WriteFile(tokenFile, []byte(token), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	p := startServer(t, filepath.Join(dir, "node"), "--admin-token-file", tokenFile, "--admin-addr", "127.0.0.1:0")
-	p.waitReady()
+	p := startReady(t, filepath.Join(dir, "node"), "--admin-token-file", tokenFile, "--admin-addr", "127.0.0.1:0")
 	admin := p.stdoutValue("admin_addr")
 	unknown := "sk_test_" + strings.Repeat("Qx8", 9) + "h3j7" // well-formed, not ours
 	send := func(key, path string, want int) string {

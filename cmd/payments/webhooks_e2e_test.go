@@ -26,8 +26,7 @@ func TestWebhookDeliveredByTheBinary(t *testing.T) {
 	}))
 	defer rcv.Close()
 
-	p := startServer(t, t.TempDir(), "--webhook-timeout", "2s")
-	p.waitReady()
+	p := startReady(t, t.TempDir(), "--webhook-timeout", "2s")
 	var created struct {
 		Endpoint struct {
 			ID string `json:"id"`
