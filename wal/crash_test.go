@@ -82,7 +82,7 @@ func TestCrashKeepsStoredEntries(t *testing.T) {
 // checksums are fine.
 func rewrite(t *testing.T, fs vfs.FS, change func(db *pebble.DB) error) {
 	t.Helper()
-	db, err := pebble.Open(testDir, &pebble.Options{FS: fs, Logger: pebbleLogger{discardLogger()}})
+	db, err := pebble.Open(testDir, &pebble.Options{FS: fs, Logger: PebbleLogger{L: discardLogger()}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -73,7 +73,7 @@ func OpenState(dir string, opts Options) (*StateStore, error) {
 	popts := &pebble.Options{
 		FS:     opts.FS,
 		Lock:   lock,
-		Logger: pebbleLogger{opts.Logger},
+		Logger: PebbleLogger{L: opts.Logger, Component: "pebble"},
 		EventListener: &pebble.EventListener{
 			DataCorruption: func(info pebble.DataCorruptionInfo) {
 				s.fail(fmt.Errorf("%w: pebble: %s", ErrCorrupt, info))

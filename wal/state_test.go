@@ -88,13 +88,7 @@ func digestOf(kv map[string]string) [32]byte {
 
 func openStateOn(t testing.TB, fs vfs.FS, opts Options) *StateStore {
 	t.Helper()
-	opts.FS = fs
-	s, err := OpenState(testDir, opts)
-	if err != nil {
-		t.Fatalf("open state store: %v", err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
-	return s
+	return openOn(t, OpenState, fs, opts)
 }
 
 // stateContent returns every user key and value in the store.

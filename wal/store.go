@@ -118,7 +118,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	db, err := openPebble(dir, &pebble.Options{
 		FS:     opts.FS,
 		Lock:   lock,
-		Logger: pebbleLogger{opts.Logger},
+		Logger: PebbleLogger{L: opts.Logger, Component: "pebble"},
 		EventListener: &pebble.EventListener{
 			DataCorruption: s.onDataCorruption,
 		},
@@ -227,29 +227,36 @@ func (s *Store) onDataCorruption(info pebble.DataCorruptionInfo) {
 	s.fail(fmt.Errorf("%w: pebble: %s", ErrCorrupt, info))
 }
 
-// pebbleFatal is the panic value of pebbleLogger.Fatalf.
+// pebbleFatal is the panic value of PebbleLogger.Fatalf.
 type pebbleFatal struct{ msg string }
 
-// pebbleLogger routes Pebble's messages to slog. Fatalf must not return:
-// Pebble calls it on a failed WAL sync and, if it returned, would report the
-// commit as successful. It panics instead; the store recovers the panic in the
-// goroutine that called Pebble and fails. In Pebble's background goroutines
-// the panic ends the process, as Pebble intends.
-type pebbleLogger struct{ l *slog.Logger }
+// Error is the message, so that a panic nobody recovers reads as it.
+func (f pebbleFatal) Error() string { return f.msg }
 
-func (p pebbleLogger) Infof(format string, args ...any) {
-	if p.l.Enabled(context.Background(), slog.LevelDebug) {
-		p.l.Debug(fmt.Sprintf(format, args...), "component", "pebble")
+// PebbleLogger routes Pebble's messages to slog, tagged with Component.
+// Fatalf must not return: Pebble calls it on a failed WAL sync and, if it
+// returned, would report the commit as successful. It panics instead; the
+// stores of this package recover the panic in the goroutine that called
+// Pebble and fail. In Pebble's background goroutines, and in a database of
+// another package, the panic ends the process, as Pebble intends.
+type PebbleLogger struct {
+	L         *slog.Logger
+	Component string
+}
+
+func (p PebbleLogger) Infof(format string, args ...any) {
+	if p.L.Enabled(context.Background(), slog.LevelDebug) {
+		p.L.Debug(fmt.Sprintf(format, args...), "component", p.Component)
 	}
 }
 
-func (p pebbleLogger) Errorf(format string, args ...any) {
-	p.l.Error(fmt.Sprintf(format, args...), "component", "pebble")
+func (p PebbleLogger) Errorf(format string, args ...any) {
+	p.L.Error(fmt.Sprintf(format, args...), "component", p.Component)
 }
 
-func (p pebbleLogger) Fatalf(format string, args ...any) {
+func (p PebbleLogger) Fatalf(format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
-	p.l.Error(msg, "component", "pebble", "fatal", true)
+	p.L.Error(msg, "component", p.Component, "fatal", true)
 	panic(pebbleFatal{msg: msg})
 }
 

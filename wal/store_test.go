@@ -30,10 +30,17 @@ func openMem(t testing.TB) (*Store, *vfs.MemFS) {
 // mustOpen opens a store in testDir on fs and closes it when the test ends.
 func mustOpen(t testing.TB, fs vfs.FS, opts Options) *Store {
 	t.Helper()
+	return openOn(t, Open, fs, opts)
+}
+
+// openOn opens a store of either kind with open in testDir on fs, and
+// closes it when the test ends.
+func openOn[S interface{ Close() error }](t testing.TB, open func(dir string, opts Options) (S, error), fs vfs.FS, opts Options) S {
+	t.Helper()
 	opts.FS = fs
-	s, err := Open(testDir, opts)
+	s, err := open(testDir, opts)
 	if err != nil {
-		t.Fatalf("open: %v", err)
+		t.Fatalf("open %s: %v", testDir, err)
 	}
 	t.Cleanup(func() { _ = s.Close() })
 	return s

@@ -132,7 +132,7 @@ func truncate(t *testing.T, fs vfs.FS, path string, size int64) {
 // log entries it replays.
 func countLogKeys(t *testing.T, fs vfs.FS) int {
 	t.Helper()
-	db, err := pebble.Open(testDir, &pebble.Options{FS: fs, Logger: pebbleLogger{discardLogger()}})
+	db, err := pebble.Open(testDir, &pebble.Options{FS: fs, Logger: PebbleLogger{L: discardLogger()}})
 	if err != nil {
 		t.Fatalf("pebble alone: %v", err)
 	}

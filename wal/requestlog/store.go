@@ -2,7 +2,6 @@ package requestlog
 
 import (
 	"bytes"
-	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -20,6 +19,8 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"payments/wal"
 )
 
 // Defaults of Options.
@@ -179,7 +180,7 @@ func openDB(fs vfs.FS, dir string, logger *slog.Logger) (*pebble.DB, error) {
 	}
 	opts := &pebble.Options{
 		FS:                 fs,
-		Logger:             pebbleLogger{logger},
+		Logger:             wal.PebbleLogger{L: logger, Component: "requestlog"},
 		FormatMajorVersion: pebble.FormatNewest,
 		MemTableSize:       memTableBytes,
 		CacheSize:          cacheBytes,
@@ -842,22 +843,4 @@ func (s *Store) pruneLoop() {
 			s.opts.Logger.Debug("pruned the request log", "records", removed, "bytes", s.liveBytes.Load())
 		}
 	}
-}
-
-type pebbleLogger struct{ l *slog.Logger }
-
-func (p pebbleLogger) Infof(format string, args ...any) {
-	if p.l.Enabled(context.Background(), slog.LevelDebug) {
-		p.l.Debug(fmt.Sprintf(format, args...), "component", "requestlog")
-	}
-}
-
-func (p pebbleLogger) Errorf(format string, args ...any) {
-	p.l.Error(fmt.Sprintf(format, args...), "component", "requestlog")
-}
-
-func (p pebbleLogger) Fatalf(format string, args ...any) {
-	msg := fmt.Sprintf(format, args...)
-	p.l.Error(msg, "component", "requestlog", "fatal", true)
-	panic(msg)
 }
