@@ -50,6 +50,18 @@ func creds(c momofake.Credentials) *momo.Credentials {
 	return &momo.Credentials{APIUser: provider.NewSecret(c.APIUser), APIKey: provider.NewSecret(c.APIKey), SubscriptionKey: provider.NewSecret(c.SubscriptionKey)}
 }
 
+// resubmitMovesOnce submits the prepared payout again: MoMo takes it, and
+// money has moved once in all.
+func (r *rig) resubmitMovesOnce(in provider.Instruction, p provider.Prepared) {
+	r.T.Helper()
+	if out, err := r.adapter.SubmitPayout(r.ctx, in, p); err != nil || out.State != provider.StateProcessing {
+		r.T.Fatalf("re-submit: %+v %v", out, err)
+	}
+	if len(r.fake.Movements()) != 1 {
+		r.T.Fatal("want exactly one movement")
+	}
+}
+
 // noCallback checks that nothing more arrives once the fake's callbacks
 // in flight are done.
 func (r *rig) noCallback() {

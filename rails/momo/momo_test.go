@@ -204,12 +204,7 @@ func TestRateLimited(t *testing.T) {
 	if len(r.fake.Movements()) != 0 {
 		t.Fatal("money moved on a 429")
 	}
-	if out, err := r.adapter.SubmitPayout(r.ctx, in, p); err != nil || out.State != provider.StateProcessing {
-		t.Fatalf("retry: %+v %v", out, err)
-	}
-	if len(r.fake.Movements()) != 1 {
-		t.Fatal("want one movement")
-	}
+	r.resubmitMovesOnce(in, p)
 }
 
 func TestLostResponseAfterMoneyMoved(t *testing.T) {
@@ -261,12 +256,7 @@ func TestLostRequestIsResentSafely(t *testing.T) {
 	if _, err := r.adapter.PayoutStatus(r.ctx, in, p); !errors.Is(err, provider.ErrNotFound) {
 		t.Fatalf("status err %v, want not found", err)
 	}
-	if out, err := r.adapter.SubmitPayout(r.ctx, in, p); err != nil || out.State != provider.StateProcessing {
-		t.Fatalf("re-submit: %+v %v", out, err)
-	}
-	if len(r.fake.Movements()) != 1 {
-		t.Fatal("want exactly one movement")
-	}
+	r.resubmitMovesOnce(in, p)
 }
 
 func TestUnknownReferenceIsNotFound(t *testing.T) {
