@@ -21,15 +21,7 @@ import (
 // the last batch is committed; cpu-ns/payout is the whole process's CPU
 // time, Pebble's flushes and compactions included.
 func BenchmarkFSMPayouts(b *testing.B) {
-	store, err := wal.OpenState(b.TempDir(), wal.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { store.Close() })
-	f, err := newFSM(store)
-	if err != nil {
-		b.Fatal(err)
-	}
+	f := openTestFSM(b, b.TempDir(), wal.Options{})
 	var index uint64
 	entry := func(cmds []ledger.Command) *hraft.Log {
 		index++

@@ -57,14 +57,21 @@ func TestRestoreAnnouncesItsIndexWithItsReader(t *testing.T) {
 // openMemFSM is an FSM on an empty state store in memory.
 func openMemFSM(t *testing.T) *fsm {
 	t.Helper()
-	store, err := wal.OpenState("state", wal.Options{FS: vfs.NewMem()})
+	return openTestFSM(t, "state", wal.Options{FS: vfs.NewMem()})
+}
+
+// openTestFSM is an FSM on the state store opened in dir with opts, closed
+// when the test ends.
+func openTestFSM(tb testing.TB, dir string, opts wal.Options) *fsm {
+	tb.Helper()
+	store, err := wal.OpenState(dir, opts)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	t.Cleanup(func() { store.Close() })
+	tb.Cleanup(func() { store.Close() })
 	f, err := newFSM(store)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	return f
 }

@@ -69,12 +69,9 @@ func (s *scheduler) run(d time.Duration) error {
 					n = l
 				}
 			}
-			s.logf("crash %s", n.id)
-			if err := s.c.crash(n); err != nil {
+			if err := s.takeDown("crash", n, s.c.crash, down); err != nil {
 				return err
 			}
-			s.crashed, s.restartAt = n, time.Now().Add(down)
-			s.count("crash")
 		case kind < 80:
 			s.advanceClock()
 		case kind < 83 && s.crashed == nil:
@@ -83,12 +80,9 @@ func (s *scheduler) run(d time.Duration) error {
 			if l := s.c.leader(); l == n {
 				n = s.c.nodes[(a+1+b)%3]
 			}
-			s.logf("wipe %s", n.id)
-			if err := s.c.wipe(n); err != nil {
+			if err := s.takeDown("wipe", n, s.c.wipe, down); err != nil {
 				return err
 			}
-			s.crashed, s.restartAt = n, time.Now().Add(down)
-			s.count("wipe")
 		case kind < 88:
 			if node, _ := s.c.nodes[a].running(); node != nil {
 				err := node.Snapshot() // may fail (nothing new since the last): that is fine
@@ -145,6 +139,18 @@ func (s *scheduler) advanceClock() {
 }
 
 func (s *scheduler) count(kind string) { s.counts[kind]++ }
+
+// takeDown stops n by fault (a crash or a wipe), logged and counted under
+// kind, until it restarts after down.
+func (s *scheduler) takeDown(kind string, n *simNode, fault func(*simNode) error, down time.Duration) error {
+	s.logf("%s %s", kind, n.id)
+	if err := fault(n); err != nil {
+		return err
+	}
+	s.crashed, s.restartAt = n, time.Now().Add(down)
+	s.count(kind)
+	return nil
+}
 
 func (s *scheduler) isolate(id string) {
 	for _, o := range s.c.nodes {
