@@ -186,19 +186,7 @@ func TestOpenRefusesDamagedSSTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustClose(t, s)
-	names, err := fs.List(testDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sst string
-	for _, name := range names {
-		if strings.HasSuffix(name, ".sst") {
-			sst = fs.PathJoin(testDir, name)
-		}
-	}
-	if sst == "" {
-		t.Fatalf("no sstable after a flush: %v", names)
-	}
+	sst := lastFileIn(t, fs, func(name string) bool { return strings.HasSuffix(name, ".sst") })
 	xorByte(t, fs, sst, 1000, 0x01) // inside the first data block
 	if _, err := Open(testDir, Options{FS: fs}); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("open: err = %v, want ErrCorrupt", err)

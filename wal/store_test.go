@@ -46,6 +46,26 @@ func openOn[S interface{ Close() error }](t testing.TB, open func(dir string, op
 	return s
 }
 
+// lastFileIn returns the path of the file in testDir that match accepts,
+// the last by name where several do; the test fails where none does.
+func lastFileIn(t testing.TB, fs vfs.FS, match func(name string) bool) string {
+	t.Helper()
+	names, err := fs.List(testDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last string
+	for _, name := range names {
+		if match(name) && name > last {
+			last = name
+		}
+	}
+	if last == "" {
+		t.Fatalf("no such file in %s: %v", testDir, names)
+	}
+	return fs.PathJoin(testDir, last)
+}
+
 // entry is a log entry whose every field depends on its index, so that a
 // misplaced or half-decoded entry shows.
 func entry(index uint64) *hraft.Log {

@@ -372,17 +372,7 @@ func TestOpenRefusesCorruptManifestRecord(t *testing.T) {
 		mustStore(t, s, entries(i, i+9)) // enough for several flushes
 	}
 	mustClose(t, s)
-	names, err := fs.List(testDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var manifest string
-	for _, name := range names {
-		if strings.HasPrefix(name, "MANIFEST-") && name > manifest {
-			manifest = name
-		}
-	}
-	path := fs.PathJoin(testDir, manifest)
+	path := lastFileIn(t, fs, func(name string) bool { return strings.HasPrefix(name, "MANIFEST-") })
 	chunks := walChunks(t, fs, path)
 	if len(chunks) < 3 {
 		t.Fatalf("%s has %d records; want a few to damage one in the middle", path, len(chunks))
