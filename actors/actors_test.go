@@ -109,9 +109,7 @@ func TestConcurrentPayoutsOneAccount(t *testing.T) {
 	var mu sync.Mutex
 	created, refused := 0, 0
 	for i := 0; i < n; i++ {
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
+		wg.Go(func() {
 			r := h.payout(fmt.Sprintf("p-%d", i), amount)
 			mu.Lock()
 			defer mu.Unlock()
@@ -125,7 +123,7 @@ func TestConcurrentPayoutsOneAccount(t *testing.T) {
 			default:
 				t.Errorf("payout %d: unexpected %v", i, r.Result.Err)
 			}
-		}(i)
+		})
 	}
 	wg.Wait()
 	if created != k || refused != n-k {
@@ -153,9 +151,7 @@ func TestConcurrentSameReference(t *testing.T) {
 	created := make(chan bool, n)
 	var wg sync.WaitGroup
 	for i := 0; i < n; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			r := h.payout("same-ref", 5_000)
 			if r.Err != nil || r.Result.Err != nil {
 				t.Errorf("payout: %v %v", r.Err, r.Result.Err)
@@ -163,7 +159,7 @@ func TestConcurrentSameReference(t *testing.T) {
 			}
 			ids <- r.Result.Payout.ID
 			created <- !r.Result.Replayed
-		}()
+		})
 	}
 	wg.Wait()
 	close(ids)
@@ -259,9 +255,7 @@ func TestAccountActorPassivation(t *testing.T) {
 	var wg sync.WaitGroup
 	var created atomic.Int64
 	for w := 0; w < 4; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
+		wg.Go(func() {
 			for i := 0; i < 40; i++ {
 				// Pauses around the idle timeout race requests against
 				// passivation.
@@ -273,7 +267,7 @@ func TestAccountActorPassivation(t *testing.T) {
 				}
 				created.Add(1)
 			}
-		}(w)
+		})
 	}
 	wg.Wait()
 	if created.Load() != 160 {
@@ -361,9 +355,7 @@ func TestRefusedTransitionIsParked(t *testing.T) {
 	var wg sync.WaitGroup
 	var refused atomic.Int64
 	for g := 0; g < 32; g++ {
-		wg.Add(1)
-		go func(g int) {
-			defer wg.Done()
+		wg.Go(func() {
 			for i := 0; refused.Load() == 0 && i < 1000; i++ {
 				r := h.sys.Propose(ctx, &ledger.FundBalance{At: time.Now().UnixMilli(), OrgID: h.org, Currency: "GHS",
 					Amount: ledger.AmountMax, ExternalReference: fmt.Sprint("fill-", g, "-", i)})
@@ -371,7 +363,7 @@ func TestRefusedTransitionIsParked(t *testing.T) {
 					refused.Add(1)
 				}
 			}
-		}(g)
+		})
 	}
 	wg.Wait()
 	if a, _ := h.sys.Reader().AccountFor(h.org, "GHS"); a.Total < math.MaxInt64 {
