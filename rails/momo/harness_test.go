@@ -50,6 +50,14 @@ func creds(c momofake.Credentials) *momo.Credentials {
 	return &momo.Credentials{APIUser: provider.NewSecret(c.APIUser), APIKey: provider.NewSecret(c.APIKey), SubscriptionKey: provider.NewSecret(c.SubscriptionKey)}
 }
 
+// noMoneyMoved checks that the fake moved no money.
+func (r *rig) noMoneyMoved() {
+	r.T.Helper()
+	if len(r.fake.Movements()) != 0 {
+		r.T.Fatal("money moved")
+	}
+}
+
 // resubmitMovesOnce submits the prepared payout again: MoMo takes it, and
 // money has moved once in all.
 func (r *rig) resubmitMovesOnce(in provider.Instruction, p provider.Prepared) {

@@ -104,9 +104,7 @@ func TestCollectionFails(t *testing.T) {
 			if got.State != provider.StateFailed || !strings.Contains(got.Message, c.wantMsg) {
 				t.Fatalf("settled %+v, want failed with %s", got, c.wantMsg)
 			}
-			if len(r.fake.Movements()) != 0 {
-				t.Fatal("money moved")
-			}
+			r.noMoneyMoved()
 		})
 	}
 }

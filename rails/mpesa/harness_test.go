@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/rsa"
+	"errors"
 	"net"
 	"sync"
 	"testing"
@@ -54,6 +55,14 @@ func newRig(t *testing.T, opts mpesafake.Options) *rig {
 	t.Cleanup(r.fake.Close)
 	r.adapter = r.newAdapter(func(*mpesa.Config) {})
 	return r
+}
+
+// noMoneyMoved checks that the fake moved no money.
+func (r *rig) noMoneyMoved() {
+	r.T.Helper()
+	if len(r.fake.Movements()) != 0 {
+		r.T.Fatal("money moved")
+	}
 }
 
 // config is the adapter configuration that matches the fake.
@@ -132,6 +141,20 @@ func (c *caller) submitCall(ctx context.Context) (provider.Outcome, error) {
 		return c.a.SubmitCollection(ctx, c.in, c.p)
 	}
 	return c.a.SubmitPayout(ctx, c.in, c.p)
+}
+
+// submitLost submits once with Daraja's answer lost after it took the
+// request (a DropAfterApply fault on op): the outcome is unknown, and a
+// retry in this process is refused without a request.
+func (c *caller) submitLost(r *rig, op string) {
+	c.t.Helper()
+	r.fake.FailNext(op, mpesafake.Fault{DropAfterApply: true})
+	if _, err := c.submit(r.ctx); !errors.Is(err, provider.ErrUnknownOutcome) {
+		c.t.Fatalf("err %v, want unknown outcome", err)
+	}
+	if _, err := c.submitCall(r.ctx); !errors.Is(err, provider.ErrUnknownOutcome) {
+		c.t.Fatalf("a second submit was allowed: %v", err)
+	}
 }
 
 // onCallback handles a callback the caller's way.
