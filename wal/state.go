@@ -61,41 +61,25 @@ func OpenState(dir string, opts Options) (*StateStore, error) {
 	if memTableBytes == 0 {
 		memTableBytes = stateMemTableBytes
 	}
-	cacheBytes := opts.CacheBytes
-	if cacheBytes <= 0 {
-		cacheBytes = stateCacheBytes
-	}
 	lock, err := lockDir(dir, &opts)
 	if err != nil {
 		return nil, err
 	}
 	s := &StateStore{lock: lock, lifecycle: lifecycle{name: "state store", logger: opts.Logger}}
-	popts := &pebble.Options{
-		FS:     opts.FS,
-		Lock:   lock,
-		Logger: PebbleLogger{L: opts.Logger, Component: "pebble"},
-		EventListener: &pebble.EventListener{
-			DataCorruption: func(info pebble.DataCorruptionInfo) {
-				s.fail(fmt.Errorf("%w: pebble: %s", ErrCorrupt, info))
-			},
-		},
-		FormatMajorVersion: pebble.FormatNewest,
-		MemTableSize:       memTableBytes,
-		CacheSize:          cacheBytes,
-		DisableWAL:         true, // see StateStore
-		// Every flush spans the whole key space (records, lists, lookups,
-		// pages: each batch writes some of each), so every compaction of
-		// level 0 rewrites all of the base level it overlaps. Letting
-		// level 0 grow to 16 tables before compacting it, over a small base
-		// level, makes those rewrites fewer: compactions took 8-10 % of the
-		// server's CPU under uniform payouts, against 15-19 % at 8 tables
-		// over 256 MiB (go tool pprof, make bench). The cost is more tables
-		// for a read to consult in level 0, where bloom filters answer most
-		// point reads.
-		L0CompactionThreshold: 16,
-		L0StopWritesThreshold: 48,
-		LBaseMaxBytes:         64 << 20,
-	}
+	popts := s.pebbleOptions(opts, lock, memTableBytes, stateCacheBytes)
+	popts.DisableWAL = true // see StateStore
+	// Every flush spans the whole key space (records, lists, lookups,
+	// pages: each batch writes some of each), so every compaction of
+	// level 0 rewrites all of the base level it overlaps. Letting
+	// level 0 grow to 16 tables before compacting it, over a small base
+	// level, makes those rewrites fewer: compactions took 8-10 % of the
+	// server's CPU under uniform payouts, against 15-19 % at 8 tables
+	// over 256 MiB (go tool pprof, make bench). The cost is more tables
+	// for a read to consult in level 0, where bloom filters answer most
+	// point reads.
+	popts.L0CompactionThreshold = 16
+	popts.L0StopWritesThreshold = 48
+	popts.LBaseMaxBytes = 64 << 20
 	popts.TargetFileSizes[0] = 16 << 20
 	// Flushes are cut into tables of 4 MiB along the base level's
 	// boundaries, and every level below 0 is made of 4 MiB tables, so

@@ -105,30 +105,13 @@ func Open(dir string, opts Options) (*Store, error) {
 	if memTableBytes > memTableBytesMax {
 		return nil, fmt.Errorf("wal: memtable of %d bytes exceeds %d", memTableBytes, memTableBytesMax)
 	}
-	cacheBytes := opts.CacheBytes
-	if cacheBytes <= 0 {
-		cacheBytes = cacheBytesDefault
-	}
 	lock, err := lockDir(dir, &opts)
 	if err != nil {
 		return nil, err
 	}
 	s := &Store{lock: lock, lifecycle: lifecycle{name: "store", logger: opts.Logger}, onAppend: opts.OnLogAppend}
 	s.bounds.Store(&logBounds{})
-	db, err := openPebble(dir, &pebble.Options{
-		FS:     opts.FS,
-		Lock:   lock,
-		Logger: PebbleLogger{L: opts.Logger, Component: "pebble"},
-		EventListener: &pebble.EventListener{
-			DataCorruption: s.onDataCorruption,
-		},
-		// The newest format writes WAL chunks that carry a synced offset,
-		// which lets Pebble's own replay tell some corruption from a torn
-		// tail. A new store has no older readers to stay compatible with.
-		FormatMajorVersion: pebble.FormatNewest,
-		MemTableSize:       memTableBytes,
-		CacheSize:          cacheBytes,
-	})
+	db, err := openPebble(dir, s.pebbleOptions(opts, lock, memTableBytes, cacheBytesDefault))
 	if err != nil {
 		return nil, err
 	}
@@ -220,11 +203,31 @@ func (s *Store) commit(b *pebble.Batch) (err error) {
 	return nil
 }
 
-// onDataCorruption is Pebble's report of a block that failed its checksum,
-// possibly from a background compaction. The read that hit it, if any, also
-// returns an error.
-func (s *Store) onDataCorruption(info pebble.DataCorruptionInfo) {
-	s.fail(fmt.Errorf("%w: pebble: %s", ErrCorrupt, info))
+// pebbleOptions are the Pebble options both stores start from: opts' file
+// system and logger (as lockDir filled them in), the directory lock, the
+// memtable size, and the cache opts sets or else cacheBytes. The newest
+// format writes WAL chunks that carry a synced offset, which lets Pebble's
+// own replay tell some corruption from a torn tail; a new store has no
+// older readers to stay compatible with. A block that fails its checksum,
+// possibly in a background compaction, fails the store; the read that hit
+// it, if any, also returns an error.
+func (l *lifecycle) pebbleOptions(opts Options, lock *pebble.Lock, memTableBytes uint64, cacheBytes int64) *pebble.Options {
+	if opts.CacheBytes > 0 {
+		cacheBytes = opts.CacheBytes
+	}
+	return &pebble.Options{
+		FS:     opts.FS,
+		Lock:   lock,
+		Logger: PebbleLogger{L: opts.Logger, Component: "pebble"},
+		EventListener: &pebble.EventListener{
+			DataCorruption: func(info pebble.DataCorruptionInfo) {
+				l.fail(fmt.Errorf("%w: pebble: %s", ErrCorrupt, info))
+			},
+		},
+		FormatMajorVersion: pebble.FormatNewest,
+		MemTableSize:       memTableBytes,
+		CacheSize:          cacheBytes,
+	}
 }
 
 // pebbleFatal is the panic value of PebbleLogger.Fatalf.
