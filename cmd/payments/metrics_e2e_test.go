@@ -7,6 +7,7 @@ import (
 	nethttp "net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -205,14 +206,22 @@ func TestMetricsOfTheBinary(t *testing.T) {
 	checkReferencedMetrics(t, after)
 }
 
+// decodeFile reads the file at path into v with unmarshal.
+func decodeFile(t *testing.T, path string, unmarshal func([]byte, any) error, v any) {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unmarshal(raw, v); err != nil {
+		t.Fatalf("%s: %v", filepath.Base(path), err)
+	}
+}
+
 // checkReferencedMetrics fails for every metric the dashboard or the alert
 // rules name that the scrape lacks.
 func checkReferencedMetrics(t *testing.T, scraped map[string]*dto.MetricFamily) {
 	t.Helper()
-	raw, err := os.ReadFile("../../http/metrics/dashboard.json")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var dash struct {
 		Panels []struct {
 			Title   string `json:"title"`
@@ -221,9 +230,7 @@ func checkReferencedMetrics(t *testing.T, scraped map[string]*dto.MetricFamily) 
 			} `json:"targets"`
 		} `json:"panels"`
 	}
-	if err := json.Unmarshal(raw, &dash); err != nil {
-		t.Fatalf("dashboard.json: %v", err)
-	}
+	decodeFile(t, "../../http/metrics/dashboard.json", json.Unmarshal, &dash)
 	var exprs []string
 	for _, p := range dash.Panels {
 		if len(p.Targets) == 0 {
@@ -237,10 +244,6 @@ func checkReferencedMetrics(t *testing.T, scraped map[string]*dto.MetricFamily) 
 		t.Fatalf("dashboard.json has %d queries; did it lose its panels?", len(exprs))
 	}
 
-	raw, err = os.ReadFile("../../http/metrics/alerts.yml")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var rules struct {
 		Groups []struct {
 			Name  string `yaml:"name"`
@@ -250,9 +253,7 @@ func checkReferencedMetrics(t *testing.T, scraped map[string]*dto.MetricFamily) 
 			} `yaml:"rules"`
 		} `yaml:"groups"`
 	}
-	if err := yaml.Unmarshal(raw, &rules); err != nil {
-		t.Fatalf("alerts.yml: %v", err)
-	}
+	decodeFile(t, "../../http/metrics/alerts.yml", yaml.Unmarshal, &rules)
 	alerts := map[string]bool{}
 	for _, g := range rules.Groups {
 		for _, r := range g.Rules {

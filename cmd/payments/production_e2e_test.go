@@ -109,17 +109,25 @@ func secretFiles(t *testing.T, dir, prefix string) func(name, v string) map[stri
 func momoInstance(t *testing.T, dir string, fake *momofake.Server, base string) map[string]any {
 	o := fake.Options()
 	secret := secretFiles(t, dir, "momo")
-	return map[string]any{
-		"name": "momo_gh", "kind": momo.Kind,
-		"methods": []map[string]any{{"code": "gh_mtn", "directions": []string{"payouts", "collections"}}},
-		"settings": map[string]any{"baseUrl": fake.URL, "targetEnvironment": o.TargetEnvironment, "currency": "GHS",
-			"callbackBaseUrl": base, "checkAfter": "300ms", "requestTimeout": "5s"},
-		"secrets": map[string]any{
+	return mobileMoneyInstance("momo_gh", momo.Kind, "gh_mtn",
+		map[string]any{"baseUrl": fake.URL, "targetEnvironment": o.TargetEnvironment, "currency": "GHS", "callbackBaseUrl": base},
+		map[string]any{
 			momo.SecretCollectionAPIUser: secret("cu", o.Collection.APIUser), momo.SecretCollectionAPIKey: secret("ck", o.Collection.APIKey),
 			momo.SecretCollectionSubscriptionKey: secret("cs", o.Collection.SubscriptionKey),
 			momo.SecretDisbursementAPIUser:       secret("du", o.Disbursement.APIUser), momo.SecretDisbursementAPIKey: secret("dk", o.Disbursement.APIKey),
 			momo.SecretDisbursementSubscriptionKey: secret("ds", o.Disbursement.SubscriptionKey),
-		},
+		})
+}
+
+// mobileMoneyInstance is a providers file entry of kind with one method,
+// which pays out and collects, checked on 300ms after a send and timed out
+// after 5s; settings and secrets are the kind's own.
+func mobileMoneyInstance(name, kind, method string, settings, secrets map[string]any) map[string]any {
+	settings["checkAfter"], settings["requestTimeout"] = "300ms", "5s"
+	return map[string]any{
+		"name": name, "kind": kind,
+		"methods":  []map[string]any{{"code": method, "directions": []string{"payouts", "collections"}}},
+		"settings": settings, "secrets": secrets,
 	}
 }
 
@@ -285,17 +293,14 @@ func runReconcile(t *testing.T, args ...string) (stdout, stderr string, code int
 func mpesaInstance(t *testing.T, dir string, fake *mpesafake.Server, base string) map[string]any {
 	o := fake.Options()
 	secret := secretFiles(t, dir, "mpesa")
-	return map[string]any{
-		"name": "mpesa_ke", "kind": mpesa.Kind,
-		"methods": []map[string]any{{"code": "ke_mpesa", "directions": []string{"payouts", "collections"}}},
-		"settings": map[string]any{"baseUrl": fake.URL, "callbackBaseUrl": base, "shortCode": o.ShortCode,
-			"b2cShortCode": o.B2CShortCode, "initiatorName": o.InitiatorName, "checkAfter": "300ms", "requestTimeout": "5s"},
-		"secrets": map[string]any{
+	return mobileMoneyInstance("mpesa_ke", mpesa.Kind, "ke_mpesa",
+		map[string]any{"baseUrl": fake.URL, "callbackBaseUrl": base, "shortCode": o.ShortCode,
+			"b2cShortCode": o.B2CShortCode, "initiatorName": o.InitiatorName},
+		map[string]any{
 			mpesa.SecretConsumerKey: secret("ck", o.ConsumerKey), mpesa.SecretConsumerSecret: secret("cs", o.ConsumerSecret),
 			mpesa.SecretPasskey: secret("pk", o.Passkey), mpesa.SecretInitiatorPassword: secret("ip", o.InitiatorPassword),
 			mpesa.SecretCertificate: secret("cert", string(fake.CertificatePEM())),
-		},
-	}
+		})
 }
 
 // M-Pesa is send-once: an STK push collection and a B2C payout complete
