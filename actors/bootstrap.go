@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"payments/ledger"
+	"payments/ledger/publicids"
 )
 
 // Bootstrap is what an empty cluster is seeded with.
@@ -82,16 +83,16 @@ func (s *System) EnsureBootstrap(ctx context.Context, b Bootstrap) (string, erro
 }
 
 // ensureIDKey commits the deployment's key for public entry and event ids
-// (ledger.SetIDKey) if the cluster has none: on its first start, or on the
+// (publicids.SetKey) if the cluster has none: on its first start, or on the
 // first start of a build that has them. Two leaders racing agree on the
 // first committed.
 func (s *System) ensureIDKey(ctx context.Context) error {
-	if _, ok := s.Reader().IDKey(); ok {
+	if _, ok := publicids.Key(s.Reader()); ok {
 		return nil
 	}
-	key := make([]byte, ledger.IDKeyLen)
+	key := make([]byte, publicids.KeyLen)
 	rand.Read(key)
-	r := s.Propose(ctx, &ledger.SetIDKey{At: s.Now().UnixMilli(), Key: string(key)})
+	r := s.Propose(ctx, &publicids.SetKey{At: s.Now().UnixMilli(), Key: string(key)})
 	if r.Err != nil {
 		return r.Err
 	}

@@ -267,7 +267,7 @@ var volatile = []struct {
 	{"duration", regexp.MustCompile(`"durationMicros": \d+`)},
 	{"durationms", regexp.MustCompile(`"durationMs": \d+`)}, // a webhook attempt's
 	// Entry and event ids are enciphered with the deployment's id key
-	// (ledger.PublicIDs), drawn afresh by every stack.
+	// (publicids.IDs), drawn afresh by every stack.
 	{"le", regexp.MustCompile(`\ble_(?:[a-z]+_)*[0-9a-v]{26}\b`)},
 	{"wev", regexp.MustCompile(`\bwev_[0-9a-v]{26}\b`)},
 	{"pay", regexp.MustCompile(`pay_[a-z]+_[a-z0-9]{20}`)},

@@ -23,7 +23,8 @@
 // instances, and the providers' floats they settle against),
 // ledger/orders (orders, which collect on one rail and pay out on another
 // through the kernel's collections and payouts), ledger/paymentlinks (payment links, payment pages and hosted checkout
-// sessions), ledger/recipients (saved payout destinations), ledger/team
+// sessions), ledger/publicids (the deployment's key for public entry and
+// event ids, and the ids it makes), ledger/recipients (saved payout destinations), ledger/team
 // (the dashboard's members, invitations and sessions) and ledger/webhooks
 // (endpoints and their deliveries, fanned out from every event by a hook)
 // do. Sub-packages keep this package's rules (below, and the "Never"

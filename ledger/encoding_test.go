@@ -121,7 +121,7 @@ func encodingSamples(t *testing.T, n int) []byte {
 	featureSamples(t, &out, n, TagCheckoutSession)
 	featureSamples(t, &out, n, TagCheckoutDeposit)
 	recordSamples(t, &out, n, payoutKind)
-	recordSamples(t, &out, n, idKeyKind)
+	featureSamples(t, &out, n, TagIDKey)
 	featureSamples(t, &out, n, TagRecipient)
 	recordSamples(t, &out, n, spendChargeKind)
 	featureSamples(t, &out, n, TagFloatFunding)

@@ -33,7 +33,7 @@ import (
 //	100–109 dashboard team members: invitations, members, sessions
 //	       (package team)
 //	110–119 final answers by reference (decided.go)
-//	120–129 the deployment's id key (120, publicids.go) and the
+//	120–129 the deployment's id key (120, package publicids) and the
 //	       production rails: provider instructions (121–124, package
 //	       instructions), deposit feeds and deposit indexes (125, 126,
 //	       package deposits), float fundings (127, package instructions)

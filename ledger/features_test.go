@@ -12,6 +12,7 @@ import (
 	_ "payments/ledger/instructions"
 	"payments/ledger/orders"
 	_ "payments/ledger/paymentlinks"
+	_ "payments/ledger/publicids"
 	_ "payments/ledger/recipients"
 	_ "payments/ledger/team"
 	_ "payments/ledger/webhooks"

@@ -58,8 +58,7 @@ type State struct {
 	clocks *store[Clock]
 
 	// The features' records and indexes, each owned by its file.
-	idKeys *store[keyRecord] // publicids.go
-	links  linkSlots         // feature_linkslots.go: package paymentlinks' expirers and hook
+	links linkSlots // feature_linkslots.go: package paymentlinks' expirers and hook
 
 	spendCharges *store[spendCharge] // spendcap.go: charges of debits not yet settled
 	refusals     *store[Refusal]     // decided.go: creates refused under a reference
@@ -162,7 +161,6 @@ func NewState(kv KVReader) *State {
 
 	// The features, each registering its stores, hooks and expirers. The
 	// order fixes the order of hooks.
-	s.idKeys = addStore(s, idKeyKind)
 	s.reserveLinkSlots()
 	s.initSpendCaps()
 	s.refusals = addStore(s, refusalKind)

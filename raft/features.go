@@ -10,6 +10,7 @@ import (
 	_ "payments/ledger/instructions"
 	_ "payments/ledger/orders"
 	_ "payments/ledger/paymentlinks"
+	_ "payments/ledger/publicids"
 	_ "payments/ledger/recipients"
 	_ "payments/ledger/team"
 	_ "payments/ledger/webhooks"

@@ -9,6 +9,7 @@ import (
 	"payments/http/core"
 	"payments/ledger"
 	"payments/ledger/disputes"
+	"payments/ledger/publicids"
 	"payments/ledger/webhooks"
 )
 
@@ -36,7 +37,7 @@ type eventBody struct {
 	Event eventJSON `json:"event"`
 }
 
-func renderEvent(ids *ledger.PublicIDs, ev *ledger.Event) eventJSON {
+func renderEvent(ids *publicids.IDs, ev *ledger.Event) eventJSON {
 	payload, err := core.EventPayload(*ev)
 	if err != nil {
 		payload = []byte(`{"event":` + core.JSONString(ev.Type) + `,"data":null}`)

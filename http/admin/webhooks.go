@@ -12,6 +12,7 @@ import (
 	"payments/actors/app"
 	"payments/http/core"
 	"payments/ledger"
+	"payments/ledger/publicids"
 	"payments/ledger/webhooks"
 )
 
@@ -86,7 +87,7 @@ type webhookDeliveryJSON struct {
 	CreatedAt      string  `json:"createdAt"`
 }
 
-func renderWebhookDelivery(ids *ledger.PublicIDs, d *webhooks.Delivery) webhookDeliveryJSON {
+func renderWebhookDelivery(ids *publicids.IDs, d *webhooks.Delivery) webhookDeliveryJSON {
 	out := webhookDeliveryJSON{
 		ID: d.ID, EventID: ids.EventID(d.EventSeq), EventType: core.Optional(d.EventType), ResourceID: core.Optional(d.ResourceID),
 		EndpointID: d.EndpointID, Status: d.Status.String(), Attempts: d.Attempts,
@@ -121,7 +122,7 @@ type webhookDeliveryDetailJSON struct {
 	AttemptHistory []deliveryAttemptJSON `json:"attemptHistory"`
 }
 
-func RenderWebhookDeliveryDetail(ids *ledger.PublicIDs, d *webhooks.Delivery) webhookDeliveryDetailJSON {
+func RenderWebhookDeliveryDetail(ids *publicids.IDs, d *webhooks.Delivery) webhookDeliveryDetailJSON {
 	out := webhookDeliveryDetailJSON{renderWebhookDelivery(ids, d), make([]deliveryAttemptJSON, 0, len(d.History))}
 	for i := len(d.History) - 1; i >= 0; i-- {
 		a := &d.History[i]

@@ -24,6 +24,7 @@ import (
 	"payments/http/metrics"
 	"payments/http/redact"
 	"payments/ledger"
+	"payments/ledger/publicids"
 	"payments/rails"
 )
 
@@ -199,9 +200,9 @@ type Server struct {
 	// requestSeq numbers request ids when no request log draws their
 	// positions; it starts at the time in microseconds, as the log does.
 	requestSeq atomic.Uint64
-	bodies     bodyGate                         // bytes of request bodies in flight (body.go)
-	ids        atomic.Pointer[ledger.PublicIDs] // once the id key is committed (publicids.go)
-	draining   atomic.Bool                      // shutting down: /readyz refuses (health.go)
+	bodies     bodyGate                      // bytes of request bodies in flight (body.go)
+	ids        atomic.Pointer[publicids.IDs] // once the id key is committed (publicids.go)
+	draining   atomic.Bool                   // shutting down: /readyz refuses (health.go)
 }
 
 // New builds a Server.

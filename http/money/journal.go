@@ -13,6 +13,7 @@ import (
 	"payments/http/core"
 	"payments/ledger"
 	"payments/ledger/conversions"
+	"payments/ledger/publicids"
 )
 
 // Balance accounts and the ledger views: each account with its balances
@@ -206,13 +207,13 @@ type transactionBody struct {
 
 // transactionID is a transaction's id: its entry's id with the raw ledger
 // type as a middle segment, "le_payout_debit_…".
-func transactionID(ids *ledger.PublicIDs, n *ledger.NumberedEntry) string {
+func transactionID(ids *publicids.IDs, n *ledger.NumberedEntry) string {
 	return "le_" + n.Entry.Type.String() + "_" + strings.TrimPrefix(ids.EntryID(n.Seq), "le_")
 }
 
 // parseTransactionID returns the sequence number and type name of a
 // transaction id.
-func parseTransactionID(ids *ledger.PublicIDs, id string) (uint64, string, bool) {
+func parseTransactionID(ids *publicids.IDs, id string) (uint64, string, bool) {
 	i := strings.LastIndexByte(id, '_')
 	if !strings.HasPrefix(id, "le_") || i <= len("le_") {
 		return 0, "", false
@@ -241,7 +242,7 @@ var transactionTypes = map[string]string{
 // renderTransaction renders an entry of a merchant account as a
 // transaction, describing it from the resource that booked it, as s reads
 // it: one pinned view for a page of transactions.
-func renderTransaction(ids *ledger.PublicIDs, s *ledger.Reader, n *ledger.NumberedEntry, currency string) transactionJSON {
+func renderTransaction(ids *publicids.IDs, s *ledger.Reader, n *ledger.NumberedEntry, currency string) transactionJSON {
 	e := &n.Entry
 	raw := e.Type.String()
 	typ, ok := transactionTypes[raw]

@@ -6,6 +6,7 @@ import (
 
 	"payments/ledger"
 	"payments/ledger/conversions"
+	"payments/ledger/publicids"
 )
 
 func TestParseDateOrTime(t *testing.T) {
@@ -38,8 +39,8 @@ func TestParseDateOrTime(t *testing.T) {
 // and the keyed one (where an old-form id still parses, and renders in the
 // keyed form).
 func FuzzTransactionID(f *testing.F) {
-	keyed := ledger.NewPublicIDs([]byte("fuzz-transaction-id-key-32-bytes"))
-	for _, ids := range []*ledger.PublicIDs{nil, keyed} {
+	keyed := publicids.New([]byte("fuzz-transaction-id-key-32-bytes"))
+	for _, ids := range []*publicids.IDs{nil, keyed} {
 		for _, seq := range []uint64{1, 2, 99, 1 << 40} {
 			for _, typ := range []ledger.EntryType{ledger.EntryPayoutDebit, conversions.EntryCredit} {
 				n := ledger.NumberedEntry{Seq: seq, Entry: ledger.Entry{Type: typ}}
@@ -51,7 +52,7 @@ func FuzzTransactionID(f *testing.F) {
 	f.Add("le__x")
 	f.Add("le_payout_debit_")
 	f.Fuzz(func(t *testing.T, id string) {
-		for _, ids := range []*ledger.PublicIDs{nil, keyed} {
+		for _, ids := range []*publicids.IDs{nil, keyed} {
 			seq, typ, ok := parseTransactionID(ids, id)
 			if !ok {
 				continue

@@ -5,6 +5,7 @@ import (
 
 	"payments/http/core"
 	"payments/ledger"
+	"payments/ledger/publicids"
 )
 
 type payoutJSON struct {
@@ -278,7 +279,7 @@ func referenceEntryType(e *ledger.Entry) string {
 	return name
 }
 
-func renderEntry(ids *ledger.PublicIDs, n *ledger.NumberedEntry, currency string) entryJSON {
+func renderEntry(ids *publicids.IDs, n *ledger.NumberedEntry, currency string) entryJSON {
 	e := &n.Entry
 	return entryJSON{
 		ID:                ids.EntryID(n.Seq),

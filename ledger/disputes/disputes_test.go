@@ -9,6 +9,7 @@ import (
 
 	"payments/ledger"
 	"payments/ledger/ledgertest"
+	"payments/ledger/publicids"
 )
 
 var testDigest = func() string { h := sha256.Sum256([]byte("pdf")); return hex.EncodeToString(h[:]) }()
@@ -346,11 +347,11 @@ func TestTimesFollowTheClock(t *testing.T) {
 	}
 }
 
-// The deployment's id key (ledger.SetIDKey) is a record of its own, never
+// The deployment's id key (publicids.SetKey) is a record of its own, never
 // taken for the URL signing key.
 func TestIDKeyIsNotTheSigningKey(t *testing.T) {
 	s := ledgertest.New(t)
-	if res := s.Apply(&ledger.SetIDKey{At: 1, Key: string(bytes.Repeat([]byte{'a'}, ledger.IDKeyLen))}); res.Err != nil {
+	if res := s.Apply(&publicids.SetKey{At: 1, Key: string(bytes.Repeat([]byte{'a'}, publicids.KeyLen))}); res.Err != nil {
 		t.Fatal(res.Err)
 	}
 	if k, _ := FileSigningKey(s.Reader); k != nil {

@@ -36,7 +36,7 @@
 // history.
 //
 // Kinds 121–129 belong to the production rails (120 is the deployment's
-// id key, ledger/publicids.go; 125 and 126 are package deposits' feeds).
+// id key, package publicids; 125 and 126 are package deposits' feeds).
 package instructions
 
 import (

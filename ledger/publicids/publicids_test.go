@@ -1,25 +1,28 @@
-package ledger
+package publicids
 
 import (
 	"strings"
 	"testing"
+
+	"payments/ledger"
+	"payments/ledger/ledgertest"
 )
 
-func TestPublicIDs(t *testing.T) {
-	a := NewPublicIDs([]byte("deployment-a-id-key-of-32-bytes!"))
-	b := NewPublicIDs([]byte("deployment-b-id-key-of-32-bytes!"))
-	if NewPublicIDs([]byte("deployment-a-id-key-of-32-bytes!")) != a {
+func TestIDs(t *testing.T) {
+	a := New([]byte("deployment-a-id-key-of-32-bytes!"))
+	b := New([]byte("deployment-b-id-key-of-32-bytes!"))
+	if New([]byte("deployment-a-id-key-of-32-bytes!")) != a {
 		t.Fatal("the same key makes a second maker")
 	}
 	for _, seq := range []uint64{1, 2, 3, 1000, 1 << 40, ^uint64(0)} {
 		for _, form := range []struct {
 			name   string
-			make   func(*PublicIDs, uint64) string
-			parse  func(*PublicIDs, string) (uint64, bool)
+			make   func(*IDs, uint64) string
+			parse  func(*IDs, string) (uint64, bool)
 			prefix string
 		}{
-			{"entry", (*PublicIDs).EntryID, (*PublicIDs).ParseEntryID, "le_"},
-			{"event", (*PublicIDs).EventID, (*PublicIDs).ParseEventID, "wev_"},
+			{"entry", (*IDs).EntryID, (*IDs).ParseEntryID, "le_"},
+			{"event", (*IDs).EventID, (*IDs).ParseEventID, "wev_"},
 		} {
 			id := form.make(a, seq)
 			if !strings.HasPrefix(id, form.prefix) || len(id) != len(form.prefix)+publicIDLen {
@@ -60,40 +63,37 @@ func TestPublicIDs(t *testing.T) {
 		t.Fatalf("consecutive ids %q %q share a prefix", x, y)
 	}
 	// References: an old-form entry id is shown keyed and read back.
-	ref := EntryID(42)
+	ref := ledger.EntryID(42)
 	if pub := a.PublicRef(ref); pub != a.EntryID(42) || a.InternalEntryRef(pub) != ref {
 		t.Fatalf("reference %q shows as %q", ref, pub)
 	}
-	if a.PublicRef("pay_x") != "pay_x" || a.InternalEventID(a.EventID(9)) != EventID(9) {
+	if a.PublicRef("pay_x") != "pay_x" || a.InternalEventID(a.EventID(9)) != ledger.EventID(9) {
 		t.Fatal("references")
 	}
 }
 
-// SetIDKey commits the first key; a second is a replay that changes
+// SetKey commits the first key; a second is a replay that changes
 // nothing; the key is read back through the store, and after a restart.
-func TestSetIDKeyFirstWins(t *testing.T) {
-	s := newTestState(t)
-	if _, ok := s.IDKey(); ok {
+func TestSetKeyFirstWins(t *testing.T) {
+	s := ledgertest.New(t)
+	if _, ok := Key(s.Reader); ok {
 		t.Fatal("a fresh ledger has an id key")
 	}
-	first := strings.Repeat("a", IDKeyLen)
-	if r := s.Apply(&SetIDKey{At: 1, Key: first}); r.Err != nil || r.Replayed {
+	first := strings.Repeat("a", KeyLen)
+	if r := s.Apply(&SetKey{At: 1, Key: first}); r.Err != nil || r.Replayed {
 		t.Fatalf("first key: %+v", r)
 	}
-	if r := s.Apply(&SetIDKey{At: 2, Key: strings.Repeat("b", IDKeyLen)}); !r.Replayed {
+	if r := s.Apply(&SetKey{At: 2, Key: strings.Repeat("b", KeyLen)}); !r.Replayed {
 		t.Fatalf("second key: %+v", r)
 	}
-	if r := s.Apply(&SetIDKey{At: 3, Key: "short"}); r.Err == nil {
+	if r := s.Apply(&SetKey{At: 3, Key: "short"}); r.Err == nil {
 		t.Fatal("a short key is accepted")
 	}
-	if k, ok := s.IDKey(); !ok || string(k) != first {
+	if k, ok := Key(s.Reader); !ok || string(k) != first {
 		t.Fatalf("key %q, %v", k, ok)
 	}
-	again, err := loadTestState(t, s.store)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if k, ok := again.IDKey(); !ok || string(k) != first {
+	again := s.Restored()
+	if k, ok := Key(again.Reader); !ok || string(k) != first {
 		t.Fatalf("after a restart: key %q, %v", k, ok)
 	}
 }
