@@ -35,12 +35,7 @@ func (f *orderFixture) apply(cmd ledger.Command) (ledger.Result, []string) {
 	if err := f.s.Check(); err != nil {
 		f.t.Fatalf("%T: invariant broken: %v", cmd, err)
 	}
-	var types []string
-	for seq := before + 1; seq <= f.s.EventCount(); seq++ {
-		ev, _ := f.s.EventAt(seq)
-		types = append(types, ev.Type)
-	}
-	return r, types
+	return r, f.s.EventTypesSince(before)
 }
 
 // must applies cmd, which must succeed and emit exactly events.

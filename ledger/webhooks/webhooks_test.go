@@ -21,13 +21,7 @@ const (
 )
 
 // webhookLedger is a ledger with two organizations.
-func webhookLedger(t *testing.T) *ledgertest.State {
-	t.Helper()
-	s := ledgertest.New(t)
-	s.Org("org_a")
-	s.Org("org_b")
-	return s
-}
+var webhookLedger = ledgertest.TwoOrgs
 
 var mustApply = ledgertest.MustApply
 
@@ -49,16 +43,7 @@ func deliveriesOf(s *ledgertest.State, org string) []Delivery {
 
 // pendingDeliveries returns every pending delivery, walked in small pages.
 func pendingDeliveries(s *ledgertest.State) []Delivery {
-	var all []Delivery
-	var cur ledger.OpenCursor
-	for {
-		items, next, done := PendingDeliveries(s.Reader, cur, 7)
-		all = append(all, items...)
-		if done {
-			return all
-		}
-		cur = next
-	}
+	return ledgertest.WalkOpen(s.Reader, PendingDeliveries, 7)
 }
 
 // An event gets one delivery per active endpoint of its organization that
