@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"slices"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -322,3 +323,46 @@ func (l Layout) Varint(v int64) Layout { return binary.AppendVarint(l, v) }
 
 // Byte appends one byte (a status, a kind).
 func (l Layout) Byte(b uint8) Layout { return append(l, b) }
+
+// ApplyAnswered applies cmd, which is answered without a change (a replay,
+// a refusal): it stops the test if cmd emitted an event or changed the
+// state store's bytes. The caller checks the answer.
+func ApplyAnswered(tb testing.TB, s *State, cmd ledger.Command) ledger.Result {
+	tb.Helper()
+	before, events := s.Dump(), s.EventCount()
+	r := s.Apply(cmd)
+	if s.EventCount() != events {
+		tb.Fatalf("%T: an answered command emitted an event", cmd)
+	}
+	if !bytes.Equal(s.Dump(), before) {
+		tb.Fatalf("%T: an answered command changed the state", cmd)
+	}
+	return r
+}
+
+// ApplyChecked applies cmd and returns its result and the types of the
+// events it emitted; it stops the test if the ledger's invariants no
+// longer hold, refused or not.
+func ApplyChecked(tb testing.TB, s *State, cmd ledger.Command) (ledger.Result, []string) {
+	tb.Helper()
+	before := s.EventCount()
+	r := s.Apply(cmd)
+	if err := s.Check(); err != nil {
+		tb.Fatalf("%T: invariant broken: %v", cmd, err)
+	}
+	return r, s.EventTypesSince(before)
+}
+
+// MustEmit is ApplyChecked of a command that must succeed and emit exactly
+// events, in order.
+func MustEmit(tb testing.TB, s *State, cmd ledger.Command, events ...string) ledger.Result {
+	tb.Helper()
+	r, got := ApplyChecked(tb, s, cmd)
+	if r.Err != nil {
+		tb.Fatalf("%T: %v", cmd, r.Err)
+	}
+	if !slices.Equal(got, events) {
+		tb.Fatalf("%T: events %v, want %v", cmd, got, events)
+	}
+	return r
+}
