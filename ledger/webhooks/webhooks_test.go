@@ -551,22 +551,7 @@ const hour = 3600 * 1000
 
 // mustEvents applies cmd, which must succeed, keep the ledger's invariants
 // and emit events of the types want.
-func mustEvents(t *testing.T, s *ledgertest.State, cmd ledger.Command, want ...string) {
-	t.Helper()
-	before := s.EventCount()
-	mustApply(t, s, cmd)
-	if err := s.Check(); err != nil {
-		t.Fatalf("%T: invariant broken: %v", cmd, err)
-	}
-	var got []string
-	for seq := before + 1; seq <= s.EventCount(); seq++ {
-		ev, _ := s.EventAt(seq)
-		got = append(got, ev.Type)
-	}
-	if !slices.Equal(got, want) {
-		t.Fatalf("%T: events %v, want %v", cmd, got, want)
-	}
-}
+var mustEvents = ledgertest.MustEmit
 
 // USDT on Tron to a GHS mobile money wallet.
 func cryptoOrder(id, ref string, at int64) *orders.Create {
