@@ -8,9 +8,7 @@ import (
 )
 
 func TestAdvanceClock(t *testing.T) {
-	s := newTestState(t)
-	hash := sha256.Sum256([]byte("k"))
-	s.Apply(&CreateOrganization{At: 1, ID: "org_a", Name: "A", Key: CreateAPIKey{At: 1, ID: "key_a", OrgID: "org_a", Hash: string(hash[:])}})
+	s := newOrgTestState(t)
 	for _, tc := range []struct {
 		cmd  *AdvanceClock
 		want error
@@ -61,8 +59,7 @@ func clockScenario(t *testing.T, offset, at int64) *testState {
 		t.Helper()
 		return applyChecked(t, s, cmd)
 	}
-	hash := sha256.Sum256([]byte("k"))
-	must(&CreateOrganization{At: 1, ID: "org_a", Name: "A", Key: CreateAPIKey{At: 1, ID: "key_a", OrgID: "org_a", Hash: string(hash[:])}})
+	must(createOrgA())
 	if offset > 0 {
 		must(&AdvanceClock{At: 2, OrgID: "org_a", Millis: offset})
 	}
@@ -96,87 +93,69 @@ func clockScenario(t *testing.T, offset, at int64) *testState {
 // shifted times. Deliveries stay on real time.
 func TestAdvanceShiftsEveryResourceTime(t *testing.T) {
 	const at = 100 * hour
-	get := func(ok bool, t *testing.T, what string) {
-		t.Helper()
-		if !ok {
-			t.Fatalf("%s not found", what)
-		}
-	}
 	kinds := []struct {
 		name  string
-		times func(t *testing.T, s *testState) []int64
+		times func(s *testState) ([]int64, bool) // false: not found
 	}{
-		{"payout", func(t *testing.T, s *testState) []int64 {
+		{"payout", func(s *testState) ([]int64, bool) {
 			p, ok := s.Payout("pay_1")
-			get(ok, t, "payout")
-			return []int64{p.CreatedAt, p.ProcessingAt, p.CompletedAt, p.UpdatedAt}
+			return []int64{p.CreatedAt, p.ProcessingAt, p.CompletedAt, p.UpdatedAt}, ok
 		}},
-		{"collection", func(t *testing.T, s *testState) []int64 {
+		{"collection", func(s *testState) ([]int64, bool) {
 			c, ok := s.Collection("col_1")
-			get(ok, t, "collection")
-			return []int64{c.CreatedAt, c.CompletedAt, c.UpdatedAt}
+			return []int64{c.CreatedAt, c.CompletedAt, c.UpdatedAt}, ok
 		}},
-		{"deposit collection", func(t *testing.T, s *testState) []int64 {
-			c, ok := s.Collection("col_d1")
-			get(ok, t, "deposit collection")
-			dAt, ok := Deposits.DepositAt(s.Reader, "org_a", "d1")
-			get(ok, t, "deposit")
-			return []int64{c.CreatedAt, c.CompletedAt, dAt}
+		{"deposit collection", func(s *testState) ([]int64, bool) {
+			c, colOK := s.Collection("col_d1")
+			dAt, depOK := Deposits.DepositAt(s.Reader, "org_a", "d1")
+			return []int64{c.CreatedAt, c.CompletedAt, dAt}, colOK && depOK
 		}},
-		{"quote", func(t *testing.T, s *testState) []int64 {
-			times, ok := Conversions.QuoteTimes(s.Reader, "org_a", "qte_1", at)
-			get(ok, t, "quote")
-			return times
+		{"quote", func(s *testState) ([]int64, bool) {
+			return Conversions.QuoteTimes(s.Reader, "org_a", "qte_1", at)
 		}},
-		{"conversion", func(t *testing.T, s *testState) []int64 {
-			times, ok := Conversions.ConversionTimes(s.Reader, "org_a", "conv_1")
-			get(ok, t, "conversion")
-			return times
+		{"conversion", func(s *testState) ([]int64, bool) {
+			return Conversions.ConversionTimes(s.Reader, "org_a", "conv_1")
 		}},
-		{"order", func(t *testing.T, s *testState) []int64 {
+		{"order", func(s *testState) ([]int64, bool) {
 			o, ok := Orders.Get(s.Reader, "org_a", "ord_1")
-			get(ok, t, "order")
-			return []int64{o.CreatedAt, o.UpdatedAt}
+			return []int64{o.CreatedAt, o.UpdatedAt}, ok
 		}},
-		{"virtual account", func(t *testing.T, s *testState) []int64 {
-			times, ok := Deposits.VirtualAccountTimes(s.Reader, "org_a", "va_1")
-			get(ok, t, "virtual account")
-			return times
+		{"virtual account", func(s *testState) ([]int64, bool) {
+			return Deposits.VirtualAccountTimes(s.Reader, "org_a", "va_1")
 		}},
-		{"crypto address", func(t *testing.T, s *testState) []int64 {
-			times, ok := Deposits.CryptoAddressTimes(s.Reader, "org_a", "addr_1")
-			get(ok, t, "crypto address")
-			return times
+		{"crypto address", func(s *testState) ([]int64, bool) {
+			return Deposits.CryptoAddressTimes(s.Reader, "org_a", "addr_1")
 		}},
-		{"API key", func(t *testing.T, s *testState) []int64 {
+		{"API key", func(s *testState) ([]int64, bool) {
 			k, ok := s.APIKey("org_a", "key_b")
-			get(ok, t, "API key")
-			return []int64{k.CreatedAt}
+			return []int64{k.CreatedAt}, ok
 		}},
-		{"balance account", func(t *testing.T, s *testState) []int64 {
+		{"balance account", func(s *testState) ([]int64, bool) {
 			a, ok := s.AccountFor("org_a", "GHS")
-			get(ok, t, "GHS balance")
-			return []int64{a.CreatedAt, a.LastEntryAt}
+			return []int64{a.CreatedAt, a.LastEntryAt}, ok
 		}},
-		{"ledger entries", func(t *testing.T, s *testState) []int64 {
+		{"ledger entries", func(s *testState) ([]int64, bool) {
 			var out []int64
 			for _, n := range s.Journal("org_a", JournalFilter{}, CursorStart, 100).Items {
 				out = append(out, n.Entry.At)
 			}
-			return out
+			return out, true
 		}},
-		{"events", func(t *testing.T, s *testState) []int64 {
+		{"events", func(s *testState) ([]int64, bool) {
 			var out []int64
 			for _, ev := range s.Events("org_a", EventFilter{}, CursorStart, 100).Items {
 				out = append(out, ev.At)
 			}
-			return out
+			return out, true
 		}},
 	}
 	for _, offset := range []int64{0, 5 * hour, 30 * 24 * hour} {
 		s := clockScenario(t, offset, at)
 		for _, k := range kinds {
-			times := k.times(t, s)
+			times, ok := k.times(s)
+			if !ok {
+				t.Fatalf("offset %d: %s not found", offset, k.name)
+			}
 			if len(times) == 0 {
 				t.Fatalf("offset %d: %s: no times", offset, k.name)
 			}

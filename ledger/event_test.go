@@ -1,7 +1,6 @@
 package ledger
 
 import (
-	"crypto/sha256"
 	"testing"
 )
 
@@ -9,9 +8,7 @@ import (
 // the resource as it is after the change; a rejected or replayed command
 // records none.
 func TestEventsFollowChanges(t *testing.T) {
-	s := newTestState(t)
-	hash := sha256.Sum256([]byte("k"))
-	s.Apply(&CreateOrganization{At: 1, ID: "org_a", Name: "A", Key: CreateAPIKey{At: 1, ID: "key_a", OrgID: "org_a", Hash: string(hash[:])}})
+	s := newOrgTestState(t)
 	payout := func(id, ref string, amount Minor) *CreatePayout {
 		return &CreatePayout{At: 3, ID: id, OrgID: "org_a", ExternalReference: ref,
 			Spec:       PayoutSpec{Currency: "GHS", Amount: amount, AmountSide: SideTo, Method: "gh_mtn"},

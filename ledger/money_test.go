@@ -5,10 +5,14 @@ import (
 	"testing"
 )
 
+// Currencies of 2, 0 and 6 decimals, for the amount tests.
+var (
+	ghs, _  = LookupCurrency("GHS")
+	xof, _  = LookupCurrency("XOF")
+	usdt, _ = LookupCurrency("USDT")
+)
+
 func TestParseAmount(t *testing.T) {
-	ghs, _ := LookupCurrency("GHS")
-	xof, _ := LookupCurrency("XOF")
-	usdt, _ := LookupCurrency("USDT")
 	tests := []struct {
 		name string
 		text string
@@ -66,9 +70,6 @@ func TestParseAmount(t *testing.T) {
 }
 
 func TestFormatMinor(t *testing.T) {
-	ghs, _ := LookupCurrency("GHS")
-	xof, _ := LookupCurrency("XOF")
-	usdt, _ := LookupCurrency("USDT")
 	tests := []struct {
 		m    Minor
 		cur  Currency
@@ -117,7 +118,6 @@ func FuzzParseAmount(f *testing.F) {
 	for _, s := range []string{"150.00", "1e2", "0.01", "NaN", "-1", "1e-999999", "99999999999999999999"} {
 		f.Add(s)
 	}
-	ghs, _ := LookupCurrency("GHS")
 	f.Fuzz(func(t *testing.T, text string) {
 		m, err := ParseAmount(text, ghs)
 		if err != nil {

@@ -441,25 +441,7 @@ func TestBatchRoundTrip(t *testing.T) {
 	for i := 0; i < 500; i++ {
 		cmds = append(cmds, g.next())
 	}
-	enc := EncodeBatch(nil, cmds)
-	dec, err := DecodeBatch(enc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(EncodeBatch(nil, dec), enc) {
-		t.Fatal("re-encoding a decoded batch changed it")
-	}
-	show := func(c Command) string {
-		if d, ok := c.(*Decided); ok {
-			return fmt.Sprintf("decided %q %+v", d.Attempt, d.Op)
-		}
-		return fmt.Sprintf("%+v", c)
-	}
-	for i := range cmds {
-		if show(cmds[i]) != show(dec[i]) {
-			t.Fatalf("command %d: %s decoded as %s", i, show(cmds[i]), show(dec[i]))
-		}
-	}
+	checkCommandsRoundTrip(t, cmds)
 }
 
 func FuzzDecodeBatch(f *testing.F) {
@@ -495,9 +477,7 @@ func TestEntryIDRoundTrip(t *testing.T) {
 }
 
 func TestInsufficientFundsChangesNothing(t *testing.T) {
-	s := newTestState(t)
-	hash := sha256.Sum256([]byte("k"))
-	s.Apply(&CreateOrganization{At: 1, ID: "org_a", Name: "A", Key: CreateAPIKey{At: 1, ID: "key_a", OrgID: "org_a", Hash: string(hash[:])}})
+	s := newOrgTestState(t)
 	s.Apply(&FundBalance{At: 2, OrgID: "org_a", Currency: "GHS", Amount: 10_000, ExternalReference: "f1"})
 	before := encodeSnapshot(t, s)
 	res := s.Apply(&CreatePayout{

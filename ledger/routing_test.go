@@ -2,7 +2,6 @@ package ledger
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"testing"
 
 	"payments/ledger/kv"
@@ -84,9 +83,7 @@ func TestPayoutRoutingNumberAppended(t *testing.T) {
 // Applied, the routing number is the payout's; a retry that names another
 // bank is another request.
 func TestRoutedPayoutApplies(t *testing.T) {
-	s := newTestState(t)
-	hash := sha256.Sum256([]byte("k"))
-	s.Apply(&CreateOrganization{At: 1, ID: "org_a", Name: "A", Key: CreateAPIKey{At: 1, ID: "key_a", OrgID: "org_a", Hash: string(hash[:])}})
+	s := newOrgTestState(t)
 	s.Apply(&FundBalance{At: 2, OrgID: "org_a", Currency: "GHS", Amount: 100_000, ExternalReference: "f1"})
 	spec := PayoutSpec{Currency: "GHS", Amount: 10_000, AmountSide: SideTo, Method: "gh_ghipss", AccountNumber: "1234567890", RoutingNumber: "040100"}
 	res := s.Apply(&Decided{Attempt: "a1", Op: &CreatePayout{At: 3, ID: "pay_ghs_1", OrgID: "org_a", ExternalReference: "p1", Spec: spec, MethodType: MethodBankTransfer, Fee: 50}})

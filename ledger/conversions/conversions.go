@@ -434,9 +434,9 @@ func (q Quote) CheckExecutable(now int64) *ledger.Error {
 
 func (c *ExecuteQuote) Apply(s *ledger.State) ledger.Result {
 	b := feature.Of(s)
-	q, ok := b.quotes.Owned(c.OrgID, c.QuoteID)
-	if !ok {
-		return ledger.Result{Err: ledger.Errorf(ledger.CodeNotFound, "Conversion quote not found")}
+	q, err := b.quotes.Found(c.OrgID, c.QuoteID, "Conversion quote")
+	if err != nil {
+		return ledger.Result{Err: err}
 	}
 	if prev, ok := b.byReference(c.OrgID, c.ExternalReference); ok {
 		conv, e := prev.ReplayOf(c.QuoteID)

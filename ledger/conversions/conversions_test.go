@@ -14,9 +14,7 @@ import (
 // GHS.
 func newLedger(t *testing.T) *ledgertest.State {
 	t.Helper()
-	s := ledgertest.New(t)
-	s.Org("org_a")
-	s.Org("org_b")
+	s := ledgertest.TwoOrgs(t)
 	mustApply(t, s, &ledger.FundBalance{At: 2, OrgID: "org_a", Currency: "GHS", Amount: 100_000, ExternalReference: "f1"})
 	return s
 }

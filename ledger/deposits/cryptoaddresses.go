@@ -57,10 +57,7 @@ func (*UpdateCryptoAddress) Kind() ledger.Kind { return KindUpdateCryptoAddress 
 
 // CryptoAddressOf returns the crypto address a command made or changed, or
 // nil.
-func CryptoAddressOf(res ledger.Result) *CryptoAddress {
-	a, _ := res.Value.(*CryptoAddress)
-	return a
-}
+func CryptoAddressOf(res ledger.Result) *CryptoAddress { return ledger.ValueOf[CryptoAddress](res) }
 
 // Fields is the command's codec, in its frozen order.
 func (c *CreateCryptoAddress) Fields(f *ledger.Codec) {
@@ -170,9 +167,9 @@ func (c *CreateCryptoAddress) Apply(s *ledger.State) ledger.Result {
 
 func (c *UpdateCryptoAddress) Apply(s *ledger.State) ledger.Result {
 	b := feature.Of(s)
-	a, ok := b.cryptoAddresses.Owned(c.OrgID, c.ID)
-	if !ok {
-		return ledger.Result{Err: ledger.Errorf(ledger.CodeNotFound, "Crypto address not found")}
+	a, err := b.cryptoAddresses.Found(c.OrgID, c.ID, "Crypto address")
+	if err != nil {
+		return ledger.Result{Err: err}
 	}
 	if a.Metadata == c.Metadata {
 		return ledger.Result{Value: &a}

@@ -88,10 +88,7 @@ func (c *Receive) Encode(e *ledger.Encoder) { c.Fields(e.Codec()) }
 
 // DepositOf returns the deposit a Receive recorded or replayed, or nil;
 // Result.Collection is the collection it made.
-func DepositOf(res ledger.Result) *ledger.Deposit {
-	d, _ := res.Value.(*ledger.Deposit)
-	return d
-}
+func DepositOf(res ledger.Result) *ledger.Deposit { return ledger.ValueOf[ledger.Deposit](res) }
 
 func init() {
 	ledger.RegisterFieldsCommand[CreateVirtualAccount](KindCreateVirtualAccount)
@@ -194,16 +191,16 @@ func (c *Receive) Apply(s *ledger.State) ledger.Result {
 	}
 	var paused bool
 	if dep.Type == ledger.CollectionTypeVirtualAccount {
-		v, ok := b.virtualAccounts.Owned(c.OrgID, c.VirtualAccountID)
-		if !ok {
-			return ledger.Result{Err: ledger.Errorf(ledger.CodeNotFound, "Virtual account not found")}
+		v, err := b.virtualAccounts.Found(c.OrgID, c.VirtualAccountID, "Virtual account")
+		if err != nil {
+			return ledger.Result{Err: err}
 		}
 		dep.Currency, dep.Bank, dep.AccountNumber, dep.AccountName = v.Currency, v.Bank, v.AccountNumber, v.AccountName
 		paused = v.Status == VirtualAccountPaused
 	} else {
-		a, ok := b.cryptoAddresses.Owned(c.OrgID, c.CryptoAddressID)
-		if !ok {
-			return ledger.Result{Err: ledger.Errorf(ledger.CodeNotFound, "Crypto address not found")}
+		a, err := b.cryptoAddresses.Found(c.OrgID, c.CryptoAddressID, "Crypto address")
+		if err != nil {
+			return ledger.Result{Err: err}
 		}
 		dep.Currency, dep.Chain, dep.Address, dep.Tag = a.Currency, a.Chain, a.Address, a.Tag
 	}

@@ -192,12 +192,7 @@ func TestDeposits(t *testing.T) {
 		col.Deposit.VirtualAccountID != "va_org_a" || col.Deposit.Bank != "Sandbox Bank" || col.ExternalReference != "" {
 		t.Fatalf("collection = %+v", col)
 	}
-	var types []string
-	for seq := events + 1; seq <= s.EventCount(); seq++ {
-		ev, _ := s.EventAt(seq)
-		types = append(types, ev.Type)
-	}
-	if !reflect.DeepEqual(types, []string{ledger.EventCollectionPending, ledger.EventCollectionCompleted, ledger.EventAccountCredited}) {
+	if types := s.EventTypesSince(events); !reflect.DeepEqual(types, []string{ledger.EventCollectionPending, ledger.EventCollectionCompleted, ledger.EventAccountCredited}) {
 		t.Fatalf("events = %v", types)
 	}
 	if ev, _ := s.EventAt(events + 1); ev.Subject.(ledger.Collection).Status != ledger.CollectionPending || ev.Subject.(ledger.Collection).Deposit == nil {

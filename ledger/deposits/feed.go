@@ -86,10 +86,7 @@ var providerKind = ledger.NewUnlistedRecordKind(ledger.RecordSpec[Provider]{
 
 // ProviderOf returns the provider instance's record a RecordFeed or an
 // AllocateIndex left, or nil.
-func ProviderOf(res ledger.Result) *Provider {
-	p, _ := res.Value.(*Provider)
-	return p
-}
+func ProviderOf(res ledger.Result) *Provider { return ledger.ValueOf[Provider](res) }
 
 // FeedDeposit is one transfer as a poll reported it, with the identifiers
 // the leader drew for it in case it is new.

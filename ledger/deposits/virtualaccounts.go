@@ -84,10 +84,7 @@ func (*UpdateVirtualAccount) Kind() ledger.Kind { return KindUpdateVirtualAccoun
 
 // VirtualAccountOf returns the virtual account a command made or changed,
 // or nil.
-func VirtualAccountOf(res ledger.Result) *VirtualAccount {
-	v, _ := res.Value.(*VirtualAccount)
-	return v
-}
+func VirtualAccountOf(res ledger.Result) *VirtualAccount { return ledger.ValueOf[VirtualAccount](res) }
 
 // Fields is the command's codec, in its frozen order.
 func (c *CreateVirtualAccount) Fields(f *ledger.Codec) {
@@ -207,9 +204,9 @@ func (b *book) newVirtualAccountNumber() string {
 
 func (c *UpdateVirtualAccount) Apply(s *ledger.State) ledger.Result {
 	b := feature.Of(s)
-	v, ok := b.virtualAccounts.Owned(c.OrgID, c.ID)
-	if !ok {
-		return ledger.Result{Err: ledger.Errorf(ledger.CodeNotFound, "Virtual account not found")}
+	v, err := b.virtualAccounts.Found(c.OrgID, c.ID, "Virtual account")
+	if err != nil {
+		return ledger.Result{Err: err}
 	}
 	if c.Status != VirtualAccountActive && c.Status != VirtualAccountPaused {
 		return ledger.Result{Err: ledger.FieldInvalid("status", "must be active or paused")}

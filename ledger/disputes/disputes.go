@@ -483,9 +483,9 @@ func (p *part) attachments(orgID, field string, in []Attachment) ([]Attachment, 
 
 func (c *Respond) Apply(s *ledger.State) ledger.Result {
 	p := feature.Of(s)
-	d, ok := p.disputes.Owned(c.OrgID, c.ID)
-	if !ok {
-		return ledger.Result{Err: ledger.Errorf(ledger.CodeNotFound, "Dispute not found")}
+	d, err := p.disputes.Found(c.OrgID, c.ID, "Dispute")
+	if err != nil {
+		return ledger.Result{Err: err}
 	}
 	if c.Action != ActionAccept && c.Action != ActionContest {
 		return ledger.Result{Err: ledger.FieldInvalid("action", "must be accept or contest")}
@@ -561,9 +561,9 @@ func settle(s *ledger.State, d *Dispute, at int64, won bool, message string) *le
 
 func (c *AddMessage) Apply(s *ledger.State) ledger.Result {
 	p := feature.Of(s)
-	d, ok := p.disputes.Owned(c.OrgID, c.DisputeID)
-	if !ok {
-		return ledger.Result{Err: ledger.Errorf(ledger.CodeNotFound, "Dispute not found")}
+	d, err := p.disputes.Found(c.OrgID, c.DisputeID, "Dispute")
+	if err != nil {
+		return ledger.Result{Err: err}
 	}
 	if err := ledger.CheckID(c.MessageID, "dsm_"); err != nil {
 		return ledger.Result{Err: err}
@@ -594,9 +594,9 @@ func (c *AddMessage) Apply(s *ledger.State) ledger.Result {
 
 func (c *Resolve) Apply(s *ledger.State) ledger.Result {
 	p := feature.Of(s)
-	d, ok := p.disputes.Owned(c.OrgID, c.ID)
-	if !ok {
-		return ledger.Result{Err: ledger.Errorf(ledger.CodeNotFound, "Dispute not found")}
+	d, err := p.disputes.Found(c.OrgID, c.ID, "Dispute")
+	if err != nil {
+		return ledger.Result{Err: err}
 	}
 	if len(c.Message) > TextLenMax {
 		return ledger.Result{Err: ledger.FieldInvalid("message", fmt.Sprintf("must be at most %d bytes", TextLenMax))}

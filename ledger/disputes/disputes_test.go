@@ -19,9 +19,7 @@ var testDigest = func() string { h := sha256.Sum256([]byte("pdf")); return hex.E
 // business.logo files, and a second organization with a file of its own.
 func disputeFixture(t *testing.T) *ledgertest.State {
 	t.Helper()
-	s := ledgertest.New(t)
-	s.Org("org_a")
-	s.Org("org_b")
+	s := ledgertest.TwoOrgs(t)
 	for i, id := range []string{"col_1", "col_2", "col_3"} {
 		res := s.Apply(&ledger.CreateCollection{At: 2, ID: id, OrgID: "org_a", ExternalReference: id,
 			Spec: ledger.CollectionSpec{Currency: "GHS", Amount: 50_000, Method: "gh_mtn", PayerNumber: "233241234567"}, MethodType: ledger.MethodMobileMoney, Fee: 750})

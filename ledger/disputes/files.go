@@ -104,10 +104,7 @@ func (*CreateFile) Kind() ledger.Kind        { return KindCreateFile }
 func (*SetFileSigningKey) Kind() ledger.Kind { return KindSetFileSigningKey }
 
 // FileOf returns the file a CreateFile recorded, or nil.
-func FileOf(res ledger.Result) *File {
-	f, _ := res.Value.(*File)
-	return f
-}
+func FileOf(res ledger.Result) *File { return ledger.ValueOf[File](res) }
 
 func (c *CreateFile) Fields(f *ledger.Codec) {
 	f.Varint(&c.At)

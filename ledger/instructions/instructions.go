@@ -234,10 +234,7 @@ var feature = ledger.AddFeature(func(s *ledger.State) *book {
 
 // Of returns the instruction a Prepare, MarkSent, SetReference or Replace
 // left, or nil.
-func Of(res ledger.Result) *Instruction {
-	in, _ := res.Value.(*Instruction)
-	return in
-}
+func Of(res ledger.Result) *Instruction { return ledger.ValueOf[Instruction](res) }
 
 // Bounds of what an instruction carries.
 const (
@@ -308,6 +305,19 @@ func open(s *ledger.State, id string) (Instruction, *ledger.Error) {
 	return in, nil
 }
 
+// change is the answer to a command on the open instruction in: a replay
+// when the command asks for what in already is (unchanged), else in
+// changed by set and stored, updated at leader time at.
+func change(s *ledger.State, in Instruction, unchanged bool, at int64, set func(*Instruction)) ledger.Result {
+	if unchanged {
+		return ledger.Result{Replayed: true, Value: &in}
+	}
+	set(&in)
+	in.UpdatedAt = at
+	feature.Of(s).instructions.Put(in)
+	return ledger.Result{Value: &in}
+}
+
 func (c *MarkSent) Apply(s *ledger.State) ledger.Result {
 	in, err := open(s, c.ID)
 	if err != nil {
@@ -316,12 +326,7 @@ func (c *MarkSent) Apply(s *ledger.State) ledger.Result {
 	if !in.SendOnce {
 		return ledger.Result{Err: ledger.Errorf(ledger.CodeValidation, "only a send-once instruction records its sending")}
 	}
-	if in.Sent == c.Sent {
-		return ledger.Result{Replayed: true, Value: &in}
-	}
-	in.Sent, in.UpdatedAt = c.Sent, c.At
-	feature.Of(s).instructions.Put(in)
-	return ledger.Result{Value: &in}
+	return change(s, in, in.Sent == c.Sent, c.At, func(in *Instruction) { in.Sent = c.Sent })
 }
 
 func (c *SetReference) Apply(s *ledger.State) ledger.Result {
@@ -332,12 +337,7 @@ func (c *SetReference) Apply(s *ledger.State) ledger.Result {
 	if err != nil {
 		return ledger.Result{Err: err}
 	}
-	if in.ProviderRef == c.ProviderRef {
-		return ledger.Result{Replayed: true, Value: &in}
-	}
-	in.ProviderRef, in.UpdatedAt = c.ProviderRef, c.At
-	feature.Of(s).instructions.Put(in)
-	return ledger.Result{Value: &in}
+	return change(s, in, in.ProviderRef == c.ProviderRef, c.At, func(in *Instruction) { in.ProviderRef = c.ProviderRef })
 }
 
 func (c *Replace) Apply(s *ledger.State) ledger.Result {
@@ -351,13 +351,10 @@ func (c *Replace) Apply(s *ledger.State) ledger.Result {
 	if err != nil {
 		return ledger.Result{Err: err}
 	}
-	if in.PreparedKey == c.Key && in.Payload == c.Payload {
-		return ledger.Result{Replayed: true, Value: &in}
-	}
-	in.PreparedKey, in.Payload, in.UpdatedAt = c.Key, c.Payload, c.At
-	in.Replacements++
-	feature.Of(s).instructions.Put(in)
-	return ledger.Result{Value: &in}
+	return change(s, in, in.PreparedKey == c.Key && in.Payload == c.Payload, c.At, func(in *Instruction) {
+		in.PreparedKey, in.Payload = c.Key, c.Payload
+		in.Replacements++
+	})
 }
 
 // closeInstruction closes the instruction of a payout or collection that

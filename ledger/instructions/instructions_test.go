@@ -14,19 +14,8 @@ var railFixture = ledgertest.RailFixture
 
 var applyRejected = ledgertest.ApplyRejected
 
-// openInstructions walks Open to the end, a page at a time.
-func openInstructions(r *ledger.Reader) []Instruction {
-	var all []Instruction
-	var cur ledger.OpenCursor
-	for {
-		page, next, last := Open(r, cur, 7) // small pages, to walk several
-		all = append(all, page...)
-		if last {
-			return all
-		}
-		cur = next
-	}
-}
+// openInstructions walks Open to the end, in small pages to walk several.
+func openInstructions(r *ledger.Reader) []Instruction { return ledgertest.WalkOpen(r, Open, 7) }
 
 func TestInstructionRules(t *testing.T) {
 	s := railFixture(t)

@@ -102,10 +102,7 @@ type FloatFunding struct {
 }
 
 // FundingOf returns the funding a FundFloat left, or nil.
-func FundingOf(res ledger.Result) *FloatFunding {
-	f, _ := res.Value.(*FloatFunding)
-	return f
-}
+func FundingOf(res ledger.Result) *FloatFunding { return ledger.ValueOf[FloatFunding](res) }
 
 func (f *FloatFunding) fields(c *ledger.Codec) {
 	c.Str(&f.ID)

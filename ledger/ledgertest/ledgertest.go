@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"slices"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -66,6 +67,14 @@ func (s *State) Apply(cmd ledger.Command) ledger.Result {
 	s.tb.Helper()
 	r := s.st.Apply(cmd)
 	s.st.EndEntry()
+	s.commit()
+	return r
+}
+
+// commit writes what the entry applied to the state store as the next log
+// index, and tells the state machine it is committed.
+func (s *State) commit() {
+	s.tb.Helper()
 	b := s.store.NewBatch()
 	s.st.Flush(b)
 	s.index++
@@ -73,7 +82,6 @@ func (s *State) Apply(cmd ledger.Command) ledger.Result {
 		s.tb.Fatal(err)
 	}
 	s.st.Committed()
-	return r
 }
 
 // Org creates organization id with an API key, at leader time 1.
@@ -85,6 +93,27 @@ func (s *State) Org(id string) {
 	if res.Err != nil {
 		s.tb.Fatal(res.Err)
 	}
+}
+
+// TwoOrgs is a ledger with organizations org_a and org_b (Org): one to
+// act in, one whose records must stay out of its reach.
+func TwoOrgs(tb testing.TB) *State {
+	tb.Helper()
+	s := New(tb)
+	s.Org("org_a")
+	s.Org("org_b")
+	return s
+}
+
+// EventTypesSince returns the types of the events recorded after event
+// seq, in order: what the commands applied since emitted.
+func (s *State) EventTypesSince(seq uint64) []string {
+	var types []string
+	for ; seq < s.EventCount(); seq++ {
+		ev, _ := s.EventAt(seq + 1)
+		types = append(types, ev.Type)
+	}
+	return types
 }
 
 // ExpiryDue reports whether a Tick at leader time at would expire
@@ -182,13 +211,7 @@ func (s *State) ApplyBatch(cmds ...ledger.Command) []ledger.Result {
 	s.st.EndEntry()
 	restore()
 	pr.Close()
-	b := s.store.NewBatch()
-	s.st.Flush(b)
-	s.index++
-	if err := s.store.Commit(b, s.index); err != nil {
-		s.tb.Fatal(err)
-	}
-	s.st.Committed()
+	s.commit()
 	return out
 }
 
@@ -248,4 +271,98 @@ func RailFixture(tb testing.TB) *State {
 		MustApply(tb, s, cmd)
 	}
 	return s
+}
+
+// MustApplyChecked is MustApply that also stops the test if the ledger's
+// invariants no longer hold after cmd.
+func MustApplyChecked(tb testing.TB, s *State, cmd ledger.Command) ledger.Result {
+	tb.Helper()
+	r := MustApply(tb, s, cmd)
+	if err := s.Check(); err != nil {
+		tb.Fatalf("%T: %v", cmd, err)
+	}
+	return r
+}
+
+// WalkOpen reads every record of an open list (a feature's reader over
+// ledger.ReadOpen) from r through page, limit records a page: small pages
+// walk the cursor.
+func WalkOpen[V any](r *ledger.Reader, page func(r *ledger.Reader, after ledger.OpenCursor, limit int) ([]V, ledger.OpenCursor, bool), limit int) []V {
+	var all []V
+	var cur ledger.OpenCursor
+	for {
+		items, next, last := page(r, cur, limit)
+		all = append(all, items...)
+		if last {
+			return all
+		}
+		cur = next
+	}
+}
+
+// Layout is bytes written out by hand, field by field in the codec's
+// encodings, for the tests that hold a frozen layout to them.
+type Layout []byte
+
+// CommandEntry starts a log entry of one command of kind k, as every build
+// has written it (the batch's version byte, the count, the kind); the
+// command's fields follow.
+func CommandEntry(k ledger.Kind) Layout {
+	b := ledger.EncodeBatch(nil, nil)[:1]
+	b = binary.AppendUvarint(b, 1)
+	return append(b, uint8(k))
+}
+
+// Str appends a string: its length, then its bytes.
+func (l Layout) Str(s string) Layout {
+	return append(binary.AppendUvarint(l, uint64(len(s))), s...)
+}
+
+// Varint appends a signed varint (times, amounts).
+func (l Layout) Varint(v int64) Layout { return binary.AppendVarint(l, v) }
+
+// Byte appends one byte (a status, a kind).
+func (l Layout) Byte(b uint8) Layout { return append(l, b) }
+
+// ApplyAnswered applies cmd, which is answered without a change (a replay,
+// a refusal): it stops the test if cmd emitted an event or changed the
+// state store's bytes. The caller checks the answer.
+func ApplyAnswered(tb testing.TB, s *State, cmd ledger.Command) ledger.Result {
+	tb.Helper()
+	before, events := s.Dump(), s.EventCount()
+	r := s.Apply(cmd)
+	if s.EventCount() != events {
+		tb.Fatalf("%T: an answered command emitted an event", cmd)
+	}
+	if !bytes.Equal(s.Dump(), before) {
+		tb.Fatalf("%T: an answered command changed the state", cmd)
+	}
+	return r
+}
+
+// ApplyChecked applies cmd and returns its result and the types of the
+// events it emitted; it stops the test if the ledger's invariants no
+// longer hold, refused or not.
+func ApplyChecked(tb testing.TB, s *State, cmd ledger.Command) (ledger.Result, []string) {
+	tb.Helper()
+	before := s.EventCount()
+	r := s.Apply(cmd)
+	if err := s.Check(); err != nil {
+		tb.Fatalf("%T: invariant broken: %v", cmd, err)
+	}
+	return r, s.EventTypesSince(before)
+}
+
+// MustEmit is ApplyChecked of a command that must succeed and emit exactly
+// events, in order.
+func MustEmit(tb testing.TB, s *State, cmd ledger.Command, events ...string) ledger.Result {
+	tb.Helper()
+	r, got := ApplyChecked(tb, s, cmd)
+	if r.Err != nil {
+		tb.Fatalf("%T: %v", cmd, r.Err)
+	}
+	if !slices.Equal(got, events) {
+		tb.Fatalf("%T: events %v, want %v", cmd, got, events)
+	}
+	return r
 }

@@ -592,9 +592,9 @@ func (c *Create) Apply(s *ledger.State) ledger.Result {
 }
 
 func (c *DepositCommand) Apply(s *ledger.State) ledger.Result {
-	o, ok := feature.Of(s).rows.Owned(c.OrgID, c.OrderID)
-	if !ok {
-		return ledger.Result{Err: ledger.Errorf(ledger.CodeNotFound, "Order not found")}
+	o, err := feature.Of(s).rows.Found(c.OrgID, c.OrderID, "Order")
+	if err != nil {
+		return ledger.Result{Err: err}
 	}
 	if c.ExternalReference != "" {
 		return c.applyWithReference(s, o)

@@ -255,9 +255,9 @@ func (c *CreateSession) Apply(s *ledger.State) ledger.Result {
 	if err := ledger.CheckID(c.ID, "cs_"); err != nil {
 		return ledger.Result{Err: err}
 	}
-	l, ok := b.links.Owned(c.OrgID, c.LinkID)
-	if !ok {
-		return ledger.Result{Err: ledger.Errorf(ledger.CodeNotFound, "Payment link not found")}
+	l, err := b.links.Found(c.OrgID, c.LinkID, "Payment link")
+	if err != nil {
+		return ledger.Result{Err: err}
 	}
 	now := s.OrgNow(c.OrgID, c.At)
 	switch {
@@ -362,9 +362,9 @@ func (c *DepositCommand) Apply(s *ledger.State) ledger.Result {
 		return ledger.Result{Err: &ledger.Error{Code: ledger.CodeConflict,
 			Message: "externalReference was already used for a different checkout deposit", ExistingID: d.ID}}
 	}
-	sess, ok := b.sessions.Owned(c.OrgID, c.SessionID)
-	if !ok {
-		return ledger.Result{Err: ledger.Errorf(ledger.CodeNotFound, "Checkout session not found")}
+	sess, err := b.sessions.Found(c.OrgID, c.SessionID, "Checkout session")
+	if err != nil {
+		return ledger.Result{Err: err}
 	}
 	now := s.OrgNow(c.OrgID, c.At)
 	switch {

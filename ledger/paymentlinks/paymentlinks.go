@@ -291,30 +291,18 @@ func (*UpdatePage) Kind() ledger.Kind { return KindUpdatePage }
 
 // LinkOf returns the link a command made or changed (a repeated create's
 // link), or nil.
-func LinkOf(res ledger.Result) *Link {
-	l, _ := res.Value.(*Link)
-	return l
-}
+func LinkOf(res ledger.Result) *Link { return ledger.ValueOf[Link](res) }
 
 // PageOf returns the page a command made or changed, or nil.
-func PageOf(res ledger.Result) *Page {
-	p, _ := res.Value.(*Page)
-	return p
-}
+func PageOf(res ledger.Result) *Page { return ledger.ValueOf[Page](res) }
 
 // SessionOf returns the session CreateSession opened, or nil; its
 // collection, for mobile money, is in res.Collection.
-func SessionOf(res ledger.Result) *Session {
-	c, _ := res.Value.(*Session)
-	return c
-}
+func SessionOf(res ledger.Result) *Session { return ledger.ValueOf[Session](res) }
 
 // DepositOf returns the deposit a DepositCommand made (or replayed), or
 // nil; the collection it made is in res.Collection.
-func DepositOf(res ledger.Result) *Deposit {
-	d, _ := res.Value.(*Deposit)
-	return d
-}
+func DepositOf(res ledger.Result) *Deposit { return ledger.ValueOf[Deposit](res) }
 
 // Lookup and filter names of the feature's kinds (layout.go's index names).
 const (
@@ -578,9 +566,9 @@ func (c *CreateLink) Apply(s *ledger.State) ledger.Result {
 	now := s.OrgNow(c.OrgID, c.At)
 	spec := c.Spec
 	if c.ParentID != "" {
-		page, ok := b.pages.Owned(c.OrgID, c.ParentID)
-		if !ok {
-			return ledger.Result{Err: ledger.Errorf(ledger.CodeNotFound, "Payment page not found")}
+		page, err := b.pages.Found(c.OrgID, c.ParentID, "Payment page")
+		if err != nil {
+			return ledger.Result{Err: err}
 		}
 		switch {
 		case page.Status != PageActive:
@@ -644,9 +632,9 @@ func (c *CreateLink) Apply(s *ledger.State) ledger.Result {
 
 func (c *UpdateLink) Apply(s *ledger.State) ledger.Result {
 	b := feature.Of(s)
-	l, ok := b.links.Owned(c.OrgID, c.ID)
-	if !ok {
-		return ledger.Result{Err: ledger.Errorf(ledger.CodeNotFound, "Payment link not found")}
+	l, err := b.links.Found(c.OrgID, c.ID, "Payment link")
+	if err != nil {
+		return ledger.Result{Err: err}
 	}
 	now := s.OrgNow(c.OrgID, c.At)
 	if l.Status != LinkActive {
@@ -713,9 +701,9 @@ func (c *CreatePage) Apply(s *ledger.State) ledger.Result {
 
 func (c *UpdatePage) Apply(s *ledger.State) ledger.Result {
 	b := feature.Of(s)
-	p, ok := b.pages.Owned(c.OrgID, c.ID)
-	if !ok {
-		return ledger.Result{Err: ledger.Errorf(ledger.CodeNotFound, "Payment page not found")}
+	p, err := b.pages.Found(c.OrgID, c.ID, "Payment page")
+	if err != nil {
+		return ledger.Result{Err: err}
 	}
 	now := s.OrgNow(c.OrgID, c.At)
 	if p.Status == PageClosed {

@@ -22,17 +22,7 @@ func newLinkTestState(t *testing.T) *testState {
 
 // applyChecked applies cmd, which must succeed, and checks the ledger's
 // invariants after it.
-func applyChecked(t *testing.T, s *testState, cmd ledger.Command) ledger.Result {
-	t.Helper()
-	r := s.Apply(cmd)
-	if r.Err != nil {
-		t.Fatalf("%T: %v", cmd, r.Err)
-	}
-	if err := s.Check(); err != nil {
-		t.Fatalf("%T: %v", cmd, err)
-	}
-	return r
-}
+var applyChecked = ledgertest.MustApplyChecked
 
 func collectionFee(amount ledger.Minor) ledger.Minor {
 	return ledger.FeeSchedule{BasisPoints: 150}.Fee(amount)
@@ -58,15 +48,6 @@ func plMobileSession(id, link, col string, dest ledger.Minor) *CreateSession {
 func plDeposit(ref, session string, amount ledger.Minor, n string) *DepositCommand {
 	return &DepositCommand{At: 20, OrgID: "org_a", SessionID: session, Amount: amount, ExternalReference: ref,
 		DepositID: "vad_" + n, CollectionID: "col_d" + n}
-}
-
-func plEventTypes(s *testState, from uint64) []string {
-	var out []string
-	for seq := from + 1; seq <= s.EventCount(); seq++ {
-		ev, _ := s.EventAt(seq)
-		out = append(out, ev.Type)
-	}
-	return out
 }
 
 func plBalance(s *testState, cur string) ledger.Minor {
@@ -139,7 +120,7 @@ func TestBankTransferCheckout(t *testing.T) {
 	applyChecked(t, s, plBankSession("cs_1", "pl_1", 25_000))
 	ev := s.EventCount()
 	r := applyChecked(t, s, plDeposit("d1", "cs_1", 10_000, "1"))
-	if got := plEventTypes(s, ev); !reflect.DeepEqual(got, []string{ledger.EventCollectionCompleted, ledger.EventAccountCredited}) {
+	if got := s.EventTypesSince(ev); !reflect.DeepEqual(got, []string{ledger.EventCollectionCompleted, ledger.EventAccountCredited}) {
 		t.Fatalf("events %v", got)
 	}
 	if r.Collection.Type != "virtual_account" || r.Collection.Spec.Amount != 10_000 || r.Collection.Status != ledger.CollectionCompleted {
@@ -161,7 +142,7 @@ func TestBankTransferCheckout(t *testing.T) {
 	ev = s.EventCount()
 	applyChecked(t, s, plDeposit("d2", "cs_1", 20_000, "2"))
 	want := []string{ledger.EventCollectionCompleted, ledger.EventAccountCredited, EventSessionCompleted, EventLinkPaid}
-	if got := plEventTypes(s, ev); !reflect.DeepEqual(got, want) {
+	if got := s.EventTypesSince(ev); !reflect.DeepEqual(got, want) {
 		t.Fatalf("events %v, want %v", got, want)
 	}
 	l, _ = GetLink(s.Reader, "org_a", "pl_1")
@@ -204,7 +185,7 @@ func TestMobileMoneyCheckout(t *testing.T) {
 	ev := s.EventCount()
 	applyChecked(t, s, &ledger.SettleCollection{At: 40, ID: "col_3", Completed: true})
 	want := []string{ledger.EventCollectionCompleted, EventSessionCompleted, EventLinkPaid, ledger.EventAccountCredited}
-	if got := plEventTypes(s, ev); !reflect.DeepEqual(got, want) {
+	if got := s.EventTypesSince(ev); !reflect.DeepEqual(got, want) {
 		t.Fatalf("events %v, want %v", got, want)
 	}
 	l, _ := GetLink(s.Reader, "org_a", "pl_1")
@@ -264,7 +245,7 @@ func TestCheckoutExpiry(t *testing.T) {
 	// Five minutes pass on the organization's clock.
 	ev := s.EventCount()
 	applyChecked(t, s, &ledger.AdvanceClock{At: 11, OrgID: "org_a", Millis: LifetimeMobileMoney})
-	if got := plEventTypes(s, ev); !reflect.DeepEqual(got, []string{EventSessionExpired}) {
+	if got := s.EventTypesSince(ev); !reflect.DeepEqual(got, []string{EventSessionExpired}) {
 		t.Fatalf("events %v", got)
 	}
 	if c, _ := GetSession(s.Reader, "org_a", "cs_1"); c.Status != SessionExpired {
@@ -283,7 +264,7 @@ func TestCheckoutExpiry(t *testing.T) {
 	// first), then the link. Deadlines expire in the order they fall.
 	ev = s.EventCount()
 	applyChecked(t, s, &ledger.AdvanceClock{At: 13, OrgID: "org_a", Millis: 3_600_000})
-	if got := plEventTypes(s, ev); !reflect.DeepEqual(got, []string{EventSessionExpired, EventLinkExpired}) {
+	if got := s.EventTypesSince(ev); !reflect.DeepEqual(got, []string{EventSessionExpired, EventLinkExpired}) {
 		t.Fatalf("events %v", got)
 	}
 	if s.ExpiryDue(13) {

@@ -110,10 +110,7 @@ func (*Delete) Kind() ledger.Kind      { return KindDelete }
 func (*CreateBatch) Kind() ledger.Kind { return KindCreateBatch }
 
 // Of returns the recipient a command made or changed, or nil.
-func Of(res ledger.Result) *Recipient {
-	r, _ := res.Value.(*Recipient)
-	return r
-}
+func Of(res ledger.Result) *Recipient { return ledger.ValueOf[Recipient](res) }
 
 // Batch returns the outcomes of a CreateBatch, one per item in order.
 func Batch(res ledger.Result) []Outcome {

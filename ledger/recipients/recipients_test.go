@@ -10,13 +10,7 @@ import (
 	"testing"
 )
 
-func recipientState(t *testing.T) *ledgertest.State {
-	t.Helper()
-	s := ledgertest.New(t)
-	s.Org("org_a")
-	s.Org("org_b")
-	return s
-}
+var recipientState = ledgertest.TwoOrgs
 
 var mobileSpec = Spec{Method: "gh_mtn", MethodType: ledger.MethodMobileMoney, Country: "GH", Currency: "GHS",
 	AccountName: "AMA SERWAA", Label: "Supplier", AccountNumber: "233241234567"}

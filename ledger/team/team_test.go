@@ -317,20 +317,5 @@ func TestTeamCommandsRoundTrip(t *testing.T) {
 		&ChangePassword{At: 9, OrgID: "org_a", MemberID: "mem_b", PasswordHash: fakeArgon, KeepSessionID: "dss_a"},
 		&CreatePasswordReset{At: 10, ID: "inv_r", OrgID: "org_a", Email: "a@b.example", TokenHash: tokenHash("r"), ExpiresAt: 11},
 	}
-	enc := ledger.EncodeBatch(nil, cmds)
-	dec, err := ledger.DecodeBatch(enc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(dec) != len(cmds) {
-		t.Fatalf("%d commands decoded as %d", len(cmds), len(dec))
-	}
-	for i := range cmds {
-		if fmt.Sprintf("%+v", cmds[i]) != fmt.Sprintf("%+v", dec[i]) {
-			t.Fatalf("command %d: %+v decoded as %+v", i, cmds[i], dec[i])
-		}
-	}
-	if !bytes.Equal(ledger.EncodeBatch(nil, dec), enc) {
-		t.Fatal("re-encoding changed the batch")
-	}
+	ledgertest.RoundTrip(t, cmds...)
 }

@@ -435,16 +435,10 @@ func (c *RecordAttempt) Kind() ledger.Kind {
 }
 
 // EndpointOf returns the endpoint a command made or changed, or nil.
-func EndpointOf(res ledger.Result) *Endpoint {
-	e, _ := res.Value.(*Endpoint)
-	return e
-}
+func EndpointOf(res ledger.Result) *Endpoint { return ledger.ValueOf[Endpoint](res) }
 
 // DeliveryOf returns the delivery a command made or changed, or nil.
-func DeliveryOf(res ledger.Result) *Delivery {
-	d, _ := res.Value.(*Delivery)
-	return d
-}
+func DeliveryOf(res ledger.Result) *Delivery { return ledger.ValueOf[Delivery](res) }
 
 func endpointNotFound() *ledger.Error {
 	return ledger.Errorf(ledger.CodeNotFound, "Webhook endpoint not found")

@@ -21,13 +21,7 @@ const (
 )
 
 // webhookLedger is a ledger with two organizations.
-func webhookLedger(t *testing.T) *ledgertest.State {
-	t.Helper()
-	s := ledgertest.New(t)
-	s.Org("org_a")
-	s.Org("org_b")
-	return s
-}
+var webhookLedger = ledgertest.TwoOrgs
 
 var mustApply = ledgertest.MustApply
 
@@ -49,16 +43,7 @@ func deliveriesOf(s *ledgertest.State, org string) []Delivery {
 
 // pendingDeliveries returns every pending delivery, walked in small pages.
 func pendingDeliveries(s *ledgertest.State) []Delivery {
-	var all []Delivery
-	var cur ledger.OpenCursor
-	for {
-		items, next, done := PendingDeliveries(s.Reader, cur, 7)
-		all = append(all, items...)
-		if done {
-			return all
-		}
-		cur = next
-	}
+	return ledgertest.WalkOpen(s.Reader, PendingDeliveries, 7)
 }
 
 // An event gets one delivery per active endpoint of its organization that
@@ -566,22 +551,7 @@ const hour = 3600 * 1000
 
 // mustEvents applies cmd, which must succeed, keep the ledger's invariants
 // and emit events of the types want.
-func mustEvents(t *testing.T, s *ledgertest.State, cmd ledger.Command, want ...string) {
-	t.Helper()
-	before := s.EventCount()
-	mustApply(t, s, cmd)
-	if err := s.Check(); err != nil {
-		t.Fatalf("%T: invariant broken: %v", cmd, err)
-	}
-	var got []string
-	for seq := before + 1; seq <= s.EventCount(); seq++ {
-		ev, _ := s.EventAt(seq)
-		got = append(got, ev.Type)
-	}
-	if !slices.Equal(got, want) {
-		t.Fatalf("%T: events %v, want %v", cmd, got, want)
-	}
-}
+var mustEvents = ledgertest.MustEmit
 
 // USDT on Tron to a GHS mobile money wallet.
 func cryptoOrder(id, ref string, at int64) *orders.Create {
