@@ -61,8 +61,7 @@ type State struct {
 	idKeys *store[keyRecord] // publicids.go
 	links  linkSlots         // feature_linkslots.go: package paymentlinks' expirers and hook
 
-	spendCharges *store[spendCharge] // spendcap.go: charges of debits not yet settled
-	refusals     *store[Refusal]     // decided.go: creates refused under a reference
+	refusals *store[Refusal] // decided.go: creates refused under a reference
 
 	views *views // what readers see of the always-open records (views.go)
 	// flushedDeadline is the earliest deadline as of the last Flush, for
@@ -164,7 +163,6 @@ func NewState(kv KVReader) *State {
 	// order fixes the order of hooks.
 	s.idKeys = addStore(s, idKeyKind)
 	s.reserveLinkSlots()
-	s.initSpendCaps()
 	s.refusals = addStore(s, refusalKind)
 	for _, part := range features {
 		s.features = append(s.features, part(s))
