@@ -7,6 +7,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"payments/ledger"
+	"payments/ledger/keycontrols"
 )
 
 // accountKey names a balance account: one per organization and currency.
@@ -304,7 +305,7 @@ func (a *accountActor) payout(ctx actor.Context, m *payoutRequest) {
 		available = account.Available() - a.reservedMinor
 	}
 	at := a.deps.now().UnixMilli()
-	var charge ledger.SpendCharge
+	var charge keycontrols.Charge
 	if m.spend != nil {
 		var e *ledger.Error
 		if charge, e = m.spend.charge(a.deps.state, a.key.org, required, a.key.currency, at); e != nil {
@@ -361,7 +362,7 @@ func (a *accountActor) payout(ctx actor.Context, m *payoutRequest) {
 		}
 	}
 	if m.spend != nil {
-		cmd = &ledger.SpendCharged{Charge: charge, Op: cmd}
+		cmd = &keycontrols.Charged{Charge: charge, Op: cmd}
 	}
 	cmd = &ledger.Decided{Attempt: m.attempt, Op: cmd}
 	if err := a.propose(ctx, cmd, m.ref, number); err != nil {

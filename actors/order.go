@@ -4,6 +4,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"payments/ledger"
+	"payments/ledger/keycontrols"
 	"payments/ledger/orders"
 )
 
@@ -223,7 +224,7 @@ func (a *orderActor) create(ctx actor.Context, m *orderCreate) {
 			m.reply <- Reply{Result: ledger.Result{Err: e}}
 			return
 		}
-		proposed = &ledger.SpendCharged{Charge: charge, Op: cmd}
+		proposed = &keycontrols.Charged{Charge: charge, Op: cmd}
 	}
 	proposed = &ledger.Decided{Attempt: req.Attempt, Op: proposed} // its refusal is final for the reference
 	if err := a.propose(ctx, proposed, nil); err != nil {

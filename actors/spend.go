@@ -6,11 +6,12 @@ import (
 	_ "time/tzdata" // every node reads organizations' timezones from the same table
 
 	"payments/ledger"
+	"payments/ledger/keycontrols"
 )
 
-// Spend caps (ledger/spendcap.go): the actor that proposes a debit is the
-// one that knows its amount, fee and rate, so it prices the debit in USD and
-// finds the organization's calendar period, and carries both in the
+// Spend caps (package ledger/keycontrols): the actor that proposes a debit
+// is the one that knows its amount, fee and rate, so it prices the debit in
+// USD and finds the organization's calendar period, and carries both in the
 // command; Apply checks the key's caps and counts the charge with the debit.
 
 // Spend is the key a debit is made with and how to value it in USD. A nil
@@ -27,19 +28,19 @@ type Spend struct {
 }
 
 // charge prices a debit of amount in currency at leader time at.
-func (sp *Spend) charge(st StateReader, org string, amount ledger.Minor, currency string, at int64) (ledger.SpendCharge, *ledger.Error) {
+func (sp *Spend) charge(st StateReader, org string, amount ledger.Minor, currency string, at int64) (keycontrols.Charge, *ledger.Error) {
 	usd := ledger.Minor(0)
 	if sp.USD != nil {
 		usd = *sp.USD
 	} else {
-		v, err := ledger.USDValue(amount, currency, sp.USDRate)
+		v, err := keycontrols.USDValue(amount, currency, sp.USDRate)
 		if err != nil {
-			return ledger.SpendCharge{}, &ledger.Error{Code: ledger.CodeRateUnavailable,
+			return keycontrols.Charge{}, &ledger.Error{Code: ledger.CodeRateUnavailable,
 				Message: "The USD value of this operation cannot be had right now, so the key's spend caps cannot be checked; nothing was done, retry shortly"}
 		}
 		usd = v
 	}
-	return ledger.SpendCharge{KeyID: sp.KeyID, USD: usd, Period: SpendPeriodAt(st.Reader(), org, at)}, nil
+	return keycontrols.Charge{KeyID: sp.KeyID, USD: usd, Period: SpendPeriodAt(st.Reader(), org, at)}, nil
 }
 
 // SpendPeriodAt is the organization's calendar day and month when the
@@ -50,7 +51,7 @@ func SpendPeriodAt(r *ledger.Reader, org string, at int64) ledger.SpendPeriod {
 	if o, ok := r.Organization(org); ok {
 		loc = location(o.Timezone)
 	}
-	return ledger.SpendPeriodOf(time.UnixMilli(r.OrgNow(org, at)).In(loc))
+	return keycontrols.PeriodOf(time.UnixMilli(r.OrgNow(org, at)).In(loc))
 }
 
 var locations sync.Map // IANA name → *time.Location
@@ -77,7 +78,7 @@ func opKind(cmd ledger.Command) ledger.Kind {
 	if c, ok := cmd.(*ledger.Decided); ok {
 		cmd = c.Op
 	}
-	if c, ok := cmd.(*ledger.SpendCharged); ok {
+	if c, ok := cmd.(*keycontrols.Charged); ok {
 		return c.OpKind()
 	}
 	return cmd.Kind()

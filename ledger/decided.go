@@ -34,9 +34,9 @@ const KindDecided Kind = 110
 
 // Decided applies Op, a create under an external reference, and makes its
 // answer final for the reference (see above). Op is a CreatePayout, a
-// CreateFXPayout, a SpendCharged wrapping one of those or an order, or a
-// feature's DecidedOp under a reference (RegisterDecided: an order, an
-// execution of a quote).
+// CreateFXPayout, a key's spend charge wrapping one of those or an order
+// (a Wrapper of kind KindSpendCharged), or a feature's DecidedOp under a
+// reference (RegisterDecided: an order, an execution of a quote).
 type Decided struct {
 	Attempt string // the request attempt that proposed it; "" none
 	Op      Command
@@ -70,7 +70,7 @@ func decodeDecided(d *Decoder) Command {
 }
 
 // decidable reports whether a command of kind k may be Decided's: a create
-// under a reference (a charged debit's kind is checked by SpendCharged).
+// under a reference (a charged debit's kind is checked by its charge).
 func decidable(k Kind) bool {
 	switch k {
 	case KindCreatePayout, KindCreateFXPayout, KindCreatePayoutRouted, KindCreateFXPayoutRouted,
@@ -229,8 +229,8 @@ func refusedReference(r Refusal) *Error {
 // prices) and the id the create draws. ref is "" for a command Decided
 // does not take.
 func decidedOf(op Command) (org, resource, ref, request, id string) {
-	if sc, ok := op.(*SpendCharged); ok {
-		op = sc.Op
+	if w, ok := op.(Wrapper); ok {
+		op = w.Wrapped()
 	}
 	var e Encoder
 	switch c := op.(type) {
@@ -264,8 +264,8 @@ func decidedOf(op Command) (org, resource, ref, request, id string) {
 
 // opAt is the leader's time a decided command carries.
 func opAt(op Command) int64 {
-	if sc, ok := op.(*SpendCharged); ok {
-		op = sc.Op
+	if w, ok := op.(Wrapper); ok {
+		op = w.Wrapped()
 	}
 	switch c := op.(type) {
 	case *CreatePayout:

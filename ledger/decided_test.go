@@ -110,7 +110,7 @@ func TestDecidedWrapsChargesAndFX(t *testing.T) {
 	if r := s.Apply(&Decided{Attempt: "req_2", Op: again}); r.Err == nil || r.Err.Code != CodeInsufficientFunds || !r.Replayed {
 		t.Fatalf("fx retry: %v %v", r.Err, r.Replayed)
 	}
-	charged := &SpendCharged{Charge: SpendCharge{KeyID: "key_gone", USD: 100}, Op: fxPayoutCmd("pay_3", "fx2", 10)}
+	charged := Charges.Charged("key_gone", 100, fxPayoutCmd("pay_3", "fx2", 10))
 	if r := s.Apply(&Decided{Attempt: "req_3", Op: charged}); r.Err == nil || !errors.Is(r.Err, &Error{Code: CodeUnauthorized}) {
 		t.Fatalf("charge by an unknown key: %v", r.Err)
 	}
@@ -124,8 +124,8 @@ func TestDecidedCommandRoundTrip(t *testing.T) {
 	cmds := []Command{
 		decidedPayoutCmd("pay_1", "r1", 100, "req_1"),
 		&Decided{Op: fxPayoutCmd("pay_2", "r2", 10)},
-		&Decided{Attempt: "req_3", Op: &SpendCharged{Charge: SpendCharge{KeyID: "key_a", USD: 5}, Op: fxPayoutCmd("pay_3", "r3", 10)}},
-		&Decided{Op: &SpendCharged{Charge: SpendCharge{KeyID: "key_a", USD: 5}, Op: mobileOrder("ord_1", "r4", "col_1", 10)}},
+		&Decided{Attempt: "req_3", Op: Charges.Charged("key_a", 5, fxPayoutCmd("pay_3", "r3", 10))},
+		&Decided{Op: Charges.Charged("key_a", 5, mobileOrder("ord_1", "r4", "col_1", 10))},
 		&Decided{Op: executeQuote(1, "o", "qte_1", "conv_1", "r5")},
 	}
 	enc := EncodeBatch(nil, cmds)

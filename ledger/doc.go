@@ -21,6 +21,8 @@
 // (disputes, which hold and book merchants' funds, and uploaded files),
 // ledger/instructions (the production rails' instructions to provider
 // instances, and the providers' floats they settle against),
+// ledger/keycontrols (API keys' spend caps and IP allowlists; the
+// controls stay fields of the kernel's key record),
 // ledger/orders (orders, which collect on one rail and pay out on another
 // through the kernel's collections and payouts), ledger/paymentlinks (payment links, payment pages and hosted checkout
 // sessions), ledger/publicids (the deployment's key for public entry and

@@ -66,7 +66,8 @@ func encodingSamples(t *testing.T, n int) []byte {
 			types = append(types, typ)
 		}
 	}
-	for _, typ := range []reflect.Type{reflect.TypeOf(SpendCharged{}), reflect.TypeOf(Decided{})} { // wrappers: no zero encoding
+	charged := reflect.TypeOf(Charges.Charged("", 0, nil)).Elem()
+	for _, typ := range []reflect.Type{charged, reflect.TypeOf(Decided{})} { // wrappers: no zero encoding
 		if !seen[typ] {
 			seen[typ] = true
 			types = append(types, typ)
@@ -123,7 +124,7 @@ func encodingSamples(t *testing.T, n int) []byte {
 	recordSamples(t, &out, n, payoutKind)
 	featureSamples(t, &out, n, TagIDKey)
 	featureSamples(t, &out, n, TagRecipient)
-	recordSamples(t, &out, n, spendChargeKind)
+	featureSamples(t, &out, n, TagSpendCharge)
 	featureSamples(t, &out, n, TagFloatFunding)
 	featureSamples(t, &out, n, TagVirtualAccount)
 	featureSamples(t, &out, n, TagWebhookEndpoint)

@@ -27,6 +27,7 @@ const (
 	CodeInternal          Code = "internal_error"         // a bug; nothing is assumed to have happened
 	CodeRateUnavailable   Code = "rate_unavailable"       // no exchange rate can be had right now; nothing was done
 	CodeBalanceLimit      Code = "balance_limit_exceeded" // the balance would pass the most an account holds; nothing was done
+	CodeSpendCapExceeded  Code = "spend_cap_exceeded"     // the debit would pass one of the key's spend caps; nothing was done
 )
 
 // Error is the typed error of the service: a code, a message written for the
@@ -46,7 +47,7 @@ type Error struct {
 
 	RetryAfterSeconds int // rate_limited
 
-	SpendCap *SpendCapDetails // spend_cap_exceeded (spendcap.go)
+	SpendCap *SpendCapDetails // spend_cap_exceeded (package keycontrols)
 }
 
 // FieldError names one invalid request field by its dotted path.

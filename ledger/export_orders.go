@@ -8,8 +8,8 @@ package ledger
 // charge (KindCreateOrder, ChargedOp).
 
 // KindCreateOrder is package orders' create (orders.KindCreate). It stays
-// here because the kernel's spend caps charge it among the payouts
-// (chargeable).
+// here because package keycontrols charges it among the kernel's
+// payouts (chargeable).
 const KindCreateOrder Kind = 32
 
 // IndexLeg2 is the lookup name of an order's second leg, its payout
@@ -62,11 +62,12 @@ func (s *State) Payout(id string) (Payout, bool) { return s.payouts.get(id) }
 // debit the feature booked (EntryPayoutDebit, EntryPayoutCredit).
 func (s *State) InsertPayout(p Payout) { s.insertPayout(p) }
 
-// ChargedOp is a feature's debit that a SpendCharged may wrap (its kind is
-// in chargeable's list): Charged names its organization and reference and
-// reports whether the reference already names a resource (the debit then
-// answers for itself, and nothing is counted); ChargedID is the id of the
-// resource its result made, which the charge is kept by ("" for none).
+// ChargedOp is a debit that a key's spend charge (keycontrols.Charged) may
+// wrap (its kind is in keycontrols' chargeable list): Charged names its
+// organization and reference and reports whether the reference already
+// names a resource (the debit then answers for itself, and nothing is
+// counted); ChargedID is the id of the resource its result made, which the
+// charge is kept by ("" for none).
 type ChargedOp interface {
 	Command
 	Charged(s *State) (org, ref string, taken bool)

@@ -29,7 +29,8 @@ import (
 //	50–69  recipients (package recipients), files and disputes (package
 //	       disputes)
 //	70–89  webhooks (package webhooks): endpoints, secrets, deliveries
-//	90–99  key controls: spend caps and IP allowlists
+//	90–99  key controls: spend caps and IP allowlists (package
+//	       keycontrols)
 //	100–109 dashboard team members: invitations, members, sessions
 //	       (package team)
 //	110–119 final answers by reference (decided.go)

@@ -6,7 +6,7 @@ package ledger
 // of its orders, which NewState reserves where the feature was made
 // (reserveLinkSlots): two expirers numbered before the orders' (deadlines
 // that fall at the same time expire by number), and an event hook after
-// the features' and before the spend caps'. The feature fills them
+// the features'. The feature fills them
 // (SetLinkExpirers, SetCollectionHook), so a State expires and reacts in
 // the order it did.
 

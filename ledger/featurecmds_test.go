@@ -53,6 +53,14 @@ func executeQuote(at int64, org, quote, conv, ref string) Command {
 	return Conversions.ExecuteQuote(at, org, quote, conv, ref)
 }
 
+// Charges (package keycontrols) charge a debit to a key's spend caps: the
+// kernel's tests decide them (Decided takes the debit inside) and sample
+// them among the wrappers; features_test.go fills this in too.
+var Charges struct {
+	// Charged is op charged to key for usd cents.
+	Charged func(key string, usd Minor, op Command) Command
+}
+
 // Orders (package orders) are creates the kernel's tests decide, charge to
 // a key's spend caps and shift in time, and whose payout legs the
 // conservation property settles; features_test.go fills these in too.

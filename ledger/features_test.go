@@ -10,6 +10,7 @@ import (
 	"payments/ledger/deposits"
 	"payments/ledger/disputes"
 	_ "payments/ledger/instructions"
+	"payments/ledger/keycontrols"
 	"payments/ledger/orders"
 	_ "payments/ledger/paymentlinks"
 	_ "payments/ledger/publicids"
@@ -21,6 +22,9 @@ import (
 // The conversions, disputes, deposits and orders the kernel's tests apply
 // (featurecmds_test.go).
 func init() {
+	ledger.Charges.Charged = func(key string, usd ledger.Minor, op ledger.Command) ledger.Command {
+		return &keycontrols.Charged{Charge: keycontrols.Charge{KeyID: key, USD: usd}, Op: op}
+	}
 	d := &ledger.Disputes
 	d.Open = func(at int64, id, org, collection string, amount ledger.Minor, messageID string) ledger.Command {
 		return &disputes.Open{At: at, ID: id, OrgID: org, CollectionID: collection, Amount: amount, Category: "chargeback", MessageID: messageID}

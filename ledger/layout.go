@@ -35,7 +35,7 @@ const (
 	TagDeposit          byte = 'y' // package deposits
 	TagOrder            byte = 'z' // package orders
 	TagOrderDeposit     byte = 'o' // package orders: an order deposit made under a reference
-	tagSpendCharge      byte = 'C' // spendcap.go: a key's charges not yet settled
+	TagSpendCharge      byte = 'C' // package keycontrols: a key's charges not yet settled
 	TagIDKey            byte = 'K' // package publicids: the deployment's key for public entry and event ids
 	TagMember           byte = 'M' // package team: dashboard team members
 	TagInvitation       byte = 'I' // package team: invitations, setup and password reset links

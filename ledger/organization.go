@@ -31,9 +31,9 @@ type APIKey struct {
 	CreatedAt int64
 	RevokedAt int64
 
-	// Controls (keycontrols.go, spendcap.go): the spend caps, the caller
-	// IP allowlist (canonical; "" permits any address), and what the key
-	// has spent in its current day and month.
+	// Controls (package keycontrols; export_keycontrols.go): the spend
+	// caps, the caller IP allowlist (canonical; "" permits any address),
+	// and what the key has spent in its current day and month.
 	Caps      SpendCaps
 	Allowlist string
 	Spent     SpendUsage
@@ -299,6 +299,16 @@ func (r *Reader) APIKeys(orgID string) []APIKey {
 	p := readPage(r, apiKeyKind, apiKeyKind.listPrefix(orgID), CursorStart, KeysStoredPerOrganizationMax, nil)
 	slices.Reverse(p.Items)
 	return p.Items
+}
+
+// APIKey returns an organization's key by id: another organization's id is
+// as unknown as a made-up one.
+func (r *Reader) APIKey(orgID, id string) (APIKey, bool) {
+	k, ok := readRecord(r, apiKeyKind, id)
+	if !ok || k.OrgID != orgID {
+		return APIKey{}, false
+	}
+	return k, true
 }
 
 // CheckOrg is the check every command acting in an organization makes

@@ -60,8 +60,7 @@ type State struct {
 	// The features' records and indexes, each owned by its file.
 	links linkSlots // feature_linkslots.go: package paymentlinks' expirers and hook
 
-	spendCharges *store[spendCharge] // spendcap.go: charges of debits not yet settled
-	refusals     *store[Refusal]     // decided.go: creates refused under a reference
+	refusals *store[Refusal] // decided.go: creates refused under a reference
 
 	views *views // what readers see of the always-open records (views.go)
 	// flushedDeadline is the earliest deadline as of the last Flush, for
@@ -162,7 +161,6 @@ func NewState(kv KVReader) *State {
 	// The features, each registering its stores, hooks and expirers. The
 	// order fixes the order of hooks.
 	s.reserveLinkSlots()
-	s.initSpendCaps()
 	s.refusals = addStore(s, refusalKind)
 	for _, part := range features {
 		s.features = append(s.features, part(s))

@@ -8,6 +8,7 @@ import (
 	_ "payments/ledger/deposits"
 	_ "payments/ledger/disputes"
 	_ "payments/ledger/instructions"
+	_ "payments/ledger/keycontrols"
 	_ "payments/ledger/orders"
 	_ "payments/ledger/paymentlinks"
 	_ "payments/ledger/publicids"

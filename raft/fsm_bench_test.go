@@ -9,6 +9,7 @@ import (
 	hraft "github.com/hashicorp/raft"
 
 	"payments/ledger"
+	"payments/ledger/keycontrols"
 	"payments/wal"
 )
 
@@ -57,8 +58,8 @@ func BenchmarkFSMPayouts(b *testing.B) {
 		for j := range per {
 			i := batch*per + j
 			if i < b.N {
-				cmds = append(cmds, &ledger.SpendCharged{
-					Charge: ledger.SpendCharge{KeyID: fmt.Sprintf("key_%08d", i%orgs), USD: 100, Period: ledger.SpendPeriod{Day: 20000, Month: 24000}},
+				cmds = append(cmds, &keycontrols.Charged{
+					Charge: keycontrols.Charge{KeyID: fmt.Sprintf("key_%08d", i%orgs), USD: 100, Period: ledger.SpendPeriod{Day: 20000, Month: 24000}},
 					Op: &ledger.CreatePayout{At: 2, ID: id(i), OrgID: org(i), ExternalReference: id(i),
 						Spec:       ledger.PayoutSpec{Currency: "GHS", Amount: 1000, AmountSide: ledger.SideTo, Method: "gh_mtn", AccountNumber: "233241234567"},
 						MethodType: ledger.MethodMobileMoney, Fee: 10},

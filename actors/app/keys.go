@@ -6,6 +6,7 @@ import (
 
 	"payments/actors"
 	"payments/ledger"
+	"payments/ledger/keycontrols"
 )
 
 // Organizations and their API keys. A key's secret is drawn here, on the
@@ -53,7 +54,7 @@ type NewKey struct {
 	// merchant scopes.
 	Scopes      ledger.Scopes
 	ScopesGiven bool
-	Controls    ledger.KeyControls
+	Controls    keycontrols.Controls
 }
 
 // CreateKey creates a key. It grants no scope the caller's key lacks
@@ -82,8 +83,8 @@ func (a *App) CreateKey(c Caller, in NewKey) KeyCreated {
 		Hash: actors.HashKey(secret), Hint: actors.KeyHint(secret), Scopes: scopes,
 	}
 	var cmd ledger.Command = &key
-	if in.Controls != (ledger.KeyControls{}) {
-		cmd = &ledger.CreateControlledKey{Key: key, Controls: in.Controls}
+	if in.Controls != (keycontrols.Controls{}) {
+		cmd = &keycontrols.CreateKey{Key: key, Controls: in.Controls}
 	}
 	return KeyCreated{a.propose(cmd), secret}
 }
@@ -99,7 +100,7 @@ func (a *App) RevokeKey(c Caller, id string) actors.Reply {
 type KeyControlsChange struct {
 	KeyID                                                 string
 	SetPerTransaction, SetDaily, SetMonthly, SetAllowlist bool
-	Controls                                              ledger.KeyControls
+	Controls                                              keycontrols.Controls
 }
 
 // SetKeyControls changes a key's spend caps and IP allowlist; an allowlist
@@ -110,7 +111,7 @@ func (a *App) SetKeyControls(c Caller, in KeyControlsChange) actors.Reply {
 			return replyOf(err)
 		}
 	}
-	return a.propose(&ledger.SetKeyControls{
+	return a.propose(&keycontrols.Set{
 		At: a.sys.Now().UnixMilli(), OrgID: c.OrgID, KeyID: in.KeyID,
 		SetPerTransaction: in.SetPerTransaction, SetDaily: in.SetDaily, SetMonthly: in.SetMonthly, SetAllowlist: in.SetAllowlist,
 		Controls: in.Controls,

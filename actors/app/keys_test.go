@@ -8,6 +8,7 @@ import (
 	"payments/actors/app"
 	"payments/ledger"
 	"payments/ledger/disputes"
+	"payments/ledger/keycontrols"
 )
 
 // An organization comes with its first key, whose secret is returned once
@@ -68,11 +69,11 @@ func TestKeyAllowlistMakesTheSigningKey(t *testing.T) {
 	if _, ok := disputes.FileSigningKey(s.sys.Reader()); ok {
 		t.Fatal("a new cluster has a signing key")
 	}
-	list, e := ledger.ParseAllowlist("ipAllowlist", []string{"10.0.0.0/8"})
+	list, e := keycontrols.ParseAllowlist("ipAllowlist", []string{"10.0.0.0/8"})
 	if e != nil {
 		t.Fatal(e)
 	}
-	r := s.app.CreateKey(s.owner, app.NewKey{Controls: ledger.KeyControls{Allowlist: list}})
+	r := s.app.CreateKey(s.owner, app.NewKey{Controls: keycontrols.Controls{Allowlist: list}})
 	mustApply(t, "create with an allowlist", r.Reply)
 	if r.Result.APIKey.Allowlist != list {
 		t.Fatalf("allowlist %q", r.Result.APIKey.Allowlist)
@@ -98,7 +99,7 @@ func TestRevokeKeyAndControls(t *testing.T) {
 		want ledger.Code
 	}{
 		{"a daily cap", func() actors.Reply {
-			return s.app.SetKeyControls(s.owner, app.KeyControlsChange{KeyID: id, SetDaily: true, Controls: ledger.KeyControls{Caps: ledger.SpendCaps{Daily: &daily}}})
+			return s.app.SetKeyControls(s.owner, app.KeyControlsChange{KeyID: id, SetDaily: true, Controls: keycontrols.Controls{Caps: ledger.SpendCaps{Daily: &daily}}})
 		}, ""},
 		{"another organization's key", func() actors.Reply {
 			return s.app.SetKeyControls(stranger, app.KeyControlsChange{KeyID: id, SetDaily: true})

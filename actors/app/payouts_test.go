@@ -5,6 +5,7 @@ import (
 
 	"payments/actors/app"
 	"payments/ledger"
+	"payments/ledger/keycontrols"
 	"payments/ledger/recipients"
 )
 
@@ -164,8 +165,8 @@ func TestCreatePayoutSpendCaps(t *testing.T) {
 	h.fund("GHS", 1_000_000)
 	h.rates.set("GHS", "USD", "0.1")
 	perTransaction := ledger.Minor(500) // 5.00 USD
-	h.propose(&ledger.SetKeyControls{At: 1, OrgID: h.org, KeyID: h.key.ID, SetPerTransaction: true,
-		Controls: ledger.KeyControls{Caps: ledger.SpendCaps{PerTransaction: &perTransaction}}})
+	h.propose(&keycontrols.Set{At: 1, OrgID: h.org, KeyID: h.key.ID, SetPerTransaction: true,
+		Controls: keycontrols.Controls{Caps: ledger.SpendCaps{PerTransaction: &perTransaction}}})
 	refusedWith(t, h.app.CreatePayout(h.caller("s1"), mtnPayout("cap-1", "100.00", ledger.SideTo)), ledger.CodeSpendCapExceeded, "")
 	if r := h.app.CreatePayout(h.caller("s2"), mtnPayout("cap-2", "40.00", ledger.SideTo)); r.Err != nil || r.Result.Err != nil {
 		t.Fatalf("under the cap: %v %v", r.Err, r.Result.Err)

@@ -11,10 +11,11 @@ import (
 	"payments/actors/app"
 	"payments/http/core"
 	"payments/ledger"
+	"payments/ledger/keycontrols"
 )
 
-// Key controls (ledger/keycontrols.go, ledger/spendcap.go): spend caps and
-// the caller IP allowlist, set when a key is created (POST /v1/keys) and
+// Key controls (package ledger/keycontrols): spend caps and the caller IP
+// allowlist, set when a key is created (POST /v1/keys) and
 // changed with PATCH /v1/keys/{id}; GET /v1/keys/{id} shows them with the
 // key's spend in the organization's current day and month. The routes are
 // registered with the other keys' (admin.go).
@@ -89,7 +90,7 @@ func spendCap(p *core.Problems, field string, f capField) *ledger.Minor {
 
 // keyControls validates the controls of a request into the command's form
 // and which of them it sets: perTransaction, daily, monthly, ipAllowlist.
-func keyControls(p *core.Problems, b *keyControlsBody) (c ledger.KeyControls, set [4]bool) {
+func keyControls(p *core.Problems, b *keyControlsBody) (c keycontrols.Controls, set [4]bool) {
 	if b.SpendCaps != nil {
 		caps := b.SpendCaps
 		c.Caps.PerTransaction = spendCap(p, "spendCaps.perTransaction", caps.PerTransaction)
@@ -98,7 +99,7 @@ func keyControls(p *core.Problems, b *keyControlsBody) (c ledger.KeyControls, se
 		set[0], set[1], set[2] = caps.PerTransaction.set, caps.Daily.set, caps.Monthly.set
 	}
 	if b.IPAllowlist != nil {
-		list, err := ledger.ParseAllowlist("ipAllowlist", *b.IPAllowlist)
+		list, err := keycontrols.ParseAllowlist("ipAllowlist", *b.IPAllowlist)
 		if err != nil {
 			*p = append(*p, err.Fields...)
 			if len(err.Fields) == 0 {
@@ -176,8 +177,8 @@ func RenderKeyNow(s *core.Server, k *ledger.APIKey, secret string) keyJSON {
 func renderKeyAt(k *ledger.APIKey, secret string, now ledger.SpendPeriod) keyJSON {
 	out := renderKey(k, secret)
 	out.SpendCaps = spendCapsJSON{usdText(k.Caps.PerTransaction), usdText(k.Caps.Daily), usdText(k.Caps.Monthly)}
-	out.IPAllowlist = ledger.AllowlistEntries(k.Allowlist)
-	u := k.Spent.At(now)
+	out.IPAllowlist = keycontrols.AllowlistEntries(k.Allowlist)
+	u := keycontrols.UsageAt(k.Spent, now)
 	if now.Day < u.Period.Day {
 		u = ledger.SpendUsage{Period: now} // a reader behind the leader's clock
 	}

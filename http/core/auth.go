@@ -9,6 +9,7 @@ import (
 
 	"payments/actors"
 	"payments/ledger"
+	"payments/ledger/keycontrols"
 )
 
 // authenticate finds the API key of a request: "Authorization: Bearer
@@ -63,7 +64,7 @@ func (s *Server) allowlistCheck(ctx *fasthttp.RequestCtx, key *ledger.APIKey) *l
 		return &ledger.Error{Code: ledger.CodeForbidden,
 			Message: "This API key has an IP allowlist and the caller's address could not be established; nothing was done"}
 	}
-	if !ledger.AllowlistPermits(key.Allowlist, addr) {
+	if !keycontrols.AllowlistPermits(key.Allowlist, addr) {
 		return &ledger.Error{Code: ledger.CodeForbidden,
 			Message: "The caller's address " + addr.Unmap().String() + " is not on this API key's IP allowlist"}
 	}
@@ -79,7 +80,7 @@ func ParseTrustedProxies(s string) ([]netip.Prefix, error) {
 			entries = append(entries, e)
 		}
 	}
-	canonical, e := ledger.ParseAllowlist("trusted-proxies", entries)
+	canonical, e := keycontrols.ParseAllowlist("trusted-proxies", entries)
 	if e != nil {
 		msg := e.Message
 		for _, f := range e.Fields {
@@ -87,5 +88,5 @@ func ParseTrustedProxies(s string) ([]netip.Prefix, error) {
 		}
 		return nil, &ledger.Error{Code: ledger.CodeValidation, Message: msg}
 	}
-	return ledger.AllowlistPrefixes(canonical), nil
+	return keycontrols.AllowlistPrefixes(canonical), nil
 }

@@ -366,3 +366,19 @@ func MustEmit(tb testing.TB, s *State, cmd ledger.Command, events ...string) led
 	}
 	return r
 }
+
+// ApplyEntries applies each of entries as a log entry of its own and
+// commits them all at once, as the FSM does a batch of entries: the same
+// log must leave the same state store however it is batched.
+func (s *State) ApplyEntries(entries ...[]ledger.Command) [][]ledger.Result {
+	s.tb.Helper()
+	out := make([][]ledger.Result, len(entries))
+	for i, cmds := range entries {
+		for _, c := range cmds {
+			out[i] = append(out[i], s.st.Apply(c))
+		}
+		s.st.EndEntry()
+	}
+	s.commit()
+	return out
+}

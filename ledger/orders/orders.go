@@ -9,7 +9,7 @@
 // (ledger.AddCollectionSettled, ledger.AddPayoutMoved) in the Apply that
 // moves them. A create under a reference is decided like a payout
 // (ledger.Decided, through ledger.RegisterDecided) and may be charged to a
-// key's spend caps (ledger.SpendCharged, through ledger.ChargedOp).
+// key's spend caps (keycontrols.Charged, through ledger.ChargedOp).
 package orders
 
 import (

@@ -1,4 +1,4 @@
-package ledger
+package keycontrols
 
 import (
 	"bytes"
@@ -10,49 +10,51 @@ import (
 	"testing"
 	"time"
 
-	"payments/ledger/kv"
+	"payments/ledger"
+	"payments/ledger/ledgertest"
+	"payments/ledger/orders"
 )
 
-func usdCents(v Minor) *Minor { return &v }
+func usdCents(v ledger.Minor) *ledger.Minor { return &v }
 
 func TestSpendCapsCheck(t *testing.T) {
-	day := SpendPeriod{Day: 100, Month: 10}
-	nextDay := SpendPeriod{Day: 101, Month: 10}
-	nextMonth := SpendPeriod{Day: 130, Month: 11}
-	caps := SpendCaps{PerTransaction: usdCents(50_00), Daily: usdCents(100_00), Monthly: usdCents(250_00)}
-	used := SpendUsage{Period: day, Day: 80_00, Month: 200_00}
+	day := ledger.SpendPeriod{Day: 100, Month: 10}
+	nextDay := ledger.SpendPeriod{Day: 101, Month: 10}
+	nextMonth := ledger.SpendPeriod{Day: 130, Month: 11}
+	caps := ledger.SpendCaps{PerTransaction: usdCents(50_00), Daily: usdCents(100_00), Monthly: usdCents(250_00)}
+	used := ledger.SpendUsage{Period: day, Day: 80_00, Month: 200_00}
 	for _, tc := range []struct {
 		name    string
-		caps    SpendCaps
-		usage   SpendUsage
-		usd     Minor
-		period  SpendPeriod
-		wantCap string // "" admitted
-		wantUse Minor  // used in the refusal
+		caps    ledger.SpendCaps
+		usage   ledger.SpendUsage
+		usd     ledger.Minor
+		period  ledger.SpendPeriod
+		wantCap string       // "" admitted
+		wantUse ledger.Minor // used in the refusal
 	}{
-		{"no caps", SpendCaps{}, used, 1_000_000_00, day, "", 0},
+		{"no caps", ledger.SpendCaps{}, used, 1_000_000_00, day, "", 0},
 		{"exactly the daily cap", caps, used, 20_00, day, "", 0},
-		{"a cent past the daily cap", caps, used, 20_01, day, SpendCapDaily, 80_00},
-		{"per transaction first", caps, used, 50_01, day, SpendCapPerTransaction, 0},
-		{"exactly per transaction", caps, SpendUsage{}, 50_00, day, "", 0},
+		{"a cent past the daily cap", caps, used, 20_01, day, CapDaily, 80_00},
+		{"per transaction first", caps, used, 50_01, day, CapPerTransaction, 0},
+		{"exactly per transaction", caps, ledger.SpendUsage{}, 50_00, day, "", 0},
 		{"the day rolled over", caps, used, 50_00, nextDay, "", 0},
 		{"the month's cap still holds the next day", caps, used, 50_01 - 1, nextDay, "", 0},
-		{"monthly cap on a new day", caps, SpendUsage{Period: day, Day: 0, Month: 240_00}, 10_01, nextDay, SpendCapMonthly, 240_00},
-		{"the month rolled over", caps, SpendUsage{Period: day, Day: 100_00, Month: 250_00}, 50_00, nextMonth, "", 0},
-		{"a late charge counts in the current day", caps, SpendUsage{Period: nextDay, Day: 90_00, Month: 90_00}, 10_01, day, SpendCapDaily, 90_00},
-		{"a zero cap admits nothing", SpendCaps{Daily: usdCents(0)}, SpendUsage{}, 1, day, SpendCapDaily, 0},
-		{"a zero cap admits zero", SpendCaps{Daily: usdCents(0)}, SpendUsage{}, 0, day, "", 0},
+		{"monthly cap on a new day", caps, ledger.SpendUsage{Period: day, Day: 0, Month: 240_00}, 10_01, nextDay, CapMonthly, 240_00},
+		{"the month rolled over", caps, ledger.SpendUsage{Period: day, Day: 100_00, Month: 250_00}, 50_00, nextMonth, "", 0},
+		{"a late charge counts in the current day", caps, ledger.SpendUsage{Period: nextDay, Day: 90_00, Month: 90_00}, 10_01, day, CapDaily, 90_00},
+		{"a zero cap admits nothing", ledger.SpendCaps{Daily: usdCents(0)}, ledger.SpendUsage{}, 1, day, CapDaily, 0},
+		{"a zero cap admits zero", ledger.SpendCaps{Daily: usdCents(0)}, ledger.SpendUsage{}, 0, day, "", 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := tc.caps.check(tc.usage, tc.usd, tc.period)
+			err := check(tc.caps, tc.usage, tc.usd, tc.period)
 			if tc.wantCap == "" {
 				if err != nil {
 					t.Fatalf("refused: %v", err)
 				}
 				return
 			}
-			if err == nil || err.Code != CodeSpendCapExceeded || err.SpendCap == nil {
-				t.Fatalf("got %v, want %s", err, CodeSpendCapExceeded)
+			if err == nil || err.Code != ledger.CodeSpendCapExceeded || err.SpendCap == nil {
+				t.Fatalf("got %v, want %s", err, ledger.CodeSpendCapExceeded)
 			}
 			if d := err.SpendCap; d.Cap != tc.wantCap || d.Used != tc.wantUse || d.Attempted != tc.usd {
 				t.Fatalf("details %+v, want cap %s used %d attempted %d", d, tc.wantCap, tc.wantUse, tc.usd)
@@ -62,20 +64,20 @@ func TestSpendCapsCheck(t *testing.T) {
 }
 
 func TestSpendUsageRelease(t *testing.T) {
-	day := SpendPeriod{Day: 100, Month: 10}
-	u := SpendUsage{}.add(30_00, day).add(20_00, day)
+	day := ledger.SpendPeriod{Day: 100, Month: 10}
+	u := add(add(ledger.SpendUsage{}, 30_00, day), 20_00, day)
 	if u.Day != 50_00 || u.Month != 50_00 {
 		t.Fatalf("after two charges: %+v", u)
 	}
-	if r := u.release(20_00, day); r.Day != 30_00 || r.Month != 30_00 {
+	if r := release(u, 20_00, day); r.Day != 30_00 || r.Month != 30_00 {
 		t.Fatalf("release in the same day: %+v", r)
 	}
 	// The day is over: only the month, still current, gets it back.
-	later := u.add(5_00, SpendPeriod{Day: 101, Month: 10})
-	if r := later.release(20_00, day); r.Day != 5_00 || r.Month != 35_00 {
+	later := add(u, 5_00, ledger.SpendPeriod{Day: 101, Month: 10})
+	if r := release(later, 20_00, day); r.Day != 5_00 || r.Month != 35_00 {
 		t.Fatalf("release of an earlier day: %+v", r)
 	}
-	if r := u.release(90_00, day); r.Day != 0 || r.Month != 0 {
+	if r := release(u, 90_00, day); r.Day != 0 || r.Month != 0 {
 		t.Fatalf("release never goes below zero: %+v", r)
 	}
 }
@@ -105,7 +107,7 @@ func TestSpendPeriodBoundaries(t *testing.T) {
 			time.Date(2026, 12, 31, 20, 59, 0, 0, time.UTC), time.Date(2026, 12, 31, 21, 0, 0, 0, time.UTC), false, false, time.January},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			pa, pb := SpendPeriodOf(tc.a.In(nairobi)), SpendPeriodOf(tc.b.In(nairobi))
+			pa, pb := PeriodOf(tc.a.In(nairobi)), PeriodOf(tc.b.In(nairobi))
 			if (pa.Day == pb.Day) != tc.sameDay || (pa.Month == pb.Month) != tc.sameMonth {
 				t.Fatalf("%v → %+v, %v → %+v", tc.a, pa, tc.b, pb)
 			}
@@ -118,9 +120,9 @@ func TestSpendPeriodBoundaries(t *testing.T) {
 		})
 	}
 	// Los Angeles, across the spring-forward night: 23 hours make a day.
-	before := SpendPeriodOf(time.Date(2026, 3, 8, 7, 59, 0, 0, time.UTC).In(la)) // 23:59 on the 7th
-	after := SpendPeriodOf(time.Date(2026, 3, 8, 8, 0, 0, 0, time.UTC).In(la))   // 00:00 on the 8th
-	end := SpendPeriodOf(time.Date(2026, 3, 9, 6, 59, 0, 0, time.UTC).In(la))    // 23:59 on the 8th (PDT)
+	before := PeriodOf(time.Date(2026, 3, 8, 7, 59, 0, 0, time.UTC).In(la)) // 23:59 on the 7th
+	after := PeriodOf(time.Date(2026, 3, 8, 8, 0, 0, 0, time.UTC).In(la))   // 00:00 on the 8th
+	end := PeriodOf(time.Date(2026, 3, 9, 6, 59, 0, 0, time.UTC).In(la))    // 23:59 on the 8th (PDT)
 	if after.Day != before.Day+1 || end.Day != after.Day {
 		t.Fatalf("Los Angeles days around DST: %+v %+v %+v", before, after, end)
 	}
@@ -128,10 +130,10 @@ func TestSpendPeriodBoundaries(t *testing.T) {
 
 func TestUSDValue(t *testing.T) {
 	for _, tc := range []struct {
-		amount   Minor
+		amount   ledger.Minor
 		currency string
 		rate     string
-		want     Minor
+		want     ledger.Minor
 		bad      bool
 	}{
 		{123_45, "USD", "", 123_45, false},
@@ -180,7 +182,7 @@ func TestParseAllowlist(t *testing.T) {
 		t.Error("an empty allowlist must permit every address")
 	}
 	for _, bad := range []string{"", "example.com", "10.0.0.1/24", "10.0.0.0/33", "fe80::1%eth0", "::ffff:10.0.0.1", "1.2.3"} {
-		if _, err := ParseAllowlist("ipAllowlist", []string{"10.0.0.0/8", bad}); err == nil || err.Code != CodeValidation ||
+		if _, err := ParseAllowlist("ipAllowlist", []string{"10.0.0.0/8", bad}); err == nil || err.Code != ledger.CodeValidation ||
 			len(err.Fields) != 1 || err.Fields[0].Field != "ipAllowlist.1" {
 			t.Errorf("%q: got %+v, want one validation error on ipAllowlist.1", bad, err)
 		}
@@ -196,45 +198,45 @@ func TestParseAllowlist(t *testing.T) {
 
 // capsState is an organization with a funded GHS balance and one key whose
 // daily cap is 100 USD.
-func capsState(t *testing.T) *testState {
-	s := newTestState(t)
+func capsState(t *testing.T) *ledgertest.State {
+	s := ledgertest.New(t)
 	hash := sha256.Sum256([]byte("k"))
-	if r := s.Apply(&CreateOrganization{At: 1, ID: "org_a", Name: "A", Key: CreateAPIKey{At: 1, ID: "key_a", OrgID: "org_a", Hash: string(hash[:]), Scopes: ScopesMerchant}}); r.Err != nil {
+	if r := s.Apply(&ledger.CreateOrganization{At: 1, ID: "org_a", Name: "A", Key: ledger.CreateAPIKey{At: 1, ID: "key_a", OrgID: "org_a", Hash: string(hash[:]), Scopes: ledger.ScopesMerchant}}); r.Err != nil {
 		t.Fatal(r.Err)
 	}
-	if r := s.Apply(&FundBalance{At: 2, OrgID: "org_a", Currency: "GHS", Amount: 1_000_000_00, ExternalReference: "f1"}); r.Err != nil {
+	if r := s.Apply(&ledger.FundBalance{At: 2, OrgID: "org_a", Currency: "GHS", Amount: 1_000_000_00, ExternalReference: "f1"}); r.Err != nil {
 		t.Fatal(r.Err)
 	}
-	if r := s.Apply(&SetKeyControls{At: 3, OrgID: "org_a", KeyID: "key_a", SetDaily: true, Controls: KeyControls{Caps: SpendCaps{Daily: usdCents(100_00)}}}); r.Err != nil {
+	if r := s.Apply(&Set{At: 3, OrgID: "org_a", KeyID: "key_a", SetDaily: true, Controls: Controls{Caps: ledger.SpendCaps{Daily: usdCents(100_00)}}}); r.Err != nil {
 		t.Fatal(r.Err)
 	}
 	return s
 }
 
-func chargedPayout(at int64, id, ref string, usd Minor, p SpendPeriod) *SpendCharged {
-	return &SpendCharged{
-		Charge: SpendCharge{KeyID: "key_a", USD: usd, Period: p},
-		Op: &CreatePayout{At: at, ID: id, OrgID: "org_a", ExternalReference: ref,
-			Spec:       PayoutSpec{Currency: "GHS", Amount: 100_00, AmountSide: SideTo, Method: "gh_mtn", AccountNumber: "233200000000"},
-			MethodType: MethodMobileMoney, Fee: 1_00},
+func chargedPayout(at int64, id, ref string, usd ledger.Minor, p ledger.SpendPeriod) *Charged {
+	return &Charged{
+		Charge: Charge{KeyID: "key_a", USD: usd, Period: p},
+		Op: &ledger.CreatePayout{At: at, ID: id, OrgID: "org_a", ExternalReference: ref,
+			Spec:       ledger.PayoutSpec{Currency: "GHS", Amount: 100_00, AmountSide: ledger.SideTo, Method: "gh_mtn", AccountNumber: "233200000000"},
+			MethodType: ledger.MethodMobileMoney, Fee: 1_00},
 	}
 }
 
 func TestSpendChargedApply(t *testing.T) {
 	s := capsState(t)
-	day := SpendPeriod{Day: 20000, Month: 657}
+	day := ledger.SpendPeriod{Day: 20000, Month: 657}
 	if r := s.Apply(chargedPayout(10, "pay_ghs_1", "p1", 60_00, day)); r.Err != nil {
 		t.Fatal(r.Err)
 	}
-	before := encodeSnapshot(t, s)
+	before := s.Dump()
 	r := s.Apply(chargedPayout(11, "pay_ghs_2", "p2", 40_01, day))
-	if r.Err == nil || r.Err.Code != CodeSpendCapExceeded {
+	if r.Err == nil || r.Err.Code != ledger.CodeSpendCapExceeded {
 		t.Fatalf("got %v, want spend_cap_exceeded", r.Err)
 	}
-	if d := r.Err.SpendCap; d.Cap != SpendCapDaily || d.Limit != 100_00 || d.Used != 60_00 || d.Attempted != 40_01 {
+	if d := r.Err.SpendCap; d.Cap != CapDaily || d.Limit != 100_00 || d.Used != 60_00 || d.Attempted != 40_01 {
 		t.Fatalf("details %+v", d)
 	}
-	if !bytes.Equal(encodeSnapshot(t, s), before) {
+	if !bytes.Equal(s.Dump(), before) {
 		t.Fatal("a refused payout changed the state")
 	}
 	// A replay of an admitted payout is answered as a replay and counts
@@ -242,55 +244,51 @@ func TestSpendChargedApply(t *testing.T) {
 	if r := s.Apply(chargedPayout(12, "pay_ghs_1b", "p1", 60_00, day)); r.Err != nil || !r.Replayed {
 		t.Fatalf("replay: %+v", r)
 	}
-	if k := s.keyNamed(t, "key_a"); k.Spent.Day != 60_00 {
+	if k := keyNamed(t, s, "key_a"); k.Spent.Day != 60_00 {
 		t.Fatalf("after a replay the key has spent %d", k.Spent.Day)
 	}
 	if r := s.Apply(chargedPayout(13, "pay_ghs_3", "p3", 40_00, day)); r.Err != nil {
 		t.Fatal(r.Err)
 	}
 	// A payout that fails gives its charge back to the day.
-	if r := s.Apply(&SettlePayout{At: 14, ID: "pay_ghs_3", Completed: false, Message: "rejected"}); r.Err != nil {
+	if r := s.Apply(&ledger.SettlePayout{At: 14, ID: "pay_ghs_3", Completed: false, Message: "rejected"}); r.Err != nil {
 		t.Fatal(r.Err)
 	}
-	if k := s.keyNamed(t, "key_a"); k.Spent.Day != 60_00 || k.Spent.Month != 60_00 {
+	if k := keyNamed(t, s, "key_a"); k.Spent.Day != 60_00 || k.Spent.Month != 60_00 {
 		t.Fatalf("after a failed payout the key has spent %+v", k.Spent)
 	}
 	// One that completes keeps it; settling it again changes nothing.
-	if r := s.Apply(&SettlePayout{At: 15, ID: "pay_ghs_1", Completed: true}); r.Err != nil {
+	if r := s.Apply(&ledger.SettlePayout{At: 15, ID: "pay_ghs_1", Completed: true}); r.Err != nil {
 		t.Fatal(r.Err)
 	}
-	if k := s.keyNamed(t, "key_a"); k.Spent.Day != 60_00 {
+	if k := keyNamed(t, s, "key_a"); k.Spent.Day != 60_00 {
 		t.Fatalf("after a completed payout the key has spent %+v", k.Spent)
 	}
 	// The next day starts from nothing.
-	if r := s.Apply(chargedPayout(16, "pay_ghs_4", "p4", 100_00, SpendPeriod{Day: day.Day + 1, Month: day.Month})); r.Err != nil {
+	if r := s.Apply(chargedPayout(16, "pay_ghs_4", "p4", 100_00, ledger.SpendPeriod{Day: day.Day + 1, Month: day.Month})); r.Err != nil {
 		t.Fatal(r.Err)
 	}
 	// A revoked key's debits are refused.
-	if r := s.Apply(&RevokeAPIKey{At: 17, ID: "key_a", OrgID: "org_a"}); r.Err != nil {
+	if r := s.Apply(&ledger.RevokeAPIKey{At: 17, ID: "key_a", OrgID: "org_a"}); r.Err != nil {
 		t.Fatal(r.Err)
 	}
-	if r := s.Apply(chargedPayout(18, "pay_ghs_5", "p5", 1, SpendPeriod{Day: day.Day + 2, Month: day.Month})); !errors.Is(r.Err, &Error{Code: CodeUnauthorized}) {
+	if r := s.Apply(chargedPayout(18, "pay_ghs_5", "p5", 1, ledger.SpendPeriod{Day: day.Day + 2, Month: day.Month})); !errors.Is(r.Err, &ledger.Error{Code: ledger.CodeUnauthorized}) {
 		t.Fatalf("a revoked key's payout: %v", r.Err)
 	}
 	// The counters and open charges survive a restart.
-	want := s.keyNamed(t, "key_a").Spent
-	s.commit()
-	re, err := loadTestState(t, s.store)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := re.keyNamed(t, "key_a").Spent; got != want {
+	want := keyNamed(t, s, "key_a").Spent
+	re := s.Restored()
+	if got := keyNamed(t, re, "key_a").Spent; got != want {
 		t.Fatalf("after load: %+v, want %+v", got, want)
 	}
-	if _, ok := re.st.spendCharges.rows["pay_ghs_4"]; !ok {
+	if _, ok := feature.Of(re.Ledger()).open.Resident("pay_ghs_4"); !ok {
 		t.Fatal("the open charge of pay_ghs_4 was not loaded")
 	}
 }
 
-func (s *testState) keyNamed(t *testing.T, id string) APIKey {
+func keyNamed(t *testing.T, s *ledgertest.State, id string) ledger.APIKey {
 	t.Helper()
-	k, ok := s.st.keys.get(id)
+	k, ok := s.APIKey("org_a", id)
 	if !ok {
 		t.Fatalf("no key %s", id)
 	}
@@ -298,27 +296,27 @@ func (s *testState) keyNamed(t *testing.T, id string) APIKey {
 }
 
 func TestRevokedKeysLeaveTheLimit(t *testing.T) {
-	s := newTestState(t)
+	s := ledgertest.New(t)
 	hash := func(i int) string { h := sha256.Sum256([]byte{byte(i), byte(i >> 8), 'k'}); return string(h[:]) }
-	if r := s.Apply(&CreateOrganization{At: 1, ID: "org_a", Name: "A", Key: CreateAPIKey{At: 1, ID: "key_0", OrgID: "org_a", Hash: hash(0)}}); r.Err != nil {
+	if r := s.Apply(&ledger.CreateOrganization{At: 1, ID: "org_a", Name: "A", Key: ledger.CreateAPIKey{At: 1, ID: "key_0", OrgID: "org_a", Hash: hash(0)}}); r.Err != nil {
 		t.Fatal(r.Err)
 	}
-	for i := 1; i < KeysPerOrganizationMax; i++ {
-		if r := s.Apply(&CreateAPIKey{At: 2, ID: "key_" + itoaTest(i), OrgID: "org_a", Hash: hash(i)}); r.Err != nil {
+	for i := 1; i < ledger.KeysPerOrganizationMax; i++ {
+		if r := s.Apply(&ledger.CreateAPIKey{At: 2, ID: "key_" + itoaTest(i), OrgID: "org_a", Hash: hash(i)}); r.Err != nil {
 			t.Fatal(r.Err)
 		}
 	}
-	if r := s.Apply(&CreateAPIKey{At: 3, ID: "key_x", OrgID: "org_a", Hash: hash(5000)}); r.Err == nil {
+	if r := s.Apply(&ledger.CreateAPIKey{At: 3, ID: "key_x", OrgID: "org_a", Hash: hash(5000)}); r.Err == nil {
 		t.Fatal("a key past the limit was created")
 	}
-	if r := s.Apply(&RevokeAPIKey{At: 4, ID: "key_7", OrgID: "org_a"}); r.Err != nil {
+	if r := s.Apply(&ledger.RevokeAPIKey{At: 4, ID: "key_7", OrgID: "org_a"}); r.Err != nil {
 		t.Fatal(r.Err)
 	}
-	if r := s.Apply(&CreateControlledKey{Key: CreateAPIKey{At: 5, ID: "key_x", OrgID: "org_a", Hash: hash(5000)},
-		Controls: KeyControls{Allowlist: "10.0.0.0/8"}}); r.Err != nil {
+	if r := s.Apply(&CreateKey{Key: ledger.CreateAPIKey{At: 5, ID: "key_x", OrgID: "org_a", Hash: hash(5000)},
+		Controls: Controls{Allowlist: "10.0.0.0/8"}}); r.Err != nil {
 		t.Fatalf("a revoked key still counts: %v", r.Err)
 	}
-	if k := s.keyNamed(t, "key_x"); k.Allowlist != "10.0.0.0/8" {
+	if k := keyNamed(t, s, "key_x"); k.Allowlist != "10.0.0.0/8" {
 		t.Fatalf("controls not set on create: %+v", k)
 	}
 }
@@ -339,14 +337,14 @@ func itoaTest(i int) string {
 // after every command.
 type orderFixture struct {
 	t *testing.T
-	s *testState
+	s *ledgertest.State
 }
 
 func newOrderFixture(t *testing.T) *orderFixture {
 	t.Helper()
-	s := newTestState(t)
+	s := ledgertest.New(t)
 	hash := sha256.Sum256([]byte("k"))
-	if r := s.Apply(&CreateOrganization{At: 1, ID: "org_a", Name: "A", Key: CreateAPIKey{At: 1, ID: "key_a", OrgID: "org_a", Hash: string(hash[:])}}); r.Err != nil {
+	if r := s.Apply(&ledger.CreateOrganization{At: 1, ID: "org_a", Name: "A", Key: ledger.CreateAPIKey{At: 1, ID: "key_a", OrgID: "org_a", Hash: string(hash[:])}}); r.Err != nil {
 		t.Fatal(r.Err)
 	}
 	return &orderFixture{t: t, s: s}
@@ -354,7 +352,7 @@ func newOrderFixture(t *testing.T) *orderFixture {
 
 // apply applies cmd and returns its result and the types of the events it
 // emitted.
-func (f *orderFixture) apply(cmd Command) (Result, []string) {
+func (f *orderFixture) apply(cmd ledger.Command) (ledger.Result, []string) {
 	f.t.Helper()
 	before := f.s.EventCount()
 	r := f.s.Apply(cmd)
@@ -370,7 +368,7 @@ func (f *orderFixture) apply(cmd Command) (Result, []string) {
 }
 
 // must applies cmd, which must succeed and emit exactly events.
-func (f *orderFixture) must(cmd Command, events ...string) Result {
+func (f *orderFixture) must(cmd ledger.Command, events ...string) ledger.Result {
 	f.t.Helper()
 	r, got := f.apply(cmd)
 	if r.Err != nil {
@@ -383,14 +381,14 @@ func (f *orderFixture) must(cmd Command, events ...string) Result {
 }
 
 // refuse applies cmd, which must fail with want and change nothing at all.
-func (f *orderFixture) refuse(cmd Command, want error) {
+func (f *orderFixture) refuse(cmd ledger.Command, want error) {
 	f.t.Helper()
-	before := encodeSnapshot(f.t, f.s)
+	before := f.s.Dump()
 	r, _ := f.apply(cmd)
 	if !errors.Is(r.Err, want) {
 		f.t.Fatalf("%T: got %v, want %v", cmd, r.Err, want)
 	}
-	if !bytes.Equal(encodeSnapshot(f.t, f.s), before) {
+	if !bytes.Equal(f.s.Dump(), before) {
 		f.t.Fatalf("%T: a refused command changed the state", cmd)
 	}
 }
@@ -400,34 +398,34 @@ func (f *orderFixture) refuse(cmd Command, want error) {
 func TestSpendChargedOrders(t *testing.T) {
 	f := newOrderFixture(t)
 	const hour = 3600 * 1000
-	day := SpendPeriod{Day: 20000, Month: 657}
-	if r := f.s.Apply(&SetKeyControls{At: 2, OrgID: "org_a", KeyID: "key_a", SetDaily: true,
-		Controls: KeyControls{Caps: SpendCaps{Daily: usdCents(100_00)}}}); r.Err != nil {
+	day := ledger.SpendPeriod{Day: 20000, Month: 657}
+	if r := f.s.Apply(&Set{At: 2, OrgID: "org_a", KeyID: "key_a", SetDaily: true,
+		Controls: Controls{Caps: ledger.SpendCaps{Daily: usdCents(100_00)}}}); r.Err != nil {
 		t.Fatal(r.Err)
 	}
-	charged := func(o Command, usd Minor) *SpendCharged {
-		return &SpendCharged{Charge: SpendCharge{KeyID: "key_a", USD: usd, Period: day}, Op: o}
+	charged := func(o ledger.Command, usd ledger.Minor) *Charged {
+		return &Charged{Charge: Charge{KeyID: "key_a", USD: usd, Period: day}, Op: o}
 	}
-	f.must(charged(bankOrder("ord_1", "o1", 10), 60_00), EventOrderAwaitingFunds)
-	f.refuse(charged(bankOrder("ord_2", "o2", 11), 40_01), &Error{Code: CodeSpendCapExceeded})
-	f.must(charged(bankOrder("ord_3", "o3", 12), 40_00), EventOrderAwaitingFunds)
-	if k := f.s.keyNamed(t, "key_a"); k.Spent.Day != 100_00 {
+	f.must(charged(bankOrder("ord_1", "o1", 10), 60_00), ledger.EventOrderAwaitingFunds)
+	f.refuse(charged(bankOrder("ord_2", "o2", 11), 40_01), &ledger.Error{Code: ledger.CodeSpendCapExceeded})
+	f.must(charged(bankOrder("ord_3", "o3", 12), 40_00), ledger.EventOrderAwaitingFunds)
+	if k := keyNamed(t, f.s, "key_a"); k.Spent.Day != 100_00 {
 		t.Fatalf("after two orders the key has spent %+v", k.Spent)
 	}
 	// ord_3's funds land and its payout starts; ord_1 expires.
-	f.must(Orders.Deposit(13, "org_a", "ord_3", "col_3", 505_00),
-		EventCollectionCompleted, EventAccountCredited, EventOrderFundsReceived, EventOrderProcessing)
-	f.must(&Tick{At: 10 + 4*hour}, EventOrderExpired)
-	if k := f.s.keyNamed(t, "key_a"); k.Spent.Day != 40_00 {
+	f.must(&orders.DepositCommand{At: 13, OrgID: "org_a", OrderID: "ord_3", CollectionID: "col_3", Amount: 505_00, Outcome: orders.DepositConfirmed},
+		ledger.EventCollectionCompleted, ledger.EventAccountCredited, ledger.EventOrderFundsReceived, ledger.EventOrderProcessing)
+	f.must(&ledger.Tick{At: 10 + 4*hour}, ledger.EventOrderExpired)
+	if k := keyNamed(t, f.s, "key_a"); k.Spent.Day != 40_00 {
 		t.Fatalf("after an expired order the key has spent %+v", k.Spent)
 	}
-	o, _ := Orders.Get(f.s.Reader, "org_a", "ord_3")
+	o, _ := orders.Get(f.s.Reader, "org_a", "ord_3")
 	p := o.PayoutID
-	f.must(&SettlePayout{At: 10 + 5*hour, ID: p, Completed: true}, EventPayoutCompleted, EventOrderCompleted)
-	if k := f.s.keyNamed(t, "key_a"); k.Spent.Day != 40_00 {
+	f.must(&ledger.SettlePayout{At: 10 + 5*hour, ID: p, Completed: true}, ledger.EventPayoutCompleted, ledger.EventOrderCompleted)
+	if k := keyNamed(t, f.s, "key_a"); k.Spent.Day != 40_00 {
 		t.Fatalf("after a completed order the key has spent %+v", k.Spent)
 	}
-	if _, open := f.s.st.spendCharges.rows["ord_3"]; open && f.s.st.spendCharges.rows["ord_3"].v.Open {
+	if c, open := feature.Of(f.s.Ledger()).open.Resident("ord_3"); open && c.Open {
 		t.Fatal("the completed order's charge is still open")
 	}
 }
@@ -435,58 +433,33 @@ func TestSpendChargedOrders(t *testing.T) {
 // The key-control commands survive the log: a batch of them decodes to the
 // same commands and re-encodes to the same bytes.
 func TestKeyControlCommandsRoundTrip(t *testing.T) {
-	cmds := []Command{
-		&SetKeyControls{At: 5, OrgID: "org_a", KeyID: "key_a", SetDaily: true, SetAllowlist: true,
-			Controls: KeyControls{Caps: SpendCaps{Daily: usdCents(0), Monthly: usdCents(12_34)}, Allowlist: "10.0.0.0/8,2001:db8::/32"}},
-		&CreateControlledKey{Key: CreateAPIKey{At: 6, ID: "key_b", OrgID: "org_a", Name: "b", Hash: "h", Hint: "x", Scopes: ScopePayoutsWrite},
-			Controls: KeyControls{Caps: SpendCaps{PerTransaction: usdCents(1)}}},
-		chargedPayout(7, "pay_ghs_1", "p1", 6_41, SpendPeriod{Day: 20415, Month: 24322}),
-		&SpendCharged{Charge: SpendCharge{KeyID: "key_a", USD: 9_82, Period: SpendPeriod{Day: 1, Month: 2}},
-			Op: &CreateFXPayout{At: 8, ID: "pay_ghs_2", OrgID: "org_a", ExternalReference: "fx", FromCurrency: "USD", FromAmount: 9_72, ToAmount: 150_00, Rate: "15.444",
-				Spec: PayoutSpec{Currency: "GHS", Amount: 150_00, AmountSide: SideTo, Method: "gh_mtn"}, MethodType: MethodMobileMoney, Fee: 10}},
+	cmds := []ledger.Command{
+		&Set{At: 5, OrgID: "org_a", KeyID: "key_a", SetDaily: true, SetAllowlist: true,
+			Controls: Controls{Caps: ledger.SpendCaps{Daily: usdCents(0), Monthly: usdCents(12_34)}, Allowlist: "10.0.0.0/8,2001:db8::/32"}},
+		&CreateKey{Key: ledger.CreateAPIKey{At: 6, ID: "key_b", OrgID: "org_a", Name: "b", Hash: "h", Hint: "x", Scopes: ledger.ScopePayoutsWrite},
+			Controls: Controls{Caps: ledger.SpendCaps{PerTransaction: usdCents(1)}}},
+		chargedPayout(7, "pay_ghs_1", "p1", 6_41, ledger.SpendPeriod{Day: 20415, Month: 24322}),
+		&Charged{Charge: Charge{KeyID: "key_a", USD: 9_82, Period: ledger.SpendPeriod{Day: 1, Month: 2}},
+			Op: &ledger.CreateFXPayout{At: 8, ID: "pay_ghs_2", OrgID: "org_a", ExternalReference: "fx", FromCurrency: "USD", FromAmount: 9_72, ToAmount: 150_00, Rate: "15.444",
+				Spec: ledger.PayoutSpec{Currency: "GHS", Amount: 150_00, AmountSide: ledger.SideTo, Method: "gh_mtn"}, MethodType: ledger.MethodMobileMoney, Fee: 10}},
 	}
-	enc := EncodeBatch(nil, cmds)
-	dec, err := DecodeBatch(enc)
+	enc := ledger.EncodeBatch(nil, cmds)
+	dec, err := ledger.DecodeBatch(enc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(EncodeBatch(nil, dec), enc) {
+	if !bytes.Equal(ledger.EncodeBatch(nil, dec), enc) {
 		t.Fatal("re-encoding changed the batch")
 	}
 	for i := range cmds {
-		if a, b := EncodeBatch(nil, cmds[i:i+1]), EncodeBatch(nil, dec[i:i+1]); !bytes.Equal(a, b) {
+		if a, b := ledger.EncodeBatch(nil, cmds[i:i+1]), ledger.EncodeBatch(nil, dec[i:i+1]); !bytes.Equal(a, b) {
 			t.Fatalf("command %d: %+v decoded as %+v", i, cmds[i], dec[i])
 		}
 	}
 	// A charge wraps only a debit.
-	bad := EncodeBatch(nil, []Command{&SpendCharged{Charge: SpendCharge{KeyID: "k"}, Op: &Tick{At: 1}}})
-	if _, err := DecodeBatch(bad); err == nil {
+	bad := ledger.EncodeBatch(nil, []ledger.Command{&Charged{Charge: Charge{KeyID: "k"}, Op: &ledger.Tick{At: 1}}})
+	if _, err := ledger.DecodeBatch(bad); err == nil {
 		t.Fatal("a charge around a tick decoded")
-	}
-}
-
-// A key stored before keys had controls (its record ends after RevokedAt)
-// reads as a key without caps or allowlist.
-func TestKeyRecordWithoutControls(t *testing.T) {
-	k := APIKey{ID: "key_a", OrgID: "org_a", Name: "n", Hash: "h", Hint: "x", Scopes: ScopePayoutsRead, CreatedAt: 5,
-		Caps: SpendCaps{Daily: usdCents(7)}, Allowlist: "10.0.0.0/8", Spent: SpendUsage{Period: SpendPeriod{1, 2}, Day: 3, Month: 4}}
-	var full, old Encoder
-	encodeByFields(&full, &k)
-	bare := k
-	bare.Caps, bare.Allowlist, bare.Spent = SpendCaps{}, "", SpendUsage{}
-	encodeByFields(&old, &bare)
-	// The old layout: everything before the controls section.
-	var section Encoder
-	encodeKeyControlsSection(&section, &bare)
-	oldRecord := old.Bytes()[:len(old.Bytes())-len(section.Bytes())]
-	d := kv.NewDecoder(oldRecord)
-	if got := decodeByFields[APIKey](&d); d.Err() != nil || len(d.Rest()) != 0 || got != bare {
-		t.Fatalf("old record decoded as %+v (%v)", got, d.Err())
-	}
-	d = kv.NewDecoder(full.Bytes())
-	got := decodeByFields[APIKey](&d)
-	if d.Err() != nil || len(d.Rest()) != 0 || got.Allowlist != k.Allowlist || got.Spent != k.Spent || *got.Caps.Daily != 7 || got.Caps.Monthly != nil {
-		t.Fatalf("record decoded as %+v (%v)", got, d.Err())
 	}
 }
 
@@ -505,22 +478,22 @@ func runSpendProperty(t *testing.T, seed uint64) {
 	rng := rand.New(rand.NewPCG(seed, 9))
 	const dailyCap, monthlyCap = 500_00, 1_500_00
 	s := capsState(t) // daily cap 100 USD
-	if r := s.Apply(&SetKeyControls{At: 4, OrgID: "org_a", KeyID: "key_a", SetDaily: true, SetMonthly: true,
-		Controls: KeyControls{Caps: SpendCaps{Daily: usdCents(dailyCap), Monthly: usdCents(monthlyCap)}}}); r.Err != nil {
+	if r := s.Apply(&Set{At: 4, OrgID: "org_a", KeyID: "key_a", SetDaily: true, SetMonthly: true,
+		Controls: Controls{Caps: ledger.SpendCaps{Daily: usdCents(dailyCap), Monthly: usdCents(monthlyCap)}}}); r.Err != nil {
 		t.Fatal(r.Err)
 	}
 	type charge struct {
-		usd    Minor
-		period SpendPeriod
+		usd    ledger.Minor
+		period ledger.SpendPeriod
 		failed bool
 		done   bool
 	}
 	charges := map[string]*charge{} // by payout id
 	var ids []string
-	refs := map[string]Minor{} // reference → the USD of the charge admitted under it
-	var cmds []Command
+	refs := map[string]ledger.Minor{} // reference → the USD of the charge admitted under it
+	var cmds []ledger.Command
 	var admitted, refused, replays, failed int
-	period := SpendPeriod{Day: 20000, Month: 657}
+	period := ledger.SpendPeriod{Day: 20000, Month: 657}
 	at := int64(100)
 	for step := 0; step < 600; step++ {
 		at++
@@ -531,23 +504,23 @@ func runSpendProperty(t *testing.T, seed uint64) {
 			period.Day++
 			period.Month++
 		}
-		var cmd Command
-		var usd Minor
+		var cmd ledger.Command
+		var usd ledger.Minor
 		var ref, id string
 		if r := rng.IntN(10); r < 6 || len(ids) == 0 {
-			usd = Minor(1 + rng.IntN(150_00))
+			usd = ledger.Minor(1 + rng.IntN(150_00))
 			ref = "r" + itoaTest(rng.IntN(400))
 			id = "pay_ghs_" + itoaTest(step)
 			cmd = chargedPayout(at, id, ref, usd, period)
 		} else {
 			pid := ids[rng.IntN(len(ids))]
-			cmd = &SettlePayout{At: at, ID: pid, Completed: rng.IntN(2) == 0, Message: "x"}
+			cmd = &ledger.SettlePayout{At: at, ID: pid, Completed: rng.IntN(2) == 0, Message: "x"}
 		}
-		before := s.keyNamed(t, "key_a").Spent.At(period)
+		before := UsageAt(keyNamed(t, s, "key_a").Spent, period)
 		res := s.Apply(cmd)
 		cmds = append(cmds, cmd)
 		switch c := cmd.(type) {
-		case *SpendCharged:
+		case *Charged:
 			_, replay := refs[ref]
 			switch {
 			case replay:
@@ -556,7 +529,7 @@ func runSpendProperty(t *testing.T, seed uint64) {
 				}
 				replays++
 			case res.Err != nil:
-				if res.Err.Code != CodeSpendCapExceeded {
+				if res.Err.Code != ledger.CodeSpendCapExceeded {
 					t.Fatalf("step %d: %v", step, res.Err)
 				}
 				if before.Day+usd <= dailyCap && before.Month+usd <= monthlyCap {
@@ -569,7 +542,7 @@ func runSpendProperty(t *testing.T, seed uint64) {
 				charges[id] = &charge{usd: usd, period: c.Charge.Period}
 				ids = append(ids, id)
 			}
-		case *SettlePayout:
+		case *ledger.SettlePayout:
 			if ch := charges[c.ID]; res.Err == nil && !ch.done {
 				ch.done, ch.failed = true, !c.Completed
 				if ch.failed {
@@ -577,8 +550,8 @@ func runSpendProperty(t *testing.T, seed uint64) {
 				}
 			}
 		}
-		k := s.keyNamed(t, "key_a").Spent
-		var day, month Minor
+		k := keyNamed(t, s, "key_a").Spent
+		var day, month ledger.Minor
 		for _, ch := range charges {
 			if ch.failed {
 				continue
@@ -605,25 +578,37 @@ func runSpendProperty(t *testing.T, seed uint64) {
 	other := capsStateLike(t)
 	for len(cmds) > 0 {
 		n := min(len(cmds), 1+rng.IntN(30))
-		entries := make([][]Command, n)
+		entries := make([][]ledger.Command, n)
 		for i := range entries {
 			entries[i] = cmds[i : i+1]
 		}
-		other.applyEntries(entries...)
+		other.ApplyEntries(entries...)
 		cmds = cmds[n:]
 	}
-	if !bytes.Equal(encodeSnapshot(t, s), encodeSnapshot(t, other)) {
+	if !bytes.Equal(s.Dump(), other.Dump()) {
 		t.Fatal("the store depends on how the log was batched")
 	}
 }
 
 // capsStateLike is capsState with the property test's caps, built by the
 // same commands.
-func capsStateLike(t *testing.T) *testState {
+func capsStateLike(t *testing.T) *ledgertest.State {
 	s := capsState(t)
-	if r := s.Apply(&SetKeyControls{At: 4, OrgID: "org_a", KeyID: "key_a", SetDaily: true, SetMonthly: true,
-		Controls: KeyControls{Caps: SpendCaps{Daily: usdCents(500_00), Monthly: usdCents(1_500_00)}}}); r.Err != nil {
+	if r := s.Apply(&Set{At: 4, OrgID: "org_a", KeyID: "key_a", SetDaily: true, SetMonthly: true,
+		Controls: Controls{Caps: ledger.SpendCaps{Daily: usdCents(500_00), Monthly: usdCents(1_500_00)}}}); r.Err != nil {
 		t.Fatal(r.Err)
 	}
 	return s
+}
+
+// bankOrder is org_a's GHS bank transfer in, paid out to a GHS wallet.
+func bankOrder(id, ref string, at int64) ledger.Command {
+	return &orders.Create{
+		At: at, ID: id, OrgID: "org_a", ExternalReference: ref,
+		Spec: orders.Spec{FromMethod: "gh_ghipss", FromCurrency: "GHS", ToMethod: "gh_mtn", ToCurrency: "GHS",
+			ToAccountNumber: "233241234567", Amount: 500_00, AmountSide: ledger.SideTo},
+		FromMethodType: ledger.MethodBankTransfer, ToMethodType: ledger.MethodMobileMoney,
+		FromAmount: 500_00, ToAmount: 500_00, Fee: 5_00,
+		Instructions: orders.Instructions{Type: orders.InstructionsVirtualAccount, Bank: "Sandbox Bank GH", AccountNumber: "1234567890", AccountName: "A"},
+	}
 }
