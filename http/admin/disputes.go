@@ -19,9 +19,10 @@ import (
 // the events move with it.
 
 func init() {
+	core.RegisterRoutes(core.Resource("/v1/disputes", ledger.ScopeDisputesRead, ledger.ScopeDisputesWrite, core.Handlers{
+		List: listDisputes, Get: getDispute,
+	})...)
 	core.RegisterRoutes(
-		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/disputes", Scope: ledger.ScopeDisputesRead, H: listDisputes},
-		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/disputes/{id}", Scope: ledger.ScopeDisputesRead, H: getDispute},
 		core.Endpoint{Method: fasthttp.MethodPost, Path: "/v1/disputes/{id}/respond", Scope: ledger.ScopeDisputesWrite, H: respondToDispute},
 		core.Endpoint{Method: fasthttp.MethodPost, Path: "/v1/disputes/{id}/messages", Scope: ledger.ScopeDisputesWrite, H: addDisputeMessage},
 		core.Endpoint{Method: fasthttp.MethodPost, Path: "/v1/simulations/dispute-open", Scope: ledger.ScopeSimulationsWrite, H: simulateDisputeOpen, Sim: &core.SimulationDoc{

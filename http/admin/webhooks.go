@@ -41,10 +41,11 @@ func init() {
 		core.Endpoint{Method: fasthttp.MethodPost, Path: "/v1/webhooks/endpoints/{id}/test", Scope: ledger.ScopeWebhooksWrite, H: testWebhookEndpoint},
 		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/webhooks/signing-secret/{endpointId}", Scope: ledger.ScopeWebhooksRead, H: getSigningSecret},
 		core.Endpoint{Method: fasthttp.MethodPost, Path: "/v1/webhooks/signing-secret/{endpointId}/rotate", Scope: ledger.ScopeWebhooksWrite, H: rotateSigningSecret},
-		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/webhooks/deliveries", Scope: ledger.ScopeWebhooksRead, H: listDeliveries},
-		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/webhooks/deliveries/{id}", Scope: ledger.ScopeWebhooksRead, H: getDelivery},
 		core.Endpoint{Method: fasthttp.MethodPost, Path: "/v1/webhooks/deliveries/{id}/retry", Scope: ledger.ScopeWebhooksWrite, H: retryDelivery},
 	)
+	core.RegisterRoutes(core.Resource("/v1/webhooks/deliveries", ledger.ScopeWebhooksRead, ledger.ScopeWebhooksWrite, core.Handlers{
+		List: listDeliveries, Get: getDelivery,
+	})...)
 }
 
 type webhookEndpointJSON struct {
