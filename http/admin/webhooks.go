@@ -388,13 +388,10 @@ func listDeliveries(c *core.Call) {
 	f.EndpointID, _ = core.Query(c.Ctx, "endpointId")
 	f.EventID, _ = core.Query(c.Ctx, "eventId")
 	f.EventID = c.Server.PublicIDs().InternalEventID(f.EventID)
-	if v, ok := core.Query(c.Ctx, "status"); ok {
-		st, known := webhooks.ParseDeliveryStatus(v)
-		if !known {
-			c.Fail(ledger.FieldInvalid("status", "must be one of pending, success, failed"))
-			return
-		}
-		f.Status = st
+	var p core.Problems
+	f.Status = core.QueryStatus(c, &p, webhooks.ParseDeliveryStatus, "must be one of pending, success, failed")
+	if c.Refused(p) {
+		return
 	}
 	c.OK(fasthttp.StatusOK, DeliveryList(c.Server, c.Org, f, before, limit))
 }

@@ -657,11 +657,7 @@ func listPaymentLinks(c *core.Call) {
 func paymentLinkFilter(c *core.Call) (paymentlinks.LinkFilter, *ledger.Error) {
 	var f paymentlinks.LinkFilter
 	var p core.Problems
-	if v, ok := core.Query(c.Ctx, "status"); ok {
-		if f.Status, ok = paymentlinks.ParseLinkStatus(v); !ok {
-			p.Add("status", "must be one of active, paid, expired, closed")
-		}
-	}
+	f.Status = core.QueryStatus(c, &p, paymentlinks.ParseLinkStatus, "must be one of active, paid, expired, closed")
 	if v, ok := core.Query(c.Ctx, "parentType"); ok {
 		if v != "payment_page" {
 			p.Add("parentType", "must be payment_page")

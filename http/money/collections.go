@@ -100,11 +100,7 @@ func collectionFilter(c *core.Call) (ledger.CollectionFilter, *ledger.Error) {
 	var f ledger.CollectionFilter
 	var p core.Problems
 	depositCollectionFilter(c.Ctx, &f, &p)
-	if v, ok := core.Query(c.Ctx, "status"); ok {
-		if f.Status, ok = ledger.ParseCollectionStatus(v); !ok {
-			p.Add("status", "must be one of pending, completed, failed")
-		}
-	}
+	f.Status = core.QueryStatus(c, &p, ledger.ParseCollectionStatus, "must be one of pending, completed, failed")
 	if v, ok := core.Query(c.Ctx, "type"); ok {
 		switch v {
 		case "mobile_money", "virtual_account", "crypto":

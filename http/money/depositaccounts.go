@@ -148,11 +148,7 @@ func orderVirtualAccount(st *ledger.Reader, org, id string) (deposits.VirtualAcc
 func virtualAccountFilter(c *core.Call) (deposits.VirtualAccountFilter, *ledger.Error) {
 	var f deposits.VirtualAccountFilter
 	var p core.Problems
-	if v, ok := core.Query(c.Ctx, "status"); ok {
-		if f.Status, ok = deposits.ParseVirtualAccountStatus(v); !ok {
-			p.Add("status", "must be one of active, paused")
-		}
-	}
+	f.Status = core.QueryStatus(c, &p, deposits.ParseVirtualAccountStatus, "must be one of active, paused")
 	f.Currency = currencyFilter(c, &p)
 	f.ExternalReference, _ = core.Query(c.Ctx, "externalReference")
 	return f, p.Err()
