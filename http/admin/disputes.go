@@ -265,10 +265,6 @@ type disputeOpenRequestBody struct {
 	Reason       *string     `json:"reason"`
 }
 
-type disputeSimulationBody struct {
-	Simulation disputeSimulationJSON `json:"simulation"`
-}
-
 type disputeSimulationJSON struct {
 	Type     string      `json:"type"`
 	Outcome  string      `json:"outcome,omitempty"`
@@ -284,7 +280,7 @@ func simulateDisputeOpen(c *core.Call) {
 	}
 	r := c.Server.Config.App.OpenDispute(c.Caller(), in)
 	c.Created(r, func(res *ledger.Result) any {
-		return &disputeSimulationBody{disputeSimulationJSON{Type: "open_dispute", Replayed: res.Replayed,
+		return &core.SimulationBody[disputeSimulationJSON]{Simulation: disputeSimulationJSON{Type: "open_dispute", Replayed: res.Replayed,
 			Dispute: renderWithThread(c, disputes.Of(*res)).Dispute}}
 	})
 }
@@ -321,7 +317,7 @@ func simulateDisputeResolve(c *core.Call) {
 	}
 	r := c.Server.Config.App.ResolveDispute(c.Caller(), in.id, in.outcome == "won", in.message)
 	c.Reply(r, fasthttp.StatusOK, func(res *ledger.Result) any {
-		return &disputeSimulationBody{disputeSimulationJSON{Type: "resolve_dispute", Outcome: in.outcome,
+		return &core.SimulationBody[disputeSimulationJSON]{Simulation: disputeSimulationJSON{Type: "resolve_dispute", Outcome: in.outcome,
 			Dispute: renderWithThread(c, disputes.Of(*res)).Dispute}}
 	})
 }

@@ -891,9 +891,7 @@ func checkoutDeposit(c *core.Call) {
 	sess := r.Session
 	c.Created(r.Reply, func(res *ledger.Result) any {
 		d := paymentlinks.DepositOf(*res)
-		return &struct {
-			Simulation checkoutDepositJSON `json:"simulation"`
-		}{checkoutDepositJSON{
+		return &core.SimulationBody[checkoutDepositJSON]{Simulation: checkoutDepositJSON{
 			DepositID: d.ID, CollectionID: d.CollectionID, VirtualAccountID: pooledVirtualAccountID(sess.OriginCurrency),
 			CheckoutSessionID: d.SessionID, PaymentLinkID: d.LinkID,
 			Amount: core.Money(d.Amount, d.Currency), Currency: d.Currency,
