@@ -267,9 +267,7 @@ func webhookEndpointGetBody(ep *webhooks.Endpoint) *webhookEndpointBody {
 }
 
 // webhookEndpointResult is the body of an endpoint's create or change.
-func webhookEndpointResult(res *ledger.Result) any {
-	return webhookEndpointGetBody(webhooks.EndpointOf(*res))
-}
+var webhookEndpointResult = core.ResultBody(webhooks.EndpointOf, webhookEndpointGetBody)
 
 // updateWebhookEndpoint: PATCH /v1/webhooks/endpoints/{id}. Setting status
 // active re-enables a disabled endpoint and clears its failure count.

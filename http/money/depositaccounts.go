@@ -67,9 +67,7 @@ func virtualAccountGetBody(v *deposits.VirtualAccount) *virtualAccountBody {
 }
 
 // virtualAccountResult is the body of a virtual account's create or change.
-func virtualAccountResult(res *ledger.Result) any {
-	return virtualAccountGetBody(deposits.VirtualAccountOf(*res))
-}
+var virtualAccountResult = core.ResultBody(deposits.VirtualAccountOf, virtualAccountGetBody)
 
 func renderVirtualAccount(v *deposits.VirtualAccount) virtualAccountJSON {
 	return virtualAccountJSON{
@@ -225,9 +223,7 @@ func cryptoAddressGetBody(a *deposits.CryptoAddress) *cryptoAddressBody {
 }
 
 // cryptoAddressResult is the body of a crypto address's create or change.
-func cryptoAddressResult(res *ledger.Result) any {
-	return cryptoAddressGetBody(deposits.CryptoAddressOf(*res))
-}
+var cryptoAddressResult = core.ResultBody(deposits.CryptoAddressOf, cryptoAddressGetBody)
 
 func renderCryptoAddress(a *deposits.CryptoAddress) cryptoAddressJSON {
 	return cryptoAddressJSON{
