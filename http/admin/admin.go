@@ -15,12 +15,10 @@ func init() {
 	core.RegisterRoutes(
 		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/organization", H: getOrganization},
 		core.Endpoint{Method: fasthttp.MethodPost, Path: "/v1/organizations", Scope: ledger.ScopeOrganizationsAdmin, H: createOrganization},
-		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/keys", Scope: ledger.ScopeKeysAdmin, H: listKeys},
-		core.Endpoint{Method: fasthttp.MethodPost, Path: "/v1/keys", Scope: ledger.ScopeKeysAdmin, H: createKey},
-		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/keys/{id}", Scope: ledger.ScopeKeysAdmin, H: getKey},
-		core.Endpoint{Method: fasthttp.MethodPatch, Path: "/v1/keys/{id}", Scope: ledger.ScopeKeysAdmin, H: updateKey},
-		core.Endpoint{Method: fasthttp.MethodDelete, Path: "/v1/keys/{id}", Scope: ledger.ScopeKeysAdmin, H: revokeKey},
 	)
+	core.RegisterRoutes(core.Resource("/v1/keys", ledger.ScopeKeysAdmin, ledger.ScopeKeysAdmin, core.Handlers{
+		Create: createKey, List: listKeys, Get: getKey, Update: updateKey, Delete: revokeKey,
+	})...)
 }
 
 // Organizations and keys: the operator's and merchants' administration.

@@ -19,9 +19,10 @@ import (
 // the events move with it.
 
 func init() {
+	core.RegisterRoutes(core.Resource("/v1/disputes", ledger.ScopeDisputesRead, ledger.ScopeDisputesWrite, core.Handlers{
+		List: listDisputes, Get: getDispute,
+	})...)
 	core.RegisterRoutes(
-		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/disputes", Scope: ledger.ScopeDisputesRead, H: listDisputes},
-		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/disputes/{id}", Scope: ledger.ScopeDisputesRead, H: getDispute},
 		core.Endpoint{Method: fasthttp.MethodPost, Path: "/v1/disputes/{id}/respond", Scope: ledger.ScopeDisputesWrite, H: respondToDispute},
 		core.Endpoint{Method: fasthttp.MethodPost, Path: "/v1/disputes/{id}/messages", Scope: ledger.ScopeDisputesWrite, H: addDisputeMessage},
 		core.Endpoint{Method: fasthttp.MethodPost, Path: "/v1/simulations/dispute-open", Scope: ledger.ScopeSimulationsWrite, H: simulateDisputeOpen, Sim: &core.SimulationDoc{
@@ -264,10 +265,6 @@ type disputeOpenRequestBody struct {
 	Reason       *string     `json:"reason"`
 }
 
-type disputeSimulationBody struct {
-	Simulation disputeSimulationJSON `json:"simulation"`
-}
-
 type disputeSimulationJSON struct {
 	Type     string      `json:"type"`
 	Outcome  string      `json:"outcome,omitempty"`
@@ -283,7 +280,7 @@ func simulateDisputeOpen(c *core.Call) {
 	}
 	r := c.Server.Config.App.OpenDispute(c.Caller(), in)
 	c.Created(r, func(res *ledger.Result) any {
-		return &disputeSimulationBody{disputeSimulationJSON{Type: "open_dispute", Replayed: res.Replayed,
+		return &core.SimulationBody[disputeSimulationJSON]{Simulation: disputeSimulationJSON{Type: "open_dispute", Replayed: res.Replayed,
 			Dispute: renderWithThread(c, disputes.Of(*res)).Dispute}}
 	})
 }
@@ -320,7 +317,7 @@ func simulateDisputeResolve(c *core.Call) {
 	}
 	r := c.Server.Config.App.ResolveDispute(c.Caller(), in.id, in.outcome == "won", in.message)
 	c.Reply(r, fasthttp.StatusOK, func(res *ledger.Result) any {
-		return &disputeSimulationBody{disputeSimulationJSON{Type: "resolve_dispute", Outcome: in.outcome,
+		return &core.SimulationBody[disputeSimulationJSON]{Simulation: disputeSimulationJSON{Type: "resolve_dispute", Outcome: in.outcome,
 			Dispute: renderWithThread(c, disputes.Of(*res)).Dispute}}
 	})
 }

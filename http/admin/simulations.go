@@ -69,11 +69,6 @@ func FundBalanceInput(req *FundBalanceRequestBody) (FundBalanceRequest, *ledger.
 		p.Add("currency", "is a crypto currency: fund it with a deposit on its chain instead")
 		curOK = false
 	}
-	var amt ledger.Minor
-	if !req.Amount.Set {
-		p.Add("amount", "is required")
-	} else if curOK {
-		amt = p.Amount("amount", req.Amount, cur)
-	}
+	amt := p.RequiredAmount("amount", req.Amount, cur, curOK)
 	return FundBalanceRequest{cur.Code, amt, ref}, p.Err()
 }

@@ -42,10 +42,11 @@ func init() {
 		core.Endpoint{Method: fasthttp.MethodPost, Path: "/v1/webhooks/endpoints/{id}/test", Scope: ledger.ScopeWebhooksWrite, H: testWebhookEndpoint},
 		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/webhooks/signing-secret/{endpointId}", Scope: ledger.ScopeWebhooksRead, H: getSigningSecret},
 		core.Endpoint{Method: fasthttp.MethodPost, Path: "/v1/webhooks/signing-secret/{endpointId}/rotate", Scope: ledger.ScopeWebhooksWrite, H: rotateSigningSecret},
-		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/webhooks/deliveries", Scope: ledger.ScopeWebhooksRead, H: listDeliveries},
-		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/webhooks/deliveries/{id}", Scope: ledger.ScopeWebhooksRead, H: getDelivery},
 		core.Endpoint{Method: fasthttp.MethodPost, Path: "/v1/webhooks/deliveries/{id}/retry", Scope: ledger.ScopeWebhooksWrite, H: retryDelivery},
 	)
+	core.RegisterRoutes(core.Resource("/v1/webhooks/deliveries", ledger.ScopeWebhooksRead, ledger.ScopeWebhooksWrite, core.Handlers{
+		List: listDeliveries, Get: getDelivery,
+	})...)
 }
 
 type webhookEndpointJSON struct {
@@ -267,9 +268,7 @@ func webhookEndpointGetBody(ep *webhooks.Endpoint) *webhookEndpointBody {
 }
 
 // webhookEndpointResult is the body of an endpoint's create or change.
-func webhookEndpointResult(res *ledger.Result) any {
-	return webhookEndpointGetBody(webhooks.EndpointOf(*res))
-}
+var webhookEndpointResult = core.ResultBody(webhooks.EndpointOf, webhookEndpointGetBody)
 
 // updateWebhookEndpoint: PATCH /v1/webhooks/endpoints/{id}. Setting status
 // active re-enables a disabled endpoint and clears its failure count.
@@ -388,13 +387,10 @@ func listDeliveries(c *core.Call) {
 	f.EndpointID, _ = core.Query(c.Ctx, "endpointId")
 	f.EventID, _ = core.Query(c.Ctx, "eventId")
 	f.EventID = c.Server.PublicIDs().InternalEventID(f.EventID)
-	if v, ok := core.Query(c.Ctx, "status"); ok {
-		st, known := webhooks.ParseDeliveryStatus(v)
-		if !known {
-			c.Fail(ledger.FieldInvalid("status", "must be one of pending, success, failed"))
-			return
-		}
-		f.Status = st
+	var p core.Problems
+	f.Status = core.QueryStatus(c, &p, webhooks.ParseDeliveryStatus, "must be one of pending, success, failed")
+	if c.Refused(p) {
+		return
 	}
 	c.OK(fasthttp.StatusOK, DeliveryList(c.Server, c.Org, f, before, limit))
 }

@@ -73,6 +73,13 @@ func (c *Call) SandboxOnly() bool {
 // ErrSandboxOnly answers a simulation on production: there is none.
 var ErrSandboxOnly = &ledger.Error{Code: ledger.CodeNotFound, Message: "Simulation endpoint not found: simulations exist only on the sandbox stack"}
 
+// ResultBody is the body of the answer to a change of one record: the
+// record of kind T that the result carries (of reads it out) rendered as a
+// GET of it shows it (body).
+func ResultBody[T, B any](of func(ledger.Result) *T, body func(*T) B) func(*ledger.Result) any {
+	return func(res *ledger.Result) any { return body(of(*res)) }
+}
+
 // Create answers POST of a resource: the body decoded into a Req, its shape
 // checked by input (every problem at once), the operation op called as the
 // caller, and its reply answered by created with body's rendering.

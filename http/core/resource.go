@@ -100,12 +100,21 @@ func Unfiltered(*Call) (struct{}, *ledger.Error) { return struct{}{}, nil }
 // one not parsed is refused with message.
 func StatusFilter[S any](parse func(string) (S, bool), message string) func(*Call) (S, *ledger.Error) {
 	return func(c *Call) (S, *ledger.Error) {
-		var s S
-		if v, ok := Query(c.Ctx, "status"); ok {
-			if s, ok = parse(v); !ok {
-				return s, ledger.FieldInvalid("status", message)
-			}
-		}
-		return s, nil
+		var p Problems
+		s := QueryStatus(c, &p, parse, message)
+		return s, p.Err()
 	}
+}
+
+// QueryStatus reads a list's status filter, among its others: the query's
+// status parsed by parse, or the zero status when none is given; one not
+// parsed is a problem, message.
+func QueryStatus[S any](c *Call, p *Problems, parse func(string) (S, bool), message string) S {
+	var s S
+	if v, ok := Query(c.Ctx, "status"); ok {
+		if s, ok = parse(v); !ok {
+			p.Add("status", message)
+		}
+	}
+	return s
 }

@@ -48,6 +48,20 @@ func (p *Problems) Amount(field string, a Amount, cur ledger.Currency) ledger.Mi
 	return (*app.Fields)(p).Amount(field, a.App(), cur)
 }
 
+// RequiredAmount is Amount for an amount the request must give: absent,
+// it is a problem; given, it is checked only when its currency cur is
+// known (curOK), since a bad currency is already reported.
+func (p *Problems) RequiredAmount(field string, a Amount, cur ledger.Currency, curOK bool) ledger.Minor {
+	if !a.Set {
+		p.Add(field, "is required")
+		return 0
+	}
+	if !curOK {
+		return 0
+	}
+	return p.Amount(field, a, cur)
+}
+
 // phone checks a phone number: the country code and the subscriber number,
 // digits only, with or without a leading +. It returns the number as it is
 // stored, digits only.

@@ -78,6 +78,31 @@ func (s *Server) LimitAddress(ctx *fasthttp.RequestCtx) *ledger.Error {
 	return e
 }
 
+// PageGate runs what every request to the public pages (the hosted
+// checkout, the dashboard) runs first: the limit per client address, the
+// cross-site check on writes (refused with crossSite), the body's read and
+// the relay to the leader. A request another node relayed skips the first
+// two, which that node ran. limited, when not empty, replaces the limit's
+// message. It returns the error to answer, and whether the request was
+// answered (refused or relayed) already.
+func (s *Server) PageGate(ctx *fasthttp.RequestCtx, limited, crossSite string) (done bool, e *ledger.Error) {
+	if !s.FromPeer(ctx) {
+		if e := s.LimitAddress(ctx); e != nil {
+			if limited != "" {
+				e.Message = limited
+			}
+			return true, e
+		}
+		if !ctx.IsGet() && !ctx.IsHead() && s.CrossSite(ctx) {
+			return true, &ledger.Error{Code: ledger.CodeForbidden, Message: crossSite}
+		}
+	}
+	if e := s.ReadBody(ctx); e != nil {
+		return true, e
+	}
+	return s.RelayToLeader(ctx)
+}
+
 // fromPeer reports whether a request was relayed by another node of the
 // cluster, which checked it already.
 func (s *Server) FromPeer(ctx *fasthttp.RequestCtx) bool {

@@ -98,20 +98,8 @@ func dashboardGate(s *core.Server, ctx *fasthttp.RequestCtx) bool {
 }
 
 func dashboardGateOnce(s *core.Server, ctx *fasthttp.RequestCtx) (bool, *ledger.Error) {
-	if !s.FromPeer(ctx) {
-		if e := s.LimitAddress(ctx); e != nil {
-			e.Message = "Too many requests from this address: wait a moment, then reload the page"
-			return true, e
-		}
-		if !ctx.IsGet() && !ctx.IsHead() && s.CrossSite(ctx) {
-			return true, &ledger.Error{Code: ledger.CodeForbidden,
-				Message: "The dashboard refuses forms sent from another site"}
-		}
-	}
-	if e := s.ReadBody(ctx); e != nil {
-		return true, e
-	}
-	return s.RelayToLeader(ctx)
+	return s.PageGate(ctx, "Too many requests from this address: wait a moment, then reload the page",
+		"The dashboard refuses forms sent from another site")
 }
 
 // dashboardAuth returns the member whose valid session cookie the

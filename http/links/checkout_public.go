@@ -72,24 +72,11 @@ func checkoutRoutes(s *core.Server) {
 	s.Router().POST(checkoutAPIPrefix+"/{id}/sessions/{sessionId}/simulate", checkoutJSON(s, func(a0 *fasthttp.RequestCtx, a1 string) *ledger.Error { return simulatePublicDeposit(s, a0, a1) }))
 }
 
-// checkoutGate runs what every checkout route runs first: the limit per
-// client address, the cross-site check on writes, and the relay to the
-// leader. It returns the error to answer, and whether the request was
-// answered (relayed) already.
+// checkoutGate runs what every checkout route runs first (core.PageGate).
+// It returns the error to answer, and whether the request was answered
+// (relayed) already.
 func checkoutGate(s *core.Server, ctx *fasthttp.RequestCtx) (done bool, e *ledger.Error) {
-	if !s.FromPeer(ctx) {
-		if e := s.LimitAddress(ctx); e != nil {
-			return true, e
-		}
-		if !ctx.IsGet() && !ctx.IsHead() && s.CrossSite(ctx) {
-			return true, &ledger.Error{Code: ledger.CodeForbidden,
-				Message: "The checkout refuses requests sent from another site; pay on the checkout page itself"}
-		}
-	}
-	if e := s.ReadBody(ctx); e != nil {
-		return true, e
-	}
-	return s.RelayToLeader(ctx)
+	return s.PageGate(ctx, "", "The checkout refuses requests sent from another site; pay on the checkout page itself")
 }
 
 // checkoutJSON wraps a public endpoint: a request id and the version, the

@@ -584,19 +584,15 @@ func paymentLinkInput(req *paymentLinkRequestBody) (app.PaymentLinkRequest, *led
 	ref := p.Text("customerReference", req.CustomerReference, false, core.ReferenceLenMax)
 	cur, curOK := p.Currency("currency", req.Currency, true)
 	spec.Currency = cur.Code
-	if !req.Amount.Set {
-		p.Add("amount", "is required")
-	} else if curOK {
-		spec.Amount = p.Amount("amount", req.Amount, cur)
-	}
+	spec.Amount = p.RequiredAmount("amount", req.Amount, cur, curOK)
 	spec.Appearance = checkoutAppearance(&p, &req.appearanceBody)
 	return app.PaymentLinkRequest{CustomerReference: ref, Spec: spec}, p.Err()
 }
 
 // paymentLinkResult is the body of a change to a payment link.
-func paymentLinkResult(res *ledger.Result) any {
-	return &paymentLinkBody{renderPaymentLink(paymentlinks.LinkOf(*res))}
-}
+var paymentLinkResult = core.ResultBody(paymentlinks.LinkOf, func(l *paymentlinks.Link) *paymentLinkBody {
+	return &paymentLinkBody{renderPaymentLink(l)}
+})
 
 // createPageLink: POST /v1/payment-pages/{id}/payment-links. The hosted
 // page calls it when a payer starts a checkout: the payer gets a link of
@@ -657,11 +653,7 @@ func listPaymentLinks(c *core.Call) {
 func paymentLinkFilter(c *core.Call) (paymentlinks.LinkFilter, *ledger.Error) {
 	var f paymentlinks.LinkFilter
 	var p core.Problems
-	if v, ok := core.Query(c.Ctx, "status"); ok {
-		if f.Status, ok = paymentlinks.ParseLinkStatus(v); !ok {
-			p.Add("status", "must be one of active, paid, expired, closed")
-		}
-	}
+	f.Status = core.QueryStatus(c, &p, paymentlinks.ParseLinkStatus, "must be one of active, paid, expired, closed")
 	if v, ok := core.Query(c.Ctx, "parentType"); ok {
 		if v != "payment_page" {
 			p.Add("parentType", "must be payment_page")
@@ -746,14 +738,17 @@ func paymentPageInput(req *paymentPageRequestBody) (app.PaymentPageRequest, *led
 	return in, p.Err()
 }
 
-// paymentPageResult is the body of a change to a payment page.
-func paymentPageResult(res *ledger.Result) any {
-	return &paymentPageBody{renderPaymentPage(paymentlinks.PageOf(*res))}
+// paymentPageGetBody is the body of a single payment page's GET.
+func paymentPageGetBody(page *paymentlinks.Page) *paymentPageBody {
+	return &paymentPageBody{renderPaymentPage(page)}
 }
+
+// paymentPageResult is the body of a change to a payment page.
+var paymentPageResult = core.ResultBody(paymentlinks.PageOf, paymentPageGetBody)
 
 // getPaymentPage: GET /v1/payment-pages/{id}.
 func getPaymentPage(c *core.Call) {
-	core.Get(c, "id", "Payment page", paymentlinks.GetPage, func(page *paymentlinks.Page) *paymentPageBody { return &paymentPageBody{renderPaymentPage(page)} })
+	core.Get(c, "id", "Payment page", paymentlinks.GetPage, paymentPageGetBody)
 }
 
 // listPaymentPages: GET /v1/payment-pages.
@@ -895,9 +890,7 @@ func checkoutDeposit(c *core.Call) {
 	sess := r.Session
 	c.Created(r.Reply, func(res *ledger.Result) any {
 		d := paymentlinks.DepositOf(*res)
-		return &struct {
-			Simulation checkoutDepositJSON `json:"simulation"`
-		}{checkoutDepositJSON{
+		return &core.SimulationBody[checkoutDepositJSON]{Simulation: checkoutDepositJSON{
 			DepositID: d.ID, CollectionID: d.CollectionID, VirtualAccountID: pooledVirtualAccountID(sess.OriginCurrency),
 			CheckoutSessionID: d.SessionID, PaymentLinkID: d.LinkID,
 			Amount: core.Money(d.Amount, d.Currency), Currency: d.Currency,

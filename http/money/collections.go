@@ -62,11 +62,7 @@ func collectionInput(req *collectionRequestBody) (app.CollectionInput, *ledger.E
 	spec.Method = p.Text("from.code", from.Code, true, 64)
 	cur, curOK := p.Currency("from.currency", from.Currency, true)
 	spec.Currency = cur.Code
-	if !from.Amount.Set {
-		p.Add("from.amount", "is required")
-	} else if curOK {
-		spec.Amount = p.Amount("from.amount", from.Amount, cur)
-	}
+	spec.Amount = p.RequiredAmount("from.amount", from.Amount, cur, curOK)
 	if req.To != nil {
 		if to, ok := p.Currency("to.currency", req.To.Currency, false); ok && curOK && to.Code != cur.Code {
 			p.Add("to.currency", "must equal from.currency: collections are credited in the currency collected")
@@ -100,11 +96,7 @@ func collectionFilter(c *core.Call) (ledger.CollectionFilter, *ledger.Error) {
 	var f ledger.CollectionFilter
 	var p core.Problems
 	depositCollectionFilter(c.Ctx, &f, &p)
-	if v, ok := core.Query(c.Ctx, "status"); ok {
-		if f.Status, ok = ledger.ParseCollectionStatus(v); !ok {
-			p.Add("status", "must be one of pending, completed, failed")
-		}
-	}
+	f.Status = core.QueryStatus(c, &p, ledger.ParseCollectionStatus, "must be one of pending, completed, failed")
 	if v, ok := core.Query(c.Ctx, "type"); ok {
 		switch v {
 		case "mobile_money", "virtual_account", "crypto":

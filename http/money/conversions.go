@@ -25,10 +25,10 @@ func init() {
 	core.RegisterRoutes(
 		core.Endpoint{Method: fasthttp.MethodPost, Path: "/v1/conversions/quote", Scope: ledger.ScopeConversionsWrite, H: createQuote},
 		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/conversions/quote/{id}", Scope: ledger.ScopeBalancesRead, H: getQuote},
-		core.Endpoint{Method: fasthttp.MethodPost, Path: "/v1/conversions", Scope: ledger.ScopeConversionsWrite, H: executeConversion},
-		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/conversions", Scope: ledger.ScopeBalancesRead, H: listConversions},
-		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/conversions/{id}", Scope: ledger.ScopeBalancesRead, H: getConversion},
 	)
+	core.RegisterRoutes(core.Resource("/v1/conversions", ledger.ScopeBalancesRead, ledger.ScopeConversionsWrite, core.Handlers{
+		Create: executeConversion, List: listConversions, Get: getConversion,
+	})...)
 }
 
 // listConversionsKind tags conversion list cursors.

@@ -67,9 +67,7 @@ func virtualAccountGetBody(v *deposits.VirtualAccount) *virtualAccountBody {
 }
 
 // virtualAccountResult is the body of a virtual account's create or change.
-func virtualAccountResult(res *ledger.Result) any {
-	return virtualAccountGetBody(deposits.VirtualAccountOf(*res))
-}
+var virtualAccountResult = core.ResultBody(deposits.VirtualAccountOf, virtualAccountGetBody)
 
 func renderVirtualAccount(v *deposits.VirtualAccount) virtualAccountJSON {
 	return virtualAccountJSON{
@@ -148,11 +146,7 @@ func orderVirtualAccount(st *ledger.Reader, org, id string) (deposits.VirtualAcc
 func virtualAccountFilter(c *core.Call) (deposits.VirtualAccountFilter, *ledger.Error) {
 	var f deposits.VirtualAccountFilter
 	var p core.Problems
-	if v, ok := core.Query(c.Ctx, "status"); ok {
-		if f.Status, ok = deposits.ParseVirtualAccountStatus(v); !ok {
-			p.Add("status", "must be one of active, paused")
-		}
-	}
+	f.Status = core.QueryStatus(c, &p, deposits.ParseVirtualAccountStatus, "must be one of active, paused")
 	f.Currency = currencyFilter(c, &p)
 	f.ExternalReference, _ = core.Query(c.Ctx, "externalReference")
 	return f, p.Err()
@@ -229,9 +223,7 @@ func cryptoAddressGetBody(a *deposits.CryptoAddress) *cryptoAddressBody {
 }
 
 // cryptoAddressResult is the body of a crypto address's create or change.
-func cryptoAddressResult(res *ledger.Result) any {
-	return cryptoAddressGetBody(deposits.CryptoAddressOf(*res))
-}
+var cryptoAddressResult = core.ResultBody(deposits.CryptoAddressOf, cryptoAddressGetBody)
 
 func renderCryptoAddress(a *deposits.CryptoAddress) cryptoAddressJSON {
 	return cryptoAddressJSON{

@@ -29,15 +29,16 @@ import (
 // a transaction describes (a failed payout's refund and its status).
 
 func init() {
+	// Reads only: no view writes.
+	read := func(path string, list, get func(*core.Call)) []core.Endpoint {
+		return core.Resource(path, ledger.ScopeBalancesRead, 0, core.Handlers{List: list, Get: get})
+	}
+	core.RegisterRoutes(read("/v1/accounts", listAccounts, getAccount)...)
+	core.RegisterRoutes(read("/v1/ledger", listLedger, getLedgerEntry)...)
+	core.RegisterRoutes(read("/v1/transactions", listTransactions, getTransaction)...)
 	core.RegisterRoutes(
-		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/accounts", Scope: ledger.ScopeBalancesRead, H: listAccounts},
-		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/accounts/{id}", Scope: ledger.ScopeBalancesRead, H: getAccount},
 		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/accounts/{id}/ledger", Scope: ledger.ScopeBalancesRead, H: accountLedger},
-		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/ledger", Scope: ledger.ScopeBalancesRead, H: listLedger},
-		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/ledger/{id}", Scope: ledger.ScopeBalancesRead, H: getLedgerEntry},
-		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/transactions", Scope: ledger.ScopeBalancesRead, H: listTransactions},
 		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/transactions/export", Scope: ledger.ScopeBalancesRead, H: exportTransactions},
-		core.Endpoint{Method: fasthttp.MethodGet, Path: "/v1/transactions/{id}", Scope: ledger.ScopeBalancesRead, H: getTransaction},
 	)
 	core.RegisterEventRenderer(ledger.SubjectAccount, core.RenderAs(renderAccount))
 }

@@ -133,11 +133,7 @@ func renderOrderDetail(o *orders.Order) orderJSON {
 func orderFilter(c *core.Call) (orders.Filter, *ledger.Error) {
 	var f orders.Filter
 	var p core.Problems
-	if v, ok := core.Query(c.Ctx, "status"); ok {
-		if f.Status, ok = orders.ParseStatus(v); !ok {
-			p.Add("status", "must be one of "+strings.Join(orders.StatusNames(), ", "))
-		}
-	}
+	f.Status = core.QueryStatus(c, &p, orders.ParseStatus, "must be one of "+strings.Join(orders.StatusNames(), ", "))
 	f.Currency = currencyFilter(c, &p)
 	f.Origins = orderCurrencyList(c.Ctx, &p, "origin")
 	f.Destinations = orderCurrencyList(c.Ctx, &p, "destination")

@@ -140,13 +140,8 @@ func renderPayoutDetail(p *ledger.Payout) payoutJSON {
 // payoutFilter reads GET /v1/payouts' filters: status and recipientId.
 func payoutFilter(c *core.Call) (ledger.PayoutFilter, *ledger.Error) {
 	var f ledger.PayoutFilter
-	if v, ok := core.Query(c.Ctx, "status"); ok {
-		st, ok := ledger.ParsePayoutStatus(v)
-		if !ok {
-			return f, ledger.FieldInvalid("status", "must be one of pending, processing, completed, failed")
-		}
-		f.Status = st
-	}
+	var p core.Problems
+	f.Status = core.QueryStatus(c, &p, ledger.ParsePayoutStatus, "must be one of pending, processing, completed, failed")
 	f.RecipientID, _ = core.Query(c.Ctx, "recipientId")
-	return f, nil
+	return f, p.Err()
 }
