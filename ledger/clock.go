@@ -100,8 +100,7 @@ func init() {
 
 func (c *Clock) fields(f *Codec) {
 	f.Str(&c.OrgID)
-	f.Varint(&c.OffsetMillis)
-	f.Varint(&c.UpdatedAt)
+	f.Varint(&c.OffsetMillis, &c.UpdatedAt)
 }
 
 func (c *AdvanceClock) Apply(s *State) Result {

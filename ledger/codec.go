@@ -6,8 +6,12 @@ package ledger
 // a new snapshot version, never an edit, because old log entries must
 // replay exactly.
 
-// FieldMinor reads or writes an amount: a varint.
-func FieldMinor(f *Codec, p *Minor) { f.Varint((*int64)(p)) }
+// FieldMinor reads or writes amounts, each a varint, in order.
+func FieldMinor(f *Codec, ps ...*Minor) {
+	for _, p := range ps {
+		f.Varint((*int64)(p))
+	}
+}
 
 // fieldsCommand is a command (a pointer P to a T) whose fields method is
 // its codec.

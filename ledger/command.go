@@ -135,11 +135,7 @@ func decodeCommand(d *Decoder) (Command, error) {
 
 func (c *CreateOrganization) fields(f *Codec) {
 	f.Varint(&c.At)
-	f.Str(&c.ID)
-	f.Str(&c.Name)
-	f.Str(&c.Country)
-	f.Str(&c.Timezone)
-	f.Str(&c.DefaultCurrency)
+	f.Str(&c.ID, &c.Name, &c.Country, &c.Timezone, &c.DefaultCurrency)
 	c.Key.fields(f)
 }
 
@@ -147,11 +143,7 @@ func (c *CreateOrganization) Encode(e *Encoder) { c.fields(e.Codec()) }
 
 func (c *CreateAPIKey) fields(f *Codec) {
 	f.Varint(&c.At)
-	f.Str(&c.ID)
-	f.Str(&c.OrgID)
-	f.Str(&c.Name)
-	f.Str(&c.Hash)
-	f.Str(&c.Hint)
+	f.Str(&c.ID, &c.OrgID, &c.Name, &c.Hash, &c.Hint)
 	kv.FieldU32(f, &c.Scopes)
 }
 
@@ -164,16 +156,14 @@ func decodeCreateAPIKey(d *Decoder) (k CreateAPIKey) {
 
 func (c *RevokeAPIKey) fields(f *Codec) {
 	f.Varint(&c.At)
-	f.Str(&c.ID)
-	f.Str(&c.OrgID)
+	f.Str(&c.ID, &c.OrgID)
 }
 
 func (c *RevokeAPIKey) Encode(e *Encoder) { c.fields(e.Codec()) }
 
 func (c *FundBalance) fields(f *Codec) {
 	f.Varint(&c.At)
-	f.Str(&c.OrgID)
-	f.Str(&c.Currency)
+	f.Str(&c.OrgID, &c.Currency)
 	FieldMinor(f, &c.Amount)
 	f.Str(&c.ExternalReference)
 }
@@ -186,15 +176,8 @@ func (s *PayoutSpec) fields(f *Codec) {
 	f.Str(&s.Currency)
 	FieldMinor(f, &s.Amount)
 	FieldU8(f, &s.AmountSide)
-	f.Str(&s.Method)
-	f.Str(&s.AccountNumber)
-	f.Str(&s.Address)
-	f.Str(&s.Tag)
-	f.Str(&s.RecipientID)
-	f.Str(&s.Narration)
-	f.Str(&s.Metadata)
-	f.Str(&s.FromKYC)
-	f.Str(&s.ToKYC)
+	f.Str(&s.Method, &s.AccountNumber, &s.Address, &s.Tag, &s.RecipientID,
+		&s.Narration, &s.Metadata, &s.FromKYC, &s.ToKYC)
 }
 
 func (s *PayoutSpec) encode(e *Encoder) { s.fields(e.Codec()) }
@@ -206,9 +189,7 @@ func decodePayoutSpec(d *Decoder) (s PayoutSpec) {
 
 func (c *CreatePayout) fields(f *Codec) {
 	f.Varint(&c.At)
-	f.Str(&c.ID)
-	f.Str(&c.OrgID)
-	f.Str(&c.ExternalReference)
+	f.Str(&c.ID, &c.OrgID, &c.ExternalReference)
 	c.Spec.fields(f)
 	FieldMethodType(f, &c.MethodType)
 	FieldMinor(f, &c.Fee)
@@ -224,9 +205,7 @@ func (c *CreatePayout) Encode(e *Encoder) {
 
 func (c *MarkPayoutProcessing) fields(f *Codec) {
 	f.Varint(&c.At)
-	f.Str(&c.ID)
-	f.Str(&c.ProviderReference)
-	f.Str(&c.Message)
+	f.Str(&c.ID, &c.ProviderReference, &c.Message)
 }
 
 func (c *MarkPayoutProcessing) Encode(e *Encoder) { c.fields(e.Codec()) }
@@ -243,11 +222,7 @@ func (c *SettlePayout) Encode(e *Encoder) { c.fields(e.Codec()) }
 func (s *CollectionSpec) fields(f *Codec) {
 	f.Str(&s.Currency)
 	FieldMinor(f, &s.Amount)
-	f.Str(&s.Method)
-	f.Str(&s.PayerNumber)
-	f.Str(&s.Narration)
-	f.Str(&s.Metadata)
-	f.Str(&s.KYC)
+	f.Str(&s.Method, &s.PayerNumber, &s.Narration, &s.Metadata, &s.KYC)
 }
 
 func (s *CollectionSpec) encode(e *Encoder) { s.fields(e.Codec()) }
@@ -259,9 +234,7 @@ func decodeCollectionSpec(d *Decoder) (s CollectionSpec) {
 
 func (c *CreateCollection) fields(f *Codec) {
 	f.Varint(&c.At)
-	f.Str(&c.ID)
-	f.Str(&c.OrgID)
-	f.Str(&c.ExternalReference)
+	f.Str(&c.ID, &c.OrgID, &c.ExternalReference)
 	c.Spec.fields(f)
 	FieldMethodType(f, &c.MethodType)
 	FieldMinor(f, &c.Fee)

@@ -306,11 +306,7 @@ func (r Refusal) Replay(op Command) Result {
 }
 
 func (r *Refusal) fields(f *Codec) {
-	f.Str(&r.ID)
-	f.Str(&r.OrgID)
-	f.Str(&r.Resource)
-	f.Str(&r.Reference)
-	f.Str(&r.Request)
+	f.Str(&r.ID, &r.OrgID, &r.Resource, &r.Reference, &r.Request)
 	r.Err.fields(f)
 	f.Str(&r.Attempt)
 	f.Varint(&r.CreatedAt)
@@ -323,8 +319,7 @@ func (er *Error) fields(f *Codec) {
 	f.Str(&code)
 	er.Code = Code(code)
 	f.Str(&er.Message)
-	FieldMinor(f, &er.Available)
-	FieldMinor(f, &er.Required)
+	FieldMinor(f, &er.Available, &er.Required)
 	f.Str(&er.Currency)
 	capped := er.SpendCap != nil
 	f.Bool(&capped)
@@ -336,7 +331,5 @@ func (er *Error) fields(f *Codec) {
 	}
 	sc := er.SpendCap
 	f.Str(&sc.Cap)
-	FieldMinor(f, &sc.Limit)
-	FieldMinor(f, &sc.Used)
-	FieldMinor(f, &sc.Attempted)
+	FieldMinor(f, &sc.Limit, &sc.Used, &sc.Attempted)
 }

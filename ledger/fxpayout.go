@@ -107,16 +107,13 @@ func (c *CreateFXPayout) Kind() Kind {
 
 func (c *CreateFXPayout) fields(f *Codec) {
 	f.Varint(&c.At)
-	f.Str(&c.ID)
-	f.Str(&c.OrgID)
-	f.Str(&c.ExternalReference)
+	f.Str(&c.ID, &c.OrgID, &c.ExternalReference)
 	c.Spec.fields(f)
 	FieldMethodType(f, &c.MethodType)
 	FieldMinor(f, &c.Fee)
 	f.Uvarint(&c.Reservation)
 	f.Str(&c.FromCurrency)
-	FieldMinor(f, &c.FromAmount)
-	FieldMinor(f, &c.ToAmount)
+	FieldMinor(f, &c.FromAmount, &c.ToAmount)
 	f.Str(&c.Rate)
 }
 

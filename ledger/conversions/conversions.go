@@ -201,9 +201,7 @@ func (c *ExecuteQuote) Kind() ledger.Kind {
 
 func (c *CreateQuote) Fields(f *ledger.Codec) {
 	f.Varint(&c.At)
-	f.Str(&c.ID)
-	f.Str(&c.OrgID)
-	f.Str(&c.FromCurrency)
+	f.Str(&c.ID, &c.OrgID, &c.FromCurrency)
 	ledger.FieldMinor(f, &c.FromAmount)
 	f.Str(&c.ToCurrency)
 	ledger.FieldMinor(f, &c.ToAmount)
@@ -217,9 +215,7 @@ func (c *CreateQuote) Encode(e *ledger.Encoder) { c.Fields(e.Codec()) }
 // appends.
 func (c *ExecuteQuote) fields(f *ledger.Codec) {
 	f.Varint(&c.At)
-	f.Str(&c.OrgID)
-	f.Str(&c.QuoteID)
-	f.Str(&c.ConversionID)
+	f.Str(&c.OrgID, &c.QuoteID, &c.ConversionID)
 }
 
 func (c *ExecuteQuote) Encode(e *ledger.Encoder) {
@@ -549,41 +545,28 @@ func List(r *ledger.Reader, orgID string, before ledger.Cursor, limit int) ledge
 func PendingQuotes(s *ledger.State) int { return feature.Of(s).quotes.InMemory() }
 
 func (q *Quote) fields(f *ledger.Codec) {
-	f.Str(&q.ID)
-	f.Str(&q.OrgID)
-	f.Str(&q.FromCurrency)
+	f.Str(&q.ID, &q.OrgID, &q.FromCurrency)
 	ledger.FieldMinor(f, &q.FromAmount)
 	f.Str(&q.ToCurrency)
 	ledger.FieldMinor(f, &q.ToAmount)
 	ledger.FieldU8(f, &q.Side)
-	f.Str(&q.Rate)
-	f.Str(&q.FromAccount)
-	f.Str(&q.ToAccount)
+	f.Str(&q.Rate, &q.FromAccount, &q.ToAccount)
 	ledger.FieldU8(f, &q.Status)
 	f.Str(&q.ConversionID)
-	f.Varint(&q.CreatedAt)
-	f.Varint(&q.ExpiresAt)
-	f.Varint(&q.UpdatedAt)
+	f.Varint(&q.CreatedAt, &q.ExpiresAt, &q.UpdatedAt)
 }
 
 // fields are a conversion as an event's subject holds it; the store
 // appends its reference and attempt (stored).
 func (c *Conversion) fields(f *ledger.Codec) {
-	f.Str(&c.ID)
-	f.Str(&c.OrgID)
-	f.Str(&c.QuoteID)
-	f.Str(&c.FromAccount)
-	f.Str(&c.FromCurrency)
+	f.Str(&c.ID, &c.OrgID, &c.QuoteID, &c.FromAccount, &c.FromCurrency)
 	ledger.FieldMinor(f, &c.FromAmount)
-	f.Str(&c.ToAccount)
-	f.Str(&c.ToCurrency)
+	f.Str(&c.ToAccount, &c.ToCurrency)
 	ledger.FieldMinor(f, &c.ToAmount)
 	f.Str(&c.Rate)
 	ledger.FieldU8(f, &c.Status)
 	f.Str(&c.StatusMessage)
-	f.Varint(&c.CreatedAt)
-	f.Varint(&c.CompletedAt)
-	f.Varint(&c.UpdatedAt)
+	f.Varint(&c.CreatedAt, &c.CompletedAt, &c.UpdatedAt)
 }
 
 // stored is a conversion as the state store holds it: the subject's

@@ -62,14 +62,8 @@ func CryptoAddressOf(res ledger.Result) *CryptoAddress { return ledger.ValueOf[C
 // Fields is the command's codec, in its frozen order.
 func (c *CreateCryptoAddress) Fields(f *ledger.Codec) {
 	f.Varint(&c.At)
-	f.Str(&c.ID)
-	f.Str(&c.OrgID)
-	f.Str(&c.Currency)
-	f.Str(&c.Chain)
-	f.Str(&c.Address)
-	f.Str(&c.Tag)
-	f.Str(&c.ExternalReference)
-	f.Str(&c.Metadata)
+	f.Str(&c.ID, &c.OrgID, &c.Currency, &c.Chain,
+		&c.Address, &c.Tag, &c.ExternalReference, &c.Metadata)
 }
 
 func (c *CreateCryptoAddress) Encode(e *ledger.Encoder) { c.Fields(e.Codec()) }
@@ -77,24 +71,15 @@ func (c *CreateCryptoAddress) Encode(e *ledger.Encoder) { c.Fields(e.Codec()) }
 // Fields is the command's codec, in its frozen order.
 func (c *UpdateCryptoAddress) Fields(f *ledger.Codec) {
 	f.Varint(&c.At)
-	f.Str(&c.ID)
-	f.Str(&c.OrgID)
-	f.Str(&c.Metadata)
+	f.Str(&c.ID, &c.OrgID, &c.Metadata)
 }
 
 func (c *UpdateCryptoAddress) Encode(e *ledger.Encoder) { c.Fields(e.Codec()) }
 
 func (a *CryptoAddress) fields(f *ledger.Codec) {
-	f.Str(&a.ID)
-	f.Str(&a.OrgID)
-	f.Str(&a.Currency)
-	f.Str(&a.Chain)
-	f.Str(&a.Address)
-	f.Str(&a.Tag)
-	f.Str(&a.ExternalReference)
-	f.Str(&a.Metadata)
-	f.Varint(&a.CreatedAt)
-	f.Varint(&a.UpdatedAt)
+	f.Str(&a.ID, &a.OrgID, &a.Currency, &a.Chain,
+		&a.Address, &a.Tag, &a.ExternalReference, &a.Metadata)
+	f.Varint(&a.CreatedAt, &a.UpdatedAt)
 }
 
 // cryptoAddressKind: crypto addresses stay open for good, every one in

@@ -71,17 +71,10 @@ func (*Receive) Kind() ledger.Kind { return KindReceive }
 // Fields is the command's codec, in its frozen order.
 func (c *Receive) Fields(f *ledger.Codec) {
 	f.Varint(&c.At)
-	f.Str(&c.ID)
-	f.Str(&c.CollectionID)
-	f.Str(&c.OrgID)
-	f.Str(&c.VirtualAccountID)
-	f.Str(&c.CryptoAddressID)
-	ledger.FieldMinor(f, &c.Amount)
-	ledger.FieldMinor(f, &c.Fee)
+	f.Str(&c.ID, &c.CollectionID, &c.OrgID, &c.VirtualAccountID, &c.CryptoAddressID)
+	ledger.FieldMinor(f, &c.Amount, &c.Fee)
 	f.Bool(&c.Completed)
-	f.Str(&c.Message)
-	f.Str(&c.ExternalReference)
-	f.Str(&c.SourceReference)
+	f.Str(&c.Message, &c.ExternalReference, &c.SourceReference)
 }
 
 func (c *Receive) Encode(e *ledger.Encoder) { c.Fields(e.Codec()) }

@@ -61,8 +61,7 @@ type Provider struct {
 }
 
 func (p *Provider) fields(f *ledger.Codec) {
-	f.Str(&p.Name)
-	f.Str(&p.DepositCursor)
+	f.Str(&p.Name, &p.DepositCursor)
 	uvarint32(f, &p.DepositIndexes)
 	f.Uvarint(&p.Polls)
 	f.Varint(&p.UpdatedAt)
@@ -130,9 +129,7 @@ func (*AllocateIndex) Kind() ledger.Kind { return KindAllocateIndex }
 // Fields is the command's codec, in its frozen order.
 func (c *RecordFeed) Fields(f *ledger.Codec) {
 	f.Varint(&c.At)
-	f.Str(&c.Provider)
-	f.Str(&c.From)
-	f.Str(&c.Cursor)
+	f.Str(&c.Provider, &c.From, &c.Cursor)
 	// More than a poll may report is refused as a request would be, as it
 	// was before the feed's codec became a field list.
 	tooMany := func(int) error {
@@ -144,20 +141,14 @@ func (c *RecordFeed) Fields(f *ledger.Codec) {
 func (c *RecordFeed) Encode(e *ledger.Encoder) { c.Fields(e.Codec()) }
 
 func (d *FeedDeposit) fields(f *ledger.Codec) {
-	f.Str(&d.Identity)
-	f.Str(&d.Chain)
-	f.Str(&d.Currency)
+	f.Str(&d.Identity, &d.Chain, &d.Currency)
 	ledger.FieldMinor(f, &d.Amount)
-	f.Str(&d.To)
-	f.Str(&d.Tag)
-	f.Str(&d.SourceReference)
+	f.Str(&d.To, &d.Tag, &d.SourceReference)
 	uvarint32(f, &d.Confirmations)
 	uvarint32(f, &d.Required)
-	f.Bool(&d.Confirmed)
-	f.Bool(&d.Dropped)
+	f.Bool(&d.Confirmed, &d.Dropped)
 	ledger.FieldMinor(f, &d.Fee)
-	f.Str(&d.DepositID)
-	f.Str(&d.CollectionID)
+	f.Str(&d.DepositID, &d.CollectionID)
 }
 
 // Fields is the command's codec, in its frozen order.

@@ -89,12 +89,7 @@ func VirtualAccountOf(res ledger.Result) *VirtualAccount { return ledger.ValueOf
 // Fields is the command's codec, in its frozen order.
 func (c *CreateVirtualAccount) Fields(f *ledger.Codec) {
 	f.Varint(&c.At)
-	f.Str(&c.ID)
-	f.Str(&c.OrgID)
-	f.Str(&c.Currency)
-	f.Str(&c.Bank)
-	f.Str(&c.ExternalReference)
-	f.Str(&c.Metadata)
+	f.Str(&c.ID, &c.OrgID, &c.Currency, &c.Bank, &c.ExternalReference, &c.Metadata)
 }
 
 func (c *CreateVirtualAccount) Encode(e *ledger.Encoder) { c.Fields(e.Codec()) }
@@ -102,25 +97,17 @@ func (c *CreateVirtualAccount) Encode(e *ledger.Encoder) { c.Fields(e.Codec()) }
 // Fields is the command's codec, in its frozen order.
 func (c *UpdateVirtualAccount) Fields(f *ledger.Codec) {
 	f.Varint(&c.At)
-	f.Str(&c.ID)
-	f.Str(&c.OrgID)
+	f.Str(&c.ID, &c.OrgID)
 	ledger.FieldU8(f, &c.Status)
 }
 
 func (c *UpdateVirtualAccount) Encode(e *ledger.Encoder) { c.Fields(e.Codec()) }
 
 func (v *VirtualAccount) fields(f *ledger.Codec) {
-	f.Str(&v.ID)
-	f.Str(&v.OrgID)
+	f.Str(&v.ID, &v.OrgID)
 	ledger.FieldU8(f, &v.Status)
-	f.Str(&v.Currency)
-	f.Str(&v.Bank)
-	f.Str(&v.AccountNumber)
-	f.Str(&v.AccountName)
-	f.Str(&v.ExternalReference)
-	f.Str(&v.Metadata)
-	f.Varint(&v.CreatedAt)
-	f.Varint(&v.UpdatedAt)
+	f.Str(&v.Currency, &v.Bank, &v.AccountNumber, &v.AccountName, &v.ExternalReference, &v.Metadata)
+	f.Varint(&v.CreatedAt, &v.UpdatedAt)
 }
 
 // virtualAccountKind: virtual accounts stay open for good (they can be

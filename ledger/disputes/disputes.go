@@ -255,23 +255,16 @@ func init() {
 
 func (c *Open) Fields(f *ledger.Codec) {
 	f.Varint(&c.At)
-	f.Str(&c.ID)
-	f.Str(&c.OrgID)
-	f.Str(&c.CollectionID)
+	f.Str(&c.ID, &c.OrgID, &c.CollectionID)
 	ledger.FieldMinor(f, &c.Amount)
-	f.Str(&c.Category)
-	f.Str(&c.Reason)
-	f.Str(&c.MessageID)
+	f.Str(&c.Category, &c.Reason, &c.MessageID)
 }
 
 func (c *Open) Encode(e *ledger.Encoder) { c.Fields(e.Codec()) }
 
 func (c *Respond) Fields(f *ledger.Codec) {
 	f.Varint(&c.At)
-	f.Str(&c.ID)
-	f.Str(&c.OrgID)
-	f.Str(&c.Action)
-	f.Str(&c.Reason)
+	f.Str(&c.ID, &c.OrgID, &c.Action, &c.Reason)
 	f.Strs(&c.FileIDs)
 	f.Str(&c.MessageID)
 }
@@ -280,11 +273,7 @@ func (c *Respond) Encode(e *ledger.Encoder) { c.Fields(e.Codec()) }
 
 func (c *AddMessage) Fields(f *ledger.Codec) {
 	f.Varint(&c.At)
-	f.Str(&c.DisputeID)
-	f.Str(&c.OrgID)
-	f.Str(&c.MessageID)
-	f.Str(&c.AuthorType)
-	f.Str(&c.Body)
+	f.Str(&c.DisputeID, &c.OrgID, &c.MessageID, &c.AuthorType, &c.Body)
 	attachments(f, &c.Attachments)
 }
 
@@ -292,8 +281,7 @@ func (c *AddMessage) Encode(e *ledger.Encoder) { c.Fields(e.Codec()) }
 
 func (c *Resolve) Fields(f *ledger.Codec) {
 	f.Varint(&c.At)
-	f.Str(&c.ID)
-	f.Str(&c.OrgID)
+	f.Str(&c.ID, &c.OrgID)
 	f.Bool(&c.Won)
 	f.Str(&c.Message)
 }
@@ -305,35 +293,24 @@ func (c *Resolve) Encode(e *ledger.Encoder) { c.Fields(e.Codec()) }
 // AttachmentsMax).
 func attachments(f *ledger.Codec, p *[]Attachment) {
 	ledger.FieldSlice(f, p, math.MaxInt, "attachments", func(f *ledger.Codec, a *Attachment) {
-		f.Str(&a.FileID)
-		f.Str(&a.Name)
+		f.Str(&a.FileID, &a.Name)
 	})
 }
 
 // fields is a dispute's codec, as a record and as an event's subject.
 func (v *Dispute) fields(f *ledger.Codec) {
-	f.Str(&v.ID)
-	f.Str(&v.OrgID)
-	f.Str(&v.CollectionID)
-	f.Str(&v.AccountNumber)
+	f.Str(&v.ID, &v.OrgID, &v.CollectionID, &v.AccountNumber)
 	ledger.FieldMinor(f, &v.Amount)
-	f.Str(&v.Currency)
-	f.Str(&v.Category)
+	f.Str(&v.Currency, &v.Category)
 	ledger.FieldU8(f, &v.Status)
-	f.Str(&v.StatusMessage)
-	f.Str(&v.Evidence.Action)
-	f.Str(&v.Evidence.Reason)
+	f.Str(&v.StatusMessage, &v.Evidence.Action, &v.Evidence.Reason)
 	f.Strs(&v.Evidence.FileIDs)
 	ledger.FieldSlice(f, &v.Messages, math.MaxInt, "messages", func(f *ledger.Codec, m *Message) {
-		f.Str(&m.ID)
-		f.Str(&m.AuthorType)
-		f.Str(&m.Body)
+		f.Str(&m.ID, &m.AuthorType, &m.Body)
 		attachments(f, &m.Attachments)
 		f.Varint(&m.CreatedAt)
 	})
-	f.Varint(&v.ResolvedAt)
-	f.Varint(&v.CreatedAt)
-	f.Varint(&v.UpdatedAt)
+	f.Varint(&v.ResolvedAt, &v.CreatedAt, &v.UpdatedAt)
 }
 
 // disputeKind: a dispute stays open until it is resolved. A collection has

@@ -108,11 +108,7 @@ func FileOf(res ledger.Result) *File { return ledger.ValueOf[File](res) }
 
 func (c *CreateFile) Fields(f *ledger.Codec) {
 	f.Varint(&c.At)
-	f.Str(&c.ID)
-	f.Str(&c.OrgID)
-	f.Str(&c.Purpose)
-	f.Str(&c.Filename)
-	f.Str(&c.ContentType)
+	f.Str(&c.ID, &c.OrgID, &c.Purpose, &c.Filename, &c.ContentType)
 	f.Varint(&c.Size)
 	f.Str(&c.SHA256)
 }
@@ -145,11 +141,7 @@ var fileKind = ledger.NewRecordKind(ledger.RecordSpec[File]{
 	Tag: ledger.TagFile, Name: "file",
 	ID: func(f *File) (string, string) { return f.ID, f.OrgID },
 	Fields: func(v *File, f *ledger.Codec) {
-		f.Str(&v.ID)
-		f.Str(&v.OrgID)
-		f.Str(&v.Purpose)
-		f.Str(&v.Filename)
-		f.Str(&v.ContentType)
+		f.Str(&v.ID, &v.OrgID, &v.Purpose, &v.Filename, &v.ContentType)
 		f.Varint(&v.Size)
 		f.Str(&v.SHA256)
 		f.Varint(&v.CreatedAt)

@@ -123,11 +123,9 @@ func (*Replace) Kind() ledger.Kind      { return KindReplace }
 
 func (c *Prepare) Fields(f *ledger.Codec) {
 	f.Varint(&c.At)
-	f.Str(&c.ID)
-	f.Str(&c.Provider)
+	f.Str(&c.ID, &c.Provider)
 	f.Bool(&c.Collection)
-	f.Str(&c.Key)
-	f.Str(&c.Payload)
+	f.Str(&c.Key, &c.Payload)
 	f.Bool(&c.SendOnce)
 }
 
@@ -143,17 +141,14 @@ func (c *MarkSent) Encode(e *ledger.Encoder) { c.Fields(e.Codec()) }
 
 func (c *SetReference) Fields(f *ledger.Codec) {
 	f.Varint(&c.At)
-	f.Str(&c.ID)
-	f.Str(&c.ProviderRef)
+	f.Str(&c.ID, &c.ProviderRef)
 }
 
 func (c *SetReference) Encode(e *ledger.Encoder) { c.Fields(e.Codec()) }
 
 func (c *Replace) Fields(f *ledger.Codec) {
 	f.Varint(&c.At)
-	f.Str(&c.ID)
-	f.Str(&c.Key)
-	f.Str(&c.Payload)
+	f.Str(&c.ID, &c.Key, &c.Payload)
 }
 
 func (c *Replace) Encode(e *ledger.Encoder) { c.Fields(e.Codec()) }
@@ -178,22 +173,16 @@ func init() {
 
 // fields is an instruction's codec, in its frozen order.
 func (in *Instruction) fields(f *ledger.Codec) {
-	f.Str(&in.ID)
-	f.Str(&in.OrgID)
-	f.Str(&in.Provider)
+	f.Str(&in.ID, &in.OrgID, &in.Provider)
 	f.Bool(&in.Collection)
-	f.Str(&in.Key)
-	f.Str(&in.PreparedKey)
-	f.Str(&in.Payload)
-	f.Bool(&in.SendOnce)
-	f.Bool(&in.Sent)
+	f.Str(&in.Key, &in.PreparedKey, &in.Payload)
+	f.Bool(&in.SendOnce, &in.Sent)
 	f.Str(&in.ProviderRef)
 	replacements := uint64(in.Replacements)
 	f.Uvarint(&replacements)
 	in.Replacements = uint32(replacements)
 	f.Bool(&in.Closed)
-	f.Varint(&in.CreatedAt)
-	f.Varint(&in.UpdatedAt)
+	f.Varint(&in.CreatedAt, &in.UpdatedAt)
 }
 
 // key is (provider, key) as a lookup key.

@@ -82,9 +82,7 @@ func (*FundFloat) Kind() ledger.Kind { return KindFundFloat }
 
 func (c *FundFloat) Fields(f *ledger.Codec) {
 	f.Varint(&c.At)
-	f.Str(&c.ID)
-	f.Str(&c.Provider)
-	f.Str(&c.Currency)
+	f.Str(&c.ID, &c.Provider, &c.Currency)
 	ledger.FieldMinor(f, &c.Amount)
 	f.Str(&c.Reference)
 }
@@ -105,9 +103,7 @@ type FloatFunding struct {
 func FundingOf(res ledger.Result) *FloatFunding { return ledger.ValueOf[FloatFunding](res) }
 
 func (f *FloatFunding) fields(c *ledger.Codec) {
-	c.Str(&f.ID)
-	c.Str(&f.Provider)
-	c.Str(&f.Currency)
+	c.Str(&f.ID, &f.Provider, &f.Currency)
 	ledger.FieldMinor(c, &f.Amount)
 	c.Str(&f.Reference)
 	c.Varint(&f.At)

@@ -237,8 +237,7 @@ var chargeKind = ledger.NewUnlistedRecordKind(ledger.RecordSpec[openCharge]{
 	Tag: ledger.TagSpendCharge, Name: "spend charge",
 	ID: func(c *openCharge) (string, string) { return c.ID, c.OrgID },
 	Fields: func(c *openCharge, f *ledger.Codec) {
-		f.Str(&c.ID)
-		f.Str(&c.OrgID)
+		f.Str(&c.ID, &c.OrgID)
 		if d := f.Decoder(); d != nil {
 			c.Charge = decodeCharge(d)
 		} else {

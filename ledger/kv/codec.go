@@ -296,36 +296,48 @@ func (f *Codec) Encoder() *Encoder { return f.enc }
 // Decoder is the decoder f reads from; nil when f writes.
 func (f *Codec) Decoder() *Decoder { return f.dec }
 
-func (f *Codec) Varint(p *int64) {
-	if f.enc != nil {
-		f.enc.Varint(*p)
-		return
+// Varint runs int64 fields, in order.
+func (f *Codec) Varint(ps ...*int64) {
+	for _, p := range ps {
+		if f.enc != nil {
+			f.enc.Varint(*p)
+			continue
+		}
+		*p = f.dec.Varint()
 	}
-	*p = f.dec.Varint()
 }
 
-func (f *Codec) Uvarint(p *uint64) {
-	if f.enc != nil {
-		f.enc.Uvarint(*p)
-		return
+// Uvarint runs uint64 fields, in order.
+func (f *Codec) Uvarint(ps ...*uint64) {
+	for _, p := range ps {
+		if f.enc != nil {
+			f.enc.Uvarint(*p)
+			continue
+		}
+		*p = f.dec.Uvarint()
 	}
-	*p = f.dec.Uvarint()
 }
 
-func (f *Codec) Bool(p *bool) {
-	if f.enc != nil {
-		f.enc.Bool(*p)
-		return
+// Bool runs bool fields, in order.
+func (f *Codec) Bool(ps ...*bool) {
+	for _, p := range ps {
+		if f.enc != nil {
+			f.enc.Bool(*p)
+			continue
+		}
+		*p = f.dec.Bool()
 	}
-	*p = f.dec.Bool()
 }
 
-func (f *Codec) Str(p *string) {
-	if f.enc != nil {
-		f.enc.Str(*p)
-		return
+// Str runs string fields, in order.
+func (f *Codec) Str(ps ...*string) {
+	for _, p := range ps {
+		if f.enc != nil {
+			f.enc.Str(*p)
+			continue
+		}
+		*p = f.dec.Str()
 	}
-	*p = f.dec.Str()
 }
 
 func (f *Codec) Strs(p *[]string) {

@@ -103,10 +103,7 @@ func DepositByReference(r *ledger.Reader, orgID, ref string) (Deposit, bool) {
 }
 
 func (o *Deposit) fields(f *ledger.Codec) {
-	f.Str(&o.ID)
-	f.Str(&o.OrgID)
-	f.Str(&o.OrderID)
-	f.Str(&o.ExternalReference)
+	f.Str(&o.ID, &o.OrgID, &o.OrderID, &o.ExternalReference)
 	ledger.FieldMinor(f, &o.Requested)
 	ledger.FieldU8(f, &o.Outcome)
 	ledger.FieldMinor(f, &o.Amount)

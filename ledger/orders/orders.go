@@ -926,43 +926,25 @@ func (f *Filter) keep(o *Order) bool {
 // Codec: commands and the stored record.
 
 func (s *Spec) fields(f *ledger.Codec) {
-	f.Str(&s.FromMethod)
-	f.Str(&s.FromCurrency)
-	f.Str(&s.FromAccountNumber)
-	f.Str(&s.FromKYC)
-	f.Str(&s.ToMethod)
-	f.Str(&s.ToCurrency)
-	f.Str(&s.ToAccountNumber)
-	f.Str(&s.ToTag)
-	f.Str(&s.ToKYC)
+	f.Str(&s.FromMethod, &s.FromCurrency, &s.FromAccountNumber, &s.FromKYC, &s.ToMethod,
+		&s.ToCurrency, &s.ToAccountNumber, &s.ToTag, &s.ToKYC)
 	ledger.FieldMinor(f, &s.Amount)
 	ledger.FieldU8(f, &s.AmountSide)
-	f.Str(&s.Narration)
-	f.Str(&s.Metadata)
+	f.Str(&s.Narration, &s.Metadata)
 }
 
 func (i *Instructions) fields(f *ledger.Codec) {
-	f.Str(&i.Type)
-	f.Str(&i.Chain)
-	f.Str(&i.Address)
-	f.Str(&i.Tag)
-	f.Str(&i.Bank)
-	f.Str(&i.AccountNumber)
-	f.Str(&i.AccountName)
+	f.Str(&i.Type, &i.Chain, &i.Address, &i.Tag, &i.Bank, &i.AccountNumber, &i.AccountName)
 }
 
 // Fields are Create's codec.
 func (c *Create) Fields(f *ledger.Codec) {
 	f.Varint(&c.At)
-	f.Str(&c.ID)
-	f.Str(&c.OrgID)
-	f.Str(&c.ExternalReference)
+	f.Str(&c.ID, &c.OrgID, &c.ExternalReference)
 	c.Spec.fields(f)
 	ledger.FieldMethodType(f, &c.FromMethodType)
 	ledger.FieldMethodType(f, &c.ToMethodType)
-	ledger.FieldMinor(f, &c.FromAmount)
-	ledger.FieldMinor(f, &c.ToAmount)
-	ledger.FieldMinor(f, &c.Fee)
+	ledger.FieldMinor(f, &c.FromAmount, &c.ToAmount, &c.Fee)
 	f.Str(&c.Rate)
 	c.Instructions.fields(f)
 	f.Str(&c.CollectionID)
@@ -997,9 +979,7 @@ func (c *Create) ChargedID(res *ledger.Result) string {
 // appends.
 func (c *DepositCommand) Fields(f *ledger.Codec) {
 	f.Varint(&c.At)
-	f.Str(&c.OrgID)
-	f.Str(&c.OrderID)
-	f.Str(&c.CollectionID)
+	f.Str(&c.OrgID, &c.OrderID, &c.CollectionID)
 	ledger.FieldMinor(f, &c.Amount)
 	ledger.FieldU8(f, &c.Outcome)
 }
@@ -1013,27 +993,19 @@ func (c *DepositCommand) Encode(e *ledger.Encoder) {
 // fields are an order as an event's subject holds it; the store appends
 // its attempt (stored).
 func (o *Order) fields(f *ledger.Codec) {
-	f.Str(&o.ID)
-	f.Str(&o.OrgID)
-	f.Str(&o.ExternalReference)
+	f.Str(&o.ID, &o.OrgID, &o.ExternalReference)
 	o.Spec.fields(f)
 	ledger.FieldMethodType(f, &o.FromMethodType)
 	ledger.FieldMethodType(f, &o.ToMethodType)
-	ledger.FieldMinor(f, &o.FromAmount)
-	ledger.FieldMinor(f, &o.ToAmount)
-	ledger.FieldMinor(f, &o.Fee)
+	ledger.FieldMinor(f, &o.FromAmount, &o.ToAmount, &o.Fee)
 	f.Str(&o.Rate)
 	o.Instructions.fields(f)
 	ledger.FieldU8(f, &o.Status)
 	f.Str(&o.StatusMessage)
 	ledger.FieldMinor(f, &o.ReceivedAmount)
 	f.Varint(&o.ReceivedAt)
-	f.Str(&o.CollectionID)
-	f.Str(&o.PayoutID)
-	f.Varint(&o.ExpiresAt)
-	f.Varint(&o.CreatedAt)
-	f.Varint(&o.UpdatedAt)
-	f.Varint(&o.CompletedAt)
+	f.Str(&o.CollectionID, &o.PayoutID)
+	f.Varint(&o.ExpiresAt, &o.CreatedAt, &o.UpdatedAt, &o.CompletedAt)
 	ledger.FieldSlice(f, &o.Steps, stepsMax, "order timeline steps", func(f *ledger.Codec, st *Step) {
 		f.Varint(&st.At)
 		ledger.FieldU8(f, &st.Leg)

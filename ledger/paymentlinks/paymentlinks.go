@@ -460,31 +460,23 @@ func (Page) SubjectKind() ledger.SubjectKind { return SubjectPage }
 // Codecs. Field order is frozen.
 
 func (a *Appearance) fields(f *ledger.Codec) {
-	f.Str(&a.Title)
-	f.Str(&a.Description)
+	f.Str(&a.Title, &a.Description)
 	ledger.FieldU8(f, &a.Methods)
 	f.Str(&a.CryptoAssets)
 	f.Bool(&a.CryptoAssetsSet)
-	f.Str(&a.CustomFields)
-	f.Str(&a.Branding)
-	f.Str(&a.RedirectURL)
-	f.Str(&a.Metadata)
+	f.Str(&a.CustomFields, &a.Branding, &a.RedirectURL, &a.Metadata)
 	f.Varint(&a.ExpiresAt)
 }
 
 func (s *LinkSpec) fields(f *ledger.Codec) {
-	f.Str(&s.Email)
-	f.Str(&s.Currency)
+	f.Str(&s.Email, &s.Currency)
 	ledger.FieldMinor(f, &s.Amount)
 	s.Appearance.fields(f)
 }
 
 func (c *CreateLink) Fields(f *ledger.Codec) {
 	f.Varint(&c.At)
-	f.Str(&c.ID)
-	f.Str(&c.OrgID)
-	f.Str(&c.ParentID)
-	f.Str(&c.CustomerReference)
+	f.Str(&c.ID, &c.OrgID, &c.ParentID, &c.CustomerReference)
 	c.Spec.fields(f)
 }
 
@@ -492,8 +484,7 @@ func (c *CreateLink) Encode(e *ledger.Encoder) { c.Fields(e.Codec()) }
 
 func (c *UpdateLink) Fields(f *ledger.Codec) {
 	f.Varint(&c.At)
-	f.Str(&c.OrgID)
-	f.Str(&c.ID)
+	f.Str(&c.OrgID, &c.ID)
 	f.Bool(&c.Close)
 	f.U16(&c.Set)
 	c.Appearance.fields(f)
@@ -503,9 +494,7 @@ func (c *UpdateLink) Encode(e *ledger.Encoder) { c.Fields(e.Codec()) }
 
 func (c *CreatePage) Fields(f *ledger.Codec) {
 	f.Varint(&c.At)
-	f.Str(&c.ID)
-	f.Str(&c.OrgID)
-	f.Str(&c.Currency)
+	f.Str(&c.ID, &c.OrgID, &c.Currency)
 	ledger.FieldMinor(f, &c.Amount)
 	c.Appearance.fields(f)
 }
@@ -518,32 +507,23 @@ func (c *UpdatePage) Fields(f *ledger.Codec) { (*UpdateLink)(c).Fields(f) }
 func (c *UpdatePage) Encode(e *ledger.Encoder) { c.Fields(e.Codec()) }
 
 func (l *Link) fields(f *ledger.Codec) {
-	f.Str(&l.ID)
-	f.Str(&l.OrgID)
-	f.Str(&l.ParentID)
-	f.Str(&l.CustomerReference)
+	f.Str(&l.ID, &l.OrgID, &l.ParentID, &l.CustomerReference)
 	l.Spec.fields(f)
 	l.Current.fields(f)
 	ledger.FieldU8(f, &l.Status)
 	f.Str(&l.StatusMessage)
 	ledger.FieldMinor(f, &l.TotalReceived)
-	f.Varint(&l.CreatedAt)
-	f.Varint(&l.UpdatedAt)
-	f.Varint(&l.PaidAt)
-	f.Varint(&l.Sessions)
+	f.Varint(&l.CreatedAt, &l.UpdatedAt, &l.PaidAt, &l.Sessions)
 }
 
 func (p *Page) fields(f *ledger.Codec) {
-	f.Str(&p.ID)
-	f.Str(&p.OrgID)
-	f.Str(&p.Currency)
+	f.Str(&p.ID, &p.OrgID, &p.Currency)
 	ledger.FieldMinor(f, &p.Amount)
 	p.Current.fields(f)
 	ledger.FieldU8(f, &p.Status)
 	f.Varint(&p.PaymentCount)
 	ledger.FieldMinor(f, &p.TotalCollected)
-	f.Varint(&p.CreatedAt)
-	f.Varint(&p.UpdatedAt)
+	f.Varint(&p.CreatedAt, &p.UpdatedAt)
 }
 
 // Rules.

@@ -309,38 +309,29 @@ func List(r *ledger.Reader, org string, f Filter, before ledger.Cursor, limit in
 func (sp *Spec) fields(f *ledger.Codec) {
 	f.Str(&sp.Method)
 	ledger.FieldMethodType(f, &sp.MethodType)
-	f.Str(&sp.Country)
-	f.Str(&sp.Currency)
-	f.Str(&sp.AccountName)
-	f.Str(&sp.Label)
-	f.Str(&sp.AccountNumber)
-	f.Str(&sp.Address)
-	f.Str(&sp.Tag)
+	f.Str(&sp.Country, &sp.Currency, &sp.AccountName, &sp.Label,
+		&sp.AccountNumber, &sp.Address, &sp.Tag)
 }
 
 func (c *Create) Fields(f *ledger.Codec) {
 	f.Varint(&c.At)
-	f.Str(&c.ID)
-	f.Str(&c.OrgID)
+	f.Str(&c.ID, &c.OrgID)
 	c.Spec.fields(f)
 }
 
 func (c *Update) Fields(f *ledger.Codec) {
 	f.Varint(&c.At)
-	f.Str(&c.ID)
-	f.Str(&c.OrgID)
+	f.Str(&c.ID, &c.OrgID)
 	f.Bool(&c.SetAccountName)
 	f.Str(&c.AccountName)
 	f.Bool(&c.SetLabel)
 	f.Str(&c.Label)
-	f.Bool(&c.SetActive)
-	f.Bool(&c.Active)
+	f.Bool(&c.SetActive, &c.Active)
 }
 
 func (c *Delete) Fields(f *ledger.Codec) {
 	f.Varint(&c.At)
-	f.Str(&c.ID)
-	f.Str(&c.OrgID)
+	f.Str(&c.ID, &c.OrgID)
 }
 
 // Fields writes each item's ID and Spec only: its At and OrgID are the
@@ -363,13 +354,10 @@ func (c *Delete) Encode(e *ledger.Encoder)      { c.Fields(e.Codec()) }
 func (c *CreateBatch) Encode(e *ledger.Encoder) { c.Fields(e.Codec()) }
 
 func (r *Recipient) fields(f *ledger.Codec) {
-	f.Str(&r.ID)
-	f.Str(&r.OrgID)
+	f.Str(&r.ID, &r.OrgID)
 	r.Spec.fields(f)
-	f.Bool(&r.Active)
-	f.Bool(&r.Deleted)
-	f.Varint(&r.CreatedAt)
-	f.Varint(&r.UpdatedAt)
+	f.Bool(&r.Active, &r.Deleted)
+	f.Varint(&r.CreatedAt, &r.UpdatedAt)
 }
 
 // kind: recipients stay open for good (they can be edited and deleted).

@@ -732,35 +732,25 @@ func SessionByToken(r *ledger.Reader, hash [32]byte) (Session, bool) {
 
 func (c *CreateInvitation) Fields(f *ledger.Codec) {
 	f.Varint(&c.At)
-	f.Str(&c.ID)
-	f.Str(&c.OrgID)
-	f.Str(&c.Email)
-	f.Str(&c.Role)
+	f.Str(&c.ID, &c.OrgID, &c.Email, &c.Role)
 	f.Bool(&c.Setup)
-	f.Str(&c.TokenHash)
-	f.Str(&c.InvitedBy)
+	f.Str(&c.TokenHash, &c.InvitedBy)
 	f.Varint(&c.ExpiresAt)
 }
 
 func (c *AcceptInvitation) Fields(f *ledger.Codec) {
 	f.Varint(&c.At)
-	f.Str(&c.TokenHash)
-	f.Str(&c.MemberID)
-	f.Str(&c.Email)
-	f.Str(&c.PasswordHash)
+	f.Str(&c.TokenHash, &c.MemberID, &c.Email, &c.PasswordHash)
 }
 
 func (c *RevokeInvitation) Fields(f *ledger.Codec) {
 	f.Varint(&c.At)
-	f.Str(&c.OrgID)
-	f.Str(&c.ID)
+	f.Str(&c.OrgID, &c.ID)
 }
 
 func (c *StartSession) Fields(f *ledger.Codec) {
 	f.Varint(&c.At)
-	f.Str(&c.ID)
-	f.Str(&c.MemberID)
-	f.Str(&c.TokenHash)
+	f.Str(&c.ID, &c.MemberID, &c.TokenHash)
 	f.Varint(&c.ExpiresAt)
 }
 
@@ -776,31 +766,22 @@ func (c *RecordSignInFailure) Fields(f *ledger.Codec) {
 
 func (c *SetRole) Fields(f *ledger.Codec) {
 	f.Varint(&c.At)
-	f.Str(&c.OrgID)
-	f.Str(&c.MemberID)
-	f.Str(&c.Role)
+	f.Str(&c.OrgID, &c.MemberID, &c.Role)
 }
 
 func (c *RemoveMember) Fields(f *ledger.Codec) {
 	f.Varint(&c.At)
-	f.Str(&c.OrgID)
-	f.Str(&c.MemberID)
+	f.Str(&c.OrgID, &c.MemberID)
 }
 
 func (c *ChangePassword) Fields(f *ledger.Codec) {
 	f.Varint(&c.At)
-	f.Str(&c.OrgID)
-	f.Str(&c.MemberID)
-	f.Str(&c.PasswordHash)
-	f.Str(&c.KeepSessionID)
+	f.Str(&c.OrgID, &c.MemberID, &c.PasswordHash, &c.KeepSessionID)
 }
 
 func (c *CreatePasswordReset) Fields(f *ledger.Codec) {
 	f.Varint(&c.At)
-	f.Str(&c.ID)
-	f.Str(&c.OrgID)
-	f.Str(&c.Email)
-	f.Str(&c.TokenHash)
+	f.Str(&c.ID, &c.OrgID, &c.Email, &c.TokenHash)
 	f.Varint(&c.ExpiresAt)
 }
 
@@ -816,43 +797,26 @@ func (c *ChangePassword) Encode(e *ledger.Encoder)      { c.Fields(e.Codec()) }
 func (c *CreatePasswordReset) Encode(e *ledger.Encoder) { c.Fields(e.Codec()) }
 
 func (m *Member) fields(f *ledger.Codec) {
-	f.Str(&m.ID)
-	f.Str(&m.OrgID)
-	f.Str(&m.Email)
-	f.Str(&m.Role)
-	f.Str(&m.PasswordHash)
+	f.Str(&m.ID, &m.OrgID, &m.Email, &m.Role, &m.PasswordHash)
 	f.Bool(&m.Removed)
-	f.Varint(&m.FailedSignIns)
-	f.Varint(&m.LockedUntil)
-	f.Varint(&m.CreatedAt)
-	f.Varint(&m.UpdatedAt)
+	f.Varint(&m.FailedSignIns, &m.LockedUntil, &m.CreatedAt, &m.UpdatedAt)
 }
 
 // fields: Reset is appended (ledger/doc.go): an invitation or setup link
 // without it is format 1's.
 func (i *Invitation) fields(f *ledger.Codec) {
-	f.Str(&i.ID)
-	f.Str(&i.OrgID)
-	f.Str(&i.Email)
-	f.Str(&i.Role)
+	f.Str(&i.ID, &i.OrgID, &i.Email, &i.Role)
 	f.Bool(&i.Setup)
-	f.Str(&i.TokenHash)
-	f.Str(&i.InvitedBy)
-	f.Varint(&i.CreatedAt)
-	f.Varint(&i.ExpiresAt)
-	f.Varint(&i.AcceptedAt)
+	f.Str(&i.TokenHash, &i.InvitedBy)
+	f.Varint(&i.CreatedAt, &i.ExpiresAt, &i.AcceptedAt)
 	f.Str(&i.MemberID)
 	f.Bool(&i.Revoked)
 	f.AppendedFlag(&i.Reset)
 }
 
 func (d *Session) fields(f *ledger.Codec) {
-	f.Str(&d.ID)
-	f.Str(&d.OrgID)
-	f.Str(&d.MemberID)
-	f.Str(&d.TokenHash)
-	f.Varint(&d.CreatedAt)
-	f.Varint(&d.ExpiresAt)
+	f.Str(&d.ID, &d.OrgID, &d.MemberID, &d.TokenHash)
+	f.Varint(&d.CreatedAt, &d.ExpiresAt)
 	f.Bool(&d.Ended)
 	f.Varint(&d.EndedAt)
 }

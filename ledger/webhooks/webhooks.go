@@ -785,20 +785,13 @@ func PendingDeliveries(r *ledger.Reader, after ledger.OpenCursor, limit int) ([]
 // a record and as the subject of a webhook.test event.
 
 func (w *Endpoint) fields(f *ledger.Codec) {
-	f.Str(&w.ID)
-	f.Str(&w.OrgID)
-	f.Str(&w.URL)
-	f.Str(&w.Description)
+	f.Str(&w.ID, &w.OrgID, &w.URL, &w.Description)
 	f.Strs(&w.Events)
-	f.Str(&w.Status)
-	f.Str(&w.DisabledReason)
+	f.Str(&w.Status, &w.DisabledReason)
 	f.Varint(&w.FailureCount)
 	f.Bool(&w.Deleted)
-	f.Str(&w.Secret)
-	f.Str(&w.PreviousSecret)
-	f.Varint(&w.PreviousUntil)
-	f.Varint(&w.CreatedAt)
-	f.Varint(&w.UpdatedAt)
+	f.Str(&w.Secret, &w.PreviousSecret)
+	f.Varint(&w.PreviousUntil, &w.CreatedAt, &w.UpdatedAt)
 }
 
 // fields: the history is appended (ledger/doc.go), so a delivery never
@@ -806,24 +799,16 @@ func (w *Endpoint) fields(f *ledger.Codec) {
 // sequence numbers, not stored.
 func (w *Delivery) fields(f *ledger.Codec) {
 	f.Uvarint(&w.Seq)
-	f.Str(&w.OrgID)
-	f.Str(&w.EndpointID)
+	f.Str(&w.OrgID, &w.EndpointID)
 	f.Uvarint(&w.EventSeq)
-	f.Str(&w.EventType)
-	f.Str(&w.ResourceID)
+	f.Str(&w.EventType, &w.ResourceID)
 	f.Bool(&w.Test)
 	ledger.FieldU8(f, &w.Status)
-	f.Varint(&w.Attempts)
-	f.Varint(&w.Step)
-	f.Varint(&w.LastStatusCode)
+	f.Varint(&w.Attempts, &w.Step, &w.LastStatusCode)
 	f.Str(&w.LastError)
-	f.Varint(&w.NextAttemptAt)
-	f.Varint(&w.CompletedAt)
-	f.Varint(&w.CreatedAt)
+	f.Varint(&w.NextAttemptAt, &w.CompletedAt, &w.CreatedAt)
 	ledger.AppendedSlice(f, &w.History, "delivery history", func(f *ledger.Codec, a *Attempt) {
-		f.Varint(&a.Number)
-		f.Varint(&a.StartedAt)
-		f.Varint(&a.At)
+		f.Varint(&a.Number, &a.StartedAt, &a.At)
 		f.Bool(&a.Succeeded)
 		f.Varint(&a.StatusCode)
 		f.Str(&a.Error)
@@ -836,18 +821,14 @@ func (w *Delivery) fields(f *ledger.Codec) {
 
 func (c *CreateEndpoint) Fields(f *ledger.Codec) {
 	f.Varint(&c.At)
-	f.Str(&c.ID)
-	f.Str(&c.OrgID)
-	f.Str(&c.URL)
-	f.Str(&c.Description)
+	f.Str(&c.ID, &c.OrgID, &c.URL, &c.Description)
 	f.Strs(&c.Events)
 	f.Str(&c.Secret)
 }
 
 func (c *UpdateEndpoint) Fields(f *ledger.Codec) {
 	f.Varint(&c.At)
-	f.Str(&c.ID)
-	f.Str(&c.OrgID)
+	f.Str(&c.ID, &c.OrgID)
 	f.Bool(&c.SetURL)
 	f.Str(&c.URL)
 	f.Bool(&c.SetDescription)
@@ -860,21 +841,17 @@ func (c *UpdateEndpoint) Fields(f *ledger.Codec) {
 
 func (c *DeleteEndpoint) Fields(f *ledger.Codec) {
 	f.Varint(&c.At)
-	f.Str(&c.ID)
-	f.Str(&c.OrgID)
+	f.Str(&c.ID, &c.OrgID)
 }
 
 func (c *RotateSecret) Fields(f *ledger.Codec) {
 	f.Varint(&c.At)
-	f.Str(&c.ID)
-	f.Str(&c.OrgID)
-	f.Str(&c.Secret)
+	f.Str(&c.ID, &c.OrgID, &c.Secret)
 }
 
 func (c *SendTest) Fields(f *ledger.Codec) {
 	f.Varint(&c.At)
-	f.Str(&c.OrgID)
-	f.Str(&c.EndpointID)
+	f.Str(&c.OrgID, &c.EndpointID)
 }
 
 // Fields are the attempt's fields but StartedAt, which only the timed kind
@@ -891,8 +868,7 @@ func (c *RecordAttempt) Fields(f *ledger.Codec) {
 
 func (c *RetryDelivery) Fields(f *ledger.Codec) {
 	f.Varint(&c.At)
-	f.Str(&c.OrgID)
-	f.Str(&c.DeliveryID)
+	f.Str(&c.OrgID, &c.DeliveryID)
 }
 
 func (c *CreateEndpoint) Encode(e *ledger.Encoder) { c.Fields(e.Codec()) }
