@@ -7,6 +7,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"payments/ledger"
+	"payments/ledger/fxpayouts"
 	"payments/ledger/keycontrols"
 )
 
@@ -316,7 +317,7 @@ func (a *accountActor) payout(ctx actor.Context, m *payoutRequest) {
 	id := a.ids.next("pay_" + strings.ToLower(m.spec.Currency) + "_")
 	var cmd ledger.Command
 	if m.fx != nil {
-		cmd = &ledger.CreateFXPayout{
+		cmd = &fxpayouts.Create{
 			At:                at,
 			ID:                id,
 			OrgID:             a.key.org,
@@ -357,7 +358,7 @@ func (a *accountActor) payout(ctx actor.Context, m *payoutRequest) {
 		switch c := cmd.(type) {
 		case *ledger.CreatePayout:
 			c.Reservation = number
-		case *ledger.CreateFXPayout:
+		case *fxpayouts.Create:
 			c.Reservation = number
 		}
 	}

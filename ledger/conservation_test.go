@@ -194,8 +194,8 @@ func (c *conservation) step() {
 		if to := conservationCurrencies[c.rng.IntN(len(conservationCurrencies))]; to != cur && c.rng.IntN(3) == 0 {
 			// Cross-currency: delivered in to at a rate of 2, debited in cur.
 			spec.Currency, spec.Amount = to, amount*2
-			cmd = &CreateFXPayout{At: c.at, ID: c.id("pay_"), OrgID: org, ExternalReference: c.id("p"),
-				Spec: spec, MethodType: MethodMobileMoney, Fee: fee, FromCurrency: cur, FromAmount: amount, ToAmount: amount * 2, Rate: "2"}
+			cmd = (&TestFXPayout{At: c.at, ID: c.id("pay_"), OrgID: org, ExternalReference: c.id("p"),
+				Spec: spec, MethodType: MethodMobileMoney, Fee: fee, FromCurrency: cur, FromAmount: amount, ToAmount: amount * 2, Rate: "2"}).Op()
 		}
 		r := c.apply(cmd)
 		if r.Err == nil {

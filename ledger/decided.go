@@ -34,9 +34,9 @@ const KindDecided Kind = 110
 
 // Decided applies Op, a create under an external reference, and makes its
 // answer final for the reference (see above). Op is a CreatePayout, a
-// CreateFXPayout, a key's spend charge wrapping one of those or an order
-// (a Wrapper of kind KindSpendCharged), or a feature's DecidedOp under a
-// reference (RegisterDecided: an order, an execution of a quote).
+// key's spend charge wrapping a debit (a Wrapper of kind KindSpendCharged),
+// or a feature's DecidedOp under a reference (RegisterDecided: a
+// cross-currency payout, an order, an execution of a quote).
 type Decided struct {
 	Attempt string // the request attempt that proposed it; "" none
 	Op      Command
@@ -73,8 +73,7 @@ func decodeDecided(d *Decoder) Command {
 // under a reference (a charged debit's kind is checked by its charge).
 func decidable(k Kind) bool {
 	switch k {
-	case KindCreatePayout, KindCreateFXPayout, KindCreatePayoutRouted, KindCreateFXPayoutRouted,
-		KindCreateCollection, KindSpendCharged:
+	case KindCreatePayout, KindCreatePayoutRouted, KindCreateCollection, KindSpendCharged:
 		return true
 	}
 	return decidedKinds[k] != nil
@@ -240,12 +239,6 @@ func decidedOf(op Command) (org, resource, ref, request, id string) {
 		c.Spec.encode(&e)
 		c.Spec.encodeRouting(&e)
 		org, resource, ref, id = c.OrgID, RefusedPayout, c.ExternalReference, c.ID
-	case *CreateFXPayout:
-		e.U8(1)
-		e.Str(c.FromCurrency)
-		c.Spec.encode(&e)
-		c.Spec.encodeRouting(&e)
-		org, resource, ref, id = c.OrgID, RefusedPayout, c.ExternalReference, c.ID
 	case *CreateCollection:
 		c.Spec.encode(&e)
 		org, resource, ref, id = c.OrgID, RefusedCollection, c.ExternalReference, c.ID
@@ -269,8 +262,6 @@ func opAt(op Command) int64 {
 	}
 	switch c := op.(type) {
 	case *CreatePayout:
-		return c.At
-	case *CreateFXPayout:
 		return c.At
 	case *CreateCollection:
 		return c.At

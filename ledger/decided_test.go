@@ -101,16 +101,16 @@ func TestDecidedWrapsChargesAndFX(t *testing.T) {
 	s := newFXPayoutState(t)
 	fx := fxPayoutCmd("pay_1", "fx1", 10)
 	fx.FromAmount, fx.ToAmount, fx.Spec.Amount = 10_000_000, 154_440_000, 154_440_000
-	if r := s.Apply(&Decided{Attempt: "req_1", Op: fx}); r.Err == nil || r.Err.Code != CodeInsufficientFunds {
+	if r := s.Apply(&Decided{Attempt: "req_1", Op: fx.Op()}); r.Err == nil || r.Err.Code != CodeInsufficientFunds {
 		t.Fatalf("fx payout past the balance: %v", r.Err)
 	}
 	again := fxPayoutCmd("pay_2", "fx1", 10)
 	again.FromAmount, again.ToAmount, again.Spec.Amount = 10_000_000, 154_440_000, 154_440_000
 	again.Rate = "15.5" // priced again: the request is the same
-	if r := s.Apply(&Decided{Attempt: "req_2", Op: again}); r.Err == nil || r.Err.Code != CodeInsufficientFunds || !r.Replayed {
+	if r := s.Apply(&Decided{Attempt: "req_2", Op: again.Op()}); r.Err == nil || r.Err.Code != CodeInsufficientFunds || !r.Replayed {
 		t.Fatalf("fx retry: %v %v", r.Err, r.Replayed)
 	}
-	charged := Charges.Charged("key_gone", 100, fxPayoutCmd("pay_3", "fx2", 10))
+	charged := Charges.Charged("key_gone", 100, fxPayoutCmd("pay_3", "fx2", 10).Op())
 	if r := s.Apply(&Decided{Attempt: "req_3", Op: charged}); r.Err == nil || !errors.Is(r.Err, &Error{Code: CodeUnauthorized}) {
 		t.Fatalf("charge by an unknown key: %v", r.Err)
 	}
@@ -123,8 +123,8 @@ func TestDecidedWrapsChargesAndFX(t *testing.T) {
 func TestDecidedCommandRoundTrip(t *testing.T) {
 	cmds := []Command{
 		decidedPayoutCmd("pay_1", "r1", 100, "req_1"),
-		&Decided{Op: fxPayoutCmd("pay_2", "r2", 10)},
-		&Decided{Attempt: "req_3", Op: Charges.Charged("key_a", 5, fxPayoutCmd("pay_3", "r3", 10))},
+		&Decided{Op: fxPayoutCmd("pay_2", "r2", 10).Op()},
+		&Decided{Attempt: "req_3", Op: Charges.Charged("key_a", 5, fxPayoutCmd("pay_3", "r3", 10).Op())},
 		&Decided{Op: Charges.Charged("key_a", 5, mobileOrder("ord_1", "r4", "col_1", 10))},
 		&Decided{Op: executeQuote(1, "o", "qte_1", "conv_1", "r5")},
 	}

@@ -19,6 +19,8 @@
 // the providers' deposit feeds; the Deposit a collection carries stays
 // here), ledger/disputes
 // (disputes, which hold and book merchants' funds, and uploaded files),
+// ledger/fxpayouts (cross-currency payouts; their FX details stay fields of
+// the kernel's payout record),
 // ledger/instructions (the production rails' instructions to provider
 // instances, and the providers' floats they settle against),
 // ledger/keycontrols (API keys' spend caps and IP allowlists; the

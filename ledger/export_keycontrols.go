@@ -154,16 +154,6 @@ func (c *CreatePayout) Charged(s *State) (org, ref string, taken bool) {
 // ChargedID is the payout the create made.
 func (c *CreatePayout) ChargedID(res *Result) string { return payoutID(res) }
 
-// Charged makes a cross-currency payout a debit spend caps charge
-// (ChargedOp).
-func (c *CreateFXPayout) Charged(s *State) (org, ref string, taken bool) {
-	_, taken = s.payouts.byReference(c.OrgID, c.ExternalReference)
-	return c.OrgID, c.ExternalReference, taken
-}
-
-// ChargedID is the payout the create made.
-func (c *CreateFXPayout) ChargedID(res *Result) string { return payoutID(res) }
-
 func payoutID(res *Result) string {
 	if res.Payout == nil {
 		return ""

@@ -18,8 +18,8 @@ import (
 // Kind numbers are allocated in ranges, one per feature, and frozen like the
 // first nine:
 //
-//	10–19  the sandbox clock (10, 11), cross-currency payouts (12),
-//	       payouts that name their bank (13, 14: routing.go)
+//	10–19  the sandbox clock (10, 11), cross-currency payouts (12: package
+//	       fxpayouts), payouts that name their bank (13, 14: routing.go)
 //	20–49  money movement: rates, quotes, conversions (package
 //	       conversions; 22: an execution under an externalReference),
 //	       virtual accounts, crypto addresses and deposits (25–29,

@@ -43,6 +43,34 @@ var Deposits struct {
 	CryptoAddressTimes  func(r *Reader, org, id string) ([]int64, bool)
 }
 
+// FXPayouts (package fxpayouts) are payouts the kernel settles and
+// refunds, decides and charges, and the conservation property books;
+// features_test.go fills this in too.
+var FXPayouts struct {
+	// Create is the cross-currency payout c describes.
+	Create func(c TestFXPayout) Command
+}
+
+// TestFXPayout is a cross-currency payout's create, field for field
+// (fxpayouts.Create).
+type TestFXPayout struct {
+	At                int64
+	ID                string
+	OrgID             string
+	ExternalReference string
+	Spec              PayoutSpec
+	MethodType        MethodType
+	Fee               Minor
+	Reservation       uint64
+	FromCurrency      string
+	FromAmount        Minor
+	ToAmount          Minor
+	Rate              string
+}
+
+// Op is the create c describes.
+func (c *TestFXPayout) Op() Command { return FXPayouts.Create(*c) }
+
 // quoteCmd quotes org_a's GHS in USD at a fixed rate.
 func quoteCmd(id string, at int64, from Minor, to Minor) Command {
 	return Conversions.CreateQuote(at, id, "org_a", "GHS", from, "USD", to, "0.0634615384")

@@ -9,6 +9,7 @@ import (
 	"payments/ledger/conversions"
 	"payments/ledger/deposits"
 	"payments/ledger/disputes"
+	"payments/ledger/fxpayouts"
 	_ "payments/ledger/instructions"
 	"payments/ledger/keycontrols"
 	"payments/ledger/orders"
@@ -74,6 +75,10 @@ func init() {
 		return []int64{conv.CreatedAt, conv.CompletedAt}, ok
 	}
 	c.Refused = conversions.Refused
+	ledger.FXPayouts.Create = func(c ledger.TestFXPayout) ledger.Command {
+		fx := fxpayouts.Create(c)
+		return &fx
+	}
 	initOrders()
 }
 

@@ -1,28 +1,15 @@
 package ledger
 
-// Cross-currency payouts.
-//
-// A cross-currency payout is debited from the organization's balance in
-// one currency (from) and delivered in another (to). The caller (package
-// http) prices it at the current all-in rate and carries both amounts, the
-// rate and the fee in CreateFXPayout, so the ledger never reads a rate and
-// a replay is exact. In one Apply it books:
-//
-//	from balance   −(fromAmount + fee)
-//	FX clearing(from)        +fromAmount      fee revenue(from) +fee
-//	FX clearing(to)          −toAmount
-//	payouts clearing(to)     +toAmount
-//
-// so the journal sums to zero in each currency. From there the payout is an
-// ordinary payout of toAmount in the to currency: the rail settles it from
-// payouts clearing. On failure settlePayout reverses the FX legs too, and
-// the from balance gets back exactly fromAmount + fee, whatever the rate.
-//
-// CreatePayout (kind 5) is frozen, so a cross-currency payout is a command
-// of its own; the payout's stored record carries its FX details
-// (Payout.FX).
+// What the kernel keeps of cross-currency payouts (package fxpayouts
+// creates them). A cross-currency payout is the kernel's payout with its FX
+// details (Payout.FX), which the payout record and its events keep inside
+// their frozen bytes: the kernel keeps them, their codec, the entry types
+// its legs are booked under and, since settlePayout refunds it, the
+// reversal of a failed one's FX legs.
 
-// KindCreateFXPayout creates a cross-currency payout.
+// KindCreateFXPayout is package fxpayouts' create (CreatePayout's kind 5
+// is frozen). It stays here because package keycontrols charges it among
+// the kernel's payouts.
 const KindCreateFXPayout Kind = 12
 
 // Entry types of cross-currency payouts. Frozen.
@@ -78,52 +65,6 @@ func (p Payout) RequestedSpec() PayoutSpec {
 	return spec
 }
 
-// CreateFXPayout debits FromAmount + Fee from the organization's
-// FromCurrency balance, converts FromAmount into ToAmount of
-// Spec.Currency at Rate, and records a pending payout of ToAmount, in one
-// Apply or not at all. Spec is the caller's request: its Amount is the
-// amount on the side it fixed (FromAmount or ToAmount).
-type CreateFXPayout struct {
-	At                int64
-	ID                string
-	OrgID             string
-	ExternalReference string
-	Spec              PayoutSpec
-	MethodType        MethodType
-	Fee               Minor // in FromCurrency
-	Reservation       uint64
-	FromCurrency      string
-	FromAmount        Minor
-	ToAmount          Minor
-	Rate              string
-}
-
-func (c *CreateFXPayout) Kind() Kind {
-	if c.Spec.RoutingNumber != "" {
-		return KindCreateFXPayoutRouted // routing.go
-	}
-	return KindCreateFXPayout
-}
-
-func (c *CreateFXPayout) fields(f *Codec) {
-	f.Varint(&c.At)
-	f.Str(&c.ID, &c.OrgID, &c.ExternalReference)
-	c.Spec.fields(f)
-	FieldMethodType(f, &c.MethodType)
-	FieldMinor(f, &c.Fee)
-	f.Uvarint(&c.Reservation)
-	f.Str(&c.FromCurrency)
-	FieldMinor(f, &c.FromAmount, &c.ToAmount)
-	f.Str(&c.Rate)
-}
-
-func (c *CreateFXPayout) Encode(e *Encoder) {
-	c.fields(e.Codec())
-	if c.Spec.RoutingNumber != "" { // appended (routing.go)
-		e.Str(c.Spec.RoutingNumber)
-	}
-}
-
 func encodePayoutFX(e *Encoder, f *PayoutFX) {
 	e.Str(f.PayoutID)
 	e.Str(f.OrgID)
@@ -138,7 +79,6 @@ func decodePayoutFX(d *Decoder) PayoutFX {
 
 func init() {
 	registerPurpose(PurposeFXClearing, "fx_clearing")
-	registerFields[CreateFXPayout](KindCreateFXPayout)
 	registerEntryType(EntryFXPayoutDebit, "fx_payout_debit", "payout")
 	registerEntryType(EntryFXPayoutClearing, "fx_payout_clearing", "payout")
 	registerEntryType(EntryFXPayoutReversal, "fx_payout_reversal", "payout")
@@ -155,62 +95,6 @@ func init() {
 			p.FX = &fx
 			return p
 		})
-}
-
-func (c *CreateFXPayout) Apply(s *State) Result {
-	if err := s.checkNew(c.ID, "pay_", c.OrgID); err != nil {
-		return Result{Err: err}
-	}
-	from, to, err := lookupCurrencyPair(c.FromCurrency, c.Spec.Currency)
-	if err != nil {
-		return Result{Err: err}
-	}
-	switch {
-	case from.Code == to.Code:
-		return Result{Err: FieldInvalid("from.currency", "must differ from to.currency for a cross-currency payout")}
-	case c.FromAmount <= 0 || c.FromAmount > AmountMax:
-		return Result{Err: FieldInvalid("from.amount", "is out of range")}
-	case c.ToAmount <= 0 || c.ToAmount > AmountMax:
-		return Result{Err: FieldInvalid("to.amount", "is out of range")}
-	case c.Fee < 0 || c.Fee > AmountMax:
-		return Result{Err: FieldInvalid("fee", "is out of range")}
-	case c.Spec.AmountSide == SideFrom && c.Spec.Amount != c.FromAmount,
-		c.Spec.AmountSide == SideTo && c.Spec.Amount != c.ToAmount,
-		c.Spec.AmountSide != SideFrom && c.Spec.AmountSide != SideTo:
-		return Result{Err: Errorf(CodeValidation, "payout amount does not match its side")}
-	case !validRate(c.Rate):
-		return Result{Err: Errorf(CodeValidation, "rate %q is not a positive decimal", c.Rate)}
-	case c.ExternalReference == "":
-		return Result{Err: FieldInvalid("externalReference", "is required")}
-	}
-	if err := checkRoutingNumber(&c.Spec); err != nil {
-		return Result{Err: err}
-	}
-	n := newPayout{
-		At: c.At, ID: c.ID, OrgID: c.OrgID, ExternalReference: c.ExternalReference, Spec: &c.Spec,
-		MethodType: c.MethodType, Fee: c.Fee, Reservation: c.Reservation,
-		Currency: from.Code, FXFrom: from.Code, Principal: c.FromAmount,
-	}
-	account, r, done := s.debitForPayout(&n)
-	if done {
-		return r
-	}
-	postings := []Posting{
-		{account.Number, EntryFXPayoutDebit, -c.FromAmount},
-		{s.systemAccount(PurposeFXClearing, from.Code, c.At), EntryFXPayoutClearing, c.FromAmount},
-		{s.systemAccount(PurposeFXClearing, to.Code, c.At), EntryFXPayoutClearing, -c.ToAmount},
-		{s.systemAccount(PurposePayoutsClearing, to.Code, c.At), EntryPayoutCredit, c.ToAmount},
-	}
-	if c.Fee > 0 { // fee revenue in from's currency is opened only by a fee
-		postings = appendFeePostings(postings, account.Number, s.systemAccount(PurposeFeeRevenue, from.Code, c.At), c.Fee)
-	}
-	if _, err := s.book(c.At, c.ID, c.ExternalReference, postings); err != nil {
-		return Result{Err: err}
-	}
-	spec := c.Spec
-	spec.Amount = c.ToAmount
-	return s.insertNewPayout(&n, account.Number, spec,
-		&PayoutFX{PayoutID: c.ID, OrgID: c.OrgID, FromCurrency: from.Code, FromAmount: c.FromAmount, Rate: c.Rate})
 }
 
 // fxRefundPostings reverses a failed cross-currency payout: the payout's

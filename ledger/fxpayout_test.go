@@ -1,15 +1,14 @@
 package ledger
 
 import (
-	"errors"
 	"fmt"
 	"testing"
 )
 
 // fxPayoutCmd pays out 150.00 GHS from the USD balance at 15.444: 9.72 USD
 // (rounded up), fee 0.10 USD.
-func fxPayoutCmd(id, ref string, at int64) *CreateFXPayout {
-	return &CreateFXPayout{
+func fxPayoutCmd(id, ref string, at int64) *TestFXPayout {
+	return &TestFXPayout{
 		At: at, ID: id, OrgID: "org_a", ExternalReference: ref,
 		Spec:       PayoutSpec{Currency: "GHS", Amount: 15_000, AmountSide: SideTo, Method: "gh_mtn", AccountNumber: "233241234567"},
 		MethodType: MethodMobileMoney, Fee: 10,
@@ -42,42 +41,6 @@ func systemBalance(s *testState, p AccountPurpose, cur string) Minor {
 	return a.Total
 }
 
-// Bad cross-currency payouts are refused and change nothing.
-func TestCreateFXPayoutRules(t *testing.T) {
-	s := newFXPayoutState(t)
-	cases := []struct {
-		name string
-		edit func(c *CreateFXPayout)
-		want error
-	}{
-		{"bad id", func(c *CreateFXPayout) { c.ID = "col_1" }, ErrValidation},
-		{"unknown org", func(c *CreateFXPayout) { c.OrgID = "org_x" }, ErrNotFound},
-		{"unknown from currency", func(c *CreateFXPayout) { c.FromCurrency = "XYZ" }, ErrValidation},
-		{"unknown to currency", func(c *CreateFXPayout) { c.Spec.Currency = "ghs" }, ErrValidation},
-		{"same currency", func(c *CreateFXPayout) { c.FromCurrency = "GHS" }, ErrValidation},
-		{"zero from", func(c *CreateFXPayout) { c.FromAmount = 0 }, ErrValidation},
-		{"zero to", func(c *CreateFXPayout) { c.ToAmount, c.Spec.Amount = 0, 0 }, ErrValidation},
-		{"negative fee", func(c *CreateFXPayout) { c.Fee = -1 }, ErrValidation},
-		{"amount not its side", func(c *CreateFXPayout) { c.Spec.Amount = 14_999 }, ErrValidation},
-		{"no side", func(c *CreateFXPayout) { c.Spec.AmountSide = 0 }, ErrValidation},
-		{"bad rate", func(c *CreateFXPayout) { c.Rate = "1e3" }, ErrValidation},
-		{"no reference", func(c *CreateFXPayout) { c.ExternalReference = "" }, ErrValidation},
-		// 1000.00 USD cover 999.00 but not its 1% fee: exactly nothing moves.
-		{"insufficient funds", func(c *CreateFXPayout) {
-			c.FromAmount, c.Fee, c.ToAmount, c.Spec.Amount = 99_900, 999, 1_542_855, 1_542_855
-		}, ErrInsufficientFunds},
-		{"no from balance", func(c *CreateFXPayout) { c.OrgID = "org_b" }, ErrInsufficientFunds},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			c := *fxPayoutCmd("pay_1", "r1", 10)
-			tc.edit(&c)
-			applyRejected(t, s, &c, tc.want)
-			checkState(t, s)
-		})
-	}
-}
-
 // The debit is exactly from amount + fee in the from currency; the FX legs
 // balance in each currency; completion settles the to amount from payouts
 // clearing; a failure gives the from balance back exactly what it lost.
@@ -87,7 +50,7 @@ func TestFXPayoutLifecycle(t *testing.T) {
 			s := newFXPayoutState(t)
 			usd0, ghs0 := orgTotal(s, "org_a", "USD"), orgTotal(s, "org_a", "GHS")
 
-			r := mustApply(t, s, fxPayoutCmd("pay_1", "r1", 10))
+			r := mustApply(t, s, fxPayoutCmd("pay_1", "r1", 10).Op())
 			checkState(t, s)
 			p := r.Payout
 			if p.FX == nil || p.FX.Rate != "15.444" || p.FromCurrency() != "USD" || p.FromAmount() != 972 ||
@@ -116,12 +79,12 @@ func TestFXPayoutLifecycle(t *testing.T) {
 
 			// A replay is the same payout; another request is a duplicate,
 			// as is a same-currency payout under the same reference.
-			if r := s.Apply(fxPayoutCmd("pay_2", "r1", 11)); r.Err != nil || !r.Replayed || r.Payout.ID != "pay_1" {
+			if r := s.Apply(fxPayoutCmd("pay_2", "r1", 11).Op()); r.Err != nil || !r.Replayed || r.Payout.ID != "pay_1" {
 				t.Fatalf("replay: %+v", r)
 			}
 			other := fxPayoutCmd("pay_2", "r1", 11)
 			other.Spec.Amount, other.ToAmount = 15_001, 15_001
-			applyRejected(t, s, other, ErrDuplicate)
+			applyRejected(t, s, other.Op(), ErrDuplicate)
 			applyRejected(t, s, &CreatePayout{At: 11, ID: "pay_2", OrgID: "org_a", ExternalReference: "r1",
 				Spec: fxPayoutCmd("", "", 0).Spec, MethodType: MethodMobileMoney, Fee: 150}, ErrDuplicate)
 
@@ -164,25 +127,6 @@ func TestFXPayoutLifecycle(t *testing.T) {
 	}
 }
 
-// from.amount fixed: the spec's amount is the from amount; the payout
-// delivers ToAmount, and a replay compares the request as given.
-func TestFXPayoutFromSide(t *testing.T) {
-	s := newFXPayoutState(t)
-	c := fxPayoutCmd("pay_1", "r1", 10)
-	c.Spec.AmountSide, c.Spec.Amount, c.FromAmount, c.ToAmount, c.Fee = SideFrom, 2000, 2000, 30_888, 20
-	r := mustApply(t, s, c)
-	checkState(t, s)
-	if r.Payout.Spec.Amount != 30_888 || r.Payout.RequestedSpec().Amount != 2000 || orgTotal(s, "org_a", "USD") != 100_000-2020 {
-		t.Fatalf("payout %+v", r.Payout)
-	}
-	// The same request priced at another rate later is still a replay.
-	again := *c
-	again.ID, again.ToAmount, again.Rate = "pay_2", 30_000, "15"
-	if r := s.Apply(&again); !r.Replayed || r.Payout.ID != "pay_1" {
-		t.Fatalf("replay %+v", r)
-	}
-}
-
 func mustPayout(t *testing.T, s *testState, id string) Payout {
 	t.Helper()
 	p, ok := s.Payout(id)
@@ -197,42 +141,4 @@ func checkFXRoundTrip(t *testing.T, s *testState) *testState {
 	r := restoreSame(t, s)
 	checkState(t, r)
 	return r
-}
-
-// The new command survives the log's codec; same-currency payouts keep
-// kind 5.
-func TestFXPayoutCommandRoundTrip(t *testing.T) {
-	c := fxPayoutCmd("pay_1", "r1", 10)
-	c.Reservation = 7
-	c.Spec.Metadata, c.Spec.ToKYC = `{"a":1}`, `{"accountName":"A"}`
-	got, err := DecodeBatch(EncodeBatch(nil, []Command{c, &CreatePayout{At: 1, ID: "pay_2"}}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d, ok := got[0].(*CreateFXPayout); !ok || *d != *c || d.Kind() != 12 {
-		t.Fatalf("round trip: %+v", got[0])
-	}
-	if got[1].Kind() != KindCreatePayout {
-		t.Fatal("same-currency payout kind changed")
-	}
-	for _, name := range []string{"fx_payout_debit", "fx_payout_clearing", "fx_payout_reversal"} {
-		if et, ok := ParseEntryType(name); !ok || et.String() != name || et.ReferenceType() != "payout" {
-			t.Errorf("entry type %s: %v %v", name, et, ok)
-		}
-	}
-}
-
-// A payout's FX details are stored with it, and a refused command leaves
-// the payout as it was.
-func TestFXPayoutStoredWithItsPayout(t *testing.T) {
-	s := newFXPayoutState(t)
-	if r := s.Apply(fxPayoutCmd("pay_1", "r1", 10)); r.Err != nil {
-		t.Fatal(r.Err)
-	}
-	if p, ok := s.Payout("pay_1"); !ok || p.FX == nil || p.FX.FromCurrency != "USD" {
-		t.Fatalf("payout without its FX details: %+v", p)
-	}
-	if !errors.Is(s.Apply(fxPayoutCmd("pay_1", "r2", 11)).Err, ErrConflict) {
-		t.Fatal("same id twice")
-	}
 }

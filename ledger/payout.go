@@ -197,7 +197,7 @@ func (s *State) createPayout(c *CreatePayout) Result {
 	if c.ExternalReference == "" {
 		return Result{Err: FieldInvalid("externalReference", "is required")}
 	}
-	n := newPayout{
+	n := NewPayout{
 		At: c.At, ID: c.ID, OrgID: c.OrgID, ExternalReference: c.ExternalReference, Spec: &c.Spec,
 		MethodType: c.MethodType, Fee: c.Fee, Reservation: c.Reservation,
 		Currency: cur.Code, Principal: c.Spec.Amount,
@@ -218,13 +218,13 @@ func (s *State) createPayout(c *CreatePayout) Result {
 	return s.insertNewPayout(&n, account.Number, c.Spec, nil)
 }
 
-// newPayout is what a plain (CreatePayout) and a cross-currency
-// (CreateFXPayout) payout share once their own fields are checked, for
+// NewPayout is what a plain (CreatePayout) and a cross-currency
+// (fxpayouts.Create) payout share once their own fields are checked, for
 // debitForPayout and insertNewPayout: Spec is the request's; Currency is the
 // debited balance's, Principal what it gives up before the fee. FXFrom is
 // the cross-currency payout's from currency, "" for a plain one; it decides
 // which earlier payout under the same reference is a replay.
-type newPayout struct {
+type NewPayout struct {
 	At                int64
 	ID                string
 	OrgID             string
@@ -244,7 +244,7 @@ type newPayout struct {
 // replays the same request or is a duplicate, the id is free, the recipient
 // exists, and the balance covers the principal and fee. It returns the debited account,
 // or the command's answer with done set.
-func (s *State) debitForPayout(d *newPayout) (account Account, r Result, done bool) {
+func (s *State) debitForPayout(d *NewPayout) (account Account, r Result, done bool) {
 	account, hasAccount := s.merchantAccount(d.OrgID, d.Currency, d.At, false)
 	if hasAccount && d.Reservation > account.Reservation {
 		account.Reservation = d.Reservation
@@ -291,8 +291,8 @@ func appendFeePostings(postings []Posting, debited, revenue string, fee Minor) [
 }
 
 // insertNewPayout records the pending payout a CreatePayout or a
-// CreateFXPayout (with its fx) has just booked, and answers with it.
-func (s *State) insertNewPayout(c *newPayout, account string, spec PayoutSpec, fx *PayoutFX) Result {
+// cross-currency payout (with its fx) has just booked, and answers with it.
+func (s *State) insertNewPayout(c *NewPayout, account string, spec PayoutSpec, fx *PayoutFX) Result {
 	p := Payout{
 		ID:                c.ID,
 		OrgID:             c.OrgID,

@@ -9,7 +9,7 @@ package ledger
 //
 //	command kind 13   CreatePayout with str(routingNumber) appended
 //	                  (instead of 5)
-//	command kind 14   CreateFXPayout with str(routingNumber) appended
+//	command kind 14   fxpayouts.Create with str(routingNumber) appended
 //	                  (instead of 12)
 //	subject kind 13   a payout event's subject, str(routingNumber) after
 //	                  the payout (instead of 1)
@@ -34,11 +34,6 @@ const (
 func init() {
 	RegisterCommand(KindCreatePayoutRouted, func(d *Decoder) Command {
 		c := decodeFields[CreatePayout](d)
-		c.Spec.RoutingNumber = readRoutingNumber(d)
-		return c
-	})
-	RegisterCommand(KindCreateFXPayoutRouted, func(d *Decoder) Command {
-		c := decodeFields[CreateFXPayout](d)
 		c.Spec.RoutingNumber = readRoutingNumber(d)
 		return c
 	})

@@ -16,8 +16,8 @@ func TestPayoutRoutingNumberAppended(t *testing.T) {
 	plain := &CreatePayout{At: 1, ID: "pay_ghs_1", OrgID: "org_a", ExternalReference: "p1", Spec: spec, MethodType: MethodBankTransfer, Fee: 50}
 	named := *plain
 	named.Spec = routed
-	fx := &CreateFXPayout{At: 1, ID: "pay_ghs_2", OrgID: "org_a", ExternalReference: "p2", Spec: routed, MethodType: MethodBankTransfer,
-		Fee: 5, FromCurrency: "USD", FromAmount: 1_000, ToAmount: 10_000, Rate: "10"}
+	fx := (&TestFXPayout{At: 1, ID: "pay_ghs_2", OrgID: "org_a", ExternalReference: "p2", Spec: routed, MethodType: MethodBankTransfer,
+		Fee: 5, FromCurrency: "USD", FromAmount: 1_000, ToAmount: 10_000, Rate: "10"}).Op()
 	tests := []struct {
 		name string
 		cmd  Command

@@ -7,6 +7,7 @@ import (
 	_ "payments/ledger/conversions"
 	_ "payments/ledger/deposits"
 	_ "payments/ledger/disputes"
+	_ "payments/ledger/fxpayouts"
 	_ "payments/ledger/instructions"
 	_ "payments/ledger/keycontrols"
 	_ "payments/ledger/orders"

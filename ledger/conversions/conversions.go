@@ -26,7 +26,7 @@
 // An execution under an external reference is idempotent, and its
 // refusals are final for the reference (ledger.Decided, through
 // ledger.RegisterDecided). Cross-currency payouts are the kernel's
-// (ledger.CreateFXPayout), not this package's.
+// (package fxpayouts), not this package's.
 package conversions
 
 import (

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"payments/ledger"
+	"payments/ledger/fxpayouts"
 	"payments/ledger/ledgertest"
 	"payments/ledger/orders"
 )
@@ -440,7 +441,7 @@ func TestKeyControlCommandsRoundTrip(t *testing.T) {
 			Controls: Controls{Caps: ledger.SpendCaps{PerTransaction: usdCents(1)}}},
 		chargedPayout(7, "pay_ghs_1", "p1", 6_41, ledger.SpendPeriod{Day: 20415, Month: 24322}),
 		&Charged{Charge: Charge{KeyID: "key_a", USD: 9_82, Period: ledger.SpendPeriod{Day: 1, Month: 2}},
-			Op: &ledger.CreateFXPayout{At: 8, ID: "pay_ghs_2", OrgID: "org_a", ExternalReference: "fx", FromCurrency: "USD", FromAmount: 9_72, ToAmount: 150_00, Rate: "15.444",
+			Op: &fxpayouts.Create{At: 8, ID: "pay_ghs_2", OrgID: "org_a", ExternalReference: "fx", FromCurrency: "USD", FromAmount: 9_72, ToAmount: 150_00, Rate: "15.444",
 				Spec: ledger.PayoutSpec{Currency: "GHS", Amount: 150_00, AmountSide: ledger.SideTo, Method: "gh_mtn"}, MethodType: ledger.MethodMobileMoney, Fee: 10}},
 	}
 	enc := ledger.EncodeBatch(nil, cmds)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"payments/ledger"
+	"payments/ledger/fxpayouts"
 	"payments/ledger/ledgertest"
 	"strings"
 	"testing"
@@ -151,7 +152,7 @@ func TestPayoutToRecipient(t *testing.T) {
 	}
 	// A cross-currency payout is held to its recipient the same way.
 	s.Apply(&ledger.FundBalance{At: 2, OrgID: "org_a", Currency: "USD", Amount: 100_000, ExternalReference: "fu"})
-	fx := &ledger.CreateFXPayout{At: 3, ID: "pay_fx_1", OrgID: "org_a", ExternalReference: "fx1",
+	fx := &fxpayouts.Create{At: 3, ID: "pay_fx_1", OrgID: "org_a", ExternalReference: "fx1",
 		Spec:       ledger.PayoutSpec{Currency: "GHS", Amount: 15_000, AmountSide: ledger.SideTo, Method: "gh_mtn", AccountNumber: "233241234567", RecipientID: "rcp_x"},
 		MethodType: ledger.MethodMobileMoney, Fee: 10, FromCurrency: "USD", FromAmount: 972, ToAmount: 15_000, Rate: "15.444"}
 	if res := s.Apply(fx); !errors.Is(res.Err, ledger.ErrValidation) || !strings.Contains(res.Err.Fields[0].Message, "not a recipient") {
