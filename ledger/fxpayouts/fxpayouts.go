@@ -6,9 +6,10 @@
 // (ledger.Decided, through ledger.RegisterDecided) as a payout, under the
 // payouts' references.
 //
-// The caller (package http) prices the payout at the current all-in rate
-// and carries both amounts, the rate and the fee in Create, so the ledger
-// never reads a rate and a replay is exact. In one Apply it books:
+// The application layer (actors/app) prices the payout at the current
+// all-in rate and carries both amounts, the rate and the fee in Create, so
+// the ledger never reads a rate and a replay is exact. In one Apply it
+// books:
 //
 //	from balance   −(fromAmount + fee)
 //	FX clearing(from)        +fromAmount      fee revenue(from) +fee
