@@ -6,7 +6,6 @@ import (
 	"errors"
 	"math/rand/v2"
 	"net/netip"
-	"slices"
 	"testing"
 	"time"
 
@@ -355,43 +354,19 @@ func newOrderFixture(t *testing.T) *orderFixture {
 // emitted.
 func (f *orderFixture) apply(cmd ledger.Command) (ledger.Result, []string) {
 	f.t.Helper()
-	before := f.s.EventCount()
-	r := f.s.Apply(cmd)
-	if err := f.s.Check(); err != nil {
-		f.t.Fatalf("%T: invariant broken: %v", cmd, err)
-	}
-	var types []string
-	for seq := before + 1; seq <= f.s.EventCount(); seq++ {
-		ev, _ := f.s.EventAt(seq)
-		types = append(types, ev.Type)
-	}
-	return r, types
+	return ledgertest.ApplyChecked(f.t, f.s, cmd)
 }
 
 // must applies cmd, which must succeed and emit exactly events.
 func (f *orderFixture) must(cmd ledger.Command, events ...string) ledger.Result {
 	f.t.Helper()
-	r, got := f.apply(cmd)
-	if r.Err != nil {
-		f.t.Fatalf("%T: %v", cmd, r.Err)
-	}
-	if !slices.Equal(got, events) {
-		f.t.Fatalf("%T: events %v, want %v", cmd, got, events)
-	}
-	return r
+	return ledgertest.MustEmit(f.t, f.s, cmd, events...)
 }
 
 // refuse applies cmd, which must fail with want and change nothing at all.
 func (f *orderFixture) refuse(cmd ledger.Command, want error) {
 	f.t.Helper()
-	before := f.s.Dump()
-	r, _ := f.apply(cmd)
-	if !errors.Is(r.Err, want) {
-		f.t.Fatalf("%T: got %v, want %v", cmd, r.Err, want)
-	}
-	if !bytes.Equal(f.s.Dump(), before) {
-		f.t.Fatalf("%T: a refused command changed the state", cmd)
-	}
+	ledgertest.ApplyRejected(f.t, f.s, cmd, want)
 }
 
 // An order counts its payout leg when it is created: an order that expires

@@ -42,14 +42,7 @@ func (f *orderFixture) must(cmd ledger.Command, events ...string) ledger.Result 
 // refuse applies cmd, which must fail with want and change nothing at all.
 func (f *orderFixture) refuse(cmd ledger.Command, want error) {
 	f.t.Helper()
-	before := f.s.Dump()
-	r, _ := f.apply(cmd)
-	if !errors.Is(r.Err, want) {
-		f.t.Fatalf("%T: got %v, want %v", cmd, r.Err, want)
-	}
-	if !bytes.Equal(f.s.Dump(), before) {
-		f.t.Fatalf("%T: a refused command changed the state", cmd)
-	}
+	ledgertest.ApplyRejected(f.t, f.s, cmd, want)
 }
 
 func (f *orderFixture) order(id string) Order {
