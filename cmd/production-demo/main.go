@@ -59,24 +59,19 @@ const (
 	momoCurrency  = "GHS"
 )
 
+// commands are the demo's subcommands, by name.
+var commands = map[string]func(args []string) error{
+	"start":        start,
+	"stop":         stop,
+	"send-usdc":    sendUSDC,
+	"usdc-balance": usdcBalance,
+}
+
 func main() {
-	if len(os.Args) < 2 {
+	if len(os.Args) < 2 || commands[os.Args[1]] == nil {
 		usage()
 	}
-	var err error
-	switch os.Args[1] {
-	case "start":
-		err = start(os.Args[2:])
-	case "stop":
-		err = stop(os.Args[2:])
-	case "send-usdc":
-		err = sendUSDC(os.Args[2:])
-	case "usdc-balance":
-		err = usdcBalance(os.Args[2:])
-	default:
-		usage()
-	}
-	if err != nil {
+	if err := commands[os.Args[1]](os.Args[2:]); err != nil {
 		fmt.Fprintln(os.Stderr, "production-demo:", err)
 		os.Exit(1)
 	}
@@ -249,9 +244,15 @@ func writeProviders(dir, rpcURL string, usdc common.Address, mo map[string]strin
 	return p, os.WriteFile(p, b, 0o600)
 }
 
+// demoFlags returns the flags of the subcommand name, with -dir, the
+// folder of the demo it acts on.
+func demoFlags(name string) (*flag.FlagSet, *string) {
+	fs := flag.NewFlagSet(name, flag.ExitOnError)
+	return fs, fs.String("dir", "data/production-demo", "the demo's folder")
+}
+
 func stop(args []string) error {
-	fs := flag.NewFlagSet("stop", flag.ExitOnError)
-	dir := fs.String("dir", "data/production-demo", "the demo's folder")
+	fs, dir := demoFlags("stop")
 	fs.Parse(args)
 	return stopAll(*dir)
 }
@@ -288,67 +289,73 @@ func stopAll(dir string) error {
 	return errors.Join(errs...)
 }
 
-// demoChain attaches to the chain of the demo running in dir, as its env
-// file names it, and returns it with the USDC token's address and the env.
-func demoChain(ctx context.Context, dir string) (*devchain.Chain, common.Address, map[string]string, error) {
+// onDemoChain attaches to the chain of the demo running in dir, as its env
+// file names it, and calls f with it, the USDC token's address and the env,
+// all within a minute.
+func onDemoChain(dir string, f func(ctx context.Context, chain *devchain.Chain, usdc common.Address, env map[string]string) error) error {
 	env := readEnv(filepath.Join(dir, "env"))
 	if env["CHAIN_RPC_URL"] == "" || env["USDC_TOKEN"] == "" {
-		return nil, common.Address{}, nil, errors.New("the demo is not running: make production-demo")
+		return errors.New("the demo is not running: make production-demo")
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
 	chain, err := devchain.Attach(ctx, env["CHAIN_RPC_URL"])
-	return chain, common.HexToAddress(env["USDC_TOKEN"]), env, err
+	if err != nil {
+		return err
+	}
+	return f(ctx, chain, common.HexToAddress(env["USDC_TOKEN"]), env)
+}
+
+// address reads the value of the address flag name.
+func address(name, v string) (common.Address, error) {
+	if !common.IsHexAddress(v) {
+		return common.Address{}, fmt.Errorf("-%s %q is not an address", name, v)
+	}
+	return common.HexToAddress(v), nil
 }
 
 func sendUSDC(args []string) error {
-	fs := flag.NewFlagSet("send-usdc", flag.ExitOnError)
-	dir := fs.String("dir", "data/production-demo", "the demo's folder")
-	to := fs.String("to", "", "the address to send to")
+	fs, dir := demoFlags("send-usdc")
+	toFlag := fs.String("to", "", "the address to send to")
 	amount := fs.String("amount", "", "whole or decimal USDC, e.g. 25 or 12.5")
 	fs.Parse(args)
-	if !common.IsHexAddress(*to) {
-		return fmt.Errorf("-to %q is not an address", *to)
+	to, err := address("to", *toFlag)
+	if err != nil {
+		return err
 	}
 	usdcCurrency, _ := ledger.LookupCurrency("USDC")
 	minor, err := ledger.ParseAmount(*amount, usdcCurrency)
 	if err != nil || minor <= 0 {
 		return fmt.Errorf("-amount %q is not a positive amount of USDC (6 decimal places at most)", *amount)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	chain, usdc, env, err := demoChain(ctx, *dir)
-	if err != nil {
-		return err
-	}
-	tx, err := chain.TransferToken(ctx, devchain.DevKey(0), usdc, common.HexToAddress(*to), big.NewInt(int64(minor)))
-	if err != nil {
-		return err
-	}
-	fmt.Printf("sent %s USDC to %s in transaction %s; it is credited after %s confirmations\n",
-		ledger.FormatMinor(minor, usdcCurrency), *to, tx.Hash().Hex(), env["CONFIRMATIONS"])
-	return nil
+	return onDemoChain(*dir, func(ctx context.Context, chain *devchain.Chain, usdc common.Address, env map[string]string) error {
+		tx, err := chain.TransferToken(ctx, devchain.DevKey(0), usdc, to, big.NewInt(int64(minor)))
+		if err != nil {
+			return err
+		}
+		fmt.Printf("sent %s USDC to %s in transaction %s; it is credited after %s confirmations\n",
+			ledger.FormatMinor(minor, usdcCurrency), *toFlag, tx.Hash().Hex(), env["CONFIRMATIONS"])
+		return nil
+	})
 }
 
 func usdcBalance(args []string) error {
-	fs := flag.NewFlagSet("usdc-balance", flag.ExitOnError)
-	dir := fs.String("dir", "data/production-demo", "the demo's folder")
-	of := fs.String("of", "", "the address")
+	fs, dir := demoFlags("usdc-balance")
+	ofFlag := fs.String("of", "", "the address")
 	fs.Parse(args)
-	if !common.IsHexAddress(*of) {
-		return fmt.Errorf("-of %q is not an address", *of)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	chain, usdcToken, _, err := demoChain(ctx, *dir)
+	of, err := address("of", *ofFlag)
 	if err != nil {
 		return err
 	}
-	b, err := chain.TokenBalance(ctx, usdcToken, common.HexToAddress(*of))
-	if err != nil {
-		return err
-	}
-	usdc, _ := ledger.LookupCurrency("USDC")
-	fmt.Printf("%s USDC\n", ledger.FormatMinor(ledger.Minor(b.Int64()), usdc))
-	return nil
+	return onDemoChain(*dir, func(ctx context.Context, chain *devchain.Chain, usdcToken common.Address, _ map[string]string) error {
+		b, err := chain.TokenBalance(ctx, usdcToken, of)
+		if err != nil {
+			return err
+		}
+		usdc, _ := ledger.LookupCurrency("USDC")
+		fmt.Printf("%s USDC\n", ledger.FormatMinor(ledger.Minor(b.Int64()), usdc))
+		return nil
+	})
 }
 
 // spawn starts a process in its own session (it outlives this command),
