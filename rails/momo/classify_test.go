@@ -18,53 +18,45 @@ import (
 // with status and body; it counts the requests that were not for a token.
 func stub(t *testing.T, tokenStatus, status int, body string) (*Adapter, *atomic.Int32) {
 	t.Helper()
-	isToken := func(r *http.Request) bool { return strings.HasSuffix(r.URL.Path, "/token/") }
-	url, calls := railtest.Stub(t, isToken, tokenStatus, `{"access_token":"tok","token_type":"access_token","expires_in":3600}`, status, body)
 	c := &Credentials{APIUser: secret("u"), APIKey: secret("k"), SubscriptionKey: secret("s")}
-	a, err := New(Config{Name: "t", BaseURL: url, TargetEnvironment: "sandbox", Currency: "EUR", Exponent: 2, Collection: c, Disbursement: c})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return a, calls
+	return railtest.Stub(t, "/token/", tokenStatus, `{"access_token":"tok","token_type":"access_token","expires_in":3600}`, status, body, func(url string) (*Adapter, error) {
+		return New(Config{Name: "t", BaseURL: url, TargetEnvironment: "sandbox", Currency: "EUR", Exponent: 2, Collection: c, Disbursement: c})
+	})
 }
 
 var in = provider.Instruction{ID: "pay_x", Currency: "EUR", AmountMinor: 100, Exponent: 2, AccountNumber: "233241234567"}
 
 func TestSubmitAnswers(t *testing.T) {
 	cases := []struct {
-		name        string
-		tokenStatus int
-		status      int
-		body        string
-		wantState   provider.State
-		wantKind    error
-		wantCalls   int32
+		railtest.QueryCase
+		tokenStatus int   // the token endpoint's
+		wantCalls   int32 // the requests not for a token
 	}{
-		{"accepted", 200, 202, "", provider.StateProcessing, nil, 1},
-		{"reference taken", 200, 409, `{"code":"RESOURCE_ALREADY_EXIST","message":"Duplicated reference id."}`, provider.StateProcessing, nil, 1},
-		{"bad request", 200, 400, `{"code":"PAYEE_NOT_FOUND","message":"x"}`, 0, provider.ErrRejected, 1},
-		{"token refused twice", 200, 401, `{"statusCode":401}`, 0, provider.ErrAuthentication, 2},
-		{"forbidden ip", 200, 403, `{"code":"FORBIDDEN_IP"}`, 0, provider.ErrAuthentication, 1},
-		{"wrong route", 200, 404, ``, 0, provider.ErrUnavailable, 1},
-		{"rate limited", 200, 429, ``, 0, provider.ErrRateLimited, 1},
-		{"wrong environment", 200, 500, `{"code":"NOT_ALLOWED_TARGET_ENVIRONMENT"}`, 0, provider.ErrRejected, 1},
-		{"wrong currency", 200, 500, `{"code":"INVALID_CURRENCY"}`, 0, provider.ErrRejected, 1},
-		{"callback host", 200, 500, `{"code":"INVALID_CALLBACK_URL_HOST"}`, 0, provider.ErrRejected, 1},
-		{"internal error", 200, 500, `{"code":"INTERNAL_PROCESSING_ERROR"}`, 0, provider.ErrUnknownOutcome, 1},
-		{"gateway timeout", 200, 504, ``, 0, provider.ErrUnknownOutcome, 1},
-		{"token credentials refused", 401, 202, ``, 0, provider.ErrAuthentication, 0},
-		{"token endpoint down", 503, 202, ``, 0, provider.ErrUnavailable, 0},
-		{"token rate limited", 429, 202, ``, 0, provider.ErrRateLimited, 0},
+		{railtest.QueryCase{Name: "accepted", Status: 202, Want: provider.StateProcessing}, 200, 1},
+		{railtest.QueryCase{Name: "reference taken", Status: 409, Body: `{"code":"RESOURCE_ALREADY_EXIST","message":"Duplicated reference id."}`, Want: provider.StateProcessing}, 200, 1},
+		{railtest.QueryCase{Name: "bad request", Status: 400, Body: `{"code":"PAYEE_NOT_FOUND","message":"x"}`, WantKind: provider.ErrRejected}, 200, 1},
+		{railtest.QueryCase{Name: "token refused twice", Status: 401, Body: `{"statusCode":401}`, WantKind: provider.ErrAuthentication}, 200, 2},
+		{railtest.QueryCase{Name: "forbidden ip", Status: 403, Body: `{"code":"FORBIDDEN_IP"}`, WantKind: provider.ErrAuthentication}, 200, 1},
+		{railtest.QueryCase{Name: "wrong route", Status: 404, WantKind: provider.ErrUnavailable}, 200, 1},
+		{railtest.QueryCase{Name: "rate limited", Status: 429, WantKind: provider.ErrRateLimited}, 200, 1},
+		{railtest.QueryCase{Name: "wrong environment", Status: 500, Body: `{"code":"NOT_ALLOWED_TARGET_ENVIRONMENT"}`, WantKind: provider.ErrRejected}, 200, 1},
+		{railtest.QueryCase{Name: "wrong currency", Status: 500, Body: `{"code":"INVALID_CURRENCY"}`, WantKind: provider.ErrRejected}, 200, 1},
+		{railtest.QueryCase{Name: "callback host", Status: 500, Body: `{"code":"INVALID_CALLBACK_URL_HOST"}`, WantKind: provider.ErrRejected}, 200, 1},
+		{railtest.QueryCase{Name: "internal error", Status: 500, Body: `{"code":"INTERNAL_PROCESSING_ERROR"}`, WantKind: provider.ErrUnknownOutcome}, 200, 1},
+		{railtest.QueryCase{Name: "gateway timeout", Status: 504, WantKind: provider.ErrUnknownOutcome}, 200, 1},
+		{railtest.QueryCase{Name: "token credentials refused", Status: 202, WantKind: provider.ErrAuthentication}, 401, 0},
+		{railtest.QueryCase{Name: "token endpoint down", Status: 202, WantKind: provider.ErrUnavailable}, 503, 0},
+		{railtest.QueryCase{Name: "token rate limited", Status: 202, WantKind: provider.ErrRateLimited}, 429, 0},
 	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			a, calls := stub(t, c.tokenStatus, c.status, c.body)
+		t.Run(c.Name, func(t *testing.T) {
+			a, calls := stub(t, c.tokenStatus, c.Status, c.Body)
 			p, err := a.PreparePayout(context.Background(), in)
 			if err != nil {
 				t.Fatal(err)
 			}
 			out, err := a.SubmitPayout(context.Background(), in, p)
-			railtest.CheckOutcome(t, out, err, c.wantState, c.wantKind)
+			c.Check(t, out, err)
 			if calls.Load() != c.wantCalls {
 				t.Fatalf("%d requests, want %d", calls.Load(), c.wantCalls)
 			}

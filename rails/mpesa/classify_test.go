@@ -31,74 +31,69 @@ func publicKeyPEM(t *testing.T) []byte {
 // stub answers tokens, and every other request with status and body.
 func stub(t *testing.T, status int, body string) (*Adapter, *atomic.Int32) {
 	t.Helper()
-	isToken := func(r *http.Request) bool { return strings.HasPrefix(r.URL.Path, "/oauth/") }
-	url, calls := railtest.Stub(t, isToken, http.StatusOK, `{"access_token":"tok","expires_in":"3599"}`, status, body)
 	s := provider.NewSecret
-	a, err := New(Config{Name: "t", BaseURL: url, CallbackURL: "https://pay.example/cb", ConsumerKey: s("k"), ConsumerSecret: s("s"),
-		ShortCode: "174379", Passkey: s("p"), B2CShortCode: "600000", InitiatorName: "api", InitiatorPassword: s("pw"), Certificate: publicKeyPEM(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return a, calls
+	return railtest.Stub(t, "/oauth/", http.StatusOK, `{"access_token":"tok","expires_in":"3599"}`, status, body, func(url string) (*Adapter, error) {
+		return New(Config{Name: "t", BaseURL: url, CallbackURL: "https://pay.example/cb", ConsumerKey: s("k"), ConsumerSecret: s("s"),
+			ShortCode: "174379", Passkey: s("p"), B2CShortCode: "600000", InitiatorName: "api", InitiatorPassword: s("pw"), Certificate: publicKeyPEM(t)})
+	})
 }
 
 var pay = provider.Instruction{ID: "pay_x", Currency: "KES", AmountMinor: 100_00, Exponent: 2, AccountNumber: "254708374149"}
 
+// submitAnswered prepares pay and submits it with prepare and submit, the
+// adapter's methods of a direction, to a stub that answers c, and checks
+// what the adapter makes of the answer; it returns the adapter and the
+// prepared key.
+func submitAnswered(t *testing.T, c railtest.QueryCase,
+	prepare func(*Adapter, context.Context, provider.Instruction) (provider.Prepared, error),
+	submit func(*Adapter, context.Context, provider.Instruction, provider.Prepared) (provider.Outcome, error)) (*Adapter, string) {
+	t.Helper()
+	a, _ := stub(t, c.Status, c.Body)
+	p, _ := prepare(a, context.Background(), pay)
+	out, err := submit(a, context.Background(), pay, p)
+	c.Check(t, out, err)
+	return a, p.Key
+}
+
 func TestB2CAnswers(t *testing.T) {
 	cases := []struct {
-		name      string
-		status    int
-		body      string
-		wantState provider.State
-		wantKind  error
-		resend    bool // the same process may send it again
+		railtest.QueryCase
+		resend bool // the same process may send it again
 	}{
-		{"accepted", 200, `{"ConversationID":"AG_1","OriginatorConversationID":"x","ResponseCode":"0","ResponseDescription":"Accept the service request successfully."}`, provider.StateProcessing, nil, false},
-		{"refused in the answer", 200, `{"ResponseCode":"1","ResponseDescription":"Rejected"}`, 0, provider.ErrRejected, true},
-		{"unreadable 200", 200, `<html>`, 0, provider.ErrUnknownOutcome, false},
-		{"duplicate originator", 500, `{"errorCode":"500.002.1001","errorMessage":"Duplicate OriginatorConversationID"}`, provider.StateProcessing, nil, false},
-		{"bad request", 400, `{"errorCode":"400.002.02","errorMessage":"Bad Request - Invalid PartyB"}`, 0, provider.ErrRejected, true},
-		{"token refused twice", 401, `{"errorCode":"401.002.01","errorMessage":"Invalid Access Token"}`, 0, provider.ErrAuthentication, true},
-		{"spike arrest", 500, `{"errorCode":"500.003.02","errorMessage":"Spike Arrest Violation"}`, 0, provider.ErrRateLimited, true},
-		{"too many requests", 429, ``, 0, provider.ErrRateLimited, true},
-		{"wrong route", 404, `{"errorCode":"404.003.01","errorMessage":"Resource not found"}`, 0, provider.ErrUnavailable, true},
-		{"internal error", 500, `{"errorCode":"500.003.1001","errorMessage":"Internal Server Error"}`, 0, provider.ErrUnknownOutcome, false},
-		{"bad gateway", 502, ``, 0, provider.ErrUnknownOutcome, false},
+		{railtest.QueryCase{Name: "accepted", Status: 200, Body: `{"ConversationID":"AG_1","OriginatorConversationID":"x","ResponseCode":"0","ResponseDescription":"Accept the service request successfully."}`, Want: provider.StateProcessing}, false},
+		{railtest.QueryCase{Name: "refused in the answer", Status: 200, Body: `{"ResponseCode":"1","ResponseDescription":"Rejected"}`, WantKind: provider.ErrRejected}, true},
+		{railtest.QueryCase{Name: "unreadable 200", Status: 200, Body: `<html>`, WantKind: provider.ErrUnknownOutcome}, false},
+		{railtest.QueryCase{Name: "duplicate originator", Status: 500, Body: `{"errorCode":"500.002.1001","errorMessage":"Duplicate OriginatorConversationID"}`, Want: provider.StateProcessing}, false},
+		{railtest.QueryCase{Name: "bad request", Status: 400, Body: `{"errorCode":"400.002.02","errorMessage":"Bad Request - Invalid PartyB"}`, WantKind: provider.ErrRejected}, true},
+		{railtest.QueryCase{Name: "token refused twice", Status: 401, Body: `{"errorCode":"401.002.01","errorMessage":"Invalid Access Token"}`, WantKind: provider.ErrAuthentication}, true},
+		{railtest.QueryCase{Name: "spike arrest", Status: 500, Body: `{"errorCode":"500.003.02","errorMessage":"Spike Arrest Violation"}`, WantKind: provider.ErrRateLimited}, true},
+		{railtest.QueryCase{Name: "too many requests", Status: 429, WantKind: provider.ErrRateLimited}, true},
+		{railtest.QueryCase{Name: "wrong route", Status: 404, Body: `{"errorCode":"404.003.01","errorMessage":"Resource not found"}`, WantKind: provider.ErrUnavailable}, true},
+		{railtest.QueryCase{Name: "internal error", Status: 500, Body: `{"errorCode":"500.003.1001","errorMessage":"Internal Server Error"}`, WantKind: provider.ErrUnknownOutcome}, false},
+		{railtest.QueryCase{Name: "bad gateway", Status: 502, WantKind: provider.ErrUnknownOutcome}, false},
 	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			a, _ := stub(t, c.status, c.body)
-			p, _ := a.PreparePayout(context.Background(), pay)
-			out, err := a.SubmitPayout(context.Background(), pay, p)
-			railtest.CheckOutcome(t, out, err, c.wantState, c.wantKind)
-			if a.wasSent(p.Key) == c.resend {
-				t.Fatalf("sent mark %v, want %v", a.wasSent(p.Key), !c.resend)
+		t.Run(c.Name, func(t *testing.T) {
+			a, key := submitAnswered(t, c.QueryCase, (*Adapter).PreparePayout, (*Adapter).SubmitPayout)
+			if a.wasSent(key) == c.resend {
+				t.Fatalf("sent mark %v, want %v", a.wasSent(key), !c.resend)
 			}
 		})
 	}
 }
 
 func TestSTKAnswers(t *testing.T) {
-	cases := []struct {
-		name     string
-		status   int
-		body     string
-		wantKind error
-	}{
-		{"wrong password", 500, `{"errorCode":"500.001.1001","errorMessage":"Wrong credentials"}`, provider.ErrAuthentication},
-		{"payer busy", 500, `{"errorCode":"500.001.1001","errorMessage":"Unable to lock subscriber, a transaction is already in process for the current subscriber"}`, provider.ErrUnavailable},
-		{"no merchant", 500, `{"errorCode":"500.001.1001","errorMessage":"Merchant does not exist"}`, provider.ErrRejected},
-		{"bad amount", 400, `{"errorCode":"400.002.02","errorMessage":"Bad Request - Invalid Amount"}`, provider.ErrRejected},
-		{"system busy", 500, `{"errorCode":"500.003.02","errorMessage":"System is busy"}`, provider.ErrRateLimited},
-		{"server error", 503, ``, provider.ErrUnknownOutcome},
+	cases := []railtest.QueryCase{
+		{Name: "wrong password", Status: 500, Body: `{"errorCode":"500.001.1001","errorMessage":"Wrong credentials"}`, WantKind: provider.ErrAuthentication},
+		{Name: "payer busy", Status: 500, Body: `{"errorCode":"500.001.1001","errorMessage":"Unable to lock subscriber, a transaction is already in process for the current subscriber"}`, WantKind: provider.ErrUnavailable},
+		{Name: "no merchant", Status: 500, Body: `{"errorCode":"500.001.1001","errorMessage":"Merchant does not exist"}`, WantKind: provider.ErrRejected},
+		{Name: "bad amount", Status: 400, Body: `{"errorCode":"400.002.02","errorMessage":"Bad Request - Invalid Amount"}`, WantKind: provider.ErrRejected},
+		{Name: "system busy", Status: 500, Body: `{"errorCode":"500.003.02","errorMessage":"System is busy"}`, WantKind: provider.ErrRateLimited},
+		{Name: "server error", Status: 503, WantKind: provider.ErrUnknownOutcome},
 	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			a, _ := stub(t, c.status, c.body)
-			p, _ := a.PrepareCollection(context.Background(), pay)
-			if _, err := a.SubmitCollection(context.Background(), pay, p); !errors.Is(err, c.wantKind) {
-				t.Fatalf("err %v, want %v", err, c.wantKind)
-			}
+		t.Run(c.Name, func(t *testing.T) {
+			submitAnswered(t, c, (*Adapter).PrepareCollection, (*Adapter).SubmitCollection)
 		})
 	}
 }

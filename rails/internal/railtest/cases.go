@@ -8,22 +8,9 @@ import (
 	"payments/rails/provider"
 )
 
-// CheckOutcome fails t unless err is of wantKind or, when wantKind is nil,
-// err is nil and out is in wantState.
-func CheckOutcome(t testing.TB, out provider.Outcome, err error, wantState provider.State, wantKind error) {
-	t.Helper()
-	if wantKind == nil {
-		if err != nil || out.State != wantState {
-			t.Fatalf("%+v %v", out, err)
-		}
-	} else if !errors.Is(err, wantKind) {
-		t.Fatalf("err %v, want %v", err, wantKind)
-	}
-}
-
-// QueryCase is a provider's answer to a status query and what the adapter
-// must make of it: an error of WantKind or, when that is nil, an outcome
-// in Want whose message holds WantMsg.
+// QueryCase is a provider's answer to a request (a status query, a
+// submission) and what the adapter must make of it: an error of WantKind
+// or, when that is nil, an outcome in Want whose message holds WantMsg.
 type QueryCase struct {
 	Name     string
 	Status   int
