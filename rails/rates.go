@@ -3,7 +3,8 @@ package rails
 import (
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 
@@ -59,12 +60,7 @@ var unitsPerUSD = map[string]string{
 
 // SupportedRateCurrencies lists the currencies the sandbox table prices.
 func SupportedRateCurrencies() []string {
-	out := make([]string, 0, len(unitsPerUSD))
-	for c := range unitsPerUSD {
-		out = append(out, c)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(unitsPerUSD))
 }
 
 var rateContext = apd.BaseContext.WithPrecision(RateSignificantDigits)
