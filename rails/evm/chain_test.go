@@ -7,8 +7,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math/big"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -35,6 +37,15 @@ type testChain struct {
 }
 
 const usdcUnit = 1_000_000 // base units of one token (six decimals)
+
+// eachToken runs f in a subtest per test token, named by its currency:
+// USDC, and USDT, the Tether-style one whose transfer returns nothing.
+func (tc *testChain) eachToken(t *testing.T, f func(t *testing.T, currency string, token common.Address)) {
+	tokens := map[string]common.Address{"USDC": tc.usdc, "USDT": tc.usdt}
+	for _, currency := range slices.Sorted(maps.Keys(tokens)) {
+		t.Run(currency, func(t *testing.T) { f(t, currency, tokens[currency]) })
+	}
+}
 
 func startChain(t *testing.T, ctx context.Context) *testChain {
 	t.Helper()

@@ -22,41 +22,36 @@ func TestPayoutCompletesAfterConfirmations(t *testing.T) {
 	ctx := testCtx(t)
 	tc := startChain(t, ctx)
 	a := tc.adapter(t, nil)
-	for _, cur := range []struct {
-		currency string
-		token    common.Address
-	}{{"USDC", tc.usdc}, {"USDT", tc.usdt}} {
-		t.Run(cur.currency, func(t *testing.T) {
-			before := tc.balance(t, ctx, cur.token, addr(tc.hot))
-			in := payout("pay_"+cur.currency, cur.currency, alice, 12_345_678) // 12.345678
-			p := prepare(t, ctx, a, in)
-			tx := new(types.Transaction)
-			if err := tx.UnmarshalBinary(p.Payload); err != nil || tx.Hash().Hex() != p.Key {
-				t.Fatalf("the payload is not the signed transaction the key names: %v", err)
-			}
-			if *tx.To() != cur.token || tx.Gas() == 0 || tx.GasFeeCap().Sign() == 0 || tx.GasTipCap().Sign() == 0 {
-				t.Fatalf("transaction to %s with gas %d, fee cap %s, tip %s", tx.To(), tx.Gas(), tx.GasFeeCap(), tx.GasTipCap())
-			}
-			if o := submit(t, ctx, a, in, p); o.State != provider.StatePending || o.ProviderRef != p.Key {
-				t.Fatalf("SubmitPayout = %+v", o)
-			}
-			tc.waitMined(t, ctx, p.Key) // automine: one confirmation of three
-			o := status(t, ctx, a, in, p, provider.StateProcessing)
-			if o.ProviderRef != p.Key || o.CheckAfter <= 0 {
-				t.Fatalf("outcome %+v", o)
-			}
-			tc.mine(t, ctx, 1)
-			status(t, ctx, a, in, p, provider.StateProcessing)
-			tc.mine(t, ctx, 1)
-			status(t, ctx, a, in, p, provider.StateCompleted)
-			if got := tc.balance(t, ctx, cur.token, alice); got != 12_345_678 {
-				t.Fatalf("recipient holds %d, want 12345678", got)
-			}
-			if got := tc.balance(t, ctx, cur.token, addr(tc.hot)); got != before-12_345_678 {
-				t.Fatalf("hot wallet holds %d, want %d", got, before-12_345_678)
-			}
-		})
-	}
+	tc.eachToken(t, func(t *testing.T, currency string, token common.Address) {
+		before := tc.balance(t, ctx, token, addr(tc.hot))
+		in := payout("pay_"+currency, currency, alice, 12_345_678) // 12.345678
+		p := prepare(t, ctx, a, in)
+		tx := new(types.Transaction)
+		if err := tx.UnmarshalBinary(p.Payload); err != nil || tx.Hash().Hex() != p.Key {
+			t.Fatalf("the payload is not the signed transaction the key names: %v", err)
+		}
+		if *tx.To() != token || tx.Gas() == 0 || tx.GasFeeCap().Sign() == 0 || tx.GasTipCap().Sign() == 0 {
+			t.Fatalf("transaction to %s with gas %d, fee cap %s, tip %s", tx.To(), tx.Gas(), tx.GasFeeCap(), tx.GasTipCap())
+		}
+		if o := submit(t, ctx, a, in, p); o.State != provider.StatePending || o.ProviderRef != p.Key {
+			t.Fatalf("SubmitPayout = %+v", o)
+		}
+		tc.waitMined(t, ctx, p.Key) // automine: one confirmation of three
+		o := status(t, ctx, a, in, p, provider.StateProcessing)
+		if o.ProviderRef != p.Key || o.CheckAfter <= 0 {
+			t.Fatalf("outcome %+v", o)
+		}
+		tc.mine(t, ctx, 1)
+		status(t, ctx, a, in, p, provider.StateProcessing)
+		tc.mine(t, ctx, 1)
+		status(t, ctx, a, in, p, provider.StateCompleted)
+		if got := tc.balance(t, ctx, token, alice); got != 12_345_678 {
+			t.Fatalf("recipient holds %d, want 12345678", got)
+		}
+		if got := tc.balance(t, ctx, token, addr(tc.hot)); got != before-12_345_678 {
+			t.Fatalf("hot wallet holds %d, want %d", got, before-12_345_678)
+		}
+	})
 	bals, err := a.Balances(ctx)
 	want := int64(1000*usdcUnit - 12_345_678)
 	if err != nil || len(bals) != 2 || bals[0].Currency != "USDC" || bals[0].AmountMinor != want || bals[1].Currency != "USDT" || bals[1].AmountMinor != want {
@@ -184,35 +179,30 @@ func TestRevertedPayoutFails(t *testing.T) {
 	ctx := testCtx(t)
 	tc := startChain(t, ctx)
 	a := tc.adapter(t, nil)
-	for _, c := range []struct {
-		currency string
-		token    common.Address
-		reason   string
-	}{{"USDC", tc.usdc, "insufficient token balance"}, {"USDT", tc.usdt, "insufficient balance"}} {
-		t.Run(c.currency, func(t *testing.T) {
-			all := tc.balance(t, ctx, c.token, addr(tc.hot))
-			first := payout("pay_all_"+c.currency, c.currency, alice, all)
-			second := payout("pay_again_"+c.currency, c.currency, alice, all)
-			p1 := prepare(t, ctx, a, first)
-			p2 := prepare(t, ctx, a, second)
-			if nonceOf(t, p2) != nonceOf(t, p1)+1 {
-				t.Fatalf("nonces %d and %d", nonceOf(t, p1), nonceOf(t, p2))
-			}
-			submit(t, ctx, a, first, p1)
-			submit(t, ctx, a, second, p2)
-			tc.waitMined(t, ctx, p2.Key)
-			status(t, ctx, a, second, p2, provider.StateProcessing) // reverted, not yet final
-			tc.mine(t, ctx, 3)
-			status(t, ctx, a, first, p1, provider.StateCompleted)
-			o := status(t, ctx, a, second, p2, provider.StateFailed)
-			if !strings.Contains(o.Message, "reverted") || !strings.Contains(o.Message, c.reason) {
-				t.Fatalf("message %q, want the revert and %q", o.Message, c.reason)
-			}
-			// Refused before anything is signed: the balance is gone now.
-			_, err := a.PreparePayout(ctx, payout("pay_more_"+c.currency, c.currency, alice, 1))
-			wantKind(t, err, provider.ErrRejected, "hot wallet holds")
-		})
-	}
+	reasons := map[string]string{"USDC": "insufficient token balance", "USDT": "insufficient balance"}
+	tc.eachToken(t, func(t *testing.T, currency string, token common.Address) {
+		all := tc.balance(t, ctx, token, addr(tc.hot))
+		first := payout("pay_all_"+currency, currency, alice, all)
+		second := payout("pay_again_"+currency, currency, alice, all)
+		p1 := prepare(t, ctx, a, first)
+		p2 := prepare(t, ctx, a, second)
+		if nonceOf(t, p2) != nonceOf(t, p1)+1 {
+			t.Fatalf("nonces %d and %d", nonceOf(t, p1), nonceOf(t, p2))
+		}
+		submit(t, ctx, a, first, p1)
+		submit(t, ctx, a, second, p2)
+		tc.waitMined(t, ctx, p2.Key)
+		status(t, ctx, a, second, p2, provider.StateProcessing) // reverted, not yet final
+		tc.mine(t, ctx, 3)
+		status(t, ctx, a, first, p1, provider.StateCompleted)
+		o := status(t, ctx, a, second, p2, provider.StateFailed)
+		if !strings.Contains(o.Message, "reverted") || !strings.Contains(o.Message, reasons[currency]) {
+			t.Fatalf("message %q, want the revert and %q", o.Message, reasons[currency])
+		}
+		// Refused before anything is signed: the balance is gone now.
+		_, err := a.PreparePayout(ctx, payout("pay_more_"+currency, currency, alice, 1))
+		wantKind(t, err, provider.ErrRejected, "hot wallet holds")
+	})
 }
 
 // What cannot be paid is refused before anything is signed.
