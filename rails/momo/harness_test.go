@@ -58,6 +58,24 @@ func (r *rig) noMoneyMoved() {
 	}
 }
 
+// submit prepares in and submits it, a collection or else a payout,
+// failing the test unless MoMo took it; it returns the Prepared.
+func (r *rig) submit(in provider.Instruction, collection bool) provider.Prepared {
+	r.T.Helper()
+	prepare, submit := r.adapter.PreparePayout, r.adapter.SubmitPayout
+	if collection {
+		prepare, submit = r.adapter.PrepareCollection, r.adapter.SubmitCollection
+	}
+	p, err := prepare(r.ctx, in)
+	if err == nil {
+		_, err = submit(r.ctx, in, p)
+	}
+	if err != nil {
+		r.T.Fatal(err)
+	}
+	return p
+}
+
 // resubmitMovesOnce submits the prepared payout again: MoMo takes it, and
 // money has moved once in all.
 func (r *rig) resubmitMovesOnce(in provider.Instruction, p provider.Prepared) {

@@ -95,10 +95,7 @@ func TestCollectionFails(t *testing.T) {
 			}
 			s := newSettler()
 			in := payout("col_"+c.name, c.msisdn, 500)
-			p, _ := r.adapter.PrepareCollection(r.ctx, in)
-			if _, err := r.adapter.SubmitCollection(r.ctx, in, p); err != nil {
-				t.Fatal(err)
-			}
+			p := r.submit(in, true)
 			s.onCallback(t, r.ctx, r.adapter, r.Callback(), in, p)
 			got := s.settled[p.Key]
 			if got.State != provider.StateFailed || !strings.Contains(got.Message, c.wantMsg) {
@@ -114,10 +111,7 @@ func TestCollectionExpires(t *testing.T) {
 	r.fake.SetPayer("233240000003", momofake.Ignore)
 	s := newSettler()
 	in := payout("col_exp", "233240000003", 500)
-	p, _ := r.adapter.PrepareCollection(r.ctx, in)
-	if _, err := r.adapter.SubmitCollection(r.ctx, in, p); err != nil {
-		t.Fatal(err)
-	}
+	p := r.submit(in, true)
 	out, err := r.adapter.CollectionStatus(r.ctx, in, p)
 	if err != nil || out.State != provider.StatePending || out.CheckAfter <= 0 {
 		t.Fatalf("before expiry: %+v, %v", out, err)
@@ -140,10 +134,7 @@ func TestCollectionApprovedLater(t *testing.T) {
 	r := newRig(t, momofake.Options{DefaultPayer: momofake.Hold})
 	s := newSettler()
 	in := payout("col_hold", "233240000004", 700)
-	p, _ := r.adapter.PrepareCollection(r.ctx, in)
-	if _, err := r.adapter.SubmitCollection(r.ctx, in, p); err != nil {
-		t.Fatal(err)
-	}
+	p := r.submit(in, true)
 	if !r.fake.Decide(p.Key, true) {
 		t.Fatal("nothing to approve")
 	}
@@ -156,10 +147,7 @@ func TestCollectionApprovedLater(t *testing.T) {
 func TestTokenExpiryMidRun(t *testing.T) {
 	r := newRig(t, momofake.Options{TokenLifetime: 10 * time.Minute})
 	in := payout("pay_tok", "233241234567", 100)
-	p, _ := r.adapter.PreparePayout(r.ctx, in)
-	if _, err := r.adapter.SubmitPayout(r.ctx, in, p); err != nil {
-		t.Fatal(err)
-	}
+	p := r.submit(in, false)
 	// The provider revokes the token early: the next call gets a 401,
 	// takes a new token and is answered.
 	r.fake.ExpireTokens()
@@ -274,10 +262,7 @@ func TestDuplicateCallbacksSettleOnce(t *testing.T) {
 	r := newRig(t, momofake.Options{})
 	s := newSettler()
 	in := payout("pay_dup", "233241234567", 100)
-	p, _ := r.adapter.PreparePayout(r.ctx, in)
-	if _, err := r.adapter.SubmitPayout(r.ctx, in, p); err != nil {
-		t.Fatal(err)
-	}
+	p := r.submit(in, false)
 	first := r.Callback()
 	if !r.fake.Resend(p.Key) {
 		t.Fatal("no callback to resend")
@@ -296,10 +281,7 @@ func TestDuplicateCallbacksSettleOnce(t *testing.T) {
 func TestCallbackWithoutQueryFindsItsKey(t *testing.T) {
 	r := newRig(t, momofake.Options{})
 	in := payout("pay_noq", "233241234567", 100)
-	p, _ := r.adapter.PreparePayout(r.ctx, in)
-	if _, err := r.adapter.SubmitPayout(r.ctx, in, p); err != nil {
-		t.Fatal(err)
-	}
+	p := r.submit(in, false)
 	cb := r.Callback()
 	cb.Query = ""
 	n, err := r.adapter.HandleCallback(r.ctx, cb)
@@ -315,10 +297,7 @@ func TestInsufficientDisbursementBalance(t *testing.T) {
 	r := newRig(t, momofake.Options{DisbursementBalanceMinor: 99})
 	s := newSettler()
 	in := payout("pay_poor", "233241234567", 100)
-	p, _ := r.adapter.PreparePayout(r.ctx, in)
-	if _, err := r.adapter.SubmitPayout(r.ctx, in, p); err != nil {
-		t.Fatal(err)
-	}
+	p := r.submit(in, false)
 	s.onCallback(t, r.ctx, r.adapter, r.Callback(), in, p)
 	if got := s.settled[p.Key]; got.State != provider.StateFailed || !strings.Contains(got.Message, "NOT_ENOUGH_FUNDS") {
 		t.Fatalf("settled %+v", got)

@@ -136,6 +136,16 @@ func (c *caller) submit(ctx context.Context) (provider.Outcome, error) {
 	return out, err
 }
 
+// mustSubmit submits, failing the test on an error.
+func (c *caller) mustSubmit(ctx context.Context) provider.Outcome {
+	c.t.Helper()
+	out, err := c.submit(ctx)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return out
+}
+
 func (c *caller) submitCall(ctx context.Context) (provider.Outcome, error) {
 	if c.collection {
 		return c.a.SubmitCollection(ctx, c.in, c.p)

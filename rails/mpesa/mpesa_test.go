@@ -58,9 +58,7 @@ func TestSTKCollectionFails(t *testing.T) {
 			r := newRig(t, mpesafake.Options{})
 			r.fake.SetPayer("254708000001", tc.behaviour)
 			c := newCaller(t, r.adapter, kes("col_"+tc.name, "254708000001", 100_00), true)
-			if _, err := c.submit(r.ctx); err != nil {
-				t.Fatal(err)
-			}
+			c.mustSubmit(r.ctx)
 			c.onCallback(r.ctx, r.Callback())
 			if c.settled == nil || c.settled.State != provider.StateFailed || !strings.Contains(c.settled.Message, tc.wantCode) || !strings.Contains(c.settled.Message, tc.wantWords) {
 				t.Fatalf("settled %+v", c.settled)
@@ -73,9 +71,7 @@ func TestSTKCollectionFails(t *testing.T) {
 func TestSTKExpiresUnanswered(t *testing.T) {
 	r := newRig(t, mpesafake.Options{DefaultPayer: mpesafake.Hold, STKExpiry: time.Minute})
 	c := newCaller(t, r.adapter, kes("col_exp", "254708374149", 100_00), true)
-	if _, err := c.submit(r.ctx); err != nil {
-		t.Fatal(err)
-	}
+	c.mustSubmit(r.ctx)
 	out, err := r.adapter.CollectionStatus(r.ctx, c.in, c.p)
 	if err != nil || out.State != provider.StatePending {
 		t.Fatalf("while waiting: %+v %v", out, err)
@@ -154,9 +150,7 @@ func TestSecurityCredentialIsVerified(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			a := r.newAdapter(tc.edit)
 			c := newCaller(t, a, kes("pay_cred_"+string(rune('a'+i)), "254708374149", 100_00), false)
-			if _, err := c.submit(r.ctx); err != nil {
-				t.Fatal(err)
-			}
+			c.mustSubmit(r.ctx)
 			c.onCallback(r.ctx, r.Callback())
 			if c.settled == nil || c.settled.State != provider.StateFailed || !strings.Contains(c.settled.Message, "2001") {
 				t.Fatalf("settled %+v", c.settled)
@@ -168,9 +162,7 @@ func TestSecurityCredentialIsVerified(t *testing.T) {
 	}
 	// The right one, for contrast: the fake decrypts it and pays.
 	c := newCaller(t, r.adapter, kes("pay_cred_ok", "254708374149", 100_00), false)
-	if _, err := c.submit(r.ctx); err != nil {
-		t.Fatal(err)
-	}
+	c.mustSubmit(r.ctx)
 	c.onCallback(r.ctx, r.Callback())
 	if c.settled == nil || c.settled.State != provider.StateCompleted {
 		t.Fatalf("settled %+v", c.settled)
@@ -196,9 +188,7 @@ func TestB2CFailures(t *testing.T) {
 				r.fake.SetPayer("254708000002", tc.payee)
 			}
 			c := newCaller(t, r.adapter, kes("pay_f", "254708000002", tc.minor), false)
-			if _, err := c.submit(r.ctx); err != nil {
-				t.Fatal(err)
-			}
+			c.mustSubmit(r.ctx)
 			c.onCallback(r.ctx, r.Callback())
 			if c.settled == nil || c.settled.State != provider.StateFailed || !strings.Contains(c.settled.Message, tc.wantCode) {
 				t.Fatalf("settled %+v", c.settled)
@@ -316,9 +306,7 @@ func TestUnknownCheckoutIsNotFound(t *testing.T) {
 func TestTokenExpiryMidRun(t *testing.T) {
 	r := newRig(t, mpesafake.Options{TokenLifetime: 10 * time.Minute})
 	c := newCaller(t, r.adapter, kes("col_tok", "254708374149", 100_00), true)
-	if _, err := c.submit(r.ctx); err != nil {
-		t.Fatal(err)
-	}
+	c.mustSubmit(r.ctx)
 	r.fake.ExpireTokens()
 	if out, err := r.adapter.CollectionStatus(r.ctx, c.in, c.p); err != nil || out.State != provider.StateCompleted {
 		t.Fatalf("after revocation: %+v %v", out, err)
@@ -331,9 +319,7 @@ func TestTokenExpiryMidRun(t *testing.T) {
 	// A payout right at the refresh point: a new token first, no 401, one
 	// B2C request.
 	p := newCaller(t, r.adapter, kes("pay_tok", "254708374149", 100_00), false)
-	if _, err := p.submit(r.ctx); err != nil {
-		t.Fatal(err)
-	}
+	p.mustSubmit(r.ctx)
 	for _, q := range r.fake.Requests()[before:] {
 		if q.Status == http.StatusUnauthorized {
 			t.Fatalf("a 401: %+v", q)
@@ -346,9 +332,7 @@ func TestTokenExpiryMidRun(t *testing.T) {
 	// a new one: the gateway did nothing with the first.
 	r.fake.ExpireTokens()
 	q := newCaller(t, r.adapter, kes("pay_tok2", "254708374149", 100_00), false)
-	if _, err := q.submit(r.ctx); err != nil {
-		t.Fatal(err)
-	}
+	q.mustSubmit(r.ctx)
 	if r.fake.Count(mpesafake.OpB2C) != 3 {
 		t.Fatalf("%d B2C requests, want 3 (one refused for its token)", r.fake.Count(mpesafake.OpB2C))
 	}
@@ -381,9 +365,7 @@ func TestRateLimited(t *testing.T) {
 func TestDuplicateCallbacksSettleOnce(t *testing.T) {
 	r := newRig(t, mpesafake.Options{})
 	pc := newCaller(t, r.adapter, kes("pay_dup", "254708374149", 100_00), false)
-	if _, err := pc.submit(r.ctx); err != nil {
-		t.Fatal(err)
-	}
+	pc.mustSubmit(r.ctx)
 	first := r.Callback()
 	if !r.fake.ResendB2CResult(pc.p.Key) {
 		t.Fatal("nothing to resend")
@@ -394,10 +376,7 @@ func TestDuplicateCallbacksSettleOnce(t *testing.T) {
 		t.Fatalf("%+v %+v, settled %d", n1, n2, pc.settles)
 	}
 	cc := newCaller(t, r.adapter, kes("col_dup", "254708374149", 100_00), true)
-	out, err := cc.submit(r.ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	out := cc.mustSubmit(r.ctx)
 	cc.onCallback(r.ctx, r.Callback())
 	r.fake.ResendSTKResult(out.ProviderRef)
 	cc.onCallback(r.ctx, r.Callback())
@@ -409,9 +388,7 @@ func TestDuplicateCallbacksSettleOnce(t *testing.T) {
 func TestForgedCallbacksAreRefused(t *testing.T) {
 	r := newRig(t, mpesafake.Options{})
 	c := newCaller(t, r.adapter, kes("pay_forge", "254708374149", 100_00), false)
-	if _, err := c.submit(r.ctx); err != nil {
-		t.Fatal(err)
-	}
+	c.mustSubmit(r.ctx)
 	real := r.Callback()
 	other := newCaller(t, r.adapter, kes("pay_other", "254708374149", 100_00), false)
 	cases := []struct {
