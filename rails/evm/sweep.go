@@ -5,9 +5,7 @@ import (
 	"crypto/ecdsa"
 	"errors"
 	"fmt"
-	"maps"
 	"math/big"
-	"slices"
 	"sync"
 	"time"
 
@@ -146,23 +144,19 @@ func (s *Sweeper) Sweep(ctx context.Context, index uint32) (SweepResult, error) 
 		gas   uint64
 	}
 	var jobs []job
-	curs := slices.Sorted(maps.Keys(s.cfg.tokens))
-	for _, cur := range curs {
-		tok := s.cfg.tokens[cur]
-		units, err := s.node.tokenBalance(ctx, tok.address, res.Address)
+	for h, err := range s.node.holdings(ctx, s.cfg.tokens, res.Address) {
 		if err != nil {
 			return res, err
 		}
-		minor, _, err := toMinor(units, tok.decimals, tok.exponent)
-		if err != nil || units.Sign() == 0 || minor < s.cfg.sweepMin[cur] {
+		if h.minorErr != nil || h.units.Sign() == 0 || h.minor < s.cfg.sweepMin[h.currency] {
 			continue
 		}
-		data := transferData(s.to, units)
-		gas, err := s.node.estimateGas(ctx, ethereum.CallMsg{From: res.Address, To: &tok.address, Data: data})
+		data := transferData(s.to, h.units)
+		gas, err := s.node.estimateGas(ctx, ethereum.CallMsg{From: res.Address, To: &h.tok.address, Data: data})
 		if err != nil {
 			return res, unavailable("estimating a sweep's gas", err)
 		}
-		jobs = append(jobs, job{tok: tok, units: units, data: data, gas: gas + gas*uint64(s.cfg.limitMargin)/100})
+		jobs = append(jobs, job{tok: h.tok, units: h.units, data: data, gas: gas + gas*uint64(s.cfg.limitMargin)/100})
 	}
 	if len(jobs) == 0 {
 		return res, nil
