@@ -8,7 +8,7 @@ import (
 
 func init() {
 	core.RegisterRoutes(core.Resource("/v1/collections", ledger.ScopeCollectionsRead, ledger.ScopeCollectionsWrite, core.Handlers{
-		Create:      createCollection,
+		Create:      core.Creator(collectionInput, core.App.CreateCollection, func(res *ledger.Result) any { return collectionGetBody(res.Collection) }),
 		List:        listCollections,
 		ByReference: core.ByReference("Collection", (*ledger.Reader).CollectionByReference, collectionGetBody),
 		Get:         core.ByID("Collection", orgCollection, collectionGetBody),
@@ -34,11 +34,6 @@ type collectionRequestBody struct {
 
 type collectionBody struct {
 	Collection collectionJSON `json:"collection"`
-}
-
-// createCollection: POST /v1/collections.
-func createCollection(c *core.Call) {
-	core.Create(c, collectionInput, c.Server.Config.App.CreateCollection, func(res *ledger.Result) any { return &collectionBody{renderCollection(res.Collection)} })
 }
 
 // collectionInput checks a collection request's shape, reporting every

@@ -18,7 +18,7 @@ import (
 
 func init() {
 	core.RegisterRoutes(core.Resource("/v1/orders", ledger.ScopeOrdersRead, ledger.ScopeOrdersWrite, core.Handlers{
-		Create:      createOrder,
+		Create:      core.Creator(orderInput, core.App.CreateOrder, func(res *ledger.Result) any { return &orderBody{renderOrder(orders.Of(*res))} }),
 		List:        core.Lister(listOrdersKind, orderFilter, orders.List, renderOrder),
 		ByReference: core.ByReference("Order", orders.ByReference, orderDetailBody),
 		Get:         core.ByID("Order", orders.Get, orderDetailBody), // with its timeline
@@ -70,11 +70,6 @@ type orderRequestBody struct {
 
 type orderBody struct {
 	Order orderJSON `json:"order"`
-}
-
-// createOrder: POST /v1/orders.
-func createOrder(c *core.Call) {
-	core.Create(c, orderInput, c.Server.Config.App.CreateOrder, func(res *ledger.Result) any { return &orderBody{renderOrder(orders.Of(*res))} })
 }
 
 // orderInput checks an order request's shape, reporting every problem at
