@@ -562,10 +562,6 @@ type paymentLinkBody struct {
 	PaymentLink paymentLinkJSON `json:"paymentLink"`
 }
 
-type paymentPageBody struct {
-	PaymentPage paymentPageJSON `json:"paymentPage"`
-}
-
 // Handlers.
 
 // createPaymentLink: POST /v1/payment-links.
@@ -742,13 +738,9 @@ func paymentPageInput(req *paymentPageRequestBody) (app.PaymentPageRequest, *led
 	return in, p.Err()
 }
 
-// paymentPageGetBody is the body of a single payment page's GET.
-func paymentPageGetBody(page *paymentlinks.Page) *paymentPageBody {
-	return &paymentPageBody{renderPaymentPage(page)}
-}
-
-// paymentPageResult is the body of a change to a payment page.
-var paymentPageResult = core.ResultBody(paymentlinks.PageOf, paymentPageGetBody)
+// paymentPageGetBody and paymentPageResult are the bodies of a single
+// payment page's GET and of a change to it.
+var paymentPageGetBody, paymentPageResult = core.Bodies("paymentPage", paymentlinks.PageOf, renderPaymentPage)
 
 // getPaymentPage: GET /v1/payment-pages/{id}.
 func getPaymentPage(c *core.Call) {
