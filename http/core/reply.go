@@ -165,6 +165,12 @@ type SimulationBody[S any] struct {
 	Simulation S `json:"simulation"`
 }
 
+// Simulated is the body of the answer to a sandbox simulation: what render
+// makes of its result, as a SimulationBody.
+func Simulated[S any](render func(*ledger.Result) S) func(*ledger.Result) any {
+	return func(res *ledger.Result) any { return &SimulationBody[S]{Simulation: render(res)} }
+}
+
 // SimulationInput is Input for a sandbox simulation: on production, where
 // simulations do not exist, the request is answered and ok is false.
 func SimulationInput[Req, In any](c *Call, input func(*Req) (In, *ledger.Error)) (in In, ok bool) {

@@ -878,16 +878,16 @@ func checkoutDeposit(c *core.Call) {
 	}
 	r := c.Server.Config.App.SimulateCheckoutDeposit(app.Caller{OrgID: c.Org}, in)
 	sess := r.Session
-	c.Created(r.Reply, func(res *ledger.Result) any {
+	c.Created(r.Reply, core.Simulated(func(res *ledger.Result) checkoutDepositJSON {
 		d := paymentlinks.DepositOf(*res)
-		return &core.SimulationBody[checkoutDepositJSON]{Simulation: checkoutDepositJSON{
+		return checkoutDepositJSON{
 			DepositID: d.ID, CollectionID: d.CollectionID, VirtualAccountID: pooledVirtualAccountID(sess.OriginCurrency),
 			CheckoutSessionID: d.SessionID, PaymentLinkID: d.LinkID,
 			Amount: core.Money(d.Amount, d.Currency), Currency: d.Currency,
 			CreditedAmount: core.Money(d.Credited, sess.DestCurrency), CreditedCurrency: sess.DestCurrency,
 			ExternalReference: d.ExternalReference, RequestedOutcome: "completed", Replayed: res.Replayed,
-		}}
-	})
+		}
+	}))
 }
 
 // checkoutDepositInput checks a checkout deposit simulation's shape,

@@ -186,13 +186,13 @@ func simulateOrderDeposit(c *core.Call) {
 	d := c.Server.Config.App.SimulateOrderDeposit(c.Caller(), in)
 	// 201 like the other deposit simulations: a deposit was made; 200 for
 	// a retry under its reference, answered from the deposit it recorded.
-	c.Created(d.Reply, func(res *ledger.Result) any {
+	c.Created(d.Reply, core.Simulated(func(res *ledger.Result) orderDepositJSON {
 		after := orders.Of(*res)
-		return core.SimulationBody[orderDepositJSON]{Simulation: orderDepositJSON{
+		return orderDepositJSON{
 			Type: "order_deposit", OrderID: after.ID, Outcome: in.Outcome.String(),
 			Amount: core.Money(d.Sent, after.Spec.FromCurrency), ExternalReference: core.Optional(in.ExternalReference), Order: renderOrder(after),
-		}}
-	})
+		}
+	}))
 }
 
 // orderDepositInput checks an order deposit simulation's shape, reporting
