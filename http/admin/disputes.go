@@ -279,10 +279,9 @@ func simulateDisputeOpen(c *core.Call) {
 		return
 	}
 	r := c.Server.Config.App.OpenDispute(c.Caller(), in)
-	c.Created(r, func(res *ledger.Result) any {
-		return &core.SimulationBody[disputeSimulationJSON]{Simulation: disputeSimulationJSON{Type: "open_dispute", Replayed: res.Replayed,
-			Dispute: renderWithThread(c, disputes.Of(*res)).Dispute}}
-	})
+	c.Created(r, core.Simulated(func(res *ledger.Result) disputeSimulationJSON {
+		return disputeSimulationJSON{Type: "open_dispute", Replayed: res.Replayed, Dispute: renderWithThread(c, disputes.Of(*res)).Dispute}
+	}))
 }
 
 // disputeOpenInput checks a dispute-open simulation's shape, reporting
@@ -316,10 +315,9 @@ func simulateDisputeResolve(c *core.Call) {
 		return
 	}
 	r := c.Server.Config.App.ResolveDispute(c.Caller(), in.id, in.outcome == "won", in.message)
-	c.Reply(r, fasthttp.StatusOK, func(res *ledger.Result) any {
-		return &core.SimulationBody[disputeSimulationJSON]{Simulation: disputeSimulationJSON{Type: "resolve_dispute", Outcome: in.outcome,
-			Dispute: renderWithThread(c, disputes.Of(*res)).Dispute}}
-	})
+	c.Reply(r, fasthttp.StatusOK, core.Simulated(func(res *ledger.Result) disputeSimulationJSON {
+		return disputeSimulationJSON{Type: "resolve_dispute", Outcome: in.outcome, Dispute: renderWithThread(c, disputes.Of(*res)).Dispute}
+	}))
 }
 
 // disputeResolution is what resolves a dispute: its id, won or lost, and

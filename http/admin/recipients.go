@@ -75,10 +75,6 @@ type recipientJSON struct {
 	UpdatedAt     string  `json:"updatedAt"`
 }
 
-type recipientBody struct {
-	Recipient recipientJSON `json:"recipient"`
-}
-
 type recipientsBulkBody struct {
 	Summary recipientsBulkSummary `json:"summary"`
 	Created []recipientJSON       `json:"created"`
@@ -264,10 +260,9 @@ func recipientFilter(c *core.Call) (recipients.Filter, *ledger.Error) {
 	return f, nil
 }
 
-// recipientGetBody is the body of a single recipient's GET.
-func recipientGetBody(r *recipients.Recipient) *recipientBody {
-	return &recipientBody{renderRecipient(r)}
-}
+// recipientGetBody and recipientResult are the bodies of a single
+// recipient's GET and of its create or change.
+var recipientGetBody, recipientResult = core.Bodies("recipient", recipients.Of, renderRecipient)
 
 // updateRecipient: PUT /v1/recipients/{id}. The display fields and whether
 // the recipient may be used change; its destination does not (save a new
@@ -275,9 +270,6 @@ func recipientGetBody(r *recipients.Recipient) *recipientBody {
 func updateRecipient(c *core.Call) {
 	core.Update(c, "id", recipientChange, c.Server.Config.App.UpdateRecipient, recipientResult)
 }
-
-// recipientResult is the body of a recipient's create or change.
-func recipientResult(res *ledger.Result) any { return recipientGetBody(recipients.Of(*res)) }
 
 // recipientChange checks a recipient update's shape, reporting every
 // problem at once.

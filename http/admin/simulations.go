@@ -36,9 +36,9 @@ type fundBalanceJSON struct {
 func fundBalance(c *core.Call) {
 	if in, ok := core.SimulationInput(c, FundBalanceInput); ok {
 		r := c.Server.Config.App.FundBalance(c.Caller(), in.Currency, in.Amount, in.Ref)
-		c.Created(r, func(res *ledger.Result) any {
+		c.Created(r, core.Simulated(func(res *ledger.Result) fundBalanceJSON {
 			f := res.Funding
-			return &core.SimulationBody[fundBalanceJSON]{Simulation: fundBalanceJSON{
+			return fundBalanceJSON{
 				Type:              "fund_balance",
 				TransactionID:     c.Server.PublicIDs().EntryID(f.EntrySeq),
 				AccountID:         f.AccountNumber,
@@ -47,8 +47,8 @@ func fundBalance(c *core.Call) {
 				NewBalance:        core.Money(f.BalanceAfter, f.Currency),
 				ExternalReference: f.ExternalReference,
 				Replayed:          res.Replayed,
-			}}
-		})
+			}
+		}))
 	}
 }
 

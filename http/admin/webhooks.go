@@ -141,10 +141,6 @@ func RenderWebhookDeliveryDetail(ids *publicids.IDs, d *webhooks.Delivery) webho
 	return out
 }
 
-type webhookEndpointBody struct {
-	Endpoint webhookEndpointJSON `json:"endpoint"`
-}
-
 type DeliveryDetailBody struct {
 	Delivery webhookDeliveryDetailJSON `json:"delivery"`
 }
@@ -262,13 +258,9 @@ func WebhookEndpointList(s *core.Server, org string, before ledger.Cursor, limit
 	return core.NewList(listWebhookEndpointsKind, page, renderWebhookEndpoint)
 }
 
-// webhookEndpointGetBody is the body of a single endpoint's GET.
-func webhookEndpointGetBody(ep *webhooks.Endpoint) *webhookEndpointBody {
-	return &webhookEndpointBody{renderWebhookEndpoint(ep)}
-}
-
-// webhookEndpointResult is the body of an endpoint's create or change.
-var webhookEndpointResult = core.ResultBody(webhooks.EndpointOf, webhookEndpointGetBody)
+// webhookEndpointGetBody and webhookEndpointResult are the bodies of a
+// single endpoint's GET and of its create or change.
+var webhookEndpointGetBody, webhookEndpointResult = core.Bodies("endpoint", webhooks.EndpointOf, renderWebhookEndpoint)
 
 // updateWebhookEndpoint: PATCH /v1/webhooks/endpoints/{id}. Setting status
 // active re-enables a disabled endpoint and clears its failure count.

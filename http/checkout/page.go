@@ -10,6 +10,8 @@ import (
 	"html/template"
 	"strings"
 	"time"
+
+	"payments/http/webassets"
 )
 
 //go:embed templates
@@ -56,13 +58,13 @@ var (
 )
 
 func parse(files ...string) *template.Template {
-	return template.Must(template.New("layout.html").Funcs(template.FuncMap{
+	return webassets.Head(template.Must(template.New("layout.html").Funcs(template.FuncMap{
 		"asset":     assetPath,
 		"countdown": countdown,
 		"datetime":  datetime,
 		"step":      step,
 		"split":     func(s string) []string { return strings.SplitN(s, "|", 2) },
-	}).ParseFS(templateFiles, files...))
+	}).ParseFS(templateFiles, files...)))
 }
 
 // countdown shows seconds as m:ss.

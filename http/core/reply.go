@@ -89,6 +89,15 @@ func Create[Req, In any](c *Call, input func(*Req) (In, *ledger.Error), op func(
 	}
 }
 
+// Creator is the handler of POST {path} (Handlers.Create): Create with
+// input, the App's operation op (a method expression: App.CreatePayout, …)
+// on the server's App, and body.
+func Creator[Req, In any](input func(*Req) (In, *ledger.Error), op func(App, app.Caller, In) actors.Reply, body func(*ledger.Result) any) func(*Call) {
+	return func(c *Call) {
+		Create(c, input, func(caller app.Caller, in In) actors.Reply { return op(c.Server.Config.App, caller, in) }, body)
+	}
+}
+
 // Input is the request body decoded into a Req and its shape checked by
 // input (every problem at once): what the handler acts on. A body that is
 // not the expected JSON, or has problems, is answered, and ok is false.
@@ -154,6 +163,12 @@ func ParamInput[Req, In any](c *Call, param string, input func(id string, req *R
 // as S renders it.
 type SimulationBody[S any] struct {
 	Simulation S `json:"simulation"`
+}
+
+// Simulated is the body of the answer to a sandbox simulation: what render
+// makes of its result, as a SimulationBody.
+func Simulated[S any](render func(*ledger.Result) S) func(*ledger.Result) any {
+	return func(res *ledger.Result) any { return &SimulationBody[S]{Simulation: render(res)} }
 }
 
 // SimulationInput is Input for a sandbox simulation: on production, where

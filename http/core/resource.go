@@ -40,6 +40,15 @@ func ByReference[T, B any](what string, find ReadOne[T], body func(*T) B) func(*
 	return func(c *Call) { Get(c, "externalReference", what, find, body) }
 }
 
+// Bodies are the bodies of a resource's answers that carry one record,
+// rendered by render under name ({"payout": {…}}): get, of a GET of it
+// (ByID, ByReference); result, of a change to it, whose result carries the
+// record (of reads it out).
+func Bodies[T, J any](name string, of func(ledger.Result) *T, render func(*T) J) (get func(*T) map[string]J, result func(*ledger.Result) any) {
+	get = func(v *T) map[string]J { return map[string]J{name: render(v)} }
+	return get, ResultBody(of, get)
+}
+
 // ReadPage reads one page of an organization's records of a kind, with
 // filter f, before the cursor: the shape of ledger.Reader's list methods
 // (ledger.Reader.Payouts, …), which pass as method expressions.

@@ -13,6 +13,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"payments/http/webassets"
 )
 
 //go:embed templates
@@ -152,8 +154,8 @@ func init() {
 		if name == "layout" {
 			continue
 		}
-		templates[name] = template.Must(template.New("layout.html").Funcs(funcs).
-			ParseFS(templateFiles, "templates/layout.html", f))
+		templates[name] = webassets.Head(template.Must(template.New("layout.html").Funcs(funcs).
+			ParseFS(templateFiles, "templates/layout.html", f)))
 	}
 }
 

@@ -142,6 +142,8 @@ type pageLinkRequestBody struct {
 	Metadata          core.JSONObject `json:"metadata"`
 }
 
+// updateLinkRequestBody is a PATCH of a link: what a PATCH of a page
+// changes too.
 type updateLinkRequestBody struct {
 	Status      *string                 `json:"status"`
 	ExpiresAt   linkPatch[string]       `json:"expiresAt"`
@@ -150,13 +152,10 @@ type updateLinkRequestBody struct {
 }
 
 type updatePageRequestBody struct {
-	Status              *string                 `json:"status"`
-	AllowedMethods      *[]string               `json:"allowedMethods"`
-	AllowedCryptoAssets *[]string               `json:"allowedCryptoAssets"`
-	CustomFields        *[]customFieldBody      `json:"customFields"`
-	ExpiresAt           linkPatch[string]       `json:"expiresAt"`
-	RedirectURL         linkPatch[string]       `json:"redirectUrl"`
-	Branding            linkPatch[brandingBody] `json:"branding"`
+	AllowedMethods      *[]string          `json:"allowedMethods"`
+	AllowedCryptoAssets *[]string          `json:"allowedCryptoAssets"`
+	CustomFields        *[]customFieldBody `json:"customFields"`
+	updateLinkRequestBody
 }
 
 type checkoutSessionRequestBody struct {
@@ -336,32 +335,50 @@ func checkoutAppearance(p *core.Problems, req *appearanceBody) paymentlinks.Appe
 // Renderers.
 
 type paymentLinkJSON struct {
-	ID                  string                `json:"id"`
-	URL                 string                `json:"url"`
-	ParentType          *string               `json:"parentType"`
-	ParentID            *string               `json:"parentId"`
-	Email               string                `json:"email"`
-	Amount              string                `json:"amount"`
-	Currency            string                `json:"currency"`
-	Title               string                `json:"title"`
-	Description         *string               `json:"description"`
-	Status              string                `json:"status"`
-	StatusMessage       *string               `json:"statusMessage"`
-	TotalReceived       string                `json:"totalReceived"`
-	Remaining           string                `json:"remaining"`
-	OverpaymentAmount   *string               `json:"overpaymentAmount"`
-	AllowedMethods      []string              `json:"allowedMethods"`
-	AllowedCryptoAssets *[]string             `json:"allowedCryptoAssets"`
-	CustomFields        jsontext.Value        `json:"customFields"`
-	Branding            *jsontext.Value       `json:"branding"`
-	RedirectURL         *string               `json:"redirectUrl"`
-	Metadata            jsontext.Value        `json:"metadata"`
-	ExpiresAt           *string               `json:"expiresAt"`
-	PaidAt              *string               `json:"paidAt"`
-	CreatedAt           string                `json:"createdAt"`
-	UpdatedAt           string                `json:"updatedAt"`
-	CustomerReference   *string               `json:"customerReference"`
-	Sessions            []checkoutSessionJSON `json:"sessions,omitzero"` // the get-one response only
+	ID                string  `json:"id"`
+	URL               string  `json:"url"`
+	ParentType        *string `json:"parentType"`
+	ParentID          *string `json:"parentId"`
+	Email             string  `json:"email"`
+	Amount            string  `json:"amount"`
+	Currency          string  `json:"currency"`
+	Title             string  `json:"title"`
+	Description       *string `json:"description"`
+	Status            string  `json:"status"`
+	StatusMessage     *string `json:"statusMessage"`
+	TotalReceived     string  `json:"totalReceived"`
+	Remaining         string  `json:"remaining"`
+	OverpaymentAmount *string `json:"overpaymentAmount"`
+	appearanceJSON
+	PaidAt            *string               `json:"paidAt"`
+	CreatedAt         string                `json:"createdAt"`
+	UpdatedAt         string                `json:"updatedAt"`
+	CustomerReference *string               `json:"customerReference"`
+	Sessions          []checkoutSessionJSON `json:"sessions,omitzero"` // the get-one response only
+}
+
+// appearanceJSON is what a link and a page show alike of their
+// appearance, after its title, description and status.
+type appearanceJSON struct {
+	AllowedMethods      []string        `json:"allowedMethods"`
+	AllowedCryptoAssets *[]string       `json:"allowedCryptoAssets"`
+	CustomFields        jsontext.Value  `json:"customFields"`
+	Branding            *jsontext.Value `json:"branding"`
+	RedirectURL         *string         `json:"redirectUrl"`
+	Metadata            jsontext.Value  `json:"metadata"`
+	ExpiresAt           *string         `json:"expiresAt"`
+}
+
+func renderAppearance(a paymentlinks.Appearance) appearanceJSON {
+	return appearanceJSON{
+		AllowedMethods:      methodNames(a.Methods),
+		AllowedCryptoAssets: cryptoAssetList(a),
+		CustomFields:        arrayOrEmpty(a.CustomFields),
+		Branding:            optionalObject(a.Branding),
+		RedirectURL:         core.Optional(a.RedirectURL),
+		Metadata:            core.ObjectOrEmpty(a.Metadata),
+		ExpiresAt:           core.OptionalTimestamp(a.ExpiresAt),
+	}
 }
 
 func methodNames(s paymentlinks.MethodSet) []string {
@@ -400,28 +417,22 @@ func arrayOrEmpty(raw string) jsontext.Value {
 func renderPaymentLink(l *paymentlinks.Link) paymentLinkJSON {
 	cur := l.Spec.Currency
 	out := paymentLinkJSON{
-		ID:                  l.ID,
-		URL:                 core.CheckoutBase() + "/" + l.ID,
-		Email:               l.Spec.Email,
-		Amount:              core.Money(l.Spec.Amount, cur),
-		Currency:            cur,
-		Title:               l.Current.Title,
-		Description:         core.Optional(l.Current.Description),
-		Status:              l.Status.String(),
-		StatusMessage:       core.Optional(l.StatusMessage),
-		TotalReceived:       core.Money(l.TotalReceived, cur),
-		Remaining:           core.Money(l.Remaining(), cur),
-		AllowedMethods:      methodNames(l.Current.Methods),
-		AllowedCryptoAssets: cryptoAssetList(l.Current),
-		CustomFields:        arrayOrEmpty(l.Current.CustomFields),
-		Branding:            optionalObject(l.Current.Branding),
-		RedirectURL:         core.Optional(l.Current.RedirectURL),
-		Metadata:            core.ObjectOrEmpty(l.Current.Metadata),
-		ExpiresAt:           core.OptionalTimestamp(l.Current.ExpiresAt),
-		PaidAt:              core.OptionalTimestamp(l.PaidAt),
-		CreatedAt:           core.Timestamp(l.CreatedAt),
-		UpdatedAt:           core.Timestamp(l.UpdatedAt),
-		CustomerReference:   core.Optional(l.CustomerReference),
+		ID:                l.ID,
+		URL:               core.CheckoutBase() + "/" + l.ID,
+		Email:             l.Spec.Email,
+		Amount:            core.Money(l.Spec.Amount, cur),
+		Currency:          cur,
+		Title:             l.Current.Title,
+		Description:       core.Optional(l.Current.Description),
+		Status:            l.Status.String(),
+		StatusMessage:     core.Optional(l.StatusMessage),
+		TotalReceived:     core.Money(l.TotalReceived, cur),
+		Remaining:         core.Money(l.Remaining(), cur),
+		appearanceJSON:    renderAppearance(l.Current),
+		PaidAt:            core.OptionalTimestamp(l.PaidAt),
+		CreatedAt:         core.Timestamp(l.CreatedAt),
+		UpdatedAt:         core.Timestamp(l.UpdatedAt),
+		CustomerReference: core.Optional(l.CustomerReference),
 	}
 	if l.ParentID != "" {
 		out.ParentType, out.ParentID = core.Optional("payment_page"), core.Optional(l.ParentID)
@@ -433,45 +444,33 @@ func renderPaymentLink(l *paymentlinks.Link) paymentLinkJSON {
 }
 
 type paymentPageJSON struct {
-	ID                  string          `json:"id"`
-	URL                 string          `json:"url"`
-	Amount              *string         `json:"amount"`
-	Currency            string          `json:"currency"`
-	Title               string          `json:"title"`
-	Description         *string         `json:"description"`
-	Status              string          `json:"status"`
-	AllowedMethods      []string        `json:"allowedMethods"`
-	AllowedCryptoAssets *[]string       `json:"allowedCryptoAssets"`
-	CustomFields        jsontext.Value  `json:"customFields"`
-	Branding            *jsontext.Value `json:"branding"`
-	RedirectURL         *string         `json:"redirectUrl"`
-	Metadata            jsontext.Value  `json:"metadata"`
-	ExpiresAt           *string         `json:"expiresAt"`
-	CreatedAt           string          `json:"createdAt"`
-	UpdatedAt           string          `json:"updatedAt"`
-	PaymentCount        int64           `json:"paymentCount"`
-	TotalCollected      string          `json:"totalCollected"`
+	ID          string  `json:"id"`
+	URL         string  `json:"url"`
+	Amount      *string `json:"amount"`
+	Currency    string  `json:"currency"`
+	Title       string  `json:"title"`
+	Description *string `json:"description"`
+	Status      string  `json:"status"`
+	appearanceJSON
+	CreatedAt      string `json:"createdAt"`
+	UpdatedAt      string `json:"updatedAt"`
+	PaymentCount   int64  `json:"paymentCount"`
+	TotalCollected string `json:"totalCollected"`
 }
 
 func renderPaymentPage(p *paymentlinks.Page) paymentPageJSON {
 	out := paymentPageJSON{
-		ID:                  p.ID,
-		URL:                 core.CheckoutBase() + "/" + p.ID,
-		Currency:            p.Currency,
-		Title:               p.Current.Title,
-		Description:         core.Optional(p.Current.Description),
-		Status:              p.Status.String(),
-		AllowedMethods:      methodNames(p.Current.Methods),
-		AllowedCryptoAssets: cryptoAssetList(p.Current),
-		CustomFields:        arrayOrEmpty(p.Current.CustomFields),
-		Branding:            optionalObject(p.Current.Branding),
-		RedirectURL:         core.Optional(p.Current.RedirectURL),
-		Metadata:            core.ObjectOrEmpty(p.Current.Metadata),
-		ExpiresAt:           core.OptionalTimestamp(p.Current.ExpiresAt),
-		CreatedAt:           core.Timestamp(p.CreatedAt),
-		UpdatedAt:           core.Timestamp(p.UpdatedAt),
-		PaymentCount:        p.PaymentCount,
-		TotalCollected:      core.Money(p.TotalCollected, p.Currency),
+		ID:             p.ID,
+		URL:            core.CheckoutBase() + "/" + p.ID,
+		Currency:       p.Currency,
+		Title:          p.Current.Title,
+		Description:    core.Optional(p.Current.Description),
+		Status:         p.Status.String(),
+		appearanceJSON: renderAppearance(p.Current),
+		CreatedAt:      core.Timestamp(p.CreatedAt),
+		UpdatedAt:      core.Timestamp(p.UpdatedAt),
+		PaymentCount:   p.PaymentCount,
+		TotalCollected: core.Money(p.TotalCollected, p.Currency),
 	}
 	if p.Amount > 0 {
 		out.Amount = core.Optional(core.Money(p.Amount, p.Currency))
@@ -561,10 +560,6 @@ func renderCheckoutSession(c *paymentlinks.Session) checkoutSessionJSON {
 
 type paymentLinkBody struct {
 	PaymentLink paymentLinkJSON `json:"paymentLink"`
-}
-
-type paymentPageBody struct {
-	PaymentPage paymentPageJSON `json:"paymentPage"`
 }
 
 // Handlers.
@@ -674,25 +669,30 @@ func updatePaymentLink(c *core.Call) {
 // paymentLinkChange checks a payment link PATCH's shape, reporting every
 // problem at once.
 func paymentLinkChange(id string, req *updateLinkRequestBody) (app.CheckoutUpdate, *ledger.Error) {
-	var p core.Problems
-	cmd := app.CheckoutUpdate{ID: id}
-	closeStatus(&p, &cmd, req.Status, "link")
-	patchAppearance(&p, &cmd, &req.ExpiresAt, &req.RedirectURL, &req.Branding)
-	if !cmd.Close && cmd.Set == 0 && len(p) == 0 {
-		p.Add("body", "must set at least one of status, expiresAt, redirectUrl, branding")
-	}
-	return cmd, p.Err()
+	return checkoutChange(id, req, "link", "must set at least one of status, expiresAt, redirectUrl, branding", nil)
 }
 
-// closeStatus reads a PATCH's status, which may only close (the link or
-// page, what).
-func closeStatus(p *core.Problems, cmd *app.CheckoutUpdate, status *string, what string) {
-	if status != nil {
-		if *status != "closed" {
+// checkoutChange checks a PATCH of a link or a page (what), reporting every
+// problem at once: its status, which may only close, what more reads of a
+// page's own fields, then what a link and a page both change
+// (patchAppearance). A PATCH that changes nothing is refused with empty.
+func checkoutChange(id string, req *updateLinkRequestBody, what, empty string, more func(*core.Problems, *app.CheckoutUpdate)) (app.CheckoutUpdate, *ledger.Error) {
+	var p core.Problems
+	cmd := app.CheckoutUpdate{ID: id}
+	if req.Status != nil {
+		if *req.Status != "closed" {
 			p.Add("status", "must be closed: the only status a "+what+" can be moved to")
 		}
 		cmd.Close = true
 	}
+	if more != nil {
+		more(&p, &cmd)
+	}
+	patchAppearance(&p, &cmd, &req.ExpiresAt, &req.RedirectURL, &req.Branding)
+	if !cmd.Close && cmd.Set == 0 && len(p) == 0 {
+		p.Add("body", empty)
+	}
+	return cmd, p.Err()
 }
 
 // patchAppearance reads what a PATCH of a link and of a page both change
@@ -738,13 +738,9 @@ func paymentPageInput(req *paymentPageRequestBody) (app.PaymentPageRequest, *led
 	return in, p.Err()
 }
 
-// paymentPageGetBody is the body of a single payment page's GET.
-func paymentPageGetBody(page *paymentlinks.Page) *paymentPageBody {
-	return &paymentPageBody{renderPaymentPage(page)}
-}
-
-// paymentPageResult is the body of a change to a payment page.
-var paymentPageResult = core.ResultBody(paymentlinks.PageOf, paymentPageGetBody)
+// paymentPageGetBody and paymentPageResult are the bodies of a single
+// payment page's GET and of a change to it.
+var paymentPageGetBody, paymentPageResult = core.Bodies("paymentPage", paymentlinks.PageOf, renderPaymentPage)
 
 // getPaymentPage: GET /v1/payment-pages/{id}.
 func getPaymentPage(c *core.Call) {
@@ -776,26 +772,20 @@ func updatePaymentPage(c *core.Call) {
 // paymentPageChange checks a payment page PATCH's shape, reporting every
 // problem at once.
 func paymentPageChange(id string, req *updatePageRequestBody) (app.CheckoutUpdate, *ledger.Error) {
-	var p core.Problems
-	cmd := app.CheckoutUpdate{ID: id}
-	closeStatus(&p, &cmd, req.Status, "page")
-	if req.AllowedMethods != nil {
-		cmd.Set |= paymentlinks.AppearanceMethods
-		cmd.Appearance.Methods = checkoutMethods(&p, "allowedMethods", req.AllowedMethods, true)
-	}
-	if req.AllowedCryptoAssets != nil {
-		cmd.Set |= paymentlinks.AppearanceCryptoAssets
-		cmd.Appearance.CryptoAssets, cmd.Appearance.CryptoAssetsSet = checkoutAssets(&p, "allowedCryptoAssets", req.AllowedCryptoAssets)
-	}
-	if req.CustomFields != nil {
-		cmd.Set |= paymentlinks.AppearanceCustomFields
-		cmd.Appearance.CustomFields = checkoutFields(&p, "customFields", req.CustomFields)
-	}
-	patchAppearance(&p, &cmd, &req.ExpiresAt, &req.RedirectURL, &req.Branding)
-	if !cmd.Close && cmd.Set == 0 && len(p) == 0 {
-		p.Add("body", "must set at least one field")
-	}
-	return cmd, p.Err()
+	return checkoutChange(id, &req.updateLinkRequestBody, "page", "must set at least one field", func(p *core.Problems, cmd *app.CheckoutUpdate) {
+		if req.AllowedMethods != nil {
+			cmd.Set |= paymentlinks.AppearanceMethods
+			cmd.Appearance.Methods = checkoutMethods(p, "allowedMethods", req.AllowedMethods, true)
+		}
+		if req.AllowedCryptoAssets != nil {
+			cmd.Set |= paymentlinks.AppearanceCryptoAssets
+			cmd.Appearance.CryptoAssets, cmd.Appearance.CryptoAssetsSet = checkoutAssets(p, "allowedCryptoAssets", req.AllowedCryptoAssets)
+		}
+		if req.CustomFields != nil {
+			cmd.Set |= paymentlinks.AppearanceCustomFields
+			cmd.Appearance.CustomFields = checkoutFields(p, "customFields", req.CustomFields)
+		}
+	})
 }
 
 // createCheckoutSession: POST /v1/payment-links/{id}/sessions. The hosted
@@ -888,16 +878,16 @@ func checkoutDeposit(c *core.Call) {
 	}
 	r := c.Server.Config.App.SimulateCheckoutDeposit(app.Caller{OrgID: c.Org}, in)
 	sess := r.Session
-	c.Created(r.Reply, func(res *ledger.Result) any {
+	c.Created(r.Reply, core.Simulated(func(res *ledger.Result) checkoutDepositJSON {
 		d := paymentlinks.DepositOf(*res)
-		return &core.SimulationBody[checkoutDepositJSON]{Simulation: checkoutDepositJSON{
+		return checkoutDepositJSON{
 			DepositID: d.ID, CollectionID: d.CollectionID, VirtualAccountID: pooledVirtualAccountID(sess.OriginCurrency),
 			CheckoutSessionID: d.SessionID, PaymentLinkID: d.LinkID,
 			Amount: core.Money(d.Amount, d.Currency), Currency: d.Currency,
 			CreditedAmount: core.Money(d.Credited, sess.DestCurrency), CreditedCurrency: sess.DestCurrency,
 			ExternalReference: d.ExternalReference, RequestedOutcome: "completed", Replayed: res.Replayed,
-		}}
-	})
+		}
+	}))
 }
 
 // checkoutDepositInput checks a checkout deposit simulation's shape,

@@ -8,7 +8,7 @@ import (
 
 func init() {
 	core.RegisterRoutes(core.Resource("/v1/collections", ledger.ScopeCollectionsRead, ledger.ScopeCollectionsWrite, core.Handlers{
-		Create:      createCollection,
+		Create:      core.Creator(collectionInput, core.App.CreateCollection, collectionResult),
 		List:        listCollections,
 		ByReference: core.ByReference("Collection", (*ledger.Reader).CollectionByReference, collectionGetBody),
 		Get:         core.ByID("Collection", orgCollection, collectionGetBody),
@@ -30,15 +30,6 @@ type collectionRequestBody struct {
 	Narration         *string         `json:"narration"`
 	ExternalReference *string         `json:"externalReference"`
 	Metadata          core.JSONObject `json:"metadata"`
-}
-
-type collectionBody struct {
-	Collection collectionJSON `json:"collection"`
-}
-
-// createCollection: POST /v1/collections.
-func createCollection(c *core.Call) {
-	core.Create(c, collectionInput, c.Server.Config.App.CreateCollection, func(res *ledger.Result) any { return &collectionBody{renderCollection(res.Collection)} })
 }
 
 // collectionInput checks a collection request's shape, reporting every
@@ -78,11 +69,9 @@ func orgCollection(st *ledger.Reader, org, id string) (ledger.Collection, bool) 
 	return col, ok && col.OrgID == org
 }
 
-// collectionGetBody is the body of a single-collection GET, by id or by
-// reference.
-func collectionGetBody(col *ledger.Collection) *collectionBody {
-	return &collectionBody{renderCollection(col)}
-}
+// collectionGetBody and collectionResult are the bodies of a single
+// collection's GET, by id or by reference, and of its create.
+var collectionGetBody, collectionResult = core.Bodies("collection", func(res ledger.Result) *ledger.Collection { return res.Collection }, renderCollection)
 
 // listCollections: GET /v1/collections.
 func listCollections(c *core.Call) {

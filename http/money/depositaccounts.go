@@ -44,43 +44,43 @@ const (
 	listDepositCollections  core.ListKind = 'D' // collections filtered by virtual account or address
 )
 
-type virtualAccountJSON struct {
-	ID                string         `json:"id"`
-	Status            string         `json:"status"`
-	Currency          string         `json:"currency"`
-	Bank              string         `json:"bank"`
-	AccountNumber     string         `json:"accountNumber"`
-	AccountName       string         `json:"accountName"`
+// depositAccountRecordJSON is what a virtual account and a crypto address
+// both show last: the caller's reference and metadata, and when the
+// account was made and last changed.
+type depositAccountRecordJSON struct {
 	ExternalReference *string        `json:"externalReference"`
 	Metadata          jsontext.Value `json:"metadata"`
 	CreatedAt         string         `json:"createdAt"`
 	UpdatedAt         string         `json:"updatedAt"`
 }
 
-type virtualAccountBody struct {
-	VirtualAccount virtualAccountJSON `json:"virtualAccount"`
+func renderDepositAccountRecord(ref, metadata string, created, updated int64) depositAccountRecordJSON {
+	return depositAccountRecordJSON{core.Optional(ref), core.ObjectOrEmpty(metadata), core.Timestamp(created), core.Timestamp(updated)}
 }
 
-// virtualAccountGetBody is the body of a single virtual account's GET.
-func virtualAccountGetBody(v *deposits.VirtualAccount) *virtualAccountBody {
-	return &virtualAccountBody{renderVirtualAccount(v)}
+type virtualAccountJSON struct {
+	ID            string `json:"id"`
+	Status        string `json:"status"`
+	Currency      string `json:"currency"`
+	Bank          string `json:"bank"`
+	AccountNumber string `json:"accountNumber"`
+	AccountName   string `json:"accountName"`
+	depositAccountRecordJSON
 }
 
-// virtualAccountResult is the body of a virtual account's create or change.
-var virtualAccountResult = core.ResultBody(deposits.VirtualAccountOf, virtualAccountGetBody)
+// virtualAccountGetBody and virtualAccountResult are the bodies of a single virtual account's GET and of
+// its create or change.
+var virtualAccountGetBody, virtualAccountResult = core.Bodies("virtualAccount", deposits.VirtualAccountOf, renderVirtualAccount)
 
 func renderVirtualAccount(v *deposits.VirtualAccount) virtualAccountJSON {
 	return virtualAccountJSON{
-		ID:                v.ID,
-		Status:            v.Status.String(),
-		Currency:          v.Currency,
-		Bank:              v.Bank,
-		AccountNumber:     v.AccountNumber,
-		AccountName:       v.AccountName,
-		ExternalReference: core.Optional(v.ExternalReference),
-		Metadata:          core.ObjectOrEmpty(v.Metadata),
-		CreatedAt:         core.Timestamp(v.CreatedAt),
-		UpdatedAt:         core.Timestamp(v.UpdatedAt),
+		ID:                       v.ID,
+		Status:                   v.Status.String(),
+		Currency:                 v.Currency,
+		Bank:                     v.Bank,
+		AccountNumber:            v.AccountNumber,
+		AccountName:              v.AccountName,
+		depositAccountRecordJSON: renderDepositAccountRecord(v.ExternalReference, v.Metadata, v.CreatedAt, v.UpdatedAt),
 	}
 }
 
@@ -202,40 +202,26 @@ func updateByID[Req, T any](c *core.Call, change func(*Req) (T, *ledger.Error), 
 }
 
 type cryptoAddressJSON struct {
-	ID                string         `json:"id"`
-	Currency          string         `json:"currency"`
-	Chain             string         `json:"chain"`
-	Address           string         `json:"address"`
-	Tag               *string        `json:"tag"`
-	ExternalReference *string        `json:"externalReference"`
-	Metadata          jsontext.Value `json:"metadata"`
-	CreatedAt         string         `json:"createdAt"`
-	UpdatedAt         string         `json:"updatedAt"`
+	ID       string  `json:"id"`
+	Currency string  `json:"currency"`
+	Chain    string  `json:"chain"`
+	Address  string  `json:"address"`
+	Tag      *string `json:"tag"`
+	depositAccountRecordJSON
 }
 
-type cryptoAddressBody struct {
-	Address cryptoAddressJSON `json:"address"`
-}
-
-// cryptoAddressGetBody is the body of a single crypto address's GET.
-func cryptoAddressGetBody(a *deposits.CryptoAddress) *cryptoAddressBody {
-	return &cryptoAddressBody{renderCryptoAddress(a)}
-}
-
-// cryptoAddressResult is the body of a crypto address's create or change.
-var cryptoAddressResult = core.ResultBody(deposits.CryptoAddressOf, cryptoAddressGetBody)
+// cryptoAddressGetBody and cryptoAddressResult are the bodies of a single crypto address's GET and of
+// its create or change.
+var cryptoAddressGetBody, cryptoAddressResult = core.Bodies("address", deposits.CryptoAddressOf, renderCryptoAddress)
 
 func renderCryptoAddress(a *deposits.CryptoAddress) cryptoAddressJSON {
 	return cryptoAddressJSON{
-		ID:                a.ID,
-		Currency:          a.Currency,
-		Chain:             rails.ChainName(a.Chain),
-		Address:           a.Address,
-		Tag:               core.Optional(a.Tag),
-		ExternalReference: core.Optional(a.ExternalReference),
-		Metadata:          core.ObjectOrEmpty(a.Metadata),
-		CreatedAt:         core.Timestamp(a.CreatedAt),
-		UpdatedAt:         core.Timestamp(a.UpdatedAt),
+		ID:                       a.ID,
+		Currency:                 a.Currency,
+		Chain:                    rails.ChainName(a.Chain),
+		Address:                  a.Address,
+		Tag:                      core.Optional(a.Tag),
+		depositAccountRecordJSON: renderDepositAccountRecord(a.ExternalReference, a.Metadata, a.CreatedAt, a.UpdatedAt),
 	}
 }
 

@@ -210,9 +210,7 @@ func simulateDeposit[S any](c *core.Call, crypto bool, op func(app.Caller, app.D
 		return
 	}
 	d := op(c.Caller(), in)
-	c.Created(d.Reply, func(res *ledger.Result) any {
-		return &core.SimulationBody[S]{Simulation: render(&in, &d, res)}
-	})
+	c.Created(d.Reply, core.Simulated(func(res *ledger.Result) S { return render(&in, &d, res) }))
 }
 
 // Collections made by deposits render their source in details.

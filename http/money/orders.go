@@ -18,7 +18,7 @@ import (
 
 func init() {
 	core.RegisterRoutes(core.Resource("/v1/orders", ledger.ScopeOrdersRead, ledger.ScopeOrdersWrite, core.Handlers{
-		Create:      createOrder,
+		Create:      core.Creator(orderInput, core.App.CreateOrder, func(res *ledger.Result) any { return &orderBody{renderOrder(orders.Of(*res))} }),
 		List:        core.Lister(listOrdersKind, orderFilter, orders.List, renderOrder),
 		ByReference: core.ByReference("Order", orders.ByReference, orderDetailBody),
 		Get:         core.ByID("Order", orders.Get, orderDetailBody), // with its timeline
@@ -70,11 +70,6 @@ type orderRequestBody struct {
 
 type orderBody struct {
 	Order orderJSON `json:"order"`
-}
-
-// createOrder: POST /v1/orders.
-func createOrder(c *core.Call) {
-	core.Create(c, orderInput, c.Server.Config.App.CreateOrder, func(res *ledger.Result) any { return &orderBody{renderOrder(orders.Of(*res))} })
 }
 
 // orderInput checks an order request's shape, reporting every problem at
@@ -191,13 +186,13 @@ func simulateOrderDeposit(c *core.Call) {
 	d := c.Server.Config.App.SimulateOrderDeposit(c.Caller(), in)
 	// 201 like the other deposit simulations: a deposit was made; 200 for
 	// a retry under its reference, answered from the deposit it recorded.
-	c.Created(d.Reply, func(res *ledger.Result) any {
+	c.Created(d.Reply, core.Simulated(func(res *ledger.Result) orderDepositJSON {
 		after := orders.Of(*res)
-		return core.SimulationBody[orderDepositJSON]{Simulation: orderDepositJSON{
+		return orderDepositJSON{
 			Type: "order_deposit", OrderID: after.ID, Outcome: in.Outcome.String(),
 			Amount: core.Money(d.Sent, after.Spec.FromCurrency), ExternalReference: core.Optional(in.ExternalReference), Order: renderOrder(after),
-		}}
-	})
+		}
+	}))
 }
 
 // orderDepositInput checks an order deposit simulation's shape, reporting

@@ -8,7 +8,7 @@ import (
 
 func init() {
 	core.RegisterRoutes(core.Resource("/v1/payouts", ledger.ScopePayoutsRead, ledger.ScopePayoutsWrite, core.Handlers{
-		Create:      createPayout,
+		Create:      core.Creator(payoutInput, core.App.CreatePayout, func(res *ledger.Result) any { return &payoutBody{renderPayout(res.Payout)} }),
 		List:        core.Lister(core.ListPayouts, payoutFilter, (*ledger.Reader).Payouts, renderPayout),
 		ByReference: core.ByReference("Payout", (*ledger.Reader).PayoutByReference, payoutDetailBody),
 		Get:         core.ByID("Payout", orgPayout, payoutDetailBody),
@@ -44,11 +44,6 @@ type payoutRequestBody struct {
 
 type payoutBody struct {
 	Payout payoutJSON `json:"payout"`
-}
-
-// createPayout: POST /v1/payouts.
-func createPayout(c *core.Call) {
-	core.Create(c, payoutInput, c.Server.Config.App.CreatePayout, func(res *ledger.Result) any { return &payoutBody{renderPayout(res.Payout)} })
 }
 
 // payoutInput checks a payout request's shape, reporting every problem at

@@ -6,7 +6,9 @@ package webassets
 
 import (
 	"crypto/sha256"
+	"embed"
 	"encoding/hex"
+	"html/template"
 	"io/fs"
 	"mime"
 	"path"
@@ -69,4 +71,14 @@ func (s *Set) Path(base, file string) string {
 		panic("webassets: no asset " + file)
 	}
 	return base + "/assets/" + served
+}
+
+//go:embed head.html
+var headFiles embed.FS
+
+// Head adds to t the template "document-head", which every page of the
+// binary's own sites opens with: the document up to its title, the page
+// kept out of search engines and its address out of Referer headers.
+func Head(t *template.Template) *template.Template {
+	return template.Must(t.ParseFS(headFiles, "head.html"))
 }
