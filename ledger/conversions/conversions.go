@@ -251,13 +251,7 @@ func Of(res ledger.Result) *Conversion {
 // QuoteOf returns the quote a command made, or the one an execution
 // executed, or nil.
 func QuoteOf(res ledger.Result) *Quote {
-	switch v := res.Value.(type) {
-	case *Quote:
-		return v
-	case *Execution:
-		return v.Quote
-	}
-	return nil
+	return ledger.ValueIn(res, func(e *Execution) *Quote { return e.Quote })
 }
 
 func init() {
@@ -363,17 +357,12 @@ func (c *CreateQuote) Apply(s *ledger.State) ledger.Result {
 	if err := s.CheckOrg(c.OrgID); err != nil {
 		return ledger.Result{Err: err}
 	}
-	from, to, err := ledger.LookupCurrencyPair(c.FromCurrency, c.ToCurrency)
+	from, to, err := ledger.LookupCrossPair(c.FromCurrency, c.ToCurrency, c.FromAmount, c.ToAmount,
+		ledger.FieldInvalid("to.currency", "must differ from from.currency"))
 	if err != nil {
 		return ledger.Result{Err: err}
 	}
 	switch {
-	case from.Code == to.Code:
-		return ledger.Result{Err: ledger.FieldInvalid("to.currency", "must differ from from.currency")}
-	case c.FromAmount <= 0 || c.FromAmount > ledger.AmountMax:
-		return ledger.Result{Err: ledger.FieldInvalid("from.amount", "is out of range")}
-	case c.ToAmount <= 0 || c.ToAmount > ledger.AmountMax:
-		return ledger.Result{Err: ledger.FieldInvalid("to.amount", "is out of range")}
 	case c.Side != ledger.SideFrom && c.Side != ledger.SideTo:
 		return ledger.Result{Err: ledger.Errorf(ledger.CodeValidation, "quote side %d is unknown", c.Side)}
 	case !ledger.ValidRate(c.Rate):

@@ -213,13 +213,7 @@ const (
 
 // Of returns the dispute a command opened or changed, or nil.
 func Of(res ledger.Result) *Dispute {
-	switch v := res.Value.(type) {
-	case *Dispute:
-		return v
-	case *posted:
-		return v.dispute
-	}
-	return nil
+	return ledger.ValueIn(res, func(p *posted) *Dispute { return p.dispute })
 }
 
 // MessageOf returns the message an AddMessage posted, or nil.

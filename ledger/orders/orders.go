@@ -1023,13 +1023,7 @@ type Deposited struct {
 
 // Of returns the order a command made, moved or replayed, or nil.
 func Of(res ledger.Result) *Order {
-	switch v := res.Value.(type) {
-	case *Order:
-		return v
-	case *Deposited:
-		return v.Order
-	}
-	return nil
+	return ledger.ValueIn(res, func(d *Deposited) *Order { return d.Order })
 }
 
 // DepositOf returns the record of a deposit under a reference, or nil.
