@@ -13,8 +13,8 @@ func ValueOf[V any](res Result) *V {
 
 // ValueIn returns the *V a feature's command left in Result.Value, or the
 // one in the *W it left there (in picks it out), or nil: what an XOf
-// reader answers where a command leaves either the record or an outcome
-// that holds it.
+// reader answers where a command leaves an outcome that holds the record
+// (and, for some commands, the record itself).
 func ValueIn[V, W any](res Result, in func(*W) *V) *V {
 	switch v := res.Value.(type) {
 	case *V:
@@ -73,4 +73,58 @@ func Change[V any](st Store[V], org, id, what string, change func(*V) (bool, *Er
 		st.Put(v)
 	}
 	return Result{Value: &v}
+}
+
+// DecidedRecords is the DecidedResource of a feature's records that store
+// keeps and finds by their reference (IndexReference): of is the record a
+// result carries (nil for none), attempt where a record keeps the attempt
+// that made it, and with sets a stamped record as the result's.
+func DecidedRecords[V any](resource string, store func(*State) Store[V], of func(Result) *V, attempt func(*V) *string, with func(*Result, *V)) DecidedResource {
+	return DecidedResource{
+		Resource: resource,
+		Referenced: func(s *State, org, ref string) bool {
+			_, ok := store(s).Find(IndexReference, RefKey(org, ref))
+			return ok
+		},
+		Attempt: func(res *Result) string {
+			if v := of(*res); v != nil {
+				return *attempt(v)
+			}
+			return ""
+		},
+		Stamp: func(s *State, res *Result, a string) {
+			p := of(*res)
+			if p == nil {
+				return
+			}
+			v := *p
+			*attempt(&v) = a
+			store(s).Put(v)
+			with(res, &v)
+		},
+	}
+}
+
+// RegisterRefCommand makes kinds k and kRef decodable as the two kinds of
+// one command whose codec is fields: kRef's bytes have the command's
+// reference (at ref) appended (Codec.AppendedRef), k's have none. The
+// command's Kind is kRef when it has a reference, and its Encode writes
+// fields, then AppendedRef.
+func RegisterRefCommand[T any, P interface {
+	*T
+	Command
+}](k, kRef Kind, fields func(P, *Codec), ref func(P) *string) {
+	decoder := func(appended bool) func(*Decoder) Command {
+		return func(d *Decoder) Command {
+			c := P(new(T))
+			f := d.Codec()
+			fields(c, f)
+			if appended {
+				f.AppendedRef(ref(c))
+			}
+			return c
+		}
+	}
+	RegisterCommand(k, decoder(false))
+	RegisterCommand(kRef, decoder(true))
 }

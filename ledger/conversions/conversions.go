@@ -242,10 +242,7 @@ type Execution struct {
 
 // Of returns the conversion an execution made or replayed, or nil.
 func Of(res ledger.Result) *Conversion {
-	if e, ok := res.Value.(*Execution); ok {
-		return e.Conversion
-	}
-	return nil
+	return ledger.ValueIn(res, func(e *Execution) *Conversion { return e.Conversion })
 }
 
 // QuoteOf returns the quote a command made, or the one an execution
@@ -259,46 +256,19 @@ func init() {
 	ledger.RegisterEntryType(EntryCredit, "conversion_credit", "conversion")
 	ledger.RegisterEntryType(EntryClearing, "conversion_clearing", "conversion")
 	ledger.RegisterFieldsCommand[CreateQuote](KindCreateQuote)
-	ledger.RegisterCommand(KindExecuteQuote, func(d *ledger.Decoder) ledger.Command {
-		c := new(ExecuteQuote)
-		c.fields(d.Codec())
-		return c
-	})
-	ledger.RegisterCommand(KindExecuteQuoteRef, func(d *ledger.Decoder) ledger.Command {
-		c := new(ExecuteQuote)
-		f := d.Codec()
-		c.fields(f)
-		f.AppendedRef(&c.ExternalReference)
-		return c
-	})
+	ledger.RegisterRefCommand(KindExecuteQuote, KindExecuteQuoteRef, (*ExecuteQuote).fields,
+		func(c *ExecuteQuote) *string { return &c.ExternalReference })
 	ledger.RegisterSubject(Subject, (*Conversion).fields)
 	ledger.RegisterSubject(SubjectRef, func(c *Conversion, f *ledger.Codec) {
 		c.fields(f)
 		f.Str(&c.ExternalReference)
 	})
-	ledger.RegisterDecided(KindExecuteQuoteRef, ledger.DecidedResource{
-		Resource: Refused,
-		Referenced: func(s *ledger.State, org, ref string) bool {
-			_, ok := feature.Of(s).byReference(org, ref)
-			return ok
-		},
-		Attempt: func(res *ledger.Result) string {
-			if c := Of(*res); c != nil {
-				return c.Attempt
-			}
-			return ""
-		},
-		Stamp: func(s *ledger.State, res *ledger.Result, attempt string) {
-			e, ok := res.Value.(*Execution)
-			if !ok || e.Conversion == nil {
-				return
-			}
-			c := *e.Conversion
-			c.Attempt = attempt
-			feature.Of(s).conversions.Put(c)
-			res.Value = &Execution{Conversion: &c, Quote: e.Quote}
-		},
-	})
+	ledger.RegisterDecided(KindExecuteQuoteRef, ledger.DecidedRecords(Refused,
+		func(s *ledger.State) ledger.Store[Conversion] { return feature.Of(s).conversions }, Of,
+		func(c *Conversion) *string { return &c.Attempt },
+		func(res *ledger.Result, c *Conversion) {
+			res.Value = &Execution{Conversion: c, Quote: QuoteOf(*res)}
+		}))
 }
 
 // quoteKind: a quote stays open while pending; conversionKind: a

@@ -218,10 +218,7 @@ func Of(res ledger.Result) *Dispute {
 
 // MessageOf returns the message an AddMessage posted, or nil.
 func MessageOf(res ledger.Result) *Message {
-	if v, ok := res.Value.(*posted); ok {
-		return v.message
-	}
-	return nil
+	return ledger.ValueIn(res, func(p *posted) *Message { return p.message })
 }
 
 // posted is the outcome of an AddMessage: the dispute and its new message.
@@ -452,9 +449,16 @@ func (p *part) attachments(orgID, field string, in []Attachment) ([]Attachment, 
 	return out, nil
 }
 
-func (c *Respond) Apply(s *ledger.State) ledger.Result {
+// dispute returns the feature's part in s and org's dispute with id, or
+// the not_found refusal.
+func dispute(s *ledger.State, org, id string) (*part, Dispute, *ledger.Error) {
 	p := feature.Of(s)
-	d, err := p.disputes.Found(c.OrgID, c.ID, "Dispute")
+	d, err := p.disputes.Found(org, id, "Dispute")
+	return p, d, err
+}
+
+func (c *Respond) Apply(s *ledger.State) ledger.Result {
+	p, d, err := dispute(s, c.OrgID, c.ID)
 	if err != nil {
 		return ledger.Result{Err: err}
 	}
@@ -531,8 +535,7 @@ func settle(s *ledger.State, d *Dispute, at int64, won bool, message string) *le
 }
 
 func (c *AddMessage) Apply(s *ledger.State) ledger.Result {
-	p := feature.Of(s)
-	d, err := p.disputes.Found(c.OrgID, c.DisputeID, "Dispute")
+	p, d, err := dispute(s, c.OrgID, c.DisputeID)
 	if err != nil {
 		return ledger.Result{Err: err}
 	}
@@ -564,8 +567,7 @@ func (c *AddMessage) Apply(s *ledger.State) ledger.Result {
 }
 
 func (c *Resolve) Apply(s *ledger.State) ledger.Result {
-	p := feature.Of(s)
-	d, err := p.disputes.Found(c.OrgID, c.ID, "Dispute")
+	p, d, err := dispute(s, c.OrgID, c.ID)
 	if err != nil {
 		return ledger.Result{Err: err}
 	}
