@@ -128,3 +128,48 @@ func RegisterRefCommand[T any, P interface {
 	RegisterCommand(k, decoder(false))
 	RegisterCommand(kRef, decoder(true))
 }
+
+// DeploymentKey is a secret the whole deployment shares (the file signing
+// key, the public ids' key): the one record of a kind of its own, in no
+// organization's list, committed once.
+type DeploymentKey struct {
+	Key string
+	At  int64 // when it was committed
+}
+
+// NewDeploymentKeyKind is the kind of a deployment key, whose one record
+// is id and stays open.
+func NewDeploymentKeyKind(tag byte, name, id string) RecordKind[DeploymentKey] {
+	return NewUnlistedRecordKind(RecordSpec[DeploymentKey]{
+		Tag: tag, Name: name,
+		ID: func(*DeploymentKey) (string, string) { return id, "" },
+		Fields: func(k *DeploymentKey, f *Codec) {
+			f.Str(&k.Key)
+			f.Varint(&k.At)
+		},
+	})
+}
+
+// SetDeploymentKey applies a command that commits key at at as the record
+// id of st. The key must be n bytes (what names it in the refusal). The
+// first key committed wins; a later one changes nothing and is answered as
+// a replay.
+func SetDeploymentKey(st Store[DeploymentKey], id, key string, at int64, n int, what string) Result {
+	if len(key) != n {
+		return Result{Err: Errorf(CodeValidation, "%s is %d bytes", what, n)}
+	}
+	if _, ok := st.Get(id); ok {
+		return Result{Replayed: true}
+	}
+	st.Insert(DeploymentKey{Key: key, At: at})
+	return Result{}
+}
+
+// ReadDeploymentKey returns the key of kind k's record id, once committed.
+func ReadDeploymentKey(r *Reader, k RecordKind[DeploymentKey], id string) ([]byte, bool) {
+	d, ok := ReadRecord(r, k, id)
+	if !ok {
+		return nil, false
+	}
+	return []byte(d.Key), true
+}

@@ -329,7 +329,7 @@ var disputeKind = ledger.NewRecordKind(ledger.RecordSpec[Dispute]{
 // signing key.
 type part struct {
 	files    ledger.Store[File]
-	keys     ledger.Store[signingKey]
+	keys     ledger.Store[ledger.DeploymentKey]
 	disputes ledger.Store[Dispute]
 }
 
