@@ -173,3 +173,28 @@ func ReadDeploymentKey(r *Reader, k RecordKind[DeploymentKey], id string) ([]byt
 	}
 	return []byte(d.Key), true
 }
+
+// FieldsApplier is a feature's command whose Fields method is its whole
+// codec (FieldsCommand), as RegisterFieldsCommands takes it.
+type FieldsApplier interface {
+	Applier
+	Fields(f *Codec)
+}
+
+// Fresh returns a new zero command of type T: the function of T that
+// RegisterFieldsCommands takes.
+func Fresh[T any, P FieldsCommand[T]]() FieldsApplier { return P(new(T)) }
+
+// RegisterFieldsCommands is RegisterFieldsCommand for several of a
+// feature's commands, each made by one of news (Fresh[T]) and registered
+// under the kind its zero value names: a command's kind is written once,
+// in its Kind method. It is called from an init function.
+func RegisterFieldsCommands(news ...func() FieldsApplier) {
+	for _, fresh := range news {
+		RegisterCommand(fresh().Kind(), func(d *Decoder) Command {
+			c := fresh()
+			c.Fields(d.Codec())
+			return c
+		})
+	}
+}

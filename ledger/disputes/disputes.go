@@ -230,10 +230,9 @@ type posted struct {
 func init() {
 	ledger.RegisterEntryType(EntryDebit, "dispute_debit", "dispute")
 	ledger.RegisterEntryType(EntryReversal, "dispute_reversal", "dispute")
-	ledger.RegisterFieldsCommand[Open](KindOpen)
-	ledger.RegisterFieldsCommand[Respond](KindRespond)
-	ledger.RegisterFieldsCommand[AddMessage](KindAddMessage)
-	ledger.RegisterFieldsCommand[Resolve](KindResolve)
+	ledger.RegisterFieldsCommands(
+		ledger.Fresh[Open], ledger.Fresh[Respond], ledger.Fresh[AddMessage],
+		ledger.Fresh[Resolve])
 	ledger.RegisterSubject(SubjectDispute, (*Dispute).fields)
 	ledger.AddHoldCount(func(r *ledger.Reader, hold func(string, ledger.Minor)) {
 		ledger.EachRecord(r, disputeKind, func(d *Dispute) {

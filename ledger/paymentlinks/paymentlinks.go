@@ -446,10 +446,9 @@ func (b *book) closeSession(c Session) {
 }
 
 func init() {
-	ledger.RegisterFieldsCommand[CreateLink](KindCreateLink)
-	ledger.RegisterFieldsCommand[UpdateLink](KindUpdateLink)
-	ledger.RegisterFieldsCommand[CreatePage](KindCreatePage)
-	ledger.RegisterFieldsCommand[UpdatePage](KindUpdatePage)
+	ledger.RegisterFieldsCommands(
+		ledger.Fresh[CreateLink], ledger.Fresh[UpdateLink], ledger.Fresh[CreatePage],
+		ledger.Fresh[UpdatePage])
 	ledger.RegisterSubject(SubjectLink, (*Link).fields)
 	ledger.RegisterSubject(SubjectPage, (*Page).fields)
 }

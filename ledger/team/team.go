@@ -831,14 +831,10 @@ func (d *Session) fields(f *ledger.Codec) {
 }
 
 func init() {
-	ledger.RegisterFieldsCommand[CreateInvitation](KindCreateInvitation)
-	ledger.RegisterFieldsCommand[AcceptInvitation](KindAcceptInvitation)
-	ledger.RegisterFieldsCommand[RevokeInvitation](KindRevokeInvitation)
-	ledger.RegisterFieldsCommand[StartSession](KindStartSession)
-	ledger.RegisterFieldsCommand[EndSession](KindEndSession)
-	ledger.RegisterFieldsCommand[RecordSignInFailure](KindRecordSignInFailure)
-	ledger.RegisterFieldsCommand[SetRole](KindSetRole)
-	ledger.RegisterFieldsCommand[RemoveMember](KindRemoveMember)
-	ledger.RegisterFieldsCommand[ChangePassword](KindChangePassword)
-	ledger.RegisterFieldsCommand[CreatePasswordReset](KindCreatePasswordReset)
+	ledger.RegisterFieldsCommands(
+		ledger.Fresh[CreateInvitation], ledger.Fresh[AcceptInvitation],
+		ledger.Fresh[RevokeInvitation], ledger.Fresh[StartSession],
+		ledger.Fresh[EndSession], ledger.Fresh[RecordSignInFailure],
+		ledger.Fresh[SetRole], ledger.Fresh[RemoveMember], ledger.Fresh[ChangePassword],
+		ledger.Fresh[CreatePasswordReset])
 }
