@@ -1,7 +1,10 @@
 package ledger
 
 // Helpers that features' commands and readers share: the outcome a
-// command left in Result.Value, and the record a command names by id.
+// command left in Result.Value, the record a command names by id or
+// changes, the checks of a cross-currency create, and the declarations
+// features repeat (commands registered together or under a reference,
+// decided records, deployment keys).
 
 // ValueOf returns the *V a feature's command left in Result.Value, or nil
 // when it left none or another type: what each feature's XOf reader
