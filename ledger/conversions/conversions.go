@@ -242,22 +242,13 @@ type Execution struct {
 
 // Of returns the conversion an execution made or replayed, or nil.
 func Of(res ledger.Result) *Conversion {
-	if e, ok := res.Value.(*Execution); ok {
-		return e.Conversion
-	}
-	return nil
+	return ledger.ValueIn(res, func(e *Execution) *Conversion { return e.Conversion })
 }
 
 // QuoteOf returns the quote a command made, or the one an execution
 // executed, or nil.
 func QuoteOf(res ledger.Result) *Quote {
-	switch v := res.Value.(type) {
-	case *Quote:
-		return v
-	case *Execution:
-		return v.Quote
-	}
-	return nil
+	return ledger.ValueIn(res, func(e *Execution) *Quote { return e.Quote })
 }
 
 func init() {
@@ -265,46 +256,19 @@ func init() {
 	ledger.RegisterEntryType(EntryCredit, "conversion_credit", "conversion")
 	ledger.RegisterEntryType(EntryClearing, "conversion_clearing", "conversion")
 	ledger.RegisterFieldsCommand[CreateQuote](KindCreateQuote)
-	ledger.RegisterCommand(KindExecuteQuote, func(d *ledger.Decoder) ledger.Command {
-		c := new(ExecuteQuote)
-		c.fields(d.Codec())
-		return c
-	})
-	ledger.RegisterCommand(KindExecuteQuoteRef, func(d *ledger.Decoder) ledger.Command {
-		c := new(ExecuteQuote)
-		f := d.Codec()
-		c.fields(f)
-		f.AppendedRef(&c.ExternalReference)
-		return c
-	})
+	ledger.RegisterRefCommand(KindExecuteQuote, KindExecuteQuoteRef, (*ExecuteQuote).fields,
+		func(c *ExecuteQuote) *string { return &c.ExternalReference })
 	ledger.RegisterSubject(Subject, (*Conversion).fields)
 	ledger.RegisterSubject(SubjectRef, func(c *Conversion, f *ledger.Codec) {
 		c.fields(f)
 		f.Str(&c.ExternalReference)
 	})
-	ledger.RegisterDecided(KindExecuteQuoteRef, ledger.DecidedResource{
-		Resource: Refused,
-		Referenced: func(s *ledger.State, org, ref string) bool {
-			_, ok := feature.Of(s).byReference(org, ref)
-			return ok
-		},
-		Attempt: func(res *ledger.Result) string {
-			if c := Of(*res); c != nil {
-				return c.Attempt
-			}
-			return ""
-		},
-		Stamp: func(s *ledger.State, res *ledger.Result, attempt string) {
-			e, ok := res.Value.(*Execution)
-			if !ok || e.Conversion == nil {
-				return
-			}
-			c := *e.Conversion
-			c.Attempt = attempt
-			feature.Of(s).conversions.Put(c)
-			res.Value = &Execution{Conversion: &c, Quote: e.Quote}
-		},
-	})
+	ledger.RegisterDecided(KindExecuteQuoteRef, ledger.DecidedRecords(Refused,
+		func(s *ledger.State) ledger.Store[Conversion] { return feature.Of(s).conversions }, Of,
+		func(c *Conversion) *string { return &c.Attempt },
+		func(res *ledger.Result, c *Conversion) {
+			res.Value = &Execution{Conversion: c, Quote: QuoteOf(*res)}
+		}))
 }
 
 // quoteKind: a quote stays open while pending; conversionKind: a
@@ -363,17 +327,12 @@ func (c *CreateQuote) Apply(s *ledger.State) ledger.Result {
 	if err := s.CheckOrg(c.OrgID); err != nil {
 		return ledger.Result{Err: err}
 	}
-	from, to, err := ledger.LookupCurrencyPair(c.FromCurrency, c.ToCurrency)
+	from, to, err := ledger.LookupCrossPair(c.FromCurrency, c.ToCurrency, c.FromAmount, c.ToAmount,
+		ledger.FieldInvalid("to.currency", "must differ from from.currency"))
 	if err != nil {
 		return ledger.Result{Err: err}
 	}
 	switch {
-	case from.Code == to.Code:
-		return ledger.Result{Err: ledger.FieldInvalid("to.currency", "must differ from from.currency")}
-	case c.FromAmount <= 0 || c.FromAmount > ledger.AmountMax:
-		return ledger.Result{Err: ledger.FieldInvalid("from.amount", "is out of range")}
-	case c.ToAmount <= 0 || c.ToAmount > ledger.AmountMax:
-		return ledger.Result{Err: ledger.FieldInvalid("to.amount", "is out of range")}
 	case c.Side != ledger.SideFrom && c.Side != ledger.SideTo:
 		return ledger.Result{Err: ledger.Errorf(ledger.CodeValidation, "quote side %d is unknown", c.Side)}
 	case !ledger.ValidRate(c.Rate):

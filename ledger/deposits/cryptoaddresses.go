@@ -151,18 +151,14 @@ func (c *CreateCryptoAddress) Apply(s *ledger.State) ledger.Result {
 }
 
 func (c *UpdateCryptoAddress) Apply(s *ledger.State) ledger.Result {
-	b := feature.Of(s)
-	a, err := b.cryptoAddresses.Found(c.OrgID, c.ID, "Crypto address")
-	if err != nil {
-		return ledger.Result{Err: err}
-	}
-	if a.Metadata == c.Metadata {
-		return ledger.Result{Value: &a}
-	}
-	a.Metadata = c.Metadata
-	a.UpdatedAt = s.OrgNow(c.OrgID, c.At)
-	b.cryptoAddresses.Put(a)
-	return ledger.Result{Value: &a}
+	return ledger.Change(feature.Of(s).cryptoAddresses, c.OrgID, c.ID, "Crypto address", func(a *CryptoAddress) (bool, *ledger.Error) {
+		if a.Metadata == c.Metadata {
+			return false, nil
+		}
+		a.Metadata = c.Metadata
+		a.UpdatedAt = s.OrgNow(c.OrgID, c.At)
+		return true, nil
+	})
 }
 
 // GetCryptoAddress returns an organization's crypto address by id.

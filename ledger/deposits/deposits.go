@@ -84,13 +84,10 @@ func (c *Receive) Encode(e *ledger.Encoder) { c.Fields(e.Codec()) }
 func DepositOf(res ledger.Result) *ledger.Deposit { return ledger.ValueOf[ledger.Deposit](res) }
 
 func init() {
-	ledger.RegisterFieldsCommand[CreateVirtualAccount](KindCreateVirtualAccount)
-	ledger.RegisterFieldsCommand[UpdateVirtualAccount](KindUpdateVirtualAccount)
-	ledger.RegisterFieldsCommand[CreateCryptoAddress](KindCreateCryptoAddress)
-	ledger.RegisterFieldsCommand[UpdateCryptoAddress](KindUpdateCryptoAddress)
-	ledger.RegisterFieldsCommand[Receive](KindReceive)
-	ledger.RegisterFieldsCommand[RecordFeed](KindRecordFeed)
-	ledger.RegisterFieldsCommand[AllocateIndex](KindAllocateIndex)
+	ledger.RegisterFieldsCommands(
+		ledger.Fresh[CreateVirtualAccount], ledger.Fresh[UpdateVirtualAccount],
+		ledger.Fresh[CreateCryptoAddress], ledger.Fresh[UpdateCryptoAddress],
+		ledger.Fresh[Receive], ledger.Fresh[RecordFeed], ledger.Fresh[AllocateIndex])
 }
 
 // depositKind: a deposit never changes once received; it is found by its

@@ -190,21 +190,17 @@ func (b *book) newVirtualAccountNumber() string {
 }
 
 func (c *UpdateVirtualAccount) Apply(s *ledger.State) ledger.Result {
-	b := feature.Of(s)
-	v, err := b.virtualAccounts.Found(c.OrgID, c.ID, "Virtual account")
-	if err != nil {
-		return ledger.Result{Err: err}
-	}
-	if c.Status != VirtualAccountActive && c.Status != VirtualAccountPaused {
-		return ledger.Result{Err: ledger.FieldInvalid("status", "must be active or paused")}
-	}
-	if v.Status == c.Status {
-		return ledger.Result{Value: &v}
-	}
-	v.Status = c.Status
-	v.UpdatedAt = s.OrgNow(c.OrgID, c.At)
-	b.virtualAccounts.Put(v)
-	return ledger.Result{Value: &v}
+	return ledger.Change(feature.Of(s).virtualAccounts, c.OrgID, c.ID, "Virtual account", func(v *VirtualAccount) (bool, *ledger.Error) {
+		if c.Status != VirtualAccountActive && c.Status != VirtualAccountPaused {
+			return false, ledger.FieldInvalid("status", "must be active or paused")
+		}
+		if v.Status == c.Status {
+			return false, nil
+		}
+		v.Status = c.Status
+		v.UpdatedAt = s.OrgNow(c.OrgID, c.At)
+		return true, nil
+	})
 }
 
 // GetVirtualAccount returns an organization's virtual account by id.

@@ -213,21 +213,12 @@ const (
 
 // Of returns the dispute a command opened or changed, or nil.
 func Of(res ledger.Result) *Dispute {
-	switch v := res.Value.(type) {
-	case *Dispute:
-		return v
-	case *posted:
-		return v.dispute
-	}
-	return nil
+	return ledger.ValueIn(res, func(p *posted) *Dispute { return p.dispute })
 }
 
 // MessageOf returns the message an AddMessage posted, or nil.
 func MessageOf(res ledger.Result) *Message {
-	if v, ok := res.Value.(*posted); ok {
-		return v.message
-	}
-	return nil
+	return ledger.ValueIn(res, func(p *posted) *Message { return p.message })
 }
 
 // posted is the outcome of an AddMessage: the dispute and its new message.
@@ -239,10 +230,9 @@ type posted struct {
 func init() {
 	ledger.RegisterEntryType(EntryDebit, "dispute_debit", "dispute")
 	ledger.RegisterEntryType(EntryReversal, "dispute_reversal", "dispute")
-	ledger.RegisterFieldsCommand[Open](KindOpen)
-	ledger.RegisterFieldsCommand[Respond](KindRespond)
-	ledger.RegisterFieldsCommand[AddMessage](KindAddMessage)
-	ledger.RegisterFieldsCommand[Resolve](KindResolve)
+	ledger.RegisterFieldsCommands(
+		ledger.Fresh[Open], ledger.Fresh[Respond], ledger.Fresh[AddMessage],
+		ledger.Fresh[Resolve])
 	ledger.RegisterSubject(SubjectDispute, (*Dispute).fields)
 	ledger.AddHoldCount(func(r *ledger.Reader, hold func(string, ledger.Minor)) {
 		ledger.EachRecord(r, disputeKind, func(d *Dispute) {
@@ -338,7 +328,7 @@ var disputeKind = ledger.NewRecordKind(ledger.RecordSpec[Dispute]{
 // signing key.
 type part struct {
 	files    ledger.Store[File]
-	keys     ledger.Store[signingKey]
+	keys     ledger.Store[ledger.DeploymentKey]
 	disputes ledger.Store[Dispute]
 }
 
@@ -458,9 +448,16 @@ func (p *part) attachments(orgID, field string, in []Attachment) ([]Attachment, 
 	return out, nil
 }
 
-func (c *Respond) Apply(s *ledger.State) ledger.Result {
+// dispute returns the feature's part in s and org's dispute with id, or
+// the not_found refusal.
+func dispute(s *ledger.State, org, id string) (*part, Dispute, *ledger.Error) {
 	p := feature.Of(s)
-	d, err := p.disputes.Found(c.OrgID, c.ID, "Dispute")
+	d, err := p.disputes.Found(org, id, "Dispute")
+	return p, d, err
+}
+
+func (c *Respond) Apply(s *ledger.State) ledger.Result {
+	p, d, err := dispute(s, c.OrgID, c.ID)
 	if err != nil {
 		return ledger.Result{Err: err}
 	}
@@ -537,8 +534,7 @@ func settle(s *ledger.State, d *Dispute, at int64, won bool, message string) *le
 }
 
 func (c *AddMessage) Apply(s *ledger.State) ledger.Result {
-	p := feature.Of(s)
-	d, err := p.disputes.Found(c.OrgID, c.DisputeID, "Dispute")
+	p, d, err := dispute(s, c.OrgID, c.DisputeID)
 	if err != nil {
 		return ledger.Result{Err: err}
 	}
@@ -570,8 +566,7 @@ func (c *AddMessage) Apply(s *ledger.State) ledger.Result {
 }
 
 func (c *Resolve) Apply(s *ledger.State) ledger.Result {
-	p := feature.Of(s)
-	d, err := p.disputes.Found(c.OrgID, c.ID, "Dispute")
+	p, d, err := dispute(s, c.OrgID, c.ID)
 	if err != nil {
 		return ledger.Result{Err: err}
 	}

@@ -127,12 +127,7 @@ func init() {
 	ledger.RegisterFieldsCommand[SetFileSigningKey](KindSetFileSigningKey)
 }
 
-// signingKey is the one record of the file signing key's kind.
-type signingKey struct {
-	Key string
-	At  int64
-}
-
+// signingKeyID is the one record of the file signing key's kind.
 const signingKeyID = "url_signing"
 
 // fileKind: a file's record never changes once uploaded, listed also by
@@ -152,16 +147,9 @@ var fileKind = ledger.NewRecordKind(ledger.RecordSpec[File]{
 	},
 })
 
-// signingKeyKind: the signing key is one record that stays open, in no
-// organization's list.
-var signingKeyKind = ledger.NewUnlistedRecordKind(ledger.RecordSpec[signingKey]{
-	Tag: ledger.TagFileSigningKey, Name: "file signing key",
-	ID: func(*signingKey) (string, string) { return signingKeyID, "" },
-	Fields: func(k *signingKey, f *ledger.Codec) {
-		f.Str(&k.Key)
-		f.Varint(&k.At)
-	},
-})
+// signingKeyKind: the signing key is a deployment key (one record that
+// stays open, in no organization's list).
+var signingKeyKind = ledger.NewDeploymentKeyKind(ledger.TagFileSigningKey, "file signing key", signingKeyID)
 
 func (c *CreateFile) Apply(s *ledger.State) ledger.Result {
 	if err := ledger.CheckID(c.ID, "file_"); err != nil {
@@ -209,24 +197,12 @@ func isHexDigest(s string) bool {
 }
 
 func (c *SetFileSigningKey) Apply(s *ledger.State) ledger.Result {
-	if len(c.Key) != fileSigningKeyLen {
-		return ledger.Result{Err: ledger.Errorf(ledger.CodeValidation, "a file signing key is %d bytes", fileSigningKeyLen)}
-	}
-	keys := feature.Of(s).keys
-	if _, ok := keys.Get(signingKeyID); ok {
-		return ledger.Result{Replayed: true}
-	}
-	keys.Insert(signingKey{Key: c.Key, At: c.At})
-	return ledger.Result{}
+	return ledger.SetDeploymentKey(feature.Of(s).keys, signingKeyID, c.Key, c.At, fileSigningKeyLen, "a file signing key")
 }
 
 // FileSigningKey returns the key that signs download URLs, once committed.
 func FileSigningKey(r *ledger.Reader) ([]byte, bool) {
-	k, ok := ledger.ReadRecord(r, signingKeyKind, signingKeyID)
-	if !ok {
-		return nil, false
-	}
-	return []byte(k.Key), true
+	return ledger.ReadDeploymentKey(r, signingKeyKind, signingKeyID)
 }
 
 // GetFile returns an organization's file by id.

@@ -110,17 +110,12 @@ func (c *Create) Apply(s *ledger.State) ledger.Result {
 	if err := s.CheckOrg(c.OrgID); err != nil {
 		return ledger.Result{Err: err}
 	}
-	from, to, err := ledger.LookupCurrencyPair(c.FromCurrency, c.Spec.Currency)
+	from, to, err := ledger.LookupCrossPair(c.FromCurrency, c.Spec.Currency, c.FromAmount, c.ToAmount,
+		ledger.FieldInvalid("from.currency", "must differ from to.currency for a cross-currency payout"))
 	if err != nil {
 		return ledger.Result{Err: err}
 	}
 	switch {
-	case from.Code == to.Code:
-		return ledger.Result{Err: ledger.FieldInvalid("from.currency", "must differ from to.currency for a cross-currency payout")}
-	case c.FromAmount <= 0 || c.FromAmount > ledger.AmountMax:
-		return ledger.Result{Err: ledger.FieldInvalid("from.amount", "is out of range")}
-	case c.ToAmount <= 0 || c.ToAmount > ledger.AmountMax:
-		return ledger.Result{Err: ledger.FieldInvalid("to.amount", "is out of range")}
 	case c.Fee < 0 || c.Fee > ledger.AmountMax:
 		return ledger.Result{Err: ledger.FieldInvalid("fee", "is out of range")}
 	case c.Spec.AmountSide == ledger.SideFrom && c.Spec.Amount != c.FromAmount,

@@ -154,11 +154,9 @@ func (c *Replace) Fields(f *ledger.Codec) {
 func (c *Replace) Encode(e *ledger.Encoder) { c.Fields(e.Codec()) }
 
 func init() {
-	ledger.RegisterFieldsCommand[Prepare](KindPrepare)
-	ledger.RegisterFieldsCommand[MarkSent](KindMarkSent)
-	ledger.RegisterFieldsCommand[SetReference](KindSetReference)
-	ledger.RegisterFieldsCommand[Replace](KindReplace)
-	ledger.RegisterFieldsCommand[FundFloat](KindFundFloat)
+	ledger.RegisterFieldsCommands(
+		ledger.Fresh[Prepare], ledger.Fresh[MarkSent], ledger.Fresh[SetReference],
+		ledger.Fresh[Replace], ledger.Fresh[FundFloat])
 	ledger.AddPayoutMoved(func(s *ledger.State, p ledger.Payout, at int64) {
 		if p.Status.Terminal() {
 			closeInstruction(s, p.ID, at)

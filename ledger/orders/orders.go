@@ -330,43 +330,18 @@ func (c *DepositCommand) Kind() ledger.Kind {
 
 func init() {
 	ledger.RegisterFieldsCommand[Create](KindCreate)
-	ledger.RegisterFieldsCommand[DepositCommand](KindDeposit)
-	ledger.RegisterCommand(KindDepositRef, func(d *ledger.Decoder) ledger.Command {
-		c := new(DepositCommand)
-		f := d.Codec()
-		c.Fields(f)
-		f.AppendedRef(&c.ExternalReference)
-		return c
-	})
+	ledger.RegisterRefCommand(KindDeposit, KindDepositRef, (*DepositCommand).Fields,
+		func(c *DepositCommand) *string { return &c.ExternalReference })
 	ledger.RegisterSubject(Subject, (*Order).fields)
 	ledger.RegisterEntryType(EntryFXDebit, "order_fx_debit", "order")
 	ledger.RegisterEntryType(EntryFXCredit, "order_fx_credit", "order")
 	ledger.RegisterEntryType(EntryFXClearing, "order_fx_clearing", "order")
 	ledger.AddCollectionSettled(collectionSettled)
 	ledger.AddPayoutMoved(payoutMoved)
-	ledger.RegisterDecided(KindCreate, ledger.DecidedResource{
-		Resource: Refused,
-		Referenced: func(s *ledger.State, org, ref string) bool {
-			_, ok := feature.Of(s).byReference(org, ref)
-			return ok
-		},
-		Attempt: func(res *ledger.Result) string {
-			if o := Of(*res); o != nil {
-				return o.Attempt
-			}
-			return ""
-		},
-		Stamp: func(s *ledger.State, res *ledger.Result, attempt string) {
-			p, ok := res.Value.(*Order)
-			if !ok {
-				return
-			}
-			o := *p
-			o.Attempt = attempt
-			feature.Of(s).rows.Put(o)
-			res.Value = &o
-		},
-	})
+	ledger.RegisterDecided(KindCreate, ledger.DecidedRecords(Refused,
+		func(s *ledger.State) ledger.Store[Order] { return feature.Of(s).rows }, Of,
+		func(o *Order) *string { return &o.Attempt },
+		func(res *ledger.Result, o *Order) { res.Value = o }))
 }
 
 // Subject tags an order as an event subject.
@@ -1023,19 +998,10 @@ type Deposited struct {
 
 // Of returns the order a command made, moved or replayed, or nil.
 func Of(res ledger.Result) *Order {
-	switch v := res.Value.(type) {
-	case *Order:
-		return v
-	case *Deposited:
-		return v.Order
-	}
-	return nil
+	return ledger.ValueIn(res, func(d *Deposited) *Order { return d.Order })
 }
 
 // DepositOf returns the record of a deposit under a reference, or nil.
 func DepositOf(res ledger.Result) *Deposit {
-	if v, ok := res.Value.(*Deposited); ok {
-		return v.Deposit
-	}
-	return nil
+	return ledger.ValueIn(res, func(d *Deposited) *Deposit { return d.Deposit })
 }

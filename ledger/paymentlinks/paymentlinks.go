@@ -446,10 +446,9 @@ func (b *book) closeSession(c Session) {
 }
 
 func init() {
-	ledger.RegisterFieldsCommand[CreateLink](KindCreateLink)
-	ledger.RegisterFieldsCommand[UpdateLink](KindUpdateLink)
-	ledger.RegisterFieldsCommand[CreatePage](KindCreatePage)
-	ledger.RegisterFieldsCommand[UpdatePage](KindUpdatePage)
+	ledger.RegisterFieldsCommands(
+		ledger.Fresh[CreateLink], ledger.Fresh[UpdateLink], ledger.Fresh[CreatePage],
+		ledger.Fresh[UpdatePage])
 	ledger.RegisterSubject(SubjectLink, (*Link).fields)
 	ledger.RegisterSubject(SubjectPage, (*Page).fields)
 }
@@ -680,50 +679,46 @@ func (c *CreatePage) Apply(s *ledger.State) ledger.Result {
 }
 
 func (c *UpdatePage) Apply(s *ledger.State) ledger.Result {
-	b := feature.Of(s)
-	p, err := b.pages.Found(c.OrgID, c.ID, "Payment page")
-	if err != nil {
-		return ledger.Result{Err: err}
-	}
-	now := s.OrgNow(c.OrgID, c.At)
-	if p.Status == PageClosed {
-		if c.Close && c.Set == 0 {
-			return ledger.Result{Value: &p}
+	return ledger.Change(feature.Of(s).pages, c.OrgID, c.ID, "Payment page", func(p *Page) (bool, *ledger.Error) {
+		now := s.OrgNow(c.OrgID, c.At)
+		if p.Status == PageClosed {
+			if c.Close && c.Set == 0 {
+				return false, nil
+			}
+			return false, ledger.Errorf(ledger.CodeBadRequest, "Payment page %s is closed: it can no longer be updated", p.ID)
 		}
-		return ledger.Result{Err: ledger.Errorf(ledger.CodeBadRequest, "Payment page %s is closed: it can no longer be updated", p.ID)}
-	}
-	a := p.Current
-	if c.Set&AppearanceMethods != 0 {
-		a.Methods = c.Appearance.Methods
-	}
-	if c.Set&AppearanceCryptoAssets != 0 {
-		a.CryptoAssets, a.CryptoAssetsSet = c.Appearance.CryptoAssets, c.Appearance.CryptoAssetsSet
-	}
-	if c.Set&AppearanceCustomFields != 0 {
-		a.CustomFields = c.Appearance.CustomFields
-	}
-	if c.Set&AppearanceRedirectURL != 0 {
-		a.RedirectURL = c.Appearance.RedirectURL
-	}
-	if c.Set&AppearanceBranding != 0 {
-		a.Branding = c.Appearance.Branding
-	}
-	if c.Set&AppearanceExpiresAt != 0 {
-		if c.Appearance.ExpiresAt != 0 && c.Appearance.ExpiresAt <= now {
-			return ledger.Result{Err: ledger.FieldInvalid("expiresAt", "must be in the future")}
+		a := p.Current
+		if c.Set&AppearanceMethods != 0 {
+			a.Methods = c.Appearance.Methods
 		}
-		a.ExpiresAt = c.Appearance.ExpiresAt
-	}
-	if err := checkAppearance(&a); err != nil {
-		return ledger.Result{Err: err}
-	}
-	p.Current = a
-	if c.Close {
-		p.Status = PageClosed
-	}
-	p.UpdatedAt = now
-	b.pages.Put(p)
-	return ledger.Result{Value: &p}
+		if c.Set&AppearanceCryptoAssets != 0 {
+			a.CryptoAssets, a.CryptoAssetsSet = c.Appearance.CryptoAssets, c.Appearance.CryptoAssetsSet
+		}
+		if c.Set&AppearanceCustomFields != 0 {
+			a.CustomFields = c.Appearance.CustomFields
+		}
+		if c.Set&AppearanceRedirectURL != 0 {
+			a.RedirectURL = c.Appearance.RedirectURL
+		}
+		if c.Set&AppearanceBranding != 0 {
+			a.Branding = c.Appearance.Branding
+		}
+		if c.Set&AppearanceExpiresAt != 0 {
+			if c.Appearance.ExpiresAt != 0 && c.Appearance.ExpiresAt <= now {
+				return false, ledger.FieldInvalid("expiresAt", "must be in the future")
+			}
+			a.ExpiresAt = c.Appearance.ExpiresAt
+		}
+		if err := checkAppearance(&a); err != nil {
+			return false, err
+		}
+		p.Current = a
+		if c.Close {
+			p.Status = PageClosed
+		}
+		p.UpdatedAt = now
+		return true, nil
+	})
 }
 
 // Reads.

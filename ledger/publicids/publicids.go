@@ -36,26 +36,13 @@ import (
 // keyID is the id of the one record of the id key's kind.
 const keyID = "public_ids"
 
-// keyRecord is the one record of the id key's kind: a key and when it was
-// committed (the URL signing key's shape, package disputes).
-type keyRecord struct {
-	Key string
-	At  int64
-}
-
-// keyKind: one record that stays open, in no organization's list.
-var keyKind = ledger.NewUnlistedRecordKind(ledger.RecordSpec[keyRecord]{
-	Tag: ledger.TagIDKey, Name: "id key",
-	ID: func(*keyRecord) (string, string) { return keyID, "" },
-	Fields: func(k *keyRecord, f *ledger.Codec) {
-		f.Str(&k.Key)
-		f.Varint(&k.At)
-	},
-})
+// keyKind: the id key is a deployment key (one record that stays open, in
+// no organization's list), like the URL signing key of package disputes.
+var keyKind = ledger.NewDeploymentKeyKind(ledger.TagIDKey, "id key", keyID)
 
 // part is what the feature keeps in a State: the key, once committed.
 type part struct {
-	keys ledger.Store[keyRecord]
+	keys ledger.Store[ledger.DeploymentKey]
 }
 
 var feature = ledger.AddFeature(func(s *ledger.State) *part {
@@ -89,24 +76,12 @@ func init() {
 }
 
 func (c *SetKey) Apply(s *ledger.State) ledger.Result {
-	if len(c.Key) != KeyLen {
-		return ledger.Result{Err: ledger.Errorf(ledger.CodeValidation, "an id key is %d bytes", KeyLen)}
-	}
-	keys := feature.Of(s).keys
-	if _, ok := keys.Get(keyID); ok {
-		return ledger.Result{Replayed: true}
-	}
-	keys.Insert(keyRecord{Key: c.Key, At: c.At})
-	return ledger.Result{}
+	return ledger.SetDeploymentKey(feature.Of(s).keys, keyID, c.Key, c.At, KeyLen, "an id key")
 }
 
 // Key returns the deployment's id key, once committed.
 func Key(r *ledger.Reader) ([]byte, bool) {
-	k, ok := ledger.ReadRecord(r, keyKind, keyID)
-	if !ok {
-		return nil, false
-	}
-	return []byte(k.Key), true
+	return ledger.ReadDeploymentKey(r, keyKind, keyID)
 }
 
 // IDs makes and reads the public ids of one deployment. The nil *IDs (no

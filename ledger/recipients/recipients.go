@@ -368,8 +368,7 @@ var kind = ledger.NewRecordKind(ledger.RecordSpec[Recipient]{
 })
 
 func init() {
-	ledger.RegisterFieldsCommand[Create](KindCreate)
-	ledger.RegisterFieldsCommand[Update](KindUpdate)
-	ledger.RegisterFieldsCommand[Delete](KindDelete)
-	ledger.RegisterFieldsCommand[CreateBatch](KindCreateBatch)
+	ledger.RegisterFieldsCommands(
+		ledger.Fresh[Create], ledger.Fresh[Update], ledger.Fresh[Delete],
+		ledger.Fresh[CreateBatch])
 }

@@ -610,6 +610,18 @@ func (c *RecordSignInFailure) Apply(s *ledger.State) ledger.Result {
 	return done(outcome{member: &m})
 }
 
+// member returns the feature's book in s and org's member with id, or the
+// not_found refusal: a removed member is as unknown as another
+// organization's.
+func member(s *ledger.State, org, id string) (*book, Member, *ledger.Error) {
+	b := feature.Of(s)
+	m, ok := b.members.Owned(org, id)
+	if !ok || m.Removed {
+		return b, m, ledger.Errorf(ledger.CodeNotFound, "Member not found")
+	}
+	return b, m, nil
+}
+
 // owners counts an organization's owners still on the team.
 func (b *book) owners(org string) int {
 	n := 0
@@ -622,13 +634,12 @@ func (b *book) owners(org string) int {
 }
 
 func (c *SetRole) Apply(s *ledger.State) ledger.Result {
-	b := feature.Of(s)
 	if !ValidRole(c.Role) {
 		return refused(ledger.FieldInvalid("role", "must be owner, developer or viewer"))
 	}
-	m, ok := b.members.Owned(c.OrgID, c.MemberID)
-	if !ok || m.Removed {
-		return refused(ledger.Errorf(ledger.CodeNotFound, "Member not found"))
+	b, m, err := member(s, c.OrgID, c.MemberID)
+	if err != nil {
+		return refused(err)
 	}
 	if m.Role == RoleOwner && c.Role != RoleOwner && b.owners(c.OrgID) == 1 {
 		return refused(ledger.Errorf(ledger.CodeConflict, "an organization keeps at least one owner"))
@@ -641,10 +652,9 @@ func (c *SetRole) Apply(s *ledger.State) ledger.Result {
 }
 
 func (c *RemoveMember) Apply(s *ledger.State) ledger.Result {
-	b := feature.Of(s)
-	m, ok := b.members.Owned(c.OrgID, c.MemberID)
-	if !ok || m.Removed {
-		return refused(ledger.Errorf(ledger.CodeNotFound, "Member not found"))
+	b, m, err := member(s, c.OrgID, c.MemberID)
+	if err != nil {
+		return refused(err)
 	}
 	if m.Role == RoleOwner && b.owners(c.OrgID) == 1 {
 		return refused(ledger.Errorf(ledger.CodeConflict, "an organization keeps at least one owner"))
@@ -656,10 +666,9 @@ func (c *RemoveMember) Apply(s *ledger.State) ledger.Result {
 }
 
 func (c *ChangePassword) Apply(s *ledger.State) ledger.Result {
-	b := feature.Of(s)
-	m, ok := b.members.Owned(c.OrgID, c.MemberID)
-	if !ok || m.Removed {
-		return refused(ledger.Errorf(ledger.CodeNotFound, "Member not found"))
+	b, m, err := member(s, c.OrgID, c.MemberID)
+	if err != nil {
+		return refused(err)
 	}
 	if !strings.HasPrefix(c.PasswordHash, "$argon2id$") {
 		return refused(ledger.Errorf(ledger.CodeValidation, "a password is stored as an argon2id hash"))
@@ -822,14 +831,10 @@ func (d *Session) fields(f *ledger.Codec) {
 }
 
 func init() {
-	ledger.RegisterFieldsCommand[CreateInvitation](KindCreateInvitation)
-	ledger.RegisterFieldsCommand[AcceptInvitation](KindAcceptInvitation)
-	ledger.RegisterFieldsCommand[RevokeInvitation](KindRevokeInvitation)
-	ledger.RegisterFieldsCommand[StartSession](KindStartSession)
-	ledger.RegisterFieldsCommand[EndSession](KindEndSession)
-	ledger.RegisterFieldsCommand[RecordSignInFailure](KindRecordSignInFailure)
-	ledger.RegisterFieldsCommand[SetRole](KindSetRole)
-	ledger.RegisterFieldsCommand[RemoveMember](KindRemoveMember)
-	ledger.RegisterFieldsCommand[ChangePassword](KindChangePassword)
-	ledger.RegisterFieldsCommand[CreatePasswordReset](KindCreatePasswordReset)
+	ledger.RegisterFieldsCommands(
+		ledger.Fresh[CreateInvitation], ledger.Fresh[AcceptInvitation],
+		ledger.Fresh[RevokeInvitation], ledger.Fresh[StartSession],
+		ledger.Fresh[EndSession], ledger.Fresh[RecordSignInFailure],
+		ledger.Fresh[SetRole], ledger.Fresh[RemoveMember], ledger.Fresh[ChangePassword],
+		ledger.Fresh[CreatePasswordReset])
 }

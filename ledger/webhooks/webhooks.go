@@ -887,12 +887,10 @@ func (c *RecordAttempt) Encode(e *ledger.Encoder) {
 }
 
 func init() {
-	ledger.RegisterFieldsCommand[CreateEndpoint](KindCreateEndpoint)
-	ledger.RegisterFieldsCommand[UpdateEndpoint](KindUpdateEndpoint)
-	ledger.RegisterFieldsCommand[DeleteEndpoint](KindDeleteEndpoint)
-	ledger.RegisterFieldsCommand[RotateSecret](KindRotateSecret)
-	ledger.RegisterFieldsCommand[SendTest](KindSendTest)
-	ledger.RegisterFieldsCommand[RecordAttempt](KindRecordAttempt)
+	ledger.RegisterFieldsCommands(
+		ledger.Fresh[CreateEndpoint], ledger.Fresh[UpdateEndpoint],
+		ledger.Fresh[DeleteEndpoint], ledger.Fresh[RotateSecret], ledger.Fresh[SendTest],
+		ledger.Fresh[RecordAttempt], ledger.Fresh[RetryDelivery])
 	ledger.RegisterCommand(KindRecordAttemptTimed, func(d *ledger.Decoder) ledger.Command {
 		c := new(RecordAttempt)
 		f := d.Codec()
@@ -900,6 +898,5 @@ func init() {
 		f.AppendedVarint(&c.StartedAt, "attempt start") // a zero would encode again as kind 75
 		return c
 	})
-	ledger.RegisterFieldsCommand[RetryDelivery](KindRetryDelivery)
 	ledger.RegisterSubject(SubjectEndpoint, (*Endpoint).fields)
 }
