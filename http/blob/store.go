@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"payments/ledger/disputes"
 )
 
 // ErrNotFound is returned by Open for a blob the store does not hold.
@@ -58,18 +60,9 @@ func Digest(data []byte) string {
 	return hex.EncodeToString(h[:])
 }
 
-// ValidDigest reports whether s can name a blob.
-func ValidDigest(s string) bool {
-	if len(s) != 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if !(s[i] >= '0' && s[i] <= '9' || s[i] >= 'a' && s[i] <= 'f') {
-			return false
-		}
-	}
-	return true
-}
+// ValidDigest reports whether s can name a blob: the digest a dispute
+// file's record holds (disputes.ValidDigest).
+func ValidDigest(s string) bool { return disputes.ValidDigest(s) }
 
 func (s *Store) path(digest string) string {
 	return filepath.Join(s.dir, digest[:2], digest)

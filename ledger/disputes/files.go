@@ -171,7 +171,7 @@ func (c *CreateFile) Apply(s *ledger.State) ledger.Result {
 	if c.Filename == "" || len(c.Filename) > 4*fileNameLenMax {
 		return ledger.Result{Err: ledger.FieldInvalid("file", "needs a file name of at most 255 characters")}
 	}
-	if !isHexDigest(c.SHA256) {
+	if !ValidDigest(c.SHA256) {
 		return ledger.Result{Err: ledger.Errorf(ledger.CodeValidation, "file digest %q is not a SHA-256 in lower-case hex", c.SHA256)}
 	}
 	files := feature.Of(s).files
@@ -184,7 +184,9 @@ func (c *CreateFile) Apply(s *ledger.State) ledger.Result {
 	return ledger.Result{Value: &f}
 }
 
-func isHexDigest(s string) bool {
+// ValidDigest reports whether s is a SHA-256 in lower-case hex: what names
+// a file's bytes, here and in the file store.
+func ValidDigest(s string) bool {
 	if len(s) != 64 {
 		return false
 	}
