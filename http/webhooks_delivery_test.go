@@ -342,23 +342,12 @@ func TestWebhookLeaderKilledMidDelivery(t *testing.T) {
 		schedule[i] = 30 * time.Millisecond
 	}
 	var holding atomic.Bool
-	var mu sync.Mutex
-	rng := rand.New(rand.NewPCG(7, 11))
-	rcv := newReceiver(t, func(int) string {
+	faulty := randomFaults(rand.New(rand.NewPCG(7, 11)), fault{"500", 1}, fault{"close", 1}, fault{"hang", 1})
+	rcv := newReceiver(t, func(n int) string {
 		if holding.Load() {
 			return "hold"
 		}
-		mu.Lock()
-		defer mu.Unlock()
-		switch n := rng.IntN(10); {
-		case n < 1:
-			return "500"
-		case n < 2:
-			return "close"
-		case n < 3:
-			return "hang"
-		}
-		return "ok"
+		return faulty(n)
 	})
 	rcv.hang = 500 * time.Millisecond
 

@@ -240,21 +240,7 @@ func TestWebhookAtLeastOnceUnderFaults(t *testing.T) {
 		schedule[i] = 20 * time.Millisecond
 	}
 	st := newStack(t, stackOptions{webhooks: &actors.WebhookConfig{Timeout: 200 * time.Millisecond, Schedule: schedule}})
-	var mu sync.Mutex
-	rng := rand.New(rand.NewPCG(1, 2))
-	rcv := newReceiver(t, func(int) string {
-		mu.Lock()
-		defer mu.Unlock()
-		switch n := rng.IntN(10); {
-		case n < 2:
-			return "500"
-		case n < 3:
-			return "hang"
-		case n < 4:
-			return "close"
-		}
-		return "ok"
-	})
+	rcv := newReceiver(t, randomFaults(rand.New(rand.NewPCG(1, 2)), fault{"500", 2}, fault{"hang", 1}, fault{"close", 1}))
 	rcv.hang = time.Second
 	_, secret := st.createEndpoint(rcv.url(), "*")
 	const events = 30
@@ -267,6 +253,32 @@ func TestWebhookAtLeastOnceUnderFaults(t *testing.T) {
 		return pending == 0
 	})
 	checkAtLeastOnce(t, st.sys, rcv, secret, events)
+}
+
+// fault is an answer of a receiver's (see receiver.serve) and how many
+// tenths of its requests get it.
+type fault struct {
+	answer string
+	tenths int
+}
+
+// randomFaults is a receiver's behaviour that answers each request at
+// random, drawing from rng: with each fault's answer for its tenths of
+// the requests, in turn, and "ok" for the rest.
+func randomFaults(rng *rand.Rand, faults ...fault) func(int) string {
+	var mu sync.Mutex
+	return func(int) string {
+		mu.Lock()
+		defer mu.Unlock()
+		n := rng.IntN(10)
+		for _, f := range faults {
+			if n < f.tenths {
+				return f.answer
+			}
+			n -= f.tenths
+		}
+		return "ok"
+	}
 }
 
 // checkAtLeastOnce holds the receiver's log to the committed state: every
