@@ -12,10 +12,10 @@ import (
 	"strings"
 	"testing"
 
-	"payments/actors/actorstest/testdns"
+	"payments/actors/actorstest/testkit"
 )
 
-var testDNS = testdns.Map{
+var testDNS = testkit.DNS{
 	"hooks.example.com":     "93.184.216.34",
 	"private.example.com":   "192.168.0.9",
 	"rebind.example.com":    "127.0.0.1",
@@ -189,7 +189,7 @@ func TestWebhookDialRefusesRebinding(t *testing.T) {
 	}
 	defer ln.Close()
 	_, port, _ := net.SplitHostPort(ln.Addr().String())
-	dns := testdns.Map{"hooks.example.com": "93.184.216.34"}
+	dns := testkit.DNS{"hooks.example.com": "93.184.216.34"}
 	p := WebhookURLPolicy{Resolver: dns}
 	if err := p.Check(context.Background(), "https://hooks.example.com:"+port+"/"); err != nil {
 		t.Fatal(err)

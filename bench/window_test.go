@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"payments/actors/actorstest/testclock"
+	"payments/actors/actorstest/testkit"
 )
 
 // TestWindowsRotateAndMerge records requests of two workers into the
@@ -18,7 +18,7 @@ import (
 func TestWindowsRotateAndMerge(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
-	clock := testclock.New(time.Time{})
+	clock := testkit.NewClock(time.Time{})
 	w := newWindows(t0, 3*time.Second, time.Second, 2)
 	w.now = clock.Now
 	record := func(slot, sentMs, doneMs, code int, transport bool) {
@@ -73,7 +73,7 @@ func TestWindowsRotateAndMerge(t *testing.T) {
 // of no length and no requests is dropped.
 func TestWindowsClose(t *testing.T) {
 	t0 := time.Now()
-	clock := testclock.New(t0.Add(1500 * time.Millisecond))
+	clock := testkit.NewClock(t0.Add(1500 * time.Millisecond))
 	w := newWindows(t0, 2*time.Second, time.Second, 1)
 	w.now = clock.Now
 	var progress bytes.Buffer
@@ -183,7 +183,7 @@ func TestWindowsCollectLate(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			// The phase lies in the past: every window's end has passed.
 			from := time.Now().Add(-tc.elapsed - time.Second)
-			clock := testclock.New(time.Time{})
+			clock := testkit.NewClock(time.Time{})
 			w := newWindows(from, tc.duration, length, 2)
 			w.now = clock.Now
 			// A request ends 50 ms into every 100 ms of the phase, on

@@ -19,14 +19,14 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"payments/actors"
-	"payments/actors/actorstest/testdns"
+	"payments/actors/actorstest/testkit"
 	api "payments/http"
 	"payments/ledger/webhooks"
 )
 
 // goldenDNS stands for public DNS: a public name, a name of a private
 // address, and one of loopback.
-var goldenDNS = testdns.Map{
+var goldenDNS = testkit.DNS{
 	"hooks.example.com":    "93.184.216.34",
 	"internal.example.com": "10.0.0.5",
 	"rebind.example.com":   "127.0.0.1",

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"payments/actors/actorstest/testkit"
 	"payments/rails/momo"
 	"payments/rails/momo/momofake"
 	"payments/rails/mpesa"
@@ -284,7 +285,7 @@ func TestProductionMoMo(t *testing.T) {
 // runReconcile runs `payments reconcile args…`.
 func runReconcile(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	var o, e syncBuffer
+	var o, e testkit.Buffer
 	code = reconcileCommand(args, &o, &e)
 	return o.String(), e.String(), code
 }

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"payments/actors/actorstest/testclock"
+	"payments/actors/actorstest/testkit"
 )
 
 func open(t *testing.T, dir string, opts Options) *Store {
@@ -76,7 +76,7 @@ func scanIDs(t *testing.T, s *Store, org string, before uint64, limit int) ([]st
 }
 
 func TestGetAndScanNewestFirst(t *testing.T) {
-	c := testclock.New(time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC))
+	c := testkit.NewClock(time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC))
 	s := open(t, t.TempDir(), Options{Now: c.Now})
 	appendAll(t, s, c.Now(), "org_a", "req_1", "req_2")
 	appendAll(t, s, c.Now(), "org_b", "req_3")
@@ -111,7 +111,7 @@ func TestGetAndScanNewestFirst(t *testing.T) {
 }
 
 func TestRetentionByAge(t *testing.T) {
-	c := testclock.New(time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC))
+	c := testkit.NewClock(time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC))
 	s := open(t, t.TempDir(), Options{Now: c.Now, Retention: time.Hour})
 	appendAll(t, s, c.Now(), "org_a", "req_old")
 	c.Advance(40 * time.Minute)
@@ -142,7 +142,7 @@ func TestRetentionByAge(t *testing.T) {
 }
 
 func TestRetentionBySize(t *testing.T) {
-	c := testclock.New(time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC))
+	c := testkit.NewClock(time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC))
 	dir := t.TempDir()
 	// One record (52 bytes) and its batch's entry (about 50) count about
 	// 100 bytes here; about ten fit in 1000.
@@ -182,7 +182,7 @@ func TestRetentionBySize(t *testing.T) {
 // sixteenth), and the commits after that prune nothing until the bound is
 // passed again: a full log is pruned in steps, not after every commit.
 func TestSizePruningLeavesSlack(t *testing.T) {
-	c := testclock.New(time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC))
+	c := testkit.NewClock(time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC))
 	const bound = 3200 // about 32 one-record batches; low water 3000
 	s := open(t, t.TempDir(), Options{Now: c.Now, MaxBytes: bound})
 	i := 0
@@ -214,7 +214,7 @@ func TestSizePruningLeavesSlack(t *testing.T) {
 // Records of no organization are held to their own share: a flood of them
 // pushes out their own oldest, never an organization's records.
 func TestUnattributedShare(t *testing.T) {
-	c := testclock.New(time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC))
+	c := testkit.NewClock(time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC))
 	dir := t.TempDir()
 	s := open(t, dir, Options{Now: c.Now, MaxBytes: 100_000, UnattributedMaxBytes: 500})
 	appendAll(t, s, c.Now(), "org_a", "req_a1", "req_a2")
@@ -246,7 +246,7 @@ func TestUnattributedShare(t *testing.T) {
 }
 
 func TestBackgroundPruning(t *testing.T) {
-	c := testclock.New(time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC))
+	c := testkit.NewClock(time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC))
 	s := open(t, t.TempDir(), Options{Now: c.Now, Retention: time.Minute, PruneInterval: 10 * time.Millisecond})
 	appendAll(t, s, c.Now(), "org_a", "req_1", "req_2")
 	c.Advance(2 * time.Minute)
@@ -446,7 +446,7 @@ func TestScanAgainstModel(t *testing.T) {
 // block: it is read by id and by scan like any other, survives a
 // reopening, and is pruned with its batch.
 func TestLateRecords(t *testing.T) {
-	c := testclock.New(time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC))
+	c := testkit.NewClock(time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC))
 	dir := t.TempDir()
 	s := open(t, dir, Options{Now: c.Now, Retention: time.Hour})
 	early, later := s.NextSeq(), s.NextSeq()
