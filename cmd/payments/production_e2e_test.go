@@ -538,10 +538,10 @@ func checkOffersOnlyConfigured(t *testing.T, addr string) {
 			Details any    `json:"details"`
 		}
 		st, err := liveCall(addr, "POST", path, body, &e)
-		if err != nil || st != 400 || e.Error != "validation_error" || !strings.Contains(mustJSONString(t, e.Details), field) {
+		if err != nil || st != 400 || e.Error != "validation_error" || !strings.Contains(testkit.JSON(t, e.Details), field) {
 			t.Fatalf("POST %s: %d %v %+v, want 400 on %s", path, st, err, e, field)
 		}
-		if field == "to.code" && !strings.Contains(mustJSONString(t, e.Details), "no provider serves this method") {
+		if field == "to.code" && !strings.Contains(testkit.JSON(t, e.Details), "no provider serves this method") {
 			t.Fatalf("POST %s: %+v does not say no provider serves the method", path, e)
 		}
 	}
@@ -565,15 +565,6 @@ func checkOffersOnlyConfigured(t *testing.T, addr string) {
 	if st, err := liveCall(addr, "GET", "/v1/payouts", nil, &page); err != nil || st != 200 || len(page.Data) != 0 {
 		t.Fatalf("payouts after the refusals: %d %v %d", st, err, len(page.Data))
 	}
-}
-
-func mustJSONString(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }
 
 // evmInstance configures the local chain's evm instance (devchain.Instance):
