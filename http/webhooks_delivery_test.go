@@ -301,7 +301,7 @@ func TestWebhookLeaderKilledMidDelivery(t *testing.T) {
 		}})
 		cn := &clusterNode{node: node, sys: sys, stop: make(chan struct{})}
 		nodes[i] = cn
-		followLeadership(node, sys, cn.stop)
+		go sys.FollowLeadership(node.Leadership(), cn.stop)
 	}
 	kill := func(i int) {
 		if nodes[i] == nil {
