@@ -56,14 +56,58 @@ func (m *payoutRequest) account() accountKey     { return m.key }
 func (m *collectionRequest) account() accountKey { return m.key }
 func (m *fundRequest) account() accountKey       { return m.key }
 
+// routed is what the actors a router owns (an account's, an order's, a
+// quote's) have in common: the key they serve, how many routed requests
+// they have taken, and how many of their proposals await their results.
+type routed[K comparable] struct {
+	key      K
+	deps     *deps
+	received uint64 // routed requests taken, for passivation
+	inFlight int    // proposals not yet answered
+}
+
 // applied carries a command's result from the proposer back to the actor
-// that proposed it.
+// that proposed it, with what the actor does with it.
 type applied struct {
-	kind        ledger.Kind
-	ref         string
-	reservation uint64 // payouts only
-	result      ledger.Result
-	err         error
+	result ledger.Result
+	err    error
+	then   func(actor.Context, ledger.Result, error)
+}
+
+// propose sends cmd to the log; once it is applied (or has failed), then
+// runs in the actor with its result.
+func (a *routed[K]) propose(ctx actor.Context, cmd ledger.Command, then func(actor.Context, ledger.Result, error)) error {
+	self, root := ctx.Self(), a.deps.root
+	err := a.deps.proposer.Propose(cmd, func(r ledger.Result, err error) {
+		root.Send(self, &applied{result: r, err: err, then: then})
+	})
+	if err == nil {
+		a.inFlight++
+	}
+	return err
+}
+
+// receive takes the messages every routed actor takes alike, and reports
+// whether it took the one in ctx whole: the actor's start and its idle
+// checks, and its proposals' results (it runs what the actor does with
+// each). A routed request, a message of type R, it counts as taken and
+// leaves to the actor.
+func receive[R any, K comparable](ctx actor.Context, a *routed[K]) (took bool) {
+	switch m := ctx.Message().(type) {
+	case *actor.Started:
+		a.scheduleIdleCheck(ctx)
+	case *idleCheck:
+		a.checkIdle(ctx, m)
+	case *applied:
+		a.inFlight--
+		m.then(ctx, m.result, m.err)
+	case R:
+		a.received++
+		return false
+	default:
+		return false
+	}
+	return true
 }
 
 // idleCheck is a routed actor's reminder to itself: if it has taken no
@@ -74,22 +118,22 @@ type idleCheck struct {
 	received uint64
 }
 
-// scheduleIdleCheck sends the actor of ctx, which has taken received routed
-// messages, its idle check after the idle timeout.
-func scheduleIdleCheck(ctx actor.Context, d *deps, received uint64) {
-	self, root, check := ctx.Self(), d.root, &idleCheck{received: received}
-	time.AfterFunc(d.idleTimeout, func() { root.Send(self, check) })
+// scheduleIdleCheck sends the actor of ctx its idle check after the idle
+// timeout.
+func (a *routed[K]) scheduleIdleCheck(ctx actor.Context) {
+	self, root, check := ctx.Self(), a.deps.root, &idleCheck{received: a.received}
+	time.AfterFunc(a.deps.idleTimeout, func() { root.Send(self, check) })
 }
 
-// checkIdle answers an idle check m of the actor of key: idle (no message
-// taken since m was scheduled, and not busy), it asks its router to stop
+// checkIdle answers an idle check m: idle (no request taken since m was
+// scheduled, and no proposal in flight), the actor asks its router to stop
 // it; otherwise it schedules the next check.
-func checkIdle[K comparable](ctx actor.Context, d *deps, key K, received uint64, busy bool, m *idleCheck) {
-	if m.received == received && !busy {
-		ctx.Send(ctx.Parent(), &passivate[K]{key: key, received: received})
+func (a *routed[K]) checkIdle(ctx actor.Context, m *idleCheck) {
+	if m.received == a.received && a.inFlight == 0 {
+		ctx.Send(ctx.Parent(), &passivate[K]{key: a.key, received: a.received})
 		return
 	}
-	scheduleIdleCheck(ctx, d, received)
+	a.scheduleIdleCheck(ctx)
 }
 
 // passivate asks a router to stop an idle actor of key K (an account's, an
@@ -165,12 +209,8 @@ func (r *accountRouter) Receive(ctx actor.Context) {
 // exact without waiting for results: N concurrent payouts against a balance
 // that covers K of them are K acceptances, not fewer.
 type accountActor struct {
-	key  accountKey
-	deps *deps
-	ids  *idSource
-
-	received uint64 // routed messages taken, for passivation
-	inFlight int    // proposals not yet answered
+	routed[accountKey]
+	ids *idSource
 
 	nextReservation uint64
 	reservations    []reservation // in number order
@@ -217,8 +257,7 @@ type waitingFunding struct {
 
 func newAccountActor(key accountKey, d *deps) *accountActor {
 	return &accountActor{
-		key:         key,
-		deps:        d,
+		routed:      routed[accountKey]{key: key, deps: d},
 		ids:         newIDSource(),
 		payouts:     make(map[string]*waitingPayout),
 		collections: make(map[string]*waitingCollection),
@@ -227,44 +266,17 @@ func newAccountActor(key accountKey, d *deps) *accountActor {
 }
 
 func (a *accountActor) Receive(ctx actor.Context) {
+	if receive[accountMessage](ctx, &a.routed) {
+		return
+	}
 	switch m := ctx.Message().(type) {
-	case *actor.Started:
-		scheduleIdleCheck(ctx, a.deps, a.received)
-	case *idleCheck:
-		checkIdle(ctx, a.deps, a.key, a.received, a.inFlight > 0, m)
 	case *payoutRequest:
-		a.received++
 		a.payout(ctx, m)
 	case *collectionRequest:
-		a.received++
 		a.collection(ctx, m)
 	case *fundRequest:
-		a.received++
 		a.fund(ctx, m)
-	case *applied:
-		a.inFlight--
-		switch m.kind {
-		case ledger.KindCreatePayout, ledger.KindCreateFXPayout, ledger.KindCreatePayoutRouted, ledger.KindCreateFXPayoutRouted:
-			a.payoutApplied(ctx, m)
-		case ledger.KindCreateCollection:
-			a.collectionApplied(m)
-		case ledger.KindFundBalance:
-			a.fundApplied(m)
-		}
 	}
-}
-
-// propose sends cmd to the log; its result comes back as an *applied.
-func (a *accountActor) propose(ctx actor.Context, cmd ledger.Command, ref string, number uint64) error {
-	self := ctx.Self()
-	root := a.deps.root
-	err := a.deps.proposer.Propose(cmd, func(r ledger.Result, err error) {
-		root.Send(self, &applied{kind: opKind(cmd), ref: ref, reservation: number, result: r, err: err})
-	})
-	if err == nil {
-		a.inFlight++
-	}
-	return err
 }
 
 func (a *accountActor) payout(ctx actor.Context, m *payoutRequest) {
@@ -366,7 +378,9 @@ func (a *accountActor) payout(ctx actor.Context, m *payoutRequest) {
 		cmd = &keycontrols.Charged{Charge: charge, Op: cmd}
 	}
 	cmd = &ledger.Decided{Attempt: m.attempt, Op: cmd}
-	if err := a.propose(ctx, cmd, m.ref, number); err != nil {
+	if err := a.propose(ctx, cmd, func(ctx actor.Context, r ledger.Result, err error) {
+		a.payoutApplied(ctx, m.ref, number, r, err)
+	}); err != nil {
 		m.reply <- Reply{Err: err}
 		return
 	}
@@ -377,18 +391,20 @@ func (a *accountActor) payout(ctx actor.Context, m *payoutRequest) {
 	a.payouts[m.ref] = &waitingPayout{id: id, spec: m.spec, fx: m.fx != nil, waiters: []waiter{{m.reply, m.attempt}}}
 }
 
-func (a *accountActor) payoutApplied(ctx actor.Context, m *applied) {
-	if m.reservation != 0 {
-		a.release(m.reservation)
+// payoutApplied takes the result of the payout under ref that reserved
+// number (0 for none).
+func (a *accountActor) payoutApplied(ctx actor.Context, ref string, number uint64, r ledger.Result, err error) {
+	if number != 0 {
+		a.release(number)
 	}
-	w, ok := a.payouts[m.ref]
+	w, ok := a.payouts[ref]
 	if !ok {
 		return
 	}
-	delete(a.payouts, m.ref)
-	answer(w.waiters, m.result, m.err)
-	if madeNew(m.result, m.err) {
-		a.deps.track(m.result.Payout, nil)
+	delete(a.payouts, ref)
+	answer(w.waiters, r, err)
+	if madeNew(r, err) {
+		a.deps.track(r.Payout, nil)
 	}
 	// The state now holds what the reference names (or, if the outcome is
 	// unknown, nothing can be said): the requests with other details are
@@ -479,22 +495,24 @@ func (a *accountActor) collection(ctx actor.Context, m *collectionRequest) {
 		m.reply <- Reply{Result: refusal.Replay(cmd)} // final for the reference
 		return
 	}
-	if err := a.propose(ctx, &ledger.Decided{Attempt: m.attempt, Op: cmd}, m.ref, 0); err != nil {
+	if err := a.propose(ctx, &ledger.Decided{Attempt: m.attempt, Op: cmd}, func(_ actor.Context, r ledger.Result, err error) {
+		a.collectionApplied(m.ref, r, err)
+	}); err != nil {
 		m.reply <- Reply{Err: err}
 		return
 	}
 	a.collections[m.ref] = &waitingCollection{id: cmd.ID, spec: m.spec, waiters: []waiter{{m.reply, m.attempt}}}
 }
 
-func (a *accountActor) collectionApplied(m *applied) {
-	w, ok := a.collections[m.ref]
+func (a *accountActor) collectionApplied(ref string, r ledger.Result, err error) {
+	w, ok := a.collections[ref]
 	if !ok {
 		return
 	}
-	delete(a.collections, m.ref)
-	answer(w.waiters, m.result, m.err)
-	if madeNew(m.result, m.err) {
-		a.deps.track(nil, m.result.Collection)
+	delete(a.collections, ref)
+	answer(w.waiters, r, err)
+	if madeNew(r, err) {
+		a.deps.track(nil, r.Collection)
 	}
 }
 
@@ -514,20 +532,22 @@ func (a *accountActor) fund(ctx actor.Context, m *fundRequest) {
 		Amount:            m.amount,
 		ExternalReference: m.ref,
 	}
-	if err := a.propose(ctx, cmd, m.ref, 0); err != nil {
+	if err := a.propose(ctx, cmd, func(_ actor.Context, r ledger.Result, err error) {
+		a.fundApplied(m.ref, r, err)
+	}); err != nil {
 		m.reply <- Reply{Err: err}
 		return
 	}
 	a.fundings[m.ref] = &waitingFunding{amount: m.amount, waiters: []waiter{{reply: m.reply}}}
 }
 
-func (a *accountActor) fundApplied(m *applied) {
-	w, ok := a.fundings[m.ref]
+func (a *accountActor) fundApplied(ref string, r ledger.Result, err error) {
+	w, ok := a.fundings[ref]
 	if !ok {
 		return
 	}
-	delete(a.fundings, m.ref)
-	answer(w.waiters, m.result, m.err)
+	delete(a.fundings, ref)
+	answer(w.waiters, r, err)
 }
 
 // accountIdleTimeout is how long an account actor lives without messages.

@@ -49,14 +49,6 @@ type orderDeposit struct {
 func (m *orderCreate) order() orderKey  { return m.key }
 func (m *orderDeposit) order() orderKey { return m.key }
 
-// orderApplied carries a command's result back to the order actor.
-type orderApplied struct {
-	kind   ledger.Kind
-	reply  chan<- Reply // deposits: the caller
-	result ledger.Result
-	err    error
-}
-
 // OrderRequest is a validated request to create an order: the caller's
 // spec and what the front end priced and provisioned for it.
 type OrderRequest struct {
@@ -120,11 +112,8 @@ func (r *orderRouter) Receive(ctx actor.Context) {
 
 // orderActor serializes everything that touches one order.
 type orderActor struct {
-	key      orderKey
-	deps     *deps
+	routed[orderKey]
 	ids      *idSource
-	received uint64
-	inFlight int
 	creating *waitingOrder // the create in flight, if any
 }
 
@@ -135,44 +124,19 @@ type waitingOrder struct {
 }
 
 func newOrderActor(key orderKey, d *deps) *orderActor {
-	return &orderActor{key: key, deps: d, ids: newIDSource()}
+	return &orderActor{routed: routed[orderKey]{key: key, deps: d}, ids: newIDSource()}
 }
 
 func (a *orderActor) Receive(ctx actor.Context) {
+	if receive[orderMessage](ctx, &a.routed) {
+		return
+	}
 	switch m := ctx.Message().(type) {
-	case *actor.Started:
-		scheduleIdleCheck(ctx, a.deps, a.received)
-	case *idleCheck:
-		checkIdle(ctx, a.deps, a.key, a.received, a.inFlight > 0, m)
 	case *orderCreate:
-		a.received++
 		a.create(ctx, m)
 	case *orderDeposit:
-		a.received++
 		a.deposit(ctx, m)
-	case *orderApplied:
-		a.inFlight--
-		switch m.kind {
-		case orders.KindCreate:
-			a.created(m)
-		case orders.KindDeposit, orders.KindDepositRef:
-			m.reply <- Reply{Result: m.result, Err: m.err}
-			if m.err == nil && m.result.Err == nil {
-				a.deps.track(m.result.Payout, nil)
-			}
-		}
 	}
-}
-
-func (a *orderActor) propose(ctx actor.Context, cmd ledger.Command, reply chan<- Reply) error {
-	self, root := ctx.Self(), a.deps.root
-	err := a.deps.proposer.Propose(cmd, func(r ledger.Result, err error) {
-		root.Send(self, &orderApplied{kind: opKind(cmd), reply: reply, result: r, err: err})
-	})
-	if err == nil {
-		a.inFlight++
-	}
-	return err
 }
 
 func (a *orderActor) create(ctx actor.Context, m *orderCreate) {
@@ -227,22 +191,22 @@ func (a *orderActor) create(ctx actor.Context, m *orderCreate) {
 		proposed = &keycontrols.Charged{Charge: charge, Op: cmd}
 	}
 	proposed = &ledger.Decided{Attempt: req.Attempt, Op: proposed} // its refusal is final for the reference
-	if err := a.propose(ctx, proposed, nil); err != nil {
+	if err := a.propose(ctx, proposed, a.created); err != nil {
 		m.reply <- Reply{Err: err}
 		return
 	}
 	a.creating = &waitingOrder{id: cmd.ID, spec: req.Spec, waiters: []waiter{{m.reply, req.Attempt}}}
 }
 
-func (a *orderActor) created(m *orderApplied) {
+func (a *orderActor) created(_ actor.Context, r ledger.Result, err error) {
 	w := a.creating
 	if w == nil {
 		return
 	}
 	a.creating = nil
-	answer(w.waiters, m.result, m.err)
-	if madeNew(m.result, m.err) {
-		a.deps.track(nil, m.result.Collection)
+	answer(w.waiters, r, err)
+	if madeNew(r, err) {
+		a.deps.track(nil, r.Collection)
 	}
 }
 
@@ -256,7 +220,12 @@ func (a *orderActor) deposit(ctx actor.Context, m *orderDeposit) {
 		Outcome:           m.outcome,
 		ExternalReference: m.ref,
 	}
-	if err := a.propose(ctx, cmd, m.reply); err != nil {
+	if err := a.propose(ctx, cmd, func(_ actor.Context, r ledger.Result, err error) {
+		m.reply <- Reply{Result: r, Err: err}
+		if err == nil && r.Err == nil {
+			a.deps.track(r.Payout, nil)
+		}
+	}); err != nil {
 		m.reply <- Reply{Err: err}
 	}
 }

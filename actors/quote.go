@@ -52,11 +52,6 @@ type quoteVisit struct {
 	fn  func(*quoteActor)
 }
 
-type quoteApplied struct {
-	result ledger.Result
-	err    error
-}
-
 // quoteRouter owns the quote actors, as accountRouter owns account actors.
 type quoteRouter struct {
 	deps     *deps
@@ -68,7 +63,7 @@ func (r *quoteRouter) Receive(ctx actor.Context) {
 	case *executeRequest:
 		key := m.key
 		r.children.forward(ctx, key, m, func() *actor.Props {
-			return r.deps.props(func() actor.Actor { return &quoteActor{key: key, deps: r.deps} })
+			return r.deps.props(func() actor.Actor { return &quoteActor{routed: routed[quoteKey]{key: key, deps: r.deps}} })
 		})
 	case *quoteVisit:
 		if c, ok := r.children[m.key]; ok {
@@ -82,34 +77,34 @@ func (r *quoteRouter) Receive(ctx actor.Context) {
 }
 
 type quoteActor struct {
-	key      quoteKey
-	deps     *deps
-	received uint64
-	waiters  []waiter // the execution in flight, if any: its callers in arrival order
-	ref      string   // the reference of the execution in flight
+	routed[quoteKey]
+	waiters []waiter // the execution in flight, if any: its callers in arrival order
+	ref     string   // the reference of the execution in flight
 	// later are requests with another reference than the execution in
 	// flight, considered again once it applied.
 	later []*executeRequest
 }
 
 func (a *quoteActor) Receive(ctx actor.Context) {
+	if receive[*executeRequest](ctx, &a.routed) {
+		return
+	}
 	switch m := ctx.Message().(type) {
-	case *actor.Started:
-		scheduleIdleCheck(ctx, a.deps, a.received)
-	case *idleCheck:
-		checkIdle(ctx, a.deps, a.key, a.received, len(a.waiters) > 0 || len(a.later) > 0, m)
 	case *executeRequest:
-		a.received++
 		a.execute(ctx, m)
 	case *quoteVisit:
 		m.fn(a)
-	case *quoteApplied:
-		waiters, later := a.waiters, a.later
-		a.waiters, a.later = nil, nil
-		answer(waiters, m.result, m.err)
-		for _, r := range later {
-			a.execute(ctx, r)
-		}
+	}
+}
+
+// executed answers the execution in flight, then considers the requests
+// that waited for it.
+func (a *quoteActor) executed(ctx actor.Context, r ledger.Result, err error) {
+	waiters, later := a.waiters, a.later
+	a.waiters, a.later = nil, nil
+	answer(waiters, r, err)
+	for _, m := range later {
+		a.execute(ctx, m)
 	}
 }
 
@@ -155,11 +150,7 @@ func (a *quoteActor) execute(ctx actor.Context, m *executeRequest) {
 	if m.ref != "" {
 		proposed = &ledger.Decided{Attempt: m.attempt, Op: cmd} // its refusal is final for the reference
 	}
-	self, root := ctx.Self(), a.deps.root
-	err := a.deps.proposer.Propose(proposed, func(r ledger.Result, err error) {
-		root.Send(self, &quoteApplied{result: r, err: err})
-	})
-	if err != nil {
+	if err := a.propose(ctx, proposed, a.executed); err != nil {
 		m.reply <- Reply{Err: err}
 		return
 	}

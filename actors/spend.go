@@ -71,15 +71,3 @@ func location(name string) *time.Location {
 	locations.Store(name, l)
 	return l
 }
-
-// opKind is the kind of the command whose result a proposer waits for: a
-// decided or charged debit's own.
-func opKind(cmd ledger.Command) ledger.Kind {
-	if c, ok := cmd.(*ledger.Decided); ok {
-		cmd = c.Op
-	}
-	if c, ok := cmd.(*keycontrols.Charged); ok {
-		return c.OpKind()
-	}
-	return cmd.Kind()
-}

@@ -199,6 +199,20 @@ func (s *System) Stop() {
 	})
 }
 
+// FollowLeadership tells the System each time its node wins or loses the
+// leadership (leadership carries the node's notices: raft.Node.Leadership),
+// until stop is closed.
+func (s *System) FollowLeadership(leadership <-chan bool, stop <-chan struct{}) {
+	for {
+		select {
+		case <-stop:
+			return
+		case leading := <-leadership:
+			s.SetLeading(leading)
+		}
+	}
+}
+
 // SetLeading tells the System whether this node leads the cluster (and has
 // applied everything committed before its term). Only the leader drives
 // rails.

@@ -11,20 +11,11 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"payments/actors/actorstest/testkit"
 )
 
-// mapResolver stands for DNS without reaching it.
-type mapResolver map[string]string
-
-func (r mapResolver) LookupIPAddr(_ context.Context, host string) ([]net.IPAddr, error) {
-	ip, ok := r[host]
-	if !ok {
-		return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
-	}
-	return []net.IPAddr{{IP: net.ParseIP(ip)}}, nil
-}
-
-var testDNS = mapResolver{
+var testDNS = testkit.DNS{
 	"hooks.example.com":     "93.184.216.34",
 	"private.example.com":   "192.168.0.9",
 	"rebind.example.com":    "127.0.0.1",
@@ -198,7 +189,7 @@ func TestWebhookDialRefusesRebinding(t *testing.T) {
 	}
 	defer ln.Close()
 	_, port, _ := net.SplitHostPort(ln.Addr().String())
-	dns := mapResolver{"hooks.example.com": "93.184.216.34"}
+	dns := testkit.DNS{"hooks.example.com": "93.184.216.34"}
 	p := WebhookURLPolicy{Resolver: dns}
 	if err := p.Check(context.Background(), "https://hooks.example.com:"+port+"/"); err != nil {
 		t.Fatal(err)

@@ -2,9 +2,10 @@ package bench
 
 import (
 	"os"
-	"strings"
 	"testing"
 	"time"
+
+	"payments/actors/actorstest/testkit"
 )
 
 func TestParseStatCPU(t *testing.T) {
@@ -34,12 +35,7 @@ func testParse[T comparable](t *testing.T, parse func([]byte) (T, error), cases 
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := parse([]byte(tc.input))
-			switch {
-			case tc.err == "" && err != nil:
-				t.Fatalf("error %v", err)
-			case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
-				t.Fatalf("error %v, want one saying %q", err, tc.err)
-			case got != tc.want:
+			if !testkit.WantErr(t, err, tc.err) && got != tc.want {
 				t.Fatalf("%v, want %v", got, tc.want)
 			}
 		})

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/valyala/fasthttp"
+
+	"payments/actors/actorstest/testkit"
 )
 
 // TestConfigValidate checks the settings Validate refuses, and that it
@@ -41,13 +43,7 @@ func TestConfigValidate(t *testing.T) {
 		{"too many noise payouts", Config{NoiseExports: 1, NoisePayouts: 200_001}, "noise payouts must be 1 to 200000"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := tc.cfg.Validate()
-			switch {
-			case tc.err == "" && err != nil:
-				t.Fatalf("error %v", err)
-			case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
-				t.Fatalf("error %v, want one saying %q", err, tc.err)
-			}
+			testkit.WantErr(t, tc.cfg.Validate(), tc.err)
 		})
 	}
 }

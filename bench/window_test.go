@@ -8,25 +8,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"payments/actors/actorstest/testkit"
 )
-
-// fakeClock is a clock a test sets by hand.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = t
-}
 
 // TestWindowsRotateAndMerge records requests of two workers into the
 // windows of a 3 s phase, closes them in turn, and checks each window
@@ -34,12 +18,12 @@ func (c *fakeClock) set(t time.Time) {
 func TestWindowsRotateAndMerge(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
-	clock := &fakeClock{}
+	clock := testkit.NewClock(time.Time{})
 	w := newWindows(t0, 3*time.Second, time.Second, 2)
-	w.now = clock.now
+	w.now = clock.Now
 	record := func(slot, sentMs, doneMs, code int, transport bool) {
 		t.Helper()
-		clock.set(at(doneMs))
+		clock.Set(at(doneMs))
 		if got, want := w.record(slot, at(sentMs), code, transport), time.Duration(doneMs-sentMs)*time.Millisecond; got != want {
 			t.Fatalf("latency %v, want %v", got, want)
 		}
@@ -89,9 +73,9 @@ func TestWindowsRotateAndMerge(t *testing.T) {
 // of no length and no requests is dropped.
 func TestWindowsClose(t *testing.T) {
 	t0 := time.Now()
-	clock := &fakeClock{t: t0.Add(1500 * time.Millisecond)}
+	clock := testkit.NewClock(t0.Add(1500 * time.Millisecond))
 	w := newWindows(t0, 2*time.Second, time.Second, 1)
-	w.now = clock.now
+	w.now = clock.Now
 	var progress bytes.Buffer
 	w.name, w.progress, w.pid = "uniform", &progress, os.Getpid()
 	for range 4 {
@@ -199,16 +183,16 @@ func TestWindowsCollectLate(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			// The phase lies in the past: every window's end has passed.
 			from := time.Now().Add(-tc.elapsed - time.Second)
-			clock := &fakeClock{}
+			clock := testkit.NewClock(time.Time{})
 			w := newWindows(from, tc.duration, length, 2)
-			w.now = clock.now
+			w.now = clock.Now
 			// A request ends 50 ms into every 100 ms of the phase, on
 			// alternate workers; those after the last window's end count
 			// in it.
 			want := make([]uint64, tc.windows)
 			for k := 0; time.Duration(k)*length+50*time.Millisecond < tc.elapsed; k++ {
 				done := from.Add(time.Duration(k)*length + 50*time.Millisecond)
-				clock.set(done)
+				clock.Set(done)
 				w.record(k%2, done.Add(-time.Millisecond), 201, false)
 				want[min(k, tc.windows-1)]++
 			}

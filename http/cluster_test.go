@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"payments/actors"
 	"payments/raft"
 )
 
@@ -45,19 +44,4 @@ func openClusterNode(t *testing.T, peers []raft.Peer, i int, ln net.Listener) *r
 		t.Fatal(err)
 	}
 	return node
-}
-
-// followLeadership tells sys each time node wins or loses the leadership,
-// until stop is closed.
-func followLeadership(node *raft.Node, sys *actors.System, stop <-chan struct{}) {
-	go func() {
-		for {
-			select {
-			case <-stop:
-				return
-			case leading := <-node.Leadership():
-				sys.SetLeading(leading)
-			}
-		}
-	}()
 }

@@ -64,7 +64,7 @@ func newFilesCluster(t *testing.T) ([]*filesNode, string) {
 		n.srv = srv
 		go srv.Serve(httpLns[i])
 		done := make(chan struct{})
-		followLeadership(node, sys, done)
+		go sys.FollowLeadership(node.Leadership(), done)
 		t.Cleanup(func() {
 			close(done)
 			srv.Shutdown(t.Context())

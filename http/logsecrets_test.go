@@ -1,39 +1,21 @@
 package http_test
 
 import (
-	"bytes"
 	"io"
 	"log/slog"
 	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"payments/actors/actorstest/testkit"
 )
-
-// lockedBuffer collects log output written from many goroutines.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // Malformed requests carrying a key, a signing secret and an account
 // number, at debug level: fasthttp's parse errors quote the raw request,
 // and none of it may reach a log line.
 func TestMalformedRequestsLeaveNoSecretInTheLog(t *testing.T) {
-	var logs lockedBuffer
+	var logs testkit.Buffer
 	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	s := newStack(t, stackOptions{logger: logger})
 

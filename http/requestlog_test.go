@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"payments/actors/actorstest/testkit"
 	api "payments/http"
 )
 
@@ -44,7 +45,7 @@ func TestRequestLogKeepsNoSecrets(t *testing.T) {
 	r = st.do("POST", "/v1/payouts?token="+wrong, st.key, secretBody)
 	keyedID := r.header["x-request-id"]
 	rec := waitRecord(t, st, st.addr, st.key, keyedID)
-	if rec["query"] != "token=[redacted]" || strings.Contains(mustJSON(t, rec["body"]), "233249876543") {
+	if rec["query"] != "token=[redacted]" || strings.Contains(testkit.JSON(t, rec["body"]), "233249876543") {
 		t.Fatalf("keyed record not redacted: %v", rec)
 	}
 
@@ -100,15 +101,6 @@ func TestRequestLogKeepsNoSecrets(t *testing.T) {
 			t.Errorf("the request log's files hold %q", secret)
 		}
 	}
-}
-
-func mustJSON(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }
 
 // gatedStore holds the recorder in its first Append until released, so that

@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"net"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -21,66 +20,6 @@ import (
 	"payments/rails"
 )
 
-// fakeClock is a clock the test moves by hand: timers fire when it passes
-// their time, so a day of retries takes milliseconds.
-type fakeClock struct {
-	mu     sync.Mutex
-	now    time.Time
-	timers []*fakeTimer
-}
-
-type fakeTimer struct {
-	at   time.Time
-	f    func()
-	done bool // fired or stopped
-	c    *fakeClock
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) AfterFunc(d time.Duration, f func()) actors.Timer {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	t := &fakeTimer{at: c.now.Add(d), f: f, c: c}
-	c.timers = append(c.timers, t)
-	return t
-}
-
-func (t *fakeTimer) Stop() bool {
-	t.c.mu.Lock()
-	defer t.c.mu.Unlock()
-	was := !t.done
-	t.done = true
-	return was
-}
-
-// set moves the clock to at and fires the timers due by then.
-func (c *fakeClock) set(at time.Time) {
-	c.mu.Lock()
-	c.now = at
-	var due []func()
-	keep := c.timers[:0]
-	for _, t := range c.timers {
-		switch {
-		case t.done:
-		case !t.at.After(at):
-			t.done = true
-			due = append(due, t.f)
-		default:
-			keep = append(keep, t)
-		}
-	}
-	c.timers = keep
-	c.mu.Unlock()
-	for _, f := range due {
-		f()
-	}
-}
-
 // engineHarness is a real single-node Raft cluster on Pebble with the
 // actors and webhook delivery, without the HTTP front end.
 type engineHarness struct {
@@ -89,11 +28,12 @@ type engineHarness struct {
 	org string
 }
 
-// startClockedEngine is startEngine on a fakeClock, which the test moves,
-// delivering webhooks to loopback with a second's timeout.
-func startClockedEngine(t *testing.T) (*engineHarness, *fakeClock) {
+// startClockedEngine is startEngine on a manual clock, which the test
+// moves (timers fire when it passes their time, so a day of retries takes
+// milliseconds), delivering webhooks to loopback with a second's timeout.
+func startClockedEngine(t *testing.T) (*engineHarness, *actors.ManualClock) {
 	t.Helper()
-	clock := &fakeClock{now: time.UnixMilli(1_800_000_000_000)}
+	clock := actors.NewManualClock(time.UnixMilli(1_800_000_000_000))
 	return startEngine(t, actors.Config{Now: clock.Now, Webhooks: actors.WebhookConfig{
 		Clock: clock, Timeout: time.Second, Policy: actors.WebhookURLPolicy{AllowLoopback: true},
 	}}), clock
@@ -175,12 +115,12 @@ func TestWebhookRetryScheduleAndAutoDisable(t *testing.T) {
 			t.Fatalf("after attempt %d: waits %v (schedule %v): %+v", i+1, wait, sched[i], d)
 		}
 		// Nothing happens before the time comes.
-		clock.set(time.UnixMilli(d.NextAttemptAt - 1))
+		clock.Advance(time.UnixMilli(d.NextAttemptAt - 1).Sub(clock.Now()))
 		time.Sleep(20 * time.Millisecond)
 		if n := len(rcv.requests()); n != i+1 {
 			t.Fatalf("attempt %d came early: %d requests", i+2, n)
 		}
-		clock.set(time.UnixMilli(d.NextAttemptAt))
+		clock.Advance(time.UnixMilli(d.NextAttemptAt).Sub(clock.Now()))
 	}
 	// Every attempt is in the delivery's history, oldest first.
 	if d := h.delivery("whe_sched", 0); len(d.History) != len(sched)+1 {
@@ -342,23 +282,12 @@ func TestWebhookLeaderKilledMidDelivery(t *testing.T) {
 		schedule[i] = 30 * time.Millisecond
 	}
 	var holding atomic.Bool
-	var mu sync.Mutex
-	rng := rand.New(rand.NewPCG(7, 11))
-	rcv := newReceiver(t, func(int) string {
+	faulty := randomFaults(rand.New(rand.NewPCG(7, 11)), fault{"500", 1}, fault{"close", 1}, fault{"hang", 1})
+	rcv := newReceiver(t, func(n int) string {
 		if holding.Load() {
 			return "hold"
 		}
-		mu.Lock()
-		defer mu.Unlock()
-		switch n := rng.IntN(10); {
-		case n < 1:
-			return "500"
-		case n < 2:
-			return "close"
-		case n < 3:
-			return "hang"
-		}
-		return "ok"
+		return faulty(n)
 	})
 	rcv.hang = 500 * time.Millisecond
 
@@ -372,7 +301,7 @@ func TestWebhookLeaderKilledMidDelivery(t *testing.T) {
 		}})
 		cn := &clusterNode{node: node, sys: sys, stop: make(chan struct{})}
 		nodes[i] = cn
-		followLeadership(node, sys, cn.stop)
+		go sys.FollowLeadership(node.Leadership(), cn.stop)
 	}
 	kill := func(i int) {
 		if nodes[i] == nil {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"payments/actors"
+	"payments/actors/actorstest/testkit"
 )
 
 // switchDNS is a resolver whose answers a test changes while the service
@@ -27,7 +28,7 @@ func (r *switchDNS) set(host, ip string) {
 func (r *switchDNS) LookupIPAddr(ctx context.Context, host string) ([]net.IPAddr, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return testDNS(r.m).LookupIPAddr(ctx, host)
+	return testkit.DNS(r.m).LookupIPAddr(ctx, host)
 }
 
 // On production the test endpoint is no port scanner: an address outside

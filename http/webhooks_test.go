@@ -2,12 +2,10 @@ package http_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
 	nethttp "net/http"
 	"net/http/httptest"
 	"reflect"
@@ -21,30 +19,21 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"payments/actors"
+	"payments/actors/actorstest/testkit"
 	api "payments/http"
 	"payments/ledger/webhooks"
 )
 
-// testDNS stands for public DNS in tests, which never reach the internet:
-// a public name, a name of a private address, and one of loopback.
-type testDNS map[string]string
-
-func (r testDNS) LookupIPAddr(_ context.Context, host string) ([]net.IPAddr, error) {
-	ip, ok := r[host]
-	if !ok {
-		return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
-	}
-	return []net.IPAddr{{IP: net.ParseIP(ip)}}, nil
-}
-
-var goldenDNS = testDNS{
+// goldenDNS stands for public DNS: a public name, a name of a private
+// address, and one of loopback.
+var goldenDNS = testkit.DNS{
 	"hooks.example.com":    "93.184.216.34",
 	"internal.example.com": "10.0.0.5",
 	"rebind.example.com":   "127.0.0.1",
 }
 
 // webhookConfig is the stack's webhook delivery: the API's payloads, the
-// stack's URL policy with testDNS, and opts.webhooks's overrides.
+// stack's URL policy with goldenDNS, and opts.webhooks's overrides.
 func webhookConfig(opts stackOptions) actors.WebhookConfig {
 	c := actors.WebhookConfig{Timeout: 2 * time.Second}
 	if opts.webhooks != nil {
@@ -240,21 +229,7 @@ func TestWebhookAtLeastOnceUnderFaults(t *testing.T) {
 		schedule[i] = 20 * time.Millisecond
 	}
 	st := newStack(t, stackOptions{webhooks: &actors.WebhookConfig{Timeout: 200 * time.Millisecond, Schedule: schedule}})
-	var mu sync.Mutex
-	rng := rand.New(rand.NewPCG(1, 2))
-	rcv := newReceiver(t, func(int) string {
-		mu.Lock()
-		defer mu.Unlock()
-		switch n := rng.IntN(10); {
-		case n < 2:
-			return "500"
-		case n < 3:
-			return "hang"
-		case n < 4:
-			return "close"
-		}
-		return "ok"
-	})
+	rcv := newReceiver(t, randomFaults(rand.New(rand.NewPCG(1, 2)), fault{"500", 2}, fault{"hang", 1}, fault{"close", 1}))
 	rcv.hang = time.Second
 	_, secret := st.createEndpoint(rcv.url(), "*")
 	const events = 30
@@ -267,6 +242,32 @@ func TestWebhookAtLeastOnceUnderFaults(t *testing.T) {
 		return pending == 0
 	})
 	checkAtLeastOnce(t, st.sys, rcv, secret, events)
+}
+
+// fault is an answer of a receiver's (see receiver.serve) and how many
+// tenths of its requests get it.
+type fault struct {
+	answer string
+	tenths int
+}
+
+// randomFaults is a receiver's behaviour that answers each request at
+// random, drawing from rng: with each fault's answer for its tenths of
+// the requests, in turn, and "ok" for the rest.
+func randomFaults(rng *rand.Rand, faults ...fault) func(int) string {
+	var mu sync.Mutex
+	return func(int) string {
+		mu.Lock()
+		defer mu.Unlock()
+		n := rng.IntN(10)
+		for _, f := range faults {
+			if n < f.tenths {
+				return f.answer
+			}
+			n -= f.tenths
+		}
+		return "ok"
+	}
 }
 
 // checkAtLeastOnce holds the receiver's log to the committed state: every

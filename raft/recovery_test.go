@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"reflect"
-	"strings"
 	"sync"
 	"testing"
 
@@ -18,6 +17,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	hraft "github.com/hashicorp/raft"
 
+	"payments/actors/actorstest/testkit"
 	"payments/ledger"
 	"payments/wal"
 )
@@ -669,14 +669,8 @@ func TestRecoverState(t *testing.T) {
 			n := &replayNode{t: t, snaps: tt.snaps}
 			node := &Node{state: store, logger: slog.New(slog.DiscardHandler)}
 			err = node.recoverState(n.snapshotStore())
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("recoverState: %v, want an error saying %q", err, tt.wantErr)
-				}
+			if testkit.WantErr(t, err, tt.wantErr) {
 				return
-			}
-			if err != nil {
-				t.Fatalf("recoverState: %v", err)
 			}
 			if restoring, err := store.Restoring(); err != nil || restoring {
 				t.Fatalf("restoring = %v, %v", restoring, err)

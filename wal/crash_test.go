@@ -12,15 +12,20 @@ import (
 	hraft "github.com/hashicorp/raft"
 )
 
+// crashCase is a crash test's setting: the memtable's size (0: the
+// default; a small one flushes often) and the share of the data written
+// but not synced that a crash keeps.
+type crashCase struct {
+	name            string
+	memTableBytes   uint64
+	unsyncedPerCent int
+}
+
 // TestCrashKeepsStoredEntries crashes after every few calls, keeping a random
 // share of the unsynced data, and checks that the clone opens with exactly
 // what the calls that returned had stored.
 func TestCrashKeepsStoredEntries(t *testing.T) {
-	for _, tt := range []struct {
-		name            string
-		memTableBytes   uint64
-		unsyncedPerCent int
-	}{
+	for _, tt := range []crashCase{
 		{"synced data only", 0, 0},
 		{"half the unsynced data", 0, 50},
 		{"all unsynced data", 0, 100},

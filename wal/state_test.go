@@ -274,11 +274,7 @@ func encodeDump(applied uint64, kv map[string]string) []byte {
 // that disagrees with its applied index, and never less than the last Sync.
 func TestStateStoreCrashReopensToCommittedPrefix(t *testing.T) {
 	t.Parallel()
-	for _, tt := range []struct {
-		name            string
-		memTableBytes   uint64
-		unsyncedPerCent int
-	}{
+	for _, tt := range []crashCase{
 		{"synced data only", 0, 0},
 		{"all unsynced data", 0, 100},
 		{"memtable flushes, synced data only", 64 << 10, 0},

@@ -131,14 +131,7 @@ func (c *cluster) start(n *simNode) error {
 	n.wg.Add(1)
 	go func(stop chan struct{}) {
 		defer n.wg.Done()
-		for {
-			select {
-			case <-stop:
-				return
-			case leading := <-node.Leadership():
-				sys.SetLeading(leading)
-			}
-		}
+		sys.FollowLeadership(node.Leadership(), stop)
 	}(n.stop)
 	c.net.setDown(n.id, false)
 	return nil

@@ -97,6 +97,25 @@ func leaderSeenBy(t *testing.T, procs []*proc, i, not int) int {
 	return leader
 }
 
+// seededCluster starts a cluster of three, funds its GHS balance with
+// amount through the first node, and returns its processes and the index
+// of the leader the first node sees.
+func seededCluster(t *testing.T, amount string) ([]*proc, int) {
+	t.Helper()
+	procs := startCluster(t, 3)
+	fundGHS(t, procs[0].addr, amount, "seed")
+	return procs, leaderSeenBy(t, procs, 0, -1)
+}
+
+// freeze stops the process with SIGSTOP, as a machine that hangs: it keeps
+// its sockets and answers nothing until SIGCONT.
+func (p *proc) freeze() {
+	p.t.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
 // A leader frozen (SIGSTOP) past the election timeout, while the new leader
 // acknowledges writes, must not answer from its stale state when it thaws:
 // requests that reach it after those acknowledgements — sent while it is
@@ -113,9 +132,7 @@ func TestThawedLeaderAnswersNothingStale(t *testing.T) {
 		survivor := procs[(old+1)%3]
 		stale := ghsAccount(t, procs[old].addr).AvailableBalance
 
-		if err := procs[old].cmd.Process.Signal(syscall.SIGSTOP); err != nil {
-			t.Fatal(err)
-		}
+		procs[old].freeze()
 		leaderSeenBy(t, procs, (old+1)%3, old)
 		// Funds and a payout that the stale state cannot cover: a retry
 		// answered from it would be a final 422.
@@ -521,9 +538,7 @@ func withoutFlag(args []string, flag string) []string {
 // the cluster's leader replicates to it.
 func TestEmptyMemberJoinsInsteadOfFounding(t *testing.T) {
 	endToEnd(t)
-	procs := startCluster(t, 3)
-	fundGHS(t, procs[0].addr, "10.00", "seed")
-	leader := leaderSeenBy(t, procs, 0, -1)
+	procs, leader := seededCluster(t, "10.00")
 	wiped := procs[(leader+1)%3]
 	if err := wiped.stop(); err != nil {
 		t.Fatal(err)
@@ -758,13 +773,9 @@ func TestSIGTERMHandsOverLeadership(t *testing.T) {
 // new leader as soon as one is elected, not when the old one thaws.
 func TestForwardToFrozenLeaderGoesToTheNext(t *testing.T) {
 	endToEnd(t)
-	procs := startCluster(t, 3)
-	fundGHS(t, procs[0].addr, "100.00", "seed")
-	leader := leaderSeenBy(t, procs, 0, -1)
+	procs, leader := seededCluster(t, "100.00")
 	follower := procs[(leader+1)%3]
-	if err := procs[leader].cmd.Process.Signal(syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
+	procs[leader].freeze()
 	thawed := false
 	thaw := func() {
 		if !thawed {

@@ -18,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"payments/actors/actorstest/testkit"
 )
 
 // End-to-end tests: they build the real binary, run it as a process on
@@ -57,7 +59,7 @@ type proc struct {
 	t       *testing.T
 	cmd     *exec.Cmd
 	addr    string
-	stderr  *syncBuffer
+	stderr  *testkit.Buffer
 	exited  chan error
 	dataDir string
 	args    []string
@@ -138,7 +140,7 @@ func (p *proc) launch() error {
 	if err != nil {
 		p.t.Fatal(err)
 	}
-	p.stderr = &syncBuffer{}
+	p.stderr = &testkit.Buffer{}
 	cmd.Stderr = p.stderr
 	if err := cmd.Start(); err != nil {
 		p.t.Fatal(err)
@@ -256,25 +258,6 @@ func (p *proc) waitReady() {
 	if !ready {
 		p.t.Fatalf("%s not ready\n%s", p.addr, p.stderr)
 	}
-}
-
-// syncBuffer is the server's stderr as it runs: the process writes it from
-// exec's copying goroutine while a test reads it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 var client = &nethttp.Client{Timeout: 20 * time.Second, Transport: &nethttp.Transport{MaxIdleConnsPerHost: 64}}

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"payments/actors/actorstest/testkit"
 )
 
 func TestRaftTimeoutFlags(t *testing.T) {
@@ -36,14 +38,8 @@ func TestRaftTimeoutFlags(t *testing.T) {
 				t.Setenv(k, v)
 			}
 			cfg, err := parseServe(c.args, io.Discard)
-			if c.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
-					t.Fatalf("err = %v, want one containing %q", err, c.wantErr)
-				}
+			if testkit.WantErr(t, err, c.wantErr) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			got := [4]time.Duration{cfg.raftHeartbeatTimeout, cfg.raftElectionTimeout, cfg.raftLeaderLeaseTimeout, cfg.raftCommitTimeout}
 			if got != c.want {

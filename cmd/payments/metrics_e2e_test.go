@@ -158,10 +158,7 @@ func TestMetricsOfTheBinary(t *testing.T) {
 		{"payments_actor_messages_posted_total", "", "", payoutsTotal},
 	}
 	for _, g := range grew {
-		labels := []string{}
-		if g.labelName != "" {
-			labels = []string{g.labelName, g.labelValue}
-		}
+		labels := labelPair(g.labelName, g.labelValue)
 		d := value(after, g.name, labels...) - value(before, g.name, labels...)
 		if d < g.atLeast {
 			t.Errorf("%s%v grew by %v under the load, want at least %v", g.name, labels, d, g.atLeast)
@@ -182,10 +179,7 @@ func TestMetricsOfTheBinary(t *testing.T) {
 		{"process_resident_memory_bytes", "", ""},
 	}
 	for _, g := range positive {
-		labels := []string{}
-		if g.labelName != "" {
-			labels = []string{g.labelName, g.labelValue}
-		}
+		labels := labelPair(g.labelName, g.labelValue)
 		if v := value(after, g.name, labels...); v <= 0 {
 			t.Errorf("%s%v = %v, want > 0", g.name, labels, v)
 		}
@@ -319,6 +313,15 @@ func fetchMetrics(addr string) (map[string]*dto.MetricFamily, error) {
 		return nil, fmt.Errorf("parse the scrape: %w", err)
 	}
 	return families, nil
+}
+
+// labelPair is value's label pairs for a series named by one label, or
+// none for name "".
+func labelPair(name, value string) []string {
+	if name == "" {
+		return []string{}
+	}
+	return []string{name, value}
 }
 
 // value sums the series of name whose labels include the given name/value

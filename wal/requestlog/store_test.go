@@ -12,25 +12,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"payments/actors/actorstest/testkit"
 )
-
-// clock is a settable time source for retention.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
 
 func open(t *testing.T, dir string, opts Options) *Store {
 	t.Helper()
@@ -92,7 +76,7 @@ func scanIDs(t *testing.T, s *Store, org string, before uint64, limit int) ([]st
 }
 
 func TestGetAndScanNewestFirst(t *testing.T) {
-	c := &clock{now: time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)}
+	c := testkit.NewClock(time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC))
 	s := open(t, t.TempDir(), Options{Now: c.Now})
 	appendAll(t, s, c.Now(), "org_a", "req_1", "req_2")
 	appendAll(t, s, c.Now(), "org_b", "req_3")
@@ -127,12 +111,12 @@ func TestGetAndScanNewestFirst(t *testing.T) {
 }
 
 func TestRetentionByAge(t *testing.T) {
-	c := &clock{now: time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)}
+	c := testkit.NewClock(time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC))
 	s := open(t, t.TempDir(), Options{Now: c.Now, Retention: time.Hour})
 	appendAll(t, s, c.Now(), "org_a", "req_old")
-	c.advance(40 * time.Minute)
+	c.Advance(40 * time.Minute)
 	appendAll(t, s, c.Now(), "org_a", "req_new")
-	c.advance(30 * time.Minute) // req_old is 70 minutes old, req_new 30
+	c.Advance(30 * time.Minute) // req_old is 70 minutes old, req_new 30
 
 	// Expired but not yet pruned: not returned.
 	if _, ok, _ := get(s, "req_old", "org_a"); ok {
@@ -151,14 +135,14 @@ func TestRetentionByAge(t *testing.T) {
 	if _, ok, _ := get(s, "req_new", "org_a"); !ok {
 		t.Fatal("the record within retention is gone")
 	}
-	c.advance(time.Hour)
+	c.Advance(time.Hour)
 	if n, _ := s.Prune(); n != 1 || s.Bytes() != 0 {
 		t.Fatalf("second prune removed %d, %d bytes left", n, s.Bytes())
 	}
 }
 
 func TestRetentionBySize(t *testing.T) {
-	c := &clock{now: time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)}
+	c := testkit.NewClock(time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC))
 	dir := t.TempDir()
 	// One record (52 bytes) and its batch's entry (about 50) count about
 	// 100 bytes here; about ten fit in 1000.
@@ -198,7 +182,7 @@ func TestRetentionBySize(t *testing.T) {
 // sixteenth), and the commits after that prune nothing until the bound is
 // passed again: a full log is pruned in steps, not after every commit.
 func TestSizePruningLeavesSlack(t *testing.T) {
-	c := &clock{now: time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)}
+	c := testkit.NewClock(time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC))
 	const bound = 3200 // about 32 one-record batches; low water 3000
 	s := open(t, t.TempDir(), Options{Now: c.Now, MaxBytes: bound})
 	i := 0
@@ -230,7 +214,7 @@ func TestSizePruningLeavesSlack(t *testing.T) {
 // Records of no organization are held to their own share: a flood of them
 // pushes out their own oldest, never an organization's records.
 func TestUnattributedShare(t *testing.T) {
-	c := &clock{now: time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)}
+	c := testkit.NewClock(time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC))
 	dir := t.TempDir()
 	s := open(t, dir, Options{Now: c.Now, MaxBytes: 100_000, UnattributedMaxBytes: 500})
 	appendAll(t, s, c.Now(), "org_a", "req_a1", "req_a2")
@@ -262,10 +246,10 @@ func TestUnattributedShare(t *testing.T) {
 }
 
 func TestBackgroundPruning(t *testing.T) {
-	c := &clock{now: time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)}
+	c := testkit.NewClock(time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC))
 	s := open(t, t.TempDir(), Options{Now: c.Now, Retention: time.Minute, PruneInterval: 10 * time.Millisecond})
 	appendAll(t, s, c.Now(), "org_a", "req_1", "req_2")
-	c.advance(2 * time.Minute)
+	c.Advance(2 * time.Minute)
 	// The pruner runs on its own ticker (PruneInterval, real time).
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
@@ -462,7 +446,7 @@ func TestScanAgainstModel(t *testing.T) {
 // block: it is read by id and by scan like any other, survives a
 // reopening, and is pruned with its batch.
 func TestLateRecords(t *testing.T) {
-	c := &clock{now: time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)}
+	c := testkit.NewClock(time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC))
 	dir := t.TempDir()
 	s := open(t, dir, Options{Now: c.Now, Retention: time.Hour})
 	early, later := s.NextSeq(), s.NextSeq()
@@ -510,7 +494,7 @@ func TestLateRecords(t *testing.T) {
 	if n := s.NextSeq(); n <= later {
 		t.Fatalf("NextSeq after reopening = %d, not above %d", n, later)
 	}
-	c.advance(2 * time.Hour)
+	c.Advance(2 * time.Hour)
 	if n, err := s.Prune(); err != nil || n != 2 || s.Bytes() != 0 {
 		t.Fatalf("Prune = %d, %v; %d bytes left", n, err, s.Bytes())
 	}

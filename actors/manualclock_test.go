@@ -1,17 +1,19 @@
-package sim
+package actors_test
 
 import (
 	"slices"
 	"testing"
 	"time"
+
+	"payments/actors"
 )
 
-// The fake clock fires timers in the order of their due time, then of
+// The manual clock fires timers in the order of their due time, then of
 // their creation, each with the clock reading its due time; a stopped
 // timer never fires; nothing fires before the clock is advanced to it.
-func TestSimClockFiresInDueOrder(t *testing.T) {
+func TestManualClockFiresInDueOrder(t *testing.T) {
 	start := time.Unix(1_700_000_000, 0)
-	c := newSimClock(start)
+	c := actors.NewManualClock(start)
 	type fired struct {
 		name string
 		at   time.Duration // the clock's reading, from start
@@ -33,7 +35,7 @@ func TestSimClockFiresInDueOrder(t *testing.T) {
 		t.Fatalf("fired before any advance: %v", got)
 	}
 
-	c.advance(25 * time.Millisecond)
+	c.Advance(25 * time.Millisecond)
 	want := []fired{{"now", 0}, {"a", 10 * time.Millisecond}, {"b1", 20 * time.Millisecond}, {"b2", 20 * time.Millisecond}}
 	if !slices.Equal(got, want) {
 		t.Fatalf("after 25ms fired %v, want %v", got, want)
@@ -47,7 +49,7 @@ func TestSimClockFiresInDueOrder(t *testing.T) {
 	c.AfterFunc(10*time.Millisecond, func() {
 		at("chained", 5*time.Millisecond) // due at 40ms
 	})
-	c.advance(100 * time.Millisecond)
+	c.Advance(100 * time.Millisecond)
 	want = []fired{{"c", 30 * time.Millisecond}, {"chained", 40 * time.Millisecond}}
 	if !slices.Equal(got, want) {
 		t.Fatalf("after 125ms fired %v, want %v", got, want)
