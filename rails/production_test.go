@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
-	"os"
 	"testing"
 	"time"
 
@@ -42,12 +41,7 @@ type chainStack struct {
 
 func startChainStack(t *testing.T) *chainStack {
 	t.Helper()
-	if _, ok := devchain.AnvilPath(); !ok {
-		if os.Getenv("PAYMENTS_REQUIRE_ANVIL") != "" {
-			t.Fatal("anvil is not installed and PAYMENTS_REQUIRE_ANVIL is set: run make evm-tools")
-		}
-		t.Skip("anvil is not installed: run make evm-tools")
-	}
+	devchain.SkipWithoutAnvil(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
 	c, err := devchain.Start(ctx)

@@ -594,12 +594,7 @@ func evmInstanceAt(t *testing.T, dir, rpcURL string, usdc common.Address) map[st
 // the new leader restores them and sends the same bytes again.
 func TestProductionEVMLeaderChange(t *testing.T) {
 	endToEnd(t)
-	if _, ok := devchain.AnvilPath(); !ok {
-		if os.Getenv("PAYMENTS_REQUIRE_ANVIL") != "" {
-			t.Fatal("anvil is not installed and PAYMENTS_REQUIRE_ANVIL is set: run make evm-tools")
-		}
-		t.Skip("anvil is not installed: run make evm-tools")
-	}
+	devchain.SkipWithoutAnvil(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	t.Cleanup(cancel)
 	chain, err := devchain.Start(ctx, "--block-time", "1")

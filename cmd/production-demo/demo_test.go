@@ -29,12 +29,7 @@ func TestProductionDemo(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end")
 	}
-	if _, ok := devchain.AnvilPath(); !ok {
-		if os.Getenv("PAYMENTS_REQUIRE_ANVIL") != "" {
-			t.Fatal("anvil is not installed and PAYMENTS_REQUIRE_ANVIL is set: run make evm-tools")
-		}
-		t.Skip("anvil is not installed: run make evm-tools")
-	}
+	devchain.SkipWithoutAnvil(t)
 	bin := t.TempDir()
 	build := func(name, pkg string) string {
 		out := filepath.Join(bin, name)

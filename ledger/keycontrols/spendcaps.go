@@ -187,9 +187,6 @@ type Charged struct {
 
 func (*Charged) Kind() ledger.Kind { return KindCharged }
 
-// OpKind is the kind of the debit inside, for those who wait on its result.
-func (c *Charged) OpKind() ledger.Kind { return c.Op.Kind() }
-
 // Wrapped is the debit, which Decided answers for (ledger.Wrapper).
 func (c *Charged) Wrapped() ledger.Command { return c.Op }
 

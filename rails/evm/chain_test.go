@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"maps"
 	"math/big"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -49,12 +48,7 @@ func (tc *testChain) eachToken(t *testing.T, f func(t *testing.T, currency strin
 
 func startChain(t *testing.T, ctx context.Context) *testChain {
 	t.Helper()
-	if _, ok := devchain.AnvilPath(); !ok {
-		if os.Getenv("PAYMENTS_REQUIRE_ANVIL") != "" {
-			t.Fatal("anvil is not installed and PAYMENTS_REQUIRE_ANVIL is set: run make evm-tools")
-		}
-		t.Skip("anvil is not installed: run make evm-tools (or set PAYMENTS_ANVIL) to run the tests against a local chain")
-	}
+	devchain.SkipWithoutAnvil(t)
 	c, err := devchain.Start(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -111,6 +111,25 @@ func AnvilPath() (string, bool) {
 	return "", false
 }
 
+// SkipWithoutAnvil skips a test that needs a local chain when anvil is not
+// installed, and fails it instead where PAYMENTS_REQUIRE_ANVIL is set (CI,
+// after make evm-tools), so that the chain tests cannot pass there by
+// skipping. t is the test (a testing.TB).
+func SkipWithoutAnvil(t interface {
+	Helper()
+	Fatal(args ...any)
+	Skip(args ...any)
+}) {
+	t.Helper()
+	if _, ok := AnvilPath(); ok {
+		return
+	}
+	if os.Getenv("PAYMENTS_REQUIRE_ANVIL") != "" {
+		t.Fatal("anvil is not installed and PAYMENTS_REQUIRE_ANVIL is set: run make evm-tools")
+	}
+	t.Skip("anvil is not installed: run make evm-tools (or set PAYMENTS_ANVIL)")
+}
+
 // DevKey is the private key of anvil's default account i.
 // DepositAccount is the demo's deposit tree: m/44'/60'/1' of anvil's
 // mnemonic, whose xpub a production node derives deposit addresses from

@@ -3,7 +3,6 @@ package devchain
 import (
 	"context"
 	"math/big"
-	"os"
 	"testing"
 	"time"
 
@@ -14,12 +13,7 @@ import (
 // The demo's chain: TestUSDC deployed, a million USDC with anvil's first
 // default account, a hot wallet funded with USDC and ether.
 func TestSetup(t *testing.T) {
-	if _, ok := AnvilPath(); !ok {
-		if os.Getenv("PAYMENTS_REQUIRE_ANVIL") != "" {
-			t.Fatal("anvil is not installed and PAYMENTS_REQUIRE_ANVIL is set: run make evm-tools")
-		}
-		t.Skip("anvil is not installed: run make evm-tools")
-	}
+	SkipWithoutAnvil(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	c, err := Start(ctx)

@@ -5,36 +5,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"payments/actors/actorstest/testkit"
 	"payments/rails/provider"
 )
-
-// Clock is a test clock an adapter and its fake share: it moves only when
-// the test advances it.
-type Clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-// NewClock returns a clock that reads now.
-func NewClock(now time.Time) *Clock { return &Clock{now: now} }
-
-// Now returns the clock's time.
-func (c *Clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-// Advance moves the clock d forward.
-func (c *Clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 // callbacksMax bounds the callbacks an ingress holds for the test.
 const callbacksMax = 16
@@ -104,7 +80,7 @@ func (in *Ingress) None(t testing.TB) {
 // callback route. An adapter's rig embeds it beside its fake and adapter.
 type Rig struct {
 	T     *testing.T
-	Clock *Clock
+	Clock *testkit.Clock
 	In    *Ingress
 }
 
@@ -112,7 +88,7 @@ type Rig struct {
 // with answer (nil: no body). The ingress closes when t ends, after what
 // the caller registers later (its fake, whose callbacks it receives).
 func NewRig(t *testing.T, start time.Time, answer []byte) *Rig {
-	r := &Rig{T: t, Clock: NewClock(start), In: NewIngress(answer)}
+	r := &Rig{T: t, Clock: testkit.NewClock(start), In: NewIngress(answer)}
 	t.Cleanup(r.In.Close)
 	return r
 }
