@@ -54,6 +54,24 @@ func decodeByFields[V any, P fielded[V]](d *Decoder) (v V) {
 	return v
 }
 
+// fieldRecord reads or writes a record that the encoding says is there,
+// by its fields method: reading, it makes the record.
+func fieldRecord[V any, P fielded[V]](f *Codec, p **V) {
+	if f.Decoding() {
+		*p = new(V)
+	}
+	P(*p).fields(f)
+}
+
+// fieldOptionalRecord reads or writes a record that may be absent: a flag,
+// then the record where it is there.
+func fieldOptionalRecord[V any, P fielded[V]](f *Codec, p **V) {
+	there := *p != nil
+	if f.Bool(&there); there {
+		fieldRecord[V, P](f, p)
+	}
+}
+
 // registerFieldsSubject makes a record type an event subject, coded by its
 // fields method.
 func registerFieldsSubject[V Subject, P fielded[V]](k SubjectKind) {
