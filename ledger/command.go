@@ -180,13 +180,6 @@ func (s *PayoutSpec) fields(f *Codec) {
 		&s.Narration, &s.Metadata, &s.FromKYC, &s.ToKYC)
 }
 
-func (s *PayoutSpec) encode(e *Encoder) { s.fields(e.Codec()) }
-
-func decodePayoutSpec(d *Decoder) (s PayoutSpec) {
-	s.fields(d.Codec())
-	return s
-}
-
 func (c *CreatePayout) fields(f *Codec) {
 	f.Varint(&c.At)
 	f.Str(&c.ID, &c.OrgID, &c.ExternalReference)
@@ -198,9 +191,7 @@ func (c *CreatePayout) fields(f *Codec) {
 
 func (c *CreatePayout) Encode(e *Encoder) {
 	c.fields(e.Codec())
-	if c.Spec.RoutingNumber != "" { // appended (routing.go)
-		e.Str(c.Spec.RoutingNumber)
-	}
+	c.Spec.encodeRouting(e) // appended (routing.go)
 }
 
 func (c *MarkPayoutProcessing) fields(f *Codec) {
@@ -223,13 +214,6 @@ func (s *CollectionSpec) fields(f *Codec) {
 	f.Str(&s.Currency)
 	FieldMinor(f, &s.Amount)
 	f.Str(&s.Method, &s.PayerNumber, &s.Narration, &s.Metadata, &s.KYC)
-}
-
-func (s *CollectionSpec) encode(e *Encoder) { s.fields(e.Codec()) }
-
-func decodeCollectionSpec(d *Decoder) (s CollectionSpec) {
-	s.fields(d.Codec())
-	return s
 }
 
 func (c *CreateCollection) fields(f *Codec) {

@@ -457,14 +457,9 @@ func (r *Reader) Events(orgID string, f EventFilter, before Cursor, limit int) P
 		return pageOf(r.kv, prefix, before, limit, func(seq uint64, _ []byte) (Event, bool) { return get(seq) })
 	}
 	// The organization's lists, one per page of the log, newest first.
-	var p Page[Event]
+	pg := pager[Event]{limit: limit}
 	prefix := kv.NewKey(tagEventList, 'o').Str(orgID)
-	upper := kv.PrefixEnd(prefix)
-	if before != CursorStart {
-		upper = slices.Clip(prefix).U64(uint64(before))
-	}
-	scanned := 0
-	kv.Scan(r.kv, prefix, upper, true, func(key, list []byte) bool {
+	kv.Scan(r.kv, prefix, pageUpper(prefix, before), true, func(key, list []byte) bool {
 		first := kv.TrailingSeq(key)
 		d := kv.NewDecoder(list)
 		seqs := make([]uint64, d.Count())
@@ -477,24 +472,16 @@ func (r *Reader) Events(orgID string, f EventFilter, before Cursor, limit int) P
 			if Cursor(seq) >= before {
 				continue
 			}
-			if scanned == PageScanMax {
-				p.HasMore, p.Next = true, Cursor(seq+1)
+			if !pg.scan(seq) {
 				return false
 			}
-			scanned++
-			ev, keep := get(seq)
-			if !keep {
-				continue
-			}
-			if len(p.Items) == limit {
-				p.HasMore, p.Next = true, Cursor(seq+1)
+			if ev, keep := get(seq); keep && !pg.keep(seq, ev) {
 				return false
 			}
-			p.Items = append(p.Items, ev)
 		}
 		return true
 	})
-	return p
+	return pg.page
 }
 
 // EventCount is the number of events in the whole log.
