@@ -14,12 +14,8 @@ import (
 // GHS.
 func newLedger(t *testing.T) *ledgertest.State {
 	t.Helper()
-	s := ledgertest.TwoOrgs(t)
-	mustApply(t, s, &ledger.FundBalance{At: 2, OrgID: "org_a", Currency: "GHS", Amount: 100_000, ExternalReference: "f1"})
-	return s
+	return ledgertest.TwoOrgs(t).With(&ledger.FundBalance{At: 2, OrgID: "org_a", Currency: "GHS", Amount: 100_000, ExternalReference: "f1"})
 }
-
-var mustApply = ledgertest.MustApply
 
 func quoteCmd(id string, at int64, from ledger.Minor, to ledger.Minor) *CreateQuote {
 	return &CreateQuote{At: at, ID: id, OrgID: "org_a", FromCurrency: "GHS", FromAmount: from,

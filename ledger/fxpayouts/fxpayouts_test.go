@@ -23,10 +23,9 @@ func createCmd(id, ref string, at int64) *Create {
 // GHS and 1,000.00 USD.
 func newLedger(t *testing.T) *ledgertest.State {
 	t.Helper()
-	s := ledgertest.TwoOrgs(t)
-	ledgertest.MustApplyChecked(t, s, &ledger.FundBalance{At: 2, OrgID: "org_a", Currency: "GHS", Amount: 100_000, ExternalReference: "f1"})
-	ledgertest.MustApplyChecked(t, s, &ledger.FundBalance{At: 3, OrgID: "org_a", Currency: "USD", Amount: 100_000, ExternalReference: "fu"})
-	return s
+	return ledgertest.TwoOrgs(t).With(
+		&ledger.FundBalance{At: 2, OrgID: "org_a", Currency: "GHS", Amount: 100_000, ExternalReference: "f1"},
+		&ledger.FundBalance{At: 3, OrgID: "org_a", Currency: "USD", Amount: 100_000, ExternalReference: "fu"})
 }
 
 func checkState(t *testing.T, s *ledgertest.State) {
