@@ -3,6 +3,7 @@ package ledger
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 
@@ -88,14 +89,7 @@ func registerSubject(k SubjectKind, enc func(*Encoder, Subject), dec func(*Decod
 
 // SubjectKinds lists every registered subject kind in order, so that the
 // API can check it renders each one.
-func SubjectKinds() []SubjectKind {
-	ks := make([]SubjectKind, 0, len(subjectCodecs))
-	for k := range subjectCodecs {
-		ks = append(ks, k)
-	}
-	slices.Sort(ks)
-	return ks
-}
+func SubjectKinds() []SubjectKind { return slices.Sorted(maps.Keys(subjectCodecs)) }
 
 func init() {
 	// Written for every payout and collection event: called directly, so

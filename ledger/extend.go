@@ -2,7 +2,8 @@ package ledger
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 )
 
 // Kinds and record types added after the first nine commands plug in through
@@ -60,11 +61,4 @@ func RegisterCommand(k Kind, decode func(*Decoder) Command) {
 }
 
 // registeredKinds lists the registered kinds in order, for tests.
-func registeredKinds() []Kind {
-	ks := make([]Kind, 0, len(commandDecoders))
-	for k := range commandDecoders {
-		ks = append(ks, k)
-	}
-	sort.Slice(ks, func(i, j int) bool { return ks[i] < ks[j] })
-	return ks
-}
+func registeredKinds() []Kind { return slices.Sorted(maps.Keys(commandDecoders)) }
