@@ -81,13 +81,7 @@ func readFind[V any](r *Reader, k *kind[V], name byte, key string) (V, bool) {
 	if key == "" {
 		return zero, false
 	}
-	lk := k.lookupKey(name, key)
-	if r.v.lookups.Absent(lk) {
-		return zero, false
-	}
-	var id string
-	ok, err := r.kv.Get(lk, func(v []byte) { id = string(v) })
-	kv.Must(err)
+	id, ok := r.v.lookups.Find(r.kv, k.lookupKey(name, key))
 	if !ok {
 		return zero, false
 	}
