@@ -297,46 +297,26 @@ func (f *Codec) Encoder() *Encoder { return f.enc }
 func (f *Codec) Decoder() *Decoder { return f.dec }
 
 // Varint runs int64 fields, in order.
-func (f *Codec) Varint(ps ...*int64) {
-	for _, p := range ps {
-		if f.enc != nil {
-			f.enc.Varint(*p)
-			continue
-		}
-		*p = f.dec.Varint()
-	}
-}
+func (f *Codec) Varint(ps ...*int64) { fieldEach(f, ps, (*Encoder).Varint, (*Decoder).Varint) }
 
 // Uvarint runs uint64 fields, in order.
-func (f *Codec) Uvarint(ps ...*uint64) {
-	for _, p := range ps {
-		if f.enc != nil {
-			f.enc.Uvarint(*p)
-			continue
-		}
-		*p = f.dec.Uvarint()
-	}
-}
+func (f *Codec) Uvarint(ps ...*uint64) { fieldEach(f, ps, (*Encoder).Uvarint, (*Decoder).Uvarint) }
 
 // Bool runs bool fields, in order.
-func (f *Codec) Bool(ps ...*bool) {
-	for _, p := range ps {
-		if f.enc != nil {
-			f.enc.Bool(*p)
-			continue
-		}
-		*p = f.dec.Bool()
-	}
-}
+func (f *Codec) Bool(ps ...*bool) { fieldEach(f, ps, (*Encoder).Bool, (*Decoder).Bool) }
 
 // Str runs string fields, in order.
-func (f *Codec) Str(ps ...*string) {
+func (f *Codec) Str(ps ...*string) { fieldEach(f, ps, (*Encoder).Str, (*Decoder).Str) }
+
+// fieldEach runs fields of one type, in order: each written by enc or read
+// by dec.
+func fieldEach[T any](f *Codec, ps []*T, enc func(*Encoder, T), dec func(*Decoder) T) {
 	for _, p := range ps {
 		if f.enc != nil {
-			f.enc.Str(*p)
+			enc(f.enc, *p)
 			continue
 		}
-		*p = f.dec.Str()
+		*p = dec(f.dec)
 	}
 }
 
