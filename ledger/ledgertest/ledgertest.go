@@ -230,6 +230,34 @@ func (s *State) With(cmds ...ledger.Command) *State {
 	return s
 }
 
+// Edit is one way to spoil a good command C, and the error the ledger
+// refuses the spoiled command with.
+type Edit[C any] struct {
+	Name string
+	Edit func(c *C)
+	Want error
+}
+
+// RefuseEdits applies good as each of edits spoils it, in a subtest of its
+// own: the ledger must refuse it with the edit's error and change nothing
+// (ApplyRejected), and its invariants must still hold.
+func RefuseEdits[C any, P interface {
+	*C
+	ledger.Command
+}](t *testing.T, s *State, good *C, edits []Edit[C]) {
+	t.Helper()
+	for _, e := range edits {
+		t.Run(e.Name, func(t *testing.T) {
+			c := *good
+			e.Edit(&c)
+			ApplyRejected(t, s, P(&c), e.Want)
+			if err := s.Check(); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
 // RailFixture is a ledger with an organization org_a holding 1,000.00 GHS,
 // a pending payout pay_1 (100.00 + 1.00 fee) and a pending collection
 // col_1 (50.00): what a rail's commands (instructions, feeds) act on.
