@@ -30,7 +30,17 @@ func decodeFields[T any, P fieldsCommand[T]](d *Decoder) P {
 
 // registerFields makes kind k decodable by its command's fields method.
 func registerFields[T any, P fieldsCommand[T]](k Kind) {
-	RegisterCommand(k, func(d *Decoder) Command { return decodeFields[T, P](d) })
+	RegisterCommand(k, decodeCommandFields[T, P])
+}
+
+// registerBuiltin is registerFields for a built-in kind (command.go).
+func registerBuiltin[T any, P fieldsCommand[T]](k Kind) {
+	registerCommand(k, decodeCommandFields[T, P])
+}
+
+// decodeCommandFields is decodeFields as a command decoder.
+func decodeCommandFields[T any, P fieldsCommand[T]](d *Decoder) Command {
+	return decodeFields[T, P](d)
 }
 
 // fielded is a record (a pointer P to a V) whose fields method is its

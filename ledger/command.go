@@ -95,38 +95,30 @@ func DecodeBatch(b []byte) ([]Command, error) {
 	return cmds, nil
 }
 
+// The built-in commands decode by their fields methods, as the kinds
+// registered with registerFields do.
+func init() {
+	registerBuiltin[CreateOrganization](KindCreateOrganization)
+	registerBuiltin[CreateAPIKey](KindCreateAPIKey)
+	registerBuiltin[RevokeAPIKey](KindRevokeAPIKey)
+	registerBuiltin[FundBalance](KindFundBalance)
+	registerBuiltin[CreatePayout](KindCreatePayout)
+	registerBuiltin[MarkPayoutProcessing](KindMarkPayoutProcessing)
+	registerBuiltin[SettlePayout](KindSettlePayout)
+	registerBuiltin[CreateCollection](KindCreateCollection)
+	registerBuiltin[SettleCollection](KindSettleCollection)
+}
+
 func decodeCommand(d *Decoder) (Command, error) {
 	kind := Kind(d.U8())
-	var c Command
-	switch kind {
-	case KindCreateOrganization:
-		c = decodeFields[CreateOrganization](d)
-	case KindCreateAPIKey:
-		c = decodeFields[CreateAPIKey](d)
-	case KindRevokeAPIKey:
-		c = decodeFields[RevokeAPIKey](d)
-	case KindFundBalance:
-		c = decodeFields[FundBalance](d)
-	case KindCreatePayout:
-		c = decodeFields[CreatePayout](d)
-	case KindMarkPayoutProcessing:
-		c = decodeFields[MarkPayoutProcessing](d)
-	case KindSettlePayout:
-		c = decodeFields[SettlePayout](d)
-	case KindCreateCollection:
-		c = decodeFields[CreateCollection](d)
-	case KindSettleCollection:
-		c = decodeFields[SettleCollection](d)
-	default:
-		if d.Err() != nil {
-			return nil, d.Err()
-		}
-		decode, ok := commandDecoders[kind]
-		if !ok {
-			return nil, fmt.Errorf("ledger: unknown command kind %d", kind)
-		}
-		c = decode(d)
+	if d.Err() != nil {
+		return nil, d.Err()
 	}
+	decode := commandDecoders[kind]
+	if decode == nil {
+		return nil, fmt.Errorf("ledger: unknown command kind %d", kind)
+	}
+	c := decode(d)
 	if d.Err() != nil {
 		return nil, d.Err()
 	}
