@@ -30,7 +30,17 @@ func decodeFields[T any, P fieldsCommand[T]](d *Decoder) P {
 
 // registerFields makes kind k decodable by its command's fields method.
 func registerFields[T any, P fieldsCommand[T]](k Kind) {
-	RegisterCommand(k, func(d *Decoder) Command { return decodeFields[T, P](d) })
+	RegisterCommand(k, decodeCommandFields[T, P])
+}
+
+// registerBuiltin is registerFields for a built-in kind (command.go).
+func registerBuiltin[T any, P fieldsCommand[T]](k Kind) {
+	registerCommand(k, decodeCommandFields[T, P])
+}
+
+// decodeCommandFields is decodeFields as a command decoder.
+func decodeCommandFields[T any, P fieldsCommand[T]](d *Decoder) Command {
+	return decodeFields[T, P](d)
 }
 
 // fielded is a record (a pointer P to a V) whose fields method is its
@@ -52,6 +62,24 @@ func encodeByFields[V any, P fielded[V]](e *Encoder, v *V) {
 func decodeByFields[V any, P fielded[V]](d *Decoder) (v V) {
 	P(&v).fields(d.Codec())
 	return v
+}
+
+// fieldRecord reads or writes a record that the encoding says is there,
+// by its fields method: reading, it makes the record.
+func fieldRecord[V any, P fielded[V]](f *Codec, p **V) {
+	if f.Decoding() {
+		*p = new(V)
+	}
+	P(*p).fields(f)
+}
+
+// fieldOptionalRecord reads or writes a record that may be absent: a flag,
+// then the record where it is there.
+func fieldOptionalRecord[V any, P fielded[V]](f *Codec, p **V) {
+	there := *p != nil
+	if f.Bool(&there); there {
+		fieldRecord[V, P](f, p)
+	}
 }
 
 // registerFieldsSubject makes a record type an event subject, coded by its

@@ -118,11 +118,9 @@ var collectionKind = &kind[Collection]{
 }
 
 func encodeStoredCollection(e *Encoder, c *Collection) {
-	c.fields(e.Codec())
-	e.Bool(c.Deposit != nil)
-	if c.Deposit != nil {
-		encodeDeposit(e, c.Deposit)
-	}
+	f := e.Codec()
+	c.fields(f)
+	fieldOptionalRecord(f, &c.Deposit)
 	if c.Attempt != "" { // appended (doc.go)
 		e.Str(c.Attempt)
 	}
@@ -130,11 +128,9 @@ func encodeStoredCollection(e *Encoder, c *Collection) {
 
 func decodeStoredCollection(d *Decoder) Collection {
 	var c Collection
-	c.fields(d.Codec())
-	if d.Bool() {
-		dep := decodeDeposit(d)
-		c.Deposit = &dep
-	}
+	f := d.Codec()
+	c.fields(f)
+	fieldOptionalRecord(f, &c.Deposit)
 	if d.More() {
 		c.Attempt = d.Str()
 	}

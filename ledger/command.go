@@ -95,38 +95,30 @@ func DecodeBatch(b []byte) ([]Command, error) {
 	return cmds, nil
 }
 
+// The built-in commands decode by their fields methods, as the kinds
+// registered with registerFields do.
+func init() {
+	registerBuiltin[CreateOrganization](KindCreateOrganization)
+	registerBuiltin[CreateAPIKey](KindCreateAPIKey)
+	registerBuiltin[RevokeAPIKey](KindRevokeAPIKey)
+	registerBuiltin[FundBalance](KindFundBalance)
+	registerBuiltin[CreatePayout](KindCreatePayout)
+	registerBuiltin[MarkPayoutProcessing](KindMarkPayoutProcessing)
+	registerBuiltin[SettlePayout](KindSettlePayout)
+	registerBuiltin[CreateCollection](KindCreateCollection)
+	registerBuiltin[SettleCollection](KindSettleCollection)
+}
+
 func decodeCommand(d *Decoder) (Command, error) {
 	kind := Kind(d.U8())
-	var c Command
-	switch kind {
-	case KindCreateOrganization:
-		c = decodeFields[CreateOrganization](d)
-	case KindCreateAPIKey:
-		c = decodeFields[CreateAPIKey](d)
-	case KindRevokeAPIKey:
-		c = decodeFields[RevokeAPIKey](d)
-	case KindFundBalance:
-		c = decodeFields[FundBalance](d)
-	case KindCreatePayout:
-		c = decodeFields[CreatePayout](d)
-	case KindMarkPayoutProcessing:
-		c = decodeFields[MarkPayoutProcessing](d)
-	case KindSettlePayout:
-		c = decodeFields[SettlePayout](d)
-	case KindCreateCollection:
-		c = decodeFields[CreateCollection](d)
-	case KindSettleCollection:
-		c = decodeFields[SettleCollection](d)
-	default:
-		if d.Err() != nil {
-			return nil, d.Err()
-		}
-		decode, ok := commandDecoders[kind]
-		if !ok {
-			return nil, fmt.Errorf("ledger: unknown command kind %d", kind)
-		}
-		c = decode(d)
+	if d.Err() != nil {
+		return nil, d.Err()
 	}
+	decode := commandDecoders[kind]
+	if decode == nil {
+		return nil, fmt.Errorf("ledger: unknown command kind %d", kind)
+	}
+	c := decode(d)
 	if d.Err() != nil {
 		return nil, d.Err()
 	}
@@ -180,13 +172,6 @@ func (s *PayoutSpec) fields(f *Codec) {
 		&s.Narration, &s.Metadata, &s.FromKYC, &s.ToKYC)
 }
 
-func (s *PayoutSpec) encode(e *Encoder) { s.fields(e.Codec()) }
-
-func decodePayoutSpec(d *Decoder) (s PayoutSpec) {
-	s.fields(d.Codec())
-	return s
-}
-
 func (c *CreatePayout) fields(f *Codec) {
 	f.Varint(&c.At)
 	f.Str(&c.ID, &c.OrgID, &c.ExternalReference)
@@ -198,9 +183,7 @@ func (c *CreatePayout) fields(f *Codec) {
 
 func (c *CreatePayout) Encode(e *Encoder) {
 	c.fields(e.Codec())
-	if c.Spec.RoutingNumber != "" { // appended (routing.go)
-		e.Str(c.Spec.RoutingNumber)
-	}
+	c.Spec.encodeRouting(e) // appended (routing.go)
 }
 
 func (c *MarkPayoutProcessing) fields(f *Codec) {
@@ -223,13 +206,6 @@ func (s *CollectionSpec) fields(f *Codec) {
 	f.Str(&s.Currency)
 	FieldMinor(f, &s.Amount)
 	f.Str(&s.Method, &s.PayerNumber, &s.Narration, &s.Metadata, &s.KYC)
-}
-
-func (s *CollectionSpec) encode(e *Encoder) { s.fields(e.Codec()) }
-
-func decodeCollectionSpec(d *Decoder) (s CollectionSpec) {
-	s.fields(d.Codec())
-	return s
 }
 
 func (c *CreateCollection) fields(f *Codec) {

@@ -236,11 +236,11 @@ func decidedOf(op Command) (org, resource, ref, request, id string) {
 	case *CreatePayout:
 		e.U8(0)
 		e.Str(c.Spec.Currency)
-		c.Spec.encode(&e)
+		c.Spec.fields(e.Codec())
 		c.Spec.encodeRouting(&e)
 		org, resource, ref, id = c.OrgID, RefusedPayout, c.ExternalReference, c.ID
 	case *CreateCollection:
-		c.Spec.encode(&e)
+		c.Spec.fields(e.Codec())
 		org, resource, ref, id = c.OrgID, RefusedCollection, c.ExternalReference, c.ID
 	default:
 		d, ok := op.(DecidedOp)

@@ -54,48 +54,24 @@ func (c Collection) SubjectKind() SubjectKind {
 
 func init() {
 	registerSubject(SubjectDepositCollection,
-		func(e *Encoder, s Subject) {
-			c := s.(Collection)
-			c.fields(e.Codec())
-			encodeDeposit(e, c.Deposit)
-		},
-		func(d *Decoder) Subject {
-			var c Collection
-			c.fields(d.Codec())
-			dep := decodeDeposit(d)
-			c.Deposit = &dep
-			return c
-		})
+		func(e *Encoder, s Subject) { c := s.(Collection); c.depositFields(e.Codec()) },
+		func(d *Decoder) Subject { var c Collection; c.depositFields(d.Codec()); return c })
 }
 
-func encodeDeposit(e *Encoder, d *Deposit) {
-	e.Str(d.ID)
-	e.Str(d.OrgID)
-	e.Str(d.CollectionID)
-	e.Str(d.Type)
-	e.Str(d.VirtualAccountID)
-	e.Str(d.CryptoAddressID)
-	e.Str(d.Currency)
-	e.Varint(int64(d.Amount))
-	e.Bool(d.Completed)
-	e.Str(d.ExternalReference)
-	e.Str(d.Bank)
-	e.Str(d.AccountNumber)
-	e.Str(d.AccountName)
-	e.Str(d.Chain)
-	e.Str(d.Address)
-	e.Str(d.Tag)
-	e.Str(d.SourceReference)
-	e.Varint(d.At)
+// depositFields are a deposit's collection as its subject kind codes it:
+// the collection, then its deposit.
+func (c *Collection) depositFields(f *Codec) {
+	c.fields(f)
+	fieldRecord(f, &c.Deposit)
 }
 
-func decodeDeposit(d *Decoder) Deposit {
-	return Deposit{
-		ID: d.Str(), OrgID: d.Str(), CollectionID: d.Str(), Type: d.Str(), VirtualAccountID: d.Str(),
-		CryptoAddressID: d.Str(), Currency: d.Str(), Amount: Minor(d.Varint()), Completed: d.Bool(),
-		ExternalReference: d.Str(), Bank: d.Str(), AccountNumber: d.Str(), AccountName: d.Str(),
-		Chain: d.Str(), Address: d.Str(), Tag: d.Str(), SourceReference: d.Str(), At: d.Varint(),
-	}
+func (dep *Deposit) fields(f *Codec) {
+	f.Str(&dep.ID, &dep.OrgID, &dep.CollectionID, &dep.Type, &dep.VirtualAccountID, &dep.CryptoAddressID, &dep.Currency)
+	FieldMinor(f, &dep.Amount)
+	f.Bool(&dep.Completed)
+	f.Str(&dep.ExternalReference, &dep.Bank, &dep.AccountNumber, &dep.AccountName,
+		&dep.Chain, &dep.Address, &dep.Tag, &dep.SourceReference)
+	f.Varint(&dep.At)
 }
 
 func (dep *Deposit) source() string {

@@ -60,7 +60,7 @@ func encodingSamples(t *testing.T, n int) []byte {
 	// value chooses.
 	var types []reflect.Type
 	seen := map[reflect.Type]bool{}
-	for _, k := range append(builtinKinds(), registeredKinds()...) {
+	for _, k := range registeredKinds() {
 		if typ, ok := commandType(k); ok && !seen[typ] {
 			seen[typ] = true
 			types = append(types, typ)
@@ -90,7 +90,7 @@ func encodingSamples(t *testing.T, n int) []byte {
 			fmt.Fprintf(&out, "command %d %s %d %s\n", cmd.Kind(), typeName(typ), i, hex.EncodeToString(b))
 		}
 	}
-	for _, k := range append(builtinKinds(), registeredKinds()...) {
+	for _, k := range registeredKinds() {
 		if !bytes.Contains(out.Bytes(), fmt.Appendf(nil, "command %d ", k)) {
 			t.Errorf("no sample of command kind %d", k)
 		}
@@ -227,16 +227,6 @@ func subjectSamples(t *testing.T, out *bytes.Buffer, n int) {
 			t.Errorf("no sample of subject kind %d", k)
 		}
 	}
-}
-
-// builtinKinds are the first nine command kinds, decoded by decodeCommand's
-// switch rather than registered.
-func builtinKinds() []Kind {
-	var ks []Kind
-	for k := Kind(1); k <= KindSettleCollection; k++ {
-		ks = append(ks, k)
-	}
-	return ks
 }
 
 // commandType is the type of kind k's command, found by decoding an

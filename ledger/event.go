@@ -3,6 +3,7 @@ package ledger
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 
@@ -88,27 +89,46 @@ func registerSubject(k SubjectKind, enc func(*Encoder, Subject), dec func(*Decod
 
 // SubjectKinds lists every registered subject kind in order, so that the
 // API can check it renders each one.
-func SubjectKinds() []SubjectKind {
-	ks := make([]SubjectKind, 0, len(subjectCodecs))
-	for k := range subjectCodecs {
-		ks = append(ks, k)
-	}
-	slices.Sort(ks)
-	return ks
-}
+func SubjectKinds() []SubjectKind { return slices.Sorted(maps.Keys(subjectCodecs)) }
 
 func init() {
 	// Written for every payout and collection event: called directly, so
 	// that the subject stays on the stack.
-	registerSubject(SubjectPayout,
-		func(e *Encoder, s Subject) { p := s.(Payout); p.fields(e.Codec()) },
-		func(d *Decoder) Subject { var p Payout; p.fields(d.Codec()); return p })
+	registerPayoutSubject(SubjectPayout, 0)
 	registerSubject(SubjectCollection,
 		func(e *Encoder, s Subject) { c := s.(Collection); c.fields(e.Codec()) },
 		func(d *Decoder) Subject { var c Collection; c.fields(d.Codec()); return c })
 	registerSubject(SubjectAccount,
 		func(e *Encoder, s Subject) { a := s.(Account); a.fields(e.Codec()) },
 		func(d *Decoder) Subject { return decodeAccount(d) })
+}
+
+// payoutParts are what a payout's subject kind appends to the payout's
+// fields, in this order.
+type payoutParts uint8
+
+const (
+	withFX      payoutParts = 1 << iota // its FX details (fxpayout.go)
+	withRouting                         // its routing number (routing.go)
+)
+
+// registerPayoutSubject makes k a kind of payout subject: the payout's
+// fields, then the parts k appends. The payout is coded directly, so that
+// it stays on the stack.
+func registerPayoutSubject(k SubjectKind, parts payoutParts) {
+	registerSubject(k,
+		func(e *Encoder, s Subject) { p := s.(Payout); p.subjectFields(e.Codec(), parts) },
+		func(d *Decoder) Subject { var p Payout; p.subjectFields(d.Codec(), parts); return p })
+}
+
+func (p *Payout) subjectFields(f *Codec, parts payoutParts) {
+	p.fields(f)
+	if parts&withFX != 0 {
+		fieldRecord(f, &p.FX)
+	}
+	if parts&withRouting != 0 {
+		p.Spec.routingField(f)
+	}
 }
 
 // The event types of the contract.
@@ -214,7 +234,7 @@ func (l *eventLog) flushPage(w *kv.SortedWriter, e *Encoder, page []Event, recor
 	for i := range page {
 		ev := &page[i]
 		if tag, ok := record(ev); ok {
-			encodeEventHeader(e, ev)
+			ev.headerFields(e.Codec())
 			e.U8(uint8(subjectRecord))
 			e.U8(tag)
 		} else {
@@ -368,23 +388,22 @@ func (s *State) emitCredited(at int64, number string) {
 	s.emit(at, a.OrgID, EventAccountCredited, a.Number, a)
 }
 
-func encodeEventHeader(e *Encoder, ev *Event) {
-	e.Uvarint(ev.Seq)
-	e.Str(ev.OrgID)
-	e.Str(ev.Type)
-	e.Str(ev.ResourceID)
-	e.Varint(ev.At)
+func (ev *Event) headerFields(f *Codec) {
+	f.Uvarint(&ev.Seq)
+	f.Str(&ev.OrgID, &ev.Type, &ev.ResourceID)
+	f.Varint(&ev.At)
 }
 
 func encodeEvent(e *Encoder, ev *Event) {
-	encodeEventHeader(e, ev)
+	ev.headerFields(e.Codec())
 	k := ev.Subject.SubjectKind()
 	e.U8(uint8(k))
 	subjectCodecs[k].encode(e, ev.Subject)
 }
 
 func decodeEvent(d *Decoder) Event {
-	ev := Event{Seq: d.Uvarint(), OrgID: d.Str(), Type: d.Str(), ResourceID: d.Str(), At: d.Varint()}
+	var ev Event
+	ev.headerFields(d.Codec())
 	k := SubjectKind(d.U8())
 	if k == subjectRecord {
 		ev.recordTag = d.U8()
@@ -432,14 +451,9 @@ func (r *Reader) Events(orgID string, f EventFilter, before Cursor, limit int) P
 		return pageOf(r.kv, prefix, before, limit, func(seq uint64, _ []byte) (Event, bool) { return get(seq) })
 	}
 	// The organization's lists, one per page of the log, newest first.
-	var p Page[Event]
+	pg := pager[Event]{limit: limit}
 	prefix := kv.NewKey(tagEventList, 'o').Str(orgID)
-	upper := kv.PrefixEnd(prefix)
-	if before != CursorStart {
-		upper = slices.Clip(prefix).U64(uint64(before))
-	}
-	scanned := 0
-	kv.Scan(r.kv, prefix, upper, true, func(key, list []byte) bool {
+	kv.Scan(r.kv, prefix, pageUpper(prefix, before), true, func(key, list []byte) bool {
 		first := kv.TrailingSeq(key)
 		d := kv.NewDecoder(list)
 		seqs := make([]uint64, d.Count())
@@ -452,24 +466,16 @@ func (r *Reader) Events(orgID string, f EventFilter, before Cursor, limit int) P
 			if Cursor(seq) >= before {
 				continue
 			}
-			if scanned == PageScanMax {
-				p.HasMore, p.Next = true, Cursor(seq+1)
+			if !pg.scan(seq) {
 				return false
 			}
-			scanned++
-			ev, keep := get(seq)
-			if !keep {
-				continue
-			}
-			if len(p.Items) == limit {
-				p.HasMore, p.Next = true, Cursor(seq+1)
+			if ev, keep := get(seq); keep && !pg.keep(seq, ev) {
 				return false
 			}
-			p.Items = append(p.Items, ev)
 		}
 		return true
 	})
-	return p
+	return pg.page
 }
 
 // EventCount is the number of events in the whole log.

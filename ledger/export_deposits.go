@@ -8,13 +8,7 @@ package ledger
 // DepositFields is the Deposit record's codec, in its frozen order: the
 // deposits' own store (tag TagDeposit) writes it as a collection's stored
 // record and a deposit's event subject do.
-func DepositFields(d *Deposit, f *Codec) {
-	if e := f.Encoder(); e != nil {
-		encodeDeposit(e, d)
-		return
-	}
-	*d = decodeDeposit(f.Decoder())
-}
+func DepositFields(d *Deposit, f *Codec) { d.fields(f) }
 
 // DepositMethodType is the method type a deposit's collection stores: its
 // collection type (method.go: a virtual account's is kept apart from a

@@ -65,16 +65,10 @@ func (p Payout) RequestedSpec() PayoutSpec {
 	return spec
 }
 
-func encodePayoutFX(e *Encoder, f *PayoutFX) {
-	e.Str(f.PayoutID)
-	e.Str(f.OrgID)
-	e.Str(f.FromCurrency)
-	e.Varint(int64(f.FromAmount))
-	e.Str(f.Rate)
-}
-
-func decodePayoutFX(d *Decoder) PayoutFX {
-	return PayoutFX{PayoutID: d.Str(), OrgID: d.Str(), FromCurrency: d.Str(), FromAmount: Minor(d.Varint()), Rate: d.Str()}
+func (fx *PayoutFX) fields(f *Codec) {
+	f.Str(&fx.PayoutID, &fx.OrgID, &fx.FromCurrency)
+	FieldMinor(f, &fx.FromAmount)
+	f.Str(&fx.Rate)
 }
 
 func init() {
@@ -82,19 +76,7 @@ func init() {
 	registerEntryType(EntryFXPayoutDebit, "fx_payout_debit", "payout")
 	registerEntryType(EntryFXPayoutClearing, "fx_payout_clearing", "payout")
 	registerEntryType(EntryFXPayoutReversal, "fx_payout_reversal", "payout")
-	registerSubject(SubjectFXPayout,
-		func(e *Encoder, s Subject) {
-			p := s.(Payout)
-			p.fields(e.Codec())
-			encodePayoutFX(e, p.FX)
-		},
-		func(d *Decoder) Subject {
-			var p Payout
-			p.fields(d.Codec())
-			fx := decodePayoutFX(d)
-			p.FX = &fx
-			return p
-		})
+	registerPayoutSubject(SubjectFXPayout, withFX)
 }
 
 // fxRefundPostings reverses a failed cross-currency payout: the payout's

@@ -151,11 +151,9 @@ func terminalName(terminal bool, name string) string {
 }
 
 func encodeStoredPayout(e *Encoder, p *Payout) {
-	p.fields(e.Codec())
-	e.Bool(p.FX != nil)
-	if p.FX != nil {
-		encodePayoutFX(e, p.FX)
-	}
+	f := e.Codec()
+	p.fields(f)
+	fieldOptionalRecord(f, &p.FX)
 	if p.Attempt != "" || p.Spec.RoutingNumber != "" { // appended (doc.go)
 		e.Str(p.Attempt)
 	}
@@ -166,11 +164,9 @@ func encodeStoredPayout(e *Encoder, p *Payout) {
 
 func decodeStoredPayout(d *Decoder) Payout {
 	var p Payout
-	p.fields(d.Codec())
-	if d.Bool() {
-		fx := decodePayoutFX(d)
-		p.FX = &fx
-	}
+	f := d.Codec()
+	p.fields(f)
+	fieldOptionalRecord(f, &p.FX)
 	if d.More() {
 		p.Attempt = d.Str()
 	}

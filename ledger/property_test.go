@@ -62,6 +62,16 @@ func newModel() *model {
 	}
 }
 
+// seenAnswer is the ledger's answer to a request under a reference it has
+// seen: a replay, answered as code, of the same request, else the refusal
+// other.
+func seenAnswer(same bool, code, other Code) (Code, bool) {
+	if same {
+		return code, true
+	}
+	return other, false
+}
+
 // expect applies cmd to the model and returns the error code the ledger must
 // return ("" for success) and whether the result is a replay.
 func (m *model) expect(cmd Command) (Code, bool) {
@@ -75,10 +85,7 @@ func (m *model) expect(cmd Command) (Code, bool) {
 		p := c.Op.(*CreatePayout)
 		key := p.OrgID + "/" + p.ExternalReference
 		if r, ok := m.refused[key]; ok && m.payoutRefs[key] == "" {
-			if r.spec == p.Spec {
-				return r.code, true
-			}
-			return CodeDuplicate, false
+			return seenAnswer(r.spec == p.Spec, r.code, CodeDuplicate)
 		}
 		code, replay := m.expect(p)
 		id := m.payoutRefs[key]
@@ -96,10 +103,7 @@ func (m *model) expect(cmd Command) (Code, bool) {
 	case *FundBalance:
 		key := c.OrgID + "/" + c.ExternalReference
 		if prev, ok := m.fundRefs[key]; ok {
-			if prev.Currency == c.Currency && prev.Amount == c.Amount {
-				return "", true
-			}
-			return CodeConflict, false
+			return seenAnswer(prev.Currency == c.Currency && prev.Amount == c.Amount, "", CodeConflict)
 		}
 		m.fundRefs[key] = *c
 		m.balance[c.OrgID+"/"+c.Currency] += c.Amount
@@ -107,10 +111,7 @@ func (m *model) expect(cmd Command) (Code, bool) {
 	case *CreatePayout:
 		key := c.OrgID + "/" + c.ExternalReference
 		if id, ok := m.payoutRefs[key]; ok {
-			if m.payouts[id].spec == c.Spec {
-				return "", true
-			}
-			return CodeDuplicate, false
+			return seenAnswer(m.payouts[id].spec == c.Spec, "", CodeDuplicate)
 		}
 		bk := c.OrgID + "/" + c.Spec.Currency
 		if m.balance[bk] < c.Spec.Amount+c.Fee {
@@ -150,10 +151,7 @@ func (m *model) expect(cmd Command) (Code, bool) {
 	case *CreateCollection:
 		key := c.OrgID + "/" + c.ExternalReference
 		if id, ok := m.collRefs[key]; ok {
-			if m.collections[id].spec == c.Spec {
-				return "", true
-			}
-			return CodeDuplicate, false
+			return seenAnswer(m.collections[id].spec == c.Spec, "", CodeDuplicate)
 		}
 		m.collRefs[key] = c.ID
 		m.collections[c.ID] = modelCollection{org: c.OrgID, spec: c.Spec, fee: c.Fee}

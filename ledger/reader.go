@@ -81,13 +81,7 @@ func readFind[V any](r *Reader, k *kind[V], name byte, key string) (V, bool) {
 	if key == "" {
 		return zero, false
 	}
-	lk := k.lookupKey(name, key)
-	if r.v.lookups.Absent(lk) {
-		return zero, false
-	}
-	var id string
-	ok, err := r.kv.Get(lk, func(v []byte) { id = string(v) })
-	kv.Must(err)
+	id, ok := r.v.lookups.Find(r.kv, k.lookupKey(name, key))
 	if !ok {
 		return zero, false
 	}
@@ -111,31 +105,56 @@ func readPage[V any](r *Reader, k *kind[V], prefix kv.Key, before Cursor, limit 
 // entry with get, until it has limit items and knows whether another
 // exists, or has looked at PageScanMax entries.
 func pageOf[T any](kvr KVReader, prefix kv.Key, before Cursor, limit int, get func(seq uint64, value []byte) (T, bool)) Page[T] {
-	var p Page[T]
-	upper := kv.PrefixEnd(prefix)
-	if before != CursorStart {
-		upper = slices.Clip(prefix).U64(uint64(before))
-	}
-	scanned := 0
-	kv.Scan(kvr, prefix, upper, true, func(key, value []byte) bool {
+	pg := pager[T]{limit: limit}
+	kv.Scan(kvr, prefix, pageUpper(prefix, before), true, func(key, value []byte) bool {
 		seq := kv.TrailingSeq(key)
-		if scanned == PageScanMax {
-			p.HasMore, p.Next = true, Cursor(seq+1)
+		if !pg.scan(seq) {
 			return false
 		}
-		scanned++
 		v, ok := get(seq, value)
-		if !ok {
-			return true
-		}
-		if len(p.Items) == limit {
-			p.HasMore, p.Next = true, Cursor(seq+1)
-			return false
-		}
-		p.Items = append(p.Items, v)
-		return true
+		return !ok || pg.keep(seq, v)
 	})
-	return p
+	return pg.page
+}
+
+// pageUpper is where a walk backwards under prefix for the page before
+// starts.
+func pageUpper(prefix kv.Key, before Cursor) []byte {
+	if before == CursorStart {
+		return kv.PrefixEnd(prefix)
+	}
+	return slices.Clip(prefix).U64(uint64(before))
+}
+
+// pager collects one page, newest first, from the entries a walk offers
+// it: it ends the walk once the page has limit items and another, or the
+// walk has looked at PageScanMax entries.
+type pager[T any] struct {
+	page    Page[T]
+	limit   int
+	scanned int
+}
+
+// scan counts the entry at seq as looked at, or reports that the walk ends
+// before it.
+func (pg *pager[T]) scan(seq uint64) bool {
+	if pg.scanned == PageScanMax {
+		pg.page.HasMore, pg.page.Next = true, Cursor(seq+1)
+		return false
+	}
+	pg.scanned++
+	return true
+}
+
+// keep adds the item of the entry at seq, or reports that the page is full
+// before it and the walk ends.
+func (pg *pager[T]) keep(seq uint64, v T) bool {
+	if len(pg.page.Items) == pg.limit {
+		pg.page.HasMore, pg.page.Next = true, Cursor(seq+1)
+		return false
+	}
+	pg.page.Items = append(pg.page.Items, v)
+	return true
 }
 
 func errMissing(what, id string) error {

@@ -37,33 +37,17 @@ func init() {
 		c.Spec.RoutingNumber = readRoutingNumber(d)
 		return c
 	})
-	registerSubject(SubjectPayoutRouted,
-		func(e *Encoder, s Subject) {
-			p := s.(Payout)
-			p.fields(e.Codec())
-			e.Str(p.Spec.RoutingNumber)
-		},
-		func(d *Decoder) Subject {
-			var p Payout
-			p.fields(d.Codec())
-			p.Spec.RoutingNumber = readRoutingNumber(d)
-			return p
-		})
-	registerSubject(SubjectFXPayoutRouted,
-		func(e *Encoder, s Subject) {
-			p := s.(Payout)
-			p.fields(e.Codec())
-			encodePayoutFX(e, p.FX)
-			e.Str(p.Spec.RoutingNumber)
-		},
-		func(d *Decoder) Subject {
-			var p Payout
-			p.fields(d.Codec())
-			fx := decodePayoutFX(d)
-			p.FX = &fx
-			p.Spec.RoutingNumber = readRoutingNumber(d)
-			return p
-		})
+	registerPayoutSubject(SubjectPayoutRouted, withRouting)
+	registerPayoutSubject(SubjectFXPayoutRouted, withFX|withRouting)
+}
+
+// routingField reads or writes the routing number a routed kind appends.
+func (s *PayoutSpec) routingField(f *Codec) {
+	if d := f.Decoder(); d != nil {
+		s.RoutingNumber = readRoutingNumber(d)
+		return
+	}
+	f.Encoder().Str(s.RoutingNumber)
 }
 
 // readRoutingNumber reads an appended routing number: one is there exactly

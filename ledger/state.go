@@ -287,30 +287,22 @@ type Result struct {
 	Value any
 }
 
-// Apply applies one command and returns its result.
+// Apply applies one command and returns its result: every command carries
+// its rule (Applier), the built-in ones' included.
 func (s *State) Apply(cmd Command) Result {
-	switch c := cmd.(type) {
-	case *CreateOrganization:
-		return s.createOrganization(c)
-	case *CreateAPIKey:
-		return s.createAPIKey(c)
-	case *RevokeAPIKey:
-		return s.revokeAPIKey(c)
-	case *FundBalance:
-		return s.fundBalance(c)
-	case *CreatePayout:
-		return s.createPayout(c)
-	case *MarkPayoutProcessing:
-		return s.markPayoutProcessing(c)
-	case *SettlePayout:
-		return s.settlePayout(c)
-	case *CreateCollection:
-		return s.createCollection(c)
-	case *SettleCollection:
-		return s.settleCollection(c)
-	case Applier:
+	if c, ok := cmd.(Applier); ok {
 		return c.Apply(s)
-	default:
-		panic(fmt.Sprintf("ledger: no rule for command %T", cmd))
 	}
+	panic(fmt.Sprintf("ledger: no rule for command %T", cmd))
 }
+
+// The built-in commands' rules.
+func (c *CreateOrganization) Apply(s *State) Result   { return s.createOrganization(c) }
+func (c *CreateAPIKey) Apply(s *State) Result         { return s.createAPIKey(c) }
+func (c *RevokeAPIKey) Apply(s *State) Result         { return s.revokeAPIKey(c) }
+func (c *FundBalance) Apply(s *State) Result          { return s.fundBalance(c) }
+func (c *CreatePayout) Apply(s *State) Result         { return s.createPayout(c) }
+func (c *MarkPayoutProcessing) Apply(s *State) Result { return s.markPayoutProcessing(c) }
+func (c *SettlePayout) Apply(s *State) Result         { return s.settlePayout(c) }
+func (c *CreateCollection) Apply(s *State) Result     { return s.createCollection(c) }
+func (c *SettleCollection) Apply(s *State) Result     { return s.settleCollection(c) }

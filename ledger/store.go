@@ -277,12 +277,7 @@ func (t *store[V]) findKey(org, key string, scoped bool) (V, bool) {
 	if id, ok := t.flushing[string(lk)]; ok {
 		return t.get(id)
 	}
-	if t.filter.Absent(lk) {
-		return zero, false
-	}
-	var id string
-	ok, err := t.kv.Get(lk, func(v []byte) { id = string(v) })
-	kv.Must(err)
+	id, ok := t.filter.Find(t.kv, lk)
 	if !ok {
 		return zero, false
 	}

@@ -14,12 +14,8 @@ import (
 // GHS.
 func newLedger(t *testing.T) *ledgertest.State {
 	t.Helper()
-	s := ledgertest.TwoOrgs(t)
-	mustApply(t, s, &ledger.FundBalance{At: 2, OrgID: "org_a", Currency: "GHS", Amount: 100_000, ExternalReference: "f1"})
-	return s
+	return ledgertest.TwoOrgs(t).With(&ledger.FundBalance{At: 2, OrgID: "org_a", Currency: "GHS", Amount: 100_000, ExternalReference: "f1"})
 }
-
-var mustApply = ledgertest.MustApply
 
 func quoteCmd(id string, at int64, from ledger.Minor, to ledger.Minor) *CreateQuote {
 	return &CreateQuote{At: at, ID: id, OrgID: "org_a", FromCurrency: "GHS", FromAmount: from,
@@ -30,39 +26,22 @@ func quoteCmd(id string, at int64, from ledger.Minor, to ledger.Minor) *CreateQu
 func TestCreateQuoteRules(t *testing.T) {
 	s := newLedger(t)
 	good := quoteCmd("qte_1", 10, 10_000, 634)
-	cases := []struct {
-		name string
-		edit func(c *CreateQuote)
-		want error
-	}{
-		{"bad id", func(c *CreateQuote) { c.ID = "conv_1" }, ledger.ErrValidation},
-		{"unknown org", func(c *CreateQuote) { c.OrgID = "org_x" }, ledger.ErrNotFound},
-		{"unknown from currency", func(c *CreateQuote) { c.FromCurrency = "XYZ" }, ledger.ErrValidation},
-		{"unknown to currency", func(c *CreateQuote) { c.ToCurrency = "usd" }, ledger.ErrValidation},
-		{"same currency", func(c *CreateQuote) { c.ToCurrency = "GHS" }, ledger.ErrValidation},
-		{"zero from", func(c *CreateQuote) { c.FromAmount = 0 }, ledger.ErrValidation},
-		{"negative to", func(c *CreateQuote) { c.ToAmount = -1 }, ledger.ErrValidation},
-		{"too large", func(c *CreateQuote) { c.FromAmount = ledger.AmountMax + 1 }, ledger.ErrValidation},
-		{"no side", func(c *CreateQuote) { c.Side = 0 }, ledger.ErrValidation},
-		{"empty rate", func(c *CreateQuote) { c.Rate = "" }, ledger.ErrValidation},
-		{"zero rate", func(c *CreateQuote) { c.Rate = "0.000" }, ledger.ErrValidation},
-		{"negative rate", func(c *CreateQuote) { c.Rate = "-1" }, ledger.ErrValidation},
-		{"exponent rate", func(c *CreateQuote) { c.Rate = "1e3" }, ledger.ErrValidation},
-		{"two points", func(c *CreateQuote) { c.Rate = "1.2.3" }, ledger.ErrValidation},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			c := *good
-			tc.edit(&c)
-			before := s.Dump()
-			if r := s.Apply(&c); !errors.Is(r.Err, tc.want) {
-				t.Fatalf("got %v, want %v", r.Err, tc.want)
-			}
-			if !bytes.Equal(s.Dump(), before) {
-				t.Fatal("a refused quote changed the state")
-			}
-		})
-	}
+	ledgertest.RefuseEdits(t, s, good, []ledgertest.Edit[CreateQuote]{
+		{Name: "bad id", Edit: func(c *CreateQuote) { c.ID = "conv_1" }, Want: ledger.ErrValidation},
+		{Name: "unknown org", Edit: func(c *CreateQuote) { c.OrgID = "org_x" }, Want: ledger.ErrNotFound},
+		{Name: "unknown from currency", Edit: func(c *CreateQuote) { c.FromCurrency = "XYZ" }, Want: ledger.ErrValidation},
+		{Name: "unknown to currency", Edit: func(c *CreateQuote) { c.ToCurrency = "usd" }, Want: ledger.ErrValidation},
+		{Name: "same currency", Edit: func(c *CreateQuote) { c.ToCurrency = "GHS" }, Want: ledger.ErrValidation},
+		{Name: "zero from", Edit: func(c *CreateQuote) { c.FromAmount = 0 }, Want: ledger.ErrValidation},
+		{Name: "negative to", Edit: func(c *CreateQuote) { c.ToAmount = -1 }, Want: ledger.ErrValidation},
+		{Name: "too large", Edit: func(c *CreateQuote) { c.FromAmount = ledger.AmountMax + 1 }, Want: ledger.ErrValidation},
+		{Name: "no side", Edit: func(c *CreateQuote) { c.Side = 0 }, Want: ledger.ErrValidation},
+		{Name: "empty rate", Edit: func(c *CreateQuote) { c.Rate = "" }, Want: ledger.ErrValidation},
+		{Name: "zero rate", Edit: func(c *CreateQuote) { c.Rate = "0.000" }, Want: ledger.ErrValidation},
+		{Name: "negative rate", Edit: func(c *CreateQuote) { c.Rate = "-1" }, Want: ledger.ErrValidation},
+		{Name: "exponent rate", Edit: func(c *CreateQuote) { c.Rate = "1e3" }, Want: ledger.ErrValidation},
+		{Name: "two points", Edit: func(c *CreateQuote) { c.Rate = "1.2.3" }, Want: ledger.ErrValidation},
+	})
 	r := s.Apply(good)
 	if r.Err != nil {
 		t.Fatal(r.Err)

@@ -21,15 +21,9 @@ func depositFixture(t *testing.T) *ledgertest.State {
 	s := ledgertest.New(t)
 	for _, org := range []string{"org_a", "org_b"} {
 		hash := sha256.Sum256([]byte(org))
-		if r := s.Apply(&ledger.CreateOrganization{At: 1, ID: org, Name: "Org " + org, Key: ledger.CreateAPIKey{At: 1, ID: "key_" + org, OrgID: org, Hash: string(hash[:])}}); r.Err != nil {
-			t.Fatal(r.Err)
-		}
-		if r := s.Apply(&deposits.CreateVirtualAccount{At: 2, ID: "va_" + org, OrgID: org, Currency: "GHS", Bank: "Sandbox Bank"}); r.Err != nil {
-			t.Fatal(r.Err)
-		}
-		if r := s.Apply(&deposits.CreateCryptoAddress{At: 2, ID: "addr_" + org, OrgID: org, Currency: "USDC", Chain: "solana", Address: "So1" + org}); r.Err != nil {
-			t.Fatal(r.Err)
-		}
+		s.With(&ledger.CreateOrganization{At: 1, ID: org, Name: "Org " + org, Key: ledger.CreateAPIKey{At: 1, ID: "key_" + org, OrgID: org, Hash: string(hash[:])}},
+			&deposits.CreateVirtualAccount{At: 2, ID: "va_" + org, OrgID: org, Currency: "GHS", Bank: "Sandbox Bank"},
+			&deposits.CreateCryptoAddress{At: 2, ID: "addr_" + org, OrgID: org, Currency: "USDC", Chain: "solana", Address: "So1" + org})
 	}
 	return s
 }

@@ -13,9 +13,7 @@ import (
 // pending pay_1 and col_1) with a USDC address on ethereum.
 func railFixture(t *testing.T) *ledgertest.State {
 	t.Helper()
-	s := ledgertest.RailFixture(t)
-	ledgertest.MustApply(t, s, &deposits.CreateCryptoAddress{At: 3, ID: "addr_1", OrgID: "org_a", Currency: "USDC", Chain: "ethereum", Address: "0xAbC1"})
-	return s
+	return ledgertest.RailFixture(t).With(&deposits.CreateCryptoAddress{At: 3, ID: "addr_1", OrgID: "org_a", Currency: "USDC", Chain: "ethereum", Address: "0xAbC1"})
 }
 
 // feedDeposit is a transfer to railFixture's address.

@@ -23,10 +23,9 @@ func createCmd(id, ref string, at int64) *Create {
 // GHS and 1,000.00 USD.
 func newLedger(t *testing.T) *ledgertest.State {
 	t.Helper()
-	s := ledgertest.TwoOrgs(t)
-	ledgertest.MustApplyChecked(t, s, &ledger.FundBalance{At: 2, OrgID: "org_a", Currency: "GHS", Amount: 100_000, ExternalReference: "f1"})
-	ledgertest.MustApplyChecked(t, s, &ledger.FundBalance{At: 3, OrgID: "org_a", Currency: "USD", Amount: 100_000, ExternalReference: "fu"})
-	return s
+	return ledgertest.TwoOrgs(t).With(
+		&ledger.FundBalance{At: 2, OrgID: "org_a", Currency: "GHS", Amount: 100_000, ExternalReference: "f1"},
+		&ledger.FundBalance{At: 3, OrgID: "org_a", Currency: "USD", Amount: 100_000, ExternalReference: "fu"})
 }
 
 func checkState(t *testing.T, s *ledgertest.State) {
@@ -44,37 +43,25 @@ func orgTotal(s *ledgertest.State, org, cur string) ledger.Minor {
 // Bad cross-currency payouts are refused and change nothing.
 func TestCreateRules(t *testing.T) {
 	s := newLedger(t)
-	cases := []struct {
-		name string
-		edit func(c *Create)
-		want error
-	}{
-		{"bad id", func(c *Create) { c.ID = "col_1" }, ledger.ErrValidation},
-		{"unknown org", func(c *Create) { c.OrgID = "org_x" }, ledger.ErrNotFound},
-		{"unknown from currency", func(c *Create) { c.FromCurrency = "XYZ" }, ledger.ErrValidation},
-		{"unknown to currency", func(c *Create) { c.Spec.Currency = "ghs" }, ledger.ErrValidation},
-		{"same currency", func(c *Create) { c.FromCurrency = "GHS" }, ledger.ErrValidation},
-		{"zero from", func(c *Create) { c.FromAmount = 0 }, ledger.ErrValidation},
-		{"zero to", func(c *Create) { c.ToAmount, c.Spec.Amount = 0, 0 }, ledger.ErrValidation},
-		{"negative fee", func(c *Create) { c.Fee = -1 }, ledger.ErrValidation},
-		{"amount not its side", func(c *Create) { c.Spec.Amount = 14_999 }, ledger.ErrValidation},
-		{"no side", func(c *Create) { c.Spec.AmountSide = 0 }, ledger.ErrValidation},
-		{"bad rate", func(c *Create) { c.Rate = "1e3" }, ledger.ErrValidation},
-		{"no reference", func(c *Create) { c.ExternalReference = "" }, ledger.ErrValidation},
+	ledgertest.RefuseEdits(t, s, createCmd("pay_1", "r1", 10), []ledgertest.Edit[Create]{
+		{Name: "bad id", Edit: func(c *Create) { c.ID = "col_1" }, Want: ledger.ErrValidation},
+		{Name: "unknown org", Edit: func(c *Create) { c.OrgID = "org_x" }, Want: ledger.ErrNotFound},
+		{Name: "unknown from currency", Edit: func(c *Create) { c.FromCurrency = "XYZ" }, Want: ledger.ErrValidation},
+		{Name: "unknown to currency", Edit: func(c *Create) { c.Spec.Currency = "ghs" }, Want: ledger.ErrValidation},
+		{Name: "same currency", Edit: func(c *Create) { c.FromCurrency = "GHS" }, Want: ledger.ErrValidation},
+		{Name: "zero from", Edit: func(c *Create) { c.FromAmount = 0 }, Want: ledger.ErrValidation},
+		{Name: "zero to", Edit: func(c *Create) { c.ToAmount, c.Spec.Amount = 0, 0 }, Want: ledger.ErrValidation},
+		{Name: "negative fee", Edit: func(c *Create) { c.Fee = -1 }, Want: ledger.ErrValidation},
+		{Name: "amount not its side", Edit: func(c *Create) { c.Spec.Amount = 14_999 }, Want: ledger.ErrValidation},
+		{Name: "no side", Edit: func(c *Create) { c.Spec.AmountSide = 0 }, Want: ledger.ErrValidation},
+		{Name: "bad rate", Edit: func(c *Create) { c.Rate = "1e3" }, Want: ledger.ErrValidation},
+		{Name: "no reference", Edit: func(c *Create) { c.ExternalReference = "" }, Want: ledger.ErrValidation},
 		// 1000.00 USD cover 999.00 but not its 1% fee: exactly nothing moves.
-		{"insufficient funds", func(c *Create) {
+		{Name: "insufficient funds", Edit: func(c *Create) {
 			c.FromAmount, c.Fee, c.ToAmount, c.Spec.Amount = 99_900, 999, 1_542_855, 1_542_855
-		}, ledger.ErrInsufficientFunds},
-		{"no from balance", func(c *Create) { c.OrgID = "org_b" }, ledger.ErrInsufficientFunds},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			c := *createCmd("pay_1", "r1", 10)
-			tc.edit(&c)
-			ledgertest.ApplyRejected(t, s, &c, tc.want)
-			checkState(t, s)
-		})
-	}
+		}, Want: ledger.ErrInsufficientFunds},
+		{Name: "no from balance", Edit: func(c *Create) { c.OrgID = "org_b" }, Want: ledger.ErrInsufficientFunds},
+	})
 }
 
 // from.amount fixed: the spec's amount is the from amount; the payout

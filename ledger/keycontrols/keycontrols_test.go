@@ -332,41 +332,10 @@ func itoaTest(i int) string {
 	return string(b)
 }
 
-// orderFixture is a ledger with one organization, org_a with key_a, and
-// helpers to drive orders through it, checking the ledger's invariants
-// after every command.
-type orderFixture struct {
-	t *testing.T
-	s *ledgertest.State
-}
-
-func newOrderFixture(t *testing.T) *orderFixture {
-	t.Helper()
-	s := ledgertest.New(t)
-	hash := sha256.Sum256([]byte("k"))
-	if r := s.Apply(&ledger.CreateOrganization{At: 1, ID: "org_a", Name: "A", Key: ledger.CreateAPIKey{At: 1, ID: "key_a", OrgID: "org_a", Hash: string(hash[:])}}); r.Err != nil {
-		t.Fatal(r.Err)
-	}
-	return &orderFixture{t: t, s: s}
-}
-
-// apply applies cmd and returns its result and the types of the events it
-// emitted.
-func (f *orderFixture) apply(cmd ledger.Command) (ledger.Result, []string) {
-	f.t.Helper()
-	return ledgertest.ApplyChecked(f.t, f.s, cmd)
-}
-
-// must applies cmd, which must succeed and emit exactly events.
-func (f *orderFixture) must(cmd ledger.Command, events ...string) ledger.Result {
-	f.t.Helper()
-	return ledgertest.MustEmit(f.t, f.s, cmd, events...)
-}
-
-// refuse applies cmd, which must fail with want and change nothing at all.
-func (f *orderFixture) refuse(cmd ledger.Command, want error) {
-	f.t.Helper()
-	ledgertest.ApplyRejected(f.t, f.s, cmd, want)
+// newOrderFixture drives orders through a ledger with one organization,
+// org_a with key_a, checking the ledger's invariants after every command.
+func newOrderFixture(t *testing.T) *ledgertest.Fixture {
+	return &ledgertest.Fixture{T: t, S: ledgertest.OrgA(t)}
 }
 
 // An order counts its payout leg when it is created: an order that expires
@@ -375,33 +344,33 @@ func TestSpendChargedOrders(t *testing.T) {
 	f := newOrderFixture(t)
 	const hour = 3600 * 1000
 	day := ledger.SpendPeriod{Day: 20000, Month: 657}
-	if r := f.s.Apply(&Set{At: 2, OrgID: "org_a", KeyID: "key_a", SetDaily: true,
+	if r := f.S.Apply(&Set{At: 2, OrgID: "org_a", KeyID: "key_a", SetDaily: true,
 		Controls: Controls{Caps: ledger.SpendCaps{Daily: usdCents(100_00)}}}); r.Err != nil {
 		t.Fatal(r.Err)
 	}
 	charged := func(o ledger.Command, usd ledger.Minor) *Charged {
 		return &Charged{Charge: Charge{KeyID: "key_a", USD: usd, Period: day}, Op: o}
 	}
-	f.must(charged(bankOrder("ord_1", "o1", 10), 60_00), ledger.EventOrderAwaitingFunds)
-	f.refuse(charged(bankOrder("ord_2", "o2", 11), 40_01), &ledger.Error{Code: ledger.CodeSpendCapExceeded})
-	f.must(charged(bankOrder("ord_3", "o3", 12), 40_00), ledger.EventOrderAwaitingFunds)
-	if k := keyNamed(t, f.s, "key_a"); k.Spent.Day != 100_00 {
+	f.Must(charged(bankOrder("ord_1", "o1", 10), 60_00), ledger.EventOrderAwaitingFunds)
+	f.Refuse(charged(bankOrder("ord_2", "o2", 11), 40_01), &ledger.Error{Code: ledger.CodeSpendCapExceeded})
+	f.Must(charged(bankOrder("ord_3", "o3", 12), 40_00), ledger.EventOrderAwaitingFunds)
+	if k := keyNamed(t, f.S, "key_a"); k.Spent.Day != 100_00 {
 		t.Fatalf("after two orders the key has spent %+v", k.Spent)
 	}
 	// ord_3's funds land and its payout starts; ord_1 expires.
-	f.must(&orders.DepositCommand{At: 13, OrgID: "org_a", OrderID: "ord_3", CollectionID: "col_3", Amount: 505_00, Outcome: orders.DepositConfirmed},
+	f.Must(&orders.DepositCommand{At: 13, OrgID: "org_a", OrderID: "ord_3", CollectionID: "col_3", Amount: 505_00, Outcome: orders.DepositConfirmed},
 		ledger.EventCollectionCompleted, ledger.EventAccountCredited, ledger.EventOrderFundsReceived, ledger.EventOrderProcessing)
-	f.must(&ledger.Tick{At: 10 + 4*hour}, ledger.EventOrderExpired)
-	if k := keyNamed(t, f.s, "key_a"); k.Spent.Day != 40_00 {
+	f.Must(&ledger.Tick{At: 10 + 4*hour}, ledger.EventOrderExpired)
+	if k := keyNamed(t, f.S, "key_a"); k.Spent.Day != 40_00 {
 		t.Fatalf("after an expired order the key has spent %+v", k.Spent)
 	}
-	o, _ := orders.Get(f.s.Reader, "org_a", "ord_3")
+	o, _ := orders.Get(f.S.Reader, "org_a", "ord_3")
 	p := o.PayoutID
-	f.must(&ledger.SettlePayout{At: 10 + 5*hour, ID: p, Completed: true}, ledger.EventPayoutCompleted, ledger.EventOrderCompleted)
-	if k := keyNamed(t, f.s, "key_a"); k.Spent.Day != 40_00 {
+	f.Must(&ledger.SettlePayout{At: 10 + 5*hour, ID: p, Completed: true}, ledger.EventPayoutCompleted, ledger.EventOrderCompleted)
+	if k := keyNamed(t, f.S, "key_a"); k.Spent.Day != 40_00 {
 		t.Fatalf("after a completed order the key has spent %+v", k.Spent)
 	}
-	if c, open := feature.Of(f.s.Ledger()).open.Resident("ord_3"); open && c.Open {
+	if c, open := feature.Of(f.S.Ledger()).open.Resident("ord_3"); open && c.Open {
 		t.Fatal("the completed order's charge is still open")
 	}
 }

@@ -152,13 +152,19 @@ func (d *Decoder) skipVarint(n int) bool {
 }
 
 // U32 reads a uvarint that must fit 32 bits (a scope set).
-func (d *Decoder) U32() uint32 {
+func (d *Decoder) U32() uint32 { return uint32(d.uvarintBits(32)) }
+
+// U16 reads a uvarint that must fit 16 bits (a set of flags).
+func (d *Decoder) U16() uint16 { return uint16(d.uvarintBits(16)) }
+
+// uvarintBits reads a uvarint that must fit bits bits.
+func (d *Decoder) uvarintBits(bits int) uint64 {
 	v := d.Uvarint()
-	if v > math.MaxUint32 {
-		d.Fail(errors.New("ledger: value exceeds 32 bits"))
+	if v >= uint64(1)<<bits {
+		d.Fail(fmt.Errorf("ledger: value exceeds %d bits", bits))
 		return 0
 	}
-	return uint32(v)
+	return v
 }
 
 // More reports whether bytes remain: a record whose value ends where an
@@ -176,16 +182,6 @@ func (d *Decoder) AppendedRef() string {
 		d.Fail(errors.New("ledger: empty appended reference"))
 	}
 	return ref
-}
-
-// U16 reads a uvarint that must fit 16 bits (a set of flags).
-func (d *Decoder) U16() uint16 {
-	v := d.Uvarint()
-	if v > math.MaxUint16 {
-		d.Fail(errors.New("ledger: value exceeds 16 bits"))
-		return 0
-	}
-	return uint16(v)
 }
 
 func (d *Decoder) Bool() bool {
@@ -297,46 +293,26 @@ func (f *Codec) Encoder() *Encoder { return f.enc }
 func (f *Codec) Decoder() *Decoder { return f.dec }
 
 // Varint runs int64 fields, in order.
-func (f *Codec) Varint(ps ...*int64) {
-	for _, p := range ps {
-		if f.enc != nil {
-			f.enc.Varint(*p)
-			continue
-		}
-		*p = f.dec.Varint()
-	}
-}
+func (f *Codec) Varint(ps ...*int64) { fieldEach(f, ps, (*Encoder).Varint, (*Decoder).Varint) }
 
 // Uvarint runs uint64 fields, in order.
-func (f *Codec) Uvarint(ps ...*uint64) {
-	for _, p := range ps {
-		if f.enc != nil {
-			f.enc.Uvarint(*p)
-			continue
-		}
-		*p = f.dec.Uvarint()
-	}
-}
+func (f *Codec) Uvarint(ps ...*uint64) { fieldEach(f, ps, (*Encoder).Uvarint, (*Decoder).Uvarint) }
 
 // Bool runs bool fields, in order.
-func (f *Codec) Bool(ps ...*bool) {
-	for _, p := range ps {
-		if f.enc != nil {
-			f.enc.Bool(*p)
-			continue
-		}
-		*p = f.dec.Bool()
-	}
-}
+func (f *Codec) Bool(ps ...*bool) { fieldEach(f, ps, (*Encoder).Bool, (*Decoder).Bool) }
 
 // Str runs string fields, in order.
-func (f *Codec) Str(ps ...*string) {
+func (f *Codec) Str(ps ...*string) { fieldEach(f, ps, (*Encoder).Str, (*Decoder).Str) }
+
+// fieldEach runs fields of one type, in order: each written by enc or read
+// by dec.
+func fieldEach[T any](f *Codec, ps []*T, enc func(*Encoder, T), dec func(*Decoder) T) {
 	for _, p := range ps {
 		if f.enc != nil {
-			f.enc.Str(*p)
+			enc(f.enc, *p)
 			continue
 		}
-		*p = f.dec.Str()
+		*p = dec(f.dec)
 	}
 }
 

@@ -155,6 +155,18 @@ func (f *LookupFilter) Absent(key []byte) bool {
 	return true
 }
 
+// Find returns the value (a record's id) that r holds at lookup key key,
+// unless f proves the key absent without reading r.
+func (f *LookupFilter) Find(r Reader, key []byte) (string, bool) {
+	if f.Absent(key) {
+		return "", false
+	}
+	var id string
+	ok, err := r.Get(key, func(v []byte) { id = string(v) })
+	Must(err)
+	return id, ok
+}
+
 // bytes is the memory the filter holds.
 func (f *LookupFilter) bytes() int {
 	n := 0

@@ -253,24 +253,65 @@ func ApplyRejected(tb testing.TB, s *State, cmd ledger.Command, want error) {
 	}
 }
 
+// OrgA is a ledger with one organization, org_a named A, with its key
+// key_a.
+func OrgA(tb testing.TB) *State {
+	tb.Helper()
+	hash := sha256.Sum256([]byte("k"))
+	return New(tb).With(&ledger.CreateOrganization{At: 1, ID: "org_a", Name: "A",
+		Key: ledger.CreateAPIKey{At: 1, ID: "key_a", OrgID: "org_a", Hash: string(hash[:])}})
+}
+
+// With applies cmds, each as a log entry of its own, and returns s: a
+// fixture built on another. It stops the test if the ledger refuses one or
+// its invariants no longer hold after it (MustApplyChecked).
+func (s *State) With(cmds ...ledger.Command) *State {
+	s.tb.Helper()
+	for _, cmd := range cmds {
+		MustApplyChecked(s.tb, s, cmd)
+	}
+	return s
+}
+
+// Edit is one way to spoil a good command C, and the error the ledger
+// refuses the spoiled command with.
+type Edit[C any] struct {
+	Name string
+	Edit func(c *C)
+	Want error
+}
+
+// RefuseEdits applies good as each of edits spoils it, in a subtest of its
+// own: the ledger must refuse it with the edit's error and change nothing
+// (ApplyRejected), and its invariants must still hold.
+func RefuseEdits[C any, P interface {
+	*C
+	ledger.Command
+}](t *testing.T, s *State, good *C, edits []Edit[C]) {
+	t.Helper()
+	for _, e := range edits {
+		t.Run(e.Name, func(t *testing.T) {
+			c := *good
+			e.Edit(&c)
+			ApplyRejected(t, s, P(&c), e.Want)
+			if err := s.Check(); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
 // RailFixture is a ledger with an organization org_a holding 1,000.00 GHS,
 // a pending payout pay_1 (100.00 + 1.00 fee) and a pending collection
 // col_1 (50.00): what a rail's commands (instructions, feeds) act on.
 func RailFixture(tb testing.TB) *State {
 	tb.Helper()
-	s := New(tb)
-	hash := sha256.Sum256([]byte("k"))
-	for _, cmd := range []ledger.Command{
-		&ledger.CreateOrganization{At: 1, ID: "org_a", Name: "A", Key: ledger.CreateAPIKey{At: 1, ID: "key_a", OrgID: "org_a", Hash: string(hash[:])}},
+	return OrgA(tb).With(
 		&ledger.FundBalance{At: 2, OrgID: "org_a", Currency: "GHS", Amount: 100_000, ExternalReference: "f1"},
 		&ledger.CreatePayout{At: 3, ID: "pay_1", OrgID: "org_a", ExternalReference: "p1", MethodType: ledger.MethodMobileMoney, Fee: 100,
 			Spec: ledger.PayoutSpec{Currency: "GHS", Amount: 10_000, AmountSide: ledger.SideTo, Method: "gh_mtn", AccountNumber: "233241234567"}},
 		&ledger.CreateCollection{At: 3, ID: "col_1", OrgID: "org_a", ExternalReference: "c1", MethodType: ledger.MethodMobileMoney,
-			Spec: ledger.CollectionSpec{Currency: "GHS", Amount: 5_000, Method: "gh_mtn", PayerNumber: "233241234567"}},
-	} {
-		MustApply(tb, s, cmd)
-	}
-	return s
+			Spec: ledger.CollectionSpec{Currency: "GHS", Amount: 5_000, Method: "gh_mtn", PayerNumber: "233241234567"}})
 }
 
 // MustApplyChecked is MustApply that also stops the test if the ledger's
@@ -381,4 +422,32 @@ func (s *State) ApplyEntries(entries ...[]ledger.Command) [][]ledger.Result {
 	}
 	s.commit()
 	return out
+}
+
+// Fixture is a ledger and the test it drives it for, command by command,
+// checking the ledger's invariants after every one: the fixtures of tests
+// that take records through their lives.
+type Fixture struct {
+	T testing.TB
+	S *State
+}
+
+// Apply applies cmd and returns its result and the types of the events it
+// emitted (ApplyChecked).
+func (f *Fixture) Apply(cmd ledger.Command) (ledger.Result, []string) {
+	f.T.Helper()
+	return ApplyChecked(f.T, f.S, cmd)
+}
+
+// Must applies cmd, which must succeed and emit exactly events (MustEmit).
+func (f *Fixture) Must(cmd ledger.Command, events ...string) ledger.Result {
+	f.T.Helper()
+	return MustEmit(f.T, f.S, cmd, events...)
+}
+
+// Refuse applies cmd, which must fail with want and change nothing at all
+// (ApplyRejected).
+func (f *Fixture) Refuse(cmd ledger.Command, want error) {
+	f.T.Helper()
+	ApplyRejected(f.T, f.S, cmd, want)
 }

@@ -17,8 +17,8 @@ import (
 // the record is only in the state store, and after a restart.
 func TestDepositReference(t *testing.T) {
 	f := newOrderFixture(t)
-	f.must(bankOrder("ord_1", "inv-1", 10), ledger.EventOrderAwaitingFunds)
-	f.must(cryptoOrder("ord_2", "inv-2", 10), ledger.EventOrderAwaitingFunds)
+	f.Must(bankOrder("ord_1", "inv-1", 10), ledger.EventOrderAwaitingFunds)
+	f.Must(cryptoOrder("ord_2", "inv-2", 10), ledger.EventOrderAwaitingFunds)
 	dep := func(order, col, ref string, amount ledger.Minor, outcome DepositOutcome) *DepositCommand {
 		return &DepositCommand{At: 20, OrgID: "org_a", OrderID: order, CollectionID: col, Amount: amount,
 			Outcome: outcome, ExternalReference: ref}
@@ -26,8 +26,8 @@ func TestDepositReference(t *testing.T) {
 
 	// The first deposit, its retry and a changed retry in one log entry:
 	// the retries find the reference among the batch's pending lookups.
-	events := f.s.EventCount()
-	rs := f.s.ApplyBatch(dep("ord_1", "col_1", "dep-1", 0, DepositConfirmed),
+	events := f.S.EventCount()
+	rs := f.S.ApplyBatch(dep("ord_1", "col_1", "dep-1", 0, DepositConfirmed),
 		dep("ord_1", "col_1b", "dep-1", 0, DepositConfirmed),
 		dep("ord_1", "col_1c", "dep-1", 501_00, DepositConfirmed))
 	if rs[0].Err != nil || rs[0].Replayed || DepositOf(rs[0]) == nil || rs[0].Collection == nil || rs[0].Collection.ID != "col_1" {
@@ -42,23 +42,23 @@ func TestDepositReference(t *testing.T) {
 	if !errors.Is(rs[2].Err, ledger.ErrDuplicate) || rs[2].Err.ExistingID != "ord_1" {
 		t.Fatalf("changed retry in the batch: %+v", rs[2])
 	}
-	if n := f.s.EventCount() - events; n != 4 {
+	if n := f.S.EventCount() - events; n != 4 {
 		t.Fatalf("the batch emitted %d events, want the one deposit's 4", n)
 	}
-	if err := f.s.Check(); err != nil {
+	if err := f.S.Check(); err != nil {
 		t.Fatal(err)
 	}
 	// A deposit the order refuses records nothing: its reference stays
 	// free for a deposit that is made.
-	f.refuse(dep("ord_1", "col_x", "dep-2", 0, DepositConfirmed), &ledger.Error{Code: ledger.CodeBadRequest})
-	if _, ok := DepositByReference(f.s.Reader, "org_a", "dep-2"); ok {
+	f.Refuse(dep("ord_1", "col_x", "dep-2", 0, DepositConfirmed), &ledger.Error{Code: ledger.CodeBadRequest})
+	if _, ok := DepositByReference(f.S.Reader, "org_a", "dep-2"); ok {
 		t.Fatal("a refused deposit recorded its reference")
 	}
-	r := f.must(dep("ord_2", "col_2", "dep-2", 0, DepositUnconfirmed), ledger.EventOrderAwaitingConfirm)
+	r := f.Must(dep("ord_2", "col_2", "dep-2", 0, DepositUnconfirmed), ledger.EventOrderAwaitingConfirm)
 	if DepositOf(r).Amount != 101_000000 || DepositOf(r).Outcome != DepositUnconfirmed {
 		t.Fatalf("unconfirmed deposit %+v", DepositOf(r))
 	}
-	f.must(dep("ord_2", "col_3", "dep-3", 0, DepositConfirmed),
+	f.Must(dep("ord_2", "col_3", "dep-3", 0, DepositConfirmed),
 		ledger.EventCollectionCompleted, ledger.EventAccountCredited, ledger.EventOrderFundsReceived, ledger.EventOrderProcessing)
 
 	check := func(t *testing.T, s *ledgertest.State) {
@@ -104,12 +104,12 @@ func TestDepositReference(t *testing.T) {
 	}
 	// The records never change: they left memory with their batches and
 	// are found through their lookup keys in the state store.
-	if n := feature.Of(f.s.Ledger()).deposits.InMemory(); n != 0 {
+	if n := feature.Of(f.S.Ledger()).deposits.InMemory(); n != 0 {
 		t.Fatalf("%d order deposits in memory", n)
 	}
-	t.Run("from the state store", func(t *testing.T) { check(t, f.s) })
+	t.Run("from the state store", func(t *testing.T) { check(t, f.S) })
 
-	restarted, cold := f.s.RestartCold()
+	restarted, cold := f.S.RestartCold()
 	t.Run("after a restart", func(t *testing.T) { check(t, restarted) })
 	// Before the lookup filter fills, the state store answers alone.
 	if d, ok := DepositByReference(cold, "org_a", "dep-3"); !ok || d.ID != "col_3" {
