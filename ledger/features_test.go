@@ -12,6 +12,7 @@ import (
 	"payments/ledger/fxpayouts"
 	_ "payments/ledger/instructions"
 	"payments/ledger/keycontrols"
+	"payments/ledger/ledgertest/ordertest"
 	"payments/ledger/orders"
 	_ "payments/ledger/paymentlinks"
 	_ "payments/ledger/publicids"
@@ -84,26 +85,8 @@ func init() {
 
 func initOrders() {
 	o := &ledger.Orders
-	o.Crypto = func(id, ref string, at int64) ledger.Command {
-		return &orders.Create{
-			At: at, ID: id, OrgID: "org_a", ExternalReference: ref,
-			Spec: orders.Spec{FromMethod: "usdt_tron", FromCurrency: "USDT", ToMethod: "gh_mtn", ToCurrency: "GHS",
-				ToAccountNumber: "233241234567", Amount: 100_000000, AmountSide: ledger.SideFrom},
-			FromMethodType: ledger.MethodCrypto, ToMethodType: ledger.MethodMobileMoney,
-			FromAmount: 100_000000, ToAmount: 1544_40, Fee: 1_000000, Rate: "15.444",
-			Instructions: orders.Instructions{Type: orders.InstructionsCrypto, Chain: "Tron", Address: "TXYZ"},
-		}
-	}
-	o.Bank = func(id, ref string, at int64) ledger.Command {
-		return &orders.Create{
-			At: at, ID: id, OrgID: "org_a", ExternalReference: ref,
-			Spec: orders.Spec{FromMethod: "gh_ghipss", FromCurrency: "GHS", ToMethod: "gh_mtn", ToCurrency: "GHS",
-				ToAccountNumber: "233241234567", Amount: 500_00, AmountSide: ledger.SideTo},
-			FromMethodType: ledger.MethodBankTransfer, ToMethodType: ledger.MethodMobileMoney,
-			FromAmount: 500_00, ToAmount: 500_00, Fee: 5_00,
-			Instructions: orders.Instructions{Type: orders.InstructionsVirtualAccount, Bank: "Sandbox Bank GH", AccountNumber: "1234567890", AccountName: "A"},
-		}
-	}
+	o.Crypto = func(id, ref string, at int64) ledger.Command { return ordertest.Crypto(id, ref, at) }
+	o.Bank = func(id, ref string, at int64) ledger.Command { return ordertest.Bank(id, ref, at) }
 	o.Mobile = func(id, ref, col string, at int64) ledger.Command {
 		return &orders.Create{
 			At: at, ID: id, OrgID: "org_a", ExternalReference: ref,

@@ -3,15 +3,14 @@ package ledger
 import (
 	"bytes"
 	"crypto/sha256"
-	"encoding/binary"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"syscall"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
+	"payments/ledger/ledgertest/harness"
 	"payments/wal"
 )
 
@@ -30,26 +29,13 @@ type testState struct {
 }
 
 // fataler is what the harness needs of a testing.TB.
-type fataler interface {
-	Helper()
-	Fatal(args ...any)
-}
+type fataler = harness.Fataler
 
 // panicker is a fataler for states made outside a test's reach (Restore).
 type panicker struct{}
 
 func (panicker) Helper()           {}
 func (panicker) Fatal(args ...any) { panic(fmt.Sprint(args...)) }
-
-func openTestStore(tb testing.TB) *wal.StateStore {
-	tb.Helper()
-	store, err := wal.OpenState("/state", wal.Options{FS: vfs.NewMem()})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { store.Close() })
-	return store
-}
 
 // createOrgA creates organization org_a, with its key key_a.
 func createOrgA() *CreateOrganization {
@@ -66,7 +52,7 @@ func newOrgTestState(tb testing.TB) *testState {
 
 // newTestState returns an empty ledger.
 func newTestState(tb testing.TB) *testState {
-	store := openTestStore(tb)
+	store := harness.OpenStore(tb)
 	s := &testState{tb: tb, store: store, kv: KVOf(store)}
 	s.st = NewState(s.kv)
 	s.Reader = NewReader(s.kv, s.st.Views())
@@ -152,18 +138,7 @@ func restartCold(t *testing.T, s *testState) (*testState, *Reader) {
 
 // applyBatch applies commands as one log entry and commits it.
 func (s *testState) applyBatch(cmds ...Command) []Result {
-	pr, err := s.store.NewPointReader()
-	if err != nil {
-		s.tb.Fatal(err)
-	}
-	restore := s.st.ReadThrough(KVOf(pr))
-	out := make([]Result, len(cmds))
-	for i, c := range cmds {
-		out[i] = s.st.Apply(c)
-	}
-	s.st.EndEntry()
-	restore()
-	pr.Close()
+	out := harness.ApplyBatch(s.tb, s.store, s.st, cmds)
 	s.commit()
 	return out
 }
@@ -171,26 +146,14 @@ func (s *testState) applyBatch(cmds ...Command) []Result {
 // applyEntries applies commands entry by entry, the whole lot committed
 // together: one applied batch of the FSM.
 func (s *testState) applyEntries(entries ...[]Command) [][]Result {
-	out := make([][]Result, len(entries))
-	for i, cmds := range entries {
-		for _, c := range cmds {
-			out[i] = append(out[i], s.st.Apply(c))
-		}
-		s.st.EndEntry()
-	}
+	out := harness.ApplyEntries(s.st, entries)
 	s.commit()
 	return out
 }
 
 func (s *testState) commit() {
 	s.tb.Helper()
-	b := s.store.NewBatch()
-	s.st.Flush(b)
-	s.index++
-	if err := s.store.Commit(b, s.index); err != nil {
-		s.tb.Fatal(err)
-	}
-	s.st.Committed()
+	harness.Commit(s.tb, s.store, &s.index, s.st)
 }
 
 // Check verifies the ledger's invariants over what is committed.
@@ -207,20 +170,7 @@ func (s *testState) entryCount() uint64 { return s.st.journal.seq }
 // are the same exactly when these are.
 func encodeSnapshot(tb testing.TB, s *testState) []byte {
 	tb.Helper()
-	sn, err := s.store.NewSnapshot()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer sn.Close()
-	var buf bytes.Buffer
-	if _, err := sn.WriteDump(&buf); err != nil {
-		tb.Fatal(err)
-	}
-	b := buf.Bytes()
-	// The applied index follows the 8-byte magic and the version byte.
-	clear(b[9:17])
-	// The checksum covered it: recompute it over the bytes as they are.
-	return rechecksum(b)
+	return harness.Dump(tb, s.store)
 }
 
 // Restore returns a ledger loaded from a copy of the state store that
@@ -251,12 +201,6 @@ func restoreSame(tb testing.TB, s *testState) *testState {
 		tb.Fatal("restored state encodes differently")
 	}
 	return r
-}
-
-// rechecksum sets a dump's trailing CRC-32C to that of the bytes before it.
-func rechecksum(b []byte) []byte {
-	binary.BigEndian.PutUint32(b[len(b)-4:], crc32.Checksum(b[:len(b)-4], crc32.MakeTable(crc32.Castagnoli)))
-	return b
 }
 
 // openPayouts returns every open payout.

@@ -12,6 +12,7 @@ import (
 	"payments/ledger"
 	"payments/ledger/fxpayouts"
 	"payments/ledger/ledgertest"
+	"payments/ledger/ledgertest/ordertest"
 	"payments/ledger/orders"
 )
 
@@ -351,9 +352,9 @@ func TestSpendChargedOrders(t *testing.T) {
 	charged := func(o ledger.Command, usd ledger.Minor) *Charged {
 		return &Charged{Charge: Charge{KeyID: "key_a", USD: usd, Period: day}, Op: o}
 	}
-	f.Must(charged(bankOrder("ord_1", "o1", 10), 60_00), ledger.EventOrderAwaitingFunds)
-	f.Refuse(charged(bankOrder("ord_2", "o2", 11), 40_01), &ledger.Error{Code: ledger.CodeSpendCapExceeded})
-	f.Must(charged(bankOrder("ord_3", "o3", 12), 40_00), ledger.EventOrderAwaitingFunds)
+	f.Must(charged(ordertest.Bank("ord_1", "o1", 10), 60_00), ledger.EventOrderAwaitingFunds)
+	f.Refuse(charged(ordertest.Bank("ord_2", "o2", 11), 40_01), &ledger.Error{Code: ledger.CodeSpendCapExceeded})
+	f.Must(charged(ordertest.Bank("ord_3", "o3", 12), 40_00), ledger.EventOrderAwaitingFunds)
 	if k := keyNamed(t, f.S, "key_a"); k.Spent.Day != 100_00 {
 		t.Fatalf("after two orders the key has spent %+v", k.Spent)
 	}
@@ -544,16 +545,4 @@ func capsStateLike(t *testing.T) *ledgertest.State {
 		t.Fatal(r.Err)
 	}
 	return s
-}
-
-// bankOrder is org_a's GHS bank transfer in, paid out to a GHS wallet.
-func bankOrder(id, ref string, at int64) ledger.Command {
-	return &orders.Create{
-		At: at, ID: id, OrgID: "org_a", ExternalReference: ref,
-		Spec: orders.Spec{FromMethod: "gh_ghipss", FromCurrency: "GHS", ToMethod: "gh_mtn", ToCurrency: "GHS",
-			ToAccountNumber: "233241234567", Amount: 500_00, AmountSide: ledger.SideTo},
-		FromMethodType: ledger.MethodBankTransfer, ToMethodType: ledger.MethodMobileMoney,
-		FromAmount: 500_00, ToAmount: 500_00, Fee: 5_00,
-		Instructions: orders.Instructions{Type: orders.InstructionsVirtualAccount, Bank: "Sandbox Bank GH", AccountNumber: "1234567890", AccountName: "A"},
-	}
 }

@@ -12,13 +12,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"slices"
 	"testing"
 
-	"github.com/cockroachdb/pebble/v2/vfs"
-
 	"payments/ledger"
+	"payments/ledger/ledgertest/harness"
 	"payments/wal"
 )
 
@@ -33,20 +31,10 @@ type State struct {
 	index uint64 // the last "log index" committed
 }
 
-func openStore(tb testing.TB) *wal.StateStore {
-	tb.Helper()
-	store, err := wal.OpenState("/state", wal.Options{FS: vfs.NewMem()})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { store.Close() })
-	return store
-}
-
 // New returns an empty ledger.
 func New(tb testing.TB) *State {
 	tb.Helper()
-	store := openStore(tb)
+	store := harness.OpenStore(tb)
 	s := &State{tb: tb, store: store, kv: ledger.KVOf(store)}
 	s.st = ledger.NewState(s.kv)
 	s.open()
@@ -75,13 +63,7 @@ func (s *State) Apply(cmd ledger.Command) ledger.Result {
 // index, and tells the state machine it is committed.
 func (s *State) commit() {
 	s.tb.Helper()
-	b := s.store.NewBatch()
-	s.st.Flush(b)
-	s.index++
-	if err := s.store.Commit(b, s.index); err != nil {
-		s.tb.Fatal(err)
-	}
-	s.st.Committed()
+	harness.Commit(s.tb, s.store, &s.index, s.st)
 }
 
 // Org creates organization id with an API key, at leader time 1.
@@ -128,21 +110,7 @@ func (s *State) Check() error { return ledger.Check(s.kv) }
 // leaves it as it was).
 func (s *State) Dump() []byte {
 	s.tb.Helper()
-	sn, err := s.store.NewSnapshot()
-	if err != nil {
-		s.tb.Fatal(err)
-	}
-	defer sn.Close()
-	var buf bytes.Buffer
-	if _, err := sn.WriteDump(&buf); err != nil {
-		s.tb.Fatal(err)
-	}
-	b := buf.Bytes()
-	// The applied index follows the 8-byte magic and the version byte, and
-	// the trailing CRC-32C covered it.
-	clear(b[9:17])
-	binary.BigEndian.PutUint32(b[len(b)-4:], crc32.Checksum(b[:len(b)-4], crc32.MakeTable(crc32.Castagnoli)))
-	return b
+	return harness.Dump(s.tb, s.store)
 }
 
 // Restored returns the ledger a follower runs once it installs s's
@@ -151,7 +119,7 @@ func (s *State) Dump() []byte {
 func (s *State) Restored() *State {
 	s.tb.Helper()
 	dump := s.Dump()
-	store := openStore(s.tb)
+	store := harness.OpenStore(s.tb)
 	if _, err := store.Restore(bytes.NewReader(dump)); err != nil {
 		s.tb.Fatal(err)
 	}
@@ -199,18 +167,7 @@ func (s *State) Ledger() *ledger.State { return s.st }
 // store.
 func (s *State) ApplyBatch(cmds ...ledger.Command) []ledger.Result {
 	s.tb.Helper()
-	pr, err := s.store.NewPointReader()
-	if err != nil {
-		s.tb.Fatal(err)
-	}
-	restore := s.st.ReadThrough(ledger.KVOf(pr))
-	out := make([]ledger.Result, len(cmds))
-	for i, c := range cmds {
-		out[i] = s.st.Apply(c)
-	}
-	s.st.EndEntry()
-	restore()
-	pr.Close()
+	out := harness.ApplyBatch(s.tb, s.store, s.st, cmds)
 	s.commit()
 	return out
 }
@@ -413,13 +370,7 @@ func MustEmit(tb testing.TB, s *State, cmd ledger.Command, events ...string) led
 // log must leave the same state store however it is batched.
 func (s *State) ApplyEntries(entries ...[]ledger.Command) [][]ledger.Result {
 	s.tb.Helper()
-	out := make([][]ledger.Result, len(entries))
-	for i, cmds := range entries {
-		for _, c := range cmds {
-			out[i] = append(out[i], s.st.Apply(c))
-		}
-		s.st.EndEntry()
-	}
+	out := harness.ApplyEntries(s.st, entries)
 	s.commit()
 	return out
 }

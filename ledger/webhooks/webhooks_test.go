@@ -11,6 +11,7 @@ import (
 
 	"payments/ledger"
 	"payments/ledger/ledgertest"
+	"payments/ledger/ledgertest/ordertest"
 	"payments/ledger/orders"
 	"payments/ledger/paymentlinks"
 )
@@ -553,18 +554,6 @@ const hour = 3600 * 1000
 // and emit events of the types want.
 var mustEvents = ledgertest.MustEmit
 
-// USDT on Tron to a GHS mobile money wallet.
-func cryptoOrder(id, ref string, at int64) *orders.Create {
-	return &orders.Create{
-		At: at, ID: id, OrgID: "org_a", ExternalReference: ref,
-		Spec: orders.Spec{FromMethod: "usdt_tron", FromCurrency: "USDT", ToMethod: "gh_mtn", ToCurrency: "GHS",
-			ToAccountNumber: "233241234567", Amount: 100_000000, AmountSide: ledger.SideFrom},
-		FromMethodType: ledger.MethodCrypto, ToMethodType: ledger.MethodMobileMoney,
-		FromAmount: 100_000000, ToAmount: 1544_40, Fee: 1_000000, Rate: "15.444",
-		Instructions: orders.Instructions{Type: orders.InstructionsCrypto, Chain: "Tron", Address: "TXYZ"},
-	}
-}
-
 // After the sandbox clock moves, an order's timestamps and the events it
 // emits are on the organization's clock, but the webhook deliveries
 // scheduled from them are on real time: a delivery is due at once, not
@@ -576,7 +565,7 @@ func TestDeliveriesStayOnRealTimeAfterAnAdvance(t *testing.T) {
 	mustApply(t, s, &ledger.AdvanceClock{At: 5, OrgID: "org_a", Millis: jump})
 	const realAt = 10
 	before := s.EventCount()
-	mustEvents(t, s, cryptoOrder("ord_1", "r1", realAt), ledger.EventOrderAwaitingFunds)
+	mustEvents(t, s, ordertest.Crypto("ord_1", "r1", realAt), ledger.EventOrderAwaitingFunds)
 	o, _ := orders.Get(s.Reader, "org_a", "ord_1")
 	if o.CreatedAt != realAt+jump {
 		t.Fatalf("order createdAt %d, want the organization's clock %d", o.CreatedAt, realAt+jump)
@@ -596,7 +585,7 @@ func TestDeliveriesStayOnRealTimeAfterAnAdvance(t *testing.T) {
 	}
 	// An order expired by the advance itself: its times and event are on
 	// the clock after the jump, its delivery on the advance's real time.
-	mustEvents(t, s, cryptoOrder("ord_2", "r2", 20), ledger.EventOrderAwaitingFunds)
+	mustEvents(t, s, ordertest.Crypto("ord_2", "r2", 20), ledger.EventOrderAwaitingFunds)
 	o2, _ := orders.Get(s.Reader, "org_a", "ord_2")
 	before = s.EventCount()
 	const advanceAt = 30
