@@ -218,11 +218,8 @@ func (c *CreateCollection) fields(f *Codec) {
 
 func (c *CreateCollection) Encode(e *Encoder) { c.fields(e.Codec()) }
 
-func (c *SettleCollection) fields(f *Codec) {
-	f.Varint(&c.At)
-	f.Str(&c.ID)
-	f.Bool(&c.Completed)
-	f.Str(&c.Message)
-}
+// fields: a collection's settlement carries what a payout's does, in the
+// same order.
+func (c *SettleCollection) fields(f *Codec) { (*SettlePayout)(c).fields(f) }
 
 func (c *SettleCollection) Encode(e *Encoder) { c.fields(e.Codec()) }
