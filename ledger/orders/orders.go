@@ -912,16 +912,24 @@ func (i *Instructions) fields(f *ledger.Codec) {
 	f.Str(&i.Type, &i.Chain, &i.Address, &i.Tag, &i.Bank, &i.AccountNumber, &i.AccountName)
 }
 
+// termsFields are the terms an order is created on, as both Create and the
+// order it makes carry them, in their frozen order.
+func termsFields(f *ledger.Codec, spec *Spec, fromType, toType *ledger.MethodType,
+	from, to, fee *ledger.Minor, rate *string, in *Instructions) {
+	spec.fields(f)
+	ledger.FieldMethodType(f, fromType)
+	ledger.FieldMethodType(f, toType)
+	ledger.FieldMinor(f, from, to, fee)
+	f.Str(rate)
+	in.fields(f)
+}
+
 // Fields are Create's codec.
 func (c *Create) Fields(f *ledger.Codec) {
 	f.Varint(&c.At)
 	f.Str(&c.ID, &c.OrgID, &c.ExternalReference)
-	c.Spec.fields(f)
-	ledger.FieldMethodType(f, &c.FromMethodType)
-	ledger.FieldMethodType(f, &c.ToMethodType)
-	ledger.FieldMinor(f, &c.FromAmount, &c.ToAmount, &c.Fee)
-	f.Str(&c.Rate)
-	c.Instructions.fields(f)
+	termsFields(f, &c.Spec, &c.FromMethodType, &c.ToMethodType,
+		&c.FromAmount, &c.ToAmount, &c.Fee, &c.Rate, &c.Instructions)
 	f.Str(&c.CollectionID)
 }
 
@@ -969,12 +977,8 @@ func (c *DepositCommand) Encode(e *ledger.Encoder) {
 // its attempt (stored).
 func (o *Order) fields(f *ledger.Codec) {
 	f.Str(&o.ID, &o.OrgID, &o.ExternalReference)
-	o.Spec.fields(f)
-	ledger.FieldMethodType(f, &o.FromMethodType)
-	ledger.FieldMethodType(f, &o.ToMethodType)
-	ledger.FieldMinor(f, &o.FromAmount, &o.ToAmount, &o.Fee)
-	f.Str(&o.Rate)
-	o.Instructions.fields(f)
+	termsFields(f, &o.Spec, &o.FromMethodType, &o.ToMethodType,
+		&o.FromAmount, &o.ToAmount, &o.Fee, &o.Rate, &o.Instructions)
 	ledger.FieldU8(f, &o.Status)
 	f.Str(&o.StatusMessage)
 	ledger.FieldMinor(f, &o.ReceivedAmount)
