@@ -234,6 +234,18 @@ type Filter[V any] struct {
 	Value func(*V) string
 }
 
+// StatusFilter is the IndexStatus filter: a record is listed under its
+// status once the status is final (no longer changes), and under nothing
+// before, while the open set lists it.
+func StatusFilter[V any](status func(*V) (final bool, name string)) Filter[V] {
+	return Filter[V]{Name: IndexStatus, Value: func(v *V) string {
+		if final, name := status(v); final {
+			return name
+		}
+		return ""
+	}}
+}
+
 // Index names a feature's filters use (layout.go lists them all).
 const (
 	IndexStatus = indexStatus // a status that no longer changes

@@ -315,12 +315,7 @@ var disputeKind = ledger.NewRecordKind(ledger.RecordSpec[Dispute]{
 	},
 	Filters: []ledger.Filter[Dispute]{
 		// Only final statuses are indexed; open ones are in the open set.
-		{Name: ledger.IndexStatus, Value: func(v *Dispute) string {
-			if v.Status.Final() {
-				return v.Status.String()
-			}
-			return ""
-		}},
+		ledger.StatusFilter(func(v *Dispute) (bool, string) { return v.Status.Final(), v.Status.String() }),
 	},
 })
 

@@ -382,12 +382,7 @@ var orderKind = ledger.NewRecordKind(ledger.RecordSpec[Order]{
 		{Name: ledger.IndexLeg2, Key: func(o *Order) string { return o.PayoutID }},
 	},
 	Filters: []ledger.Filter[Order]{
-		{Name: ledger.IndexStatus, Value: func(o *Order) string {
-			if o.Status.Ended() {
-				return o.Status.String()
-			}
-			return ""
-		}},
+		ledger.StatusFilter(func(o *Order) (bool, string) { return o.Status.Ended(), o.Status.String() }),
 	},
 })
 

@@ -310,15 +310,6 @@ const (
 	indexLeg       = ledger.IndexLeg       // a mobile money session's collection
 )
 
-// terminal is what a list filter of final statuses lists a record under:
-// its status once it no longer changes, "" before.
-func terminal(final bool, name string) string {
-	if final {
-		return name
-	}
-	return ""
-}
-
 // The kinds of payment links. A link stays open while active (money that
 // arrives later still changes it, from the state store); a page stays open
 // for good; a session while it can be paid; a deposit never changes.
@@ -332,7 +323,7 @@ var (
 			{Name: indexReference, Key: func(l *Link) string { return ledger.RefKey(l.OrgID, l.CustomerReference) }},
 		},
 		Filters: []ledger.Filter[Link]{
-			{Name: ledger.IndexStatus, Value: func(l *Link) string { return terminal(l.Status != LinkActive, l.Status.String()) }},
+			ledger.StatusFilter(func(l *Link) (bool, string) { return l.Status != LinkActive, l.Status.String() }),
 			{Name: ledger.IndexParent, Value: func(l *Link) string { return l.ParentID }},
 		},
 	})

@@ -200,12 +200,7 @@ var deliveryKind = ledger.NewRecordKind(ledger.RecordSpec[Delivery]{
 	Filters: []ledger.Filter[Delivery]{
 		{Name: ledger.IndexParent, Value: func(d *Delivery) string { return d.EndpointID }},
 		{Name: ledger.IndexEvent, Value: func(d *Delivery) string { return d.EventID }},
-		{Name: ledger.IndexStatus, Value: func(d *Delivery) string {
-			if d.Status == Pending {
-				return "" // listed by the open set
-			}
-			return d.Status.String()
-		}},
+		ledger.StatusFilter(func(d *Delivery) (bool, string) { return d.Status != Pending, d.Status.String() }),
 	},
 })
 
