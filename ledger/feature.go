@@ -301,6 +301,23 @@ func ReadFiltered[V any](r *Reader, k RecordKind[V], name byte, org, value strin
 	return readPage(r, k.k, k.k.filterPrefix(name, org, value), before, limit, keep)
 }
 
+// ReadByStatus returns one page of an organization's records of kind k of
+// one status, or of every status when status is zero: a final status from
+// its index (StatusFilter), another from the open set.
+func ReadByStatus[V any, S interface {
+	comparable
+	String() string
+}](r *Reader, k RecordKind[V], org string, status S, final func(S) bool, before Cursor, limit int, keep func(*V) bool) Page[V] {
+	var all S
+	switch {
+	case status == all:
+		return ReadList(r, k, org, before, limit, keep)
+	case final(status):
+		return ReadFiltered(r, k, IndexStatus, org, status.String(), before, limit, keep)
+	}
+	return ReadOpenList(r, k, org, before, limit, keep)
+}
+
 // ReadOpenList returns one page of an organization's open records of kind
 // k, newest first from before, keeping those that keep accepts (nil: all).
 func ReadOpenList[V any](r *Reader, k RecordKind[V], org string, before Cursor, limit int, keep func(*V) bool) Page[V] {

@@ -595,11 +595,5 @@ func Get(r *ledger.Reader, orgID, id string) (Dispute, bool) {
 // status is set.
 func List(r *ledger.Reader, orgID string, status Status, before ledger.Cursor, limit int) ledger.Page[Dispute] {
 	keep := func(d *Dispute) bool { return status == 0 || d.Status == status }
-	switch {
-	case status.Final():
-		return ledger.ReadFiltered(r, disputeKind, ledger.IndexStatus, orgID, status.String(), before, limit, keep)
-	case status != 0:
-		return ledger.ReadOpenList(r, disputeKind, orgID, before, limit, keep)
-	}
-	return ledger.ReadList(r, disputeKind, orgID, before, limit, keep)
+	return ledger.ReadByStatus(r, disputeKind, orgID, status, Status.Final, before, limit, keep)
 }

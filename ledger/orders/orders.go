@@ -874,13 +874,7 @@ func List(r *ledger.Reader, orgID string, f Filter, before ledger.Cursor, limit 
 		}
 		return p
 	}
-	switch {
-	case f.Status.Ended():
-		return ledger.ReadFiltered(r, orderKind, ledger.IndexStatus, orgID, f.Status.String(), before, limit, f.keep)
-	case f.Status != 0:
-		return ledger.ReadOpenList(r, orderKind, orgID, before, limit, f.keep)
-	}
-	return ledger.ReadList(r, orderKind, orgID, before, limit, f.keep)
+	return ledger.ReadByStatus(r, orderKind, orgID, f.Status, Status.Ended, before, limit, f.keep)
 }
 
 func (f *Filter) keep(o *Order) bool {

@@ -126,6 +126,9 @@ var linkStatusNames = ledger.EnumNames[LinkStatus]{"", "active", "paid", "expire
 
 func (s LinkStatus) String() string { return linkStatusNames.String(s) }
 
+// final: only an active link still changes.
+func (s LinkStatus) final() bool { return s != LinkActive }
+
 // ParseLinkStatus returns the status with the given API name.
 func ParseLinkStatus(name string) (LinkStatus, bool) { return linkStatusNames.Parse(name) }
 
@@ -323,7 +326,7 @@ var (
 			{Name: indexReference, Key: func(l *Link) string { return ledger.RefKey(l.OrgID, l.CustomerReference) }},
 		},
 		Filters: []ledger.Filter[Link]{
-			ledger.StatusFilter(func(l *Link) (bool, string) { return l.Status != LinkActive, l.Status.String() }),
+			ledger.StatusFilter(func(l *Link) (bool, string) { return l.Status.final(), l.Status.String() }),
 			{Name: ledger.IndexParent, Value: func(l *Link) string { return l.ParentID }},
 		},
 	})
@@ -768,12 +771,8 @@ func Links(r *ledger.Reader, orgID string, f LinkFilter, before ledger.Cursor, l
 	switch {
 	case f.ParentID != "":
 		return ledger.ReadFiltered(r, linkKind, ledger.IndexParent, orgID, f.ParentID, before, limit, keep)
-	case f.Status == LinkActive:
-		return ledger.ReadOpenList(r, linkKind, orgID, before, limit, keep)
-	case f.Status != 0:
-		return ledger.ReadFiltered(r, linkKind, ledger.IndexStatus, orgID, f.Status.String(), before, limit, keep)
 	}
-	return ledger.ReadList(r, linkKind, orgID, before, limit, keep)
+	return ledger.ReadByStatus(r, linkKind, orgID, f.Status, LinkStatus.final, before, limit, keep)
 }
 
 // GetPage returns an organization's page by id.

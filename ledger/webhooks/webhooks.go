@@ -139,6 +139,9 @@ var deliveryStatusNames = ledger.EnumNames[DeliveryStatus]{"", "pending", "succe
 
 func (s DeliveryStatus) String() string { return deliveryStatusNames.String(s) }
 
+// final: only a pending delivery still changes.
+func (s DeliveryStatus) final() bool { return s != Pending }
+
 // ParseDeliveryStatus returns the status with the given API name.
 func ParseDeliveryStatus(name string) (DeliveryStatus, bool) { return deliveryStatusNames.Parse(name) }
 
@@ -200,7 +203,7 @@ var deliveryKind = ledger.NewRecordKind(ledger.RecordSpec[Delivery]{
 	Filters: []ledger.Filter[Delivery]{
 		{Name: ledger.IndexParent, Value: func(d *Delivery) string { return d.EndpointID }},
 		{Name: ledger.IndexEvent, Value: func(d *Delivery) string { return d.EventID }},
-		ledger.StatusFilter(func(d *Delivery) (bool, string) { return d.Status != Pending, d.Status.String() }),
+		ledger.StatusFilter(func(d *Delivery) (bool, string) { return d.Status.final(), d.Status.String() }),
 	},
 })
 
@@ -735,12 +738,8 @@ func ListDeliveries(r *ledger.Reader, org string, f DeliveryFilter, before ledge
 		return ledger.ReadFiltered(r, deliveryKind, ledger.IndexEvent, org, f.EventID, before, limit, keep)
 	case f.EndpointID != "":
 		return ledger.ReadFiltered(r, deliveryKind, ledger.IndexParent, org, f.EndpointID, before, limit, keep)
-	case f.Status == Pending:
-		return ledger.ReadOpenList(r, deliveryKind, org, before, limit, keep)
-	case f.Status != 0:
-		return ledger.ReadFiltered(r, deliveryKind, ledger.IndexStatus, org, f.Status.String(), before, limit, keep)
 	}
-	return ledger.ReadList(r, deliveryKind, org, before, limit, keep)
+	return ledger.ReadByStatus(r, deliveryKind, org, f.Status, DeliveryStatus.final, before, limit, keep)
 }
 
 // DeliveryCount is the number of deliveries ever made.
