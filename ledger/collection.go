@@ -270,11 +270,8 @@ func (r *Reader) Collections(orgID string, f CollectionFilter, before Cursor, li
 	k := collectionKind
 	if f.ExternalReference != "" {
 		// At most one: the reference is unique.
-		var p Page[Collection]
-		if c, ok := r.CollectionByReference(orgID, f.ExternalReference); ok && f.keep(&c) && before == CursorStart {
-			p.Items = append(p.Items, c)
-		}
-		return p
+		c, ok := r.CollectionByReference(orgID, f.ExternalReference)
+		return OnePage(c, ok && f.keep(&c), before)
 	}
 	var prefix kv.Key
 	switch {

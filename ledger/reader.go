@@ -43,6 +43,16 @@ type Page[T any] struct {
 	Next    Cursor // valid when HasMore
 }
 
+// OnePage is a list by a unique key (a reference): the record alone on the
+// first page when it was found and kept, and nothing after.
+func OnePage[T any](v T, kept bool, before Cursor) Page[T] {
+	var p Page[T]
+	if kept && before == CursorStart {
+		p.Items = append(p.Items, v)
+	}
+	return p
+}
+
 // PageScanMax bounds the index entries one page looks at. A filter that
 // matches little may fill only part of a page before it: the page then
 // ends early with HasMore set, and its cursor goes on from where it

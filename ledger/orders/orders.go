@@ -865,14 +865,9 @@ type Filter struct {
 // List lists an organization's orders newest first.
 func List(r *ledger.Reader, orgID string, f Filter, before ledger.Cursor, limit int) ledger.Page[Order] {
 	if f.ExternalReference != "" {
-		var p ledger.Page[Order]
-		if o, ok := ByReference(r, orgID, f.ExternalReference); ok && before == ledger.CursorStart {
-			f.ExternalReference = ""
-			if f.keep(&o) {
-				p.Items = append(p.Items, o)
-			}
-		}
-		return p
+		o, ok := ByReference(r, orgID, f.ExternalReference)
+		f.ExternalReference = ""
+		return ledger.OnePage(o, ok && f.keep(&o), before)
 	}
 	return ledger.ReadByStatus(r, orderKind, orgID, f.Status, Status.Ended, before, limit, f.keep)
 }

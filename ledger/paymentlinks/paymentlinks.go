@@ -762,11 +762,8 @@ func Links(r *ledger.Reader, orgID string, f LinkFilter, before ledger.Cursor, l
 			(f.CustomerReference == "" || l.CustomerReference == f.CustomerReference)
 	}
 	if f.CustomerReference != "" {
-		var p ledger.Page[Link]
-		if l, ok := ledger.ReadFind(r, linkKind, indexReference, ledger.RefKey(orgID, f.CustomerReference)); ok && keep(&l) && before == ledger.CursorStart {
-			p.Items = append(p.Items, l)
-		}
-		return p
+		l, ok := ledger.ReadFind(r, linkKind, indexReference, ledger.RefKey(orgID, f.CustomerReference))
+		return ledger.OnePage(l, ok && keep(&l), before)
 	}
 	switch {
 	case f.ParentID != "":
