@@ -279,12 +279,8 @@ func (r *Reader) Collections(orgID string, f CollectionFilter, before Cursor, li
 		prefix = k.filterPrefix(indexSource, orgID, f.VirtualAccountID)
 	case f.CryptoAddressID != "":
 		prefix = k.filterPrefix(indexSource, orgID, f.CryptoAddressID)
-	case f.Status.Terminal():
-		prefix = k.filterPrefix(indexStatus, orgID, f.Status.String())
-	case f.Status != 0:
-		prefix = k.openPrefix(orgID)
 	default:
-		prefix = k.listPrefix(orgID)
+		prefix = statusPrefix(k, orgID, f.Status, CollectionStatus.Terminal)
 	}
 	return readPage(r, k, prefix, before, limit, f.keep)
 }

@@ -308,14 +308,24 @@ func ReadByStatus[V any, S interface {
 	comparable
 	String() string
 }](r *Reader, k RecordKind[V], org string, status S, final func(S) bool, before Cursor, limit int, keep func(*V) bool) Page[V] {
+	return readPage(r, k.k, statusPrefix(k.k, org, status, final), before, limit, keep)
+}
+
+// statusPrefix is where a list of one status reads (ReadByStatus): a
+// final status's index, the open set for another status, every record
+// for none.
+func statusPrefix[V any, S interface {
+	comparable
+	String() string
+}](k *kind[V], org string, status S, final func(S) bool) kv.Key {
 	var all S
 	switch {
 	case status == all:
-		return ReadList(r, k, org, before, limit, keep)
+		return k.listPrefix(org)
 	case final(status):
-		return ReadFiltered(r, k, IndexStatus, org, status.String(), before, limit, keep)
+		return k.filterPrefix(indexStatus, org, status.String())
 	}
-	return ReadOpenList(r, k, org, before, limit, keep)
+	return k.openPrefix(org)
 }
 
 // ReadOpenList returns one page of an organization's open records of kind

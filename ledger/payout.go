@@ -1,7 +1,5 @@
 package ledger
 
-import "payments/ledger/kv"
-
 // PayoutStatus is where a payout is in its life:
 //
 //	pending ──submitted──▶ processing ──rail confirms──▶ completed
@@ -401,16 +399,9 @@ type PayoutFilter struct {
 // position `before` (a Cursor from an earlier page, or CursorStart).
 func (r *Reader) Payouts(orgID string, f PayoutFilter, before Cursor, limit int) Page[Payout] {
 	k := payoutKind
-	var prefix kv.Key
-	switch {
-	case f.Status.Terminal():
-		prefix = k.filterPrefix(indexStatus, orgID, f.Status.String())
-	case f.Status != 0:
-		prefix = k.openPrefix(orgID)
-	case f.RecipientID != "":
+	prefix := statusPrefix(k, orgID, f.Status, PayoutStatus.Terminal)
+	if f.Status == 0 && f.RecipientID != "" {
 		prefix = k.filterPrefix(indexRecipient, orgID, f.RecipientID)
-	default:
-		prefix = k.listPrefix(orgID)
 	}
 	return readPage(r, k, prefix, before, limit, func(p *Payout) bool {
 		return (f.Status == 0 || p.Status == f.Status) &&
