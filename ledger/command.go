@@ -218,8 +218,11 @@ func (c *CreateCollection) fields(f *Codec) {
 
 func (c *CreateCollection) Encode(e *Encoder) { c.fields(e.Codec()) }
 
-// fields: a collection's settlement carries what a payout's does, in the
-// same order.
-func (c *SettleCollection) fields(f *Codec) { (*SettlePayout)(c).fields(f) }
+func (c *SettleCollection) fields(f *Codec) {
+	f.Varint(&c.At)
+	f.Str(&c.ID)
+	f.Bool(&c.Completed)
+	f.Str(&c.Message)
+}
 
 func (c *SettleCollection) Encode(e *Encoder) { c.fields(e.Codec()) }
