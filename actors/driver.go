@@ -444,15 +444,9 @@ func (w *worker) drivePayout(p ledger.Payout) (latest ledger.Payout, final bool)
 			}
 		case ledger.PayoutProcessing:
 			out, err := w.deps.rail.PayoutOutcome(w.ctx, p)
-			if err != nil {
-				w.deps.logger.Warn("payout status check failed", "payout", p.ID, "err", err)
-				if !w.backoff() {
-					return p, false
-				}
+			if settle, retry := w.settlement(out, err, w.deps.logger.Warn, "payout status check failed", "payout", p.ID); retry {
 				continue
-			}
-			if !out.Final {
-				w.outcomeDue = max(out.CheckAfter, retryDelayMin)
+			} else if !settle {
 				return p, false
 			}
 			cmd = &ledger.SettlePayout{At: w.deps.now().UnixMilli(), ID: p.ID, Completed: out.Completed, Message: out.Message}
@@ -468,6 +462,22 @@ func (w *worker) drivePayout(p ledger.Payout) (latest ledger.Payout, final bool)
 		}
 	}
 	return p, false
+}
+
+// settlement judges the rail's answer to an outcome check of kind id:
+// settle says the outcome is final and can be proposed; retry that the
+// check failed (logged with log and msg) and the drive tries again after
+// a backoff; neither, that the drive stops here for now.
+func (w *worker) settlement(out RailOutcome, err error, log func(string, ...any), msg, kind, id string) (settle, retry bool) {
+	if err != nil {
+		log(msg, kind, id, "err", err)
+		return false, w.backoff()
+	}
+	if !out.Final {
+		w.outcomeDue = max(out.CheckAfter, retryDelayMin)
+		return false, false
+	}
+	return true, false
 }
 
 // proposeStep proposes cmd, a step of v (a payout or a collection, kind
@@ -513,15 +523,9 @@ func (w *worker) driveCollection(c ledger.Collection, started bool) (latest ledg
 			started = true
 		}
 		out, err := w.deps.rail.CollectionOutcome(w.ctx, c)
-		if err != nil {
-			w.deps.logger.Debug("collection status check failed", "collection", c.ID, "err", err)
-			if !w.backoff() {
-				return c, false
-			}
+		if settle, retry := w.settlement(out, err, w.deps.logger.Debug, "collection status check failed", "collection", c.ID); retry {
 			continue
-		}
-		if !out.Final {
-			w.outcomeDue = max(out.CheckAfter, retryDelayMin)
+		} else if !settle {
 			return c, false
 		}
 		cmd := &ledger.SettleCollection{At: w.deps.now().UnixMilli(), ID: c.ID, Completed: out.Completed, Message: out.Message}
