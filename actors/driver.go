@@ -444,43 +444,66 @@ func (w *worker) drivePayout(p ledger.Payout) (latest ledger.Payout, final bool)
 			}
 		case ledger.PayoutProcessing:
 			out, err := w.deps.rail.PayoutOutcome(w.ctx, p)
-			if err != nil {
-				w.deps.logger.Warn("payout status check failed", "payout", p.ID, "err", err)
-				if !w.backoff() {
-					return p, false
-				}
+			if settle, retry := w.settlement(out, err, w.deps.logger.Warn, "payout status check failed", "payout", p.ID); retry {
 				continue
-			}
-			if !out.Final {
-				w.outcomeDue = max(out.CheckAfter, retryDelayMin)
+			} else if !settle {
 				return p, false
 			}
 			cmd = &ledger.SettlePayout{At: w.deps.now().UnixMilli(), ID: p.ID, Completed: out.Completed, Message: out.Message}
 		default:
 			return p, true
 		}
-		res, ok := w.propose(cmd)
-		if !ok {
-			return p, false
+		var stop bool
+		if p, _, stop, final = proposeStep(w, "payout", p, p.ID, cmd,
+			func(p ledger.Payout) ledger.PayoutStatus { return p.Status },
+			func(id string) (ledger.Payout, bool) { return w.deps.state.Reader().Payout(id) },
+			func(res ledger.Result) ledger.Payout { return *res.Payout }); stop {
+			return p, final
 		}
-		if res.Err != nil {
-			// Someone else may have moved the payout (a previous leader's
-			// worker that committed late): continue from the state as it
-			// is; if nothing moved it, the ledger refused the step itself.
-			now, found := w.deps.state.Reader().Payout(p.ID)
-			if !found {
-				return p, true
-			}
-			if now.Status == p.Status && !w.park("payout", p.ID, cmd, res.Err) {
-				return now, false
-			}
-			p = now
-			continue
-		}
-		w.delay, w.parked = 0, false
-		p = *res.Payout
 	}
 	return p, false
+}
+
+// settlement judges the rail's answer to an outcome check of kind id:
+// settle says the outcome is final and can be proposed; retry that the
+// check failed (logged with log and msg) and the drive tries again after
+// a backoff; neither, that the drive stops here for now.
+func (w *worker) settlement(out RailOutcome, err error, log func(string, ...any), msg, kind, id string) (settle, retry bool) {
+	if err != nil {
+		log(msg, kind, id, "err", err)
+		return false, w.backoff()
+	}
+	if !out.Final {
+		w.outcomeDue = max(out.CheckAfter, retryDelayMin)
+		return false, false
+	}
+	return true, false
+}
+
+// proposeStep proposes cmd, a step of v (a payout or a collection, kind
+// and id name it), and says what the drive goes on from: applied when the
+// step committed, stop (with final) when the drive ends here.
+func proposeStep[T any, S comparable](w *worker, kind string, v T, id string, cmd ledger.Command,
+	status func(T) S, read func(string) (T, bool), result func(ledger.Result) T) (next T, applied, stop, final bool) {
+	res, ok := w.propose(cmd)
+	if !ok {
+		return v, false, true, false
+	}
+	if res.Err != nil {
+		// Someone else may have moved it (a previous leader's worker that
+		// committed late): continue from the state as it is; if nothing
+		// moved it, the ledger refused the step itself.
+		now, found := read(id)
+		if !found {
+			return v, false, true, true
+		}
+		if status(now) == status(v) && !w.park(kind, id, cmd, res.Err) {
+			return now, false, true, false
+		}
+		return now, false, false, false
+	}
+	w.delay, w.parked = 0, false
+	return result(res), true, false, false
 }
 
 // driveCollection moves c until it is final; see drivePayout.
@@ -500,36 +523,20 @@ func (w *worker) driveCollection(c ledger.Collection, started bool) (latest ledg
 			started = true
 		}
 		out, err := w.deps.rail.CollectionOutcome(w.ctx, c)
-		if err != nil {
-			w.deps.logger.Debug("collection status check failed", "collection", c.ID, "err", err)
-			if !w.backoff() {
-				return c, false
-			}
+		if settle, retry := w.settlement(out, err, w.deps.logger.Debug, "collection status check failed", "collection", c.ID); retry {
 			continue
-		}
-		if !out.Final {
-			w.outcomeDue = max(out.CheckAfter, retryDelayMin)
+		} else if !settle {
 			return c, false
 		}
 		cmd := &ledger.SettleCollection{At: w.deps.now().UnixMilli(), ID: c.ID, Completed: out.Completed, Message: out.Message}
-		res, ok := w.propose(cmd)
-		if !ok {
-			return c, false
+		var applied, stop bool
+		if c, applied, stop, final = proposeStep(w, "collection", c, c.ID, cmd,
+			func(c ledger.Collection) ledger.CollectionStatus { return c.Status },
+			func(id string) (ledger.Collection, bool) { return w.deps.state.Reader().Collection(id) },
+			func(res ledger.Result) ledger.Collection { return *res.Collection }); stop {
+			return c, final
 		}
-		if res.Err != nil {
-			now, found := w.deps.state.Reader().Collection(c.ID)
-			if !found {
-				return c, true
-			}
-			if now.Status == c.Status && !w.park("collection", c.ID, cmd, res.Err) {
-				return now, false
-			}
-			c = now
-			continue
-		}
-		w.delay, w.parked = 0, false
-		c = *res.Collection
-		if c.Status == ledger.CollectionCompleted {
+		if applied && c.Status == ledger.CollectionCompleted {
 			w.followOrder(c.ID)
 		}
 	}
