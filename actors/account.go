@@ -327,31 +327,18 @@ func (a *accountActor) payout(ctx actor.Context, m *payoutRequest) {
 		}
 	}
 	id := a.ids.next("pay_" + strings.ToLower(m.spec.Currency) + "_")
-	var cmd ledger.Command
+	payout := &ledger.CreatePayout{
+		At:                at,
+		ID:                id,
+		OrgID:             a.key.org,
+		ExternalReference: m.ref,
+		Spec:              spec,
+		MethodType:        m.methodType,
+		Fee:               fee,
+	}
+	var cmd ledger.Command = payout
 	if m.fx != nil {
-		cmd = &fxpayouts.Create{
-			At:                at,
-			ID:                id,
-			OrgID:             a.key.org,
-			ExternalReference: m.ref,
-			Spec:              spec,
-			MethodType:        m.methodType,
-			Fee:               fee,
-			FromCurrency:      m.fx.FromCurrency,
-			FromAmount:        m.fx.FromAmount,
-			ToAmount:          m.fx.ToAmount,
-			Rate:              m.fx.Rate,
-		}
-	} else {
-		cmd = &ledger.CreatePayout{
-			At:                at,
-			ID:                id,
-			OrgID:             a.key.org,
-			ExternalReference: m.ref,
-			Spec:              spec,
-			MethodType:        m.methodType,
-			Fee:               fee,
-		}
+		cmd = m.fx.create(payout)
 	}
 	if refusal, refused := st.Refusal(a.key.org, ledger.RefusedPayout, m.ref); refused {
 		// Refused before: the refusal is final for the reference.
@@ -391,18 +378,33 @@ func (a *accountActor) payout(ctx actor.Context, m *payoutRequest) {
 	a.payouts[m.ref] = &waitingPayout{id: id, spec: m.spec, fx: m.fx != nil, waiters: []waiter{{m.reply, m.attempt}}}
 }
 
+// create is the command that creates payout c converted on these terms.
+func (p *FXPricing) create(c *ledger.CreatePayout) *fxpayouts.Create {
+	return &fxpayouts.Create{
+		At:                c.At,
+		ID:                c.ID,
+		OrgID:             c.OrgID,
+		ExternalReference: c.ExternalReference,
+		Spec:              c.Spec,
+		MethodType:        c.MethodType,
+		Fee:               c.Fee,
+		FromCurrency:      p.FromCurrency,
+		FromAmount:        p.FromAmount,
+		ToAmount:          p.ToAmount,
+		Rate:              p.Rate,
+	}
+}
+
 // payoutApplied takes the result of the payout under ref that reserved
 // number (0 for none).
 func (a *accountActor) payoutApplied(ctx actor.Context, ref string, number uint64, r ledger.Result, err error) {
 	if number != 0 {
 		a.release(number)
 	}
-	w, ok := a.payouts[ref]
+	w, ok := landed(a.payouts, ref, r, err)
 	if !ok {
 		return
 	}
-	delete(a.payouts, ref)
-	answer(w.waiters, r, err)
 	if madeNew(r, err) {
 		a.deps.track(r.Payout, nil)
 	}
@@ -426,6 +428,26 @@ func answer(waiters []waiter, r ledger.Result, err error) {
 		}
 		w.reply <- Reply{Result: res, Err: err}
 	}
+}
+
+// joined is a create in flight that requests wait on: the one that
+// proposed it, then the retries that joined it.
+type joined interface{ waiting() []waiter }
+
+func (w *waitingPayout) waiting() []waiter     { return w.waiters }
+func (w *waitingCollection) waiting() []waiter { return w.waiters }
+func (w *waitingFunding) waiting() []waiter    { return w.waiters }
+
+// landed takes the result of the create in flight under ref: it answers
+// the requests waiting on it and forgets it. It returns it, and false
+// when none was in flight.
+func landed[W joined](inFlight map[string]W, ref string, r ledger.Result, err error) (W, bool) {
+	w, ok := inFlight[ref]
+	if ok {
+		delete(inFlight, ref)
+		answer(w.waiting(), r, err)
+	}
+	return w, ok
 }
 
 // madeNew reports whether a command's result is a resource it created: it
@@ -505,13 +527,7 @@ func (a *accountActor) collection(ctx actor.Context, m *collectionRequest) {
 }
 
 func (a *accountActor) collectionApplied(ref string, r ledger.Result, err error) {
-	w, ok := a.collections[ref]
-	if !ok {
-		return
-	}
-	delete(a.collections, ref)
-	answer(w.waiters, r, err)
-	if madeNew(r, err) {
+	if _, ok := landed(a.collections, ref, r, err); ok && madeNew(r, err) {
 		a.deps.track(nil, r.Collection)
 	}
 }
@@ -542,12 +558,7 @@ func (a *accountActor) fund(ctx actor.Context, m *fundRequest) {
 }
 
 func (a *accountActor) fundApplied(ref string, r ledger.Result, err error) {
-	w, ok := a.fundings[ref]
-	if !ok {
-		return
-	}
-	delete(a.fundings, ref)
-	answer(w.waiters, r, err)
+	landed(a.fundings, ref, r, err)
 }
 
 // accountIdleTimeout is how long an account actor lives without messages.
