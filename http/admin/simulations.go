@@ -15,9 +15,8 @@ func init() {
 }
 
 type FundBalanceRequestBody struct {
-	Amount            core.Amount `json:"amount"`
-	Currency          *string     `json:"currency"`
-	ExternalReference *string     `json:"externalReference"`
+	core.MoneyBody
+	ExternalReference *string `json:"externalReference"`
 }
 
 type fundBalanceJSON struct {

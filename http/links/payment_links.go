@@ -122,16 +122,14 @@ type appearanceBody struct {
 }
 
 type paymentLinkRequestBody struct {
-	Email             *string     `json:"email"`
-	Amount            core.Amount `json:"amount"`
-	Currency          *string     `json:"currency"`
-	CustomerReference *string     `json:"customerReference"`
+	Email *string `json:"email"`
+	core.MoneyBody
+	CustomerReference *string `json:"customerReference"`
 	appearanceBody
 }
 
 type paymentPageRequestBody struct {
-	Amount   core.Amount `json:"amount"`
-	Currency *string     `json:"currency"`
+	core.MoneyBody
 	appearanceBody
 }
 

@@ -104,14 +104,9 @@ type conversionBody struct {
 	Conversion conversionJSON `json:"conversion"`
 }
 
-type quoteSideBody struct {
-	Amount   core.Amount `json:"amount"`
-	Currency *string     `json:"currency"`
-}
-
 type quoteRequestBody struct {
-	From *quoteSideBody `json:"from"`
-	To   *quoteSideBody `json:"to"`
+	From *core.MoneyBody `json:"from"`
+	To   *core.MoneyBody `json:"to"`
 }
 
 // createQuote: POST /v1/conversions/quote.
