@@ -56,14 +56,21 @@ func init() {
 	)
 }
 
-// DepositRequestBody is a deposit simulation's body: the API's two
-// simulation endpoints and the dashboard's sandbox form read it.
-type DepositRequestBody struct {
-	VirtualAccountID  *string     `json:"virtualAccountId"`
-	CryptoAddressID   *string     `json:"cryptoAddressId"`
+// simulatedDepositBody is the deposit a simulation's request describes,
+// wherever it goes: how much is sent, the outcome asked for, and the
+// caller's reference for it.
+type simulatedDepositBody struct {
 	Amount            core.Amount `json:"amount"`
 	ExternalReference *string     `json:"externalReference"`
 	Outcome           *string     `json:"outcome"`
+}
+
+// DepositRequestBody is a deposit simulation's body: the API's two
+// simulation endpoints and the dashboard's sandbox form read it.
+type DepositRequestBody struct {
+	VirtualAccountID *string `json:"virtualAccountId"`
+	CryptoAddressID  *string `json:"cryptoAddressId"`
+	simulatedDepositBody
 }
 
 type virtualAccountDepositJSON struct {

@@ -152,10 +152,8 @@ func orderCurrencyList(ctx *fasthttp.RequestCtx, p *core.Problems, name string) 
 }
 
 type orderDepositBody struct {
-	OrderID           *string     `json:"orderId"`
-	Amount            core.Amount `json:"amount"`
-	Outcome           *string     `json:"outcome"`
-	ExternalReference *string     `json:"externalReference"`
+	OrderID *string `json:"orderId"`
+	simulatedDepositBody
 }
 
 type orderDepositJSON struct {
