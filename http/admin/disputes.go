@@ -40,19 +40,18 @@ func init() {
 const listDisputesKind core.ListKind = 'D'
 
 type disputeJSON struct {
-	ID             string                `json:"id"`
-	OrganizationID string                `json:"organizationId"`
-	CollectionID   string                `json:"collectionId"`
-	Amount         string                `json:"amount"`
-	Currency       string                `json:"currency"`
-	Category       string                `json:"category"`
-	Status         string                `json:"status"`
-	StatusMessage  *string               `json:"statusMessage"`
-	Evidence       any                   `json:"evidence"`
-	ResolvedAt     *string               `json:"resolvedAt"`
-	CreatedAt      string                `json:"createdAt"`
-	UpdatedAt      string                `json:"updatedAt"`
-	Messages       *[]disputeMessageJSON `json:"messages,omitempty"`
+	ID             string `json:"id"`
+	OrganizationID string `json:"organizationId"`
+	CollectionID   string `json:"collectionId"`
+	core.MoneyJSON
+	Category      string                `json:"category"`
+	Status        string                `json:"status"`
+	StatusMessage *string               `json:"statusMessage"`
+	Evidence      any                   `json:"evidence"`
+	ResolvedAt    *string               `json:"resolvedAt"`
+	CreatedAt     string                `json:"createdAt"`
+	UpdatedAt     string                `json:"updatedAt"`
+	Messages      *[]disputeMessageJSON `json:"messages,omitempty"`
 }
 
 type evidenceJSON struct {
@@ -94,7 +93,7 @@ func renderDispute(d *disputes.Dispute) disputeJSON {
 	}
 	return disputeJSON{
 		ID: d.ID, OrganizationID: d.OrgID, CollectionID: d.CollectionID,
-		Amount: core.Money(d.Amount, d.Currency), Currency: d.Currency, Category: d.Category,
+		MoneyJSON: core.MoneyOf(d.Amount, d.Currency), Category: d.Category,
 		Status: d.Status.String(), StatusMessage: core.Optional(d.StatusMessage), Evidence: evidence,
 		ResolvedAt: core.OptionalTimestamp(d.ResolvedAt), CreatedAt: core.Timestamp(d.CreatedAt), UpdatedAt: core.Timestamp(d.UpdatedAt),
 	}

@@ -15,17 +15,15 @@ func init() {
 }
 
 type FundBalanceRequestBody struct {
-	Amount            core.Amount `json:"amount"`
-	Currency          *string     `json:"currency"`
-	ExternalReference *string     `json:"externalReference"`
+	core.MoneyBody
+	ExternalReference *string `json:"externalReference"`
 }
 
 type fundBalanceJSON struct {
-	Type              string `json:"type"`
-	TransactionID     string `json:"transactionId"`
-	AccountID         string `json:"accountId"`
-	Amount            string `json:"amount"`
-	Currency          string `json:"currency"`
+	Type          string `json:"type"`
+	TransactionID string `json:"transactionId"`
+	AccountID     string `json:"accountId"`
+	core.MoneyJSON
 	NewBalance        string `json:"newBalance"`
 	ExternalReference string `json:"externalReference"`
 	Replayed          bool   `json:"replayed"`
@@ -42,8 +40,7 @@ func fundBalance(c *core.Call) {
 				Type:              "fund_balance",
 				TransactionID:     c.Server.PublicIDs().EntryID(f.EntrySeq),
 				AccountID:         f.AccountNumber,
-				Amount:            core.Money(f.Amount, f.Currency),
-				Currency:          f.Currency,
+				MoneyJSON:         core.MoneyOf(f.Amount, f.Currency),
 				NewBalance:        core.Money(f.BalanceAfter, f.Currency),
 				ExternalReference: f.ExternalReference,
 				Replayed:          res.Replayed,

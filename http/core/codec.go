@@ -121,6 +121,15 @@ type Amount struct {
 	Set  bool
 }
 
+// MoneyBody is an amount of money as a request gives it: the amount, kept
+// as text until the currency is known, and the currency's code. A request
+// whose amount and currency are one money value embeds it (MoneyJSON is
+// the response's).
+type MoneyBody struct {
+	Amount   Amount  `json:"amount"`
+	Currency *string `json:"currency"`
+}
+
 // app is the amount as the operations read it.
 func (a Amount) App() app.Amount { return app.Amount{Text: a.Text, String: a.str, Set: a.Set} }
 

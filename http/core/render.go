@@ -36,9 +36,18 @@ func Money(m ledger.Minor, currency string) string {
 	return ledger.FormatMinor(m, cur)
 }
 
+// MoneyJSON is an amount of money as the contract shows it: the decimal
+// amount in its currency's precision, beside the currency. A body whose
+// amount and currency are one money value embeds it, so that the two
+// members stand flat in the body, amount first.
 type MoneyJSON struct {
 	Amount   string `json:"amount"`
 	Currency string `json:"currency"`
+}
+
+// MoneyOf is m minor units of currency as the contract shows them.
+func MoneyOf(m ledger.Minor, currency string) MoneyJSON {
+	return MoneyJSON{Money(m, currency), currency}
 }
 
 func FirstNonEmpty(s ...string) string {

@@ -122,16 +122,14 @@ type appearanceBody struct {
 }
 
 type paymentLinkRequestBody struct {
-	Email             *string     `json:"email"`
-	Amount            core.Amount `json:"amount"`
-	Currency          *string     `json:"currency"`
-	CustomerReference *string     `json:"customerReference"`
+	Email *string `json:"email"`
+	core.MoneyBody
+	CustomerReference *string `json:"customerReference"`
 	appearanceBody
 }
 
 type paymentPageRequestBody struct {
-	Amount   core.Amount `json:"amount"`
-	Currency *string     `json:"currency"`
+	core.MoneyBody
 	appearanceBody
 }
 
@@ -335,13 +333,12 @@ func checkoutAppearance(p *core.Problems, req *appearanceBody) paymentlinks.Appe
 // Renderers.
 
 type paymentLinkJSON struct {
-	ID                string  `json:"id"`
-	URL               string  `json:"url"`
-	ParentType        *string `json:"parentType"`
-	ParentID          *string `json:"parentId"`
-	Email             string  `json:"email"`
-	Amount            string  `json:"amount"`
-	Currency          string  `json:"currency"`
+	ID         string  `json:"id"`
+	URL        string  `json:"url"`
+	ParentType *string `json:"parentType"`
+	ParentID   *string `json:"parentId"`
+	Email      string  `json:"email"`
+	core.MoneyJSON
 	Title             string  `json:"title"`
 	Description       *string `json:"description"`
 	Status            string  `json:"status"`
@@ -420,8 +417,7 @@ func renderPaymentLink(l *paymentlinks.Link) paymentLinkJSON {
 		ID:                l.ID,
 		URL:               core.CheckoutBase() + "/" + l.ID,
 		Email:             l.Spec.Email,
-		Amount:            core.Money(l.Spec.Amount, cur),
-		Currency:          cur,
+		MoneyJSON:         core.MoneyOf(l.Spec.Amount, cur),
 		Title:             l.Current.Title,
 		Description:       core.Optional(l.Current.Description),
 		Status:            l.Status.String(),
@@ -502,10 +498,9 @@ type checkoutSessionJSON struct {
 // checkoutInstructions tell the payer what to do: approve the prompt, or
 // where to send how much.
 type checkoutInstructions struct {
-	Type          string  `json:"type"`
-	Message       string  `json:"message"`
-	Amount        string  `json:"amount"`
-	Currency      string  `json:"currency"`
+	Type    string `json:"type"`
+	Message string `json:"message"`
+	core.MoneyJSON
 	Bank          *string `json:"bank"`
 	AccountNumber *string `json:"accountNumber"`
 	AccountName   *string `json:"accountName"`
@@ -518,9 +513,8 @@ func renderCheckoutSession(c *paymentlinks.Session) checkoutSessionJSON {
 	owed := max(0, c.OriginAmount-c.OriginReceived)
 	chain := rails.ChainName(c.Chain) // the name the API shows: "Base" for "base"; "" for none
 	in := checkoutInstructions{
-		Type:     c.Method.String(),
-		Amount:   core.Money(owed, c.OriginCurrency),
-		Currency: c.OriginCurrency,
+		Type:      c.Method.String(),
+		MoneyJSON: core.MoneyOf(owed, c.OriginCurrency),
 	}
 	switch c.Method {
 	case paymentlinks.MobileMoney:
@@ -861,8 +855,7 @@ type checkoutDepositJSON struct {
 	VirtualAccountID  string `json:"virtualAccountId"` // the pooled account's id (pooledVirtualAccountID)
 	CheckoutSessionID string `json:"checkoutSessionId"`
 	PaymentLinkID     string `json:"paymentLinkId"`
-	Amount            string `json:"amount"`
-	Currency          string `json:"currency"`
+	core.MoneyJSON
 	CreditedAmount    string `json:"creditedAmount"`
 	CreditedCurrency  string `json:"creditedCurrency"`
 	ExternalReference string `json:"externalReference"`
@@ -883,7 +876,7 @@ func checkoutDeposit(c *core.Call) {
 		return checkoutDepositJSON{
 			DepositID: d.ID, CollectionID: d.CollectionID, VirtualAccountID: pooledVirtualAccountID(sess.OriginCurrency),
 			CheckoutSessionID: d.SessionID, PaymentLinkID: d.LinkID,
-			Amount: core.Money(d.Amount, d.Currency), Currency: d.Currency,
+			MoneyJSON:      core.MoneyOf(d.Amount, d.Currency),
 			CreditedAmount: core.Money(d.Credited, sess.DestCurrency), CreditedCurrency: sess.DestCurrency,
 			ExternalReference: d.ExternalReference, RequestedOutcome: "completed", Replayed: res.Replayed,
 		}

@@ -17,14 +17,8 @@ func init() {
 }
 
 type collectionRequestBody struct {
-	From *struct {
-		AccountNumber *string         `json:"accountNumber"`
-		Code          *string         `json:"code"`
-		Amount        core.Amount     `json:"amount"`
-		Currency      *string         `json:"currency"`
-		KYC           core.JSONObject `json:"kyc"`
-	} `json:"from"`
-	To *struct {
+	From *sideBody `json:"from"`
+	To   *struct {
 		Currency *string `json:"currency"`
 	} `json:"to"`
 	Narration         *string         `json:"narration"`

@@ -36,8 +36,7 @@ const listConversionsKind core.ListKind = 'v'
 
 type conversionSideJSON struct {
 	AccountNumber *string `json:"accountNumber"`
-	Amount        string  `json:"amount"`
-	Currency      string  `json:"currency"`
+	core.MoneyJSON
 }
 
 type quoteJSON struct {
@@ -71,8 +70,8 @@ func renderQuote(q *conversions.Quote) quoteJSON {
 	return quoteJSON{
 		ID:        q.ID,
 		Status:    q.Status.String(),
-		From:      conversionSideJSON{core.Optional(q.FromAccount), core.Money(q.FromAmount, q.FromCurrency), q.FromCurrency},
-		To:        conversionSideJSON{core.Optional(q.ToAccount), core.Money(q.ToAmount, q.ToCurrency), q.ToCurrency},
+		From:      conversionSideJSON{core.Optional(q.FromAccount), core.MoneyOf(q.FromAmount, q.FromCurrency)},
+		To:        conversionSideJSON{core.Optional(q.ToAccount), core.MoneyOf(q.ToAmount, q.ToCurrency)},
 		Rate:      q.Rate,
 		ExpiresAt: core.Timestamp(q.ExpiresAt),
 		CreatedAt: core.Timestamp(q.CreatedAt),
@@ -85,8 +84,8 @@ func renderConversion(c *conversions.Conversion) conversionJSON {
 		ID:            c.ID,
 		Status:        c.Status.String(),
 		QuoteID:       core.Optional(c.QuoteID),
-		From:          conversionSideJSON{core.Optional(c.FromAccount), core.Money(c.FromAmount, c.FromCurrency), c.FromCurrency},
-		To:            conversionSideJSON{core.Optional(c.ToAccount), core.Money(c.ToAmount, c.ToCurrency), c.ToCurrency},
+		From:          conversionSideJSON{core.Optional(c.FromAccount), core.MoneyOf(c.FromAmount, c.FromCurrency)},
+		To:            conversionSideJSON{core.Optional(c.ToAccount), core.MoneyOf(c.ToAmount, c.ToCurrency)},
 		Rate:          c.Rate,
 		StatusMessage: core.Optional(c.StatusMessage),
 		CompletedAt:   completedAt(c.Status == conversions.Completed, c.CompletedAt),
@@ -105,14 +104,9 @@ type conversionBody struct {
 	Conversion conversionJSON `json:"conversion"`
 }
 
-type quoteSideBody struct {
-	Amount   core.Amount `json:"amount"`
-	Currency *string     `json:"currency"`
-}
-
 type quoteRequestBody struct {
-	From *quoteSideBody `json:"from"`
-	To   *quoteSideBody `json:"to"`
+	From *core.MoneyBody `json:"from"`
+	To   *core.MoneyBody `json:"to"`
 }
 
 // createQuote: POST /v1/conversions/quote.

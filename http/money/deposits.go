@@ -56,32 +56,37 @@ func init() {
 	)
 }
 
-// DepositRequestBody is a deposit simulation's body: the API's two
-// simulation endpoints and the dashboard's sandbox form read it.
-type DepositRequestBody struct {
-	VirtualAccountID  *string     `json:"virtualAccountId"`
-	CryptoAddressID   *string     `json:"cryptoAddressId"`
+// simulatedDepositBody is the deposit a simulation's request describes,
+// wherever it goes: how much is sent, the outcome asked for, and the
+// caller's reference for it.
+type simulatedDepositBody struct {
 	Amount            core.Amount `json:"amount"`
 	ExternalReference *string     `json:"externalReference"`
 	Outcome           *string     `json:"outcome"`
+}
+
+// DepositRequestBody is a deposit simulation's body: the API's two
+// simulation endpoints and the dashboard's sandbox form read it.
+type DepositRequestBody struct {
+	VirtualAccountID *string `json:"virtualAccountId"`
+	CryptoAddressID  *string `json:"cryptoAddressId"`
+	simulatedDepositBody
 }
 
 type virtualAccountDepositJSON struct {
 	DepositID        string `json:"depositId"`
 	CollectionID     string `json:"collectionId"`
 	VirtualAccountID string `json:"virtualAccountId"`
-	Amount           string `json:"amount"`
-	Currency         string `json:"currency"`
+	core.MoneyJSON
 	RequestedOutcome string `json:"requestedOutcome"`
 	Replayed         bool   `json:"replayed"`
 }
 
 type cryptoDepositJSON struct {
-	DepositID        string `json:"depositId"`
-	CollectionID     string `json:"collectionId"`
-	CryptoAddressID  string `json:"cryptoAddressId"`
-	Amount           string `json:"amount"`
-	Currency         string `json:"currency"`
+	DepositID       string `json:"depositId"`
+	CollectionID    string `json:"collectionId"`
+	CryptoAddressID string `json:"cryptoAddressId"`
+	core.MoneyJSON
 	Chain            string `json:"chain"`
 	TxHash           string `json:"txHash"`
 	RequestedOutcome string `json:"requestedOutcome"`
@@ -100,8 +105,7 @@ func renderVirtualAccountDeposit(d *ledger.Deposit, replayed bool) virtualAccoun
 		DepositID:        d.ID,
 		CollectionID:     d.CollectionID,
 		VirtualAccountID: d.VirtualAccountID,
-		Amount:           core.Money(d.Amount, d.Currency),
-		Currency:         d.Currency,
+		MoneyJSON:        core.MoneyOf(d.Amount, d.Currency),
 		RequestedOutcome: outcomeName(d.Completed),
 		Replayed:         replayed,
 	}
@@ -112,8 +116,7 @@ func renderCryptoDeposit(d *ledger.Deposit, replayed bool) cryptoDepositJSON {
 		DepositID:        d.ID,
 		CollectionID:     d.CollectionID,
 		CryptoAddressID:  d.CryptoAddressID,
-		Amount:           core.Money(d.Amount, d.Currency),
-		Currency:         d.Currency,
+		MoneyJSON:        core.MoneyOf(d.Amount, d.Currency),
 		Chain:            rails.ChainName(d.Chain),
 		TxHash:           d.SourceReference,
 		RequestedOutcome: outcomeName(d.Completed),
@@ -185,10 +188,9 @@ func simulateVirtualAccountDeposit(c *core.Call) {
 		if o == nil {
 			return renderVirtualAccountDeposit(deposits.DepositOf(*res), res.Replayed)
 		}
-		cur := o.Spec.FromCurrency
 		return virtualAccountDepositJSON{
 			DepositID: o.CollectionID, CollectionID: o.CollectionID, VirtualAccountID: in.To,
-			Amount: core.Money(d.Sent, cur), Currency: cur, RequestedOutcome: outcomeName(in.Completed),
+			MoneyJSON: core.MoneyOf(d.Sent, o.Spec.FromCurrency), RequestedOutcome: outcomeName(in.Completed),
 			Replayed: res.Replayed,
 		}
 	})

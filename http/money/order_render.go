@@ -35,9 +35,8 @@ type orderJSON struct {
 }
 
 type orderFromJSON struct {
-	Code          string         `json:"code"`
-	Amount        string         `json:"amount"`
-	Currency      string         `json:"currency"`
+	Code string `json:"code"`
+	core.MoneyJSON
 	AccountNumber *string        `json:"accountNumber"`
 	Bank          *string        `json:"bank"`
 	Address       *string        `json:"address"`
@@ -47,19 +46,17 @@ type orderFromJSON struct {
 }
 
 type orderToJSON struct {
-	Code          string         `json:"code"`
-	AccountNumber string         `json:"accountNumber"`
-	Amount        string         `json:"amount"`
-	Currency      string         `json:"currency"`
-	Tag           *string        `json:"tag,omitempty"`
-	KYC           jsontext.Value `json:"kyc"`
+	Code          string `json:"code"`
+	AccountNumber string `json:"accountNumber"`
+	core.MoneyJSON
+	Tag *string        `json:"tag,omitempty"`
+	KYC jsontext.Value `json:"kyc"`
 }
 
 type orderInstructionsJSON struct {
-	Type          string  `json:"type"`
-	Message       string  `json:"message"`
-	Amount        string  `json:"amount"`
-	Currency      string  `json:"currency"`
+	Type    string `json:"type"`
+	Message string `json:"message"`
+	core.MoneyJSON
 	Address       *string `json:"address"`
 	Tag           *string `json:"tag,omitempty"`
 	Chain         *string `json:"chain,omitempty"`
@@ -74,7 +71,7 @@ type orderInstructionsJSON struct {
 func renderOrder(o *orders.Order) orderJSON {
 	from, to := o.Spec.FromCurrency, o.Spec.ToCurrency
 	in := &o.Instructions
-	expected := core.Money(o.Expected(), from)
+	expected := core.MoneyOf(o.Expected(), from)
 	var received *string
 	if o.ReceivedAt != 0 {
 		received = core.Optional(core.Money(o.ReceivedAmount, from))
@@ -84,8 +81,7 @@ func renderOrder(o *orders.Order) orderJSON {
 		Status: o.Status.String(),
 		From: orderFromJSON{
 			Code:          o.Spec.FromMethod,
-			Amount:        expected, // what the customer sends, fee included (NOTES: amount sides)
-			Currency:      from,
+			MoneyJSON:     expected, // what the customer sends, fee included (NOTES: amount sides)
 			AccountNumber: core.Optional(core.FirstNonEmpty(o.Spec.FromAccountNumber, in.AccountNumber)),
 			Bank:          core.Optional(in.Bank),
 			Address:       core.Optional(in.Address),
@@ -96,18 +92,16 @@ func renderOrder(o *orders.Order) orderJSON {
 		To: orderToJSON{
 			Code:          o.Spec.ToMethod,
 			AccountNumber: o.Spec.ToAccountNumber,
-			Amount:        core.Money(o.ToAmount, to),
-			Currency:      to,
+			MoneyJSON:     core.MoneyOf(o.ToAmount, to),
 			Tag:           core.Optional(o.Spec.ToTag),
 			KYC:           core.ObjectOrEmpty(o.Spec.ToKYC),
 		},
-		Fee:  core.MoneyJSON{Amount: core.Money(o.Fee, from), Currency: from},
+		Fee:  core.MoneyOf(o.Fee, from),
 		Rate: core.Optional(o.Rate),
 		Instructions: orderInstructionsJSON{
 			Type:          in.Type,
-			Message:       instructionsMessage(in, expected, from),
-			Amount:        expected,
-			Currency:      from,
+			Message:       instructionsMessage(in, expected.Amount, from),
+			MoneyJSON:     expected,
 			Address:       core.Optional(in.Address),
 			Tag:           core.Optional(in.Tag),
 			Chain:         core.Optional(in.Chain),
@@ -115,7 +109,7 @@ func renderOrder(o *orders.Order) orderJSON {
 			AccountNumber: core.Optional(in.AccountNumber),
 			AccountName:   core.Optional(in.AccountName),
 		},
-		ExpectedAmount:    expected,
+		ExpectedAmount:    expected.Amount,
 		ReceivedAmount:    received,
 		CollectionID:      core.Optional(o.CollectionID),
 		PayoutID:          core.Optional(o.PayoutID),

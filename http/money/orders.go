@@ -48,20 +48,10 @@ const (
 )
 
 type orderRequestBody struct {
-	From *struct {
-		Code          *string         `json:"code"`
-		Currency      *string         `json:"currency"`
-		AccountNumber *string         `json:"accountNumber"`
-		Amount        core.Amount     `json:"amount"`
-		KYC           core.JSONObject `json:"kyc"`
-	} `json:"from"`
-	To *struct {
-		Code          *string         `json:"code"`
-		Currency      *string         `json:"currency"`
-		AccountNumber *string         `json:"accountNumber"`
-		Tag           *string         `json:"tag"`
-		Amount        core.Amount     `json:"amount"`
-		KYC           core.JSONObject `json:"kyc"`
+	From *sideBody `json:"from"`
+	To   *struct {
+		sideBody
+		Tag *string `json:"tag"`
 	} `json:"to"`
 	ExternalReference *string         `json:"externalReference"`
 	Narration         *string         `json:"narration"`
@@ -162,10 +152,8 @@ func orderCurrencyList(ctx *fasthttp.RequestCtx, p *core.Problems, name string) 
 }
 
 type orderDepositBody struct {
-	OrderID           *string     `json:"orderId"`
-	Amount            core.Amount `json:"amount"`
-	Outcome           *string     `json:"outcome"`
-	ExternalReference *string     `json:"externalReference"`
+	OrderID *string `json:"orderId"`
+	simulatedDepositBody
 }
 
 type orderDepositJSON struct {

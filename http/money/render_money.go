@@ -26,16 +26,14 @@ type payoutJSON struct {
 }
 
 type payoutFromJSON struct {
-	AccountNumber string         `json:"accountNumber"`
-	Amount        string         `json:"amount"`
-	Currency      string         `json:"currency"`
-	KYC           jsontext.Value `json:"kyc"`
+	AccountNumber string `json:"accountNumber"`
+	core.MoneyJSON
+	KYC jsontext.Value `json:"kyc"`
 }
 
 type payoutToJSON struct {
-	Code          string         `json:"code"`
-	Amount        string         `json:"amount"`
-	Currency      string         `json:"currency"`
+	Code string `json:"code"`
+	core.MoneyJSON
 	AccountNumber *string        `json:"accountNumber"`
 	Address       *string        `json:"address"`
 	Tag           *string        `json:"tag,omitempty"`           // non-nullable in the reference: omitted when unset
@@ -61,7 +59,6 @@ func completedAt(completed bool, at int64) *string {
 }
 
 func renderPayout(p *ledger.Payout) payoutJSON {
-	amt := core.Money(p.Spec.Amount, p.Spec.Currency)
 	// A cross-currency payout's from side, fee and rate are its FX
 	// details; otherwise both sides are the same money and rate is null.
 	fromCur := p.FromCurrency()
@@ -74,14 +71,12 @@ func renderPayout(p *ledger.Payout) payoutJSON {
 		Status: p.Status.String(),
 		From: payoutFromJSON{
 			AccountNumber: p.AccountNumber,
-			Amount:        core.Money(p.Debit(), fromCur), // everything debited, fee included (NOTES: amount sides)
-			Currency:      fromCur,
+			MoneyJSON:     core.MoneyOf(p.Debit(), fromCur), // everything debited, fee included (NOTES: amount sides)
 			KYC:           core.ObjectOrEmpty(p.Spec.FromKYC),
 		},
 		To: payoutToJSON{
 			Code:          p.Spec.Method,
-			Amount:        amt,
-			Currency:      p.Spec.Currency,
+			MoneyJSON:     core.MoneyOf(p.Spec.Amount, p.Spec.Currency),
 			AccountNumber: core.Optional(p.Spec.AccountNumber),
 			Address:       core.Optional(p.Spec.Address),
 			Tag:           core.Optional(p.Spec.Tag),
@@ -89,7 +84,7 @@ func renderPayout(p *ledger.Payout) payoutJSON {
 			RecipientID:   core.Optional(p.Spec.RecipientID),
 			KYC:           core.ObjectOrEmpty(p.Spec.ToKYC),
 		},
-		Fee:               core.MoneyJSON{Amount: core.Money(p.Fee, fromCur), Currency: fromCur},
+		Fee:               core.MoneyOf(p.Fee, fromCur),
 		Rate:              rate,
 		Narration:         core.Optional(p.Spec.Narration),
 		ExternalReference: p.ExternalReference,
@@ -154,21 +149,19 @@ type collectionJSON struct {
 }
 
 type collectionFromJSON struct {
-	AccountNumber string         `json:"accountNumber"`
-	Code          *string        `json:"code"` // null on deposits
-	Amount        string         `json:"amount"`
-	Currency      string         `json:"currency"`
-	KYC           jsontext.Value `json:"kyc"`
+	AccountNumber string  `json:"accountNumber"`
+	Code          *string `json:"code"` // null on deposits
+	core.MoneyJSON
+	KYC jsontext.Value `json:"kyc"`
 }
 
 type collectionToJSON struct {
 	AccountNumber *string `json:"accountNumber"`
-	Amount        string  `json:"amount"`
-	Currency      string  `json:"currency"`
+	core.MoneyJSON
 }
 
 func renderCollection(c *ledger.Collection) collectionJSON {
-	amt := core.Money(c.Spec.Amount, c.Spec.Currency)
+	amt := core.MoneyOf(c.Spec.Amount, c.Spec.Currency)
 	return collectionJSON{
 		ID:     c.ID,
 		Type:   c.Type,
@@ -176,12 +169,11 @@ func renderCollection(c *ledger.Collection) collectionJSON {
 		From: collectionFromJSON{
 			AccountNumber: c.Spec.PayerNumber,
 			Code:          core.Optional(c.Spec.Method),
-			Amount:        amt,
-			Currency:      c.Spec.Currency,
+			MoneyJSON:     amt,
 			KYC:           core.ObjectOrEmpty(c.Spec.KYC),
 		},
-		To:                collectionToJSON{AccountNumber: core.Optional(c.AccountNumber), Amount: amt, Currency: c.Spec.Currency},
-		Fee:               core.MoneyJSON{Amount: core.Money(c.Fee, c.Spec.Currency), Currency: c.Spec.Currency},
+		To:                collectionToJSON{AccountNumber: core.Optional(c.AccountNumber), MoneyJSON: amt},
+		Fee:               core.MoneyOf(c.Fee, c.Spec.Currency),
 		Rate:              "1",
 		Details:           depositDetails(c),
 		Narration:         core.Optional(c.Spec.Narration),
@@ -236,11 +228,10 @@ func estimatedUSD(s *core.Server, currency string, amount ledger.Minor) *string 
 }
 
 type entryJSON struct {
-	ID                string  `json:"id"`
-	Sequence          uint64  `json:"sequence"`
-	Type              string  `json:"type"`
-	Amount            string  `json:"amount"`
-	Currency          string  `json:"currency"`
+	ID       string `json:"id"`
+	Sequence uint64 `json:"sequence"`
+	Type     string `json:"type"`
+	core.MoneyJSON
 	AccountNumber     string  `json:"accountNumber"`
 	BalanceAfter      string  `json:"balanceAfter"`
 	ReferenceType     *string `json:"referenceType"`
@@ -285,8 +276,7 @@ func renderEntry(ids *publicids.IDs, n *ledger.NumberedEntry, currency string) e
 		ID:                ids.EntryID(n.Seq),
 		Sequence:          n.Seq,
 		Type:              referenceEntryType(e),
-		Amount:            core.Money(e.Amount, currency),
-		Currency:          currency,
+		MoneyJSON:         core.MoneyOf(e.Amount, currency),
 		AccountNumber:     e.Account,
 		BalanceAfter:      core.Money(e.BalanceAfter, currency),
 		ReferenceType:     core.Optional(e.Type.ReferenceType()),

@@ -9,6 +9,16 @@ import (
 // take their amount on exactly one side, from or to: the caller names what
 // leaves or what arrives, never both.
 
+// sideBody is a side of a money movement as a request gives it: the
+// method's code, the account, the money, and the holder's KYC. A side that
+// takes more (an order's destination tag) embeds it.
+type sideBody struct {
+	Code          *string `json:"code"`
+	AccountNumber *string `json:"accountNumber"`
+	core.MoneyBody
+	KYC core.JSONObject `json:"kyc"`
+}
+
 // amountSide is the side that carries a two-sided request's amount, and the
 // amount given there. Both sides is a problem on to.amount; neither is one
 // on the side missing names, the side a request of its kind usually
