@@ -96,7 +96,7 @@ type Refusal struct {
 }
 
 var refusalKind = newKind(tagRefusal, "refusal", func(r *Refusal) (string, string) { return r.ID, r.OrgID },
-	finalWhileOpen(closedAtOnce[Refusal]),
+	finalWhileOpen(ClosedAtOnce[Refusal]),
 	indexedBy(lookup[Refusal]{name: indexReference, key: func(r *Refusal) string { return refusalKey(r.OrgID, r.Resource, r.Reference) }}),
 	unlisted)
 

@@ -104,13 +104,9 @@ func finalWhileOpen[V any](open func(*V) bool) func(*kind[V]) {
 	return func(k *kind[V]) { k.open, k.final = open, true }
 }
 
-// closedAtOnce is a record that never changes once written: it is closed
-// from the start.
-func closedAtOnce[V any](*V) bool { return false }
-
 // writtenClosed keeps a kind's records closed from the start
-// (closedAtOnce).
-func writtenClosed[V any](k *kind[V]) { k.open = closedAtOnce[V] }
+// (ClosedAtOnce).
+func writtenClosed[V any](k *kind[V]) { k.open = ClosedAtOnce[V] }
 
 // unlisted keeps no list of a kind's records by organization.
 func unlisted[V any](k *kind[V]) { k.unlisted = true }
