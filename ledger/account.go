@@ -193,11 +193,8 @@ type Entry struct {
 }
 
 // accountKind: balance accounts stay open for good.
-var accountKind = &kind[Account]{
-	tag: tagAccount, name: "account",
-	id:  func(a *Account) (string, string) { return a.Number, a.OrgID },
-	enc: func(e *Encoder, a *Account) { a.fields(e.Codec()) }, dec: decodeAccount,
-}
+var accountKind = newKind(tagAccount, "account", func(a *Account) (string, string) { return a.Number, a.OrgID },
+	storedBy(func(e *Encoder, a *Account) { a.fields(e.Codec()) }, decodeAccount))
 
 // Posting is one leg of a transaction before it is booked (book, and a
 // feature's Book).

@@ -45,12 +45,7 @@ type Clock struct {
 }
 
 // clockKind: a clock stays open for good.
-var clockKind = &kind[Clock]{
-	tag: tagClock, name: "clock",
-	id:  func(c *Clock) (string, string) { return c.OrgID, c.OrgID },
-	enc: encodeByFields[Clock], dec: decodeByFields[Clock],
-	unlisted: true,
-}
+var clockKind = newKind(tagClock, "clock", func(c *Clock) (string, string) { return c.OrgID, c.OrgID }, unlisted)
 
 // Expirer is one feature's deadline-driven transitions. A feature adds a
 // deadline (addDeadline; AddDeadline from a sub-package) when a record

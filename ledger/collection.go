@@ -97,25 +97,20 @@ type SettleCollection struct {
 
 // collectionKind: a collection stays open while pending. The stored record
 // carries the deposit that made it, if one did (deposit.go).
-var collectionKind = &kind[Collection]{
-	tag: tagCollection, name: "collection",
-	id:  func(c *Collection) (string, string) { return c.ID, c.OrgID },
-	enc: encodeStoredCollection, dec: decodeStoredCollection,
-	open:  func(c *Collection) bool { return !c.Status.Terminal() },
-	final: true,
-	lookups: []lookup[Collection]{
-		{name: indexReference, ref: func(c *Collection) (string, string) { return c.OrgID, c.ExternalReference }},
-	},
-	filters: []filter[Collection]{
-		{indexStatus, func(c *Collection) string { return terminalName(c.Status.Terminal(), c.Status.String()) }},
-		{indexSource, func(c *Collection) string {
+var collectionKind = newKind(tagCollection, "collection", func(c *Collection) (string, string) { return c.ID, c.OrgID },
+	storedBy(encodeStoredCollection, decodeStoredCollection),
+	finalWhileOpen(func(c *Collection) bool { return !c.Status.Terminal() }),
+	indexedBy(lookup[Collection]{name: indexReference, ref: func(c *Collection) (string, string) { return c.OrgID, c.ExternalReference }}),
+	listedBy(
+		filter[Collection]{indexStatus, func(c *Collection) string { return terminalName(c.Status.Terminal(), c.Status.String()) }},
+		filter[Collection]{indexSource, func(c *Collection) string {
 			if c.Deposit == nil {
 				return ""
 			}
 			return c.Deposit.source()
 		}},
-	},
-}
+	),
+)
 
 func encodeStoredCollection(e *Encoder, c *Collection) {
 	f := e.Codec()

@@ -174,6 +174,21 @@ func (c *conservation) pick(l *[]string) (string, bool) {
 	return v, true
 }
 
+// settleOne settles one of the pending records, picked at random (pick),
+// with the command settle makes: completed unless a draw of one in
+// failOneIn fails it. It returns the record as read before the
+// settlement; ok is false when none is pending.
+func settleOne[V any](c *conservation, pending *[]string, failOneIn int, read func(string) (V, bool), settle func(id string, completed bool) Command) (v V, completed, ok bool) {
+	id, ok := c.pick(pending)
+	if !ok {
+		return v, false, false
+	}
+	v, _ = read(id)
+	completed = c.rng.IntN(failOneIn) != 0
+	c.must(settle(id, completed))
+	return v, completed, true
+}
+
 func (c *conservation) step() {
 	org := conservationOrgs[c.rng.IntN(len(conservationOrgs))]
 	cur := conservationCurrencies[c.rng.IntN(len(conservationCurrencies))]
@@ -209,13 +224,12 @@ func (c *conservation) step() {
 			c.t.Fatalf("payout: %v", r.Err)
 		}
 	case 3:
-		id, ok := c.pick(&c.payouts)
+		p, completed, ok := settleOne(c, &c.payouts, 4, c.s.Payout, func(id string, completed bool) Command {
+			return &SettlePayout{At: c.at, ID: id, Completed: completed}
+		})
 		if !ok {
 			return
 		}
-		p, _ := c.s.Payout(id)
-		completed := c.rng.IntN(4) != 0
-		c.must(&SettlePayout{At: c.at, ID: id, Completed: completed})
 		from, debit := p.Spec.Currency, p.Spec.Amount
 		if p.FX != nil {
 			from, debit = p.FX.FromCurrency, p.FX.FromAmount
@@ -233,17 +247,16 @@ func (c *conservation) step() {
 			Spec: CollectionSpec{Currency: cur, Amount: amount, Method: "gh_mtn"}, MethodType: MethodMobileMoney, Fee: fee})
 		c.colls = append(c.colls, r.Collection.ID)
 	case 5:
-		id, ok := c.pick(&c.colls)
+		col, completed, ok := settleOne(c, &c.colls, 5, c.s.Collection, func(id string, completed bool) Command {
+			return &SettleCollection{At: c.at, ID: id, Completed: completed}
+		})
 		if !ok {
 			return
 		}
-		col, _ := c.s.Collection(id)
-		completed := c.rng.IntN(5) != 0
-		c.must(&SettleCollection{At: c.at, ID: id, Completed: completed})
 		if completed {
 			c.balance[col.OrgID+"/"+col.Spec.Currency] += col.Spec.Amount - col.Fee
 			c.fees[col.Spec.Currency] += col.Fee
-			c.done = append(c.done, id)
+			c.done = append(c.done, col.ID)
 			c.outcomes["collection/completed"]++
 		}
 	case 6:

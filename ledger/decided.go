@@ -95,17 +95,10 @@ type Refusal struct {
 	CreatedAt int64 // on the organization's clock
 }
 
-var refusalKind = &kind[Refusal]{
-	tag: tagRefusal, name: "refusal",
-	id:  func(r *Refusal) (string, string) { return r.ID, r.OrgID },
-	enc: encodeByFields[Refusal], dec: decodeByFields[Refusal],
-	open:  func(*Refusal) bool { return false },
-	final: true,
-	lookups: []lookup[Refusal]{
-		{name: indexReference, key: func(r *Refusal) string { return refusalKey(r.OrgID, r.Resource, r.Reference) }},
-	},
-	unlisted: true,
-}
+var refusalKind = newKind(tagRefusal, "refusal", func(r *Refusal) (string, string) { return r.ID, r.OrgID },
+	finalWhileOpen(ClosedAtOnce[Refusal]),
+	indexedBy(lookup[Refusal]{name: indexReference, key: func(r *Refusal) string { return refusalKey(r.OrgID, r.Resource, r.Reference) }}),
+	unlisted)
 
 // refusalKey is a refused reference as a lookup key: references are scoped
 // by organization and by the kind of resource they name.

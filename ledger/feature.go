@@ -89,6 +89,21 @@ type Lookup[V any] struct {
 	Key  func(*V) string
 }
 
+// ClosedAtOnce is the Open of a kind whose records never change once
+// written: each is closed from the start, so the state store alone keeps
+// it.
+func ClosedAtOnce[V any](*V) bool { return false }
+
+// ReceiptSpec completes sp as the spec of a kind of receipts: records that
+// never change once written (ClosedAtOnce) and are found by their
+// reference (IndexReference), which ref returns with its organization ("" for
+// none).
+func ReceiptSpec[V any](sp RecordSpec[V], ref func(*V) (org, ref string)) RecordSpec[V] {
+	sp.Open = ClosedAtOnce[V]
+	sp.Lookups = []Lookup[V]{{Name: IndexReference, Key: func(v *V) string { return RefKey(ref(v)) }}}
+	return sp
+}
+
 // RecordKind is a feature's kind of record.
 type RecordKind[V any] struct{ k *kind[V] }
 

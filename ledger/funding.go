@@ -25,13 +25,8 @@ type FundBalance struct {
 
 // fundingKind: a funding never changes once made. Its id is its
 // organization and reference (fundingKey).
-var fundingKind = &kind[Funding]{
-	tag: tagFunding, name: "funding",
-	id:  func(f *Funding) (string, string) { return fundingKey(f.OrgID, f.ExternalReference), f.OrgID },
-	enc: encodeByFields[Funding], dec: decodeByFields[Funding],
-	open:     func(*Funding) bool { return false },
-	unlisted: true,
-}
+var fundingKind = newKind(tagFunding, "funding", func(f *Funding) (string, string) { return fundingKey(f.OrgID, f.ExternalReference), f.OrgID },
+	writtenClosed, unlisted)
 
 // fundingKey keys a funding by its organization and reference.
 func fundingKey(orgID, ref string) string { return orgID + "\x00" + ref }

@@ -154,17 +154,9 @@ type RevokeAPIKey struct {
 
 // organizationKind and apiKeyKind: organizations and their keys stay open
 // for good (they grow with merchants, not with payments).
-var organizationKind = &kind[Organization]{
-	tag: tagOrganization, name: "organization",
-	id:  func(o *Organization) (string, string) { return o.ID, o.ID },
-	enc: encodeByFields[Organization], dec: decodeByFields[Organization],
-}
+var organizationKind = newKind(tagOrganization, "organization", func(o *Organization) (string, string) { return o.ID, o.ID })
 
-var apiKeyKind = &kind[APIKey]{
-	tag: tagAPIKey, name: "API key",
-	id:  func(k *APIKey) (string, string) { return k.ID, k.OrgID },
-	enc: encodeByFields[APIKey], dec: decodeByFields[APIKey],
-}
+var apiKeyKind = newKind(tagAPIKey, "API key", func(k *APIKey) (string, string) { return k.ID, k.OrgID })
 
 func (s *State) createOrganization(c *CreateOrganization) Result {
 	if err := CheckID(c.ID, "org_"); err != nil {

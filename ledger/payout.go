@@ -124,20 +124,15 @@ type SettlePayout struct {
 
 // payoutKind: a payout stays open until it completes or fails. The stored
 // record carries its FX details (fxpayout.go).
-var payoutKind = &kind[Payout]{
-	tag: tagPayout, name: "payout",
-	id:  func(p *Payout) (string, string) { return p.ID, p.OrgID },
-	enc: encodeStoredPayout, dec: decodeStoredPayout,
-	open:  func(p *Payout) bool { return !p.Status.Terminal() },
-	final: true,
-	lookups: []lookup[Payout]{
-		{name: indexReference, ref: func(p *Payout) (string, string) { return p.OrgID, p.ExternalReference }},
-	},
-	filters: []filter[Payout]{
-		{indexStatus, func(p *Payout) string { return terminalName(p.Status.Terminal(), p.Status.String()) }},
-		{indexRecipient, func(p *Payout) string { return p.Spec.RecipientID }},
-	},
-}
+var payoutKind = newKind(tagPayout, "payout", func(p *Payout) (string, string) { return p.ID, p.OrgID },
+	storedBy(encodeStoredPayout, decodeStoredPayout),
+	finalWhileOpen(func(p *Payout) bool { return !p.Status.Terminal() }),
+	indexedBy(lookup[Payout]{name: indexReference, ref: func(p *Payout) (string, string) { return p.OrgID, p.ExternalReference }}),
+	listedBy(
+		filter[Payout]{indexStatus, func(p *Payout) string { return terminalName(p.Status.Terminal(), p.Status.String()) }},
+		filter[Payout]{indexRecipient, func(p *Payout) string { return p.Spec.RecipientID }},
+	),
+)
 
 // terminalName is a status's name for the status index: only statuses that
 // no longer change are indexed; open ones are found in the open set.

@@ -80,6 +80,47 @@ type filter[V any] struct {
 	value func(*V) string
 }
 
+// newKind makes a kernel kind of record: its tag, its name in messages and
+// where a record's id and organization are. Unless opts say otherwise, its
+// records are coded by their fields method, stay open for good, have no
+// lookups or filters and are listed by organization.
+func newKind[V any, P fielded[V]](tag byte, name string, id func(*V) (id, org string), opts ...func(*kind[V])) *kind[V] {
+	k := &kind[V]{tag: tag, name: name, id: id, enc: encodeByFields[V, P], dec: decodeByFields[V, P]}
+	for _, opt := range opts {
+		opt(k)
+	}
+	return k
+}
+
+// storedBy codes a kind's records by enc and dec: a codec that appends to
+// the fields method, or calls it directly on a hot path (decodeByFields).
+func storedBy[V any](enc func(*Encoder, *V), dec func(*Decoder) V) func(*kind[V]) {
+	return func(k *kind[V]) { k.enc, k.dec = enc, dec }
+}
+
+// finalWhileOpen makes a kind final: a record stays open while open says
+// so, and never changes once it closed.
+func finalWhileOpen[V any](open func(*V) bool) func(*kind[V]) {
+	return func(k *kind[V]) { k.open, k.final = open, true }
+}
+
+// writtenClosed keeps a kind's records closed from the start
+// (ClosedAtOnce).
+func writtenClosed[V any](k *kind[V]) { k.open = ClosedAtOnce[V] }
+
+// unlisted keeps no list of a kind's records by organization.
+func unlisted[V any](k *kind[V]) { k.unlisted = true }
+
+// indexedBy gives a kind its lookups.
+func indexedBy[V any](lookups ...lookup[V]) func(*kind[V]) {
+	return func(k *kind[V]) { k.lookups = lookups }
+}
+
+// listedBy gives a kind its filters.
+func listedBy[V any](filters ...filter[V]) func(*kind[V]) {
+	return func(k *kind[V]) { k.filters = filters }
+}
+
 // filtersMax bounds a kind's filters, so a row keeps their values inline.
 const filtersMax = 4
 

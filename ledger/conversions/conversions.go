@@ -280,15 +280,11 @@ var quoteKind = ledger.NewRecordKind(ledger.RecordSpec[Quote]{
 	Open:   func(q *Quote) bool { return q.Status == QuotePending },
 })
 
-var conversionKind = ledger.NewRecordKind(ledger.RecordSpec[Conversion]{
+var conversionKind = ledger.NewRecordKind(ledger.ReceiptSpec(ledger.RecordSpec[Conversion]{
 	Tag: ledger.TagConversion, Name: "conversion",
 	ID:     func(c *Conversion) (string, string) { return c.ID, c.OrgID },
 	Fields: (*Conversion).stored,
-	Open:   func(*Conversion) bool { return false },
-	Lookups: []ledger.Lookup[Conversion]{
-		{Name: ledger.IndexReference, Key: func(c *Conversion) string { return ledger.RefKey(c.OrgID, c.ExternalReference) }},
-	},
-})
+}, func(c *Conversion) (string, string) { return c.OrgID, c.ExternalReference }))
 
 // book is what the feature keeps in a State: the quotes (the pending ones
 // in memory), the conversions (none in memory: they never change) and the

@@ -92,15 +92,11 @@ func init() {
 
 // depositKind: a deposit never changes once received; it is found by its
 // organization's reference.
-var depositKind = ledger.NewRecordKind(ledger.RecordSpec[ledger.Deposit]{
+var depositKind = ledger.NewRecordKind(ledger.ReceiptSpec(ledger.RecordSpec[ledger.Deposit]{
 	Tag: ledger.TagDeposit, Name: "deposit",
 	ID:     func(x *ledger.Deposit) (string, string) { return x.ID, x.OrgID },
 	Fields: ledger.DepositFields,
-	Open:   func(*ledger.Deposit) bool { return false },
-	Lookups: []ledger.Lookup[ledger.Deposit]{
-		{Name: ledger.IndexReference, Key: func(x *ledger.Deposit) string { return ledger.RefKey(x.OrgID, x.ExternalReference) }},
-	},
-})
+}, func(x *ledger.Deposit) (string, string) { return x.OrgID, x.ExternalReference }))
 
 // orgKey is a key scoped to an organization.
 type orgKey struct{ org, key string }

@@ -141,7 +141,7 @@ var fileKind = ledger.NewRecordKind(ledger.RecordSpec[File]{
 		f.Str(&v.SHA256)
 		f.Varint(&v.CreatedAt)
 	},
-	Open: func(*File) bool { return false },
+	Open: ledger.ClosedAtOnce[File],
 	Filters: []ledger.Filter[File]{
 		{Name: ledger.IndexParent, Value: func(f *File) string { return f.Purpose }},
 	},

@@ -111,15 +111,11 @@ func (f *FloatFunding) fields(c *ledger.Codec) {
 
 // floatFundingKind: fundings are history from the start, in the state
 // store only, found again by their reference.
-var floatFundingKind = ledger.NewUnlistedRecordKind(ledger.RecordSpec[FloatFunding]{
+var floatFundingKind = ledger.NewUnlistedRecordKind(ledger.ReceiptSpec(ledger.RecordSpec[FloatFunding]{
 	Tag: ledger.TagFloatFunding, Name: "float funding",
 	ID:     func(f *FloatFunding) (string, string) { return f.ID, "" },
 	Fields: (*FloatFunding).fields,
-	Open:   func(*FloatFunding) bool { return false },
-	Lookups: []ledger.Lookup[FloatFunding]{
-		{Name: ledger.IndexReference, Key: func(f *FloatFunding) string { return ledger.RefKey("", f.Reference) }},
-	},
-})
+}, func(f *FloatFunding) (string, string) { return "", f.Reference }))
 
 func (c *FundFloat) Apply(s *ledger.State) ledger.Result {
 	if err := ledger.CheckID(c.ID, "ffd_"); err != nil {

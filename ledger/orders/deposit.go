@@ -33,15 +33,11 @@ type Deposit struct {
 
 // depositKind: a deposit record never changes; it is found by its
 // reference. No list by organization: it is read only by reference.
-var depositKind = ledger.NewUnlistedRecordKind(ledger.RecordSpec[Deposit]{
+var depositKind = ledger.NewUnlistedRecordKind(ledger.ReceiptSpec(ledger.RecordSpec[Deposit]{
 	Tag: ledger.TagOrderDeposit, Name: "order deposit",
 	ID:     func(d *Deposit) (string, string) { return d.ID, d.OrgID },
 	Fields: (*Deposit).fields,
-	Open:   func(*Deposit) bool { return false },
-	Lookups: []ledger.Lookup[Deposit]{
-		{Name: ledger.IndexReference, Key: func(d *Deposit) string { return ledger.RefKey(d.OrgID, d.ExternalReference) }},
-	},
-})
+}, func(d *Deposit) (string, string) { return d.OrgID, d.ExternalReference }))
 
 // applyWithReference is a deposit into order o under c's reference: the
 // reference's record answers a retry before the order's state is looked

@@ -347,15 +347,11 @@ var (
 			{Name: ledger.IndexParent, Value: func(c *Session) string { return c.LinkID }},
 		},
 	})
-	depositKind = ledger.NewRecordKind(ledger.RecordSpec[Deposit]{
+	depositKind = ledger.NewRecordKind(ledger.ReceiptSpec(ledger.RecordSpec[Deposit]{
 		Tag: ledger.TagCheckoutDeposit, Name: "checkout deposit",
 		ID:     func(d *Deposit) (string, string) { return d.ID, d.OrgID },
 		Fields: (*Deposit).fields,
-		Open:   func(*Deposit) bool { return false },
-		Lookups: []ledger.Lookup[Deposit]{
-			{Name: indexReference, Key: func(d *Deposit) string { return ledger.RefKey(d.OrgID, d.ExternalReference) }},
-		},
-	})
+	}, func(d *Deposit) (string, string) { return d.OrgID, d.ExternalReference }))
 )
 
 // book is the feature's part of every State: its stores, the open
