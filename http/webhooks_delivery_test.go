@@ -163,9 +163,9 @@ func TestWebhookRetryScheduleAndAutoDisable(t *testing.T) {
 	}
 
 	// Re-activated, then a 410: disabled at once.
-	h.propose(&webhooks.UpdateEndpoint{At: h.now(), ID: "whe_sched", OrgID: h.org, SetStatus: true, Status: webhooks.Active})
+	h.propose(&webhooks.UpdateEndpoint{At: h.now(), ID: "whe_sched", OrgID: h.org, EndpointChange: webhooks.EndpointChange{SetStatus: true, Status: webhooks.Active}})
 	gone := newReceiver(t, func(int) string { return "410" })
-	h.propose(&webhooks.UpdateEndpoint{At: h.now(), ID: "whe_sched", OrgID: h.org, SetURL: true, URL: gone.url()})
+	h.propose(&webhooks.UpdateEndpoint{At: h.now(), ID: "whe_sched", OrgID: h.org, EndpointChange: webhooks.EndpointChange{SetURL: true, URL: gone.url()}})
 	h.fund("fourth")
 	waitFor(t, "the 410 to disable the endpoint", 10*time.Second, func() bool {
 		return h.endpointState("whe_sched").Status == webhooks.Disabled

@@ -149,7 +149,7 @@ func TestCreatePayoutToRecipient(t *testing.T) {
 
 	// Deactivated, the recipient takes no new payouts, but a retry of the
 	// one it took still replays.
-	h.propose(&recipients.Update{At: 2, ID: "rcp_ama", OrgID: h.org, SetActive: true, Active: false})
+	h.propose(&recipients.Update{At: 2, ID: "rcp_ama", OrgID: h.org, Change: recipients.Change{SetActive: true, Active: false}})
 	refusedWith(t, h.app.CreatePayout(h.caller("r5"), byRecipient("rcp-5", "rcp_ama")), ledger.CodeValidation,
 		"Request validation failed: to.recipientId is an inactive recipient; reactivate it with PUT /v1/recipients/rcp_ama")
 	again := h.app.CreatePayout(h.caller("r6"), byRecipient("rcp-1", "rcp_ama"))

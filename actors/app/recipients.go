@@ -26,25 +26,15 @@ func (a *App) CreateRecipients(c Caller, specs []recipients.Spec) actors.Reply {
 	return a.propose(cmd)
 }
 
-// RecipientChange changes a recipient's display fields and whether it may
-// be used: those whose Set flag is true. Its destination never changes.
+// RecipientChange is a change of the recipient ID.
 type RecipientChange struct {
-	ID             string
-	SetAccountName bool
-	AccountName    string
-	SetLabel       bool
-	Label          string
-	SetActive      bool
-	Active         bool
+	ID string
+	recipients.Change
 }
 
 // UpdateRecipient changes one of the caller's recipients.
 func (a *App) UpdateRecipient(c Caller, in RecipientChange) actors.Reply {
-	return a.propose(&recipients.Update{
-		At: a.sys.Now().UnixMilli(), ID: in.ID, OrgID: c.OrgID,
-		SetAccountName: in.SetAccountName, AccountName: in.AccountName, SetLabel: in.SetLabel, Label: in.Label,
-		SetActive: in.SetActive, Active: in.Active,
-	})
+	return a.propose(&recipients.Update{At: a.sys.Now().UnixMilli(), ID: in.ID, OrgID: c.OrgID, Change: in.Change})
 }
 
 // DeleteRecipient removes one of the caller's recipients from use and from

@@ -26,17 +26,17 @@ func TestRecipients(t *testing.T) {
 	}{
 		{"a recipient without the name its rail needs", func() actors.Reply { return s.app.CreateRecipient(s.owner, noName) }, ledger.CodeValidation},
 		{"relabel", func() actors.Reply {
-			return s.app.UpdateRecipient(s.owner, app.RecipientChange{ID: id, SetLabel: true, Label: "Ama's wallet"})
+			return s.app.UpdateRecipient(s.owner, app.RecipientChange{ID: id, Change: recipients.Change{SetLabel: true, Label: "Ama's wallet"}})
 		}, ""},
 		{"deactivate", func() actors.Reply {
-			return s.app.UpdateRecipient(s.owner, app.RecipientChange{ID: id, SetActive: true, Active: false})
+			return s.app.UpdateRecipient(s.owner, app.RecipientChange{ID: id, Change: recipients.Change{SetActive: true, Active: false}})
 		}, ""},
 		{"another organization's", func() actors.Reply {
-			return s.app.UpdateRecipient(app.Caller{OrgID: "org_other"}, app.RecipientChange{ID: id, SetLabel: true, Label: "x"})
+			return s.app.UpdateRecipient(app.Caller{OrgID: "org_other"}, app.RecipientChange{ID: id, Change: recipients.Change{SetLabel: true, Label: "x"}})
 		}, ledger.CodeNotFound},
 		{"delete", func() actors.Reply { return s.app.DeleteRecipient(s.owner, id) }, ""},
 		{"change a deleted one", func() actors.Reply {
-			return s.app.UpdateRecipient(s.owner, app.RecipientChange{ID: id, SetActive: true, Active: true})
+			return s.app.UpdateRecipient(s.owner, app.RecipientChange{ID: id, Change: recipients.Change{SetActive: true, Active: true}})
 		}, ledger.CodeNotFound},
 	} {
 		wantCode(t, c.name, c.do(), c.want)

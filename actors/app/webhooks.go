@@ -34,28 +34,15 @@ func (a *App) CreateWebhookEndpoint(c Caller, in NewWebhookEndpoint) actors.Repl
 	})
 }
 
-// WebhookEndpointChange changes the fields of an endpoint whose Set flag
-// is true; Status active re-enables a disabled endpoint and clears its
-// failure count.
+// WebhookEndpointChange is a change of the endpoint ID.
 type WebhookEndpointChange struct {
-	ID             string
-	SetURL         bool
-	URL            string
-	SetDescription bool
-	Description    string
-	SetEvents      bool
-	Events         []string
-	SetStatus      bool
-	Status         string // webhooks.Active or webhooks.Disabled
+	ID string
+	webhooks.EndpointChange
 }
 
 // UpdateWebhookEndpoint changes one of the caller's endpoints.
 func (a *App) UpdateWebhookEndpoint(c Caller, in WebhookEndpointChange) actors.Reply {
-	return a.propose(&webhooks.UpdateEndpoint{
-		At: a.sys.Now().UnixMilli(), ID: in.ID, OrgID: c.OrgID,
-		SetURL: in.SetURL, URL: in.URL, SetDescription: in.SetDescription, Description: in.Description,
-		SetEvents: in.SetEvents, Events: in.Events, SetStatus: in.SetStatus, Status: in.Status,
-	})
+	return a.propose(&webhooks.UpdateEndpoint{At: a.sys.Now().UnixMilli(), ID: in.ID, OrgID: c.OrgID, EndpointChange: in.EndpointChange})
 }
 
 // DeleteWebhookEndpoint removes one of the caller's endpoints; its pending

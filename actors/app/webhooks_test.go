@@ -53,13 +53,13 @@ func TestWebhookEndpoints(t *testing.T) {
 			return s.app.CreateWebhookEndpoint(s.owner, app.NewWebhookEndpoint{URL: ep.URL, Events: []string{"no.such.event"}})
 		}, ledger.CodeValidation},
 		{"describe it", func() actors.Reply {
-			return s.app.UpdateWebhookEndpoint(s.owner, app.WebhookEndpointChange{ID: ep.ID, SetDescription: true, Description: "Orders"})
+			return s.app.UpdateWebhookEndpoint(s.owner, app.WebhookEndpointChange{ID: ep.ID, EndpointChange: webhooks.EndpointChange{SetDescription: true, Description: "Orders"}})
 		}, ""},
 		{"disable it", func() actors.Reply {
-			return s.app.UpdateWebhookEndpoint(s.owner, app.WebhookEndpointChange{ID: ep.ID, SetStatus: true, Status: webhooks.Disabled})
+			return s.app.UpdateWebhookEndpoint(s.owner, app.WebhookEndpointChange{ID: ep.ID, EndpointChange: webhooks.EndpointChange{SetStatus: true, Status: webhooks.Disabled}})
 		}, ""},
 		{"enable it", func() actors.Reply {
-			return s.app.UpdateWebhookEndpoint(s.owner, app.WebhookEndpointChange{ID: ep.ID, SetStatus: true, Status: webhooks.Active})
+			return s.app.UpdateWebhookEndpoint(s.owner, app.WebhookEndpointChange{ID: ep.ID, EndpointChange: webhooks.EndpointChange{SetStatus: true, Status: webhooks.Active}})
 		}, ""},
 		{"rotate its secret", func() actors.Reply {
 			r := s.app.RotateWebhookSecret(s.owner, ep.ID)

@@ -69,12 +69,18 @@ type Create struct {
 	Spec  Spec
 }
 
-// Update changes a recipient's display fields or whether it is active;
-// only the fields marked Set change.
+// Update changes one of an organization's recipients.
 type Update struct {
-	At             int64
-	ID             string
-	OrgID          string
+	At    int64
+	ID    string
+	OrgID string
+	Change
+}
+
+// Change is what an update of a recipient changes: its display fields or
+// whether it is active, those whose Set flag is true. Its destination
+// never changes.
+type Change struct {
 	SetAccountName bool
 	AccountName    string
 	SetLabel       bool

@@ -70,14 +70,14 @@ func TestCreateRecipientRules(t *testing.T) {
 func TestUpdateAndDeleteRecipient(t *testing.T) {
 	s := recipientState(t)
 	s.Apply(&Create{At: 2, ID: "rcp_1", OrgID: "org_a", Spec: mobileSpec})
-	res := s.Apply(&Update{At: 3, ID: "rcp_1", OrgID: "org_a", SetLabel: true, Label: "Landlord", SetActive: true, Active: false})
+	res := s.Apply(&Update{At: 3, ID: "rcp_1", OrgID: "org_a", Change: Change{SetLabel: true, Label: "Landlord", SetActive: true, Active: false}})
 	if res.Err != nil || Of(res).Spec.Label != "Landlord" || Of(res).Spec.AccountName != "AMA SERWAA" || Of(res).Active || Of(res).UpdatedAt != 3 {
 		t.Fatalf("update: %+v", res)
 	}
-	if res := s.Apply(&Update{At: 3, ID: "rcp_1", OrgID: "org_a", SetAccountName: true}); res.Err == nil {
+	if res := s.Apply(&Update{At: 3, ID: "rcp_1", OrgID: "org_a", Change: Change{SetAccountName: true}}); res.Err == nil {
 		t.Fatal("accountName emptied")
 	}
-	if res := s.Apply(&Update{At: 3, ID: "rcp_1", OrgID: "org_b", SetLabel: true}); !errors.Is(res.Err, ledger.ErrNotFound) {
+	if res := s.Apply(&Update{At: 3, ID: "rcp_1", OrgID: "org_b", Change: Change{SetLabel: true}}); !errors.Is(res.Err, ledger.ErrNotFound) {
 		t.Fatalf("another organization updated it: %+v", res)
 	}
 	inactive := false
@@ -162,7 +162,7 @@ func TestPayoutToRecipient(t *testing.T) {
 	if res := s.Apply(fx); res.Err != nil {
 		t.Errorf("fx payout to its recipient: %v", res.Err)
 	}
-	s.Apply(&Update{At: 4, ID: "rcp_1", OrgID: "org_a", SetActive: true, Active: false})
+	s.Apply(&Update{At: 4, ID: "rcp_1", OrgID: "org_a", Change: Change{SetActive: true, Active: false}})
 	if res := payout("p5", "rcp_1", "233241234567"); res.Err == nil || !strings.Contains(res.Err.Fields[0].Message, "inactive") {
 		t.Errorf("inactive: %+v", res.Err)
 	}
@@ -179,7 +179,7 @@ func TestPayoutToRecipient(t *testing.T) {
 func TestRecipientCodec(t *testing.T) {
 	cmds := []ledger.Command{
 		&Create{At: 2, ID: "rcp_1", OrgID: "org_a", Spec: mobileSpec},
-		&Update{At: 3, ID: "rcp_1", OrgID: "org_a", SetAccountName: true, AccountName: "AMA S", SetActive: true},
+		&Update{At: 3, ID: "rcp_1", OrgID: "org_a", Change: Change{SetAccountName: true, AccountName: "AMA S", SetActive: true}},
 		&Delete{At: 4, ID: "rcp_1", OrgID: "org_a"},
 		&CreateBatch{At: 5, OrgID: "org_a", Items: []Create{
 			{At: 5, ID: "rcp_2", OrgID: "org_a", Spec: cryptoSpec}, {At: 5, ID: "rcp_3", OrgID: "org_a", Spec: mobileSpec}}},
@@ -216,7 +216,7 @@ func TestRecipientTimesFollowTheOrganizationsClock(t *testing.T) {
 		t.Fatal(res.Err)
 	}
 	s.Apply(&Create{At: at, ID: "rcp_1", OrgID: "org_a", Spec: mobileSpec})
-	s.Apply(&Update{At: at + 1, ID: "rcp_1", OrgID: "org_a", SetLabel: true, Label: "Rent"})
+	s.Apply(&Update{At: at + 1, ID: "rcp_1", OrgID: "org_a", Change: Change{SetLabel: true, Label: "Rent"}})
 	r, ok := Get(s.Reader, "org_a", "rcp_1")
 	if !ok || r.CreatedAt != at+offset || r.UpdatedAt != at+1+offset {
 		t.Fatalf("got %+v, want created at %d and updated at %d", r, at+offset, at+1+offset)

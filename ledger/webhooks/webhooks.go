@@ -353,11 +353,18 @@ type CreateEndpoint struct {
 	Secret      string
 }
 
-// UpdateEndpoint changes the fields whose Set flag is true.
+// UpdateEndpoint changes an organization's endpoint.
 type UpdateEndpoint struct {
-	At             int64
-	ID             string
-	OrgID          string
+	At    int64
+	ID    string
+	OrgID string
+	EndpointChange
+}
+
+// EndpointChange is what an update of an endpoint changes: the fields
+// whose Set flag is true. Status Active re-enables a disabled endpoint and
+// clears its failure count.
+type EndpointChange struct {
 	SetURL         bool
 	URL            string
 	SetDescription bool

@@ -56,7 +56,7 @@ func TestWebhookFanOut(t *testing.T) {
 	mustApply(t, s, endpoint("whe_credit", "org_a", ledger.EventAccountCredited))
 	mustApply(t, s, endpoint("whe_payout", "org_a", ledger.EventPayoutCompleted, ledger.EventPayoutFailed))
 	mustApply(t, s, endpoint("whe_off", "org_a", "*"))
-	mustApply(t, s, &UpdateEndpoint{At: 2, ID: "whe_off", OrgID: "org_a", SetStatus: true, Status: Disabled})
+	mustApply(t, s, &UpdateEndpoint{At: 2, ID: "whe_off", OrgID: "org_a", EndpointChange: EndpointChange{SetStatus: true, Status: Disabled}})
 	mustApply(t, s, endpoint("whe_b", "org_b", "*"))
 
 	ev := fund(t, s, "org_a", "f1")
@@ -211,7 +211,7 @@ func TestWebhookAutoDisable(t *testing.T) {
 	if r := s.Apply(&RetryDelivery{At: 200, OrgID: "org_a", DeliveryID: ds[0].ID}); r.Err == nil || r.Err.Code != ledger.CodeBadRequest {
 		t.Fatalf("retry on a disabled endpoint: %v", r.Err)
 	}
-	r := mustApply(t, s, &UpdateEndpoint{At: 201, ID: "whe_1", OrgID: "org_a", SetStatus: true, Status: Active})
+	r := mustApply(t, s, &UpdateEndpoint{At: 201, ID: "whe_1", OrgID: "org_a", EndpointChange: EndpointChange{SetStatus: true, Status: Active}})
 	if e := EndpointOf(r); e.Status != Active || e.FailureCount != 0 || e.DisabledReason != "" {
 		t.Fatalf("re-activated: %+v", e)
 	}
@@ -290,8 +290,8 @@ func TestWebhookEndpoints(t *testing.T) {
 	}
 
 	// Manual disable fails what is pending, and marks the reason.
-	r := mustApply(t, s, &UpdateEndpoint{At: 6, ID: "whe_01", OrgID: "org_a", SetStatus: true, Status: Disabled,
-		SetDescription: true, Description: "paused", SetEvents: true, Events: []string{ledger.EventPayoutFailed}})
+	r := mustApply(t, s, &UpdateEndpoint{At: 6, ID: "whe_01", OrgID: "org_a", EndpointChange: EndpointChange{SetStatus: true, Status: Disabled,
+		SetDescription: true, Description: "paused", SetEvents: true, Events: []string{ledger.EventPayoutFailed}}})
 	if e := EndpointOf(r); e.Status != Disabled || e.DisabledReason != DisabledManual || e.Description != "paused" || e.Subscribed(ledger.EventAccountCredited) {
 		t.Fatalf("updated: %+v", e)
 	}
@@ -342,8 +342,8 @@ func TestWebhookEndpoints(t *testing.T) {
 func TestWebhookCommandsRoundTrip(t *testing.T) {
 	cmds := []ledger.Command{
 		endpoint("whe_1", "org_a", ledger.EventPayoutFailed, ledger.EventOrderExpired),
-		&UpdateEndpoint{At: 1, ID: "whe_1", OrgID: "org_a", SetURL: true, URL: "https://u", SetDescription: true,
-			SetEvents: true, Events: []string{"*"}, SetStatus: true, Status: Disabled},
+		&UpdateEndpoint{At: 1, ID: "whe_1", OrgID: "org_a", EndpointChange: EndpointChange{SetURL: true, URL: "https://u", SetDescription: true,
+			SetEvents: true, Events: []string{"*"}, SetStatus: true, Status: Disabled}},
 		&DeleteEndpoint{At: 1, ID: "whe_1", OrgID: "org_a"},
 		&RotateSecret{At: 1, ID: "whe_1", OrgID: "org_a", Secret: secretB},
 		&SendTest{At: 1, OrgID: "org_a", EndpointID: "whe_1"},
@@ -410,7 +410,7 @@ func TestWebhookAttemptHistory(t *testing.T) {
 	// disable it).
 	for n := int64(3); n <= AttemptsKept+3; n++ {
 		if n == 6 {
-			mustApply(t, s, &UpdateEndpoint{At: 1000 * n, ID: "whe_1", OrgID: "org_a", SetStatus: true, Status: Active})
+			mustApply(t, s, &UpdateEndpoint{At: 1000 * n, ID: "whe_1", OrgID: "org_a", EndpointChange: EndpointChange{SetStatus: true, Status: Active}})
 			mustApply(t, s, &RetryDelivery{At: 1000 * n, OrgID: "org_a", DeliveryID: d.ID})
 		}
 		if r := report(n, n == AttemptsKept+3, 1000*n, 1000*n+7, "HTTP 503"); r.Err != nil {
