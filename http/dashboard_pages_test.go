@@ -28,10 +28,7 @@ func TestDashboardPagesKeepOrganizationsApart(t *testing.T) {
 	}
 	aKey := r.json(t)["key"].(map[string]any)["id"].(string)
 	st.mustStatus(st.do("POST", "/v1/simulations/fund-balance", st.key, map[string]any{"amount": "900.00", "currency": "GHS", "externalReference": "a-fund"}), 201)
-	r = st.do("POST", "/v1/payouts", st.key, map[string]any{
-		"to":                map[string]any{"code": "gh_mtn", "currency": "GHS", "accountNumber": "233241234567", "amount": "12.00"},
-		"externalReference": "a-payout",
-	})
+	r = st.do("POST", "/v1/payouts", st.key, mtnGHS("to", "12.00", "a-payout"))
 	if r.status != 201 {
 		t.Fatalf("A's payout: %d %s", r.status, r.body)
 	}
@@ -149,6 +146,15 @@ func TestDashboardPagesOnProduction(t *testing.T) {
 	}
 }
 
+// mtnGHS is the body of a payout (side "to") or a collection (side "from")
+// of amount GHS by MTN Mobile Money Ghana, under ref.
+func mtnGHS(side, amount, ref string) map[string]any {
+	return map[string]any{
+		side:                map[string]any{"code": "gh_mtn", "currency": "GHS", "accountNumber": "233241234567", "amount": amount},
+		"externalReference": ref,
+	}
+}
+
 var nextPage = regexp.MustCompile(`id="next-page" href="([^"]+)"`)
 
 // A money list pages back with the API's cursor, keeping its filters.
@@ -157,10 +163,7 @@ func TestDashboardPagesCursorPaging(t *testing.T) {
 	owner := setUpDashboardOwner(t, st, "owner@paging.example")
 	st.mustStatus(st.do("POST", "/v1/simulations/fund-balance", st.key, map[string]any{"amount": "9000.00", "currency": "GHS", "externalReference": "fund"}), 201)
 	for i := range 21 {
-		st.mustStatus(st.do("POST", "/v1/collections", st.key, map[string]any{
-			"from":              map[string]any{"code": "gh_mtn", "currency": "GHS", "accountNumber": "233241234567", "amount": "10.00"},
-			"externalReference": fmt.Sprintf("c-%02d", i),
-		}), 201)
+		st.mustStatus(st.do("POST", "/v1/collections", st.key, mtnGHS("from", "10.00", fmt.Sprintf("c-%02d", i))), 201)
 	}
 	first := owner.get("/dashboard/collections?currency=GHS")
 	wantDashStatus(t, "the first page", first, 200)
@@ -189,10 +192,7 @@ func TestDashboardChartsOnTheOrganizationsClock(t *testing.T) {
 	st.mustStatus(st.do("POST", "/v1/simulations/advance-clock", st.key, map[string]any{"seconds": 2 * 86400}), 200)
 	st.mustStatus(st.do("POST", "/v1/simulations/fund-balance", st.key, map[string]any{"amount": "100.00", "currency": "GHS", "externalReference": "fund"}), 201)
 	for i := range 2 {
-		st.mustStatus(st.do("POST", "/v1/payouts", st.key, map[string]any{
-			"to":                map[string]any{"code": "gh_mtn", "currency": "GHS", "accountNumber": "233241234567", "amount": "10.00"},
-			"externalReference": fmt.Sprintf("p-%d", i),
-		}), 201)
+		st.mustStatus(st.do("POST", "/v1/payouts", st.key, mtnGHS("to", "10.00", fmt.Sprintf("p-%d", i))), 201)
 	}
 	day := func() string { return time.Now().UTC().AddDate(0, 0, 2).Format("2 Jan") + ": 2." }
 	before := day()

@@ -3,7 +3,6 @@ package http_test
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,11 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"payments/actors/actorstest/testkit"
 	"payments/actors/actorstest/wait"
 	"payments/rails"
 )
-
-var rewrite = flag.Bool("rewrite", false, "rewrite the golden files in testdata/ with the responses the server gives now")
 
 // The HTTP contract as data: each testdata/*.txt file is a script of
 // requests and the responses the server must give, run in order against a
@@ -31,7 +29,7 @@ var rewrite = flag.Bool("rewrite", false, "rewrite the golden files in testdata/
 // may use a placeholder seen in an earlier response; it is replaced by the
 // value it stands for. {{key}} is the bootstrap key (every scope).
 //
-// Run with -rewrite to regenerate after an intended change, and review the
+// Run with -update to regenerate after an intended change, and review the
 // diff.
 func TestGolden(t *testing.T) {
 	files, err := filepath.Glob("testdata/*.txt")
@@ -129,11 +127,11 @@ func runGolden(t *testing.T, file string) {
 		out.WriteString(b.request)
 		out.WriteString("----\n")
 		out.WriteString(got)
-		if !*rewrite && got != b.response {
+		if !*testkit.Update && got != b.response {
 			t.Errorf("%s, block %d (%s %s):\n--- want\n%s--- got\n%s", file, i+1, method, path, b.response, got)
 		}
 	}
-	if *rewrite {
+	if *testkit.Update {
 		if err := os.WriteFile(file, []byte(out.String()), 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -34,6 +34,13 @@ func wantRefusal(t *testing.T, r actors.Reply, code ledger.Code, field string) {
 	}
 }
 
+// applied is r's result, which must not be a refusal.
+func applied(t *testing.T, r actors.Reply) ledger.Result {
+	t.Helper()
+	wantRefusal(t, r, "", "")
+	return r.Result
+}
+
 func linkSpec(amount ledger.Minor, methods paymentlinks.MethodSet) paymentlinks.LinkSpec {
 	return paymentlinks.LinkSpec{Email: "ama@example.com", Currency: "GHS", Amount: amount,
 		Appearance: paymentlinks.Appearance{Title: "Invoice", Methods: methods}}
@@ -46,9 +53,7 @@ func TestCreatePaymentLink(t *testing.T) {
 	assetsNoCrypto := linkSpec(25000, bankOnly)
 	assetsNoCrypto.Appearance.CryptoAssets, assetsNoCrypto.Appearance.CryptoAssetsSet = "USDT", true
 
-	first := ta.CreatePaymentLink(ta.caller(), PaymentLinkRequest{CustomerReference: "inv-1", Spec: linkSpec(25000, everyMethod)})
-	wantRefusal(t, first, "", "")
-	l := paymentlinks.LinkOf(first.Result)
+	l := paymentlinks.LinkOf(applied(t, ta.CreatePaymentLink(ta.caller(), PaymentLinkRequest{CustomerReference: "inv-1", Spec: linkSpec(25000, everyMethod)})))
 	if !strings.HasPrefix(l.ID, "pl_") || l.OrgID != ta.org || l.Status != paymentlinks.LinkActive {
 		t.Fatalf("created %+v", l)
 	}
@@ -84,10 +89,8 @@ func TestCreatePaymentLink(t *testing.T) {
 func TestCreatePageLink(t *testing.T) {
 	ta := startApp(t, Config{})
 	page := func(amount ledger.Minor) string {
-		r := ta.CreatePaymentPage(ta.caller(), PaymentPageRequest{Currency: "GHS", Amount: amount,
-			Appearance: paymentlinks.Appearance{Title: "Donations", Methods: bankOnly, Metadata: `{"campaign":"2026"}`}})
-		wantRefusal(t, r, "", "")
-		return paymentlinks.PageOf(r.Result).ID
+		return paymentlinks.PageOf(applied(t, ta.CreatePaymentPage(ta.caller(), PaymentPageRequest{Currency: "GHS", Amount: amount,
+			Appearance: paymentlinks.Appearance{Title: "Donations", Methods: bankOnly, Metadata: `{"campaign":"2026"}`}}))).ID
 	}
 	open, fixed := page(0), page(5000)
 	for _, tc := range []struct {
@@ -122,10 +125,8 @@ func TestCreatePageLink(t *testing.T) {
 // them.
 func TestUpdatePaymentPageCryptoAssets(t *testing.T) {
 	ta := startApp(t, Config{})
-	created := ta.CreatePaymentPage(ta.caller(), PaymentPageRequest{Currency: "GHS",
-		Appearance: paymentlinks.Appearance{Title: "Donations", Methods: bankAndCoin, CryptoAssets: "USDC", CryptoAssetsSet: true}})
-	wantRefusal(t, created, "", "")
-	id := paymentlinks.PageOf(created.Result).ID
+	id := paymentlinks.PageOf(applied(t, ta.CreatePaymentPage(ta.caller(), PaymentPageRequest{Currency: "GHS",
+		Appearance: paymentlinks.Appearance{Title: "Donations", Methods: bankAndCoin, CryptoAssets: "USDC", CryptoAssetsSet: true}}))).ID
 	for _, tc := range []struct {
 		name       string
 		in         CheckoutUpdate
@@ -167,9 +168,7 @@ func TestUpdatePaymentPageCryptoAssets(t *testing.T) {
 
 func TestUpdatePaymentLink(t *testing.T) {
 	ta := startApp(t, Config{})
-	created := ta.CreatePaymentLink(ta.caller(), PaymentLinkRequest{Spec: linkSpec(1000, bankOnly)})
-	wantRefusal(t, created, "", "")
-	id := paymentlinks.LinkOf(created.Result).ID
+	id := paymentlinks.LinkOf(applied(t, ta.CreatePaymentLink(ta.caller(), PaymentLinkRequest{Spec: linkSpec(1000, bankOnly)}))).ID
 	for _, tc := range []struct {
 		name   string
 		in     CheckoutUpdate

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -46,13 +45,12 @@ func TestProductionContract(t *testing.T) {
 	endToEnd(t)
 	fake := newMoMoFake(t)
 	fake.SetName("233241234567", "Ama Mensah")
-	dir := t.TempDir()
-	addr := freeAddrs(t, 1)[0]
+	node := newProductionNode(t)
 	// A node URL nothing listens on: the deposit feed's polls fail and
 	// are retried, which the contract does not see.
 	usdc := common.HexToAddress("0x5FbDB2315678afecb367f032d93F642f64180aa3")
-	providers := providersFile(t, dir, momoInstance(t, dir, fake, "http://"+addr), evmInstanceAt(t, dir, "http://127.0.0.1:9", usdc))
-	p := startProduction(t, filepath.Join(dir, "node"), addr, providers)
+	providers := providersFile(t, node.dir, momoInstance(t, node.dir, fake, node.callbacks()), evmInstanceAt(t, node.dir, "http://127.0.0.1:9", usdc))
+	p := node.start(t, providers)
 
 	type refusal struct {
 		name, method, path string

@@ -138,13 +138,27 @@ func mobileMoneyInstance(name, kind, method string, settings, secrets map[string
 	}
 }
 
-// startProduction runs a production node on httpAddr with the providers
-// file and waits until it is ready.
-func startProduction(t *testing.T, dataDir, httpAddr, providers string, extra ...string) *proc {
+// productionNode is where a single production node lives: a directory
+// (its data under node/, the files it is given beside it) and the address
+// it serves on, which its providers call back.
+type productionNode struct {
+	dir, addr string
+}
+
+func newProductionNode(t *testing.T) productionNode {
+	return productionNode{dir: t.TempDir(), addr: freeAddrs(t, 1)[0]}
+}
+
+// callbacks is the base URL the node's providers send their callbacks to.
+func (n productionNode) callbacks() string { return "http://" + n.addr }
+
+// start runs the node (again, after a kill, on the same data) with the
+// providers file and waits until it is ready.
+func (n productionNode) start(t *testing.T, providers string, extra ...string) *proc {
 	t.Helper()
-	args := append([]string{"--stack", "production", "--bootstrap-key", liveKey, "--http-addr", httpAddr,
+	args := append([]string{"--stack", "production", "--bootstrap-key", liveKey, "--http-addr", n.addr,
 		"--providers", providers, "--deposit-poll-interval", "100ms"}, extra...)
-	p := startReady(t, dataDir, args...)
+	p := startReady(t, filepath.Join(n.dir, "node"), args...)
 	return p
 }
 
@@ -197,13 +211,11 @@ func liveBalance(t *testing.T, addr, currency string) string {
 func TestProductionMoMo(t *testing.T) {
 	endToEnd(t)
 	fake := newMoMoFake(t)
-	dir := t.TempDir()
-	addr := freeAddrs(t, 1)[0]
-	providers := providersFile(t, dir, momoInstance(t, dir, fake, "http://"+addr))
-	token := writeFile(t, dir, "admin-token", "e2e-admin-token-0123456789\n")
-	dataDir := filepath.Join(dir, "node")
+	node := newProductionNode(t)
+	providers := providersFile(t, node.dir, momoInstance(t, node.dir, fake, node.callbacks()))
+	token := writeFile(t, node.dir, "admin-token", "e2e-admin-token-0123456789\n")
 	extra := []string{"--admin-token-file", token, "--admin-addr", "127.0.0.1:0"}
-	p := startProduction(t, dataDir, addr, providers, extra...)
+	p := node.start(t, providers, extra...)
 	checkOffersOnlyConfigured(t, p.addr)
 
 	// A collection: the payer approves, MoMo calls back (unsigned), the
@@ -245,7 +257,7 @@ func TestProductionMoMo(t *testing.T) {
 	waitUntil(t, 20*time.Second, "the payout at MoMo", func() bool { return fake.Count(momofake.OpTransfer) > transfers })
 	p.kill()
 	t0 = time.Now()
-	p = startProduction(t, dataDir, addr, providers, extra...)
+	p = node.start(t, providers, extra...)
 	t.Logf("restarted in %s", time.Since(t0))
 	waitStatus(t, p.addr, "/v1/payouts/"+inFlight, "payout", "completed", 30*time.Second)
 	t.Logf("the payout in flight completed %s after the restart", time.Since(t0))
@@ -317,11 +329,9 @@ func mpesaInstance(t *testing.T, dir string, fake *mpesafake.Server, base string
 func TestProductionMPesaSendOnce(t *testing.T) {
 	endToEnd(t)
 	fake := newMPesaFake(t)
-	dir := t.TempDir()
-	addr := freeAddrs(t, 1)[0]
-	providers := providersFile(t, dir, mpesaInstance(t, dir, fake, "http://"+addr))
-	dataDir := filepath.Join(dir, "node")
-	p := startProduction(t, dataDir, addr, providers)
+	node := newProductionNode(t)
+	providers := providersFile(t, node.dir, mpesaInstance(t, node.dir, fake, node.callbacks()))
+	p := node.start(t, providers)
 
 	collectionID := liveCollect(t, p.addr, "ke_mpesa", "KES", "254712345678", "1000.00", "col-1")
 	waitStatus(t, p.addr, "/v1/collections/"+collectionID, "collection", "completed", 20*time.Second)
@@ -337,7 +347,7 @@ func TestProductionMPesaSendOnce(t *testing.T) {
 	payoutID := livePayout(t, p.addr, map[string]any{"code": "ke_mpesa", "currency": "KES", "accountNumber": "254712345678", "amount": "100.00"}, "pay-1")
 	waitUntil(t, 20*time.Second, "the B2C at Daraja", func() bool { return fake.Count(mpesafake.OpB2C) == 1 })
 	p.kill()
-	p = startProduction(t, dataDir, addr, providers)
+	p = node.start(t, providers)
 	waitStatus(t, p.addr, "/v1/payouts/"+payoutID, "payout", "completed", 30*time.Second)
 	if n := fake.Count(mpesafake.OpB2C); n != 1 {
 		t.Fatalf("the B2C was sent %d times", n)

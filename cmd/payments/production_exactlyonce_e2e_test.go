@@ -1,7 +1,6 @@
 package main
 
 import (
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -21,10 +20,9 @@ func TestProductionExactlyOnceRetriesAndDuplicates(t *testing.T) {
 	endToEnd(t)
 	momoFake := newMoMoFake(t)
 	mpesaFake := newMPesaFake(t)
-	dir := t.TempDir()
-	addr := freeAddrs(t, 1)[0]
-	providers := providersFile(t, dir, momoInstance(t, dir, momoFake, "http://"+addr), mpesaInstance(t, dir, mpesaFake, "http://"+addr))
-	p := startProduction(t, filepath.Join(dir, "node"), addr, providers)
+	node := newProductionNode(t)
+	providers := providersFile(t, node.dir, momoInstance(t, node.dir, momoFake, node.callbacks()), mpesaInstance(t, node.dir, mpesaFake, node.callbacks()))
+	p := node.start(t, providers)
 
 	// post sends the same request n times at once and then once more,
 	// and checks every answer names one resource: 201 for the one that

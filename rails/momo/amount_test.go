@@ -2,22 +2,46 @@ package momo
 
 import "testing"
 
+// amountForm is how parseAmount and formatAmount take an amount's text.
+type amountForm int
+
+const (
+	canonical amountForm = iota // formatAmount writes it for the amount, parseAmount reads it back
+	accepted                    // parseAmount reads it, though it is not what formatAmount writes
+	refused                     // parseAmount refuses it
+)
+
+// amountTexts are MoMo amount texts at an exponent, each with the minor
+// units it stands for (0 for a refused one).
+var amountTexts = []struct {
+	name  string
+	text  string
+	exp   int
+	minor int64
+	form  amountForm
+}{
+	{"whole", "12", 2, 1200, canonical},
+	{"one decimal", "12.5", 2, 1250, canonical},
+	{"two decimals", "12.34", 2, 1234, canonical},
+	{"under one", "0.05", 2, 5, canonical},
+	{"no decimals", "5000", 0, 5000, canonical},
+	{"three decimals", "1.001", 3, 1001, canonical},
+	{"large", "9223372036854775.8", 2, 922337203685477580, canonical},
+	{"a trailing zero", "12.50", 2, 1250, accepted},
+	{"trailing zeros are not precision", "12.500", 2, 1250, accepted},
+	{"more decimals are never rounded", "12.345", 2, 0, refused},
+	{"zero", "0", 2, 0, accepted},
+	{"negative", "-1", 2, 0, refused},
+	{"an exponent", "1e3", 2, 0, refused},
+	{"empty", "", 2, 0, refused},
+	{"out of range", "99999999999999999999", 0, 0, refused},
+}
+
 func TestAmountRoundTrip(t *testing.T) {
-	cases := []struct {
-		name  string
-		minor int64
-		exp   int
-		text  string
-	}{
-		{"whole", 1200, 2, "12"},
-		{"one decimal", 1250, 2, "12.5"},
-		{"two decimals", 1234, 2, "12.34"},
-		{"under one", 5, 2, "0.05"},
-		{"no decimals", 5000, 0, "5000"},
-		{"three decimals", 1001, 3, "1.001"},
-		{"large", 922337203685477580, 2, "9223372036854775.8"},
-	}
-	for _, c := range cases {
+	for _, c := range amountTexts {
+		if c.form != canonical {
+			continue
+		}
 		t.Run(c.name, func(t *testing.T) {
 			got, err := formatAmount(c.minor, c.exp)
 			if err != nil || got != c.text {
@@ -32,25 +56,10 @@ func TestAmountRoundTrip(t *testing.T) {
 }
 
 func TestParseAmount(t *testing.T) {
-	cases := []struct {
-		text    string
-		exp     int
-		want    int64
-		wantErr bool
-	}{
-		{"12.50", 2, 1250, false},
-		{"12.500", 2, 1250, false}, // trailing zeros are not precision
-		{"12.345", 2, 0, true},     // never rounded
-		{"0", 2, 0, false},
-		{"-1", 2, 0, true},
-		{"1e3", 2, 0, true},
-		{"", 2, 0, true},
-		{"99999999999999999999", 0, 0, true},
-	}
-	for _, c := range cases {
+	for _, c := range amountTexts {
 		got, err := parseAmount(c.text, c.exp)
-		if (err != nil) != c.wantErr || got != c.want {
-			t.Errorf("parseAmount(%q, %d) = %d, %v; want %d, error %v", c.text, c.exp, got, err, c.want, c.wantErr)
+		if wantErr := c.form == refused; (err != nil) != wantErr || got != c.minor {
+			t.Errorf("parseAmount(%q, %d) = %d, %v; want %d, error %v", c.text, c.exp, got, err, c.minor, wantErr)
 		}
 	}
 	if _, err := formatAmount(0, 2); err == nil {

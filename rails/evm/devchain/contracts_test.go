@@ -3,7 +3,6 @@ package devchain
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,9 +11,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "recompile contracts/*.sol into the committed .abi.json and .bin files")
+	"payments/actors/actorstest/testkit"
+)
 
 // The committed bytecode is what solc makes of the committed sources (with
 // the pinned solc and OpenZeppelin versions): checked whenever the tools
@@ -22,7 +21,7 @@ var update = flag.Bool("update", false, "recompile contracts/*.sol into the comm
 func TestContractsCurrent(t *testing.T) {
 	solcjs := filepath.Join(ToolsDir(), "node_modules", ".bin", "solcjs")
 	if _, err := os.Stat(solcjs); err != nil {
-		if *update || os.Getenv("PAYMENTS_REQUIRE_ANVIL") != "" {
+		if *testkit.Update || os.Getenv("PAYMENTS_REQUIRE_ANVIL") != "" {
 			t.Fatalf("solcjs is not installed at %s: run make evm-tools", solcjs)
 		}
 		t.Skipf("solcjs is not installed at %s (make evm-tools): the committed bytecode is not checked", solcjs)
@@ -33,17 +32,7 @@ func TestContractsCurrent(t *testing.T) {
 		files := map[string][]byte{name + ".abi.json": out[name][0], name + ".bin": out[name][1]}
 		for file, want := range files {
 			p := filepath.Join("contracts", file)
-			if *update {
-				if err := os.WriteFile(p, want, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				continue
-			}
-			got, err := os.ReadFile(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(got, want) {
+			if !testkit.Golden(t, p, want) {
 				t.Errorf("%s is not what solc makes of %s.sol: run make evm-contracts and commit the result", p, name)
 			}
 		}
